@@ -1,0 +1,49 @@
+# make run   - set up a local PostgreSQL if needed and start the server on :8080
+# make test  - set up everything the tests need, check, and run every test
+SHELL := /bin/bash
+GO ?= go
+export BROWSERSLIST_IGNORE_OLD_DATA := 1
+
+GENERATED_LIST = find views -name '*_templ.go'; echo static/css/app.css static/js/htmx.min.js static/js/ws.js
+
+.PHONY: run test setup-db setup-test generate check-generated lint
+
+run: setup-db
+	$(GO) run ./cmd/server
+
+test: setup-db setup-test lint check-generated
+	$(GO) test -count=1 ./...
+
+setup-db:
+	@bash db/setup-postgres.sh
+
+# npm packages (Tailwind, htmx, the Playwright driver, LiteSVM), pinned by
+# package-lock.json; reinstalled only when the manifest changes.
+node_modules/.installed: package.json package-lock.json
+	npm install --no-audit --no-fund --loglevel=error
+	@touch $@
+
+setup-test: node_modules/.installed
+	@command -v chromium >/dev/null || { echo "installing chromium from apt"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+# Generated files are committed so that `go run` needs no Node; check-generated
+# fails when they differ from what the sources produce.
+generate: node_modules/.installed
+	$(GO) tool templ generate -log-level error
+	npx tailwindcss -c tailwind.config.js -i static/tailwind.css -o static/css/app.css --minify 2>/dev/null
+	cp node_modules/htmx.org/dist/htmx.min.js static/js/htmx.min.js
+	cp node_modules/htmx-ext-ws/dist/ws.js static/js/ws.js
+
+check-generated:
+	@before=$$( { $(GENERATED_LIST); } | tr ' ' '\n' | sort | xargs sha256sum | sha256sum ); \
+	$(MAKE) -s generate; \
+	after=$$( { $(GENERATED_LIST); } | tr ' ' '\n' | sort | xargs sha256sum | sha256sum ); \
+	if [ "$$before" != "$$after" ]; then \
+		echo "generated files were stale; they are regenerated now: commit them"; git status --short views static; exit 1; \
+	fi
+
+lint:
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$') cmd web views static handlers domain db chain e2e 2>/dev/null | sort -u); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -1,0 +1,63 @@
+// Command server runs the game platform: the JSON API, the pages and the
+// live event stream, configured from the environment.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"wager/handlers"
+	"wager/web"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args, os.Getenv, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "server:", err)
+		os.Exit(1)
+	}
+}
+
+// run starts the server and blocks until ctx is done or SIGINT/SIGTERM
+// arrives, then stops it gracefully.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	cfg, err := handlers.LoadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
+	var log *slog.Logger
+	if cfg.LogFormat == "json" {
+		log = slog.New(slog.NewJSONHandler(stdout, opts))
+	} else {
+		log = slog.New(slog.NewTextHandler(stdout, opts))
+	}
+
+	app, err := handlers.New(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer app.Close()
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on ADDR=%s: %w", cfg.Addr, err)
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "program", args[0])
+	srv := &http.Server{
+		Handler:           app.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	return web.Serve(ctx, srv, ln, log)
+}

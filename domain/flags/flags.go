@@ -1,0 +1,132 @@
+// Package flags stores feature flags in PostgreSQL and keeps an in-memory
+// copy on every instance that is refreshed by NOTIFY, so a change made on one
+// instance takes effect on all of them within milliseconds while reads on
+// the request path never touch the database.
+package flags
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"wager/db"
+	"wager/domain"
+)
+
+// Names of the flags the platform itself reads.
+const (
+	Maintenance   = "maintenance-mode"
+	AbuseControls = "abuse-controls"
+)
+
+// Channel is the NOTIFY channel that announces a flag change.
+const Channel = "feature_flags"
+
+// Flag is one feature flag with its last change.
+type Flag struct {
+	bun.BaseModel `bun:"table:feature_flags"`
+
+	Name        string    `bun:"name,pk" json:"name"`
+	Enabled     bool      `bun:"enabled" json:"enabled"`
+	Description string    `bun:"description" json:"description"`
+	UpdatedAt   time.Time `bun:"updated_at" json:"updatedAt"`
+	UpdatedBy   *string   `bun:"updated_by" json:"updatedBy"`
+}
+
+// Change is one entry of a flag's audit trail.
+type Change struct {
+	bun.BaseModel `bun:"table:feature_flag_changes"`
+
+	ID        int64     `bun:"id,pk,autoincrement" json:"id"`
+	Name      string    `bun:"name" json:"name"`
+	Enabled   bool      `bun:"enabled" json:"enabled"`
+	ChangedBy string    `bun:"changed_by" json:"changedBy"`
+	ChangedAt time.Time `bun:"changed_at" json:"changedAt"`
+}
+
+// Service reads and changes flags.
+type Service struct {
+	db    *bun.DB
+	now   domain.Clock
+	cache atomic.Pointer[map[string]bool]
+}
+
+// New returns a Service with an empty cache; call Load before serving.
+func New(bdb *bun.DB, now domain.Clock) *Service {
+	s := &Service{db: bdb, now: now}
+	s.cache.Store(&map[string]bool{})
+	return s
+}
+
+// Load replaces the in-memory copy with the database's flags.
+func (s *Service) Load(ctx context.Context) error {
+	var rows []Flag
+	if err := s.db.NewSelect().Model(&rows).Scan(ctx); err != nil {
+		return err
+	}
+	m := make(map[string]bool, len(rows))
+	for _, f := range rows {
+		m[f.Name] = f.Enabled
+	}
+	s.cache.Store(&m)
+	return nil
+}
+
+// Enabled reports the cached value of a flag; unknown flags are off.
+func (s *Service) Enabled(name string) bool { return (*s.cache.Load())[name] }
+
+// Snapshot returns a copy of every cached flag.
+func (s *Service) Snapshot() map[string]bool {
+	src := *s.cache.Load()
+	m := make(map[string]bool, len(src))
+	for k, v := range src {
+		m[k] = v
+	}
+	return m
+}
+
+// List returns every flag with who changed it last, ordered by name.
+func (s *Service) List(ctx context.Context) ([]Flag, error) {
+	var rows []Flag
+	err := s.db.NewSelect().Model(&rows).Order("name").Scan(ctx)
+	return rows, err
+}
+
+// Changes returns the newest changes first, at most limit of them.
+func (s *Service) Changes(ctx context.Context, limit int) ([]Change, error) {
+	var rows []Change
+	err := s.db.NewSelect().Model(&rows).Order("id DESC").Limit(int64(limit)).Scan(ctx)
+	return rows, err
+}
+
+// Set turns a flag on or off on behalf of actor, records the change and
+// notifies every instance. It returns NOT_FOUND for an unknown flag.
+func (s *Service) Set(ctx context.Context, name string, enabled bool, actor string) (Flag, error) {
+	var f Flag
+	err := db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		f = Flag{}
+		err := tx.NewUpdate().Model(&f).
+			Set("enabled = ?", enabled).Set("updated_at = ?", s.now()).Set("updated_by = ?", actor).
+			Where("name = ?", name).Returning("*").Scan(ctx)
+		if errors.Is(err, sql.ErrNoRows) {
+			return domain.Errorf(domain.CodeNotFound, "no feature flag named %q", name)
+		}
+		if err != nil {
+			return err
+		}
+		change := Change{Name: name, Enabled: enabled, ChangedBy: actor, ChangedAt: f.UpdatedAt}
+		if _, err := tx.NewInsert().Model(&change).Exec(ctx); err != nil {
+			return err
+		}
+		return db.Notify(ctx, tx, Channel, name)
+	})
+	if err != nil {
+		return Flag{}, err
+	}
+	// This instance need not wait for its own notification.
+	return f, s.Load(ctx)
+}

@@ -1,0 +1,126 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+
+	"wager/web"
+)
+
+// DefaultDatabaseURL is the local database that db/setup-postgres.sh
+// prepares (make run does it).
+const DefaultDatabaseURL = "postgres://wager:wager@127.0.0.1:5432/wager?sslmode=disable"
+
+// Config is the server's configuration, read from the environment (names
+// and defaults in ../shared/API.md "Running").
+type Config struct {
+	Addr           string
+	DatabaseURL    string
+	AdminWallets   []string
+	MinSDKVersion  string
+	SDKGraceUntil  time.Time // zero: the grace period never ends
+	SolanaRPCURL   string    // empty: the embedded local chain
+	DevFaucet      bool
+	AbuseThreshold int
+	AbuseWindow    time.Duration
+	JWTSecret      string // empty: generated and kept under DataDir
+	DataDir        string
+	LogFormat      string // "text" or "json"
+}
+
+// LoadConfig reads the configuration through getenv. It returns an error
+// naming every variable whose value is invalid.
+func LoadConfig(getenv func(string) string) (Config, error) {
+	env := func(name, def string) string {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v
+		}
+		return def
+	}
+	var errs []error
+	bad := func(name, value, want string) {
+		errs = append(errs, fmt.Errorf("%s=%q: %s", name, value, want))
+	}
+
+	c := Config{
+		Addr:          env("ADDR", ":8080"),
+		DatabaseURL:   env("DATABASE_URL", DefaultDatabaseURL),
+		MinSDKVersion: env("MIN_SDK_VERSION", "1.0.0"),
+		SolanaRPCURL:  env("SOLANA_RPC_URL", ""),
+		JWTSecret:     env("JWT_SECRET", ""),
+		DataDir:       env("DATA_DIR", "var"),
+		LogFormat:     env("LOG_FORMAT", "text"),
+	}
+	if _, port, err := net.SplitHostPort(c.Addr); err != nil {
+		bad("ADDR", c.Addr, "must be host:port, for example :8080")
+	} else if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		bad("ADDR", c.Addr, "port must be a number from 0 to 65535")
+	}
+	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		bad("DATABASE_URL", c.DatabaseURL, "must be a postgres:// URL")
+	}
+	for _, w := range strings.Split(getenv("ADMIN_WALLETS"), ",") {
+		if w = strings.TrimSpace(w); w == "" {
+			continue
+		}
+		if _, err := solana.PublicKeyFromBase58(w); err != nil {
+			bad("ADMIN_WALLETS", w, "must be base58 Solana addresses separated by commas")
+			continue
+		}
+		c.AdminWallets = append(c.AdminWallets, w)
+	}
+	if _, ok := web.ParseSemver(c.MinSDKVersion); !ok {
+		bad("MIN_SDK_VERSION", c.MinSDKVersion, "must be a semantic version such as 1.0.0")
+	}
+	if v := env("SDK_GRACE_UNTIL", ""); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			bad("SDK_GRACE_UNTIL", v, "must be an RFC 3339 time such as 2027-01-01T00:00:00Z, or empty")
+		}
+		c.SDKGraceUntil = t.UTC()
+	}
+	if c.SolanaRPCURL != "" {
+		if u, err := url.Parse(c.SolanaRPCURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("SOLANA_RPC_URL", c.SolanaRPCURL, "must be an http(s) URL, or empty for the embedded chain")
+		}
+	}
+	faucetDefault := strconv.FormatBool(c.SolanaRPCURL == "")
+	if v := env("DEV_FAUCET", faucetDefault); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			bad("DEV_FAUCET", v, "must be true or false")
+		}
+		c.DevFaucet = b
+	}
+	if v := env("ABUSE_THRESHOLD", "600"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			bad("ABUSE_THRESHOLD", v, "must be a whole number of requests, at least 1")
+		}
+		c.AbuseThreshold = n
+	}
+	if v := env("ABUSE_WINDOW", "1m"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second {
+			bad("ABUSE_WINDOW", v, "must be a duration of at least 1s, such as 1m or 30s")
+		}
+		c.AbuseWindow = d
+	}
+	if c.JWTSecret != "" && len(c.JWTSecret) < 32 {
+		bad("JWT_SECRET", "(hidden)", "must be at least 32 characters")
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		bad("LOG_FORMAT", c.LogFormat, "must be text or json")
+	}
+	if len(errs) > 0 {
+		return Config{}, fmt.Errorf("invalid configuration: %w", errors.Join(errs...))
+	}
+	return c, nil
+}

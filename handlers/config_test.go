@@ -1,0 +1,51 @@
+package handlers
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoadConfigDefaults(t *testing.T) {
+	c, err := LoadConfig(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != ":8080" || c.DatabaseURL != DefaultDatabaseURL || c.MinSDKVersion != "1.0.0" ||
+		!c.SDKGraceUntil.IsZero() || c.SolanaRPCURL != "" || !c.DevFaucet ||
+		c.AbuseThreshold != 600 || c.AbuseWindow != time.Minute || len(c.AdminWallets) != 0 {
+		t.Fatalf("defaults: got %+v", c)
+	}
+	c, err = LoadConfig(func(k string) string {
+		return map[string]string{"SOLANA_RPC_URL": "https://api.devnet.solana.com"}[k]
+	})
+	if err != nil || c.DevFaucet {
+		t.Fatalf("DEV_FAUCET defaults to false with an external chain: got %v, %v", c.DevFaucet, err)
+	}
+}
+
+func TestLoadConfigNamesInvalidVariables(t *testing.T) {
+	for name, value := range map[string]string{
+		"ADDR":            "8080",
+		"DATABASE_URL":    "mysql://x",
+		"ADMIN_WALLETS":   "not-a-wallet",
+		"MIN_SDK_VERSION": "1.0",
+		"SDK_GRACE_UNTIL": "tomorrow",
+		"SOLANA_RPC_URL":  "ftp://x",
+		"DEV_FAUCET":      "maybe",
+		"ABUSE_THRESHOLD": "0",
+		"ABUSE_WINDOW":    "10ms",
+		"JWT_SECRET":      "short",
+		"LOG_FORMAT":      "xml",
+	} {
+		_, err := LoadConfig(func(k string) string {
+			if k == name {
+				return value
+			}
+			return ""
+		})
+		if err == nil || !strings.Contains(err.Error(), name+"=") {
+			t.Errorf("%s=%q: got %v, want an error naming %s", name, value, err, name)
+		}
+	}
+}

@@ -1,0 +1,103 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"wager/db/dbtest"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+// newTestApp starts the whole app on the package's test database with the
+// given environment on top of the defaults.
+func newTestApp(t *testing.T, env map[string]string) *App {
+	t.Helper()
+	getenv := func(k string) string {
+		if k == "DATABASE_URL" {
+			return dbtest.URL(t)
+		}
+		if k == "DATA_DIR" {
+			return t.TempDir()
+		}
+		return env[k]
+	}
+	cfg, err := LoadConfig(getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	return a
+}
+
+// request describes one HTTP request to the app.
+type request struct {
+	method, path, body string
+	header             map[string]string
+}
+
+type response struct {
+	*httptest.ResponseRecorder
+}
+
+func (a *App) do(t *testing.T, r request) response {
+	t.Helper()
+	if r.method == "" {
+		r.method = http.MethodGet
+	}
+	var body io.Reader
+	if r.body != "" {
+		body = strings.NewReader(r.body)
+	}
+	req := httptest.NewRequest(r.method, r.path, body)
+	if r.body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("X-SDK-Version", "1.0.0")
+	for k, v := range r.header {
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	rec := httptest.NewRecorder()
+	a.Handler().ServeHTTP(rec, req)
+	return response{rec}
+}
+
+// json decodes the body into a map, failing the test when it is not JSON.
+func (r response) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body.Bytes(), &m); err != nil {
+		t.Fatalf("response %d %q is not a JSON object: %v", r.Code, r.Body.String(), err)
+	}
+	return m
+}
+
+// wantError checks the status and error code of a JSON error answer.
+func (r response) wantError(t *testing.T, status int, code string) map[string]any {
+	t.Helper()
+	if r.Code != status {
+		t.Fatalf("status: got %d, want %d (body %s)", r.Code, status, r.Body)
+	}
+	m := r.json(t)
+	if m["code"] != code {
+		t.Fatalf("code: got %v, want %s (body %s)", m["code"], code, r.Body)
+	}
+	if msg, _ := m["message"].(string); msg == "" {
+		t.Errorf("error without a message: %s", r.Body)
+	}
+	return m
+}

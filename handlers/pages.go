@@ -1,0 +1,97 @@
+package handlers
+
+import (
+	"encoding/json"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"wager/domain"
+	"wager/static"
+	"wager/views"
+	"wager/web"
+)
+
+// pageFor returns the chrome of a page for the request's viewer.
+func (a *App) pageFor(c echo.Context, title string) views.Page {
+	p := views.Page{Title: title, Path: c.Request().URL.Path}
+	if id := web.IdentityOf(c); id != nil {
+		p.User = &views.Viewer{ID: id.UserID, Username: id.Username, IsAdmin: id.Admin}
+	}
+	return p
+}
+
+func (a *App) homePage(c echo.Context) error {
+	return web.Render(c, http.StatusOK, views.Home(a.pageFor(c, "Live games")))
+}
+
+func (a *App) docsPage(c echo.Context) error {
+	var groups []views.DocGroup
+	for _, op := range a.Docs.Operations() {
+		if len(groups) == 0 || groups[len(groups)-1].Tag != op.Tag {
+			groups = append(groups, views.DocGroup{Tag: op.Tag})
+		}
+		g := &groups[len(groups)-1]
+		status := op.Status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		auth := string(op.Auth)
+		if auth == "" {
+			auth = string(web.AuthNone)
+		}
+		g.Ops = append(g.Ops, views.DocOp{
+			Method: op.Method, Path: op.Path, Summary: op.Summary, Description: op.Description,
+			Auth: auth, Status: http.StatusText(status),
+			Request: a.schemaText(op.Request), Response: a.schemaText(op.Response),
+		})
+	}
+	return web.Render(c, http.StatusOK, views.Docs(a.pageFor(c, "API reference"), groups))
+}
+
+func (a *App) schemaText(v any) string {
+	if v == nil {
+		return ""
+	}
+	b, _ := json.MarshalIndent(a.Docs.Describe(v), "", "  ")
+	return string(b)
+}
+
+// renderErrorPage is the HTML side of the one error path.
+func (a *App) renderErrorPage(c echo.Context, status int, e *domain.Error) error {
+	ep := views.ErrorPage{Status: status, Code: e.Code, Message: e.Message}
+	if e.Code == domain.CodeMaintenance {
+		ep.RetryAfterSeconds = int(maintenanceRetry.Seconds())
+		c.Response().Header().Set("Retry-After", "60")
+	}
+	return web.Render(c, status, views.Error(a.pageFor(c, http.StatusText(status)), ep))
+}
+
+// serveStatic serves the embedded assets. A request that names the
+// current content hash (?v=) may be cached for a year.
+func serveStatic(c echo.Context) error {
+	name := strings.TrimPrefix(path.Clean("/"+c.Param("*")), "/")
+	body, err := fs.ReadFile(static.FS, name)
+	if err != nil {
+		return echo.ErrNotFound
+	}
+	h := c.Response().Header()
+	if v := c.QueryParam("v"); v != "" && v == static.Version(name) {
+		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		h.Set("Cache-Control", "public, max-age=300")
+	}
+	h.Set("ETag", `"`+static.Version(name)+`"`)
+	if c.Request().Header.Get("If-None-Match") == h.Get("ETag") {
+		return c.NoContent(http.StatusNotModified)
+	}
+	ctype := mime.TypeByExtension(path.Ext(name))
+	if ctype == "" {
+		ctype = "application/octet-stream"
+	}
+	return c.Blob(http.StatusOK, ctype, body)
+}

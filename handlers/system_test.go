@@ -1,0 +1,209 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"wager/domain/flags"
+)
+
+func TestHealthVersionFlags(t *testing.T) {
+	a := newTestApp(t, map[string]string{"MIN_SDK_VERSION": "1.2.0"})
+
+	r := a.do(t, request{path: "/health"})
+	if r.Code != 200 || r.json(t)["status"] != "ok" {
+		t.Fatalf("/health: got %d %s, want 200 status ok", r.Code, r.Body)
+	}
+	r = a.do(t, request{path: "/version"})
+	if v := r.json(t); r.Code != 200 || v["apiVersion"] != APIVersion || v["minSdkVersion"] != "1.2.0" {
+		t.Fatalf("/version: got %d %s", r.Code, r.Body)
+	}
+	r = a.do(t, request{path: "/feature-flags"})
+	if f := r.json(t); r.Code != 200 || f["maintenance-mode"] != false || f["abuse-controls"] != false {
+		t.Fatalf("/feature-flags on a new database: got %d %s, want both flags false", r.Code, r.Body)
+	}
+}
+
+func TestHealthDegradedWhenDatabaseIsDown(t *testing.T) {
+	a := newTestApp(t, nil)
+	a.DB.Close()
+	r := a.do(t, request{path: "/health"})
+	if r.Code != http.StatusServiceUnavailable || r.json(t)["status"] != "degraded" {
+		t.Fatalf("/health with the database down: got %d %s, want 503 degraded", r.Code, r.Body)
+	}
+}
+
+func TestErrorsAreJSONWithCodes(t *testing.T) {
+	a := newTestApp(t, nil)
+	a.do(t, request{path: "/no/such/route"}).wantError(t, 404, "NOT_FOUND")
+	a.do(t, request{method: http.MethodPost, path: "/no/such/route", body: "{}"}).wantError(t, 404, "NOT_FOUND")
+	big := `{"enabled": true, "pad": "` + strings.Repeat("x", 2<<20) + `"}`
+	a.do(t, request{method: http.MethodPut, path: "/admin/feature-flags/maintenance-mode", body: big}).
+		wantError(t, 413, "PAYLOAD_TOO_LARGE")
+	a.do(t, request{method: http.MethodDelete, path: "/health"}).wantError(t, 405, "METHOD_NOT_ALLOWED")
+	// The admin API exists but refuses the anonymous caller.
+	a.do(t, request{path: "/admin/feature-flags"}).wantError(t, 401, "UNAUTHORIZED")
+}
+
+func TestUnknownPageIsHTMLForBrowsers(t *testing.T) {
+	a := newTestApp(t, nil)
+	r := a.do(t, request{path: "/no/such/page", header: map[string]string{"Accept": "text/html,application/xhtml+xml"}})
+	if r.Code != 404 || !strings.Contains(r.Header().Get("Content-Type"), "text/html") ||
+		!strings.Contains(r.Body.String(), `data-code="NOT_FOUND"`) {
+		t.Fatalf("unknown page for a browser: got %d %s %.200s", r.Code, r.Header().Get("Content-Type"), r.Body)
+	}
+}
+
+func TestVersionCheckAppliesToAPIRoutesOnly(t *testing.T) {
+	a := newTestApp(t, map[string]string{"MIN_SDK_VERSION": "2.0.0", "SDK_GRACE_UNTIL": "2020-01-01T00:00:00Z"})
+	old := map[string]string{"X-SDK-Version": "1.9.9"}
+	missing := map[string]string{"X-SDK-Version": ""}
+	for _, h := range []map[string]string{old, missing} {
+		a.do(t, request{path: "/admin/feature-flags", header: h}).wantError(t, 426, "SDK_VERSION_OUTDATED")
+		for _, path := range []string{"/health", "/version", "/feature-flags", "/"} {
+			if r := a.do(t, request{path: path, header: h}); r.Code != 200 {
+				t.Errorf("%s with X-SDK-Version %q: got %d, want 200", path, h["X-SDK-Version"], r.Code)
+			}
+		}
+	}
+	a.do(t, request{path: "/admin/feature-flags", header: map[string]string{"X-SDK-Version": "two"}}).
+		wantError(t, 400, "INVALID_SDK_VERSION")
+	// A compatible client passes the check and reaches authentication.
+	a.do(t, request{path: "/admin/feature-flags", header: map[string]string{"X-SDK-Version": "2.0.0"}}).
+		wantError(t, 401, "UNAUTHORIZED")
+}
+
+func TestMaintenanceModeExemptEndpoints(t *testing.T) {
+	a := newTestApp(t, nil)
+	ctx := context.Background()
+	if _, err := a.Flags.Set(ctx, flags.Maintenance, true, "test"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Flags.Set(ctx, flags.Maintenance, false, "test") })
+
+	for _, path := range []string{"/health", "/version", "/feature-flags"} {
+		if r := a.do(t, request{path: path}); r.Code != 200 {
+			t.Errorf("%s in maintenance: got %d, want 200", path, r.Code)
+		}
+	}
+	if f := a.do(t, request{path: "/feature-flags"}).json(t); f["maintenance-mode"] != true {
+		t.Errorf("/feature-flags should report maintenance-mode true, got %v", f)
+	}
+	r := a.do(t, request{path: "/admin/feature-flags"})
+	r.wantError(t, 503, "MAINTENANCE")
+	if r.Header().Get("Retry-After") == "" {
+		t.Error("503 MAINTENANCE without Retry-After")
+	}
+	page := a.do(t, request{path: "/"})
+	if page.Code != 503 || !strings.Contains(page.Body.String(), `data-code="MAINTENANCE"`) {
+		t.Errorf("home page in maintenance: got %d, want 503 with the maintenance page", page.Code)
+	}
+
+	if _, err := a.Flags.Set(ctx, flags.Maintenance, false, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if r := a.do(t, request{path: "/"}); r.Code != 200 {
+		t.Errorf("home page after maintenance: got %d, want 200", r.Code)
+	}
+}
+
+func TestFlagChangeReachesEveryInstance(t *testing.T) {
+	one, two := newTestApp(t, nil), newTestApp(t, nil)
+	ctx := context.Background()
+	start := time.Now()
+	if _, err := one.Flags.Set(ctx, flags.AbuseControls, true, "test"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { one.Flags.Set(ctx, flags.AbuseControls, false, "test") })
+	for !two.Flags.Enabled(flags.AbuseControls) {
+		if time.Since(start) > 5*time.Second {
+			t.Fatal("the other instance never saw the flag change")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Logf("flag change seen by the other instance after %v", time.Since(start))
+	if f := two.do(t, request{path: "/feature-flags"}).json(t); f["abuse-controls"] != true {
+		t.Errorf("other instance's /feature-flags: got %v, want abuse-controls true", f)
+	}
+	changes, err := two.Flags.Changes(ctx, 10)
+	if err != nil || len(changes) == 0 || changes[0].Name != flags.AbuseControls || changes[0].ChangedBy != "test" {
+		t.Errorf("audit trail: got %+v, %v; want the change by test first", changes, err)
+	}
+}
+
+func TestUnknownFlagIsNotFound(t *testing.T) {
+	a := newTestApp(t, nil)
+	_, err := a.Flags.Set(context.Background(), "no-such-flag", true, "test")
+	if err == nil || !strings.Contains(err.Error(), "NOT_FOUND") {
+		t.Fatalf("setting an unknown flag: got %v, want NOT_FOUND", err)
+	}
+}
+
+func TestOpenAPIDocumentsEveryJSONRoute(t *testing.T) {
+	a := newTestApp(t, nil)
+	notJSON := map[string]bool{"/metrics": true, "/static/*": true}
+	for _, p := range a.pages {
+		notJSON[p] = true
+	}
+	for _, rt := range a.Echo.Routes() {
+		if notJSON[rt.Path] {
+			continue
+		}
+		if !a.Docs.Has(rt.Method, rt.Path) {
+			t.Errorf("%s %s is registered but not in /openapi.json", rt.Method, rt.Path)
+		}
+	}
+	r := a.do(t, request{path: "/openapi.json"})
+	var doc struct {
+		OpenAPI string                    `json:"openapi"`
+		Paths   map[string]map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal(r.Body.Bytes(), &doc); err != nil || doc.OpenAPI != "3.1.0" {
+		t.Fatalf("/openapi.json: %v, openapi=%q", err, doc.OpenAPI)
+	}
+	if _, ok := doc.Paths["/admin/feature-flags/{name}"]["put"]; !ok {
+		t.Errorf("/openapi.json lacks PUT /admin/feature-flags/{name}; paths: %v", doc.Paths)
+	}
+	page := a.do(t, request{path: "/docs"})
+	if page.Code != 200 || !strings.Contains(page.Body.String(), "/admin/feature-flags/{name}") {
+		t.Errorf("/docs: got %d, want the operations listed", page.Code)
+	}
+}
+
+func TestMetricsCountRequestsByRouteAndStatus(t *testing.T) {
+	a := newTestApp(t, nil)
+	a.do(t, request{path: "/health"})
+	a.do(t, request{path: "/nope"})
+	body := a.do(t, request{path: "/metrics"}).Body.String()
+	for _, want := range []string{
+		`http_requests_total{method="GET",route="/health",status="200"} 1`,
+		`http_requests_total{method="GET",route="unmatched",status="404"} 1`,
+		`http_request_duration_seconds_bucket{method="GET",route="/health",status="200",le="+Inf"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+func TestStaticAssetsAreCached(t *testing.T) {
+	a := newTestApp(t, nil)
+	home := a.do(t, request{path: "/"}).Body.String()
+	i := strings.Index(home, "/static/css/app.css?v=")
+	if i < 0 {
+		t.Fatal("home page does not link the stylesheet")
+	}
+	url := home[i : i+strings.IndexByte(home[i:], '"')]
+	r := a.do(t, request{path: url})
+	if r.Code != 200 || !strings.HasPrefix(r.Header().Get("Content-Type"), "text/css") ||
+		!strings.Contains(r.Header().Get("Cache-Control"), "immutable") {
+		t.Fatalf("%s: got %d %q %q", url, r.Code, r.Header().Get("Content-Type"), r.Header().Get("Cache-Control"))
+	}
+	if r := a.do(t, request{path: "/static/../go.mod"}); r.Code != 404 {
+		t.Errorf("path traversal: got %d, want 404", r.Code)
+	}
+}

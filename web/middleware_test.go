@@ -1,0 +1,178 @@
+package web
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"wager/domain"
+)
+
+// newEcho builds a server with the same middleware order the app uses and
+// one API route (/api), one operational route (/version) and one page (/page).
+func newEcho(p VersionPolicy, maintenance *bool, admin *bool) *echo.Echo {
+	log := slog.New(slog.DiscardHandler)
+	e := echo.New()
+	e.HTTPErrorHandler = ErrorHandler(log, func(c echo.Context, status int, err *domain.Error) error {
+		return c.HTML(status, "<p>"+err.Code+"</p>")
+	})
+	e.Use(Observe(log, NewMetrics()), Recover(log), VersionHeaders(p))
+	maint := Maintenance(func() bool { return *maintenance }, func(echo.Context) bool { return *admin }, time.Minute)
+	ok := func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]bool{"ok": true}) }
+	e.GET("/api", ok, MarkAPI, CheckSDKVersion(p), maint)
+	e.GET("/version", ok, MarkAPI)
+	e.GET("/page", func(c echo.Context) error { return c.HTML(http.StatusOK, "<p>page</p>") }, MarkPage, maint)
+	return e
+}
+
+func do(e *echo.Echo, path, sdk string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	if sdk != "" {
+		req.Header.Set("X-SDK-Version", sdk)
+	}
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, req)
+	return rec
+}
+
+func decode(t *testing.T, rec *httptest.ResponseRecorder) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &m); err != nil {
+		t.Fatalf("body %q is not JSON: %v", rec.Body.String(), err)
+	}
+	return m
+}
+
+func TestVersioning(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	inGrace := VersionPolicy{APIVersion: "1.4.0", MinSDK: "1.2.0", GraceUntil: now.Add(time.Hour), Now: clock}
+	noEnd := VersionPolicy{APIVersion: "1.4.0", MinSDK: "1.2.0", Now: clock}
+	ended := VersionPolicy{APIVersion: "1.4.0", MinSDK: "1.2.0", GraceUntil: now.Add(-time.Second), Now: clock}
+
+	tests := []struct {
+		name        string
+		policy      VersionPolicy
+		path, sdk   string
+		wantStatus  int
+		wantCode    string
+		wantUpgrade string // X-SDK-Upgrade-Required
+	}{
+		{"equal to minimum", inGrace, "/api", "1.2.0", 200, "", ""},
+		{"above minimum", inGrace, "/api", "2.0.0", 200, "", ""},
+		{"leading v accepted", inGrace, "/api", "v1.3.1", 200, "", ""},
+		{"below minimum", inGrace, "/api", "1.1.9", 426, "SDK_VERSION_OUTDATED", ""},
+		{"pre-release of the minimum is below it", inGrace, "/api", "1.2.0-beta.1", 426, "SDK_VERSION_OUTDATED", ""},
+		{"malformed", inGrace, "/api", "latest", 400, "INVALID_SDK_VERSION", ""},
+		{"partial version is malformed", inGrace, "/api", "1.2", 400, "INVALID_SDK_VERSION", ""},
+		{"missing during grace", inGrace, "/api", "", 200, "", "true"},
+		{"missing with no grace end", noEnd, "/api", "", 200, "", "true"},
+		{"missing after grace", ended, "/api", "", 426, "SDK_VERSION_OUTDATED", ""},
+		{"/version never 426 when outdated", ended, "/version", "0.1.0", 200, "", ""},
+		{"/version never 426 when missing", ended, "/version", "", 200, "", ""},
+		{"pages exempt when outdated", ended, "/page", "0.1.0", 200, "", ""},
+		{"pages exempt when missing", ended, "/page", "", 200, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			off := false
+			rec := do(newEcho(tt.policy, &off, &off), tt.path, tt.sdk)
+			if rec.Code != tt.wantStatus {
+				t.Fatalf("status: got %d, want %d (body %s)", rec.Code, tt.wantStatus, rec.Body)
+			}
+			if got := rec.Header().Get("X-API-Version"); got != "1.4.0" {
+				t.Errorf("X-API-Version: got %q, want 1.4.0", got)
+			}
+			if got := rec.Header().Get("X-Min-SDK-Version"); got != "1.2.0" {
+				t.Errorf("X-Min-SDK-Version: got %q, want 1.2.0", got)
+			}
+			if got := rec.Header().Get("X-SDK-Upgrade-Required"); got != tt.wantUpgrade {
+				t.Errorf("X-SDK-Upgrade-Required: got %q, want %q", got, tt.wantUpgrade)
+			}
+			if tt.wantCode != "" {
+				body := decode(t, rec)
+				if body["code"] != tt.wantCode {
+					t.Errorf("code: got %v, want %s", body["code"], tt.wantCode)
+				}
+				if tt.wantStatus == 426 {
+					if body["minSdkVersion"] != "1.2.0" {
+						t.Errorf("minSdkVersion: got %v, want 1.2.0", body["minSdkVersion"])
+					}
+					if msg, _ := body["message"].(string); len(msg) < 20 || msg[:20] != "SDK version outdated" {
+						t.Errorf("message %q should start with \"SDK version outdated\"", msg)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestMaintenance(t *testing.T) {
+	p := VersionPolicy{APIVersion: "1.0.0", MinSDK: "1.0.0", Now: time.Now}
+	on, admin := true, false
+	e := newEcho(p, &on, &admin)
+
+	rec := do(e, "/api", "1.0.0")
+	if rec.Code != http.StatusServiceUnavailable || decode(t, rec)["code"] != "MAINTENANCE" {
+		t.Fatalf("API in maintenance: got %d %s, want 503 MAINTENANCE", rec.Code, rec.Body)
+	}
+	if rec.Header().Get("Retry-After") != "60" {
+		t.Errorf("Retry-After: got %q, want 60", rec.Header().Get("Retry-After"))
+	}
+	if rec := do(e, "/page", ""); rec.Code != 503 || rec.Body.String() != "<p>MAINTENANCE</p>" {
+		t.Errorf("page in maintenance: got %d %q, want 503 rendered as HTML", rec.Code, rec.Body)
+	}
+	if rec := do(e, "/version", ""); rec.Code != 200 {
+		t.Errorf("/version in maintenance: got %d, want 200", rec.Code)
+	}
+	admin = true
+	if rec := do(e, "/api", "1.0.0"); rec.Code != 200 {
+		t.Errorf("admin in maintenance: got %d, want 200", rec.Code)
+	}
+	on, admin = false, false
+	if rec := do(e, "/api", "1.0.0"); rec.Code != 200 {
+		t.Errorf("after maintenance: got %d, want 200", rec.Code)
+	}
+}
+
+func TestPanicAnswersInternalAndServerKeepsServing(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	e := echo.New()
+	e.HTTPErrorHandler = ErrorHandler(log, nil)
+	e.Use(Observe(log, NewMetrics()), Recover(log))
+	e.GET("/boom", func(echo.Context) error { panic("secret database password is hunter2") }, MarkAPI)
+	e.GET("/fine", func(c echo.Context) error { return c.String(200, "fine") }, MarkAPI)
+
+	rec := do(e, "/boom", "")
+	if rec.Code != 500 {
+		t.Fatalf("panic: got status %d, want 500", rec.Code)
+	}
+	body := decode(t, rec)
+	if body["code"] != "INTERNAL" || body["message"] != "internal error" {
+		t.Errorf("panic body: got %v, want INTERNAL / internal error", body)
+	}
+	if s := rec.Body.String(); strings.Contains(s, "hunter2") || strings.Contains(s, "goroutine") {
+		t.Errorf("panic body leaks internals: %s", s)
+	}
+	if rec := do(e, "/fine", ""); rec.Code != 200 || rec.Body.String() != "fine" {
+		t.Errorf("after panic: got %d %q, want 200 fine", rec.Code, rec.Body)
+	}
+}
+
+func TestParseSemver(t *testing.T) {
+	for v, want := range map[string]bool{
+		"1.0.0": true, "v1.0.0": true, "10.20.30": true, "1.0.0-rc.1+build.5": true,
+		"": false, "1": false, "1.0": false, "01.0.0": false, "1.0.0.0": false, "one.two.three": false, " 1.0.0": false,
+	} {
+		if _, ok := ParseSemver(v); ok != want {
+			t.Errorf("ParseSemver(%q): got %v, want %v", v, ok, want)
+		}
+	}
+}
