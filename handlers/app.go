@@ -5,9 +5,13 @@ package handlers
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -16,7 +20,9 @@ import (
 
 	"wager/db"
 	"wager/domain"
+	"wager/domain/auth"
 	"wager/domain/flags"
+	"wager/domain/users"
 	"wager/web"
 )
 
@@ -29,6 +35,8 @@ type App struct {
 	Config Config
 	DB     *bun.DB
 	Flags  *flags.Service
+	Users  *users.Service
+	Auth   *auth.Service
 	Echo   *echo.Echo
 	Docs   *web.OpenAPI
 
@@ -63,7 +71,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		metrics: web.NewMetrics(),
 		started: time.Now(),
 	}
+	secret, err := jwtSecret(cfg)
+	if err != nil {
+		bdb.Close()
+		return nil, err
+	}
 	a.Flags = flags.New(bdb, a.now)
+	a.Users = users.New(bdb, a.now)
+	a.Auth = auth.New(bdb, a.now, auth.Config{PublicURL: cfg.PublicURL, ChainID: cfg.ChainID(),
+		AdminWallets: cfg.AdminWallets, JWTSecret: secret})
 	if err := a.Flags.Load(ctx); err != nil {
 		bdb.Close()
 		return nil, fmt.Errorf("load feature flags: %w", err)
@@ -107,4 +123,26 @@ func (a *App) Close() {
 	a.cancel()
 	a.wg.Wait()
 	a.DB.Close()
+}
+
+// jwtSecret returns JWT_SECRET, or the secret kept under the data folder,
+// generating it on first start.
+func jwtSecret(cfg Config) ([]byte, error) {
+	if cfg.JWTSecret != "" {
+		return []byte(cfg.JWTSecret), nil
+	}
+	path := filepath.Join(cfg.DataDir, "jwt-secret")
+	if b, err := os.ReadFile(path); err == nil && len(b) >= 32 {
+		return b, nil
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("DATA_DIR=%s: %w", cfg.DataDir, err)
+	}
+	raw := make([]byte, 32)
+	rand.Read(raw)
+	secret := []byte(hex.EncodeToString(raw))
+	if err := os.WriteFile(path, secret, 0o600); err != nil {
+		return nil, fmt.Errorf("DATA_DIR=%s: %w", cfg.DataDir, err)
+	}
+	return secret, nil
 }

@@ -33,6 +33,25 @@ type Config struct {
 	JWTSecret      string // empty: generated and kept under DataDir
 	DataDir        string
 	LogFormat      string // "text" or "json"
+	PublicURL      string // the site's address, stated in sign-in messages
+}
+
+// EmbeddedChain reports whether the server runs its own local chain.
+func (c Config) EmbeddedChain() bool { return c.SolanaRPCURL == "" }
+
+// ChainID names the cluster in sign-in messages.
+func (c Config) ChainID() string {
+	switch {
+	case c.EmbeddedChain():
+		return "localnet"
+	case strings.Contains(c.SolanaRPCURL, "devnet"):
+		return "devnet"
+	case strings.Contains(c.SolanaRPCURL, "testnet"):
+		return "testnet"
+	case strings.Contains(c.SolanaRPCURL, "mainnet"):
+		return "mainnet"
+	}
+	return "custom"
 }
 
 // LoadConfig reads the configuration through getenv. It returns an error
@@ -62,6 +81,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		bad("ADDR", c.Addr, "must be host:port, for example :8080")
 	} else if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
 		bad("ADDR", c.Addr, "port must be a number from 0 to 65535")
+	} else {
+		c.PublicURL = env("PUBLIC_URL", "http://localhost:"+port)
+	}
+	if u, err := url.Parse(c.PublicURL); c.PublicURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		bad("PUBLIC_URL", c.PublicURL, "must be the site's http(s) address, such as https://arena.example")
 	}
 	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		bad("DATABASE_URL", c.DatabaseURL, "must be a postgres:// URL")

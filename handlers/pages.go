@@ -21,6 +21,7 @@ func (a *App) pageFor(c echo.Context, title string) views.Page {
 	p := views.Page{Title: title, Path: c.Request().URL.Path}
 	if id := web.IdentityOf(c); id != nil {
 		p.User = &views.Viewer{ID: id.UserID, Username: id.Username, IsAdmin: id.Admin}
+		p.CSRFToken = id.CSRFToken
 	}
 	return p
 }

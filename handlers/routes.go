@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"wager/domain/flags"
+	"wager/domain/media"
 	"wager/web"
 )
 
@@ -31,7 +32,8 @@ func (a *App) routes() *echo.Echo {
 		web.Observe(a.log, a.metrics),
 		web.Recover(a.log),
 		web.VersionHeaders(policy),
-		middleware.BodyLimit(maxBody),
+		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: maxBody,
+			Skipper: func(c echo.Context) bool { return uploadRoutes[c.Path()] }}),
 	)
 
 	a.Docs = web.NewOpenAPI("Wager Arena API", APIVersion,
@@ -41,6 +43,7 @@ func (a *App) routes() *echo.Echo {
 		app:     a,
 		docs:    a.Docs,
 		version: web.CheckSDKVersion(policy),
+		authn:   func(mode web.Auth) echo.MiddlewareFunc { return web.Authenticate(a.Auth, mode) },
 		maintenance: web.Maintenance(func() bool { return a.Flags.Enabled(flags.Maintenance) },
 			web.IsAdmin, maintenanceRetry),
 	}
@@ -57,6 +60,40 @@ func (a *App) routes() *echo.Echo {
 	e.GET("/metrics", echo.WrapHandler(a.metrics.Handler()))
 	e.GET("/static/*", serveStatic)
 
+	// Sign-in: open to admin wallets during maintenance (the handlers check).
+	r.signIn(http.MethodPost, "/auth/handshake", a.handshake, web.Op{Tag: "auth",
+		Summary: "Get a sign-in message for a wallet", Request: HandshakeRequest{}, Response: HandshakeResponse{},
+		Description: "Header X-App-Id is required. The message is single-use and expires after 5 minutes."})
+	r.signIn(http.MethodPost, "/auth/login-wallet", a.loginWallet, web.Op{Tag: "auth",
+		Summary: "Sign in with the wallet's signature of the message", Request: LoginRequest{}, Response: LoginResponse{},
+		Description: "Header X-App-Id is required. Any failure is 401 UNAUTHORIZED.", Errors: []int{http.StatusUnauthorized}})
+
+	r.signIn(http.MethodPost, "/session", a.createSession, web.Op{Tag: "auth",
+		Summary: "Browser sign-in: like /auth/login-wallet for app id \"web\", answered with a session cookie",
+		Request: LoginRequest{}, Errors: []int{http.StatusUnauthorized}})
+
+	// Users.
+	r.json(http.MethodGet, "/users/search", a.searchUsers, web.Op{Tag: "users", Auth: web.AuthOptional,
+		Summary: "Find users whose username starts with a prefix (at most 20)", Response: []UserProfile{},
+		Query: []web.Param{{Name: "username", Required: true, Description: "at least 2 characters, any case"}}})
+	r.json(http.MethodGet, "/users/me", a.me, web.Op{Tag: "users", Auth: web.AuthRequired,
+		Summary: "The signed-in user's profile", Response: UserProfile{}})
+	r.json(http.MethodGet, "/users/username/:username", a.userByUsername, web.Op{Tag: "users", Auth: web.AuthNone,
+		Summary: "Public profile by username", Response: UserProfile{}, Errors: []int{http.StatusNotFound}})
+	r.json(http.MethodGet, "/users/:id", a.userByID, web.Op{Tag: "users", Auth: web.AuthNone,
+		Summary: "Public profile by id", Response: UserProfile{}, Errors: []int{http.StatusNotFound}})
+	r.json(http.MethodPatch, "/users/me/profile", a.updateProfile, web.Op{Tag: "users", Auth: web.AuthRequired,
+		Summary: "Change username, display name or bio", Request: ProfileRequest{}, Response: UserProfile{},
+		Errors: []int{http.StatusConflict}})
+	for _, kind := range []media.Kind{media.Avatar, media.Cover} {
+		r.json(http.MethodPost, "/users/me/"+string(kind), a.uploadImage(kind), web.Op{Tag: "users", Auth: web.AuthRequired,
+			Summary:     "Upload the " + string(kind) + " image (multipart field \"file\")",
+			Description: "PNG, JPEG or WebP, recognised by content; at most 2 MB. Re-encoded so that only pixels are kept.",
+			Response:    UserProfile{}, Errors: []int{http.StatusRequestEntityTooLarge}})
+	}
+	r.asset(http.MethodGet, "/images/:id", a.image, web.Op{Tag: "users", Summary: "A profile image (PNG or JPEG bytes)",
+		Description: "Content never changes for an id: cached for a year.", Errors: []int{http.StatusNotFound}})
+
 	// Admin.
 	r.json(http.MethodGet, "/admin/feature-flags", a.adminListFlags, web.Op{Tag: "admin", Auth: web.AuthAdmin,
 		Summary: "Feature flags with who changed them and when", Response: AdminFlags{}})
@@ -67,7 +104,31 @@ func (a *App) routes() *echo.Echo {
 	// Pages.
 	r.page(http.MethodGet, "/", a.homePage)
 	r.page(http.MethodGet, "/docs", a.docsPage)
+	r.page(http.MethodGet, "/u/:username", a.profilePage)
+	r.page(http.MethodGet, "/settings", a.settingsPage)
+	r.page(http.MethodPost, "/settings/profile", a.settingsProfile)
+	r.page(http.MethodPost, "/settings/avatar", a.settingsImage(media.Avatar))
+	r.page(http.MethodPost, "/settings/cover", a.settingsImage(media.Cover))
+	r.signInPage(http.MethodGet, "/login", a.loginPage)
+	r.signInPage(http.MethodPost, "/logout", a.logout)
 	return e
+}
+
+// uploadRoutes take multipart bodies up to the image limit instead of the
+// JSON limit.
+var uploadRoutes = map[string]bool{
+	"/users/me/avatar": true, "/users/me/cover": true, "/settings/avatar": true, "/settings/cover": true,
+}
+
+// limitFor returns the body limit of an upload route (the global limit
+// skips them): room for the multipart framing around a 2 MiB image, whose
+// own size media.Sanitize checks exactly. It comes first so that nothing
+// reads a body before it is limited.
+func limitFor(path string) []echo.MiddlewareFunc {
+	if uploadRoutes[path] {
+		return []echo.MiddlewareFunc{middleware.BodyLimit("2200K")}
+	}
+	return nil
 }
 
 // router registers routes with the middleware their kind needs and
@@ -78,6 +139,7 @@ type router struct {
 	docs        *web.OpenAPI
 	version     echo.MiddlewareFunc
 	maintenance echo.MiddlewareFunc
+	authn       func(web.Auth) echo.MiddlewareFunc
 }
 
 // json registers an API route: version check, maintenance, then the
@@ -86,7 +148,7 @@ func (r *router) json(method, path string, h echo.HandlerFunc, op web.Op) {
 	if op.Tag == "" {
 		panic("handlers: route " + path + " has no tag")
 	}
-	mw := []echo.MiddlewareFunc{web.MarkAPI, r.version, r.maintenance}
+	mw := append(limitFor(path), web.MarkAPI, r.version, r.authn(op.Auth), r.maintenance)
 	switch op.Auth {
 	case web.AuthRequired:
 		mw = append(mw, web.RequireUser)
@@ -105,9 +167,31 @@ func (r *router) ops(method, path string, h echo.HandlerFunc, op web.Op) {
 	r.docs.Add(method, path, op)
 }
 
-// page registers a browser page: HTML errors, maintenance page, no version
-// check.
+// signIn registers a sign-in API route: like json, but without the
+// maintenance gate, because its handler lets admin wallets through.
+func (r *router) signIn(method, path string, h echo.HandlerFunc, op web.Op) {
+	r.e.Add(method, path, h, web.MarkAPI, r.version)
+	r.docs.Add(method, path, op)
+}
+
+// asset registers a public non-JSON resource that browsers load directly
+// (no version check: an <img> sends no SDK header).
+func (r *router) asset(method, path string, h echo.HandlerFunc, op web.Op) {
+	r.e.Add(method, path, h)
+	r.docs.Add(method, path, op)
+}
+
+// page registers a browser page: HTML errors, the session cookie (with
+// CSRF on state changes), the maintenance page, no version check.
 func (r *router) page(method, path string, h echo.HandlerFunc) {
-	r.e.Add(method, path, h, web.MarkPage, r.maintenance)
+	mw := append(limitFor(path), web.MarkPage, r.authn(web.AuthOptional), r.maintenance)
+	r.e.Add(method, path, h, mw...)
+	r.app.pages = append(r.app.pages, path)
+}
+
+// signInPage registers the sign-in pages, which stay open during
+// maintenance so that admins can sign in.
+func (r *router) signInPage(method, path string, h echo.HandlerFunc) {
+	r.e.Add(method, path, h, web.MarkPage, r.authn(web.AuthOptional))
 	r.app.pages = append(r.app.pages, path)
 }

@@ -11,7 +11,7 @@ import (
 
 // FS holds the assets, served under /static/.
 //
-//go:embed css js
+//go:embed css js img
 var FS embed.FS
 
 var versions = func() map[string]string {

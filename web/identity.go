@@ -13,6 +13,11 @@ type Identity struct {
 	Wallet   string
 	AppID    string
 	Admin    bool
+
+	// Session is true for browser sessions, whose state changes carry
+	// CSRFToken.
+	Session   bool
+	CSRFToken string
 }
 
 const ctxIdentity = "web.identity"

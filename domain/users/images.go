@@ -1,0 +1,82 @@
+package users
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"wager/db"
+	"wager/domain"
+	"wager/domain/media"
+)
+
+// Image is a stored profile image. Its content never changes, so its URL
+// can be cached forever.
+type Image struct {
+	bun.BaseModel `bun:"table:images"`
+
+	ID          string    `bun:"id,pk,type:uuid,default:gen_random_uuid()"`
+	OwnerID     string    `bun:"owner_id,type:uuid"`
+	Kind        string    `bun:"kind"`
+	ContentType string    `bun:"content_type"`
+	Data        []byte    `bun:"data"`
+	Width       int       `bun:"width"`
+	Height      int       `bun:"height"`
+	CreatedAt   time.Time `bun:"created_at"`
+}
+
+// SetImage sanitises an uploaded image (see media.Sanitize), stores it as
+// the user's avatar or cover and deletes the one it replaces. It returns
+// the sanitiser's VALIDATION_ERROR or PAYLOAD_TOO_LARGE for bad uploads.
+func (s *Service) SetImage(ctx context.Context, userID string, kind media.Kind, upload []byte) (User, error) {
+	img, err := media.Sanitize(upload, kind)
+	if err != nil {
+		return User{}, err
+	}
+	column := "avatar_image_id"
+	if kind == media.Cover {
+		column = "cover_image_id"
+	}
+	var u User
+	err = db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if err := tx.NewSelect().Model(&u).Where("id = ?", userID).For("UPDATE").Scan(ctx); err != nil {
+			return err
+		}
+		old := u.AvatarImageID
+		if kind == media.Cover {
+			old = u.CoverImageID
+		}
+		row := Image{OwnerID: userID, Kind: string(kind), ContentType: img.ContentType, Data: img.Data,
+			Width: img.Width, Height: img.Height, CreatedAt: s.now()}
+		if _, err := tx.NewInsert().Model(&row).Returning("id").Exec(ctx); err != nil {
+			return err
+		}
+		if _, err := tx.NewUpdate().Model(&u).Set("? = ?", bun.Ident(column), row.ID).
+			Set("updated_at = ?", s.now()).WherePK().Returning("*").Exec(ctx); err != nil {
+			return err
+		}
+		if old != nil {
+			_, err := tx.NewDelete().Model((*Image)(nil)).Where("id = ?", *old).Exec(ctx)
+			return err
+		}
+		return nil
+	})
+	return u, err
+}
+
+// ImageByID returns a stored image, or NOT_FOUND.
+func (s *Service) ImageByID(ctx context.Context, id string) (Image, error) {
+	var img Image
+	if _, err := uuid.Parse(id); err != nil {
+		return img, domain.Errorf(domain.CodeNotFound, "no such image")
+	}
+	err := s.db.NewSelect().Model(&img).Where("id = ?", id).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return img, domain.Errorf(domain.CodeNotFound, "no such image")
+	}
+	return img, err
+}

@@ -1,0 +1,218 @@
+// Package users owns user accounts and public profiles.
+package users
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"math/big"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"wager/db"
+	"wager/domain"
+)
+
+// User is an account, identified by the wallet that signed in.
+type User struct {
+	bun.BaseModel `bun:"table:users"`
+
+	ID            string    `bun:"id,pk,type:uuid,default:gen_random_uuid()"`
+	WalletAddress string    `bun:"wallet_address"`
+	Username      string    `bun:"username"`
+	DisplayName   string    `bun:"display_name"`
+	Bio           string    `bun:"bio"`
+	AvatarImageID *string   `bun:"avatar_image_id,type:uuid"`
+	CoverImageID  *string   `bun:"cover_image_id,type:uuid"`
+	CreatedAt     time.Time `bun:"created_at"`
+	UpdatedAt     time.Time `bun:"updated_at"`
+}
+
+// Limits of the profile fields.
+const (
+	MaxDisplayName = 40
+	MaxBio         = 280
+	MinSearch      = 2
+	MaxSearch      = 20
+)
+
+var usernameRE = regexp.MustCompile(`^[a-z0-9_]{3,20}$`)
+
+// Service reads and changes users.
+type Service struct {
+	db  *bun.DB
+	now domain.Clock
+}
+
+// New returns a Service.
+func New(bdb *bun.DB, now domain.Clock) *Service { return &Service{db: bdb, now: now} }
+
+// ByID returns the user with the given id, or NOT_FOUND.
+func (s *Service) ByID(ctx context.Context, id string) (User, error) {
+	if _, err := uuid.Parse(id); err != nil {
+		return User{}, domain.Errorf(domain.CodeNotFound, "no user with id %q", id)
+	}
+	return s.one(ctx, "id = ?", id)
+}
+
+// ByUsername returns the user with the given username (any case), or
+// NOT_FOUND.
+func (s *Service) ByUsername(ctx context.Context, username string) (User, error) {
+	return s.one(ctx, "username = ?", strings.ToLower(username))
+}
+
+func (s *Service) one(ctx context.Context, where string, arg any) (User, error) {
+	var u User
+	err := s.db.NewSelect().Model(&u).Where(where, arg).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return User{}, domain.Errorf(domain.CodeNotFound, "no such user")
+	}
+	return u, err
+}
+
+// Search returns up to MaxSearch users whose username starts with prefix
+// (case-insensitive), shortest names first. The prefix must have at least
+// MinSearch characters.
+func (s *Service) Search(ctx context.Context, prefix string) ([]User, error) {
+	prefix = strings.ToLower(strings.TrimSpace(prefix))
+	if utf8.RuneCountInString(prefix) < MinSearch {
+		return nil, domain.Invalid(map[string]string{"username": "type at least 2 characters"})
+	}
+	if utf8.RuneCountInString(prefix) > 20 {
+		return []User{}, nil // no username is that long
+	}
+	escaped := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(prefix)
+	users := []User{}
+	err := s.db.NewSelect().Model(&users).
+		Where("username LIKE ?", escaped+"%").
+		OrderExpr("length(username), username").Limit(MaxSearch).Scan(ctx)
+	return users, err
+}
+
+// ProfileUpdate is a change of profile; nil fields stay as they are.
+type ProfileUpdate struct {
+	Username    *string
+	DisplayName *string
+	Bio         *string
+}
+
+// UpdateProfile validates and applies a profile change. It returns
+// VALIDATION_ERROR naming each bad field and CONFLICT when the username is
+// taken.
+func (s *Service) UpdateProfile(ctx context.Context, userID string, p ProfileUpdate) (User, error) {
+	v := domain.Validator{}
+	q := s.db.NewUpdate().Model((*User)(nil)).Where("id = ?", userID).Set("updated_at = ?", s.now())
+	if p.Username != nil {
+		name := strings.ToLower(strings.TrimSpace(*p.Username))
+		v.Check(usernameRE.MatchString(name), "username", "3 to 20 characters: letters a-z, digits and _")
+		q = q.Set("username = ?", name)
+	}
+	if p.DisplayName != nil {
+		name := strings.TrimSpace(*p.DisplayName)
+		v.Check(utf8.RuneCountInString(name) <= MaxDisplayName, "displayName", "at most 40 characters")
+		v.Check(!hasControl(name), "displayName", "must not contain control characters")
+		q = q.Set("display_name = ?", name)
+	}
+	if p.Bio != nil {
+		bio := strings.TrimSpace(*p.Bio)
+		v.Check(utf8.RuneCountInString(bio) <= MaxBio, "bio", "at most 280 characters")
+		q = q.Set("bio = ?", bio)
+	}
+	if err := v.Err(); err != nil {
+		return User{}, err
+	}
+	var u User
+	if _, err := q.Returning("*").Exec(ctx, &u); err != nil {
+		if db.IsUniqueViolation(err, "users_username_key") {
+			e := domain.Errorf(domain.CodeConflict, "that username is taken")
+			e.Fields = map[string]string{"username": "already taken"}
+			return User{}, e
+		}
+		return User{}, err
+	}
+	if u.ID == "" {
+		return User{}, domain.Errorf(domain.CodeNotFound, "no such user")
+	}
+	return u, nil
+}
+
+func hasControl(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+// FindOrCreate returns the user of a wallet, creating it with a generated
+// unique username on first sign-in. It runs inside the caller's
+// transaction.
+func FindOrCreate(ctx context.Context, tx bun.Tx, wallet string, now time.Time) (User, bool, error) {
+	var u User
+	err := tx.NewSelect().Model(&u).Where("wallet_address = ?", wallet).Scan(ctx)
+	if err == nil {
+		return u, false, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return User{}, false, err
+	}
+	for attempt := 0; ; attempt++ {
+		u = User{WalletAddress: wallet, Username: generateUsername(attempt), CreatedAt: now, UpdatedAt: now}
+		// ON CONFLICT DO NOTHING keeps the transaction usable when the
+		// generated name (or the wallet, in a race) is already taken.
+		res, err := tx.NewInsert().Model(&u).On("CONFLICT DO NOTHING").Returning("*").Exec(ctx)
+		if err != nil {
+			return User{}, false, err
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			return u, true, nil
+		}
+		var existing User
+		err = tx.NewSelect().Model(&existing).Where("wallet_address = ?", wallet).Scan(ctx)
+		if err == nil {
+			return existing, false, nil // created concurrently
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return User{}, false, err
+		}
+		if attempt > 20 {
+			return User{}, false, errors.New("could not generate a unique username")
+		}
+	}
+}
+
+var (
+	adjectives = []string{"swift", "bold", "lucky", "calm", "clever", "brave", "quiet", "wild", "sly", "keen",
+		"sunny", "rapid", "noble", "fuzzy", "cosmic", "steady", "daring", "merry", "witty", "zesty"}
+	nouns = []string{"fox", "otter", "hawk", "tiger", "panda", "falcon", "badger", "lynx", "raven", "shark",
+		"wolf", "heron", "koala", "bison", "gecko", "moose", "orca", "puma", "yak", "whale"}
+)
+
+// generateUsername returns a readable random name; later attempts get more
+// digits so collisions die out quickly.
+func generateUsername(attempt int) string {
+	pick := func(n int) int {
+		i, _ := rand.Int(rand.Reader, big.NewInt(int64(n)))
+		return int(i.Int64())
+	}
+	digits := 3 + min(attempt/3, 5)
+	max := 1
+	for range digits {
+		max *= 10
+	}
+	num := pick(max)
+	s := adjectives[pick(len(adjectives))] + "_" + nouns[pick(len(nouns))]
+	d := []byte{}
+	for range digits {
+		d = append([]byte{byte('0' + num%10)}, d...)
+		num /= 10
+	}
+	return (s + string(d))[:min(20, len(s)+len(d))]
+}

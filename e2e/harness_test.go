@@ -1,0 +1,237 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/playwright-community/playwright-go"
+
+	"wager/db/dbtest"
+	"wager/handlers"
+)
+
+// chromiumPath is Debian's Chromium; make test installs it from apt.
+const chromiumPath = "/usr/bin/chromium"
+
+// driverVersion is the playwright-core version playwright-go expects;
+// package.json pins the same one.
+const driverVersion = "1.52.0"
+
+var chromiumArgs = []string{
+	"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+	"--disable-background-networking", "--disable-component-update", "--disable-sync",
+}
+
+// expect holds the web-first assertions (they retry until the default 5s
+// timeout).
+var expect = playwright.NewPlaywrightAssertions()
+
+var (
+	browserOnce sync.Once
+	sharedPW    *playwright.Playwright
+	sharedB     playwright.Browser
+	browserErr  error
+)
+
+// browser returns the package's Chromium, starting it on first use. A
+// missing driver or browser fails the test: e2e tests never skip.
+func browser(t testing.TB) playwright.Browser {
+	t.Helper()
+	browserOnce.Do(func() { sharedPW, sharedB, browserErr = launch() })
+	if browserErr != nil {
+		t.Fatalf("e2e: cannot start the browser: %v\nRun `make test`: it installs the Playwright driver (npm) and Chromium (apt).", browserErr)
+	}
+	return sharedB
+}
+
+// launch starts the Playwright driver from node_modules/playwright-core
+// with the system node, and Chromium from chromiumPath. It never downloads
+// anything: it calls playwright.Run, never playwright.Install.
+func launch() (*playwright.Playwright, playwright.Browser, error) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		return nil, nil, fmt.Errorf("chromium not found: %w", err)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return nil, nil, fmt.Errorf("node not found: %w", err)
+	}
+	root, err := filepath.Abs("..") // go test runs in the package directory
+	if err != nil {
+		return nil, nil, err
+	}
+	core := filepath.Join(root, "node_modules", "playwright-core")
+	pkg, err := os.ReadFile(filepath.Join(core, "package.json"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("playwright-core is not installed: %w", err)
+	}
+	if !regexp.MustCompile(`"version":\s*"` + regexp.QuoteMeta(driverVersion) + `"`).Match(pkg) {
+		return nil, nil, fmt.Errorf("%s is not version %s, which playwright-go needs", core, driverVersion)
+	}
+
+	// playwright-go wants a directory holding "node" and "package"; link
+	// both. The links are only read at start, so the directory goes when
+	// the driver is up.
+	dir, err := os.MkdirTemp("", "playwright-driver-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(dir)
+	if err := errors.Join(
+		os.Symlink(core, filepath.Join(dir, "package")),
+		os.Symlink(node, filepath.Join(dir, "node")),
+	); err != nil {
+		return nil, nil, err
+	}
+
+	pw, err := playwright.Run(&playwright.RunOptions{
+		DriverDirectory:     dir,
+		SkipInstallBrowsers: true,
+		Verbose:             false,
+		Stdout:              os.Stderr,
+		Stderr:              os.Stderr,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("start the Playwright driver: %w", err)
+	}
+	b, err := pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
+		ExecutablePath: playwright.String(chromiumPath),
+		Headless:       playwright.Bool(true),
+		Args:           chromiumArgs,
+	})
+	if err != nil {
+		pw.Stop()
+		return nil, nil, fmt.Errorf("launch %s: %w", chromiumPath, err)
+	}
+	return pw, b, nil
+}
+
+// server is the whole app, served over HTTP on a loopback port.
+type server struct {
+	URL string // base URL, without a trailing slash
+	App *handlers.App
+}
+
+// startServer starts the app on the package's test database with env on
+// top of the defaults (DATABASE_URL and DATA_DIR are the test's own). It is
+// stopped when the test ends.
+func startServer(t *testing.T, env map[string]string) *server {
+	t.Helper()
+	dbURL, dataDir := dbtest.URL(t), t.TempDir()
+	getenv := func(k string) string {
+		switch k {
+		case "DATABASE_URL":
+			return dbURL
+		case "DATA_DIR":
+			return dataDir
+		}
+		return env[k]
+	}
+	cfg, err := handlers.LoadConfig(getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	app, err := handlers.New(context.Background(), cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(app.Close)
+	hs := httptest.NewServer(app.Handler())
+	t.Cleanup(hs.Close) // runs before app.Close
+	return &server{URL: hs.URL, App: app}
+}
+
+// newPage opens a page in a fresh browser context (its own cookies and
+// storage) whose base URL is the server's, so page.Goto("/docs") works.
+// Uncaught JavaScript errors fail the test when it ends; console errors are
+// logged. A failed test leaves a screenshot named after it.
+func newPage(t *testing.T, s *server) playwright.Page {
+	t.Helper()
+	bctx, err := browser(t).NewContext(playwright.BrowserNewContextOptions{
+		BaseURL: playwright.String(s.URL),
+	})
+	if err != nil {
+		t.Fatalf("new browser context: %v", err)
+	}
+
+	// Events arrive on the driver's goroutine, possibly after the test
+	// body returns: record them and report in the cleanup.
+	var (
+		mu            sync.Mutex
+		pageErrors    []string
+		consoleErrors []string
+	)
+	bctx.OnWebError(func(e playwright.WebError) {
+		mu.Lock()
+		defer mu.Unlock()
+		where := ""
+		if p := e.Page(); p != nil {
+			where = " on " + p.URL()
+		}
+		pageErrors = append(pageErrors, fmt.Sprintf("%v%s", e.Error(), where))
+	})
+	bctx.OnConsole(func(m playwright.ConsoleMessage) {
+		if m.Type() != "error" {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		where := ""
+		if l := m.Location(); l != nil && l.URL != "" {
+			where = fmt.Sprintf(" (%s:%d)", l.URL, l.LineNumber)
+		}
+		consoleErrors = append(consoleErrors, m.Text()+where)
+	})
+
+	page, err := bctx.NewPage()
+	if err != nil {
+		bctx.Close()
+		t.Fatalf("new page: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() && !page.IsClosed() {
+			screenshot(t, page, "FAILED-"+t.Name())
+		}
+		if err := bctx.Close(); err != nil {
+			t.Errorf("close browser context: %v", err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range consoleErrors {
+			t.Logf("browser console error: %s", e)
+		}
+		if len(pageErrors) > 0 {
+			t.Errorf("uncaught JavaScript errors in the page:\n  %s", strings.Join(pageErrors, "\n  "))
+		}
+	})
+	return page
+}
+
+// screenshot saves the page as e2e/screenshots/<name>.png (git-ignored).
+func screenshot(t *testing.T, page playwright.Page, name string) {
+	t.Helper()
+	name = regexp.MustCompile(`[^A-Za-z0-9._-]+`).ReplaceAllString(name, "_")
+	path := filepath.Join("screenshots", name+".png")
+	if err := os.MkdirAll("screenshots", 0o755); err != nil {
+		t.Errorf("screenshot %s: %v", name, err)
+		return
+	}
+	if _, err := page.Screenshot(playwright.PageScreenshotOptions{
+		Path:     playwright.String(path),
+		FullPage: playwright.Bool(true),
+	}); err != nil {
+		t.Errorf("screenshot %s: %v", name, err)
+		return
+	}
+	t.Logf("screenshot: e2e/%s", path)
+}

@@ -1,0 +1,195 @@
+package handlers
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"wager/domain"
+	"wager/domain/auth"
+	"wager/domain/flags"
+	"wager/domain/media"
+	"wager/domain/users"
+	"wager/views"
+	"wager/web"
+)
+
+func (a *App) loginPage(c echo.Context) error {
+	next := safeNext(c.QueryParam("next"))
+	if web.IdentityOf(c) != nil {
+		return c.Redirect(http.StatusSeeOther, next)
+	}
+	return web.Render(c, http.StatusOK, views.Login(a.pageFor(c, "Sign in"), views.LoginPage{
+		Next: next, DevWallet: a.Config.EmbeddedChain(), Maintenance: a.Flags.Enabled(flags.Maintenance)}))
+}
+
+// safeNext keeps redirects on this site.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+		return "/"
+	}
+	return next
+}
+
+// createSession is the browser's login: the same signature check as
+// POST /auth/login-wallet (app id "web"), answered with a session cookie.
+// It is called by the wallet script with JSON and answers JSON.
+func (a *App) createSession(c echo.Context) error {
+	var req LoginRequest
+	if err := web.BindJSON(c, &req); err != nil {
+		return err
+	}
+	if err := a.refuseDuringMaintenance(req.Address); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	u, err := a.Auth.Login(ctx, req.Address, req.SignedMessage, "web")
+	if err != nil {
+		return err
+	}
+	token, _, err := a.Auth.StartSession(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	web.SetSessionCookie(c, token, int(auth.SessionLifetime.Seconds()))
+	return c.JSON(http.StatusOK, map[string]any{"user": profileOf(u)})
+}
+
+func (a *App) logout(c echo.Context) error {
+	if ck, err := c.Cookie(web.SessionCookie); err == nil && ck.Value != "" {
+		if err := a.Auth.EndSession(c.Request().Context(), ck.Value); err != nil {
+			return err
+		}
+	}
+	web.ClearSessionCookie(c)
+	return c.Redirect(http.StatusSeeOther, "/")
+}
+
+// requireLogin sends anonymous visitors to the sign-in page and back.
+func requireLogin(c echo.Context) (*web.Identity, error) {
+	id := web.IdentityOf(c)
+	if id == nil {
+		return nil, c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(c.Request().URL.RequestURI()))
+	}
+	return id, nil
+}
+
+func viewProfile(u users.User, viewer *web.Identity) views.Profile {
+	p := profileOf(u)
+	v := views.Profile{ID: u.ID, Username: u.Username, DisplayName: u.DisplayName, Bio: u.Bio,
+		WalletAddress: u.WalletAddress, CreatedAt: u.CreatedAt, IsSelf: viewer != nil && viewer.UserID == u.ID}
+	if p.AvatarURL != nil {
+		v.AvatarURL = *p.AvatarURL
+	}
+	if p.CoverURL != nil {
+		v.CoverURL = *p.CoverURL
+	}
+	return v
+}
+
+func (a *App) profilePage(c echo.Context) error {
+	u, err := a.Users.ByUsername(c.Request().Context(), c.Param("username"))
+	if err != nil {
+		return err
+	}
+	return web.Render(c, http.StatusOK, views.ProfileView(a.pageFor(c, u.Username), viewProfile(u, web.IdentityOf(c))))
+}
+
+func (a *App) settingsPage(c echo.Context) error {
+	id, err := requireLogin(c)
+	if id == nil {
+		return err
+	}
+	u, err := a.Users.ByID(c.Request().Context(), id.UserID)
+	if err != nil {
+		return err
+	}
+	return a.renderSettings(c, http.StatusOK, u, views.SettingsForm{Username: u.Username,
+		DisplayName: u.DisplayName, Bio: u.Bio}, nil)
+}
+
+func (a *App) renderSettings(c echo.Context, status int, u users.User, f views.SettingsForm, imageErr map[string]string) error {
+	p := viewProfile(u, web.IdentityOf(c))
+	images := []views.ImageForm{
+		{Kind: string(media.Avatar), URL: p.AvatarURL, Error: imageErr[string(media.Avatar)]},
+		{Kind: string(media.Cover), URL: p.CoverURL, Error: imageErr[string(media.Cover)]},
+	}
+	return web.Render(c, status, views.Settings(a.pageFor(c, "Settings"), p, f, images))
+}
+
+// settingsProfile saves the profile form. htmx gets the form back (with
+// errors inline, or "Saved"); a plain form post gets the whole page.
+func (a *App) settingsProfile(c echo.Context) error {
+	id, err := requireLogin(c)
+	if id == nil {
+		return err
+	}
+	f := views.SettingsForm{Username: c.FormValue("username"), DisplayName: c.FormValue("displayName"), Bio: c.FormValue("bio")}
+	u, err := a.Users.UpdateProfile(c.Request().Context(), id.UserID,
+		users.ProfileUpdate{Username: &f.Username, DisplayName: &f.DisplayName, Bio: &f.Bio})
+	status := http.StatusOK
+	if err != nil {
+		de := web.AsError(err)
+		if de.Code == domain.CodeInternal {
+			return err
+		}
+		status = web.StatusOf(de.Code)
+		f.Errors = de.Fields
+		if len(f.Errors) == 0 {
+			f.Errors = map[string]string{"": de.Message}
+		}
+	} else {
+		f = views.SettingsForm{Username: u.Username, DisplayName: u.DisplayName, Bio: u.Bio, Saved: true}
+		// The nav shows the username: keep the page consistent after a rename.
+		if c.Request().Header.Get("HX-Request") == "true" && u.Username != id.Username {
+			c.Response().Header().Set("HX-Refresh", "true")
+		}
+	}
+	if c.Request().Header.Get("HX-Request") == "true" {
+		// htmx swaps only 2xx answers by default; errors are shown in the
+		// form, so answer 200 with the form and its messages.
+		return web.Render(c, http.StatusOK, views.SettingsProfileForm(a.pageFor(c, "Settings"), f))
+	}
+	if err == nil {
+		return c.Redirect(http.StatusSeeOther, "/settings")
+	}
+	current, uerr := a.Users.ByID(c.Request().Context(), id.UserID)
+	if uerr != nil {
+		return uerr
+	}
+	return a.renderSettings(c, status, current, f, nil)
+}
+
+func (a *App) settingsImage(kind media.Kind) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := requireLogin(c)
+		if id == nil {
+			return err
+		}
+		ctx := c.Request().Context()
+		data, err := formFile(c)
+		if err == nil {
+			_, err = a.Users.SetImage(ctx, id.UserID, kind, data)
+		}
+		if err == nil {
+			return c.Redirect(http.StatusSeeOther, "/settings")
+		}
+		de := web.AsError(err)
+		if de.Code == domain.CodeInternal {
+			return err
+		}
+		msg := de.Message
+		if reason := de.Fields["file"]; reason != "" {
+			msg = "The file " + reason + "."
+		}
+		u, uerr := a.Users.ByID(ctx, id.UserID)
+		if uerr != nil {
+			return uerr
+		}
+		return a.renderSettings(c, web.StatusOf(de.Code), u,
+			views.SettingsForm{Username: u.Username, DisplayName: u.DisplayName, Bio: u.Bio},
+			map[string]string{string(kind): msg})
+	}
+}

@@ -1,0 +1,113 @@
+package handlers
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"wager/domain"
+	"wager/domain/auth"
+	"wager/domain/flags"
+	"wager/domain/users"
+	"wager/web"
+)
+
+// HandshakeRequest is the body of POST /auth/handshake.
+type HandshakeRequest struct {
+	WalletAddress string `json:"walletAddress" doc:"base58 Solana address"`
+}
+
+// HandshakeResponse is the challenge to sign.
+type HandshakeResponse struct {
+	Message   string    `json:"message" doc:"Sign-In-With-Solana style text; sign its UTF-8 bytes"`
+	Nonce     string    `json:"nonce"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+func (a *App) handshake(c echo.Context) error {
+	var req HandshakeRequest
+	if err := web.BindJSON(c, &req); err != nil {
+		return err
+	}
+	if err := a.refuseDuringMaintenance(req.WalletAddress); err != nil {
+		return err
+	}
+	ch, err := a.Auth.Handshake(c.Request().Context(), req.WalletAddress, c.Request().Header.Get("X-App-Id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, HandshakeResponse{Message: ch.Message, Nonce: ch.Nonce, ExpiresAt: ch.ExpiresAt})
+}
+
+// LoginRequest is the body of POST /auth/login-wallet.
+type LoginRequest struct {
+	SignedMessage string `json:"signedMessage" doc:"base64 of the detached ed25519 signature over the message bytes"`
+	Address       string `json:"address" doc:"base58 Solana address that signed"`
+}
+
+// LoginResponse carries the access token and the signed-in user.
+type LoginResponse struct {
+	AccessToken string      `json:"access_token"`
+	TokenType   string      `json:"token_type" doc:"Bearer"`
+	ExpiresIn   int         `json:"expires_in" doc:"seconds"`
+	User        UserProfile `json:"user"`
+}
+
+func (a *App) loginWallet(c echo.Context) error {
+	var req LoginRequest
+	if err := web.BindJSON(c, &req); err != nil {
+		return err
+	}
+	if err := a.refuseDuringMaintenance(req.Address); err != nil {
+		return err
+	}
+	appID := c.Request().Header.Get("X-App-Id")
+	u, err := a.Auth.Login(c.Request().Context(), req.Address, req.SignedMessage, appID)
+	if err != nil {
+		return err
+	}
+	token, err := a.Auth.Tokens.Issue(u.ID, appID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, LoginResponse{AccessToken: token, TokenType: "Bearer",
+		ExpiresIn: int(auth.TokenLifetime.Seconds()), User: profileOf(u)})
+}
+
+// refuseDuringMaintenance lets only admin wallets sign in while the
+// platform is in maintenance, so that an admin can always get in to turn
+// it off.
+func (a *App) refuseDuringMaintenance(wallet string) error {
+	if a.Flags.Enabled(flags.Maintenance) && !a.Auth.IsAdmin(wallet) {
+		return domain.Errorf(domain.CodeMaintenance, "the service is down for maintenance; only admins can sign in").
+			With("retryAfterSeconds", int(maintenanceRetry.Seconds()))
+	}
+	return nil
+}
+
+// UserProfile is a user's public profile.
+type UserProfile struct {
+	ID            string    `json:"id"`
+	Username      string    `json:"username"`
+	DisplayName   string    `json:"displayName"`
+	Bio           string    `json:"bio"`
+	WalletAddress string    `json:"walletAddress"`
+	AvatarURL     *string   `json:"avatarUrl"`
+	CoverURL      *string   `json:"coverUrl"`
+	CreatedAt     time.Time `json:"createdAt"`
+}
+
+func profileOf(u users.User) UserProfile {
+	return UserProfile{ID: u.ID, Username: u.Username, DisplayName: u.DisplayName, Bio: u.Bio,
+		WalletAddress: u.WalletAddress, AvatarURL: imageURL(u.AvatarImageID), CoverURL: imageURL(u.CoverImageID),
+		CreatedAt: u.CreatedAt}
+}
+
+func imageURL(id *string) *string {
+	if id == nil {
+		return nil
+	}
+	u := "/images/" + *id
+	return &u
+}

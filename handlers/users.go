@@ -1,0 +1,121 @@
+package handlers
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"wager/domain"
+	"wager/domain/media"
+	"wager/domain/users"
+	"wager/web"
+)
+
+func (a *App) searchUsers(c echo.Context) error {
+	found, err := a.Users.Search(c.Request().Context(), c.QueryParam("username"))
+	if err != nil {
+		return err
+	}
+	out := make([]UserProfile, len(found))
+	for i, u := range found {
+		out[i] = profileOf(u)
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (a *App) userByUsername(c echo.Context) error {
+	u, err := a.Users.ByUsername(c.Request().Context(), c.Param("username"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, profileOf(u))
+}
+
+func (a *App) userByID(c echo.Context) error {
+	u, err := a.Users.ByID(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, profileOf(u))
+}
+
+func (a *App) me(c echo.Context) error {
+	u, err := a.Users.ByID(c.Request().Context(), web.IdentityOf(c).UserID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, profileOf(u))
+}
+
+// ProfileRequest is the body of PATCH /users/me/profile; absent fields stay
+// as they are.
+type ProfileRequest struct {
+	Username    *string `json:"username,omitempty" doc:"3-20 of a-z, 0-9 and _; unique"`
+	DisplayName *string `json:"displayName,omitempty" doc:"at most 40 characters"`
+	Bio         *string `json:"bio,omitempty" doc:"at most 280 characters"`
+}
+
+func (a *App) updateProfile(c echo.Context) error {
+	var req ProfileRequest
+	if err := web.BindJSON(c, &req); err != nil {
+		return err
+	}
+	u, err := a.Users.UpdateProfile(c.Request().Context(), web.IdentityOf(c).UserID,
+		users.ProfileUpdate{Username: req.Username, DisplayName: req.DisplayName, Bio: req.Bio})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, profileOf(u))
+}
+
+// uploadImage returns the handler of POST /users/me/avatar or /cover.
+func (a *App) uploadImage(kind media.Kind) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		data, err := formFile(c)
+		if err != nil {
+			return err
+		}
+		u, err := a.Users.SetImage(c.Request().Context(), web.IdentityOf(c).UserID, kind, data)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, profileOf(u))
+	}
+}
+
+// formFile reads the multipart field "file". The route's body limit bounds
+// how much is read.
+func formFile(c echo.Context) ([]byte, error) {
+	fh, err := c.FormFile("file")
+	if err != nil {
+		var he *echo.HTTPError
+		if errors.As(err, &he) || strings.Contains(err.Error(), "too large") {
+			return nil, domain.Errorf(domain.CodePayloadTooLarge, "the upload is larger than 2 MB")
+		}
+		return nil, domain.Invalid(map[string]string{"file": "send the image as the multipart form field \"file\""})
+	}
+	f, err := fh.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, media.MaxUploadBytes+1))
+}
+
+func (a *App) image(c echo.Context) error {
+	img, err := a.Users.ImageByID(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	h.Set("ETag", `"`+img.ID+`"`)
+	h.Set("X-Content-Type-Options", "nosniff")
+	if c.Request().Header.Get("If-None-Match") == h.Get("ETag") {
+		return c.NoContent(http.StatusNotModified)
+	}
+	return c.Blob(http.StatusOK, img.ContentType, img.Data)
+}
