@@ -101,3 +101,5 @@ func (r response) wantError(t *testing.T, status int, code string) map[string]an
 	}
 	return m
 }
+
+func jsonDecode(b []byte, v any) error { return json.Unmarshal(b, v) }

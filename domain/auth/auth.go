@@ -126,7 +126,7 @@ func (s *Service) Handshake(ctx context.Context, walletAddress, appID string) (C
 	}
 	raw := make([]byte, 16)
 	rand.Read(raw)
-	now := s.now().Truncate(time.Second)
+	now := s.now().Truncate(time.Microsecond)
 	c := Challenge{
 		Nonce: base58.Encode(raw), WalletAddress: pk.String(), AppID: appID,
 		IssuedAt: now, ExpiresAt: now.Add(ChallengeLifetime),

@@ -46,9 +46,10 @@ func (s *Service) SetImage(ctx context.Context, userID string, kind media.Kind, 
 		if err := tx.NewSelect().Model(&u).Where("id = ?", userID).For("UPDATE").Scan(ctx); err != nil {
 			return err
 		}
-		old := u.AvatarImageID
-		if kind == media.Cover {
-			old = u.CoverImageID
+		// Copy the id: scanning the update below reuses the pointer.
+		var old string
+		if current := map[media.Kind]*string{media.Avatar: u.AvatarImageID, media.Cover: u.CoverImageID}[kind]; current != nil {
+			old = *current
 		}
 		row := Image{OwnerID: userID, Kind: string(kind), ContentType: img.ContentType, Data: img.Data,
 			Width: img.Width, Height: img.Height, CreatedAt: s.now()}
@@ -59,8 +60,8 @@ func (s *Service) SetImage(ctx context.Context, userID string, kind media.Kind, 
 			Set("updated_at = ?", s.now()).WherePK().Returning("*").Exec(ctx); err != nil {
 			return err
 		}
-		if old != nil {
-			_, err := tx.NewDelete().Model((*Image)(nil)).Where("id = ?", *old).Exec(ctx)
+		if old != "" {
+			_, err := tx.NewDelete().Model((*Image)(nil)).Where("id = ?", old).Exec(ctx)
 			return err
 		}
 		return nil
