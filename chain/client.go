@@ -1,0 +1,150 @@
+package chain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/rpc"
+	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
+)
+
+// Client talks to a Solana JSON-RPC endpoint through solana-go's client:
+// the same code path for a real cluster, the embedded chain and LiteSVM.
+type Client struct {
+	RPC *rpc.Client
+}
+
+// NewClient returns a client for url. httpClient may be nil (the default
+// HTTP client) or an in-process transport for the embedded chain.
+func NewClient(url string, httpClient jsonrpc.HTTPClient) *Client {
+	if httpClient == nil {
+		return &Client{RPC: rpc.New(url)}
+	}
+	return &Client{RPC: rpc.NewWithCustomRPCClient(jsonrpc.NewClientWithOpts(url, &jsonrpc.RPCClientOpts{HTTPClient: httpClient}))}
+}
+
+// Blockhash returns a recent blockhash to build a transaction with.
+func (c *Client) Blockhash(ctx context.Context) (solana.Hash, error) {
+	out, err := c.RPC.GetLatestBlockhash(ctx, rpc.CommitmentConfirmed)
+	if err != nil {
+		return solana.Hash{}, fmt.Errorf("get latest blockhash: %w", err)
+	}
+	return out.Value.Blockhash, nil
+}
+
+// RejectedError is a transaction the chain refused: it did not and will
+// not land (bad signature, expired blockhash, failed instruction, replay).
+type RejectedError struct{ Reason string }
+
+func (e *RejectedError) Error() string { return "transaction rejected: " + e.Reason }
+
+// Send submits a fully signed transaction and returns its signature. A
+// refusal by the chain is a *RejectedError; any other error leaves it
+// unknown whether the transaction landed (check its status).
+func (c *Client) Send(ctx context.Context, tx *solana.Transaction) (solana.Signature, error) {
+	sig, err := c.RPC.SendTransactionWithOpts(ctx, tx, rpc.TransactionOpts{
+		SkipPreflight: false, PreflightCommitment: rpc.CommitmentConfirmed})
+	if err != nil {
+		var rpcErr *jsonrpc.RPCError
+		if errors.As(err, &rpcErr) {
+			return solana.Signature{}, &RejectedError{Reason: rpcErr.Message}
+		}
+		return solana.Signature{}, fmt.Errorf("send transaction: %w", err)
+	}
+	return sig, nil
+}
+
+// Status reports whether a transaction has landed: confirmed (true, nil),
+// failed on chain (false, *RejectedError), or not seen (false, nil).
+func (c *Client) Status(ctx context.Context, sig solana.Signature) (bool, error) {
+	out, err := c.RPC.GetSignatureStatuses(ctx, true, sig)
+	if err != nil {
+		return false, fmt.Errorf("get signature status: %w", err)
+	}
+	if len(out.Value) == 0 || out.Value[0] == nil {
+		return false, nil
+	}
+	st := out.Value[0]
+	if st.Err != nil {
+		return false, &RejectedError{Reason: fmt.Sprint(st.Err)}
+	}
+	return st.ConfirmationStatus == rpc.ConfirmationStatusConfirmed ||
+		st.ConfirmationStatus == rpc.ConfirmationStatusFinalized, nil
+}
+
+// Confirm polls the signature's status until it is confirmed, fails, or
+// timeout passes (an error that leaves the outcome unknown).
+func (c *Client) Confirm(ctx context.Context, sig solana.Signature, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	wait := 20 * time.Millisecond
+	for {
+		ok, err := c.Status(ctx, sig)
+		if ok {
+			return nil
+		}
+		var rejected *RejectedError
+		if errors.As(err, &rejected) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("transaction %s not confirmed within %v", sig, timeout)
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, 500*time.Millisecond)
+	}
+}
+
+// SendAndConfirm sends tx and waits for confirmation. When sending fails in
+// a way that leaves the outcome unknown (or the chain says it was already
+// processed), it checks the signature's status before giving up, so that a
+// retried submit of the same signed transaction converges.
+func (c *Client) SendAndConfirm(ctx context.Context, tx *solana.Transaction, timeout time.Duration) (solana.Signature, error) {
+	sig := tx.Signatures[0]
+	if _, err := c.Send(ctx, tx); err != nil {
+		if ok, serr := c.Status(ctx, sig); ok && serr == nil {
+			return sig, nil // it had landed already
+		}
+		return sig, err
+	}
+	return sig, c.Confirm(ctx, sig, timeout)
+}
+
+// TokenBalance returns the token amount in owner's associated token
+// account for mint (0 when the account does not exist).
+func (c *Client) TokenBalance(ctx context.Context, owner, mint solana.PublicKey) (uint64, error) {
+	ata := ATA(owner, mint)
+	info, err := c.RPC.GetAccountInfoWithOpts(ctx, ata, &rpc.GetAccountInfoOpts{Commitment: rpc.CommitmentConfirmed})
+	if errors.Is(err, rpc.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("get token account %s: %w", ata, err)
+	}
+	data := info.Value.Data.GetBinary()
+	if len(data) < 72 {
+		return 0, fmt.Errorf("token account %s has %d bytes of data", ata, len(data))
+	}
+	return leUint64(data[64:72]), nil
+}
+
+// Lamports returns the SOL balance of an address in lamports.
+func (c *Client) Lamports(ctx context.Context, addr solana.PublicKey) (uint64, error) {
+	out, err := c.RPC.GetBalance(ctx, addr, rpc.CommitmentConfirmed)
+	if err != nil {
+		return 0, fmt.Errorf("get balance of %s: %w", addr, err)
+	}
+	return out.Value, nil
+}
+
+func leUint64(b []byte) uint64 {
+	var v uint64
+	for i := 7; i >= 0; i-- {
+		v = v<<8 | uint64(b[i])
+	}
+	return v
+}

@@ -1,0 +1,289 @@
+package localchain
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/gagliardetto/solana-go"
+
+	"wager/chain"
+)
+
+// Compute budget defaults, as the runtime applies them.
+const (
+	defaultUnitsPerInstruction = 200_000
+	maxComputeUnits            = 1_400_000
+)
+
+// invocation is one instruction with its resolved accounts.
+type invocation struct {
+	index    int
+	program  solana.PublicKey
+	accounts []solana.PublicKey
+	data     []byte
+	signer   func(solana.PublicKey) bool
+	writable func(solana.PublicKey) bool
+}
+
+func (in invocation) fail(format string, args ...any) error {
+	return simulationFailed("Error processing Instruction %d: %s", in.index, fmt.Sprintf(format, args...))
+}
+
+// execute charges the fee and runs every instruction of tx against s. It
+// returns the fee, or an error that must roll everything back.
+func execute(ctx context.Context, s *state, tx *solana.Transaction) (uint64, error) {
+	msg := tx.Message
+	keys := msg.AccountKeys
+	h := msg.Header
+	isSigner := func(k solana.PublicKey) bool {
+		for i := 0; i < int(h.NumRequiredSignatures) && i < len(keys); i++ {
+			if keys[i].Equals(k) {
+				return true
+			}
+		}
+		return false
+	}
+	isWritable := func(k solana.PublicKey) bool {
+		for i, key := range keys {
+			if !key.Equals(k) {
+				continue
+			}
+			if i < int(h.NumRequiredSignatures) {
+				return i < int(h.NumRequiredSignatures-h.NumReadonlySignedAccounts)
+			}
+			return i < len(keys)-int(h.NumReadonlyUnsignedAccounts)
+		}
+		return false
+	}
+
+	var invocations []invocation
+	units, price, budgetIxs := uint64(0), uint64(0), 0
+	for i, ix := range msg.Instructions {
+		if int(ix.ProgramIDIndex) >= len(keys) {
+			return 0, simulationFailed("instruction %d names a missing program account", i)
+		}
+		in := invocation{index: i, program: keys[ix.ProgramIDIndex], data: ix.Data, signer: isSigner, writable: isWritable}
+		for _, a := range ix.Accounts {
+			if int(a) >= len(keys) {
+				return 0, in.fail("invalid account index")
+			}
+			in.accounts = append(in.accounts, keys[a])
+		}
+		if in.program.Equals(chain.ComputeBudgetProgramID) {
+			budgetIxs++
+			switch {
+			case len(in.data) == 5 && in.data[0] == 2:
+				units = uint64(binary.LittleEndian.Uint32(in.data[1:]))
+			case len(in.data) == 9 && in.data[0] == 3:
+				price = binary.LittleEndian.Uint64(in.data[1:])
+			default:
+				return 0, in.fail("invalid compute budget instruction")
+			}
+			continue
+		}
+		invocations = append(invocations, in)
+	}
+	if units == 0 {
+		units = min(uint64(len(invocations))*defaultUnitsPerInstruction, maxComputeUnits)
+	}
+	fee := uint64(len(tx.Signatures))*FeePerSignature + (units*price+999_999)/1_000_000
+
+	payer := keys[0]
+	acc, ok, err := s.account(ctx, payer)
+	if err != nil {
+		return 0, err
+	}
+	if !ok || uint64(acc.Lamports) < fee {
+		return 0, simulationFailed("Attempt to debit an account but found no record of a prior credit.")
+	}
+	if err := s.setLamports(ctx, payer, acc.Lamports-int64(fee)); err != nil {
+		return 0, err
+	}
+
+	for _, in := range invocations {
+		var err error
+		switch {
+		case in.program.Equals(chain.MemoProgramID):
+			err = runMemo(in)
+		case in.program.Equals(chain.ATAProgramID):
+			err = runCreateATA(ctx, s, in)
+		case in.program.Equals(chain.TokenProgramID):
+			err = runToken(ctx, s, in)
+		case in.program.Equals(chain.SystemProgramID):
+			err = runSystem(ctx, s, in)
+		default:
+			err = in.fail("program %s is not supported by the local chain", in.program)
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	return fee, nil
+}
+
+func runMemo(in invocation) error {
+	if !utf8.Valid(in.data) {
+		return in.fail("memo is not valid UTF-8")
+	}
+	for _, a := range in.accounts {
+		if !in.signer(a) {
+			return in.fail("missing required signature for memo signer %s", a)
+		}
+	}
+	return nil
+}
+
+// runCreateATA is the Associated Token Account program's Create (data
+// empty or [0]) and CreateIdempotent ([1]).
+func runCreateATA(ctx context.Context, s *state, in invocation) error {
+	if len(in.accounts) < 6 {
+		return in.fail("not enough account keys")
+	}
+	idempotent := len(in.data) == 1 && in.data[0] == 1
+	if !(len(in.data) == 0 || (len(in.data) == 1 && in.data[0] <= 1)) {
+		return in.fail("invalid instruction data")
+	}
+	payer, ata, owner, mint := in.accounts[0], in.accounts[1], in.accounts[2], in.accounts[3]
+	if !in.accounts[5].Equals(chain.TokenProgramID) {
+		return in.fail("incorrect program id")
+	}
+	if !in.signer(payer) || !in.writable(payer) || !in.writable(ata) {
+		return in.fail("missing required signature or writable account")
+	}
+	if !chain.ATA(owner, mint).Equals(ata) {
+		return in.fail("Provided seeds do not result in a valid address")
+	}
+	if _, ok, err := s.mint(ctx, mint); err != nil {
+		return err
+	} else if !ok {
+		return in.fail("invalid mint %s", mint)
+	}
+	existing, ok, err := s.tokenAccount(ctx, ata)
+	if err != nil {
+		return err
+	}
+	if ok {
+		if !idempotent {
+			return in.fail("account already in use")
+		}
+		if existing.Owner != owner.String() || existing.Mint != mint.String() {
+			return in.fail("invalid account owner")
+		}
+		return nil
+	}
+	pay, ok, err := s.account(ctx, payer)
+	if err != nil {
+		return err
+	}
+	if !ok || pay.Lamports < TokenAccountRent {
+		return in.fail("insufficient lamports for rent")
+	}
+	if err := s.setLamports(ctx, payer, pay.Lamports-TokenAccountRent); err != nil {
+		return err
+	}
+	if err := s.createAccount(ctx, ata, TokenAccountRent, chain.TokenProgramID); err != nil {
+		return err
+	}
+	_, err = s.tx.NewInsert().Model(&tokenRow{Address: ata.String(), Mint: mint.String(), Owner: owner.String()}).Exec(ctx)
+	return err
+}
+
+// runToken is the SPL Token program's Transfer (3) and TransferChecked (12).
+func runToken(ctx context.Context, s *state, in invocation) error {
+	if len(in.data) == 0 {
+		return in.fail("invalid instruction data")
+	}
+	var src, dst, authority solana.PublicKey
+	var mint *solana.PublicKey
+	var amount uint64
+	switch {
+	case in.data[0] == 12 && len(in.data) == 10 && len(in.accounts) >= 4:
+		src, dst, authority = in.accounts[0], in.accounts[2], in.accounts[3]
+		m := in.accounts[1]
+		mint = &m
+		amount = binary.LittleEndian.Uint64(in.data[1:9])
+		mr, ok, err := s.mint(ctx, m)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return in.fail("invalid mint")
+		}
+		if mr.Decimals != in.data[9] {
+			return in.fail("custom program error: 0x12") // MintDecimalsMismatch
+		}
+	case in.data[0] == 3 && len(in.data) == 9 && len(in.accounts) >= 3:
+		src, dst, authority = in.accounts[0], in.accounts[1], in.accounts[2]
+		amount = binary.LittleEndian.Uint64(in.data[1:9])
+	default:
+		return in.fail("token instruction %d is not supported by the local chain", in.data[0])
+	}
+	if !in.writable(src) || !in.writable(dst) {
+		return in.fail("writable privilege escalated")
+	}
+	from, ok, err := s.tokenAccount(ctx, src)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return in.fail("invalid account data for instruction")
+	}
+	to, ok, err := s.tokenAccount(ctx, dst)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return in.fail("invalid account data for instruction")
+	}
+	if from.Owner != authority.String() {
+		return in.fail("custom program error: 0x4") // OwnerMismatch
+	}
+	if !in.signer(authority) {
+		return in.fail("missing required signature for instruction")
+	}
+	if from.Mint != to.Mint || (mint != nil && from.Mint != mint.String()) {
+		return in.fail("custom program error: 0x3") // MintMismatch
+	}
+	if uint64(from.Amount) < amount {
+		return in.fail("custom program error: 0x1") // InsufficientFunds
+	}
+	if src.Equals(dst) {
+		return nil
+	}
+	if err := s.setTokenAmount(ctx, from.Address, from.Amount-int64(amount)); err != nil {
+		return err
+	}
+	return s.setTokenAmount(ctx, to.Address, to.Amount+int64(amount))
+}
+
+// runSystem is the System program's Transfer (2).
+func runSystem(ctx context.Context, s *state, in invocation) error {
+	if len(in.data) != 12 || binary.LittleEndian.Uint32(in.data) != 2 || len(in.accounts) < 2 {
+		return in.fail("system instruction is not supported by the local chain")
+	}
+	from, to := in.accounts[0], in.accounts[1]
+	lamports := int64(binary.LittleEndian.Uint64(in.data[4:]))
+	if !in.signer(from) || !in.writable(from) || !in.writable(to) {
+		return in.fail("missing required signature for instruction")
+	}
+	src, ok, err := s.account(ctx, from)
+	if err != nil {
+		return err
+	}
+	if !ok || src.Lamports < lamports {
+		return in.fail("custom program error: 0x1")
+	}
+	if err := s.setLamports(ctx, from, src.Lamports-lamports); err != nil {
+		return err
+	}
+	dst, ok, err := s.account(ctx, to)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return s.createAccount(ctx, to, uint64(lamports), chain.SystemProgramID)
+	}
+	return s.setLamports(ctx, to, dst.Lamports+lamports)
+}

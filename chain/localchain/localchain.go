@@ -1,0 +1,264 @@
+// Package localchain is the embedded Solana chain used when no
+// SOLANA_RPC_URL is configured: an in-process JSON-RPC server with the
+// response shapes solana-go expects, so the platform talks to it through the
+// same client it uses for a real cluster.
+//
+// It models what the platform's transactions touch: SOL balances and fees,
+// one USDC-like mint, associated token accounts (CreateIdempotent),
+// TransferChecked, ComputeBudget and Memo. It verifies every signature, the
+// blockhash (recent ones only) and refuses replays. A transaction that fails
+// is refused whole, as a real RPC's preflight refuses it, and changes
+// nothing. State lives in PostgreSQL (schema localchain), so balances survive
+// restarts and several server instances share one chain.
+package localchain
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+	"github.com/uptrace/bun"
+
+	"wager/chain"
+)
+
+// Fees and rent as on Solana's mainnet.
+const (
+	FeePerSignature = 5000
+	// TokenAccountRent is the rent-exempt minimum of a 165-byte token account.
+	TokenAccountRent = 2_039_280
+	// BlockhashLifetime is how long a blockhash stays valid (about 150
+	// slots of 400 ms).
+	BlockhashLifetime = 60 * time.Second
+	// blockhashEvery is how often a new blockhash is produced on demand.
+	blockhashEvery = 400 * time.Millisecond
+	// lockKey serialises transaction processing across instances, as a
+	// leader orders a real chain's transactions.
+	lockKey = 7_364_202
+)
+
+// RentExempt returns the rent-exempt minimum for an account of size bytes.
+func RentExempt(size uint64) uint64 { return (128 + size) * 6960 }
+
+// Chain is the embedded chain.
+type Chain struct {
+	db  *bun.DB
+	now func() time.Time
+
+	Mint          solana.PublicKey
+	MintAuthority solana.PublicKey
+}
+
+// New opens the chain stored in bdb, creating the USDC-like mint at genesis
+// when it does not exist yet.
+func New(ctx context.Context, bdb *bun.DB, now func() time.Time, mint, mintAuthority solana.PublicKey) (*Chain, error) {
+	c := &Chain{db: bdb, now: now, Mint: mint, MintAuthority: mintAuthority}
+	err := c.inTx(ctx, func(ctx context.Context, s *state) error {
+		if _, ok, err := s.mint(ctx, mint); err != nil || ok {
+			return err
+		}
+		if err := s.createAccount(ctx, mint, RentExempt(82), chain.TokenProgramID); err != nil {
+			return err
+		}
+		_, err := s.tx.NewInsert().Model(&mintRow{Address: mint.String(), Decimals: chain.USDCDecimals,
+			MintAuthority: mintAuthority.String()}).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("local chain genesis: %w", err)
+	}
+	return c, nil
+}
+
+// rpcError is a JSON-RPC error as Solana's RPC reports it.
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *rpcError) Error() string { return e.Message }
+
+func simulationFailed(format string, args ...any) *rpcError {
+	return &rpcError{Code: -32002, Message: "Transaction simulation failed: " + fmt.Sprintf(format, args...)}
+}
+
+// SendTransaction verifies and executes a wire transaction and returns its
+// signature. Any failure is an *rpcError and changes nothing.
+func (c *Chain) SendTransaction(ctx context.Context, raw []byte) (solana.Signature, error) {
+	tx, err := solana.TransactionFromBytes(raw)
+	if err != nil {
+		return solana.Signature{}, &rpcError{Code: -32602, Message: "invalid transaction: failed to deserialize: " + err.Error()}
+	}
+	if tx.Message.IsVersioned() && tx.Message.NumLookups() > 0 {
+		return solana.Signature{}, &rpcError{Code: -32602, Message: "invalid transaction: address lookup tables are not supported"}
+	}
+	if len(tx.Signatures) == 0 {
+		return solana.Signature{}, &rpcError{Code: -32602, Message: "invalid transaction: no signatures"}
+	}
+	if err := tx.VerifySignatures(); err != nil {
+		return solana.Signature{}, &rpcError{Code: -32003, Message: "Transaction signature verification failure: " + err.Error()}
+	}
+	sig := tx.Signatures[0]
+	err = c.inTx(ctx, func(ctx context.Context, s *state) error {
+		if seen, err := s.tx.NewSelect().Table("localchain.transactions").
+			Where("signature = ?", sig.String()).Exists(ctx); err != nil || seen {
+			if seen {
+				return simulationFailed("This transaction has already been processed")
+			}
+			return err
+		}
+		var created time.Time
+		err := s.tx.NewSelect().Table("localchain.blockhashes").Column("created_at").
+			Where("hash = ?", tx.Message.RecentBlockhash.String()).Scan(ctx, &created)
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && c.now().Sub(created) > BlockhashLifetime) {
+			return simulationFailed("Blockhash not found")
+		}
+		if err != nil {
+			return err
+		}
+		fee, err := execute(ctx, s, tx)
+		if err != nil {
+			return err
+		}
+		slot, err := s.nextSlot(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = s.tx.NewInsert().Model(&txRow{Signature: sig.String(), Slot: slot, Fee: int64(fee),
+			Raw: raw, CreatedAt: c.now()}).Exec(ctx)
+		return err
+	})
+	return sig, err
+}
+
+// SignatureStatus returns the slot of a processed transaction, or false.
+func (c *Chain) SignatureStatus(ctx context.Context, sig string) (uint64, bool, error) {
+	var slot uint64
+	err := c.db.NewSelect().Table("localchain.transactions").Column("slot").Where("signature = ?", sig).Scan(ctx, &slot)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	return slot, err == nil, err
+}
+
+// LatestBlockhash returns the newest blockhash, producing a new one when the
+// newest is older than blockhashEvery, and the slot it belongs to.
+func (c *Chain) LatestBlockhash(ctx context.Context) (solana.Hash, uint64, error) {
+	var row struct {
+		Hash      string    `bun:"hash"`
+		Slot      uint64    `bun:"slot"`
+		CreatedAt time.Time `bun:"created_at"`
+	}
+	err := c.db.NewSelect().Table("localchain.blockhashes").Column("hash", "slot", "created_at").
+		Order("created_at DESC").Limit(1).Scan(ctx, &row)
+	if err == nil && c.now().Sub(row.CreatedAt) < blockhashEvery {
+		h, err := solana.HashFromBase58(row.Hash)
+		return h, row.Slot, err
+	}
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return solana.Hash{}, 0, err
+	}
+	var h solana.Hash
+	rand.Read(h[:])
+	var slot uint64
+	err = c.inTx(ctx, func(ctx context.Context, s *state) error {
+		var err error
+		if slot, err = s.nextSlot(ctx); err != nil {
+			return err
+		}
+		_, err = s.tx.ExecContext(ctx, "INSERT INTO localchain.blockhashes (hash, slot, created_at) VALUES (?, ?, ?)",
+			h.String(), slot, c.now())
+		return err
+	})
+	return h, slot, err
+}
+
+// BlockhashValid reports whether a blockhash can still be used.
+func (c *Chain) BlockhashValid(ctx context.Context, h string) (bool, error) {
+	var created time.Time
+	err := c.db.NewSelect().Table("localchain.blockhashes").Column("created_at").Where("hash = ?", h).Scan(ctx, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil && c.now().Sub(created) <= BlockhashLifetime, err
+}
+
+// Slot returns the current slot.
+func (c *Chain) Slot(ctx context.Context) (uint64, error) {
+	var slot uint64
+	err := c.db.NewSelect().Table("localchain.state").Column("slot").Where("id = 1").Scan(ctx, &slot)
+	return slot, err
+}
+
+// Airdrop credits lamports to an address (creating it as a system account)
+// and records a transaction signature for it.
+func (c *Chain) Airdrop(ctx context.Context, to solana.PublicKey, lamports uint64) (solana.Signature, error) {
+	return c.credit(ctx, func(ctx context.Context, s *state) error {
+		acc, ok, err := s.account(ctx, to)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return s.createAccount(ctx, to, lamports, chain.SystemProgramID)
+		}
+		return s.setLamports(ctx, to, acc.Lamports+int64(lamports))
+	})
+}
+
+// MintTo mints tokens of the chain's mint into owner's associated token
+// account, creating it when needed: the dev faucet.
+func (c *Chain) MintTo(ctx context.Context, owner solana.PublicKey, amount uint64) (solana.Signature, error) {
+	return c.credit(ctx, func(ctx context.Context, s *state) error {
+		ata := chain.ATA(owner, c.Mint)
+		if _, ok, err := s.tokenAccount(ctx, ata); err != nil {
+			return err
+		} else if !ok {
+			if err := s.createAccount(ctx, ata, TokenAccountRent, chain.TokenProgramID); err != nil {
+				return err
+			}
+			if _, err := s.tx.NewInsert().Model(&tokenRow{Address: ata.String(), Mint: c.Mint.String(),
+				Owner: owner.String()}).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		if _, err := s.tx.ExecContext(ctx, "UPDATE localchain.token_accounts SET amount = amount + ? WHERE address = ?",
+			amount, ata.String()); err != nil {
+			return err
+		}
+		_, err := s.tx.ExecContext(ctx, "UPDATE localchain.mints SET supply = supply + ? WHERE address = ?",
+			amount, c.Mint.String())
+		return err
+	})
+}
+
+// credit runs a state change that is not a user transaction (airdrop,
+// faucet) and records it under a fresh signature.
+func (c *Chain) credit(ctx context.Context, fn func(context.Context, *state) error) (solana.Signature, error) {
+	var sig solana.Signature
+	rand.Read(sig[:])
+	err := c.inTx(ctx, func(ctx context.Context, s *state) error {
+		if err := fn(ctx, s); err != nil {
+			return err
+		}
+		slot, err := s.nextSlot(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = s.tx.NewInsert().Model(&txRow{Signature: sig.String(), Slot: slot, CreatedAt: c.now()}).Exec(ctx)
+		return err
+	})
+	return sig, err
+}
+
+func (c *Chain) inTx(ctx context.Context, fn func(context.Context, *state) error) error {
+	return c.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", lockKey); err != nil {
+			return err
+		}
+		return fn(ctx, &state{tx: tx})
+	})
+}

@@ -1,0 +1,312 @@
+package localchain
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+
+	"github.com/gagliardetto/solana-go"
+	"github.com/mr-tron/base58"
+
+	"wager/chain"
+)
+
+// maxRentEpoch is what Solana reports as the rent epoch of rent-exempt
+// accounts (u64::MAX); it does not fit a float, so it is written verbatim.
+const maxRentEpoch = json.Number("18446744073709551615")
+
+type rpcRequest struct {
+	JSONRPC string            `json:"jsonrpc"`
+	ID      json.RawMessage   `json:"id"`
+	Method  string            `json:"method"`
+	Params  []json.RawMessage `json:"params"`
+}
+
+type rpcResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	Result  any             `json:"result,omitempty"`
+	Error   *rpcError       `json:"error,omitempty"`
+	ID      json.RawMessage `json:"id"`
+}
+
+// ServeHTTP answers Solana JSON-RPC requests (single or batched).
+func (c *Chain) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "JSON-RPC needs POST", http.StatusMethodNotAllowed)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	w.Header().Set("Content-Type", "application/json")
+	if err != nil {
+		json.NewEncoder(w).Encode(rpcResponse{JSONRPC: "2.0", Error: &rpcError{Code: -32700, Message: "Parse error"}, ID: json.RawMessage("null")})
+		return
+	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		var reqs []rpcRequest
+		if err := json.Unmarshal(trimmed, &reqs); err != nil {
+			json.NewEncoder(w).Encode(rpcResponse{JSONRPC: "2.0", Error: &rpcError{Code: -32700, Message: "Parse error"}, ID: json.RawMessage("null")})
+			return
+		}
+		out := make([]rpcResponse, len(reqs))
+		for i, req := range reqs {
+			out[i] = c.handle(r.Context(), req)
+		}
+		json.NewEncoder(w).Encode(out)
+		return
+	}
+	var req rpcRequest
+	if err := json.Unmarshal(trimmed, &req); err != nil {
+		json.NewEncoder(w).Encode(rpcResponse{JSONRPC: "2.0", Error: &rpcError{Code: -32700, Message: "Parse error"}, ID: json.RawMessage("null")})
+		return
+	}
+	json.NewEncoder(w).Encode(c.handle(r.Context(), req))
+}
+
+func (c *Chain) handle(ctx context.Context, req rpcRequest) rpcResponse {
+	resp := rpcResponse{JSONRPC: "2.0", ID: req.ID}
+	if len(resp.ID) == 0 {
+		resp.ID = json.RawMessage("null")
+	}
+	result, err := c.call(ctx, req.Method, req.Params)
+	if err != nil {
+		var re *rpcError
+		if !errors.As(err, &re) {
+			re = &rpcError{Code: -32603, Message: "Internal error: " + err.Error()}
+		}
+		resp.Error = re
+		return resp
+	}
+	resp.Result = result
+	return resp
+}
+
+func invalidParams(format string, args ...any) error {
+	return &rpcError{Code: -32602, Message: "Invalid params: " + fmt.Sprintf(format, args...)}
+}
+
+func param[T any](params []json.RawMessage, i int) (T, error) {
+	var v T
+	if i >= len(params) {
+		return v, invalidParams("missing parameter %d", i)
+	}
+	if err := json.Unmarshal(params[i], &v); err != nil {
+		return v, invalidParams("parameter %d: %v", i, err)
+	}
+	return v, nil
+}
+
+func pubkeyParam(params []json.RawMessage, i int) (solana.PublicKey, error) {
+	s, err := param[string](params, i)
+	if err != nil {
+		return solana.PublicKey{}, err
+	}
+	pk, err := solana.PublicKeyFromBase58(s)
+	if err != nil {
+		return solana.PublicKey{}, invalidParams("invalid address %q", s)
+	}
+	return pk, nil
+}
+
+func (c *Chain) withContext(ctx context.Context, value any) (any, error) {
+	slot, err := c.Slot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"context": map[string]any{"slot": slot}, "value": value}, nil
+}
+
+func (c *Chain) call(ctx context.Context, method string, params []json.RawMessage) (any, error) {
+	switch method {
+	case "getHealth":
+		return "ok", nil
+	case "getVersion":
+		return map[string]any{"solana-core": "2.2.0-wager-localchain", "feature-set": 0}, nil
+	case "getSlot", "getBlockHeight":
+		return c.Slot(ctx)
+	case "getLatestBlockhash":
+		h, slot, err := c.LatestBlockhash(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return c.withContext(ctx, map[string]any{"blockhash": h.String(), "lastValidBlockHeight": slot + 150})
+	case "isBlockhashValid":
+		h, err := param[string](params, 0)
+		if err != nil {
+			return nil, err
+		}
+		ok, err := c.BlockhashValid(ctx, h)
+		if err != nil {
+			return nil, err
+		}
+		return c.withContext(ctx, ok)
+	case "getMinimumBalanceForRentExemption":
+		size, err := param[uint64](params, 0)
+		if err != nil {
+			return nil, err
+		}
+		return RentExempt(size), nil
+	case "sendTransaction":
+		return c.rpcSendTransaction(ctx, params)
+	case "getSignatureStatuses":
+		sigs, err := param[[]string](params, 0)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]any, len(sigs))
+		for i, sig := range sigs {
+			slot, ok, err := c.SignatureStatus(ctx, sig)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				out[i] = map[string]any{"slot": slot, "confirmations": nil, "err": nil,
+					"confirmationStatus": "finalized", "status": map[string]any{"Ok": nil}}
+			}
+		}
+		return c.withContext(ctx, out)
+	case "getBalance":
+		addr, err := pubkeyParam(params, 0)
+		if err != nil {
+			return nil, err
+		}
+		acc, _, err := c.accountInfo(ctx, addr)
+		if err != nil {
+			return nil, err
+		}
+		return c.withContext(ctx, acc.Lamports)
+	case "getAccountInfo":
+		addr, err := pubkeyParam(params, 0)
+		if err != nil {
+			return nil, err
+		}
+		acc, data, err := c.accountInfo(ctx, addr)
+		if err != nil {
+			return nil, err
+		}
+		if acc.Address == "" {
+			return c.withContext(ctx, nil)
+		}
+		return c.withContext(ctx, map[string]any{
+			"lamports": acc.Lamports, "owner": acc.Owner, "executable": false, "rentEpoch": maxRentEpoch,
+			"data": []string{base64.StdEncoding.EncodeToString(data), "base64"}, "space": len(data),
+		})
+	case "getTokenAccountBalance":
+		addr, err := pubkeyParam(params, 0)
+		if err != nil {
+			return nil, err
+		}
+		var t tokenRow
+		ok, err := one(ctx, c.db.NewSelect().Where("address = ?", addr.String()), &t)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, invalidParams("could not find account")
+		}
+		ui := float64(t.Amount) / math.Pow10(chain.USDCDecimals)
+		return c.withContext(ctx, map[string]any{"amount": strconv.FormatInt(t.Amount, 10), "decimals": chain.USDCDecimals,
+			"uiAmount": ui, "uiAmountString": strconv.FormatFloat(ui, 'f', -1, 64)})
+	case "requestAirdrop":
+		addr, err := pubkeyParam(params, 0)
+		if err != nil {
+			return nil, err
+		}
+		lamports, err := param[uint64](params, 1)
+		if err != nil {
+			return nil, err
+		}
+		sig, err := c.Airdrop(ctx, addr, lamports)
+		if err != nil {
+			return nil, err
+		}
+		return sig.String(), nil
+	}
+	return nil, &rpcError{Code: -32601, Message: "Method not found"}
+}
+
+func (c *Chain) rpcSendTransaction(ctx context.Context, params []json.RawMessage) (any, error) {
+	encoded, err := param[string](params, 0)
+	if err != nil {
+		return nil, err
+	}
+	encoding := "base58"
+	if len(params) > 1 {
+		var opts struct {
+			Encoding string `json:"encoding"`
+		}
+		if err := json.Unmarshal(params[1], &opts); err == nil && opts.Encoding != "" {
+			encoding = opts.Encoding
+		}
+	}
+	var raw []byte
+	if encoding == "base64" {
+		raw, err = base64.StdEncoding.DecodeString(encoded)
+	} else {
+		raw, err = base58.Decode(encoded)
+	}
+	if err != nil {
+		return nil, invalidParams("transaction is not valid %s", encoding)
+	}
+	sig, err := c.SendTransaction(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	return sig.String(), nil
+}
+
+// accountInfo returns an account and its data as the chain stores it (an
+// empty row when it does not exist).
+func (c *Chain) accountInfo(ctx context.Context, addr solana.PublicKey) (accountRow, []byte, error) {
+	var acc accountRow
+	ok, err := one(ctx, c.db.NewSelect().Where("address = ?", addr.String()), &acc)
+	if err != nil || !ok {
+		return accountRow{}, nil, err
+	}
+	var m mintRow
+	if ok, err := one(ctx, c.db.NewSelect().Where("address = ?", acc.Address), &m); err != nil {
+		return acc, nil, err
+	} else if ok {
+		return acc, packMint(m), nil
+	}
+	var t tokenRow
+	if ok, err := one(ctx, c.db.NewSelect().Where("address = ?", acc.Address), &t); err != nil {
+		return acc, nil, err
+	} else if ok {
+		return acc, packTokenAccount(t), nil
+	}
+	return acc, []byte{}, nil
+}
+
+// Transport is an in-process HTTP transport to the chain's JSON-RPC, for
+// solana-go's client: no socket, same bytes.
+type Transport struct{ Chain *Chain }
+
+// Do serves req with the chain's handler.
+func (t Transport) Do(req *http.Request) (*http.Response, error) {
+	rec := &recorder{header: http.Header{}, status: http.StatusOK}
+	t.Chain.ServeHTTP(rec, req)
+	return &http.Response{StatusCode: rec.status, Status: http.StatusText(rec.status), Header: rec.header,
+		Body: io.NopCloser(&rec.body), ContentLength: int64(rec.body.Len()), Request: req, Proto: "HTTP/1.1",
+		ProtoMajor: 1, ProtoMinor: 1}, nil
+}
+
+// CloseIdleConnections does nothing: there are no connections.
+func (Transport) CloseIdleConnections() {}
+
+type recorder struct {
+	header http.Header
+	body   bytes.Buffer
+	status int
+}
+
+func (r *recorder) Header() http.Header         { return r.header }
+func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
+func (r *recorder) WriteHeader(status int)      { r.status = status }
