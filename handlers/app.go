@@ -12,16 +12,22 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/gagliardetto/solana-go"
 	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/uptrace/bun"
 
+	"wager/chain"
+	"wager/chain/localchain"
 	"wager/db"
 	"wager/domain"
 	"wager/domain/auth"
 	"wager/domain/flags"
+	"wager/domain/money"
 	"wager/domain/users"
 	"wager/web"
 )
@@ -37,8 +43,12 @@ type App struct {
 	Flags  *flags.Service
 	Users  *users.Service
 	Auth   *auth.Service
-	Echo   *echo.Echo
-	Docs   *web.OpenAPI
+	Money  *money.Service
+	Keys   *chain.Keys
+	// LocalChain is the embedded chain (nil with SOLANA_RPC_URL).
+	LocalChain *localchain.Chain
+	Echo       *echo.Echo
+	Docs       *web.OpenAPI
 
 	pages []string // paths of the browser pages
 
@@ -71,8 +81,22 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		metrics: web.NewMetrics(),
 		started: time.Now(),
 	}
-	secret, err := jwtSecret(cfg)
-	if err != nil {
+	secret := []byte(cfg.JWTSecret)
+	if len(secret) == 0 {
+		if secret, err = dataSecret(cfg.DataDir, "jwt-secret"); err != nil {
+			bdb.Close()
+			return nil, err
+		}
+	}
+	seed := cfg.MasterSeed
+	if len(seed) == 0 {
+		if seed, err = dataSecret(cfg.DataDir, "master-seed"); err != nil {
+			bdb.Close()
+			return nil, err
+		}
+	}
+	a.Keys = chain.NewKeys(seed)
+	if err := a.openChain(ctx); err != nil {
 		bdb.Close()
 		return nil, err
 	}
@@ -93,6 +117,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 			log.Error("reload feature flags", "err", err)
 		}
 	}
+	a.goBackground(func() { a.every(bg, 15*time.Second, "resolve withdrawals", a.Money.ResolvePendingWithdrawals) })
 	listener.Handle(flags.Channel, func(string) { reloadFlags() })
 	listener.OnConnect(reloadFlags)
 	a.goBackground(func() { listener.Run(bg) })
@@ -115,6 +140,54 @@ func (a *App) goBackground(fn func()) {
 	}()
 }
 
+// openChain connects the money service to the configured chain: the
+// embedded one (funding the platform's fee payer at genesis) or an RPC URL.
+func (a *App) openChain(ctx context.Context) error {
+	var client *chain.Client
+	var faucet money.Faucet
+	mint := solana.PublicKey{}
+	if a.Config.EmbeddedChain() {
+		lc, err := localchain.New(ctx, a.DB, a.now, a.Keys.LocalMint().PublicKey(), a.Keys.LocalMintAuthority().PublicKey())
+		if err != nil {
+			return err
+		}
+		a.LocalChain, faucet, mint = lc, lc, lc.Mint
+		client = chain.NewClient("http://embedded-chain", localchain.Transport{Chain: lc})
+		payer := a.Keys.FeePayer().PublicKey()
+		if lamports, err := client.Lamports(ctx, payer); err != nil {
+			return err
+		} else if lamports < 10_000_000_000 {
+			if _, err := lc.Airdrop(ctx, payer, 100_000_000_000); err != nil {
+				return err
+			}
+		}
+	} else {
+		client = chain.NewClient(a.Config.SolanaRPCURL, nil)
+		mint = solana.MustPublicKeyFromBase58(a.Config.USDCMint)
+	}
+	if !a.Config.DevFaucet {
+		faucet = nil
+	}
+	a.Money = money.New(a.DB, client, a.Keys, mint, a.now, a.log, faucet)
+	return nil
+}
+
+// every runs fn every interval until ctx is done, logging its errors.
+func (a *App) every(ctx context.Context, interval time.Duration, what string, fn func(context.Context) error) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := fn(ctx); err != nil && ctx.Err() == nil {
+				a.log.Error(what, "err", err)
+			}
+		}
+	}
+}
+
 // Handler returns the HTTP handler of the whole site.
 func (a *App) Handler() http.Handler { return a.Echo }
 
@@ -125,24 +198,24 @@ func (a *App) Close() {
 	a.DB.Close()
 }
 
-// jwtSecret returns JWT_SECRET, or the secret kept under the data folder,
-// generating it on first start.
-func jwtSecret(cfg Config) ([]byte, error) {
-	if cfg.JWTSecret != "" {
-		return []byte(cfg.JWTSecret), nil
+// dataSecret returns 32 random bytes kept (hex-encoded, readable only by
+// the owner) in a file under the data folder, generating them on first
+// start.
+func dataSecret(dir, name string) ([]byte, error) {
+	path := filepath.Join(dir, name)
+	if b, err := os.ReadFile(path); err == nil {
+		if secret, err := hex.DecodeString(strings.TrimSpace(string(b))); err == nil && len(secret) == 32 {
+			return secret, nil
+		}
+		return nil, fmt.Errorf("%s does not hold 64 hex characters; restore it from a backup", path)
 	}
-	path := filepath.Join(cfg.DataDir, "jwt-secret")
-	if b, err := os.ReadFile(path); err == nil && len(b) >= 32 {
-		return b, nil
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("DATA_DIR=%s: %w", dir, err)
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("DATA_DIR=%s: %w", cfg.DataDir, err)
-	}
-	raw := make([]byte, 32)
-	rand.Read(raw)
-	secret := []byte(hex.EncodeToString(raw))
-	if err := os.WriteFile(path, secret, 0o600); err != nil {
-		return nil, fmt.Errorf("DATA_DIR=%s: %w", cfg.DataDir, err)
+	secret := make([]byte, 32)
+	rand.Read(secret)
+	if err := os.WriteFile(path, []byte(hex.EncodeToString(secret)+"\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("DATA_DIR=%s: %w", dir, err)
 	}
 	return secret, nil
 }

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -34,6 +35,8 @@ type Config struct {
 	DataDir        string
 	LogFormat      string // "text" or "json"
 	PublicURL      string // the site's address, stated in sign-in messages
+	MasterSeed     []byte // derives every platform key; empty: kept under DataDir
+	USDCMint       string // the USDC mint on an external chain
 }
 
 // EmbeddedChain reports whether the server runs its own local chain.
@@ -52,6 +55,18 @@ func (c Config) ChainID() string {
 		return "mainnet"
 	}
 	return "custom"
+}
+
+// defaultMint is Circle's USDC mint on the public clusters; the embedded
+// chain makes its own.
+func defaultMint(cluster string) string {
+	switch cluster {
+	case "mainnet":
+		return "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
+	case "devnet":
+		return "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU"
+	}
+	return ""
 }
 
 // LoadConfig reads the configuration through getenv. It returns an error
@@ -139,6 +154,17 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	if c.JWTSecret != "" && len(c.JWTSecret) < 32 {
 		bad("JWT_SECRET", "(hidden)", "must be at least 32 characters")
+	}
+	if v := env("MASTER_SEED", ""); v != "" {
+		seed, err := hex.DecodeString(v)
+		if err != nil || len(seed) != 32 {
+			bad("MASTER_SEED", "(hidden)", "must be 64 hex characters (32 bytes)")
+		}
+		c.MasterSeed = seed
+	}
+	c.USDCMint = env("USDC_MINT", defaultMint(c.ChainID()))
+	if _, err := solana.PublicKeyFromBase58(c.USDCMint); c.USDCMint != "" && err != nil {
+		bad("USDC_MINT", c.USDCMint, "must be a base58 Solana address")
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("LOG_FORMAT", c.LogFormat, "must be text or json")

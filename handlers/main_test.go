@@ -15,18 +15,26 @@ import (
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
+const testMasterSeed = "5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed"
+
 // newTestApp starts the whole app on the package's test database with the
 // given environment on top of the defaults.
 func newTestApp(t *testing.T, env map[string]string) *App {
 	t.Helper()
+	dataDir := t.TempDir()
 	getenv := func(k string) string {
 		if k == "DATABASE_URL" {
 			return dbtest.URL(t)
 		}
 		if k == "DATA_DIR" {
-			return t.TempDir()
+			return dataDir
 		}
-		return env[k]
+		if v, ok := env[k]; ok || k != "MASTER_SEED" {
+			return v
+		}
+		// The package's database (ledger and local chain) outlives one app:
+		// every app of the package must hold the same keys.
+		return testMasterSeed
 	}
 	cfg, err := LoadConfig(getenv)
 	if err != nil {
@@ -37,7 +45,22 @@ func newTestApp(t *testing.T, env map[string]string) *App {
 		t.Fatal(err)
 	}
 	t.Cleanup(a.Close)
+	t.Cleanup(func() { checkBooks(t, a) })
 	return a
+}
+
+// checkBooks fails the test when the ledger does not sum to zero or the
+// vault's chain balance differs from the ledger's.
+func checkBooks(t *testing.T, a *App) {
+	t.Helper()
+	r, err := a.Money.Reconcile(context.Background())
+	if err != nil {
+		t.Errorf("reconcile: %v", err)
+		return
+	}
+	if !r.Balanced {
+		t.Errorf("the books do not balance after the test: %+v", r)
+	}
 }
 
 // request describes one HTTP request to the app.

@@ -9,6 +9,7 @@ import (
 
 	"wager/domain/flags"
 	"wager/domain/media"
+	"wager/domain/money"
 	"wager/web"
 )
 
@@ -94,7 +95,37 @@ func (a *App) routes() *echo.Echo {
 	r.asset(http.MethodGet, "/images/:id", a.image, web.Op{Tag: "users", Summary: "A profile image (PNG or JPEG bytes)",
 		Description: "Content never changes for an id: cached for a year.", Errors: []int{http.StatusNotFound}})
 
+	// Wallet.
+	r.json(http.MethodGet, "/wallets/me/balance", a.walletBalance, web.Op{Tag: "wallet", Auth: web.AuthRequired,
+		Summary: "Platform balance, deposit address and on-chain holdings", Response: money.Balance{}})
+	r.json(http.MethodPost, "/wallets/transfer/prepare", a.prepareTransfer, web.Op{Tag: "wallet", Auth: web.AuthRequired,
+		Summary:     "Prepare a USDC transfer from your wallet (to depositAddress: a deposit)",
+		Description: "Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt.",
+		Request:     TransferRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusConflict}})
+	r.json(http.MethodPost, "/wallets/transfer/submit", a.submitTransfer, web.Op{Tag: "wallet", Auth: web.AuthRequired,
+		Summary:     "Submit the signed transfer; answers once it is confirmed",
+		Description: "Submitting the same intent again answers the same receipt and moves nothing more. 409 when it expired or the network refused it; 503 when the outcome is not known yet (submit again).",
+		Request:     SubmitRequest{}, Response: money.Receipt{}, Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusServiceUnavailable}})
+	r.json(http.MethodPost, "/wallets/withdraw", a.withdraw, web.Op{Tag: "wallet", Auth: web.AuthRequired,
+		Summary:     "Withdraw from your platform balance to your wallet",
+		Description: "Send Idempotency-Key to make retries safe. 200 when confirmed, 202 while pending.",
+		Request:     WithdrawRequest{}, Response: money.Withdrawal{}, Errors: []int{http.StatusConflict}})
+	r.json(http.MethodGet, "/wallets/me/transactions", a.walletHistory, web.Op{Tag: "wallet", Auth: web.AuthRequired,
+		Summary: "Your wallet history, newest first", Response: ActivityPage{},
+		Query: []web.Param{{Name: "limit", Description: "1-200, default 50"}, {Name: "before", Description: "nextBefore of the previous page"}}})
+	if a.Config.DevFaucet && a.LocalChain != nil {
+		r.json(http.MethodPost, "/dev/faucet", a.faucet, web.Op{Tag: "dev", Auth: web.AuthNone,
+			Summary: "Test USDC and SOL on the embedded chain (DEV_FAUCET=true only)", Request: FaucetRequest{},
+			Response: money.FaucetResult{}})
+		r.asset(http.MethodPost, "/dev/solana-rpc", echo.WrapHandler(a.LocalChain), web.Op{Tag: "dev",
+			Summary:     "The embedded chain's Solana JSON-RPC (DEV_FAUCET=true only)",
+			Description: "For standard Solana client libraries: getLatestBlockhash, sendTransaction, getSignatureStatuses, getAccountInfo, getBalance, getTokenAccountBalance, getMinimumBalanceForRentExemption, requestAirdrop, getHealth, getVersion."})
+	}
+
 	// Admin.
+	r.json(http.MethodGet, "/admin/reconciliation", a.reconciliation, web.Op{Tag: "admin", Auth: web.AuthAdmin,
+		Summary:  "Ledger totals and chain balance against ledger balance for every platform address",
+		Response: money.Reconciliation{}})
 	r.json(http.MethodGet, "/admin/feature-flags", a.adminListFlags, web.Op{Tag: "admin", Auth: web.AuthAdmin,
 		Summary: "Feature flags with who changed them and when", Response: AdminFlags{}})
 	r.json(http.MethodPut, "/admin/feature-flags/:name", a.adminSetFlag, web.Op{Tag: "admin", Auth: web.AuthAdmin,

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"wager/db"
+	"wager/db/dbtest"
 	"wager/domain/flags"
 )
 
@@ -30,7 +32,14 @@ func TestHealthVersionFlags(t *testing.T) {
 
 func TestHealthDegradedWhenDatabaseIsDown(t *testing.T) {
 	a := newTestApp(t, nil)
-	a.DB.Close()
+	down, err := db.Open(context.Background(), dbtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	down.Close()
+	healthy := a.DB
+	a.DB = down
+	t.Cleanup(func() { a.DB = healthy })
 	r := a.do(t, request{path: "/health"})
 	if r.Code != http.StatusServiceUnavailable || r.json(t)["status"] != "degraded" {
 		t.Fatalf("/health with the database down: got %d %s, want 503 degraded", r.Code, r.Body)

@@ -1,0 +1,42 @@
+package money
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Activity is one line of a user's wallet history.
+type Activity struct {
+	bun.BaseModel `bun:"table:wallet_activity"`
+
+	ID           int64     `bun:"id,pk,autoincrement" json:"id"`
+	UserID       string    `bun:"user_id,type:uuid" json:"-"`
+	Kind         string    `bun:"kind" json:"kind" doc:"deposit, withdrawal, transfer, faucet, ..."`
+	AmountMinor  int64     `bun:"amount_minor" json:"amountMinor" doc:"positive into the account, negative out of it"`
+	Counterparty string    `bun:"counterparty" json:"counterparty"`
+	Signature    string    `bun:"signature" json:"signature"`
+	Status       string    `bun:"status" json:"status" doc:"confirmed, pending or failed"`
+	CreatedAt    time.Time `bun:"created_at" json:"createdAt"`
+}
+
+func (s *Service) record(ctx context.Context, idb bun.IDB, a Activity) error {
+	if a.Status == "" {
+		a.Status = "confirmed"
+	}
+	a.CreatedAt = s.now()
+	_, err := idb.NewInsert().Model(&a).Exec(ctx)
+	return err
+}
+
+// History returns a user's wallet history, newest first: at most limit
+// lines older than the line id before (0 for the newest).
+func (s *Service) History(ctx context.Context, userID string, limit int, before int64) ([]Activity, error) {
+	out := []Activity{}
+	q := s.db.NewSelect().Model(&out).Where("user_id = ?", userID).Order("id DESC").Limit(int64(limit))
+	if before > 0 {
+		q = q.Where("id < ?", before)
+	}
+	return out, q.Scan(ctx)
+}

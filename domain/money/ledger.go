@@ -1,0 +1,124 @@
+// Package money owns platform balances and every movement of USDC: the
+// double-entry ledger in PostgreSQL, prepare/submit intents for
+// user-signed Solana transfers, deposits, withdrawals and reconciliation
+// of the ledger against the chain.
+package money
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/uptrace/bun"
+
+	"wager/domain"
+)
+
+// Ledger account ids.
+const (
+	Treasury = "treasury"    // fees and payments earned by the platform
+	Vault    = "chain:vault" // minus the USDC the vault holds on chain
+)
+
+// Available is a user's spendable platform balance.
+func Available(userID string) string { return "user:" + userID + ":available" }
+
+// Locked is a user's balance locked in stakes.
+func Locked(userID string) string { return "user:" + userID + ":locked" }
+
+// Entry is one line of a ledger transaction: a signed amount on an account.
+type Entry struct {
+	Account string
+	Amount  int64
+}
+
+// Posting is one ledger transaction. Reference is unique: posting the same
+// reference twice records it once.
+type Posting struct {
+	Kind      string
+	Reference string
+	Memo      string
+	Entries   []Entry
+}
+
+// Post records p inside tx, creating user accounts as needed. It returns
+// false (and changes nothing) when p.Reference was posted before, and
+// INSUFFICIENT_FUNDS when an account that may not go negative would. The
+// database refuses entries that do not sum to zero at commit.
+func Post(ctx context.Context, tx bun.Tx, p Posting) (bool, error) {
+	var sum int64
+	for _, e := range p.Entries {
+		if e.Amount == 0 {
+			return false, fmt.Errorf("ledger: zero entry on %s", e.Account)
+		}
+		sum += e.Amount
+		if err := ensureAccount(ctx, tx, e.Account); err != nil {
+			return false, err
+		}
+	}
+	if sum != 0 || len(p.Entries) < 2 {
+		return false, fmt.Errorf("ledger: %s %s does not balance (sum %d)", p.Kind, p.Reference, sum)
+	}
+	var id int64
+	err := tx.QueryRowContext(ctx, `INSERT INTO ledger_transactions (kind, reference, memo) VALUES (?, ?, ?)
+		ON CONFLICT (reference) DO NOTHING RETURNING id`, p.Kind, p.Reference, p.Memo).Scan(&id)
+	if err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, nil
+		}
+		return false, err
+	}
+	for _, e := range p.Entries {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO ledger_entries (transaction_id, account_id, amount) VALUES (?, ?, ?)",
+			id, e.Account, e.Amount); err != nil {
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) && pgErr.ConstraintName == "ledger_accounts_no_overdraft" {
+				return false, domain.Errorf(domain.CodeInsufficientFunds, "the balance does not cover %s", describe(p.Kind))
+			}
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+func describe(kind string) string {
+	switch kind {
+	case "withdrawal":
+		return "this withdrawal"
+	case "stake":
+		return "the stake"
+	}
+	return "this payment"
+}
+
+// ensureAccount creates a user's account on first use; platform accounts
+// exist from the migration.
+func ensureAccount(ctx context.Context, tx bun.Tx, id string) error {
+	rest, ok := strings.CutPrefix(id, "user:")
+	if !ok {
+		return nil
+	}
+	userID, suffix, _ := strings.Cut(rest, ":")
+	kind := "user_" + suffix
+	_, err := tx.ExecContext(ctx, `INSERT INTO ledger_accounts (id, kind, user_id) VALUES (?, ?, ?)
+		ON CONFLICT (id) DO NOTHING`, id, kind, userID)
+	return err
+}
+
+// BalanceOf returns an account's balance (0 when it does not exist yet).
+func BalanceOf(ctx context.Context, idb bun.IDB, account string) (int64, error) {
+	var balance int64
+	err := idb.QueryRowContext(ctx, "SELECT coalesce((SELECT balance FROM ledger_accounts WHERE id = ?), 0)", account).Scan(&balance)
+	return balance, err
+}
+
+// Totals returns the sum of every account balance and the sum of every
+// entry; both are zero in healthy books.
+func Totals(ctx context.Context, idb bun.IDB) (balances, entries int64, err error) {
+	err = idb.QueryRowContext(ctx, `SELECT (SELECT coalesce(sum(balance), 0) FROM ledger_accounts),
+		(SELECT coalesce(sum(amount), 0) FROM ledger_entries)`).Scan(&balances, &entries)
+	return
+}

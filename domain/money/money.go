@@ -1,0 +1,403 @@
+package money
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"wager/chain"
+	"wager/db"
+	"wager/domain"
+	"wager/domain/users"
+)
+
+// Limits of user-initiated money movements, in USDC minor units.
+const (
+	MinAmount = 1
+	MaxAmount = 1_000_000 * 1_000_000 // one million USDC
+)
+
+// IntentLifetime is how long a prepared transaction can be submitted: less
+// than its blockhash stays valid, so an accepted submit can still land.
+const IntentLifetime = 50 * time.Second
+
+// confirmTimeout bounds how long a submit waits for confirmation.
+const confirmTimeout = 45 * time.Second
+
+// Faucet gives test funds; only the embedded chain has one.
+type Faucet interface {
+	Airdrop(ctx context.Context, to solana.PublicKey, lamports uint64) (solana.Signature, error)
+	MintTo(ctx context.Context, owner solana.PublicKey, amount uint64) (solana.Signature, error)
+}
+
+// ConfirmFunc records the effect of a confirmed intent inside the
+// transaction that marks it confirmed (a deposit credits the ledger, a
+// donation fills a pot). It runs exactly once per intent.
+type ConfirmFunc func(ctx context.Context, tx bun.Tx, in Intent) error
+
+// Service moves money.
+type Service struct {
+	db     *bun.DB
+	chain  *chain.Client
+	keys   *chain.Keys
+	mint   solana.PublicKey
+	now    domain.Clock
+	log    *slog.Logger
+	faucet Faucet
+
+	onConfirm map[string]ConfirmFunc
+}
+
+// New returns a Service. faucet may be nil.
+func New(bdb *bun.DB, client *chain.Client, keys *chain.Keys, mint solana.PublicKey, now domain.Clock, log *slog.Logger, faucet Faucet) *Service {
+	s := &Service{db: bdb, chain: client, keys: keys, mint: mint, now: now, log: log, faucet: faucet,
+		onConfirm: map[string]ConfirmFunc{}}
+	s.OnConfirm(KindDeposit, s.confirmDeposit)
+	s.OnConfirm(KindTransfer, s.confirmTransfer)
+	return s
+}
+
+// Intent kinds of this package; other packages add their own.
+const (
+	KindDeposit  = "deposit"
+	KindTransfer = "transfer"
+)
+
+// OnConfirm registers what a confirmed intent of kind does.
+func (s *Service) OnConfirm(kind string, fn ConfirmFunc) { s.onConfirm[kind] = fn }
+
+// DepositAddress is the wallet whose USDC account receives deposits.
+func (s *Service) DepositAddress() solana.PublicKey { return s.keys.Vault().PublicKey() }
+
+// Mint is the USDC mint.
+func (s *Service) Mint() solana.PublicKey { return s.mint }
+
+// Chain is the chain client.
+func (s *Service) Chain() *chain.Client { return s.chain }
+
+// Balance is a user's platform and on-chain balance.
+type Balance struct {
+	WalletAddress  string  `json:"walletAddress"`
+	AvailableMinor int64   `json:"availableMinor"`
+	LockedMinor    int64   `json:"lockedMinor"`
+	DepositAddress string  `json:"depositAddress"`
+	OnChain        OnChain `json:"onChain"`
+}
+
+// OnChain is what the user's wallet holds on chain.
+type OnChain struct {
+	USDCMinor int64 `json:"usdcMinor"`
+	Lamports  int64 `json:"lamports"`
+}
+
+// BalanceOf returns a user's balances. The on-chain part comes from the
+// chain; when it cannot be read the error says so.
+func (s *Service) BalanceOf(ctx context.Context, u users.User) (Balance, error) {
+	b := Balance{WalletAddress: u.WalletAddress, DepositAddress: s.DepositAddress().String()}
+	var err error
+	if b.AvailableMinor, err = BalanceOf(ctx, s.db, Available(u.ID)); err != nil {
+		return b, err
+	}
+	if b.LockedMinor, err = BalanceOf(ctx, s.db, Locked(u.ID)); err != nil {
+		return b, err
+	}
+	owner := solana.MustPublicKeyFromBase58(u.WalletAddress)
+	usdc, err := s.chain.TokenBalance(ctx, owner, s.mint)
+	if err != nil {
+		return b, chainUnavailable(err)
+	}
+	lamports, err := s.chain.Lamports(ctx, owner)
+	if err != nil {
+		return b, chainUnavailable(err)
+	}
+	b.OnChain = OnChain{USDCMinor: int64(usdc), Lamports: int64(lamports)}
+	return b, nil
+}
+
+func chainUnavailable(err error) error {
+	return &domain.Error{Code: domain.CodeUnavailable, Message: "the Solana network did not answer; try again shortly",
+		Extra: map[string]any{"cause": err.Error()}}
+}
+
+// CheckAmount validates an amount in minor units.
+func CheckAmount(field string, amount int64) error {
+	if amount < MinAmount || amount > MaxAmount {
+		return invalidAmount(field, MaxAmount)
+	}
+	return nil
+}
+
+func invalidAmount(field string, max int64) error {
+	return domain.Invalid(map[string]string{field: fmt.Sprintf(
+		"must be a whole number of USDC minor units from %d to %d (1 USDC = 1000000)", MinAmount, max)})
+}
+
+// Intent is a prepared user-signed transaction.
+type Intent struct {
+	bun.BaseModel `bun:"table:intents"`
+
+	ID          string    `bun:"id,pk,type:uuid"`
+	Kind        string    `bun:"kind"`
+	UserID      string    `bun:"user_id,type:uuid"`
+	AmountMinor int64     `bun:"amount_minor"`
+	Destination string    `bun:"destination"`
+	Reference   string    `bun:"reference"` // what the intent is for: a game id, a resource
+	Message     []byte    `bun:"message"`
+	Status      string    `bun:"status"`
+	Signature   *string   `bun:"signature"`
+	Error       string    `bun:"error"`
+	ExpiresAt   time.Time `bun:"expires_at"`
+	CreatedAt   time.Time `bun:"created_at"`
+	UpdatedAt   time.Time `bun:"updated_at"`
+}
+
+// Prepared is the answer to a prepare: the unsigned transaction to sign.
+type Prepared struct {
+	IntentID    string    `json:"intentId"`
+	Kind        string    `json:"kind"`
+	Transaction string    `json:"transaction" doc:"base64 wire transaction; sign it with the wallet and send it back to submit"`
+	AmountMinor int64     `json:"amountMinor"`
+	Destination string    `json:"destination"`
+	FeePayer    string    `json:"feePayer"`
+	ExpiresAt   time.Time `json:"expiresAt"`
+}
+
+// PrepareSpec describes a user-signed USDC transfer to prepare.
+type PrepareSpec struct {
+	Kind      string
+	User      users.User
+	To        solana.PublicKey
+	Amount    int64
+	Reference string
+}
+
+// Prepare builds the transfer (platform as fee payer), stores its exact
+// message in a new intent and returns it unsigned. It refuses amounts the
+// wallet does not hold on chain with INSUFFICIENT_FUNDS.
+func (s *Service) Prepare(ctx context.Context, p PrepareSpec) (Prepared, error) {
+	from, err := solana.PublicKeyFromBase58(p.User.WalletAddress)
+	if err != nil {
+		return Prepared{}, err
+	}
+	if from.Equals(p.To) {
+		return Prepared{}, domain.Invalid(map[string]string{"toAddress": "is your own wallet"})
+	}
+	held, err := s.chain.TokenBalance(ctx, from, s.mint)
+	if err != nil {
+		return Prepared{}, chainUnavailable(err)
+	}
+	if held < uint64(p.Amount) {
+		return Prepared{}, domain.Errorf(domain.CodeInsufficientFunds,
+			"your wallet holds %s USDC on chain, less than %s", FormatUSDC(int64(held)), FormatUSDC(p.Amount))
+	}
+	bh, err := s.chain.Blockhash(ctx)
+	if err != nil {
+		return Prepared{}, chainUnavailable(err)
+	}
+	id := uuid.NewString()
+	tx, err := chain.BuildTransfer(chain.Transfer{FeePayer: s.keys.FeePayer().PublicKey(), From: from, To: p.To,
+		Mint: s.mint, Amount: uint64(p.Amount), Memo: "wager:" + p.Kind + ":" + id, Blockhash: bh})
+	if err != nil {
+		return Prepared{}, err
+	}
+	msg, err := chain.MessageBytes(tx)
+	if err != nil {
+		return Prepared{}, err
+	}
+	now := s.now()
+	in := Intent{ID: id, Kind: p.Kind, UserID: p.User.ID, AmountMinor: p.Amount, Destination: p.To.String(),
+		Reference: p.Reference, Message: msg, Status: "prepared", ExpiresAt: now.Add(IntentLifetime), CreatedAt: now, UpdatedAt: now}
+	if _, err := s.db.NewInsert().Model(&in).Exec(ctx); err != nil {
+		return Prepared{}, err
+	}
+	wire, err := tx.MarshalBinary()
+	if err != nil {
+		return Prepared{}, err
+	}
+	return Prepared{IntentID: id, Kind: p.Kind, Transaction: base64.StdEncoding.EncodeToString(wire), AmountMinor: p.Amount,
+		Destination: in.Destination, FeePayer: s.keys.FeePayer().PublicKey().String(), ExpiresAt: in.ExpiresAt}, nil
+}
+
+// Receipt is the answer to a submit.
+type Receipt struct {
+	IntentID    string `json:"intentId"`
+	Kind        string `json:"kind"`
+	Status      string `json:"status"`
+	Signature   string `json:"signature"`
+	AmountMinor int64  `json:"amountMinor"`
+	Destination string `json:"destination"`
+}
+
+func receiptOf(in Intent) Receipt {
+	r := Receipt{IntentID: in.ID, Kind: in.Kind, Status: in.Status, AmountMinor: in.AmountMinor, Destination: in.Destination}
+	if in.Signature != nil {
+		r.Signature = *in.Signature
+	}
+	return r
+}
+
+// Submit checks that signedB64 is the prepared transaction signed by the
+// user's wallet, adds the fee payer's signature, sends it, waits for
+// confirmation and records its effect once. Submitting the same intent
+// again, or concurrently, moves money once and answers the same receipt.
+// Errors: NOT_FOUND (no such intent of this user), VALIDATION_ERROR (not the
+// prepared transaction, or not signed by the wallet), CONFLICT (expired, or
+// refused by the chain), UNAVAILABLE (outcome not known yet: submit again).
+func (s *Service) Submit(ctx context.Context, userID, intentID, signedB64 string) (Receipt, error) {
+	in, err := s.intent(ctx, s.db.NewSelect(), userID, intentID)
+	if err != nil {
+		return Receipt{}, err
+	}
+	switch in.Status {
+	case "confirmed":
+		return receiptOf(in), nil
+	case "failed":
+		return Receipt{}, domain.Errorf(domain.CodeConflict, "this transaction failed: %s; prepare a new one", in.Error)
+	}
+	tx, err := s.checkSigned(ctx, in, signedB64)
+	if err != nil {
+		return Receipt{}, err
+	}
+	if in.Status == "prepared" && s.now().After(in.ExpiresAt) {
+		return Receipt{}, domain.Errorf(domain.CodeConflict, "this prepared transaction expired at %s; prepare a new one",
+			in.ExpiresAt.Format(time.RFC3339))
+	}
+	if err := chain.SignWith(tx, s.keys.FeePayer()); err != nil {
+		return Receipt{}, err
+	}
+	sig := tx.Signatures[0].String()
+	if _, err := s.db.NewUpdate().Model((*Intent)(nil)).Set("status = 'submitted'").Set("signature = ?", sig).
+		Set("updated_at = ?", s.now()).Where("id = ? AND status IN ('prepared', 'submitted')", in.ID).Exec(ctx); err != nil {
+		return Receipt{}, err
+	}
+	if _, err := s.chain.SendAndConfirm(ctx, tx, confirmTimeout); err != nil {
+		var rejected *chain.RejectedError
+		if errors.As(err, &rejected) {
+			return Receipt{}, s.fail(ctx, in, rejected.Reason)
+		}
+		s.log.Warn("submit: outcome unknown", "intent", in.ID, "signature", sig, "err", err)
+		return Receipt{}, domain.Errorf(domain.CodeUnavailable,
+			"the transaction %s was sent but is not confirmed yet; submit again to check", sig)
+	}
+	return s.confirm(ctx, in.ID)
+}
+
+// checkSigned parses the client's transaction and checks it is exactly the
+// prepared message with a valid signature of the intent's user.
+func (s *Service) checkSigned(ctx context.Context, in Intent, signedB64 string) (*solana.Transaction, error) {
+	bad := func(reason string) error { return domain.Invalid(map[string]string{"signedTransaction": reason}) }
+	raw, err := base64.StdEncoding.DecodeString(signedB64)
+	if err != nil {
+		return nil, bad("must be a base64 Solana transaction")
+	}
+	tx, err := solana.TransactionFromBytes(raw)
+	if err != nil {
+		return nil, bad("must be a base64 Solana transaction")
+	}
+	msg, err := chain.MessageBytes(tx)
+	if err != nil || string(msg) != string(in.Message) {
+		return nil, bad("differs from the prepared transaction; sign exactly what prepare returned")
+	}
+	var wallet string
+	if err := s.db.NewSelect().Table("users").Column("wallet_address").Where("id = ?", in.UserID).
+		Scan(ctx, &wallet); err != nil {
+		return nil, err
+	}
+	if _, ok := chain.SignatureOf(tx, solana.MustPublicKeyFromBase58(wallet)); !ok {
+		return nil, bad("is not signed by your wallet " + wallet)
+	}
+	return tx, nil
+}
+
+// confirm records a confirmed intent's effect exactly once.
+func (s *Service) confirm(ctx context.Context, intentID string) (Receipt, error) {
+	var out Intent
+	err := db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		in, err := s.intent(ctx, tx.NewSelect().For("UPDATE"), "", intentID)
+		if err != nil {
+			return err
+		}
+		if in.Status != "confirmed" {
+			if fn := s.onConfirm[in.Kind]; fn != nil {
+				if err := fn(ctx, tx, in); err != nil {
+					return err
+				}
+			}
+			in.Status, in.UpdatedAt = "confirmed", s.now()
+			if _, err := tx.NewUpdate().Model(&in).Column("status", "updated_at").WherePK().Exec(ctx); err != nil {
+				return err
+			}
+		}
+		out = in
+		return nil
+	})
+	return receiptOf(out), err
+}
+
+func (s *Service) fail(ctx context.Context, in Intent, reason string) error {
+	_, err := s.db.NewUpdate().Model((*Intent)(nil)).Set("status = 'failed'").Set("error = ?", reason).
+		Set("updated_at = ?", s.now()).Where("id = ? AND status <> 'confirmed'", in.ID).Exec(ctx)
+	if err != nil {
+		return err
+	}
+	return domain.Errorf(domain.CodeConflict, "the network refused the transaction: %s", reason)
+}
+
+// intent loads one intent through sel (a select on the database or in a
+// transaction); userID "" skips the owner check.
+func (s *Service) intent(ctx context.Context, sel *bun.SelectQuery, userID, id string) (Intent, error) {
+	var in Intent
+	if _, err := uuid.Parse(id); err != nil {
+		return in, domain.Errorf(domain.CodeNotFound, "no such intent")
+	}
+	sel = sel.Model(&in).Where("id = ?", id)
+	if userID != "" {
+		sel = sel.Where("user_id = ?", userID)
+	}
+	if err := sel.Scan(ctx); errors.Is(err, sql.ErrNoRows) {
+		return in, domain.Errorf(domain.CodeNotFound, "no such intent")
+	} else if err != nil {
+		return in, err
+	}
+	return in, nil
+}
+
+func (s *Service) confirmDeposit(ctx context.Context, tx bun.Tx, in Intent) error {
+	if _, err := Post(ctx, tx, Posting{Kind: KindDeposit, Reference: *in.Signature, Memo: "deposit " + in.ID,
+		Entries: []Entry{{Available(in.UserID), in.AmountMinor}, {Vault, -in.AmountMinor}}}); err != nil {
+		return err
+	}
+	return s.record(ctx, tx, Activity{UserID: in.UserID, Kind: KindDeposit, AmountMinor: in.AmountMinor,
+		Counterparty: in.Destination, Signature: *in.Signature})
+}
+
+func (s *Service) confirmTransfer(ctx context.Context, tx bun.Tx, in Intent) error {
+	return s.record(ctx, tx, Activity{UserID: in.UserID, Kind: KindTransfer, AmountMinor: -in.AmountMinor,
+		Counterparty: in.Destination, Signature: *in.Signature})
+}
+
+// FormatUSDC writes minor units as a USDC amount ("1.5", "0.01").
+func FormatUSDC(minor int64) string {
+	sign := ""
+	if minor < 0 {
+		sign, minor = "-", -minor
+	}
+	whole, frac := minor/1_000_000, minor%1_000_000
+	if frac == 0 {
+		return sign + strconv.FormatInt(whole, 10)
+	}
+	f := fmt.Sprintf("%06d", frac)
+	for f[len(f)-1] == '0' {
+		f = f[:len(f)-1]
+	}
+	return sign + strconv.FormatInt(whole, 10) + "." + f
+}

@@ -1,0 +1,197 @@
+package money
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"wager/chain"
+	"wager/db"
+	"wager/domain"
+	"wager/domain/users"
+)
+
+// Withdrawal is a server-signed transfer from the vault to a user's wallet.
+type Withdrawal struct {
+	bun.BaseModel `bun:"table:withdrawals"`
+
+	ID             string    `bun:"id,pk,type:uuid" json:"id"`
+	UserID         string    `bun:"user_id,type:uuid" json:"-"`
+	AmountMinor    int64     `bun:"amount_minor" json:"amountMinor"`
+	IdempotencyKey *string   `bun:"idempotency_key" json:"-"`
+	Signature      string    `bun:"signature" json:"signature"`
+	Raw            []byte    `bun:"raw" json:"-"`
+	Status         string    `bun:"status" json:"status" doc:"pending, confirmed or failed"`
+	Error          string    `bun:"error" json:"error,omitempty"`
+	CreatedAt      time.Time `bun:"created_at" json:"createdAt"`
+	UpdatedAt      time.Time `bun:"updated_at" json:"updatedAt"`
+}
+
+// Withdraw debits the user's available balance and sends the amount from
+// the vault to their wallet. The debit and the signed transaction are
+// stored together before anything is sent, so the money leaves at most
+// once; a refused transfer is credited back. A repeated idempotency key
+// answers the first withdrawal. Errors: VALIDATION_ERROR, INSUFFICIENT_FUNDS,
+// CONFLICT (refused by the chain; balance restored), UNAVAILABLE.
+func (s *Service) Withdraw(ctx context.Context, u users.User, amount int64, idempotencyKey string) (Withdrawal, error) {
+	if err := CheckAmount("amountMinor", amount); err != nil {
+		return Withdrawal{}, err
+	}
+	var key *string
+	if idempotencyKey != "" {
+		key = &idempotencyKey
+		var w Withdrawal
+		err := s.db.NewSelect().Model(&w).Where("user_id = ? AND idempotency_key = ?", u.ID, idempotencyKey).Scan(ctx)
+		if err == nil {
+			return w, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return Withdrawal{}, err
+		}
+	}
+	if have, err := BalanceOf(ctx, s.db, Available(u.ID)); err != nil {
+		return Withdrawal{}, err
+	} else if have < amount {
+		return Withdrawal{}, domain.Errorf(domain.CodeInsufficientFunds,
+			"your available balance is %s USDC, less than %s", FormatUSDC(have), FormatUSDC(amount))
+	}
+	bh, err := s.chain.Blockhash(ctx)
+	if err != nil {
+		return Withdrawal{}, chainUnavailable(err)
+	}
+	id := uuid.NewString()
+	vault := s.keys.Vault()
+	tx, err := chain.BuildTransfer(chain.Transfer{FeePayer: s.keys.FeePayer().PublicKey(), From: vault.PublicKey(),
+		To: solana.MustPublicKeyFromBase58(u.WalletAddress), Mint: s.mint, Amount: uint64(amount),
+		Memo: "wager:withdrawal:" + id, Blockhash: bh})
+	if err != nil {
+		return Withdrawal{}, err
+	}
+	if err := chain.SignWith(tx, s.keys.FeePayer(), vault); err != nil {
+		return Withdrawal{}, err
+	}
+	raw, err := tx.MarshalBinary()
+	if err != nil {
+		return Withdrawal{}, err
+	}
+	now := s.now()
+	w := Withdrawal{ID: id, UserID: u.ID, AmountMinor: amount, IdempotencyKey: key, Signature: tx.Signatures[0].String(),
+		Raw: raw, Status: "pending", CreatedAt: now, UpdatedAt: now}
+	err = db.ReadCommitted(ctx, s.db, func(ctx context.Context, dbtx bun.Tx) error {
+		if _, err := Post(ctx, dbtx, Posting{Kind: "withdrawal", Reference: "withdrawal:" + id,
+			Entries: []Entry{{Available(u.ID), -amount}, {Vault, amount}}}); err != nil {
+			return err
+		}
+		if _, err := dbtx.NewInsert().Model(&w).Exec(ctx); err != nil {
+			if db.IsUniqueViolation(err, "withdrawals_idempotency_key") {
+				return errDuplicateKey
+			}
+			return err
+		}
+		return nil
+	})
+	if errors.Is(err, errDuplicateKey) {
+		return s.Withdraw(ctx, u, amount, idempotencyKey) // a concurrent twin won: answer its result
+	}
+	if err != nil {
+		return Withdrawal{}, err
+	}
+	return s.finishWithdrawal(ctx, w, tx)
+}
+
+var errDuplicateKey = errors.New("duplicate idempotency key")
+
+// finishWithdrawal sends a stored withdrawal and settles its outcome.
+func (s *Service) finishWithdrawal(ctx context.Context, w Withdrawal, tx *solana.Transaction) (Withdrawal, error) {
+	_, err := s.chain.SendAndConfirm(ctx, tx, confirmTimeout)
+	var rejected *chain.RejectedError
+	switch {
+	case err == nil:
+		return s.settleWithdrawal(ctx, w, "confirmed", "")
+	case errors.As(err, &rejected):
+		// Refused before landing: it never will with this signature.
+		if ok, serr := s.chain.Status(ctx, tx.Signatures[0]); serr == nil && !ok {
+			w, err := s.settleWithdrawal(ctx, w, "failed", rejected.Reason)
+			if err != nil {
+				return w, err
+			}
+			return w, domain.Errorf(domain.CodeConflict, "the network refused the withdrawal (%s); your balance is restored", rejected.Reason)
+		}
+	}
+	s.log.Warn("withdrawal outcome unknown; the resolver will finish it", "withdrawal", w.ID, "err", err)
+	return w, nil // pending
+}
+
+// settleWithdrawal marks a pending withdrawal confirmed or failed (with the
+// credit back) exactly once, and writes the user's history line.
+func (s *Service) settleWithdrawal(ctx context.Context, w Withdrawal, status, reason string) (Withdrawal, error) {
+	err := db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if err := tx.NewSelect().Model(&w).WherePK().For("UPDATE").Scan(ctx); err != nil {
+			return err
+		}
+		if w.Status != "pending" {
+			return nil
+		}
+		if status == "failed" {
+			if _, err := Post(ctx, tx, Posting{Kind: "withdrawal_reversal", Reference: "withdrawal:" + w.ID + ":reversal",
+				Entries: []Entry{{Available(w.UserID), w.AmountMinor}, {Vault, -w.AmountMinor}}}); err != nil {
+				return err
+			}
+		}
+		w.Status, w.Error, w.UpdatedAt = status, reason, s.now()
+		if _, err := tx.NewUpdate().Model(&w).Column("status", "error", "updated_at").WherePK().Exec(ctx); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, Activity{UserID: w.UserID, Kind: "withdrawal", AmountMinor: -w.AmountMinor,
+			Counterparty: s.DepositAddress().String(), Signature: w.Signature, Status: status})
+	})
+	return w, err
+}
+
+// ResolvePendingWithdrawals finishes withdrawals whose outcome was not
+// known when they were sent: confirmed ones are marked, and ones that did
+// not land while their blockhash was valid are credited back. It runs
+// periodically on every instance; row locks keep it exactly-once.
+func (s *Service) ResolvePendingWithdrawals(ctx context.Context) error {
+	var pending []Withdrawal
+	if err := s.db.NewSelect().Model(&pending).Where("status = 'pending' AND updated_at < ?", s.now().Add(-5*time.Second)).
+		Limit(100).Scan(ctx); err != nil {
+		return err
+	}
+	for _, w := range pending {
+		tx, err := solana.TransactionFromBytes(w.Raw)
+		if err != nil {
+			return err
+		}
+		// Validity first: a transaction not seen after its blockhash
+		// expired can never land.
+		valid, err := s.chain.RPC.IsBlockhashValid(ctx, tx.Message.RecentBlockhash, "")
+		if err != nil {
+			return err
+		}
+		landed, err := s.chain.Status(ctx, tx.Signatures[0])
+		var rejected *chain.RejectedError
+		switch {
+		case errors.As(err, &rejected):
+			_, err = s.settleWithdrawal(ctx, w, "failed", rejected.Reason)
+		case err != nil:
+		case landed:
+			_, err = s.settleWithdrawal(ctx, w, "confirmed", "")
+		case !valid.Value:
+			_, err = s.settleWithdrawal(ctx, w, "failed", "not confirmed before its blockhash expired")
+		default:
+			if _, serr := s.chain.Send(ctx, tx); serr != nil { // try again while it can still land
+				s.log.Warn("resend withdrawal", "withdrawal", w.ID, "err", serr)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

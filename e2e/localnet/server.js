@@ -1,0 +1,592 @@
+'use strict';
+// A small Solana JSON-RPC server over LiteSVM, for tests.
+//
+//   node e2e/localnet/server.js --port 0 [--parent-stdin]
+//
+// Listens on 127.0.0.1 and prints exactly one line, `listening 127.0.0.1:<port>`,
+// to stdout once ready. Transactions are executed by the real SPL Token,
+// Associated Token Account, Memo, System and ComputeBudget programs that
+// LiteSVM ships, so a transaction accepted here was accepted by those programs
+// byte for byte. With --parent-stdin the server exits when its stdin closes,
+// so it never outlives the process that started it.
+//
+// Answers follow the shapes of the real Solana RPC closely enough for
+// github.com/gagliardetto/solana-go's rpc client (strict decoding). Test-only
+// methods: localnet_createMint, localnet_mintTo, localnet_expireBlockhash.
+
+const http = require('node:http');
+const crypto = require('node:crypto');
+const { LiteSVM, TransactionMetadata, FailedTransactionMetadata } = require('litesvm');
+const kit = require('@solana/kit');
+
+const TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
+const TOKEN_2022_PROGRAM = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb';
+const ATA_PROGRAM = 'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL';
+const SYSTEM_PROGRAM = '11111111111111111111111111111111';
+const MINT_LEN = 82;
+const TOKEN_ACCOUNT_LEN = 165;
+const U64_MAX = (1n << 64n) - 1n;
+const RENT_EXEMPT_EPOCH = U64_MAX; // what the real RPC reports for rent-exempt accounts
+const BLOCKHASH_VALIDITY = 150n;
+
+// Names of LiteSVM's fieldless error enums (const enums: absent at run time),
+// in declaration order, from litesvm/dist/internal.d.ts.
+const TX_ERRORS = ('AccountInUse AccountLoadedTwice AccountNotFound ProgramAccountNotFound ' +
+  'InsufficientFundsForFee InvalidAccountForFee AlreadyProcessed BlockhashNotFound CallChainTooDeep ' +
+  'MissingSignatureForFee InvalidAccountIndex SignatureFailure InvalidProgramForExecution SanitizeFailure ' +
+  'ClusterMaintenance AccountBorrowOutstanding WouldExceedMaxBlockCostLimit UnsupportedVersion ' +
+  'InvalidWritableAccount WouldExceedMaxAccountCostLimit WouldExceedAccountDataBlockLimit TooManyAccountLocks ' +
+  'AddressLookupTableNotFound InvalidAddressLookupTableOwner InvalidAddressLookupTableData ' +
+  'InvalidAddressLookupTableIndex InvalidRentPayingAccount WouldExceedMaxVoteCostLimit ' +
+  'WouldExceedAccountDataTotalLimit MaxLoadedAccountsDataSizeExceeded ResanitizationNeeded ' +
+  'InvalidLoadedAccountsDataSizeLimit UnbalancedTransaction ProgramCacheHitMaxLimit CommitCancelled').split(' ');
+const IX_ERRORS = ('GenericError InvalidArgument InvalidInstructionData InvalidAccountData AccountDataTooSmall ' +
+  'InsufficientFunds IncorrectProgramId MissingRequiredSignature AccountAlreadyInitialized UninitializedAccount ' +
+  'UnbalancedInstruction ModifiedProgramId ExternalAccountLamportSpend ExternalAccountDataModified ' +
+  'ReadonlyLamportChange ReadonlyDataModified DuplicateAccountIndex ExecutableModified RentEpochModified ' +
+  'NotEnoughAccountKeys AccountDataSizeChanged AccountNotExecutable AccountBorrowFailed AccountBorrowOutstanding ' +
+  'DuplicateAccountOutOfSync InvalidError ExecutableDataModified ExecutableLamportChange ' +
+  'ExecutableAccountNotRentExempt UnsupportedProgramId CallDepth MissingAccount ReentrancyNotAllowed ' +
+  'MaxSeedLengthExceeded InvalidSeeds InvalidRealloc ComputationalBudgetExceeded PrivilegeEscalation ' +
+  'ProgramEnvironmentSetupFailure ProgramFailedToComplete ProgramFailedToCompile Immutable IncorrectAuthority ' +
+  'AccountNotRentExempt InvalidAccountOwner ArithmeticOverflow UnsupportedSysvar IllegalOwner ' +
+  'MaxAccountsDataAllocationsExceeded MaxAccountsExceeded MaxInstructionTraceLengthExceeded ' +
+  'BuiltinProgramsMustConsumeComputeUnits BorshIoError').split(' ');
+// The Display text of the common errors, as the real RPC prints them.
+const TX_ERROR_TEXT = {
+  AccountInUse: 'Account in use',
+  AccountLoadedTwice: 'Account loaded twice',
+  AccountNotFound: 'Attempt to debit an account but found no record of a prior credit.',
+  ProgramAccountNotFound: 'Attempt to load a program that does not exist',
+  InsufficientFundsForFee: 'Insufficient funds for fee',
+  InvalidAccountForFee: 'This account may not be used to pay transaction fees',
+  AlreadyProcessed: 'This transaction has already been processed',
+  BlockhashNotFound: 'Blockhash not found',
+  MissingSignatureForFee: 'Transaction requires a fee but has no signature present',
+  InvalidAccountIndex: 'Transaction contains an invalid account reference',
+  SignatureFailure: 'Transaction did not pass signature verification',
+  InvalidProgramForExecution: 'This program may not be used for executing instructions',
+  SanitizeFailure: 'Transaction failed to sanitize accounts offsets correctly',
+  UnsupportedVersion: 'Transaction version is unsupported',
+  InvalidWritableAccount: 'Transaction loads a writable account that cannot be written',
+  TooManyAccountLocks: 'Transaction locked too many accounts',
+  InvalidRentPayingAccount: 'Transaction leaves an account with a lower balance than rent-exempt minimum',
+};
+const IX_ERROR_TEXT = {
+  GenericError: 'generic instruction error',
+  InvalidArgument: 'invalid program argument',
+  InvalidInstructionData: 'invalid instruction data',
+  InvalidAccountData: 'invalid account data for instruction',
+  AccountDataTooSmall: 'account data too small for instruction',
+  InsufficientFunds: 'insufficient funds for instruction',
+  IncorrectProgramId: 'incorrect program id for instruction',
+  MissingRequiredSignature: 'missing required signature for instruction',
+  AccountAlreadyInitialized: 'instruction requires an uninitialized account',
+  UninitializedAccount: 'instruction requires an initialized account',
+  UnbalancedInstruction: 'sum of account balances before and after instruction do not match',
+  NotEnoughAccountKeys: 'insufficient account keys for instruction',
+  ComputationalBudgetExceeded: 'Computational budget exceeded',
+  PrivilegeEscalation: 'Cross-program invocation with unauthorized signer or writable account',
+  InvalidAccountOwner: 'Invalid account owner',
+  ArithmeticOverflow: 'Program arithmetic overflowed',
+  IllegalOwner: 'Provided owner is not allowed',
+  InvalidSeeds: 'Provided seeds do not result in a valid address',
+};
+
+class RpcError extends Error {
+  constructor(code, message, data) {
+    super(message);
+    this.code = code;
+    this.data = data;
+  }
+}
+const invalidParams = (msg) => new RpcError(-32602, msg);
+
+// ---- state ----------------------------------------------------------------
+
+const svm = new LiteSVM();
+let slot = 1n; // advances by one per accepted transaction (or airdrop)
+const processed = new Map(); // base58 signature -> slot
+
+const b58enc = kit.getBase58Encoder(); // base58 string -> bytes
+const b58dec = kit.getBase58Decoder(); // bytes -> base58 string
+const addrCodec = kit.getAddressCodec();
+const txDecoder = kit.getTransactionDecoder();
+
+// ---- helpers --------------------------------------------------------------
+
+function ctx(value) {
+  return { context: { slot, apiVersion: '2.2.0' }, value };
+}
+
+function addressParam(v, what) {
+  if (typeof v !== 'string' || !kit.isAddress(v)) {
+    throw invalidParams(`Invalid param: ${what || 'address'} is not a valid base58 public key`);
+  }
+  return kit.address(v);
+}
+
+function u64Param(v, what) {
+  let n;
+  try {
+    if (typeof v === 'number' && Number.isInteger(v) && v >= 0) n = BigInt(v);
+    else if (typeof v === 'string' && /^[0-9]+$/.test(v)) n = BigInt(v);
+    else if (typeof v === 'bigint') n = v;
+  } catch (_) { /* fall through */ }
+  if (n === undefined || n < 0n || n > U64_MAX) throw invalidParams(`Invalid param: ${what} must be a u64`);
+  return n;
+}
+
+function readU64(data, off) {
+  return Buffer.from(data.buffer, data.byteOffset, data.byteLength).readBigUInt64LE(off);
+}
+
+function getAccount(addr) {
+  const acc = svm.getAccount(addr);
+  return acc.exists ? acc : null;
+}
+
+function setAccount(addr, lamports, data, owner, executable) {
+  svm.setAccount({
+    address: addr,
+    lamports: kit.lamports(lamports),
+    data: data,
+    programAddress: kit.address(owner),
+    executable: !!executable,
+    space: BigInt(data.length),
+  });
+}
+
+function isTokenProgram(owner) {
+  return owner === TOKEN_PROGRAM || owner === TOKEN_2022_PROGRAM;
+}
+
+// Formats a raw token amount with its decimals, trailing zeros trimmed, like
+// the RPC's uiAmountString.
+function uiAmountString(amount, decimals) {
+  if (decimals === 0) return amount.toString();
+  const s = amount.toString().padStart(decimals + 1, '0');
+  const whole = s.slice(0, s.length - decimals);
+  const frac = s.slice(s.length - decimals).replace(/0+$/, '');
+  return frac ? `${whole}.${frac}` : whole;
+}
+
+function ixErrorJSON(e) {
+  if (typeof e === 'number') return IX_ERRORS[e] || `InstructionError${e}`;
+  if (e && typeof e.code === 'number') return { Custom: e.code };
+  if (e && typeof e.msg === 'string') return { BorshIoError: e.msg };
+  return String(e);
+}
+
+function ixErrorText(e) {
+  if (typeof e === 'number') {
+    const name = IX_ERRORS[e];
+    return IX_ERROR_TEXT[name] || name || `instruction error ${e}`;
+  }
+  if (e && typeof e.code === 'number') return `custom program error: 0x${e.code.toString(16)}`;
+  if (e && typeof e.msg === 'string') return `Failed to serialize or deserialize account data: ${e.msg}`;
+  return String(e);
+}
+
+// Converts a LiteSVM transaction error to the RPC's JSON form and its text.
+function txError(err) {
+  if (typeof err === 'number') {
+    const name = TX_ERRORS[err] || `TransactionError${err}`;
+    return { json: name, text: TX_ERROR_TEXT[name] || name, name };
+  }
+  if (err && typeof err.index === 'number' && typeof err.err === 'function') {
+    const inner = err.err();
+    return {
+      json: { InstructionError: [err.index, ixErrorJSON(inner)] },
+      text: `Error processing Instruction ${err.index}: ${ixErrorText(inner)}`,
+      name: 'InstructionError',
+    };
+  }
+  if (err && typeof err.index === 'number') {
+    return {
+      json: { DuplicateInstruction: err.index },
+      text: `Transaction contains a duplicate instruction (${err.index}) that is not allowed`,
+      name: 'DuplicateInstruction',
+    };
+  }
+  if (err && typeof err.accountIndex === 'number') {
+    const s = String(err);
+    const name = /Restricted/.test(s) ? 'ProgramExecutionTemporarilyRestricted' : 'InsufficientFundsForRent';
+    return { json: { [name]: { account_index: err.accountIndex } }, text: `${name} (account ${err.accountIndex})`, name };
+  }
+  return { json: String(err), text: String(err), name: 'Unknown' };
+}
+
+function simulationFailed(text, errJSON, meta) {
+  let logs = [];
+  let units = 0n;
+  try {
+    if (meta) {
+      logs = meta.logs();
+      units = meta.computeUnitsConsumed();
+    }
+  } catch (_) { /* keep defaults */ }
+  return new RpcError(-32002, `Transaction simulation failed: ${text}`, {
+    accounts: null,
+    err: errJSON,
+    innerInstructions: null,
+    logs,
+    replacementBlockhash: null,
+    returnData: null,
+    unitsConsumed: units,
+  });
+}
+
+function decodeWire(str, encoding) {
+  if (typeof str !== 'string') throw invalidParams('Invalid params: transaction must be an encoded string');
+  let bytes;
+  if (encoding === 'base64') {
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(str)) throw invalidParams('invalid base64 encoding');
+    bytes = Buffer.from(str, 'base64');
+  } else if (encoding === 'base58' || encoding === undefined) {
+    try {
+      bytes = b58enc.encode(str);
+    } catch (e) {
+      throw invalidParams(`invalid base58 encoding: ${e.message}`);
+    }
+  } else {
+    throw invalidParams(`unsupported encoding: ${encoding}. Supported encodings: base58, base64`);
+  }
+  return new Uint8Array(bytes);
+}
+
+// ---- methods --------------------------------------------------------------
+
+const methods = {
+  getHealth: () => 'ok',
+
+  getVersion: () => ({ 'solana-core': '2.2.0-litesvm-1.5.0', 'feature-set': 0 }),
+
+  getSlot: () => slot,
+
+  getBlockHeight: () => slot,
+
+  getLatestBlockhash: () => ctx({
+    blockhash: svm.latestBlockhash(),
+    lastValidBlockHeight: slot + BLOCKHASH_VALIDITY,
+  }),
+
+  isBlockhashValid: (params) => {
+    const bh = params[0];
+    if (typeof bh !== 'string') throw invalidParams('Invalid param: blockhash must be a string');
+    return ctx(bh === svm.latestBlockhash());
+  },
+
+  getMinimumBalanceForRentExemption: (params) => {
+    const len = u64Param(params[0] === undefined ? 0 : params[0], 'data length');
+    return svm.minimumBalanceForRentExemption(len);
+  },
+
+  getBalance: (params) => {
+    const acc = getAccount(addressParam(params[0]));
+    return ctx(acc ? acc.lamports : 0n);
+  },
+
+  getAccountInfo: (params) => {
+    const addr = addressParam(params[0]);
+    const cfg = params[1] || {};
+    const acc = getAccount(addr);
+    if (!acc) return ctx(null);
+    let data = acc.data;
+    if (cfg.dataSlice && typeof cfg.dataSlice === 'object') {
+      const off = Number(cfg.dataSlice.offset || 0);
+      const len = Number(cfg.dataSlice.length || 0);
+      data = data.slice(off, off + len);
+    }
+    const encoded = cfg.encoding === 'base58' || cfg.encoding === 'binary'
+      ? [b58dec.decode(data), 'base58']
+      : [Buffer.from(data).toString('base64'), 'base64'];
+    return ctx({
+      data: encoded,
+      executable: acc.executable,
+      lamports: acc.lamports,
+      owner: acc.programAddress,
+      rentEpoch: RENT_EXEMPT_EPOCH,
+      space: BigInt(acc.data.length),
+    });
+  },
+
+  getTokenAccountBalance: (params) => {
+    const acc = getAccount(addressParam(params[0]));
+    if (!acc) throw invalidParams('Invalid param: could not find account');
+    if (!isTokenProgram(acc.programAddress) || acc.data.length < TOKEN_ACCOUNT_LEN || acc.data[108] === 0) {
+      throw invalidParams('Invalid param: not a Token account');
+    }
+    const mintAddr = addrCodec.decode(acc.data.slice(0, 32));
+    const mint = getAccount(mintAddr);
+    if (!mint || mint.data.length < MINT_LEN) throw invalidParams('Invalid param: could not find mint');
+    const decimals = mint.data[44];
+    const amount = readU64(acc.data, 64);
+    const ui = uiAmountString(amount, decimals);
+    return ctx({ amount: amount.toString(), decimals, uiAmount: Number(ui), uiAmountString: ui });
+  },
+
+  getSignatureStatuses: (params) => {
+    const sigs = params[0];
+    if (!Array.isArray(sigs)) throw invalidParams('Invalid params: expected an array of signatures');
+    return ctx(sigs.map((s) => {
+      const at = typeof s === 'string' ? processed.get(s) : undefined;
+      if (at === undefined) return null;
+      return { slot: at, confirmations: null, err: null, confirmationStatus: 'finalized', status: { Ok: null } };
+    }));
+  },
+
+  sendTransaction: (params) => {
+    const cfg = params[1] || {};
+    const bytes = decodeWire(params[0], cfg.encoding);
+    let tx;
+    try {
+      tx = txDecoder.decode(bytes);
+    } catch (e) {
+      throw invalidParams(`failed to deserialize solana_transaction::versioned::VersionedTransaction: ${e.message}`);
+    }
+    // Preflight, as the real RPC does: a transaction that would fail is
+    // refused without touching state. (LiteSVM's sendTransaction alone would
+    // charge the fee of a failing transaction and remember its signature.)
+    // skipPreflight is deliberately ignored so a refusal never leaves a trace.
+    let res;
+    try {
+      const sim = svm.simulateTransaction(tx);
+      res = sim instanceof FailedTransactionMetadata ? sim : svm.sendTransaction(tx);
+    } catch (e) {
+      // kit refuses transactions with an all-zero (missing) signature before
+      // LiteSVM sees them; the real RPC answers a failed verification so.
+      if (kit.isSolanaError(e, kit.SOLANA_ERROR__TRANSACTION__SIGNATURES_MISSING)) {
+        throw new RpcError(-32003, 'Transaction signature verification failure');
+      }
+      throw invalidParams(`invalid transaction: ${e && e.message}`);
+    }
+    if (res instanceof FailedTransactionMetadata) {
+      const e = txError(res.err());
+      if (e.name === 'SignatureFailure') throw new RpcError(-32003, 'Transaction signature verification failure');
+      throw simulationFailed(e.text, e.json, res.meta());
+    }
+    if (!(res instanceof TransactionMetadata)) throw new RpcError(-32603, 'Internal error: unexpected LiteSVM result');
+    const sig = b58dec.decode(res.signature());
+    slot += 1n;
+    processed.set(sig, slot);
+    return sig;
+  },
+
+  // Credits lamports directly (LiteSVM's own airdrop is a real transfer that
+  // would be refused as AlreadyProcessed when repeated with the same amount).
+  requestAirdrop: (params) => {
+    const addr = addressParam(params[0]);
+    const lamports = u64Param(params[1], 'lamports');
+    const acc = getAccount(addr);
+    if (acc) setAccount(addr, acc.lamports + lamports, acc.data, acc.programAddress, acc.executable);
+    else setAccount(addr, lamports, new Uint8Array(0), SYSTEM_PROGRAM, false);
+    const sig = b58dec.decode(crypto.randomBytes(64));
+    slot += 1n;
+    processed.set(sig, slot);
+    return sig;
+  },
+
+  // [mintAddress, decimals, mintAuthorityAddress, freezeAuthorityAddress?]
+  localnet_createMint: (params) => {
+    const mint = addressParam(params[0], 'mint');
+    const decimals = params[1];
+    if (!Number.isInteger(decimals) || decimals < 0 || decimals > 255) throw invalidParams('Invalid param: decimals must be a u8');
+    const authority = addressParam(params[2], 'mint authority');
+    const data = new Uint8Array(MINT_LEN);
+    const dv = new DataView(data.buffer);
+    dv.setUint32(0, 1, true); // COption::Some
+    data.set(addrCodec.encode(authority), 4);
+    dv.setBigUint64(36, 0n, true); // supply
+    data[44] = decimals;
+    data[45] = 1; // is_initialized
+    if (params[3] !== undefined && params[3] !== null) {
+      dv.setUint32(46, 1, true);
+      data.set(addrCodec.encode(addressParam(params[3], 'freeze authority')), 50);
+    }
+    setAccount(mint, svm.minimumBalanceForRentExemption(BigInt(MINT_LEN)), data, TOKEN_PROGRAM, false);
+    return mint;
+  },
+
+  // [mintAddress, ownerAddress, amount] -> the owner's associated token account
+  localnet_mintTo: async (params) => {
+    const mint = addressParam(params[0], 'mint');
+    const owner = addressParam(params[1], 'owner');
+    const amount = u64Param(params[2], 'amount');
+    const mintAcc = getAccount(mint);
+    if (!mintAcc || mintAcc.programAddress !== TOKEN_PROGRAM || mintAcc.data.length !== MINT_LEN || mintAcc.data[45] !== 1) {
+      throw invalidParams('Invalid param: not an initialized SPL Token mint');
+    }
+    const [ata] = await kit.getProgramDerivedAddress({
+      programAddress: kit.address(ATA_PROGRAM),
+      seeds: [addrCodec.encode(owner), addrCodec.encode(kit.address(TOKEN_PROGRAM)), addrCodec.encode(mint)],
+    });
+    const supply = readU64(mintAcc.data, 36) + amount;
+    if (supply > U64_MAX) throw invalidParams('Invalid param: mint supply would overflow');
+    let data;
+    const existing = getAccount(ata);
+    if (existing) {
+      if (existing.programAddress !== TOKEN_PROGRAM || existing.data.length !== TOKEN_ACCOUNT_LEN) {
+        throw invalidParams('Invalid param: associated token address holds a non-token account');
+      }
+      data = new Uint8Array(existing.data);
+      const dv = new DataView(data.buffer);
+      dv.setBigUint64(64, readU64(data, 64) + amount, true);
+    } else {
+      data = new Uint8Array(TOKEN_ACCOUNT_LEN);
+      const dv = new DataView(data.buffer);
+      data.set(addrCodec.encode(mint), 0);
+      data.set(addrCodec.encode(owner), 32);
+      dv.setBigUint64(64, amount, true);
+      // delegate: COption::None (72..108)
+      data[108] = 1; // AccountState::Initialized
+      // is_native: None (109..121), delegated_amount 0 (121..129), close_authority: None (129..165)
+    }
+    const mintData = new Uint8Array(mintAcc.data);
+    new DataView(mintData.buffer).setBigUint64(36, supply, true);
+    setAccount(mint, mintAcc.lamports, mintData, TOKEN_PROGRAM, false);
+    setAccount(ata, svm.minimumBalanceForRentExemption(BigInt(TOKEN_ACCOUNT_LEN)), data, TOKEN_PROGRAM, false);
+    return ata;
+  },
+
+  localnet_expireBlockhash: () => {
+    svm.expireBlockhash();
+    return svm.latestBlockhash();
+  },
+};
+
+// ---- JSON-RPC plumbing ----------------------------------------------------
+
+// JSON.stringify with bigints written as raw number literals (u64 values such
+// as rentEpoch 18446744073709551615 must not go through a float).
+function stringify(v) {
+  const marks = [];
+  const s = JSON.stringify(v, (_k, x) => {
+    if (typeof x === 'bigint') {
+      marks.push(x.toString());
+      return `\u0000big${marks.length - 1}\u0000`;
+    }
+    return x;
+  });
+  return s.replace(/"\\u0000big(\d+)\\u0000"/g, (_m, i) => marks[Number(i)]);
+}
+
+async function handleOne(req) {
+  const id = req && typeof req === 'object' && 'id' in req ? req.id : null;
+  if (!req || typeof req !== 'object' || Array.isArray(req) || typeof req.method !== 'string') {
+    return { jsonrpc: '2.0', error: { code: -32600, message: 'Invalid request' }, id };
+  }
+  const fn = Object.prototype.hasOwnProperty.call(methods, req.method) ? methods[req.method] : undefined;
+  if (!fn) return { jsonrpc: '2.0', error: { code: -32601, message: 'Method not found' }, id };
+  const params = req.params === undefined || req.params === null ? [] : req.params;
+  if (!Array.isArray(params)) {
+    return { jsonrpc: '2.0', error: { code: -32602, message: 'Invalid params: expected an array' }, id };
+  }
+  try {
+    const result = await fn(params);
+    return { jsonrpc: '2.0', result, id };
+  } catch (e) {
+    if (e instanceof RpcError) {
+      if (e.code !== -32002 && e.code !== -32003) process.stderr.write(`${req.method}: ${e.message}\n`);
+      const error = { code: e.code, message: e.message };
+      if (e.data !== undefined) error.data = e.data;
+      return { jsonrpc: '2.0', error, id };
+    }
+    process.stderr.write(`${req.method}: internal error: ${(e && e.stack) || e}\n`);
+    return { jsonrpc: '2.0', error: { code: -32603, message: `Internal error: ${e && e.message}` }, id };
+  }
+}
+
+const MAX_BODY = 8 << 20;
+
+const server = http.createServer((req, res) => {
+  const reply = (status, body) => {
+    const text = typeof body === 'string' ? body : stringify(body);
+    res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+    res.end(text);
+  };
+  if (req.method !== 'POST') {
+    reply(405, { jsonrpc: '2.0', error: { code: -32600, message: 'Invalid request: use POST' }, id: null });
+    return;
+  }
+  const chunks = [];
+  let size = 0;
+  let tooBig = false;
+  req.on('data', (c) => {
+    size += c.length;
+    if (size > MAX_BODY) tooBig = true;
+    else chunks.push(c);
+  });
+  req.on('error', (e) => process.stderr.write(`request error: ${e.message}\n`));
+  req.on('end', async () => {
+    try {
+      if (tooBig) {
+        reply(413, { jsonrpc: '2.0', error: { code: -32600, message: 'Request too large' }, id: null });
+        return;
+      }
+      let body;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch (e) {
+        process.stderr.write(`parse error: ${e.message}\n`);
+        reply(200, { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null });
+        return;
+      }
+      if (Array.isArray(body)) {
+        if (body.length === 0) {
+          reply(200, { jsonrpc: '2.0', error: { code: -32600, message: 'Invalid request' }, id: null });
+          return;
+        }
+        const out = [];
+        for (const r of body) out.push(await handleOne(r)); // in order: the SVM is sequential
+        reply(200, out);
+      } else {
+        reply(200, await handleOne(body));
+      }
+    } catch (e) {
+      process.stderr.write(`internal error: ${(e && e.stack) || e}\n`);
+      try {
+        reply(500, { jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null });
+      } catch (_) { /* response already sent */ }
+    }
+  });
+});
+
+function parseArgs(argv) {
+  const out = { port: 0, parentStdin: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--port') out.port = Number(argv[++i]);
+    else if (a.startsWith('--port=')) out.port = Number(a.slice('--port='.length));
+    else if (a === '--parent-stdin') out.parentStdin = true;
+    else {
+      process.stderr.write(`unknown argument: ${a}\nusage: node server.js [--port N] [--parent-stdin]\n`);
+      process.exit(2);
+    }
+  }
+  if (!Number.isInteger(out.port) || out.port < 0 || out.port > 65535) {
+    process.stderr.write('--port must be an integer between 0 and 65535\n');
+    process.exit(2);
+  }
+  return out;
+}
+
+const args = parseArgs(process.argv.slice(2));
+process.on('uncaughtException', (e) => process.stderr.write(`uncaught: ${(e && e.stack) || e}\n`));
+process.on('unhandledRejection', (e) => process.stderr.write(`unhandled rejection: ${(e && e.stack) || e}\n`));
+process.on('SIGTERM', () => process.exit(0));
+process.on('SIGINT', () => process.exit(0));
+if (args.parentStdin) {
+  process.stdin.on('end', () => process.exit(0));
+  process.stdin.on('close', () => process.exit(0));
+  process.stdin.on('error', () => process.exit(0));
+  process.stdin.resume();
+}
+server.keepAliveTimeout = 60_000;
+server.on('error', (e) => {
+  process.stderr.write(`server error: ${e.message}\n`);
+  process.exit(1);
+});
+server.listen(args.port, '127.0.0.1', () => {
+  process.stdout.write(`listening 127.0.0.1:${server.address().port}\n`);
+});

@@ -1,0 +1,326 @@
+package handlers
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/gagliardetto/solana-go"
+
+	"wager/chain"
+	"wager/domain/money"
+)
+
+// funded signs a new wallet in and gives it on-chain USDC from the faucet.
+func (a *App) funded(t *testing.T, usdc int64) (wallet, map[string]string) {
+	t.Helper()
+	w := newWallet(t)
+	token, _ := a.login(t, w, "agent-1")
+	r := a.do(t, request{method: http.MethodPost, path: "/dev/faucet",
+		body: jsonBody(map[string]any{"address": w.address(), "amountMinor": usdc})})
+	if r.Code != 200 {
+		t.Fatalf("faucet: %d %s", r.Code, r.Body)
+	}
+	return w, bearer(token, "agent-1")
+}
+
+// signPrepared signs the base64 transaction of a prepare answer with w,
+// after letting tamper change it.
+func signPrepared(t *testing.T, w wallet, b64 string, tamper func(*solana.Transaction)) string {
+	t.Helper()
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := solana.TransactionFromBytes(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tamper != nil {
+		tamper(tx)
+	}
+	if err := chain.SignWith(tx, w.key); err != nil {
+		t.Fatal(err)
+	}
+	out, err := tx.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(out)
+}
+
+func (a *App) prepare(t *testing.T, auth map[string]string, to string, amount int64) map[string]any {
+	t.Helper()
+	r := a.do(t, request{method: http.MethodPost, path: "/wallets/transfer/prepare", header: auth,
+		body: jsonBody(map[string]any{"toAddress": to, "amountMinor": amount})})
+	if r.Code != 200 {
+		t.Fatalf("prepare: %d %s", r.Code, r.Body)
+	}
+	return r.json(t)
+}
+
+func (a *App) submit(t *testing.T, auth map[string]string, intentID, signed string) response {
+	t.Helper()
+	return a.do(t, request{method: http.MethodPost, path: "/wallets/transfer/submit", header: auth,
+		body: jsonBody(map[string]string{"intentId": intentID, "signedTransaction": signed})})
+}
+
+type balances struct{ available, locked, onChain int64 }
+
+func (a *App) balances(t *testing.T, auth map[string]string) balances {
+	t.Helper()
+	r := a.do(t, request{path: "/wallets/me/balance", header: auth})
+	if r.Code != 200 {
+		t.Fatalf("balance: %d %s", r.Code, r.Body)
+	}
+	m := r.json(t)
+	on := m["onChain"].(map[string]any)
+	num := func(v any) int64 { n, _ := v.(float64); return int64(n) }
+	return balances{num(m["availableMinor"]), num(m["lockedMinor"]), num(on["usdcMinor"])}
+}
+
+func (a *App) depositAddress(t *testing.T, auth map[string]string) string {
+	return a.do(t, request{path: "/wallets/me/balance", header: auth}).json(t)["depositAddress"].(string)
+}
+
+func TestDepositCreditsOnceUnderConcurrentSubmits(t *testing.T) {
+	a := newTestApp(t, nil)
+	w, auth := a.funded(t, 5_000_000)
+	p := a.prepare(t, auth, a.depositAddress(t, auth), 1_250_000)
+	if p["kind"] != "deposit" {
+		t.Fatalf("a transfer to the deposit address should be a deposit: %v", p)
+	}
+	signed := signPrepared(t, w, p["transaction"].(string), nil)
+
+	const n = 50
+	var wg sync.WaitGroup
+	results := make(chan response, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); results <- a.submit(t, auth, p["intentId"].(string), signed) }()
+	}
+	wg.Wait()
+	close(results)
+	sigs := map[string]int{}
+	for r := range results {
+		if r.Code != 200 {
+			t.Errorf("concurrent submit: %d %s", r.Code, r.Body)
+			continue
+		}
+		sigs[r.json(t)["signature"].(string)]++
+	}
+	if len(sigs) != 1 {
+		t.Errorf("submits answered %d different signatures, want 1: %v", len(sigs), sigs)
+	}
+	b := a.balances(t, auth)
+	if b.available != 1_250_000 || b.onChain != 3_750_000 {
+		t.Fatalf("after 50 submits of one deposit: available %d on chain %d; want 1250000 and 3750000", b.available, b.onChain)
+	}
+	// History shows it once, with its signature.
+	h := a.do(t, request{path: "/wallets/me/transactions", header: auth}).json(t)["items"].([]any)
+	if len(h) != 1 || h[0].(map[string]any)["kind"] != "deposit" {
+		t.Errorf("history: %v", h)
+	}
+}
+
+func TestTamperedTransactionsMoveNothing(t *testing.T) {
+	a := newTestApp(t, nil)
+	w, auth := a.funded(t, 5_000_000)
+	deposit := a.depositAddress(t, auth)
+	attacker := newWallet(t).key.PublicKey()
+	tokenIx := func(tx *solana.Transaction) *solana.CompiledInstruction {
+		for i, ix := range tx.Message.Instructions {
+			if tx.Message.AccountKeys[ix.ProgramIDIndex].Equals(chain.TokenProgramID) {
+				return &tx.Message.Instructions[i]
+			}
+		}
+		t.Fatal("no token instruction")
+		return nil
+	}
+	for name, tamper := range map[string]func(*solana.Transaction){
+		"other amount": func(tx *solana.Transaction) { tokenIx(tx).Data[1]++ },
+		"other destination": func(tx *solana.Transaction) {
+			ix := tokenIx(tx)
+			tx.Message.AccountKeys[ix.Accounts[2]] = chain.ATA(attacker, a.Money.Mint())
+		},
+		"other fee payer": func(tx *solana.Transaction) { tx.Message.AccountKeys[0] = attacker },
+		"other blockhash": func(tx *solana.Transaction) { tx.Message.RecentBlockhash = solana.Hash{9} },
+	} {
+		t.Run(name, func(t *testing.T) {
+			before := a.balances(t, auth)
+			p := a.prepare(t, auth, deposit, 1_000_000)
+			signed := signPrepared(t, w, p["transaction"].(string), tamper)
+			a.submit(t, auth, p["intentId"].(string), signed).wantError(t, 400, "VALIDATION_ERROR")
+			if after := a.balances(t, auth); after != before {
+				t.Fatalf("a refused submit moved money: before %+v after %+v", before, after)
+			}
+		})
+	}
+	t.Run("signed by another wallet", func(t *testing.T) {
+		p := a.prepare(t, auth, deposit, 1_000_000)
+		signed := signPrepared(t, newWallet(t), p["transaction"].(string), nil)
+		a.submit(t, auth, p["intentId"].(string), signed).wantError(t, 400, "VALIDATION_ERROR")
+	})
+	t.Run("someone else's intent", func(t *testing.T) {
+		p := a.prepare(t, auth, deposit, 1_000_000)
+		_, otherAuth := a.funded(t, 1)
+		a.submit(t, otherAuth, p["intentId"].(string), signPrepared(t, w, p["transaction"].(string), nil)).
+			wantError(t, 404, "NOT_FOUND")
+	})
+}
+
+func TestExpiredIntentsAndBlockhashesAreRefused(t *testing.T) {
+	a := newTestApp(t, nil)
+	w, auth := a.funded(t, 5_000_000)
+	deposit := a.depositAddress(t, auth)
+	ctx := context.Background()
+
+	p := a.prepare(t, auth, deposit, 1_000_000)
+	if _, err := a.DB.ExecContext(ctx, "UPDATE intents SET expires_at = now() - interval '1 second' WHERE id = ?", p["intentId"]); err != nil {
+		t.Fatal(err)
+	}
+	a.submit(t, auth, p["intentId"].(string), signPrepared(t, w, p["transaction"].(string), nil)).wantError(t, 409, "CONFLICT")
+
+	// The intent is still open, but the chain no longer accepts its blockhash.
+	p = a.prepare(t, auth, deposit, 1_000_000)
+	raw, _ := base64.StdEncoding.DecodeString(p["transaction"].(string))
+	tx, _ := solana.TransactionFromBytes(raw)
+	if _, err := a.DB.ExecContext(ctx, "UPDATE localchain.blockhashes SET created_at = now() - interval '10 minutes' WHERE hash = ?",
+		tx.Message.RecentBlockhash.String()); err != nil {
+		t.Fatal(err)
+	}
+	a.submit(t, auth, p["intentId"].(string), signPrepared(t, w, p["transaction"].(string), nil)).wantError(t, 409, "CONFLICT")
+	if b := a.balances(t, auth); b.available != 0 || b.onChain != 5_000_000 {
+		t.Fatalf("refused deposits moved money: %+v", b)
+	}
+}
+
+func TestWithdrawalCannotOverdrawUnderConcurrency(t *testing.T) {
+	a := newTestApp(t, nil)
+	w, auth := a.funded(t, 5_000_000)
+	p := a.prepare(t, auth, a.depositAddress(t, auth), 1_000_000)
+	if r := a.submit(t, auth, p["intentId"].(string), signPrepared(t, w, p["transaction"].(string), nil)); r.Code != 200 {
+		t.Fatalf("deposit: %d %s", r.Code, r.Body)
+	}
+
+	const n = 10
+	var wg sync.WaitGroup
+	codes := make(chan int, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: auth, body: `{"amountMinor": 300000}`})
+			if r.Code != 200 && r.Code != 409 {
+				t.Errorf("withdraw: %d %s", r.Code, r.Body)
+			}
+			codes <- r.Code
+		}()
+	}
+	wg.Wait()
+	close(codes)
+	ok := 0
+	for c := range codes {
+		if c == 200 {
+			ok++
+		}
+	}
+	b := a.balances(t, auth)
+	if ok != 3 || b.available != 100_000 || b.onChain != 4_000_000+900_000 {
+		t.Fatalf("10 concurrent withdrawals of 0.3 from 1 USDC: %d succeeded, available %d, on chain %d; want 3, 100000, 4900000",
+			ok, b.available, b.onChain)
+	}
+
+	// An idempotency key makes a retried withdrawal answer the first one.
+	key := map[string]string{"Idempotency-Key": "retry-1"}
+	for k, v := range auth {
+		key[k] = v
+	}
+	first := a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: key, body: `{"amountMinor": 50000}`})
+	again := a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: key, body: `{"amountMinor": 50000}`})
+	if first.Code != 200 || again.Code != 200 || first.json(t)["id"] != again.json(t)["id"] {
+		t.Fatalf("idempotent withdrawal: %d %s / %d %s", first.Code, first.Body, again.Code, again.Body)
+	}
+	if b := a.balances(t, auth); b.available != 50_000 {
+		t.Errorf("after an idempotent retry: available %d, want 50000", b.available)
+	}
+	a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: auth, body: `{"amountMinor": 0}`}).
+		wantError(t, 400, "VALIDATION_ERROR")
+	a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: auth, body: `{"amountMinor": 1.5}`}).
+		wantError(t, 400, "VALIDATION_ERROR")
+	a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: auth, body: `{"amountMinor": 999999999}`}).
+		wantError(t, 409, "INSUFFICIENT_FUNDS")
+}
+
+func TestTransferValidationAndPlainTransfers(t *testing.T) {
+	a := newTestApp(t, nil)
+	w, auth := a.funded(t, 2_000_000)
+	for _, body := range []string{
+		`{"toAddress": "nope", "amountMinor": 5}`, `{"toAddress": "` + w.address() + `", "amountMinor": 5}`,
+		`{"toAddress": "` + newWallet(t).address() + `", "amountMinor": 0}`,
+		`{"toAddress": "` + newWallet(t).address() + `", "amountMinor": -4}`,
+	} {
+		a.do(t, request{method: http.MethodPost, path: "/wallets/transfer/prepare", header: auth, body: body}).
+			wantError(t, 400, "VALIDATION_ERROR")
+	}
+	a.do(t, request{method: http.MethodPost, path: "/wallets/transfer/prepare", header: auth,
+		body: `{"toAddress": "` + newWallet(t).address() + `", "amountMinor": 3000000}`}).wantError(t, 409, "INSUFFICIENT_FUNDS")
+
+	friend := newWallet(t)
+	p := a.prepare(t, auth, friend.address(), 700_000)
+	if r := a.submit(t, auth, p["intentId"].(string), signPrepared(t, w, p["transaction"].(string), nil)); r.Code != 200 {
+		t.Fatalf("plain transfer: %d %s", r.Code, r.Body)
+	}
+	got, err := a.Money.Chain().TokenBalance(context.Background(), friend.key.PublicKey(), a.Money.Mint())
+	if err != nil || got != 700_000 {
+		t.Fatalf("friend's wallet: %d %v, want 700000", got, err)
+	}
+	if b := a.balances(t, auth); b.available != 0 || b.onChain != 1_300_000 {
+		t.Errorf("a plain transfer must not touch the platform balance: %+v", b)
+	}
+}
+
+func TestReconciliationAndLedgerGuards(t *testing.T) {
+	admin := newWallet(t)
+	a := newTestApp(t, map[string]string{"ADMIN_WALLETS": admin.address()})
+	w, auth := a.funded(t, 3_000_000)
+	before, err := a.Money.Reconcile(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := a.prepare(t, auth, a.depositAddress(t, auth), 2_000_000)
+	a.submit(t, auth, p["intentId"].(string), signPrepared(t, w, p["transaction"].(string), nil))
+	adminToken, _ := a.login(t, admin, "console")
+	r := a.do(t, request{path: "/admin/reconciliation", header: bearer(adminToken, "console")})
+	var rec money.Reconciliation
+	if err := jsonDecode(r.Body.Bytes(), &rec); err != nil || r.Code != 200 {
+		t.Fatalf("reconciliation: %d %s", r.Code, r.Body)
+	}
+	if !rec.Balanced || rec.Addresses[0].ChainMinor-before.Addresses[0].ChainMinor != 2_000_000 ||
+		rec.Addresses[0].LedgerMinor != rec.Addresses[0].ChainMinor {
+		t.Fatalf("reconciliation after a 2 USDC deposit: %+v", rec)
+	}
+	a.do(t, request{path: "/admin/reconciliation", header: auth}).wantError(t, 403, "ADMIN_ONLY")
+
+	// The database itself refuses unbalanced or edited books.
+	ctx := context.Background()
+	_, err = a.DB.ExecContext(ctx, `WITH t AS (INSERT INTO ledger_transactions (kind, reference) VALUES ('bad', 'unbalanced') RETURNING id)
+		INSERT INTO ledger_entries (transaction_id, account_id, amount) SELECT id, 'treasury', 5 FROM t`)
+	if err == nil {
+		t.Error("an unbalanced ledger transaction was accepted")
+	}
+	if _, err := a.DB.ExecContext(ctx, "UPDATE ledger_entries SET amount = amount + 1"); err == nil {
+		t.Error("ledger entries could be edited")
+	}
+	if _, err := a.DB.ExecContext(ctx, "DELETE FROM ledger_transactions"); err == nil {
+		t.Error("ledger transactions could be deleted")
+	}
+}
+
+func ExampleFormatUSDC() {
+	fmt.Println(money.FormatUSDC(2_557_500), money.FormatUSDC(10_000), money.FormatUSDC(-3_000_000))
+	// Output: 2.5575 0.01 -3
+}
