@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,8 +13,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
-	"wager/db/dbtest"
-	"wager/handlers"
+	"wager/e2e/testserver"
 )
 
 // chromiumPath is Debian's Chromium; make test installs it from apt.
@@ -116,47 +112,11 @@ func launch() (*playwright.Playwright, playwright.Browser, error) {
 }
 
 // server is the whole app, served over HTTP on a loopback port.
-type server struct {
-	URL string // base URL, without a trailing slash
-	App *handlers.App
-}
+type server = testserver.Server
 
-// startServer starts the app on the package's test database with env on
-// top of the defaults (DATABASE_URL and DATA_DIR are the test's own). It is
-// stopped when the test ends.
-func startServer(t *testing.T, env map[string]string) *server {
-	t.Helper()
-	dbURL, dataDir := dbtest.URL(t), t.TempDir()
-	getenv := func(k string) string {
-		switch k {
-		case "DATABASE_URL":
-			return dbURL
-		case "DATA_DIR":
-			return dataDir
-		case "MASTER_SEED":
-			// The package's database (ledger, local chain) outlives one
-			// server: every server of the package holds the same keys.
-			if v, ok := env[k]; ok {
-				return v
-			}
-			return "e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0"
-		}
-		return env[k]
-	}
-	cfg, err := handlers.LoadConfig(getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	app, err := handlers.New(context.Background(), cfg, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(app.Close)
-	hs := httptest.NewServer(app.Handler())
-	t.Cleanup(hs.Close) // runs before app.Close
-	return &server{URL: hs.URL, App: app}
-}
+// startServer starts the app on the package's test database; see
+// testserver.Start.
+func startServer(t *testing.T, env map[string]string) *server { return testserver.Start(t, env) }
 
 // newPage opens a page in a fresh browser context (its own cookies and
 // storage) whose base URL is the server's, so page.Goto("/docs") works.

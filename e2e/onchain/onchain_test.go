@@ -1,0 +1,278 @@
+// Package onchain_test proves, with the real SPL Token and Associated Token
+// Account programs (LiteSVM), that the transactions the server builds are
+// accepted exactly as built, that tampered or unsigned ones are not, and
+// that the embedded chain agrees with LiteSVM on balances and fees.
+package onchain_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+
+	"wager/chain"
+	"wager/chain/localchain"
+	"wager/db/dbtest"
+	"wager/e2e/apiclient"
+	"wager/e2e/localnet"
+	"wager/e2e/testserver"
+)
+
+// Its own database: the server here keeps its ledger against LiteSVM, not
+// against the embedded chain other packages use.
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+const seedLiteSVM = "11aa11aa11aa11aa11aa11aa11aa11aa11aa11aa11aa11aa11aa11aa11aa11aa"
+
+// liteSVMServer starts LiteSVM with a USDC-like mint and the whole server
+// configured to use it as its Solana RPC.
+func liteSVMServer(t testing.TB) (*localnet.Localnet, *testserver.Server, solana.PublicKey) {
+	t.Helper()
+	l := localnet.Start(t)
+	keys := chain.NewKeys([]byte("litesvm-mint"))
+	mint := keys.LocalMint().PublicKey()
+	l.CreateMint(t, mint, chain.USDCDecimals, keys.LocalMintAuthority().PublicKey())
+	s := testserver.Start(t, map[string]string{"SOLANA_RPC_URL": l.URL, "USDC_MINT": mint.String(),
+		"MASTER_SEED": seedLiteSVM, "DEV_FAUCET": "false"})
+	l.Airdrop(t, s.App.Keys.FeePayer().PublicKey(), 10_000_000_000)
+	return l, s, mint
+}
+
+func newUser(t testing.TB, s *testserver.Server) *apiclient.Client {
+	t.Helper()
+	key, err := solana.NewRandomPrivateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := apiclient.New(s.URL, key)
+	if err := c.Login(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestServerBuiltTransactionsOnRealPrograms(t *testing.T) {
+	l, s, mint := liteSVMServer(t)
+	ctx := context.Background()
+	rpc := chain.NewClient(l.URL, nil)
+	user := newUser(t, s)
+	l.MintTo(t, mint, user.Key.PublicKey(), 10_000_000)
+	tokens := func(owner solana.PublicKey) int64 {
+		n, err := rpc.TokenBalance(ctx, owner, mint)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int64(n)
+	}
+	vault := s.App.Keys.Vault().PublicKey()
+
+	// A deposit: user-signed, platform fee payer, vault ATA created idempotently.
+	if err := user.Deposit(ctx, 4_000_000); err != nil {
+		t.Fatalf("deposit through LiteSVM: %v", err)
+	}
+	if got := tokens(vault); got != 4_000_000 {
+		t.Fatalf("vault after deposit: %d, want 4000000", got)
+	}
+	// A second deposit: the vault's ATA exists, CreateIdempotent must not fail.
+	if err := user.Deposit(ctx, 1_000_000); err != nil {
+		t.Fatalf("second deposit: %v", err)
+	}
+	b, err := user.Balance(ctx)
+	if err != nil || b.AvailableMinor != 5_000_000 || b.OnChain.USDCMinor != 5_000_000 {
+		t.Fatalf("balance after deposits: %+v %v", b, err)
+	}
+
+	// A donation-shaped transfer: from the user's wallet into a game escrow.
+	escrow := s.App.Keys.Escrow("game-1").PublicKey()
+	var receipt struct{ Signature string }
+	if err := user.PrepareSignSubmit(ctx, "/wallets/transfer/prepare", "/wallets/transfer/submit",
+		map[string]any{"toAddress": escrow.String(), "amountMinor": 250_000}, &receipt); err != nil {
+		t.Fatalf("donation-shaped transfer: %v", err)
+	}
+	if got := tokens(escrow); got != 250_000 {
+		t.Fatalf("escrow: %d, want 250000", got)
+	}
+
+	// A payout-shaped transfer: server-signed from the escrow into the vault.
+	bh, err := rpc.Blockhash(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweep, err := chain.BuildTransfer(chain.Transfer{FeePayer: s.App.Keys.FeePayer().PublicKey(), From: escrow, To: vault,
+		Mint: mint, Amount: 250_000, Memo: "sweep game-1", Blockhash: bh})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chain.SignWith(sweep, s.App.Keys.FeePayer(), s.App.Keys.Escrow("game-1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rpc.SendAndConfirm(ctx, sweep, 10*time.Second); err != nil {
+		t.Fatalf("sweep through LiteSVM: %v", err)
+	}
+	if tokens(escrow) != 0 || tokens(vault) != 5_250_000 {
+		t.Fatalf("after sweep: escrow %d vault %d", tokens(escrow), tokens(vault))
+	}
+
+	// A withdrawal: server-signed from the vault to the user's wallet. The
+	// escrow's 0.25 USDC stays in the vault: it belongs to no ledger
+	// account here, so the vault holds that much more than the ledger says.
+	var w struct{ Status, Signature string }
+	if err := user.Do(ctx, http.MethodPost, "/wallets/withdraw", map[string]any{"amountMinor": 1_500_000}, &w); err != nil || w.Status != "confirmed" {
+		t.Fatalf("withdrawal through LiteSVM: %+v %v", w, err)
+	}
+	if got := tokens(user.Key.PublicKey()); got != 10_000_000-5_000_000-250_000+1_500_000 {
+		t.Fatalf("user's wallet after withdrawal: %d", got)
+	}
+	rec, err := s.App.Money.Reconcile(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.LedgerTotalMinor != 0 || rec.Addresses[0].LedgerMinor != 3_500_000 || rec.Addresses[0].ChainMinor != 3_750_000 {
+		t.Fatalf("reconciliation: %+v", rec)
+	}
+
+	// The real programs refuse what the server refuses.
+	var p apiclient.Prepared
+	if err := user.Do(ctx, http.MethodPost, "/wallets/transfer/prepare",
+		map[string]any{"toAddress": vault.String(), "amountMinor": 100}, &p); err != nil {
+		t.Fatal(err)
+	}
+	signed, err := user.Sign(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := solana.TransactionFromBase64(signed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chain.SignWith(tx, s.App.Keys.FeePayer()); err != nil {
+		t.Fatal(err)
+	}
+	unsigned, _ := solana.TransactionFromBase64(p.Transaction)
+	if err := chain.SignWith(unsigned, s.App.Keys.FeePayer()); err != nil {
+		t.Fatal(err)
+	}
+	tampered, _ := solana.TransactionFromBase64(signed)
+	tampered.Signatures = tx.Signatures
+	for i, ix := range tampered.Message.Instructions {
+		if tampered.Message.AccountKeys[ix.ProgramIDIndex].Equals(chain.TokenProgramID) {
+			tampered.Message.Instructions[i].Data[1] = 0xff // amount changed after signing
+		}
+	}
+	for name, bad := range map[string]*solana.Transaction{"tampered": tampered, "unsigned by the owner": unsigned} {
+		_, err := rpc.Send(ctx, bad)
+		var rejected *chain.RejectedError
+		if !errors.As(err, &rejected) {
+			t.Errorf("%s transaction: got %v, want a rejection by LiteSVM", name, err)
+		}
+	}
+	// The untouched, fully signed one is accepted: the refusals were for the tampering.
+	if _, err := rpc.SendAndConfirm(ctx, tx, 10*time.Second); err != nil {
+		t.Errorf("the untampered transaction: %v", err)
+	}
+}
+
+// TestEmbeddedChainMatchesLiteSVM sends the same transfers through both
+// chains and compares every balance, lamports included.
+func TestEmbeddedChainMatchesLiteSVM(t *testing.T) {
+	ctx := context.Background()
+	keys := chain.NewKeys([]byte("parity"))
+	mint, authority := keys.LocalMint().PublicKey(), keys.LocalMintAuthority().PublicKey()
+	payer, a, b, c := keys.FeePayer(), keys.Derive("a"), keys.Derive("b"), keys.Derive("c")
+
+	l := localnet.Start(t)
+	l.CreateMint(t, mint, chain.USDCDecimals, authority)
+	l.Airdrop(t, payer.PublicKey(), 1_000_000_000)
+	l.MintTo(t, mint, a.PublicKey(), 5_000_000)
+
+	lc, err := localchain.New(ctx, dbtest.DB(t), time.Now, mint, authority)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lc.Airdrop(ctx, payer.PublicKey(), 1_000_000_000); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lc.MintTo(ctx, a.PublicKey(), 5_000_000); err != nil {
+		t.Fatal(err)
+	}
+
+	chains := map[string]*chain.Client{
+		"litesvm":  chain.NewClient(l.URL, nil),
+		"embedded": chain.NewClient("http://embedded", localchain.Transport{Chain: lc}),
+	}
+	steps := []struct {
+		from, to solana.PrivateKey
+		amount   uint64
+	}{{a, b, 1_500_000}, {b, c, 500_000}, {a, c, 1_000_000}, {c, a, 1}}
+	type snapshot struct{ a, b, c, payerLamports uint64 }
+	got := map[string]snapshot{}
+	for name, cl := range chains {
+		for i, s := range steps {
+			bh, err := cl.Blockhash(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tx, err := chain.BuildTransfer(chain.Transfer{FeePayer: payer.PublicKey(), From: s.from.PublicKey(), To: s.to.PublicKey(),
+				Mint: mint, Amount: s.amount, Memo: "parity step", Blockhash: bh})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := chain.SignWith(tx, payer, s.from); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := cl.SendAndConfirm(ctx, tx, 10*time.Second); err != nil {
+				t.Fatalf("%s step %d: %v", name, i, err)
+			}
+		}
+		var snap snapshot
+		for _, x := range []struct {
+			owner solana.PublicKey
+			dst   *uint64
+		}{{a.PublicKey(), &snap.a}, {b.PublicKey(), &snap.b}, {c.PublicKey(), &snap.c}} {
+			if *x.dst, err = cl.TokenBalance(ctx, x.owner, mint); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if snap.payerLamports, err = cl.Lamports(ctx, payer.PublicKey()); err != nil {
+			t.Fatal(err)
+		}
+		got[name] = snap
+	}
+	if got["embedded"] != got["litesvm"] {
+		t.Fatalf("the chains disagree after the same transfers:\n embedded %+v\n litesvm  %+v", got["embedded"], got["litesvm"])
+	}
+	if want := (snapshot{a: 2_500_001, b: 1_000_000, c: 1_499_999}); got["embedded"].a != want.a || got["embedded"].b != want.b || got["embedded"].c != want.c {
+		t.Fatalf("balances: got %+v, want %+v", got["embedded"], want)
+	}
+}
+
+// BenchmarkDepositRoundTrip measures one prepare, sign and submit (until
+// confirmed and credited) through the whole server.
+func BenchmarkDepositRoundTrip(b *testing.B) {
+	ctx := context.Background()
+	run := func(b *testing.B, s *testserver.Server, fund func(solana.PublicKey)) {
+		user := newUser(b, s)
+		fund(user.Key.PublicKey())
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if err := user.Deposit(ctx, 1); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("embedded", func(b *testing.B) {
+		s := testserver.Start(b, map[string]string{"MASTER_SEED": "22bb22bb22bb22bb22bb22bb22bb22bb22bb22bb22bb22bb22bb22bb22bb22bb"})
+		run(b, s, func(pk solana.PublicKey) {
+			if _, err := s.App.Money.Faucet(ctx, pk, 1_000_000_000); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+	b.Run("litesvm", func(b *testing.B) {
+		l, s, mint := liteSVMServer(b)
+		run(b, s, func(pk solana.PublicKey) { l.MintTo(b, mint, pk, 1_000_000_000) })
+	})
+}

@@ -1,0 +1,59 @@
+// Package testserver starts the whole server in-process for tests and
+// benchmarks, on the calling package's test database.
+package testserver
+
+import (
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"testing"
+
+	"wager/db/dbtest"
+	"wager/handlers"
+)
+
+// MasterSeed is the key seed of every test server. A package's database
+// (ledger, local chain) outlives one server, so every server of a package
+// must hold the same keys.
+const MasterSeed = "e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0"
+
+// Server is the whole app, served over HTTP on a loopback port.
+type Server struct {
+	URL string // base URL, without a trailing slash
+	App *handlers.App
+}
+
+// Start starts the app on the package's test database (dbtest) with env on
+// top of the defaults; DATABASE_URL and DATA_DIR are the test's own. It is
+// stopped when the test ends. Warnings and errors go to the test's output.
+func Start(t testing.TB, env map[string]string) *Server {
+	t.Helper()
+	dbURL, dataDir := dbtest.URL(t), t.TempDir()
+	getenv := func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		switch k {
+		case "DATABASE_URL":
+			return dbURL
+		case "DATA_DIR":
+			return dataDir
+		case "MASTER_SEED":
+			return MasterSeed
+		}
+		return ""
+	}
+	cfg, err := handlers.LoadConfig(getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	app, err := handlers.New(context.Background(), cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(app.Close)
+	hs := httptest.NewServer(app.Handler())
+	t.Cleanup(hs.Close) // runs before app.Close
+	return &Server{URL: hs.URL, App: app}
+}
