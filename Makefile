@@ -9,7 +9,7 @@ GENERATED_LIST = find views -name '*_templ.go'; echo static/css/app.css static/j
 .PHONY: run test setup-db setup-test generate check-generated lint
 
 run: setup-db
-	$(GO) run ./cmd/server
+	DEMO_BOTS=$${DEMO_BOTS:-4} $(GO) run ./cmd/server
 
 test: setup-db setup-test lint check-generated
 	$(GO) test -count=1 ./...

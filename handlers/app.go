@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -26,7 +27,12 @@ import (
 	"wager/db"
 	"wager/domain"
 	"wager/domain/auth"
+	"wager/domain/bots"
+	"wager/domain/chat"
 	"wager/domain/flags"
+	"wager/domain/game"
+	"wager/domain/game/rules"
+	"wager/domain/pot"
 	"wager/domain/money"
 	"wager/domain/users"
 	"wager/web"
@@ -44,6 +50,10 @@ type App struct {
 	Users  *users.Service
 	Auth   *auth.Service
 	Money  *money.Service
+	Games  *game.Service
+	Chat   *chat.Service
+	Pot    *pot.Service
+	Hub    *web.Hub
 	Keys   *chain.Keys
 	// LocalChain is the embedded chain (nil with SOLANA_RPC_URL).
 	LocalChain *localchain.Chain
@@ -57,8 +67,10 @@ type App struct {
 	metrics *web.Metrics
 	started time.Time
 
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closed    bool
 }
 
 // New connects to the database, migrates it, starts the background workers
@@ -109,15 +121,43 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, fmt.Errorf("load feature flags: %w", err)
 	}
 
+	// Settlement needs the games and the games need settlement: the
+	// service is wired once both exist.
+	var settle game.Settler = func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome) (map[string]any, error) {
+		return a.Pot.Settle(ctx, tx, g, players, o)
+	}
+	a.Games = game.New(bdb, a.now, log, settle)
+	a.Chat = chat.New(bdb, a.now)
+	a.Pot = pot.New(bdb, a.Games, a.Money, a.Chat, a.Keys, a.now, log)
+	instance := make([]byte, 8)
+	rand.Read(instance)
+	a.Hub = web.NewHub(a.Games, hex.EncodeToString(instance), log)
+
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a.cancel = cancel
+	a.goBackground(func() { a.Hub.Run(bg) })
+	a.goBackground(func() { a.every(bg, game.ViewerRefresh, "refresh spectator counts", a.Hub.Refresh) })
+	if cfg.Workers {
+		a.startWorkers(bg)
+	}
+	if cfg.DemoBots > 0 {
+		b := bots.New(bdb, a.Games, a.Keys, a.now, log, cfg.DemoBots)
+		a.goBackground(func() { b.Run(bg) })
+	}
 	listener := db.NewListener(cfg.DatabaseURL, log)
+	listener.Handle(game.EventsChannel, a.Hub.GameChanged)
+	listener.Handle(game.NoticesChannel, func(payload string) {
+		var n game.Notice
+		if json.Unmarshal([]byte(payload), &n) == nil {
+			frame, _ := json.Marshal(map[string]any{"type": "notice", "notice": n.Type, "data": n.Data})
+			a.Hub.Notify(n.UserID, frame)
+		}
+	})
 	reloadFlags := func() {
 		if err := a.Flags.Load(bg); err != nil && bg.Err() == nil {
 			log.Error("reload feature flags", "err", err)
 		}
 	}
-	a.goBackground(func() { a.every(bg, 15*time.Second, "resolve withdrawals", a.Money.ResolvePendingWithdrawals) })
 	listener.Handle(flags.Channel, func(string) { reloadFlags() })
 	listener.OnConnect(reloadFlags)
 	a.goBackground(func() { listener.Run(bg) })
@@ -138,6 +178,24 @@ func (a *App) goBackground(fn func()) {
 		defer a.wg.Done()
 		fn()
 	}()
+}
+
+// startWorkers runs the work any instance may claim: round and turn
+// deadlines, settlement transfers, unresolved withdrawals.
+func (a *App) startWorkers(ctx context.Context) {
+	a.goBackground(func() {
+		a.every(ctx, 200*time.Millisecond, "expire game deadlines", func(ctx context.Context) error {
+			_, err := a.Games.ExpireDue(ctx)
+			return err
+		})
+	})
+	a.goBackground(func() {
+		a.every(ctx, time.Second, "settlement transfers", func(ctx context.Context) error {
+			_, err := a.Pot.ProcessTransfers(ctx)
+			return err
+		})
+	})
+	a.goBackground(func() { a.every(ctx, 15*time.Second, "resolve withdrawals", a.Money.ResolvePendingWithdrawals) })
 }
 
 // openChain connects the money service to the configured chain: the
@@ -191,11 +249,15 @@ func (a *App) every(ctx context.Context, interval time.Duration, what string, fn
 // Handler returns the HTTP handler of the whole site.
 func (a *App) Handler() http.Handler { return a.Echo }
 
-// Close stops the background workers and closes the database.
+// Close stops the background workers and closes the database. Calling it
+// again does nothing.
 func (a *App) Close() {
-	a.cancel()
-	a.wg.Wait()
-	a.DB.Close()
+	a.closeOnce.Do(func() {
+		a.cancel()
+		a.wg.Wait()
+		a.DB.Close()
+		a.closed = true
+	})
 }
 
 // dataSecret returns 32 random bytes kept (hex-encoded, readable only by

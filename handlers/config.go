@@ -37,6 +37,8 @@ type Config struct {
 	PublicURL      string // the site's address, stated in sign-in messages
 	MasterSeed     []byte // derives every platform key; empty: kept under DataDir
 	USDCMint       string // the USDC mint on an external chain
+	DemoBots       int    // demo players that keep free games going (make run: 4)
+	Workers        bool   // run deadline, settlement and withdrawal workers
 }
 
 // EmbeddedChain reports whether the server runs its own local chain.
@@ -165,6 +167,20 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	c.USDCMint = env("USDC_MINT", defaultMint(c.ChainID()))
 	if _, err := solana.PublicKeyFromBase58(c.USDCMint); c.USDCMint != "" && err != nil {
 		bad("USDC_MINT", c.USDCMint, "must be a base58 Solana address")
+	}
+	if v := env("WORKERS", "true"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			bad("WORKERS", v, "must be true or false")
+		}
+		c.Workers = b
+	}
+	if v := env("DEMO_BOTS", "0"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 50 || n%2 != 0 {
+			bad("DEMO_BOTS", v, "must be an even number of demo players from 0 to 50")
+		}
+		c.DemoBots = n
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("LOG_FORMAT", c.LogFormat, "must be text or json")

@@ -8,8 +8,11 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"wager/domain/flags"
+	"wager/domain/game"
+	"wager/domain/game/rules"
 	"wager/domain/media"
 	"wager/domain/money"
+	"wager/domain/pot"
 	"wager/web"
 )
 
@@ -95,6 +98,79 @@ func (a *App) routes() *echo.Echo {
 	r.asset(http.MethodGet, "/images/:id", a.image, web.Op{Tag: "users", Summary: "A profile image (PNG or JPEG bytes)",
 		Description: "Content never changes for an id: cached for a year.", Errors: []int{http.StatusNotFound}})
 
+	// Games.
+	r.json(http.MethodGet, "/games/available", a.availableGames, web.Op{Tag: "games", Auth: web.AuthNone,
+		Summary: "Game types with their settings", Response: []rules.Info{}})
+	r.json(http.MethodGet, "/games/metrics", a.gameMetrics, web.Op{Tag: "games", Auth: web.AuthNone,
+		Summary: "Real-time platform metrics", Response: game.Metrics{}})
+	r.json(http.MethodGet, "/games/live", a.liveGames, web.Op{Tag: "spectate", Auth: web.AuthOptional,
+		Summary: "Active games, most watched first", Response: []game.LiveGame{}})
+	r.json(http.MethodGet, "/spectate/live-players", a.livePlayers, web.Op{Tag: "spectate", Auth: web.AuthOptional,
+		Summary: "Everyone playing right now, one entry per user", Response: []game.LivePlayer{}})
+	r.json(http.MethodPost, "/lobbies", a.createLobby, web.Op{Tag: "games", Auth: web.AuthRequired, Status: http.StatusCreated,
+		Summary: "Open a lobby (a table of one game type and stake)", Request: LobbyRequest{}, Response: game.Lobby{}})
+	r.json(http.MethodGet, "/lobbies", a.listLobbies, web.Op{Tag: "games", Auth: web.AuthOptional,
+		Summary: "The newest lobbies with their queue lengths", Response: []game.Lobby{}})
+	r.json(http.MethodPost, "/lobbies/:id/join-queue", a.joinQueue, web.Op{Tag: "games", Auth: web.AuthRequired,
+		Summary:     "Join the lobby's matchmaking queue",
+		Description: "Answers queued, or matched with the new game's id when someone was waiting. Stakes are locked from both platform balances.",
+		Response:    game.JoinResult{}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
+	r.json(http.MethodDelete, "/lobbies/:id/join-queue", a.leaveQueue, web.Op{Tag: "games", Auth: web.AuthRequired,
+		Summary: "Leave the lobby's queue", Errors: []int{http.StatusNotFound}})
+	r.json(http.MethodGet, "/games/:id", a.gameMetadata, web.Op{Tag: "games", Auth: web.AuthNone,
+		Summary:     "Public game metadata; result and history once completed",
+		Description: "Includes the escrow address, the pot, and the settlement's on-chain transfers, so anyone can check the payout on chain.",
+		Response:    GameDetail{}, Errors: []int{http.StatusNotFound}})
+	r.json(http.MethodPost, "/games/:id/donations/prepare", a.prepareDonation, web.Op{Tag: "spectate", Auth: web.AuthRequired,
+		Summary:     "Prepare a donation from your wallet into the game's escrow",
+		Description: "Spectators of an active game only (403 for its players); at least 10000 minor units. Sign the transaction and submit it.",
+		Request:     DonationRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusForbidden, http.StatusConflict, http.StatusNotFound}})
+	r.json(http.MethodPost, "/games/:id/donations/submit", a.submitDonation, web.Op{Tag: "spectate", Auth: web.AuthRequired,
+		Summary:     "Submit the signed donation; answers once it is confirmed and in the pot",
+		Description: "The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more.",
+		Request:     SubmitRequest{}, Response: pot.DonationResult{}, Errors: []int{http.StatusConflict, http.StatusNotFound}})
+	r.json(http.MethodGet, "/games/:id/pot", a.gamePot, web.Op{Tag: "spectate", Auth: web.AuthNone,
+		Summary: "The game's pot: stakes, donations, and what the winner would get", Response: pot.Pot{}, Errors: []int{http.StatusNotFound}})
+	r.json(http.MethodGet, "/games/:id/donations", a.gameDonations, web.Op{Tag: "spectate", Auth: web.AuthNone,
+		Summary: "The game's donations, newest first", Response: []pot.Donation{}, Errors: []int{http.StatusNotFound}})
+	r.json(http.MethodGet, "/games/:id/state", a.gameState, web.Op{Tag: "games", Auth: web.AuthRequired,
+		Summary:     "Game state, the same for players and spectators",
+		Description: "Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their reveal. 409 GAME_NOT_ACTIVE when the game is not active.",
+		Response:    map[string]any{}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
+	r.json(http.MethodGet, "/games/:id/events", a.gameEvents, web.Op{Tag: "games", Auth: web.AuthRequired,
+		Summary: "The game's events after a seq (for clients that poll instead of using /ws)", Response: EventsPage{},
+		Query: []web.Param{{Name: "after", Description: "the last seq you have; 0 for all"}}})
+	r.json(http.MethodPost, "/games/:id/actions", a.gameAction, web.Op{Tag: "games", Auth: web.AuthRequired,
+		Summary:     "Submit an action (players only)",
+		Description: "{type: move, move: ...} or {type: resign}. 403 NOT_A_PLAYER; 409 ALREADY_MOVED, NOT_YOUR_TURN, GAME_NOT_ACTIVE; 400 INVALID_MOVE.",
+		Request:     game.Action{}, Response: game.ActResult{}, Errors: []int{http.StatusForbidden, http.StatusConflict, http.StatusNotFound}})
+	r.json(http.MethodGet, "/users/me/current-game", a.currentGame(func(c echo.Context) string { return web.IdentityOf(c).UserID }),
+		web.Op{Tag: "games", Auth: web.AuthRequired, Summary: "Your active game; 204 when none", Response: game.CurrentGame{}})
+	r.json(http.MethodGet, "/users/:id/current-game", a.currentGame(func(c echo.Context) string { return c.Param("id") }),
+		web.Op{Tag: "games", Auth: web.AuthOptional, Summary: "A user's active game; 204 when none", Response: game.CurrentGame{}})
+	for _, m := range []string{http.MethodPost, http.MethodDelete, http.MethodGet} {
+		summary := map[string]string{http.MethodPost: "Ask for (or accept) a rematch", http.MethodDelete: "Withdraw your rematch request",
+			http.MethodGet: "Rematch state"}[m]
+		r.json(m, "/games/:id/rematch", a.rematch, web.Op{Tag: "games", Auth: web.AuthRequired, Summary: summary,
+			Response: game.Rematch{}, Errors: []int{http.StatusForbidden, http.StatusConflict}})
+	}
+	r.json(http.MethodPost, "/games/:id/rematch/lobby", a.rematchLobby, web.Op{Tag: "games", Auth: web.AuthRequired,
+		Summary: "Tell the room you opened a lobby for the rematch", Request: RematchLobbyRequest{}})
+	r.json(http.MethodPost, "/challenges", a.createChallenge, web.Op{Tag: "games", Auth: web.AuthRequired, Status: http.StatusCreated,
+		Summary: "Challenge a user to a game (expires after 5 minutes)", Request: ChallengeRequest{}, Response: game.Challenge{}})
+	r.json(http.MethodGet, "/challenges", a.listChallenges, web.Op{Tag: "games", Auth: web.AuthRequired,
+		Summary: "Your pending challenges, sent and received", Response: []game.Challenge{}})
+	for _, answer := range []string{"accept", "decline"} {
+		r.json(http.MethodPost, "/challenges/:id/"+answer, a.respondChallenge(answer), web.Op{Tag: "games", Auth: web.AuthRequired,
+			Summary: answer + " a challenge sent to you", Response: game.Challenge{}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
+	}
+	r.json(http.MethodDelete, "/challenges/:id", a.respondChallenge("cancel"), web.Op{Tag: "games", Auth: web.AuthRequired,
+		Summary: "Cancel a challenge you sent", Response: game.Challenge{}})
+	r.live(http.MethodGet, "/ws", a.serveWS, web.Op{Tag: "spectate", Auth: web.AuthRequired,
+		Summary:     "Live events over WebSocket",
+		Description: "Authenticate with Authorization: Bearer, ?token=<jwt> or the session cookie. Send {type: join-game, gameId, lastSeq?}; receive joined (with the state) then {type: event, event, gameId, seq, data}. leave-game leaves. Personal notices arrive as {type: notice}."})
+
+	a.chatRoutes(r)
 	// Wallet.
 	r.json(http.MethodGet, "/wallets/me/balance", a.walletBalance, web.Op{Tag: "wallet", Auth: web.AuthRequired,
 		Summary: "Platform balance, deposit address and on-chain holdings", Response: money.Balance{}})
@@ -137,6 +213,7 @@ func (a *App) routes() *echo.Echo {
 	r.page(http.MethodGet, "/docs", a.docsPage)
 	r.page(http.MethodGet, "/u/:username", a.profilePage)
 	r.page(http.MethodGet, "/settings", a.settingsPage)
+	r.page(http.MethodGet, "/wallet", a.walletPage)
 	r.page(http.MethodPost, "/settings/profile", a.settingsProfile)
 	r.page(http.MethodPost, "/settings/avatar", a.settingsImage(media.Avatar))
 	r.page(http.MethodPost, "/settings/cover", a.settingsImage(media.Cover))
@@ -202,6 +279,14 @@ func (r *router) ops(method, path string, h echo.HandlerFunc, op web.Op) {
 // maintenance gate, because its handler lets admin wallets through.
 func (r *router) signIn(method, path string, h echo.HandlerFunc, op web.Op) {
 	r.e.Add(method, path, h, web.MarkAPI, r.version)
+	r.docs.Add(method, path, op)
+}
+
+// live registers the WebSocket endpoint: maintenance and authentication
+// like a JSON route, but no version check (browsers cannot set headers on
+// a WebSocket).
+func (r *router) live(method, path string, h echo.HandlerFunc, op web.Op) {
+	r.e.Add(method, path, h, web.MarkAPI, r.authn(op.Auth), r.maintenance, web.RequireUser)
 	r.docs.Add(method, path, op)
 }
 

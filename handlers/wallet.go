@@ -78,7 +78,8 @@ func (a *App) submitTransfer(c echo.Context) error {
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
 	}
-	r, err := a.Money.Submit(c.Request().Context(), web.IdentityOf(c).UserID, req.IntentID, req.SignedTransaction)
+	r, err := a.Money.SubmitFor(c.Request().Context(), web.IdentityOf(c).UserID, req.IntentID, req.SignedTransaction, "",
+		money.KindDeposit, money.KindTransfer)
 	if err != nil {
 		return err
 	}

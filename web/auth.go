@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/gorilla/websocket"
 	"github.com/labstack/echo/v4"
 
 	"wager/domain"
@@ -18,8 +19,8 @@ const SessionCookie = "wager_session"
 // (forms may send the _csrf field instead).
 const CSRFHeader = "X-CSRF-Token"
 
-// Authenticate identifies the caller from a bearer token (with X-App-Id) or
-// the session cookie. On routes that need no authentication it never
+// Authenticate identifies the caller from a bearer token (with X-App-Id),
+// a ?token= on a WebSocket upgrade, or the session cookie. On routes that need no authentication it never
 // fails: bad credentials just leave the request anonymous. Elsewhere a bad
 // bearer token is 401 and a token without X-App-Id is 400
 // APP_ID_REQUIRED. Cookie-authenticated state changes need the CSRF token
@@ -43,6 +44,14 @@ func Authenticate(svc *auth.Service, mode Auth) echo.MiddlewareFunc {
 				if err == nil {
 					SetIdentity(c, identityOf(p, false))
 				}
+				return next(c)
+			}
+			if token := req.URL.Query().Get("token"); token != "" && websocket.IsWebSocketUpgrade(req) {
+				p, err := svc.AuthenticateQueryToken(ctx, token)
+				if err != nil {
+					return err
+				}
+				SetIdentity(c, identityOf(p, false))
 				return next(c)
 			}
 			if ck, err := c.Cookie(SessionCookie); err == nil && ck.Value != "" {

@@ -228,15 +228,29 @@ func (s *Service) Authenticate(ctx context.Context, token, appID string) (Princi
 	if claims.App != appID {
 		return Principal{}, domain.Errorf(domain.CodeUnauthorized, "the access token was issued to another app id")
 	}
+	return s.principal(ctx, claims)
+}
+
+// AuthenticateQueryToken verifies a token passed in a URL (WebSocket
+// clients cannot set headers); the token's own app id stands.
+func (s *Service) AuthenticateQueryToken(ctx context.Context, token string) (Principal, error) {
+	claims, err := s.Tokens.Parse(token)
+	if err != nil {
+		return Principal{}, err
+	}
+	return s.principal(ctx, claims)
+}
+
+func (s *Service) principal(ctx context.Context, claims Claims) (Principal, error) {
 	var u users.User
-	err = s.db.NewSelect().Model(&u).Where("id = ?", claims.Subject).Scan(ctx)
+	err := s.db.NewSelect().Model(&u).Where("id = ?", claims.Subject).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Principal{}, domain.Errorf(domain.CodeUnauthorized, "the access token is invalid")
 	}
 	if err != nil {
 		return Principal{}, err
 	}
-	return Principal{User: u, AppID: appID, Admin: s.IsAdmin(u.WalletAddress)}, nil
+	return Principal{User: u, AppID: claims.App, Admin: s.IsAdmin(u.WalletAddress)}, nil
 }
 
 // StartSession creates a browser session for the user and returns the

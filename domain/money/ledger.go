@@ -29,6 +29,12 @@ func Available(userID string) string { return "user:" + userID + ":available" }
 // Locked is a user's balance locked in stakes.
 func Locked(userID string) string { return "user:" + userID + ":locked" }
 
+// SpectatorPot holds a game's donations until settlement.
+func SpectatorPot(gameID string) string { return "game:" + gameID + ":spectators" }
+
+// Escrow is minus the USDC a game's escrow address holds on chain.
+func Escrow(gameID string) string { return "chain:escrow:" + gameID }
+
 // Entry is one line of a ledger transaction: a signed amount on an account.
 type Entry struct {
 	Account string
@@ -94,17 +100,25 @@ func describe(kind string) string {
 	return "this payment"
 }
 
-// ensureAccount creates a user's account on first use; platform accounts
-// exist from the migration.
+// ensureAccount creates user and game accounts on first use; platform
+// accounts exist from the migration. Only chain mirrors may go negative.
 func ensureAccount(ctx context.Context, tx bun.Tx, id string) error {
-	rest, ok := strings.CutPrefix(id, "user:")
-	if !ok {
-		return nil
+	var kind string
+	var userID any
+	allowNegative := false
+	switch {
+	case strings.HasPrefix(id, "user:"):
+		uid, suffix, _ := strings.Cut(strings.TrimPrefix(id, "user:"), ":")
+		kind, userID = "user_"+suffix, uid
+	case strings.HasPrefix(id, "game:") && strings.HasSuffix(id, ":spectators"):
+		kind = "game_spectators"
+	case strings.HasPrefix(id, "chain:escrow:"):
+		kind, allowNegative = "chain", true
+	default:
+		return nil // platform accounts exist from the migration
 	}
-	userID, suffix, _ := strings.Cut(rest, ":")
-	kind := "user_" + suffix
-	_, err := tx.ExecContext(ctx, `INSERT INTO ledger_accounts (id, kind, user_id) VALUES (?, ?, ?)
-		ON CONFLICT (id) DO NOTHING`, id, kind, userID)
+	_, err := tx.ExecContext(ctx, `INSERT INTO ledger_accounts (id, kind, user_id, allow_negative) VALUES (?, ?, ?, ?)
+		ON CONFLICT (id) DO NOTHING`, id, kind, userID, allowNegative)
 	return err
 }
 

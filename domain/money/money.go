@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"time"
 
@@ -253,9 +254,19 @@ func receiptOf(in Intent) Receipt {
 // prepared transaction, or not signed by the wallet), CONFLICT (expired, or
 // refused by the chain), UNAVAILABLE (outcome not known yet: submit again).
 func (s *Service) Submit(ctx context.Context, userID, intentID, signedB64 string) (Receipt, error) {
+	return s.SubmitFor(ctx, userID, intentID, signedB64, "")
+}
+
+// SubmitFor is Submit for an intent of one of kinds (any kind when none)
+// prepared for reference (a game id; "" for none): any other intent is
+// NOT_FOUND, so a donation is submitted to the game it was prepared for.
+func (s *Service) SubmitFor(ctx context.Context, userID, intentID, signedB64, reference string, kinds ...string) (Receipt, error) {
 	in, err := s.intent(ctx, s.db.NewSelect(), userID, intentID)
 	if err != nil {
 		return Receipt{}, err
+	}
+	if in.Reference != reference || (len(kinds) > 0 && !slices.Contains(kinds, in.Kind)) {
+		return Receipt{}, domain.Errorf(domain.CodeNotFound, "no such intent here")
 	}
 	switch in.Status {
 	case "confirmed":

@@ -2,6 +2,7 @@ package money
 
 import (
 	"context"
+	"strings"
 
 	"github.com/gagliardetto/solana-go"
 )
@@ -48,6 +49,19 @@ func (s *Service) Reconcile(ctx context.Context) (Reconciliation, error) {
 	}
 	if err := check("vault (deposits and payouts)", s.DepositAddress(), Vault); err != nil {
 		return r, err
+	}
+	// Every game escrow the ledger knows of that still holds money, or ever
+	// held some (a swept escrow must be empty on chain too).
+	var escrows []string
+	if err := s.db.NewSelect().Table("ledger_accounts").Column("id").Where("id LIKE 'chain:escrow:%'").
+		Order("id").Scan(ctx, &escrows); err != nil {
+		return r, err
+	}
+	for _, account := range escrows {
+		gameID := strings.TrimPrefix(account, "chain:escrow:")
+		if err := check("escrow of game "+gameID, s.keys.Escrow(gameID).PublicKey(), account); err != nil {
+			return r, err
+		}
 	}
 	r.Balanced = r.LedgerTotalMinor == 0 && r.EntriesTotalMinor == 0
 	for _, a := range r.Addresses {

@@ -1,0 +1,362 @@
+// Package chat runs game chat rooms and direct messages: sending with
+// validation and a per-sender rate limit, history pages, direct-message
+// threads with unread counts, blocks, and the system messages other
+// services post into a game's chat. Game messages reach the room as the
+// game event game:chat:message; direct messages reach both users' sockets
+// as the personal notice chat:dm.
+package chat
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"wager/db"
+	"wager/domain"
+	"wager/domain/game"
+	"wager/domain/game/rules"
+)
+
+// Context types.
+const (
+	ContextGame = "game"
+	ContextDM   = "dm"
+)
+
+// Roles of game messages.
+const (
+	RolePlayer    = "player"
+	RoleSpectator = "spectator"
+	RoleSystem    = "system"
+)
+
+// EventMessage is the game event that carries a game chat message.
+const EventMessage = "game:chat:message"
+
+// NoticeDM is the personal notice that carries a direct message.
+const NoticeDM = "chat:dm"
+
+// The rate limit: at most RateLimit messages per RateWindow per sender,
+// counted over the stored messages so that it holds across instances.
+const (
+	RateLimit  = 5
+	RateWindow = 10 * time.Second
+)
+
+// Message is a chat message as clients see it.
+type Message struct {
+	ID          string         `json:"id" doc:"increasing number as a string; pass it as ?before= for older messages"`
+	Context     Context        `json:"context"`
+	Sender      *UserRef       `json:"sender" doc:"null for system messages"`
+	RecipientID string         `json:"recipientId,omitempty" doc:"direct messages: who the message is for"`
+	Text        string         `json:"text" doc:"as typed (not HTML-escaped): escape it when rendering"`
+	CreatedAt   time.Time      `json:"createdAt"`
+	Metadata    map[string]any `json:"metadata" doc:"game messages: role (player, spectator or system); system messages may add kind, amountMinor..."`
+}
+
+// Context is where a message was posted.
+type Context struct {
+	Type string `json:"type" doc:"game or dm"`
+	ID   string `json:"id" doc:"the game id; for dm the other user's id, seen from whoever reads it"`
+}
+
+// UserRef names a user.
+type UserRef struct {
+	UserID   string `json:"userId"`
+	Username string `json:"username"`
+}
+
+// row is a stored message (with its sender's username when read).
+type row struct {
+	bun.BaseModel `bun:"table:chat_messages,alias:m"`
+
+	ID          int64           `bun:"id,pk,autoincrement"`
+	ContextType string          `bun:"context_type"`
+	ContextID   string          `bun:"context_id"`
+	SenderID    *string         `bun:"sender_id,type:uuid"`
+	RecipientID *string         `bun:"recipient_id,type:uuid"`
+	Text        string          `bun:"text"`
+	Role        *string         `bun:"role"`
+	Metadata    json.RawMessage `bun:"metadata,type:jsonb"`
+	CreatedAt   time.Time       `bun:"created_at"`
+
+	SenderName *string `bun:"sender_name,scanonly"`
+}
+
+// messageFor renders a stored message for viewer: a direct message's
+// context id is the other user from the viewer's side, so that it is the
+// id to put in /chat/dm/:id/messages.
+func (r row) messageFor(viewer string) Message {
+	m := Message{ID: strconv.FormatInt(r.ID, 10), Context: Context{Type: r.ContextType, ID: r.ContextID},
+		Text: r.Text, CreatedAt: r.CreatedAt.UTC(), Metadata: map[string]any{}}
+	if len(r.Metadata) > 0 {
+		d := json.NewDecoder(bytes.NewReader(r.Metadata))
+		d.UseNumber() // amounts stay integers
+		_ = d.Decode(&m.Metadata)
+	}
+	if r.SenderID != nil {
+		m.Sender = &UserRef{UserID: *r.SenderID}
+		if r.SenderName != nil {
+			m.Sender.Username = *r.SenderName
+		}
+	}
+	if r.Role != nil {
+		m.Metadata["role"] = *r.Role
+	}
+	if r.ContextType == ContextDM && r.SenderID != nil && r.RecipientID != nil {
+		m.RecipientID = *r.RecipientID
+		m.Context.ID = *r.RecipientID
+		if viewer == *r.RecipientID {
+			m.Context.ID = *r.SenderID
+		}
+	}
+	return m
+}
+
+// Service runs chat.
+type Service struct {
+	db  *bun.DB
+	now domain.Clock
+}
+
+// New returns a Service.
+func New(bdb *bun.DB, now domain.Clock) *Service { return &Service{db: bdb, now: now} }
+
+// CheckContextType returns VALIDATION_ERROR for field "type" unless t is
+// game or dm.
+func CheckContextType(t string) error {
+	if t != ContextGame && t != ContextDM {
+		return domain.Invalid(map[string]string{"type": "game or dm"})
+	}
+	return nil
+}
+
+// Send posts a message from senderID: into the chat of game contextID, or
+// to user contextID when contextType is dm. The text is cleaned by
+// CleanText. It returns VALIDATION_ERROR (bad type, bad text, a message to
+// yourself), NOT_FOUND (no such game or user), GAME_NOT_ACTIVE (the game
+// is not active), FORBIDDEN (one of the two users blocked the other) or
+// RATE_LIMITED (more than RateLimit messages in RateWindow, with
+// retryAfterSeconds).
+func (s *Service) Send(ctx context.Context, senderID, contextType, contextID, text string) (Message, error) {
+	if err := CheckContextType(contextType); err != nil {
+		return Message{}, err
+	}
+	clean, err := CleanText(text)
+	if err != nil {
+		return Message{}, err
+	}
+	var msg Message
+	err = db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		// One sender's messages go one at a time, so that concurrent
+		// requests cannot all pass the count. Taken first, before any
+		// game row, so that locks are always taken in the same order.
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext('chat_messages'), hashtext(?))", senderID); err != nil {
+			return err
+		}
+		now := s.now() // after the lock: one sender's messages are stored in time order
+		var err error
+		if contextType == ContextGame {
+			msg, err = sendToGame(ctx, tx, senderID, contextID, clean, now)
+		} else {
+			msg, err = sendDirect(ctx, tx, senderID, contextID, clean, now)
+		}
+		return err
+	})
+	return msg, err
+}
+
+func sendToGame(ctx context.Context, tx bun.Tx, senderID, gameID, text string, now time.Time) (Message, error) {
+	gameID, err := gameIDOf(gameID)
+	if err != nil {
+		return Message{}, err
+	}
+	// Locked like a move locks it, so a message never follows the game's
+	// end in its event stream.
+	var status string
+	err = tx.NewSelect().Table("games").Column("status").Where("id = ?", gameID).For("UPDATE").Scan(ctx, &status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Message{}, domain.Errorf(domain.CodeNotFound, "no such game")
+	} else if err != nil {
+		return Message{}, err
+	}
+	if status != game.StatusActive {
+		return Message{}, &domain.Error{Code: domain.CodeGameNotActive, Message: "the game is " + status + "; its chat is closed",
+			Extra: map[string]any{"status": status}}
+	}
+	if err := checkRate(ctx, tx, senderID, now); err != nil {
+		return Message{}, err
+	}
+	isPlayer, err := tx.NewSelect().Table("game_players").Where("game_id = ? AND user_id = ?", gameID, senderID).Exists(ctx)
+	if err != nil {
+		return Message{}, err
+	}
+	role := RoleSpectator
+	if isPlayer {
+		role = RolePlayer
+	}
+	name, err := usernameOf(ctx, tx, senderID)
+	if err != nil {
+		return Message{}, err
+	}
+	r := row{ContextType: ContextGame, ContextID: gameID, SenderID: &senderID, Text: text, Role: &role,
+		Metadata: json.RawMessage(`{}`), CreatedAt: now, SenderName: &name}
+	return postToGame(ctx, tx, r)
+}
+
+// PostSystem posts a system message (no sender, role system) into a
+// game's chat inside the caller's transaction, with its game:chat:message
+// event; extra metadata (kind, amountMinor...) is kept except a "role"
+// member. It returns VALIDATION_ERROR for an empty or too long text and
+// NOT_FOUND when there is no such game; the game's status is the caller's
+// business.
+func (s *Service) PostSystem(ctx context.Context, tx bun.Tx, gameID, text string, metadata map[string]any, now time.Time) (Message, error) {
+	clean, err := CleanText(text)
+	if err != nil {
+		return Message{}, err
+	}
+	if gameID, err = gameIDOf(gameID); err != nil {
+		return Message{}, err
+	}
+	extra := make(map[string]any, len(metadata))
+	for k, v := range metadata {
+		if k != "role" {
+			extra[k] = v
+		}
+	}
+	meta, err := json.Marshal(extra)
+	if err != nil {
+		return Message{}, err
+	}
+	role := RoleSystem
+	r := row{ContextType: ContextGame, ContextID: gameID, Text: clean, Role: &role, Metadata: meta, CreatedAt: now}
+	return postToGame(ctx, tx, r)
+}
+
+// postToGame stores a game message and appends its event.
+func postToGame(ctx context.Context, tx bun.Tx, r row) (Message, error) {
+	if _, err := tx.NewInsert().Model(&r).Exec(ctx); err != nil {
+		return Message{}, err
+	}
+	msg := r.messageFor("")
+	err := game.AppendEvents(ctx, tx, r.ContextID, r.CreatedAt, rules.Event{Name: EventMessage, Data: msg})
+	if errors.Is(err, sql.ErrNoRows) {
+		return Message{}, domain.Errorf(domain.CodeNotFound, "no such game")
+	}
+	return msg, err
+}
+
+func sendDirect(ctx context.Context, tx bun.Tx, senderID, otherID, text string, now time.Time) (Message, error) {
+	otherID, err := otherUser(senderID, otherID)
+	if err != nil {
+		return Message{}, err
+	}
+	name, err := usernameOf(ctx, tx, senderID)
+	if err != nil {
+		return Message{}, err
+	}
+	if _, err := usernameOf(ctx, tx, otherID); err != nil {
+		return Message{}, err
+	}
+	if blocked, err := eitherBlocked(ctx, tx, senderID, otherID); err != nil {
+		return Message{}, err
+	} else if blocked {
+		return Message{}, domain.Errorf(domain.CodeForbidden, "you cannot message this user: one of you has blocked the other")
+	}
+	if err := checkRate(ctx, tx, senderID, now); err != nil {
+		return Message{}, err
+	}
+	r := row{ContextType: ContextDM, ContextID: pairKey(senderID, otherID), SenderID: &senderID, RecipientID: &otherID,
+		Text: text, Metadata: json.RawMessage(`{}`), CreatedAt: now, SenderName: &name}
+	if _, err := tx.NewInsert().Model(&r).Exec(ctx); err != nil {
+		return Message{}, err
+	}
+	// Both users' sockets hear of it (the sender's other tabs too), each
+	// seeing the conversation from their side.
+	for _, to := range []string{otherID, senderID} {
+		if err := notify(ctx, tx, to, r.messageFor(to)); err != nil {
+			return Message{}, err
+		}
+	}
+	return r.messageFor(senderID), nil
+}
+
+// notify sends msg to a user's sockets on every instance when tx commits.
+func notify(ctx context.Context, tx bun.Tx, userID string, msg Message) error {
+	b, err := json.Marshal(game.Notice{UserID: userID, Type: NoticeDM, Data: msg})
+	if err != nil {
+		return err
+	}
+	return db.Notify(ctx, tx, game.NoticesChannel, string(b))
+}
+
+// checkRate returns RATE_LIMITED when the sender has posted RateLimit
+// messages within RateWindow before now.
+func checkRate(ctx context.Context, idb bun.IDB, senderID string, now time.Time) error {
+	var recent []time.Time
+	err := idb.NewSelect().Model((*row)(nil)).Column("created_at").
+		Where("sender_id = ? AND created_at > ?", senderID, now.Add(-RateWindow)).
+		OrderExpr("created_at DESC").Limit(RateLimit).Scan(ctx, &recent)
+	if err != nil {
+		return err
+	}
+	if len(recent) < RateLimit {
+		return nil
+	}
+	wait := int(math.Ceil(recent[RateLimit-1].Add(RateWindow).Sub(now).Seconds()))
+	wait = max(wait, 1)
+	return domain.Errorf(domain.CodeRateLimited, "at most %d messages per %d seconds; try again in %d s",
+		RateLimit, int(RateWindow.Seconds()), wait).With("retryAfterSeconds", wait)
+}
+
+// gameIDOf returns the canonical form of a game id, or NOT_FOUND.
+func gameIDOf(id string) (string, error) {
+	u, err := uuid.Parse(id)
+	if err != nil {
+		return "", domain.Errorf(domain.CodeNotFound, "no such game")
+	}
+	return u.String(), nil
+}
+
+// otherUser returns the canonical form of the other user's id: NOT_FOUND
+// when it is no id, VALIDATION_ERROR when it is the user's own.
+func otherUser(userID, otherID string) (string, error) {
+	u, err := uuid.Parse(otherID)
+	if err != nil {
+		return "", domain.Errorf(domain.CodeNotFound, "no such user")
+	}
+	if u.String() == userID {
+		return "", domain.Invalid(map[string]string{"id": "that is you: direct messages go to another user"})
+	}
+	return u.String(), nil
+}
+
+// pairKey is a conversation's context id: the two user ids, smaller first.
+func pairKey(a, b string) string {
+	if b < a {
+		a, b = b, a
+	}
+	return a + ":" + b
+}
+
+func usernameOf(ctx context.Context, idb bun.IDB, userID string) (string, error) {
+	var name string
+	err := idb.NewSelect().Table("users").Column("username").Where("id = ?", userID).Scan(ctx, &name)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", domain.Errorf(domain.CodeNotFound, "no such user")
+	}
+	return name, err
+}
+
+func eitherBlocked(ctx context.Context, idb bun.IDB, a, b string) (bool, error) {
+	return idb.NewSelect().Table("user_blocks").
+		Where("(blocker_id = ? AND blocked_id = ?) OR (blocker_id = ? AND blocked_id = ?)", a, b, b, a).Exists(ctx)
+}

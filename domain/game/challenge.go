@@ -1,0 +1,148 @@
+package game
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"wager/db"
+	"wager/domain"
+)
+
+// Challenge is a direct invitation to play.
+type Challenge struct {
+	bun.BaseModel `bun:"table:challenges"`
+
+	ID         string          `bun:"id,pk,type:uuid" json:"id"`
+	FromUser   string          `bun:"from_user,type:uuid" json:"fromUserId"`
+	ToUser     string          `bun:"to_user,type:uuid" json:"toUserId"`
+	GameType   string          `bun:"game_type" json:"gameType"`
+	StakeMinor int64           `bun:"stake_minor" json:"stakeMinor"`
+	Settings   json.RawMessage `bun:"settings,type:jsonb" json:"settings"`
+	Status     string          `bun:"status" json:"status" doc:"pending, accepted, declined, expired or cancelled"`
+	GameID     *string         `bun:"game_id,type:uuid" json:"gameId"`
+	CreatedAt  time.Time       `bun:"created_at" json:"createdAt"`
+	ExpiresAt  time.Time       `bun:"expires_at" json:"expiresAt"`
+}
+
+// CreateChallenge invites another user to a game. Errors: VALIDATION_ERROR
+// (bad type, stake or settings; challenging oneself), NOT_FOUND (no such
+// user), INSUFFICIENT_FUNDS (the challenger cannot cover the stake).
+func (s *Service) CreateChallenge(ctx context.Context, from, to, gameType string, stake int64, settings json.RawMessage) (Challenge, error) {
+	r, err := rulesOf(gameType)
+	if err != nil {
+		return Challenge{}, err
+	}
+	if err := checkStake(stake); err != nil {
+		return Challenge{}, err
+	}
+	norm, err := r.ParseSettings(settings)
+	if err != nil {
+		return Challenge{}, err
+	}
+	if from == to {
+		return Challenge{}, domain.Invalid(map[string]string{"toUserId": "you cannot challenge yourself"})
+	}
+	if _, err := uuid.Parse(to); err != nil {
+		return Challenge{}, domain.Errorf(domain.CodeNotFound, "no such user")
+	}
+	now := s.now()
+	c := Challenge{ID: uuid.NewString(), FromUser: from, ToUser: to, GameType: gameType, StakeMinor: stake,
+		Settings: norm, Status: "pending", CreatedAt: now, ExpiresAt: now.Add(ChallengeLifetime)}
+	err = db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if ok, err := tx.NewSelect().Table("users").Where("id = ?", to).Exists(ctx); err != nil {
+			return err
+		} else if !ok {
+			return domain.Errorf(domain.CodeNotFound, "no such user")
+		}
+		if ok, err := covers(ctx, tx, from, stake); err != nil {
+			return err
+		} else if !ok {
+			return domain.Errorf(domain.CodeInsufficientFunds, "your available balance does not cover the stake")
+		}
+		if _, err := tx.NewInsert().Model(&c).Exec(ctx); err != nil {
+			return err
+		}
+		return s.notify(ctx, tx, to, Notice{Type: "challenge:received", Data: c})
+	})
+	return c, err
+}
+
+// Challenges lists the user's pending challenges, sent and received.
+func (s *Service) Challenges(ctx context.Context, userID string) ([]Challenge, error) {
+	out := []Challenge{}
+	err := s.db.NewSelect().Model(&out).Where("(from_user = ? OR to_user = ?) AND status = 'pending' AND expires_at > ?",
+		userID, userID, s.now()).Order("created_at DESC").Limit(100).Scan(ctx)
+	return out, err
+}
+
+// RespondChallenge accepts (starting the game), declines (the invited
+// user) or cancels (the challenger) a pending challenge. Errors: NOT_FOUND,
+// FORBIDDEN (not yours to answer), CONFLICT (no longer pending, expired,
+// or a player is busy), INSUFFICIENT_FUNDS.
+func (s *Service) RespondChallenge(ctx context.Context, userID, challengeID, answer string) (Challenge, error) {
+	var c Challenge
+	expired := false
+	err := db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		c, expired = Challenge{}, false
+		if _, err := uuid.Parse(challengeID); err != nil {
+			return domain.Errorf(domain.CodeNotFound, "no such challenge")
+		}
+		err := tx.NewSelect().Model(&c).Where("id = ?", challengeID).For("UPDATE").Scan(ctx)
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && c.FromUser != userID && c.ToUser != userID) {
+			return domain.Errorf(domain.CodeNotFound, "no such challenge")
+		}
+		if err != nil {
+			return err
+		}
+		if c.Status == "pending" && !s.now().Before(c.ExpiresAt) {
+			c.Status = "expired"
+			expired = true // record the expiry, then answer CONFLICT
+			_, err := tx.NewUpdate().Model(&c).Column("status").WherePK().Exec(ctx)
+			return err
+		}
+		if c.Status != "pending" {
+			return domain.Errorf(domain.CodeConflict, "the challenge is %s", c.Status)
+		}
+		switch {
+		case answer == "cancel" && userID == c.FromUser:
+			c.Status = "cancelled"
+		case answer == "decline" && userID == c.ToUser:
+			c.Status = "declined"
+		case answer == "accept" && userID == c.ToUser:
+			for _, p := range []string{c.FromUser, c.ToUser} {
+				if err := s.checkFree(ctx, tx, p, nil); err != nil {
+					return err
+				}
+			}
+			g, err := s.startGame(ctx, tx, newGame{gameType: c.GameType, stake: c.StakeMinor, settings: c.Settings,
+				players: []string{c.FromUser, c.ToUser}})
+			if err != nil {
+				return err
+			}
+			c.Status, c.GameID = "accepted", &g.ID
+		default:
+			return domain.Errorf(domain.CodeForbidden, "only the invited user can accept or decline, and only the challenger can cancel")
+		}
+		if _, err := tx.NewUpdate().Model(&c).Column("status", "game_id").WherePK().Exec(ctx); err != nil {
+			return err
+		}
+		other := c.FromUser
+		if userID == c.FromUser {
+			other = c.ToUser
+		}
+		return s.notify(ctx, tx, other, Notice{Type: "challenge:" + c.Status, Data: c})
+	})
+	if err == nil && expired {
+		return c, domain.Errorf(domain.CodeConflict, "the challenge expired at %s", c.ExpiresAt.Format(time.RFC3339))
+	}
+	return c, err
+}
+
+// ChallengeLifetime is how long a challenge can be accepted.
+const ChallengeLifetime = 5 * time.Minute

@@ -1,0 +1,227 @@
+package game
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"wager/db"
+	"wager/domain"
+	"wager/domain/money"
+)
+
+// MaxStake is the largest stake per player (100,000 USDC).
+const MaxStake = 100_000 * 1_000_000
+
+// Lobby is a table of one game type and stake that players queue at.
+type Lobby struct {
+	bun.BaseModel `bun:"table:lobbies"`
+
+	ID         string          `bun:"id,pk,type:uuid" json:"id"`
+	GameType   string          `bun:"game_type" json:"gameType"`
+	StakeMinor int64           `bun:"stake_minor" json:"stakeMinor"`
+	Settings   json.RawMessage `bun:"settings,type:jsonb" json:"settings"`
+	CreatedBy  string          `bun:"created_by,type:uuid" json:"createdBy"`
+	CreatedAt  time.Time       `bun:"created_at" json:"createdAt"`
+	Status     string          `bun:"-" json:"status" doc:"open"`
+	Queued     int             `bun:"queued,scanonly" json:"queued" doc:"players waiting in its queue"`
+}
+
+// presence is where a user is: one queue or one active game.
+type presence struct {
+	bun.BaseModel `bun:"table:user_presence"`
+
+	UserID  string    `bun:"user_id,pk,type:uuid"`
+	Kind    string    `bun:"kind"`
+	LobbyID *string   `bun:"lobby_id,type:uuid"`
+	GameID  *string   `bun:"game_id,type:uuid"`
+	Since   time.Time `bun:"since"`
+	Pos     int64     `bun:"queue_pos,autoincrement"`
+}
+
+// checkStake validates a stake per player.
+func checkStake(stake int64) error {
+	if stake < 0 || stake > MaxStake {
+		return domain.Invalid(map[string]string{"stakeMinor": "must be 0 (a free game) to 100000000000 USDC minor units"})
+	}
+	return nil
+}
+
+// CreateLobby opens a lobby. Errors: VALIDATION_ERROR for an unknown game
+// type, a bad stake or bad settings.
+func (s *Service) CreateLobby(ctx context.Context, userID, gameType string, stake int64, settings json.RawMessage) (Lobby, error) {
+	r, err := rulesOf(gameType)
+	if err != nil {
+		return Lobby{}, err
+	}
+	if err := checkStake(stake); err != nil {
+		return Lobby{}, err
+	}
+	norm, err := r.ParseSettings(settings)
+	if err != nil {
+		return Lobby{}, err
+	}
+	l := Lobby{ID: uuid.NewString(), GameType: gameType, StakeMinor: stake, Settings: norm, CreatedBy: userID,
+		CreatedAt: s.now(), Status: "open"}
+	_, err = s.db.NewInsert().Model(&l).Exec(ctx)
+	return l, err
+}
+
+// Lobbies lists the newest lobbies with their queue lengths.
+func (s *Service) Lobbies(ctx context.Context, limit int) ([]Lobby, error) {
+	out := []Lobby{}
+	err := s.db.NewSelect().Model(&out).
+		ColumnExpr("l.*").
+		ColumnExpr("(SELECT count(*) FROM user_presence p WHERE p.lobby_id = l.id AND p.kind = 'queue') AS queued").
+		ModelTableExpr("lobbies AS l").Order("l.created_at DESC").Limit(int64(limit)).Scan(ctx)
+	for i := range out {
+		out[i].Status = "open"
+	}
+	return out, err
+}
+
+// JoinResult is the answer to joining a queue.
+type JoinResult struct {
+	Status string `json:"status" doc:"queued or matched"`
+	GameID string `json:"gameId,omitempty"`
+}
+
+// JoinQueue queues the user at a lobby and, when someone is already
+// waiting there, matches them in queue order into a new game whose stakes
+// are locked in the same transaction. Joining the queue one is already in
+// answers "queued" again. Errors: NOT_FOUND, CONFLICT (in another queue or
+// an active game), INSUFFICIENT_FUNDS (balance below the stake).
+func (s *Service) JoinQueue(ctx context.Context, userID, lobbyID string) (JoinResult, error) {
+	if _, err := uuid.Parse(lobbyID); err != nil {
+		return JoinResult{}, domain.Errorf(domain.CodeNotFound, "no such lobby")
+	}
+	var res JoinResult
+	err := db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		res = JoinResult{}
+		var l Lobby
+		if err := tx.NewSelect().Model(&l).Where("id = ?", lobbyID).For("UPDATE").Scan(ctx); errors.Is(err, sql.ErrNoRows) {
+			return domain.Errorf(domain.CodeNotFound, "no such lobby")
+		} else if err != nil {
+			return err
+		}
+		if err := s.checkFree(ctx, tx, userID, &l); err != nil {
+			if errors.Is(err, errAlreadyQueuedHere) {
+				res.Status = "queued"
+				return nil
+			}
+			return err
+		}
+		if ok, err := covers(ctx, tx, userID, l.StakeMinor); err != nil {
+			return err
+		} else if !ok {
+			return domain.Errorf(domain.CodeInsufficientFunds, "your available balance does not cover the %s USDC stake",
+				money.FormatUSDC(l.StakeMinor))
+		}
+		opponent, err := s.nextInQueue(ctx, tx, l)
+		if err != nil {
+			return err
+		}
+		if opponent == "" {
+			_, err := tx.NewInsert().Model(&presence{UserID: userID, Kind: "queue", LobbyID: &l.ID, Since: s.now()}).
+				Exec(ctx)
+			res.Status = "queued"
+			return err
+		}
+		if _, err := tx.NewDelete().Model((*presence)(nil)).Where("user_id = ?", opponent).Exec(ctx); err != nil {
+			return err
+		}
+		g, err := s.startGame(ctx, tx, newGame{lobbyID: &l.ID, gameType: l.GameType, stake: l.StakeMinor,
+			settings: l.Settings, players: []string{opponent, userID}})
+		if err != nil {
+			return err
+		}
+		res = JoinResult{Status: "matched", GameID: g.ID}
+		return nil
+	})
+	return res, err
+}
+
+var errAlreadyQueuedHere = errors.New("already queued in this lobby")
+
+// checkFree refuses a user who is in a game or another queue. It locks the
+// user's presence row (if any) for the transaction.
+func (s *Service) checkFree(ctx context.Context, tx bun.Tx, userID string, here *Lobby) error {
+	var p presence
+	err := tx.NewSelect().Model(&p).Where("user_id = ?", userID).For("UPDATE").Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if p.Kind == "game" {
+		return &domain.Error{Code: domain.CodeConflict, Message: "you are already playing a game; finish it first",
+			Extra: map[string]any{"gameId": *p.GameID}}
+	}
+	if here != nil && p.LobbyID != nil && *p.LobbyID == here.ID {
+		return errAlreadyQueuedHere
+	}
+	return &domain.Error{Code: domain.CodeConflict, Message: "you are already waiting in another queue; leave it first",
+		Extra: map[string]any{"lobbyId": *p.LobbyID}}
+}
+
+// covers reports whether the user's available balance covers stake, and
+// locks the balance row so that it stays so until the transaction ends.
+func covers(ctx context.Context, tx bun.Tx, userID string, stake int64) (bool, error) {
+	if stake == 0 {
+		return true, nil
+	}
+	var balance int64
+	err := tx.QueryRowContext(ctx, "SELECT balance FROM ledger_accounts WHERE id = ? FOR UPDATE", money.Available(userID)).Scan(&balance)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return balance >= stake, err
+}
+
+// nextInQueue returns the longest-waiting user at the lobby who can still
+// cover the stake; users who no longer can are taken out of the queue and
+// told why.
+func (s *Service) nextInQueue(ctx context.Context, tx bun.Tx, l Lobby) (string, error) {
+	var waiting []presence
+	if err := tx.NewSelect().Model(&waiting).Where("kind = 'queue' AND lobby_id = ?", l.ID).
+		Order("queue_pos").Limit(20).For("UPDATE").Scan(ctx); err != nil {
+		return "", err
+	}
+	for _, p := range waiting {
+		ok, err := covers(ctx, tx, p.UserID, l.StakeMinor)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			return p.UserID, nil
+		}
+		if _, err := tx.NewDelete().Model(&p).WherePK().Exec(ctx); err != nil {
+			return "", err
+		}
+		if err := s.notify(ctx, tx, p.UserID, Notice{Type: "queue:removed",
+			Data: map[string]any{"lobbyId": l.ID, "reason": "your balance no longer covers the stake"}}); err != nil {
+			return "", err
+		}
+	}
+	return "", nil
+}
+
+// LeaveQueue takes the user out of a lobby's queue. NOT_FOUND when they are
+// not waiting there.
+func (s *Service) LeaveQueue(ctx context.Context, userID, lobbyID string) error {
+	res, err := s.db.NewDelete().Model((*presence)(nil)).
+		Where("user_id = ? AND kind = 'queue' AND lobby_id::text = ?", userID, lobbyID).Exec(ctx)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return domain.Errorf(domain.CodeNotFound, "you are not waiting in this lobby's queue")
+	}
+	return nil
+}

@@ -1,0 +1,179 @@
+package game
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"wager/db"
+	"wager/domain"
+	"wager/domain/game/rules"
+)
+
+// Rematch is the state of a finished game's rematch.
+type Rematch struct {
+	GameID      string   `json:"gameId"`
+	RequestedBy []string `json:"requestedBy" doc:"players who asked for a rematch"`
+	Status      string   `json:"status" doc:"none, requested or started"`
+	NewGameID   *string  `json:"newGameId"`
+}
+
+// RematchOf returns the rematch state of a game.
+func (s *Service) RematchOf(ctx context.Context, gameID string) (Rematch, error) {
+	g, err := loadGame(ctx, s.db, gameID, false)
+	if err != nil {
+		return Rematch{}, err
+	}
+	return s.rematchState(ctx, s.db, g.ID)
+}
+
+func (s *Service) rematchState(ctx context.Context, idb bun.IDB, gameID string) (Rematch, error) {
+	r := Rematch{GameID: gameID, RequestedBy: []string{}, Status: "none"}
+	if err := idb.NewSelect().Table("rematches").Column("user_id").Where("game_id = ?", gameID).
+		Order("requested_at").Scan(ctx, &r.RequestedBy); err != nil {
+		return r, err
+	}
+	var next []string
+	if err := idb.NewSelect().Table("games").Column("id").Where("rematch_of = ?", gameID).Scan(ctx, &next); err != nil {
+		return r, err
+	}
+	switch {
+	case len(next) > 0:
+		r.Status, r.NewGameID = "started", &next[0]
+	case len(r.RequestedBy) > 0:
+		r.Status = "requested"
+	}
+	return r, nil
+}
+
+// RequestRematch asks for (or, when the other player asked first, accepts)
+// a rematch of a finished game: when both players asked, a new game with
+// the same settings and stakes starts. Errors: NOT_FOUND, NOT_A_PLAYER,
+// CONFLICT (the game is not over, or a rematch already started),
+// INSUFFICIENT_FUNDS.
+func (s *Service) RequestRematch(ctx context.Context, userID, gameID string) (Rematch, error) {
+	var out Rematch
+	err := db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		g, players, err := s.finishedGameOfPlayer(ctx, tx, userID, gameID)
+		if err != nil {
+			return err
+		}
+		st, err := s.rematchState(ctx, tx, g.ID)
+		if err != nil {
+			return err
+		}
+		if st.Status == "started" {
+			return &domain.Error{Code: domain.CodeConflict, Message: "the rematch has started",
+				Extra: map[string]any{"newGameId": *st.NewGameID}}
+		}
+		if contains(st.RequestedBy, userID) {
+			out = st
+			return nil
+		}
+		now := s.now()
+		if _, err := tx.ExecContext(ctx, "INSERT INTO rematches (game_id, user_id, requested_at) VALUES (?, ?, ?)",
+			g.ID, userID, now); err != nil {
+			return err
+		}
+		events := []rules.Event{{Name: "game:rematch:requested", Data: map[string]any{"userId": userID}}}
+		if len(st.RequestedBy)+1 == len(players) {
+			for _, p := range players {
+				if err := s.checkFree(ctx, tx, p, nil); err != nil {
+					return err
+				}
+			}
+			reversed := []string{players[1], players[0]} // the other player starts
+			ng, err := s.startGame(ctx, tx, newGame{lobbyID: g.LobbyID, rematchOf: &g.ID, gameType: g.GameType,
+				stake: g.StakeMinor, settings: g.Settings, players: reversed})
+			if err != nil {
+				return err
+			}
+			events = append(events, rules.Event{Name: "game:rematch:started", Data: map[string]any{"newGameId": ng.ID}})
+		} else {
+			for _, p := range players {
+				if p != userID {
+					if err := s.notify(ctx, tx, p, Notice{Type: "rematch:requested", Data: map[string]any{"gameId": g.ID, "userId": userID}}); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if err := AppendEvents(ctx, tx, g.ID, now, events...); err != nil {
+			return err
+		}
+		out, err = s.rematchState(ctx, tx, g.ID)
+		return err
+	})
+	return out, err
+}
+
+// CancelRematch withdraws the user's rematch request.
+func (s *Service) CancelRematch(ctx context.Context, userID, gameID string) (Rematch, error) {
+	var out Rematch
+	err := db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		g, _, err := s.finishedGameOfPlayer(ctx, tx, userID, gameID)
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, "DELETE FROM rematches WHERE game_id = ? AND user_id = ?", g.ID, userID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			if err := AppendEvents(ctx, tx, g.ID, s.now(), rules.Event{Name: "game:rematch:cancelled",
+				Data: map[string]any{"userId": userID}}); err != nil {
+				return err
+			}
+		}
+		out, err = s.rematchState(ctx, tx, g.ID)
+		return err
+	})
+	return out, err
+}
+
+// AnnounceRematchLobby tells the room that a player opened a lobby for the
+// rematch (clients that coordinate rematches through lobbies use it).
+func (s *Service) AnnounceRematchLobby(ctx context.Context, userID, gameID, lobbyID string) error {
+	if _, err := uuid.Parse(lobbyID); err != nil {
+		return domain.Invalid(map[string]string{"lobbyId": "must be a lobby id"})
+	}
+	return db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		g, players, err := s.finishedGameOfPlayer(ctx, tx, userID, gameID)
+		if err != nil {
+			return err
+		}
+		if ok, err := tx.NewSelect().Table("lobbies").Where("id = ?", lobbyID).Exists(ctx); err != nil {
+			return err
+		} else if !ok {
+			return domain.Errorf(domain.CodeNotFound, "no such lobby")
+		}
+		for _, p := range players {
+			if p != userID {
+				if err := s.notify(ctx, tx, p, Notice{Type: "rematch:lobby", Data: map[string]any{"gameId": g.ID, "lobbyId": lobbyID}}); err != nil {
+					return err
+				}
+			}
+		}
+		return AppendEvents(ctx, tx, g.ID, s.now(), rules.Event{Name: "game:rematch:lobby",
+			Data: map[string]any{"userId": userID, "lobbyId": lobbyID}})
+	})
+}
+
+func (s *Service) finishedGameOfPlayer(ctx context.Context, tx bun.Tx, userID, gameID string) (Game, []string, error) {
+	g, err := loadGame(ctx, tx, gameID, true)
+	if err != nil {
+		return g, nil, err
+	}
+	players, err := playerIDs(ctx, tx, g.ID)
+	if err != nil {
+		return g, nil, err
+	}
+	if !contains(players, userID) {
+		return g, nil, domain.Errorf(domain.CodeNotAPlayer, "only the players can ask for a rematch")
+	}
+	if g.Status == StatusActive || g.Status == StatusWaiting {
+		return g, nil, domain.Errorf(domain.CodeConflict, "the game is not over yet")
+	}
+	return g, players, nil
+}

@@ -1,0 +1,215 @@
+// Package rules holds the game types as pure code: no I/O, no clock and no
+// global randomness. The caller passes the time and a source of random bytes,
+// stores the state (State.MarshalJSON) and publishes the events. A new game
+// type is one new file with a Rules implementation and a line in All.
+package rules
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"wager/domain"
+)
+
+// Event is something that happened, visible to everyone (players and
+// spectators alike).
+type Event struct {
+	Name string // e.g. "game:rps:round:start"
+	Data any    // JSON-marshalable; must never contain hidden information
+}
+
+// Outcome is how a game ended.
+type Outcome struct {
+	Done   bool   `json:"done"`
+	Winner string `json:"winnerId"` // user id; "" when Done and it is a draw
+	Reason string `json:"reason"`   // "score", "resign", "timeout", "abandoned", "connect4", "board-full", ...
+}
+
+// Info describes a game type for GET /games/available.
+type Info struct {
+	GameType     string            `json:"gameType"`
+	Name         string            `json:"name"`
+	Description  string            `json:"description"`
+	MinPlayers   int               `json:"minPlayers"`
+	MaxPlayers   int               `json:"maxPlayers"`
+	Settings     map[string]any    `json:"settings" doc:"the default settings"`
+	SettingsHelp map[string]string `json:"settingsHelp" doc:"what each setting accepts"`
+}
+
+// Rules is one game type.
+type Rules interface {
+	// Info describes the game type.
+	Info() Info
+	// ParseSettings validates lobby settings (raw may be nil, empty or
+	// "null" for all defaults), applies defaults and returns the normalized
+	// settings JSON. Errors are VALIDATION_ERROR naming the field
+	// ("settings.rounds").
+	ParseSettings(raw json.RawMessage) (json.RawMessage, error)
+	// Start begins a game between players (exactly 2, in seat order) with
+	// normalized settings at now. It returns the state and the opening
+	// events. VALIDATION_ERROR for bad settings or players.
+	Start(gameID string, players []string, settings json.RawMessage, now time.Time) (State, []Event, error)
+	// Load decodes a state produced by State.MarshalJSON; a plain error
+	// when data is not such a state.
+	Load(data []byte) (State, error)
+}
+
+// State is one game in progress or finished. Methods mutate the state in
+// place; a method that returns an error changes nothing.
+type State interface {
+	// Move applies a player's move; rand supplies salts. Errors:
+	// INVALID_MOVE (bad move JSON, illegal move, or a move after the
+	// deadline), ALREADY_MOVED, NOT_YOUR_TURN, GAME_NOT_ACTIVE, NOT_A_PLAYER
+	// (a user who is not in the game), or a plain error when rand fails.
+	Move(player string, move json.RawMessage, now time.Time, rand io.Reader) ([]Event, error)
+	// Resign ends the game: the other player wins. GAME_NOT_ACTIVE when the
+	// game is over, NOT_A_PLAYER for a user who is not in the game.
+	Resign(player string, now time.Time) ([]Event, error)
+	// Deadline is when the current round or turn times out (zero when the
+	// game is over).
+	Deadline() time.Time
+	// Expire applies the timeout rules if now >= Deadline(); otherwise it
+	// returns nil and changes nothing.
+	Expire(now time.Time) []Event
+	// Public is the view anyone may see, the same for players and
+	// spectators: never a hidden choice before its reveal.
+	Public(now time.Time) map[string]any
+	// Outcome is how the game ended, or the zero Outcome while it runs.
+	Outcome() Outcome
+	// MarshalJSON is the full state including hidden data, for persistence
+	// only.
+	MarshalJSON() ([]byte, error)
+}
+
+// All is the registry of game types by gameType.
+var All = map[string]Rules{"rps": RPS{}, "connect4": ConnectFour{}}
+
+// Get returns the rules of a game type, or false when there is no such type.
+func Get(gameType string) (Rules, bool) {
+	r, ok := All[gameType]
+	return r, ok
+}
+
+// Available lists the Info of all game types, sorted by GameType.
+func Available() []Info {
+	out := make([]Info, 0, len(All))
+	for _, r := range All {
+		out = append(out, r.Info())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].GameType < out[j].GameType })
+	return out
+}
+
+// intSetting is one integer lobby setting.
+type intSetting struct {
+	name     string
+	def      int
+	min, max int
+	odd      bool
+	help     string
+}
+
+// parseIntSettings validates a settings object whose members are all
+// integer settings, and returns the normalized object with every setting.
+// Unknown members are refused so that a typo does not silently fall back
+// to a default.
+func parseIntSettings(raw json.RawMessage, specs []intSetting) (json.RawMessage, map[string]int, error) {
+	values := make(map[string]int, len(specs))
+	for _, s := range specs {
+		values[s.name] = s.def
+	}
+	var members map[string]json.RawMessage
+	if trimmed := bytes.TrimSpace(raw); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
+		if trimmed[0] != '{' || json.Unmarshal(trimmed, &members) != nil {
+			return nil, nil, domain.Invalid(map[string]string{"settings": "must be a JSON object"})
+		}
+	}
+	v := domain.Validator{}
+	for name := range members {
+		known := slices.ContainsFunc(specs, func(s intSetting) bool { return s.name == name })
+		v.Check(known, "settings."+name, "unknown setting")
+	}
+	for _, s := range specs {
+		m, ok := members[s.name]
+		if !ok || bytes.Equal(bytes.TrimSpace(m), []byte("null")) {
+			continue
+		}
+		var f float64
+		err := json.Unmarshal(m, &f)
+		n := int(f)
+		valid := err == nil && f == math.Trunc(f) && f >= float64(s.min) && f <= float64(s.max) && (!s.odd || n%2 == 1)
+		v.Check(valid, "settings."+s.name, "must be "+s.help)
+		values[s.name] = n
+	}
+	if err := v.Err(); err != nil {
+		return nil, nil, err
+	}
+	norm, err := json.Marshal(values)
+	return norm, values, err
+}
+
+// defaults returns the default settings of specs for Info.
+func defaults(specs []intSetting) (map[string]any, map[string]string) {
+	d, h := map[string]any{}, map[string]string{}
+	for _, s := range specs {
+		d[s.name], h[s.name] = s.def, s.help
+	}
+	return d, h
+}
+
+// checkPlayers validates the seats of a two-player game.
+func checkPlayers(players []string) error {
+	if len(players) != 2 || players[0] == "" || players[1] == "" || players[0] == players[1] {
+		return domain.Invalid(map[string]string{"players": "exactly 2 distinct players"})
+	}
+	return nil
+}
+
+// seatOf returns the seat of player, or NOT_A_PLAYER.
+func seatOf(players []string, player string) (int, error) {
+	if i := slices.Index(players, player); i >= 0 {
+		return i, nil
+	}
+	return -1, domain.Errorf(domain.CodeNotAPlayer, "%q does not play in this game", player)
+}
+
+// notActive is the error for any action on a finished game.
+func notActive() error {
+	return domain.Errorf(domain.CodeGameNotActive, "the game is over")
+}
+
+// timeString formats a time for JSON (RFC 3339 in UTC), nil for the zero time.
+func timeString(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// timer is the public "timer" member: the deadline and what is left of it.
+func timer(deadline, now time.Time) map[string]any {
+	left := int64(0)
+	if !deadline.IsZero() && now.Before(deadline) {
+		left = deadline.Sub(now).Milliseconds()
+	}
+	return map[string]any{"deadline": timeString(deadline), "remainingMs": left}
+}
+
+// nilIfEmpty maps "" to JSON null.
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// loadError wraps a decoding failure of a stored state.
+func loadError(gameType string, err error) error {
+	return fmt.Errorf("rules: bad stored %s state: %w", gameType, err)
+}

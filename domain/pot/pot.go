@@ -1,0 +1,208 @@
+// Package pot is the spectator economy: donations from spectators' wallets
+// into a game's on-chain escrow, and the settlement of a finished game's
+// whole pot (stakes and donations) exactly once, with the escrow swept to
+// the platform's vault after a win and donations refunded on chain after a
+// draw or cancellation.
+package pot
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+	"github.com/uptrace/bun"
+
+	"wager/chain"
+	"wager/domain"
+	"wager/domain/chat"
+	"wager/domain/game"
+	"wager/domain/game/rules"
+	"wager/domain/money"
+	"wager/domain/users"
+)
+
+// Donation limits in USDC minor units.
+const (
+	MinDonation        = 10_000 // 0.01 USDC
+	DefaultMaxDonation = 10_000 * 1_000_000
+)
+
+// KindDonation is the intent kind of a donation.
+const KindDonation = "donation"
+
+// Service runs donations and settlement.
+type Service struct {
+	db          *bun.DB
+	games       *game.Service
+	money       *money.Service
+	chat        *chat.Service
+	keys        *chain.Keys
+	now         domain.Clock
+	log         *slog.Logger
+	MaxDonation int64
+}
+
+// New returns a Service and registers what a confirmed donation does.
+func New(bdb *bun.DB, games *game.Service, m *money.Service, c *chat.Service, keys *chain.Keys, now domain.Clock, log *slog.Logger) *Service {
+	s := &Service{db: bdb, games: games, money: m, chat: c, keys: keys, now: now, log: log, MaxDonation: DefaultMaxDonation}
+	m.OnConfirm(KindDonation, s.confirmDonation)
+	return s
+}
+
+// EscrowAddress is the address of a game's escrow.
+func (s *Service) EscrowAddress(gameID string) solana.PublicKey {
+	return s.keys.Escrow(gameID).PublicKey()
+}
+
+// PrepareDonation prepares a USDC transfer from the spectator's wallet into
+// the game's escrow. Errors: NOT_FOUND, GAME_NOT_ACTIVE, FORBIDDEN (players
+// cannot donate to their own game), VALIDATION_ERROR (amount outside the
+// limits), INSUFFICIENT_FUNDS (the wallet holds less on chain).
+func (s *Service) PrepareDonation(ctx context.Context, u users.User, gameID string, amount int64) (money.Prepared, error) {
+	meta, err := s.games.Metadata(ctx, gameID)
+	if err != nil {
+		return money.Prepared{}, err
+	}
+	if meta.Status != game.StatusActive {
+		return money.Prepared{}, domain.Errorf(domain.CodeGameNotActive, "donations close when the game ends; it is %s", meta.Status)
+	}
+	for _, p := range meta.Players {
+		if p.UserID == u.ID {
+			return money.Prepared{}, domain.Errorf(domain.CodeForbidden, "players cannot donate to their own game")
+		}
+	}
+	if amount < MinDonation || amount > s.MaxDonation {
+		return money.Prepared{}, domain.Invalid(map[string]string{"amountMinor": "must be from 10000 (0.01 USDC) to " +
+			money.FormatUSDC(s.MaxDonation) + " USDC in minor units"})
+	}
+	return s.money.Prepare(ctx, money.PrepareSpec{Kind: KindDonation, User: u, To: s.EscrowAddress(gameID),
+		Amount: amount, Reference: gameID})
+}
+
+// DonationResult is the answer to a donation submit.
+type DonationResult struct {
+	Signature     string `json:"signature"`
+	EscrowAddress string `json:"escrowAddress"`
+	AmountMinor   int64  `json:"amountMinor"`
+	GameID        string `json:"gameId"`
+}
+
+// SubmitDonation submits the signed donation (see money.Service.Submit)
+// and answers once it is confirmed and in the pot. The same intent twice
+// moves money once and answers the same result.
+func (s *Service) SubmitDonation(ctx context.Context, userID, gameID, intentID, signed string) (DonationResult, error) {
+	r, err := s.money.SubmitFor(ctx, userID, intentID, signed, gameID, KindDonation)
+	if err != nil {
+		return DonationResult{}, err
+	}
+	return DonationResult{Signature: r.Signature, EscrowAddress: s.EscrowAddress(gameID).String(),
+		AmountMinor: r.AmountMinor, GameID: gameID}, nil
+}
+
+// confirmDonation records a confirmed donation in the same transaction as
+// the intent's confirmation: the ledger entry into the spectator pot, the
+// donation row, game:donation and game:pot, and the system chat message.
+// A donation that lands after the game ended is refunded on chain.
+func (s *Service) confirmDonation(ctx context.Context, tx bun.Tx, in money.Intent) error {
+	gameID, sig, now := in.Reference, *in.Signature, s.now()
+	var status string
+	if err := tx.NewSelect().Table("games").Column("status").Where("id = ?", gameID).For("UPDATE").Scan(ctx, &status); err != nil {
+		return err
+	}
+	if _, err := money.Post(ctx, tx, money.Posting{Kind: KindDonation, Reference: sig, Memo: "donation to game " + gameID,
+		Entries: []money.Entry{{Account: money.SpectatorPot(gameID), Amount: in.AmountMinor},
+			{Account: money.Escrow(gameID), Amount: -in.AmountMinor}}}); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO donations (signature, game_id, donor_id, amount_minor, created_at) VALUES (?, ?, ?, ?, ?)",
+		sig, gameID, in.UserID, in.AmountMinor, now); err != nil {
+		return err
+	}
+	if status != game.StatusActive {
+		var wallet string
+		if err := tx.NewSelect().Table("users").Column("wallet_address").Where("id = ?", in.UserID).Scan(ctx, &wallet); err != nil {
+			return err
+		}
+		return s.queueTransfer(ctx, tx, gameID, "refund", wallet, in.AmountMinor, sig)
+	}
+	var username string
+	if err := tx.NewSelect().Table("users").Column("username").Where("id = ?", in.UserID).Scan(ctx, &username); err != nil {
+		return err
+	}
+	pot, err := potOf(ctx, tx, gameID)
+	if err != nil {
+		return err
+	}
+	if err := game.AppendEvents(ctx, tx, gameID, now,
+		rules.Event{Name: "game:donation", Data: map[string]any{"donor": map[string]string{"userId": in.UserID, "username": username},
+			"amountMinor": in.AmountMinor, "signature": sig}},
+		rules.Event{Name: "game:pot", Data: pot}); err != nil {
+		return err
+	}
+	_, err = s.chat.PostSystem(ctx, tx, gameID, username+" donated "+money.FormatUSDC(in.AmountMinor)+" USDC to the game",
+		map[string]any{"kind": "donation", "amountMinor": in.AmountMinor, "userId": in.UserID, "signature": sig}, now)
+	return err
+}
+
+// Pot is a game's pot.
+type Pot struct {
+	PlayerPotMinor    int64 `json:"playerPotMinor"`
+	SpectatorPotMinor int64 `json:"spectatorPotMinor"`
+	TotalMinor        int64 `json:"totalMinor"`
+	FeeBps            int   `json:"feeBps"`
+	FeeMinor          int64 `json:"feeMinor" doc:"the fee if the game ended now with a winner"`
+	WinnerGetsMinor   int64 `json:"winnerGetsMinor" doc:"what the winner would receive if the game ended now"`
+}
+
+func potOf(ctx context.Context, idb bun.IDB, gameID string) (Pot, error) {
+	var stake int64
+	var players int
+	err := idb.QueryRowContext(ctx, `SELECT g.stake_minor, (SELECT count(*) FROM game_players p WHERE p.game_id = g.id)
+		FROM games g WHERE g.id = ?`, gameID).Scan(&stake, &players)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Pot{}, domain.Errorf(domain.CodeNotFound, "no such game")
+	}
+	if err != nil {
+		return Pot{}, err
+	}
+	var donated int64
+	if err := idb.QueryRowContext(ctx, "SELECT coalesce(sum(amount_minor), 0) FROM donations WHERE game_id = ?", gameID).Scan(&donated); err != nil {
+		return Pot{}, err
+	}
+	p := Pot{PlayerPotMinor: stake * int64(players), SpectatorPotMinor: donated, FeeBps: game.FeeBps}
+	p.TotalMinor = p.PlayerPotMinor + p.SpectatorPotMinor
+	p.FeeMinor, p.WinnerGetsMinor = game.Payout(p.TotalMinor)
+	return p, nil
+}
+
+// PotOf returns a game's pot. NOT_FOUND when there is no such game.
+func (s *Service) PotOf(ctx context.Context, gameID string) (Pot, error) {
+	if _, err := s.games.Metadata(ctx, gameID); err != nil {
+		return Pot{}, err
+	}
+	return potOf(ctx, s.db, gameID)
+}
+
+// Donation is one donation as lists show it.
+type Donation struct {
+	Signature   string    `json:"signature" bun:"signature"`
+	DonorID     string    `json:"donorId" bun:"donor_id"`
+	Username    string    `json:"username" bun:"username"`
+	AmountMinor int64     `json:"amountMinor" bun:"amount_minor"`
+	CreatedAt   time.Time `json:"createdAt" bun:"created_at"`
+}
+
+// Donations lists a game's donations, newest first.
+func (s *Service) Donations(ctx context.Context, gameID string, limit int) ([]Donation, error) {
+	if _, err := s.games.Metadata(ctx, gameID); err != nil {
+		return nil, err
+	}
+	out := []Donation{}
+	err := s.db.NewSelect().TableExpr("donations AS d").Join("JOIN users AS u ON u.id = d.donor_id").
+		ColumnExpr("d.signature, d.donor_id, u.username, d.amount_minor, d.created_at").
+		Where("d.game_id = ?", gameID).Order("d.created_at DESC").Limit(int64(limit)).Scan(ctx, &out)
+	return out, err
+}

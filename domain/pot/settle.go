@@ -1,0 +1,241 @@
+package pot
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"wager/chain"
+	"wager/db"
+	"wager/domain/game"
+	"wager/domain/game/rules"
+	"wager/domain/money"
+)
+
+// Settle is the game's Settler: it pays out the whole pot once, in the
+// transaction that finishes the game. After a win, total = player pot +
+// spectator pot, fee = floor(total / 100) to the treasury, and the winner
+// gets the rest on their platform balance; the donations' USDC is then
+// swept on chain from the escrow to the vault. After a draw or a
+// cancellation, stakes go back to the players and each donation goes back
+// to its donor's wallet on chain. A second settlement of the same game
+// (another instance, a retry) changes nothing and answers the first.
+func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome) (map[string]any, error) {
+	var prior json.RawMessage
+	err := tx.QueryRowContext(ctx, "SELECT result FROM settlements WHERE game_id = ?", g.ID).Scan(&prior)
+	if err == nil {
+		var out map[string]any
+		return out, json.Unmarshal(prior, &out)
+	}
+	p, err := potOf(ctx, tx, g.ID)
+	if err != nil {
+		return nil, err
+	}
+	win := o.Winner != ""
+	out := map[string]any{"potMinor": p.TotalMinor, "playerPotMinor": p.PlayerPotMinor,
+		"spectatorPotMinor": p.SpectatorPotMinor, "feeMinor": int64(0), "payoutMinor": int64(0),
+		"escrowAddress": s.EscrowAddress(g.ID).String()}
+	var entries []money.Entry
+	for _, pl := range players {
+		if g.StakeMinor == 0 {
+			break
+		}
+		entries = append(entries, money.Entry{Account: money.Locked(pl), Amount: -g.StakeMinor})
+		if !win {
+			entries = append(entries, money.Entry{Account: money.Available(pl), Amount: g.StakeMinor})
+		}
+	}
+	if win && p.TotalMinor > 0 {
+		fee, payout := game.Payout(p.TotalMinor)
+		out["feeMinor"], out["payoutMinor"] = fee, payout
+		if p.SpectatorPotMinor > 0 {
+			entries = append(entries, money.Entry{Account: money.SpectatorPot(g.ID), Amount: -p.SpectatorPotMinor})
+		}
+		entries = append(entries, money.Entry{Account: money.Available(o.Winner), Amount: payout})
+		if fee > 0 {
+			entries = append(entries, money.Entry{Account: money.Treasury, Amount: fee})
+		}
+	}
+	if len(entries) > 0 {
+		if _, err := money.Post(ctx, tx, money.Posting{Kind: "settlement", Reference: "settle:" + g.ID, Entries: entries}); err != nil {
+			return nil, err
+		}
+	}
+	// The chain side follows the books, through transfers any instance
+	// sends and confirms (ProcessTransfers).
+	if win && p.SpectatorPotMinor > 0 {
+		if err := s.queueTransfer(ctx, tx, g.ID, "sweep", s.money.DepositAddress().String(), p.SpectatorPotMinor, ""); err != nil {
+			return nil, err
+		}
+	}
+	if !win {
+		var ds []struct {
+			Signature string `bun:"signature"`
+			Amount    int64  `bun:"amount_minor"`
+			Wallet    string `bun:"wallet_address"`
+		}
+		if err := tx.NewSelect().TableExpr("donations AS d").Join("JOIN users AS u ON u.id = d.donor_id").
+			ColumnExpr("d.signature, d.amount_minor, u.wallet_address").Where("d.game_id = ?", g.ID).Scan(ctx, &ds); err != nil {
+			return nil, err
+		}
+		for _, d := range ds {
+			if err := s.queueTransfer(ctx, tx, g.ID, "refund", d.Wallet, d.Amount, d.Signature); err != nil {
+				return nil, err
+			}
+		}
+	}
+	result, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	_, err = tx.ExecContext(ctx, "INSERT INTO settlements (game_id, result, created_at) VALUES (?, ?, ?)", g.ID, string(result), s.now())
+	return out, err
+}
+
+// Transfer is one on-chain transfer of a settlement.
+type Transfer struct {
+	bun.BaseModel `bun:"table:settlement_transfers"`
+
+	ID          string    `bun:"id,pk,type:uuid" json:"id"`
+	GameID      string    `bun:"game_id,type:uuid" json:"gameId"`
+	Kind        string    `bun:"kind" json:"kind" doc:"sweep (escrow to vault) or refund (escrow to a donor)"`
+	ToAddress   string    `bun:"to_address" json:"toAddress"`
+	AmountMinor int64     `bun:"amount_minor" json:"amountMinor"`
+	Donation    *string   `bun:"donation" json:"-"`
+	Status      string    `bun:"status" json:"status" doc:"pending, sent or confirmed"`
+	Signature   *string   `bun:"signature" json:"signature"`
+	Raw         []byte    `bun:"raw" json:"-"`
+	Error       string    `bun:"error" json:"-"`
+	CreatedAt   time.Time `bun:"created_at" json:"createdAt"`
+	UpdatedAt   time.Time `bun:"updated_at" json:"updatedAt"`
+}
+
+func (s *Service) queueTransfer(ctx context.Context, tx bun.Tx, gameID, kind, to string, amount int64, donation string) error {
+	now := s.now()
+	t := Transfer{ID: uuid.NewString(), GameID: gameID, Kind: kind, ToAddress: to, AmountMinor: amount,
+		Status: "pending", CreatedAt: now, UpdatedAt: now}
+	if donation != "" {
+		t.Donation = &donation
+	}
+	_, err := tx.NewInsert().Model(&t).Exec(ctx)
+	return err
+}
+
+// Transfers lists a game's settlement transfers.
+func (s *Service) Transfers(ctx context.Context, gameID string) ([]Transfer, error) {
+	out := []Transfer{}
+	err := s.db.NewSelect().Model(&out).Where("game_id = ?", gameID).Order("created_at").Scan(ctx)
+	return out, err
+}
+
+// ProcessTransfers sends and confirms pending settlement transfers, one at
+// a time, each claimed with FOR UPDATE SKIP LOCKED so that instances share
+// the work. A transfer's signed bytes are committed before they are ever
+// sent, so after a crash the same transaction is sent again (never a
+// second one), and its ledger entry is written once, keyed by its
+// signature. It returns how many transfers it confirmed; one that cannot
+// be confirmed yet is retried on a later run.
+func (s *Service) ProcessTransfers(ctx context.Context) (int, error) {
+	done := 0
+	for {
+		var progressed, confirmed bool
+		err := db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+			progressed, confirmed = false, false
+			var t Transfer
+			err := tx.NewSelect().Model(&t).Where("status <> 'confirmed' AND updated_at <= ?", s.now()).
+				Order("created_at").Limit(1).For("UPDATE SKIP LOCKED").Scan(ctx)
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if t.Raw == nil {
+				progressed = true
+				return s.signTransfer(ctx, tx, &t) // committed before any send
+			}
+			progressed, err = s.sendTransfer(ctx, tx, &t)
+			confirmed = progressed
+			return err
+		})
+		if err != nil || !progressed {
+			return done, err
+		}
+		if confirmed {
+			done++
+		}
+	}
+}
+
+// signTransfer builds and signs a transfer from the game's escrow and
+// stores it.
+func (s *Service) signTransfer(ctx context.Context, tx bun.Tx, t *Transfer) error {
+	escrow := s.keys.Escrow(t.GameID)
+	bh, err := s.money.Chain().Blockhash(ctx)
+	if err != nil {
+		return err
+	}
+	stx, err := chain.BuildTransfer(chain.Transfer{FeePayer: s.keys.FeePayer().PublicKey(), From: escrow.PublicKey(),
+		To: solana.MustPublicKeyFromBase58(t.ToAddress), Mint: s.money.Mint(), Amount: uint64(t.AmountMinor),
+		Memo: "wager:" + t.Kind + ":" + t.ID, Blockhash: bh})
+	if err != nil {
+		return err
+	}
+	if err := chain.SignWith(stx, s.keys.FeePayer(), escrow); err != nil {
+		return err
+	}
+	if t.Raw, err = stx.MarshalBinary(); err != nil {
+		return err
+	}
+	sig := stx.Signatures[0].String()
+	t.Signature, t.Status, t.UpdatedAt = &sig, "sent", s.now()
+	_, err = tx.NewUpdate().Model(t).Column("raw", "signature", "status", "updated_at").WherePK().Exec(ctx)
+	return err
+}
+
+// sendTransfer sends a signed transfer (again, if need be), waits for its
+// confirmation and records it. It reports whether it confirmed; when not,
+// it notes why and when to try again.
+func (s *Service) sendTransfer(ctx context.Context, tx bun.Tx, t *Transfer) (bool, error) {
+	client := s.money.Chain()
+	stx, err := solana.TransactionFromBytes(t.Raw)
+	if err != nil {
+		return false, err
+	}
+	if _, err := client.SendAndConfirm(ctx, stx, 30*time.Second); err != nil {
+		retry := tx.NewUpdate().Model(t).Set("error = ?", err.Error()).Set("updated_at = ?", s.now().Add(5*time.Second))
+		var rejected *chain.RejectedError
+		if errors.As(err, &rejected) {
+			valid, verr := client.RPC.IsBlockhashValid(ctx, stx.Message.RecentBlockhash, "")
+			landed, serr := client.Status(ctx, stx.Signatures[0])
+			if verr == nil && serr == nil && !valid.Value && !landed {
+				// It never landed and never can: sign it anew next time.
+				retry = retry.Set("raw = NULL, signature = NULL, status = 'pending'")
+			}
+		}
+		s.log.Warn("settlement transfer not confirmed yet", "transfer", t.ID, "err", err)
+		_, uerr := retry.WherePK().Exec(ctx)
+		return false, uerr
+	}
+	entries := []money.Entry{{Account: money.Escrow(t.GameID), Amount: t.AmountMinor}}
+	if t.Kind == "sweep" {
+		entries = append(entries, money.Entry{Account: money.Vault, Amount: -t.AmountMinor})
+	} else {
+		entries = append(entries, money.Entry{Account: money.SpectatorPot(t.GameID), Amount: -t.AmountMinor})
+	}
+	if _, err := money.Post(ctx, tx, money.Posting{Kind: "settlement_" + t.Kind, Reference: *t.Signature, Entries: entries}); err != nil {
+		return false, err
+	}
+	t.Status, t.Error, t.UpdatedAt = "confirmed", "", s.now()
+	if _, err := tx.NewUpdate().Model(t).Column("status", "error", "updated_at").WherePK().Exec(ctx); err != nil {
+		return false, err
+	}
+	return true, game.AppendEvents(ctx, tx, t.GameID, s.now(), rules.Event{Name: "game:settlement:transfer",
+		Data: map[string]any{"kind": t.Kind, "signature": *t.Signature, "amountMinor": t.AmountMinor, "toAddress": t.ToAddress}})
+}

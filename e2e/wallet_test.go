@@ -1,0 +1,263 @@
+package e2e
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+
+	"wager/domain/money"
+)
+
+// moneyTimeout bounds how long a money movement may take to show: it waits
+// for the embedded chain to confirm.
+const moneyTimeout = 30_000.0
+
+// wantText waits until the locator's text is exactly text.
+func wantText(t *testing.T, loc playwright.Locator, text, what string) {
+	t.Helper()
+	if err := expect.Locator(loc).ToHaveText(text,
+		playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(moneyTimeout)}); err != nil {
+		status := ""
+		if page, err := loc.Page(); err == nil {
+			status, _ = page.GetByTestId("wallet-status").TextContent()
+		}
+		t.Fatalf("%s: want %q (wallet status %q): %v", what, text, status, err)
+	}
+}
+
+// wantStatus waits until the wallet page's status line contains text.
+func wantStatus(t *testing.T, page playwright.Page, text any, what string) {
+	t.Helper()
+	if err := expect.Locator(page.GetByTestId("wallet-status")).ToContainText(text,
+		playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(moneyTimeout)}); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func click(t *testing.T, page playwright.Page, testID string) {
+	t.Helper()
+	if err := page.GetByTestId(testID).Click(); err != nil {
+		t.Fatalf("click %s: %v", testID, err)
+	}
+}
+
+func fill(t *testing.T, page playwright.Page, testID, value string) {
+	t.Helper()
+	if err := page.GetByTestId(testID).Fill(value); err != nil {
+		t.Fatalf("fill %s: %v", testID, err)
+	}
+}
+
+func TestWalletFaucetDepositWithdraw(t *testing.T) {
+	start := time.Now()
+	s := startServer(t, nil)
+	page := newPage(t, s)
+
+	// The page needs a login.
+	if _, err := page.Goto("/wallet"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.URL(), "/login?next=%2Fwallet") {
+		t.Errorf("anonymous /wallet went to %s, want the login page", page.URL())
+	}
+
+	name := signInWithDevWallet(t, page)
+	u, err := s.App.Users.ByUsername(t.Context(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Wallet", Exact: playwright.Bool(true)}).Click(); err != nil {
+		t.Fatalf("nav link to the wallet: %v", err)
+	}
+	wantText(t, page.GetByTestId("balance-available"), "0", "available before anything")
+	wantText(t, page.GetByTestId("balance-locked"), "0", "locked before anything")
+	wantText(t, page.GetByTestId("balance-onchain"), "0", "on chain before the faucet")
+	if err := expect.Locator(page.GetByTestId("history-empty")).ToHaveText("No transactions yet."); err != nil {
+		t.Errorf("empty history: %v", err)
+	}
+	if err := expect.Locator(page.GetByTestId("wallet-address")).ToHaveText(u.WalletAddress); err != nil {
+		t.Errorf("wallet address: %v", err)
+	}
+	if err := expect.Locator(page.GetByTestId("deposit-address")).ToHaveText(s.App.Money.DepositAddress().String()); err != nil {
+		t.Errorf("deposit address: %v", err)
+	}
+
+	// Test money from the embedded chain's faucet.
+	click(t, page, "faucet")
+	wantText(t, page.GetByTestId("balance-onchain"), "100", "on chain after the faucet")
+	wantText(t, page.GetByTestId("balance-sol"), "0.1", "SOL after the faucet")
+	wantStatus(t, page, "Added 100 test USDC", "faucet status")
+
+	// Amounts are checked in the page before anything is sent.
+	fill(t, page, "deposit-amount", "1.2345678")
+	click(t, page, "deposit-submit")
+	wantStatus(t, page, "at most 6 decimals", "too many decimals")
+	if err := expect.Locator(page.GetByTestId("deposit-amount")).ToHaveAttribute("aria-invalid", "true"); err != nil {
+		t.Errorf("deposit amount marked invalid: %v", err)
+	}
+
+	// Deposit 2.5: prepared by the server, signed by the dev wallet in the
+	// page, submitted and confirmed.
+	fill(t, page, "deposit-amount", "2.5")
+	click(t, page, "deposit-submit")
+	wantText(t, page.GetByTestId("balance-available"), "2.5", "available after the deposit")
+	wantText(t, page.GetByTestId("balance-onchain"), "97.5", "on chain after the deposit")
+	wantStatus(t, page, "Deposited 2.5 USDC", "deposit status")
+	rows := page.GetByTestId("history-row")
+	if err := expect.Locator(rows).ToHaveCount(1); err != nil {
+		t.Fatalf("history after the deposit: %v", err)
+	}
+	if err := expect.Locator(rows.First()).ToContainText("deposit"); err != nil {
+		t.Errorf("deposit row: %v", err)
+	}
+	if err := expect.Locator(rows.First()).ToContainText("+2.5"); err != nil {
+		t.Errorf("deposit row amount: %v", err)
+	}
+	link := rows.First().GetByTestId("history-signature")
+	if err := expect.Locator(link).ToHaveAttribute("href",
+		regexp.MustCompile(`^https://explorer\.solana\.com/tx/\w+\?cluster=custom&customUrl=`+
+			regexp.QuoteMeta(url.QueryEscape(s.App.Config.PublicURL+"/dev/solana-rpc"))+`$`)); err != nil {
+		t.Errorf("explorer link: %v", err)
+	}
+
+	// Withdraw 1 back to the wallet.
+	fill(t, page, "withdraw-amount", "1")
+	click(t, page, "withdraw-submit")
+	wantText(t, page.GetByTestId("balance-available"), "1.5", "available after the withdrawal")
+	wantText(t, page.GetByTestId("balance-onchain"), "98.5", "on chain after the withdrawal")
+	wantStatus(t, page, "Withdrew 1 USDC", "withdrawal status")
+	if err := expect.Locator(rows).ToHaveCount(2); err != nil {
+		t.Fatalf("history after the withdrawal: %v", err)
+	}
+	if err := expect.Locator(rows.First()).ToContainText("withdrawal"); err != nil {
+		t.Errorf("withdrawal row: %v", err)
+	}
+	if err := expect.Locator(rows.First()).ToContainText("-1"); err != nil {
+		t.Errorf("withdrawal row amount: %v", err)
+	}
+
+	// More than the balance: the server's INSUFFICIENT_FUNDS message, inline.
+	fill(t, page, "withdraw-amount", "1000")
+	click(t, page, "withdraw-submit")
+	wantStatus(t, page, regexp.MustCompile(`(?i)your available balance is 1\.5 USDC, less than 1000`), "over-large withdrawal")
+	if err := expect.Locator(page.GetByTestId("wallet-status")).ToHaveAttribute("data-state", "error"); err != nil {
+		t.Errorf("error state: %v", err)
+	}
+	if err := expect.Locator(page.GetByTestId("withdraw-submit")).ToBeEnabled(); err != nil {
+		t.Errorf("withdraw button after the error: %v", err)
+	}
+	wantText(t, page.GetByTestId("balance-available"), "1.5", "available after the refused withdrawal")
+	screenshot(t, page, "wallet")
+	if err := page.SetViewportSize(390, 844); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, page, "wallet-mobile")
+	if err := page.SetViewportSize(1280, 720); err != nil {
+		t.Fatal(err)
+	}
+
+	// A Wallet Standard wallet signs through solana:signTransaction. This
+	// one is a stand-in that holds the dev wallet's key.
+	if _, err := page.Evaluate(`async () => {
+		const dev = await wagerWallet.devWallet(false);
+		const account = { address: dev.address, publicKey: wagerWallet.base58Decode(dev.address) };
+		const wallet = { name: "Stand-in wallet", version: "1.0.0", chains: ["solana:localnet"], accounts: [account], features: {
+			"standard:connect": { version: "1.0.0", connect: async () => ({ accounts: [account] }) },
+			"solana:signMessage": { version: "1.0.0", signMessage: async ({ message }) =>
+				[{ signedMessage: message, signature: await dev.signMessageBytes(message) }] },
+			"solana:signTransaction": { version: "1.0.0", signTransaction: async ({ account: a, transaction }) => {
+				window.signedBy = a.address;
+				return [{ signedTransaction: await dev.signTransaction(transaction) }];
+			} },
+		} };
+		window.dispatchEvent(new CustomEvent("wallet-standard:register-wallet", { detail: ({ register }) => register(wallet) }));
+		localStorage.setItem("wager.walletKind", "standard");
+	}`); err != nil {
+		t.Fatal(err)
+	}
+	fill(t, page, "deposit-amount", "0.5")
+	click(t, page, "deposit-submit")
+	wantText(t, page.GetByTestId("balance-available"), "2", "available after the Wallet Standard deposit")
+	wantText(t, page.GetByTestId("balance-onchain"), "98", "on chain after the Wallet Standard deposit")
+	if by, err := page.Evaluate(`window.signedBy`); err != nil || by != u.WalletAddress {
+		t.Errorf("the Wallet Standard wallet signed for %v (%v), want %s", by, err, u.WalletAddress)
+	}
+
+	// Wallets on the older window.solana interface cannot sign deposits yet:
+	// the page says so instead of failing obscurely.
+	if _, err := page.Evaluate(`localStorage.setItem("wager.walletKind", "legacy")`); err != nil {
+		t.Fatal(err)
+	}
+	fill(t, page, "deposit-amount", "1")
+	click(t, page, "deposit-submit")
+	wantStatus(t, page, "not supported for deposits yet", "legacy wallet deposit")
+	if kind, err := page.Evaluate(`localStorage.setItem("wager.walletKind", "dev")`); err != nil {
+		t.Fatal(kind, err)
+	}
+
+	// A fresh load shows the same figures, rendered by the server.
+	if _, err := page.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	wantText(t, page.GetByTestId("balance-available"), "2", "available after a reload")
+	if err := expect.Locator(rows).ToHaveCount(3); err != nil {
+		t.Errorf("history after a reload: %v", err)
+	}
+
+	// The page's script reads the JSON API with the session cookie too.
+	got, err := page.Evaluate(`async () => {
+		const b = await wagerWallet.apiGet("/wallets/me/balance");
+		const h = await wagerWallet.apiGet("/wallets/me/transactions?limit=5");
+		return [b.availableMinor, b.onChain.usdcMinor, h.items.length, h.items[0].kind];
+	}`)
+	if want := []any{2_000_000, 98_000_000, 3, "deposit"}; fmt.Sprint(got) != fmt.Sprint(want) || err != nil {
+		t.Errorf("GET with the session cookie: got %v (%v), want %v", got, err, want)
+	}
+
+	b, err := s.App.Money.BalanceOf(t.Context(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.AvailableMinor != 2_000_000 || b.OnChain.USDCMinor != 98_000_000 {
+		t.Errorf("balance: got available %d, on chain %d; want 2000000 and 98000000", b.AvailableMinor, b.OnChain.USDCMinor)
+	}
+	r, err := s.App.Money.Reconcile(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Balanced {
+		t.Errorf("ledger not balanced: %+v", r)
+	}
+
+	// Twenty more lines: the page shows twenty and links to the older ones.
+	more := make([]money.Activity, 20)
+	for i := range more {
+		more[i] = money.Activity{UserID: u.ID, Kind: "transfer", AmountMinor: -int64(i + 1), Status: "confirmed",
+			Signature: fmt.Sprintf("fake%d", i), CreatedAt: time.Now()}
+	}
+	if _, err := s.App.DB.NewInsert().Model(&more).Exec(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := page.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if err := expect.Locator(rows).ToHaveCount(20); err != nil {
+		t.Errorf("first history page: %v", err)
+	}
+	click(t, page, "history-older")
+	if err := expect.Locator(rows).ToHaveCount(3); err != nil {
+		t.Errorf("older history page: %v", err)
+	}
+	if err := expect.Locator(rows.First()).ToContainText("+0.5"); err != nil {
+		t.Errorf("older history page starts with the last deposit: %v", err)
+	}
+	if err := expect.Locator(page.GetByTestId("history-older")).ToHaveCount(0); err != nil {
+		t.Errorf("last history page links further: %v", err)
+	}
+	t.Logf("wallet flow took %s", time.Since(start).Round(time.Millisecond))
+}

@@ -1,0 +1,117 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"wager/domain"
+	"wager/domain/chat"
+	"wager/web"
+)
+
+// chatRoutes registers game chat, direct messages and blocks.
+func (a *App) chatRoutes(r *router) {
+	paging := []web.Param{{Name: "limit", Description: "1-200, default 50"},
+		{Name: "before", Description: "a message id: only older ones (the last id of the previous page)"}}
+	r.json(http.MethodPost, "/chat/:type/:id/messages", a.sendChat, web.Op{Tag: "chat", Auth: web.AuthRequired,
+		Status: http.StatusCreated, Summary: "Send a message to a game's chat (type game, id the game) or to a user (type dm, id the user)",
+		Description: "1 to 500 characters after control characters (except newlines) and surrounding spaces are removed; stored as typed, not HTML-escaped. " +
+			"Anyone signed in may post in an active game's chat; the role is player or spectator. Game messages reach the room as game:chat:message, " +
+			"direct messages reach both users' sockets as the notice chat:dm. 403 FORBIDDEN when either user blocked the other; " +
+			"409 GAME_NOT_ACTIVE; 429 RATE_LIMITED (more than 5 messages in 10 seconds) with Retry-After.",
+		Request: ChatRequest{}, Response: chat.Message{},
+		Errors: []int{http.StatusForbidden, http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests}})
+	r.json(http.MethodGet, "/chat/:type/:id/messages", a.chatHistory, web.Op{Tag: "chat", Auth: web.AuthRequired,
+		Summary:     "Chat history, newest first",
+		Description: "Any signed-in user may read the chat of an existing game, finished or not. For dm, id is the other user; reading marks the conversation read.",
+		Response:    []chat.Message{}, Query: paging, Errors: []int{http.StatusBadRequest, http.StatusNotFound}})
+	r.json(http.MethodGet, "/chat/dm/threads", a.chatThreads, web.Op{Tag: "chat", Auth: web.AuthRequired,
+		Summary: "Your direct-message conversations, most recent first, with unread counts", Response: []chat.Thread{},
+		Query: []web.Param{{Name: "limit", Description: "1-200, default 50"},
+			{Name: "before", Description: "lastMessage.id of the previous page's last thread"}}})
+	r.json(http.MethodPost, "/users/:id/block", a.blockUser(true), web.Op{Tag: "chat", Auth: web.AuthRequired,
+		Summary: "Block a user: no direct messages either way", Response: BlockState{},
+		Errors: []int{http.StatusBadRequest, http.StatusNotFound}})
+	r.json(http.MethodDelete, "/users/:id/block", a.blockUser(false), web.Op{Tag: "chat", Auth: web.AuthRequired,
+		Summary: "Lift your block of a user", Response: BlockState{}, Errors: []int{http.StatusBadRequest, http.StatusNotFound}})
+}
+
+// ChatRequest is the body of POST /chat/:type/:id/messages.
+type ChatRequest struct {
+	Text string `json:"text" doc:"1 to 500 characters"`
+}
+
+func (a *App) sendChat(c echo.Context) error {
+	if err := chat.CheckContextType(c.Param("type")); err != nil {
+		return err
+	}
+	var req ChatRequest
+	if err := web.BindJSON(c, &req); err != nil {
+		return err
+	}
+	msg, err := a.Chat.Send(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("type"), c.Param("id"), req.Text)
+	if err != nil {
+		setRetryAfter(c, err)
+		return err
+	}
+	return c.JSON(http.StatusCreated, msg)
+}
+
+// setRetryAfter copies a RATE_LIMITED error's wait into Retry-After.
+func setRetryAfter(c echo.Context, err error) {
+	var de *domain.Error
+	if errors.As(err, &de) && de.Code == domain.CodeRateLimited {
+		if wait, ok := de.Extra["retryAfterSeconds"].(int); ok {
+			c.Response().Header().Set("Retry-After", strconv.Itoa(wait))
+		}
+	}
+}
+
+func (a *App) chatHistory(c echo.Context) error {
+	if err := chat.CheckContextType(c.Param("type")); err != nil {
+		return err
+	}
+	limit, before, err := pageParams(c)
+	if err != nil {
+		return err
+	}
+	msgs, err := a.Chat.History(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("type"), c.Param("id"), limit, before)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, msgs)
+}
+
+func (a *App) chatThreads(c echo.Context) error {
+	limit, before, err := pageParams(c)
+	if err != nil {
+		return err
+	}
+	threads, err := a.Chat.Threads(c.Request().Context(), web.IdentityOf(c).UserID, limit, before)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, threads)
+}
+
+// BlockState answers the block routes.
+type BlockState struct {
+	UserID  string `json:"userId"`
+	Blocked bool   `json:"blocked" doc:"whether you now block this user"`
+}
+
+func (a *App) blockUser(block bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		change := a.Chat.Unblock
+		if block {
+			change = a.Chat.Block
+		}
+		if err := change(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id")); err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, BlockState{UserID: c.Param("id"), Blocked: block})
+	}
+}

@@ -1,0 +1,233 @@
+package handlers
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"wager/domain"
+	"wager/domain/game"
+	"wager/domain/game/rules"
+	"wager/web"
+)
+
+func (a *App) availableGames(c echo.Context) error {
+	return c.JSON(http.StatusOK, rules.Available())
+}
+
+func (a *App) gameMetrics(c echo.Context) error {
+	m, err := a.Games.Metrics(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, m)
+}
+
+func (a *App) liveGames(c echo.Context) error {
+	games, err := a.Games.Live(c.Request().Context(), 100)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, games)
+}
+
+func (a *App) livePlayers(c echo.Context) error {
+	players, err := a.Games.LivePlayers(c.Request().Context(), 100)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, players)
+}
+
+// LobbyRequest is the body of POST /lobbies.
+type LobbyRequest struct {
+	GameType   string          `json:"gameType" doc:"see GET /games/available"`
+	StakeMinor int64           `json:"stakeMinor" doc:"per player; 0 for a free game"`
+	Settings   json.RawMessage `json:"settings,omitempty" doc:"rps: {rounds: odd 1-9 (3), roundSeconds: 3-120 (20)}"`
+}
+
+func (a *App) createLobby(c echo.Context) error {
+	var req LobbyRequest
+	if err := web.BindJSON(c, &req); err != nil {
+		return err
+	}
+	l, err := a.Games.CreateLobby(c.Request().Context(), web.IdentityOf(c).UserID, req.GameType, req.StakeMinor, req.Settings)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, l)
+}
+
+func (a *App) listLobbies(c echo.Context) error {
+	lobbies, err := a.Games.Lobbies(c.Request().Context(), 50)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, lobbies)
+}
+
+func (a *App) joinQueue(c echo.Context) error {
+	r, err := a.Games.JoinQueue(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, r)
+}
+
+func (a *App) leaveQueue(c echo.Context) error {
+	if err := a.Games.LeaveQueue(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id")); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "left"})
+}
+
+func (a *App) gameMetadata(c echo.Context) error {
+	d, err := a.gameDetail(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, d)
+}
+
+func (a *App) gameState(c echo.Context) error {
+	st, err := a.Games.PublicState(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, st)
+}
+
+// EventsPage is a slice of a game's event stream.
+type EventsPage struct {
+	Events []game.Event `json:"events"`
+}
+
+func (a *App) gameEvents(c echo.Context) error {
+	after, err := strconv.Atoi(c.QueryParam("after"))
+	if c.QueryParam("after") != "" && (err != nil || after < 0) {
+		return domain.Invalid(map[string]string{"after": "must be a seq number, 0 or more"})
+	}
+	if _, err := a.Games.Metadata(c.Request().Context(), c.Param("id")); err != nil {
+		return err
+	}
+	evs, err := a.Games.Events(c.Request().Context(), c.Param("id"), after, 200)
+	if err != nil {
+		return err
+	}
+	if evs == nil {
+		evs = []game.Event{}
+	}
+	return c.JSON(http.StatusOK, EventsPage{Events: evs})
+}
+
+func (a *App) gameAction(c echo.Context) error {
+	var req game.Action
+	if err := web.BindJSON(c, &req); err != nil {
+		return err
+	}
+	r, err := a.Games.Act(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, r)
+}
+
+func (a *App) currentGame(userID func(echo.Context) string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		cg, err := a.Games.CurrentGameOf(c.Request().Context(), userID(c))
+		if err != nil {
+			return err
+		}
+		if cg == nil {
+			return c.NoContent(http.StatusNoContent)
+		}
+		return c.JSON(http.StatusOK, cg)
+	}
+}
+
+func (a *App) rematch(c echo.Context) error {
+	ctx, uid, id := c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id")
+	var r game.Rematch
+	var err error
+	switch c.Request().Method {
+	case http.MethodPost:
+		r, err = a.Games.RequestRematch(ctx, uid, id)
+	case http.MethodDelete:
+		r, err = a.Games.CancelRematch(ctx, uid, id)
+	default:
+		r, err = a.Games.RematchOf(ctx, id)
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, r)
+}
+
+// RematchLobbyRequest is the body of POST /games/:id/rematch/lobby.
+type RematchLobbyRequest struct {
+	LobbyID string `json:"lobbyId"`
+}
+
+func (a *App) rematchLobby(c echo.Context) error {
+	var req RematchLobbyRequest
+	if err := web.BindJSON(c, &req); err != nil {
+		return err
+	}
+	if err := a.Games.AnnounceRematchLobby(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), req.LobbyID); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "announced"})
+}
+
+// ChallengeRequest is the body of POST /challenges.
+type ChallengeRequest struct {
+	ToUserID   string          `json:"toUserId,omitempty"`
+	ToUsername string          `json:"toUsername,omitempty" doc:"instead of toUserId"`
+	GameType   string          `json:"gameType"`
+	StakeMinor int64           `json:"stakeMinor"`
+	Settings   json.RawMessage `json:"settings,omitempty"`
+}
+
+func (a *App) createChallenge(c echo.Context) error {
+	var req ChallengeRequest
+	if err := web.BindJSON(c, &req); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	to := req.ToUserID
+	if to == "" && req.ToUsername != "" {
+		u, err := a.Users.ByUsername(ctx, req.ToUsername)
+		if err != nil {
+			return err
+		}
+		to = u.ID
+	}
+	if to == "" {
+		return domain.Invalid(map[string]string{"toUserId": "name the user to challenge (toUserId or toUsername)"})
+	}
+	ch, err := a.Games.CreateChallenge(ctx, web.IdentityOf(c).UserID, to, req.GameType, req.StakeMinor, req.Settings)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, ch)
+}
+
+func (a *App) listChallenges(c echo.Context) error {
+	list, err := a.Games.Challenges(c.Request().Context(), web.IdentityOf(c).UserID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, list)
+}
+
+func (a *App) respondChallenge(answer string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ch, err := a.Games.RespondChallenge(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), answer)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, ch)
+	}
+}
