@@ -32,8 +32,8 @@ import (
 	"wager/domain/flags"
 	"wager/domain/game"
 	"wager/domain/game/rules"
-	"wager/domain/pot"
 	"wager/domain/money"
+	"wager/domain/pot"
 	"wager/domain/users"
 	"wager/web"
 )
