@@ -132,6 +132,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	instance := make([]byte, 8)
 	rand.Read(instance)
 	a.Hub = web.NewHub(a.Games, hex.EncodeToString(instance), log)
+	a.Hub.SetRenderer(web.AudienceHTML, a.renderLive)
 
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a.cancel = cancel

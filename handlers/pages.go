@@ -26,10 +26,6 @@ func (a *App) pageFor(c echo.Context, title string) views.Page {
 	return p
 }
 
-func (a *App) homePage(c echo.Context) error {
-	return web.Render(c, http.StatusOK, views.Home(a.pageFor(c, "Live games")))
-}
-
 func (a *App) docsPage(c echo.Context) error {
 	var groups []views.DocGroup
 	for _, op := range a.Docs.Operations() {

@@ -247,3 +247,37 @@ func (s *Service) CurrentGameOf(ctx context.Context, userID string) (*CurrentGam
 func (s *Service) IsPlayer(ctx context.Context, gameID, userID string) (bool, error) {
 	return s.db.NewSelect().Model((*Player)(nil)).Where("game_id = ? AND user_id = ?", gameID, userID).Exists(ctx)
 }
+
+// Snapshot returns a game's metadata and its public view whatever its
+// status (pages show finished games too). NOT_FOUND when there is none.
+func (s *Service) Snapshot(ctx context.Context, id string) (Meta, map[string]any, error) {
+	m, err := s.Metadata(ctx, id)
+	if err != nil {
+		return m, nil, err
+	}
+	g, err := loadGame(ctx, s.db, id, false)
+	if err != nil {
+		return m, nil, err
+	}
+	view, err := s.stateOf(g)
+	return m, view, err
+}
+
+// Win is a finished game's payout, for the home page.
+type Win struct {
+	GameID      string    `bun:"id" json:"gameId"`
+	GameType    string    `bun:"game_type" json:"gameType"`
+	Winner      string    `bun:"winner" json:"winner"`
+	PayoutMinor int64     `bun:"payout" json:"payoutMinor"`
+	EndedAt     time.Time `bun:"ended_at" json:"endedAt"`
+}
+
+// RecentWins lists the biggest payouts of the last week.
+func (s *Service) RecentWins(ctx context.Context, limit int) ([]Win, error) {
+	out := []Win{}
+	err := s.db.NewSelect().TableExpr("games AS g").Join("JOIN users AS u ON u.id = g.winner_id").
+		ColumnExpr("g.id, g.game_type, u.username AS winner, (g.result->>'payoutMinor')::bigint AS payout, g.ended_at").
+		Where("g.status = 'completed' AND g.ended_at > ? AND (g.result->>'payoutMinor')::bigint > 0", s.now().Add(-7*24*time.Hour)).
+		OrderExpr("payout DESC, g.ended_at DESC").Limit(int64(limit)).Scan(ctx, &out)
+	return out, err
+}

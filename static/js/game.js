@@ -1,0 +1,87 @@
+// The game page: joins the live room over the htmx WebSocket (resuming
+// from the last event seen), counts the round timer down, keeps the
+// player's own pending choice until the next round, and signs donations
+// with the wallet.
+(function () {
+  "use strict";
+  const page = document.querySelector("[data-game-page]");
+  if (!page) return;
+  const gameId = page.dataset.gameId;
+  const lastSeq = () => Number((document.getElementById("live-seq") || {}).dataset?.seq || 0);
+
+  // Join (or rejoin after a reconnect) from the last event this page has.
+  document.body.addEventListener("htmx:wsOpen", (e) => {
+    e.detail.socketWrapper.send(JSON.stringify({ type: "join-game", gameId, lastSeq: lastSeq() }));
+  });
+
+  function tick() {
+    const timer = document.querySelector("[data-deadline]");
+    if (timer) {
+      const left = Math.max(0, Math.ceil((Date.parse(timer.dataset.deadline) - Date.now()) / 1000));
+      const text = timer.querySelector("[data-timer-text]");
+      if (text) text.textContent = left + "s";
+      timer.classList.toggle("text-rose-400", left <= 5);
+    }
+  }
+  setInterval(tick, 250);
+  tick();
+
+  // After live updates: forget the pending choice once its round is over,
+  // and close the controls when the game ends.
+  document.body.addEventListener("htmx:oobAfterSwap", () => {
+    const mine = document.getElementById("my-choice");
+    const timer = document.querySelector("[data-deadline]");
+    if (mine && mine.dataset.round !== "0" && (!timer || timer.dataset.round !== mine.dataset.round)) {
+      mine.textContent = "";
+      mine.dataset.round = "0";
+    }
+    const status = document.getElementById("game-status");
+    if (status && status.textContent.trim() !== "active") {
+      document.querySelectorAll("[data-testid=move-controls], [data-donate-form], [data-chat-form]").forEach((el) => el.remove());
+    }
+    const empty = document.querySelector("[data-chat-empty]");
+    if (empty && document.querySelectorAll("[data-testid=chat-message]").length) empty.remove();
+    const list = document.getElementById("chat-list");
+    if (list) list.scrollTop = list.scrollHeight;
+  });
+
+  document.body.addEventListener("chat-sent", () => {
+    const input = document.getElementById("chat-text");
+    if (input) input.value = "";
+  });
+
+  const toB64 = (bytes) => btoa(String.fromCharCode(...bytes));
+  const fromB64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
+
+  const form = document.querySelector("[data-donate-form]");
+  if (form) {
+    const status = form.querySelector("[data-donate-status]");
+    const button = form.querySelector("button");
+    const say = (text, bad) => {
+      status.textContent = text;
+      status.className = "min-h-[1.25rem] text-sm " + (bad ? "text-rose-400" : "text-slate-300");
+    };
+    form.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      const w = window.wagerWallet;
+      button.disabled = true;
+      try {
+        const amount = w.parseUSDC(form.elements.amount.value);
+        say("Preparing the donation…");
+        const me = await w.apiGet("/users/me");
+        const prepared = await w.api("/games/" + gameId + "/donations/prepare", { amountMinor: amount });
+        const wallet = await w.walletForSigning(me.walletAddress);
+        say("Approve the donation in " + wallet.name + "…");
+        const signed = await wallet.signTransaction(fromB64(prepared.transaction));
+        say("Waiting for confirmation on chain…");
+        await w.api("/games/" + gameId + "/donations/submit", { intentId: prepared.intentId, signedTransaction: toB64(signed) });
+        say("Thank you! Your donation is in the pot.");
+        form.elements.amount.value = "";
+      } catch (err) {
+        say(err && err.message ? err.message : String(err), true);
+      } finally {
+        button.disabled = false;
+      }
+    });
+  }
+})();
