@@ -275,4 +275,3 @@ func (a *App) adminFlag(c echo.Context) error {
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin")
 }
-
