@@ -18,13 +18,13 @@ import (
 	"wager/domain/chat"
 )
 
-func (a *App) say(t *testing.T, p player, contextType, id, text string) response {
+func (a *App) say(t testing.TB, p player, contextType, id, text string) response {
 	t.Helper()
 	return a.do(t, request{method: http.MethodPost, path: "/chat/" + contextType + "/" + id + "/messages",
 		body: jsonBody(map[string]string{"text": text}), header: p.auth})
 }
 
-func (a *App) said(t *testing.T, p player, contextType, id, text string) map[string]any {
+func (a *App) said(t testing.TB, p player, contextType, id, text string) map[string]any {
 	t.Helper()
 	r := a.say(t, p, contextType, id, text)
 	if r.Code != http.StatusCreated {
@@ -34,7 +34,7 @@ func (a *App) said(t *testing.T, p player, contextType, id, text string) map[str
 }
 
 // history reads a chat page (newest first).
-func (a *App) history(t *testing.T, p player, contextType, id, query string) []map[string]any {
+func (a *App) history(t testing.TB, p player, contextType, id, query string) []map[string]any {
 	t.Helper()
 	r := a.do(t, request{path: "/chat/" + contextType + "/" + id + "/messages" + query, header: p.auth})
 	if r.Code != http.StatusOK {
@@ -47,7 +47,7 @@ func (a *App) history(t *testing.T, p player, contextType, id, query string) []m
 	return out
 }
 
-func (a *App) threads(t *testing.T, p player) []map[string]any {
+func (a *App) threads(t testing.TB, p player) []map[string]any {
 	t.Helper()
 	r := a.do(t, request{path: "/chat/dm/threads", header: p.auth})
 	if r.Code != http.StatusOK {
@@ -60,7 +60,7 @@ func (a *App) threads(t *testing.T, p player) []map[string]any {
 	return out
 }
 
-func (a *App) postSystem(t *testing.T, gameID, text string, metadata map[string]any) {
+func (a *App) postSystem(t testing.TB, gameID, text string, metadata map[string]any) {
 	t.Helper()
 	err := a.DB.RunInTx(context.Background(), nil, func(ctx context.Context, tx bun.Tx) error {
 		_, err := a.Chat.PostSystem(ctx, tx, gameID, text, metadata, time.Now())

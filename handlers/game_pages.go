@@ -84,7 +84,7 @@ func (a *App) gameView(ctx context.Context, gameID string, viewer *web.Identity)
 	}
 	g.Pot = views.PotView{PlayerPot: money.FormatUSDC(p.PlayerPotMinor), SpectatorPot: money.FormatUSDC(p.SpectatorPotMinor),
 		Total: money.FormatUSDC(p.TotalMinor), WinnerGets: money.FormatUSDC(p.WinnerGetsMinor)}
-	if len(meta.Result) > 0 {
+	if meta.Status == game.StatusCompleted || meta.Status == game.StatusCancelled {
 		var res struct {
 			WinnerID    *string `json:"winnerId"`
 			Reason      string  `json:"reason"`

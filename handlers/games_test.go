@@ -24,14 +24,14 @@ type player struct {
 	auth map[string]string
 }
 
-func (a *App) newPlayer(t *testing.T) player {
+func (a *App) newPlayer(t testing.TB) player {
 	t.Helper()
 	w := newWallet(t)
 	token, id := a.login(t, w, "agent-1")
 	return player{wallet: w, id: id, auth: bearer(token, "agent-1")}
 }
 
-func (a *App) lobby(t *testing.T, p player, body string) string {
+func (a *App) lobby(t testing.TB, p player, body string) string {
 	t.Helper()
 	r := a.do(t, request{method: http.MethodPost, path: "/lobbies", body: body, header: p.auth})
 	if r.Code != http.StatusCreated {
@@ -40,7 +40,7 @@ func (a *App) lobby(t *testing.T, p player, body string) string {
 	return r.json(t)["id"].(string)
 }
 
-func (a *App) join(t *testing.T, p player, lobby string) map[string]any {
+func (a *App) join(t testing.TB, p player, lobby string) map[string]any {
 	t.Helper()
 	r := a.do(t, request{method: http.MethodPost, path: "/lobbies/" + lobby + "/join-queue", header: p.auth})
 	if r.Code != 200 {
@@ -50,7 +50,7 @@ func (a *App) join(t *testing.T, p player, lobby string) map[string]any {
 }
 
 // match starts a game between two new players and returns them and the game id.
-func (a *App) match(t *testing.T, settings string) (player, player, string) {
+func (a *App) match(t testing.TB, settings string) (player, player, string) {
 	t.Helper()
 	p1, p2 := a.newPlayer(t), a.newPlayer(t)
 	lobby := a.lobby(t, p1, `{"gameType": "rps", "stakeMinor": 0, "settings": `+settings+`}`)
@@ -64,7 +64,7 @@ func (a *App) match(t *testing.T, settings string) (player, player, string) {
 	return p1, p2, got["gameId"].(string)
 }
 
-func (a *App) act(t *testing.T, p player, game, body string) response {
+func (a *App) act(t testing.TB, p player, game, body string) response {
 	t.Helper()
 	return a.do(t, request{method: http.MethodPost, path: "/games/" + game + "/actions", body: body, header: p.auth})
 }
@@ -157,7 +157,7 @@ func TestOneQueueOrGameAtATime(t *testing.T) {
 
 // newUsers creates n users directly (signing in 100 wallets through the
 // API would only slow the test down).
-func newUsers(t *testing.T, a *App, n int) []string {
+func newUsers(t testing.TB, a *App, n int) []string {
 	t.Helper()
 	ids := make([]string, n)
 	for i := range ids {
@@ -262,11 +262,11 @@ func TestDeadlinesSurviveARestart(t *testing.T) {
 
 // wsClient is a socket to /ws.
 type wsClient struct {
-	t    *testing.T
+	t    testing.TB
 	conn *websocket.Conn
 }
 
-func dialWS(t *testing.T, srv *httptest.Server, token string) *wsClient {
+func dialWS(t testing.TB, srv *httptest.Server, token string) *wsClient {
 	t.Helper()
 	url := "ws" + strings.TrimPrefix(srv.URL, "http") + "/ws?token=" + token
 	conn, resp, err := websocket.DefaultDialer.Dial(url, nil)

@@ -20,7 +20,7 @@ const testMasterSeed = "5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed
 
 // newTestApp starts the whole app on the package's test database with the
 // given environment on top of the defaults.
-func newTestApp(t *testing.T, env map[string]string) *App {
+func newTestApp(t testing.TB, env map[string]string) *App {
 	t.Helper()
 	dataDir := t.TempDir()
 	getenv := func(k string) string {
@@ -52,7 +52,7 @@ func newTestApp(t *testing.T, env map[string]string) *App {
 
 // checkBooks fails the test when the ledger does not sum to zero or the
 // vault's chain balance differs from the ledger's.
-func checkBooks(t *testing.T, a *App) {
+func checkBooks(t testing.TB, a *App) {
 	t.Helper()
 	if a.closed {
 		return // closed by the test itself; another app checks the same books
@@ -77,7 +77,7 @@ type response struct {
 	*httptest.ResponseRecorder
 }
 
-func (a *App) do(t *testing.T, r request) response {
+func (a *App) do(t testing.TB, r request) response {
 	t.Helper()
 	if r.method == "" {
 		r.method = http.MethodGet
@@ -104,7 +104,7 @@ func (a *App) do(t *testing.T, r request) response {
 }
 
 // json decodes the body into a map, failing the test when it is not JSON.
-func (r response) json(t *testing.T) map[string]any {
+func (r response) json(t testing.TB) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(r.Body.Bytes(), &m); err != nil {
@@ -114,7 +114,7 @@ func (r response) json(t *testing.T) map[string]any {
 }
 
 // wantError checks the status and error code of a JSON error answer.
-func (r response) wantError(t *testing.T, status int, code string) map[string]any {
+func (r response) wantError(t testing.TB, status int, code string) map[string]any {
 	t.Helper()
 	if r.Code != status {
 		t.Fatalf("status: got %d, want %d (body %s)", r.Code, status, r.Body)
@@ -131,7 +131,7 @@ func (r response) wantError(t *testing.T, status int, code string) map[string]an
 
 func jsonDecode(b []byte, v any) error { return json.Unmarshal(b, v) }
 
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
 	if os.Getenv("TEST_LOG") != "" {
 		return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}

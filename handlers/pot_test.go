@@ -19,7 +19,7 @@ import (
 var noWorkers = map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret}
 
 // depositor signs in a wallet with usdc on chain and deposits all of it.
-func (a *App) depositor(t *testing.T, usdc int64) player {
+func (a *App) depositor(t testing.TB, usdc int64) player {
 	t.Helper()
 	w, auth := a.funded(t, usdc)
 	p := a.prepare(t, auth, a.depositAddress(t, auth), usdc)
@@ -30,13 +30,13 @@ func (a *App) depositor(t *testing.T, usdc int64) player {
 }
 
 // spectatorWith signs in a wallet holding usdc on chain (not deposited).
-func (a *App) spectatorWith(t *testing.T, usdc int64) player {
+func (a *App) spectatorWith(t testing.TB, usdc int64) player {
 	t.Helper()
 	w, auth := a.funded(t, usdc)
 	return player{wallet: w, id: a.do(t, request{path: "/users/me", header: auth}).json(t)["id"].(string), auth: auth}
 }
 
-func (a *App) donate(t *testing.T, p player, game string, amount int64) (response, string) {
+func (a *App) donate(t testing.TB, p player, game string, amount int64) (response, string) {
 	t.Helper()
 	r := a.do(t, request{method: http.MethodPost, path: "/games/" + game + "/donations/prepare", header: p.auth,
 		body: jsonBody(map[string]any{"amountMinor": amount})})
@@ -50,7 +50,7 @@ func (a *App) donate(t *testing.T, p player, game string, amount int64) (respons
 }
 
 // stakedGame matches two depositors in a 1-round rps game with a stake.
-func (a *App) stakedGame(t *testing.T, stake int64, settings string) (player, player, string) {
+func (a *App) stakedGame(t testing.TB, stake int64, settings string) (player, player, string) {
 	t.Helper()
 	var p1, p2 player
 	if stake > 0 {
@@ -66,7 +66,7 @@ func (a *App) stakedGame(t *testing.T, stake int64, settings string) (player, pl
 	return p1, p2, a.join(t, p2, lobby)["gameId"].(string)
 }
 
-func (a *App) ledger(t *testing.T, account string) int64 {
+func (a *App) ledger(t testing.TB, account string) int64 {
 	t.Helper()
 	n, err := money.BalanceOf(context.Background(), a.DB, account)
 	if err != nil {
@@ -75,7 +75,7 @@ func (a *App) ledger(t *testing.T, account string) int64 {
 	return n
 }
 
-func (a *App) onChain(t *testing.T, owner solana.PublicKey) int64 {
+func (a *App) onChain(t testing.TB, owner solana.PublicKey) int64 {
 	t.Helper()
 	n, err := a.Money.Chain().TokenBalance(context.Background(), owner, a.Money.Mint())
 	if err != nil {
@@ -309,7 +309,7 @@ func TestCancelledGameRefundsDonationsOnChain(t *testing.T) {
 }
 
 // waitFor polls cond until it holds, for at most 10 seconds.
-func waitFor(t *testing.T, cond func() bool) {
+func waitFor(t testing.TB, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); !cond(); {
 		if time.Now().After(deadline) {

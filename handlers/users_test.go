@@ -88,7 +88,7 @@ func TestUserSearchAndProfiles(t *testing.T) {
 
 // pngWithText returns a PNG whose tEXt chunk carries a secret, as cameras
 // and editors leave metadata behind.
-func pngWithText(t *testing.T, secret string) []byte {
+func pngWithText(t testing.TB, secret string) []byte {
 	t.Helper()
 	img := image.NewRGBA(image.Rect(0, 0, 40, 30))
 	for x := 0; x < 40; x++ {
@@ -110,7 +110,7 @@ func pngWithText(t *testing.T, secret string) []byte {
 	return append(append(append([]byte{}, b[:afterIHDR]...), chunk...), b[afterIHDR:]...)
 }
 
-func upload(t *testing.T, a *App, path, filename string, data []byte, header map[string]string) response {
+func upload(t testing.TB, a *App, path, filename string, data []byte, header map[string]string) response {
 	t.Helper()
 	var body bytes.Buffer
 	w := multipart.NewWriter(&body)

@@ -15,7 +15,7 @@ import (
 )
 
 // funded signs a new wallet in and gives it on-chain USDC from the faucet.
-func (a *App) funded(t *testing.T, usdc int64) (wallet, map[string]string) {
+func (a *App) funded(t testing.TB, usdc int64) (wallet, map[string]string) {
 	t.Helper()
 	w := newWallet(t)
 	token, _ := a.login(t, w, "agent-1")
@@ -29,7 +29,7 @@ func (a *App) funded(t *testing.T, usdc int64) (wallet, map[string]string) {
 
 // signPrepared signs the base64 transaction of a prepare answer with w,
 // after letting tamper change it.
-func signPrepared(t *testing.T, w wallet, b64 string, tamper func(*solana.Transaction)) string {
+func signPrepared(t testing.TB, w wallet, b64 string, tamper func(*solana.Transaction)) string {
 	t.Helper()
 	raw, err := base64.StdEncoding.DecodeString(b64)
 	if err != nil {
@@ -52,7 +52,7 @@ func signPrepared(t *testing.T, w wallet, b64 string, tamper func(*solana.Transa
 	return base64.StdEncoding.EncodeToString(out)
 }
 
-func (a *App) prepare(t *testing.T, auth map[string]string, to string, amount int64) map[string]any {
+func (a *App) prepare(t testing.TB, auth map[string]string, to string, amount int64) map[string]any {
 	t.Helper()
 	r := a.do(t, request{method: http.MethodPost, path: "/wallets/transfer/prepare", header: auth,
 		body: jsonBody(map[string]any{"toAddress": to, "amountMinor": amount})})
@@ -62,7 +62,7 @@ func (a *App) prepare(t *testing.T, auth map[string]string, to string, amount in
 	return r.json(t)
 }
 
-func (a *App) submit(t *testing.T, auth map[string]string, intentID, signed string) response {
+func (a *App) submit(t testing.TB, auth map[string]string, intentID, signed string) response {
 	t.Helper()
 	return a.do(t, request{method: http.MethodPost, path: "/wallets/transfer/submit", header: auth,
 		body: jsonBody(map[string]string{"intentId": intentID, "signedTransaction": signed})})
@@ -70,7 +70,7 @@ func (a *App) submit(t *testing.T, auth map[string]string, intentID, signed stri
 
 type balances struct{ available, locked, onChain int64 }
 
-func (a *App) balances(t *testing.T, auth map[string]string) balances {
+func (a *App) balances(t testing.TB, auth map[string]string) balances {
 	t.Helper()
 	r := a.do(t, request{path: "/wallets/me/balance", header: auth})
 	if r.Code != 200 {
@@ -82,7 +82,7 @@ func (a *App) balances(t *testing.T, auth map[string]string) balances {
 	return balances{num(m["availableMinor"]), num(m["lockedMinor"]), num(on["usdcMinor"])}
 }
 
-func (a *App) depositAddress(t *testing.T, auth map[string]string) string {
+func (a *App) depositAddress(t testing.TB, auth map[string]string) string {
 	return a.do(t, request{path: "/wallets/me/balance", header: auth}).json(t)["depositAddress"].(string)
 }
 

@@ -75,6 +75,10 @@ func (s *Service) startGame(ctx context.Context, tx bun.Tx, n newGame) (Game, er
 				Entries: []money.Entry{{Account: money.Available(uid), Amount: -n.stake}, {Account: money.Locked(uid), Amount: n.stake}}}); err != nil {
 				return Game{}, err
 			}
+			if err := money.RecordActivity(ctx, tx, money.Activity{UserID: uid, Kind: "stake", AmountMinor: -n.stake,
+				Counterparty: "game " + id}, now); err != nil {
+				return Game{}, err
+			}
 		}
 		var name string
 		if err := tx.NewSelect().Table("users").Column("username").Where("id = ?", uid).Scan(ctx, &name); err != nil {

@@ -22,10 +22,16 @@ type Activity struct {
 }
 
 func (s *Service) record(ctx context.Context, idb bun.IDB, a Activity) error {
+	return RecordActivity(ctx, idb, a, s.now())
+}
+
+// RecordActivity adds a line to a user's wallet history (inside the
+// transaction that moves the money).
+func RecordActivity(ctx context.Context, idb bun.IDB, a Activity, now time.Time) error {
 	if a.Status == "" {
 		a.Status = "confirmed"
 	}
-	a.CreatedAt = s.now()
+	a.CreatedAt = now
 	_, err := idb.NewInsert().Model(&a).Exec(ctx)
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/gagliardetto/solana-go"
@@ -65,6 +66,19 @@ func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []
 	if len(entries) > 0 {
 		if _, err := money.Post(ctx, tx, money.Posting{Kind: "settlement", Reference: "settle:" + g.ID, Entries: entries}); err != nil {
 			return nil, err
+		}
+	}
+	// The players' wallet history: winnings, or stakes back.
+	for _, e := range entries {
+		if uid, ok := strings.CutPrefix(e.Account, "user:"); ok && strings.HasSuffix(uid, ":available") {
+			kind := "winnings"
+			if !win {
+				kind = "stake refund"
+			}
+			if err := money.RecordActivity(ctx, tx, money.Activity{UserID: strings.TrimSuffix(uid, ":available"), Kind: kind,
+				AmountMinor: e.Amount, Counterparty: "game " + g.ID}, s.now()); err != nil {
+				return nil, err
+			}
 		}
 	}
 	// The chain side follows the books, through transfers any instance

@@ -1,0 +1,247 @@
+package e2e
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gagliardetto/solana-go"
+	"github.com/playwright-community/playwright-go"
+
+	"wager/e2e/apiclient"
+)
+
+// frames records what a page's WebSockets receive.
+type frames struct {
+	mu  sync.Mutex
+	all []string
+}
+
+func (f *frames) received() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string{}, f.all...)
+}
+
+func recordFrames(page playwright.Page) *frames {
+	f := &frames{}
+	page.OnWebSocket(func(ws playwright.WebSocket) {
+		ws.OnFrameReceived(func(payload []byte) {
+			f.mu.Lock()
+			f.all = append(f.all, string(payload))
+			f.mu.Unlock()
+		})
+	})
+	return f
+}
+
+// devKey makes a dev-wallet key ahead of time, so that the server can be
+// told that it belongs to an admin; usePreset puts it in a browser context.
+func devKey(t *testing.T) (address, initScript string) {
+	t.Helper()
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkcs8, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	address = solana.PublicKeyFromBytes(pub).String()
+	stored, _ := json.Marshal(map[string]string{"address": address, "pkcs8": base64.StdEncoding.EncodeToString(pkcs8)})
+	return address, `localStorage.setItem("wager.devWallet.v1", ` + strconvQuote(string(stored)) + `)`
+}
+
+func usePreset(t *testing.T, page playwright.Page, initScript string) {
+	t.Helper()
+	if err := page.Context().AddInitScript(playwright.Script{Content: playwright.String(initScript)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+func visible(t *testing.T, loc playwright.Locator, what string) {
+	t.Helper()
+	if err := expect.Locator(loc).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(15_000)}); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func contains(t *testing.T, loc playwright.Locator, text, what string) {
+	t.Helper()
+	if err := expect.Locator(loc).ToContainText(text, playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(15_000)}); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func count(t *testing.T, loc playwright.Locator, n int, what string) {
+	t.Helper()
+	if err := expect.Locator(loc).ToHaveCount(n, playwright.LocatorAssertionsToHaveCountOptions{Timeout: playwright.Float(15_000)}); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+var choiceWord = regexp.MustCompile(`(?i)\b(rock|paper|scissors)\b`)
+
+// noHiddenChoice fails when the spectator's page or frames show a choice
+// beyond the revealed rounds: every rendering of the history may hold at
+// most `revealed` rounds.
+func noHiddenChoice(t *testing.T, page playwright.Page, fs []string, revealed int) {
+	t.Helper()
+	// Everything the game shows, but the title (the game's name is
+	// "Rock, paper, scissors") and the chat.
+	var html string
+	for _, id := range []string{"#scoreboard", "#history", "#result", "#pot"} {
+		part, err := page.Locator(id).InnerHTML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		html += part
+	}
+	check := func(where, s string) {
+		if n := strings.Count(s, `data-testid="reveal"`); n > revealed {
+			t.Fatalf("%s shows %d revealed rounds before round %d's reveal", where, n, revealed+1)
+		}
+		if revealed == 0 && choiceWord.MatchString(stripChat(s)) {
+			t.Fatalf("%s contains a choice before any reveal: %s", where, choiceWord.FindString(s))
+		}
+	}
+	check("the spectator's page", html)
+	for _, f := range fs {
+		check("a WebSocket frame", f)
+	}
+}
+
+// stripChat drops the chat list, where people may type anything.
+func stripChat(s string) string {
+	if i := strings.Index(s, `id="chat-list"`); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func TestLiveGamePlayersSpectatorAndAdmin(t *testing.T) {
+	adminAddress, adminKey := devKey(t)
+	s := startServer(t, map[string]string{"ADMIN_WALLETS": adminAddress})
+	p1, p2, spec := newPage(t, s), newPage(t, s), newPage(t, s)
+	name1 := signInWithDevWallet(t, p1)
+	signInWithDevWallet(t, p2)
+	specName := signInWithDevWallet(t, spec)
+	specFrames := recordFrames(spec)
+
+	// p1 opens a table and waits; p2 joins it; both land on the game.
+	if _, err := p1.Goto("/play"); err != nil {
+		t.Fatal(err)
+	}
+	fill(t, p1, "round-seconds", "60")
+	click(t, p1, "play-submit")
+	visible(t, p1.GetByTestId("waiting"), "p1 waits for an opponent")
+	if _, err := p2.Goto("/play"); err != nil {
+		t.Fatal(err)
+	}
+	click(t, p2, "lobby-join")
+	visible(t, p2.GetByTestId("move-controls"), "p2 sees the move controls")
+	visible(t, p1.GetByTestId("move-controls"), "p1's waiting room turned into the game")
+	gameURL := p2.URL()
+
+	// The spectator watches: timer, count, nothing hidden.
+	if _, err := spec.Goto(gameURL); err != nil {
+		t.Fatal(err)
+	}
+	visible(t, spec.GetByTestId("timer"), "the spectator sees the round timer")
+	contains(t, spec.GetByTestId("spectator-count"), "1 watching", "the spectator count")
+	count(t, spec.GetByTestId("move-controls"), 0, "spectators have no move controls")
+	t1, _ := spec.GetByTestId("timer").TextContent()
+
+	// The spectator can give: faucet on the embedded chain, then donate.
+	specAddress, err := spec.Evaluate(`JSON.parse(localStorage.getItem("wager.devWallet.v1")).address`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	faucet := apiclient.New(s.URL, nil)
+	if err := faucet.Do(t.Context(), "POST", "/dev/faucet", map[string]any{"address": specAddress, "amountMinor": 5_000_000}, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	play := func(round int, m1, m2 string) {
+		t.Helper()
+		click(t, p1, "move-"+m1)
+		contains(t, p1.GetByTestId("my-choice"), m1, "p1 sees their own pending choice")
+		visible(t, spec.GetByTestId("submitted"), "the spectator sees that p1 moved")
+		noHiddenChoice(t, spec, specFrames.received(), round-1)
+		click(t, p2, "move-"+m2)
+		count(t, spec.GetByTestId("reveal"), round, "the spectator sees the reveal without reloading")
+	}
+	play(1, "rock", "scissors")
+	contains(t, spec.GetByTestId("history"), "rock", "the revealed choice")
+	t2, _ := spec.GetByTestId("timer").TextContent()
+	if t1 == "" || t2 == "" {
+		t.Errorf("timer texts %q then %q", t1, t2)
+	}
+
+	// Chat, labelled by role, live on the players' pages.
+	fill(t, spec, "chat-text", "good luck both")
+	if err := spec.GetByTestId("chat-text").Press("Enter"); err != nil {
+		t.Fatal(err)
+	}
+	msg := p1.GetByTestId("chat-message").Filter(playwright.LocatorFilterOptions{HasText: "good luck both"})
+	visible(t, msg, "p1 sees the spectator's message")
+	contains(t, msg.GetByTestId("chat-role"), "spectator", "the message is labelled spectator")
+
+	// Donate 1 USDC: progress, announcement and pot change on every page.
+	fill(t, spec, "donate-amount", "1")
+	click(t, spec, "donate-submit")
+	contains(t, spec.GetByTestId("donate-status"), "in the pot", "the donation is confirmed")
+	contains(t, p1.GetByTestId("chat-system"), specName+" donated 1 USDC to the game", "the announcement")
+	contains(t, spec.GetByTestId("pot-spectators"), "1", "the pot shows the donation")
+	contains(t, p2.GetByTestId("pot-winner"), "0.99", "what the winner would get")
+	screenshot(t, spec, "game-spectator")
+
+	homeScreenshot(t, s)
+
+	play(2, "paper", "rock")
+	contains(t, spec.GetByTestId("winner"), name1, "the spectator sees the result")
+	visible(t, p2.GetByTestId("result"), "the loser sees the result")
+
+	// The winner's wallet shows the payout: the donation less 1%.
+	if _, err := p1.Goto("/wallet"); err != nil {
+		t.Fatal(err)
+	}
+	contains(t, p1.GetByTestId("balance-available"), "0.99", "the winner's platform balance")
+	screenshot(t, p1, "wallet-winner")
+
+	// An admin turns maintenance on; a user sees the maintenance page.
+	admin := newPage(t, s)
+	usePreset(t, admin, adminKey)
+	signInWithDevWallet(t, admin)
+	if _, err := admin.Goto("/admin"); err != nil {
+		t.Fatal(err)
+	}
+	click(t, admin, "toggle-maintenance-mode")
+	t.Cleanup(func() { s.App.Flags.Set(context.Background(), "maintenance-mode", false, "test") })
+	contains(t, admin.GetByTestId("flag-change").First(), "maintenance-mode turned on", "the change is listed with who made it")
+	if _, err := spec.Goto("/"); err != nil {
+		t.Fatal(err)
+	}
+	visible(t, spec.Locator(`[data-code="MAINTENANCE"]`), "the user sees the maintenance page")
+}
+
+// homeScreenshot checks that the home page lists the live game and keeps
+// a picture of it.
+func homeScreenshot(t *testing.T, s *server) {
+	t.Helper()
+	home := newPage(t, s)
+	if _, err := home.Goto("/"); err != nil {
+		t.Fatal(err)
+	}
+	visible(t, home.GetByTestId("live-game").First(), "the home page lists the live game")
+	screenshot(t, home, "home")
+}
