@@ -103,3 +103,17 @@ func TestDevWalletLoginProfileAndLogout(t *testing.T) {
 		t.Errorf("second sign-in: got %q, want browser_bob", again)
 	}
 }
+
+func TestOutdatedWalletScriptShowsAnUpgradeNotice(t *testing.T) {
+	s := startServer(t, map[string]string{"MIN_SDK_VERSION": "9.0.0"})
+	page := newPage(t, s)
+	if _, err := page.Goto("/login"); err != nil {
+		t.Fatal(err)
+	}
+	if err := page.GetByTestId("dev-wallet").Click(); err != nil {
+		t.Fatal(err)
+	}
+	if err := expect.Locator(page.GetByTestId("wallet-status")).ToContainText("out of date"); err != nil {
+		t.Fatalf("no upgrade notice: %v", err)
+	}
+}

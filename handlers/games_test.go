@@ -512,3 +512,37 @@ func TestStakesAreLockedAndPaidOut(t *testing.T) {
 		t.Errorf("loser after payout: %+v", b)
 	}
 }
+
+func TestChatScriptIsStoredAsTextAndRenderedEscaped(t *testing.T) {
+	a := newTestApp(t, nil)
+	p1, _, game := a.match(t, `{}`)
+	const text = `<script>alert("hi")</script>`
+	r := a.do(t, request{method: http.MethodPost, path: "/chat/game/" + game + "/messages", header: p1.auth,
+		body: jsonBody(map[string]string{"text": text})})
+	if r.Code != http.StatusCreated || r.json(t)["text"] != text {
+		t.Fatalf("send: %d %s", r.Code, r.Body)
+	}
+	page := a.do(t, request{path: "/game/" + game, header: map[string]string{"Cookie": a.sessionCookie(t, p1.wallet)}})
+	html := page.Body.String()
+	if strings.Contains(html, `<script>alert(`) {
+		t.Fatal("the game page carries the message as markup")
+	}
+	if !strings.Contains(html, `&lt;script&gt;alert(&#34;hi&#34;)&lt;/script&gt;`) {
+		t.Fatalf("the game page does not show the message as text: %.300s", html[strings.Index(html, "chat-list"):])
+	}
+}
+
+// sessionCookie signs w in as a browser and returns its Cookie header.
+func (a *App) sessionCookie(t testing.TB, w wallet) string {
+	t.Helper()
+	msg := a.requestChallenge(t, w, "web")
+	r := a.do(t, request{method: http.MethodPost, path: "/session",
+		body: jsonBody(map[string]string{"address": w.address(), "signedMessage": w.sign(msg)})})
+	for _, c := range r.Result().Cookies() {
+		if c.Name == "wager_session" {
+			return "wager_session=" + c.Value
+		}
+	}
+	t.Fatalf("no session cookie: %d %s", r.Code, r.Body)
+	return ""
+}
