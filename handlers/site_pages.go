@@ -78,7 +78,9 @@ func (a *App) playView(ctx context.Context, form views.PlayForm, errMsg string) 
 	return v, nil
 }
 
-func (a *App) playPage(c echo.Context) error {
+// playerPage runs a page for signed-in players who are not in a game: the
+// others go to sign in, or to their game.
+func (a *App) playerPage(c echo.Context, page func(id *web.Identity) error) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -88,11 +90,17 @@ func (a *App) playPage(c echo.Context) error {
 	} else if cg != nil {
 		return c.Redirect(http.StatusSeeOther, "/game/"+cg.GameID)
 	}
-	v, err := a.playView(c.Request().Context(), views.PlayForm{GameType: "rps", Stake: "0", Rounds: "3", RoundSeconds: "20"}, "")
-	if err != nil {
-		return err
-	}
-	return web.Render(c, http.StatusOK, views.Play(a.pageFor(c, "Play"), v))
+	return page(id)
+}
+
+func (a *App) playPage(c echo.Context) error {
+	return a.playerPage(c, func(*web.Identity) error {
+		v, err := a.playView(c.Request().Context(), views.PlayForm{GameType: "rps", Stake: "0", Rounds: "3", RoundSeconds: "20"}, "")
+		if err != nil {
+			return err
+		}
+		return web.Render(c, http.StatusOK, views.Play(a.pageFor(c, "Play"), v))
+	})
 }
 
 // playSubmit opens a lobby from the form and queues the player there.
@@ -170,16 +178,9 @@ func (a *App) playJoin(c echo.Context) error {
 }
 
 func (a *App) playWait(c echo.Context) error {
-	id, err := requireLogin(c)
-	if id == nil {
-		return err
-	}
-	if cg, err := a.Games.CurrentGameOf(c.Request().Context(), id.UserID); err != nil {
-		return err
-	} else if cg != nil {
-		return c.Redirect(http.StatusSeeOther, "/game/"+cg.GameID)
-	}
-	return web.Render(c, http.StatusOK, views.Waiting(a.pageFor(c, "Waiting for an opponent"), c.Param("id")))
+	return a.playerPage(c, func(*web.Identity) error {
+		return web.Render(c, http.StatusOK, views.Waiting(a.pageFor(c, "Waiting for an opponent"), c.Param("id")))
+	})
 }
 
 func (a *App) playLeave(c echo.Context) error {
