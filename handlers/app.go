@@ -33,6 +33,7 @@ import (
 	"wager/domain/game"
 	"wager/domain/game/rules"
 	"wager/domain/money"
+	"wager/domain/payments"
 	"wager/domain/pot"
 	"wager/domain/users"
 	"wager/web"
@@ -59,6 +60,8 @@ type App struct {
 	LocalChain *localchain.Chain
 	Echo       *echo.Echo
 	Docs       *web.OpenAPI
+	// Payments holds the abuse counters and the 402 payment flow.
+	Payments *payments.Service
 
 	pages []string // paths of the browser pages
 
@@ -129,6 +132,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	a.Games = game.New(bdb, a.now, log, settle)
 	a.Chat = chat.New(bdb, a.now)
 	a.Pot = pot.New(bdb, a.Games, a.Money, a.Chat, a.Keys, a.now, log)
+	a.Payments = a.newPayments()
 	instance := make([]byte, 8)
 	rand.Read(instance)
 	a.Hub = web.NewHub(a.Games, hex.EncodeToString(instance), log)
@@ -170,6 +174,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 
 	a.Echo = a.routes()
+	if err := a.checkAbuseOverrides(); err != nil {
+		a.Close()
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -197,6 +205,7 @@ func (a *App) startWorkers(ctx context.Context) {
 		})
 	})
 	a.goBackground(func() { a.every(ctx, 15*time.Second, "resolve withdrawals", a.Money.ResolvePendingWithdrawals) })
+	a.goBackground(func() { a.every(ctx, time.Minute, "prune abuse counters", a.Payments.Limiter.Prune) })
 }
 
 // openChain connects the money service to the configured chain: the

@@ -31,6 +31,11 @@ type Config struct {
 	DevFaucet      bool
 	AbuseThreshold int
 	AbuseWindow    time.Duration
+	// AbuseOverrides maps "METHOD /route" to its own threshold
+	// (ABUSE_OVERRIDES); AbusePrice is what a charged request costs in USDC
+	// minor units (ABUSE_PRICE_MINOR).
+	AbuseOverrides map[string]int
+	AbusePrice     int64
 	JWTSecret      string // empty: generated and kept under DataDir
 	DataDir        string
 	LogFormat      string // "text" or "json"
@@ -153,6 +158,20 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			bad("ABUSE_WINDOW", v, "must be a duration of at least 1s, such as 1m or 30s")
 		}
 		c.AbuseWindow = d
+	}
+	if v := env("ABUSE_OVERRIDES", ""); v != "" {
+		overrides, err := parseAbuseOverrides(v)
+		if err != nil {
+			bad("ABUSE_OVERRIDES", v, err.Error())
+		}
+		c.AbuseOverrides = overrides
+	}
+	if v := env("ABUSE_PRICE_MINOR", "10000"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 || n > 1_000_000_000 {
+			bad("ABUSE_PRICE_MINOR", v, "must be a whole number of USDC minor units from 1 to 1000000000 (1 USDC = 1000000)")
+		}
+		c.AbusePrice = n
 	}
 	if c.JWTSecret != "" && len(c.JWTSecret) < 32 {
 		bad("JWT_SECRET", "(hidden)", "must be at least 32 characters")

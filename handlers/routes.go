@@ -50,6 +50,7 @@ func (a *App) routes() *echo.Echo {
 		authn:   func(mode web.Auth) echo.MiddlewareFunc { return web.Authenticate(a.Auth, mode) },
 		maintenance: web.Maintenance(func() bool { return a.Flags.Enabled(flags.Maintenance) },
 			web.IsAdmin, maintenanceRetry),
+		abuse: a.abuseControl,
 	}
 
 	// Operational endpoints: never 426, never 503 for maintenance.
@@ -171,6 +172,7 @@ func (a *App) routes() *echo.Echo {
 		Description: "Authenticate with Authorization: Bearer, ?token=<jwt> or the session cookie. Send {type: join-game, gameId, lastSeq?}; receive joined (with the state) then {type: event, event, gameId, seq, data}. leave-game leaves. Personal notices arrive as {type: notice}."})
 
 	a.chatRoutes(r)
+	a.paymentRoutes(r)
 	// Wallet.
 	r.json(http.MethodGet, "/wallets/me/balance", a.walletBalance, web.Op{Tag: "wallet", Auth: web.AuthRequired,
 		Summary: "Platform balance, deposit address and on-chain holdings", Response: money.Balance{}})
@@ -259,10 +261,13 @@ type router struct {
 	version     echo.MiddlewareFunc
 	maintenance echo.MiddlewareFunc
 	authn       func(web.Auth) echo.MiddlewareFunc
+	// abuse is the route's abuse control (402 past its threshold), nil
+	// for routes never charged.
+	abuse func(method, path string, auth web.Auth) echo.MiddlewareFunc
 }
 
 // json registers an API route: version check, maintenance, then the
-// authentication the operation declares.
+// authentication the operation declares, then abuse control.
 func (r *router) json(method, path string, h echo.HandlerFunc, op web.Op) {
 	if op.Tag == "" {
 		panic("handlers: route " + path + " has no tag")
@@ -273,6 +278,10 @@ func (r *router) json(method, path string, h echo.HandlerFunc, op web.Op) {
 		mw = append(mw, web.RequireUser)
 	case web.AuthAdmin:
 		mw = append(mw, web.RequireAdmin)
+	}
+	if charge := r.abuse(method, path, op.Auth); charge != nil {
+		mw = append(mw, charge)
+		op.Errors = append(op.Errors, http.StatusPaymentRequired)
 	}
 	r.e.Add(method, path, h, mw...)
 	r.docs.Add(method, path, op)

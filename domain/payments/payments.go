@@ -1,0 +1,478 @@
+package payments
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"wager/chain"
+	"wager/db"
+	"wager/domain"
+	"wager/domain/money"
+	"wager/domain/users"
+)
+
+// KindPayment is the intent kind and ledger kind of an x402 payment.
+const KindPayment = "payment"
+
+// MaxTimeout is how long a client has to pay a challenge (maxTimeoutSeconds):
+// about the lifetime of the blockhash the payment is built on.
+const MaxTimeout = 60 * time.Second
+
+// settleTimeout bounds how long an inline settlement waits for
+// confirmation before answering that it is pending.
+const settleTimeout = 30 * time.Second
+
+// Config is what the payments need to know besides the services.
+type Config struct {
+	PriceMinor int64  // what one request past the threshold costs
+	Network    string // CAIP-2 id told to clients (NetworkOf)
+}
+
+// Service issues 402 challenges, prepares and settles payments, and
+// redeems them for one request each.
+type Service struct {
+	db      *bun.DB
+	money   *money.Service
+	keys    *chain.Keys
+	now     domain.Clock
+	log     *slog.Logger
+	cfg     Config
+	Limiter *Limiter
+
+	vaultATAReady atomic.Bool
+}
+
+// New returns a Service and registers what a confirmed payment intent does
+// (credit the treasury, record the payment).
+func New(bdb *bun.DB, m *money.Service, keys *chain.Keys, limiter *Limiter, now domain.Clock, log *slog.Logger, cfg Config) *Service {
+	s := &Service{db: bdb, money: m, keys: keys, now: now, log: log, cfg: cfg, Limiter: limiter}
+	m.OnConfirm(KindPayment, s.confirmIntent)
+	return s
+}
+
+// Price is what one charged request costs, in USDC minor units.
+func (s *Service) Price() int64 { return s.cfg.PriceMinor }
+
+// Requirements is the one way to pay the platform: exactly the price in
+// USDC to the vault, the platform paying the network fee.
+func (s *Service) Requirements() Requirements {
+	return Requirements{Scheme: SchemeExact, Network: s.cfg.Network, Amount: strconv.FormatInt(s.cfg.PriceMinor, 10),
+		Asset: s.money.Mint().String(), PayTo: s.money.DepositAddress().String(),
+		MaxTimeoutSeconds: int(MaxTimeout.Seconds()), Extra: ExactExtra{FeePayer: s.keys.FeePayer().PublicKey().String()}}
+}
+
+// Challenge is the PaymentRequired of a 402 for resourceURL; why says,
+// for humans, why a presented payment was refused (empty: no payment was
+// presented).
+func (s *Service) Challenge(resourceURL, why string) PaymentRequired {
+	if why == "" {
+		why = "PAYMENT-SIGNATURE header is required"
+	}
+	return PaymentRequired{X402Version: X402Version, Error: why,
+		Resource: ResourceInfo{URL: resourceURL, Description: "One request past the fair-use threshold of this endpoint",
+			MimeType: "application/json"},
+		Accepts: []Requirements{s.Requirements()}}
+}
+
+// Caller is who redeems a payment.
+type Caller struct {
+	Key    string // the abuse-control caller key (user, app or IP)
+	UserID string // "" for anonymous callers
+}
+
+// ResourcePath returns the path of a resource URL (absolute or not): a
+// payment is good for the resource at that path.
+func ResourcePath(resourceURL string) (string, bool) {
+	u, err := url.Parse(resourceURL)
+	if err != nil || !strings.HasPrefix(u.Path, "/") {
+		return "", false
+	}
+	return u.Path, true
+}
+
+// Prepare builds, for the signed-in user, the exact-scheme payment that
+// satisfies pr: the price in USDC from the user's wallet to the vault's
+// token account, the platform as fee payer, a memo nonce. Errors:
+// VALIDATION_ERROR when pr is not a challenge of this platform (another
+// network, asset, recipient or amount), INSUFFICIENT_FUNDS, UNAVAILABLE.
+func (s *Service) Prepare(ctx context.Context, u users.User, pr PaymentRequired) (money.Prepared, error) {
+	bad := func(reason string) error { return domain.Invalid(map[string]string{"paymentRequired": reason}) }
+	if pr.X402Version != X402Version {
+		return money.Prepared{}, bad(fmt.Sprintf("x402Version must be %d", X402Version))
+	}
+	if _, ok := ResourcePath(pr.Resource.URL); !ok || len(pr.Resource.URL) > 2048 {
+		return money.Prepared{}, bad("resource.url must be the URL of the request that answered 402")
+	}
+	want := s.Requirements()
+	found := false
+	for _, r := range pr.Accepts {
+		if r.Scheme == want.Scheme && r.Network == want.Network && r.Asset == want.Asset && r.PayTo == want.PayTo {
+			if r.Amount != want.Amount {
+				return money.Prepared{}, bad(fmt.Sprintf("amount %s is not the price %s", r.Amount, want.Amount))
+			}
+			found = true
+		}
+	}
+	if !found {
+		return money.Prepared{}, bad(fmt.Sprintf("accepts has no %s requirement for %s in %s to %s; pass the paymentRequired of the 402 unchanged",
+			want.Scheme, want.Network, want.Asset, want.PayTo))
+	}
+	from, err := solana.PublicKeyFromBase58(u.WalletAddress)
+	if err != nil {
+		return money.Prepared{}, err
+	}
+	if err := s.ensureVaultATA(ctx); err != nil {
+		return money.Prepared{}, err
+	}
+	spec := money.PrepareSpec{Kind: KindPayment, User: u, To: s.money.DepositAddress(), Amount: s.cfg.PriceMinor,
+		Reference: pr.Resource.URL}
+	return s.money.PrepareWith(ctx, spec, func(intentID string, bh solana.Hash) (*solana.Transaction, error) {
+		id := uuid.MustParse(intentID)
+		return chain.BuildExactPayment(chain.ExactPayment{FeePayer: s.keys.FeePayer().PublicKey(), From: from,
+			PayTo: s.money.DepositAddress(), Mint: s.money.Mint(), Amount: uint64(s.cfg.PriceMinor),
+			Nonce: hex.EncodeToString(id[:]), Blockhash: bh})
+	})
+}
+
+// Submitted is the answer to a payment submit.
+type Submitted struct {
+	Signature        string `json:"signature" doc:"the settled transaction"`
+	PaymentSignature string `json:"paymentSignature" doc:"base64 JSON x402 PaymentPayload: repeat the original request with it in the PAYMENT-SIGNATURE header"`
+}
+
+// Submit settles a prepared payment (money.Service.SubmitFor: the exact
+// prepared message, signed by the user's wallet; idempotent) and returns
+// the PaymentPayload that redeems it. Errors are SubmitFor's.
+func (s *Service) Submit(ctx context.Context, userID, intentID, signedB64 string) (Submitted, error) {
+	var resource string
+	if _, err := uuid.Parse(intentID); err != nil {
+		return Submitted{}, domain.Errorf(domain.CodeNotFound, "no such payment intent")
+	}
+	err := s.db.NewSelect().Table("intents").Column("reference").
+		Where("id = ? AND user_id = ? AND kind = ?", intentID, userID, KindPayment).Scan(ctx, &resource)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Submitted{}, domain.Errorf(domain.CodeNotFound, "no such payment intent")
+	} else if err != nil {
+		return Submitted{}, err
+	}
+	r, err := s.money.SubmitFor(ctx, userID, intentID, signedB64, resource, KindPayment)
+	if err != nil {
+		return Submitted{}, err
+	}
+	// The fee payer's ed25519 signature is deterministic: adding it again
+	// gives exactly the transaction that was sent. (A repeated submit of a
+	// confirmed intent is not checked by SubmitFor: check it here.)
+	wire, ok := s.settledWire(signedB64, r.Signature)
+	if !ok {
+		return Submitted{}, domain.Invalid(map[string]string{
+			"signedTransaction": "is not the signed transaction that settled this payment"})
+	}
+	req := s.Requirements()
+	req.Amount = strconv.FormatInt(r.AmountMinor, 10)
+	payload := PaymentPayload{X402Version: X402Version, Resource: &ResourceInfo{URL: resource}, Accepted: req,
+		Payload: ExactPayload{Transaction: base64.StdEncoding.EncodeToString(wire)}}
+	return Submitted{Signature: r.Signature, PaymentSignature: EncodeHeader(payload)}, nil
+}
+
+// settledWire returns the user-signed transaction with the fee payer's
+// signature added, when that is the transaction with signature sig.
+func (s *Service) settledWire(signedB64, sig string) ([]byte, bool) {
+	raw, err := base64.StdEncoding.DecodeString(signedB64)
+	if err != nil {
+		return nil, false
+	}
+	tx, err := solana.TransactionFromBytes(raw)
+	if err != nil || chain.SignWith(tx, s.keys.FeePayer()) != nil || len(tx.Signatures) == 0 || tx.Signatures[0].String() != sig {
+		return nil, false
+	}
+	wire, err := tx.MarshalBinary()
+	return wire, err == nil
+}
+
+// confirmIntent records a confirmed payment intent: the treasury earns it
+// (the vault holds it on chain) and it waits, unused, for its request.
+func (s *Service) confirmIntent(ctx context.Context, tx bun.Tx, in money.Intent) error {
+	path, _ := ResourcePath(in.Reference)
+	var wallet string
+	if err := tx.NewSelect().Table("users").Column("wallet_address").Where("id = ?", in.UserID).Scan(ctx, &wallet); err != nil {
+		return err
+	}
+	now := s.now()
+	p := payment{Signature: *in.Signature, Resource: path, AmountMinor: in.AmountMinor, Payer: wallet, UserID: &in.UserID,
+		IntentID: &in.ID, Status: "settled", CreatedAt: now, UpdatedAt: now}
+	if _, err := tx.NewInsert().Model(&p).On("CONFLICT (signature) DO NOTHING").Exec(ctx); err != nil {
+		return err
+	}
+	return s.credit(ctx, tx, p)
+}
+
+// credit posts a settled payment to the ledger (once per signature) and to
+// the paying user's wallet history.
+func (s *Service) credit(ctx context.Context, tx bun.Tx, p payment) error {
+	posted, err := money.Post(ctx, tx, money.Posting{Kind: KindPayment, Reference: p.Signature,
+		Memo:    "x402 payment for " + p.Resource,
+		Entries: []money.Entry{{Account: money.Treasury, Amount: p.AmountMinor}, {Account: money.Vault, Amount: -p.AmountMinor}}})
+	if err != nil || !posted {
+		return err
+	}
+	var userID string
+	err = tx.NewSelect().Table("users").Column("id").Where("wallet_address = ?", p.Payer).Scan(ctx, &userID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // an anonymous wallet: no history to write
+	} else if err != nil {
+		return err
+	}
+	return money.RecordActivity(ctx, tx, money.Activity{UserID: userID, Kind: KindPayment, AmountMinor: -p.AmountMinor,
+		Counterparty: s.money.DepositAddress().String(), Signature: p.Signature}, s.now())
+}
+
+// payment is a row of x402_payments.
+type payment struct {
+	bun.BaseModel `bun:"table:x402_payments"`
+
+	Signature   string     `bun:"signature,pk"`
+	Resource    string     `bun:"resource"`
+	AmountMinor int64      `bun:"amount_minor"`
+	Payer       string     `bun:"payer"`
+	UserID      *string    `bun:"user_id,type:uuid"`
+	IntentID    *string    `bun:"intent_id,type:uuid"`
+	Status      string     `bun:"status"`
+	UsedAt      *time.Time `bun:"used_at"`
+	UsedBy      *string    `bun:"used_by"`
+	CreatedAt   time.Time  `bun:"created_at"`
+	UpdatedAt   time.Time  `bun:"updated_at"`
+}
+
+// Redeem spends the payment in a PAYMENT-SIGNATURE header on one request
+// of resourcePath by caller, and returns the SettlementResponse for the
+// PAYMENT-RESPONSE header. A payment settled through Submit is checked
+// (settled, for this resource, by this user, unused) and marked used; a
+// standard client's partially signed exact transaction is verified
+// (VerifyExact), signed by the fee payer, sent, confirmed, credited and
+// marked used in this call. A payment that is not accepted is a *Refusal;
+// other errors leave the payment as it was, or pending on chain.
+func (s *Service) Redeem(ctx context.Context, header string, caller Caller, resourcePath string) (SettlementResponse, error) {
+	var p PaymentPayload
+	if err := DecodeHeader(header, &p); err != nil {
+		return SettlementResponse{}, refuse(ReasonInvalidPayload, "PAYMENT-SIGNATURE must be base64 JSON of an x402 PaymentPayload: %v", err)
+	}
+	if p.X402Version != X402Version {
+		return SettlementResponse{}, refuse(ReasonInvalidPayload, "x402Version %d is not supported; use %d", p.X402Version, X402Version)
+	}
+	if p.Resource != nil && p.Resource.URL != "" {
+		if path, ok := ResourcePath(p.Resource.URL); !ok || path != resourcePath {
+			return SettlementResponse{}, refuse(ReasonResourceMismatch, "this payment is for %s, not %s", p.Resource.URL, resourcePath)
+		}
+	}
+	raw, err := base64.StdEncoding.DecodeString(p.Payload.Transaction)
+	if err != nil {
+		return SettlementResponse{}, refuse(ReasonUndecodable, "payload.transaction must be a base64 Solana transaction")
+	}
+	tx, err := solana.TransactionFromBytes(raw)
+	if err != nil || len(tx.Signatures) == 0 {
+		return SettlementResponse{}, refuse(ReasonUndecodable, "payload.transaction must be a base64 Solana transaction")
+	}
+	feePayer := s.keys.FeePayer().PublicKey()
+	if sig, ok := chain.SignatureOf(tx, feePayer); ok {
+		return s.redeemSettled(ctx, sig.String(), caller, resourcePath)
+	}
+	return s.settleInline(ctx, p, tx, caller, resourcePath)
+}
+
+// redeemSettled marks a payment settled through Submit as used by this
+// request.
+func (s *Service) redeemSettled(ctx context.Context, sig string, caller Caller, resourcePath string) (SettlementResponse, error) {
+	now := s.now()
+	var p payment
+	err := s.db.NewUpdate().Model(&p).Set("used_at = ?", now).Set("used_by = ?", caller.Key).Set("updated_at = ?", now).
+		Where("signature = ? AND status = 'settled' AND used_at IS NULL AND resource = ? AND amount_minor >= ?",
+			sig, resourcePath, s.cfg.PriceMinor).
+		Where("user_id IS NULL OR user_id::text = ?", caller.UserID).
+		Returning("*").Scan(ctx)
+	if err == nil {
+		return SettlementResponse{Success: true, Transaction: sig, Network: s.cfg.Network, Payer: p.Payer}, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return SettlementResponse{}, err
+	}
+	// Say why.
+	if err := s.db.NewSelect().Model(&p).Where("signature = ?", sig).Scan(ctx); errors.Is(err, sql.ErrNoRows) {
+		return SettlementResponse{}, refuse(ReasonUnknownPayment, "the transaction %s is not a payment to this platform", sig)
+	} else if err != nil {
+		return SettlementResponse{}, err
+	}
+	switch {
+	case p.Status != "settled":
+		return SettlementResponse{}, refuse(ReasonSettlementPending, "the payment %s is not settled yet; try again shortly", sig)
+	case p.UsedAt != nil:
+		return SettlementResponse{}, refuse(ReasonAlreadyUsed, "the payment %s already paid for a request at %s; each payment serves one request",
+			sig, p.UsedAt.UTC().Format(time.RFC3339))
+	case p.Resource != resourcePath:
+		return SettlementResponse{}, refuse(ReasonResourceMismatch, "the payment %s is for %s, not %s", sig, p.Resource, resourcePath)
+	case p.AmountMinor < s.cfg.PriceMinor:
+		return SettlementResponse{}, refuse(ReasonAmountMismatch, "the payment %s paid %d minor units; the price is now %d", sig, p.AmountMinor, s.cfg.PriceMinor)
+	}
+	return SettlementResponse{}, refuse(ReasonPayerMismatch, "the payment %s was made by another account", sig)
+}
+
+// settleInline verifies and settles a standard x402 client's partially
+// signed exact transaction, as a facilitator's verify and settle would,
+// and spends it on this request.
+func (s *Service) settleInline(ctx context.Context, p PaymentPayload, tx *solana.Transaction, caller Caller, resourcePath string) (SettlementResponse, error) {
+	want := s.Requirements()
+	a := p.Accepted
+	switch {
+	case a.Scheme != SchemeExact:
+		return SettlementResponse{}, refuse(ReasonUnsupportedScheme, "scheme %q is not supported; pay with %q", a.Scheme, SchemeExact)
+	case a.Network != want.Network:
+		return SettlementResponse{}, refuse(ReasonNetworkMismatch, "network %q is not %q", a.Network, want.Network)
+	case a.Extra.FeePayer != want.Extra.FeePayer:
+		return SettlementResponse{}, refuse(ReasonFeePayerNotManaged, "extra.feePayer %q is not the platform's fee payer %s", a.Extra.FeePayer, want.Extra.FeePayer)
+	case a.Asset != want.Asset || a.PayTo != want.PayTo || a.Amount != want.Amount:
+		return SettlementResponse{}, refuse(ReasonRequirementsMismatch,
+			"accepted requirements (%s %s to %s) are not the platform's (%s %s to %s)", a.Amount, a.Asset, a.PayTo, want.Amount, want.Asset, want.PayTo)
+	}
+	payer, err := VerifyExact(tx, want, s.keys.FeePayer().PublicKey())
+	if err != nil {
+		return SettlementResponse{}, err
+	}
+	if err := s.ensureVaultATA(ctx); err != nil {
+		return SettlementResponse{}, err
+	}
+	if err := chain.SignWith(tx, s.keys.FeePayer()); err != nil {
+		return SettlementResponse{}, err
+	}
+	sig := tx.Signatures[0].String()
+	now := s.now()
+	row := payment{Signature: sig, Resource: resourcePath, AmountMinor: s.cfg.PriceMinor, Payer: payer.String(),
+		Status: "settling", CreatedAt: now, UpdatedAt: now}
+	if caller.UserID != "" {
+		row.UserID = &caller.UserID
+	}
+	res, err := s.db.NewInsert().Model(&row).On("CONFLICT (signature) DO NOTHING").Exec(ctx)
+	if err != nil {
+		return SettlementResponse{}, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return s.resumeSettlement(ctx, tx.Signatures[0], caller, resourcePath)
+	}
+	if _, err := s.money.Chain().SendAndConfirm(ctx, tx, settleTimeout); err != nil {
+		var rejected *chain.RejectedError
+		if errors.As(err, &rejected) {
+			// It did not land and never will in this form: forget it, so
+			// that the client can pay again.
+			if _, derr := s.db.NewDelete().Model((*payment)(nil)).Where("signature = ? AND status = 'settling'", sig).Exec(ctx); derr != nil {
+				return SettlementResponse{}, derr
+			}
+			return SettlementResponse{}, refuse(ReasonTransactionFailed, "the network refused the payment: %s", rejected.Reason)
+		}
+		s.log.Warn("x402 settlement: outcome unknown", "signature", sig, "err", err)
+		return SettlementResponse{}, refuse(ReasonSettlementPending,
+			"the payment %s was sent but is not confirmed yet; repeat the request with the same PAYMENT-SIGNATURE", sig)
+	}
+	return s.finishInline(ctx, sig, caller)
+}
+
+// resumeSettlement handles a transaction that was presented before: a
+// replay of a spent payment, a concurrent duplicate, or a retry of one
+// whose confirmation was not seen.
+func (s *Service) resumeSettlement(ctx context.Context, sig solana.Signature, caller Caller, resourcePath string) (SettlementResponse, error) {
+	var p payment
+	if err := s.db.NewSelect().Model(&p).Where("signature = ?", sig.String()).Scan(ctx); err != nil {
+		return SettlementResponse{}, err
+	}
+	if p.Status == "settled" {
+		return SettlementResponse{}, refuse(ReasonAlreadyUsed, "the payment %s already paid for a request; each payment serves one request", sig)
+	}
+	if p.Resource != resourcePath {
+		return SettlementResponse{}, refuse(ReasonResourceMismatch, "the payment %s is for %s, not %s", sig, p.Resource, resourcePath)
+	}
+	landed, err := s.money.Chain().Status(ctx, sig)
+	if err != nil || !landed {
+		return SettlementResponse{}, refuse(ReasonDuplicateSettlement,
+			"the payment %s is being settled by another request; try again shortly", sig)
+	}
+	return s.finishInline(ctx, sig.String(), caller)
+}
+
+// finishInline credits a confirmed inline payment and spends it on the
+// caller's request, once.
+func (s *Service) finishInline(ctx context.Context, sig string, caller Caller) (SettlementResponse, error) {
+	var p payment
+	err := db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		now := s.now()
+		err := tx.NewUpdate().Model(&p).Set("status = 'settled'").Set("used_at = ?", now).Set("used_by = ?", caller.Key).
+			Set("updated_at = ?", now).Where("signature = ? AND status = 'settling'", sig).Returning("*").Scan(ctx)
+		if errors.Is(err, sql.ErrNoRows) {
+			return refuse(ReasonAlreadyUsed, "the payment %s already paid for a request; each payment serves one request", sig)
+		}
+		if err != nil {
+			return err
+		}
+		return s.credit(ctx, tx, p)
+	})
+	if err != nil {
+		return SettlementResponse{}, err
+	}
+	return SettlementResponse{Success: true, Transaction: sig, Network: s.cfg.Network, Payer: p.Payer}, nil
+}
+
+// ensureVaultATA makes sure the vault's USDC account exists: an exact
+// payment has no instruction that creates it. The platform's fee payer
+// creates it once, idempotently.
+func (s *Service) ensureVaultATA(ctx context.Context) error {
+	if s.vaultATAReady.Load() {
+		return nil
+	}
+	c := s.money.Chain()
+	vault, mint := s.money.DepositAddress(), s.money.Mint()
+	ok, err := c.AccountExists(ctx, chain.ATA(vault, mint))
+	if err != nil {
+		return chainUnavailable(err)
+	}
+	if !ok {
+		bh, err := c.Blockhash(ctx)
+		if err != nil {
+			return chainUnavailable(err)
+		}
+		payer := s.keys.FeePayer()
+		nonce := make([]byte, 16)
+		rand.Read(nonce)
+		tx, err := solana.NewTransaction([]solana.Instruction{
+			chain.SetComputeUnitLimit(chain.ComputeUnitLimit), chain.SetComputeUnitPrice(chain.ComputeUnitPrice),
+			chain.CreateATAIdempotent(payer.PublicKey(), vault, mint),
+			chain.Memo("wager:vault-ata:"+hex.EncodeToString(nonce), payer.PublicKey()),
+		}, bh, solana.TransactionPayer(payer.PublicKey()))
+		if err != nil {
+			return err
+		}
+		if err := chain.SignWith(tx, payer); err != nil {
+			return err
+		}
+		if _, err := c.SendAndConfirm(ctx, tx, settleTimeout); err != nil {
+			return chainUnavailable(err)
+		}
+	}
+	s.vaultATAReady.Store(true)
+	return nil
+}
+
+func chainUnavailable(err error) error {
+	return &domain.Error{Code: domain.CodeUnavailable, Message: "the Solana network did not answer; try again shortly",
+		Extra: map[string]any{"cause": err.Error()}}
+}
