@@ -185,12 +185,29 @@ type PrepareSpec struct {
 // message in a new intent and returns it unsigned. It refuses amounts the
 // wallet does not hold on chain with INSUFFICIENT_FUNDS.
 func (s *Service) Prepare(ctx context.Context, p PrepareSpec) (Prepared, error) {
+	if p.User.WalletAddress == p.To.String() {
+		return Prepared{}, domain.Invalid(map[string]string{"toAddress": "is your own wallet"})
+	}
+	return s.PrepareWith(ctx, p, func(from solana.PublicKey, intentID string, bh solana.Hash) (*solana.Transaction, error) {
+		return chain.BuildTransfer(chain.Transfer{FeePayer: s.keys.FeePayer().PublicKey(), From: from, To: p.To,
+			Mint: s.mint, Amount: uint64(p.Amount), Memo: "wager:" + p.Kind + ":" + intentID, Blockhash: bh})
+	})
+}
+
+// BuildFunc builds the unsigned transaction of a new intent (whose id it
+// is given) from the user's wallet on a fresh blockhash.
+type BuildFunc func(from solana.PublicKey, intentID string, blockhash solana.Hash) (*solana.Transaction, error)
+
+// PrepareWith is Prepare for a transaction in another layout than
+// BuildTransfer's (an x402 "exact" payment): build makes it, and the
+// intent stores its exact message so that Submit and its OnConfirm hook
+// work unchanged. The transaction must move p.Amount of USDC from the
+// user's wallet (checked on chain: INSUFFICIENT_FUNDS) with the platform as
+// fee payer.
+func (s *Service) PrepareWith(ctx context.Context, p PrepareSpec, build BuildFunc) (Prepared, error) {
 	from, err := solana.PublicKeyFromBase58(p.User.WalletAddress)
 	if err != nil {
 		return Prepared{}, err
-	}
-	if from.Equals(p.To) {
-		return Prepared{}, domain.Invalid(map[string]string{"toAddress": "is your own wallet"})
 	}
 	held, err := s.chain.TokenBalance(ctx, from, s.mint)
 	if err != nil {
@@ -205,8 +222,7 @@ func (s *Service) Prepare(ctx context.Context, p PrepareSpec) (Prepared, error) 
 		return Prepared{}, chainUnavailable(err)
 	}
 	id := uuid.NewString()
-	tx, err := chain.BuildTransfer(chain.Transfer{FeePayer: s.keys.FeePayer().PublicKey(), From: from, To: p.To,
-		Mint: s.mint, Amount: uint64(p.Amount), Memo: "wager:" + p.Kind + ":" + id, Blockhash: bh})
+	tx, err := build(from, id, bh)
 	if err != nil {
 		return Prepared{}, err
 	}

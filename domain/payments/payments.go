@@ -132,16 +132,12 @@ func (s *Service) Prepare(ctx context.Context, u users.User, pr PaymentRequired)
 		return money.Prepared{}, bad(fmt.Sprintf("accepts has no %s requirement for %s in %s to %s; pass the paymentRequired of the 402 unchanged",
 			want.Scheme, want.Network, want.Asset, want.PayTo))
 	}
-	from, err := solana.PublicKeyFromBase58(u.WalletAddress)
-	if err != nil {
-		return money.Prepared{}, err
-	}
 	if err := s.ensureVaultATA(ctx); err != nil {
 		return money.Prepared{}, err
 	}
 	spec := money.PrepareSpec{Kind: KindPayment, User: u, To: s.money.DepositAddress(), Amount: s.cfg.PriceMinor,
 		Reference: pr.Resource.URL}
-	return s.money.PrepareWith(ctx, spec, func(intentID string, bh solana.Hash) (*solana.Transaction, error) {
+	return s.money.PrepareWith(ctx, spec, func(from solana.PublicKey, intentID string, bh solana.Hash) (*solana.Transaction, error) {
 		id := uuid.MustParse(intentID)
 		return chain.BuildExactPayment(chain.ExactPayment{FeePayer: s.keys.FeePayer().PublicKey(), From: from,
 			PayTo: s.money.DepositAddress(), Mint: s.money.Mint(), Amount: uint64(s.cfg.PriceMinor),
