@@ -64,6 +64,9 @@ type format struct {
 	// badly as PNG, while PNG and WebP inputs may carry transparency that
 	// JPEG cannot hold.
 	jpegOut bool
+	// orientation reads how the stored picture must be turned to be
+	// upright (nil: formats without EXIF orientation here).
+	orientation func([]byte) int
 }
 
 var (
@@ -77,6 +80,7 @@ var (
 		decodeConfig: func(b []byte) (image.Config, error) { return jpeg.DecodeConfig(bytes.NewReader(b)) },
 		decode:       func(b []byte) (image.Image, error) { return jpeg.Decode(bytes.NewReader(b)) },
 		jpegOut:      true,
+		orientation:  jpegOrientation,
 	}
 	formatWebP = format{
 		name:         "WebP",
@@ -117,9 +121,10 @@ func box(kind Kind) (w, h int, ok bool) {
 // whose declared dimensions exceed 8000x8000 or 40 megapixels (checked
 // before decoding, against decompression bombs), and undecodable data. It
 // decodes, downscales (keeping the aspect ratio, never upscaling) to fit the
-// Kind's box, and re-encodes: JPEG input becomes JPEG at quality 85; PNG and
-// WebP input become PNG. The output therefore keeps no metadata (EXIF, text
-// chunks, ICC, XMP).
+// Kind's box, turns a JPEG upright as its EXIF orientation says, and
+// re-encodes: JPEG input becomes JPEG at quality 85; PNG and WebP input
+// become PNG. The output therefore keeps no metadata (EXIF, text chunks,
+// ICC, XMP).
 //
 // Errors are *domain.Error: PAYLOAD_TOO_LARGE for too many bytes, otherwise
 // VALIDATION_ERROR naming the field "file" (or "kind" for an unknown Kind).
@@ -153,8 +158,18 @@ func Sanitize(data []byte, kind Kind) (Image, error) {
 		return Image{}, invalidFile(fmt.Sprintf("is not a valid %s image (the file is damaged or incomplete)", f.name))
 	}
 	// Trust the decoded bounds, not the header we checked: they should
-	// agree, but the output must describe what we actually encode.
-	img := fit(src, maxW, maxH)
+	// agree, but the output must describe what we actually encode. A
+	// picture stored on its side is fitted first (into the box turned the
+	// same way) and turned upright after, so the turn only touches the
+	// small result.
+	o := orientNormal
+	if f.orientation != nil {
+		o = f.orientation(data)
+	}
+	if swapsAxes(o) {
+		maxW, maxH = maxH, maxW
+	}
+	img := orient(fit(src, maxW, maxH), o)
 	b := img.Bounds()
 
 	var buf bytes.Buffer

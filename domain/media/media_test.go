@@ -457,3 +457,120 @@ func TestSanitizeLargestAllowedIsFastEnough(t *testing.T) {
 		t.Errorf("elapsed: want under 10s, got %v", elapsed)
 	}
 }
+
+// exifOrientation is an APP1 payload whose IFD0 holds only the Orientation
+// tag, in the given byte order.
+func exifOrientation(order binary.AppendByteOrder, o uint16) string {
+	b := []byte("Exif\x00\x00")
+	if order == binary.LittleEndian {
+		b = append(b, "II"...)
+	} else {
+		b = append(b, "MM"...)
+	}
+	b = order.AppendUint16(b, 42)
+	b = order.AppendUint32(b, 8)      // IFD0 right after the header
+	b = order.AppendUint16(b, 1)      // one entry
+	b = order.AppendUint16(b, 0x0112) // Orientation
+	b = order.AppendUint16(b, 3)      // SHORT
+	b = order.AppendUint32(b, 1)
+	b = order.AppendUint16(b, o)
+	b = order.AppendUint16(b, 0)
+	b = order.AppendUint32(b, 0) // no next IFD
+	return string(b)
+}
+
+// quadrants is a 40x20 picture: red, green on top; blue, white below.
+func quadrants() *image.NRGBA {
+	img := image.NewNRGBA(image.Rect(0, 0, 40, 20))
+	for y := range 20 {
+		for x := range 40 {
+			img.SetNRGBA(x, y, quadrantColors[y/10*2+x/20])
+		}
+	}
+	return img
+}
+
+var quadrantColors = []color.NRGBA{{255, 0, 0, 255}, {0, 255, 0, 255}, {0, 0, 255, 255}, {255, 255, 255, 255}}
+
+const red, green, blue, white = 0, 1, 2, 3
+
+func TestSanitizeTurnsPhotosUpright(t *testing.T) {
+	// What the upright picture shows in its top-left, top-right,
+	// bottom-left and bottom-right quarters, for each EXIF orientation of
+	// the stored quadrants picture.
+	cases := []struct {
+		orientation uint16
+		w, h        int
+		quarters    [4]int
+	}{
+		{1, 40, 20, [4]int{red, green, blue, white}},
+		{2, 40, 20, [4]int{green, red, white, blue}},
+		{3, 40, 20, [4]int{white, blue, green, red}},
+		{4, 40, 20, [4]int{blue, white, red, green}},
+		{5, 20, 40, [4]int{red, blue, green, white}},
+		{6, 20, 40, [4]int{blue, red, white, green}},
+		{7, 20, 40, [4]int{white, green, blue, red}},
+		{8, 20, 40, [4]int{green, white, red, blue}},
+	}
+	plain := encodeJPEG(t, quadrants())
+	for _, order := range []binary.AppendByteOrder{binary.BigEndian, binary.LittleEndian} {
+		for _, tc := range cases {
+			img, err := Sanitize(jpegWithAPP1(plain, exifOrientation(order, tc.orientation)), Avatar)
+			if err != nil {
+				t.Fatalf("orientation %d (%v): %v", tc.orientation, order, err)
+			}
+			out, err := jpeg.Decode(bytes.NewReader(img.Data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b := out.Bounds(); b.Dx() != tc.w || b.Dy() != tc.h || img.Width != tc.w || img.Height != tc.h {
+				t.Errorf("orientation %d (%v): size %v (reported %dx%d), want %dx%d",
+					tc.orientation, order, b.Size(), img.Width, img.Height, tc.w, tc.h)
+				continue
+			}
+			for i, p := range []image.Point{{tc.w / 4, tc.h / 4}, {3 * tc.w / 4, tc.h / 4}, {tc.w / 4, 3 * tc.h / 4}, {3 * tc.w / 4, 3 * tc.h / 4}} {
+				want := quadrantColors[tc.quarters[i]]
+				got := color.NRGBAModel.Convert(out.At(p.X, p.Y)).(color.NRGBA)
+				if diff(want.R, got.R) > 40 || diff(want.G, got.G) > 40 || diff(want.B, got.B) > 40 {
+					t.Errorf("orientation %d (%v): pixel %v is %v, want about %v", tc.orientation, order, p, got, want)
+				}
+			}
+			if bytes.Contains(img.Data, []byte("Exif")) {
+				t.Errorf("orientation %d: the output still has EXIF", tc.orientation)
+			}
+		}
+	}
+}
+
+func TestSanitizeFitsTurnedPhotosInTheBox(t *testing.T) {
+	// A 1000x500 landscape stored for a portrait photo: upright it is
+	// 500x1000, so the avatar box makes it 256x512.
+	data := jpegWithAPP1(encodeJPEG(t, blocks(1000, 500)), exifOrientation(binary.BigEndian, 6))
+	img, err := Sanitize(data, Avatar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img.Width != 256 || img.Height != 512 {
+		t.Errorf("size %dx%d, want 256x512", img.Width, img.Height)
+	}
+}
+
+func TestSanitizeIgnoresDamagedOrientation(t *testing.T) {
+	good := exifOrientation(binary.BigEndian, 6)
+	plain := encodeJPEG(t, quadrants())
+	for name, payload := range map[string]string{
+		"truncated IFD":       good[:len(good)-12],
+		"IFD offset past end": good[:10] + "\x00\x00\xff\xff" + good[14:],
+		"value out of range":  exifOrientation(binary.BigEndian, 9),
+		"not TIFF":            "Exif\x00\x00XX\x00\x2a\x00\x00\x00\x08",
+	} {
+		img, err := Sanitize(jpegWithAPP1(plain, payload), Avatar)
+		if err != nil {
+			t.Errorf("%s: want the upload accepted, got %v", name, err)
+			continue
+		}
+		if img.Width != 40 || img.Height != 20 {
+			t.Errorf("%s: size %dx%d, want 40x20 as stored", name, img.Width, img.Height)
+		}
+	}
+}
