@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -101,7 +100,7 @@ func (a *App) gameView(ctx context.Context, gameID string, viewer *web.Identity)
 		for _, t := range transfers {
 			tv := views.TransferView{Kind: t.Kind, Amount: money.FormatUSDC(t.AmountMinor), Status: t.Status}
 			if t.Signature != nil {
-				tv.Signature, tv.Link = *t.Signature, a.explorerLink(*t.Signature)
+				tv.Signature, tv.Link = *t.Signature, a.explorerURL("tx", *t.Signature)
 			}
 			g.Settlement = append(g.Settlement, tv)
 		}
@@ -111,18 +110,6 @@ func (a *App) gameView(ctx context.Context, gameID string, viewer *web.Identity)
 		_, g.IsPlayer = names[viewer.UserID]
 	}
 	return g, nil
-}
-
-// explorerLink is an explorer address for a transaction signature.
-func (a *App) explorerLink(sig string) string {
-	base := "https://explorer.solana.com/tx/" + sig
-	switch a.Config.ChainID() {
-	case "mainnet":
-		return base
-	case "localnet":
-		return base + "?cluster=custom&customUrl=" + url.QueryEscape(a.Config.PublicURL+"/dev/solana-rpc")
-	}
-	return base + "?cluster=" + a.Config.ChainID()
 }
 
 func chatLine(m chat.Message) views.ChatLine {
