@@ -368,6 +368,10 @@ func TestClientSignedPaymentIsSettledInline(t *testing.T) {
 			fp := a.Keys.FeePayer().PublicKey()
 			(*ixs)[3] = solana.NewInstruction(chain.MemoProgramID, solana.AccountMetaSlice{solana.Meta(fp).SIGNER()}, []byte("x"))
 		}},
+		{"priority fee too high", payments.ReasonComputePriceTooHigh, "priority fee", func(ixs *[]solana.Instruction) {
+			(*ixs)[0] = chain.SetComputeUnitLimit(payments.MaxComputeUnits)
+			(*ixs)[1] = chain.SetComputeUnitPrice(payments.MaxComputeUnitPriceMicroLp)
+		}},
 		{"no compute budget", payments.ReasonInstructionsLength, "3 to 7 instructions", func(ixs *[]solana.Instruction) {
 			*ixs = (*ixs)[2:3]
 		}},

@@ -9,12 +9,15 @@ import (
 	"wager/chain"
 )
 
-// Sponsor limits of the fee payer for inline settlement: the x402 Solana
-// exact spec's reference defaults. They bound what one payment can cost
-// the platform in fees.
+// Sponsor limits of the fee payer for inline settlement. The first two are
+// the x402 Solana exact spec's reference caps; on their own they would let
+// one payment cost the platform a 2,000,000-lamport priority fee, so the
+// fee itself (limit x price) has a budget too, far above what clients ask
+// for (the official client: 20,000 units at 1 micro-lamport).
 const (
 	MaxComputeUnits            = 400_000
 	MaxComputeUnitPriceMicroLp = 5_000_000 // 5 lamports per compute unit
+	MaxPriorityFeeLamports     = 10_000
 )
 
 // LighthouseProgramID is the wallet-protection program that Phantom and
@@ -35,7 +38,8 @@ var token2022ProgramID = solana.MustPublicKeyFromBase58("TokenzQdBNbLqP5VEhdkAS6
 //     other required signer is the token authority, whose signature is
 //     valid;
 //   - 3 to 7 instructions: SetComputeUnitLimit (at most MaxComputeUnits),
-//     SetComputeUnitPrice (at most MaxComputeUnitPriceMicroLp),
+//     SetComputeUnitPrice (at most MaxComputeUnitPriceMicroLp, and a
+//     priority fee of at most MaxPriorityFeeLamports),
 //     TransferChecked of exactly req.Amount of req.Asset to the associated
 //     token account of req.PayTo, then only Memo or Lighthouse.
 //
@@ -100,8 +104,14 @@ func VerifyExact(tx *solana.Transaction, req Requirements, feePayer solana.Publi
 	if !program(1).Equals(chain.ComputeBudgetProgramID) || len(price) != 9 || price[0] != 3 {
 		return none, refuse(ReasonComputePrice, "the second instruction must be ComputeBudget SetComputeUnitPrice")
 	}
-	if p := binary.LittleEndian.Uint64(price[1:]); p > MaxComputeUnitPriceMicroLp {
+	units, p := uint64(binary.LittleEndian.Uint32(limit[1:])), binary.LittleEndian.Uint64(price[1:])
+	if p > MaxComputeUnitPriceMicroLp {
 		return none, refuse(ReasonComputePriceTooHigh, "compute unit price %d micro-lamports is above %d", p, MaxComputeUnitPriceMicroLp)
+	}
+	if fee := (units*p + 999_999) / 1_000_000; fee > MaxPriorityFeeLamports {
+		return none, refuse(ReasonComputePriceTooHigh,
+			"the priority fee (%d units at %d micro-lamports = %d lamports) is above the %d lamports the platform sponsors",
+			units, p, fee, MaxPriorityFeeLamports)
 	}
 
 	transfer := ixs[2]
