@@ -308,6 +308,45 @@ func TestCancelledGameRefundsDonationsOnChain(t *testing.T) {
 	}
 }
 
+func TestDonationLandingAfterTheGameEndedIsRefundedNotPotted(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	p1, p2, game := a.stakedGame(t, 200_000, `{"rounds": 1}`)
+	spectator := a.spectatorWith(t, 1_000_000)
+	// Prepared and signed while the game is active, submitted after it ended.
+	prep := a.do(t, request{method: http.MethodPost, path: "/games/" + game + "/donations/prepare", header: spectator.auth,
+		body: jsonBody(map[string]any{"amountMinor": 70_000})}).json(t)
+	signed := signPrepared(t, spectator.wallet, prep["transaction"].(string), nil)
+	a.act(t, p1, game, `{"type": "move", "move": "rock"}`)
+	a.act(t, p2, game, `{"type": "move", "move": "scissors"}`)
+	before := a.do(t, request{path: "/games/" + game + "/pot"}).json(t)
+
+	r := a.do(t, request{method: http.MethodPost, path: "/games/" + game + "/donations/submit", header: spectator.auth,
+		body: jsonBody(map[string]string{"intentId": prep["intentId"].(string), "signedTransaction": signed})})
+	if r.Code != 200 || r.json(t)["refunded"] != true {
+		t.Fatalf("late donation: %d %s, want 200 with refunded: true", r.Code, r.Body)
+	}
+	after := a.do(t, request{path: "/games/" + game + "/pot"}).json(t)
+	for _, k := range []string{"spectatorPotMinor", "totalMinor", "winnerGetsMinor"} {
+		if after[k] != before[k] {
+			t.Errorf("pot %s changed from %v to %v after the game ended", k, before[k], after[k])
+		}
+	}
+	if after["winnerGetsMinor"] != float64(396_000) {
+		t.Errorf("winner gets %v, want 396000 (400000 minus the 1%% fee)", after["winnerGetsMinor"])
+	}
+	var list []map[string]any
+	if err := jsonDecode(a.do(t, request{path: "/games/" + game + "/donations"}).Body.Bytes(), &list); err != nil ||
+		len(list) != 1 || list[0]["refunded"] != true {
+		t.Errorf("donations list: %v (%v), want the late donation marked refunded", list, err)
+	}
+	if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.onChain(t, spectator.wallet.key.PublicKey()); got != 1_000_000 {
+		t.Errorf("donor's wallet after the refund: %d, want 1000000", got)
+	}
+}
+
 // waitFor polls cond until it holds, for at most 10 seconds.
 func waitFor(t testing.TB, cond func() bool) {
 	t.Helper()

@@ -88,6 +88,7 @@ type DonationResult struct {
 	EscrowAddress string `json:"escrowAddress"`
 	AmountMinor   int64  `json:"amountMinor"`
 	GameID        string `json:"gameId"`
+	Refunded      bool   `json:"refunded" doc:"true when the game had ended before the donation landed: it is not in the pot and is sent back to the donor's wallet"`
 }
 
 // SubmitDonation submits the signed donation (see money.Service.Submit)
@@ -98,8 +99,10 @@ func (s *Service) SubmitDonation(ctx context.Context, userID, gameID, intentID, 
 	if err != nil {
 		return DonationResult{}, err
 	}
-	return DonationResult{Signature: r.Signature, EscrowAddress: s.EscrowAddress(gameID).String(),
-		AmountMinor: r.AmountMinor, GameID: gameID}, nil
+	res := DonationResult{Signature: r.Signature, EscrowAddress: s.EscrowAddress(gameID).String(),
+		AmountMinor: r.AmountMinor, GameID: gameID}
+	err = s.db.NewSelect().Table("donations").Column("late").Where("signature = ?", r.Signature).Scan(ctx, &res.Refunded)
+	return res, err
 }
 
 // confirmDonation records a confirmed donation in the same transaction as
@@ -117,11 +120,12 @@ func (s *Service) confirmDonation(ctx context.Context, tx bun.Tx, in money.Inten
 			{Account: money.Escrow(gameID), Amount: -in.AmountMinor}}}); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, "INSERT INTO donations (signature, game_id, donor_id, amount_minor, created_at) VALUES (?, ?, ?, ?, ?)",
-		sig, gameID, in.UserID, in.AmountMinor, now); err != nil {
+	late := status != game.StatusActive
+	if _, err := tx.ExecContext(ctx, "INSERT INTO donations (signature, game_id, donor_id, amount_minor, created_at, late) VALUES (?, ?, ?, ?, ?, ?)",
+		sig, gameID, in.UserID, in.AmountMinor, now, late); err != nil {
 		return err
 	}
-	if status != game.StatusActive {
+	if late {
 		var wallet string
 		if err := tx.NewSelect().Table("users").Column("wallet_address").Where("id = ?", in.UserID).Scan(ctx, &wallet); err != nil {
 			return err
@@ -169,7 +173,7 @@ func potOf(ctx context.Context, idb bun.IDB, gameID string) (Pot, error) {
 		return Pot{}, err
 	}
 	var donated int64
-	if err := idb.QueryRowContext(ctx, "SELECT coalesce(sum(amount_minor), 0) FROM donations WHERE game_id = ?", gameID).Scan(&donated); err != nil {
+	if err := idb.QueryRowContext(ctx, "SELECT coalesce(sum(amount_minor), 0) FROM donations WHERE game_id = ? AND NOT late", gameID).Scan(&donated); err != nil {
 		return Pot{}, err
 	}
 	p := Pot{PlayerPotMinor: stake * int64(players), SpectatorPotMinor: donated, FeeBps: game.FeeBps}
@@ -193,6 +197,7 @@ type Donation struct {
 	Username    string    `json:"username" bun:"username"`
 	AmountMinor int64     `json:"amountMinor" bun:"amount_minor"`
 	CreatedAt   time.Time `json:"createdAt" bun:"created_at"`
+	Refunded    bool      `json:"refunded" bun:"late" doc:"landed after the game ended: not in the pot, sent back to the donor"`
 }
 
 // Donations lists a game's donations, newest first.
@@ -202,7 +207,7 @@ func (s *Service) Donations(ctx context.Context, gameID string, limit int) ([]Do
 	}
 	out := []Donation{}
 	err := s.db.NewSelect().TableExpr("donations AS d").Join("JOIN users AS u ON u.id = d.donor_id").
-		ColumnExpr("d.signature, d.donor_id, u.username, d.amount_minor, d.created_at").
+		ColumnExpr("d.signature, d.donor_id, u.username, d.amount_minor, d.created_at, d.late").
 		Where("d.game_id = ?", gameID).Order("d.created_at DESC").Limit(int64(limit)).Scan(ctx, &out)
 	return out, err
 }
