@@ -186,7 +186,7 @@ func (a *App) routes() *echo.Echo {
 		Request:     SubmitRequest{}, Response: money.Receipt{}, Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusServiceUnavailable}})
 	r.json(http.MethodPost, "/wallets/withdraw", a.withdraw, web.Op{Tag: "wallet", Auth: web.AuthRequired,
 		Summary:     "Withdraw from your platform balance to your wallet",
-		Description: "Send Idempotency-Key to make retries safe. 200 when confirmed, 202 while pending.",
+		Description: "Send Idempotency-Key (at most 255 characters) to make retries safe. 200 when confirmed, 202 while pending.",
 		Request:     WithdrawRequest{}, Response: money.Withdrawal{}, Errors: []int{http.StatusConflict}})
 	r.json(http.MethodGet, "/wallets/me/transactions", a.walletHistory, web.Op{Tag: "wallet", Auth: web.AuthRequired,
 		Summary: "Your wallet history, newest first", Response: ActivityPage{},

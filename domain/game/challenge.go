@@ -45,11 +45,12 @@ func (s *Service) CreateChallenge(ctx context.Context, from, to, gameType string
 	if err != nil {
 		return Challenge{}, err
 	}
+	to, ok := domain.CanonicalID(to)
+	if !ok {
+		return Challenge{}, domain.Errorf(domain.CodeNotFound, "no such user")
+	}
 	if from == to {
 		return Challenge{}, domain.Invalid(map[string]string{"toUserId": "you cannot challenge yourself"})
-	}
-	if _, err := uuid.Parse(to); err != nil {
-		return Challenge{}, domain.Errorf(domain.CodeNotFound, "no such user")
 	}
 	now := s.now()
 	c := Challenge{ID: uuid.NewString(), FromUser: from, ToUser: to, GameType: gameType, StakeMinor: stake,
@@ -90,10 +91,11 @@ func (s *Service) RespondChallenge(ctx context.Context, userID, challengeID, ans
 	expired := false
 	err := db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		c, expired = Challenge{}, false
-		if _, err := uuid.Parse(challengeID); err != nil {
+		id, ok := domain.CanonicalID(challengeID)
+		if !ok {
 			return domain.Errorf(domain.CodeNotFound, "no such challenge")
 		}
-		err := tx.NewSelect().Model(&c).Where("id = ?", challengeID).For("UPDATE").Scan(ctx)
+		err := tx.NewSelect().Model(&c).Where("id = ?", id).For("UPDATE").Scan(ctx)
 		if errors.Is(err, sql.ErrNoRows) || (err == nil && c.FromUser != userID && c.ToUser != userID) {
 			return domain.Errorf(domain.CodeNotFound, "no such challenge")
 		}

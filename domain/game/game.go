@@ -15,7 +15,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"wager/domain"
@@ -83,7 +82,8 @@ func New(bdb *bun.DB, now domain.Clock, log *slog.Logger, settle Settler) *Servi
 // loadGame reads a game, locking it FOR UPDATE when lock is set.
 func loadGame(ctx context.Context, idb bun.IDB, id string, lock bool) (Game, error) {
 	var g Game
-	if _, err := uuid.Parse(id); err != nil {
+	id, ok := domain.CanonicalID(id)
+	if !ok {
 		return g, domain.Errorf(domain.CodeNotFound, "no such game")
 	}
 	q := idb.NewSelect().Model(&g).Where("id = ?", id)

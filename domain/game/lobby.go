@@ -97,7 +97,8 @@ type JoinResult struct {
 // answers "queued" again. Errors: NOT_FOUND, CONFLICT (in another queue or
 // an active game), INSUFFICIENT_FUNDS (balance below the stake).
 func (s *Service) JoinQueue(ctx context.Context, userID, lobbyID string) (JoinResult, error) {
-	if _, err := uuid.Parse(lobbyID); err != nil {
+	lobbyID, ok := domain.CanonicalID(lobbyID)
+	if !ok {
 		return JoinResult{}, domain.Errorf(domain.CodeNotFound, "no such lobby")
 	}
 	var res JoinResult
@@ -215,6 +216,10 @@ func (s *Service) nextInQueue(ctx context.Context, tx bun.Tx, l Lobby) (string, 
 // LeaveQueue takes the user out of a lobby's queue. NOT_FOUND when they are
 // not waiting there.
 func (s *Service) LeaveQueue(ctx context.Context, userID, lobbyID string) error {
+	lobbyID, ok := domain.CanonicalID(lobbyID)
+	if !ok {
+		return domain.Errorf(domain.CodeNotFound, "you are not waiting in this lobby's queue")
+	}
 	res, err := s.db.NewDelete().Model((*presence)(nil)).
 		Where("user_id = ? AND kind = 'queue' AND lobby_id::text = ?", userID, lobbyID).Exec(ctx)
 	if err != nil {

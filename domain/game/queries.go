@@ -228,8 +228,13 @@ type CurrentGame struct {
 	GameType string `json:"gameType"`
 }
 
-// CurrentGameOf returns the user's active game, or nil.
+// CurrentGameOf returns the user's active game, or nil. NOT_FOUND when
+// userID is no user id.
 func (s *Service) CurrentGameOf(ctx context.Context, userID string) (*CurrentGame, error) {
+	userID, ok := domain.CanonicalID(userID)
+	if !ok {
+		return nil, domain.Errorf(domain.CodeNotFound, "no such user")
+	}
 	var cg CurrentGame
 	err := s.db.NewSelect().TableExpr("user_presence AS p").Join("JOIN games AS g ON g.id = p.game_id").
 		ColumnExpr("g.id AS game_id, g.game_type").Where("p.user_id = ? AND p.kind = 'game'", userID).

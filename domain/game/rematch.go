@@ -3,7 +3,6 @@ package game
 import (
 	"context"
 
-	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"wager/db"
@@ -135,7 +134,8 @@ func (s *Service) CancelRematch(ctx context.Context, userID, gameID string) (Rem
 // AnnounceRematchLobby tells the room that a player opened a lobby for the
 // rematch (clients that coordinate rematches through lobbies use it).
 func (s *Service) AnnounceRematchLobby(ctx context.Context, userID, gameID, lobbyID string) error {
-	if _, err := uuid.Parse(lobbyID); err != nil {
+	lobbyID, ok := domain.CanonicalID(lobbyID)
+	if !ok {
 		return domain.Invalid(map[string]string{"lobbyId": "must be a lobby id"})
 	}
 	return db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {

@@ -383,7 +383,8 @@ func (s *Service) fail(ctx context.Context, in Intent, reason string) error {
 // transaction); userID "" skips the owner check.
 func (s *Service) intent(ctx context.Context, sel *bun.SelectQuery, userID, id string) (Intent, error) {
 	var in Intent
-	if _, err := uuid.Parse(id); err != nil {
+	id, ok := domain.CanonicalID(id)
+	if !ok {
 		return in, domain.Errorf(domain.CodeNotFound, "no such intent")
 	}
 	sel = sel.Model(&in).Where("id = ?", id)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gagliardetto/solana-go"
 	"github.com/google/uuid"
@@ -32,6 +33,10 @@ type Withdrawal struct {
 	UpdatedAt      time.Time `bun:"updated_at" json:"updatedAt"`
 }
 
+// MaxIdempotencyKey is the longest idempotency key of a withdrawal, in
+// characters.
+const MaxIdempotencyKey = 255
+
 // Withdraw debits the user's available balance and sends the amount from
 // the vault to their wallet. The debit and the signed transaction are
 // stored together before anything is sent, so the money leaves at most
@@ -41,6 +46,9 @@ type Withdrawal struct {
 func (s *Service) Withdraw(ctx context.Context, u users.User, amount int64, idempotencyKey string) (Withdrawal, error) {
 	if err := CheckAmount("amountMinor", amount); err != nil {
 		return Withdrawal{}, err
+	}
+	if utf8.RuneCountInString(idempotencyKey) > MaxIdempotencyKey {
+		return Withdrawal{}, domain.Invalid(map[string]string{"Idempotency-Key": "at most 255 characters"})
 	}
 	var key *string
 	if idempotencyKey != "" {

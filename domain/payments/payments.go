@@ -156,7 +156,8 @@ type Submitted struct {
 // the PaymentPayload that redeems it. Errors are SubmitFor's.
 func (s *Service) Submit(ctx context.Context, userID, intentID, signedB64 string) (Submitted, error) {
 	var resource string
-	if _, err := uuid.Parse(intentID); err != nil {
+	intentID, ok := domain.CanonicalID(intentID)
+	if !ok {
 		return Submitted{}, domain.Errorf(domain.CodeNotFound, "no such payment intent")
 	}
 	err := s.db.NewSelect().Table("intents").Column("reference").

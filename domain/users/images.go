@@ -6,7 +6,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"wager/db"
@@ -72,7 +71,8 @@ func (s *Service) SetImage(ctx context.Context, userID string, kind media.Kind, 
 // ImageByID returns a stored image, or NOT_FOUND.
 func (s *Service) ImageByID(ctx context.Context, id string) (Image, error) {
 	var img Image
-	if _, err := uuid.Parse(id); err != nil {
+	id, ok := domain.CanonicalID(id)
+	if !ok {
 		return img, domain.Errorf(domain.CodeNotFound, "no such image")
 	}
 	err := s.db.NewSelect().Model(&img).Where("id = ?", id).Scan(ctx)

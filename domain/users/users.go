@@ -12,7 +12,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"wager/db"
@@ -44,6 +43,10 @@ const (
 
 var usernameRE = regexp.MustCompile(`^[a-z0-9_]{3,20}$`)
 
+// usernameChars matches text made only of the characters usernames have
+// (chosen or generated): a name or prefix with any other matches no user.
+var usernameChars = regexp.MustCompile(`^[a-z0-9_]+$`)
+
 // Service reads and changes users.
 type Service struct {
 	db  *bun.DB
@@ -55,16 +58,21 @@ func New(bdb *bun.DB, now domain.Clock) *Service { return &Service{db: bdb, now:
 
 // ByID returns the user with the given id, or NOT_FOUND.
 func (s *Service) ByID(ctx context.Context, id string) (User, error) {
-	if _, err := uuid.Parse(id); err != nil {
+	canonical, ok := domain.CanonicalID(id)
+	if !ok {
 		return User{}, domain.Errorf(domain.CodeNotFound, "no user with id %q", id)
 	}
-	return s.one(ctx, "id = ?", id)
+	return s.one(ctx, "id = ?", canonical)
 }
 
 // ByUsername returns the user with the given username (any case), or
 // NOT_FOUND.
 func (s *Service) ByUsername(ctx context.Context, username string) (User, error) {
-	return s.one(ctx, "username = ?", strings.ToLower(username))
+	username = strings.ToLower(username)
+	if !usernameChars.MatchString(username) {
+		return User{}, domain.Errorf(domain.CodeNotFound, "no such user")
+	}
+	return s.one(ctx, "username = ?", username)
 }
 
 func (s *Service) one(ctx context.Context, where string, arg any) (User, error) {
@@ -84,8 +92,8 @@ func (s *Service) Search(ctx context.Context, prefix string) ([]User, error) {
 	if utf8.RuneCountInString(prefix) < MinSearch {
 		return nil, domain.Invalid(map[string]string{"username": "type at least 2 characters"})
 	}
-	if utf8.RuneCountInString(prefix) > 20 {
-		return []User{}, nil // no username is that long
+	if utf8.RuneCountInString(prefix) > 20 || !usernameChars.MatchString(prefix) {
+		return []User{}, nil // no username is that long or has other characters
 	}
 	escaped := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(prefix)
 	users := []User{}
@@ -116,12 +124,13 @@ func (s *Service) UpdateProfile(ctx context.Context, userID string, p ProfileUpd
 	if p.DisplayName != nil {
 		name := strings.TrimSpace(*p.DisplayName)
 		v.Check(utf8.RuneCountInString(name) <= MaxDisplayName, "displayName", "at most 40 characters")
-		v.Check(!hasControl(name), "displayName", "must not contain control characters")
+		v.Check(!hasControl(name, ""), "displayName", "must not contain control characters")
 		q = q.Set("display_name = ?", name)
 	}
 	if p.Bio != nil {
 		bio := strings.TrimSpace(*p.Bio)
 		v.Check(utf8.RuneCountInString(bio) <= MaxBio, "bio", "at most 280 characters")
+		v.Check(!hasControl(bio, "\n\r\t"), "bio", "must not contain control characters other than line breaks and tabs")
 		q = q.Set("bio = ?", bio)
 	}
 	if err := v.Err(); err != nil {
@@ -142,9 +151,11 @@ func (s *Service) UpdateProfile(ctx context.Context, userID string, p ProfileUpd
 	return u, nil
 }
 
-func hasControl(s string) bool {
+// hasControl reports whether s has a control character that is not in
+// except.
+func hasControl(s, except string) bool {
 	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
+		if (r < 0x20 || r == 0x7f) && !strings.ContainsRune(except, r) {
 			return true
 		}
 	}
