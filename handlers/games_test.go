@@ -155,6 +155,30 @@ func TestOneQueueOrGameAtATime(t *testing.T) {
 		wantError(t, 409, "INSUFFICIENT_FUNDS")
 }
 
+func TestJoiningTwoQueuesAtOnceQueuesOnce(t *testing.T) {
+	a := newTestApp(t, nil)
+	owner := a.newPlayer(t)
+	for range 10 {
+		q := a.newPlayer(t)
+		lobbies := []string{a.lobby(t, owner, `{"gameType": "rps", "stakeMinor": 0}`), a.lobby(t, owner, `{"gameType": "rps", "stakeMinor": 0}`)}
+		answers := make([]response, 2)
+		var wg sync.WaitGroup
+		for i, l := range lobbies {
+			wg.Go(func() {
+				answers[i] = a.do(t, request{method: http.MethodPost, path: "/lobbies/" + l + "/join-queue", header: q.auth})
+			})
+		}
+		wg.Wait()
+		if answers[0].Code != 200 {
+			answers[0], answers[1] = answers[1], answers[0]
+		}
+		if answers[0].Code != 200 {
+			t.Fatalf("two joins at once: neither queued: %d %s", answers[0].Code, answers[0].Body)
+		}
+		answers[1].wantError(t, 409, "CONFLICT")
+	}
+}
+
 // newUsers creates n users directly (signing in 100 wallets through the
 // API would only slow the test down).
 func newUsers(t testing.TB, a *App, n int) []string {

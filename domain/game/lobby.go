@@ -128,10 +128,18 @@ func (s *Service) JoinQueue(ctx context.Context, userID, lobbyID string) (JoinRe
 			return err
 		}
 		if opponent == "" {
-			_, err := tx.NewInsert().Model(&presence{UserID: userID, Kind: "queue", LobbyID: &l.ID, Since: s.now()}).
-				Exec(ctx)
+			// checkFree found no presence row to lock: a concurrent join of
+			// another lobby may insert one first.
+			ins, err := tx.NewInsert().Model(&presence{UserID: userID, Kind: "queue", LobbyID: &l.ID, Since: s.now()}).
+				On("CONFLICT (user_id) DO NOTHING").Exec(ctx)
+			if err != nil {
+				return err
+			}
+			if n, _ := ins.RowsAffected(); n == 0 {
+				return domain.Errorf(domain.CodeConflict, "you joined another queue or game at the same moment; leave it first")
+			}
 			res.Status = "queued"
-			return err
+			return nil
 		}
 		if _, err := tx.NewDelete().Model((*presence)(nil)).Where("user_id = ?", opponent).Exec(ctx); err != nil {
 			return err
