@@ -247,6 +247,28 @@ func TestWithdrawalCannotOverdrawUnderConcurrency(t *testing.T) {
 	if b := a.balances(t, auth); b.available != 50_000 {
 		t.Errorf("after an idempotent retry: available %d, want 50000", b.available)
 	}
+	a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: key, body: `{"amountMinor": 40000}`}).
+		wantError(t, 409, "CONFLICT")
+
+	// Retries racing with the same key, for more than half the balance:
+	// all of them answer the one withdrawal (202 while it is pending), none
+	// says the balance is short.
+	key["Idempotency-Key"] = "retry-2"
+	answers := make([]response, 5)
+	for i := range answers {
+		wg.Go(func() {
+			answers[i] = a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: key, body: `{"amountMinor": 30000}`})
+		})
+	}
+	wg.Wait()
+	for _, r := range answers {
+		if (r.Code != 200 && r.Code != 202) || r.json(t)["id"] != answers[0].json(t)["id"] {
+			t.Errorf("racing retries with one key: %d %s, want the withdrawal %v", r.Code, r.Body, answers[0].json(t)["id"])
+		}
+	}
+	if b := a.balances(t, auth); b.available != 20_000 {
+		t.Errorf("after racing retries: available %d, want 20000", b.available)
+	}
 	a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: auth, body: `{"amountMinor": 0}`}).
 		wantError(t, 400, "VALIDATION_ERROR")
 	a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: auth, body: `{"amountMinor": 1.5}`}).

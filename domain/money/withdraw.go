@@ -53,20 +53,15 @@ func (s *Service) Withdraw(ctx context.Context, u users.User, amount int64, idem
 	var key *string
 	if idempotencyKey != "" {
 		key = &idempotencyKey
-		var w Withdrawal
-		err := s.db.NewSelect().Model(&w).Where("user_id = ? AND idempotency_key = ?", u.ID, idempotencyKey).Scan(ctx)
-		if err == nil {
-			return w, nil
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return Withdrawal{}, err
+		if w, found, err := s.withdrawalByKey(ctx, u.ID, idempotencyKey, amount); found || err != nil {
+			return w, err
 		}
 	}
 	if have, err := BalanceOf(ctx, s.db, Available(u.ID)); err != nil {
 		return Withdrawal{}, err
 	} else if have < amount {
-		return Withdrawal{}, domain.Errorf(domain.CodeInsufficientFunds,
-			"your available balance is %s USDC, less than %s", FormatUSDC(have), FormatUSDC(amount))
+		return s.keyedOr(ctx, u.ID, key, amount, domain.Errorf(domain.CodeInsufficientFunds,
+			"your available balance is %s USDC, less than %s", FormatUSDC(have), FormatUSDC(amount)))
 	}
 	bh, err := s.chain.Blockhash(ctx)
 	if err != nil {
@@ -90,29 +85,52 @@ func (s *Service) Withdraw(ctx context.Context, u users.User, amount int64, idem
 	now := s.now()
 	w := Withdrawal{ID: id, UserID: u.ID, AmountMinor: amount, IdempotencyKey: key, Signature: tx.Signatures[0].String(),
 		Raw: raw, Status: "pending", CreatedAt: now, UpdatedAt: now}
+	// The keyed row first: a concurrent twin with the same key waits here
+	// for the first to commit, then fails on the key, not on the balance.
 	err = db.ReadCommitted(ctx, s.db, func(ctx context.Context, dbtx bun.Tx) error {
-		if _, err := Post(ctx, dbtx, Posting{Kind: "withdrawal", Reference: "withdrawal:" + id,
-			Entries: []Entry{{Available(u.ID), -amount}, {Vault, amount}}}); err != nil {
-			return err
-		}
 		if _, err := dbtx.NewInsert().Model(&w).Exec(ctx); err != nil {
-			if db.IsUniqueViolation(err, "withdrawals_idempotency_key") {
-				return errDuplicateKey
-			}
 			return err
 		}
-		return nil
+		_, err := Post(ctx, dbtx, Posting{Kind: "withdrawal", Reference: "withdrawal:" + id,
+			Entries: []Entry{{Available(u.ID), -amount}, {Vault, amount}}})
+		return err
 	})
-	if errors.Is(err, errDuplicateKey) {
-		return s.Withdraw(ctx, u, amount, idempotencyKey) // a concurrent twin won: answer its result
-	}
 	if err != nil {
-		return Withdrawal{}, err
+		return s.keyedOr(ctx, u.ID, key, amount, err)
 	}
 	return s.finishWithdrawal(ctx, w, tx)
 }
 
-var errDuplicateKey = errors.New("duplicate idempotency key")
+// withdrawalByKey returns the user's withdrawal made with an idempotency
+// key, if any. Reusing a key for another amount is a CONFLICT: the key
+// names one withdrawal.
+func (s *Service) withdrawalByKey(ctx context.Context, userID, key string, amount int64) (Withdrawal, bool, error) {
+	var w Withdrawal
+	err := s.db.NewSelect().Model(&w).Where("user_id = ? AND idempotency_key = ?", userID, key).Scan(ctx)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return Withdrawal{}, false, nil
+	case err != nil:
+		return Withdrawal{}, false, err
+	case w.AmountMinor != amount:
+		return Withdrawal{}, true, domain.Errorf(domain.CodeConflict,
+			"the Idempotency-Key %q was used for a withdrawal of %s USDC, not %s; use a new key for a new withdrawal",
+			key, FormatUSDC(w.AmountMinor), FormatUSDC(amount))
+	}
+	return w, true, nil
+}
+
+// keyedOr answers a keyed withdrawal that failed with err: when a
+// concurrent request with the same key got there first (its debit may be
+// why this one saw too little balance), the answer is that withdrawal.
+func (s *Service) keyedOr(ctx context.Context, userID string, key *string, amount int64, err error) (Withdrawal, error) {
+	if key != nil {
+		if w, found, kerr := s.withdrawalByKey(ctx, userID, *key, amount); found || kerr != nil {
+			return w, kerr
+		}
+	}
+	return Withdrawal{}, err
+}
 
 // finishWithdrawal sends a stored withdrawal and settles its outcome.
 func (s *Service) finishWithdrawal(ctx context.Context, w Withdrawal, tx *solana.Transaction) (Withdrawal, error) {
