@@ -75,21 +75,30 @@ func Memo(text string, signer solana.PublicKey) solana.Instruction {
 	return solana.NewInstruction(MemoProgramID, solana.AccountMetaSlice{solana.Meta(signer).SIGNER()}, []byte(text))
 }
 
+// TokenAccountRent is the rent-exempt minimum of a 165-byte token account,
+// in lamports: what opening someone's USDC account costs whoever funds it.
+const TokenAccountRent = 2_039_280
+
 // Transfer describes a USDC transfer between two wallets' associated token
-// accounts, paid for (fees and any account creation) by FeePayer.
+// accounts. FeePayer pays the fees; the destination's token account is
+// opened when missing, with the rent paid by Funder (FeePayer when zero),
+// unless DestinationExists says the account must already be there.
 type Transfer struct {
-	FeePayer  solana.PublicKey
-	From      solana.PublicKey // the wallet that owns the source tokens and signs
-	To        solana.PublicKey // the receiving wallet (its ATA receives)
-	Mint      solana.PublicKey
-	Amount    uint64
-	Memo      string
-	Blockhash solana.Hash
+	FeePayer          solana.PublicKey
+	Funder            solana.PublicKey // pays the rent of a new destination account; signs
+	DestinationExists bool             // no account creation: the transfer fails without one
+	From              solana.PublicKey // the wallet that owns the source tokens and signs
+	To                solana.PublicKey // the receiving wallet (its ATA receives)
+	Mint              solana.PublicKey
+	Amount            uint64
+	Memo              string
+	Blockhash         solana.Hash
 }
 
 // BuildTransfer returns the unsigned transaction of t: compute budget,
-// CreateIdempotent of the destination's ATA, TransferChecked, and the memo
-// (when set). It fails for a zero amount or a transfer to oneself.
+// CreateIdempotent of the destination's ATA (unless DestinationExists),
+// TransferChecked, and the memo (when set). It fails for a zero amount or
+// a transfer to oneself.
 func BuildTransfer(t Transfer) (*solana.Transaction, error) {
 	if t.Amount == 0 {
 		return nil, errors.New("amount must be positive")
@@ -97,13 +106,16 @@ func BuildTransfer(t Transfer) (*solana.Transaction, error) {
 	if t.From.Equals(t.To) {
 		return nil, errors.New("source and destination are the same wallet")
 	}
-	ixs := []solana.Instruction{
-		SetComputeUnitLimit(ComputeUnitLimit),
-		SetComputeUnitPrice(ComputeUnitPrice),
-		CreateATAIdempotent(t.FeePayer, t.To, t.Mint),
-		token.NewTransferCheckedInstruction(t.Amount, USDCDecimals,
-			ATA(t.From, t.Mint), t.Mint, ATA(t.To, t.Mint), t.From, nil).Build(),
+	ixs := []solana.Instruction{SetComputeUnitLimit(ComputeUnitLimit), SetComputeUnitPrice(ComputeUnitPrice)}
+	if !t.DestinationExists {
+		funder := t.Funder
+		if funder.IsZero() {
+			funder = t.FeePayer
+		}
+		ixs = append(ixs, CreateATAIdempotent(funder, t.To, t.Mint))
 	}
+	ixs = append(ixs, token.NewTransferCheckedInstruction(t.Amount, USDCDecimals,
+		ATA(t.From, t.Mint), t.Mint, ATA(t.To, t.Mint), t.From, nil).Build())
 	if t.Memo != "" {
 		ixs = append(ixs, Memo(t.Memo, t.From))
 	}

@@ -5,10 +5,13 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/programs/token"
 
 	"wager/chain"
 	"wager/domain/money"
@@ -291,7 +294,10 @@ func TestTransferValidationAndPlainTransfers(t *testing.T) {
 	a.do(t, request{method: http.MethodPost, path: "/wallets/transfer/prepare", header: auth,
 		body: `{"toAddress": "` + newWallet(t).address() + `", "amountMinor": 3000000}`}).wantError(t, 409, "INSUFFICIENT_FUNDS")
 
+	// The friend has no USDC account yet: the sender's wallet pays its
+	// rent, the platform only the fee.
 	friend := newWallet(t)
+	senderSOL, platformSOL := a.lamports(t, w.key.PublicKey()), a.lamports(t, a.Keys.FeePayer().PublicKey())
 	p := a.prepare(t, auth, friend.address(), 700_000)
 	if r := a.submit(t, auth, p["intentId"].(string), signPrepared(t, w, p["transaction"].(string), nil)); r.Code != 200 {
 		t.Fatalf("plain transfer: %d %s", r.Code, r.Body)
@@ -302,6 +308,97 @@ func TestTransferValidationAndPlainTransfers(t *testing.T) {
 	}
 	if b := a.balances(t, auth); b.available != 0 || b.onChain != 1_300_000 {
 		t.Errorf("a plain transfer must not touch the platform balance: %+v", b)
+	}
+	if paid := senderSOL - a.lamports(t, w.key.PublicKey()); paid != chain.TokenAccountRent {
+		t.Errorf("the sender paid %d lamports, want the rent %d", paid, chain.TokenAccountRent)
+	}
+	if paid := platformSOL - a.lamports(t, a.Keys.FeePayer().PublicKey()); paid <= 0 || paid >= chain.TokenAccountRent {
+		t.Errorf("the fee payer paid %d lamports, want only the fee", paid)
+	}
+
+	// A wallet without SOL cannot open an account, but can send to one
+	// that exists (the platform pays the fee).
+	poor := newWallet(t)
+	if _, err := a.LocalChain.MintTo(context.Background(), poor.key.PublicKey(), 500_000); err != nil {
+		t.Fatal(err)
+	}
+	token, _ := a.login(t, poor, "agent-1")
+	poorAuth := bearer(token, "agent-1")
+	r := a.do(t, request{method: http.MethodPost, path: "/wallets/transfer/prepare", header: poorAuth,
+		body: jsonBody(map[string]any{"toAddress": newWallet(t).address(), "amountMinor": 100_000})})
+	if m := r.wantError(t, 409, "INSUFFICIENT_FUNDS"); !strings.Contains(m["message"].(string), "rent") {
+		t.Errorf("transfer to a new account without SOL: %v", m)
+	}
+	p = a.prepare(t, poorAuth, friend.address(), 100_000)
+	if r := a.submit(t, poorAuth, p["intentId"].(string), signPrepared(t, poor, p["transaction"].(string), nil)); r.Code != 200 {
+		t.Fatalf("transfer to an existing account without SOL: %d %s", r.Code, r.Body)
+	}
+}
+
+func (a *App) lamports(t testing.TB, owner solana.PublicKey) int64 {
+	t.Helper()
+	n, err := a.Money.Chain().Lamports(context.Background(), owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int64(n)
+}
+
+// closeTokenAccount closes the wallet's empty USDC account, as wallets do
+// to get its rent back.
+func (a *App) closeTokenAccount(t testing.TB, w wallet) {
+	t.Helper()
+	ctx := context.Background()
+	c := a.Money.Chain()
+	bh, err := c.Blockhash(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := w.key.PublicKey()
+	tx, err := solana.NewTransaction([]solana.Instruction{
+		token.NewCloseAccountInstruction(chain.ATA(owner, a.Money.Mint()), owner, owner, nil).Build(),
+		chain.Memo("close "+time.Now().String(), owner), // a new transaction each time, even on one blockhash
+	}, bh, solana.TransactionPayer(owner))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chain.SignWith(tx, w.key); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SendAndConfirm(ctx, tx, 10*time.Second); err != nil {
+		t.Fatalf("closing the token account: %v", err)
+	}
+}
+
+func TestWithdrawalOpensAClosedAccountOnce(t *testing.T) {
+	a := newTestApp(t, nil)
+	p := a.depositor(t, 1_000_000)
+	a.closeTokenAccount(t, p.wallet)
+
+	platformSOL := a.lamports(t, a.Keys.FeePayer().PublicKey())
+	r := a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: p.auth, body: `{"amountMinor": 400000}`})
+	if r.Code != 200 || r.json(t)["openedAccount"] != true {
+		t.Fatalf("withdrawal to a closed account: %d %s, want it confirmed with openedAccount", r.Code, r.Body)
+	}
+	if paid := platformSOL - a.lamports(t, a.Keys.FeePayer().PublicKey()); paid < chain.TokenAccountRent {
+		t.Errorf("the fee payer paid %d lamports, want the rent %d and the fee", paid, chain.TokenAccountRent)
+	}
+	if b := a.balances(t, p.auth); b.available != 600_000 || b.onChain != 400_000 {
+		t.Fatalf("after the withdrawal: %+v", b)
+	}
+
+	// Deposited back and closed again: the platform does not pay twice.
+	dep := a.prepare(t, p.auth, a.depositAddress(t, p.auth), 400_000)
+	if r := a.submit(t, p.auth, dep["intentId"].(string), signPrepared(t, p.wallet, dep["transaction"].(string), nil)); r.Code != 200 {
+		t.Fatalf("deposit: %d %s", r.Code, r.Body)
+	}
+	a.closeTokenAccount(t, p.wallet)
+	r = a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: p.auth, body: `{"amountMinor": 100000}`})
+	if m := r.wantError(t, 409, "CONFLICT"); !strings.Contains(m["message"].(string), "no USDC account") {
+		t.Errorf("second withdrawal to a closed account: %v", m)
+	}
+	if b := a.balances(t, p.auth); b.available != 1_000_000 {
+		t.Errorf("a refused withdrawal moved money: %+v", b)
 	}
 }
 

@@ -190,10 +190,14 @@ func runCreateATA(ctx context.Context, s *state, in invocation) error {
 	return err
 }
 
-// runToken is the SPL Token program's Transfer (3) and TransferChecked (12).
+// runToken is the SPL Token program's Transfer (3), TransferChecked (12)
+// and CloseAccount (9).
 func runToken(ctx context.Context, s *state, in invocation) error {
 	if len(in.data) == 0 {
 		return in.fail("invalid instruction data")
+	}
+	if in.data[0] == 9 && len(in.data) == 1 && len(in.accounts) >= 3 {
+		return runCloseAccount(ctx, s, in)
 	}
 	var src, dst, authority solana.PublicKey
 	var mint *solana.PublicKey
@@ -256,6 +260,52 @@ func runToken(ctx context.Context, s *state, in invocation) error {
 		return err
 	}
 	return s.setTokenAmount(ctx, to.Address, to.Amount+int64(amount))
+}
+
+// runCloseAccount closes an empty token account: its owner signs, and its
+// rent goes to the destination account.
+func runCloseAccount(ctx context.Context, s *state, in invocation) error {
+	addr, dest, owner := in.accounts[0], in.accounts[1], in.accounts[2]
+	if !in.writable(addr) || !in.writable(dest) {
+		return in.fail("writable privilege escalated")
+	}
+	acc, ok, err := s.tokenAccount(ctx, addr)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return in.fail("invalid account data for instruction")
+	}
+	if acc.Owner != owner.String() {
+		return in.fail("custom program error: 0x4") // OwnerMismatch
+	}
+	if !in.signer(owner) {
+		return in.fail("missing required signature for instruction")
+	}
+	if acc.Amount != 0 {
+		return in.fail("custom program error: 0xb") // NonNativeHasBalance
+	}
+	if addr.Equals(dest) {
+		return in.fail("invalid account data for instruction")
+	}
+	rent, _, err := s.account(ctx, addr)
+	if err != nil {
+		return err
+	}
+	if _, err := s.tx.NewDelete().Model(&acc).WherePK().Exec(ctx); err != nil {
+		return err
+	}
+	if _, err := s.tx.NewDelete().Model(&rent).WherePK().Exec(ctx); err != nil {
+		return err
+	}
+	to, ok, err := s.account(ctx, dest)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return s.createAccount(ctx, dest, uint64(rent.Lamports), chain.SystemProgramID)
+	}
+	return s.setLamports(ctx, dest, to.Lamports+rent.Lamports)
 }
 
 // runSystem is the System program's Transfer (2).

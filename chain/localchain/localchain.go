@@ -4,8 +4,8 @@
 // same client it uses for a real cluster.
 //
 // It models what the platform's transactions touch: SOL balances and fees,
-// one USDC-like mint, associated token accounts (CreateIdempotent),
-// TransferChecked, ComputeBudget and Memo. It verifies every signature, the
+// one USDC-like mint, associated token accounts (CreateIdempotent,
+// CloseAccount), TransferChecked, ComputeBudget and Memo. It verifies every signature, the
 // blockhash (recent ones only) and refuses replays. A transaction that fails
 // is refused whole, as a real RPC's preflight refuses it, and changes
 // nothing. State lives in PostgreSQL (schema localchain), so balances survive
@@ -30,7 +30,7 @@ import (
 const (
 	FeePerSignature = 5000
 	// TokenAccountRent is the rent-exempt minimum of a 165-byte token account.
-	TokenAccountRent = 2_039_280
+	TokenAccountRent = chain.TokenAccountRent
 	// BlockhashLifetime is how long a blockhash stays valid (about 150
 	// slots of 400 ms).
 	BlockhashLifetime = 60 * time.Second

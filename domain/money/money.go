@@ -9,8 +9,10 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	bin "github.com/gagliardetto/binary"
 	"github.com/gagliardetto/solana-go"
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -183,15 +185,54 @@ type PrepareSpec struct {
 
 // Prepare builds the transfer (platform as fee payer), stores its exact
 // message in a new intent and returns it unsigned. It refuses amounts the
-// wallet does not hold on chain with INSUFFICIENT_FUNDS.
+// wallet does not hold on chain with INSUFFICIENT_FUNDS, and so a plain
+// transfer (KindTransfer) whose sender cannot pay the rent of opening the
+// recipient's token account.
 func (s *Service) Prepare(ctx context.Context, p PrepareSpec) (Prepared, error) {
 	if p.User.WalletAddress == p.To.String() {
 		return Prepared{}, domain.Invalid(map[string]string{"toAddress": "is your own wallet"})
 	}
+	// The platform opens its own token accounts (vault, escrows); a plain
+	// transfer's sender opens the recipient's, or anyone could make the
+	// platform pay rent for accounts they then close and cash in.
+	var funder solana.PublicKey // zero: the fee payer
+	if p.Kind == KindTransfer {
+		from, err := solana.PublicKeyFromBase58(p.User.WalletAddress)
+		if err != nil {
+			return Prepared{}, err
+		}
+		if err := s.checkRent(ctx, from, p.To); err != nil {
+			return Prepared{}, err
+		}
+		funder = from
+	}
 	return s.PrepareWith(ctx, p, func(from solana.PublicKey, intentID string, bh solana.Hash) (*solana.Transaction, error) {
-		return chain.BuildTransfer(chain.Transfer{FeePayer: s.keys.FeePayer().PublicKey(), From: from, To: p.To,
+		return chain.BuildTransfer(chain.Transfer{FeePayer: s.keys.FeePayer().PublicKey(), Funder: funder, From: from, To: p.To,
 			Mint: s.mint, Amount: uint64(p.Amount), Memo: "wager:" + p.Kind + ":" + intentID, Blockhash: bh})
 	})
+}
+
+// checkRent refuses, with INSUFFICIENT_FUNDS, a transfer from a wallet
+// that cannot pay the rent of the recipient's token account when the
+// recipient has none yet.
+func (s *Service) checkRent(ctx context.Context, from, to solana.PublicKey) error {
+	exists, err := s.chain.AccountExists(ctx, chain.ATA(to, s.mint))
+	if err != nil {
+		return chainUnavailable(err)
+	}
+	if exists {
+		return nil
+	}
+	lamports, err := s.chain.Lamports(ctx, from)
+	if err != nil {
+		return chainUnavailable(err)
+	}
+	if lamports < chain.TokenAccountRent {
+		return domain.Errorf(domain.CodeInsufficientFunds,
+			"%s has no USDC account yet; opening it costs %s SOL of rent, paid by your wallet, which holds %s SOL",
+			to, FormatSOL(chain.TokenAccountRent), FormatSOL(int64(lamports)))
+	}
+	return nil
 }
 
 // BuildFunc builds the unsigned transaction of a new intent (whose id it
@@ -371,12 +412,81 @@ func (s *Service) confirm(ctx context.Context, intentID string) (Receipt, error)
 }
 
 func (s *Service) fail(ctx context.Context, in Intent, reason string) error {
-	_, err := s.db.NewUpdate().Model((*Intent)(nil)).Set("status = 'failed'").Set("error = ?", reason).
-		Set("updated_at = ?", s.now()).Where("id = ? AND status <> 'confirmed'", in.ID).Exec(ctx)
-	if err != nil {
+	if err := s.markFailed(ctx, in.ID, reason); err != nil {
 		return err
 	}
 	return domain.Errorf(domain.CodeConflict, "the network refused the transaction: %s", reason)
+}
+
+// markFailed records why an intent failed, unless it was confirmed.
+func (s *Service) markFailed(ctx context.Context, intentID, reason string) error {
+	_, err := s.db.NewUpdate().Model((*Intent)(nil)).Set("status = 'failed'").Set("error = ?", reason).
+		Set("updated_at = ?", s.now()).Where("id = ? AND status <> 'confirmed'", intentID).Exec(ctx)
+	return err
+}
+
+// resolveSubmittedAfter is how long a submitted intent is left to the
+// submit that sent it before the resolver looks at it on chain.
+const resolveSubmittedAfter = 5 * time.Second
+
+// ResolveSubmittedIntents finishes intents that were sent but whose
+// outcome no submit recorded (the request ended first, or the instance
+// stopped): landed ones are confirmed, which runs their kind's OnConfirm
+// hook once, and ones the chain refused or that did not land while their
+// blockhash was valid are failed. A user-signed transaction cannot be sent
+// again without its user's signature, so one still valid is left for its
+// submit or a later round. It runs periodically on every instance;
+// confirm's row lock and the failure's condition keep it exactly-once.
+func (s *Service) ResolveSubmittedIntents(ctx context.Context) error {
+	var submitted []Intent
+	if err := s.db.NewSelect().Model(&submitted).
+		Where("status = 'submitted' AND updated_at < ?", s.now().Add(-resolveSubmittedAfter)).
+		Order("updated_at").Limit(100).Scan(ctx); err != nil {
+		return err
+	}
+	var errs []error
+	for _, in := range submitted {
+		if err := s.resolveSubmitted(ctx, in); err != nil {
+			errs = append(errs, fmt.Errorf("intent %s: %w", in.ID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// resolveSubmitted confirms or fails one submitted intent by what the chain
+// says of its transaction, or leaves it while it can still land.
+func (s *Service) resolveSubmitted(ctx context.Context, in Intent) error {
+	if in.Signature == nil {
+		return fmt.Errorf("submitted without a signature")
+	}
+	sig, err := solana.SignatureFromBase58(*in.Signature)
+	if err != nil {
+		return err
+	}
+	var msg solana.Message
+	if err := msg.UnmarshalWithDecoder(bin.NewBinDecoder(in.Message)); err != nil {
+		return fmt.Errorf("parse the stored message: %w", err)
+	}
+	// Validity first: a transaction not seen after its blockhash expired
+	// can never land.
+	valid, err := s.chain.RPC.IsBlockhashValid(ctx, msg.RecentBlockhash, "")
+	if err != nil {
+		return err
+	}
+	landed, err := s.chain.Status(ctx, sig)
+	var rejected *chain.RejectedError
+	switch {
+	case errors.As(err, &rejected):
+		return s.markFailed(ctx, in.ID, rejected.Reason)
+	case err != nil:
+		return err
+	case landed:
+		_, err := s.confirm(ctx, in.ID)
+		return err
+	case !valid.Value:
+		return s.markFailed(ctx, in.ID, "not confirmed before its blockhash expired")
+	}
+	return nil
 }
 
 // intent loads one intent through sel (a select on the database or in a
@@ -414,18 +524,26 @@ func (s *Service) confirmTransfer(ctx context.Context, tx bun.Tx, in Intent) err
 }
 
 // FormatUSDC writes minor units as a USDC amount ("1.5", "0.01").
-func FormatUSDC(minor int64) string {
+func FormatUSDC(minor int64) string { return formatUnits(minor, 6) }
+
+// FormatSOL writes lamports as SOL ("0.00203928").
+func FormatSOL(lamports int64) string { return formatUnits(lamports, 9) }
+
+// formatUnits writes n smallest units of a currency with the given number
+// of decimals, without trailing zeros.
+func formatUnits(n int64, decimals int) string {
 	sign := ""
-	if minor < 0 {
-		sign, minor = "-", -minor
+	if n < 0 {
+		sign, n = "-", -n
 	}
-	whole, frac := minor/1_000_000, minor%1_000_000
+	scale := int64(1)
+	for range decimals {
+		scale *= 10
+	}
+	whole, frac := n/scale, n%scale
 	if frac == 0 {
 		return sign + strconv.FormatInt(whole, 10)
 	}
-	f := fmt.Sprintf("%06d", frac)
-	for f[len(f)-1] == '0' {
-		f = f[:len(f)-1]
-	}
+	f := strings.TrimRight(fmt.Sprintf("%0*d", decimals, frac), "0")
 	return sign + strconv.FormatInt(whole, 10) + "." + f
 }

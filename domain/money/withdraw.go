@@ -29,6 +29,7 @@ type Withdrawal struct {
 	Raw            []byte    `bun:"raw" json:"-"`
 	Status         string    `bun:"status" json:"status" doc:"pending, confirmed or failed"`
 	Error          string    `bun:"error" json:"error,omitempty"`
+	OpenedAccount  bool      `bun:"opened_account" json:"openedAccount" doc:"true when the platform opened your wallet's USDC account for it (once per user)"`
 	CreatedAt      time.Time `bun:"created_at" json:"createdAt"`
 	UpdatedAt      time.Time `bun:"updated_at" json:"updatedAt"`
 }
@@ -63,15 +64,19 @@ func (s *Service) Withdraw(ctx context.Context, u users.User, amount int64, idem
 		return s.keyedOr(ctx, u.ID, key, amount, domain.Errorf(domain.CodeInsufficientFunds,
 			"your available balance is %s USDC, less than %s", FormatUSDC(have), FormatUSDC(amount)))
 	}
+	to := solana.MustPublicKeyFromBase58(u.WalletAddress)
+	open, err := s.mustOpenAccount(ctx, u.ID, to)
+	if err != nil {
+		return s.keyedOr(ctx, u.ID, key, amount, err)
+	}
 	bh, err := s.chain.Blockhash(ctx)
 	if err != nil {
 		return Withdrawal{}, chainUnavailable(err)
 	}
 	id := uuid.NewString()
 	vault := s.keys.Vault()
-	tx, err := chain.BuildTransfer(chain.Transfer{FeePayer: s.keys.FeePayer().PublicKey(), From: vault.PublicKey(),
-		To: solana.MustPublicKeyFromBase58(u.WalletAddress), Mint: s.mint, Amount: uint64(amount),
-		Memo: "wager:withdrawal:" + id, Blockhash: bh})
+	tx, err := chain.BuildTransfer(chain.Transfer{FeePayer: s.keys.FeePayer().PublicKey(), DestinationExists: !open,
+		From: vault.PublicKey(), To: to, Mint: s.mint, Amount: uint64(amount), Memo: "wager:withdrawal:" + id, Blockhash: bh})
 	if err != nil {
 		return Withdrawal{}, err
 	}
@@ -84,7 +89,7 @@ func (s *Service) Withdraw(ctx context.Context, u users.User, amount int64, idem
 	}
 	now := s.now()
 	w := Withdrawal{ID: id, UserID: u.ID, AmountMinor: amount, IdempotencyKey: key, Signature: tx.Signatures[0].String(),
-		Raw: raw, Status: "pending", CreatedAt: now, UpdatedAt: now}
+		Raw: raw, Status: "pending", OpenedAccount: open, CreatedAt: now, UpdatedAt: now}
 	// The keyed row first: a concurrent twin with the same key waits here
 	// for the first to commit, then fails on the key, not on the balance.
 	err = db.ReadCommitted(ctx, s.db, func(ctx context.Context, dbtx bun.Tx) error {
@@ -99,6 +104,33 @@ func (s *Service) Withdraw(ctx context.Context, u users.User, amount int64, idem
 		return s.keyedOr(ctx, u.ID, key, amount, err)
 	}
 	return s.finishWithdrawal(ctx, w, tx)
+}
+
+// mustOpenAccount reports whether a withdrawal to wallet must open its USDC
+// token account. The platform pays that rent once per user (a wallet that
+// deposited has the account; one that closed it since gets it back once):
+// paying it every time would let a user farm the rent by closing the
+// account after each withdrawal. After that, CONFLICT asks the user to
+// open it themselves.
+func (s *Service) mustOpenAccount(ctx context.Context, userID string, wallet solana.PublicKey) (bool, error) {
+	exists, err := s.chain.AccountExists(ctx, chain.ATA(wallet, s.mint))
+	if err != nil {
+		return false, chainUnavailable(err)
+	}
+	if exists {
+		return false, nil
+	}
+	opened, err := s.db.NewSelect().Model((*Withdrawal)(nil)).
+		Where("user_id = ? AND opened_account AND status <> 'failed'", userID).Exists(ctx)
+	if err != nil {
+		return false, err
+	}
+	if opened {
+		return false, domain.Errorf(domain.CodeConflict,
+			"your wallet %s has no USDC account; the platform opened one for you once already. Open it again with your wallet "+
+				"(receiving any USDC does it), then withdraw", wallet)
+	}
+	return true, nil
 }
 
 // withdrawalByKey returns the user's withdrawal made with an idempotency

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/programs/token"
 
 	"wager/chain"
 	"wager/chain/localchain"
@@ -85,15 +86,21 @@ func TestServerBuiltTransactionsOnRealPrograms(t *testing.T) {
 		t.Fatalf("balance after deposits: %+v %v", b, err)
 	}
 
-	// A donation-shaped transfer: from the user's wallet into a game escrow.
+	// A plain transfer from the user's wallet into a game escrow's new
+	// token account (a donation's shape, except that the sender's wallet,
+	// not the platform, pays the new account's rent).
 	escrow := s.App.Keys.Escrow("game-1").PublicKey()
+	l.Airdrop(t, user.Key.PublicKey(), 10_000_000)
 	var receipt struct{ Signature string }
 	if err := user.PrepareSignSubmit(ctx, "/wallets/transfer/prepare", "/wallets/transfer/submit",
 		map[string]any{"toAddress": escrow.String(), "amountMinor": 250_000}, &receipt); err != nil {
-		t.Fatalf("donation-shaped transfer: %v", err)
+		t.Fatalf("plain transfer into a new account: %v", err)
 	}
 	if got := tokens(escrow); got != 250_000 {
 		t.Fatalf("escrow: %d, want 250000", got)
+	}
+	if lamports, err := rpc.Lamports(ctx, user.Key.PublicKey()); err != nil || lamports != 10_000_000-chain.TokenAccountRent {
+		t.Fatalf("the sender's SOL after opening the escrow's account: %d %v, want %d", lamports, err, 10_000_000-chain.TokenAccountRent)
 	}
 
 	// A payout-shaped transfer: server-signed from the escrow into the vault.
@@ -175,25 +182,33 @@ func TestServerBuiltTransactionsOnRealPrograms(t *testing.T) {
 	}
 }
 
-// TestEmbeddedChainMatchesLiteSVM sends the same transfers through both
-// chains and compares every balance, lamports included.
+// TestEmbeddedChainMatchesLiteSVM sends the same transactions through both
+// chains (transfers opening accounts at the fee payer's or at the sender's
+// expense, and a token account closed for its rent) and compares every
+// balance, lamports included.
 func TestEmbeddedChainMatchesLiteSVM(t *testing.T) {
 	ctx := context.Background()
 	keys := chain.NewKeys([]byte("parity"))
 	mint, authority := keys.LocalMint().PublicKey(), keys.LocalMintAuthority().PublicKey()
-	payer, a, b, c := keys.FeePayer(), keys.Derive("a"), keys.Derive("b"), keys.Derive("c")
+	payer, a, b, c, d := keys.FeePayer(), keys.Derive("a"), keys.Derive("b"), keys.Derive("c"), keys.Derive("d")
 
 	l := localnet.Start(t)
 	l.CreateMint(t, mint, chain.USDCDecimals, authority)
 	l.Airdrop(t, payer.PublicKey(), 1_000_000_000)
+	l.Airdrop(t, c.PublicKey(), 100_000_000)
 	l.MintTo(t, mint, a.PublicKey(), 5_000_000)
 
 	lc, err := localchain.New(ctx, dbtest.DB(t), time.Now, mint, authority)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lc.Airdrop(ctx, payer.PublicKey(), 1_000_000_000); err != nil {
-		t.Fatal(err)
+	for _, drop := range []struct {
+		to       solana.PublicKey
+		lamports uint64
+	}{{payer.PublicKey(), 1_000_000_000}, {c.PublicKey(), 100_000_000}} {
+		if _, err := lc.Airdrop(ctx, drop.to, drop.lamports); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := lc.MintTo(ctx, a.PublicKey(), 5_000_000); err != nil {
 		t.Fatal(err)
@@ -203,11 +218,35 @@ func TestEmbeddedChainMatchesLiteSVM(t *testing.T) {
 		"litesvm":  chain.NewClient(l.URL, nil),
 		"embedded": chain.NewClient("http://embedded", localchain.Transport{Chain: lc}),
 	}
+	transfer := func(from, to solana.PrivateKey, amount uint64, funder solana.PublicKey) func(solana.Hash) (*solana.Transaction, error) {
+		return func(bh solana.Hash) (*solana.Transaction, error) {
+			return chain.BuildTransfer(chain.Transfer{FeePayer: payer.PublicKey(), Funder: funder, From: from.PublicKey(),
+				To: to.PublicKey(), Mint: mint, Amount: amount, Memo: "parity step", Blockhash: bh})
+		}
+	}
 	steps := []struct {
-		from, to solana.PrivateKey
-		amount   uint64
-	}{{a, b, 1_500_000}, {b, c, 500_000}, {a, c, 1_000_000}, {c, a, 1}}
-	type snapshot struct{ a, b, c, payerLamports uint64 }
+		build   func(solana.Hash) (*solana.Transaction, error)
+		signers []solana.PrivateKey
+	}{
+		{transfer(a, b, 1_500_000, solana.PublicKey{}), []solana.PrivateKey{payer, a}},
+		{transfer(b, c, 500_000, solana.PublicKey{}), []solana.PrivateKey{payer, b}},
+		{transfer(a, c, 1_000_000, solana.PublicKey{}), []solana.PrivateKey{payer, a}},
+		{transfer(c, a, 1, solana.PublicKey{}), []solana.PrivateKey{payer, c}},
+		// c opens d's account with its own lamports.
+		{transfer(c, d, 250_000, c.PublicKey()), []solana.PrivateKey{payer, c}},
+		// b empties its account and closes it: the rent goes back to b.
+		{transfer(b, a, 1_000_000, solana.PublicKey{}), []solana.PrivateKey{payer, b}},
+		{func(bh solana.Hash) (*solana.Transaction, error) {
+			return solana.NewTransaction([]solana.Instruction{
+				token.NewCloseAccountInstruction(chain.ATA(b.PublicKey(), mint), b.PublicKey(), b.PublicKey(), nil).Build(),
+			}, bh, solana.TransactionPayer(payer.PublicKey()))
+		}, []solana.PrivateKey{payer, b}},
+	}
+	type snapshot struct {
+		a, b, c, d                          uint64 // USDC
+		payerLamports, bLamports, cLamports uint64
+		bHasAccount                         bool
+	}
 	got := map[string]snapshot{}
 	for name, cl := range chains {
 		for i, s := range steps {
@@ -215,12 +254,11 @@ func TestEmbeddedChainMatchesLiteSVM(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tx, err := chain.BuildTransfer(chain.Transfer{FeePayer: payer.PublicKey(), From: s.from.PublicKey(), To: s.to.PublicKey(),
-				Mint: mint, Amount: s.amount, Memo: "parity step", Blockhash: bh})
+			tx, err := s.build(bh)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := chain.SignWith(tx, payer, s.from); err != nil {
+			if err := chain.SignWith(tx, s.signers...); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := cl.SendAndConfirm(ctx, tx, 10*time.Second); err != nil {
@@ -231,20 +269,30 @@ func TestEmbeddedChainMatchesLiteSVM(t *testing.T) {
 		for _, x := range []struct {
 			owner solana.PublicKey
 			dst   *uint64
-		}{{a.PublicKey(), &snap.a}, {b.PublicKey(), &snap.b}, {c.PublicKey(), &snap.c}} {
+		}{{a.PublicKey(), &snap.a}, {b.PublicKey(), &snap.b}, {c.PublicKey(), &snap.c}, {d.PublicKey(), &snap.d}} {
 			if *x.dst, err = cl.TokenBalance(ctx, x.owner, mint); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if snap.payerLamports, err = cl.Lamports(ctx, payer.PublicKey()); err != nil {
+		for _, x := range []struct {
+			owner solana.PublicKey
+			dst   *uint64
+		}{{payer.PublicKey(), &snap.payerLamports}, {b.PublicKey(), &snap.bLamports}, {c.PublicKey(), &snap.cLamports}} {
+			if *x.dst, err = cl.Lamports(ctx, x.owner); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if snap.bHasAccount, err = cl.AccountExists(ctx, chain.ATA(b.PublicKey(), mint)); err != nil {
 			t.Fatal(err)
 		}
 		got[name] = snap
 	}
 	if got["embedded"] != got["litesvm"] {
-		t.Fatalf("the chains disagree after the same transfers:\n embedded %+v\n litesvm  %+v", got["embedded"], got["litesvm"])
+		t.Fatalf("the chains disagree after the same transactions:\n embedded %+v\n litesvm  %+v", got["embedded"], got["litesvm"])
 	}
-	if want := (snapshot{a: 2_500_001, b: 1_000_000, c: 1_499_999}); got["embedded"].a != want.a || got["embedded"].b != want.b || got["embedded"].c != want.c {
+	want := snapshot{a: 3_500_001, b: 0, c: 1_249_999, d: 250_000, payerLamports: got["embedded"].payerLamports,
+		bLamports: chain.TokenAccountRent, cLamports: 100_000_000 - chain.TokenAccountRent}
+	if got["embedded"] != want {
 		t.Fatalf("balances: got %+v, want %+v", got["embedded"], want)
 	}
 }
