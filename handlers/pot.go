@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"wager/domain"
 	"wager/domain/game"
 	"wager/domain/pot"
 	"wager/web"
@@ -52,7 +53,12 @@ func (a *App) gamePot(c echo.Context) error {
 }
 
 func (a *App) gameDonations(c echo.Context) error {
-	ds, err := a.Pot.Donations(c.Request().Context(), c.Param("id"), 200)
+	v := domain.Validator{}
+	limit := pageLimit(v, c)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	ds, err := a.Pot.Donations(c.Request().Context(), c.Param("id"), limit, c.QueryParam("before"))
 	if err != nil {
 		return err
 	}

@@ -102,6 +102,25 @@ func TestPayoutExample(t *testing.T) {
 		pot["totalMinor"] != float64(2_583_333) || pot["winnerGetsMinor"] != float64(2_557_500) {
 		t.Fatalf("pot before the end: %v", pot)
 	}
+	// The donations list pages newest first.
+	page := func(query string) []map[string]any {
+		var ds []map[string]any
+		r := a.do(t, request{path: "/games/" + game + "/donations" + query})
+		if err := jsonDecode(r.Body.Bytes(), &ds); err != nil || r.Code != 200 {
+			t.Fatalf("donations%s: %d %s", query, r.Code, r.Body)
+		}
+		return ds
+	}
+	newest := page("?limit=1")
+	if len(newest) != 1 || newest[0]["amountMinor"] != float64(333_333) {
+		t.Fatalf("first page: %v", newest)
+	}
+	older := page("?limit=1&before=" + newest[0]["signature"].(string))
+	if len(older) != 1 || older[0]["amountMinor"] != float64(250_000) || len(page("?before="+older[0]["signature"].(string))) != 0 {
+		t.Fatalf("next pages: %v", older)
+	}
+	a.do(t, request{path: "/games/" + game + "/donations?before=nope"}).wantError(t, 400, "VALIDATION_ERROR")
+	a.do(t, request{path: "/games/" + game + "/donations?limit=0"}).wantError(t, 400, "VALIDATION_ERROR")
 
 	a.act(t, p1, game, `{"type": "move", "move": "rock"}`)
 	a.act(t, p2, game, `{"type": "move", "move": "scissors"}`)

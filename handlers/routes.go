@@ -133,7 +133,9 @@ func (a *App) routes() *echo.Echo {
 	r.json(http.MethodGet, "/games/:id/pot", a.gamePot, web.Op{Tag: "spectate", Auth: web.AuthNone,
 		Summary: "The game's pot: stakes, donations, and what the winner would get", Response: pot.Pot{}, Errors: []int{http.StatusNotFound}})
 	r.json(http.MethodGet, "/games/:id/donations", a.gameDonations, web.Op{Tag: "spectate", Auth: web.AuthNone,
-		Summary: "The game's donations, newest first", Response: []pot.Donation{}, Errors: []int{http.StatusNotFound}})
+		Summary: "The game's donations, newest first", Response: []pot.Donation{}, Errors: []int{http.StatusNotFound},
+		Query: []web.Param{{Name: "limit", Description: "1-200, default 50"},
+			{Name: "before", Description: "a donation's signature: only older ones (the last signature of the previous page)"}}})
 	r.json(http.MethodGet, "/games/:id/state", a.gameState, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary:     "Game state, the same for players and spectators",
 		Description: "Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their reveal. 409 GAME_NOT_ACTIVE when the game is not active.",

@@ -133,21 +133,28 @@ func (a *App) walletHistory(c echo.Context) error {
 	return c.JSON(http.StatusOK, page)
 }
 
-// pageParams reads ?limit= (default 50, at most 200) and ?before=.
+// pageParams reads ?limit= (default 50, at most 200) and ?before= (a
+// numeric id).
 func pageParams(c echo.Context) (int, int64, error) {
 	v := domain.Validator{}
-	limit, before := 50, int64(0)
-	if s := c.QueryParam("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		v.Check(err == nil && n >= 1 && n <= 200, "limit", "must be a whole number from 1 to 200")
-		limit = n
-	}
+	limit, before := pageLimit(v, c), int64(0)
 	if s := c.QueryParam("before"); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		v.Check(err == nil && n > 0, "before", "must be an id from a previous page")
 		before = n
 	}
 	return limit, before, v.Err()
+}
+
+// pageLimit reads ?limit= (default 50, at most 200) into v's checks.
+func pageLimit(v domain.Validator, c echo.Context) int {
+	s := c.QueryParam("limit")
+	if s == "" {
+		return 50
+	}
+	n, err := strconv.Atoi(s)
+	v.Check(err == nil && n >= 1 && n <= 200, "limit", "must be a whole number from 1 to 200")
+	return n
 }
 
 // FaucetRequest is the body of POST /dev/faucet.

@@ -200,14 +200,31 @@ type Donation struct {
 	Refunded    bool      `json:"refunded" bun:"late" doc:"landed after the game ended: not in the pot, sent back to the donor"`
 }
 
-// Donations lists a game's donations, newest first.
-func (s *Service) Donations(ctx context.Context, gameID string, limit int) ([]Donation, error) {
+// Donations lists a game's donations, newest first: at most limit of
+// them, older than the donation with signature before when it is set
+// (VALIDATION_ERROR when that is not one of the game's donations).
+func (s *Service) Donations(ctx context.Context, gameID string, limit int, before string) ([]Donation, error) {
 	if _, err := s.games.Metadata(ctx, gameID); err != nil {
 		return nil, err
 	}
-	out := []Donation{}
-	err := s.db.NewSelect().TableExpr("donations AS d").Join("JOIN users AS u ON u.id = d.donor_id").
+	q := s.db.NewSelect().TableExpr("donations AS d").Join("JOIN users AS u ON u.id = d.donor_id").
 		ColumnExpr("d.signature, d.donor_id, u.username, d.amount_minor, d.created_at, d.late").
-		Where("d.game_id = ?", gameID).Order("d.created_at DESC").Limit(int64(limit)).Scan(ctx, &out)
-	return out, err
+		Where("d.game_id = ?", gameID).OrderExpr("d.created_at DESC, d.signature DESC").Limit(int64(limit))
+	if before != "" {
+		notOne := domain.Invalid(map[string]string{"before": "must be the signature of one of this game's donations"})
+		if _, err := solana.SignatureFromBase58(before); err != nil {
+			return nil, notOne
+		}
+		var at time.Time
+		err := s.db.NewSelect().Table("donations").Column("created_at").
+			Where("game_id = ? AND signature = ?", gameID, before).Scan(ctx, &at)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, notOne
+		} else if err != nil {
+			return nil, err
+		}
+		q = q.Where("(d.created_at, d.signature) < (?, ?)", at, before)
+	}
+	out := []Donation{}
+	return out, q.Scan(ctx, &out)
 }
