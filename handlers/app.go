@@ -190,7 +190,8 @@ func (a *App) goBackground(fn func()) {
 }
 
 // startWorkers runs the work any instance may claim: round and turn
-// deadlines, settlement transfers, unresolved withdrawals.
+// deadlines, settlement transfers, unresolved withdrawals, submitted
+// intents and inline payments.
 func (a *App) startWorkers(ctx context.Context) {
 	a.goBackground(func() {
 		a.every(ctx, 200*time.Millisecond, "expire game deadlines", func(ctx context.Context) error {
@@ -205,6 +206,8 @@ func (a *App) startWorkers(ctx context.Context) {
 		})
 	})
 	a.goBackground(func() { a.every(ctx, 15*time.Second, "resolve withdrawals", a.Money.ResolvePendingWithdrawals) })
+	a.goBackground(func() { a.every(ctx, 15*time.Second, "resolve submitted intents", a.Money.ResolveSubmittedIntents) })
+	a.goBackground(func() { a.every(ctx, 15*time.Second, "resolve inline payments", a.Payments.ResolveSettling) })
 	a.goBackground(func() { a.every(ctx, time.Minute, "prune abuse counters", a.Payments.Limiter.Prune) })
 }
 

@@ -43,7 +43,7 @@ type Config struct {
 	MasterSeed     []byte // derives every platform key; empty: kept under DataDir
 	USDCMint       string // the USDC mint on an external chain
 	DemoBots       int    // demo players that keep free games going (make run: 4)
-	Workers        bool   // run deadline, settlement and withdrawal workers
+	Workers        bool   // run deadline, settlement, withdrawal and payment-resolving workers
 }
 
 // EmbeddedChain reports whether the server runs its own local chain.

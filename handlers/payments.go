@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -29,7 +30,8 @@ func (a *App) paymentRoutes(r *router) {
 		Summary: "Submit the signed payment; answers once it is settled",
 		Description: "Then repeat the original request with the header PAYMENT-SIGNATURE: <paymentSignature>. The answer carries " +
 			"PAYMENT-RESPONSE (base64 JSON SettlementResponse). A payment serves one request of the resource it was prepared for, " +
-			"by you; a reused one answers 402. Submitting the same intent again answers the same result.",
+			"by you; a reused one answers 402, and a request answered with a server error (5xx) does not use it up. " +
+			"Submitting the same intent again answers the same result.",
 		Request: SubmitRequest{}, Response: payments.Submitted{},
 		Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusServiceUnavailable}})
 	r.ops(http.MethodGet, "/service_check_maintenance", a.checkMaintenance, web.Op{
@@ -117,9 +119,10 @@ var uncharged = map[string]bool{"/payments/prepare": true, "/payments/submit": t
 // else the X-App-Id, else the client IP) counts in the endpoint's rolling
 // window; past the threshold the request needs a payment in
 // PAYMENT-SIGNATURE, or it is answered 402 PAYMENT_REQUIRED with the x402
-// challenge. Admins are never charged. When the counter cannot be updated
-// the request is served: the database trouble is logged, not blamed on the
-// caller.
+// challenge. A payment spent on a request that the server then fails is
+// given back (servePaid). Admins are never charged. When the counter
+// cannot be updated the request is served: the database trouble is
+// logged, not blamed on the caller.
 func (a *App) abuseControl(method, path string, auth web.Auth) echo.MiddlewareFunc {
 	if auth == web.AuthAdmin || uncharged[path] {
 		return nil
@@ -161,9 +164,43 @@ func (a *App) abuseControl(method, path string, auth web.Auth) echo.MiddlewareFu
 				return err
 			}
 			c.Response().Header().Set(payments.HeaderPaymentResponse, payments.EncodeHeader(settled))
-			return next(c)
+			return a.servePaid(c, next, settled.Transaction, caller)
 		}
 	}
+}
+
+// servePaid runs the handler of a request that a payment was spent on, and
+// gives the payment back when the server fails the request (a 5xx answer,
+// or a panic): the client paid for an answer, not for a server error, and
+// may repeat the request with the same PAYMENT-SIGNATURE. A client error
+// (4xx) keeps the payment spent.
+func (a *App) servePaid(c echo.Context, next echo.HandlerFunc, signature, caller string) error {
+	served := false
+	defer func() {
+		if served {
+			return
+		}
+		if !c.Response().Committed {
+			c.Response().Header().Del(payments.HeaderPaymentResponse) // the payment is not spent
+		}
+		// The request may be cancelled already (a client that went away).
+		ctx := context.WithoutCancel(c.Request().Context())
+		if err := a.Payments.Release(ctx, signature, caller); err != nil {
+			a.log.Error("give back the payment of a failed request", "err", err, "signature", signature)
+		}
+	}()
+	err := next(c)
+	served = !serverError(c, err)
+	return err
+}
+
+// serverError reports whether a request ends in a server error: the
+// handler's error maps to a 5xx status, or the handler wrote a 5xx answer.
+func serverError(c echo.Context, err error) bool {
+	if err != nil && !c.Response().Committed {
+		return web.StatusOf(web.AsError(err).Code) >= http.StatusInternalServerError
+	}
+	return c.Response().Status >= http.StatusInternalServerError
 }
 
 // paymentRequired answers 402 with the x402 challenge in the body and,

@@ -179,20 +179,20 @@ func (a *App) routes() *echo.Echo {
 	r.json(http.MethodGet, "/wallets/me/balance", a.walletBalance, web.Op{Tag: "wallet", Auth: web.AuthRequired,
 		Summary: "Platform balance, deposit address and on-chain holdings", Response: money.Balance{}})
 	r.json(http.MethodPost, "/wallets/transfer/prepare", a.prepareTransfer, web.Op{Tag: "wallet", Auth: web.AuthRequired,
-		Summary:     "Prepare a USDC transfer from your wallet (to depositAddress: a deposit)",
+		Summary: "Prepare a USDC transfer from your wallet (to depositAddress: a deposit)",
 		Description: "Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. " +
 			"When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it).",
-		Request:     TransferRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusConflict}})
+		Request: TransferRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusConflict}})
 	r.json(http.MethodPost, "/wallets/transfer/submit", a.submitTransfer, web.Op{Tag: "wallet", Auth: web.AuthRequired,
 		Summary:     "Submit the signed transfer; answers once it is confirmed",
 		Description: "Submitting the same intent again answers the same receipt and moves nothing more. 409 when it expired or the network refused it; 503 when the outcome is not known yet (submit again).",
 		Request:     SubmitRequest{}, Response: money.Receipt{}, Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusServiceUnavailable}})
 	r.json(http.MethodPost, "/wallets/withdraw", a.withdraw, web.Op{Tag: "wallet", Auth: web.AuthRequired,
-		Summary:     "Withdraw from your platform balance to your wallet",
+		Summary: "Withdraw from your platform balance to your wallet",
 		Description: "Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). " +
 			"200 when confirmed, 202 while pending. The platform opens your wallet's USDC account if it is missing, once per user; " +
 			"after that a missing account is 409 CONFLICT.",
-		Request:     WithdrawRequest{}, Response: money.Withdrawal{}, Errors: []int{http.StatusConflict}})
+		Request: WithdrawRequest{}, Response: money.Withdrawal{}, Errors: []int{http.StatusConflict}})
 	r.json(http.MethodGet, "/wallets/me/transactions", a.walletHistory, web.Op{Tag: "wallet", Auth: web.AuthRequired,
 		Summary: "Your wallet history, newest first", Response: ActivityPage{},
 		Query: []web.Param{{Name: "limit", Description: "1-200, default 50"}, {Name: "before", Description: "nextBefore of the previous page"}}})

@@ -261,8 +261,10 @@ type payment struct {
 // (settled, for this resource, by this user, unused) and marked used; a
 // standard client's partially signed exact transaction is verified
 // (VerifyExact), signed by the fee payer, sent, confirmed, credited and
-// marked used in this call. A payment that is not accepted is a *Refusal;
-// other errors leave the payment as it was, or pending on chain.
+// marked used in this call; presented again after the request that sent
+// it ended too soon, it is marked used once settled (ResolveSettling). A
+// payment that is not accepted is a *Refusal; other errors leave the
+// payment as it was, or pending on chain.
 func (s *Service) Redeem(ctx context.Context, header string, caller Caller, resourcePath string) (SettlementResponse, error) {
 	var p PaymentPayload
 	if err := DecodeHeader(header, &p); err != nil {
@@ -373,7 +375,7 @@ func (s *Service) settleInline(ctx context.Context, p PaymentPayload, tx *solana
 		if errors.As(err, &rejected) {
 			// It did not land and never will in this form: forget it, so
 			// that the client can pay again.
-			if _, derr := s.db.NewDelete().Model((*payment)(nil)).Where("signature = ? AND status = 'settling'", sig).Exec(ctx); derr != nil {
+			if derr := s.forget(ctx, sig); derr != nil {
 				return SettlementResponse{}, derr
 			}
 			return SettlementResponse{}, refuse(ReasonTransactionFailed, "the network refused the payment: %s", rejected.Reason)
@@ -382,19 +384,28 @@ func (s *Service) settleInline(ctx context.Context, p PaymentPayload, tx *solana
 		return SettlementResponse{}, refuse(ReasonSettlementPending,
 			"the payment %s was sent but is not confirmed yet; repeat the request with the same PAYMENT-SIGNATURE", sig)
 	}
-	return s.finishInline(ctx, sig, caller)
+	return s.finishInline(ctx, sig, caller, resourcePath)
+}
+
+// forget deletes a settling payment whose transaction did not and cannot
+// land.
+func (s *Service) forget(ctx context.Context, sig string) error {
+	_, err := s.db.NewDelete().Model((*payment)(nil)).Where("signature = ? AND status = 'settling'", sig).Exec(ctx)
+	return err
 }
 
 // resumeSettlement handles a transaction that was presented before: a
 // replay of a spent payment, a concurrent duplicate, or a retry of one
-// whose confirmation was not seen.
+// whose confirmation was not seen. A settled payment that no request has
+// used (its request ended before seeing it land, and the resolver settled
+// it) serves this request, as redeemSettled checks.
 func (s *Service) resumeSettlement(ctx context.Context, sig solana.Signature, caller Caller, resourcePath string) (SettlementResponse, error) {
 	var p payment
 	if err := s.db.NewSelect().Model(&p).Where("signature = ?", sig.String()).Scan(ctx); err != nil {
 		return SettlementResponse{}, err
 	}
 	if p.Status == "settled" {
-		return SettlementResponse{}, refuse(ReasonAlreadyUsed, "the payment %s already paid for a request; each payment serves one request", sig)
+		return s.redeemSettled(ctx, sig.String(), caller, resourcePath)
 	}
 	if p.Resource != resourcePath {
 		return SettlementResponse{}, refuse(ReasonResourceMismatch, "the payment %s is for %s, not %s", sig, p.Resource, resourcePath)
@@ -404,29 +415,117 @@ func (s *Service) resumeSettlement(ctx context.Context, sig solana.Signature, ca
 		return SettlementResponse{}, refuse(ReasonDuplicateSettlement,
 			"the payment %s is being settled by another request; try again shortly", sig)
 	}
-	return s.finishInline(ctx, sig.String(), caller)
+	return s.finishInline(ctx, sig.String(), caller, resourcePath)
 }
 
 // finishInline credits a confirmed inline payment and spends it on the
-// caller's request, once.
-func (s *Service) finishInline(ctx context.Context, sig string, caller Caller) (SettlementResponse, error) {
+// caller's request, once. One settled meanwhile (by a concurrent request,
+// or by the resolver without being used) is redeemed as redeemSettled
+// does.
+func (s *Service) finishInline(ctx context.Context, sig string, caller Caller, resourcePath string) (SettlementResponse, error) {
 	var p payment
 	err := db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		now := s.now()
 		err := tx.NewUpdate().Model(&p).Set("status = 'settled'").Set("used_at = ?", now).Set("used_by = ?", caller.Key).
 			Set("updated_at = ?", now).Where("signature = ? AND status = 'settling'", sig).Returning("*").Scan(ctx)
+		if err != nil {
+			return err
+		}
+		return s.credit(ctx, tx, p)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return s.redeemSettled(ctx, sig, caller, resourcePath)
+	}
+	if err != nil {
+		return SettlementResponse{}, err
+	}
+	return SettlementResponse{Success: true, Transaction: sig, Network: s.cfg.Network, Payer: p.Payer}, nil
+}
+
+// Release gives back a payment that callerKey spent on a request the
+// server failed to serve: the same PAYMENT-SIGNATURE pays for a repeat of
+// the request. A payment spent by another caller, or not spent, is left as
+// it is.
+func (s *Service) Release(ctx context.Context, signature, callerKey string) error {
+	_, err := s.db.NewUpdate().Model((*payment)(nil)).Set("used_at = NULL").Set("used_by = NULL").
+		Set("updated_at = ?", s.now()).Where("signature = ? AND used_by = ?", signature, callerKey).Exec(ctx)
+	return err
+}
+
+// Margins of ResolveSettling. A request settling a payment inline waits at
+// most settleTimeout for its confirmation: a row still settling well after
+// that was left by a request that ended first. The row stores no
+// blockhash, but the client built its transaction on one it fetched before
+// presenting it, so before the row was created; a Solana blockhash is valid
+// for about 150 slots (60 to 90 seconds), so a transaction not landed
+// abandonSettlingAfter after its row was created never will.
+const (
+	resolveSettlingAfter = settleTimeout + 15*time.Second
+	abandonSettlingAfter = 5 * time.Minute
+)
+
+// ResolveSettling finishes inline settlements whose request ended before
+// their outcome was known. A landed payment is settled and credited to the
+// treasury once, and left unused: the client's repeat of the request with
+// the same PAYMENT-SIGNATURE is served by it. One the chain refused, or
+// that can no longer land, is forgotten, so that the client can pay again.
+// It runs periodically on every instance; conditional updates keep it
+// exactly-once.
+func (s *Service) ResolveSettling(ctx context.Context) error {
+	now := s.now()
+	var settling []payment
+	if err := s.db.NewSelect().Model(&settling).Where("status = 'settling' AND created_at < ?", now.Add(-resolveSettlingAfter)).
+		Order("created_at").Limit(100).Scan(ctx); err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range settling {
+		if err := s.resolveSettling(ctx, p, now); err != nil {
+			errs = append(errs, fmt.Errorf("payment %s: %w", p.Signature, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// resolveSettling settles, forgets or leaves one settling payment by what
+// the chain says of its transaction. now was taken before the chain was
+// asked: a row older than abandonSettlingAfter then had an expired
+// blockhash, so "not landed" is final.
+func (s *Service) resolveSettling(ctx context.Context, p payment, now time.Time) error {
+	sig, err := solana.SignatureFromBase58(p.Signature)
+	if err != nil {
+		return err
+	}
+	landed, err := s.money.Chain().Status(ctx, sig)
+	var rejected *chain.RejectedError
+	switch {
+	case errors.As(err, &rejected):
+		return s.forget(ctx, p.Signature)
+	case err != nil:
+		return err
+	case landed:
+		return s.settleUnused(ctx, p.Signature)
+	case p.CreatedAt.Before(now.Add(-abandonSettlingAfter)):
+		return s.forget(ctx, p.Signature)
+	}
+	return nil
+}
+
+// settleUnused marks a landed inline payment settled and credits it, once,
+// without spending it on a request.
+func (s *Service) settleUnused(ctx context.Context, sig string) error {
+	return db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		var p payment
+		err := tx.NewUpdate().Model(&p).Set("status = 'settled'").Set("updated_at = ?", s.now()).
+			Where("signature = ? AND status = 'settling'", sig).Returning("*").Scan(ctx)
 		if errors.Is(err, sql.ErrNoRows) {
-			return refuse(ReasonAlreadyUsed, "the payment %s already paid for a request; each payment serves one request", sig)
+			return nil // its request or another instance settled it
 		}
 		if err != nil {
 			return err
 		}
 		return s.credit(ctx, tx, p)
 	})
-	if err != nil {
-		return SettlementResponse{}, err
-	}
-	return SettlementResponse{Success: true, Transaction: sig, Network: s.cfg.Network, Payer: p.Payer}, nil
 }
 
 // ensureVaultATA makes sure the vault's USDC account exists: an exact

@@ -1,0 +1,355 @@
+package handlers
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+	"github.com/labstack/echo/v4"
+
+	"wager/chain"
+	"wager/domain"
+	"wager/domain/payments"
+	"wager/web"
+)
+
+// sentUnconfirmed does what a submit of a prepared intent does up to the
+// send: the intent marked submitted with its signature (long enough ago
+// for the resolver), the fee payer's signature added, the transaction sent
+// when send is true. Then it stops, as a submit whose request ended before
+// the confirmation does. It returns the user-signed transaction (what the
+// client would submit again) and the signature.
+func (a *App) sentUnconfirmed(t *testing.T, w wallet, prepared map[string]any, send bool) (string, string) {
+	t.Helper()
+	ctx := context.Background()
+	signed := signPrepared(t, w, prepared["transaction"].(string), nil)
+	raw, _ := base64.StdEncoding.DecodeString(signed)
+	tx, err := solana.TransactionFromBytes(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chain.SignWith(tx, a.Keys.FeePayer()); err != nil {
+		t.Fatal(err)
+	}
+	sig := tx.Signatures[0].String()
+	if _, err := a.DB.ExecContext(ctx, "UPDATE intents SET status = 'submitted', signature = ?, updated_at = now() - interval '1 minute' WHERE id = ?",
+		sig, prepared["intentId"]); err != nil {
+		t.Fatal(err)
+	}
+	if send {
+		if _, err := a.Money.Chain().Send(ctx, tx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return signed, sig
+}
+
+// resolveEverywhere runs resolve on every app at once, then once more on
+// the first.
+func resolveEverywhere(t *testing.T, resolve func(*App) error, apps ...*App) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for _, a := range apps {
+		wg.Go(func() {
+			if err := resolve(a); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := resolve(apps[0]); err != nil {
+		t.Error(err)
+	}
+}
+
+func resolveIntents(a *App) error { return a.Money.ResolveSubmittedIntents(context.Background()) }
+
+func (a *App) intentStatus(t *testing.T, id any) (string, string) {
+	t.Helper()
+	var status, reason string
+	if err := a.DB.QueryRowContext(context.Background(), "SELECT status, error FROM intents WHERE id = ?", id).Scan(&status, &reason); err != nil {
+		t.Fatal(err)
+	}
+	return status, reason
+}
+
+func TestSentButUnconfirmedDepositIsCreditedOnce(t *testing.T) {
+	one, two := newTestApp(t, noWorkers), newTestApp(t, noWorkers)
+	w, auth := one.funded(t, 5_000_000)
+	p := one.prepare(t, auth, one.depositAddress(t, auth), 1_250_000)
+	signed, sig := one.sentUnconfirmed(t, w, p, true)
+	if b := one.balances(t, auth); b.available != 0 || b.onChain != 3_750_000 {
+		t.Fatalf("after the send: %+v, want the USDC moved on chain and nothing credited yet", b)
+	}
+
+	// Both instances resolve at once, and again: credited once.
+	resolveEverywhere(t, resolveIntents, one, two)
+	if b := one.balances(t, auth); b.available != 1_250_000 || b.onChain != 3_750_000 {
+		t.Fatalf("after resolving: %+v, want 1250000 available and 3750000 on chain", b)
+	}
+	if status, _ := one.intentStatus(t, p["intentId"]); status != "confirmed" {
+		t.Errorf("intent: %s, want confirmed", status)
+	}
+	h := one.do(t, request{path: "/wallets/me/transactions", header: auth}).json(t)["items"].([]any)
+	if len(h) != 1 || h[0].(map[string]any)["kind"] != "deposit" || h[0].(map[string]any)["signature"] != sig {
+		t.Errorf("history: %v, want the one deposit %s", h, sig)
+	}
+
+	// The client's late re-submit answers the receipt and moves nothing.
+	r := one.submit(t, auth, p["intentId"].(string), signed)
+	if m := r.json(t); r.Code != 200 || m["signature"] != sig || m["status"] != "confirmed" || m["amountMinor"] != float64(1_250_000) {
+		t.Fatalf("re-submit: %d %s, want the confirmed receipt of %s", r.Code, r.Body, sig)
+	}
+	if b := one.balances(t, auth); b.available != 1_250_000 || b.onChain != 3_750_000 {
+		t.Fatalf("after the re-submit: %+v", b)
+	}
+}
+
+func TestSentButUnconfirmedDonationFillsThePotOnce(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	_, _, game := a.stakedGame(t, 0, `{"rounds": 1}`)
+	spectator := a.spectatorWith(t, 1_000_000)
+	r := a.do(t, request{method: http.MethodPost, path: "/games/" + game + "/donations/prepare", header: spectator.auth,
+		body: jsonBody(map[string]any{"amountMinor": 60_000})})
+	if r.Code != 200 {
+		t.Fatalf("prepare: %d %s", r.Code, r.Body)
+	}
+	prep := r.json(t)
+	signed, sig := a.sentUnconfirmed(t, spectator.wallet, prep, true)
+
+	resolveEverywhere(t, resolveIntents, a, a)
+	if pot := a.do(t, request{path: "/games/" + game + "/pot"}).json(t); pot["spectatorPotMinor"] != float64(60_000) {
+		t.Fatalf("pot after resolving: %v, want a spectator pot of 60000", pot)
+	}
+	if got := a.onChain(t, a.Pot.EscrowAddress(game)); got != 60_000 {
+		t.Errorf("escrow holds %d, want 60000", got)
+	}
+	again := a.do(t, request{method: http.MethodPost, path: "/games/" + game + "/donations/submit", header: spectator.auth,
+		body: jsonBody(map[string]string{"intentId": prep["intentId"].(string), "signedTransaction": signed})})
+	if again.Code != 200 || again.json(t)["signature"] != sig {
+		t.Fatalf("re-submit: %d %s, want the donation %s", again.Code, again.Body, sig)
+	}
+	var list []map[string]any
+	if err := jsonDecode(a.do(t, request{path: "/games/" + game + "/donations"}).Body.Bytes(), &list); err != nil || len(list) != 1 {
+		t.Errorf("donations: %v (%v), want one", list, err)
+	}
+}
+
+func TestSubmittedIntentThatNeverLandedFailsOnceItsBlockhashExpires(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	w, auth := a.funded(t, 5_000_000)
+	p := a.prepare(t, auth, a.depositAddress(t, auth), 1_000_000)
+	signed, _ := a.sentUnconfirmed(t, w, p, false) // lost before it reached the chain
+
+	// While its blockhash is valid it could still land: left alone.
+	if err := resolveIntents(a); err != nil {
+		t.Fatal(err)
+	}
+	if status, _ := a.intentStatus(t, p["intentId"]); status != "submitted" {
+		t.Fatalf("intent with a valid blockhash: %s, want still submitted", status)
+	}
+	raw, _ := base64.StdEncoding.DecodeString(p["transaction"].(string))
+	tx, _ := solana.TransactionFromBytes(raw)
+	if _, err := a.DB.ExecContext(context.Background(), "UPDATE localchain.blockhashes SET created_at = now() - interval '10 minutes' WHERE hash = ?",
+		tx.Message.RecentBlockhash.String()); err != nil {
+		t.Fatal(err)
+	}
+	if err := resolveIntents(a); err != nil {
+		t.Fatal(err)
+	}
+	if status, reason := a.intentStatus(t, p["intentId"]); status != "failed" || !strings.Contains(reason, "blockhash expired") {
+		t.Fatalf("intent after its blockhash expired: %s %q, want failed saying why", status, reason)
+	}
+	m := a.submit(t, auth, p["intentId"].(string), signed).wantError(t, 409, "CONFLICT")
+	if msg := m["message"].(string); !strings.Contains(msg, "blockhash expired") || !strings.Contains(msg, "prepare a new one") {
+		t.Errorf("re-submit of the failed intent: %q", msg)
+	}
+	if b := a.balances(t, auth); b.available != 0 || b.onChain != 5_000_000 {
+		t.Fatalf("a transaction that never landed moved money: %+v", b)
+	}
+}
+
+// settlingUnconfirmed does what an inline settlement of a client's payment
+// does up to the send: its row in settling, created age ago, the fee
+// payer's signature added, the transaction sent when send is true. Then it
+// stops, as a request that ended before the confirmation does. It returns
+// the signature.
+func (a *App) settlingUnconfirmed(t *testing.T, header string, payer wallet, userID string, age time.Duration, send bool) string {
+	t.Helper()
+	ctx := context.Background()
+	var p payments.PaymentPayload
+	if err := payments.DecodeHeader(header, &p); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := base64.StdEncoding.DecodeString(p.Payload.Transaction)
+	tx, err := solana.TransactionFromBytes(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chain.SignWith(tx, a.Keys.FeePayer()); err != nil {
+		t.Fatal(err)
+	}
+	sig := tx.Signatures[0].String()
+	created := time.Now().Add(-age)
+	if _, err := a.DB.ExecContext(ctx, `INSERT INTO x402_payments (signature, resource, amount_minor, payer, user_id, status, created_at, updated_at)
+		VALUES (?, '/users/me', ?, ?, ?, 'settling', ?, ?)`, sig, a.Payments.Price(), payer.address(), userID, created, created); err != nil {
+		t.Fatal(err)
+	}
+	if send {
+		if _, err := a.Money.Chain().Send(ctx, tx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sig
+}
+
+func (a *App) paymentRow(t *testing.T, sig string) (status string, used bool, found bool) {
+	t.Helper()
+	err := a.DB.QueryRowContext(context.Background(), "SELECT status, used_at IS NOT NULL FROM x402_payments WHERE signature = ?", sig).
+		Scan(&status, &used)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		t.Fatal(err)
+	}
+	return status, used, err == nil
+}
+
+func TestInlinePaymentLeftSettlingIsCreditedAndServesTheRepeatOnce(t *testing.T) {
+	a := abuseApp(t, "1", map[string]string{"WORKERS": "false"})
+	two := newTestApp(t, noWorkers)
+	w, auth := a.funded(t, 1_000_000)
+	me := a.do(t, request{path: "/users/me", header: auth}).json(t)["id"].(string)
+	pr := a.overThreshold(t, auth, "/users/me")
+	before := treasury(t, a)
+	// The vault's token account exists before any payment is settled
+	// (preparing one makes sure of it).
+	if r := a.do(t, request{method: http.MethodPost, path: "/payments/prepare", header: auth,
+		body: jsonBody(map[string]any{"paymentRequired": pr})}); r.Code != 200 {
+		t.Fatalf("prepare: %d %s", r.Code, r.Body)
+	}
+
+	header := clientPayment(t, a, w, pr.Resource.URL, nil)
+	sig := a.settlingUnconfirmed(t, header, w, me, time.Minute, true)
+	if got := a.onChain(t, w.key.PublicKey()); got != 990_000 {
+		t.Fatalf("payer's wallet after the send: %d, want 990000", got)
+	}
+	resolve := func(a *App) error { return a.Payments.ResolveSettling(context.Background()) }
+	resolveEverywhere(t, resolve, a, two)
+	if got := treasury(t, a) - before; got != 10_000 {
+		t.Fatalf("treasury after resolving: +%d, want +10000", got)
+	}
+	if status, used, _ := a.paymentRow(t, sig); status != "settled" || used {
+		t.Fatalf("resolved payment: %s used %v, want settled and unused", status, used)
+	}
+
+	// The client repeats the request with the same payment: served once.
+	r := a.do(t, request{path: "/users/me", header: withPayment(auth, header)})
+	if r.Code != 200 {
+		t.Fatalf("repeat with the resolved payment: %d %s", r.Code, r.Body)
+	}
+	var settled payments.SettlementResponse
+	if err := payments.DecodeHeader(r.Header().Get("PAYMENT-RESPONSE"), &settled); err != nil || !settled.Success ||
+		settled.Transaction != sig || settled.Payer != w.address() {
+		t.Errorf("PAYMENT-RESPONSE: %v %+v, want success for %s", err, settled, sig)
+	}
+	if got := refusalOf(t, a.do(t, request{path: "/users/me", header: withPayment(auth, header)})); got != payments.ReasonAlreadyUsed {
+		t.Errorf("second repeat: reason %q, want %q", got, payments.ReasonAlreadyUsed)
+	}
+	if got := treasury(t, a) - before; got != 10_000 {
+		t.Errorf("treasury after the repeats: +%d, want +10000", got)
+	}
+
+	// Not landed: left while it might still land, forgotten once it cannot.
+	recent := a.settlingUnconfirmed(t, clientPayment(t, a, w, pr.Resource.URL, nil), w, me, time.Minute, false)
+	stale := a.settlingUnconfirmed(t, clientPayment(t, a, w, pr.Resource.URL, nil), w, me, 10*time.Minute, false)
+	if err := resolve(a); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, found := a.paymentRow(t, recent); !found || status != "settling" {
+		t.Errorf("a recent unlanded payment: %q found %v, want left settling", status, found)
+	}
+	if _, _, found := a.paymentRow(t, stale); found {
+		t.Error("a payment that can no longer land was not forgotten")
+	}
+	// A client that never sends it again leaves nothing for later tests.
+	if _, err := a.DB.ExecContext(context.Background(), "DELETE FROM x402_payments WHERE signature = ?", recent); err != nil {
+		t.Fatal(err)
+	}
+	if got := treasury(t, a) - before; got != 10_000 {
+		t.Errorf("treasury after unlanded payments: +%d, want +10000", got)
+	}
+}
+
+func TestAPaymentSpentOnAServerErrorIsGivenBack(t *testing.T) {
+	a := abuseApp(t, "1", nil)
+	w, auth := a.funded(t, 1_000_000)
+	const path = "/test/flaky"
+	mode := "ok"
+	a.Echo.GET(path, func(c echo.Context) error {
+		switch mode {
+		case "error":
+			return errors.New("the database went away")
+		case "panic":
+			panic("a bug")
+		case "written 503":
+			return c.JSON(http.StatusServiceUnavailable, map[string]string{"code": "UNAVAILABLE", "message": "try again"})
+		case "client error":
+			return domain.Invalid(map[string]string{"q": "is wrong"})
+		}
+		return c.JSON(http.StatusOK, map[string]string{"served": "yes"})
+	}, web.Authenticate(a.Auth, web.AuthRequired), a.abuseControl(http.MethodGet, path, web.AuthRequired))
+
+	if r := a.do(t, request{path: path, header: auth}); r.Code != 200 {
+		t.Fatalf("first request: %d %s", r.Code, r.Body)
+	}
+	pr := a.overThreshold(t, auth, path)
+	before := treasury(t, a)
+	header := clientPayment(t, a, w, pr.Resource.URL, nil)
+	for _, failure := range []struct {
+		mode   string
+		status int
+	}{{"error", 500}, {"panic", 500}, {"written 503", 503}} {
+		mode = failure.mode
+		r := a.do(t, request{path: path, header: withPayment(auth, header)})
+		if r.Code != failure.status {
+			t.Fatalf("%s: %d %s, want %d", failure.mode, r.Code, r.Body, failure.status)
+		}
+		if failure.mode != "written 503" && r.Header().Get("PAYMENT-RESPONSE") != "" {
+			t.Errorf("%s: the answer says the payment was spent (PAYMENT-RESPONSE)", failure.mode)
+		}
+	}
+	mode = "ok"
+	r := a.do(t, request{path: path, header: withPayment(auth, header)})
+	if r.Code != 200 {
+		t.Fatalf("repeat after the server errors: %d %s, want the payment to serve it", r.Code, r.Body)
+	}
+	var settled payments.SettlementResponse
+	if err := payments.DecodeHeader(r.Header().Get("PAYMENT-RESPONSE"), &settled); err != nil || !settled.Success {
+		t.Fatalf("PAYMENT-RESPONSE: %v %+v", err, settled)
+	}
+	// Another caller cannot give it back; the payment stays spent.
+	if err := a.Payments.Release(context.Background(), settled.Transaction, "user:someone-else"); err != nil {
+		t.Fatal(err)
+	}
+	if got := refusalOf(t, a.do(t, request{path: path, header: withPayment(auth, header)})); got != payments.ReasonAlreadyUsed {
+		t.Errorf("after the served request: reason %q, want %q", got, payments.ReasonAlreadyUsed)
+	}
+
+	// A client error keeps the payment spent.
+	second := clientPayment(t, a, w, pr.Resource.URL, nil)
+	mode = "client error"
+	a.do(t, request{path: path, header: withPayment(auth, second)}).wantError(t, 400, "VALIDATION_ERROR")
+	mode = "ok"
+	if got := refusalOf(t, a.do(t, request{path: path, header: withPayment(auth, second)})); got != payments.ReasonAlreadyUsed {
+		t.Errorf("after a client error: reason %q, want %q", got, payments.ReasonAlreadyUsed)
+	}
+	if got := treasury(t, a) - before; got != 20_000 {
+		t.Errorf("treasury: +%d, want +20000 (each payment once)", got)
+	}
+}
