@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"time"
 	"unicode/utf8"
 
@@ -221,35 +222,42 @@ func (s *Service) ResolvePendingWithdrawals(ctx context.Context) error {
 		Limit(100).Scan(ctx); err != nil {
 		return err
 	}
+	var errs []error
 	for _, w := range pending {
-		tx, err := solana.TransactionFromBytes(w.Raw)
-		if err != nil {
-			return err
-		}
-		// Validity first: a transaction not seen after its blockhash
-		// expired can never land.
-		valid, err := s.chain.RPC.IsBlockhashValid(ctx, tx.Message.RecentBlockhash, "")
-		if err != nil {
-			return err
-		}
-		landed, err := s.chain.Status(ctx, tx.Signatures[0])
-		var rejected *chain.RejectedError
-		switch {
-		case errors.As(err, &rejected):
-			_, err = s.settleWithdrawal(ctx, w, "failed", rejected.Reason)
-		case err != nil:
-		case landed:
-			_, err = s.settleWithdrawal(ctx, w, "confirmed", "")
-		case !valid.Value:
-			_, err = s.settleWithdrawal(ctx, w, "failed", "not confirmed before its blockhash expired")
-		default:
-			if _, serr := s.chain.Send(ctx, tx); serr != nil { // try again while it can still land
-				s.log.Warn("resend withdrawal", "withdrawal", w.ID, "err", serr)
-			}
-		}
-		if err != nil {
-			return err
+		if err := s.resolveWithdrawal(ctx, w); err != nil {
+			errs = append(errs, fmt.Errorf("withdrawal %s: %w", w.ID, err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// resolveWithdrawal settles or resends one pending withdrawal by what the
+// chain says of it.
+func (s *Service) resolveWithdrawal(ctx context.Context, w Withdrawal) error {
+	tx, err := solana.TransactionFromBytes(w.Raw)
+	if err != nil {
+		return err
+	}
+	// Validity first: a transaction not seen after its blockhash expired
+	// can never land.
+	valid, err := s.chain.RPC.IsBlockhashValid(ctx, tx.Message.RecentBlockhash, "")
+	if err != nil {
+		return err
+	}
+	landed, err := s.chain.Status(ctx, tx.Signatures[0])
+	var rejected *chain.RejectedError
+	switch {
+	case errors.As(err, &rejected):
+		_, err = s.settleWithdrawal(ctx, w, "failed", rejected.Reason)
+	case err != nil:
+	case landed:
+		_, err = s.settleWithdrawal(ctx, w, "confirmed", "")
+	case !valid.Value:
+		_, err = s.settleWithdrawal(ctx, w, "failed", "not confirmed before its blockhash expired")
+	default:
+		if _, serr := s.chain.Send(ctx, tx); serr != nil { // try again while it can still land
+			s.log.Warn("resend withdrawal", "withdrawal", w.ID, "err", serr)
+		}
+	}
+	return err
 }
