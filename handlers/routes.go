@@ -38,6 +38,7 @@ func (a *App) routes() *echo.Echo {
 		web.VersionHeaders(policy),
 		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: maxBody,
 			Skipper: func(c echo.Context) bool { return uploadRoutes[c.Path()] }}),
+		web.CanonicalIDs,
 	)
 
 	a.Docs = web.NewOpenAPI("Wager Arena API", APIVersion,

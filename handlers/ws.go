@@ -112,6 +112,9 @@ func (a *App) wsReader(ctx context.Context, conn *websocket.Conn, sub *web.Subsc
 			reply(map[string]any{"type": "error", "code": domain.CodeInvalidJSON, "message": "messages are JSON objects with a type"})
 			continue
 		}
+		if id, ok := domain.CanonicalID(m.GameID); ok {
+			m.GameID = id // rooms are keyed by the canonical id
+		}
 		switch m.Type {
 		case "join-game":
 			a.wsJoin(ctx, sub, m, reply)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"time"
 
@@ -180,5 +181,26 @@ func Maintenance(enabled func() bool, exempt func(echo.Context) bool, retryAfter
 			}
 			return next(c)
 		}
+	}
+}
+
+// CanonicalIDs rewrites an :id path parameter written as a UUID in another
+// spelling (upper case, braces, urn:uuid:) to its canonical form, so that
+// handlers, queries and keys derived from ids (a game's escrow) see one
+// spelling of each id.
+func CanonicalIDs(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		names, values := c.ParamNames(), c.ParamValues()
+		for i, name := range names {
+			if name != "id" {
+				continue
+			}
+			if id, ok := domain.CanonicalID(values[i]); ok && id != values[i] {
+				values = slices.Clone(values)
+				values[i] = id
+				c.SetParamValues(values...)
+			}
+		}
+		return next(c)
 	}
 }
