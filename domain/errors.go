@@ -46,9 +46,20 @@ type Error struct {
 	Message string
 	Fields  map[string]string
 	Extra   map[string]any
+	cause   error // for the logs, never for clients
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// Unwrap returns the cause of an Unavailable error.
+func (e *Error) Unwrap() error { return e.cause }
+
+// Unavailable is an UNAVAILABLE error: something the request depends on
+// (the Solana network) did not answer. The cause is logged, not shown: it
+// may name internal addresses or keys in URLs.
+func Unavailable(message string, cause error) *Error {
+	return &Error{Code: CodeUnavailable, Message: message, cause: cause}
+}
 
 // Errorf returns an *Error with the given code and a formatted message.
 func Errorf(code, format string, args ...any) *Error {

@@ -96,8 +96,8 @@ func ErrorHandler(log *slog.Logger, renderHTML HTMLErrorFunc) echo.HTTPErrorHand
 		}
 		e := AsError(err)
 		status := StatusOf(e.Code)
-		if status >= 500 && e.Code == domain.CodeInternal {
-			log.Error("request failed", "err", err, "method", c.Request().Method,
+		if status >= 500 && (e.Code == domain.CodeInternal || errors.Unwrap(e) != nil) {
+			log.Error("request failed", "err", err, "cause", errors.Unwrap(e), "method", c.Request().Method,
 				"path", c.Request().URL.Path, "request_id", RequestID(c))
 		}
 		if renderHTML != nil && WantsHTML(c) {

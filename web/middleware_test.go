@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -163,6 +164,22 @@ func TestPanicAnswersInternalAndServerKeepsServing(t *testing.T) {
 	}
 	if rec := do(e, "/fine", ""); rec.Code != 200 || rec.Body.String() != "fine" {
 		t.Errorf("after panic: got %d %q, want 200 fine", rec.Code, rec.Body)
+	}
+}
+
+func TestUnavailableKeepsItsCauseOutOfTheAnswer(t *testing.T) {
+	var logged strings.Builder
+	e := echo.New()
+	e.HTTPErrorHandler = ErrorHandler(slog.New(slog.NewTextHandler(&logged, nil)), nil)
+	e.GET("/rpc", func(echo.Context) error {
+		return domain.Unavailable("the Solana network did not answer", errors.New("dial https://rpc.example/?api-key=s3cret"))
+	}, MarkAPI)
+	rec := do(e, "/rpc", "")
+	if body := decode(t, rec); rec.Code != 503 || body["code"] != "UNAVAILABLE" || strings.Contains(rec.Body.String(), "s3cret") {
+		t.Errorf("answer: %d %s, want 503 UNAVAILABLE without the cause", rec.Code, rec.Body)
+	}
+	if !strings.Contains(logged.String(), "s3cret") {
+		t.Errorf("the cause is not in the log: %s", logged.String())
 	}
 }
 

@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"wager/db"
@@ -319,24 +318,24 @@ func checkRate(ctx context.Context, idb bun.IDB, senderID string, now time.Time)
 
 // gameIDOf returns the canonical form of a game id, or NOT_FOUND.
 func gameIDOf(id string) (string, error) {
-	u, err := uuid.Parse(id)
-	if err != nil {
+	id, ok := domain.CanonicalID(id)
+	if !ok {
 		return "", domain.Errorf(domain.CodeNotFound, "no such game")
 	}
-	return u.String(), nil
+	return id, nil
 }
 
 // otherUser returns the canonical form of the other user's id: NOT_FOUND
 // when it is no id, VALIDATION_ERROR when it is the user's own.
 func otherUser(userID, otherID string) (string, error) {
-	u, err := uuid.Parse(otherID)
-	if err != nil {
+	id, ok := domain.CanonicalID(otherID)
+	if !ok {
 		return "", domain.Errorf(domain.CodeNotFound, "no such user")
 	}
-	if u.String() == userID {
+	if id == userID {
 		return "", domain.Invalid(map[string]string{"id": "that is you: direct messages go to another user"})
 	}
-	return u.String(), nil
+	return id, nil
 }
 
 // pairKey is a conversation's context id: the two user ids, smaller first.

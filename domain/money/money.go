@@ -116,19 +116,20 @@ func (s *Service) BalanceOf(ctx context.Context, u users.User) (Balance, error) 
 	owner := solana.MustPublicKeyFromBase58(u.WalletAddress)
 	usdc, err := s.chain.TokenBalance(ctx, owner, s.mint)
 	if err != nil {
-		return b, chainUnavailable(err)
+		return b, ChainUnavailable(err)
 	}
 	lamports, err := s.chain.Lamports(ctx, owner)
 	if err != nil {
-		return b, chainUnavailable(err)
+		return b, ChainUnavailable(err)
 	}
 	b.OnChain = OnChain{USDCMinor: int64(usdc), Lamports: int64(lamports)}
 	return b, nil
 }
 
-func chainUnavailable(err error) error {
-	return &domain.Error{Code: domain.CodeUnavailable, Message: "the Solana network did not answer; try again shortly",
-		Extra: map[string]any{"cause": err.Error()}}
+// ChainUnavailable is the UNAVAILABLE error of a Solana RPC call that
+// failed; err is kept for the logs only.
+func ChainUnavailable(err error) error {
+	return domain.Unavailable("the Solana network did not answer; try again shortly", err)
 }
 
 // CheckAmount validates an amount in minor units.
@@ -218,14 +219,14 @@ func (s *Service) Prepare(ctx context.Context, p PrepareSpec) (Prepared, error) 
 func (s *Service) checkRent(ctx context.Context, from, to solana.PublicKey) error {
 	exists, err := s.chain.AccountExists(ctx, chain.ATA(to, s.mint))
 	if err != nil {
-		return chainUnavailable(err)
+		return ChainUnavailable(err)
 	}
 	if exists {
 		return nil
 	}
 	lamports, err := s.chain.Lamports(ctx, from)
 	if err != nil {
-		return chainUnavailable(err)
+		return ChainUnavailable(err)
 	}
 	if lamports < chain.TokenAccountRent {
 		return domain.Errorf(domain.CodeInsufficientFunds,
@@ -252,7 +253,7 @@ func (s *Service) PrepareWith(ctx context.Context, p PrepareSpec, build BuildFun
 	}
 	held, err := s.chain.TokenBalance(ctx, from, s.mint)
 	if err != nil {
-		return Prepared{}, chainUnavailable(err)
+		return Prepared{}, ChainUnavailable(err)
 	}
 	if held < uint64(p.Amount) {
 		return Prepared{}, domain.Errorf(domain.CodeInsufficientFunds,
@@ -260,7 +261,7 @@ func (s *Service) PrepareWith(ctx context.Context, p PrepareSpec, build BuildFun
 	}
 	bh, err := s.chain.Blockhash(ctx)
 	if err != nil {
-		return Prepared{}, chainUnavailable(err)
+		return Prepared{}, ChainUnavailable(err)
 	}
 	id := uuid.NewString()
 	tx, err := build(from, id, bh)

@@ -37,7 +37,7 @@ func (s *Service) Reconcile(ctx context.Context) (Reconciliation, error) {
 	check := func(label string, owner solana.PublicKey, account string) error {
 		onChain, err := s.chain.TokenBalance(ctx, owner, s.mint)
 		if err != nil {
-			return chainUnavailable(err)
+			return ChainUnavailable(err)
 		}
 		ledger, err := BalanceOf(ctx, s.db, account)
 		if err != nil {

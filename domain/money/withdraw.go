@@ -72,7 +72,7 @@ func (s *Service) Withdraw(ctx context.Context, u users.User, amount int64, idem
 	}
 	bh, err := s.chain.Blockhash(ctx)
 	if err != nil {
-		return Withdrawal{}, chainUnavailable(err)
+		return Withdrawal{}, ChainUnavailable(err)
 	}
 	id := uuid.NewString()
 	vault := s.keys.Vault()
@@ -116,7 +116,7 @@ func (s *Service) Withdraw(ctx context.Context, u users.User, amount int64, idem
 func (s *Service) mustOpenAccount(ctx context.Context, userID string, wallet solana.PublicKey) (bool, error) {
 	exists, err := s.chain.AccountExists(ctx, chain.ATA(wallet, s.mint))
 	if err != nil {
-		return false, chainUnavailable(err)
+		return false, ChainUnavailable(err)
 	}
 	if exists {
 		return false, nil

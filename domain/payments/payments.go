@@ -539,12 +539,12 @@ func (s *Service) ensureVaultATA(ctx context.Context) error {
 	vault, mint := s.money.DepositAddress(), s.money.Mint()
 	ok, err := c.AccountExists(ctx, chain.ATA(vault, mint))
 	if err != nil {
-		return chainUnavailable(err)
+		return money.ChainUnavailable(err)
 	}
 	if !ok {
 		bh, err := c.Blockhash(ctx)
 		if err != nil {
-			return chainUnavailable(err)
+			return money.ChainUnavailable(err)
 		}
 		payer := s.keys.FeePayer()
 		nonce := make([]byte, 16)
@@ -561,14 +561,9 @@ func (s *Service) ensureVaultATA(ctx context.Context) error {
 			return err
 		}
 		if _, err := c.SendAndConfirm(ctx, tx, settleTimeout); err != nil {
-			return chainUnavailable(err)
+			return money.ChainUnavailable(err)
 		}
 	}
 	s.vaultATAReady.Store(true)
 	return nil
-}
-
-func chainUnavailable(err error) error {
-	return &domain.Error{Code: domain.CodeUnavailable, Message: "the Solana network did not answer; try again shortly",
-		Extra: map[string]any{"cause": err.Error()}}
 }
