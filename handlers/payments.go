@@ -163,8 +163,7 @@ func (a *App) abuseControl(method, path string, auth web.Auth) echo.MiddlewareFu
 			if err != nil {
 				return err
 			}
-			c.Response().Header().Set(payments.HeaderPaymentResponse, payments.EncodeHeader(settled))
-			return a.servePaid(c, next, settled.Transaction, caller)
+			return a.servePaid(c, next, settled, caller)
 		}
 	}
 }
@@ -173,20 +172,23 @@ func (a *App) abuseControl(method, path string, auth web.Auth) echo.MiddlewareFu
 // gives the payment back when the server fails the request (a 5xx answer,
 // or a panic): the client paid for an answer, not for a server error, and
 // may repeat the request with the same PAYMENT-SIGNATURE. A client error
-// (4xx) keeps the payment spent.
-func (a *App) servePaid(c echo.Context, next echo.HandlerFunc, signature, caller string) error {
+// (4xx) keeps the payment spent. Every answer but a server error carries
+// PAYMENT-RESPONSE.
+func (a *App) servePaid(c echo.Context, next echo.HandlerFunc, settled payments.SettlementResponse, caller string) error {
+	c.Response().Before(func() {
+		if c.Response().Status < http.StatusInternalServerError {
+			c.Response().Header().Set(payments.HeaderPaymentResponse, payments.EncodeHeader(settled))
+		}
+	})
 	served := false
 	defer func() {
 		if served {
 			return
 		}
-		if !c.Response().Committed {
-			c.Response().Header().Del(payments.HeaderPaymentResponse) // the payment is not spent
-		}
 		// The request may be cancelled already (a client that went away).
 		ctx := context.WithoutCancel(c.Request().Context())
-		if err := a.Payments.Release(ctx, signature, caller); err != nil {
-			a.log.Error("give back the payment of a failed request", "err", err, "signature", signature)
+		if err := a.Payments.Release(ctx, settled.Transaction, caller); err != nil {
+			a.log.Error("give back the payment of a failed request", "err", err, "signature", settled.Transaction)
 		}
 	}()
 	err := next(c)
