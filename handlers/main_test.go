@@ -71,6 +71,7 @@ func checkBooks(t testing.TB, a *App) {
 type request struct {
 	method, path, body string
 	header             map[string]string
+	remoteAddr         string // the client's address; httptest's default when empty
 }
 
 type response struct {
@@ -87,6 +88,9 @@ func (a *App) do(t testing.TB, r request) response {
 		body = strings.NewReader(r.body)
 	}
 	req := httptest.NewRequest(r.method, r.path, body)
+	if r.remoteAddr != "" {
+		req.RemoteAddr = r.remoteAddr
+	}
 	if r.body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}

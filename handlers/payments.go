@@ -116,8 +116,8 @@ var uncharged = map[string]bool{"/payments/prepare": true, "/payments/submit": t
 // abuseControl returns the abuse-control middleware of one JSON route, or
 // nil for routes that are never charged (admin routes, the payment flow).
 // While the abuse-controls flag is on, each request of a caller (the user,
-// else the X-App-Id, else the client IP) counts in the endpoint's rolling
-// window; past the threshold the request needs a payment in
+// else the X-App-Id and the client IP, else the client IP) counts in the
+// endpoint's rolling window; past the threshold the request needs a payment in
 // PAYMENT-SIGNATURE, or it is answered 402 PAYMENT_REQUIRED with the x402
 // challenge. A payment spent on a request that the server then fails is
 // given back (servePaid). Admins are never charged. When the counter
@@ -135,14 +135,15 @@ func (a *App) abuseControl(method, path string, auth web.Auth) echo.MiddlewareFu
 				return next(c)
 			}
 			ctx := c.Request().Context()
-			caller, userID := callerOf(c)
-			n, err := a.Payments.Limiter.Hit(ctx, caller, endpoint)
+			callers, userID := callersOf(c)
+			n, err := a.Payments.Limiter.Hit(ctx, endpoint, callers...)
 			if err != nil {
 				if ctx.Err() == nil {
 					a.log.Error("abuse counter", "err", err, "endpoint", endpoint)
 				}
 				return next(c)
 			}
+			caller := callers[0]
 			if n <= threshold {
 				return next(c)
 			}
@@ -223,16 +224,19 @@ func (a *App) paymentRequired(c echo.Context, resource, reason, message string) 
 	return e.With("paymentRequired", challenge)
 }
 
-// callerOf returns the abuse-control identity of a request: the user, else
-// the agent app id it names, else the client IP; and the user id.
-func callerOf(c echo.Context) (string, string) {
+// callersOf returns the abuse-control identities of a request, the first
+// naming it, and the user id: the user; else the agent app it names and
+// its client IP, both counted (a header is the caller's to choose: new app
+// ids must not buy new allowances); else the client IP.
+func callersOf(c echo.Context) ([]string, string) {
 	if id := web.IdentityOf(c); id != nil {
-		return "user:" + id.UserID, id.UserID
+		return []string{"user:" + id.UserID}, id.UserID
 	}
+	ip := "ip:" + c.RealIP()
 	if app := strings.TrimSpace(c.Request().Header.Get("X-App-Id")); app != "" && len(app) <= 128 {
-		return "app:" + app, ""
+		return []string{"app:" + app, ip}, ""
 	}
-	return "ip:" + c.RealIP(), ""
+	return []string{ip}, ""
 }
 
 // resourceURL is the absolute URL of the request, the x402 resource.

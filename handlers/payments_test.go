@@ -131,14 +131,17 @@ func TestThresholdCrossingAnswers402(t *testing.T) {
 	if r := a.do(t, request{path: "/users/me", header: other}); r.Code != 200 {
 		t.Errorf("another caller: got %d %s", r.Code, r.Body)
 	}
-	// Anonymous callers count by app id, else by IP.
+	// Anonymous callers count by app id and by IP: the same app from
+	// another address is charged, another app from another address is not,
+	// and new app ids from one address buy nothing.
 	for i := 0; i < 3; i++ {
-		a.do(t, request{path: "/games/available", header: appHeaders("bot-a")})
+		a.do(t, request{path: "/games/available", header: appHeaders("bot-a"), remoteAddr: "198.51.100.1:4000"})
 	}
-	challengeOf(t, a.do(t, request{path: "/games/available", header: appHeaders("bot-a")}))
-	if r := a.do(t, request{path: "/games/available", header: appHeaders("bot-b")}); r.Code != 200 {
-		t.Errorf("another app id: got %d", r.Code)
+	challengeOf(t, a.do(t, request{path: "/games/available", header: appHeaders("bot-a"), remoteAddr: "198.51.100.2:4000"}))
+	if r := a.do(t, request{path: "/games/available", header: appHeaders("bot-b"), remoteAddr: "198.51.100.3:4000"}); r.Code != 200 {
+		t.Errorf("another app id from another address: got %d", r.Code)
 	}
+	challengeOf(t, a.do(t, request{path: "/games/available", header: appHeaders("bot-c"), remoteAddr: "198.51.100.1:4000"}))
 
 	// Never charged: operational endpoints, the payment flow, admins.
 	for _, path := range []string{"/health", "/version", "/feature-flags", "/service_check_maintenance"} {

@@ -86,18 +86,23 @@ const hitSQL = `WITH cur AS (
 SELECT cur.hits, coalesce((SELECT hits FROM abuse_counters
 	WHERE caller = ? AND endpoint = ? AND window_start = ?), 0) FROM cur`
 
-// Hit counts one request of caller to endpoint and returns the rolling
-// count, this request included. It returns the database's error when the
-// counter cannot be updated.
-func (l *Limiter) Hit(ctx context.Context, caller, endpoint string) (float64, error) {
+// Hit counts one request to endpoint for each of callers (the identities
+// of one request) and returns the highest rolling count, this request
+// included. It returns the database's error when a counter cannot be
+// updated.
+func (l *Limiter) Hit(ctx context.Context, endpoint string, callers ...string) (float64, error) {
 	now := l.now()
 	start := now.Truncate(l.window)
-	var cur, prev int
-	err := l.db.QueryRowContext(ctx, hitSQL, caller, endpoint, start, caller, endpoint, start.Add(-l.window)).Scan(&cur, &prev)
-	if err != nil {
-		return 0, err
+	highest := 0.0
+	for _, caller := range callers {
+		var cur, prev int
+		err := l.db.QueryRowContext(ctx, hitSQL, caller, endpoint, start, caller, endpoint, start.Add(-l.window)).Scan(&cur, &prev)
+		if err != nil {
+			return 0, err
+		}
+		highest = max(highest, Rolling(prev, cur, now.Sub(start), l.window))
 	}
-	return Rolling(prev, cur, now.Sub(start), l.window), nil
+	return highest, nil
 }
 
 // Prune deletes the buckets that no rolling window covers any more.

@@ -50,7 +50,7 @@ func TestCountersRollAndResetAfterTheWindow(t *testing.T) {
 	caller := "user:" + uuid.NewString()
 	hit := func(endpoint string) float64 {
 		t.Helper()
-		n, err := l.Hit(ctx, caller, endpoint)
+		n, err := l.Hit(ctx, endpoint, caller)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +107,7 @@ func BenchmarkHit(b *testing.B) {
 	b.Run("hot", func(b *testing.B) {
 		caller := "user:" + uuid.NewString()
 		for b.Loop() {
-			if _, err := l.Hit(ctx, caller, "GET /games/live"); err != nil {
+			if _, err := l.Hit(ctx, "GET /games/live", caller); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -117,7 +117,7 @@ func BenchmarkHit(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				caller := fmt.Sprintf("ip:10.0.%d.%d", n.Add(1)%200, n.Load()%250)
-				if _, err := l.Hit(ctx, caller, "GET /games/live"); err != nil {
+				if _, err := l.Hit(ctx, "GET /games/live", caller); err != nil {
 					b.Error(err)
 					return
 				}
