@@ -75,6 +75,42 @@ func (c *Client) Status(ctx context.Context, sig solana.Signature) (bool, error)
 		st.ConfirmationStatus == rpc.ConfirmationStatusFinalized, nil
 }
 
+// Outcome is what the chain says of a transaction that was sent.
+type Outcome int
+
+// Outcomes of a sent transaction.
+const (
+	Pending Outcome = iota // not landed, and its blockhash is valid: it may still land
+	Landed                 // confirmed
+	Failed                 // refused on chain
+	Expired                // not landed, and its blockhash expired: it never will
+)
+
+// OutcomeOf reports the fate of the transaction with signature sig built on
+// blockhash, and for Failed the chain's reason. The blockhash is checked
+// first, at the commitment blockhashes are taken at: a transaction not seen
+// after its blockhash expired can never land, while one seen landing in
+// between is reported Landed.
+func (c *Client) OutcomeOf(ctx context.Context, sig solana.Signature, blockhash solana.Hash) (Outcome, string, error) {
+	valid, err := c.RPC.IsBlockhashValid(ctx, blockhash, rpc.CommitmentConfirmed)
+	if err != nil {
+		return Pending, "", fmt.Errorf("is blockhash valid: %w", err)
+	}
+	landed, err := c.Status(ctx, sig)
+	var rejected *RejectedError
+	switch {
+	case errors.As(err, &rejected):
+		return Failed, rejected.Reason, nil
+	case err != nil:
+		return Pending, "", err
+	case landed:
+		return Landed, "", nil
+	case !valid.Value:
+		return Expired, "", nil
+	}
+	return Pending, "", nil
+}
+
 // Confirm polls the signature's status until it is confirmed, fails, or
 // timeout passes (an error that leaves the outcome unknown).
 func (c *Client) Confirm(ctx context.Context, sig solana.Signature, timeout time.Duration) error {

@@ -427,8 +427,9 @@ func (s *Service) markFailed(ctx context.Context, intentID, reason string) error
 }
 
 // resolveSubmittedAfter is how long a submitted intent is left to the
-// submit that sent it before the resolver looks at it on chain.
-const resolveSubmittedAfter = 5 * time.Second
+// submit that sent it (which waits up to confirmTimeout) before the
+// resolver looks at it on chain.
+const resolveSubmittedAfter = confirmTimeout + 5*time.Second
 
 // ResolveSubmittedIntents finishes intents that were sent but whose
 // outcome no submit recorded (the request ended first, or the instance
@@ -449,6 +450,12 @@ func (s *Service) ResolveSubmittedIntents(ctx context.Context) error {
 	for _, in := range submitted {
 		if err := s.resolveSubmitted(ctx, in); err != nil {
 			errs = append(errs, fmt.Errorf("intent %s: %w", in.ID, err))
+			// To the back of the line, so that one intent that cannot be
+			// resolved does not hold up the others.
+			if _, berr := s.db.NewUpdate().Model((*Intent)(nil)).Set("updated_at = ?", s.now()).
+				Where("id = ? AND status = 'submitted'", in.ID).Exec(ctx); berr != nil {
+				errs = append(errs, berr)
+			}
 		}
 	}
 	return errors.Join(errs...)
@@ -468,23 +475,16 @@ func (s *Service) resolveSubmitted(ctx context.Context, in Intent) error {
 	if err := msg.UnmarshalWithDecoder(bin.NewBinDecoder(in.Message)); err != nil {
 		return fmt.Errorf("parse the stored message: %w", err)
 	}
-	// Validity first: a transaction not seen after its blockhash expired
-	// can never land.
-	valid, err := s.chain.RPC.IsBlockhashValid(ctx, msg.RecentBlockhash, "")
-	if err != nil {
-		return err
-	}
-	landed, err := s.chain.Status(ctx, sig)
-	var rejected *chain.RejectedError
+	outcome, reason, err := s.chain.OutcomeOf(ctx, sig, msg.RecentBlockhash)
 	switch {
-	case errors.As(err, &rejected):
-		return s.markFailed(ctx, in.ID, rejected.Reason)
 	case err != nil:
 		return err
-	case landed:
+	case outcome == chain.Failed:
+		return s.markFailed(ctx, in.ID, reason)
+	case outcome == chain.Landed:
 		_, err := s.confirm(ctx, in.ID)
 		return err
-	case !valid.Value:
+	case outcome == chain.Expired:
 		return s.markFailed(ctx, in.ID, "not confirmed before its blockhash expired")
 	}
 	return nil

@@ -238,21 +238,14 @@ func (s *Service) resolveWithdrawal(ctx context.Context, w Withdrawal) error {
 	if err != nil {
 		return err
 	}
-	// Validity first: a transaction not seen after its blockhash expired
-	// can never land.
-	valid, err := s.chain.RPC.IsBlockhashValid(ctx, tx.Message.RecentBlockhash, "")
-	if err != nil {
-		return err
-	}
-	landed, err := s.chain.Status(ctx, tx.Signatures[0])
-	var rejected *chain.RejectedError
+	outcome, reason, err := s.chain.OutcomeOf(ctx, tx.Signatures[0], tx.Message.RecentBlockhash)
 	switch {
-	case errors.As(err, &rejected):
-		_, err = s.settleWithdrawal(ctx, w, "failed", rejected.Reason)
 	case err != nil:
-	case landed:
+	case outcome == chain.Failed:
+		_, err = s.settleWithdrawal(ctx, w, "failed", reason)
+	case outcome == chain.Landed:
 		_, err = s.settleWithdrawal(ctx, w, "confirmed", "")
-	case !valid.Value:
+	case outcome == chain.Expired:
 		_, err = s.settleWithdrawal(ctx, w, "failed", "not confirmed before its blockhash expired")
 	default:
 		if _, serr := s.chain.Send(ctx, tx); serr != nil { // try again while it can still land
