@@ -79,6 +79,12 @@ func Memo(text string, signer solana.PublicKey) solana.Instruction {
 // in lamports: what opening someone's USDC account costs whoever funds it.
 const TokenAccountRent = 2_039_280
 
+// SystemAccountRent is the rent-exempt minimum of a 0-byte System account
+// (a wallet), in lamports. A transaction may not leave a wallet it debits
+// with a balance above 0 and below this: the runtime refuses it with
+// InsufficientFundsForRent.
+const SystemAccountRent = 890_880
+
 // Transfer describes a USDC transfer between two wallets' associated token
 // accounts. FeePayer pays the fees; the destination's token account is
 // opened when missing, with the rent paid by Funder (FeePayer when zero),

@@ -333,6 +333,35 @@ func TestTransferValidationAndPlainTransfers(t *testing.T) {
 	if r := a.submit(t, poorAuth, p["intentId"].(string), signPrepared(t, poor, p["transaction"].(string), nil)); r.Code != 200 {
 		t.Fatalf("transfer to an existing account without SOL: %d %s", r.Code, r.Body)
 	}
+
+	// A wallet holding just more than the rent: opening the account would
+	// leave it below the rent-exempt minimum of a wallet, which Solana
+	// refuses, so prepare does. With exactly the rent (left with nothing)
+	// it goes through.
+	if _, err := a.LocalChain.Airdrop(context.Background(), poor.key.PublicKey(), chain.TokenAccountRent+1000); err != nil {
+		t.Fatal(err)
+	}
+	r = a.do(t, request{method: http.MethodPost, path: "/wallets/transfer/prepare", header: poorAuth,
+		body: jsonBody(map[string]any{"toAddress": newWallet(t).address(), "amountMinor": 100_000})})
+	if m := r.wantError(t, 409, "INSUFFICIENT_FUNDS"); !strings.Contains(m["message"].(string), "rent") {
+		t.Errorf("transfer to a new account leaving the sender below the minimum: %v", m)
+	}
+	exact := newWallet(t)
+	if _, err := a.LocalChain.MintTo(context.Background(), exact.key.PublicKey(), 500_000); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.LocalChain.Airdrop(context.Background(), exact.key.PublicKey(), chain.TokenAccountRent); err != nil {
+		t.Fatal(err)
+	}
+	token, _ = a.login(t, exact, "agent-2")
+	exactAuth := bearer(token, "agent-2")
+	p = a.prepare(t, exactAuth, newWallet(t).address(), 100_000)
+	if r := a.submit(t, exactAuth, p["intentId"].(string), signPrepared(t, exact, p["transaction"].(string), nil)); r.Code != 200 {
+		t.Fatalf("transfer to a new account paid with exactly the rent: %d %s", r.Code, r.Body)
+	}
+	if left := a.lamports(t, exact.key.PublicKey()); left != 0 {
+		t.Errorf("the sender keeps %d lamports, want 0", left)
+	}
 }
 
 func (a *App) lamports(t testing.TB, owner solana.PublicKey) int64 {

@@ -90,6 +90,17 @@ func execute(ctx context.Context, s *state, tx *solana.Transaction) (uint64, err
 	}
 	fee := uint64(len(tx.Signatures))*FeePerSignature + (units*price+999_999)/1_000_000
 
+	pre := make([]int64, len(keys))
+	for i, k := range keys {
+		acc, ok, err := s.account(ctx, k)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			pre[i] = acc.Lamports
+		}
+	}
+
 	payer := keys[0]
 	acc, ok, err := s.account(ctx, payer)
 	if err != nil {
@@ -100,6 +111,11 @@ func execute(ctx context.Context, s *state, tx *solana.Transaction) (uint64, err
 	}
 	if err := s.setLamports(ctx, payer, acc.Lamports-int64(fee)); err != nil {
 		return 0, err
+	}
+	// The runtime validates the fee payer before running anything: a fee
+	// that leaves it rent-paying refuses the transaction there.
+	if acc.Owner == chain.SystemProgramID.String() && leftRentPaying(pre[0], acc.Lamports-int64(fee)) {
+		return 0, insufficientFundsForRent(0)
 	}
 
 	for _, in := range invocations {
@@ -120,7 +136,55 @@ func execute(ctx context.Context, s *state, tx *solana.Transaction) (uint64, err
 			return 0, err
 		}
 	}
+	if err := checkRent(ctx, s, keys, pre); err != nil {
+		return 0, err
+	}
 	return fee, nil
+}
+
+// checkRent is the runtime's rent check of System accounts (wallets, 0
+// bytes of data), run once every instruction has: the first account of the
+// message that the transaction left rent-paying (above 0 and below
+// SystemAccountRent, which is RentExempt(0)) refuses the whole
+// transaction with InsufficientFundsForRent, naming the account's index in
+// the message. What is modelled, as LiteSVM applies it:
+//   - a wallet debited below the minimum, whether by the fee (the fee
+//     payer, checked right after the fee is charged), by the rent of a new
+//     token account it funds, or by a System transfer: refused, unless it
+//     ends with exactly 0 lamports;
+//   - a new account created by a System transfer of fewer lamports than
+//     the minimum: refused;
+//   - a wallet that already held less than the minimum before the
+//     transaction (only an airdrop can make one here): it may be credited
+//     and stay below the minimum, and debiting it further is refused.
+//
+// Only the balances at the end count: a wallet may dip below the minimum
+// between two instructions. Token accounts and the mint are not checked:
+// they are created with their rent-exempt minimum and their lamports never
+// change until they are closed.
+func checkRent(ctx context.Context, s *state, keys []solana.PublicKey, pre []int64) error {
+	for i, k := range keys {
+		acc, ok, err := s.account(ctx, k)
+		if err != nil {
+			return err
+		}
+		if ok && acc.Owner == chain.SystemProgramID.String() && leftRentPaying(pre[i], acc.Lamports) {
+			return insufficientFundsForRent(i)
+		}
+	}
+	return nil
+}
+
+// leftRentPaying reports whether a System account that held pre lamports
+// before the transaction and post after it breaks the rent rule: it ends
+// rent-paying having been created or debited.
+func leftRentPaying(pre, post int64) bool {
+	rentPaying := post > 0 && post < SystemAccountRent
+	return rentPaying && (pre == 0 || post < pre)
+}
+
+func insufficientFundsForRent(index int) error {
+	return simulationFailed("Transaction results in an account (%d) with insufficient funds for rent", index)
 }
 
 func runMemo(in invocation) error {

@@ -5,11 +5,14 @@
 //
 // It models what the platform's transactions touch: SOL balances and fees,
 // one USDC-like mint, associated token accounts (CreateIdempotent,
-// CloseAccount), TransferChecked, ComputeBudget and Memo. It verifies every signature, the
-// blockhash (recent ones only) and refuses replays. A transaction that fails
-// is refused whole, as a real RPC's preflight refuses it, and changes
-// nothing. State lives in PostgreSQL (schema localchain), so balances survive
-// restarts and several server instances share one chain.
+// CloseAccount), TransferChecked, ComputeBudget and Memo, and the runtime's
+// rule that a transaction may not leave a wallet it debits or creates with
+// a balance above 0 and below the rent-exempt minimum. It verifies every
+// signature, the blockhash (recent ones only) and refuses replays. A
+// transaction that fails is refused whole, as a real RPC's preflight
+// refuses it, and changes nothing. State lives in PostgreSQL (schema
+// localchain), so balances survive restarts and several server instances
+// share one chain.
 package localchain
 
 import (
@@ -31,6 +34,9 @@ const (
 	FeePerSignature = 5000
 	// TokenAccountRent is the rent-exempt minimum of a 165-byte token account.
 	TokenAccountRent = chain.TokenAccountRent
+	// SystemAccountRent is the rent-exempt minimum of a 0-byte System
+	// account: RentExempt(0).
+	SystemAccountRent = chain.SystemAccountRent
 	// BlockhashLifetime is how long a blockhash stays valid (about 150
 	// slots of 400 ms).
 	BlockhashLifetime = 60 * time.Second

@@ -3,6 +3,7 @@ package localchain_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -217,5 +218,52 @@ func TestAccountInfoShapes(t *testing.T) {
 	rent, err := f.client.RPC.GetMinimumBalanceForRentExemption(f.context, 165, "")
 	if err != nil || rent != localchain.TokenAccountRent {
 		t.Errorf("rent for 165 bytes: got %d %v, want %d", rent, err, localchain.TokenAccountRent)
+	}
+}
+
+// TestWalletLeftBelowRentMinimum: a sender that pays the rent of the
+// recipient's new token account may end with nothing or with at least
+// SystemAccountRent, not in between (e2e/onchain holds the full parity
+// test against LiteSVM).
+func TestWalletLeftBelowRentMinimum(t *testing.T) {
+	f := newFixture(t)
+	if localchain.SystemAccountRent != localchain.RentExempt(0) {
+		t.Fatalf("SystemAccountRent %d, RentExempt(0) %d", localchain.SystemAccountRent, localchain.RentExempt(0))
+	}
+	send := func(funded uint64) error {
+		t.Helper()
+		if _, err := f.chain.Airdrop(f.context, f.alice.PublicKey(), funded); err != nil {
+			t.Fatal(err)
+		}
+		bh, err := f.client.Blockhash(f.context)
+		if err != nil {
+			t.Fatal(err)
+		}
+		to := chain.NewKeys([]byte(t.Name())).Derive(fmt.Sprint(funded)).PublicKey()
+		tx, err := chain.BuildTransfer(chain.Transfer{FeePayer: f.payer.PublicKey(), Funder: f.alice.PublicKey(),
+			From: f.alice.PublicKey(), To: to, Mint: f.mint, Amount: 1, Blockhash: bh})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := chain.SignWith(tx, f.payer, f.alice); err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.client.SendAndConfirm(f.context, tx, 5*time.Second)
+		return err
+	}
+	_, _, p0 := f.balances(t)
+	wantRejected(t, send(2_500_000), "Transaction results in an account (1) with insufficient funds for rent")
+	if lamports, _ := f.client.Lamports(f.context, f.alice.PublicKey()); lamports != 2_500_000 {
+		t.Fatalf("the refused transaction left the sender %d lamports, want 2500000", lamports)
+	}
+	if _, _, p1 := f.balances(t); p1 != p0 {
+		t.Fatalf("the refused transaction charged the fee payer %d", p0-p1)
+	}
+	// Topped up to rent + minimum: the sender keeps exactly the minimum.
+	if err := send(localchain.TokenAccountRent + localchain.SystemAccountRent - 2_500_000); err != nil {
+		t.Fatal(err)
+	}
+	if lamports, _ := f.client.Lamports(f.context, f.alice.PublicKey()); lamports != localchain.SystemAccountRent {
+		t.Fatalf("the sender keeps %d lamports, want %d", lamports, localchain.SystemAccountRent)
 	}
 }

@@ -215,7 +215,9 @@ func (s *Service) Prepare(ctx context.Context, p PrepareSpec) (Prepared, error) 
 
 // checkRent refuses, with INSUFFICIENT_FUNDS, a transfer from a wallet
 // that cannot pay the rent of the recipient's token account when the
-// recipient has none yet.
+// recipient has none yet, or that paying it would leave with less than
+// the rent-exempt minimum of a wallet but more than nothing: Solana refuses
+// such a transaction (InsufficientFundsForRent).
 func (s *Service) checkRent(ctx context.Context, from, to solana.PublicKey) error {
 	exists, err := s.chain.AccountExists(ctx, chain.ATA(to, s.mint))
 	if err != nil {
@@ -232,6 +234,13 @@ func (s *Service) checkRent(ctx context.Context, from, to solana.PublicKey) erro
 		return domain.Errorf(domain.CodeInsufficientFunds,
 			"%s has no USDC account yet; opening it costs %s SOL of rent, paid by your wallet, which holds %s SOL",
 			to, FormatSOL(chain.TokenAccountRent), FormatSOL(int64(lamports)))
+	}
+	if left := lamports - chain.TokenAccountRent; left > 0 && left < chain.SystemAccountRent {
+		return domain.Errorf(domain.CodeInsufficientFunds,
+			"%s has no USDC account yet; opening it costs %s SOL of rent, paid by your wallet, which holds %s SOL: "+
+				"it would be left with %s SOL, and a wallet must keep at least %s SOL (or nothing)",
+			to, FormatSOL(chain.TokenAccountRent), FormatSOL(int64(lamports)), FormatSOL(int64(left)),
+			FormatSOL(chain.SystemAccountRent))
 	}
 	return nil
 }

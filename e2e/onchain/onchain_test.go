@@ -7,11 +7,14 @@ package onchain_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"regexp"
 	"testing"
 	"time"
 
 	"github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/programs/system"
 	"github.com/gagliardetto/solana-go/programs/token"
 
 	"wager/chain"
@@ -294,6 +297,234 @@ func TestEmbeddedChainMatchesLiteSVM(t *testing.T) {
 		bLamports: chain.TokenAccountRent, cLamports: 100_000_000 - chain.TokenAccountRent}
 	if got["embedded"] != want {
 		t.Fatalf("balances: got %+v, want %+v", got["embedded"], want)
+	}
+}
+
+// rentRefusal matches a refusal for rent, as LiteSVM words it
+// ("InsufficientFundsForRent (account 1)") and as the runtime does
+// ("Transaction results in an account (1) with insufficient funds for
+// rent"); accountIndex finds the account it names.
+var (
+	rentRefusal  = regexp.MustCompile(`(?i)insufficient ?funds ?for ?rent`)
+	accountIndex = regexp.MustCompile(`account \(?(\d+)\)?`)
+)
+
+// TestEmbeddedChainRentRuleMatchesLiteSVM sends the same transactions
+// through both chains, each leaving a wallet just below, at, or at 0 of the
+// rent-exempt minimum of a System account (chain.SystemAccountRent), and
+// requires both chains to refuse exactly the same ones, for rent, naming
+// the same account, and to end with the same lamports everywhere.
+func TestEmbeddedChainRentRuleMatchesLiteSVM(t *testing.T) {
+	ctx := context.Background()
+	keys := chain.NewKeys([]byte("rent parity"))
+	mint, authority := keys.LocalMint().PublicKey(), keys.LocalMintAuthority().PublicKey()
+	payer, holder, sink := keys.FeePayer(), keys.Derive("holder"), keys.Derive("sink")
+	const (
+		rent    = chain.TokenAccountRent
+		minimum = chain.SystemAccountRent
+		fee2    = 2*localchain.FeePerSignature + 200 // two signatures, 200k units at 1000 micro-lamports
+	)
+	if localchain.RentExempt(0) != minimum {
+		t.Fatalf("RentExempt(0) = %d, chain.SystemAccountRent = %d", localchain.RentExempt(0), minimum)
+	}
+
+	// Each case's accounts are derived from its name and a role, so that
+	// both chains see the same keys in the same message order.
+	type rentCase struct {
+		name     string
+		lamports map[string]uint64 // airdropped to each role first
+		tokens   map[string]uint64 // minted to each role first
+		build    func(role func(string) solana.PrivateKey, bh solana.Hash) (*solana.Transaction, []solana.PrivateKey, error)
+		refused  string            // the role the chains must name in a rent refusal; "" when accepted
+		after    map[string]uint64 // lamports of each role afterwards
+	}
+	// The sender's wallet pays the rent of the recipient's new token
+	// account (a plain transfer); the platform pays the fee.
+	senderFunds := func(role func(string) solana.PrivateKey, bh solana.Hash) (*solana.Transaction, []solana.PrivateKey, error) {
+		tx, err := chain.BuildTransfer(chain.Transfer{FeePayer: payer.PublicKey(), Funder: role("sender").PublicKey(),
+			From: role("sender").PublicKey(), To: role("recipient").PublicKey(), Mint: mint, Amount: 1, Blockhash: bh})
+		return tx, []solana.PrivateKey{payer, role("sender")}, err
+	}
+	// A low fee payer and a transfer into an existing account: only the fee
+	// debits it.
+	feeOnly := func(role func(string) solana.PrivateKey, bh solana.Hash) (*solana.Transaction, []solana.PrivateKey, error) {
+		tx, err := chain.BuildTransfer(chain.Transfer{FeePayer: role("payer").PublicKey(), DestinationExists: true,
+			From: holder.PublicKey(), To: sink.PublicKey(), Mint: mint, Amount: 1, Blockhash: bh})
+		return tx, []solana.PrivateKey{role("payer"), holder}, err
+	}
+	// A low fee payer that also pays the rent of the recipient's new account.
+	feeAndRent := func(role func(string) solana.PrivateKey, bh solana.Hash) (*solana.Transaction, []solana.PrivateKey, error) {
+		tx, err := chain.BuildTransfer(chain.Transfer{FeePayer: role("payer").PublicKey(),
+			From: holder.PublicKey(), To: role("recipient").PublicKey(), Mint: mint, Amount: 1, Blockhash: bh})
+		return tx, []solana.PrivateKey{role("payer"), holder}, err
+	}
+	// A System transfer of n lamports from one role to another (the
+	// platform's fee payer when from is "").
+	lamportsTransfer := func(from, to string, n uint64) func(func(string) solana.PrivateKey, solana.Hash) (*solana.Transaction, []solana.PrivateKey, error) {
+		return func(role func(string) solana.PrivateKey, bh solana.Hash) (*solana.Transaction, []solana.PrivateKey, error) {
+			src := payer
+			if from != "" {
+				src = role(from)
+			}
+			dst := payer.PublicKey()
+			if to != "" {
+				dst = role(to).PublicKey()
+			}
+			tx, err := solana.NewTransaction([]solana.Instruction{system.NewTransferInstruction(n, src.PublicKey(), dst).Build()},
+				bh, solana.TransactionPayer(payer.PublicKey()))
+			return tx, []solana.PrivateKey{payer, src}, err
+		}
+	}
+	cases := []rentCase{
+		{name: "sender left between 0 and the minimum", lamports: map[string]uint64{"sender": 2_500_000},
+			tokens: map[string]uint64{"sender": 10}, build: senderFunds, refused: "sender",
+			after: map[string]uint64{"sender": 2_500_000}},
+		{name: "sender left one lamport below the minimum", lamports: map[string]uint64{"sender": rent + minimum - 1},
+			tokens: map[string]uint64{"sender": 10}, build: senderFunds, refused: "sender",
+			after: map[string]uint64{"sender": rent + minimum - 1}},
+		{name: "sender left with 0", lamports: map[string]uint64{"sender": rent},
+			tokens: map[string]uint64{"sender": 10}, build: senderFunds,
+			after: map[string]uint64{"sender": 0}},
+		{name: "sender left with exactly the minimum", lamports: map[string]uint64{"sender": rent + minimum},
+			tokens: map[string]uint64{"sender": 10}, build: senderFunds,
+			after: map[string]uint64{"sender": minimum}},
+		{name: "fee payer left below the minimum by the fee", lamports: map[string]uint64{"payer": fee2 + minimum - 1},
+			build: feeOnly, refused: "payer", after: map[string]uint64{"payer": fee2 + minimum - 1}},
+		{name: "fee payer left with 0 by the fee", lamports: map[string]uint64{"payer": fee2},
+			build: feeOnly, after: map[string]uint64{"payer": 0}},
+		{name: "fee payer left with exactly the minimum by the fee", lamports: map[string]uint64{"payer": fee2 + minimum},
+			build: feeOnly, after: map[string]uint64{"payer": minimum}},
+		{name: "fee payer funding a new account left below the minimum", lamports: map[string]uint64{"payer": fee2 + rent + 1000},
+			build: feeAndRent, refused: "payer", after: map[string]uint64{"payer": fee2 + rent + 1000}},
+		{name: "fee payer funding a new account left with 0", lamports: map[string]uint64{"payer": fee2 + rent},
+			build: feeAndRent, after: map[string]uint64{"payer": 0}},
+		{name: "System transfer creating an account below the minimum", build: lamportsTransfer("", "new", minimum-1),
+			refused: "new", after: map[string]uint64{"new": 0}},
+		{name: "System transfer creating an account with the minimum", build: lamportsTransfer("", "new", minimum),
+			after: map[string]uint64{"new": minimum}},
+		{name: "System transfer leaving the sender below the minimum", lamports: map[string]uint64{"sender": 2_000_000},
+			build: lamportsTransfer("sender", "", 1_999_000), refused: "sender", after: map[string]uint64{"sender": 2_000_000}},
+		{name: "System transfer leaving the sender with 0", lamports: map[string]uint64{"sender": 2_000_000},
+			build: lamportsTransfer("sender", "", 2_000_000), after: map[string]uint64{"sender": 0}},
+		// A wallet below the minimum before the transaction (only an
+		// airdrop makes one): it may be credited, not debited.
+		{name: "a wallet below the minimum credited", lamports: map[string]uint64{"wallet": 100_000},
+			build: lamportsTransfer("", "wallet", 1000), after: map[string]uint64{"wallet": 101_000}},
+		{name: "a wallet below the minimum debited", lamports: map[string]uint64{"wallet": 100_000},
+			build: lamportsTransfer("wallet", "", 1000), refused: "wallet", after: map[string]uint64{"wallet": 100_000}},
+	}
+
+	l := localnet.Start(t)
+	lc, err := localchain.New(ctx, dbtest.DB(t), time.Now, mint, authority)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type setup struct {
+		airdrop func(solana.PublicKey, uint64)
+		mintTo  func(solana.PublicKey, uint64)
+	}
+	chains := map[string]*chain.Client{
+		"litesvm":  chain.NewClient(l.URL, nil),
+		"embedded": chain.NewClient("http://embedded", localchain.Transport{Chain: lc}),
+	}
+	setups := map[string]setup{
+		"litesvm": {
+			airdrop: func(to solana.PublicKey, n uint64) { l.Airdrop(t, to, n) },
+			mintTo:  func(to solana.PublicKey, n uint64) { l.MintTo(t, mint, to, n) },
+		},
+		"embedded": {
+			airdrop: func(to solana.PublicKey, n uint64) {
+				if _, err := lc.Airdrop(ctx, to, n); err != nil {
+					t.Fatal(err)
+				}
+			},
+			mintTo: func(to solana.PublicKey, n uint64) {
+				if _, err := lc.MintTo(ctx, to, n); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+	}
+	l.CreateMint(t, mint, chain.USDCDecimals, authority)
+
+	// outcome is "accepted" or "refused for rent: account N" (or the
+	// refusal's own text when it is not about rent).
+	type result struct {
+		outcome  string
+		lamports map[string]uint64
+	}
+	got := map[string][]result{}
+	payerAfter := map[string]uint64{}
+	for name, cl := range chains {
+		set := setups[name]
+		set.airdrop(payer.PublicKey(), 1_000_000_000)
+		set.mintTo(holder.PublicKey(), 1_000_000)
+		set.mintTo(sink.PublicKey(), 1)
+		for _, c := range cases {
+			role := func(r string) solana.PrivateKey { return keys.Derive(c.name + "/" + r) }
+			for r, n := range c.lamports {
+				set.airdrop(role(r).PublicKey(), n)
+			}
+			for r, n := range c.tokens {
+				set.mintTo(role(r).PublicKey(), n)
+			}
+			bh, err := cl.Blockhash(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tx, signers, err := c.build(role, bh)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := chain.SignWith(tx, signers...); err != nil {
+				t.Fatal(err)
+			}
+			res := result{outcome: "accepted", lamports: map[string]uint64{}}
+			if _, err := cl.SendAndConfirm(ctx, tx, 10*time.Second); err != nil {
+				var rejected *chain.RejectedError
+				if !errors.As(err, &rejected) {
+					t.Fatalf("%s: %s: %v", name, c.name, err)
+				}
+				res.outcome = rejected.Reason
+				if m := accountIndex.FindStringSubmatch(rejected.Reason); rentRefusal.MatchString(rejected.Reason) && m != nil {
+					res.outcome = "refused for rent: account " + m[1]
+				}
+			}
+			if c.refused != "" {
+				// The index the refusal must name: the role's place in the message.
+				for i, k := range tx.Message.AccountKeys {
+					if k.Equals(role(c.refused).PublicKey()) {
+						c.refused = fmt.Sprintf("refused for rent: account %d", i)
+					}
+				}
+			} else {
+				c.refused = "accepted"
+			}
+			if res.outcome != c.refused {
+				t.Errorf("%s: %s: %s, want %s", name, c.name, res.outcome, c.refused)
+			}
+			for r := range c.after {
+				if res.lamports[r], err = cl.Lamports(ctx, role(r).PublicKey()); err != nil {
+					t.Fatal(err)
+				}
+				if res.lamports[r] != c.after[r] {
+					t.Errorf("%s: %s: %s holds %d lamports, want %d", name, c.name, r, res.lamports[r], c.after[r])
+				}
+			}
+			got[name] = append(got[name], res)
+		}
+		if payerAfter[name], err = cl.Lamports(ctx, payer.PublicKey()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, c := range cases {
+		e, s := got["embedded"][i], got["litesvm"][i]
+		if e.outcome != s.outcome || fmt.Sprint(e.lamports) != fmt.Sprint(s.lamports) {
+			t.Errorf("%s: the chains disagree:\n embedded %s %v\n litesvm  %s %v", c.name, e.outcome, e.lamports, s.outcome, s.lamports)
+		}
+	}
+	if payerAfter["embedded"] != payerAfter["litesvm"] {
+		t.Errorf("the platform's fee payer: embedded %d, litesvm %d lamports", payerAfter["embedded"], payerAfter["litesvm"])
 	}
 }
 
