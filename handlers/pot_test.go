@@ -1,19 +1,28 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gagliardetto/solana-go"
 	"github.com/uptrace/bun"
 
+	"wager/chain"
+	"wager/chain/localchain"
 	"wager/domain/game"
 	"wager/domain/game/rules"
 	"wager/domain/money"
+	"wager/domain/pot"
 )
 
 var noWorkers = map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret}
@@ -304,8 +313,16 @@ func TestCancelledGameRefundsDonationsOnChain(t *testing.T) {
 		n, err := a.Games.ExpireDue(context.Background())
 		return err == nil && n > 0
 	})
-	if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
-		t.Fatal(err)
+	platformSOL := a.lamports(t, a.Keys.FeePayer().PublicKey())
+	n, err := a.Pot.ProcessTransfers(context.Background())
+	if err != nil || n == 0 {
+		t.Fatalf("process transfers: %d %v", n, err)
+	}
+	// The donor's token account exists: the refund does not open one, and
+	// the fee payer pays the transactions' fees only (n counts what other
+	// tests of the package left pending too).
+	if paid := platformSOL - a.lamports(t, a.Keys.FeePayer().PublicKey()); paid != settlementFees(int64(n)) {
+		t.Errorf("the fee payer paid %d lamports for %d transfers, want only their fees %d (no rent)", paid, n, settlementFees(int64(n)))
 	}
 	if meta := a.do(t, request{path: "/games/" + game}).json(t); meta["status"] != "cancelled" {
 		t.Fatalf("abandoned game: %v", meta["status"])
@@ -324,6 +341,29 @@ func TestCancelledGameRefundsDonationsOnChain(t *testing.T) {
 	transfers, _ := a.Pot.Transfers(context.Background(), game)
 	if len(transfers) != 1 || transfers[0].Kind != "refund" || transfers[0].Status != "confirmed" {
 		t.Errorf("refund transfers: %+v", transfers)
+	}
+}
+
+func TestGameIDsInAnySpellingNameTheSameGame(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	_, _, game := a.stakedGame(t, 0, `{"rounds": 1}`)
+	spectator := a.spectatorWith(t, 1_000_000)
+	want := a.do(t, request{path: "/games/" + game + "/pot"}).Body.String()
+	for _, spelling := range []string{strings.ToUpper(game), "urn:uuid:" + game, "{" + game + "}"} {
+		if r := a.do(t, request{path: "/games/" + spelling + "/pot"}); r.Code != 200 || r.Body.String() != want {
+			t.Errorf("pot of %s: %d %s, want %s", spelling, r.Code, r.Body, want)
+		}
+		if r := a.do(t, request{path: "/games/" + spelling + "/events", header: spectator.auth}); r.Code != 200 {
+			t.Errorf("events of %s: %d %s", spelling, r.Code, r.Body)
+		}
+	}
+	// A donation through another spelling goes to the game's one escrow.
+	r, _ := a.donate(t, spectator, strings.ToUpper(game), 20_000)
+	if r.Code != 200 || r.json(t)["escrowAddress"] != a.Pot.EscrowAddress(game).String() {
+		t.Fatalf("donation through the upper-case id: %d %s, want escrow %s", r.Code, r.Body, a.Pot.EscrowAddress(game))
+	}
+	if got := a.onChain(t, a.Pot.EscrowAddress(game)); got != 20_000 {
+		t.Errorf("the game's escrow holds %d, want 20000", got)
 	}
 }
 
@@ -364,6 +404,211 @@ func TestDonationLandingAfterTheGameEndedIsRefundedNotPotted(t *testing.T) {
 	if got := a.onChain(t, spectator.wallet.key.PublicKey()); got != 1_000_000 {
 		t.Errorf("donor's wallet after the refund: %d, want 1000000", got)
 	}
+}
+
+// settlementFees is what the fee payer pays for n settlement transfers
+// (two signatures each, at the platform's compute budget): fees, no rent.
+func settlementFees(n int64) int64 {
+	return n * (2*localchain.FeePerSignature + (chain.ComputeUnitLimit*chain.ComputeUnitPrice+999_999)/1_000_000)
+}
+
+// transferList describes settlement transfers for a test's message.
+func transferList(ts []pot.Transfer) string {
+	var b strings.Builder
+	for _, t := range ts {
+		fmt.Fprintf(&b, "[%s of %d to %s: %s %q] ", t.Kind, t.AmountMinor, t.ToAddress, t.Status, t.Error)
+	}
+	return b.String()
+}
+
+// lateDonation has a spectator holding exactly amount sign a donation of
+// all of it while the game is active and submit it after the game ended,
+// so that it is refunded and the donor's token account is left empty.
+func (a *App) lateDonation(t *testing.T, amount int64) (player, string) {
+	t.Helper()
+	// What other tests of the package left pending goes first.
+	if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p1, p2, game := a.stakedGame(t, 200_000, `{"rounds": 1}`)
+	spectator := a.spectatorWith(t, amount)
+	prep := a.do(t, request{method: http.MethodPost, path: "/games/" + game + "/donations/prepare", header: spectator.auth,
+		body: jsonBody(map[string]any{"amountMinor": amount})}).json(t)
+	signed := signPrepared(t, spectator.wallet, prep["transaction"].(string), nil)
+	a.act(t, p1, game, `{"type": "move", "move": "rock"}`)
+	a.act(t, p2, game, `{"type": "move", "move": "scissors"}`)
+	r := a.do(t, request{method: http.MethodPost, path: "/games/" + game + "/donations/submit", header: spectator.auth,
+		body: jsonBody(map[string]string{"intentId": prep["intentId"].(string), "signedTransaction": signed})})
+	if r.Code != 200 || r.json(t)["refunded"] != true {
+		t.Fatalf("late donation: %d %s, want 200 with refunded: true", r.Code, r.Body)
+	}
+	return spectator, game
+}
+
+// wantRefundedToBalance checks that the game's one settlement transfer
+// refunded amount to the donor's platform balance: the escrow's USDC is in
+// the vault, the donor's wallet has no token account (none was opened for
+// them), their balance and history show the refund, and the game's public
+// data and page say where the money went.
+func (a *App) wantRefundedToBalance(t *testing.T, donor player, game string, amount int64) {
+	t.Helper()
+	ctx := context.Background()
+	transfers, err := a.Pot.Transfers(ctx, game)
+	if err != nil || len(transfers) != 1 {
+		t.Fatalf("settlement transfers: %s %v", transferList(transfers), err)
+	}
+	tr := transfers[0]
+	if tr.Kind != pot.KindRefundToBalance || tr.Status != "confirmed" || tr.Signature == nil ||
+		tr.ToAddress != a.Money.DepositAddress().String() || tr.AmountMinor != amount {
+		t.Fatalf("refund: %s, want a confirmed refund_to_balance of %d to the vault", transferList(transfers), amount)
+	}
+	if b := a.balances(t, donor.auth); b.available != amount || b.onChain != 0 {
+		t.Errorf("donor after the refund: %+v, want %d available and nothing on chain", b, amount)
+	}
+	if open, err := a.Money.Chain().AccountExists(ctx, chain.ATA(donor.wallet.key.PublicKey(), a.Money.Mint())); err != nil || open {
+		t.Errorf("the donor's token account exists after the refund (%v): the platform opened it", err)
+	}
+	if got := a.onChain(t, a.Pot.EscrowAddress(game)); got != 0 {
+		t.Errorf("escrow after the refund: %d on chain, want 0", got)
+	}
+	if got := a.ledger(t, money.Escrow(game)); got != 0 {
+		t.Errorf("escrow after the refund: %d in the ledger, want 0", got)
+	}
+	rec, err := a.Money.Reconcile(ctx)
+	if err != nil || !rec.Balanced {
+		t.Fatalf("books after the refund: %+v %v", rec, err)
+	}
+	var page struct{ Items []money.Activity }
+	if err := jsonDecode(a.do(t, request{path: "/wallets/me/transactions", header: donor.auth}).Body.Bytes(), &page); err != nil ||
+		len(page.Items) == 0 || page.Items[0].Kind != "donation refund" || page.Items[0].AmountMinor != amount ||
+		page.Items[0].Signature != *tr.Signature || page.Items[0].Counterparty != "game "+game {
+		t.Errorf("donor's history: %+v (%v), want a donation refund of %d with the transfer's signature", page.Items, err, amount)
+	}
+	detail := a.do(t, request{path: "/games/" + game}).json(t)
+	if s, _ := detail["settlement"].([]any); len(s) != 1 || s[0].(map[string]any)["kind"] != pot.KindRefundToBalance ||
+		s[0].(map[string]any)["signature"] != *tr.Signature {
+		t.Errorf("public settlement: %v", detail["settlement"])
+	}
+	html := a.do(t, request{path: "/game/" + game}).Body.String()
+	if !strings.Contains(html, "USDC to the donor&#39;s platform balance") || !strings.Contains(html, *tr.Signature) {
+		t.Errorf("the game page does not say the refund went to the donor's balance: %.2000s", html)
+	}
+}
+
+// The rent-farming loop: a donor signs a small donation, lands it after the
+// game ended (or in a game that is cancelled), closes the emptied token
+// account to collect its rent, and waits for the refund to reopen it at
+// the platform's cost. The refund goes to their platform balance instead.
+func TestRefundToAClosedTokenAccountGoesToThePlatformBalance(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	donor, game := a.lateDonation(t, 10_000)
+	a.closeTokenAccount(t, donor.wallet)
+	platformSOL := a.lamports(t, a.Keys.FeePayer().PublicKey())
+	if n, err := a.Pot.ProcessTransfers(context.Background()); err != nil || n != 1 {
+		t.Fatalf("process transfers: %d %v, want the refund confirmed", n, err)
+	}
+	if paid := platformSOL - a.lamports(t, a.Keys.FeePayer().PublicKey()); paid != settlementFees(1) {
+		t.Errorf("the fee payer paid %d lamports, want only the fee %d (no rent)", paid, settlementFees(1))
+	}
+	a.wantRefundedToBalance(t, donor, game, 10_000)
+}
+
+// beforeSend is a chain transport that runs hook once, just before the
+// first sent transaction that signer signs.
+type beforeSend struct {
+	next   localchain.Transport
+	signer solana.PublicKey
+	armed  atomic.Bool
+	hook   func()
+}
+
+func (b *beforeSend) Do(req *http.Request) (*http.Response, error) {
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	var call struct {
+		Method string
+		Params []json.RawMessage
+	}
+	if json.Unmarshal(body, &call) == nil && call.Method == "sendTransaction" && len(call.Params) > 0 {
+		var b64 string
+		json.Unmarshal(call.Params[0], &b64)
+		raw, _ := base64.StdEncoding.DecodeString(b64)
+		if tx, err := solana.TransactionFromBytes(raw); err == nil {
+			if _, signs := chain.SignatureOf(tx, b.signer); signs && b.armed.CompareAndSwap(true, false) {
+				b.hook() // its own transactions pass: it is disarmed
+			}
+		}
+	}
+	return b.next.Do(req)
+}
+
+func (b *beforeSend) CloseIdleConnections() {}
+
+// A donor who closes their token account after the refund to it was signed
+// (without opening the account, the transfer cannot land) gets the refund
+// on their platform balance once that transaction's blockhash has expired
+// and it is signed anew; it is never sent forever, and no rent is paid.
+func TestRefundSignedBeforeTheDonorClosedTheAccountEndsOnTheBalance(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	ctx := context.Background()
+	donor, game := a.lateDonation(t, 30_000)
+	client := a.Money.Chain()
+	saved := *client
+	t.Cleanup(func() { *client = saved })
+	hook := &beforeSend{next: localchain.Transport{Chain: a.LocalChain}, signer: a.Pot.EscrowAddress(game),
+		hook: func() { a.closeTokenAccount(t, donor.wallet) }}
+	hook.armed.Store(true)
+	*client = *chain.NewClient("http://embedded-chain", hook)
+
+	platformSOL := a.lamports(t, a.Keys.FeePayer().PublicKey())
+	confirmed, err := a.Pot.ProcessTransfers(ctx)
+	if err != nil || confirmed != 0 {
+		t.Fatalf("process transfers: %d %v, want the refund not confirmed", confirmed, err)
+	}
+	transfers, _ := a.Pot.Transfers(ctx, game)
+	if len(transfers) != 1 || transfers[0].Kind != pot.KindRefund || transfers[0].ToAddress != donor.wallet.address() ||
+		transfers[0].Status != "sent" || hook.armed.Load() {
+		t.Fatalf("refund signed to the wallet, whose account was then closed: %s", transferList(transfers))
+	}
+	// Retried while its blockhash is valid, then signed anew to the balance.
+	for round := 0; ; round++ {
+		if round == 5 {
+			t.Fatalf("the refund is still not confirmed after %d rounds: %s", round, transferList(transfers))
+		}
+		var raw []byte
+		if err := a.DB.QueryRowContext(ctx, "SELECT coalesce(raw, '') FROM settlement_transfers WHERE game_id = ?", game).Scan(&raw); err != nil {
+			t.Fatal(err)
+		}
+		if len(raw) > 0 && round > 0 { // the chain moves on: the blockhash expires
+			tx, err := solana.TransactionFromBytes(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.DB.ExecContext(ctx, "UPDATE localchain.blockhashes SET created_at = now() - interval '10 minutes' WHERE hash = ?",
+				tx.Message.RecentBlockhash.String()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := a.DB.ExecContext(ctx, "UPDATE settlement_transfers SET updated_at = now() - interval '1 minute' WHERE game_id = ?", game); err != nil {
+			t.Fatal(err)
+		}
+		n, err := a.Pot.ProcessTransfers(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		confirmed += n
+		if transfers, _ = a.Pot.Transfers(ctx, game); len(transfers) == 1 && transfers[0].Status == "confirmed" {
+			break
+		}
+	}
+	// Refused sends cost nothing: the fee payer paid one transaction's fee.
+	if paid := platformSOL - a.lamports(t, a.Keys.FeePayer().PublicKey()); confirmed != 1 || paid != settlementFees(1) {
+		t.Errorf("the fee payer paid %d lamports for %d transfers, want only the fee %d (no rent)", paid, confirmed, settlementFees(1))
+	}
+	a.wantRefundedToBalance(t, donor, game, 30_000)
 }
 
 // waitFor polls cond until it holds, for at most 10 seconds.

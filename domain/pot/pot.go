@@ -2,7 +2,8 @@
 // into a game's on-chain escrow, and the settlement of a finished game's
 // whole pot (stakes and donations) exactly once, with the escrow swept to
 // the platform's vault after a win and donations refunded on chain after a
-// draw or cancellation.
+// draw or cancellation (to the donor's platform balance instead when their
+// wallet has no USDC token account).
 package pot
 
 import (
@@ -88,7 +89,7 @@ type DonationResult struct {
 	EscrowAddress string `json:"escrowAddress"`
 	AmountMinor   int64  `json:"amountMinor"`
 	GameID        string `json:"gameId"`
-	Refunded      bool   `json:"refunded" doc:"true when the game had ended before the donation landed: it is not in the pot and is sent back to the donor's wallet"`
+	Refunded      bool   `json:"refunded" doc:"true when the game had ended before the donation landed: it is not in the pot and is sent back to the donor's wallet (or credited to their platform balance when the wallet has no USDC token account by then)"`
 }
 
 // SubmitDonation submits the signed donation (see money.Service.Submit)
@@ -108,7 +109,7 @@ func (s *Service) SubmitDonation(ctx context.Context, userID, gameID, intentID, 
 // confirmDonation records a confirmed donation in the same transaction as
 // the intent's confirmation: the ledger entry into the spectator pot, the
 // donation row, game:donation and game:pot, and the system chat message.
-// A donation that lands after the game ended is refunded on chain.
+// A donation that lands after the game ended is refunded (see signTransfer).
 func (s *Service) confirmDonation(ctx context.Context, tx bun.Tx, in money.Intent) error {
 	gameID, sig, now := in.Reference, *in.Signature, s.now()
 	var status string
@@ -130,7 +131,7 @@ func (s *Service) confirmDonation(ctx context.Context, tx bun.Tx, in money.Inten
 		if err := tx.NewSelect().Table("users").Column("wallet_address").Where("id = ?", in.UserID).Scan(ctx, &wallet); err != nil {
 			return err
 		}
-		return s.queueTransfer(ctx, tx, gameID, "refund", wallet, in.AmountMinor, sig)
+		return s.queueTransfer(ctx, tx, gameID, KindRefund, wallet, in.AmountMinor, sig)
 	}
 	var username string
 	if err := tx.NewSelect().Table("users").Column("username").Where("id = ?", in.UserID).Scan(ctx, &username); err != nil {
@@ -197,7 +198,7 @@ type Donation struct {
 	Username    string    `json:"username" bun:"username"`
 	AmountMinor int64     `json:"amountMinor" bun:"amount_minor"`
 	CreatedAt   time.Time `json:"createdAt" bun:"created_at"`
-	Refunded    bool      `json:"refunded" bun:"late" doc:"landed after the game ended: not in the pot, sent back to the donor"`
+	Refunded    bool      `json:"refunded" bun:"late" doc:"landed after the game ended: not in the pot, sent back to the donor (to their wallet, or to their platform balance when the wallet has no USDC token account)"`
 }
 
 // Donations lists a game's donations, newest first: at most limit of

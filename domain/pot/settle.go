@@ -25,8 +25,10 @@ import (
 // gets the rest on their platform balance; the donations' USDC is then
 // swept on chain from the escrow to the vault. After a draw or a
 // cancellation, stakes go back to the players and each donation goes back
-// to its donor's wallet on chain. A second settlement of the same game
-// (another instance, a retry) changes nothing and answers the first.
+// to its donor's wallet on chain (or to their platform balance when that
+// wallet has no USDC token account; see signTransfer). A second
+// settlement of the same game (another instance, a retry) changes nothing
+// and answers the first.
 func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome) (map[string]any, error) {
 	var prior json.RawMessage
 	err := tx.QueryRowContext(ctx, "SELECT result FROM settlements WHERE game_id = ?", g.ID).Scan(&prior)
@@ -84,7 +86,7 @@ func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []
 	// The chain side follows the books, through transfers any instance
 	// sends and confirms (ProcessTransfers).
 	if win && p.SpectatorPotMinor > 0 {
-		if err := s.queueTransfer(ctx, tx, g.ID, "sweep", s.money.DepositAddress().String(), p.SpectatorPotMinor, ""); err != nil {
+		if err := s.queueTransfer(ctx, tx, g.ID, KindSweep, s.money.DepositAddress().String(), p.SpectatorPotMinor, ""); err != nil {
 			return nil, err
 		}
 	}
@@ -99,7 +101,7 @@ func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []
 			return nil, err
 		}
 		for _, d := range ds {
-			if err := s.queueTransfer(ctx, tx, g.ID, "refund", d.Wallet, d.Amount, d.Signature); err != nil {
+			if err := s.queueTransfer(ctx, tx, g.ID, KindRefund, d.Wallet, d.Amount, d.Signature); err != nil {
 				return nil, err
 			}
 		}
@@ -112,14 +114,27 @@ func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []
 	return out, err
 }
 
+// Kinds of settlement transfer.
+const (
+	// KindSweep moves a won game's donations from the escrow to the vault.
+	KindSweep = "sweep"
+	// KindRefund sends a donation back from the escrow to the donor's wallet.
+	KindRefund = "refund"
+	// KindRefundToBalance is a refund whose donor's wallet had no USDC
+	// token account when it was signed: the USDC goes from the escrow to
+	// the vault and the donor's platform balance is credited, so that the
+	// platform never pays the rent of opening a donor's account.
+	KindRefundToBalance = "refund_to_balance"
+)
+
 // Transfer is one on-chain transfer of a settlement.
 type Transfer struct {
 	bun.BaseModel `bun:"table:settlement_transfers"`
 
 	ID          string    `bun:"id,pk,type:uuid" json:"id"`
 	GameID      string    `bun:"game_id,type:uuid" json:"gameId"`
-	Kind        string    `bun:"kind" json:"kind" doc:"sweep (escrow to vault) or refund (escrow to a donor)"`
-	ToAddress   string    `bun:"to_address" json:"toAddress"`
+	Kind        string    `bun:"kind" json:"kind" doc:"sweep (escrow to vault), refund (escrow to a donor's wallet) or refund_to_balance (escrow to vault, credited to the donor's platform balance: their wallet had no USDC token account)"`
+	ToAddress   string    `bun:"to_address" json:"toAddress" doc:"the wallet whose USDC token account receives the transfer"`
 	AmountMinor int64     `bun:"amount_minor" json:"amountMinor"`
 	Donation    *string   `bun:"donation" json:"-"`
 	Status      string    `bun:"status" json:"status" doc:"pending, sent or confirmed"`
@@ -174,6 +189,11 @@ func (s *Service) ProcessTransfers(ctx context.Context) (int, error) {
 				progressed = true
 				return s.signTransfer(ctx, tx, &t) // committed before any send
 			}
+			if t.Error != "" { // an earlier send did not confirm
+				if progressed, err = s.resetIfFailed(ctx, tx, &t); progressed || err != nil {
+					return err
+				}
+			}
 			progressed, err = s.sendTransfer(ctx, tx, &t)
 			confirmed = progressed
 			return err
@@ -188,16 +208,37 @@ func (s *Service) ProcessTransfers(ctx context.Context) (int, error) {
 }
 
 // signTransfer builds and signs a transfer from the game's escrow and
-// stores it.
+// stores it. A refund goes to the donor's wallet only when its USDC token
+// account exists, and then the transaction does not open it: were the
+// platform to pay that rent, a donor could close the account after each
+// refund and collect the rent, again and again. When the account is
+// missing, the refund becomes a refund_to_balance: the USDC goes to the
+// vault and the donor's platform balance is credited on confirmation. If
+// the donor closes the account after this signing, the transfer fails and
+// is signed anew once its blockhash has expired, and goes to the balance
+// then.
 func (s *Service) signTransfer(ctx context.Context, tx bun.Tx, t *Transfer) error {
 	escrow := s.keys.Escrow(t.GameID)
-	bh, err := s.money.Chain().Blockhash(ctx)
+	client := s.money.Chain()
+	spec := chain.Transfer{FeePayer: s.keys.FeePayer().PublicKey(), From: escrow.PublicKey(), Mint: s.money.Mint(),
+		Amount: uint64(t.AmountMinor)}
+	if t.Kind == KindRefund {
+		exists, err := client.AccountExists(ctx, chain.ATA(solana.MustPublicKeyFromBase58(t.ToAddress), s.money.Mint()))
+		if err != nil {
+			return err
+		}
+		if exists {
+			spec.DestinationExists = true
+		} else {
+			t.Kind, t.ToAddress = KindRefundToBalance, s.money.DepositAddress().String()
+		}
+	}
+	bh, err := client.Blockhash(ctx)
 	if err != nil {
 		return err
 	}
-	stx, err := chain.BuildTransfer(chain.Transfer{FeePayer: s.keys.FeePayer().PublicKey(), From: escrow.PublicKey(),
-		To: solana.MustPublicKeyFromBase58(t.ToAddress), Mint: s.money.Mint(), Amount: uint64(t.AmountMinor),
-		Memo: "wager:" + t.Kind + ":" + t.ID, Blockhash: bh})
+	spec.To, spec.Memo, spec.Blockhash = solana.MustPublicKeyFromBase58(t.ToAddress), "wager:"+t.Kind+":"+t.ID, bh
+	stx, err := chain.BuildTransfer(spec)
 	if err != nil {
 		return err
 	}
@@ -209,8 +250,28 @@ func (s *Service) signTransfer(ctx context.Context, tx bun.Tx, t *Transfer) erro
 	}
 	sig := stx.Signatures[0].String()
 	t.Signature, t.Status, t.UpdatedAt = &sig, "sent", s.now()
-	_, err = tx.NewUpdate().Model(t).Column("raw", "signature", "status", "updated_at").WherePK().Exec(ctx)
+	_, err = tx.NewUpdate().Model(t).Column("kind", "to_address", "raw", "signature", "status", "updated_at").WherePK().Exec(ctx)
 	return err
+}
+
+// resetIfFailed signs a transfer anew (on the next round) when its signed
+// transaction landed on chain and failed (for a refund, say, when the
+// donor closed their token account after it was signed): it moved nothing
+// and its signature can never succeed, so sending it again would never
+// end. It reports whether it did.
+func (s *Service) resetIfFailed(ctx context.Context, tx bun.Tx, t *Transfer) (bool, error) {
+	stx, err := solana.TransactionFromBytes(t.Raw)
+	if err != nil {
+		return false, err
+	}
+	var rejected *chain.RejectedError
+	if _, err := s.money.Chain().Status(ctx, stx.Signatures[0]); !errors.As(err, &rejected) {
+		return false, nil // confirmed, unseen, or unknown: sendTransfer decides
+	}
+	s.log.Warn("settlement transfer failed on chain; signing it anew", "transfer", t.ID, "reason", rejected.Reason)
+	t.Raw, t.Signature, t.Status, t.Error, t.UpdatedAt = nil, nil, "pending", rejected.Error(), s.now()
+	_, err = tx.NewUpdate().Model(t).Column("raw", "signature", "status", "error", "updated_at").WherePK().Exec(ctx)
+	return true, err
 }
 
 // sendTransfer sends a signed transfer (again, if need be), waits for its
@@ -237,13 +298,7 @@ func (s *Service) sendTransfer(ctx context.Context, tx bun.Tx, t *Transfer) (boo
 		_, uerr := retry.WherePK().Exec(ctx)
 		return false, uerr
 	}
-	entries := []money.Entry{{Account: money.Escrow(t.GameID), Amount: t.AmountMinor}}
-	if t.Kind == "sweep" {
-		entries = append(entries, money.Entry{Account: money.Vault, Amount: -t.AmountMinor})
-	} else {
-		entries = append(entries, money.Entry{Account: money.SpectatorPot(t.GameID), Amount: -t.AmountMinor})
-	}
-	if _, err := money.Post(ctx, tx, money.Posting{Kind: "settlement_" + t.Kind, Reference: *t.Signature, Entries: entries}); err != nil {
+	if err := s.recordTransfer(ctx, tx, t); err != nil {
 		return false, err
 	}
 	t.Status, t.Error, t.UpdatedAt = "confirmed", "", s.now()
@@ -252,4 +307,39 @@ func (s *Service) sendTransfer(ctx context.Context, tx bun.Tx, t *Transfer) (boo
 	}
 	return true, game.AppendEvents(ctx, tx, t.GameID, s.now(), rules.Event{Name: "game:settlement:transfer",
 		Data: map[string]any{"kind": t.Kind, "signature": *t.Signature, "amountMinor": t.AmountMinor, "toAddress": t.ToAddress}})
+}
+
+// recordTransfer writes the ledger transaction of a confirmed transfer,
+// keyed by its signature: the escrow's USDC left for the vault (a sweep),
+// for the donor's wallet (a refund), or for the vault with the donor's
+// platform balance credited (a refund_to_balance, with a line in the
+// donor's wallet history).
+func (s *Service) recordTransfer(ctx context.Context, tx bun.Tx, t *Transfer) error {
+	amount := t.AmountMinor
+	entries := []money.Entry{{Account: money.Escrow(t.GameID), Amount: amount}}
+	var donor string
+	switch t.Kind {
+	case KindSweep:
+		entries = append(entries, money.Entry{Account: money.Vault, Amount: -amount})
+	case KindRefund:
+		entries = append(entries, money.Entry{Account: money.SpectatorPot(t.GameID), Amount: -amount})
+	case KindRefundToBalance:
+		if t.Donation == nil {
+			return errors.New("refund_to_balance transfer " + t.ID + " names no donation")
+		}
+		if err := tx.NewSelect().Table("donations").Column("donor_id").Where("signature = ?", *t.Donation).Scan(ctx, &donor); err != nil {
+			return err
+		}
+		entries = append(entries, money.Entry{Account: money.Vault, Amount: -amount},
+			money.Entry{Account: money.SpectatorPot(t.GameID), Amount: -amount},
+			money.Entry{Account: money.Available(donor), Amount: amount})
+	default:
+		return errors.New("settlement transfer " + t.ID + " of unknown kind " + t.Kind)
+	}
+	posted, err := money.Post(ctx, tx, money.Posting{Kind: "settlement_" + t.Kind, Reference: *t.Signature, Entries: entries})
+	if err != nil || !posted || donor == "" {
+		return err
+	}
+	return money.RecordActivity(ctx, tx, money.Activity{UserID: donor, Kind: "donation refund", AmountMinor: amount,
+		Counterparty: "game " + t.GameID, Signature: *t.Signature}, s.now())
 }
