@@ -189,11 +189,6 @@ func (s *Service) ProcessTransfers(ctx context.Context) (int, error) {
 				progressed = true
 				return s.signTransfer(ctx, tx, &t) // committed before any send
 			}
-			if t.Error != "" { // an earlier send did not confirm
-				if progressed, err = s.resetIfFailed(ctx, tx, &t); progressed || err != nil {
-					return err
-				}
-			}
 			progressed, err = s.sendTransfer(ctx, tx, &t)
 			confirmed = progressed
 			return err
@@ -215,8 +210,7 @@ func (s *Service) ProcessTransfers(ctx context.Context) (int, error) {
 // missing, the refund becomes a refund_to_balance: the USDC goes to the
 // vault and the donor's platform balance is credited on confirmation. If
 // the donor closes the account after this signing, the transfer fails and
-// is signed anew once its blockhash has expired, and goes to the balance
-// then.
+// is signed anew (see sendTransfer), and goes to the balance then.
 func (s *Service) signTransfer(ctx context.Context, tx bun.Tx, t *Transfer) error {
 	escrow := s.keys.Escrow(t.GameID)
 	client := s.money.Chain()
@@ -254,26 +248,6 @@ func (s *Service) signTransfer(ctx context.Context, tx bun.Tx, t *Transfer) erro
 	return err
 }
 
-// resetIfFailed signs a transfer anew (on the next round) when its signed
-// transaction landed on chain and failed (for a refund, say, when the
-// donor closed their token account after it was signed): it moved nothing
-// and its signature can never succeed, so sending it again would never
-// end. It reports whether it did.
-func (s *Service) resetIfFailed(ctx context.Context, tx bun.Tx, t *Transfer) (bool, error) {
-	stx, err := solana.TransactionFromBytes(t.Raw)
-	if err != nil {
-		return false, err
-	}
-	var rejected *chain.RejectedError
-	if _, err := s.money.Chain().Status(ctx, stx.Signatures[0]); !errors.As(err, &rejected) {
-		return false, nil // confirmed, unseen, or unknown: sendTransfer decides
-	}
-	s.log.Warn("settlement transfer failed on chain; signing it anew", "transfer", t.ID, "reason", rejected.Reason)
-	t.Raw, t.Signature, t.Status, t.Error, t.UpdatedAt = nil, nil, "pending", rejected.Error(), s.now()
-	_, err = tx.NewUpdate().Model(t).Column("raw", "signature", "status", "error", "updated_at").WherePK().Exec(ctx)
-	return true, err
-}
-
 // sendTransfer sends a signed transfer (again, if need be), waits for its
 // confirmation and records it. It reports whether it confirmed; when not,
 // it notes why and when to try again.
@@ -285,14 +259,16 @@ func (s *Service) sendTransfer(ctx context.Context, tx bun.Tx, t *Transfer) (boo
 	}
 	if _, err := client.SendAndConfirm(ctx, stx, 30*time.Second); err != nil {
 		retry := tx.NewUpdate().Model(t).Set("error = ?", err.Error()).Set("updated_at = ?", s.now().Add(5*time.Second))
-		var rejected *chain.RejectedError
-		if errors.As(err, &rejected) {
-			valid, verr := client.RPC.IsBlockhashValid(ctx, stx.Message.RecentBlockhash, "")
-			landed, serr := client.Status(ctx, stx.Signatures[0])
-			if verr == nil && serr == nil && !valid.Value && !landed {
-				// It never landed and never can: sign it anew next time.
-				retry = retry.Set("raw = NULL, signature = NULL, status = 'pending'")
-			}
+		switch outcome, reason, oerr := client.OutcomeOf(ctx, stx.Signatures[0], stx.Message.RecentBlockhash); {
+		case oerr != nil:
+			s.log.Warn("settlement transfer outcome unknown", "transfer", t.ID, "err", oerr)
+		case outcome == chain.Failed || outcome == chain.Expired:
+			// It failed on chain (a refund whose donor closed their token
+			// account after it was signed, say), or never landed and never
+			// can: its signature can never succeed, so it is signed anew
+			// on the next round, to wherever the money can go then.
+			s.log.Warn("settlement transfer cannot confirm; signing it anew", "transfer", t.ID, "reason", reason)
+			retry = retry.Set("raw = NULL, signature = NULL, status = 'pending'")
 		}
 		s.log.Warn("settlement transfer not confirmed yet", "transfer", t.ID, "err", err)
 		_, uerr := retry.WherePK().Exec(ctx)
