@@ -144,7 +144,7 @@ func TestWalletFaucetDepositWithdraw(t *testing.T) {
 	// More than the balance: the server's INSUFFICIENT_FUNDS message, inline.
 	fill(t, page, "withdraw-amount", "1000")
 	click(t, page, "withdraw-submit")
-	wantStatus(t, page, regexp.MustCompile(`(?i)your available balance is 1\.5 USDC, less than 1000`), "over-large withdrawal")
+	wantStatus(t, page, regexp.MustCompile(`(?i)your available balance is 1\.5 USDC, less than 1000 USDC`), "over-large withdrawal")
 	if err := expect.Locator(page.GetByTestId("wallet-status")).ToHaveAttribute("data-state", "error"); err != nil {
 		t.Errorf("error state: %v", err)
 	}

@@ -266,7 +266,7 @@ func (s *Service) PrepareWith(ctx context.Context, p PrepareSpec, build BuildFun
 	}
 	if held < uint64(p.Amount) {
 		return Prepared{}, domain.Errorf(domain.CodeInsufficientFunds,
-			"your wallet holds %s USDC on chain, less than %s", FormatUSDC(int64(held)), FormatUSDC(p.Amount))
+			"your wallet holds %s USDC on chain, less than %s USDC", FormatUSDC(int64(held)), FormatUSDC(p.Amount))
 	}
 	bh, err := s.chain.Blockhash(ctx)
 	if err != nil {

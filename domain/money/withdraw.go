@@ -63,7 +63,7 @@ func (s *Service) Withdraw(ctx context.Context, u users.User, amount int64, idem
 		return Withdrawal{}, err
 	} else if have < amount {
 		return s.keyedOr(ctx, u.ID, key, amount, domain.Errorf(domain.CodeInsufficientFunds,
-			"your available balance is %s USDC, less than %s", FormatUSDC(have), FormatUSDC(amount)))
+			"your available balance is %s USDC, less than %s USDC", FormatUSDC(have), FormatUSDC(amount)))
 	}
 	to := solana.MustPublicKeyFromBase58(u.WalletAddress)
 	open, err := s.mustOpenAccount(ctx, u.ID, to)
