@@ -137,6 +137,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	rand.Read(instance)
 	a.Hub = web.NewHub(a.Games, hex.EncodeToString(instance), log)
 	a.Hub.SetRenderer(web.AudienceHTML, a.renderLive)
+	// The routes are built (and the abuse overrides checked against them)
+	// before anything starts working.
+	a.Echo = a.routes()
+	if err := a.checkAbuseOverrides(); err != nil {
+		bdb.Close()
+		return nil, err
+	}
 
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a.cancel = cancel
@@ -171,12 +178,6 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	case <-time.After(10 * time.Second):
 		a.Close()
 		return nil, fmt.Errorf("database listener did not start within 10s")
-	}
-
-	a.Echo = a.routes()
-	if err := a.checkAbuseOverrides(); err != nil {
-		a.Close()
-		return nil, err
 	}
 	return a, nil
 }

@@ -134,7 +134,7 @@ func (a *App) routes() *echo.Echo {
 	r.json(http.MethodGet, "/games/:id/pot", a.gamePot, web.Op{Tag: "spectate", Auth: web.AuthNone,
 		Summary: "The game's pot: stakes, donations, and what the winner would get", Response: pot.Pot{}, Errors: []int{http.StatusNotFound}})
 	r.json(http.MethodGet, "/games/:id/donations", a.gameDonations, web.Op{Tag: "spectate", Auth: web.AuthNone,
-		Summary: "The game's donations, newest first", Response: []pot.Donation{}, Errors: []int{http.StatusNotFound},
+		Summary: "The game's donations, newest first", Response: []pot.Donation{}, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 		Query: []web.Param{{Name: "limit", Description: "1-200, default 50"},
 			{Name: "before", Description: "a donation's signature: only older ones (the last signature of the previous page)"}}})
 	r.json(http.MethodGet, "/games/:id/state", a.gameState, web.Op{Tag: "games", Auth: web.AuthRequired,

@@ -229,7 +229,7 @@ func (s *Service) LeaveQueue(ctx context.Context, userID, lobbyID string) error 
 		return domain.Errorf(domain.CodeNotFound, "you are not waiting in this lobby's queue")
 	}
 	res, err := s.db.NewDelete().Model((*presence)(nil)).
-		Where("user_id = ? AND kind = 'queue' AND lobby_id::text = ?", userID, lobbyID).Exec(ctx)
+		Where("user_id = ? AND kind = 'queue' AND lobby_id = ?", userID, lobbyID).Exec(ctx)
 	if err != nil {
 		return err
 	}

@@ -65,7 +65,8 @@ for (let call = 1; call <= count; call++) {
     }));
   } catch (err) {
     console.log(JSON.stringify({ call, error: String(err && err.stack ? err.stack : err) }));
-    process.exit(1);
+    process.exitCode = 1;
+    break;
   }
 }
-console.log("done");
+if (!process.exitCode) console.log("done");
