@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gagliardetto/solana-go"
@@ -43,13 +44,19 @@ func (e *RejectedError) Error() string { return "transaction rejected: " + e.Rea
 
 // Send submits a fully signed transaction and returns its signature. A
 // refusal by the chain is a *RejectedError; any other error leaves it
-// unknown whether the transaction landed (check its status).
+// unknown whether the transaction landed (check its status). A transaction
+// the chain has already processed (sent before, by another request or
+// instance, and perhaps not confirmed yet) is not refused: it was sent, and
+// its status tells its outcome.
 func (c *Client) Send(ctx context.Context, tx *solana.Transaction) (solana.Signature, error) {
 	sig, err := c.RPC.SendTransactionWithOpts(ctx, tx, rpc.TransactionOpts{
 		SkipPreflight: false, PreflightCommitment: rpc.CommitmentConfirmed})
 	if err != nil {
 		var rpcErr *jsonrpc.RPCError
 		if errors.As(err, &rpcErr) {
+			if strings.Contains(rpcErr.Message, "already been processed") {
+				return tx.Signatures[0], nil
+			}
 			return solana.Signature{}, &RejectedError{Reason: rpcErr.Message}
 		}
 		return solana.Signature{}, fmt.Errorf("send transaction: %w", err)

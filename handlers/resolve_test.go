@@ -1,10 +1,14 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -15,6 +19,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"wager/chain"
+	"wager/chain/localchain"
 	"wager/domain"
 	"wager/domain/payments"
 	"wager/web"
@@ -109,6 +114,75 @@ func TestSentButUnconfirmedDepositIsCreditedOnce(t *testing.T) {
 	}
 	if b := one.balances(t, auth); b.available != 1_250_000 || b.onChain != 3_750_000 {
 		t.Fatalf("after the re-submit: %+v", b)
+	}
+}
+
+// laggingNode refuses every sendTransaction as an RPC node that is behind
+// the cluster does ("Blockhash not found") and passes other calls to the
+// embedded chain. It stands in for a load-balanced RPC whose nodes
+// disagree, which one embedded chain cannot be.
+type laggingNode struct{ next localchain.Transport }
+
+func (l laggingNode) Do(req *http.Request) (*http.Response, error) {
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	var call struct {
+		ID     json.RawMessage
+		Method string
+	}
+	if json.Unmarshal(body, &call) == nil && call.Method == "sendTransaction" {
+		out := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32002,"message":"Transaction simulation failed: Blockhash not found"}}`, call.ID)
+		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(out)), Request: req}, nil
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	return l.next.Do(req)
+}
+
+func (laggingNode) CloseIdleConnections() {}
+
+// TestResubmitRefusedByALaggingNodeDoesNotFailASentDeposit: the first
+// submit sent the deposit and its request ended; the client's re-submit
+// reaches a node that refuses the bytes. The deposit may still land, so
+// the intent is not failed, and once it lands it is credited once.
+func TestResubmitRefusedByALaggingNodeDoesNotFailASentDeposit(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	w, auth := a.funded(t, 5_000_000)
+	p := a.prepare(t, auth, a.depositAddress(t, auth), 1_250_000)
+	signed, sig := a.sentUnconfirmed(t, w, p, false) // sent; still on its way
+
+	client := a.Money.Chain()
+	saved := *client
+	*client = *chain.NewClient("http://lagging-node", laggingNode{localchain.Transport{Chain: a.LocalChain}})
+	r := a.submit(t, auth, p["intentId"].(string), signed)
+	*client = saved
+	r.wantError(t, http.StatusServiceUnavailable, "UNAVAILABLE")
+	if status, reason := a.intentStatus(t, p["intentId"]); status != "submitted" {
+		t.Fatalf("intent after the refused re-submit: %s (%s), want still submitted", status, reason)
+	}
+
+	// The first send lands; the next re-submit credits it, once.
+	raw, _ := base64.StdEncoding.DecodeString(signed)
+	tx, err := solana.TransactionFromBytes(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chain.SignWith(tx, a.Keys.FeePayer()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Money.Chain().SendAndConfirm(context.Background(), tx, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		r = a.submit(t, auth, p["intentId"].(string), signed)
+		if m := r.json(t); r.Code != 200 || m["signature"] != sig || m["status"] != "confirmed" {
+			t.Fatalf("re-submit after landing: %d %s, want the confirmed receipt of %s", r.Code, r.Body, sig)
+		}
+	}
+	if b := a.balances(t, auth); b.available != 1_250_000 || b.onChain != 3_750_000 {
+		t.Fatalf("balances: %+v, want 1250000 credited once and 3750000 left on chain", b)
 	}
 }
 

@@ -359,14 +359,30 @@ func (s *Service) SubmitFor(ctx context.Context, userID, intentID, signedB64, re
 	}
 	if _, err := s.chain.SendAndConfirm(ctx, tx, confirmTimeout); err != nil {
 		var rejected *chain.RejectedError
-		if errors.As(err, &rejected) {
+		if !errors.As(err, &rejected) {
+			s.log.Warn("submit: outcome unknown", "intent", in.ID, "signature", sig, "err", err)
+			return Receipt{}, notConfirmedYet(sig)
+		}
+		if in.Status == "prepared" { // never sent before: the refusal is the outcome
 			return Receipt{}, s.fail(ctx, in, rejected.Reason)
 		}
-		s.log.Warn("submit: outcome unknown", "intent", in.ID, "signature", sig, "err", err)
-		return Receipt{}, domain.Errorf(domain.CodeUnavailable,
-			"the transaction %s was sent but is not confirmed yet; submit again to check", sig)
+		// An earlier submit sent it, and this send was refused (by a node
+		// that is behind, say): what counts is what became of that one.
+		outcome, reason, err := s.chain.OutcomeOf(ctx, tx.Signatures[0], tx.Message.RecentBlockhash)
+		switch {
+		case err != nil || outcome == chain.Pending:
+			return Receipt{}, notConfirmedYet(sig)
+		case outcome == chain.Failed:
+			return Receipt{}, s.fail(ctx, in, reason)
+		case outcome == chain.Expired:
+			return Receipt{}, s.fail(ctx, in, rejected.Reason)
+		}
 	}
 	return s.confirm(ctx, in.ID)
+}
+
+func notConfirmedYet(sig string) error {
+	return domain.Errorf(domain.CodeUnavailable, "the transaction %s was sent but is not confirmed yet; submit again to check", sig)
 }
 
 // checkSigned parses the client's transaction and checks it is exactly the
