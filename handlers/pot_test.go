@@ -177,6 +177,11 @@ func TestPayoutExample(t *testing.T) {
 		settlement[0].(map[string]any)["signature"] == nil || settlement[0].(map[string]any)["status"] != "confirmed" {
 		t.Fatalf("public game data: escrow %v settlement %v", detail["escrowAddress"], settlement)
 	}
+	for _, d := range page("") {
+		if d["refunded"] != false {
+			t.Errorf("a won game's donation %v is marked refunded", d)
+		}
+	}
 }
 
 func TestSettlementOnceAcrossInstancesAndCrashes(t *testing.T) {
@@ -341,6 +346,11 @@ func TestCancelledGameRefundsDonationsOnChain(t *testing.T) {
 	transfers, _ := a.Pot.Transfers(context.Background(), game)
 	if len(transfers) != 1 || transfers[0].Kind != "refund" || transfers[0].Status != "confirmed" {
 		t.Errorf("refund transfers: %+v", transfers)
+	}
+	var list []map[string]any
+	if err := jsonDecode(a.do(t, request{path: "/games/" + game + "/donations"}).Body.Bytes(), &list); err != nil ||
+		len(list) != 1 || list[0]["refunded"] != true {
+		t.Errorf("donations list of the cancelled game: %v (%v), want the donation marked refunded", list, err)
 	}
 }
 

@@ -198,7 +198,7 @@ type Donation struct {
 	Username    string    `json:"username" bun:"username"`
 	AmountMinor int64     `json:"amountMinor" bun:"amount_minor"`
 	CreatedAt   time.Time `json:"createdAt" bun:"created_at"`
-	Refunded    bool      `json:"refunded" bun:"late" doc:"landed after the game ended: not in the pot, sent back to the donor (to their wallet, or to their platform balance when the wallet has no USDC token account)"`
+	Refunded    bool      `json:"refunded" bun:"refunded" doc:"sent back to the donor (to their wallet, or to their platform balance when the wallet has no USDC token account): the game ended in a draw or was cancelled, or the donation landed after it ended"`
 }
 
 // Donations lists a game's donations, newest first: at most limit of
@@ -209,7 +209,8 @@ func (s *Service) Donations(ctx context.Context, gameID string, limit int, befor
 		return nil, err
 	}
 	q := s.db.NewSelect().TableExpr("donations AS d").Join("JOIN users AS u ON u.id = d.donor_id").
-		ColumnExpr("d.signature, d.donor_id, u.username, d.amount_minor, d.created_at, d.late").
+		ColumnExpr("d.signature, d.donor_id, u.username, d.amount_minor, d.created_at").
+		ColumnExpr("EXISTS (SELECT 1 FROM settlement_transfers AS st WHERE st.donation = d.signature) AS refunded").
 		Where("d.game_id = ?", gameID).OrderExpr("d.created_at DESC, d.signature DESC").Limit(int64(limit))
 	if before != "" {
 		notOne := domain.Invalid(map[string]string{"before": "must be the signature of one of this game's donations"})
