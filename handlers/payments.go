@@ -25,7 +25,7 @@ func (a *App) paymentRoutes(r *router) {
 		Description: "Send the paymentRequired of the 402 answer unchanged. Answers an unsigned x402 exact-scheme Solana transaction " +
 			"(compute budget, TransferChecked of the price in USDC to the vault's token account, a memo nonce; the platform pays the fee). " +
 			"Sign it with your wallet and submit it before expiresAt. Never charged itself.",
-		Request: PaymentPrepareRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusConflict}})
+		Request: PaymentPrepareRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusConflict, http.StatusServiceUnavailable}})
 	r.json(http.MethodPost, "/payments/submit", a.submitPayment, web.Op{Tag: "payments", Auth: web.AuthRequired,
 		Summary: "Submit the signed payment; answers once it is settled",
 		Description: "Then repeat the original request with the header PAYMENT-SIGNATURE: <paymentSignature>. The answer carries " +

@@ -255,7 +255,7 @@ func TestSubmittedIntentThatNeverLandedFailsOnceItsBlockhashExpires(t *testing.T
 // payer's signature added, the transaction sent when send is true. Then it
 // stops, as a request that ended before the confirmation does. It returns
 // the signature.
-func (a *App) settlingUnconfirmed(t *testing.T, header string, payer wallet, userID string, age time.Duration, send bool) string {
+func (a *App) settlingUnconfirmed(t *testing.T, header string, payer wallet, by payments.Caller, age time.Duration, send bool) string {
 	t.Helper()
 	ctx := context.Background()
 	var p payments.PaymentPayload
@@ -272,8 +272,14 @@ func (a *App) settlingUnconfirmed(t *testing.T, header string, payer wallet, use
 	}
 	sig := tx.Signatures[0].String()
 	created := time.Now().Add(-age)
-	if _, err := a.DB.ExecContext(ctx, `INSERT INTO x402_payments (signature, resource, amount_minor, payer, user_id, status, created_at, updated_at)
-		VALUES (?, '/users/me', ?, ?, ?, 'settling', ?, ?)`, sig, a.Payments.Price(), payer.address(), userID, created, created); err != nil {
+	resource, _ := payments.ResourcePath(p.Resource.URL)
+	presenter := &by.Key
+	if by.UserID != "" {
+		presenter = nil
+	}
+	if _, err := a.DB.ExecContext(ctx, `INSERT INTO x402_payments (signature, resource, amount_minor, payer, user_id, presented_by, status, created_at, updated_at)
+		VALUES (?, ?, ?, ?, NULLIF(?, '')::uuid, ?, 'settling', ?, ?)`,
+		sig, resource, a.Payments.Price(), payer.address(), by.UserID, presenter, created, created); err != nil {
 		t.Fatal(err)
 	}
 	if send {
@@ -309,7 +315,7 @@ func TestInlinePaymentLeftSettlingIsCreditedAndServesTheRepeatOnce(t *testing.T)
 	}
 
 	header := clientPayment(t, a, w, pr.Resource.URL, nil)
-	sig := a.settlingUnconfirmed(t, header, w, me, time.Minute, true)
+	sig := a.settlingUnconfirmed(t, header, w, payments.Caller{UserID: me}, time.Minute, true)
 	if got := a.onChain(t, w.key.PublicKey()); got != 990_000 {
 		t.Fatalf("payer's wallet after the send: %d, want 990000", got)
 	}
@@ -340,8 +346,8 @@ func TestInlinePaymentLeftSettlingIsCreditedAndServesTheRepeatOnce(t *testing.T)
 	}
 
 	// Not landed: left while it might still land, forgotten once it cannot.
-	recent := a.settlingUnconfirmed(t, clientPayment(t, a, w, pr.Resource.URL, nil), w, me, time.Minute, false)
-	stale := a.settlingUnconfirmed(t, clientPayment(t, a, w, pr.Resource.URL, nil), w, me, 10*time.Minute, false)
+	recent := a.settlingUnconfirmed(t, clientPayment(t, a, w, pr.Resource.URL, nil), w, payments.Caller{UserID: me}, time.Minute, false)
+	stale := a.settlingUnconfirmed(t, clientPayment(t, a, w, pr.Resource.URL, nil), w, payments.Caller{UserID: me}, 10*time.Minute, false)
 	if err := resolve(a); err != nil {
 		t.Fatal(err)
 	}
@@ -425,5 +431,46 @@ func TestAPaymentSpentOnAServerErrorIsGivenBack(t *testing.T) {
 	}
 	if got := treasury(t, a) - before; got != 20_000 {
 		t.Errorf("treasury: +%d, want +20000 (each payment once)", got)
+	}
+}
+
+// TestAnonymousPaymentServesOnlyTheCallerThatPresentedIt: anyone can copy
+// a landed payment's transaction from the chain; another caller presenting
+// that copy is refused, while the payment is settling and once the
+// resolver has settled it unused, and the caller that paid is served.
+func TestAnonymousPaymentServesOnlyTheCallerThatPresentedIt(t *testing.T) {
+	a := abuseApp(t, "1", map[string]string{"WORKERS": "false"})
+	w, _ := a.funded(t, 1_000_000)
+	bot := request{path: "/games/available", header: appHeaders("bot-a"), remoteAddr: "198.51.100.1:4000"}
+	other := request{path: "/games/available", header: appHeaders("bot-b"), remoteAddr: "198.51.100.9:4000"}
+	paying := func(r request, header string) request {
+		r.header = withPayment(r.header, header)
+		return r
+	}
+	a.do(t, other) // within its allowance
+	a.do(t, bot)
+	_, pr := challengeOf(t, a.do(t, bot))
+	// Paid inline and served (which also opens the vault's token account).
+	if r := a.do(t, paying(bot, clientPayment(t, a, w, pr.Resource.URL, nil))); r.Code != 200 {
+		t.Fatalf("inline payment: %d %s", r.Code, r.Body)
+	}
+
+	// The next payment is sent, and its request ends before the confirmation.
+	header := clientPayment(t, a, w, pr.Resource.URL, nil)
+	sig := a.settlingUnconfirmed(t, header, w, payments.Caller{Key: "app:bot-a"}, time.Minute, true)
+	if got := refusalOf(t, a.do(t, paying(other, header))); got != payments.ReasonPayerMismatch {
+		t.Errorf("a copy presented by another caller while settling: reason %q, want %q", got, payments.ReasonPayerMismatch)
+	}
+	if err := a.Payments.ResolveSettling(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if status, used, _ := a.paymentRow(t, sig); status != "settled" || used {
+		t.Fatalf("resolved payment: %s used %v, want settled and unused", status, used)
+	}
+	if got := refusalOf(t, a.do(t, paying(other, header))); got != payments.ReasonPayerMismatch {
+		t.Errorf("a copy presented by another caller once settled: reason %q, want %q", got, payments.ReasonPayerMismatch)
+	}
+	if r := a.do(t, paying(bot, header)); r.Code != 200 {
+		t.Fatalf("the paying caller's repeat: %d %s", r.Code, r.Body)
 	}
 }

@@ -98,13 +98,14 @@ func VerifyExact(tx *solana.Transaction, req Requirements, feePayer solana.Publi
 	if !program(0).Equals(chain.ComputeBudgetProgramID) || len(limit) != 5 || limit[0] != 2 {
 		return none, refuse(ReasonComputeLimit, "the first instruction must be ComputeBudget SetComputeUnitLimit")
 	}
-	if units := binary.LittleEndian.Uint32(limit[1:]); units > MaxComputeUnits {
+	units := uint64(binary.LittleEndian.Uint32(limit[1:]))
+	if units > MaxComputeUnits {
 		return none, refuse(ReasonComputeLimitTooHigh, "compute unit limit %d is above %d", units, MaxComputeUnits)
 	}
 	if !program(1).Equals(chain.ComputeBudgetProgramID) || len(price) != 9 || price[0] != 3 {
 		return none, refuse(ReasonComputePrice, "the second instruction must be ComputeBudget SetComputeUnitPrice")
 	}
-	units, p := uint64(binary.LittleEndian.Uint32(limit[1:])), binary.LittleEndian.Uint64(price[1:])
+	p := binary.LittleEndian.Uint64(price[1:])
 	if p > MaxComputeUnitPriceMicroLp {
 		return none, refuse(ReasonComputePriceTooHigh, "compute unit price %d micro-lamports is above %d", p, MaxComputeUnitPriceMicroLp)
 	}

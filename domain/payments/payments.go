@@ -1,6 +1,7 @@
 package payments
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -251,6 +252,7 @@ type payment struct {
 	Status      string     `bun:"status"`
 	UsedAt      *time.Time `bun:"used_at"`
 	UsedBy      *string    `bun:"used_by"`
+	PresentedBy *string    `bun:"presented_by"` // an anonymous inline payment's first presenter
 	CreatedAt   time.Time  `bun:"created_at"`
 	UpdatedAt   time.Time  `bun:"updated_at"`
 }
@@ -301,7 +303,7 @@ func (s *Service) redeemSettled(ctx context.Context, sig string, caller Caller, 
 	err := s.db.NewUpdate().Model(&p).Set("used_at = ?", now).Set("used_by = ?", caller.Key).Set("updated_at = ?", now).
 		Where("signature = ? AND status = 'settled' AND used_at IS NULL AND resource = ? AND amount_minor >= ?",
 			sig, resourcePath, s.cfg.PriceMinor).
-		Where("user_id IS NULL OR user_id::text = ?", caller.UserID).
+		Where("user_id::text = ? OR (user_id IS NULL AND coalesce(presented_by, ?) = ?)", caller.UserID, caller.Key, caller.Key).
 		Returning("*").Scan(ctx)
 	if err == nil {
 		return SettlementResponse{Success: true, Transaction: sig, Network: s.cfg.Network, Payer: p.Payer}, nil
@@ -362,6 +364,8 @@ func (s *Service) settleInline(ctx context.Context, p PaymentPayload, tx *solana
 		Status: "settling", CreatedAt: now, UpdatedAt: now}
 	if caller.UserID != "" {
 		row.UserID = &caller.UserID
+	} else {
+		row.PresentedBy = &caller.Key
 	}
 	res, err := s.db.NewInsert().Model(&row).On("CONFLICT (signature) DO NOTHING").Exec(ctx)
 	if err != nil {
@@ -401,7 +405,10 @@ func (s *Service) forget(ctx context.Context, sig string) error {
 // it) serves this request, as redeemSettled checks.
 func (s *Service) resumeSettlement(ctx context.Context, sig solana.Signature, caller Caller, resourcePath string) (SettlementResponse, error) {
 	var p payment
-	if err := s.db.NewSelect().Model(&p).Where("signature = ?", sig.String()).Scan(ctx); err != nil {
+	err := s.db.NewSelect().Model(&p).Where("signature = ?", sig.String()).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) { // the request that presented it first saw the network refuse it
+		return SettlementResponse{}, refuse(ReasonTransactionFailed, "the network refused the payment %s; sign a new one", sig)
+	} else if err != nil {
 		return SettlementResponse{}, err
 	}
 	if p.Status == "settled" {
@@ -409,6 +416,9 @@ func (s *Service) resumeSettlement(ctx context.Context, sig solana.Signature, ca
 	}
 	if p.Resource != resourcePath {
 		return SettlementResponse{}, refuse(ReasonResourceMismatch, "the payment %s is for %s, not %s", sig, p.Resource, resourcePath)
+	}
+	if presenter := cmp.Or(p.UserID, p.PresentedBy); presenter != nil && *presenter != cmp.Or(caller.UserID, caller.Key) {
+		return SettlementResponse{}, refuse(ReasonPayerMismatch, "the payment %s was made by another account", sig)
 	}
 	landed, err := s.money.Chain().Status(ctx, sig)
 	if err != nil || !landed {
