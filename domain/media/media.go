@@ -64,8 +64,8 @@ type format struct {
 	// badly as PNG, while PNG and WebP inputs may carry transparency that
 	// JPEG cannot hold.
 	jpegOut bool
-	// orientation reads how the stored picture must be turned to be
-	// upright (nil: formats without EXIF orientation here).
+	// orientation reads, from the format's EXIF, how the stored picture
+	// must be turned to be upright.
 	orientation func([]byte) int
 }
 
@@ -74,6 +74,7 @@ var (
 		name:         "PNG",
 		decodeConfig: func(b []byte) (image.Config, error) { return png.DecodeConfig(bytes.NewReader(b)) },
 		decode:       func(b []byte) (image.Image, error) { return png.Decode(bytes.NewReader(b)) },
+		orientation:  pngOrientation,
 	}
 	formatJPEG = format{
 		name:         "JPEG",
@@ -86,6 +87,7 @@ var (
 		name:         "WebP",
 		decodeConfig: func(b []byte) (image.Config, error) { return webp.DecodeConfig(bytes.NewReader(b)) },
 		decode:       func(b []byte) (image.Image, error) { return webp.Decode(bytes.NewReader(b)) },
+		orientation:  webpOrientation,
 	}
 )
 
@@ -162,10 +164,7 @@ func Sanitize(data []byte, kind Kind) (Image, error) {
 	// picture stored on its side is fitted first (into the box turned the
 	// same way) and turned upright after, so the turn only touches the
 	// small result.
-	o := orientNormal
-	if f.orientation != nil {
-		o = f.orientation(data)
-	}
+	o := f.orientation(data)
 	if swapsAxes(o) {
 		maxW, maxH = maxH, maxW
 	}

@@ -542,6 +542,66 @@ func TestSanitizeTurnsPhotosUpright(t *testing.T) {
 	}
 }
 
+// TestSanitizeTurnsPNGAndWebPUpright: PNG (eXIf chunk) and WebP (EXIF
+// chunk of an extended WebP) carry the same orientation tag as JPEG.
+func TestSanitizeTurnsPNGAndWebPUpright(t *testing.T) {
+	exif := exifOrientation(binary.LittleEndian, 6)[6:] // the TIFF data alone
+	// PNG: the quadrants stored on their side; turned 90 degrees clockwise.
+	img, err := Sanitize(insertAfterIHDR(encodePNG(t, quadrants()), pngChunk("eXIf", []byte(exif))), Avatar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := png.Decode(bytes.NewReader(img.Data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range [4]int{blue, red, white, green} { // top-left, top-right, bottom-left, bottom-right
+		p := image.Pt(5+10*(i%2), 10+20*(i/2))
+		if got := color.NRGBAModel.Convert(out.At(p.X, p.Y)).(color.NRGBA); got != quadrantColors[want] {
+			t.Errorf("PNG: size %v, pixel %v is %v, want %v", out.Bounds().Size(), p, got, quadrantColors[want])
+		}
+	}
+	if bytes.Contains(img.Data, []byte("eXIf")) {
+		t.Error("the PNG output still has its eXIf chunk")
+	}
+
+	// WebP: the 4x2 fixture in an extended (VP8X) container with an EXIF
+	// chunk, both with and without the "Exif\0\0" prefix some writers add.
+	vp8l := webpFixture(t)[12:]
+	for _, payload := range []string{exif, "Exif\x00\x00" + exif} {
+		vp8x := []byte{0x08, 0, 0, 0, 3, 0, 0, 1, 0, 0} // EXIF flag; canvas 4x2 (each less one, 24 bits)
+		body := append([]byte("WEBPVP8X"), binary.LittleEndian.AppendUint32(nil, uint32(len(vp8x)))...)
+		body = append(append(body, vp8x...), vp8l...)
+		body = append(append(body, "EXIF"...), binary.LittleEndian.AppendUint32(nil, uint32(len(payload)))...)
+		body = append(body, payload...)
+		if len(payload)%2 == 1 {
+			body = append(body, 0)
+		}
+		file := append(append([]byte("RIFF"), binary.LittleEndian.AppendUint32(nil, uint32(len(body)))...), body...)
+		img, err := Sanitize(file, Avatar)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := png.Decode(bytes.NewReader(img.Data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := out.Bounds(); b.Dx() != 2 || b.Dy() != 4 {
+			t.Fatalf("WebP turned: %v, want 2x4", b.Size())
+		}
+		// Turned clockwise, the upright picture's row y is the stored
+		// column y read from the bottom row up.
+		for y := range 4 {
+			for x := range 2 {
+				want := webp4x2Colors[(1-x)*4+y]
+				if got := color.NRGBAModel.Convert(out.At(x, y)).(color.NRGBA); got != want {
+					t.Errorf("WebP (%d-byte EXIF): pixel (%d,%d) is %v, want %v", len(payload), x, y, got, want)
+				}
+			}
+		}
+	}
+}
+
 func TestSanitizeFitsTurnedPhotosInTheBox(t *testing.T) {
 	// A 1000x500 landscape stored for a portrait photo: upright it is
 	// 500x1000, so the avatar box makes it 256x512.

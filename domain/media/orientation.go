@@ -50,6 +50,43 @@ func jpegOrientation(data []byte) int {
 	return orientNormal
 }
 
+// pngOrientation returns the EXIF orientation of a PNG's eXIf chunk, or
+// orientNormal, as jpegOrientation does.
+func pngOrientation(data []byte) int {
+	for i := 8; i+12 <= len(data); {
+		n := int(binary.BigEndian.Uint32(data[i:]))
+		if n < 0 || n > len(data)-i-12 {
+			break
+		}
+		if string(data[i+4:i+8]) == "eXIf" {
+			return tiffOrientation(data[i+8 : i+8+n])
+		}
+		i += 12 + n // length, type, data, CRC
+	}
+	return orientNormal
+}
+
+// webpOrientation returns the EXIF orientation of a WebP's EXIF chunk (an
+// extended WebP), or orientNormal, as jpegOrientation does. Some writers
+// start the chunk with JPEG's "Exif\0\0" prefix; both forms are read.
+func webpOrientation(data []byte) int {
+	for i := 12; i+8 <= len(data); {
+		n := int(binary.LittleEndian.Uint32(data[i+4:]))
+		if n < 0 || n > len(data)-i-8 {
+			break
+		}
+		if string(data[i:i+4]) == "EXIF" {
+			chunk := data[i+8 : i+8+n]
+			if len(chunk) >= 6 && string(chunk[:6]) == "Exif\x00\x00" {
+				chunk = chunk[6:]
+			}
+			return tiffOrientation(chunk)
+		}
+		i += 8 + n + n%2 // chunks are padded to an even size
+	}
+	return orientNormal
+}
+
 // tiffOrientation reads the Orientation tag of IFD0 of a TIFF header.
 func tiffOrientation(t []byte) int {
 	if len(t) < 8 {
