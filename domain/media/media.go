@@ -123,7 +123,7 @@ func box(kind Kind) (w, h int, ok bool) {
 // whose declared dimensions exceed 8000x8000 or 40 megapixels (checked
 // before decoding, against decompression bombs), and undecodable data. It
 // decodes, downscales (keeping the aspect ratio, never upscaling) to fit the
-// Kind's box, turns a JPEG upright as its EXIF orientation says, and
+// Kind's box, turns the picture upright as its EXIF orientation says, and
 // re-encodes: JPEG input becomes JPEG at quality 85; PNG and WebP input
 // become PNG. The output therefore keeps no metadata (EXIF, text chunks,
 // ICC, XMP).
