@@ -35,14 +35,7 @@ func (a *App) sentUnconfirmed(t *testing.T, w wallet, prepared map[string]any, s
 	t.Helper()
 	ctx := context.Background()
 	signed := signPrepared(t, w, prepared["transaction"].(string), nil)
-	raw, _ := base64.StdEncoding.DecodeString(signed)
-	tx, err := solana.TransactionFromBytes(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := chain.SignWith(tx, a.Keys.FeePayer()); err != nil {
-		t.Fatal(err)
-	}
+	tx := a.withFeePayer(t, signed)
 	sig := tx.Signatures[0].String()
 	if _, err := a.DB.ExecContext(ctx, "UPDATE intents SET status = 'submitted', signature = ?, updated_at = now() - interval '1 minute' WHERE id = ?",
 		sig, prepared["intentId"]); err != nil {
@@ -54,6 +47,21 @@ func (a *App) sentUnconfirmed(t *testing.T, w wallet, prepared map[string]any, s
 		}
 	}
 	return signed, sig
+}
+
+// withFeePayer returns the user-signed transaction with the fee payer's
+// signature added, as submit sends it.
+func (a *App) withFeePayer(t *testing.T, signedB64 string) *solana.Transaction {
+	t.Helper()
+	raw, _ := base64.StdEncoding.DecodeString(signedB64)
+	tx, err := solana.TransactionFromBytes(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chain.SignWith(tx, a.Keys.FeePayer()); err != nil {
+		t.Fatal(err)
+	}
+	return tx
 }
 
 // resolveEverywhere runs resolve on every app at once, then once more on
@@ -164,14 +172,7 @@ func TestResubmitRefusedByALaggingNodeDoesNotFailASentDeposit(t *testing.T) {
 	}
 
 	// The first send lands; the next re-submit credits it, once.
-	raw, _ := base64.StdEncoding.DecodeString(signed)
-	tx, err := solana.TransactionFromBytes(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := chain.SignWith(tx, a.Keys.FeePayer()); err != nil {
-		t.Fatal(err)
-	}
+	tx := a.withFeePayer(t, signed)
 	if _, err := a.Money.Chain().SendAndConfirm(context.Background(), tx, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
