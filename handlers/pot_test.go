@@ -532,17 +532,31 @@ type beforeSend struct {
 	hook   func()
 }
 
-func (b *beforeSend) Do(req *http.Request) (*http.Response, error) {
+// rpcRequest is what a test's chain transport reads of a JSON-RPC call.
+type rpcRequest struct {
+	ID     json.RawMessage
+	Method string
+	Params []json.RawMessage
+}
+
+// readRPC reads req's JSON-RPC call and leaves its body to be read again.
+func readRPC(req *http.Request) (rpcRequest, error) {
+	var call rpcRequest
 	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return call, err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	json.Unmarshal(body, &call) // not a call: an empty method
+	return call, nil
+}
+
+func (b *beforeSend) Do(req *http.Request) (*http.Response, error) {
+	call, err := readRPC(req)
 	if err != nil {
 		return nil, err
 	}
-	req.Body = io.NopCloser(bytes.NewReader(body))
-	var call struct {
-		Method string
-		Params []json.RawMessage
-	}
-	if json.Unmarshal(body, &call) == nil && call.Method == "sendTransaction" && len(call.Params) > 0 {
+	if call.Method == "sendTransaction" && len(call.Params) > 0 {
 		var b64 string
 		json.Unmarshal(call.Params[0], &b64)
 		raw, _ := base64.StdEncoding.DecodeString(b64)

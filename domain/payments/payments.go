@@ -96,6 +96,10 @@ type Caller struct {
 	UserID string // "" for anonymous callers
 }
 
+// owner is what a payment names as the one it serves: the user's id, or
+// for an anonymous caller its key (see payment.PresentedBy).
+func (c Caller) owner() string { return cmp.Or(c.UserID, c.Key) }
+
 // ResourcePath returns the path of a resource URL (absolute or not): a
 // payment is good for the resource at that path.
 func ResourcePath(resourceURL string) (string, bool) {
@@ -303,7 +307,7 @@ func (s *Service) redeemSettled(ctx context.Context, sig string, caller Caller, 
 	err := s.db.NewUpdate().Model(&p).Set("used_at = ?", now).Set("used_by = ?", caller.Key).Set("updated_at = ?", now).
 		Where("signature = ? AND status = 'settled' AND used_at IS NULL AND resource = ? AND amount_minor >= ?",
 			sig, resourcePath, s.cfg.PriceMinor).
-		Where("user_id::text = ? OR (user_id IS NULL AND coalesce(presented_by, ?) = ?)", caller.UserID, caller.Key, caller.Key).
+		Where("coalesce(user_id::text, presented_by, ?) = ?", caller.owner(), caller.owner()).
 		Returning("*").Scan(ctx)
 	if err == nil {
 		return SettlementResponse{Success: true, Transaction: sig, Network: s.cfg.Network, Payer: p.Payer}, nil
@@ -417,7 +421,7 @@ func (s *Service) resumeSettlement(ctx context.Context, sig solana.Signature, ca
 	if p.Resource != resourcePath {
 		return SettlementResponse{}, refuse(ReasonResourceMismatch, "the payment %s is for %s, not %s", sig, p.Resource, resourcePath)
 	}
-	if presenter := cmp.Or(p.UserID, p.PresentedBy); presenter != nil && *presenter != cmp.Or(caller.UserID, caller.Key) {
+	if owner := cmp.Or(p.UserID, p.PresentedBy); owner != nil && *owner != caller.owner() {
 		return SettlementResponse{}, refuse(ReasonPayerMismatch, "the payment %s was made by another account", sig)
 	}
 	landed, err := s.money.Chain().Status(ctx, sig)

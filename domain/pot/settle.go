@@ -259,18 +259,16 @@ func (s *Service) sendTransfer(ctx context.Context, tx bun.Tx, t *Transfer) (boo
 	}
 	if _, err := client.SendAndConfirm(ctx, stx, 30*time.Second); err != nil {
 		retry := tx.NewUpdate().Model(t).Set("error = ?", err.Error()).Set("updated_at = ?", s.now().Add(5*time.Second))
-		switch outcome, reason, oerr := client.OutcomeOf(ctx, stx.Signatures[0], stx.Message.RecentBlockhash); {
-		case oerr != nil:
-			s.log.Warn("settlement transfer outcome unknown", "transfer", t.ID, "err", oerr)
-		case outcome == chain.Failed || outcome == chain.Expired:
-			// It failed on chain (a refund whose donor closed their token
-			// account after it was signed, say), or never landed and never
-			// can: its signature can never succeed, so it is signed anew
-			// on the next round, to wherever the money can go then.
-			s.log.Warn("settlement transfer cannot confirm; signing it anew", "transfer", t.ID, "reason", reason)
+		// A transfer that failed on chain (a refund whose donor closed their
+		// token account after it was signed, say), or that never landed and
+		// never can, has a signature that can never succeed: it is signed
+		// anew on the next round, to wherever the money can go then.
+		outcome, _, oerr := client.OutcomeOf(ctx, stx.Signatures[0], stx.Message.RecentBlockhash)
+		signAnew := oerr == nil && (outcome == chain.Failed || outcome == chain.Expired)
+		if signAnew {
 			retry = retry.Set("raw = NULL, signature = NULL, status = 'pending'")
 		}
-		s.log.Warn("settlement transfer not confirmed yet", "transfer", t.ID, "err", err)
+		s.log.Warn("settlement transfer not confirmed", "transfer", t.ID, "err", err, "signAnew", signAnew, "outcomeErr", oerr)
 		_, uerr := retry.WherePK().Exec(ctx)
 		return false, uerr
 	}
