@@ -1,6 +1,3 @@
-// Package db opens PostgreSQL through bun (pgdialect over pgx), applies the
-// embedded migrations, runs transactions with retry, and listens for
-// notifications.
 package db
 
 import (
@@ -111,28 +108,25 @@ func Migrate(ctx context.Context, bdb *bun.DB) error {
 	return nil
 }
 
-// Serializable runs fn in a SERIALIZABLE transaction, retrying the whole
-// function when PostgreSQL reports a serialization failure (40001) or a
-// deadlock (40P01). Money paths use it. fn must not have side effects outside
-// the transaction, since it may run several times. It returns fn's error, or
-// the last retryable error when every attempt failed.
-func Serializable(ctx context.Context, bdb bun.IDB, fn func(ctx context.Context, tx bun.Tx) error) error {
-	return transact(ctx, bdb, sql.LevelSerializable, fn)
-}
-
-// ReadCommitted runs fn in a READ COMMITTED transaction with the same retry
-// rule as Serializable (deadlocks can happen at any level).
-func ReadCommitted(ctx context.Context, bdb bun.IDB, fn func(ctx context.Context, tx bun.Tx) error) error {
-	return transact(ctx, bdb, sql.LevelReadCommitted, fn)
-}
-
-const maxAttempts = 12
-
-func transact(ctx context.Context, bdb bun.IDB, level sql.IsolationLevel, fn func(ctx context.Context, tx bun.Tx) error) error {
+// Transact runs fn in a READ COMMITTED transaction (the isolation policy
+// is in doc.go), retrying the whole function when PostgreSQL reports a
+// deadlock (40P01) or a serialization failure (40001). fn must have no
+// side effects outside the transaction, since it may run several times:
+// work that must follow the commit is registered with AfterCommit. It
+// returns fn's error, or the last retryable error when every attempt
+// failed.
+func Transact(ctx context.Context, bdb bun.IDB, fn func(ctx context.Context, tx bun.Tx) error) error {
 	var err error
 	backoff := 2 * time.Millisecond
 	for attempt := 0; attempt < maxAttempts; attempt++ {
-		err = bdb.RunInTx(ctx, &sql.TxOptions{Isolation: level}, fn)
+		hooks := &commitHooks{}
+		err = bdb.RunInTx(context.WithValue(ctx, commitHooksKey{}, hooks), &sql.TxOptions{Isolation: sql.LevelReadCommitted}, fn)
+		if err == nil {
+			for _, hook := range hooks.fns {
+				hook()
+			}
+			return nil
+		}
 		if !IsRetryable(err) {
 			return err
 		}
@@ -146,6 +140,29 @@ func transact(ctx context.Context, bdb bun.IDB, level sql.IsolationLevel, fn fun
 		}
 	}
 	return err
+}
+
+const maxAttempts = 12
+
+type commitHooks struct{ fns []func() }
+
+type commitHooksKey struct{}
+
+// ErrNoTransaction is AfterCommit's error outside a transaction of
+// Transact.
+var ErrNoTransaction = errors.New("db: AfterCommit needs the context of a transaction started by db.Transact")
+
+// AfterCommit registers fn to run once the transaction of ctx (one started
+// by Transact) has committed, on the committing goroutine, in the order of
+// registration. A rolled-back or retried attempt never runs it. It returns
+// ErrNoTransaction when ctx belongs to no such transaction.
+func AfterCommit(ctx context.Context, fn func()) error {
+	h, ok := ctx.Value(commitHooksKey{}).(*commitHooks)
+	if !ok {
+		return ErrNoTransaction
+	}
+	h.fns = append(h.fns, fn)
+	return nil
 }
 
 // IsRetryable reports whether err is a serialization failure or deadlock.

@@ -1,6 +1,10 @@
 package domain
 
-import "time"
+import (
+	"context"
+	"log/slog"
+	"time"
+)
 
 // Clock returns the current time. Services take one so that tests control
 // time; production uses SystemClock.
@@ -8,3 +12,21 @@ type Clock func() time.Time
 
 // SystemClock is the wall clock in UTC.
 func SystemClock() time.Time { return time.Now().UTC() }
+
+// Every runs fn every interval until ctx is done, logging its errors with
+// what it was doing. Background work (deadlines, settlement transfers,
+// resolvers) runs on it.
+func Every(ctx context.Context, interval time.Duration, log *slog.Logger, what string, fn func(context.Context) error) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := fn(ctx); err != nil && ctx.Err() == nil {
+				log.Error(what, "err", err)
+			}
+		}
+	}
+}

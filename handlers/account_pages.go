@@ -22,7 +22,7 @@ func (a *App) loginPage(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, next)
 	}
 	return web.Render(c, http.StatusOK, views.Login(a.pageFor(c, "Sign in"), views.LoginPage{
-		Next: next, DevWallet: a.Config.EmbeddedChain(), Maintenance: a.Flags.Enabled(flags.Maintenance)}))
+		Next: next, DevWallet: a.EmbeddedChain, Maintenance: a.Flags.Enabled(flags.Maintenance)}))
 }
 
 // safeNext keeps redirects on this site.

@@ -1,4 +1,4 @@
-package handlers
+package handlers_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"wager/domain/flags"
+	"wager/handlers"
 )
 
 const testSecret = "test-secret-test-secret-test-secret!"
@@ -49,7 +50,7 @@ func jsonBody(v any) string {
 }
 
 // handshake asks for a challenge for w and returns its message.
-func (a *App) requestChallenge(t testing.TB, w wallet, app string) string {
+func (a *testApp) requestChallenge(t testing.TB, w wallet, app string) string {
 	t.Helper()
 	r := a.do(t, request{method: http.MethodPost, path: "/auth/handshake",
 		body: jsonBody(map[string]string{"walletAddress": w.address()}), header: appHeaders(app)})
@@ -64,14 +65,14 @@ func (a *App) requestChallenge(t testing.TB, w wallet, app string) string {
 	return msg
 }
 
-func (a *App) loginWith(t testing.TB, address, signature, app string) response {
+func (a *testApp) loginWith(t testing.TB, address, signature, app string) response {
 	t.Helper()
 	return a.do(t, request{method: http.MethodPost, path: "/auth/login-wallet",
 		body: jsonBody(map[string]string{"address": address, "signedMessage": signature}), header: appHeaders(app)})
 }
 
 // login signs in w as app and returns the access token and user id.
-func (a *App) login(t testing.TB, w wallet, app string) (token, userID string) {
+func (a *testApp) login(t testing.TB, w wallet, app string) (token, userID string) {
 	t.Helper()
 	msg := a.requestChallenge(t, w, app)
 	r := a.loginWith(t, w.address(), w.sign(msg), app)
@@ -261,7 +262,7 @@ func TestAdminsAreExemptFromMaintenance(t *testing.T) {
 	}
 
 	list := a.do(t, request{path: "/admin/feature-flags", header: bearer(adminToken, "console")})
-	var body AdminFlags
+	var body handlers.AdminFlags
 	if err := json.Unmarshal(list.Body.Bytes(), &body); err != nil || len(body.Changes) == 0 {
 		t.Fatalf("admin flag list: %v %s", err, list.Body)
 	}

@@ -1,4 +1,4 @@
-package handlers
+package handlers_test
 
 import (
 	"context"
@@ -14,17 +14,18 @@ import (
 	"github.com/a-h/templ"
 	"github.com/uptrace/bun"
 
+	"wager/db"
 	"wager/domain"
 	"wager/domain/chat"
 )
 
-func (a *App) say(t testing.TB, p player, contextType, id, text string) response {
+func (a *testApp) say(t testing.TB, p player, contextType, id, text string) response {
 	t.Helper()
 	return a.do(t, request{method: http.MethodPost, path: "/chat/" + contextType + "/" + id + "/messages",
 		body: jsonBody(map[string]string{"text": text}), header: p.auth})
 }
 
-func (a *App) said(t testing.TB, p player, contextType, id, text string) map[string]any {
+func (a *testApp) said(t testing.TB, p player, contextType, id, text string) map[string]any {
 	t.Helper()
 	r := a.say(t, p, contextType, id, text)
 	if r.Code != http.StatusCreated {
@@ -34,7 +35,7 @@ func (a *App) said(t testing.TB, p player, contextType, id, text string) map[str
 }
 
 // history reads a chat page (newest first).
-func (a *App) history(t testing.TB, p player, contextType, id, query string) []map[string]any {
+func (a *testApp) history(t testing.TB, p player, contextType, id, query string) []map[string]any {
 	t.Helper()
 	r := a.do(t, request{path: "/chat/" + contextType + "/" + id + "/messages" + query, header: p.auth})
 	if r.Code != http.StatusOK {
@@ -47,7 +48,7 @@ func (a *App) history(t testing.TB, p player, contextType, id, query string) []m
 	return out
 }
 
-func (a *App) threads(t testing.TB, p player) []map[string]any {
+func (a *testApp) threads(t testing.TB, p player) []map[string]any {
 	t.Helper()
 	r := a.do(t, request{path: "/chat/dm/threads", header: p.auth})
 	if r.Code != http.StatusOK {
@@ -60,9 +61,9 @@ func (a *App) threads(t testing.TB, p player) []map[string]any {
 	return out
 }
 
-func (a *App) postSystem(t testing.TB, gameID, text string, metadata map[string]any) {
+func (a *testApp) postSystem(t testing.TB, gameID, text string, metadata map[string]any) {
 	t.Helper()
-	err := a.DB.RunInTx(context.Background(), nil, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(context.Background(), a.DB, func(ctx context.Context, tx bun.Tx) error {
 		_, err := a.Chat.PostSystem(ctx, tx, gameID, text, metadata, time.Now())
 		return err
 	})
@@ -109,7 +110,7 @@ func TestGameChatRoles(t *testing.T) {
 	}
 
 	// The whole room sees it as the same stored event, in order with moves.
-	evs, err := a.Games.Events(context.Background(), game, 0, 100)
+	evs, err := a.Rooms.Events(context.Background(), game, 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

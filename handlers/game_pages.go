@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -12,41 +15,40 @@ import (
 	"wager/domain"
 	"wager/domain/chat"
 	"wager/domain/game"
+	"wager/domain/game/rules"
 	"wager/domain/money"
+	"wager/domain/pot"
 	"wager/views"
 	"wager/web"
+	"wager/web/live"
 )
 
-// publicRPS is the part of a game's public view the page shows.
-type publicRPS struct {
-	Players []string `json:"players"`
-	Round   struct {
-		Number   int    `json:"number"`
-		Deadline string `json:"deadline"`
-	} `json:"round"`
-	Scores       map[string]int  `json:"scores"`
-	Submitted    map[string]bool `json:"submitted"`
-	Rounds       int             `json:"rounds"`
-	RoundSeconds int             `json:"roundSeconds"`
-	History      []struct {
-		Round       int                `json:"round"`
-		Choices     map[string]*string `json:"choices"`
-		Salts       map[string]*string `json:"salts"`
-		Commitments map[string]*string `json:"commitments"`
-		WinnerID    *string            `json:"winnerId"`
-		Reason      string             `json:"reason"`
-	} `json:"history"`
+// LiveViews renders games for the game page and for the live hub: the
+// page's view model, the HTML fragments that live events send to pages,
+// and the answer to a room join. It reads what everyone may see.
+type LiveViews struct {
+	games     *game.Service
+	pots      *pot.Service
+	explorer  Explorer
+	devWallet bool
+	log       *slog.Logger
 }
 
-// gameView gathers what the game page shows; viewer may be nil.
-func (a *App) gameView(ctx context.Context, gameID string, viewer *web.Identity) (views.GameView, error) {
-	meta, public, err := a.Games.Snapshot(ctx, gameID)
+// NewLiveViews returns the game presenter.
+func NewLiveViews(games *game.Service, pots *pot.Service, o Options, log *slog.Logger) *LiveViews {
+	return &LiveViews{games: games, pots: pots, explorer: o.Explorer(), devWallet: o.EmbeddedChain, log: log}
+}
+
+// gameView gathers what the game page shows; viewer may be nil. It reads
+// the game and its pot (two queries), and the settlement once it is over.
+func (v *LiveViews) gameView(ctx context.Context, gameID string, viewer *web.Identity) (views.GameView, error) {
+	meta, view, err := v.games.Snapshot(ctx, gameID)
 	if err != nil {
 		return views.GameView{}, err
 	}
-	var st publicRPS
-	if b, err := json.Marshal(public); err == nil {
-		json.Unmarshal(b, &st)
+	st, _ := view.(*rules.RPSView)
+	if st == nil {
+		st = &rules.RPSView{ViewBase: *view.Base()}
 	}
 	names := map[string]string{}
 	for _, p := range meta.Players {
@@ -54,53 +56,40 @@ func (a *App) gameView(ctx context.Context, gameID string, viewer *web.Identity)
 	}
 	g := views.GameView{GameID: meta.GameID, GameType: meta.GameType, Status: meta.Status, Round: st.Round.Number,
 		Rounds: st.Rounds, RoundSeconds: st.RoundSeconds, Spectators: meta.SpectatorCount, Seq: meta.LastSeq,
-		EscrowAddress: a.Pot.EscrowAddress(meta.GameID).String(), DevWallet: a.Config.EmbeddedChain()}
-	if d, err := time.Parse(time.RFC3339Nano, st.Round.Deadline); err == nil && meta.Status == game.StatusActive {
-		g.Deadline = d
+		EscrowAddress: v.pots.EscrowAddress(meta.GameID).String(), DevWallet: v.devWallet}
+	if st.Round.Deadline != nil && meta.Status == game.StatusActive {
+		g.Deadline, _ = time.Parse(time.RFC3339Nano, *st.Round.Deadline)
 	}
 	for _, p := range meta.Players {
 		g.Players = append(g.Players, views.GamePlayer{UserID: p.UserID, Username: p.Username,
 			Score: st.Scores[p.UserID], Submitted: st.Submitted[p.UserID]})
 	}
-	str := func(s *string) string {
-		if s == nil {
-			return ""
-		}
-		return *s
-	}
 	for i := len(st.History) - 1; i >= 0; i-- { // newest first
 		h := st.History[i]
-		r := views.RoundView{Round: h.Round, Reason: h.Reason, Winner: names[str(h.WinnerID)]}
+		r := views.RoundView{Round: h.Round, Reason: h.Reason, Winner: names[deref(h.WinnerID)]}
 		for _, p := range meta.Players {
-			r.Choices = append(r.Choices, views.RevealView{Username: p.Username, Choice: str(h.Choices[p.UserID]),
-				Salt: str(h.Salts[p.UserID]), Commitment: str(h.Commitments[p.UserID])})
+			r.Choices = append(r.Choices, views.RevealView{Username: p.Username, Choice: deref(h.Choices[p.UserID]),
+				Salt: deref(h.Salts[p.UserID]), Commitment: h.Commitments[p.UserID]})
 		}
 		g.History = append(g.History, r)
 	}
-	p, err := a.Pot.PotOf(ctx, gameID)
+	p, err := v.pots.PotFor(ctx, meta)
 	if err != nil {
 		return g, err
 	}
 	g.Pot = views.PotView{PlayerPot: money.FormatUSDC(p.PlayerPotMinor), SpectatorPot: money.FormatUSDC(p.SpectatorPotMinor),
 		Total: money.FormatUSDC(p.TotalMinor), WinnerGets: money.FormatUSDC(p.WinnerGetsMinor)}
-	if meta.Status == game.StatusCompleted || meta.Status == game.StatusCancelled {
-		var res struct {
-			WinnerID    *string `json:"winnerId"`
-			Reason      string  `json:"reason"`
-			PayoutMinor int64   `json:"payoutMinor"`
-			FeeMinor    int64   `json:"feeMinor"`
-		}
-		json.Unmarshal(meta.Result, &res)
-		g.Result = &views.ResultView{Winner: names[str(res.WinnerID)], Reason: res.Reason, Draw: res.WinnerID == nil,
+	if res := meta.Result; res != nil {
+		g.Result = &views.ResultView{Winner: names[deref(res.WinnerID)], Reason: res.Reason, Draw: res.WinnerID == nil,
 			Payout: money.FormatUSDC(res.PayoutMinor), Fee: money.FormatUSDC(res.FeeMinor)}
-		transfers, err := a.Pot.Transfers(ctx, gameID)
+		transfers, err := v.pots.Transfers(ctx, gameID)
 		if err != nil {
 			return g, err
 		}
 		for _, t := range transfers {
 			tv := views.TransferView{Kind: t.Kind, Amount: money.FormatUSDC(t.AmountMinor), Status: t.Status}
 			if t.Signature != nil {
-				tv.Signature, tv.Link = *t.Signature, a.explorerURL("tx", *t.Signature)
+				tv.Signature, tv.Link = *t.Signature, v.explorer.URL("tx", *t.Signature)
 			}
 			g.Settlement = append(g.Settlement, tv)
 		}
@@ -110,6 +99,77 @@ func (a *App) gameView(ctx context.Context, gameID string, viewer *web.Identity)
 		_, g.IsPlayer = names[viewer.UserID]
 	}
 	return g, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// Events implements live.Pages: a chat message is appended to the chat;
+// any other event swaps every panel it may change, rendered once for the
+// batch (at its last such event) from the game as it is now.
+func (v *LiveViews) Events(ctx context.Context, gameID string, evs []live.Event) [][]byte {
+	out := make([][]byte, len(evs))
+	last := -1
+	for i, ev := range evs {
+		if ev.Name != chat.EventMessage {
+			last = i
+			continue
+		}
+		var m chat.Message
+		if err := json.Unmarshal(ev.Data, &m); err != nil {
+			v.log.Warn("render a live chat message", "game", gameID, "seq", ev.Seq, "err", err)
+			continue
+		}
+		var buf bytes.Buffer
+		views.ChatAppend(chatLine(m)).Render(ctx, &buf)
+		views.LiveSeq(ev.Seq).Render(ctx, &buf)
+		out[i] = buf.Bytes()
+	}
+	if last < 0 {
+		return out
+	}
+	g, err := v.gameView(ctx, gameID, nil)
+	if err != nil {
+		v.log.Warn("render live event", "game", gameID, "event", evs[last].Name, "err", err)
+		return out
+	}
+	g.Seq = evs[last].Seq
+	var buf bytes.Buffer
+	if err := views.Live(g).Render(ctx, &buf); err != nil {
+		v.log.Warn("render live event", "game", gameID, "event", evs[last].Name, "err", err)
+		return out
+	}
+	out[last] = buf.Bytes()
+	return out
+}
+
+// Crowd implements live.Pages.
+func (v *LiveViews) Crowd(count int) []byte {
+	var buf bytes.Buffer
+	views.SpectatorCount(count).Render(context.Background(), &buf)
+	return buf.Bytes()
+}
+
+// Join implements live.Rooms: the state of an active game and whether the
+// user plays in it (NOT_FOUND, GAME_NOT_ACTIVE).
+func (v *LiveViews) Join(ctx context.Context, gameID, userID string) (live.Joined, error) {
+	g, err := v.games.Game(ctx, gameID)
+	if err != nil {
+		return live.Joined{}, err
+	}
+	view, err := v.games.ActiveState(g)
+	if err != nil {
+		return live.Joined{}, err
+	}
+	state, err := json.Marshal(view)
+	if err != nil {
+		return live.Joined{}, fmt.Errorf("encode the state of game %s: %w", g.ID, err)
+	}
+	return live.Joined{State: state, Seq: g.Seq, Player: slices.Contains(g.Players, userID)}, nil
 }
 
 func chatLine(m chat.Message) views.ChatLine {
@@ -126,7 +186,7 @@ func chatLine(m chat.Message) views.ChatLine {
 func (a *App) gamePage(c echo.Context) error {
 	ctx := c.Request().Context()
 	viewer := web.IdentityOf(c)
-	g, err := a.gameView(ctx, c.Param("id"), viewer)
+	g, err := a.Views.gameView(ctx, c.Param("id"), viewer)
 	if err != nil {
 		return err
 	}
@@ -160,10 +220,8 @@ func (a *App) gameMove(c echo.Context) error {
 		return web.Render(c, http.StatusOK, views.MyChoice("", 0, e.Message))
 	}
 	round := 0
-	if _, public, err := a.Games.Snapshot(c.Request().Context(), c.Param("id")); err == nil {
-		if r, ok := public["round"].(map[string]any); ok {
-			round, _ = r["number"].(int)
-		}
+	if view, err := a.Games.PublicState(c.Request().Context(), c.Param("id")); err == nil {
+		round = view.Base().Round.Number
 	}
 	return web.Render(c, http.StatusOK, views.MyChoice(choice, round, ""))
 }
@@ -189,30 +247,4 @@ func (a *App) gameChat(c echo.Context) error {
 	}
 	c.Response().Header().Set("HX-Trigger", "chat-sent")
 	return web.Render(c, http.StatusOK, views.ChatError(""))
-}
-
-// renderLive is the HTML audience's renderer: for each game event, the
-// panels it may change, rendered once and sent to every page in the room.
-// It reads only what everyone may see.
-func (a *App) renderLive(ctx context.Context, ev game.Event) []byte {
-	var buf bytes.Buffer
-	if ev.Name == "game:chat:message" {
-		var m chat.Message
-		if json.Unmarshal(ev.Data, &m) != nil {
-			return nil
-		}
-		views.ChatAppend(chatLine(m)).Render(ctx, &buf)
-		views.LiveSeq(ev.Seq).Render(ctx, &buf)
-		return buf.Bytes()
-	}
-	g, err := a.gameView(ctx, ev.GameID, nil)
-	if err != nil {
-		a.log.Warn("render live event", "game", ev.GameID, "event", ev.Name, "err", err)
-		return nil
-	}
-	g.Seq = ev.Seq
-	if err := views.Live(g).Render(ctx, &buf); err != nil {
-		return nil
-	}
-	return buf.Bytes()
 }

@@ -10,7 +10,9 @@ import (
 	"wager/domain"
 	"wager/domain/game"
 	"wager/domain/game/rules"
+	"wager/domain/room"
 	"wager/web"
+	"wager/web/live"
 )
 
 func (a *App) availableGames(c echo.Context) error {
@@ -101,7 +103,7 @@ func (a *App) gameState(c echo.Context) error {
 
 // EventsPage is a slice of a game's event stream.
 type EventsPage struct {
-	Events []game.Event `json:"events"`
+	Events []room.Event `json:"events"`
 }
 
 func (a *App) gameEvents(c echo.Context) error {
@@ -109,15 +111,13 @@ func (a *App) gameEvents(c echo.Context) error {
 	if c.QueryParam("after") != "" && (err != nil || after < 0) {
 		return domain.Invalid(map[string]string{"after": "must be a seq number, 0 or more"})
 	}
-	if _, err := a.Games.Metadata(c.Request().Context(), c.Param("id")); err != nil {
-		return err
-	}
-	evs, err := a.Games.Events(c.Request().Context(), c.Param("id"), after, 200)
+	m, err := a.Games.Metadata(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	if evs == nil {
-		evs = []game.Event{}
+	evs, err := a.Rooms.Events(c.Request().Context(), m.GameID, after, 200)
+	if err != nil {
+		return err
 	}
 	return c.JSON(http.StatusOK, EventsPage{Events: evs})
 }
@@ -230,4 +230,11 @@ func (a *App) respondChallenge(answer string) echo.HandlerFunc {
 		}
 		return c.JSON(http.StatusOK, ch)
 	}
+}
+
+// liveSocket serves the live WebSocket (web/live has the protocol).
+func (a *App) liveSocket(c echo.Context) error {
+	id := web.IdentityOf(c)
+	a.Live.Serve(c.Response(), c.Request(), live.Client{UserID: id.UserID, Session: id.Session})
+	return nil
 }

@@ -1,4 +1,4 @@
-package handlers
+package handlers_test
 
 import (
 	"context"
@@ -24,14 +24,14 @@ type player struct {
 	auth map[string]string
 }
 
-func (a *App) newPlayer(t testing.TB) player {
+func (a *testApp) newPlayer(t testing.TB) player {
 	t.Helper()
 	w := newWallet(t)
 	token, id := a.login(t, w, "agent-1")
 	return player{wallet: w, id: id, auth: bearer(token, "agent-1")}
 }
 
-func (a *App) lobby(t testing.TB, p player, body string) string {
+func (a *testApp) lobby(t testing.TB, p player, body string) string {
 	t.Helper()
 	r := a.do(t, request{method: http.MethodPost, path: "/lobbies", body: body, header: p.auth})
 	if r.Code != http.StatusCreated {
@@ -40,7 +40,7 @@ func (a *App) lobby(t testing.TB, p player, body string) string {
 	return r.json(t)["id"].(string)
 }
 
-func (a *App) join(t testing.TB, p player, lobby string) map[string]any {
+func (a *testApp) join(t testing.TB, p player, lobby string) map[string]any {
 	t.Helper()
 	r := a.do(t, request{method: http.MethodPost, path: "/lobbies/" + lobby + "/join-queue", header: p.auth})
 	if r.Code != 200 {
@@ -50,7 +50,7 @@ func (a *App) join(t testing.TB, p player, lobby string) map[string]any {
 }
 
 // match starts a game between two new players and returns them and the game id.
-func (a *App) match(t testing.TB, settings string) (player, player, string) {
+func (a *testApp) match(t testing.TB, settings string) (player, player, string) {
 	t.Helper()
 	p1, p2 := a.newPlayer(t), a.newPlayer(t)
 	lobby := a.lobby(t, p1, `{"gameType": "rps", "stakeMinor": 0, "settings": `+settings+`}`)
@@ -64,7 +64,7 @@ func (a *App) match(t testing.TB, settings string) (player, player, string) {
 	return p1, p2, got["gameId"].(string)
 }
 
-func (a *App) act(t testing.TB, p player, game, body string) response {
+func (a *testApp) act(t testing.TB, p player, game, body string) response {
 	t.Helper()
 	return a.do(t, request{method: http.MethodPost, path: "/games/" + game + "/actions", body: body, header: p.auth})
 }
@@ -181,7 +181,7 @@ func TestJoiningTwoQueuesAtOnceQueuesOnce(t *testing.T) {
 
 // newUsers creates n users directly (signing in 100 wallets through the
 // API would only slow the test down).
-func newUsers(t testing.TB, a *App, n int) []string {
+func newUsers(t testing.TB, a *testApp, n int) []string {
 	t.Helper()
 	ids := make([]string, n)
 	for i := range ids {
@@ -260,7 +260,7 @@ func TestDeadlinesSurviveARestart(t *testing.T) {
 	b := newTestApp(t, nil)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		evs, err := b.Games.Events(context.Background(), game, 0, 100)
+		evs, err := b.Rooms.Events(context.Background(), game, 0, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -394,7 +394,7 @@ func TestResumeBySeqReturnsExactlyTheMissedEvents(t *testing.T) {
 		a.act(t, p1, game, `{"type": "move", "move": "rock"}`)
 		a.act(t, p2, game, fmt.Sprintf(`{"type": "move", "move": %q}`, mv))
 	}
-	all, err := a.Games.Events(context.Background(), game, 0, 100)
+	all, err := a.Rooms.Events(context.Background(), game, 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -444,7 +444,7 @@ func TestDemoBotsKeepAGameGoing(t *testing.T) {
 		}
 		for _, g := range live {
 			if len(g.Players) == 2 && strings.HasPrefix(g.Players[0].Username, "demo_bot_") {
-				evs, err := a.Games.Events(context.Background(), g.GameID, 0, 100)
+				evs, err := a.Rooms.Events(context.Background(), g.GameID, 0, 100)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -557,7 +557,7 @@ func TestChatScriptIsStoredAsTextAndRenderedEscaped(t *testing.T) {
 }
 
 // sessionCookie signs w in as a browser and returns its Cookie header.
-func (a *App) sessionCookie(t testing.TB, w wallet) string {
+func (a *testApp) sessionCookie(t testing.TB, w wallet) string {
 	t.Helper()
 	msg := a.requestChallenge(t, w, "web")
 	r := a.do(t, request{method: http.MethodPost, path: "/session",

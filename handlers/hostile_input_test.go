@@ -1,4 +1,4 @@
-package handlers
+package handlers_test
 
 import (
 	"encoding/json"
@@ -38,15 +38,15 @@ var otherProtocol = map[string]string{
 // apiRoutes returns every registered route that the OpenAPI document
 // describes (pages, /metrics and static files are not in it), less those
 // of otherProtocol, ordered by path and method.
-func apiRoutes(t *testing.T, a *App) []apiRoute {
+func apiRoutes(t *testing.T, a *testApp) []apiRoute {
 	t.Helper()
 	ops := map[string]web.Op{}
-	for _, o := range a.Docs.Operations() {
+	for _, o := range a.HTTP.Docs.Operations() {
 		ops[o.Method+" "+o.Path] = o.Op
 	}
 	var out []apiRoute
-	for _, rt := range a.Echo.Routes() {
-		if !a.Docs.Has(rt.Method, rt.Path) || otherProtocol[rt.Path] != "" {
+	for _, rt := range a.HTTP.Echo.Routes() {
+		if !a.HTTP.Docs.Has(rt.Method, rt.Path) || otherProtocol[rt.Path] != "" {
 			continue
 		}
 		op, ok := ops[rt.Method+" "+web.OpenAPIPath(rt.Path)]

@@ -1,4 +1,4 @@
-package handlers
+package handlers_test
 
 import (
 	"context"
@@ -11,16 +11,20 @@ import (
 	"strings"
 	"testing"
 
+	"wager/cmd/server/app"
 	"wager/db/dbtest"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
+// testApp is the whole server, as the tests drive it.
+type testApp struct{ *app.App }
+
 const testMasterSeed = "5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed"
 
 // newTestApp starts the whole app on the package's test database with the
 // given environment on top of the defaults.
-func newTestApp(t testing.TB, env map[string]string) *App {
+func newTestApp(t testing.TB, env map[string]string) *testApp {
 	t.Helper()
 	dataDir := t.TempDir()
 	getenv := func(k string) string {
@@ -37,14 +41,15 @@ func newTestApp(t testing.TB, env map[string]string) *App {
 		// every app of the package must hold the same keys.
 		return testMasterSeed
 	}
-	cfg, err := LoadConfig(getenv)
+	cfg, err := app.LoadConfig(getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(context.Background(), cfg, testLogger(t))
+	started, err := app.New(context.Background(), cfg, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
+	a := &testApp{started}
 	t.Cleanup(a.Close)
 	t.Cleanup(func() { checkBooks(t, a) })
 	return a
@@ -52,9 +57,9 @@ func newTestApp(t testing.TB, env map[string]string) *App {
 
 // checkBooks fails the test when the ledger does not sum to zero or the
 // vault's chain balance differs from the ledger's.
-func checkBooks(t testing.TB, a *App) {
+func checkBooks(t testing.TB, a *testApp) {
 	t.Helper()
-	if a.closed {
+	if a.Closed() {
 		return // closed by the test itself; another app checks the same books
 	}
 	r, err := a.Money.Reconcile(context.Background())
@@ -78,7 +83,7 @@ type response struct {
 	*httptest.ResponseRecorder
 }
 
-func (a *App) do(t testing.TB, r request) response {
+func (a *testApp) do(t testing.TB, r request) response {
 	t.Helper()
 	if r.method == "" {
 		r.method = http.MethodGet

@@ -1,4 +1,4 @@
-package handlers
+package handlers_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/gagliardetto/solana-go/programs/token"
 
 	"wager/chain"
+	"wager/cmd/server/app"
 	"wager/domain/flags"
 	"wager/domain/money"
 	"wager/domain/payments"
@@ -23,7 +24,7 @@ import (
 
 // abuseApp starts an app whose endpoints allow threshold requests per
 // minute, with the abuse-controls flag on for the test.
-func abuseApp(t *testing.T, threshold string, env map[string]string) *App {
+func abuseApp(t *testing.T, threshold string, env map[string]string) *testApp {
 	t.Helper()
 	if env == nil {
 		env = map[string]string{}
@@ -38,7 +39,7 @@ func abuseApp(t *testing.T, threshold string, env map[string]string) *App {
 	return a
 }
 
-func setFlag(t *testing.T, a *App, name string, on bool) {
+func setFlag(t *testing.T, a *testApp, name string, on bool) {
 	t.Helper()
 	if _, err := a.Flags.Set(context.Background(), name, on, "test"); err != nil {
 		t.Fatal(err)
@@ -92,7 +93,7 @@ func decodeChallenge(t *testing.T, r response) (map[string]any, payments.Payment
 	return body, pr
 }
 
-func treasury(t *testing.T, a *App) int64 {
+func treasury(t *testing.T, a *testApp) int64 {
 	t.Helper()
 	n, err := money.BalanceOf(context.Background(), a.DB, money.Treasury)
 	if err != nil {
@@ -183,7 +184,7 @@ func TestAdminsAreNeverCharged(t *testing.T) {
 
 // overThreshold makes the caller's next request of path a 402 and returns
 // its challenge.
-func (a *App) overThreshold(t *testing.T, auth map[string]string, path string) payments.PaymentRequired {
+func (a *testApp) overThreshold(t *testing.T, auth map[string]string, path string) payments.PaymentRequired {
 	t.Helper()
 	for i := 0; i < 10; i++ {
 		r := a.do(t, request{path: path, header: auth})
@@ -286,7 +287,7 @@ func TestPreparedPaymentServesOneRequest(t *testing.T) {
 
 // checkExactLayout checks that a prepared payment has the x402 exact
 // layout and passes the same verification as a standard client's.
-func checkExactLayout(t *testing.T, a *App, b64 string, w wallet) {
+func checkExactLayout(t *testing.T, a *testApp, b64 string, w wallet) {
 	t.Helper()
 	raw, _ := base64.StdEncoding.DecodeString(b64)
 	tx, err := solana.TransactionFromBytes(raw)
@@ -313,7 +314,7 @@ func jsonString(v any) string { b, _ := json.Marshal(v); return string(b) }
 
 // clientPayment builds what a standard x402 client sends: its own exact
 // transaction, signed by the payer only, in a PaymentPayload.
-func clientPayment(t *testing.T, a *App, w wallet, resource string, change func(*[]solana.Instruction)) string {
+func clientPayment(t *testing.T, a *testApp, w wallet, resource string, change func(*[]solana.Instruction)) string {
 	t.Helper()
 	req := a.Payments.Requirements()
 	mint, vault := a.Money.Mint(), a.Money.DepositAddress()
@@ -442,17 +443,13 @@ func TestServiceCheckMaintenance(t *testing.T) {
 }
 
 func TestAbuseOverrides(t *testing.T) {
-	got, err := parseAbuseOverrides("POST /lobbies=30, GET /games/live=1200")
-	if err != nil || !reflect.DeepEqual(got, map[string]int{"POST /lobbies": 30, "GET /games/live": 1200}) {
-		t.Fatalf("parse: %v %v", got, err)
-	}
 	for _, bad := range []string{"POST /lobbies", "FETCH /x=1", "GET games=1", "GET /x=0", "GET /x=many"} {
-		if _, err := LoadConfig(func(k string) string { return map[string]string{"ABUSE_OVERRIDES": bad}[k] }); err == nil ||
+		if _, err := app.LoadConfig(func(k string) string { return map[string]string{"ABUSE_OVERRIDES": bad}[k] }); err == nil ||
 			!strings.Contains(err.Error(), "ABUSE_OVERRIDES=") {
 			t.Errorf("ABUSE_OVERRIDES=%q: got %v, want an error naming the variable", bad, err)
 		}
 	}
-	if _, err := LoadConfig(func(k string) string { return map[string]string{"ABUSE_PRICE_MINOR": "0"}[k] }); err == nil ||
+	if _, err := app.LoadConfig(func(k string) string { return map[string]string{"ABUSE_PRICE_MINOR": "0"}[k] }); err == nil ||
 		!strings.Contains(err.Error(), "ABUSE_PRICE_MINOR=") {
 		t.Errorf("ABUSE_PRICE_MINOR=0: got %v", err)
 	}
@@ -465,14 +462,14 @@ func TestAbuseOverrides(t *testing.T) {
 		t.Errorf("an endpoint without override: %d", r.Code)
 	}
 
-	cfg, err := LoadConfig(func(k string) string {
+	cfg, err := app.LoadConfig(func(k string) string {
 		return map[string]string{"ABUSE_OVERRIDES": "GET /no/such/route=5", "DATABASE_URL": a.Config.DatabaseURL,
 			"DATA_DIR": t.TempDir(), "MASTER_SEED": testMasterSeed}[k]
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, err := New(context.Background(), cfg, testLogger(t)); err == nil || !strings.Contains(err.Error(), "ABUSE_OVERRIDES") {
+	if b, err := app.New(context.Background(), cfg, testLogger(t)); err == nil || !strings.Contains(err.Error(), "ABUSE_OVERRIDES") {
 		if b != nil {
 			b.Close()
 		}

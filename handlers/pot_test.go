@@ -1,4 +1,4 @@
-package handlers
+package handlers_test
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ import (
 var noWorkers = map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret}
 
 // depositor signs in a wallet with usdc on chain and deposits all of it.
-func (a *App) depositor(t testing.TB, usdc int64) player {
+func (a *testApp) depositor(t testing.TB, usdc int64) player {
 	t.Helper()
 	w, auth := a.funded(t, usdc)
 	p := a.prepare(t, auth, a.depositAddress(t, auth), usdc)
@@ -39,13 +39,13 @@ func (a *App) depositor(t testing.TB, usdc int64) player {
 }
 
 // spectatorWith signs in a wallet holding usdc on chain (not deposited).
-func (a *App) spectatorWith(t testing.TB, usdc int64) player {
+func (a *testApp) spectatorWith(t testing.TB, usdc int64) player {
 	t.Helper()
 	w, auth := a.funded(t, usdc)
 	return player{wallet: w, id: a.do(t, request{path: "/users/me", header: auth}).json(t)["id"].(string), auth: auth}
 }
 
-func (a *App) donate(t testing.TB, p player, game string, amount int64) (response, string) {
+func (a *testApp) donate(t testing.TB, p player, game string, amount int64) (response, string) {
 	t.Helper()
 	r := a.do(t, request{method: http.MethodPost, path: "/games/" + game + "/donations/prepare", header: p.auth,
 		body: jsonBody(map[string]any{"amountMinor": amount})})
@@ -59,7 +59,7 @@ func (a *App) donate(t testing.TB, p player, game string, amount int64) (respons
 }
 
 // stakedGame matches two depositors in a 1-round rps game with a stake.
-func (a *App) stakedGame(t testing.TB, stake int64, settings string) (player, player, string) {
+func (a *testApp) stakedGame(t testing.TB, stake int64, settings string) (player, player, string) {
 	t.Helper()
 	var p1, p2 player
 	if stake > 0 {
@@ -75,7 +75,7 @@ func (a *App) stakedGame(t testing.TB, stake int64, settings string) (player, pl
 	return p1, p2, a.join(t, p2, lobby)["gameId"].(string)
 }
 
-func (a *App) ledger(t testing.TB, account string) int64 {
+func (a *testApp) ledger(t testing.TB, account string) int64 {
 	t.Helper()
 	n, err := money.BalanceOf(context.Background(), a.DB, account)
 	if err != nil {
@@ -84,7 +84,7 @@ func (a *App) ledger(t testing.TB, account string) int64 {
 	return n
 }
 
-func (a *App) onChain(t testing.TB, owner solana.PublicKey) int64 {
+func (a *testApp) onChain(t testing.TB, owner solana.PublicKey) int64 {
 	t.Helper()
 	n, err := a.Money.Chain().TokenBalance(context.Background(), owner, a.Money.Mint())
 	if err != nil {
@@ -137,7 +137,7 @@ func TestPayoutExample(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	evs, err := a.Games.Events(context.Background(), game, 0, 100)
+	evs, err := a.Rooms.Events(context.Background(), game, 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestSettlementOnceAcrossInstancesAndCrashes(t *testing.T) {
 	})
 	// Both instances claim the expired deadline at once: one settles.
 	var wg sync.WaitGroup
-	for _, a := range []*App{one, two} {
+	for _, a := range []*testApp{one, two} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -240,7 +240,7 @@ func TestSettlementOnceAcrossInstancesAndCrashes(t *testing.T) {
 	}
 
 	// Both instances now resume the work: the sweep happens and is recorded once.
-	for _, a := range []*App{one, two} {
+	for _, a := range []*testApp{one, two} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -288,7 +288,7 @@ func TestDonationRules(t *testing.T) {
 		t.Errorf("donor's wallet: %d, want 1950000 (one donation)", got)
 	}
 	// Exactly one announcement and one donation event.
-	evs, _ := a.Games.Events(context.Background(), game, 0, 100)
+	evs, _ := a.Rooms.Events(context.Background(), game, 0, 100)
 	count := map[string]int{}
 	for _, ev := range evs {
 		count[ev.Name]++
@@ -434,7 +434,7 @@ func transferList(ts []pot.Transfer) string {
 // lateDonation has a spectator holding exactly amount sign a donation of
 // all of it while the game is active and submit it after the game ended,
 // so that it is refunded and the donor's token account is left empty.
-func (a *App) lateDonation(t *testing.T, amount int64) (player, string) {
+func (a *testApp) lateDonation(t *testing.T, amount int64) (player, string) {
 	t.Helper()
 	// What other tests of the package left pending goes first.
 	if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
@@ -460,7 +460,7 @@ func (a *App) lateDonation(t *testing.T, amount int64) (player, string) {
 // the vault, the donor's wallet has no token account (none was opened for
 // them), their balance and history show the refund, and the game's public
 // data and page say where the money went.
-func (a *App) wantRefundedToBalance(t *testing.T, donor player, game string, amount int64) {
+func (a *testApp) wantRefundedToBalance(t *testing.T, donor player, game string, amount int64) {
 	t.Helper()
 	ctx := context.Background()
 	transfers, err := a.Pot.Transfers(ctx, game)

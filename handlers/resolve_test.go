@@ -1,4 +1,4 @@
-package handlers
+package handlers_test
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"wager/chain"
 	"wager/chain/localchain"
 	"wager/domain"
+	"wager/domain/flags"
 	"wager/domain/payments"
 	"wager/web"
 )
@@ -29,7 +30,7 @@ import (
 // when send is true. Then it stops, as a submit whose request ended before
 // the confirmation does. It returns the user-signed transaction (what the
 // client would submit again) and the signature.
-func (a *App) sentUnconfirmed(t *testing.T, w wallet, prepared map[string]any, send bool) (string, string) {
+func (a *testApp) sentUnconfirmed(t *testing.T, w wallet, prepared map[string]any, send bool) (string, string) {
 	t.Helper()
 	ctx := context.Background()
 	signed := signPrepared(t, w, prepared["transaction"].(string), nil)
@@ -49,7 +50,7 @@ func (a *App) sentUnconfirmed(t *testing.T, w wallet, prepared map[string]any, s
 
 // withFeePayer returns the user-signed transaction with the fee payer's
 // signature added, as submit sends it.
-func (a *App) withFeePayer(t *testing.T, signedB64 string) *solana.Transaction {
+func (a *testApp) withFeePayer(t *testing.T, signedB64 string) *solana.Transaction {
 	t.Helper()
 	raw, _ := base64.StdEncoding.DecodeString(signedB64)
 	tx, err := solana.TransactionFromBytes(raw)
@@ -64,7 +65,7 @@ func (a *App) withFeePayer(t *testing.T, signedB64 string) *solana.Transaction {
 
 // resolveEverywhere runs resolve on every app at once, then once more on
 // the first.
-func resolveEverywhere(t *testing.T, resolve func(*App) error, apps ...*App) {
+func resolveEverywhere(t *testing.T, resolve func(*testApp) error, apps ...*testApp) {
 	t.Helper()
 	var wg sync.WaitGroup
 	for _, a := range apps {
@@ -80,9 +81,9 @@ func resolveEverywhere(t *testing.T, resolve func(*App) error, apps ...*App) {
 	}
 }
 
-func resolveIntents(a *App) error { return a.Money.ResolveSubmittedIntents(context.Background()) }
+func resolveIntents(a *testApp) error { return a.Money.ResolveSubmittedIntents(context.Background()) }
 
-func (a *App) intentStatus(t *testing.T, id any) (string, string) {
+func (a *testApp) intentStatus(t *testing.T, id any) (string, string) {
 	t.Helper()
 	var status, reason string
 	if err := a.DB.QueryRowContext(context.Background(), "SELECT status, error FROM intents WHERE id = ?", id).Scan(&status, &reason); err != nil {
@@ -250,7 +251,7 @@ func TestSubmittedIntentThatNeverLandedFailsOnceItsBlockhashExpires(t *testing.T
 // payer's signature added, the transaction sent when send is true. Then it
 // stops, as a request that ended before the confirmation does. It returns
 // the signature.
-func (a *App) settlingUnconfirmed(t *testing.T, header string, payer wallet, by payments.Caller, age time.Duration, send bool) string {
+func (a *testApp) settlingUnconfirmed(t *testing.T, header string, payer wallet, by payments.Caller, age time.Duration, send bool) string {
 	t.Helper()
 	ctx := context.Background()
 	var p payments.PaymentPayload
@@ -285,7 +286,7 @@ func (a *App) settlingUnconfirmed(t *testing.T, header string, payer wallet, by 
 	return sig
 }
 
-func (a *App) paymentRow(t *testing.T, sig string) (status string, used bool, found bool) {
+func (a *testApp) paymentRow(t *testing.T, sig string) (status string, used bool, found bool) {
 	t.Helper()
 	err := a.DB.QueryRowContext(context.Background(), "SELECT status, used_at IS NOT NULL FROM x402_payments WHERE signature = ?", sig).
 		Scan(&status, &used)
@@ -314,7 +315,7 @@ func TestInlinePaymentLeftSettlingIsCreditedAndServesTheRepeatOnce(t *testing.T)
 	if got := a.onChain(t, w.key.PublicKey()); got != 990_000 {
 		t.Fatalf("payer's wallet after the send: %d, want 990000", got)
 	}
-	resolve := func(a *App) error { return a.Payments.ResolveSettling(context.Background()) }
+	resolve := func(a *testApp) error { return a.Payments.ResolveSettling(context.Background()) }
 	resolveEverywhere(t, resolve, a, two)
 	if got := treasury(t, a) - before; got != 10_000 {
 		t.Fatalf("treasury after resolving: +%d, want +10000", got)
@@ -366,7 +367,7 @@ func TestAPaymentSpentOnAServerErrorIsGivenBack(t *testing.T) {
 	w, auth := a.funded(t, 1_000_000)
 	const path = "/test/flaky"
 	mode := "ok"
-	a.Echo.GET(path, func(c echo.Context) error {
+	a.HTTP.Echo.GET(path, func(c echo.Context) error {
 		switch mode {
 		case "error":
 			return errors.New("the database went away")
@@ -378,7 +379,8 @@ func TestAPaymentSpentOnAServerErrorIsGivenBack(t *testing.T) {
 			return domain.Invalid(map[string]string{"q": "is wrong"})
 		}
 		return c.JSON(http.StatusOK, map[string]string{"served": "yes"})
-	}, web.Authenticate(a.Auth, web.AuthRequired), a.abuseControl(http.MethodGet, path, web.AuthRequired))
+	}, web.Authenticate(a.Auth, web.AuthRequired), (&web.AbuseControl{Payments: a.Payments, Log: testLogger(t),
+		Enabled: func() bool { return a.Flags.Enabled(flags.AbuseControls) }}).For(http.MethodGet, path, web.AuthRequired))
 
 	if r := a.do(t, request{path: path, header: auth}); r.Code != 200 {
 		t.Fatalf("first request: %d %s", r.Code, r.Body)

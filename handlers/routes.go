@@ -29,8 +29,8 @@ func (a *App) routes() *echo.Echo {
 	e.HTTPErrorHandler = web.ErrorHandler(a.log, a.renderErrorPage)
 	e.IPExtractor = echo.ExtractIPDirect()
 
-	policy := web.VersionPolicy{APIVersion: APIVersion, MinSDK: a.Config.MinSDKVersion,
-		GraceUntil: a.Config.SDKGraceUntil, Now: a.now}
+	policy := web.VersionPolicy{APIVersion: APIVersion, MinSDK: a.MinSDKVersion,
+		GraceUntil: a.SDKGraceUntil, Now: a.now}
 	e.Use(
 		middleware.RequestID(),
 		web.Observe(a.log, a.metrics),
@@ -51,7 +51,8 @@ func (a *App) routes() *echo.Echo {
 		authn:   func(mode web.Auth) echo.MiddlewareFunc { return web.Authenticate(a.Auth, mode) },
 		maintenance: web.Maintenance(func() bool { return a.Flags.Enabled(flags.Maintenance) },
 			web.IsAdmin, maintenanceRetry),
-		abuse: a.abuseControl,
+		abuse: (&web.AbuseControl{Payments: a.Payments, Log: a.log,
+			Enabled: func() bool { return a.Flags.Enabled(flags.AbuseControls) }}).For,
 	}
 
 	// Operational endpoints: never 426, never 503 for maintenance.
@@ -170,7 +171,7 @@ func (a *App) routes() *echo.Echo {
 	}
 	r.json(http.MethodDelete, "/challenges/:id", a.respondChallenge("cancel"), web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "Cancel a challenge you sent", Response: game.Challenge{}})
-	r.live(http.MethodGet, "/ws", a.serveWS, web.Op{Tag: "spectate", Auth: web.AuthRequired,
+	r.live(http.MethodGet, "/ws", a.liveSocket, web.Op{Tag: "spectate", Auth: web.AuthRequired,
 		Summary:     "Live events over WebSocket",
 		Description: "Authenticate with Authorization: Bearer, ?token=<jwt> or the session cookie. Send {type: join-game, gameId, lastSeq?}; receive joined (with the state) then {type: event, event, gameId, seq, data}. leave-game leaves. Personal notices arrive as {type: notice}."})
 
@@ -197,7 +198,7 @@ func (a *App) routes() *echo.Echo {
 	r.json(http.MethodGet, "/wallets/me/transactions", a.walletHistory, web.Op{Tag: "wallet", Auth: web.AuthRequired,
 		Summary: "Your wallet history, newest first", Response: ActivityPage{},
 		Query: []web.Param{{Name: "limit", Description: "1-200, default 50"}, {Name: "before", Description: "nextBefore of the previous page"}}})
-	if a.Config.DevFaucet && a.LocalChain != nil {
+	if a.DevFaucet {
 		r.json(http.MethodPost, "/dev/faucet", a.faucet, web.Op{Tag: "dev", Auth: web.AuthNone,
 			Summary: "Test USDC and SOL on the embedded chain (DEV_FAUCET=true only)", Request: FaucetRequest{},
 			Response: money.FaucetResult{}})

@@ -40,7 +40,7 @@ type Version struct {
 }
 
 func (a *App) version(c echo.Context) error {
-	return c.JSON(http.StatusOK, Version{APIVersion: APIVersion, MinSDKVersion: a.Config.MinSDKVersion})
+	return c.JSON(http.StatusOK, Version{APIVersion: APIVersion, MinSDKVersion: a.MinSDKVersion})
 }
 
 func (a *App) featureFlags(c echo.Context) error {

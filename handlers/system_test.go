@@ -1,4 +1,4 @@
-package handlers
+package handlers_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"wager/db"
 	"wager/db/dbtest"
 	"wager/domain/flags"
+	"wager/handlers"
 )
 
 func TestHealthVersionFlags(t *testing.T) {
@@ -21,7 +22,7 @@ func TestHealthVersionFlags(t *testing.T) {
 		t.Fatalf("/health: got %d %s, want 200 status ok", r.Code, r.Body)
 	}
 	r = a.do(t, request{path: "/version"})
-	if v := r.json(t); r.Code != 200 || v["apiVersion"] != APIVersion || v["minSdkVersion"] != "1.2.0" {
+	if v := r.json(t); r.Code != 200 || v["apiVersion"] != handlers.APIVersion || v["minSdkVersion"] != "1.2.0" {
 		t.Fatalf("/version: got %d %s", r.Code, r.Body)
 	}
 	r = a.do(t, request{path: "/feature-flags"})
@@ -37,9 +38,9 @@ func TestHealthDegradedWhenDatabaseIsDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	down.Close()
-	healthy := a.DB
-	a.DB = down
-	t.Cleanup(func() { a.DB = healthy })
+	healthy := a.HTTP.DB
+	a.HTTP.DB = down
+	t.Cleanup(func() { a.HTTP.DB = healthy })
 	r := a.do(t, request{path: "/health"})
 	if r.Code != http.StatusServiceUnavailable || r.json(t)["status"] != "degraded" {
 		t.Fatalf("/health with the database down: got %d %s, want 503 degraded", r.Code, r.Body)
@@ -155,14 +156,14 @@ func TestUnknownFlagIsNotFound(t *testing.T) {
 func TestOpenAPIDocumentsEveryJSONRoute(t *testing.T) {
 	a := newTestApp(t, nil)
 	notJSON := map[string]bool{"/metrics": true, "/static/*": true}
-	for _, p := range a.pages {
+	for _, p := range a.HTTP.Pages() {
 		notJSON[p] = true
 	}
-	for _, rt := range a.Echo.Routes() {
+	for _, rt := range a.HTTP.Echo.Routes() {
 		if notJSON[rt.Path] {
 			continue
 		}
-		if !a.Docs.Has(rt.Method, rt.Path) {
+		if !a.HTTP.Docs.Has(rt.Method, rt.Path) {
 			t.Errorf("%s %s is registered but not in /openapi.json", rt.Method, rt.Path)
 		}
 	}

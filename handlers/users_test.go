@@ -1,4 +1,4 @@
-package handlers
+package handlers_test
 
 import (
 	"bytes"
@@ -110,7 +110,7 @@ func pngWithText(t testing.TB, secret string) []byte {
 	return append(append(append([]byte{}, b[:afterIHDR]...), chunk...), b[afterIHDR:]...)
 }
 
-func upload(t testing.TB, a *App, path, filename string, data []byte, header map[string]string) response {
+func upload(t testing.TB, a *testApp, path, filename string, data []byte, header map[string]string) response {
 	t.Helper()
 	var body bytes.Buffer
 	w := multipart.NewWriter(&body)

@@ -37,7 +37,7 @@ func (a *App) walletPage(c echo.Context) error {
 		return err
 	}
 	w := views.WalletPage{WalletAddress: u.WalletAddress, Before: before,
-		Faucet: a.Config.DevFaucet && a.LocalChain != nil, Chain: a.Config.ChainID()}
+		Faucet: a.DevFaucet, Chain: a.ChainID}
 	b, err := a.Money.BalanceOf(ctx, u)
 	if err != nil {
 		// The platform balance comes from the database: when only the
@@ -50,15 +50,15 @@ func (a *App) walletPage(c echo.Context) error {
 	}
 	w.AvailableMinor, w.LockedMinor, w.DepositAddress = b.AvailableMinor, b.LockedMinor, b.DepositAddress
 	w.OnChainUSDCMinor, w.Lamports = b.OnChain.USDCMinor, b.OnChain.Lamports
-	w.WalletURL = a.explorerURL("address", w.WalletAddress)
-	w.DepositURL = a.explorerURL("address", w.DepositAddress)
+	w.WalletURL = a.Explorer().URL("address", w.WalletAddress)
+	w.DepositURL = a.Explorer().URL("address", w.DepositAddress)
 
 	items, err := a.Money.History(ctx, u.ID, walletHistoryPage, before)
 	if err != nil {
 		return err
 	}
 	for _, it := range items {
-		w.History = append(w.History, views.WalletActivity{Activity: it, ExplorerURL: a.explorerURL("tx", it.Signature)})
+		w.History = append(w.History, views.WalletActivity{Activity: it, ExplorerURL: a.Explorer().URL("tx", it.Signature)})
 	}
 	if len(items) == walletHistoryPage {
 		w.Older = "/wallet?before=" + strconv.FormatInt(items[len(items)-1].ID, 10)
@@ -66,24 +66,37 @@ func (a *App) walletPage(c echo.Context) error {
 	return web.Render(c, http.StatusOK, views.Wallet(a.pageFor(c, "Wallet"), w))
 }
 
-// explorerURL links a transaction signature or an address ("tx" or
-// "address") to the Solana Explorer on the server's cluster: the embedded
-// chain through its public RPC endpoint, devnet and testnet by name,
-// mainnet plain. It is "" when there is nothing to link to (an unnamed
-// cluster, or the embedded chain without its RPC endpoint).
-func (a *App) explorerURL(kind, id string) string {
+// Explorer links transactions and addresses to the Solana Explorer on the
+// server's cluster.
+type Explorer struct {
+	ChainID   string // localnet, devnet, testnet, mainnet or custom
+	RPC       bool   // the embedded chain's RPC is served at /dev/solana-rpc
+	PublicURL string
+}
+
+// Explorer returns the explorer links of the configured cluster.
+func (o Options) Explorer() Explorer {
+	return Explorer{ChainID: o.ChainID, RPC: o.DevFaucet, PublicURL: o.PublicURL}
+}
+
+// URL links a transaction signature or an address ("tx" or "address") to
+// the Solana Explorer: the embedded chain through its public RPC endpoint,
+// devnet and testnet by name, mainnet plain. It is "" when there is nothing
+// to link to (an unnamed cluster, or the embedded chain without its RPC
+// endpoint).
+func (e Explorer) URL(kind, id string) string {
 	if id == "" {
 		return ""
 	}
 	base := "https://explorer.solana.com/" + kind + "/" + url.PathEscape(id)
-	switch a.Config.ChainID() {
+	switch e.ChainID {
 	case "localnet":
-		if !a.Config.DevFaucet || a.LocalChain == nil {
+		if !e.RPC {
 			return ""
 		}
-		return base + "?cluster=custom&customUrl=" + url.QueryEscape(a.Config.PublicURL+"/dev/solana-rpc")
+		return base + "?cluster=custom&customUrl=" + url.QueryEscape(e.PublicURL+"/dev/solana-rpc")
 	case "devnet", "testnet":
-		return base + "?cluster=" + a.Config.ChainID()
+		return base + "?cluster=" + e.ChainID
 	case "mainnet":
 		return base
 	}

@@ -1,4 +1,4 @@
-package handlers
+package handlers_test
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 )
 
 // funded signs a new wallet in and gives it on-chain USDC from the faucet.
-func (a *App) funded(t testing.TB, usdc int64) (wallet, map[string]string) {
+func (a *testApp) funded(t testing.TB, usdc int64) (wallet, map[string]string) {
 	t.Helper()
 	w := newWallet(t)
 	token, _ := a.login(t, w, "agent-1")
@@ -55,7 +55,7 @@ func signPrepared(t testing.TB, w wallet, b64 string, tamper func(*solana.Transa
 	return base64.StdEncoding.EncodeToString(out)
 }
 
-func (a *App) prepare(t testing.TB, auth map[string]string, to string, amount int64) map[string]any {
+func (a *testApp) prepare(t testing.TB, auth map[string]string, to string, amount int64) map[string]any {
 	t.Helper()
 	r := a.do(t, request{method: http.MethodPost, path: "/wallets/transfer/prepare", header: auth,
 		body: jsonBody(map[string]any{"toAddress": to, "amountMinor": amount})})
@@ -65,7 +65,7 @@ func (a *App) prepare(t testing.TB, auth map[string]string, to string, amount in
 	return r.json(t)
 }
 
-func (a *App) submit(t testing.TB, auth map[string]string, intentID, signed string) response {
+func (a *testApp) submit(t testing.TB, auth map[string]string, intentID, signed string) response {
 	t.Helper()
 	return a.do(t, request{method: http.MethodPost, path: "/wallets/transfer/submit", header: auth,
 		body: jsonBody(map[string]string{"intentId": intentID, "signedTransaction": signed})})
@@ -73,7 +73,7 @@ func (a *App) submit(t testing.TB, auth map[string]string, intentID, signed stri
 
 type balances struct{ available, locked, onChain int64 }
 
-func (a *App) balances(t testing.TB, auth map[string]string) balances {
+func (a *testApp) balances(t testing.TB, auth map[string]string) balances {
 	t.Helper()
 	r := a.do(t, request{path: "/wallets/me/balance", header: auth})
 	if r.Code != 200 {
@@ -85,7 +85,7 @@ func (a *App) balances(t testing.TB, auth map[string]string) balances {
 	return balances{num(m["availableMinor"]), num(m["lockedMinor"]), num(on["usdcMinor"])}
 }
 
-func (a *App) depositAddress(t testing.TB, auth map[string]string) string {
+func (a *testApp) depositAddress(t testing.TB, auth map[string]string) string {
 	return a.do(t, request{path: "/wallets/me/balance", header: auth}).json(t)["depositAddress"].(string)
 }
 
@@ -364,7 +364,7 @@ func TestTransferValidationAndPlainTransfers(t *testing.T) {
 	}
 }
 
-func (a *App) lamports(t testing.TB, owner solana.PublicKey) int64 {
+func (a *testApp) lamports(t testing.TB, owner solana.PublicKey) int64 {
 	t.Helper()
 	n, err := a.Money.Chain().Lamports(context.Background(), owner)
 	if err != nil {
@@ -375,7 +375,7 @@ func (a *App) lamports(t testing.TB, owner solana.PublicKey) int64 {
 
 // closeTokenAccount closes the wallet's empty USDC account, as wallets do
 // to get its rent back.
-func (a *App) closeTokenAccount(t testing.TB, w wallet) {
+func (a *testApp) closeTokenAccount(t testing.TB, w wallet) {
 	t.Helper()
 	ctx := context.Background()
 	c := a.Money.Chain()

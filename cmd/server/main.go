@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"wager/handlers"
+	"wager/cmd/server/app"
 	"wager/web"
 )
 
@@ -31,7 +31,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	cfg, err := handlers.LoadConfig(getenv)
+	cfg, err := app.LoadConfig(getenv)
 	if err != nil {
 		return err
 	}
@@ -43,11 +43,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		log = slog.New(slog.NewTextHandler(stdout, opts))
 	}
 
-	app, err := handlers.New(ctx, cfg, log)
+	a, err := app.New(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	defer app.Close()
+	defer a.Close()
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -55,7 +55,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "program", args[0])
 	srv := &http.Server{
-		Handler:           app.Handler(),
+		Handler:           a.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}

@@ -167,7 +167,7 @@ func (s *Service) Login(ctx context.Context, address, signatureB64, appID string
 		return users.User{}, errBadLogin
 	}
 	var u users.User
-	err = db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		var c Challenge
 		err := tx.NewSelect().Model(&c).
 			Where("wallet_address = ? AND app_id = ? AND consumed_at IS NULL", pk.String(), appID).

@@ -17,6 +17,7 @@ import (
 	"wager/chain"
 	"wager/domain"
 	"wager/domain/game"
+	"wager/domain/game/rules"
 	"wager/domain/users"
 )
 
@@ -85,7 +86,7 @@ func (b *Bots) play(ctx context.Context, id, gameID string) error {
 	if err != nil {
 		return nil // the game just ended
 	}
-	if submitted, _ := st["submitted"].(map[string]bool); submitted[id] {
+	if v, ok := st.(*rules.RPSView); !ok || v.Submitted[id] {
 		delete(b.thinkAt, id)
 		return nil
 	}

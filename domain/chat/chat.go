@@ -12,6 +12,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -20,8 +21,7 @@ import (
 
 	"wager/db"
 	"wager/domain"
-	"wager/domain/game"
-	"wager/domain/game/rules"
+	"wager/domain/room"
 )
 
 // Context types.
@@ -122,12 +122,18 @@ func (r row) messageFor(viewer string) Message {
 
 // Service runs chat.
 type Service struct {
-	db  *bun.DB
-	now domain.Clock
+	db    *bun.DB
+	rooms *room.Log
+	now   domain.Clock
 }
 
-// New returns a Service.
-func New(bdb *bun.DB, now domain.Clock) *Service { return &Service{db: bdb, now: now} }
+// New returns a Service that posts game messages to their rooms' logs.
+func New(bdb *bun.DB, rooms *room.Log, now domain.Clock) *Service {
+	return &Service{db: bdb, rooms: rooms, now: now}
+}
+
+// statusActive is the status of a game whose chat is open.
+const statusActive = "active"
 
 // CheckContextType returns VALIDATION_ERROR for field "type" unless t is
 // game or dm.
@@ -154,7 +160,7 @@ func (s *Service) Send(ctx context.Context, senderID, contextType, contextID, te
 		return Message{}, err
 	}
 	var msg Message
-	err = db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		// One sender's messages go one at a time, so that concurrent
 		// requests cannot all pass the count. Taken first, before any
 		// game row, so that locks are always taken in the same order.
@@ -164,16 +170,16 @@ func (s *Service) Send(ctx context.Context, senderID, contextType, contextID, te
 		now := s.now() // after the lock: one sender's messages are stored in time order
 		var err error
 		if contextType == ContextGame {
-			msg, err = sendToGame(ctx, tx, senderID, contextID, clean, now)
+			msg, err = s.sendToGame(ctx, tx, senderID, contextID, clean, now)
 		} else {
-			msg, err = sendDirect(ctx, tx, senderID, contextID, clean, now)
+			msg, err = s.sendDirect(ctx, tx, senderID, contextID, clean, now)
 		}
 		return err
 	})
 	return msg, err
 }
 
-func sendToGame(ctx context.Context, tx bun.Tx, senderID, gameID, text string, now time.Time) (Message, error) {
+func (s *Service) sendToGame(ctx context.Context, tx bun.Tx, senderID, gameID, text string, now time.Time) (Message, error) {
 	gameID, err := gameIDOf(gameID)
 	if err != nil {
 		return Message{}, err
@@ -187,7 +193,7 @@ func sendToGame(ctx context.Context, tx bun.Tx, senderID, gameID, text string, n
 	} else if err != nil {
 		return Message{}, err
 	}
-	if status != game.StatusActive {
+	if status != statusActive {
 		return Message{}, &domain.Error{Code: domain.CodeGameNotActive, Message: "the game is " + status + "; its chat is closed",
 			Extra: map[string]any{"status": status}}
 	}
@@ -208,7 +214,7 @@ func sendToGame(ctx context.Context, tx bun.Tx, senderID, gameID, text string, n
 	}
 	r := row{ContextType: ContextGame, ContextID: gameID, SenderID: &senderID, Text: text, Role: &role,
 		Metadata: json.RawMessage(`{}`), CreatedAt: now, SenderName: &name}
-	return postToGame(ctx, tx, r)
+	return s.postToGame(ctx, tx, r)
 }
 
 // PostSystem posts a system message (no sender, role system) into a
@@ -237,23 +243,23 @@ func (s *Service) PostSystem(ctx context.Context, tx bun.Tx, gameID, text string
 	}
 	role := RoleSystem
 	r := row{ContextType: ContextGame, ContextID: gameID, Text: clean, Role: &role, Metadata: meta, CreatedAt: now}
-	return postToGame(ctx, tx, r)
+	return s.postToGame(ctx, tx, r)
 }
 
 // postToGame stores a game message and appends its event.
-func postToGame(ctx context.Context, tx bun.Tx, r row) (Message, error) {
+func (s *Service) postToGame(ctx context.Context, tx bun.Tx, r row) (Message, error) {
 	if _, err := tx.NewInsert().Model(&r).Exec(ctx); err != nil {
-		return Message{}, err
+		return Message{}, fmt.Errorf("store a chat message of game %s: %w", r.ContextID, err)
 	}
 	msg := r.messageFor("")
-	err := game.AppendEvents(ctx, tx, r.ContextID, r.CreatedAt, rules.Event{Name: EventMessage, Data: msg})
-	if errors.Is(err, sql.ErrNoRows) {
+	_, err := s.rooms.Append(ctx, tx, r.ContextID, r.CreatedAt, domain.Event{Name: EventMessage, Data: msg})
+	if errors.Is(err, room.ErrNoGame) {
 		return Message{}, domain.Errorf(domain.CodeNotFound, "no such game")
 	}
 	return msg, err
 }
 
-func sendDirect(ctx context.Context, tx bun.Tx, senderID, otherID, text string, now time.Time) (Message, error) {
+func (s *Service) sendDirect(ctx context.Context, tx bun.Tx, senderID, otherID, text string, now time.Time) (Message, error) {
 	otherID, err := otherUser(senderID, otherID)
 	if err != nil {
 		return Message{}, err
@@ -281,20 +287,11 @@ func sendDirect(ctx context.Context, tx bun.Tx, senderID, otherID, text string, 
 	// Both users' sockets hear of it (the sender's other tabs too), each
 	// seeing the conversation from their side.
 	for _, to := range []string{otherID, senderID} {
-		if err := notify(ctx, tx, to, r.messageFor(to)); err != nil {
+		if err := s.rooms.Tell(ctx, to, NoticeDM, r.messageFor(to)); err != nil {
 			return Message{}, err
 		}
 	}
 	return r.messageFor(senderID), nil
-}
-
-// notify sends msg to a user's sockets on every instance when tx commits.
-func notify(ctx context.Context, tx bun.Tx, userID string, msg Message) error {
-	b, err := json.Marshal(game.Notice{UserID: userID, Type: NoticeDM, Data: msg})
-	if err != nil {
-		return err
-	}
-	return db.Notify(ctx, tx, game.NoticesChannel, string(b))
 }
 
 // checkRate returns RATE_LIMITED when the sender has posted RateLimit

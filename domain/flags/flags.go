@@ -107,7 +107,7 @@ func (s *Service) Changes(ctx context.Context, limit int) ([]Change, error) {
 // notifies every instance. It returns NOT_FOUND for an unknown flag.
 func (s *Service) Set(ctx context.Context, name string, enabled bool, actor string) (Flag, error) {
 	var f Flag
-	err := db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		f = Flag{}
 		err := tx.NewUpdate().Model(&f).
 			Set("enabled = ?", enabled).Set("updated_at = ?", s.now()).Set("updated_by = ?", actor).

@@ -55,7 +55,7 @@ func (s *Service) CreateChallenge(ctx context.Context, from, to, gameType string
 	now := s.now()
 	c := Challenge{ID: uuid.NewString(), FromUser: from, ToUser: to, GameType: gameType, StakeMinor: stake,
 		Settings: norm, Status: "pending", CreatedAt: now, ExpiresAt: now.Add(ChallengeLifetime)}
-	err = db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if ok, err := tx.NewSelect().Table("users").Where("id = ?", to).Exists(ctx); err != nil {
 			return err
 		} else if !ok {
@@ -69,7 +69,7 @@ func (s *Service) CreateChallenge(ctx context.Context, from, to, gameType string
 		if _, err := tx.NewInsert().Model(&c).Exec(ctx); err != nil {
 			return err
 		}
-		return s.notify(ctx, tx, to, Notice{Type: "challenge:received", Data: c})
+		return s.rooms.Tell(ctx, to, "challenge:received", c)
 	})
 	return c, err
 }
@@ -89,7 +89,7 @@ func (s *Service) Challenges(ctx context.Context, userID string) ([]Challenge, e
 func (s *Service) RespondChallenge(ctx context.Context, userID, challengeID, answer string) (Challenge, error) {
 	var c Challenge
 	expired := false
-	err := db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		c, expired = Challenge{}, false
 		id, ok := domain.CanonicalID(challengeID)
 		if !ok {
@@ -138,7 +138,7 @@ func (s *Service) RespondChallenge(ctx context.Context, userID, challengeID, ans
 		if userID == c.FromUser {
 			other = c.ToUser
 		}
-		return s.notify(ctx, tx, other, Notice{Type: "challenge:" + c.Status, Data: c})
+		return s.rooms.Tell(ctx, other, "challenge:"+c.Status, c)
 	})
 	if err == nil && expired {
 		return c, domain.Errorf(domain.CodeConflict, "the challenge expired at %s", c.ExpiresAt.Format(time.RFC3339))

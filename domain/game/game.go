@@ -11,6 +11,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"time"
@@ -19,6 +20,7 @@ import (
 
 	"wager/domain"
 	"wager/domain/game/rules"
+	"wager/domain/room"
 )
 
 // Game statuses.
@@ -31,7 +33,7 @@ const (
 
 // Game is a persisted game.
 type Game struct {
-	bun.BaseModel `bun:"table:games"`
+	bun.BaseModel `bun:"table:games,alias:g"`
 
 	ID         string          `bun:"id,pk,type:uuid"`
 	LobbyID    *string         `bun:"lobby_id,type:uuid"`
@@ -43,10 +45,15 @@ type Game struct {
 	Seq        int             `bun:"seq"`
 	Deadline   *time.Time      `bun:"deadline"`
 	WinnerID   *string         `bun:"winner_id,type:uuid"`
-	Result     json.RawMessage `bun:"result,type:jsonb"`
+	Result     *Result         `bun:"result,type:jsonb"`
 	RematchOf  *string         `bun:"rematch_of,type:uuid"`
 	CreatedAt  time.Time       `bun:"created_at"`
 	EndedAt    *time.Time      `bun:"ended_at"`
+
+	// Players are the user ids in seat order, and Seats the players with
+	// their names, when a query reads them.
+	Players []string `bun:"players,array,scanonly"`
+	Seats   []Seat   `bun:"seats,type:jsonb,scanonly"`
 }
 
 // Player is a seat in a game.
@@ -59,24 +66,43 @@ type Player struct {
 }
 
 // Settler pays out a finished game inside the transaction that finishes it
-// and returns the money members of game:completed (potMinor, feeMinor...).
-type Settler func(ctx context.Context, tx bun.Tx, g Game, players []string, o rules.Outcome) (map[string]any, error)
+// and returns the money part of its result.
+type Settler func(ctx context.Context, tx bun.Tx, g Game, players []string, o rules.Outcome) (Settlement, error)
+
+// Settlement is what a finished game paid: the money members of its
+// result and of game:completed.
+type Settlement struct {
+	PotMinor          int64  `json:"potMinor" doc:"player pot plus donations"`
+	PlayerPotMinor    int64  `json:"playerPotMinor"`
+	SpectatorPotMinor int64  `json:"spectatorPotMinor"`
+	FeeMinor          int64  `json:"feeMinor"`
+	PayoutMinor       int64  `json:"payoutMinor" doc:"what the winner received; 0 after a draw or cancellation"`
+	EscrowAddress     string `json:"escrowAddress"`
+}
+
+// Result is how a finished game ended and what it paid.
+type Result struct {
+	WinnerID *string `json:"winnerId" doc:"null for a draw or cancellation"`
+	Reason   string  `json:"reason" doc:"score, resign, timeout, abandoned, connect4, board-full"`
+	Draw     bool    `json:"draw"`
+	Settlement
+}
 
 // Service runs games.
 type Service struct {
 	db     *bun.DB
+	rooms  *room.Log
 	now    domain.Clock
 	log    *slog.Logger
 	rand   io.Reader
 	settle Settler
-	notify func(ctx context.Context, tx bun.Tx, userID string, notice Notice) error
+	crowd  Crowd
 }
 
-// New returns a Service. settle pays out finished games.
-func New(bdb *bun.DB, now domain.Clock, log *slog.Logger, settle Settler) *Service {
-	s := &Service{db: bdb, now: now, log: log, rand: rand.Reader, settle: settle}
-	s.notify = s.sendNotice
-	return s
+// New returns a Service that records events in rooms, pays out finished
+// games with settle and counts spectators with crowd.
+func New(bdb *bun.DB, rooms *room.Log, now domain.Clock, log *slog.Logger, settle Settler, crowd Crowd) *Service {
+	return &Service{db: bdb, rooms: rooms, now: now, log: log, rand: rand.Reader, settle: settle, crowd: crowd}
 }
 
 // loadGame reads a game, locking it FOR UPDATE when lock is set.
@@ -93,25 +119,29 @@ func loadGame(ctx context.Context, idb bun.IDB, id string, lock bool) (Game, err
 	if err := q.Scan(ctx); errors.Is(err, sql.ErrNoRows) {
 		return g, domain.Errorf(domain.CodeNotFound, "no such game")
 	} else if err != nil {
-		return g, err
+		return g, fmt.Errorf("read game %s: %w", id, err)
 	}
 	return g, nil
 }
 
-// playerIDs returns a game's players in seat order.
-func playerIDs(ctx context.Context, idb bun.IDB, gameID string) ([]string, error) {
-	var ids []string
-	err := idb.NewSelect().Model((*Player)(nil)).Column("user_id").Where("game_id = ?", gameID).Order("seat").Scan(ctx, &ids)
-	return ids, err
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
+// lockGame reads a game with its players and locks its row for the
+// transaction. NOT_FOUND when there is none.
+func lockGame(ctx context.Context, tx bun.Tx, id string) (Game, error) {
+	var g Game
+	id, ok := domain.CanonicalID(id)
+	if !ok {
+		return g, domain.Errorf(domain.CodeNotFound, "no such game")
 	}
-	return false
+	err := tx.NewSelect().Model(&g).ColumnExpr("g.*").
+		ColumnExpr("ARRAY(SELECT p.user_id::text FROM game_players AS p WHERE p.game_id = g.id ORDER BY p.seat) AS players").
+		Where("g.id = ?", id).For("UPDATE OF g").Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return g, domain.Errorf(domain.CodeNotFound, "no such game")
+	}
+	if err != nil {
+		return g, fmt.Errorf("lock game %s: %w", id, err)
+	}
+	return g, nil
 }
 
 func rulesOf(gameType string) (rules.Rules, error) {

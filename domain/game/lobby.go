@@ -102,7 +102,7 @@ func (s *Service) JoinQueue(ctx context.Context, userID, lobbyID string) (JoinRe
 		return JoinResult{}, domain.Errorf(domain.CodeNotFound, "no such lobby")
 	}
 	var res JoinResult
-	err := db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		res = JoinResult{}
 		var l Lobby
 		if err := tx.NewSelect().Model(&l).Where("id = ?", lobbyID).For("UPDATE").Scan(ctx); errors.Is(err, sql.ErrNoRows) {
@@ -213,12 +213,18 @@ func (s *Service) nextInQueue(ctx context.Context, tx bun.Tx, l Lobby) (string, 
 		if _, err := tx.NewDelete().Model(&p).WherePK().Exec(ctx); err != nil {
 			return "", err
 		}
-		if err := s.notify(ctx, tx, p.UserID, Notice{Type: "queue:removed",
-			Data: map[string]any{"lobbyId": l.ID, "reason": "your balance no longer covers the stake"}}); err != nil {
+		if err := s.rooms.Tell(ctx, p.UserID, "queue:removed", QueueRemoved{LobbyID: l.ID,
+			Reason: "your balance no longer covers the stake"}); err != nil {
 			return "", err
 		}
 	}
 	return "", nil
+}
+
+// QueueRemoved is the queue:removed notice to a user taken out of a queue.
+type QueueRemoved struct {
+	LobbyID string `json:"lobbyId"`
+	Reason  string `json:"reason"`
 }
 
 // LeaveQueue takes the user out of a lobby's queue. NOT_FOUND when they are

@@ -3,10 +3,13 @@ package game
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"wager/db"
 	"wager/domain"
@@ -22,6 +25,21 @@ type newGame struct {
 	stake     int64
 	settings  json.RawMessage
 	players   []string // seat order
+}
+
+// Started is the data of game:started.
+type Started struct {
+	GameID     string          `json:"gameId"`
+	GameType   string          `json:"gameType"`
+	Players    []Seat          `json:"players"`
+	StakeMinor int64           `json:"stakeMinor"`
+	Settings   json.RawMessage `json:"settings"`
+}
+
+// Matched is the data of the game:matched notice to both players.
+type Matched struct {
+	GameID   string `json:"gameId"`
+	GameType string `json:"gameType"`
 }
 
 // startGame creates an active game inside tx: it marks the players busy
@@ -41,7 +59,7 @@ func (s *Service) startGame(ctx context.Context, tx bun.Tx, n newGame) (Game, er
 	}
 	raw, err := state.MarshalJSON()
 	if err != nil {
-		return Game{}, err
+		return Game{}, fmt.Errorf("encode the state of new game %s: %w", id, err)
 	}
 	g := Game{ID: id, LobbyID: n.lobbyID, RematchOf: n.rematchOf, GameType: n.gameType, StakeMinor: n.stake,
 		Settings: n.settings, Status: StatusActive, State: raw, CreatedAt: now}
@@ -49,54 +67,61 @@ func (s *Service) startGame(ctx context.Context, tx bun.Tx, n newGame) (Game, er
 		g.Deadline = &d
 	}
 	if _, err := tx.NewInsert().Model(&g).Exec(ctx); err != nil {
-		return Game{}, err
+		return Game{}, fmt.Errorf("insert game %s: %w", id, err)
 	}
-	var seats []map[string]any
-	for seat, uid := range n.players {
-		if _, err := tx.NewInsert().Model(&Player{GameID: id, UserID: uid, Seat: seat}).Exec(ctx); err != nil {
-			return Game{}, err
-		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO user_presence (user_id, kind, game_id, since) VALUES (?, 'game', ?, ?)
-			ON CONFLICT (user_id) DO NOTHING`, uid, id, now)
-		if err != nil {
-			return Game{}, err
-		}
-		if k, _ := res.RowsAffected(); k == 0 {
-			return Game{}, domain.Errorf(domain.CodeConflict, "a player is already in a queue or a game")
-		}
-		if n.stake > 0 {
-			if ok, err := covers(ctx, tx, uid, n.stake); err != nil {
-				return Game{}, err
-			} else if !ok {
-				return Game{}, domain.Errorf(domain.CodeInsufficientFunds, "a player's balance does not cover the %s USDC stake",
-					money.FormatUSDC(n.stake))
-			}
-			if _, err := money.Post(ctx, tx, money.Posting{Kind: "stake", Reference: "stake:" + id + ":" + uid,
-				Entries: []money.Entry{{Account: money.Available(uid), Amount: -n.stake}, {Account: money.Locked(uid), Amount: n.stake}}}); err != nil {
-				return Game{}, err
-			}
-			if err := money.RecordActivity(ctx, tx, money.Activity{UserID: uid, Kind: "stake", AmountMinor: -n.stake,
-				Counterparty: "game " + id}, now); err != nil {
-				return Game{}, err
-			}
-		}
-		var name string
-		if err := tx.NewSelect().Table("users").Column("username").Where("id = ?", uid).Scan(ctx, &name); err != nil {
-			return Game{}, err
-		}
-		seats = append(seats, map[string]any{"userId": uid, "username": name, "seat": seat})
+	seats := make([]Player, len(n.players))
+	for i, uid := range n.players {
+		seats[i] = Player{GameID: id, UserID: uid, Seat: i}
 	}
-	started := rules.Event{Name: "game:started", Data: map[string]any{"gameId": id, "gameType": n.gameType,
-		"players": seats, "stakeMinor": n.stake, "settings": n.settings}}
-	if err := AppendEvents(ctx, tx, id, now, append([]rules.Event{started}, events...)...); err != nil {
+	if _, err := tx.NewInsert().Model(&seats).Exec(ctx); err != nil {
+		return Game{}, fmt.Errorf("seat the players of game %s: %w", id, err)
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO user_presence (user_id, kind, game_id, since)
+		SELECT unnest(?::uuid[]), 'game', ?, ? ON CONFLICT (user_id) DO NOTHING`, pgdialect.Array(n.players), id, now)
+	if err != nil {
+		return Game{}, fmt.Errorf("mark the players of game %s busy: %w", id, err)
+	}
+	if k, _ := res.RowsAffected(); int(k) != len(n.players) {
+		return Game{}, domain.Errorf(domain.CodeConflict, "a player is already in a queue or a game")
+	}
+	if n.stake > 0 {
+		for _, uid := range n.players {
+			if err := lockStake(ctx, tx, id, uid, n.stake, now); err != nil {
+				return Game{}, err
+			}
+		}
+	}
+	started := Started{GameID: id, GameType: n.gameType, StakeMinor: n.stake, Settings: n.settings}
+	if err := tx.NewSelect().TableExpr("game_players AS p").Join("JOIN users AS u ON u.id = p.user_id").
+		ColumnExpr("p.user_id, u.username, p.seat").Where("p.game_id = ?", id).Order("p.seat").Scan(ctx, &started.Players); err != nil {
+		return Game{}, fmt.Errorf("read the players of game %s: %w", id, err)
+	}
+	if _, err := s.rooms.Append(ctx, tx, id, now, append([]rules.Event{{Name: "game:started", Data: started}}, events...)...); err != nil {
 		return Game{}, err
 	}
 	for _, uid := range n.players {
-		if err := s.notify(ctx, tx, uid, Notice{Type: "game:matched", Data: map[string]any{"gameId": id, "gameType": n.gameType}}); err != nil {
+		if err := s.rooms.Tell(ctx, uid, "game:matched", Matched{GameID: id, GameType: n.gameType}); err != nil {
 			return Game{}, err
 		}
 	}
 	return g, nil
+}
+
+// lockStake moves a player's stake from their available to their locked
+// balance (INSUFFICIENT_FUNDS when it does not cover it).
+func lockStake(ctx context.Context, tx bun.Tx, gameID, userID string, stake int64, now time.Time) error {
+	if ok, err := covers(ctx, tx, userID, stake); err != nil {
+		return err
+	} else if !ok {
+		return domain.Errorf(domain.CodeInsufficientFunds, "a player's balance does not cover the %s USDC stake",
+			money.FormatUSDC(stake))
+	}
+	if _, err := money.Post(ctx, tx, money.Posting{Kind: "stake", Reference: "stake:" + gameID + ":" + userID,
+		Entries: []money.Entry{{Account: money.Available(userID), Amount: -stake}, {Account: money.Locked(userID), Amount: stake}}}); err != nil {
+		return fmt.Errorf("lock the stake of %s in game %s: %w", userID, gameID, err)
+	}
+	return money.RecordActivity(ctx, tx, money.Activity{UserID: userID, Kind: "stake", AmountMinor: -stake,
+		Counterparty: "game " + gameID}, now)
 }
 
 // Action is a player's action in a game.
@@ -120,22 +145,18 @@ func (s *Service) Act(ctx context.Context, userID, gameID string, a Action) (Act
 		return ActResult{}, domain.Invalid(map[string]string{"type": "must be move or resign"})
 	}
 	var out ActResult
-	err := db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		g, err := loadGame(ctx, tx, gameID, true)
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		g, err := lockGame(ctx, tx, gameID)
 		if err != nil {
 			return err
 		}
-		players, err := playerIDs(ctx, tx, g.ID)
-		if err != nil {
-			return err
-		}
-		if !contains(players, userID) {
+		if !slices.Contains(g.Players, userID) {
 			return domain.Errorf(domain.CodeNotAPlayer, "only players may submit actions")
 		}
 		if g.Status != StatusActive {
 			return domain.Errorf(domain.CodeGameNotActive, "the game is %s", g.Status)
 		}
-		return s.advance(ctx, tx, &g, players, func(st rules.State, now time.Time) ([]rules.Event, error) {
+		if err := s.advance(ctx, tx, &g, func(st rules.State, now time.Time) ([]rules.Event, error) {
 			if a.Type == "resign" {
 				return st.Resign(userID, now)
 			}
@@ -143,22 +164,26 @@ func (s *Service) Act(ctx context.Context, userID, gameID string, a Action) (Act
 				return nil, domain.Invalid(map[string]string{"move": "required for a move"})
 			}
 			return st.Move(userID, a.Move, now, s.rand)
-		}, &out)
+		}); err != nil {
+			return err
+		}
+		out = ActResult{Accepted: true, Status: g.Status, Seq: g.Seq}
+		return nil
 	})
 	return out, err
 }
 
 // advance runs one step of a locked game's rules, stores the new state and
-// events, and finishes the game when the rules say it is over.
-func (s *Service) advance(ctx context.Context, tx bun.Tx, g *Game, players []string,
-	step func(rules.State, time.Time) ([]rules.Event, error), out *ActResult) error {
+// events, and finishes the game when the rules say it is over. g's Seq and
+// Status follow.
+func (s *Service) advance(ctx context.Context, tx bun.Tx, g *Game, step func(rules.State, time.Time) ([]rules.Event, error)) error {
 	r, err := rulesOf(g.GameType)
 	if err != nil {
 		return err
 	}
 	st, err := r.Load(g.State)
 	if err != nil {
-		return err
+		return fmt.Errorf("game %s: %w", g.ID, err)
 	}
 	now := s.now()
 	events, err := step(st, now)
@@ -166,72 +191,66 @@ func (s *Service) advance(ctx context.Context, tx bun.Tx, g *Game, players []str
 		return err
 	}
 	if g.State, err = st.MarshalJSON(); err != nil {
-		return err
+		return fmt.Errorf("encode the state of game %s: %w", g.ID, err)
 	}
 	g.Deadline = nil
 	if d := st.Deadline(); !d.IsZero() {
 		g.Deadline = &d
 	}
 	if _, err := tx.NewUpdate().Model(g).Column("state", "deadline").WherePK().Exec(ctx); err != nil {
-		return err
+		return fmt.Errorf("store the state of game %s: %w", g.ID, err)
 	}
-	if err := AppendEvents(ctx, tx, g.ID, now, events...); err != nil {
+	if err := s.append(ctx, tx, g, now, events...); err != nil {
 		return err
 	}
 	if o := st.Outcome(); o.Done {
-		if err := s.finish(ctx, tx, g, players, o, now); err != nil {
-			return err
-		}
-	}
-	if out != nil {
-		if err := tx.NewSelect().Model(g).Column("seq", "status").WherePK().Scan(ctx); err != nil {
-			return err
-		}
-		*out = ActResult{Accepted: true, Status: g.Status, Seq: g.Seq}
+		return s.finish(ctx, tx, g, o, now)
 	}
 	return nil
 }
 
+// append records events of a locked game and moves g.Seq to the last.
+func (s *Service) append(ctx context.Context, tx bun.Tx, g *Game, now time.Time, events ...rules.Event) error {
+	rows, err := s.rooms.Append(ctx, tx, g.ID, now, events...)
+	if err != nil {
+		return err
+	}
+	if len(rows) > 0 {
+		g.Seq = rows[len(rows)-1].Seq
+	}
+	return nil
+}
+
+// Completed is the data of game:completed.
+type Completed struct {
+	GameID string `json:"gameId"`
+	Status string `json:"status" doc:"completed, or cancelled when nobody played"`
+	Result
+}
+
 // finish ends a game exactly once (the caller holds its row lock): pays
 // out, frees the players and announces game:completed.
-func (s *Service) finish(ctx context.Context, tx bun.Tx, g *Game, players []string, o rules.Outcome, now time.Time) error {
+func (s *Service) finish(ctx context.Context, tx bun.Tx, g *Game, o rules.Outcome, now time.Time) error {
 	g.Status = StatusCompleted
 	if o.Reason == "abandoned" {
 		g.Status = StatusCancelled
 	}
-	money, err := s.settle(ctx, tx, *g, players, o)
+	paid, err := s.settle(ctx, tx, *g, g.Players, o)
 	if err != nil {
-		return err
+		return fmt.Errorf("settle game %s: %w", g.ID, err)
 	}
-	result := map[string]any{"winnerId": nilIfEmpty(o.Winner), "reason": o.Reason, "draw": o.Winner == ""}
-	for k, v := range money {
-		result[k] = v
-	}
-	if g.Result, err = json.Marshal(result); err != nil {
-		return err
-	}
+	result := Result{Reason: o.Reason, Draw: o.Winner == "", Settlement: paid}
 	if o.Winner != "" {
-		g.WinnerID = &o.Winner
+		result.WinnerID, g.WinnerID = &o.Winner, &o.Winner
 	}
-	g.EndedAt, g.Deadline = &now, nil
+	g.Result, g.EndedAt, g.Deadline = &result, &now, nil
 	if _, err := tx.NewUpdate().Model(g).Column("status", "result", "winner_id", "ended_at", "deadline").WherePK().Exec(ctx); err != nil {
-		return err
+		return fmt.Errorf("finish game %s: %w", g.ID, err)
 	}
 	if _, err := tx.NewDelete().Model((*presence)(nil)).Where("game_id = ?", g.ID).Exec(ctx); err != nil {
-		return err
+		return fmt.Errorf("free the players of game %s: %w", g.ID, err)
 	}
-	data := map[string]any{"gameId": g.ID, "status": g.Status}
-	for k, v := range result {
-		data[k] = v
-	}
-	return AppendEvents(ctx, tx, g.ID, now, rules.Event{Name: "game:completed", Data: data})
-}
-
-func nilIfEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
+	return s.append(ctx, tx, g, now, rules.Event{Name: "game:completed", Data: Completed{GameID: g.ID, Status: g.Status, Result: result}})
 }
 
 // ExpireDue applies the timeout rules to every active game whose deadline
@@ -242,25 +261,34 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 	done := 0
 	for {
 		claimed := false
-		err := db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 			var g Game
-			err := tx.NewSelect().Model(&g).Where("status = 'active' AND deadline <= ?", s.now()).
-				Order("deadline").Limit(1).For("UPDATE SKIP LOCKED").Scan(ctx)
+			err := tx.NewSelect().Model(&g).ColumnExpr("g.*").
+				ColumnExpr("ARRAY(SELECT p.user_id::text FROM game_players AS p WHERE p.game_id = g.id ORDER BY p.seat) AS players").
+				Where("g.status = 'active' AND g.deadline <= ?", s.now()).
+				Order("g.deadline").Limit(1).For("UPDATE OF g SKIP LOCKED").Scan(ctx)
 			if err != nil {
 				return ignoreNoRows(err)
 			}
 			claimed = true
-			players, err := playerIDs(ctx, tx, g.ID)
-			if err != nil {
-				return err
-			}
-			return s.advance(ctx, tx, &g, players, func(st rules.State, now time.Time) ([]rules.Event, error) {
+			return s.advance(ctx, tx, &g, func(st rules.State, now time.Time) ([]rules.Event, error) {
 				return st.Expire(now), nil
-			}, nil)
+			})
 		})
-		if err != nil || !claimed {
-			return done, err
+		if err != nil {
+			return done, fmt.Errorf("expire game deadlines: %w", err)
+		}
+		if !claimed {
+			return done, nil
 		}
 		done++
 	}
+}
+
+// RunDeadlines expires due games every interval until ctx is done.
+func (s *Service) RunDeadlines(ctx context.Context, interval time.Duration) {
+	domain.Every(ctx, interval, s.log, "expire game deadlines", func(ctx context.Context) error {
+		_, err := s.ExpireDue(ctx)
+		return err
+	})
 }

@@ -5,11 +5,14 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
 
 	"wager/domain"
+	"wager/domain/game/rules"
 )
 
 func ignoreNoRows(err error) error {
@@ -38,10 +41,13 @@ func (s *Service) seats(ctx context.Context, gameIDs ...string) (map[string][]Se
 	err := s.db.NewSelect().TableExpr("game_players AS p").Join("JOIN users AS u ON u.id = p.user_id").
 		ColumnExpr("p.game_id, p.user_id, u.username, p.seat").Where("p.game_id IN (?)", bun.In(gameIDs)).
 		Order("p.game_id", "p.seat").Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("read the players of %d games: %w", len(gameIDs), err)
+	}
 	for _, r := range rows {
 		out[r.GameID] = append(out[r.GameID], r.Seat)
 	}
-	return out, err
+	return out, nil
 }
 
 // Meta is a game's public metadata.
@@ -51,56 +57,63 @@ type Meta struct {
 	Status         string          `json:"status"`
 	Players        []Seat          `json:"players"`
 	StakeMinor     int64           `json:"stakeMinor"`
-	Settings       json.RawMessage `json:"settings"`
+	Settings       json.RawMessage `json:"settings" doc:"the game type's settings"`
 	CreatedAt      time.Time       `json:"createdAt"`
 	EndedAt        *time.Time      `json:"endedAt,omitempty"`
 	WinnerID       *string         `json:"winnerId,omitempty"`
-	Result         json.RawMessage `json:"result,omitempty" doc:"once completed: winnerId, reason, draw, potMinor, feeMinor, payoutMinor..."`
-	History        any             `json:"history,omitempty" doc:"once completed: every revealed round or move"`
+	Result         *Result         `json:"result,omitempty" doc:"once the game is over"`
+	History        any             `json:"history,omitempty" doc:"once the game is over: every revealed round (rps) or move (connect4)"`
 	SpectatorCount int             `json:"spectatorCount"`
 	LastSeq        int             `json:"lastSeq"`
+}
+
+// Crowd counts spectators: live presence, kept outside the database.
+type Crowd interface {
+	Spectators(gameID string) int
+	TotalSpectators() int
 }
 
 // Metadata returns a game's public metadata, with its result and history
 // once it is over. NOT_FOUND when there is no such game.
 func (s *Service) Metadata(ctx context.Context, id string) (Meta, error) {
-	g, err := loadGame(ctx, s.db, id, false)
+	m, _, err := s.Snapshot(ctx, id)
+	return m, err
+}
+
+// Snapshot returns a game's metadata and its public view whatever its
+// status (pages show finished games too). NOT_FOUND when there is none.
+func (s *Service) Snapshot(ctx context.Context, id string) (Meta, rules.View, error) {
+	g, err := s.Game(ctx, id)
 	if err != nil {
-		return Meta{}, err
+		return Meta{}, nil, err
 	}
-	seats, err := s.seats(ctx, g.ID)
+	view, err := s.stateOf(g)
 	if err != nil {
-		return Meta{}, err
+		return Meta{}, nil, err
 	}
-	counts, err := s.spectatorCounts(ctx, g.ID)
-	if err != nil {
-		return Meta{}, err
-	}
-	m := Meta{GameID: g.ID, GameType: g.GameType, Status: g.Status, Players: seats[g.ID], StakeMinor: g.StakeMinor,
+	m := Meta{GameID: g.ID, GameType: g.GameType, Status: g.Status, Players: g.Seats, StakeMinor: g.StakeMinor,
 		Settings: g.Settings, CreatedAt: g.CreatedAt, EndedAt: g.EndedAt, WinnerID: g.WinnerID, Result: g.Result,
-		SpectatorCount: counts[g.ID], LastSeq: g.Seq}
+		SpectatorCount: s.crowd.Spectators(g.ID), LastSeq: g.Seq}
 	if g.Status == StatusCompleted || g.Status == StatusCancelled {
-		r, err := rulesOf(g.GameType)
-		if err != nil {
-			return Meta{}, err
-		}
-		st, err := r.Load(g.State)
-		if err != nil {
-			return Meta{}, err
-		}
-		m.History = st.Public(s.now())["history"]
+		m.History = view.Record()
 	}
-	return m, nil
+	return m, view, nil
 }
 
 // PublicState returns the state of an active game as everyone may see it
 // (the same for players and spectators). NOT_FOUND, or GAME_NOT_ACTIVE when
 // the game is not active.
-func (s *Service) PublicState(ctx context.Context, id string) (map[string]any, error) {
+func (s *Service) PublicState(ctx context.Context, id string) (rules.View, error) {
 	g, err := loadGame(ctx, s.db, id, false)
 	if err != nil {
 		return nil, err
 	}
+	return s.ActiveState(g)
+}
+
+// ActiveState is PublicState of a game already read (GAME_NOT_ACTIVE when
+// it is not active).
+func (s *Service) ActiveState(g Game) (rules.View, error) {
 	if g.Status != StatusActive {
 		return nil, &domain.Error{Code: domain.CodeGameNotActive, Message: "the game is " + g.Status,
 			Extra: map[string]any{"status": g.Status}}
@@ -108,67 +121,80 @@ func (s *Service) PublicState(ctx context.Context, id string) (map[string]any, e
 	return s.stateOf(g)
 }
 
-func (s *Service) stateOf(g Game) (map[string]any, error) {
+func (s *Service) stateOf(g Game) (rules.View, error) {
 	r, err := rulesOf(g.GameType)
 	if err != nil {
 		return nil, err
 	}
 	st, err := r.Load(g.State)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("game %s: %w", g.ID, err)
 	}
 	view := st.Public(s.now())
-	view["gameId"], view["gameType"], view["status"], view["seq"] = g.ID, g.GameType, g.Status, g.Seq
+	view.Base().ViewHeader = rules.ViewHeader{GameID: g.ID, GameType: g.GameType, Status: g.Status, Seq: g.Seq}
 	return view, nil
+}
+
+// Game reads a game with its players (Players and Seats), without locking
+// it, in one query. NOT_FOUND when there is none.
+func (s *Service) Game(ctx context.Context, id string) (Game, error) {
+	var g Game
+	id, ok := domain.CanonicalID(id)
+	if !ok {
+		return g, domain.Errorf(domain.CodeNotFound, "no such game")
+	}
+	err := s.db.NewSelect().Model(&g).ColumnExpr("g.*").
+		ColumnExpr(`(SELECT coalesce(json_agg(json_build_object('userId', p.user_id, 'username', u.username, 'seat', p.seat)
+			ORDER BY p.seat), '[]') FROM game_players AS p JOIN users AS u ON u.id = p.user_id WHERE p.game_id = g.id) AS seats`).
+		Where("g.id = ?", id).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return g, domain.Errorf(domain.CodeNotFound, "no such game")
+	}
+	if err != nil {
+		return g, fmt.Errorf("read game %s: %w", id, err)
+	}
+	for _, p := range g.Seats {
+		g.Players = append(g.Players, p.UserID)
+	}
+	return g, nil
 }
 
 // LiveGame is an active game in the live list.
 type LiveGame struct {
-	GameID         string    `json:"gameId"`
-	GameType       string    `json:"gameType"`
-	Status         string    `json:"status"`
-	Players        []Seat    `json:"players"`
-	StakeMinor     int64     `json:"stakeMinor"`
-	PotMinor       int64     `json:"potMinor" doc:"player pot plus donations"`
-	SpectatorCount int       `json:"spectatorCount"`
-	CreatedAt      time.Time `json:"createdAt"`
+	GameID         string    `json:"gameId" bun:"id"`
+	GameType       string    `json:"gameType" bun:"game_type"`
+	Status         string    `json:"status" bun:"status"`
+	Players        []Seat    `json:"players" bun:"-"`
+	StakeMinor     int64     `json:"stakeMinor" bun:"stake_minor"`
+	PotMinor       int64     `json:"potMinor" bun:"-" doc:"player pot plus donations"`
+	SpectatorCount int       `json:"spectatorCount" bun:"-"`
+	CreatedAt      time.Time `json:"createdAt" bun:"created_at"`
 }
 
-// Live lists active games, most watched first, at most limit.
+// Live lists active games, most watched first (newest first among equals),
+// at most limit.
 func (s *Service) Live(ctx context.Context, limit int) ([]LiveGame, error) {
-	var games []Game
-	if err := s.db.NewSelect().Model(&games).Where("status = 'active'").Order("created_at DESC").
-		Limit(int64(limit)).Scan(ctx); err != nil {
-		return nil, err
+	out := []LiveGame{}
+	if err := s.db.NewSelect().Table("games").Column("id", "game_type", "status", "stake_minor", "created_at").
+		Where("status = 'active'").Order("created_at DESC").Limit(int64(limit)).Scan(ctx, &out); err != nil {
+		return nil, fmt.Errorf("list live games: %w", err)
 	}
-	ids := make([]string, len(games))
-	for i, g := range games {
-		ids[i] = g.ID
+	ids := make([]string, len(out))
+	for i, g := range out {
+		ids[i] = g.GameID
 	}
 	seats, err := s.seats(ctx, ids...)
 	if err != nil {
 		return nil, err
 	}
-	counts, err := s.spectatorCounts(ctx, ids...)
-	if err != nil {
-		return nil, err
+	for i := range out {
+		g := &out[i]
+		g.Players = seats[g.GameID]
+		g.PotMinor = g.StakeMinor * int64(len(g.Players))
+		g.SpectatorCount = s.crowd.Spectators(g.GameID)
 	}
-	out := make([]LiveGame, len(games))
-	for i, g := range games {
-		out[i] = LiveGame{GameID: g.ID, GameType: g.GameType, Status: g.Status, Players: seats[g.ID],
-			StakeMinor: g.StakeMinor, PotMinor: g.StakeMinor * int64(len(seats[g.ID])),
-			SpectatorCount: counts[g.ID], CreatedAt: g.CreatedAt}
-	}
-	sortByViewers(out)
+	slices.SortStableFunc(out, func(a, b LiveGame) int { return b.SpectatorCount - a.SpectatorCount })
 	return out, nil
-}
-
-func sortByViewers(games []LiveGame) {
-	for i := 1; i < len(games); i++ {
-		for j := i; j > 0 && games[j].SpectatorCount > games[j-1].SpectatorCount; j-- {
-			games[j], games[j-1] = games[j-1], games[j]
-		}
-	}
 }
 
 // LivePlayer is a user playing an active game.
@@ -207,19 +233,19 @@ type Metrics struct {
 
 // Metrics computes the real-time metrics.
 func (s *Service) Metrics(ctx context.Context) (Metrics, error) {
-	var m Metrics
+	m := Metrics{Spectators: s.crowd.TotalSpectators()}
 	since := s.now().Add(-24 * time.Hour)
 	err := s.db.QueryRowContext(ctx, `SELECT
 		(SELECT count(*) FROM games WHERE status = 'active'),
 		(SELECT count(*) FROM user_presence WHERE kind = 'game'),
-		(SELECT coalesce(sum(v.viewers), 0) FROM game_viewers v JOIN games g ON g.id = v.game_id
-			WHERE g.status = 'active' AND v.updated_at > ?),
 		(SELECT count(*) FROM games WHERE created_at > ?),
 		(SELECT coalesce(sum(g.stake_minor * (SELECT count(*) FROM game_players p WHERE p.game_id = g.id)), 0)
-			FROM games g WHERE g.created_at > ?)`,
-		s.now().Add(-viewerTTL), since, since).
-		Scan(&m.ActiveGames, &m.PlayersInGames, &m.Spectators, &m.GamesLast24h, &m.VolumeLast24hMinor)
-	return m, err
+			FROM games g WHERE g.created_at > ?)`, since, since).
+		Scan(&m.ActiveGames, &m.PlayersInGames, &m.GamesLast24h, &m.VolumeLast24hMinor)
+	if err != nil {
+		return m, fmt.Errorf("compute the platform metrics: %w", err)
+	}
+	return m, nil
 }
 
 // CurrentGame is the active game a user is in.
@@ -246,26 +272,6 @@ func (s *Service) CurrentGameOf(ctx context.Context, userID string) (*CurrentGam
 		return nil, err
 	}
 	return &cg, nil
-}
-
-// IsPlayer reports whether the user plays in the game.
-func (s *Service) IsPlayer(ctx context.Context, gameID, userID string) (bool, error) {
-	return s.db.NewSelect().Model((*Player)(nil)).Where("game_id = ? AND user_id = ?", gameID, userID).Exists(ctx)
-}
-
-// Snapshot returns a game's metadata and its public view whatever its
-// status (pages show finished games too). NOT_FOUND when there is none.
-func (s *Service) Snapshot(ctx context.Context, id string) (Meta, map[string]any, error) {
-	m, err := s.Metadata(ctx, id)
-	if err != nil {
-		return m, nil, err
-	}
-	g, err := loadGame(ctx, s.db, id, false)
-	if err != nil {
-		return m, nil, err
-	}
-	view, err := s.stateOf(g)
-	return m, view, err
 }
 
 // Win is a finished game's payout, for the home page.

@@ -2,6 +2,8 @@ package game
 
 import (
 	"context"
+	"fmt"
+	"slices"
 
 	"github.com/uptrace/bun"
 
@@ -16,6 +18,35 @@ type Rematch struct {
 	RequestedBy []string `json:"requestedBy" doc:"players who asked for a rematch"`
 	Status      string   `json:"status" doc:"none, requested or started"`
 	NewGameID   *string  `json:"newGameId"`
+}
+
+// RematchBy is the data of game:rematch:requested and
+// game:rematch:cancelled: the player who asked or withdrew.
+type RematchBy struct {
+	UserID string `json:"userId"`
+}
+
+// RematchStarted is the data of game:rematch:started.
+type RematchStarted struct {
+	NewGameID string `json:"newGameId"`
+}
+
+// RematchLobby is the data of game:rematch:lobby.
+type RematchLobby struct {
+	UserID  string `json:"userId"`
+	LobbyID string `json:"lobbyId"`
+}
+
+// RematchNotice is the rematch:requested notice to the other player.
+type RematchNotice struct {
+	GameID string `json:"gameId"`
+	UserID string `json:"userId"`
+}
+
+// RematchLobbyNotice is the rematch:lobby notice to the other player.
+type RematchLobbyNotice struct {
+	GameID  string `json:"gameId"`
+	LobbyID string `json:"lobbyId"`
 }
 
 // RematchOf returns the rematch state of a game.
@@ -53,11 +84,12 @@ func (s *Service) rematchState(ctx context.Context, idb bun.IDB, gameID string) 
 // INSUFFICIENT_FUNDS.
 func (s *Service) RequestRematch(ctx context.Context, userID, gameID string) (Rematch, error) {
 	var out Rematch
-	err := db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		g, players, err := s.finishedGameOfPlayer(ctx, tx, userID, gameID)
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		g, err := s.finishedGameOfPlayer(ctx, tx, userID, gameID)
 		if err != nil {
 			return err
 		}
+		players := g.Players
 		st, err := s.rematchState(ctx, tx, g.ID)
 		if err != nil {
 			return err
@@ -66,7 +98,7 @@ func (s *Service) RequestRematch(ctx context.Context, userID, gameID string) (Re
 			return &domain.Error{Code: domain.CodeConflict, Message: "the rematch has started",
 				Extra: map[string]any{"newGameId": *st.NewGameID}}
 		}
-		if contains(st.RequestedBy, userID) {
+		if slices.Contains(st.RequestedBy, userID) {
 			out = st
 			return nil
 		}
@@ -75,7 +107,7 @@ func (s *Service) RequestRematch(ctx context.Context, userID, gameID string) (Re
 			g.ID, userID, now); err != nil {
 			return err
 		}
-		events := []rules.Event{{Name: "game:rematch:requested", Data: map[string]any{"userId": userID}}}
+		events := []rules.Event{{Name: "game:rematch:requested", Data: RematchBy{UserID: userID}}}
 		if len(st.RequestedBy)+1 == len(players) {
 			for _, p := range players {
 				if err := s.checkFree(ctx, tx, p, nil); err != nil {
@@ -88,17 +120,17 @@ func (s *Service) RequestRematch(ctx context.Context, userID, gameID string) (Re
 			if err != nil {
 				return err
 			}
-			events = append(events, rules.Event{Name: "game:rematch:started", Data: map[string]any{"newGameId": ng.ID}})
+			events = append(events, rules.Event{Name: "game:rematch:started", Data: RematchStarted{NewGameID: ng.ID}})
 		} else {
 			for _, p := range players {
 				if p != userID {
-					if err := s.notify(ctx, tx, p, Notice{Type: "rematch:requested", Data: map[string]any{"gameId": g.ID, "userId": userID}}); err != nil {
+					if err := s.rooms.Tell(ctx, p, "rematch:requested", RematchNotice{GameID: g.ID, UserID: userID}); err != nil {
 						return err
 					}
 				}
 			}
 		}
-		if err := AppendEvents(ctx, tx, g.ID, now, events...); err != nil {
+		if err := s.append(ctx, tx, &g, now, events...); err != nil {
 			return err
 		}
 		out, err = s.rematchState(ctx, tx, g.ID)
@@ -110,18 +142,17 @@ func (s *Service) RequestRematch(ctx context.Context, userID, gameID string) (Re
 // CancelRematch withdraws the user's rematch request.
 func (s *Service) CancelRematch(ctx context.Context, userID, gameID string) (Rematch, error) {
 	var out Rematch
-	err := db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		g, _, err := s.finishedGameOfPlayer(ctx, tx, userID, gameID)
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		g, err := s.finishedGameOfPlayer(ctx, tx, userID, gameID)
 		if err != nil {
 			return err
 		}
 		res, err := tx.ExecContext(ctx, "DELETE FROM rematches WHERE game_id = ? AND user_id = ?", g.ID, userID)
 		if err != nil {
-			return err
+			return fmt.Errorf("withdraw a rematch request of game %s: %w", g.ID, err)
 		}
 		if n, _ := res.RowsAffected(); n == 1 {
-			if err := AppendEvents(ctx, tx, g.ID, s.now(), rules.Event{Name: "game:rematch:cancelled",
-				Data: map[string]any{"userId": userID}}); err != nil {
+			if err := s.append(ctx, tx, &g, s.now(), rules.Event{Name: "game:rematch:cancelled", Data: RematchBy{UserID: userID}}); err != nil {
 				return err
 			}
 		}
@@ -138,42 +169,37 @@ func (s *Service) AnnounceRematchLobby(ctx context.Context, userID, gameID, lobb
 	if !ok {
 		return domain.Invalid(map[string]string{"lobbyId": "must be a lobby id"})
 	}
-	return db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		g, players, err := s.finishedGameOfPlayer(ctx, tx, userID, gameID)
+	return db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		g, err := s.finishedGameOfPlayer(ctx, tx, userID, gameID)
 		if err != nil {
 			return err
 		}
 		if ok, err := tx.NewSelect().Table("lobbies").Where("id = ?", lobbyID).Exists(ctx); err != nil {
-			return err
+			return fmt.Errorf("find lobby %s: %w", lobbyID, err)
 		} else if !ok {
 			return domain.Errorf(domain.CodeNotFound, "no such lobby")
 		}
-		for _, p := range players {
+		for _, p := range g.Players {
 			if p != userID {
-				if err := s.notify(ctx, tx, p, Notice{Type: "rematch:lobby", Data: map[string]any{"gameId": g.ID, "lobbyId": lobbyID}}); err != nil {
+				if err := s.rooms.Tell(ctx, p, "rematch:lobby", RematchLobbyNotice{GameID: g.ID, LobbyID: lobbyID}); err != nil {
 					return err
 				}
 			}
 		}
-		return AppendEvents(ctx, tx, g.ID, s.now(), rules.Event{Name: "game:rematch:lobby",
-			Data: map[string]any{"userId": userID, "lobbyId": lobbyID}})
+		return s.append(ctx, tx, &g, s.now(), rules.Event{Name: "game:rematch:lobby", Data: RematchLobby{UserID: userID, LobbyID: lobbyID}})
 	})
 }
 
-func (s *Service) finishedGameOfPlayer(ctx context.Context, tx bun.Tx, userID, gameID string) (Game, []string, error) {
-	g, err := loadGame(ctx, tx, gameID, true)
+func (s *Service) finishedGameOfPlayer(ctx context.Context, tx bun.Tx, userID, gameID string) (Game, error) {
+	g, err := lockGame(ctx, tx, gameID)
 	if err != nil {
-		return g, nil, err
+		return g, err
 	}
-	players, err := playerIDs(ctx, tx, g.ID)
-	if err != nil {
-		return g, nil, err
-	}
-	if !contains(players, userID) {
-		return g, nil, domain.Errorf(domain.CodeNotAPlayer, "only the players can ask for a rematch")
+	if !slices.Contains(g.Players, userID) {
+		return g, domain.Errorf(domain.CodeNotAPlayer, "only the players can ask for a rematch")
 	}
 	if g.Status == StatusActive || g.Status == StatusWaiting {
-		return g, nil, domain.Errorf(domain.CodeConflict, "the game is not over yet")
+		return g, domain.Errorf(domain.CodeConflict, "the game is not over yet")
 	}
-	return g, players, nil
+	return g, nil
 }

@@ -47,6 +47,12 @@ type Faucet interface {
 // donation fills a pot). It runs exactly once per intent.
 type ConfirmFunc func(ctx context.Context, tx bun.Tx, in Intent) error
 
+// Confirmers maps an intent kind to what its confirmation does. The
+// service confirms deposits and plain transfers itself; the services that
+// prepare other kinds (donations, payments) are added where the server is
+// put together, before it serves.
+type Confirmers map[string]ConfirmFunc
+
 // Service moves money.
 type Service struct {
 	db     *bun.DB
@@ -57,15 +63,16 @@ type Service struct {
 	log    *slog.Logger
 	faucet Faucet
 
-	onConfirm map[string]ConfirmFunc
+	confirmers Confirmers
 }
 
-// New returns a Service. faucet may be nil.
-func New(bdb *bun.DB, client *chain.Client, keys *chain.Keys, mint solana.PublicKey, now domain.Clock, log *slog.Logger, faucet Faucet) *Service {
-	s := &Service{db: bdb, chain: client, keys: keys, mint: mint, now: now, log: log, faucet: faucet,
-		onConfirm: map[string]ConfirmFunc{}}
-	s.OnConfirm(KindDeposit, s.confirmDeposit)
-	s.OnConfirm(KindTransfer, s.confirmTransfer)
+// New returns a Service that confirms intents with confirmers (to which it
+// adds deposits and transfers). faucet may be nil.
+func New(bdb *bun.DB, client *chain.Client, keys *chain.Keys, mint solana.PublicKey, now domain.Clock, log *slog.Logger,
+	faucet Faucet, confirmers Confirmers) *Service {
+	s := &Service{db: bdb, chain: client, keys: keys, mint: mint, now: now, log: log, faucet: faucet, confirmers: confirmers}
+	confirmers[KindDeposit] = s.confirmDeposit
+	confirmers[KindTransfer] = s.confirmTransfer
 	return s
 }
 
@@ -74,9 +81,6 @@ const (
 	KindDeposit  = "deposit"
 	KindTransfer = "transfer"
 )
-
-// OnConfirm registers what a confirmed intent of kind does.
-func (s *Service) OnConfirm(kind string, fn ConfirmFunc) { s.onConfirm[kind] = fn }
 
 // DepositAddress is the wallet whose USDC account receives deposits.
 func (s *Service) DepositAddress() solana.PublicKey { return s.keys.Vault().PublicKey() }
@@ -251,7 +255,7 @@ type BuildFunc func(from solana.PublicKey, intentID string, blockhash solana.Has
 
 // PrepareWith is Prepare for a transaction in another layout than
 // BuildTransfer's (an x402 "exact" payment): build makes it, and the
-// intent stores its exact message so that Submit and its OnConfirm hook
+// intent stores its exact message so that Submit and its kind's confirmer
 // work unchanged. The transaction must move p.Amount of USDC from the
 // user's wallet (checked on chain: INSUFFICIENT_FUNDS) with the platform as
 // fee payer.
@@ -415,16 +419,18 @@ func (s *Service) checkSigned(ctx context.Context, in Intent, signedB64 string) 
 // confirm records a confirmed intent's effect exactly once.
 func (s *Service) confirm(ctx context.Context, intentID string) (Receipt, error) {
 	var out Intent
-	err := db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		in, err := s.intent(ctx, tx.NewSelect().For("UPDATE"), "", intentID)
 		if err != nil {
 			return err
 		}
 		if in.Status != "confirmed" {
-			if fn := s.onConfirm[in.Kind]; fn != nil {
-				if err := fn(ctx, tx, in); err != nil {
-					return err
-				}
+			fn := s.confirmers[in.Kind]
+			if fn == nil {
+				return fmt.Errorf("confirm intent %s: nothing confirms intents of kind %s", in.ID, in.Kind)
+			}
+			if err := fn(ctx, tx, in); err != nil {
+				return fmt.Errorf("confirm %s intent %s: %w", in.Kind, in.ID, err)
 			}
 			in.Status, in.UpdatedAt = "confirmed", s.now()
 			if _, err := tx.NewUpdate().Model(&in).Column("status", "updated_at").WherePK().Exec(ctx); err != nil {
@@ -458,8 +464,8 @@ const resolveSubmittedAfter = confirmTimeout + 5*time.Second
 
 // ResolveSubmittedIntents finishes intents that were sent but whose
 // outcome no submit recorded (the request ended first, or the instance
-// stopped): landed ones are confirmed, which runs their kind's OnConfirm
-// hook once, and ones the chain refused or that did not land while their
+// stopped): landed ones are confirmed, which runs their kind's confirmer
+// once, and ones the chain refused or that did not land while their
 // blockhash was valid are failed. A user-signed transaction cannot be sent
 // again without its user's signature, so one still valid is left for its
 // submit or a later round. It runs periodically on every instance;

@@ -93,7 +93,7 @@ func (s *Service) Withdraw(ctx context.Context, u users.User, amount int64, idem
 		Raw: raw, Status: "pending", OpenedAccount: open, CreatedAt: now, UpdatedAt: now}
 	// The keyed row first: a concurrent twin with the same key waits here
 	// for the first to commit, then fails on the key, not on the balance.
-	err = db.ReadCommitted(ctx, s.db, func(ctx context.Context, dbtx bun.Tx) error {
+	err = db.Transact(ctx, s.db, func(ctx context.Context, dbtx bun.Tx) error {
 		if _, err := dbtx.NewInsert().Model(&w).Exec(ctx); err != nil {
 			return err
 		}
@@ -189,7 +189,7 @@ func (s *Service) finishWithdrawal(ctx context.Context, w Withdrawal, tx *solana
 // settleWithdrawal marks a pending withdrawal confirmed or failed (with the
 // credit back) exactly once, and writes the user's history line.
 func (s *Service) settleWithdrawal(ctx context.Context, w Withdrawal, status, reason string) (Withdrawal, error) {
-	err := db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if err := tx.NewSelect().Model(&w).WherePK().For("UPDATE").Scan(ctx); err != nil {
 			return err
 		}
@@ -253,4 +253,13 @@ func (s *Service) resolveWithdrawal(ctx context.Context, w Withdrawal) error {
 		}
 	}
 	return err
+}
+
+// RunResolvers finishes, every interval until ctx is done, what submits
+// and withdrawals sent but did not see confirmed (ResolveSubmittedIntents,
+// ResolvePendingWithdrawals).
+func (s *Service) RunResolvers(ctx context.Context, interval time.Duration) {
+	domain.Every(ctx, interval, s.log, "resolve submitted intents and withdrawals", func(ctx context.Context) error {
+		return errors.Join(s.ResolveSubmittedIntents(ctx), s.ResolvePendingWithdrawals(ctx))
+	})
 }

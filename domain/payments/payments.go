@@ -58,12 +58,9 @@ type Service struct {
 	vaultATAReady atomic.Bool
 }
 
-// New returns a Service and registers what a confirmed payment intent does
-// (credit the treasury, record the payment).
+// New returns a Service; ConfirmPayment is what confirms its intents.
 func New(bdb *bun.DB, m *money.Service, keys *chain.Keys, limiter *Limiter, now domain.Clock, log *slog.Logger, cfg Config) *Service {
-	s := &Service{db: bdb, money: m, keys: keys, now: now, log: log, cfg: cfg, Limiter: limiter}
-	m.OnConfirm(KindPayment, s.confirmIntent)
-	return s
+	return &Service{db: bdb, money: m, keys: keys, now: now, log: log, cfg: cfg, Limiter: limiter}
 }
 
 // Price is what one charged request costs, in USDC minor units.
@@ -206,9 +203,9 @@ func (s *Service) settledWire(signedB64, sig string) ([]byte, bool) {
 	return wire, err == nil
 }
 
-// confirmIntent records a confirmed payment intent: the treasury earns it
+// ConfirmPayment records a confirmed payment intent: the treasury earns it
 // (the vault holds it on chain) and it waits, unused, for its request.
-func (s *Service) confirmIntent(ctx context.Context, tx bun.Tx, in money.Intent) error {
+func (s *Service) ConfirmPayment(ctx context.Context, tx bun.Tx, in money.Intent) error {
 	path, _ := ResourcePath(in.Reference)
 	var wallet string
 	if err := tx.NewSelect().Table("users").Column("wallet_address").Where("id = ?", in.UserID).Scan(ctx, &wallet); err != nil {
@@ -438,7 +435,7 @@ func (s *Service) resumeSettlement(ctx context.Context, sig solana.Signature, ca
 // does.
 func (s *Service) finishInline(ctx context.Context, sig string, caller Caller, resourcePath string) (SettlementResponse, error) {
 	var p payment
-	err := db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		now := s.now()
 		err := tx.NewUpdate().Model(&p).Set("status = 'settled'").Set("used_at = ?", now).Set("used_by = ?", caller.Key).
 			Set("updated_at = ?", now).Where("signature = ? AND status = 'settling'", sig).Returning("*").Scan(ctx)
@@ -528,7 +525,7 @@ func (s *Service) resolveSettling(ctx context.Context, p payment, now time.Time)
 // settleUnused marks a landed inline payment settled and credits it, once,
 // without spending it on a request.
 func (s *Service) settleUnused(ctx context.Context, sig string) error {
-	return db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	return db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		var p payment
 		err := tx.NewUpdate().Model(&p).Set("status = 'settled'").Set("updated_at = ?", s.now()).
 			Where("signature = ? AND status = 'settling'", sig).Returning("*").Scan(ctx)
@@ -580,4 +577,12 @@ func (s *Service) ensureVaultATA(ctx context.Context) error {
 	}
 	s.vaultATAReady.Store(true)
 	return nil
+}
+
+// RunResolvers settles, every interval until ctx is done, the inline
+// payments whose request ended before they were confirmed
+// (ResolveSettling), and prunes old abuse counters every minute.
+func (s *Service) RunResolvers(ctx context.Context, interval time.Duration) {
+	go domain.Every(ctx, time.Minute, s.log, "prune abuse counters", s.Limiter.Prune)
+	domain.Every(ctx, interval, s.log, "resolve inline payments", s.ResolveSettling)
 }

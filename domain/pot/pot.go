@@ -10,6 +10,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -20,8 +21,8 @@ import (
 	"wager/domain"
 	"wager/domain/chat"
 	"wager/domain/game"
-	"wager/domain/game/rules"
 	"wager/domain/money"
+	"wager/domain/room"
 	"wager/domain/users"
 )
 
@@ -37,6 +38,7 @@ const KindDonation = "donation"
 // Service runs donations and settlement.
 type Service struct {
 	db          *bun.DB
+	rooms       *room.Log
 	games       *game.Service
 	money       *money.Service
 	chat        *chat.Service
@@ -46,11 +48,11 @@ type Service struct {
 	MaxDonation int64
 }
 
-// New returns a Service and registers what a confirmed donation does.
-func New(bdb *bun.DB, games *game.Service, m *money.Service, c *chat.Service, keys *chain.Keys, now domain.Clock, log *slog.Logger) *Service {
-	s := &Service{db: bdb, games: games, money: m, chat: c, keys: keys, now: now, log: log, MaxDonation: DefaultMaxDonation}
-	m.OnConfirm(KindDonation, s.confirmDonation)
-	return s
+// New returns a Service; ConfirmDonation is what confirms its intents.
+func New(bdb *bun.DB, rooms *room.Log, games *game.Service, m *money.Service, c *chat.Service, keys *chain.Keys,
+	now domain.Clock, log *slog.Logger) *Service {
+	return &Service{db: bdb, rooms: rooms, games: games, money: m, chat: c, keys: keys, now: now, log: log,
+		MaxDonation: DefaultMaxDonation}
 }
 
 // EscrowAddress is the address of a game's escrow.
@@ -106,11 +108,18 @@ func (s *Service) SubmitDonation(ctx context.Context, userID, gameID, intentID, 
 	return res, err
 }
 
-// confirmDonation records a confirmed donation in the same transaction as
+// Donated is the data of game:donation.
+type Donated struct {
+	Donor       chat.UserRef `json:"donor"`
+	AmountMinor int64        `json:"amountMinor"`
+	Signature   string       `json:"signature"`
+}
+
+// ConfirmDonation records a confirmed donation in the same transaction as
 // the intent's confirmation: the ledger entry into the spectator pot, the
 // donation row, game:donation and game:pot, and the system chat message.
 // A donation that lands after the game ended is refunded (see signTransfer).
-func (s *Service) confirmDonation(ctx context.Context, tx bun.Tx, in money.Intent) error {
+func (s *Service) ConfirmDonation(ctx context.Context, tx bun.Tx, in money.Intent) error {
 	gameID, sig, now := in.Reference, *in.Signature, s.now()
 	var status string
 	if err := tx.NewSelect().Table("games").Column("status").Where("id = ?", gameID).For("UPDATE").Scan(ctx, &status); err != nil {
@@ -141,10 +150,10 @@ func (s *Service) confirmDonation(ctx context.Context, tx bun.Tx, in money.Inten
 	if err != nil {
 		return err
 	}
-	if err := game.AppendEvents(ctx, tx, gameID, now,
-		rules.Event{Name: "game:donation", Data: map[string]any{"donor": map[string]string{"userId": in.UserID, "username": username},
-			"amountMinor": in.AmountMinor, "signature": sig}},
-		rules.Event{Name: "game:pot", Data: pot}); err != nil {
+	if _, err := s.rooms.Append(ctx, tx, gameID, now,
+		domain.Event{Name: "game:donation", Data: Donated{Donor: chat.UserRef{UserID: in.UserID, Username: username},
+			AmountMinor: in.AmountMinor, Signature: sig}},
+		domain.Event{Name: "game:pot", Data: pot}); err != nil {
 		return err
 	}
 	_, err = s.chat.PostSystem(ctx, tx, gameID, username+" donated "+money.FormatUSDC(in.AmountMinor)+" USDC to the game",
@@ -177,18 +186,33 @@ func potOf(ctx context.Context, idb bun.IDB, gameID string) (Pot, error) {
 	if err := idb.QueryRowContext(ctx, "SELECT coalesce(sum(amount_minor), 0) FROM donations WHERE game_id = ? AND NOT late", gameID).Scan(&donated); err != nil {
 		return Pot{}, err
 	}
-	p := Pot{PlayerPotMinor: stake * int64(players), SpectatorPotMinor: donated, FeeBps: game.FeeBps}
+	return potWith(stake*int64(players), donated), nil
+}
+
+// PotFor returns the pot of a game whose metadata the caller has read.
+func (s *Service) PotFor(ctx context.Context, m game.Meta) (Pot, error) {
+	var donated int64
+	if err := s.db.QueryRowContext(ctx, "SELECT coalesce(sum(amount_minor), 0) FROM donations WHERE game_id = ? AND NOT late",
+		m.GameID).Scan(&donated); err != nil {
+		return Pot{}, fmt.Errorf("sum the donations of game %s: %w", m.GameID, err)
+	}
+	return potWith(m.StakeMinor*int64(len(m.Players)), donated), nil
+}
+
+func potWith(playerPot, donated int64) Pot {
+	p := Pot{PlayerPotMinor: playerPot, SpectatorPotMinor: donated, FeeBps: game.FeeBps}
 	p.TotalMinor = p.PlayerPotMinor + p.SpectatorPotMinor
 	p.FeeMinor, p.WinnerGetsMinor = game.Payout(p.TotalMinor)
-	return p, nil
+	return p
 }
 
 // PotOf returns a game's pot. NOT_FOUND when there is no such game.
 func (s *Service) PotOf(ctx context.Context, gameID string) (Pot, error) {
-	if _, err := s.games.Metadata(ctx, gameID); err != nil {
+	m, err := s.games.Metadata(ctx, gameID)
+	if err != nil {
 		return Pot{}, err
 	}
-	return potOf(ctx, s.db, gameID)
+	return s.PotFor(ctx, m)
 }
 
 // Donation is one donation as lists show it.

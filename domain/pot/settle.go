@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"wager/chain"
 	"wager/db"
+	"wager/domain"
 	"wager/domain/game"
 	"wager/domain/game/rules"
 	"wager/domain/money"
@@ -29,45 +31,33 @@ import (
 // wallet has no USDC token account; see signTransfer). A second
 // settlement of the same game (another instance, a retry) changes nothing
 // and answers the first.
-func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome) (map[string]any, error) {
-	var prior json.RawMessage
+func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome) (game.Settlement, error) {
+	var out game.Settlement
+	var prior []byte
 	err := tx.QueryRowContext(ctx, "SELECT result FROM settlements WHERE game_id = ?", g.ID).Scan(&prior)
 	if err == nil {
-		var out map[string]any
-		return out, json.Unmarshal(prior, &out)
+		if err := json.Unmarshal(prior, &out); err != nil {
+			return out, fmt.Errorf("read the settlement of game %s: %w", g.ID, err)
+		}
+		return out, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return out, fmt.Errorf("read the settlement of game %s: %w", g.ID, err)
 	}
 	p, err := potOf(ctx, tx, g.ID)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	win := o.Winner != ""
-	out := map[string]any{"potMinor": p.TotalMinor, "playerPotMinor": p.PlayerPotMinor,
-		"spectatorPotMinor": p.SpectatorPotMinor, "feeMinor": int64(0), "payoutMinor": int64(0),
-		"escrowAddress": s.EscrowAddress(g.ID).String()}
-	var entries []money.Entry
-	for _, pl := range players {
-		if g.StakeMinor == 0 {
-			break
-		}
-		entries = append(entries, money.Entry{Account: money.Locked(pl), Amount: -g.StakeMinor})
-		if !win {
-			entries = append(entries, money.Entry{Account: money.Available(pl), Amount: g.StakeMinor})
-		}
-	}
+	out = game.Settlement{PotMinor: p.TotalMinor, PlayerPotMinor: p.PlayerPotMinor, SpectatorPotMinor: p.SpectatorPotMinor,
+		EscrowAddress: s.EscrowAddress(g.ID).String()}
+	entries := settlementEntries(g.ID, g.StakeMinor, players, o.Winner, p)
 	if win && p.TotalMinor > 0 {
-		fee, payout := game.Payout(p.TotalMinor)
-		out["feeMinor"], out["payoutMinor"] = fee, payout
-		if p.SpectatorPotMinor > 0 {
-			entries = append(entries, money.Entry{Account: money.SpectatorPot(g.ID), Amount: -p.SpectatorPotMinor})
-		}
-		entries = append(entries, money.Entry{Account: money.Available(o.Winner), Amount: payout})
-		if fee > 0 {
-			entries = append(entries, money.Entry{Account: money.Treasury, Amount: fee})
-		}
+		out.FeeMinor, out.PayoutMinor = game.Payout(p.TotalMinor)
 	}
 	if len(entries) > 0 {
 		if _, err := money.Post(ctx, tx, money.Posting{Kind: "settlement", Reference: "settle:" + g.ID, Entries: entries}); err != nil {
-			return nil, err
+			return out, fmt.Errorf("post the settlement of game %s: %w", g.ID, err)
 		}
 	}
 	// The players' wallet history: winnings, or stakes back.
@@ -79,7 +69,7 @@ func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []
 			}
 			if err := money.RecordActivity(ctx, tx, money.Activity{UserID: strings.TrimSuffix(uid, ":available"), Kind: kind,
 				AmountMinor: e.Amount, Counterparty: "game " + g.ID}, s.now()); err != nil {
-				return nil, err
+				return out, err
 			}
 		}
 	}
@@ -87,7 +77,7 @@ func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []
 	// sends and confirms (ProcessTransfers).
 	if win && p.SpectatorPotMinor > 0 {
 		if err := s.queueTransfer(ctx, tx, g.ID, KindSweep, s.money.DepositAddress().String(), p.SpectatorPotMinor, ""); err != nil {
-			return nil, err
+			return out, err
 		}
 	}
 	if !win {
@@ -98,20 +88,53 @@ func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []
 		}
 		if err := tx.NewSelect().TableExpr("donations AS d").Join("JOIN users AS u ON u.id = d.donor_id").
 			ColumnExpr("d.signature, d.amount_minor, u.wallet_address").Where("d.game_id = ?", g.ID).Scan(ctx, &ds); err != nil {
-			return nil, err
+			return out, fmt.Errorf("read the donations of game %s: %w", g.ID, err)
 		}
 		for _, d := range ds {
 			if err := s.queueTransfer(ctx, tx, g.ID, KindRefund, d.Wallet, d.Amount, d.Signature); err != nil {
-				return nil, err
+				return out, err
 			}
 		}
 	}
 	result, err := json.Marshal(out)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	_, err = tx.ExecContext(ctx, "INSERT INTO settlements (game_id, result, created_at) VALUES (?, ?, ?)", g.ID, string(result), s.now())
-	return out, err
+	if _, err := tx.ExecContext(ctx, "INSERT INTO settlements (game_id, result, created_at) VALUES (?, ?, ?)",
+		g.ID, string(result), s.now()); err != nil {
+		return out, fmt.Errorf("record the settlement of game %s: %w", g.ID, err)
+	}
+	return out, nil
+}
+
+// settlementEntries are the ledger entries that pay out a finished game:
+// each player's stake leaves their locked balance; after a win (winner
+// set) the winner gets the whole pot less the fee, the treasury the fee,
+// and the spectator pot is emptied into it; after a draw or cancellation
+// the stakes go back to the players' available balances (donations go
+// back on chain, by their own transfers).
+func settlementEntries(gameID string, stake int64, players []string, winner string, p Pot) []money.Entry {
+	var entries []money.Entry
+	for _, pl := range players {
+		if stake == 0 {
+			break
+		}
+		entries = append(entries, money.Entry{Account: money.Locked(pl), Amount: -stake})
+		if winner == "" {
+			entries = append(entries, money.Entry{Account: money.Available(pl), Amount: stake})
+		}
+	}
+	if winner != "" && p.TotalMinor > 0 {
+		fee, payout := game.Payout(p.TotalMinor)
+		if p.SpectatorPotMinor > 0 {
+			entries = append(entries, money.Entry{Account: money.SpectatorPot(gameID), Amount: -p.SpectatorPotMinor})
+		}
+		entries = append(entries, money.Entry{Account: money.Available(winner), Amount: payout})
+		if fee > 0 {
+			entries = append(entries, money.Entry{Account: money.Treasury, Amount: fee})
+		}
+	}
+	return entries
 }
 
 // Kinds of settlement transfer.
@@ -163,38 +186,43 @@ func (s *Service) Transfers(ctx context.Context, gameID string) ([]Transfer, err
 	return out, err
 }
 
-// ProcessTransfers sends and confirms pending settlement transfers, one at
-// a time, each claimed with FOR UPDATE SKIP LOCKED so that instances share
-// the work. A transfer's signed bytes are committed before they are ever
-// sent, so after a crash the same transaction is sent again (never a
-// second one), and its ledger entry is written once, keyed by its
-// signature. It returns how many transfers it confirmed; one that cannot
-// be confirmed yet is retried on a later run.
+// TransferLease is how long a claimed transfer is left to the worker that
+// claimed it before another may take it over.
+const TransferLease = time.Minute
+
+// TransferSent is the data of game:settlement:transfer.
+type TransferSent struct {
+	Kind        string `json:"kind"`
+	Signature   string `json:"signature"`
+	AmountMinor int64  `json:"amountMinor"`
+	ToAddress   string `json:"toAddress"`
+}
+
+// ProcessTransfers signs, sends and confirms due settlement transfers, one
+// at a time. Each is claimed for TransferLease in a short transaction (FOR
+// UPDATE SKIP LOCKED, so instances share the work); the chain is called
+// outside any transaction, and what it answered is recorded in another
+// short one that checks the row is still as the worker left it. A
+// transfer's signed bytes are committed before they are ever sent, so after
+// a crash the same transaction is sent again (never a second one), and its
+// ledger entry is written once, keyed by its signature. It returns how
+// many transfers it confirmed; one that cannot be confirmed yet is retried
+// on a later run.
 func (s *Service) ProcessTransfers(ctx context.Context) (int, error) {
 	done := 0
 	for {
-		var progressed, confirmed bool
-		err := db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-			progressed, confirmed = false, false
-			var t Transfer
-			err := tx.NewSelect().Model(&t).Where("status <> 'confirmed' AND updated_at <= ?", s.now()).
-				Order("created_at").Limit(1).For("UPDATE SKIP LOCKED").Scan(ctx)
-			if errors.Is(err, sql.ErrNoRows) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if t.Raw == nil {
-				progressed = true
-				return s.signTransfer(ctx, tx, &t) // committed before any send
-			}
-			progressed, err = s.sendTransfer(ctx, tx, &t)
-			confirmed = progressed
-			return err
-		})
-		if err != nil || !progressed {
+		t, ok, err := s.claimTransfer(ctx)
+		if err != nil || !ok {
 			return done, err
+		}
+		if t.Raw == nil {
+			if err := s.signTransfer(ctx, &t); err != nil {
+				return done, fmt.Errorf("sign settlement transfer %s: %w", t.ID, err)
+			}
+		}
+		confirmed, err := s.sendTransfer(ctx, &t)
+		if err != nil {
+			return done, fmt.Errorf("send settlement transfer %s: %w", t.ID, err)
 		}
 		if confirmed {
 			done++
@@ -202,16 +230,50 @@ func (s *Service) ProcessTransfers(ctx context.Context) (int, error) {
 	}
 }
 
+// RunTransfers processes settlement transfers every interval until ctx is
+// done.
+func (s *Service) RunTransfers(ctx context.Context, interval time.Duration) {
+	domain.Every(ctx, interval, s.log, "settlement transfers", func(ctx context.Context) error {
+		_, err := s.ProcessTransfers(ctx)
+		return err
+	})
+}
+
+// claimTransfer takes the oldest due transfer for TransferLease.
+func (s *Service) claimTransfer(ctx context.Context) (Transfer, bool, error) {
+	var t Transfer
+	claimed := false
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		now := s.now()
+		err := tx.NewSelect().Model(&t).Where("status <> 'confirmed' AND updated_at <= ?", now).
+			Order("created_at").Limit(1).For("UPDATE SKIP LOCKED").Scan(ctx)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		t.UpdatedAt, claimed = now.Add(TransferLease), true
+		_, err = tx.NewUpdate().Model(&t).Column("updated_at").WherePK().Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return t, false, fmt.Errorf("claim a settlement transfer: %w", err)
+	}
+	return t, claimed, nil
+}
+
 // signTransfer builds and signs a transfer from the game's escrow and
-// stores it. A refund goes to the donor's wallet only when its USDC token
-// account exists, and then the transaction does not open it: were the
-// platform to pay that rent, a donor could close the account after each
-// refund and collect the rent, again and again. When the account is
-// missing, the refund becomes a refund_to_balance: the USDC goes to the
-// vault and the donor's platform balance is credited on confirmation. If
-// the donor closes the account after this signing, the transfer fails and
-// is signed anew (see sendTransfer), and goes to the balance then.
-func (s *Service) signTransfer(ctx context.Context, tx bun.Tx, t *Transfer) error {
+// stores it, unless another worker signed it first. A refund goes to the
+// donor's wallet only when its USDC token account exists, and then the
+// transaction does not open it: were the platform to pay that rent, a
+// donor could close the account after each refund and collect the rent,
+// again and again. When the account is missing, the refund becomes a
+// refund_to_balance: the USDC goes to the vault and the donor's platform
+// balance is credited on confirmation. If the donor closes the account
+// after this signing, the transfer fails and is signed anew (see
+// sendTransfer), and goes to the balance then.
+func (s *Service) signTransfer(ctx context.Context, t *Transfer) error {
 	escrow := s.keys.Escrow(t.GameID)
 	client := s.money.Chain()
 	spec := chain.Transfer{FeePayer: s.keys.FeePayer().PublicKey(), From: escrow.PublicKey(), Mint: s.money.Mint(),
@@ -243,44 +305,62 @@ func (s *Service) signTransfer(ctx context.Context, tx bun.Tx, t *Transfer) erro
 		return err
 	}
 	sig := stx.Signatures[0].String()
-	t.Signature, t.Status, t.UpdatedAt = &sig, "sent", s.now()
-	_, err = tx.NewUpdate().Model(t).Column("kind", "to_address", "raw", "signature", "status", "updated_at").WherePK().Exec(ctx)
-	return err
+	t.Signature, t.Status = &sig, "sent"
+	res, err := s.db.NewUpdate().Model(t).Column("kind", "to_address", "raw", "signature", "status").
+		Where("id = ? AND raw IS NULL", t.ID).Exec(ctx)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("another worker signed it first")
+	}
+	return nil
 }
 
 // sendTransfer sends a signed transfer (again, if need be), waits for its
 // confirmation and records it. It reports whether it confirmed; when not,
 // it notes why and when to try again.
-func (s *Service) sendTransfer(ctx context.Context, tx bun.Tx, t *Transfer) (bool, error) {
+func (s *Service) sendTransfer(ctx context.Context, t *Transfer) (bool, error) {
 	client := s.money.Chain()
 	stx, err := solana.TransactionFromBytes(t.Raw)
 	if err != nil {
 		return false, err
 	}
 	if _, err := client.SendAndConfirm(ctx, stx, 30*time.Second); err != nil {
-		retry := tx.NewUpdate().Model(t).Set("error = ?", err.Error()).Set("updated_at = ?", s.now().Add(5*time.Second))
 		// A transfer that failed on chain (a refund whose donor closed their
 		// token account after it was signed, say), or that never landed and
 		// never can, has a signature that can never succeed: it is signed
 		// anew on the next round, to wherever the money can go then.
 		outcome, _, oerr := client.OutcomeOf(ctx, stx.Signatures[0], stx.Message.RecentBlockhash)
 		signAnew := oerr == nil && (outcome == chain.Failed || outcome == chain.Expired)
+		s.log.Warn("settlement transfer not confirmed", "transfer", t.ID, "err", err, "signAnew", signAnew, "outcomeErr", oerr)
+		retry := s.db.NewUpdate().Model(t).Set("error = ?", err.Error()).Set("updated_at = ?", s.now().Add(5*time.Second))
 		if signAnew {
 			retry = retry.Set("raw = NULL, signature = NULL, status = 'pending'")
 		}
-		s.log.Warn("settlement transfer not confirmed", "transfer", t.ID, "err", err, "signAnew", signAnew, "outcomeErr", oerr)
-		_, uerr := retry.WherePK().Exec(ctx)
+		_, uerr := retry.Where("id = ? AND signature = ? AND status <> 'confirmed'", t.ID, *t.Signature).Exec(ctx)
 		return false, uerr
 	}
-	if err := s.recordTransfer(ctx, tx, t); err != nil {
-		return false, err
-	}
-	t.Status, t.Error, t.UpdatedAt = "confirmed", "", s.now()
-	if _, err := tx.NewUpdate().Model(t).Column("status", "error", "updated_at").WherePK().Exec(ctx); err != nil {
-		return false, err
-	}
-	return true, game.AppendEvents(ctx, tx, t.GameID, s.now(), rules.Event{Name: "game:settlement:transfer",
-		Data: map[string]any{"kind": t.Kind, "signature": *t.Signature, "amountMinor": t.AmountMinor, "toAddress": t.ToAddress}})
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		var status string
+		if err := tx.NewSelect().Model((*Transfer)(nil)).Column("status").Where("id = ?", t.ID).For("UPDATE").Scan(ctx, &status); err != nil {
+			return err
+		}
+		if status == "confirmed" {
+			return nil // another worker recorded it
+		}
+		if err := s.recordTransfer(ctx, tx, t); err != nil {
+			return err
+		}
+		t.Status, t.Error, t.UpdatedAt = "confirmed", "", s.now()
+		if _, err := tx.NewUpdate().Model(t).Column("status", "error", "updated_at").WherePK().Exec(ctx); err != nil {
+			return err
+		}
+		_, err := s.rooms.Append(ctx, tx, t.GameID, s.now(), domain.Event{Name: "game:settlement:transfer",
+			Data: TransferSent{Kind: t.Kind, Signature: *t.Signature, AmountMinor: t.AmountMinor, ToAddress: t.ToAddress}})
+		return err
+	})
+	return err == nil, err
 }
 
 // recordTransfer writes the ledger transaction of a confirmed transfer,

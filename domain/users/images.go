@@ -41,7 +41,7 @@ func (s *Service) SetImage(ctx context.Context, userID string, kind media.Kind, 
 		column = "cover_image_id"
 	}
 	var u User
-	err = db.ReadCommitted(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if err := tx.NewSelect().Model(&u).Where("id = ?", userID).For("UPDATE").Scan(ctx); err != nil {
 			return err
 		}

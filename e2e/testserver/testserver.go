@@ -8,8 +8,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"wager/cmd/server/app"
 	"wager/db/dbtest"
-	"wager/handlers"
 )
 
 // MasterSeed is the key seed of every test server. A package's database
@@ -20,7 +20,7 @@ const MasterSeed = "e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0
 // Server is the whole app, served over HTTP on a loopback port.
 type Server struct {
 	URL string // base URL, without a trailing slash
-	App *handlers.App
+	App *app.App
 }
 
 // Start starts the app on the package's test database (dbtest) with env on
@@ -43,17 +43,17 @@ func Start(t testing.TB, env map[string]string) *Server {
 		}
 		return ""
 	}
-	cfg, err := handlers.LoadConfig(getenv)
+	cfg, err := app.LoadConfig(getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	app, err := handlers.New(context.Background(), cfg, log)
+	a, err := app.New(context.Background(), cfg, log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(app.Close)
-	hs := httptest.NewServer(app.Handler())
+	t.Cleanup(a.Close)
+	hs := httptest.NewServer(a.Handler())
 	t.Cleanup(hs.Close) // runs before app.Close
-	return &Server{URL: hs.URL, App: app}
+	return &Server{URL: hs.URL, App: a}
 }

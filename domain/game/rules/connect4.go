@@ -56,8 +56,8 @@ func (ConnectFour) Start(gameID string, players []string, settings json.RawMessa
 	}
 	g := &c4Game{GameID: gameID, Players: slices.Clone(players), TurnSeconds: v["turnSeconds"], Moves: []c4Move{}}
 	g.TurnEnd = now.Add(g.turnLength())
-	return g, []Event{{Name: "game:connect4:start", Data: map[string]any{"turn": players[0],
-		"deadline": timeString(g.TurnEnd), "turnSeconds": g.TurnSeconds, "rows": C4Rows, "columns": C4Columns}}}, nil
+	return g, []Event{{Name: "game:connect4:start", Data: C4Start{Turn: players[0], Deadline: timeString(g.TurnEnd),
+		TurnSeconds: g.TurnSeconds, Rows: C4Rows, Columns: C4Columns}}}, nil
 }
 
 // Load decodes a Connect Four state; a plain error when data is not one.
@@ -168,17 +168,17 @@ func (g *c4Game) Move(player string, move json.RawMessage, now time.Time, _ io.R
 	}
 	g.Board[row][col] = player
 	g.Moves = append(g.Moves, c4Move{UserID: player, Column: col, Row: row})
-	data := map[string]any{"userId": player, "column": col, "row": row, "moveNumber": len(g.Moves)}
+	data := C4Moved{UserID: player, Column: col, Row: row, MoveNumber: len(g.Moves)}
 	if line := g.lineThrough(row, col); line != nil {
 		g.Line = line
 		g.end(Outcome{Done: true, Winner: player, Reason: "connect4"})
-		data["line"] = line
+		data.Line = line
 	} else if len(g.Moves) == C4Rows*C4Columns {
 		g.end(Outcome{Done: true, Reason: "board-full"})
 	} else {
 		g.Turn, g.TurnEnd = 1-seat, now.Add(g.turnLength())
 	}
-	data["turn"], data["deadline"] = g.onTurn(), timeString(g.TurnEnd)
+	data.Turn, data.Deadline = g.onTurn(), timeString(g.TurnEnd)
 	return []Event{{Name: "game:connect4:move", Data: data}}, nil
 }
 
@@ -213,11 +213,11 @@ func (g *c4Game) end(o Outcome) {
 }
 
 // onTurn is the user on turn, or nil once the game is over.
-func (g *c4Game) onTurn() any {
+func (g *c4Game) onTurn() *string {
 	if g.Result.Done {
 		return nil
 	}
-	return g.Players[g.Turn]
+	return &g.Players[g.Turn]
 }
 
 // Expire makes the player on turn lose when the turn's time is up.
@@ -227,7 +227,7 @@ func (g *c4Game) Expire(now time.Time) []Event {
 	}
 	loser, winner := g.Players[g.Turn], g.Players[1-g.Turn]
 	g.end(Outcome{Done: true, Winner: winner, Reason: "timeout"})
-	return []Event{{Name: "game:connect4:timeout", Data: map[string]any{"userId": loser, "winnerId": winner}}}
+	return []Event{{Name: "game:connect4:timeout", Data: C4Forfeit{UserID: loser, WinnerID: winner}}}
 }
 
 // Resign ends the game in the other player's favour. Errors:
@@ -242,46 +242,46 @@ func (g *c4Game) Resign(player string, now time.Time) ([]Event, error) {
 	}
 	winner := g.Players[1-seat]
 	g.end(Outcome{Done: true, Winner: winner, Reason: "resign"})
-	return []Event{{Name: "game:connect4:resign", Data: map[string]any{"userId": player, "winnerId": winner}}}, nil
+	return []Event{{Name: "game:connect4:resign", Data: C4Forfeit{UserID: player, WinnerID: winner}}}, nil
 }
 
 // Public is the whole game (Connect Four has no hidden information) in the
 // shape shared by all game types.
-func (g *c4Game) Public(now time.Time) map[string]any {
+func (g *c4Game) Public(now time.Time) View {
 	board := make([][]string, C4Rows)
 	for r := range board {
 		board[r] = slices.Clone(g.Board[r][:])
 	}
-	history := make([]map[string]any, len(g.Moves))
+	history := make([]C4Move, len(g.Moves))
 	for i, m := range g.Moves {
-		history[i] = map[string]any{"moveNumber": i + 1, "userId": m.UserID, "column": m.Column, "row": m.Row}
+		history[i] = C4Move{MoveNumber: i + 1, UserID: m.UserID, Column: m.Column, Row: m.Row}
 	}
 	scores := map[string]int{g.Players[0]: 0, g.Players[1]: 0}
 	phase, number := "playing", len(g.Moves)+1
-	var outcome any
 	if g.Result.Done {
 		phase, number = "finished", len(g.Moves)
 		if g.Result.Winner != "" {
 			scores[g.Result.Winner] = 1
 		}
-		outcome = map[string]any{"winnerId": nilIfEmpty(g.Result.Winner), "reason": g.Result.Reason}
 	}
-	var line any
-	if g.Line != nil {
-		line = slices.Clone(g.Line)
+	var turn *string
+	if t := g.onTurn(); t != nil {
+		turn = optional(*t)
 	}
-	return map[string]any{
-		"players":     slices.Clone(g.Players),
-		"round":       map[string]any{"number": number, "phase": phase, "deadline": timeString(g.TurnEnd)},
-		"timer":       timer(g.TurnEnd, now),
-		"scores":      scores,
-		"history":     history,
-		"board":       board,
-		"turn":        g.onTurn(),
-		"rows":        C4Rows,
-		"columns":     C4Columns,
-		"turnSeconds": g.TurnSeconds,
-		"line":        line,
-		"outcome":     outcome,
+	return &C4View{
+		ViewBase: ViewBase{
+			Players: slices.Clone(g.Players),
+			Round:   Round{Number: number, Phase: phase, Deadline: timeString(g.TurnEnd)},
+			Timer:   timer(g.TurnEnd, now),
+			Scores:  scores,
+			Outcome: outcomeView(g.Result),
+		},
+		History:     history,
+		Board:       board,
+		Turn:        turn,
+		Rows:        C4Rows,
+		Columns:     C4Columns,
+		TurnSeconds: g.TurnSeconds,
+		Line:        slices.Clone(g.Line),
 	}
 }

@@ -133,13 +133,16 @@ type rpsReveal struct {
 
 // view is the public form of a revealed round: the reveal event's data and
 // a history entry. Absent players map to null.
-func (r rpsReveal) view(players []string) map[string]any {
-	choices, salts := map[string]any{}, map[string]any{}
+func (r rpsReveal) view(players []string) RPSRound {
+	v := RPSRound{Round: r.Round, Choices: make(map[string]*string, len(players)), Salts: make(map[string]*string, len(players)),
+		Commitments: maps.Clone(r.Commitments), WinnerID: optional(r.Winner), Reason: r.Reason, Scores: maps.Clone(r.Scores)}
 	for _, p := range players {
-		choices[p], salts[p] = nilIfEmpty(r.Choices[p]), nilIfEmpty(r.Salts[p])
+		v.Choices[p], v.Salts[p] = optional(r.Choices[p]), optional(r.Salts[p])
 	}
-	return map[string]any{"round": r.Round, "choices": choices, "salts": salts, "commitments": maps.Clone(r.Commitments),
-		"winnerId": nilIfEmpty(r.Winner), "reason": r.Reason, "scores": maps.Clone(r.Scores)}
+	if v.Commitments == nil {
+		v.Commitments = map[string]string{}
+	}
+	return v
 }
 
 // MarshalJSON returns the full state including the hidden choices, for
@@ -155,8 +158,7 @@ func (g *rpsGame) Deadline() time.Time { return g.RoundEnd }
 func (g *rpsGame) startRound(n int, now time.Time) Event {
 	g.Round, g.RoundStart, g.RoundEnd = n, now, now.Add(time.Duration(g.RoundSeconds)*time.Second)
 	g.Commitments, g.Hidden = map[string]string{}, map[string]rpsSecret{}
-	return Event{Name: "game:rps:round:start", Data: map[string]any{"round": n, "deadline": timeString(g.RoundEnd),
-		"roundSeconds": g.RoundSeconds}}
+	return Event{Name: "game:rps:round:start", Data: RPSRoundStart{Round: n, Deadline: timeString(g.RoundEnd), RoundSeconds: g.RoundSeconds}}
 }
 
 // Move commits a player's hidden choice for the current round and reveals
@@ -189,7 +191,7 @@ func (g *rpsGame) Move(player string, move json.RawMessage, now time.Time, rand 
 	c := Commitment(g.GameID, g.Round, player, choice, salt)
 	g.Hidden[player] = rpsSecret{Choice: choice, Salt: salt}
 	g.Commitments[player] = c
-	events := []Event{{Name: "game:rps:round:submitted", Data: map[string]any{"round": g.Round, "userId": player, "commitment": c}}}
+	events := []Event{{Name: "game:rps:round:submitted", Data: RPSSubmitted{Round: g.Round, UserID: player, Commitment: c}}}
 	if len(g.Hidden) == len(g.Players) {
 		events = append(events, g.closeRound(now)...)
 	}
@@ -271,12 +273,12 @@ func (g *rpsGame) Resign(player string, now time.Time) ([]Event, error) {
 	winner := g.Players[1-seat]
 	g.Hidden = map[string]rpsSecret{} // never to be revealed
 	g.end(Outcome{Done: true, Winner: winner, Reason: "resign"})
-	return []Event{{Name: "game:rps:resign", Data: map[string]any{"round": g.Round, "userId": player, "winnerId": winner}}}, nil
+	return []Event{{Name: "game:rps:resign", Data: RPSResign{Round: g.Round, UserID: player, WinnerID: winner}}}, nil
 }
 
 // Public is the state everyone may see: the current round's commitments and
 // who has chosen, never a choice before its round is revealed.
-func (g *rpsGame) Public(now time.Time) map[string]any {
+func (g *rpsGame) Public(now time.Time) View {
 	phase := "choosing"
 	if g.Result.Done {
 		phase = "finished"
@@ -285,25 +287,27 @@ func (g *rpsGame) Public(now time.Time) map[string]any {
 	for _, p := range g.Players {
 		_, submitted[p] = g.Commitments[p]
 	}
-	history := make([]map[string]any, len(g.History))
+	history := make([]RPSRound, len(g.History))
 	for i, r := range g.History {
 		history[i] = r.view(g.Players)
 	}
-	view := map[string]any{
-		"players":      slices.Clone(g.Players),
-		"round":        map[string]any{"number": g.Round, "phase": phase, "deadline": timeString(g.RoundEnd)},
-		"timer":        timer(g.RoundEnd, now),
-		"scores":       maps.Clone(g.Scores),
-		"history":      history,
-		"submitted":    submitted,
-		"commitments":  maps.Clone(g.Commitments),
-		"rounds":       g.Rounds,
-		"roundSeconds": g.RoundSeconds,
-		"winsNeeded":   g.target(),
-		"outcome":      nil,
+	commitments := maps.Clone(g.Commitments)
+	if commitments == nil {
+		commitments = map[string]string{}
 	}
-	if g.Result.Done {
-		view["outcome"] = map[string]any{"winnerId": nilIfEmpty(g.Result.Winner), "reason": g.Result.Reason}
+	return &RPSView{
+		ViewBase: ViewBase{
+			Players: slices.Clone(g.Players),
+			Round:   Round{Number: g.Round, Phase: phase, Deadline: timeString(g.RoundEnd)},
+			Timer:   timer(g.RoundEnd, now),
+			Scores:  maps.Clone(g.Scores),
+			Outcome: outcomeView(g.Result),
+		},
+		History:      history,
+		Submitted:    submitted,
+		Commitments:  commitments,
+		Rounds:       g.Rounds,
+		RoundSeconds: g.RoundSeconds,
+		WinsNeeded:   g.target(),
 	}
-	return view
 }

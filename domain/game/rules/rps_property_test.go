@@ -513,7 +513,10 @@ func (l leaky) Move(player string, move json.RawMessage, now time.Time, rand io.
 		_ = json.Unmarshal(move, &c)
 		*l.last = c
 		if l.kind == "submitted event" {
-			events[0].Data.(map[string]any)["choice"] = c
+			events[0].Data = struct {
+				RPSSubmitted
+				Choice string `json:"choice"`
+			}{events[0].Data.(RPSSubmitted), c}
 		}
 	}
 	return events, err
@@ -522,17 +525,27 @@ func (l leaky) Move(player string, move json.RawMessage, now time.Time, rand io.
 func (l leaky) Resign(player string, now time.Time) ([]Event, error) {
 	events, err := l.State.Resign(player, now)
 	if err == nil && l.kind == "resign event" {
-		events[0].Data.(map[string]any)["pending"] = *l.last
+		events[0].Data = struct {
+			RPSResign
+			Pending string `json:"pending"`
+		}{events[0].Data.(RPSResign), *l.last}
 	}
 	return events, err
 }
 
-func (l leaky) Public(now time.Time) map[string]any {
-	v := l.State.Public(now)
+// leakyView is a view with something planted in it.
+type leakyView struct {
+	*RPSView
+	LastChoice string `json:"lastChoice,omitempty"`
+	Debug      string `json:"debug,omitempty"`
+}
+
+func (l leaky) Public(now time.Time) View {
+	v := leakyView{RPSView: l.State.Public(now).(*RPSView)}
 	switch l.kind {
 	case "public choice":
-		if subs, _ := v["submitted"].(map[string]bool); subs["ann"] || subs["bob"] {
-			v["lastChoice"] = *l.last
+		if v.Submitted["ann"] || v.Submitted["bob"] {
+			v.LastChoice = *l.last
 		}
 	case "public salts":
 		raw, _ := l.State.MarshalJSON()
@@ -540,11 +553,11 @@ func (l leaky) Public(now time.Time) map[string]any {
 		_ = json.Unmarshal(raw, &all)
 		if string(all["hidden"]) != "{}" {
 			// Only the salts, not the choices: the salt check must catch it alone.
-			v["debug"] = strings.NewReplacer(`"rock"`, `"?"`, `"paper"`, `"?"`, `"scissors"`, `"?"`).Replace(string(all["hidden"]))
+			v.Debug = strings.NewReplacer(`"rock"`, `"?"`, `"paper"`, `"?"`, `"scissors"`, `"?"`).Replace(string(all["hidden"]))
 		}
 	case "history early":
-		if subs, _ := v["submitted"].(map[string]bool); subs["ann"] {
-			v["history"] = append(v["history"].([]map[string]any), map[string]any{"round": v["round"], "choices": map[string]any{"ann": *l.last}})
+		if v.Submitted["ann"] {
+			v.History = append(v.History, RPSRound{Round: v.Round.Number, Choices: map[string]*string{"ann": l.last}})
 		}
 	}
 	return v

@@ -71,17 +71,17 @@ func TestRPSStart(t *testing.T) {
 	if !st.Deadline().Equal(wantDeadline) {
 		t.Errorf("Deadline() = %v, want %v", st.Deadline(), wantDeadline)
 	}
-	pub := st.Public(t0.Add(2500 * time.Millisecond))
+	view := st.Public(t0.Add(2500 * time.Millisecond))
+	got := decoded(t, view)
 	for _, k := range []string{"players", "round", "timer", "scores", "history", "submitted", "commitments"} {
-		if _, ok := pub[k]; !ok {
-			t.Errorf("Public has no %q: %v", k, pub)
+		if _, ok := got[k]; !ok {
+			t.Errorf("Public has no %q: %v", k, got)
 		}
 	}
-	// domain/bots reads "submitted" as a map[string]bool in process.
-	if sub, ok := pub["submitted"].(map[string]bool); !ok || len(sub) != 2 || sub["ann"] || sub["bob"] {
-		t.Errorf("submitted = %#v, want map[string]bool{ann:false bob:false}", pub["submitted"])
+	// domain/bots reads who submitted in process.
+	if sub := view.(*RPSView).Submitted; len(sub) != 2 || sub["ann"] || sub["bob"] {
+		t.Errorf("submitted = %#v, want map[string]bool{ann:false bob:false}", sub)
 	}
-	got := decoded(t, pub)
 	want := map[string]any{"number": 1.0, "phase": "choosing", "deadline": wantDeadline.Format(time.RFC3339Nano)}
 	if !reflect.DeepEqual(got["round"], want) {
 		t.Errorf("round = %v, want %v", got["round"], want)

@@ -17,12 +17,10 @@ import (
 	"wager/domain"
 )
 
-// Event is something that happened, visible to everyone (players and
-// spectators alike).
-type Event struct {
-	Name string // e.g. "game:rps:round:start"
-	Data any    // JSON-marshalable; must never contain hidden information
-}
+// Event is something that happened in a game, visible to everyone
+// (players and spectators alike); its Data is one of this package's event
+// payload types and never contains hidden information.
+type Event = domain.Event
 
 // Outcome is how a game ended.
 type Outcome struct {
@@ -77,9 +75,10 @@ type State interface {
 	// Expire applies the timeout rules if now >= Deadline(); otherwise it
 	// returns nil and changes nothing.
 	Expire(now time.Time) []Event
-	// Public is the view anyone may see, the same for players and
-	// spectators: never a hidden choice before its reveal.
-	Public(now time.Time) map[string]any
+	// Public is the view anyone may see at now, the same for players and
+	// spectators: never a hidden choice before its reveal. Its ViewHeader
+	// is the caller's to fill.
+	Public(now time.Time) View
 	// Outcome is how the game ended, or the zero Outcome while it runs.
 	Outcome() Outcome
 	// MarshalJSON is the full state including hidden data, for persistence
@@ -185,28 +184,29 @@ func notActive() error {
 }
 
 // timeString formats a time for JSON (RFC 3339 in UTC), nil for the zero time.
-func timeString(t time.Time) any {
+func timeString(t time.Time) *string {
 	if t.IsZero() {
 		return nil
 	}
-	return t.UTC().Format(time.RFC3339Nano)
+	s := t.UTC().Format(time.RFC3339Nano)
+	return &s
 }
 
-// timer is the public "timer" member: the deadline and what is left of it.
-func timer(deadline, now time.Time) map[string]any {
+// timer is the public timer: the deadline and what is left of it at now.
+func timer(deadline, now time.Time) Timer {
 	left := int64(0)
 	if !deadline.IsZero() && now.Before(deadline) {
 		left = deadline.Sub(now).Milliseconds()
 	}
-	return map[string]any{"deadline": timeString(deadline), "remainingMs": left}
+	return Timer{Deadline: timeString(deadline), RemainingMs: left}
 }
 
-// nilIfEmpty maps "" to JSON null.
-func nilIfEmpty(s string) any {
+// optional maps "" to nil (JSON null).
+func optional(s string) *string {
 	if s == "" {
 		return nil
 	}
-	return s
+	return &s
 }
 
 // loadError wraps a decoding failure of a stored state.

@@ -1,4 +1,4 @@
-package handlers
+package app
 
 import (
 	"encoding/hex"
@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"net/http"
 
 	"github.com/gagliardetto/solana-go"
 
@@ -186,6 +188,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	c.USDCMint = env("USDC_MINT", defaultMint(c.ChainID()))
 	if _, err := solana.PublicKeyFromBase58(c.USDCMint); c.USDCMint != "" && err != nil {
 		bad("USDC_MINT", c.USDCMint, "must be a base58 Solana address")
+	} else if c.USDCMint == "" && !c.EmbeddedChain() {
+		bad("USDC_MINT", "", "must name the USDC mint of the chain at SOLANA_RPC_URL (known by default only for devnet and mainnet URLs)")
 	}
 	if v := env("WORKERS", "true"); v != "" {
 		b, err := strconv.ParseBool(v)
@@ -209,3 +213,36 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	return c, nil
 }
+
+// parseAbuseOverrides reads ABUSE_OVERRIDES: comma-separated
+// "METHOD /route=threshold" entries, such as
+// "POST /lobbies=30,GET /games/live=1200". It returns an error saying what
+// is wrong with the first bad entry.
+func parseAbuseOverrides(v string) (map[string]int, error) {
+	out := map[string]int{}
+	for _, item := range strings.Split(v, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		endpoint, n, ok := strings.Cut(item, "=")
+		method, path, ok2 := strings.Cut(strings.TrimSpace(endpoint), " ")
+		path = strings.TrimSpace(path)
+		threshold, err := strconv.Atoi(strings.TrimSpace(n))
+		switch {
+		case !ok || !ok2:
+			return nil, fmt.Errorf("entry %q must be METHOD /route=threshold, such as POST /lobbies=30", item)
+		case !validMethod[method]:
+			return nil, fmt.Errorf("entry %q: %q is not an HTTP method (GET, POST, PUT, PATCH, DELETE)", item, method)
+		case !strings.HasPrefix(path, "/") || strings.ContainsAny(path, " ?#"):
+			return nil, fmt.Errorf("entry %q: the route must start with / and be written as in the API, such as /games/:id/state", item)
+		case err != nil || threshold < 1:
+			return nil, fmt.Errorf("entry %q: the threshold must be a whole number of requests, at least 1", item)
+		}
+		out[method+" "+path] = threshold
+	}
+	return out, nil
+}
+
+var validMethod = map[string]bool{http.MethodGet: true, http.MethodPost: true, http.MethodPut: true,
+	http.MethodPatch: true, http.MethodDelete: true}

@@ -1,6 +1,7 @@
-package handlers
+package app
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -47,5 +48,21 @@ func TestLoadConfigNamesInvalidVariables(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), name+"=") {
 			t.Errorf("%s=%q: got %v, want an error naming %s", name, value, err, name)
 		}
+	}
+}
+
+func TestParseAbuseOverrides(t *testing.T) {
+	got, err := parseAbuseOverrides("POST /lobbies=30, GET /games/live=1200")
+	if err != nil || !reflect.DeepEqual(got, map[string]int{"POST /lobbies": 30, "GET /games/live": 1200}) {
+		t.Fatalf("parse: %v %v", got, err)
+	}
+}
+
+func TestLoadConfigNeedsTheMintOfAnExternalChain(t *testing.T) {
+	_, err := LoadConfig(func(k string) string {
+		return map[string]string{"SOLANA_RPC_URL": "https://rpc.example.com"}[k]
+	})
+	if err == nil || !strings.Contains(err.Error(), "USDC_MINT") {
+		t.Fatalf("a custom SOLANA_RPC_URL without USDC_MINT: got %v, want an error naming USDC_MINT", err)
 	}
 }

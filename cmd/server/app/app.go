@@ -1,0 +1,303 @@
+// Package app puts the server together: it opens the database, builds
+// every service with what it depends on (all of the wiring is in New),
+// starts the background work (round deadlines, settlement transfers,
+// resolvers, the live layer and its database listener) and serves the
+// HTTP handler. cmd/server runs it; tests start it on their own database.
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+	"github.com/uptrace/bun"
+
+	"wager/chain"
+	"wager/chain/localchain"
+	"wager/db"
+	"wager/domain"
+	"wager/domain/auth"
+	"wager/domain/bots"
+	"wager/domain/chat"
+	"wager/domain/flags"
+	"wager/domain/game"
+	"wager/domain/game/rules"
+	"wager/domain/money"
+	"wager/domain/payments"
+	"wager/domain/pot"
+	"wager/domain/room"
+	"wager/domain/users"
+	"wager/handlers"
+	"wager/web/live"
+)
+
+// App is a running server: its services, background work and HTTP
+// handler.
+type App struct {
+	Config   Config
+	DB       *bun.DB
+	Keys     *chain.Keys
+	Flags    *flags.Service
+	Users    *users.Service
+	Auth     *auth.Service
+	Money    *money.Service
+	Rooms    *room.Log
+	Games    *game.Service
+	Chat     *chat.Service
+	Pot      *pot.Service
+	Payments *payments.Service
+	Live     *live.Hub
+	// LocalChain is the embedded chain (nil with SOLANA_RPC_URL).
+	LocalChain *localchain.Chain
+	// HTTP is the handler of the whole site.
+	HTTP *handlers.App
+
+	log       *slog.Logger
+	announcer *room.Announcer
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closed    bool
+}
+
+// New connects to the database, migrates it, builds the services, starts
+// the background work and builds the routes. It returns an error when the
+// database cannot be reached or migrated or the configuration does not fit
+// the routes. Close releases everything.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	bdb, err := db.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	a := &App{Config: cfg, DB: bdb, log: log}
+	if err := a.build(ctx); err != nil {
+		bdb.Close()
+		return nil, err
+	}
+	if err := a.start(ctx); err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// build makes every service. What depends on what is all here.
+func (a *App) build(ctx context.Context) error {
+	cfg, bdb, log, now := a.Config, a.DB, a.log, domain.Clock(domain.SystemClock)
+	if err := db.Migrate(ctx, bdb); err != nil {
+		return err
+	}
+	secret := []byte(cfg.JWTSecret)
+	if len(secret) == 0 {
+		var err error
+		if secret, err = dataSecret(cfg.DataDir, "jwt-secret"); err != nil {
+			return err
+		}
+	}
+	seed := cfg.MasterSeed
+	if len(seed) == 0 {
+		var err error
+		if seed, err = dataSecret(cfg.DataDir, "master-seed"); err != nil {
+			return err
+		}
+	}
+	a.Keys = chain.NewKeys(seed)
+	client, faucet, mint, err := a.openChain(ctx, now)
+	if err != nil {
+		return err
+	}
+	a.Flags = flags.New(bdb, now)
+	if err := a.Flags.Load(ctx); err != nil {
+		return fmt.Errorf("load feature flags: %w", err)
+	}
+	a.Users = users.New(bdb, now)
+	a.Auth = auth.New(bdb, now, auth.Config{PublicURL: cfg.PublicURL, ChainID: cfg.ChainID(),
+		AdminWallets: cfg.AdminWallets, JWTSecret: secret})
+
+	// What a transaction publishes goes, after its commit, to this
+	// instance's live hub and, batched, to the other instances.
+	instance := make([]byte, 8)
+	rand.Read(instance)
+	announcer := room.NewAnnouncer(bdb, hex.EncodeToString(instance), log)
+	feed := &liveFeed{}
+	a.Rooms = room.New(bdb, room.Sinks{feed, announcer})
+
+	// Intent kinds are confirmed by the service that prepares them.
+	confirmers := money.Confirmers{}
+	a.Money = money.New(bdb, client, a.Keys, mint, now, log, faucet, confirmers)
+	// A finished game is settled by the pot; the pot reads games.
+	var settle game.Settler = func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome) (game.Settlement, error) {
+		return a.Pot.Settle(ctx, tx, g, players, o)
+	}
+	a.Games = game.New(bdb, a.Rooms, now, log, settle, feed)
+	a.Chat = chat.New(bdb, a.Rooms, now)
+	a.Pot = pot.New(bdb, a.Rooms, a.Games, a.Money, a.Chat, a.Keys, now, log)
+	confirmers[pot.KindDonation] = a.Pot.ConfirmDonation
+	limiter := payments.NewLimiter(bdb, now, cfg.AbuseThreshold, cfg.AbuseWindow, cfg.AbuseOverrides)
+	a.Payments = payments.New(bdb, a.Money, a.Keys, limiter, now, log, payments.Config{
+		PriceMinor: cfg.AbusePrice, Network: payments.NetworkOf(cfg.ChainID())})
+	confirmers[payments.KindPayment] = a.Payments.ConfirmPayment
+
+	opts := handlers.Options{MinSDKVersion: cfg.MinSDKVersion, SDKGraceUntil: cfg.SDKGraceUntil,
+		DevFaucet: cfg.DevFaucet && a.LocalChain != nil, EmbeddedChain: cfg.EmbeddedChain(), ChainID: cfg.ChainID(),
+		PublicURL: cfg.PublicURL}
+	views := handlers.NewLiveViews(a.Games, a.Pot, opts, log)
+	a.Live = live.New(liveStore{a.Rooms}, views, room.NewPresence(bdb, now), views, announcer.Instance(), log, live.Options{})
+	feed.hub = a.Live
+
+	a.HTTP = handlers.New(handlers.Services{DB: bdb, Flags: a.Flags, Users: a.Users, Auth: a.Auth, Money: a.Money,
+		Rooms: a.Rooms, Games: a.Games, Chat: a.Chat, Pot: a.Pot, Payments: a.Payments, Live: a.Live, Views: views,
+		LocalChain: a.LocalChain}, opts, log)
+	if unknown := limiter.UnknownOverrides(); len(unknown) > 0 {
+		return fmt.Errorf("invalid configuration: ABUSE_OVERRIDES names %s, which is not a charged endpoint (write METHOD /route as in the OpenAPI document)",
+			strings.Join(unknown, ", "))
+	}
+	a.announcer = announcer
+	return nil
+}
+
+// start runs the background work: the live hub, the announcer and the
+// database listener on every instance; the workers any instance may claim
+// (WORKERS); the demo bots (DEMO_BOTS).
+func (a *App) start(ctx context.Context) error {
+	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	a.cancel = cancel
+	a.goBackground(func() { a.Live.Run(bg) })
+	a.goBackground(func() { a.announcer.Run(bg) })
+	if a.Config.Workers {
+		a.goBackground(func() { a.Games.RunDeadlines(bg, 200*time.Millisecond) })
+		a.goBackground(func() { a.Pot.RunTransfers(bg, time.Second) })
+		a.goBackground(func() { a.Money.RunResolvers(bg, 15*time.Second) })
+		a.goBackground(func() { a.Payments.RunResolvers(bg, 15*time.Second) })
+	}
+	if a.Config.DemoBots > 0 {
+		b := bots.New(a.DB, a.Games, a.Keys, domain.SystemClock, a.log, a.Config.DemoBots)
+		a.goBackground(func() { b.Run(bg) })
+	}
+
+	listener := db.NewListener(a.Config.DatabaseURL, a.log)
+	listener.Handle(room.Channel, func(payload string) {
+		an, err := room.ParseAnnouncement(payload)
+		if err != nil {
+			a.log.Error("room announcement", "err", err)
+			return
+		}
+		if an.Instance == a.announcer.Instance() {
+			return // delivered here at its commit
+		}
+		for id, seq := range an.Games {
+			a.Live.Announced(id, seq)
+		}
+		for _, n := range an.Notices {
+			a.Live.Notify(n.UserID, n.Type, n.Data)
+		}
+	})
+	reloadFlags := func() {
+		if err := a.Flags.Load(bg); err != nil && bg.Err() == nil {
+			a.log.Error("reload feature flags", "err", err)
+		}
+	}
+	listener.Handle(flags.Channel, func(string) { reloadFlags() })
+	// After a reconnect: whatever was announced meanwhile is read again.
+	listener.OnConnect(func() {
+		reloadFlags()
+		go a.Live.Sweep(bg)
+	})
+	a.goBackground(func() { listener.Run(bg) })
+	select {
+	case <-listener.Ready():
+		return nil
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("database listener did not start within 10s")
+	}
+}
+
+func (a *App) goBackground(fn func()) {
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		fn()
+	}()
+}
+
+// openChain connects to the configured chain: the embedded one (funding
+// the platform's fee payer at genesis) or an RPC URL. The faucet is nil
+// unless DEV_FAUCET is on with the embedded chain.
+func (a *App) openChain(ctx context.Context, now domain.Clock) (*chain.Client, money.Faucet, solana.PublicKey, error) {
+	if !a.Config.EmbeddedChain() {
+		mint, err := solana.PublicKeyFromBase58(a.Config.USDCMint)
+		if err != nil {
+			return nil, nil, mint, fmt.Errorf("USDC_MINT=%q: %w", a.Config.USDCMint, err)
+		}
+		return chain.NewClient(a.Config.SolanaRPCURL, nil), nil, mint, nil
+	}
+	lc, err := localchain.New(ctx, a.DB, now, a.Keys.LocalMint().PublicKey(), a.Keys.LocalMintAuthority().PublicKey())
+	if err != nil {
+		return nil, nil, solana.PublicKey{}, fmt.Errorf("open the embedded chain: %w", err)
+	}
+	a.LocalChain = lc
+	client := chain.NewClient("http://embedded-chain", localchain.Transport{Chain: lc})
+	payer := a.Keys.FeePayer().PublicKey()
+	if lamports, err := client.Lamports(ctx, payer); err != nil {
+		return nil, nil, lc.Mint, fmt.Errorf("read the fee payer's balance: %w", err)
+	} else if lamports < 10_000_000_000 {
+		if _, err := lc.Airdrop(ctx, payer, 100_000_000_000); err != nil {
+			return nil, nil, lc.Mint, fmt.Errorf("fund the fee payer: %w", err)
+		}
+	}
+	var faucet money.Faucet
+	if a.Config.DevFaucet {
+		faucet = lc
+	}
+	return client, faucet, lc.Mint, nil
+}
+
+// Handler returns the HTTP handler of the whole site.
+func (a *App) Handler() http.Handler { return a.HTTP.Echo }
+
+// Closed reports whether Close ran.
+func (a *App) Closed() bool { return a.closed }
+
+// Close stops the background work and closes the database. Calling it
+// again does nothing.
+func (a *App) Close() {
+	a.closeOnce.Do(func() {
+		if a.cancel != nil {
+			a.cancel()
+		}
+		a.wg.Wait()
+		a.DB.Close()
+		a.closed = true
+	})
+}
+
+// dataSecret returns 32 random bytes kept (hex-encoded, readable only by
+// the owner) in a file under the data folder, generating them on first
+// start.
+func dataSecret(dir, name string) ([]byte, error) {
+	path := filepath.Join(dir, name)
+	if b, err := os.ReadFile(path); err == nil {
+		if secret, err := hex.DecodeString(strings.TrimSpace(string(b))); err == nil && len(secret) == 32 {
+			return secret, nil
+		}
+		return nil, fmt.Errorf("%s does not hold 64 hex characters; restore it from a backup", path)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("DATA_DIR=%s: %w", dir, err)
+	}
+	secret := make([]byte, 32)
+	rand.Read(secret)
+	if err := os.WriteFile(path, []byte(hex.EncodeToString(secret)+"\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("DATA_DIR=%s: %w", dir, err)
+	}
+	return secret, nil
+}

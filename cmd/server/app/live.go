@@ -1,0 +1,50 @@
+package app
+
+import (
+	"context"
+
+	"wager/domain/room"
+	"wager/web/live"
+)
+
+// liveFeed joins the domain to this instance's live hub: what a
+// transaction publishes reaches the hub right after its commit, and the
+// games count spectators from the hub's presence. Its hub is set once the
+// hub exists, before anything is served.
+type liveFeed struct{ hub *live.Hub }
+
+// Published implements room.Sink.
+func (f *liveFeed) Published(p room.Published) {
+	if len(p.Events) > 0 {
+		f.hub.Committed(liveEvents(p.Events))
+	}
+	for _, n := range p.Notices {
+		f.hub.Notify(n.UserID, n.Type, n.Data)
+	}
+}
+
+// Spectators implements game.Crowd.
+func (f *liveFeed) Spectators(gameID string) int { return f.hub.Spectators(gameID) }
+
+// TotalSpectators implements game.Crowd.
+func (f *liveFeed) TotalSpectators() int { return f.hub.TotalSpectators() }
+
+// liveStore reads stored events for the hub.
+type liveStore struct{ log *room.Log }
+
+func (s liveStore) Events(ctx context.Context, gameID string, after, limit int) ([]live.Event, error) {
+	evs, err := s.log.Events(ctx, gameID, after, limit)
+	return liveEvents(evs), err
+}
+
+func (s liveStore) LastSeqs(ctx context.Context, gameIDs []string) (map[string]int, error) {
+	return s.log.LastSeqs(ctx, gameIDs)
+}
+
+func liveEvents(evs []room.Event) []live.Event {
+	out := make([]live.Event, len(evs))
+	for i, e := range evs {
+		out[i] = live.Event{GameID: e.GameID, Seq: e.Seq, Name: e.Name, Data: e.Data}
+	}
+	return out
+}

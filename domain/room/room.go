@@ -1,0 +1,161 @@
+// Package room is the live record of what happens in games: every game's
+// room has an event log (one row per event with a per-game seq, written in
+// the transaction that causes it, replayable by seq), and every user has a
+// channel of personal notices. What a transaction publishes is handed to a
+// Sink right after it commits, never inside it: PostgreSQL serializes the
+// commits of transactions that NOTIFY, so events leave the database
+// through the Announcer, batched per instance, after the commit.
+//
+// Game, chat, pot and every later feature of a game's room append through
+// one Log, so a room's events keep one order.
+package room
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"wager/db"
+	"wager/domain"
+)
+
+// Event is one stored event of a game's room.
+type Event struct {
+	bun.BaseModel `bun:"table:game_events"`
+
+	GameID    string          `bun:"game_id,pk,type:uuid" json:"gameId"`
+	Seq       int             `bun:"seq,pk" json:"seq"`
+	Name      string          `bun:"name" json:"event"`
+	Data      json.RawMessage `bun:"data,type:jsonb" json:"data" doc:"the event's payload; its shape depends on the event name"`
+	CreatedAt time.Time       `bun:"created_at" json:"createdAt"`
+}
+
+// Notice is a personal message to one user's open sockets (matched,
+// challenged, a direct message...).
+type Notice struct {
+	UserID string          `json:"userId"`
+	Type   string          `json:"type"`
+	Data   json.RawMessage `json:"data"`
+}
+
+// Published is what one committed transaction published: events of one
+// game, in seq order, or notices.
+type Published struct {
+	Events  []Event
+	Notices []Notice
+}
+
+// Sink receives what transactions published, right after they commit, on
+// the committing goroutine: it must not block.
+type Sink interface {
+	Published(Published)
+}
+
+// Sinks hands every publication to each of its sinks in turn.
+type Sinks []Sink
+
+// Published implements Sink.
+func (s Sinks) Published(p Published) {
+	for _, sink := range s {
+		sink.Published(p)
+	}
+}
+
+// Log appends room events and personal notices inside transactions and
+// publishes them to its sink after the commit.
+type Log struct {
+	db   *bun.DB
+	sink Sink
+}
+
+// New returns a Log that publishes to sink.
+func New(bdb *bun.DB, sink Sink) *Log { return &Log{db: bdb, sink: sink} }
+
+// ErrNoGame is Append's error when the game does not exist.
+var ErrNoGame = errors.New("room: no such game")
+
+// Append stores events after the game's last one, in the caller's
+// transaction (one started by db.Transact, whose commit publishes them),
+// and returns them with their seqs. Bumping the game's seq takes the game's
+// row lock, so the events of one room are numbered in commit order. It
+// returns ErrNoGame when there is no such game.
+func (l *Log) Append(ctx context.Context, tx bun.Tx, gameID string, now time.Time, events ...domain.Event) ([]Event, error) {
+	if len(events) == 0 {
+		return nil, nil
+	}
+	values := make([]string, len(events))
+	args := []any{len(events), gameID, gameID, len(events), now}
+	for i, e := range events {
+		data, err := json.Marshal(e.Data)
+		if err != nil {
+			return nil, fmt.Errorf("encode event %s of game %s: %w", e.Name, gameID, err)
+		}
+		values[i] = "(?::int, ?::text, ?::jsonb)"
+		args = append(args, i+1, e.Name, string(data))
+	}
+	// One statement: bump the seq and insert the rows numbered after it.
+	var rows []Event
+	err := tx.NewRaw(`WITH g AS (UPDATE games SET seq = seq + ? WHERE id = ? RETURNING seq)
+		INSERT INTO game_events (game_id, seq, name, data, created_at)
+		SELECT ?, g.seq - ? + v.ord, v.name, v.data, ? FROM g, (VALUES `+strings.Join(values, ", ")+`) AS v (ord, name, data)
+		RETURNING game_id, seq, name, data, created_at`, args...).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("append events to game %s: %w", gameID, err)
+	}
+	if len(rows) == 0 {
+		return nil, ErrNoGame
+	}
+	if err := db.AfterCommit(ctx, func() { l.sink.Published(Published{Events: rows}) }); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// Tell sends a notice of type kind with data (a struct with json tags) to
+// a user's sockets on every instance once the caller's transaction (one of
+// db.Transact) commits. Notices are not stored: a user who is not
+// connected finds the same facts through the API.
+func (l *Log) Tell(ctx context.Context, userID, kind string, data any) error {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("encode notice %s: %w", kind, err)
+	}
+	n := Notice{UserID: userID, Type: kind, Data: raw}
+	return db.AfterCommit(ctx, func() { l.sink.Published(Published{Notices: []Notice{n}}) })
+}
+
+// Events returns a game's events with seq greater than after, in order, at
+// most limit of them.
+func (l *Log) Events(ctx context.Context, gameID string, after, limit int) ([]Event, error) {
+	out := []Event{}
+	err := l.db.NewSelect().Model(&out).Where("game_id = ? AND seq > ?", gameID, after).
+		Order("seq").Limit(int64(limit)).Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read events of game %s: %w", gameID, err)
+	}
+	return out, nil
+}
+
+// LastSeqs returns the seq of the last event of each of the games.
+func (l *Log) LastSeqs(ctx context.Context, gameIDs []string) (map[string]int, error) {
+	out := make(map[string]int, len(gameIDs))
+	if len(gameIDs) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		ID  string `bun:"id"`
+		Seq int    `bun:"seq"`
+	}
+	if err := l.db.NewSelect().Table("games").Column("id", "seq").Where("id IN (?)", bun.In(gameIDs)).Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("read the last seqs of %d games: %w", len(gameIDs), err)
+	}
+	for _, r := range rows {
+		out[r.ID] = r.Seq
+	}
+	return out, nil
+}

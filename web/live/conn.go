@@ -1,0 +1,134 @@
+package live
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+)
+
+// Audience is a kind of subscriber that gets its own rendering of events.
+type Audience uint8
+
+// Audiences.
+const (
+	JSON Audience = iota // API sockets: JSON envelopes
+	HTML                 // browser pages: HTML fragments for htmx
+	numAudiences
+)
+
+// queueLen is how many frames a connection may have waiting before it
+// counts as falling behind; reserved more are kept for the resync frames
+// that tell it so.
+const (
+	queueLen = 128
+	reserved = 8
+)
+
+// Conn is one live connection: the hub queues frames on it without ever
+// blocking, and the socket's writer sends them.
+type Conn struct {
+	UserID   string
+	Audience Audience
+
+	send      chan []byte
+	done      chan struct{}
+	closeOnce sync.Once
+
+	mu    sync.Mutex
+	rooms map[string]*room // joined rooms by game id
+}
+
+// NewConn returns a connection of a user.
+func NewConn(userID string, a Audience) *Conn {
+	return &Conn{UserID: userID, Audience: a, send: make(chan []byte, queueLen+reserved),
+		done: make(chan struct{}), rooms: map[string]*room{}}
+}
+
+// Frames is the connection's outgoing queue.
+func (c *Conn) Frames() <-chan []byte { return c.send }
+
+// Done is closed when the hub drops the connection.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Close drops the connection (idempotent).
+func (c *Conn) Close() { c.closeOnce.Do(func() { close(c.done) }) }
+
+// deliver queues a frame unless the queue already holds queueLen frames;
+// it reports whether it did.
+func (c *Conn) deliver(frame []byte) bool {
+	if len(c.send) >= queueLen {
+		return false
+	}
+	select {
+	case c.send <- frame:
+		return true
+	default:
+		return false
+	}
+}
+
+// push queues a frame of the connection's own replay, waiting up to wait
+// for room (the socket's writer drains the queue meanwhile); a connection
+// that takes nothing for that long is closed. It reports whether the frame
+// was queued.
+func (c *Conn) push(frame []byte, wait time.Duration) bool {
+	if c.deliver(frame) {
+		return true
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case c.send <- frame:
+		return true
+	case <-c.done:
+		return false
+	case <-t.C:
+		c.Close()
+		return false
+	}
+}
+
+// urgent queues a control frame into the reserved room; a connection
+// without room even for that is not reading at all, and is closed.
+func (c *Conn) urgent(frame []byte) {
+	select {
+	case c.send <- frame:
+	default:
+		c.Close()
+	}
+}
+
+// reply queues an answer to the client's own message (only API sockets
+// get them); a client too far behind to take it is closed.
+func (c *Conn) reply(v any) {
+	if c.Audience != JSON {
+		return
+	}
+	if b, err := json.Marshal(v); err == nil && !c.deliver(b) {
+		c.Close()
+	}
+}
+
+func (c *Conn) joined(r *room) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rooms[r.id] = r
+}
+
+func (c *Conn) left(gameID string) *room {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.rooms[gameID]
+	delete(c.rooms, gameID)
+	return r
+}
+
+func (c *Conn) allRooms() []*room {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*room, 0, len(c.rooms))
+	for _, r := range c.rooms {
+		out = append(out, r)
+	}
+	return out
+}

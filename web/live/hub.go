@@ -1,0 +1,644 @@
+// Package live is the WebSocket layer: the hub that keeps one instance's
+// game rooms and users' sockets, and the socket protocol (join, leave,
+// resume by seq, resync, personal notices, spectator counts).
+//
+// It is fed events and told little, through the small interfaces below,
+// and it never waits on a database inside a fan-out: each room renders a
+// batch of events once per audience (JSON envelopes once; the browser
+// pages' HTML once) outside its lock, then queues the same bytes for every
+// subscriber. A subscriber whose queue is full is taken out of the room and
+// told to resync; one that cannot even take that is closed. Nothing here
+// imports the database packages.
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Event is one stored room event.
+type Event struct {
+	GameID string
+	Seq    int
+	Name   string
+	Data   json.RawMessage
+}
+
+// Store reads stored events: what a room missed (another instance's, or
+// a late joiner's replay) and the rooms' positions for the periodic check.
+type Store interface {
+	Events(ctx context.Context, gameID string, after, limit int) ([]Event, error)
+	LastSeqs(ctx context.Context, gameIDs []string) (map[string]int, error)
+}
+
+// Pages renders what browser pages receive.
+type Pages interface {
+	// Events renders consecutive events of one game: one fragment per
+	// event, nil where an event changes nothing a page shows.
+	Events(ctx context.Context, gameID string, evs []Event) [][]byte
+	// Crowd renders a spectator count.
+	Crowd(count int) []byte
+}
+
+// Presence shares spectator counts between instances.
+type Presence interface {
+	Publish(ctx context.Context, instance string, counts map[string]int) error
+	Others(ctx context.Context, instance string) (map[string]int, error)
+}
+
+// Rooms answers joins: the state everyone may see, its seq, and whether
+// the user plays in the game. Errors carry a domain code (NOT_FOUND,
+// GAME_NOT_ACTIVE).
+type Rooms interface {
+	Join(ctx context.Context, gameID, userID string) (Joined, error)
+}
+
+// Joined is the answer to a join.
+type Joined struct {
+	State  json.RawMessage
+	Seq    int
+	Player bool
+}
+
+// Options are the hub's timings; zero values take the defaults.
+type Options struct {
+	CrowdEvery    time.Duration // spectator counts go out at most this often per room (500ms)
+	PresenceEvery time.Duration // counts are shared with other instances this often (1s)
+	SweepEvery    time.Duration // rooms check the database for events they were not told of (2s)
+}
+
+// ringLen is how many recent frames a room keeps to answer joins and
+// resumes from memory.
+const ringLen = 128
+
+// fetchLimit bounds one read of missed events.
+const fetchLimit = 500
+
+// Hub is one instance's live rooms and sockets.
+type Hub struct {
+	store    Store
+	pages    Pages
+	presence Presence
+	joins    Rooms
+	instance string
+	log      *slog.Logger
+	opts     Options
+
+	ctx       context.Context // the pumps' context, cancelled when Run returns
+	stop      context.CancelFunc
+	writeWait time.Duration // how long a socket write may block before the socket is closed
+
+	mu     sync.RWMutex
+	open   map[string]*room
+	latest map[string]heard // newest seq heard of per game, for rooms opened later
+	users  map[string]map[*Conn]struct{}
+
+	remote atomic.Pointer[map[string]int] // other instances' spectator counts
+}
+
+type heard struct {
+	seq int
+	at  time.Time
+}
+
+// New returns a hub; Run starts its background work.
+func New(store Store, pages Pages, presence Presence, rooms Rooms, instance string, log *slog.Logger, opts Options) *Hub {
+	if opts.CrowdEvery == 0 {
+		opts.CrowdEvery = 500 * time.Millisecond
+	}
+	if opts.PresenceEvery == 0 {
+		opts.PresenceEvery = time.Second
+	}
+	if opts.SweepEvery == 0 {
+		opts.SweepEvery = 2 * time.Second
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	h := &Hub{store: store, pages: pages, presence: presence, joins: rooms, instance: instance, log: log, opts: opts,
+		ctx: ctx, stop: stop, writeWait: writeWait, open: map[string]*room{}, latest: map[string]heard{}, users: map[string]map[*Conn]struct{}{}}
+	h.remote.Store(&map[string]int{})
+	return h
+}
+
+// room is one game's live room on this instance.
+type room struct {
+	id string
+
+	mu      sync.Mutex
+	seq     int           // last event fanned out
+	want    int           // newest seq known to exist
+	pending map[int]Event // events received from this instance's commits, not fanned out yet
+	pumping bool
+	closed  bool // removed from the hub: a join opens a new one
+	ring    []frame
+	members map[*Conn]*member
+	watch   int // spectator sockets
+	pages   int // HTML subscribers
+	count   int // the spectator count last sent
+}
+
+type member struct {
+	after  int // the last seq this subscriber has
+	player bool
+}
+
+// frame is one event rendered for each audience; nil bytes: nothing to
+// send that audience.
+type frame struct {
+	seq   int
+	bytes [numAudiences][]byte
+	html  bool // rendered for pages
+}
+
+// Run does the hub's periodic work until ctx is done: spectator counts,
+// sharing them with other instances, and the check for missed events.
+func (h *Hub) Run(ctx context.Context) {
+	defer h.stop()
+	crowd := time.NewTicker(h.opts.CrowdEvery)
+	presence := time.NewTicker(h.opts.PresenceEvery)
+	sweep := time.NewTicker(h.opts.SweepEvery)
+	defer crowd.Stop()
+	defer presence.Stop()
+	defer sweep.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-crowd.C:
+			h.sendCounts()
+		case <-presence.C:
+			h.sharePresence(ctx)
+		case <-sweep.C:
+			h.Sweep(ctx)
+		}
+	}
+}
+
+// Committed takes events of one game that this instance committed, in seq
+// order: they are fanned out without reading them back.
+func (h *Hub) Committed(evs []Event) {
+	if len(evs) == 0 {
+		return
+	}
+	gameID, last := evs[0].GameID, evs[len(evs)-1].Seq
+	r := h.heardOf(gameID, last)
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	for _, e := range evs {
+		if e.Seq > r.seq {
+			r.pending[e.Seq] = e
+		}
+	}
+	h.wantLocked(r, last)
+	r.mu.Unlock()
+}
+
+// Announced says that a game has events up to seq (another instance
+// committed them): a room here reads what it lacks.
+func (h *Hub) Announced(gameID string, seq int) {
+	r := h.heardOf(gameID, seq)
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	h.wantLocked(r, seq)
+	r.mu.Unlock()
+}
+
+// heardOf records that a game has events up to seq and returns its room,
+// nil when nobody here watches it.
+func (h *Hub) heardOf(gameID string, seq int) *room {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if seq > h.latest[gameID].seq {
+		h.latest[gameID] = heard{seq: seq, at: time.Now()}
+	}
+	return h.open[gameID]
+}
+
+// wantLocked raises what the room must reach and starts its pump.
+func (h *Hub) wantLocked(r *room, seq int) {
+	if seq > r.want {
+		r.want = seq
+	}
+	if r.want > r.seq && !r.pumping && !r.closed {
+		r.pumping = true
+		go h.pump(r)
+	}
+}
+
+// pump brings a room up to what it must reach, in seq order: it takes the
+// events it was handed, reads the ones it lacks, renders them and fans
+// them out, until nothing is left.
+func (h *Hub) pump(r *room) {
+	backoff := 50 * time.Millisecond
+	for {
+		r.mu.Lock()
+		if r.seq >= r.want || r.closed {
+			r.pumping = false
+			r.mu.Unlock()
+			return
+		}
+		from, to := r.seq, r.want
+		var evs []Event
+		for seq := from + 1; seq <= to; seq++ {
+			e, ok := r.pending[seq]
+			if !ok {
+				break
+			}
+			evs = append(evs, e)
+		}
+		for seq := range r.pending {
+			if seq <= to {
+				delete(r.pending, seq)
+			}
+		}
+		forPages := r.pages > 0
+		r.mu.Unlock()
+
+		if len(evs) < to-from { // a gap: read the rest from the store
+			got, err := h.store.Events(h.ctx, r.id, from, min(to-from, fetchLimit))
+			if err != nil || len(got) == 0 {
+				if h.ctx.Err() != nil {
+					r.mu.Lock()
+					r.pumping = false
+					r.mu.Unlock()
+					return
+				}
+				h.log.Warn("live: read missed events", "game", r.id, "after", from, "err", err)
+				time.Sleep(backoff)
+				backoff = min(2*backoff, 2*time.Second)
+				continue
+			}
+			evs = got
+		}
+		frames := h.render(h.ctx, r.id, evs, forPages)
+		r.mu.Lock()
+		h.fanOutLocked(r, frames)
+		r.mu.Unlock()
+	}
+}
+
+// render renders events once per audience.
+func (h *Hub) render(ctx context.Context, gameID string, evs []Event, forPages bool) []frame {
+	frames := make([]frame, len(evs))
+	var html [][]byte
+	if forPages {
+		html = h.pages.Events(ctx, gameID, evs)
+	}
+	for i, e := range evs {
+		frames[i] = frame{seq: e.Seq, html: forPages}
+		frames[i].bytes[JSON] = mustJSON(EventFrame{Type: "event", Event: e.Name, GameID: e.GameID, Seq: e.Seq, Data: e.Data})
+		if forPages && i < len(html) {
+			frames[i].bytes[HTML] = html[i]
+		}
+	}
+	return frames
+}
+
+// fanOutLocked queues frames for every member that lacks them and keeps
+// them for later joins. A member whose queue is full leaves the room with
+// a resync frame.
+func (h *Hub) fanOutLocked(r *room, frames []frame) {
+	for _, f := range frames {
+		if f.seq <= r.seq {
+			continue
+		}
+		for c, m := range r.members {
+			if f.seq <= m.after {
+				continue
+			}
+			if c.Audience == HTML && !f.html {
+				h.kickLocked(r, c) // a page joined while the batch rendered without pages
+				continue
+			}
+			if b := f.bytes[c.Audience]; b != nil && !c.deliver(b) {
+				h.kickLocked(r, c)
+				continue
+			}
+			m.after = f.seq
+		}
+		r.seq = f.seq
+		if len(r.ring) == ringLen {
+			copy(r.ring, r.ring[1:])
+			r.ring = r.ring[:ringLen-1]
+		}
+		r.ring = append(r.ring, f)
+	}
+}
+
+// kickLocked takes a member that fell behind out of the room and tells it
+// to resync.
+func (h *Hub) kickLocked(r *room, c *Conn) {
+	h.removeLocked(r, c)
+	c.left(r.id)
+	c.urgent(mustJSON(ResyncFrame{Type: "resync", GameID: r.id}))
+}
+
+func (h *Hub) removeLocked(r *room, c *Conn) {
+	m := r.members[c]
+	if m == nil {
+		return
+	}
+	delete(r.members, c)
+	if !m.player {
+		r.watch--
+	}
+	if c.Audience == HTML {
+		r.pages--
+	}
+}
+
+// Join adds a connection to a game's room and queues, in order, every
+// event after afterSeq (from the room's memory when it has them, else
+// read from the store), then live events. known is the seq of the state
+// the caller was answered with; player says whether the user plays there.
+// It returns an error only when the store cannot be read.
+func (h *Hub) Join(ctx context.Context, c *Conn, gameID string, afterSeq, known int, player bool) error {
+	for {
+		r := h.room(gameID, known)
+		r.mu.Lock()
+		if r.closed {
+			r.mu.Unlock()
+			continue
+		}
+		if _, in := r.members[c]; in {
+			r.mu.Unlock()
+			return nil
+		}
+		if replay, ok := r.replayLocked(afterSeq, c.Audience); ok {
+			for _, b := range replay {
+				if !c.deliver(b) {
+					r.mu.Unlock()
+					c.urgent(mustJSON(ResyncFrame{Type: "resync", GameID: gameID}))
+					return nil
+				}
+			}
+			r.members[c] = &member{after: max(afterSeq, r.seq), player: player}
+			if !player {
+				r.watch++
+			}
+			if c.Audience == HTML {
+				r.pages++
+			}
+			c.joined(r) // under the room's lock, so that a kick cannot come between
+			r.mu.Unlock()
+			return nil
+		}
+		upTo := r.seq
+		r.mu.Unlock()
+		// Too far behind for the room's memory: replay from the store,
+		// then look again.
+		for afterSeq < upTo {
+			evs, err := h.store.Events(ctx, gameID, afterSeq, min(upTo-afterSeq, fetchLimit))
+			if err != nil {
+				return err
+			}
+			if len(evs) == 0 {
+				break
+			}
+			for _, f := range h.render(ctx, gameID, evs, c.Audience == HTML) {
+				if b := f.bytes[c.Audience]; b != nil && !c.push(b, h.writeWait) {
+					return nil // the socket was closed, or has not taken a frame for writeWait
+				}
+			}
+			afterSeq = evs[len(evs)-1].Seq
+		}
+	}
+}
+
+// replayLocked returns the frames after seq for an audience from the
+// room's memory, or false when the memory does not reach back that far.
+func (r *room) replayLocked(after int, a Audience) ([][]byte, bool) {
+	if after >= r.seq {
+		return nil, true
+	}
+	if len(r.ring) == 0 || after < r.ring[0].seq-1 {
+		return nil, false
+	}
+	var out [][]byte
+	for _, f := range r.ring {
+		if f.seq <= after {
+			continue
+		}
+		if a == HTML && !f.html {
+			return nil, false
+		}
+		if b := f.bytes[a]; b != nil {
+			out = append(out, b)
+		}
+	}
+	return out, true
+}
+
+// room returns the open room of a game, opening it at seq known when
+// there is none.
+func (h *Hub) room(gameID string, known int) *room {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if r := h.open[gameID]; r != nil {
+		return r
+	}
+	r := &room{id: gameID, seq: known, pending: map[int]Event{}, members: map[*Conn]*member{}}
+	h.open[gameID] = r
+	if latest := h.latest[gameID].seq; latest > known {
+		r.mu.Lock()
+		h.wantLocked(r, latest)
+		r.mu.Unlock()
+	}
+	return r
+}
+
+// Leave takes a connection out of a game's room.
+func (h *Hub) Leave(c *Conn, gameID string) {
+	if r := c.left(gameID); r != nil {
+		h.leave(r, c)
+	}
+}
+
+func (h *Hub) leave(r *room, c *Conn) {
+	r.mu.Lock()
+	h.removeLocked(r, c)
+	empty := len(r.members) == 0
+	r.mu.Unlock()
+	if !empty {
+		return
+	}
+	h.mu.Lock()
+	r.mu.Lock()
+	if len(r.members) == 0 && h.open[r.id] == r {
+		r.closed = true
+		delete(h.open, r.id)
+	}
+	r.mu.Unlock()
+	h.mu.Unlock()
+}
+
+// Register adds a connection to its user's personal channel.
+func (h *Hub) Register(c *Conn) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.users[c.UserID] == nil {
+		h.users[c.UserID] = map[*Conn]struct{}{}
+	}
+	h.users[c.UserID][c] = struct{}{}
+}
+
+// Unregister closes a connection and takes it out of its rooms and its
+// user's channel.
+func (h *Hub) Unregister(c *Conn) {
+	c.Close()
+	for _, r := range c.allRooms() {
+		h.Leave(c, r.id)
+	}
+	h.mu.Lock()
+	delete(h.users[c.UserID], c)
+	if len(h.users[c.UserID]) == 0 {
+		delete(h.users, c.UserID)
+	}
+	h.mu.Unlock()
+}
+
+// Notify delivers a personal notice to the user's sockets on this
+// instance; a socket too far behind to take it is closed (its client
+// reconnects and reads the facts through the API).
+func (h *Hub) Notify(userID, kind string, data json.RawMessage) {
+	h.mu.RLock()
+	conns := make([]*Conn, 0, len(h.users[userID]))
+	for c := range h.users[userID] {
+		conns = append(conns, c)
+	}
+	h.mu.RUnlock()
+	if len(conns) == 0 {
+		return
+	}
+	frame := mustJSON(NoticeFrame{Type: "notice", Notice: kind, Data: data})
+	for _, c := range conns {
+		if c.Audience == JSON && !c.deliver(frame) {
+			c.Close()
+		}
+	}
+}
+
+// Spectators returns a game's spectator sockets on every instance.
+func (h *Hub) Spectators(gameID string) int {
+	n := (*h.remote.Load())[gameID]
+	h.mu.RLock()
+	r := h.open[gameID]
+	h.mu.RUnlock()
+	if r != nil {
+		r.mu.Lock()
+		n += r.watch
+		r.mu.Unlock()
+	}
+	return n
+}
+
+// TotalSpectators returns the spectator sockets of every game on every
+// instance.
+func (h *Hub) TotalSpectators() int {
+	n := 0
+	for _, c := range *h.remote.Load() {
+		n += c
+	}
+	for _, r := range h.rooms() {
+		r.mu.Lock()
+		n += r.watch
+		r.mu.Unlock()
+	}
+	return n
+}
+
+func (h *Hub) rooms() []*room {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	out := make([]*room, 0, len(h.open))
+	for _, r := range h.open {
+		out = append(out, r)
+	}
+	return out
+}
+
+// sendCounts sends each room whose spectator count changed its new count,
+// at most once per CrowdEvery.
+func (h *Hub) sendCounts() {
+	remote := *h.remote.Load()
+	for _, r := range h.rooms() {
+		r.mu.Lock()
+		total := r.watch + remote[r.id]
+		if total == r.count || len(r.members) == 0 {
+			r.mu.Unlock()
+			continue
+		}
+		r.count = total
+		f := frame{html: true}
+		f.bytes[JSON] = mustJSON(EventFrame{Type: "event", Event: "game:spectators", GameID: r.id, Seq: r.seq,
+			Data: mustJSON(CrowdData{Count: total})})
+		f.bytes[HTML] = h.pages.Crowd(total)
+		for c := range r.members {
+			if !c.deliver(f.bytes[c.Audience]) {
+				h.kickLocked(r, c)
+			}
+		}
+		r.mu.Unlock()
+	}
+}
+
+// sharePresence publishes this instance's counts and reads the others'.
+func (h *Hub) sharePresence(ctx context.Context) {
+	counts := map[string]int{}
+	for _, r := range h.rooms() {
+		r.mu.Lock()
+		if r.watch > 0 {
+			counts[r.id] = r.watch
+		}
+		r.mu.Unlock()
+	}
+	if err := h.presence.Publish(ctx, h.instance, counts); err != nil && ctx.Err() == nil {
+		h.log.Warn("live: share spectator counts", "err", err)
+	}
+	others, err := h.presence.Others(ctx, h.instance)
+	if err != nil {
+		if ctx.Err() == nil {
+			h.log.Warn("live: read other instances' spectator counts", "err", err)
+		}
+		return
+	}
+	h.remote.Store(&others)
+}
+
+// Sweep checks the open rooms against the store and catches up those that
+// missed an announcement (an instance that stopped between a commit and
+// its announcement, a listener that reconnected). It also forgets old
+// news of games nobody here watches.
+func (h *Hub) Sweep(ctx context.Context) {
+	h.mu.Lock()
+	ids := make([]string, 0, len(h.open))
+	for id := range h.open {
+		ids = append(ids, id)
+	}
+	for id, n := range h.latest {
+		if time.Since(n.at) > time.Minute && h.open[id] == nil {
+			delete(h.latest, id)
+		}
+	}
+	h.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	seqs, err := h.store.LastSeqs(ctx, ids)
+	if err != nil {
+		if ctx.Err() == nil {
+			h.log.Warn("live: check rooms for missed events", "err", err)
+		}
+		return
+	}
+	for id, seq := range seqs {
+		h.Announced(id, seq)
+	}
+}

@@ -1,0 +1,461 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// memStore is a room's stored events in memory.
+type memStore struct {
+	mu    sync.Mutex
+	evs   map[string][]Event
+	reads int
+}
+
+func newMemStore() *memStore { return &memStore{evs: map[string][]Event{}} }
+
+func (s *memStore) add(gameID, name string, data any) Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, _ := json.Marshal(data)
+	e := Event{GameID: gameID, Seq: len(s.evs[gameID]) + 1, Name: name, Data: b}
+	s.evs[gameID] = append(s.evs[gameID], e)
+	return e
+}
+
+func (s *memStore) Events(_ context.Context, gameID string, after, limit int) ([]Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reads++
+	var out []Event
+	for _, e := range s.evs[gameID] {
+		if e.Seq > after && len(out) < limit {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func (s *memStore) LastSeqs(_ context.Context, ids []string) (map[string]int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for _, id := range ids {
+		out[id] = len(s.evs[id])
+	}
+	return out, nil
+}
+
+func (s *memStore) last(gameID string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.evs[gameID])
+}
+
+// testPages renders each event as a div naming its seq, padded to the
+// 16 KB of a large page fragment.
+type testPages struct{}
+
+func (testPages) Events(_ context.Context, _ string, evs []Event) [][]byte {
+	out := make([][]byte, len(evs))
+	for i, e := range evs {
+		out[i] = []byte(fmt.Sprintf(`<div id="live-seq" data-seq="%d">%s</div>`, e.Seq, strings.Repeat(" ", 16<<10)))
+	}
+	return out
+}
+
+func (testPages) Crowd(n int) []byte {
+	return []byte(fmt.Sprintf(`<span id="spectator-count">%d</span>`, n))
+}
+
+// soloPresence is one instance alone.
+type soloPresence struct{}
+
+func (soloPresence) Publish(context.Context, string, map[string]int) error { return nil }
+func (soloPresence) Others(context.Context, string) (map[string]int, error) {
+	return map[string]int{}, nil
+}
+
+// storeRooms answers joins with the store's last seq.
+type storeRooms struct{ s *memStore }
+
+func (r storeRooms) Join(_ context.Context, gameID, _ string) (Joined, error) {
+	return Joined{State: json.RawMessage(`{}`), Seq: r.s.last(gameID)}, nil
+}
+
+func newTestHub(t testing.TB, s *memStore) *Hub {
+	h := New(s, testPages{}, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler), Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go h.Run(ctx)
+	return h
+}
+
+// publish stores n events of a game and hands them to the hub as this
+// instance's commits, in batches of three like a round of moves.
+func publish(h *Hub, s *memStore, gameID string, n int) {
+	var batch []Event
+	for i := 0; i < n; i++ {
+		batch = append(batch, s.add(gameID, "game:test", map[string]int{"i": i}))
+		if len(batch) == 3 || i == n-1 {
+			h.Committed(batch)
+			batch = nil
+		}
+	}
+}
+
+type received struct {
+	seqs    []int
+	resyncs int
+}
+
+// drain reads a connection's frames until want event seqs arrived.
+func drain(t *testing.T, c *Conn, want int) received {
+	t.Helper()
+	var r received
+	deadline := time.After(10 * time.Second)
+	for len(r.seqs) < want {
+		select {
+		case f := <-c.Frames():
+			var m struct {
+				Type  string `json:"type"`
+				Event string `json:"event"`
+				Seq   int    `json:"seq"`
+			}
+			if err := json.Unmarshal(f, &m); err != nil {
+				t.Fatalf("frame %s: %v", f, err)
+			}
+			switch m.Type {
+			case "event":
+				if m.Event == "game:spectators" {
+					continue
+				}
+				r.seqs = append(r.seqs, m.Seq)
+			case "resync":
+				r.resyncs++
+				return r
+			}
+		case <-deadline:
+			t.Fatalf("got %d of %d events", len(r.seqs), want)
+		}
+	}
+	return r
+}
+
+func wantSeqs(t *testing.T, who string, got []int, from, to int) {
+	t.Helper()
+	if len(got) != to-from+1 {
+		t.Fatalf("%s got %d events, want %d..%d", who, len(got), from, to)
+	}
+	for i, seq := range got {
+		if seq != from+i {
+			t.Fatalf("%s got seq %d at %d, want %d..%d in order", who, seq, i, from, to)
+		}
+	}
+}
+
+func TestEventsReachEveryMemberOnceInOrderWhateverOrderTheyArriveIn(t *testing.T) {
+	s := newMemStore()
+	h := newTestHub(t, s)
+	c := NewConn("u1", JSON)
+	if err := h.Join(context.Background(), c, "g", 0, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	e1, e2, e3 := s.add("g", "a", 1), s.add("g", "b", 2), s.add("g", "c", 3)
+	// Two commits of one game, their hooks run out of order: the hub reads
+	// what it lacks and delivers 1, 2, 3, then ignores the late one.
+	h.Committed([]Event{e3})
+	h.Committed([]Event{e1, e2})
+	h.Announced("g", 3)
+	wantSeqs(t, "the member", drain(t, c, 3).seqs, 1, 3)
+	select {
+	case f := <-c.Frames():
+		t.Fatalf("an event came twice: %s", f)
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+func TestAJoinReplaysFromMemoryOrFromTheStore(t *testing.T) {
+	s := newMemStore()
+	h := newTestHub(t, s)
+	ctx := context.Background()
+	first := NewConn("u1", JSON)
+	if err := h.Join(ctx, first, "g", 0, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < ringLen+20; i += 37 {
+		n := min(37, ringLen+20-i)
+		publish(h, s, "g", n)
+		wantSeqs(t, "the first member", drain(t, first, n).seqs, i+1, i+n)
+	}
+
+	reads := s.reads
+	recent := NewConn("u2", JSON)
+	if err := h.Join(ctx, recent, "g", 30, ringLen+20, false); err != nil {
+		t.Fatal(err)
+	}
+	wantSeqs(t, "a resume the room remembers", drain(t, recent, ringLen-10).seqs, 31, ringLen+20)
+	if s.reads != reads {
+		t.Errorf("a resume within the room's memory read the store %d times", s.reads-reads)
+	}
+	old := NewConn("u3", JSON)
+	joined := make(chan error, 1)
+	go func() { joined <- h.Join(ctx, old, "g", 5, ringLen+20, false) }() // its socket's writer drains meanwhile
+	wantSeqs(t, "an older resume", drain(t, old, ringLen+15).seqs, 6, ringLen+20)
+	if err := <-joined; err != nil {
+		t.Fatal(err)
+	}
+	if n := h.membersOf("g"); n != 3 {
+		t.Fatalf("the room has %d members, want 3", n)
+	}
+	publish(h, s, "g", 1)
+	for i, c := range []*Conn{first, recent, old} {
+		wantSeqs(t, fmt.Sprint("member ", i, " after the replays"), drain(t, c, 1).seqs, ringLen+21, ringLen+21)
+	}
+}
+
+func TestASubscriberThatFallsBehindIsToldToResyncAndMissesNothing(t *testing.T) {
+	s := newMemStore()
+	h := newTestHub(t, s)
+	ctx := context.Background()
+	slow := NewConn("slow", JSON)
+	if err := h.Join(ctx, slow, "g", 0, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	publish(h, s, "g", queueLen+50) // nobody reads: the queue overflows
+	deadline := time.Now().Add(5 * time.Second)
+	for h.seqOf("g") < queueLen+50 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	got := drain(t, slow, 1<<30)
+	if got.resyncs != 1 {
+		t.Fatalf("a subscriber whose queue overflowed got %d resyncs, want 1", got.resyncs)
+	}
+	last := got.seqs[len(got.seqs)-1]
+	wantSeqs(t, "the slow subscriber before its resync", got.seqs, 1, last)
+	// It rejoins with its last seq and gets exactly the rest.
+	if err := h.Join(ctx, slow, "g", last, s.last("g"), false); err != nil {
+		t.Fatal(err)
+	}
+	wantSeqs(t, "the slow subscriber after rejoining", drain(t, slow, queueLen+50-last).seqs, last+1, queueLen+50)
+}
+
+// seqOf is the room's position, for tests.
+func (h *Hub) seqOf(gameID string) int {
+	h.mu.RLock()
+	r := h.open[gameID]
+	h.mu.RUnlock()
+	if r == nil {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seq
+}
+
+func TestSpectatorCountsGoOutBatched(t *testing.T) {
+	s := newMemStore()
+	h := New(s, testPages{}, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler),
+		Options{CrowdEvery: 200 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go h.Run(ctx)
+	player := NewConn("p", JSON)
+	h.Join(ctx, player, "g", 0, 0, true)
+	for i := 0; i < 100; i++ {
+		h.Join(ctx, NewConn(fmt.Sprint("s", i), JSON), "g", 0, 0, false)
+	}
+	counts := 0
+	deadline := time.After(time.Second)
+	for done := false; !done; {
+		select {
+		case f := <-player.Frames():
+			if !strings.Contains(string(f), `"game:spectators"`) {
+				continue
+			}
+			counts++
+			if !strings.Contains(string(f), `"count":100`) {
+				t.Errorf("count frame %s, want 100 spectators", f)
+			}
+		case <-deadline:
+			done = true
+		}
+	}
+	if counts != 1 {
+		t.Fatalf("100 joins sent %d count frames to a member, want 1", counts)
+	}
+	if n := h.Spectators("g"); n != 100 {
+		t.Fatalf("Spectators = %d, want 100 (players do not count)", n)
+	}
+}
+
+// The stuck socket never reads: its writer blocks on a full TCP buffer,
+// its queue overflows, and it is closed, while 100 sockets that read get
+// every one of 1,000 events in order, as fast as without it.
+func TestAStuckSocketIsClosedWithoutSlowingTheOthers(t *testing.T) {
+	alone := deliverToReaders(t, false)
+	stuck := deliverToReaders(t, true)
+	t.Logf("delivery to 100 readers of 1,000 events: p50 %v, p99 %v alone; p50 %v, p99 %v beside a stuck socket",
+		alone[0], alone[1], stuck[0], stuck[1])
+}
+
+// deliverToReaders streams 1,000 events to 100 reading sockets (and a
+// stuck one) and returns the p50 and p99 of the delivery latency.
+func deliverToReaders(t *testing.T, withStuck bool) [2]time.Duration {
+	s := newMemStore()
+	h := newTestHub(t, s)
+	h.writeWait = time.Second
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.Serve(w, r, Client{UserID: r.URL.Query().Get("user")})
+	}))
+	defer srv.Close()
+	url := "ws" + strings.TrimPrefix(srv.URL, "http")
+	join := func(ws *websocket.Conn) {
+		if err := ws.WriteJSON(ClientMessage{Type: "join-game", GameID: "g"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	members := 100
+	var stuck *websocket.Conn
+	if withStuck {
+		// A page's socket (large fragments) whose receive buffer is small,
+		// so that its kernel stops taking bytes early.
+		stuckDialer := websocket.Dialer{NetDialContext: smallBufferDial}
+		var err error
+		if stuck, _, err = stuckDialer.Dial(url+"?format=html&user=stuck", nil); err != nil {
+			t.Fatal(err)
+		}
+		defer stuck.Close()
+		join(stuck)
+		members++
+	}
+
+	const readers, events = 100, 1000
+	type result struct {
+		seqs      []int
+		resyncs   int
+		latencies []time.Duration
+	}
+	results := make([]result, readers)
+	var ready, done sync.WaitGroup
+	sent := sync.Map{} // seq -> when it was handed to the hub
+	for i := 0; i < readers; i++ {
+		ws, _, err := websocket.DefaultDialer.Dial(fmt.Sprintf("%s?user=r%d", url, i), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.Close()
+		join(ws)
+		ready.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			for len(results[i].seqs) < events {
+				ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+				var m struct {
+					Type  string `json:"type"`
+					Event string `json:"event"`
+					Seq   int    `json:"seq"`
+				}
+				if err := ws.ReadJSON(&m); err != nil {
+					t.Errorf("reader %d: %v", i, err)
+					return
+				}
+				switch {
+				case m.Type == "joined":
+					ready.Done()
+				case m.Event == "game:spectators": // presence, not a stored event
+				case m.Type == "event":
+					results[i].seqs = append(results[i].seqs, m.Seq)
+					if at, ok := sent.Load(m.Seq); ok {
+						results[i].latencies = append(results[i].latencies, time.Since(at.(time.Time)))
+					}
+				case m.Type == "resync":
+					results[i].resyncs++
+				}
+			}
+		}()
+	}
+	ready.Wait()
+	for h.membersOf("g") < members {
+		time.Sleep(time.Millisecond)
+	}
+	for i := 0; i < events; i++ {
+		e := s.add("g", "game:test", map[string]int{"i": i})
+		sent.Store(e.Seq, time.Now())
+		h.Committed([]Event{e})
+		time.Sleep(2 * time.Millisecond) // a stream (500 events a second in one room), not one burst
+	}
+	done.Wait()
+	var all []time.Duration
+	for i, r := range results {
+		if r.resyncs > 0 {
+			t.Errorf("reader %d was told to resync %d times", i, r.resyncs)
+		}
+		wantSeqs(t, fmt.Sprint("reader ", i), r.seqs, 1, events)
+		all = append(all, r.latencies...)
+	}
+	if withStuck {
+		// The stuck socket is closed: reading it ends once its buffered
+		// frames are read.
+		stuck.SetReadDeadline(time.Now().Add(10 * time.Second))
+		for {
+			if _, _, err := stuck.ReadMessage(); err != nil {
+				if ne, ok := err.(net.Error); ok && ne.Timeout() {
+					t.Fatalf("the stuck socket is still open: %v", err)
+				}
+				break
+			}
+		}
+		for deadline := time.Now().Add(5 * time.Second); h.connsOf("stuck") != 0; {
+			if time.Now().After(deadline) {
+				t.Fatal("the stuck socket is still registered")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	slices.Sort(all)
+	return [2]time.Duration{all[len(all)/2], all[len(all)*99/100]}
+}
+
+// smallBufferDial connects with a 4 KB receive buffer.
+func smallBufferDial(ctx context.Context, network, addr string) (net.Conn, error) {
+	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+		return errors.Join(err, serr)
+	}}
+	return d.DialContext(ctx, network, addr)
+}
+
+func (h *Hub) membersOf(gameID string) int {
+	h.mu.RLock()
+	r := h.open[gameID]
+	h.mu.RUnlock()
+	if r == nil {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.members)
+}
+
+func (h *Hub) connsOf(userID string) int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return len(h.users[userID])
+}
