@@ -169,14 +169,12 @@ func (s *Service) checkFree(ctx context.Context, tx bun.Tx, userID string, here 
 		return err
 	}
 	if p.Kind == "game" {
-		return &domain.Error{Code: domain.CodeConflict, Message: "you are already playing a game; finish it first",
-			Extra: map[string]any{"gameId": *p.GameID}}
+		return domain.Errorf(domain.CodeConflict, "you are already playing a game; finish it first").With("gameId", *p.GameID)
 	}
 	if here != nil && p.LobbyID != nil && *p.LobbyID == here.ID {
 		return errAlreadyQueuedHere
 	}
-	return &domain.Error{Code: domain.CodeConflict, Message: "you are already waiting in another queue; leave it first",
-		Extra: map[string]any{"lobbyId": *p.LobbyID}}
+	return domain.Errorf(domain.CodeConflict, "you are already waiting in another queue; leave it first").With("lobbyId", *p.LobbyID)
 }
 
 // covers reports whether the user's available balance covers stake, and

@@ -115,8 +115,7 @@ func (s *Service) PublicState(ctx context.Context, id string) (rules.View, error
 // it is not active).
 func (s *Service) ActiveState(g Game) (rules.View, error) {
 	if g.Status != StatusActive {
-		return nil, &domain.Error{Code: domain.CodeGameNotActive, Message: "the game is " + g.Status,
-			Extra: map[string]any{"status": g.Status}}
+		return nil, domain.Errorf(domain.CodeGameNotActive, "the game is %s", g.Status).With("status", g.Status)
 	}
 	return s.stateOf(g)
 }

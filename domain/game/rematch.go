@@ -95,8 +95,7 @@ func (s *Service) RequestRematch(ctx context.Context, userID, gameID string) (Re
 			return err
 		}
 		if st.Status == "started" {
-			return &domain.Error{Code: domain.CodeConflict, Message: "the rematch has started",
-				Extra: map[string]any{"newGameId": *st.NewGameID}}
+			return domain.Errorf(domain.CodeConflict, "the rematch has started").With("newGameId", *st.NewGameID)
 		}
 		if slices.Contains(st.RequestedBy, userID) {
 			out = st

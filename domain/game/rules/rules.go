@@ -36,7 +36,7 @@ type Info struct {
 	Description  string            `json:"description"`
 	MinPlayers   int               `json:"minPlayers"`
 	MaxPlayers   int               `json:"maxPlayers"`
-	Settings     map[string]any    `json:"settings" doc:"the default settings"`
+	Settings     map[string]int    `json:"settings" doc:"the default settings"`
 	SettingsHelp map[string]string `json:"settingsHelp" doc:"what each setting accepts"`
 }
 
@@ -154,8 +154,8 @@ func parseIntSettings(raw json.RawMessage, specs []intSetting) (json.RawMessage,
 }
 
 // defaults returns the default settings of specs for Info.
-func defaults(specs []intSetting) (map[string]any, map[string]string) {
-	d, h := map[string]any{}, map[string]string{}
+func defaults(specs []intSetting) (map[string]int, map[string]string) {
+	d, h := map[string]int{}, map[string]string{}
 	for _, s := range specs {
 		d[s.name], h[s.name] = s.def, s.help
 	}

@@ -52,9 +52,9 @@ func mustJSON(t testing.TB, v any) string {
 func TestAvailable(t *testing.T) {
 	got := Available()
 	want := []Info{
-		{GameType: "connect4", Name: "Connect Four", MinPlayers: 2, MaxPlayers: 2, Settings: map[string]any{"turnSeconds": 30}},
+		{GameType: "connect4", Name: "Connect Four", MinPlayers: 2, MaxPlayers: 2, Settings: map[string]int{"turnSeconds": 30}},
 		{GameType: "rps", Name: "Rock, paper, scissors", MinPlayers: 2, MaxPlayers: 2,
-			Settings: map[string]any{"rounds": 3, "roundSeconds": 20}},
+			Settings: map[string]int{"rounds": 3, "roundSeconds": 20}},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("Available() has %d types, want %d: %+v", len(got), len(want), got)
