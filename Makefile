@@ -46,5 +46,6 @@ check-generated:
 lint:
 	$(GO) vet ./...
 	@$(GO) mod tidy -diff >/dev/null || { echo "go mod tidy would change go.mod/go.sum: run it and commit"; exit 1; }
+	$(GO) tool staticcheck ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$') cmd web views static handlers domain db chain e2e 2>/dev/null | sort -u); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -39,7 +39,7 @@ func (s *Service) seats(ctx context.Context, gameIDs ...string) (map[string][]Se
 		Seat
 	}
 	err := s.db.NewSelect().TableExpr("game_players AS p").Join("JOIN users AS u ON u.id = p.user_id").
-		ColumnExpr("p.game_id, p.user_id, u.username, p.seat").Where("p.game_id IN (?)", bun.In(gameIDs)).
+		ColumnExpr("p.game_id, p.user_id, u.username, p.seat").Where("p.game_id IN (?)", bun.List(gameIDs)).
 		Order("p.game_id", "p.seat").Scan(ctx, &rows)
 	if err != nil {
 		return nil, fmt.Errorf("read the players of %d games: %w", len(gameIDs), err)

@@ -151,7 +151,7 @@ func (l *Log) LastSeqs(ctx context.Context, gameIDs []string) (map[string]int, e
 		ID  string `bun:"id"`
 		Seq int    `bun:"seq"`
 	}
-	if err := l.db.NewSelect().Table("games").Column("id", "seq").Where("id IN (?)", bun.In(gameIDs)).Scan(ctx, &rows); err != nil {
+	if err := l.db.NewSelect().Table("games").Column("id", "seq").Where("id IN (?)", bun.List(gameIDs)).Scan(ctx, &rows); err != nil {
 		return nil, fmt.Errorf("read the last seqs of %d games: %w", len(gameIDs), err)
 	}
 	for _, r := range rows {

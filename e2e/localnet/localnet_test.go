@@ -326,7 +326,7 @@ func TestTransferAndRejections(t *testing.T) {
 		// TransferChecked data: discriminator 12, amount u64 LE, decimals.
 		data := append(binary.LittleEndian.AppendUint64([]byte{12}, 1_000), decimals)
 		i := bytes.Index(wire, data)
-		if i < 0 || bytes.Index(wire[i+1:], data) >= 0 {
+		if i < 0 || bytes.Contains(wire[i+1:], data) {
 			t.Fatalf("TransferChecked data %x not found exactly once in the wire bytes", data)
 		}
 		wire[i+2] ^= 0x01 // 1_000 -> 1_000 + 256
