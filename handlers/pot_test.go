@@ -645,3 +645,65 @@ func waitFor(t testing.TB, cond func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// While the chain RPC hangs for 5 s on one settlement transfer, nothing
+// waits for it: no transaction stays open, another game settles and a
+// withdrawal completes; then the transfer confirms once.
+func TestASettlementTransferHangingOnTheChainHoldsNothingUp(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	ctx := context.Background()
+	p1, p2, hanging := a.stakedGame(t, 100_000, `{"rounds": 1}`)
+	if r, _ := a.donate(t, a.spectatorWith(t, 50_000), hanging, 50_000); r.Code != 200 {
+		t.Fatalf("donate: %d %s", r.Code, r.Body)
+	}
+	a.act(t, p1, hanging, `{"type": "move", "move": "rock"}`)
+	a.act(t, p2, hanging, `{"type": "move", "move": "scissors"}`) // p1 wins: the donations are swept on chain
+
+	client := a.Money.Chain()
+	saved := *client
+	t.Cleanup(func() { *client = saved })
+	blocked, release := make(chan struct{}), make(chan struct{})
+	hook := &beforeSend{next: localchain.Transport{Chain: a.LocalChain}, signer: a.Pot.EscrowAddress(hanging),
+		hook: func() { close(blocked); <-time.After(5 * time.Second); close(release) }}
+	hook.armed.Store(true)
+	*client = *chain.NewClient("http://embedded-chain", hook)
+	processed := make(chan error, 1)
+	go func() {
+		n, err := a.Pot.ProcessTransfers(ctx)
+		if err == nil && n != 1 {
+			err = fmt.Errorf("confirmed %d transfers, want the sweep", n)
+		}
+		processed <- err
+	}()
+	<-blocked
+
+	var idle int
+	if err := a.DB.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND state LIKE 'idle in transaction%'`).Scan(&idle); err != nil {
+		t.Fatal(err)
+	}
+	if idle != 0 {
+		t.Errorf("%d transactions stay open while the chain RPC hangs, want none", idle)
+	}
+	q1, q2, other := a.stakedGame(t, 100_000, `{"rounds": 1}`)
+	a.act(t, q1, other, `{"type": "move", "move": "paper"}`)
+	a.act(t, q2, other, `{"type": "move", "move": "rock"}`)
+	if m, err := a.Games.Metadata(ctx, other); err != nil || m.Status != game.StatusCompleted || m.Result.PayoutMinor != 198_000 {
+		t.Fatalf("another game while the transfer hangs: %+v %v, want it settled with a 198000 payout", m.Result, err)
+	}
+	if r := a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: q1.auth, body: `{"amountMinor": 150000}`}); r.Code != 200 {
+		t.Fatalf("a withdrawal while the transfer hangs: %d %s", r.Code, r.Body)
+	}
+	select {
+	case <-release:
+		t.Fatal("the other game and the withdrawal waited for the hanging chain call")
+	default:
+	}
+	if err := <-processed; err != nil {
+		t.Fatal(err)
+	}
+	transfers, _ := a.Pot.Transfers(ctx, hanging)
+	if len(transfers) != 1 || transfers[0].Status != "confirmed" {
+		t.Fatalf("the hanging sweep afterwards: %s, want it confirmed once", transferList(transfers))
+	}
+}
