@@ -9,7 +9,6 @@ import (
 	"wager/domain"
 	"wager/domain/auth"
 	"wager/domain/flags"
-	"wager/domain/users"
 	"wager/web"
 )
 
@@ -84,30 +83,4 @@ func (a *App) refuseDuringMaintenance(wallet string) error {
 			With("retryAfterSeconds", int(maintenanceRetry.Seconds()))
 	}
 	return nil
-}
-
-// UserProfile is a user's public profile.
-type UserProfile struct {
-	ID            string    `json:"id"`
-	Username      string    `json:"username"`
-	DisplayName   string    `json:"displayName"`
-	Bio           string    `json:"bio"`
-	WalletAddress string    `json:"walletAddress"`
-	AvatarURL     *string   `json:"avatarUrl"`
-	CoverURL      *string   `json:"coverUrl"`
-	CreatedAt     time.Time `json:"createdAt"`
-}
-
-func profileOf(u users.User) UserProfile {
-	return UserProfile{ID: u.ID, Username: u.Username, DisplayName: u.DisplayName, Bio: u.Bio,
-		WalletAddress: u.WalletAddress, AvatarURL: imageURL(u.AvatarImageID), CoverURL: imageURL(u.CoverImageID),
-		CreatedAt: u.CreatedAt}
-}
-
-func imageURL(id *string) *string {
-	if id == nil {
-		return nil
-	}
-	u := "/images/" + *id
-	return &u
 }

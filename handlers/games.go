@@ -10,9 +10,9 @@ import (
 	"wager/domain"
 	"wager/domain/game"
 	"wager/domain/game/rules"
+	"wager/domain/pot"
 	"wager/domain/room"
 	"wager/web"
-	"wager/web/live"
 )
 
 func (a *App) availableGames(c echo.Context) error {
@@ -232,9 +232,28 @@ func (a *App) respondChallenge(answer string) echo.HandlerFunc {
 	}
 }
 
-// liveSocket serves the live WebSocket (web/live has the protocol).
-func (a *App) liveSocket(c echo.Context) error {
-	id := web.IdentityOf(c)
-	a.Live.Serve(c.Response(), c.Request(), live.Client{UserID: id.UserID, Session: id.Session})
-	return nil
+// GameDetail is a game's public metadata with what anyone needs to check
+// its money on chain.
+type GameDetail struct {
+	game.Meta
+	EscrowAddress string         `json:"escrowAddress" doc:"the game's escrow: donations are sent here on chain"`
+	Pot           pot.Pot        `json:"pot"`
+	Settlement    []pot.Transfer `json:"settlement" doc:"on-chain transfers of the settlement, with their signatures"`
+}
+
+func (a *App) gameDetail(c echo.Context) (GameDetail, error) {
+	ctx := c.Request().Context()
+	m, err := a.Games.Metadata(ctx, c.Param("id"))
+	if err != nil {
+		return GameDetail{}, err
+	}
+	p, err := a.Pot.PotOf(ctx, m.GameID)
+	if err != nil {
+		return GameDetail{}, err
+	}
+	transfers, err := a.Pot.Transfers(ctx, m.GameID)
+	if err != nil {
+		return GameDetail{}, err
+	}
+	return GameDetail{Meta: m, EscrowAddress: a.Pot.EscrowAddress(m.GameID).String(), Pot: p, Settlement: transfers}, nil
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"wager/domain/flags"
 	"wager/domain/money"
 	"wager/domain/payments"
 	"wager/web"
@@ -64,23 +63,6 @@ func (a *App) submitPayment(c echo.Context) error {
 	s, err := a.Payments.Submit(c.Request().Context(), web.IdentityOf(c).UserID, req.IntentID, req.SignedTransaction)
 	if err != nil {
 		return err
-	}
-	return c.JSON(http.StatusOK, s)
-}
-
-// MaintenanceStatus is the answer of GET /service_check_maintenance.
-type MaintenanceStatus struct {
-	Maintenance       bool            `json:"maintenance"`
-	Message           string          `json:"message"`
-	RetryAfterSeconds int             `json:"retryAfterSeconds" doc:"when to check again; 0 when not in maintenance"`
-	Flags             map[string]bool `json:"flags" doc:"every feature flag by name"`
-}
-
-func (a *App) checkMaintenance(c echo.Context) error {
-	s := MaintenanceStatus{Flags: a.Flags.Snapshot(), Message: "the service is up"}
-	if s.Maintenance = a.Flags.Enabled(flags.Maintenance); s.Maintenance {
-		s.RetryAfterSeconds = int(maintenanceRetry.Seconds())
-		s.Message = "the service is down for maintenance; retry in a few minutes"
 	}
 	return c.JSON(http.StatusOK, s)
 }

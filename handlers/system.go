@@ -7,9 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"wager/domain"
 	"wager/domain/flags"
-	"wager/web"
 )
 
 // Health is the answer of GET /health.
@@ -51,43 +49,19 @@ func (a *App) openAPI(c echo.Context) error {
 	return c.JSON(http.StatusOK, a.Docs.Document())
 }
 
-// AdminFlags is the answer of GET /admin/feature-flags.
-type AdminFlags struct {
-	Flags   []flags.Flag   `json:"flags"`
-	Changes []flags.Change `json:"changes" doc:"the newest changes first"`
+// MaintenanceStatus is the answer of GET /service_check_maintenance.
+type MaintenanceStatus struct {
+	Maintenance       bool            `json:"maintenance"`
+	Message           string          `json:"message"`
+	RetryAfterSeconds int             `json:"retryAfterSeconds" doc:"when to check again; 0 when not in maintenance"`
+	Flags             map[string]bool `json:"flags" doc:"every feature flag by name"`
 }
 
-func (a *App) adminListFlags(c echo.Context) error {
-	ctx := c.Request().Context()
-	list, err := a.Flags.List(ctx)
-	if err != nil {
-		return err
+func (a *App) checkMaintenance(c echo.Context) error {
+	s := MaintenanceStatus{Flags: a.Flags.Snapshot(), Message: "the service is up"}
+	if s.Maintenance = a.Flags.Enabled(flags.Maintenance); s.Maintenance {
+		s.RetryAfterSeconds = int(maintenanceRetry.Seconds())
+		s.Message = "the service is down for maintenance; retry in a few minutes"
 	}
-	changes, err := a.Flags.Changes(ctx, 50)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, AdminFlags{Flags: list, Changes: changes})
-}
-
-// SetFlagRequest is the body of PUT /admin/feature-flags/:name.
-type SetFlagRequest struct {
-	Enabled *bool `json:"enabled" doc:"required"`
-}
-
-func (a *App) adminSetFlag(c echo.Context) error {
-	var req SetFlagRequest
-	if err := web.BindJSON(c, &req); err != nil {
-		return err
-	}
-	if req.Enabled == nil {
-		return domain.Invalid(map[string]string{"enabled": "required: true or false"})
-	}
-	id := web.IdentityOf(c)
-	f, err := a.Flags.Set(c.Request().Context(), c.Param("name"), *req.Enabled, id.Username+" ("+id.Wallet+")")
-	if err != nil {
-		return err
-	}
-	a.log.Info("feature flag changed", "flag", f.Name, "enabled", f.Enabled, "by", id.UserID)
-	return c.JSON(http.StatusOK, f)
+	return c.JSON(http.StatusOK, s)
 }

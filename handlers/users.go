@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -118,4 +119,30 @@ func (a *App) image(c echo.Context) error {
 		return c.NoContent(http.StatusNotModified)
 	}
 	return c.Blob(http.StatusOK, img.ContentType, img.Data)
+}
+
+// UserProfile is a user's public profile.
+type UserProfile struct {
+	ID            string    `json:"id"`
+	Username      string    `json:"username"`
+	DisplayName   string    `json:"displayName"`
+	Bio           string    `json:"bio"`
+	WalletAddress string    `json:"walletAddress"`
+	AvatarURL     *string   `json:"avatarUrl"`
+	CoverURL      *string   `json:"coverUrl"`
+	CreatedAt     time.Time `json:"createdAt"`
+}
+
+func profileOf(u users.User) UserProfile {
+	return UserProfile{ID: u.ID, Username: u.Username, DisplayName: u.DisplayName, Bio: u.Bio,
+		WalletAddress: u.WalletAddress, AvatarURL: imageURL(u.AvatarImageID), CoverURL: imageURL(u.CoverImageID),
+		CreatedAt: u.CreatedAt}
+}
+
+func imageURL(id *string) *string {
+	if id == nil {
+		return nil
+	}
+	u := "/images/" + *id
+	return &u
 }

@@ -178,11 +178,3 @@ func (a *App) faucet(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, r)
 }
-
-func (a *App) reconciliation(c echo.Context) error {
-	r, err := a.Money.Reconcile(c.Request().Context())
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, r)
-}

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"net/http"
-	"net/url"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -64,41 +63,4 @@ func (a *App) walletPage(c echo.Context) error {
 		w.Older = "/wallet?before=" + strconv.FormatInt(items[len(items)-1].ID, 10)
 	}
 	return web.Render(c, http.StatusOK, views.Wallet(a.pageFor(c, "Wallet"), w))
-}
-
-// Explorer links transactions and addresses to the Solana Explorer on the
-// server's cluster.
-type Explorer struct {
-	ChainID   string // localnet, devnet, testnet, mainnet or custom
-	RPC       bool   // the embedded chain's RPC is served at /dev/solana-rpc
-	PublicURL string
-}
-
-// Explorer returns the explorer links of the configured cluster.
-func (o Options) Explorer() Explorer {
-	return Explorer{ChainID: o.ChainID, RPC: o.DevFaucet, PublicURL: o.PublicURL}
-}
-
-// URL links a transaction signature or an address ("tx" or "address") to
-// the Solana Explorer: the embedded chain through its public RPC endpoint,
-// devnet and testnet by name, mainnet plain. It is "" when there is nothing
-// to link to (an unnamed cluster, or the embedded chain without its RPC
-// endpoint).
-func (e Explorer) URL(kind, id string) string {
-	if id == "" {
-		return ""
-	}
-	base := "https://explorer.solana.com/" + kind + "/" + url.PathEscape(id)
-	switch e.ChainID {
-	case "localnet":
-		if !e.RPC {
-			return ""
-		}
-		return base + "?cluster=custom&customUrl=" + url.QueryEscape(e.PublicURL+"/dev/solana-rpc")
-	case "devnet", "testnet":
-		return base + "?cluster=" + e.ChainID
-	case "mainnet":
-		return base
-	}
-	return ""
 }

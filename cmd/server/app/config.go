@@ -5,12 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
-
-	"net/http"
 
 	"github.com/gagliardetto/solana-go"
 

@@ -2,79 +2,15 @@ package handlers
 
 import (
 	"net/http"
-	"net/url"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"wager/domain"
-	"wager/domain/auth"
-	"wager/domain/flags"
 	"wager/domain/media"
 	"wager/domain/users"
 	"wager/views"
 	"wager/web"
 )
-
-func (a *App) loginPage(c echo.Context) error {
-	next := safeNext(c.QueryParam("next"))
-	if web.IdentityOf(c) != nil {
-		return c.Redirect(http.StatusSeeOther, next)
-	}
-	return web.Render(c, http.StatusOK, views.Login(a.pageFor(c, "Sign in"), views.LoginPage{
-		Next: next, DevWallet: a.EmbeddedChain, Maintenance: a.Flags.Enabled(flags.Maintenance)}))
-}
-
-// safeNext keeps redirects on this site.
-func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
-		return "/"
-	}
-	return next
-}
-
-// createSession is the browser's login: the same signature check as
-// POST /auth/login-wallet (app id "web"), answered with a session cookie.
-// It is called by the wallet script with JSON and answers JSON.
-func (a *App) createSession(c echo.Context) error {
-	var req LoginRequest
-	if err := web.BindJSON(c, &req); err != nil {
-		return err
-	}
-	if err := a.refuseDuringMaintenance(req.Address); err != nil {
-		return err
-	}
-	ctx := c.Request().Context()
-	u, err := a.Auth.Login(ctx, req.Address, req.SignedMessage, "web")
-	if err != nil {
-		return err
-	}
-	token, _, err := a.Auth.StartSession(ctx, u.ID)
-	if err != nil {
-		return err
-	}
-	web.SetSessionCookie(c, token, int(auth.SessionLifetime.Seconds()))
-	return c.JSON(http.StatusOK, map[string]any{"user": profileOf(u)})
-}
-
-func (a *App) logout(c echo.Context) error {
-	if ck, err := c.Cookie(web.SessionCookie); err == nil && ck.Value != "" {
-		if err := a.Auth.EndSession(c.Request().Context(), ck.Value); err != nil {
-			return err
-		}
-	}
-	web.ClearSessionCookie(c)
-	return c.Redirect(http.StatusSeeOther, "/")
-}
-
-// requireLogin sends anonymous visitors to the sign-in page and back.
-func requireLogin(c echo.Context) (*web.Identity, error) {
-	id := web.IdentityOf(c)
-	if id == nil {
-		return nil, c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(c.Request().URL.RequestURI()))
-	}
-	return id, nil
-}
 
 func viewProfile(u users.User, viewer *web.Identity) views.Profile {
 	p := profileOf(u)

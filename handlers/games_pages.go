@@ -1,13 +1,12 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -20,7 +19,6 @@ import (
 	"wager/domain/pot"
 	"wager/views"
 	"wager/web"
-	"wager/web/live"
 )
 
 // LiveViews renders games for the game page and for the live hub: the
@@ -108,70 +106,6 @@ func deref(s *string) string {
 	return *s
 }
 
-// Events implements live.Pages: a chat message is appended to the chat;
-// any other event swaps every panel it may change, rendered once for the
-// batch (at its last such event) from the game as it is now.
-func (v *LiveViews) Events(ctx context.Context, gameID string, evs []live.Event) [][]byte {
-	out := make([][]byte, len(evs))
-	last := -1
-	for i, ev := range evs {
-		if ev.Name != chat.EventMessage {
-			last = i
-			continue
-		}
-		var m chat.Message
-		if err := json.Unmarshal(ev.Data, &m); err != nil {
-			v.log.Warn("render a live chat message", "game", gameID, "seq", ev.Seq, "err", err)
-			continue
-		}
-		var buf bytes.Buffer
-		views.ChatAppend(chatLine(m)).Render(ctx, &buf)
-		views.LiveSeq(ev.Seq).Render(ctx, &buf)
-		out[i] = buf.Bytes()
-	}
-	if last < 0 {
-		return out
-	}
-	g, err := v.gameView(ctx, gameID, nil)
-	if err != nil {
-		v.log.Warn("render live event", "game", gameID, "event", evs[last].Name, "err", err)
-		return out
-	}
-	g.Seq = evs[last].Seq
-	var buf bytes.Buffer
-	if err := views.Live(g).Render(ctx, &buf); err != nil {
-		v.log.Warn("render live event", "game", gameID, "event", evs[last].Name, "err", err)
-		return out
-	}
-	out[last] = buf.Bytes()
-	return out
-}
-
-// Crowd implements live.Pages.
-func (v *LiveViews) Crowd(count int) []byte {
-	var buf bytes.Buffer
-	views.SpectatorCount(count).Render(context.Background(), &buf)
-	return buf.Bytes()
-}
-
-// Join implements live.Rooms: the state of an active game and whether the
-// user plays in it (NOT_FOUND, GAME_NOT_ACTIVE).
-func (v *LiveViews) Join(ctx context.Context, gameID, userID string) (live.Joined, error) {
-	g, err := v.games.Game(ctx, gameID)
-	if err != nil {
-		return live.Joined{}, err
-	}
-	view, err := v.games.ActiveState(g)
-	if err != nil {
-		return live.Joined{}, err
-	}
-	state, err := json.Marshal(view)
-	if err != nil {
-		return live.Joined{}, fmt.Errorf("encode the state of game %s: %w", g.ID, err)
-	}
-	return live.Joined{State: state, Seq: g.Seq, Player: slices.Contains(g.Players, userID)}, nil
-}
-
 func chatLine(m chat.Message) views.ChatLine {
 	l := views.ChatLine{ID: m.ID, Text: m.Text, At: m.CreatedAt}
 	if role, ok := m.Metadata["role"].(string); ok {
@@ -247,4 +181,137 @@ func (a *App) gameChat(c echo.Context) error {
 	}
 	c.Response().Header().Set("HX-Trigger", "chat-sent")
 	return web.Render(c, http.StatusOK, views.ChatError(""))
+}
+
+func (a *App) playView(ctx context.Context, form views.PlayForm, errMsg string) (views.PlayView, error) {
+	v := views.PlayView{Form: form, Error: errMsg}
+	for _, t := range rules.Available() {
+		v.Types = append(v.Types, views.GameTypeOption{Type: t.GameType, Name: t.Name})
+	}
+	lobbies, err := a.Games.Lobbies(ctx, 20)
+	if err != nil {
+		return v, err
+	}
+	for _, l := range lobbies {
+		if l.Queued > 0 {
+			v.Lobbies = append(v.Lobbies, views.LobbyLine{ID: l.ID, GameType: l.GameType, Stake: money.FormatUSDC(l.StakeMinor), Queued: l.Queued})
+		}
+	}
+	return v, nil
+}
+
+// playerPage runs a page for signed-in players who are not in a game: the
+// others go to sign in, or to their game.
+func (a *App) playerPage(c echo.Context, page func(id *web.Identity) error) error {
+	id, err := requireLogin(c)
+	if id == nil {
+		return err
+	}
+	if cg, err := a.Games.CurrentGameOf(c.Request().Context(), id.UserID); err != nil {
+		return err
+	} else if cg != nil {
+		return c.Redirect(http.StatusSeeOther, "/game/"+cg.GameID)
+	}
+	return page(id)
+}
+
+func (a *App) playPage(c echo.Context) error {
+	return a.playerPage(c, func(*web.Identity) error {
+		v, err := a.playView(c.Request().Context(), views.PlayForm{GameType: "rps", Stake: "0", Rounds: "3", RoundSeconds: "20"}, "")
+		if err != nil {
+			return err
+		}
+		return web.Render(c, http.StatusOK, views.Play(a.pageFor(c, "Play"), v))
+	})
+}
+
+// playSubmit opens a lobby from the form and queues the player there.
+func (a *App) playSubmit(c echo.Context) error {
+	id, err := requireLogin(c)
+	if id == nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	form := views.PlayForm{GameType: c.FormValue("gameType"), Stake: strings.TrimSpace(c.FormValue("stake")),
+		Rounds: strings.TrimSpace(c.FormValue("rounds")), RoundSeconds: strings.TrimSpace(c.FormValue("roundSeconds"))}
+	fail := func(err error) error {
+		e := web.AsError(err)
+		if e.Code == domain.CodeInternal {
+			return err
+		}
+		msg := e.Message
+		for field, reason := range e.Fields {
+			msg = fieldLabel(field) + " " + reason + "."
+		}
+		v, verr := a.playView(ctx, form, msg)
+		if verr != nil {
+			return verr
+		}
+		return web.Render(c, web.StatusOf(e.Code), views.Play(a.pageFor(c, "Play"), v))
+	}
+	stake, err := parseUSDC(form.Stake)
+	if err != nil {
+		return fail(err)
+	}
+	settings := map[string]any{}
+	if form.GameType == "rps" {
+		for key, value := range map[string]string{"rounds": form.Rounds, "roundSeconds": form.RoundSeconds} {
+			if value == "" {
+				continue
+			}
+			n, err := strconv.Atoi(value)
+			if err != nil {
+				return fail(domain.Invalid(map[string]string{"settings." + key: "must be a whole number"}))
+			}
+			settings[key] = n
+		}
+	}
+	raw, _ := json.Marshal(settings)
+	l, err := a.Games.CreateLobby(ctx, id.UserID, form.GameType, stake, raw)
+	if err != nil {
+		return fail(err)
+	}
+	return a.joinAndGo(c, id.UserID, l.ID, fail)
+}
+
+func (a *App) joinAndGo(c echo.Context, userID, lobbyID string, fail func(error) error) error {
+	res, err := a.Games.JoinQueue(c.Request().Context(), userID, lobbyID)
+	if err != nil {
+		return fail(err)
+	}
+	if res.Status == "matched" {
+		return c.Redirect(http.StatusSeeOther, "/game/"+res.GameID)
+	}
+	return c.Redirect(http.StatusSeeOther, "/play/wait/"+lobbyID)
+}
+
+func (a *App) playJoin(c echo.Context) error {
+	id, err := requireLogin(c)
+	if id == nil {
+		return err
+	}
+	return a.joinAndGo(c, id.UserID, c.Param("id"), func(err error) error {
+		v, verr := a.playView(c.Request().Context(), views.PlayForm{GameType: "rps", Stake: "0"}, web.AsError(err).Message)
+		if verr != nil {
+			return verr
+		}
+		return web.Render(c, web.StatusOf(web.AsError(err).Code), views.Play(a.pageFor(c, "Play"), v))
+	})
+}
+
+func (a *App) playWait(c echo.Context) error {
+	return a.playerPage(c, func(*web.Identity) error {
+		return web.Render(c, http.StatusOK, views.Waiting(a.pageFor(c, "Waiting for an opponent"), c.Param("id")))
+	})
+}
+
+func (a *App) playLeave(c echo.Context) error {
+	id, err := requireLogin(c)
+	if id == nil {
+		return err
+	}
+	if err := a.Games.LeaveQueue(c.Request().Context(), id.UserID, c.Param("id")); err != nil && domain.ErrorCode(err) != domain.CodeNotFound {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/play")
 }

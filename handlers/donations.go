@@ -6,8 +6,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"wager/domain"
-	"wager/domain/game"
-	"wager/domain/pot"
 	"wager/web"
 )
 
@@ -63,30 +61,4 @@ func (a *App) gameDonations(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, ds)
-}
-
-// GameDetail is a game's public metadata with what anyone needs to check
-// its money on chain.
-type GameDetail struct {
-	game.Meta
-	EscrowAddress string         `json:"escrowAddress" doc:"the game's escrow: donations are sent here on chain"`
-	Pot           pot.Pot        `json:"pot"`
-	Settlement    []pot.Transfer `json:"settlement" doc:"on-chain transfers of the settlement, with their signatures"`
-}
-
-func (a *App) gameDetail(c echo.Context) (GameDetail, error) {
-	ctx := c.Request().Context()
-	m, err := a.Games.Metadata(ctx, c.Param("id"))
-	if err != nil {
-		return GameDetail{}, err
-	}
-	p, err := a.Pot.PotOf(ctx, m.GameID)
-	if err != nil {
-		return GameDetail{}, err
-	}
-	transfers, err := a.Pot.Transfers(ctx, m.GameID)
-	if err != nil {
-		return GameDetail{}, err
-	}
-	return GameDetail{Meta: m, EscrowAddress: a.Pot.EscrowAddress(m.GameID).String(), Pot: p, Settlement: transfers}, nil
 }

@@ -1,0 +1,60 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"wager/domain"
+	"wager/domain/flags"
+	"wager/web"
+)
+
+// AdminFlags is the answer of GET /admin/feature-flags.
+type AdminFlags struct {
+	Flags   []flags.Flag   `json:"flags"`
+	Changes []flags.Change `json:"changes" doc:"the newest changes first"`
+}
+
+func (a *App) adminListFlags(c echo.Context) error {
+	ctx := c.Request().Context()
+	list, err := a.Flags.List(ctx)
+	if err != nil {
+		return err
+	}
+	changes, err := a.Flags.Changes(ctx, 50)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, AdminFlags{Flags: list, Changes: changes})
+}
+
+// SetFlagRequest is the body of PUT /admin/feature-flags/:name.
+type SetFlagRequest struct {
+	Enabled *bool `json:"enabled" doc:"required"`
+}
+
+func (a *App) adminSetFlag(c echo.Context) error {
+	var req SetFlagRequest
+	if err := web.BindJSON(c, &req); err != nil {
+		return err
+	}
+	if req.Enabled == nil {
+		return domain.Invalid(map[string]string{"enabled": "required: true or false"})
+	}
+	id := web.IdentityOf(c)
+	f, err := a.Flags.Set(c.Request().Context(), c.Param("name"), *req.Enabled, id.Username+" ("+id.Wallet+")")
+	if err != nil {
+		return err
+	}
+	a.log.Info("feature flag changed", "flag", f.Name, "enabled", f.Enabled, "by", id.UserID)
+	return c.JSON(http.StatusOK, f)
+}
+
+func (a *App) reconciliation(c echo.Context) error {
+	r, err := a.Money.Reconcile(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, r)
+}

@@ -1,0 +1,66 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"wager/domain"
+	"wager/domain/money"
+	"wager/views"
+	"wager/web"
+)
+
+func (a *App) adminPage(c echo.Context) error {
+	id := web.IdentityOf(c)
+	if id == nil {
+		_, err := requireLogin(c)
+		return err
+	}
+	if !id.Admin {
+		return domain.Errorf(domain.CodeAdminOnly, "only admins can open this page")
+	}
+	ctx := c.Request().Context()
+	var v views.AdminView
+	list, err := a.Flags.List(ctx)
+	if err != nil {
+		return err
+	}
+	for _, f := range list {
+		line := views.FlagLine{Name: f.Name, Description: f.Description, Enabled: f.Enabled, UpdatedAt: f.UpdatedAt}
+		if f.UpdatedBy != nil {
+			line.UpdatedBy = *f.UpdatedBy
+		}
+		v.Flags = append(v.Flags, line)
+	}
+	changes, err := a.Flags.Changes(ctx, 20)
+	if err != nil {
+		return err
+	}
+	for _, ch := range changes {
+		v.Changes = append(v.Changes, views.FlagChangeLine{Name: ch.Name, By: ch.ChangedBy, Enabled: ch.Enabled, At: ch.ChangedAt})
+	}
+	if r, err := a.Money.Reconcile(ctx); err != nil {
+		v.Books.Error = web.AsError(err).Message
+	} else {
+		v.Books = views.BooksView{LedgerTotal: money.FormatUSDC(r.LedgerTotalMinor), EntriesTotal: money.FormatUSDC(r.EntriesTotalMinor),
+			Balanced: r.Balanced}
+		for _, ad := range r.Addresses {
+			v.Books.Addresses = append(v.Books.Addresses, views.AddressLine{Label: ad.Label, Address: ad.Address,
+				Chain: money.FormatUSDC(ad.ChainMinor), Ledger: money.FormatUSDC(ad.LedgerMinor), OK: ad.DifferenceMinor == 0})
+		}
+	}
+	return web.Render(c, http.StatusOK, views.Admin(a.pageFor(c, "Admin"), v))
+}
+
+func (a *App) adminFlag(c echo.Context) error {
+	id := web.IdentityOf(c)
+	if id == nil || !id.Admin {
+		return domain.Errorf(domain.CodeAdminOnly, "only admins can change flags")
+	}
+	enabled := c.FormValue("enabled") == "true"
+	if _, err := a.Flags.Set(c.Request().Context(), c.Param("name"), enabled, id.Username+" ("+id.Wallet+")"); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/admin")
+}

@@ -1,0 +1,58 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"wager/domain/money"
+	"wager/views"
+	"wager/web"
+)
+
+func (a *App) homeView(ctx context.Context) (views.HomeView, error) {
+	var h views.HomeView
+	live, err := a.Games.Live(ctx, 24)
+	if err != nil {
+		return h, err
+	}
+	for _, g := range live {
+		var names []string
+		for _, p := range g.Players {
+			names = append(names, p.Username)
+			h.Players = append(h.Players, views.LivePlayerLine{Username: p.Username, GameID: g.GameID})
+		}
+		p, err := a.Pot.PotOf(ctx, g.GameID)
+		if err != nil {
+			return h, err
+		}
+		h.Live = append(h.Live, views.LiveCard{GameID: g.GameID, GameType: g.GameType, Title: strings.Join(names, " vs "),
+			Pot: money.FormatUSDC(p.TotalMinor), Spectators: g.SpectatorCount})
+	}
+	wins, err := a.Games.RecentWins(ctx, 8)
+	if err != nil {
+		return h, err
+	}
+	for _, w := range wins {
+		h.Wins = append(h.Wins, views.WinLine{GameID: w.GameID, Winner: w.Winner, Payout: money.FormatUSDC(w.PayoutMinor)})
+	}
+	return h, nil
+}
+
+func (a *App) homePage(c echo.Context) error {
+	h, err := a.homeView(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return web.Render(c, http.StatusOK, views.Home(a.pageFor(c, "Live games"), h))
+}
+
+func (a *App) liveFragment(c echo.Context) error {
+	h, err := a.homeView(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return web.Render(c, http.StatusOK, views.LiveGrid(h))
+}

@@ -1,0 +1,87 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/labstack/echo/v4"
+
+	"wager/domain/chat"
+	"wager/views"
+	"wager/web"
+	"wager/web/live"
+)
+
+// Events implements live.Pages: a chat message is appended to the chat;
+// any other event swaps every panel it may change, rendered once for the
+// batch (at its last such event) from the game as it is now.
+func (v *LiveViews) Events(ctx context.Context, gameID string, evs []live.Event) [][]byte {
+	out := make([][]byte, len(evs))
+	last := -1
+	for i, ev := range evs {
+		if ev.Name != chat.EventMessage {
+			last = i
+			continue
+		}
+		var m chat.Message
+		if err := json.Unmarshal(ev.Data, &m); err != nil {
+			v.log.Warn("render a live chat message", "game", gameID, "seq", ev.Seq, "err", err)
+			continue
+		}
+		var buf bytes.Buffer
+		views.ChatAppend(chatLine(m)).Render(ctx, &buf)
+		views.LiveSeq(ev.Seq).Render(ctx, &buf)
+		out[i] = buf.Bytes()
+	}
+	if last < 0 {
+		return out
+	}
+	g, err := v.gameView(ctx, gameID, nil)
+	if err != nil {
+		v.log.Warn("render live event", "game", gameID, "event", evs[last].Name, "err", err)
+		return out
+	}
+	g.Seq = evs[last].Seq
+	var buf bytes.Buffer
+	if err := views.Live(g).Render(ctx, &buf); err != nil {
+		v.log.Warn("render live event", "game", gameID, "event", evs[last].Name, "err", err)
+		return out
+	}
+	out[last] = buf.Bytes()
+	return out
+}
+
+// Crowd implements live.Pages.
+func (v *LiveViews) Crowd(count int) []byte {
+	var buf bytes.Buffer
+	views.SpectatorCount(count).Render(context.Background(), &buf)
+	return buf.Bytes()
+}
+
+// Join implements live.Rooms: the state of an active game and whether the
+// user plays in it (NOT_FOUND, GAME_NOT_ACTIVE).
+func (v *LiveViews) Join(ctx context.Context, gameID, userID string) (live.Joined, error) {
+	g, err := v.games.Game(ctx, gameID)
+	if err != nil {
+		return live.Joined{}, err
+	}
+	view, err := v.games.ActiveState(g)
+	if err != nil {
+		return live.Joined{}, err
+	}
+	state, err := json.Marshal(view)
+	if err != nil {
+		return live.Joined{}, fmt.Errorf("encode the state of game %s: %w", g.ID, err)
+	}
+	return live.Joined{State: state, Seq: g.Seq, Player: slices.Contains(g.Players, userID)}, nil
+}
+
+// liveSocket serves the live WebSocket (web/live has the protocol).
+func (a *App) liveSocket(c echo.Context) error {
+	id := web.IdentityOf(c)
+	a.Live.Serve(c.Response(), c.Request(), live.Client{UserID: id.UserID, Session: id.Session})
+	return nil
+}
