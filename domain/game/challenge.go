@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -71,7 +72,10 @@ func (s *Service) CreateChallenge(ctx context.Context, from, to, gameType string
 		}
 		return s.rooms.Tell(ctx, to, "challenge:received", c)
 	})
-	return c, err
+	if err != nil {
+		return c, fmt.Errorf("challenge %s to %s: %w", from, to, err)
+	}
+	return c, nil
 }
 
 // Challenges lists the user's pending challenges, sent and received.
@@ -79,7 +83,10 @@ func (s *Service) Challenges(ctx context.Context, userID string) ([]Challenge, e
 	out := []Challenge{}
 	err := s.db.NewSelect().Model(&out).Where("(from_user = ? OR to_user = ?) AND status = 'pending' AND expires_at > ?",
 		userID, userID, s.now()).Order("created_at DESC").Limit(100).Scan(ctx)
-	return out, err
+	if err != nil {
+		return nil, fmt.Errorf("list the challenges of %s: %w", userID, err)
+	}
+	return out, nil
 }
 
 // RespondChallenge accepts (starting the game), declines (the invited
@@ -140,10 +147,13 @@ func (s *Service) RespondChallenge(ctx context.Context, userID, challengeID, ans
 		}
 		return s.rooms.Tell(ctx, other, "challenge:"+c.Status, c)
 	})
-	if err == nil && expired {
+	if err != nil {
+		return c, fmt.Errorf("%s challenge %s: %w", answer, challengeID, err)
+	}
+	if expired {
 		return c, domain.Errorf(domain.CodeConflict, "the challenge expired at %s", c.ExpiresAt.Format(time.RFC3339))
 	}
-	return c, err
+	return c, nil
 }
 
 // ChallengeLifetime is how long a challenge can be accepted.

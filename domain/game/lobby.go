@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -68,8 +69,10 @@ func (s *Service) CreateLobby(ctx context.Context, userID, gameType string, stak
 	}
 	l := Lobby{ID: uuid.NewString(), GameType: gameType, StakeMinor: stake, Settings: norm, CreatedBy: userID,
 		CreatedAt: s.now(), Status: "open"}
-	_, err = s.db.NewInsert().Model(&l).Exec(ctx)
-	return l, err
+	if _, err := s.db.NewInsert().Model(&l).Exec(ctx); err != nil {
+		return Lobby{}, fmt.Errorf("open a lobby: %w", err)
+	}
+	return l, nil
 }
 
 // Lobbies lists the newest lobbies with their queue lengths.
@@ -79,10 +82,13 @@ func (s *Service) Lobbies(ctx context.Context, limit int) ([]Lobby, error) {
 		ColumnExpr("l.*").
 		ColumnExpr("(SELECT count(*) FROM user_presence p WHERE p.lobby_id = l.id AND p.kind = 'queue') AS queued").
 		ModelTableExpr("lobbies AS l").Order("l.created_at DESC").Limit(int64(limit)).Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list lobbies: %w", err)
+	}
 	for i := range out {
 		out[i].Status = "open"
 	}
-	return out, err
+	return out, nil
 }
 
 // JoinResult is the answer to joining a queue.
@@ -152,7 +158,10 @@ func (s *Service) JoinQueue(ctx context.Context, userID, lobbyID string) (JoinRe
 		res = JoinResult{Status: "matched", GameID: g.ID}
 		return nil
 	})
-	return res, err
+	if err != nil {
+		return res, fmt.Errorf("join the queue of lobby %s: %w", lobbyID, err)
+	}
+	return res, nil
 }
 
 var errAlreadyQueuedHere = errors.New("already queued in this lobby")
@@ -235,7 +244,7 @@ func (s *Service) LeaveQueue(ctx context.Context, userID, lobbyID string) error 
 	res, err := s.db.NewDelete().Model((*presence)(nil)).
 		Where("user_id = ? AND kind = 'queue' AND lobby_id = ?", userID, lobbyID).Exec(ctx)
 	if err != nil {
-		return err
+		return fmt.Errorf("leave the queue of lobby %s: %w", lobbyID, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return domain.Errorf(domain.CodeNotFound, "you are not waiting in this lobby's queue")

@@ -170,7 +170,10 @@ func (s *Service) Act(ctx context.Context, userID, gameID string, a Action) (Act
 		out = ActResult{Accepted: true, Status: g.Status, Seq: g.Seq}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return out, fmt.Errorf("%s in game %s: %w", a.Type, gameID, err)
+	}
+	return out, nil
 }
 
 // advance runs one step of a locked game's rules, stores the new state and

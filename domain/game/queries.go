@@ -268,7 +268,7 @@ func (s *Service) CurrentGameOf(ctx context.Context, userID string) (*CurrentGam
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read the current game of %s: %w", userID, err)
 	}
 	return &cg, nil
 }
@@ -289,5 +289,8 @@ func (s *Service) RecentWins(ctx context.Context, limit int) ([]Win, error) {
 		ColumnExpr("g.id, g.game_type, u.username AS winner, (g.result->>'payoutMinor')::bigint AS payout, g.ended_at").
 		Where("g.status = 'completed' AND g.ended_at > ? AND (g.result->>'payoutMinor')::bigint > 0", s.now().Add(-7*24*time.Hour)).
 		OrderExpr("payout DESC, g.ended_at DESC").Limit(int64(limit)).Scan(ctx, &out)
-	return out, err
+	if err != nil {
+		return nil, fmt.Errorf("list recent wins: %w", err)
+	}
+	return out, nil
 }

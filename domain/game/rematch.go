@@ -62,11 +62,11 @@ func (s *Service) rematchState(ctx context.Context, idb bun.IDB, gameID string) 
 	r := Rematch{GameID: gameID, RequestedBy: []string{}, Status: "none"}
 	if err := idb.NewSelect().Table("rematches").Column("user_id").Where("game_id = ?", gameID).
 		Order("requested_at").Scan(ctx, &r.RequestedBy); err != nil {
-		return r, err
+		return r, fmt.Errorf("read the rematch requests of game %s: %w", gameID, err)
 	}
 	var next []string
 	if err := idb.NewSelect().Table("games").Column("id").Where("rematch_of = ?", gameID).Scan(ctx, &next); err != nil {
-		return r, err
+		return r, fmt.Errorf("read the rematch of game %s: %w", gameID, err)
 	}
 	switch {
 	case len(next) > 0:
@@ -135,7 +135,10 @@ func (s *Service) RequestRematch(ctx context.Context, userID, gameID string) (Re
 		out, err = s.rematchState(ctx, tx, g.ID)
 		return err
 	})
-	return out, err
+	if err != nil {
+		return out, fmt.Errorf("ask for a rematch of game %s: %w", gameID, err)
+	}
+	return out, nil
 }
 
 // CancelRematch withdraws the user's rematch request.
@@ -158,7 +161,10 @@ func (s *Service) CancelRematch(ctx context.Context, userID, gameID string) (Rem
 		out, err = s.rematchState(ctx, tx, g.ID)
 		return err
 	})
-	return out, err
+	if err != nil {
+		return out, fmt.Errorf("withdraw the rematch request of game %s: %w", gameID, err)
+	}
+	return out, nil
 }
 
 // AnnounceRematchLobby tells the room that a player opened a lobby for the
@@ -168,7 +174,7 @@ func (s *Service) AnnounceRematchLobby(ctx context.Context, userID, gameID, lobb
 	if !ok {
 		return domain.Invalid(map[string]string{"lobbyId": "must be a lobby id"})
 	}
-	return db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		g, err := s.finishedGameOfPlayer(ctx, tx, userID, gameID)
 		if err != nil {
 			return err
@@ -187,6 +193,10 @@ func (s *Service) AnnounceRematchLobby(ctx context.Context, userID, gameID, lobb
 		}
 		return s.append(ctx, tx, &g, s.now(), rules.Event{Name: "game:rematch:lobby", Data: RematchLobby{UserID: userID, LobbyID: lobbyID}})
 	})
+	if err != nil {
+		return fmt.Errorf("announce the rematch lobby of game %s: %w", gameID, err)
+	}
+	return nil
 }
 
 func (s *Service) finishedGameOfPlayer(ctx context.Context, tx bun.Tx, userID, gameID string) (Game, error) {

@@ -104,8 +104,10 @@ func (s *Service) SubmitDonation(ctx context.Context, userID, gameID, intentID, 
 	}
 	res := DonationResult{Signature: r.Signature, EscrowAddress: s.EscrowAddress(gameID).String(),
 		AmountMinor: r.AmountMinor, GameID: gameID}
-	err = s.db.NewSelect().Table("donations").Column("late").Where("signature = ?", r.Signature).Scan(ctx, &res.Refunded)
-	return res, err
+	if err := s.db.NewSelect().Table("donations").Column("late").Where("signature = ?", r.Signature).Scan(ctx, &res.Refunded); err != nil {
+		return res, fmt.Errorf("read donation %s: %w", r.Signature, err)
+	}
+	return res, nil
 }
 
 // Donated is the data of game:donation.
@@ -252,5 +254,8 @@ func (s *Service) Donations(ctx context.Context, gameID string, limit int, befor
 		q = q.Where("(d.created_at, d.signature) < (?, ?)", at, before)
 	}
 	out := []Donation{}
-	return out, q.Scan(ctx, &out)
+	if err := q.Scan(ctx, &out); err != nil {
+		return nil, fmt.Errorf("list the donations of game %s: %w", gameID, err)
+	}
+	return out, nil
 }

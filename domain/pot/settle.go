@@ -175,15 +175,19 @@ func (s *Service) queueTransfer(ctx context.Context, tx bun.Tx, gameID, kind, to
 	if donation != "" {
 		t.Donation = &donation
 	}
-	_, err := tx.NewInsert().Model(&t).Exec(ctx)
-	return err
+	if _, err := tx.NewInsert().Model(&t).Exec(ctx); err != nil {
+		return fmt.Errorf("queue a %s transfer of game %s: %w", kind, gameID, err)
+	}
+	return nil
 }
 
 // Transfers lists a game's settlement transfers.
 func (s *Service) Transfers(ctx context.Context, gameID string) ([]Transfer, error) {
 	out := []Transfer{}
-	err := s.db.NewSelect().Model(&out).Where("game_id = ?", gameID).Order("created_at").Scan(ctx)
-	return out, err
+	if err := s.db.NewSelect().Model(&out).Where("game_id = ?", gameID).Order("created_at").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("list the settlement transfers of game %s: %w", gameID, err)
+	}
+	return out, nil
 }
 
 // TransferLease is how long a claimed transfer is left to the worker that
