@@ -13,6 +13,7 @@ type Delivery struct {
 	DeliveredPct float64 `json:"deliveredPct"`
 	Unattributed int     `json:"unattributed" doc:"action-type events that no recorded action explains (round timers, failed answers)"`
 	Joins        int     `json:"joins" doc:"game rooms joined"`
+	JoinLatency  Latency `json:"joinLatency" doc:"join-game sent to its joined frame"`
 	Refused      int     `json:"refused" doc:"joins the server refused (game not active...)"`
 	Unanswered   int     `json:"unanswered" doc:"joins never answered"`
 	Resyncs      int     `json:"resyncs"`
@@ -38,7 +39,7 @@ func analyze(specs []*spectator, w window) Delivery {
 		return v
 	}
 	var d Delivery
-	var lat []time.Duration
+	var lat, joins []time.Duration
 	for _, s := range specs {
 		s.mu.Lock()
 		d.Resyncs += s.resyncs
@@ -54,6 +55,7 @@ func analyze(specs []*spectator, w window) Delivery {
 				continue
 			}
 			d.Joins++
+			joins = append(joins, m.joinedAt-m.requested)
 			v := view(m.game)
 			seen := make(map[int]bool, len(m.frames))
 			for _, f := range m.frames {
@@ -83,6 +85,7 @@ func analyze(specs []*spectator, w window) Delivery {
 		s.mu.Unlock()
 	}
 	d.Latency = Summarize(lat)
+	d.JoinLatency = Summarize(joins)
 	d.DeliveredPct = percent(d.Received, d.Expected)
 	return d
 }

@@ -257,6 +257,7 @@ func deliveryRows(d Delivery) [][]string {
 		{"  delivery latency p50/p90/p99/max", fmtLatency(d.Latency)},
 		{"  delivered", fmt.Sprintf("%.2f %% (%d of %d)", d.DeliveredPct, d.Received, d.Expected)},
 		{"  resync frames / reconnects", fmt.Sprintf("%d / %d", d.Resyncs, d.Reconnects)},
+		{"  join-game to joined p50/p90/p99/max", fmtLatency(d.JoinLatency)},
 		{"  joins refused / unanswered", fmt.Sprintf("%d / %d", d.Refused, d.Unanswered)},
 		{"  events without a known cause", fmt.Sprint(d.Unattributed)},
 	}

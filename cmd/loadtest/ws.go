@@ -62,6 +62,7 @@ var roomEvents = map[string]bool{
 type membership struct {
 	game      *gameLog
 	requested time.Duration // when join-game was first sent
+	joinedAt  time.Duration // when the first "joined" arrived
 	joinedCh  chan struct{} // closed on the first "joined" or a refusal
 	joinSeq   int           // the state's seq in the first "joined"; -1 before
 	refused   string        // the error code when the join was refused
@@ -194,7 +195,7 @@ func (s *spectator) read(ctx context.Context, conn *websocket.Conn) {
 		case "event":
 			s.onEvent(f, at)
 		case "joined":
-			s.onJoined(f)
+			s.onJoined(f, at)
 		case "resync":
 			s.onResync(f)
 		case "error":
@@ -245,14 +246,14 @@ func (m *membership) advance(seq int) {
 	}
 }
 
-func (s *spectator) onJoined(f serverFrame) {
+func (s *spectator) onJoined(f serverFrame, at time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := s.games[f.GameID]
 	if m == nil || m.joinSeq >= 0 {
 		return // a rejoin: the replay follows
 	}
-	m.joinSeq, m.contig = f.State.Seq, f.State.Seq
+	m.joinSeq, m.contig, m.joinedAt = f.State.Seq, f.State.Seq, at
 	for _, fr := range m.frames { // frames that raced ahead of the answer
 		if fr.seq > m.contig {
 			m.advance(fr.seq)
@@ -265,11 +266,18 @@ func (s *spectator) onError(f serverFrame) {
 	s.mu.Lock()
 	m := s.games[f.GameID]
 	first := m != nil && !m.settled()
-	if first {
+	ended := m != nil && !first && f.Code == "GAME_NOT_ACTIVE"
+	switch {
+	case first:
 		m.refused = f.Code
 		close(m.joinedCh)
+	case ended:
+		m.done = true // a rejoin found the game over: nothing more will come
 	}
 	s.mu.Unlock()
+	if ended {
+		return
+	}
 	if first {
 		// A game that ended before the join arrived is no server error:
 		// the membership counts as refused.
