@@ -278,7 +278,7 @@ func (r *runner) ramp(ctx context.Context, e *playEngine, specs []*spectator) *R
 		if i == cfg.MaxSteps || ctx.Err() != nil {
 			break
 		}
-		think := time.Duration(float64(cfg.Think) / f)
+		think := time.Duration(float64(cfg.Think) / f).Round(time.Millisecond)
 		e.think.Store(int64(think))
 		r.progress("ramp step %d: think %s", i+1, think)
 		w := window{From: now()}
@@ -296,6 +296,7 @@ func (r *runner) ramp(ctx context.Context, e *playEngine, specs []*spectator) *R
 		r.progress("ramp step %d: %.1f moves/s, delivery p99 %s, %d errors", i+1, step.MovesPerSec,
 			fmtMs(d.Latency.P99Ms), totalErrors(step.Errors))
 		if !step.Passed {
+			out.LimitReached = true
 			break
 		}
 		out.MaxSustainableRate = step.MovesPerSec

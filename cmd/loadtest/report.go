@@ -67,6 +67,7 @@ type Ramp struct {
 	StepSeconds        float64    `json:"stepSeconds"`
 	Steps              []RampStep `json:"steps"`
 	MaxSustainableRate float64    `json:"maxSustainableMovesPerSecond" doc:"moves/s of the last step within the limit without errors; 0 if none"`
+	LimitReached       bool       `json:"limitReached" doc:"false: every step passed, the maximum is higher"`
 }
 
 // RampStep is one step of a ramp.
@@ -331,7 +332,11 @@ func playTable(rep *Report) Table {
 				fmt.Sprintf("%s, delivery p99 %s, errors %d: %s", fmtRate(s.MovesPerSec), fmtMs(s.Delivery.P99Ms), totalErrors(s.Errors), verdict),
 			})
 		}
-		rows = append(rows, []string{"  highest sustainable move rate", fmtRate(r.MaxSustainableRate)})
+		best := fmtRate(r.MaxSustainableRate)
+		if !r.LimitReached {
+			best = fmt.Sprintf("at least %s (no step went over the limit)", best)
+		}
+		rows = append(rows, []string{"  highest sustainable move rate", best})
 	}
 	rows = append(rows, errorRows(rep.Errors)...)
 	return Table{Header: metricHeader, Rows: rows, LeftAll: true}
