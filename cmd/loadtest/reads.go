@@ -44,9 +44,10 @@ func (r *runner) reads(ctx context.Context) error {
 		r.progress("resigning the %d live games", len(games))
 		resignAll(post, seats, cfg.SetupConcurrency)
 	}()
-	alive, stopAlive := context.WithCancel(ctx)
-	defer stopAlive()
-	go r.keepAlive(alive, players, games)
+	stopAlive := make(chan struct{})
+	var alive sync.WaitGroup
+	alive.Go(func() { r.keepAlive(ctx, stopAlive, players, games) })
+	defer func() { close(stopAlive); alive.Wait() }() // before the resigns
 
 	// The read load has its own connection pool, one connection per
 	// worker and server.
@@ -131,29 +132,30 @@ func compareWithBare(rows []EndpointResult) {
 }
 
 // readLoad sends GETs of t from -concurrency workers for d and returns the
-// latencies of the successful ones and the time the load took. Errors go
-// to errs (nil: not counted, as in a warm-up).
+// latencies of the successful ones and the time the load took. Workers
+// start no request after d but let those in flight finish: cancelling
+// them would make the server fail requests nobody waits for. Errors go to
+// errs (nil: not counted, as in a warm-up).
 func (r *runner) readLoad(ctx context.Context, t readTarget, d time.Duration, errs *Errors) ([]time.Duration, time.Duration) {
 	if d <= 0 {
 		return nil, 0
 	}
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
 	var mu sync.Mutex
 	var all []time.Duration
 	start := time.Now()
+	end := start.Add(d)
 	var wg sync.WaitGroup
 	for range r.cfg.Concurrency {
 		wg.Go(func() {
 			var mine []time.Duration
-			for ctx.Err() == nil {
+			for ctx.Err() == nil && time.Now().Before(end) {
 				t0 := time.Now()
 				err := t.client.Do(ctx, http.MethodGet, t.path(), nil, nil)
 				took := time.Since(t0)
 				switch {
 				case err == nil:
 					mine = append(mine, took)
-				case ctx.Err() != nil: // the window closed during the request
+				case ctx.Err() != nil: // interrupted
 				case errs != nil:
 					errs.Add(errorKind(err))
 				}
@@ -167,12 +169,22 @@ func (r *runner) readLoad(ctx context.Context, t readTarget, d time.Duration, er
 	return all, time.Since(start)
 }
 
-// keepAlive stops the live games' round timers from ending them: every
-// half round, both players of each game choose rock, a draw that starts a
-// new round.
-func (r *runner) keepAlive(ctx context.Context, players []*apiclient.Client, games []*gameLog) {
+// keepAlive stops the live games' round timers from ending them until
+// stop closes: every half round, both players of each game choose rock, a
+// draw that starts a new round.
+func (r *runner) keepAlive(ctx context.Context, stop <-chan struct{}, players []*apiclient.Client, games []*gameLog) {
 	every := time.Duration(endless.RoundSeconds) * time.Second / 2
-	for sleep(ctx, every) {
+	for {
+		t := time.NewTimer(every)
+		select {
+		case <-t.C:
+		case <-stop:
+			t.Stop()
+			return
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
 		r.progress("keeping %d live games going", len(games))
 		_ = forEach(ctx, len(games), r.cfg.SetupConcurrency, func(ctx context.Context, i int) error {
 			for _, p := range players[2*i : 2*i+2] {
