@@ -17,7 +17,7 @@ import (
 // The bare server is the reference the read endpoints are compared with:
 // Echo with no middleware, no database and no work but encoding fixed
 // values shaped like the real answers. Its figures are the floor of HTTP
-// plus JSON on the machine running the tool.
+// plus JSON on the machine running loadtest.
 
 // bareSeat is a player in a game, as the API lists them.
 type bareSeat struct {

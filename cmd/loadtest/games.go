@@ -172,7 +172,7 @@ func (g *gameLog) snapshot() ([]actionRecord, int) {
 	return acts, last
 }
 
-// gameMeta is the part of GET /games/:id the tool reads.
+// gameMeta is the part of GET /games/:id loadtest reads.
 type gameMeta struct {
 	Status  string `json:"status"`
 	LastSeq int    `json:"lastSeq"`

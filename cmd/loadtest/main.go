@@ -3,7 +3,7 @@
 // playing concurrent games, and the public read endpoints against a bare
 // Echo handler. It prints one table and can write every figure as JSON.
 //
-// The server under test should run with AUTH_RATE_LIMIT=0: the tool signs
+// The server under test should run with AUTH_RATE_LIMIT=0: loadtest signs
 // in thousands of wallets from one address.
 package main
 
@@ -72,7 +72,7 @@ const usageText = `loadtest drives a Wager Arena server and measures it.
 
 Usage: go run ./cmd/loadtest -scenario fanout|play|reads [flags]
 
-Run the server under test with AUTH_RATE_LIMIT=0: the tool signs in many
+Run the server under test with AUTH_RATE_LIMIT=0: loadtest signs in many
 wallets (fresh ed25519 keys, app id -app-id) from one address, and the
 server otherwise limits handshakes per client IP. A server that caps
 connections per client IP (MAX_CONNS_PER_IP) sees one client per local
@@ -96,6 +96,15 @@ Scenarios:
           -concurrency for -duration each, with -live-games active games,
           compared with a bare Echo handler serving fixed answers of the
           same shape (-bare).
+
+Figures: delivery latency runs from the moment a player's action request
+was written to the moment a spectator socket read each event that action
+caused (matched by the action answer's seq); delivered counts, for every
+game room a socket joined, the events after its joined state up to the
+game's last seq. A socket that gets {"type":"resync"} rejoins with its last
+seq; one the server closes reconnects and rejoins the same way; both are
+counted. Room events (spectator counts, chat) count as delivered but carry
+no latency.
 
 Exit status: 0 when the run completed (whatever the figures), 1 when setup
 failed (sign-in, creating games, connecting), 2 for bad flags, 130 when
@@ -240,7 +249,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	go func() { <-ctx.Done(); stop() }() // a second signal kills the tool
+	go func() { <-ctx.Done(); stop() }() // a second signal kills the process
 
 	d := newDialer(cfg.LocalIPs)
 	r := &runner{

@@ -36,7 +36,7 @@ func perSocket(before, after ServerMetrics, sockets int) *PerSocket {
 		GoroutinesPerSocket:    (after.Goroutines - before.Goroutines) / n}
 }
 
-// scrapeMetrics reads the three unlabelled series the tool needs from a
+// scrapeMetrics reads the three unlabelled series loadtest needs from a
 // Prometheus text endpoint.
 func scrapeMetrics(ctx context.Context, c *http.Client, url string) (ServerMetrics, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)

@@ -16,7 +16,7 @@ type Report struct {
 	URL         string        `json:"url"`
 	StartedAt   time.Time     `json:"startedAt"`
 	Seconds     float64       `json:"seconds" doc:"whole run, setup included"`
-	FileLimit   uint64        `json:"fileLimit" doc:"the tool's open-files limit"`
+	FileLimit   uint64        `json:"fileLimit" doc:"loadtest's open-files limit"`
 	SignIn      SignInResult  `json:"signIn"`
 	Fanout      *FanoutResult `json:"fanout,omitempty"`
 	Play        *PlayResult   `json:"play,omitempty"`

@@ -8,7 +8,7 @@ import (
 )
 
 // raiseFileLimit lifts the soft limit on open files to the hard limit and
-// returns the new soft limit: the tool holds thousands of sockets.
+// returns the new soft limit: loadtest holds thousands of sockets.
 func raiseFileLimit() (uint64, error) {
 	var rl syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {

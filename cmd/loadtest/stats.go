@@ -53,7 +53,7 @@ func Percentile(sorted []time.Duration, p float64) time.Duration {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// epoch is the tool's time origin: moments are kept as offsets from it
+// epoch is the run's time origin: moments are kept as offsets from it
 // (monotonic, and smaller than time.Time).
 var epoch = time.Now()
 

@@ -26,7 +26,7 @@ func wsURL(base string) string {
 	return base + "/ws"
 }
 
-// serverFrame is the part of a server frame the tool reads.
+// serverFrame is the part of a server frame loadtest reads.
 type serverFrame struct {
 	Type   string `json:"type"`
 	Event  string `json:"event"`
@@ -38,7 +38,7 @@ type serverFrame struct {
 	} `json:"state"`
 }
 
-// clientFrame is what the tool sends on a socket.
+// clientFrame is what loadtest sends on a socket.
 type clientFrame struct {
 	Type    string `json:"type"`
 	GameID  string `json:"gameId"`
@@ -107,7 +107,10 @@ func (s *spectator) dial(ctx context.Context) (*websocket.Conn, error) {
 	conn, resp, err := s.r.ws.DialContext(ctx, wsURL(s.r.cfg.URL), h)
 	if err != nil {
 		if resp != nil {
-			return nil, fmt.Errorf("opening the live socket: %w", &apiclient.Error{Status: resp.StatusCode})
+			// Refused before the upgrade: the body is an API error.
+			e := &apiclient.Error{Status: resp.StatusCode}
+			json.NewDecoder(resp.Body).Decode(e)
+			return nil, fmt.Errorf("opening the live socket: %w", e)
 		}
 		return nil, fmt.Errorf("opening the live socket: %w", err)
 	}
