@@ -244,6 +244,14 @@ func fmtErrors(cs []ErrorCount) string {
 
 var metricHeader = []string{"metric", "value"}
 
+// interruptedRow says that SIGINT cut the run short, or nothing.
+func interruptedRow(rep *Report) [][]string {
+	if !rep.Interrupted {
+		return nil
+	}
+	return [][]string{{"interrupted: the figures cover the run until SIGINT"}}
+}
+
 func signInRows(s SignInResult) [][]string {
 	return [][]string{
 		{"sign-in"},
@@ -275,7 +283,7 @@ func errorRows(cs []ErrorCount) [][]string {
 // fanoutTable lays out a fanout report.
 func fanoutTable(rep *Report) Table {
 	f := rep.Fanout
-	rows := signInRows(rep.SignIn)
+	rows := append(interruptedRow(rep), signInRows(rep.SignIn)...)
 	rows = append(rows,
 		[]string{"setup"},
 		[]string{"  games", fmt.Sprint(f.Games)},
@@ -307,7 +315,7 @@ func fanoutTable(rep *Report) Table {
 // playTable lays out a play report.
 func playTable(rep *Report) Table {
 	p := rep.Play
-	rows := signInRows(rep.SignIn)
+	rows := append(interruptedRow(rep), signInRows(rep.SignIn)...)
 	rows = append(rows,
 		[]string{"games"},
 		[]string{"  concurrent games", fmt.Sprintf("%d (%d spectator sockets)", p.Games, p.Sockets)},
@@ -355,5 +363,6 @@ func readsTable(rep *Report) Table {
 	for _, c := range rep.Errors {
 		t.Rows = append(t.Rows, []string{fmt.Sprintf("error %s: %d", c.Kind, c.Count)})
 	}
+	t.Rows = append(t.Rows, interruptedRow(rep)...)
 	return t
 }
