@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"wager/e2e/apiclient"
+)
+
+// readTarget is one endpoint of one server under read load.
+type readTarget struct {
+	endpoint string // as reported, e.g. "GET /games/:id"
+	server   string // project or bare
+	client   *apiclient.Client
+	path     func() string
+}
+
+// reads runs the reads scenario: -live-games active games, then each read
+// endpoint alone at -concurrency for -duration, on the project and on the
+// bare reference.
+func (r *runner) reads(ctx context.Context) error {
+	cfg := r.cfg
+	clients, err := r.signIn(ctx, 2*cfg.LiveGames+1)
+	if err != nil {
+		return setupError("signing in", err)
+	}
+	players, reader := clients[:2*cfg.LiveGames], clients[2*cfg.LiveGames]
+	games, _, err := r.createGames(ctx, players, endless)
+	if err != nil {
+		return setupError("creating games", err)
+	}
+	post, cancel := afterRun()
+	defer cancel()
+	defer func() {
+		seats := make([]seat, len(games))
+		for i, g := range games {
+			seats[i] = seat{gameID: g.id, player: players[2*i]}
+		}
+		r.progress("resigning the %d live games", len(games))
+		resignAll(post, seats, cfg.SetupConcurrency)
+	}()
+	stopAlive := make(chan struct{})
+	var alive sync.WaitGroup
+	alive.Go(func() { r.keepAlive(ctx, stopAlive, players, games) })
+	defer func() { close(stopAlive); alive.Wait() }() // before the resigns
+
+	// The read load has its own connection pool, one connection per
+	// worker and server.
+	hc := newHTTPClient(r.dial, cfg.Concurrency, cfg.Timeout)
+	anon := *reader
+	anon.Token, anon.HTTP = "", hc
+	bearer := *reader
+	bearer.HTTP = hc
+	randomGame := func() string { return games[rand.IntN(len(games))].id }
+	live := func() string { return "/games/live" }
+	detail := func() string { return "/games/" + randomGame() }
+	state := func() string { return "/games/" + randomGame() + "/state" }
+	var bc apiclient.Client
+	if cfg.Bare {
+		bare, err := startBare()
+		if err != nil {
+			return setupError("starting the bare reference server", err)
+		}
+		defer bare.Close()
+		bc = anon
+		bc.BaseURL = bare.URL
+	}
+	// Each bare row follows its project row, so that the two run close
+	// together in time.
+	var targets []readTarget
+	for _, t := range []readTarget{
+		{"GET /games/live", "project", &anon, live},
+		{"GET /games/live", "bare", &bc, live},
+		{"GET /games/:id", "project", &anon, detail},
+		{"GET /games/:id", "bare", &bc, detail},
+		{"GET /games/:id/state", "project", &bearer, state},
+	} {
+		if t.server == "project" || cfg.Bare {
+			targets = append(targets, t)
+		}
+	}
+
+	res := &ReadsResult{LiveGames: len(games), Concurrency: cfg.Concurrency, DurationSeconds: cfg.Duration.Seconds()}
+	r.report.Reads = res
+	for _, t := range targets {
+		if ctx.Err() != nil {
+			break
+		}
+		r.progress("%s (%s): warming up %s, measuring %s", t.endpoint, t.server, cfg.Warmup, cfg.Duration)
+		r.readLoad(ctx, t, cfg.Warmup, nil)
+		var errs Errors
+		lat, elapsed := r.readLoad(ctx, t, cfg.Duration, &errs)
+		e := EndpointResult{Endpoint: t.endpoint, Server: t.server, Requests: len(lat),
+			PerSecond: float64(len(lat)) / elapsed.Seconds(), Latency: Summarize(lat), Errors: errs.All()}
+		e.ErrorsTotal = totalErrors(e.Errors)
+		for _, c := range e.Errors {
+			r.errs.addN(fmt.Sprintf("%s (%s): %s", t.endpoint, t.server, c.Kind), c.Count)
+		}
+		res.Endpoints = append(res.Endpoints, e)
+		r.progress("%s (%s): %.0f req/s, p99 %s, %d errors", t.endpoint, t.server, e.PerSecond, fmtMs(e.Latency.P99Ms), e.ErrorsTotal)
+	}
+	compareWithBare(res.Endpoints)
+	return nil
+}
+
+// compareWithBare sets each project row's ratios to the bare row of the
+// same endpoint, when there is one.
+func compareWithBare(rows []EndpointResult) {
+	for i := range rows {
+		if rows[i].Server != "project" {
+			continue
+		}
+		j := slices.IndexFunc(rows, func(b EndpointResult) bool { return b.Server == "bare" && b.Endpoint == rows[i].Endpoint })
+		if j < 0 {
+			continue
+		}
+		b := rows[j]
+		if b.PerSecond > 0 {
+			v := rows[i].PerSecond / b.PerSecond
+			rows[i].RateVsBare = &v
+		}
+		if b.Latency.P99Ms > 0 {
+			v := rows[i].Latency.P99Ms / b.Latency.P99Ms
+			rows[i].P99VsBare = &v
+		}
+	}
+}
+
+// readLoad sends GETs of t from -concurrency workers for d and returns the
+// latencies of the successful ones and the time the load took. Workers
+// start no request after d but let those in flight finish: cancelling
+// them would make the server fail requests nobody waits for. Errors go to
+// errs (nil: not counted, as in a warm-up).
+func (r *runner) readLoad(ctx context.Context, t readTarget, d time.Duration, errs *Errors) ([]time.Duration, time.Duration) {
+	if d <= 0 {
+		return nil, 0
+	}
+	var mu sync.Mutex
+	var all []time.Duration
+	start := time.Now()
+	end := start.Add(d)
+	var wg sync.WaitGroup
+	for range r.cfg.Concurrency {
+		wg.Go(func() {
+			var mine []time.Duration
+			for ctx.Err() == nil && time.Now().Before(end) {
+				t0 := time.Now()
+				err := t.client.Do(ctx, http.MethodGet, t.path(), nil, nil)
+				took := time.Since(t0)
+				switch {
+				case err == nil:
+					mine = append(mine, took)
+				case ctx.Err() != nil: // interrupted
+				case errs != nil:
+					errs.Add(errorKind(err))
+				}
+			}
+			mu.Lock()
+			all = append(all, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return all, time.Since(start)
+}
+
+// keepAlive stops the live games' round timers from ending them until
+// stop closes: every half round, both players of each game choose rock, a
+// draw that starts a new round.
+func (r *runner) keepAlive(ctx context.Context, stop <-chan struct{}, players []*apiclient.Client, games []*gameLog) {
+	every := time.Duration(endless.RoundSeconds) * time.Second / 2
+	for {
+		t := time.NewTimer(every)
+		select {
+		case <-t.C:
+		case <-stop:
+			t.Stop()
+			return
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+		r.progress("keeping %d live games going", len(games))
+		_ = forEach(ctx, len(games), r.cfg.SetupConcurrency, func(ctx context.Context, i int) error {
+			for _, p := range players[2*i : 2*i+2] {
+				if _, _, err := act(ctx, p, games[i].id, move("rock")); err != nil && ctx.Err() == nil {
+					r.errs.Add("keep-alive move: " + errorKind(err))
+				}
+			}
+			return nil
+		})
+	}
+}
