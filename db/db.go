@@ -21,6 +21,11 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
+// PoolSize is the most connections one instance opens. Transactions hold
+// a connection only while they run (nothing waits on the network inside
+// one), so a few per core of the database server keep it busy.
+const PoolSize = 20
+
 // Open connects to the database at url and checks it answers. It returns an
 // error naming the cause when the URL is malformed or the server is down.
 func Open(ctx context.Context, url string) (*bun.DB, error) {
@@ -28,9 +33,14 @@ func Open(ctx context.Context, url string) (*bun.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
 	}
+	// bun writes every argument into the SQL text, so no two statements
+	// look alike to pgx's statement cache: preparing them would cost a
+	// round trip (and a deallocation) each and never be reused. The simple
+	// protocol sends each statement in one message.
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 	sqldb := stdlib.OpenDB(*cfg)
-	sqldb.SetMaxOpenConns(20)
-	sqldb.SetMaxIdleConns(10)
+	sqldb.SetMaxOpenConns(PoolSize)
+	sqldb.SetMaxIdleConns(PoolSize)
 	sqldb.SetConnMaxIdleTime(5 * time.Minute)
 	bdb := bun.NewDB(sqldb, pgdialect.New())
 	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)

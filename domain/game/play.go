@@ -15,6 +15,7 @@ import (
 	"wager/domain"
 	"wager/domain/game/rules"
 	"wager/domain/money"
+	"wager/domain/room"
 )
 
 // newGame is what starting a game needs.
@@ -200,10 +201,12 @@ func (s *Service) advance(ctx context.Context, tx bun.Tx, g *Game, step func(rul
 	if d := st.Deadline(); !d.IsZero() {
 		g.Deadline = &d
 	}
-	if _, err := tx.NewUpdate().Model(g).Column("state", "deadline").WherePK().Exec(ctx); err != nil {
-		return fmt.Errorf("store the state of game %s: %w", g.ID, err)
-	}
-	if err := s.append(ctx, tx, g, now, events...); err != nil {
+	update := room.Update{Set: "state = ?, deadline = ?", Args: []any{string(g.State), g.Deadline}}
+	if len(events) == 0 {
+		if _, err := tx.NewUpdate().Model(g).Column("state", "deadline").WherePK().Exec(ctx); err != nil {
+			return fmt.Errorf("store the state of game %s: %w", g.ID, err)
+		}
+	} else if err := s.append(ctx, tx, g, now, update, events...); err != nil {
 		return err
 	}
 	if o := st.Outcome(); o.Done {
@@ -212,9 +215,10 @@ func (s *Service) advance(ctx context.Context, tx bun.Tx, g *Game, step func(rul
 	return nil
 }
 
-// append records events of a locked game and moves g.Seq to the last.
-func (s *Service) append(ctx context.Context, tx bun.Tx, g *Game, now time.Time, events ...rules.Event) error {
-	rows, err := s.rooms.Append(ctx, tx, g.ID, now, events...)
+// append records events of a locked game, with u in the same statement,
+// and moves g.Seq to the last.
+func (s *Service) append(ctx context.Context, tx bun.Tx, g *Game, now time.Time, u room.Update, events ...rules.Event) error {
+	rows, err := s.rooms.AppendUpdating(ctx, tx, g.ID, now, u, events...)
 	if err != nil {
 		return err
 	}
@@ -253,7 +257,7 @@ func (s *Service) finish(ctx context.Context, tx bun.Tx, g *Game, o rules.Outcom
 	if _, err := tx.NewDelete().Model((*presence)(nil)).Where("game_id = ?", g.ID).Exec(ctx); err != nil {
 		return fmt.Errorf("free the players of game %s: %w", g.ID, err)
 	}
-	return s.append(ctx, tx, g, now, rules.Event{Name: "game:completed", Data: Completed{GameID: g.ID, Status: g.Status, Result: result}})
+	return s.append(ctx, tx, g, now, room.Update{}, rules.Event{Name: "game:completed", Data: Completed{GameID: g.ID, Status: g.Status, Result: result}})
 }
 
 // ExpireDue applies the timeout rules to every active game whose deadline

@@ -85,11 +85,31 @@ var ErrNoGame = errors.New("room: no such game")
 // row lock, so the events of one room are numbered in commit order. It
 // returns ErrNoGame when there is no such game.
 func (l *Log) Append(ctx context.Context, tx bun.Tx, gameID string, now time.Time, events ...domain.Event) ([]Event, error) {
+	return l.AppendUpdating(ctx, tx, gameID, now, Update{}, events...)
+}
+
+// Update is more of the game's row to set in the statement that appends
+// events: set is SQL assignments with ? placeholders ("state = ?"), args
+// their values.
+type Update struct {
+	Set  string
+	Args []any
+}
+
+// AppendUpdating is Append that also updates the game's row with u, in the
+// same statement: a move stores its state and its events in one round trip.
+func (l *Log) AppendUpdating(ctx context.Context, tx bun.Tx, gameID string, now time.Time, u Update, events ...domain.Event) ([]Event, error) {
 	if len(events) == 0 {
 		return nil, nil
 	}
+	set := "seq = seq + ?"
+	args := []any{len(events)}
+	if u.Set != "" {
+		set += ", " + u.Set
+		args = append(args, u.Args...)
+	}
+	args = append(args, gameID, gameID, len(events), now)
 	values := make([]string, len(events))
-	args := []any{len(events), gameID, gameID, len(events), now}
 	for i, e := range events {
 		data, err := json.Marshal(e.Data)
 		if err != nil {
@@ -100,7 +120,7 @@ func (l *Log) Append(ctx context.Context, tx bun.Tx, gameID string, now time.Tim
 	}
 	// One statement: bump the seq and insert the rows numbered after it.
 	var rows []Event
-	err := tx.NewRaw(`WITH g AS (UPDATE games SET seq = seq + ? WHERE id = ? RETURNING seq)
+	err := tx.NewRaw(`WITH g AS (UPDATE games SET `+set+` WHERE id = ? RETURNING seq)
 		INSERT INTO game_events (game_id, seq, name, data, created_at)
 		SELECT ?, g.seq - ? + v.ord, v.name, v.data, ? FROM g, (VALUES `+strings.Join(values, ", ")+`) AS v (ord, name, data)
 		RETURNING game_id, seq, name, data, created_at`, args...).Scan(ctx, &rows)

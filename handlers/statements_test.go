@@ -1,0 +1,118 @@
+package handlers_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"wager/domain/game"
+)
+
+// statementLog records the statements bun sends from one goroutine's
+// calls, leaving out the hub's periodic ones.
+type statementLog struct {
+	mu   sync.Mutex
+	on   bool
+	list []string
+}
+
+func (l *statementLog) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
+	return ctx
+}
+func (l *statementLog) AfterQuery(_ context.Context, e *bun.QueryEvent) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.on && !strings.Contains(e.Query, "game_viewers") && !strings.HasPrefix(e.Query, `SELECT "id", "seq" FROM "games"`) &&
+		!strings.HasPrefix(e.Query, "SELECT pg_notify") {
+		l.list = append(l.list, e.Query)
+	}
+}
+
+func (l *statementLog) record(fn func()) []string {
+	l.mu.Lock()
+	l.on, l.list = true, nil
+	l.mu.Unlock()
+	fn()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.on = false
+	return l.list
+}
+
+// The write path's statements are a budget: a change that adds round trips
+// to a move or a game start fails here, with the statements listed.
+func TestStatementsOfAMoveAndAGameStart(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	log := &statementLog{}
+	//lint:ignore SA1019 the hook must see the running app's own handle, which WithQueryHook would copy
+	a.DB.AddQueryHook(log)
+	ctx := context.Background()
+	p1, p2 := a.newPlayer(t), a.newPlayer(t)
+	l, err := a.Games.CreateLobby(ctx, p1.id, "rps", 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Games.JoinQueue(ctx, p1.id, l.ID); err != nil {
+		t.Fatal(err)
+	}
+	var gameID string
+	start := log.record(func() {
+		r, err := a.Games.JoinQueue(ctx, p2.id, l.ID)
+		if err != nil || r.Status != "matched" {
+			t.Fatalf("join: %+v %v", r, err)
+		}
+		gameID = r.GameID
+	})
+	move := log.record(func() {
+		if _, err := a.Games.Act(ctx, p1.id, gameID, game.Action{Type: "move", Move: []byte(`"rock"`)}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	for _, c := range []struct {
+		what       string
+		statements []string
+		budget     int
+	}{
+		{"a move", move, 4},                // BEGIN, the game and its players locked, its state and events, COMMIT
+		{"a free game's start", start, 12}, // BEGIN, lobby, queue, players, game, seats, presence, names, events, COMMIT...
+	} {
+		t.Logf("%s: %d statements", c.what, len(c.statements))
+		if len(c.statements) > c.budget {
+			t.Errorf("%s takes %d statements, over its budget of %d:\n%s", c.what, len(c.statements), c.budget,
+				strings.Join(c.statements, "\n"))
+		}
+	}
+}
+
+// BenchmarkConcurrentMoves plays moves in 64 games at once through the game
+// service (no HTTP): both players always choose rock, so rounds are drawn
+// and the games never end.
+func BenchmarkConcurrentMoves(b *testing.B) {
+	a := newTestApp(b, noWorkers)
+	ctx := context.Background()
+	type seat struct{ player, game string }
+	var seats []seat
+	for i := 0; i < 64; i++ {
+		p1, p2, g := a.match(b, `{"rounds": 9, "roundSeconds": 120}`)
+		seats = append(seats, seat{p1.id, g}, seat{p2.id, g})
+	}
+	var next atomic.Int64
+	rock := []byte(`"rock"`)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			// Players of one game take turns: one game per goroutine at a time.
+			i := int(next.Add(1)) % len(seats)
+			s := seats[i]
+			_, err := a.Games.Act(ctx, s.player, s.game, game.Action{Type: "move", Move: rock})
+			if err != nil && !strings.Contains(err.Error(), "ALREADY_MOVED") {
+				b.Error(err)
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "moves/s")
+}
