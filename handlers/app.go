@@ -6,6 +6,8 @@ package handlers
 
 import (
 	"log/slog"
+	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"time"
 
@@ -118,4 +120,18 @@ func (e Explorer) URL(kind, id string) string {
 		return base
 	}
 	return ""
+}
+
+// Operations returns the handler of the operations listener
+// (METRICS_ADDR): Prometheus metrics at /metrics and Go's profiler at
+// /debug/pprof/. It is never served on the public address.
+func (a *App) Operations() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", a.metrics.Handler())
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }

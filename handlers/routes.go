@@ -64,7 +64,6 @@ func (a *App) routes() *echo.Echo {
 		Response: map[string]bool{}})
 	r.ops(http.MethodGet, "/openapi.json", a.openAPI, web.Op{Summary: "This API as an OpenAPI 3.1 document",
 		Response: map[string]any{}})
-	e.GET("/metrics", echo.WrapHandler(a.metrics.Handler()))
 	e.GET("/static/*", serveStatic)
 
 	// Sign-in: open to admin wallets during maintenance (the handlers check).

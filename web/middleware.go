@@ -39,7 +39,11 @@ func MarkAPI(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// Observe logs every request and records its metrics. It is the outermost
+// SlowRequest is how long a request may take before it is logged as slow.
+const SlowRequest = time.Second
+
+// Observe records every request's metrics and logs the ones worth reading
+// (server errors, slow requests; all at debug level). It is the outermost
 // middleware after the request id: it turns a returned error into the
 // response itself (through the error handler) so that the status it logs
 // and counts is the one the client got.
@@ -57,9 +61,18 @@ func Observe(log *slog.Logger, m *Metrics) echo.MiddlewareFunc {
 				route = "unmatched"
 			}
 			m.observe(c.Request().Method, route, status, elapsed)
-			level := slog.LevelInfo
-			if status >= 500 {
+			// Every request is counted in the metrics; the log gets server
+			// errors, slow requests, and the rest only at LOG_LEVEL=debug,
+			// so that a busy server does not spend itself writing logs.
+			level := slog.LevelDebug
+			switch {
+			case status >= 500:
 				level = slog.LevelError
+			case elapsed >= SlowRequest:
+				level = slog.LevelWarn
+			}
+			if !log.Enabled(c.Request().Context(), level) {
+				return nil
 			}
 			log.LogAttrs(c.Request().Context(), level, "request",
 				slog.String("method", c.Request().Method),

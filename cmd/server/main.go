@@ -19,10 +19,20 @@ import (
 )
 
 func main() {
-	if err := run(context.Background(), os.Args, os.Getenv, os.Stdout); err != nil {
+	if err := run(context.Background(), os.Args, getenv, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "server:", err)
 		os.Exit(1)
 	}
+}
+
+// getenv is os.Getenv, except that a variable set to the empty string
+// where empty means "none" reads as "off" (an unset one takes its
+// default).
+func getenv(name string) string {
+	if v, set := os.LookupEnv(name); set && v == "" && name == "METRICS_ADDR" {
+		return "off"
+	}
+	return os.Getenv(name)
 }
 
 // run starts the server and blocks until ctx is done or SIGINT/SIGTERM
@@ -35,7 +45,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
 	var log *slog.Logger
 	if cfg.LogFormat == "json" {
 		log = slog.New(slog.NewJSONHandler(stdout, opts))
@@ -49,6 +59,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	defer a.Close()
 
+	if cfg.MetricsAddr != "" {
+		ops, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("listen on METRICS_ADDR=%s: %w", cfg.MetricsAddr, err)
+		}
+		log.Info("operations listening (metrics, profiler)", "addr", ops.Addr().String())
+		opsSrv := &http.Server{Handler: a.HTTP.Operations(), ReadHeaderTimeout: 10 * time.Second}
+		go web.Serve(ctx, opsSrv, ops, log)
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on ADDR=%s: %w", cfg.Addr, err)

@@ -16,16 +16,21 @@ import (
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
 func TestRunServesAndStopsCleanly(t *testing.T) {
-	env := map[string]string{"ADDR": "127.0.0.1:0", "DATABASE_URL": dbtest.URL(t), "DATA_DIR": t.TempDir()}
+	env := map[string]string{"ADDR": "127.0.0.1:0", "METRICS_ADDR": "127.0.0.1:0", "DATABASE_URL": dbtest.URL(t),
+		"DATA_DIR": t.TempDir()}
 	ctx, cancel := context.WithCancel(context.Background())
 	out, logw := io.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"server"}, func(k string) string { return env[k] }, logw) }()
 
-	addr := ""
+	addr, ops := "", ""
 	lines := bufio.NewScanner(out)
 	listening := regexp.MustCompile(`msg=listening addr=(\S+)`)
+	opsListening := regexp.MustCompile(`msg="operations listening \(metrics, profiler\)" addr=(\S+)`)
 	for addr == "" && lines.Scan() {
+		if m := opsListening.FindStringSubmatch(lines.Text()); m != nil {
+			ops = m[1]
+		}
 		if m := listening.FindStringSubmatch(lines.Text()); m != nil {
 			addr = m[1]
 		}
@@ -42,6 +47,16 @@ func TestRunServesAndStopsCleanly(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `"status":"ok"`) {
 		t.Fatalf("/health: got %d %s", resp.StatusCode, body)
+	}
+	for _, path := range []string{"/metrics", "/debug/pprof/"} {
+		resp, err := http.Get("http://" + ops + path)
+		if err != nil {
+			t.Fatalf("the operations listener (%q): %v", ops, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("%s on the operations listener: %d", path, resp.StatusCode)
+		}
 	}
 
 	cancel()

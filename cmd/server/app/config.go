@@ -1,6 +1,7 @@
 package app
 
 import (
+	"log/slog"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -40,6 +41,8 @@ type Config struct {
 	JWTSecret      string // empty: generated and kept under DataDir
 	DataDir        string
 	LogFormat      string // "text" or "json"
+	LogLevel       slog.Level
+	MetricsAddr    string // the operations listener (metrics, profiler); empty: none (METRICS_ADDR=off or set empty)
 	PublicURL      string // the site's address, stated in sign-in messages
 	MasterSeed     []byte // derives every platform key; empty: kept under DataDir
 	USDCMint       string // the USDC mint on an external chain
@@ -99,6 +102,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		JWTSecret:     env("JWT_SECRET", ""),
 		DataDir:       env("DATA_DIR", "var"),
 		LogFormat:     env("LOG_FORMAT", "text"),
+		MetricsAddr:   env("METRICS_ADDR", "127.0.0.1:9090"),
 	}
 	if _, port, err := net.SplitHostPort(c.Addr); err != nil {
 		bad("ADDR", c.Addr, "must be host:port, for example :8080")
@@ -206,6 +210,14 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("LOG_FORMAT", c.LogFormat, "must be text or json")
+	}
+	if v := env("LOG_LEVEL", "info"); c.LogLevel.UnmarshalText([]byte(v)) != nil {
+		bad("LOG_LEVEL", v, "must be debug, info, warn or error")
+	}
+	if c.MetricsAddr == "off" {
+		c.MetricsAddr = ""
+	} else if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+		bad("METRICS_ADDR", c.MetricsAddr, "must be host:port, such as 127.0.0.1:9090, or off (or empty) for none")
 	}
 	if len(errs) > 0 {
 		return Config{}, fmt.Errorf("invalid configuration: %w", errors.Join(errs...))
