@@ -488,7 +488,7 @@ func (r *reflector) schema(t reflect.Type, dir direction) map[string]any {
 	}
 	switch {
 	case t == rawMessageType:
-		return map[string]any{"description": "any JSON value"}
+		return map[string]any{} // free-form: any JSON value
 	case t == timeType:
 		return map[string]any{"type": "string", "format": "date-time"}
 	case t.Implements(jsonMarshalerType):
@@ -707,8 +707,9 @@ func orNull(s map[string]any) map[string]any {
 }
 
 // ruleTags are the struct tags that add schema rules to a field: doc (the
-// description), and the JSON Schema keywords of the same names.
-var ruleTags = []string{"minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems", "pattern", "enum", "format"}
+// description), and the JSON Schema keywords of the same names (type
+// narrows free-form JSON, e.g. type:"object" on a json.RawMessage).
+var ruleTags = []string{"type", "minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems", "pattern", "enum", "format"}
 
 // withRules adds the rules of a field's tags to its schema.
 func withRules(s map[string]any, tag reflect.StructTag) map[string]any {
@@ -719,7 +720,7 @@ func withRules(s map[string]any, tag reflect.StructTag) map[string]any {
 			continue
 		}
 		switch k {
-		case "pattern", "format":
+		case "type", "pattern", "format":
 			rules[k] = v
 		case "enum":
 			var values []any

@@ -178,6 +178,7 @@ type Body struct {
 	Settings json.RawMessage  `json:"settings"`
 	Move     json.RawMessage  `json:"move,omitempty" doc:"game-specific"`
 	Result   *json.RawMessage `json:"result"`
+	Data     json.RawMessage  `json:"data" type:"object"`
 	Any      any              `json:"any"`
 	Map      map[string]any   `json:"map"`
 	Bytes    []byte           `json:"bytes"`
@@ -208,9 +209,10 @@ func TestSchemasOfFreeFormNullableAndLists(t *testing.T) {
 	doc := document(t, map[string]web.Op{"POST /things": {Tag: "things", Response: Body{}, Request: Request{}}})
 	props := at(t, doc, "components", "schemas", "WebTestBody", "properties").(map[string]any)
 	for name, want := range map[string]string{
-		"settings":    `{"description":"any JSON value"}`,
+		"settings":    `{}`,
 		"move":        `{"description":"game-specific"}`,
-		"result":      `{"description":"any JSON value"}`,
+		"result":      `{}`,
+		"data":        `{"type":"object"}`,
 		"any":         `{}`,
 		"map":         `{"additionalProperties":{},"type":"object"}`,
 		"bytes":       `{"contentEncoding":"base64","type":"string"}`,
