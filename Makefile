@@ -5,6 +5,7 @@ GO ?= go
 export BROWSERSLIST_IGNORE_OLD_DATA := 1
 
 GENERATED_LIST = find views -name '*_templ.go'; echo static/css/app.css static/js/htmx.min.js static/js/ws.js
+GENERATED_LIST += ; echo static/js/swagger-ui-bundle.js static/js/swagger-ui-bundle.js.LICENSE.txt static/css/swagger-ui.css
 
 .PHONY: run test setup-db setup-test generate check-generated lint
 
@@ -34,6 +35,9 @@ generate: node_modules/.installed
 	npx tailwindcss -c tailwind.config.js -i static/tailwind.css -o static/css/app.css --minify 2>/dev/null
 	cp node_modules/htmx.org/dist/htmx.min.js static/js/htmx.min.js
 	cp node_modules/htmx-ext-ws/dist/ws.js static/js/ws.js
+	cp node_modules/swagger-ui-dist/swagger-ui-bundle.js static/js/swagger-ui-bundle.js
+	cp node_modules/swagger-ui-dist/swagger-ui.css static/css/swagger-ui.css
+	cp node_modules/swagger-ui-dist/swagger-ui-bundle.js.LICENSE.txt static/js/swagger-ui-bundle.js.LICENSE.txt
 
 check-generated:
 	@before=$$( { $(GENERATED_LIST); } | tr ' ' '\n' | sort | xargs sha256sum | sha256sum ); \

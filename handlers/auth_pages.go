@@ -51,7 +51,7 @@ func (a *App) createSession(c echo.Context) error {
 		return err
 	}
 	web.SetSessionCookie(c, token, int(auth.SessionLifetime.Seconds()))
-	return c.JSON(http.StatusOK, map[string]any{"user": profileOf(u)})
+	return c.JSON(http.StatusOK, SessionAnswer{User: profileOf(u)})
 }
 
 func (a *App) logout(c echo.Context) error {
@@ -71,4 +71,9 @@ func requireLogin(c echo.Context) (*web.Identity, error) {
 		return nil, c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(c.Request().URL.RequestURI()))
 	}
 	return id, nil
+}
+
+// SessionAnswer is the answer of the browser sign-in.
+type SessionAnswer struct {
+	User UserProfile `json:"user"`
 }

@@ -41,7 +41,7 @@ func (a *App) chatRoutes(r *router) {
 
 // ChatRequest is the body of POST /chat/:type/:id/messages.
 type ChatRequest struct {
-	Text string `json:"text" doc:"1 to 500 characters"`
+	Text string `json:"text" minLength:"1" maxLength:"500" doc:"1 to 500 characters"`
 }
 
 func (a *App) sendChat(c echo.Context) error {

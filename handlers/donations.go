@@ -11,7 +11,7 @@ import (
 
 // DonationRequest is the body of POST /games/:id/donations/prepare.
 type DonationRequest struct {
-	AmountMinor int64 `json:"amountMinor" doc:"at least 10000 (0.01 USDC)"`
+	AmountMinor int64 `json:"amountMinor" minimum:"10000" doc:"at least 10000 (0.01 USDC)"`
 }
 
 func (a *App) prepareDonation(c echo.Context) error {

@@ -46,8 +46,8 @@ func (a *App) livePlayers(c echo.Context) error {
 // LobbyRequest is the body of POST /lobbies.
 type LobbyRequest struct {
 	GameType   string          `json:"gameType" doc:"see GET /games/available"`
-	StakeMinor int64           `json:"stakeMinor" doc:"per player; 0 for a free game"`
-	Settings   json.RawMessage `json:"settings,omitempty" doc:"rps: {rounds: odd 1-9 (3), roundSeconds: 3-120 (20)}"`
+	StakeMinor int64           `json:"stakeMinor" minimum:"0" maximum:"100000000000" doc:"per player; 0 for a free game"`
+	Settings   json.RawMessage `json:"settings,omitempty" type:"object" doc:"rps: {rounds: odd 1-9 (3), roundSeconds: 3-120 (20)}; connect4: {turnSeconds: 5-300 (30)}"`
 }
 
 func (a *App) createLobby(c echo.Context) error {
@@ -82,7 +82,7 @@ func (a *App) leaveQueue(c echo.Context) error {
 	if err := a.Games.LeaveQueue(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id")); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]string{"status": "left"})
+	return c.JSON(http.StatusOK, StatusAnswer{Status: "left"})
 }
 
 func (a *App) gameMetadata(c echo.Context) error {
@@ -178,7 +178,7 @@ func (a *App) rematchLobby(c echo.Context) error {
 	if err := a.Games.AnnounceRematchLobby(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), req.LobbyID); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]string{"status": "announced"})
+	return c.JSON(http.StatusOK, StatusAnswer{Status: "announced"})
 }
 
 // ChallengeRequest is the body of POST /challenges.
@@ -186,8 +186,8 @@ type ChallengeRequest struct {
 	ToUserID   string          `json:"toUserId,omitempty"`
 	ToUsername string          `json:"toUsername,omitempty" doc:"instead of toUserId"`
 	GameType   string          `json:"gameType"`
-	StakeMinor int64           `json:"stakeMinor"`
-	Settings   json.RawMessage `json:"settings,omitempty"`
+	StakeMinor int64           `json:"stakeMinor" minimum:"0" maximum:"100000000000"`
+	Settings   json.RawMessage `json:"settings,omitempty" type:"object"`
 }
 
 func (a *App) createChallenge(c echo.Context) error {
@@ -256,4 +256,9 @@ func (a *App) gameDetail(c echo.Context) (GameDetail, error) {
 		return GameDetail{}, err
 	}
 	return GameDetail{Meta: m, EscrowAddress: a.Pot.EscrowAddress(m.GameID).String(), Pot: p, Settlement: transfers}, nil
+}
+
+// StatusAnswer is the answer of an operation that only says what it did.
+type StatusAnswer struct {
+	Status string `json:"status" doc:"left or announced"`
 }

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"encoding/json"
 	"io/fs"
 	"mime"
 	"net/http"
@@ -45,18 +44,9 @@ func (a *App) docsPage(c echo.Context) error {
 		g.Ops = append(g.Ops, views.DocOp{
 			Method: op.Method, Path: op.Path, Summary: op.Summary, Description: op.Description,
 			Auth: auth, Status: http.StatusText(status),
-			Request: a.schemaText(op.Request), Response: a.schemaText(op.Response),
 		})
 	}
 	return web.Render(c, http.StatusOK, views.Docs(a.pageFor(c, "API reference"), groups))
-}
-
-func (a *App) schemaText(v any) string {
-	if v == nil {
-		return ""
-	}
-	b, _ := json.MarshalIndent(a.Docs.Describe(v), "", "  ")
-	return string(b)
 }
 
 // renderErrorPage is the HTML side of the one error path.

@@ -76,12 +76,12 @@ func (a *App) routes() *echo.Echo {
 
 	r.signIn(http.MethodPost, "/session", a.createSession, web.Op{Tag: "auth",
 		Summary: "Browser sign-in: like /auth/login-wallet for app id \"web\", answered with a session cookie",
-		Request: LoginRequest{}, Errors: []int{http.StatusUnauthorized}})
+		Request: LoginRequest{}, Response: SessionAnswer{}, Errors: []int{http.StatusUnauthorized, http.StatusForbidden}})
 
 	// Users.
 	r.json(http.MethodGet, "/users/search", a.searchUsers, web.Op{Tag: "users", Auth: web.AuthOptional,
 		Summary: "Find users whose username starts with a prefix (at most 20)", Response: []UserProfile{},
-		Query: []web.Param{{Name: "username", Required: true, Description: "at least 2 characters, any case"}}})
+		Query: []web.Param{{Name: "username", Required: true, Description: "at least 2 characters, any case", MinLength: 2}}})
 	r.json(http.MethodGet, "/users/me", a.me, web.Op{Tag: "users", Auth: web.AuthRequired,
 		Summary: "The signed-in user's profile", Response: UserProfile{}})
 	r.json(http.MethodGet, "/users/username/:username", a.userByUsername, web.Op{Tag: "users", Auth: web.AuthNone,
@@ -95,10 +95,12 @@ func (a *App) routes() *echo.Echo {
 		r.json(http.MethodPost, "/users/me/"+string(kind), a.uploadImage(kind), web.Op{Tag: "users", Auth: web.AuthRequired,
 			Summary:     "Upload the " + string(kind) + " image (multipart field \"file\")",
 			Description: "PNG, JPEG or WebP, recognised by content; at most 2 MB. Re-encoded so that only pixels are kept.",
+			Upload:      &web.Upload{Field: "file", Types: []string{"image/png", "image/jpeg", "image/webp"}},
 			Response:    UserProfile{}, Errors: []int{http.StatusRequestEntityTooLarge}})
 	}
 	r.asset(http.MethodGet, "/images/:id", a.image, web.Op{Tag: "users", Summary: "A profile image (PNG or JPEG bytes)",
-		Description: "Content never changes for an id: cached for a year.", Errors: []int{http.StatusNotFound}})
+		Description: "Content never changes for an id: cached for a year.", Errors: []int{http.StatusNotFound},
+		Produces: []string{"image/png", "image/jpeg"}})
 
 	// Games.
 	r.json(http.MethodGet, "/games/available", a.availableGames, web.Op{Tag: "games", Auth: web.AuthNone,
@@ -118,7 +120,7 @@ func (a *App) routes() *echo.Echo {
 		Description: "Answers queued, or matched with the new game's id when someone was waiting. Stakes are locked from both platform balances.",
 		Response:    game.JoinResult{}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
 	r.json(http.MethodDelete, "/lobbies/:id/join-queue", a.leaveQueue, web.Op{Tag: "games", Auth: web.AuthRequired,
-		Summary: "Leave the lobby's queue", Errors: []int{http.StatusNotFound}})
+		Summary: "Leave the lobby's queue", Response: StatusAnswer{}, Errors: []int{http.StatusNotFound}})
 	r.json(http.MethodGet, "/games/:id", a.gameMetadata, web.Op{Tag: "games", Auth: web.AuthNone,
 		Summary:     "Public game metadata; result and history once completed",
 		Description: "Includes the escrow address, the pot, and the settlement's on-chain transfers, so anyone can check the payout on chain.",
@@ -135,23 +137,25 @@ func (a *App) routes() *echo.Echo {
 		Summary: "The game's pot: stakes, donations, and what the winner would get", Response: pot.Pot{}, Errors: []int{http.StatusNotFound}})
 	r.json(http.MethodGet, "/games/:id/donations", a.gameDonations, web.Op{Tag: "spectate", Auth: web.AuthNone,
 		Summary: "The game's donations, newest first", Response: []pot.Donation{}, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-		Query: []web.Param{{Name: "limit", Description: "1-200, default 50"},
+		Query: []web.Param{web.PageLimit,
 			{Name: "before", Description: "a donation's signature: only older ones (the last signature of the previous page)"}}})
 	r.json(http.MethodGet, "/games/:id/state", a.gameState, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary:     "Game state, the same for players and spectators",
 		Description: "Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their reveal. 409 GAME_NOT_ACTIVE when the game is not active.",
-		Response:    map[string]any{}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
+		Response:    web.OneOf{rules.RPSView{}, rules.C4View{}}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
 	r.json(http.MethodGet, "/games/:id/events", a.gameEvents, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "The game's events after a seq (for clients that poll instead of using /ws)", Response: EventsPage{},
-		Query: []web.Param{{Name: "after", Description: "the last seq you have; 0 for all"}}})
+		Query: []web.Param{{Name: "after", Description: "the last seq you have; 0 for all", Type: "integer", Min: web.Bound(0)}}})
 	r.json(http.MethodPost, "/games/:id/actions", a.gameAction, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary:     "Submit an action (players only)",
 		Description: "{type: move, move: ...} or {type: resign}. 403 NOT_A_PLAYER; 409 ALREADY_MOVED, NOT_YOUR_TURN, GAME_NOT_ACTIVE; 400 INVALID_MOVE.",
 		Request:     game.Action{}, Response: game.ActResult{}, Errors: []int{http.StatusForbidden, http.StatusConflict, http.StatusNotFound}})
 	r.json(http.MethodGet, "/users/me/current-game", a.currentGame(func(c echo.Context) string { return web.IdentityOf(c).UserID }),
-		web.Op{Tag: "games", Auth: web.AuthRequired, Summary: "Your active game; 204 when none", Response: game.CurrentGame{}})
+		web.Op{Tag: "games", Auth: web.AuthRequired, Summary: "Your active game; 204 when none", Response: game.CurrentGame{},
+			Responses: map[int]any{http.StatusNoContent: nil}})
 	r.json(http.MethodGet, "/users/:id/current-game", a.currentGame(func(c echo.Context) string { return c.Param("id") }),
-		web.Op{Tag: "games", Auth: web.AuthOptional, Summary: "A user's active game; 204 when none", Response: game.CurrentGame{}})
+		web.Op{Tag: "games", Auth: web.AuthOptional, Summary: "A user's active game; 204 when none", Response: game.CurrentGame{},
+			Responses: map[int]any{http.StatusNoContent: nil}})
 	for _, m := range []string{http.MethodPost, http.MethodDelete, http.MethodGet} {
 		summary := map[string]string{http.MethodPost: "Ask for (or accept) a rematch", http.MethodDelete: "Withdraw your rematch request",
 			http.MethodGet: "Rematch state"}[m]
@@ -159,7 +163,7 @@ func (a *App) routes() *echo.Echo {
 			Response: game.Rematch{}, Errors: []int{http.StatusForbidden, http.StatusConflict}})
 	}
 	r.json(http.MethodPost, "/games/:id/rematch/lobby", a.rematchLobby, web.Op{Tag: "games", Auth: web.AuthRequired,
-		Summary: "Tell the room you opened a lobby for the rematch", Request: RematchLobbyRequest{}})
+		Summary: "Tell the room you opened a lobby for the rematch", Request: RematchLobbyRequest{}, Response: StatusAnswer{}})
 	r.json(http.MethodPost, "/challenges", a.createChallenge, web.Op{Tag: "games", Auth: web.AuthRequired, Status: http.StatusCreated,
 		Summary: "Challenge a user to a game (expires after 5 minutes)", Request: ChallengeRequest{}, Response: game.Challenge{}})
 	r.json(http.MethodGet, "/challenges", a.listChallenges, web.Op{Tag: "games", Auth: web.AuthRequired,
@@ -169,8 +173,8 @@ func (a *App) routes() *echo.Echo {
 			Summary: answer + " a challenge sent to you", Response: game.Challenge{}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
 	}
 	r.json(http.MethodDelete, "/challenges/:id", a.respondChallenge("cancel"), web.Op{Tag: "games", Auth: web.AuthRequired,
-		Summary: "Cancel a challenge you sent", Response: game.Challenge{}})
-	r.live(http.MethodGet, "/ws", a.liveSocket, web.Op{Tag: "spectate", Auth: web.AuthRequired,
+		Summary: "Cancel a challenge you sent", Response: game.Challenge{}, Errors: []int{http.StatusConflict}})
+	r.live(http.MethodGet, "/ws", a.liveSocket, web.Op{Tag: "spectate", Auth: web.AuthRequired, Status: http.StatusSwitchingProtocols,
 		Summary:     "Live events over WebSocket",
 		Description: "Authenticate with Authorization: Bearer, ?token=<jwt> or the session cookie. Send {type: join-game, gameId, lastSeq?}; receive joined (with the state) then {type: event, event, gameId, seq, data}. leave-game leaves. Personal notices arrive as {type: notice}."})
 
@@ -193,10 +197,12 @@ func (a *App) routes() *echo.Echo {
 		Description: "Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). " +
 			"200 when confirmed, 202 while pending. The platform opens your wallet's USDC account if it is missing, once per user; " +
 			"after that a missing account is 409 CONFLICT.",
-		Request: WithdrawRequest{}, Response: money.Withdrawal{}, Errors: []int{http.StatusConflict}})
+		Request: WithdrawRequest{}, Response: money.Withdrawal{}, Errors: []int{http.StatusConflict},
+		Responses: map[int]any{http.StatusAccepted: money.Withdrawal{}},
+		Header:    []web.Param{{Name: "Idempotency-Key", MaxLength: 255, Description: "makes retries safe"}}})
 	r.json(http.MethodGet, "/wallets/me/transactions", a.walletHistory, web.Op{Tag: "wallet", Auth: web.AuthRequired,
 		Summary: "Your wallet history, newest first", Response: ActivityPage{},
-		Query: []web.Param{{Name: "limit", Description: "1-200, default 50"}, {Name: "before", Description: "nextBefore of the previous page"}}})
+		Query: []web.Param{web.PageLimit, {Name: "before", Description: "nextBefore of the previous page", Type: "integer", Min: web.Bound(1)}}})
 	if a.DevFaucet {
 		r.json(http.MethodPost, "/dev/faucet", a.faucet, web.Op{Tag: "dev", Auth: web.AuthNone,
 			Summary: "Test USDC and SOL on the embedded chain (DEV_FAUCET=true only)", Request: FaucetRequest{},
@@ -279,6 +285,7 @@ func (r *router) json(method, path string, h echo.HandlerFunc, op web.Op) {
 		panic("handlers: route " + path + " has no tag")
 	}
 	mw := append(limitFor(path), web.MarkAPI, r.version, r.authn(op.Auth), r.maintenance)
+	op.Errors = append(op.Errors, http.StatusBadRequest, http.StatusUpgradeRequired, http.StatusServiceUnavailable)
 	switch op.Auth {
 	case web.AuthRequired:
 		mw = append(mw, web.RequireUser)
@@ -304,6 +311,8 @@ func (r *router) ops(method, path string, h echo.HandlerFunc, op web.Op) {
 // signIn registers a sign-in API route: like json, but without the
 // maintenance gate, because its handler lets admin wallets through.
 func (r *router) signIn(method, path string, h echo.HandlerFunc, op web.Op) {
+	op.Errors = append(op.Errors, http.StatusBadRequest, http.StatusUpgradeRequired, http.StatusServiceUnavailable)
+	op.Header = append(op.Header, web.Param{Name: "X-App-Id", Required: true, Description: "the calling application"})
 	r.e.Add(method, path, h, web.MarkAPI, r.version)
 	r.docs.Add(method, path, op)
 }
@@ -312,6 +321,7 @@ func (r *router) signIn(method, path string, h echo.HandlerFunc, op web.Op) {
 // like a JSON route, but no version check (browsers cannot set headers on
 // a WebSocket).
 func (r *router) live(method, path string, h echo.HandlerFunc, op web.Op) {
+	op.Errors = append(op.Errors, http.StatusServiceUnavailable)
 	r.e.Add(method, path, h, web.MarkAPI, r.authn(op.Auth), r.maintenance, web.RequireUser)
 	r.docs.Add(method, path, op)
 }

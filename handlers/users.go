@@ -54,9 +54,9 @@ func (a *App) me(c echo.Context) error {
 // ProfileRequest is the body of PATCH /users/me/profile; absent fields stay
 // as they are.
 type ProfileRequest struct {
-	Username    *string `json:"username,omitempty" doc:"3-20 of a-z, 0-9 and _; unique"`
-	DisplayName *string `json:"displayName,omitempty" doc:"at most 40 characters"`
-	Bio         *string `json:"bio,omitempty" doc:"at most 280 characters"`
+	Username    *string `json:"username,omitempty" pattern:"^[a-z0-9_]{3,20}$" doc:"3-20 of a-z, 0-9 and _; unique"`
+	DisplayName *string `json:"displayName,omitempty" maxLength:"40" doc:"at most 40 characters"`
+	Bio         *string `json:"bio,omitempty" maxLength:"280" doc:"at most 280 characters"`
 }
 
 func (a *App) updateProfile(c echo.Context) error {

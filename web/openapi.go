@@ -1,13 +1,19 @@
 package web
 
 import (
+	"encoding"
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"path"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Auth says what authentication a route needs (SPEC.md "Auth column").
@@ -21,10 +27,33 @@ const (
 	AuthAdmin    Auth = "admin"    // an admin's token needed
 )
 
-// Param documents a query parameter.
+// Param documents a query, path or header parameter. Its schema is a
+// string unless Type says otherwise; the other fields are schema rules
+// that apply when set.
 type Param struct {
 	Name, Description string
 	Required          bool
+
+	Type                 string   // "integer", "boolean" or "string" (when empty)
+	Min, Max             *int64   // bounds of an integer (see Bound)
+	MinLength, MaxLength int      // bounds of a string's length
+	Pattern              string   // a string's regular expression
+	Enum                 []string // the only values allowed
+	Default              any      // the value when the parameter is absent
+}
+
+// Bound returns n for Param.Min and Param.Max.
+func Bound(n int64) *int64 { return &n }
+
+// PageLimit is the ?limit= of a list: 1-200, default 50.
+var PageLimit = Param{Name: "limit", Description: "page size", Type: "integer",
+	Min: Bound(1), Max: Bound(200), Default: 50}
+
+// Upload documents a multipart/form-data request body that carries one
+// file.
+type Upload struct {
+	Field string   // the form field of the file
+	Types []string // media types accepted; any when empty
 }
 
 // Op documents one JSON operation. Request and Response are zero values of
@@ -39,7 +68,14 @@ type Op struct {
 	Request     any
 	Response    any
 	Status      int   // success status; 200 when zero
-	Errors      []int // documented error statuses besides the common ones
+	Errors      []int // documented error statuses besides the ones derived from the operation
+
+	ID         string      // operationId; derived from the method and path when empty
+	PathParams []Param     // rules of path parameters, by name; a string each otherwise
+	Header     []Param     // request headers the operation reads
+	Upload     *Upload     // a multipart/form-data body (Request stays nil)
+	Responses  map[int]any // other success answers: status -> body type (nil: no body)
+	Produces   []string    // media types of a success body that is not JSON (bytes)
 }
 
 // OpenAPI collects operations and renders an OpenAPI 3.1 document.
@@ -48,9 +84,6 @@ type OpenAPI struct {
 
 	ops map[string]map[string]Op // path -> method -> op
 }
-
-// schemaSet collects the named schemas one document refers to.
-type schemaSet map[string]any
 
 // NewOpenAPI returns an empty document.
 func NewOpenAPI(title, version, description string) *OpenAPI {
@@ -107,215 +140,651 @@ func (o *OpenAPI) Operations() []Operation {
 	return out
 }
 
-// Document renders the OpenAPI 3.1 document as a JSON-ready value.
-func (o *OpenAPI) Document() map[string]any {
-	schemas := schemaSet{"Error": errorSchema}
-	paths := map[string]any{}
-	for p, byMethod := range o.ops {
-		item := map[string]any{}
-		for m, op := range byMethod {
-			item[m] = schemas.operation(p, op)
+// pathParam matches the parameters of an OpenAPI path (/games/{id}).
+var pathParam = regexp.MustCompile(`\{([A-Za-z0-9_]+)\}`)
+
+// OperationID returns the operationId derived from a method and an OpenAPI
+// path: the method, then each segment in PascalCase, a parameter as By and
+// its name. GET /games/{id}/state is getGamesByIdState.
+func OperationID(method, openAPIPath string) string {
+	id := strings.ToLower(method)
+	for _, seg := range strings.Split(openAPIPath, "/") {
+		if m := pathParam.FindStringSubmatch(seg); m != nil {
+			id += "By" + pascal(m[1])
+		} else {
+			id += pascal(seg)
 		}
-		paths[p] = item
 	}
-	return map[string]any{
+	return id
+}
+
+// pascal joins the words of s (split at anything but letters and digits)
+// with their first letters in upper case: login-wallet is LoginWallet.
+func pascal(s string) string {
+	var b strings.Builder
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		r := []rune(w)
+		b.WriteString(string(unicode.ToUpper(r[0])) + string(r[1:]))
+	}
+	return b.String()
+}
+
+// Document renders the OpenAPI 3.1 document as a JSON-ready value. It
+// panics when two operations would share an operationId or two Go types a
+// schema name: a document that clients generate code from must not be
+// ambiguous.
+func (o *OpenAPI) Document() map[string]any {
+	r := newReflector()
+	paths := map[string]any{}
+	ids := map[string]string{}
+	tags := map[string]bool{}
+	for _, op := range o.Operations() {
+		id := op.ID
+		if id == "" {
+			id = OperationID(op.Method, op.Path)
+		}
+		if other, dup := ids[id]; dup {
+			panic(fmt.Sprintf("openapi: %s %s and %s share the operationId %q", op.Method, op.Path, other, id))
+		}
+		ids[id] = op.Method + " " + op.Path
+		if paths[op.Path] == nil {
+			paths[op.Path] = map[string]any{}
+		}
+		paths[op.Path].(map[string]any)[strings.ToLower(op.Method)] = r.operation(id, op)
+		if op.Tag != "" {
+			tags[op.Tag] = true
+		}
+	}
+	var tagList []any
+	for _, t := range sortedKeys(tags) {
+		tagList = append(tagList, map[string]any{"name": t})
+	}
+	doc := map[string]any{
 		"openapi": "3.1.0",
 		"info":    map[string]any{"title": o.Title, "version": o.Version, "description": o.Description},
 		"paths":   paths,
 		"components": map[string]any{
-			"schemas": map[string]any(schemas),
+			"schemas":    r.schemas,
+			"responses":  r.responses,
+			"parameters": map[string]any{"SDKVersion": sdkVersionParam},
 			"securitySchemes": map[string]any{
 				"bearer": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "JWT",
 					"description": "Token from POST /auth/login-wallet; send X-App-Id with it."},
+				"appId": map[string]any{"type": "apiKey", "in": "header", "name": "X-App-Id",
+					"description": "The app the token was issued to; required with a bearer token (400 APP_ID_REQUIRED without it)."},
+				"session": map[string]any{"type": "apiKey", "in": "cookie", "name": SessionCookie,
+					"description": "The browser session of POST /session; state changes also need the X-CSRF-Token header."},
 			},
 		},
 	}
+	if tagList != nil {
+		doc["tags"] = tagList
+	}
+	return doc
 }
 
+var sdkVersionParam = map[string]any{"name": "X-SDK-Version", "in": "header",
+	"description": "The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.",
+	"schema":      map[string]any{"type": "string", "pattern": `^\d+\.\d+\.\d+`, "examples": []any{"1.0.0"}}}
+
+// errorSchema is the body of every error answer.
 var errorSchema = map[string]any{
 	"type":     "object",
 	"required": []string{"code", "message"},
 	"properties": map[string]any{
-		"code":      map[string]any{"type": "string", "description": "UPPER_SNAKE error code"},
-		"message":   map[string]any{"type": "string"},
-		"fields":    map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
-		"requestId": map[string]any{"type": "string"},
+		"code":            map[string]any{"type": "string", "pattern": "^[A-Z][A-Z0-9_]*$", "description": "UPPER_SNAKE error code"},
+		"message":         map[string]any{"type": "string", "description": "for people"},
+		"fields":          map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}, "description": "VALIDATION_ERROR: the reason of each invalid field"},
+		"requestId":       map[string]any{"type": "string"},
+		"minSdkVersion":   map[string]any{"type": "string", "description": "SDK_VERSION_OUTDATED: the version to upgrade to"},
+		"paymentRequired": map[string]any{"type": "object", "description": "PAYMENT_REQUIRED: the x402 PaymentRequired to pay (also in the PAYMENT-REQUIRED header)"},
 	},
+	"description": "Code-specific members may accompany code and message.",
 }
 
-func (o schemaSet) operation(path string, op Op) map[string]any {
-	out := map[string]any{"summary": op.Summary, "tags": []string{op.Tag}}
+// errorCodes says which codes each error status carries.
+var errorCodes = map[int]string{
+	http.StatusBadRequest:            "VALIDATION_ERROR (with fields), INVALID_JSON, INVALID_MOVE, INVALID_SDK_VERSION or APP_ID_REQUIRED",
+	http.StatusUnauthorized:          "UNAUTHORIZED (missing, malformed, expired or forged credentials)",
+	http.StatusPaymentRequired:       "PAYMENT_REQUIRED (with paymentRequired; pay with /payments and repeat with PAYMENT-SIGNATURE)",
+	http.StatusForbidden:             "FORBIDDEN, NOT_A_PLAYER or ADMIN_ONLY",
+	http.StatusNotFound:              "NOT_FOUND",
+	http.StatusConflict:              "CONFLICT, GAME_NOT_ACTIVE, NOT_YOUR_TURN, ALREADY_MOVED, INSUFFICIENT_FUNDS, ... (the state forbids it)",
+	http.StatusRequestEntityTooLarge: "PAYLOAD_TOO_LARGE",
+	http.StatusUnsupportedMediaType:  "UNSUPPORTED_MEDIA_TYPE",
+	http.StatusUpgradeRequired:       "SDK_VERSION_OUTDATED (with minSdkVersion)",
+	http.StatusTooManyRequests:       "RATE_LIMITED (with Retry-After)",
+	http.StatusServiceUnavailable:    "MAINTENANCE (with Retry-After) or UNAVAILABLE",
+}
+
+func (r *reflector) operation(id string, op Operation) map[string]any {
+	out := map[string]any{"operationId": id}
+	if op.Summary != "" {
+		out["summary"] = op.Summary
+	}
+	if op.Tag != "" {
+		out["tags"] = []string{op.Tag}
+	}
 	if op.Description != "" {
 		out["description"] = op.Description
 	}
-	var params []any
-	for _, m := range echoParam.FindAllStringSubmatch(strings.NewReplacer("{", ":", "}", "").Replace(path), -1) {
-		params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": map[string]any{"type": "string"}})
+	rules := map[string]Param{}
+	for _, p := range op.PathParams {
+		rules[p.Name] = p
+	}
+	params := []any{map[string]any{"$ref": "#/components/parameters/SDKVersion"}}
+	for _, m := range pathParam.FindAllStringSubmatch(op.Path, -1) {
+		p, ok := rules[m[1]]
+		if !ok {
+			p = Param{Name: m[1]}
+		}
+		s := p.schema()
+		if m[1] == "id" && !ok {
+			s["format"] = "uuid" // ids are UUIDs (see CanonicalIDs)
+		}
+		params = append(params, p.parameter("path", true, s))
 	}
 	for _, q := range op.Query {
-		params = append(params, map[string]any{"name": q.Name, "in": "query", "required": q.Required,
-			"description": q.Description, "schema": map[string]any{"type": "string"}})
+		params = append(params, q.parameter("query", q.Required, q.schema()))
 	}
-	if params != nil {
-		out["parameters"] = params
+	for _, h := range op.Header {
+		params = append(params, h.parameter("header", h.Required, h.schema()))
 	}
+	out["parameters"] = params
+
+	bearer := map[string]any{"bearer": []string{}, "appId": []string{}}
+	session := map[string]any{"session": []string{}}
 	switch op.Auth {
 	case AuthRequired, AuthAdmin:
-		out["security"] = []any{map[string]any{"bearer": []string{}}}
+		out["security"] = []any{bearer, session}
 	case AuthOptional:
-		out["security"] = []any{map[string]any{"bearer": []string{}}, map[string]any{}}
+		out["security"] = []any{bearer, session, map[string]any{}}
 	}
-	if op.Request != nil {
+
+	switch {
+	case op.Upload != nil:
+		file := map[string]any{"type": "string", "format": "binary", "contentMediaType": "application/octet-stream"}
+		media := map[string]any{"schema": map[string]any{"type": "object", "required": []string{op.Upload.Field},
+			"properties": map[string]any{op.Upload.Field: file}}}
+		if len(op.Upload.Types) > 0 {
+			media["encoding"] = map[string]any{op.Upload.Field: map[string]any{"contentType": strings.Join(op.Upload.Types, ", ")}}
+		}
+		out["requestBody"] = map[string]any{"required": true, "content": map[string]any{"multipart/form-data": media}}
+	case op.Request != nil:
 		out["requestBody"] = map[string]any{"required": true, "content": map[string]any{
-			"application/json": map[string]any{"schema": o.schema(reflect.TypeOf(op.Request))}}}
+			"application/json": map[string]any{"schema": r.schema(reflect.TypeOf(op.Request), request)}}}
 	}
+
 	status := op.Status
 	if status == 0 {
 		status = http.StatusOK
 	}
-	responses := map[string]any{}
-	ok := map[string]any{"description": http.StatusText(status)}
-	if op.Response != nil {
-		ok["content"] = map[string]any{"application/json": map[string]any{"schema": o.schema(reflect.TypeOf(op.Response))}}
+	responses := map[string]any{strconv.Itoa(status): r.success(status, op.Response, op.Produces)}
+	for s, body := range op.Responses {
+		responses[strconv.Itoa(s)] = r.success(s, body, nil)
 	}
-	responses[strconv.Itoa(status)] = ok
-	errs := append([]int{}, op.Errors...)
-	if op.Request != nil {
-		errs = append(errs, http.StatusBadRequest)
+	for _, s := range op.errorStatuses() {
+		if _, taken := responses[strconv.Itoa(s)]; !taken {
+			responses[strconv.Itoa(s)] = r.errorResponse(s)
+		}
 	}
-	switch op.Auth {
-	case AuthRequired:
-		errs = append(errs, http.StatusUnauthorized)
-	case AuthAdmin:
-		errs = append(errs, http.StatusUnauthorized, http.StatusForbidden)
+	if _, ok := r.responses["Error"]; !ok {
+		r.responses["Error"] = map[string]any{"description": "Any other error", "content": errorContent}
 	}
-	for _, s := range errs {
-		responses[strconv.Itoa(s)] = errorResponse(s)
-	}
+	responses["default"] = map[string]any{"$ref": "#/components/responses/Error"}
 	out["responses"] = responses
 	return out
 }
 
-func errorResponse(status int) map[string]any {
-	return map[string]any{"description": http.StatusText(status), "content": map[string]any{
-		"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/Error"}}}}
+// OneOf is a body that is one of several types (a game's state is the
+// view of its game type), for Op.Response.
+type OneOf []any
+
+// success documents a success answer and its body.
+func (r *reflector) success(status int, body any, produces []string) map[string]any {
+	out := map[string]any{"description": http.StatusText(status)}
+	if alternatives, ok := body.(OneOf); ok {
+		var schemas []any
+		for _, b := range alternatives {
+			schemas = append(schemas, r.schema(reflect.TypeOf(b), response))
+		}
+		out["content"] = map[string]any{"application/json": map[string]any{"schema": map[string]any{"oneOf": schemas}}}
+		return out
+	}
+	switch {
+	case len(produces) > 0:
+		content := map[string]any{}
+		for _, m := range produces {
+			content[m] = map[string]any{"schema": map[string]any{"type": "string", "contentMediaType": m}}
+		}
+		out["content"] = content
+	case body != nil && status != http.StatusNoContent:
+		out["content"] = map[string]any{"application/json": map[string]any{"schema": r.schema(reflect.TypeOf(body), response)}}
+	}
+	return out
 }
 
-var timeType = reflect.TypeOf(time.Time{})
+// errorStatuses are the error statuses the operation declares and those
+// that follow from its shape: 400 where input is checked, 401 and 403
+// where credentials are, 404 where a path names a resource, 413 where a
+// body is read.
+func (op Operation) errorStatuses() []int {
+	set := map[int]bool{}
+	for _, s := range op.Errors {
+		set[s] = true
+	}
+	body := op.Request != nil || op.Upload != nil
+	authn := op.Auth == AuthOptional || op.Auth == AuthRequired || op.Auth == AuthAdmin
+	if body || len(op.Query) > 0 || authn {
+		set[http.StatusBadRequest] = true
+	}
+	if authn {
+		set[http.StatusUnauthorized] = true
+	}
+	if op.Auth == AuthAdmin || (authn && op.Method != http.MethodGet && op.Method != http.MethodHead) {
+		set[http.StatusForbidden] = true // not an admin; a session's state change without its CSRF token
+	}
+	if pathParam.MatchString(op.Path) {
+		set[http.StatusNotFound] = true
+	}
+	if body {
+		set[http.StatusRequestEntityTooLarge] = true
+	}
+	var out []int
+	for s := range set {
+		out = append(out, s)
+	}
+	sort.Ints(out)
+	return out
+}
 
-// schema returns the JSON schema of t, registering named structs as
-// components.
-func (o schemaSet) schema(t reflect.Type) map[string]any {
-	nullable := false
-	for t.Kind() == reflect.Pointer {
-		t, nullable = t.Elem(), true
+var errorContent = map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/Error"}}}
+
+// errorResponse refers to the shared error answer of a status (Not Found
+// is #/components/responses/NotFound).
+func (r *reflector) errorResponse(status int) map[string]any {
+	name := pascal(http.StatusText(status))
+	if name == "" {
+		name = "Status" + strconv.Itoa(status)
 	}
-	var s map[string]any
-	switch {
-	case t == timeType:
-		s = map[string]any{"type": "string", "format": "date-time"}
-	case t.Kind() == reflect.Struct && t.Name() != "":
-		if _, seen := o[t.Name()]; !seen {
-			o[t.Name()] = map[string]any{} // placeholder for recursion
-			o[t.Name()] = o.structSchema(t)
+	if _, ok := r.responses[name]; !ok {
+		desc := http.StatusText(status)
+		if codes, ok := errorCodes[status]; ok {
+			desc += ": " + codes
 		}
-		s = map[string]any{"$ref": "#/components/schemas/" + t.Name()}
-		if nullable {
-			return map[string]any{"oneOf": []any{s, map[string]any{"type": "null"}}}
-		}
-		return s
-	case t.Kind() == reflect.Struct:
-		s = o.structSchema(t)
-	case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
-		s = map[string]any{"type": "array", "items": o.schema(t.Elem())}
-	case t.Kind() == reflect.Map:
-		s = map[string]any{"type": "object", "additionalProperties": o.schema(t.Elem())}
-	case t.Kind() == reflect.String:
-		s = map[string]any{"type": "string"}
-	case t.Kind() == reflect.Bool:
-		s = map[string]any{"type": "boolean"}
-	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
-		s = map[string]any{"type": "integer"}
-	case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
-		s = map[string]any{"type": "number"}
-	default:
-		s = map[string]any{}
+		r.responses[name] = map[string]any{"description": desc, "content": errorContent}
 	}
-	if nullable {
-		if typ, ok := s["type"].(string); ok {
-			s["type"] = []string{typ, "null"}
-		}
+	return map[string]any{"$ref": "#/components/responses/" + name}
+}
+
+// parameter is the Parameter Object of p.
+func (p Param) parameter(in string, required bool, schema map[string]any) map[string]any {
+	out := map[string]any{"name": p.Name, "in": in, "required": required, "schema": schema}
+	if p.Description != "" {
+		out["description"] = p.Description
+	}
+	return out
+}
+
+// schema is the JSON schema of p's values.
+func (p Param) schema() map[string]any {
+	typ := p.Type
+	if typ == "" {
+		typ = "string"
+	}
+	s := map[string]any{"type": typ}
+	if typ == "integer" {
+		s["format"] = "int64"
+	}
+	if p.Min != nil {
+		s["minimum"] = *p.Min
+	}
+	if p.Max != nil {
+		s["maximum"] = *p.Max
+	}
+	if p.MinLength > 0 {
+		s["minLength"] = p.MinLength
+	}
+	if p.MaxLength > 0 {
+		s["maxLength"] = p.MaxLength
+	}
+	if p.Pattern != "" {
+		s["pattern"] = p.Pattern
+	}
+	if len(p.Enum) > 0 {
+		s["enum"] = p.Enum
+	}
+	if p.Default != nil {
+		s["default"] = p.Default
 	}
 	return s
 }
 
-func (o schemaSet) structSchema(t reflect.Type) map[string]any {
+// direction says whether a schema describes what clients send or what
+// they receive. It matters for pointer fields without omitempty: in an
+// answer they are always there and may be null; in a request the pointer
+// only tells a missing field from a zero one.
+type direction int
+
+const (
+	response direction = iota
+	request
+)
+
+// reflector turns Go types into JSON schemas, collecting named structs as
+// components.
+type reflector struct {
+	responses map[string]any          // shared error answers by name
+	schemas   map[string]any          // component name -> schema
+	types     map[string]reflect.Type // component name -> its Go type
+	dirs      map[reflect.Type]direction
+}
+
+func newReflector() *reflector {
+	return &reflector{responses: map[string]any{}, schemas: map[string]any{"Error": errorSchema},
+		types: map[string]reflect.Type{"Error": nil}, dirs: map[reflect.Type]direction{}}
+}
+
+var (
+	timeType          = reflect.TypeFor[time.Time]()
+	rawMessageType    = reflect.TypeFor[json.RawMessage]()
+	jsonMarshalerType = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+// schema returns the JSON schema of t's JSON encoding (a pointer's schema
+// is its element's: callers decide where null is possible).
+func (r *reflector) schema(t reflect.Type, dir direction) map[string]any {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == rawMessageType:
+		return map[string]any{} // free-form: any JSON value
+	case t == timeType:
+		return map[string]any{"type": "string", "format": "date-time"}
+	case t.Implements(jsonMarshalerType):
+		return map[string]any{} // its own encoding: anything
+	case t.Implements(textMarshalerType):
+		return map[string]any{"type": "string"}
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if t.Name() == "" {
+			return r.structSchema(t, dir)
+		}
+		return map[string]any{"$ref": "#/components/schemas/" + r.component(t, dir)}
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return map[string]any{"type": "string", "contentEncoding": "base64"}
+		}
+		return map[string]any{"type": "array", "items": r.element(t.Elem(), dir)}
+	case reflect.Array:
+		return map[string]any{"type": "array", "items": r.element(t.Elem(), dir), "minItems": t.Len(), "maxItems": t.Len()}
+	case reflect.Map:
+		return map[string]any{"type": "object", "additionalProperties": r.element(t.Elem(), dir)}
+	case reflect.String:
+		return map[string]any{"type": "string"}
+	case reflect.Bool:
+		return map[string]any{"type": "boolean"}
+	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Uint8, reflect.Uint16:
+		return unsigned(t, map[string]any{"type": "integer", "format": "int32"})
+	case reflect.Int, reflect.Int64, reflect.Uint, reflect.Uint32, reflect.Uint64:
+		return unsigned(t, map[string]any{"type": "integer", "format": "int64"})
+	case reflect.Float32:
+		return map[string]any{"type": "number", "format": "float"}
+	case reflect.Float64:
+		return map[string]any{"type": "number", "format": "double"}
+	}
+	return map[string]any{} // interfaces: any JSON value
+}
+
+func unsigned(t reflect.Type, s map[string]any) map[string]any {
+	if t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uint64 {
+		s["minimum"] = 0
+	}
+	return s
+}
+
+// element is the schema of a slice's, array's or map's element: null where
+// it is a nil pointer.
+func (r *reflector) element(t reflect.Type, dir direction) map[string]any {
+	s := r.schema(t, dir)
+	if t.Kind() == reflect.Pointer {
+		return orNull(s)
+	}
+	return s
+}
+
+// component registers the named struct t and returns its component name.
+func (r *reflector) component(t reflect.Type, dir direction) string {
+	name := SchemaName(t)
+	if have, ok := r.types[name]; ok {
+		if have != t {
+			panic(fmt.Sprintf("openapi: %v and %v would both be the schema %q", have, t, name))
+		}
+		if r.dirs[t] != dir && barePointer(t, map[reflect.Type]bool{}) {
+			panic(fmt.Sprintf("openapi: %v is both sent and received and has a pointer field without omitempty: "+
+				"add omitempty or use one type for each direction", t))
+		}
+		return name
+	}
+	r.types[name], r.dirs[t] = t, dir
+	r.schemas[name] = map[string]any{} // placeholder for recursion
+	r.schemas[name] = r.structSchema(t, dir)
+	return name
+}
+
+// barePointer reports whether t holds, at any depth, a struct field that
+// is a pointer without omitempty.
+func barePointer(t reflect.Type, seen map[reflect.Type]bool) bool {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || seen[t] || t == timeType {
+		return false
+	}
+	seen[t] = true
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		_, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Type.Kind() == reflect.Pointer && !f.Anonymous && !omits(opts) {
+			return true
+		}
+		if barePointer(f.Type, seen) {
+			return true
+		}
+	}
+	return false
+}
+
+func omits(opts string) bool {
+	for _, o := range strings.Split(opts, ",") {
+		if o == "omitempty" || o == "omitzero" {
+			return true
+		}
+	}
+	return false
+}
+
+// SchemaName is the component name of a named type: its package's name
+// and its own, so that types of the same name in different packages do
+// not meet (game.Challenge is GameChallenge, auth.Challenge is
+// AuthChallenge). A name that already begins with its package's (pot.Pot,
+// flags.Flag) is not repeated, and the HTTP layer's own request and
+// response bodies (package handlers) keep their bare names.
+func SchemaName(t reflect.Type) string {
+	name := t.Name()
+	if i := strings.IndexByte(name, '['); i >= 0 { // a generic type's arguments
+		args := strings.Split(name[i+1:len(name)-1], ",")
+		name = name[:i]
+		for _, a := range args {
+			name += pascal(a[strings.LastIndexAny(a, "./")+1:])
+		}
+	}
+	pkg := pascal(path.Base(t.PkgPath()))
+	if pkg == "Handlers" || pkg == "Main" || strings.HasPrefix(name, pkg) || strings.HasPrefix(name, strings.TrimSuffix(pkg, "s")) {
+		return name
+	}
+	return pkg + name
+}
+
+// structSchema is the object schema of a struct's JSON encoding.
+func (r *reflector) structSchema(t reflect.Type, dir direction) map[string]any {
 	props := map[string]any{}
 	var required []string
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
 		tag := f.Tag.Get("json")
 		if tag == "-" {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
-			embedded := o.structSchema(f.Type)
-			for k, v := range embedded["properties"].(map[string]any) {
-				props[k] = v
+		ft := f.Type
+		if f.Anonymous && name == "" {
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
 			}
-			if r, ok := embedded["required"].([]string); ok {
-				required = append(required, r...)
+			if ft.Kind() == reflect.Struct { // promoted fields, as encoding/json does
+				embedded := r.structSchema(ft, dir)
+				for k, v := range embedded["properties"].(map[string]any) {
+					props[k] = v
+				}
+				if req, ok := embedded["required"].([]string); ok {
+					required = append(required, req...)
+				}
+				continue
 			}
+		}
+		if !f.IsExported() {
 			continue
 		}
 		if name == "" {
 			name = f.Name
 		}
-		ps := o.schema(f.Type)
-		if doc := f.Tag.Get("doc"); doc != "" {
-			ps = withDescription(ps, doc)
+		ps := r.schema(f.Type, dir)
+		if asString(opts) && isScalar(ft) {
+			ps = map[string]any{"type": "string"}
 		}
+		present := !omits(opts)
+		if f.Type.Kind() == reflect.Pointer && present && dir == response {
+			ps = orNull(ps)
+		}
+		ps = withRules(ps, f.Tag)
 		props[name] = ps
-		if !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero") && f.Type.Kind() != reflect.Pointer {
+		if present {
 			required = append(required, name)
 		}
 	}
 	s := map[string]any{"type": "object", "properties": props}
 	if len(required) > 0 {
 		sort.Strings(required)
-		s["required"] = required
+		s["required"] = slices.Compact(required)
 	}
 	return s
 }
 
-func withDescription(s map[string]any, doc string) map[string]any {
-	if _, ref := s["$ref"]; ref {
-		return map[string]any{"allOf": []any{s}, "description": doc}
+func asString(opts string) bool {
+	for _, o := range strings.Split(opts, ",") {
+		if o == "string" {
+			return true
+		}
 	}
+	return false
+}
+
+func isScalar(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	k := t.Kind()
+	return k == reflect.Bool || (k >= reflect.Int && k <= reflect.Float64) || k == reflect.String
+}
+
+// orNull allows null besides s.
+func orNull(s map[string]any) map[string]any {
+	if _, ref := s["$ref"]; ref {
+		return map[string]any{"oneOf": []any{s, map[string]any{"type": "null"}}}
+	}
+	typ, ok := s["type"].(string)
+	if !ok {
+		return s // already any JSON value
+	}
+	c := copyMap(s)
+	c["type"] = []string{typ, "null"}
+	if enum, ok := c["enum"].([]any); ok {
+		c["enum"] = append(append([]any{}, enum...), nil)
+	}
+	return c
+}
+
+// ruleTags are the struct tags that add schema rules to a field: doc (the
+// description), and the JSON Schema keywords of the same names (type
+// narrows free-form JSON, e.g. type:"object" on a json.RawMessage).
+var ruleTags = []string{"type", "minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems", "pattern", "enum", "format"}
+
+// withRules adds the rules of a field's tags to its schema.
+func withRules(s map[string]any, tag reflect.StructTag) map[string]any {
+	rules := map[string]any{}
+	for _, k := range ruleTags {
+		v, ok := tag.Lookup(k)
+		if !ok {
+			continue
+		}
+		switch k {
+		case "type", "pattern", "format":
+			rules[k] = v
+		case "enum":
+			var values []any
+			for _, e := range strings.Split(v, ",") {
+				values = append(values, e)
+			}
+			rules[k] = values
+		default:
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				panic(fmt.Sprintf("openapi: tag %s:%q is not an integer", k, v))
+			}
+			rules[k] = n
+		}
+	}
+	doc := tag.Get("doc")
+	if len(rules) == 0 && doc == "" {
+		return s
+	}
+	if one, ok := s["oneOf"].([]any); ok && len(rules) > 0 { // a nullable $ref: the rules belong to the referenced value
+		s = copyMap(s)
+		s["oneOf"] = []any{withRules(one[0].(map[string]any), tag), one[1]}
+		rules = nil
+	}
+	c := copyMap(s)
+	for k, v := range rules {
+		if k == "enum" {
+			if types, ok := c["type"].([]string); ok && len(types) == 2 && types[1] == "null" {
+				v = append(v.([]any), nil)
+			}
+		}
+		c[k] = v
+	}
+	if doc != "" {
+		c["description"] = doc
+	}
+	return c
+}
+
+func copyMap(s map[string]any) map[string]any {
 	c := make(map[string]any, len(s)+1)
 	for k, v := range s {
 		c[k] = v
 	}
-	c["description"] = doc
 	return c
 }
 
-// Describe returns the schema of a body type with a top-level component
-// reference resolved, for showing to people.
-func (o *OpenAPI) Describe(v any) map[string]any {
-	if v == nil {
-		return nil
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
 	}
-	set := schemaSet{}
-	s := set.schema(reflect.TypeOf(v))
-	if ref, ok := s["$ref"].(string); ok {
-		if resolved, ok := set[strings.TrimPrefix(ref, "#/components/schemas/")].(map[string]any); ok {
-			return resolved
-		}
-	}
-	return s
+	sort.Strings(keys)
+	return keys
 }

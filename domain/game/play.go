@@ -34,7 +34,7 @@ type Started struct {
 	GameType   string          `json:"gameType"`
 	Players    []Seat          `json:"players"`
 	StakeMinor int64           `json:"stakeMinor"`
-	Settings   json.RawMessage `json:"settings"`
+	Settings   json.RawMessage `json:"settings" type:"object"`
 }
 
 // Matched is the data of the game:matched notice to both players.

@@ -1,10 +1,10 @@
 package app
 
 import (
-	"log/slog"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
