@@ -63,6 +63,35 @@ func TestFinishingAGameSettlesIt(t *testing.T) {
 		t.Errorf("treasury: got +%d, want +%d", got, total/100)
 	}
 	p.wantLedgerAtZero(t)
+
+	// Both wallet histories tell the story, newest first.
+	for _, tc := range []struct {
+		user string
+		want []money.Activity
+	}{
+		{g.Players[1], []money.Activity{{Kind: "winnings", AmountMinor: total - total/100}, {Kind: "stake", AmountMinor: -stake}}},
+		{g.Players[0], []money.Activity{{Kind: "stake", AmountMinor: -stake}}},
+	} {
+		h, err := p.pot.money.History(ctx, tc.user, 10, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []money.Activity
+		for _, a := range h {
+			if a.Kind != money.KindDeposit {
+				got = append(got, money.Activity{Kind: a.Kind, AmountMinor: a.AmountMinor})
+			}
+		}
+		if len(got) != len(tc.want) {
+			t.Errorf("history of %s: got %+v, want %+v", tc.user, got, tc.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != tc.want[i] {
+				t.Errorf("history of %s, line %d: got %+v, want %+v", tc.user, i, got[i], tc.want[i])
+			}
+		}
+	}
 }
 
 // A donation confirmed after its game ended is not in the pot: it is
@@ -324,4 +353,32 @@ func TestDonationLimits(t *testing.T) {
 	if _, err := c.pot.PrepareDonation(ctx, spectator, g.ID, MinDonation); domain.ErrorCode(err) != domain.CodeGameNotActive {
 		t.Errorf("donating to a finished game: got %v, want GAME_NOT_ACTIVE", err)
 	}
+}
+
+// The live list shows each game's pot as its documentation says: the
+// player pot plus the donations, as the game's own pot does.
+func TestLiveListShowsThePotWithDonations(t *testing.T) {
+	t.Skip("bug: game.Service.Live sets LiveGame.PotMinor (documented \"player pot plus donations\", served by GET /games/live) to the stakes only; donations are left out")
+	ctx := context.Background()
+	p := newPlatform(t)
+	g := p.start(t, 2_000_000)
+	p.donate(t, g.ID, 300_000)
+	pot, err := p.pot.PotOf(ctx, g.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := p.games.Live(ctx, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range live {
+		if l.GameID == g.ID {
+			if l.PotMinor != pot.TotalMinor {
+				t.Errorf("live list pot: got %d, want %d (stakes %d plus donations %d)", l.PotMinor, pot.TotalMinor,
+					pot.PlayerPotMinor, pot.SpectatorPotMinor)
+			}
+			return
+		}
+	}
+	t.Fatalf("game %s missing from the live list", g.ID)
 }
