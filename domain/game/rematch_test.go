@@ -243,3 +243,44 @@ func TestCancellingAStartedRematchChangesNothing(t *testing.T) {
 	}
 	wantNames(t, "events", p.eventNames(t, old), events)
 }
+
+// A player who opens a lobby for the rematch tells the room and the other
+// player where to find it.
+func TestAnnounceRematchLobby(t *testing.T) {
+	ctx := context.Background()
+	p := newPlatform(t)
+	old, a, b := p.finished(t, stake)
+	lobby := p.lobby(t, "rps", stake, "")
+	stranger := p.newPlayer(t, 0)
+	active, c, _ := p.match(t, "rps", stake, "")
+	for _, tc := range []struct {
+		name, user, game, lobby, code string
+	}{
+		{"an unknown lobby", a, old, uuid.NewString(), domain.CodeNotFound},
+		{"not a lobby id", a, old, "lobby", domain.CodeValidation},
+		{"someone who did not play", stranger, old, lobby, domain.CodeNotAPlayer},
+		{"a game still being played", c, active, lobby, domain.CodeConflict},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantCode(t, "AnnounceRematchLobby", p.games.AnnounceRematchLobby(ctx, tc.user, tc.game, tc.lobby), tc.code)
+		})
+	}
+	events := p.eventNames(t, old)
+	if err := p.games.AnnounceRematchLobby(ctx, a, old, lobby); err != nil {
+		t.Fatal(err)
+	}
+	wantNames(t, "new events", p.eventNames(t, old)[len(events):], []string{"game:rematch:lobby"})
+	evs := p.events(t, old)
+	var announced game.RematchLobby
+	if err := json.Unmarshal(evs[len(evs)-1].Data, &announced); err != nil || announced != (game.RematchLobby{UserID: a, LobbyID: lobby}) {
+		t.Errorf("game:rematch:lobby: got %s, want %s opening %s", evs[len(evs)-1].Data, a, lobby)
+	}
+	notices := p.sink.notices(b, "rematch:lobby")
+	var notice game.RematchLobbyNotice
+	if len(notices) != 1 || json.Unmarshal(notices[0], &notice) != nil || notice != (game.RematchLobbyNotice{GameID: old, LobbyID: lobby}) {
+		t.Errorf("rematch:lobby notices to the other player: got %s, want one naming %s", notices, lobby)
+	}
+	if n := p.sink.notices(a, "rematch:lobby"); len(n) != 0 {
+		t.Errorf("rematch:lobby notices to the player who opened it: got %d, want 0", len(n))
+	}
+}
