@@ -97,7 +97,7 @@ func TestPayloadsSplitALargeBatchAndKeepEverything(t *testing.T) {
 	}
 }
 
-func TestPayloadsDropOnlyANoticeTooLargeForAnyPayload(t *testing.T) {
+func TestPayloadsDropOnlyANoticeThatFitsNoPayload(t *testing.T) {
 	a := NewAnnouncer(nil, "0123456789abcdef", slog.New(slog.DiscardHandler))
 	huge, _ := json.Marshal(map[string]string{"text": strings.Repeat("x", maxPayload)})
 	small := json.RawMessage(`{"ok":true}`)
