@@ -1,0 +1,196 @@
+package room
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"wager/db"
+	"wager/db/dbtest"
+)
+
+// A NOTIFY payload must stay under PostgreSQL's 8000 bytes; the announcer
+// keeps its payloads under maxPayload (7800).
+func TestPayloadsSplitALargeBatchAndKeepEverything(t *testing.T) {
+	a := NewAnnouncer(nil, "0123456789abcdef", slog.New(slog.DiscardHandler))
+	for _, tc := range []struct {
+		name            string
+		games, notices  int
+		noticeBytes     int
+		wantOnePayload  bool
+		wantAtLeastMany int
+	}{
+		{"nothing", 0, 0, 0, false, 0},
+		{"one game", 1, 0, 0, true, 1},
+		{"a few of each", 5, 3, 50, true, 1},
+		{"a thousand games", 1000, 0, 0, false, 6},
+		{"a thousand notices", 0, 1000, 200, false, 25},
+		{"both, with notices near the limit", 600, 40, 3000, false, 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			games := map[string]int{}
+			for i := range tc.games {
+				games[uuid.NewString()] = i + 1
+			}
+			var notices []Notice
+			for i := range tc.notices {
+				data, _ := json.Marshal(map[string]string{"text": strings.Repeat("x", tc.noticeBytes), "i": fmt.Sprint(i)})
+				notices = append(notices, Notice{UserID: uuid.NewString(), Type: "test", Data: data})
+			}
+			payloads := a.payloads(games, notices)
+			if tc.games == 0 && tc.notices == 0 {
+				if len(payloads) != 0 {
+					t.Errorf("payloads of an empty batch: got %d, want 0", len(payloads))
+				}
+				return
+			}
+			if tc.wantOnePayload && len(payloads) != 1 {
+				t.Errorf("payloads: got %d, want 1", len(payloads))
+			}
+			if len(payloads) < tc.wantAtLeastMany {
+				t.Errorf("payloads: got %d, want at least %d", len(payloads), tc.wantAtLeastMany)
+			}
+			gotGames := map[string]int{}
+			var gotNotices []Notice
+			for i, p := range payloads {
+				if len(p) > maxPayload {
+					t.Errorf("payload %d is %d bytes, over the limit of %d", i, len(p), maxPayload)
+				}
+				an, err := ParseAnnouncement(p)
+				if err != nil {
+					t.Fatalf("payload %d: %v", i, err)
+				}
+				if an.Instance != a.Instance() {
+					t.Errorf("payload %d names instance %q, want %q", i, an.Instance, a.Instance())
+				}
+				if len(an.Games) == 0 && len(an.Notices) == 0 {
+					t.Errorf("payload %d announces nothing", i)
+				}
+				for id, seq := range an.Games {
+					if _, dup := gotGames[id]; dup {
+						t.Errorf("game %s announced twice", id)
+					}
+					gotGames[id] = seq
+				}
+				gotNotices = append(gotNotices, an.Notices...)
+			}
+			if !reflect.DeepEqual(gotGames, games) && !(len(games) == 0 && len(gotGames) == 0) {
+				t.Errorf("games announced: got %d, want %d (every game with its seq)", len(gotGames), len(games))
+			}
+			if len(gotNotices) != len(notices) {
+				t.Fatalf("notices announced: got %d, want %d", len(gotNotices), len(notices))
+			}
+			for i := range notices {
+				if gotNotices[i].UserID != notices[i].UserID || string(gotNotices[i].Data) != string(notices[i].Data) {
+					t.Errorf("notice %d: got %+v, want %+v (in order)", i, gotNotices[i], notices[i])
+					break
+				}
+			}
+		})
+	}
+}
+
+func TestPayloadsDropOnlyANoticeThatFitsNoPayload(t *testing.T) {
+	a := NewAnnouncer(nil, "0123456789abcdef", slog.New(slog.DiscardHandler))
+	huge, _ := json.Marshal(map[string]string{"text": strings.Repeat("x", maxPayload)})
+	small := json.RawMessage(`{"ok":true}`)
+	payloads := a.payloads(map[string]int{"g": 3}, []Notice{
+		{UserID: "before", Type: "t", Data: small}, {UserID: "huge", Type: "t", Data: huge}, {UserID: "after", Type: "t", Data: small}})
+	var users []string
+	for _, p := range payloads {
+		if len(p) > maxPayload {
+			t.Errorf("payload of %d bytes, over %d", len(p), maxPayload)
+		}
+		an, err := ParseAnnouncement(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range an.Notices {
+			users = append(users, n.UserID)
+		}
+	}
+	if want := []string{"before", "after"}; !reflect.DeepEqual(users, want) {
+		t.Errorf("notices announced: got %v, want %v", users, want)
+	}
+}
+
+// Between two announcements a game is announced once, with its newest seq,
+// whatever order the commits published in.
+func TestAnnouncerKeepsEachGamesNewestSeq(t *testing.T) {
+	a := NewAnnouncer(nil, "i1", slog.New(slog.DiscardHandler))
+	a.Published(Published{Events: []Event{{GameID: "g1", Seq: 4}, {GameID: "g1", Seq: 5}}})
+	a.Published(Published{Events: []Event{{GameID: "g2", Seq: 1}}})
+	a.Published(Published{Events: []Event{{GameID: "g1", Seq: 3}}}) // an older commit's, delivered late
+	a.Published(Published{Notices: []Notice{{UserID: "u", Type: "t", Data: json.RawMessage(`1`)}}})
+	a.mu.Lock()
+	games, notices := a.games, a.notices
+	a.mu.Unlock()
+	if want := map[string]int{"g1": 5, "g2": 1}; !reflect.DeepEqual(games, want) {
+		t.Errorf("queued games: got %v, want %v", games, want)
+	}
+	if len(notices) != 1 {
+		t.Errorf("queued notices: got %d, want 1", len(notices))
+	}
+}
+
+// What an instance publishes reaches every listener of Channel, tagged
+// with the instance.
+func TestAnnouncerNotifiesListeners(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	log := slog.New(slog.DiscardHandler)
+	received := make(chan string, 16)
+	listener := db.NewListener(dbtest.URL(t), log)
+	listener.Handle(Channel, func(payload string) { received <- payload })
+	listening := make(chan struct{})
+	go func() { defer close(listening); listener.Run(ctx) }()
+	select {
+	case <-listener.Ready():
+	case <-ctx.Done():
+		t.Fatal("the listener did not start")
+	}
+
+	a := NewAnnouncer(dbtest.DB(t), "instance-"+uuid.NewString()[:8], log)
+	running := make(chan struct{})
+	go func() { defer close(running); a.Run(ctx) }()
+	gameID, userID := uuid.NewString(), uuid.NewString()
+	a.Published(Published{Events: []Event{{GameID: gameID, Seq: 9}}})
+	a.Published(Published{Notices: []Notice{{UserID: userID, Type: "hello", Data: json.RawMessage(`{}`)}}})
+
+	gotGame, gotNotice := false, false
+	for !gotGame || !gotNotice {
+		select {
+		case p := <-received:
+			an, err := ParseAnnouncement(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if an.Instance != a.Instance() {
+				continue // another test's
+			}
+			if seq, ok := an.Games[gameID]; ok {
+				if seq != 9 {
+					t.Errorf("announced seq of the game: got %d, want 9", seq)
+				}
+				gotGame = true
+			}
+			for _, n := range an.Notices {
+				if n.UserID == userID && n.Type == "hello" {
+					gotNotice = true
+				}
+			}
+		case <-ctx.Done():
+			t.Fatalf("announcement not received: game %v, notice %v", gotGame, gotNotice)
+		}
+	}
+	cancel()
+	<-running
+	<-listening
+}
