@@ -24,12 +24,8 @@ func (a *App) homeView(ctx context.Context) (views.HomeView, error) {
 			names = append(names, p.Username)
 			h.Players = append(h.Players, views.LivePlayerLine{Username: p.Username, GameID: g.GameID})
 		}
-		p, err := a.Pot.PotOf(ctx, g.GameID)
-		if err != nil {
-			return h, err
-		}
 		h.Live = append(h.Live, views.LiveCard{GameID: g.GameID, GameType: g.GameType, Title: strings.Join(names, " vs "),
-			Pot: money.FormatUSDC(p.TotalMinor), Spectators: g.SpectatorCount})
+			Pot: money.FormatUSDC(g.PotMinor), Spectators: g.SpectatorCount})
 	}
 	wins, err := a.Games.RecentWins(ctx, 8)
 	if err != nil {

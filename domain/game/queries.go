@@ -165,7 +165,7 @@ type LiveGame struct {
 	Status         string    `json:"status" bun:"status"`
 	Players        []Seat    `json:"players" bun:"-"`
 	StakeMinor     int64     `json:"stakeMinor" bun:"stake_minor"`
-	PotMinor       int64     `json:"potMinor" bun:"-" doc:"player pot plus donations"`
+	PotMinor       int64     `json:"potMinor" bun:"donated" doc:"player pot plus donations"`
 	SpectatorCount int       `json:"spectatorCount" bun:"-"`
 	CreatedAt      time.Time `json:"createdAt" bun:"created_at"`
 }
@@ -174,8 +174,9 @@ type LiveGame struct {
 // at most limit.
 func (s *Service) Live(ctx context.Context, limit int) ([]LiveGame, error) {
 	out := []LiveGame{}
-	if err := s.db.NewSelect().Table("games").Column("id", "game_type", "status", "stake_minor", "created_at").
-		Where("status = 'active'").Order("created_at DESC").Limit(int64(limit)).Scan(ctx, &out); err != nil {
+	if err := s.db.NewSelect().TableExpr("games AS g").ColumnExpr("g.id, g.game_type, g.status, g.stake_minor, g.created_at").
+		ColumnExpr("(SELECT coalesce(sum(d.amount_minor), 0) FROM donations AS d WHERE d.game_id = g.id AND NOT d.late) AS donated").
+		Where("g.status = 'active'").Order("g.created_at DESC").Limit(int64(limit)).Scan(ctx, &out); err != nil {
 		return nil, fmt.Errorf("list live games: %w", err)
 	}
 	ids := make([]string, len(out))
@@ -189,7 +190,7 @@ func (s *Service) Live(ctx context.Context, limit int) ([]LiveGame, error) {
 	for i := range out {
 		g := &out[i]
 		g.Players = seats[g.GameID]
-		g.PotMinor = g.StakeMinor * int64(len(g.Players))
+		g.PotMinor += g.StakeMinor * int64(len(g.Players)) // read as the donations
 		g.SpectatorCount = s.crowd.Spectators(g.GameID)
 	}
 	slices.SortStableFunc(out, func(a, b LiveGame) int { return b.SpectatorCount - a.SpectatorCount })

@@ -150,6 +150,11 @@ func (s *Service) CancelRematch(ctx context.Context, userID, gameID string) (Rem
 		if err != nil {
 			return err
 		}
+		if st, err := s.rematchState(ctx, tx, g.ID); err != nil {
+			return err
+		} else if st.Status == "started" {
+			return domain.Errorf(domain.CodeConflict, "the rematch has started").With("newGameId", *st.NewGameID)
+		}
 		res, err := tx.ExecContext(ctx, "DELETE FROM rematches WHERE game_id = ? AND user_id = ?", g.ID, userID)
 		if err != nil {
 			return fmt.Errorf("withdraw a rematch request of game %s: %w", g.ID, err)

@@ -225,7 +225,6 @@ func TestRematchThatCannotStartWritesNothing(t *testing.T) {
 // Withdrawing a request after the rematch started has nothing left to
 // withdraw: the rematch is being played.
 func TestCancellingAStartedRematchChangesNothing(t *testing.T) {
-	t.Skip("bug: CancelRematch after both players asked and the rematch started removes the request and appends game:rematch:cancelled to the finished game's room, although the new game is running (RequestRematch answers CONFLICT in that state)")
 	ctx := context.Background()
 	p := newPlatform(t)
 	old, a, b := p.finished(t, stake)
