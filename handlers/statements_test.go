@@ -88,6 +88,50 @@ func TestStatementsOfAMoveAndAGameStart(t *testing.T) {
 	}
 }
 
+// An API request's bearer token and a page's session are checked from
+// memory once the instance has seen the user.
+func TestAuthenticationReadsNoDatabaseOnceTheUserIsKnown(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	log := &statementLog{}
+	//lint:ignore SA1019 the hook must see the running app's own handle, which WithQueryHook would copy
+	a.DB.AddQueryHook(log)
+	ctx := context.Background()
+	p := a.newPlayer(t)
+	cookie, _, err := a.Auth.StartSession(ctx, p.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := tokenOf(p)
+	first := log.record(func() {
+		if _, err := a.Auth.Authenticate(ctx, token, p.auth["X-App-Id"]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Auth.SessionPrincipal(ctx, cookie); err != nil {
+			t.Fatal(err)
+		}
+	})
+	again := log.record(func() {
+		for i := 0; i < 10; i++ {
+			if pr, err := a.Auth.Authenticate(ctx, token, p.auth["X-App-Id"]); err != nil || pr.UserID != p.id || pr.Username == "" {
+				t.Fatalf("token: %+v %v", pr, err)
+			}
+			if pr, err := a.Auth.SessionPrincipal(ctx, cookie); err != nil || pr.UserID != p.id || pr.CSRFToken == "" {
+				t.Fatalf("session: %+v %v", pr, err)
+			}
+		}
+	})
+	if len(first) == 0 || len(again) != 0 {
+		t.Fatalf("authentication read the database %d times for a new user and %d times for 20 more requests, want some and none:\n%s",
+			len(first), len(again), strings.Join(again, "\n"))
+	}
+	if err := a.Auth.EndSession(ctx, cookie); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Auth.SessionPrincipal(ctx, cookie); err == nil {
+		t.Fatal("a session ended on this instance is still accepted")
+	}
+}
+
 // BenchmarkConcurrentMoves plays moves in 64 games at once through the game
 // service (no HTTP): both players always choose rock, so rounds are drawn
 // and the games never end.

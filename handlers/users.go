@@ -66,6 +66,7 @@ func (a *App) updateProfile(c echo.Context) error {
 	}
 	u, err := a.Users.UpdateProfile(c.Request().Context(), web.IdentityOf(c).UserID,
 		users.ProfileUpdate{Username: req.Username, DisplayName: req.DisplayName, Bio: req.Bio})
+	a.Auth.Forget(web.IdentityOf(c).UserID) // the username may have changed
 	if err != nil {
 		return err
 	}

@@ -65,6 +65,7 @@ func (a *App) settingsProfile(c echo.Context) error {
 	f := views.SettingsForm{Username: c.FormValue("username"), DisplayName: c.FormValue("displayName"), Bio: c.FormValue("bio")}
 	u, err := a.Users.UpdateProfile(c.Request().Context(), id.UserID,
 		users.ProfileUpdate{Username: &f.Username, DisplayName: &f.DisplayName, Bio: &f.Bio})
+	a.Auth.Forget(id.UserID) // the username may have changed
 	status := http.StatusOK
 	if err != nil {
 		de := web.AsError(err)

@@ -74,7 +74,7 @@ func Authenticate(svc *auth.Service, mode Auth) echo.MiddlewareFunc {
 }
 
 func identityOf(p auth.Principal, session bool) *Identity {
-	return &Identity{UserID: p.User.ID, Username: p.User.Username, Wallet: p.User.WalletAddress,
+	return &Identity{UserID: p.UserID, Username: p.Username, Wallet: p.Wallet,
 		AppID: p.AppID, Admin: p.Admin, CSRFToken: p.CSRFToken, Session: session}
 }
 

@@ -59,9 +59,11 @@ type Session struct {
 
 // Service runs sign-in and sessions.
 type Service struct {
-	db      *bun.DB
-	now     domain.Clock
-	Tokens  *Tokens
+	db       *bun.DB
+	now      domain.Clock
+	cards    cache[card]
+	sessions cache[Session]
+	Tokens   *Tokens
 	domain  string // the service's host, stated in every message
 	uri     string // the service's public URL
 	chainID string
@@ -211,7 +213,9 @@ func decodeSignature(s string) ([]byte, error) {
 
 // Principal is an authenticated caller.
 type Principal struct {
-	User      users.User
+	UserID    string
+	Username  string
+	Wallet    string
 	AppID     string
 	Admin     bool
 	CSRFToken string // browser sessions only
@@ -219,7 +223,8 @@ type Principal struct {
 
 // Authenticate verifies a bearer token sent with the app id and returns the
 // caller. It returns 401 UNAUTHORIZED for a bad token or a token of another
-// app, and for a user that no longer exists.
+// app, and for a user that no longer exists. The token is self-contained:
+// the database is read only for a user this instance has not seen lately.
 func (s *Service) Authenticate(ctx context.Context, token, appID string) (Principal, error) {
 	claims, err := s.Tokens.Parse(token)
 	if err != nil {
@@ -228,7 +233,7 @@ func (s *Service) Authenticate(ctx context.Context, token, appID string) (Princi
 	if claims.App != appID {
 		return Principal{}, domain.Errorf(domain.CodeUnauthorized, "the access token was issued to another app id")
 	}
-	return s.principal(ctx, claims)
+	return s.principal(ctx, claims.Subject, claims.App, "")
 }
 
 // AuthenticateQueryToken verifies a token passed in a URL (WebSocket
@@ -238,20 +243,28 @@ func (s *Service) AuthenticateQueryToken(ctx context.Context, token string) (Pri
 	if err != nil {
 		return Principal{}, err
 	}
-	return s.principal(ctx, claims)
+	return s.principal(ctx, claims.Subject, claims.App, "")
 }
 
-func (s *Service) principal(ctx context.Context, claims Claims) (Principal, error) {
-	var u users.User
-	err := s.db.NewSelect().Model(&u).Where("id = ?", claims.Subject).Scan(ctx)
+func (s *Service) principal(ctx context.Context, userID, appID, csrf string) (Principal, error) {
+	c, err := s.cards.get(ctx, s.now(), userID, func(ctx context.Context) (card, error) {
+		var c card
+		err := s.db.NewSelect().Table("users").Column("username", "wallet_address").Where("id = ?", userID).Scan(ctx, &c)
+		return c, err
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return Principal{}, domain.Errorf(domain.CodeUnauthorized, "the access token is invalid")
 	}
 	if err != nil {
-		return Principal{}, err
+		return Principal{}, fmt.Errorf("read user %s: %w", userID, err)
 	}
-	return Principal{User: u, AppID: claims.App, Admin: s.IsAdmin(u.WalletAddress)}, nil
+	return Principal{UserID: userID, Username: c.Username, Wallet: c.Wallet, AppID: appID, Admin: s.IsAdmin(c.Wallet),
+		CSRFToken: csrf}, nil
 }
+
+// Forget drops what this instance remembers of a user (after a profile
+// change), so that the next request reads it again.
+func (s *Service) Forget(userID string) { s.cards.forget(userID) }
 
 // StartSession creates a browser session for the user and returns the
 // cookie value (a random token; only its hash is stored) and the session.
@@ -260,34 +273,43 @@ func (s *Service) StartSession(ctx context.Context, userID string) (string, Sess
 	now := s.now()
 	sess := Session{TokenHash: hashToken(token), UserID: userID, CSRFToken: randomToken(),
 		CreatedAt: now, ExpiresAt: now.Add(SessionLifetime)}
-	_, err := s.db.NewInsert().Model(&sess).Exec(ctx)
-	return token, sess, err
+	if _, err := s.db.NewInsert().Model(&sess).Exec(ctx); err != nil {
+		return "", sess, fmt.Errorf("start a session for %s: %w", userID, err)
+	}
+	return token, sess, nil
 }
 
 // SessionPrincipal returns the caller of a session cookie, or
 // UNAUTHORIZED when the session does not exist or has expired.
 func (s *Service) SessionPrincipal(ctx context.Context, cookie string) (Principal, error) {
-	var sess Session
-	err := s.db.NewSelect().Model(&sess).
-		Where("token_hash = ? AND expires_at > ?", hashToken(cookie), s.now()).Scan(ctx)
+	hash := hashToken(cookie)
+	now := s.now()
+	sess, err := s.sessions.get(ctx, now, string(hash), func(ctx context.Context) (Session, error) {
+		var sess Session
+		err := s.db.NewSelect().Model(&sess).Where("token_hash = ?", hash).Scan(ctx)
+		return sess, err
+	})
+	if err == nil && !now.Before(sess.ExpiresAt) {
+		err = sql.ErrNoRows
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return Principal{}, domain.Errorf(domain.CodeUnauthorized, "the session has ended; sign in again")
 	}
 	if err != nil {
-		return Principal{}, err
+		return Principal{}, fmt.Errorf("read a session: %w", err)
 	}
-	var u users.User
-	if err := s.db.NewSelect().Model(&u).Where("id = ?", sess.UserID).Scan(ctx); err != nil {
-		return Principal{}, err
-	}
-	return Principal{User: u, AppID: "web", Admin: s.IsAdmin(u.WalletAddress), CSRFToken: sess.CSRFToken}, nil
+	return s.principal(ctx, sess.UserID, "web", sess.CSRFToken)
 }
 
 // EndSession deletes a browser session (logout). Ending an unknown
 // session is not an error.
 func (s *Service) EndSession(ctx context.Context, cookie string) error {
-	_, err := s.db.NewDelete().Model((*Session)(nil)).Where("token_hash = ?", hashToken(cookie)).Exec(ctx)
-	return err
+	hash := hashToken(cookie)
+	s.sessions.forget(string(hash))
+	if _, err := s.db.NewDelete().Model((*Session)(nil)).Where("token_hash = ?", hash).Exec(ctx); err != nil {
+		return fmt.Errorf("end a session: %w", err)
+	}
+	return nil
 }
 
 func randomToken() string {
