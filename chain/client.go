@@ -59,7 +59,7 @@ func (c *Client) Send(ctx context.Context, tx *solana.Transaction) (solana.Signa
 			}
 			return solana.Signature{}, &RejectedError{Reason: rpcErr.Message}
 		}
-		return solana.Signature{}, fmt.Errorf("send transaction: %w", err)
+		return solana.Signature{}, fmt.Errorf("send transaction %s: %w", firstSignature(tx), err)
 	}
 	return sig, nil
 }
@@ -69,7 +69,7 @@ func (c *Client) Send(ctx context.Context, tx *solana.Transaction) (solana.Signa
 func (c *Client) Status(ctx context.Context, sig solana.Signature) (bool, error) {
 	out, err := c.RPC.GetSignatureStatuses(ctx, true, sig)
 	if err != nil {
-		return false, fmt.Errorf("get signature status: %w", err)
+		return false, fmt.Errorf("get the status of transaction %s: %w", sig, err)
 	}
 	if len(out.Value) == 0 || out.Value[0] == nil {
 		return false, nil
@@ -101,7 +101,7 @@ const (
 func (c *Client) OutcomeOf(ctx context.Context, sig solana.Signature, blockhash solana.Hash) (Outcome, string, error) {
 	valid, err := c.RPC.IsBlockhashValid(ctx, blockhash, rpc.CommitmentConfirmed)
 	if err != nil {
-		return Pending, "", fmt.Errorf("is blockhash valid: %w", err)
+		return Pending, "", fmt.Errorf("check whether blockhash %s is valid: %w", blockhash, err)
 	}
 	landed, err := c.Status(ctx, sig)
 	var rejected *RejectedError
@@ -109,7 +109,7 @@ func (c *Client) OutcomeOf(ctx context.Context, sig solana.Signature, blockhash 
 	case errors.As(err, &rejected):
 		return Failed, rejected.Reason, nil
 	case err != nil:
-		return Pending, "", err
+		return Pending, "", err // Status names the transaction
 	case landed:
 		return Landed, "", nil
 	case !valid.Value:
@@ -182,6 +182,15 @@ func (c *Client) Lamports(ctx context.Context, addr solana.PublicKey) (uint64, e
 		return 0, fmt.Errorf("get balance of %s: %w", addr, err)
 	}
 	return out.Value, nil
+}
+
+// firstSignature is the signature that identifies tx (zero when it is not
+// signed yet).
+func firstSignature(tx *solana.Transaction) solana.Signature {
+	if len(tx.Signatures) == 0 {
+		return solana.Signature{}
+	}
+	return tx.Signatures[0]
 }
 
 func leUint64(b []byte) uint64 {

@@ -134,7 +134,13 @@ func BuildTransfer(t Transfer) (*solana.Transaction, error) {
 
 // MessageBytes returns the serialized message: what every signer signs and
 // what a prepared intent stores.
-func MessageBytes(tx *solana.Transaction) ([]byte, error) { return tx.Message.MarshalBinary() }
+func MessageBytes(tx *solana.Transaction) ([]byte, error) {
+	b, err := tx.Message.MarshalBinary()
+	if err != nil {
+		return nil, fmt.Errorf("serialize the transaction message: %w", err)
+	}
+	return b, nil
+}
 
 // SignWith adds the signatures of the given keys to tx, leaving the other
 // signers' slots as they are.
@@ -147,7 +153,10 @@ func SignWith(tx *solana.Transaction, keys ...solana.PrivateKey) error {
 		}
 		return nil
 	})
-	return err
+	if err != nil {
+		return fmt.Errorf("add signatures: %w", err)
+	}
+	return nil
 }
 
 // SignatureOf returns the signature of signer in tx and whether it is a

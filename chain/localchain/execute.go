@@ -250,8 +250,11 @@ func runCreateATA(ctx context.Context, s *state, in invocation) error {
 	if err := s.createAccount(ctx, ata, TokenAccountRent, chain.TokenProgramID); err != nil {
 		return err
 	}
-	_, err = s.tx.NewInsert().Model(&tokenRow{Address: ata.String(), Mint: mint.String(), Owner: owner.String()}).Exec(ctx)
-	return err
+	if _, err := s.tx.NewInsert().Model(&tokenRow{Address: ata.String(), Mint: mint.String(), Owner: owner.String()}).
+		Exec(ctx); err != nil {
+		return fmt.Errorf("record token account %s: %w", ata, err)
+	}
+	return nil
 }
 
 // runToken is the SPL Token program's Transfer (3), TransferChecked (12)
@@ -357,10 +360,10 @@ func runCloseAccount(ctx context.Context, s *state, in invocation) error {
 		return err
 	}
 	if _, err := s.tx.NewDelete().Model(&acc).WherePK().Exec(ctx); err != nil {
-		return err
+		return fmt.Errorf("delete token account %s: %w", addr, err)
 	}
 	if _, err := s.tx.NewDelete().Model(&rent).WherePK().Exec(ctx); err != nil {
-		return err
+		return fmt.Errorf("delete account %s: %w", addr, err)
 	}
 	to, ok, err := s.account(ctx, dest)
 	if err != nil {

@@ -75,7 +75,7 @@ func New(ctx context.Context, bdb *bun.DB, now func() time.Time, mint, mintAutho
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("local chain genesis: %w", err)
+		return nil, fmt.Errorf("create the genesis of the local chain: %w", err)
 	}
 	return c, nil
 }
@@ -93,7 +93,9 @@ func simulationFailed(format string, args ...any) *rpcError {
 }
 
 // SendTransaction verifies and executes a wire transaction and returns its
-// signature. Any failure is an *rpcError and changes nothing.
+// signature. Any failure changes nothing: a transaction the chain refuses
+// is an *rpcError, and a database failure an error naming what was being
+// read or written.
 func (c *Chain) SendTransaction(ctx context.Context, raw []byte) (solana.Signature, error) {
 	tx, err := solana.TransactionFromBytes(raw)
 	if err != nil {
@@ -111,11 +113,10 @@ func (c *Chain) SendTransaction(ctx context.Context, raw []byte) (solana.Signatu
 	sig := tx.Signatures[0]
 	err = c.inTx(ctx, func(ctx context.Context, s *state) error {
 		if seen, err := s.tx.NewSelect().Table("localchain.transactions").
-			Where("signature = ?", sig.String()).Exists(ctx); err != nil || seen {
-			if seen {
-				return simulationFailed("This transaction has already been processed")
-			}
-			return err
+			Where("signature = ?", sig.String()).Exists(ctx); err != nil {
+			return fmt.Errorf("look up transaction %s: %w", sig, err)
+		} else if seen {
+			return simulationFailed("This transaction has already been processed")
 		}
 		var created time.Time
 		err := s.tx.NewSelect().Table("localchain.blockhashes").Column("created_at").
@@ -124,7 +125,7 @@ func (c *Chain) SendTransaction(ctx context.Context, raw []byte) (solana.Signatu
 			return simulationFailed("Blockhash not found")
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("read blockhash %s: %w", tx.Message.RecentBlockhash, err)
 		}
 		fee, err := execute(ctx, s, tx)
 		if err != nil {
@@ -134,9 +135,11 @@ func (c *Chain) SendTransaction(ctx context.Context, raw []byte) (solana.Signatu
 		if err != nil {
 			return err
 		}
-		_, err = s.tx.NewInsert().Model(&txRow{Signature: sig.String(), Slot: slot, Fee: int64(fee),
-			Raw: raw, CreatedAt: c.now()}).Exec(ctx)
-		return err
+		if _, err := s.tx.NewInsert().Model(&txRow{Signature: sig.String(), Slot: slot, Fee: int64(fee),
+			Raw: raw, CreatedAt: c.now()}).Exec(ctx); err != nil {
+			return fmt.Errorf("record transaction %s: %w", sig, err)
+		}
+		return nil
 	})
 	return sig, err
 }
@@ -148,7 +151,10 @@ func (c *Chain) SignatureStatus(ctx context.Context, sig string) (uint64, bool, 
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}
-	return slot, err == nil, err
+	if err != nil {
+		return 0, false, fmt.Errorf("read the status of transaction %s: %w", sig, err)
+	}
+	return slot, true, nil
 }
 
 // LatestBlockhash returns the newest blockhash, producing a new one when the
@@ -163,10 +169,13 @@ func (c *Chain) LatestBlockhash(ctx context.Context) (solana.Hash, uint64, error
 		Order("created_at DESC").Limit(1).Scan(ctx, &row)
 	if err == nil && c.now().Sub(row.CreatedAt) < blockhashEvery {
 		h, err := solana.HashFromBase58(row.Hash)
-		return h, row.Slot, err
+		if err != nil {
+			return h, row.Slot, fmt.Errorf("parse stored blockhash %q: %w", row.Hash, err)
+		}
+		return h, row.Slot, nil
 	}
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return solana.Hash{}, 0, err
+		return solana.Hash{}, 0, fmt.Errorf("read the latest blockhash: %w", err)
 	}
 	var h solana.Hash
 	rand.Read(h[:])
@@ -176,9 +185,11 @@ func (c *Chain) LatestBlockhash(ctx context.Context) (solana.Hash, uint64, error
 		if slot, err = s.nextSlot(ctx); err != nil {
 			return err
 		}
-		_, err = s.tx.ExecContext(ctx, "INSERT INTO localchain.blockhashes (hash, slot, created_at) VALUES (?, ?, ?)",
-			h.String(), slot, c.now())
-		return err
+		if _, err := s.tx.ExecContext(ctx, "INSERT INTO localchain.blockhashes (hash, slot, created_at) VALUES (?, ?, ?)",
+			h.String(), slot, c.now()); err != nil {
+			return fmt.Errorf("store blockhash %s: %w", h, err)
+		}
+		return nil
 	})
 	return h, slot, err
 }
@@ -190,14 +201,19 @@ func (c *Chain) BlockhashValid(ctx context.Context, h string) (bool, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
-	return err == nil && c.now().Sub(created) <= BlockhashLifetime, err
+	if err != nil {
+		return false, fmt.Errorf("read blockhash %s: %w", h, err)
+	}
+	return c.now().Sub(created) <= BlockhashLifetime, nil
 }
 
 // Slot returns the current slot.
 func (c *Chain) Slot(ctx context.Context) (uint64, error) {
 	var slot uint64
-	err := c.db.NewSelect().Table("localchain.state").Column("slot").Where("id = 1").Scan(ctx, &slot)
-	return slot, err
+	if err := c.db.NewSelect().Table("localchain.state").Column("slot").Where("id = 1").Scan(ctx, &slot); err != nil {
+		return 0, fmt.Errorf("read the current slot: %w", err)
+	}
+	return slot, nil
 }
 
 // Airdrop credits lamports to an address (creating it as a system account)
@@ -228,16 +244,18 @@ func (c *Chain) MintTo(ctx context.Context, owner solana.PublicKey, amount uint6
 			}
 			if _, err := s.tx.NewInsert().Model(&tokenRow{Address: ata.String(), Mint: c.Mint.String(),
 				Owner: owner.String()}).Exec(ctx); err != nil {
-				return err
+				return fmt.Errorf("record token account %s: %w", ata, err)
 			}
 		}
 		if _, err := s.tx.ExecContext(ctx, "UPDATE localchain.token_accounts SET amount = amount + ? WHERE address = ?",
 			amount, ata.String()); err != nil {
-			return err
+			return fmt.Errorf("credit %d tokens to %s: %w", amount, ata, err)
 		}
-		_, err := s.tx.ExecContext(ctx, "UPDATE localchain.mints SET supply = supply + ? WHERE address = ?",
-			amount, c.Mint.String())
-		return err
+		if _, err := s.tx.ExecContext(ctx, "UPDATE localchain.mints SET supply = supply + ? WHERE address = ?",
+			amount, c.Mint.String()); err != nil {
+			return fmt.Errorf("raise the supply of mint %s: %w", c.Mint, err)
+		}
+		return nil
 	})
 }
 
@@ -254,8 +272,10 @@ func (c *Chain) credit(ctx context.Context, fn func(context.Context, *state) err
 		if err != nil {
 			return err
 		}
-		_, err = s.tx.NewInsert().Model(&txRow{Signature: sig.String(), Slot: slot, CreatedAt: c.now()}).Exec(ctx)
-		return err
+		if _, err := s.tx.NewInsert().Model(&txRow{Signature: sig.String(), Slot: slot, CreatedAt: c.now()}).Exec(ctx); err != nil {
+			return fmt.Errorf("record transaction %s: %w", sig, err)
+		}
+		return nil
 	})
 	return sig, err
 }
@@ -263,7 +283,7 @@ func (c *Chain) credit(ctx context.Context, fn func(context.Context, *state) err
 func (c *Chain) inTx(ctx context.Context, fn func(context.Context, *state) error) error {
 	return c.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", lockKey); err != nil {
-			return err
+			return fmt.Errorf("lock the local chain: %w", err)
 		}
 		return fn(ctx, &state{tx: tx})
 	})

@@ -206,7 +206,7 @@ func (c *Chain) call(ctx context.Context, method string, params []json.RawMessag
 		var t tokenRow
 		ok, err := one(ctx, c.db.NewSelect().Where("address = ?", addr.String()), &t)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("read token account %s: %w", addr, err)
 		}
 		if !ok {
 			return nil, invalidParams("could not find account")
@@ -267,18 +267,21 @@ func (c *Chain) rpcSendTransaction(ctx context.Context, params []json.RawMessage
 func (c *Chain) accountInfo(ctx context.Context, addr solana.PublicKey) (accountRow, []byte, error) {
 	var acc accountRow
 	ok, err := one(ctx, c.db.NewSelect().Where("address = ?", addr.String()), &acc)
-	if err != nil || !ok {
-		return accountRow{}, nil, err
+	if err != nil {
+		return accountRow{}, nil, fmt.Errorf("read account %s: %w", addr, err)
+	}
+	if !ok {
+		return accountRow{}, nil, nil
 	}
 	var m mintRow
 	if ok, err := one(ctx, c.db.NewSelect().Where("address = ?", acc.Address), &m); err != nil {
-		return acc, nil, err
+		return acc, nil, fmt.Errorf("read mint %s: %w", addr, err)
 	} else if ok {
 		return acc, packMint(m), nil
 	}
 	var t tokenRow
 	if ok, err := one(ctx, c.db.NewSelect().Where("address = ?", acc.Address), &t); err != nil {
-		return acc, nil, err
+		return acc, nil, fmt.Errorf("read token account %s: %w", addr, err)
 	} else if ok {
 		return acc, packTokenAccount(t), nil
 	}

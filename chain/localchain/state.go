@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/gagliardetto/solana-go"
@@ -57,40 +58,58 @@ func one[T any](ctx context.Context, q *bun.SelectQuery, row *T) (bool, error) {
 func (s *state) account(ctx context.Context, addr solana.PublicKey) (accountRow, bool, error) {
 	var row accountRow
 	ok, err := one(ctx, s.tx.NewSelect().Where("address = ?", addr.String()).For("UPDATE"), &row)
-	return row, ok, err
+	if err != nil {
+		return row, false, fmt.Errorf("read account %s: %w", addr, err)
+	}
+	return row, ok, nil
 }
 
 func (s *state) mint(ctx context.Context, addr solana.PublicKey) (mintRow, bool, error) {
 	var row mintRow
 	ok, err := one(ctx, s.tx.NewSelect().Where("address = ?", addr.String()), &row)
-	return row, ok, err
+	if err != nil {
+		return row, false, fmt.Errorf("read mint %s: %w", addr, err)
+	}
+	return row, ok, nil
 }
 
 func (s *state) tokenAccount(ctx context.Context, addr solana.PublicKey) (tokenRow, bool, error) {
 	var row tokenRow
 	ok, err := one(ctx, s.tx.NewSelect().Where("address = ?", addr.String()).For("UPDATE"), &row)
-	return row, ok, err
+	if err != nil {
+		return row, false, fmt.Errorf("read token account %s: %w", addr, err)
+	}
+	return row, ok, nil
 }
 
 func (s *state) createAccount(ctx context.Context, addr solana.PublicKey, lamports uint64, owner solana.PublicKey) error {
-	_, err := s.tx.NewInsert().Model(&accountRow{Address: addr.String(), Lamports: int64(lamports), Owner: owner.String()}).Exec(ctx)
-	return err
+	if _, err := s.tx.NewInsert().Model(&accountRow{Address: addr.String(), Lamports: int64(lamports), Owner: owner.String()}).
+		Exec(ctx); err != nil {
+		return fmt.Errorf("create account %s: %w", addr, err)
+	}
+	return nil
 }
 
 func (s *state) setLamports(ctx context.Context, addr solana.PublicKey, lamports int64) error {
-	_, err := s.tx.ExecContext(ctx, "UPDATE localchain.accounts SET lamports = ? WHERE address = ?", lamports, addr.String())
-	return err
+	if _, err := s.tx.ExecContext(ctx, "UPDATE localchain.accounts SET lamports = ? WHERE address = ?", lamports, addr.String()); err != nil {
+		return fmt.Errorf("set the lamports of %s: %w", addr, err)
+	}
+	return nil
 }
 
 func (s *state) setTokenAmount(ctx context.Context, addr string, amount int64) error {
-	_, err := s.tx.ExecContext(ctx, "UPDATE localchain.token_accounts SET amount = ? WHERE address = ?", amount, addr)
-	return err
+	if _, err := s.tx.ExecContext(ctx, "UPDATE localchain.token_accounts SET amount = ? WHERE address = ?", amount, addr); err != nil {
+		return fmt.Errorf("set the token amount of %s: %w", addr, err)
+	}
+	return nil
 }
 
 func (s *state) nextSlot(ctx context.Context) (uint64, error) {
 	var slot uint64
-	err := s.tx.QueryRowContext(ctx, "UPDATE localchain.state SET slot = slot + 1 WHERE id = 1 RETURNING slot").Scan(&slot)
-	return slot, err
+	if err := s.tx.QueryRowContext(ctx, "UPDATE localchain.state SET slot = slot + 1 WHERE id = 1 RETURNING slot").Scan(&slot); err != nil {
+		return 0, fmt.Errorf("advance the slot: %w", err)
+	}
+	return slot, nil
 }
 
 // packMint is the 82-byte SPL Token mint layout.

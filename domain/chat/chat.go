@@ -165,7 +165,7 @@ func (s *Service) Send(ctx context.Context, senderID, contextType, contextID, te
 		// requests cannot all pass the count. Taken first, before any
 		// game row, so that locks are always taken in the same order.
 		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext('chat_messages'), hashtext(?))", senderID); err != nil {
-			return err
+			return fmt.Errorf("lock the messages of sender %s: %w", senderID, err)
 		}
 		now := s.now() // after the lock: one sender's messages are stored in time order
 		var err error
@@ -191,7 +191,7 @@ func (s *Service) sendToGame(ctx context.Context, tx bun.Tx, senderID, gameID, t
 	if errors.Is(err, sql.ErrNoRows) {
 		return Message{}, domain.Errorf(domain.CodeNotFound, "no such game")
 	} else if err != nil {
-		return Message{}, err
+		return Message{}, fmt.Errorf("lock game %s: %w", gameID, err)
 	}
 	if status != statusActive {
 		return Message{}, &domain.Error{Code: domain.CodeGameNotActive, Message: "the game is " + status + "; its chat is closed",
@@ -202,7 +202,7 @@ func (s *Service) sendToGame(ctx context.Context, tx bun.Tx, senderID, gameID, t
 	}
 	isPlayer, err := tx.NewSelect().Table("game_players").Where("game_id = ? AND user_id = ?", gameID, senderID).Exists(ctx)
 	if err != nil {
-		return Message{}, err
+		return Message{}, fmt.Errorf("check whether %s plays game %s: %w", senderID, gameID, err)
 	}
 	role := RoleSpectator
 	if isPlayer {
@@ -239,7 +239,7 @@ func (s *Service) PostSystem(ctx context.Context, tx bun.Tx, gameID, text string
 	}
 	meta, err := json.Marshal(extra)
 	if err != nil {
-		return Message{}, err
+		return Message{}, fmt.Errorf("encode the metadata of a system message of game %s: %w", gameID, err)
 	}
 	role := RoleSystem
 	r := row{ContextType: ContextGame, ContextID: gameID, Text: clean, Role: &role, Metadata: meta, CreatedAt: now}
@@ -282,7 +282,7 @@ func (s *Service) sendDirect(ctx context.Context, tx bun.Tx, senderID, otherID, 
 	r := row{ContextType: ContextDM, ContextID: pairKey(senderID, otherID), SenderID: &senderID, RecipientID: &otherID,
 		Text: text, Metadata: json.RawMessage(`{}`), CreatedAt: now, SenderName: &name}
 	if _, err := tx.NewInsert().Model(&r).Exec(ctx); err != nil {
-		return Message{}, err
+		return Message{}, fmt.Errorf("store a direct message from %s to %s: %w", senderID, otherID, err)
 	}
 	// Both users' sockets hear of it (the sender's other tabs too), each
 	// seeing the conversation from their side.
@@ -302,7 +302,7 @@ func checkRate(ctx context.Context, idb bun.IDB, senderID string, now time.Time)
 		Where("sender_id = ? AND created_at > ?", senderID, now.Add(-RateWindow)).
 		OrderExpr("created_at DESC").Limit(RateLimit).Scan(ctx, &recent)
 	if err != nil {
-		return err
+		return fmt.Errorf("read the recent messages of sender %s: %w", senderID, err)
 	}
 	if len(recent) < RateLimit {
 		return nil
@@ -349,10 +349,17 @@ func usernameOf(ctx context.Context, idb bun.IDB, userID string) (string, error)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", domain.Errorf(domain.CodeNotFound, "no such user")
 	}
-	return name, err
+	if err != nil {
+		return "", fmt.Errorf("read the username of user %s: %w", userID, err)
+	}
+	return name, nil
 }
 
 func eitherBlocked(ctx context.Context, idb bun.IDB, a, b string) (bool, error) {
-	return idb.NewSelect().Table("user_blocks").
+	blocked, err := idb.NewSelect().Table("user_blocks").
 		Where("(blocker_id = ? AND blocked_id = ?) OR (blocker_id = ? AND blocked_id = ?)", a, b, b, a).Exists(ctx)
+	if err != nil {
+		return false, fmt.Errorf("check the blocks between %s and %s: %w", a, b, err)
+	}
+	return blocked, nil
 }

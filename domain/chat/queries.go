@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/uptrace/bun"
 
@@ -27,7 +28,7 @@ func (s *Service) History(ctx context.Context, viewerID, contextType, contextID 
 			return nil, err
 		}
 		if ok, err := s.db.NewSelect().Table("games").Where("id = ?", id).Exists(ctx); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("check that game %s exists: %w", id, err)
 		} else if !ok {
 			return nil, domain.Errorf(domain.CodeNotFound, "no such game")
 		}
@@ -51,7 +52,7 @@ func (s *Service) History(ctx context.Context, viewerID, contextType, contextID 
 		q = q.Where("m.id < ?", before)
 	}
 	if err := q.Scan(ctx); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read the %s messages of %s: %w", contextType, key, err)
 	}
 	if otherID != "" && len(rows) > 0 {
 		if err := markRead(ctx, s.db, viewerID, otherID, rows[0].ID); err != nil {
@@ -68,10 +69,12 @@ func (s *Service) History(ctx context.Context, viewerID, contextType, contextID 
 // markRead moves userID's read mark of the conversation with otherID up
 // to lastID (never back).
 func markRead(ctx context.Context, idb bun.IDB, userID, otherID string, lastID int64) error {
-	_, err := idb.ExecContext(ctx, `INSERT INTO dm_reads (user_id, other_id, last_read_id) VALUES (?, ?, ?)
+	if _, err := idb.ExecContext(ctx, `INSERT INTO dm_reads (user_id, other_id, last_read_id) VALUES (?, ?, ?)
 		ON CONFLICT (user_id, other_id) DO UPDATE SET last_read_id = GREATEST(dm_reads.last_read_id, EXCLUDED.last_read_id)`,
-		userID, otherID, lastID)
-	return err
+		userID, otherID, lastID); err != nil {
+		return fmt.Errorf("mark the conversation of %s with %s read up to message %d: %w", userID, otherID, lastID, err)
+	}
+	return nil
 }
 
 // Thread is one direct-message conversation of a user.
@@ -113,7 +116,7 @@ func (s *Service) Threads(ctx context.Context, userID string, limit int, before 
 		ORDER BY t.last_id DESC
 		LIMIT ?`, userID, userID, userID, userID, before, before, limit).Scan(ctx, &rows)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read the direct-message threads of user %s: %w", userID, err)
 	}
 	out := make([]Thread, len(rows))
 	for i, r := range rows {
@@ -131,9 +134,11 @@ func (s *Service) Block(ctx context.Context, userID, otherID string) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO user_blocks (blocker_id, blocked_id, created_at) VALUES (?, ?, ?)
-		ON CONFLICT DO NOTHING`, userID, otherID, s.now())
-	return err
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO user_blocks (blocker_id, blocked_id, created_at) VALUES (?, ?, ?)
+		ON CONFLICT DO NOTHING`, userID, otherID, s.now()); err != nil {
+		return fmt.Errorf("store the block of %s by %s: %w", otherID, userID, err)
+	}
+	return nil
 }
 
 // Unblock lifts userID's block of otherID (a block by otherID stays).
@@ -144,8 +149,10 @@ func (s *Service) Unblock(ctx context.Context, userID, otherID string) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, "DELETE FROM user_blocks WHERE blocker_id = ? AND blocked_id = ?", userID, otherID)
-	return err
+	if _, err := s.db.ExecContext(ctx, "DELETE FROM user_blocks WHERE blocker_id = ? AND blocked_id = ?", userID, otherID); err != nil {
+		return fmt.Errorf("remove the block of %s by %s: %w", otherID, userID, err)
+	}
+	return nil
 }
 
 func (s *Service) blockTarget(ctx context.Context, userID, otherID string) (string, error) {

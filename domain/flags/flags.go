@@ -8,6 +8,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -66,7 +67,7 @@ func New(bdb *bun.DB, now domain.Clock) *Service {
 func (s *Service) Load(ctx context.Context) error {
 	var rows []Flag
 	if err := s.db.NewSelect().Model(&rows).Scan(ctx); err != nil {
-		return err
+		return fmt.Errorf("read the feature flags: %w", err)
 	}
 	m := make(map[string]bool, len(rows))
 	for _, f := range rows {
@@ -92,15 +93,19 @@ func (s *Service) Snapshot() map[string]bool {
 // List returns every flag with who changed it last, ordered by name.
 func (s *Service) List(ctx context.Context) ([]Flag, error) {
 	var rows []Flag
-	err := s.db.NewSelect().Model(&rows).Order("name").Scan(ctx)
-	return rows, err
+	if err := s.db.NewSelect().Model(&rows).Order("name").Scan(ctx); err != nil {
+		return rows, fmt.Errorf("list the feature flags: %w", err)
+	}
+	return rows, nil
 }
 
 // Changes returns the newest changes first, at most limit of them.
 func (s *Service) Changes(ctx context.Context, limit int) ([]Change, error) {
 	var rows []Change
-	err := s.db.NewSelect().Model(&rows).Order("id DESC").Limit(int64(limit)).Scan(ctx)
-	return rows, err
+	if err := s.db.NewSelect().Model(&rows).Order("id DESC").Limit(int64(limit)).Scan(ctx); err != nil {
+		return rows, fmt.Errorf("read the last %d feature flag changes: %w", limit, err)
+	}
+	return rows, nil
 }
 
 // Set turns a flag on or off on behalf of actor, records the change and
@@ -116,13 +121,16 @@ func (s *Service) Set(ctx context.Context, name string, enabled bool, actor stri
 			return domain.Errorf(domain.CodeNotFound, "no feature flag named %q", name)
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("set feature flag %s to %t: %w", name, enabled, err)
 		}
 		change := Change{Name: name, Enabled: enabled, ChangedBy: actor, ChangedAt: f.UpdatedAt}
 		if _, err := tx.NewInsert().Model(&change).Exec(ctx); err != nil {
-			return err
+			return fmt.Errorf("record the change of feature flag %s: %w", name, err)
 		}
-		return db.Notify(ctx, tx, Channel, name)
+		if err := db.Notify(ctx, tx, Channel, name); err != nil {
+			return fmt.Errorf("announce the change of feature flag %s: %w", name, err)
+		}
+		return nil
 	})
 	if err != nil {
 		return Flag{}, err

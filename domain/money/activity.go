@@ -2,6 +2,7 @@ package money
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -32,8 +33,10 @@ func RecordActivity(ctx context.Context, idb bun.IDB, a Activity, now time.Time)
 		a.Status = "confirmed"
 	}
 	a.CreatedAt = now
-	_, err := idb.NewInsert().Model(&a).Exec(ctx)
-	return err
+	if _, err := idb.NewInsert().Model(&a).Exec(ctx); err != nil {
+		return fmt.Errorf("record the %s activity of user %s: %w", a.Kind, a.UserID, err)
+	}
+	return nil
 }
 
 // History returns a user's wallet history, newest first: at most limit
@@ -44,5 +47,8 @@ func (s *Service) History(ctx context.Context, userID string, limit int, before 
 	if before > 0 {
 		q = q.Where("id < ?", before)
 	}
-	return out, q.Scan(ctx)
+	if err := q.Scan(ctx); err != nil {
+		return out, fmt.Errorf("read the wallet history of user %s: %w", userID, err)
+	}
+	return out, nil
 }

@@ -62,7 +62,7 @@ func Post(ctx context.Context, tx bun.Tx, p Posting) (bool, error) {
 		}
 		sum += e.Amount
 		if err := ensureAccount(ctx, tx, e.Account); err != nil {
-			return false, err
+			return false, err // names the account
 		}
 	}
 	if sum != 0 || len(p.Entries) < 2 {
@@ -75,7 +75,7 @@ func Post(ctx context.Context, tx bun.Tx, p Posting) (bool, error) {
 		if errors.Is(err, sql.ErrNoRows) {
 			return false, nil
 		}
-		return false, err
+		return false, fmt.Errorf("record ledger transaction %s %s: %w", p.Kind, p.Reference, err)
 	}
 	for _, e := range p.Entries {
 		if _, err := tx.ExecContext(ctx, "INSERT INTO ledger_entries (transaction_id, account_id, amount) VALUES (?, ?, ?)",
@@ -84,7 +84,7 @@ func Post(ctx context.Context, tx bun.Tx, p Posting) (bool, error) {
 			if errors.As(err, &pgErr) && pgErr.ConstraintName == "ledger_accounts_no_overdraft" {
 				return false, domain.Errorf(domain.CodeInsufficientFunds, "the balance does not cover %s", describe(p.Kind))
 			}
-			return false, err
+			return false, fmt.Errorf("record the entry on %s of ledger transaction %s %s: %w", e.Account, p.Kind, p.Reference, err)
 		}
 	}
 	return true, nil
@@ -117,16 +117,21 @@ func ensureAccount(ctx context.Context, tx bun.Tx, id string) error {
 	default:
 		return nil // platform accounts exist from the migration
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO ledger_accounts (id, kind, user_id, allow_negative) VALUES (?, ?, ?, ?)
-		ON CONFLICT (id) DO NOTHING`, id, kind, userID, allowNegative)
-	return err
+	if _, err := tx.ExecContext(ctx, `INSERT INTO ledger_accounts (id, kind, user_id, allow_negative) VALUES (?, ?, ?, ?)
+		ON CONFLICT (id) DO NOTHING`, id, kind, userID, allowNegative); err != nil {
+		return fmt.Errorf("open ledger account %s: %w", id, err)
+	}
+	return nil
 }
 
 // BalanceOf returns an account's balance (0 when it does not exist yet).
 func BalanceOf(ctx context.Context, idb bun.IDB, account string) (int64, error) {
 	var balance int64
-	err := idb.QueryRowContext(ctx, "SELECT coalesce((SELECT balance FROM ledger_accounts WHERE id = ?), 0)", account).Scan(&balance)
-	return balance, err
+	if err := idb.QueryRowContext(ctx, "SELECT coalesce((SELECT balance FROM ledger_accounts WHERE id = ?), 0)", account).
+		Scan(&balance); err != nil {
+		return 0, fmt.Errorf("read the balance of %s: %w", account, err)
+	}
+	return balance, nil
 }
 
 // Totals returns the sum of every account balance and the sum of every
@@ -134,5 +139,8 @@ func BalanceOf(ctx context.Context, idb bun.IDB, account string) (int64, error) 
 func Totals(ctx context.Context, idb bun.IDB) (balances, entries int64, err error) {
 	err = idb.QueryRowContext(ctx, `SELECT (SELECT coalesce(sum(balance), 0) FROM ledger_accounts),
 		(SELECT coalesce(sum(amount), 0) FROM ledger_entries)`).Scan(&balances, &entries)
-	return
+	if err != nil {
+		return 0, 0, fmt.Errorf("read the ledger totals: %w", err)
+	}
+	return balances, entries, nil
 }

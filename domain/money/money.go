@@ -204,7 +204,7 @@ func (s *Service) Prepare(ctx context.Context, p PrepareSpec) (Prepared, error) 
 	if p.Kind == KindTransfer {
 		from, err := solana.PublicKeyFromBase58(p.User.WalletAddress)
 		if err != nil {
-			return Prepared{}, err
+			return Prepared{}, fmt.Errorf("parse the wallet %q of user %s: %w", p.User.WalletAddress, p.User.ID, err)
 		}
 		if err := s.checkRent(ctx, from, p.To); err != nil {
 			return Prepared{}, err
@@ -262,7 +262,7 @@ type BuildFunc func(from solana.PublicKey, intentID string, blockhash solana.Has
 func (s *Service) PrepareWith(ctx context.Context, p PrepareSpec, build BuildFunc) (Prepared, error) {
 	from, err := solana.PublicKeyFromBase58(p.User.WalletAddress)
 	if err != nil {
-		return Prepared{}, err
+		return Prepared{}, fmt.Errorf("parse the wallet %q of user %s: %w", p.User.WalletAddress, p.User.ID, err)
 	}
 	held, err := s.chain.TokenBalance(ctx, from, s.mint)
 	if err != nil {
@@ -279,21 +279,21 @@ func (s *Service) PrepareWith(ctx context.Context, p PrepareSpec, build BuildFun
 	id := uuid.NewString()
 	tx, err := build(from, id, bh)
 	if err != nil {
-		return Prepared{}, err
+		return Prepared{}, fmt.Errorf("build the transaction of %s intent %s: %w", p.Kind, id, err)
 	}
 	msg, err := chain.MessageBytes(tx)
 	if err != nil {
-		return Prepared{}, err
+		return Prepared{}, fmt.Errorf("prepare %s intent %s: %w", p.Kind, id, err)
 	}
 	now := s.now()
 	in := Intent{ID: id, Kind: p.Kind, UserID: p.User.ID, AmountMinor: p.Amount, Destination: p.To.String(),
 		Reference: p.Reference, Message: msg, Status: "prepared", ExpiresAt: now.Add(IntentLifetime), CreatedAt: now, UpdatedAt: now}
 	if _, err := s.db.NewInsert().Model(&in).Exec(ctx); err != nil {
-		return Prepared{}, err
+		return Prepared{}, fmt.Errorf("store %s intent %s: %w", p.Kind, id, err)
 	}
 	wire, err := tx.MarshalBinary()
 	if err != nil {
-		return Prepared{}, err
+		return Prepared{}, fmt.Errorf("serialize the transaction of %s intent %s: %w", p.Kind, id, err)
 	}
 	return Prepared{IntentID: id, Kind: p.Kind, Transaction: base64.StdEncoding.EncodeToString(wire), AmountMinor: p.Amount,
 		Destination: in.Destination, FeePayer: s.keys.FeePayer().PublicKey().String(), ExpiresAt: in.ExpiresAt}, nil
@@ -354,12 +354,12 @@ func (s *Service) SubmitFor(ctx context.Context, userID, intentID, signedB64, re
 			in.ExpiresAt.Format(time.RFC3339))
 	}
 	if err := chain.SignWith(tx, s.keys.FeePayer()); err != nil {
-		return Receipt{}, err
+		return Receipt{}, fmt.Errorf("sign intent %s as fee payer: %w", in.ID, err)
 	}
 	sig := tx.Signatures[0].String()
 	if _, err := s.db.NewUpdate().Model((*Intent)(nil)).Set("status = 'submitted'").Set("signature = ?", sig).
 		Set("updated_at = ?", s.now()).Where("id = ? AND status IN ('prepared', 'submitted')", in.ID).Exec(ctx); err != nil {
-		return Receipt{}, err
+		return Receipt{}, fmt.Errorf("mark intent %s submitted: %w", in.ID, err)
 	}
 	if _, err := s.chain.SendAndConfirm(ctx, tx, confirmTimeout); err != nil {
 		var rejected *chain.RejectedError
@@ -408,7 +408,7 @@ func (s *Service) checkSigned(ctx context.Context, in Intent, signedB64 string) 
 	var wallet string
 	if err := s.db.NewSelect().Table("users").Column("wallet_address").Where("id = ?", in.UserID).
 		Scan(ctx, &wallet); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read the wallet of user %s: %w", in.UserID, err)
 	}
 	if _, ok := chain.SignatureOf(tx, solana.MustPublicKeyFromBase58(wallet)); !ok {
 		return nil, bad("is not signed by your wallet " + wallet)
@@ -434,7 +434,7 @@ func (s *Service) confirm(ctx context.Context, intentID string) (Receipt, error)
 			}
 			in.Status, in.UpdatedAt = "confirmed", s.now()
 			if _, err := tx.NewUpdate().Model(&in).Column("status", "updated_at").WherePK().Exec(ctx); err != nil {
-				return err
+				return fmt.Errorf("mark intent %s confirmed: %w", in.ID, err)
 			}
 		}
 		out = in
@@ -452,9 +452,11 @@ func (s *Service) fail(ctx context.Context, in Intent, reason string) error {
 
 // markFailed records why an intent failed, unless it was confirmed.
 func (s *Service) markFailed(ctx context.Context, intentID, reason string) error {
-	_, err := s.db.NewUpdate().Model((*Intent)(nil)).Set("status = 'failed'").Set("error = ?", reason).
-		Set("updated_at = ?", s.now()).Where("id = ? AND status <> 'confirmed'", intentID).Exec(ctx)
-	return err
+	if _, err := s.db.NewUpdate().Model((*Intent)(nil)).Set("status = 'failed'").Set("error = ?", reason).
+		Set("updated_at = ?", s.now()).Where("id = ? AND status <> 'confirmed'", intentID).Exec(ctx); err != nil {
+		return fmt.Errorf("mark intent %s failed: %w", intentID, err)
+	}
+	return nil
 }
 
 // resolveSubmittedAfter is how long a submitted intent is left to the
@@ -475,17 +477,17 @@ func (s *Service) ResolveSubmittedIntents(ctx context.Context) error {
 	if err := s.db.NewSelect().Model(&submitted).
 		Where("status = 'submitted' AND updated_at < ?", s.now().Add(-resolveSubmittedAfter)).
 		Order("updated_at").Limit(100).Scan(ctx); err != nil {
-		return err
+		return fmt.Errorf("read the submitted intents: %w", err)
 	}
 	var errs []error
 	for _, in := range submitted {
 		if err := s.resolveSubmitted(ctx, in); err != nil {
-			errs = append(errs, fmt.Errorf("intent %s: %w", in.ID, err))
+			errs = append(errs, fmt.Errorf("resolve submitted intent %s: %w", in.ID, err))
 			// To the back of the line, so that one intent that cannot be
 			// resolved does not hold up the others.
 			if _, berr := s.db.NewUpdate().Model((*Intent)(nil)).Set("updated_at = ?", s.now()).
 				Where("id = ? AND status = 'submitted'", in.ID).Exec(ctx); berr != nil {
-				errs = append(errs, berr)
+				errs = append(errs, fmt.Errorf("postpone intent %s: %w", in.ID, berr))
 			}
 		}
 	}
@@ -500,7 +502,7 @@ func (s *Service) resolveSubmitted(ctx context.Context, in Intent) error {
 	}
 	sig, err := solana.SignatureFromBase58(*in.Signature)
 	if err != nil {
-		return err
+		return fmt.Errorf("parse the stored signature %q: %w", *in.Signature, err)
 	}
 	var msg solana.Message
 	if err := msg.UnmarshalWithDecoder(bin.NewBinDecoder(in.Message)); err != nil {
@@ -509,7 +511,7 @@ func (s *Service) resolveSubmitted(ctx context.Context, in Intent) error {
 	outcome, reason, err := s.chain.OutcomeOf(ctx, sig, msg.RecentBlockhash)
 	switch {
 	case err != nil:
-		return err
+		return err // names the transaction or blockhash
 	case outcome == chain.Failed:
 		return s.markFailed(ctx, in.ID, reason)
 	case outcome == chain.Landed:
@@ -536,7 +538,7 @@ func (s *Service) intent(ctx context.Context, sel *bun.SelectQuery, userID, id s
 	if err := sel.Scan(ctx); errors.Is(err, sql.ErrNoRows) {
 		return in, domain.Errorf(domain.CodeNotFound, "no such intent")
 	} else if err != nil {
-		return in, err
+		return in, fmt.Errorf("read intent %s: %w", id, err)
 	}
 	return in, nil
 }

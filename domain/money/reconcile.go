@@ -2,6 +2,7 @@ package money
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/gagliardetto/solana-go"
@@ -55,7 +56,7 @@ func (s *Service) Reconcile(ctx context.Context) (Reconciliation, error) {
 	var escrows []string
 	if err := s.db.NewSelect().Table("ledger_accounts").Column("id").Where("id LIKE 'chain:escrow:%'").
 		Order("id").Scan(ctx, &escrows); err != nil {
-		return r, err
+		return r, fmt.Errorf("list the escrow accounts: %w", err)
 	}
 	for _, account := range escrows {
 		gameID := strings.TrimPrefix(account, "chain:escrow:")
@@ -93,11 +94,11 @@ func (s *Service) Faucet(ctx context.Context, address solana.PublicKey, amount i
 	}
 	usdc, err := s.faucet.MintTo(ctx, address, uint64(amount))
 	if err != nil {
-		return FaucetResult{}, err
+		return FaucetResult{}, fmt.Errorf("mint %d test USDC minor units to %s: %w", amount, address, err)
 	}
 	sol, err := s.faucet.Airdrop(ctx, address, FaucetLamports)
 	if err != nil {
-		return FaucetResult{}, err
+		return FaucetResult{}, fmt.Errorf("airdrop %d lamports to %s: %w", FaucetLamports, address, err)
 	}
 	return FaucetResult{Address: address.String(), AmountMinor: amount, Lamports: FaucetLamports,
 		USDCSignature: usdc.String(), SOLSignature: sol.String()}, nil

@@ -79,14 +79,14 @@ func (s *Service) Withdraw(ctx context.Context, u users.User, amount int64, idem
 	tx, err := chain.BuildTransfer(chain.Transfer{FeePayer: s.keys.FeePayer().PublicKey(), DestinationExists: !open,
 		From: vault.PublicKey(), To: to, Mint: s.mint, Amount: uint64(amount), Memo: "wager:withdrawal:" + id, Blockhash: bh})
 	if err != nil {
-		return Withdrawal{}, err
+		return Withdrawal{}, fmt.Errorf("build withdrawal %s of user %s: %w", id, u.ID, err)
 	}
 	if err := chain.SignWith(tx, s.keys.FeePayer(), vault); err != nil {
-		return Withdrawal{}, err
+		return Withdrawal{}, fmt.Errorf("sign withdrawal %s: %w", id, err)
 	}
 	raw, err := tx.MarshalBinary()
 	if err != nil {
-		return Withdrawal{}, err
+		return Withdrawal{}, fmt.Errorf("serialize withdrawal %s: %w", id, err)
 	}
 	now := s.now()
 	w := Withdrawal{ID: id, UserID: u.ID, AmountMinor: amount, IdempotencyKey: key, Signature: tx.Signatures[0].String(),
@@ -95,7 +95,7 @@ func (s *Service) Withdraw(ctx context.Context, u users.User, amount int64, idem
 	// for the first to commit, then fails on the key, not on the balance.
 	err = db.Transact(ctx, s.db, func(ctx context.Context, dbtx bun.Tx) error {
 		if _, err := dbtx.NewInsert().Model(&w).Exec(ctx); err != nil {
-			return err
+			return fmt.Errorf("store withdrawal %s of user %s: %w", id, u.ID, err)
 		}
 		_, err := Post(ctx, dbtx, Posting{Kind: "withdrawal", Reference: "withdrawal:" + id,
 			Entries: []Entry{{Available(u.ID), -amount}, {Vault, amount}}})
@@ -124,7 +124,7 @@ func (s *Service) mustOpenAccount(ctx context.Context, userID string, wallet sol
 	opened, err := s.db.NewSelect().Model((*Withdrawal)(nil)).
 		Where("user_id = ? AND opened_account AND status <> 'failed'", userID).Exists(ctx)
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("check whether a withdrawal opened the USDC account of user %s: %w", userID, err)
 	}
 	if opened {
 		return false, domain.Errorf(domain.CodeConflict,
@@ -144,7 +144,7 @@ func (s *Service) withdrawalByKey(ctx context.Context, userID, key string, amoun
 	case errors.Is(err, sql.ErrNoRows):
 		return Withdrawal{}, false, nil
 	case err != nil:
-		return Withdrawal{}, false, err
+		return Withdrawal{}, false, fmt.Errorf("read the withdrawal of user %s by idempotency key: %w", userID, err)
 	case w.AmountMinor != amount:
 		return Withdrawal{}, true, domain.Errorf(domain.CodeConflict,
 			"the Idempotency-Key %q was used for a withdrawal of %s USDC, not %s; use a new key for a new withdrawal",
@@ -191,7 +191,7 @@ func (s *Service) finishWithdrawal(ctx context.Context, w Withdrawal, tx *solana
 func (s *Service) settleWithdrawal(ctx context.Context, w Withdrawal, status, reason string) (Withdrawal, error) {
 	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if err := tx.NewSelect().Model(&w).WherePK().For("UPDATE").Scan(ctx); err != nil {
-			return err
+			return fmt.Errorf("lock withdrawal %s: %w", w.ID, err)
 		}
 		if w.Status != "pending" {
 			return nil
@@ -204,7 +204,7 @@ func (s *Service) settleWithdrawal(ctx context.Context, w Withdrawal, status, re
 		}
 		w.Status, w.Error, w.UpdatedAt = status, reason, s.now()
 		if _, err := tx.NewUpdate().Model(&w).Column("status", "error", "updated_at").WherePK().Exec(ctx); err != nil {
-			return err
+			return fmt.Errorf("mark withdrawal %s %s: %w", w.ID, status, err)
 		}
 		return s.record(ctx, tx, Activity{UserID: w.UserID, Kind: "withdrawal", AmountMinor: -w.AmountMinor,
 			Counterparty: s.DepositAddress().String(), Signature: w.Signature, Status: status})
@@ -220,12 +220,12 @@ func (s *Service) ResolvePendingWithdrawals(ctx context.Context) error {
 	var pending []Withdrawal
 	if err := s.db.NewSelect().Model(&pending).Where("status = 'pending' AND updated_at < ?", s.now().Add(-5*time.Second)).
 		Limit(100).Scan(ctx); err != nil {
-		return err
+		return fmt.Errorf("read the pending withdrawals: %w", err)
 	}
 	var errs []error
 	for _, w := range pending {
 		if err := s.resolveWithdrawal(ctx, w); err != nil {
-			errs = append(errs, fmt.Errorf("withdrawal %s: %w", w.ID, err))
+			errs = append(errs, fmt.Errorf("resolve withdrawal %s: %w", w.ID, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -236,7 +236,7 @@ func (s *Service) ResolvePendingWithdrawals(ctx context.Context) error {
 func (s *Service) resolveWithdrawal(ctx context.Context, w Withdrawal) error {
 	tx, err := solana.TransactionFromBytes(w.Raw)
 	if err != nil {
-		return err
+		return fmt.Errorf("parse the stored transaction: %w", err)
 	}
 	outcome, reason, err := s.chain.OutcomeOf(ctx, tx.Signatures[0], tx.Message.RecentBlockhash)
 	switch {

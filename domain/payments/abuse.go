@@ -2,6 +2,7 @@ package payments
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -88,8 +89,8 @@ SELECT cur.hits, coalesce((SELECT hits FROM abuse_counters
 
 // Hit counts one request to endpoint for each of callers (the identities
 // of one request) and returns the highest rolling count, this request
-// included. It returns the database's error when a counter cannot be
-// updated.
+// included. When a counter cannot be updated it returns an error naming
+// the endpoint and the caller that wraps the database's.
 func (l *Limiter) Hit(ctx context.Context, endpoint string, callers ...string) (float64, error) {
 	now := l.now()
 	start := now.Truncate(l.window)
@@ -98,7 +99,7 @@ func (l *Limiter) Hit(ctx context.Context, endpoint string, callers ...string) (
 		var cur, prev int
 		err := l.db.QueryRowContext(ctx, hitSQL, caller, endpoint, start, caller, endpoint, start.Add(-l.window)).Scan(&cur, &prev)
 		if err != nil {
-			return 0, err
+			return 0, fmt.Errorf("count a request of %s to %s: %w", caller, endpoint, err)
 		}
 		highest = max(highest, Rolling(prev, cur, now.Sub(start), l.window))
 	}
@@ -107,6 +108,8 @@ func (l *Limiter) Hit(ctx context.Context, endpoint string, callers ...string) (
 
 // Prune deletes the buckets that no rolling window covers any more.
 func (l *Limiter) Prune(ctx context.Context) error {
-	_, err := l.db.ExecContext(ctx, "DELETE FROM abuse_counters WHERE window_start < ?", l.now().Add(-2*l.window))
-	return err
+	if _, err := l.db.ExecContext(ctx, "DELETE FROM abuse_counters WHERE window_start < ?", l.now().Add(-2*l.window)); err != nil {
+		return fmt.Errorf("prune the abuse counters: %w", err)
+	}
+	return nil
 }

@@ -167,7 +167,7 @@ func (s *Service) Submit(ctx context.Context, userID, intentID, signedB64 string
 	if errors.Is(err, sql.ErrNoRows) {
 		return Submitted{}, domain.Errorf(domain.CodeNotFound, "no such payment intent")
 	} else if err != nil {
-		return Submitted{}, err
+		return Submitted{}, fmt.Errorf("read payment intent %s: %w", intentID, err)
 	}
 	r, err := s.money.SubmitFor(ctx, userID, intentID, signedB64, resource, KindPayment)
 	if err != nil {
@@ -209,13 +209,13 @@ func (s *Service) ConfirmPayment(ctx context.Context, tx bun.Tx, in money.Intent
 	path, _ := ResourcePath(in.Reference)
 	var wallet string
 	if err := tx.NewSelect().Table("users").Column("wallet_address").Where("id = ?", in.UserID).Scan(ctx, &wallet); err != nil {
-		return err
+		return fmt.Errorf("read the wallet of user %s: %w", in.UserID, err)
 	}
 	now := s.now()
 	p := payment{Signature: *in.Signature, Resource: path, AmountMinor: in.AmountMinor, Payer: wallet, UserID: &in.UserID,
 		IntentID: &in.ID, Status: "settled", CreatedAt: now, UpdatedAt: now}
 	if _, err := tx.NewInsert().Model(&p).On("CONFLICT (signature) DO NOTHING").Exec(ctx); err != nil {
-		return err
+		return fmt.Errorf("store payment %s: %w", p.Signature, err)
 	}
 	return s.credit(ctx, tx, p)
 }
@@ -234,7 +234,7 @@ func (s *Service) credit(ctx context.Context, tx bun.Tx, p payment) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil // an anonymous wallet: no history to write
 	} else if err != nil {
-		return err
+		return fmt.Errorf("find the user of wallet %s: %w", p.Payer, err)
 	}
 	return money.RecordActivity(ctx, tx, money.Activity{UserID: userID, Kind: KindPayment, AmountMinor: -p.AmountMinor,
 		Counterparty: s.money.DepositAddress().String(), Signature: p.Signature}, s.now())
@@ -310,13 +310,13 @@ func (s *Service) redeemSettled(ctx context.Context, sig string, caller Caller, 
 		return SettlementResponse{Success: true, Transaction: sig, Network: s.cfg.Network, Payer: p.Payer}, nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
-		return SettlementResponse{}, err
+		return SettlementResponse{}, fmt.Errorf("redeem payment %s: %w", sig, err)
 	}
 	// Say why.
 	if err := s.db.NewSelect().Model(&p).Where("signature = ?", sig).Scan(ctx); errors.Is(err, sql.ErrNoRows) {
 		return SettlementResponse{}, refuse(ReasonUnknownPayment, "the transaction %s is not a payment to this platform", sig)
 	} else if err != nil {
-		return SettlementResponse{}, err
+		return SettlementResponse{}, fmt.Errorf("read payment %s: %w", sig, err)
 	}
 	switch {
 	case p.Status != "settled":
@@ -357,7 +357,7 @@ func (s *Service) settleInline(ctx context.Context, p PaymentPayload, tx *solana
 		return SettlementResponse{}, err
 	}
 	if err := chain.SignWith(tx, s.keys.FeePayer()); err != nil {
-		return SettlementResponse{}, err
+		return SettlementResponse{}, fmt.Errorf("sign the payment of %s as fee payer: %w", payer, err)
 	}
 	sig := tx.Signatures[0].String()
 	now := s.now()
@@ -370,7 +370,7 @@ func (s *Service) settleInline(ctx context.Context, p PaymentPayload, tx *solana
 	}
 	res, err := s.db.NewInsert().Model(&row).On("CONFLICT (signature) DO NOTHING").Exec(ctx)
 	if err != nil {
-		return SettlementResponse{}, err
+		return SettlementResponse{}, fmt.Errorf("store settling payment %s: %w", sig, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return s.resumeSettlement(ctx, tx.Signatures[0], caller, resourcePath)
@@ -395,8 +395,10 @@ func (s *Service) settleInline(ctx context.Context, p PaymentPayload, tx *solana
 // forget deletes a settling payment whose transaction did not and cannot
 // land.
 func (s *Service) forget(ctx context.Context, sig string) error {
-	_, err := s.db.NewDelete().Model((*payment)(nil)).Where("signature = ? AND status = 'settling'", sig).Exec(ctx)
-	return err
+	if _, err := s.db.NewDelete().Model((*payment)(nil)).Where("signature = ? AND status = 'settling'", sig).Exec(ctx); err != nil {
+		return fmt.Errorf("forget payment %s: %w", sig, err)
+	}
+	return nil
 }
 
 // resumeSettlement handles a transaction that was presented before: a
@@ -410,7 +412,7 @@ func (s *Service) resumeSettlement(ctx context.Context, sig solana.Signature, ca
 	if errors.Is(err, sql.ErrNoRows) { // the request that presented it first saw the network refuse it
 		return SettlementResponse{}, refuse(ReasonTransactionFailed, "the network refused the payment %s; sign a new one", sig)
 	} else if err != nil {
-		return SettlementResponse{}, err
+		return SettlementResponse{}, fmt.Errorf("read payment %s: %w", sig, err)
 	}
 	if p.Status == "settled" {
 		return s.redeemSettled(ctx, sig.String(), caller, resourcePath)
@@ -440,7 +442,7 @@ func (s *Service) finishInline(ctx context.Context, sig string, caller Caller, r
 		err := tx.NewUpdate().Model(&p).Set("status = 'settled'").Set("used_at = ?", now).Set("used_by = ?", caller.Key).
 			Set("updated_at = ?", now).Where("signature = ? AND status = 'settling'", sig).Returning("*").Scan(ctx)
 		if err != nil {
-			return err
+			return err // sql.ErrNoRows is looked at below
 		}
 		return s.credit(ctx, tx, p)
 	})
@@ -448,7 +450,7 @@ func (s *Service) finishInline(ctx context.Context, sig string, caller Caller, r
 		return s.redeemSettled(ctx, sig, caller, resourcePath)
 	}
 	if err != nil {
-		return SettlementResponse{}, err
+		return SettlementResponse{}, fmt.Errorf("settle payment %s: %w", sig, err)
 	}
 	return SettlementResponse{Success: true, Transaction: sig, Network: s.cfg.Network, Payer: p.Payer}, nil
 }
@@ -458,9 +460,11 @@ func (s *Service) finishInline(ctx context.Context, sig string, caller Caller, r
 // the request. A payment spent by another caller, or not spent, is left as
 // it is.
 func (s *Service) Release(ctx context.Context, signature, callerKey string) error {
-	_, err := s.db.NewUpdate().Model((*payment)(nil)).Set("used_at = NULL").Set("used_by = NULL").
-		Set("updated_at = ?", s.now()).Where("signature = ? AND used_by = ?", signature, callerKey).Exec(ctx)
-	return err
+	if _, err := s.db.NewUpdate().Model((*payment)(nil)).Set("used_at = NULL").Set("used_by = NULL").
+		Set("updated_at = ?", s.now()).Where("signature = ? AND used_by = ?", signature, callerKey).Exec(ctx); err != nil {
+		return fmt.Errorf("release payment %s: %w", signature, err)
+	}
+	return nil
 }
 
 // Margins of ResolveSettling. A request settling a payment inline waits at
@@ -487,12 +491,12 @@ func (s *Service) ResolveSettling(ctx context.Context) error {
 	var settling []payment
 	if err := s.db.NewSelect().Model(&settling).Where("status = 'settling' AND created_at < ?", now.Add(-resolveSettlingAfter)).
 		Order("created_at").Limit(100).Scan(ctx); err != nil {
-		return err
+		return fmt.Errorf("read the settling payments: %w", err)
 	}
 	var errs []error
 	for _, p := range settling {
 		if err := s.resolveSettling(ctx, p, now); err != nil {
-			errs = append(errs, fmt.Errorf("payment %s: %w", p.Signature, err))
+			errs = append(errs, fmt.Errorf("resolve settling payment %s: %w", p.Signature, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -505,7 +509,7 @@ func (s *Service) ResolveSettling(ctx context.Context) error {
 func (s *Service) resolveSettling(ctx context.Context, p payment, now time.Time) error {
 	sig, err := solana.SignatureFromBase58(p.Signature)
 	if err != nil {
-		return err
+		return fmt.Errorf("parse the stored signature: %w", err)
 	}
 	landed, err := s.money.Chain().Status(ctx, sig)
 	var rejected *chain.RejectedError
@@ -513,7 +517,7 @@ func (s *Service) resolveSettling(ctx context.Context, p payment, now time.Time)
 	case errors.As(err, &rejected):
 		return s.forget(ctx, p.Signature)
 	case err != nil:
-		return err
+		return err // names the transaction
 	case landed:
 		return s.settleUnused(ctx, p.Signature)
 	case p.CreatedAt.Before(now.Add(-abandonSettlingAfter)):
@@ -533,7 +537,7 @@ func (s *Service) settleUnused(ctx context.Context, sig string) error {
 			return nil // its request or another instance settled it
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("mark payment %s settled: %w", sig, err)
 		}
 		return s.credit(ctx, tx, p)
 	})
@@ -566,10 +570,10 @@ func (s *Service) ensureVaultATA(ctx context.Context) error {
 			chain.Memo("wager:vault-ata:"+hex.EncodeToString(nonce), payer.PublicKey()),
 		}, bh, solana.TransactionPayer(payer.PublicKey()))
 		if err != nil {
-			return err
+			return fmt.Errorf("build the transaction that opens the vault's USDC account: %w", err)
 		}
 		if err := chain.SignWith(tx, payer); err != nil {
-			return err
+			return fmt.Errorf("sign the transaction that opens the vault's USDC account: %w", err)
 		}
 		if _, err := c.SendAndConfirm(ctx, tx, settleTimeout); err != nil {
 			return money.ChainUnavailable(err)

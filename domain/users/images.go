@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -43,7 +44,7 @@ func (s *Service) SetImage(ctx context.Context, userID string, kind media.Kind, 
 	var u User
 	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if err := tx.NewSelect().Model(&u).Where("id = ?", userID).For("UPDATE").Scan(ctx); err != nil {
-			return err
+			return fmt.Errorf("lock user %s: %w", userID, err)
 		}
 		// Copy the id: scanning the update below reuses the pointer.
 		var old string
@@ -53,15 +54,16 @@ func (s *Service) SetImage(ctx context.Context, userID string, kind media.Kind, 
 		row := Image{OwnerID: userID, Kind: string(kind), ContentType: img.ContentType, Data: img.Data,
 			Width: img.Width, Height: img.Height, CreatedAt: s.now()}
 		if _, err := tx.NewInsert().Model(&row).Returning("id").Exec(ctx); err != nil {
-			return err
+			return fmt.Errorf("store the %s image of user %s: %w", kind, userID, err)
 		}
 		if _, err := tx.NewUpdate().Model(&u).Set("? = ?", bun.Ident(column), row.ID).
 			Set("updated_at = ?", s.now()).WherePK().Returning("*").Exec(ctx); err != nil {
-			return err
+			return fmt.Errorf("set the %s image of user %s to %s: %w", kind, userID, row.ID, err)
 		}
 		if old != "" {
-			_, err := tx.NewDelete().Model((*Image)(nil)).Where("id = ?", old).Exec(ctx)
-			return err
+			if _, err := tx.NewDelete().Model((*Image)(nil)).Where("id = ?", old).Exec(ctx); err != nil {
+				return fmt.Errorf("delete the replaced %s image %s: %w", kind, old, err)
+			}
 		}
 		return nil
 	})
@@ -79,5 +81,8 @@ func (s *Service) ImageByID(ctx context.Context, id string) (Image, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return img, domain.Errorf(domain.CodeNotFound, "no such image")
 	}
-	return img, err
+	if err != nil {
+		return img, fmt.Errorf("read image %s: %w", id, err)
+	}
+	return img, nil
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"errors"
+	"fmt"
 	"math/big"
 	"regexp"
 	"strings"
@@ -81,7 +82,10 @@ func (s *Service) one(ctx context.Context, where string, arg any) (User, error) 
 	if errors.Is(err, sql.ErrNoRows) {
 		return User{}, domain.Errorf(domain.CodeNotFound, "no such user")
 	}
-	return u, err
+	if err != nil {
+		return User{}, fmt.Errorf("read user %v: %w", arg, err)
+	}
+	return u, nil
 }
 
 // Search returns up to MaxSearch users whose username starts with prefix
@@ -100,7 +104,10 @@ func (s *Service) Search(ctx context.Context, prefix string) ([]User, error) {
 	err := s.db.NewSelect().Model(&users).
 		Where("username LIKE ?", escaped+"%").
 		OrderExpr("length(username), username").Limit(MaxSearch).Scan(ctx)
-	return users, err
+	if err != nil {
+		return users, fmt.Errorf("search users by the prefix %q: %w", prefix, err)
+	}
+	return users, nil
 }
 
 // ProfileUpdate is a change of profile; nil fields stay as they are.
@@ -143,7 +150,7 @@ func (s *Service) UpdateProfile(ctx context.Context, userID string, p ProfileUpd
 			e.Fields = map[string]string{"username": "already taken"}
 			return User{}, e
 		}
-		return User{}, err
+		return User{}, fmt.Errorf("update the profile of user %s: %w", userID, err)
 	}
 	if u.ID == "" {
 		return User{}, domain.Errorf(domain.CodeNotFound, "no such user")
@@ -172,7 +179,7 @@ func FindOrCreate(ctx context.Context, tx bun.Tx, wallet string, now time.Time) 
 		return u, false, nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
-		return User{}, false, err
+		return User{}, false, fmt.Errorf("read the user of wallet %s: %w", wallet, err)
 	}
 	for attempt := 0; ; attempt++ {
 		u = User{WalletAddress: wallet, Username: generateUsername(attempt), CreatedAt: now, UpdatedAt: now}
@@ -180,7 +187,7 @@ func FindOrCreate(ctx context.Context, tx bun.Tx, wallet string, now time.Time) 
 		// generated name (or the wallet, in a race) is already taken.
 		res, err := tx.NewInsert().Model(&u).On("CONFLICT DO NOTHING").Returning("*").Exec(ctx)
 		if err != nil {
-			return User{}, false, err
+			return User{}, false, fmt.Errorf("create the user of wallet %s: %w", wallet, err)
 		}
 		if n, _ := res.RowsAffected(); n == 1 {
 			return u, true, nil
@@ -191,7 +198,7 @@ func FindOrCreate(ctx context.Context, tx bun.Tx, wallet string, now time.Time) 
 			return existing, false, nil // created concurrently
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
-			return User{}, false, err
+			return User{}, false, fmt.Errorf("read the user of wallet %s: %w", wallet, err)
 		}
 		if attempt > 20 {
 			return User{}, false, errors.New("could not generate a unique username")
