@@ -64,10 +64,10 @@ type Service struct {
 	cards    cache[card]
 	sessions cache[Session]
 	Tokens   *Tokens
-	domain  string // the service's host, stated in every message
-	uri     string // the service's public URL
-	chainID string
-	admins  map[string]bool
+	domain   string // the service's host, stated in every message
+	uri      string // the service's public URL
+	chainID  string
+	admins   map[string]bool
 }
 
 // Config configures a Service.
