@@ -47,7 +47,7 @@ func (a *App) prepareTransfer(c echo.Context) error {
 		v.Check(false, "toAddress", "must be a base58 Solana address")
 	}
 	if err := money.CheckAmount("amountMinor", req.AmountMinor); err != nil {
-		v.Check(false, "amountMinor", err.(*domain.Error).Fields["amountMinor"])
+		v.Check(false, "amountMinor", web.AsError(err).Fields["amountMinor"])
 	}
 	if err := v.Err(); err != nil {
 		return err

@@ -183,7 +183,7 @@ func Sanitize(data []byte, kind Kind) (Image, error) {
 	}
 	if err != nil {
 		// Encoding an in-memory image into a buffer only fails on a bug.
-		return Image{}, domain.Errorf(domain.CodeInternal, "re-encoding %s image: %v", f.name, err)
+		return Image{}, fmt.Errorf("re-encode a %s image: %w", f.name, err)
 	}
 	out.Data = buf.Bytes()
 	return out, nil
