@@ -1,9 +1,13 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -28,7 +32,7 @@ func (a *App) gameMetrics(c echo.Context) error {
 }
 
 func (a *App) liveGames(c echo.Context) error {
-	games, err := a.Games.Live(c.Request().Context(), 100)
+	games, err := a.liveList(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -36,11 +40,35 @@ func (a *App) liveGames(c echo.Context) error {
 }
 
 func (a *App) livePlayers(c echo.Context) error {
-	players, err := a.Games.LivePlayers(c.Request().Context(), 100)
+	games, err := a.liveList(c.Request().Context())
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, players)
+	return c.JSON(http.StatusOK, game.PlayersOf(games))
+}
+
+// liveListAge is how long the live list serves from memory: a game that
+// starts or ends shows in the list within it.
+const liveListAge = 250 * time.Millisecond
+
+// liveList returns the live games (at most 100), most watched first, from
+// a copy read at most liveListAge ago, with the spectator counts of now.
+func (a *App) liveList(ctx context.Context) ([]game.LiveGame, error) {
+	a.live.mu.Lock()
+	defer a.live.mu.Unlock()
+	if now := time.Now(); now.Sub(a.live.at) >= liveListAge {
+		games, err := a.Games.Live(ctx, 100)
+		if err != nil {
+			return nil, err
+		}
+		a.live.games, a.live.at = games, now
+	}
+	out := slices.Clone(a.live.games)
+	for i := range out {
+		out[i].SpectatorCount = a.Live.Spectators(out[i].GameID)
+	}
+	slices.SortStableFunc(out, func(x, y game.LiveGame) int { return y.SpectatorCount - x.SpectatorCount })
+	return out, nil
 }
 
 // LobbyRequest is the body of POST /lobbies.
@@ -86,9 +114,15 @@ func (a *App) leaveQueue(c echo.Context) error {
 }
 
 func (a *App) gameMetadata(c echo.Context) error {
-	d, err := a.gameDetail(c)
+	d, err := a.gameDetail(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
+	}
+	// The answer changes with the game's events and its spectators only.
+	etag := fmt.Sprintf(`W/"%d.%d"`, d.LastSeq, d.SpectatorCount)
+	c.Response().Header().Set("ETag", etag)
+	if c.Request().Header.Get("If-None-Match") == etag {
+		return c.NoContent(http.StatusNotModified)
 	}
 	return c.JSON(http.StatusOK, d)
 }
@@ -241,21 +275,34 @@ type GameDetail struct {
 	Settlement    []pot.Transfer `json:"settlement" doc:"on-chain transfers of the settlement, with their signatures"`
 }
 
-func (a *App) gameDetail(c echo.Context) (GameDetail, error) {
-	ctx := c.Request().Context()
-	m, err := a.Games.Metadata(ctx, c.Param("id"))
-	if err != nil {
-		return GameDetail{}, err
+// gameDetail returns a game's public detail: from memory while no event
+// happened in the game since it was read (gameDetails), else read.
+func (a *App) gameDetail(ctx context.Context, id string) (GameDetail, error) {
+	now := time.Now()
+	d, ok := a.details.Get(id, now)
+	if !ok {
+		m, err := a.Games.Metadata(ctx, id)
+		if err != nil {
+			return GameDetail{}, err
+		}
+		p, err := a.Pot.PotFor(ctx, m)
+		if err != nil {
+			return GameDetail{}, err
+		}
+		transfers := []pot.Transfer{}
+		if m.Status == game.StatusCompleted || m.Status == game.StatusCancelled {
+			if transfers, err = a.Pot.Transfers(ctx, m.GameID); err != nil {
+				return GameDetail{}, err
+			}
+		}
+		d = GameDetail{Meta: m, EscrowAddress: a.Pot.EscrowAddress(m.GameID).String(), Pot: p, Settlement: transfers}
+		// A transfer on its way changes without an event until it confirms.
+		if !slices.ContainsFunc(transfers, func(t pot.Transfer) bool { return t.Status != "confirmed" }) {
+			a.details.Put(id, m.LastSeq, d, now)
+		}
 	}
-	p, err := a.Pot.PotOf(ctx, m.GameID)
-	if err != nil {
-		return GameDetail{}, err
-	}
-	transfers, err := a.Pot.Transfers(ctx, m.GameID)
-	if err != nil {
-		return GameDetail{}, err
-	}
-	return GameDetail{Meta: m, EscrowAddress: a.Pot.EscrowAddress(m.GameID).String(), Pot: p, Settlement: transfers}, nil
+	d.SpectatorCount = a.Live.Spectators(d.GameID)
+	return d, nil
 }
 
 // StatusAnswer is the answer of an operation that only says what it did.

@@ -160,3 +160,54 @@ func BenchmarkConcurrentMoves(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "moves/s")
 }
+
+// The hot public reads answer from memory while nothing happened in the
+// game, and show an event as soon as the instance hears of it, its own or
+// another instance's.
+func TestHotReadsComeFromMemoryAndFollowEvents(t *testing.T) {
+	shared := map[string]string{"JWT_SECRET": testSecret, "WORKERS": "false"}
+	a, other := newTestApp(t, shared), newTestApp(t, shared)
+	log := &statementLog{}
+	//lint:ignore SA1019 the hook must see the running app's own handle, which WithQueryHook would copy
+	a.DB.AddQueryHook(log)
+	p1, p2, gameID := a.match(t, `{"rounds": 3, "roundSeconds": 60}`)
+	read := func() (GameState, []string) {
+		var st GameState
+		statements := log.record(func() {
+			r := a.do(t, request{path: "/games/" + gameID})
+			if r.Code != 200 || jsonDecode(r.Body.Bytes(), &st) != nil {
+				t.Fatalf("GET /games/%s: %d %s", gameID, r.Code, r.Body)
+			}
+			if r := a.do(t, request{path: "/games/" + gameID + "/state", header: p1.auth}); r.Code != 200 {
+				t.Fatalf("GET state: %d %s", r.Code, r.Body)
+			}
+		})
+		return st, statements
+	}
+	read()
+	if _, statements := read(); len(statements) != 0 {
+		t.Errorf("a game nothing happened in was read again:\n%s", strings.Join(statements, "\n"))
+	}
+	a.act(t, p1, gameID, `{"type": "move", "move": "rock"}`)
+	if st, _ := read(); st.LastSeq == 0 || st.Status != "active" {
+		t.Fatalf("after a move: %+v", st)
+	}
+	before, _ := read()
+	// A move through another instance: this one hears of it by announcement.
+	if r := other.act(t, p2, gameID, `{"type": "move", "move": "paper"}`); r.Code != 200 {
+		t.Fatalf("move through the other instance: %d %s", r.Code, r.Body)
+	}
+	waitFor(t, func() bool { st, _ := read(); return st.LastSeq > before.LastSeq })
+	// A game that ends shows its result at once on the instance that ended it.
+	a.act(t, p1, gameID, `{"type": "resign"}`)
+	var st GameState
+	if r := a.do(t, request{path: "/games/" + gameID}); r.Code != 200 || jsonDecode(r.Body.Bytes(), &st) != nil || st.Status != "completed" {
+		t.Fatalf("after a resignation: %d %s, want completed", r.Code, r.Body)
+	}
+}
+
+// GameState is what these tests read of GET /games/:id.
+type GameState struct {
+	Status  string `json:"status"`
+	LastSeq int    `json:"lastSeq"`
+}

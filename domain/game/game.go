@@ -96,33 +96,20 @@ type Service struct {
 	log    *slog.Logger
 	rand   io.Reader
 	settle Settler
-	crowd  Crowd
+	live   Live
+	rows   domain.SeqCache[Game]
 }
 
 // New returns a Service that records events in rooms, pays out finished
-// games with settle and counts spectators with crowd.
-func New(bdb *bun.DB, rooms *room.Log, now domain.Clock, log *slog.Logger, settle Settler, crowd Crowd) *Service {
-	return &Service{db: bdb, rooms: rooms, now: now, log: log, rand: rand.Reader, settle: settle, crowd: crowd}
+// games with settle, and learns of spectators and new events from live.
+func New(bdb *bun.DB, rooms *room.Log, now domain.Clock, log *slog.Logger, settle Settler, live Live) *Service {
+	return &Service{db: bdb, rooms: rooms, now: now, log: log, rand: rand.Reader, settle: settle, live: live,
+		rows: domain.SeqCache[Game]{Latest: live.LatestSeq, MaxAge: ReadCacheAge, Size: 10_000}}
 }
 
-// loadGame reads a game, locking it FOR UPDATE when lock is set.
-func loadGame(ctx context.Context, idb bun.IDB, id string, lock bool) (Game, error) {
-	var g Game
-	id, ok := domain.CanonicalID(id)
-	if !ok {
-		return g, domain.Errorf(domain.CodeNotFound, "no such game")
-	}
-	q := idb.NewSelect().Model(&g).Where("id = ?", id)
-	if lock {
-		q = q.For("UPDATE")
-	}
-	if err := q.Scan(ctx); errors.Is(err, sql.ErrNoRows) {
-		return g, domain.Errorf(domain.CodeNotFound, "no such game")
-	} else if err != nil {
-		return g, fmt.Errorf("read game %s: %w", id, err)
-	}
-	return g, nil
-}
+// ReadCacheAge is the longest a game read from the database serves from
+// memory without another look, however quiet the game.
+const ReadCacheAge = 5 * time.Second
 
 // lockGame reads a game with its players and locks its row for the
 // transaction. NOT_FOUND when there is none.

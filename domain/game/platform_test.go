@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"log/slog"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -84,6 +85,10 @@ type noCrowd struct{}
 
 func (noCrowd) Spectators(string) int { return 0 }
 func (noCrowd) TotalSpectators() int  { return 0 }
+
+// LatestSeq says a newer event is always there: knowing nothing of what
+// happened, every read goes to the database.
+func (noCrowd) LatestSeq(string) (int, bool) { return math.MaxInt, true }
 
 // platform is the game service wired as the server wires it: events to a
 // room log, finished games settled by the pot, on a clock the test moves.

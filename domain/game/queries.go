@@ -67,10 +67,12 @@ type Meta struct {
 	LastSeq        int             `json:"lastSeq"`
 }
 
-// Crowd counts spectators: live presence, kept outside the database.
-type Crowd interface {
+// Live is what this instance knows live, outside the database: who
+// watches (presence) and the newest event heard of each game.
+type Live interface {
 	Spectators(gameID string) int
 	TotalSpectators() int
+	LatestSeq(gameID string) (int, bool)
 }
 
 // Metadata returns a game's public metadata, with its result and history
@@ -93,7 +95,7 @@ func (s *Service) Snapshot(ctx context.Context, id string) (Meta, rules.View, er
 	}
 	m := Meta{GameID: g.ID, GameType: g.GameType, Status: g.Status, Players: g.Seats, StakeMinor: g.StakeMinor,
 		Settings: g.Settings, CreatedAt: g.CreatedAt, EndedAt: g.EndedAt, WinnerID: g.WinnerID, Result: g.Result,
-		SpectatorCount: s.crowd.Spectators(g.ID), LastSeq: g.Seq}
+		SpectatorCount: s.live.Spectators(g.ID), LastSeq: g.Seq}
 	if g.Status == StatusCompleted || g.Status == StatusCancelled {
 		m.History = view.Record()
 	}
@@ -104,7 +106,7 @@ func (s *Service) Snapshot(ctx context.Context, id string) (Meta, rules.View, er
 // (the same for players and spectators). NOT_FOUND, or GAME_NOT_ACTIVE when
 // the game is not active.
 func (s *Service) PublicState(ctx context.Context, id string) (rules.View, error) {
-	g, err := loadGame(ctx, s.db, id, false)
+	g, err := s.Game(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -135,12 +137,18 @@ func (s *Service) stateOf(g Game) (rules.View, error) {
 }
 
 // Game reads a game with its players (Players and Seats), without locking
-// it, in one query. NOT_FOUND when there is none.
+// it: from memory while no event happened in it since it was read, else
+// in one query. NOT_FOUND when there is none. The game is the caller's to
+// keep but not to change.
 func (s *Service) Game(ctx context.Context, id string) (Game, error) {
 	var g Game
 	id, ok := domain.CanonicalID(id)
 	if !ok {
 		return g, domain.Errorf(domain.CodeNotFound, "no such game")
+	}
+	now := time.Now()
+	if g, ok := s.rows.Get(id, now); ok {
+		return g, nil
 	}
 	err := s.db.NewSelect().Model(&g).ColumnExpr("g.*").
 		ColumnExpr(`(SELECT coalesce(json_agg(json_build_object('userId', p.user_id, 'username', u.username, 'seat', p.seat)
@@ -155,6 +163,7 @@ func (s *Service) Game(ctx context.Context, id string) (Game, error) {
 	for _, p := range g.Seats {
 		g.Players = append(g.Players, p.UserID)
 	}
+	s.rows.Put(id, g.Seq, g, now)
 	return g, nil
 }
 
@@ -191,7 +200,7 @@ func (s *Service) Live(ctx context.Context, limit int) ([]LiveGame, error) {
 		g := &out[i]
 		g.Players = seats[g.GameID]
 		g.PotMinor += g.StakeMinor * int64(len(g.Players)) // read as the donations
-		g.SpectatorCount = s.crowd.Spectators(g.GameID)
+		g.SpectatorCount = s.live.Spectators(g.GameID)
 	}
 	slices.SortStableFunc(out, func(a, b LiveGame) int { return b.SpectatorCount - a.SpectatorCount })
 	return out, nil
@@ -206,12 +215,8 @@ type LivePlayer struct {
 	SpectatorCount int    `json:"spectatorCount"`
 }
 
-// LivePlayers lists everyone in an active game, one entry per user.
-func (s *Service) LivePlayers(ctx context.Context, limit int) ([]LivePlayer, error) {
-	games, err := s.Live(ctx, limit)
-	if err != nil {
-		return nil, err
-	}
+// PlayersOf lists everyone in the live games, one entry per user.
+func PlayersOf(games []LiveGame) []LivePlayer {
 	out := []LivePlayer{}
 	for _, g := range games {
 		for _, p := range g.Players {
@@ -219,7 +224,7 @@ func (s *Service) LivePlayers(ctx context.Context, limit int) ([]LivePlayer, err
 				GameType: g.GameType, SpectatorCount: g.SpectatorCount})
 		}
 	}
-	return out, nil
+	return out
 }
 
 // Metrics are the platform's real-time numbers.
@@ -233,7 +238,7 @@ type Metrics struct {
 
 // Metrics computes the real-time metrics.
 func (s *Service) Metrics(ctx context.Context) (Metrics, error) {
-	m := Metrics{Spectators: s.crowd.TotalSpectators()}
+	m := Metrics{Spectators: s.live.TotalSpectators()}
 	since := s.now().Add(-24 * time.Hour)
 	err := s.db.QueryRowContext(ctx, `SELECT
 		(SELECT count(*) FROM games WHERE status = 'active'),

@@ -52,7 +52,7 @@ type RematchLobbyNotice struct {
 
 // RematchOf returns the rematch state of a game.
 func (s *Service) RematchOf(ctx context.Context, gameID string) (Rematch, error) {
-	g, err := loadGame(ctx, s.db, gameID, false)
+	g, err := s.Game(ctx, gameID)
 	if err != nil {
 		return Rematch{}, err
 	}

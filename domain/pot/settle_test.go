@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -113,6 +114,10 @@ type noCrowd struct{}
 
 func (noCrowd) Spectators(string) int { return 0 }
 func (noCrowd) TotalSpectators() int  { return 0 }
+
+// LatestSeq says a newer event is always there: knowing nothing of what
+// happened, every read goes to the database.
+func (noCrowd) LatestSeq(string) (int, bool) { return math.MaxInt, true }
 
 // platform is the pot with the game service it settles for, wired as the
 // server wires them.

@@ -525,6 +525,16 @@ func (h *Hub) Notify(userID, kind string, data json.RawMessage) {
 	}
 }
 
+// LatestSeq returns the newest seq this instance heard of for a game (its
+// own commits, other instances' announcements), false when it heard
+// nothing of it in the last ten minutes.
+func (h *Hub) LatestSeq(gameID string) (int, bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	n, ok := h.latest[gameID]
+	return n.seq, ok
+}
+
 // Spectators returns a game's spectator sockets on every instance.
 func (h *Hub) Spectators(gameID string) int {
 	n := (*h.remote.Load())[gameID]
@@ -623,7 +633,7 @@ func (h *Hub) Sweep(ctx context.Context) {
 		ids = append(ids, id)
 	}
 	for id, n := range h.latest {
-		if time.Since(n.at) > time.Minute && h.open[id] == nil {
+		if time.Since(n.at) > 10*time.Minute && h.open[id] == nil {
 			delete(h.latest, id)
 		}
 	}

@@ -23,11 +23,14 @@ func (f *liveFeed) Published(p room.Published) {
 	}
 }
 
-// Spectators implements game.Crowd.
+// Spectators implements game.Live.
 func (f *liveFeed) Spectators(gameID string) int { return f.hub.Spectators(gameID) }
 
-// TotalSpectators implements game.Crowd.
+// TotalSpectators implements game.Live.
 func (f *liveFeed) TotalSpectators() int { return f.hub.TotalSpectators() }
+
+// LatestSeq implements game.Live.
+func (f *liveFeed) LatestSeq(gameID string) (int, bool) { return f.hub.LatestSeq(gameID) }
 
 // liveStore reads stored events for the hub.
 type liveStore struct{ log *room.Log }
