@@ -141,40 +141,119 @@ type ActResult struct {
 // Act applies a player's action. Errors: NOT_FOUND, NOT_A_PLAYER,
 // GAME_NOT_ACTIVE, ALREADY_MOVED, NOT_YOUR_TURN, INVALID_MOVE,
 // VALIDATION_ERROR (unknown action type).
+//
+// A move that does not end the game is one statement: the new state and
+// events are stored only if the game's last event is still the one the
+// move was computed from (read from memory when the instance knows it is
+// current), and computed again from a fresh read when something happened
+// in between. A move that ends the game, and one that keeps meeting
+// others, runs in a transaction that locks the game and settles it.
 func (s *Service) Act(ctx context.Context, userID, gameID string, a Action) (ActResult, error) {
 	if a.Type != "move" && a.Type != "resign" {
 		return ActResult{}, domain.Invalid(map[string]string{"type": "must be move or resign"})
 	}
+	step := func(st rules.State, now time.Time) ([]rules.Event, error) {
+		if a.Type == "resign" {
+			return st.Resign(userID, now)
+		}
+		if len(a.Move) == 0 {
+			return nil, domain.Invalid(map[string]string{"move": "required for a move"})
+		}
+		return st.Move(userID, a.Move, now, s.rand)
+	}
+	out, done, err := s.actAtOnce(ctx, userID, gameID, step)
+	if err == nil && !done {
+		out, err = s.actLocked(ctx, userID, gameID, step)
+	}
+	if err != nil {
+		return out, fmt.Errorf("%s in game %s: %w", a.Type, gameID, err)
+	}
+	return out, nil
+}
+
+// actAtOnce tries the action as one conditional statement. It reports
+// false when the action must run locked instead: it ends the game, or
+// the game kept changing under it.
+func (s *Service) actAtOnce(ctx context.Context, userID, gameID string, step func(rules.State, time.Time) ([]rules.Event, error)) (ActResult, bool, error) {
+	for attempt := 0; attempt < 3; attempt++ {
+		fresh := attempt > 0
+		g, err := s.game(ctx, gameID, fresh)
+		if err != nil {
+			return ActResult{}, false, err
+		}
+		if err := checkActor(g, userID); err != nil {
+			return ActResult{}, false, err
+		}
+		r, err := rulesOf(g.GameType)
+		if err != nil {
+			return ActResult{}, false, err
+		}
+		st, err := r.Load(g.State)
+		if err != nil {
+			return ActResult{}, false, fmt.Errorf("game %s: %w", g.ID, err)
+		}
+		now := s.now()
+		events, err := step(st, now)
+		if err != nil {
+			if fresh {
+				return ActResult{}, false, err
+			}
+			continue // the remembered state may be behind: judge on a fresh read
+		}
+		if st.Outcome().Done || len(events) == 0 {
+			return ActResult{}, false, nil
+		}
+		if g.State, err = st.MarshalJSON(); err != nil {
+			return ActResult{}, false, fmt.Errorf("encode the state of game %s: %w", g.ID, err)
+		}
+		g.Deadline = nil
+		if d := st.Deadline(); !d.IsZero() {
+			g.Deadline = &d
+		}
+		rows, stored, err := s.rooms.AppendIfSeq(ctx, s.db, g.ID, g.Seq, now,
+			room.Update{Set: "state = ?, deadline = ?", Args: []any{string(g.State), g.Deadline}}, events...)
+		if err != nil {
+			return ActResult{}, false, err
+		}
+		if stored {
+			g.Seq = rows[len(rows)-1].Seq
+			s.rows.Put(g.ID, g.Seq, g, time.Now()) // the row as it is now
+			return ActResult{Accepted: true, Status: g.Status, Seq: g.Seq}, true, nil
+		}
+	}
+	return ActResult{}, false, nil
+}
+
+// actLocked runs the action in a transaction that locks the game.
+func (s *Service) actLocked(ctx context.Context, userID, gameID string, step func(rules.State, time.Time) ([]rules.Event, error)) (ActResult, error) {
 	var out ActResult
 	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		g, err := lockGame(ctx, tx, gameID)
 		if err != nil {
 			return err
 		}
-		if !slices.Contains(g.Players, userID) {
-			return domain.Errorf(domain.CodeNotAPlayer, "only players may submit actions")
+		if err := checkActor(g, userID); err != nil {
+			return err
 		}
-		if g.Status != StatusActive {
-			return domain.Errorf(domain.CodeGameNotActive, "the game is %s", g.Status)
-		}
-		if err := s.advance(ctx, tx, &g, func(st rules.State, now time.Time) ([]rules.Event, error) {
-			if a.Type == "resign" {
-				return st.Resign(userID, now)
-			}
-			if len(a.Move) == 0 {
-				return nil, domain.Invalid(map[string]string{"move": "required for a move"})
-			}
-			return st.Move(userID, a.Move, now, s.rand)
-		}); err != nil {
+		if err := s.advance(ctx, tx, &g, step); err != nil {
 			return err
 		}
 		out = ActResult{Accepted: true, Status: g.Status, Seq: g.Seq}
 		return nil
 	})
-	if err != nil {
-		return out, fmt.Errorf("%s in game %s: %w", a.Type, gameID, err)
+	return out, err
+}
+
+// checkActor refuses an action by someone who does not play in the game
+// (NOT_A_PLAYER) or in a game that is over (GAME_NOT_ACTIVE).
+func checkActor(g Game, userID string) error {
+	if !slices.Contains(g.Players, userID) {
+		return domain.Errorf(domain.CodeNotAPlayer, "only players may submit actions")
 	}
-	return out, nil
+	if g.Status != StatusActive {
+		return domain.Errorf(domain.CodeGameNotActive, "the game is %s", g.Status)
+	}
+	return nil
 }
 
 // advance runs one step of a locked game's rules, stores the new state and

@@ -141,13 +141,18 @@ func (s *Service) stateOf(g Game) (rules.View, error) {
 // in one query. NOT_FOUND when there is none. The game is the caller's to
 // keep but not to change.
 func (s *Service) Game(ctx context.Context, id string) (Game, error) {
+	return s.game(ctx, id, false)
+}
+
+// game is Game, read from the database when fresh is set.
+func (s *Service) game(ctx context.Context, id string, fresh bool) (Game, error) {
 	var g Game
 	id, ok := domain.CanonicalID(id)
 	if !ok {
 		return g, domain.Errorf(domain.CodeNotFound, "no such game")
 	}
 	now := time.Now()
-	if g, ok := s.rows.Get(id, now); ok {
+	if g, ok := s.rows.Get(id, now); ok && !fresh {
 		return g, nil
 	}
 	err := s.db.NewSelect().Model(&g).ColumnExpr("g.*").
