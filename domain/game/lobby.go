@@ -116,12 +116,22 @@ func (s *Service) JoinQueue(ctx context.Context, userID, lobbyID string) (JoinRe
 		} else if err != nil {
 			return err
 		}
-		if err := s.checkFree(ctx, tx, userID, &l); err != nil {
-			if errors.Is(err, errAlreadyQueuedHere) {
-				res.Status = "queued"
-				return nil
+		// The user's own presence and the queue, locked in one statement.
+		var rows []presence
+		if err := tx.NewSelect().Model(&rows).Where("user_id = ? OR (kind = 'queue' AND lobby_id = ?)", userID, l.ID).
+			OrderExpr("user_id = ? DESC, queue_pos", userID).Limit(21).For("UPDATE").Scan(ctx); err != nil {
+			return fmt.Errorf("read the queue: %w", err)
+		}
+		waiting := rows
+		if len(rows) > 0 && rows[0].UserID == userID {
+			if err := busy(rows[0], &l); err != nil {
+				if errors.Is(err, errAlreadyQueuedHere) {
+					res.Status = "queued"
+					return nil
+				}
+				return err
 			}
-			return err
+			waiting = rows[1:]
 		}
 		if ok, err := covers(ctx, tx, userID, l.StakeMinor); err != nil {
 			return err
@@ -129,12 +139,12 @@ func (s *Service) JoinQueue(ctx context.Context, userID, lobbyID string) (JoinRe
 			return domain.Errorf(domain.CodeInsufficientFunds, "your available balance does not cover the %s USDC stake",
 				money.FormatUSDC(l.StakeMinor))
 		}
-		opponent, err := s.nextInQueue(ctx, tx, l)
+		opponent, err := s.nextInQueue(ctx, tx, l, waiting)
 		if err != nil {
 			return err
 		}
 		if opponent == "" {
-			// checkFree found no presence row to lock: a concurrent join of
+			// The user had no presence row to lock: a concurrent join of
 			// another lobby may insert one first.
 			ins, err := tx.NewInsert().Model(&presence{UserID: userID, Kind: "queue", LobbyID: &l.ID, Since: s.now()}).
 				On("CONFLICT (user_id) DO NOTHING").Exec(ctx)
@@ -147,10 +157,7 @@ func (s *Service) JoinQueue(ctx context.Context, userID, lobbyID string) (JoinRe
 			res.Status = "queued"
 			return nil
 		}
-		if _, err := tx.NewDelete().Model((*presence)(nil)).Where("user_id = ?", opponent).Exec(ctx); err != nil {
-			return err
-		}
-		g, err := s.startGame(ctx, tx, newGame{lobbyID: &l.ID, gameType: l.GameType, stake: l.StakeMinor,
+		g, err := s.startGame(ctx, tx, newGame{lobbyID: &l.ID, fromQueue: true, gameType: l.GameType, stake: l.StakeMinor,
 			settings: l.Settings, players: []string{opponent, userID}})
 		if err != nil {
 			return err
@@ -177,6 +184,12 @@ func (s *Service) checkFree(ctx context.Context, tx bun.Tx, userID string, here 
 	if err != nil {
 		return err
 	}
+	return busy(p, here)
+}
+
+// busy is the CONFLICT of a user present in a game or a queue other than
+// here (errAlreadyQueuedHere for here's queue).
+func busy(p presence, here *Lobby) error {
 	if p.Kind == "game" {
 		return domain.Errorf(domain.CodeConflict, "you are already playing a game; finish it first").With("gameId", *p.GameID)
 	}
@@ -200,15 +213,10 @@ func covers(ctx context.Context, tx bun.Tx, userID string, stake int64) (bool, e
 	return balance >= stake, err
 }
 
-// nextInQueue returns the longest-waiting user at the lobby who can still
-// cover the stake; users who no longer can are taken out of the queue and
-// told why.
-func (s *Service) nextInQueue(ctx context.Context, tx bun.Tx, l Lobby) (string, error) {
-	var waiting []presence
-	if err := tx.NewSelect().Model(&waiting).Where("kind = 'queue' AND lobby_id = ?", l.ID).
-		Order("queue_pos").Limit(20).For("UPDATE").Scan(ctx); err != nil {
-		return "", err
-	}
+// nextInQueue returns the longest-waiting user of the lobby's queue (the
+// locked rows waiting, in queue order) who can still cover the stake;
+// users who no longer can are taken out of the queue and told why.
+func (s *Service) nextInQueue(ctx context.Context, tx bun.Tx, l Lobby, waiting []presence) (string, error) {
 	for _, p := range waiting {
 		ok, err := covers(ctx, tx, p.UserID, l.StakeMinor)
 		if err != nil {

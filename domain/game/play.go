@@ -21,6 +21,7 @@ import (
 // newGame is what starting a game needs.
 type newGame struct {
 	lobbyID   *string
+	fromQueue bool // players waiting in the lobby's queue leave it for the game
 	rematchOf *string
 	gameType  string
 	stake     int64
@@ -67,23 +68,37 @@ func (s *Service) startGame(ctx context.Context, tx bun.Tx, n newGame) (Game, er
 	if d := state.Deadline(); !d.IsZero() {
 		g.Deadline = &d
 	}
-	if _, err := tx.NewInsert().Model(&g).Exec(ctx); err != nil {
-		return Game{}, fmt.Errorf("insert game %s: %w", id, err)
+	// One statement: the game, its seats, and its players marked busy
+	// (taken out of the lobby's queue when they wait there; anyone already
+	// in another queue or a game is not, and the start is refused).
+	var queue *string
+	if n.fromQueue {
+		queue = n.lobbyID
 	}
-	seats := make([]Player, len(n.players))
-	for i, uid := range n.players {
-		seats[i] = Player{GameID: id, UserID: uid, Seat: i}
+	var seats []struct {
+		Seat
+		Busy int `bun:"busy"`
 	}
-	if _, err := tx.NewInsert().Model(&seats).Exec(ctx); err != nil {
-		return Game{}, fmt.Errorf("seat the players of game %s: %w", id, err)
-	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO user_presence (user_id, kind, game_id, since)
-		SELECT unnest(?::uuid[]), 'game', ?, ? ON CONFLICT (user_id) DO NOTHING`, pgdialect.Array(n.players), id, now)
+	err = tx.NewRaw(`WITH g AS (INSERT INTO games (id, lobby_id, game_type, stake_minor, settings, status, state, deadline, rematch_of, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)),
+		p AS (INSERT INTO game_players (game_id, user_id, seat)
+			SELECT ?, t.u, t.o - 1 FROM unnest(?::uuid[]) WITH ORDINALITY AS t (u, o) RETURNING user_id, seat),
+		busy AS (INSERT INTO user_presence (user_id, kind, game_id, since) SELECT unnest(?::uuid[]), 'game', ?, ?
+			ON CONFLICT (user_id) DO UPDATE SET kind = 'game', game_id = EXCLUDED.game_id, lobby_id = NULL, since = EXCLUDED.since
+			WHERE user_presence.kind = 'queue' AND user_presence.lobby_id = ?
+			RETURNING user_id)
+		SELECT p.user_id, u.username, p.seat, (SELECT count(*) FROM busy) AS busy FROM p JOIN users AS u ON u.id = p.user_id ORDER BY p.seat`,
+		id, n.lobbyID, n.gameType, n.stake, string(n.settings), StatusActive, string(raw), g.Deadline, n.rematchOf, now,
+		id, pgdialect.Array(n.players), pgdialect.Array(n.players), id, now, queue).Scan(ctx, &seats)
 	if err != nil {
-		return Game{}, fmt.Errorf("mark the players of game %s busy: %w", id, err)
+		return Game{}, fmt.Errorf("start game %s: %w", id, err)
 	}
-	if k, _ := res.RowsAffected(); int(k) != len(n.players) {
+	if len(seats) != len(n.players) || seats[0].Busy != len(n.players) {
 		return Game{}, domain.Errorf(domain.CodeConflict, "a player is already in a queue or a game")
+	}
+	started := Started{GameID: id, GameType: n.gameType, StakeMinor: n.stake, Settings: n.settings}
+	for _, p := range seats {
+		started.Players = append(started.Players, p.Seat)
 	}
 	if n.stake > 0 {
 		for _, uid := range n.players {
@@ -91,11 +106,6 @@ func (s *Service) startGame(ctx context.Context, tx bun.Tx, n newGame) (Game, er
 				return Game{}, err
 			}
 		}
-	}
-	started := Started{GameID: id, GameType: n.gameType, StakeMinor: n.stake, Settings: n.settings}
-	if err := tx.NewSelect().TableExpr("game_players AS p").Join("JOIN users AS u ON u.id = p.user_id").
-		ColumnExpr("p.user_id, u.username, p.seat").Where("p.game_id = ?", id).Order("p.seat").Scan(ctx, &started.Players); err != nil {
-		return Game{}, fmt.Errorf("read the players of game %s: %w", id, err)
 	}
 	if _, err := s.rooms.Append(ctx, tx, id, now, append([]rules.Event{{Name: "game:started", Data: started}}, events...)...); err != nil {
 		return Game{}, err
@@ -256,9 +266,10 @@ func checkActor(g Game, userID string) error {
 	return nil
 }
 
-// advance runs one step of a locked game's rules, stores the new state and
-// events, and finishes the game when the rules say it is over. g's Seq and
-// Status follow.
+// advance runs one step of a locked game's rules and stores the new state
+// and events; when the rules say the game is over it also settles it,
+// frees the players and announces game:completed, in the same statement
+// as the step's events. g's Seq and Status follow.
 func (s *Service) advance(ctx context.Context, tx bun.Tx, g *Game, step func(rules.State, time.Time) ([]rules.Event, error)) error {
 	r, err := rulesOf(g.GameType)
 	if err != nil {
@@ -281,17 +292,22 @@ func (s *Service) advance(ctx context.Context, tx bun.Tx, g *Game, step func(rul
 		g.Deadline = &d
 	}
 	update := room.Update{Set: "state = ?, deadline = ?", Args: []any{string(g.State), g.Deadline}}
+	if o := st.Outcome(); o.Done {
+		completed, err := s.finish(ctx, tx, g, o, now)
+		if err != nil {
+			return err
+		}
+		events = append(events, completed)
+		update.Set += ", status = ?, result = ?, winner_id = ?, ended_at = ?"
+		update.Args = append(update.Args, g.Status, g.Result, g.WinnerID, g.EndedAt)
+	}
 	if len(events) == 0 {
 		if _, err := tx.NewUpdate().Model(g).Column("state", "deadline").WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("store the state of game %s: %w", g.ID, err)
 		}
-	} else if err := s.append(ctx, tx, g, now, update, events...); err != nil {
-		return err
+		return nil
 	}
-	if o := st.Outcome(); o.Done {
-		return s.finish(ctx, tx, g, o, now)
-	}
-	return nil
+	return s.append(ctx, tx, g, now, update, events...)
 }
 
 // append records events of a locked game, with u in the same statement,
@@ -314,29 +330,27 @@ type Completed struct {
 	Result
 }
 
-// finish ends a game exactly once (the caller holds its row lock): pays
-// out, frees the players and announces game:completed.
-func (s *Service) finish(ctx context.Context, tx bun.Tx, g *Game, o rules.Outcome, now time.Time) error {
+// finish ends a game exactly once (the caller holds its row lock and
+// stores g's new status and result): it pays out, frees the players and
+// returns the game:completed event.
+func (s *Service) finish(ctx context.Context, tx bun.Tx, g *Game, o rules.Outcome, now time.Time) (rules.Event, error) {
 	g.Status = StatusCompleted
 	if o.Reason == "abandoned" {
 		g.Status = StatusCancelled
 	}
 	paid, err := s.settle(ctx, tx, *g, g.Players, o)
 	if err != nil {
-		return fmt.Errorf("settle game %s: %w", g.ID, err)
+		return rules.Event{}, fmt.Errorf("settle game %s: %w", g.ID, err)
 	}
 	result := Result{Reason: o.Reason, Draw: o.Winner == "", Settlement: paid}
 	if o.Winner != "" {
 		result.WinnerID, g.WinnerID = &o.Winner, &o.Winner
 	}
 	g.Result, g.EndedAt, g.Deadline = &result, &now, nil
-	if _, err := tx.NewUpdate().Model(g).Column("status", "result", "winner_id", "ended_at", "deadline").WherePK().Exec(ctx); err != nil {
-		return fmt.Errorf("finish game %s: %w", g.ID, err)
-	}
 	if _, err := tx.NewDelete().Model((*presence)(nil)).Where("game_id = ?", g.ID).Exec(ctx); err != nil {
-		return fmt.Errorf("free the players of game %s: %w", g.ID, err)
+		return rules.Event{}, fmt.Errorf("free the players of game %s: %w", g.ID, err)
 	}
-	return s.append(ctx, tx, g, now, room.Update{}, rules.Event{Name: "game:completed", Data: Completed{GameID: g.ID, Status: g.Status, Result: result}})
+	return rules.Event{Name: "game:completed", Data: Completed{GameID: g.ID, Status: g.Status, Result: result}}, nil
 }
 
 // ExpireDue applies the timeout rules to every active game whose deadline

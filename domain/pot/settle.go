@@ -34,20 +34,19 @@ import (
 func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome) (game.Settlement, error) {
 	var out game.Settlement
 	var prior []byte
-	err := tx.QueryRowContext(ctx, "SELECT result FROM settlements WHERE game_id = ?", g.ID).Scan(&prior)
-	if err == nil {
+	var donated int64
+	err := tx.QueryRowContext(ctx, `SELECT (SELECT result FROM settlements WHERE game_id = ?),
+		(SELECT coalesce(sum(amount_minor), 0) FROM donations WHERE game_id = ? AND NOT late)`, g.ID, g.ID).Scan(&prior, &donated)
+	if err != nil {
+		return out, fmt.Errorf("read the settlement and the donations of game %s: %w", g.ID, err)
+	}
+	if prior != nil {
 		if err := json.Unmarshal(prior, &out); err != nil {
 			return out, fmt.Errorf("read the settlement of game %s: %w", g.ID, err)
 		}
 		return out, nil
 	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return out, fmt.Errorf("read the settlement of game %s: %w", g.ID, err)
-	}
-	p, err := potOf(ctx, tx, g.ID)
-	if err != nil {
-		return out, err
-	}
+	p := potWith(g.StakeMinor*int64(len(players)), donated)
 	win := o.Winner != ""
 	out = game.Settlement{PotMinor: p.TotalMinor, PlayerPotMinor: p.PlayerPotMinor, SpectatorPotMinor: p.SpectatorPotMinor,
 		EscrowAddress: s.EscrowAddress(g.ID).String()}
