@@ -98,6 +98,7 @@ type Service struct {
 	settle Settler
 	live   Live
 	rows   domain.SeqCache[Game]
+	seatCache
 }
 
 // New returns a Service that records events in rooms, pays out finished

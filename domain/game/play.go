@@ -107,7 +107,12 @@ func (s *Service) startGame(ctx context.Context, tx bun.Tx, n newGame) (Game, er
 			}
 		}
 	}
-	if _, err := s.rooms.Append(ctx, tx, id, now, append([]rules.Event{{Name: "game:started", Data: started}}, events...)...); err != nil {
+	rows, err := s.rooms.Append(ctx, tx, id, now, append([]rules.Event{{Name: "game:started", Data: started}}, events...)...)
+	if err != nil {
+		return Game{}, err
+	}
+	g.Seq, g.Seats, g.Players = rows[len(rows)-1].Seq, started.Players, n.players
+	if err := db.AfterCommit(ctx, func() { s.seatCache.put(id, g.Seats); s.rows.Put(id, g.Seq, g, time.Now()) }); err != nil {
 		return Game{}, err
 	}
 	for _, uid := range n.players {

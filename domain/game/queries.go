@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -155,21 +156,50 @@ func (s *Service) game(ctx context.Context, id string, fresh bool) (Game, error)
 	if g, ok := s.rows.Get(id, now); ok && !fresh {
 		return g, nil
 	}
-	err := s.db.NewSelect().Model(&g).ColumnExpr("g.*").
-		ColumnExpr(`(SELECT coalesce(json_agg(json_build_object('userId', p.user_id, 'username', u.username, 'seat', p.seat)
-			ORDER BY p.seat), '[]') FROM game_players AS p JOIN users AS u ON u.id = p.user_id WHERE p.game_id = g.id) AS seats`).
-		Where("g.id = ?", id).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return g, domain.Errorf(domain.CodeNotFound, "no such game")
+	seats, known := s.seatCache.get(id)
+	q := s.db.NewSelect().Model(&g).ColumnExpr("g.*").Where("g.id = ?", id)
+	if !known { // the seats never change: read once per game
+		q = q.ColumnExpr(`(SELECT coalesce(json_agg(json_build_object('userId', p.user_id, 'username', u.username, 'seat', p.seat)
+			ORDER BY p.seat), '[]') FROM game_players AS p JOIN users AS u ON u.id = p.user_id WHERE p.game_id = g.id) AS seats`)
 	}
-	if err != nil {
+	if err := q.Scan(ctx); errors.Is(err, sql.ErrNoRows) {
+		return g, domain.Errorf(domain.CodeNotFound, "no such game")
+	} else if err != nil {
 		return g, fmt.Errorf("read game %s: %w", id, err)
 	}
-	for _, p := range g.Seats {
-		g.Players = append(g.Players, p.UserID)
+	if known {
+		g.Seats = seats
+	} else {
+		s.seatCache.put(id, g.Seats)
+	}
+	g.Players = make([]string, len(g.Seats))
+	for i, p := range g.Seats {
+		g.Players[i] = p.UserID
 	}
 	s.rows.Put(id, g.Seq, g, now)
 	return g, nil
+}
+
+// seatCache keeps every game's seats, which never change once it starts.
+type seatCache struct {
+	mu sync.Mutex
+	m  map[string][]Seat
+}
+
+func (c *seatCache) get(gameID string) ([]Seat, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	seats, ok := c.m[gameID]
+	return seats, ok
+}
+
+func (c *seatCache) put(gameID string, seats []Seat) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= 100_000 {
+		c.m = map[string][]Seat{}
+	}
+	c.m[gameID] = seats
 }
 
 // LiveGame is an active game in the live list.

@@ -37,12 +37,13 @@ func (p *Presence) Publish(ctx context.Context, instance string, counts map[stri
 	}
 	now := p.now()
 	_, err := p.db.NewRaw(`WITH cur AS (SELECT unnest(?::uuid[]) AS game_id, unnest(?::int[]) AS viewers),
-		gone AS (DELETE FROM game_viewers v WHERE (v.instance_id = ? AND NOT EXISTS (SELECT 1 FROM cur WHERE cur.game_id = v.game_id))
-			OR v.updated_at < ?)
+		gone AS (DELETE FROM game_viewers v WHERE v.instance_id = ? AND v.game_id <> ALL(?::uuid[])),
+		stale AS (DELETE FROM game_viewers v WHERE v.updated_at < ? AND v.instance_id <> ?)
 		INSERT INTO game_viewers (game_id, instance_id, viewers, updated_at)
 		SELECT cur.game_id, ?, cur.viewers, ? FROM cur JOIN games g ON g.id = cur.game_id
 		ON CONFLICT (game_id, instance_id) DO UPDATE SET viewers = EXCLUDED.viewers, updated_at = EXCLUDED.updated_at`,
-		pgdialect.Array(ids), pgdialect.Array(viewers), instance, now.Add(-time.Minute), instance, now).Exec(ctx)
+		pgdialect.Array(ids), pgdialect.Array(viewers), instance, pgdialect.Array(ids), now.Add(-time.Minute), instance,
+		instance, now).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("publish the spectator counts of %d games: %w", len(counts), err)
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"wager/db"
 	"wager/domain"
@@ -200,7 +201,7 @@ func (l *Log) LastSeqs(ctx context.Context, gameIDs []string) (map[string]int, e
 		ID  string `bun:"id"`
 		Seq int    `bun:"seq"`
 	}
-	if err := l.db.NewSelect().Table("games").Column("id", "seq").Where("id IN (?)", bun.List(gameIDs)).Scan(ctx, &rows); err != nil {
+	if err := l.db.NewSelect().Table("games").Column("id", "seq").Where("id = ANY(?::uuid[])", pgdialect.Array(gameIDs)).Scan(ctx, &rows); err != nil {
 		return nil, fmt.Errorf("read the last seqs of %d games: %w", len(gameIDs), err)
 	}
 	for _, r := range rows {
