@@ -24,7 +24,7 @@ func (q *queryCounter) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) conte
 	return ctx
 }
 func (q *queryCounter) AfterQuery(_ context.Context, e *bun.QueryEvent) {
-	if !strings.Contains(e.Query, "game_viewers") && !strings.HasPrefix(e.Query, `SELECT "id", "seq" FROM "games"`) {
+	if !strings.Contains(e.Query, "instance_presence") && !strings.HasPrefix(e.Query, `SELECT "id", "seq" FROM "games"`) {
 		q.n.Add(1)
 	}
 }

@@ -26,7 +26,7 @@ func (l *statementLog) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) conte
 func (l *statementLog) AfterQuery(_ context.Context, e *bun.QueryEvent) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.on && !strings.Contains(e.Query, "game_viewers") && !strings.HasPrefix(e.Query, `SELECT "id", "seq" FROM "games"`) &&
+	if l.on && !strings.Contains(e.Query, "instance_presence") && !strings.HasPrefix(e.Query, `SELECT "id", "seq" FROM "games"`) &&
 		!strings.HasPrefix(e.Query, "SELECT pg_notify") {
 		l.list = append(l.list, e.Query)
 	}

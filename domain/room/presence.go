@@ -2,11 +2,11 @@ package room
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"wager/domain"
 )
@@ -16,9 +16,8 @@ import (
 const PresenceTTL = 3 * time.Second
 
 // Presence shares spectator counts between instances: each instance
-// writes how many spectator sockets it holds per game (every second, one
-// statement) and reads what the others hold. The table is unlogged:
-// presence is worth nothing after a database restart.
+// writes how many spectator sockets it holds per game, as one row
+// rewritten every second, and reads the other instances' rows.
 type Presence struct {
 	db  *bun.DB
 	now domain.Clock
@@ -28,22 +27,17 @@ type Presence struct {
 func NewPresence(bdb *bun.DB, now domain.Clock) *Presence { return &Presence{db: bdb, now: now} }
 
 // Publish records this instance's counts by game id, replacing its
-// previous ones (games no longer in counts are removed), and forgets rows
-// of instances silent for a minute.
+// previous ones, and forgets the rows of instances silent for a minute.
 func (p *Presence) Publish(ctx context.Context, instance string, counts map[string]int) error {
-	ids, viewers := make([]string, 0, len(counts)), make([]int, 0, len(counts))
-	for id, n := range counts {
-		ids, viewers = append(ids, id), append(viewers, n)
+	raw, err := json.Marshal(counts)
+	if err != nil {
+		return fmt.Errorf("encode the spectator counts: %w", err)
 	}
 	now := p.now()
-	_, err := p.db.NewRaw(`WITH cur AS (SELECT unnest(?::uuid[]) AS game_id, unnest(?::int[]) AS viewers),
-		gone AS (DELETE FROM game_viewers v WHERE v.instance_id = ? AND v.game_id <> ALL(?::uuid[])),
-		stale AS (DELETE FROM game_viewers v WHERE v.updated_at < ? AND v.instance_id <> ?)
-		INSERT INTO game_viewers (game_id, instance_id, viewers, updated_at)
-		SELECT cur.game_id, ?, cur.viewers, ? FROM cur JOIN games g ON g.id = cur.game_id
-		ON CONFLICT (game_id, instance_id) DO UPDATE SET viewers = EXCLUDED.viewers, updated_at = EXCLUDED.updated_at`,
-		pgdialect.Array(ids), pgdialect.Array(viewers), instance, pgdialect.Array(ids), now.Add(-time.Minute), instance,
-		instance, now).Exec(ctx)
+	_, err = p.db.NewRaw(`WITH gone AS (DELETE FROM instance_presence WHERE updated_at < ? AND instance_id <> ?)
+		INSERT INTO instance_presence (instance_id, counts, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT (instance_id) DO UPDATE SET counts = EXCLUDED.counts, updated_at = EXCLUDED.updated_at`,
+		now.Add(-time.Minute), instance, instance, string(raw), now).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("publish the spectator counts of %d games: %w", len(counts), err)
 	}
@@ -53,18 +47,21 @@ func (p *Presence) Publish(ctx context.Context, instance string, counts map[stri
 // Others returns the spectator counts by game id of every other instance
 // heard from within PresenceTTL.
 func (p *Presence) Others(ctx context.Context, instance string) (map[string]int, error) {
-	var rows []struct {
-		GameID string `bun:"game_id"`
-		N      int    `bun:"n"`
-	}
-	err := p.db.NewSelect().Table("game_viewers").ColumnExpr("game_id, sum(viewers) AS n").
-		Where("instance_id <> ? AND updated_at > ?", instance, p.now().Add(-PresenceTTL)).Group("game_id").Scan(ctx, &rows)
+	var rows []json.RawMessage
+	err := p.db.NewSelect().Table("instance_presence").Column("counts").
+		Where("instance_id <> ? AND updated_at > ?", instance, p.now().Add(-PresenceTTL)).Scan(ctx, &rows)
 	if err != nil {
 		return nil, fmt.Errorf("read other instances' spectator counts: %w", err)
 	}
-	out := make(map[string]int, len(rows))
-	for _, r := range rows {
-		out[r.GameID] = r.N
+	out := map[string]int{}
+	for _, raw := range rows {
+		var counts map[string]int
+		if err := json.Unmarshal(raw, &counts); err != nil {
+			return nil, fmt.Errorf("read other instances' spectator counts: %w", err)
+		}
+		for id, n := range counts {
+			out[id] += n
+		}
 	}
 	return out, nil
 }

@@ -91,7 +91,7 @@ func TestPresenceCountsOtherInstances(t *testing.T) {
 	check("a publishes no games", watcher, map[string]int{g1: 2})
 }
 
-func TestPresenceIgnoresUnknownGamesAndForgetsSilentInstances(t *testing.T) {
+func TestPresenceForgetsSilentInstances(t *testing.T) {
 	ctx := context.Background()
 	c := newClock(time.Date(2031, 4, 1, 12, 0, 0, 0, time.UTC))
 	p := NewPresence(dbtest.DB(t), c.now)
@@ -104,13 +104,13 @@ func TestPresenceIgnoresUnknownGamesAndForgetsSilentInstances(t *testing.T) {
 	rows := func(instance string) int {
 		t.Helper()
 		var n int
-		if err := dbtest.DB(t).QueryRowContext(ctx, "SELECT count(*) FROM game_viewers WHERE instance_id = ?", instance).Scan(&n); err != nil {
+		if err := dbtest.DB(t).QueryRowContext(ctx, "SELECT count(*) FROM instance_presence WHERE instance_id = ?", instance).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
 	}
 	if got := rows(dead); got != 1 {
-		t.Errorf("rows of the instance: got %d, want 1 (the unknown game left out)", got)
+		t.Errorf("rows of the instance: got %d, want 1", got)
 	}
 
 	// A minute later the instance that stopped publishing is forgotten by
