@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -143,6 +144,7 @@ func appendEvents(ctx context.Context, idb bun.IDB, gameID string, now time.Time
 	}
 	args = append(append(append(args, gameID), condArgs...), gameID, len(events), now)
 	values := make([]string, len(events))
+	rows := make([]Event, len(events))
 	for i, e := range events {
 		data, err := json.Marshal(e.Data)
 		if err != nil {
@@ -150,18 +152,23 @@ func appendEvents(ctx context.Context, idb bun.IDB, gameID string, now time.Time
 		}
 		values[i] = "(?::int, ?::text, ?::jsonb)"
 		args = append(args, i+1, e.Name, string(data))
+		rows[i] = Event{GameID: gameID, Name: e.Name, Data: data, CreatedAt: now}
 	}
 	// One statement: bump the seq and insert the rows numbered after it.
-	var rows []Event
+	var seqs []int
 	err := idb.NewRaw(`WITH g AS (UPDATE games SET `+set+` WHERE id = ?`+cond+` RETURNING seq)
 		INSERT INTO game_events (game_id, seq, name, data, created_at)
 		SELECT ?, g.seq - ? + v.ord, v.name, v.data, ? FROM g, (VALUES `+strings.Join(values, ", ")+`) AS v (ord, name, data)
-		RETURNING game_id, seq, name, data, created_at`, args...).Scan(ctx, &rows)
+		RETURNING seq`, args...).Scan(ctx, &seqs)
 	if err != nil {
 		return nil, fmt.Errorf("append events to game %s: %w", gameID, err)
 	}
-	if len(rows) == 0 {
+	if len(seqs) == 0 {
 		return nil, ErrNoGame
+	}
+	slices.Sort(seqs)
+	for i := range rows {
+		rows[i].Seq = seqs[i]
 	}
 	return rows, nil
 }
