@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/uptrace/bun"
 )
@@ -15,6 +16,10 @@ const Channel = "room_events"
 
 // maxPayload keeps a NOTIFY payload under PostgreSQL's limit (8000 bytes).
 const maxPayload = 7800
+
+// gather is how long an announcement waits for more to announce: a NOTIFY
+// is a commit of its own, so a busy instance sends at most one per gather.
+const gather = 5 * time.Millisecond
 
 // Announcement tells the other instances what this one's transactions
 // published since its previous announcement: the newest seq of every game
@@ -35,9 +40,9 @@ func ParseAnnouncement(payload string) (Announcement, error) {
 }
 
 // Announcer is the Sink that tells the other instances, batched: whatever
-// is published while one NOTIFY is on its way goes out in the next, so a
-// busy instance sends a few notifications per millisecond of commits
-// instead of one per transaction, and no game transaction waits for the
+// is published within gather of the first news goes out in one NOTIFY, so
+// a busy instance sends at most one notification per gather instead of
+// one per transaction, and no game transaction waits for the
 // database-wide lock that NOTIFY takes at commit. A notification that is
 // lost (the instance stops after a commit, before announcing) delays the
 // others until their periodic check of the rooms they serve reads the
@@ -82,6 +87,11 @@ func (a *Announcer) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-a.wake:
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(gather):
 		}
 		a.mu.Lock()
 		games, notices := a.games, a.notices
