@@ -150,7 +150,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.Concurrency, "concurrency", 64, "reads: concurrent connections")
 	fs.IntVar(&c.LiveGames, "live-games", 100, "reads: active games to create first")
 	fs.BoolVar(&c.Bare, "bare", true, "reads: also measure the bare Echo reference handler, started in-process")
-	fs.DurationVar(&c.Warmup, "warmup", 2*time.Second, "reads: unmeasured load before each endpoint")
+	fs.DurationVar(&c.Warmup, "warmup", 2*time.Second, "reads: unmeasured load before each endpoint; play: the start of the run left out of the figures (every table starts its first game at once)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

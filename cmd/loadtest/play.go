@@ -237,8 +237,8 @@ func (r *runner) play(ctx context.Context) error {
 	r.progress("stopping: waiting for moves in flight")
 	wg.Wait()
 
-	w := window{From: start, To: end}
-	res.DurationSeconds = (end - start).Seconds()
+	w := window{From: min(start+cfg.Warmup, end), To: end}
+	res.DurationSeconds = (end - w.From).Seconds()
 	res.Moves, res.MovePOST, res.GameStart = e.windowStats(w)
 	res.MovesPerSec = float64(res.Moves) / res.DurationSeconds
 	e.mu.Lock()

@@ -20,7 +20,7 @@ const (
 // counts as falling behind; reserved more are kept for the resync frames
 // that tell it so.
 const (
-	queueLen = 128
+	queueLen = 48
 	reserved = 8
 )
 

@@ -371,14 +371,9 @@ func (h *Hub) Join(ctx context.Context, c *Conn, gameID string, afterSeq, known 
 			r.mu.Unlock()
 			return nil
 		}
-		if replay, ok := r.replayLocked(afterSeq, c.Audience); ok {
-			for _, b := range replay {
-				if !c.deliver(b) {
-					r.mu.Unlock()
-					c.urgent(mustJSON(ResyncFrame{Type: "resync", GameID: gameID}))
-					return nil
-				}
-			}
+		replay, ok := r.replayLocked(afterSeq, c.Audience)
+		if ok && len(replay) == 0 {
+			// Caught up: a member from here on.
 			r.members[c] = &member{after: max(afterSeq, r.seq), player: player}
 			if !player {
 				r.watch++
@@ -392,8 +387,18 @@ func (h *Hub) Join(ctx context.Context, c *Conn, gameID string, afterSeq, known 
 		}
 		upTo := r.seq
 		r.mu.Unlock()
-		// Too far behind for the room's memory: replay from the store,
-		// then look again.
+		// Catch up outside the room's lock, from its memory when it reaches
+		// back far enough, else from the store, then look again. The
+		// socket's writer drains its queue meanwhile.
+		if ok {
+			for _, b := range replay {
+				if !c.push(b, h.writeWait) {
+					return nil // the socket was closed, or has not taken a frame for writeWait
+				}
+			}
+			afterSeq = upTo
+			continue
+		}
 		for afterSeq < upTo {
 			evs, err := h.store.Events(ctx, gameID, afterSeq, min(upTo-afterSeq, fetchLimit))
 			if err != nil {
@@ -404,7 +409,7 @@ func (h *Hub) Join(ctx context.Context, c *Conn, gameID string, afterSeq, known 
 			}
 			for _, f := range h.render(ctx, gameID, evs, c.Audience == HTML) {
 				if b := f.bytes[c.Audience]; b != nil && !c.push(b, h.writeWait) {
-					return nil // the socket was closed, or has not taken a frame for writeWait
+					return nil
 				}
 			}
 			afterSeq = evs[len(evs)-1].Seq

@@ -205,15 +205,16 @@ func TestAJoinReplaysFromMemoryOrFromTheStore(t *testing.T) {
 
 	reads := s.reads
 	recent := NewConn("u2", JSON)
-	if err := h.Join(ctx, recent, "g", 30, ringLen+20, false); err != nil {
+	joined := make(chan error, 1)
+	go func() { joined <- h.Join(ctx, recent, "g", 30, ringLen+20, false) }()
+	wantSeqs(t, "a resume the room remembers", drain(t, recent, ringLen-10).seqs, 31, ringLen+20)
+	if err := <-joined; err != nil {
 		t.Fatal(err)
 	}
-	wantSeqs(t, "a resume the room remembers", drain(t, recent, ringLen-10).seqs, 31, ringLen+20)
 	if s.reads != reads {
 		t.Errorf("a resume within the room's memory read the store %d times", s.reads-reads)
 	}
 	old := NewConn("u3", JSON)
-	joined := make(chan error, 1)
 	go func() { joined <- h.Join(ctx, old, "g", 5, ringLen+20, false) }() // its socket's writer drains meanwhile
 	wantSeqs(t, "an older resume", drain(t, old, ringLen+15).seqs, 6, ringLen+20)
 	if err := <-joined; err != nil {
@@ -247,11 +248,14 @@ func TestASubscriberThatFallsBehindIsToldToResyncAndMissesNothing(t *testing.T) 
 	}
 	last := got.seqs[len(got.seqs)-1]
 	wantSeqs(t, "the slow subscriber before its resync", got.seqs, 1, last)
-	// It rejoins with its last seq and gets exactly the rest.
-	if err := h.Join(ctx, slow, "g", last, s.last("g"), false); err != nil {
+	// It rejoins with its last seq and gets exactly the rest (its socket's
+	// writer drains the queue meanwhile).
+	joined := make(chan error, 1)
+	go func() { joined <- h.Join(ctx, slow, "g", last, s.last("g"), false) }()
+	wantSeqs(t, "the slow subscriber after rejoining", drain(t, slow, queueLen+50-last).seqs, last+1, queueLen+50)
+	if err := <-joined; err != nil {
 		t.Fatal(err)
 	}
-	wantSeqs(t, "the slow subscriber after rejoining", drain(t, slow, queueLen+50-last).seqs, last+1, queueLen+50)
 }
 
 // seqOf is the room's position, for tests.

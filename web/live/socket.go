@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -37,7 +38,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, client Client) {
 		audience = HTML
 	}
 	upgrader := websocket.Upgrader{
-		ReadBufferSize: 1024, WriteBufferSize: 4096,
+		ReadBufferSize: 1024, WriteBufferSize: 4096, WriteBufferPool: writeBuffers,
 		CheckOrigin: func(r *http.Request) bool {
 			if !client.Session {
 				return true
@@ -50,15 +51,24 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, client Client) {
 	if err != nil {
 		return // the upgrader has answered
 	}
+	// The socket lives on in two goroutines of its own, which start with
+	// small stacks, and the request's goroutine (whose stack grew through
+	// the middleware) ends.
 	c := NewConn(client.UserID, audience)
 	h.Register(c)
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	go h.write(ws, c, cancel)
-	h.read(ctx, ws, c)
-	cancel()
-	h.Unregister(c)
-	ws.Close()
+	go func() {
+		h.read(ctx, ws, c)
+		cancel()
+		h.Unregister(c)
+		ws.Close()
+	}()
 }
+
+// writeBuffers lends sockets a write buffer only while they write, so an
+// idle socket holds none.
+var writeBuffers = &sync.Pool{}
 
 func (h *Hub) write(ws *websocket.Conn, c *Conn, cancel context.CancelFunc) {
 	ping := time.NewTicker(pingPeriod)
