@@ -1,9 +1,11 @@
 package live
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -47,7 +49,8 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, client Client) {
 			return origin == "" || origin == "http://"+r.Host || origin == "https://"+r.Host
 		},
 	}
-	ws, err := upgrader.Upgrade(w, r, nil)
+	hj := &hijacker{ResponseWriter: w}
+	ws, err := upgrader.Upgrade(hj, r, nil)
 	if err != nil {
 		return // the upgrader has answered
 	}
@@ -57,7 +60,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, client Client) {
 	c := NewConn(client.UserID, audience)
 	h.Register(c)
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	go h.write(ws, c, cancel)
+	go h.write(ws, hj.conn, c, cancel)
 	go func() {
 		h.read(ctx, ws, c)
 		cancel()
@@ -70,7 +73,11 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, client Client) {
 // idle socket holds none.
 var writeBuffers = &sync.Pool{}
 
-func (h *Hub) write(ws *websocket.Conn, c *Conn, cancel context.CancelFunc) {
+// burst is how many queued frames a socket's writer sends in one write to
+// the network.
+const burst = 64
+
+func (h *Hub) write(ws *websocket.Conn, bc *batchConn, c *Conn, cancel context.CancelFunc) {
 	ping := time.NewTicker(pingPeriod)
 	defer func() {
 		ping.Stop()
@@ -84,8 +91,18 @@ func (h *Hub) write(ws *websocket.Conn, c *Conn, cancel context.CancelFunc) {
 			ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "too far behind"))
 			return
 		case frame := <-c.send:
+			// The frames queued by now go out together: one system call
+			// for a move's events instead of one each.
 			ws.SetWriteDeadline(time.Now().Add(h.writeWait))
-			if err := ws.WriteMessage(websocket.TextMessage, frame); err != nil {
+			bc.gather()
+			err := ws.WriteMessage(websocket.TextMessage, frame)
+			for n := 1; err == nil && n < burst && len(c.send) > 0; n++ {
+				err = ws.WriteMessage(websocket.TextMessage, <-c.send)
+			}
+			if ferr := bc.flush(); err == nil {
+				err = ferr
+			}
+			if err != nil {
 				return
 			}
 		case <-ping.C:
@@ -95,6 +112,58 @@ func (h *Hub) write(ws *websocket.Conn, c *Conn, cancel context.CancelFunc) {
 			}
 		}
 	}
+}
+
+// hijacker hands gorilla the connection wrapped in a batchConn.
+type hijacker struct {
+	http.ResponseWriter
+	conn *batchConn
+}
+
+func (h *hijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := http.NewResponseController(h.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	h.conn = &batchConn{Conn: c}
+	return h.conn, rw, nil
+}
+
+// batchConn is a socket's connection that, while its writer gathers,
+// keeps what is written in a buffer lent for the burst, and writes it to
+// the network at flush.
+type batchConn struct {
+	net.Conn
+	mu sync.Mutex
+	w  *bufio.Writer
+}
+
+var burstBuffers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 16<<10) }}
+
+func (b *batchConn) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.w != nil {
+		return b.w.Write(p)
+	}
+	return b.Conn.Write(p)
+}
+
+func (b *batchConn) gather() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.w = burstBuffers.Get().(*bufio.Writer)
+	b.w.Reset(b.Conn)
+}
+
+func (b *batchConn) flush() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	err := b.w.Flush()
+	b.w.Reset(nil)
+	burstBuffers.Put(b.w)
+	b.w = nil
+	return err
 }
 
 func (h *Hub) read(ctx context.Context, ws *websocket.Conn, c *Conn) {
