@@ -68,9 +68,9 @@ type App struct {
 	Echo *echo.Echo
 	Docs *web.OpenAPI
 
-	pages   []string                    // paths of the browser pages
-	details domain.SeqCache[GameDetail] // GET /games/:id by game id
-	live    struct {                    // GET /games/live
+	pages   []string                       // paths of the browser pages
+	details domain.SeqCache[*cachedDetail] // GET /games/:id by game id
+	live    struct {                       // GET /games/live
 		mu    sync.Mutex
 		games []game.LiveGame
 		at    time.Time
@@ -84,7 +84,7 @@ type App struct {
 // New builds the handlers and their routes.
 func New(s Services, o Options, log *slog.Logger) *App {
 	a := &App{Services: s, Options: o, log: log, now: domain.SystemClock, metrics: web.NewMetrics(), started: time.Now()}
-	a.details = domain.SeqCache[GameDetail]{Latest: s.Live.LatestSeq, MaxAge: game.ReadCacheAge, Size: 10_000}
+	a.details = domain.SeqCache[*cachedDetail]{Latest: s.Live.LatestSeq, MaxAge: game.ReadCacheAge, Size: 10_000}
 	a.Echo = a.routes()
 	return a
 }

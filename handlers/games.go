@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -118,13 +119,18 @@ func (a *App) gameMetadata(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	count := a.Live.Spectators(d.GameID)
+	body, err := d.encoded(count)
+	if err != nil {
+		return err
+	}
 	// The answer changes with the game's events and its spectators only.
-	etag := fmt.Sprintf(`W/"%d.%d"`, d.LastSeq, d.SpectatorCount)
+	etag := fmt.Sprintf(`W/"%d.%d"`, d.LastSeq, count)
 	c.Response().Header().Set("ETag", etag)
 	if c.Request().Header.Get("If-None-Match") == etag {
 		return c.NoContent(http.StatusNotModified)
 	}
-	return c.JSON(http.StatusOK, d)
+	return c.JSONBlob(http.StatusOK, body)
 }
 
 func (a *App) gameState(c echo.Context) error {
@@ -276,33 +282,56 @@ type GameDetail struct {
 }
 
 // gameDetail returns a game's public detail: from memory while no event
-// happened in the game since it was read (gameDetails), else read.
-func (a *App) gameDetail(ctx context.Context, id string) (GameDetail, error) {
+// happened in the game since it was read (a.details), else read.
+func (a *App) gameDetail(ctx context.Context, id string) (*cachedDetail, error) {
 	now := time.Now()
-	d, ok := a.details.Get(id, now)
-	if !ok {
-		m, err := a.Games.Metadata(ctx, id)
-		if err != nil {
-			return GameDetail{}, err
-		}
-		p, err := a.Pot.PotFor(ctx, m)
-		if err != nil {
-			return GameDetail{}, err
-		}
-		transfers := []pot.Transfer{}
-		if m.Status == game.StatusCompleted || m.Status == game.StatusCancelled {
-			if transfers, err = a.Pot.Transfers(ctx, m.GameID); err != nil {
-				return GameDetail{}, err
-			}
-		}
-		d = GameDetail{Meta: m, EscrowAddress: a.Pot.EscrowAddress(m.GameID).String(), Pot: p, Settlement: transfers}
-		// A transfer on its way changes without an event until it confirms.
-		if !slices.ContainsFunc(transfers, func(t pot.Transfer) bool { return t.Status != "confirmed" }) {
-			a.details.Put(id, m.LastSeq, d, now)
+	if d, ok := a.details.Get(id, now); ok {
+		return d, nil
+	}
+	m, err := a.Games.Metadata(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	p, err := a.Pot.PotFor(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	transfers := []pot.Transfer{}
+	if m.Status == game.StatusCompleted || m.Status == game.StatusCancelled {
+		if transfers, err = a.Pot.Transfers(ctx, m.GameID); err != nil {
+			return nil, err
 		}
 	}
-	d.SpectatorCount = a.Live.Spectators(d.GameID)
+	d := &cachedDetail{GameDetail: GameDetail{Meta: m, EscrowAddress: a.Pot.EscrowAddress(m.GameID).String(), Pot: p,
+		Settlement: transfers}}
+	// A transfer on its way changes without an event until it confirms.
+	if !slices.ContainsFunc(transfers, func(t pot.Transfer) bool { return t.Status != "confirmed" }) {
+		a.details.Put(id, m.LastSeq, d, now)
+	}
 	return d, nil
+}
+
+// cachedDetail is a game's detail with its last encoding, which serves
+// while the spectator count stays the same.
+type cachedDetail struct {
+	GameDetail
+	mu   sync.Mutex
+	body []byte
+}
+
+// encoded returns the detail's JSON with count spectators.
+func (d *cachedDetail) encoded(count int) ([]byte, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.body == nil || d.SpectatorCount != count {
+		d.SpectatorCount = count
+		body, err := json.Marshal(d.GameDetail)
+		if err != nil {
+			return nil, fmt.Errorf("encode game %s: %w", d.GameID, err)
+		}
+		d.body = body
+	}
+	return d.body, nil
 }
 
 // StatusAnswer is the answer of an operation that only says what it did.
