@@ -10,8 +10,19 @@
   const lastSeq = () => Number((document.getElementById("live-seq") || {}).dataset?.seq || 0);
 
   // Join (or rejoin after a reconnect) from the last event this page has.
-  document.body.addEventListener("htmx:wsOpen", (e) => {
-    e.detail.socketWrapper.send(JSON.stringify({ type: "join-game", gameId, lastSeq: lastSeq() }));
+  const join = (socket) => socket.send(JSON.stringify({ type: "join-game", gameId, lastSeq: lastSeq() }));
+  document.body.addEventListener("htmx:wsOpen", (e) => join(e.detail.socketWrapper));
+  // A page that fell behind is told to resync: it rejoins from its last
+  // event and misses nothing. Only that message is JSON; the rest is HTML.
+  document.body.addEventListener("htmx:wsBeforeMessage", (e) => {
+    const text = typeof e.detail.message === "string" ? e.detail.message : "";
+    if (!text.startsWith("{")) return;
+    e.preventDefault();
+    try {
+      if (JSON.parse(text).type === "resync") join(e.detail.socketWrapper);
+    } catch (_) {
+      // not a control message: nothing to do
+    }
   });
 
   function tick() {
