@@ -111,3 +111,15 @@ func (v Validator) Err() error {
 	}
 	return Invalid(v)
 }
+
+// Text is UserText that records the failure in v instead of returning it.
+func (v Validator) Text(field, text string, multiline bool, max int) string {
+	clean, err := UserText(field, text, multiline, max)
+	var e *Error
+	if errors.As(err, &e) {
+		for f, reason := range e.Fields {
+			v.Check(false, f, reason)
+		}
+	}
+	return clean
+}

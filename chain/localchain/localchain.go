@@ -216,9 +216,16 @@ func (c *Chain) Slot(ctx context.Context) (uint64, error) {
 	return slot, nil
 }
 
+// MaxAirdrop is the most lamports one airdrop gives (1,000 SOL): balances
+// are 64-bit, and a test needs no more.
+const MaxAirdrop = 1_000 * 1_000_000_000
+
 // Airdrop credits lamports to an address (creating it as a system account)
 // and records a transaction signature for it.
 func (c *Chain) Airdrop(ctx context.Context, to solana.PublicKey, lamports uint64) (solana.Signature, error) {
+	if lamports > MaxAirdrop {
+		return solana.Signature{}, fmt.Errorf("an airdrop of %d lamports is more than %d", lamports, uint64(MaxAirdrop))
+	}
 	return c.credit(ctx, func(ctx context.Context, s *state) error {
 		acc, ok, err := s.account(ctx, to)
 		if err != nil {

@@ -79,7 +79,9 @@ func (c *Chain) handle(ctx context.Context, req rpcRequest) rpcResponse {
 	if err != nil {
 		var re *rpcError
 		if !errors.As(err, &re) {
-			re = &rpcError{Code: -32603, Message: "Internal error: " + err.Error()}
+			// What went wrong inside (a database error) is not the caller's
+			// to read.
+			re = &rpcError{Code: -32603, Message: "Internal error"}
 		}
 		resp.Error = re
 		return resp
@@ -222,6 +224,9 @@ func (c *Chain) call(ctx context.Context, method string, params []json.RawMessag
 		lamports, err := param[uint64](params, 1)
 		if err != nil {
 			return nil, err
+		}
+		if lamports == 0 || lamports > MaxAirdrop {
+			return nil, invalidParams("lamports must be from 1 to %d", uint64(MaxAirdrop))
 		}
 		sig, err := c.Airdrop(ctx, addr, lamports)
 		if err != nil {

@@ -36,6 +36,7 @@ type User struct {
 
 // Limits of the profile fields.
 const (
+	MaxUsername    = 20
 	MaxDisplayName = 40
 	MaxBio         = 280
 	MinSearch      = 2
@@ -124,21 +125,15 @@ func (s *Service) UpdateProfile(ctx context.Context, userID string, p ProfileUpd
 	v := domain.Validator{}
 	q := s.db.NewUpdate().Model((*User)(nil)).Where("id = ?", userID).Set("updated_at = ?", s.now())
 	if p.Username != nil {
-		name := strings.ToLower(strings.TrimSpace(*p.Username))
+		name := strings.ToLower(v.Text("username", *p.Username, false, MaxUsername))
 		v.Check(usernameRE.MatchString(name), "username", "3 to 20 characters: letters a-z, digits and _")
 		q = q.Set("username = ?", name)
 	}
 	if p.DisplayName != nil {
-		name := strings.TrimSpace(*p.DisplayName)
-		v.Check(utf8.RuneCountInString(name) <= MaxDisplayName, "displayName", "at most 40 characters")
-		v.Check(!hasControl(name, ""), "displayName", "must not contain control characters")
-		q = q.Set("display_name = ?", name)
+		q = q.Set("display_name = ?", v.Text("displayName", *p.DisplayName, false, MaxDisplayName))
 	}
 	if p.Bio != nil {
-		bio := strings.TrimSpace(*p.Bio)
-		v.Check(utf8.RuneCountInString(bio) <= MaxBio, "bio", "at most 280 characters")
-		v.Check(!hasControl(bio, "\n\r\t"), "bio", "must not contain control characters other than line breaks and tabs")
-		q = q.Set("bio = ?", bio)
+		q = q.Set("bio = ?", v.Text("bio", *p.Bio, true, MaxBio))
 	}
 	if err := v.Err(); err != nil {
 		return User{}, err
@@ -156,17 +151,6 @@ func (s *Service) UpdateProfile(ctx context.Context, userID string, p ProfileUpd
 		return User{}, domain.Errorf(domain.CodeNotFound, "no such user")
 	}
 	return u, nil
-}
-
-// hasControl reports whether s has a control character that is not in
-// except.
-func hasControl(s, except string) bool {
-	for _, r := range s {
-		if (r < 0x20 || r == 0x7f) && !strings.ContainsRune(except, r) {
-			return true
-		}
-	}
-	return false
 }
 
 // FindOrCreate returns the user of a wallet, creating it with a generated
