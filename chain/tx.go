@@ -31,6 +31,17 @@ const (
 	ComputeUnitPrice = 1_000 // micro-lamports per compute unit
 )
 
+// LamportsPerSignature is Solana's base fee for each signature of a
+// transaction.
+const LamportsPerSignature = 5_000
+
+// FeeOf is what a transaction built here costs its fee payer: the base fee
+// of each of its signatures and the priority fee of its compute budget.
+func FeeOf(tx *solana.Transaction) int64 {
+	return int64(tx.Message.Header.NumRequiredSignatures)*LamportsPerSignature +
+		(ComputeUnitLimit*ComputeUnitPrice+999_999)/1_000_000
+}
+
 // ATA returns the associated token account of owner for mint.
 func ATA(owner, mint solana.PublicKey) solana.PublicKey {
 	addr, _, err := solana.FindAssociatedTokenAddress(owner, mint)

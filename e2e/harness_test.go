@@ -120,8 +120,9 @@ func startServer(t *testing.T, env map[string]string) *server { return testserve
 
 // newPage opens a page in a fresh browser context (its own cookies and
 // storage) whose base URL is the server's, so page.Goto("/docs") works.
-// Uncaught JavaScript errors fail the test when it ends; console errors are
-// logged. A failed test leaves a screenshot named after it.
+// Uncaught JavaScript errors and breaches of the server's
+// Content-Security-Policy fail the test when it ends; other console errors
+// are logged. A failed test leaves a screenshot named after it.
 func newPage(t *testing.T, s *server) playwright.Page {
 	t.Helper()
 	bctx, err := browser(t).NewContext(playwright.BrowserNewContextOptions{
@@ -175,7 +176,13 @@ func newPage(t *testing.T, s *server) playwright.Page {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, e := range consoleErrors {
-			t.Logf("browser console error: %s", e)
+			// The server's Content-Security-Policy forbids inline script and
+			// style: a page that breaks it fails its test.
+			if strings.Contains(e, "Content Security Policy") {
+				t.Errorf("the page breaks its Content-Security-Policy: %s", e)
+			} else {
+				t.Logf("browser console error: %s", e)
+			}
 		}
 		if len(pageErrors) > 0 {
 			t.Errorf("uncaught JavaScript errors in the page:\n  %s", strings.Join(pageErrors, "\n  "))

@@ -141,6 +141,12 @@ func TestWalletFaucetDepositWithdraw(t *testing.T) {
 		t.Errorf("withdrawal row amount: %v", err)
 	}
 
+	// Less than the smallest withdrawal: the limit, inline.
+	fill(t, page, "withdraw-amount", "0.05")
+	click(t, page, "withdraw-submit")
+	wantStatus(t, page, "The amount must be at least 0.1 USDC (100000) for a withdrawal", "too small a withdrawal")
+	wantText(t, page.GetByTestId("balance-available"), "1.5", "available after the refused withdrawal")
+
 	// More than the balance: the server's INSUFFICIENT_FUNDS message, inline.
 	fill(t, page, "withdraw-amount", "1000")
 	click(t, page, "withdraw-submit")

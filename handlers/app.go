@@ -6,6 +6,7 @@ package handlers
 
 import (
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/pprof"
 	"net/url"
@@ -59,6 +60,9 @@ type Options struct {
 	EmbeddedChain bool      // the dev wallet is offered
 	ChainID       string    // localnet, devnet, testnet, mainnet or custom
 	PublicURL     string
+	// TrustedProxies are the proxies whose X-Forwarded-For names the
+	// client; without them the peer address is the client's.
+	TrustedProxies []*net.IPNet
 }
 
 // App is the HTTP side of the server: every route and its handler.

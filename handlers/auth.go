@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -32,7 +33,7 @@ func (a *App) handshake(c echo.Context) error {
 	if err := a.refuseDuringMaintenance(req.WalletAddress); err != nil {
 		return err
 	}
-	ch, err := a.Auth.Handshake(c.Request().Context(), req.WalletAddress, c.Request().Header.Get("X-App-Id"))
+	ch, err := a.Auth.Handshake(c.Request().Context(), req.WalletAddress, c.Request().Header.Get("X-App-Id"), c.RealIP())
 	if err != nil {
 		return err
 	}
@@ -43,6 +44,7 @@ func (a *App) handshake(c echo.Context) error {
 type LoginRequest struct {
 	SignedMessage string `json:"signedMessage" doc:"base64 of the detached ed25519 signature over the message bytes"`
 	Address       string `json:"address" doc:"base58 Solana address that signed"`
+	Nonce         string `json:"nonce,omitempty" doc:"the nonce of the challenge signed; without it, any unexpired, unused challenge of the wallet may be the one"`
 }
 
 // LoginResponse carries the access token and the signed-in user.
@@ -62,7 +64,7 @@ func (a *App) loginWallet(c echo.Context) error {
 		return err
 	}
 	appID := c.Request().Header.Get("X-App-Id")
-	u, err := a.Auth.Login(c.Request().Context(), req.Address, req.SignedMessage, appID)
+	u, err := a.Auth.Login(c.Request().Context(), req.Address, req.SignedMessage, appID, req.Nonce)
 	if err != nil {
 		return err
 	}
@@ -72,6 +74,16 @@ func (a *App) loginWallet(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, LoginResponse{AccessToken: token, TokenType: "Bearer",
 		ExpiresIn: int(auth.TokenLifetime.Seconds()), User: profileOf(u)})
+}
+
+// logoutToken signs the bearer token out: every instance refuses it from
+// now on.
+func (a *App) logoutToken(c echo.Context) error {
+	token, _ := strings.CutPrefix(c.Request().Header.Get(echo.HeaderAuthorization), "Bearer ")
+	if err := a.Auth.Logout(c.Request().Context(), strings.TrimSpace(token)); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
 }
 
 // refuseDuringMaintenance lets only admin wallets sign in while the

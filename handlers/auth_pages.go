@@ -34,6 +34,9 @@ func safeNext(next string) string {
 // POST /auth/login-wallet (app id "web"), answered with a session cookie.
 // It is called by the wallet script with JSON and answers JSON.
 func (a *App) createSession(c echo.Context) error {
+	if err := web.CheckSameSiteJSON(c, a.PublicURL); err != nil {
+		return err
+	}
 	var req LoginRequest
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
@@ -42,7 +45,7 @@ func (a *App) createSession(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	u, err := a.Auth.Login(ctx, req.Address, req.SignedMessage, "web")
+	u, err := a.Auth.Login(ctx, req.Address, req.SignedMessage, "web", req.Nonce)
 	if err != nil {
 		return err
 	}

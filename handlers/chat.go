@@ -1,13 +1,10 @@
 package handlers
 
 import (
-	"errors"
 	"net/http"
-	"strconv"
 
 	"github.com/labstack/echo/v4"
 
-	"wager/domain"
 	"wager/domain/chat"
 	"wager/web"
 )
@@ -54,20 +51,9 @@ func (a *App) sendChat(c echo.Context) error {
 	}
 	msg, err := a.Chat.Send(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("type"), c.Param("id"), req.Text)
 	if err != nil {
-		setRetryAfter(c, err)
 		return err
 	}
 	return c.JSON(http.StatusCreated, msg)
-}
-
-// setRetryAfter copies a RATE_LIMITED error's wait into Retry-After.
-func setRetryAfter(c echo.Context, err error) {
-	var de *domain.Error
-	if errors.As(err, &de) && de.Code == domain.CodeRateLimited {
-		if wait, ok := de.Extra["retryAfterSeconds"].(int); ok {
-			c.Response().Header().Set("Retry-After", strconv.Itoa(wait))
-		}
-	}
 }
 
 func (a *App) chatHistory(c echo.Context) error {

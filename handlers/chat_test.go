@@ -143,8 +143,14 @@ func TestChatValidation(t *testing.T) {
 	if m := a.said(t, p1, "game", game, strings.Repeat("ä", 500)); len([]rune(m["text"].(string))) != 500 {
 		t.Errorf("500 characters came back as %d", len([]rune(m["text"].(string))))
 	}
-	if m := a.said(t, p1, "game", game, " \x1b[31mred\x00 line\r\nnext\u202E "); m["text"] != "[31mred line\nnext" {
-		t.Errorf("control characters: got %q, want %q", m["text"], "[31mred line\nnext")
+	for _, text := range []string{"\x1b[31mred", "nul\x00", "tab\there", "c1\u0085x", "abc\u202Egnp.exe", "\u2066isolate\u2069"} {
+		e := a.say(t, p1, "game", game, text).wantError(t, 400, "VALIDATION_ERROR")
+		if reason, _ := e["fields"].(map[string]any)["text"].(string); !strings.Contains(reason, "must not contain") {
+			t.Errorf("%q: %v, want the text field named with what it must not contain", text, e)
+		}
+	}
+	if m := a.said(t, p1, "game", game, " line\r\nnext "); m["text"] != "line\nnext" {
+		t.Errorf("line breaks: got %q, want %q", m["text"], "line\nnext")
 	}
 
 	e := a.say(t, p1, "lobby", game, "hi").wantError(t, 400, "VALIDATION_ERROR")

@@ -560,7 +560,7 @@ func TestChatScriptIsStoredAsTextAndRenderedEscaped(t *testing.T) {
 func (a *testApp) sessionCookie(t testing.TB, w wallet) string {
 	t.Helper()
 	msg := a.requestChallenge(t, w, "web")
-	r := a.do(t, request{method: http.MethodPost, path: "/session",
+	r := a.do(t, request{method: http.MethodPost, path: "/session", header: map[string]string{"Origin": "http://example.com"},
 		body: jsonBody(map[string]string{"address": w.address(), "signedMessage": w.sign(msg)})})
 	for _, c := range r.Result().Cookies() {
 		if c.Name == "wager_session" {

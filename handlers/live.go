@@ -82,6 +82,5 @@ func (v *LiveViews) Join(ctx context.Context, gameID, userID string) (live.Joine
 // liveSocket serves the live WebSocket (web/live has the protocol).
 func (a *App) liveSocket(c echo.Context) error {
 	id := web.IdentityOf(c)
-	a.Live.Serve(c.Response(), c.Request(), live.Client{UserID: id.UserID, Session: id.Session})
-	return nil
+	return a.Live.Serve(c.Response(), c.Request(), live.Client{UserID: id.UserID, Session: id.Session})
 }

@@ -2,11 +2,15 @@ package handlers_test
 
 import (
 	"context"
+	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/uptrace/bun"
 
 	"wager/db"
@@ -108,6 +112,114 @@ func drainFrames(conns []*live.Conn) {
 	for _, c := range conns {
 		for len(c.Frames()) > 0 {
 			<-c.Frames()
+		}
+	}
+}
+
+// BenchmarkDeliveryWhileAnotherUserFloods measures how long one game event
+// takes to reach a watcher's socket, from the start of the transaction that
+// appends it to the frame's arrival (p50-µs, p99-µs), while nobody else
+// uses the server (quiet) and while another user floods it from all the
+// sockets it may hold, joining and leaving the game as fast as the server
+// answers and reconnecting whenever the server closes a socket for it
+// (flood).
+func BenchmarkDeliveryWhileAnotherUserFloods(b *testing.B) {
+	for _, flooding := range []bool{false, true} {
+		name := "quiet"
+		if flooding {
+			name = "flood"
+		}
+		b.Run(name, func(b *testing.B) {
+			a := newTestApp(b, nil)
+			srv := httptest.NewServer(a.Handler())
+			b.Cleanup(srv.Close)
+			p1, _, gameID := a.match(b, `{"rounds": 9, "roundSeconds": 120}`)
+			watcher := dialWS(b, srv, tokenOf(a.newPlayer(b)))
+			watcher.send(map[string]any{"type": "join-game", "gameId": gameID})
+			watcher.next("joined")
+
+			ctx, stop := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			var answered, closed atomic.Int64
+			if flooding {
+				url := "ws" + strings.TrimPrefix(srv.URL, "http") + "/ws?token=" + tokenOf(a.newPlayer(b))
+				for range live.MaxSocketsPerUser {
+					wg.Go(func() { flood(ctx, url, gameID, &answered, &closed) })
+				}
+			}
+			b.Cleanup(func() { stop(); wg.Wait() })
+			time.Sleep(500 * time.Millisecond)
+
+			latencies := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for range b.N {
+				start := time.Now()
+				err := db.Transact(ctx, a.DB, func(ctx context.Context, tx bun.Tx) error {
+					_, err := a.Rooms.Append(ctx, tx, gameID, time.Now(), domain.Event{Name: "game:rps:round:submitted",
+						Data: rules.RPSSubmitted{Round: 1, UserID: p1.id, Commitment: strings.Repeat("c", 64)}})
+					return err
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				watcher.next("event")
+				latencies = append(latencies, time.Since(start))
+			}
+			b.StopTimer()
+			slices.Sort(latencies)
+			b.ReportMetric(float64(latencies[len(latencies)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(latencies[len(latencies)*99/100].Microseconds()), "p99-µs")
+			if flooding {
+				b.ReportMetric(float64(answered.Load())/b.Elapsed().Seconds(), "flood-answers/s")
+				b.ReportMetric(float64(closed.Load())/b.Elapsed().Seconds(), "flood-closes/s")
+			}
+		})
+	}
+}
+
+// flood joins and leaves a game on one socket as fast as the server
+// answers, dialling again whenever the server closes the socket, until ctx
+// is done. (Waiting for each answer keeps the flooder, which shares the
+// machine, from spending its CPU on writes the server never reads.)
+func flood(ctx context.Context, url, gameID string, answered, closed *atomic.Int64) {
+	join := []byte(`{"type":"join-game","gameId":"` + gameID + `"}`)
+	leave := []byte(`{"type":"leave-game","gameId":"` + gameID + `"}`)
+	for ctx.Err() == nil {
+		c, _, err := websocket.DefaultDialer.DialContext(ctx, url, nil)
+		if err != nil {
+			time.Sleep(10 * time.Millisecond) // the closed socket's place is not free yet
+			continue
+		}
+		stop := context.AfterFunc(ctx, func() { c.Close() })
+		for i := 0; ; i++ {
+			msg, want := join, `"type":"joined"`
+			if i%2 == 1 {
+				msg, want = leave, `"type":"left"`
+			}
+			if c.WriteMessage(websocket.TextMessage, msg) != nil {
+				break
+			}
+			if !awaitFrame(c, want) {
+				break
+			}
+			answered.Add(1)
+		}
+		closed.Add(1)
+		stop()
+		c.Close()
+	}
+}
+
+// awaitFrame reads frames until one containing want, and reports false
+// when the socket closes first.
+func awaitFrame(c *websocket.Conn, want string) bool {
+	for {
+		_, data, err := c.ReadMessage()
+		if err != nil {
+			return false
+		}
+		if strings.Contains(string(data), want) {
+			return true
 		}
 	}
 }

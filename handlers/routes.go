@@ -28,10 +28,18 @@ func (a *App) routes() *echo.Echo {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = web.ErrorHandler(a.log, a.renderErrorPage)
 	e.IPExtractor = echo.ExtractIPDirect()
+	if len(a.TrustedProxies) > 0 {
+		trust := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+		for _, n := range a.TrustedProxies {
+			trust = append(trust, echo.TrustIPRange(n))
+		}
+		e.IPExtractor = echo.ExtractIPFromXFFHeader(trust...)
+	}
 
 	policy := web.VersionPolicy{APIVersion: APIVersion, MinSDK: a.MinSDKVersion,
 		GraceUntil: a.SDKGraceUntil, Now: a.now}
 	e.Use(
+		web.SecurityHeaders,
 		middleware.RequestID(),
 		web.Observe(a.log, a.metrics),
 		web.Recover(a.log),
@@ -69,11 +77,16 @@ func (a *App) routes() *echo.Echo {
 	// Sign-in: open to admin wallets during maintenance (the handlers check).
 	r.signIn(http.MethodPost, "/auth/handshake", a.handshake, web.Op{Tag: "auth",
 		Summary: "Get a sign-in message for a wallet", Request: HandshakeRequest{}, Response: HandshakeResponse{},
-		Description: "Header X-App-Id is required. The message is single-use and expires after 5 minutes."})
+		Description: "Header X-App-Id is required. The message is single-use and expires after 5 minutes; any unexpired, unused challenge of the wallet can be signed. " +
+			"At most 10 a minute for one wallet from one client address (asking in someone else's name uses up nothing of theirs) and AUTH_RATE_LIMIT (120) a minute per client address: past either, 429 RATE_LIMITED with Retry-After.",
+		Errors: []int{http.StatusTooManyRequests}})
 	r.signIn(http.MethodPost, "/auth/login-wallet", a.loginWallet, web.Op{Tag: "auth",
 		Summary: "Sign in with the wallet's signature of the message", Request: LoginRequest{}, Response: LoginResponse{},
 		Description: "Header X-App-Id is required. Any failure is 401 UNAUTHORIZED.", Errors: []int{http.StatusUnauthorized}})
 
+	r.json(http.MethodPost, "/auth/logout", a.logoutToken, web.Op{Tag: "auth", Auth: web.AuthRequired, Status: http.StatusNoContent,
+		Summary:     "Sign the access token out",
+		Description: "Every instance refuses the token from then on (401)."})
 	r.signIn(http.MethodPost, "/session", a.createSession, web.Op{Tag: "auth",
 		Summary: "Browser sign-in: like /auth/login-wallet for app id \"web\", answered with a session cookie",
 		Request: LoginRequest{}, Response: SessionAnswer{}, Errors: []int{http.StatusUnauthorized, http.StatusForbidden}})
@@ -175,8 +188,11 @@ func (a *App) routes() *echo.Echo {
 	r.json(http.MethodDelete, "/challenges/:id", a.respondChallenge("cancel"), web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "Cancel a challenge you sent", Response: game.Challenge{}, Errors: []int{http.StatusConflict}})
 	r.live(http.MethodGet, "/ws", a.liveSocket, web.Op{Tag: "spectate", Auth: web.AuthRequired, Status: http.StatusSwitchingProtocols,
-		Summary:     "Live events over WebSocket",
-		Description: "Authenticate with Authorization: Bearer, ?token=<jwt> or the session cookie. Send {type: join-game, gameId, lastSeq?}; receive joined (with the state) then {type: event, event, gameId, seq, data}. leave-game leaves. Personal notices arrive as {type: notice}."})
+		Errors:  []int{http.StatusTooManyRequests},
+		Summary: "Live events over WebSocket",
+		Description: "Authenticate with Authorization: Bearer, ?token=<jwt> or the session cookie. Send {type: join-game, gameId, lastSeq?}; receive joined (with the state) then {type: event, event, gameId, seq, data}. leave-game leaves. Personal notices arrive as {type: notice}. " +
+			"At most 20 sockets per user, opened at most 1 a second after the first 20: past that, 429 RATE_LIMITED before the upgrade. " +
+			"A socket that sends more than 20 messages a second (bursts of 40), or one message over 4 KiB, is closed (1008, 1009); the user's other sockets are not."})
 
 	a.chatRoutes(r)
 	a.paymentRoutes(r)
@@ -186,18 +202,21 @@ func (a *App) routes() *echo.Echo {
 	r.json(http.MethodPost, "/wallets/transfer/prepare", a.prepareTransfer, web.Op{Tag: "wallet", Auth: web.AuthRequired,
 		Summary: "Prepare a USDC transfer from your wallet (to depositAddress: a deposit)",
 		Description: "Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. " +
-			"When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it).",
+			"When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). " +
+			"A deposit is at least 10000 minor units (0.01 USDC); a plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.",
 		Request: TransferRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusConflict}})
 	r.json(http.MethodPost, "/wallets/transfer/submit", a.submitTransfer, web.Op{Tag: "wallet", Auth: web.AuthRequired,
-		Summary:     "Submit the signed transfer; answers once it is confirmed",
-		Description: "Submitting the same intent again answers the same receipt and moves nothing more. 409 when it expired or the network refused it; 503 when the outcome is not known yet (submit again).",
-		Request:     SubmitRequest{}, Response: money.Receipt{}, Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusServiceUnavailable}})
+		Summary: "Submit the signed transfer; answers once it is confirmed",
+		Description: "Submitting the same intent again answers the same receipt and moves nothing more. 409 when it expired or the network refused it; 503 when the outcome is not known yet (submit again). " +
+			"The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day: past it, 429 RATE_LIMITED until the next day.",
+		Request: SubmitRequest{}, Response: money.Receipt{}, Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable}})
 	r.json(http.MethodPost, "/wallets/withdraw", a.withdraw, web.Op{Tag: "wallet", Auth: web.AuthRequired,
 		Summary: "Withdraw from your platform balance to your wallet",
 		Description: "Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). " +
-			"200 when confirmed, 202 while pending. The platform opens your wallet's USDC account if it is missing, once per user; " +
-			"after that a missing account is 409 CONFLICT.",
-		Request: WithdrawRequest{}, Response: money.Withdrawal{}, Errors: []int{http.StatusConflict},
+			"200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, " +
+			"once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. " +
+			"Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED.",
+		Request: WithdrawRequest{}, Response: money.Withdrawal{}, Errors: []int{http.StatusConflict, http.StatusTooManyRequests},
 		Responses: map[int]any{http.StatusAccepted: money.Withdrawal{}},
 		Header:    []web.Param{{Name: "Idempotency-Key", MaxLength: 255, Description: "makes retries safe"}}})
 	r.json(http.MethodGet, "/wallets/me/transactions", a.walletHistory, web.Op{Tag: "wallet", Auth: web.AuthRequired,

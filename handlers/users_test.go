@@ -180,7 +180,7 @@ func TestBrowserSessionAndCSRF(t *testing.T) {
 	a := newTestApp(t, map[string]string{"JWT_SECRET": testSecret})
 	w := newWallet(t)
 	msg := a.requestChallenge(t, w, "web")
-	r := a.do(t, request{method: http.MethodPost, path: "/session",
+	r := a.do(t, request{method: http.MethodPost, path: "/session", header: map[string]string{"Origin": "http://example.com"},
 		body: jsonBody(map[string]string{"address": w.address(), "signedMessage": w.sign(msg)})})
 	if r.Code != 200 {
 		t.Fatalf("/session: got %d %s", r.Code, r.Body)

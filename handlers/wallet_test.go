@@ -203,8 +203,8 @@ func TestExpiredIntentsAndBlockhashesAreRefused(t *testing.T) {
 
 func TestWithdrawalCannotOverdrawUnderConcurrency(t *testing.T) {
 	a := newTestApp(t, nil)
-	w, auth := a.funded(t, 5_000_000)
-	p := a.prepare(t, auth, a.depositAddress(t, auth), 1_000_000)
+	w, auth := a.funded(t, 20_000_000)
+	p := a.prepare(t, auth, a.depositAddress(t, auth), 10_000_000)
 	if r := a.submit(t, auth, p["intentId"].(string), signPrepared(t, w, p["transaction"].(string), nil)); r.Code != 200 {
 		t.Fatalf("deposit: %d %s", r.Code, r.Body)
 	}
@@ -216,7 +216,7 @@ func TestWithdrawalCannotOverdrawUnderConcurrency(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: auth, body: `{"amountMinor": 300000}`})
+			r := a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: auth, body: `{"amountMinor": 3000000}`})
 			if r.Code != 200 && r.Code != 409 {
 				t.Errorf("withdraw: %d %s", r.Code, r.Body)
 			}
@@ -232,8 +232,8 @@ func TestWithdrawalCannotOverdrawUnderConcurrency(t *testing.T) {
 		}
 	}
 	b := a.balances(t, auth)
-	if ok != 3 || b.available != 100_000 || b.onChain != 4_000_000+900_000 {
-		t.Fatalf("10 concurrent withdrawals of 0.3 from 1 USDC: %d succeeded, available %d, on chain %d; want 3, 100000, 4900000",
+	if ok != 3 || b.available != 1_000_000 || b.onChain != 10_000_000+9_000_000 {
+		t.Fatalf("10 concurrent withdrawals of 3 from 10 USDC: %d succeeded, available %d, on chain %d; want 3, 1000000, 19000000",
 			ok, b.available, b.onChain)
 	}
 
@@ -242,15 +242,15 @@ func TestWithdrawalCannotOverdrawUnderConcurrency(t *testing.T) {
 	for k, v := range auth {
 		key[k] = v
 	}
-	first := a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: key, body: `{"amountMinor": 50000}`})
-	again := a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: key, body: `{"amountMinor": 50000}`})
+	first := a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: key, body: `{"amountMinor": 500000}`})
+	again := a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: key, body: `{"amountMinor": 500000}`})
 	if first.Code != 200 || again.Code != 200 || first.json(t)["id"] != again.json(t)["id"] {
 		t.Fatalf("idempotent withdrawal: %d %s / %d %s", first.Code, first.Body, again.Code, again.Body)
 	}
-	if b := a.balances(t, auth); b.available != 50_000 {
-		t.Errorf("after an idempotent retry: available %d, want 50000", b.available)
+	if b := a.balances(t, auth); b.available != 500_000 {
+		t.Errorf("after an idempotent retry: available %d, want 500000", b.available)
 	}
-	a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: key, body: `{"amountMinor": 40000}`}).
+	a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: key, body: `{"amountMinor": 400000}`}).
 		wantError(t, 409, "CONFLICT")
 
 	// Retries racing with the same key, for more than half the balance:
@@ -260,7 +260,7 @@ func TestWithdrawalCannotOverdrawUnderConcurrency(t *testing.T) {
 	answers := make([]response, 5)
 	for i := range answers {
 		wg.Go(func() {
-			answers[i] = a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: key, body: `{"amountMinor": 30000}`})
+			answers[i] = a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: key, body: `{"amountMinor": 300000}`})
 		})
 	}
 	wg.Wait()
@@ -269,8 +269,8 @@ func TestWithdrawalCannotOverdrawUnderConcurrency(t *testing.T) {
 			t.Errorf("racing retries with one key: %d %s, want the withdrawal %v", r.Code, r.Body, answers[0].json(t)["id"])
 		}
 	}
-	if b := a.balances(t, auth); b.available != 20_000 {
-		t.Errorf("after racing retries: available %d, want 20000", b.available)
+	if b := a.balances(t, auth); b.available != 200_000 {
+		t.Errorf("after racing retries: available %d, want 200000", b.available)
 	}
 	a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: auth, body: `{"amountMinor": 0}`}).
 		wantError(t, 400, "VALIDATION_ERROR")
@@ -401,32 +401,32 @@ func (a *testApp) closeTokenAccount(t testing.TB, w wallet) {
 
 func TestWithdrawalOpensAClosedAccountOnce(t *testing.T) {
 	a := newTestApp(t, nil)
-	p := a.depositor(t, 1_000_000)
+	p := a.depositor(t, 3_000_000)
 	a.closeTokenAccount(t, p.wallet)
 
 	platformSOL := a.lamports(t, a.Keys.FeePayer().PublicKey())
-	r := a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: p.auth, body: `{"amountMinor": 400000}`})
+	r := a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: p.auth, body: `{"amountMinor": 1000000}`})
 	if r.Code != 200 || r.json(t)["openedAccount"] != true {
 		t.Fatalf("withdrawal to a closed account: %d %s, want it confirmed with openedAccount", r.Code, r.Body)
 	}
 	if paid := platformSOL - a.lamports(t, a.Keys.FeePayer().PublicKey()); paid < chain.TokenAccountRent {
 		t.Errorf("the fee payer paid %d lamports, want the rent %d and the fee", paid, chain.TokenAccountRent)
 	}
-	if b := a.balances(t, p.auth); b.available != 600_000 || b.onChain != 400_000 {
+	if b := a.balances(t, p.auth); b.available != 2_000_000 || b.onChain != 1_000_000 {
 		t.Fatalf("after the withdrawal: %+v", b)
 	}
 
 	// Deposited back and closed again: the platform does not pay twice.
-	dep := a.prepare(t, p.auth, a.depositAddress(t, p.auth), 400_000)
+	dep := a.prepare(t, p.auth, a.depositAddress(t, p.auth), 1_000_000)
 	if r := a.submit(t, p.auth, dep["intentId"].(string), signPrepared(t, p.wallet, dep["transaction"].(string), nil)); r.Code != 200 {
 		t.Fatalf("deposit: %d %s", r.Code, r.Body)
 	}
 	a.closeTokenAccount(t, p.wallet)
-	r = a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: p.auth, body: `{"amountMinor": 100000}`})
+	r = a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: p.auth, body: `{"amountMinor": 1000000}`})
 	if m := r.wantError(t, 409, "CONFLICT"); !strings.Contains(m["message"].(string), "no USDC account") {
 		t.Errorf("second withdrawal to a closed account: %v", m)
 	}
-	if b := a.balances(t, p.auth); b.available != 1_000_000 {
+	if b := a.balances(t, p.auth); b.available != 3_000_000 {
 		t.Errorf("a refused withdrawal moved money: %+v", b)
 	}
 }

@@ -4,9 +4,11 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -94,8 +96,14 @@ func ErrorHandler(log *slog.Logger, renderHTML HTMLErrorFunc) echo.HTTPErrorHand
 		if c.Response().Committed {
 			return
 		}
+		if c.Request().Context().Err() != nil && errors.Is(err, context.Canceled) {
+			return // the client went away: nobody to answer, nothing broke
+		}
 		e := AsError(err)
 		status := StatusOf(e.Code)
+		if wait, ok := e.Extra["retryAfterSeconds"].(int); ok && e.Code == domain.CodeRateLimited {
+			c.Response().Header().Set("Retry-After", strconv.Itoa(wait))
+		}
 		if status >= 500 && (e.Code == domain.CodeInternal || errors.Unwrap(e) != nil) {
 			log.Error("request failed", "err", err, "cause", errors.Unwrap(e), "method", c.Request().Method,
 				"path", c.Request().URL.Path, "request_id", RequestID(c))

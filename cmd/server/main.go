@@ -68,14 +68,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		opsSrv := &http.Server{Handler: a.HTTP.Operations(), ReadHeaderTimeout: 10 * time.Second}
 		go web.Serve(ctx, opsSrv, ops, log)
 	}
+	raiseOpenFileLimit(log)
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on ADDR=%s: %w", cfg.Addr, err)
 	}
+	ln = web.LimitPerIP(ln, cfg.MaxConnsPerIP)
 	log.Info("listening", "addr", ln.Addr().String(), "program", args[0])
 	srv := &http.Server{
-		Handler:           a.Handler(),
+		Handler: a.Handler(),
+		// A client has 10 s to send its request's header and 30 s for the
+		// whole request (a 2 MB upload included); an answer may take 60 s
+		// (a submit waits up to 45 s for the chain). A WebSocket sets its
+		// own deadlines once upgraded. Idle keep-alive connections close
+		// after 120 s.
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	return web.Serve(ctx, srv, ln, log)

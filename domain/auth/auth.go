@@ -9,10 +9,15 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
+	"math"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gagliardetto/solana-go"
@@ -44,6 +49,7 @@ type Challenge struct {
 	IssuedAt      time.Time  `bun:"issued_at"`
 	ExpiresAt     time.Time  `bun:"expires_at"`
 	ConsumedAt    *time.Time `bun:"consumed_at"`
+	ClientIP      string     `bun:"client_ip"`
 }
 
 // Session is a browser session.
@@ -68,6 +74,10 @@ type Service struct {
 	uri      string // the service's public URL
 	chainID  string
 	admins   map[string]bool
+	perIP    int
+
+	mu      sync.Mutex
+	revoked map[string]time.Time // access token ids signed out, until they expire
 }
 
 // Config configures a Service.
@@ -76,6 +86,9 @@ type Config struct {
 	ChainID      string // e.g. localnet, devnet, mainnet
 	AdminWallets []string
 	JWTSecret    []byte
+	// HandshakesPerIP limits sign-in challenges per client address in a
+	// minute (AUTH_RATE_LIMIT); 0 is no limit.
+	HandshakesPerIP int
 }
 
 // New returns a Service.
@@ -87,7 +100,7 @@ func New(bdb *bun.DB, now domain.Clock, cfg Config) *Service {
 		admins[w] = true
 	}
 	return &Service{db: bdb, now: now, Tokens: NewTokens(cfg.JWTSecret, now), domain: host,
-		uri: cfg.PublicURL, chainID: cfg.ChainID, admins: admins}
+		uri: cfg.PublicURL, chainID: cfg.ChainID, admins: admins, perIP: cfg.HandshakesPerIP, revoked: map[string]time.Time{}}
 }
 
 // IsAdmin reports whether a wallet is listed as an admin.
@@ -116,9 +129,20 @@ func ParseWallet(field, address string) (solana.PublicKey, error) {
 	return pk, nil
 }
 
-// Handshake issues a single-use challenge for the wallet and app. It
-// returns VALIDATION_ERROR for a malformed address.
-func (s *Service) Handshake(ctx context.Context, walletAddress, appID string) (Challenge, error) {
+// Handshake limits: challenges per wallet address and per client address
+// in any minute. The wallet's limit counts one client's requests: another
+// client asking in the wallet's name cannot use up the owner's.
+const (
+	HandshakesPerWallet = 10
+	handshakeWindow     = time.Minute
+)
+
+// Handshake issues a single-use challenge for the wallet and app to the
+// client at clientIP. It returns VALIDATION_ERROR for a malformed address,
+// and RATE_LIMITED (with retryAfterSeconds) past HandshakesPerWallet
+// challenges for the wallet from this client, or the configured number
+// from this client, in a minute.
+func (s *Service) Handshake(ctx context.Context, walletAddress, appID, clientIP string) (Challenge, error) {
 	if err := CheckAppID(appID); err != nil {
 		return Challenge{}, err
 	}
@@ -130,17 +154,51 @@ func (s *Service) Handshake(ctx context.Context, walletAddress, appID string) (C
 	rand.Read(raw)
 	now := s.now().Truncate(time.Microsecond)
 	c := Challenge{
-		Nonce: base58.Encode(raw), WalletAddress: pk.String(), AppID: appID,
+		Nonce: base58.Encode(raw), WalletAddress: pk.String(), AppID: appID, ClientIP: clientIP,
 		IssuedAt: now, ExpiresAt: now.Add(ChallengeLifetime),
 	}
 	c.Message = s.message(c)
-	if _, err := s.db.NewInsert().Model(&c).Exec(ctx); err != nil {
-		return Challenge{}, err
+	// Stored only while both limits allow it, in one statement, so that
+	// instances share the counts.
+	since := now.Add(-handshakeWindow)
+	var stored []string
+	err = s.db.NewRaw(`INSERT INTO auth_challenges (nonce, wallet_address, app_id, message, issued_at, expires_at, client_ip)
+		SELECT ?, ?, ?, ?, ?, ?, ? WHERE
+			(SELECT count(*) FROM auth_challenges WHERE wallet_address = ? AND client_ip = ? AND issued_at > ?) < ? AND
+			(? = 0 OR (SELECT count(*) FROM auth_challenges WHERE client_ip = ? AND issued_at > ?) < ?)
+		RETURNING nonce`, c.Nonce, c.WalletAddress, c.AppID, c.Message, c.IssuedAt, c.ExpiresAt, c.ClientIP,
+		c.WalletAddress, c.ClientIP, since, HandshakesPerWallet, s.perIP, c.ClientIP, since, s.perIP).Scan(ctx, &stored)
+	if err != nil {
+		return Challenge{}, fmt.Errorf("store a sign-in challenge: %w", err)
+	}
+	if len(stored) == 0 {
+		return Challenge{}, s.handshakeLimited(ctx, c, since)
 	}
 	return c, nil
 }
 
-// message is the Sign-In-With-Solana style text the wallet signs.
+// handshakeLimited is the RATE_LIMITED answer of a refused handshake: which
+// limit, and when the oldest challenge that counts leaves the window.
+func (s *Service) handshakeLimited(ctx context.Context, c Challenge, since time.Time) error {
+	var byWallet int
+	var walletOldest, ipOldest time.Time
+	err := s.db.QueryRowContext(ctx, `SELECT
+		(SELECT count(*) FROM auth_challenges WHERE wallet_address = ? AND client_ip = ? AND issued_at > ?),
+		coalesce((SELECT min(issued_at) FROM auth_challenges WHERE wallet_address = ? AND client_ip = ? AND issued_at > ?), ?),
+		coalesce((SELECT min(issued_at) FROM auth_challenges WHERE client_ip = ? AND issued_at > ?), ?)`,
+		c.WalletAddress, c.ClientIP, since, c.WalletAddress, c.ClientIP, since, c.IssuedAt, c.ClientIP, since, c.IssuedAt).
+		Scan(&byWallet, &walletOldest, &ipOldest)
+	if err != nil {
+		return fmt.Errorf("read the sign-in limits: %w", err)
+	}
+	what, oldest := fmt.Sprintf("%d sign-in requests a minute from one address", s.perIP), ipOldest
+	if byWallet >= HandshakesPerWallet {
+		what, oldest = fmt.Sprintf("%d sign-in requests a minute for one wallet from one address", HandshakesPerWallet), walletOldest
+	}
+	wait := max(int(math.Ceil(oldest.Add(handshakeWindow).Sub(c.IssuedAt).Seconds())), 1)
+	return domain.Errorf(domain.CodeRateLimited, "at most %s; try again in %d s", what, wait).With("retryAfterSeconds", wait)
+}
+
 func (s *Service) message(c Challenge) string {
 	return fmt.Sprintf("%s wants you to sign in with your Solana account:\n%s\n\n%s\n\nURI: %s\nVersion: 1\nChain ID: %s\nNonce: %s\nIssued At: %s\nExpiration Time: %s",
 		s.domain, c.WalletAddress, Statement, s.uri, s.chainID, c.Nonce,
@@ -152,11 +210,12 @@ func (s *Service) message(c Challenge) string {
 var errBadLogin = domain.Errorf(domain.CodeUnauthorized,
 	"the signature does not match a current sign-in challenge for this wallet; request a new one and sign it")
 
-// Login verifies the detached ed25519 signature (base64) of the newest
-// unused, unexpired challenge of the wallet and app, consumes it, creates
-// the user on first sign-in and returns the user. A failed login changes
-// nothing. Every failure is 401 UNAUTHORIZED.
-func (s *Service) Login(ctx context.Context, address, signatureB64, appID string) (users.User, error) {
+// Login verifies the detached ed25519 signature (base64) of an unused,
+// unexpired challenge of the wallet and app (the one named by nonce when
+// it is set), consumes it, creates the user on first sign-in and returns
+// the user. A failed login changes nothing. Every failure is 401
+// UNAUTHORIZED.
+func (s *Service) Login(ctx context.Context, address, signatureB64, appID, nonce string) (users.User, error) {
 	if err := CheckAppID(appID); err != nil {
 		return users.User{}, err
 	}
@@ -168,29 +227,30 @@ func (s *Service) Login(ctx context.Context, address, signatureB64, appID string
 	if err != nil {
 		return users.User{}, errBadLogin
 	}
+	sig := solana.SignatureFromBytes(sigBytes)
 	var u users.User
 	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		var c Challenge
-		err := tx.NewSelect().Model(&c).
-			Where("wallet_address = ? AND app_id = ? AND consumed_at IS NULL", pk.String(), appID).
-			Order("issued_at DESC").Limit(1).For("UPDATE").Scan(ctx)
-		if errors.Is(err, sql.ErrNoRows) {
-			return errBadLogin
-		}
-		if err != nil {
-			return err
-		}
+		// Any unexpired, unused challenge of the wallet and app may be the
+		// one signed: asking for challenges in someone's name takes
+		// nothing from them.
 		now := s.now()
-		if !now.Before(c.ExpiresAt) {
+		var open []Challenge
+		q := tx.NewSelect().Model(&open).
+			Where("wallet_address = ? AND app_id = ? AND consumed_at IS NULL AND expires_at > ?", pk.String(), appID, now)
+		if nonce != "" {
+			q = q.Where("nonce = ?", nonce)
+		}
+		if err := q.Order("issued_at DESC").Limit(100).Scan(ctx); err != nil {
+			return fmt.Errorf("read the sign-in challenges of %s: %w", pk, err)
+		}
+		i := slices.IndexFunc(open, func(c Challenge) bool { return sig.Verify(pk, []byte(c.Message)) })
+		if i < 0 {
 			return errBadLogin
 		}
-		if !solana.SignatureFromBytes(sigBytes).Verify(pk, []byte(c.Message)) {
-			return errBadLogin
-		}
-		res, err := tx.NewUpdate().Model(&c).Set("consumed_at = ?", now).
-			Where("nonce = ? AND consumed_at IS NULL", c.Nonce).Exec(ctx)
+		res, err := tx.NewUpdate().Model((*Challenge)(nil)).Set("consumed_at = ?", now).
+			Where("nonce = ? AND consumed_at IS NULL", open[i].Nonce).Exec(ctx)
 		if err != nil {
-			return err
+			return fmt.Errorf("consume a sign-in challenge: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n != 1 {
 			return errBadLogin // consumed by a concurrent login
@@ -233,8 +293,13 @@ func (s *Service) Authenticate(ctx context.Context, token, appID string) (Princi
 	if claims.App != appID {
 		return Principal{}, domain.Errorf(domain.CodeUnauthorized, "the access token was issued to another app id")
 	}
+	if s.isRevoked(claims.ID) {
+		return Principal{}, errSignedOut
+	}
 	return s.principal(ctx, claims.Subject, claims.App, "")
 }
+
+var errSignedOut = domain.Errorf(domain.CodeUnauthorized, "the access token was signed out; sign in again")
 
 // AuthenticateQueryToken verifies a token passed in a URL (WebSocket
 // clients cannot set headers); the token's own app id stands.
@@ -242,6 +307,9 @@ func (s *Service) AuthenticateQueryToken(ctx context.Context, token string) (Pri
 	claims, err := s.Tokens.Parse(token)
 	if err != nil {
 		return Principal{}, err
+	}
+	if s.isRevoked(claims.ID) {
+		return Principal{}, errSignedOut
 	}
 	return s.principal(ctx, claims.Subject, claims.App, "")
 }
@@ -260,6 +328,102 @@ func (s *Service) principal(ctx context.Context, userID, appID, csrf string) (Pr
 	}
 	return Principal{UserID: userID, Username: c.Username, Wallet: c.Wallet, AppID: appID, Admin: s.IsAdmin(c.Wallet),
 		CSRFToken: csrf}, nil
+}
+
+// Revocations is the NOTIFY channel of sign-outs: "token:<jti>" or
+// "session:<hex of the cookie's hash>".
+const Revocations = "auth_revoked"
+
+// Logout revokes an access token until it expires: every instance refuses
+// it from then on. Revoking it again changes nothing.
+func (s *Service) Logout(ctx context.Context, token string) error {
+	claims, err := s.Tokens.Parse(token)
+	if err != nil {
+		return err
+	}
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO revoked_tokens (jti, expires_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+			claims.ID, claims.ExpiresAt.Time); err != nil {
+			return fmt.Errorf("revoke an access token: %w", err)
+		}
+		return db.Notify(ctx, tx, Revocations, "token:"+claims.ID)
+	})
+	if err == nil {
+		s.revoke(claims.ID, claims.ExpiresAt.Time)
+	}
+	return err
+}
+
+func (s *Service) revoke(jti string, until time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.revoked[jti] = until
+}
+
+func (s *Service) isRevoked(jti string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.revoked[jti]
+	return ok
+}
+
+// Revoked takes a sign-out announced by another instance (a payload of
+// Revocations).
+func (s *Service) Revoked(payload string) {
+	if jti, ok := strings.CutPrefix(payload, "token:"); ok {
+		s.revoke(jti, s.now().Add(TokenLifetime))
+	} else if hash, ok := strings.CutPrefix(payload, "session:"); ok {
+		if raw, err := hex.DecodeString(hash); err == nil {
+			s.sessions.forget(string(raw))
+		}
+	}
+}
+
+// LoadRevocations reads every revoked token that has not expired and
+// forgets the sessions this instance remembers: what it may have missed
+// while it did not listen. It runs at start and after every reconnection
+// of the listener.
+func (s *Service) LoadRevocations(ctx context.Context) error {
+	var rows []struct {
+		JTI       string    `bun:"jti"`
+		ExpiresAt time.Time `bun:"expires_at"`
+	}
+	if err := s.db.NewSelect().Table("revoked_tokens").Column("jti", "expires_at").
+		Where("expires_at > ?", s.now()).Scan(ctx, &rows); err != nil {
+		return fmt.Errorf("read the revoked tokens: %w", err)
+	}
+	s.mu.Lock()
+	s.revoked = make(map[string]time.Time, len(rows))
+	for _, r := range rows {
+		s.revoked[r.JTI] = r.ExpiresAt
+	}
+	s.mu.Unlock()
+	s.sessions.clear()
+	return nil
+}
+
+// DeleteExpired deletes the challenges, sessions and revocations that
+// have expired, and forgets expired revocations here.
+func (s *Service) DeleteExpired(ctx context.Context) error {
+	now := s.now()
+	for _, table := range []string{"auth_challenges", "sessions", "revoked_tokens"} {
+		if _, err := s.db.ExecContext(ctx, "DELETE FROM "+table+" WHERE expires_at < ?", now); err != nil {
+			return fmt.Errorf("delete the expired rows of %s: %w", table, err)
+		}
+	}
+	s.mu.Lock()
+	for jti, until := range s.revoked {
+		if until.Before(now) {
+			delete(s.revoked, jti)
+		}
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// RunCleanup deletes what has expired every interval until ctx is done.
+func (s *Service) RunCleanup(ctx context.Context, interval time.Duration, log *slog.Logger) {
+	domain.Every(ctx, interval, log, "delete expired sign-in data", s.DeleteExpired)
 }
 
 // Forget drops what this instance remembers of a user (after a profile
@@ -301,15 +465,17 @@ func (s *Service) SessionPrincipal(ctx context.Context, cookie string) (Principa
 	return s.principal(ctx, sess.UserID, "web", sess.CSRFToken)
 }
 
-// EndSession deletes a browser session (logout). Ending an unknown
-// session is not an error.
+// EndSession deletes a browser session (logout) and tells every instance
+// to forget it. Ending an unknown session is not an error.
 func (s *Service) EndSession(ctx context.Context, cookie string) error {
 	hash := hashToken(cookie)
 	s.sessions.forget(string(hash))
-	if _, err := s.db.NewDelete().Model((*Session)(nil)).Where("token_hash = ?", hash).Exec(ctx); err != nil {
-		return fmt.Errorf("end a session: %w", err)
-	}
-	return nil
+	return db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewDelete().Model((*Session)(nil)).Where("token_hash = ?", hash).Exec(ctx); err != nil {
+			return fmt.Errorf("end a session: %w", err)
+		}
+		return db.Notify(ctx, tx, Revocations, "session:"+hex.EncodeToString(hash))
+	})
 }
 
 func randomToken() string {

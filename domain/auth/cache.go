@@ -60,3 +60,9 @@ func (c *cache[T]) forget(key string) {
 	delete(c.m, key)
 	c.mu.Unlock()
 }
+
+func (c *cache[T]) clear() {
+	c.mu.Lock()
+	c.m = nil
+	c.mu.Unlock()
+}

@@ -90,22 +90,32 @@ type Result struct {
 
 // Service runs games.
 type Service struct {
-	db     *bun.DB
-	rooms  *room.Log
-	now    domain.Clock
-	log    *slog.Logger
-	rand   io.Reader
-	settle Settler
-	live   Live
-	rows   domain.SeqCache[Game]
+	db       *bun.DB
+	rooms    *room.Log
+	now      domain.Clock
+	log      *slog.Logger
+	rand     io.Reader
+	settle   Settler
+	live     Live
+	escrowOf func(gameID string) string
+	rows     domain.SeqCache[Game]
 	seatCache
 }
 
-// New returns a Service that records events in rooms, pays out finished
-// games with settle, and learns of spectators and new events from live.
-func New(bdb *bun.DB, rooms *room.Log, now domain.Clock, log *slog.Logger, settle Settler, live Live) *Service {
-	return &Service{db: bdb, rooms: rooms, now: now, log: log, rand: rand.Reader, settle: settle, live: live,
-		rows: domain.SeqCache[Game]{Latest: live.LatestSeq, MaxAge: ReadCacheAge, Size: 10_000}}
+// Deps are what a Service works with.
+type Deps struct {
+	Rooms  *room.Log // where games' events go
+	Settle Settler   // pays out finished games
+	Live   Live      // spectators, and the newest events heard of
+	// EscrowOf is a game's escrow address, recorded among the platform's
+	// addresses when the game starts.
+	EscrowOf func(gameID string) string
+}
+
+// New returns a Service.
+func New(bdb *bun.DB, now domain.Clock, log *slog.Logger, d Deps) *Service {
+	return &Service{db: bdb, rooms: d.Rooms, now: now, log: log, rand: rand.Reader, settle: d.Settle, live: d.Live,
+		escrowOf: d.EscrowOf, rows: domain.SeqCache[Game]{Latest: d.Live.LatestSeq, MaxAge: ReadCacheAge, Size: 10_000}}
 }
 
 // ReadCacheAge is the longest a game read from the database serves from

@@ -83,13 +83,14 @@ func (s *Service) startGame(ctx context.Context, tx bun.Tx, n newGame) (Game, er
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)),
 		p AS (INSERT INTO game_players (game_id, user_id, seat)
 			SELECT ?, t.u, t.o - 1 FROM unnest(?::uuid[]) WITH ORDINALITY AS t (u, o) RETURNING user_id, seat),
+		escrow AS (INSERT INTO platform_addresses (address, kind) VALUES (?, 'escrow') ON CONFLICT DO NOTHING),
 		busy AS (INSERT INTO user_presence (user_id, kind, game_id, since) SELECT unnest(?::uuid[]), 'game', ?, ?
 			ON CONFLICT (user_id) DO UPDATE SET kind = 'game', game_id = EXCLUDED.game_id, lobby_id = NULL, since = EXCLUDED.since
 			WHERE user_presence.kind = 'queue' AND user_presence.lobby_id = ?
 			RETURNING user_id)
 		SELECT p.user_id, u.username, p.seat, (SELECT count(*) FROM busy) AS busy FROM p JOIN users AS u ON u.id = p.user_id ORDER BY p.seat`,
 		id, n.lobbyID, n.gameType, n.stake, string(n.settings), StatusActive, string(raw), g.Deadline, n.rematchOf, now,
-		id, pgdialect.Array(n.players), pgdialect.Array(n.players), id, now, queue).Scan(ctx, &seats)
+		id, pgdialect.Array(n.players), s.escrowOf(id), pgdialect.Array(n.players), id, now, queue).Scan(ctx, &seats)
 	if err != nil {
 		return Game{}, fmt.Errorf("start game %s: %w", id, err)
 	}

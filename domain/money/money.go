@@ -27,6 +27,13 @@ import (
 const (
 	MinAmount = 1
 	MaxAmount = 1_000_000 * 1_000_000 // one million USDC
+	// MinDeposit is the smallest deposit: the platform pays its network fee.
+	MinDeposit = 10_000
+	// MinWithdrawal is the smallest withdrawal, and MinWithdrawalOpening
+	// the smallest one for which the platform opens the wallet's USDC
+	// account (and pays its rent).
+	MinWithdrawal        = 100_000
+	MinWithdrawalOpening = 1_000_000
 )
 
 // IntentLifetime is how long a prepared transaction can be submitted: less
@@ -64,6 +71,11 @@ type Service struct {
 	faucet Faucet
 
 	confirmers Confirmers
+
+	// FeePayerDaily bounds the lamports the platform's fee payer spends
+	// for one user in a UTC day (fees and the rent of accounts it opens
+	// for them); 0 is no bound.
+	FeePayerDaily int64
 }
 
 // New returns a Service that confirms intents with confirmers (to which it
@@ -128,6 +140,52 @@ func (s *Service) BalanceOf(ctx context.Context, u users.User) (Balance, error) 
 	}
 	b.OnChain = OnChain{USDCMinor: int64(usdc), Lamports: int64(lamports)}
 	return b, nil
+}
+
+// chargeFeePayer records lamports the fee payer spends for a user today,
+// and refuses with RATE_LIMITED (until the next UTC day) what would take
+// the user past FeePayerDaily.
+func (s *Service) chargeFeePayer(ctx context.Context, idb bun.IDB, userID string, lamports int64) error {
+	if s.FeePayerDaily <= 0 {
+		return nil
+	}
+	now := s.now().UTC()
+	day := now.Truncate(24 * time.Hour)
+	var total []int64
+	err := idb.NewRaw(`INSERT INTO fee_payer_spend (user_id, day, lamports) SELECT ?, ?, ? WHERE ? <= ?
+		ON CONFLICT (user_id, day) DO UPDATE SET lamports = fee_payer_spend.lamports + EXCLUDED.lamports
+		WHERE fee_payer_spend.lamports + EXCLUDED.lamports <= ?
+		RETURNING lamports`, userID, day, lamports, lamports, s.FeePayerDaily, s.FeePayerDaily).Scan(ctx, &total)
+	if err != nil {
+		return fmt.Errorf("count the fee payer's spending for %s: %w", userID, err)
+	}
+	if len(total) == 0 {
+		wait := int(day.Add(24*time.Hour).Sub(now).Seconds()) + 1
+		return domain.Errorf(domain.CodeRateLimited,
+			"the platform pays network fees for you up to %s SOL a day, and today's are spent; try again tomorrow (UTC)",
+			FormatSOL(s.FeePayerDaily)).With("retryAfterSeconds", wait)
+	}
+	return nil
+}
+
+// RegisterPlatformAddresses records the vault and the fee payer among the
+// platform's own addresses (game escrows are added as games start).
+func (s *Service) RegisterPlatformAddresses(ctx context.Context) error {
+	for kind, key := range map[string]solana.PublicKey{"vault": s.keys.Vault().PublicKey(), "fee payer": s.keys.FeePayer().PublicKey()} {
+		if err := RegisterPlatformAddress(ctx, s.db, key.String(), kind); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RegisterPlatformAddress records one of the platform's own addresses.
+func RegisterPlatformAddress(ctx context.Context, idb bun.IDB, address, kind string) error {
+	if _, err := idb.ExecContext(ctx, "INSERT INTO platform_addresses (address, kind) VALUES (?, ?) ON CONFLICT DO NOTHING",
+		address, kind); err != nil {
+		return fmt.Errorf("record platform address %s: %w", address, err)
+	}
+	return nil
 }
 
 // ChainUnavailable is the UNAVAILABLE error of a Solana RPC call that
@@ -196,6 +254,22 @@ type PrepareSpec struct {
 func (s *Service) Prepare(ctx context.Context, p PrepareSpec) (Prepared, error) {
 	if p.User.WalletAddress == p.To.String() {
 		return Prepared{}, domain.Invalid(map[string]string{"toAddress": "is your own wallet"})
+	}
+	switch p.Kind {
+	case KindDeposit:
+		if p.Amount < MinDeposit {
+			return Prepared{}, domain.Invalid(map[string]string{"amountMinor": fmt.Sprintf(
+				"must be at least %s USDC (%d) for a deposit", FormatUSDC(MinDeposit), MinDeposit)})
+		}
+	case KindTransfer:
+		var kind string
+		err := s.db.NewSelect().Table("platform_addresses").Column("kind").Where("address = ?", p.To.String()).Scan(ctx, &kind)
+		if err == nil {
+			return Prepared{}, domain.Invalid(map[string]string{"toAddress": "is one of the platform's own addresses (" + kind +
+				"); to add to your balance, send to your deposit address " + s.DepositAddress().String()})
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return Prepared{}, fmt.Errorf("look up address %s: %w", p.To, err)
+		}
 	}
 	// The platform opens its own token accounts (vault, escrows); a plain
 	// transfer's sender opens the recipient's, or anyone could make the
@@ -352,6 +426,11 @@ func (s *Service) SubmitFor(ctx context.Context, userID, intentID, signedB64, re
 	if in.Status == "prepared" && s.now().After(in.ExpiresAt) {
 		return Receipt{}, domain.Errorf(domain.CodeConflict, "this prepared transaction expired at %s; prepare a new one",
 			in.ExpiresAt.Format(time.RFC3339))
+	}
+	if in.Status == "prepared" { // sent for the first time: the fee payer pays its fee
+		if err := s.chargeFeePayer(ctx, s.db, in.UserID, chain.FeeOf(tx)); err != nil {
+			return Receipt{}, err
+		}
 	}
 	if err := chain.SignWith(tx, s.keys.FeePayer()); err != nil {
 		return Receipt{}, fmt.Errorf("sign intent %s as fee payer: %w", in.ID, err)

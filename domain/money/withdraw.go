@@ -49,6 +49,10 @@ func (s *Service) Withdraw(ctx context.Context, u users.User, amount int64, idem
 	if err := CheckAmount("amountMinor", amount); err != nil {
 		return Withdrawal{}, err
 	}
+	if amount < MinWithdrawal {
+		return Withdrawal{}, domain.Invalid(map[string]string{"amountMinor": fmt.Sprintf(
+			"must be at least %s USDC (%d) for a withdrawal", FormatUSDC(MinWithdrawal), MinWithdrawal)})
+	}
 	if utf8.RuneCountInString(idempotencyKey) > MaxIdempotencyKey {
 		return Withdrawal{}, domain.Invalid(map[string]string{"Idempotency-Key": "at most 255 characters"})
 	}
@@ -69,6 +73,11 @@ func (s *Service) Withdraw(ctx context.Context, u users.User, amount int64, idem
 	open, err := s.mustOpenAccount(ctx, u.ID, to)
 	if err != nil {
 		return s.keyedOr(ctx, u.ID, key, amount, err)
+	}
+	if open && amount < MinWithdrawalOpening {
+		return s.keyedOr(ctx, u.ID, key, amount, domain.Invalid(map[string]string{"amountMinor": fmt.Sprintf(
+			"must be at least %s USDC (%d) here: your wallet has no USDC account yet, and the platform opens it (and pays its rent) only for a withdrawal of that much",
+			FormatUSDC(MinWithdrawalOpening), MinWithdrawalOpening)}))
 	}
 	bh, err := s.chain.Blockhash(ctx)
 	if err != nil {
@@ -93,9 +102,16 @@ func (s *Service) Withdraw(ctx context.Context, u users.User, amount int64, idem
 		Raw: raw, Status: "pending", OpenedAccount: open, CreatedAt: now, UpdatedAt: now}
 	// The keyed row first: a concurrent twin with the same key waits here
 	// for the first to commit, then fails on the key, not on the balance.
+	spend := chain.FeeOf(tx)
+	if open {
+		spend += chain.TokenAccountRent
+	}
 	err = db.Transact(ctx, s.db, func(ctx context.Context, dbtx bun.Tx) error {
 		if _, err := dbtx.NewInsert().Model(&w).Exec(ctx); err != nil {
 			return fmt.Errorf("store withdrawal %s of user %s: %w", id, u.ID, err)
+		}
+		if err := s.chargeFeePayer(ctx, dbtx, u.ID, spend); err != nil {
+			return err
 		}
 		_, err := Post(ctx, dbtx, Posting{Kind: "withdrawal", Reference: "withdrawal:" + id,
 			Entries: []Entry{{Available(u.ID), -amount}, {Vault, amount}}})

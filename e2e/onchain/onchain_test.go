@@ -147,7 +147,7 @@ func TestServerBuiltTransactionsOnRealPrograms(t *testing.T) {
 	// The real programs refuse what the server refuses.
 	var p apiclient.Prepared
 	if err := user.Do(ctx, http.MethodPost, "/wallets/transfer/prepare",
-		map[string]any{"toAddress": vault.String(), "amountMinor": 100}, &p); err != nil {
+		map[string]any{"toAddress": vault.String(), "amountMinor": 10_000}, &p); err != nil {
 		t.Fatal(err)
 	}
 	signed, err := user.Sign(p)

@@ -40,6 +40,8 @@ func Start(t testing.TB, env map[string]string) *Server {
 			return dataDir
 		case "MASTER_SEED":
 			return MasterSeed
+		case "AUTH_RATE_LIMIT":
+			return "0" // the tests sign in many wallets from one address
 		}
 		return ""
 	}

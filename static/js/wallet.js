@@ -9,6 +9,11 @@
 // signed in with, submit), withdrawals and the dev faucet.
 (function () {
   "use strict";
+  // Buttons that reload the page (the maintenance page's "try again"):
+  // pages have no inline handlers (Content-Security-Policy).
+  document.addEventListener("click", (e) => {
+    if (e.target.closest && e.target.closest("[data-reload]")) location.reload();
+  });
   const SDK_VERSION = "1.0.0";
   const APP_ID = "web";
   const DEV_KEY = "wager.devWallet.v1";
@@ -268,7 +273,7 @@
       setStatus("Approve the sign-in request in " + wallet.name + "…");
       const signature = await wallet.sign(new TextEncoder().encode(challenge.message));
       setStatus("Checking the signature…");
-      await api("/session", { address: wallet.address, signedMessage: toB64(new Uint8Array(signature)) });
+      await api("/session", { address: wallet.address, signedMessage: toB64(new Uint8Array(signature)), nonce: challenge.nonce });
       try { localStorage.setItem(KIND_KEY, wallet.kind || "legacy"); } catch (_) {}
       setStatus("Signed in. Loading…");
       const login = document.querySelector("[data-testid=login]");

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // Event is one stored room event.
@@ -95,7 +97,7 @@ type Hub struct {
 	mu     sync.RWMutex
 	open   map[string]*room
 	latest map[string]heard // newest seq heard of per game, for rooms opened later
-	users  map[string]map[*Conn]struct{}
+	users  map[string]*userSockets
 
 	remote atomic.Pointer[map[string]int] // other instances' spectator counts
 }
@@ -118,7 +120,7 @@ func New(store Store, pages Pages, presence Presence, rooms Rooms, instance stri
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	h := &Hub{store: store, pages: pages, presence: presence, joins: rooms, instance: instance, log: log, opts: opts,
-		ctx: ctx, stop: stop, writeWait: writeWait, open: map[string]*room{}, latest: map[string]heard{}, users: map[string]map[*Conn]struct{}{}}
+		ctx: ctx, stop: stop, writeWait: writeWait, open: map[string]*room{}, latest: map[string]heard{}, users: map[string]*userSockets{}}
 	h.remote.Store(&map[string]int{})
 	return h
 }
@@ -484,14 +486,51 @@ func (h *Hub) leave(r *room, c *Conn) {
 	h.mu.Unlock()
 }
 
-// Register adds a connection to its user's personal channel.
-func (h *Hub) Register(c *Conn) {
+// userSockets are one user's sockets here and the pace at which the user
+// opens them. The entry outlives the sockets until that pace is back to
+// its full burst, so that closing every socket does not reset it.
+type userSockets struct {
+	conns map[*Conn]struct{}
+	opens *rate.Limiter
+}
+
+// admit takes one of the user's socket openings: RATE_LIMITED when the
+// user holds MaxSocketsPerUser sockets here, or opened them faster than
+// SocketOpensPerSecond.
+func (h *Hub) admit(userID string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.users[c.UserID] == nil {
-		h.users[c.UserID] = map[*Conn]struct{}{}
+	u := h.userLocked(userID)
+	if len(u.conns) >= MaxSocketsPerUser {
+		return errTooManySockets
 	}
-	h.users[c.UserID][c] = struct{}{}
+	if !u.opens.Allow() {
+		return errSocketsTooFast
+	}
+	return nil
+}
+
+// Register adds a connection to its user's personal channel; false when
+// the user already holds MaxSocketsPerUser sockets here.
+func (h *Hub) Register(c *Conn) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	u := h.userLocked(c.UserID)
+	if len(u.conns) >= MaxSocketsPerUser {
+		return false
+	}
+	u.conns[c] = struct{}{}
+	return true
+}
+
+// userLocked returns the user's entry, made when missing; h.mu is held.
+func (h *Hub) userLocked(userID string) *userSockets {
+	u := h.users[userID]
+	if u == nil {
+		u = &userSockets{conns: map[*Conn]struct{}{}, opens: rate.NewLimiter(SocketOpensPerSecond, MaxSocketsPerUser)}
+		h.users[userID] = u
+	}
+	return u
 }
 
 // Unregister closes a connection and takes it out of its rooms and its
@@ -502,9 +541,8 @@ func (h *Hub) Unregister(c *Conn) {
 		h.Leave(c, r.id)
 	}
 	h.mu.Lock()
-	delete(h.users[c.UserID], c)
-	if len(h.users[c.UserID]) == 0 {
-		delete(h.users, c.UserID)
+	if u := h.users[c.UserID]; u != nil {
+		delete(u.conns, c)
 	}
 	h.mu.Unlock()
 }
@@ -514,9 +552,12 @@ func (h *Hub) Unregister(c *Conn) {
 // reconnects and reads the facts through the API).
 func (h *Hub) Notify(userID, kind string, data json.RawMessage) {
 	h.mu.RLock()
-	conns := make([]*Conn, 0, len(h.users[userID]))
-	for c := range h.users[userID] {
-		conns = append(conns, c)
+	var conns []*Conn
+	if u := h.users[userID]; u != nil {
+		conns = make([]*Conn, 0, len(u.conns))
+		for c := range u.conns {
+			conns = append(conns, c)
+		}
 	}
 	h.mu.RUnlock()
 	if len(conns) == 0 {
@@ -630,7 +671,8 @@ func (h *Hub) sharePresence(ctx context.Context) {
 // Sweep checks the open rooms against the store and catches up those that
 // missed an announcement (an instance that stopped between a commit and
 // its announcement, a listener that reconnected). It also forgets old
-// news of games nobody here watches.
+// news of games nobody here watches, and users without sockets whose pace
+// of openings is back to full.
 func (h *Hub) Sweep(ctx context.Context) {
 	h.mu.Lock()
 	ids := make([]string, 0, len(h.open))
@@ -640,6 +682,11 @@ func (h *Hub) Sweep(ctx context.Context) {
 	for id, n := range h.latest {
 		if time.Since(n.at) > 10*time.Minute && h.open[id] == nil {
 			delete(h.latest, id)
+		}
+	}
+	for id, u := range h.users {
+		if len(u.conns) == 0 && u.opens.Tokens() >= MaxSocketsPerUser {
+			delete(h.users, id)
 		}
 	}
 	h.mu.Unlock()

@@ -461,5 +461,30 @@ func (h *Hub) membersOf(gameID string) int {
 func (h *Hub) connsOf(userID string) int {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	return len(h.users[userID])
+	if u := h.users[userID]; u != nil {
+		return len(u.conns)
+	}
+	return 0
+}
+
+func TestAUserWhoClosesSocketsCannotOpenFreshOnesFasterThanThePace(t *testing.T) {
+	h := newTestHub(t, newMemStore())
+	for i := range MaxSocketsPerUser {
+		if err := h.admit("u1"); err != nil {
+			t.Fatalf("opening %d: %v", i+1, err)
+		}
+	}
+	// Nothing is held (the sockets closed), yet the next opening waits for
+	// the pace; another user is not affected.
+	if err := h.admit("u1"); err != errSocketsTooFast {
+		t.Fatalf("opening %d at once: %v, want %v", MaxSocketsPerUser+1, err, errSocketsTooFast)
+	}
+	if err := h.admit("u2"); err != nil {
+		t.Fatalf("another user's opening: %v", err)
+	}
+	// The entry outlives the sockets while the pace is not back to full.
+	h.Sweep(context.Background())
+	if err := h.admit("u1"); err != errSocketsTooFast {
+		t.Fatalf("after a sweep: %v, want %v", err, errSocketsTooFast)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"golang.org/x/time/rate"
 
 	"wager/domain"
 )
@@ -20,6 +21,30 @@ const (
 	pongWait   = 60 * time.Second
 	pingPeriod = 25 * time.Second
 	maxMessage = 4096
+)
+
+// Limits of one user's sockets.
+const (
+	// MaxSocketsPerUser is how many sockets one user holds on an instance,
+	// and SocketOpensPerSecond how fast the user may open more once that
+	// many were opened at once: a socket closed for flooding cannot be
+	// replaced at once with a fresh allowance.
+	MaxSocketsPerUser    = 20
+	SocketOpensPerSecond = 1
+	// MessagesPerSecond and MessageBurst bound what one socket sends: a
+	// socket past them is closed (its user's other sockets are not).
+	MessagesPerSecond = 20
+	MessageBurst      = 40
+)
+
+// errTooManySockets and errSocketsTooFast refuse a socket, before the
+// upgrade, past MaxSocketsPerUser or SocketOpensPerSecond.
+var (
+	errTooManySockets = domain.Errorf(domain.CodeRateLimited,
+		"at most %d live sockets per user; close one first", MaxSocketsPerUser).With("retryAfterSeconds", 5)
+	errSocketsTooFast = domain.Errorf(domain.CodeRateLimited,
+		"live sockets are opened at most %d a second per user after the first %d", SocketOpensPerSecond, MaxSocketsPerUser).
+		With("retryAfterSeconds", 1)
 )
 
 // Client is the authenticated user who opens a socket.
@@ -33,8 +58,14 @@ type Client struct {
 // Serve upgrades an authenticated request to the live socket and serves
 // it until it closes: game rooms (join-game, leave-game, resume by
 // lastSeq) and the user's notices. ?format=html makes it a page's socket
-// (HTML fragments for htmx) instead of an API socket (JSON frames).
-func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, client Client) {
+// (HTML fragments for htmx) instead of an API socket (JSON frames). It
+// returns RATE_LIMITED, before upgrading, for a user who already holds
+// MaxSocketsPerUser sockets here or opens them too fast; once upgraded it
+// returns nil.
+func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, client Client) error {
+	if err := h.admit(client.UserID); err != nil {
+		return err
+	}
 	audience := JSON
 	if r.URL.Query().Get("format") == "html" {
 		audience = HTML
@@ -52,13 +83,18 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, client Client) {
 	hj := &hijacker{ResponseWriter: w}
 	ws, err := upgrader.Upgrade(hj, r, nil)
 	if err != nil {
-		return // the upgrader has answered
+		return nil // the upgrader has answered
 	}
 	// The socket lives on in two goroutines of its own, which start with
 	// small stacks, and the request's goroutine (whose stack grew through
 	// the middleware) ends.
 	c := NewConn(client.UserID, audience)
-	h.Register(c)
+	if !h.Register(c) { // a race of upgrades past the limit
+		ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "too many sockets"),
+			time.Now().Add(time.Second))
+		ws.Close()
+		return nil
+	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	go h.write(ws, hj.conn, c, cancel)
 	go func() {
@@ -67,6 +103,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, client Client) {
 		h.Unregister(c)
 		ws.Close()
 	}()
+	return nil
 }
 
 // writeBuffers lends sockets a write buffer only while they write, so an
@@ -170,9 +207,15 @@ func (h *Hub) read(ctx context.Context, ws *websocket.Conn, c *Conn) {
 	ws.SetReadLimit(maxMessage)
 	ws.SetReadDeadline(time.Now().Add(pongWait))
 	ws.SetPongHandler(func(string) error { return ws.SetReadDeadline(time.Now().Add(pongWait)) })
+	flood := rate.NewLimiter(MessagesPerSecond, MessageBurst)
 	for {
 		_, data, err := ws.ReadMessage()
 		if err != nil {
+			return
+		}
+		if !flood.Allow() {
+			ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "too many messages"),
+				time.Now().Add(time.Second))
 			return
 		}
 		var m ClientMessage

@@ -121,7 +121,10 @@ func (a *App) build(ctx context.Context) error {
 	}
 	a.Users = users.New(bdb, now)
 	a.Auth = auth.New(bdb, now, auth.Config{PublicURL: cfg.PublicURL, ChainID: cfg.ChainID(),
-		AdminWallets: cfg.AdminWallets, JWTSecret: secret})
+		AdminWallets: cfg.AdminWallets, JWTSecret: secret, HandshakesPerIP: cfg.AuthRateLimit})
+	if err := a.Auth.LoadRevocations(ctx); err != nil {
+		return err
+	}
 
 	// What a transaction publishes goes, after its commit, to this
 	// instance's live hub and, batched, to the other instances.
@@ -134,11 +137,16 @@ func (a *App) build(ctx context.Context) error {
 	// Intent kinds are confirmed by the service that prepares them.
 	confirmers := money.Confirmers{}
 	a.Money = money.New(bdb, client, a.Keys, mint, now, log, faucet, confirmers)
+	a.Money.FeePayerDaily = cfg.FeePayerDailyLamports
+	if err := a.Money.RegisterPlatformAddresses(ctx); err != nil {
+		return err
+	}
 	// A finished game is settled by the pot; the pot reads games.
 	var settle game.Settler = func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome) (game.Settlement, error) {
 		return a.Pot.Settle(ctx, tx, g, players, o)
 	}
-	a.Games = game.New(bdb, a.Rooms, now, log, settle, feed)
+	a.Games = game.New(bdb, now, log, game.Deps{Rooms: a.Rooms, Settle: settle, Live: feed,
+		EscrowOf: func(gameID string) string { return a.Keys.Escrow(gameID).PublicKey().String() }})
 	a.Chat = chat.New(bdb, a.Rooms, now)
 	a.Pot = pot.New(bdb, a.Rooms, a.Games, a.Money, a.Chat, a.Keys, now, log)
 	confirmers[pot.KindDonation] = a.Pot.ConfirmDonation
@@ -149,7 +157,7 @@ func (a *App) build(ctx context.Context) error {
 
 	opts := handlers.Options{MinSDKVersion: cfg.MinSDKVersion, SDKGraceUntil: cfg.SDKGraceUntil,
 		DevFaucet: cfg.DevFaucet && a.LocalChain != nil, EmbeddedChain: cfg.EmbeddedChain(), ChainID: cfg.ChainID(),
-		PublicURL: cfg.PublicURL}
+		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies}
 	views := handlers.NewLiveViews(a.Games, a.Pot, opts, log)
 	a.Live = live.New(liveStore{a.Rooms}, views, room.NewPresence(bdb, now), views, announcer.Instance(), log, live.Options{})
 	feed.hub = a.Live
@@ -174,6 +182,7 @@ func (a *App) start(ctx context.Context) error {
 	a.goBackground(func() { a.Live.Run(bg) })
 	a.goBackground(func() { a.announcer.Run(bg) })
 	if a.Config.Workers {
+		a.goBackground(func() { a.Auth.RunCleanup(bg, time.Minute, a.log) })
 		a.goBackground(func() { a.Games.RunDeadlines(bg, 200*time.Millisecond) })
 		a.goBackground(func() { a.Pot.RunTransfers(bg, time.Second) })
 		a.goBackground(func() { a.Money.RunResolvers(bg, 15*time.Second) })
@@ -207,9 +216,13 @@ func (a *App) start(ctx context.Context) error {
 		}
 	}
 	listener.Handle(flags.Channel, func(string) { reloadFlags() })
+	listener.Handle(auth.Revocations, a.Auth.Revoked)
 	// After a reconnect: whatever was announced meanwhile is read again.
 	listener.OnConnect(func() {
 		reloadFlags()
+		if err := a.Auth.LoadRevocations(bg); err != nil && bg.Err() == nil {
+			a.log.Error("reload revoked tokens", "err", err)
+		}
 		go a.Live.Sweep(bg)
 	})
 	a.goBackground(func() { listener.Run(bg) })

@@ -47,7 +47,19 @@ type Config struct {
 	MasterSeed     []byte // derives every platform key; empty: kept under DataDir
 	USDCMint       string // the USDC mint on an external chain
 	DemoBots       int    // demo players that keep free games going (make run: 4)
-	Workers        bool   // run deadline, settlement, withdrawal and payment-resolving workers
+	// AuthRateLimit is how many sign-in challenges one client address may
+	// ask for in a minute (AUTH_RATE_LIMIT; 0: no limit).
+	AuthRateLimit int
+	// TrustedProxies are the proxies whose X-Forwarded-For names the
+	// client (TRUSTED_PROXIES); none by default: the peer is the client.
+	TrustedProxies []*net.IPNet
+	// MaxConnsPerIP bounds the open connections of one client address
+	// (MAX_CONNS_PER_IP).
+	MaxConnsPerIP int
+	// FeePayerDailyLamports bounds the SOL the platform's fee payer spends
+	// for one user in a day (FEE_PAYER_DAILY_LAMPORTS).
+	FeePayerDailyLamports int64
+	Workers               bool // run deadline, settlement, withdrawal and payment-resolving workers
 }
 
 // EmbeddedChain reports whether the server runs its own local chain.
@@ -207,6 +219,45 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			bad("DEMO_BOTS", v, "must be an even number of demo players from 0 to 50")
 		}
 		c.DemoBots = n
+	}
+	if v := env("AUTH_RATE_LIMIT", "120"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			bad("AUTH_RATE_LIMIT", v, "must be a whole number of sign-in requests a minute per client address, 0 for no limit")
+		}
+		c.AuthRateLimit = n
+	}
+	for _, p := range strings.Split(getenv("TRUSTED_PROXIES"), ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		if !strings.Contains(p, "/") {
+			if ip := net.ParseIP(p); ip != nil && ip.To4() != nil {
+				p += "/32"
+			} else {
+				p += "/128"
+			}
+		}
+		_, n, err := net.ParseCIDR(p)
+		if err != nil {
+			bad("TRUSTED_PROXIES", p, "must be IP addresses or CIDR ranges separated by commas")
+			continue
+		}
+		c.TrustedProxies = append(c.TrustedProxies, n)
+	}
+	if v := env("MAX_CONNS_PER_IP", "1000"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			bad("MAX_CONNS_PER_IP", v, "must be a whole number of connections, at least 1")
+		}
+		c.MaxConnsPerIP = n
+	}
+	if v := env("FEE_PAYER_DAILY_LAMPORTS", "20000000"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			bad("FEE_PAYER_DAILY_LAMPORTS", v, "must be a whole number of lamports (1 SOL = 1000000000), 0 or more")
+		}
+		c.FeePayerDailyLamports = n
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("LOG_FORMAT", c.LogFormat, "must be text or json")

@@ -1,0 +1,118 @@
+package web
+
+import (
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/labstack/echo/v4"
+
+	"wager/domain"
+)
+
+// contentSecurityPolicy lets pages load only this site's own scripts,
+// styles and connections (no inline script, no eval), and be framed by
+// nobody.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
+	"connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// SecurityHeaders sets on every response what browsers need to keep
+// pages safe: no sniffing of content types, the page policy (scripts and
+// framing), and no full URLs in referrers to other sites.
+func SecurityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "strict-origin-when-cross-origin")
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("X-Frame-Options", "DENY")
+		return next(c)
+	}
+}
+
+// CheckSameSiteJSON refuses, with 403 FORBIDDEN, a request that another
+// site's page could have sent: its Origin (or, without one, its Referer)
+// is not this site's (publicURL, or the address it was sent to), or its
+// body is not JSON (a cross-site form can post text/plain without
+// asking). Call it before reading anything of the request.
+func CheckSameSiteJSON(c echo.Context, publicURL string) error {
+	req := c.Request()
+	origin := req.Header.Get("Origin")
+	if origin == "" {
+		if u, err := url.Parse(req.Header.Get("Referer")); err == nil && u.Host != "" {
+			origin = u.Scheme + "://" + u.Host
+		}
+	}
+	same := origin != "" && origin == c.Scheme()+"://"+req.Host
+	if u, err := url.Parse(publicURL); err == nil && u.Host != "" && origin == u.Scheme+"://"+u.Host {
+		same = true
+	}
+	ct := strings.ToLower(strings.TrimSpace(strings.Split(req.Header.Get(echo.HeaderContentType), ";")[0]))
+	if !same || ct != echo.MIMEApplicationJSON {
+		return domain.Errorf(domain.CodeForbidden, "sign-in must come from this site's own pages, as JSON")
+	}
+	return nil
+}
+
+// LimitPerIP returns a listener that holds at most n open connections per
+// client address: more are closed as soon as they are accepted, so that
+// one client cannot take every descriptor of the process.
+func LimitPerIP(ln net.Listener, n int) net.Listener {
+	return &perIPListener{Listener: ln, max: n, open: map[string]int{}}
+}
+
+type perIPListener struct {
+	net.Listener
+	max  int
+	mu   sync.Mutex
+	open map[string]int
+}
+
+func (l *perIPListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		ip := remoteIP(c)
+		l.mu.Lock()
+		ok := l.open[ip] < l.max
+		if ok {
+			l.open[ip]++
+		}
+		l.mu.Unlock()
+		if ok {
+			return &countedConn{Conn: c, release: func() { l.release(ip) }}, nil
+		}
+		c.Close()
+	}
+}
+
+func (l *perIPListener) release(ip string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.open[ip]--; l.open[ip] <= 0 {
+		delete(l.open, ip)
+	}
+}
+
+func remoteIP(c net.Conn) string {
+	host, _, err := net.SplitHostPort(c.RemoteAddr().String())
+	if err != nil {
+		return c.RemoteAddr().String()
+	}
+	return host
+}
+
+// countedConn gives its place back when it closes (once).
+type countedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(c.release)
+	return c.Conn.Close()
+}
