@@ -34,6 +34,19 @@ func TestUserSearchAndProfiles(t *testing.T) {
 	} {
 		patch(body).wantError(t, 400, "VALIDATION_ERROR")
 	}
+	// Text that reads other than it is: direction overrides and control
+	// characters are refused, naming the field (a bio keeps its line breaks).
+	for field, text := range map[string]string{
+		"displayName": "Zed‮gnp.exe", "bio": "ringthe bell", "username": "zed⁦_x",
+	} {
+		e := patch(jsonBody(map[string]string{field: text})).wantError(t, 400, "VALIDATION_ERROR")
+		if reason, _ := e["fields"].(map[string]any)[field].(string); !strings.Contains(reason, "must not contain") {
+			t.Errorf("%s %q: %v, want the field named with what it must not contain", field, text, e)
+		}
+	}
+	if r := patch(`{"bio": "two\r\nlines"}`); r.Code != 200 || r.json(t)["bio"] != "two\nlines" {
+		t.Errorf("a bio with a line break: %d %s", r.Code, r.Body)
+	}
 	patch(`{"username": 5}`).wantError(t, 400, "VALIDATION_ERROR")
 	// A failed update changes nothing, not even the valid fields beside the bad one.
 	patch(`{"displayName": "Changed", "username": "x"}`).wantError(t, 400, "VALIDATION_ERROR")
