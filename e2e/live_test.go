@@ -209,8 +209,12 @@ func TestLiveGamePlayersSpectatorAndAdmin(t *testing.T) {
 	homeScreenshot(t, s)
 
 	play(2, "paper", "rock")
-	contains(t, spec.GetByTestId("winner"), name1, "the spectator sees the result")
-	visible(t, p2.GetByTestId("result"), "the loser sees the result")
+	for _, page := range []playwright.Page{spec, p2} {
+		wantText(t, page.GetByTestId("result-heading"), name1+" wins", "the result")
+		wantText(t, page.GetByTestId("result-how"), name1+" won 2 rounds to 0.", "how the game was won")
+		wantText(t, page.GetByTestId("result-money"),
+			name1+" receives 0.99 USDC: the pot of 1 USDC less the platform's fee of 0.01 USDC.", "the payout and the fee")
+	}
 
 	// The winner's wallet shows the payout: the donation less 1%.
 	if _, err := p1.Goto("/wallet"); err != nil {

@@ -58,9 +58,13 @@ func (v *LiveViews) gameView(ctx context.Context, gameID string, viewer *web.Ide
 	if st.Round.Deadline != nil && meta.Status == game.StatusActive {
 		g.Deadline, _ = time.Parse(time.RFC3339Nano, *st.Round.Deadline)
 	}
+	c4, _ := view.(*rules.C4View)
 	for _, p := range meta.Players {
-		g.Players = append(g.Players, views.GamePlayer{UserID: p.UserID, Username: p.Username,
-			Score: st.Scores[p.UserID], Submitted: st.Submitted[p.UserID]})
+		g.Players = append(g.Players, views.GamePlayer{UserID: p.UserID, Username: p.Username, Seat: p.Seat,
+			Score: st.Scores[p.UserID], Submitted: st.Submitted[p.UserID], OnTurn: c4 != nil && c4.Turn != nil && *c4.Turn == p.UserID})
+	}
+	if c4 != nil {
+		g.Board = boardView(c4, meta.Players)
 	}
 	for i := len(st.History) - 1; i >= 0; i-- { // newest first
 		h := st.History[i]
@@ -78,8 +82,7 @@ func (v *LiveViews) gameView(ctx context.Context, gameID string, viewer *web.Ide
 	g.Pot = views.PotView{PlayerPot: money.FormatUSDC(p.PlayerPotMinor), SpectatorPot: money.FormatUSDC(p.SpectatorPotMinor),
 		Total: money.FormatUSDC(p.TotalMinor), WinnerGets: money.FormatUSDC(p.WinnerGetsMinor)}
 	if res := meta.Result; res != nil {
-		g.Result = &views.ResultView{Winner: names[deref(res.WinnerID)], Reason: res.Reason, Draw: res.WinnerID == nil,
-			Payout: money.FormatUSDC(res.PayoutMinor), Fee: money.FormatUSDC(res.FeeMinor)}
+		g.Result = resultWords(meta, st.Scores)
 		transfers, err := v.pots.Transfers(ctx, gameID)
 		if err != nil {
 			return g, err
@@ -97,6 +100,101 @@ func (v *LiveViews) gameView(ctx context.Context, gameID string, viewer *web.Ide
 		_, g.IsPlayer = names[viewer.UserID]
 	}
 	return g, nil
+}
+
+// boardView is a Connect Four board with its pieces, winning line and
+// moves.
+func boardView(v *rules.C4View, players []game.Seat) *views.BoardView {
+	seats, names := map[string]int{}, map[string]string{}
+	for _, p := range players {
+		seats[p.UserID], names[p.UserID] = p.Seat, p.Username
+	}
+	b := &views.BoardView{Turn: deref(v.Turn)}
+	win := map[[2]int]bool{}
+	for _, cell := range v.Line {
+		win[cell] = true
+	}
+	for r, row := range v.Board {
+		cells := make([]views.CellView, len(row))
+		for c, owner := range row {
+			cells[c] = views.CellView{Seat: -1, Win: win[[2]int{r, c}]}
+			if owner != "" {
+				cells[c].Seat, cells[c].Username = seats[owner], names[owner]
+			}
+		}
+		b.Rows = append(b.Rows, cells)
+	}
+	for i := len(v.History) - 1; i >= 0; i-- {
+		m := v.History[i]
+		b.Moves = append(b.Moves, views.MoveView{Number: m.MoveNumber, Username: names[m.UserID], Column: m.Column + 1})
+	}
+	return b
+}
+
+// resultWords says how a finished game ended, for every status and game
+// type: who won and how (the score, a resignation, a timeout, four in a
+// row), what the winner received and the fee; for a draw or a
+// cancellation, what went back to whom.
+func resultWords(meta game.Meta, scores map[string]int) *views.ResultView {
+	res := meta.Result
+	var winner, loser string
+	for _, p := range meta.Players {
+		if res.WinnerID != nil && p.UserID == *res.WinnerID {
+			winner = p.Username
+		} else {
+			loser = p.Username
+		}
+	}
+	r := &views.ResultView{Winner: winner}
+	switch {
+	case winner == "":
+		r.Heading = "Draw"
+		if meta.Status == game.StatusCancelled {
+			r.Heading = "Cancelled"
+		}
+	case res.Reason == "resign":
+		r.How = loser + " resigned."
+	case res.Reason == "timeout":
+		r.How = loser + " ran out of time."
+	case res.Reason == "connect4":
+		r.How = winner + " connected four in a row."
+	case res.Reason == "score":
+		w, l := scores[deref(res.WinnerID)], 0
+		for id, s := range scores {
+			if id != deref(res.WinnerID) {
+				l = s
+			}
+		}
+		r.How = winner + " won " + strconv.Itoa(w) + " rounds to " + strconv.Itoa(l) + "."
+	default:
+		r.How = winner + " won (" + res.Reason + ")."
+	}
+	if winner == "" {
+		switch res.Reason {
+		case "abandoned":
+			r.How = "Nobody moved before the time ran out."
+		case "board-full":
+			r.How = "The board filled up without four in a row."
+		default:
+			r.How = "Nobody won (" + res.Reason + ")."
+		}
+	}
+	usdc := func(minor int64) string { return money.FormatUSDC(minor) + " USDC" }
+	switch {
+	case res.PotMinor == 0:
+		r.Money = "A free game: no stakes, no fee."
+	case winner != "":
+		r.Money = winner + " receives " + usdc(res.PayoutMinor) + ": the pot of " + usdc(res.PotMinor) +
+			" less the platform's fee of " + usdc(res.FeeMinor) + "."
+	case res.SpectatorPotMinor == 0:
+		r.Money = "Each player's stake of " + usdc(res.PlayerPotMinor/2) + " went back to them."
+	case res.PlayerPotMinor == 0:
+		r.Money = "The donations (" + usdc(res.SpectatorPotMinor) + ") went back to the donors."
+	default:
+		r.Money = "Each player's stake of " + usdc(res.PlayerPotMinor/2) + " went back to them, and the donations (" +
+			usdc(res.SpectatorPotMinor) + ") to the donors."
+	}
+	return r
 }
 
 func deref(s *string) string {
@@ -124,7 +222,9 @@ func (a *App) gamePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if viewer != nil {
+	if viewer == nil {
+		g.Deadline = time.Time{} // the page does not follow the game: no clock runs down on it
+	} else {
 		msgs, err := a.Chat.History(ctx, viewer.UserID, "game", g.GameID, 50, 0)
 		if err != nil {
 			return err
@@ -143,6 +243,9 @@ func (a *App) gameMove(c echo.Context) error {
 	if id == nil {
 		return err
 	}
+	if column := c.FormValue("column"); column != "" {
+		return a.gameDrop(c, id, column)
+	}
 	choice := c.FormValue("move")
 	move, _ := json.Marshal(choice)
 	_, err = a.Games.Act(c.Request().Context(), id.UserID, c.Param("id"), game.Action{Type: "move", Move: move})
@@ -158,6 +261,24 @@ func (a *App) gameMove(c echo.Context) error {
 		round = view.Base().Round.Number
 	}
 	return web.Render(c, http.StatusOK, views.MyChoice(choice, round, ""))
+}
+
+// gameDrop is a Connect Four drop button: the board itself changes through
+// the live stream; the answer is only why a drop was refused.
+func (a *App) gameDrop(c echo.Context, id *web.Identity, column string) error {
+	n, err := strconv.Atoi(column)
+	if err != nil {
+		return web.Render(c, http.StatusOK, views.MoveStatus("Choose one of the columns."))
+	}
+	move, _ := json.Marshal(map[string]int{"column": n})
+	if _, err := a.Games.Act(c.Request().Context(), id.UserID, c.Param("id"), game.Action{Type: "move", Move: move}); err != nil {
+		e := web.AsError(err)
+		if e.Code == domain.CodeInternal {
+			return err
+		}
+		return web.Render(c, http.StatusOK, views.MoveStatus(e.Message))
+	}
+	return web.Render(c, http.StatusOK, views.MoveStatus(""))
 }
 
 // gameChat posts the page's chat form; the message itself arrives through
@@ -253,18 +374,20 @@ func (a *App) playSubmit(c echo.Context) error {
 	if err != nil {
 		return fail(err)
 	}
-	settings := map[string]any{}
-	if form.GameType == "rps" {
-		for key, value := range map[string]string{"rounds": form.Rounds, "roundSeconds": form.RoundSeconds} {
-			if value == "" {
-				continue
-			}
-			n, err := strconv.Atoi(value)
-			if err != nil {
-				return fail(domain.Invalid(map[string]string{"settings." + key: "must be a whole number"}))
-			}
-			settings[key] = n
+	settings := map[string]int{}
+	fields := map[string]string{"rounds": form.Rounds, "roundSeconds": form.RoundSeconds}
+	if form.GameType == "connect4" {
+		fields = map[string]string{"turnSeconds": form.RoundSeconds}
+	}
+	for key, value := range fields {
+		if value == "" {
+			continue
 		}
+		n, err := strconv.Atoi(value)
+		if err != nil {
+			return fail(domain.Invalid(map[string]string{"settings." + key: "must be a whole number"}))
+		}
+		settings[key] = n
 	}
 	raw, _ := json.Marshal(settings)
 	l, err := a.Games.CreateLobby(ctx, id.UserID, form.GameType, stake, raw)

@@ -107,6 +107,8 @@ func fieldLabel(f string) string {
 		return "Rounds"
 	case "settings.roundSeconds":
 		return "Seconds per round"
+	case "settings.turnSeconds":
+		return "Seconds per turn"
 	case "gameType":
 		return "The game"
 	}

@@ -37,7 +37,7 @@ func TestUserSearchAndProfiles(t *testing.T) {
 	// Text that reads other than it is: direction overrides and control
 	// characters are refused, naming the field (a bio keeps its line breaks).
 	for field, text := range map[string]string{
-		"displayName": "Zed‮gnp.exe", "bio": "ringthe bell", "username": "zed⁦_x",
+		"displayName": "Zed\u202Egnp.exe", "bio": "ring\u0085the bell", "username": "zed\u2066_x",
 	} {
 		e := patch(jsonBody(map[string]string{field: text})).wantError(t, 400, "VALIDATION_ERROR")
 		if reason, _ := e["fields"].(map[string]any)[field].(string); !strings.Contains(reason, "must not contain") {

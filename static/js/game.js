@@ -1,7 +1,7 @@
 // The game page: joins the live room over the htmx WebSocket (resuming
 // from the last event seen), counts the round timer down, keeps the
-// player's own pending choice until the next round, and signs donations
-// with the wallet.
+// player's own pending choice until the next round, offers Connect Four's
+// drop buttons to the player on turn, and signs donations with the wallet.
 (function () {
   "use strict";
   const page = document.querySelector("[data-game-page]");
@@ -37,9 +37,18 @@
   setInterval(tick, 250);
   tick();
 
+  // Connect Four: the drop buttons show only for the player on turn (the
+  // live board is the same for everyone).
+  const showDrops = () => {
+    const board = document.getElementById("board");
+    const mine = board && page.dataset.me !== "" && board.dataset.turn === page.dataset.me;
+    document.querySelectorAll("[data-column-button]").forEach((b) => b.classList.toggle("hidden", !mine));
+  };
+
   // After live updates: forget the pending choice once its round is over,
   // and close the controls when the game ends.
   document.body.addEventListener("htmx:oobAfterSwap", () => {
+    showDrops();
     const mine = document.getElementById("my-choice");
     const timer = document.querySelector("[data-deadline]");
     if (mine && mine.dataset.round !== "0" && (!timer || timer.dataset.round !== mine.dataset.round)) {
@@ -48,7 +57,7 @@
     }
     const status = document.getElementById("game-status");
     if (status && status.textContent.trim() !== "active") {
-      document.querySelectorAll("[data-testid=move-controls], [data-donate-form], [data-chat-form]").forEach((el) => el.remove());
+      document.querySelectorAll("[data-testid=move-controls], [data-donate-section], [data-chat-form]").forEach((el) => el.remove());
     }
     const empty = document.querySelector("[data-chat-empty]");
     if (empty && document.querySelectorAll("[data-testid=chat-message]").length) empty.remove();
