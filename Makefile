@@ -10,7 +10,7 @@ GENERATED_LIST += ; echo static/js/swagger-ui-bundle.js static/js/swagger-ui-bun
 .PHONY: run test setup-db setup-test generate check-generated lint
 
 run: setup-db
-	DEMO_BOTS=$${DEMO_BOTS:-4} $(GO) run ./cmd/server
+	DEMO_BOTS=$${DEMO_BOTS:-5} $(GO) run ./cmd/server
 
 test: setup-db setup-test lint check-generated
 	$(GO) test -count=1 ./...

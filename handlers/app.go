@@ -5,6 +5,7 @@
 package handlers
 
 import (
+	"context"
 	"log/slog"
 	"net"
 	"net/http"
@@ -48,8 +49,15 @@ type Services struct {
 	Payments *payments.Service
 	Live     *live.Hub
 	Views    *LiveViews
+	// Bots find a demo player for a person to play (nil: none run).
+	Bots Opponents
 	// LocalChain is the embedded chain (nil with an external one).
 	LocalChain *localchain.Chain
+}
+
+// Opponents finds a demo bot for a person to play.
+type Opponents interface {
+	Opponent(ctx context.Context) (users.User, error)
 }
 
 // Options are the parts of the configuration the handlers show or obey.

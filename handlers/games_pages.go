@@ -94,6 +94,14 @@ func (v *LiveViews) gameView(ctx context.Context, gameID string, viewer *web.Ide
 			}
 			g.Settlement = append(g.Settlement, tv)
 		}
+		r, err := v.games.RematchOf(ctx, gameID)
+		if err != nil {
+			return g, err
+		}
+		g.Rematch = &views.RematchView{RequestedBy: r.RequestedBy, NewGameID: deref(r.NewGameID)}
+		if len(r.RequestedBy) > 0 {
+			g.Rematch.Asker = names[r.RequestedBy[0]]
+		}
 	}
 	if viewer != nil {
 		g.Me = viewer.UserID
@@ -216,12 +224,30 @@ func chatLine(m chat.Message) views.ChatLine {
 }
 
 func (a *App) gamePage(c echo.Context) error {
-	ctx := c.Request().Context()
-	viewer := web.IdentityOf(c)
-	g, err := a.Views.gameView(ctx, c.Param("id"), viewer)
+	return a.renderGamePage(c, c.Param("id"), false)
+}
+
+// tvPage follows the most-watched live game; the page comes back here for
+// the next one when it ends.
+func (a *App) tvPage(c echo.Context) error {
+	live, err := a.Games.Live(c.Request().Context(), 1)
 	if err != nil {
 		return err
 	}
+	if len(live) == 0 {
+		return web.Render(c, http.StatusOK, views.TVOff(a.pageFor(c, "TV")))
+	}
+	return a.renderGamePage(c, live[0].GameID, true)
+}
+
+func (a *App) renderGamePage(c echo.Context, gameID string, tv bool) error {
+	ctx := c.Request().Context()
+	viewer := web.IdentityOf(c)
+	g, err := a.Views.gameView(ctx, gameID, viewer)
+	if err != nil {
+		return err
+	}
+	g.TV = tv
 	if viewer == nil {
 		g.Deadline = time.Time{} // the page does not follow the game: no clock runs down on it
 	} else {
@@ -233,7 +259,11 @@ func (a *App) gamePage(c echo.Context) error {
 			g.Chat = append(g.Chat, chatLine(msgs[i]))
 		}
 	}
-	return web.Render(c, http.StatusOK, views.GamePage(a.pageFor(c, views.GameTitle(g)), g))
+	title := views.GameTitle(g)
+	if tv {
+		title = "TV: " + title
+	}
+	return web.Render(c, http.StatusOK, views.GamePage(a.pageFor(c, title), g))
 }
 
 // gameMove is the page's move button: the player's own choice comes back
@@ -281,6 +311,35 @@ func (a *App) gameDrop(c echo.Context, id *web.Identity, column string) error {
 	return web.Render(c, http.StatusOK, views.MoveStatus(""))
 }
 
+// gameRematch asks for (or accepts) a rematch, or withdraws the request,
+// and answers the rematch panel as it now stands; the other player's page
+// gets it live.
+func (a *App) gameRematch(withdraw bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := requireLogin(c)
+		if id == nil {
+			return err
+		}
+		ctx := c.Request().Context()
+		if withdraw {
+			_, err = a.Games.CancelRematch(ctx, id.UserID, c.Param("id"))
+		} else {
+			_, err = a.Games.RequestRematch(ctx, id.UserID, c.Param("id"))
+		}
+		if e := web.AsError(err); err != nil && e.Code == domain.CodeInternal {
+			return err
+		}
+		g, verr := a.Views.gameView(ctx, c.Param("id"), id)
+		if verr != nil {
+			return verr
+		}
+		if err != nil && g.Rematch != nil {
+			g.Rematch.Error = web.AsError(err).Message
+		}
+		return web.Render(c, http.StatusOK, views.RematchPanel(g))
+	}
+}
+
 // gameChat posts the page's chat form; the message itself arrives through
 // the live stream like everyone else's.
 func (a *App) gameChat(c echo.Context) error {
@@ -305,7 +364,7 @@ func (a *App) gameChat(c echo.Context) error {
 }
 
 func (a *App) playView(ctx context.Context, form views.PlayForm, errMsg string) (views.PlayView, error) {
-	v := views.PlayView{Form: form, Error: errMsg}
+	v := views.PlayView{Form: form, Error: errMsg, Bots: a.Bots != nil}
 	for _, t := range rules.Available() {
 		v.Types = append(v.Types, views.GameTypeOption{Type: t.GameType, Name: t.Name})
 	}
@@ -420,6 +479,70 @@ func (a *App) playJoin(c echo.Context) error {
 		}
 		return web.Render(c, web.StatusOf(web.AsError(err).Code), views.Play(a.pageFor(c, "Play"), v))
 	})
+}
+
+// botSettings are the settings of a game against a demo bot: a person's
+// pace, not the bots' own.
+var botSettings = map[string]json.RawMessage{
+	"rps":      json.RawMessage(`{"rounds": 3, "roundSeconds": 20}`),
+	"connect4": json.RawMessage(`{"turnSeconds": 30}`),
+}
+
+// playBot challenges a demo bot to a free game: it accepts at once, or
+// when its current game ends.
+func (a *App) playBot(c echo.Context) error {
+	return a.playerPage(c, func(id *web.Identity) error {
+		ctx := c.Request().Context()
+		gameType := c.FormValue("gameType")
+		settings, ok := botSettings[gameType]
+		if a.Bots == nil || !ok {
+			return domain.Errorf(domain.CodeNotFound, "no demo bots play here")
+		}
+		bot, err := a.Bots.Opponent(ctx)
+		if err != nil {
+			return err
+		}
+		ch, err := a.Games.CreateChallenge(ctx, id.UserID, bot.ID, gameType, 0, settings)
+		if err != nil {
+			return err
+		}
+		return c.Redirect(http.StatusSeeOther, "/play/challenge/"+ch.ID)
+	})
+}
+
+// playChallengeWait waits for the challenged player to accept; once the
+// challenge is answered it goes to the game, or back to the play page.
+func (a *App) playChallengeWait(c echo.Context) error {
+	return a.playerPage(c, func(id *web.Identity) error {
+		ctx := c.Request().Context()
+		pending, err := a.Games.Challenges(ctx, id.UserID)
+		if err != nil {
+			return err
+		}
+		for _, ch := range pending {
+			if ch.ID != c.Param("id") || ch.FromUser != id.UserID {
+				continue
+			}
+			to, err := a.Users.ByID(ctx, ch.ToUser)
+			if err != nil {
+				return err
+			}
+			return web.Render(c, http.StatusOK, views.WaitingFor(a.pageFor(c, "Waiting for "+to.Username), ch.ID, to.Username))
+		}
+		return c.Redirect(http.StatusSeeOther, "/play") // answered: the play page, or the game (playerPage)
+	})
+}
+
+func (a *App) playChallengeCancel(c echo.Context) error {
+	id, err := requireLogin(c)
+	if id == nil {
+		return err
+	}
+	if _, err := a.Games.RespondChallenge(c.Request().Context(), id.UserID, c.Param("id"), "cancel"); err != nil &&
+		domain.ErrorCode(err) != domain.CodeConflict {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/play")
 }
 
 func (a *App) playWait(c echo.Context) error {

@@ -259,3 +259,19 @@ func (s *Service) LeaveQueue(ctx context.Context, userID, lobbyID string) error 
 	}
 	return nil
 }
+
+// PeoplesFreeTables returns the free lobbies where one person (not a bot)
+// has been waiting since before since, oldest first.
+func (s *Service) PeoplesFreeTables(ctx context.Context, since time.Time) ([]string, error) {
+	var ids []string
+	err := s.db.NewRaw(`SELECT l.id FROM lobbies AS l
+		JOIN user_presence AS p ON p.lobby_id = l.id AND p.kind = 'queue'
+		JOIN users AS u ON u.id = p.user_id AND NOT u.bot
+		WHERE l.stake_minor = 0 AND p.since < ?
+			AND (SELECT count(*) FROM user_presence AS q WHERE q.lobby_id = l.id AND q.kind = 'queue') = 1
+		ORDER BY p.since LIMIT 10`, since).Scan(ctx, &ids)
+	if err != nil {
+		return nil, fmt.Errorf("find people's free tables: %w", err)
+	}
+	return ids, nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -217,4 +218,22 @@ func (s *Service) finishedGameOfPlayer(ctx context.Context, tx bun.Tx, userID, g
 		return g, domain.Errorf(domain.CodeConflict, "the game is not over yet")
 	}
 	return g, nil
+}
+
+// RematchesAsked returns the free games of the user whose other player
+// asked, since since, for a rematch that the user has not answered and
+// that has not started.
+func (s *Service) RematchesAsked(ctx context.Context, userID string, since time.Time) ([]string, error) {
+	var ids []string
+	err := s.db.NewRaw(`SELECT r.game_id FROM rematches AS r
+		JOIN game_players AS p ON p.game_id = r.game_id AND p.user_id = ?
+		JOIN games AS g ON g.id = r.game_id AND g.stake_minor = 0
+		WHERE r.user_id <> ? AND r.requested_at > ?
+			AND NOT EXISTS (SELECT 1 FROM rematches AS m WHERE m.game_id = r.game_id AND m.user_id = ?)
+			AND NOT EXISTS (SELECT 1 FROM games AS n WHERE n.rematch_of = r.game_id)`,
+		userID, userID, since, userID).Scan(ctx, &ids)
+	if err != nil {
+		return nil, fmt.Errorf("read the rematches asked of %s: %w", userID, err)
+	}
+	return ids, nil
 }

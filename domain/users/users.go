@@ -32,6 +32,7 @@ type User struct {
 	CoverImageID  *string   `bun:"cover_image_id,type:uuid"`
 	CreatedAt     time.Time `bun:"created_at"`
 	UpdatedAt     time.Time `bun:"updated_at"`
+	Bot           bool      `bun:"bot"` // a demo player run by the server
 }
 
 // Limits of the profile fields.

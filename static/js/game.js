@@ -45,10 +45,32 @@
     document.querySelectorAll("[data-column-button]").forEach((b) => b.classList.toggle("hidden", !mine));
   };
 
+  // A finished game's rematch panel: each player sees the buttons that are
+  // theirs, and goes to the rematch when it starts while they watch.
+  const showRematch = (live) => {
+    const panel = document.getElementById("rematch");
+    if (!panel) return;
+    const me = page.dataset.me;
+    const player = page.dataset.player === "true";
+    const requested = (panel.dataset.requested || "").split(" ").filter(Boolean);
+    const mine = requested.includes(me);
+    const ask = panel.querySelector("[data-rematch-ask]");
+    if (ask) {
+      ask.classList.toggle("hidden", !player || mine);
+      ask.textContent = requested.length ? "Accept the rematch" : "Ask for a rematch";
+    }
+    const withdraw = panel.querySelector("[data-rematch-withdraw]");
+    if (withdraw) withdraw.classList.toggle("hidden", !player || !mine);
+    panel.querySelectorAll("[data-player-only]").forEach((el) => el.classList.toggle("hidden", !player));
+    if (live && player && panel.dataset.newGame) window.location.assign("/game/" + panel.dataset.newGame);
+  };
+  showRematch(false);
+
   // After live updates: forget the pending choice once its round is over,
   // and close the controls when the game ends.
   document.body.addEventListener("htmx:oobAfterSwap", () => {
     showDrops();
+    showRematch(true);
     const mine = document.getElementById("my-choice");
     const timer = document.querySelector("[data-deadline]");
     if (mine && mine.dataset.round !== "0" && (!timer || timer.dataset.round !== mine.dataset.round)) {
@@ -56,6 +78,10 @@
       mine.dataset.round = "0";
     }
     const status = document.getElementById("game-status");
+    if (status && status.textContent.trim() !== "active" && page.dataset.tv !== undefined && !page.dataset.next) {
+      page.dataset.next = "soon"; // TV: the result for a few seconds, then the next live game
+      setTimeout(() => window.location.assign("/tv"), 6000);
+    }
     if (status && status.textContent.trim() !== "active") {
       document.querySelectorAll("[data-testid=move-controls], [data-donate-section], [data-chat-form]").forEach((el) => el.remove());
     }

@@ -1,5 +1,6 @@
-// The waiting room: go to the game the moment a match is made (a notice
-// on the live socket), with a slow poll as a fallback.
+// The waiting room: go to the game the moment a match is made or a
+// challenge accepted (a notice on the live socket), with a slow poll as a
+// fallback.
 (function () {
   "use strict";
   if (!document.querySelector("[data-waiting]")) return;
@@ -8,7 +9,9 @@
     const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws");
     ws.onmessage = (e) => {
       const m = JSON.parse(e.data);
-      if (m.type === "notice" && m.notice === "game:matched") go(m.data.gameId);
+      if (m.type !== "notice") return;
+      if (m.notice === "game:matched" || (m.notice === "challenge:accepted" && m.data.gameId)) go(m.data.gameId);
+      if (m.notice === "challenge:declined") window.location.assign("/play");
     };
     ws.onclose = () => setTimeout(connect, 2000);
   }

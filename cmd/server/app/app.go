@@ -56,6 +56,8 @@ type App struct {
 	Pot      *pot.Service
 	Payments *payments.Service
 	Live     *live.Hub
+	// Bots are the demo players (nil without DEMO_BOTS).
+	Bots *bots.Bots
 	// LocalChain is the embedded chain (nil with SOLANA_RPC_URL).
 	LocalChain *localchain.Chain
 	// HTTP is the handler of the whole site.
@@ -155,6 +157,11 @@ func (a *App) build(ctx context.Context) error {
 		PriceMinor: cfg.AbusePrice, Network: payments.NetworkOf(cfg.ChainID())})
 	confirmers[payments.KindPayment] = a.Payments.ConfirmPayment
 
+	var opponents handlers.Opponents
+	if cfg.DemoBots > 0 {
+		a.Bots = bots.New(bdb, a.Games, a.Keys, now, log, cfg.DemoBots)
+		opponents = a.Bots
+	}
 	opts := handlers.Options{MinSDKVersion: cfg.MinSDKVersion, SDKGraceUntil: cfg.SDKGraceUntil,
 		DevFaucet: cfg.DevFaucet && a.LocalChain != nil, EmbeddedChain: cfg.EmbeddedChain(), ChainID: cfg.ChainID(),
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies}
@@ -163,7 +170,7 @@ func (a *App) build(ctx context.Context) error {
 	feed.hub = a.Live
 
 	a.HTTP = handlers.New(handlers.Services{DB: bdb, Flags: a.Flags, Users: a.Users, Auth: a.Auth, Money: a.Money,
-		Rooms: a.Rooms, Games: a.Games, Chat: a.Chat, Pot: a.Pot, Payments: a.Payments, Live: a.Live, Views: views,
+		Rooms: a.Rooms, Games: a.Games, Chat: a.Chat, Pot: a.Pot, Payments: a.Payments, Live: a.Live, Views: views, Bots: opponents,
 		LocalChain: a.LocalChain}, opts, log)
 	if unknown := limiter.UnknownOverrides(); len(unknown) > 0 {
 		return fmt.Errorf("invalid configuration: ABUSE_OVERRIDES names %s, which is not a charged endpoint (write METHOD /route as in the OpenAPI document)",
@@ -188,9 +195,8 @@ func (a *App) start(ctx context.Context) error {
 		a.goBackground(func() { a.Money.RunResolvers(bg, 15*time.Second) })
 		a.goBackground(func() { a.Payments.RunResolvers(bg, 15*time.Second) })
 	}
-	if a.Config.DemoBots > 0 {
-		b := bots.New(a.DB, a.Games, a.Keys, domain.SystemClock, a.log, a.Config.DemoBots)
-		a.goBackground(func() { b.Run(bg) })
+	if a.Bots != nil {
+		a.goBackground(func() { a.Bots.Run(bg) })
 	}
 
 	listener := db.NewListener(a.Config.DatabaseURL, a.log)

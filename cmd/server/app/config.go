@@ -215,8 +215,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	if v := env("DEMO_BOTS", "0"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > 50 || n%2 != 0 {
-			bad("DEMO_BOTS", v, "must be an even number of demo players from 0 to 50")
+		if err != nil || n < 0 || n > 50 {
+			bad("DEMO_BOTS", v, "must be a whole number of demo players from 0 to 50")
 		}
 		c.DemoBots = n
 	}
