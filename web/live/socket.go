@@ -186,6 +186,18 @@ func (b *batchConn) Write(p []byte) (int, error) {
 	return b.Conn.Write(p)
 }
 
+// Close sends what is gathered before closing: a close frame the reader
+// wrote during the writer's burst must not be lost with the connection.
+// The write deadline set for that frame bounds the wait.
+func (b *batchConn) Close() error {
+	b.mu.Lock()
+	if b.w != nil {
+		b.w.Flush()
+	}
+	b.mu.Unlock()
+	return b.Conn.Close()
+}
+
 func (b *batchConn) gather() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
