@@ -77,7 +77,7 @@ func Docs(p Page, groups []DocGroup) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			for _, g := range groups {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<h2 class=\"mt-5 px-2 text-xs font-semibold uppercase tracking-wide text-slate-500 first:mt-0\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<h2 class=\"mt-5 px-2 text-xs font-semibold uppercase tracking-wide text-slate-400 first:mt-0\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -192,7 +192,7 @@ func Docs(p Page, groups []DocGroup) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "</nav><section id=\"api-reference\" aria-label=\"Operations and schemas\" class=\"min-w-0 overflow-hidden rounded-xl bg-white text-slate-900\" data-openapi-url=\"/openapi.json\"><p class=\"p-6 text-sm text-slate-600\">Loading the reference of every operation and schema. It needs JavaScript; the same content is in <a class=\"underline\" href=\"/openapi.json\">/openapi.json</a>.</p></section></div><script src=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "</nav><section id=\"api-reference\" aria-label=\"Operations and schemas\" class=\"min-w-0 overflow-hidden rounded-xl bg-white text-slate-900\" data-openapi-url=\"/openapi.json\"><p class=\"p-6 text-sm text-slate-400\">Loading the reference of every operation and schema. It needs JavaScript; the same content is in <a class=\"underline\" href=\"/openapi.json\">/openapi.json</a>.</p></section></div><script src=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -338,7 +338,7 @@ func WalletBalances(w WalletPage) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if w.ChainError != "" {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "<p class=\"mt-3 text-3xl font-bold text-slate-500\" data-testid=\"balance-onchain\">–</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "<p class=\"mt-3 text-3xl font-bold text-slate-400\" data-testid=\"balance-onchain\">–</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -691,7 +691,7 @@ func WalletHistory(w WalletPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				if it.Signature == "" {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "<span class=\"text-slate-500\">–</span>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "<span class=\"text-slate-400\">–</span>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

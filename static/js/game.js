@@ -66,6 +66,20 @@
   };
   showRematch(false);
 
+  // Phones show the game or the chat, one at a time (wider screens show
+  // both side by side and hide the switch).
+  document.querySelectorAll("[data-show-tab]").forEach((button) =>
+    button.addEventListener("click", () => {
+      const tab = button.dataset.showTab;
+      document.querySelectorAll("[data-show-tab]").forEach((b) => b.setAttribute("aria-pressed", String(b === button)));
+      document.querySelectorAll("[data-tab]").forEach((el) => el.classList.toggle("tab-off", el.dataset.tab !== tab));
+      if (tab === "chat") {
+        const list = document.getElementById("chat-list");
+        if (list) list.scrollTop = list.scrollHeight;
+      }
+    }),
+  );
+
   // After live updates: forget the pending choice once its round is over,
   // and close the controls when the game ends.
   document.body.addEventListener("htmx:oobAfterSwap", () => {
@@ -84,6 +98,8 @@
     }
     if (status && status.textContent.trim() !== "active") {
       document.querySelectorAll("[data-testid=move-controls], [data-donate-section], [data-chat-form]").forEach((el) => el.remove());
+      const closed = document.querySelector("[data-chat-closed]");
+      if (closed) closed.classList.remove("hidden");
     }
     const empty = document.querySelector("[data-chat-empty]");
     if (empty && document.querySelectorAll("[data-testid=chat-message]").length) empty.remove();
