@@ -24,9 +24,11 @@ import (
 	"wager/domain/flags"
 	"wager/domain/game"
 	"wager/domain/money"
+	"wager/domain/notify"
 	"wager/domain/payments"
 	"wager/domain/pot"
 	"wager/domain/room"
+	"wager/domain/social"
 	"wager/domain/users"
 	"wager/web"
 	"wager/web/live"
@@ -47,6 +49,8 @@ type Services struct {
 	Chat     *chat.Service
 	Pot      *pot.Service
 	Payments *payments.Service
+	Notify   *notify.Service
+	Social   *social.Service
 	Live     *live.Hub
 	Views    *LiveViews
 	// Bots find a demo player for a person to play (nil: none run).

@@ -195,6 +195,7 @@ func (a *App) routes() *echo.Echo {
 			"A socket that sends more than 20 messages a second (bursts of 40), or one message over 4 KiB, is closed (1008, 1009); the user's other sockets are not."})
 
 	a.chatRoutes(r)
+	a.socialRoutes(r)
 	a.paymentRoutes(r)
 	// Wallet.
 	r.json(http.MethodGet, "/wallets/me/balance", a.walletBalance, web.Op{Tag: "wallet", Auth: web.AuthRequired,

@@ -13,6 +13,7 @@ import (
 
 	"wager/db"
 	"wager/domain"
+	"wager/domain/notify"
 )
 
 // Challenge is a direct invitation to play.
@@ -68,6 +69,14 @@ func (s *Service) CreateChallenge(ctx context.Context, from, to, gameType string
 			return domain.Errorf(domain.CodeInsufficientFunds, "your available balance does not cover the stake")
 		}
 		if _, err := tx.NewInsert().Model(&c).Exec(ctx); err != nil {
+			return err
+		}
+		var from string
+		if err := tx.NewSelect().Table("users").Column("username").Where("id = ?", c.FromUser).Scan(ctx, &from); err != nil {
+			return err
+		}
+		if err := s.notify.Send(ctx, tx, to, notify.Challenge, ChallengeNotice{ChallengeID: c.ID, FromUserID: c.FromUser,
+			FromUsername: from, GameType: c.GameType, StakeMinor: c.StakeMinor, ExpiresAt: c.ExpiresAt}); err != nil {
 			return err
 		}
 		return s.rooms.Tell(ctx, to, "challenge:received", c)

@@ -20,6 +20,7 @@ import (
 
 	"wager/domain"
 	"wager/domain/game/rules"
+	"wager/domain/notify"
 	"wager/domain/room"
 )
 
@@ -92,6 +93,7 @@ type Result struct {
 type Service struct {
 	db       *bun.DB
 	rooms    *room.Log
+	notify   *notify.Service
 	now      domain.Clock
 	log      *slog.Logger
 	rand     io.Reader
@@ -105,8 +107,9 @@ type Service struct {
 // Deps are what a Service works with.
 type Deps struct {
 	Rooms  *room.Log // where games' events go
-	Settle Settler   // pays out finished games
-	Live   Live      // spectators, and the newest events heard of
+	Notify *notify.Service
+	Settle Settler // pays out finished games
+	Live   Live    // spectators, and the newest events heard of
 	// EscrowOf is a game's escrow address, recorded among the platform's
 	// addresses when the game starts.
 	EscrowOf func(gameID string) string
@@ -114,7 +117,7 @@ type Deps struct {
 
 // New returns a Service.
 func New(bdb *bun.DB, now domain.Clock, log *slog.Logger, d Deps) *Service {
-	return &Service{db: bdb, rooms: d.Rooms, now: now, log: log, rand: rand.Reader, settle: d.Settle, live: d.Live,
+	return &Service{db: bdb, rooms: d.Rooms, notify: d.Notify, now: now, log: log, rand: rand.Reader, settle: d.Settle, live: d.Live,
 		escrowOf: d.EscrowOf, rows: domain.SeqCache[Game]{Latest: d.Live.LatestSeq, MaxAge: ReadCacheAge, Size: 10_000}}
 }
 

@@ -25,6 +25,7 @@ import (
 	"wager/domain/game"
 	"wager/domain/game/rules"
 	"wager/domain/money"
+	"wager/domain/notify"
 	"wager/domain/pot"
 	"wager/domain/room"
 	"wager/domain/users"
@@ -115,7 +116,7 @@ func newPlatform(t testing.TB) *platform {
 	settle := func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome) (game.Settlement, error) {
 		return p.pot.Settle(ctx, tx, g, players, o)
 	}
-	p.games = game.New(bdb, c.now, log, game.Deps{Rooms: rooms, Settle: settle, Live: noCrowd{},
+	p.games = game.New(bdb, c.now, log, game.Deps{Rooms: rooms, Notify: notify.New(bdb, rooms, c.now), Settle: settle, Live: noCrowd{},
 		EscrowOf: func(gameID string) string { return keys.Escrow(gameID).PublicKey().String() }})
 	p.pot = pot.New(bdb, rooms, p.games, m, chat.New(bdb, rooms, c.now), keys, c.now, log)
 	return p

@@ -353,6 +353,9 @@ func (s *Service) finish(ctx context.Context, tx bun.Tx, g *Game, o rules.Outcom
 		result.WinnerID, g.WinnerID = &o.Winner, &o.Winner
 	}
 	g.Result, g.EndedAt, g.Deadline = &result, &now, nil
+	if err := s.notifyCompleted(ctx, tx, *g, result); err != nil {
+		return rules.Event{}, fmt.Errorf("notify the players of game %s: %w", g.ID, err)
+	}
 	if _, err := tx.NewDelete().Model((*presence)(nil)).Where("game_id = ?", g.ID).Exec(ctx); err != nil {
 		return rules.Event{}, fmt.Errorf("free the players of game %s: %w", g.ID, err)
 	}

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
+	"wager/db"
 	"wager/domain"
 )
 
@@ -62,6 +64,59 @@ func (p *Presence) Others(ctx context.Context, instance string) (map[string]int,
 		for id, n := range counts {
 			out[id] += n
 		}
+	}
+	return out, nil
+}
+
+// SetOnline records which users hold a socket on an instance: online and
+// offline are the users whose state changed there; with full, online is
+// all of them and the instance's other rows go, as do the rows of
+// instances no longer present.
+func (p *Presence) SetOnline(ctx context.Context, instance string, online, offline []string, full bool) error {
+	err := db.Transact(ctx, p.db, func(ctx context.Context, tx bun.Tx) error {
+		if full {
+			if _, err := tx.NewRaw(`DELETE FROM online_users AS o WHERE (o.instance_id = ? AND o.user_id <> ALL(?::uuid[]))
+				OR NOT EXISTS (SELECT 1 FROM instance_presence AS i WHERE i.instance_id = o.instance_id)`,
+				instance, pgdialect.Array(online)).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		if len(offline) > 0 {
+			if _, err := tx.NewRaw(`DELETE FROM online_users WHERE instance_id = ? AND user_id = ANY(?::uuid[])`,
+				instance, pgdialect.Array(offline)).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		if len(online) > 0 {
+			if _, err := tx.NewRaw(`INSERT INTO online_users (instance_id, user_id)
+				SELECT ?, u FROM unnest(?::uuid[]) AS u ON CONFLICT DO NOTHING`,
+				instance, pgdialect.Array(online)).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("record %d users online and %d offline: %w", len(online), len(offline), err)
+	}
+	return nil
+}
+
+// Online tells which of the users hold a socket on an instance heard from
+// within PresenceTTL.
+func (p *Presence) Online(ctx context.Context, userIDs []string) (map[string]bool, error) {
+	var ids []string
+	err := p.db.NewSelect().TableExpr("online_users AS o").
+		Join("JOIN instance_presence AS i ON i.instance_id = o.instance_id").
+		ColumnExpr("DISTINCT o.user_id").
+		Where("o.user_id = ANY(?::uuid[]) AND i.updated_at > ?", pgdialect.Array(userIDs), p.now().Add(-PresenceTTL)).
+		Scan(ctx, &ids)
+	if err != nil {
+		return nil, fmt.Errorf("read who of %d users is online: %w", len(userIDs), err)
+	}
+	out := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		out[id] = true
 	}
 	return out, nil
 }

@@ -46,11 +46,19 @@ type Pages interface {
 	Crowd(count int) []byte
 }
 
-// Presence shares spectator counts between instances.
+// Presence shares spectator counts and who is online between instances.
 type Presence interface {
 	Publish(ctx context.Context, instance string, counts map[string]int) error
 	Others(ctx context.Context, instance string) (map[string]int, error)
+	// SetOnline records the users who opened their first socket here
+	// (online) or closed their last (offline) since the last call; with
+	// full, online is every user with a socket here and nobody else is.
+	SetOnline(ctx context.Context, instance string, online, offline []string, full bool) error
 }
+
+// onlineFullEvery is how often the whole set of users online here is
+// written again, repairing what a failed write of changes left wrong.
+const onlineFullEvery = 30 * time.Second
 
 // Rooms answers joins: the state everyone may see, its seq, and whether
 // the user plays in the game. Errors carry a domain code (NOT_FOUND,
@@ -100,6 +108,11 @@ type Hub struct {
 	users  map[string]*userSockets
 
 	remote atomic.Pointer[map[string]int] // other instances' spectator counts
+
+	// Users whose first socket opened or last closed since presence was
+	// last shared, and when the full set was last written; under mu.
+	changed map[string]struct{}
+	fullAt  time.Time
 }
 
 type heard struct {
@@ -120,7 +133,8 @@ func New(store Store, pages Pages, presence Presence, rooms Rooms, instance stri
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	h := &Hub{store: store, pages: pages, presence: presence, joins: rooms, instance: instance, log: log, opts: opts,
-		ctx: ctx, stop: stop, writeWait: writeWait, open: map[string]*room{}, latest: map[string]heard{}, users: map[string]*userSockets{}}
+		ctx: ctx, stop: stop, writeWait: writeWait, open: map[string]*room{}, latest: map[string]heard{}, users: map[string]*userSockets{},
+		changed: map[string]struct{}{}}
 	h.remote.Store(&map[string]int{})
 	return h
 }
@@ -520,6 +534,9 @@ func (h *Hub) Register(c *Conn) bool {
 		return false
 	}
 	u.conns[c] = struct{}{}
+	if len(u.conns) == 1 {
+		h.changed[c.UserID] = struct{}{}
+	}
 	return true
 }
 
@@ -542,6 +559,9 @@ func (h *Hub) Unregister(c *Conn) {
 	}
 	h.mu.Lock()
 	if u := h.users[c.UserID]; u != nil {
+		if _, ok := u.conns[c]; ok && len(u.conns) == 1 {
+			h.changed[c.UserID] = struct{}{}
+		}
 		delete(u.conns, c)
 	}
 	h.mu.Unlock()
@@ -658,6 +678,7 @@ func (h *Hub) sharePresence(ctx context.Context) {
 	if err := h.presence.Publish(ctx, h.instance, counts); err != nil && ctx.Err() == nil {
 		h.log.Warn("live: share spectator counts", "err", err)
 	}
+	h.shareOnline(ctx)
 	others, err := h.presence.Others(ctx, h.instance)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -666,6 +687,43 @@ func (h *Hub) sharePresence(ctx context.Context) {
 		return
 	}
 	h.remote.Store(&others)
+}
+
+// shareOnline writes who came online or went offline here since the last
+// time, or every user here when onlineFullEvery has passed.
+func (h *Hub) shareOnline(ctx context.Context) {
+	var online, offline []string
+	h.mu.Lock()
+	full := time.Since(h.fullAt) >= onlineFullEvery
+	if full {
+		h.fullAt = time.Now()
+		for id, u := range h.users {
+			if len(u.conns) > 0 {
+				online = append(online, id)
+			}
+		}
+	} else {
+		for id := range h.changed {
+			if u := h.users[id]; u != nil && len(u.conns) > 0 {
+				online = append(online, id)
+			} else {
+				offline = append(offline, id)
+			}
+		}
+	}
+	clear(h.changed)
+	h.mu.Unlock()
+	if !full && len(online)+len(offline) == 0 {
+		return
+	}
+	if err := h.presence.SetOnline(ctx, h.instance, online, offline, full); err != nil {
+		h.mu.Lock()
+		h.fullAt = time.Time{} // the next share writes everything
+		h.mu.Unlock()
+		if ctx.Err() == nil {
+			h.log.Warn("live: share who is online", "err", err)
+		}
+	}
 }
 
 // Sweep checks the open rooms against the store and catches up those that

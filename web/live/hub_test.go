@@ -89,6 +89,7 @@ func (soloPresence) Publish(context.Context, string, map[string]int) error { ret
 func (soloPresence) Others(context.Context, string) (map[string]int, error) {
 	return map[string]int{}, nil
 }
+func (soloPresence) SetOnline(context.Context, string, []string, []string, bool) error { return nil }
 
 // storeRooms answers joins with the store's last seq.
 type storeRooms struct{ s *memStore }

@@ -32,9 +32,11 @@ import (
 	"wager/domain/game"
 	"wager/domain/game/rules"
 	"wager/domain/money"
+	"wager/domain/notify"
 	"wager/domain/payments"
 	"wager/domain/pot"
 	"wager/domain/room"
+	"wager/domain/social"
 	"wager/domain/users"
 	"wager/handlers"
 	"wager/web/live"
@@ -55,6 +57,8 @@ type App struct {
 	Chat     *chat.Service
 	Pot      *pot.Service
 	Payments *payments.Service
+	Notify   *notify.Service
+	Social   *social.Service
 	Live     *live.Hub
 	// Bots are the demo players (nil without DEMO_BOTS).
 	Bots *bots.Bots
@@ -135,6 +139,9 @@ func (a *App) build(ctx context.Context) error {
 	announcer := room.NewAnnouncer(bdb, hex.EncodeToString(instance), log)
 	feed := &liveFeed{}
 	a.Rooms = room.New(bdb, room.Sinks{feed, announcer})
+	a.Notify = notify.New(bdb, a.Rooms, now)
+	presence := room.NewPresence(bdb, now)
+	a.Social = social.New(bdb, a.Notify, presence, now)
 
 	// Intent kinds are confirmed by the service that prepares them.
 	confirmers := money.Confirmers{}
@@ -147,7 +154,7 @@ func (a *App) build(ctx context.Context) error {
 	var settle game.Settler = func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome) (game.Settlement, error) {
 		return a.Pot.Settle(ctx, tx, g, players, o)
 	}
-	a.Games = game.New(bdb, now, log, game.Deps{Rooms: a.Rooms, Settle: settle, Live: feed,
+	a.Games = game.New(bdb, now, log, game.Deps{Rooms: a.Rooms, Notify: a.Notify, Settle: settle, Live: feed,
 		EscrowOf: func(gameID string) string { return a.Keys.Escrow(gameID).PublicKey().String() }})
 	a.Chat = chat.New(bdb, a.Rooms, now)
 	a.Pot = pot.New(bdb, a.Rooms, a.Games, a.Money, a.Chat, a.Keys, now, log)
@@ -166,11 +173,11 @@ func (a *App) build(ctx context.Context) error {
 		DevFaucet: cfg.DevFaucet && a.LocalChain != nil, EmbeddedChain: cfg.EmbeddedChain(), ChainID: cfg.ChainID(),
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies}
 	views := handlers.NewLiveViews(a.Games, a.Pot, opts, log)
-	a.Live = live.New(liveStore{a.Rooms}, views, room.NewPresence(bdb, now), views, announcer.Instance(), log, live.Options{})
+	a.Live = live.New(liveStore{a.Rooms}, views, presence, views, announcer.Instance(), log, live.Options{})
 	feed.hub = a.Live
 
 	a.HTTP = handlers.New(handlers.Services{DB: bdb, Flags: a.Flags, Users: a.Users, Auth: a.Auth, Money: a.Money,
-		Rooms: a.Rooms, Games: a.Games, Chat: a.Chat, Pot: a.Pot, Payments: a.Payments, Live: a.Live, Views: views, Bots: opponents,
+		Rooms: a.Rooms, Games: a.Games, Chat: a.Chat, Pot: a.Pot, Payments: a.Payments, Notify: a.Notify, Social: a.Social, Live: a.Live, Views: views, Bots: opponents,
 		LocalChain: a.LocalChain}, opts, log)
 	if unknown := limiter.UnknownOverrides(); len(unknown) > 0 {
 		return fmt.Errorf("invalid configuration: ABUSE_OVERRIDES names %s, which is not a charged endpoint (write METHOD /route as in the OpenAPI document)",

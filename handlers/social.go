@@ -1,0 +1,145 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"wager/domain"
+	"wager/domain/notify"
+	"wager/domain/social"
+	"wager/web"
+)
+
+// socialRoutes registers friends and notifications.
+func (a *App) socialRoutes(r *router) {
+	r.json(http.MethodPost, "/friends/:userId", a.befriend, web.Op{Tag: "social", Auth: web.AuthRequired,
+		Status: http.StatusCreated, Summary: "Ask a user to be your friend",
+		Description: "201 with status pending for a new request; the user gets a friend_request notification. " +
+			"When that user had already asked you, this accepts instead: 200 with status friends (they get friend_accepted). " +
+			"Asking again answers 200 with the current status. 400 for yourself, 404 for an unknown user, 403 FORBIDDEN when either blocked the other.",
+		Response: social.Relation{}, Responses: map[int]any{http.StatusOK: social.Relation{}},
+		Errors: []int{http.StatusForbidden, http.StatusNotFound}})
+	r.json(http.MethodPost, "/friends/requests/:userId/accept", a.acceptFriend, web.Op{Tag: "social", Auth: web.AuthRequired,
+		Summary: "Accept a user's friend request", Description: "The user gets a friend_accepted notification. 404 when that user has no pending request to you.",
+		Response: social.Relation{}, Errors: []int{http.StatusNotFound}})
+	r.json(http.MethodDelete, "/friends/:userId", a.unfriend, web.Op{Tag: "social", Auth: web.AuthRequired,
+		Status: http.StatusNoContent, Summary: "End a friendship (for both), withdraw your request or decline theirs",
+		Errors: []int{http.StatusNotFound}})
+	r.json(http.MethodGet, "/friends/requests/incoming", a.incomingFriends, web.Op{Tag: "social", Auth: web.AuthRequired,
+		Summary: "Friend requests waiting for your answer, newest first", Response: []social.Incoming{},
+		Query: []web.Param{{Name: "limit", Description: "1-200, default 50"}}})
+	r.json(http.MethodGet, "/friends/:userId", a.friendsOf, web.Op{Tag: "social", Auth: web.AuthRequired,
+		Summary:  "A user's friends, most recent friendship first, with who is online and playing",
+		Response: []social.Friend{}, Errors: []int{http.StatusNotFound},
+		Query: []web.Param{{Name: "limit", Description: "1-200, default 50"},
+			{Name: "before", Description: "the userId of the previous page's last friend"}}})
+
+	r.json(http.MethodGet, "/notifications", a.notifications, web.Op{Tag: "social", Auth: web.AuthRequired,
+		Summary:     "Your notifications, newest first",
+		Description: "The X-Unread-Count response header carries how many are unread in all. New ones also reach your sockets as {type: notice, notice: notification, data}.",
+		Response:    []notify.Notification{},
+		Query: []web.Param{{Name: "unread", Description: "true for the unread ones only"},
+			{Name: "limit", Description: "1-200, default 50"}, {Name: "before", Description: "an id: only older ones"}}})
+	r.json(http.MethodPatch, "/notifications/:id/read", a.readNotification, web.Op{Tag: "social", Auth: web.AuthRequired,
+		Summary: "Mark one notification read", Response: notify.Notification{}, Errors: []int{http.StatusNotFound}})
+	r.json(http.MethodPost, "/notifications/read-all", a.readAllNotifications, web.Op{Tag: "social", Auth: web.AuthRequired,
+		Summary: "Mark every notification read", Response: ReadAll{}})
+}
+
+func (a *App) befriend(c echo.Context) error {
+	r, created, err := a.Social.Request(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("userId"))
+	if err != nil {
+		return err
+	}
+	if created {
+		return c.JSON(http.StatusCreated, r)
+	}
+	return c.JSON(http.StatusOK, r)
+}
+
+func (a *App) acceptFriend(c echo.Context) error {
+	r, err := a.Social.Accept(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("userId"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, r)
+}
+
+func (a *App) unfriend(c echo.Context) error {
+	if err := a.Social.Remove(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("userId")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (a *App) incomingFriends(c echo.Context) error {
+	v := domain.Validator{}
+	limit := pageLimit(v, c)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	out, err := a.Social.IncomingRequests(c.Request().Context(), web.IdentityOf(c).UserID, limit)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (a *App) friendsOf(c echo.Context) error {
+	v := domain.Validator{}
+	limit := pageLimit(v, c)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	out, err := a.Social.Friends(c.Request().Context(), c.Param("userId"), limit, c.QueryParam("before"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (a *App) notifications(c echo.Context) error {
+	limit, before, err := pageParams(c)
+	if err != nil {
+		return err
+	}
+	unread := false
+	if s := c.QueryParam("unread"); s != "" {
+		if unread, err = strconv.ParseBool(s); err != nil {
+			return domain.Invalid(map[string]string{"unread": "must be true or false"})
+		}
+	}
+	p, err := a.Notify.List(c.Request().Context(), web.IdentityOf(c).UserID, unread, limit, before)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("X-Unread-Count", strconv.Itoa(p.Unread))
+	return c.JSON(http.StatusOK, p.Items)
+}
+
+func (a *App) readNotification(c echo.Context) error {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return domain.Errorf(domain.CodeNotFound, "no such notification")
+	}
+	n, err := a.Notify.MarkRead(c.Request().Context(), web.IdentityOf(c).UserID, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, n)
+}
+
+// ReadAll answers POST /notifications/read-all.
+type ReadAll struct {
+	Updated int `json:"updated" doc:"how many notifications were unread"`
+}
+
+func (a *App) readAllNotifications(c echo.Context) error {
+	n, err := a.Notify.ReadAll(c.Request().Context(), web.IdentityOf(c).UserID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, ReadAll{Updated: n})
+}
