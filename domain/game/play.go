@@ -137,8 +137,8 @@ func lockStake(ctx context.Context, tx bun.Tx, gameID, userID string, stake int6
 		Entries: []money.Entry{{Account: money.Available(userID), Amount: -stake}, {Account: money.Locked(userID), Amount: stake}}}); err != nil {
 		return fmt.Errorf("lock the stake of %s in game %s: %w", userID, gameID, err)
 	}
-	return money.RecordActivity(ctx, tx, money.Activity{UserID: userID, Kind: "stake", AmountMinor: -stake,
-		Counterparty: "game " + gameID}, now)
+	return money.RecordActivity(ctx, tx, money.Activity{UserID: userID, Kind: money.KindStake, AmountMinor: -stake,
+		Counterparty: "game " + gameID, GameID: gameID}, now)
 }
 
 // Action is a player's action in a game.
