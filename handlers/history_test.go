@@ -24,14 +24,17 @@ func (a *testApp) historyItems(t testing.TB, p player) []map[string]any {
 }
 
 var (
-	tags   = regexp.MustCompile(`(?s)<[^>]*>`)
-	spaces = regexp.MustCompile(`\s+`)
+	inlineTags = regexp.MustCompile(`(?s)</?(a|b|i|em|strong|code)\b[^>]*>`)
+	tags       = regexp.MustCompile(`(?s)<[^>]*>`)
+	spaces     = regexp.MustCompile(`\s+`)
 )
 
 // visibleText is the text of an HTML fragment as a reader sees it, its
-// white space collapsed.
+// white space collapsed: links and emphasis run on in their sentence,
+// other elements stand apart.
 func visibleText(fragment string) string {
-	return strings.TrimSpace(spaces.ReplaceAllString(html.UnescapeString(tags.ReplaceAllString(fragment, " ")), " "))
+	text := tags.ReplaceAllString(inlineTags.ReplaceAllString(fragment, ""), " ")
+	return strings.TrimSpace(spaces.ReplaceAllString(html.UnescapeString(text), " "))
 }
 
 // historyRows returns the wallet page's history rows, newest first: the

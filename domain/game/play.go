@@ -127,7 +127,7 @@ func (s *Service) startGame(ctx context.Context, tx bun.Tx, n newGame) (Game, er
 // lockStake moves a player's stake from their available to their locked
 // balance (INSUFFICIENT_FUNDS when it does not cover it).
 func lockStake(ctx context.Context, tx bun.Tx, gameID, userID string, stake int64, now time.Time) error {
-	if ok, err := covers(ctx, tx, userID, stake); err != nil {
+	if _, ok, err := covers(ctx, tx, userID, stake); err != nil {
 		return err
 	} else if !ok {
 		return domain.Errorf(domain.CodeInsufficientFunds, "a player's balance does not cover the %s USDC stake",
