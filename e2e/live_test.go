@@ -137,10 +137,42 @@ func TestLiveGamePlayersSpectatorAndAdmin(t *testing.T) {
 	specName := signInWithDevWallet(t, spec)
 	specFrames := recordFrames(spec)
 
-	// p1 opens a table and waits; p2 joins it; both land on the game.
+	// A stake of 1 USDC is refused while p1's balance is empty: the page
+	// says how much is needed and links to the wallet to deposit.
 	if _, err := p1.Goto("/play"); err != nil {
 		t.Fatal(err)
 	}
+	fill(t, p1, "stake", "1")
+	fill(t, p1, "round-seconds", "60")
+	click(t, p1, "play-submit")
+	// Two lines as the reader sees them (innerText; textContent runs the
+	// paragraphs together).
+	if err := expect.Locator(p1.GetByTestId("play-error")).ToHaveText(
+		"This game needs 1 USDC and you have 0 USDC available. Deposit USDC in your wallet, then try again.",
+		playwright.LocatorAssertionsToHaveTextOptions{UseInnerText: playwright.Bool(true)}); err != nil {
+		t.Fatalf("the refused stake: %v", err)
+	}
+	click(t, p1, "play-deposit")
+	// Each player deposits 1 USDC of test money from their wallet page.
+	for _, p := range []playwright.Page{p1, p2} {
+		if p == p2 {
+			if _, err := p.Goto("/wallet"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		click(t, p, "faucet")
+		wantText(t, p.GetByTestId("balance-onchain"), "100", "on chain after the faucet")
+		fill(t, p, "deposit-amount", "1")
+		click(t, p, "deposit-submit")
+		wantText(t, p.GetByTestId("balance-available"), "1", "available after the deposit")
+	}
+
+	// p1 opens a table staking 1 USDC and waits; p2 joins it; both land on
+	// the game.
+	if _, err := p1.Goto("/play"); err != nil {
+		t.Fatal(err)
+	}
+	fill(t, p1, "stake", "1")
 	fill(t, p1, "round-seconds", "60")
 	click(t, p1, "play-submit")
 	visible(t, p1.GetByTestId("waiting"), "p1 waits for an opponent")
@@ -203,7 +235,7 @@ func TestLiveGamePlayersSpectatorAndAdmin(t *testing.T) {
 	contains(t, spec.GetByTestId("donate-status"), "in the pot", "the donation is confirmed")
 	contains(t, p1.GetByTestId("chat-system"), specName+" donated 1 USDC to the game", "the announcement")
 	contains(t, spec.GetByTestId("pot-spectators"), "1", "the pot shows the donation")
-	contains(t, p2.GetByTestId("pot-winner"), "0.99", "what the winner would get")
+	contains(t, p2.GetByTestId("pot-winner"), "2.97", "what the winner would get")
 	screenshot(t, spec, "game-spectator")
 
 	homeScreenshot(t, s)
@@ -213,15 +245,47 @@ func TestLiveGamePlayersSpectatorAndAdmin(t *testing.T) {
 		wantText(t, page.GetByTestId("result-heading"), name1+" wins", "the result")
 		wantText(t, page.GetByTestId("result-how"), name1+" won 2 rounds to 0.", "how the game was won")
 		wantText(t, page.GetByTestId("result-money"),
-			name1+" receives 0.99 USDC: the pot of 1 USDC less the platform's fee of 0.01 USDC.", "the payout and the fee")
+			name1+" receives 2.97 USDC: the pot of 3 USDC less the platform's fee of 0.03 USDC.", "the payout and the fee")
 	}
 
-	// The winner's wallet shows the payout: the donation less 1%.
+	// The winner's wallet shows the payout (the stakes and the donation
+	// less 1%) and its history tells the game's story in words, newest
+	// first, each line of the game linking to it.
 	if _, err := p1.Goto("/wallet"); err != nil {
 		t.Fatal(err)
 	}
-	contains(t, p1.GetByTestId("balance-available"), "0.99", "the winner's platform balance")
+	wantText(t, p1.GetByTestId("balance-available"), "2.97", "the winner's platform balance")
+	rows := p1.GetByTestId("history-row")
+	count(t, rows, 3, "the winner's history: winnings, stake, deposit")
+	for i, want := range []struct{ kind, amount string }{{"Winnings", "+2.97"}, {"Stake in a game", "-1"}, {"Deposit", "+1"}} {
+		row := rows.Nth(i)
+		wantText(t, row.GetByTestId("history-kind"), want.kind, "history line "+want.kind)
+		wantText(t, row.GetByTestId("history-amount"), want.amount, "the amount of "+want.kind)
+		if i < 2 {
+			wantText(t, row.GetByTestId("history-game"), "The Rock, paper, scissors game", "the game link of "+want.kind)
+		} else {
+			count(t, row.GetByTestId("history-game"), 0, "a deposit links no game")
+		}
+	}
 	screenshot(t, p1, "wallet-winner")
+	if err := rows.First().GetByTestId("history-game").Click(); err != nil {
+		t.Fatalf("the winnings' game link: %v", err)
+	}
+	if err := expect.Page(p1).ToHaveURL(regexp.MustCompile("^" + regexp.QuoteMeta(gameURL) + "$")); err != nil {
+		t.Errorf("the winnings' game link: %v", err)
+	}
+	wantText(t, p1.GetByTestId("result-heading"), name1+" wins", "the linked game's result")
+
+	// The spectator's history shows the donation, from their wallet, with
+	// its transaction and its game.
+	if _, err := spec.Goto("/wallet"); err != nil {
+		t.Fatal(err)
+	}
+	donation := spec.GetByTestId("history-row").First()
+	wantText(t, donation.GetByTestId("history-kind"), "Donation to a game", "the donor's history")
+	wantText(t, donation.GetByTestId("history-amount"), "-1", "the donation's amount")
+	wantText(t, donation.GetByTestId("history-game"), "The Rock, paper, scissors game", "the donation's game link")
+	visible(t, donation.GetByTestId("history-signature"), "the donation's transaction")
 
 	// An admin turns maintenance on; a user sees the maintenance page.
 	admin := newPage(t, s)

@@ -112,9 +112,8 @@ func TestWalletFaucetDepositWithdraw(t *testing.T) {
 	if err := expect.Locator(rows).ToHaveCount(1); err != nil {
 		t.Fatalf("history after the deposit: %v", err)
 	}
-	if err := expect.Locator(rows.First()).ToContainText("deposit"); err != nil {
-		t.Errorf("deposit row: %v", err)
-	}
+	wantText(t, rows.First().GetByTestId("history-kind"), "Deposit", "deposit row")
+	wantText(t, rows.First().GetByTestId("history-status").Last(), "Confirmed", "deposit row status")
 	if err := expect.Locator(rows.First()).ToContainText("+2.5"); err != nil {
 		t.Errorf("deposit row amount: %v", err)
 	}
@@ -134,9 +133,7 @@ func TestWalletFaucetDepositWithdraw(t *testing.T) {
 	if err := expect.Locator(rows).ToHaveCount(2); err != nil {
 		t.Fatalf("history after the withdrawal: %v", err)
 	}
-	if err := expect.Locator(rows.First()).ToContainText("withdrawal"); err != nil {
-		t.Errorf("withdrawal row: %v", err)
-	}
+	wantText(t, rows.First().GetByTestId("history-kind"), "Withdrawal", "withdrawal row")
 	if err := expect.Locator(rows.First()).ToContainText("-1"); err != nil {
 		t.Errorf("withdrawal row amount: %v", err)
 	}

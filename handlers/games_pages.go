@@ -335,6 +335,9 @@ func (a *App) gameRematch(withdraw bool) echo.HandlerFunc {
 		}
 		if err != nil && g.Rematch != nil {
 			g.Rematch.Error = web.AsError(err).Message
+			if words, ok := stakeRefusal(web.AsError(err)); ok {
+				g.Rematch.Error, g.Rematch.ShortOfFunds = words, true
+			}
 		}
 		return web.Render(c, http.StatusOK, views.RematchPanel(g))
 	}
@@ -361,6 +364,22 @@ func (a *App) gameChat(c echo.Context) error {
 	}
 	c.Response().Header().Set("HX-Trigger", "chat-sent")
 	return web.Render(c, http.StatusOK, views.ChatError(""))
+}
+
+// stakeRefusal says in words why a stake was refused when the player's own
+// balance does not cover it (an INSUFFICIENT_FUNDS naming both amounts):
+// what the game needs and what they have. The page adds where to deposit.
+func stakeRefusal(e *domain.Error) (string, bool) {
+	if e.Code != domain.CodeInsufficientFunds {
+		return "", false
+	}
+	needed, ok := e.Extra["neededMinor"].(int64)
+	available, ok2 := e.Extra["availableMinor"].(int64)
+	if !ok || !ok2 {
+		return "", false
+	}
+	return "This game needs " + money.FormatUSDC(needed) + " USDC and you have " + money.FormatUSDC(available) +
+		" USDC available.", true
 }
 
 func (a *App) playView(ctx context.Context, form views.PlayForm, errMsg string) (views.PlayView, error) {
@@ -427,6 +446,9 @@ func (a *App) playSubmit(c echo.Context) error {
 		if verr != nil {
 			return verr
 		}
+		if words, ok := stakeRefusal(e); ok {
+			v.Error, v.ShortOfFunds = words, true
+		}
 		return web.Render(c, web.StatusOf(e.Code), views.Play(a.pageFor(c, "Play"), v))
 	}
 	stake, err := parseUSDC(form.Stake)
@@ -473,11 +495,15 @@ func (a *App) playJoin(c echo.Context) error {
 		return err
 	}
 	return a.joinAndGo(c, id.UserID, c.Param("id"), func(err error) error {
-		v, verr := a.playView(c.Request().Context(), views.PlayForm{GameType: "rps", Stake: "0"}, web.AsError(err).Message)
+		e := web.AsError(err)
+		v, verr := a.playView(c.Request().Context(), views.PlayForm{GameType: "rps", Stake: "0"}, e.Message)
 		if verr != nil {
 			return verr
 		}
-		return web.Render(c, web.StatusOf(web.AsError(err).Code), views.Play(a.pageFor(c, "Play"), v))
+		if words, ok := stakeRefusal(e); ok {
+			v.Error, v.ShortOfFunds = words, true
+		}
+		return web.Render(c, web.StatusOf(e.Code), views.Play(a.pageFor(c, "Play"), v))
 	})
 }
 

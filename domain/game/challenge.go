@@ -63,10 +63,10 @@ func (s *Service) CreateChallenge(ctx context.Context, from, to, gameType string
 		} else if !ok {
 			return domain.Errorf(domain.CodeNotFound, "no such user")
 		}
-		if ok, err := covers(ctx, tx, from, stake); err != nil {
+		if available, ok, err := covers(ctx, tx, from, stake); err != nil {
 			return err
 		} else if !ok {
-			return domain.Errorf(domain.CodeInsufficientFunds, "your available balance does not cover the stake")
+			return stakeNotCovered(stake, available)
 		}
 		if _, err := tx.NewInsert().Model(&c).Exec(ctx); err != nil {
 			return err
@@ -137,6 +137,14 @@ func (s *Service) RespondChallenge(ctx context.Context, userID, challengeID, ans
 				if err := s.checkFree(ctx, tx, p, nil); err != nil {
 					return err
 				}
+			}
+			// The one accepting learns how much they are short; startGame
+			// refuses a challenger who no longer covers the stake without
+			// telling their balance.
+			if available, ok, err := covers(ctx, tx, userID, c.StakeMinor); err != nil {
+				return err
+			} else if !ok {
+				return stakeNotCovered(c.StakeMinor, available)
 			}
 			g, err := s.startGame(ctx, tx, newGame{gameType: c.GameType, stake: c.StakeMinor, settings: c.Settings,
 				players: []string{c.FromUser, c.ToUser}})

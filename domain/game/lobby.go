@@ -133,11 +133,10 @@ func (s *Service) JoinQueue(ctx context.Context, userID, lobbyID string) (JoinRe
 			}
 			waiting = rows[1:]
 		}
-		if ok, err := covers(ctx, tx, userID, l.StakeMinor); err != nil {
+		if available, ok, err := covers(ctx, tx, userID, l.StakeMinor); err != nil {
 			return err
 		} else if !ok {
-			return domain.Errorf(domain.CodeInsufficientFunds, "your available balance does not cover the %s USDC stake",
-				money.FormatUSDC(l.StakeMinor))
+			return stakeNotCovered(l.StakeMinor, available)
 		}
 		opponent, err := s.nextInQueue(ctx, tx, l, waiting)
 		if err != nil {
@@ -200,17 +199,27 @@ func busy(p presence, here *Lobby) error {
 }
 
 // covers reports whether the user's available balance covers stake, and
-// locks the balance row so that it stays so until the transaction ends.
-func covers(ctx context.Context, tx bun.Tx, userID string, stake int64) (bool, error) {
+// what that balance is; it locks the balance row so that it stays so until
+// the transaction ends.
+func covers(ctx context.Context, tx bun.Tx, userID string, stake int64) (available int64, ok bool, err error) {
 	if stake == 0 {
-		return true, nil
+		return 0, true, nil
 	}
-	var balance int64
-	err := tx.QueryRowContext(ctx, "SELECT balance FROM ledger_accounts WHERE id = ? FOR UPDATE", money.Available(userID)).Scan(&balance)
+	err = tx.QueryRowContext(ctx, "SELECT balance FROM ledger_accounts WHERE id = ? FOR UPDATE", money.Available(userID)).Scan(&available)
 	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
+		return 0, false, nil
 	}
-	return balance >= stake, err
+	return available, available >= stake, err
+}
+
+// stakeNotCovered is the INSUFFICIENT_FUNDS of a user whose own available
+// balance does not cover a stake. It names both amounts, also as
+// neededMinor and availableMinor, so that a page can say how much is
+// missing and send the user to deposit it. (Only ever the asking user's
+// own balance: another player's stays private.)
+func stakeNotCovered(stake, available int64) *domain.Error {
+	return domain.Errorf(domain.CodeInsufficientFunds, "the stake is %s USDC and your available balance is %s USDC",
+		money.FormatUSDC(stake), money.FormatUSDC(available)).With("neededMinor", stake).With("availableMinor", available)
 }
 
 // nextInQueue returns the longest-waiting user of the lobby's queue (the
@@ -218,7 +227,7 @@ func covers(ctx context.Context, tx bun.Tx, userID string, stake int64) (bool, e
 // users who no longer can are taken out of the queue and told why.
 func (s *Service) nextInQueue(ctx context.Context, tx bun.Tx, l Lobby, waiting []presence) (string, error) {
 	for _, p := range waiting {
-		ok, err := covers(ctx, tx, p.UserID, l.StakeMinor)
+		_, ok, err := covers(ctx, tx, p.UserID, l.StakeMinor)
 		if err != nil {
 			return "", err
 		}

@@ -127,7 +127,7 @@ func (s *Service) startGame(ctx context.Context, tx bun.Tx, n newGame) (Game, er
 // lockStake moves a player's stake from their available to their locked
 // balance (INSUFFICIENT_FUNDS when it does not cover it).
 func lockStake(ctx context.Context, tx bun.Tx, gameID, userID string, stake int64, now time.Time) error {
-	if ok, err := covers(ctx, tx, userID, stake); err != nil {
+	if _, ok, err := covers(ctx, tx, userID, stake); err != nil {
 		return err
 	} else if !ok {
 		return domain.Errorf(domain.CodeInsufficientFunds, "a player's balance does not cover the %s USDC stake",
@@ -137,8 +137,8 @@ func lockStake(ctx context.Context, tx bun.Tx, gameID, userID string, stake int6
 		Entries: []money.Entry{{Account: money.Available(userID), Amount: -stake}, {Account: money.Locked(userID), Amount: stake}}}); err != nil {
 		return fmt.Errorf("lock the stake of %s in game %s: %w", userID, gameID, err)
 	}
-	return money.RecordActivity(ctx, tx, money.Activity{UserID: userID, Kind: "stake", AmountMinor: -stake,
-		Counterparty: "game " + gameID}, now)
+	return money.RecordActivity(ctx, tx, money.Activity{UserID: userID, Kind: money.KindStake, AmountMinor: -stake,
+		Counterparty: "game " + gameID, GameID: gameID}, now)
 }
 
 // Action is a player's action in a game.

@@ -115,6 +115,13 @@ func (s *Service) RequestRematch(ctx context.Context, userID, gameID string) (Re
 					return err
 				}
 			}
+			// The one accepting learns how much they are short (startGame
+			// refuses the other player without telling their balance).
+			if available, ok, err := covers(ctx, tx, userID, g.StakeMinor); err != nil {
+				return err
+			} else if !ok {
+				return stakeNotCovered(g.StakeMinor, available)
+			}
 			reversed := []string{players[1], players[0]} // the other player starts
 			ng, err := s.startGame(ctx, tx, newGame{lobbyID: g.LobbyID, rematchOf: &g.ID, gameType: g.GameType,
 				stake: g.StakeMinor, settings: g.Settings, players: reversed})

@@ -8,9 +8,20 @@ import (
 	"github.com/uptrace/bun"
 )
 
+// Kinds of wallet history line (deposits and transfers are the intent
+// kinds KindDeposit and KindTransfer; x402 payments are "payment").
+const (
+	KindWithdrawal     = "withdrawal"
+	KindStake          = "stake"           // locked from the balance when a game starts
+	KindWinnings       = "winnings"        // the pot less the fee, to the winner
+	KindStakeRefund    = "stake refund"    // a stake back after a draw or cancellation
+	KindDonation       = "donation"        // from the donor's wallet to a game's escrow
+	KindDonationRefund = "donation refund" // a donation back, to the wallet or the balance
+)
+
 // Activity is one line of a user's wallet history.
 type Activity struct {
-	bun.BaseModel `bun:"table:wallet_activity"`
+	bun.BaseModel `bun:"table:wallet_activity,alias:a"`
 
 	ID           int64     `bun:"id,pk,autoincrement" json:"id"`
 	UserID       string    `bun:"user_id,type:uuid" json:"-"`
@@ -19,7 +30,11 @@ type Activity struct {
 	Counterparty string    `bun:"counterparty" json:"counterparty"`
 	Signature    string    `bun:"signature" json:"signature"`
 	Status       string    `bun:"status" json:"status" doc:"confirmed, pending or failed"`
+	GameID       string    `bun:"game_id,type:uuid,nullzero" json:"gameId,omitempty" doc:"the game the money moved for (a stake, winnings, a refund, a donation); absent otherwise"`
 	CreatedAt    time.Time `bun:"created_at" json:"createdAt"`
+	// GameType is the type of the game, read with the history so that the
+	// page can name it; never written.
+	GameType string `bun:"game_type,scanonly" json:"-"`
 }
 
 func (s *Service) record(ctx context.Context, idb bun.IDB, a Activity) error {
@@ -43,9 +58,11 @@ func RecordActivity(ctx context.Context, idb bun.IDB, a Activity, now time.Time)
 // lines older than the line id before (0 for the newest).
 func (s *Service) History(ctx context.Context, userID string, limit int, before int64) ([]Activity, error) {
 	out := []Activity{}
-	q := s.db.NewSelect().Model(&out).Where("user_id = ?", userID).Order("id DESC").Limit(int64(limit))
+	q := s.db.NewSelect().Model(&out).ColumnExpr("a.*").ColumnExpr("g.game_type").
+		Join("LEFT JOIN games AS g ON g.id = a.game_id").
+		Where("a.user_id = ?", userID).Order("a.id DESC").Limit(int64(limit))
 	if before > 0 {
-		q = q.Where("id < ?", before)
+		q = q.Where("a.id < ?", before)
 	}
 	if err := q.Scan(ctx); err != nil {
 		return out, fmt.Errorf("read the wallet history of user %s: %w", userID, err)

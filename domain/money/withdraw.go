@@ -222,7 +222,7 @@ func (s *Service) settleWithdrawal(ctx context.Context, w Withdrawal, status, re
 		if _, err := tx.NewUpdate().Model(&w).Column("status", "error", "updated_at").WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("mark withdrawal %s %s: %w", w.ID, status, err)
 		}
-		return s.record(ctx, tx, Activity{UserID: w.UserID, Kind: "withdrawal", AmountMinor: -w.AmountMinor,
+		return s.record(ctx, tx, Activity{UserID: w.UserID, Kind: KindWithdrawal, AmountMinor: -w.AmountMinor,
 			Counterparty: s.DepositAddress().String(), Signature: w.Signature, Status: status})
 	})
 	return w, err

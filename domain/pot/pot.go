@@ -119,7 +119,8 @@ type Donated struct {
 
 // ConfirmDonation records a confirmed donation in the same transaction as
 // the intent's confirmation: the ledger entry into the spectator pot, the
-// donation row, game:donation and game:pot, and the system chat message.
+// donation row, the line in the donor's wallet history, game:donation and
+// game:pot, and the system chat message.
 // A donation that lands after the game ended is refunded (see signTransfer).
 func (s *Service) ConfirmDonation(ctx context.Context, tx bun.Tx, in money.Intent) error {
 	gameID, sig, now := in.Reference, *in.Signature, s.now()
@@ -135,6 +136,13 @@ func (s *Service) ConfirmDonation(ctx context.Context, tx bun.Tx, in money.Inten
 	late := status != game.StatusActive
 	if _, err := tx.ExecContext(ctx, "INSERT INTO donations (signature, game_id, donor_id, amount_minor, created_at, late) VALUES (?, ?, ?, ?, ?, ?)",
 		sig, gameID, in.UserID, in.AmountMinor, now, late); err != nil {
+		return err
+	}
+	// The USDC left the donor's wallet, not their platform balance, but it
+	// is their money: the history shows it, late or not (a late one's
+	// refund follows as its own line).
+	if err := money.RecordActivity(ctx, tx, money.Activity{UserID: in.UserID, Kind: money.KindDonation, AmountMinor: -in.AmountMinor,
+		Counterparty: "game " + gameID, Signature: sig, GameID: gameID}, now); err != nil {
 		return err
 	}
 	if late {

@@ -24,7 +24,7 @@ func TestFinishingAGameSettlesIt(t *testing.T) {
 	p := newPlatform(t)
 	const stake = 2_500_001
 	g := p.start(t, stake)
-	p.donate(t, g.ID, 123_457)
+	donor, sig := p.donate(t, g.ID, 123_457)
 	pot, err := p.pot.PotOf(ctx, g.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -64,32 +64,46 @@ func TestFinishingAGameSettlesIt(t *testing.T) {
 	}
 	p.wantLedgerAtZero(t)
 
-	// Both wallet histories tell the story, newest first.
+	// The players' and the donor's wallet histories tell the story, newest
+	// first, each line naming the game.
 	for _, tc := range []struct {
 		user string
 		want []money.Activity
 	}{
-		{g.Players[1], []money.Activity{{Kind: "winnings", AmountMinor: total - total/100}, {Kind: "stake", AmountMinor: -stake}}},
-		{g.Players[0], []money.Activity{{Kind: "stake", AmountMinor: -stake}}},
+		{g.Players[1], []money.Activity{{Kind: "winnings", AmountMinor: total - total/100, GameID: g.ID},
+			{Kind: "stake", AmountMinor: -stake, GameID: g.ID}}},
+		{g.Players[0], []money.Activity{{Kind: "stake", AmountMinor: -stake, GameID: g.ID}}},
+		{donor.ID, []money.Activity{{Kind: "donation", AmountMinor: -123_457, GameID: g.ID, Signature: sig}}},
 	} {
-		h, err := p.pot.money.History(ctx, tc.user, 10, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []money.Activity
-		for _, a := range h {
-			if a.Kind != money.KindDeposit {
-				got = append(got, money.Activity{Kind: a.Kind, AmountMinor: a.AmountMinor})
-			}
-		}
-		if len(got) != len(tc.want) {
-			t.Errorf("history of %s: got %+v, want %+v", tc.user, got, tc.want)
+		p.wantGameLines(t, tc.user, tc.want)
+	}
+}
+
+// wantGameLines checks a user's wallet history, newest first, but for
+// deposits (kind, amount, game, signature and the game's type).
+func (p *platform) wantGameLines(t testing.TB, user string, want []money.Activity) {
+	t.Helper()
+	h, err := p.pot.money.History(context.Background(), user, 10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []money.Activity
+	for _, a := range h {
+		if a.Kind == money.KindDeposit {
 			continue
 		}
-		for i := range got {
-			if got[i] != tc.want[i] {
-				t.Errorf("history of %s, line %d: got %+v, want %+v", tc.user, i, got[i], tc.want[i])
-			}
+		if a.GameID != "" && a.GameType != "rps" {
+			t.Errorf("history of %s: line %+v does not carry its game's type", user, a)
+		}
+		got = append(got, money.Activity{Kind: a.Kind, AmountMinor: a.AmountMinor, GameID: a.GameID, Signature: a.Signature})
+	}
+	if len(got) != len(want) {
+		t.Errorf("history of %s: got %+v, want %+v", user, got, want)
+		return
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Errorf("history of %s, line %d: got %+v, want %+v", user, i, got[i], want[i])
 		}
 	}
 }
@@ -135,6 +149,9 @@ func TestALateDonationIsRefunded(t *testing.T) {
 	if got := p.balance(t, money.Available(g.Players[0])); got != winner {
 		t.Errorf("winner's balance after a late donation: got %d, want %d", got, winner)
 	}
+	// The donation left the donor's wallet: their history shows it (its
+	// refund joins it once the transfer is confirmed).
+	p.wantGameLines(t, donor.ID, []money.Activity{{Kind: "donation", AmountMinor: -40_000, GameID: g.ID, Signature: sig}})
 	p.wantLedgerAtZero(t)
 }
 
@@ -283,6 +300,37 @@ func TestSettlementTransfersOnChain(t *testing.T) {
 				}
 			}
 			c.wantLedgerAtZero(t)
+
+			// Each donor's history shows the donation and, after a draw, its
+			// refund with the refund's own signature; each player's shows the
+			// stake and, after a draw, the stake coming back.
+			refundSig := map[string]string{}
+			for _, x := range ts {
+				if x.Donation != nil && x.Signature != nil {
+					refundSig[*x.Donation] = *x.Signature
+				}
+			}
+			for _, d := range []struct {
+				sig    string
+				amount int64
+			}{{sigA, 70_000}, {sigB, 30_000}} {
+				var donor string
+				if err := c.db.NewSelect().Table("donations").Column("donor_id").Where("signature = ?", d.sig).Scan(ctx, &donor); err != nil {
+					t.Fatal(err)
+				}
+				want := []money.Activity{{Kind: "donation", AmountMinor: -d.amount, GameID: g.ID, Signature: d.sig}}
+				if !tc.win {
+					want = append([]money.Activity{{Kind: "donation refund", AmountMinor: d.amount, GameID: g.ID,
+						Signature: refundSig[d.sig]}}, want...)
+				}
+				c.wantGameLines(t, donor, want)
+			}
+			if !tc.win {
+				for _, pl := range g.Players {
+					c.wantGameLines(t, pl, []money.Activity{{Kind: "stake refund", AmountMinor: 1_000_000, GameID: g.ID},
+						{Kind: "stake", AmountMinor: -1_000_000, GameID: g.ID}})
+				}
+			}
 
 			// Nothing is left to send, and nothing is recorded twice.
 			postings := c.ledgerTransactions(t)

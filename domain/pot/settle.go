@@ -62,12 +62,12 @@ func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []
 	// The players' wallet history: winnings, or stakes back.
 	for _, e := range entries {
 		if uid, ok := strings.CutPrefix(e.Account, "user:"); ok && strings.HasSuffix(uid, ":available") {
-			kind := "winnings"
+			kind := money.KindWinnings
 			if !win {
-				kind = "stake refund"
+				kind = money.KindStakeRefund
 			}
 			if err := money.RecordActivity(ctx, tx, money.Activity{UserID: strings.TrimSuffix(uid, ":available"), Kind: kind,
-				AmountMinor: e.Amount, Counterparty: "game " + g.ID}, s.now()); err != nil {
+				AmountMinor: e.Amount, Counterparty: "game " + g.ID, GameID: g.ID}, s.now()); err != nil {
 				return out, err
 			}
 		}
@@ -369,24 +369,26 @@ func (s *Service) sendTransfer(ctx context.Context, t *Transfer) (bool, error) {
 // recordTransfer writes the ledger transaction of a confirmed transfer,
 // keyed by its signature: the escrow's USDC left for the vault (a sweep),
 // for the donor's wallet (a refund), or for the vault with the donor's
-// platform balance credited (a refund_to_balance, with a line in the
-// donor's wallet history).
+// platform balance credited (a refund_to_balance). Refunds of both kinds
+// get a line in the donor's wallet history.
 func (s *Service) recordTransfer(ctx context.Context, tx bun.Tx, t *Transfer) error {
 	amount := t.AmountMinor
 	entries := []money.Entry{{Account: money.Escrow(t.GameID), Amount: amount}}
 	var donor string
+	if t.Kind == KindRefund || t.Kind == KindRefundToBalance {
+		if t.Donation == nil {
+			return errors.New(t.Kind + " transfer " + t.ID + " names no donation")
+		}
+		if err := tx.NewSelect().Table("donations").Column("donor_id").Where("signature = ?", *t.Donation).Scan(ctx, &donor); err != nil {
+			return fmt.Errorf("read the donor of donation %s: %w", *t.Donation, err)
+		}
+	}
 	switch t.Kind {
 	case KindSweep:
 		entries = append(entries, money.Entry{Account: money.Vault, Amount: -amount})
 	case KindRefund:
 		entries = append(entries, money.Entry{Account: money.SpectatorPot(t.GameID), Amount: -amount})
 	case KindRefundToBalance:
-		if t.Donation == nil {
-			return errors.New("refund_to_balance transfer " + t.ID + " names no donation")
-		}
-		if err := tx.NewSelect().Table("donations").Column("donor_id").Where("signature = ?", *t.Donation).Scan(ctx, &donor); err != nil {
-			return err
-		}
 		entries = append(entries, money.Entry{Account: money.Vault, Amount: -amount},
 			money.Entry{Account: money.SpectatorPot(t.GameID), Amount: -amount},
 			money.Entry{Account: money.Available(donor), Amount: amount})
@@ -397,6 +399,9 @@ func (s *Service) recordTransfer(ctx context.Context, tx bun.Tx, t *Transfer) er
 	if err != nil || !posted || donor == "" {
 		return err
 	}
-	return money.RecordActivity(ctx, tx, money.Activity{UserID: donor, Kind: "donation refund", AmountMinor: amount,
-		Counterparty: "game " + t.GameID, Signature: *t.Signature}, s.now())
+	// The donor's history shows the donation coming back, whether to their
+	// wallet (their history already shows it leaving the wallet) or to
+	// their platform balance.
+	return money.RecordActivity(ctx, tx, money.Activity{UserID: donor, Kind: money.KindDonationRefund, AmountMinor: amount,
+		Counterparty: "game " + t.GameID, Signature: *t.Signature, GameID: t.GameID}, s.now())
 }
