@@ -29,8 +29,9 @@ func TestConnectFourInTheBrowser(t *testing.T) {
 	if _, err := p2.Goto("/play"); err != nil {
 		t.Fatal(err)
 	}
-	contains(t, p2.GetByTestId("lobby"), "Connect Four", "the open table says which game")
-	click(t, p2, "lobby-join")
+	contains(t, p2.GetByTestId("lobby").Filter(playwright.LocatorFilterOptions{HasText: "Connect Four"}), "Connect Four",
+		"the open table says which game")
+	joinTableOf(t, p1, p2)
 	visible(t, p2.GetByTestId("board"), "p2 sees the board")
 	visible(t, p1.GetByTestId("drop-1"), "p1, first on turn, gets the drop buttons")
 	if _, err := spec.Goto(p2.URL()); err != nil {

@@ -179,7 +179,7 @@ func TestLiveGamePlayersSpectatorAndAdmin(t *testing.T) {
 	if _, err := p2.Goto("/play"); err != nil {
 		t.Fatal(err)
 	}
-	click(t, p2, "lobby-join")
+	joinTableOf(t, p1, p2)
 	visible(t, p2.GetByTestId("move-controls"), "p2 sees the move controls")
 	visible(t, p1.GetByTestId("move-controls"), "p1's waiting room turned into the game")
 	gameURL := p2.URL()

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/playwright-community/playwright-go"
@@ -20,9 +21,20 @@ func startTable(t *testing.T, p1, p2 playwright.Page, seconds string) string {
 	if _, err := p2.Goto("/play"); err != nil {
 		t.Fatal(err)
 	}
-	click(t, p2, "lobby-join")
+	joinTableOf(t, p1, p2)
 	visible(t, p2.GetByTestId("move-controls"), "p2 sees the move controls")
 	return p2.URL()
+}
+
+// joinTableOf has p2, on /play, join the table p1 waits at
+// (/play/wait/<id>): other tests' tables may be open too.
+func joinTableOf(t *testing.T, p1, p2 playwright.Page) {
+	t.Helper()
+	row := p2.GetByTestId("lobby").Filter(playwright.LocatorFilterOptions{
+		Has: p2.Locator(`form[action="/play/join/` + p1.URL()[strings.LastIndex(p1.URL(), "/")+1:] + `"]`)})
+	if err := row.GetByTestId("lobby-join").Click(); err != nil {
+		t.Fatalf("p2 joins p1's table: %v", err)
+	}
 }
 
 // TestACancelledGameSaysSoAndNothingElse: nobody moves, the round runs

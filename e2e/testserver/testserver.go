@@ -23,12 +23,17 @@ type Server struct {
 	App *app.App
 }
 
-// Start starts the app on the package's test database (dbtest) with env on
-// top of the defaults; DATABASE_URL and DATA_DIR are the test's own. It is
+// Start starts the app on the package's test database (dbtest; a fresh one
+// when env runs demo bots) with env on top of the defaults; DATABASE_URL and DATA_DIR are the test's own. It is
 // stopped when the test ends. Warnings and errors go to the test's output.
 func Start(t testing.TB, env map[string]string) *Server {
 	t.Helper()
 	dbURL, dataDir := dbtest.URL(t), t.TempDir()
+	if env["DEMO_BOTS"] != "" {
+		// Bots are known by name (demo_bot_N): a server with bots gets a
+		// database of its own, or it would find another test's bots busy.
+		dbURL = dbtest.Fresh(t)
+	}
 	getenv := func(k string) string {
 		if v, ok := env[k]; ok {
 			return v
