@@ -70,16 +70,6 @@ func (a *App) docsPage(c echo.Context) error {
 	return web.Render(c, http.StatusOK, views.Docs(a.pageFor(c, "API reference"), groups))
 }
 
-// renderErrorPage is the HTML side of the one error path.
-func (a *App) renderErrorPage(c echo.Context, status int, e *domain.Error) error {
-	ep := views.ErrorPage{Status: status, Code: e.Code, Message: e.Message}
-	if e.Code == domain.CodeMaintenance {
-		ep.RetryAfterSeconds = int(maintenanceRetry.Seconds())
-		c.Response().Header().Set("Retry-After", "60")
-	}
-	return web.Render(c, status, views.Error(a.pageFor(c, http.StatusText(status)), ep))
-}
-
 // serveStatic serves the embedded assets. A request that names the
 // current content hash (?v=) may be cached for a year.
 func serveStatic(c echo.Context) error {
