@@ -162,7 +162,7 @@ func platformBalances(ctx context.Context, idb bun.IDB, users []string) (map[str
 		ID      string `bun:"id"`
 		Balance int64  `bun:"balance"`
 	}
-	if err := idb.NewSelect().Table("ledger_accounts").Column("id", "balance").Where("id IN (?)", bun.In(accounts)).
+	if err := idb.NewSelect().Table("ledger_accounts").Column("id", "balance").Where("id IN (?)", bun.List(accounts)).
 		Scan(ctx, &rows); err != nil {
 		return nil, fmt.Errorf("read the platform balances of %d users: %w", len(users), err)
 	}
