@@ -295,6 +295,7 @@ func TestLiveGamePlayersSpectatorAndAdmin(t *testing.T) {
 		t.Fatal(err)
 	}
 	click(t, admin, "toggle-maintenance-mode")
+	click(t, admin, "confirm-maintenance-on") // it asks first
 	t.Cleanup(func() { s.App.Flags.Set(context.Background(), "maintenance-mode", false, "test") })
 	contains(t, admin.GetByTestId("flag-change").First(), "maintenance-mode turned on", "the change is listed with who made it")
 	if _, err := spec.Goto("/"); err != nil {

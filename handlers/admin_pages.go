@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"wager/domain"
+	"wager/domain/flags"
 	"wager/domain/money"
 	"wager/views"
 	"wager/web"
@@ -18,10 +19,11 @@ func (a *App) adminPage(c echo.Context) error {
 		return err
 	}
 	if !id.Admin {
-		return domain.Errorf(domain.CodeAdminOnly, "only admins can open this page")
+		return domain.Errorf(domain.CodeAdminOnly, "only administrators can open the admin page")
 	}
 	ctx := c.Request().Context()
 	var v views.AdminView
+	v.ConfirmMaintenance = c.QueryParam("confirm") == flags.Maintenance && !a.Flags.Enabled(flags.Maintenance)
 	list, err := a.Flags.List(ctx)
 	if err != nil {
 		return err
@@ -53,12 +55,18 @@ func (a *App) adminPage(c echo.Context) error {
 	return web.Render(c, http.StatusOK, views.Admin(a.pageFor(c, "Admin"), v))
 }
 
+// adminFlag turns a flag on or off. Maintenance mode shuts everyone else
+// out, so switching it on takes a second step: without confirmed=yes (the
+// confirmation panel's form) the admin is sent to that panel instead.
 func (a *App) adminFlag(c echo.Context) error {
 	id := web.IdentityOf(c)
 	if id == nil || !id.Admin {
-		return domain.Errorf(domain.CodeAdminOnly, "only admins can change flags")
+		return domain.Errorf(domain.CodeAdminOnly, "only administrators can change feature flags")
 	}
 	enabled := c.FormValue("enabled") == "true"
+	if c.Param("name") == flags.Maintenance && enabled && c.FormValue("confirmed") != "yes" {
+		return c.Redirect(http.StatusSeeOther, "/admin?confirm="+flags.Maintenance+"#confirm")
+	}
 	if _, err := a.Flags.Set(c.Request().Context(), c.Param("name"), enabled, id.Username+" ("+id.Wallet+")"); err != nil {
 		return err
 	}

@@ -91,7 +91,7 @@ func (a *App) logoutToken(c echo.Context) error {
 // it off.
 func (a *App) refuseDuringMaintenance(wallet string) error {
 	if a.Flags.Enabled(flags.Maintenance) && !a.Auth.IsAdmin(wallet) {
-		return domain.Errorf(domain.CodeMaintenance, "the service is down for maintenance; only admins can sign in").
+		return domain.Errorf(domain.CodeMaintenance, "The service is down for maintenance, and only administrators can sign in. Please try again in a few minutes.").
 			With("retryAfterSeconds", int(maintenanceRetry.Seconds()))
 	}
 	return nil

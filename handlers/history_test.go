@@ -24,16 +24,17 @@ func (a *testApp) historyItems(t testing.TB, p player) []map[string]any {
 }
 
 var (
-	inlineTags = regexp.MustCompile(`(?s)</?(a|b|i|em|strong|code)\b[^>]*>`)
-	tags       = regexp.MustCompile(`(?s)<[^>]*>`)
-	spaces     = regexp.MustCompile(`\s+`)
+	hiddenParts = regexp.MustCompile(`(?s)<script.*?</script>|<head>.*?</head>`)
+	inlineTags  = regexp.MustCompile(`(?s)</?(a|b|i|em|strong|code)\b[^>]*>`)
+	tags        = regexp.MustCompile(`(?s)<[^>]*>`)
+	spaces      = regexp.MustCompile(`\s+`)
 )
 
 // visibleText is the text of an HTML fragment as a reader sees it, its
 // white space collapsed: links and emphasis run on in their sentence,
 // other elements stand apart.
 func visibleText(fragment string) string {
-	text := tags.ReplaceAllString(inlineTags.ReplaceAllString(fragment, ""), " ")
+	text := tags.ReplaceAllString(inlineTags.ReplaceAllString(hiddenParts.ReplaceAllString(fragment, " "), ""), " ")
 	return strings.TrimSpace(spaces.ReplaceAllString(html.UnescapeString(text), " "))
 }
 

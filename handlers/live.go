@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"wager/domain/chat"
+	"wager/domain/money"
 	"wager/views"
 	"wager/web"
 	"wager/web/live"
@@ -58,6 +59,26 @@ func (v *LiveViews) Events(ctx context.Context, gameID string, evs []live.Event)
 func (v *LiveViews) Crowd(count int) []byte {
 	var buf bytes.Buffer
 	views.SpectatorCount(count).Render(context.Background(), &buf)
+	return buf.Bytes()
+}
+
+// Notice implements live.Pages: a new balance replaces the header's
+// (views.NavBalance, out of band, on whatever page the user has open).
+// Other notices show nothing on pages yet.
+func (v *LiveViews) Notice(kind string, data json.RawMessage) []byte {
+	if kind != money.NoticeBalance {
+		return nil
+	}
+	var b money.PlatformBalance
+	if err := json.Unmarshal(data, &b); err != nil {
+		v.log.Warn("render a balance notice", "err", err)
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := views.NavBalance(b.AvailableMinor, true, true).Render(context.Background(), &buf); err != nil {
+		v.log.Warn("render a balance notice", "err", err)
+		return nil
+	}
 	return buf.Bytes()
 }
 

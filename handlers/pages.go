@@ -11,17 +11,38 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"wager/domain"
+	"wager/domain/flags"
 	"wager/static"
 	"wager/views"
 	"wager/web"
 )
 
-// pageFor returns the chrome of a page for the request's viewer.
+// pageFor returns the chrome of a page for the request's viewer: for a
+// signed-in one their avatar and platform balance (two primary-key reads;
+// the page still renders, without them, when they fail) and the page's
+// live socket, which keeps that balance current. The maintenance banner
+// comes from the flags' in-memory copy, not the database.
 func (a *App) pageFor(c echo.Context, title string) views.Page {
-	p := views.Page{Title: title, Path: c.Request().URL.Path}
-	if id := web.IdentityOf(c); id != nil {
-		p.User = &views.Viewer{ID: id.UserID, Username: id.Username, IsAdmin: id.Admin}
-		p.CSRFToken = id.CSRFToken
+	p := views.Page{Title: title, Path: c.Request().URL.Path, Maintenance: a.Flags.Enabled(flags.Maintenance)}
+	id := web.IdentityOf(c)
+	if id == nil {
+		return p
+	}
+	p.User = &views.Viewer{ID: id.UserID, Username: id.Username, IsAdmin: id.Admin}
+	p.CSRFToken = id.CSRFToken
+	// Only a session cookie opens the socket from a page; a page fetched
+	// with a bearer token has nothing to open it with.
+	p.Live = id.Session
+	ctx := c.Request().Context()
+	if b, err := a.Money.PlatformBalance(ctx, id.UserID); err != nil {
+		a.log.Warn("page header: read the balance", "user", id.UserID, "err", err)
+	} else {
+		p.User.AvailableMinor, p.User.BalanceKnown = b.AvailableMinor, true
+	}
+	if u, err := a.Users.ByID(ctx, id.UserID); err != nil {
+		a.log.Warn("page header: read the avatar", "user", id.UserID, "err", err)
+	} else if url := imageURL(u.AvatarImageID); url != nil {
+		p.User.AvatarURL = *url
 	}
 	return p
 }
@@ -47,16 +68,6 @@ func (a *App) docsPage(c echo.Context) error {
 		})
 	}
 	return web.Render(c, http.StatusOK, views.Docs(a.pageFor(c, "API reference"), groups))
-}
-
-// renderErrorPage is the HTML side of the one error path.
-func (a *App) renderErrorPage(c echo.Context, status int, e *domain.Error) error {
-	ep := views.ErrorPage{Status: status, Code: e.Code, Message: e.Message}
-	if e.Code == domain.CodeMaintenance {
-		ep.RetryAfterSeconds = int(maintenanceRetry.Seconds())
-		c.Response().Header().Set("Retry-After", "60")
-	}
-	return web.Render(c, status, views.Error(a.pageFor(c, http.StatusText(status)), ep))
 }
 
 // serveStatic serves the embedded assets. A request that names the

@@ -58,10 +58,10 @@ type MaintenanceStatus struct {
 }
 
 func (a *App) checkMaintenance(c echo.Context) error {
-	s := MaintenanceStatus{Flags: a.Flags.Snapshot(), Message: "the service is up"}
+	s := MaintenanceStatus{Flags: a.Flags.Snapshot(), Message: "The service is up."}
 	if s.Maintenance = a.Flags.Enabled(flags.Maintenance); s.Maintenance {
 		s.RetryAfterSeconds = int(maintenanceRetry.Seconds())
-		s.Message = "the service is down for maintenance; retry in a few minutes"
+		s.Message = "The service is down for maintenance. Please try again in a few minutes."
 	}
 	return c.JSON(http.StatusOK, s)
 }

@@ -189,7 +189,7 @@ func Maintenance(enabled func() bool, exempt func(echo.Context) bool, retryAfter
 			if enabled() && (exempt == nil || !exempt(c)) {
 				c.Response().Header().Set("Retry-After", secs)
 				return domain.Errorf(domain.CodeMaintenance,
-					"the service is down for maintenance; retry in a few minutes").
+					"The service is down for maintenance. Please try again in a few minutes.").
 					With("retryAfterSeconds", int(retryAfter.Seconds()))
 			}
 			return next(c)

@@ -150,7 +150,7 @@ func (p *platform) newPlayer(t testing.TB, amount int64) string {
 func (p *platform) move(t testing.TB, kind string, entries []money.Entry) {
 	t.Helper()
 	err := db.Transact(context.Background(), p.db, func(ctx context.Context, tx bun.Tx) error {
-		_, err := money.Post(ctx, tx, money.Posting{Kind: kind, Reference: kind + ":" + uuid.NewString(), Entries: entries})
+		_, err := money.Post(ctx, tx, nil, money.Posting{Kind: kind, Reference: kind + ":" + uuid.NewString(), Entries: entries})
 		return err
 	})
 	if err != nil {

@@ -103,7 +103,7 @@ func (s *Service) startGame(ctx context.Context, tx bun.Tx, n newGame) (Game, er
 	}
 	if n.stake > 0 {
 		for _, uid := range n.players {
-			if err := lockStake(ctx, tx, id, uid, n.stake, now); err != nil {
+			if err := lockStake(ctx, tx, s.rooms, id, uid, n.stake, now); err != nil {
 				return Game{}, err
 			}
 		}
@@ -125,15 +125,16 @@ func (s *Service) startGame(ctx context.Context, tx bun.Tx, n newGame) (Game, er
 }
 
 // lockStake moves a player's stake from their available to their locked
-// balance (INSUFFICIENT_FUNDS when it does not cover it).
-func lockStake(ctx context.Context, tx bun.Tx, gameID, userID string, stake int64, now time.Time) error {
+// balance (INSUFFICIENT_FUNDS when it does not cover it); tell is told the
+// player's new balance.
+func lockStake(ctx context.Context, tx bun.Tx, tell money.Teller, gameID, userID string, stake int64, now time.Time) error {
 	if _, ok, err := covers(ctx, tx, userID, stake); err != nil {
 		return err
 	} else if !ok {
 		return domain.Errorf(domain.CodeInsufficientFunds, "a player's balance does not cover the %s USDC stake",
 			money.FormatUSDC(stake))
 	}
-	if _, err := money.Post(ctx, tx, money.Posting{Kind: "stake", Reference: "stake:" + gameID + ":" + userID,
+	if _, err := money.Post(ctx, tx, tell, money.Posting{Kind: "stake", Reference: "stake:" + gameID + ":" + userID,
 		Entries: []money.Entry{{Account: money.Available(userID), Amount: -stake}, {Account: money.Locked(userID), Amount: stake}}}); err != nil {
 		return fmt.Errorf("lock the stake of %s in game %s: %w", userID, gameID, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -50,11 +51,34 @@ type Posting struct {
 	Entries   []Entry
 }
 
+// Teller tells a user's open sockets something once the caller's
+// transaction commits (room.Log does, on every instance).
+type Teller interface {
+	Tell(ctx context.Context, userID, kind string, data any) error
+}
+
+// NoticeBalance is the kind of the notice that carries a user's new
+// platform balance (a PlatformBalance).
+const NoticeBalance = "balance"
+
+// PlatformBalance is a user's balance on the platform: what they can
+// spend and what is locked in stakes.
+type PlatformBalance struct {
+	AvailableMinor int64 `json:"availableMinor"`
+	LockedMinor    int64 `json:"lockedMinor"`
+}
+
 // Post records p inside tx, creating user accounts as needed. It returns
 // false (and changes nothing) when p.Reference was posted before, and
 // INSUFFICIENT_FUNDS when an account that may not go negative would. The
 // database refuses entries that do not sum to zero at commit.
-func Post(ctx context.Context, tx bun.Tx, p Posting) (bool, error) {
+//
+// Every user whose available or locked balance p changes is told the new
+// balance through tell (NoticeBalance) once tx commits. Post is the one
+// place where users' balances change, so no movement (stake, payout,
+// refund, deposit, withdrawal) can forget to tell. tell may be nil only
+// where nobody listens (the ledger's own tests) or no user account moves.
+func Post(ctx context.Context, tx bun.Tx, tell Teller, p Posting) (bool, error) {
 	var sum int64
 	for _, e := range p.Entries {
 		if e.Amount == 0 {
@@ -87,7 +111,70 @@ func Post(ctx context.Context, tx bun.Tx, p Posting) (bool, error) {
 			return false, fmt.Errorf("record the entry on %s of ledger transaction %s %s: %w", e.Account, p.Kind, p.Reference, err)
 		}
 	}
+	if tell != nil {
+		if err := tellBalances(ctx, tx, tell, p.Entries); err != nil {
+			return false, err
+		}
+	}
 	return true, nil
+}
+
+// tellBalances reads, in one query, the balances of the users whose
+// accounts entries moved and tells each user theirs after the commit. The
+// rows are locked by this transaction's entries, so what it reads is what
+// commits. Two transactions of one user that commit at nearly the same
+// time may have their notices delivered in either order; the next movement
+// or page load corrects a stale figure.
+func tellBalances(ctx context.Context, tx bun.Tx, tell Teller, entries []Entry) error {
+	var users []string
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Account, "user:")
+		if !ok {
+			continue
+		}
+		if uid, _, _ := strings.Cut(rest, ":"); !slices.Contains(users, uid) {
+			users = append(users, uid)
+		}
+	}
+	if len(users) == 0 {
+		return nil
+	}
+	balances, err := platformBalances(ctx, tx, users)
+	if err != nil {
+		return err
+	}
+	for _, uid := range users {
+		if err := tell.Tell(ctx, uid, NoticeBalance, balances[uid]); err != nil {
+			return fmt.Errorf("tell user %s the new balance: %w", uid, err)
+		}
+	}
+	return nil
+}
+
+// platformBalances reads the platform balances of users in one query
+// (zero for accounts not opened yet).
+func platformBalances(ctx context.Context, idb bun.IDB, users []string) (map[string]PlatformBalance, error) {
+	accounts := make([]string, 0, 2*len(users))
+	for _, uid := range users {
+		accounts = append(accounts, Available(uid), Locked(uid))
+	}
+	var rows []struct {
+		ID      string `bun:"id"`
+		Balance int64  `bun:"balance"`
+	}
+	if err := idb.NewSelect().Table("ledger_accounts").Column("id", "balance").Where("id IN (?)", bun.List(accounts)).
+		Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("read the platform balances of %d users: %w", len(users), err)
+	}
+	got := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		got[r.ID] = r.Balance
+	}
+	out := make(map[string]PlatformBalance, len(users))
+	for _, uid := range users {
+		out[uid] = PlatformBalance{AvailableMinor: got[Available(uid)], LockedMinor: got[Locked(uid)]}
+	}
+	return out, nil
 }
 
 func describe(kind string) string {

@@ -42,7 +42,7 @@ func post(t testing.TB, p money.Posting) (bool, error) {
 	var posted bool
 	err := db.Transact(context.Background(), dbtest.DB(t), func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		posted, err = money.Post(ctx, tx, p)
+		posted, err = money.Post(ctx, tx, nil, p)
 		return err
 	})
 	return posted, err

@@ -72,6 +72,10 @@ type Service struct {
 
 	confirmers Confirmers
 
+	// Tell is told users' new balances after deposits and withdrawals
+	// commit (see Post); nil tells nobody.
+	Tell Teller
+
 	// FeePayerDaily bounds the lamports the platform's fee payer spends
 	// for one user in a UTC day (fees and the rent of accounts it opens
 	// for them); 0 is no bound.
@@ -116,6 +120,13 @@ type Balance struct {
 type OnChain struct {
 	USDCMinor int64 `json:"usdcMinor"`
 	Lamports  int64 `json:"lamports"`
+}
+
+// PlatformBalance returns a user's platform balance in one query, without
+// asking the chain (every page's header shows it).
+func (s *Service) PlatformBalance(ctx context.Context, userID string) (PlatformBalance, error) {
+	b, err := platformBalances(ctx, s.db, []string{userID})
+	return b[userID], err
 }
 
 // BalanceOf returns a user's balances. The on-chain part comes from the
@@ -623,7 +634,7 @@ func (s *Service) intent(ctx context.Context, sel *bun.SelectQuery, userID, id s
 }
 
 func (s *Service) confirmDeposit(ctx context.Context, tx bun.Tx, in Intent) error {
-	if _, err := Post(ctx, tx, Posting{Kind: KindDeposit, Reference: *in.Signature, Memo: "deposit " + in.ID,
+	if _, err := Post(ctx, tx, s.Tell, Posting{Kind: KindDeposit, Reference: *in.Signature, Memo: "deposit " + in.ID,
 		Entries: []Entry{{Available(in.UserID), in.AmountMinor}, {Vault, -in.AmountMinor}}}); err != nil {
 		return err
 	}

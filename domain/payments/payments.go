@@ -223,7 +223,9 @@ func (s *Service) ConfirmPayment(ctx context.Context, tx bun.Tx, in money.Intent
 // credit posts a settled payment to the ledger (once per signature) and to
 // the paying user's wallet history.
 func (s *Service) credit(ctx context.Context, tx bun.Tx, p payment) error {
-	posted, err := money.Post(ctx, tx, money.Posting{Kind: KindPayment, Reference: p.Signature,
+	// Paid from the wallet on chain into the treasury: no platform balance
+	// moves, so nobody is told one.
+	posted, err := money.Post(ctx, tx, nil, money.Posting{Kind: KindPayment, Reference: p.Signature,
 		Memo:    "x402 payment for " + p.Resource,
 		Entries: []money.Entry{{Account: money.Treasury, Amount: p.AmountMinor}, {Account: money.Vault, Amount: -p.AmountMinor}}})
 	if err != nil || !posted {

@@ -128,7 +128,7 @@ func (s *Service) ConfirmDonation(ctx context.Context, tx bun.Tx, in money.Inten
 	if err := tx.NewSelect().Table("games").Column("status").Where("id = ?", gameID).For("UPDATE").Scan(ctx, &status); err != nil {
 		return err
 	}
-	if _, err := money.Post(ctx, tx, money.Posting{Kind: KindDonation, Reference: sig, Memo: "donation to game " + gameID,
+	if _, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: KindDonation, Reference: sig, Memo: "donation to game " + gameID,
 		Entries: []money.Entry{{Account: money.SpectatorPot(gameID), Amount: in.AmountMinor},
 			{Account: money.Escrow(gameID), Amount: -in.AmountMinor}}}); err != nil {
 		return err

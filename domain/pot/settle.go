@@ -55,7 +55,7 @@ func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []
 		out.FeeMinor, out.PayoutMinor = game.Payout(p.TotalMinor)
 	}
 	if len(entries) > 0 {
-		if _, err := money.Post(ctx, tx, money.Posting{Kind: "settlement", Reference: "settle:" + g.ID, Entries: entries}); err != nil {
+		if _, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: "settlement", Reference: "settle:" + g.ID, Entries: entries}); err != nil {
 			return out, fmt.Errorf("post the settlement of game %s: %w", g.ID, err)
 		}
 	}
@@ -395,7 +395,7 @@ func (s *Service) recordTransfer(ctx context.Context, tx bun.Tx, t *Transfer) er
 	default:
 		return errors.New("settlement transfer " + t.ID + " of unknown kind " + t.Kind)
 	}
-	posted, err := money.Post(ctx, tx, money.Posting{Kind: "settlement_" + t.Kind, Reference: *t.Signature, Entries: entries})
+	posted, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: "settlement_" + t.Kind, Reference: *t.Signature, Entries: entries})
 	if err != nil || !posted || donor == "" {
 		return err
 	}

@@ -170,7 +170,7 @@ func (p *platform) newUser(t testing.TB, amount int64) users.User {
 func (p *platform) post(t testing.TB, posting money.Posting) {
 	t.Helper()
 	err := db.Transact(context.Background(), p.db, func(ctx context.Context, tx bun.Tx) error {
-		_, err := money.Post(ctx, tx, posting)
+		_, err := money.Post(ctx, tx, nil, posting)
 		return err
 	})
 	if err != nil {

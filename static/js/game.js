@@ -1,5 +1,7 @@
-// The game page: joins the live room over the htmx WebSocket (resuming
-// from the last event seen), counts the round timer down, keeps the
+// The game page: joins the live room over the page's htmx WebSocket (the
+// layout opens one for signed-in viewers; it also carries their balance)
+// while the game is active, resuming from the last event seen, counts the
+// round timer down, keeps the
 // player's own pending choice until the next round, offers Connect Four's
 // drop buttons to the player on turn, and signs donations with the wallet.
 (function () {
@@ -10,7 +12,10 @@
   const lastSeq = () => Number((document.getElementById("live-seq") || {}).dataset?.seq || 0);
 
   // Join (or rejoin after a reconnect) from the last event this page has.
-  const join = (socket) => socket.send(JSON.stringify({ type: "join-game", gameId, lastSeq: lastSeq() }));
+  // A game that was over when the page opened has no room to join.
+  const join = (socket) => {
+    if (page.dataset.status === "active") socket.send(JSON.stringify({ type: "join-game", gameId, lastSeq: lastSeq() }));
+  };
   document.body.addEventListener("htmx:wsOpen", (e) => join(e.detail.socketWrapper));
   // A page that fell behind is told to resync: it rejoins from its last
   // event and misses nothing. Only that message is JSON; the rest is HTML.

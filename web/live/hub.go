@@ -44,6 +44,9 @@ type Pages interface {
 	Events(ctx context.Context, gameID string, evs []Event) [][]byte
 	// Crowd renders a spectator count.
 	Crowd(count int) []byte
+	// Notice renders a personal notice for the user's pages (a new
+	// balance for the header); nil when pages show nothing of it.
+	Notice(kind string, data json.RawMessage) []byte
 }
 
 // Presence shares spectator counts and who is online between instances.
@@ -568,8 +571,10 @@ func (h *Hub) Unregister(c *Conn) {
 }
 
 // Notify delivers a personal notice to the user's sockets on this
-// instance; a socket too far behind to take it is closed (its client
-// reconnects and reads the facts through the API).
+// instance: API sockets get the notice frame, page sockets what Pages
+// renders of it (nothing when it renders nothing). A socket too far behind
+// to take it is closed (its client reconnects and reads the facts through
+// the API, or reloads the page).
 func (h *Hub) Notify(userID, kind string, data json.RawMessage) {
 	h.mu.RLock()
 	var conns []*Conn
@@ -583,9 +588,19 @@ func (h *Hub) Notify(userID, kind string, data json.RawMessage) {
 	if len(conns) == 0 {
 		return
 	}
-	frame := mustJSON(NoticeFrame{Type: "notice", Notice: kind, Data: data})
+	api := mustJSON(NoticeFrame{Type: "notice", Notice: kind, Data: data})
+	var page []byte
+	rendered := false
 	for _, c := range conns {
-		if c.Audience == JSON && !c.deliver(frame) {
+		frame := api
+		if c.Audience == HTML {
+			// Rendered once, and only when a page of the user's is open here.
+			if !rendered {
+				page, rendered = h.pages.Notice(kind, data), true
+			}
+			frame = page
+		}
+		if len(frame) > 0 && !c.deliver(frame) {
 			c.Close()
 		}
 	}

@@ -82,6 +82,14 @@ func (testPages) Crowd(n int) []byte {
 	return []byte(fmt.Sprintf(`<span id="spectator-count">%d</span>`, n))
 }
 
+// Notice renders "balance" notices only, as their data in a div.
+func (testPages) Notice(kind string, data json.RawMessage) []byte {
+	if kind != "balance" {
+		return nil
+	}
+	return []byte(`<div id="balance">` + string(data) + `</div>`)
+}
+
 // soloPresence is one instance alone.
 type soloPresence struct{}
 
@@ -488,4 +496,49 @@ func TestAUserWhoClosesSocketsCannotOpenFreshOnesFasterThanThePace(t *testing.T)
 	if err := h.admit("u1"); err != errSocketsTooFast {
 		t.Fatalf("after a sweep: %v, want %v", err, errSocketsTooFast)
 	}
+}
+
+func TestNoticesReachAPISocketsAsFramesAndPagesAsWhatPagesRender(t *testing.T) {
+	h := newTestHub(t, newMemStore())
+	api, page, other := NewConn("u1", JSON), NewConn("u1", HTML), NewConn("u2", HTML)
+	for _, c := range []*Conn{api, page, other} {
+		if !h.Register(c) {
+			t.Fatal("register a socket")
+		}
+	}
+	next := func(c *Conn, who string) string {
+		t.Helper()
+		select {
+		case f := <-c.Frames():
+			return string(f)
+		case <-time.After(time.Second):
+			t.Fatalf("%s got nothing", who)
+			return ""
+		}
+	}
+	nothing := func(c *Conn, who string) {
+		t.Helper()
+		select {
+		case f := <-c.Frames():
+			t.Fatalf("%s got %s, want nothing", who, f)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+
+	// A notice pages show nothing of reaches API sockets only.
+	h.Notify("u1", "chat:dm", json.RawMessage(`{"text":"hi"}`))
+	if got, want := next(api, "the API socket"), `{"type":"notice","notice":"chat:dm","data":{"text":"hi"}}`; got != want {
+		t.Errorf("the API socket got %s, want %s", got, want)
+	}
+	nothing(page, "the page")
+
+	// A balance reaches both, each in its form, and nobody else.
+	h.Notify("u1", "balance", json.RawMessage(`{"availableMinor":5}`))
+	if got, want := next(api, "the API socket"), `{"type":"notice","notice":"balance","data":{"availableMinor":5}}`; got != want {
+		t.Errorf("the API socket got %s, want %s", got, want)
+	}
+	if got, want := next(page, "the page"), `<div id="balance">{"availableMinor":5}</div>`; got != want {
+		t.Errorf("the page got %s, want %s", got, want)
+	}
+	nothing(other, "another user's page")
 }

@@ -147,6 +147,7 @@ func (a *App) build(ctx context.Context) error {
 	confirmers := money.Confirmers{}
 	a.Money = money.New(bdb, client, a.Keys, mint, now, log, faucet, confirmers)
 	a.Money.FeePayerDaily = cfg.FeePayerDailyLamports
+	a.Money.Tell = a.Rooms
 	if err := a.Money.RegisterPlatformAddresses(ctx); err != nil {
 		return err
 	}
