@@ -70,6 +70,13 @@ type Player struct {
 // and returns the money part of its result.
 type Settler func(ctx context.Context, tx bun.Tx, g Game, players []string, o rules.Outcome) (Settlement, error)
 
+// Recorder learns of every finished game inside the transaction that
+// finishes it (results, ratings, achievements, the activity feed), so
+// that what it records stands or falls with the game's end.
+type Recorder interface {
+	GameFinished(ctx context.Context, tx bun.Tx, g Game, o rules.Outcome) error
+}
+
 // Settlement is what a finished game paid: the money members of its
 // result and of game:completed.
 type Settlement struct {
@@ -94,6 +101,7 @@ type Service struct {
 	db       *bun.DB
 	rooms    *room.Log
 	notify   *notify.Service
+	record   []Recorder
 	now      domain.Clock
 	log      *slog.Logger
 	rand     io.Reader
@@ -108,8 +116,10 @@ type Service struct {
 type Deps struct {
 	Rooms  *room.Log // where games' events go
 	Notify *notify.Service
-	Settle Settler // pays out finished games
-	Live   Live    // spectators, and the newest events heard of
+	// Recorders are told of every finished game, in order.
+	Recorders []Recorder
+	Settle    Settler // pays out finished games
+	Live      Live    // spectators, and the newest events heard of
 	// EscrowOf is a game's escrow address, recorded among the platform's
 	// addresses when the game starts.
 	EscrowOf func(gameID string) string
@@ -117,7 +127,7 @@ type Deps struct {
 
 // New returns a Service.
 func New(bdb *bun.DB, now domain.Clock, log *slog.Logger, d Deps) *Service {
-	return &Service{db: bdb, rooms: d.Rooms, notify: d.Notify, now: now, log: log, rand: rand.Reader, settle: d.Settle, live: d.Live,
+	return &Service{db: bdb, rooms: d.Rooms, notify: d.Notify, record: d.Recorders, now: now, log: log, rand: rand.Reader, settle: d.Settle, live: d.Live,
 		escrowOf: d.EscrowOf, rows: domain.SeqCache[Game]{Latest: d.Live.LatestSeq, MaxAge: ReadCacheAge, Size: 10_000}}
 }
 

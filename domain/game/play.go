@@ -357,6 +357,11 @@ func (s *Service) finish(ctx context.Context, tx bun.Tx, g *Game, o rules.Outcom
 	if err := s.notifyCompleted(ctx, tx, *g, result); err != nil {
 		return rules.Event{}, fmt.Errorf("notify the players of game %s: %w", g.ID, err)
 	}
+	for _, r := range s.record {
+		if err := r.GameFinished(ctx, tx, *g, o); err != nil {
+			return rules.Event{}, fmt.Errorf("record the end of game %s: %w", g.ID, err)
+		}
+	}
 	if _, err := tx.NewDelete().Model((*presence)(nil)).Where("game_id = ?", g.ID).Exec(ctx); err != nil {
 		return rules.Event{}, fmt.Errorf("free the players of game %s: %w", g.ID, err)
 	}

@@ -245,11 +245,19 @@ func (g *rpsGame) closeRound(now time.Time) []Event {
 	case r.Reason == "abandoned":
 		g.end(Outcome{Done: true, Reason: "abandoned"})
 	case r.Winner != "" && g.Scores[r.Winner] >= g.target():
-		g.end(Outcome{Done: true, Winner: r.Winner, Reason: "score"})
+		g.end(Outcome{Done: true, Winner: r.Winner, Reason: "score", Flawless: g.target() >= 2 && g.Scores[g.opponent(r.Winner)] == 0})
 	default:
 		events = append(events, g.startRound(g.Round+1, now))
 	}
 	return events
+}
+
+// opponent is the other player of two.
+func (g *rpsGame) opponent(player string) string {
+	if g.Players[0] == player {
+		return g.Players[1]
+	}
+	return g.Players[0]
 }
 
 // target is the number of decisive rounds that wins the game.

@@ -309,7 +309,14 @@ func (p *propGame) afterClose(events []Event) error {
 	case reason == "abandoned":
 		p.outcome = Outcome{Done: true, Reason: "abandoned"}
 	case winner != nil && p.scores[winner.(string)] >= target:
-		p.outcome = Outcome{Done: true, Winner: winner.(string), Reason: "score"}
+		w := winner.(string)
+		lost := 0
+		for pl, n := range p.scores {
+			if pl != w {
+				lost = n
+			}
+		}
+		p.outcome = Outcome{Done: true, Winner: w, Reason: "score", Flawless: target >= 2 && lost == 0}
 	default:
 		p.round++
 		var err error

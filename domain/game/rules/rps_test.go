@@ -255,10 +255,11 @@ func TestRPSTimeoutWithOneMover(t *testing.T) {
 	if want := now.Add(5 * time.Second); !st.Deadline().Equal(want) {
 		t.Errorf("next round deadline %v, want %v (from when the round closed)", st.Deadline(), want)
 	}
-	// Bob also wins the next round by ann's absence: that is the game.
+	// Bob also wins the next round by ann's absence: that is the game, 2-0
+	// in a best of 3, which is flawless.
 	choose(t, st, "bob", "rock", now, seeded(5))
 	wantNames(t, "second timeout", st.Expire(st.Deadline()), "game:rps:round:reveal")
-	if got, want := st.Outcome(), (Outcome{Done: true, Winner: "bob", Reason: "score"}); got != want {
+	if got, want := st.Outcome(), (Outcome{Done: true, Winner: "bob", Reason: "score", Flawless: true}); got != want {
 		t.Errorf("Outcome() = %+v, want %+v", got, want)
 	}
 }

@@ -27,6 +27,9 @@ type Outcome struct {
 	Done   bool   `json:"done"`
 	Winner string `json:"winnerId"` // user id; "" when Done and it is a draw
 	Reason string `json:"reason"`   // "score", "resign", "timeout", "abandoned", "connect4", "board-full", ...
+	// Flawless is a win of a best-of-3 or longer in which the loser won
+	// no round.
+	Flawless bool `json:"flawless,omitempty"`
 }
 
 // Info describes a game type for GET /games/available.
