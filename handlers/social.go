@@ -12,7 +12,8 @@ import (
 	"wager/web"
 )
 
-// socialRoutes registers friends and notifications.
+// socialRoutes registers friends, achievements, the activity feed and
+// notifications.
 func (a *App) socialRoutes(r *router) {
 	r.json(http.MethodPost, "/friends/:userId", a.befriend, web.Op{Tag: "social", Auth: web.AuthRequired,
 		Status: http.StatusCreated, Summary: "Ask a user to be your friend",
@@ -35,6 +36,19 @@ func (a *App) socialRoutes(r *router) {
 		Response: []social.Friend{}, Errors: []int{http.StatusNotFound},
 		Query: []web.Param{{Name: "limit", Description: "1-200, default 50"},
 			{Name: "before", Description: "the userId of the previous page's last friend"}}})
+
+	r.json(http.MethodGet, "/achievements", a.achievements, web.Op{Tag: "social", Auth: web.AuthOptional,
+		Summary: "Every achievement there is", Response: []social.Achievement{}})
+	r.json(http.MethodGet, "/achievements/me", a.myAchievements, web.Op{Tag: "social", Auth: web.AuthRequired,
+		Summary: "Your achievements, earliest first", Response: []social.Unlocked{}})
+	r.json(http.MethodGet, "/achievements/user/:id", a.userAchievements, web.Op{Tag: "social", Auth: web.AuthOptional,
+		Summary: "A user's achievements, earliest first", Response: []social.Unlocked{}, Errors: []int{http.StatusNotFound}})
+	r.json(http.MethodGet, "/activity/feed", a.activityFeed, web.Op{Tag: "social", Auth: web.AuthOptional,
+		Summary: "The public activity feed, newest first",
+		Description: "Games won, donations, tips, achievements and bets won; nothing private. New entries also reach open sockets as " +
+			"{type: notice, notice: activity, data: <the entry>}, at most 5 a second per server: this list has every one.",
+		Response: []social.Entry{},
+		Query:    []web.Param{{Name: "limit", Description: "1-200, default 50"}, {Name: "before", Description: "an id: only older entries"}}})
 
 	r.json(http.MethodGet, "/notifications", a.notifications, web.Op{Tag: "social", Auth: web.AuthRequired,
 		Summary:     "Your notifications, newest first",
@@ -142,4 +156,36 @@ func (a *App) readAllNotifications(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, ReadAll{Updated: n})
+}
+
+func (a *App) achievements(c echo.Context) error {
+	return c.JSON(http.StatusOK, social.Achievements)
+}
+
+func (a *App) myAchievements(c echo.Context) error {
+	out, err := a.Social.AchievementsOf(c.Request().Context(), web.IdentityOf(c).UserID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (a *App) userAchievements(c echo.Context) error {
+	out, err := a.Social.AchievementsOf(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (a *App) activityFeed(c echo.Context) error {
+	limit, before, err := pageParams(c)
+	if err != nil {
+		return err
+	}
+	out, err := a.Social.Feed(c.Request().Context(), limit, before)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
 }

@@ -1,11 +1,21 @@
 package handlers_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"sort"
 	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+
+	"github.com/uptrace/bun"
+
+	"wager/db"
 )
 
 // friendOf is one line of GET /friends/:userId.
@@ -228,11 +238,9 @@ func TestNotificationsReachTheSocketsAndEveryPlaceTheyComeFrom(t *testing.T) {
 			if m["notice"] != "notification" {
 				continue
 			}
-			data := m["data"].(map[string]any)
-			if data["type"] != typ {
-				t.Fatalf("notification %v, want %s", data["type"], typ)
+			if data := m["data"].(map[string]any); data["type"] == typ {
+				return data["data"].(map[string]any)
 			}
-			return data["data"].(map[string]any)
 		}
 	}
 
@@ -242,7 +250,7 @@ func TestNotificationsReachTheSocketsAndEveryPlaceTheyComeFrom(t *testing.T) {
 	if done["gameId"] != game || done["winnerId"] != p1.id || done["status"] != "completed" || done["receivedMinor"] != 0.0 {
 		t.Fatalf("game_completed for the loser: %v", done)
 	}
-	if got, _ := a.notifications(t, p1, ""); len(got) != 1 || got[0].Type != "game_completed" || got[0].Data["winnerId"] != p1.id {
+	if got, _ := a.notifications(t, p1, ""); countType(got, "game_completed") != 1 || got[len(got)-1].Data["winnerId"] != p1.id {
 		t.Fatalf("the winner's notifications: %+v", got)
 	}
 
@@ -260,8 +268,9 @@ func TestNotificationsReachTheSocketsAndEveryPlaceTheyComeFrom(t *testing.T) {
 	if fr := notice("friend_request"); fr["userId"] != p1.id {
 		t.Fatalf("friend_request notification: %v", fr)
 	}
-	if _, unread := a.notifications(t, p2, ""); unread != 3 {
-		t.Fatalf("p2 has %d unread, want 3", unread)
+	// game_completed, first-game, challenge, friend_request.
+	if _, unread := a.notifications(t, p2, ""); unread != 4 {
+		t.Fatalf("p2 has %d unread, want 4", unread)
 	}
 }
 
@@ -284,4 +293,282 @@ func TestFriendsShowWhoIsOnlineAndPlaying(t *testing.T) {
 	waitFor(t, func() bool { return a.friends(t, fan, fan.id, "")[0].Online }) // presence is shared once a second
 	ws.conn.Close()
 	waitFor(t, func() bool { return !a.friends(t, fan, fan.id, "")[0].Online })
+}
+
+// achievementIDs reads GET /achievements/user/:id.
+func (a *testApp) achievementIDs(t *testing.T, userID string) []string {
+	t.Helper()
+	r := a.do(t, request{path: "/achievements/user/" + userID})
+	if r.Code != http.StatusOK {
+		t.Fatalf("achievements of %s: %d %s", userID, r.Code, r.Body)
+	}
+	var got []struct {
+		AchievementID string `json:"achievementId"`
+		Name          string `json:"name"`
+	}
+	if err := json.Unmarshal(r.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{}
+	for _, g := range got {
+		if g.Name == "" {
+			t.Errorf("achievement %s has no name", g.AchievementID)
+		}
+		ids = append(ids, g.AchievementID)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// feedEntry is one line of GET /activity/feed.
+type feedEntry struct {
+	ID    int64  `json:"id"`
+	Type  string `json:"type"`
+	Actor struct {
+		UserID   string `json:"userId"`
+		Username string `json:"username"`
+	} `json:"actor"`
+	Data map[string]any `json:"data"`
+}
+
+func (a *testApp) feed(t *testing.T, query string) ([]feedEntry, string) {
+	t.Helper()
+	r := a.do(t, request{path: "/activity/feed" + query})
+	if r.Code != http.StatusOK {
+		t.Fatalf("feed: %d %s", r.Code, r.Body)
+	}
+	var out []feedEntry
+	if err := json.Unmarshal(r.Body.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out, r.Body.String()
+}
+
+// playTo ends a game: winner plays rock and loser scissors each round.
+func (a *testApp) playTo(t *testing.T, winner, loser player, game string, rounds int) {
+	t.Helper()
+	for range rounds {
+		a.act(t, winner, game, `{"type": "move", "move": "rock"}`)
+		if r := a.act(t, loser, game, `{"type": "move", "move": "scissors"}`); r.Code != 200 {
+			t.Fatalf("move: %d %s", r.Code, r.Body)
+		}
+	}
+}
+
+// rematch starts the next game between the two players of a finished one.
+func (a *testApp) rematch(t *testing.T, p1, p2 player, game string) string {
+	t.Helper()
+	a.do(t, request{method: http.MethodPost, path: "/games/" + game + "/rematch", header: p1.auth})
+	r := a.do(t, request{method: http.MethodPost, path: "/games/" + game + "/rematch", header: p2.auth})
+	next, _ := r.json(t)["newGameId"].(string)
+	if next == "" {
+		t.Fatalf("rematch: %d %s", r.Code, r.Body)
+	}
+	return next
+}
+
+func TestAchievementsAreEarnedOnceWithANotificationAndAFeedEntry(t *testing.T) {
+	a := newTestApp(t, nil)
+	if r := a.do(t, request{path: "/achievements"}); r.Code != 200 || !strings.Contains(r.Body.String(), `"id":"win-streak-3"`) ||
+		!strings.Contains(r.Body.String(), `"id":"trader"`) {
+		t.Fatalf("definitions: %d %s", r.Code, r.Body)
+	}
+
+	// Game 1 (best of 3, won 2-0): the winner's first game, first win and
+	// a flawless one; the loser's first game.
+	winner, loser, game := a.match(t, `{"rounds": 3, "roundSeconds": 30}`)
+	a.playTo(t, winner, loser, game, 2)
+	if got, want := a.achievementIDs(t, winner.id), []string{"first-game", "first-win", "flawless"}; !sameSet(got, want) {
+		t.Fatalf("the winner's achievements after one game: %v, want %v", got, want)
+	}
+	if got := a.achievementIDs(t, loser.id); !sameSet(got, []string{"first-game"}) {
+		t.Fatalf("the loser's achievements: %v", got)
+	}
+	if got, _ := a.notifications(t, winner, ""); countType(got, "achievement") != 3 || countType(got, "game_completed") != 1 {
+		t.Fatalf("the winner's notifications: %+v", got)
+	}
+	// The feed is everyone's (other tests' games too): find this game.
+	entries, _ := a.feed(t, "?limit=200")
+	var won *feedEntry
+	for i := range entries {
+		if entries[i].Type == "game_won" && entries[i].Data["gameId"] == game {
+			won = &entries[i]
+		}
+	}
+	if won == nil || won.Actor.UserID != winner.id || won.Actor.Username == "" || won.Data["gameId"] != game ||
+		won.Data["loser"].(map[string]any)["userId"] != loser.id || won.Data["gameType"] != "rps" || won.Data["payoutMinor"] != 0.0 {
+		t.Fatalf("game_won entry: %+v", won)
+	}
+
+	// Games 2 and 3, won 2-1: no second first-win, and the streak on the
+	// third win in a row.
+	game = a.rematch(t, winner, loser, game)
+	a.act(t, winner, game, `{"type": "move", "move": "scissors"}`)
+	a.act(t, loser, game, `{"type": "move", "move": "rock"}`)
+	a.playTo(t, winner, loser, game, 2)
+	if got := a.achievementIDs(t, winner.id); !sameSet(got, []string{"first-game", "first-win", "flawless"}) {
+		t.Fatalf("after two wins: %v", got)
+	}
+	game = a.rematch(t, winner, loser, game)
+	a.playTo(t, winner, loser, game, 2)
+	if got := a.achievementIDs(t, winner.id); !sameSet(got, []string{"first-game", "first-win", "flawless", "win-streak-3"}) {
+		t.Fatalf("after three wins in a row: %v", got)
+	}
+	if got, _ := a.notifications(t, winner, ""); countType(got, "achievement") != 4 {
+		t.Fatalf("achievement notifications after three games: %d, want 4 (each once)", countType(got, "achievement"))
+	}
+	entries, _ = a.feed(t, "?limit=200")
+	achieved := 0
+	for _, e := range entries {
+		if e.Type == "achievement" && e.Actor.UserID == winner.id {
+			achieved++
+		}
+	}
+	if achieved != 4 {
+		t.Fatalf("the feed has %d of the winner's achievements, want 4", achieved)
+	}
+	page, _ := a.feed(t, "?limit=2")
+	older, _ := a.feed(t, "?limit=2&before="+strconv.FormatInt(page[1].ID, 10))
+	if len(page) != 2 || len(older) != 2 || older[0].ID >= page[1].ID {
+		t.Fatalf("feed pages: %+v then %+v", page, older)
+	}
+	a.do(t, request{path: "/achievements/user/00000000-0000-4000-8000-000000000000"}).wantError(t, http.StatusNotFound, "NOT_FOUND")
+	if r := a.do(t, request{path: "/achievements/me", header: winner.auth}); r.Code != 200 || !strings.Contains(r.Body.String(), "win-streak-3") {
+		t.Fatalf("/achievements/me: %d %s", r.Code, r.Body)
+	}
+}
+
+// Two transactions earning one achievement at the same instant unlock it
+// once, with one notification.
+func TestAnAchievementIsNeverUnlockedTwice(t *testing.T) {
+	a := newTestApp(t, nil)
+	p := a.newPlayer(t)
+	for round := range 20 {
+		id := []string{"first-game", "first-win", "flawless", "high-roller", "first-donation", "patron", "social",
+			"first-tip", "recruiter", "first-bet", "trader", "win-streak-3"}[round%12]
+		if round >= 12 {
+			id = "first-game" // again: already unlocked, nobody gets it
+		}
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		var unlocked atomic.Int32
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				err := db.Transact(t.Context(), a.DB, func(ctx context.Context, tx bun.Tx) error {
+					ok, err := a.Social.Unlock(ctx, tx, p.id, id)
+					if ok {
+						unlocked.Add(1)
+					}
+					return err
+				})
+				if err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		if want := int32(1); round >= 12 {
+			want = 0
+			if unlocked.Load() != want {
+				t.Fatalf("%s unlocked %d more times", id, unlocked.Load())
+			}
+		} else if unlocked.Load() != want {
+			t.Fatalf("%s unlocked %d times by 4 transactions at once, want 1", id, unlocked.Load())
+		}
+	}
+	if got, _ := a.notifications(t, p, "?limit=200"); countType(got, "achievement") != 12 {
+		t.Fatalf("%d achievement notifications, want 12", countType(got, "achievement"))
+	}
+	if got := a.achievementIDs(t, p.id); len(got) != 12 {
+		t.Fatalf("achievements %v, want all 12", got)
+	}
+}
+
+// The feed is public and carries nothing private: no direct messages, no
+// balances.
+func TestTheFeedCarriesNothingPrivate(t *testing.T) {
+	a := newTestApp(t, nil)
+	ann, bob, game := a.match(t, `{"rounds": 1, "roundSeconds": 30}`)
+	secret := "meet me at the usual place 7731"
+	if r := a.say(t, ann, "dm", bob.id, secret); r.Code != http.StatusCreated {
+		t.Fatal(r.Body)
+	}
+	a.say(t, bob, "game", game, "good luck "+secret)
+	a.playTo(t, ann, bob, game, 1)
+	entries, body := a.feed(t, "?limit=200")
+	if len(entries) == 0 {
+		t.Fatal("the feed is empty after a won game")
+	}
+	for _, leak := range []string{"7731", "availableMinor", "lockedMinor", "walletAddress", "balance"} {
+		if strings.Contains(body, leak) {
+			t.Errorf("the feed carries %q: %s", leak, body)
+		}
+	}
+}
+
+// A donation into a live pot is in the feed and earns the donor's
+// donation achievements; patron at 10 USDC in all.
+func TestDonationsEarnAchievementsAndFeedEntries(t *testing.T) {
+	a := newTestApp(t, nil)
+	_, _, game := a.match(t, `{"rounds": 3, "roundSeconds": 60}`)
+	donor := a.spectatorWith(t, 20_000_000)
+	if r, _ := a.donate(t, donor, game, 4_000_000); r.Code != 200 {
+		t.Fatalf("donate: %d %s", r.Code, r.Body)
+	}
+	if got := a.achievementIDs(t, donor.id); !sameSet(got, []string{"first-donation"}) {
+		t.Fatalf("after 4 USDC: %v", got)
+	}
+	if r, _ := a.donate(t, donor, game, 6_000_000); r.Code != 200 {
+		t.Fatalf("donate: %d %s", r.Code, r.Body)
+	}
+	if got := a.achievementIDs(t, donor.id); !sameSet(got, []string{"first-donation", "patron"}) {
+		t.Fatalf("after 10 USDC in all: %v", got)
+	}
+	entries, _ := a.feed(t, "?limit=200")
+	donations := 0
+	for _, e := range entries {
+		if e.Type == "donation" && e.Actor.UserID == donor.id && e.Data["gameId"] == game {
+			donations++
+		}
+	}
+	if donations != 2 {
+		t.Fatalf("%d donation entries, want 2: %+v", donations, entries)
+	}
+}
+
+// Five friends earn "social".
+func TestFiveFriendsEarnSocial(t *testing.T) {
+	a := newTestApp(t, nil)
+	me := a.newPlayer(t)
+	for i := range 5 {
+		if got := a.achievementIDs(t, me.id); len(got) != 0 {
+			t.Fatalf("with %d friends: %v", i, got)
+		}
+		f := a.newPlayer(t)
+		a.do(t, request{method: http.MethodPost, path: "/friends/" + f.id, header: me.auth})
+		a.do(t, request{method: http.MethodPost, path: "/friends/requests/" + me.id + "/accept", header: f.auth})
+	}
+	if got := a.achievementIDs(t, me.id); !sameSet(got, []string{"social"}) {
+		t.Fatalf("with 5 friends: %v", got)
+	}
+}
+
+func sameSet(got, want []string) bool {
+	w := append([]string(nil), want...)
+	sort.Strings(w)
+	return slices.Equal(got, w)
+}
+
+func countType(ns []notification, typ string) int {
+	n := 0
+	for _, x := range ns {
+		if x.Type == typ {
+			n++
+		}
+	}
+	return n
 }

@@ -46,6 +46,8 @@ type Service struct {
 	now         domain.Clock
 	log         *slog.Logger
 	MaxDonation int64
+	// DonationRecorder is told of every donation into a live pot (nil: nobody).
+	DonationRecorder DonationRecorder
 }
 
 // New returns a Service; ConfirmDonation is what confirms its intents.
@@ -166,9 +168,21 @@ func (s *Service) ConfirmDonation(ctx context.Context, tx bun.Tx, in money.Inten
 		domain.Event{Name: "game:pot", Data: pot}); err != nil {
 		return err
 	}
-	_, err = s.chat.PostSystem(ctx, tx, gameID, username+" donated "+money.FormatUSDC(in.AmountMinor)+" USDC to the game",
-		map[string]any{"kind": "donation", "amountMinor": in.AmountMinor, "userId": in.UserID, "signature": sig}, now)
-	return err
+	if _, err = s.chat.PostSystem(ctx, tx, gameID, username+" donated "+money.FormatUSDC(in.AmountMinor)+" USDC to the game",
+		map[string]any{"kind": "donation", "amountMinor": in.AmountMinor, "userId": in.UserID, "signature": sig}, now); err != nil {
+		return err
+	}
+	if s.DonationRecorder == nil {
+		return nil
+	}
+	return s.DonationRecorder.DonationConfirmed(ctx, tx, in.UserID, gameID, in.AmountMinor)
+}
+
+// DonationRecorder learns of every donation that went into a live game's
+// pot, in the transaction that confirms it (the activity feed and the
+// donor's achievements).
+type DonationRecorder interface {
+	DonationConfirmed(ctx context.Context, tx bun.Tx, donorID, gameID string, amount int64) error
 }
 
 // Pot is a game's pot.

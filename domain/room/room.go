@@ -38,7 +38,8 @@ type Event struct {
 }
 
 // Notice is a personal message to one user's open sockets (matched,
-// challenged, a direct message...).
+// challenged, a direct message...), or with an empty UserID a message to
+// every socket (see Broadcast).
 type Notice struct {
 	UserID string          `json:"userId"`
 	Type   string          `json:"type"`
@@ -184,6 +185,13 @@ func (l *Log) Tell(ctx context.Context, userID, kind string, data any) error {
 	}
 	n := Notice{UserID: userID, Type: kind, Data: raw}
 	return db.AfterCommit(ctx, func() { l.sink.Published(Published{Notices: []Notice{n}}) })
+}
+
+// Broadcast sends a notice of type kind with data to every open socket on
+// every instance once the caller's transaction commits: a Notice whose
+// UserID is empty is everyone's. The live layer bounds how many it pushes.
+func (l *Log) Broadcast(ctx context.Context, kind string, data any) error {
+	return l.Tell(ctx, "", kind, data)
 }
 
 // Events returns a game's events with seq greater than after, in order, at

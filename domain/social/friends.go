@@ -1,6 +1,7 @@
 // Package social holds what users do with each other beyond a game:
-// friendships (mutual, by request and acceptance, stopped by blocks) and
-// who of them is online or playing.
+// friendships (mutual, by request and acceptance, stopped by blocks) with
+// who is online or playing, achievements (earned once, in the transaction
+// of what earned them) and the public activity feed.
 package social
 
 import (
@@ -14,6 +15,7 @@ import (
 	"wager/db"
 	"wager/domain"
 	"wager/domain/notify"
+	"wager/domain/room"
 )
 
 // Friendship statuses as the API answers them.
@@ -31,13 +33,14 @@ type Online interface {
 type Service struct {
 	db     *bun.DB
 	notify *notify.Service
+	rooms  *room.Log // pushes the activity feed
 	online Online
 	now    domain.Clock
 }
 
 // New returns the social service.
-func New(bdb *bun.DB, n *notify.Service, online Online, now domain.Clock) *Service {
-	return &Service{db: bdb, notify: n, online: online, now: now}
+func New(bdb *bun.DB, n *notify.Service, rooms *room.Log, online Online, now domain.Clock) *Service {
+	return &Service{db: bdb, notify: n, rooms: rooms, online: online, now: now}
 }
 
 // Relation is where a user stands with another.
@@ -137,14 +140,29 @@ func (s *Service) Accept(ctx context.Context, me, from string) (Relation, error)
 	return Relation{UserID: from, Status: StatusFriends}, nil
 }
 
-// befriend makes a and b friends (b had asked a) and tells b.
+// befriend makes a and b friends (b had asked a), tells b, and gives
+// either the social achievement at SocialFriends friends.
 func (s *Service) befriend(ctx context.Context, tx bun.Tx, a, b, nameA string) error {
 	now := s.now()
 	if _, err := tx.NewRaw(`INSERT INTO friends (user_id, friend_id, since) VALUES (?, ?, ?), (?, ?, ?)
 		ON CONFLICT DO NOTHING`, a, b, now, b, a, now).Exec(ctx); err != nil {
 		return err
 	}
-	return s.notify.Send(ctx, tx, b, notify.FriendAccepted, FriendNotice{UserID: a, Username: nameA})
+	if err := s.notify.Send(ctx, tx, b, notify.FriendAccepted, FriendNotice{UserID: a, Username: nameA}); err != nil {
+		return err
+	}
+	for _, u := range []string{a, b} {
+		n, err := tx.NewSelect().Table("friends").Where("user_id = ?", u).Count(ctx)
+		if err != nil {
+			return err
+		}
+		if n >= SocialFriends {
+			if _, err := s.Unlock(ctx, tx, u, SocialButter); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Remove ends a friendship between me and other (for both), withdraws my

@@ -29,6 +29,9 @@ const (
 type Conn struct {
 	UserID   string
 	Audience Audience
+	// Feed marks a page socket whose page shows the public activity feed
+	// (?feed=1): it also gets the feed's entries.
+	Feed bool
 
 	send      chan []byte
 	done      chan struct{}

@@ -59,6 +59,12 @@ type Presence interface {
 	SetOnline(ctx context.Context, instance string, online, offline []string, full bool) error
 }
 
+// Everyone is the user id of a notice to every socket.
+const Everyone = ""
+
+// BroadcastsPerSecond bounds the notices to Everyone an instance pushes.
+const BroadcastsPerSecond = 5
+
 // onlineFullEvery is how often the whole set of users online here is
 // written again, repairing what a failed write of changes left wrong.
 const onlineFullEvery = 30 * time.Second
@@ -116,6 +122,8 @@ type Hub struct {
 	// last shared, and when the full set was last written; under mu.
 	changed map[string]struct{}
 	fullAt  time.Time
+
+	broadcasts *rate.Limiter // notices to Everyone
 }
 
 type heard struct {
@@ -137,7 +145,7 @@ func New(store Store, pages Pages, presence Presence, rooms Rooms, instance stri
 	ctx, stop := context.WithCancel(context.Background())
 	h := &Hub{store: store, pages: pages, presence: presence, joins: rooms, instance: instance, log: log, opts: opts,
 		ctx: ctx, stop: stop, writeWait: writeWait, open: map[string]*room{}, latest: map[string]heard{}, users: map[string]*userSockets{},
-		changed: map[string]struct{}{}}
+		changed: map[string]struct{}{}, broadcasts: rate.NewLimiter(BroadcastsPerSecond, 2*BroadcastsPerSecond)}
 	h.remote.Store(&map[string]int{})
 	return h
 }
@@ -575,16 +583,33 @@ func (h *Hub) Unregister(c *Conn) {
 // renders of it (nothing when it renders nothing). A socket too far behind
 // to take it is closed (its client reconnects and reads the facts through
 // the API, or reloads the page).
+//
+// A notice to Everyone goes to every socket here: API sockets, and the
+// page sockets that follow the public feed (Conn.Feed). Those are the
+// activity feed's entries, pushed at most BroadcastsPerSecond (the feed's
+// endpoint has every one): a busy evening's thousands of finishing games
+// must not become millions of frames.
 func (h *Hub) Notify(userID, kind string, data json.RawMessage) {
 	h.mu.RLock()
 	var conns []*Conn
-	if u := h.users[userID]; u != nil {
+	if userID == Everyone {
+		for _, u := range h.users {
+			for c := range u.conns {
+				if c.Audience == JSON || c.Feed {
+					conns = append(conns, c)
+				}
+			}
+		}
+	} else if u := h.users[userID]; u != nil {
 		conns = make([]*Conn, 0, len(u.conns))
 		for c := range u.conns {
 			conns = append(conns, c)
 		}
 	}
 	h.mu.RUnlock()
+	if userID == Everyone && (len(conns) == 0 || !h.broadcasts.Allow()) {
+		return
+	}
 	if len(conns) == 0 {
 		return
 	}

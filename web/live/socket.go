@@ -89,6 +89,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, client Client) error
 	// small stacks, and the request's goroutine (whose stack grew through
 	// the middleware) ends.
 	c := NewConn(client.UserID, audience)
+	c.Feed = audience == HTML && r.URL.Query().Get("feed") == "1"
 	if !h.Register(c) { // a race of upgrades past the limit
 		ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "too many sockets"),
 			time.Now().Add(time.Second))

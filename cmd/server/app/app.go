@@ -141,7 +141,7 @@ func (a *App) build(ctx context.Context) error {
 	a.Rooms = room.New(bdb, room.Sinks{feed, announcer})
 	a.Notify = notify.New(bdb, a.Rooms, now)
 	presence := room.NewPresence(bdb, now)
-	a.Social = social.New(bdb, a.Notify, presence, now)
+	a.Social = social.New(bdb, a.Notify, a.Rooms, presence, now)
 
 	// Intent kinds are confirmed by the service that prepares them.
 	confirmers := money.Confirmers{}
@@ -155,10 +155,11 @@ func (a *App) build(ctx context.Context) error {
 	var settle game.Settler = func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome) (game.Settlement, error) {
 		return a.Pot.Settle(ctx, tx, g, players, o)
 	}
-	a.Games = game.New(bdb, now, log, game.Deps{Rooms: a.Rooms, Notify: a.Notify, Settle: settle, Live: feed,
+	a.Games = game.New(bdb, now, log, game.Deps{Rooms: a.Rooms, Notify: a.Notify, Recorders: []game.Recorder{a.Social}, Settle: settle, Live: feed,
 		EscrowOf: func(gameID string) string { return a.Keys.Escrow(gameID).PublicKey().String() }})
 	a.Chat = chat.New(bdb, a.Rooms, now)
 	a.Pot = pot.New(bdb, a.Rooms, a.Games, a.Money, a.Chat, a.Keys, now, log)
+	a.Pot.DonationRecorder = a.Social
 	confirmers[pot.KindDonation] = a.Pot.ConfirmDonation
 	limiter := payments.NewLimiter(bdb, now, cfg.AbuseThreshold, cfg.AbuseWindow, cfg.AbuseOverrides)
 	a.Payments = payments.New(bdb, a.Money, a.Keys, limiter, now, log, payments.Config{

@@ -1,0 +1,128 @@
+package social
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"wager/domain"
+	"wager/domain/notify"
+)
+
+// Achievement is the definition of something a user can earn once.
+type Achievement struct {
+	ID          string `json:"id" doc:"a stable slug"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Category    string `json:"category" doc:"games, money, social, markets"`
+}
+
+// Achievement ids.
+const (
+	FirstGame     = "first-game"
+	FirstWin      = "first-win"
+	WinStreak3    = "win-streak-3"
+	Flawless      = "flawless"
+	HighRoller    = "high-roller"
+	FirstDonation = "first-donation"
+	Patron        = "patron"
+	FirstTip      = "first-tip"
+	SocialButter  = "social"
+	Recruiter     = "recruiter"
+	FirstBet      = "first-bet"
+	Trader        = "trader"
+)
+
+// Thresholds of the achievements that count money or friends.
+const (
+	HighRollerStakeMinor = 10_000_000 // a win staked at 10 USDC or more
+	PatronMinor          = 10_000_000 // donations totalling 10 USDC or more
+	SocialFriends        = 5
+)
+
+// Achievements are every definition, in the order pages show them.
+var Achievements = []Achievement{
+	{FirstGame, "First game", "Finish a game.", "games"},
+	{FirstWin, "First win", "Win a game.", "games"},
+	{WinStreak3, "Hat trick", "Win three games in a row.", "games"},
+	{Flawless, "Flawless", "Win a best-of-3 or longer without losing a round.", "games"},
+	{HighRoller, "High roller", "Win a game staked at 10 USDC or more.", "money"},
+	{FirstDonation, "First donation", "Donate to a game's pot.", "money"},
+	{Patron, "Patron", "Donate 10 USDC or more in all.", "money"},
+	{FirstTip, "First tip", "Tip another player.", "money"},
+	{SocialButter, "Social", "Have 5 friends.", "social"},
+	{Recruiter, "Recruiter", "Someone you referred finishes a staked game.", "social"},
+	{FirstBet, "First bet", "Place a bet on a live game.", "markets"},
+	{Trader, "Trader", "Trade in a game's prediction market.", "markets"},
+}
+
+var achievementByID = func() map[string]Achievement {
+	m := map[string]Achievement{}
+	for _, a := range Achievements {
+		m[a.ID] = a
+	}
+	return m
+}()
+
+// Unlocked is an achievement a user has.
+type Unlocked struct {
+	AchievementID string    `bun:"achievement_id" json:"achievementId"`
+	Name          string    `bun:"-" json:"name"`
+	UnlockedAt    time.Time `bun:"unlocked_at" json:"unlockedAt"`
+}
+
+// AchievementNotice is the data of an achievement notification and of its
+// activity entry.
+type AchievementNotice struct {
+	AchievementID string `json:"achievementId"`
+	Name          string `json:"name"`
+	Description   string `json:"description"`
+}
+
+// Unlock gives userID the achievement id in the caller's transaction
+// (ctx one of db.Transact's): once ever, with a notification and an
+// activity entry the first time. It reports whether this call unlocked it.
+func (s *Service) Unlock(ctx context.Context, tx bun.Tx, userID, id string) (bool, error) {
+	a, ok := achievementByID[id]
+	if !ok {
+		return false, fmt.Errorf("unlock %s: no such achievement", id)
+	}
+	res, err := tx.NewRaw(`INSERT INTO user_achievements (user_id, achievement_id, unlocked_at) VALUES (?, ?, ?)
+		ON CONFLICT DO NOTHING`, userID, id, s.now()).Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("unlock %s for %s: %w", id, userID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return false, nil
+	}
+	data := AchievementNotice{AchievementID: a.ID, Name: a.Name, Description: a.Description}
+	if err := s.notify.Send(ctx, tx, userID, notify.Achievement, data); err != nil {
+		return false, err
+	}
+	return true, s.addActivity(ctx, tx, ActivityAchievement, userID, data)
+}
+
+// AchievementsOf returns the achievements a user has, earliest first.
+// NOT_FOUND when there is no such user.
+func (s *Service) AchievementsOf(ctx context.Context, userID string) ([]Unlocked, error) {
+	userID, ok := domain.CanonicalID(userID)
+	if !ok {
+		return nil, errNoUser
+	}
+	if exists, err := s.db.NewSelect().Table("users").Where("id = ?", userID).Exists(ctx); err != nil {
+		return nil, fmt.Errorf("read user %s: %w", userID, err)
+	} else if !exists {
+		return nil, errNoUser
+	}
+	out := []Unlocked{}
+	if err := s.db.NewSelect().Table("user_achievements").Column("achievement_id", "unlocked_at").
+		Where("user_id = ?", userID).Order("unlocked_at", "achievement_id").Scan(ctx, &out); err != nil {
+		return nil, fmt.Errorf("read the achievements of %s: %w", userID, err)
+	}
+	for i := range out {
+		out[i].Name = achievementByID[out[i].AchievementID].Name
+	}
+	return out, nil
+}

@@ -1,0 +1,196 @@
+package social
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"wager/domain/game"
+	"wager/domain/game/rules"
+)
+
+// Activity entry types.
+const (
+	ActivityGameWon     = "game_won"
+	ActivityDonation    = "donation"
+	ActivityTip         = "tip"
+	ActivityAchievement = "achievement"
+	ActivityBetWon      = "bet_won"
+)
+
+// ActivityNotice is the socket notice that carries a new feed entry.
+const ActivityNotice = "activity"
+
+// UserRef names a user in the feed.
+type UserRef struct {
+	UserID   string `json:"userId"`
+	Username string `json:"username"`
+}
+
+// Entry is one line of the public activity feed. Its data holds nothing
+// private: no direct messages, balances or support.
+type Entry struct {
+	bun.BaseModel `bun:"table:activity,alias:a"`
+
+	ID        int64           `bun:"id,pk,autoincrement" json:"id"`
+	Type      string          `bun:"type" json:"type" doc:"game_won, donation, tip, achievement, bet_won"`
+	ActorID   string          `bun:"actor_id,type:uuid" json:"-"`
+	ActorName string          `bun:"actor_name,scanonly" json:"-"`
+	Actor     UserRef         `bun:"-" json:"actor"`
+	Data      json.RawMessage `bun:"data,type:jsonb" json:"data" type:"object" doc:"depends on the type"`
+	CreatedAt time.Time       `bun:"created_at" json:"createdAt"`
+}
+
+// GameWon is the data of a game_won entry.
+type GameWon struct {
+	GameID      string  `json:"gameId"`
+	GameType    string  `json:"gameType"`
+	Loser       UserRef `json:"loser"`
+	PayoutMinor int64   `json:"payoutMinor"`
+}
+
+// Donated is the data of a donation entry.
+type Donated struct {
+	GameID      string `json:"gameId"`
+	AmountMinor int64  `json:"amountMinor"`
+}
+
+// addActivity stores a feed entry in the caller's transaction and pushes
+// it to every open socket once it commits.
+func (s *Service) addActivity(ctx context.Context, tx bun.Tx, typ, actorID string, data any) error {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("encode the %s activity: %w", typ, err)
+	}
+	e := Entry{Type: typ, ActorID: actorID, Data: raw, CreatedAt: s.now()}
+	if err := tx.NewSelect().Table("users").Column("username").Where("id = ?", actorID).Scan(ctx, &e.Actor.Username); err != nil {
+		return fmt.Errorf("read the actor of a %s activity: %w", typ, err)
+	}
+	e.Actor.UserID = actorID
+	if _, err := tx.NewInsert().Model(&e).Returning("id").Exec(ctx); err != nil {
+		return fmt.Errorf("store the %s activity of %s: %w", typ, actorID, err)
+	}
+	return s.rooms.Broadcast(ctx, ActivityNotice, e)
+}
+
+// Feed returns the activity feed newest first: at most limit entries older
+// than the id before (0 for the newest).
+func (s *Service) Feed(ctx context.Context, limit int, before int64) ([]Entry, error) {
+	out := []Entry{}
+	q := s.db.NewSelect().Model(&out).ColumnExpr("a.*").ColumnExpr("u.username AS actor_name").
+		Join("JOIN users AS u ON u.id = a.actor_id").OrderExpr("a.id DESC").Limit(int64(limit))
+	if before > 0 {
+		q = q.Where("a.id < ?", before)
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("read the activity feed: %w", err)
+	}
+	for i := range out {
+		out[i].Actor = UserRef{UserID: out[i].ActorID, Username: out[i].ActorName}
+	}
+	return out, nil
+}
+
+// GameFinished implements game.Recorder: a completed game's players earn
+// their game achievements, and its winner is in the feed (unless both
+// players are demo bots, whose games would fill it).
+func (s *Service) GameFinished(ctx context.Context, tx bun.Tx, g game.Game, o rules.Outcome) error {
+	if g.Status != game.StatusCompleted {
+		return nil
+	}
+	var players []struct {
+		ID       string `bun:"id"`
+		Username string `bun:"username"`
+		Bot      bool   `bun:"bot"`
+	}
+	if err := tx.NewSelect().Table("users").Column("id", "username", "bot").Where("id IN (?)", bun.List(g.Players)).
+		Scan(ctx, &players); err != nil {
+		return fmt.Errorf("read the players of game %s: %w", g.ID, err)
+	}
+	bots := 0
+	for _, p := range players {
+		if p.Bot {
+			bots++
+		}
+	}
+	for _, p := range players {
+		if err := s.gameAchievements(ctx, tx, g, o, p.ID); err != nil {
+			return err
+		}
+		if p.ID != o.Winner || bots == len(players) {
+			continue
+		}
+		won := GameWon{GameID: g.ID, GameType: g.GameType}
+		if g.Result != nil {
+			won.PayoutMinor = g.Result.PayoutMinor
+		}
+		for _, q := range players {
+			if q.ID != p.ID {
+				won.Loser = UserRef{UserID: q.ID, Username: q.Username}
+			}
+		}
+		if err := s.addActivity(ctx, tx, ActivityGameWon, p.ID, won); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gameAchievements unlocks what finishing g earned userID.
+func (s *Service) gameAchievements(ctx context.Context, tx bun.Tx, g game.Game, o rules.Outcome, userID string) error {
+	earned := []string{FirstGame}
+	if o.Winner == userID {
+		earned = append(earned, FirstWin)
+		if o.Flawless {
+			earned = append(earned, Flawless)
+		}
+		if g.StakeMinor >= HighRollerStakeMinor {
+			earned = append(earned, HighRoller)
+		}
+		// This game is the third win in a row when the two completed
+		// games before it were won too (this one is not stored as
+		// completed until the transaction ends).
+		var winners []*string
+		err := tx.NewSelect().TableExpr("games AS g").Join("JOIN game_players AS p ON p.game_id = g.id").
+			ColumnExpr("g.winner_id").Where("p.user_id = ? AND g.status = 'completed' AND g.id <> ?", userID, g.ID).
+			OrderExpr("g.ended_at DESC").Limit(2).Scan(ctx, &winners)
+		if err != nil {
+			return fmt.Errorf("read the recent games of %s: %w", userID, err)
+		}
+		if len(winners) == 2 && winners[0] != nil && *winners[0] == userID && winners[1] != nil && *winners[1] == userID {
+			earned = append(earned, WinStreak3)
+		}
+	}
+	for _, id := range earned {
+		if _, err := s.Unlock(ctx, tx, userID, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DonationConfirmed records a donation that went into a live game's pot,
+// in the transaction that confirms it: the feed entry and the donor's
+// donation achievements.
+func (s *Service) DonationConfirmed(ctx context.Context, tx bun.Tx, donorID, gameID string, amount int64) error {
+	if err := s.addActivity(ctx, tx, ActivityDonation, donorID, Donated{GameID: gameID, AmountMinor: amount}); err != nil {
+		return err
+	}
+	if _, err := s.Unlock(ctx, tx, donorID, FirstDonation); err != nil {
+		return err
+	}
+	var total int64
+	if err := tx.NewSelect().Table("donations").ColumnExpr("COALESCE(SUM(amount_minor), 0)").
+		Where("donor_id = ? AND NOT late", donorID).Scan(ctx, &total); err != nil {
+		return fmt.Errorf("total the donations of %s: %w", donorID, err)
+	}
+	if total >= PatronMinor {
+		if _, err := s.Unlock(ctx, tx, donorID, Patron); err != nil {
+			return err
+		}
+	}
+	return nil
+}
