@@ -68,6 +68,8 @@ func TestEveryPageIsAccessibleAndFitsAPhone(t *testing.T) {
 	check(t, page, "wallet", "/wallet", nil)
 	check(t, page, "profile", "/u/"+strings.TrimSpace(name), nil)
 	check(t, page, "admin", "/admin", nil)
+	check(t, page, "friends", "/friends", nil)
+	check(t, page, "notifications", "/notifications", nil)
 }
 
 // check opens path at every viewport, waits for ready (when not nil) and

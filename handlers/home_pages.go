@@ -34,6 +34,13 @@ func (a *App) homeView(ctx context.Context) (views.HomeView, error) {
 	for _, w := range wins {
 		h.Wins = append(h.Wins, views.WinLine{GameID: w.GameID, Winner: w.Winner, Payout: money.FormatUSDC(w.PayoutMinor)})
 	}
+	feed, err := a.Social.Feed(ctx, feedOnHome, 0)
+	if err != nil {
+		return h, err
+	}
+	for _, e := range feed {
+		h.Feed = append(h.Feed, feedLine(e))
+	}
 	return h, nil
 }
 
@@ -42,7 +49,9 @@ func (a *App) homePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return web.Render(c, http.StatusOK, views.Home(a.pageFor(c, "Live games"), h))
+	p := a.pageFor(c, "Live games")
+	p.Feed = true
+	return web.Render(c, http.StatusOK, views.Home(p, h))
 }
 
 func (a *App) liveFragment(c echo.Context) error {

@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"wager/domain/chat"
 	"wager/domain/money"
+	"wager/domain/notify"
+	"wager/domain/social"
 	"wager/views"
 	"wager/web"
 	"wager/web/live"
@@ -66,17 +69,35 @@ func (v *LiveViews) Crowd(count int) []byte {
 // (views.NavBalance, out of band, on whatever page the user has open).
 // Other notices show nothing on pages yet.
 func (v *LiveViews) Notice(kind string, data json.RawMessage) []byte {
-	if kind != money.NoticeBalance {
-		return nil
-	}
-	var b money.PlatformBalance
-	if err := json.Unmarshal(data, &b); err != nil {
-		v.log.Warn("render a balance notice", "err", err)
+	var c templ.Component
+	switch kind {
+	case money.NoticeBalance:
+		var b money.PlatformBalance
+		if err := json.Unmarshal(data, &b); err != nil {
+			v.log.Warn("render a balance notice", "err", err)
+			return nil
+		}
+		c = views.NavBalance(b.AvailableMinor, true, true)
+	case notify.Notice:
+		var n notify.Pushed
+		if err := json.Unmarshal(data, &n); err != nil {
+			v.log.Warn("render a notification notice", "err", err)
+			return nil
+		}
+		c = views.BellPush(n.UnreadCount, notificationLine(n.Notification))
+	case social.ActivityNotice:
+		var e social.Entry
+		if err := json.Unmarshal(data, &e); err != nil {
+			v.log.Warn("render an activity notice", "err", err)
+			return nil
+		}
+		c = views.FeedPush(feedLine(e))
+	default:
 		return nil
 	}
 	var buf bytes.Buffer
-	if err := views.NavBalance(b.AvailableMinor, true, true).Render(context.Background(), &buf); err != nil {
-		v.log.Warn("render a balance notice", "err", err)
+	if err := c.Render(context.Background(), &buf); err != nil {
+		v.log.Warn("render a notice", "kind", kind, "err", err)
 		return nil
 	}
 	return buf.Bytes()

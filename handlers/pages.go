@@ -44,6 +44,7 @@ func (a *App) pageFor(c echo.Context, title string) views.Page {
 	} else if url := imageURL(u.AvatarImageID); url != nil {
 		p.User.AvatarURL = *url
 	}
+	p.Bell = a.bellFor(c, id.UserID)
 	return p
 }
 

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -23,6 +24,23 @@ const maxBody = "1M"
 const maintenanceRetry = 60 * time.Second
 
 // routes builds the Echo server: global middleware, then every route.
+// notificationsPagePath is where the notifications page is routed. A
+// browser opening /notifications (the JSON list's address) is served the
+// page: a navigation asks for HTML and carries no bearer token, which every
+// API client of that list does.
+const notificationsPagePath = "/notifications/page"
+
+func notificationsForBrowsers(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if r.Method == http.MethodGet && r.URL.Path == "/notifications" && r.Header.Get(echo.HeaderAuthorization) == "" &&
+			strings.Contains(r.Header.Get(echo.HeaderAccept), echo.MIMETextHTML) {
+			r.URL.Path = notificationsPagePath
+		}
+		return next(c)
+	}
+}
+
 func (a *App) routes() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -38,6 +56,7 @@ func (a *App) routes() *echo.Echo {
 
 	policy := web.VersionPolicy{APIVersion: APIVersion, MinSDK: a.MinSDKVersion,
 		GraceUntil: a.SDKGraceUntil, Now: a.now}
+	e.Pre(notificationsForBrowsers)
 	e.Use(
 		web.SecurityHeaders,
 		middleware.RequestID(),
@@ -260,6 +279,14 @@ func (a *App) routes() *echo.Echo {
 	r.page(http.MethodGet, "/tv", a.tvPage)
 	r.page(http.MethodPost, "/game/:id/move", a.gameMove)
 	r.page(http.MethodPost, "/game/:id/chat", a.gameChat)
+	r.page(http.MethodGet, notificationsPagePath, a.notificationsPage)
+	r.page(http.MethodPost, "/notifications/page/read-all", a.notificationsRead(true))
+	r.page(http.MethodPost, "/notifications/page/:id/read", a.notificationsRead(false))
+	r.page(http.MethodGet, "/me", a.mePage)
+	r.page(http.MethodGet, "/friends", a.friendsPage)
+	r.page(http.MethodPost, "/friends/page/:id/ask", a.friendsAction("ask"))
+	r.page(http.MethodPost, "/friends/page/:id/accept", a.friendsAction("accept"))
+	r.page(http.MethodPost, "/friends/page/:id/remove", a.friendsAction("remove"))
 	r.page(http.MethodPost, "/game/:id/rematch", a.gameRematch(false))
 	r.page(http.MethodPost, "/game/:id/rematch/withdraw", a.gameRematch(true))
 	r.page(http.MethodGet, "/settings", a.settingsPage)

@@ -572,3 +572,29 @@ func countType(ns []notification, typ string) int {
 	}
 	return n
 }
+
+// The demo bots play all day: what they do stays out of the feed, what
+// people do against them does not.
+func TestDemoBotsStayOutOfTheFeed(t *testing.T) {
+	a := newTestApp(t, nil)
+	bot, person, game := a.match(t, `{"rounds": 1, "roundSeconds": 30}`)
+	if _, err := a.DB.NewUpdate().Table("users").Set("bot = true").Where("id = ?", bot.id).Exec(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	a.playTo(t, bot, person, game, 1)
+	game = a.rematch(t, bot, person, game)
+	a.playTo(t, person, bot, game, 1)
+	entries, _ := a.feed(t, "?limit=200")
+	personWon := false
+	for _, e := range entries {
+		if e.Actor.UserID == bot.id {
+			t.Errorf("the feed shows the bot's %s", e.Type)
+		}
+		if e.Type == "game_won" && e.Actor.UserID == person.id && e.Data["gameId"] == game {
+			personWon = true
+		}
+	}
+	if !personWon {
+		t.Error("the person's win over the bot is not in the feed")
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"wager/domain"
 	"wager/domain/media"
+	"wager/domain/social"
 	"wager/domain/users"
 	"wager/views"
 	"wager/web"
@@ -30,7 +31,22 @@ func (a *App) profilePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return web.Render(c, http.StatusOK, views.ProfileView(a.pageFor(c, u.Username), viewProfile(u, web.IdentityOf(c))))
+	viewer := web.IdentityOf(c)
+	p := viewProfile(u, viewer)
+	p.CanBefriend = viewer != nil && !p.IsSelf
+	unlocked, err := a.Social.AchievementsOf(c.Request().Context(), u.ID)
+	if err != nil {
+		return err
+	}
+	earned := map[string]social.Unlocked{}
+	for _, x := range unlocked {
+		earned[x.AchievementID] = x
+	}
+	for _, d := range social.Achievements {
+		x, ok := earned[d.ID]
+		p.Badges = append(p.Badges, views.Badge{ID: d.ID, Name: d.Name, Description: d.Description, Unlocked: ok, UnlockedAt: x.UnlockedAt})
+	}
+	return web.Render(c, http.StatusOK, views.ProfileView(a.pageFor(c, u.Username), p))
 }
 
 func (a *App) settingsPage(c echo.Context) error {

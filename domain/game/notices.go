@@ -27,6 +27,9 @@ type CompletedNotice struct {
 	Status   string  `json:"status" doc:"completed or cancelled"`
 	WinnerID *string `json:"winnerId" doc:"null for a draw or cancellation"`
 	Reason   string  `json:"reason"`
+	// Outcome is the game for the player told: won, lost, draw or
+	// cancelled.
+	Outcome string `json:"outcome"`
 	// ReceivedMinor is what the game paid this player: the winner's
 	// payout, the stake back after a draw or cancellation, 0 for the loser.
 	ReceivedMinor int64 `json:"receivedMinor"`
@@ -41,10 +44,14 @@ func (s *Service) notifyCompleted(ctx context.Context, tx bun.Tx, g Game, r Resu
 		n := CompletedNotice{GameID: g.ID, GameType: g.GameType, Status: g.Status, WinnerID: r.WinnerID,
 			Reason: r.Reason, PayoutMinor: r.PayoutMinor, FeeMinor: r.FeeMinor}
 		switch {
+		case g.Status == StatusCancelled:
+			n.Outcome, n.ReceivedMinor = "cancelled", g.StakeMinor
 		case r.WinnerID == nil:
-			n.ReceivedMinor = g.StakeMinor
+			n.Outcome, n.ReceivedMinor = "draw", g.StakeMinor
 		case *r.WinnerID == p:
-			n.ReceivedMinor = r.PayoutMinor
+			n.Outcome, n.ReceivedMinor = "won", r.PayoutMinor
+		default:
+			n.Outcome = "lost"
 		}
 		if err := s.notify.Send(ctx, tx, p, notify.GameCompleted, n); err != nil {
 			return err

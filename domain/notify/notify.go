@@ -73,7 +73,19 @@ func (s *Service) Send(ctx context.Context, tx bun.IDB, userID, typ string, data
 	if _, err := tx.NewInsert().Model(&n).Returning("id").Exec(ctx); err != nil {
 		return fmt.Errorf("store the %s notification of user %s: %w", typ, userID, err)
 	}
-	return s.rooms.Tell(ctx, userID, Notice, n)
+	unread, err := tx.NewSelect().Table("notifications").Where("user_id = ? AND NOT read", userID).Count(ctx)
+	if err != nil {
+		return fmt.Errorf("count the unread notifications of user %s: %w", userID, err)
+	}
+	return s.rooms.Tell(ctx, userID, Notice, Pushed{Notification: n, UnreadCount: int(unread)})
+}
+
+// Pushed is the data of the socket notice "notification": the new
+// notification and how many of the user's are unread with it, so that a
+// bell can show the count without asking.
+type Pushed struct {
+	Notification
+	UnreadCount int `json:"unreadCount"`
 }
 
 // Page is one page of a user's notifications with the number unread.

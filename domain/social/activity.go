@@ -59,15 +59,21 @@ type Donated struct {
 }
 
 // addActivity stores a feed entry in the caller's transaction and pushes
-// it to every open socket once it commits.
+// it to every open socket once it commits. The demo bots' doings are left
+// out: they play all day and would fill the feed.
 func (s *Service) addActivity(ctx context.Context, tx bun.Tx, typ, actorID string, data any) error {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return fmt.Errorf("encode the %s activity: %w", typ, err)
 	}
 	e := Entry{Type: typ, ActorID: actorID, Data: raw, CreatedAt: s.now()}
-	if err := tx.NewSelect().Table("users").Column("username").Where("id = ?", actorID).Scan(ctx, &e.Actor.Username); err != nil {
+	var bot bool
+	if err := tx.NewSelect().Table("users").Column("username", "bot").Where("id = ?", actorID).
+		Scan(ctx, &e.Actor.Username, &bot); err != nil {
 		return fmt.Errorf("read the actor of a %s activity: %w", typ, err)
+	}
+	if bot {
+		return nil
 	}
 	e.Actor.UserID = actorID
 	if _, err := tx.NewInsert().Model(&e).Returning("id").Exec(ctx); err != nil {
@@ -95,8 +101,7 @@ func (s *Service) Feed(ctx context.Context, limit int, before int64) ([]Entry, e
 }
 
 // GameFinished implements game.Recorder: a completed game's players earn
-// their game achievements, and its winner is in the feed (unless both
-// players are demo bots, whose games would fill it).
+// their game achievements, and its winner is in the feed.
 func (s *Service) GameFinished(ctx context.Context, tx bun.Tx, g game.Game, o rules.Outcome) error {
 	if g.Status != game.StatusCompleted {
 		return nil
@@ -104,23 +109,16 @@ func (s *Service) GameFinished(ctx context.Context, tx bun.Tx, g game.Game, o ru
 	var players []struct {
 		ID       string `bun:"id"`
 		Username string `bun:"username"`
-		Bot      bool   `bun:"bot"`
 	}
-	if err := tx.NewSelect().Table("users").Column("id", "username", "bot").Where("id IN (?)", bun.List(g.Players)).
+	if err := tx.NewSelect().Table("users").Column("id", "username").Where("id IN (?)", bun.List(g.Players)).
 		Scan(ctx, &players); err != nil {
 		return fmt.Errorf("read the players of game %s: %w", g.ID, err)
-	}
-	bots := 0
-	for _, p := range players {
-		if p.Bot {
-			bots++
-		}
 	}
 	for _, p := range players {
 		if err := s.gameAchievements(ctx, tx, g, o, p.ID); err != nil {
 			return err
 		}
-		if p.ID != o.Winner || bots == len(players) {
+		if p.ID != o.Winner {
 			continue
 		}
 		won := GameWon{GameID: g.ID, GameType: g.GameType}

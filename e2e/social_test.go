@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"regexp"
+	"testing"
+
+	"github.com/playwright-community/playwright-go"
+)
+
+// TestFriendsTheBellAndWatchingAFriend: Ann asks Bob to be friends and
+// Bob's bell counts it without a reload; Bob accepts from the bell and
+// Ann's bell counts that; while Bob plays Cat, Ann's friends page shows him
+// playing with a link that opens his live game; Bob wins and his profile
+// shows the first win.
+func TestFriendsTheBellAndWatchingAFriend(t *testing.T) {
+	s := startServer(t, nil)
+	ann, bob, cat := newPage(t, s), newPage(t, s), newPage(t, s)
+	signInWithDevWallet(t, ann)
+	bobName := signInWithDevWallet(t, bob)
+	signInWithDevWallet(t, cat)
+	for _, p := range []playwright.Page{ann, bob} {
+		if _, err := p.Goto("/"); err != nil {
+			t.Fatal(err)
+		}
+		wantText(t, p.GetByTestId("bell-count"), "Unread notifications: 0", "the bell before anything")
+	}
+
+	// Ann finds Bob by name and asks.
+	if _, err := ann.Goto("/friends"); err != nil {
+		t.Fatal(err)
+	}
+	wantText(t, ann.GetByTestId("friends-empty"), "No friends yet. Find someone by name and ask.", "Ann's empty list")
+	fill(t, ann, "friend-search", bobName)
+	click(t, ann, "friend-search-submit")
+	contains(t, ann.GetByTestId("friend-found"), bobName, "the search finds Bob")
+	click(t, ann, "friend-ask")
+	wantText(t, ann.GetByTestId("friends-message"), "Request sent: they will see it in their notifications.", "Ann is told")
+
+	// Bob's bell counts it live, and leads him to accept.
+	wantText(t, bob.GetByTestId("bell-count"), "Unread notifications: 1", "Bob's bell without a reload")
+	if err := bob.GetByTestId("nav-bell").Locator("summary").Click(); err != nil {
+		t.Fatal(err)
+	}
+	annName, err := ann.GetByTestId("nav-user").TextContent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantText(t, bob.GetByTestId("bell-latest").GetByTestId("notification-text").First(), annName+" asked to be your friend.",
+		"the request in Bob's bell")
+	if err := bob.GetByTestId("bell-latest").GetByTestId("notification-text").First().Click(); err != nil {
+		t.Fatal(err)
+	}
+	contains(t, bob.GetByTestId("friend-request"), annName, "the request on Bob's friends page")
+	click(t, bob, "friend-accept")
+	wantText(t, bob.GetByTestId("friends-message"), "You are friends now.", "Bob is told")
+	wantText(t, ann.GetByTestId("bell-count"), "Unread notifications: 1", "Ann's bell counts the acceptance")
+
+	// Bob plays Cat; Ann sees him playing and watches.
+	startTable(t, cat, bob, "60")
+	game := bob.URL()
+	if _, err := ann.Goto("/friends"); err != nil {
+		t.Fatal(err)
+	}
+	friend := ann.Locator(`[data-testid=friend][data-user="` + bobName + `"]`)
+	wantText(t, friend.GetByTestId("friend-status"), "playing now", "Bob's status for Ann")
+	screenshot(t, ann, "friends")
+	if err := friend.GetByTestId("friend-watch").Click(); err != nil {
+		t.Fatal(err)
+	}
+	if err := expect.Page(ann).ToHaveURL(regexp.MustCompile(regexp.QuoteMeta(game) + "$")); err != nil {
+		t.Fatalf("the watch link opens Bob's game: %v", err)
+	}
+	visible(t, ann.GetByTestId("scoreboard"), "Ann watches the game")
+
+	// Bob wins 2-0 and earns his first win.
+	for range 2 {
+		click(t, bob, "move-rock")
+		click(t, cat, "move-scissors")
+		visible(t, ann.GetByTestId("reveal").Last(), "Ann sees the round revealed")
+	}
+	wantText(t, ann.GetByTestId("result-heading"), bobName+" wins", "the result Ann watches")
+	if _, err := bob.Goto("/u/" + bobName); err != nil {
+		t.Fatal(err)
+	}
+	badge := bob.Locator(`[data-testid=badge][data-achievement="first-win"]`)
+	wantText(t, badge.Locator("p").First(), "First win", "the badge's name")
+	contains(t, badge.GetByTestId("badge-earned"), "Earned", "the first win is earned")
+	screenshot(t, bob, "profile-achievements")
+	if err := expect.Locator(bob.Locator(`[data-testid=badge][data-achievement="trader"][data-unlocked="false"]`)).ToBeVisible(); err != nil {
+		t.Errorf("a locked badge shows as locked: %v", err)
+	}
+}

@@ -1,0 +1,281 @@
+package handlers
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"wager/domain"
+	"wager/domain/money"
+	"wager/domain/notify"
+	"wager/domain/social"
+	"wager/views"
+	"wager/web"
+)
+
+// bellLatest is how many notifications the header's bell lists.
+const bellLatest = 5
+
+// bellFor reads the header's bell of a signed-in user.
+func (a *App) bellFor(c echo.Context, userID string) views.Bell {
+	p, err := a.Notify.List(c.Request().Context(), userID, false, bellLatest, 0)
+	if err != nil {
+		a.log.Warn("page header: read the notifications", "user", userID, "err", err)
+		return views.Bell{}
+	}
+	b := views.Bell{Unread: p.Unread}
+	for _, n := range p.Items {
+		b.Latest = append(b.Latest, notificationLine(n))
+	}
+	return b
+}
+
+// noticeData is what the notifications' data carry, all types together:
+// each type fills its own members (see notify's callers).
+type noticeData struct {
+	UserID        string `json:"userId"`
+	Username      string `json:"username"`
+	FromUsername  string `json:"fromUsername"`
+	GameID        string `json:"gameId"`
+	GameType      string `json:"gameType"`
+	StakeMinor    int64  `json:"stakeMinor"`
+	Outcome       string `json:"outcome"`
+	ReceivedMinor int64  `json:"receivedMinor"`
+	Name          string `json:"name"`
+}
+
+// notificationLine says a notification in one sentence, with where it
+// leads.
+func notificationLine(n notify.Notification) views.NotificationLine {
+	l := views.NotificationLine{ID: n.ID, Read: n.Read, At: n.CreatedAt, Href: "/notifications"}
+	var d noticeData
+	_ = json.Unmarshal(n.Data, &d) // a type's missing members stay empty
+	game := strings.ToLower(views.GameName(d.GameType))
+	switch n.Type {
+	case notify.FriendRequest:
+		l.Text, l.Href = d.Username+" asked to be your friend.", "/friends"
+	case notify.FriendAccepted:
+		l.Text, l.Href = d.Username+" accepted your friend request.", "/u/"+url.PathEscape(d.Username)
+	case notify.Challenge:
+		l.Text, l.Href = d.FromUsername+" challenged you to "+game+stakeWords(d.StakeMinor)+".", "/play"
+	case notify.GameCompleted:
+		l.Href = "/game/" + d.GameID
+		switch d.Outcome {
+		case "won":
+			l.Text = "You won the " + game + " game" + receivedWords(d.ReceivedMinor) + "."
+		case "lost":
+			l.Text = "You lost the " + game + " game."
+		case "draw":
+			l.Text = "The " + game + " game was a draw" + refundWords(d.ReceivedMinor) + "."
+		default:
+			l.Text = "The " + game + " game was cancelled" + refundWords(d.ReceivedMinor) + "."
+		}
+	case notify.Achievement:
+		l.Text, l.Href = "Achievement unlocked: "+d.Name+".", "/me"
+	default:
+		l.Text = "Something new: " + strings.ReplaceAll(n.Type, "_", " ") + "."
+	}
+	return l
+}
+
+func stakeWords(stake int64) string {
+	if stake == 0 {
+		return ", a free game"
+	}
+	return " for " + money.FormatUSDC(stake) + " USDC"
+}
+
+func receivedWords(minor int64) string {
+	if minor == 0 {
+		return ""
+	}
+	return " and received " + money.FormatUSDC(minor) + " USDC"
+}
+
+func refundWords(minor int64) string {
+	if minor == 0 {
+		return ""
+	}
+	return ": your " + money.FormatUSDC(minor) + " USDC stake came back"
+}
+
+// feedLine says an activity entry in one sentence, with where it leads.
+func feedLine(e social.Entry) views.FeedLine {
+	l := views.FeedLine{ID: e.ID, At: e.CreatedAt, Href: "/u/" + url.PathEscape(e.Actor.Username)}
+	who := e.Actor.Username
+	switch e.Type {
+	case social.ActivityGameWon:
+		var d social.GameWon
+		_ = json.Unmarshal(e.Data, &d)
+		l.Href = "/game/" + d.GameID
+		l.Text = who + " beat " + d.Loser.Username + " at " + strings.ToLower(views.GameName(d.GameType)) + receivedWords(d.PayoutMinor) + "."
+		l.Text = strings.Replace(l.Text, " and received ", " and won ", 1)
+	case social.ActivityDonation:
+		var d social.Donated
+		_ = json.Unmarshal(e.Data, &d)
+		l.Href = "/game/" + d.GameID
+		l.Text = who + " donated " + money.FormatUSDC(d.AmountMinor) + " USDC to a game's pot."
+	case social.ActivityAchievement:
+		var d social.AchievementNotice
+		_ = json.Unmarshal(e.Data, &d)
+		l.Text = who + " unlocked " + d.Name + "."
+	default:
+		l.Text = who + ": " + strings.ReplaceAll(e.Type, "_", " ") + "."
+	}
+	return l
+}
+
+// feedOnHome is how many entries the home page's feed shows.
+const feedOnHome = 12
+
+// notificationsPage lists the user's notifications, ?before=<id> for
+// older ones.
+func (a *App) notificationsPage(c echo.Context) error {
+	id, err := requireLogin(c)
+	if id == nil {
+		return err
+	}
+	before, _ := strconv.ParseInt(c.QueryParam("before"), 10, 64)
+	const pageSize = 30
+	p, err := a.Notify.List(c.Request().Context(), id.UserID, false, pageSize, before)
+	if err != nil {
+		return err
+	}
+	v := views.NotificationsView{Unread: p.Unread}
+	for _, n := range p.Items {
+		v.Items = append(v.Items, notificationLine(n))
+	}
+	if len(p.Items) == pageSize {
+		v.Older = p.Items[len(p.Items)-1].ID
+	}
+	return web.Render(c, http.StatusOK, views.NotificationsPage(a.pageFor(c, "Notifications"), v))
+}
+
+// notificationsRead marks one notification read (:id) or all of them, and
+// goes back to the list.
+func (a *App) notificationsRead(all bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := web.IdentityOf(c)
+		if id == nil {
+			return domain.Errorf(domain.CodeUnauthorized, "sign in to read your notifications")
+		}
+		ctx := c.Request().Context()
+		if all {
+			if _, err := a.Notify.ReadAll(ctx, id.UserID); err != nil {
+				return err
+			}
+		} else {
+			n, err := strconv.ParseInt(c.Param("id"), 10, 64)
+			if err != nil {
+				return domain.Errorf(domain.CodeNotFound, "no such notification")
+			}
+			if _, err := a.Notify.MarkRead(ctx, id.UserID, n); err != nil {
+				return err
+			}
+		}
+		return c.Redirect(http.StatusSeeOther, "/notifications")
+	}
+}
+
+// friendsPage shows the user's friends, the requests waiting for them,
+// and people found by ?q= (a username prefix).
+func (a *App) friendsPage(c echo.Context) error {
+	id, err := requireLogin(c)
+	if id == nil {
+		return err
+	}
+	v, err := a.friendsView(c, id.UserID, c.QueryParam("q"))
+	if err != nil {
+		return err
+	}
+	v.Message = c.QueryParam("done")
+	return web.Render(c, http.StatusOK, views.FriendsPage(a.pageFor(c, "Friends"), v))
+}
+
+func (a *App) friendsView(c echo.Context, me, search string) (views.FriendsView, error) {
+	ctx := c.Request().Context()
+	v := views.FriendsView{Search: strings.TrimSpace(search)}
+	friends, err := a.Social.Friends(ctx, me, 200, "")
+	if err != nil {
+		return v, err
+	}
+	for _, f := range friends {
+		l := views.FriendLine{UserID: f.UserID, Username: f.Username, Online: f.Online}
+		if f.CurrentGameID != nil {
+			l.GameID = *f.CurrentGameID
+		}
+		v.Friends = append(v.Friends, l)
+	}
+	incoming, err := a.Social.IncomingRequests(ctx, me, 200)
+	if err != nil {
+		return v, err
+	}
+	for _, r := range incoming {
+		v.Incoming = append(v.Incoming, views.RequestLine{UserID: r.UserID, Username: r.Username})
+	}
+	if v.Search != "" {
+		found, err := a.Users.Search(ctx, v.Search)
+		if err != nil && domain.ErrorCode(err) != domain.CodeValidation {
+			return v, err
+		}
+		for _, u := range found {
+			if u.ID != me {
+				v.Found = append(v.Found, views.RequestLine{UserID: u.ID, Username: u.Username})
+			}
+		}
+	}
+	return v, nil
+}
+
+// friendsAction answers the friends page's buttons: ask, accept, remove.
+// The page comes back saying what happened, or why not.
+func (a *App) friendsAction(action string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := web.IdentityOf(c)
+		if id == nil {
+			return domain.Errorf(domain.CodeUnauthorized, "sign in to manage your friends")
+		}
+		ctx, other := c.Request().Context(), c.Param("id")
+		var err error
+		done := ""
+		switch action {
+		case "ask":
+			var r social.Relation
+			if r, _, err = a.Social.Request(ctx, id.UserID, other); err == nil {
+				done = "Request sent: they will see it in their notifications."
+				if r.Status == social.StatusFriends {
+					done = "You are friends now."
+				}
+			}
+		case "accept":
+			if _, err = a.Social.Accept(ctx, id.UserID, other); err == nil {
+				done = "You are friends now."
+			}
+		default:
+			if err = a.Social.Remove(ctx, id.UserID, other); err == nil {
+				done = "Done: you are no longer connected."
+			}
+		}
+		if err != nil {
+			e := web.AsError(err)
+			if e.Code == domain.CodeInternal {
+				return err
+			}
+			done = sentence(e.Message)
+		}
+		return c.Redirect(http.StatusSeeOther, "/friends?done="+url.QueryEscape(done))
+	}
+}
+
+// mePage sends a signed-in user to their own profile.
+func (a *App) mePage(c echo.Context) error {
+	id, err := requireLogin(c)
+	if id == nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/u/"+url.PathEscape(id.Username))
+}
