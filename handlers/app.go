@@ -27,6 +27,7 @@ import (
 	"wager/domain/notify"
 	"wager/domain/payments"
 	"wager/domain/pot"
+	"wager/domain/ranking"
 	"wager/domain/room"
 	"wager/domain/social"
 	"wager/domain/users"
@@ -51,6 +52,7 @@ type Services struct {
 	Payments *payments.Service
 	Notify   *notify.Service
 	Social   *social.Service
+	Ranking  *ranking.Service
 	Live     *live.Hub
 	Views    *LiveViews
 	// Bots find a demo player for a person to play (nil: none run).

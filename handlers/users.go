@@ -132,12 +132,13 @@ type UserProfile struct {
 	AvatarURL     *string   `json:"avatarUrl"`
 	CoverURL      *string   `json:"coverUrl"`
 	CreatedAt     time.Time `json:"createdAt"`
+	IsBot         bool      `json:"isBot" doc:"a demo player run by the server; never on leaderboards"`
 }
 
 func profileOf(u users.User) UserProfile {
 	return UserProfile{ID: u.ID, Username: u.Username, DisplayName: u.DisplayName, Bio: u.Bio,
 		WalletAddress: u.WalletAddress, AvatarURL: imageURL(u.AvatarImageID), CoverURL: imageURL(u.CoverImageID),
-		CreatedAt: u.CreatedAt}
+		CreatedAt: u.CreatedAt, IsBot: u.Bot}
 }
 
 func imageURL(id *string) *string {

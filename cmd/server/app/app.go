@@ -35,6 +35,7 @@ import (
 	"wager/domain/notify"
 	"wager/domain/payments"
 	"wager/domain/pot"
+	"wager/domain/ranking"
 	"wager/domain/room"
 	"wager/domain/social"
 	"wager/domain/users"
@@ -59,6 +60,7 @@ type App struct {
 	Payments *payments.Service
 	Notify   *notify.Service
 	Social   *social.Service
+	Ranking  *ranking.Service
 	Live     *live.Hub
 	// Bots are the demo players (nil without DEMO_BOTS).
 	Bots *bots.Bots
@@ -155,8 +157,10 @@ func (a *App) build(ctx context.Context) error {
 	var settle game.Settler = func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome) (game.Settlement, error) {
 		return a.Pot.Settle(ctx, tx, g, players, o)
 	}
-	a.Games = game.New(bdb, now, log, game.Deps{Rooms: a.Rooms, Notify: a.Notify, Recorders: []game.Recorder{a.Social}, Settle: settle, Live: feed,
-		EscrowOf: func(gameID string) string { return a.Keys.Escrow(gameID).PublicKey().String() }})
+	a.Ranking = ranking.New(bdb, now)
+	a.Games = game.New(bdb, now, log, game.Deps{Rooms: a.Rooms, Notify: a.Notify, Settle: settle, Live: feed,
+		Recorders: []game.Recorder{a.Ranking, a.Social},
+		EscrowOf:  func(gameID string) string { return a.Keys.Escrow(gameID).PublicKey().String() }})
 	a.Chat = chat.New(bdb, a.Rooms, now)
 	a.Pot = pot.New(bdb, a.Rooms, a.Games, a.Money, a.Chat, a.Keys, now, log)
 	a.Pot.DonationRecorder = a.Social
@@ -179,7 +183,7 @@ func (a *App) build(ctx context.Context) error {
 	feed.hub = a.Live
 
 	a.HTTP = handlers.New(handlers.Services{DB: bdb, Flags: a.Flags, Users: a.Users, Auth: a.Auth, Money: a.Money,
-		Rooms: a.Rooms, Games: a.Games, Chat: a.Chat, Pot: a.Pot, Payments: a.Payments, Notify: a.Notify, Social: a.Social, Live: a.Live, Views: views, Bots: opponents,
+		Rooms: a.Rooms, Games: a.Games, Chat: a.Chat, Pot: a.Pot, Payments: a.Payments, Notify: a.Notify, Social: a.Social, Ranking: a.Ranking, Live: a.Live, Views: views, Bots: opponents,
 		LocalChain: a.LocalChain}, opts, log)
 	if unknown := limiter.UnknownOverrides(); len(unknown) > 0 {
 		return fmt.Errorf("invalid configuration: ABUSE_OVERRIDES names %s, which is not a charged endpoint (write METHOD /route as in the OpenAPI document)",

@@ -1,0 +1,208 @@
+package ranking_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"wager/db"
+	"wager/db/dbtest"
+	"wager/domain/game"
+	"wager/domain/game/rules"
+	"wager/domain/ranking"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+// newUser inserts a user and returns its id.
+func newUser(t testing.TB, bdb *bun.DB) string {
+	t.Helper()
+	id := uuid.NewString()
+	if _, err := bdb.ExecContext(t.Context(), "INSERT INTO users (id, wallet_address, username) VALUES (?, ?, ?)",
+		id, "w"+id, "u"+id[:8]); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// finish records a game between a and b that ended at at, as the game
+// service does: winner "" is a draw; payout is what the winner was paid.
+func finish(t testing.TB, s *ranking.Service, bdb *bun.DB, status string, a, b, winner string, stake, payout int64, at time.Time) game.Game {
+	t.Helper()
+	id := uuid.NewString()
+	if _, err := bdb.ExecContext(t.Context(), `INSERT INTO games (id, game_type, stake_minor, settings, status, state, created_at)
+		VALUES (?, 'rps', ?, '{}', 'active', '{}', ?)`, id, stake, at); err != nil {
+		t.Fatal(err)
+	}
+	res := game.Result{Settlement: game.Settlement{PayoutMinor: payout}}
+	if winner != "" {
+		res.WinnerID = &winner
+	}
+	g := game.Game{ID: id, GameType: "rps", StakeMinor: stake, Status: status, Players: []string{a, b}, Result: &res, EndedAt: &at}
+	record(t, s, bdb, g)
+	return g
+}
+
+// record tells s of a finished game in a transaction, as the game service
+// does.
+func record(t testing.TB, s *ranking.Service, bdb *bun.DB, g game.Game) {
+	t.Helper()
+	o := rules.Outcome{Done: true}
+	if g.Result.WinnerID != nil {
+		o.Winner = *g.Result.WinnerID
+	}
+	err := db.Transact(t.Context(), bdb, func(ctx context.Context, tx bun.Tx) error {
+		return s.GameFinished(ctx, tx, g, o)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ids(rows []ranking.Row) []string {
+	out := []string{}
+	for _, r := range rows {
+		out = append(out, r.UserID)
+	}
+	return out
+}
+
+// TestPeriodBoardsFollowTheCalendar records games at chosen times and
+// reads the boards on a Wednesday: today, this week (from Monday), this
+// month, and ever.
+func TestPeriodBoardsFollowTheCalendar(t *testing.T) {
+	bdb := dbtest.DB(t)
+	now := time.Date(2026, 3, 11, 12, 0, 0, 0, time.UTC) // a Wednesday
+	s := ranking.New(bdb, func() time.Time { return now })
+	a, b, c, d, e := newUser(t, bdb), newUser(t, bdb), newUser(t, bdb), newUser(t, bdb), newUser(t, bdb)
+
+	today := finish(t, s, bdb, game.StatusCompleted, a, b, a, 1000, 1980, now.Add(-time.Hour))
+	finish(t, s, bdb, game.StatusCompleted, c, d, c, 0, 0, time.Date(2026, 3, 9, 0, 0, 0, 0, time.UTC))       // Monday
+	finish(t, s, bdb, game.StatusCompleted, e, a, e, 0, 0, time.Date(2026, 3, 8, 23, 59, 59, 0, time.UTC))    // last Sunday
+	finish(t, s, bdb, game.StatusCompleted, b, c, "", 500, 0, time.Date(2026, 2, 28, 23, 59, 0, 0, time.UTC)) // last month, a draw
+	finish(t, s, bdb, game.StatusCancelled, d, e, "", 0, 0, now.Add(-time.Minute))                            // no result
+
+	want := map[ranking.Period][]string{
+		ranking.Day:   {a, b},
+		ranking.Week:  {a, c, d, b},
+		ranking.Month: {a, e, c, d, b},
+		ranking.All:   {a, e, c, d, b},
+	}
+	ours := map[string]bool{a: true, b: true, c: true, d: true, e: true}
+	for period, order := range want {
+		rows, err := s.Global(t.Context(), period, ranking.Page{Limit: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, id := range ids(rows) {
+			if ours[id] {
+				got = append(got, id)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(order) {
+			t.Errorf("%s board: got %v, want %v", period, got, order)
+		}
+	}
+
+	rows, err := s.Global(t.Context(), ranking.All, ranking.Page{Limit: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]ranking.Row{}
+	for _, r := range rows {
+		byID[r.UserID] = r
+	}
+	if r := byID[a]; r.GamesPlayed != 2 || r.Wins != 1 || r.Losses != 1 || r.NetWinningsMinor != 980 {
+		t.Errorf("a: %+v, want 2 games, a win and a loss, net 980", r)
+	}
+	if r := byID[b]; r.GamesPlayed != 2 || r.Losses != 1 || r.Draws != 1 || r.NetWinningsMinor != -1000 {
+		t.Errorf("b: %+v, want 2 games, a loss and a draw (its stake back), net -1000", r)
+	}
+	if r := byID[d]; r.GamesPlayed != 1 {
+		t.Errorf("d: %+v, want the cancelled game not counted", r)
+	}
+
+	// Recording the same game again changes nothing (the rebuild below
+	// checks the totals).
+	record(t, s, bdb, today)
+	var n int
+	if err := bdb.QueryRowContext(t.Context(), "SELECT count(*) FROM rating_history WHERE user_id = ?", a).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("a has %d rating points (%v), want 2", n, err)
+	}
+
+	// The calendar arithmetic in Go is PostgreSQL's: a rebuild from the
+	// results gives the totals the games added one by one.
+	conn, err := bdb.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(t.Context(), "CREATE TEMP TABLE kept AS SELECT * FROM leaderboard_totals"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ranking.RebuildTotals(t.Context(), conn); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRowContext(t.Context(), `SELECT count(*) FROM ((TABLE kept EXCEPT TABLE leaderboard_totals)
+		UNION ALL (TABLE leaderboard_totals EXCEPT TABLE kept)) AS d`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d totals differ from a rebuild (%v)", n, err)
+	}
+}
+
+// TestPeriodStartIsPostgresDateTrunc checks Period.Start against
+// PostgreSQL's date_trunc every 5 hours for two years, across month,
+// year and ISO week boundaries.
+func TestPeriodStartIsPostgresDateTrunc(t *testing.T) {
+	bdb := dbtest.DB(t)
+	var rows []struct {
+		At    time.Time `bun:"at"`
+		Day   time.Time `bun:"day"`
+		Week  time.Time `bun:"week"`
+		Month time.Time `bun:"month"`
+	}
+	if err := bdb.NewRaw(`SELECT at, (at AT TIME ZONE 'UTC')::date AS day,
+			date_trunc('week', at AT TIME ZONE 'UTC')::date AS week, date_trunc('month', at AT TIME ZONE 'UTC')::date AS month
+		FROM generate_series(timestamptz '2025-12-25 01:30:00+00', '2027-12-31', interval '5 hours') AS at`).Scan(t.Context(), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) < 3000 {
+		t.Fatalf("only %d times", len(rows))
+	}
+	for _, r := range rows {
+		for p, want := range map[ranking.Period]time.Time{ranking.Day: r.Day, ranking.Week: r.Week, ranking.Month: r.Month} {
+			if got := p.Start(r.At); !got.Equal(want.UTC()) || got.Format(time.DateOnly) != want.UTC().Format(time.DateOnly) {
+				t.Fatalf("%s of %s: got %s, PostgreSQL says %s", p, r.At.UTC(), got, want)
+			}
+		}
+	}
+}
+
+// TestDrawsMoveRatingsTowardEachOther checks the stored update on a draw
+// between a winner and a loser of earlier games.
+func TestDrawsMoveRatingsTowardEachOther(t *testing.T) {
+	bdb := dbtest.DB(t)
+	now := time.Now().UTC()
+	s := ranking.New(bdb, func() time.Time { return now })
+	strong, weak := newUser(t, bdb), newUser(t, bdb)
+	finish(t, s, bdb, game.StatusCompleted, strong, weak, strong, 0, 0, now.Add(-time.Minute))
+	ratingOf := func(id string) float64 {
+		var r float64
+		if err := bdb.QueryRowContext(t.Context(), "SELECT rating FROM ratings WHERE user_id = ? AND game_type = 'rps'", id).Scan(&r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	s1, w1 := ratingOf(strong), ratingOf(weak)
+	if s1 <= 1500 || w1 >= 1500 {
+		t.Fatalf("after a win: %.2f and %.2f", s1, w1)
+	}
+	finish(t, s, bdb, game.StatusCompleted, weak, strong, "", 0, 0, now)
+	if s2, w2 := ratingOf(strong), ratingOf(weak); s2 >= s1 || w2 <= w1 {
+		t.Errorf("a draw moved %.2f to %.2f and %.2f to %.2f, want them closer", s1, s2, w1, w2)
+	}
+}
