@@ -6,6 +6,7 @@ export BROWSERSLIST_IGNORE_OLD_DATA := 1
 
 GENERATED_LIST = find views -name '*_templ.go'; echo static/css/app.css static/js/htmx.min.js static/js/ws.js
 GENERATED_LIST += ; echo static/js/swagger-ui-bundle.js static/js/swagger-ui-bundle.js.LICENSE.txt static/css/swagger-ui.css
+GENERATED_LIST += ; echo static/js/uplot.min.js static/css/uplot.min.css
 
 .PHONY: run test setup-db setup-test generate check-generated lint
 
@@ -38,6 +39,8 @@ generate: node_modules/.installed
 	cp node_modules/swagger-ui-dist/swagger-ui-bundle.js static/js/swagger-ui-bundle.js
 	cp node_modules/swagger-ui-dist/swagger-ui.css static/css/swagger-ui.css
 	cp node_modules/swagger-ui-dist/swagger-ui-bundle.js.LICENSE.txt static/js/swagger-ui-bundle.js.LICENSE.txt
+	cp node_modules/uplot/dist/uPlot.iife.min.js static/js/uplot.min.js
+	cp node_modules/uplot/dist/uPlot.min.css static/css/uplot.min.css
 
 check-generated:
 	@before=$$( { $(GENERATED_LIST); } | tr ' ' '\n' | sort | xargs sha256sum | sha256sum ); \

@@ -70,6 +70,7 @@ func TestEveryPageIsAccessibleAndFitsAPhone(t *testing.T) {
 	check(t, page, "admin", "/admin", nil)
 	check(t, page, "friends", "/friends", nil)
 	check(t, page, "notifications", "/notifications", nil)
+	check(t, page, "leaderboards", "/leaderboards", nil)
 }
 
 // check opens path at every viewport, waits for ready (when not nil) and

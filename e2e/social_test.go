@@ -10,8 +10,8 @@ import (
 // TestFriendsTheBellAndWatchingAFriend: Ann asks Bob to be friends and
 // Bob's bell counts it without a reload; Bob accepts from the bell and
 // Ann's bell counts that; while Bob plays Cat, Ann's friends page shows him
-// playing with a link that opens his live game; Bob wins and his profile
-// shows the first win.
+// playing with a link that opens his live game; Bob wins, ranks above Cat
+// on the leaderboard, and his profile shows the first win and his rating.
 func TestFriendsTheBellAndWatchingAFriend(t *testing.T) {
 	s := startServer(t, nil)
 	ann, bob, cat := newPage(t, s), newPage(t, s), newPage(t, s)
@@ -79,12 +79,37 @@ func TestFriendsTheBellAndWatchingAFriend(t *testing.T) {
 		visible(t, ann.GetByTestId("reveal").Last(), "Ann sees the round revealed")
 	}
 	wantText(t, ann.GetByTestId("result-heading"), bobName+" wins", "the result Ann watches")
+
+	// The leaderboard lists the winner above the loser.
+	catName, err := cat.GetByTestId("nav-user").TextContent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ann.Goto("/leaderboards?board=rps"); err != nil {
+		t.Fatal(err)
+	}
+	rank := func(name string) string {
+		t.Helper()
+		r, err := ann.Locator(`[data-testid=leaderboard-row][data-user="` + name + `"] [data-testid=leaderboard-rank]`).TextContent()
+		if err != nil {
+			t.Fatalf("%s is not on the board: %v", name, err)
+		}
+		return r
+	}
+	if b, c := rank(bobName), rank(catName); b != "1" || c != "2" {
+		t.Errorf("ranks: %s %s, %s %s; want the winner 1 and the loser 2", bobName, b, catName, c)
+	}
+	wantText(t, ann.Locator(`[data-testid=leaderboard-row][data-user="`+bobName+`"] [data-testid=leaderboard-wins]`), "1", "Bob's wins")
+	screenshot(t, ann, "leaderboards")
 	if _, err := bob.Goto("/u/" + bobName); err != nil {
 		t.Fatal(err)
 	}
 	badge := bob.Locator(`[data-testid=badge][data-achievement="first-win"]`)
 	wantText(t, badge.Locator("p").First(), "First win", "the badge's name")
 	contains(t, badge.GetByTestId("badge-earned"), "Earned", "the first win is earned")
+	contains(t, bob.GetByTestId("rating-summary"), "Rock, paper, scissors: rating ", "Bob's rating in words")
+	contains(t, bob.GetByTestId("rating-summary"), "after 1 game (1 won, 0 lost, 0 drawn).", "Bob's record")
+	visible(t, bob.Locator("[data-rating-chart] canvas"), "Bob's rating chart is drawn")
 	screenshot(t, bob, "profile-achievements")
 	if err := expect.Locator(bob.Locator(`[data-testid=badge][data-achievement="trader"][data-unlocked="false"]`)).ToBeVisible(); err != nil {
 		t.Errorf("a locked badge shows as locked: %v", err)

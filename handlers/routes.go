@@ -284,6 +284,7 @@ func (a *App) routes() *echo.Echo {
 	r.page(http.MethodPost, "/notifications/page/read-all", a.notificationsRead(true))
 	r.page(http.MethodPost, "/notifications/page/:id/read", a.notificationsRead(false))
 	r.page(http.MethodGet, "/me", a.mePage)
+	r.page(http.MethodGet, "/leaderboards", a.leaderboardsPage)
 	r.page(http.MethodGet, "/friends", a.friendsPage)
 	r.page(http.MethodPost, "/friends/page/:id/ask", a.friendsAction("ask"))
 	r.page(http.MethodPost, "/friends/page/:id/accept", a.friendsAction("accept"))

@@ -46,6 +46,10 @@ func (a *App) profilePage(c echo.Context) error {
 		x, ok := earned[d.ID]
 		p.Badges = append(p.Badges, views.Badge{ID: d.ID, Name: d.Name, Description: d.Description, Unlocked: ok, UnlockedAt: x.UnlockedAt})
 	}
+	if p.Ratings, err = a.ratingCards(c, u.ID); err != nil {
+		return err
+	}
+	p.IsBot = u.Bot
 	return web.Render(c, http.StatusOK, views.ProfileView(a.pageFor(c, u.Username), p))
 }
 
