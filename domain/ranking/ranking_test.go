@@ -81,10 +81,10 @@ func TestPeriodBoardsFollowTheCalendar(t *testing.T) {
 	a, b, c, d, e := newUser(t, bdb), newUser(t, bdb), newUser(t, bdb), newUser(t, bdb), newUser(t, bdb)
 
 	today := finish(t, s, bdb, game.StatusCompleted, a, b, a, 1000, 1980, now.Add(-time.Hour))
-	finish(t, s, bdb, game.StatusCompleted, c, d, c, 0, 0, time.Date(2026, 3, 9, 0, 0, 0, 0, time.UTC))       // Monday
-	finish(t, s, bdb, game.StatusCompleted, e, a, e, 0, 0, time.Date(2026, 3, 8, 23, 59, 59, 0, time.UTC))    // last Sunday
-	finish(t, s, bdb, game.StatusCompleted, b, c, "", 500, 0, time.Date(2026, 2, 28, 23, 59, 0, 0, time.UTC)) // last month, a draw
-	finish(t, s, bdb, game.StatusCancelled, d, e, "", 0, 0, now.Add(-time.Minute))                            // no result
+	finish(t, s, bdb, game.StatusCompleted, c, d, c, 0, 0, time.Date(2026, 3, 9, 0, 0, 0, 0, time.UTC))        // Monday
+	finish(t, s, bdb, game.StatusCompleted, e, a, e, 100, 198, time.Date(2026, 3, 8, 23, 59, 59, 0, time.UTC)) // last Sunday
+	finish(t, s, bdb, game.StatusCompleted, b, c, "", 500, 0, time.Date(2026, 2, 28, 23, 59, 0, 0, time.UTC))  // last month, a draw
+	finish(t, s, bdb, game.StatusCancelled, d, e, "", 0, 0, now.Add(-time.Minute))                             // no result
 
 	want := map[ranking.Period][]string{
 		ranking.Day:   {a, b},
@@ -117,8 +117,8 @@ func TestPeriodBoardsFollowTheCalendar(t *testing.T) {
 	for _, r := range rows {
 		byID[r.UserID] = r
 	}
-	if r := byID[a]; r.GamesPlayed != 2 || r.Wins != 1 || r.Losses != 1 || r.NetWinningsMinor != 980 {
-		t.Errorf("a: %+v, want 2 games, a win and a loss, net 980", r)
+	if r := byID[a]; r.GamesPlayed != 2 || r.Wins != 1 || r.Losses != 1 || r.NetWinningsMinor != 880 {
+		t.Errorf("a: %+v, want 2 games, a win and a loss, net 980 - 100", r)
 	}
 	if r := byID[b]; r.GamesPlayed != 2 || r.Losses != 1 || r.Draws != 1 || r.NetWinningsMinor != -1000 {
 		t.Errorf("b: %+v, want 2 games, a loss and a draw (its stake back), net -1000", r)
