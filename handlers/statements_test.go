@@ -12,8 +12,18 @@ import (
 	"wager/domain/game"
 )
 
+// background reports the statements an instance sends on its own: the
+// hub's presence (spectator counts and who is online, every second), its
+// check for missed events, announcements, and the reload of revoked
+// tokens that another instance's sign-out triggers.
+func background(query string) bool {
+	return strings.Contains(query, "instance_presence") || strings.Contains(query, "online_users") ||
+		strings.HasPrefix(query, `SELECT "id", "seq" FROM "games"`) || strings.HasPrefix(query, "SELECT pg_notify") ||
+		strings.HasPrefix(query, `SELECT "jti", "expires_at" FROM "revoked_tokens" WHERE (expires_at >`)
+}
+
 // statementLog records the statements bun sends from one goroutine's
-// calls, leaving out the hub's periodic ones.
+// calls, leaving out the background ones.
 type statementLog struct {
 	mu   sync.Mutex
 	on   bool
@@ -26,8 +36,7 @@ func (l *statementLog) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) conte
 func (l *statementLog) AfterQuery(_ context.Context, e *bun.QueryEvent) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.on && !strings.Contains(e.Query, "instance_presence") && !strings.HasPrefix(e.Query, `SELECT "id", "seq" FROM "games"`) &&
-		!strings.HasPrefix(e.Query, "SELECT pg_notify") {
+	if l.on && !background(e.Query) {
 		l.list = append(l.list, e.Query)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
-	"wager/db"
 	"wager/domain"
 )
 
@@ -71,31 +70,17 @@ func (p *Presence) Others(ctx context.Context, instance string) (map[string]int,
 // SetOnline records which users hold a socket on an instance: online and
 // offline are the users whose state changed there; with full, online is
 // all of them and the instance's other rows go, as do the rows of
-// instances no longer present.
+// instances no longer present. One statement, so that it never holds a
+// transaction open.
 func (p *Presence) SetOnline(ctx context.Context, instance string, online, offline []string, full bool) error {
-	err := db.Transact(ctx, p.db, func(ctx context.Context, tx bun.Tx) error {
-		if full {
-			if _, err := tx.NewRaw(`DELETE FROM online_users AS o WHERE (o.instance_id = ? AND o.user_id <> ALL(?::uuid[]))
-				OR NOT EXISTS (SELECT 1 FROM instance_presence AS i WHERE i.instance_id = o.instance_id)`,
-				instance, pgdialect.Array(online)).Exec(ctx); err != nil {
-				return err
-			}
-		}
-		if len(offline) > 0 {
-			if _, err := tx.NewRaw(`DELETE FROM online_users WHERE instance_id = ? AND user_id = ANY(?::uuid[])`,
-				instance, pgdialect.Array(offline)).Exec(ctx); err != nil {
-				return err
-			}
-		}
-		if len(online) > 0 {
-			if _, err := tx.NewRaw(`INSERT INTO online_users (instance_id, user_id)
-				SELECT ?, u FROM unnest(?::uuid[]) AS u ON CONFLICT DO NOTHING`,
-				instance, pgdialect.Array(online)).Exec(ctx); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	_, err := p.db.NewRaw(`WITH gone AS (
+			DELETE FROM online_users AS o
+			WHERE (o.instance_id = ? AND (o.user_id = ANY(?::uuid[]) OR (? AND o.user_id <> ALL(?::uuid[]))))
+				OR (? AND NOT EXISTS (SELECT 1 FROM instance_presence AS i WHERE i.instance_id = o.instance_id))),
+		came AS (
+			INSERT INTO online_users (instance_id, user_id) SELECT ?, u FROM unnest(?::uuid[]) AS u ON CONFLICT DO NOTHING)
+		SELECT 1`,
+		instance, pgdialect.Array(offline), full, pgdialect.Array(online), full, instance, pgdialect.Array(online)).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("record %d users online and %d offline: %w", len(online), len(offline), err)
 	}
