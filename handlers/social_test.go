@@ -598,3 +598,21 @@ func TestDemoBotsStayOutOfTheFeed(t *testing.T) {
 		t.Error("the person's win over the bot is not in the feed")
 	}
 }
+
+// A win staked at 10 USDC is a high roller's; at less it is not.
+func TestHighRollerAtTenUSDC(t *testing.T) {
+	a := newTestApp(t, nil)
+	winner, loser, game := a.stakedGame(t, 9_999_999, `{"rounds": 1}`)
+	a.playTo(t, winner, loser, game, 1)
+	if got := a.achievementIDs(t, winner.id); slices.Contains(got, "high-roller") {
+		t.Fatalf("a win staked just under 10 USDC: %v", got)
+	}
+	winner, loser, game = a.stakedGame(t, 10_000_000, `{"rounds": 1}`)
+	a.playTo(t, winner, loser, game, 1)
+	if got := a.achievementIDs(t, winner.id); !slices.Contains(got, "high-roller") {
+		t.Fatalf("a win staked at 10 USDC: %v", got)
+	}
+	if got := a.achievementIDs(t, loser.id); slices.Contains(got, "high-roller") {
+		t.Fatalf("the loser: %v", got)
+	}
+}
