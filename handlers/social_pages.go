@@ -54,7 +54,7 @@ func notificationLine(n notify.Notification) views.NotificationLine {
 	l := views.NotificationLine{ID: n.ID, Read: n.Read, At: n.CreatedAt, Href: "/notifications"}
 	var d noticeData
 	_ = json.Unmarshal(n.Data, &d) // a type's missing members stay empty
-	game := strings.ToLower(views.GameName(d.GameType))
+	game := views.GameNameInSentence(d.GameType)
 	switch n.Type {
 	case notify.FriendRequest:
 		l.Text, l.Href = d.Username+" asked to be your friend.", "/friends"
@@ -112,8 +112,11 @@ func feedLine(e social.Entry) views.FeedLine {
 		var d social.GameWon
 		_ = json.Unmarshal(e.Data, &d)
 		l.Href = "/game/" + d.GameID
-		l.Text = who + " beat " + d.Loser.Username + " at " + strings.ToLower(views.GameName(d.GameType)) + receivedWords(d.PayoutMinor) + "."
-		l.Text = strings.Replace(l.Text, " and received ", " and won ", 1)
+		l.Text = who + " beat " + d.Loser.Username + " at " + views.GameNameInSentence(d.GameType)
+		if d.PayoutMinor > 0 {
+			l.Text += " and won " + money.FormatUSDC(d.PayoutMinor) + " USDC"
+		}
+		l.Text += "."
 	case social.ActivityDonation:
 		var d social.Donated
 		_ = json.Unmarshal(e.Data, &d)

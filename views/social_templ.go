@@ -1143,4 +1143,13 @@ func FeedPush(l FeedLine) templ.Component {
 // GameName is a game type's name for sentences built outside templates.
 func GameName(gameType string) string { return gameName(gameType) }
 
+// GameNameInSentence is a game type's name in the middle of a sentence:
+// "rock, paper, scissors", but "Connect Four", a name.
+func GameNameInSentence(gameType string) string {
+	if gameType == "rps" {
+		return "rock, paper, scissors"
+	}
+	return gameName(gameType)
+}
+
 var _ = templruntime.GeneratedTemplate

@@ -7,7 +7,6 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"wager/domain"
 	"wager/domain/notify"
 )
 
@@ -107,14 +106,9 @@ func (s *Service) Unlock(ctx context.Context, tx bun.Tx, userID, id string) (boo
 // AchievementsOf returns the achievements a user has, earliest first.
 // NOT_FOUND when there is no such user.
 func (s *Service) AchievementsOf(ctx context.Context, userID string) ([]Unlocked, error) {
-	userID, ok := domain.CanonicalID(userID)
-	if !ok {
-		return nil, errNoUser
-	}
-	if exists, err := s.db.NewSelect().Table("users").Where("id = ?", userID).Exists(ctx); err != nil {
-		return nil, fmt.Errorf("read user %s: %w", userID, err)
-	} else if !exists {
-		return nil, errNoUser
+	userID, err := s.existing(ctx, userID)
+	if err != nil {
+		return nil, err
 	}
 	out := []Unlocked{}
 	if err := s.db.NewSelect().Table("user_achievements").Column("achievement_id", "unlocked_at").

@@ -219,6 +219,21 @@ func lockPair(ctx context.Context, tx bun.Tx, a, b string) (map[string]string, e
 	return names, nil
 }
 
+// existing returns a user id in its canonical form; NOT_FOUND when no
+// user has it.
+func (s *Service) existing(ctx context.Context, userID string) (string, error) {
+	userID, ok := domain.CanonicalID(userID)
+	if !ok {
+		return "", errNoUser
+	}
+	if exists, err := s.db.NewSelect().Table("users").Where("id = ?", userID).Exists(ctx); err != nil {
+		return "", fmt.Errorf("read user %s: %w", userID, err)
+	} else if !exists {
+		return "", errNoUser
+	}
+	return userID, nil
+}
+
 func areFriends(ctx context.Context, idb bun.IDB, a, b string) (bool, error) {
 	return idb.NewSelect().Table("friends").Where("user_id = ? AND friend_id = ?", a, b).Exists(ctx)
 }
@@ -236,14 +251,9 @@ type Friend struct {
 // limit after the friend before (a user id from the previous page; ""
 // for the first page). NOT_FOUND when there is no such user.
 func (s *Service) Friends(ctx context.Context, userID string, limit int, before string) ([]Friend, error) {
-	userID, ok := domain.CanonicalID(userID)
-	if !ok {
-		return nil, errNoUser
-	}
-	if exists, err := s.db.NewSelect().Table("users").Where("id = ?", userID).Exists(ctx); err != nil {
-		return nil, fmt.Errorf("read user %s: %w", userID, err)
-	} else if !exists {
-		return nil, errNoUser
+	userID, err := s.existing(ctx, userID)
+	if err != nil {
+		return nil, err
 	}
 	out := []Friend{}
 	q := s.db.NewSelect().TableExpr("friends AS f").Join("JOIN users AS u ON u.id = f.friend_id").

@@ -1,0 +1,73 @@
+package handlers
+
+import (
+	"encoding/json"
+	"testing"
+
+	"wager/domain/game"
+	"wager/domain/notify"
+	"wager/domain/social"
+)
+
+// Every notification and feed entry is one sentence a person reads, with
+// the right names and amounts in the right places.
+func TestNotificationsAndFeedEntriesReadRight(t *testing.T) {
+	data := func(v any) json.RawMessage {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	winner := "id-ann"
+	for _, c := range []struct {
+		typ        string
+		data       any
+		text, href string
+	}{
+		{notify.FriendRequest, social.FriendNotice{UserID: "id-bob", Username: "bob"}, "bob asked to be your friend.", "/friends"},
+		{notify.FriendAccepted, social.FriendNotice{UserID: "id-bob", Username: "bob"}, "bob accepted your friend request.", "/u/bob"},
+		{notify.Challenge, game.ChallengeNotice{FromUsername: "cat", GameType: "connect4", StakeMinor: 2_500_000},
+			"cat challenged you to Connect Four for 2.5 USDC.", "/play"},
+		{notify.Challenge, game.ChallengeNotice{FromUsername: "cat", GameType: "rps"},
+			"cat challenged you to rock, paper, scissors, a free game.", "/play"},
+		{notify.GameCompleted, game.CompletedNotice{GameID: "g1", GameType: "rps", Outcome: "won", WinnerID: &winner,
+			ReceivedMinor: 1_980_000, PayoutMinor: 1_980_000, FeeMinor: 20_000},
+			"You won the rock, paper, scissors game and received 1.98 USDC.", "/game/g1"},
+		{notify.GameCompleted, game.CompletedNotice{GameID: "g1", GameType: "rps", Outcome: "won", WinnerID: &winner},
+			"You won the rock, paper, scissors game.", "/game/g1"},
+		{notify.GameCompleted, game.CompletedNotice{GameID: "g1", GameType: "connect4", Outcome: "lost", WinnerID: &winner},
+			"You lost the Connect Four game.", "/game/g1"},
+		{notify.GameCompleted, game.CompletedNotice{GameID: "g1", GameType: "rps", Outcome: "draw", ReceivedMinor: 1_000_000},
+			"The rock, paper, scissors game was a draw: your 1 USDC stake came back.", "/game/g1"},
+		{notify.GameCompleted, game.CompletedNotice{GameID: "g1", GameType: "rps", Outcome: "cancelled"},
+			"The rock, paper, scissors game was cancelled.", "/game/g1"},
+		{notify.Achievement, social.AchievementNotice{AchievementID: "first-win", Name: "First win"},
+			"Achievement unlocked: First win.", "/me"},
+		{notify.Tip, struct{}{}, "Something new: tip.", "/notifications"},
+	} {
+		l := notificationLine(notify.Notification{Type: c.typ, Data: data(c.data)})
+		if l.Text != c.text || l.Href != c.href {
+			t.Errorf("%s: %q -> %s, want %q -> %s", c.typ, l.Text, l.Href, c.text, c.href)
+		}
+	}
+
+	ann := social.UserRef{UserID: "id-ann", Username: "ann"}
+	for _, c := range []struct {
+		typ        string
+		data       any
+		text, href string
+	}{
+		{social.ActivityGameWon, social.GameWon{GameID: "g1", GameType: "rps", Loser: social.UserRef{Username: "bob"}, PayoutMinor: 2_970_000},
+			"ann beat bob at rock, paper, scissors and won 2.97 USDC.", "/game/g1"},
+		{social.ActivityGameWon, social.GameWon{GameID: "g1", GameType: "connect4", Loser: social.UserRef{Username: "bob"}},
+			"ann beat bob at Connect Four.", "/game/g1"},
+		{social.ActivityDonation, social.Donated{GameID: "g2", AmountMinor: 10_000}, "ann donated 0.01 USDC to a game's pot.", "/game/g2"},
+		{social.ActivityAchievement, social.AchievementNotice{Name: "Hat trick"}, "ann unlocked Hat trick.", "/u/ann"},
+	} {
+		l := feedLine(social.Entry{Type: c.typ, Actor: ann, Data: data(c.data)})
+		if l.Text != c.text || l.Href != c.href {
+			t.Errorf("%s: %q -> %s, want %q -> %s", c.typ, l.Text, l.Href, c.text, c.href)
+		}
+	}
+}
