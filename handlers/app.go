@@ -30,6 +30,7 @@ import (
 	"wager/domain/ranking"
 	"wager/domain/room"
 	"wager/domain/social"
+	"wager/domain/support"
 	"wager/domain/users"
 	"wager/web"
 	"wager/web/live"
@@ -53,6 +54,7 @@ type Services struct {
 	Notify   *notify.Service
 	Social   *social.Service
 	Ranking  *ranking.Service
+	Support  *support.Service
 	Live     *live.Hub
 	Views    *LiveViews
 	// Bots find a demo player for a person to play (nil: none run).

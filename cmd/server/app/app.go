@@ -38,6 +38,7 @@ import (
 	"wager/domain/ranking"
 	"wager/domain/room"
 	"wager/domain/social"
+	"wager/domain/support"
 	"wager/domain/users"
 	"wager/handlers"
 	"wager/web/live"
@@ -61,6 +62,7 @@ type App struct {
 	Notify   *notify.Service
 	Social   *social.Service
 	Ranking  *ranking.Service
+	Support  *support.Service
 	Live     *live.Hub
 	// Bots are the demo players (nil without DEMO_BOTS).
 	Bots *bots.Bots
@@ -162,6 +164,7 @@ func (a *App) build(ctx context.Context) error {
 		Recorders: []game.Recorder{a.Ranking, a.Social},
 		EscrowOf:  func(gameID string) string { return a.Keys.Escrow(gameID).PublicKey().String() }})
 	a.Chat = chat.New(bdb, a.Rooms, now)
+	a.Support = support.New(bdb, a.Notify, now)
 	a.Pot = pot.New(bdb, a.Rooms, a.Games, a.Money, a.Chat, a.Keys, now, log)
 	a.Pot.DonationRecorder = a.Social
 	confirmers[pot.KindDonation] = a.Pot.ConfirmDonation
@@ -183,7 +186,7 @@ func (a *App) build(ctx context.Context) error {
 	feed.hub = a.Live
 
 	a.HTTP = handlers.New(handlers.Services{DB: bdb, Flags: a.Flags, Users: a.Users, Auth: a.Auth, Money: a.Money,
-		Rooms: a.Rooms, Games: a.Games, Chat: a.Chat, Pot: a.Pot, Payments: a.Payments, Notify: a.Notify, Social: a.Social, Ranking: a.Ranking, Live: a.Live, Views: views, Bots: opponents,
+		Rooms: a.Rooms, Games: a.Games, Chat: a.Chat, Pot: a.Pot, Payments: a.Payments, Notify: a.Notify, Social: a.Social, Ranking: a.Ranking, Support: a.Support, Live: a.Live, Views: views, Bots: opponents,
 		LocalChain: a.LocalChain}, opts, log)
 	if unknown := limiter.UnknownOverrides(); len(unknown) > 0 {
 		return fmt.Errorf("invalid configuration: ABUSE_OVERRIDES names %s, which is not a charged endpoint (write METHOD /route as in the OpenAPI document)",
