@@ -30,12 +30,17 @@ const maintenanceRetry = 60 * time.Second
 // API client of that list does.
 const notificationsPagePath = "/notifications/page"
 
-func notificationsForBrowsers(next echo.HandlerFunc) echo.HandlerFunc {
+// browserPages are the JSON lists whose address a browser opens as a page
+// (the support queue is the admin's /admin/support in the same way), by
+// the path of the page.
+var browserPages = map[string]string{"/notifications": notificationsPagePath, "/admin/support": supportQueuePagePath}
+
+func pagesForBrowsers(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
-		if r.Method == http.MethodGet && r.URL.Path == "/notifications" && r.Header.Get(echo.HeaderAuthorization) == "" &&
+		if page, ok := browserPages[r.URL.Path]; ok && r.Method == http.MethodGet && r.Header.Get(echo.HeaderAuthorization) == "" &&
 			strings.Contains(r.Header.Get(echo.HeaderAccept), echo.MIMETextHTML) {
-			r.URL.Path = notificationsPagePath
+			r.URL.Path = page
 		}
 		return next(c)
 	}
@@ -56,7 +61,7 @@ func (a *App) routes() *echo.Echo {
 
 	policy := web.VersionPolicy{APIVersion: APIVersion, MinSDK: a.MinSDKVersion,
 		GraceUntil: a.SDKGraceUntil, Now: a.now}
-	e.Pre(notificationsForBrowsers)
+	e.Pre(pagesForBrowsers)
 	e.Use(
 		web.SecurityHeaders,
 		middleware.RequestID(),
@@ -292,6 +297,7 @@ func (a *App) routes() *echo.Echo {
 	r.page(http.MethodPost, "/friends/page/:id/remove", a.friendsAction("remove"))
 	r.page(http.MethodPost, "/game/:id/rematch", a.gameRematch(false))
 	r.page(http.MethodPost, "/game/:id/rematch/withdraw", a.gameRematch(true))
+	a.supportPageRoutes(r)
 	r.page(http.MethodGet, "/settings", a.settingsPage)
 	r.page(http.MethodGet, "/wallet", a.walletPage)
 	r.page(http.MethodPost, "/settings/profile", a.settingsProfile)

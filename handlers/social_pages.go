@@ -46,6 +46,8 @@ type noticeData struct {
 	Outcome       string `json:"outcome"`
 	ReceivedMinor int64  `json:"receivedMinor"`
 	Name          string `json:"name"`
+	TicketID      string `json:"ticketId"`
+	Subject       string `json:"subject"`
 }
 
 // notificationLine says a notification in one sentence, with where it
@@ -76,6 +78,8 @@ func notificationLine(n notify.Notification) views.NotificationLine {
 		}
 	case notify.Achievement:
 		l.Text, l.Href = "Achievement unlocked: "+d.Name+".", "/me"
+	case notify.SupportReply:
+		l.Text, l.Href = "Support answered your ticket: "+d.Subject+".", "/support/tickets/"+url.PathEscape(d.TicketID)
 	default:
 		l.Text = "Something new: " + strings.ReplaceAll(n.Type, "_", " ") + "."
 	}

@@ -7,6 +7,7 @@ import (
 	"wager/domain/game"
 	"wager/domain/notify"
 	"wager/domain/social"
+	"wager/domain/support"
 )
 
 // Every notification and feed entry is one sentence a person reads, with
@@ -44,6 +45,8 @@ func TestNotificationsAndFeedEntriesReadRight(t *testing.T) {
 			"The rock, paper, scissors game was cancelled.", "/game/g1"},
 		{notify.Achievement, social.AchievementNotice{AchievementID: "first-win", Name: "First win"},
 			"Achievement unlocked: First win.", "/me"},
+		{notify.SupportReply, support.ReplyNotice{TicketID: "t1", Subject: "Missing payout"},
+			"Support answered your ticket: Missing payout.", "/support/tickets/t1"},
 		{notify.Tip, struct{}{}, "Something new: tip.", "/notifications"},
 	} {
 		l := notificationLine(notify.Notification{Type: c.typ, Data: data(c.data)})

@@ -462,3 +462,22 @@ func ParseOffset(s string) (int, error) {
 	}
 	return n, nil
 }
+
+// GameChoice is one of a user's games, offered when they open a ticket.
+type GameChoice struct {
+	ID        string    `bun:"id"`
+	GameType  string    `bun:"game_type"`
+	CreatedAt time.Time `bun:"created_at"`
+}
+
+// RecentGames returns the user's latest limit games, newest first, for the
+// new ticket form.
+func (s *Service) RecentGames(ctx context.Context, userID string, limit int) ([]GameChoice, error) {
+	out := []GameChoice{}
+	if err := s.db.NewSelect().TableExpr("games AS g").Join("JOIN game_players AS p ON p.game_id = g.id").
+		ColumnExpr("g.id, g.game_type, g.created_at").Where("p.user_id = ?", userID).
+		OrderExpr("g.created_at DESC").Limit(int64(limit)).Scan(ctx, &out); err != nil {
+		return nil, fmt.Errorf("read the recent games of user %s: %w", userID, err)
+	}
+	return out, nil
+}
