@@ -30,6 +30,7 @@ import (
 	"wager/domain/ranking"
 	"wager/domain/room"
 	"wager/domain/social"
+	"wager/domain/tips"
 	"wager/domain/users"
 	"wager/web"
 	"wager/web/live"
@@ -52,6 +53,7 @@ type Services struct {
 	Payments *payments.Service
 	Notify   *notify.Service
 	Social   *social.Service
+	Tips     *tips.Service
 	Ranking  *ranking.Service
 	Live     *live.Hub
 	Views    *LiveViews

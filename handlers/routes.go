@@ -216,6 +216,7 @@ func (a *App) routes() *echo.Echo {
 
 	a.chatRoutes(r)
 	a.socialRoutes(r)
+	a.tipRoutes(r)
 	a.rankingRoutes(r)
 	a.paymentRoutes(r)
 	// Wallet.
