@@ -63,6 +63,8 @@ func TestASpectatorTipsAPlayerFromTheGameChat(t *testing.T) {
 		announced := page.GetByTestId("chat-system").Filter(playwright.LocatorFilterOptions{HasText: " tipped "})
 		wantText(t, announced, want, who+" sees the tip announced in the chat")
 	}
+	count(t, spec.GetByTestId("chat-message").Filter(playwright.LocatorFilterOptions{HasText: " tipped "}).GetByTestId("tip-button"), 0,
+		"no tip button on a system message")
 	screenshot(t, spec, "game-tip")
 
 	// A wrong amount is said in plain words, before anything is signed.
