@@ -31,6 +31,7 @@ import (
 	"wager/domain/room"
 	"wager/domain/social"
 	"wager/domain/support"
+	"wager/domain/tips"
 	"wager/domain/users"
 	"wager/web"
 	"wager/web/live"
@@ -53,6 +54,7 @@ type Services struct {
 	Payments *payments.Service
 	Notify   *notify.Service
 	Social   *social.Service
+	Tips     *tips.Service
 	Ranking  *ranking.Service
 	Support  *support.Service
 	Live     *live.Hub

@@ -218,7 +218,7 @@ func chatLine(m chat.Message) views.ChatLine {
 		l.Role = role
 	}
 	if m.Sender != nil {
-		l.Username = m.Sender.Username
+		l.UserID, l.Username = m.Sender.UserID, m.Sender.Username
 	}
 	return l
 }

@@ -221,6 +221,7 @@ func (a *App) routes() *echo.Echo {
 
 	a.chatRoutes(r)
 	a.socialRoutes(r)
+	a.tipRoutes(r)
 	a.rankingRoutes(r)
 	a.supportRoutes(r)
 	a.paymentRoutes(r)

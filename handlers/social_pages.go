@@ -13,6 +13,7 @@ import (
 	"wager/domain/money"
 	"wager/domain/notify"
 	"wager/domain/social"
+	"wager/domain/tips"
 	"wager/views"
 	"wager/web"
 )
@@ -80,6 +81,14 @@ func notificationLine(n notify.Notification) views.NotificationLine {
 		l.Text, l.Href = "Achievement unlocked: "+d.Name+".", "/me"
 	case notify.SupportReply:
 		l.Text, l.Href = "Support answered your ticket: "+d.Subject+".", "/support/tickets/"+url.PathEscape(d.TicketID)
+	case notify.Tip:
+		var tip tips.Notice
+		_ = json.Unmarshal(n.Data, &tip)
+		l.Text = tip.From.Username + " tipped you " + money.FormatUSDC(tip.AmountMinor) + " USDC."
+		l.Href = "/u/" + url.PathEscape(tip.From.Username)
+		if tip.Context != nil && tip.Context.Type == "game" {
+			l.Href = "/game/" + tip.Context.ID
+		}
 	default:
 		l.Text = "Something new: " + strings.ReplaceAll(n.Type, "_", " ") + "."
 	}
@@ -126,6 +135,10 @@ func feedLine(e social.Entry) views.FeedLine {
 		_ = json.Unmarshal(e.Data, &d)
 		l.Href = "/game/" + d.GameID
 		l.Text = who + " donated " + money.FormatUSDC(d.AmountMinor) + " USDC to a game's pot."
+	case social.ActivityTip:
+		var d social.Tipped
+		_ = json.Unmarshal(e.Data, &d)
+		l.Text = who + " tipped " + d.To.Username + " " + money.FormatUSDC(d.AmountMinor) + " USDC."
 	case social.ActivityAchievement:
 		var d social.AchievementNotice
 		_ = json.Unmarshal(e.Data, &d)

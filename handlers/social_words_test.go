@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"testing"
 
+	"wager/domain/chat"
 	"wager/domain/game"
 	"wager/domain/notify"
 	"wager/domain/social"
 	"wager/domain/support"
+	"wager/domain/tips"
 )
 
 // Every notification and feed entry is one sentence a person reads, with
@@ -47,7 +49,11 @@ func TestNotificationsAndFeedEntriesReadRight(t *testing.T) {
 			"Achievement unlocked: First win.", "/me"},
 		{notify.SupportReply, support.ReplyNotice{TicketID: "t1", Subject: "Missing payout"},
 			"Support answered your ticket: Missing payout.", "/support/tickets/t1"},
-		{notify.Tip, struct{}{}, "Something new: tip.", "/notifications"},
+		{notify.Tip, tips.Notice{From: chat.UserRef{UserID: "id-bob", Username: "bob"}, AmountMinor: 500_000},
+			"bob tipped you 0.5 USDC.", "/u/bob"},
+		{notify.Tip, tips.Notice{From: chat.UserRef{UserID: "id-bob", Username: "bob"}, AmountMinor: 1_000_000,
+			Context: &tips.Context{Type: "game", ID: "g3"}}, "bob tipped you 1 USDC.", "/game/g3"},
+		{notify.BetSettled, struct{}{}, "Something new: bet settled.", "/notifications"},
 	} {
 		l := notificationLine(notify.Notification{Type: c.typ, Data: data(c.data)})
 		if l.Text != c.text || l.Href != c.href {
@@ -66,6 +72,8 @@ func TestNotificationsAndFeedEntriesReadRight(t *testing.T) {
 		{social.ActivityGameWon, social.GameWon{GameID: "g1", GameType: "connect4", Loser: social.UserRef{Username: "bob"}},
 			"ann beat bob at Connect Four.", "/game/g1"},
 		{social.ActivityDonation, social.Donated{GameID: "g2", AmountMinor: 10_000}, "ann donated 0.01 USDC to a game's pot.", "/game/g2"},
+		{social.ActivityTip, social.Tipped{To: social.UserRef{UserID: "id-bob", Username: "bob"}, AmountMinor: 50_000},
+			"ann tipped bob 0.05 USDC.", "/u/ann"},
 		{social.ActivityAchievement, social.AchievementNotice{Name: "Hat trick"}, "ann unlocked Hat trick.", "/u/ann"},
 	} {
 		l := feedLine(social.Entry{Type: c.typ, Actor: ann, Data: data(c.data)})

@@ -34,6 +34,9 @@ func (a *App) profilePage(c echo.Context) error {
 	viewer := web.IdentityOf(c)
 	p := viewProfile(u, viewer)
 	p.CanBefriend = viewer != nil && !p.IsSelf
+	if viewer != nil {
+		p.Viewer = viewer.UserID
+	}
 	unlocked, err := a.Social.AchievementsOf(c.Request().Context(), u.ID)
 	if err != nil {
 		return err

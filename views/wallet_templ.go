@@ -854,6 +854,10 @@ func kindWords(kind string) string {
 		return "Donation to a game"
 	case money.KindDonationRefund:
 		return "Refund of a donation"
+	case money.KindTipSent:
+		return "Tip sent"
+	case money.KindTipReceived:
+		return "Tip received"
 	case "payment":
 		return "Payment for an API request"
 	case "faucet":

@@ -246,6 +246,55 @@ func (s *Service) PostSystem(ctx context.Context, tx bun.Tx, gameID, text string
 	return s.postToGame(ctx, tx, r)
 }
 
+// PostDirectSystem posts a system message (role system) into the
+// conversation of senderID and recipientID inside the caller's
+// transaction: it announces something senderID did there (a tip), so it
+// keeps both ends, and both users' sockets hear of it as chat:dm. Extra
+// metadata is kept except a "role" member. It returns the message as
+// senderID sees it, VALIDATION_ERROR for an empty or too long text or the
+// same user twice; whether the two may talk is the caller's business.
+func (s *Service) PostDirectSystem(ctx context.Context, tx bun.Tx, senderID, recipientID, text string, metadata map[string]any, now time.Time) (Message, error) {
+	clean, err := CleanText(text)
+	if err != nil {
+		return Message{}, err
+	}
+	if senderID == recipientID {
+		return Message{}, domain.Invalid(map[string]string{"id": "a conversation has two users"})
+	}
+	extra := make(map[string]any, len(metadata))
+	for k, v := range metadata {
+		if k != "role" {
+			extra[k] = v
+		}
+	}
+	meta, err := json.Marshal(extra)
+	if err != nil {
+		return Message{}, fmt.Errorf("encode the metadata of a system message from %s to %s: %w", senderID, recipientID, err)
+	}
+	name, err := usernameOf(ctx, tx, senderID)
+	if err != nil {
+		return Message{}, err
+	}
+	role := RoleSystem
+	r := row{ContextType: ContextDM, ContextID: pairKey(senderID, recipientID), SenderID: &senderID, RecipientID: &recipientID,
+		Text: clean, Role: &role, Metadata: meta, CreatedAt: now, SenderName: &name}
+	if _, err := tx.NewInsert().Model(&r).Exec(ctx); err != nil {
+		return Message{}, fmt.Errorf("store a system message from %s to %s: %w", senderID, recipientID, err)
+	}
+	for _, to := range []string{recipientID, senderID} {
+		if err := s.rooms.Tell(ctx, to, NoticeDM, r.messageFor(to)); err != nil {
+			return Message{}, err
+		}
+	}
+	return r.messageFor(senderID), nil
+}
+
+// EitherBlocked reports whether one of the two users has blocked the
+// other (what stops direct messages, and anything else between them).
+func (s *Service) EitherBlocked(ctx context.Context, a, b string) (bool, error) {
+	return eitherBlocked(ctx, s.db, a, b)
+}
+
 // postToGame stores a game message and appends its event.
 func (s *Service) postToGame(ctx context.Context, tx bun.Tx, r row) (Message, error) {
 	if _, err := tx.NewInsert().Model(&r).Exec(ctx); err != nil {
@@ -299,7 +348,8 @@ func (s *Service) sendDirect(ctx context.Context, tx bun.Tx, senderID, otherID, 
 func checkRate(ctx context.Context, idb bun.IDB, senderID string, now time.Time) error {
 	var recent []time.Time
 	err := idb.NewSelect().Model((*row)(nil)).Column("created_at").
-		Where("sender_id = ? AND created_at > ?", senderID, now.Add(-RateWindow)).
+		// Announcements of a sender's tips are not messages they typed.
+		Where("sender_id = ? AND created_at > ? AND role IS DISTINCT FROM 'system'", senderID, now.Add(-RateWindow)).
 		OrderExpr("created_at DESC").Limit(RateLimit).Scan(ctx, &recent)
 	if err != nil {
 		return fmt.Errorf("read the recent messages of sender %s: %w", senderID, err)

@@ -17,6 +17,8 @@ const (
 	KindStakeRefund    = "stake refund"    // a stake back after a draw or cancellation
 	KindDonation       = "donation"        // from the donor's wallet to a game's escrow
 	KindDonationRefund = "donation refund" // a donation back, to the wallet or the balance
+	KindTipSent        = "tip sent"        // from the tipper's wallet to another user's
+	KindTipReceived    = "tip received"    // into the recipient's wallet from another user's
 )
 
 // Activity is one line of a user's wallet history.

@@ -255,6 +255,10 @@ type PrepareSpec struct {
 	To        solana.PublicKey
 	Amount    int64
 	Reference string
+	// SenderOpensAccount makes the sender's wallet pay the rent of the
+	// recipient's token account when it has none (as a plain transfer
+	// does): for payments between users, never for the platform's own.
+	SenderOpensAccount bool
 }
 
 // Prepare builds the transfer (platform as fee payer), stores its exact
@@ -286,7 +290,7 @@ func (s *Service) Prepare(ctx context.Context, p PrepareSpec) (Prepared, error) 
 	// transfer's sender opens the recipient's, or anyone could make the
 	// platform pay rent for accounts they then close and cash in.
 	var funder solana.PublicKey // zero: the fee payer
-	if p.Kind == KindTransfer {
+	if p.Kind == KindTransfer || p.SenderOpensAccount {
 		from, err := solana.PublicKeyFromBase58(p.User.WalletAddress)
 		if err != nil {
 			return Prepared{}, fmt.Errorf("parse the wallet %q of user %s: %w", p.User.WalletAddress, p.User.ID, err)

@@ -58,6 +58,12 @@ type Donated struct {
 	AmountMinor int64  `json:"amountMinor"`
 }
 
+// Tipped is the data of a tip entry.
+type Tipped struct {
+	To          UserRef `json:"to"`
+	AmountMinor int64   `json:"amountMinor"`
+}
+
 // addActivity stores a feed entry in the caller's transaction and pushes
 // it to every open socket once it commits. The demo bots' doings are left
 // out: they play all day and would fill the feed.
@@ -191,4 +197,19 @@ func (s *Service) DonationConfirmed(ctx context.Context, tx bun.Tx, donorID, gam
 		}
 	}
 	return nil
+}
+
+// TipConfirmed records a confirmed tip in the transaction that confirms
+// it: the feed entry (the tipper as actor) and the tipper's first-tip
+// achievement.
+func (s *Service) TipConfirmed(ctx context.Context, tx bun.Tx, fromID, toID string, amount int64) error {
+	var toName string
+	if err := tx.NewSelect().Table("users").Column("username").Where("id = ?", toID).Scan(ctx, &toName); err != nil {
+		return fmt.Errorf("read the recipient %s of a tip: %w", toID, err)
+	}
+	if err := s.addActivity(ctx, tx, ActivityTip, fromID, Tipped{To: UserRef{UserID: toID, Username: toName}, AmountMinor: amount}); err != nil {
+		return err
+	}
+	_, err := s.Unlock(ctx, tx, fromID, FirstTip)
+	return err
 }

@@ -243,7 +243,8 @@
     err.code = data.code;
     throw err;
   }
-  const fieldName = (k) => ({ amountMinor: "The amount", toAddress: "The destination", signedTransaction: "The signed transaction" }[k] || k);
+  const fieldName = (k) => ({ amountMinor: "The amount", toAddress: "The destination", toUserId: "The recipient",
+    "context.id": "The chat", "context.type": "The chat", signedTransaction: "The signed transaction" }[k] || k);
 
   // api POSTs a JSON body and answers the JSON result.
   async function api(path, body) {

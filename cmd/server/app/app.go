@@ -39,6 +39,7 @@ import (
 	"wager/domain/room"
 	"wager/domain/social"
 	"wager/domain/support"
+	"wager/domain/tips"
 	"wager/domain/users"
 	"wager/handlers"
 	"wager/web/live"
@@ -61,6 +62,7 @@ type App struct {
 	Payments *payments.Service
 	Notify   *notify.Service
 	Social   *social.Service
+	Tips     *tips.Service
 	Ranking  *ranking.Service
 	Support  *support.Service
 	Live     *live.Hub
@@ -168,6 +170,8 @@ func (a *App) build(ctx context.Context) error {
 	a.Pot = pot.New(bdb, a.Rooms, a.Games, a.Money, a.Chat, a.Keys, now, log)
 	a.Pot.DonationRecorder = a.Social
 	confirmers[pot.KindDonation] = a.Pot.ConfirmDonation
+	a.Tips = tips.New(bdb, a.Users, a.Games, a.Money, a.Chat, a.Notify, a.Social, now)
+	confirmers[tips.KindTip] = a.Tips.Confirm
 	limiter := payments.NewLimiter(bdb, now, cfg.AbuseThreshold, cfg.AbuseWindow, cfg.AbuseOverrides)
 	a.Payments = payments.New(bdb, a.Money, a.Keys, limiter, now, log, payments.Config{
 		PriceMinor: cfg.AbusePrice, Network: payments.NetworkOf(cfg.ChainID())})
@@ -186,7 +190,7 @@ func (a *App) build(ctx context.Context) error {
 	feed.hub = a.Live
 
 	a.HTTP = handlers.New(handlers.Services{DB: bdb, Flags: a.Flags, Users: a.Users, Auth: a.Auth, Money: a.Money,
-		Rooms: a.Rooms, Games: a.Games, Chat: a.Chat, Pot: a.Pot, Payments: a.Payments, Notify: a.Notify, Social: a.Social, Ranking: a.Ranking, Support: a.Support, Live: a.Live, Views: views, Bots: opponents,
+		Rooms: a.Rooms, Games: a.Games, Chat: a.Chat, Pot: a.Pot, Payments: a.Payments, Notify: a.Notify, Social: a.Social, Tips: a.Tips, Ranking: a.Ranking, Support: a.Support, Live: a.Live, Views: views, Bots: opponents,
 		LocalChain: a.LocalChain}, opts, log)
 	if unknown := limiter.UnknownOverrides(); len(unknown) > 0 {
 		return fmt.Errorf("invalid configuration: ABUSE_OVERRIDES names %s, which is not a charged endpoint (write METHOD /route as in the OpenAPI document)",
