@@ -217,6 +217,7 @@ func (a *App) routes() *echo.Echo {
 	a.chatRoutes(r)
 	a.socialRoutes(r)
 	a.rankingRoutes(r)
+	a.referralRoutes(r)
 	a.paymentRoutes(r)
 	// Wallet.
 	r.json(http.MethodGet, "/wallets/me/balance", a.walletBalance, web.Op{Tag: "wallet", Auth: web.AuthRequired,
