@@ -365,3 +365,76 @@ func TestConcurrentClaimsPayOnce(t *testing.T) {
 		t.Errorf("rewards after the claims: %+v", rewards)
 	}
 }
+
+// The browser sign-in takes the referral code too, and the referrer's
+// page shows the link, the team by level, the rewards with their games
+// and a claim that moves them to the balance.
+func TestReferralsPageInPlainWords(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	refWallet := newWallet(t)
+	refCookie := a.sessionCookie(t, refWallet)
+	get := func(cookie, path string) string {
+		r := a.do(t, request{path: path, header: map[string]string{"Cookie": cookie}})
+		if r.Code != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, r.Code, r.Body)
+		}
+		return visibleText(r.Body.String())
+	}
+	text := get(refCookie, "/referrals")
+	for _, want := range []string{"Your link", "Level 1, brought in by you: 0 people", "Nobody here yet.",
+		"No rewards yet.", "0 USDC waiting to be claimed"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("an empty referrals page lacks %q: %q", want, text)
+		}
+	}
+	var ref player
+	ref.auth = map[string]string{"Cookie": refCookie}
+	var me referralSummary
+	a.getJSON(t, ref, "/referrals/me", &me)
+
+	// A browser sign-in with the code.
+	w := newWallet(t)
+	msg := a.requestChallenge(t, w, "web")
+	r := a.do(t, request{method: http.MethodPost, path: "/session", header: map[string]string{"Origin": "http://example.com"},
+		body: jsonBody(map[string]string{"address": w.address(), "signedMessage": w.sign(msg), "referralCode": me.Code})})
+	if r.Code != http.StatusOK {
+		t.Fatalf("browser sign-in with a code: %d %s", r.Code, r.Body)
+	}
+	name := r.json(t)["user"].(map[string]any)["username"].(string)
+	text = get(refCookie, "/referrals")
+	if !strings.Contains(text, "Level 1, brought in by you: 1 person") || !strings.Contains(text, name) {
+		t.Errorf("the page does not show %s at level 1: %q", name, text)
+	}
+
+	// A staked game of a referred player earns a reward the page names.
+	p1, p2 := a.referredDepositor(t, me.Code, 1_000_000), a.newPlayer(t)
+	a.do(t, request{method: http.MethodPost, path: "/dev/faucet", body: jsonBody(map[string]any{"address": p2.address(), "amountMinor": 1_000_000})})
+	prep := a.prepare(t, p2.auth, a.depositAddress(t, p2.auth), 1_000_000)
+	a.submit(t, p2.auth, prep["intentId"].(string), signPrepared(t, p2.wallet, prep["transaction"].(string), nil))
+	a.playStaked(t, p1, p2, 1_000_000)
+	// Fee 20000, p1's share 10000, 20% of it: 0.002 USDC.
+	text = get(refCookie, "/referrals")
+	for _, want := range []string{"0.002 USDC waiting to be claimed", "0.002 USDC from " + a.usernameOf(t, p1) + "'s rock, paper, scissors game (level 1), waiting to be claimed"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the page lacks %q: %q", want, text)
+		}
+	}
+	form := "_csrf=" + a.csrfOf(t, refCookie)
+	r = a.do(t, request{method: http.MethodPost, path: "/referrals/page/claim", body: form,
+		header: map[string]string{"Cookie": refCookie, "Content-Type": "application/x-www-form-urlencoded"}})
+	if r.Code != http.StatusSeeOther {
+		t.Fatalf("claim from the page: %d %s", r.Code, r.Body)
+	}
+	text = get(refCookie, r.Header().Get("Location"))
+	if !strings.Contains(text, "0.002 USDC moved to your balance.") || !strings.Contains(text, "0.002 USDC claimed so far") {
+		t.Errorf("after the claim: %q", text)
+	}
+	if body := a.do(t, request{path: "/", header: map[string]string{"Cookie": refCookie}}).Body.String(); !strings.Contains(body, `href="/referrals"`) {
+		t.Error("the header has no link to the referrals page")
+	}
+}
+
+func (a *testApp) usernameOf(t *testing.T, p player) string {
+	t.Helper()
+	return a.do(t, request{path: "/users/me", header: p.auth}).json(t)["username"].(string)
+}

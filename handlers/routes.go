@@ -287,6 +287,8 @@ func (a *App) routes() *echo.Echo {
 	r.page(http.MethodGet, "/me", a.mePage)
 	r.page(http.MethodGet, "/leaderboards", a.leaderboardsPage)
 	r.page(http.MethodGet, "/friends", a.friendsPage)
+	r.page(http.MethodGet, "/referrals", a.referralsPage)
+	r.page(http.MethodPost, "/referrals/page/claim", a.claimReferralsPage)
 	r.page(http.MethodPost, "/friends/page/:id/ask", a.friendsAction("ask"))
 	r.page(http.MethodPost, "/friends/page/:id/accept", a.friendsAction("accept"))
 	r.page(http.MethodPost, "/friends/page/:id/remove", a.friendsAction("remove"))

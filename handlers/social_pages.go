@@ -46,6 +46,8 @@ type noticeData struct {
 	Outcome       string `json:"outcome"`
 	ReceivedMinor int64  `json:"receivedMinor"`
 	Name          string `json:"name"`
+	AmountMinor   int64  `json:"amountMinor"`
+	Level         int    `json:"level"`
 }
 
 // notificationLine says a notification in one sentence, with where it
@@ -76,6 +78,8 @@ func notificationLine(n notify.Notification) views.NotificationLine {
 		}
 	case notify.Achievement:
 		l.Text, l.Href = "Achievement unlocked: "+d.Name+".", "/me"
+	case notify.ReferralReward:
+		l.Text, l.Href = "You earned "+money.FormatUSDC(d.AmountMinor)+" USDC from a game of someone you referred.", "/referrals"
 	default:
 		l.Text = "Something new: " + strings.ReplaceAll(n.Type, "_", " ") + "."
 	}
