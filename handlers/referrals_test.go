@@ -177,6 +177,10 @@ func TestReferralCodeIsReadAtTheFirstLoginOnly(t *testing.T) {
 		if r := a.do(t, request{path: "/referrals/me/tree?level=2", header: ref.auth}); r.Body.String() != "[]\n" {
 			t.Errorf("an empty level: %q, want []", r.Body)
 		}
+		if r := a.do(t, request{path: "/referrals/me/rewards", header: ref.auth}); r.Body.String() != "[]\n" {
+			t.Errorf("no rewards: %q, want []", r.Body)
+		}
+		a.do(t, request{path: "/referrals/me/rewards?before=nope", header: ref.auth}).wantError(t, 400, "VALIDATION_ERROR")
 		a.do(t, request{path: "/referrals/me"}).wantError(t, 401, "UNAUTHORIZED")
 	})
 }
@@ -363,6 +367,16 @@ func TestConcurrentClaimsPayOnce(t *testing.T) {
 	a.getJSON(t, ref, "/referrals/me/rewards", &rewards)
 	if len(rewards) != 2 || rewards[0].Status != "claimed" || rewards[1].Status != "claimed" {
 		t.Errorf("rewards after the claims: %+v", rewards)
+	}
+	// The rewards page newest first.
+	var first, next []referralReward
+	a.getJSON(t, ref, "/referrals/me/rewards?limit=1", &first)
+	if len(first) != 1 || first[0].ID != rewards[0].ID {
+		t.Fatalf("first page: %+v, want %s", first, rewards[0].ID)
+	}
+	a.getJSON(t, ref, "/referrals/me/rewards?before="+first[0].ID, &next)
+	if len(next) != 1 || next[0].ID != rewards[1].ID {
+		t.Errorf("the page after %s: %+v, want %s", first[0].ID, next, rewards[1].ID)
 	}
 }
 
