@@ -452,3 +452,26 @@ func (a *testApp) usernameOf(t *testing.T, p player) string {
 	t.Helper()
 	return a.do(t, request{path: "/users/me", header: p.auth}).json(t)["username"].(string)
 }
+
+// REFERRAL_BPS sets the parts: 10% at level 1 and nothing at level 2.
+func TestReferralPartsFollowTheConfiguration(t *testing.T) {
+	env := map[string]string{"REFERRAL_BPS": "1000,0,0"}
+	for k, v := range noWorkers {
+		env[k] = v
+	}
+	a := newTestApp(t, env)
+	top := a.newPlayer(t)
+	mid := a.referredPlayer(t, a.referrals(t, top).Code)
+	const stake = 5_000_000
+	p1, p2 := a.referredDepositor(t, a.referrals(t, mid).Code, stake), a.referredDepositor(t, "", stake)
+	a.playStaked(t, p1, p2, stake)
+	// Fee 100000, p1's share 50000: 10% to mid, 0% to top.
+	if got := a.referrals(t, mid).PendingMinor; got != 5_000 {
+		t.Errorf("level 1 at 1000 bps: %d, want 5000", got)
+	}
+	var rewards []referralReward
+	a.getJSON(t, top, "/referrals/me/rewards", &rewards)
+	if len(rewards) != 0 {
+		t.Errorf("level 2 at 0 bps earned %+v", rewards)
+	}
+}

@@ -431,9 +431,12 @@ func (s *Service) Claim(ctx context.Context, userID string) (Claimed, error) {
 		if out.ClaimedMinor == 0 {
 			return nil
 		}
+		// The user's account first, then Pending: the order a settlement
+		// locks them in (the winner, the treasury, Pending), so that a claim
+		// and a settlement of the same user do not deadlock.
 		ref := "referral-claim:" + uuid.NewString()
 		if _, err := money.Post(ctx, tx, s.tell, money.Posting{Kind: "referral_claim", Reference: ref,
-			Entries: []money.Entry{{Account: Pending, Amount: -out.ClaimedMinor}, {Account: money.Available(userID), Amount: out.ClaimedMinor}}}); err != nil {
+			Entries: []money.Entry{{Account: money.Available(userID), Amount: out.ClaimedMinor}, {Account: Pending, Amount: -out.ClaimedMinor}}}); err != nil {
 			return fmt.Errorf("pay the referral rewards of user %s: %w", userID, err)
 		}
 		return money.RecordActivity(ctx, tx, money.Activity{UserID: userID, Kind: KindClaim, AmountMinor: out.ClaimedMinor,
