@@ -99,7 +99,7 @@ func ReferralsPage(p Page, v ReferralsView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, " <div class=\"grid gap-6 lg:grid-cols-3\"><div class=\"space-y-6 lg:col-span-2\"><section class=\"card\" aria-labelledby=\"link-heading\"><h2 id=\"link-heading\" class=\"text-lg font-semibold\">Your link</h2><p class=\"mt-2 text-sm muted\">Share it. Whoever signs up through it joins your team, and you earn part of the fee of every staked game they win or lose, and so do the people above you.</p><div class=\"mt-3 flex flex-wrap items-center gap-2\"><label for=\"referral-link\" class=\"sr-only\">Your referral link</label> <input id=\"referral-link\" class=\"input flex-1\" readonly value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, " <div class=\"grid gap-6 lg:grid-cols-3\"><div class=\"space-y-6 lg:col-span-2\"><section class=\"card\" aria-labelledby=\"link-heading\"><h2 id=\"link-heading\" class=\"text-lg font-semibold\">Your link</h2><p class=\"mt-2 text-sm muted\">Share it. Whoever signs up through it joins your team. When they play a staked game, you earn part of the platform's fee, and so do the people who brought you in, up to three levels.</p><div class=\"mt-3 flex flex-wrap items-center gap-2\"><label for=\"referral-link\" class=\"sr-only\">Your referral link</label> <input id=\"referral-link\" class=\"input flex-1\" readonly value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
