@@ -69,6 +69,7 @@ func TestEveryPageIsAccessibleAndFitsAPhone(t *testing.T) {
 	check(t, page, "profile", "/u/"+strings.TrimSpace(name), nil)
 	check(t, page, "admin", "/admin", nil)
 	check(t, page, "friends", "/friends", nil)
+	check(t, page, "referrals", "/referrals", nil)
 	check(t, page, "notifications", "/notifications", nil)
 	check(t, page, "leaderboards", "/leaderboards", nil)
 }

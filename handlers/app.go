@@ -28,6 +28,7 @@ import (
 	"wager/domain/payments"
 	"wager/domain/pot"
 	"wager/domain/ranking"
+	"wager/domain/referrals"
 	"wager/domain/room"
 	"wager/domain/social"
 	"wager/domain/support"
@@ -57,8 +58,10 @@ type Services struct {
 	Tips     *tips.Service
 	Ranking  *ranking.Service
 	Support  *support.Service
-	Live     *live.Hub
-	Views    *LiveViews
+	// Referrals runs referral codes and rewards.
+	Referrals *referrals.Service
+	Live      *live.Hub
+	Views     *LiveViews
 	// Bots find a demo player for a person to play (nil: none run).
 	Bots Opponents
 	// LocalChain is the embedded chain (nil with an external one).

@@ -45,6 +45,7 @@ type LoginRequest struct {
 	SignedMessage string `json:"signedMessage" doc:"base64 of the detached ed25519 signature over the message bytes"`
 	Address       string `json:"address" doc:"base58 Solana address that signed"`
 	Nonce         string `json:"nonce,omitempty" doc:"the nonce of the challenge signed; without it, any unexpired, unused challenge of the wallet may be the one"`
+	ReferralCode  string `json:"referralCode,omitempty" doc:"the code of the user who referred you; read at your first login only, and ignored when no user has it"`
 }
 
 // LoginResponse carries the access token and the signed-in user.
@@ -64,7 +65,7 @@ func (a *App) loginWallet(c echo.Context) error {
 		return err
 	}
 	appID := c.Request().Header.Get("X-App-Id")
-	u, err := a.Auth.Login(c.Request().Context(), req.Address, req.SignedMessage, appID, req.Nonce)
+	u, err := a.Auth.Login(c.Request().Context(), req.Address, req.SignedMessage, appID, req.Nonce, req.ReferralCode)
 	if err != nil {
 		return err
 	}

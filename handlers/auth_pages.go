@@ -45,7 +45,7 @@ func (a *App) createSession(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	u, err := a.Auth.Login(ctx, req.Address, req.SignedMessage, "web", req.Nonce)
+	u, err := a.Auth.Login(ctx, req.Address, req.SignedMessage, "web", req.Nonce, req.ReferralCode)
 	if err != nil {
 		return err
 	}

@@ -224,6 +224,7 @@ func (a *App) routes() *echo.Echo {
 	a.tipRoutes(r)
 	a.rankingRoutes(r)
 	a.supportRoutes(r)
+	a.referralRoutes(r)
 	a.paymentRoutes(r)
 	// Wallet.
 	r.json(http.MethodGet, "/wallets/me/balance", a.walletBalance, web.Op{Tag: "wallet", Auth: web.AuthRequired,
@@ -293,6 +294,8 @@ func (a *App) routes() *echo.Echo {
 	r.page(http.MethodGet, "/me", a.mePage)
 	r.page(http.MethodGet, "/leaderboards", a.leaderboardsPage)
 	r.page(http.MethodGet, "/friends", a.friendsPage)
+	r.page(http.MethodGet, "/referrals", a.referralsPage)
+	r.page(http.MethodPost, "/referrals/page/claim", a.claimReferralsPage)
 	r.page(http.MethodPost, "/friends/page/:id/ask", a.friendsAction("ask"))
 	r.page(http.MethodPost, "/friends/page/:id/accept", a.friendsAction("accept"))
 	r.page(http.MethodPost, "/friends/page/:id/remove", a.friendsAction("remove"))

@@ -49,6 +49,8 @@ type noticeData struct {
 	Name          string `json:"name"`
 	TicketID      string `json:"ticketId"`
 	Subject       string `json:"subject"`
+	AmountMinor   int64  `json:"amountMinor"`
+	Level         int    `json:"level"`
 }
 
 // notificationLine says a notification in one sentence, with where it
@@ -89,6 +91,8 @@ func notificationLine(n notify.Notification) views.NotificationLine {
 		if tip.Context != nil && tip.Context.Type == "game" {
 			l.Href = "/game/" + tip.Context.ID
 		}
+	case notify.ReferralReward:
+		l.Text, l.Href = "You earned "+money.FormatUSDC(d.AmountMinor)+" USDC from a game of someone you referred.", "/referrals"
 	default:
 		l.Text = "Something new: " + strings.ReplaceAll(n.Type, "_", " ") + "."
 	}

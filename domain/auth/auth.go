@@ -26,6 +26,7 @@ import (
 
 	"wager/db"
 	"wager/domain"
+	"wager/domain/referrals"
 	"wager/domain/users"
 )
 
@@ -213,9 +214,11 @@ var errBadLogin = domain.Errorf(domain.CodeUnauthorized,
 // Login verifies the detached ed25519 signature (base64) of an unused,
 // unexpired challenge of the wallet and app (the one named by nonce when
 // it is set), consumes it, creates the user on first sign-in and returns
-// the user. A failed login changes nothing. Every failure is 401
-// UNAUTHORIZED.
-func (s *Service) Login(ctx context.Context, address, signatureB64, appID, nonce string) (users.User, error) {
+// the user. A new user gets a referral code and, when referralCode is
+// someone else's code, that user as their referrer; at any later login
+// referralCode is ignored. A failed login changes nothing. Every failure
+// is 401 UNAUTHORIZED.
+func (s *Service) Login(ctx context.Context, address, signatureB64, appID, nonce, referralCode string) (users.User, error) {
 	if err := CheckAppID(appID); err != nil {
 		return users.User{}, err
 	}
@@ -255,8 +258,14 @@ func (s *Service) Login(ctx context.Context, address, signatureB64, appID, nonce
 		if n, _ := res.RowsAffected(); n != 1 {
 			return errBadLogin // consumed by a concurrent login
 		}
-		u, _, err = users.FindOrCreate(ctx, tx, pk.String(), now)
-		return err
+		var created bool
+		if u, created, err = users.FindOrCreate(ctx, tx, pk.String(), now); err != nil || !created {
+			return err
+		}
+		if _, err := referrals.EnsureCode(ctx, tx, u.ID, now); err != nil {
+			return err
+		}
+		return referrals.Join(ctx, tx, u.ID, referralCode)
 	})
 	return u, err
 }

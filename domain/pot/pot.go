@@ -22,6 +22,7 @@ import (
 	"wager/domain/chat"
 	"wager/domain/game"
 	"wager/domain/money"
+	"wager/domain/referrals"
 	"wager/domain/room"
 	"wager/domain/users"
 )
@@ -48,6 +49,8 @@ type Service struct {
 	MaxDonation int64
 	// DonationRecorder is told of every donation into a live pot (nil: nobody).
 	DonationRecorder DonationRecorder
+	// Referrals pays referral rewards out of staked games' fees (nil: none).
+	Referrals *referrals.Service
 }
 
 // New returns a Service; ConfirmDonation is what confirms its intents.

@@ -28,7 +28,9 @@ import (
 // swept on chain from the escrow to the vault. After a draw or a
 // cancellation, stakes go back to the players and each donation goes back
 // to its donor's wallet on chain (or to their platform balance when that
-// wallet has no USDC token account; see signTransfer). A second
+// wallet has no USDC token account; see signTransfer). After a win of a
+// staked game, the players' referrers are paid their rewards out of the
+// fee (see referrals.Service.PayRewards). A second
 // settlement of the same game (another instance, a retry) changes nothing
 // and answers the first.
 func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome) (game.Settlement, error) {
@@ -57,6 +59,14 @@ func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []
 	if len(entries) > 0 {
 		if _, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: "settlement", Reference: "settle:" + g.ID, Entries: entries}); err != nil {
 			return out, fmt.Errorf("post the settlement of game %s: %w", g.ID, err)
+		}
+	}
+	// The players' referrers earn their part of a staked game's fee out of
+	// the treasury's, in this same transaction: the books never show a fee
+	// without its rewards.
+	if win && g.StakeMinor > 0 && out.FeeMinor > 0 && s.Referrals != nil {
+		if _, err := s.Referrals.PayRewards(ctx, tx, g.ID, players, out.FeeMinor); err != nil {
+			return out, err
 		}
 	}
 	// The players' wallet history: winnings, or stakes back.

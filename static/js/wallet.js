@@ -19,6 +19,18 @@
   const DEV_KEY = "wager.devWallet.v1";
   const KIND_KEY = "wager.walletKind"; // "dev", "standard" or "legacy": how the user signed in
   const ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+  const REF_KEY = "wager.referralCode";
+
+  // A referral link (?ref=CODE on any page) is kept until the visitor
+  // signs in, however many pages they open first; the sign-in sends it.
+  // The server reads it only when the sign-in creates the account.
+  try {
+    const ref = new URLSearchParams(window.location.search).get("ref");
+    if (ref && /^[A-Za-z0-9_-]{1,64}$/.test(ref)) localStorage.setItem(REF_KEY, ref);
+  } catch (_) {}
+  function referralCode() {
+    try { return localStorage.getItem(REF_KEY) || undefined; } catch (_) { return undefined; }
+  }
 
   function base58(bytes) {
     const digits = [];
@@ -274,8 +286,12 @@
       setStatus("Approve the sign-in request in " + wallet.name + "…");
       const signature = await wallet.sign(new TextEncoder().encode(challenge.message));
       setStatus("Checking the signature…");
-      await api("/session", { address: wallet.address, signedMessage: toB64(new Uint8Array(signature)), nonce: challenge.nonce });
-      try { localStorage.setItem(KIND_KEY, wallet.kind || "legacy"); } catch (_) {}
+      await api("/session", { address: wallet.address, signedMessage: toB64(new Uint8Array(signature)), nonce: challenge.nonce,
+        referralCode: referralCode() });
+      try {
+        localStorage.setItem(KIND_KEY, wallet.kind || "legacy");
+        localStorage.removeItem(REF_KEY);
+      } catch (_) {}
       setStatus("Signed in. Loading…");
       const login = document.querySelector("[data-testid=login]");
       const next = (login && login.dataset.next) || "/";

@@ -36,6 +36,7 @@ import (
 	"wager/domain/payments"
 	"wager/domain/pot"
 	"wager/domain/ranking"
+	"wager/domain/referrals"
 	"wager/domain/room"
 	"wager/domain/social"
 	"wager/domain/support"
@@ -65,7 +66,9 @@ type App struct {
 	Tips     *tips.Service
 	Ranking  *ranking.Service
 	Support  *support.Service
-	Live     *live.Hub
+	// Referrals runs referral codes and rewards.
+	Referrals *referrals.Service
+	Live      *live.Hub
 	// Bots are the demo players (nil without DEMO_BOTS).
 	Bots *bots.Bots
 	// LocalChain is the embedded chain (nil with SOLANA_RPC_URL).
@@ -162,13 +165,15 @@ func (a *App) build(ctx context.Context) error {
 		return a.Pot.Settle(ctx, tx, g, players, o)
 	}
 	a.Ranking = ranking.New(bdb, now)
+	a.Referrals = referrals.New(bdb, a.Notify, a.Social, a.Rooms, now, cfg.ReferralBPS, cfg.PublicURL)
 	a.Games = game.New(bdb, now, log, game.Deps{Rooms: a.Rooms, Notify: a.Notify, Settle: settle, Live: feed,
-		Recorders: []game.Recorder{a.Ranking, a.Social},
+		Recorders: []game.Recorder{a.Ranking, a.Social, a.Referrals},
 		EscrowOf:  func(gameID string) string { return a.Keys.Escrow(gameID).PublicKey().String() }})
 	a.Chat = chat.New(bdb, a.Rooms, now)
 	a.Support = support.New(bdb, a.Notify, now)
 	a.Pot = pot.New(bdb, a.Rooms, a.Games, a.Money, a.Chat, a.Keys, now, log)
 	a.Pot.DonationRecorder = a.Social
+	a.Pot.Referrals = a.Referrals
 	confirmers[pot.KindDonation] = a.Pot.ConfirmDonation
 	a.Tips = tips.New(bdb, a.Users, a.Games, a.Money, a.Chat, a.Notify, a.Social, now)
 	confirmers[tips.KindTip] = a.Tips.Confirm
@@ -190,7 +195,7 @@ func (a *App) build(ctx context.Context) error {
 	feed.hub = a.Live
 
 	a.HTTP = handlers.New(handlers.Services{DB: bdb, Flags: a.Flags, Users: a.Users, Auth: a.Auth, Money: a.Money,
-		Rooms: a.Rooms, Games: a.Games, Chat: a.Chat, Pot: a.Pot, Payments: a.Payments, Notify: a.Notify, Social: a.Social, Tips: a.Tips, Ranking: a.Ranking, Support: a.Support, Live: a.Live, Views: views, Bots: opponents,
+		Rooms: a.Rooms, Games: a.Games, Chat: a.Chat, Pot: a.Pot, Payments: a.Payments, Notify: a.Notify, Social: a.Social, Tips: a.Tips, Ranking: a.Ranking, Support: a.Support, Referrals: a.Referrals, Live: a.Live, Views: views, Bots: opponents,
 		LocalChain: a.LocalChain}, opts, log)
 	if unknown := limiter.UnknownOverrides(); len(unknown) > 0 {
 		return fmt.Errorf("invalid configuration: ABUSE_OVERRIDES names %s, which is not a charged endpoint (write METHOD /route as in the OpenAPI document)",

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gagliardetto/solana-go"
 
+	"wager/domain/referrals"
 	"wager/web"
 )
 
@@ -60,6 +61,10 @@ type Config struct {
 	// for one user in a day (FEE_PAYER_DAILY_LAMPORTS).
 	FeePayerDailyLamports int64
 	Workers               bool // run deadline, settlement, withdrawal and payment-resolving workers
+	// ReferralBPS are the parts of a player's share of a staked game's fee
+	// that their referrers at levels 1, 2 and 3 earn, in basis points
+	// (REFERRAL_BPS).
+	ReferralBPS [referrals.Levels]int64
 }
 
 // EmbeddedChain reports whether the server runs its own local chain.
@@ -259,6 +264,13 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 		c.FeePayerDailyLamports = n
 	}
+	if v := env("REFERRAL_BPS", "2000,500,200"); v != "" {
+		bps, err := parseReferralBPS(v)
+		if err != nil {
+			bad("REFERRAL_BPS", v, err.Error())
+		}
+		c.ReferralBPS = bps
+	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("LOG_FORMAT", c.LogFormat, "must be text or json")
 	}
@@ -274,6 +286,30 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("invalid configuration: %w", errors.Join(errs...))
 	}
 	return c, nil
+}
+
+// parseReferralBPS reads REFERRAL_BPS: three comma-separated basis points
+// for referral levels 1, 2 and 3. Together they may not pass 10000, so
+// that a player's referrers never earn more than the player's share of
+// the fee and the treasury never pays out more than it took.
+func parseReferralBPS(v string) ([referrals.Levels]int64, error) {
+	var out [referrals.Levels]int64
+	parts := strings.Split(v, ",")
+	if len(parts) != referrals.Levels {
+		return out, fmt.Errorf("must be %d whole numbers of basis points separated by commas, such as 2000,500,200", referrals.Levels)
+	}
+	var sum int64
+	for i, p := range parts {
+		n, err := strconv.ParseInt(strings.TrimSpace(p), 10, 64)
+		if err != nil || n < 0 || n > 10_000 {
+			return out, fmt.Errorf("level %d: %q must be a whole number of basis points from 0 to 10000", i+1, strings.TrimSpace(p))
+		}
+		out[i], sum = n, sum+n
+	}
+	if sum > 10_000 {
+		return out, fmt.Errorf("the three levels add up to %d basis points; at most 10000 (the whole share)", sum)
+	}
+	return out, nil
 }
 
 // parseAbuseOverrides reads ABUSE_OVERRIDES: comma-separated

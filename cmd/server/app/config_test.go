@@ -38,6 +38,7 @@ func TestLoadConfigNamesInvalidVariables(t *testing.T) {
 		"ABUSE_WINDOW":    "10ms",
 		"JWT_SECRET":      "short",
 		"LOG_FORMAT":      "xml",
+		"REFERRAL_BPS":    "2000,500",
 	} {
 		_, err := LoadConfig(func(k string) string {
 			if k == name {
@@ -64,5 +65,19 @@ func TestLoadConfigNeedsTheMintOfAnExternalChain(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "USDC_MINT") {
 		t.Fatalf("a custom SOLANA_RPC_URL without USDC_MINT: got %v, want an error naming USDC_MINT", err)
+	}
+}
+
+func TestParseReferralBPS(t *testing.T) {
+	good := map[string][3]int64{"2000,500,200": {2000, 500, 200}, " 0, 0 ,0": {}, "10000,0,0": {10000, 0, 0}}
+	for v, want := range good {
+		if got, err := parseReferralBPS(v); err != nil || got != want {
+			t.Errorf("parseReferralBPS(%q) = %v, %v; want %v", v, got, err, want)
+		}
+	}
+	for _, v := range []string{"2000,500", "2000,500,200,100", "a,b,c", "-1,0,0", "10001,0,0", "6000,3000,2000", "1.5,0,0"} {
+		if _, err := parseReferralBPS(v); err == nil {
+			t.Errorf("parseReferralBPS(%q): no error", v)
+		}
 	}
 }
