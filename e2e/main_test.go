@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"wager/db/dbtest"
@@ -13,4 +15,13 @@ import (
 // after the tests here to stop the browser explicitly. It needs no stopping:
 // os.Exit closes the Playwright driver's stdin, the driver then exits and
 // takes Chromium down with it.
-func TestMain(m *testing.M) { dbtest.Main(m) }
+//
+// The screenshots of failures of earlier runs go first, so that those in
+// e2e/screenshots/ are this run's.
+func TestMain(m *testing.M) {
+	old, _ := filepath.Glob(filepath.Join("screenshots", "FAILED-*.png"))
+	for _, f := range old {
+		os.Remove(f)
+	}
+	dbtest.Main(m)
+}
