@@ -28,6 +28,7 @@ const (
 	CodeConflict           = "CONFLICT"
 	CodeInsufficientFunds  = "INSUFFICIENT_FUNDS"
 	CodeAlreadySubmitted   = "ALREADY_SUBMITTED"
+	CodeBettingClosed      = "BETTING_CLOSED"
 	CodePayloadTooLarge    = "PAYLOAD_TOO_LARGE"
 	CodeUnsupportedMedia   = "UNSUPPORTED_MEDIA_TYPE"
 	CodeSDKVersionOutdated = "SDK_VERSION_OUTDATED"

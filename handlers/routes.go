@@ -170,6 +170,18 @@ func (a *App) routes() *echo.Echo {
 		Summary:     "Submit the signed donation; answers once it is confirmed and in the pot",
 		Description: "The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more.",
 		Request:     SubmitRequest{}, Response: pot.DonationResult{}, Errors: []int{http.StatusConflict, http.StatusNotFound}})
+	r.json(http.MethodPost, "/games/:id/bets/prepare", a.prepareBet, web.Op{Tag: "spectate", Auth: web.AuthRequired,
+		Summary: "Prepare a bet on a player from your wallet into the game's escrow",
+		Description: "Open to signed-in non-players while the game is active and its first round is not decided " +
+			"(rps: the first reveal; connect four: the first move); after that 409 BETTING_CLOSED.",
+		Request: BetRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusBadRequest, http.StatusForbidden, http.StatusConflict, http.StatusNotFound}})
+	r.json(http.MethodPost, "/games/:id/bets/submit", a.submitBet, web.Op{Tag: "spectate", Auth: web.AuthRequired,
+		Summary: "Submit the signed bet; answers once it is confirmed and in the pool",
+		Description: "The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded " +
+			"to the bettor's platform balance. Submitting the same intent again moves nothing more.",
+		Request: SubmitRequest{}, Response: pot.BetResult{}, Errors: []int{http.StatusConflict, http.StatusNotFound}})
+	r.json(http.MethodGet, "/games/:id/bets", a.gameBets, web.Op{Tag: "spectate", Auth: web.AuthNone,
+		Summary: "The game's betting pools and bets, newest first", Response: pot.Bets{}, Errors: []int{http.StatusNotFound}})
 	r.json(http.MethodGet, "/games/:id/pot", a.gamePot, web.Op{Tag: "spectate", Auth: web.AuthNone,
 		Summary: "The game's pot: stakes, donations, and what the winner would get", Response: pot.Pot{}, Errors: []int{http.StatusNotFound}})
 	r.json(http.MethodGet, "/games/:id/donations", a.gameDonations, web.Op{Tag: "spectate", Auth: web.AuthNone,

@@ -35,6 +35,7 @@ var statusByCode = map[string]int{
 	domain.CodeConflict:           http.StatusConflict,
 	domain.CodeInsufficientFunds:  http.StatusConflict,
 	domain.CodeAlreadySubmitted:   http.StatusConflict,
+	domain.CodeBettingClosed:      http.StatusConflict,
 	domain.CodePayloadTooLarge:    http.StatusRequestEntityTooLarge,
 	domain.CodeUnsupportedMedia:   http.StatusUnsupportedMediaType,
 	domain.CodeSDKVersionOutdated: http.StatusUpgradeRequired,

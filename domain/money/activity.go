@@ -17,6 +17,9 @@ const (
 	KindStakeRefund    = "stake refund"    // a stake back after a draw or cancellation
 	KindDonation       = "donation"        // from the donor's wallet to a game's escrow
 	KindDonationRefund = "donation refund" // a donation back, to the wallet or the balance
+	KindBet            = "bet"             // from the bettor's wallet to a game's escrow
+	KindBetWinnings    = "bet winnings"    // a winning bet's payout, to the balance
+	KindBetRefund      = "bet refund"      // a bet back, to the balance
 	KindTipSent        = "tip sent"        // from the tipper's wallet to another user's
 	KindTipReceived    = "tip received"    // into the recipient's wallet from another user's
 )

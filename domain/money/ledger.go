@@ -33,6 +33,9 @@ func Locked(userID string) string { return "user:" + userID + ":locked" }
 // SpectatorPot holds a game's donations until settlement.
 func SpectatorPot(gameID string) string { return "game:" + gameID + ":spectators" }
 
+// BetPool holds a game's bets until settlement.
+func BetPool(gameID string) string { return "game:" + gameID + ":bets" }
+
 // Escrow is minus the USDC a game's escrow address holds on chain.
 func Escrow(gameID string) string { return "chain:escrow:" + gameID }
 
@@ -199,6 +202,8 @@ func ensureAccount(ctx context.Context, tx bun.Tx, id string) error {
 		kind, userID = "user_"+suffix, uid
 	case strings.HasPrefix(id, "game:") && strings.HasSuffix(id, ":spectators"):
 		kind = "game_spectators"
+	case strings.HasPrefix(id, "game:") && strings.HasSuffix(id, ":bets"):
+		kind = "game_bets"
 	case strings.HasPrefix(id, "chain:escrow:"):
 		kind, allowNegative = "chain", true
 	default:

@@ -51,6 +51,10 @@ type Service struct {
 	DonationRecorder DonationRecorder
 	// Referrals pays referral rewards out of staked games' fees (nil: none).
 	Referrals *referrals.Service
+	// BetRecorder is told of every bet placed and won (nil: nobody).
+	BetRecorder BetRecorder
+	// Notify tells bettors their bets are settled (nil: nobody).
+	Notify Notifier
 }
 
 // New returns a Service; ConfirmDonation is what confirms its intents.

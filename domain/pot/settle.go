@@ -30,7 +30,8 @@ import (
 // to its donor's wallet on chain (or to their platform balance when that
 // wallet has no USDC token account; see signTransfer). After a win of a
 // staked game, the players' referrers are paid their rewards out of the
-// fee (see referrals.Service.PayRewards). A second
+// fee (see referrals.Service.PayRewards). The game's bets are settled in
+// the same transaction (see settleBets and BetPayouts). A second
 // settlement of the same game (another instance, a retry) changes nothing
 // and answers the first.
 func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome) (game.Settlement, error) {
@@ -104,6 +105,9 @@ func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []
 				return out, err
 			}
 		}
+	}
+	if err := s.settleBets(ctx, tx, g.ID, o.Winner); err != nil {
+		return out, err
 	}
 	result, err := json.Marshal(out)
 	if err != nil {

@@ -199,6 +199,25 @@ func (s *Service) DonationConfirmed(ctx context.Context, tx bun.Tx, donorID, gam
 	return nil
 }
 
+// BetWonData is the data of a bet_won entry.
+type BetWonData struct {
+	GameID      string `json:"gameId"`
+	PayoutMinor int64  `json:"payoutMinor"`
+}
+
+// BetPlaced records a bet that went into a live game's pool, in the
+// transaction that confirms it: the bettor's first-bet achievement.
+func (s *Service) BetPlaced(ctx context.Context, tx bun.Tx, bettorID, gameID string, amount int64) error {
+	_, err := s.Unlock(ctx, tx, bettorID, FirstBet)
+	return err
+}
+
+// BetWon records a winning bet in the game's settlement transaction: the
+// bet_won feed entry.
+func (s *Service) BetWon(ctx context.Context, tx bun.Tx, bettorID, gameID string, payout int64) error {
+	return s.addActivity(ctx, tx, ActivityBetWon, bettorID, BetWonData{GameID: gameID, PayoutMinor: payout})
+}
+
 // TipConfirmed records a confirmed tip in the transaction that confirms
 // it: the feed entry (the tipper as actor) and the tipper's first-tip
 // achievement.

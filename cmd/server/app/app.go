@@ -174,7 +174,10 @@ func (a *App) build(ctx context.Context) error {
 	a.Pot = pot.New(bdb, a.Rooms, a.Games, a.Money, a.Chat, a.Keys, now, log)
 	a.Pot.DonationRecorder = a.Social
 	a.Pot.Referrals = a.Referrals
+	a.Pot.BetRecorder = a.Social
+	a.Pot.Notify = a.Notify
 	confirmers[pot.KindDonation] = a.Pot.ConfirmDonation
+	confirmers[pot.KindBet] = a.Pot.ConfirmBet
 	a.Tips = tips.New(bdb, a.Users, a.Games, a.Money, a.Chat, a.Notify, a.Social, now)
 	confirmers[tips.KindTip] = a.Tips.Confirm
 	limiter := payments.NewLimiter(bdb, now, cfg.AbuseThreshold, cfg.AbuseWindow, cfg.AbuseOverrides)

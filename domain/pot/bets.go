@@ -1,0 +1,362 @@
+package pot
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"wager/domain"
+	"wager/domain/chat"
+	"wager/domain/game"
+	"wager/domain/money"
+	"wager/domain/notify"
+	"wager/domain/users"
+)
+
+// KindBet is the intent kind of a bet.
+const KindBet = "bet"
+
+// Bet statuses.
+const (
+	BetOpen     = "open"
+	BetWon      = "won"
+	BetLost     = "lost"
+	BetRefunded = "refunded"
+)
+
+// BetRecorder learns of bets in the transactions that confirm and settle
+// them (the activity feed and the bettors' achievements).
+type BetRecorder interface {
+	BetPlaced(ctx context.Context, tx bun.Tx, bettorID, gameID string, amount int64) error
+	BetWon(ctx context.Context, tx bun.Tx, bettorID, gameID string, payout int64) error
+}
+
+// Notifier tells a user something, in a transaction.
+type Notifier interface {
+	Send(ctx context.Context, tx bun.IDB, userID, typ string, data any) error
+}
+
+// bettingOpen reports whether a game takes bets: it is active and its first
+// round is not decided yet (rps: no reveal; connect four: no move).
+func bettingOpen(ctx context.Context, idb bun.IDB, gameID string) (bool, error) {
+	var open bool
+	err := idb.QueryRowContext(ctx, `SELECT g.status = ? AND NOT EXISTS (SELECT 1 FROM game_events e WHERE e.game_id = g.id
+		AND e.name IN ('game:rps:round:reveal', 'game:rps:resign', 'game:connect4:move', 'game:connect4:resign', 'game:connect4:timeout'))
+		FROM games g WHERE g.id = ?`, game.StatusActive, gameID).Scan(&open)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, domain.Errorf(domain.CodeNotFound, "no such game")
+	}
+	return open, err
+}
+
+// PrepareBet prepares a USDC transfer from the bettor's wallet into the
+// game's escrow, a bet on player onUserID. Errors: NOT_FOUND, FORBIDDEN (a
+// player of the game), VALIDATION_ERROR (onUserId not a player, amount
+// outside the limits), BETTING_CLOSED (the game is over or its first round
+// is decided), INSUFFICIENT_FUNDS (the wallet holds less on chain).
+func (s *Service) PrepareBet(ctx context.Context, u users.User, gameID, onUserID string, amount int64) (money.Prepared, error) {
+	meta, err := s.games.Metadata(ctx, gameID)
+	if err != nil {
+		return money.Prepared{}, err
+	}
+	isPlayer := func(id string) bool {
+		return slices.ContainsFunc(meta.Players, func(p game.Seat) bool { return p.UserID == id })
+	}
+	if isPlayer(u.ID) {
+		return money.Prepared{}, domain.Errorf(domain.CodeForbidden, "players cannot bet on their own game")
+	}
+	v := domain.Validator{}
+	v.Check(isPlayer(onUserID), "onUserId", "must be the id of a player of this game")
+	v.Check(amount >= MinBet && amount <= s.MaxDonation, "amountMinor",
+		"must be from 10000 (0.01 USDC) to "+money.FormatUSDC(s.MaxDonation)+" USDC in minor units")
+	if err := v.Err(); err != nil {
+		return money.Prepared{}, err
+	}
+	open, err := bettingOpen(ctx, s.db, gameID)
+	if err != nil {
+		return money.Prepared{}, err
+	}
+	if !open {
+		return money.Prepared{}, domain.Errorf(domain.CodeBettingClosed, "betting closes when the first round is decided")
+	}
+	p, err := s.money.Prepare(ctx, money.PrepareSpec{Kind: KindBet, User: u, To: s.EscrowAddress(gameID),
+		Amount: amount, Reference: gameID})
+	if err != nil {
+		return p, err
+	}
+	if _, err := s.db.ExecContext(ctx, "INSERT INTO bet_intents (intent_id, on_user_id) VALUES (?, ?)", p.IntentID, onUserID); err != nil {
+		return money.Prepared{}, fmt.Errorf("record what bet %s is on: %w", p.IntentID, err)
+	}
+	return p, nil
+}
+
+// BetResult is the answer to a bet submit.
+type BetResult struct {
+	BetID       string `json:"betId" bun:"id"`
+	Signature   string `json:"signature" bun:"signature"`
+	OnUserID    string `json:"onUserId" bun:"on_user_id"`
+	AmountMinor int64  `json:"amountMinor" bun:"amount_minor"`
+	Refunded    bool   `json:"refunded" bun:"late" doc:"true when betting had closed before the bet landed: it is in no pool and was credited back to the bettor's platform balance"`
+}
+
+// SubmitBet submits the signed bet (see money.Service.Submit) and answers
+// once it is confirmed. The same intent twice moves money once and answers
+// the same result.
+func (s *Service) SubmitBet(ctx context.Context, userID, gameID, intentID, signed string) (BetResult, error) {
+	r, err := s.money.SubmitFor(ctx, userID, intentID, signed, gameID, KindBet)
+	if err != nil {
+		return BetResult{}, err
+	}
+	var res BetResult
+	if err := s.db.NewSelect().Table("bets").Column("id", "signature", "on_user_id", "amount_minor", "late").
+		Where("signature = ?", r.Signature).Scan(ctx, &res); err != nil {
+		return res, fmt.Errorf("read bet %s: %w", r.Signature, err)
+	}
+	return res, nil
+}
+
+// BetPlaced is the data of game:bet.
+type BetPlaced struct {
+	Bettor      chat.UserRef `json:"bettor"`
+	OnUserID    string       `json:"onUserId"`
+	AmountMinor int64        `json:"amountMinor"`
+	Signature   string       `json:"signature"`
+	TotalMinor  int64        `json:"totalMinor"`
+	Pools       []Pool       `json:"pools"`
+}
+
+// ConfirmBet records a confirmed bet in the transaction that confirms its
+// intent: the ledger entry from the escrow into the game's bet pool, the
+// bet row, the line in the bettor's wallet history and game:bet. A bet
+// that lands after betting closed is refunded at once to the bettor's
+// platform balance, and its USDC swept from the escrow to the vault.
+func (s *Service) ConfirmBet(ctx context.Context, tx bun.Tx, in money.Intent) error {
+	gameID, sig, now := in.Reference, *in.Signature, s.now()
+	var status string
+	if err := tx.NewSelect().Table("games").Column("status").Where("id = ?", gameID).For("UPDATE").Scan(ctx, &status); err != nil {
+		return err
+	}
+	var onUserID string
+	if err := tx.NewSelect().Table("bet_intents").Column("on_user_id").Where("intent_id = ?", in.ID).Scan(ctx, &onUserID); err != nil {
+		return fmt.Errorf("read what bet %s is on: %w", in.ID, err)
+	}
+	open, err := bettingOpen(ctx, tx, gameID)
+	if err != nil {
+		return err
+	}
+	if _, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: KindBet, Reference: sig, Memo: "bet on game " + gameID,
+		Entries: []money.Entry{{Account: money.BetPool(gameID), Amount: in.AmountMinor},
+			{Account: money.Escrow(gameID), Amount: -in.AmountMinor}}}); err != nil {
+		return err
+	}
+	betStatus := BetOpen
+	if !open {
+		betStatus = BetRefunded
+	}
+	betID := uuid.NewString()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO bets (id, game_id, bettor_id, on_user_id, amount_minor, signature, status, payout_minor, late, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, betID, gameID, in.UserID, onUserID, in.AmountMinor, sig, betStatus,
+		map[bool]int64{true: 0, false: in.AmountMinor}[open], !open, now); err != nil {
+		return err
+	}
+	if err := money.RecordActivity(ctx, tx, money.Activity{UserID: in.UserID, Kind: money.KindBet, AmountMinor: -in.AmountMinor,
+		Counterparty: "game " + gameID, Signature: sig, GameID: gameID}, now); err != nil {
+		return err
+	}
+	if !open {
+		if _, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: "bet_refund", Reference: "bet-refund:" + betID,
+			Memo: "late bet on game " + gameID + " refunded", Entries: []money.Entry{{Account: money.BetPool(gameID), Amount: -in.AmountMinor},
+				{Account: money.Available(in.UserID), Amount: in.AmountMinor}}}); err != nil {
+			return err
+		}
+		if err := money.RecordActivity(ctx, tx, money.Activity{UserID: in.UserID, Kind: money.KindBetRefund, AmountMinor: in.AmountMinor,
+			Counterparty: "game " + gameID, GameID: gameID}, now); err != nil {
+			return err
+		}
+		return s.queueTransfer(ctx, tx, gameID, KindSweep, s.money.DepositAddress().String(), in.AmountMinor, "")
+	}
+	var username string
+	if err := tx.NewSelect().Table("users").Column("username").Where("id = ?", in.UserID).Scan(ctx, &username); err != nil {
+		return err
+	}
+	total, pools, err := poolsOf(ctx, tx, gameID)
+	if err != nil {
+		return err
+	}
+	if _, err := s.rooms.Append(ctx, tx, gameID, now, domain.Event{Name: "game:bet", Data: BetPlaced{
+		Bettor: chat.UserRef{UserID: in.UserID, Username: username}, OnUserID: onUserID, AmountMinor: in.AmountMinor,
+		Signature: sig, TotalMinor: total, Pools: pools}}); err != nil {
+		return err
+	}
+	if s.BetRecorder == nil {
+		return nil
+	}
+	return s.BetRecorder.BetPlaced(ctx, tx, in.UserID, gameID, in.AmountMinor)
+}
+
+// Pool is the bets on one player.
+type Pool struct {
+	UserID     string `json:"userId" bun:"user_id"`
+	TotalMinor int64  `json:"totalMinor" bun:"total_minor"`
+	Bettors    int    `json:"bettors" bun:"bettors"`
+}
+
+// poolsOf totals a game's bets (late ones are in no pool), one pool per
+// player in seat order.
+func poolsOf(ctx context.Context, idb bun.IDB, gameID string) (int64, []Pool, error) {
+	pools := []Pool{}
+	err := idb.NewSelect().TableExpr("game_players AS p").
+		ColumnExpr("p.user_id").
+		ColumnExpr("coalesce((SELECT sum(b.amount_minor) FROM bets b WHERE b.game_id = p.game_id AND b.on_user_id = p.user_id AND NOT b.late), 0) AS total_minor").
+		ColumnExpr("(SELECT count(DISTINCT b.bettor_id) FROM bets b WHERE b.game_id = p.game_id AND b.on_user_id = p.user_id AND NOT b.late) AS bettors").
+		Where("p.game_id = ?", gameID).OrderExpr("p.seat").Scan(ctx, &pools)
+	if err != nil {
+		return 0, nil, fmt.Errorf("total the bets of game %s: %w", gameID, err)
+	}
+	var total int64
+	for _, p := range pools {
+		total += p.TotalMinor
+	}
+	return total, pools, nil
+}
+
+// Bet is one bet as the list shows it.
+type Bet struct {
+	ID          string    `json:"id" bun:"id"`
+	UserID      string    `json:"userId" bun:"bettor_id"`
+	Username    string    `json:"username" bun:"username"`
+	OnUserID    string    `json:"onUserId" bun:"on_user_id"`
+	AmountMinor int64     `json:"amountMinor" bun:"amount_minor"`
+	Signature   string    `json:"signature" bun:"signature"`
+	CreatedAt   time.Time `json:"createdAt" bun:"created_at"`
+	Status      string    `json:"status" bun:"status" doc:"open, won, lost or refunded"`
+	PayoutMinor int64     `json:"payoutMinor" bun:"payout_minor" doc:"what the bettor was paid: the winnings, the bet back, or 0"`
+}
+
+// Bets is a game's betting pools.
+type Bets struct {
+	Open       bool   `json:"open" doc:"whether the game takes bets now"`
+	TotalMinor int64  `json:"totalMinor"`
+	FeeBps     int    `json:"feeBps"`
+	Pools      []Pool `json:"pools"`
+	Bets       []Bet  `json:"bets" doc:"newest first"`
+}
+
+// BetsOf returns a game's pools and bets. NOT_FOUND when there is no such game.
+func (s *Service) BetsOf(ctx context.Context, gameID string) (Bets, error) {
+	if _, err := s.games.Metadata(ctx, gameID); err != nil {
+		return Bets{}, err
+	}
+	out := Bets{FeeBps: BetFeeBps, Bets: []Bet{}}
+	var err error
+	if out.Open, err = bettingOpen(ctx, s.db, gameID); err != nil {
+		return out, err
+	}
+	if out.TotalMinor, out.Pools, err = poolsOf(ctx, s.db, gameID); err != nil {
+		return out, err
+	}
+	if err := s.db.NewSelect().TableExpr("bets AS b").Join("JOIN users AS u ON u.id = b.bettor_id").
+		ColumnExpr("b.id, b.bettor_id, u.username, b.on_user_id, b.amount_minor, b.signature, b.created_at, b.status, b.payout_minor").
+		Where("b.game_id = ?", gameID).OrderExpr("b.created_at DESC, b.id DESC").Scan(ctx, &out.Bets); err != nil {
+		return out, fmt.Errorf("list the bets of game %s: %w", gameID, err)
+	}
+	return out, nil
+}
+
+// BetSettledNotice is the data of a bet_settled notification.
+type BetSettledNotice struct {
+	GameID      string `json:"gameId"`
+	BetID       string `json:"betId"`
+	OnUserID    string `json:"onUserId"`
+	AmountMinor int64  `json:"amountMinor"`
+	Status      string `json:"status"`
+	PayoutMinor int64  `json:"payoutMinor"`
+}
+
+// settleBets pays out a finished game's bet pool in its settlement
+// transaction (see BetPayouts): winnings and refunds to the bettors'
+// platform balances, the fee and what floors leave over to the treasury,
+// and the pool's USDC swept from the escrow to the vault.
+func (s *Service) settleBets(ctx context.Context, tx bun.Tx, gameID, winner string) error {
+	var bets []struct {
+		ID       string `bun:"id"`
+		Bettor   string `bun:"bettor_id"`
+		OnUserID string `bun:"on_user_id"`
+		Amount   int64  `bun:"amount_minor"`
+	}
+	if err := tx.NewSelect().Table("bets").Column("id", "bettor_id", "on_user_id", "amount_minor").
+		Where("game_id = ? AND status = ? AND NOT late", gameID, BetOpen).OrderExpr("created_at, id").For("UPDATE").
+		Scan(ctx, &bets); err != nil {
+		return fmt.Errorf("read the bets of game %s: %w", gameID, err)
+	}
+	if len(bets) == 0 {
+		return nil
+	}
+	amounts, onWinner := make([]int64, len(bets)), make([]bool, len(bets))
+	var total int64
+	for i, b := range bets {
+		amounts[i], onWinner[i] = b.Amount, winner != "" && b.OnUserID == winner
+		total += b.Amount
+	}
+	payouts, fee, remainder := BetPayouts(amounts, onWinner)
+	refund := !slices.Contains(onWinner, true) // a draw, a cancellation, or no bet on the winner
+	credit := map[string]int64{}
+	var order []string
+	for i, b := range bets {
+		if payouts[i] == 0 {
+			continue
+		}
+		if _, ok := credit[b.Bettor]; !ok {
+			order = append(order, b.Bettor)
+		}
+		credit[b.Bettor] += payouts[i]
+	}
+	entries := []money.Entry{{Account: money.BetPool(gameID), Amount: -total}}
+	for _, u := range order {
+		entries = append(entries, money.Entry{Account: money.Available(u), Amount: credit[u]})
+	}
+	if fee+remainder > 0 {
+		entries = append(entries, money.Entry{Account: money.Treasury, Amount: fee + remainder})
+	}
+	if _, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: "bet_settlement", Reference: "bets:" + gameID,
+		Memo: "bets of game " + gameID, Entries: entries}); err != nil {
+		return fmt.Errorf("post the bets of game %s: %w", gameID, err)
+	}
+	now := s.now()
+	for i, b := range bets {
+		status, kind := BetLost, money.KindBetWinnings
+		switch {
+		case refund:
+			status, kind = BetRefunded, money.KindBetRefund
+		case onWinner[i]:
+			status = BetWon
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE bets SET status = ?, payout_minor = ? WHERE id = ?", status, payouts[i], b.ID); err != nil {
+			return err
+		}
+		if payouts[i] > 0 {
+			if err := money.RecordActivity(ctx, tx, money.Activity{UserID: b.Bettor, Kind: kind, AmountMinor: payouts[i],
+				Counterparty: "game " + gameID, GameID: gameID}, now); err != nil {
+				return err
+			}
+		}
+		if s.Notify != nil {
+			if err := s.Notify.Send(ctx, tx, b.Bettor, notify.BetSettled, BetSettledNotice{GameID: gameID, BetID: b.ID,
+				OnUserID: b.OnUserID, AmountMinor: b.Amount, Status: status, PayoutMinor: payouts[i]}); err != nil {
+				return err
+			}
+		}
+		if status == BetWon && s.BetRecorder != nil {
+			if err := s.BetRecorder.BetWon(ctx, tx, b.Bettor, gameID, payouts[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return s.queueTransfer(ctx, tx, gameID, KindSweep, s.money.DepositAddress().String(), total, "")
+}
