@@ -858,6 +858,12 @@ func kindWords(kind string) string {
 		return "Tip sent"
 	case money.KindTipReceived:
 		return "Tip received"
+	case money.KindBet:
+		return "Bet on a game"
+	case money.KindBetWinnings:
+		return "Bet winnings"
+	case money.KindBetRefund:
+		return "Refund of a bet"
 	case "payment":
 		return "Payment for an API request"
 	case "faucet":
