@@ -107,6 +107,13 @@ func (v *LiveViews) gameView(ctx context.Context, gameID string, viewer *web.Ide
 		g.Me = viewer.UserID
 		_, g.IsPlayer = names[viewer.UserID]
 	}
+	if len(meta.Players) == 2 && meta.Status != game.StatusWaiting {
+		b, err := v.pots.BetsOf(ctx, gameID)
+		if err != nil {
+			return g, err
+		}
+		g.Bets = betsView(b, names, g.Me)
+	}
 	return g, nil
 }
 

@@ -3,7 +3,7 @@
 // while the game is active, resuming from the last event seen, counts the
 // round timer down, keeps the
 // player's own pending choice until the next round, offers Connect Four's
-// drop buttons to the player on turn, and signs donations with the wallet.
+// drop buttons to the player on turn, and signs donations and bets with the wallet.
 (function () {
   "use strict";
   const page = document.querySelector("[data-game-page]");
@@ -106,6 +106,10 @@
       const closed = document.querySelector("[data-chat-closed]");
       if (closed) closed.classList.remove("hidden");
     }
+    // Betting closes at the first reveal or move: the form goes, the
+    // panel says so.
+    const bets = document.getElementById("bets");
+    if (bets && bets.dataset.open === "false") document.querySelectorAll("[data-bet-section]").forEach((el) => el.remove());
     const empty = document.querySelector("[data-chat-empty]");
     if (empty && document.querySelectorAll("[data-testid=chat-message]").length) empty.remove();
     const list = document.getElementById("chat-list");
@@ -120,9 +124,11 @@
   const toB64 = (bytes) => btoa(String.fromCharCode(...bytes));
   const fromB64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
 
-  const form = document.querySelector("[data-donate-form]");
-  if (form) {
-    const status = form.querySelector("[data-donate-status]");
+  // Money from the viewer's wallet into the game's escrow: a donation or a
+  // bet. prepare and submit are the API paths; body is what prepare takes
+  // besides the amount.
+  const signFlow = (form, what, path, body, done) => {
+    const status = form.querySelector("[role=status]");
     const button = form.querySelector("button");
     const say = (text, bad) => {
       status.textContent = text;
@@ -134,15 +140,15 @@
       button.disabled = true;
       try {
         const amount = w.parseUSDC(form.elements.amount.value);
-        say("Preparing the donation…");
+        say("Preparing the " + what + "…");
         const me = await w.apiGet("/users/me");
-        const prepared = await w.api("/games/" + gameId + "/donations/prepare", { amountMinor: amount });
+        const prepared = await w.api(path + "/prepare", Object.assign({ amountMinor: amount }, body()));
         const wallet = await w.walletForSigning(me.walletAddress);
-        say("Approve the donation in " + wallet.name + "…");
+        say("Approve the " + what + " in " + wallet.name + "…");
         const signed = await wallet.signTransaction(fromB64(prepared.transaction));
         say("Waiting for confirmation on chain…");
-        await w.api("/games/" + gameId + "/donations/submit", { intentId: prepared.intentId, signedTransaction: toB64(signed) });
-        say("Thank you! Your donation is in the pot.");
+        await w.api(path + "/submit", { intentId: prepared.intentId, signedTransaction: toB64(signed) });
+        say(done());
         form.elements.amount.value = "";
       } catch (err) {
         say(err && err.message ? err.message : String(err), true);
@@ -150,5 +156,15 @@
         button.disabled = false;
       }
     });
+  };
+
+  const donate = document.querySelector("[data-donate-form]");
+  if (donate) signFlow(donate, "donation", "/games/" + gameId + "/donations", () => ({}), () => "Thank you! Your donation is in the pot.");
+
+  const bet = document.querySelector("[data-bet-form]");
+  if (bet) {
+    const on = bet.elements.on;
+    signFlow(bet, "bet", "/games/" + gameId + "/bets", () => ({ onUserId: on.value }),
+      () => "Your bet on " + on.options[on.selectedIndex].text + " is in the pool.");
   }
 })();

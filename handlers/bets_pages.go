@@ -1,0 +1,57 @@
+package handlers
+
+import (
+	"strconv"
+
+	"wager/domain/money"
+	"wager/domain/pot"
+	"wager/views"
+)
+
+// betsView is a game's pools in words for the game page, with the
+// viewer's own bets when me is not "".
+func betsView(b pot.Bets, names map[string]string, me string) *views.BetsView {
+	v := &views.BetsView{Open: b.Open}
+	fee := b.TotalMinor * int64(b.FeeBps) / 10_000
+	for _, p := range b.Pools {
+		pv := views.PoolView{UserID: p.UserID, Username: names[p.UserID], Total: money.FormatUSDC(p.TotalMinor),
+			Odds: oddsWords(b.TotalMinor-fee, p.TotalMinor)}
+		if b.TotalMinor > 0 {
+			pv.Percent = int((p.TotalMinor*20+b.TotalMinor/2)/b.TotalMinor) * 5
+		}
+		v.Pools = append(v.Pools, pv)
+	}
+	if me == "" {
+		return v
+	}
+	for _, bet := range b.Bets {
+		if bet.UserID == me {
+			v.Mine = append(v.Mine, myBetWords(bet, names))
+		}
+	}
+	return v
+}
+
+// oddsWords is what a bet on a pool of poolMinor pays per USDC when the
+// bets after the fee come to netMinor, rounded down to hundredths.
+func oddsWords(netMinor, poolMinor int64) string {
+	if poolMinor == 0 {
+		return "no bets yet"
+	}
+	hundredths := netMinor * 100 / poolMinor
+	return "pays " + strconv.FormatFloat(float64(hundredths)/100, 'f', -1, 64) + "x"
+}
+
+// myBetWords is one of the viewer's bets: "1 USDC on alice · won 1.98 USDC".
+func myBetWords(b pot.Bet, names map[string]string) string {
+	s := money.FormatUSDC(b.AmountMinor) + " USDC on " + names[b.OnUserID] + " · "
+	switch b.Status {
+	case "won":
+		return s + "won " + money.FormatUSDC(b.PayoutMinor) + " USDC"
+	case "refunded":
+		return s + "refunded"
+	case "lost":
+		return s + "lost"
+	}
+	return s + "open"
+}
