@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -30,6 +31,11 @@ func TestANewcomersFirstMinutes(t *testing.T) {
 	contains(t, page.GetByTestId("scoreboard"), "demo_bot_", "TV shows the bots' game")
 	screenshot(t, page, "tv-signed-out")
 
+	watched, err := page.GetByTestId("sign-in-to-watch").GetAttribute("href")
+	if err != nil {
+		t.Fatal(err)
+	}
+	watched = watched[strings.Index(watched, "%2Fgame%2F")+len("%2Fgame%2F"):]
 	click(t, page, "sign-in-to-watch")
 	click(t, page, "dev-wallet")
 	visible(t, page.GetByTestId("nav-user"), "signed in")
@@ -38,7 +44,12 @@ func TestANewcomersFirstMinutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	me = strings.TrimSpace(me)
-	visible(t, page.GetByTestId("timer"), "back on the game, live")
+	// Back on the same game, following it: live, or its result when the
+	// bots finished it meanwhile (their games last seconds).
+	if err := expect.Page(page).ToHaveURL(regexp.MustCompile("/game/" + regexp.QuoteMeta(watched) + "$")); err != nil {
+		t.Fatalf("signing in did not return to the game on TV: %v", err)
+	}
+	visible(t, page.Locator("[data-testid=timer], [data-testid=result]").First(), "back on the game, live or just ended")
 
 	if _, err := page.Goto("/play"); err != nil {
 		t.Fatal(err)
