@@ -278,15 +278,7 @@ func (s *Service) PostDirectSystem(ctx context.Context, tx bun.Tx, senderID, rec
 	role := RoleSystem
 	r := row{ContextType: ContextDM, ContextID: pairKey(senderID, recipientID), SenderID: &senderID, RecipientID: &recipientID,
 		Text: clean, Role: &role, Metadata: meta, CreatedAt: now, SenderName: &name}
-	if _, err := tx.NewInsert().Model(&r).Exec(ctx); err != nil {
-		return Message{}, fmt.Errorf("store a system message from %s to %s: %w", senderID, recipientID, err)
-	}
-	for _, to := range []string{recipientID, senderID} {
-		if err := s.rooms.Tell(ctx, to, NoticeDM, r.messageFor(to)); err != nil {
-			return Message{}, err
-		}
-	}
-	return r.messageFor(senderID), nil
+	return s.storeDirect(ctx, tx, r)
 }
 
 // EitherBlocked reports whether one of the two users has blocked the
@@ -330,17 +322,22 @@ func (s *Service) sendDirect(ctx context.Context, tx bun.Tx, senderID, otherID, 
 	}
 	r := row{ContextType: ContextDM, ContextID: pairKey(senderID, otherID), SenderID: &senderID, RecipientID: &otherID,
 		Text: text, Metadata: json.RawMessage(`{}`), CreatedAt: now, SenderName: &name}
+	return s.storeDirect(ctx, tx, r)
+}
+
+// storeDirect stores a direct message; both users' sockets hear of it
+// (the sender's other tabs too), each seeing the conversation from their
+// side.
+func (s *Service) storeDirect(ctx context.Context, tx bun.Tx, r row) (Message, error) {
 	if _, err := tx.NewInsert().Model(&r).Exec(ctx); err != nil {
-		return Message{}, fmt.Errorf("store a direct message from %s to %s: %w", senderID, otherID, err)
+		return Message{}, fmt.Errorf("store a direct message from %s to %s: %w", *r.SenderID, *r.RecipientID, err)
 	}
-	// Both users' sockets hear of it (the sender's other tabs too), each
-	// seeing the conversation from their side.
-	for _, to := range []string{otherID, senderID} {
+	for _, to := range []string{*r.RecipientID, *r.SenderID} {
 		if err := s.rooms.Tell(ctx, to, NoticeDM, r.messageFor(to)); err != nil {
 			return Message{}, err
 		}
 	}
-	return r.messageFor(senderID), nil
+	return r.messageFor(*r.SenderID), nil
 }
 
 // checkRate returns RATE_LIMITED when the sender has posted RateLimit

@@ -2,10 +2,13 @@ package social
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"wager/domain/notify"
 )
@@ -84,23 +87,37 @@ type AchievementNotice struct {
 // (ctx one of db.Transact's): once ever, with a notification and an
 // activity entry the first time. It reports whether this call unlocked it.
 func (s *Service) Unlock(ctx context.Context, tx bun.Tx, userID, id string) (bool, error) {
-	a, ok := achievementByID[id]
-	if !ok {
-		return false, fmt.Errorf("unlock %s: no such achievement", id)
+	n, err := s.unlockAll(ctx, tx, userID, []string{id})
+	return n == 1, err
+}
+
+// unlockAll is Unlock of several achievements in one statement (a game's
+// end earns a few at once, mostly ones the player already has), and
+// returns how many were new.
+func (s *Service) unlockAll(ctx context.Context, tx bun.Tx, userID string, ids []string) (int, error) {
+	for _, id := range ids {
+		if _, ok := achievementByID[id]; !ok {
+			return 0, fmt.Errorf("unlock %s: no such achievement", id)
+		}
 	}
-	res, err := tx.NewRaw(`INSERT INTO user_achievements (user_id, achievement_id, unlocked_at) VALUES (?, ?, ?)
-		ON CONFLICT DO NOTHING`, userID, id, s.now()).Exec(ctx)
-	if err != nil {
-		return false, fmt.Errorf("unlock %s for %s: %w", id, userID, err)
+	var unlocked []string
+	err := tx.NewRaw(`INSERT INTO user_achievements (user_id, achievement_id, unlocked_at)
+		SELECT ?, id, ? FROM unnest(?::text[]) AS id ON CONFLICT DO NOTHING RETURNING achievement_id`,
+		userID, s.now(), pgdialect.Array(ids)).Scan(ctx, &unlocked)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("unlock %v for %s: %w", ids, userID, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return false, nil
+	for _, id := range unlocked {
+		a := achievementByID[id]
+		data := AchievementNotice{AchievementID: a.ID, Name: a.Name, Description: a.Description}
+		if err := s.notify.Send(ctx, tx, userID, notify.Achievement, data); err != nil {
+			return 0, err
+		}
+		if err := s.addActivity(ctx, tx, ActivityAchievement, userID, data); err != nil {
+			return 0, err
+		}
 	}
-	data := AchievementNotice{AchievementID: a.ID, Name: a.Name, Description: a.Description}
-	if err := s.notify.Send(ctx, tx, userID, notify.Achievement, data); err != nil {
-		return false, err
-	}
-	return true, s.addActivity(ctx, tx, ActivityAchievement, userID, data)
+	return len(unlocked), nil
 }
 
 // AchievementsOf returns the achievements a user has, earliest first.

@@ -168,12 +168,8 @@ func (s *Service) gameAchievements(ctx context.Context, tx bun.Tx, g game.Game, 
 			earned = append(earned, WinStreak3)
 		}
 	}
-	for _, id := range earned {
-		if _, err := s.Unlock(ctx, tx, userID, id); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := s.unlockAll(ctx, tx, userID, earned)
+	return err
 }
 
 // DonationConfirmed records a donation that went into a live game's pot,
