@@ -58,7 +58,10 @@ func TestTwoSpectatorsBetOnAGameLive(t *testing.T) {
 		click(t, b, "bet-submit")
 		wantText(t, b.GetByTestId("bet-status"), done, "the bet is confirmed")
 	}
+	wantText(t, b1.GetByTestId("my-bets-empty"), "No bets yet: yours show here as soon as they are in the pool.", "no bets of one's own yet")
 	bet(b1, name1, "1", "Your bet on "+name1+" is in the pool.")
+	wantTexts(t, b1.GetByTestId("my-bet"), []string{"1 USDC on " + name1 + " · open"}, "the new bet under \"Your bets\" without a reload")
+	count(t, b1.GetByTestId("my-bets-empty"), 0, "the empty state goes with the first bet")
 	wantTexts(t, b2.GetByTestId("bet-pool-total"), []string{"1", "0"}, "the other spectator sees the first bet live")
 	wantTexts(t, b2.GetByTestId("bet-pool-odds"), []string{"pays 0.99x", "no bets yet"}, "odds after the first bet")
 	bet(b2, name2, "3", "Your bet on "+name2+" is in the pool.")

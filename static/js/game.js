@@ -147,8 +147,8 @@
         say("Approve the " + what + " in " + wallet.name + "…");
         const signed = await wallet.signTransaction(fromB64(prepared.transaction));
         say("Waiting for confirmation on chain…");
-        await w.api(path + "/submit", { intentId: prepared.intentId, signedTransaction: toB64(signed) });
-        say(done());
+        const receipt = await w.api(path + "/submit", { intentId: prepared.intentId, signedTransaction: toB64(signed) });
+        say(done(receipt));
         form.elements.amount.value = "";
       } catch (err) {
         say(err && err.message ? err.message : String(err), true);
@@ -164,7 +164,18 @@
   const bet = document.querySelector("[data-bet-form]");
   if (bet) {
     const on = bet.elements.on;
-    signFlow(bet, "bet", "/games/" + gameId + "/bets", () => ({ onUserId: on.value }),
-      () => "Your bet on " + on.options[on.selectedIndex].text + " is in the pool.");
+    signFlow(bet, "bet", "/games/" + gameId + "/bets", () => ({ onUserId: on.value }), (receipt) => {
+      const name = on.options[on.selectedIndex].text;
+      // The new bet joins "Your bets" at once; a late one is refunded.
+      const list = document.querySelector("[data-my-bets]");
+      if (list) {
+        const li = document.createElement("li");
+        li.dataset.testid = "my-bet";
+        li.textContent = window.wagerWallet.formatUSDC(receipt.amountMinor) + " USDC on " + name + " · " + (receipt.refunded ? "refunded" : "open");
+        list.prepend(li);
+        document.querySelectorAll("[data-my-bets-empty]").forEach((el) => el.remove());
+      }
+      return receipt.refunded ? "Betting had closed: your bet is refunded to your platform balance." : "Your bet on " + name + " is in the pool.";
+    });
   }
 })();
