@@ -29,6 +29,7 @@ const (
 	CodeInsufficientFunds  = "INSUFFICIENT_FUNDS"
 	CodeAlreadySubmitted   = "ALREADY_SUBMITTED"
 	CodeBettingClosed      = "BETTING_CLOSED"
+	CodeInsufficientShares = "INSUFFICIENT_SHARES"
 	CodePayloadTooLarge    = "PAYLOAD_TOO_LARGE"
 	CodeUnsupportedMedia   = "UNSUPPORTED_MEDIA_TYPE"
 	CodeSDKVersionOutdated = "SDK_VERSION_OUTDATED"

@@ -23,6 +23,7 @@ import (
 	"wager/domain/chat"
 	"wager/domain/flags"
 	"wager/domain/game"
+	"wager/domain/market"
 	"wager/domain/money"
 	"wager/domain/notify"
 	"wager/domain/payments"
@@ -52,6 +53,7 @@ type Services struct {
 	Games    *game.Service
 	Chat     *chat.Service
 	Pot      *pot.Service
+	Market   *market.Service
 	Payments *payments.Service
 	Notify   *notify.Service
 	Social   *social.Service

@@ -864,6 +864,8 @@ func kindWords(kind string) string {
 		return "Bet winnings"
 	case money.KindBetRefund:
 		return "Refund of a bet"
+	case money.KindMarketPayout:
+		return "Market shares redeemed"
 	case "payment":
 		return "Payment for an API request"
 	case "faucet":

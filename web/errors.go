@@ -36,6 +36,7 @@ var statusByCode = map[string]int{
 	domain.CodeInsufficientFunds:  http.StatusConflict,
 	domain.CodeAlreadySubmitted:   http.StatusConflict,
 	domain.CodeBettingClosed:      http.StatusConflict,
+	domain.CodeInsufficientShares: http.StatusConflict,
 	domain.CodePayloadTooLarge:    http.StatusRequestEntityTooLarge,
 	domain.CodeUnsupportedMedia:   http.StatusUnsupportedMediaType,
 	domain.CodeSDKVersionOutdated: http.StatusUpgradeRequired,

@@ -22,6 +22,7 @@ const (
 	KindBetRefund      = "bet refund"      // a bet back, to the balance
 	KindTipSent        = "tip sent"        // from the tipper's wallet to another user's
 	KindTipReceived    = "tip received"    // into the recipient's wallet from another user's
+	KindMarketPayout   = "market payout"   // a resolved market's shares redeemed, to the balance
 )
 
 // Activity is one line of a user's wallet history.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"wager/domain"
 )
@@ -35,6 +36,10 @@ func SpectatorPot(gameID string) string { return "game:" + gameID + ":spectators
 
 // BetPool holds a game's bets until settlement.
 func BetPool(gameID string) string { return "game:" + gameID + ":bets" }
+
+// Market holds a game's prediction market money: what open buys lock and
+// the collateral of the shares outstanding.
+func Market(gameID string) string { return "game:" + gameID + ":market" }
 
 // Escrow is minus the USDC a game's escrow address holds on chain.
 func Escrow(gameID string) string { return "chain:escrow:" + gameID }
@@ -82,44 +87,84 @@ type PlatformBalance struct {
 // refund, deposit, withdrawal) can forget to tell. tell may be nil only
 // where nobody listens (the ledger's own tests) or no user account moves.
 func Post(ctx context.Context, tx bun.Tx, tell Teller, p Posting) (bool, error) {
-	var sum int64
-	for _, e := range p.Entries {
-		if e.Amount == 0 {
-			return false, fmt.Errorf("ledger: zero entry on %s", e.Account)
-		}
-		sum += e.Amount
-		if err := ensureAccount(ctx, tx, e.Account); err != nil {
-			return false, err // names the account
-		}
+	n, err := PostAll(ctx, tx, tell, []Posting{p})
+	return n == 1, err
+}
+
+// PostAll is Post of several postings, in order, in four statements
+// whatever their number (a market order's trades are posted together). It
+// returns how many were new; a posting whose reference was posted before
+// is skipped. INSUFFICIENT_FUNDS names the first posting's kind.
+func PostAll(ctx context.Context, tx bun.Tx, tell Teller, ps []Posting) (int, error) {
+	if len(ps) == 0 {
+		return 0, nil
 	}
-	if sum != 0 || len(p.Entries) < 2 {
-		return false, fmt.Errorf("ledger: %s %s does not balance (sum %d)", p.Kind, p.Reference, sum)
-	}
-	var id int64
-	err := tx.QueryRowContext(ctx, `INSERT INTO ledger_transactions (kind, reference, memo) VALUES (?, ?, ?)
-		ON CONFLICT (reference) DO NOTHING RETURNING id`, p.Kind, p.Reference, p.Memo).Scan(&id)
-	if err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return false, nil
-		}
-		return false, fmt.Errorf("record ledger transaction %s %s: %w", p.Kind, p.Reference, err)
-	}
-	for _, e := range p.Entries {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO ledger_entries (transaction_id, account_id, amount) VALUES (?, ?, ?)",
-			id, e.Account, e.Amount); err != nil {
-			var pgErr *pgconn.PgError
-			if errors.As(err, &pgErr) && pgErr.ConstraintName == "ledger_accounts_no_overdraft" {
-				return false, domain.Errorf(domain.CodeInsufficientFunds, "the balance does not cover %s", describe(p.Kind))
+	var accounts []string
+	kinds, refs, memos := make([]string, len(ps)), make([]string, len(ps)), make([]string, len(ps))
+	for i, p := range ps {
+		var sum int64
+		for _, e := range p.Entries {
+			if e.Amount == 0 {
+				return 0, fmt.Errorf("ledger: zero entry on %s", e.Account)
 			}
-			return false, fmt.Errorf("record the entry on %s of ledger transaction %s %s: %w", e.Account, p.Kind, p.Reference, err)
+			sum += e.Amount
+			if !slices.Contains(accounts, e.Account) {
+				accounts = append(accounts, e.Account)
+			}
 		}
+		if sum != 0 || len(p.Entries) < 2 {
+			return 0, fmt.Errorf("ledger: %s %s does not balance (sum %d)", p.Kind, p.Reference, sum)
+		}
+		kinds[i], refs[i], memos[i] = p.Kind, p.Reference, p.Memo
+	}
+	if err := ensureAccounts(ctx, tx, accounts); err != nil {
+		return 0, err
+	}
+	var created []struct {
+		ID        int64  `bun:"id"`
+		Reference string `bun:"reference"`
+	}
+	err := tx.NewRaw(`INSERT INTO ledger_transactions (kind, reference, memo)
+		SELECT * FROM unnest(?::text[], ?::text[], ?::text[]) ON CONFLICT (reference) DO NOTHING RETURNING id, reference`,
+		pgdialect.Array(kinds), pgdialect.Array(refs), pgdialect.Array(memos)).Scan(ctx, &created)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("record ledger transaction %s %s: %w", ps[0].Kind, ps[0].Reference, err)
+	}
+	if len(created) == 0 {
+		return 0, nil
+	}
+	ids := make(map[string]int64, len(created))
+	for _, c := range created {
+		ids[c.Reference] = c.ID
+	}
+	var txIDs, amounts []int64
+	var entryAccounts []string
+	var moved []Entry
+	for _, p := range ps { // in the postings' order: a debit before the credits that follow it
+		id, ok := ids[p.Reference]
+		if !ok {
+			continue
+		}
+		for _, e := range p.Entries {
+			txIDs, entryAccounts, amounts = append(txIDs, id), append(entryAccounts, e.Account), append(amounts, e.Amount)
+		}
+		moved = append(moved, p.Entries...)
+	}
+	if _, err := tx.NewRaw(`INSERT INTO ledger_entries (transaction_id, account_id, amount)
+		SELECT t, a, m FROM unnest(?::bigint[], ?::text[], ?::bigint[]) WITH ORDINALITY AS e(t, a, m, n) ORDER BY n`,
+		pgdialect.Array(txIDs), pgdialect.Array(entryAccounts), pgdialect.Array(amounts)).Exec(ctx); err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.ConstraintName == "ledger_accounts_no_overdraft" {
+			return 0, domain.Errorf(domain.CodeInsufficientFunds, "the balance does not cover %s", describe(ps[0].Kind))
+		}
+		return 0, fmt.Errorf("record the entries of ledger transaction %s %s: %w", ps[0].Kind, ps[0].Reference, err)
 	}
 	if tell != nil {
-		if err := tellBalances(ctx, tx, tell, p.Entries); err != nil {
-			return false, err
+		if err := tellBalances(ctx, tx, tell, moved); err != nil {
+			return 0, err
 		}
 	}
-	return true, nil
+	return len(created), nil
 }
 
 // tellBalances reads, in one query, the balances of the users whose
@@ -190,28 +235,38 @@ func describe(kind string) string {
 	return "this payment"
 }
 
-// ensureAccount creates user and game accounts on first use; platform
-// accounts exist from the migration. Only chain mirrors may go negative.
-func ensureAccount(ctx context.Context, tx bun.Tx, id string) error {
-	var kind string
-	var userID any
-	allowNegative := false
-	switch {
-	case strings.HasPrefix(id, "user:"):
-		uid, suffix, _ := strings.Cut(strings.TrimPrefix(id, "user:"), ":")
-		kind, userID = "user_"+suffix, uid
-	case strings.HasPrefix(id, "game:") && strings.HasSuffix(id, ":spectators"):
-		kind = "game_spectators"
-	case strings.HasPrefix(id, "game:") && strings.HasSuffix(id, ":bets"):
-		kind = "game_bets"
-	case strings.HasPrefix(id, "chain:escrow:"):
-		kind, allowNegative = "chain", true
-	default:
-		return nil // platform accounts exist from the migration
+// ensureAccounts creates user and game accounts on first use, in one
+// statement; platform accounts exist from the migration. Only chain
+// mirrors may go negative.
+func ensureAccounts(ctx context.Context, tx bun.Tx, ids []string) error {
+	var accounts, kinds []string
+	var users []*string
+	var negative []bool
+	for _, id := range ids {
+		var kind string
+		var userID *string
+		allowNegative := false
+		switch {
+		case strings.HasPrefix(id, "user:"):
+			uid, suffix, _ := strings.Cut(strings.TrimPrefix(id, "user:"), ":")
+			kind, userID = "user_"+suffix, &uid
+		case strings.HasPrefix(id, "game:"):
+			_, suffix, _ := strings.Cut(strings.TrimPrefix(id, "game:"), ":")
+			kind = "game_" + suffix // spectators, bets, market
+		case strings.HasPrefix(id, "chain:escrow:"):
+			kind, allowNegative = "chain", true
+		default:
+			continue // platform accounts exist from the migration
+		}
+		accounts, kinds, users, negative = append(accounts, id), append(kinds, kind), append(users, userID), append(negative, allowNegative)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO ledger_accounts (id, kind, user_id, allow_negative) VALUES (?, ?, ?, ?)
-		ON CONFLICT (id) DO NOTHING`, id, kind, userID, allowNegative); err != nil {
-		return fmt.Errorf("open ledger account %s: %w", id, err)
+	if len(accounts) == 0 {
+		return nil
+	}
+	if _, err := tx.NewRaw(`INSERT INTO ledger_accounts (id, kind, user_id, allow_negative)
+		SELECT * FROM unnest(?::text[], ?::text[], ?::uuid[], ?::boolean[]) ON CONFLICT (id) DO NOTHING`,
+		pgdialect.Array(accounts), pgdialect.Array(kinds), pgdialect.Array(users), pgdialect.Array(negative)).Exec(ctx); err != nil {
+		return fmt.Errorf("open ledger accounts %v: %w", accounts, err)
 	}
 	return nil
 }

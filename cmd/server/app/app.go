@@ -31,6 +31,7 @@ import (
 	"wager/domain/flags"
 	"wager/domain/game"
 	"wager/domain/game/rules"
+	"wager/domain/market"
 	"wager/domain/money"
 	"wager/domain/notify"
 	"wager/domain/payments"
@@ -60,6 +61,7 @@ type App struct {
 	Games    *game.Service
 	Chat     *chat.Service
 	Pot      *pot.Service
+	Market   *market.Service
 	Payments *payments.Service
 	Notify   *notify.Service
 	Social   *social.Service
@@ -162,7 +164,15 @@ func (a *App) build(ctx context.Context) error {
 	}
 	// A finished game is settled by the pot; the pot reads games.
 	var settle game.Settler = func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome) (game.Settlement, error) {
-		return a.Pot.Settle(ctx, tx, g, players, o)
+		out, err := a.Pot.Settle(ctx, tx, g, players, o)
+		if err != nil {
+			return out, err
+		}
+		names := make([]string, len(g.Seats))
+		for i, seat := range g.Seats {
+			names[i] = seat.Username
+		}
+		return out, a.Market.Resolve(ctx, tx, g.ID, players, names, o.Winner)
 	}
 	a.Ranking = ranking.New(bdb, now)
 	a.Referrals = referrals.New(bdb, a.Notify, a.Social, a.Rooms, now, cfg.ReferralBPS, cfg.PublicURL)
@@ -176,6 +186,8 @@ func (a *App) build(ctx context.Context) error {
 	a.Pot.Referrals = a.Referrals
 	a.Pot.BetRecorder = a.Social
 	a.Pot.Notify = a.Notify
+	a.Market = market.New(bdb, a.Rooms, a.Games, now)
+	a.Market.Notify, a.Market.Achievements = a.Notify, a.Social
 	confirmers[pot.KindDonation] = a.Pot.ConfirmDonation
 	confirmers[pot.KindBet] = a.Pot.ConfirmBet
 	a.Tips = tips.New(bdb, a.Users, a.Games, a.Money, a.Chat, a.Notify, a.Social, now)
@@ -198,7 +210,7 @@ func (a *App) build(ctx context.Context) error {
 	feed.hub = a.Live
 
 	a.HTTP = handlers.New(handlers.Services{DB: bdb, Flags: a.Flags, Users: a.Users, Auth: a.Auth, Money: a.Money,
-		Rooms: a.Rooms, Games: a.Games, Chat: a.Chat, Pot: a.Pot, Payments: a.Payments, Notify: a.Notify, Social: a.Social, Tips: a.Tips, Ranking: a.Ranking, Support: a.Support, Referrals: a.Referrals, Live: a.Live, Views: views, Bots: opponents,
+		Rooms: a.Rooms, Games: a.Games, Chat: a.Chat, Pot: a.Pot, Market: a.Market, Payments: a.Payments, Notify: a.Notify, Social: a.Social, Tips: a.Tips, Ranking: a.Ranking, Support: a.Support, Referrals: a.Referrals, Live: a.Live, Views: views, Bots: opponents,
 		LocalChain: a.LocalChain}, opts, log)
 	if unknown := limiter.UnknownOverrides(); len(unknown) > 0 {
 		return fmt.Errorf("invalid configuration: ABUSE_OVERRIDES names %s, which is not a charged endpoint (write METHOD /route as in the OpenAPI document)",

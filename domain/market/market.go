@@ -1,0 +1,217 @@
+// Package market runs a prediction market per two-player game: a limit
+// order book per game (see package engine) whose shares pay 1 USDC if
+// their player wins, paid from and to platform balances.
+//
+// Every order, cancel and resolution is one database transaction that
+// locks the game's row and then the market's row (the order in which a
+// game's settlement takes them), loads the resting orders the change can
+// cross, runs the engine on them, and writes the orders, trades, positions
+// and balanced ledger postings together, with a game:market event. So any
+// number of instances may take orders for one market.
+package market
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+
+	"wager/domain"
+	"wager/domain/game"
+	"wager/domain/room"
+)
+
+// Market statuses.
+const (
+	StatusOpen     = "open"     // the game is active: orders are taken
+	StatusClosed   = "closed"   // the game is not active and the market was never opened
+	StatusResolved = "resolved" // the game ended: shares pay what Resolution says
+)
+
+// Order statuses.
+const (
+	OrderOpen      = "open"
+	OrderFilled    = "filled"
+	OrderCancelled = "cancelled"
+)
+
+// EventMarket is the room event after every change of a market; its data
+// is the market's View.
+const EventMarket = "game:market"
+
+// Notifier sends a user a notification in the caller's transaction.
+type Notifier interface {
+	Send(ctx context.Context, tx bun.IDB, userID, typ string, data any) error
+}
+
+// Unlocker unlocks an achievement in the caller's transaction.
+type Unlocker interface {
+	Unlock(ctx context.Context, tx bun.Tx, userID, id string) (bool, error)
+}
+
+// Achievement unlocked by a user's first trade, and the notification type
+// of a resolution.
+const (
+	AchievementTrader  = "trader"
+	NoticeResolved     = "market_resolved"
+	defaultTradesLimit = 50
+)
+
+// Service takes orders, cancels, resolutions and redemptions.
+type Service struct {
+	db    *bun.DB
+	rooms *room.Log
+	games *game.Service
+	now   domain.Clock
+	// Notify tells holders their market resolved (nil: nobody).
+	Notify Notifier
+	// Achievements unlocks trader at a user's first trade (nil: none).
+	Achievements Unlocker
+}
+
+// New returns the market service.
+func New(bdb *bun.DB, rooms *room.Log, games *game.Service, now domain.Clock) *Service {
+	return &Service{db: bdb, rooms: rooms, games: games, now: now}
+}
+
+// Order is one limit order, as its owner sees it.
+type Order struct {
+	bun.BaseModel `bun:"table:market_orders"`
+
+	ID           string    `bun:"id,pk" json:"id"`
+	Seq          int64     `bun:"seq,nullzero" json:"-"`
+	GameID       string    `bun:"game_id" json:"gameId"`
+	UserID       string    `bun:"user_id" json:"-"`
+	Side         string    `bun:"side" json:"side" enum:"buy,sell"`
+	OutcomeID    string    `bun:"outcome_id" json:"outcomeId" doc:"the player the shares are of"`
+	PriceMinor   int64     `bun:"price_minor" json:"priceMinor"`
+	Shares       int64     `bun:"shares" json:"shares"`
+	FilledShares int64     `bun:"filled_shares" json:"filledShares"`
+	TimeInForce  string    `bun:"time_in_force" json:"timeInForce" enum:"GTC,IOC"`
+	Status       string    `bun:"status" json:"status" enum:"open,filled,cancelled"`
+	CreatedAt    time.Time `bun:"created_at" json:"createdAt"`
+	UpdatedAt    time.Time `bun:"updated_at" json:"-"`
+}
+
+// Fill is one trade of an order, at the price its owner paid or got per
+// share of the order's outcome.
+type Fill struct {
+	PriceMinor int64 `json:"priceMinor"`
+	Shares     int64 `json:"shares"`
+}
+
+// Placed is the answer to an order: the order as it stands after matching
+// and its trades.
+type Placed struct {
+	Order  Order  `json:"order"`
+	Trades []Fill `json:"trades"`
+}
+
+// Trade is one trade of a market, seen from its taker: the outcome the
+// taker bought or sold and the price per share of it.
+type Trade struct {
+	bun.BaseModel `bun:"table:market_trades"`
+
+	ID           int64     `bun:"id,pk,autoincrement" json:"id"`
+	GameID       string    `bun:"game_id" json:"-"`
+	Kind         string    `bun:"kind" json:"kind" enum:"transfer,mint,merge" doc:"transfer: shares changed hands; mint: a new pair was created; merge: a pair was destroyed"`
+	OutcomeID    string    `bun:"outcome_id" json:"outcomeId"`
+	PriceMinor   int64     `bun:"price_minor" json:"priceMinor"`
+	Shares       int64     `bun:"shares" json:"shares"`
+	MakerOrderID string    `bun:"maker_order_id" json:"-"`
+	TakerOrderID string    `bun:"taker_order_id" json:"-"`
+	CreatedAt    time.Time `bun:"created_at" json:"createdAt"`
+}
+
+// Position is what a user holds of one outcome.
+type Position struct {
+	OutcomeID    string `bun:"outcome_id" json:"outcomeId"`
+	Shares       int64  `bun:"shares" json:"shares" doc:"shares held, lockedShares included"`
+	LockedShares int64  `bun:"locked_shares" json:"lockedShares" doc:"shares open sell orders hold"`
+	CostMinor    int64  `bun:"cost_minor" json:"costMinor" doc:"paid for shares less received for shares sold"`
+}
+
+// Redeemed is the answer to a redemption.
+type Redeemed struct {
+	RedeemedMinor int64 `json:"redeemedMinor"`
+}
+
+// ResolvedNotice is the data of a market_resolved notification.
+type ResolvedNotice struct {
+	GameID          string `json:"gameId"`
+	WinnerID        string `json:"winnerId,omitempty" doc:"empty after a draw or a cancellation"`
+	RedeemableMinor int64  `json:"redeemableMinor" doc:"what the holder's shares pay out at redemption"`
+}
+
+// OrderRequest is the body of an order.
+type OrderRequest struct {
+	OutcomeID   string `json:"outcomeId" doc:"the player whose shares to trade"`
+	PriceMinor  int64  `json:"priceMinor" minimum:"10000" maximum:"990000" multipleOf:"10000" doc:"per share, a multiple of 10000"`
+	Shares      int64  `json:"shares" minimum:"1" maximum:"100000"`
+	TimeInForce string `json:"timeInForce,omitempty" enum:"GTC,IOC" doc:"GTC (default): the unfilled rest stays on the book; IOC: it is cancelled"`
+}
+
+// marketRow is the market's row as an order reads it.
+type marketRow struct {
+	Outcomes   []string `bun:"outcomes,array"`
+	Status     string   `bun:"status"`
+	LastPrice  []int64  `bun:"last_price,array"`
+	Volume     []int64  `bun:"volume,array"`
+	Resolution []int64  `bun:"resolution,array"`
+	Names      []string `bun:"-"` // the players' usernames, in the order of Outcomes
+}
+
+func (m marketRow) outcome(userID string) int { return slices.Index(m.Outcomes, userID) }
+
+// lock takes the game's row and then the market's (creating the market on
+// first use, its outcomes the players in seat order), and returns the
+// game's status and the market. names are the players' usernames.
+func (s *Service) lock(ctx context.Context, tx bun.Tx, gameID string, players, names []string) (string, marketRow, error) {
+	var status string
+	var m marketRow
+	if err := tx.QueryRowContext(ctx, "SELECT status FROM games WHERE id = ? FOR NO KEY UPDATE", gameID).Scan(&status); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return "", m, domain.Errorf(domain.CodeNotFound, "no such game")
+		}
+		return "", m, fmt.Errorf("lock game %s: %w", gameID, err)
+	}
+	err := tx.NewRaw(`INSERT INTO markets (game_id, outcomes, status, created_at) VALUES (?, ?, 'open', ?)
+		ON CONFLICT (game_id) DO UPDATE SET status = markets.status
+		RETURNING outcomes, status, last_price, volume, resolution`, gameID, pgdialect.Array(players), s.now()).Scan(ctx, &m)
+	if err != nil {
+		return "", m, fmt.Errorf("lock the market of game %s: %w", gameID, err)
+	}
+	m.Names = names
+	return status, m, nil
+}
+
+// players returns a game's metadata and its players' ids in seat order,
+// NOT_FOUND when there is no such game.
+func (s *Service) players(ctx context.Context, gameID string) (game.Meta, []string, error) {
+	id, ok := domain.CanonicalID(gameID)
+	if !ok {
+		return game.Meta{}, nil, domain.Errorf(domain.CodeNotFound, "no such game")
+	}
+	g, err := s.games.Metadata(ctx, id)
+	if err != nil {
+		return g, nil, err
+	}
+	ids := make([]string, len(g.Players))
+	for i, p := range g.Players {
+		ids[i] = p.UserID
+	}
+	return g, ids, nil
+}
+
+func namesOf(g game.Meta) []string {
+	names := make([]string, len(g.Players))
+	for i, p := range g.Players {
+		names[i] = p.Username
+	}
+	return names
+}

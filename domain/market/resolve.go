@@ -1,0 +1,137 @@
+package market
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+
+	"wager/db"
+	"wager/domain"
+	"wager/domain/market/engine"
+	"wager/domain/money"
+)
+
+// Resolve closes and resolves a finished game's market in the game's
+// settlement transaction tx: every open order is cancelled and what it
+// locks released, then a share of the winner pays One and of the loser
+// nothing, or each pays half after a draw or a cancellation (winner "").
+// Holders get a market_resolved notification. The market row is created
+// resolved when the game never had one, so no order can open it later. A
+// second call changes nothing.
+func (s *Service) Resolve(ctx context.Context, tx bun.Tx, gameID string, players, names []string, winner string) error {
+	if len(players) != 2 {
+		return nil
+	}
+	if len(names) != len(players) {
+		names = make([]string, len(players))
+		for i, id := range players {
+			if err := tx.NewSelect().Table("users").Column("username").Where("id = ?", id).Scan(ctx, &names[i]); err != nil {
+				return fmt.Errorf("read the username of player %s: %w", id, err)
+			}
+		}
+	}
+	_, m, err := s.lock(ctx, tx, gameID, players, names)
+	if err != nil || m.Status == StatusResolved {
+		return err
+	}
+	var open []Order
+	if err := tx.NewRaw(`UPDATE market_orders SET status = 'cancelled', updated_at = ? WHERE game_id = ? AND status = 'open'
+		RETURNING id, seq, user_id, side, outcome_id, price_minor, shares, filled_shares`, s.now(), gameID).Scan(ctx, &open); err != nil &&
+		!errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("cancel the open orders of the market of game %s: %w", gameID, err)
+	}
+	fx := newEffects(gameID, "", map[slot]*holding{})
+	for _, o := range open {
+		if o.Side == "buy" {
+			fx.release(o.engineOrder(m), o.Shares-o.FilledShares, "market-cancel:"+o.ID)
+		}
+	}
+	if _, err := money.PostAll(ctx, tx, s.rooms, fx.postings); err != nil {
+		return err
+	}
+	m.Resolution = []int64{engine.One / 2, engine.One / 2}
+	if i := m.outcome(winner); i >= 0 {
+		m.Resolution[i], m.Resolution[1-i] = engine.One, 0
+	}
+	m.Status = StatusResolved
+	var holders []struct {
+		UserID     string `bun:"user_id"`
+		Redeemable int64  `bun:"redeemable"`
+	}
+	if err := tx.NewRaw(`WITH unlocked AS (
+			UPDATE market_positions SET locked_shares = 0 WHERE game_id = ? AND locked_shares > 0 RETURNING 1
+		), resolved AS (
+			UPDATE markets SET status = 'resolved', resolution = ?, resolved_at = ? WHERE game_id = ? RETURNING 1
+		)
+		SELECT user_id, sum(shares * CASE WHEN outcome_id = ? THEN ?::bigint ELSE ?::bigint END) AS redeemable
+		FROM market_positions WHERE game_id = ? AND shares > 0 GROUP BY user_id ORDER BY user_id`,
+		gameID, pgdialect.Array(m.Resolution), s.now(), gameID, m.Outcomes[0], m.Resolution[0], m.Resolution[1], gameID).
+		Scan(ctx, &holders); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("resolve the market of game %s: %w", gameID, err)
+	}
+	if s.Notify != nil {
+		for _, h := range holders {
+			if err := s.Notify.Send(ctx, tx, h.UserID, NoticeResolved, ResolvedNotice{GameID: gameID, WinnerID: winner,
+				RedeemableMinor: h.Redeemable}); err != nil {
+				return err
+			}
+		}
+	}
+	return s.announce(ctx, tx, gameID, m, nil)
+}
+
+// Redeem pays userID what their shares in a resolved market are worth, to
+// their available balance, once: the shares are gone after it, so a second
+// call (or a concurrent one) pays 0. Errors: NOT_FOUND, CONFLICT (the
+// market is not resolved yet).
+func (s *Service) Redeem(ctx context.Context, userID, gameID string) (Redeemed, error) {
+	g, _, err := s.players(ctx, gameID)
+	if err != nil {
+		return Redeemed{}, err
+	}
+	var out Redeemed
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		out = Redeemed{}
+		var m marketRow
+		err := tx.NewSelect().Table("markets").Column("outcomes", "status", "resolution").Where("game_id = ?", g.GameID).Scan(ctx, &m)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("read the market of game %s: %w", g.GameID, err)
+		}
+		if m.Status != StatusResolved {
+			return domain.Errorf(domain.CodeConflict, "the market pays out once the game is over")
+		}
+		var paid []struct {
+			Shares int64 `bun:"shares"`
+			Payout int64 `bun:"payout"`
+		}
+		// The rows' locks make a concurrent redemption wait and then find
+		// no shares left.
+		if err := tx.NewRaw(`UPDATE market_positions AS p SET shares = 0,
+				redeemed_minor = coalesce(p.redeemed_minor, 0) + p.shares * CASE WHEN p.outcome_id = ? THEN ?::bigint ELSE ?::bigint END
+			FROM (SELECT outcome_id, shares FROM market_positions WHERE game_id = ? AND user_id = ? AND shares > 0 FOR UPDATE) AS old
+			WHERE p.game_id = ? AND p.user_id = ? AND p.outcome_id = old.outcome_id
+			RETURNING old.shares, old.shares * CASE WHEN p.outcome_id = ? THEN ?::bigint ELSE ?::bigint END AS payout`,
+			m.Outcomes[0], m.Resolution[0], m.Resolution[1], g.GameID, userID, g.GameID, userID,
+			m.Outcomes[0], m.Resolution[0], m.Resolution[1]).Scan(ctx, &paid); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("redeem the shares of %s in the market of game %s: %w", userID, g.GameID, err)
+		}
+		for _, p := range paid {
+			out.RedeemedMinor += p.Payout
+		}
+		if out.RedeemedMinor == 0 {
+			return nil
+		}
+		if _, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: "market_redeem", Reference: "market-redeem:" + g.GameID + ":" + userID,
+			Memo: "market of game " + g.GameID, Entries: []money.Entry{{Account: money.Market(g.GameID), Amount: -out.RedeemedMinor},
+				{Account: money.Available(userID), Amount: out.RedeemedMinor}}}); err != nil {
+			return err
+		}
+		return money.RecordActivity(ctx, tx, money.Activity{UserID: userID, Kind: money.KindMarketPayout, AmountMinor: out.RedeemedMinor,
+			Counterparty: "game " + g.GameID, GameID: g.GameID}, s.now())
+	})
+	return out, err
+}
