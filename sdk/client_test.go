@@ -165,6 +165,14 @@ func TestPaymentRequiredIsPaidUnderTheCap(t *testing.T) {
 	if r.JSON200 == nil || r.JSON200.Bio != bio {
 		t.Fatalf("PATCH /users/me/profile: %+v", r.JSON200)
 	}
+	if got := wallet - onChainUSDC(t, c); got != price {
+		t.Errorf("the wallet paid %d on chain, want one payment of %d", got, price)
+	}
+	if got := treasury(t, s) - fees; got != price {
+		t.Errorf("the treasury got %d, want %d", got, price)
+	}
+
+	// The next one over the threshold is paid again, once.
 	if got := me(t, c).Bio; got != bio {
 		t.Fatalf("GET /users/me after paying: bio %q, want %q", got, bio)
 	}
