@@ -202,12 +202,11 @@ const pongWait = 60 * time.Second
 func (f *Follow) run(ctx context.Context, conn *websocket.Conn) {
 	defer close(f.out)
 	for {
-		done, err := f.read(ctx, conn)
+		done := f.read(ctx, conn)
 		conn.Close()
 		if done || ctx.Err() != nil {
 			return
 		}
-		_ = err // a broken socket: reconnect below
 		conn = f.reconnect(ctx)
 		if conn == nil {
 			return
@@ -257,9 +256,10 @@ func (f *Follow) fail(err error) {
 // errCompleted stops reading after game:completed.
 var errCompleted = errors.New("game completed")
 
-// read delivers the socket's events until it breaks (false) or the game
-// completes or ctx ends (true).
-func (f *Follow) read(ctx context.Context, conn *websocket.Conn) (done bool, err error) {
+// read delivers the socket's events until it breaks (false: reconnect),
+// or following is over (true): the game completed, ctx ended, or an error
+// that Err reports.
+func (f *Follow) read(ctx context.Context, conn *websocket.Conn) (done bool) {
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	conn.SetReadDeadline(time.Now().Add(pongWait))
@@ -270,7 +270,7 @@ func (f *Follow) read(ctx context.Context, conn *websocket.Conn) (done bool, err
 	for {
 		var fr frame
 		if err := conn.ReadJSON(&fr); err != nil {
-			return ctx.Err() != nil, err
+			return ctx.Err() != nil
 		}
 		conn.SetReadDeadline(time.Now().Add(pongWait))
 		if fr.GameID != "" && !strings.EqualFold(fr.GameID, f.gameID) {
@@ -279,18 +279,21 @@ func (f *Follow) read(ctx context.Context, conn *websocket.Conn) (done bool, err
 		switch fr.Type {
 		case "event":
 			if err := f.deliver(ctx, fr); err != nil {
-				return true, err
+				if err != errCompleted && ctx.Err() == nil {
+					f.fail(err)
+				}
+				return true
 			}
 		case "resync":
 			// Left the room: rejoin after the last seq on the same socket.
 			if err := conn.WriteJSON(map[string]any{"type": "join-game", "gameId": f.gameID, "lastSeq": f.last}); err != nil {
-				return false, err
+				return false
 			}
 		case "error":
 			if fr.Code == "GAME_NOT_ACTIVE" || fr.Code == "NOT_FOUND" {
 				// A rejoin after the game ended: the rest is on record.
 				f.finish(ctx)
-				return true, nil
+				return true
 			}
 		}
 	}
