@@ -7,6 +7,7 @@ export BROWSERSLIST_IGNORE_OLD_DATA := 1
 GENERATED_LIST = find views -name '*_templ.go'; echo static/css/app.css static/js/htmx.min.js static/js/ws.js
 GENERATED_LIST += ; echo static/js/swagger-ui-bundle.js static/js/swagger-ui-bundle.js.LICENSE.txt static/css/swagger-ui.css
 GENERATED_LIST += ; echo static/js/uplot.min.js static/css/uplot.min.css
+GENERATED_LIST += ; echo sdk/openapi.json sdk/api/api.gen.go
 
 .PHONY: run test setup-db setup-test generate check-generated lint
 
@@ -41,18 +42,20 @@ generate: node_modules/.installed
 	cp node_modules/swagger-ui-dist/swagger-ui-bundle.js.LICENSE.txt static/js/swagger-ui-bundle.js.LICENSE.txt
 	cp node_modules/uplot/dist/uPlot.iife.min.js static/js/uplot.min.js
 	cp node_modules/uplot/dist/uPlot.min.css static/css/uplot.min.css
+	$(GO) run ./cmd/server -openapi sdk/openapi.json
+	cd sdk && $(GO) tool oapi-codegen -config oapi-codegen.yaml openapi.json
 
 check-generated:
 	@before=$$( { $(GENERATED_LIST); } | tr ' ' '\n' | sort | xargs sha256sum | sha256sum ); \
 	$(MAKE) -s generate; \
 	after=$$( { $(GENERATED_LIST); } | tr ' ' '\n' | sort | xargs sha256sum | sha256sum ); \
 	if [ "$$before" != "$$after" ]; then \
-		echo "generated files were stale; they are regenerated now: commit them"; git status --short views static; exit 1; \
+		echo "generated files were stale; they are regenerated now: commit them"; git status --short views static sdk; exit 1; \
 	fi
 
 lint:
 	$(GO) vet ./...
 	@$(GO) mod tidy -diff >/dev/null || { echo "go mod tidy would change go.mod/go.sum: run it and commit"; exit 1; }
 	$(GO) tool staticcheck ./...
-	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$') cmd web views static handlers domain db chain e2e 2>/dev/null | sort -u); \
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$') cmd web views static handlers domain db chain e2e sdk 2>/dev/null | sort -u); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

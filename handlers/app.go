@@ -170,3 +170,16 @@ func (a *App) Operations() http.Handler {
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	return mux
 }
+
+// Document builds the route table without any service behind it and
+// returns its OpenAPI document: the one GET /openapi.json serves with the
+// same options, for writing it out without a database, a chain or a
+// listening server. The routes are registered, never called.
+func Document(o Options) *web.OpenAPI {
+	if o.MinSDKVersion == "" {
+		o.MinSDKVersion = "1.0.0"
+	}
+	limiter := payments.NewLimiter(nil, domain.SystemClock, 1, time.Minute, nil)
+	s := Services{Payments: payments.New(nil, nil, nil, limiter, domain.SystemClock, slog.New(slog.DiscardHandler), payments.Config{})}
+	return New(s, o, slog.New(slog.DiscardHandler)).Docs
+}

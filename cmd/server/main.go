@@ -4,6 +4,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"wager/cmd/server/app"
+	"wager/handlers"
 	"wager/web"
 )
 
@@ -36,8 +39,19 @@ func getenv(name string) string {
 }
 
 // run starts the server and blocks until ctx is done or SIGINT/SIGTERM
-// arrives, then stops it gracefully.
+// arrives, then stops it gracefully. With -openapi FILE it writes the API's
+// OpenAPI document to FILE ("-": stdout) instead, touching nothing else.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	if len(args) > 1 {
+		fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
+		openapi := fs.String("openapi", "", "write the OpenAPI document of the API (with the development routes) to this file, - for stdout, and exit")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if *openapi != "" {
+			return writeOpenAPI(*openapi, stdout)
+		}
+	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -89,4 +103,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	return web.Serve(ctx, srv, ln, log)
+}
+
+// writeOpenAPI writes the document GET /openapi.json serves on the
+// embedded chain with DEV_FAUCET=true (so it lists the development routes
+// too), indented, to path or, for "-", to stdout.
+func writeOpenAPI(path string, stdout io.Writer) error {
+	doc := handlers.Document(handlers.Options{DevFaucet: true, EmbeddedChain: true, ChainID: "localnet"}).Document()
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if path == "-" {
+		_, err = stdout.Write(b)
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }

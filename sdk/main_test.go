@@ -1,0 +1,120 @@
+package wager_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/gagliardetto/solana-go"
+	"github.com/google/uuid"
+
+	"wager/cmd/server/app"
+	"wager/db/dbtest"
+	wager "wager/sdk"
+	"wager/sdk/api"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+// server is the whole app on a fresh database, served over real HTTP.
+type server struct {
+	*app.App
+	URL string
+}
+
+// startServer starts the app with env on top of the defaults (the
+// embedded chain with its faucet, no handshake limit per address) on a
+// database of the test's own, listening on a local port.
+func startServer(t *testing.T, env map[string]string) *server {
+	t.Helper()
+	dataDir := t.TempDir()
+	all := map[string]string{"DATABASE_URL": dbtest.Fresh(t), "DATA_DIR": dataDir, "DEV_FAUCET": "true", "AUTH_RATE_LIMIT": "0"}
+	for k, v := range env {
+		all[k] = v
+	}
+	cfg, err := app.LoadConfig(func(k string) string { return all[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	if os.Getenv("TEST_LOG") != "" {
+		log = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	a, err := app.New(context.Background(), cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(srv.Close) // before the app closes
+	return &server{App: a, URL: srv.URL}
+}
+
+// newClient returns a client of s with a new wallet.
+func (s *server) newClient(t *testing.T, opts ...wager.Option) *wager.Client {
+	t.Helper()
+	key, err := solana.NewRandomPrivateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := wager.New(s.URL, append([]wager.Option{wager.WithWallet(key), wager.WithAppID("sdk-test")}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// fund gives the client's wallet usdc minor units and SOL from the
+// development faucet.
+func fund(t *testing.T, c *wager.Client, usdc int64) {
+	t.Helper()
+	if _, err := c.API.PostDevFaucetWithResponse(t.Context(), nil,
+		api.PostDevFaucetJSONRequestBody{Address: c.Wallet().String(), AmountMinor: usdc}); err != nil {
+		t.Fatalf("faucet: %v", err)
+	}
+}
+
+// me returns the signed-in user's profile.
+func me(t *testing.T, c *wager.Client) api.UserProfile {
+	t.Helper()
+	r, err := c.API.GetUsersMeWithResponse(t.Context(), nil)
+	if err != nil {
+		t.Fatalf("GET /users/me: %v", err)
+	}
+	return *r.JSON200
+}
+
+// match starts a free rps game of rounds between two new players and
+// returns them and the game's id.
+func (s *server) match(t *testing.T, rounds int) (first, second *wager.Client, gameID string) {
+	t.Helper()
+	ctx := t.Context()
+	first, second = s.newClient(t), s.newClient(t)
+	settings := map[string]any{"rounds": rounds, "roundSeconds": 120}
+	l, err := first.API.PostLobbiesWithResponse(ctx, nil, api.LobbyRequest{GameType: "rps", Settings: &settings})
+	if err != nil {
+		t.Fatalf("open a lobby: %v", err)
+	}
+	lobby := uuid.MustParse(l.JSON201.Id)
+	if _, err := first.API.PostLobbiesByIdJoinQueueWithResponse(ctx, lobby, nil); err != nil {
+		t.Fatalf("first joins: %v", err)
+	}
+	j, err := second.API.PostLobbiesByIdJoinQueueWithResponse(ctx, lobby, nil)
+	if err != nil || j.JSON200.GameId == nil {
+		t.Fatalf("second joins: %v %+v", err, j)
+	}
+	return first, second, *j.JSON200.GameId
+}
+
+// move plays a move in a game.
+func move(t *testing.T, c *wager.Client, gameID, m string) {
+	t.Helper()
+	_, err := c.API.PostGamesByIdActionsWithBodyWithResponse(t.Context(), uuid.MustParse(gameID), nil, "application/json",
+		strings.NewReader(`{"type": "move", "move": "`+m+`"}`))
+	if err != nil {
+		t.Fatalf("move %s: %v", m, err)
+	}
+}
