@@ -18,6 +18,123 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for MarketOrderSide.
+const (
+	Buy  MarketOrderSide = "buy"
+	Sell MarketOrderSide = "sell"
+)
+
+// Valid indicates whether the value is a known member of the MarketOrderSide enum.
+func (e MarketOrderSide) Valid() bool {
+	switch e {
+	case Buy:
+		return true
+	case Sell:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MarketOrderStatus.
+const (
+	MarketOrderStatusCancelled MarketOrderStatus = "cancelled"
+	MarketOrderStatusFilled    MarketOrderStatus = "filled"
+	MarketOrderStatusOpen      MarketOrderStatus = "open"
+)
+
+// Valid indicates whether the value is a known member of the MarketOrderStatus enum.
+func (e MarketOrderStatus) Valid() bool {
+	switch e {
+	case MarketOrderStatusCancelled:
+		return true
+	case MarketOrderStatusFilled:
+		return true
+	case MarketOrderStatusOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MarketOrderTimeInForce.
+const (
+	MarketOrderTimeInForceGTC MarketOrderTimeInForce = "GTC"
+	MarketOrderTimeInForceIOC MarketOrderTimeInForce = "IOC"
+)
+
+// Valid indicates whether the value is a known member of the MarketOrderTimeInForce enum.
+func (e MarketOrderTimeInForce) Valid() bool {
+	switch e {
+	case MarketOrderTimeInForceGTC:
+		return true
+	case MarketOrderTimeInForceIOC:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MarketOrderRequestTimeInForce.
+const (
+	MarketOrderRequestTimeInForceGTC MarketOrderRequestTimeInForce = "GTC"
+	MarketOrderRequestTimeInForceIOC MarketOrderRequestTimeInForce = "IOC"
+)
+
+// Valid indicates whether the value is a known member of the MarketOrderRequestTimeInForce enum.
+func (e MarketOrderRequestTimeInForce) Valid() bool {
+	switch e {
+	case MarketOrderRequestTimeInForceGTC:
+		return true
+	case MarketOrderRequestTimeInForceIOC:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MarketTradeKind.
+const (
+	Merge    MarketTradeKind = "merge"
+	Mint     MarketTradeKind = "mint"
+	Transfer MarketTradeKind = "transfer"
+)
+
+// Valid indicates whether the value is a known member of the MarketTradeKind enum.
+func (e MarketTradeKind) Valid() bool {
+	switch e {
+	case Merge:
+		return true
+	case Mint:
+		return true
+	case Transfer:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MarketViewStatus.
+const (
+	MarketViewStatusClosed   MarketViewStatus = "closed"
+	MarketViewStatusOpen     MarketViewStatus = "open"
+	MarketViewStatusResolved MarketViewStatus = "resolved"
+)
+
+// Valid indicates whether the value is a known member of the MarketViewStatus enum.
+func (e MarketViewStatus) Valid() bool {
+	switch e {
+	case MarketViewStatusClosed:
+		return true
+	case MarketViewStatusOpen:
+		return true
+	case MarketViewStatusResolved:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ReferralsRewardStatus.
 const (
 	Claimed ReferralsRewardStatus = "claimed"
@@ -760,6 +877,131 @@ type MaintenanceStatus struct {
 	// RetryAfterSeconds when to check again; 0 when not in maintenance
 	RetryAfterSeconds int64 `json:"retryAfterSeconds"`
 }
+
+// MarketBookView defines model for MarketBookView.
+type MarketBookView struct {
+	Asks      []MarketLevel `json:"asks"`
+	Bids      []MarketLevel `json:"bids"`
+	OutcomeId string        `json:"outcomeId"`
+}
+
+// MarketFill defines model for MarketFill.
+type MarketFill struct {
+	PriceMinor int64 `json:"priceMinor"`
+	Shares     int64 `json:"shares"`
+}
+
+// MarketLevel defines model for MarketLevel.
+type MarketLevel struct {
+	PriceMinor int64 `json:"priceMinor"`
+	Shares     int64 `json:"shares"`
+}
+
+// MarketOrder defines model for MarketOrder.
+type MarketOrder struct {
+	CreatedAt    time.Time `json:"createdAt"`
+	FilledShares int64     `json:"filledShares"`
+	GameId       string    `json:"gameId"`
+	Id           string    `json:"id"`
+
+	// OutcomeId the player the shares are of
+	OutcomeId   string                 `json:"outcomeId"`
+	PriceMinor  int64                  `json:"priceMinor"`
+	Shares      int64                  `json:"shares"`
+	Side        MarketOrderSide        `json:"side"`
+	Status      MarketOrderStatus      `json:"status"`
+	TimeInForce MarketOrderTimeInForce `json:"timeInForce"`
+}
+
+// MarketOrderSide defines model for MarketOrder.Side.
+type MarketOrderSide string
+
+// MarketOrderStatus defines model for MarketOrder.Status.
+type MarketOrderStatus string
+
+// MarketOrderTimeInForce defines model for MarketOrder.TimeInForce.
+type MarketOrderTimeInForce string
+
+// MarketOrderRequest defines model for MarketOrderRequest.
+type MarketOrderRequest struct {
+	// OutcomeId the player whose shares to trade
+	OutcomeId string `json:"outcomeId"`
+
+	// PriceMinor per share, a multiple of 10000
+	PriceMinor int64 `json:"priceMinor"`
+	Shares     int64 `json:"shares"`
+
+	// TimeInForce GTC (default): the unfilled rest stays on the book; IOC: it is cancelled
+	TimeInForce *MarketOrderRequestTimeInForce `json:"timeInForce,omitempty"`
+}
+
+// MarketOrderRequestTimeInForce GTC (default): the unfilled rest stays on the book; IOC: it is cancelled
+type MarketOrderRequestTimeInForce string
+
+// MarketOutcomeView defines model for MarketOutcomeView.
+type MarketOutcomeView struct {
+	BestAskMinor   *int64 `json:"bestAskMinor"`
+	BestBidMinor   *int64 `json:"bestBidMinor"`
+	LastPriceMinor *int64 `json:"lastPriceMinor"`
+	OutcomeId      string `json:"outcomeId"`
+	Username       string `json:"username"`
+	VolumeShares   int64  `json:"volumeShares"`
+}
+
+// MarketPlaced defines model for MarketPlaced.
+type MarketPlaced struct {
+	Order  MarketOrder  `json:"order"`
+	Trades []MarketFill `json:"trades"`
+}
+
+// MarketPosition defines model for MarketPosition.
+type MarketPosition struct {
+	// CostMinor paid for shares less received for shares sold
+	CostMinor int64 `json:"costMinor"`
+
+	// LockedShares shares open sell orders hold
+	LockedShares int64  `json:"lockedShares"`
+	OutcomeId    string `json:"outcomeId"`
+
+	// Shares shares held, lockedShares included
+	Shares int64 `json:"shares"`
+}
+
+// MarketRedeemed defines model for MarketRedeemed.
+type MarketRedeemed struct {
+	RedeemedMinor int64 `json:"redeemedMinor"`
+}
+
+// MarketTrade defines model for MarketTrade.
+type MarketTrade struct {
+	CreatedAt time.Time `json:"createdAt"`
+	Id        int64     `json:"id"`
+
+	// Kind transfer: shares changed hands; mint: a new pair was created; merge: a pair was destroyed
+	Kind       MarketTradeKind `json:"kind"`
+	OutcomeId  string          `json:"outcomeId"`
+	PriceMinor int64           `json:"priceMinor"`
+	Shares     int64           `json:"shares"`
+}
+
+// MarketTradeKind transfer: shares changed hands; mint: a new pair was created; merge: a pair was destroyed
+type MarketTradeKind string
+
+// MarketView defines model for MarketView.
+type MarketView struct {
+	// Book per outcome, every price a trader can trade at now: a sell of the other outcome at p is a bid at 1000000 - p, a buy of it an ask
+	Book      []MarketBookView    `json:"book"`
+	GameId    string              `json:"gameId"`
+	LastTrade *MarketTrade        `json:"lastTrade"`
+	Outcomes  []MarketOutcomeView `json:"outcomes"`
+
+	// Resolution once resolved: what one share of each outcome pays, by outcomeId
+	Resolution map[string]int64 `json:"resolution"`
+	Status     MarketViewStatus `json:"status"`
+}
+
+// MarketViewStatus defines model for MarketView.Status.
+type MarketViewStatus string
 
 // MoneyActivity defines model for MoneyActivity.
 type MoneyActivity struct {
@@ -1978,6 +2220,63 @@ type GetGamesByIdEventsParams struct {
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
 
+// GetGamesByIdMarketParams defines parameters for GetGamesByIdMarket.
+type GetGamesByIdMarketParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// GetGamesByIdMarketOrdersParams defines parameters for GetGamesByIdMarketOrders.
+type GetGamesByIdMarketOrdersParams struct {
+	// Limit page size
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// PostGamesByIdMarketOrdersBuyParams defines parameters for PostGamesByIdMarketOrdersBuy.
+type PostGamesByIdMarketOrdersBuyParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// PostGamesByIdMarketOrdersSellParams defines parameters for PostGamesByIdMarketOrdersSell.
+type PostGamesByIdMarketOrdersSellParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// DeleteGamesByIdMarketOrdersByOrderIdParams defines parameters for DeleteGamesByIdMarketOrdersByOrderId.
+type DeleteGamesByIdMarketOrdersByOrderIdParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// GetGamesByIdMarketPositionsParams defines parameters for GetGamesByIdMarketPositions.
+type GetGamesByIdMarketPositionsParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// PostGamesByIdMarketRedeemParams defines parameters for PostGamesByIdMarketRedeem.
+type PostGamesByIdMarketRedeemParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// GetGamesByIdMarketTradesParams defines parameters for GetGamesByIdMarketTrades.
+type GetGamesByIdMarketTradesParams struct {
+	// Limit page size
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Before a trade's id: only older ones
+	Before *int64 `form:"before,omitempty" json:"before,omitempty"`
+
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
 // GetGamesByIdPotParams defines parameters for GetGamesByIdPot.
 type GetGamesByIdPotParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
@@ -2433,6 +2732,12 @@ type PostGamesByIdDonationsPrepareJSONRequestBody = DonationRequest
 
 // PostGamesByIdDonationsSubmitJSONRequestBody defines body for PostGamesByIdDonationsSubmit for application/json ContentType.
 type PostGamesByIdDonationsSubmitJSONRequestBody = SubmitRequest
+
+// PostGamesByIdMarketOrdersBuyJSONRequestBody defines body for PostGamesByIdMarketOrdersBuy for application/json ContentType.
+type PostGamesByIdMarketOrdersBuyJSONRequestBody = MarketOrderRequest
+
+// PostGamesByIdMarketOrdersSellJSONRequestBody defines body for PostGamesByIdMarketOrdersSell for application/json ContentType.
+type PostGamesByIdMarketOrdersSellJSONRequestBody = MarketOrderRequest
 
 // PostGamesByIdRematchLobbyJSONRequestBody defines body for PostGamesByIdRematchLobby for application/json ContentType.
 type PostGamesByIdRematchLobbyJSONRequestBody = RematchLobbyRequest
@@ -2984,6 +3289,78 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /games/{id}/events (the `GetGamesByIdEvents` operationId).
 	GetGamesByIdEvents(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetGamesByIdMarket The game's prediction market: prices per player, the book, the last trade and, once resolved, what shares pay
+	//
+	// Corresponds with GET /games/{id}/market (the `GetGamesByIdMarket` operationId).
+	GetGamesByIdMarket(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetGamesByIdMarketOrders Your orders in the game's market, open ones first, then newest first
+	//
+	// Corresponds with GET /games/{id}/market/orders (the `GetGamesByIdMarketOrders` operationId).
+	GetGamesByIdMarketOrders(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostGamesByIdMarketOrdersBuyWithBody Buy shares of a player in the game's prediction market
+	//
+	// A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /games/{id}/market/orders/buy (the `PostGamesByIdMarketOrdersBuy` operationId).
+	PostGamesByIdMarketOrdersBuyWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostGamesByIdMarketOrdersBuy Buy shares of a player in the game's prediction market
+	//
+	// A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /games/{id}/market/orders/buy (the `PostGamesByIdMarketOrdersBuy` operationId).
+	PostGamesByIdMarketOrdersBuy(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, body PostGamesByIdMarketOrdersBuyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostGamesByIdMarketOrdersSellWithBody Sell shares of a player you hold in the game's prediction market
+	//
+	// A limit order: locks the shares (409 INSUFFICIENT_SHARES), matches buys of the same player at or above the price and sells of the other player when the prices sum to 1000000 or less (the pair is merged and both sellers paid).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /games/{id}/market/orders/sell (the `PostGamesByIdMarketOrdersSell` operationId).
+	PostGamesByIdMarketOrdersSellWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostGamesByIdMarketOrdersSell Sell shares of a player you hold in the game's prediction market
+	//
+	// A limit order: locks the shares (409 INSUFFICIENT_SHARES), matches buys of the same player at or above the price and sells of the other player when the prices sum to 1000000 or less (the pair is merged and both sellers paid).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /games/{id}/market/orders/sell (the `PostGamesByIdMarketOrdersSell` operationId).
+	PostGamesByIdMarketOrdersSell(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, body PostGamesByIdMarketOrdersSellJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteGamesByIdMarketOrdersByOrderId Cancel your open order and release what it locks
+	//
+	// Another user's order -> 404; an order filled or cancelled already -> 409 CONFLICT.
+	//
+	// Corresponds with DELETE /games/{id}/market/orders/{orderId} (the `DeleteGamesByIdMarketOrdersByOrderId` operationId).
+	DeleteGamesByIdMarketOrdersByOrderId(ctx context.Context, id openapi_types.UUID, orderId string, params *DeleteGamesByIdMarketOrdersByOrderIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetGamesByIdMarketPositions What you hold in the game's market, by player
+	//
+	// Corresponds with GET /games/{id}/market/positions (the `GetGamesByIdMarketPositions` operationId).
+	GetGamesByIdMarketPositions(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketPositionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostGamesByIdMarketRedeem Redeem your shares in the resolved market to your available balance
+	//
+	// Pays once: a share of the winner 1000000, of the loser 0, each 500000 after a draw or a cancellation; again -> redeemedMinor 0. Before the game is over -> 409 CONFLICT.
+	//
+	// Corresponds with POST /games/{id}/market/redeem (the `PostGamesByIdMarketRedeem` operationId).
+	PostGamesByIdMarketRedeem(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketRedeemParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetGamesByIdMarketTrades The game's trades, newest first, for price charts
+	//
+	// Each trade as its taker saw it: the player whose shares the taker bought or sold and the price per share; the other player's price is 1000000 less it.
+	//
+	// Corresponds with GET /games/{id}/market/trades (the `GetGamesByIdMarketTrades` operationId).
+	GetGamesByIdMarketTrades(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketTradesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetGamesByIdPot The game's pot: stakes, donations, and what the winner would get
 	//
@@ -4347,6 +4724,178 @@ func (c *Client) PostGamesByIdDonationsSubmit(ctx context.Context, id openapi_ty
 // Corresponds with GET /games/{id}/events (the `GetGamesByIdEvents` operationId).
 func (c *Client) GetGamesByIdEvents(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetGamesByIdEventsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetGamesByIdMarket The game's prediction market: prices per player, the book, the last trade and, once resolved, what shares pay
+//
+// Corresponds with GET /games/{id}/market (the `GetGamesByIdMarket` operationId).
+func (c *Client) GetGamesByIdMarket(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetGamesByIdMarketRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetGamesByIdMarketOrders Your orders in the game's market, open ones first, then newest first
+//
+// Corresponds with GET /games/{id}/market/orders (the `GetGamesByIdMarketOrders` operationId).
+func (c *Client) GetGamesByIdMarketOrders(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetGamesByIdMarketOrdersRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostGamesByIdMarketOrdersBuyWithBody Buy shares of a player in the game's prediction market
+//
+// A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /games/{id}/market/orders/buy (the `PostGamesByIdMarketOrdersBuy` operationId).
+func (c *Client) PostGamesByIdMarketOrdersBuyWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostGamesByIdMarketOrdersBuyRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostGamesByIdMarketOrdersBuy Buy shares of a player in the game's prediction market
+//
+// A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /games/{id}/market/orders/buy (the `PostGamesByIdMarketOrdersBuy` operationId).
+func (c *Client) PostGamesByIdMarketOrdersBuy(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, body PostGamesByIdMarketOrdersBuyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostGamesByIdMarketOrdersBuyRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostGamesByIdMarketOrdersSellWithBody Sell shares of a player you hold in the game's prediction market
+//
+// A limit order: locks the shares (409 INSUFFICIENT_SHARES), matches buys of the same player at or above the price and sells of the other player when the prices sum to 1000000 or less (the pair is merged and both sellers paid).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /games/{id}/market/orders/sell (the `PostGamesByIdMarketOrdersSell` operationId).
+func (c *Client) PostGamesByIdMarketOrdersSellWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostGamesByIdMarketOrdersSellRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostGamesByIdMarketOrdersSell Sell shares of a player you hold in the game's prediction market
+//
+// A limit order: locks the shares (409 INSUFFICIENT_SHARES), matches buys of the same player at or above the price and sells of the other player when the prices sum to 1000000 or less (the pair is merged and both sellers paid).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /games/{id}/market/orders/sell (the `PostGamesByIdMarketOrdersSell` operationId).
+func (c *Client) PostGamesByIdMarketOrdersSell(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, body PostGamesByIdMarketOrdersSellJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostGamesByIdMarketOrdersSellRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteGamesByIdMarketOrdersByOrderId Cancel your open order and release what it locks
+//
+// Another user's order -> 404; an order filled or cancelled already -> 409 CONFLICT.
+//
+// Corresponds with DELETE /games/{id}/market/orders/{orderId} (the `DeleteGamesByIdMarketOrdersByOrderId` operationId).
+func (c *Client) DeleteGamesByIdMarketOrdersByOrderId(ctx context.Context, id openapi_types.UUID, orderId string, params *DeleteGamesByIdMarketOrdersByOrderIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteGamesByIdMarketOrdersByOrderIdRequest(c.Server, id, orderId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetGamesByIdMarketPositions What you hold in the game's market, by player
+//
+// Corresponds with GET /games/{id}/market/positions (the `GetGamesByIdMarketPositions` operationId).
+func (c *Client) GetGamesByIdMarketPositions(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketPositionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetGamesByIdMarketPositionsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostGamesByIdMarketRedeem Redeem your shares in the resolved market to your available balance
+//
+// Pays once: a share of the winner 1000000, of the loser 0, each 500000 after a draw or a cancellation; again -> redeemedMinor 0. Before the game is over -> 409 CONFLICT.
+//
+// Corresponds with POST /games/{id}/market/redeem (the `PostGamesByIdMarketRedeem` operationId).
+func (c *Client) PostGamesByIdMarketRedeem(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketRedeemParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostGamesByIdMarketRedeemRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetGamesByIdMarketTrades The game's trades, newest first, for price charts
+//
+// Each trade as its taker saw it: the player whose shares the taker bought or sold and the price per share; the other player's price is 1000000 less it.
+//
+// Corresponds with GET /games/{id}/market/trades (the `GetGamesByIdMarketTrades` operationId).
+func (c *Client) GetGamesByIdMarketTrades(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketTradesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetGamesByIdMarketTradesRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7901,6 +8450,497 @@ func NewGetGamesByIdEventsRequest(server string, id openapi_types.UUID, params *
 	return req, nil
 }
 
+// NewGetGamesByIdMarketRequest constructs an http.Request for the GetGamesByIdMarket method
+func NewGetGamesByIdMarketRequest(server string, id openapi_types.UUID, params *GetGamesByIdMarketParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/games/%s/market", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetGamesByIdMarketOrdersRequest constructs an http.Request for the GetGamesByIdMarketOrders method
+func NewGetGamesByIdMarketOrdersRequest(server string, id openapi_types.UUID, params *GetGamesByIdMarketOrdersParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/games/%s/market/orders", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostGamesByIdMarketOrdersBuyRequest calls the generic PostGamesByIdMarketOrdersBuy builder with application/json body
+func NewPostGamesByIdMarketOrdersBuyRequest(server string, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, body PostGamesByIdMarketOrdersBuyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostGamesByIdMarketOrdersBuyRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostGamesByIdMarketOrdersBuyRequestWithBody constructs an http.Request for the PostGamesByIdMarketOrdersBuy method, with any body, and a specified content type
+func NewPostGamesByIdMarketOrdersBuyRequestWithBody(server string, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/games/%s/market/orders/buy", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostGamesByIdMarketOrdersSellRequest calls the generic PostGamesByIdMarketOrdersSell builder with application/json body
+func NewPostGamesByIdMarketOrdersSellRequest(server string, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, body PostGamesByIdMarketOrdersSellJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostGamesByIdMarketOrdersSellRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostGamesByIdMarketOrdersSellRequestWithBody constructs an http.Request for the PostGamesByIdMarketOrdersSell method, with any body, and a specified content type
+func NewPostGamesByIdMarketOrdersSellRequestWithBody(server string, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/games/%s/market/orders/sell", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteGamesByIdMarketOrdersByOrderIdRequest constructs an http.Request for the DeleteGamesByIdMarketOrdersByOrderId method
+func NewDeleteGamesByIdMarketOrdersByOrderIdRequest(server string, id openapi_types.UUID, orderId string, params *DeleteGamesByIdMarketOrdersByOrderIdParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "orderId", orderId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/games/%s/market/orders/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetGamesByIdMarketPositionsRequest constructs an http.Request for the GetGamesByIdMarketPositions method
+func NewGetGamesByIdMarketPositionsRequest(server string, id openapi_types.UUID, params *GetGamesByIdMarketPositionsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/games/%s/market/positions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostGamesByIdMarketRedeemRequest constructs an http.Request for the PostGamesByIdMarketRedeem method
+func NewPostGamesByIdMarketRedeemRequest(server string, id openapi_types.UUID, params *PostGamesByIdMarketRedeemParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/games/%s/market/redeem", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetGamesByIdMarketTradesRequest constructs an http.Request for the GetGamesByIdMarketTrades method
+func NewGetGamesByIdMarketTradesRequest(server string, id openapi_types.UUID, params *GetGamesByIdMarketTradesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/games/%s/market/trades", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Before != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetGamesByIdPotRequest constructs an http.Request for the GetGamesByIdPot method
 func NewGetGamesByIdPotRequest(server string, id openapi_types.UUID, params *GetGamesByIdPotParams) (*http.Request, error) {
 	var err error
@@ -11385,6 +12425,90 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /games/{id}/events (the `GetGamesByIdEvents` operationId).
 	GetGamesByIdEventsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdEventsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdEventsResponse, error)
+
+	// GetGamesByIdMarketWithResponse The game's prediction market: prices per player, the book, the last trade and, once resolved, what shares pay
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /games/{id}/market (the `GetGamesByIdMarket` operationId).
+	GetGamesByIdMarketWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketResponse, error)
+
+	// GetGamesByIdMarketOrdersWithResponse Your orders in the game's market, open ones first, then newest first
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /games/{id}/market/orders (the `GetGamesByIdMarketOrders` operationId).
+	GetGamesByIdMarketOrdersWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketOrdersParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketOrdersResponse, error)
+
+	// PostGamesByIdMarketOrdersBuyWithBodyWithResponse Buy shares of a player in the game's prediction market
+	//
+	// A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /games/{id}/market/orders/buy (the `PostGamesByIdMarketOrdersBuy` operationId).
+	PostGamesByIdMarketOrdersBuyWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersBuyResponse, error)
+
+	// PostGamesByIdMarketOrdersBuyWithResponse Buy shares of a player in the game's prediction market
+	//
+	// A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /games/{id}/market/orders/buy (the `PostGamesByIdMarketOrdersBuy` operationId).
+	PostGamesByIdMarketOrdersBuyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, body PostGamesByIdMarketOrdersBuyJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersBuyResponse, error)
+
+	// PostGamesByIdMarketOrdersSellWithBodyWithResponse Sell shares of a player you hold in the game's prediction market
+	//
+	// A limit order: locks the shares (409 INSUFFICIENT_SHARES), matches buys of the same player at or above the price and sells of the other player when the prices sum to 1000000 or less (the pair is merged and both sellers paid).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /games/{id}/market/orders/sell (the `PostGamesByIdMarketOrdersSell` operationId).
+	PostGamesByIdMarketOrdersSellWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersSellResponse, error)
+
+	// PostGamesByIdMarketOrdersSellWithResponse Sell shares of a player you hold in the game's prediction market
+	//
+	// A limit order: locks the shares (409 INSUFFICIENT_SHARES), matches buys of the same player at or above the price and sells of the other player when the prices sum to 1000000 or less (the pair is merged and both sellers paid).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /games/{id}/market/orders/sell (the `PostGamesByIdMarketOrdersSell` operationId).
+	PostGamesByIdMarketOrdersSellWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, body PostGamesByIdMarketOrdersSellJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersSellResponse, error)
+
+	// DeleteGamesByIdMarketOrdersByOrderIdWithResponse Cancel your open order and release what it locks
+	//
+	// Another user's order -> 404; an order filled or cancelled already -> 409 CONFLICT.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /games/{id}/market/orders/{orderId} (the `DeleteGamesByIdMarketOrdersByOrderId` operationId).
+	DeleteGamesByIdMarketOrdersByOrderIdWithResponse(ctx context.Context, id openapi_types.UUID, orderId string, params *DeleteGamesByIdMarketOrdersByOrderIdParams, reqEditors ...RequestEditorFn) (*DeleteGamesByIdMarketOrdersByOrderIdResponse, error)
+
+	// GetGamesByIdMarketPositionsWithResponse What you hold in the game's market, by player
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /games/{id}/market/positions (the `GetGamesByIdMarketPositions` operationId).
+	GetGamesByIdMarketPositionsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketPositionsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketPositionsResponse, error)
+
+	// PostGamesByIdMarketRedeemWithResponse Redeem your shares in the resolved market to your available balance
+	//
+	// Pays once: a share of the winner 1000000, of the loser 0, each 500000 after a draw or a cancellation; again -> redeemedMinor 0. Before the game is over -> 409 CONFLICT.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /games/{id}/market/redeem (the `PostGamesByIdMarketRedeem` operationId).
+	PostGamesByIdMarketRedeemWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketRedeemParams, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketRedeemResponse, error)
+
+	// GetGamesByIdMarketTradesWithResponse The game's trades, newest first, for price charts
+	//
+	// Each trade as its taker saw it: the player whose shares the taker bought or sold and the price per share; the other player's price is 1000000 less it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /games/{id}/market/trades (the `GetGamesByIdMarketTrades` operationId).
+	GetGamesByIdMarketTradesWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketTradesParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketTradesResponse, error)
 
 	// GetGamesByIdPotWithResponse The game's pot: stakes, donations, and what the winner would get
 	//
@@ -15686,6 +16810,782 @@ func (r GetGamesByIdEventsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetGamesByIdEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetGamesByIdMarketResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MarketView
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequired
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetGamesByIdMarketResponse) GetJSON200() *MarketView {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetGamesByIdMarketResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r GetGamesByIdMarketResponse) GetJSON402() *PaymentRequiredResponse {
+	return r.JSON402
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetGamesByIdMarketResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r GetGamesByIdMarketResponse) GetJSON426() *UpgradeRequired {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetGamesByIdMarketResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetGamesByIdMarketResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetGamesByIdMarketResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetGamesByIdMarketResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetGamesByIdMarketResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetGamesByIdMarketResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetGamesByIdMarketOrdersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]MarketOrder
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequired
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetGamesByIdMarketOrdersResponse) GetJSON200() *[]MarketOrder {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetGamesByIdMarketOrdersResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetGamesByIdMarketOrdersResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r GetGamesByIdMarketOrdersResponse) GetJSON402() *PaymentRequiredResponse {
+	return r.JSON402
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetGamesByIdMarketOrdersResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r GetGamesByIdMarketOrdersResponse) GetJSON426() *UpgradeRequired {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetGamesByIdMarketOrdersResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetGamesByIdMarketOrdersResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetGamesByIdMarketOrdersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetGamesByIdMarketOrdersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetGamesByIdMarketOrdersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetGamesByIdMarketOrdersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostGamesByIdMarketOrdersBuyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *MarketPlaced
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequired
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON201() *MarketPlaced {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON402() *PaymentRequiredResponse {
+	return r.JSON402
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON426() *UpgradeRequired {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostGamesByIdMarketOrdersBuyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostGamesByIdMarketOrdersBuyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostGamesByIdMarketOrdersBuyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostGamesByIdMarketOrdersBuyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostGamesByIdMarketOrdersSellResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *MarketPlaced
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequired
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON201() *MarketPlaced {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON402() *PaymentRequiredResponse {
+	return r.JSON402
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON426() *UpgradeRequired {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostGamesByIdMarketOrdersSellResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostGamesByIdMarketOrdersSellResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostGamesByIdMarketOrdersSellResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostGamesByIdMarketOrdersSellResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteGamesByIdMarketOrdersByOrderIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MarketOrder
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequired
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON200() *MarketOrder {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON402() *PaymentRequiredResponse {
+	return r.JSON402
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON426() *UpgradeRequired {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetGamesByIdMarketPositionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]MarketPosition
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequired
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetGamesByIdMarketPositionsResponse) GetJSON200() *[]MarketPosition {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetGamesByIdMarketPositionsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetGamesByIdMarketPositionsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r GetGamesByIdMarketPositionsResponse) GetJSON402() *PaymentRequiredResponse {
+	return r.JSON402
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetGamesByIdMarketPositionsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r GetGamesByIdMarketPositionsResponse) GetJSON426() *UpgradeRequired {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetGamesByIdMarketPositionsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetGamesByIdMarketPositionsResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetGamesByIdMarketPositionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetGamesByIdMarketPositionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetGamesByIdMarketPositionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetGamesByIdMarketPositionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostGamesByIdMarketRedeemResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MarketRedeemed
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequired
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostGamesByIdMarketRedeemResponse) GetJSON200() *MarketRedeemed {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostGamesByIdMarketRedeemResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostGamesByIdMarketRedeemResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r PostGamesByIdMarketRedeemResponse) GetJSON402() *PaymentRequiredResponse {
+	return r.JSON402
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostGamesByIdMarketRedeemResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostGamesByIdMarketRedeemResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostGamesByIdMarketRedeemResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r PostGamesByIdMarketRedeemResponse) GetJSON426() *UpgradeRequired {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostGamesByIdMarketRedeemResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PostGamesByIdMarketRedeemResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostGamesByIdMarketRedeemResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostGamesByIdMarketRedeemResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostGamesByIdMarketRedeemResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostGamesByIdMarketRedeemResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetGamesByIdMarketTradesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]MarketTrade
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequired
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetGamesByIdMarketTradesResponse) GetJSON200() *[]MarketTrade {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetGamesByIdMarketTradesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r GetGamesByIdMarketTradesResponse) GetJSON402() *PaymentRequiredResponse {
+	return r.JSON402
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetGamesByIdMarketTradesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r GetGamesByIdMarketTradesResponse) GetJSON426() *UpgradeRequired {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetGamesByIdMarketTradesResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetGamesByIdMarketTradesResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetGamesByIdMarketTradesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetGamesByIdMarketTradesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetGamesByIdMarketTradesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetGamesByIdMarketTradesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -21250,6 +23150,150 @@ func (c *ClientWithResponses) GetGamesByIdEventsWithResponse(ctx context.Context
 	return ParseGetGamesByIdEventsResponse(rsp)
 }
 
+// GetGamesByIdMarketWithResponse The game's prediction market: prices per player, the book, the last trade and, once resolved, what shares pay
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /games/{id}/market (the `GetGamesByIdMarket` operationId).
+func (c *ClientWithResponses) GetGamesByIdMarketWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketResponse, error) {
+	rsp, err := c.GetGamesByIdMarket(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetGamesByIdMarketResponse(rsp)
+}
+
+// GetGamesByIdMarketOrdersWithResponse Your orders in the game's market, open ones first, then newest first
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /games/{id}/market/orders (the `GetGamesByIdMarketOrders` operationId).
+func (c *ClientWithResponses) GetGamesByIdMarketOrdersWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketOrdersParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketOrdersResponse, error) {
+	rsp, err := c.GetGamesByIdMarketOrders(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetGamesByIdMarketOrdersResponse(rsp)
+}
+
+// PostGamesByIdMarketOrdersBuyWithBodyWithResponse Buy shares of a player in the game's prediction market
+//
+// A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /games/{id}/market/orders/buy (the `PostGamesByIdMarketOrdersBuy` operationId).
+func (c *ClientWithResponses) PostGamesByIdMarketOrdersBuyWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersBuyResponse, error) {
+	rsp, err := c.PostGamesByIdMarketOrdersBuyWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostGamesByIdMarketOrdersBuyResponse(rsp)
+}
+
+// PostGamesByIdMarketOrdersBuyWithResponse Buy shares of a player in the game's prediction market
+//
+// A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /games/{id}/market/orders/buy (the `PostGamesByIdMarketOrdersBuy` operationId).
+func (c *ClientWithResponses) PostGamesByIdMarketOrdersBuyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, body PostGamesByIdMarketOrdersBuyJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersBuyResponse, error) {
+	rsp, err := c.PostGamesByIdMarketOrdersBuy(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostGamesByIdMarketOrdersBuyResponse(rsp)
+}
+
+// PostGamesByIdMarketOrdersSellWithBodyWithResponse Sell shares of a player you hold in the game's prediction market
+//
+// A limit order: locks the shares (409 INSUFFICIENT_SHARES), matches buys of the same player at or above the price and sells of the other player when the prices sum to 1000000 or less (the pair is merged and both sellers paid).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /games/{id}/market/orders/sell (the `PostGamesByIdMarketOrdersSell` operationId).
+func (c *ClientWithResponses) PostGamesByIdMarketOrdersSellWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersSellResponse, error) {
+	rsp, err := c.PostGamesByIdMarketOrdersSellWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostGamesByIdMarketOrdersSellResponse(rsp)
+}
+
+// PostGamesByIdMarketOrdersSellWithResponse Sell shares of a player you hold in the game's prediction market
+//
+// A limit order: locks the shares (409 INSUFFICIENT_SHARES), matches buys of the same player at or above the price and sells of the other player when the prices sum to 1000000 or less (the pair is merged and both sellers paid).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /games/{id}/market/orders/sell (the `PostGamesByIdMarketOrdersSell` operationId).
+func (c *ClientWithResponses) PostGamesByIdMarketOrdersSellWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, body PostGamesByIdMarketOrdersSellJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersSellResponse, error) {
+	rsp, err := c.PostGamesByIdMarketOrdersSell(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostGamesByIdMarketOrdersSellResponse(rsp)
+}
+
+// DeleteGamesByIdMarketOrdersByOrderIdWithResponse Cancel your open order and release what it locks
+//
+// Another user's order -> 404; an order filled or cancelled already -> 409 CONFLICT.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /games/{id}/market/orders/{orderId} (the `DeleteGamesByIdMarketOrdersByOrderId` operationId).
+func (c *ClientWithResponses) DeleteGamesByIdMarketOrdersByOrderIdWithResponse(ctx context.Context, id openapi_types.UUID, orderId string, params *DeleteGamesByIdMarketOrdersByOrderIdParams, reqEditors ...RequestEditorFn) (*DeleteGamesByIdMarketOrdersByOrderIdResponse, error) {
+	rsp, err := c.DeleteGamesByIdMarketOrdersByOrderId(ctx, id, orderId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteGamesByIdMarketOrdersByOrderIdResponse(rsp)
+}
+
+// GetGamesByIdMarketPositionsWithResponse What you hold in the game's market, by player
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /games/{id}/market/positions (the `GetGamesByIdMarketPositions` operationId).
+func (c *ClientWithResponses) GetGamesByIdMarketPositionsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketPositionsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketPositionsResponse, error) {
+	rsp, err := c.GetGamesByIdMarketPositions(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetGamesByIdMarketPositionsResponse(rsp)
+}
+
+// PostGamesByIdMarketRedeemWithResponse Redeem your shares in the resolved market to your available balance
+//
+// Pays once: a share of the winner 1000000, of the loser 0, each 500000 after a draw or a cancellation; again -> redeemedMinor 0. Before the game is over -> 409 CONFLICT.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /games/{id}/market/redeem (the `PostGamesByIdMarketRedeem` operationId).
+func (c *ClientWithResponses) PostGamesByIdMarketRedeemWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketRedeemParams, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketRedeemResponse, error) {
+	rsp, err := c.PostGamesByIdMarketRedeem(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostGamesByIdMarketRedeemResponse(rsp)
+}
+
+// GetGamesByIdMarketTradesWithResponse The game's trades, newest first, for price charts
+//
+// Each trade as its taker saw it: the player whose shares the taker bought or sold and the price per share; the other player's price is 1000000 less it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /games/{id}/market/trades (the `GetGamesByIdMarketTrades` operationId).
+func (c *ClientWithResponses) GetGamesByIdMarketTradesWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketTradesParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketTradesResponse, error) {
+	rsp, err := c.GetGamesByIdMarketTrades(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetGamesByIdMarketTradesResponse(rsp)
+}
+
 // GetGamesByIdPotWithResponse The game's pot: stakes, donations, and what the winner would get
 //
 // Returns a wrapper object for the known response body format(s).
@@ -25295,6 +27339,662 @@ func ParseGetGamesByIdEventsResponse(rsp *http.Response) (*GetGamesByIdEventsRes
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetGamesByIdMarketResponse parses an HTTP response from a GetGamesByIdMarketWithResponse call
+func ParseGetGamesByIdMarketResponse(rsp *http.Response) (*GetGamesByIdMarketResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetGamesByIdMarketResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MarketView
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetGamesByIdMarketOrdersResponse parses an HTTP response from a GetGamesByIdMarketOrdersWithResponse call
+func ParseGetGamesByIdMarketOrdersResponse(rsp *http.Response) (*GetGamesByIdMarketOrdersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetGamesByIdMarketOrdersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []MarketOrder
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostGamesByIdMarketOrdersBuyResponse parses an HTTP response from a PostGamesByIdMarketOrdersBuyWithResponse call
+func ParsePostGamesByIdMarketOrdersBuyResponse(rsp *http.Response) (*PostGamesByIdMarketOrdersBuyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostGamesByIdMarketOrdersBuyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest MarketPlaced
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostGamesByIdMarketOrdersSellResponse parses an HTTP response from a PostGamesByIdMarketOrdersSellWithResponse call
+func ParsePostGamesByIdMarketOrdersSellResponse(rsp *http.Response) (*PostGamesByIdMarketOrdersSellResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostGamesByIdMarketOrdersSellResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest MarketPlaced
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteGamesByIdMarketOrdersByOrderIdResponse parses an HTTP response from a DeleteGamesByIdMarketOrdersByOrderIdWithResponse call
+func ParseDeleteGamesByIdMarketOrdersByOrderIdResponse(rsp *http.Response) (*DeleteGamesByIdMarketOrdersByOrderIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteGamesByIdMarketOrdersByOrderIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MarketOrder
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetGamesByIdMarketPositionsResponse parses an HTTP response from a GetGamesByIdMarketPositionsWithResponse call
+func ParseGetGamesByIdMarketPositionsResponse(rsp *http.Response) (*GetGamesByIdMarketPositionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetGamesByIdMarketPositionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []MarketPosition
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostGamesByIdMarketRedeemResponse parses an HTTP response from a PostGamesByIdMarketRedeemWithResponse call
+func ParsePostGamesByIdMarketRedeemResponse(rsp *http.Response) (*PostGamesByIdMarketRedeemResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostGamesByIdMarketRedeemResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MarketRedeemed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetGamesByIdMarketTradesResponse parses an HTTP response from a GetGamesByIdMarketTradesWithResponse call
+func ParseGetGamesByIdMarketTradesResponse(rsp *http.Response) (*GetGamesByIdMarketTradesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetGamesByIdMarketTradesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []MarketTrade
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
 		var dest PaymentRequiredResponse
