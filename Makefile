@@ -6,7 +6,7 @@ export BROWSERSLIST_IGNORE_OLD_DATA := 1
 
 GENERATED_LIST = find views -name '*_templ.go'; echo static/css/app.css static/js/htmx.min.js static/js/ws.js
 GENERATED_LIST += ; echo static/js/swagger-ui-bundle.js static/js/swagger-ui-bundle.js.LICENSE.txt static/css/swagger-ui.css
-GENERATED_LIST += ; echo static/js/uplot.min.js static/css/uplot.min.css
+GENERATED_LIST += ; echo static/js/uplot.min.js static/css/uplot.min.css static/js/lightweight-charts.min.js
 GENERATED_LIST += ; echo sdk/openapi.json sdk/api/api.gen.go
 
 .PHONY: run test setup-db setup-test generate check-generated lint
@@ -42,6 +42,7 @@ generate: node_modules/.installed
 	cp node_modules/swagger-ui-dist/swagger-ui-bundle.js.LICENSE.txt static/js/swagger-ui-bundle.js.LICENSE.txt
 	cp node_modules/uplot/dist/uPlot.iife.min.js static/js/uplot.min.js
 	cp node_modules/uplot/dist/uPlot.min.css static/css/uplot.min.css
+	cp node_modules/lightweight-charts/dist/lightweight-charts.standalone.production.js static/js/lightweight-charts.min.js
 	$(GO) run ./cmd/server -openapi sdk/openapi.json
 	cd sdk && $(GO) tool oapi-codegen -config oapi-codegen.yaml openapi.json
 

@@ -15,6 +15,7 @@ import (
 	"wager/domain/chat"
 	"wager/domain/game"
 	"wager/domain/game/rules"
+	"wager/domain/market"
 	"wager/domain/money"
 	"wager/domain/pot"
 	"wager/views"
@@ -27,14 +28,15 @@ import (
 type LiveViews struct {
 	games     *game.Service
 	pots      *pot.Service
+	market    *market.Service
 	explorer  Explorer
 	devWallet bool
 	log       *slog.Logger
 }
 
 // NewLiveViews returns the game presenter.
-func NewLiveViews(games *game.Service, pots *pot.Service, o Options, log *slog.Logger) *LiveViews {
-	return &LiveViews{games: games, pots: pots, explorer: o.Explorer(), devWallet: o.EmbeddedChain, log: log}
+func NewLiveViews(games *game.Service, pots *pot.Service, markets *market.Service, o Options, log *slog.Logger) *LiveViews {
+	return &LiveViews{games: games, pots: pots, market: markets, explorer: o.Explorer(), devWallet: o.EmbeddedChain, log: log}
 }
 
 // gameView gathers what the game page shows; viewer may be nil. It reads
@@ -113,6 +115,16 @@ func (v *LiveViews) gameView(ctx context.Context, gameID string, viewer *web.Ide
 			return g, err
 		}
 		g.Bets = betsView(b, names, g.Me)
+		m, err := v.market.Market(ctx, gameID)
+		if err != nil {
+			return g, err
+		}
+		g.Market = marketView(m)
+		if g.Me != "" && !g.IsPlayer {
+			if g.MarketMine, err = v.marketMine(ctx, g.Me, m); err != nil {
+				return g, err
+			}
+		}
 	}
 	return g, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"wager/domain/chat"
+	"wager/domain/market"
 	"wager/domain/money"
 	"wager/domain/notify"
 	"wager/domain/social"
@@ -19,13 +20,17 @@ import (
 	"wager/web/live"
 )
 
-// Events implements live.Pages: a chat message is appended to the chat;
-// any other event swaps every panel it may change, rendered once for the
+// Events implements live.Pages: a chat message is appended to the chat, a
+// market event swaps the market's panel; any other event swaps every panel it may change, rendered once for the
 // batch (at its last such event) from the game as it is now.
 func (v *LiveViews) Events(ctx context.Context, gameID string, evs []live.Event) [][]byte {
 	out := make([][]byte, len(evs))
 	last := -1
 	for i, ev := range evs {
+		if ev.Name == market.EventMarket {
+			out[i] = v.marketEvent(ctx, gameID, ev)
+			continue
+		}
 		if ev.Name != chat.EventMessage {
 			last = i
 			continue
@@ -56,6 +61,20 @@ func (v *LiveViews) Events(ctx context.Context, gameID string, evs []live.Event)
 	}
 	out[last] = buf.Bytes()
 	return out
+}
+
+// marketEvent renders a game:market event from its data alone: the market
+// changes with every order, and its panel needs nothing the event lacks.
+func (v *LiveViews) marketEvent(ctx context.Context, gameID string, ev live.Event) []byte {
+	var m market.View
+	if err := json.Unmarshal(ev.Data, &m); err != nil {
+		v.log.Warn("render a live market event", "game", gameID, "seq", ev.Seq, "err", err)
+		return nil
+	}
+	var buf bytes.Buffer
+	views.MarketPanel(*marketView(m)).Render(ctx, &buf)
+	views.LiveSeq(ev.Seq).Render(ctx, &buf)
+	return buf.Bytes()
 }
 
 // Crowd implements live.Pages.

@@ -337,6 +337,7 @@ func (a *App) routes() *echo.Echo {
 	r.page(http.MethodGet, "/tv", a.tvPage)
 	r.page(http.MethodPost, "/game/:id/move", a.gameMove)
 	r.page(http.MethodPost, "/game/:id/chat", a.gameChat)
+	r.page(http.MethodGet, "/game/:id/market/mine", a.gameMarketMine)
 	r.page(http.MethodGet, notificationsPagePath, a.notificationsPage)
 	r.page(http.MethodPost, "/notifications/page/read-all", a.notificationsRead(true))
 	r.page(http.MethodPost, "/notifications/page/:id/read", a.notificationsRead(false))

@@ -134,6 +134,8 @@ type Position struct {
 	Shares       int64  `bun:"shares" json:"shares" doc:"shares held, lockedShares included"`
 	LockedShares int64  `bun:"locked_shares" json:"lockedShares" doc:"shares open sell orders hold"`
 	CostMinor    int64  `bun:"cost_minor" json:"costMinor" doc:"paid for shares less received for shares sold"`
+	// RedeemedMinor is what redeeming paid for this outcome's shares.
+	RedeemedMinor *int64 `bun:"redeemed_minor" json:"redeemedMinor,omitempty" doc:"once redeemed: what the shares paid"`
 }
 
 // Redeemed is the answer to a redemption.

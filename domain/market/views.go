@@ -173,7 +173,7 @@ func (s *Service) Positions(ctx context.Context, userID, gameID string) ([]Posit
 		return nil, err
 	}
 	out := []Position{}
-	if err := s.db.NewSelect().Table("market_positions").Column("outcome_id", "shares", "locked_shares", "cost_minor").
+	if err := s.db.NewSelect().Table("market_positions").Column("outcome_id", "shares", "locked_shares", "cost_minor", "redeemed_minor").
 		Where("game_id = ? AND user_id = ?", g.GameID, userID).Scan(ctx, &out); err != nil {
 		return nil, fmt.Errorf("read the positions of %s in the market of game %s: %w", userID, g.GameID, err)
 	}

@@ -231,6 +231,8 @@ func describe(kind string) string {
 		return "this withdrawal"
 	case "stake":
 		return "the stake"
+	case "market_order":
+		return "this order"
 	}
 	return "this payment"
 }

@@ -963,6 +963,9 @@ type MarketPosition struct {
 	LockedShares int64  `json:"lockedShares"`
 	OutcomeId    string `json:"outcomeId"`
 
+	// RedeemedMinor once redeemed: what the shares paid
+	RedeemedMinor *int64 `json:"redeemedMinor,omitempty"`
+
 	// Shares shares held, lockedShares included
 	Shares int64 `json:"shares"`
 }

@@ -1,0 +1,157 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"wager/domain/market"
+	"wager/domain/money"
+	"wager/views"
+	"wager/web"
+)
+
+// bookDepth is how many prices of each side the page's ladders show.
+const bookDepth = 6
+
+// marketView is a market in words for the game page.
+func marketView(m market.View) *views.MarketView {
+	v := &views.MarketView{GameID: m.GameID, Status: m.Status, Summary: marketSummary(m)}
+	for i, o := range m.Outcomes {
+		ov := views.MarketOutcome{OutcomeID: o.OutcomeID, Username: o.Username, Bid: priceWords(o.BestBidMinor),
+			Ask: priceWords(o.BestAskMinor), Last: priceWords(o.LastPriceMinor), Volume: strconv.FormatInt(o.VolumeShares, 10)}
+		if i < len(m.Book) {
+			asks := m.Book[i].Asks[:min(bookDepth, len(m.Book[i].Asks))]
+			for j := len(asks) - 1; j >= 0; j-- { // the best ask just above the best bid
+				ov.Asks = append(ov.Asks, levelWords(asks[j]))
+			}
+			for _, l := range m.Book[i].Bids[:min(bookDepth, len(m.Book[i].Bids))] {
+				ov.Bids = append(ov.Bids, levelWords(l))
+			}
+		}
+		v.Outcomes = append(v.Outcomes, ov)
+	}
+	if t := m.LastTrade; t != nil && len(m.Outcomes) > 0 {
+		v.LastTradeID, v.LastTradeAt, v.LastPrice0 = t.ID, t.CreatedAt.Unix(), t.PriceMinor
+		if t.OutcomeID != m.Outcomes[0].OutcomeID {
+			v.LastPrice0 = 1_000_000 - t.PriceMinor
+		}
+	}
+	return v
+}
+
+func levelWords(l market.Level) views.MarketLevel {
+	return views.MarketLevel{Price: money.FormatUSDC(l.PriceMinor), Shares: strconv.FormatInt(l.Shares, 10)}
+}
+
+// priceWords is a price per share in USDC, "–" for none.
+func priceWords(p *int64) string {
+	if p == nil {
+		return "–"
+	}
+	return money.FormatUSDC(*p)
+}
+
+// marketSummary says where the market stands.
+func marketSummary(m market.View) string {
+	switch m.Status {
+	case market.StatusOpen:
+		return "Trading is open until the game ends."
+	case market.StatusResolved:
+		for _, o := range m.Outcomes {
+			if m.Resolution[o.OutcomeID] == 1_000_000 {
+				return "Resolved: each share of " + o.Username + " pays 1 USDC, the others nothing."
+			}
+		}
+		return "Resolved without a winner: every share pays 0.5 USDC."
+	}
+	return "This game's market never opened."
+}
+
+// marketMine is the viewer's part of a market in words.
+func (v *LiveViews) marketMine(ctx context.Context, userID string, m market.View) (*views.MarketMine, error) {
+	positions, err := v.market.Positions(ctx, userID, m.GameID)
+	if err != nil {
+		return nil, err
+	}
+	orders, err := v.market.Orders(ctx, userID, m.GameID, 50)
+	if err != nil {
+		return nil, err
+	}
+	names, last := map[string]string{}, map[string]*int64{}
+	for _, o := range m.Outcomes {
+		names[o.OutcomeID], last[o.OutcomeID] = o.Username, o.LastPriceMinor
+	}
+	out := &views.MarketMine{GameID: m.GameID, Resolved: m.Status == market.StatusResolved}
+	var redeemable int64
+	for _, p := range positions {
+		switch {
+		case p.Shares > 0:
+			out.Positions = append(out.Positions, positionWords(p, names[p.OutcomeID], last[p.OutcomeID], m.Resolution))
+			redeemable += p.Shares * m.Resolution[p.OutcomeID]
+		case p.RedeemedMinor != nil && *p.RedeemedMinor > 0:
+			out.Positions = append(out.Positions, "Shares of "+names[p.OutcomeID]+" redeemed for "+money.FormatUSDC(*p.RedeemedMinor)+" USDC")
+		}
+	}
+	if out.Resolved && redeemable > 0 {
+		out.Redeemable = "Redeem " + money.FormatUSDC(redeemable) + " USDC"
+	}
+	for _, o := range orders {
+		out.Orders = append(out.Orders, views.MarketOrderLine{ID: o.ID, Text: orderWords(o, names[o.OutcomeID]), Open: o.Status == market.OrderOpen})
+	}
+	return out, nil
+}
+
+// positionWords: "10 shares of alice · 2 in open orders · worth 6.2 USDC at
+// the last price · cost 6 USDC", or once resolved what they pay.
+func positionWords(p market.Position, name string, last *int64, resolution map[string]int64) string {
+	var b strings.Builder
+	b.WriteString(strconv.FormatInt(p.Shares, 10) + " shares of " + name)
+	if resolution != nil {
+		b.WriteString(" · pay " + money.FormatUSDC(p.Shares*resolution[p.OutcomeID]) + " USDC")
+		return b.String()
+	}
+	if p.LockedShares > 0 {
+		b.WriteString(" · " + strconv.FormatInt(p.LockedShares, 10) + " in open orders")
+	}
+	if last != nil {
+		b.WriteString(" · worth " + money.FormatUSDC(p.Shares**last) + " USDC at the last price")
+	}
+	b.WriteString(" · cost " + money.FormatUSDC(p.CostMinor) + " USDC")
+	return b.String()
+}
+
+// orderWords: "Buy 5 of alice at 0.6 · 2 filled · open".
+func orderWords(o market.Order, name string) string {
+	verb := "Buy"
+	if o.Side == "sell" {
+		verb = "Sell"
+	}
+	s := verb + " " + strconv.FormatInt(o.Shares, 10) + " of " + name + " at " + money.FormatUSDC(o.PriceMinor)
+	if o.FilledShares > 0 && o.FilledShares < o.Shares {
+		s += " · " + strconv.FormatInt(o.FilledShares, 10) + " filled"
+	}
+	return s + " · " + o.Status
+}
+
+// gameMarketMine is the viewer's part of a game's market, fetched by the
+// page after every change of the market.
+func (a *App) gameMarketMine(c echo.Context) error {
+	id, err := requireLogin(c)
+	if id == nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	m, err := a.Market.Market(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	mine, err := a.Views.marketMine(ctx, id.UserID, m)
+	if err != nil {
+		return err
+	}
+	return web.Render(c, http.StatusOK, views.MarketMineSection(mine))
+}
