@@ -225,3 +225,43 @@ type GameState struct {
 	Status  string `json:"status"`
 	LastSeq int    `json:"lastSeq"`
 }
+
+// A market order's statements are a budget too: one order is one
+// transaction whose statements do not grow with the trades it makes.
+func TestStatementsOfAMarketOrder(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	p1, p2, gameID := a.stakedGame(t, 0, `{"rounds": 1}`)
+	t1, t2 := a.depositor(t, 10_000_000), a.depositor(t, 10_000_000)
+	log := &statementLog{}
+	//lint:ignore SA1019 the hook must see the running app's own handle, which WithQueryHook would copy
+	a.DB.AddQueryHook(log)
+	// The market opens with a mint: t1 holds 10 shares of p1, t2 of p2.
+	a.placed(t, t1, gameID, "buy", p1.id, 500_000, 10, "")
+	a.placed(t, t2, gameID, "buy", p2.id, 500_000, 10, "")
+	resting := log.record(func() {
+		for _, price := range []int64{400_000, 410_000, 420_000} {
+			a.placed(t, t2, gameID, "buy", p1.id, price, 2, "")
+		}
+	})
+	crossing := log.record(func() { a.placed(t, t1, gameID, "sell", p1.id, 400_000, 1, "") })
+	sweeping := log.record(func() { a.placed(t, t1, gameID, "sell", p1.id, 400_000, 5, "") }) // fills 1 + 2 + 2
+	for _, c := range []struct {
+		what       string
+		statements []string
+		budget     int
+	}{
+		// BEGIN, the game and market locked, the crossing orders, the
+		// positions, the order, its positions, the ledger, the balances told,
+		// the book (and prices), the event, COMMIT; a trade adds the trades,
+		// the makers' fills and the achievement.
+		{"an order that rests", resting[:len(resting)/3], 11},
+		{"an order that trades once", crossing, 14},
+		{"an order that trades with three orders", sweeping, 14},
+	} {
+		t.Logf("%s: %d statements", c.what, len(c.statements))
+		if len(c.statements) > c.budget {
+			t.Errorf("%s takes %d statements, over its budget of %d:\n%s", c.what, len(c.statements), c.budget,
+				strings.Join(c.statements, "\n"))
+		}
+	}
+}

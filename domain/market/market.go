@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"wager/domain"
 	"wager/domain/game"
@@ -49,9 +48,9 @@ type Notifier interface {
 	Send(ctx context.Context, tx bun.IDB, userID, typ string, data any) error
 }
 
-// Unlocker unlocks an achievement in the caller's transaction.
+// Unlocker unlocks an achievement for users in the caller's transaction.
 type Unlocker interface {
-	Unlock(ctx context.Context, tx bun.Tx, userID, id string) (bool, error)
+	UnlockEach(ctx context.Context, tx bun.Tx, userIDs []string, id string) error
 }
 
 // Achievement unlocked by a user's first trade, and the notification type
@@ -165,31 +164,40 @@ type marketRow struct {
 	LastPrice  []int64  `bun:"last_price,array"`
 	Volume     []int64  `bun:"volume,array"`
 	Resolution []int64  `bun:"resolution,array"`
-	Names      []string `bun:"-"` // the players' usernames, in the order of Outcomes
+	Names      []string `bun:"names,array"` // the players' usernames, in the order of Outcomes
 }
 
 func (m marketRow) outcome(userID string) int { return slices.Index(m.Outcomes, userID) }
 
-// lock takes the game's row and then the market's (creating the market on
-// first use, its outcomes the players in seat order), and returns the
-// game's status and the market. names are the players' usernames.
-func (s *Service) lock(ctx context.Context, tx bun.Tx, gameID string, players, names []string) (string, marketRow, error) {
-	var status string
-	var m marketRow
-	if err := tx.QueryRowContext(ctx, "SELECT status FROM games WHERE id = ? FOR NO KEY UPDATE", gameID).Scan(&status); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return "", m, domain.Errorf(domain.CodeNotFound, "no such game")
-		}
-		return "", m, fmt.Errorf("lock game %s: %w", gameID, err)
+// lock takes the game's row and then the market's, in one statement (the
+// market is created on first use, its outcomes the players in seat
+// order), and returns the game's status and the market with the players'
+// names. A game without two players has no market: its row is zero.
+func (s *Service) lock(ctx context.Context, tx bun.Tx, gameID string) (string, marketRow, error) {
+	var row struct {
+		GameStatus string `bun:"game_status"`
+		marketRow
 	}
-	err := tx.NewRaw(`INSERT INTO markets (game_id, outcomes, status, created_at) VALUES (?, ?, 'open', ?)
-		ON CONFLICT (game_id) DO UPDATE SET status = markets.status
-		RETURNING outcomes, status, last_price, volume, resolution`, gameID, pgdialect.Array(players), s.now()).Scan(ctx, &m)
+	err := tx.NewRaw(`WITH g AS (
+			SELECT g.id, g.status,
+				array(SELECT p.user_id FROM game_players AS p WHERE p.game_id = g.id ORDER BY p.seat) AS players,
+				array(SELECT u.username FROM game_players AS p JOIN users AS u ON u.id = p.user_id
+					WHERE p.game_id = g.id ORDER BY p.seat) AS names
+			FROM games AS g WHERE g.id = ? FOR NO KEY UPDATE OF g
+		), m AS (
+			INSERT INTO markets (game_id, outcomes, status, created_at)
+			SELECT id, players, 'open', ? FROM g WHERE cardinality(players) = 2
+			ON CONFLICT (game_id) DO UPDATE SET status = markets.status
+			RETURNING outcomes, status, last_price, volume, resolution
+		)
+		SELECT g.status AS game_status, g.names, m.* FROM g LEFT JOIN m ON true`, gameID, s.now()).Scan(ctx, &row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", marketRow{}, domain.Errorf(domain.CodeNotFound, "no such game")
+	}
 	if err != nil {
-		return "", m, fmt.Errorf("lock the market of game %s: %w", gameID, err)
+		return "", marketRow{}, fmt.Errorf("lock the market of game %s: %w", gameID, err)
 	}
-	m.Names = names
-	return status, m, nil
+	return row.GameStatus, row.marketRow, nil
 }
 
 // players returns a game's metadata and its players' ids in seat order,

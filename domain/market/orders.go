@@ -56,37 +56,33 @@ func (r OrderRequest) validate(outcomes []string) (engine.TIF, error) {
 // VALIDATION_ERROR, FORBIDDEN (a player of the game), GAME_NOT_ACTIVE,
 // INSUFFICIENT_FUNDS (a buy) or INSUFFICIENT_SHARES (a sell).
 func (s *Service) Place(ctx context.Context, userID, gameID string, side engine.Side, req OrderRequest) (Placed, error) {
-	g, players, err := s.players(ctx, gameID)
-	if err != nil {
-		return Placed{}, err
-	}
-	if slices.Contains(players, userID) {
-		return Placed{}, domain.Errorf(domain.CodeForbidden, "players of a game may not trade its market")
-	}
-	if len(players) != 2 || g.Status != game.StatusActive {
-		return Placed{}, domain.Errorf(domain.CodeGameNotActive, "the market trades while the game is active")
-	}
-	tif, err := req.validate(players)
-	if err != nil {
-		return Placed{}, err
+	gameID, ok := domain.CanonicalID(gameID)
+	if !ok {
+		return Placed{}, domain.Errorf(domain.CodeNotFound, "no such game")
 	}
 	var out Placed
-	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		out, err = s.place(ctx, tx, userID, g.GameID, players, namesOf(g), side, tif, req)
+		out, err = s.place(ctx, tx, userID, gameID, side, req)
 		return err
 	})
 	return out, err
 }
 
-func (s *Service) place(ctx context.Context, tx bun.Tx, userID, gameID string, players, names []string, side engine.Side,
-	tif engine.TIF, req OrderRequest) (Placed, error) {
-	status, m, err := s.lock(ctx, tx, gameID, players, names)
+func (s *Service) place(ctx context.Context, tx bun.Tx, userID, gameID string, side engine.Side, req OrderRequest) (Placed, error) {
+	status, m, err := s.lock(ctx, tx, gameID)
 	if err != nil {
 		return Placed{}, err
 	}
+	if slices.Contains(m.Outcomes, userID) {
+		return Placed{}, domain.Errorf(domain.CodeForbidden, "players of a game may not trade its market")
+	}
 	if status != game.StatusActive || m.Status != StatusOpen {
 		return Placed{}, domain.Errorf(domain.CodeGameNotActive, "the market trades while the game is active")
+	}
+	tif, err := req.validate(m.Outcomes)
+	if err != nil {
+		return Placed{}, err
 	}
 	now := s.now()
 	order := Order{ID: uuid.NewString(), GameID: gameID, UserID: userID, Side: sideNames[side], OutcomeID: req.OutcomeID,
@@ -154,14 +150,12 @@ func (s *Service) place(ctx context.Context, tx bun.Tx, userID, gameID string, p
 			return Placed{}, err
 		}
 	}
-	if err := s.write(ctx, tx, gameID, m, fx, len(trades) > 0); err != nil {
+	if err := s.write(ctx, tx, gameID, m, fx); err != nil {
 		return Placed{}, err
 	}
 	if s.Achievements != nil && len(trades) > 0 {
-		for _, u := range users {
-			if _, err := s.Achievements.Unlock(ctx, tx, u, AchievementTrader); err != nil {
-				return Placed{}, err
-			}
+		if err := s.Achievements.UnlockEach(ctx, tx, users, AchievementTrader); err != nil {
+			return Placed{}, err
 		}
 	}
 	var last *Trade
@@ -237,9 +231,8 @@ func fillMakers(ctx context.Context, tx bun.Tx, filled map[int64]int64, now time
 	return nil
 }
 
-// write stores the holdings fx changed, its ledger postings and, after
-// trades, the market's last prices and volumes.
-func (s *Service) write(ctx context.Context, tx bun.Tx, gameID string, m marketRow, fx *effects, traded bool) error {
+// write stores the holdings fx changed and its ledger postings.
+func (s *Service) write(ctx context.Context, tx bun.Tx, gameID string, m marketRow, fx *effects) error {
 	if len(fx.holdings) > 0 {
 		var users, outcomes []string
 		var shares, locked, cost []int64
@@ -259,12 +252,6 @@ func (s *Service) write(ctx context.Context, tx bun.Tx, gameID string, m marketR
 	if _, err := money.PostAll(ctx, tx, s.rooms, fx.postings); err != nil {
 		return err
 	}
-	if traded {
-		if _, err := tx.NewRaw("UPDATE markets SET last_price = ?, volume = ? WHERE game_id = ?",
-			pgdialect.Array(m.LastPrice), pgdialect.Array(m.Volume), gameID).Exec(ctx); err != nil {
-			return fmt.Errorf("update the prices of the market of game %s: %w", gameID, err)
-		}
-	}
 	return nil
 }
 
@@ -283,18 +270,17 @@ func (m *marketRow) traded(outcomeID string, price, shares int64, kind engine.Ki
 // Errors: NOT_FOUND (no such order of that user in that market), CONFLICT
 // (filled or cancelled already).
 func (s *Service) Cancel(ctx context.Context, userID, gameID, orderID string) (Order, error) {
-	g, players, err := s.players(ctx, gameID)
-	if err != nil {
-		return Order{}, err
+	gameID, ok := domain.CanonicalID(gameID)
+	if !ok {
+		return Order{}, domain.Errorf(domain.CodeNotFound, "no such game")
 	}
-	orderID, ok := domain.CanonicalID(orderID)
+	orderID, ok = domain.CanonicalID(orderID)
 	if !ok {
 		return Order{}, domain.Errorf(domain.CodeNotFound, "no such order")
 	}
-	gameID = g.GameID
 	var out Order
-	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		_, m, err := s.lock(ctx, tx, gameID, players, namesOf(g))
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		_, m, err := s.lock(ctx, tx, gameID)
 		if err != nil {
 			return err
 		}
@@ -319,7 +305,7 @@ func (s *Service) Cancel(ctx context.Context, userID, gameID, orderID string) (O
 		if _, err := tx.NewUpdate().Model(&out).Column("status", "updated_at").WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("cancel order %s: %w", orderID, err)
 		}
-		if err := s.write(ctx, tx, gameID, m, fx, false); err != nil {
+		if err := s.write(ctx, tx, gameID, m, fx); err != nil {
 			return err
 		}
 		return s.announce(ctx, tx, gameID, m, nil)

@@ -22,20 +22,9 @@ import (
 // Holders get a market_resolved notification. The market row is created
 // resolved when the game never had one, so no order can open it later. A
 // second call changes nothing.
-func (s *Service) Resolve(ctx context.Context, tx bun.Tx, gameID string, players, names []string, winner string) error {
-	if len(players) != 2 {
-		return nil
-	}
-	if len(names) != len(players) {
-		names = make([]string, len(players))
-		for i, id := range players {
-			if err := tx.NewSelect().Table("users").Column("username").Where("id = ?", id).Scan(ctx, &names[i]); err != nil {
-				return fmt.Errorf("read the username of player %s: %w", id, err)
-			}
-		}
-	}
-	_, m, err := s.lock(ctx, tx, gameID, players, names)
-	if err != nil || m.Status == StatusResolved {
+func (s *Service) Resolve(ctx context.Context, tx bun.Tx, gameID, winner string) error {
+	_, m, err := s.lock(ctx, tx, gameID)
+	if err != nil || len(m.Outcomes) != 2 || m.Status == StatusResolved {
 		return err
 	}
 	var open []Order

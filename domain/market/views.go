@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"wager/domain"
 	"wager/domain/game"
@@ -49,8 +50,9 @@ type Level struct {
 }
 
 // view builds the market's View from its row, its open orders and its
-// last trade.
-func (s *Service) view(ctx context.Context, idb bun.IDB, gameID string, m marketRow, last *Trade) (View, error) {
+// last trade. With storePrices it also stores the row's last prices and
+// volumes, in the statement that reads the book.
+func (s *Service) view(ctx context.Context, idb bun.IDB, gameID string, m marketRow, last *Trade, storePrices bool) (View, error) {
 	var levels []struct {
 		OutcomeID string `bun:"outcome_id"`
 		Side      string `bun:"side"`
@@ -58,9 +60,14 @@ func (s *Service) view(ctx context.Context, idb bun.IDB, gameID string, m market
 		Shares    int64  `bun:"shares"`
 	}
 	if m.Status == StatusOpen {
-		if err := idb.NewSelect().Table("market_orders").Column("outcome_id", "side", "price_minor").
+		q := idb.NewSelect().Table("market_orders").Column("outcome_id", "side", "price_minor").
 			ColumnExpr("sum(shares - filled_shares) AS shares").Where("game_id = ? AND status = 'open'", gameID).
-			GroupExpr("outcome_id, side, price_minor").Scan(ctx, &levels); err != nil {
+			GroupExpr("outcome_id, side, price_minor")
+		if storePrices {
+			q = q.With("prices", idb.NewRaw("UPDATE markets SET last_price = ?, volume = ? WHERE game_id = ? RETURNING 1",
+				pgdialect.Array(m.LastPrice), pgdialect.Array(m.Volume), gameID))
+		}
+		if err := q.Scan(ctx, &levels); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return View{}, fmt.Errorf("read the book of the market of game %s: %w", gameID, err)
 		}
 	}
@@ -125,7 +132,7 @@ func sorted(levels map[int64]int64, descending bool) []Level {
 
 // announce appends game:market with the market as it is now.
 func (s *Service) announce(ctx context.Context, tx bun.Tx, gameID string, m marketRow, last *Trade) error {
-	v, err := s.view(ctx, tx, gameID, m, last)
+	v, err := s.view(ctx, tx, gameID, m, last, last != nil)
 	if err != nil {
 		return err
 	}
@@ -162,7 +169,7 @@ func (s *Service) Market(ctx context.Context, gameID string) (View, error) {
 	if len(last) == 1 {
 		lastTrade = &last[0]
 	}
-	return s.view(ctx, s.db, g.GameID, m, lastTrade)
+	return s.view(ctx, s.db, g.GameID, m, lastTrade, false)
 }
 
 // Positions returns what userID holds in a game's market, by outcome.

@@ -91,16 +91,19 @@ func Post(ctx context.Context, tx bun.Tx, tell Teller, p Posting) (bool, error) 
 	return n == 1, err
 }
 
-// PostAll is Post of several postings, in order, in four statements
-// whatever their number (a market order's trades are posted together). It
-// returns how many were new; a posting whose reference was posted before
-// is skipped. INSUFFICIENT_FUNDS names the first posting's kind.
+// PostAll is Post of several postings, in order, in one statement
+// whatever their number (a market order's trades are posted together),
+// and one more to read the balances it tells. It returns how many were
+// new; a posting whose reference was posted before is skipped.
+// INSUFFICIENT_FUNDS names the first posting's kind.
 func PostAll(ctx context.Context, tx bun.Tx, tell Teller, ps []Posting) (int, error) {
 	if len(ps) == 0 {
 		return 0, nil
 	}
 	var accounts []string
 	kinds, refs, memos := make([]string, len(ps)), make([]string, len(ps)), make([]string, len(ps))
+	var entryRefs, entryAccounts []string
+	var amounts []int64
 	for i, p := range ps {
 		var sum int64
 		for _, e := range p.Entries {
@@ -111,58 +114,51 @@ func PostAll(ctx context.Context, tx bun.Tx, tell Teller, ps []Posting) (int, er
 			if !slices.Contains(accounts, e.Account) {
 				accounts = append(accounts, e.Account)
 			}
+			// In the postings' order: a debit before the credits that follow it.
+			entryRefs, entryAccounts, amounts = append(entryRefs, p.Reference), append(entryAccounts, e.Account), append(amounts, e.Amount)
 		}
 		if sum != 0 || len(p.Entries) < 2 {
 			return 0, fmt.Errorf("ledger: %s %s does not balance (sum %d)", p.Kind, p.Reference, sum)
 		}
 		kinds[i], refs[i], memos[i] = p.Kind, p.Reference, p.Memo
 	}
-	if err := ensureAccounts(ctx, tx, accounts); err != nil {
-		return 0, err
-	}
-	var created []struct {
-		ID        int64  `bun:"id"`
-		Reference string `bun:"reference"`
-	}
-	err := tx.NewRaw(`INSERT INTO ledger_transactions (kind, reference, memo)
-		SELECT * FROM unnest(?::text[], ?::text[], ?::text[]) ON CONFLICT (reference) DO NOTHING RETURNING id, reference`,
-		pgdialect.Array(kinds), pgdialect.Array(refs), pgdialect.Array(memos)).Scan(ctx, &created)
+	open := newAccounts(accounts)
+	// The entries' trigger (which moves the balances) and foreign keys run
+	// at the end of the statement, after the accounts are opened.
+	var created []string
+	err := tx.NewRaw(`WITH opened AS (
+			INSERT INTO ledger_accounts (id, kind, user_id, allow_negative)
+			SELECT * FROM unnest(?::text[], ?::text[], ?::uuid[], ?::boolean[]) ON CONFLICT (id) DO NOTHING
+		), t AS (
+			INSERT INTO ledger_transactions (kind, reference, memo)
+			SELECT * FROM unnest(?::text[], ?::text[], ?::text[]) ON CONFLICT (reference) DO NOTHING RETURNING id, reference
+		), e AS (
+			INSERT INTO ledger_entries (transaction_id, account_id, amount)
+			SELECT t.id, x.a, x.m FROM unnest(?::text[], ?::text[], ?::bigint[]) WITH ORDINALITY AS x(r, a, m, n)
+			JOIN t ON t.reference = x.r ORDER BY x.n
+		)
+		SELECT reference FROM t`,
+		pgdialect.Array(open.ids), pgdialect.Array(open.kinds), pgdialect.Array(open.users), pgdialect.Array(open.negative),
+		pgdialect.Array(kinds), pgdialect.Array(refs), pgdialect.Array(memos),
+		pgdialect.Array(entryRefs), pgdialect.Array(entryAccounts), pgdialect.Array(amounts)).Scan(ctx, &created)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Errorf("record ledger transaction %s %s: %w", ps[0].Kind, ps[0].Reference, err)
-	}
-	if len(created) == 0 {
-		return 0, nil
-	}
-	ids := make(map[string]int64, len(created))
-	for _, c := range created {
-		ids[c.Reference] = c.ID
-	}
-	var txIDs, amounts []int64
-	var entryAccounts []string
-	var moved []Entry
-	for _, p := range ps { // in the postings' order: a debit before the credits that follow it
-		id, ok := ids[p.Reference]
-		if !ok {
-			continue
-		}
-		for _, e := range p.Entries {
-			txIDs, entryAccounts, amounts = append(txIDs, id), append(entryAccounts, e.Account), append(amounts, e.Amount)
-		}
-		moved = append(moved, p.Entries...)
-	}
-	if _, err := tx.NewRaw(`INSERT INTO ledger_entries (transaction_id, account_id, amount)
-		SELECT t, a, m FROM unnest(?::bigint[], ?::text[], ?::bigint[]) WITH ORDINALITY AS e(t, a, m, n) ORDER BY n`,
-		pgdialect.Array(txIDs), pgdialect.Array(entryAccounts), pgdialect.Array(amounts)).Exec(ctx); err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.ConstraintName == "ledger_accounts_no_overdraft" {
 			return 0, domain.Errorf(domain.CodeInsufficientFunds, "the balance does not cover %s", describe(ps[0].Kind))
 		}
-		return 0, fmt.Errorf("record the entries of ledger transaction %s %s: %w", ps[0].Kind, ps[0].Reference, err)
+		return 0, fmt.Errorf("record ledger transaction %s %s: %w", ps[0].Kind, ps[0].Reference, err)
 	}
-	if tell != nil {
-		if err := tellBalances(ctx, tx, tell, moved); err != nil {
-			return 0, err
+	if len(created) == 0 || tell == nil {
+		return len(created), nil
+	}
+	var moved []Entry
+	for _, p := range ps {
+		if slices.Contains(created, p.Reference) {
+			moved = append(moved, p.Entries...)
 		}
+	}
+	if err := tellBalances(ctx, tx, tell, moved); err != nil {
+		return 0, err
 	}
 	return len(created), nil
 }
@@ -237,13 +233,18 @@ func describe(kind string) string {
 	return "this payment"
 }
 
-// ensureAccounts creates user and game accounts on first use, in one
-// statement; platform accounts exist from the migration. Only chain
-// mirrors may go negative.
-func ensureAccounts(ctx context.Context, tx bun.Tx, ids []string) error {
-	var accounts, kinds []string
-	var users []*string
-	var negative []bool
+// accountRows are the ledger accounts a posting may open, as columns.
+type accountRows struct {
+	ids, kinds []string
+	users      []*string
+	negative   []bool
+}
+
+// newAccounts returns the rows of the user and game accounts among ids,
+// which postings open on first use; platform accounts exist from the
+// migration. Only chain mirrors may go negative.
+func newAccounts(ids []string) accountRows {
+	var r accountRows
 	for _, id := range ids {
 		var kind string
 		var userID *string
@@ -258,19 +259,11 @@ func ensureAccounts(ctx context.Context, tx bun.Tx, ids []string) error {
 		case strings.HasPrefix(id, "chain:escrow:"):
 			kind, allowNegative = "chain", true
 		default:
-			continue // platform accounts exist from the migration
+			continue
 		}
-		accounts, kinds, users, negative = append(accounts, id), append(kinds, kind), append(users, userID), append(negative, allowNegative)
+		r.ids, r.kinds, r.users, r.negative = append(r.ids, id), append(r.kinds, kind), append(r.users, userID), append(r.negative, allowNegative)
 	}
-	if len(accounts) == 0 {
-		return nil
-	}
-	if _, err := tx.NewRaw(`INSERT INTO ledger_accounts (id, kind, user_id, allow_negative)
-		SELECT * FROM unnest(?::text[], ?::text[], ?::uuid[], ?::boolean[]) ON CONFLICT (id) DO NOTHING`,
-		pgdialect.Array(accounts), pgdialect.Array(kinds), pgdialect.Array(users), pgdialect.Array(negative)).Exec(ctx); err != nil {
-		return fmt.Errorf("open ledger accounts %v: %w", accounts, err)
-	}
-	return nil
+	return r
 }
 
 // BalanceOf returns an account's balance (0 when it does not exist yet).

@@ -87,33 +87,57 @@ type AchievementNotice struct {
 // (ctx one of db.Transact's): once ever, with a notification and an
 // activity entry the first time. It reports whether this call unlocked it.
 func (s *Service) Unlock(ctx context.Context, tx bun.Tx, userID, id string) (bool, error) {
-	n, err := s.unlockAll(ctx, tx, userID, []string{id})
+	n, err := s.unlock(ctx, tx, []string{userID}, []string{id})
 	return n == 1, err
 }
 
-// unlockAll is Unlock of several achievements in one statement (a game's
-// end earns a few at once, mostly ones the player already has), and
-// returns how many were new.
+// UnlockEach is Unlock of one achievement for several users (the two
+// sides of a trade) in one statement.
+func (s *Service) UnlockEach(ctx context.Context, tx bun.Tx, userIDs []string, id string) error {
+	ids := make([]string, len(userIDs))
+	for i := range ids {
+		ids[i] = id
+	}
+	_, err := s.unlock(ctx, tx, userIDs, ids)
+	return err
+}
+
+// unlockAll is Unlock of several achievements of one user in one statement
+// (a game's end earns a few at once, mostly ones the player already has),
+// and returns how many were new.
 func (s *Service) unlockAll(ctx context.Context, tx bun.Tx, userID string, ids []string) (int, error) {
+	users := make([]string, len(ids))
+	for i := range users {
+		users[i] = userID
+	}
+	return s.unlock(ctx, tx, users, ids)
+}
+
+// unlock gives users[i] the achievement ids[i], each once ever, in one
+// statement, and returns how many were new.
+func (s *Service) unlock(ctx context.Context, tx bun.Tx, users, ids []string) (int, error) {
 	for _, id := range ids {
 		if _, ok := achievementByID[id]; !ok {
 			return 0, fmt.Errorf("unlock %s: no such achievement", id)
 		}
 	}
-	var unlocked []string
-	err := tx.NewRaw(`INSERT INTO user_achievements (user_id, achievement_id, unlocked_at)
-		SELECT ?, id, ? FROM unnest(?::text[]) AS id ON CONFLICT DO NOTHING RETURNING achievement_id`,
-		userID, s.now(), pgdialect.Array(ids)).Scan(ctx, &unlocked)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Errorf("unlock %v for %s: %w", ids, userID, err)
+	var unlocked []struct {
+		UserID string `bun:"user_id"`
+		ID     string `bun:"achievement_id"`
 	}
-	for _, id := range unlocked {
-		a := achievementByID[id]
+	err := tx.NewRaw(`INSERT INTO user_achievements (user_id, achievement_id, unlocked_at)
+		SELECT u, id, ? FROM unnest(?::uuid[], ?::text[]) AS x(u, id) ON CONFLICT DO NOTHING RETURNING user_id, achievement_id`,
+		s.now(), pgdialect.Array(users), pgdialect.Array(ids)).Scan(ctx, &unlocked)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("unlock %v for %v: %w", ids, users, err)
+	}
+	for _, u := range unlocked {
+		a := achievementByID[u.ID]
 		data := AchievementNotice{AchievementID: a.ID, Name: a.Name, Description: a.Description}
-		if err := s.notify.Send(ctx, tx, userID, notify.Achievement, data); err != nil {
+		if err := s.notify.Send(ctx, tx, u.UserID, notify.Achievement, data); err != nil {
 			return 0, err
 		}
-		if err := s.addActivity(ctx, tx, ActivityAchievement, userID, data); err != nil {
+		if err := s.addActivity(ctx, tx, ActivityAchievement, u.UserID, data); err != nil {
 			return 0, err
 		}
 	}

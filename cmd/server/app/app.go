@@ -168,11 +168,7 @@ func (a *App) build(ctx context.Context) error {
 		if err != nil {
 			return out, err
 		}
-		names := make([]string, len(g.Seats))
-		for i, seat := range g.Seats {
-			names[i] = seat.Username
-		}
-		return out, a.Market.Resolve(ctx, tx, g.ID, players, names, o.Winner)
+		return out, a.Market.Resolve(ctx, tx, g.ID, o.Winner)
 	}
 	a.Ranking = ranking.New(bdb, now)
 	a.Referrals = referrals.New(bdb, a.Notify, a.Social, a.Rooms, now, cfg.ReferralBPS, cfg.PublicURL)
