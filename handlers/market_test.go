@@ -312,3 +312,36 @@ func TestMarketMatchesMintsMergesAndResolves(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A game without a winner resolves its market at half a share each: a
+// pair still pays exactly its 1 USDC of collateral.
+func TestMarketOfACancelledGamePaysHalfAShare(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	p1, p2, game := a.stakedGame(t, 0, `{"rounds": 3, "roundSeconds": 3}`)
+	t1, t2 := a.depositor(t, 1_000_000), a.depositor(t, 1_000_000)
+	a.placed(t, t1, game, "buy", p1.id, 700_000, 1, "")
+	a.placed(t, t2, game, "buy", p2.id, 300_000, 1, "") // a pair: t1 paid 0.70, t2 0.30
+	a.placed(t, t2, game, "buy", p2.id, 200_000, 2, "") // rests until the end
+	// Nobody moves: the round times out for both and the game is cancelled.
+	waitFor(t, func() bool {
+		if _, err := a.Games.ExpireDue(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return a.do(t, request{path: "/games/" + game}).json(t)["status"] == "cancelled"
+	})
+	v := a.marketOf(t, game)
+	if v.Status != "resolved" || v.Resolution[p1.id] != 500_000 || v.Resolution[p2.id] != 500_000 {
+		t.Fatalf("the market of a cancelled game: %+v", v)
+	}
+	a.wantAvailable(t, t2, 700_000, "the open buy released at the cancellation")
+	for _, tr := range []player{t1, t2} {
+		if r := a.redeem(t, tr, game); r.Code != 200 || r.json(t)["redeemedMinor"] != float64(500_000) {
+			t.Errorf("redeem after a cancellation: %d %s, want half a share's 500000", r.Code, r.Body)
+		}
+	}
+	a.wantAvailable(t, t1, 800_000, "paid 0.70, got 0.50")
+	a.wantAvailable(t, t2, 1_200_000, "paid 0.30, got 0.50")
+	if got := a.ledger(t, money.Market(game)); got != 0 {
+		t.Errorf("collateral after both redeemed: %d, want 0", got)
+	}
+}
