@@ -90,6 +90,16 @@ func TestTwoTradersMeetInAGamesMarket(t *testing.T) {
 	wantTexts(t, b1.GetByTestId("market-order-text"), []string{"Buy 10 of " + name1 + " at 0.6 · filled"}, "the filled order")
 	screenshot(t, b2, "game-market")
 
+	// An order that waits on the book can be taken back.
+	order(b2, "buy", name1, "0.3", "5", "Costs at most 1.5 USDC; pays 5 USDC if "+name1+" wins.",
+		"No match yet. 5 wait on the book at 0.3.")
+	wantText(t, b1.GetByTestId("market-outcome").Nth(0).GetByTestId("market-bid"), "0.3", "the new bid on the other page")
+	wantText(t, b2.GetByTestId("market-order-text").First(), "Buy 5 of "+name1+" at 0.3 · open", "the open order")
+	click(t, b2, "market-cancel")
+	wantText(t, b2.GetByTestId("market-order-text").First(), "Buy 5 of "+name1+" at 0.3 · cancelled", "the cancelled order")
+	wantText(t, b1.GetByTestId("market-outcome").Nth(0).GetByTestId("market-bid"), "–", "the bid is gone from the other page")
+	wantText(t, b2.GetByTestId("nav-balance"), "Balance: 6.00 USDC", "the cancel released the 1.5 locked")
+
 	// p1 wins every round.
 	result := p1.GetByTestId("result")
 	for round := 1; ; round++ {
