@@ -1,0 +1,203 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"wager/sdk/api"
+)
+
+var allTools = []string{"service_check_maintenance", "list_live_games", "get_game", "get_game_state", "watch_game",
+	"find_or_create_game", "submit_move", "send_chat_message", "get_balance", "donate", "place_bet", "place_market_order"}
+
+func TestToolList(t *testing.T) {
+	url := startWager(t, nil)
+	a := connect(t, url, nil, defaultMaxSpendMinor, defaultMaxSpendHourMinor)
+	res, err := a.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+		if tool.InputSchema == nil || tool.OutputSchema == nil {
+			t.Errorf("%s: input schema %v, output schema %v: want both", tool.Name, tool.InputSchema, tool.OutputSchema)
+		}
+		if len(tool.Description) < 60 {
+			t.Errorf("%s: description %q is too short to say what it does, costs and returns", tool.Name, tool.Description)
+		}
+	}
+	for _, want := range allTools {
+		if !slices.Contains(names, want) {
+			t.Errorf("tool %s is missing from %v", want, names)
+		}
+	}
+	if len(names) != len(allTools) {
+		t.Errorf("got %d tools %v, want %d", len(names), names, len(allTools))
+	}
+}
+
+func TestServiceCheckMaintenance(t *testing.T) {
+	adminKey := newWallet(t)
+	url := startWager(t, map[string]string{"ADMIN_WALLETS": adminKey.PublicKey().String()})
+	a := connect(t, url, nil, defaultMaxSpendMinor, defaultMaxSpendHourMinor) // read-only: no wallet
+
+	got := callOK[api.MaintenanceStatus](t, a, "service_check_maintenance", map[string]any{})
+	if got.Maintenance || got.RetryAfterSeconds != 0 || got.Flags["maintenance-mode"] {
+		t.Fatalf("maintenance off: got %+v", got)
+	}
+
+	admin := sdkClient(t, url, adminKey)
+	if _, err := admin.API.PutAdminFeatureFlagsByNameWithResponse(t.Context(), "maintenance-mode", nil,
+		api.PutAdminFeatureFlagsByNameJSONRequestBody{Enabled: true}); err != nil {
+		t.Fatalf("admin switches maintenance on: %v", err)
+	}
+	got = callOK[api.MaintenanceStatus](t, a, "service_check_maintenance", map[string]any{})
+	if !got.Maintenance || got.RetryAfterSeconds <= 0 || !got.Flags["maintenance-mode"] || !strings.Contains(got.Message, "maintenance") {
+		t.Fatalf("maintenance on: got %+v", got)
+	}
+}
+
+func TestReadOnlyWithoutWallet(t *testing.T) {
+	url := startWager(t, nil)
+	a := connect(t, url, nil, defaultMaxSpendMinor, defaultMaxSpendHourMinor)
+
+	live := callOK[liveGamesOutput](t, a, "list_live_games", map[string]any{})
+	if live.Games == nil || len(live.Games) != 0 {
+		t.Fatalf("list_live_games on a new service: %+v, want an empty list", live)
+	}
+	// An API error is a tool error with the API's code and message.
+	if msg := a.callErr(t, "get_game", map[string]any{"gameId": uuid.NewString()}); !strings.Contains(msg, "NOT_FOUND (HTTP 404)") {
+		t.Errorf("get_game of no game: %q, want NOT_FOUND (HTTP 404)", msg)
+	}
+	for tool, args := range map[string]map[string]any{
+		"get_balance":         {},
+		"find_or_create_game": {},
+		"donate":              {"gameId": uuid.NewString(), "amountMinor": 10000},
+		"submit_move":         {"gameId": uuid.NewString(), "move": "rock"},
+	} {
+		if msg := a.callErr(t, tool, args); !strings.Contains(msg, "WALLET_REQUIRED") {
+			t.Errorf("%s without a wallet: %q, want WALLET_REQUIRED", tool, msg)
+		}
+	}
+}
+
+// TestTwoAgentsPlayRPS has two agents, each with its own MCP server and
+// wallet, find each other and play a free game of one round.
+func TestTwoAgentsPlayRPS(t *testing.T) {
+	url := startWager(t, nil)
+	alice := connect(t, url, newWallet(t), defaultMaxSpendMinor, defaultMaxSpendHourMinor)
+	bob := connect(t, url, newWallet(t), defaultMaxSpendMinor, defaultMaxSpendHourMinor)
+	ask := map[string]any{"gameType": "rps", "settings": map[string]any{"rounds": 1, "roundSeconds": 120}}
+
+	first := callOK[findGameOutput](t, alice, "find_or_create_game", ask)
+	if first.Status != "queued" || first.LobbyID == "" || !first.CreatedLobby || first.GameID != "" {
+		t.Fatalf("alice, alone: %+v, want queued at a new lobby", first)
+	}
+	// Asking again while waiting keeps her place.
+	if again := callOK[findGameOutput](t, alice, "find_or_create_game", ask); again.Status != "queued" || again.LobbyID != first.LobbyID {
+		t.Fatalf("alice again: %+v, want queued at %s", again, first.LobbyID)
+	}
+	second := callOK[findGameOutput](t, bob, "find_or_create_game", ask)
+	if second.Status != "matched" || second.GameID == "" || second.LobbyID != first.LobbyID {
+		t.Fatalf("bob: %+v, want matched at alice's lobby %s", second, first.LobbyID)
+	}
+	game := second.GameID
+	waitArgs := map[string]any{"gameType": "rps", "waitSeconds": 5}
+	if got := callOK[findGameOutput](t, alice, "find_or_create_game", waitArgs); got.Status != "matched" || got.GameID != game {
+		t.Fatalf("alice after bob joined: %+v, want matched in %s", got, game)
+	}
+
+	live := callOK[liveGamesOutput](t, alice, "list_live_games", map[string]any{})
+	if !slices.ContainsFunc(live.Games, func(g api.GameLiveGame) bool { return g.GameId == game }) {
+		t.Fatalf("list_live_games: %+v, want the game %s", live.Games, game)
+	}
+	state := callOK[map[string]any](t, bob, "get_game_state", map[string]any{"gameId": game})
+	if state["gameId"] != game || state["status"] != "active" {
+		t.Fatalf("get_game_state: %v", state)
+	}
+	callOK[api.ChatMessage](t, bob, "send_chat_message", map[string]any{"gameId": game, "text": "good luck"})
+
+	// Alice watches while both move; the watch ends with the game.
+	var watched watchOutput
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		watched = callOK[watchOutput](t, alice, "watch_game", map[string]any{"gameId": game, "seconds": 30})
+	})
+	if r := callOK[api.GameActResult](t, bob, "submit_move", map[string]any{"gameId": game, "move": "scissors"}); !r.Accepted {
+		t.Fatalf("bob's move: %+v", r)
+	}
+	if msg := bob.callErr(t, "submit_move", map[string]any{"gameId": game, "move": "rock"}); !strings.Contains(msg, "ALREADY_MOVED (HTTP 409)") {
+		t.Errorf("bob's second move in the round: %q, want ALREADY_MOVED (HTTP 409)", msg)
+	}
+	if r := callOK[api.GameActResult](t, alice, "submit_move", map[string]any{"gameId": game, "move": "rock"}); !r.Accepted {
+		t.Fatalf("alice's move: %+v", r)
+	}
+	wg.Wait()
+	if !watched.Completed || len(watched.Events) == 0 || watched.Events[0].Name != "joined" {
+		t.Errorf("watch_game: %+v, want joined first and game:completed", watched)
+	}
+
+	aliceID := alice.srv.client.UserID()
+	for name, a := range map[string]agent{"alice": alice, "bob": bob} {
+		d := callOK[api.GameDetail](t, a, "get_game", map[string]any{"gameId": game})
+		if d.Status != "completed" || d.Result == nil || d.Result.WinnerId == nil || *d.Result.WinnerId != aliceID {
+			t.Errorf("%s reads the game: status %s, result %+v; want completed, won by alice %s", name, d.Status, d.Result, aliceID)
+		}
+	}
+	// A spectator's move is refused with the API's code.
+	carol := connect(t, url, newWallet(t), defaultMaxSpendMinor, defaultMaxSpendHourMinor)
+	if msg := carol.callErr(t, "submit_move", map[string]any{"gameId": game, "move": "rock"}); !strings.Contains(msg, "(HTTP 4") {
+		t.Errorf("a non-player's move: %q, want the API's refusal", msg)
+	}
+}
+
+// TestSpendingCap checks that money tools stop at the caps and move
+// nothing when they refuse.
+func TestSpendingCap(t *testing.T) {
+	url := startWager(t, nil)
+	key := newWallet(t)
+	fund(t, url, key, 1_000_000)
+	fan := connect(t, url, key, 50_000, 60_000)
+
+	// A game to give to, between two others.
+	p1 := connect(t, url, newWallet(t), defaultMaxSpendMinor, defaultMaxSpendHourMinor)
+	p2 := connect(t, url, newWallet(t), defaultMaxSpendMinor, defaultMaxSpendHourMinor)
+	callOK[findGameOutput](t, p1, "find_or_create_game", map[string]any{})
+	game := callOK[findGameOutput](t, p2, "find_or_create_game", map[string]any{}).GameID
+	if game == "" {
+		t.Fatal("no game")
+	}
+
+	before := callOK[balanceOutput](t, fan, "get_balance", map[string]any{})
+	if before.Balance.OnChain.UsdcMinor != 1_000_000 || before.Spending.MaxPerCallMinor != 50_000 || before.Spending.SpentLastHourMinor != 0 {
+		t.Fatalf("balance before: %+v", before)
+	}
+	if msg := fan.callErr(t, "donate", map[string]any{"gameId": game, "amountMinor": 100_000}); !strings.Contains(msg, "SPENDING_CAP") ||
+		!strings.Contains(msg, "per call") || !strings.Contains(msg, "nothing was spent") {
+		t.Fatalf("a donation over the cap per call: %q", msg)
+	}
+	if msg := fan.callErr(t, "place_market_order", map[string]any{"gameId": game, "side": "buy", "outcomeId": uuid.NewString(),
+		"priceMinor": 500_000, "shares": 1}); !strings.Contains(msg, "SPENDING_CAP") {
+		t.Fatalf("a buy order over the cap per call: %q", msg)
+	}
+	if got := callOK[balanceOutput](t, fan, "get_balance", map[string]any{}); got.Balance != before.Balance || got.Spending.SpentLastHourMinor != 0 {
+		t.Fatalf("after refusals: %+v, want nothing moved (%+v)", got, before)
+	}
+
+	// Within the caps it pays; the next one would pass the hour's cap.
+	if d := callOK[api.PotDonationResult](t, fan, "donate", map[string]any{"gameId": game, "amountMinor": 40_000}); d.AmountMinor != 40_000 || d.Signature == "" {
+		t.Fatalf("a donation within the caps: %+v", d)
+	}
+	if msg := fan.callErr(t, "donate", map[string]any{"gameId": game, "amountMinor": 30_000}); !strings.Contains(msg, "per hour") {
+		t.Fatalf("a donation over the cap per hour: %q", msg)
+	}
+	after := callOK[balanceOutput](t, fan, "get_balance", map[string]any{})
+	if after.Balance.OnChain.UsdcMinor != 960_000 || after.Spending.SpentLastHourMinor != 40_000 {
+		t.Fatalf("after one donation: %+v, want 960000 on chain and 40000 spent", after)
+	}
+}
