@@ -1,12 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"wager/sdk/api"
 )
@@ -122,24 +125,50 @@ func TestTwoAgentsPlayRPS(t *testing.T) {
 	}
 	callOK[api.ChatMessage](t, bob, "send_chat_message", map[string]any{"gameId": game, "text": "good luck"})
 
-	// Alice watches while both move; the watch ends with the game.
-	var watched watchOutput
+	// A spectator watches while both move; the watch ends with the game.
+	carol := connect(t, url, newWallet(t), defaultMaxSpendMinor, defaultMaxSpendHourMinor)
+	var watch *mcp.CallToolResult
+	var watchErr error
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		watched = callOK[watchOutput](t, alice, "watch_game", map[string]any{"gameId": game, "seconds": 30})
+		watch, watchErr = carol.CallTool(t.Context(), &mcp.CallToolParams{Name: "watch_game",
+			Arguments: map[string]any{"gameId": game, "seconds": 30}})
 	})
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		d := callOK[api.GameDetail](t, bob, "get_game", map[string]any{"gameId": game})
+		if d.SpectatorCount > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the watcher never joined the game")
+		}
+	}
 	if r := callOK[api.GameActResult](t, bob, "submit_move", map[string]any{"gameId": game, "move": "scissors"}); !r.Accepted {
 		t.Fatalf("bob's move: %+v", r)
 	}
 	if msg := bob.callErr(t, "submit_move", map[string]any{"gameId": game, "move": "rock"}); !strings.Contains(msg, "ALREADY_MOVED (HTTP 409)") {
 		t.Errorf("bob's second move in the round: %q, want ALREADY_MOVED (HTTP 409)", msg)
 	}
+	if msg := carol.callErr(t, "submit_move", map[string]any{"gameId": game, "move": "rock"}); !strings.Contains(msg, "NOT_A_PLAYER (HTTP 403)") {
+		t.Errorf("a spectator's move: %q, want NOT_A_PLAYER (HTTP 403)", msg)
+	}
 	if r := callOK[api.GameActResult](t, alice, "submit_move", map[string]any{"gameId": game, "move": "rock"}); !r.Accepted {
 		t.Fatalf("alice's move: %+v", r)
 	}
 	wg.Wait()
-	if !watched.Completed || len(watched.Events) == 0 || watched.Events[0].Name != "joined" {
-		t.Errorf("watch_game: %+v, want joined first and game:completed", watched)
+	if watchErr != nil || watch.IsError {
+		t.Fatalf("watch_game: %v %s", watchErr, text(watch))
+	}
+	var watched watchOutput
+	raw, _ := json.Marshal(watch.StructuredContent)
+	json.Unmarshal(raw, &watched)
+	names := []string{}
+	for _, e := range watched.Events {
+		names = append(names, e.Name)
+	}
+	if !watched.Completed || len(names) < 2 || names[0] != "joined" || names[len(names)-1] != "game:completed" ||
+		!slices.Contains(names, "game:rps:round:reveal") {
+		t.Errorf("watch_game saw %v (completed %t), want joined first, a reveal, game:completed last", names, watched.Completed)
 	}
 
 	aliceID := alice.srv.client.UserID()
@@ -148,11 +177,6 @@ func TestTwoAgentsPlayRPS(t *testing.T) {
 		if d.Status != "completed" || d.Result == nil || d.Result.WinnerId == nil || *d.Result.WinnerId != aliceID {
 			t.Errorf("%s reads the game: status %s, result %+v; want completed, won by alice %s", name, d.Status, d.Result, aliceID)
 		}
-	}
-	// A spectator's move is refused with the API's code.
-	carol := connect(t, url, newWallet(t), defaultMaxSpendMinor, defaultMaxSpendHourMinor)
-	if msg := carol.callErr(t, "submit_move", map[string]any{"gameId": game, "move": "rock"}); !strings.Contains(msg, "(HTTP 4") {
-		t.Errorf("a non-player's move: %q, want the API's refusal", msg)
 	}
 }
 
@@ -199,5 +223,44 @@ func TestSpendingCap(t *testing.T) {
 	after := callOK[balanceOutput](t, fan, "get_balance", map[string]any{})
 	if after.Balance.OnChain.UsdcMinor != 960_000 || after.Spending.SpentLastHourMinor != 40_000 {
 		t.Fatalf("after one donation: %+v, want 960000 on chain and 40000 spent", after)
+	}
+}
+
+// TestAgentsWaitingAtTwoLobbiesMeet covers two agents who each opened a
+// lobby at the same moment: at their next calls they meet at one.
+func TestAgentsWaitingAtTwoLobbiesMeet(t *testing.T) {
+	url := startWager(t, nil)
+	bobKey := newWallet(t)
+	alice := connect(t, url, newWallet(t), defaultMaxSpendMinor, defaultMaxSpendHourMinor)
+	bob := connect(t, url, bobKey, defaultMaxSpendMinor, defaultMaxSpendHourMinor)
+
+	// Bob's server opened a lobby and queued there while Alice's queued
+	// at another empty one (lobby ids are random: either may give way).
+	c := sdkClient(t, url, bobKey)
+	l, err := c.API.PostLobbiesWithResponse(t.Context(), nil, api.LobbyRequest{GameType: "rps"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.API.PostLobbiesByIdJoinQueueWithResponse(t.Context(), uuid.MustParse(l.JSON201.Id), nil); err != nil {
+		t.Fatal(err)
+	}
+	bob.srv.queuedLobby = l.JSON201.Id
+	c2 := sdkClient(t, url, newWallet(t))
+	l2, err := c2.API.PostLobbiesWithResponse(t.Context(), nil, api.LobbyRequest{GameType: "rps"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.srv.client.API.PostLobbiesByIdJoinQueueWithResponse(t.Context(), uuid.MustParse(l2.JSON201.Id), nil); err != nil {
+		t.Fatal(err)
+	}
+	alice.srv.queuedLobby = l2.JSON201.Id
+
+	first := callOK[findGameOutput](t, bob, "find_or_create_game", map[string]any{})
+	second := callOK[findGameOutput](t, alice, "find_or_create_game", map[string]any{})
+	if first.Status == "queued" {
+		first = callOK[findGameOutput](t, bob, "find_or_create_game", map[string]any{})
+	}
+	if first.Status != "matched" || second.Status != "matched" || first.GameID != second.GameID {
+		t.Fatalf("bob %+v, alice %+v: want both matched in one game", first, second)
 	}
 }
