@@ -19,6 +19,7 @@ type config struct {
 	MaxSpendMinor     int64
 	MaxSpendHourMinor int64
 	HTTPAddr          string // listen address for streamable HTTP; empty: stdio
+	HTTPToken         string // bearer token HTTP clients must send; empty: none
 }
 
 // Defaults of the spending caps: 1 USDC per call, 5 USDC per hour.
@@ -44,7 +45,7 @@ func loadConfig(args []string, getenv func(string) string) (config, error) {
 	if err != nil {
 		return config{}, err
 	}
-	cfg := config{WalletKey: getenv("WAGER_WALLET_KEY")}
+	cfg := config{WalletKey: getenv("WAGER_WALLET_KEY"), HTTPToken: getenv("WAGER_MCP_TOKEN")}
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&cfg.URL, "url", or("WAGER_URL", "http://localhost:8080"), "base URL of the wager server (WAGER_URL)")

@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -48,8 +49,10 @@ func run(ctx context.Context, args []string, getenv func(string) string) error {
 	if cfg.HTTPAddr == "" {
 		return s.mcp.Run(ctx, &mcp.StdioTransport{})
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, nil)
-	srv := &http.Server{Addr: cfg.HTTPAddr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	if cfg.HTTPToken == "" {
+		log.Warn("WAGER_MCP_TOKEN is not set: whoever reaches the HTTP address can use the tools (and the wallet)")
+	}
+	srv := &http.Server{Addr: cfg.HTTPAddr, Handler: s.httpHandler(cfg.HTTPToken), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -61,4 +64,26 @@ func run(ctx context.Context, args []string, getenv func(string) string) error {
 		return err
 	}
 	return nil
+}
+
+// httpHandler serves MCP over streamable HTTP. Browsers' cross-origin
+// requests are refused, and with a token every request must carry it as
+// "Authorization: Bearer <token>" (401 otherwise): the tools act with the
+// wallet.
+func (s *server) httpHandler(token string) http.Handler {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+		&mcp.StreamableHTTPOptions{SessionTimeout: time.Hour})
+	protected := http.NewCrossOriginProtection().Handler(h)
+	if token == "" {
+		return protected
+	}
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
+			return
+		}
+		protected.ServeHTTP(w, r)
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -114,6 +115,10 @@ func toolError(err error) error {
 			msg += fmt.Sprintf("; retry after %d seconds", int(ae.RetryAfter.Seconds()))
 		}
 		return errors.New(msg)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("SERVICE_UNREACHABLE: the wager server did not answer: %v", err)
 	}
 	return err
 }

@@ -58,12 +58,12 @@ func TestSpendingCapWindow(t *testing.T) {
 }
 
 func TestLoadConfig(t *testing.T) {
-	env := map[string]string{"WAGER_URL": "http://wager:8080", "WAGER_MAX_SPEND_MINOR": "20000", "WAGER_WALLET_KEY": "key"}
+	env := map[string]string{"WAGER_URL": "http://wager:8080", "WAGER_MAX_SPEND_MINOR": "20000", "WAGER_WALLET_KEY": "key", "WAGER_MCP_TOKEN": "tok"}
 	cfg, err := loadConfig([]string{"-http", ":8090", "-max-spend-hour-minor", "30000"}, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := config{URL: "http://wager:8080", WalletKey: "key", AppID: "wager-mcp", MaxSpendMinor: 20000, MaxSpendHourMinor: 30000, HTTPAddr: ":8090"}
+	want := config{URL: "http://wager:8080", WalletKey: "key", HTTPToken: "tok", AppID: "wager-mcp", MaxSpendMinor: 20000, MaxSpendHourMinor: 30000, HTTPAddr: ":8090"}
 	if cfg != want {
 		t.Fatalf("got %+v, want %+v", cfg, want)
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -263,4 +265,38 @@ func TestAgentsWaitingAtTwoLobbiesMeet(t *testing.T) {
 	if first.Status != "matched" || second.Status != "matched" || first.GameID != second.GameID {
 		t.Fatalf("bob %+v, alice %+v: want both matched in one game", first, second)
 	}
+}
+
+func TestStreamableHTTP(t *testing.T) {
+	url := startWager(t, nil)
+	s, err := newServer(config{URL: url, AppID: "mcp-test", MaxSpendMinor: 1, MaxSpendHourMinor: 1}, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.httpHandler("secret"))
+	t.Cleanup(srv.Close)
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1.0.0"}, nil)
+	if _, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.URL, MaxRetries: -1}, nil); err == nil {
+		t.Fatal("connected without the token")
+	}
+	authed := &http.Client{Transport: bearer{"secret"}}
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: authed}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	got := callOK[api.MaintenanceStatus](t, agent{ClientSession: cs}, "service_check_maintenance", map[string]any{})
+	if got.Maintenance {
+		t.Fatalf("over HTTP: %+v", got)
+	}
+}
+
+// bearer adds a bearer token to every request.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
 }
