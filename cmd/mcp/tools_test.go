@@ -300,3 +300,44 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return http.DefaultTransport.RoundTrip(r)
 }
+
+func TestBetAndMarketOrder(t *testing.T) {
+	url := startWager(t, nil)
+	key := newWallet(t)
+	fund(t, url, key, 2_000_000)
+	if _, err := sdkClient(t, url, key).Deposit(t.Context(), 1_000_000); err != nil {
+		t.Fatalf("deposit: %v", err)
+	}
+	fan := connect(t, url, key, defaultMaxSpendMinor, defaultMaxSpendHourMinor)
+	p1 := connect(t, url, newWallet(t), defaultMaxSpendMinor, defaultMaxSpendHourMinor)
+	p2 := connect(t, url, newWallet(t), defaultMaxSpendMinor, defaultMaxSpendHourMinor)
+	callOK[findGameOutput](t, p1, "find_or_create_game", map[string]any{})
+	game := callOK[findGameOutput](t, p2, "find_or_create_game", map[string]any{}).GameID
+	onP1 := p1.srv.client.UserID()
+
+	bet := callOK[api.PotBetResult](t, fan, "place_bet", map[string]any{"gameId": game, "onUserId": onP1, "amountMinor": 10_000})
+	if bet.OnUserId != onP1 || bet.AmountMinor != 10_000 || bet.Signature == "" {
+		t.Fatalf("place_bet: %+v", bet)
+	}
+	placed := callOK[api.MarketPlaced](t, fan, "place_market_order", map[string]any{"gameId": game, "side": "buy", "outcomeId": onP1,
+		"priceMinor": 400_000, "shares": 2})
+	if placed.Order.Status != "open" || placed.Order.Shares != 2 || placed.Order.PriceMinor != 400_000 {
+		t.Fatalf("place_market_order: %+v", placed)
+	}
+	got := callOK[balanceOutput](t, fan, "get_balance", map[string]any{})
+	if got.Balance.AvailableMinor != 200_000 || got.Spending.SpentLastHourMinor != 810_000 {
+		t.Fatalf("after the bet and the order: %+v, want 200000 available, 810000 spent", got)
+	}
+	// A refused order is the API's error, and gives its share of the cap back.
+	if msg := fan.callErr(t, "place_market_order", map[string]any{"gameId": game, "side": "buy", "outcomeId": onP1,
+		"priceMinor": 300_000, "shares": 1}); !strings.Contains(msg, "INSUFFICIENT_FUNDS (HTTP 409)") {
+		t.Fatalf("an order over the balance: %q", msg)
+	}
+	if msg := p1.callErr(t, "place_market_order", map[string]any{"gameId": game, "side": "buy", "outcomeId": onP1,
+		"priceMinor": 300_000, "shares": 1}); !strings.Contains(msg, "FORBIDDEN (HTTP 403)") {
+		t.Fatalf("a player's order: %q", msg)
+	}
+	if got := callOK[balanceOutput](t, fan, "get_balance", map[string]any{}); got.Spending.SpentLastHourMinor != 810_000 {
+		t.Fatalf("after a refused order: spent %d, want 810000", got.Spending.SpentLastHourMinor)
+	}
+}
