@@ -92,31 +92,40 @@ func (s *server) findOrCreateGame(ctx context.Context, _ *mcp.CallToolRequest, i
 func (s *server) queue(ctx context.Context, in findGameInput, out findGameOutput) (findGameOutput, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	release := func() {}
+	if s.queuedLobby == "" {
+		// The stake is locked when the game starts: count it when the
+		// user first queues for it, before any lobby is opened.
+		var err error
+		if release, err = s.cap.reserve("a stake", in.StakeMinor); err != nil {
+			return out, err
+		}
+	}
 	lobby, created, err := s.pickLobby(ctx, in)
 	if err != nil {
+		release()
 		return out, toolError(err)
 	}
 	out.LobbyID, out.CreatedLobby = lobby, created
 	if s.queuedLobby != "" && s.queuedLobby != lobby {
 		if _, err := s.client.API.DeleteLobbiesByIdJoinQueueWithResponse(ctx, uuid.MustParse(s.queuedLobby), nil); err != nil && !isCode(err, "NOT_FOUND") {
+			release()
 			return out, toolError(err)
 		}
 	}
-	release := func() {}
-	if s.queuedLobby == "" {
-		// The stake is locked when the game starts: count it when the
-		// user first queues for it.
-		if release, err = s.cap.reserve("a stake", in.StakeMinor); err != nil {
-			return out, err
+	j, err := s.client.API.PostLobbiesByIdJoinQueueWithResponse(ctx, uuid.MustParse(lobby), nil)
+	if other := otherQueue(err); other != "" {
+		// Waiting in a queue this server does not know of (joined before
+		// a restart, or by another client of the wallet): leave it.
+		if _, lerr := s.client.API.DeleteLobbiesByIdJoinQueueWithResponse(ctx, uuid.MustParse(other), nil); lerr == nil {
+			j, err = s.client.API.PostLobbiesByIdJoinQueueWithResponse(ctx, uuid.MustParse(lobby), nil)
 		}
 	}
-	j, err := s.client.API.PostLobbiesByIdJoinQueueWithResponse(ctx, uuid.MustParse(lobby), nil)
 	if err != nil {
 		s.queuedLobby = ""
 		release()
 		if isCode(err, "CONFLICT") {
-			// Matched meanwhile, or waiting in another queue (joined by
-			// another client of this wallet).
+			// Matched meanwhile?
 			if cur, cerr := s.currentGame(ctx); cerr == nil && cur != nil {
 				return s.matched(out, cur.GameId, cur.GameType), nil
 			}
@@ -220,6 +229,23 @@ func sameSettings(have, want map[string]any) bool {
 		}
 	}
 	return true
+}
+
+// otherQueue returns the lobby of a CONFLICT answer to joining a queue
+// while waiting in another one, "" for any other answer.
+func otherQueue(err error) string {
+	var ae *wager.APIError
+	if !errors.As(err, &ae) || ae.Code != "CONFLICT" {
+		return ""
+	}
+	var body struct {
+		LobbyID string `json:"lobbyId"`
+	}
+	json.Unmarshal(ae.Body, &body)
+	if _, perr := uuid.Parse(body.LobbyID); perr != nil {
+		return ""
+	}
+	return body.LobbyID
 }
 
 // isCode reports whether err is the API's error of that code.

@@ -211,6 +211,20 @@ func TestSpendingCap(t *testing.T) {
 		"priceMinor": 500_000, "shares": 1}); !strings.Contains(msg, "SPENDING_CAP") {
 		t.Fatalf("a buy order over the cap per call: %q", msg)
 	}
+	lobbies := func() int {
+		r, err := fan.srv.client.API.GetLobbiesWithResponse(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(*r.JSON200)
+	}
+	n := lobbies()
+	if msg := fan.callErr(t, "find_or_create_game", map[string]any{"stakeMinor": 100_000}); !strings.Contains(msg, "SPENDING_CAP") {
+		t.Fatalf("a stake over the cap per call: %q", msg)
+	}
+	if got := lobbies(); got != n {
+		t.Fatalf("a refused stake opened a lobby: %d lobbies, want %d", got, n)
+	}
 	if got := callOK[balanceOutput](t, fan, "get_balance", map[string]any{}); got.Balance != before.Balance || got.Spending.SpentLastHourMinor != 0 {
 		t.Fatalf("after refusals: %+v, want nothing moved (%+v)", got, before)
 	}
@@ -339,5 +353,35 @@ func TestBetAndMarketOrder(t *testing.T) {
 	}
 	if got := callOK[balanceOutput](t, fan, "get_balance", map[string]any{}); got.Spending.SpentLastHourMinor != 810_000 {
 		t.Fatalf("after a refused order: spent %d, want 810000", got.Spending.SpentLastHourMinor)
+	}
+}
+
+// TestQueuedElsewhere covers a wallet already waiting in a queue the
+// server does not know of: it leaves it for the one it picks.
+func TestQueuedElsewhere(t *testing.T) {
+	url := startWager(t, nil)
+	key := newWallet(t)
+	a := connect(t, url, key, defaultMaxSpendMinor, defaultMaxSpendHourMinor)
+	c := sdkClient(t, url, key)
+	l, err := c.API.PostLobbiesWithResponse(t.Context(), nil, api.LobbyRequest{GameType: "rps", StakeMinor: 0,
+		Settings: &map[string]any{"rounds": 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.API.PostLobbiesByIdJoinQueueWithResponse(t.Context(), uuid.MustParse(l.JSON201.Id), nil); err != nil {
+		t.Fatal(err)
+	}
+	got := callOK[findGameOutput](t, a, "find_or_create_game", map[string]any{"settings": map[string]any{"rounds": 3}})
+	if got.Status != "queued" || got.LobbyID == l.JSON201.Id || !got.CreatedLobby {
+		t.Fatalf("got %+v, want queued at a new lobby of 3 rounds", got)
+	}
+	r, err := c.API.GetLobbiesWithResponse(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lobby := range *r.JSON200 {
+		if want := map[string]int64{l.JSON201.Id: 0, got.LobbyID: 1}[lobby.Id]; lobby.Queued != want {
+			t.Errorf("lobby %s has %d queued, want %d", lobby.Id, lobby.Queued, want)
+		}
 	}
 }
