@@ -1,0 +1,135 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	wager "wager/sdk"
+)
+
+// serverVersion is this MCP server's version, told to MCP clients.
+const serverVersion = "1.0.0"
+
+// server is the MCP server of one wallet (or none: read-only) on one
+// wager server.
+type server struct {
+	mcp    *mcp.Server
+	client *wager.Client
+	wallet bool // signed in with a wallet: the play and money tools work
+	cap    *spendingCap
+
+	mu          sync.Mutex // guards queuedLobby
+	queuedLobby string     // the lobby whose queue find_or_create_game joined
+}
+
+// newServer returns the MCP server with every tool, calling the wager
+// server of cfg as cfg's wallet. It returns an error for a wallet key
+// that is not a base58 ed25519 secret key or a bad URL.
+func newServer(cfg config, now func() time.Time, opts ...wager.Option) (*server, error) {
+	options := []wager.Option{wager.WithAppID(cfg.AppID), wager.WithClock(now),
+		wager.WithAutoPay(cfg.MaxSpendMinor, cfg.MaxSpendHourMinor),
+		wager.WithHTTPClient(&http.Client{Timeout: 90 * time.Second})}
+	s := &server{}
+	if cfg.WalletKey != "" {
+		key, err := solana.PrivateKeyFromBase58(strings.TrimSpace(cfg.WalletKey))
+		if err != nil {
+			return nil, fmt.Errorf("WAGER_WALLET_KEY is not a base58 ed25519 secret key: %w", err)
+		}
+		options = append(options, wager.WithWallet(key))
+		s.wallet = true
+	}
+	c, err := wager.New(cfg.URL, append(options, opts...)...)
+	if err != nil {
+		return nil, err
+	}
+	s.client = c
+	s.cap = &spendingCap{perCall: cfg.MaxSpendMinor, perHour: cfg.MaxSpendHourMinor, now: now, paidByClient: c.SpentLastHour}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "wager", Title: "Wager: head-to-head games for USDC", Version: serverVersion},
+		&mcp.ServerOptions{Instructions: instructions(cfg)})
+	s.addTools()
+	return s, nil
+}
+
+func instructions(cfg config) string {
+	mode := "A wallet is configured: every tool works."
+	if cfg.WalletKey == "" {
+		mode = "No wallet is configured: only service_check_maintenance, list_live_games and get_game work."
+	}
+	return fmt.Sprintf("Tools of the Wager platform at %s: real-money head-to-head games (rock-paper-scissors and more) on Solana, "+
+		"with spectators' donations, betting pools and a prediction market per game. Money is in USDC minor units "+
+		"(1 USDC = 1000000). %s Money tools spend at most %d per call and %d per hour; over that they refuse and move nothing. "+
+		"To play: find_or_create_game, then get_game_state or watch_game, then submit_move each round.",
+		cfg.URL, mode, cfg.MaxSpendMinor, cfg.MaxSpendHourMinor)
+}
+
+// errNoWallet answers the play and money tools without a wallet.
+var errNoWallet = errors.New("WALLET_REQUIRED: this tool acts as a user and needs a wallet; start the MCP server with WAGER_WALLET_KEY set to a base58 ed25519 secret key")
+
+func (s *server) needWallet() error {
+	if !s.wallet {
+		return errNoWallet
+	}
+	return nil
+}
+
+// toolError turns an error of the API into the text of a tool error: the
+// API's code, status and message (and the reasons of a validation error),
+// so that the agent can tell what to do.
+func toolError(err error) error {
+	var pre *wager.PaymentRequiredError
+	var up *wager.UpgradeRequiredError
+	var ae *wager.APIError
+	switch {
+	case errors.As(err, &pre):
+		if pre.Paid {
+			return fmt.Errorf("PAYMENT_REQUIRED (HTTP 402): %s; a payment of %d USDC minor units was made but refused: %s", pre.Err.Message, pre.AmountMinor, pre.Reason)
+		}
+		return fmt.Errorf("PAYMENT_REQUIRED (HTTP 402): %s; %d USDC minor units were asked and not paid: %s", pre.Err.Message, pre.AmountMinor, pre.Reason)
+	case errors.As(err, &up):
+		return fmt.Errorf("SDK_VERSION_OUTDATED (HTTP 426): %s; the server needs SDK %s", up.Err.Message, up.MinSDKVersion)
+	case errors.As(err, &ae):
+		msg := fmt.Sprintf("%s (HTTP %d): %s", ae.Code, ae.Status, ae.Message)
+		if ae.Code == "" {
+			msg = fmt.Sprintf("HTTP %d: %s", ae.Status, ae.Message)
+		}
+		if len(ae.Fields) > 0 {
+			names := make([]string, 0, len(ae.Fields))
+			for k := range ae.Fields {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			for _, k := range names {
+				msg += fmt.Sprintf("; %s: %s", k, ae.Fields[k])
+			}
+		}
+		if ae.RetryAfter > 0 {
+			msg += fmt.Sprintf("; retry after %d seconds", int(ae.RetryAfter.Seconds()))
+		}
+		return errors.New(msg)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("SERVICE_UNREACHABLE: the wager server did not answer: %v", err)
+	}
+	return err
+}
+
+// refused reports whether err is the API's refusal of a request (a 4xx
+// answer), after which nothing was spent.
+func refused(err error) bool {
+	var ae *wager.APIError
+	var pre *wager.PaymentRequiredError
+	if errors.As(err, &pre) && pre.Paid {
+		return false
+	}
+	return errors.As(err, &ae) && ae.Status >= 400 && ae.Status < 500
+}
