@@ -82,6 +82,14 @@ func (s *marketSim) post(ps []money.Posting) bool {
 	return true
 }
 
+func holdingValues(hs map[slot]*holding) map[slot]holding {
+	out := make(map[slot]holding, len(hs))
+	for k, h := range hs {
+		out[k] = *h
+	}
+	return out
+}
+
 func cloneHoldings(hs map[slot]*holding) map[slot]*holding {
 	out := make(map[slot]*holding, len(hs))
 	for k, h := range hs {
@@ -142,7 +150,7 @@ func (s *marketSim) place(o engine.Order, tif engine.TIF) {
 		fx.release(o, o.Shares-res.Filled, "market-release:"+orderID)
 	}
 	if !fx.valid() {
-		s.t.Fatalf("step %d: order %+v leaves a holding invalid: %v", s.steps, o, fx.holdings)
+		s.t.Fatalf("step %d: order %+v leaves a holding invalid: %v", s.steps, o, holdingValues(fx.holdings))
 	}
 	if !s.post(fx.postings) {
 		s.t.Fatalf("step %d: the trades of %+v overdraw an account: %+v", s.steps, o, fx.postings)
