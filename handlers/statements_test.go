@@ -251,12 +251,13 @@ func TestStatementsOfAMarketOrder(t *testing.T) {
 		budget     int
 	}{
 		// BEGIN, the game and market locked, the crossing orders, the
-		// positions, the order, its positions, the ledger, the balances told,
-		// the book (and prices), the event, COMMIT; a trade adds the trades,
-		// the makers' fills and the achievement.
-		{"an order that rests", resting[:len(resting)/3], 11},
-		{"an order that trades once", crossing, 14},
-		{"an order that trades with three orders", sweeping, 14},
+		// positions, the buyers' balances, the order, its positions, the
+		// ledger, the balances told, the book (and prices), the event,
+		// COMMIT; a trade adds the trades, the makers' fills and the
+		// achievement. Orders that arrive together share them.
+		{"an order that rests", resting[:len(resting)/3], 12},
+		{"an order that trades once", crossing, 15},
+		{"an order that trades with three orders", sweeping, 15},
 	} {
 		t.Logf("%s: %d statements", c.what, len(c.statements))
 		if len(c.statements) > c.budget {

@@ -56,9 +56,8 @@ type Unlocker interface {
 // Achievement unlocked by a user's first trade, and the notification type
 // of a resolution.
 const (
-	AchievementTrader  = "trader"
-	NoticeResolved     = "market_resolved"
-	defaultTradesLimit = 50
+	AchievementTrader = "trader"
+	NoticeResolved    = "market_resolved"
 )
 
 // Service takes orders, cancels, resolutions and redemptions.
@@ -71,6 +70,8 @@ type Service struct {
 	Notify Notifier
 	// Achievements unlocks trader at a user's first trade (nil: none).
 	Achievements Unlocker
+
+	batches batcher
 }
 
 // New returns the market service.

@@ -5,17 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"wager/db"
 	"wager/domain"
-	"wager/domain/game"
 	"wager/domain/market/engine"
 	"wager/domain/money"
 )
@@ -48,151 +45,6 @@ func (r OrderRequest) validate(outcomes []string) (engine.TIF, error) {
 		return tif, domain.Invalid(fields)
 	}
 	return tif, nil
-}
-
-// Place takes a buy or sell order of userID into the market of gameID:
-// it locks what the order needs, matches it (see package engine) and
-// writes everything it changed in one transaction. Errors: NOT_FOUND,
-// VALIDATION_ERROR, FORBIDDEN (a player of the game), GAME_NOT_ACTIVE,
-// INSUFFICIENT_FUNDS (a buy) or INSUFFICIENT_SHARES (a sell).
-func (s *Service) Place(ctx context.Context, userID, gameID string, side engine.Side, req OrderRequest) (Placed, error) {
-	gameID, ok := domain.CanonicalID(gameID)
-	if !ok {
-		return Placed{}, domain.Errorf(domain.CodeNotFound, "no such game")
-	}
-	var out Placed
-	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		var err error
-		out, err = s.place(ctx, tx, userID, gameID, side, req)
-		return err
-	})
-	return out, err
-}
-
-func (s *Service) place(ctx context.Context, tx bun.Tx, userID, gameID string, side engine.Side, req OrderRequest) (Placed, error) {
-	status, m, err := s.lock(ctx, tx, gameID)
-	if err != nil {
-		return Placed{}, err
-	}
-	if slices.Contains(m.Outcomes, userID) {
-		return Placed{}, domain.Errorf(domain.CodeForbidden, "players of a game may not trade its market")
-	}
-	if status != game.StatusActive || m.Status != StatusOpen {
-		return Placed{}, domain.Errorf(domain.CodeGameNotActive, "the market trades while the game is active")
-	}
-	tif, err := req.validate(m.Outcomes)
-	if err != nil {
-		return Placed{}, err
-	}
-	now := s.now()
-	order := Order{ID: uuid.NewString(), GameID: gameID, UserID: userID, Side: sideNames[side], OutcomeID: req.OutcomeID,
-		PriceMinor: req.PriceMinor, Shares: req.Shares, TimeInForce: "GTC", Status: OrderOpen, CreatedAt: now, UpdatedAt: now}
-	if tif == engine.IOC {
-		order.TimeInForce = "IOC"
-	}
-	// The taker comes after every resting order: its ID only has to sort last.
-	taker := engine.Order{ID: math.MaxInt64, Owner: userID, Side: side, Outcome: m.outcome(req.OutcomeID),
-		Price: req.PriceMinor, Shares: req.Shares}
-	book, makers, err := s.crossing(ctx, tx, gameID, m, taker)
-	if err != nil {
-		return Placed{}, err
-	}
-	res, err := book.Place(taker, tif)
-	if err != nil {
-		return Placed{}, fmt.Errorf("match an order in the market of game %s: %w", gameID, err)
-	}
-
-	users := []string{userID}
-	for _, f := range res.Fills {
-		if !slices.Contains(users, f.Maker.Owner) {
-			users = append(users, f.Maker.Owner)
-		}
-	}
-	holdings, err := s.holdings(ctx, tx, gameID, m, users)
-	if err != nil {
-		return Placed{}, err
-	}
-	fx := newEffects(gameID, order.ID, holdings)
-	if !fx.lock(taker) {
-		return Placed{}, domain.Errorf(domain.CodeInsufficientShares, "you hold fewer unlocked shares of that player than the order sells")
-	}
-	trades := make([]Trade, len(res.Fills))
-	filled := map[int64]int64{} // maker seq -> shares
-	out := Placed{Trades: make([]Fill, len(res.Fills))}
-	for i, f := range res.Fills {
-		fx.fill(taker, f, i)
-		filled[f.Maker.ID] += f.Shares
-		trades[i] = Trade{GameID: gameID, Kind: kindNames[f.Kind], OutcomeID: req.OutcomeID, PriceMinor: f.TakerPrice,
-			Shares: f.Shares, MakerOrderID: makers[f.Maker.ID], TakerOrderID: order.ID, CreatedAt: now}
-		out.Trades[i] = Fill{PriceMinor: f.TakerPrice, Shares: f.Shares}
-		m.traded(req.OutcomeID, f.TakerPrice, f.Shares, f.Kind)
-	}
-	order.FilledShares = res.Filled
-	switch {
-	case res.Filled == req.Shares:
-		order.Status = OrderFilled
-	case !res.Rested:
-		order.Status = OrderCancelled
-		fx.release(taker, req.Shares-res.Filled, "market-release:"+order.ID)
-	}
-	if !fx.valid() {
-		return Placed{}, fmt.Errorf("order %s would leave a position negative", order.ID)
-	}
-
-	if _, err := tx.NewInsert().Model(&order).Returning("seq").Exec(ctx); err != nil {
-		return Placed{}, fmt.Errorf("record an order in the market of game %s: %w", gameID, err)
-	}
-	if len(trades) > 0 {
-		if _, err := tx.NewInsert().Model(&trades).Exec(ctx); err != nil {
-			return Placed{}, fmt.Errorf("record the trades of order %s: %w", order.ID, err)
-		}
-		if err := fillMakers(ctx, tx, filled, now); err != nil {
-			return Placed{}, err
-		}
-	}
-	if err := s.write(ctx, tx, gameID, m, fx); err != nil {
-		return Placed{}, err
-	}
-	if s.Achievements != nil && len(trades) > 0 {
-		if err := s.Achievements.UnlockEach(ctx, tx, users, AchievementTrader); err != nil {
-			return Placed{}, err
-		}
-	}
-	var last *Trade
-	if len(trades) > 0 {
-		last = &trades[len(trades)-1]
-	}
-	if err := s.announce(ctx, tx, gameID, m, last); err != nil {
-		return Placed{}, err
-	}
-	out.Order = order
-	return out, nil
-}
-
-// crossing loads the resting orders that taker can cross into a book (a
-// buy of X at q: sells of X at q or less and buys of the other outcome at
-// One-q or more; a sell the other way round) and returns it with the ids
-// of those orders by seq.
-func (s *Service) crossing(ctx context.Context, tx bun.Tx, gameID string, m marketRow, taker engine.Order) (*engine.Book, map[int64]string, error) {
-	x, y := m.Outcomes[taker.Outcome], m.Outcomes[1-taker.Outcome]
-	q := taker.Price
-	cond := "(side = 'sell' AND outcome_id = ? AND price_minor <= ?) OR (side = 'buy' AND outcome_id = ? AND price_minor >= ?)"
-	if taker.Side == engine.Sell {
-		cond = "(side = 'buy' AND outcome_id = ? AND price_minor >= ?) OR (side = 'sell' AND outcome_id = ? AND price_minor <= ?)"
-	}
-	var rows []Order
-	if err := tx.NewSelect().Model(&rows).Column("id", "seq", "user_id", "side", "outcome_id", "price_minor", "shares", "filled_shares").
-		Where("game_id = ? AND status = 'open'", gameID).Where(cond, x, q, y, engine.One-q).Order("seq").Scan(ctx); err != nil {
-		return nil, nil, fmt.Errorf("load the orders an order crosses in the market of game %s: %w", gameID, err)
-	}
-	book, ids := engine.New(), make(map[int64]string, len(rows))
-	for _, r := range rows {
-		if err := book.Rest(r.engineOrder(m)); err != nil {
-			return nil, nil, fmt.Errorf("load order %s of the market of game %s: %w", r.ID, gameID, err)
-		}
-		ids[r.Seq] = r.ID
-	}
-	return book, ids, nil
 }
 
 // holdings reads what users hold in the market.

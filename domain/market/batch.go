@@ -1,0 +1,405 @@
+package market
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"wager/db"
+	"wager/domain"
+	"wager/domain/game"
+	"wager/domain/market/engine"
+	"wager/domain/money"
+)
+
+// maxBatch is the most orders one transaction takes.
+const maxBatch = 64
+
+// An order waits in its market's queue on this instance. Orders for one
+// market are serialised by the market's lock anyway, so the instance takes
+// the ones that arrive while a transaction runs together in the next one:
+// a market's throughput is then orders per commit, not one order per
+// commit and its round trips. Each order is still matched on its own, in
+// arrival order, and answered with its own result.
+type pending struct {
+	userID string
+	side   engine.Side
+	req    OrderRequest
+	done   chan placeResult
+}
+
+type placeResult struct {
+	placed Placed
+	err    error
+}
+
+// queue is one market's orders waiting on this instance; running says a
+// goroutine is taking them.
+type queue struct {
+	orders  []*pending
+	running bool
+}
+
+type batcher struct {
+	mu     sync.Mutex
+	queues map[string]*queue
+}
+
+// Place takes a buy or sell order of userID into the market of gameID:
+// it locks what the order needs, matches it (see package engine) and
+// writes everything it changed in one transaction, shared with the orders
+// for the same market that arrive meanwhile. Errors: NOT_FOUND,
+// VALIDATION_ERROR, FORBIDDEN (a player of the game), GAME_NOT_ACTIVE,
+// INSUFFICIENT_FUNDS (a buy) or INSUFFICIENT_SHARES (a sell).
+func (s *Service) Place(ctx context.Context, userID, gameID string, side engine.Side, req OrderRequest) (Placed, error) {
+	gameID, ok := domain.CanonicalID(gameID)
+	if !ok {
+		return Placed{}, domain.Errorf(domain.CodeNotFound, "no such game")
+	}
+	p := &pending{userID: userID, side: side, req: req, done: make(chan placeResult, 1)}
+	s.batches.mu.Lock()
+	if s.batches.queues == nil {
+		s.batches.queues = map[string]*queue{}
+	}
+	q := s.batches.queues[gameID]
+	if q == nil {
+		q = &queue{}
+		s.batches.queues[gameID] = q
+	}
+	q.orders = append(q.orders, p)
+	lead := !q.running
+	q.running = true
+	s.batches.mu.Unlock()
+	if lead {
+		// The transaction outlives this request's cancellation: it carries
+		// other callers' orders too.
+		s.drain(context.WithoutCancel(ctx), gameID, q, true)
+	}
+	r := <-p.done
+	return r.placed, r.err
+}
+
+// drain runs the queue's orders a batch at a time. The caller that
+// started it (handOff) runs one batch, which holds its own order, and
+// leaves the rest to a goroutine, so it is not kept answering others.
+func (s *Service) drain(ctx context.Context, gameID string, q *queue, handOff bool) {
+	for {
+		s.batches.mu.Lock()
+		n := min(len(q.orders), maxBatch)
+		if n == 0 {
+			q.running = false
+			delete(s.batches.queues, gameID)
+			s.batches.mu.Unlock()
+			return
+		}
+		batch := slices.Clone(q.orders[:n])
+		q.orders = q.orders[n:]
+		s.batches.mu.Unlock()
+
+		results := s.placeAll(ctx, gameID, batch)
+		for i, p := range batch {
+			p.done <- results[i]
+		}
+		if handOff {
+			go s.drain(ctx, gameID, q, false)
+			return
+		}
+	}
+}
+
+// placeAll runs a batch of orders for one market in one transaction and
+// returns each order's result. An order refused for its own reasons (a
+// player's, an invalid one, one the balance or the shares do not cover)
+// changes nothing and does not hold up the others.
+func (s *Service) placeAll(ctx context.Context, gameID string, batch []*pending) []placeResult {
+	var results []placeResult
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		results, err = s.placeBatch(ctx, tx, gameID, batch)
+		return err
+	})
+	if errors.Is(err, errRefusedAll) {
+		return results
+	}
+	if err != nil {
+		results = make([]placeResult, len(batch))
+		for i := range results {
+			results[i].err = err
+		}
+	}
+	return results
+}
+
+// errRefusedAll rolls back a batch whose every order was refused: nothing
+// of it may stay, not even the market row its lock created.
+var errRefusedAll = errors.New("every order of the batch was refused")
+
+// taken is an order of the batch as the engine and the writes see it.
+type taken struct {
+	i     int
+	order Order
+	eng   engine.Order
+	tif   engine.TIF
+}
+
+func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batch []*pending) ([]placeResult, error) {
+	results := make([]placeResult, len(batch))
+	status, m, err := s.lock(ctx, tx, gameID)
+	var de *domain.Error
+	if errors.As(err, &de) {
+		for i := range results {
+			results[i].err = err
+		}
+		return results, errRefusedAll
+	}
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	var orders []*taken
+	for i, p := range batch {
+		tif, err := p.req.validate(m.Outcomes)
+		switch {
+		case slices.Contains(m.Outcomes, p.userID):
+			err = domain.Errorf(domain.CodeForbidden, "players of a game may not trade its market")
+		case status != game.StatusActive || m.Status != StatusOpen:
+			err = domain.Errorf(domain.CodeGameNotActive, "the market trades while the game is active")
+		}
+		if err != nil {
+			results[i].err = err
+			continue
+		}
+		o := Order{ID: uuid.NewString(), GameID: gameID, UserID: p.userID, Side: sideNames[p.side], OutcomeID: p.req.OutcomeID,
+			PriceMinor: p.req.PriceMinor, Shares: p.req.Shares, TimeInForce: "GTC", Status: OrderOpen, CreatedAt: now, UpdatedAt: now}
+		if tif == engine.IOC {
+			o.TimeInForce = "IOC"
+		}
+		// The batch's orders come after every resting one, in arrival order.
+		e := engine.Order{ID: batchIDs + int64(i), Owner: p.userID, Side: p.side, Outcome: m.outcome(p.req.OutcomeID),
+			Price: p.req.PriceMinor, Shares: p.req.Shares}
+		orders = append(orders, &taken{i: i, order: o, eng: e, tif: tif})
+	}
+	if len(orders) == 0 {
+		return results, errRefusedAll
+	}
+	engs := make([]engine.Order, len(orders))
+	for i, o := range orders {
+		engs[i] = o.eng
+	}
+	book, resting, err := s.crossing(ctx, tx, gameID, m, engs)
+	if err != nil {
+		return nil, err
+	}
+	users := []string{}
+	for _, o := range orders {
+		if !slices.Contains(users, o.eng.Owner) {
+			users = append(users, o.eng.Owner)
+		}
+	}
+	owners := slices.Clone(users)
+	for _, r := range resting {
+		if !slices.Contains(owners, r.UserID) {
+			owners = append(owners, r.UserID)
+		}
+	}
+	holdings, err := s.holdings(ctx, tx, gameID, m, owners)
+	if err != nil {
+		return nil, err
+	}
+	// Every balance the batch may move is locked now, in one order, so
+	// that batches of markets with traders in common cannot deadlock.
+	available, err := availableOf(ctx, tx, owners)
+	if err != nil {
+		return nil, err
+	}
+
+	fx := newEffects(gameID, "", holdings)
+	makers := map[int64]int64{} // a resting order's seq -> shares filled
+	byEngineID := map[int64]*taken{}
+	var trades []Trade
+	traders := []string{}
+	for _, o := range orders {
+		e := o.eng
+		if e.Side == engine.Buy && available[e.Owner] < e.Price*e.Shares {
+			results[o.i].err = domain.Errorf(domain.CodeInsufficientFunds, "the balance does not cover this order")
+			continue
+		}
+		fx.orderID = o.order.ID
+		from := len(fx.postings)
+		if !fx.lock(e) {
+			results[o.i].err = domain.Errorf(domain.CodeInsufficientShares, "you hold fewer unlocked shares of that player than the order sells")
+			continue
+		}
+		res, err := book.Place(e, o.tif)
+		if err != nil {
+			return nil, fmt.Errorf("match an order in the market of game %s: %w", gameID, err)
+		}
+		placed := Placed{Trades: make([]Fill, len(res.Fills))}
+		for n, f := range res.Fills {
+			fx.fill(e, f, n)
+			maker := resting[f.Maker.ID].ID
+			if b := byEngineID[f.Maker.ID]; b != nil { // an order of this batch, resting since
+				maker = b.order.ID
+				b.order.FilledShares += f.Shares
+				if b.order.FilledShares == b.order.Shares {
+					b.order.Status = OrderFilled
+				}
+			} else {
+				makers[resting[f.Maker.ID].Seq] += f.Shares
+			}
+			trades = append(trades, Trade{GameID: gameID, Kind: kindNames[f.Kind], OutcomeID: o.order.OutcomeID, PriceMinor: f.TakerPrice,
+				Shares: f.Shares, MakerOrderID: maker, TakerOrderID: o.order.ID, CreatedAt: now})
+			placed.Trades[n] = Fill{PriceMinor: f.TakerPrice, Shares: f.Shares}
+			m.traded(o.order.OutcomeID, f.TakerPrice, f.Shares, f.Kind)
+			for _, u := range []string{e.Owner, f.Maker.Owner} {
+				if !slices.Contains(traders, u) {
+					traders = append(traders, u)
+				}
+			}
+		}
+		o.order.FilledShares = res.Filled
+		switch {
+		case res.Filled == e.Shares:
+			o.order.Status = OrderFilled
+		case !res.Rested:
+			o.order.Status = OrderCancelled
+			fx.release(e, e.Shares-res.Filled, "market-release:"+o.order.ID)
+		default:
+			byEngineID[e.ID] = o
+		}
+		// What this order moved counts for the next ones' balance checks.
+		for _, p := range fx.postings[from:] {
+			for _, en := range p.Entries {
+				for _, u := range users {
+					if en.Account == money.Available(u) {
+						available[u] += en.Amount
+					}
+				}
+			}
+		}
+		results[o.i].placed = placed
+	}
+	if !fx.valid() {
+		return nil, fmt.Errorf("orders in the market of game %s would leave a position negative", gameID)
+	}
+
+	var rows []*Order
+	for _, o := range orders {
+		if results[o.i].err == nil {
+			rows = append(rows, &o.order)
+		}
+	}
+	if len(rows) == 0 {
+		return results, errRefusedAll
+	}
+	if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("record %d orders in the market of game %s: %w", len(rows), gameID, err)
+	}
+	if len(trades) > 0 {
+		if _, err := tx.NewInsert().Model(&trades).Exec(ctx); err != nil {
+			return nil, fmt.Errorf("record %d trades in the market of game %s: %w", len(trades), gameID, err)
+		}
+		if len(makers) > 0 {
+			if err := fillMakers(ctx, tx, makers, now); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := s.write(ctx, tx, gameID, m, fx); err != nil {
+		return nil, err
+	}
+	if s.Achievements != nil && len(traders) > 0 {
+		if err := s.Achievements.UnlockEach(ctx, tx, traders, AchievementTrader); err != nil {
+			return nil, err
+		}
+	}
+	var last *Trade
+	if len(trades) > 0 {
+		last = &trades[len(trades)-1]
+	}
+	if err := s.announce(ctx, tx, gameID, m, last); err != nil {
+		return nil, err
+	}
+	for _, o := range orders {
+		if results[o.i].err == nil {
+			results[o.i].placed.Order = o.order
+		}
+	}
+	return results, nil
+}
+
+// batchIDs is where the engine ids of a batch's orders start: after any
+// resting order's seq.
+const batchIDs = int64(1) << 62
+
+// crossing loads into a book the resting orders that any of orders can
+// cross (a buy of X at q: sells of X at q or less and buys of the other
+// outcome at One-q or more; a sell the other way round), and returns the
+// loaded orders by seq.
+func (s *Service) crossing(ctx context.Context, tx bun.Tx, gameID string, m marketRow, orders []engine.Order) (*engine.Book, map[int64]Order, error) {
+	// Per outcome: the highest sell price and the lowest buy price that any
+	// order crosses (0 and above One: none).
+	sellsUpTo, buysFrom := [2]int64{}, [2]int64{engine.One + 1, engine.One + 1}
+	for _, o := range orders {
+		x, y := o.Outcome, 1-o.Outcome
+		if o.Side == engine.Buy {
+			sellsUpTo[x] = max(sellsUpTo[x], o.Price)
+			buysFrom[y] = min(buysFrom[y], engine.One-o.Price)
+		} else {
+			buysFrom[x] = min(buysFrom[x], o.Price)
+			sellsUpTo[y] = max(sellsUpTo[y], engine.One-o.Price)
+		}
+	}
+	var rows []Order
+	if err := tx.NewSelect().Model(&rows).Column("id", "seq", "user_id", "side", "outcome_id", "price_minor", "shares", "filled_shares").
+		Where("game_id = ? AND status = 'open'", gameID).
+		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			for i, outcome := range m.Outcomes {
+				q = q.WhereOr("side = 'sell' AND outcome_id = ? AND price_minor <= ?", outcome, sellsUpTo[i]).
+					WhereOr("side = 'buy' AND outcome_id = ? AND price_minor >= ?", outcome, buysFrom[i])
+			}
+			return q
+		}).Order("seq").Scan(ctx); err != nil {
+		return nil, nil, fmt.Errorf("load the orders new orders cross in the market of game %s: %w", gameID, err)
+	}
+	book, bySeq := engine.New(), make(map[int64]Order, len(rows))
+	for _, r := range rows {
+		if err := book.Rest(r.engineOrder(m)); err != nil {
+			return nil, nil, fmt.Errorf("load order %s of the market of game %s: %w", r.ID, gameID, err)
+		}
+		bySeq[r.Seq] = r
+	}
+	return book, bySeq, nil
+}
+
+// availableOf reads the available balances of users, locking them in the
+// order of their ids for the transaction: the orders' checks against them
+// hold until the commit.
+func availableOf(ctx context.Context, tx bun.Tx, users []string) (map[string]int64, error) {
+	accounts := make([]string, len(users))
+	for i, u := range users {
+		accounts[i] = money.Available(u)
+	}
+	var rows []struct {
+		ID      string `bun:"id"`
+		Balance int64  `bun:"balance"`
+	}
+	if err := tx.NewSelect().Table("ledger_accounts").Column("id", "balance").Where("id IN (?)", bun.List(accounts)).
+		Order("id").For("UPDATE").Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("read the balances of %d traders: %w", len(users), err)
+	}
+	out := make(map[string]int64, len(users))
+	for _, r := range rows {
+		for _, u := range users {
+			if money.Available(u) == r.ID {
+				out[u] = r.Balance
+			}
+		}
+	}
+	return out, nil
+}
