@@ -8,11 +8,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gagliardetto/solana-go"
+	"github.com/google/uuid"
 
 	"wager/cmd/server/app"
 	"wager/db/dbtest"
@@ -20,6 +22,7 @@ import (
 	"wager/domain/flags"
 	"wager/domain/game/rules"
 	wager "wager/sdk"
+	"wager/sdk/api"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -71,24 +74,8 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // hold them back, and still hold everyone else: one sign-in a minute per
 // client address, abuse controls on past 3 requests a minute.
 func TestDemoBotsPlayThroughTheAPI(t *testing.T) {
-	all := map[string]string{"DATABASE_URL": dbtest.Fresh(t), "DATA_DIR": t.TempDir(), "DEMO_BOTS": "2",
-		"AUTH_RATE_LIMIT": "1", "ABUSE_THRESHOLD": "3"}
-	cfg, err := app.LoadConfig(func(k string) string { return all[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.New(context.Background(), cfg, slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(a.Close)
+	a, rec, url := startApp(t, map[string]string{"DEMO_BOTS": "2", "AUTH_RATE_LIMIT": "1", "ABUSE_THRESHOLD": "3"})
 	if _, err := a.Flags.Set(t.Context(), flags.AbuseControls, true, "test"); err != nil {
-		t.Fatal(err)
-	}
-	rec := &recorder{next: a.Handler()}
-	srv := httptest.NewServer(rec)
-	t.Cleanup(srv.Close) // before the app closes
-	if err := a.Listening(srv.URL); err != nil {
 		t.Fatal(err)
 	}
 
@@ -164,7 +151,7 @@ func TestDemoBotsPlayThroughTheAPI(t *testing.T) {
 	// The limits still hold for people at the same address: the bots'
 	// sign-ins left the one a minute to the first person, and the person
 	// is charged past 3 requests.
-	person, other := newClient(t, srv.URL), newClient(t, srv.URL)
+	person, other := newClient(t, url), newClient(t, url)
 	if err := person.SignIn(ctx); err != nil {
 		t.Fatalf("a person's sign-in: %v", err)
 	}
@@ -184,6 +171,29 @@ func TestDemoBotsPlayThroughTheAPI(t *testing.T) {
 	}
 }
 
+// startApp starts the app with env on a fresh database, serves it behind
+// a recorder and tells it where it listens.
+func startApp(t *testing.T, env map[string]string) (*app.App, *recorder, string) {
+	t.Helper()
+	env["DATABASE_URL"], env["DATA_DIR"] = dbtest.Fresh(t), t.TempDir()
+	cfg, err := app.LoadConfig(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.New(context.Background(), cfg, slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	rec := &recorder{next: a.Handler()}
+	srv := httptest.NewServer(rec)
+	t.Cleanup(srv.Close) // before the app closes
+	if err := a.Listening(srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	return a, rec, srv.URL
+}
+
 func newClient(t *testing.T, url string) *wager.Client {
 	t.Helper()
 	key, err := solana.NewRandomPrivateKey()
@@ -195,4 +205,104 @@ func newClient(t *testing.T, url string) *wager.Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// A person challenges the bot to Connect Four through the API: the bot
+// accepts, drops its pieces when its turn comes, and accepts the rematch
+// after the person resigned, all as requests of the SDK.
+func TestDemoBotAnswersAChallengeAndARematch(t *testing.T) {
+	a, rec, url := startApp(t, map[string]string{"DEMO_BOTS": "1"})
+	ctx := t.Context()
+	var botID string
+	for deadline := time.Now().Add(20 * time.Second); botID == ""; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the bot did not sign in within 20 s")
+		}
+		err := a.DB.NewRaw(`SELECT id FROM users WHERE bot`).Scan(ctx, &botID)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			t.Fatal(err)
+		}
+	}
+	person := newClient(t, url)
+	settings := map[string]any{"turnSeconds": 30}
+	if _, err := person.API.PostChallengesWithResponse(ctx, nil, api.ChallengeRequest{GameType: "connect4", ToUserId: &botID, Settings: &settings}); err != nil {
+		t.Fatalf("challenge the bot: %v", err)
+	}
+	game := waitForGame(t, person, "")
+
+	// The person drops pieces across the board until the bot has moved
+	// twice, then resigns.
+	id := uuid.MustParse(game)
+	for col, deadline := 0, time.Now().Add(30*time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the bot did not move twice within 30 s")
+		}
+		r, err := person.API.GetGamesByIdStateWithResponse(ctx, id, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st rules.C4View
+		if err := json.Unmarshal(r.Body, &st); err != nil {
+			t.Fatal(err)
+		}
+		byBot := 0
+		for _, m := range st.History {
+			if m.UserID == botID {
+				byBot++
+			}
+		}
+		if byBot >= 2 {
+			break
+		}
+		if st.Turn != nil && *st.Turn == person.UserID() {
+			if _, err := person.API.PostGamesByIdActionsWithResponse(ctx, id, nil, api.GameAction{Type: "move", Move: map[string]int{"column": col}}); err != nil {
+				t.Fatalf("drop in column %d: %v", col, err)
+			}
+			col = (col + 2) % 7
+		}
+	}
+	if _, err := person.API.PostGamesByIdActionsWithResponse(ctx, id, nil, api.GameAction{Type: "resign"}); err != nil {
+		t.Fatalf("resign: %v", err)
+	}
+	if _, err := person.API.PostGamesByIdRematchWithResponse(ctx, id, nil); err != nil {
+		t.Fatalf("ask for a rematch: %v", err)
+	}
+	if again := waitForGame(t, person, game); again == game {
+		t.Fatal("the rematch is the same game")
+	}
+
+	want := map[string]int{"POST /challenges/*/accept": 1, "POST /games/" + game + "/actions": 2, "POST /games/" + game + "/rematch": 1}
+	got := map[string]int{}
+	for _, r := range rec.requests() {
+		if r.appID != bots.AppID || r.sdkVersion != wager.Version || r.status != http.StatusOK {
+			continue
+		}
+		key := r.method + " " + r.path
+		if strings.HasPrefix(r.path, "/challenges/") && strings.HasSuffix(r.path, "/accept") {
+			key = "POST /challenges/*/accept"
+		}
+		got[key]++
+	}
+	for k, n := range want {
+		if got[k] < n {
+			t.Errorf("%s from the bot's SDK: %d, want at least %d", k, got[k], n)
+		}
+	}
+}
+
+// waitForGame waits until c's current game is one other than not, and
+// returns its id.
+func waitForGame(t *testing.T, c *wager.Client, not string) string {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		r, err := c.API.GetUsersMeCurrentGameWithResponse(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.JSON200 != nil && r.JSON200.GameId != not {
+			return r.JSON200.GameId
+		}
+	}
+	t.Fatal("no new game within 20 s")
+	return ""
 }
