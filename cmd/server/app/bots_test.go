@@ -81,9 +81,10 @@ func TestDemoBotsPlayThroughTheAPI(t *testing.T) {
 
 	ctx := t.Context()
 	var gameID string
-	for deadline := time.Now().Add(60 * time.Second); gameID == ""; time.Sleep(250 * time.Millisecond) {
+	began := time.Now()
+	for deadline := time.Now().Add(90 * time.Second); gameID == ""; time.Sleep(250 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no game between the bots completed within 60 s; requests: %d", len(rec.requests()))
+			t.Fatalf("no game between the bots completed within 90 s; requests: %d", len(rec.requests()))
 		}
 		err := a.DB.NewRaw(`SELECT g.id FROM games AS g WHERE g.status = 'completed'
 			AND NOT EXISTS (SELECT 1 FROM game_players AS p JOIN users AS u ON u.id = p.user_id
@@ -117,6 +118,7 @@ func TestDemoBotsPlayThroughTheAPI(t *testing.T) {
 	if moves == 0 {
 		t.Fatalf("game %s has no played round", gameID)
 	}
+	t.Logf("game %s: %d moves, completed %v after the start", gameID, moves, time.Since(began).Round(time.Second))
 
 	sent := 0
 	for _, r := range rec.requests() {
@@ -294,7 +296,7 @@ func TestDemoBotAnswersAChallengeAndARematch(t *testing.T) {
 // returns its id.
 func waitForGame(t *testing.T, c *wager.Client, not string) string {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		r, err := c.API.GetUsersMeCurrentGameWithResponse(t.Context(), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -303,6 +305,35 @@ func waitForGame(t *testing.T, c *wager.Client, not string) string {
 			return r.JSON200.GameId
 		}
 	}
-	t.Fatal("no new game within 20 s")
+	t.Fatal("no new game within 30 s")
 	return ""
+}
+
+// A person's free table that nobody takes for PeopleFirst gets the bot,
+// which joins it through the API.
+func TestDemoBotTakesAPersonsTable(t *testing.T) {
+	_, rec, url := startApp(t, map[string]string{"DEMO_BOTS": "1"})
+	ctx := t.Context()
+	person := newClient(t, url)
+	settings := map[string]any{"rounds": 1, "roundSeconds": 30}
+	l, err := person.API.PostLobbiesWithResponse(ctx, nil, api.LobbyRequest{GameType: "rps", Settings: &settings})
+	if err != nil {
+		t.Fatalf("open a table: %v", err)
+	}
+	if _, err := person.API.PostLobbiesByIdJoinQueueWithResponse(ctx, uuid.MustParse(l.JSON201.Id), nil); err != nil {
+		t.Fatalf("sit at it: %v", err)
+	}
+	sat := time.Now()
+	waitForGame(t, person, "")
+	if waited := time.Since(sat); waited < bots.PeopleFirst-time.Second {
+		t.Errorf("the bot took the table after %v, before %v", waited, bots.PeopleFirst)
+	}
+	joined := false
+	for _, r := range rec.requests() {
+		joined = joined || (r.method == http.MethodPost && r.path == "/lobbies/"+l.JSON201.Id+"/join-queue" &&
+			r.appID == bots.AppID && r.sdkVersion == wager.Version && r.status == http.StatusOK)
+	}
+	if !joined {
+		t.Error("the bot did not join the table through the SDK")
+	}
 }
