@@ -275,8 +275,14 @@ func status(err error) int {
 // wait turns an answer that only says the server is busy or in
 // maintenance (429, 503) into a pause for as long as its Retry-After
 // says (at least a second), noted at debug level: the bots carry on
-// afterwards. Other errors it returns.
+// afterwards. A 426 (MIN_SDK_VERSION above the SDK's version) it returns
+// once a minute. Other errors it returns.
 func (b *Bots) wait(err error) error {
+	var up *wager.UpgradeRequiredError
+	if errors.As(err, &up) {
+		b.resumeAt = b.now().Add(time.Minute)
+		return err
+	}
 	var ae *wager.APIError
 	if !errors.As(err, &ae) || (ae.Status != http.StatusTooManyRequests && ae.Status != http.StatusServiceUnavailable) {
 		return err
