@@ -67,6 +67,7 @@ type Bots struct {
 	baseURL string          // the API the bots play through; "" until Connect
 	known   map[string]bool // the user ids of the bots signed in, for IsBot
 
+	http       *http.Client         // the bots' connections to the API
 	players    []player             // signed in and marked as bots
 	lobbyID    uuid.UUID            // the bots' own lobby; zero until opened
 	thinkAt    map[string]time.Time // per bot: when to move on its current turn
@@ -304,7 +305,6 @@ func (b *Bots) leaveQueue(ctx context.Context, p player) error {
 // both game types.
 type view struct {
 	GameType  string          `json:"gameType"`
-	Status    string          `json:"status"`
 	Players   []string        `json:"players"`
 	Submitted map[string]bool `json:"submitted"` // rps
 	Turn      *string         `json:"turn"`      // connect4
@@ -401,10 +401,12 @@ func (b *Bots) setUp(ctx context.Context) error {
 	if baseURL == "" || (len(b.players) == b.count && b.lobbyID != uuid.Nil) {
 		return nil
 	}
-	// One connection pool for all of them; a request gives up after 30 s.
-	h := &http.Client{Timeout: 30 * time.Second, Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	if b.http == nil {
+		// One connection pool for all of them; a request gives up after 30 s.
+		b.http = &http.Client{Timeout: 30 * time.Second, Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
 	for i := len(b.players); i < b.count; i++ {
-		c, err := wager.New(baseURL, wager.WithWallet(Wallet(b.keys, i)), wager.WithAppID(AppID), wager.WithHTTPClient(h))
+		c, err := wager.New(baseURL, wager.WithWallet(Wallet(b.keys, i)), wager.WithAppID(AppID), wager.WithHTTPClient(b.http))
 		if err != nil {
 			return err
 		}
