@@ -64,16 +64,23 @@ type Services struct {
 	Referrals *referrals.Service
 	Live      *live.Hub
 	Views     *LiveViews
-	// Bots find a demo player for a person to play (nil: none run).
-	Bots Opponents
+	// Bots are the demo players (nil: none run).
+	Bots DemoBots
 	// LocalChain is the embedded chain (nil with an external one).
 	LocalChain *localchain.Chain
 }
 
-// Opponents finds a demo bot for a person to play.
-type Opponents interface {
+// DemoBots are the demo players, as the handlers see them.
+type DemoBots interface {
+	// Opponent finds a demo bot for a person to play.
 	Opponent(ctx context.Context) (users.User, error)
+	// IsBot reports whether a user is one of the demo bots: they play
+	// through the API, and abuse controls do not charge them.
+	IsBot(userID string) bool
 }
+
+// isBot reports whether a user is one of the demo bots running here.
+func (a *App) isBot(userID string) bool { return a.Bots != nil && a.Bots.IsBot(userID) }
 
 // Options are the parts of the configuration the handlers show or obey.
 type Options struct {

@@ -57,6 +57,14 @@ func newTestApp(t testing.TB, env map[string]string) *testApp {
 	a := &testApp{started}
 	t.Cleanup(a.Close)
 	t.Cleanup(func() { checkBooks(t, a) })
+	if env["DEMO_BOTS"] != "" {
+		// The bots play through the API: it must be served.
+		srv := httptest.NewServer(a.Handler())
+		t.Cleanup(srv.Close) // before the app closes
+		if err := a.Listening(srv.URL); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return a
 }
 

@@ -85,7 +85,7 @@ func (a *App) routes() *echo.Echo {
 		maintenance: web.Maintenance(func() bool { return a.Flags.Enabled(flags.Maintenance) },
 			web.IsAdmin, maintenanceRetry),
 		abuse: (&web.AbuseControl{Payments: a.Payments, Log: a.log,
-			Enabled: func() bool { return a.Flags.Enabled(flags.AbuseControls) }}).For,
+			Enabled: func() bool { return a.Flags.Enabled(flags.AbuseControls) }, Exempt: a.isBot}).For,
 	}
 
 	// Operational endpoints: never 426, never 503 for maintenance.

@@ -50,6 +50,9 @@ func startServer(t *testing.T, env map[string]string) *server {
 	t.Cleanup(a.Close)
 	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(srv.Close) // before the app closes
+	if err := a.Listening(srv.URL); err != nil {
+		t.Fatal(err)
+	}
 	return &server{App: a, URL: srv.URL}
 }
 

@@ -21,6 +21,10 @@ type AbuseControl struct {
 	Payments *payments.Service
 	Enabled  func() bool // whether the abuse-controls flag is on
 	Log      *slog.Logger
+	// Exempt reports users never charged (nil: none): the server's own
+	// demo bots, which play through the API all day. A caller is known
+	// as one only by its verified token.
+	Exempt func(userID string) bool
 }
 
 // uncharged are the JSON routes that abuse controls never charge: paying
@@ -34,7 +38,7 @@ var uncharged = map[string]bool{"/payments/prepare": true, "/payments/submit": t
 // endpoint's rolling window; past the threshold the request needs a payment in
 // PAYMENT-SIGNATURE, or it is answered 402 PAYMENT_REQUIRED with the x402
 // challenge. A payment spent on a request that the server then fails is
-// given back (servePaid). Admins are never charged. When the counter
+// given back (servePaid). Admins and exempt users are never charged. When the counter
 // cannot be updated the request is served: the database trouble is
 // logged, not blamed on the caller.
 func (a *AbuseControl) For(method, path string, auth Auth) echo.MiddlewareFunc {
@@ -45,7 +49,7 @@ func (a *AbuseControl) For(method, path string, auth Auth) echo.MiddlewareFunc {
 	threshold := float64(a.Payments.Limiter.Threshold(endpoint))
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if !a.Enabled() || IsAdmin(c) {
+			if !a.Enabled() || IsAdmin(c) || a.exempt(c) {
 				return next(c)
 			}
 			ctx := c.Request().Context()
@@ -81,6 +85,12 @@ func (a *AbuseControl) For(method, path string, auth Auth) echo.MiddlewareFunc {
 			return a.servePaid(c, next, settled, caller)
 		}
 	}
+}
+
+// exempt reports whether the caller is signed in as an exempt user.
+func (a *AbuseControl) exempt(c echo.Context) bool {
+	id := IdentityOf(c)
+	return a.Exempt != nil && id != nil && a.Exempt(id.UserID)
 }
 
 // servePaid runs the handler of a request that a payment was spent on, and

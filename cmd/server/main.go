@@ -89,6 +89,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	ln = web.LimitPerIP(ln, cfg.MaxConnsPerIP)
 	log.Info("listening", "addr", ln.Addr().String(), "program", args[0])
+	if err := a.Listening(app.LocalURL(ln.Addr())); err != nil {
+		return err
+	}
 	srv := &http.Server{
 		Handler: a.Handler(),
 		// A client has 10 s to send its request's header and 30 s for the

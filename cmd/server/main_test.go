@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"wager/db"
 	"wager/db/dbtest"
 )
 
@@ -173,5 +174,32 @@ func TestIdleConnectionsFromOneClientLeaveHealthAnswering(t *testing.T) {
 	}
 	if closed := closedBy(12 * time.Second); closed != flood {
 		t.Errorf("%d of %d connections closed after 12 s without a request, want all", closed, flood)
+	}
+}
+
+// A server listening on every interface tells its demo bots to reach it on
+// loopback: they sign in through its API (the wallet login makes their
+// users) and are marked as bots.
+func TestRunGivesTheBotsItsAddress(t *testing.T) {
+	dbURL := dbtest.Fresh(t)
+	start(t, map[string]string{"ADDR": ":0", "DEMO_BOTS": "1", "DATABASE_URL": dbURL})
+	bdb, err := db.Open(t.Context(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bdb.Close() })
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		var n int
+		err := bdb.NewRaw(`SELECT count(*) FROM users AS u JOIN auth_challenges AS c ON c.wallet_address = u.wallet_address
+			WHERE u.bot AND c.app_id = 'demo-bots' AND c.consumed_at IS NOT NULL`).Scan(context.Background(), &n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the demo bot did not sign in through the API within 20 s")
+		}
 	}
 }

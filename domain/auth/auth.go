@@ -23,6 +23,7 @@ import (
 	"github.com/gagliardetto/solana-go"
 	"github.com/mr-tron/base58"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"wager/db"
 	"wager/domain"
@@ -76,6 +77,9 @@ type Service struct {
 	chainID  string
 	admins   map[string]bool
 	perIP    int
+	// unlimited are the wallets exempt from perIP (Config.Unlimited).
+	unlimited     map[string]bool
+	unlimitedList []string
 
 	mu      sync.Mutex
 	revoked map[string]time.Time // access token ids signed out, until they expire
@@ -90,6 +94,12 @@ type Config struct {
 	// HandshakesPerIP limits sign-in challenges per client address in a
 	// minute (AUTH_RATE_LIMIT); 0 is no limit.
 	HandshakesPerIP int
+	// Unlimited are wallets exempt from HandshakesPerIP, whose challenges
+	// do not count towards it either: the demo bots', which sign in
+	// through the API from the server's own address. Their limit per
+	// wallet and client address still holds, so that anyone naming them
+	// gains at most that many challenges, none of which they can sign.
+	Unlimited []string
 }
 
 // New returns a Service.
@@ -100,8 +110,14 @@ func New(bdb *bun.DB, now domain.Clock, cfg Config) *Service {
 	for _, w := range cfg.AdminWallets {
 		admins[w] = true
 	}
+	unlimited, unlimitedList := map[string]bool{}, []string{}
+	for _, w := range cfg.Unlimited {
+		unlimited[w] = true
+		unlimitedList = append(unlimitedList, w)
+	}
 	return &Service{db: bdb, now: now, Tokens: NewTokens(cfg.JWTSecret, now), domain: host,
-		uri: cfg.PublicURL, chainID: cfg.ChainID, admins: admins, perIP: cfg.HandshakesPerIP, revoked: map[string]time.Time{}}
+		uri: cfg.PublicURL, chainID: cfg.ChainID, admins: admins, perIP: cfg.HandshakesPerIP, unlimited: unlimited,
+		unlimitedList: unlimitedList, revoked: map[string]time.Time{}}
 }
 
 // IsAdmin reports whether a wallet is listed as an admin.
@@ -142,7 +158,7 @@ const (
 // client at clientIP. It returns VALIDATION_ERROR for a malformed address,
 // and RATE_LIMITED (with retryAfterSeconds) past HandshakesPerWallet
 // challenges for the wallet from this client, or the configured number
-// from this client, in a minute.
+// from this client, in a minute (Config.Unlimited wallets excepted).
 func (s *Service) Handshake(ctx context.Context, walletAddress, appID, clientIP string) (Challenge, error) {
 	if err := CheckAppID(appID); err != nil {
 		return Challenge{}, err
@@ -162,13 +178,17 @@ func (s *Service) Handshake(ctx context.Context, walletAddress, appID, clientIP 
 	// Stored only while both limits allow it, in one statement, so that
 	// instances share the counts.
 	since := now.Add(-handshakeWindow)
+	perIP := s.perIP
+	if s.unlimited[c.WalletAddress] {
+		perIP = 0
+	}
 	var stored []string
 	err = s.db.NewRaw(`INSERT INTO auth_challenges (nonce, wallet_address, app_id, message, issued_at, expires_at, client_ip)
 		SELECT ?, ?, ?, ?, ?, ?, ? WHERE
 			(SELECT count(*) FROM auth_challenges WHERE wallet_address = ? AND client_ip = ? AND issued_at > ?) < ? AND
-			(? = 0 OR (SELECT count(*) FROM auth_challenges WHERE client_ip = ? AND issued_at > ?) < ?)
+			(? = 0 OR (SELECT count(*) FROM auth_challenges WHERE client_ip = ? AND issued_at > ? AND wallet_address <> ALL(?)) < ?)
 		RETURNING nonce`, c.Nonce, c.WalletAddress, c.AppID, c.Message, c.IssuedAt, c.ExpiresAt, c.ClientIP,
-		c.WalletAddress, c.ClientIP, since, HandshakesPerWallet, s.perIP, c.ClientIP, since, s.perIP).Scan(ctx, &stored)
+		c.WalletAddress, c.ClientIP, since, HandshakesPerWallet, perIP, c.ClientIP, since, pgdialect.Array(s.unlimitedList), perIP).Scan(ctx, &stored)
 	if err != nil {
 		return Challenge{}, fmt.Errorf("store a sign-in challenge: %w", err)
 	}
@@ -186,8 +206,9 @@ func (s *Service) handshakeLimited(ctx context.Context, c Challenge, since time.
 	err := s.db.QueryRowContext(ctx, `SELECT
 		(SELECT count(*) FROM auth_challenges WHERE wallet_address = ? AND client_ip = ? AND issued_at > ?),
 		coalesce((SELECT min(issued_at) FROM auth_challenges WHERE wallet_address = ? AND client_ip = ? AND issued_at > ?), ?),
-		coalesce((SELECT min(issued_at) FROM auth_challenges WHERE client_ip = ? AND issued_at > ?), ?)`,
-		c.WalletAddress, c.ClientIP, since, c.WalletAddress, c.ClientIP, since, c.IssuedAt, c.ClientIP, since, c.IssuedAt).
+		coalesce((SELECT min(issued_at) FROM auth_challenges WHERE client_ip = ? AND issued_at > ? AND wallet_address <> ALL(?)), ?)`,
+		c.WalletAddress, c.ClientIP, since, c.WalletAddress, c.ClientIP, since, c.IssuedAt, c.ClientIP, since,
+		pgdialect.Array(s.unlimitedList), c.IssuedAt).
 		Scan(&byWallet, &walletOldest, &ipOldest)
 	if err != nil {
 		return fmt.Errorf("read the sign-in limits: %w", err)

@@ -62,5 +62,8 @@ func Start(t testing.TB, env map[string]string) *Server {
 	t.Cleanup(a.Close)
 	hs := httptest.NewServer(a.Handler())
 	t.Cleanup(hs.Close) // runs before app.Close
+	if err := a.Listening(hs.URL); err != nil {
+		t.Fatal(err)
+	}
 	return &Server{URL: hs.URL, App: a}
 }

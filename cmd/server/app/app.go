@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -138,7 +139,8 @@ func (a *App) build(ctx context.Context) error {
 	}
 	a.Users = users.New(bdb, now)
 	a.Auth = auth.New(bdb, now, auth.Config{PublicURL: cfg.PublicURL, ChainID: cfg.ChainID(),
-		AdminWallets: cfg.AdminWallets, JWTSecret: secret, HandshakesPerIP: cfg.AuthRateLimit})
+		AdminWallets: cfg.AdminWallets, JWTSecret: secret, HandshakesPerIP: cfg.AuthRateLimit,
+		Unlimited: bots.Wallets(a.Keys, cfg.DemoBots)})
 	if err := a.Auth.LoadRevocations(ctx); err != nil {
 		return err
 	}
@@ -193,10 +195,10 @@ func (a *App) build(ctx context.Context) error {
 		PriceMinor: cfg.AbusePrice, Network: payments.NetworkOf(cfg.ChainID())})
 	confirmers[payments.KindPayment] = a.Payments.ConfirmPayment
 
-	var opponents handlers.Opponents
+	var demoBots handlers.DemoBots
 	if cfg.DemoBots > 0 {
 		a.Bots = bots.New(bdb, a.Games, a.Keys, now, log, cfg.DemoBots)
-		opponents = a.Bots
+		demoBots = a.Bots
 	}
 	opts := handlers.Options{MinSDKVersion: cfg.MinSDKVersion, SDKGraceUntil: cfg.SDKGraceUntil,
 		DevFaucet: cfg.DevFaucet && a.LocalChain != nil, EmbeddedChain: cfg.EmbeddedChain(), ChainID: cfg.ChainID(),
@@ -206,7 +208,7 @@ func (a *App) build(ctx context.Context) error {
 	feed.hub = a.Live
 
 	a.HTTP = handlers.New(handlers.Services{DB: bdb, Flags: a.Flags, Users: a.Users, Auth: a.Auth, Money: a.Money,
-		Rooms: a.Rooms, Games: a.Games, Chat: a.Chat, Pot: a.Pot, Market: a.Market, Payments: a.Payments, Notify: a.Notify, Social: a.Social, Tips: a.Tips, Ranking: a.Ranking, Support: a.Support, Referrals: a.Referrals, Live: a.Live, Views: views, Bots: opponents,
+		Rooms: a.Rooms, Games: a.Games, Chat: a.Chat, Pot: a.Pot, Market: a.Market, Payments: a.Payments, Notify: a.Notify, Social: a.Social, Tips: a.Tips, Ranking: a.Ranking, Support: a.Support, Referrals: a.Referrals, Live: a.Live, Views: views, Bots: demoBots,
 		LocalChain: a.LocalChain}, opts, log)
 	if unknown := limiter.UnknownOverrides(); len(unknown) > 0 {
 		return fmt.Errorf("invalid configuration: ABUSE_OVERRIDES names %s, which is not a charged endpoint (write METHOD /route as in the OpenAPI document)",
@@ -218,7 +220,8 @@ func (a *App) build(ctx context.Context) error {
 
 // start runs the background work: the live hub, the announcer and the
 // database listener on every instance; the workers any instance may claim
-// (WORKERS); the demo bots (DEMO_BOTS).
+// (WORKERS); the demo bots (DEMO_BOTS), which play once Listening says
+// where the API is.
 func (a *App) start(ctx context.Context) error {
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a.cancel = cancel
@@ -314,6 +317,32 @@ func (a *App) openChain(ctx context.Context, now domain.Clock) (*chain.Client, m
 		faucet = lc
 	}
 	return client, faucet, lc.Mint, nil
+}
+
+// Listening tells the app the base URL its Handler is served at, as seen
+// from this process (e.g. http://127.0.0.1:8080): the demo bots play
+// through the API there, as clients of the SDK. Whoever serves the handler
+// calls it once the listener is open; until then the bots wait. It
+// returns an error when baseURL is not an absolute http(s) URL.
+func (a *App) Listening(baseURL string) error {
+	if a.Bots == nil {
+		return nil
+	}
+	return a.Bots.Connect(baseURL)
+}
+
+// LocalURL is the base URL of a listener at addr for a client in this
+// process: a listener on every interface (dual-stack for "::") is reached
+// on 127.0.0.1.
+func LocalURL(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // Handler returns the HTTP handler of the whole site.

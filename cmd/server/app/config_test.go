@@ -1,6 +1,7 @@
 package app
 
 import (
+	"net"
 	"reflect"
 	"strings"
 	"testing"
@@ -78,6 +79,24 @@ func TestParseReferralBPS(t *testing.T) {
 	for _, v := range []string{"2000,500", "2000,500,200,100", "a,b,c", "-1,0,0", "10001,0,0", "6000,3000,2000", "1.5,0,0"} {
 		if _, err := parseReferralBPS(v); err == nil {
 			t.Errorf("parseReferralBPS(%q): no error", v)
+		}
+	}
+}
+
+func TestLocalURL(t *testing.T) {
+	for addr, want := range map[string]string{
+		"127.0.0.1:8080": "http://127.0.0.1:8080",
+		"0.0.0.0:8080":   "http://127.0.0.1:8080",
+		"[::]:8080":      "http://127.0.0.1:8080",
+		"[::1]:9000":     "http://[::1]:9000",
+		"10.1.2.3:80":    "http://10.1.2.3:80",
+	} {
+		tcp, err := net.ResolveTCPAddr("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := LocalURL(tcp); got != want {
+			t.Errorf("LocalURL(%s) = %s, want %s", addr, got, want)
 		}
 	}
 }
