@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -76,13 +77,21 @@ func (s *Service) Place(ctx context.Context, userID, gameID string, side engine.
 	q.running = true
 	s.batches.mu.Unlock()
 	if lead {
-		// The transaction outlives this request's cancellation: it carries
+		// The transactions outlive this request's cancellation: they carry
 		// other callers' orders too.
 		s.drain(context.WithoutCancel(ctx), gameID, q, true)
 	}
-	r := <-p.done
-	return r.placed, r.err
+	select {
+	case r := <-p.done:
+		return r.placed, r.err
+	case <-ctx.Done(): // the order may still be taken: the caller is gone
+		return Placed{}, ctx.Err()
+	}
 }
+
+// batchTimeout bounds one batch's transaction, which no caller's
+// cancellation ends.
+const batchTimeout = 30 * time.Second
 
 // drain runs the queue's orders a batch at a time. The caller that
 // started it (handOff) runs one batch, which holds its own order, and
@@ -116,8 +125,20 @@ func (s *Service) drain(ctx context.Context, gameID string, q *queue, handOff bo
 // returns each order's result. An order refused for its own reasons (a
 // player's, an invalid one, one the balance or the shares do not cover)
 // changes nothing and does not hold up the others.
-func (s *Service) placeAll(ctx context.Context, gameID string, batch []*pending) []placeResult {
-	var results []placeResult
+func (s *Service) placeAll(ctx context.Context, gameID string, batch []*pending) (results []placeResult) {
+	// A bug that panics fails this batch's orders, not every later order
+	// of the market (whose queue would never run again) or the process.
+	defer func() {
+		if p := recover(); p != nil {
+			err := fmt.Errorf("take %d orders in the market of game %s: panic: %v", len(batch), gameID, p)
+			results = make([]placeResult, len(batch))
+			for i := range results {
+				results[i].err = err
+			}
+		}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, batchTimeout)
+	defer cancel()
 	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		results, err = s.placeBatch(ctx, tx, gameID, batch)
@@ -272,6 +293,9 @@ func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batc
 		default:
 			byEngineID[e.ID] = o
 		}
+		// The answer is the order as its own matching left it: later orders
+		// of the batch that fill it are its trades, not this answer's.
+		placed.Order = o.order
 		// What this order moved counts for the next ones' balance checks.
 		for _, p := range fx.postings[from:] {
 			for _, en := range p.Entries {
@@ -324,11 +348,6 @@ func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batc
 	}
 	if err := s.announce(ctx, tx, gameID, m, last); err != nil {
 		return nil, err
-	}
-	for _, o := range orders {
-		if results[o.i].err == nil {
-			results[o.i].placed.Order = o.order
-		}
 	}
 	return results, nil
 }

@@ -67,8 +67,8 @@ func (e *effects) lock(o engine.Order) bool {
 			money.Entry{Account: money.Market(e.gameID), Amount: o.Price * o.Shares})
 		return true
 	}
-	h := e.holding(o.Owner, o.Outcome)
-	if h.Shares-h.Locked < o.Shares {
+	h := e.holdings[slot{o.Owner, o.Outcome}] // a refused sell adds no holding to write
+	if h == nil || h.Shares-h.Locked < o.Shares {
 		return false
 	}
 	h.Locked += o.Shares

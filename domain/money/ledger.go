@@ -120,6 +120,9 @@ func PostAll(ctx context.Context, tx bun.Tx, tell Teller, ps []Posting) (int, er
 		if sum != 0 || len(p.Entries) < 2 {
 			return 0, fmt.Errorf("ledger: %s %s does not balance (sum %d)", p.Kind, p.Reference, sum)
 		}
+		if slices.Contains(refs[:i], p.Reference) {
+			return 0, fmt.Errorf("ledger: reference %s twice in one call", p.Reference)
+		}
 		kinds[i], refs[i], memos[i] = p.Kind, p.Reference, p.Memo
 	}
 	open := newAccounts(accounts)

@@ -181,6 +181,42 @@ func TestPostIsIdempotentByReference(t *testing.T) {
 	wantTotalsZero(t)
 }
 
+// PostAll posts in order, skips references posted before and refuses a
+// reference twice in one call, which would record one transaction with
+// both postings' entries.
+func TestPostAllPostsEachReferenceOnce(t *testing.T) {
+	u := newUser(t)
+	before := "once:" + uuid.NewString()
+	if _, err := post(t, money.Posting{Kind: money.KindDeposit, Reference: before,
+		Entries: []money.Entry{{money.Available(u.ID), 100}, {money.Vault, -100}}}); err != nil {
+		t.Fatal(err)
+	}
+	postAll := func(ps ...money.Posting) (int, error) {
+		var n int
+		err := db.Transact(context.Background(), dbtest.DB(t), func(ctx context.Context, tx bun.Tx) error {
+			var err error
+			n, err = money.PostAll(ctx, tx, nil, ps)
+			return err
+		})
+		return n, err
+	}
+	deposit := func(ref string, amount int64) money.Posting {
+		return money.Posting{Kind: money.KindDeposit, Reference: ref,
+			Entries: []money.Entry{{money.Available(u.ID), amount}, {money.Vault, -amount}}}
+	}
+	fresh := "new:" + uuid.NewString()
+	if n, err := postAll(deposit(before, 100), deposit(fresh, 20), deposit("new:"+uuid.NewString(), 3)); err != nil || n != 2 {
+		t.Fatalf("three postings, one posted before: %d %v, want 2 new", n, err)
+	}
+	if _, err := postAll(deposit("twice:"+fresh, 1), deposit("twice:"+fresh, 1)); err == nil {
+		t.Error("a reference twice in one call was taken")
+	}
+	if got := balance(t, money.Available(u.ID)); got != 123 {
+		t.Errorf("available balance: got %d, want 100 + 20 + 3", got)
+	}
+	wantTotalsZero(t)
+}
+
 func TestBalanceOf(t *testing.T) {
 	u := newUser(t)
 	if got := balance(t, money.Available(u.ID)); got != 0 {

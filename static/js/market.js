@@ -44,8 +44,7 @@
     });
     series = chart.addSeries(LC.LineSeries, { color: "#34d399", lineWidth: 2 });
     const outcome0 = chartBox.dataset.outcomeId;
-    fetch("/games/" + gameId + "/market/trades?limit=200", { headers: { Accept: "application/json" } })
-      .then((r) => (r.ok ? r.json() : []))
+    window.wagerWallet.apiGet("/games/" + gameId + "/market/trades?limit=200")
       .then((trades) => {
         const points = [];
         trades.reverse().forEach((t) => {
@@ -61,7 +60,9 @@
           if (empty) empty.hidden = true;
         }
       })
-      .catch(() => {});
+      .catch((err) => {
+        if (empty) empty.textContent = "The price history could not be loaded: " + err.message;
+      });
   }
 
   // The viewer's part, fetched again (one request at a time) after changes.
