@@ -1,10 +1,6 @@
 package wager_test
 
 import (
-	"context"
-	"log/slog"
-	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 
@@ -13,6 +9,7 @@ import (
 
 	"wager/cmd/server/app"
 	"wager/db/dbtest"
+	"wager/e2e/testserver"
 	wager "wager/sdk"
 	"wager/sdk/api"
 )
@@ -30,30 +27,8 @@ type server struct {
 // database of the test's own, listening on a local port.
 func startServer(t *testing.T, env map[string]string) *server {
 	t.Helper()
-	dataDir := t.TempDir()
-	all := map[string]string{"DATABASE_URL": dbtest.Fresh(t), "DATA_DIR": dataDir, "DEV_FAUCET": "true", "AUTH_RATE_LIMIT": "0"}
-	for k, v := range env {
-		all[k] = v
-	}
-	cfg, err := app.LoadConfig(func(k string) string { return all[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.DiscardHandler)
-	if os.Getenv("TEST_LOG") != "" {
-		log = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	a, err := app.New(context.Background(), cfg, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(a.Close)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close) // before the app closes
-	if err := a.Listening(srv.URL); err != nil {
-		t.Fatal(err)
-	}
-	return &server{App: a, URL: srv.URL}
+	s := testserver.StartFresh(t, env)
+	return &server{App: s.App, URL: s.URL}
 }
 
 // newClient returns a client of s with a new wallet.

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"log/slog"
-	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +9,8 @@ import (
 	"github.com/gagliardetto/solana-go"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"wager/cmd/server/app"
 	"wager/db/dbtest"
+	"wager/e2e/testserver"
 	wager "wager/sdk"
 	"wager/sdk/api"
 )
@@ -26,26 +22,7 @@ func TestMain(m *testing.M) { dbtest.Main(m) }
 // database of the test's own, over real HTTP, and returns its URL.
 func startWager(t *testing.T, env map[string]string) string {
 	t.Helper()
-	all := map[string]string{"DATABASE_URL": dbtest.Fresh(t), "DATA_DIR": t.TempDir(), "DEV_FAUCET": "true", "AUTH_RATE_LIMIT": "0"}
-	for k, v := range env {
-		all[k] = v
-	}
-	cfg, err := app.LoadConfig(func(k string) string { return all[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.DiscardHandler)
-	if os.Getenv("TEST_LOG") != "" {
-		log = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	a, err := app.New(context.Background(), cfg, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(a.Close)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close) // before the app closes
-	return srv.URL
+	return testserver.StartFresh(t, env).URL
 }
 
 // newWallet returns a new wallet's key.

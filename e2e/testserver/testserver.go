@@ -28,10 +28,22 @@ type Server struct {
 // stopped when the test ends. Warnings and errors go to the test's output.
 func Start(t testing.TB, env map[string]string) *Server {
 	t.Helper()
+	// Bots are known by name (demo_bot_N): a server with bots gets a
+	// database of its own, or it would find another test's bots busy.
+	return start(t, env, env["DEMO_BOTS"] != "")
+}
+
+// StartFresh is Start on a database of the test's own: for tests that
+// change what every user of a database sees (feature flags, say).
+func StartFresh(t testing.TB, env map[string]string) *Server {
+	t.Helper()
+	return start(t, env, true)
+}
+
+func start(t testing.TB, env map[string]string, fresh bool) *Server {
+	t.Helper()
 	dbURL, dataDir := dbtest.URL(t), t.TempDir()
-	if env["DEMO_BOTS"] != "" {
-		// Bots are known by name (demo_bot_N): a server with bots gets a
-		// database of its own, or it would find another test's bots busy.
+	if fresh {
 		dbURL = dbtest.Fresh(t)
 	}
 	getenv := func(k string) string {
