@@ -56,7 +56,7 @@ func (a *App) marketOrders(c echo.Context) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	os, err := a.Market.Orders(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), limit)
+	os, err := a.Market.Orders(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), limit, c.QueryParam("before"))
 	if err != nil {
 		return err
 	}

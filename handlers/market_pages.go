@@ -77,7 +77,7 @@ func (v *LiveViews) marketMine(ctx context.Context, userID string, m market.View
 	if err != nil {
 		return nil, err
 	}
-	orders, err := v.market.Orders(ctx, userID, m.GameID, 50)
+	orders, err := v.market.Orders(ctx, userID, m.GameID, 50, "")
 	if err != nil {
 		return nil, err
 	}

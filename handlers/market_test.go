@@ -167,10 +167,26 @@ func TestMarketOrderRules(t *testing.T) {
 	a.wantAvailable(t, trader, 1_000_000, "after the cancel")
 	a.do(t, request{method: http.MethodDelete, path: path, header: trader.auth}).wantError(t, 409, "CONFLICT")
 
-	r = a.do(t, request{path: "/games/" + game + "/market/orders", header: trader.auth})
-	if r.Code != 200 || !strings.Contains(r.Body.String(), resting.Order.ID) {
-		t.Errorf("my orders: %d %s", r.Code, r.Body)
+	// My orders: the open one first, then the newest, a page at a time.
+	open := a.placed(t, trader, game, "buy", p1.id, 100_000, 1, "")
+	newest := a.placed(t, trader, game, "buy", p1.id, 100_000, 1, "IOC") // crosses nothing: cancelled
+	var ids []string
+	for before := ""; ; {
+		r := a.do(t, request{path: "/games/" + game + "/market/orders?limit=1&before=" + before, header: trader.auth})
+		var page []struct{ ID string }
+		if err := jsonDecode(r.Body.Bytes(), &page); r.Code != 200 || err != nil {
+			t.Fatalf("my orders: %d %s", r.Code, r.Body)
+		}
+		if len(page) == 0 {
+			break
+		}
+		ids = append(ids, page[0].ID)
+		before = page[0].ID
 	}
+	if want := []string{open.Order.ID, newest.Order.ID, resting.Order.ID}; strings.Join(ids, ",") != strings.Join(want, ",") {
+		t.Errorf("my orders page by page: %v, want %v", ids, want)
+	}
+	a.do(t, request{path: "/games/" + game + "/market/orders?before=" + game, header: trader.auth}).wantError(t, 400, "VALIDATION_ERROR")
 
 	a.act(t, p1, game, `{"type": "move", "move": "rock"}`)
 	a.act(t, p2, game, `{"type": "move", "move": "scissors"}`)

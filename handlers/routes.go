@@ -207,7 +207,8 @@ func (a *App) routes() *echo.Echo {
 		Summary: "What you hold in the game's market, by player", Response: []market.Position{}, Errors: []int{http.StatusNotFound}})
 	r.json(http.MethodGet, "/games/:id/market/orders", a.marketOrders, web.Op{Tag: "market", Auth: web.AuthRequired,
 		Summary: "Your orders in the game's market, open ones first, then newest first", Response: []market.Order{},
-		Errors: []int{http.StatusBadRequest, http.StatusNotFound}, Query: []web.Param{web.PageLimit}})
+		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+		Query:  []web.Param{web.PageLimit, {Name: "before", Description: "an order's id: only the orders listed after it (the last id of the previous page)"}}})
 	r.json(http.MethodGet, "/games/:id/market/trades", a.marketTrades, web.Op{Tag: "market", Auth: web.AuthNone,
 		Summary: "The game's trades, newest first, for price charts", Response: []market.Trade{},
 		Description: "Each trade as its taker saw it: the player whose shares the taker bought or sold and the price per share; " +

@@ -191,15 +191,33 @@ func (s *Service) Positions(ctx context.Context, userID, gameID string) ([]Posit
 }
 
 // Orders returns userID's orders in a game's market, open ones first,
-// then newest first, at most limit. NOT_FOUND when there is no such game.
-func (s *Service) Orders(ctx context.Context, userID, gameID string, limit int) ([]Order, error) {
+// then newest first, at most limit, after the order before (an order id
+// from the previous page) when it is not "". NOT_FOUND when there is no
+// such game, VALIDATION_ERROR when before is none of the user's orders.
+func (s *Service) Orders(ctx context.Context, userID, gameID string, limit int, before string) ([]Order, error) {
 	g, _, err := s.players(ctx, gameID)
 	if err != nil {
 		return nil, err
 	}
 	out := []Order{}
-	if err := s.db.NewSelect().Model(&out).Where("game_id = ? AND user_id = ?", g.GameID, userID).
-		OrderExpr("status = 'open' DESC, seq DESC").Limit(int64(limit)).Scan(ctx); err != nil {
+	q := s.db.NewSelect().Model(&out).Where("game_id = ? AND user_id = ?", g.GameID, userID).
+		OrderExpr("status = 'open' DESC, seq DESC").Limit(int64(limit))
+	if before != "" {
+		var cursor Order
+		id, ok := domain.CanonicalID(before)
+		if ok {
+			err = s.db.NewSelect().Model(&cursor).Column("status", "seq").
+				Where("id = ? AND game_id = ? AND user_id = ?", id, g.GameID, userID).Scan(ctx)
+		}
+		if !ok || errors.Is(err, sql.ErrNoRows) {
+			return nil, domain.Invalid(map[string]string{"before": "must be the id of one of your orders in this market"})
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read order %s: %w", id, err)
+		}
+		q = q.Where("(status = 'open', seq) < (?, ?)", cursor.Status == OrderOpen, cursor.Seq)
+	}
+	if err := q.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("read the orders of %s in the market of game %s: %w", userID, g.GameID, err)
 	}
 	return out, nil

@@ -2234,6 +2234,9 @@ type GetGamesByIdMarketOrdersParams struct {
 	// Limit page size
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
+	// Before an order's id: only the orders listed after it (the last id of the previous page)
+	Before *string `form:"before,omitempty" json:"before,omitempty"`
+
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
@@ -8540,6 +8543,18 @@ func NewGetGamesByIdMarketOrdersRequest(server string, id openapi_types.UUID, pa
 		if params.Limit != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Before != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
