@@ -19,10 +19,19 @@ import (
 // settlement transaction tx: every open order is cancelled and what it
 // locks released, then a share of the winner pays One and of the loser
 // nothing, or each pays half after a draw or a cancellation (winner "").
-// Holders get a market_resolved notification. The market row is created
-// resolved when the game never had one, so no order can open it later. A
+// Holders get a market_resolved notification. A game whose market never
+// opened costs one statement: no order can open it afterwards, since
+// orders take the game's row, which tx holds, and find the game over. A
 // second call changes nothing.
 func (s *Service) Resolve(ctx context.Context, tx bun.Tx, gameID, winner string) error {
+	var opened bool
+	if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM markets WHERE game_id = ? AND status = 'open')", gameID).
+		Scan(&opened); err != nil {
+		return fmt.Errorf("look for the market of game %s: %w", gameID, err)
+	}
+	if !opened {
+		return nil
+	}
 	_, m, err := s.lock(ctx, tx, gameID)
 	if err != nil || len(m.Outcomes) != 2 || m.Status == StatusResolved {
 		return err
