@@ -266,3 +266,47 @@ func TestStatementsOfAMarketOrder(t *testing.T) {
 		}
 	}
 }
+
+// A game's end settles, records and tells in one transaction; its
+// statements are a budget too (for players who played before: their
+// first games unlock achievements, which add notifications and feed
+// entries).
+func TestStatementsOfAGamesEnd(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	log := &statementLog{}
+	//lint:ignore SA1019 the hook must see the running app's own handle, which WithQueryHook would copy
+	a.DB.AddQueryHook(log)
+	ctx := context.Background()
+	p1, p2 := a.newPlayer(t), a.newPlayer(t)
+	var end []string
+	for range 4 {
+		l, err := a.Games.CreateLobby(ctx, p1.id, "rps", 0, []byte(`{"rounds": 1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Games.JoinQueue(ctx, p1.id, l.ID); err != nil {
+			t.Fatal(err)
+		}
+		r, err := a.Games.JoinQueue(ctx, p2.id, l.ID)
+		if err != nil || r.Status != "matched" {
+			t.Fatalf("join: %+v %v", r, err)
+		}
+		if _, err := a.Games.Act(ctx, p1.id, r.GameID, game.Action{Type: "move", Move: []byte(`"rock"`)}); err != nil {
+			t.Fatal(err)
+		}
+		end = log.record(func() {
+			if _, err := a.Games.Act(ctx, p2.id, r.GameID, game.Action{Type: "move", Move: []byte(`"scissors"`)}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	// BEGIN, the game, the settlement's reads and record, the market's
+	// check, a notification each, results, ratings (4), their history, the
+	// leaderboard, the names, the winner's streak, the achievements, the
+	// winner's feed entry, presence, the state and events, COMMIT.
+	const budget = 21
+	t.Logf("a game's end: %d statements", len(end))
+	if len(end) > budget {
+		t.Errorf("a game's end takes %d statements, over its budget of %d:\n%s", len(end), budget, strings.Join(end, "\n"))
+	}
+}

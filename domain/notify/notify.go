@@ -70,14 +70,17 @@ func (s *Service) Send(ctx context.Context, tx bun.IDB, userID, typ string, data
 		return fmt.Errorf("encode the %s notification: %w", typ, err)
 	}
 	n := Notification{UserID: userID, Type: typ, Data: raw, CreatedAt: s.now()}
-	if _, err := tx.NewInsert().Model(&n).Returning("id").Exec(ctx); err != nil {
+	// One statement: the count reads the table as it was before the insert
+	// (this transaction's earlier notifications included), so the new one
+	// is the + 1.
+	var unread int
+	if err := tx.QueryRowContext(ctx, `WITH n AS (
+			INSERT INTO notifications (user_id, type, data, read, created_at) VALUES (?, ?, ?, false, ?) RETURNING id
+		) SELECT n.id, (SELECT count(*) FROM notifications WHERE user_id = ? AND NOT read) + 1 FROM n`,
+		userID, typ, string(raw), n.CreatedAt, userID).Scan(&n.ID, &unread); err != nil {
 		return fmt.Errorf("store the %s notification of user %s: %w", typ, userID, err)
 	}
-	unread, err := tx.NewSelect().Table("notifications").Where("user_id = ? AND NOT read", userID).Count(ctx)
-	if err != nil {
-		return fmt.Errorf("count the unread notifications of user %s: %w", userID, err)
-	}
-	return s.rooms.Tell(ctx, userID, Notice, Pushed{Notification: n, UnreadCount: int(unread)})
+	return s.rooms.Tell(ctx, userID, Notice, Pushed{Notification: n, UnreadCount: unread})
 }
 
 // Pushed is the data of the socket notice "notification": the new

@@ -38,10 +38,13 @@ func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []
 	var out game.Settlement
 	var prior []byte
 	var donated int64
+	var betOn bool
 	err := tx.QueryRowContext(ctx, `SELECT (SELECT result FROM settlements WHERE game_id = ?),
-		(SELECT coalesce(sum(amount_minor), 0) FROM donations WHERE game_id = ? AND NOT late)`, g.ID, g.ID).Scan(&prior, &donated)
+		(SELECT coalesce(sum(amount_minor), 0) FROM donations WHERE game_id = ? AND NOT late),
+		EXISTS (SELECT 1 FROM bets WHERE game_id = ? AND status = ? AND NOT late)`, g.ID, g.ID, g.ID, BetOpen).
+		Scan(&prior, &donated, &betOn)
 	if err != nil {
-		return out, fmt.Errorf("read the settlement and the donations of game %s: %w", g.ID, err)
+		return out, fmt.Errorf("read the settlement, the donations and the bets of game %s: %w", g.ID, err)
 	}
 	if prior != nil {
 		if err := json.Unmarshal(prior, &out); err != nil {
@@ -106,8 +109,10 @@ func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []
 			}
 		}
 	}
-	if err := s.settleBets(ctx, tx, g.ID, o.Winner); err != nil {
-		return out, err
+	if betOn {
+		if err := s.settleBets(ctx, tx, g.ID, o.Winner); err != nil {
+			return out, err
+		}
 	}
 	result, err := json.Marshal(out)
 	if err != nil {

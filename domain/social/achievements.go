@@ -102,20 +102,13 @@ func (s *Service) UnlockEach(ctx context.Context, tx bun.Tx, userIDs []string, i
 	return err
 }
 
-// unlockAll is Unlock of several achievements of one user in one statement
-// (a game's end earns a few at once, mostly ones the player already has),
-// and returns how many were new.
-func (s *Service) unlockAll(ctx context.Context, tx bun.Tx, userID string, ids []string) (int, error) {
-	users := make([]string, len(ids))
-	for i := range users {
-		users[i] = userID
-	}
-	return s.unlock(ctx, tx, users, ids)
-}
-
 // unlock gives users[i] the achievement ids[i], each once ever, in one
-// statement, and returns how many were new.
+// statement (a game's end earns both players a few at once, mostly ones
+// they already have), and returns how many were new.
 func (s *Service) unlock(ctx context.Context, tx bun.Tx, users, ids []string) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
 	for _, id := range ids {
 		if _, ok := achievementByID[id]; !ok {
 			return 0, fmt.Errorf("unlock %s: no such achievement", id)

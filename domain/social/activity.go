@@ -2,7 +2,9 @@ package social
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -73,18 +75,18 @@ func (s *Service) addActivity(ctx context.Context, tx bun.Tx, typ, actorID strin
 		return fmt.Errorf("encode the %s activity: %w", typ, err)
 	}
 	e := Entry{Type: typ, ActorID: actorID, Data: raw, CreatedAt: s.now()}
-	var bot bool
-	if err := tx.NewSelect().Table("users").Column("username", "bot").Where("id = ?", actorID).
-		Scan(ctx, &e.Actor.Username, &bot); err != nil {
-		return fmt.Errorf("read the actor of a %s activity: %w", typ, err)
+	// One statement: the entry is stored, with its actor's name, unless
+	// the actor is a demo bot.
+	err = tx.QueryRowContext(ctx, `WITH u AS (SELECT id, username FROM users WHERE id = ? AND NOT bot),
+		a AS (INSERT INTO activity (type, actor_id, data, created_at) SELECT ?, u.id, ?, ? FROM u RETURNING id)
+		SELECT a.id, u.username FROM a, u`, actorID, typ, string(raw), e.CreatedAt).Scan(&e.ID, &e.Actor.Username)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // a bot: never in the feed
 	}
-	if bot {
-		return nil
-	}
-	e.Actor.UserID = actorID
-	if _, err := tx.NewInsert().Model(&e).Returning("id").Exec(ctx); err != nil {
+	if err != nil {
 		return fmt.Errorf("store the %s activity of %s: %w", typ, actorID, err)
 	}
+	e.Actor.UserID = actorID
 	return s.rooms.Broadcast(ctx, ActivityNotice, e)
 }
 
@@ -120,10 +122,20 @@ func (s *Service) GameFinished(ctx context.Context, tx bun.Tx, g game.Game, o ru
 		Scan(ctx, &players); err != nil {
 		return fmt.Errorf("read the players of game %s: %w", g.ID, err)
 	}
+	var users, earned []string // pairs: both players' achievements, unlocked in one statement
 	for _, p := range players {
-		if err := s.gameAchievements(ctx, tx, g, o, p.ID); err != nil {
+		ids, err := s.gameAchievements(ctx, tx, g, o, p.ID)
+		if err != nil {
 			return err
 		}
+		for _, id := range ids {
+			users, earned = append(users, p.ID), append(earned, id)
+		}
+	}
+	if _, err := s.unlock(ctx, tx, users, earned); err != nil {
+		return err
+	}
+	for _, p := range players {
 		if p.ID != o.Winner {
 			continue
 		}
@@ -143,8 +155,8 @@ func (s *Service) GameFinished(ctx context.Context, tx bun.Tx, g game.Game, o ru
 	return nil
 }
 
-// gameAchievements unlocks what finishing g earned userID.
-func (s *Service) gameAchievements(ctx context.Context, tx bun.Tx, g game.Game, o rules.Outcome, userID string) error {
+// gameAchievements returns the achievements finishing g earned userID.
+func (s *Service) gameAchievements(ctx context.Context, tx bun.Tx, g game.Game, o rules.Outcome, userID string) ([]string, error) {
 	earned := []string{FirstGame}
 	if o.Winner == userID {
 		earned = append(earned, FirstWin)
@@ -162,14 +174,13 @@ func (s *Service) gameAchievements(ctx context.Context, tx bun.Tx, g game.Game, 
 			ColumnExpr("g.winner_id").Where("p.user_id = ? AND g.status = 'completed' AND g.id <> ?", userID, g.ID).
 			OrderExpr("g.ended_at DESC").Limit(2).Scan(ctx, &winners)
 		if err != nil {
-			return fmt.Errorf("read the recent games of %s: %w", userID, err)
+			return nil, fmt.Errorf("read the recent games of %s: %w", userID, err)
 		}
 		if len(winners) == 2 && winners[0] != nil && *winners[0] == userID && winners[1] != nil && *winners[1] == userID {
 			earned = append(earned, WinStreak3)
 		}
 	}
-	_, err := s.unlockAll(ctx, tx, userID, earned)
-	return err
+	return earned, nil
 }
 
 // DonationConfirmed records a donation that went into a live game's pot,
