@@ -55,14 +55,13 @@ type Client struct {
 	http    *http.Client
 	dialer  *websocket.Dialer
 	now     func() time.Time
-	autoPay *AutoPay
+	autoPay *SpendingCap // automatic payments; nil: none
 
 	mu       sync.Mutex // guards the fields below
 	token    string
 	expires  time.Time
 	userID   string
 	username string
-	spent    []spending // automatic payments of the last hour
 
 	signInMu sync.Mutex // one sign-in at a time
 }

@@ -12,56 +12,36 @@ import (
 	"wager/sdk/api"
 )
 
-// AutoPay lets the client pay 402 PAYMENT_REQUIRED answers by itself
+// WithAutoPay lets the client pay 402 PAYMENT_REQUIRED answers by itself
 // (API.md "Payments"): it prepares the x402 payment, signs it with the
 // wallet, submits it, and repeats the request once with its
 // PAYMENT-SIGNATURE. It pays only when the amount is at most
-// MaxPerRequestMinor and, with what it paid in the last hour, at most
-// MaxPerHourMinor (USDC minor units; 1 USDC = 1000000).
-type AutoPay struct {
-	MaxPerRequestMinor int64
-	MaxPerHourMinor    int64
-}
-
-// WithAutoPay allows automatic payment of 402 answers within the caps.
-// Without it, a 402 is a *PaymentRequiredError and nothing is paid.
+// maxPerRequestMinor and, with what it paid in the last hour, at most
+// maxPerHourMinor (USDC minor units). Without it, a 402 is a
+// *PaymentRequiredError and nothing is paid.
 func WithAutoPay(maxPerRequestMinor, maxPerHourMinor int64) Option {
 	return func(c *Client) {
-		c.autoPay = &AutoPay{MaxPerRequestMinor: maxPerRequestMinor, MaxPerHourMinor: maxPerHourMinor}
+		c.autoPay = NewSpendingCap(maxPerRequestMinor, maxPerHourMinor, func() time.Time { return c.now() })
 	}
 }
 
-// spending is one automatic payment.
-type spending struct {
-	at     time.Time
-	amount int64
-}
+// WithSpendingCap is WithAutoPay within a cap the caller shares: its own
+// spending and the client's automatic payments count against the same
+// limits.
+func WithSpendingCap(cap *SpendingCap) Option { return func(c *Client) { c.autoPay = cap } }
 
-// SpentLastHour returns what automatic payments cost in the last hour, in
-// USDC minor units.
+// SpentLastHour returns what automatic payments (and, with
+// WithSpendingCap, the cap's other users) spent in the last hour, in USDC
+// minor units.
 func (c *Client) SpentLastHour() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.spentLocked()
-}
-
-func (c *Client) spentLocked() int64 {
-	since := c.now().Add(-time.Hour)
-	var sum int64
-	kept := c.spent[:0]
-	for _, s := range c.spent {
-		if s.at.After(since) {
-			kept = append(kept, s)
-			sum += s.amount
-		}
+	if c.autoPay == nil {
+		return 0
 	}
-	c.spent = kept
-	return sum
+	return c.autoPay.SpentLastHour()
 }
 
-// reserve counts amount against the caps, or says why it does not fit.
-// The reservation is released only when the payment surely did not
-// happen.
+// reserve counts amount against the cap of automatic payments, or says why
+// the client does not pay it.
 func (c *Client) reserve(amount int64) (release func(), why string) {
 	switch {
 	case c.autoPay == nil:
@@ -70,26 +50,12 @@ func (c *Client) reserve(amount int64) (release func(), why string) {
 		return nil, "automatic payment needs a wallet (WithWallet)"
 	case amount <= 0:
 		return nil, "the challenge names no amount to pay"
-	case amount > c.autoPay.MaxPerRequestMinor:
-		return nil, fmt.Sprintf("%d is over the cap of %d per request", amount, c.autoPay.MaxPerRequestMinor)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if spent := c.spentLocked(); spent+amount > c.autoPay.MaxPerHourMinor {
-		return nil, fmt.Sprintf("%d more would exceed the cap of %d per hour (%d spent)", amount, c.autoPay.MaxPerHourMinor, spent)
+	release, err := c.autoPay.Reserve(amount)
+	if err != nil {
+		return nil, err.(*CapError).Reason
 	}
-	s := spending{at: c.now(), amount: amount}
-	c.spent = append(c.spent, s)
-	return func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		for i, have := range c.spent {
-			if have == s {
-				c.spent = append(c.spent[:i], c.spent[i+1:]...)
-				return
-			}
-		}
-	}, ""
+	return release, ""
 }
 
 // payAndRepeat handles a 402 answer to req: pays it when allowed and

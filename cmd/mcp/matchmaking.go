@@ -97,7 +97,7 @@ func (s *server) queue(ctx context.Context, in findGameInput, out findGameOutput
 		// The stake is locked when the game starts: count it when the
 		// user first queues for it, before any lobby is opened.
 		var err error
-		if release, err = s.cap.reserve("a stake", in.StakeMinor); err != nil {
+		if release, err = s.reserve("a stake", in.StakeMinor); err != nil {
 			return out, err
 		}
 	}

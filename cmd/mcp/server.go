@@ -25,7 +25,9 @@ type server struct {
 	mcp    *mcp.Server
 	client *wager.Client
 	wallet bool // signed in with a wallet: the play and money tools work
-	cap    *spendingCap
+	// cap bounds the money tools and the SDK's automatic 402 payments
+	// together.
+	cap *wager.SpendingCap
 
 	mu          sync.Mutex // guards queuedLobby
 	queuedLobby string     // the lobby whose queue find_or_create_game joined
@@ -35,10 +37,11 @@ type server struct {
 // server of cfg as cfg's wallet. It returns an error for a wallet key
 // that is not a base58 ed25519 secret key or a bad URL.
 func newServer(cfg config, now func() time.Time, opts ...wager.Option) (*server, error) {
+	spendCap := wager.NewSpendingCap(cfg.MaxSpendMinor, cfg.MaxSpendHourMinor, now)
 	options := []wager.Option{wager.WithAppID(cfg.AppID), wager.WithClock(now),
-		wager.WithAutoPay(cfg.MaxSpendMinor, cfg.MaxSpendHourMinor),
+		wager.WithSpendingCap(spendCap),
 		wager.WithHTTPClient(&http.Client{Timeout: 90 * time.Second})}
-	s := &server{}
+	s := &server{cap: spendCap}
 	if cfg.WalletKey != "" {
 		key, err := solana.PrivateKeyFromBase58(strings.TrimSpace(cfg.WalletKey))
 		if err != nil {
@@ -52,7 +55,6 @@ func newServer(cfg config, now func() time.Time, opts ...wager.Option) (*server,
 		return nil, err
 	}
 	s.client = c
-	s.cap = &spendingCap{perCall: cfg.MaxSpendMinor, perHour: cfg.MaxSpendHourMinor, now: now, paidByClient: c.SpentLastHour}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "wager", Title: "Wager: head-to-head games for USDC", Version: serverVersion},
 		&mcp.ServerOptions{Instructions: instructions(cfg)})
 	s.addTools()

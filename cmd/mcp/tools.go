@@ -321,8 +321,8 @@ func (s *server) getBalance(ctx context.Context, _ *mcp.CallToolRequest, _ noInp
 	if r.JSON200 == nil {
 		return nil, balanceOutput{}, fmt.Errorf("the service answered %d", r.StatusCode())
 	}
-	return nil, balanceOutput{Balance: *r.JSON200, Spending: spendingView{MaxPerCallMinor: s.cap.perCall,
-		MaxPerHourMinor: s.cap.perHour, SpentLastHourMinor: s.cap.lastHour()}}, nil
+	return nil, balanceOutput{Balance: *r.JSON200, Spending: spendingView{MaxPerCallMinor: s.cap.PerCall,
+		MaxPerHourMinor: s.cap.PerHour, SpentLastHourMinor: s.cap.SpentLastHour()}}, nil
 }
 
 type donateInput struct {
@@ -337,7 +337,7 @@ func spend[T any](s *server, what string, amount int64, call func() (*T, error))
 	if err := s.needWallet(); err != nil {
 		return zero, err
 	}
-	release, err := s.cap.reserve(what, amount)
+	release, err := s.reserve(what, amount)
 	if err != nil {
 		return zero, err
 	}
