@@ -15,7 +15,6 @@ import (
 	"wager/domain/chat"
 	"wager/domain/game"
 	"wager/domain/game/rules"
-	"wager/domain/market"
 	"wager/domain/money"
 	"wager/domain/pot"
 	"wager/views"
@@ -28,15 +27,14 @@ import (
 type LiveViews struct {
 	games     *game.Service
 	pots      *pot.Service
-	market    *market.Service
 	explorer  Explorer
 	devWallet bool
 	log       *slog.Logger
 }
 
 // NewLiveViews returns the game presenter.
-func NewLiveViews(games *game.Service, pots *pot.Service, markets *market.Service, o Options, log *slog.Logger) *LiveViews {
-	return &LiveViews{games: games, pots: pots, market: markets, explorer: o.Explorer(), devWallet: o.EmbeddedChain, log: log}
+func NewLiveViews(games *game.Service, pots *pot.Service, o Options, log *slog.Logger) *LiveViews {
+	return &LiveViews{games: games, pots: pots, explorer: o.Explorer(), devWallet: o.EmbeddedChain, log: log}
 }
 
 // gameView gathers what the game page shows; viewer may be nil. It reads
@@ -115,16 +113,6 @@ func (v *LiveViews) gameView(ctx context.Context, gameID string, viewer *web.Ide
 			return g, err
 		}
 		g.Bets = betsView(b, names, g.Me)
-		m, err := v.market.Market(ctx, gameID)
-		if err != nil {
-			return g, err
-		}
-		g.Market = marketView(m)
-		if g.Me != "" && !g.IsPlayer {
-			if g.MarketMine, err = v.marketMine(ctx, g.Me, m); err != nil {
-				return g, err
-			}
-		}
 	}
 	return g, nil
 }
@@ -267,6 +255,20 @@ func (a *App) renderGamePage(c echo.Context, gameID string, tv bool) error {
 		return err
 	}
 	g.TV = tv
+	// The market is on the page as it opens; live, its own events swap it
+	// (so gameView, which renders every other live event, leaves it out).
+	if g.Bets != nil {
+		m, err := a.Market.Market(ctx, g.GameID)
+		if err != nil {
+			return err
+		}
+		g.Market = marketView(m)
+		if g.Me != "" && !g.IsPlayer {
+			if g.MarketMine, err = a.marketMine(ctx, g.Me, m); err != nil {
+				return err
+			}
+		}
+	}
 	if viewer == nil {
 		g.Deadline = time.Time{} // the page does not follow the game: no clock runs down on it
 	} else {

@@ -72,12 +72,12 @@ func marketSummary(m market.View) string {
 }
 
 // marketMine is the viewer's part of a market in words.
-func (v *LiveViews) marketMine(ctx context.Context, userID string, m market.View) (*views.MarketMine, error) {
-	positions, err := v.market.Positions(ctx, userID, m.GameID)
+func (a *App) marketMine(ctx context.Context, userID string, m market.View) (*views.MarketMine, error) {
+	positions, err := a.Market.Positions(ctx, userID, m.GameID)
 	if err != nil {
 		return nil, err
 	}
-	orders, err := v.market.Orders(ctx, userID, m.GameID, 50, "")
+	orders, err := a.Market.Orders(ctx, userID, m.GameID, 50, "")
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func (a *App) gameMarketMine(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	mine, err := a.Views.marketMine(ctx, id.UserID, m)
+	mine, err := a.marketMine(ctx, id.UserID, m)
 	if err != nil {
 		return err
 	}

@@ -203,7 +203,7 @@ func (a *App) build(ctx context.Context) error {
 	opts := handlers.Options{MinSDKVersion: cfg.MinSDKVersion, SDKGraceUntil: cfg.SDKGraceUntil,
 		DevFaucet: cfg.DevFaucet && a.LocalChain != nil, EmbeddedChain: cfg.EmbeddedChain(), ChainID: cfg.ChainID(),
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies}
-	views := handlers.NewLiveViews(a.Games, a.Pot, a.Market, opts, log)
+	views := handlers.NewLiveViews(a.Games, a.Pot, opts, log)
 	a.Live = live.New(liveStore{a.Rooms}, views, presence, views, announcer.Instance(), log, live.Options{})
 	feed.hub = a.Live
 
