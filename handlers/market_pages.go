@@ -19,7 +19,7 @@ const bookDepth = 6
 
 // marketView is a market in words for the game page.
 func marketView(m market.View) *views.MarketView {
-	v := &views.MarketView{GameID: m.GameID, Status: m.Status, Summary: marketSummary(m)}
+	v := &views.MarketView{Status: m.Status, Summary: marketSummary(m)}
 	for i, o := range m.Outcomes {
 		ov := views.MarketOutcome{OutcomeID: o.OutcomeID, Username: o.Username, Bid: priceWords(o.BestBidMinor),
 			Ask: priceWords(o.BestAskMinor), Last: priceWords(o.LastPriceMinor), Volume: strconv.FormatInt(o.VolumeShares, 10)}
@@ -85,7 +85,7 @@ func (a *App) marketMine(ctx context.Context, userID string, m market.View) (*vi
 	for _, o := range m.Outcomes {
 		names[o.OutcomeID], last[o.OutcomeID] = o.Username, o.LastPriceMinor
 	}
-	out := &views.MarketMine{GameID: m.GameID, Resolved: m.Status == market.StatusResolved}
+	out := &views.MarketMine{}
 	var redeemable int64
 	for _, p := range positions {
 		switch {
@@ -96,7 +96,7 @@ func (a *App) marketMine(ctx context.Context, userID string, m market.View) (*vi
 			out.Positions = append(out.Positions, "Shares of "+names[p.OutcomeID]+" redeemed for "+money.FormatUSDC(*p.RedeemedMinor)+" USDC")
 		}
 	}
-	if out.Resolved && redeemable > 0 {
+	if m.Status == market.StatusResolved && redeemable > 0 {
 		out.Redeemable = "Redeem " + money.FormatUSDC(redeemable) + " USDC"
 	}
 	for _, o := range orders {

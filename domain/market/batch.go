@@ -195,7 +195,7 @@ func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batc
 			results[i].err = err
 			continue
 		}
-		o := Order{ID: uuid.NewString(), GameID: gameID, UserID: p.userID, Side: sideNames[p.side], OutcomeID: p.req.OutcomeID,
+		o := Order{ID: uuid.NewString(), GameID: gameID, UserID: p.userID, Side: p.side.String(), OutcomeID: p.req.OutcomeID,
 			PriceMinor: p.req.PriceMinor, Shares: p.req.Shares, TimeInForce: "GTC", Status: OrderOpen, CreatedAt: now, UpdatedAt: now}
 		if tif == engine.IOC {
 			o.TimeInForce = "IOC"
@@ -273,7 +273,7 @@ func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batc
 			} else {
 				makers[resting[f.Maker.ID].Seq] += f.Shares
 			}
-			trades = append(trades, Trade{GameID: gameID, Kind: kindNames[f.Kind], OutcomeID: o.order.OutcomeID, PriceMinor: f.TakerPrice,
+			trades = append(trades, Trade{GameID: gameID, Kind: f.Kind.String(), OutcomeID: o.order.OutcomeID, PriceMinor: f.TakerPrice,
 				Shares: f.Shares, MakerOrderID: maker, TakerOrderID: o.order.ID, CreatedAt: now})
 			placed.Trades[n] = Fill{PriceMinor: f.TakerPrice, Shares: f.Shares}
 			m.traded(o.order.OutcomeID, f.TakerPrice, f.Shares, f.Kind)

@@ -17,10 +17,6 @@ import (
 	"wager/domain/money"
 )
 
-var sideNames = map[engine.Side]string{engine.Buy: "buy", engine.Sell: "sell"}
-
-var kindNames = map[engine.Kind]string{engine.Transfer: "transfer", engine.Mint: "mint", engine.Merge: "merge"}
-
 // validate checks an order's fields and returns its time in force.
 func (r OrderRequest) validate(outcomes []string) (engine.TIF, error) {
 	fields := map[string]string{}
