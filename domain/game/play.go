@@ -192,12 +192,16 @@ func (s *Service) Act(ctx context.Context, userID, gameID string, a Action) (Act
 // false when the action must run locked instead: it ends the game, or
 // the game kept changing under it.
 func (s *Service) actAtOnce(ctx context.Context, userID, gameID string, step func(rules.State, time.Time) ([]rules.Event, error)) (ActResult, bool, error) {
+	tried := -1 // the seq of the row the last attempt was computed from
 	for attempt := 0; attempt < 3; attempt++ {
-		fresh := attempt > 0
-		g, err := s.game(ctx, gameID, fresh)
+		// The remembered row, unless it is the one just tried: the other
+		// player's move stored a moment ago is usually remembered already,
+		// and only then is the game read.
+		g, fresh, err := s.gameAfter(ctx, gameID, tried)
 		if err != nil {
 			return ActResult{}, false, err
 		}
+		tried = g.Seq
 		if err := checkActor(g, userID); err != nil {
 			return ActResult{}, false, err
 		}
@@ -227,12 +231,12 @@ func (s *Service) actAtOnce(ctx context.Context, userID, gameID string, step fun
 		if d := st.Deadline(); !d.IsZero() {
 			g.Deadline = &d
 		}
-		rows, stored, err := s.rooms.AppendIfSeq(ctx, s.db, g.ID, g.Seq, now,
-			room.Update{Set: "state = ?, deadline = ?", Args: []any{string(g.State), g.Deadline}}, events...)
+		rows, err := s.rooms.AppendStep(ctx, room.Step{GameID: g.ID, Seq: g.Seq, Now: now, State: g.State,
+			Deadline: g.Deadline, Events: events})
 		if err != nil {
 			return ActResult{}, false, err
 		}
-		if stored {
+		if rows != nil {
 			g.Seq = rows[len(rows)-1].Seq
 			s.rows.Put(g.ID, g.Seq, g, time.Now()) // the row as it is now
 			return ActResult{Accepted: true, Status: g.Status, Seq: g.Seq}, true, nil

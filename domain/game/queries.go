@@ -180,6 +180,18 @@ func (s *Service) game(ctx context.Context, id string, fresh bool) (Game, error)
 	return g, nil
 }
 
+// gameAfter returns the game as the instance remembers it, unless that is
+// the row at seq tried, or else as read now; fresh reports a read.
+func (s *Service) gameAfter(ctx context.Context, id string, tried int) (g Game, fresh bool, err error) {
+	if id, ok := domain.CanonicalID(id); ok {
+		if g, ok := s.rows.Get(id, time.Now()); ok && g.Seq != tried {
+			return g, false, nil
+		}
+	}
+	g, err = s.game(ctx, id, true)
+	return g, true, err
+}
+
 // seatCache keeps every game's seats, which never change once it starts.
 type seatCache struct {
 	mu sync.Mutex

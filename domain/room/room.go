@@ -72,8 +72,9 @@ func (s Sinks) Published(p Published) {
 // Log appends room events and personal notices inside transactions and
 // publishes them to its sink after the commit.
 type Log struct {
-	db   *bun.DB
-	sink Sink
+	db    *bun.DB
+	sink  Sink
+	steps steps
 }
 
 // New returns a Log that publishes to sink.
@@ -102,7 +103,7 @@ type Update struct {
 // AppendUpdating is Append that also updates the game's row with u, in the
 // same statement: a move stores its state and its events in one round trip.
 func (l *Log) AppendUpdating(ctx context.Context, tx bun.Tx, gameID string, now time.Time, u Update, events ...domain.Event) ([]Event, error) {
-	rows, err := appendEvents(ctx, tx, gameID, now, u, "", nil, events)
+	rows, err := appendEvents(ctx, tx, gameID, now, u, events)
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}
@@ -112,28 +113,10 @@ func (l *Log) AppendUpdating(ctx context.Context, tx bun.Tx, gameID string, now 
 	return rows, nil
 }
 
-// AppendIfSeq is AppendUpdating as a statement of its own, outside any
-// transaction, that happens only if the game's last event is still seq:
-// a change computed from the game as it was at seq is stored only if
-// nothing happened since. It publishes the events at once and reports
-// whether it stored them.
-func (l *Log) AppendIfSeq(ctx context.Context, idb bun.IDB, gameID string, seq int, now time.Time, u Update, events ...domain.Event) ([]Event, bool, error) {
-	rows, err := appendEvents(ctx, idb, gameID, now, u, " AND seq = ?", []any{seq}, events)
-	if errors.Is(err, ErrNoGame) {
-		return nil, false, nil
-	}
-	if err != nil || len(rows) == 0 {
-		return nil, false, err
-	}
-	l.sink.Published(Published{Events: rows})
-	return rows, true, nil
-}
-
-// appendEvents runs the statement that bumps the game's seq (with u, where
-// cond holds) and inserts the events numbered after it. ErrNoGame when no
-// game row matched.
-func appendEvents(ctx context.Context, idb bun.IDB, gameID string, now time.Time, u Update, cond string, condArgs []any,
-	events []domain.Event) ([]Event, error) {
+// appendEvents runs the statement that bumps the game's seq (with u) and
+// inserts the events numbered after it. ErrNoGame when there is no such
+// game.
+func appendEvents(ctx context.Context, idb bun.IDB, gameID string, now time.Time, u Update, events []domain.Event) ([]Event, error) {
 	if len(events) == 0 {
 		return nil, nil
 	}
@@ -143,7 +126,7 @@ func appendEvents(ctx context.Context, idb bun.IDB, gameID string, now time.Time
 		set += ", " + u.Set
 		args = append(args, u.Args...)
 	}
-	args = append(append(append(args, gameID), condArgs...), gameID, len(events), now)
+	args = append(args, gameID, gameID, len(events), now)
 	values := make([]string, len(events))
 	rows := make([]Event, len(events))
 	for i, e := range events {
@@ -157,7 +140,7 @@ func appendEvents(ctx context.Context, idb bun.IDB, gameID string, now time.Time
 	}
 	// One statement: bump the seq and insert the rows numbered after it.
 	var seqs []int
-	err := idb.NewRaw(`WITH g AS (UPDATE games SET `+set+` WHERE id = ?`+cond+` RETURNING seq)
+	err := idb.NewRaw(`WITH g AS (UPDATE games SET `+set+` WHERE id = ? RETURNING seq)
 		INSERT INTO game_events (game_id, seq, name, data, created_at)
 		SELECT ?, g.seq - ? + v.ord, v.name, v.data, ? FROM g, (VALUES `+strings.Join(values, ", ")+`) AS v (ord, name, data)
 		RETURNING seq`, args...).Scan(ctx, &seqs)

@@ -62,8 +62,24 @@ type Presence interface {
 // Everyone is the user id of a notice to every socket.
 const Everyone = ""
 
-// BroadcastsPerSecond bounds the notices to Everyone an instance pushes.
-const BroadcastsPerSecond = 5
+// BroadcastsPerSecond bounds the notices to Everyone an instance pushes,
+// and FeedFramesPerSecond the frames they make: with thousands of sockets
+// open, fewer notices go out, so that the public feed never costs more
+// than a fraction of what the instance writes for the games themselves.
+const (
+	BroadcastsPerSecond = 5
+	FeedFramesPerSecond = 10_000
+)
+
+// A notice to Everyone is delivered broadcastChunk sockets at a time,
+// broadcastPause apart: ten thousand sockets take it within a second,
+// without thousands of writers woken at once ahead of the games' events
+// (and of the database's answers, whose goroutines would queue behind
+// them).
+const (
+	broadcastChunk = 250
+	broadcastPause = 25 * time.Millisecond
+)
 
 // onlineFullEvery is how often the whole set of users online here is
 // written again, repairing what a failed write of changes left wrong.
@@ -124,6 +140,7 @@ type Hub struct {
 	fullAt  time.Time
 
 	broadcasts *rate.Limiter // notices to Everyone
+	feedFrames *rate.Limiter // their frames
 }
 
 type heard struct {
@@ -145,7 +162,8 @@ func New(store Store, pages Pages, presence Presence, rooms Rooms, instance stri
 	ctx, stop := context.WithCancel(context.Background())
 	h := &Hub{store: store, pages: pages, presence: presence, joins: rooms, instance: instance, log: log, opts: opts,
 		ctx: ctx, stop: stop, writeWait: writeWait, open: map[string]*room{}, latest: map[string]heard{}, users: map[string]*userSockets{},
-		changed: map[string]struct{}{}, broadcasts: rate.NewLimiter(BroadcastsPerSecond, 2*BroadcastsPerSecond)}
+		changed: map[string]struct{}{}, broadcasts: rate.NewLimiter(BroadcastsPerSecond, 2*BroadcastsPerSecond),
+		feedFrames: rate.NewLimiter(FeedFramesPerSecond, FeedFramesPerSecond)}
 	h.remote.Store(&map[string]int{})
 	return h
 }
@@ -586,44 +604,96 @@ func (h *Hub) Unregister(c *Conn) {
 //
 // A notice to Everyone goes to every socket here: API sockets, and the
 // page sockets that follow the public feed (Conn.Feed). Those are the
-// activity feed's entries, pushed at most BroadcastsPerSecond (the feed's
-// endpoint has every one): a busy evening's thousands of finishing games
-// must not become millions of frames.
+// activity feed's entries, pushed at most BroadcastsPerSecond and
+// FeedFramesPerSecond (the feed's endpoint has every one): a busy
+// evening's thousands of finishing games must not become millions of
+// frames. They are delivered in the background, a chunk of sockets at a
+// time.
 func (h *Hub) Notify(userID, kind string, data json.RawMessage) {
+	if userID == Everyone {
+		h.broadcast(kind, data)
+		return
+	}
 	h.mu.RLock()
 	var conns []*Conn
-	if userID == Everyone {
-		for _, u := range h.users {
-			for c := range u.conns {
-				if c.Audience == JSON || c.Feed {
-					conns = append(conns, c)
-				}
-			}
-		}
-	} else if u := h.users[userID]; u != nil {
+	if u := h.users[userID]; u != nil {
 		conns = make([]*Conn, 0, len(u.conns))
 		for c := range u.conns {
 			conns = append(conns, c)
 		}
 	}
 	h.mu.RUnlock()
-	if userID == Everyone && (len(conns) == 0 || !h.broadcasts.Allow()) {
+	h.notify(conns, kind, data)
+}
+
+// broadcast delivers a notice to Everyone unless that would pass the
+// rates; past them the sockets are not even gathered.
+func (h *Hub) broadcast(kind string, data json.RawMessage) {
+	if !h.broadcasts.Allow() {
 		return
 	}
-	if len(conns) == 0 {
+	conns := h.feedConns()
+	if len(conns) == 0 || !h.feedFrames.AllowN(time.Now(), min(len(conns), FeedFramesPerSecond)) {
 		return
 	}
-	api := mustJSON(NoticeFrame{Type: "notice", Notice: kind, Data: data})
-	var page []byte
-	rendered := false
-	for _, c := range conns {
-		frame := api
-		if c.Audience == HTML {
-			// Rendered once, and only when a page of the user's is open here.
-			if !rendered {
-				page, rendered = h.pages.Notice(kind, data), true
+	f := h.noticeFrames(kind, data)
+	go func() {
+		for len(conns) > 0 {
+			n := min(len(conns), broadcastChunk)
+			f.deliver(conns[:n])
+			if conns = conns[n:]; len(conns) > 0 {
+				time.Sleep(broadcastPause)
 			}
-			frame = page
+		}
+	}()
+}
+
+// feedConns returns the sockets here that take notices to Everyone: API
+// sockets and the pages that follow the public feed.
+func (h *Hub) feedConns() []*Conn {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	var conns []*Conn
+	for _, u := range h.users {
+		for c := range u.conns {
+			if c.Audience == JSON || c.Feed {
+				conns = append(conns, c)
+			}
+		}
+	}
+	return conns
+}
+
+// notify delivers a notice to conns.
+func (h *Hub) notify(conns []*Conn, kind string, data json.RawMessage) {
+	if len(conns) > 0 {
+		h.noticeFrames(kind, data).deliver(conns)
+	}
+}
+
+// noticeFrames are one notice's frames: the API's, and the pages' rendered
+// once, and only when a page socket takes it.
+type noticeFrames struct {
+	api, page []byte
+	rendered  bool
+	render    func() []byte
+}
+
+func (h *Hub) noticeFrames(kind string, data json.RawMessage) *noticeFrames {
+	return &noticeFrames{api: mustJSON(NoticeFrame{Type: "notice", Notice: kind, Data: data}),
+		render: func() []byte { return h.pages.Notice(kind, data) }}
+}
+
+// deliver queues the notice on conns; a socket too far behind to take it
+// is closed.
+func (f *noticeFrames) deliver(conns []*Conn) {
+	for _, c := range conns {
+		frame := f.api
+		if c.Audience == HTML {
+			if !f.rendered {
+				f.page, f.rendered = f.render(), true
+			}
+			frame = f.page
 		}
 		if len(frame) > 0 && !c.deliver(frame) {
 			c.Close()

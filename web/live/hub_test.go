@@ -542,3 +542,51 @@ func TestNoticesReachAPISocketsAsFramesAndPagesAsWhatPagesRender(t *testing.T) {
 	}
 	nothing(other, "another user's page")
 }
+
+func TestNoticesToEveryoneAreSpreadOutAndBoundedInFrames(t *testing.T) {
+	h := newTestHub(t, newMemStore())
+	// Sockets of many users (each may hold MaxSocketsPerUser).
+	register := func(n int) []*Conn {
+		conns := make([]*Conn, n)
+		for i := range conns {
+			conns[i] = NewConn(fmt.Sprintf("u%d", i/MaxSocketsPerUser), JSON)
+			if !h.Register(conns[i]) {
+				t.Fatal("register a socket")
+			}
+		}
+		return conns
+	}
+	conns := register(FeedFramesPerSecond)
+	received := func(c *Conn, within time.Duration) (time.Time, bool) {
+		select {
+		case <-c.Frames():
+			return time.Now(), true
+		case <-time.After(within):
+			return time.Time{}, false
+		}
+	}
+
+	start := time.Now()
+	h.Notify(Everyone, "activity", json.RawMessage(`{"id":1}`))
+	var last time.Time
+	for i, c := range conns {
+		at, ok := received(c, 5*time.Second)
+		if !ok {
+			t.Fatalf("socket %d of %d got no notice to everyone", i, len(conns))
+		}
+		if at.After(last) {
+			last = at
+		}
+	}
+	chunks := (len(conns) + broadcastChunk - 1) / broadcastChunk
+	if spread, least := last.Sub(start), time.Duration(chunks-1)*broadcastPause; spread < least {
+		t.Errorf("%d sockets all had the notice %v after it, want it spread over at least %v", len(conns), spread, least)
+	}
+
+	// The next notice would make as many frames again within the same
+	// second: it is not sent, although it is within BroadcastsPerSecond.
+	h.Notify(Everyone, "activity", json.RawMessage(`{"id":2}`))
+	if f, ok := received(conns[0], 3*broadcastPause); ok {
+		t.Fatalf("a second notice to %d sockets within a second went out (%v)", len(conns), f)
+	}
+}

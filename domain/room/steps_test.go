@@ -1,0 +1,224 @@
+package room
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"wager/db/dbtest"
+)
+
+func stateOf(n int) json.RawMessage { return json.RawMessage(fmt.Sprintf(`{"n":%d}`, n)) }
+
+func TestAStepIsStoredOnlyIfTheGameIsStillAtItsSeq(t *testing.T) {
+	ctx := context.Background()
+	sink := &recorder{}
+	l := New(dbtest.DB(t), sink)
+	gameID := newGame(t)
+	deadline := time.Now().Add(time.Minute).UTC().Truncate(time.Microsecond)
+
+	rows, err := l.AppendStep(ctx, Step{GameID: gameID, Seq: 0, Now: time.Now(), State: stateOf(1), Deadline: &deadline,
+		Events: events("move", 2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := seqNames(rows), []seqName{{1, "move-1"}, {2, "move-2"}}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("stored: got %v, want %v", got, want)
+	}
+	var state string
+	var stored time.Time
+	if err := dbtest.DB(t).QueryRowContext(ctx, "SELECT state::text, deadline FROM games WHERE id = ?", gameID).Scan(&state, &stored); err != nil {
+		t.Fatal(err)
+	}
+	if state != `{"n": 1}` || !stored.Equal(deadline) {
+		t.Fatalf("game row: state %s deadline %v, want {\"n\": 1} and %v", state, stored, deadline)
+	}
+	if pubs := sink.publications(); len(pubs) != 1 || fmt.Sprint(seqNames(pubs[0].Events)) != fmt.Sprint(seqNames(rows)) {
+		t.Fatalf("published: %+v, want the stored events once", pubs)
+	}
+
+	// Computed from seq 0 again: the game has moved on, nothing changes.
+	rows, err = l.AppendStep(ctx, Step{GameID: gameID, Seq: 0, Now: time.Now(), State: stateOf(9), Events: events("late", 1)})
+	if err != nil || rows != nil {
+		t.Fatalf("a step from an old seq: got %v, %v; want nothing stored", rows, err)
+	}
+	if gameSeq(t, gameID) != 2 || len(sink.publications()) != 1 {
+		t.Fatalf("a refused step changed the game (seq %d) or published", gameSeq(t, gameID))
+	}
+	// A game that does not exist.
+	rows, err = l.AppendStep(ctx, Step{GameID: "00000000-0000-4000-8000-000000000000", Seq: 0, Now: time.Now(),
+		State: stateOf(1), Events: events("x", 1)})
+	if err != nil || rows != nil {
+		t.Fatalf("a step of no game: got %v, %v; want nothing stored", rows, err)
+	}
+}
+
+func TestABatchHoldsOneStepPerGameInArrivalOrder(t *testing.T) {
+	l := &Log{}
+	var queued []*pendingStep
+	for _, g := range []string{"a", "b", "a", "c", "a", "b"} {
+		queued = append(queued, &pendingStep{step: Step{GameID: g}})
+	}
+	l.steps.queue = append([]*pendingStep(nil), queued...)
+	games := func(ps []*pendingStep) (out []string) {
+		for _, p := range ps {
+			out = append(out, p.step.GameID)
+		}
+		return out
+	}
+	for _, want := range [][]string{{"a", "b", "c"}, {"a", "b"}, {"a"}} {
+		if got := games(l.takeSteps()); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("batch: got %v, want %v", got, want)
+		}
+	}
+	if l.takeSteps() != nil || l.steps.running {
+		t.Fatal("an empty queue gave a batch or stayed running")
+	}
+	// The first step of each game is the first taken.
+	l.steps.queue = append([]*pendingStep(nil), queued...)
+	if first := l.takeSteps(); first[0] != queued[0] || first[1] != queued[1] || first[2] != queued[3] {
+		t.Fatal("the batch did not take each game's earliest step")
+	}
+}
+
+func TestAStepThatFailsDoesNotFailTheOthersOfItsBatch(t *testing.T) {
+	ctx := context.Background()
+	sink := &recorder{}
+	l := New(dbtest.DB(t), sink)
+	good1, bad, good2 := newGame(t), newGame(t), newGame(t)
+	batch := []*pendingStep{
+		{step: Step{GameID: good1, Now: time.Now(), State: stateOf(1), Events: events("a", 1)}},
+		{step: Step{GameID: bad, Now: time.Now(), State: json.RawMessage(`{"n":`), Events: events("b", 1)}},
+		{step: Step{GameID: good2, Now: time.Now(), State: stateOf(1), Events: events("c", 2)}},
+	}
+	results := l.storeSteps(ctx, batch)
+	if results[1].err == nil {
+		t.Fatal("a step with a state PostgreSQL refuses was stored")
+	}
+	for _, i := range []int{0, 2} {
+		if results[i].err != nil || len(results[i].rows) != len(batch[i].step.Events) {
+			t.Fatalf("step %d beside a failing one: %+v", i, results[i])
+		}
+	}
+	if gameSeq(t, good1) != 1 || gameSeq(t, bad) != 0 || gameSeq(t, good2) != 2 {
+		t.Fatalf("seqs after the batch: %d %d %d, want 1 0 2", gameSeq(t, good1), gameSeq(t, bad), gameSeq(t, good2))
+	}
+}
+
+// Many players stepping in few games at once, each from the seq it last
+// saw, as actions do: every game ends with gapless seqs, each stored step's
+// events under the seqs it was answered with, and nothing of a refused one.
+func TestConcurrentStepsOfManyGames(t *testing.T) {
+	ctx := context.Background()
+	sink := &recorder{}
+	l := New(dbtest.DB(t), sink)
+	const nGames, players, attempts = 6, 4, 15
+	ids := make([]string, nGames)
+	for i := range ids {
+		ids[i] = newGame(t)
+	}
+	type answer struct {
+		gameID string
+		rows   []Event
+	}
+	var mu sync.Mutex
+	var stored []answer
+	var wg sync.WaitGroup
+	for p := range nGames * players {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			gameID := ids[p%nGames]
+			for a := range attempts {
+				seq := gameSeq(t, gameID)
+				rows, err := l.AppendStep(ctx, Step{GameID: gameID, Seq: seq, Now: time.Now(), State: stateOf(seq),
+					Events: events(fmt.Sprintf("p%d.%d", p, a), 1+rand.IntN(3))})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if rows != nil {
+					mu.Lock()
+					stored = append(stored, answer{gameID, rows})
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	answered := map[string]map[int]string{}
+	for _, a := range stored {
+		if answered[a.gameID] == nil {
+			answered[a.gameID] = map[int]string{}
+		}
+		for _, e := range a.rows {
+			if _, dup := answered[a.gameID][e.Seq]; dup {
+				t.Fatalf("game %s: seq %d answered twice", a.gameID, e.Seq)
+			}
+			answered[a.gameID][e.Seq] = e.Name
+		}
+	}
+	published := 0
+	for _, p := range sink.publications() {
+		published += len(p.Events)
+	}
+	total := 0
+	for _, id := range ids {
+		got, err := l.Events(ctx, id, 0, 10_000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 0 {
+			t.Fatalf("game %s: no step was stored", id)
+		}
+		for i, e := range got {
+			if e.Seq != i+1 {
+				t.Fatalf("game %s: event %d has seq %d (a gap or a repeat)", id, i, e.Seq)
+			}
+			if answered[id][e.Seq] != e.Name {
+				t.Fatalf("game %s seq %d: stored %s, answered %q", id, e.Seq, e.Name, answered[id][e.Seq])
+			}
+		}
+		if len(got) != len(answered[id]) || gameSeq(t, id) != len(got) {
+			t.Fatalf("game %s: %d events stored, %d answered, seq %d", id, len(got), len(answered[id]), gameSeq(t, id))
+		}
+		total += len(got)
+	}
+	if published != total {
+		t.Fatalf("published %d events, stored %d", published, total)
+	}
+}
+
+func TestAGameHeldByATransactionDoesNotHoldUpTheBatch(t *testing.T) {
+	ctx := context.Background()
+	l := New(dbtest.DB(t), &recorder{})
+	held, free := newGame(t), newGame(t)
+	tx, err := dbtest.DB(t).BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "SELECT 1 FROM games WHERE id = ? FOR UPDATE", held); err != nil {
+		t.Fatal(err)
+	}
+	results := l.storeSteps(ctx, []*pendingStep{
+		{step: Step{GameID: held, Now: time.Now(), State: stateOf(1), Events: events("a", 1)}},
+		{step: Step{GameID: free, Now: time.Now(), State: stateOf(1), Events: events("b", 1)}},
+	})
+	if results[0].err != nil || results[0].rows != nil {
+		t.Fatalf("the held game's step: %+v, want not stored", results[0])
+	}
+	if results[1].err != nil || len(results[1].rows) != 1 {
+		t.Fatalf("the free game's step: %+v, want stored", results[1])
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if gameSeq(t, held) != 0 || gameSeq(t, free) != 1 {
+		t.Fatalf("seqs: held %d, free %d; want 0 and 1", gameSeq(t, held), gameSeq(t, free))
+	}
+}
