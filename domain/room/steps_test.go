@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -220,5 +221,53 @@ func TestAGameHeldByATransactionDoesNotHoldUpTheBatch(t *testing.T) {
 	}
 	if gameSeq(t, held) != 0 || gameSeq(t, free) != 1 {
 		t.Fatalf("seqs: held %d, free %d; want 0 and 1", gameSeq(t, held), gameSeq(t, free))
+	}
+}
+
+// BenchmarkSteps stores moves of many games from 32 goroutines at once,
+// each game's moves one after another: "batched" through AppendStep (the
+// moves that arrive while a statement runs share the next one), "alone"
+// with a statement of its own per move, as before batching.
+func BenchmarkSteps(b *testing.B) {
+	ctx := context.Background()
+	for _, mode := range []string{"batched", "alone"} {
+		b.Run(mode, func(b *testing.B) {
+			l := New(dbtest.DB(b), &recorder{})
+			const games = 256
+			ids := make([]string, games)
+			for i := range ids {
+				ids[i] = newGame(b)
+			}
+			var next, stored atomic.Int64
+			b.SetParallelism(16) // 32 goroutines on 2 cores
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				gameID := ids[next.Add(1)%games]
+				seq := gameSeq(b, gameID)
+				for pb.Next() {
+					st := Step{GameID: gameID, Seq: seq, Now: time.Now(), State: stateOf(seq), Events: events("move", 1)}
+					var rows []Event
+					var err error
+					if mode == "batched" {
+						rows, err = l.AppendStep(ctx, st)
+					} else {
+						var out [][]Event
+						out, err = l.writeSteps(ctx, []Step{st})
+						rows = out[0]
+					}
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					if rows == nil { // another goroutine moved this game
+						seq = gameSeq(b, gameID)
+						continue
+					}
+					seq = rows[0].Seq
+					stored.Add(1)
+				}
+			})
+			b.ReportMetric(float64(stored.Load())/b.Elapsed().Seconds(), "moves/s")
+		})
 	}
 }
