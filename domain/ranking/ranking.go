@@ -81,32 +81,30 @@ func resultsOf(g game.Game) [2]result {
 // totals. Cancelled games are not results and change nothing. Recording a
 // game a second time changes nothing either. It implements game.Recorder;
 // an error aborts the game's end.
+//
+// It takes two statements: one creates the players' ratings if new and
+// locks and reads them, the other writes the results, the new ratings,
+// their history and the totals, all of it only if the results were not
+// recorded before.
 func (s *Service) GameFinished(ctx context.Context, tx bun.Tx, g game.Game, o rules.Outcome) error {
 	if g.Status != game.StatusCompleted || len(g.Players) != 2 || g.EndedAt == nil {
 		return nil
 	}
 	at := g.EndedAt.UTC()
 	res := resultsOf(g)
-	inserted, err := tx.NewRaw(`INSERT INTO player_results (game_id, user_id, game_type, outcome, stake_minor, net_minor, finished_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-		g.ID, res[0].UserID, g.GameType, res[0].Outcome, g.StakeMinor, res[0].Net, at,
-		g.ID, res[1].UserID, g.GameType, res[1].Outcome, g.StakeMinor, res[1].Net, at).Exec(ctx)
+	before, err := lockRatings(ctx, tx, g.GameType, res, at)
 	if err != nil {
-		return fmt.Errorf("record the results of game %s: %w", g.ID, err)
+		return fmt.Errorf("lock the ratings of game %s: %w", g.ID, err)
 	}
-	if n, _ := inserted.RowsAffected(); n == 0 {
-		return nil // recorded before
-	}
-	if err := rate(ctx, tx, g, res, at); err != nil {
-		return fmt.Errorf("rate game %s: %w", g.ID, err)
-	}
-	if err := addTotals(ctx, tx, res, at); err != nil {
-		return fmt.Errorf("add game %s to the leaderboards: %w", g.ID, err)
+	var after [2]rating.Rating
+	after[0], after[1] = rating.Game(before[0], before[1], res[0].Score, rating.DefaultTau)
+	if err := record(ctx, tx, g, res, after, at); err != nil {
+		return fmt.Errorf("record game %s: %w", g.ID, err)
 	}
 	return nil
 }
 
-// storedRating is a ratings row as rate reads it.
+// storedRating is a ratings row as lockRatings reads it.
 type storedRating struct {
 	UserID     string  `bun:"user_id"`
 	Rating     float64 `bun:"rating"`
@@ -114,50 +112,84 @@ type storedRating struct {
 	Volatility float64 `bun:"volatility"`
 }
 
-// rate updates both players' ratings in the game's type. The two rows are
-// created if new and then locked in user id order, the same order every
-// game uses, so that two games finishing at once with a player in common
-// (a demo bot plays many) wait for each other instead of deadlocking.
-func rate(ctx context.Context, tx bun.Tx, g game.Game, res [2]result, at time.Time) error {
+// lockRatings creates both players' ratings in the game type if new,
+// locks them and returns them in the order of res. The rows are inserted,
+// and so locked, in user id order, the same order every game uses, so
+// that two games finishing at once with a player in common (a demo bot
+// plays many) wait for each other instead of deadlocking. The no-op
+// update of a conflict is what locks an existing row and lets RETURNING
+// read it.
+func lockRatings(ctx context.Context, tx bun.Tx, gameType string, res [2]result, at time.Time) ([2]rating.Rating, error) {
+	var out [2]rating.Rating
 	ids := []string{res[0].UserID, res[1].UserID}
 	sort.Strings(ids)
 	d := rating.Default()
-	if _, err := tx.NewRaw(`INSERT INTO ratings (user_id, game_type, rating, deviation, volatility, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-		ids[0], g.GameType, d.Rating, d.Deviation, d.Volatility, at,
-		ids[1], g.GameType, d.Rating, d.Deviation, d.Volatility, at).Exec(ctx); err != nil {
-		return fmt.Errorf("create ratings: %w", err)
-	}
 	var rows []storedRating
-	if err := tx.NewRaw(`SELECT user_id, rating, deviation, volatility FROM ratings
-		WHERE game_type = ? AND user_id IN (?, ?) ORDER BY user_id FOR UPDATE`, g.GameType, ids[0], ids[1]).Scan(ctx, &rows); err != nil {
-		return fmt.Errorf("lock ratings: %w", err)
+	if err := tx.NewRaw(`INSERT INTO ratings AS r (user_id, game_type, rating, deviation, volatility, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (user_id, game_type) DO UPDATE SET games = r.games
+		RETURNING user_id, rating, deviation, volatility`,
+		ids[0], gameType, d.Rating, d.Deviation, d.Volatility, at,
+		ids[1], gameType, d.Rating, d.Deviation, d.Volatility, at).Scan(ctx, &rows); err != nil {
+		return out, err
 	}
-	before := map[string]rating.Rating{}
-	for _, r := range rows {
-		before[r.UserID] = rating.Rating{Rating: r.Rating, Deviation: r.Deviation, Volatility: r.Volatility}
-	}
-	if len(before) != 2 {
-		return fmt.Errorf("found %d of the 2 ratings", len(before))
-	}
-	after := [2]rating.Rating{}
-	after[0], after[1] = rating.Game(before[res[0].UserID], before[res[1].UserID], res[0].Score, rating.DefaultTau)
+	found := 0
 	for i, r := range res {
-		win, loss, draw := tally(r.Outcome)
-		if _, err := tx.NewRaw(`UPDATE ratings SET rating = ?, deviation = ?, volatility = ?, games = games + 1,
-			wins = wins + ?, losses = losses + ?, draws = draws + ?, net_minor = net_minor + ?, updated_at = ?
-			WHERE user_id = ? AND game_type = ?`,
-			after[i].Rating, after[i].Deviation, after[i].Volatility, win, loss, draw, r.Net, at, r.UserID, g.GameType).Exec(ctx); err != nil {
-			return fmt.Errorf("store the rating of %s: %w", r.UserID, err)
+		for _, row := range rows {
+			if row.UserID == r.UserID {
+				out[i] = rating.Rating{Rating: row.Rating, Deviation: row.Deviation, Volatility: row.Volatility}
+				found++
+				break
+			}
 		}
 	}
-	if _, err := tx.NewRaw(`INSERT INTO rating_history (user_id, game_id, game_type, rating, deviation, volatility, recorded_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?)`,
-		res[0].UserID, g.ID, g.GameType, after[0].Rating, after[0].Deviation, after[0].Volatility, at,
-		res[1].UserID, g.ID, g.GameType, after[1].Rating, after[1].Deviation, after[1].Volatility, at).Exec(ctx); err != nil {
-		return fmt.Errorf("record the rating history: %w", err)
+	if found != 2 {
+		return out, fmt.Errorf("found %d of the 2 ratings", found)
 	}
-	return nil
+	return out, nil
+}
+
+// record writes a game in one statement: both players' results and, only
+// when the results are new, their new ratings (after), a history point
+// each and their leaderboard totals. The totals' rows go in user id order
+// (the lock order of lockRatings).
+func record(ctx context.Context, tx bun.Tx, g game.Game, res [2]result, after [2]rating.Rating, at time.Time) error {
+	args := []any{
+		g.ID, res[0].UserID, g.GameType, res[0].Outcome, g.StakeMinor, res[0].Net, at,
+		g.ID, res[1].UserID, g.GameType, res[1].Outcome, g.StakeMinor, res[1].Net, at,
+		at,
+	}
+	for i, r := range res {
+		win, loss, draw := tally(r.Outcome)
+		args = append(args, r.UserID, after[i].Rating, after[i].Deviation, after[i].Volatility, win, loss, draw, r.Net)
+	}
+	args = append(args, g.GameType, g.ID, g.GameType, at)
+	totals, totalArgs := totalsValues(res, at)
+	args = append(args, totalArgs...)
+	_, err := tx.NewRaw(`WITH results AS (
+			INSERT INTO player_results (game_id, user_id, game_type, outcome, stake_minor, net_minor, finished_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+			RETURNING user_id
+		), rated AS (
+			UPDATE ratings AS r SET rating = v.rating, deviation = v.deviation, volatility = v.volatility,
+				games = r.games + 1, wins = r.wins + v.wins, losses = r.losses + v.losses, draws = r.draws + v.draws,
+				net_minor = r.net_minor + v.net_minor, updated_at = ?
+			FROM (VALUES
+				(?::uuid, ?::double precision, ?::double precision, ?::double precision, ?::integer, ?::integer, ?::integer, ?::bigint),
+				(?::uuid, ?::double precision, ?::double precision, ?::double precision, ?::integer, ?::integer, ?::integer, ?::bigint)
+			) AS v (user_id, rating, deviation, volatility, wins, losses, draws, net_minor)
+			WHERE r.user_id = v.user_id AND r.game_type = ? AND EXISTS (SELECT FROM results)
+			RETURNING r.user_id, r.rating, r.deviation, r.volatility
+		), history AS (
+			INSERT INTO rating_history (user_id, game_id, game_type, rating, deviation, volatility, recorded_at)
+			SELECT user_id, ?::uuid, ?::text, rating, deviation, volatility, ?::timestamptz FROM rated
+		)
+		INSERT INTO leaderboard_totals AS t (period, starts, user_id, games, wins, losses, draws, net_minor)
+		SELECT v.* FROM (VALUES `+totals+`) AS v WHERE EXISTS (SELECT FROM results)
+		ON CONFLICT (period, starts, user_id) DO UPDATE SET games = t.games + 1, wins = t.wins + excluded.wins,
+		losses = t.losses + excluded.losses, draws = t.draws + excluded.draws, net_minor = t.net_minor + excluded.net_minor`,
+		args...).Exec(ctx)
+	return err
 }
 
 // tally is an outcome as (wins, losses, draws) increments.
@@ -171,13 +203,13 @@ func tally(outcome string) (win, loss, draw int) {
 	return 0, 0, 1
 }
 
-// addTotals adds each player's result to their leaderboard totals of
-// every period that contains at, in one statement whose rows go in user id
-// order (the lock order of rate).
-func addTotals(ctx context.Context, tx bun.Tx, res [2]result, at time.Time) error {
-	ordered := res[:]
-	sort.Slice(ordered, func(i, j int) bool { return ordered[i].UserID < ordered[j].UserID })
-	values := make([]any, 0, 2*len(Periods)*8)
+// totalsValues returns the rows that add each player's result to their
+// leaderboard totals of every period that contains at, as a VALUES list
+// and its arguments, in user id order (the lock order of lockRatings).
+func totalsValues(res [2]result, at time.Time) (string, []any) {
+	ordered := res
+	sort.Slice(ordered[:], func(i, j int) bool { return ordered[i].UserID < ordered[j].UserID })
+	values := make([]any, 0, 2*len(Periods)*7)
 	placeholders := ""
 	for _, r := range ordered {
 		win, loss, draw := tally(r.Outcome)
@@ -185,16 +217,11 @@ func addTotals(ctx context.Context, tx bun.Tx, res [2]result, at time.Time) erro
 			if placeholders != "" {
 				placeholders += ", "
 			}
-			placeholders += "(?, ?::date, ?, 1, ?, ?, ?, ?)"
+			placeholders += "(?::text, ?::date, ?::uuid, 1, ?::integer, ?::integer, ?::integer, ?::bigint)"
 			values = append(values, string(p), p.Start(at).Format(time.DateOnly), r.UserID, win, loss, draw, r.Net)
 		}
 	}
-	_, err := tx.NewRaw(`INSERT INTO leaderboard_totals AS t (period, starts, user_id, games, wins, losses, draws, net_minor)
-		VALUES `+placeholders+`
-		ON CONFLICT (period, starts, user_id) DO UPDATE SET games = t.games + 1, wins = t.wins + excluded.wins,
-		losses = t.losses + excluded.losses, draws = t.draws + excluded.draws, net_minor = t.net_minor + excluded.net_minor`,
-		values...).Exec(ctx)
-	return err
+	return placeholders, values
 }
 
 // RebuildTotals recomputes every leaderboard total from player_results in

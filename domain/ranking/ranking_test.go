@@ -14,6 +14,7 @@ import (
 	"wager/domain/game"
 	"wager/domain/game/rules"
 	"wager/domain/ranking"
+	"wager/domain/rating"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -204,5 +205,60 @@ func TestDrawsMoveRatingsTowardEachOther(t *testing.T) {
 	finish(t, s, bdb, game.StatusCompleted, weak, strong, "", 0, 0, now)
 	if s2, w2 := ratingOf(strong), ratingOf(weak); s2 >= s1 || w2 <= w1 {
 		t.Errorf("a draw moved %.2f to %.2f and %.2f to %.2f, want them closer", s1, s2, w1, w2)
+	}
+}
+
+// TestAGameStoresItsRatingsAndHistory checks the stored ratings, tallies
+// and history points of two games against the rating maths, and that
+// recording a game again changes none of them.
+func TestAGameStoresItsRatingsAndHistory(t *testing.T) {
+	bdb := dbtest.DB(t)
+	now := time.Now().UTC()
+	s := ranking.New(bdb, func() time.Time { return now })
+	a, b := newUser(t, bdb), newUser(t, bdb)
+	g1 := finish(t, s, bdb, game.StatusCompleted, a, b, a, 100, 190, now.Add(-time.Minute))
+	g2 := finish(t, s, bdb, game.StatusCompleted, b, a, "", 100, 0, now)
+	record(t, s, bdb, g1)
+	record(t, s, bdb, g2)
+
+	ra, rb := rating.Default(), rating.Default()
+	ra, rb = rating.Game(ra, rb, 1, rating.DefaultTau)
+	rb, ra = rating.Game(rb, ra, 0.5, rating.DefaultTau)
+	type row struct {
+		Rating, Deviation, Volatility float64
+		Games, Wins, Losses, Draws    int
+		NetMinor                      int64
+	}
+	for _, c := range []struct {
+		id   string
+		want rating.Rating
+		row  row
+	}{
+		{a, ra, row{Games: 2, Wins: 1, Draws: 1, NetMinor: 90}},
+		{b, rb, row{Games: 2, Losses: 1, Draws: 1, NetMinor: -100}},
+	} {
+		var got row
+		if err := bdb.QueryRowContext(t.Context(), `SELECT rating, deviation, volatility, games, wins, losses, draws, net_minor
+			FROM ratings WHERE user_id = ? AND game_type = 'rps'`, c.id).Scan(&got.Rating, &got.Deviation, &got.Volatility,
+			&got.Games, &got.Wins, &got.Losses, &got.Draws, &got.NetMinor); err != nil {
+			t.Fatal(err)
+		}
+		want := c.row
+		want.Rating, want.Deviation, want.Volatility = c.want.Rating, c.want.Deviation, c.want.Volatility
+		if got != want {
+			t.Errorf("rating of %s: %+v, want %+v", c.id, got, want)
+		}
+		var h rating.Rating
+		if err := bdb.QueryRowContext(t.Context(), `SELECT rating, deviation, volatility FROM rating_history
+			WHERE user_id = ? AND game_id = ?`, c.id, g2.ID).Scan(&h.Rating, &h.Deviation, &h.Volatility); err != nil {
+			t.Fatal(err)
+		}
+		if h != c.want {
+			t.Errorf("history of %s: %+v, want %+v", c.id, h, c.want)
+		}
+		var n int
+		if err := bdb.QueryRowContext(t.Context(), "SELECT count(*) FROM rating_history WHERE user_id = ?", c.id).Scan(&n); err != nil || n != 2 {
+			t.Errorf("%s has %d rating points (%v), want 2", c.id, n, err)
+		}
 	}
 }
