@@ -38,8 +38,10 @@ type CompletedNotice struct {
 }
 
 // notifyCompleted tells each player of a finished game how it ended and
-// what it paid them, in the transaction that finished it.
+// what it paid them, in the transaction that finished it, in one
+// statement.
 func (s *Service) notifyCompleted(ctx context.Context, tx bun.Tx, g Game, r Result) error {
+	msgs := make([]notify.Message, 0, len(g.Players))
 	for _, p := range g.Players {
 		n := CompletedNotice{GameID: g.ID, GameType: g.GameType, Status: g.Status, WinnerID: r.WinnerID,
 			Reason: r.Reason, PayoutMinor: r.PayoutMinor, FeeMinor: r.FeeMinor}
@@ -53,9 +55,7 @@ func (s *Service) notifyCompleted(ctx context.Context, tx bun.Tx, g Game, r Resu
 		default:
 			n.Outcome = "lost"
 		}
-		if err := s.notify.Send(ctx, tx, p, notify.GameCompleted, n); err != nil {
-			return err
-		}
+		msgs = append(msgs, notify.Message{UserID: p, Type: notify.GameCompleted, Data: n})
 	}
-	return nil
+	return s.notify.SendMany(ctx, tx, msgs)
 }

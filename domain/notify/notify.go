@@ -83,6 +83,88 @@ func (s *Service) Send(ctx context.Context, tx bun.IDB, userID, typ string, data
 	return s.rooms.Tell(ctx, userID, Notice, Pushed{Notification: n, UnreadCount: unread})
 }
 
+// Message is one notification for SendMany: of type Type for UserID, with
+// Data a struct with json tags.
+type Message struct {
+	UserID string
+	Type   string
+	Data   any
+}
+
+// SendMany stores several notifications in the caller's transaction in one
+// statement and, once it commits, pushes each to its user's sockets as
+// Send does. Each push's unread count is the user's unread notifications
+// before the statement plus the ones it stored for them, so two messages
+// to one user both carry the count that includes both.
+func (s *Service) SendMany(ctx context.Context, tx bun.IDB, msgs []Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	at := s.now()
+	raws := make([][]byte, len(msgs))
+	args := make([]any, 0, 4*len(msgs)+1)
+	placeholders := ""
+	for i, m := range msgs {
+		raw, err := json.Marshal(m.Data)
+		if err != nil {
+			return fmt.Errorf("encode the %s notification: %w", m.Type, err)
+		}
+		raws[i] = raw
+		if i > 0 {
+			placeholders += ", "
+		}
+		placeholders += "(?::integer, ?::uuid, ?::text, ?::jsonb)"
+		args = append(args, i, m.UserID, m.Type, string(raw))
+	}
+	args = append(args, at)
+	// The ids are drawn in v, before the insert, so that each row read
+	// back is known by its message's position. The counts read the table
+	// as it was before the insert (this transaction's earlier
+	// notifications included).
+	rows, err := tx.QueryContext(ctx, `WITH v AS MATERIALIZED (
+			SELECT nextval(pg_get_serial_sequence('notifications', 'id')) AS id, m.*
+			FROM (VALUES `+placeholders+`) AS m (pos, user_id, type, data) ORDER BY m.pos
+		), n AS (
+			INSERT INTO notifications (id, user_id, type, data, read, created_at)
+			SELECT id, user_id, type, data, false, ?::timestamptz FROM v
+		)
+		SELECT v.pos, v.id, (SELECT count(*) FROM notifications AS o WHERE o.user_id = v.user_id AND NOT o.read)
+			+ count(*) OVER (PARTITION BY v.user_id)
+		FROM v`, args...)
+	if err != nil {
+		return fmt.Errorf("store %d notifications: %w", len(msgs), err)
+	}
+	defer rows.Close()
+	pushes := make([]Pushed, len(msgs))
+	stored := 0
+	for rows.Next() {
+		var pos int
+		var p Pushed
+		if err := rows.Scan(&pos, &p.ID, &p.UnreadCount); err != nil {
+			return fmt.Errorf("read the stored notifications: %w", err)
+		}
+		if pos < 0 || pos >= len(msgs) {
+			return fmt.Errorf("read the stored notifications: no message %d", pos)
+		}
+		m := msgs[pos]
+		p.UserID, p.Type, p.Data, p.CreatedAt = m.UserID, m.Type, raws[pos], at
+		pushes[pos] = p
+		stored++
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the stored notifications: %w", err)
+	}
+	if stored != len(msgs) {
+		return fmt.Errorf("stored %d of %d notifications", stored, len(msgs))
+	}
+	for _, p := range pushes {
+		if err := s.rooms.Tell(ctx, p.UserID, Notice, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Pushed is the data of the socket notice "notification": the new
 // notification and how many of the user's are unread with it, so that a
 // bell can show the count without asking.
