@@ -301,10 +301,11 @@ func TestStatementsOfAGamesEnd(t *testing.T) {
 		})
 	}
 	// BEGIN, the game, the settlement's reads and record, the market's
-	// check, a notification each, results, ratings (4), their history, the
-	// leaderboard, the names, the winner's streak, the achievements, the
-	// winner's feed entry, presence, the state and events, COMMIT.
-	const budget = 21
+	// check, both notifications, the ratings created and locked, the
+	// results with the new ratings, their history and the leaderboard, the
+	// names, the winner's streak, the achievements, the winner's feed
+	// entry, presence, the state and events, COMMIT.
+	const budget = 15
 	t.Logf("a game's end: %d statements", len(end))
 	if len(end) > budget {
 		t.Errorf("a game's end takes %d statements, over its budget of %d:\n%s", len(end), budget, strings.Join(end, "\n"))
