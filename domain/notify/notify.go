@@ -65,22 +65,7 @@ func New(bdb *bun.DB, rooms *room.Log, now domain.Clock) *Service {
 // pushes it to the user's sockets as the notice "notification". data is a
 // struct with json tags.
 func (s *Service) Send(ctx context.Context, tx bun.IDB, userID, typ string, data any) error {
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return fmt.Errorf("encode the %s notification: %w", typ, err)
-	}
-	n := Notification{UserID: userID, Type: typ, Data: raw, CreatedAt: s.now()}
-	// One statement: the count reads the table as it was before the insert
-	// (this transaction's earlier notifications included), so the new one
-	// is the + 1.
-	var unread int
-	if err := tx.QueryRowContext(ctx, `WITH n AS (
-			INSERT INTO notifications (user_id, type, data, read, created_at) VALUES (?, ?, ?, false, ?) RETURNING id
-		) SELECT n.id, (SELECT count(*) FROM notifications WHERE user_id = ? AND NOT read) + 1 FROM n`,
-		userID, typ, string(raw), n.CreatedAt, userID).Scan(&n.ID, &unread); err != nil {
-		return fmt.Errorf("store the %s notification of user %s: %w", typ, userID, err)
-	}
-	return s.rooms.Tell(ctx, userID, Notice, Pushed{Notification: n, UnreadCount: unread})
+	return s.SendMany(ctx, tx, []Message{{UserID: userID, Type: typ, Data: data}})
 }
 
 // Message is one notification for SendMany: of type Type for UserID, with

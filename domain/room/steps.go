@@ -24,8 +24,15 @@ type Step struct {
 	Events   []domain.Event
 }
 
-// maxSteps is the most steps one statement stores.
-const maxSteps = 64
+// maxSteps is the most steps one statement stores, and maxWriters the
+// most such statements an instance runs at once: a few, so that moves keep
+// their share of a busy database's connections (a single writer would
+// wait behind the transactions that start and end games) while still
+// taking together the ones that arrive meanwhile.
+const (
+	maxSteps   = 64
+	maxWriters = 4
+)
 
 // stepTimeout bounds one statement of steps, which no caller's
 // cancellation ends (it carries other callers' steps).
@@ -43,11 +50,11 @@ type stepResult struct {
 }
 
 // steps is the instance's queue of steps waiting to be stored; running
-// says a goroutine is storing them.
+// is how many goroutines are storing them.
 type steps struct {
 	mu      sync.Mutex
 	queue   []*pendingStep
-	running bool
+	running int
 }
 
 // AppendStep stores a step as one statement outside any transaction: the
@@ -55,12 +62,13 @@ type steps struct {
 // if the game's last event is still Seq. It publishes the events at once
 // and returns them, or nil when the game moved on (or does not exist).
 //
-// Steps of different games that reach the instance while a statement runs
-// are stored together by the next one: each commit is paid once for all
-// of them, which is what keeps a busy instance's moves cheap for the
-// database (one commit, round trip and plan per batch instead of per
-// move). A batch holds at most one step of a game; a second one waits for
-// the next, where its seq no longer matches if the first was stored.
+// Steps of different games that reach the instance while maxWriters
+// statements run are stored together by the next one: each commit is paid
+// once for all of them, which is what keeps a busy instance's moves cheap
+// for the database (one commit, round trip and plan per batch instead of
+// per move). A batch holds at most one step of a game; a second one waits
+// for a later batch, where its seq no longer matches if the first was
+// stored.
 func (l *Log) AppendStep(ctx context.Context, st Step) ([]Event, error) {
 	if len(st.Events) == 0 {
 		return nil, nil
@@ -68,8 +76,10 @@ func (l *Log) AppendStep(ctx context.Context, st Step) ([]Event, error) {
 	p := &pendingStep{step: st, done: make(chan stepResult, 1)}
 	l.steps.mu.Lock()
 	l.steps.queue = append(l.steps.queue, p)
-	lead := !l.steps.running
-	l.steps.running = true
+	lead := l.steps.running < maxWriters
+	if lead {
+		l.steps.running++
+	}
 	l.steps.mu.Unlock()
 	if lead {
 		l.drainSteps(context.WithoutCancel(ctx), true)
@@ -83,8 +93,8 @@ func (l *Log) AppendStep(ctx context.Context, st Step) ([]Event, error) {
 }
 
 // drainSteps stores the queue a batch at a time. The caller that started
-// it (handOff) stores one batch, which holds its own step, and leaves the
-// rest to a goroutine, so it is not kept answering others.
+// it (handOff) stores one batch, usually the one that holds its own step,
+// and leaves the rest to a goroutine, so it is not kept answering others.
 func (l *Log) drainSteps(ctx context.Context, handOff bool) {
 	for {
 		batch := l.takeSteps()
@@ -107,13 +117,13 @@ func (l *Log) drainSteps(ctx context.Context, handOff bool) {
 
 // takeSteps removes the next batch from the queue: up to maxSteps steps in
 // arrival order, one per game (later steps of a game already in the batch
-// stay queued, in order). It returns nil, and marks the queue idle, when
-// the queue is empty.
+// stay queued, in order). It returns nil, and counts its caller out of
+// the running writers, when the queue is empty.
 func (l *Log) takeSteps() []*pendingStep {
 	l.steps.mu.Lock()
 	defer l.steps.mu.Unlock()
 	if len(l.steps.queue) == 0 {
-		l.steps.running = false
+		l.steps.running--
 		return nil
 	}
 	var batch []*pendingStep

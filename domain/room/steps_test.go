@@ -65,6 +65,7 @@ func TestABatchHoldsOneStepPerGameInArrivalOrder(t *testing.T) {
 		queued = append(queued, &pendingStep{step: Step{GameID: g}})
 	}
 	l.steps.queue = append([]*pendingStep(nil), queued...)
+	l.steps.running = 1
 	games := func(ps []*pendingStep) (out []string) {
 		for _, p := range ps {
 			out = append(out, p.step.GameID)
@@ -76,8 +77,8 @@ func TestABatchHoldsOneStepPerGameInArrivalOrder(t *testing.T) {
 			t.Fatalf("batch: got %v, want %v", got, want)
 		}
 	}
-	if l.takeSteps() != nil || l.steps.running {
-		t.Fatal("an empty queue gave a batch or stayed running")
+	if l.takeSteps() != nil || l.steps.running != 0 {
+		t.Fatal("an empty queue gave a batch or kept its writer running")
 	}
 	// The first step of each game is the first taken.
 	l.steps.queue = append([]*pendingStep(nil), queued...)
