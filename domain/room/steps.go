@@ -52,9 +52,10 @@ type stepResult struct {
 // steps is the instance's queue of steps waiting to be stored; running
 // is how many goroutines are storing them.
 type steps struct {
-	mu      sync.Mutex
-	queue   []*pendingStep
-	running int
+	mu       sync.Mutex
+	queue    []*pendingStep
+	running  int
+	inFlight map[string]bool // games with a step in a running statement
 }
 
 // AppendStep stores a step as one statement outside any transaction: the
@@ -66,9 +67,9 @@ type steps struct {
 // statements run are stored together by the next one: each commit is paid
 // once for all of them, which is what keeps a busy instance's moves cheap
 // for the database (one commit, round trip and plan per batch instead of
-// per move). A batch holds at most one step of a game; a second one waits
-// for a later batch, where its seq no longer matches if the first was
-// stored.
+// per move). A game has at most one step in the statements running; a
+// second one waits for a later batch, where its seq no longer matches if
+// the first was stored.
 func (l *Log) AppendStep(ctx context.Context, st Step) ([]Event, error) {
 	if len(st.Events) == 0 {
 		return nil, nil
@@ -102,6 +103,7 @@ func (l *Log) drainSteps(ctx context.Context, handOff bool) {
 			return
 		}
 		results := l.storeSteps(ctx, batch)
+		l.landed(batch)
 		for i, p := range batch {
 			if results[i].rows != nil {
 				l.sink.Published(Published{Events: results[i].rows})
@@ -116,30 +118,42 @@ func (l *Log) drainSteps(ctx context.Context, handOff bool) {
 }
 
 // takeSteps removes the next batch from the queue: up to maxSteps steps in
-// arrival order, one per game (later steps of a game already in the batch
-// stay queued, in order). It returns nil, and counts its caller out of
-// the running writers, when the queue is empty.
+// arrival order, one per game and none of a game with a step in flight
+// (those stay queued, in order, for the writer storing that game to take
+// next). It returns nil, and counts its caller out of the running
+// writers, when it finds nothing to take.
 func (l *Log) takeSteps() []*pendingStep {
 	l.steps.mu.Lock()
 	defer l.steps.mu.Unlock()
-	if len(l.steps.queue) == 0 {
-		l.steps.running--
-		return nil
+	if l.steps.inFlight == nil {
+		l.steps.inFlight = map[string]bool{}
 	}
 	var batch []*pendingStep
-	games := make(map[string]bool, min(len(l.steps.queue), maxSteps))
 	rest := l.steps.queue[:0]
 	for _, p := range l.steps.queue {
-		if len(batch) == maxSteps || games[p.step.GameID] {
+		if len(batch) == maxSteps || l.steps.inFlight[p.step.GameID] {
 			rest = append(rest, p)
 			continue
 		}
-		games[p.step.GameID] = true
+		l.steps.inFlight[p.step.GameID] = true
 		batch = append(batch, p)
 	}
 	clear(l.steps.queue[len(rest):])
 	l.steps.queue = rest
+	if len(batch) == 0 {
+		l.steps.running--
+		return nil
+	}
 	return batch
+}
+
+// landed marks a batch's games as no longer in flight.
+func (l *Log) landed(batch []*pendingStep) {
+	l.steps.mu.Lock()
+	defer l.steps.mu.Unlock()
+	for _, p := range batch {
+		delete(l.steps.inFlight, p.step.GameID)
+	}
 }
 
 // storeSteps stores a batch in one statement and returns each step's

@@ -58,32 +58,39 @@ func TestAStepIsStoredOnlyIfTheGameIsStillAtItsSeq(t *testing.T) {
 	}
 }
 
-func TestABatchHoldsOneStepPerGameInArrivalOrder(t *testing.T) {
+func TestABatchHoldsOneStepPerGameAndNoneOfAGameInFlight(t *testing.T) {
 	l := &Log{}
 	var queued []*pendingStep
 	for _, g := range []string{"a", "b", "a", "c", "a", "b"} {
 		queued = append(queued, &pendingStep{step: Step{GameID: g}})
 	}
 	l.steps.queue = append([]*pendingStep(nil), queued...)
-	l.steps.running = 1
+	l.steps.running = 2 // two writers
 	games := func(ps []*pendingStep) (out []string) {
 		for _, p := range ps {
 			out = append(out, p.step.GameID)
 		}
 		return out
 	}
-	for _, want := range [][]string{{"a", "b", "c"}, {"a", "b"}, {"a"}} {
-		if got := games(l.takeSteps()); fmt.Sprint(got) != fmt.Sprint(want) {
+	first := l.takeSteps()
+	if got := games(first); fmt.Sprint(got) != "[a b c]" || first[0] != queued[0] || first[1] != queued[1] || first[2] != queued[3] {
+		t.Fatalf("first batch: got %v, want each game's earliest step: [a b c]", got)
+	}
+	// While those are stored, the second writer finds only steps of games
+	// in flight: it takes nothing and stops.
+	if l.takeSteps() != nil || l.steps.running != 1 {
+		t.Fatalf("a writer took steps of games in flight, or kept running (%d running)", l.steps.running)
+	}
+	l.landed(first)
+	for _, want := range []string{"[a b]", "[a]"} {
+		batch := l.takeSteps()
+		if got := fmt.Sprint(games(batch)); got != want {
 			t.Fatalf("batch: got %v, want %v", got, want)
 		}
+		l.landed(batch)
 	}
 	if l.takeSteps() != nil || l.steps.running != 0 {
 		t.Fatal("an empty queue gave a batch or kept its writer running")
-	}
-	// The first step of each game is the first taken.
-	l.steps.queue = append([]*pendingStep(nil), queued...)
-	if first := l.takeSteps(); first[0] != queued[0] || first[1] != queued[1] || first[2] != queued[3] {
-		t.Fatal("the batch did not take each game's earliest step")
 	}
 }
 
