@@ -623,11 +623,13 @@ func (h *Hub) Notify(userID, kind string, data json.RawMessage) {
 		}
 	}
 	h.mu.RUnlock()
-	h.notify(conns, kind, data)
+	if len(conns) > 0 {
+		h.noticeFrames(kind, data).deliver(conns)
+	}
 }
 
 // broadcast delivers a notice to Everyone unless that would pass the
-// rates; past them the sockets are not even gathered.
+// rates; past BroadcastsPerSecond the sockets are not even gathered.
 func (h *Hub) broadcast(kind string, data json.RawMessage) {
 	if !h.broadcasts.Allow() {
 		return
@@ -662,13 +664,6 @@ func (h *Hub) feedConns() []*Conn {
 		}
 	}
 	return conns
-}
-
-// notify delivers a notice to conns.
-func (h *Hub) notify(conns []*Conn, kind string, data json.RawMessage) {
-	if len(conns) > 0 {
-		h.noticeFrames(kind, data).deliver(conns)
-	}
 }
 
 // noticeFrames are one notice's frames: the API's, and the pages' rendered
