@@ -23,6 +23,7 @@ import (
 	"wager/domain/chat"
 	"wager/domain/flags"
 	"wager/domain/game"
+	"wager/domain/integrity"
 	"wager/domain/market"
 	"wager/domain/money"
 	"wager/domain/notify"
@@ -62,8 +63,11 @@ type Services struct {
 	Support  *support.Service
 	// Referrals runs referral codes and rewards.
 	Referrals *referrals.Service
-	Live      *live.Hub
-	Views     *LiveViews
+	// Guard answers the integrity rules; Reviews runs the review queue.
+	Guard   *integrity.Guard
+	Reviews *integrity.Reviews
+	Live    *live.Hub
+	Views   *LiveViews
 	// Bots are the demo players (nil: none run).
 	Bots DemoBots
 	// LocalChain is the embedded chain (nil with an external one).

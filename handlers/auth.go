@@ -65,7 +65,8 @@ func (a *App) loginWallet(c echo.Context) error {
 		return err
 	}
 	appID := c.Request().Header.Get("X-App-Id")
-	u, err := a.Auth.Login(c.Request().Context(), req.Address, req.SignedMessage, appID, req.Nonce, req.ReferralCode)
+	u, err := a.Auth.Login(c.Request().Context(), auth.SignIn{Address: req.Address, Signature: req.SignedMessage, AppID: appID,
+		Nonce: req.Nonce, ReferralCode: req.ReferralCode, ClientIP: c.RealIP()})
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,8 @@ func (a *App) createSession(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	u, err := a.Auth.Login(ctx, req.Address, req.SignedMessage, "web", req.Nonce, req.ReferralCode)
+	u, err := a.Auth.Login(ctx, auth.SignIn{Address: req.Address, Signature: req.SignedMessage, AppID: "web",
+		Nonce: req.Nonce, ReferralCode: req.ReferralCode, ClientIP: c.RealIP()})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"slices"
 	"strconv"
 
 	"wager/domain/money"
@@ -12,6 +13,15 @@ import (
 // viewer's own bets when me is not "".
 func betsView(b pot.Bets, names map[string]string, me string) *views.BetsView {
 	v := &views.BetsView{Open: b.Open}
+	switch {
+	case b.PoolCapMinor == 0:
+		v.Note = "No bets on free games: nobody loses anything by throwing one, so nobody may win on it either."
+	case slices.ContainsFunc(b.Bets, func(bet pot.Bet) bool { return bet.Status == pot.BetHeld }):
+		v.Note = "Held for review: the game ended by resignation or on time with more bet on it than its stakes. " +
+			"An admin will pay the bets as the game ended, or refund them in full."
+	case b.Open:
+		v.Note = "Each player's pool takes at most " + money.FormatUSDC(b.PoolCapMinor) + " USDC."
+	}
 	fee := b.TotalMinor * int64(b.FeeBps) / 10_000
 	for _, p := range b.Pools {
 		pv := views.PoolView{UserID: p.UserID, Username: names[p.UserID], Total: money.FormatUSDC(p.TotalMinor),
@@ -52,6 +62,8 @@ func myBetWords(b pot.Bet, names map[string]string) string {
 		return s + "refunded"
 	case "lost":
 		return s + "lost"
+	case pot.BetHeld:
+		return s + "held for review"
 	}
 	return s + "open"
 }

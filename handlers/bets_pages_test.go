@@ -42,7 +42,7 @@ func TestTheGamePageShowsThePoolsTheOddsAndTheViewersBets(t *testing.T) {
 	}
 
 	page := pageOf(s1)
-	if got, want := section(page, "bets"), "Bets in USDC "+n1+" 0 no bets yet "+n2+" 0 no bets yet"; got != want {
+	if got, want := section(page, "bets"), "Bets in USDC "+n1+" 0 no bets yet "+n2+" 0 no bets yet Each player's pool takes at most 1 USDC."; got != want {
 		t.Errorf("bets card before any bet:\n got %q\nwant %q", got, want)
 	}
 	if !strings.Contains(page, `data-testid="bet-form"`) {
@@ -57,7 +57,7 @@ func TestTheGamePageShowsThePoolsTheOddsAndTheViewersBets(t *testing.T) {
 	a.bet(t, s2, game, p2.id, 700_000)
 	page = pageOf(s1)
 	// T = 1000000, fee 10000: 990000 shared by the pool of the winner.
-	if got, want := section(page, "bets"), "Bets in USDC "+n1+" 0.3 pays 3.3x "+n2+" 0.7 pays 1.41x"; got != want {
+	if got, want := section(page, "bets"), "Bets in USDC "+n1+" 0.3 pays 3.3x "+n2+" 0.7 pays 1.41x Each player's pool takes at most 1 USDC."; got != want {
 		t.Errorf("bets card with bets:\n got %q\nwant %q", got, want)
 	}
 	for _, want := range []string{`value="30"`, `value="70"`} {

@@ -224,7 +224,7 @@ func TestBetConfirmedAfterTheFirstRevealIsRefunded(t *testing.T) {
 	if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	p1, p2, game := a.stakedGame(t, 0, `{"rounds": 3}`)
+	p1, p2, game := a.stakedGame(t, 1_000_000, `{"rounds": 3}`)
 	s := a.spectatorWith(t, 500_000)
 	r, body := a.prepareBet(t, s, game, p1.id, 200_000)
 	if r.Code != 200 {
@@ -255,7 +255,7 @@ func TestBetsWithNoneOnTheWinnerAreRefunded(t *testing.T) {
 	if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	p1, p2, game := a.stakedGame(t, 0, `{"rounds": 1}`)
+	p1, p2, game := a.stakedGame(t, 1_000_000, `{"rounds": 1}`)
 	s1, s2 := a.spectatorWith(t, 1_000_000), a.spectatorWith(t, 1_000_000)
 	treasury := a.ledger(t, money.Treasury)
 	a.bet(t, s1, game, p2.id, 123_457)
@@ -268,8 +268,8 @@ func TestBetsWithNoneOnTheWinnerAreRefunded(t *testing.T) {
 	if b := a.balances(t, s2.auth); b.available != 500_000 {
 		t.Errorf("second bettor: %+v, want 500000 back", b)
 	}
-	if got := a.ledger(t, money.Treasury) - treasury; got != 0 {
-		t.Errorf("treasury: +%d from refunded bets, want 0", got)
+	if got := a.ledger(t, money.Treasury) - treasury; got != 20_000 {
+		t.Errorf("treasury: +%d, want +20000: the fee of the players' pot, nothing of the refunded bets", got)
 	}
 	for _, b := range a.betsOf(t, game).Bets {
 		if b.Status != "refunded" || b.PayoutMinor != b.AmountMinor {
@@ -284,7 +284,7 @@ func TestBetsAreRefundedWhenTheGameIsCancelled(t *testing.T) {
 	if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	p1, p2, game := a.stakedGame(t, 0, `{"rounds": 1, "roundSeconds": 3}`)
+	p1, p2, game := a.stakedGame(t, 1_000_000, `{"rounds": 1, "roundSeconds": 3}`)
 	s1, s2 := a.spectatorWith(t, 1_000_000), a.spectatorWith(t, 1_000_000)
 	a.bet(t, s1, game, p1.id, 300_000)
 	a.bet(t, s2, game, p2.id, 100_000)
@@ -308,8 +308,8 @@ func TestBetsAreRefundedWhenTheGameIsCancelled(t *testing.T) {
 
 func TestConnectFourBettingClosesAtTheFirstMove(t *testing.T) {
 	a := newTestApp(t, noWorkers)
-	p1, p2 := a.newPlayer(t), a.newPlayer(t)
-	lobby := a.lobby(t, p1, `{"gameType": "connect4", "stakeMinor": 0}`)
+	p1, p2 := a.depositor(t, 1_000_000), a.depositor(t, 1_000_000)
+	lobby := a.lobby(t, p1, `{"gameType": "connect4", "stakeMinor": 1000000}`)
 	a.join(t, p1, lobby)
 	game := a.join(t, p2, lobby)["gameId"].(string)
 	s := a.spectatorWith(t, 500_000)

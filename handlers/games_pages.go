@@ -14,6 +14,7 @@ import (
 	"wager/domain"
 	"wager/domain/chat"
 	"wager/domain/game"
+	"wager/domain/integrity"
 	"wager/domain/game/rules"
 	"wager/domain/money"
 	"wager/domain/pot"
@@ -27,14 +28,15 @@ import (
 type LiveViews struct {
 	games     *game.Service
 	pots      *pot.Service
+	reviews   *integrity.Reviews
 	explorer  Explorer
 	devWallet bool
 	log       *slog.Logger
 }
 
 // NewLiveViews returns the game presenter.
-func NewLiveViews(games *game.Service, pots *pot.Service, o Options, log *slog.Logger) *LiveViews {
-	return &LiveViews{games: games, pots: pots, explorer: o.Explorer(), devWallet: o.EmbeddedChain, log: log}
+func NewLiveViews(games *game.Service, pots *pot.Service, reviews *integrity.Reviews, o Options, log *slog.Logger) *LiveViews {
+	return &LiveViews{games: games, pots: pots, reviews: reviews, explorer: o.Explorer(), devWallet: o.EmbeddedChain, log: log}
 }
 
 // gameView gathers what the game page shows; viewer may be nil. It reads
@@ -83,6 +85,13 @@ func (v *LiveViews) gameView(ctx context.Context, gameID string, viewer *web.Ide
 		Total: money.FormatUSDC(p.TotalMinor), WinnerGets: money.FormatUSDC(p.WinnerGetsMinor)}
 	if res := meta.Result; res != nil {
 		g.Result = resultWords(meta, st.Scores)
+		if res.ReviewHeld {
+			r, err := v.reviews.Of(ctx, gameID)
+			if err != nil {
+				return g, err
+			}
+			g.Result.Review = reviewWords(r)
+		}
 		transfers, err := v.pots.Transfers(ctx, gameID)
 		if err != nil {
 			return g, err
@@ -210,6 +219,22 @@ func resultWords(meta game.Meta, scores map[string]int) *views.ResultView {
 			usdc(res.SpectatorPotMinor) + ") to the donors."
 	}
 	return r
+}
+
+// reviewWords says where the review of a held game's bets and market
+// stands.
+func reviewWords(r *integrity.Review) string {
+	if r == nil {
+		return ""
+	}
+	switch r.Status {
+	case integrity.StatusReleased:
+		return "The bets and the market on this game were held for review, and released: they were paid as the game ended."
+	case integrity.StatusVoided:
+		return "The bets and the market on this game were held for review, and voided: every bet was refunded in full and every share paid 0.5 USDC."
+	}
+	return "The result is under review: the game ended by resignation or on time with more bet or traded on it than its stakes, " +
+		"so its bets and market are held until an admin pays them as the game ended or refunds them. The players' payout is not held."
 }
 
 func deref(s *string) string {

@@ -32,9 +32,9 @@ func BenchmarkMarketOrdersOverHTTP(b *testing.B) {
 	if n, err := strconv.Atoi(os.Getenv("MARKET_BENCH_CLIENTS")); err == nil && n > 0 {
 		clients = n // e.g. 1: the latency of an order nobody waits behind
 	}
-	env := map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "ABUSE_THRESHOLD": "100000000"}
+	env := map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "ABUSE_THRESHOLD": "100000000", "POOL_CAP_MULTIPLE": "1000"}
 	a := newTestApp(b, env)
-	p1, p2, game := a.stakedGame(b, 0, `{"rounds": 1}`)
+	p1, p2, game := a.marketGame(b, `{"rounds": 1}`)
 	outcomes := [2]string{p1.id, p2.id}
 	traders := make([]player, clients)
 	for i := range traders {

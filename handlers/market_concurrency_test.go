@@ -20,9 +20,9 @@ import (
 // every trader redeems: the market's account is empty and the traders hold
 // what they deposited.
 func TestMarketConcurrentTradersKeepTheBooks(t *testing.T) {
-	a := newTestApp(t, noWorkers)
+	a := newTestApp(t, roomyMarkets)
 	ctx := context.Background()
-	p1, p2, game := a.stakedGame(t, 0, `{"rounds": 1}`)
+	p1, p2, game := a.marketGame(t, `{"rounds": 1}`)
 	outcomes := [2]string{p1.id, p2.id}
 	traders := make([]marketTrader, 20)
 	for i := range traders {

@@ -59,7 +59,8 @@ func priceWords(p *int64) string {
 func marketSummary(m market.View) string {
 	switch m.Status {
 	case market.StatusOpen:
-		return "Trading is open until the game ends."
+		return "Trading is open until the game ends; at most " + strconv.FormatInt(m.MaxPairs, 10) + " pairs of shares can be outstanding (" +
+			strconv.FormatInt(m.Pairs, 10) + " now)."
 	case market.StatusResolved:
 		for _, o := range m.Outcomes {
 			if m.Resolution[o.OutcomeID] == 1_000_000 {
@@ -67,6 +68,12 @@ func marketSummary(m market.View) string {
 			}
 		}
 		return "Resolved without a winner: every share pays 0.5 USDC."
+	case market.StatusHeld:
+		return "Held for review: the game ended by resignation or on time with more traded on it than its stakes. " +
+			"An admin will resolve it as the game ended, or void it (every share pays 0.5 USDC). Until then shares cannot be redeemed."
+	}
+	if m.MaxPairs == 0 {
+		return "Free games have no market: nobody loses anything by throwing one, so nobody may win on it either."
 	}
 	return "This game's market never opened."
 }

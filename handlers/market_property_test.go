@@ -148,12 +148,12 @@ func TestMarketRandomOrdersKeepTheCollateral(t *testing.T) {
 		end  string
 	}{{1, "win"}, {2, "draw"}} {
 		t.Run(fmt.Sprintf("seed %d %s", c.seed, c.end), func(t *testing.T) {
-			a := newTestApp(t, noWorkers)
+			a := newTestApp(t, roomyMarkets)
 			settings := `{"rounds": 1}`
 			if c.end == "draw" {
 				settings = `{"rounds": 1, "roundSeconds": 3}` // nobody moves: abandoned when the round expires
 			}
-			p1, p2, game := a.stakedGame(t, 0, settings)
+			p1, p2, game := a.marketGame(t, settings)
 			outcomes := [2]string{p1.id, p2.id}
 			traders := make([]marketTrader, 5)
 			for i := range traders {

@@ -38,6 +38,18 @@ type position struct {
 	Shares, LockedShares, CostMinor int64
 }
 
+// roomyMarkets lets a game's market hold far more pairs than its stakes
+// would (POOL_CAP_MULTIPLE at its maximum): the tests of matching and
+// collateral trade more than a 1 USDC game's market may.
+var roomyMarkets = map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "POOL_CAP_MULTIPLE": "1000"}
+
+// marketGame matches two depositors in an rps game staked at 1 USDC: the
+// smallest game with a market that roomyMarkets lets hold 2000 pairs.
+func (a *testApp) marketGame(t testing.TB, settings string) (player, player, string) {
+	t.Helper()
+	return a.stakedGame(t, 1_000_000, settings)
+}
+
 func orderBody(outcome string, price, shares int64, tif string) string {
 	m := map[string]any{"outcomeId": outcome, "priceMinor": price, "shares": shares}
 	if tif != "" {
@@ -119,8 +131,8 @@ func (a *testApp) redeem(t testing.TB, p player, game string) response {
 }
 
 func TestMarketOrderRules(t *testing.T) {
-	a := newTestApp(t, noWorkers)
-	p1, p2, game := a.stakedGame(t, 0, `{"rounds": 1}`)
+	a := newTestApp(t, roomyMarkets)
+	p1, p2, game := a.marketGame(t, `{"rounds": 1}`)
 	trader, other := a.depositor(t, 1_000_000), a.depositor(t, 1_000_000)
 
 	for _, c := range []struct {
@@ -201,9 +213,9 @@ func TestMarketOrderRules(t *testing.T) {
 // sells; then the game ends, open orders are released, holders are told,
 // and the winner's holder redeems once.
 func TestMarketMatchesMintsMergesAndResolves(t *testing.T) {
-	a := newTestApp(t, noWorkers)
+	a := newTestApp(t, roomyMarkets)
 	ctx := context.Background()
-	p1, p2, game := a.stakedGame(t, 0, `{"rounds": 1}`)
+	p1, p2, game := a.marketGame(t, `{"rounds": 1}`)
 	t1, t2, t3 := a.depositor(t, 10_000_000), a.depositor(t, 10_000_000), a.depositor(t, 10_000_000)
 	collateral := func() int64 { return a.ledger(t, money.Market(game)) }
 
@@ -332,8 +344,8 @@ func TestMarketMatchesMintsMergesAndResolves(t *testing.T) {
 // A game without a winner resolves its market at half a share each: a
 // pair still pays exactly its 1 USDC of collateral.
 func TestMarketOfACancelledGamePaysHalfAShare(t *testing.T) {
-	a := newTestApp(t, noWorkers)
-	p1, p2, game := a.stakedGame(t, 0, `{"rounds": 3, "roundSeconds": 3}`)
+	a := newTestApp(t, roomyMarkets)
+	p1, p2, game := a.marketGame(t, `{"rounds": 3, "roundSeconds": 3}`)
 	t1, t2 := a.depositor(t, 1_000_000), a.depositor(t, 1_000_000)
 	a.placed(t, t1, game, "buy", p1.id, 700_000, 1, "")
 	a.placed(t, t2, game, "buy", p2.id, 300_000, 1, "") // a pair: t1 paid 0.70, t2 0.30

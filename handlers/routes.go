@@ -34,7 +34,8 @@ const notificationsPagePath = "/notifications/page"
 // browserPages are the JSON lists whose address a browser opens as a page
 // (the support queue is the admin's /admin/support in the same way), by
 // the path of the page.
-var browserPages = map[string]string{"/notifications": notificationsPagePath, "/admin/support": supportQueuePagePath}
+var browserPages = map[string]string{"/notifications": notificationsPagePath, "/admin/support": supportQueuePagePath,
+	"/admin/integrity": integrityPagePath}
 
 func pagesForBrowsers(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -275,6 +276,7 @@ func (a *App) routes() *echo.Echo {
 	a.rankingRoutes(r)
 	a.supportRoutes(r)
 	a.referralRoutes(r)
+	a.integrityRoutes(r)
 	a.paymentRoutes(r)
 	// Wallet.
 	r.json(http.MethodGet, "/wallets/me/balance", a.walletBalance, web.Op{Tag: "wallet", Auth: web.AuthRequired,

@@ -93,6 +93,9 @@ func notificationLine(n notify.Notification) views.NotificationLine {
 		}
 	case notify.ReferralReward:
 		l.Text, l.Href = "You earned "+money.FormatUSDC(d.AmountMinor)+" USDC from a game of someone you referred.", "/referrals"
+	case notify.ReviewHold:
+		l.Text, l.Href = "A game you bet on or traded is held for review: an admin will pay your bets and shares as the game ended, or refund them.",
+			"/game/"+d.GameID
 	default:
 		l.Text = "Something new: " + strings.ReplaceAll(n.Type, "_", " ") + "."
 	}

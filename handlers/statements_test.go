@@ -229,8 +229,8 @@ type GameState struct {
 // A market order's statements are a budget too: one order is one
 // transaction whose statements do not grow with the trades it makes.
 func TestStatementsOfAMarketOrder(t *testing.T) {
-	a := newTestApp(t, noWorkers)
-	p1, p2, gameID := a.stakedGame(t, 0, `{"rounds": 1}`)
+	a := newTestApp(t, roomyMarkets)
+	p1, p2, gameID := a.marketGame(t, `{"rounds": 1}`)
 	t1, t2 := a.depositor(t, 10_000_000), a.depositor(t, 10_000_000)
 	log := &statementLog{}
 	//lint:ignore SA1019 the hook must see the running app's own handle, which WithQueryHook would copy
@@ -250,14 +250,15 @@ func TestStatementsOfAMarketOrder(t *testing.T) {
 		statements []string
 		budget     int
 	}{
-		// BEGIN, the game and market locked, the crossing orders, the
-		// positions, the buyers' balances, the order, its positions, the
-		// ledger, the balances told, the book (and prices), the event,
-		// COMMIT; a trade adds the trades, the makers' fills and the
-		// achievement. Orders that arrive together share them.
-		{"an order that rests", resting[:len(resting)/3], 12},
-		{"an order that trades once", crossing, 15},
-		{"an order that trades with three orders", sweeping, 15},
+		// BEGIN, the game and market locked, whether a trader is linked
+		// to a player, the crossing orders, the positions, the buyers'
+		// balances, the order, its positions, the ledger, the balances
+		// told, the book (and prices), the event, COMMIT; a trade adds the
+		// trades, the makers' fills and the achievement. Orders that
+		// arrive together share them.
+		{"an order that rests", resting[:len(resting)/3], 13},
+		{"an order that trades once", crossing, 16},
+		{"an order that trades with three orders", sweeping, 16},
 	} {
 		t.Logf("%s: %d statements", c.what, len(c.statements))
 		if len(c.statements) > c.budget {

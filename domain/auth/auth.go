@@ -235,19 +235,20 @@ var errBadLogin = domain.Errorf(domain.CodeUnauthorized,
 // Login verifies the detached ed25519 signature (base64) of an unused,
 // unexpired challenge of the wallet and app (the one named by nonce when
 // it is set), consumes it, creates the user on first sign-in and returns
-// the user. A new user gets a referral code and, when referralCode is
-// someone else's code, that user as their referrer; at any later login
-// referralCode is ignored. A failed login changes nothing. Every failure
-// is 401 UNAUTHORIZED.
-func (s *Service) Login(ctx context.Context, address, signatureB64, appID, nonce, referralCode string) (users.User, error) {
+// the user, recording the client address it signed in from. A new user
+// gets a referral code and, when in.ReferralCode is someone else's code,
+// that user as their referrer; at any later login the code is ignored. A
+// failed login changes nothing. Every failure is 401 UNAUTHORIZED.
+func (s *Service) Login(ctx context.Context, in SignIn) (users.User, error) {
+	appID, nonce := in.AppID, in.Nonce
 	if err := CheckAppID(appID); err != nil {
 		return users.User{}, err
 	}
-	pk, err := solana.PublicKeyFromBase58(strings.TrimSpace(address))
+	pk, err := solana.PublicKeyFromBase58(strings.TrimSpace(in.Address))
 	if err != nil {
 		return users.User{}, errBadLogin
 	}
-	sigBytes, err := decodeSignature(signatureB64)
+	sigBytes, err := decodeSignature(in.Signature)
 	if err != nil {
 		return users.User{}, errBadLogin
 	}
@@ -280,15 +281,41 @@ func (s *Service) Login(ctx context.Context, address, signatureB64, appID, nonce
 			return errBadLogin // consumed by a concurrent login
 		}
 		var created bool
-		if u, created, err = users.FindOrCreate(ctx, tx, pk.String(), now); err != nil || !created {
+		if u, created, err = users.FindOrCreate(ctx, tx, pk.String(), now); err != nil {
 			return err
+		}
+		if in.ClientIP != "" {
+			// Where accounts sign in from links them (LINK_BY_IP).
+			if _, err := tx.ExecContext(ctx, `INSERT INTO sign_in_addresses (user_id, address, last_at) VALUES (?, ?, ?)
+				ON CONFLICT (user_id, address) DO UPDATE SET last_at = EXCLUDED.last_at`, u.ID, in.ClientIP, now); err != nil {
+				return fmt.Errorf("record where %s signed in from: %w", u.ID, err)
+			}
+		}
+		if !created {
+			return nil
 		}
 		if _, err := referrals.EnsureCode(ctx, tx, u.ID, now); err != nil {
 			return err
 		}
-		return referrals.Join(ctx, tx, u.ID, referralCode)
+		return referrals.Join(ctx, tx, u.ID, in.ReferralCode)
 	})
 	return u, err
+}
+
+// SignInAddressKept is how long the address a user signed in from is
+// kept: as long as it can link two accounts.
+const SignInAddressKept = 30 * 24 * time.Hour
+
+// SignIn is a wallet's sign-in: the signature of one of its challenges.
+type SignIn struct {
+	Address   string // the wallet, base58
+	Signature string // base64 ed25519 signature of the challenge's message
+	AppID     string
+	Nonce     string // when set, only that challenge is checked
+	// ReferralCode names the referrer of a new user (ignored when unknown
+	// or for an existing user).
+	ReferralCode string
+	ClientIP     string // where the request came from, as the server trusts it
 }
 
 func decodeSignature(s string) ([]byte, error) {
@@ -433,13 +460,17 @@ func (s *Service) LoadRevocations(ctx context.Context) error {
 }
 
 // DeleteExpired deletes the challenges, sessions and revocations that
-// have expired, and forgets expired revocations here.
+// have expired and the sign-in addresses too old to link accounts, and
+// forgets expired revocations here.
 func (s *Service) DeleteExpired(ctx context.Context) error {
 	now := s.now()
 	for _, table := range []string{"auth_challenges", "sessions", "revoked_tokens"} {
 		if _, err := s.db.ExecContext(ctx, "DELETE FROM "+table+" WHERE expires_at < ?", now); err != nil {
 			return fmt.Errorf("delete the expired rows of %s: %w", table, err)
 		}
+	}
+	if _, err := s.db.ExecContext(ctx, "DELETE FROM sign_in_addresses WHERE last_at < ?", now.Add(-SignInAddressKept)); err != nil {
+		return fmt.Errorf("delete old sign-in addresses: %w", err)
 	}
 	s.mu.Lock()
 	for jti, until := range s.revoked {

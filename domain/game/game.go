@@ -86,6 +86,9 @@ type Settlement struct {
 	FeeMinor          int64  `json:"feeMinor"`
 	PayoutMinor       int64  `json:"payoutMinor" doc:"what the winner received; 0 after a draw or cancellation"`
 	EscrowAddress     string `json:"escrowAddress"`
+	// ReviewHeld: the bets and market were held for review (the players'
+	// payout never is).
+	ReviewHeld bool `json:"reviewHeld,omitempty" doc:"the game's bets and market were held for review when it ended (the players' own payout is not held); see the game's bets and market for how the review ended"`
 }
 
 // Result is how a finished game ended and what it paid.

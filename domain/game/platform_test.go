@@ -24,6 +24,7 @@ import (
 	"wager/domain/chat"
 	"wager/domain/game"
 	"wager/domain/game/rules"
+	"wager/domain/integrity"
 	"wager/domain/money"
 	"wager/domain/notify"
 	"wager/domain/pot"
@@ -114,11 +115,11 @@ func newPlatform(t testing.TB) *platform {
 	m := money.New(bdb, nil, keys, solana.PublicKey{}, c.now, log, nil, money.Confirmers{})
 	p := &platform{db: bdb, clock: c, sink: sink, rooms: rooms}
 	settle := func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome) (game.Settlement, error) {
-		return p.pot.Settle(ctx, tx, g, players, o)
+		return p.pot.Settle(ctx, tx, g, players, o, false)
 	}
 	p.games = game.New(bdb, c.now, log, game.Deps{Rooms: rooms, Notify: notify.New(bdb, rooms, c.now), Settle: settle, Live: noCrowd{},
 		EscrowOf: func(gameID string) string { return keys.Escrow(gameID).PublicKey().String() }})
-	p.pot = pot.New(bdb, rooms, p.games, m, chat.New(bdb, rooms, c.now), keys, c.now, log)
+	p.pot = pot.New(bdb, rooms, p.games, m, chat.New(bdb, rooms, c.now), keys, integrity.NewGuard(bdb, c.now, integrity.Config{}), c.now, log)
 	return p
 }
 

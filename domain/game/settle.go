@@ -1,5 +1,11 @@
 package game
 
+import "wager/domain"
+
+// ErrFreeGame refuses bets and market orders on a free game (stake 0).
+var ErrFreeGame = domain.Errorf(domain.CodeBettingClosed,
+	"a free game takes no bets and has no market: nobody loses anything by throwing it, so nobody may win on it either")
+
 // FeeBps is the platform fee on the whole pot, in basis points (1%).
 const FeeBps = 100
 

@@ -170,7 +170,7 @@ type taken struct {
 
 func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batch []*pending) ([]placeResult, error) {
 	results := make([]placeResult, len(batch))
-	status, m, err := s.lock(ctx, tx, gameID)
+	g, m, err := s.lock(ctx, tx, gameID)
 	var de *domain.Error
 	if errors.As(err, &de) {
 		for i := range results {
@@ -182,14 +182,31 @@ func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batc
 		return nil, err
 	}
 	now := s.now()
+	open := g.Stake > 0 && g.Status == game.StatusActive && m.Status == StatusOpen
+	var linked map[string]*domain.Error
+	if open {
+		var traders []string
+		for _, p := range batch {
+			if !slices.Contains(traders, p.userID) && !slices.Contains(m.Outcomes, p.userID) {
+				traders = append(traders, p.userID)
+			}
+		}
+		if linked, err = s.guard.LinkRefusals(ctx, tx, traders, m.Outcomes); err != nil {
+			return nil, err
+		}
+	}
 	var orders []*taken
 	for i, p := range batch {
 		tif, err := p.req.validate(m.Outcomes)
 		switch {
+		case g.Stake == 0:
+			err = game.ErrFreeGame
 		case slices.Contains(m.Outcomes, p.userID):
 			err = domain.Errorf(domain.CodeForbidden, "players of a game may not trade its market")
-		case status != game.StatusActive || m.Status != StatusOpen:
+		case !open:
 			err = domain.Errorf(domain.CodeGameNotActive, "the market trades while the game is active")
+		case linked[p.userID] != nil:
+			err = linked[p.userID]
 		}
 		if err != nil {
 			results[i].err = err
@@ -252,13 +269,28 @@ func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batc
 		}
 		fx.orderID = o.order.ID
 		from := len(fx.postings)
-		if !fx.lock(e) {
-			results[o.i].err = domain.Errorf(domain.CodeInsufficientShares, "you hold fewer unlocked shares of that player than the order sells")
-			continue
-		}
-		res, err := book.Place(e, o.tif)
-		if err != nil {
-			return nil, fmt.Errorf("match an order in the market of game %s: %w", gameID, err)
+		var res engine.Result
+		if e.Side == engine.Buy {
+			// A buy may mint pairs: it is matched on a copy of the book, and
+			// refused whole when the market would pass its cap.
+			trial := book.Clone()
+			if res, err = trial.Place(e, o.tif); err != nil {
+				return nil, fmt.Errorf("match an order in the market of game %s: %w", gameID, err)
+			}
+			if minted := mintedBy(res); m.Pairs+minted > m.MaxPairs {
+				results[o.i].err = marketCapError(m.MaxPairs, m.Pairs, minted)
+				continue
+			}
+			book = trial
+			fx.lock(e)
+		} else {
+			if !fx.lock(e) {
+				results[o.i].err = domain.Errorf(domain.CodeInsufficientShares, "you hold fewer unlocked shares of that player than the order sells")
+				continue
+			}
+			if res, err = book.Place(e, o.tif); err != nil {
+				return nil, fmt.Errorf("match an order in the market of game %s: %w", gameID, err)
+			}
 		}
 		placed := Placed{Trades: make([]Fill, len(res.Fills))}
 		for n, f := range res.Fills {
@@ -350,6 +382,25 @@ func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batc
 		return nil, err
 	}
 	return results, nil
+}
+
+// mintedBy is how many pairs an order's fills minted.
+func mintedBy(r engine.Result) int64 {
+	var n int64
+	for _, f := range r.Fills {
+		if f.Kind == engine.Mint {
+			n += f.Shares
+		}
+	}
+	return n
+}
+
+// marketCapError is the LIMIT_EXCEEDED refusal of an order that would mint
+// minted pairs in a market with pairs outstanding of at most maxPairs.
+func marketCapError(maxPairs, pairs, minted int64) *domain.Error {
+	return domain.Errorf(domain.CodeLimitExceeded,
+		"this game's market may have at most %d pairs of shares outstanding (in proportion to the players' stakes); %d are, and this order would create %d more, so none of it was placed",
+		maxPairs, pairs, minted).With("limit", "market").With("limitPairs", maxPairs).With("usedPairs", pairs)
 }
 
 // batchIDs is where the engine ids of a batch's orders start: after any

@@ -30,6 +30,7 @@ const (
 	StatusOpen     = "open"     // the game is active: orders are taken
 	StatusClosed   = "closed"   // the game is not active and the market was never opened
 	StatusResolved = "resolved" // the game ended: shares pay what Resolution says
+	StatusHeld     = "held"     // the game ended and its end is under review: resolved when an admin releases or voids it
 )
 
 // Order statuses.
@@ -70,13 +71,25 @@ type Service struct {
 	Notify Notifier
 	// Achievements unlocks trader at a user's first trade (nil: none).
 	Achievements Unlocker
+	guard        Guard
 
 	batches batcher
 }
 
-// New returns the market service.
-func New(bdb *bun.DB, rooms *room.Log, games *game.Service, now domain.Clock) *Service {
-	return &Service{db: bdb, rooms: rooms, games: games, now: now}
+// Guard is what the integrity rules say about trades: who may not trade
+// whose game, and how many pairs a market may have outstanding.
+type Guard interface {
+	// LinkRefusals returns the LINKED_TO_PLAYER refusal of each of users
+	// linked to one of players.
+	LinkRefusals(ctx context.Context, idb bun.IDB, users, players []string) (map[string]*domain.Error, error)
+	// MarketCap is the most pairs a market may have outstanding when the
+	// player pot is playerPot.
+	MarketCap(playerPot int64) int64
+}
+
+// New returns the market service; guard answers who may trade how much.
+func New(bdb *bun.DB, rooms *room.Log, games *game.Service, guard Guard, now domain.Clock) *Service {
+	return &Service{db: bdb, rooms: rooms, games: games, guard: guard, now: now}
 }
 
 // Order is one limit order, as its owner sees it.
@@ -165,40 +178,51 @@ type marketRow struct {
 	LastPrice  []int64  `bun:"last_price,array"`
 	Volume     []int64  `bun:"volume,array"`
 	Resolution []int64  `bun:"resolution,array"`
+	Pairs      int64    `bun:"pairs"`      // outstanding pairs of shares
+	Paid       int64    `bun:"paid_minor"` // what buyers paid for shares in the market's trades
 	Names      []string `bun:"names,array"` // the players' usernames, in the order of Outcomes
+	MaxPairs   int64    `bun:"-"`          // the cap on Pairs (0: a free game)
 }
 
 func (m marketRow) outcome(userID string) int { return slices.Index(m.Outcomes, userID) }
 
+// lockedGame is the game of a market as an order sees it.
+type lockedGame struct {
+	Status string `bun:"game_status"`
+	Stake  int64  `bun:"stake_minor"`
+}
+
 // lock takes the game's row and then the market's, in one statement (the
 // market is created on first use, its outcomes the players in seat
-// order), and returns the game's status and the market with the players'
-// names. A game without two players has no market: its row is zero.
-func (s *Service) lock(ctx context.Context, tx bun.Tx, gameID string) (string, marketRow, error) {
+// order), and returns the game's status and stake and the market with the
+// players' names. A free game, or one without two players, has no market:
+// its row is zero.
+func (s *Service) lock(ctx context.Context, tx bun.Tx, gameID string) (lockedGame, marketRow, error) {
 	var row struct {
-		GameStatus string `bun:"game_status"`
+		lockedGame
 		marketRow
 	}
 	err := tx.NewRaw(`WITH g AS (
-			SELECT g.id, g.status,
+			SELECT g.id, g.status, g.stake_minor,
 				array(SELECT p.user_id FROM game_players AS p WHERE p.game_id = g.id ORDER BY p.seat) AS players,
 				array(SELECT u.username FROM game_players AS p JOIN users AS u ON u.id = p.user_id
 					WHERE p.game_id = g.id ORDER BY p.seat) AS names
 			FROM games AS g WHERE g.id = ? FOR NO KEY UPDATE OF g
 		), m AS (
 			INSERT INTO markets (game_id, outcomes, status, created_at)
-			SELECT id, players, 'open', ? FROM g WHERE cardinality(players) = 2
+			SELECT id, players, 'open', ? FROM g WHERE cardinality(players) = 2 AND stake_minor > 0
 			ON CONFLICT (game_id) DO UPDATE SET status = markets.status
-			RETURNING outcomes, status, last_price, volume, resolution
+			RETURNING outcomes, status, last_price, volume, resolution, pairs, paid_minor
 		)
-		SELECT g.status AS game_status, g.names, m.* FROM g LEFT JOIN m ON true`, gameID, s.now()).Scan(ctx, &row)
+		SELECT g.status AS game_status, g.stake_minor, g.names, m.* FROM g LEFT JOIN m ON true`, gameID, s.now()).Scan(ctx, &row)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", marketRow{}, domain.Errorf(domain.CodeNotFound, "no such game")
+		return lockedGame{}, marketRow{}, domain.Errorf(domain.CodeNotFound, "no such game")
 	}
 	if err != nil {
-		return "", marketRow{}, fmt.Errorf("lock the market of game %s: %w", gameID, err)
+		return lockedGame{}, marketRow{}, fmt.Errorf("lock the market of game %s: %w", gameID, err)
 	}
-	return row.GameStatus, row.marketRow, nil
+	row.MaxPairs = s.guard.MarketCap(row.Stake * int64(len(row.Names)))
+	return row.lockedGame, row.marketRow, nil
 }
 
 // players returns a game's metadata and its players' ids in seat order,

@@ -103,14 +103,24 @@ func (s *Service) write(ctx context.Context, tx bun.Tx, gameID string, m marketR
 	return nil
 }
 
-// traded updates the last prices and volumes after a trade of outcomeID
-// at price: the other outcome's last price is its complement.
+// traded updates the last prices, volumes, outstanding pairs and money
+// paid after a trade of outcomeID at price: the other outcome's last price
+// is its complement.
 func (m *marketRow) traded(outcomeID string, price, shares int64, kind engine.Kind) {
 	i := m.outcome(outcomeID)
 	m.LastPrice[i], m.LastPrice[1-i] = price, engine.One-price
 	m.Volume[i] += shares
 	if kind != engine.Transfer { // a pair was minted or merged: both outcomes traded
 		m.Volume[1-i] += shares
+	}
+	switch kind {
+	case engine.Transfer:
+		m.Paid += price * shares
+	case engine.Mint: // both buyers paid: a whole pair
+		m.Paid += engine.One * shares
+		m.Pairs += shares
+	case engine.Merge:
+		m.Pairs -= shares
 	}
 }
 

@@ -15,40 +15,18 @@ import (
 	"wager/domain/money"
 )
 
-// Resolve closes and resolves a finished game's market in the game's
-// settlement transaction tx: every open order is cancelled and what it
-// locks released, then a share of the winner pays One and of the loser
-// nothing, or each pays half after a draw or a cancellation (winner "").
-// Holders get a market_resolved notification. A game whose market never
-// opened costs one statement: no order can open it afterwards, since
-// orders take the game's row, which tx holds, and find the game over. A
-// second call changes nothing.
+// Resolve closes and resolves a finished game's market in tx (the game's
+// settlement transaction, or an admin's review of a held market): every
+// open order is cancelled and what it locks released, then a share of the
+// winner pays One and of the loser nothing, or each pays half after a
+// draw, a cancellation or a void (winner ""). Holders get a
+// market_resolved notification. A game whose market never opened costs
+// one statement: no order can open it afterwards, since orders take the
+// game's row, which tx holds, and find the game over. A second call
+// changes nothing.
 func (s *Service) Resolve(ctx context.Context, tx bun.Tx, gameID, winner string) error {
-	var opened bool
-	if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM markets WHERE game_id = ? AND status = 'open')", gameID).
-		Scan(&opened); err != nil {
-		return fmt.Errorf("look for the market of game %s: %w", gameID, err)
-	}
-	if !opened {
-		return nil
-	}
-	_, m, err := s.lock(ctx, tx, gameID)
-	if err != nil || len(m.Outcomes) != 2 || m.Status == StatusResolved {
-		return err
-	}
-	var open []Order
-	if err := tx.NewRaw(`UPDATE market_orders SET status = 'cancelled', updated_at = ? WHERE game_id = ? AND status = 'open'
-		RETURNING id, seq, user_id, side, outcome_id, price_minor, shares, filled_shares`, s.now(), gameID).Scan(ctx, &open); err != nil &&
-		!errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("cancel the open orders of the market of game %s: %w", gameID, err)
-	}
-	fx := newEffects(gameID, "", map[slot]*holding{})
-	for _, o := range open {
-		if o.Side == "buy" {
-			fx.release(o.engineOrder(m), o.Shares-o.FilledShares, "market-cancel:"+o.ID)
-		}
-	}
-	if _, err := money.PostAll(ctx, tx, s.rooms, fx.postings); err != nil {
+	m, ok, err := s.close(ctx, tx, gameID)
+	if err != nil || !ok {
 		return err
 	}
 	m.Resolution = []int64{engine.One / 2, engine.One / 2}
@@ -60,14 +38,12 @@ func (s *Service) Resolve(ctx context.Context, tx bun.Tx, gameID, winner string)
 		UserID     string `bun:"user_id"`
 		Redeemable int64  `bun:"redeemable"`
 	}
-	if err := tx.NewRaw(`WITH unlocked AS (
-			UPDATE market_positions SET locked_shares = 0 WHERE game_id = ? AND locked_shares > 0 RETURNING 1
-		), resolved AS (
+	if err := tx.NewRaw(`WITH resolved AS (
 			UPDATE markets SET status = 'resolved', resolution = ?, resolved_at = ? WHERE game_id = ? RETURNING 1
 		)
 		SELECT user_id, sum(shares * CASE WHEN outcome_id = ? THEN ?::bigint ELSE ?::bigint END) AS redeemable
 		FROM market_positions WHERE game_id = ? AND shares > 0 GROUP BY user_id ORDER BY user_id`,
-		gameID, pgdialect.Array(m.Resolution), s.now(), gameID, m.Outcomes[0], m.Resolution[0], m.Resolution[1], gameID).
+		pgdialect.Array(m.Resolution), s.now(), gameID, m.Outcomes[0], m.Resolution[0], m.Resolution[1], gameID).
 		Scan(ctx, &holders); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("resolve the market of game %s: %w", gameID, err)
 	}
@@ -80,6 +56,64 @@ func (s *Service) Resolve(ctx context.Context, tx bun.Tx, gameID, winner string)
 		}
 	}
 	return s.announce(ctx, tx, gameID, m, nil)
+}
+
+// Hold closes a finished game's market in tx without resolving it: every
+// open order is cancelled and what it locks released, and the market is
+// held (no order, no redemption) until Resolve, when an admin releases or
+// voids it. It returns the market's holders (everyone with shares), to be
+// told; a game without a market returns none.
+func (s *Service) Hold(ctx context.Context, tx bun.Tx, gameID string) ([]string, error) {
+	m, ok, err := s.close(ctx, tx, gameID)
+	if err != nil || !ok {
+		return nil, err
+	}
+	m.Status = StatusHeld
+	var holders []string
+	if err := tx.NewRaw(`WITH held AS (UPDATE markets SET status = 'held' WHERE game_id = ? RETURNING 1)
+		SELECT DISTINCT user_id FROM market_positions WHERE game_id = ? AND shares > 0 ORDER BY user_id`, gameID, gameID).
+		Scan(ctx, &holders); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("hold the market of game %s: %w", gameID, err)
+	}
+	return holders, s.announce(ctx, tx, gameID, m, nil)
+}
+
+// close locks a finished game's market that is open or held, cancels its
+// open orders and releases what they lock and what open sells lock of
+// positions. It reports false when there is no such market, or it is
+// resolved already.
+func (s *Service) close(ctx context.Context, tx bun.Tx, gameID string) (marketRow, bool, error) {
+	var opened bool
+	if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM markets WHERE game_id = ? AND status IN ('open', 'held'))", gameID).
+		Scan(&opened); err != nil {
+		return marketRow{}, false, fmt.Errorf("look for the market of game %s: %w", gameID, err)
+	}
+	if !opened {
+		return marketRow{}, false, nil
+	}
+	_, m, err := s.lock(ctx, tx, gameID)
+	if err != nil || len(m.Outcomes) != 2 || m.Status == StatusResolved {
+		return m, false, err
+	}
+	var open []Order
+	if err := tx.NewRaw(`WITH unlocked AS (
+			UPDATE market_positions SET locked_shares = 0 WHERE game_id = ? AND locked_shares > 0 RETURNING 1
+		)
+		UPDATE market_orders SET status = 'cancelled', updated_at = ? WHERE game_id = ? AND status = 'open'
+		RETURNING id, seq, user_id, side, outcome_id, price_minor, shares, filled_shares`, gameID, s.now(), gameID).Scan(ctx, &open); err != nil &&
+		!errors.Is(err, sql.ErrNoRows) {
+		return m, false, fmt.Errorf("cancel the open orders of the market of game %s: %w", gameID, err)
+	}
+	fx := newEffects(gameID, "", map[slot]*holding{})
+	for _, o := range open {
+		if o.Side == "buy" {
+			fx.release(o.engineOrder(m), o.Shares-o.FilledShares, "market-cancel:"+o.ID)
+		}
+	}
+	if _, err := money.PostAll(ctx, tx, s.rooms, fx.postings); err != nil {
+		return m, false, err
+	}
+	return m, true, nil
 }
 
 // Redeem pays userID what their shares in a resolved market are worth, to
@@ -99,7 +133,11 @@ func (s *Service) Redeem(ctx context.Context, userID, gameID string) (Redeemed, 
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("read the market of game %s: %w", g.GameID, err)
 		}
-		if m.Status != StatusResolved {
+		switch m.Status {
+		case StatusHeld:
+			return domain.Errorf(domain.CodeConflict, "the market is held while the game's end is reviewed: it pays out once an admin releases or voids it")
+		case StatusResolved:
+		default:
 			return domain.Errorf(domain.CodeConflict, "the market pays out once the game is over")
 		}
 		var paid []struct {

@@ -19,11 +19,13 @@ import (
 // game:market.
 type View struct {
 	GameID     string           `json:"gameId"`
-	Status     string           `json:"status" enum:"open,closed,resolved"`
+	Status     string           `json:"status" enum:"open,closed,held,resolved" doc:"closed: a free game (no market) or one that never traded and is over; held: the game's end is under review, and the market resolves when an admin releases it (as the game ended) or voids it (every share pays 500000)"`
 	Outcomes   []OutcomeView    `json:"outcomes"`
 	Book       []BookView       `json:"book" doc:"per outcome, every price a trader can trade at now: a sell of the other outcome at p is a bid at 1000000 - p, a buy of it an ask"`
 	Resolution map[string]int64 `json:"resolution" doc:"once resolved: what one share of each outcome pays, by outcomeId"`
 	LastTrade  *Trade           `json:"lastTrade"`
+	Pairs      int64            `json:"pairs" doc:"pairs of shares outstanding (one share of each outcome, backed by 1 USDC)"`
+	MaxPairs   int64            `json:"maxPairs" doc:"the most pairs the market may have outstanding: POOL_CAP_MULTIPLE times the player pot, in USDC (0 for a free game, which has no market); an order that would mint past it is refused whole (409 LIMIT_EXCEEDED)"`
 }
 
 // OutcomeView is one outcome's prices.
@@ -64,14 +66,15 @@ func (s *Service) view(ctx context.Context, idb bun.IDB, gameID string, m market
 			ColumnExpr("sum(shares - filled_shares) AS shares").Where("game_id = ? AND status = 'open'", gameID).
 			GroupExpr("outcome_id, side, price_minor")
 		if storePrices {
-			q = q.With("prices", idb.NewRaw("UPDATE markets SET last_price = ?, volume = ? WHERE game_id = ? RETURNING 1",
-				pgdialect.Array(m.LastPrice), pgdialect.Array(m.Volume), gameID))
+			q = q.With("prices", idb.NewRaw("UPDATE markets SET last_price = ?, volume = ?, pairs = ?, paid_minor = ? WHERE game_id = ? RETURNING 1",
+				pgdialect.Array(m.LastPrice), pgdialect.Array(m.Volume), m.Pairs, m.Paid, gameID))
 		}
 		if err := q.Scan(ctx, &levels); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return View{}, fmt.Errorf("read the book of the market of game %s: %w", gameID, err)
 		}
 	}
-	v := View{GameID: gameID, Status: m.Status, Outcomes: []OutcomeView{}, Book: []BookView{}, LastTrade: last}
+	v := View{GameID: gameID, Status: m.Status, Outcomes: []OutcomeView{}, Book: []BookView{}, LastTrade: last, Pairs: m.Pairs,
+		MaxPairs: m.MaxPairs}
 	bids, asks := make([]map[int64]int64, len(m.Outcomes)), make([]map[int64]int64, len(m.Outcomes))
 	for i := range m.Outcomes {
 		bids[i], asks[i] = map[int64]int64{}, map[int64]int64{}
@@ -149,18 +152,18 @@ func (s *Service) Market(ctx context.Context, gameID string) (View, error) {
 		return View{}, err
 	}
 	var m marketRow
-	err = s.db.NewSelect().Table("markets").Column("outcomes", "status", "last_price", "volume", "resolution").
+	err = s.db.NewSelect().Table("markets").Column("outcomes", "status", "last_price", "volume", "resolution", "pairs").
 		Where("game_id = ?", g.GameID).Scan(ctx, &m)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		m = marketRow{Outcomes: players, Status: StatusClosed, LastPrice: make([]int64, len(players)), Volume: make([]int64, len(players))}
-		if g.Status == game.StatusActive && len(players) == 2 {
+		if g.Status == game.StatusActive && len(players) == 2 && g.StakeMinor > 0 {
 			m.Status = StatusOpen
 		}
 	case err != nil:
 		return View{}, fmt.Errorf("read the market of game %s: %w", g.GameID, err)
 	}
-	m.Names = namesOf(g)
+	m.Names, m.MaxPairs = namesOf(g), s.guard.MarketCap(g.StakeMinor*int64(len(players)))
 	var last []Trade
 	if err := s.db.NewSelect().Model(&last).Where("game_id = ?", g.GameID).Order("id DESC").Limit(1).Scan(ctx); err != nil {
 		return View{}, fmt.Errorf("read the last trade of the market of game %s: %w", g.GameID, err)

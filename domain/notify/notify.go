@@ -31,6 +31,7 @@ const (
 	SupportReply   = "support_reply"
 	BetSettled     = "bet_settled"
 	MarketResolved = "market_resolved"
+	ReviewHold     = "review_hold"
 )
 
 // Notice is the socket notice that carries a new notification.
@@ -42,7 +43,7 @@ type Notification struct {
 
 	ID        int64           `bun:"id,pk,autoincrement" json:"id"`
 	UserID    string          `bun:"user_id,type:uuid" json:"-"`
-	Type      string          `bun:"type" json:"type" doc:"friend_request, friend_accepted, challenge, game_completed, tip, achievement, referral_reward, support_reply, bet_settled, market_resolved"`
+	Type      string          `bun:"type" json:"type" doc:"friend_request, friend_accepted, challenge, game_completed, tip, achievement, referral_reward, support_reply, bet_settled, market_resolved, review_hold"`
 	Data      json.RawMessage `bun:"data,type:jsonb" json:"data" type:"object" doc:"depends on the type"`
 	Read      bool            `bun:"read" json:"read"`
 	CreatedAt time.Time       `bun:"created_at" json:"createdAt"`

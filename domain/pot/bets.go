@@ -25,6 +25,7 @@ const KindBet = "bet"
 // Bet statuses.
 const (
 	BetOpen     = "open"
+	BetHeld     = "held" // the game's end is under review: paid once an admin releases or voids it
 	BetWon      = "won"
 	BetLost     = "lost"
 	BetRefunded = "refunded"
@@ -42,11 +43,13 @@ type Notifier interface {
 	Send(ctx context.Context, tx bun.IDB, userID, typ string, data any) error
 }
 
-// bettingOpen reports whether a game takes bets: it is active and its first
-// round is not decided yet (rps: no reveal; connect four: no move).
+// bettingOpen reports whether a game takes bets: it is staked, active and
+// its first round is not decided yet (rps: no reveal; connect four: no
+// move). A free game never does: nobody loses anything by throwing it, so
+// nobody may win on it either.
 func bettingOpen(ctx context.Context, idb bun.IDB, gameID string) (bool, error) {
 	var open bool
-	err := idb.QueryRowContext(ctx, `SELECT g.status = ? AND NOT EXISTS (SELECT 1 FROM game_events e WHERE e.game_id = g.id
+	err := idb.QueryRowContext(ctx, `SELECT g.status = ? AND g.stake_minor > 0 AND NOT EXISTS (SELECT 1 FROM game_events e WHERE e.game_id = g.id
 		AND e.name IN ('game:rps:round:reveal', 'game:rps:resign', 'game:connect4:move', 'game:connect4:resign', 'game:connect4:timeout'))
 		FROM games g WHERE g.id = ?`, game.StatusActive, gameID).Scan(&open)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -58,25 +61,31 @@ func bettingOpen(ctx context.Context, idb bun.IDB, gameID string) (bool, error) 
 // PrepareBet prepares a USDC transfer from the bettor's wallet into the
 // game's escrow, a bet on player onUserID. Errors: NOT_FOUND, FORBIDDEN (a
 // player of the game), VALIDATION_ERROR (onUserId not a player, amount
-// outside the limits), BETTING_CLOSED (the game is over or its first round
-// is decided), INSUFFICIENT_FUNDS (the wallet holds less on chain).
+// outside the limits), BETTING_CLOSED (a free game, or the game is over or
+// its first round is decided), LINKED_TO_PLAYER (the bettor is linked to a
+// player), LIMIT_EXCEEDED (the pool would pass its cap),
+// INSUFFICIENT_FUNDS (the wallet holds less on chain).
 func (s *Service) PrepareBet(ctx context.Context, u users.User, gameID, onUserID string, amount int64) (money.Prepared, error) {
 	meta, err := s.games.Metadata(ctx, gameID)
 	if err != nil {
 		return money.Prepared{}, err
 	}
-	isPlayer := func(id string) bool {
-		return slices.ContainsFunc(meta.Players, func(p game.Seat) bool { return p.UserID == id })
+	players := make([]string, len(meta.Players))
+	for i, p := range meta.Players {
+		players[i] = p.UserID
 	}
-	if isPlayer(u.ID) {
+	if slices.Contains(players, u.ID) {
 		return money.Prepared{}, domain.Errorf(domain.CodeForbidden, "players cannot bet on their own game")
 	}
 	v := domain.Validator{}
-	v.Check(isPlayer(onUserID), "onUserId", "must be the id of a player of this game")
+	v.Check(slices.Contains(players, onUserID), "onUserId", "must be the id of a player of this game")
 	v.Check(amount >= MinBet && amount <= s.MaxDonation, "amountMinor",
-		"must be from 10000 (0.01 USDC) to "+money.FormatUSDC(s.MaxDonation)+" USDC in minor units")
+		"must be at least 0.01 USDC and at most "+money.FormatUSDC(s.MaxDonation)+" USDC")
 	if err := v.Err(); err != nil {
 		return money.Prepared{}, err
+	}
+	if meta.StakeMinor == 0 {
+		return money.Prepared{}, game.ErrFreeGame
 	}
 	open, err := bettingOpen(ctx, s.db, gameID)
 	if err != nil {
@@ -84,6 +93,12 @@ func (s *Service) PrepareBet(ctx context.Context, u users.User, gameID, onUserID
 	}
 	if !open {
 		return money.Prepared{}, domain.Errorf(domain.CodeBettingClosed, "betting closes when the first round is decided")
+	}
+	if err := s.guard.CheckNotLinked(ctx, s.db, u.ID, players); err != nil {
+		return money.Prepared{}, err
+	}
+	if err := s.checkPoolCap(ctx, s.db, meta.StakeMinor*int64(len(players)), gameID, onUserID, amount); err != nil {
+		return money.Prepared{}, err
 	}
 	p, err := s.money.Prepare(ctx, money.PrepareSpec{Kind: KindBet, User: u, To: s.EscrowAddress(gameID),
 		Amount: amount, Reference: gameID})
@@ -96,13 +111,36 @@ func (s *Service) PrepareBet(ctx context.Context, u users.User, gameID, onUserID
 	return p, nil
 }
 
+// checkPoolCap refuses (LIMIT_EXCEEDED, limit "pool") a bet of amount on
+// onUserID that would take that player's pool past its cap.
+func (s *Service) checkPoolCap(ctx context.Context, idb bun.IDB, playerPot int64, gameID, onUserID string, amount int64) error {
+	_, pools, err := poolsOf(ctx, idb, gameID)
+	if err != nil {
+		return err
+	}
+	var pool int64
+	for _, p := range pools {
+		if p.UserID == onUserID {
+			pool = p.TotalMinor
+		}
+	}
+	limit := s.guard.PoolCap(playerPot)
+	if pool+amount <= limit {
+		return nil
+	}
+	return domain.Errorf(domain.CodeLimitExceeded,
+		"a player's pool may hold at most %s USDC in this game (%d times the players' stakes); it holds %s USDC, so it takes at most %s USDC more",
+		money.FormatUSDC(limit), limit/max(playerPot, 1), money.FormatUSDC(pool), money.FormatUSDC(max(limit-pool, 0))).
+		With("limit", "pool").With("limitMinor", limit).With("usedMinor", pool)
+}
+
 // BetResult is the answer to a bet submit.
 type BetResult struct {
 	BetID       string `json:"betId" bun:"id"`
 	Signature   string `json:"signature" bun:"signature"`
 	OnUserID    string `json:"onUserId" bun:"on_user_id"`
 	AmountMinor int64  `json:"amountMinor" bun:"amount_minor"`
-	Refunded    bool   `json:"refunded" bun:"late" doc:"true when betting had closed before the bet landed: it is in no pool and was credited back to the bettor's platform balance"`
+	Refunded    bool   `json:"refunded" bun:"late" doc:"true when the bet could not join its pool when it landed (betting had closed, the pool had reached its cap, or the bettor had become linked to a player): it is in no pool and was credited back to the bettor's platform balance"`
 }
 
 // SubmitBet submits the signed bet (see money.Service.Submit) and answers
@@ -134,12 +172,19 @@ type BetPlaced struct {
 // ConfirmBet records a confirmed bet in the transaction that confirms its
 // intent: the ledger entry from the escrow into the game's bet pool, the
 // bet row, the line in the bettor's wallet history and game:bet. A bet
-// that lands after betting closed is refunded at once to the bettor's
-// platform balance, and its USDC swept from the escrow to the vault.
+// that cannot join its pool when it lands (betting closed, the pool
+// reached its cap, or the bettor became linked to a player since the
+// prepare) is refunded at once to the bettor's platform balance, and its
+// USDC swept from the escrow to the vault.
 func (s *Service) ConfirmBet(ctx context.Context, tx bun.Tx, in money.Intent) error {
 	gameID, sig, now := in.Reference, *in.Signature, s.now()
-	var status string
-	if err := tx.NewSelect().Table("games").Column("status").Where("id = ?", gameID).For("UPDATE").Scan(ctx, &status); err != nil {
+	var g struct {
+		Stake   int64    `bun:"stake_minor"`
+		Players []string `bun:"players,array"`
+	}
+	if err := tx.NewSelect().Table("games").Column("stake_minor").
+		ColumnExpr("ARRAY(SELECT p.user_id::text FROM game_players AS p WHERE p.game_id = games.id ORDER BY p.seat) AS players").
+		Where("id = ?", gameID).For("UPDATE").Scan(ctx, &g); err != nil {
 		return err
 	}
 	var onUserID string
@@ -149,6 +194,12 @@ func (s *Service) ConfirmBet(ctx context.Context, tx bun.Tx, in money.Intent) er
 	open, err := bettingOpen(ctx, tx, gameID)
 	if err != nil {
 		return err
+	}
+	if open {
+		open, err = s.stillAllowed(ctx, tx, g.Stake*int64(len(g.Players)), g.Players, gameID, in.UserID, onUserID, in.AmountMinor)
+		if err != nil {
+			return err
+		}
 	}
 	if _, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: KindBet, Reference: sig, Memo: "bet on game " + gameID,
 		Entries: []money.Entry{{Account: money.BetPool(gameID), Amount: in.AmountMinor},
@@ -200,6 +251,26 @@ func (s *Service) ConfirmBet(ctx context.Context, tx bun.Tx, in money.Intent) er
 	return s.BetRecorder.BetPlaced(ctx, tx, in.UserID, gameID, in.AmountMinor)
 }
 
+// stillAllowed reports whether a bet that lands in an open game may join
+// its pool: the rules checked at its prepare still hold (the bettor is not
+// linked to a player, the pool has room for it).
+func (s *Service) stillAllowed(ctx context.Context, tx bun.Tx, playerPot int64, players []string, gameID, bettorID, onUserID string, amount int64) (bool, error) {
+	for _, check := range []func() error{
+		func() error { return s.guard.CheckNotLinked(ctx, tx, bettorID, players) },
+		func() error { return s.checkPoolCap(ctx, tx, playerPot, gameID, onUserID, amount) },
+	} {
+		err := check()
+		var de *domain.Error
+		if errors.As(err, &de) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
 // Pool is the bets on one player.
 type Pool struct {
 	UserID     string `json:"userId" bun:"user_id"`
@@ -235,14 +306,15 @@ type Bet struct {
 	AmountMinor int64     `json:"amountMinor" bun:"amount_minor"`
 	Signature   string    `json:"signature" bun:"signature"`
 	CreatedAt   time.Time `json:"createdAt" bun:"created_at"`
-	Status      string    `json:"status" bun:"status" doc:"open, won, lost or refunded"`
+	Status      string    `json:"status" bun:"status" enum:"open,held,won,lost,refunded" doc:"held: the game's end is under review, and the bet is paid once an admin releases it (as the game ended) or voids it (refunded)"`
 	PayoutMinor int64     `json:"payoutMinor" bun:"payout_minor" doc:"what the bettor was paid: the winnings, the bet back, or 0"`
 }
 
 // Bets is a game's betting pools.
 type Bets struct {
-	Open       bool   `json:"open" doc:"whether the game takes bets now"`
-	TotalMinor int64  `json:"totalMinor"`
+	Open         bool  `json:"open" doc:"whether the game takes bets now (never a free game's)"`
+	PoolCapMinor int64 `json:"poolCapMinor" doc:"the most each player's pool may hold: POOL_CAP_MULTIPLE times the player pot (0 for a free game, which takes no bets)"`
+	TotalMinor   int64 `json:"totalMinor"`
 	FeeBps     int    `json:"feeBps"`
 	Pools      []Pool `json:"pools"`
 	Bets       []Bet  `json:"bets" doc:"newest first"`
@@ -250,11 +322,11 @@ type Bets struct {
 
 // BetsOf returns a game's pools and bets. NOT_FOUND when there is no such game.
 func (s *Service) BetsOf(ctx context.Context, gameID string) (Bets, error) {
-	if _, err := s.games.Metadata(ctx, gameID); err != nil {
+	meta, err := s.games.Metadata(ctx, gameID)
+	if err != nil {
 		return Bets{}, err
 	}
-	out := Bets{FeeBps: BetFeeBps, Bets: []Bet{}}
-	var err error
+	out := Bets{FeeBps: BetFeeBps, Bets: []Bet{}, PoolCapMinor: s.guard.PoolCap(meta.StakeMinor * int64(len(meta.Players)))}
 	if out.Open, err = bettingOpen(ctx, s.db, gameID); err != nil {
 		return out, err
 	}
@@ -279,11 +351,28 @@ type BetSettledNotice struct {
 	PayoutMinor int64  `json:"payoutMinor"`
 }
 
-// settleBets pays out a finished game's bet pool in its settlement
-// transaction (see BetPayouts): winnings and refunds to the bettors'
-// platform balances, the fee and what floors leave over to the treasury,
-// and the pool's USDC swept from the escrow to the vault.
-func (s *Service) settleBets(ctx context.Context, tx bun.Tx, gameID, winner string) error {
+// holdBets marks a finished game's open bets held for review, in its
+// settlement transaction: they stay in the pool until SettleHeldBets.
+func (s *Service) holdBets(ctx context.Context, tx bun.Tx, gameID string) error {
+	if _, err := tx.ExecContext(ctx, "UPDATE bets SET status = ? WHERE game_id = ? AND status = ? AND NOT late",
+		BetHeld, gameID, BetOpen); err != nil {
+		return fmt.Errorf("hold the bets of game %s: %w", gameID, err)
+	}
+	return nil
+}
+
+// SettleHeldBets pays out the bets of a game held for review, in tx: as
+// the game ended when winner is its winner, every bet refunded in full
+// when winner is "" (a void).
+func (s *Service) SettleHeldBets(ctx context.Context, tx bun.Tx, gameID, winner string) error {
+	return s.settleBets(ctx, tx, gameID, winner, BetHeld)
+}
+
+// settleBets pays out a finished game's bets in status (open at its end,
+// held after a review) in tx (see BetPayouts): winnings and refunds to the
+// bettors' platform balances, the fee and what floors leave over to the
+// treasury, and the pool's USDC swept from the escrow to the vault.
+func (s *Service) settleBets(ctx context.Context, tx bun.Tx, gameID, winner, status string) error {
 	var bets []struct {
 		ID       string `bun:"id"`
 		Bettor   string `bun:"bettor_id"`
@@ -291,7 +380,7 @@ func (s *Service) settleBets(ctx context.Context, tx bun.Tx, gameID, winner stri
 		Amount   int64  `bun:"amount_minor"`
 	}
 	if err := tx.NewSelect().Table("bets").Column("id", "bettor_id", "on_user_id", "amount_minor").
-		Where("game_id = ? AND status = ? AND NOT late", gameID, BetOpen).OrderExpr("created_at, id").For("UPDATE").
+		Where("game_id = ? AND status = ? AND NOT late", gameID, status).OrderExpr("created_at, id").For("UPDATE").
 		Scan(ctx, &bets); err != nil {
 		return fmt.Errorf("read the bets of game %s: %w", gameID, err)
 	}

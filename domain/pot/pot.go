@@ -55,12 +55,25 @@ type Service struct {
 	BetRecorder BetRecorder
 	// Notify tells bettors their bets are settled (nil: nobody).
 	Notify Notifier
+	guard  Guard
 }
 
-// New returns a Service; ConfirmDonation is what confirms its intents.
+// Guard is what the integrity rules say about bets: who may not bet on
+// whose game, and how much a pool may hold.
+type Guard interface {
+	// CheckNotLinked refuses (LINKED_TO_PLAYER) an account linked to one
+	// of players.
+	CheckNotLinked(ctx context.Context, idb bun.IDB, userID string, players []string) error
+	// PoolCap is the most one player's pool may hold when the player pot
+	// is playerPot.
+	PoolCap(playerPot int64) int64
+}
+
+// New returns a Service; ConfirmDonation and ConfirmBet are what confirm
+// its intents, and guard answers who may bet how much.
 func New(bdb *bun.DB, rooms *room.Log, games *game.Service, m *money.Service, c *chat.Service, keys *chain.Keys,
-	now domain.Clock, log *slog.Logger) *Service {
-	return &Service{db: bdb, rooms: rooms, games: games, money: m, chat: c, keys: keys, now: now, log: log,
+	guard Guard, now domain.Clock, log *slog.Logger) *Service {
+	return &Service{db: bdb, rooms: rooms, games: games, money: m, chat: c, keys: keys, guard: guard, now: now, log: log,
 		MaxDonation: DefaultMaxDonation}
 }
 

@@ -31,10 +31,11 @@ import (
 // wallet has no USDC token account; see signTransfer). After a win of a
 // staked game, the players' referrers are paid their rewards out of the
 // fee (see referrals.Service.PayRewards). The game's bets are settled in
-// the same transaction (see settleBets and BetPayouts). A second
-// settlement of the same game (another instance, a retry) changes nothing
-// and answers the first.
-func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome) (game.Settlement, error) {
+// the same transaction (see settleBets and BetPayouts), or held for review
+// when holdBets is set (see SettleHeldBets). A second settlement of the
+// same game (another instance, a retry) changes nothing and answers the
+// first.
+func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome, holdBets bool) (game.Settlement, error) {
 	var out game.Settlement
 	var prior []byte
 	var donated int64
@@ -55,7 +56,7 @@ func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []
 	p := potWith(g.StakeMinor*int64(len(players)), donated)
 	win := o.Winner != ""
 	out = game.Settlement{PotMinor: p.TotalMinor, PlayerPotMinor: p.PlayerPotMinor, SpectatorPotMinor: p.SpectatorPotMinor,
-		EscrowAddress: s.EscrowAddress(g.ID).String()}
+		EscrowAddress: s.EscrowAddress(g.ID).String(), ReviewHeld: holdBets}
 	entries := settlementEntries(g.ID, g.StakeMinor, players, o.Winner, p)
 	if win && p.TotalMinor > 0 {
 		out.FeeMinor, out.PayoutMinor = game.Payout(p.TotalMinor)
@@ -109,8 +110,13 @@ func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []
 			}
 		}
 	}
-	if betOn {
-		if err := s.settleBets(ctx, tx, g.ID, o.Winner); err != nil {
+	switch {
+	case betOn && holdBets:
+		if err := s.holdBets(ctx, tx, g.ID); err != nil {
+			return out, err
+		}
+	case betOn:
+		if err := s.settleBets(ctx, tx, g.ID, o.Winner, BetOpen); err != nil {
 			return out, err
 		}
 	}

@@ -32,6 +32,7 @@ import (
 	"wager/domain/flags"
 	"wager/domain/game"
 	"wager/domain/game/rules"
+	"wager/domain/integrity"
 	"wager/domain/market"
 	"wager/domain/money"
 	"wager/domain/notify"
@@ -71,7 +72,11 @@ type App struct {
 	Support  *support.Service
 	// Referrals runs referral codes and rewards.
 	Referrals *referrals.Service
-	Live      *live.Hub
+	// Guard answers the integrity rules of bets and trades; Reviews
+	// settles finished games and runs the review queue.
+	Guard   *integrity.Guard
+	Reviews *integrity.Reviews
+	Live    *live.Hub
 	// Bots are the demo players (nil without DEMO_BOTS).
 	Bots *bots.Bots
 	// LocalChain is the embedded chain (nil with SOLANA_RPC_URL).
@@ -164,13 +169,12 @@ func (a *App) build(ctx context.Context) error {
 	if err := a.Money.RegisterPlatformAddresses(ctx); err != nil {
 		return err
 	}
-	// A finished game is settled by the pot; the pot reads games.
+	// A finished game is settled by the integrity reviews (the pot, the
+	// market, or a hold of both); they read games.
+	guard := integrity.NewGuard(bdb, now, cfg.Integrity)
+	a.Guard = guard
 	var settle game.Settler = func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome) (game.Settlement, error) {
-		out, err := a.Pot.Settle(ctx, tx, g, players, o)
-		if err != nil {
-			return out, err
-		}
-		return out, a.Market.Resolve(ctx, tx, g.ID, o.Winner)
+		return a.Reviews.Settle(ctx, tx, g, players, o)
 	}
 	a.Ranking = ranking.New(bdb, now)
 	a.Referrals = referrals.New(bdb, a.Notify, a.Social, a.Rooms, now, cfg.ReferralBPS, cfg.PublicURL)
@@ -179,13 +183,15 @@ func (a *App) build(ctx context.Context) error {
 		EscrowOf:  func(gameID string) string { return a.Keys.Escrow(gameID).PublicKey().String() }})
 	a.Chat = chat.New(bdb, a.Rooms, now)
 	a.Support = support.New(bdb, a.Notify, now)
-	a.Pot = pot.New(bdb, a.Rooms, a.Games, a.Money, a.Chat, a.Keys, now, log)
+	a.Pot = pot.New(bdb, a.Rooms, a.Games, a.Money, a.Chat, a.Keys, guard, now, log)
 	a.Pot.DonationRecorder = a.Social
 	a.Pot.Referrals = a.Referrals
 	a.Pot.BetRecorder = a.Social
 	a.Pot.Notify = a.Notify
-	a.Market = market.New(bdb, a.Rooms, a.Games, now)
+	a.Market = market.New(bdb, a.Rooms, a.Games, guard, now)
 	a.Market.Notify, a.Market.Achievements = a.Notify, a.Social
+	a.Reviews = integrity.NewReviews(bdb, now, integrity.ReviewDeps{Guard: guard, Games: a.Games, Pot: a.Pot, Market: a.Market,
+		Notify: a.Notify, Audit: nil /* AUDIT-WIRE */, Rooms: a.Rooms})
 	confirmers[pot.KindDonation] = a.Pot.ConfirmDonation
 	confirmers[pot.KindBet] = a.Pot.ConfirmBet
 	a.Tips = tips.New(bdb, a.Users, a.Games, a.Money, a.Chat, a.Notify, a.Social, now)
@@ -203,12 +209,12 @@ func (a *App) build(ctx context.Context) error {
 	opts := handlers.Options{MinSDKVersion: cfg.MinSDKVersion, SDKGraceUntil: cfg.SDKGraceUntil,
 		DevFaucet: cfg.DevFaucet && a.LocalChain != nil, EmbeddedChain: cfg.EmbeddedChain(), ChainID: cfg.ChainID(),
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies}
-	views := handlers.NewLiveViews(a.Games, a.Pot, opts, log)
+	views := handlers.NewLiveViews(a.Games, a.Pot, a.Reviews, opts, log)
 	a.Live = live.New(liveStore{a.Rooms}, views, presence, views, announcer.Instance(), log, live.Options{})
 	feed.hub = a.Live
 
 	a.HTTP = handlers.New(handlers.Services{DB: bdb, Flags: a.Flags, Users: a.Users, Auth: a.Auth, Money: a.Money,
-		Rooms: a.Rooms, Games: a.Games, Chat: a.Chat, Pot: a.Pot, Market: a.Market, Payments: a.Payments, Notify: a.Notify, Social: a.Social, Tips: a.Tips, Ranking: a.Ranking, Support: a.Support, Referrals: a.Referrals, Live: a.Live, Views: views, Bots: demoBots,
+		Rooms: a.Rooms, Games: a.Games, Chat: a.Chat, Pot: a.Pot, Market: a.Market, Payments: a.Payments, Notify: a.Notify, Social: a.Social, Tips: a.Tips, Ranking: a.Ranking, Support: a.Support, Referrals: a.Referrals, Guard: a.Guard, Reviews: a.Reviews, Live: a.Live, Views: views, Bots: demoBots,
 		LocalChain: a.LocalChain}, opts, log)
 	if unknown := limiter.UnknownOverrides(); len(unknown) > 0 {
 		return fmt.Errorf("invalid configuration: ABUSE_OVERRIDES names %s, which is not a charged endpoint (write METHOD /route as in the OpenAPI document)",

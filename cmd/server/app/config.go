@@ -14,6 +14,7 @@ import (
 
 	"github.com/gagliardetto/solana-go"
 
+	"wager/domain/integrity"
 	"wager/domain/referrals"
 	"wager/web"
 )
@@ -65,6 +66,10 @@ type Config struct {
 	// that their referrers at levels 1, 2 and 3 earn, in basis points
 	// (REFERRAL_BPS).
 	ReferralBPS [referrals.Levels]int64
+	// Integrity: pools and markets capped at PoolCapMultiple times the
+	// player pot (POOL_CAP_MULTIPLE); accounts linked by a shared sign-in
+	// address too (LINK_BY_IP).
+	Integrity integrity.Config
 }
 
 // EmbeddedChain reports whether the server runs its own local chain.
@@ -270,6 +275,20 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			bad("REFERRAL_BPS", v, err.Error())
 		}
 		c.ReferralBPS = bps
+	}
+	if v := env("POOL_CAP_MULTIPLE", "5"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 || n > 1000 {
+			bad("POOL_CAP_MULTIPLE", v, "must be a whole number from 1 to 1000: how many times the player pot one player's pool, and the market's pairs in USDC, may hold")
+		}
+		c.Integrity.CapMultiple = n
+	}
+	if v := env("LINK_BY_IP", "false"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			bad("LINK_BY_IP", v, "must be true or false")
+		}
+		c.Integrity.LinkByIP = b
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("LOG_FORMAT", c.LogFormat, "must be text or json")

@@ -226,7 +226,7 @@ func (g *c4Game) Expire(now time.Time) []Event {
 		return nil
 	}
 	loser, winner := g.Players[g.Turn], g.Players[1-g.Turn]
-	g.end(Outcome{Done: true, Winner: winner, Reason: "timeout"})
+	g.end(Outcome{Done: true, Winner: winner, Reason: "timeout", TimedOut: true})
 	return []Event{{Name: "game:connect4:timeout", Data: C4Forfeit{UserID: loser, WinnerID: winner}}}
 }
 

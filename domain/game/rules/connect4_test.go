@@ -177,7 +177,7 @@ func TestConnectFourTimeoutLoses(t *testing.T) {
 	if data := decoded(t, events[0].Data); data["userId"] != "bob" || data["winnerId"] != "ann" {
 		t.Errorf("timeout event = %v, want bob timed out and ann won", data)
 	}
-	if got, want := st.Outcome(), (Outcome{Done: true, Winner: "ann", Reason: "timeout"}); got != want {
+	if got, want := st.Outcome(), (Outcome{Done: true, Winner: "ann", Reason: "timeout", TimedOut: true}); got != want {
 		t.Errorf("Outcome() = %+v, want %+v", got, want)
 	}
 	if e := st.Expire(t0.Add(time.Hour)); e != nil {

@@ -245,7 +245,9 @@ func (g *rpsGame) closeRound(now time.Time) []Event {
 	case r.Reason == "abandoned":
 		g.end(Outcome{Done: true, Reason: "abandoned"})
 	case r.Winner != "" && g.Scores[r.Winner] >= g.target():
-		g.end(Outcome{Done: true, Winner: r.Winner, Reason: "score", Flawless: g.target() >= 2 && g.Scores[g.opponent(r.Winner)] == 0})
+		timedOut := slices.ContainsFunc(g.History, func(h rpsReveal) bool { return h.Reason == "timeout" })
+		g.end(Outcome{Done: true, Winner: r.Winner, Reason: "score", Flawless: g.target() >= 2 && g.Scores[g.opponent(r.Winner)] == 0,
+			TimedOut: timedOut})
 	default:
 		events = append(events, g.startRound(g.Round+1, now))
 	}

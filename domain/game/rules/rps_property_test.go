@@ -64,6 +64,7 @@ type propGame struct {
 	secrets  []*secret
 	revealed int // choices shown by the revealed rounds
 	outcome  Outcome
+	timedOut bool // a round was lost on time
 	log      []string
 }
 
@@ -304,6 +305,7 @@ func (p *propGame) afterClose(events []Event) error {
 		}
 	}
 	events = events[1:]
+	p.timedOut = p.timedOut || reason == "timeout"
 	target := (p.rounds + 1) / 2
 	switch {
 	case reason == "abandoned":
@@ -316,7 +318,7 @@ func (p *propGame) afterClose(events []Event) error {
 				lost = n
 			}
 		}
-		p.outcome = Outcome{Done: true, Winner: w, Reason: "score", Flawless: target >= 2 && lost == 0}
+		p.outcome = Outcome{Done: true, Winner: w, Reason: "score", Flawless: target >= 2 && lost == 0, TimedOut: p.timedOut}
 	default:
 		p.round++
 		var err error

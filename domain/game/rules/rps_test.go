@@ -256,10 +256,11 @@ func TestRPSTimeoutWithOneMover(t *testing.T) {
 		t.Errorf("next round deadline %v, want %v (from when the round closed)", st.Deadline(), want)
 	}
 	// Bob also wins the next round by ann's absence: that is the game, 2-0
-	// in a best of 3, which is flawless.
+	// in a best of 3, which is flawless, and won on time (a way to throw
+	// a game, which holds its bets for review).
 	choose(t, st, "bob", "rock", now, seeded(5))
 	wantNames(t, "second timeout", st.Expire(st.Deadline()), "game:rps:round:reveal")
-	if got, want := st.Outcome(), (Outcome{Done: true, Winner: "bob", Reason: "score", Flawless: true}); got != want {
+	if got, want := st.Outcome(), (Outcome{Done: true, Winner: "bob", Reason: "score", Flawless: true, TimedOut: true}); got != want {
 		t.Errorf("Outcome() = %+v, want %+v", got, want)
 	}
 }

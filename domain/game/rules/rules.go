@@ -30,6 +30,10 @@ type Outcome struct {
 	// Flawless is a win of a best-of-3 or longer in which the loser won
 	// no round.
 	Flawless bool `json:"flawless,omitempty"`
+	// TimedOut says a round or turn of the game was lost on time: a
+	// player who stops playing can throw a game that way as surely as by
+	// resigning.
+	TimedOut bool `json:"timedOut,omitempty"`
 }
 
 // Info describes a game type for GET /games/available.

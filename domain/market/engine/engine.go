@@ -9,7 +9,9 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/bits"
+	"slices"
 )
 
 // Units. A share of an outcome pays One if that outcome wins, so prices are
@@ -482,3 +484,13 @@ func (b *Book) Orders(outcome int, side Side) []Order {
 
 // Len returns the number of resting orders.
 func (b *Book) Len() int { return len(b.ids) }
+
+// Clone returns an independent copy of the book: an order can be tried on
+// the copy and the copy kept or dropped.
+func (b *Book) Clone() *Book {
+	c := *b
+	c.nodes = slices.Clone(b.nodes)
+	c.free = slices.Clone(b.free)
+	c.ids = maps.Clone(b.ids)
+	return &c
+}

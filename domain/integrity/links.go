@@ -1,0 +1,195 @@
+// Package integrity keeps money from being won by fixing games: pools and
+// markets only on staked games and capped relative to the player pot,
+// accounts linked to a player kept out of that player's bets and market,
+// and the bets and market of a suspicious game's end held until an admin
+// releases or voids them.
+//
+// Guard answers the rules that the money-in paths (bets, market orders)
+// ask in their own transactions; Reviews settles finished games (it is the
+// games' Settler) and runs the admins' review queue.
+package integrity
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+
+	"wager/domain"
+)
+
+// Why two accounts are linked.
+const (
+	ReasonReferral = "referral"     // one referred the other
+	ReasonTip      = "tip"          // a tip went between them within LinkWindow
+	ReasonTransfer = "transfer"     // a wallet transfer went between them within LinkWindow
+	ReasonAddress  = "same-address" // both signed in from one client address within LinkWindow (LINK_BY_IP)
+)
+
+// LinkWindow is how long a tip, a transfer or a shared sign-in address
+// links two accounts.
+const LinkWindow = 30 * 24 * time.Hour
+
+// oneUSDC is one USDC in minor units: what a pair of shares is worth.
+const oneUSDC = 1_000_000
+
+// DefaultCapMultiple is POOL_CAP_MULTIPLE's default.
+const DefaultCapMultiple = 5
+
+// Config is what the operator sets.
+type Config struct {
+	// CapMultiple bounds each player's pool at CapMultiple times the
+	// player pot, and the market's outstanding pairs at CapMultiple times
+	// the player pot in USDC (POOL_CAP_MULTIPLE).
+	CapMultiple int64
+	// LinkByIP links accounts that signed in from one client address
+	// (LINK_BY_IP).
+	LinkByIP bool
+}
+
+// Guard answers the integrity rules of the money-in paths.
+type Guard struct {
+	db  *bun.DB
+	now domain.Clock
+	cfg Config
+}
+
+// NewGuard returns the guard of the money-in paths.
+func NewGuard(bdb *bun.DB, now domain.Clock, cfg Config) *Guard {
+	if cfg.CapMultiple <= 0 {
+		cfg.CapMultiple = DefaultCapMultiple
+	}
+	return &Guard{db: bdb, now: now, cfg: cfg}
+}
+
+// PoolCap is the most one player's pool may hold in a game whose player
+// pot is playerPot (0 for a free game: no pool).
+func (g *Guard) PoolCap(playerPot int64) int64 { return g.cfg.CapMultiple * playerPot }
+
+// MarketCap is the most pairs of shares a game's market may have
+// outstanding when its player pot is playerPot (0 for a free game).
+func (g *Guard) MarketCap(playerPot int64) int64 { return g.cfg.CapMultiple * playerPot / oneUSDC }
+
+// Link is an account linked to another, and why.
+type Link struct {
+	UserID   string   `json:"userId" bun:"other_id"`
+	Username string   `json:"username" bun:"username"`
+	Reasons  []string `json:"reasons" bun:"reasons,array" doc:"referral (one referred the other), tip or transfer (one went between them in the last 30 days), same-address (both signed in from one client address in the last 30 days; with LINK_BY_IP)"`
+}
+
+// Pair is a link of one of the accounts asked about (UserID) to another
+// (Link.UserID).
+type Pair struct {
+	UserID string `bun:"user_id"`
+	Link
+}
+
+// Linked returns the links between any of users and any of others (every
+// other account when others is nil), read in idb (a transaction of the
+// caller's, or the database).
+func (g *Guard) Linked(ctx context.Context, idb bun.IDB, users, others []string) ([]Pair, error) {
+	since := g.now().Add(-LinkWindow)
+	sources := []string{
+		`SELECT user_id AS a, referred_by AS b, 'referral' AS reason FROM referrals
+			WHERE referred_by IS NOT NULL AND (user_id = ANY(?0) OR referred_by = ANY(?0))`,
+		`SELECT from_user_id, to_user_id, 'tip' FROM tips
+			WHERE created_at > ?1 AND (from_user_id = ANY(?0) OR to_user_id = ANY(?0))`,
+		`SELECT i.user_id, u.id, 'transfer' FROM intents AS i JOIN users AS u ON u.wallet_address = i.destination
+			WHERE i.kind = 'transfer' AND i.status = 'confirmed' AND i.updated_at > ?1 AND (i.user_id = ANY(?0) OR u.id = ANY(?0))`,
+	}
+	if g.cfg.LinkByIP {
+		sources = append(sources, `SELECT x.user_id, y.user_id, 'same-address' FROM sign_in_addresses AS x
+			JOIN sign_in_addresses AS y ON y.address = x.address AND y.user_id <> x.user_id AND y.last_at > ?1
+			WHERE x.user_id = ANY(?0) AND x.last_at > ?1`)
+	}
+	filter := ""
+	if others != nil {
+		filter = "AND e.other_id = ANY(?2)"
+	}
+	var out []Pair
+	err := idb.NewRaw(`WITH pairs AS (`+strings.Join(sources, " UNION ALL ")+`),
+		ends AS (SELECT a AS user_id, b AS other_id, reason FROM pairs WHERE a = ANY(?0)
+			UNION ALL SELECT b, a, reason FROM pairs WHERE b = ANY(?0))
+		SELECT e.user_id, e.other_id, u.username, array_agg(DISTINCT e.reason ORDER BY e.reason) AS reasons
+		FROM ends AS e JOIN users AS u ON u.id = e.other_id
+		WHERE e.other_id <> e.user_id `+filter+`
+		GROUP BY e.user_id, e.other_id, u.username ORDER BY e.user_id, u.username`,
+		pgdialect.Array(users), since, pgdialect.Array(others)).Scan(ctx, &out)
+	if err != nil {
+		return nil, fmt.Errorf("read the links of %d accounts: %w", len(users), err)
+	}
+	return out, nil
+}
+
+// LinksOf returns every account linked to userID, by username.
+func (g *Guard) LinksOf(ctx context.Context, userID string) ([]Link, error) {
+	pairs, err := g.Linked(ctx, g.db, []string{userID}, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Link, len(pairs))
+	for i, p := range pairs {
+		out[i] = p.Link
+	}
+	return out, nil
+}
+
+// CheckNotLinked refuses (LINKED_TO_PLAYER) a bet or trade of userID on
+// a game of players when userID is linked to one of them.
+func (g *Guard) CheckNotLinked(ctx context.Context, idb bun.IDB, userID string, players []string) error {
+	refused, err := g.LinkRefusals(ctx, idb, []string{userID}, players)
+	if err != nil {
+		return err
+	}
+	if e := refused[userID]; e != nil {
+		return e
+	}
+	return nil
+}
+
+// LinkRefusals returns the LINKED_TO_PLAYER refusal of each of users that
+// is linked to one of players (nobody else is in the map), for the trades
+// of a batch of orders in one statement.
+func (g *Guard) LinkRefusals(ctx context.Context, idb bun.IDB, users, players []string) (map[string]*domain.Error, error) {
+	pairs, err := g.Linked(ctx, idb, users, players)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*domain.Error{}
+	for _, p := range pairs {
+		if out[p.UserID] == nil {
+			out[p.UserID] = linkedError(p.Link)
+		}
+	}
+	return out, nil
+}
+
+// linkedError is the LINKED_TO_PLAYER refusal for an account linked to the
+// player l.
+func linkedError(l Link) *domain.Error {
+	return domain.Errorf(domain.CodeLinkedToPlayer,
+		"your account is linked to %s, a player of this game (%s), so it may not bet on or trade this game",
+		l.Username, describeReasons(l.Reasons)).With("playerId", l.UserID)
+}
+
+func describeReasons(reasons []string) string {
+	words := make([]string, len(reasons))
+	for i, r := range reasons {
+		switch r {
+		case ReasonReferral:
+			words[i] = "one of you referred the other"
+		case ReasonTip:
+			words[i] = "a tip between you in the last 30 days"
+		case ReasonTransfer:
+			words[i] = "a transfer between you in the last 30 days"
+		case ReasonAddress:
+			words[i] = "you signed in from the same address in the last 30 days"
+		default:
+			words[i] = r
+		}
+	}
+	return strings.Join(words, "; ")
+}

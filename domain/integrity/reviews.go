@@ -1,0 +1,381 @@
+package integrity
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"wager/db"
+	"wager/domain"
+	"wager/domain/chat"
+	"wager/domain/game"
+	"wager/domain/game/rules"
+	"wager/domain/notify"
+	"wager/domain/room"
+)
+
+// Review statuses.
+const (
+	StatusHeld     = "held"     // the bets and market wait for an admin
+	StatusReleased = "released" // settled as the game ended
+	StatusVoided   = "voided"   // bets refunded, shares paid half each
+)
+
+// Audit actions of the review queue.
+const (
+	ActionRelease = "integrity.release"
+	ActionVoid    = "integrity.void"
+)
+
+// Why a game's end was held.
+const (
+	ReasonResigned = "resign"  // the loser resigned
+	ReasonOnTime   = "timeout" // a round or turn was lost on time
+)
+
+// EventReview is the room event when a held game's review is decided;
+// its data is the Review.
+const EventReview = "game:review"
+
+// Holds reports whether a finished game's bets and market wait for
+// review: a staked game won by resignation or with a round or turn lost
+// on time (the ways a player throws a game), whose pools together or
+// whose market's paid volume exceed the player pot. The players' own
+// payout is never held.
+func Holds(stake int64, players int, o rules.Outcome, pools, paid int64) bool {
+	if !suspicious(stake, o) {
+		return false
+	}
+	pot := stake * int64(players)
+	return pools > pot || paid > pot
+}
+
+// suspicious is a staked game's win that a player could have thrown.
+func suspicious(stake int64, o rules.Outcome) bool {
+	return stake > 0 && o.Winner != "" && (o.Reason == "resign" || o.TimedOut)
+}
+
+// Review is a game's integrity record.
+type Review struct {
+	GameID      string        `json:"gameId" bun:"game_id"`
+	Status      string        `json:"status" bun:"status" enum:"held,released,voided"`
+	WinnerID    string        `json:"winnerId" bun:"winner_id" doc:"the game's winner, whom a release pays the bets and shares on"`
+	Reason      string        `json:"reason" bun:"reason" enum:"resign,timeout" doc:"why its end was held: resign (the loser resigned) or timeout (a round or turn was lost on time)"`
+	PoolsMinor  int64         `json:"poolsMinor" bun:"pools_minor" doc:"the game's bets when it ended"`
+	VolumeMinor int64         `json:"volumeMinor" bun:"volume_minor" doc:"what buyers had paid for shares in the game's market when it ended"`
+	HeldAt      time.Time     `json:"heldAt" bun:"held_at"`
+	DecidedAt   *time.Time    `json:"decidedAt" bun:"decided_at"`
+	DecidedBy   *chat.UserRef `json:"decidedBy" bun:"-" doc:"the admin who released or voided it"`
+	DeciderID   *string       `json:"-" bun:"decided_by"`
+	DeciderName *string       `json:"-" bun:"decider_name,scanonly"`
+}
+
+// ReviewHeld is the data of a review_hold notification.
+type ReviewHeld struct {
+	GameID string `json:"gameId"`
+	Reason string `json:"reason" enum:"resign,timeout" doc:"why its end was held: resign (the loser resigned) or timeout (a round or turn was lost on time)"`
+}
+
+// Notifier tells users something in the caller's transaction.
+type Notifier interface {
+	SendMany(ctx context.Context, tx bun.IDB, msgs []notify.Message) error
+}
+
+// BetSettler settles a game's bets: at the game's end (held or not) and
+// when its review is decided.
+type BetSettler interface {
+	Settle(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome, holdBets bool) (game.Settlement, error)
+	SettleHeldBets(ctx context.Context, tx bun.Tx, gameID, winner string) error
+}
+
+// MarketCloser resolves a game's market, or holds it for review.
+type MarketCloser interface {
+	Resolve(ctx context.Context, tx bun.Tx, gameID, winner string) error
+	Hold(ctx context.Context, tx bun.Tx, gameID string) ([]string, error)
+}
+
+// Auditor records an admin's action in the caller's transaction.
+type Auditor interface {
+	Record(ctx context.Context, idb bun.IDB, actorID, action, target string, data any) error
+}
+
+// Reviews settles finished games, holding the bets and market of
+// suspicious ends, and runs the admins' review queue.
+type Reviews struct {
+	db     *bun.DB
+	now    domain.Clock
+	guard  *Guard
+	games  *game.Service
+	pot    BetSettler
+	market MarketCloser
+	notify Notifier
+	audit  Auditor
+	rooms  *room.Log
+}
+
+// ReviewDeps are what Reviews works with.
+type ReviewDeps struct {
+	Guard  *Guard
+	Games  *game.Service
+	Pot    BetSettler
+	Market MarketCloser
+	Notify Notifier
+	Audit  Auditor
+	Rooms  *room.Log // where the room hears of a decided review
+}
+
+// NewReviews returns the review service.
+func NewReviews(bdb *bun.DB, now domain.Clock, d ReviewDeps) *Reviews {
+	return &Reviews{db: bdb, now: now, guard: d.Guard, games: d.Games, pot: d.Pot, market: d.Market, notify: d.Notify,
+		audit: d.Audit, rooms: d.Rooms}
+}
+
+// Settle is the games' Settler: it pays out a finished game in tx (see
+// pot.Service.Settle) and resolves its market, unless the end Holds: then
+// the players are paid as usual, but the bets and the market are held,
+// their holders told (review_hold), and the game waits in the review
+// queue.
+func (r *Reviews) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome) (game.Settlement, error) {
+	var pools, paid int64
+	if suspicious(g.StakeMinor, o) {
+		if err := tx.QueryRowContext(ctx, `SELECT
+			coalesce((SELECT sum(amount_minor) FROM bets WHERE game_id = ? AND status = 'open' AND NOT late), 0),
+			coalesce((SELECT paid_minor FROM markets WHERE game_id = ? AND status = 'open'), 0)`, g.ID, g.ID).Scan(&pools, &paid); err != nil {
+			return game.Settlement{}, fmt.Errorf("read the pools and the market volume of game %s: %w", g.ID, err)
+		}
+	}
+	hold := Holds(g.StakeMinor, len(players), o, pools, paid)
+	out, err := r.pot.Settle(ctx, tx, g, players, o, hold)
+	if err != nil {
+		return out, err
+	}
+	if !hold {
+		return out, r.market.Resolve(ctx, tx, g.ID, o.Winner)
+	}
+	traders, err := r.market.Hold(ctx, tx, g.ID)
+	if err != nil {
+		return out, err
+	}
+	reason := ReasonResigned
+	if o.Reason != "resign" {
+		reason = ReasonOnTime
+	}
+	var bettors []string
+	if err := tx.NewRaw(`WITH review AS (
+			INSERT INTO integrity_reviews (game_id, status, winner_id, reason, pools_minor, volume_minor, held_at)
+			VALUES (?, 'held', ?, ?, ?, ?, ?) RETURNING 1
+		)
+		SELECT DISTINCT bettor_id FROM bets WHERE game_id = ? AND status = 'held' ORDER BY bettor_id`,
+		g.ID, o.Winner, reason, pools, paid, r.now(), g.ID).Scan(ctx, &bettors); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return out, fmt.Errorf("hold game %s for review: %w", g.ID, err)
+	}
+	var msgs []notify.Message
+	for _, u := range append(bettors, traders...) {
+		if !slices.ContainsFunc(msgs, func(m notify.Message) bool { return m.UserID == u }) {
+			msgs = append(msgs, notify.Message{UserID: u, Type: notify.ReviewHold, Data: ReviewHeld{GameID: g.ID, Reason: reason}})
+		}
+	}
+	if len(msgs) > 0 {
+		if err := r.notify.SendMany(ctx, tx, msgs); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// Of returns a game's integrity record, or nil when it was never held.
+func (r *Reviews) Of(ctx context.Context, gameID string) (*Review, error) {
+	id, ok := domain.CanonicalID(gameID)
+	if !ok {
+		return nil, nil
+	}
+	var out []Review
+	if err := r.reviews(r.db).Where("r.game_id = ?", id).Scan(ctx, &out); err != nil {
+		return nil, fmt.Errorf("read the integrity record of game %s: %w", id, err)
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	out[0].finish()
+	return &out[0], nil
+}
+
+func (r *Reviews) reviews(idb bun.IDB) *bun.SelectQuery {
+	return idb.NewSelect().TableExpr("integrity_reviews AS r").ColumnExpr("r.*, u.username AS decider_name").
+		Join("LEFT JOIN users AS u ON u.id = r.decided_by")
+}
+
+// finish fills DecidedBy from the row's decider.
+func (v *Review) finish() {
+	if v.DeciderID != nil && v.DeciderName != nil {
+		v.DecidedBy = &chat.UserRef{UserID: *v.DeciderID, Username: *v.DeciderName}
+	}
+}
+
+// Release settles a held game's bets and market as the game ended, for
+// the admin actorID. Errors: NOT_FOUND (the game was never held),
+// CONFLICT (it was released or voided already).
+func (r *Reviews) Release(ctx context.Context, actorID, gameID string) (Review, error) {
+	return r.decide(ctx, actorID, gameID, false)
+}
+
+// Void refunds every bet of a held game in full and resolves its market at
+// half a USDC a share, for the admin actorID. Errors: NOT_FOUND, CONFLICT
+// (decided already).
+func (r *Reviews) Void(ctx context.Context, actorID, gameID string) (Review, error) {
+	return r.decide(ctx, actorID, gameID, true)
+}
+
+// decide settles a held game's review in one transaction: the game's row
+// first (the lock order of settlement), then the review's, the bets, the
+// market, the record, the audit entry and the room's event.
+func (r *Reviews) decide(ctx context.Context, actorID, gameID string, void bool) (Review, error) {
+	id, ok := domain.CanonicalID(gameID)
+	if !ok {
+		return Review{}, domain.Errorf(domain.CodeNotFound, "no such game")
+	}
+	var out Review
+	err := db.Transact(ctx, r.db, func(ctx context.Context, tx bun.Tx) error {
+		var rows []Review
+		if err := tx.NewRaw(`SELECT r.* FROM integrity_reviews AS r JOIN games AS g ON g.id = r.game_id
+			WHERE r.game_id = ? FOR UPDATE OF g, r`, id).Scan(ctx, &rows); err != nil {
+			return fmt.Errorf("lock the integrity record of game %s: %w", id, err)
+		}
+		if len(rows) == 0 {
+			return domain.Errorf(domain.CodeNotFound, "game %s was never held for review", id)
+		}
+		out = rows[0]
+		if out.Status != StatusHeld {
+			return domain.Errorf(domain.CodeConflict, "the review of game %s was decided already: %s", id, out.Status)
+		}
+		winner, status, action := out.WinnerID, StatusReleased, ActionRelease
+		if void {
+			winner, status, action = "", StatusVoided, ActionVoid
+		}
+		if err := r.pot.SettleHeldBets(ctx, tx, id, winner); err != nil {
+			return err
+		}
+		if err := r.market.Resolve(ctx, tx, id, winner); err != nil {
+			return err
+		}
+		now := r.now()
+		if err := tx.NewRaw(`WITH decided AS (
+				UPDATE integrity_reviews SET status = ?, decided_at = ?, decided_by = ? WHERE game_id = ? RETURNING *
+			)
+			SELECT d.*, u.username AS decider_name FROM decided AS d JOIN users AS u ON u.id = d.decided_by`,
+			status, now, actorID, id).Scan(ctx, &out); err != nil {
+			return fmt.Errorf("record the review of game %s: %w", id, err)
+		}
+		out.finish()
+		if err := r.audit.Record(ctx, tx, actorID, action, "game:"+id, out); err != nil {
+			return err
+		}
+		_, err := r.rooms.Append(ctx, tx, id, now, domain.Event{Name: EventReview, Data: out})
+		return err
+	})
+	return out, err
+}
+
+// Bettor is one bet of a held game, as the queue shows it.
+type Bettor struct {
+	UserID      string `json:"userId" bun:"bettor_id"`
+	Username    string `json:"username" bun:"username"`
+	OnUserID    string `json:"onUserId" bun:"on_user_id"`
+	AmountMinor int64  `json:"amountMinor" bun:"amount_minor"`
+}
+
+// Trader is one holding in a held game's market.
+type Trader struct {
+	UserID    string `json:"userId" bun:"user_id"`
+	Username  string `json:"username" bun:"username"`
+	OutcomeID string `json:"outcomeId" bun:"outcome_id" doc:"the player whose shares these are"`
+	Shares    int64  `json:"shares" bun:"shares"`
+	CostMinor int64  `json:"costMinor" bun:"cost_minor" doc:"paid for the shares less received for shares sold"`
+}
+
+// PlayerLink is an account of a bettor or trader linked to a player.
+type PlayerLink struct {
+	UserID   string   `json:"userId" doc:"the bettor or trader"`
+	PlayerID string   `json:"playerId"`
+	Username string   `json:"playerUsername"`
+	Reasons  []string `json:"reasons"`
+}
+
+// Case is a held game with what an admin needs to decide it.
+type Case struct {
+	Review
+	GameType   string         `json:"gameType"`
+	StakeMinor int64          `json:"stakeMinor"`
+	Players    []game.Seat    `json:"players"`
+	Bettors    []Bettor       `json:"bettors"`
+	Traders    []Trader       `json:"traders"`
+	Links      []PlayerLink   `json:"links" doc:"bettors and traders linked to a player, and why"`
+	History    any            `json:"history" doc:"the game's revealed rounds (rps) or moves (connect4)"`
+	Result     *game.Result   `json:"result"`
+	EndedAt    *time.Time     `json:"endedAt"`
+}
+
+// Queue returns the held games, longest waiting first, each with its
+// bettors, traders, their links to the players and the game's history.
+func (r *Reviews) Queue(ctx context.Context) ([]Case, error) {
+	var held []Review
+	if err := r.reviews(r.db).Where("r.status = ?", StatusHeld).OrderExpr("r.held_at, r.game_id").Scan(ctx, &held); err != nil {
+		return nil, fmt.Errorf("list the held games: %w", err)
+	}
+	out := make([]Case, 0, len(held))
+	for _, h := range held {
+		h.finish()
+		c, err := r.caseOf(ctx, h)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func (r *Reviews) caseOf(ctx context.Context, h Review) (Case, error) {
+	meta, err := r.games.Metadata(ctx, h.GameID)
+	if err != nil {
+		return Case{}, err
+	}
+	c := Case{Review: h, GameType: meta.GameType, StakeMinor: meta.StakeMinor, Players: meta.Players, History: meta.History,
+		Result: meta.Result, EndedAt: meta.EndedAt, Bettors: []Bettor{}, Traders: []Trader{}, Links: []PlayerLink{}}
+	if err := r.db.NewSelect().TableExpr("bets AS b").Join("JOIN users AS u ON u.id = b.bettor_id").
+		ColumnExpr("b.bettor_id, u.username, b.on_user_id, b.amount_minor").
+		Where("b.game_id = ? AND NOT b.late", h.GameID).OrderExpr("b.created_at, b.id").Scan(ctx, &c.Bettors); err != nil {
+		return c, fmt.Errorf("read the bettors of game %s: %w", h.GameID, err)
+	}
+	if err := r.db.NewSelect().TableExpr("market_positions AS p").Join("JOIN users AS u ON u.id = p.user_id").
+		ColumnExpr("p.user_id, u.username, p.outcome_id, p.shares, p.cost_minor").
+		Where("p.game_id = ? AND (p.shares > 0 OR p.cost_minor <> 0)", h.GameID).OrderExpr("u.username, p.outcome_id").
+		Scan(ctx, &c.Traders); err != nil {
+		return c, fmt.Errorf("read the traders of game %s: %w", h.GameID, err)
+	}
+	var people, players []string
+	for _, b := range c.Bettors {
+		people = append(people, b.UserID)
+	}
+	for _, t := range c.Traders {
+		people = append(people, t.UserID)
+	}
+	for _, p := range meta.Players {
+		players = append(players, p.UserID)
+	}
+	if len(people) == 0 {
+		return c, nil
+	}
+	pairs, err := r.guard.Linked(ctx, r.db, people, players)
+	if err != nil {
+		return c, err
+	}
+	for _, p := range pairs {
+		c.Links = append(c.Links, PlayerLink{UserID: p.UserID, PlayerID: p.Link.UserID, Username: p.Username, Reasons: p.Reasons})
+	}
+	return c, nil
+}

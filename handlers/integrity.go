@@ -1,0 +1,78 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"wager/domain"
+	"wager/domain/integrity"
+	"wager/web"
+)
+
+// integrityRoutes registers the admins' review queue and account links
+// (JSON) and their pages.
+func (a *App) integrityRoutes(r *router) {
+	r.json(http.MethodGet, "/admin/integrity", a.integrityQueue, web.Op{Tag: "admin", Auth: web.AuthAdmin,
+		Summary: "Games whose bets and market are held for review, longest waiting first",
+		Description: "A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. " +
+			"Each entry has the bettors, the traders, the links between them and the players, and the game's history.",
+		Response: []integrity.Case{}})
+	for _, decision := range []string{"release", "void"} {
+		summary := map[string]string{
+			"release": "Settle a held game's bets and market as the game ended",
+			"void":    "Refund every bet of a held game in full and resolve its market at 500000 a share",
+		}[decision]
+		r.json(http.MethodPost, "/admin/integrity/:gameId/"+decision, a.decideReview(decision), web.Op{Tag: "admin", Auth: web.AuthAdmin,
+			Summary: summary, Description: "Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.",
+			Response: integrity.Review{}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
+	}
+	r.json(http.MethodGet, "/admin/users/:id/links", a.userLinks, web.Op{Tag: "admin", Auth: web.AuthAdmin,
+		Summary:     "Accounts linked to a user, and why",
+		Description: "Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days.",
+		Response:    []integrity.Link{}, Errors: []int{http.StatusNotFound}})
+	r.page(http.MethodGet, integrityPagePath, a.integrityPage)
+	r.page(http.MethodPost, integrityPagePath+"/:gameId/:decision", a.integrityDecide)
+}
+
+func (a *App) integrityQueue(c echo.Context) error {
+	q, err := a.Reviews.Queue(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, q)
+}
+
+func (a *App) decideReview(decision string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r, err := a.decide(c, decision)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, r)
+	}
+}
+
+// decide releases or voids a held game's review for the signed-in admin.
+func (a *App) decide(c echo.Context, decision string) (integrity.Review, error) {
+	ctx, actor, gameID := c.Request().Context(), web.IdentityOf(c).UserID, c.Param("gameId")
+	switch decision {
+	case "release":
+		return a.Reviews.Release(ctx, actor, gameID)
+	case "void":
+		return a.Reviews.Void(ctx, actor, gameID)
+	}
+	return integrity.Review{}, domain.Errorf(domain.CodeNotFound, "no such resource")
+}
+
+func (a *App) userLinks(c echo.Context) error {
+	u, err := a.Users.ByID(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	links, err := a.Guard.LinksOf(c.Request().Context(), u.ID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, links)
+}

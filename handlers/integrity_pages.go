@@ -1,0 +1,165 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"wager/domain"
+	"wager/domain/game/rules"
+	"wager/domain/integrity"
+	"wager/domain/money"
+	"wager/views"
+	"wager/web"
+)
+
+// integrityPagePath: the review queue answers browsers at /admin/integrity
+// (the JSON queue's address, see pagesForBrowsers) and lives here.
+const integrityPagePath = "/admin/integrity/page"
+
+func (a *App) integrityPage(c echo.Context) error {
+	return a.renderIntegrity(c, http.StatusOK, views.IntegrityView{Done: doneWords(c.QueryParam("done"), c.QueryParam("game"))})
+}
+
+// integrityDecide releases or voids a held game from the queue's forms and
+// shows the queue again with what the decision did.
+func (a *App) integrityDecide(c echo.Context) error {
+	if err := requireAdmin(c); err != nil {
+		return err
+	}
+	decision := c.Param("decision")
+	r, err := a.decide(c, decision)
+	if err != nil {
+		return a.renderIntegrity(c, web.StatusOf(domain.ErrorCode(err)), views.IntegrityView{Error: web.AsError(err).Message})
+	}
+	return c.Redirect(http.StatusSeeOther, integrityPagePath+"?done="+r.Status+"&game="+r.GameID)
+}
+
+// doneWords says what a decision did, for the page after it.
+func doneWords(status, gameID string) string {
+	switch status {
+	case integrity.StatusReleased:
+		return "Released game " + gameID + ": its bets and market were paid as the game ended."
+	case integrity.StatusVoided:
+		return "Voided game " + gameID + ": every bet was refunded in full and every share pays 0.5 USDC."
+	}
+	return ""
+}
+
+func requireAdmin(c echo.Context) error {
+	id := web.IdentityOf(c)
+	if id == nil {
+		_, err := requireLogin(c)
+		return err
+	}
+	if !id.Admin {
+		return domain.Errorf(domain.CodeAdminOnly, "only administrators can review games")
+	}
+	return nil
+}
+
+func (a *App) renderIntegrity(c echo.Context, status int, v views.IntegrityView) error {
+	if err := requireAdmin(c); err != nil {
+		return err
+	}
+	cases, err := a.Reviews.Queue(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	for _, k := range cases {
+		v.Cases = append(v.Cases, caseWords(k))
+	}
+	return web.Render(c, status, views.IntegrityQueue(a.pageFor(c, "Integrity reviews"), v))
+}
+
+// caseWords is a held game in sentences.
+func caseWords(k integrity.Case) views.IntegrityCase {
+	names := map[string]string{}
+	for _, p := range k.Players {
+		names[p.UserID] = p.Username
+	}
+	pot := k.StakeMinor * int64(len(k.Players))
+	v := views.IntegrityCase{GameID: k.GameID, GameHref: "/game/" + k.GameID,
+		Title: views.GameName(k.GameType) + ", " + money.FormatUSDC(k.StakeMinor) + " USDC a player",
+		Ending: names[k.WinnerID] + " won: " + reasonWords(k.Reason) + ".",
+		Held: "Held " + k.HeldAt.UTC().Format("Jan 2, 15:04 UTC") + ": " + money.FormatUSDC(k.PoolsMinor) + " USDC bet and " +
+			money.FormatUSDC(k.VolumeMinor) + " USDC paid for shares, against a player pot of " + money.FormatUSDC(pot) + " USDC."}
+	for _, b := range k.Bettors {
+		v.Bettors = append(v.Bettors, b.Username+" bet "+money.FormatUSDC(b.AmountMinor)+" USDC on "+names[b.OnUserID])
+	}
+	for _, t := range k.Traders {
+		v.Traders = append(v.Traders, t.Username+" holds "+strconv.FormatInt(t.Shares, 10)+" shares of "+names[t.OutcomeID]+
+			" (paid "+money.FormatUSDC(t.CostMinor)+" USDC net)")
+	}
+	bettor := map[string]string{}
+	for _, b := range k.Bettors {
+		bettor[b.UserID] = b.Username
+	}
+	for _, t := range k.Traders {
+		bettor[t.UserID] = t.Username
+	}
+	for _, l := range k.Links {
+		v.Links = append(v.Links, bettor[l.UserID]+" is linked to "+l.Username+": "+strings.Join(linkWords(l.Reasons), "; "))
+	}
+	switch h := k.History.(type) {
+	case []rules.RPSRound:
+		for _, r := range h {
+			line := "Round " + strconv.Itoa(r.Round) + ": "
+			var moves []string
+			for _, p := range k.Players {
+				moves = append(moves, p.Username+" "+choiceWords(r.Choices[p.UserID]))
+			}
+			line += strings.Join(moves, ", ")
+			switch {
+			case r.Reason == "timeout":
+				line += ", " + names[deref(r.WinnerID)] + " won it on time"
+			case r.WinnerID != nil:
+				line += ", " + names[*r.WinnerID] + " won it"
+			default:
+				line += ", drawn"
+			}
+			v.History = append(v.History, line)
+		}
+	case []rules.C4Move:
+		for _, m := range h {
+			v.History = append(v.History, "Move "+strconv.Itoa(m.MoveNumber)+": "+names[m.UserID]+" in column "+strconv.Itoa(m.Column+1))
+		}
+	}
+	return v
+}
+
+func choiceWords(c *string) string {
+	if c == nil {
+		return "did not choose"
+	}
+	return *c
+}
+
+// reasonWords says how a held game ended.
+func reasonWords(reason string) string {
+	if reason == integrity.ReasonResigned {
+		return "the other player resigned"
+	}
+	return "a round or turn was lost on time"
+}
+
+func linkWords(reasons []string) []string {
+	out := make([]string, len(reasons))
+	for i, r := range reasons {
+		switch r {
+		case integrity.ReasonReferral:
+			out[i] = "one referred the other"
+		case integrity.ReasonTip:
+			out[i] = "a tip between them in the last 30 days"
+		case integrity.ReasonTransfer:
+			out[i] = "a transfer between them in the last 30 days"
+		case integrity.ReasonAddress:
+			out[i] = "signed in from the same address in the last 30 days"
+		default:
+			out[i] = r
+		}
+	}
+	return out
+}
