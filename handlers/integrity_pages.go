@@ -82,7 +82,7 @@ func caseWords(k integrity.Case) views.IntegrityCase {
 	}
 	pot := k.StakeMinor * int64(len(k.Players))
 	v := views.IntegrityCase{GameID: k.GameID, GameHref: "/game/" + k.GameID,
-		Title: views.GameName(k.GameType) + ", " + money.FormatUSDC(k.StakeMinor) + " USDC a player",
+		Title:  views.GameName(k.GameType) + ", " + money.FormatUSDC(k.StakeMinor) + " USDC a player",
 		Ending: names[k.WinnerID] + " won: " + reasonWords(k.Reason) + ".",
 		Held: "Held " + k.HeldAt.UTC().Format("Jan 2, 15:04 UTC") + ": " + money.FormatUSDC(k.PoolsMinor) + " USDC bet and " +
 			money.FormatUSDC(k.VolumeMinor) + " USDC paid for shares, against a player pot of " + money.FormatUSDC(pot) + " USDC."}

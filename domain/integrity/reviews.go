@@ -309,15 +309,15 @@ type PlayerLink struct {
 // Case is a held game with what an admin needs to decide it.
 type Case struct {
 	Review
-	GameType   string         `json:"gameType"`
-	StakeMinor int64          `json:"stakeMinor"`
-	Players    []game.Seat    `json:"players"`
-	Bettors    []Bettor       `json:"bettors"`
-	Traders    []Trader       `json:"traders"`
-	Links      []PlayerLink   `json:"links" doc:"bettors and traders linked to a player, and why"`
-	History    any            `json:"history" doc:"the game's revealed rounds (rps) or moves (connect4)"`
-	Result     *game.Result   `json:"result"`
-	EndedAt    *time.Time     `json:"endedAt"`
+	GameType   string       `json:"gameType"`
+	StakeMinor int64        `json:"stakeMinor"`
+	Players    []game.Seat  `json:"players"`
+	Bettors    []Bettor     `json:"bettors"`
+	Traders    []Trader     `json:"traders"`
+	Links      []PlayerLink `json:"links" doc:"bettors and traders linked to a player, and why"`
+	History    any          `json:"history" doc:"the game's revealed rounds (rps) or moves (connect4)"`
+	Result     *game.Result `json:"result"`
+	EndedAt    *time.Time   `json:"endedAt"`
 }
 
 // Queue returns the held games, longest waiting first, each with its

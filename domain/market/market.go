@@ -178,10 +178,10 @@ type marketRow struct {
 	LastPrice  []int64  `bun:"last_price,array"`
 	Volume     []int64  `bun:"volume,array"`
 	Resolution []int64  `bun:"resolution,array"`
-	Pairs      int64    `bun:"pairs"`      // outstanding pairs of shares
-	Paid       int64    `bun:"paid_minor"` // what buyers paid for shares in the market's trades
+	Pairs      int64    `bun:"pairs"`       // outstanding pairs of shares
+	Paid       int64    `bun:"paid_minor"`  // what buyers paid for shares in the market's trades
 	Names      []string `bun:"names,array"` // the players' usernames, in the order of Outcomes
-	MaxPairs   int64    `bun:"-"`          // the cap on Pairs (0: a free game)
+	MaxPairs   int64    `bun:"-"`           // the cap on Pairs (0: a free game)
 }
 
 func (m marketRow) outcome(userID string) int { return slices.Index(m.Outcomes, userID) }

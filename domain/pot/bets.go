@@ -312,12 +312,12 @@ type Bet struct {
 
 // Bets is a game's betting pools.
 type Bets struct {
-	Open         bool  `json:"open" doc:"whether the game takes bets now (never a free game's)"`
-	PoolCapMinor int64 `json:"poolCapMinor" doc:"the most each player's pool may hold: POOL_CAP_MULTIPLE times the player pot (0 for a free game, which takes no bets)"`
-	TotalMinor   int64 `json:"totalMinor"`
-	FeeBps     int    `json:"feeBps"`
-	Pools      []Pool `json:"pools"`
-	Bets       []Bet  `json:"bets" doc:"newest first"`
+	Open         bool   `json:"open" doc:"whether the game takes bets now (never a free game's)"`
+	PoolCapMinor int64  `json:"poolCapMinor" doc:"the most each player's pool may hold: POOL_CAP_MULTIPLE times the player pot (0 for a free game, which takes no bets)"`
+	TotalMinor   int64  `json:"totalMinor"`
+	FeeBps       int    `json:"feeBps"`
+	Pools        []Pool `json:"pools"`
+	Bets         []Bet  `json:"bets" doc:"newest first"`
 }
 
 // BetsOf returns a game's pools and bets. NOT_FOUND when there is no such game.
