@@ -498,6 +498,31 @@ type AdminFlags struct {
 	Flags   []Flag        `json:"flags"`
 }
 
+// AuditActor defines model for AuditActor.
+type AuditActor struct {
+	UserId string `json:"userId"`
+
+	// Username as it was when they acted
+	Username string `json:"username"`
+}
+
+// AuditItem defines model for AuditItem.
+type AuditItem struct {
+	// Action a stable dotted name: flag.set, support.reply, support.close, integrity.release, integrity.void
+	Action    string     `json:"action"`
+	Actor     AuditActor `json:"actor"`
+	CreatedAt time.Time  `json:"createdAt"`
+
+	// Data what the action did; depends on the action
+	Data map[string]interface{} `json:"data"`
+
+	// Id a sequence number as a string; pass the last one seen as ?before= for older entries
+	Id string `json:"id"`
+
+	// Target what was acted on: flag:<name>, ticket:<id> or game:<id>
+	Target string `json:"target"`
+}
+
 // BetRequest defines model for BetRequest.
 type BetRequest struct {
 	// AmountMinor at least 10000 (0.01 USDC)
@@ -1947,6 +1972,18 @@ type GetActivityFeedParams struct {
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
 
+// GetAdminAuditParams defines parameters for GetAdminAudit.
+type GetAdminAuditParams struct {
+	// Limit page size
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Before an entry's id: only older ones (the last id of the previous page)
+	Before *string `form:"before,omitempty" json:"before,omitempty"`
+
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
 // GetAdminFeatureFlagsParams defines parameters for GetAdminFeatureFlags.
 type GetAdminFeatureFlagsParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
@@ -2948,6 +2985,13 @@ type ClientInterface interface {
 	// Corresponds with GET /activity/feed (the `GetActivityFeed` operationId).
 	GetActivityFeed(ctx context.Context, params *GetActivityFeedParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetAdminAudit Every admin action, newest first: who did what to which thing
+	//
+	// Flag changes, support answers and closes, integrity releases and voids, each recorded in the action's own transaction. The log is append-only: the database refuses to change or delete an entry.
+	//
+	// Corresponds with GET /admin/audit (the `GetAdminAudit` operationId).
+	GetAdminAudit(ctx context.Context, params *GetAdminAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetAdminFeatureFlags Feature flags with who changed them and when
 	//
 	// Corresponds with GET /admin/feature-flags (the `GetAdminFeatureFlags` operationId).
@@ -2955,12 +2999,16 @@ type ClientInterface interface {
 
 	// PutAdminFeatureFlagsByNameWithBody Turn a feature flag on or off
 	//
+	// Recorded in the audit log (flag.set).
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /admin/feature-flags/{name} (the `PutAdminFeatureFlagsByName` operationId).
 	PutAdminFeatureFlagsByNameWithBody(ctx context.Context, name string, params *PutAdminFeatureFlagsByNameParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PutAdminFeatureFlagsByName Turn a feature flag on or off
+	//
+	// Recorded in the audit log (flag.set).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2984,14 +3032,14 @@ type ClientInterface interface {
 
 	// PatchAdminSupportByIdClose Close a ticket
 	//
-	// Closing a closed ticket answers it unchanged.
+	// Recorded in the audit log (support.close). Closing a closed ticket answers it unchanged and records nothing.
 	//
 	// Corresponds with PATCH /admin/support/{id}/close (the `PatchAdminSupportByIdClose` operationId).
 	PatchAdminSupportByIdClose(ctx context.Context, id openapi_types.UUID, params *PatchAdminSupportByIdCloseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostAdminSupportByIdMessagesWithBody Answer a ticket as staff
 	//
-	// The ticket becomes answered and its user gets a support_reply notification. 409 CONFLICT when it is closed.
+	// The ticket becomes answered and its user gets a support_reply notification; recorded in the audit log (support.reply). 409 CONFLICT when it is closed.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3000,7 +3048,7 @@ type ClientInterface interface {
 
 	// PostAdminSupportByIdMessages Answer a ticket as staff
 	//
-	// The ticket becomes answered and its user gets a support_reply notification. 409 CONFLICT when it is closed.
+	// The ticket becomes answered and its user gets a support_reply notification; recorded in the audit log (support.reply). 409 CONFLICT when it is closed.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3892,6 +3940,23 @@ func (c *Client) GetActivityFeed(ctx context.Context, params *GetActivityFeedPar
 	return c.Client.Do(req)
 }
 
+// GetAdminAudit Every admin action, newest first: who did what to which thing
+//
+// Flag changes, support answers and closes, integrity releases and voids, each recorded in the action's own transaction. The log is append-only: the database refuses to change or delete an entry.
+//
+// Corresponds with GET /admin/audit (the `GetAdminAudit` operationId).
+func (c *Client) GetAdminAudit(ctx context.Context, params *GetAdminAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAdminAuditRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetAdminFeatureFlags Feature flags with who changed them and when
 //
 // Corresponds with GET /admin/feature-flags (the `GetAdminFeatureFlags` operationId).
@@ -3909,6 +3974,8 @@ func (c *Client) GetAdminFeatureFlags(ctx context.Context, params *GetAdminFeatu
 
 // PutAdminFeatureFlagsByNameWithBody Turn a feature flag on or off
 //
+// Recorded in the audit log (flag.set).
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PUT /admin/feature-flags/{name} (the `PutAdminFeatureFlagsByName` operationId).
@@ -3925,6 +3992,8 @@ func (c *Client) PutAdminFeatureFlagsByNameWithBody(ctx context.Context, name st
 }
 
 // PutAdminFeatureFlagsByName Turn a feature flag on or off
+//
+// Recorded in the audit log (flag.set).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3988,7 +4057,7 @@ func (c *Client) GetAdminSupportById(ctx context.Context, id openapi_types.UUID,
 
 // PatchAdminSupportByIdClose Close a ticket
 //
-// Closing a closed ticket answers it unchanged.
+// Recorded in the audit log (support.close). Closing a closed ticket answers it unchanged and records nothing.
 //
 // Corresponds with PATCH /admin/support/{id}/close (the `PatchAdminSupportByIdClose` operationId).
 func (c *Client) PatchAdminSupportByIdClose(ctx context.Context, id openapi_types.UUID, params *PatchAdminSupportByIdCloseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4005,7 +4074,7 @@ func (c *Client) PatchAdminSupportByIdClose(ctx context.Context, id openapi_type
 
 // PostAdminSupportByIdMessagesWithBody Answer a ticket as staff
 //
-// The ticket becomes answered and its user gets a support_reply notification. 409 CONFLICT when it is closed.
+// The ticket becomes answered and its user gets a support_reply notification; recorded in the audit log (support.reply). 409 CONFLICT when it is closed.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4024,7 +4093,7 @@ func (c *Client) PostAdminSupportByIdMessagesWithBody(ctx context.Context, id op
 
 // PostAdminSupportByIdMessages Answer a ticket as staff
 //
-// The ticket becomes answered and its user gets a support_reply notification. 409 CONFLICT when it is closed.
+// The ticket becomes answered and its user gets a support_reply notification; recorded in the audit log (support.reply). 409 CONFLICT when it is closed.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6207,6 +6276,87 @@ func NewGetActivityFeedRequest(server string, params *GetActivityFeedParams) (*h
 		if params.Limit != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Before != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetAdminAuditRequest constructs an http.Request for the GetAdminAudit method
+func NewGetAdminAuditRequest(server string, params *GetAdminAuditParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/audit")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12044,6 +12194,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /activity/feed (the `GetActivityFeed` operationId).
 	GetActivityFeedWithResponse(ctx context.Context, params *GetActivityFeedParams, reqEditors ...RequestEditorFn) (*GetActivityFeedResponse, error)
 
+	// GetAdminAuditWithResponse Every admin action, newest first: who did what to which thing
+	//
+	// Flag changes, support answers and closes, integrity releases and voids, each recorded in the action's own transaction. The log is append-only: the database refuses to change or delete an entry.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/audit (the `GetAdminAudit` operationId).
+	GetAdminAuditWithResponse(ctx context.Context, params *GetAdminAuditParams, reqEditors ...RequestEditorFn) (*GetAdminAuditResponse, error)
+
 	// GetAdminFeatureFlagsWithResponse Feature flags with who changed them and when
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -12053,12 +12212,16 @@ type ClientWithResponsesInterface interface {
 
 	// PutAdminFeatureFlagsByNameWithBodyWithResponse Turn a feature flag on or off
 	//
+	// Recorded in the audit log (flag.set).
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /admin/feature-flags/{name} (the `PutAdminFeatureFlagsByName` operationId).
 	PutAdminFeatureFlagsByNameWithBodyWithResponse(ctx context.Context, name string, params *PutAdminFeatureFlagsByNameParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutAdminFeatureFlagsByNameResponse, error)
 
 	// PutAdminFeatureFlagsByNameWithResponse Turn a feature flag on or off
+	//
+	// Recorded in the audit log (flag.set).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12088,7 +12251,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchAdminSupportByIdCloseWithResponse Close a ticket
 	//
-	// Closing a closed ticket answers it unchanged.
+	// Recorded in the audit log (support.close). Closing a closed ticket answers it unchanged and records nothing.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -12097,7 +12260,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostAdminSupportByIdMessagesWithBodyWithResponse Answer a ticket as staff
 	//
-	// The ticket becomes answered and its user gets a support_reply notification. 409 CONFLICT when it is closed.
+	// The ticket becomes answered and its user gets a support_reply notification; recorded in the audit log (support.reply). 409 CONFLICT when it is closed.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12106,7 +12269,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostAdminSupportByIdMessagesWithResponse Answer a ticket as staff
 	//
-	// The ticket becomes answered and its user gets a support_reply notification. 409 CONFLICT when it is closed.
+	// The ticket becomes answered and its user gets a support_reply notification; recorded in the audit log (support.reply). 409 CONFLICT when it is closed.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13401,6 +13564,89 @@ func (r GetActivityFeedResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetActivityFeedResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetAdminAuditResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]AuditItem
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequired
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAdminAuditResponse) GetJSON200() *[]AuditItem {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetAdminAuditResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetAdminAuditResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetAdminAuditResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r GetAdminAuditResponse) GetJSON426() *UpgradeRequired {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetAdminAuditResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetAdminAuditResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAdminAuditResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAdminAuditResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAdminAuditResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAdminAuditResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -22468,6 +22714,21 @@ func (c *ClientWithResponses) GetActivityFeedWithResponse(ctx context.Context, p
 	return ParseGetActivityFeedResponse(rsp)
 }
 
+// GetAdminAuditWithResponse Every admin action, newest first: who did what to which thing
+//
+// Flag changes, support answers and closes, integrity releases and voids, each recorded in the action's own transaction. The log is append-only: the database refuses to change or delete an entry.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/audit (the `GetAdminAudit` operationId).
+func (c *ClientWithResponses) GetAdminAuditWithResponse(ctx context.Context, params *GetAdminAuditParams, reqEditors ...RequestEditorFn) (*GetAdminAuditResponse, error) {
+	rsp, err := c.GetAdminAudit(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAdminAuditResponse(rsp)
+}
+
 // GetAdminFeatureFlagsWithResponse Feature flags with who changed them and when
 //
 // Returns a wrapper object for the known response body format(s).
@@ -22483,6 +22744,8 @@ func (c *ClientWithResponses) GetAdminFeatureFlagsWithResponse(ctx context.Conte
 
 // PutAdminFeatureFlagsByNameWithBodyWithResponse Turn a feature flag on or off
 //
+// Recorded in the audit log (flag.set).
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /admin/feature-flags/{name} (the `PutAdminFeatureFlagsByName` operationId).
@@ -22495,6 +22758,8 @@ func (c *ClientWithResponses) PutAdminFeatureFlagsByNameWithBodyWithResponse(ctx
 }
 
 // PutAdminFeatureFlagsByNameWithResponse Turn a feature flag on or off
+//
+// Recorded in the audit log (flag.set).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -22548,7 +22813,7 @@ func (c *ClientWithResponses) GetAdminSupportByIdWithResponse(ctx context.Contex
 
 // PatchAdminSupportByIdCloseWithResponse Close a ticket
 //
-// Closing a closed ticket answers it unchanged.
+// Recorded in the audit log (support.close). Closing a closed ticket answers it unchanged and records nothing.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -22563,7 +22828,7 @@ func (c *ClientWithResponses) PatchAdminSupportByIdCloseWithResponse(ctx context
 
 // PostAdminSupportByIdMessagesWithBodyWithResponse Answer a ticket as staff
 //
-// The ticket becomes answered and its user gets a support_reply notification. 409 CONFLICT when it is closed.
+// The ticket becomes answered and its user gets a support_reply notification; recorded in the audit log (support.reply). 409 CONFLICT when it is closed.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -22578,7 +22843,7 @@ func (c *ClientWithResponses) PostAdminSupportByIdMessagesWithBodyWithResponse(c
 
 // PostAdminSupportByIdMessagesWithResponse Answer a ticket as staff
 //
-// The ticket becomes answered and its user gets a support_reply notification. 409 CONFLICT when it is closed.
+// The ticket becomes answered and its user gets a support_reply notification; recorded in the audit log (support.reply). 409 CONFLICT when it is closed.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24505,6 +24770,74 @@ func ParseGetActivityFeedResponse(rsp *http.Response) (*GetActivityFeedResponse,
 			return nil, err
 		}
 		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetAdminAuditResponse parses an HTTP response from a GetAdminAuditWithResponse call
+func ParseGetAdminAuditResponse(rsp *http.Response) (*GetAdminAuditResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAdminAuditResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []AuditItem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
 		var dest UpgradeRequired

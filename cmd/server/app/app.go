@@ -26,6 +26,7 @@ import (
 	"wager/chain/localchain"
 	"wager/db"
 	"wager/domain"
+	"wager/domain/audit"
 	"wager/domain/auth"
 	"wager/domain/bots"
 	"wager/domain/chat"
@@ -209,7 +210,7 @@ func (a *App) build(ctx context.Context) error {
 
 	a.HTTP = handlers.New(handlers.Services{DB: bdb, Flags: a.Flags, Users: a.Users, Auth: a.Auth, Money: a.Money,
 		Rooms: a.Rooms, Games: a.Games, Chat: a.Chat, Pot: a.Pot, Market: a.Market, Payments: a.Payments, Notify: a.Notify, Social: a.Social, Tips: a.Tips, Ranking: a.Ranking, Support: a.Support, Referrals: a.Referrals, Live: a.Live, Views: views, Bots: demoBots,
-		LocalChain: a.LocalChain}, opts, log)
+		LocalChain: a.LocalChain, Audit: audit.New(bdb)}, opts, log)
 	if unknown := limiter.UnknownOverrides(); len(unknown) > 0 {
 		return fmt.Errorf("invalid configuration: ABUSE_OVERRIDES names %s, which is not a charged endpoint (write METHOD /route as in the OpenAPI document)",
 			strings.Join(unknown, ", "))
