@@ -68,6 +68,12 @@ func TestEveryPageIsAccessibleAndFitsAPhone(t *testing.T) {
 	check(t, page, "wallet", "/wallet", nil)
 	check(t, page, "profile", "/u/"+strings.TrimSpace(name), nil)
 	check(t, page, "admin", "/admin", nil)
+	// Two flag changes, on and off again, give the audit log rows to show.
+	for _, pressed := range []string{"true", "false"} {
+		click(t, page, "toggle-abuse-controls")
+		visible(t, page.Locator(`[data-testid="toggle-abuse-controls"][aria-pressed="`+pressed+`"]`), "the flag changed")
+	}
+	check(t, page, "audit", "/admin/audit", page.GetByTestId("audit-row").First())
 	check(t, page, "friends", "/friends", nil)
 	check(t, page, "referrals", "/referrals", nil)
 	check(t, page, "notifications", "/notifications", nil)

@@ -43,7 +43,7 @@ func (a *App) adminSetFlag(c echo.Context) error {
 		return domain.Invalid(map[string]string{"enabled": "required: true or false"})
 	}
 	id := web.IdentityOf(c)
-	f, err := a.Flags.Set(c.Request().Context(), c.Param("name"), *req.Enabled, id.Username+" ("+id.Wallet+")")
+	f, err := a.Flags.SetByAdmin(c.Request().Context(), c.Param("name"), *req.Enabled, id.UserID, id.Username+" ("+id.Wallet+")")
 	if err != nil {
 		return err
 	}

@@ -67,7 +67,7 @@ func (a *App) adminFlag(c echo.Context) error {
 	if c.Param("name") == flags.Maintenance && enabled && c.FormValue("confirmed") != "yes" {
 		return c.Redirect(http.StatusSeeOther, "/admin?confirm="+flags.Maintenance+"#confirm")
 	}
-	if _, err := a.Flags.Set(c.Request().Context(), c.Param("name"), enabled, id.Username+" ("+id.Wallet+")"); err != nil {
+	if _, err := a.Flags.SetByAdmin(c.Request().Context(), c.Param("name"), enabled, id.UserID, id.Username+" ("+id.Wallet+")"); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin")

@@ -19,6 +19,7 @@ import (
 
 	"wager/chain/localchain"
 	"wager/domain"
+	"wager/domain/audit"
 	"wager/domain/auth"
 	"wager/domain/chat"
 	"wager/domain/flags"
@@ -72,6 +73,8 @@ type Services struct {
 	Bots DemoBots
 	// LocalChain is the embedded chain (nil with an external one).
 	LocalChain *localchain.Chain
+	// Audit reads the admin audit log (the services write it).
+	Audit *audit.Service
 }
 
 // DemoBots are the demo players, as the handlers see them.

@@ -32,10 +32,11 @@ const maintenanceRetry = 60 * time.Second
 const notificationsPagePath = "/notifications/page"
 
 // browserPages are the JSON lists whose address a browser opens as a page
-// (the support queue is the admin's /admin/support in the same way), by
+// (the support queue, the review queue and the audit log are the admin's
+// /admin/support, /admin/integrity and /admin/audit in the same way), by
 // the path of the page.
 var browserPages = map[string]string{"/notifications": notificationsPagePath, "/admin/support": supportQueuePagePath,
-	"/admin/integrity": integrityPagePath}
+	"/admin/integrity": integrityPagePath, "/admin/audit": auditPagePath}
 
 func pagesForBrowsers(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -321,7 +322,8 @@ func (a *App) routes() *echo.Echo {
 		Summary: "Feature flags with who changed them and when", Response: AdminFlags{}})
 	r.json(http.MethodPut, "/admin/feature-flags/:name", a.adminSetFlag, web.Op{Tag: "admin", Auth: web.AuthAdmin,
 		Summary: "Turn a feature flag on or off", Request: SetFlagRequest{}, Response: flags.Flag{},
-		Errors: []int{http.StatusNotFound}})
+		Description: "Recorded in the audit log (flag.set).", Errors: []int{http.StatusNotFound}})
+	a.auditRoutes(r)
 
 	// Pages.
 	r.page(http.MethodGet, "/", a.homePage)

@@ -42,10 +42,10 @@ func (a *App) supportRoutes(r *router) {
 		Summary: "A ticket with its user and messages", Response: support.StaffTicket{}, Errors: []int{http.StatusNotFound}})
 	r.json(http.MethodPost, "/admin/support/:id/messages", a.answerTicket, web.Op{Tag: "admin", Auth: web.AuthAdmin, Status: http.StatusCreated,
 		Summary:     "Answer a ticket as staff",
-		Description: "The ticket becomes answered and its user gets a support_reply notification. 409 CONFLICT when it is closed.",
+		Description: "The ticket becomes answered and its user gets a support_reply notification; recorded in the audit log (support.reply). 409 CONFLICT when it is closed.",
 		Request:     TicketText{}, Response: support.Message{}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
 	r.json(http.MethodPatch, "/admin/support/:id/close", a.staffCloseTicket, web.Op{Tag: "admin", Auth: web.AuthAdmin,
-		Summary: "Close a ticket", Description: "Closing a closed ticket answers it unchanged.",
+		Summary: "Close a ticket", Description: "Recorded in the audit log (support.close). Closing a closed ticket answers it unchanged and records nothing.",
 		Response: support.StaffTicket{}, Errors: []int{http.StatusNotFound}})
 }
 
@@ -153,7 +153,7 @@ func (a *App) answerTicket(c echo.Context) error {
 }
 
 func (a *App) staffCloseTicket(c echo.Context) error {
-	t, err := a.Support.StaffClose(c.Request().Context(), c.Param("id"))
+	t, err := a.Support.StaffClose(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"))
 	if err != nil {
 		return err
 	}

@@ -311,7 +311,7 @@ func (a *App) staffClose(c echo.Context) error {
 	if id == nil {
 		return err
 	}
-	if _, err := a.Support.StaffClose(c.Request().Context(), c.Param("id")); err != nil {
+	if _, err := a.Support.StaffClose(c.Request().Context(), id.UserID, c.Param("id")); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/support")

@@ -16,6 +16,7 @@ import (
 
 	"wager/db"
 	"wager/domain"
+	"wager/domain/audit"
 )
 
 // Names of the flags the platform itself reads.
@@ -99,18 +100,39 @@ func (s *Service) List(ctx context.Context) ([]Flag, error) {
 	return rows, nil
 }
 
-// Changes returns the newest changes first, at most limit of them.
+// Changes returns the newest changes first, at most limit of them: an
+// empty list, never nil, when there are none.
 func (s *Service) Changes(ctx context.Context, limit int) ([]Change, error) {
-	var rows []Change
+	rows := []Change{}
 	if err := s.db.NewSelect().Model(&rows).Order("id DESC").Limit(int64(limit)).Scan(ctx); err != nil {
 		return rows, fmt.Errorf("read the last %d feature flag changes: %w", limit, err)
 	}
 	return rows, nil
 }
 
-// Set turns a flag on or off on behalf of actor, records the change and
-// notifies every instance. It returns NOT_FOUND for an unknown flag.
+// Set turns a flag on or off on behalf of actor, a label for code that
+// acts for no signed-in user (tests), records the change in the flag's
+// history and notifies every instance; an admin's change goes through
+// SetByAdmin, which the audit log records. It returns NOT_FOUND for an
+// unknown flag.
 func (s *Service) Set(ctx context.Context, name string, enabled bool, actor string) (Flag, error) {
+	return s.set(ctx, name, enabled, actor, "")
+}
+
+// SetByAdmin is Set for the signed-in admin userID: label (their username
+// and wallet) is what the flag list shows as who changed it, and the
+// change is recorded in the audit log (flag.set) in the same transaction.
+// It returns NOT_FOUND, and records nothing, for an unknown flag.
+func (s *Service) SetByAdmin(ctx context.Context, name string, enabled bool, userID, label string) (Flag, error) {
+	return s.set(ctx, name, enabled, label, userID)
+}
+
+// flagSet is the data of a flag.set audit entry.
+type flagSet struct {
+	Enabled bool `json:"enabled"`
+}
+
+func (s *Service) set(ctx context.Context, name string, enabled bool, actor, adminID string) (Flag, error) {
 	var f Flag
 	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		f = Flag{}
@@ -126,6 +148,12 @@ func (s *Service) Set(ctx context.Context, name string, enabled bool, actor stri
 		change := Change{Name: name, Enabled: enabled, ChangedBy: actor, ChangedAt: f.UpdatedAt}
 		if _, err := tx.NewInsert().Model(&change).Exec(ctx); err != nil {
 			return fmt.Errorf("record the change of feature flag %s: %w", name, err)
+		}
+		if adminID != "" {
+			if err := audit.Record(ctx, tx, audit.Entry{ActorID: adminID, Action: audit.FlagSet,
+				Target: audit.FlagTarget(name), Data: flagSet{Enabled: enabled}, At: f.UpdatedAt}); err != nil {
+				return err
+			}
 		}
 		if err := db.Notify(ctx, tx, Channel, name); err != nil {
 			return fmt.Errorf("announce the change of feature flag %s: %w", name, err)

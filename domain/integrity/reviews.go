@@ -12,6 +12,7 @@ import (
 
 	"wager/db"
 	"wager/domain"
+	"wager/domain/audit"
 	"wager/domain/chat"
 	"wager/domain/game"
 	"wager/domain/game/rules"
@@ -24,12 +25,6 @@ const (
 	StatusHeld     = "held"     // the bets and market wait for an admin
 	StatusReleased = "released" // settled as the game ended
 	StatusVoided   = "voided"   // bets refunded, shares paid half each
-)
-
-// Audit actions of the review queue.
-const (
-	ActionRelease = "integrity.release"
-	ActionVoid    = "integrity.void"
 )
 
 // Why a game's end was held.
@@ -99,11 +94,6 @@ type MarketCloser interface {
 	Hold(ctx context.Context, tx bun.Tx, gameID string) ([]string, error)
 }
 
-// Auditor records an admin's action in the caller's transaction.
-type Auditor interface {
-	Record(ctx context.Context, idb bun.IDB, actorID, action, target string, data any) error
-}
-
 // Reviews settles finished games, holding the bets and market of
 // suspicious ends, and runs the admins' review queue.
 type Reviews struct {
@@ -114,7 +104,6 @@ type Reviews struct {
 	pot    BetSettler
 	market MarketCloser
 	notify Notifier
-	audit  Auditor
 	rooms  *room.Log
 }
 
@@ -125,14 +114,13 @@ type ReviewDeps struct {
 	Pot    BetSettler
 	Market MarketCloser
 	Notify Notifier
-	Audit  Auditor
 	Rooms  *room.Log // where the room hears of a decided review
 }
 
 // NewReviews returns the review service.
 func NewReviews(bdb *bun.DB, now domain.Clock, d ReviewDeps) *Reviews {
 	return &Reviews{db: bdb, now: now, guard: d.Guard, games: d.Games, pot: d.Pot, market: d.Market, notify: d.Notify,
-		audit: d.Audit, rooms: d.Rooms}
+		rooms: d.Rooms}
 }
 
 // Settle is the games' Settler: it pays out a finished game in tx (see
@@ -253,9 +241,9 @@ func (r *Reviews) decide(ctx context.Context, actorID, gameID string, void bool)
 		if out.Status != StatusHeld {
 			return domain.Errorf(domain.CodeConflict, "the review of game %s was decided already: %s", id, out.Status)
 		}
-		winner, status, action := out.WinnerID, StatusReleased, ActionRelease
+		winner, status, action := out.WinnerID, StatusReleased, audit.IntegrityRelease
 		if void {
-			winner, status, action = "", StatusVoided, ActionVoid
+			winner, status, action = "", StatusVoided, audit.IntegrityVoid
 		}
 		if err := r.pot.SettleHeldBets(ctx, tx, id, winner); err != nil {
 			return err
@@ -272,7 +260,7 @@ func (r *Reviews) decide(ctx context.Context, actorID, gameID string, void bool)
 			return fmt.Errorf("record the review of game %s: %w", id, err)
 		}
 		out.finish()
-		if err := r.audit.Record(ctx, tx, actorID, action, "game:"+id, out); err != nil {
+		if err := audit.Record(ctx, tx, audit.Entry{ActorID: actorID, Action: action, Target: audit.GameTarget(id), Data: out, At: now}); err != nil {
 			return err
 		}
 		_, err := r.rooms.Append(ctx, tx, id, now, domain.Event{Name: EventReview, Data: out})

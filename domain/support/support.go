@@ -19,6 +19,7 @@ import (
 
 	"wager/db"
 	"wager/domain"
+	"wager/domain/audit"
 	"wager/domain/notify"
 )
 
@@ -328,10 +329,14 @@ func (s *Service) Reply(ctx context.Context, userID, id, text string) (Message, 
 	}, "")
 }
 
-// Answer adds a staff member's message to a ticket, marks it answered and
-// notifies its user (support_reply) in the same transaction. Errors:
-// NOT_FOUND, VALIDATION_ERROR (text), CONFLICT (closed).
+// Answer adds a staff member's message to a ticket, marks it answered,
+// notifies its user (support_reply) and records support.reply by staffID
+// in the audit log, all in one transaction. Errors: NOT_FOUND,
+// VALIDATION_ERROR (text), CONFLICT (closed); none of them writes anything.
 func (s *Service) Answer(ctx context.Context, staffID, id, text string) (Message, error) {
+	if staffID == "" { // it would write as the user, unrecorded
+		return Message{}, fmt.Errorf("answer support ticket %s: no staff member given", id)
+	}
 	return s.write(ctx, id, text, nil, staffID)
 }
 
@@ -374,7 +379,11 @@ func (s *Service) write(ctx context.Context, id, text string, allowed func(Staff
 		if staffID == "" {
 			return nil
 		}
-		return s.notify.Send(ctx, tx, t.User.UserID, notify.SupportReply, ReplyNotice{TicketID: t.ID, Subject: t.Subject})
+		if err := s.notify.Send(ctx, tx, t.User.UserID, notify.SupportReply, ReplyNotice{TicketID: t.ID, Subject: t.Subject}); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, audit.Entry{ActorID: staffID, Action: audit.SupportReply, Target: audit.TicketTarget(t.ID),
+			Data: replyRecord{MessageID: m.ID}, At: now})
 	})
 	if err != nil {
 		return Message{}, fmt.Errorf("write to support ticket %s: %w", id, err)
@@ -390,17 +399,35 @@ func (s *Service) Close(ctx context.Context, userID, id string) (Ticket, error) 
 			return errNoTicket
 		}
 		return nil
-	})
+	}, "")
 	return t.Ticket, err
 }
 
-// StaffClose closes any ticket and returns it; a closed ticket is
-// returned unchanged. NOT_FOUND when none.
-func (s *Service) StaffClose(ctx context.Context, id string) (StaffTicket, error) {
-	return s.close(ctx, id, nil)
+// StaffClose closes any ticket on behalf of staffID, records
+// support.close in the audit log in the same transaction, and returns the
+// ticket. A closed ticket is returned unchanged, and nothing is recorded:
+// nothing happened. NOT_FOUND when none.
+func (s *Service) StaffClose(ctx context.Context, staffID, id string) (StaffTicket, error) {
+	if staffID == "" { // it would close unrecorded
+		return StaffTicket{}, fmt.Errorf("close support ticket %s: no staff member given", id)
+	}
+	return s.close(ctx, id, nil, staffID)
 }
 
-func (s *Service) close(ctx context.Context, id string, allowed func(StaffTicket) error) (StaffTicket, error) {
+// replyRecord is the data of a support.reply audit entry.
+type replyRecord struct {
+	MessageID string `json:"messageId"`
+}
+
+// closeRecord is the data of a support.close audit entry.
+type closeRecord struct {
+	PreviousStatus string `json:"previousStatus"`
+}
+
+// close closes a ticket: the user's doing when staffID is "", else staff's
+// (recorded in the audit log). allowed refuses the ticket before anything
+// is written.
+func (s *Service) close(ctx context.Context, id string, allowed func(StaffTicket) error, staffID string) (StaffTicket, error) {
 	var t StaffTicket
 	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		var err error
@@ -415,10 +442,14 @@ func (s *Service) close(ctx context.Context, id string, allowed func(StaffTicket
 		if t.Status == StatusClosed {
 			return nil
 		}
+		previous := t.Status
 		t.Status, t.UpdatedAt = StatusClosed, s.clock()
-		_, err = tx.NewUpdate().Table("support_tickets").Set("status = ?, updated_at = ?", t.Status, t.UpdatedAt).
-			Where("id = ?", t.ID).Exec(ctx)
-		return err
+		if _, err = tx.NewUpdate().Table("support_tickets").Set("status = ?, updated_at = ?", t.Status, t.UpdatedAt).
+			Where("id = ?", t.ID).Exec(ctx); err != nil || staffID == "" {
+			return err
+		}
+		return audit.Record(ctx, tx, audit.Entry{ActorID: staffID, Action: audit.SupportClose, Target: audit.TicketTarget(t.ID),
+			Data: closeRecord{PreviousStatus: previous}, At: t.UpdatedAt})
 	})
 	if err != nil {
 		return StaffTicket{}, fmt.Errorf("close support ticket %s: %w", id, err)

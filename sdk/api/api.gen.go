@@ -18,6 +18,84 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for IntegrityCaseReason.
+const (
+	IntegrityCaseReasonResign  IntegrityCaseReason = "resign"
+	IntegrityCaseReasonTimeout IntegrityCaseReason = "timeout"
+)
+
+// Valid indicates whether the value is a known member of the IntegrityCaseReason enum.
+func (e IntegrityCaseReason) Valid() bool {
+	switch e {
+	case IntegrityCaseReasonResign:
+		return true
+	case IntegrityCaseReasonTimeout:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntegrityCaseStatus.
+const (
+	IntegrityCaseStatusHeld     IntegrityCaseStatus = "held"
+	IntegrityCaseStatusReleased IntegrityCaseStatus = "released"
+	IntegrityCaseStatusVoided   IntegrityCaseStatus = "voided"
+)
+
+// Valid indicates whether the value is a known member of the IntegrityCaseStatus enum.
+func (e IntegrityCaseStatus) Valid() bool {
+	switch e {
+	case IntegrityCaseStatusHeld:
+		return true
+	case IntegrityCaseStatusReleased:
+		return true
+	case IntegrityCaseStatusVoided:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntegrityReviewReason.
+const (
+	IntegrityReviewReasonResign  IntegrityReviewReason = "resign"
+	IntegrityReviewReasonTimeout IntegrityReviewReason = "timeout"
+)
+
+// Valid indicates whether the value is a known member of the IntegrityReviewReason enum.
+func (e IntegrityReviewReason) Valid() bool {
+	switch e {
+	case IntegrityReviewReasonResign:
+		return true
+	case IntegrityReviewReasonTimeout:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntegrityReviewStatus.
+const (
+	IntegrityReviewStatusHeld     IntegrityReviewStatus = "held"
+	IntegrityReviewStatusReleased IntegrityReviewStatus = "released"
+	IntegrityReviewStatusVoided   IntegrityReviewStatus = "voided"
+)
+
+// Valid indicates whether the value is a known member of the IntegrityReviewStatus enum.
+func (e IntegrityReviewStatus) Valid() bool {
+	switch e {
+	case IntegrityReviewStatusHeld:
+		return true
+	case IntegrityReviewStatusReleased:
+		return true
+	case IntegrityReviewStatusVoided:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MarketOrderSide.
 const (
 	Buy  MarketOrderSide = "buy"
@@ -117,6 +195,7 @@ func (e MarketTradeKind) Valid() bool {
 // Defines values for MarketViewStatus.
 const (
 	MarketViewStatusClosed   MarketViewStatus = "closed"
+	MarketViewStatusHeld     MarketViewStatus = "held"
 	MarketViewStatusOpen     MarketViewStatus = "open"
 	MarketViewStatusResolved MarketViewStatus = "resolved"
 )
@@ -126,9 +205,38 @@ func (e MarketViewStatus) Valid() bool {
 	switch e {
 	case MarketViewStatusClosed:
 		return true
+	case MarketViewStatusHeld:
+		return true
 	case MarketViewStatusOpen:
 		return true
 	case MarketViewStatusResolved:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PotBetStatus.
+const (
+	PotBetStatusHeld     PotBetStatus = "held"
+	PotBetStatusLost     PotBetStatus = "lost"
+	PotBetStatusOpen     PotBetStatus = "open"
+	PotBetStatusRefunded PotBetStatus = "refunded"
+	PotBetStatusWon      PotBetStatus = "won"
+)
+
+// Valid indicates whether the value is a known member of the PotBetStatus enum.
+func (e PotBetStatus) Valid() bool {
+	switch e {
+	case PotBetStatusHeld:
+		return true
+	case PotBetStatusLost:
+		return true
+	case PotBetStatusOpen:
+		return true
+	case PotBetStatusRefunded:
+		return true
+	case PotBetStatusWon:
 		return true
 	default:
 		return false
@@ -498,6 +606,31 @@ type AdminFlags struct {
 	Flags   []Flag        `json:"flags"`
 }
 
+// AuditActor defines model for AuditActor.
+type AuditActor struct {
+	UserId string `json:"userId"`
+
+	// Username as it was when they acted
+	Username string `json:"username"`
+}
+
+// AuditItem defines model for AuditItem.
+type AuditItem struct {
+	// Action a stable dotted name: flag.set, support.reply, support.close, integrity.release, integrity.void
+	Action    string     `json:"action"`
+	Actor     AuditActor `json:"actor"`
+	CreatedAt time.Time  `json:"createdAt"`
+
+	// Data what the action did; depends on the action
+	Data map[string]interface{} `json:"data"`
+
+	// Id a sequence number as a string; pass the last one seen as ?before= for older entries
+	Id string `json:"id"`
+
+	// Target what was acted on: flag:<name>, ticket:<id> or game:<id>
+	Target string `json:"target"`
+}
+
 // BetRequest defines model for BetRequest.
 type BetRequest struct {
 	// AmountMinor at least 10000 (0.01 USDC)
@@ -788,8 +921,11 @@ type GameResult struct {
 	PotMinor int64 `json:"potMinor"`
 
 	// Reason score, resign, timeout, abandoned, connect4, board-full
-	Reason            string `json:"reason"`
-	SpectatorPotMinor int64  `json:"spectatorPotMinor"`
+	Reason string `json:"reason"`
+
+	// ReviewHeld the game's bets and market were held for review when it ended (the players' own payout is not held); see the game's bets and market for how the review ended
+	ReviewHeld        *bool `json:"reviewHeld,omitempty"`
+	SpectatorPotMinor int64 `json:"spectatorPotMinor"`
 
 	// WinnerId null for a draw or cancellation
 	WinnerId *string `json:"winnerId"`
@@ -826,6 +962,115 @@ type Health struct {
 	Status        string `json:"status"`
 	UptimeSeconds int64  `json:"uptimeSeconds"`
 	Version       string `json:"version"`
+}
+
+// IntegrityBettor defines model for IntegrityBettor.
+type IntegrityBettor struct {
+	AmountMinor int64  `json:"amountMinor"`
+	OnUserId    string `json:"onUserId"`
+	UserId      string `json:"userId"`
+	Username    string `json:"username"`
+}
+
+// IntegrityCase defines model for IntegrityCase.
+type IntegrityCase struct {
+	Bettors   []IntegrityBettor `json:"bettors"`
+	DecidedAt *time.Time        `json:"decidedAt"`
+
+	// DecidedBy the admin who released or voided it
+	DecidedBy *ChatUserRef `json:"decidedBy"`
+	EndedAt   *time.Time   `json:"endedAt"`
+	GameId    string       `json:"gameId"`
+	GameType  string       `json:"gameType"`
+	HeldAt    time.Time    `json:"heldAt"`
+
+	// History the game's revealed rounds (rps) or moves (connect4)
+	History interface{} `json:"history"`
+
+	// Links bettors and traders linked to a player, and why
+	Links   []IntegrityPlayerLink `json:"links"`
+	Players []GameSeat            `json:"players"`
+
+	// PoolsMinor the game's bets when it ended
+	PoolsMinor int64 `json:"poolsMinor"`
+
+	// Reason why its end was held: resign (the loser resigned) or timeout (a round or turn was lost on time)
+	Reason     IntegrityCaseReason `json:"reason"`
+	Result     *GameResult         `json:"result"`
+	StakeMinor int64               `json:"stakeMinor"`
+	Status     IntegrityCaseStatus `json:"status"`
+	Traders    []IntegrityTrader   `json:"traders"`
+
+	// VolumeMinor what buyers had paid for shares in the game's market when it ended
+	VolumeMinor int64 `json:"volumeMinor"`
+
+	// WinnerId the game's winner, whom a release pays the bets and shares on
+	WinnerId string `json:"winnerId"`
+}
+
+// IntegrityCaseReason why its end was held: resign (the loser resigned) or timeout (a round or turn was lost on time)
+type IntegrityCaseReason string
+
+// IntegrityCaseStatus defines model for IntegrityCase.Status.
+type IntegrityCaseStatus string
+
+// IntegrityLink defines model for IntegrityLink.
+type IntegrityLink struct {
+	// Reasons referral (one referred the other), tip or transfer (one went between them in the last 30 days), same-address (both signed in from one client address in the last 30 days; with LINK_BY_IP)
+	Reasons  []string `json:"reasons"`
+	UserId   string   `json:"userId"`
+	Username string   `json:"username"`
+}
+
+// IntegrityPlayerLink defines model for IntegrityPlayerLink.
+type IntegrityPlayerLink struct {
+	PlayerId       string   `json:"playerId"`
+	PlayerUsername string   `json:"playerUsername"`
+	Reasons        []string `json:"reasons"`
+
+	// UserId the bettor or trader
+	UserId string `json:"userId"`
+}
+
+// IntegrityReview defines model for IntegrityReview.
+type IntegrityReview struct {
+	DecidedAt *time.Time `json:"decidedAt"`
+
+	// DecidedBy the admin who released or voided it
+	DecidedBy *ChatUserRef `json:"decidedBy"`
+	GameId    string       `json:"gameId"`
+	HeldAt    time.Time    `json:"heldAt"`
+
+	// PoolsMinor the game's bets when it ended
+	PoolsMinor int64 `json:"poolsMinor"`
+
+	// Reason why its end was held: resign (the loser resigned) or timeout (a round or turn was lost on time)
+	Reason IntegrityReviewReason `json:"reason"`
+	Status IntegrityReviewStatus `json:"status"`
+
+	// VolumeMinor what buyers had paid for shares in the game's market when it ended
+	VolumeMinor int64 `json:"volumeMinor"`
+
+	// WinnerId the game's winner, whom a release pays the bets and shares on
+	WinnerId string `json:"winnerId"`
+}
+
+// IntegrityReviewReason why its end was held: resign (the loser resigned) or timeout (a round or turn was lost on time)
+type IntegrityReviewReason string
+
+// IntegrityReviewStatus defines model for IntegrityReview.Status.
+type IntegrityReviewStatus string
+
+// IntegrityTrader defines model for IntegrityTrader.
+type IntegrityTrader struct {
+	// CostMinor paid for the shares less received for shares sold
+	CostMinor int64 `json:"costMinor"`
+
+	// OutcomeId the player whose shares these are
+	OutcomeId string `json:"outcomeId"`
+	Shares    int64  `json:"shares"`
+	UserId    string `json:"userId"`
+	Username  string `json:"username"`
 }
 
 // LobbyRequest defines model for LobbyRequest.
@@ -993,17 +1238,25 @@ type MarketTradeKind string
 // MarketView defines model for MarketView.
 type MarketView struct {
 	// Book per outcome, every price a trader can trade at now: a sell of the other outcome at p is a bid at 1000000 - p, a buy of it an ask
-	Book      []MarketBookView    `json:"book"`
-	GameId    string              `json:"gameId"`
-	LastTrade *MarketTrade        `json:"lastTrade"`
-	Outcomes  []MarketOutcomeView `json:"outcomes"`
+	Book      []MarketBookView `json:"book"`
+	GameId    string           `json:"gameId"`
+	LastTrade *MarketTrade     `json:"lastTrade"`
+
+	// MaxPairs the most pairs the market may have outstanding: POOL_CAP_MULTIPLE times the player pot, in USDC (0 for a free game, which has no market); an order that would mint past it is refused whole (409 LIMIT_EXCEEDED)
+	MaxPairs int64               `json:"maxPairs"`
+	Outcomes []MarketOutcomeView `json:"outcomes"`
+
+	// Pairs pairs of shares outstanding (one share of each outcome, backed by 1 USDC)
+	Pairs int64 `json:"pairs"`
 
 	// Resolution once resolved: what one share of each outcome pays, by outcomeId
 	Resolution map[string]int64 `json:"resolution"`
-	Status     MarketViewStatus `json:"status"`
+
+	// Status closed: a free game (no market) or one that never traded and is over; held: the game's end is under review, and the market resolves when an admin releases it (as the game ended) or voids it (every share pays 500000)
+	Status MarketViewStatus `json:"status"`
 }
 
-// MarketViewStatus defines model for MarketView.Status.
+// MarketViewStatus closed: a free game (no market) or one that never traded and is over; held: the game's end is under review, and the market resolves when an admin releases it (as the game ended) or voids it (every share pays 500000)
 type MarketViewStatus string
 
 // MoneyActivity defines model for MoneyActivity.
@@ -1122,7 +1375,7 @@ type NotifyNotification struct {
 	Id   int64                  `json:"id"`
 	Read bool                   `json:"read"`
 
-	// Type friend_request, friend_accepted, challenge, game_completed, tip, achievement, referral_reward, support_reply, bet_settled, market_resolved
+	// Type friend_request, friend_accepted, challenge, game_completed, tip, achievement, referral_reward, support_reply, bet_settled, market_resolved, review_hold
 	Type string `json:"type"`
 }
 
@@ -1209,11 +1462,14 @@ type PotBet struct {
 	PayoutMinor int64  `json:"payoutMinor"`
 	Signature   string `json:"signature"`
 
-	// Status open, won, lost or refunded
-	Status   string `json:"status"`
-	UserId   string `json:"userId"`
-	Username string `json:"username"`
+	// Status held: the game's end is under review, and the bet is paid once an admin releases it (as the game ended) or voids it (refunded)
+	Status   PotBetStatus `json:"status"`
+	UserId   string       `json:"userId"`
+	Username string       `json:"username"`
 }
+
+// PotBetStatus held: the game's end is under review, and the bet is paid once an admin releases it (as the game ended) or voids it (refunded)
+type PotBetStatus string
 
 // PotBetResult defines model for PotBetResult.
 type PotBetResult struct {
@@ -1221,7 +1477,7 @@ type PotBetResult struct {
 	BetId       string `json:"betId"`
 	OnUserId    string `json:"onUserId"`
 
-	// Refunded true when betting had closed before the bet landed: it is in no pool and was credited back to the bettor's platform balance
+	// Refunded true when the bet could not join its pool when it landed (betting had closed, the pool had reached its cap, or the bettor had become linked to a player): it is in no pool and was credited back to the bettor's platform balance
 	Refunded  bool   `json:"refunded"`
 	Signature string `json:"signature"`
 }
@@ -1232,10 +1488,13 @@ type PotBets struct {
 	Bets   []PotBet `json:"bets"`
 	FeeBps int64    `json:"feeBps"`
 
-	// Open whether the game takes bets now
-	Open       bool      `json:"open"`
-	Pools      []PotPool `json:"pools"`
-	TotalMinor int64     `json:"totalMinor"`
+	// Open whether the game takes bets now (never a free game's)
+	Open bool `json:"open"`
+
+	// PoolCapMinor the most each player's pool may hold: POOL_CAP_MULTIPLE times the player pot (0 for a free game, which takes no bets)
+	PoolCapMinor int64     `json:"poolCapMinor"`
+	Pools        []PotPool `json:"pools"`
+	TotalMinor   int64     `json:"totalMinor"`
 }
 
 // PotDonation defines model for PotDonation.
@@ -1947,6 +2206,18 @@ type GetActivityFeedParams struct {
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
 
+// GetAdminAuditParams defines parameters for GetAdminAudit.
+type GetAdminAuditParams struct {
+	// Limit page size
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Before an entry's id: only older ones (the last id of the previous page)
+	Before *string `form:"before,omitempty" json:"before,omitempty"`
+
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
 // GetAdminFeatureFlagsParams defines parameters for GetAdminFeatureFlags.
 type GetAdminFeatureFlagsParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
@@ -1955,6 +2226,24 @@ type GetAdminFeatureFlagsParams struct {
 
 // PutAdminFeatureFlagsByNameParams defines parameters for PutAdminFeatureFlagsByName.
 type PutAdminFeatureFlagsByNameParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// GetAdminIntegrityParams defines parameters for GetAdminIntegrity.
+type GetAdminIntegrityParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// PostAdminIntegrityByGameIdReleaseParams defines parameters for PostAdminIntegrityByGameIdRelease.
+type PostAdminIntegrityByGameIdReleaseParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// PostAdminIntegrityByGameIdVoidParams defines parameters for PostAdminIntegrityByGameIdVoid.
+type PostAdminIntegrityByGameIdVoidParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
@@ -1997,6 +2286,12 @@ type PatchAdminSupportByIdCloseParams struct {
 
 // PostAdminSupportByIdMessagesParams defines parameters for PostAdminSupportByIdMessages.
 type PostAdminSupportByIdMessagesParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// GetAdminUsersByIdLinksParams defines parameters for GetAdminUsersByIdLinks.
+type GetAdminUsersByIdLinksParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
@@ -2948,12 +3243,21 @@ type ClientInterface interface {
 	// Corresponds with GET /activity/feed (the `GetActivityFeed` operationId).
 	GetActivityFeed(ctx context.Context, params *GetActivityFeedParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetAdminAudit Every admin action, newest first: who did what to which thing
+	//
+	// Flag changes, support answers and closes, integrity releases and voids, each recorded in the action's own transaction. The log is append-only: the database refuses to change or delete an entry.
+	//
+	// Corresponds with GET /admin/audit (the `GetAdminAudit` operationId).
+	GetAdminAudit(ctx context.Context, params *GetAdminAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetAdminFeatureFlags Feature flags with who changed them and when
 	//
 	// Corresponds with GET /admin/feature-flags (the `GetAdminFeatureFlags` operationId).
 	GetAdminFeatureFlags(ctx context.Context, params *GetAdminFeatureFlagsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PutAdminFeatureFlagsByNameWithBody Turn a feature flag on or off
+	//
+	// Recorded in the audit log (flag.set).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2962,10 +3266,33 @@ type ClientInterface interface {
 
 	// PutAdminFeatureFlagsByName Turn a feature flag on or off
 	//
+	// Recorded in the audit log (flag.set).
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /admin/feature-flags/{name} (the `PutAdminFeatureFlagsByName` operationId).
 	PutAdminFeatureFlagsByName(ctx context.Context, name string, params *PutAdminFeatureFlagsByNameParams, body PutAdminFeatureFlagsByNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAdminIntegrity Games whose bets and market are held for review, longest waiting first
+	//
+	// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players, and the game's history.
+	//
+	// Corresponds with GET /admin/integrity (the `GetAdminIntegrity` operationId).
+	GetAdminIntegrity(ctx context.Context, params *GetAdminIntegrityParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAdminIntegrityByGameIdRelease Settle a held game's bets and market as the game ended
+	//
+	// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.
+	//
+	// Corresponds with POST /admin/integrity/{gameId}/release (the `PostAdminIntegrityByGameIdRelease` operationId).
+	PostAdminIntegrityByGameIdRelease(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAdminIntegrityByGameIdVoid Refund every bet of a held game in full and resolve its market at 500000 a share
+	//
+	// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.
+	//
+	// Corresponds with POST /admin/integrity/{gameId}/void (the `PostAdminIntegrityByGameIdVoid` operationId).
+	PostAdminIntegrityByGameIdVoid(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAdminReconciliation Ledger totals and chain balance against ledger balance for every platform address
 	//
@@ -2984,14 +3311,14 @@ type ClientInterface interface {
 
 	// PatchAdminSupportByIdClose Close a ticket
 	//
-	// Closing a closed ticket answers it unchanged.
+	// Recorded in the audit log (support.close). Closing a closed ticket answers it unchanged and records nothing.
 	//
 	// Corresponds with PATCH /admin/support/{id}/close (the `PatchAdminSupportByIdClose` operationId).
 	PatchAdminSupportByIdClose(ctx context.Context, id openapi_types.UUID, params *PatchAdminSupportByIdCloseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostAdminSupportByIdMessagesWithBody Answer a ticket as staff
 	//
-	// The ticket becomes answered and its user gets a support_reply notification. 409 CONFLICT when it is closed.
+	// The ticket becomes answered and its user gets a support_reply notification; recorded in the audit log (support.reply). 409 CONFLICT when it is closed.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3000,12 +3327,19 @@ type ClientInterface interface {
 
 	// PostAdminSupportByIdMessages Answer a ticket as staff
 	//
-	// The ticket becomes answered and its user gets a support_reply notification. 409 CONFLICT when it is closed.
+	// The ticket becomes answered and its user gets a support_reply notification; recorded in the audit log (support.reply). 409 CONFLICT when it is closed.
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
 	PostAdminSupportByIdMessages(ctx context.Context, id openapi_types.UUID, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAdminUsersByIdLinks Accounts linked to a user, and why
+	//
+	// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days.
+	//
+	// Corresponds with GET /admin/users/{id}/links (the `GetAdminUsersByIdLinks` operationId).
+	GetAdminUsersByIdLinks(ctx context.Context, id openapi_types.UUID, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostAuthHandshakeWithBody Get a sign-in message for a wallet
 	//
@@ -3892,6 +4226,23 @@ func (c *Client) GetActivityFeed(ctx context.Context, params *GetActivityFeedPar
 	return c.Client.Do(req)
 }
 
+// GetAdminAudit Every admin action, newest first: who did what to which thing
+//
+// Flag changes, support answers and closes, integrity releases and voids, each recorded in the action's own transaction. The log is append-only: the database refuses to change or delete an entry.
+//
+// Corresponds with GET /admin/audit (the `GetAdminAudit` operationId).
+func (c *Client) GetAdminAudit(ctx context.Context, params *GetAdminAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAdminAuditRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetAdminFeatureFlags Feature flags with who changed them and when
 //
 // Corresponds with GET /admin/feature-flags (the `GetAdminFeatureFlags` operationId).
@@ -3908,6 +4259,8 @@ func (c *Client) GetAdminFeatureFlags(ctx context.Context, params *GetAdminFeatu
 }
 
 // PutAdminFeatureFlagsByNameWithBody Turn a feature flag on or off
+//
+// Recorded in the audit log (flag.set).
 //
 // Takes any type of body and a specified content type.
 //
@@ -3926,11 +4279,64 @@ func (c *Client) PutAdminFeatureFlagsByNameWithBody(ctx context.Context, name st
 
 // PutAdminFeatureFlagsByName Turn a feature flag on or off
 //
+// Recorded in the audit log (flag.set).
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /admin/feature-flags/{name} (the `PutAdminFeatureFlagsByName` operationId).
 func (c *Client) PutAdminFeatureFlagsByName(ctx context.Context, name string, params *PutAdminFeatureFlagsByNameParams, body PutAdminFeatureFlagsByNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPutAdminFeatureFlagsByNameRequest(c.Server, name, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAdminIntegrity Games whose bets and market are held for review, longest waiting first
+//
+// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players, and the game's history.
+//
+// Corresponds with GET /admin/integrity (the `GetAdminIntegrity` operationId).
+func (c *Client) GetAdminIntegrity(ctx context.Context, params *GetAdminIntegrityParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAdminIntegrityRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAdminIntegrityByGameIdRelease Settle a held game's bets and market as the game ended
+//
+// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.
+//
+// Corresponds with POST /admin/integrity/{gameId}/release (the `PostAdminIntegrityByGameIdRelease` operationId).
+func (c *Client) PostAdminIntegrityByGameIdRelease(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAdminIntegrityByGameIdReleaseRequest(c.Server, gameId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAdminIntegrityByGameIdVoid Refund every bet of a held game in full and resolve its market at 500000 a share
+//
+// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.
+//
+// Corresponds with POST /admin/integrity/{gameId}/void (the `PostAdminIntegrityByGameIdVoid` operationId).
+func (c *Client) PostAdminIntegrityByGameIdVoid(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAdminIntegrityByGameIdVoidRequest(c.Server, gameId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3988,7 +4394,7 @@ func (c *Client) GetAdminSupportById(ctx context.Context, id openapi_types.UUID,
 
 // PatchAdminSupportByIdClose Close a ticket
 //
-// Closing a closed ticket answers it unchanged.
+// Recorded in the audit log (support.close). Closing a closed ticket answers it unchanged and records nothing.
 //
 // Corresponds with PATCH /admin/support/{id}/close (the `PatchAdminSupportByIdClose` operationId).
 func (c *Client) PatchAdminSupportByIdClose(ctx context.Context, id openapi_types.UUID, params *PatchAdminSupportByIdCloseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4005,7 +4411,7 @@ func (c *Client) PatchAdminSupportByIdClose(ctx context.Context, id openapi_type
 
 // PostAdminSupportByIdMessagesWithBody Answer a ticket as staff
 //
-// The ticket becomes answered and its user gets a support_reply notification. 409 CONFLICT when it is closed.
+// The ticket becomes answered and its user gets a support_reply notification; recorded in the audit log (support.reply). 409 CONFLICT when it is closed.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4024,13 +4430,30 @@ func (c *Client) PostAdminSupportByIdMessagesWithBody(ctx context.Context, id op
 
 // PostAdminSupportByIdMessages Answer a ticket as staff
 //
-// The ticket becomes answered and its user gets a support_reply notification. 409 CONFLICT when it is closed.
+// The ticket becomes answered and its user gets a support_reply notification; recorded in the audit log (support.reply). 409 CONFLICT when it is closed.
 //
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
 func (c *Client) PostAdminSupportByIdMessages(ctx context.Context, id openapi_types.UUID, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostAdminSupportByIdMessagesRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAdminUsersByIdLinks Accounts linked to a user, and why
+//
+// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days.
+//
+// Corresponds with GET /admin/users/{id}/links (the `GetAdminUsersByIdLinks` operationId).
+func (c *Client) GetAdminUsersByIdLinks(ctx context.Context, id openapi_types.UUID, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAdminUsersByIdLinksRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6257,6 +6680,87 @@ func NewGetActivityFeedRequest(server string, params *GetActivityFeedParams) (*h
 	return req, nil
 }
 
+// NewGetAdminAuditRequest constructs an http.Request for the GetAdminAudit method
+func NewGetAdminAuditRequest(server string, params *GetAdminAuditParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/audit")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Before != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetAdminFeatureFlagsRequest constructs an http.Request for the GetAdminFeatureFlags method
 func NewGetAdminFeatureFlagsRequest(server string, params *GetAdminFeatureFlagsParams) (*http.Request, error) {
 	var err error
@@ -6342,6 +6846,146 @@ func NewPutAdminFeatureFlagsByNameRequestWithBody(server string, name string, pa
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetAdminIntegrityRequest constructs an http.Request for the GetAdminIntegrity method
+func NewGetAdminIntegrityRequest(server string, params *GetAdminIntegrityParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/integrity")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostAdminIntegrityByGameIdReleaseRequest constructs an http.Request for the PostAdminIntegrityByGameIdRelease method
+func NewPostAdminIntegrityByGameIdReleaseRequest(server string, gameId string, params *PostAdminIntegrityByGameIdReleaseParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "gameId", gameId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/integrity/%s/release", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostAdminIntegrityByGameIdVoidRequest constructs an http.Request for the PostAdminIntegrityByGameIdVoid method
+func NewPostAdminIntegrityByGameIdVoidRequest(server string, gameId string, params *PostAdminIntegrityByGameIdVoidParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "gameId", gameId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/integrity/%s/void", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 
@@ -6637,6 +7281,55 @@ func NewPostAdminSupportByIdMessagesRequestWithBody(server string, id openapi_ty
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetAdminUsersByIdLinksRequest constructs an http.Request for the GetAdminUsersByIdLinks method
+func NewGetAdminUsersByIdLinksRequest(server string, id openapi_types.UUID, params *GetAdminUsersByIdLinksParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/users/%s/links", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 
@@ -12044,6 +12737,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /activity/feed (the `GetActivityFeed` operationId).
 	GetActivityFeedWithResponse(ctx context.Context, params *GetActivityFeedParams, reqEditors ...RequestEditorFn) (*GetActivityFeedResponse, error)
 
+	// GetAdminAuditWithResponse Every admin action, newest first: who did what to which thing
+	//
+	// Flag changes, support answers and closes, integrity releases and voids, each recorded in the action's own transaction. The log is append-only: the database refuses to change or delete an entry.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/audit (the `GetAdminAudit` operationId).
+	GetAdminAuditWithResponse(ctx context.Context, params *GetAdminAuditParams, reqEditors ...RequestEditorFn) (*GetAdminAuditResponse, error)
+
 	// GetAdminFeatureFlagsWithResponse Feature flags with who changed them and when
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -12053,6 +12755,8 @@ type ClientWithResponsesInterface interface {
 
 	// PutAdminFeatureFlagsByNameWithBodyWithResponse Turn a feature flag on or off
 	//
+	// Recorded in the audit log (flag.set).
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /admin/feature-flags/{name} (the `PutAdminFeatureFlagsByName` operationId).
@@ -12060,10 +12764,39 @@ type ClientWithResponsesInterface interface {
 
 	// PutAdminFeatureFlagsByNameWithResponse Turn a feature flag on or off
 	//
+	// Recorded in the audit log (flag.set).
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /admin/feature-flags/{name} (the `PutAdminFeatureFlagsByName` operationId).
 	PutAdminFeatureFlagsByNameWithResponse(ctx context.Context, name string, params *PutAdminFeatureFlagsByNameParams, body PutAdminFeatureFlagsByNameJSONRequestBody, reqEditors ...RequestEditorFn) (*PutAdminFeatureFlagsByNameResponse, error)
+
+	// GetAdminIntegrityWithResponse Games whose bets and market are held for review, longest waiting first
+	//
+	// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players, and the game's history.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/integrity (the `GetAdminIntegrity` operationId).
+	GetAdminIntegrityWithResponse(ctx context.Context, params *GetAdminIntegrityParams, reqEditors ...RequestEditorFn) (*GetAdminIntegrityResponse, error)
+
+	// PostAdminIntegrityByGameIdReleaseWithResponse Settle a held game's bets and market as the game ended
+	//
+	// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/integrity/{gameId}/release (the `PostAdminIntegrityByGameIdRelease` operationId).
+	PostAdminIntegrityByGameIdReleaseWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdReleaseResponse, error)
+
+	// PostAdminIntegrityByGameIdVoidWithResponse Refund every bet of a held game in full and resolve its market at 500000 a share
+	//
+	// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/integrity/{gameId}/void (the `PostAdminIntegrityByGameIdVoid` operationId).
+	PostAdminIntegrityByGameIdVoidWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdVoidResponse, error)
 
 	// GetAdminReconciliationWithResponse Ledger totals and chain balance against ledger balance for every platform address
 	//
@@ -12088,7 +12821,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchAdminSupportByIdCloseWithResponse Close a ticket
 	//
-	// Closing a closed ticket answers it unchanged.
+	// Recorded in the audit log (support.close). Closing a closed ticket answers it unchanged and records nothing.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -12097,7 +12830,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostAdminSupportByIdMessagesWithBodyWithResponse Answer a ticket as staff
 	//
-	// The ticket becomes answered and its user gets a support_reply notification. 409 CONFLICT when it is closed.
+	// The ticket becomes answered and its user gets a support_reply notification; recorded in the audit log (support.reply). 409 CONFLICT when it is closed.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12106,12 +12839,21 @@ type ClientWithResponsesInterface interface {
 
 	// PostAdminSupportByIdMessagesWithResponse Answer a ticket as staff
 	//
-	// The ticket becomes answered and its user gets a support_reply notification. 409 CONFLICT when it is closed.
+	// The ticket becomes answered and its user gets a support_reply notification; recorded in the audit log (support.reply). 409 CONFLICT when it is closed.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
 	PostAdminSupportByIdMessagesWithResponse(ctx context.Context, id openapi_types.UUID, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminSupportByIdMessagesResponse, error)
+
+	// GetAdminUsersByIdLinksWithResponse Accounts linked to a user, and why
+	//
+	// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/users/{id}/links (the `GetAdminUsersByIdLinks` operationId).
+	GetAdminUsersByIdLinksWithResponse(ctx context.Context, id openapi_types.UUID, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*GetAdminUsersByIdLinksResponse, error)
 
 	// PostAuthHandshakeWithBodyWithResponse Get a sign-in message for a wallet
 	//
@@ -13407,6 +14149,89 @@ func (r GetActivityFeedResponse) ContentType() string {
 	return ""
 }
 
+type GetAdminAuditResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]AuditItem
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequired
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAdminAuditResponse) GetJSON200() *[]AuditItem {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetAdminAuditResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetAdminAuditResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetAdminAuditResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r GetAdminAuditResponse) GetJSON426() *UpgradeRequired {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetAdminAuditResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetAdminAuditResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAdminAuditResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAdminAuditResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAdminAuditResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAdminAuditResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetAdminFeatureFlagsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13581,6 +14406,283 @@ func (r PutAdminFeatureFlagsByNameResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PutAdminFeatureFlagsByNameResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetAdminIntegrityResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]IntegrityCase
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequired
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAdminIntegrityResponse) GetJSON200() *[]IntegrityCase {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetAdminIntegrityResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetAdminIntegrityResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetAdminIntegrityResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r GetAdminIntegrityResponse) GetJSON426() *UpgradeRequired {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetAdminIntegrityResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetAdminIntegrityResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAdminIntegrityResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAdminIntegrityResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAdminIntegrityResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAdminIntegrityResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostAdminIntegrityByGameIdReleaseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *IntegrityReview
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequired
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON200() *IntegrityReview {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON426() *UpgradeRequired {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostAdminIntegrityByGameIdReleaseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostAdminIntegrityByGameIdReleaseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostAdminIntegrityByGameIdReleaseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostAdminIntegrityByGameIdVoidResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *IntegrityReview
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequired
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON200() *IntegrityReview {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON426() *UpgradeRequired {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PostAdminIntegrityByGameIdVoidResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostAdminIntegrityByGameIdVoidResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostAdminIntegrityByGameIdVoidResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostAdminIntegrityByGameIdVoidResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostAdminIntegrityByGameIdVoidResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14031,6 +15133,96 @@ func (r PostAdminSupportByIdMessagesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostAdminSupportByIdMessagesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetAdminUsersByIdLinksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]IntegrityLink
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequired
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAdminUsersByIdLinksResponse) GetJSON200() *[]IntegrityLink {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetAdminUsersByIdLinksResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetAdminUsersByIdLinksResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetAdminUsersByIdLinksResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetAdminUsersByIdLinksResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r GetAdminUsersByIdLinksResponse) GetJSON426() *UpgradeRequired {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetAdminUsersByIdLinksResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetAdminUsersByIdLinksResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAdminUsersByIdLinksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAdminUsersByIdLinksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAdminUsersByIdLinksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAdminUsersByIdLinksResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -22468,6 +23660,21 @@ func (c *ClientWithResponses) GetActivityFeedWithResponse(ctx context.Context, p
 	return ParseGetActivityFeedResponse(rsp)
 }
 
+// GetAdminAuditWithResponse Every admin action, newest first: who did what to which thing
+//
+// Flag changes, support answers and closes, integrity releases and voids, each recorded in the action's own transaction. The log is append-only: the database refuses to change or delete an entry.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/audit (the `GetAdminAudit` operationId).
+func (c *ClientWithResponses) GetAdminAuditWithResponse(ctx context.Context, params *GetAdminAuditParams, reqEditors ...RequestEditorFn) (*GetAdminAuditResponse, error) {
+	rsp, err := c.GetAdminAudit(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAdminAuditResponse(rsp)
+}
+
 // GetAdminFeatureFlagsWithResponse Feature flags with who changed them and when
 //
 // Returns a wrapper object for the known response body format(s).
@@ -22483,6 +23690,8 @@ func (c *ClientWithResponses) GetAdminFeatureFlagsWithResponse(ctx context.Conte
 
 // PutAdminFeatureFlagsByNameWithBodyWithResponse Turn a feature flag on or off
 //
+// Recorded in the audit log (flag.set).
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /admin/feature-flags/{name} (the `PutAdminFeatureFlagsByName` operationId).
@@ -22496,6 +23705,8 @@ func (c *ClientWithResponses) PutAdminFeatureFlagsByNameWithBodyWithResponse(ctx
 
 // PutAdminFeatureFlagsByNameWithResponse Turn a feature flag on or off
 //
+// Recorded in the audit log (flag.set).
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /admin/feature-flags/{name} (the `PutAdminFeatureFlagsByName` operationId).
@@ -22505,6 +23716,51 @@ func (c *ClientWithResponses) PutAdminFeatureFlagsByNameWithResponse(ctx context
 		return nil, err
 	}
 	return ParsePutAdminFeatureFlagsByNameResponse(rsp)
+}
+
+// GetAdminIntegrityWithResponse Games whose bets and market are held for review, longest waiting first
+//
+// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players, and the game's history.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/integrity (the `GetAdminIntegrity` operationId).
+func (c *ClientWithResponses) GetAdminIntegrityWithResponse(ctx context.Context, params *GetAdminIntegrityParams, reqEditors ...RequestEditorFn) (*GetAdminIntegrityResponse, error) {
+	rsp, err := c.GetAdminIntegrity(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAdminIntegrityResponse(rsp)
+}
+
+// PostAdminIntegrityByGameIdReleaseWithResponse Settle a held game's bets and market as the game ended
+//
+// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/integrity/{gameId}/release (the `PostAdminIntegrityByGameIdRelease` operationId).
+func (c *ClientWithResponses) PostAdminIntegrityByGameIdReleaseWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdReleaseResponse, error) {
+	rsp, err := c.PostAdminIntegrityByGameIdRelease(ctx, gameId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAdminIntegrityByGameIdReleaseResponse(rsp)
+}
+
+// PostAdminIntegrityByGameIdVoidWithResponse Refund every bet of a held game in full and resolve its market at 500000 a share
+//
+// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/integrity/{gameId}/void (the `PostAdminIntegrityByGameIdVoid` operationId).
+func (c *ClientWithResponses) PostAdminIntegrityByGameIdVoidWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdVoidResponse, error) {
+	rsp, err := c.PostAdminIntegrityByGameIdVoid(ctx, gameId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAdminIntegrityByGameIdVoidResponse(rsp)
 }
 
 // GetAdminReconciliationWithResponse Ledger totals and chain balance against ledger balance for every platform address
@@ -22548,7 +23804,7 @@ func (c *ClientWithResponses) GetAdminSupportByIdWithResponse(ctx context.Contex
 
 // PatchAdminSupportByIdCloseWithResponse Close a ticket
 //
-// Closing a closed ticket answers it unchanged.
+// Recorded in the audit log (support.close). Closing a closed ticket answers it unchanged and records nothing.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -22563,7 +23819,7 @@ func (c *ClientWithResponses) PatchAdminSupportByIdCloseWithResponse(ctx context
 
 // PostAdminSupportByIdMessagesWithBodyWithResponse Answer a ticket as staff
 //
-// The ticket becomes answered and its user gets a support_reply notification. 409 CONFLICT when it is closed.
+// The ticket becomes answered and its user gets a support_reply notification; recorded in the audit log (support.reply). 409 CONFLICT when it is closed.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -22578,7 +23834,7 @@ func (c *ClientWithResponses) PostAdminSupportByIdMessagesWithBodyWithResponse(c
 
 // PostAdminSupportByIdMessagesWithResponse Answer a ticket as staff
 //
-// The ticket becomes answered and its user gets a support_reply notification. 409 CONFLICT when it is closed.
+// The ticket becomes answered and its user gets a support_reply notification; recorded in the audit log (support.reply). 409 CONFLICT when it is closed.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -22589,6 +23845,21 @@ func (c *ClientWithResponses) PostAdminSupportByIdMessagesWithResponse(ctx conte
 		return nil, err
 	}
 	return ParsePostAdminSupportByIdMessagesResponse(rsp)
+}
+
+// GetAdminUsersByIdLinksWithResponse Accounts linked to a user, and why
+//
+// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/users/{id}/links (the `GetAdminUsersByIdLinks` operationId).
+func (c *ClientWithResponses) GetAdminUsersByIdLinksWithResponse(ctx context.Context, id openapi_types.UUID, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*GetAdminUsersByIdLinksResponse, error) {
+	rsp, err := c.GetAdminUsersByIdLinks(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAdminUsersByIdLinksResponse(rsp)
 }
 
 // PostAuthHandshakeWithBodyWithResponse Get a sign-in message for a wallet
@@ -24532,6 +25803,74 @@ func ParseGetActivityFeedResponse(rsp *http.Response) (*GetActivityFeedResponse,
 	return response, nil
 }
 
+// ParseGetAdminAuditResponse parses an HTTP response from a GetAdminAuditWithResponse call
+func ParseGetAdminAuditResponse(rsp *http.Response) (*GetAdminAuditResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAdminAuditResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []AuditItem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetAdminFeatureFlagsResponse parses an HTTP response from a GetAdminFeatureFlagsWithResponse call
 func ParseGetAdminFeatureFlagsResponse(rsp *http.Response) (*GetAdminFeatureFlagsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -24655,6 +25994,238 @@ func ParsePutAdminFeatureFlagsByNameResponse(rsp *http.Response) (*PutAdminFeatu
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetAdminIntegrityResponse parses an HTTP response from a GetAdminIntegrityWithResponse call
+func ParseGetAdminIntegrityResponse(rsp *http.Response) (*GetAdminIntegrityResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAdminIntegrityResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []IntegrityCase
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostAdminIntegrityByGameIdReleaseResponse parses an HTTP response from a PostAdminIntegrityByGameIdReleaseWithResponse call
+func ParsePostAdminIntegrityByGameIdReleaseResponse(rsp *http.Response) (*PostAdminIntegrityByGameIdReleaseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostAdminIntegrityByGameIdReleaseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest IntegrityReview
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostAdminIntegrityByGameIdVoidResponse parses an HTTP response from a PostAdminIntegrityByGameIdVoidWithResponse call
+func ParsePostAdminIntegrityByGameIdVoidResponse(rsp *http.Response) (*PostAdminIntegrityByGameIdVoidResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostAdminIntegrityByGameIdVoidResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest IntegrityReview
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
 		var dest UpgradeRequired
@@ -25030,6 +26601,81 @@ func ParsePostAdminSupportByIdMessagesResponse(rsp *http.Response) (*PostAdminSu
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetAdminUsersByIdLinksResponse parses an HTTP response from a GetAdminUsersByIdLinksWithResponse call
+func ParseGetAdminUsersByIdLinksResponse(rsp *http.Response) (*GetAdminUsersByIdLinksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAdminUsersByIdLinksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []IntegrityLink
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
 		var dest UpgradeRequired

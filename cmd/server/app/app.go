@@ -26,6 +26,7 @@ import (
 	"wager/chain/localchain"
 	"wager/db"
 	"wager/domain"
+	"wager/domain/audit"
 	"wager/domain/auth"
 	"wager/domain/bots"
 	"wager/domain/chat"
@@ -191,7 +192,7 @@ func (a *App) build(ctx context.Context) error {
 	a.Market = market.New(bdb, a.Rooms, a.Games, guard, now)
 	a.Market.Notify, a.Market.Achievements = a.Notify, a.Social
 	a.Reviews = integrity.NewReviews(bdb, now, integrity.ReviewDeps{Guard: guard, Games: a.Games, Pot: a.Pot, Market: a.Market,
-		Notify: a.Notify, Audit: nil /* AUDIT-WIRE */, Rooms: a.Rooms})
+		Notify: a.Notify, Rooms: a.Rooms})
 	confirmers[pot.KindDonation] = a.Pot.ConfirmDonation
 	confirmers[pot.KindBet] = a.Pot.ConfirmBet
 	a.Tips = tips.New(bdb, a.Users, a.Games, a.Money, a.Chat, a.Notify, a.Social, now)
@@ -215,7 +216,7 @@ func (a *App) build(ctx context.Context) error {
 
 	a.HTTP = handlers.New(handlers.Services{DB: bdb, Flags: a.Flags, Users: a.Users, Auth: a.Auth, Money: a.Money,
 		Rooms: a.Rooms, Games: a.Games, Chat: a.Chat, Pot: a.Pot, Market: a.Market, Payments: a.Payments, Notify: a.Notify, Social: a.Social, Tips: a.Tips, Ranking: a.Ranking, Support: a.Support, Referrals: a.Referrals, Guard: a.Guard, Reviews: a.Reviews, Live: a.Live, Views: views, Bots: demoBots,
-		LocalChain: a.LocalChain}, opts, log)
+		LocalChain: a.LocalChain, Audit: audit.New(bdb)}, opts, log)
 	if unknown := limiter.UnknownOverrides(); len(unknown) > 0 {
 		return fmt.Errorf("invalid configuration: ABUSE_OVERRIDES names %s, which is not a charged endpoint (write METHOD /route as in the OpenAPI document)",
 			strings.Join(unknown, ", "))
