@@ -62,6 +62,7 @@ type Client struct {
 	expires  time.Time
 	userID   string
 	username string
+	known    platform // the platform's addresses, once read
 
 	signInMu sync.Mutex // one sign-in at a time
 }

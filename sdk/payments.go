@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gagliardetto/solana-go"
+
 	"wager/sdk/api"
 )
 
@@ -17,8 +19,12 @@ import (
 // wallet, submits it, and repeats the request once with its
 // PAYMENT-SIGNATURE. It pays only when the amount is at most
 // maxPerRequestMinor and, with what it paid in the last hour, at most
-// maxPerHourMinor (USDC minor units). Without it, a 402 is a
-// *PaymentRequiredError and nothing is paid.
+// maxPerHourMinor (USDC minor units), and only the platform: the
+// challenge's payTo must be the balance answer's deposit address and its
+// asset the USDC mint, and the prepared transaction must be exactly that
+// transfer (else the *PaymentRequiredError's Reason says it was refused
+// before signing). Without it, a 402 is a *PaymentRequiredError and
+// nothing is paid.
 func WithAutoPay(maxPerRequestMinor, maxPerHourMinor int64) Option {
 	return func(c *Client) {
 		c.autoPay = NewSpendingCap(maxPerRequestMinor, maxPerHourMinor, func() time.Time { return c.now() })
@@ -52,8 +58,12 @@ func (c *Client) reserve(amount int64) (release func(), why string) {
 		return nil, "the challenge names no amount to pay"
 	}
 	release, err := c.autoPay.Reserve(amount)
+	var refused *CapError
+	if errors.As(err, &refused) {
+		return nil, refused.Reason
+	}
 	if err != nil {
-		return nil, err.(*CapError).Reason
+		return nil, err.Error()
 	}
 	return release, ""
 }
@@ -80,7 +90,7 @@ func (c *Client) payAndRepeat(req *http.Request, body []byte, token string, resp
 		return nil, pre
 	}
 	ctx := context.WithValue(req.Context(), noPayKey{}, true)
-	paymentSignature, paid, err := c.pay(ctx, raw.PaymentRequired, pre.AmountMinor)
+	paymentSignature, paid, err := c.pay(ctx, raw.PaymentRequired, pre)
 	if err != nil {
 		if !paid {
 			release()
@@ -100,10 +110,28 @@ func (c *Client) payAndRepeat(req *http.Request, body []byte, token string, resp
 }
 
 // pay runs the x402 payment of a challenge through the API: prepare,
-// sign (moving at most amount from the wallet), submit. It returns the
-// PaymentSignature to repeat the request with, and whether the payment
-// may have been made (it was submitted).
-func (c *Client) pay(ctx context.Context, paymentRequired json.RawMessage, amount int64) (paymentSignature string, submitted bool, err error) {
+// sign, submit. It signs only a transfer of the challenge's amount and
+// asset to the platform's deposit address (the payee of every 402), with
+// the challenge's fee payer, never the wallet, paying the fees; anything
+// else is refused before signing. It returns the PaymentSignature to
+// repeat the request with, and whether the payment may have been made (it
+// was submitted).
+func (c *Client) pay(ctx context.Context, paymentRequired json.RawMessage, pre *PaymentRequiredError) (paymentSignature string, submitted bool, err error) {
+	pf, err := c.platform(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	req, _ := exactRequirement(pre.Requirement)
+	switch {
+	case req.PayTo != pf.deposit.String():
+		return "", false, refuse("the challenge pays %s, not the platform's %s", req.PayTo, pf.deposit)
+	case req.Asset != pf.mint.String():
+		return "", false, refuse("the challenge pays in %s, not the platform's USDC %s", req.Asset, pf.mint)
+	}
+	feePayer, err := solana.PublicKeyFromBase58(req.Extra.FeePayer)
+	if err != nil {
+		return "", false, refuse("the challenge's fee payer %q is not an address", req.Extra.FeePayer)
+	}
 	body, _ := json.Marshal(map[string]json.RawMessage{"paymentRequired": paymentRequired})
 	p, err := c.API.PostPaymentsPrepareWithBodyWithResponse(ctx, nil, "application/json", bytes.NewReader(body))
 	if err != nil {
@@ -112,7 +140,8 @@ func (c *Client) pay(ctx context.Context, paymentRequired json.RawMessage, amoun
 	if p.JSON200 == nil {
 		return "", false, fmt.Errorf("prepare answered %d", p.StatusCode())
 	}
-	signed, err := c.signPrepared(p.JSON200.Transaction, amount)
+	signed, err := c.signPrepared(p.JSON200.Transaction,
+		&expectation{feePayer: feePayer, mint: pf.mint, to: pf.deposit, amount: pre.AmountMinor})
 	if err != nil {
 		return "", false, err
 	}

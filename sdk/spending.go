@@ -37,8 +37,12 @@ func (e *CapError) Error() string { return "wager: " + e.Reason }
 
 // Reserve counts amount against the cap and returns a function that gives
 // it back (call it only when the spending surely did not happen), or a
-// *CapError saying which limit amount would break.
+// *CapError saying which limit amount would break. An amount of 0 or less
+// is an error: counting it would give the cap room it never had.
 func (c *SpendingCap) Reserve(amount int64) (release func(), err error) {
+	if amount <= 0 {
+		return nil, fmt.Errorf("wager: a spending reservation must be positive, not %d", amount)
+	}
 	if amount > c.PerCall {
 		return nil, &CapError{fmt.Sprintf("%d is over the cap of %d per call", amount, c.PerCall)}
 	}

@@ -53,3 +53,23 @@ func TestSpendingCapWindow(t *testing.T) {
 		t.Fatalf("after a release: %d, want 100", got)
 	}
 }
+
+// TestSpendingCapRefusesNonPositive: a reservation of 0 or less would
+// give the cap room it never had.
+func TestSpendingCapRefusesNonPositive(t *testing.T) {
+	c := wager.NewSpendingCap(100, 100, nil)
+	for _, amount := range []int64{0, -5} {
+		if release, err := c.Reserve(amount); err == nil || release != nil {
+			t.Errorf("Reserve(%d): no error", amount)
+		}
+	}
+	if _, err := c.Reserve(100); err != nil {
+		t.Fatalf("the whole cap after the refusals: %v", err)
+	}
+	if _, err := c.Reserve(1); err == nil {
+		t.Fatal("a reservation past the cap was taken: a negative one raised it")
+	}
+	if got := c.SpentLastHour(); got != 100 {
+		t.Fatalf("spent %d, want 100", got)
+	}
+}

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -134,5 +138,58 @@ func fund(t *testing.T, url string, key solana.PrivateKey, usdc int64) {
 	if _, err := c.API.PostDevFaucetWithResponse(t.Context(), nil,
 		api.PostDevFaucetJSONRequestBody{Address: key.PublicKey().String(), AmountMinor: usdc}); err != nil {
 		t.Fatalf("faucet: %v", err)
+	}
+}
+
+// TestHTTPNeedsTokenOffLoopback: over HTTP the tools act with the wallet,
+// so without WAGER_MCP_TOKEN the server starts only on a loopback address.
+func TestHTTPNeedsTokenOffLoopback(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", ":0"} {
+		env := map[string]string{"WAGER_MCP_HTTP": addr}
+		err := run(t.Context(), nil, func(k string) string { return env[k] }, func(net.Addr) {
+			t.Errorf("%s without a token: listening", addr)
+		})
+		if err == nil || !strings.Contains(err.Error(), "WAGER_MCP_TOKEN") {
+			t.Errorf("%s without a token: %v, want a refusal naming WAGER_MCP_TOKEN", addr, err)
+		}
+	}
+	for _, c := range []struct {
+		addr, token string
+		status      int // of a request without the token
+	}{
+		{"0.0.0.0:0", "secret", http.StatusUnauthorized},
+		{"127.0.0.1:0", "", http.StatusBadRequest},
+		{"localhost:0", "", http.StatusBadRequest},
+	} {
+		ctx, stop := context.WithCancel(t.Context())
+		env := map[string]string{"WAGER_MCP_TOKEN": c.token}
+		addrs := make(chan net.Addr, 1)
+		done := make(chan error, 1)
+		go func() {
+			done <- run(ctx, []string{"-http", c.addr}, func(k string) string { return env[k] }, func(a net.Addr) { addrs <- a })
+		}()
+		select {
+		case a := <-addrs:
+			port := a.(*net.TCPAddr).Port
+			resp, err := http.Post(fmt.Sprintf("http://127.0.0.1:%d/", port), "application/json", strings.NewReader("{}"))
+			if err != nil {
+				t.Errorf("%s: %v", c.addr, err)
+			} else if resp.Body.Close(); resp.StatusCode != c.status {
+				t.Errorf("%s with token %q: a request without it answered %d, want %d", c.addr, c.token, resp.StatusCode, c.status)
+			}
+		case err := <-done:
+			t.Errorf("%s with token %q: did not start: %v", c.addr, c.token, err)
+		}
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("%s: after stopping: %v", c.addr, err)
+		}
+	}
+	for addr, want := range map[string]bool{"127.0.0.1:8090": true, "[::1]:8090": true, "localhost:8090": true,
+		"127.0.0.2:8090": true, ":8090": false, "0.0.0.0:8090": false, "[::]:8090": false, "192.168.1.2:8090": false,
+		"wager.example.com:8090": false, "8090": false} {
+		if got := loopback(addr); got != want {
+			t.Errorf("loopback(%q) = %t, want %t", addr, got, want)
+		}
 	}
 }

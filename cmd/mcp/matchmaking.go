@@ -39,9 +39,9 @@ const pollEvery = 250 * time.Millisecond
 // findOrCreateGame matches the user with an opponent through the lobbies'
 // queues. Two agents asking for the same game type and stake meet: a
 // lobby where someone waits is joined first; otherwise the user waits at
-// a lobby of that kind, opened when there is none. When two agents open
-// two lobbies at once, the one queued at the lobby with the greater id
-// moves to the other at its next call, so they still meet.
+// a lobby of that kind, opened when there is none. Every call leaves the
+// queue of the call before and joins again, so two agents waiting at two
+// lobbies of the same kind meet at the next call of either.
 func (s *server) findOrCreateGame(ctx context.Context, _ *mcp.CallToolRequest, in findGameInput) (*mcp.CallToolResult, findGameOutput, error) {
 	if err := s.needWallet(); err != nil {
 		return nil, findGameOutput{}, err
@@ -59,6 +59,7 @@ func (s *server) findOrCreateGame(ctx context.Context, _ *mcp.CallToolRequest, i
 	if cur, err := s.currentGame(ctx); err != nil {
 		return nil, out, toolError(err)
 	} else if cur != nil {
+		s.gameStarted()
 		return nil, s.matched(out, cur.GameId, cur.GameType), nil
 	}
 
@@ -78,41 +79,49 @@ func (s *server) findOrCreateGame(ctx context.Context, _ *mcp.CallToolRequest, i
 			return nil, out, toolError(err)
 		}
 		if cur != nil {
-			s.mu.Lock()
-			s.queuedLobby = ""
-			s.mu.Unlock()
+			s.gameStarted()
 			return nil, s.matched(out, cur.GameId, cur.GameType), nil
 		}
 	}
 	return nil, out, nil
 }
 
-// queue joins the queue of the lobby pickLobby chooses, leaving the one
-// the user waited at before.
+// gameStarted forgets the queue the user waited in: a game took them, and
+// its stake, now locked, stays counted against the cap.
+func (s *server) gameStarted() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queued = nil
+}
+
+// queue puts the user in the queue of the lobby pickLobby chooses. Each
+// queue joined for a stake counts the stake against the spending cap, the
+// caps being checked before anything changes: the queue of the call
+// before is left first, and its stake given back when the server says the
+// user was still waiting there (no game took it).
 func (s *server) queue(ctx context.Context, in findGameInput, out findGameOutput) (findGameOutput, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	release := func() {}
-	if s.queuedLobby == "" {
-		// The stake is locked when the game starts: count it when the
-		// user first queues for it, before any lobby is opened.
-		var err error
-		if release, err = s.reserve("a stake", in.StakeMinor); err != nil {
-			return out, err
+	if err := s.stakeFits(in.StakeMinor); err != nil {
+		return out, err
+	}
+	left := ""
+	if s.queued != nil {
+		left = s.queued.lobby
+		if err := s.leaveQueue(ctx); err != nil {
+			return out, toolError(err)
 		}
 	}
-	lobby, created, err := s.pickLobby(ctx, in)
+	release, err := s.reserve("a stake", in.StakeMinor)
+	if err != nil {
+		return out, err
+	}
+	lobby, created, err := s.pickLobby(ctx, in, left)
 	if err != nil {
 		release()
 		return out, toolError(err)
 	}
 	out.LobbyID, out.CreatedLobby = lobby, created
-	if s.queuedLobby != "" && s.queuedLobby != lobby {
-		if _, err := s.client.API.DeleteLobbiesByIdJoinQueueWithResponse(ctx, uuid.MustParse(s.queuedLobby), nil); err != nil && !isCode(err, "NOT_FOUND") {
-			release()
-			return out, toolError(err)
-		}
-	}
 	j, err := s.client.API.PostLobbiesByIdJoinQueueWithResponse(ctx, uuid.MustParse(lobby), nil)
 	if other := otherQueue(err); other != "" {
 		// Waiting in a queue this server does not know of (joined before
@@ -121,8 +130,13 @@ func (s *server) queue(ctx context.Context, in findGameInput, out findGameOutput
 			j, err = s.client.API.PostLobbiesByIdJoinQueueWithResponse(ctx, uuid.MustParse(lobby), nil)
 		}
 	}
-	if err != nil {
-		s.queuedLobby = ""
+	switch {
+	case err != nil && !refused(err):
+		// The join may have been made: the next call leaves that queue,
+		// and gives the stake back only if the user still waits there.
+		s.queued = &queueEntry{lobby: lobby, stake: in.StakeMinor, release: release}
+		return out, toolError(err)
+	case err != nil:
 		release()
 		if isCode(err, "CONFLICT") {
 			// Matched meanwhile?
@@ -131,15 +145,53 @@ func (s *server) queue(ctx context.Context, in findGameInput, out findGameOutput
 			}
 		}
 		return out, toolError(err)
-	}
-	if j.JSON200 != nil && j.JSON200.Status == "matched" && j.JSON200.GameId != nil {
-		s.queuedLobby = ""
+	case j.JSON200 != nil && j.JSON200.Status == "matched" && j.JSON200.GameId != nil:
 		return s.matched(out, *j.JSON200.GameId, in.GameType), nil
 	}
-	s.queuedLobby = lobby
+	s.queued = &queueEntry{lobby: lobby, stake: in.StakeMinor, release: release}
 	out.Status = "queued"
 	out.Message = "Waiting for an opponent in this lobby's queue. Call find_or_create_game again (with waitSeconds to wait) until the status is matched."
 	return out, nil
+}
+
+// stakeFits refuses, with a *spendRefused, a stake the caps would refuse
+// once the stake of the queue the user waits in is given back. The caller
+// holds s.mu.
+func (s *server) stakeFits(stake int64) error {
+	if stake <= 0 {
+		return nil
+	}
+	var back int64
+	still := ""
+	if s.queued != nil {
+		back = s.queued.stake
+		still = "; you are still waiting in lobby " + s.queued.lobby + "'s queue"
+	}
+	spent := max(s.cap.SpentLastHour()-back, 0)
+	switch {
+	case stake > s.cap.PerCall:
+		return &spendRefused{fmt.Sprintf("a stake of %d USDC minor units: %d is over the cap of %d per call%s", stake, stake, s.cap.PerCall, still)}
+	case spent+stake > s.cap.PerHour:
+		return &spendRefused{fmt.Sprintf("a stake of %d USDC minor units: %d more would exceed the cap of %d per hour (%d spent in the last hour)%s",
+			stake, stake, s.cap.PerHour, spent, still)}
+	}
+	return nil
+}
+
+// leaveQueue takes the user out of the queue find_or_create_game put them
+// in. The stake is given back only when the server says the user was
+// still waiting there; otherwise a game took them and the stake, locked
+// in it, stays counted. The caller holds s.mu.
+func (s *server) leaveQueue(ctx context.Context) error {
+	_, err := s.client.API.DeleteLobbiesByIdJoinQueueWithResponse(ctx, uuid.MustParse(s.queued.lobby), nil)
+	switch {
+	case err == nil:
+		s.queued.release()
+	case !isCode(err, "NOT_FOUND"):
+		return err
+	}
+	s.queued = nil
+	return nil
 }
 
 func (s *server) matched(out findGameOutput, gameID, gameType string) findGameOutput {
@@ -160,9 +212,10 @@ func (s *server) currentGame(ctx context.Context) (*api.GameCurrentGame, error) 
 	return r.JSON200, nil
 }
 
-// pickLobby chooses the lobby to queue at, opening one when no lobby
-// fits, and says whether it opened it. The caller holds s.mu.
-func (s *server) pickLobby(ctx context.Context, in findGameInput) (id string, created bool, err error) {
+// pickLobby chooses the lobby to queue at: one where someone waits, else
+// the lobby the user just left, else the newest one that fits, else a new
+// one; it says whether it opened it.
+func (s *server) pickLobby(ctx context.Context, in findGameInput, left string) (id string, created bool, err error) {
 	r, err := s.client.API.GetLobbiesWithResponse(ctx, nil)
 	if err != nil {
 		return "", false, err
@@ -175,22 +228,15 @@ func (s *server) pickLobby(ctx context.Context, in findGameInput) (id string, cr
 			}
 		}
 	}
-	mine := s.queuedLobby
-	queuedHere := false
 	for _, l := range fitting {
-		if l.Id == mine {
-			queuedHere = true
-		}
-	}
-	// Someone waiting elsewhere: join them, unless both wait at lobbies of
-	// their own; then the greater lobby id gives way.
-	for _, l := range fitting {
-		if l.Id != mine && waitingOthers(l, mine) > 0 && (!queuedHere || l.Id < mine) {
+		if l.Queued > 0 {
 			return l.Id, false, nil
 		}
 	}
-	if queuedHere {
-		return mine, false, nil
+	for _, l := range fitting {
+		if l.Id == left {
+			return l.Id, false, nil
+		}
 	}
 	for _, l := range fitting {
 		return l.Id, false, nil // the newest one
@@ -208,15 +254,6 @@ func (s *server) pickLobby(ctx context.Context, in findGameInput) (id string, cr
 		return "", false, fmt.Errorf("opening a lobby answered %d", c.StatusCode())
 	}
 	return c.JSON201.Id, true, nil
-}
-
-// waitingOthers is how many players wait at l, not counting the user when
-// queued there.
-func waitingOthers(l api.GameLobby, mine string) int64 {
-	if l.Id == mine {
-		return l.Queued - 1
-	}
-	return l.Queued
 }
 
 // sameSettings reports whether a lobby's settings have every value asked.

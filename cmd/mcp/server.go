@@ -29,8 +29,16 @@ type server struct {
 	// together.
 	cap *wager.SpendingCap
 
-	mu          sync.Mutex // guards queuedLobby
-	queuedLobby string     // the lobby whose queue find_or_create_game joined
+	mu     sync.Mutex  // guards queued
+	queued *queueEntry // where find_or_create_game queued the user; nil: nowhere
+}
+
+// queueEntry is a lobby queue the user waits in and the reservation of
+// its stake against the spending cap.
+type queueEntry struct {
+	lobby   string
+	stake   int64
+	release func() // gives the stake back to the cap
 }
 
 // newServer returns the MCP server with every tool, calling the wager
@@ -126,12 +134,13 @@ func toolError(err error) error {
 }
 
 // refused reports whether err is the API's refusal of a request (a 4xx
-// answer), after which nothing was spent.
+// answer), or the SDK's refusal to sign what the API prepared, after
+// which nothing was spent.
 func refused(err error) bool {
 	var ae *wager.APIError
 	var pre *wager.PaymentRequiredError
 	if errors.As(err, &pre) && pre.Paid {
 		return false
 	}
-	return errors.As(err, &ae) && ae.Status >= 400 && ae.Status < 500
+	return errors.Is(err, wager.ErrTransactionRefused) || (errors.As(err, &ae) && ae.Status >= 400 && ae.Status < 500)
 }

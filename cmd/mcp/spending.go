@@ -16,7 +16,8 @@ func (e *spendRefused) Error() string {
 
 // reserve counts amount against the spending cap and returns a function
 // that gives it back (when the call surely moved nothing), or a
-// *spendRefused saying which limit it would break.
+// *spendRefused saying which limit it would break. Nothing is counted for
+// an amount of 0 (a free game, a sell order).
 func (s *server) reserve(what string, amount int64) (release func(), err error) {
 	if amount <= 0 {
 		return func() {}, nil

@@ -53,8 +53,11 @@ func (s *server) addTools() {
 			"gameId once two players are paired, or queued with the lobbyId while waiting; call it again (or give " +
 			"waitSeconds) until matched. When you are already in an active game it returns that game. Two agents calling it " +
 			"with the same game type and stake are matched with each other. A stake (USDC minor units per player, 0 = free " +
-			"game) is locked from your platform balance when matched, counts against the spending cap, and goes to the winner " +
-			"(minus a 1% fee). Needs the wallet."}, s.findOrCreateGame)
+			"game) is locked from your platform balance when matched and goes to the winner (minus a 1% fee). Every call " +
+			"checks its stake against the spending cap before anything changes (refused over it, and you stay where you " +
+			"were): the stake counts as spent from the call that queues you for it, stays counted once a game starts, and " +
+			"is given back when a later call moves you out of that queue without a game (to another stake or lobby). Needs " +
+			"the wallet."}, s.findOrCreateGame)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "submit_move",
 		Description: "Plays your move in an active game you are a player of: for rps, move is \"rock\", \"paper\" or " +
 			"\"scissors\" (one per round; the round is revealed when both have moved or its timer runs out); for connect4, " +
@@ -302,7 +305,7 @@ func (s *server) sendChatMessage(ctx context.Context, _ *mcp.CallToolRequest, in
 type spendingView struct {
 	MaxPerCallMinor    int64 `json:"maxPerCallMinor" jsonschema:"the most one call may spend"`
 	MaxPerHourMinor    int64 `json:"maxPerHourMinor" jsonschema:"the most all calls may spend in a rolling hour"`
-	SpentLastHourMinor int64 `json:"spentLastHourMinor" jsonschema:"committed by money tools and automatic payments in the last hour"`
+	SpentLastHourMinor int64 `json:"spentLastHourMinor" jsonschema:"committed in the last hour: donations, bets, buy orders, automatic payments, the stakes of games started and the stake of the queue you wait in"`
 }
 
 type balanceOutput struct {

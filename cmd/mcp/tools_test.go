@@ -260,7 +260,7 @@ func TestAgentsWaitingAtTwoLobbiesMeet(t *testing.T) {
 	if _, err := c.API.PostLobbiesByIdJoinQueueWithResponse(t.Context(), uuid.MustParse(l.JSON201.Id), nil); err != nil {
 		t.Fatal(err)
 	}
-	bob.srv.queuedLobby = l.JSON201.Id
+	bob.srv.queued = &queueEntry{lobby: l.JSON201.Id, release: func() {}}
 	c2 := sdkClient(t, url, newWallet(t))
 	l2, err := c2.API.PostLobbiesWithResponse(t.Context(), nil, api.LobbyRequest{GameType: "rps"})
 	if err != nil {
@@ -269,7 +269,7 @@ func TestAgentsWaitingAtTwoLobbiesMeet(t *testing.T) {
 	if _, err := alice.srv.client.API.PostLobbiesByIdJoinQueueWithResponse(t.Context(), uuid.MustParse(l2.JSON201.Id), nil); err != nil {
 		t.Fatal(err)
 	}
-	alice.srv.queuedLobby = l2.JSON201.Id
+	alice.srv.queued = &queueEntry{lobby: l2.JSON201.Id, release: func() {}}
 
 	first := callOK[findGameOutput](t, bob, "find_or_create_game", map[string]any{})
 	second := callOK[findGameOutput](t, alice, "find_or_create_game", map[string]any{})

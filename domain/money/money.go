@@ -113,6 +113,7 @@ type Balance struct {
 	AvailableMinor int64   `json:"availableMinor"`
 	LockedMinor    int64   `json:"lockedMinor"`
 	DepositAddress string  `json:"depositAddress"`
+	USDCMint       string  `json:"usdcMint" doc:"the USDC mint: the token deposits, payments and transfers move"`
 	OnChain        OnChain `json:"onChain"`
 }
 
@@ -132,7 +133,7 @@ func (s *Service) PlatformBalance(ctx context.Context, userID string) (PlatformB
 // BalanceOf returns a user's balances. The on-chain part comes from the
 // chain; when it cannot be read the error says so.
 func (s *Service) BalanceOf(ctx context.Context, u users.User) (Balance, error) {
-	b := Balance{WalletAddress: u.WalletAddress, DepositAddress: s.DepositAddress().String()}
+	b := Balance{WalletAddress: u.WalletAddress, DepositAddress: s.DepositAddress().String(), USDCMint: s.mint.String()}
 	var err error
 	if b.AvailableMinor, err = BalanceOf(ctx, s.db, Available(u.ID)); err != nil {
 		return b, err

@@ -1295,7 +1295,10 @@ type MoneyBalance struct {
 	DepositAddress string       `json:"depositAddress"`
 	LockedMinor    int64        `json:"lockedMinor"`
 	OnChain        MoneyOnChain `json:"onChain"`
-	WalletAddress  string       `json:"walletAddress"`
+
+	// UsdcMint the USDC mint: the token deposits, payments and transfers move
+	UsdcMint      string `json:"usdcMint"`
+	WalletAddress string `json:"walletAddress"`
 }
 
 // MoneyFaucetResult defines model for MoneyFaucetResult.
