@@ -7,6 +7,7 @@ package handlers
 import (
 	"context"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -127,7 +128,25 @@ func New(s Services, o Options, log *slog.Logger) *App {
 	a := &App{Services: s, Options: o, log: log, now: domain.SystemClock, metrics: web.NewMetrics(), started: time.Now()}
 	a.details = domain.SeqCache[*cachedDetail]{Latest: s.Live.LatestSeq, MaxAge: game.ReadCacheAge, Size: 10_000}
 	a.Echo = a.routes()
+	if s.Money != nil && s.Money.FeePayerGlobalDaily > 0 {
+		a.metrics.Gauge("fee_payer_global_budget_left_lamports",
+			"Lamports left today (UTC) of FEE_PAYER_GLOBAL_DAILY_LAMPORTS, what the fee payer may still spend for all users together; 0 once spent.",
+			a.feePayerBudgetLeft)
+	}
 	return a
+}
+
+// feePayerBudgetLeft reads the fee payer's global budget left today from
+// the database, which every instance charges.
+func (a *App) feePayerBudgetLeft() float64 {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	left, _, err := a.Money.FeePayerBudgetLeft(ctx)
+	if err != nil {
+		a.log.Error("metrics: the fee payer's budget left", "err", err)
+		return math.NaN()
+	}
+	return float64(left)
 }
 
 // Pages returns the paths of the browser pages (the other routes are JSON

@@ -324,7 +324,7 @@ func TestHostileInputGetsAClientErrorFromEveryJSONRoute(t *testing.T) {
 		body: jsonBody(map[string]any{"address": user.address(), "amountMinor": 1_000_000})}); r.Code != 200 {
 		t.Fatalf("faucet: %d %s", r.Code, r.Body)
 	}
-	intent := a.prepare(t, user.auth, other.address(), 1000)["intentId"].(string)
+	intent := a.prepare(t, user.auth, other.address(), 10_000)["intentId"].(string)
 	before := a.balances(t, user.auth)
 	// Signing out is swept with a token of its own, so that the first
 	// request that gets through does not sign the user out of the rest.
@@ -366,7 +366,7 @@ func TestHostileInputGetsAClientErrorFromEveryJSONRoute(t *testing.T) {
 		"POST /games/:id/rematch/lobby":     jsonBody(map[string]string{"lobbyId": lobby}),
 		"POST /games/:id/donations/prepare": `{"amountMinor": 10000}`,
 		"POST /games/:id/donations/submit":  submit,
-		"POST /wallets/transfer/prepare":    jsonBody(map[string]any{"toAddress": other.address(), "amountMinor": 1000}),
+		"POST /wallets/transfer/prepare":    jsonBody(map[string]any{"toAddress": other.address(), "amountMinor": 10_000}),
 		"POST /wallets/transfer/submit":     submit,
 		"POST /payments/submit":             submit,
 		"POST /wallets/withdraw":            `{"amountMinor": 1}`,

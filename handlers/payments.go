@@ -24,9 +24,9 @@ func (a *App) paymentRoutes(r *router) {
 		Description: "Then repeat the original request with the header PAYMENT-SIGNATURE: <paymentSignature>. The answer carries " +
 			"PAYMENT-RESPONSE (base64 JSON SettlementResponse). A payment serves one request of the resource it was prepared for, " +
 			"by you; a reused one answers 402, and a request answered with a server error (5xx) does not use it up. " +
-			"Submitting the same intent again answers the same result.",
+			"Submitting the same intent again answers the same result. " + feePayerBudgets,
 		Request: SubmitRequest{}, Response: payments.Submitted{},
-		Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusServiceUnavailable}})
+		Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable}})
 	r.ops(http.MethodGet, "/service_check_maintenance", a.checkMaintenance, web.Op{
 		Summary: "Agent tool service_check_maintenance: is the service in maintenance, and the feature flags",
 		Description: "Stays available during maintenance; never 426, never 402. retryAfterSeconds says when to check again " +

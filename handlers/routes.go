@@ -21,6 +21,11 @@ import (
 // maxBody is the largest request body the API reads (1 MiB).
 const maxBody = "1M"
 
+// feePayerBudgets says, in the description of every operation whose
+// network fee the platform pays, when it stops paying.
+const feePayerBudgets = "The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, " +
+	"and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After)."
+
 // maintenanceRetry is the Retry-After of a maintenance answer.
 const maintenanceRetry = 60 * time.Second
 
@@ -171,8 +176,8 @@ func (a *App) routes() *echo.Echo {
 		Request:     DonationRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusForbidden, http.StatusConflict, http.StatusNotFound}})
 	r.json(http.MethodPost, "/games/:id/donations/submit", a.submitDonation, web.Op{Tag: "spectate", Auth: web.AuthRequired,
 		Summary:     "Submit the signed donation; answers once it is confirmed and in the pot",
-		Description: "The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more.",
-		Request:     SubmitRequest{}, Response: pot.DonationResult{}, Errors: []int{http.StatusConflict, http.StatusNotFound}})
+		Description: "The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. " + feePayerBudgets,
+		Request:     SubmitRequest{}, Response: pot.DonationResult{}, Errors: []int{http.StatusConflict, http.StatusNotFound, http.StatusTooManyRequests}})
 	r.json(http.MethodPost, "/games/:id/bets/prepare", a.prepareBet, web.Op{Tag: "spectate", Auth: web.AuthRequired,
 		Summary: "Prepare a bet on a player from your wallet into the game's escrow",
 		Description: "Open to signed-in non-players while the game is active and its first round is not decided " +
@@ -181,8 +186,8 @@ func (a *App) routes() *echo.Echo {
 	r.json(http.MethodPost, "/games/:id/bets/submit", a.submitBet, web.Op{Tag: "spectate", Auth: web.AuthRequired,
 		Summary: "Submit the signed bet; answers once it is confirmed and in the pool",
 		Description: "The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded " +
-			"to the bettor's platform balance. Submitting the same intent again moves nothing more.",
-		Request: SubmitRequest{}, Response: pot.BetResult{}, Errors: []int{http.StatusConflict, http.StatusNotFound}})
+			"to the bettor's platform balance. Submitting the same intent again moves nothing more. " + feePayerBudgets,
+		Request: SubmitRequest{}, Response: pot.BetResult{}, Errors: []int{http.StatusConflict, http.StatusNotFound, http.StatusTooManyRequests}})
 	r.json(http.MethodGet, "/games/:id/bets", a.gameBets, web.Op{Tag: "spectate", Auth: web.AuthNone,
 		Summary: "The game's betting pools and bets, newest first", Response: pot.Bets{}, Errors: []int{http.StatusNotFound}})
 	orderErrors := []int{http.StatusBadRequest, http.StatusForbidden, http.StatusConflict, http.StatusNotFound}
@@ -254,7 +259,10 @@ func (a *App) routes() *echo.Echo {
 	r.json(http.MethodPost, "/games/:id/rematch/lobby", a.rematchLobby, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "Tell the room you opened a lobby for the rematch", Request: RematchLobbyRequest{}, Response: StatusAnswer{}})
 	r.json(http.MethodPost, "/challenges", a.createChallenge, web.Op{Tag: "games", Auth: web.AuthRequired, Status: http.StatusCreated,
-		Summary: "Challenge a user to a game (expires after 5 minutes)", Request: ChallengeRequest{}, Response: game.Challenge{}})
+		Summary: "Challenge a user to a game (expires after 5 minutes)",
+		Description: "The user gets a challenge notification. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): " +
+			"the 11th is 409 CONFLICT until you cancel one or one is answered or expires.",
+		Request: ChallengeRequest{}, Response: game.Challenge{}, Errors: []int{http.StatusConflict}})
 	r.json(http.MethodGet, "/challenges", a.listChallenges, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "Your pending challenges, sent and received", Response: []game.Challenge{}})
 	for _, answer := range []string{"accept", "decline"} {
@@ -286,19 +294,21 @@ func (a *App) routes() *echo.Echo {
 		Summary: "Prepare a USDC transfer from your wallet (to depositAddress: a deposit)",
 		Description: "Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. " +
 			"When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). " +
-			"A deposit is at least 10000 minor units (0.01 USDC); a plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.",
+			"A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. " +
+			"A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.",
 		Request: TransferRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusConflict}})
 	r.json(http.MethodPost, "/wallets/transfer/submit", a.submitTransfer, web.Op{Tag: "wallet", Auth: web.AuthRequired,
 		Summary: "Submit the signed transfer; answers once it is confirmed",
 		Description: "Submitting the same intent again answers the same receipt and moves nothing more. 409 when it expired or the network refused it; 503 when the outcome is not known yet (submit again). " +
-			"The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day: past it, 429 RATE_LIMITED until the next day.",
+			feePayerBudgets,
 		Request: SubmitRequest{}, Response: money.Receipt{}, Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable}})
 	r.json(http.MethodPost, "/wallets/withdraw", a.withdraw, web.Op{Tag: "wallet", Auth: web.AuthRequired,
 		Summary: "Withdraw from your platform balance to your wallet",
 		Description: "Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). " +
 			"200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, " +
 			"once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. " +
-			"Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED.",
+			"Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. " +
+			"They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.",
 		Request: WithdrawRequest{}, Response: money.Withdrawal{}, Errors: []int{http.StatusConflict, http.StatusTooManyRequests},
 		Responses: map[int]any{http.StatusAccepted: money.Withdrawal{}},
 		Header:    []web.Param{{Name: "Idempotency-Key", MaxLength: 255, Description: "makes retries safe"}}})

@@ -17,7 +17,8 @@ import (
 func (a *App) socialRoutes(r *router) {
 	r.json(http.MethodPost, "/friends/:userId", a.befriend, web.Op{Tag: "social", Auth: web.AuthRequired,
 		Status: http.StatusCreated, Summary: "Ask a user to be your friend",
-		Description: "201 with status pending for a new request; the user gets a friend_request notification. " +
+		Description: "201 with status pending for a new request; the user gets a friend_request notification, at most once a day from you: " +
+			"withdrawing the request and asking again within 24 hours of the last notification asks without notifying. " +
 			"When that user had already asked you, this accepts instead: 200 with status friends (they get friend_accepted). " +
 			"Asking again answers 200 with the current status. 400 for yourself, 404 for an unknown user, 403 FORBIDDEN when either blocked the other.",
 		Response: social.Relation{}, Responses: map[int]any{http.StatusOK: social.Relation{}},

@@ -18,9 +18,10 @@ func (a *App) supportRoutes(r *router) {
 		Type: "integer", Min: web.Bound(0), Max: web.Bound(support.MaxOffset), Default: 0}
 
 	r.json(http.MethodPost, "/support", a.openTicket, web.Op{Tag: "support", Auth: web.AuthRequired, Status: http.StatusCreated,
-		Summary:     "Open a support ticket with its first message",
-		Description: "400 VALIDATION_ERROR naming each invalid field: subject (1-120 characters, one line), message (1-5000), category, gameId (a game that exists). Control characters and direction overrides are refused.",
-		Request:     support.NewTicket{}, Response: support.Ticket{}})
+		Summary: "Open a support ticket with its first message",
+		Description: "400 VALIDATION_ERROR naming each invalid field: subject (1-120 characters, one line), message (1-5000), category, gameId (a game that exists). Control characters and direction overrides are refused. " +
+			"At most 5 of your tickets may be open (not closed) at once: the 6th is 409 CONFLICT; write in one of them, or close one.",
+		Request: support.NewTicket{}, Response: support.Ticket{}, Errors: []int{http.StatusConflict}})
 	r.json(http.MethodGet, "/support/me", a.myTickets, web.Op{Tag: "support", Auth: web.AuthRequired,
 		Summary: "Your tickets, newest activity first (without their messages)", Response: []support.Summary{},
 		Query: []web.Param{status, web.PageLimit, offset}})

@@ -16,13 +16,14 @@ func (a *App) tipRoutes(r *router) {
 		Summary: "Prepare a tip: USDC from your wallet straight to another user's wallet",
 		Description: "The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. " +
 			"At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; " +
-			"for a tip in a conversation (context dm, whose id is the recipient) 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.",
+			"a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; " +
+			"for a tip in a conversation 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.",
 		Request: TipRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusForbidden, http.StatusConflict, http.StatusNotFound}})
 	r.json(http.MethodPost, "/tips/broadcast", a.broadcastTip, web.Op{Tag: "tips", Auth: web.AuthRequired,
 		Summary: "Broadcast the signed tip; answers once it is confirmed",
 		Description: "The recipient gets a tip notification; a tip with a context is announced in that chat by a system message " +
-			"(metadata kind tip and amountMinor), which the answer carries (null without a context). Broadcasting the same intent again moves nothing more and answers the same.",
-		Request: SubmitRequest{}, Response: tips.Result{}, Errors: []int{http.StatusConflict, http.StatusNotFound}})
+			"(metadata kind tip and amountMinor), which the answer carries (null without a context). Broadcasting the same intent again moves nothing more and answers the same. " + feePayerBudgets,
+		Request: SubmitRequest{}, Response: tips.Result{}, Errors: []int{http.StatusConflict, http.StatusNotFound, http.StatusTooManyRequests}})
 }
 
 // TipRequest is the body of POST /tips/prepare.

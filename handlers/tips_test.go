@@ -57,7 +57,7 @@ func TestATipMovesUSDCWalletToWalletOnce(t *testing.T) {
 		t.Errorf("recipient's wallet after a second broadcast: %d, want 1250000", n)
 	}
 	var tips int
-	if err := a.DB.NewSelect().Table("tips").ColumnExpr("count(*)").Scan(t.Context(), &tips); err != nil || tips != 1 {
+	if err := a.DB.NewSelect().Table("tips").ColumnExpr("count(*)").Where("to_user_id = ?", friend.id).Scan(t.Context(), &tips); err != nil || tips != 1 {
 		t.Errorf("tips recorded: %d %v, want 1", tips, err)
 	}
 	// Someone else cannot broadcast it.

@@ -33,7 +33,7 @@ func (a *App) walletBalance(c echo.Context) error {
 // TransferRequest is the body of POST /wallets/transfer/prepare.
 type TransferRequest struct {
 	ToAddress   string `json:"toAddress" doc:"base58 wallet address; the balance's depositAddress credits your platform balance"`
-	AmountMinor int64  `json:"amountMinor" minimum:"1" maximum:"1000000000000" doc:"USDC minor units (1 USDC = 1000000)"`
+	AmountMinor int64  `json:"amountMinor" minimum:"10000" maximum:"1000000000000" doc:"USDC minor units (1 USDC = 1000000); at least 10000 (0.01 USDC)"`
 }
 
 func (a *App) prepareTransfer(c echo.Context) error {

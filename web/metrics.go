@@ -43,6 +43,12 @@ func (m *Metrics) observe(method, route string, status int, elapsed time.Duratio
 	m.latency.WithLabelValues(method, route, s).Observe(elapsed.Seconds())
 }
 
+// Gauge adds a gauge whose value read gives at each scrape (NaN when it
+// cannot be known then).
+func (m *Metrics) Gauge(name, help string, read func() float64) {
+	m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, read))
+}
+
 // Handler serves the registry in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})

@@ -32,9 +32,14 @@ type Challenge struct {
 	ExpiresAt  time.Time       `bun:"expires_at" json:"expiresAt"`
 }
 
+// MaxPendingChallenges is how many pending challenges one user may have
+// sent at once: each notifies its recipient.
+const MaxPendingChallenges = 10
+
 // CreateChallenge invites another user to a game. Errors: VALIDATION_ERROR
 // (bad type, stake or settings; challenging oneself), NOT_FOUND (no such
-// user), INSUFFICIENT_FUNDS (the challenger cannot cover the stake).
+// user), CONFLICT (MaxPendingChallenges pending already), INSUFFICIENT_FUNDS
+// (the challenger cannot cover the stake).
 func (s *Service) CreateChallenge(ctx context.Context, from, to, gameType string, stake int64, settings json.RawMessage) (Challenge, error) {
 	r, err := rulesOf(gameType)
 	if err != nil {
@@ -58,6 +63,21 @@ func (s *Service) CreateChallenge(ctx context.Context, from, to, gameType string
 	c := Challenge{ID: uuid.NewString(), FromUser: from, ToUser: to, GameType: gameType, StakeMinor: stake,
 		Settings: norm, Status: "pending", CreatedAt: now, ExpiresAt: now.Add(ChallengeLifetime)}
 	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		// One sender's challenges are created one at a time, so that
+		// concurrent ones cannot pass the count together.
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext('challenges'), hashtext(?))", from); err != nil {
+			return err
+		}
+		pending, err := tx.NewSelect().Model((*Challenge)(nil)).
+			Where("from_user = ? AND status = 'pending' AND expires_at > ?", from, now).Count(ctx)
+		if err != nil {
+			return err
+		}
+		if pending >= MaxPendingChallenges {
+			return domain.Errorf(domain.CodeConflict,
+				"you have %d pending challenges, the most you may have at once; cancel one or wait until one is answered or expires",
+				MaxPendingChallenges)
+		}
 		if ok, err := tx.NewSelect().Table("users").Where("id = ?", to).Exists(ctx); err != nil {
 			return err
 		} else if !ok {

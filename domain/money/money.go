@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,6 +30,9 @@ const (
 	MaxAmount = 1_000_000 * 1_000_000 // one million USDC
 	// MinDeposit is the smallest deposit: the platform pays its network fee.
 	MinDeposit = 10_000
+	// MinTransfer is the smallest plain transfer to another wallet, for
+	// the same reason: the fee payer pays about 0.00001 SOL for each.
+	MinTransfer = 10_000
 	// MinWithdrawal is the smallest withdrawal, and MinWithdrawalOpening
 	// the smallest one for which the platform opens the wallet's USDC
 	// account (and pays its rent).
@@ -80,6 +84,10 @@ type Service struct {
 	// for one user in a UTC day (fees and the rent of accounts it opens
 	// for them); 0 is no bound.
 	FeePayerDaily int64
+	// FeePayerGlobalDaily bounds the lamports the fee payer spends for all
+	// users together in a UTC day; past it, everything it would pay for
+	// but withdrawals is refused. 0 is no bound.
+	FeePayerGlobalDaily int64
 }
 
 // New returns a Service that confirms intents with confirmers (to which it
@@ -154,10 +162,22 @@ func (s *Service) BalanceOf(ctx context.Context, u users.User) (Balance, error) 
 	return b, nil
 }
 
-// chargeFeePayer records lamports the fee payer spends for a user today,
-// and refuses with RATE_LIMITED (until the next UTC day) what would take
-// the user past FeePayerDaily.
-func (s *Service) chargeFeePayer(ctx context.Context, idb bun.IDB, userID string, lamports int64) error {
+// chargeFeePayer records, in tx, lamports the fee payer spends for a user
+// today, both on the user's budget and on the global one, and refuses with
+// RATE_LIMITED (until the next UTC day) what would take the user past
+// FeePayerDaily or, unless it is a withdrawal, all users together past
+// FeePayerGlobalDaily. A withdrawal is never refused by the global budget:
+// however many accounts spend it, a user can still take their money out;
+// it counts towards it all the same, since the fee payer pays for it.
+func (s *Service) chargeFeePayer(ctx context.Context, tx bun.Tx, userID string, lamports int64, withdrawal bool) error {
+	if err := s.chargeUser(ctx, tx, userID, lamports); err != nil {
+		return err
+	}
+	return s.chargeGlobal(ctx, tx, lamports, !withdrawal)
+}
+
+// chargeUser charges the user's daily budget.
+func (s *Service) chargeUser(ctx context.Context, idb bun.IDB, userID string, lamports int64) error {
 	if s.FeePayerDaily <= 0 {
 		return nil
 	}
@@ -172,12 +192,73 @@ func (s *Service) chargeFeePayer(ctx context.Context, idb bun.IDB, userID string
 		return fmt.Errorf("count the fee payer's spending for %s: %w", userID, err)
 	}
 	if len(total) == 0 {
-		wait := int(day.Add(24*time.Hour).Sub(now).Seconds()) + 1
 		return domain.Errorf(domain.CodeRateLimited,
 			"the platform pays network fees for you up to %s SOL a day, and today's are spent; try again tomorrow (UTC)",
-			FormatSOL(s.FeePayerDaily)).With("retryAfterSeconds", wait)
+			FormatSOL(s.FeePayerDaily)).With("retryAfterSeconds", untilTomorrow(now))
 	}
 	return nil
+}
+
+// chargeGlobal adds lamports to today's spending of the fee payer for
+// everyone. With refuse, it adds nothing and answers RATE_LIMITED when
+// that would pass FeePayerGlobalDaily: the day's one row is locked by the
+// upsert, so of two concurrent charges of which only one fits, only one
+// passes, whichever instance runs them. Without a global budget the
+// spending is not counted.
+func (s *Service) chargeGlobal(ctx context.Context, idb bun.IDB, lamports int64, refuse bool) error {
+	if s.FeePayerGlobalDaily <= 0 {
+		return nil
+	}
+	now := s.now().UTC()
+	day := now.Truncate(24 * time.Hour)
+	limit := int64(math.MaxInt64)
+	if refuse {
+		limit = s.FeePayerGlobalDaily
+	}
+	var total []int64
+	err := idb.NewRaw(`INSERT INTO fee_payer_global_spend AS g (day, lamports) SELECT ?, ? WHERE ? <= ?
+		ON CONFLICT (day) DO UPDATE SET lamports = g.lamports + EXCLUDED.lamports
+		WHERE g.lamports <= ? - EXCLUDED.lamports
+		RETURNING lamports`, day, lamports, lamports, limit, limit).Scan(ctx, &total)
+	if err != nil {
+		return fmt.Errorf("count the fee payer's spending for everyone: %w", err)
+	}
+	if len(total) == 0 {
+		return domain.Errorf(domain.CodeRateLimited,
+			"the platform pays network fees up to %s SOL a day for all users together, and today's are spent; try again tomorrow (UTC)",
+			FormatSOL(s.FeePayerGlobalDaily)).With("retryAfterSeconds", untilTomorrow(now))
+	}
+	return nil
+}
+
+// ChargeFeePayer records lamports the fee payer spends on an operation
+// that no user's budget counts (an x402 payment settled inline) against
+// the global budget. RATE_LIMITED (until the next UTC day) when that
+// would pass FeePayerGlobalDaily; then nothing is recorded.
+func (s *Service) ChargeFeePayer(ctx context.Context, lamports int64) error {
+	return s.chargeGlobal(ctx, s.db, lamports, true)
+}
+
+// FeePayerBudgetLeft returns the lamports left today of the global budget
+// of the fee payer (0 once spent), and false without a global budget. The
+// error is the database's.
+func (s *Service) FeePayerBudgetLeft(ctx context.Context) (int64, bool, error) {
+	if s.FeePayerGlobalDaily <= 0 {
+		return 0, false, nil
+	}
+	day := s.now().UTC().Truncate(24 * time.Hour)
+	var spent int64
+	if err := s.db.NewRaw("SELECT coalesce((SELECT lamports FROM fee_payer_global_spend WHERE day = ?), 0)", day).
+		Scan(ctx, &spent); err != nil {
+		return 0, true, fmt.Errorf("read the fee payer's spending today: %w", err)
+	}
+	return max(s.FeePayerGlobalDaily-spent, 0), true, nil
+}
+
+// untilTomorrow is the Retry-After, in seconds, of a daily budget spent at
+// now (UTC): until the next UTC day.
+func untilTomorrow(now time.Time) int {
+	return int(now.Truncate(24*time.Hour).Add(24*time.Hour).Sub(now).Seconds()) + 1
 }
 
 // RegisterPlatformAddresses records the vault and the fee payer among the
@@ -263,7 +344,9 @@ type PrepareSpec struct {
 }
 
 // Prepare builds the transfer (platform as fee payer), stores its exact
-// message in a new intent and returns it unsigned. It refuses amounts the
+// message in a new intent and returns it unsigned. It refuses with
+// VALIDATION_ERROR a deposit or plain transfer below its minimum and a
+// plain transfer to one of the platform's own addresses; amounts the
 // wallet does not hold on chain with INSUFFICIENT_FUNDS, and so a plain
 // transfer (KindTransfer) whose sender cannot pay the rent of opening the
 // recipient's token account.
@@ -278,6 +361,10 @@ func (s *Service) Prepare(ctx context.Context, p PrepareSpec) (Prepared, error) 
 				"must be at least %s USDC (%d) for a deposit", FormatUSDC(MinDeposit), MinDeposit)})
 		}
 	case KindTransfer:
+		if p.Amount < MinTransfer {
+			return Prepared{}, domain.Invalid(map[string]string{"amountMinor": fmt.Sprintf(
+				"must be at least %s USDC (%d) for a transfer", FormatUSDC(MinTransfer), MinTransfer)})
+		}
 		var kind string
 		err := s.db.NewSelect().Table("platform_addresses").Column("kind").Where("address = ?", p.To.String()).Scan(ctx, &kind)
 		if err == nil {
@@ -444,7 +531,10 @@ func (s *Service) SubmitFor(ctx context.Context, userID, intentID, signedB64, re
 			in.ExpiresAt.Format(time.RFC3339))
 	}
 	if in.Status == "prepared" { // sent for the first time: the fee payer pays its fee
-		if err := s.chargeFeePayer(ctx, s.db, in.UserID, chain.FeeOf(tx)); err != nil {
+		err := db.Transact(ctx, s.db, func(ctx context.Context, dbtx bun.Tx) error {
+			return s.chargeFeePayer(ctx, dbtx, in.UserID, chain.FeeOf(tx), false)
+		})
+		if err != nil {
 			return Receipt{}, err
 		}
 	}

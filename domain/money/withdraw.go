@@ -110,7 +110,7 @@ func (s *Service) Withdraw(ctx context.Context, u users.User, amount int64, idem
 		if _, err := dbtx.NewInsert().Model(&w).Exec(ctx); err != nil {
 			return fmt.Errorf("store withdrawal %s of user %s: %w", id, u.ID, err)
 		}
-		if err := s.chargeFeePayer(ctx, dbtx, u.ID, spend); err != nil {
+		if err := s.chargeFeePayer(ctx, dbtx, u.ID, spend, true); err != nil {
 			return err
 		}
 		_, err := Post(ctx, dbtx, s.Tell, Posting{Kind: "withdrawal", Reference: "withdrawal:" + id,

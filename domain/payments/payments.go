@@ -377,6 +377,13 @@ func (s *Service) settleInline(ctx context.Context, p PaymentPayload, tx *solana
 	if n, _ := res.RowsAffected(); n == 0 {
 		return s.resumeSettlement(ctx, tx.Signatures[0], caller, resourcePath)
 	}
+	// The fee payer pays for it: it counts towards the global budget.
+	if err := s.money.ChargeFeePayer(ctx, chain.FeeOf(tx)); err != nil {
+		if derr := s.forget(ctx, sig); derr != nil {
+			return SettlementResponse{}, derr
+		}
+		return SettlementResponse{}, err
+	}
 	if _, err := s.money.Chain().SendAndConfirm(ctx, tx, settleTimeout); err != nil {
 		var rejected *chain.RejectedError
 		if errors.As(err, &rejected) {

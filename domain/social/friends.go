@@ -58,8 +58,9 @@ type FriendNotice struct {
 
 // Request asks to befriend to. When to had already asked from, it accepts
 // instead; asking again answers the current relation. created reports a
-// new request. Errors: VALIDATION_ERROR (yourself), NOT_FOUND (no such
-// user), FORBIDDEN (a block either way).
+// new request, which notifies to at most once per RequestNoticeEvery.
+// Errors: VALIDATION_ERROR (yourself), NOT_FOUND (no such user), FORBIDDEN
+// (a block either way).
 func (s *Service) Request(ctx context.Context, from, to string) (r Relation, created bool, err error) {
 	to, ok := domain.CanonicalID(to)
 	if !ok {
@@ -99,16 +100,38 @@ func (s *Service) Request(ctx context.Context, from, to string) (r Relation, cre
 			return err
 		}
 		r.Status = StatusPending
-		if n, _ := res.RowsAffected(); n == 1 {
-			created = true
-			return s.notify.Send(ctx, tx, to, notify.FriendRequest, FriendNotice{UserID: from, Username: names[from]})
+		if n, _ := res.RowsAffected(); n != 1 {
+			return nil
 		}
-		return nil
+		created = true
+		if due, err := s.noticeDue(ctx, tx, from, to); err != nil || !due {
+			return err
+		}
+		return s.notify.Send(ctx, tx, to, notify.FriendRequest, FriendNotice{UserID: from, Username: names[from]})
 	})
 	if err != nil {
 		return r, false, fmt.Errorf("friend request from %s to %s: %w", from, to, err)
 	}
 	return r, created, nil
+}
+
+// RequestNoticeEvery is how often at most a user is notified of friend
+// requests from one other user: asking, withdrawing and asking again does
+// not notify again meanwhile (the request itself still stands).
+const RequestNoticeEvery = 24 * time.Hour
+
+// noticeDue reports whether a new request of from to to notifies to, and
+// if so records that it does (the pair is locked by the caller).
+func (s *Service) noticeDue(ctx context.Context, tx bun.Tx, from, to string) (bool, error) {
+	now := s.now()
+	res, err := tx.NewRaw(`INSERT INTO friend_request_notices AS n (from_id, to_id, notified_at) VALUES (?, ?, ?)
+		ON CONFLICT (from_id, to_id) DO UPDATE SET notified_at = EXCLUDED.notified_at WHERE n.notified_at <= ?`,
+		from, to, now, now.Add(-RequestNoticeEvery)).Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("record the friend request notice of %s to %s: %w", from, to, err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
 }
 
 // Accept accepts the pending request of from to me. NOT_FOUND when there

@@ -217,8 +217,13 @@ func (m messageRow) message() Message {
 // ticket answered from memory equals the same ticket read back.
 func (s *Service) clock() time.Time { return s.now().Truncate(time.Microsecond) }
 
+// MaxOpenTickets is how many tickets that are not closed one user may
+// have at once: each waits in the staff's queue.
+const MaxOpenTickets = 5
+
 // Open stores a new ticket of userID with its first message. Errors:
-// VALIDATION_ERROR naming the fields (gameId when no such game exists).
+// VALIDATION_ERROR naming the fields (gameId when no such game exists),
+// CONFLICT when the user has MaxOpenTickets tickets not closed already.
 func (s *Service) Open(ctx context.Context, userID string, n NewTicket) (Ticket, error) {
 	n, err := n.Clean()
 	if err != nil {
@@ -229,6 +234,20 @@ func (s *Service) Open(ctx context.Context, userID string, n NewTicket) (Ticket,
 		Status: StatusOpen, CreatedAt: now, UpdatedAt: now, WaitingSince: now}
 	m := messageRow{ID: uuid.NewString(), TicketID: t.ID, Author: AuthorUser, Body: n.Message, CreatedAt: now}
 	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		// One user's tickets are opened one at a time, so that concurrent
+		// ones cannot pass the count together.
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext('support_tickets'), hashtext(?))", userID); err != nil {
+			return err
+		}
+		open, err := tx.NewSelect().Model((*ticketRow)(nil)).Where("user_id = ? AND status <> ?", userID, StatusClosed).Count(ctx)
+		if err != nil {
+			return err
+		}
+		if open >= MaxOpenTickets {
+			return domain.Errorf(domain.CodeConflict,
+				"you have %d support tickets that are not closed, the most you may have at once; write in one of them, or close one",
+				MaxOpenTickets)
+		}
 		if n.GameID != nil {
 			exists, err := tx.NewSelect().Table("games").Where("id = ?", *n.GameID).Exists(ctx)
 			if err != nil {
@@ -241,7 +260,7 @@ func (s *Service) Open(ctx context.Context, userID string, n NewTicket) (Ticket,
 		if _, err := tx.NewInsert().Model(&t).Exec(ctx); err != nil {
 			return err
 		}
-		_, err := tx.NewInsert().Model(&m).Exec(ctx)
+		_, err = tx.NewInsert().Model(&m).Exec(ctx)
 		return err
 	})
 	if err != nil {

@@ -51,7 +51,6 @@ type Recorder interface {
 type Service struct {
 	db       *bun.DB
 	users    *users.Service
-	games    *game.Service
 	money    *money.Service
 	chat     *chat.Service
 	notify   *notify.Service
@@ -60,16 +59,17 @@ type Service struct {
 }
 
 // New returns a Service; Confirm is what confirms its intents.
-func New(bdb *bun.DB, u *users.Service, g *game.Service, m *money.Service, c *chat.Service, n *notify.Service,
+func New(bdb *bun.DB, u *users.Service, m *money.Service, c *chat.Service, n *notify.Service,
 	recorder Recorder, now domain.Clock) *Service {
-	return &Service{db: bdb, users: u, games: g, money: m, chat: c, notify: n, recorder: recorder, now: now}
+	return &Service{db: bdb, users: u, money: m, chat: c, notify: n, recorder: recorder, now: now}
 }
 
 // Prepare prepares a USDC transfer from the tipper's wallet to the
 // recipient's wallet (the platform pays the network fee; the tipper's
 // wallet pays the rent of the recipient's USDC account when it has none).
 // Errors: VALIDATION_ERROR (amount outside the limits, a tip to yourself, a
-// conversation with someone other than the recipient), NOT_FOUND (no such
+// conversation with someone other than the recipient, a game that is not
+// active or that neither of the two plays), NOT_FOUND (no such
 // recipient, game or user), FORBIDDEN (a block between the two, for a tip
 // in their conversation), INSUFFICIENT_FUNDS (the wallet holds less on
 // chain, or cannot pay that rent).
@@ -118,18 +118,14 @@ func (s *Service) Prepare(ctx context.Context, from users.User, toUserID string,
 // canonical id.
 func (s *Service) checkContext(ctx context.Context, fromID, toID string, where Context) (string, error) {
 	if where.Type == chat.ContextGame {
-		m, err := s.games.Metadata(ctx, where.ID)
-		if err != nil {
-			return "", err
-		}
-		return m.GameID, nil
+		return s.checkGame(ctx, fromID, toID, where.ID)
 	}
 	other, err := s.users.ByID(ctx, where.ID)
 	if err != nil {
 		return "", err
 	}
 	if other.ID != toID {
-		return "", domain.Invalid(map[string]string{"context.id": "a tip in a conversation goes to the other user in it: must be toUserId"})
+		return "", domain.Invalid(map[string]string{"context": "a tip in a conversation goes to the other user in it: id must be toUserId"})
 	}
 	blocked, err := s.chat.EitherBlocked(ctx, fromID, toID)
 	if err != nil {
@@ -139,6 +135,37 @@ func (s *Service) checkContext(ctx context.Context, fromID, toID string, where C
 		return "", domain.Errorf(domain.CodeForbidden, "you cannot tip this user in your conversation: one of you has blocked the other")
 	}
 	return other.ID, nil
+}
+
+// checkGame checks that a tip may be announced in the chat of game id:
+// the game is active and the tipper or the recipient plays it. Otherwise
+// anyone could post a system message into any game's chat, finished ones
+// included, for the price of a tip that goes to someone of their choice
+// (a second account). The game is read from the database, not the games'
+// cache, which may not have seen it end on another instance.
+func (s *Service) checkGame(ctx context.Context, fromID, toID, id string) (string, error) {
+	id, ok := domain.CanonicalID(id)
+	if !ok {
+		return "", domain.Errorf(domain.CodeNotFound, "no such game")
+	}
+	var g struct {
+		Status string `bun:"status"`
+		Plays  bool   `bun:"plays"`
+	}
+	err := s.db.NewRaw(`SELECT g.status, EXISTS (SELECT 1 FROM game_players AS p WHERE p.game_id = g.id AND p.user_id IN (?, ?)) AS plays
+		FROM games AS g WHERE g.id = ?`, fromID, toID, id).Scan(ctx, &g)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", domain.Errorf(domain.CodeNotFound, "no such game")
+	} else if err != nil {
+		return "", fmt.Errorf("read game %s for a tip in its chat: %w", id, err)
+	}
+	switch {
+	case g.Status != game.StatusActive:
+		return "", domain.Invalid(map[string]string{"context": "the game is " + g.Status + ": a tip is announced only in the chat of an active game"})
+	case !g.Plays:
+		return "", domain.Invalid(map[string]string{"context": "neither you nor the recipient plays this game: a tip is announced only in the chat of a game one of you plays"})
+	}
+	return id, nil
 }
 
 // Result is the answer to a broadcast.

@@ -2109,7 +2109,7 @@ type TipsResult struct {
 
 // TransferRequest defines model for TransferRequest.
 type TransferRequest struct {
-	// AmountMinor USDC minor units (1 USDC = 1000000)
+	// AmountMinor USDC minor units (1 USDC = 1000000); at least 10000 (0.01 USDC)
 	AmountMinor int64 `json:"amountMinor"`
 
 	// ToAddress base58 wallet address; the balance's depositAddress credits your platform balance
@@ -3394,12 +3394,16 @@ type ClientInterface interface {
 
 	// PostChallengesWithBody Challenge a user to a game (expires after 5 minutes)
 	//
+	// The user gets a challenge notification. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /challenges (the `PostChallenges` operationId).
 	PostChallengesWithBody(ctx context.Context, params *PostChallengesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostChallenges Challenge a user to a game (expires after 5 minutes)
+	//
+	// The user gets a challenge notification. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3501,7 +3505,7 @@ type ClientInterface interface {
 
 	// PostFriendsByUserId Ask a user to be your friend
 	//
-	// 201 with status pending for a new request; the user gets a friend_request notification. When that user had already asked you, this accepts instead: 200 with status friends (they get friend_accepted). Asking again answers 200 with the current status. 400 for yourself, 404 for an unknown user, 403 FORBIDDEN when either blocked the other.
+	// 201 with status pending for a new request; the user gets a friend_request notification, at most once a day from you: withdrawing the request and asking again within 24 hours of the last notification asks without notifying. When that user had already asked you, this accepts instead: 200 with status friends (they get friend_accepted). Asking again answers 200 with the current status. 400 for yourself, 404 for an unknown user, 403 FORBIDDEN when either blocked the other.
 	//
 	// Corresponds with POST /friends/{userId} (the `PostFriendsByUserId` operationId).
 	PostFriendsByUserId(ctx context.Context, userId string, params *PostFriendsByUserIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3571,7 +3575,7 @@ type ClientInterface interface {
 
 	// PostGamesByIdBetsSubmitWithBody Submit the signed bet; answers once it is confirmed and in the pool
 	//
-	// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more.
+	// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3580,7 +3584,7 @@ type ClientInterface interface {
 
 	// PostGamesByIdBetsSubmit Submit the signed bet; answers once it is confirmed and in the pool
 	//
-	// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more.
+	// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3612,7 +3616,7 @@ type ClientInterface interface {
 
 	// PostGamesByIdDonationsSubmitWithBody Submit the signed donation; answers once it is confirmed and in the pot
 	//
-	// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more.
+	// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3621,7 +3625,7 @@ type ClientInterface interface {
 
 	// PostGamesByIdDonationsSubmit Submit the signed donation; answers once it is confirmed and in the pot
 	//
-	// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more.
+	// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3854,7 +3858,7 @@ type ClientInterface interface {
 
 	// PostPaymentsSubmitWithBody Submit the signed payment; answers once it is settled
 	//
-	// Then repeat the original request with the header PAYMENT-SIGNATURE: <paymentSignature>. The answer carries PAYMENT-RESPONSE (base64 JSON SettlementResponse). A payment serves one request of the resource it was prepared for, by you; a reused one answers 402, and a request answered with a server error (5xx) does not use it up. Submitting the same intent again answers the same result.
+	// Then repeat the original request with the header PAYMENT-SIGNATURE: <paymentSignature>. The answer carries PAYMENT-RESPONSE (base64 JSON SettlementResponse). A payment serves one request of the resource it was prepared for, by you; a reused one answers 402, and a request answered with a server error (5xx) does not use it up. Submitting the same intent again answers the same result. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3863,7 +3867,7 @@ type ClientInterface interface {
 
 	// PostPaymentsSubmit Submit the signed payment; answers once it is settled
 	//
-	// Then repeat the original request with the header PAYMENT-SIGNATURE: <paymentSignature>. The answer carries PAYMENT-RESPONSE (base64 JSON SettlementResponse). A payment serves one request of the resource it was prepared for, by you; a reused one answers 402, and a request answered with a server error (5xx) does not use it up. Submitting the same intent again answers the same result.
+	// Then repeat the original request with the header PAYMENT-SIGNATURE: <paymentSignature>. The answer carries PAYMENT-RESPONSE (base64 JSON SettlementResponse). A payment serves one request of the resource it was prepared for, by you; a reused one answers 402, and a request answered with a server error (5xx) does not use it up. Submitting the same intent again answers the same result. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3922,7 +3926,7 @@ type ClientInterface interface {
 
 	// PostSupportWithBody Open a support ticket with its first message
 	//
-	// 400 VALIDATION_ERROR naming each invalid field: subject (1-120 characters, one line), message (1-5000), category, gameId (a game that exists). Control characters and direction overrides are refused.
+	// 400 VALIDATION_ERROR naming each invalid field: subject (1-120 characters, one line), message (1-5000), category, gameId (a game that exists). Control characters and direction overrides are refused. At most 5 of your tickets may be open (not closed) at once: the 6th is 409 CONFLICT; write in one of them, or close one.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3931,7 +3935,7 @@ type ClientInterface interface {
 
 	// PostSupport Open a support ticket with its first message
 	//
-	// 400 VALIDATION_ERROR naming each invalid field: subject (1-120 characters, one line), message (1-5000), category, gameId (a game that exists). Control characters and direction overrides are refused.
+	// 400 VALIDATION_ERROR naming each invalid field: subject (1-120 characters, one line), message (1-5000), category, gameId (a game that exists). Control characters and direction overrides are refused. At most 5 of your tickets may be open (not closed) at once: the 6th is 409 CONFLICT; write in one of them, or close one.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3977,7 +3981,7 @@ type ClientInterface interface {
 
 	// PostTipsBroadcastWithBody Broadcast the signed tip; answers once it is confirmed
 	//
-	// The recipient gets a tip notification; a tip with a context is announced in that chat by a system message (metadata kind tip and amountMinor), which the answer carries (null without a context). Broadcasting the same intent again moves nothing more and answers the same.
+	// The recipient gets a tip notification; a tip with a context is announced in that chat by a system message (metadata kind tip and amountMinor), which the answer carries (null without a context). Broadcasting the same intent again moves nothing more and answers the same. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3986,7 +3990,7 @@ type ClientInterface interface {
 
 	// PostTipsBroadcast Broadcast the signed tip; answers once it is confirmed
 	//
-	// The recipient gets a tip notification; a tip with a context is announced in that chat by a system message (metadata kind tip and amountMinor), which the answer carries (null without a context). Broadcasting the same intent again moves nothing more and answers the same.
+	// The recipient gets a tip notification; a tip with a context is announced in that chat by a system message (metadata kind tip and amountMinor), which the answer carries (null without a context). Broadcasting the same intent again moves nothing more and answers the same. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3995,7 +3999,7 @@ type ClientInterface interface {
 
 	// PostTipsPrepareWithBody Prepare a tip: USDC from your wallet straight to another user's wallet
 	//
-	// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; for a tip in a conversation (context dm, whose id is the recipient) 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
+	// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; for a tip in a conversation 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4004,7 +4008,7 @@ type ClientInterface interface {
 
 	// PostTipsPrepare Prepare a tip: USDC from your wallet straight to another user's wallet
 	//
-	// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; for a tip in a conversation (context dm, whose id is the recipient) 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
+	// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; for a tip in a conversation 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4107,7 +4111,7 @@ type ClientInterface interface {
 
 	// PostWalletsTransferPrepareWithBody Prepare a USDC transfer from your wallet (to depositAddress: a deposit)
 	//
-	// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit is at least 10000 minor units (0.01 USDC); a plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.
+	// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4116,7 +4120,7 @@ type ClientInterface interface {
 
 	// PostWalletsTransferPrepare Prepare a USDC transfer from your wallet (to depositAddress: a deposit)
 	//
-	// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit is at least 10000 minor units (0.01 USDC); a plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.
+	// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4125,7 +4129,7 @@ type ClientInterface interface {
 
 	// PostWalletsTransferSubmitWithBody Submit the signed transfer; answers once it is confirmed
 	//
-	// Submitting the same intent again answers the same receipt and moves nothing more. 409 when it expired or the network refused it; 503 when the outcome is not known yet (submit again). The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day: past it, 429 RATE_LIMITED until the next day.
+	// Submitting the same intent again answers the same receipt and moves nothing more. 409 when it expired or the network refused it; 503 when the outcome is not known yet (submit again). The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4134,7 +4138,7 @@ type ClientInterface interface {
 
 	// PostWalletsTransferSubmit Submit the signed transfer; answers once it is confirmed
 	//
-	// Submitting the same intent again answers the same receipt and moves nothing more. 409 when it expired or the network refused it; 503 when the outcome is not known yet (submit again). The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day: past it, 429 RATE_LIMITED until the next day.
+	// Submitting the same intent again answers the same receipt and moves nothing more. 409 when it expired or the network refused it; 503 when the outcome is not known yet (submit again). The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4143,7 +4147,7 @@ type ClientInterface interface {
 
 	// PostWalletsWithdrawWithBody Withdraw from your platform balance to your wallet
 	//
-	// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED.
+	// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4152,7 +4156,7 @@ type ClientInterface interface {
 
 	// PostWalletsWithdraw Withdraw from your platform balance to your wallet
 	//
-	// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED.
+	// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4577,6 +4581,8 @@ func (c *Client) GetChallenges(ctx context.Context, params *GetChallengesParams,
 
 // PostChallengesWithBody Challenge a user to a game (expires after 5 minutes)
 //
+// The user gets a challenge notification. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /challenges (the `PostChallenges` operationId).
@@ -4593,6 +4599,8 @@ func (c *Client) PostChallengesWithBody(ctx context.Context, params *PostChallen
 }
 
 // PostChallenges Challenge a user to a game (expires after 5 minutes)
+//
+// The user gets a challenge notification. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4854,7 +4862,7 @@ func (c *Client) GetFriendsByUserId(ctx context.Context, userId string, params *
 
 // PostFriendsByUserId Ask a user to be your friend
 //
-// 201 with status pending for a new request; the user gets a friend_request notification. When that user had already asked you, this accepts instead: 200 with status friends (they get friend_accepted). Asking again answers 200 with the current status. 400 for yourself, 404 for an unknown user, 403 FORBIDDEN when either blocked the other.
+// 201 with status pending for a new request; the user gets a friend_request notification, at most once a day from you: withdrawing the request and asking again within 24 hours of the last notification asks without notifying. When that user had already asked you, this accepts instead: 200 with status friends (they get friend_accepted). Asking again answers 200 with the current status. 400 for yourself, 404 for an unknown user, 403 FORBIDDEN when either blocked the other.
 //
 // Corresponds with POST /friends/{userId} (the `PostFriendsByUserId` operationId).
 func (c *Client) PostFriendsByUserId(ctx context.Context, userId string, params *PostFriendsByUserIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5024,7 +5032,7 @@ func (c *Client) PostGamesByIdBetsPrepare(ctx context.Context, id openapi_types.
 
 // PostGamesByIdBetsSubmitWithBody Submit the signed bet; answers once it is confirmed and in the pool
 //
-// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more.
+// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes any type of body and a specified content type.
 //
@@ -5043,7 +5051,7 @@ func (c *Client) PostGamesByIdBetsSubmitWithBody(ctx context.Context, id openapi
 
 // PostGamesByIdBetsSubmit Submit the signed bet; answers once it is confirmed and in the pool
 //
-// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more.
+// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5115,7 +5123,7 @@ func (c *Client) PostGamesByIdDonationsPrepare(ctx context.Context, id openapi_t
 
 // PostGamesByIdDonationsSubmitWithBody Submit the signed donation; answers once it is confirmed and in the pot
 //
-// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more.
+// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes any type of body and a specified content type.
 //
@@ -5134,7 +5142,7 @@ func (c *Client) PostGamesByIdDonationsSubmitWithBody(ctx context.Context, id op
 
 // PostGamesByIdDonationsSubmit Submit the signed donation; answers once it is confirmed and in the pot
 //
-// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more.
+// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5717,7 +5725,7 @@ func (c *Client) PostPaymentsPrepare(ctx context.Context, params *PostPaymentsPr
 
 // PostPaymentsSubmitWithBody Submit the signed payment; answers once it is settled
 //
-// Then repeat the original request with the header PAYMENT-SIGNATURE: <paymentSignature>. The answer carries PAYMENT-RESPONSE (base64 JSON SettlementResponse). A payment serves one request of the resource it was prepared for, by you; a reused one answers 402, and a request answered with a server error (5xx) does not use it up. Submitting the same intent again answers the same result.
+// Then repeat the original request with the header PAYMENT-SIGNATURE: <paymentSignature>. The answer carries PAYMENT-RESPONSE (base64 JSON SettlementResponse). A payment serves one request of the resource it was prepared for, by you; a reused one answers 402, and a request answered with a server error (5xx) does not use it up. Submitting the same intent again answers the same result. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes any type of body and a specified content type.
 //
@@ -5736,7 +5744,7 @@ func (c *Client) PostPaymentsSubmitWithBody(ctx context.Context, params *PostPay
 
 // PostPaymentsSubmit Submit the signed payment; answers once it is settled
 //
-// Then repeat the original request with the header PAYMENT-SIGNATURE: <paymentSignature>. The answer carries PAYMENT-RESPONSE (base64 JSON SettlementResponse). A payment serves one request of the resource it was prepared for, by you; a reused one answers 402, and a request answered with a server error (5xx) does not use it up. Submitting the same intent again answers the same result.
+// Then repeat the original request with the header PAYMENT-SIGNATURE: <paymentSignature>. The answer carries PAYMENT-RESPONSE (base64 JSON SettlementResponse). A payment serves one request of the resource it was prepared for, by you; a reused one answers 402, and a request answered with a server error (5xx) does not use it up. Submitting the same intent again answers the same result. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5885,7 +5893,7 @@ func (c *Client) GetSpectateLivePlayers(ctx context.Context, params *GetSpectate
 
 // PostSupportWithBody Open a support ticket with its first message
 //
-// 400 VALIDATION_ERROR naming each invalid field: subject (1-120 characters, one line), message (1-5000), category, gameId (a game that exists). Control characters and direction overrides are refused.
+// 400 VALIDATION_ERROR naming each invalid field: subject (1-120 characters, one line), message (1-5000), category, gameId (a game that exists). Control characters and direction overrides are refused. At most 5 of your tickets may be open (not closed) at once: the 6th is 409 CONFLICT; write in one of them, or close one.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5904,7 +5912,7 @@ func (c *Client) PostSupportWithBody(ctx context.Context, params *PostSupportPar
 
 // PostSupport Open a support ticket with its first message
 //
-// 400 VALIDATION_ERROR naming each invalid field: subject (1-120 characters, one line), message (1-5000), category, gameId (a game that exists). Control characters and direction overrides are refused.
+// 400 VALIDATION_ERROR naming each invalid field: subject (1-120 characters, one line), message (1-5000), category, gameId (a game that exists). Control characters and direction overrides are refused. At most 5 of your tickets may be open (not closed) at once: the 6th is 409 CONFLICT; write in one of them, or close one.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6010,7 +6018,7 @@ func (c *Client) PostSupportMeByIdMessages(ctx context.Context, id openapi_types
 
 // PostTipsBroadcastWithBody Broadcast the signed tip; answers once it is confirmed
 //
-// The recipient gets a tip notification; a tip with a context is announced in that chat by a system message (metadata kind tip and amountMinor), which the answer carries (null without a context). Broadcasting the same intent again moves nothing more and answers the same.
+// The recipient gets a tip notification; a tip with a context is announced in that chat by a system message (metadata kind tip and amountMinor), which the answer carries (null without a context). Broadcasting the same intent again moves nothing more and answers the same. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes any type of body and a specified content type.
 //
@@ -6029,7 +6037,7 @@ func (c *Client) PostTipsBroadcastWithBody(ctx context.Context, params *PostTips
 
 // PostTipsBroadcast Broadcast the signed tip; answers once it is confirmed
 //
-// The recipient gets a tip notification; a tip with a context is announced in that chat by a system message (metadata kind tip and amountMinor), which the answer carries (null without a context). Broadcasting the same intent again moves nothing more and answers the same.
+// The recipient gets a tip notification; a tip with a context is announced in that chat by a system message (metadata kind tip and amountMinor), which the answer carries (null without a context). Broadcasting the same intent again moves nothing more and answers the same. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6048,7 +6056,7 @@ func (c *Client) PostTipsBroadcast(ctx context.Context, params *PostTipsBroadcas
 
 // PostTipsPrepareWithBody Prepare a tip: USDC from your wallet straight to another user's wallet
 //
-// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; for a tip in a conversation (context dm, whose id is the recipient) 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
+// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; for a tip in a conversation 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6067,7 +6075,7 @@ func (c *Client) PostTipsPrepareWithBody(ctx context.Context, params *PostTipsPr
 
 // PostTipsPrepare Prepare a tip: USDC from your wallet straight to another user's wallet
 //
-// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; for a tip in a conversation (context dm, whose id is the recipient) 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
+// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; for a tip in a conversation 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6340,7 +6348,7 @@ func (c *Client) GetWalletsMeTransactions(ctx context.Context, params *GetWallet
 
 // PostWalletsTransferPrepareWithBody Prepare a USDC transfer from your wallet (to depositAddress: a deposit)
 //
-// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit is at least 10000 minor units (0.01 USDC); a plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.
+// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6359,7 +6367,7 @@ func (c *Client) PostWalletsTransferPrepareWithBody(ctx context.Context, params 
 
 // PostWalletsTransferPrepare Prepare a USDC transfer from your wallet (to depositAddress: a deposit)
 //
-// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit is at least 10000 minor units (0.01 USDC); a plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.
+// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6378,7 +6386,7 @@ func (c *Client) PostWalletsTransferPrepare(ctx context.Context, params *PostWal
 
 // PostWalletsTransferSubmitWithBody Submit the signed transfer; answers once it is confirmed
 //
-// Submitting the same intent again answers the same receipt and moves nothing more. 409 when it expired or the network refused it; 503 when the outcome is not known yet (submit again). The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day: past it, 429 RATE_LIMITED until the next day.
+// Submitting the same intent again answers the same receipt and moves nothing more. 409 when it expired or the network refused it; 503 when the outcome is not known yet (submit again). The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes any type of body and a specified content type.
 //
@@ -6397,7 +6405,7 @@ func (c *Client) PostWalletsTransferSubmitWithBody(ctx context.Context, params *
 
 // PostWalletsTransferSubmit Submit the signed transfer; answers once it is confirmed
 //
-// Submitting the same intent again answers the same receipt and moves nothing more. 409 when it expired or the network refused it; 503 when the outcome is not known yet (submit again). The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day: past it, 429 RATE_LIMITED until the next day.
+// Submitting the same intent again answers the same receipt and moves nothing more. 409 when it expired or the network refused it; 503 when the outcome is not known yet (submit again). The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6416,7 +6424,7 @@ func (c *Client) PostWalletsTransferSubmit(ctx context.Context, params *PostWall
 
 // PostWalletsWithdrawWithBody Withdraw from your platform balance to your wallet
 //
-// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED.
+// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6435,7 +6443,7 @@ func (c *Client) PostWalletsWithdrawWithBody(ctx context.Context, params *PostWa
 
 // PostWalletsWithdraw Withdraw from your platform balance to your wallet
 //
-// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED.
+// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -12912,12 +12920,16 @@ type ClientWithResponsesInterface interface {
 
 	// PostChallengesWithBodyWithResponse Challenge a user to a game (expires after 5 minutes)
 	//
+	// The user gets a challenge notification. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /challenges (the `PostChallenges` operationId).
 	PostChallengesWithBodyWithResponse(ctx context.Context, params *PostChallengesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostChallengesResponse, error)
 
 	// PostChallengesWithResponse Challenge a user to a game (expires after 5 minutes)
+	//
+	// The user gets a challenge notification. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13041,7 +13053,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostFriendsByUserIdWithResponse Ask a user to be your friend
 	//
-	// 201 with status pending for a new request; the user gets a friend_request notification. When that user had already asked you, this accepts instead: 200 with status friends (they get friend_accepted). Asking again answers 200 with the current status. 400 for yourself, 404 for an unknown user, 403 FORBIDDEN when either blocked the other.
+	// 201 with status pending for a new request; the user gets a friend_request notification, at most once a day from you: withdrawing the request and asking again within 24 hours of the last notification asks without notifying. When that user had already asked you, this accepts instead: 200 with status friends (they get friend_accepted). Asking again answers 200 with the current status. 400 for yourself, 404 for an unknown user, 403 FORBIDDEN when either blocked the other.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13123,7 +13135,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostGamesByIdBetsSubmitWithBodyWithResponse Submit the signed bet; answers once it is confirmed and in the pool
 	//
-	// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more.
+	// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13132,7 +13144,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostGamesByIdBetsSubmitWithResponse Submit the signed bet; answers once it is confirmed and in the pool
 	//
-	// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more.
+	// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13166,7 +13178,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostGamesByIdDonationsSubmitWithBodyWithResponse Submit the signed donation; answers once it is confirmed and in the pot
 	//
-	// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more.
+	// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13175,7 +13187,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostGamesByIdDonationsSubmitWithResponse Submit the signed donation; answers once it is confirmed and in the pot
 	//
-	// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more.
+	// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13456,7 +13468,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostPaymentsSubmitWithBodyWithResponse Submit the signed payment; answers once it is settled
 	//
-	// Then repeat the original request with the header PAYMENT-SIGNATURE: <paymentSignature>. The answer carries PAYMENT-RESPONSE (base64 JSON SettlementResponse). A payment serves one request of the resource it was prepared for, by you; a reused one answers 402, and a request answered with a server error (5xx) does not use it up. Submitting the same intent again answers the same result.
+	// Then repeat the original request with the header PAYMENT-SIGNATURE: <paymentSignature>. The answer carries PAYMENT-RESPONSE (base64 JSON SettlementResponse). A payment serves one request of the resource it was prepared for, by you; a reused one answers 402, and a request answered with a server error (5xx) does not use it up. Submitting the same intent again answers the same result. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13465,7 +13477,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostPaymentsSubmitWithResponse Submit the signed payment; answers once it is settled
 	//
-	// Then repeat the original request with the header PAYMENT-SIGNATURE: <paymentSignature>. The answer carries PAYMENT-RESPONSE (base64 JSON SettlementResponse). A payment serves one request of the resource it was prepared for, by you; a reused one answers 402, and a request answered with a server error (5xx) does not use it up. Submitting the same intent again answers the same result.
+	// Then repeat the original request with the header PAYMENT-SIGNATURE: <paymentSignature>. The answer carries PAYMENT-RESPONSE (base64 JSON SettlementResponse). A payment serves one request of the resource it was prepared for, by you; a reused one answers 402, and a request answered with a server error (5xx) does not use it up. Submitting the same intent again answers the same result. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13536,7 +13548,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostSupportWithBodyWithResponse Open a support ticket with its first message
 	//
-	// 400 VALIDATION_ERROR naming each invalid field: subject (1-120 characters, one line), message (1-5000), category, gameId (a game that exists). Control characters and direction overrides are refused.
+	// 400 VALIDATION_ERROR naming each invalid field: subject (1-120 characters, one line), message (1-5000), category, gameId (a game that exists). Control characters and direction overrides are refused. At most 5 of your tickets may be open (not closed) at once: the 6th is 409 CONFLICT; write in one of them, or close one.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13545,7 +13557,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostSupportWithResponse Open a support ticket with its first message
 	//
-	// 400 VALIDATION_ERROR naming each invalid field: subject (1-120 characters, one line), message (1-5000), category, gameId (a game that exists). Control characters and direction overrides are refused.
+	// 400 VALIDATION_ERROR naming each invalid field: subject (1-120 characters, one line), message (1-5000), category, gameId (a game that exists). Control characters and direction overrides are refused. At most 5 of your tickets may be open (not closed) at once: the 6th is 409 CONFLICT; write in one of them, or close one.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13597,7 +13609,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostTipsBroadcastWithBodyWithResponse Broadcast the signed tip; answers once it is confirmed
 	//
-	// The recipient gets a tip notification; a tip with a context is announced in that chat by a system message (metadata kind tip and amountMinor), which the answer carries (null without a context). Broadcasting the same intent again moves nothing more and answers the same.
+	// The recipient gets a tip notification; a tip with a context is announced in that chat by a system message (metadata kind tip and amountMinor), which the answer carries (null without a context). Broadcasting the same intent again moves nothing more and answers the same. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13606,7 +13618,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostTipsBroadcastWithResponse Broadcast the signed tip; answers once it is confirmed
 	//
-	// The recipient gets a tip notification; a tip with a context is announced in that chat by a system message (metadata kind tip and amountMinor), which the answer carries (null without a context). Broadcasting the same intent again moves nothing more and answers the same.
+	// The recipient gets a tip notification; a tip with a context is announced in that chat by a system message (metadata kind tip and amountMinor), which the answer carries (null without a context). Broadcasting the same intent again moves nothing more and answers the same. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13615,7 +13627,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostTipsPrepareWithBodyWithResponse Prepare a tip: USDC from your wallet straight to another user's wallet
 	//
-	// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; for a tip in a conversation (context dm, whose id is the recipient) 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
+	// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; for a tip in a conversation 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13624,7 +13636,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostTipsPrepareWithResponse Prepare a tip: USDC from your wallet straight to another user's wallet
 	//
-	// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; for a tip in a conversation (context dm, whose id is the recipient) 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
+	// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; for a tip in a conversation 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13751,7 +13763,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostWalletsTransferPrepareWithBodyWithResponse Prepare a USDC transfer from your wallet (to depositAddress: a deposit)
 	//
-	// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit is at least 10000 minor units (0.01 USDC); a plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.
+	// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13760,7 +13772,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostWalletsTransferPrepareWithResponse Prepare a USDC transfer from your wallet (to depositAddress: a deposit)
 	//
-	// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit is at least 10000 minor units (0.01 USDC); a plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.
+	// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13769,7 +13781,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostWalletsTransferSubmitWithBodyWithResponse Submit the signed transfer; answers once it is confirmed
 	//
-	// Submitting the same intent again answers the same receipt and moves nothing more. 409 when it expired or the network refused it; 503 when the outcome is not known yet (submit again). The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day: past it, 429 RATE_LIMITED until the next day.
+	// Submitting the same intent again answers the same receipt and moves nothing more. 409 when it expired or the network refused it; 503 when the outcome is not known yet (submit again). The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13778,7 +13790,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostWalletsTransferSubmitWithResponse Submit the signed transfer; answers once it is confirmed
 	//
-	// Submitting the same intent again answers the same receipt and moves nothing more. 409 when it expired or the network refused it; 503 when the outcome is not known yet (submit again). The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day: past it, 429 RATE_LIMITED until the next day.
+	// Submitting the same intent again answers the same receipt and moves nothing more. 409 when it expired or the network refused it; 503 when the outcome is not known yet (submit again). The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13787,7 +13799,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostWalletsWithdrawWithBodyWithResponse Withdraw from your platform balance to your wallet
 	//
-	// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED.
+	// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13796,7 +13808,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostWalletsWithdrawWithResponse Withdraw from your platform balance to your wallet
 	//
-	// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED.
+	// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15577,6 +15589,8 @@ type PostChallengesResponse struct {
 	JSON402 *PaymentRequiredResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *RequestEntityTooLarge
 	// JSON426 the response for an HTTP 426 `application/json` response
@@ -15610,6 +15624,11 @@ func (r PostChallengesResponse) GetJSON402() *PaymentRequiredResponse {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r PostChallengesResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostChallengesResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -17544,6 +17563,8 @@ type PostGamesByIdBetsSubmitResponse struct {
 	JSON413 *RequestEntityTooLarge
 	// JSON426 the response for an HTTP 426 `application/json` response
 	JSON426 *UpgradeRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -17593,6 +17614,11 @@ func (r PostGamesByIdBetsSubmitResponse) GetJSON413() *RequestEntityTooLarge {
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
 func (r PostGamesByIdBetsSubmitResponse) GetJSON426() *UpgradeRequired {
 	return r.JSON426
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostGamesByIdBetsSubmitResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -17849,6 +17875,8 @@ type PostGamesByIdDonationsSubmitResponse struct {
 	JSON413 *RequestEntityTooLarge
 	// JSON426 the response for an HTTP 426 `application/json` response
 	JSON426 *UpgradeRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -17898,6 +17926,11 @@ func (r PostGamesByIdDonationsSubmitResponse) GetJSON413() *RequestEntityTooLarg
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
 func (r PostGamesByIdDonationsSubmitResponse) GetJSON426() *UpgradeRequired {
 	return r.JSON426
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostGamesByIdDonationsSubmitResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -20561,6 +20594,8 @@ type PostPaymentsSubmitResponse struct {
 	JSON413 *RequestEntityTooLarge
 	// JSON426 the response for an HTTP 426 `application/json` response
 	JSON426 *UpgradeRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -20605,6 +20640,11 @@ func (r PostPaymentsSubmitResponse) GetJSON413() *RequestEntityTooLarge {
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
 func (r PostPaymentsSubmitResponse) GetJSON426() *UpgradeRequired {
 	return r.JSON426
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostPaymentsSubmitResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -21219,6 +21259,8 @@ type PostSupportResponse struct {
 	JSON402 *PaymentRequiredResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *RequestEntityTooLarge
 	// JSON426 the response for an HTTP 426 `application/json` response
@@ -21252,6 +21294,11 @@ func (r PostSupportResponse) GetJSON402() *PaymentRequiredResponse {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r PostSupportResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostSupportResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -21705,6 +21752,8 @@ type PostTipsBroadcastResponse struct {
 	JSON413 *RequestEntityTooLarge
 	// JSON426 the response for an HTTP 426 `application/json` response
 	JSON426 *UpgradeRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -21754,6 +21803,11 @@ func (r PostTipsBroadcastResponse) GetJSON413() *RequestEntityTooLarge {
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
 func (r PostTipsBroadcastResponse) GetJSON426() *UpgradeRequired {
 	return r.JSON426
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostTipsBroadcastResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -23955,6 +24009,8 @@ func (c *ClientWithResponses) GetChallengesWithResponse(ctx context.Context, par
 
 // PostChallengesWithBodyWithResponse Challenge a user to a game (expires after 5 minutes)
 //
+// The user gets a challenge notification. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /challenges (the `PostChallenges` operationId).
@@ -23967,6 +24023,8 @@ func (c *ClientWithResponses) PostChallengesWithBodyWithResponse(ctx context.Con
 }
 
 // PostChallengesWithResponse Challenge a user to a game (expires after 5 minutes)
+//
+// The user gets a challenge notification. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24186,7 +24244,7 @@ func (c *ClientWithResponses) GetFriendsByUserIdWithResponse(ctx context.Context
 
 // PostFriendsByUserIdWithResponse Ask a user to be your friend
 //
-// 201 with status pending for a new request; the user gets a friend_request notification. When that user had already asked you, this accepts instead: 200 with status friends (they get friend_accepted). Asking again answers 200 with the current status. 400 for yourself, 404 for an unknown user, 403 FORBIDDEN when either blocked the other.
+// 201 with status pending for a new request; the user gets a friend_request notification, at most once a day from you: withdrawing the request and asking again within 24 hours of the last notification asks without notifying. When that user had already asked you, this accepts instead: 200 with status friends (they get friend_accepted). Asking again answers 200 with the current status. 400 for yourself, 404 for an unknown user, 403 FORBIDDEN when either blocked the other.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -24328,7 +24386,7 @@ func (c *ClientWithResponses) PostGamesByIdBetsPrepareWithResponse(ctx context.C
 
 // PostGamesByIdBetsSubmitWithBodyWithResponse Submit the signed bet; answers once it is confirmed and in the pool
 //
-// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more.
+// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24343,7 +24401,7 @@ func (c *ClientWithResponses) PostGamesByIdBetsSubmitWithBodyWithResponse(ctx co
 
 // PostGamesByIdBetsSubmitWithResponse Submit the signed bet; answers once it is confirmed and in the pool
 //
-// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more.
+// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24401,7 +24459,7 @@ func (c *ClientWithResponses) PostGamesByIdDonationsPrepareWithResponse(ctx cont
 
 // PostGamesByIdDonationsSubmitWithBodyWithResponse Submit the signed donation; answers once it is confirmed and in the pot
 //
-// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more.
+// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24416,7 +24474,7 @@ func (c *ClientWithResponses) PostGamesByIdDonationsSubmitWithBodyWithResponse(c
 
 // PostGamesByIdDonationsSubmitWithResponse Submit the signed donation; answers once it is confirmed and in the pot
 //
-// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more.
+// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24907,7 +24965,7 @@ func (c *ClientWithResponses) PostPaymentsPrepareWithResponse(ctx context.Contex
 
 // PostPaymentsSubmitWithBodyWithResponse Submit the signed payment; answers once it is settled
 //
-// Then repeat the original request with the header PAYMENT-SIGNATURE: <paymentSignature>. The answer carries PAYMENT-RESPONSE (base64 JSON SettlementResponse). A payment serves one request of the resource it was prepared for, by you; a reused one answers 402, and a request answered with a server error (5xx) does not use it up. Submitting the same intent again answers the same result.
+// Then repeat the original request with the header PAYMENT-SIGNATURE: <paymentSignature>. The answer carries PAYMENT-RESPONSE (base64 JSON SettlementResponse). A payment serves one request of the resource it was prepared for, by you; a reused one answers 402, and a request answered with a server error (5xx) does not use it up. Submitting the same intent again answers the same result. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24922,7 +24980,7 @@ func (c *ClientWithResponses) PostPaymentsSubmitWithBodyWithResponse(ctx context
 
 // PostPaymentsSubmitWithResponse Submit the signed payment; answers once it is settled
 //
-// Then repeat the original request with the header PAYMENT-SIGNATURE: <paymentSignature>. The answer carries PAYMENT-RESPONSE (base64 JSON SettlementResponse). A payment serves one request of the resource it was prepared for, by you; a reused one answers 402, and a request answered with a server error (5xx) does not use it up. Submitting the same intent again answers the same result.
+// Then repeat the original request with the header PAYMENT-SIGNATURE: <paymentSignature>. The answer carries PAYMENT-RESPONSE (base64 JSON SettlementResponse). A payment serves one request of the resource it was prepared for, by you; a reused one answers 402, and a request answered with a server error (5xx) does not use it up. Submitting the same intent again answers the same result. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25047,7 +25105,7 @@ func (c *ClientWithResponses) GetSpectateLivePlayersWithResponse(ctx context.Con
 
 // PostSupportWithBodyWithResponse Open a support ticket with its first message
 //
-// 400 VALIDATION_ERROR naming each invalid field: subject (1-120 characters, one line), message (1-5000), category, gameId (a game that exists). Control characters and direction overrides are refused.
+// 400 VALIDATION_ERROR naming each invalid field: subject (1-120 characters, one line), message (1-5000), category, gameId (a game that exists). Control characters and direction overrides are refused. At most 5 of your tickets may be open (not closed) at once: the 6th is 409 CONFLICT; write in one of them, or close one.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25062,7 +25120,7 @@ func (c *ClientWithResponses) PostSupportWithBodyWithResponse(ctx context.Contex
 
 // PostSupportWithResponse Open a support ticket with its first message
 //
-// 400 VALIDATION_ERROR naming each invalid field: subject (1-120 characters, one line), message (1-5000), category, gameId (a game that exists). Control characters and direction overrides are refused.
+// 400 VALIDATION_ERROR naming each invalid field: subject (1-120 characters, one line), message (1-5000), category, gameId (a game that exists). Control characters and direction overrides are refused. At most 5 of your tickets may be open (not closed) at once: the 6th is 409 CONFLICT; write in one of them, or close one.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25150,7 +25208,7 @@ func (c *ClientWithResponses) PostSupportMeByIdMessagesWithResponse(ctx context.
 
 // PostTipsBroadcastWithBodyWithResponse Broadcast the signed tip; answers once it is confirmed
 //
-// The recipient gets a tip notification; a tip with a context is announced in that chat by a system message (metadata kind tip and amountMinor), which the answer carries (null without a context). Broadcasting the same intent again moves nothing more and answers the same.
+// The recipient gets a tip notification; a tip with a context is announced in that chat by a system message (metadata kind tip and amountMinor), which the answer carries (null without a context). Broadcasting the same intent again moves nothing more and answers the same. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25165,7 +25223,7 @@ func (c *ClientWithResponses) PostTipsBroadcastWithBodyWithResponse(ctx context.
 
 // PostTipsBroadcastWithResponse Broadcast the signed tip; answers once it is confirmed
 //
-// The recipient gets a tip notification; a tip with a context is announced in that chat by a system message (metadata kind tip and amountMinor), which the answer carries (null without a context). Broadcasting the same intent again moves nothing more and answers the same.
+// The recipient gets a tip notification; a tip with a context is announced in that chat by a system message (metadata kind tip and amountMinor), which the answer carries (null without a context). Broadcasting the same intent again moves nothing more and answers the same. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25180,7 +25238,7 @@ func (c *ClientWithResponses) PostTipsBroadcastWithResponse(ctx context.Context,
 
 // PostTipsPrepareWithBodyWithResponse Prepare a tip: USDC from your wallet straight to another user's wallet
 //
-// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; for a tip in a conversation (context dm, whose id is the recipient) 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
+// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; for a tip in a conversation 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25195,7 +25253,7 @@ func (c *ClientWithResponses) PostTipsPrepareWithBodyWithResponse(ctx context.Co
 
 // PostTipsPrepareWithResponse Prepare a tip: USDC from your wallet straight to another user's wallet
 //
-// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; for a tip in a conversation (context dm, whose id is the recipient) 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
+// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; for a tip in a conversation 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25424,7 +25482,7 @@ func (c *ClientWithResponses) GetWalletsMeTransactionsWithResponse(ctx context.C
 
 // PostWalletsTransferPrepareWithBodyWithResponse Prepare a USDC transfer from your wallet (to depositAddress: a deposit)
 //
-// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit is at least 10000 minor units (0.01 USDC); a plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.
+// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25439,7 +25497,7 @@ func (c *ClientWithResponses) PostWalletsTransferPrepareWithBodyWithResponse(ctx
 
 // PostWalletsTransferPrepareWithResponse Prepare a USDC transfer from your wallet (to depositAddress: a deposit)
 //
-// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit is at least 10000 minor units (0.01 USDC); a plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.
+// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25454,7 +25512,7 @@ func (c *ClientWithResponses) PostWalletsTransferPrepareWithResponse(ctx context
 
 // PostWalletsTransferSubmitWithBodyWithResponse Submit the signed transfer; answers once it is confirmed
 //
-// Submitting the same intent again answers the same receipt and moves nothing more. 409 when it expired or the network refused it; 503 when the outcome is not known yet (submit again). The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day: past it, 429 RATE_LIMITED until the next day.
+// Submitting the same intent again answers the same receipt and moves nothing more. 409 when it expired or the network refused it; 503 when the outcome is not known yet (submit again). The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25469,7 +25527,7 @@ func (c *ClientWithResponses) PostWalletsTransferSubmitWithBodyWithResponse(ctx 
 
 // PostWalletsTransferSubmitWithResponse Submit the signed transfer; answers once it is confirmed
 //
-// Submitting the same intent again answers the same receipt and moves nothing more. 409 when it expired or the network refused it; 503 when the outcome is not known yet (submit again). The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day: past it, 429 RATE_LIMITED until the next day.
+// Submitting the same intent again answers the same receipt and moves nothing more. 409 when it expired or the network refused it; 503 when the outcome is not known yet (submit again). The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25484,7 +25542,7 @@ func (c *ClientWithResponses) PostWalletsTransferSubmitWithResponse(ctx context.
 
 // PostWalletsWithdrawWithBodyWithResponse Withdraw from your platform balance to your wallet
 //
-// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED.
+// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25499,7 +25557,7 @@ func (c *ClientWithResponses) PostWalletsWithdrawWithBodyWithResponse(ctx contex
 
 // PostWalletsWithdrawWithResponse Withdraw from your platform balance to your wallet
 //
-// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED.
+// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -27029,6 +27087,13 @@ func ParsePostChallengesResponse(rsp *http.Response) (*PostChallengesResponse, e
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest RequestEntityTooLarge
@@ -28693,6 +28758,13 @@ func ParsePostGamesByIdBetsSubmitResponse(rsp *http.Response) (*PostGamesByIdBet
 		}
 		response.JSON426 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -28952,6 +29024,13 @@ func ParsePostGamesByIdDonationsSubmitResponse(rsp *http.Response) (*PostGamesBy
 			return nil, err
 		}
 		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServiceUnavailable
@@ -31210,6 +31289,13 @@ func ParsePostPaymentsSubmitResponse(rsp *http.Response) (*PostPaymentsSubmitRes
 		}
 		response.JSON426 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -31733,6 +31819,13 @@ func ParsePostSupportResponse(rsp *http.Response) (*PostSupportResponse, error) 
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest RequestEntityTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -32163,6 +32256,13 @@ func ParsePostTipsBroadcastResponse(rsp *http.Response) (*PostTipsBroadcastRespo
 			return nil, err
 		}
 		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServiceUnavailable

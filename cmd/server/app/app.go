@@ -166,6 +166,7 @@ func (a *App) build(ctx context.Context) error {
 	confirmers := money.Confirmers{}
 	a.Money = money.New(bdb, client, a.Keys, mint, now, log, faucet, confirmers)
 	a.Money.FeePayerDaily = cfg.FeePayerDailyLamports
+	a.Money.FeePayerGlobalDaily = cfg.FeePayerGlobalDailyLamports
 	a.Money.Tell = a.Rooms
 	if err := a.Money.RegisterPlatformAddresses(ctx); err != nil {
 		return err
@@ -195,7 +196,7 @@ func (a *App) build(ctx context.Context) error {
 		Notify: a.Notify, Rooms: a.Rooms})
 	confirmers[pot.KindDonation] = a.Pot.ConfirmDonation
 	confirmers[pot.KindBet] = a.Pot.ConfirmBet
-	a.Tips = tips.New(bdb, a.Users, a.Games, a.Money, a.Chat, a.Notify, a.Social, now)
+	a.Tips = tips.New(bdb, a.Users, a.Money, a.Chat, a.Notify, a.Social, now)
 	confirmers[tips.KindTip] = a.Tips.Confirm
 	limiter := payments.NewLimiter(bdb, now, cfg.AbuseThreshold, cfg.AbuseWindow, cfg.AbuseOverrides)
 	a.Payments = payments.New(bdb, a.Money, a.Keys, limiter, now, log, payments.Config{

@@ -61,7 +61,10 @@ type Config struct {
 	// FeePayerDailyLamports bounds the SOL the platform's fee payer spends
 	// for one user in a day (FEE_PAYER_DAILY_LAMPORTS).
 	FeePayerDailyLamports int64
-	Workers               bool // run deadline, settlement, withdrawal and payment-resolving workers
+	// FeePayerGlobalDailyLamports bounds the SOL the fee payer spends for
+	// all users together in a day (FEE_PAYER_GLOBAL_DAILY_LAMPORTS).
+	FeePayerGlobalDailyLamports int64
+	Workers                     bool // run deadline, settlement, withdrawal and payment-resolving workers
 	// ReferralBPS are the parts of a player's share of a staked game's fee
 	// that their referrers at levels 1, 2 and 3 earn, in basis points
 	// (REFERRAL_BPS).
@@ -268,6 +271,13 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			bad("FEE_PAYER_DAILY_LAMPORTS", v, "must be a whole number of lamports (1 SOL = 1000000000), 0 or more")
 		}
 		c.FeePayerDailyLamports = n
+	}
+	if v := env("FEE_PAYER_GLOBAL_DAILY_LAMPORTS", "2000000000"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			bad("FEE_PAYER_GLOBAL_DAILY_LAMPORTS", v, "must be a whole number of lamports (1 SOL = 1000000000), 0 or more")
+		}
+		c.FeePayerGlobalDailyLamports = n
 	}
 	if v := env("REFERRAL_BPS", "2000,500,200"); v != "" {
 		bps, err := parseReferralBPS(v)

@@ -15,7 +15,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 	}
 	if c.Addr != ":8080" || c.DatabaseURL != DefaultDatabaseURL || c.MinSDKVersion != "1.0.0" ||
 		!c.SDKGraceUntil.IsZero() || c.SolanaRPCURL != "" || !c.DevFaucet ||
-		c.AbuseThreshold != 600 || c.AbuseWindow != time.Minute || len(c.AdminWallets) != 0 {
+		c.AbuseThreshold != 600 || c.AbuseWindow != time.Minute || len(c.AdminWallets) != 0 ||
+		c.FeePayerDailyLamports != 20_000_000 || c.FeePayerGlobalDailyLamports != 2_000_000_000 {
 		t.Fatalf("defaults: got %+v", c)
 	}
 	c, err = LoadConfig(func(k string) string {
@@ -28,18 +29,20 @@ func TestLoadConfigDefaults(t *testing.T) {
 
 func TestLoadConfigNamesInvalidVariables(t *testing.T) {
 	for name, value := range map[string]string{
-		"ADDR":            "8080",
-		"DATABASE_URL":    "mysql://x",
-		"ADMIN_WALLETS":   "not-a-wallet",
-		"MIN_SDK_VERSION": "1.0",
-		"SDK_GRACE_UNTIL": "tomorrow",
-		"SOLANA_RPC_URL":  "ftp://x",
-		"DEV_FAUCET":      "maybe",
-		"ABUSE_THRESHOLD": "0",
-		"ABUSE_WINDOW":    "10ms",
-		"JWT_SECRET":      "short",
-		"LOG_FORMAT":      "xml",
-		"REFERRAL_BPS":    "2000,500",
+		"ADDR":                            "8080",
+		"DATABASE_URL":                    "mysql://x",
+		"ADMIN_WALLETS":                   "not-a-wallet",
+		"MIN_SDK_VERSION":                 "1.0",
+		"SDK_GRACE_UNTIL":                 "tomorrow",
+		"SOLANA_RPC_URL":                  "ftp://x",
+		"DEV_FAUCET":                      "maybe",
+		"ABUSE_THRESHOLD":                 "0",
+		"ABUSE_WINDOW":                    "10ms",
+		"JWT_SECRET":                      "short",
+		"LOG_FORMAT":                      "xml",
+		"REFERRAL_BPS":                    "2000,500",
+		"FEE_PAYER_DAILY_LAMPORTS":        "-1",
+		"FEE_PAYER_GLOBAL_DAILY_LAMPORTS": "2 SOL",
 	} {
 		_, err := LoadConfig(func(k string) string {
 			if k == name {
