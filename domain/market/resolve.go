@@ -11,6 +11,7 @@ import (
 
 	"wager/db"
 	"wager/domain"
+	"wager/domain/game"
 	"wager/domain/market/engine"
 	"wager/domain/money"
 )
@@ -133,12 +134,14 @@ func (s *Service) Redeem(ctx context.Context, userID, gameID string) (Redeemed, 
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("read the market of game %s: %w", g.GameID, err)
 		}
-		switch m.Status {
-		case StatusHeld:
+		switch {
+		case m.Status == StatusHeld:
 			return domain.Errorf(domain.CodeConflict, "the market is held while the game's end is reviewed: it pays out once an admin releases or voids it")
-		case StatusResolved:
-		default:
+		case m.Status == StatusResolved:
+		case g.Status == game.StatusActive:
 			return domain.Errorf(domain.CodeConflict, "the market pays out once the game is over")
+		default:
+			return nil // the game is over and its market never opened: nothing to pay
 		}
 		var paid []struct {
 			Shares int64 `bun:"shares"`

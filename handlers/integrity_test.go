@@ -1,0 +1,461 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"wager/domain/money"
+)
+
+// admin signs in an admin wallet of a (its ADMIN_WALLETS) over the API.
+func (a *testApp) admin(t testing.TB, w wallet) player {
+	t.Helper()
+	token, id := a.login(t, w, "agent-1")
+	return player{wallet: w, id: id, auth: bearer(token, "agent-1")}
+}
+
+// The attack an outside review made: on a free game a second account of
+// a player bet on the opponent, the player resigned, and the second
+// account collected another bettor's money. A free game now takes no
+// bets and has no market: nobody loses anything by throwing it.
+func TestAFreeGameHasNoPoolAndNoMarket(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	p1, p2, game := a.stakedGame(t, 0, `{"rounds": 3}`)
+	alt, honest := a.spectatorWith(t, 2_000_000), a.depositor(t, 2_000_000)
+
+	r, _ := a.prepareBet(t, alt, game, p2.id, 1_000_000)
+	if e := r.wantError(t, 409, "BETTING_CLOSED"); !strings.Contains(e["message"].(string), "free game") {
+		t.Errorf("the refusal does not say why: %v", e["message"])
+	}
+	a.order(t, honest, game, "buy", p2.id, 500_000, 2, "").wantError(t, 409, "BETTING_CLOSED")
+	if v := a.betsOf(t, game); v.Open || v.TotalMinor != 0 {
+		t.Errorf("a free game's bets: %+v, want closed and empty", v)
+	}
+	if r := a.do(t, request{path: "/games/" + game + "/bets"}); r.json(t)["poolCapMinor"] != float64(0) {
+		t.Errorf("a free game's pool cap: %s", r.Body)
+	}
+	if m := a.do(t, request{path: "/games/" + game + "/market"}).json(t); m["status"] != "closed" || m["maxPairs"] != float64(0) {
+		t.Errorf("a free game's market: %v, want closed with no pairs allowed", m)
+	}
+	a.act(t, p1, game, `{"type": "resign"}`)
+	if b := a.balances(t, alt.auth); b.available != 0 || b.onChain != 2_000_000 {
+		t.Errorf("the second account after the throw: %+v, want its 2 USDC untouched in its wallet", b)
+	}
+	a.wantAvailable(t, honest, 2_000_000, "the other trader after the throw")
+	page := a.do(t, request{path: "/game/" + game, header: map[string]string{"Cookie": a.sessionCookie(t, honest.wallet)}}).Body.String()
+	for _, want := range []string{"No bets on free games", "Free games have no market"} {
+		if !strings.Contains(visibleText(page), want) {
+			t.Errorf("the game page does not say %q", want)
+		}
+	}
+}
+
+// Each player's pool holds at most POOL_CAP_MULTIPLE times the player
+// pot: a bet past it is refused at its prepare, and one that lands past it
+// (two prepared at once) is refunded to the bettor's balance.
+func TestPoolsAreCappedRelativeToThePlayerPot(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	p1, p2, game := a.stakedGame(t, 100_000, `{"rounds": 3}`) // player pot 0.2 USDC: pools of 1 USDC
+	s1, s2, s3 := a.spectatorWith(t, 2_000_000), a.spectatorWith(t, 2_000_000), a.spectatorWith(t, 2_000_000)
+
+	a.bet(t, s1, game, p1.id, 600_000)
+	r, _ := a.prepareBet(t, s2, game, p1.id, 500_000)
+	e := r.wantError(t, 409, "LIMIT_EXCEEDED")
+	if e["limit"] != "pool" || e["limitMinor"] != float64(1_000_000) || e["usedMinor"] != float64(600_000) ||
+		!strings.Contains(e["message"].(string), "at most 1 USDC") || !strings.Contains(e["message"].(string), "0.4 USDC more") {
+		t.Errorf("the refusal past the cap: %v", e)
+	}
+	a.bet(t, s2, game, p1.id, 400_000) // exactly to the cap
+	if v := a.betsOf(t, game); v.Pools[0].TotalMinor != 1_000_000 {
+		t.Errorf("pool on the first player: %d, want 1000000", v.Pools[0].TotalMinor)
+	}
+
+	// Two bets prepared while the pool had room for either, not both:
+	// the second to land is refunded whole.
+	r1, first := a.prepareBet(t, s2, game, p2.id, 700_000)
+	r2, second := a.prepareBet(t, s3, game, p2.id, 700_000)
+	if r1.Code != 200 || r2.Code != 200 {
+		t.Fatalf("prepares: %d %d", r1.Code, r2.Code)
+	}
+	if got := a.submitBet(t, s2, game, first).json(t); got["refunded"] != false {
+		t.Fatalf("first bet: %v", got)
+	}
+	if got := a.submitBet(t, s3, game, second).json(t); got["refunded"] != true {
+		t.Errorf("the bet past the cap: %v, want refunded", got)
+	}
+	if v := a.betsOf(t, game); v.Pools[1].TotalMinor != 700_000 {
+		t.Errorf("pool on the second player: %d, want 700000", v.Pools[1].TotalMinor)
+	}
+	if b := a.balances(t, s3.auth); b.available != 700_000 {
+		t.Errorf("the refunded bettor: %+v, want the 0.7 USDC on the platform balance", b)
+	}
+	a.playTo(t, p1, p2, game, 2)
+	a.wantBetsSettled(t, game)
+}
+
+// The market holds at most POOL_CAP_MULTIPLE x player pot / 1 USDC pairs:
+// an order that would mint past it is refused whole.
+func TestTheMarketCannotMintPastItsCap(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	p1, p2, game := a.stakedGame(t, 1_000_000, `{"rounds": 3}`) // player pot 2 USDC: 10 pairs
+	t1, t2, t3, t4 := a.depositor(t, 5_000_000), a.depositor(t, 5_000_000), a.depositor(t, 5_000_000), a.depositor(t, 5_000_000)
+
+	a.placed(t, t1, game, "buy", p1.id, 500_000, 6, "")
+	if got := a.placed(t, t2, game, "buy", p2.id, 500_000, 6, ""); got.Order.FilledShares != 6 {
+		t.Fatalf("the first mint: %+v", got)
+	}
+	a.placed(t, t3, game, "buy", p1.id, 500_000, 5, "") // rests
+	r := a.order(t, t4, game, "buy", p2.id, 500_000, 5, "")
+	e := r.wantError(t, 409, "LIMIT_EXCEEDED")
+	if e["limit"] != "market" || e["limitPairs"] != float64(10) || e["usedPairs"] != float64(6) {
+		t.Errorf("the refusal past the cap: %v", e)
+	}
+	a.wantAvailable(t, t4, 5_000_000, "the refused buyer")
+	if orders := a.ordersOf(t, t4, game); len(orders) != 0 {
+		t.Errorf("the refused buyer has orders: %+v", orders)
+	}
+	if got := a.placed(t, t4, game, "buy", p2.id, 500_000, 4, ""); got.Order.FilledShares != 4 {
+		t.Errorf("a mint up to the cap: %+v", got)
+	}
+	m := a.do(t, request{path: "/games/" + game + "/market"}).json(t)
+	if m["pairs"] != float64(10) || m["maxPairs"] != float64(10) {
+		t.Errorf("market after reaching the cap: pairs %v of %v, want 10 of 10", m["pairs"], m["maxPairs"])
+	}
+	// At the cap, existing shares still change hands and pairs still
+	// merge: t1 sells one share to t3's resting buy and rests the other,
+	// which t2's sell of the other outcome merges with.
+	a.placed(t, t1, game, "sell", p1.id, 400_000, 2, "")
+	a.placed(t, t2, game, "sell", p2.id, 600_000, 2, "")
+	if m := a.do(t, request{path: "/games/" + game + "/market"}).json(t); m["pairs"] != float64(9) {
+		t.Errorf("pairs after a merge: %v, want 9", m["pairs"])
+	}
+	a.playTo(t, p1, p2, game, 2)
+}
+
+// Accounts linked to a player may neither bet on nor trade its game: one
+// the player referred, one that tipped the other player, one the player
+// sent a transfer; admins see the links with their reasons.
+func TestLinkedAccountsMayNotBetOrTradeTheirPlayersGame(t *testing.T) {
+	adminWallet := newWallet(t)
+	a := newTestApp(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "ADMIN_WALLETS": adminWallet.address()})
+	admin := a.admin(t, adminWallet)
+	p1, p2, game := a.stakedGame(t, 1_000_000, `{"rounds": 3}`)
+
+	referred := a.referredDepositor(t, a.referrals(t, p1).Code, 2_000_000)
+	tipper := a.depositor(t, 1_000_000)
+	a.fund(t, tipper, 100_000) // tips go wallet to wallet
+	if r, _ := a.tip(t, tipper, map[string]any{"toUserId": p2.id, "amountMinor": 10_000}); r.Code != 200 {
+		t.Fatalf("tip: %d %s", r.Code, r.Body)
+	}
+	recipient := a.depositor(t, 1_000_000)
+	a.fund(t, p1, 100_000)
+	prep := a.prepare(t, p1.auth, recipient.address(), 50_000)
+	if r := a.submit(t, p1.auth, prep["intentId"].(string), signPrepared(t, p1.wallet, prep["transaction"].(string), nil)); r.Code != 200 {
+		t.Fatalf("transfer: %d %s", r.Code, r.Body)
+	}
+
+	for _, p := range []player{referred, tipper, recipient} {
+		a.fund(t, p, 200_000) // bets go from the wallet: the refusal is not for want of USDC
+	}
+	for _, c := range []struct {
+		who    string
+		p      player
+		player string // whom the refusal names
+	}{{"the referred account", referred, p1.id}, {"the tipper", tipper, p2.id}, {"the transfer's recipient", recipient, p1.id}} {
+		r, _ := a.prepareBet(t, c.p, game, p1.id, 100_000)
+		if e := r.wantError(t, 403, "LINKED_TO_PLAYER"); e["playerId"] != c.player {
+			t.Errorf("%s's bet: refusal names %v, want %s", c.who, e["playerId"], c.player)
+		}
+		a.order(t, c.p, game, "buy", p2.id, 500_000, 1, "").wantError(t, 403, "LINKED_TO_PLAYER")
+	}
+	// An account with no link bets and trades as before.
+	honest := a.depositor(t, 2_000_000)
+	a.fund(t, honest, 500_000)
+	a.bet(t, honest, game, p2.id, 100_000)
+	a.placed(t, honest, game, "buy", p2.id, 500_000, 1, "")
+
+	links := func(p player) []map[string]any {
+		var out []map[string]any
+		a.getJSON(t, admin, "/admin/users/"+p.id+"/links", &out)
+		return out
+	}
+	reasonsOf := func(ls []map[string]any, id string) string {
+		for _, l := range ls {
+			if l["userId"] == id {
+				return fmt.Sprint(l["reasons"])
+			}
+		}
+		return ""
+	}
+	l1 := links(p1)
+	if got := reasonsOf(l1, referred.id); got != "[referral]" {
+		t.Errorf("link of the referred account to p1: %q", got)
+	}
+	if got := reasonsOf(l1, recipient.id); got != "[transfer]" {
+		t.Errorf("link of the transfer's recipient to p1: %q", got)
+	}
+	if got := reasonsOf(links(p2), tipper.id); got != "[tip]" {
+		t.Errorf("link of the tipper to p2: %q", got)
+	}
+	if got := reasonsOf(l1, honest.id) + reasonsOf(links(p2), honest.id); got != "" {
+		t.Errorf("the honest bettor is linked: %q", got)
+	}
+	a.do(t, request{path: "/admin/users/" + p1.id + "/links", header: p2.auth}).wantError(t, 403, "ADMIN_ONLY")
+	a.do(t, request{path: "/admin/users/00000000-0000-0000-0000-000000000000/links", header: admin.auth}).wantError(t, 404, "NOT_FOUND")
+}
+
+// fund puts usdc on chain in p's wallet.
+func (a *testApp) fund(t testing.TB, p player, usdc int64) {
+	t.Helper()
+	if r := a.do(t, request{method: http.MethodPost, path: "/dev/faucet",
+		body: jsonBody(map[string]any{"address": p.address(), "amountMinor": usdc})}); r.Code != 200 {
+		t.Fatalf("faucet: %d %s", r.Code, r.Body)
+	}
+}
+
+// With LINK_BY_IP, two accounts that signed in from one client address
+// are linked; without it (the default) they are not.
+func TestAccountsSignedInFromOneAddressAreLinkedWithLinkByIP(t *testing.T) {
+	for _, byIP := range []bool{true, false} {
+		t.Run(fmt.Sprint("LINK_BY_IP=", byIP), func(t *testing.T) {
+			a := newTestApp(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "LINK_BY_IP": fmt.Sprint(byIP)})
+			// Every other account of this test signs in from httptest's
+			// address; the two players each from their own.
+			p1, p2 := a.depositorFrom(t, "198.51.100.1:4000"), a.depositorFrom(t, "198.51.100.2:4000")
+			lobby := a.lobby(t, p1, `{"gameType": "rps", "stakeMinor": 1000000, "settings": {"rounds": 3}}`)
+			a.join(t, p1, lobby)
+			game := a.join(t, p2, lobby)["gameId"].(string)
+			alt := a.depositorFrom(t, "198.51.100.1:5000") // p1's address, another port
+			stranger := a.depositorFrom(t, "203.0.113.9:4000")
+			a.fund(t, alt, 100_000)
+			a.fund(t, stranger, 100_000)
+			r, _ := a.prepareBet(t, alt, game, p2.id, 100_000)
+			if byIP {
+				r.wantError(t, 403, "LINKED_TO_PLAYER")
+			} else if r.Code != 200 {
+				t.Errorf("without LINK_BY_IP a shared address links nobody: %d %s", r.Code, r.Body)
+			}
+			if r, _ := a.prepareBet(t, stranger, game, p2.id, 100_000); r.Code != 200 {
+				t.Errorf("an account from another address: %d %s", r.Code, r.Body)
+			}
+		})
+	}
+}
+
+// depositorFrom is depositor signed in from the client address addr.
+func (a *testApp) depositorFrom(t testing.TB, addr string) player {
+	t.Helper()
+	w := newWallet(t)
+	msg := a.requestChallenge(t, w, "agent-1")
+	r := a.do(t, request{method: http.MethodPost, path: "/auth/login-wallet", header: appHeaders("agent-1"), remoteAddr: addr,
+		body: jsonBody(map[string]string{"address": w.address(), "signedMessage": w.sign(msg)})})
+	if r.Code != 200 {
+		t.Fatalf("login: %d %s", r.Code, r.Body)
+	}
+	m := r.json(t)
+	p := player{wallet: w, id: m["user"].(map[string]any)["id"].(string), auth: bearer(m["access_token"].(string), "agent-1")}
+	a.fund(t, p, 2_000_000)
+	prep := a.prepare(t, p.auth, a.depositAddress(t, p.auth), 2_000_000)
+	if r := a.submit(t, p.auth, prep["intentId"].(string), signPrepared(t, p.wallet, prep["transaction"].(string), nil)); r.Code != 200 {
+		t.Fatalf("deposit: %d %s", r.Code, r.Body)
+	}
+	return p
+}
+
+// heldGame is a staked game (1 USDC a player) with bets of 3.5 USDC and a
+// pair of shares traded, more than its player pot, that p1 resigns: its
+// bets and market are held for review.
+type heldGame struct {
+	p1, p2, s1, s2, t1, t2 player
+	game                   string
+}
+
+func (a *testApp) holdAGame(t *testing.T, end func(p1, p2 player, game string)) heldGame {
+	t.Helper()
+	var h heldGame
+	h.p1, h.p2, h.game = a.stakedGame(t, 1_000_000, `{"rounds": 1, "roundSeconds": 3}`)
+	h.s1, h.s2 = a.spectatorWith(t, 3_000_000), a.spectatorWith(t, 3_000_000)
+	h.t1, h.t2 = a.depositor(t, 1_000_000), a.depositor(t, 1_000_000)
+	a.bet(t, h.s1, h.game, h.p2.id, 2_500_000)
+	a.bet(t, h.s2, h.game, h.p1.id, 1_000_000)
+	a.placed(t, h.t1, h.game, "buy", h.p1.id, 600_000, 1, "")
+	a.placed(t, h.t2, h.game, "buy", h.p2.id, 400_000, 1, "") // a pair minted
+	a.placed(t, h.t1, h.game, "buy", h.p1.id, 100_000, 1, "") // rests: cancelled at the end
+	end(h.p1, h.p2, h.game)
+	return h
+}
+
+func resign(a *testApp, t *testing.T) func(p1, p2 player, game string) {
+	return func(p1, _ player, game string) {
+		if r := a.act(t, p1, game, `{"type": "resign"}`); r.Code != 200 {
+			t.Fatalf("resign: %d %s", r.Code, r.Body)
+		}
+	}
+}
+
+// A staked game won by resignation with more bet and traded on it than
+// its stakes: the players are paid, its bets and market are held and
+// their holders told; the admin queue shows it; a release pays them as
+// the game ended, once.
+func TestASuspiciousEndHoldsTheBetsAndMarketUntilReleased(t *testing.T) {
+	adminWallet := newWallet(t)
+	a := newTestApp(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "ADMIN_WALLETS": adminWallet.address()})
+	admin := a.admin(t, adminWallet)
+	h := a.holdAGame(t, resign(a, t))
+
+	// The winner is paid at once: 2 USDC less the 1% fee.
+	a.wantAvailable(t, h.p2, 1_980_000, "the winner")
+	for _, b := range a.betsOf(t, h.game).Bets {
+		if b.Status != "held" || b.PayoutMinor != 0 {
+			t.Errorf("bet %+v, want held and unpaid", b)
+		}
+	}
+	if m := a.marketOf(t, h.game); m.Status != "held" {
+		t.Errorf("market: %s, want held", m.Status)
+	}
+	a.redeem(t, h.t2, h.game).wantError(t, 409, "CONFLICT")
+	a.wantAvailable(t, h.t1, 400_000, "the trader whose resting buy was cancelled at the end")
+	for _, p := range []player{h.s1, h.s2, h.t1, h.t2} {
+		ns, _ := a.notifications(t, p, "")
+		if countType(ns, "review_hold") != 1 {
+			t.Errorf("%s got %d review_hold notifications, want 1", p.id, countType(ns, "review_hold"))
+		}
+	}
+	page := visibleText(a.do(t, request{path: "/game/" + h.game, header: map[string]string{"Cookie": a.sessionCookie(t, h.s1.wallet)}}).Body.String())
+	for _, want := range []string{"The result is under review", "2.5 USDC on", "held for review"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the bettor's game page does not say %q", want)
+		}
+	}
+
+	// A tip after the game links s2 to p1: the queue shows it.
+	a.fund(t, h.s2, 100_000)
+	if r, _ := a.tip(t, h.s2, map[string]any{"toUserId": h.p1.id, "amountMinor": 10_000}); r.Code != 200 {
+		t.Fatalf("tip: %d %s", r.Code, r.Body)
+	}
+	var queue []struct {
+		GameID, Status, WinnerID, Reason string
+		PoolsMinor, VolumeMinor          int64
+		Bettors                          []struct{ UserID, OnUserID string }
+		Traders                          []struct{ UserID, OutcomeID string }
+		Links                            []struct {
+			UserID, PlayerID string
+			Reasons          []string
+		}
+		History []map[string]any
+	}
+	a.getJSON(t, admin, "/admin/integrity", &queue)
+	if len(queue) != 1 || queue[0].GameID != h.game || queue[0].Status != "held" || queue[0].WinnerID != h.p2.id ||
+		queue[0].Reason != "resign" || queue[0].PoolsMinor != 3_500_000 || queue[0].VolumeMinor != 1_000_000 {
+		t.Fatalf("queue: %+v", queue)
+	}
+	if q := queue[0]; len(q.Bettors) != 2 || len(q.Traders) != 2 || len(q.Links) != 1 || q.Links[0].UserID != h.s2.id ||
+		q.Links[0].PlayerID != h.p1.id || !slices.Equal(q.Links[0].Reasons, []string{"tip"}) {
+		t.Errorf("the case: bettors %+v traders %+v links %+v", q.Bettors, q.Traders, q.Links)
+	}
+	a.do(t, request{path: "/admin/integrity", header: h.s1.auth}).wantError(t, 403, "ADMIN_ONLY")
+	a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + h.game + "/release", header: h.p2.auth}).wantError(t, 403, "ADMIN_ONLY")
+
+	treasury := a.ledger(t, money.Treasury)
+	r := a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + h.game + "/release", header: admin.auth})
+	if r.Code != 200 {
+		t.Fatalf("release: %d %s", r.Code, r.Body)
+	}
+	if got := r.json(t); got["status"] != "released" || got["decidedBy"].(map[string]any)["userId"] != admin.id || got["decidedAt"] == nil {
+		t.Errorf("release: %v", got)
+	}
+	// As the game ended: p2 won; T = 3.5 USDC, fee 35000, all to s1.
+	if b := a.balances(t, h.s1.auth); b.available != 3_465_000 {
+		t.Errorf("the winning bettor: %+v, want 3.465 USDC", b)
+	}
+	if b := a.balances(t, h.s2.auth); b.available != 0 {
+		t.Errorf("the losing bettor: %+v, want nothing", b)
+	}
+	if got := a.ledger(t, money.Treasury) - treasury; got != 35_000 {
+		t.Errorf("treasury: +%d, want the bets' fee of 35000", got)
+	}
+	if got := a.redeem(t, h.t2, h.game).json(t)["redeemedMinor"]; got != float64(1_000_000) {
+		t.Errorf("the winner's share redeems %v, want 1000000", got)
+	}
+	a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + h.game + "/release", header: admin.auth}).wantError(t, 409, "CONFLICT")
+	a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + h.game + "/void", header: admin.auth}).wantError(t, 409, "CONFLICT")
+	a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + h.p1.id + "/void", header: admin.auth}).wantError(t, 404, "NOT_FOUND")
+	a.getJSON(t, admin, "/admin/integrity", &queue)
+	if len(queue) != 0 {
+		t.Errorf("queue after the release: %+v", queue)
+	}
+	var log []struct {
+		Action, Target string
+		Actor          struct{ UserID string }
+	}
+	a.getJSON(t, admin, "/admin/audit", &log)
+	if len(log) == 0 || log[0].Action != "integrity.release" || log[0].Target != "game:"+h.game || log[0].Actor.UserID != admin.id {
+		t.Errorf("audit log: %+v", log)
+	}
+	page = visibleText(a.do(t, request{path: "/game/" + h.game, header: map[string]string{"Cookie": a.sessionCookie(t, h.s1.wallet)}}).Body.String())
+	if !strings.Contains(page, "held for review, and released") || !strings.Contains(page, "won 3.465 USDC") {
+		t.Errorf("the bettor's game page after the release: %s", page)
+	}
+	a.wantBetsSettled(t, h.game)
+}
+
+// A round lost on time holds a game as a resignation does; a void refunds
+// every bet in full and pays half a USDC a share.
+func TestAVoidRefundsEveryBetAndPaysHalfAShare(t *testing.T) {
+	adminWallet := newWallet(t)
+	a := newTestApp(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "ADMIN_WALLETS": adminWallet.address()})
+	admin := a.admin(t, adminWallet)
+	h := a.holdAGame(t, func(_, p2 player, game string) {
+		a.act(t, p2, game, `{"type": "move", "move": "rock"}`)
+		time.Sleep(3100 * time.Millisecond) // the round's 3 s run out for p1
+		if _, err := a.Games.ExpireDue(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	})
+	var queue []struct{ GameID, Reason string }
+	a.getJSON(t, admin, "/admin/integrity", &queue)
+	if len(queue) != 1 || queue[0].GameID != h.game || queue[0].Reason != "timeout" {
+		t.Fatalf("queue after a round lost on time: %+v", queue)
+	}
+	r := a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + h.game + "/void", header: admin.auth})
+	if r.Code != 200 || r.json(t)["status"] != "voided" {
+		t.Fatalf("void: %d %s", r.Code, r.Body)
+	}
+	if b := a.balances(t, h.s1.auth); b.available != 2_500_000 {
+		t.Errorf("first bettor: %+v, want 2.5 USDC back", b)
+	}
+	if b := a.balances(t, h.s2.auth); b.available != 1_000_000 {
+		t.Errorf("second bettor: %+v, want 1 USDC back", b)
+	}
+	for _, p := range []player{h.t1, h.t2} {
+		if got := a.redeem(t, p, h.game).json(t)["redeemedMinor"]; got != float64(500_000) {
+			t.Errorf("a share after a void redeems %v, want 500000", got)
+		}
+	}
+	ns, _ := a.notifications(t, h.s1, "")
+	if len(ns) == 0 || ns[0].Type != "bet_settled" || ns[0].Data["status"] != "refunded" {
+		t.Errorf("the bettor's newest notification: %+v", ns)
+	}
+	a.wantBetsSettled(t, h.game)
+}
+
+// The same game won on the board, with as much bet on it, is settled at
+// once: only resignations and games lost on time are held.
+func TestAGameWonOnTheBoardIsNotHeld(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	h := a.holdAGame(t, func(p1, p2 player, game string) { a.playTo(t, p2, p1, game, 1) })
+	for _, b := range a.betsOf(t, h.game).Bets {
+		if b.Status != "won" && b.Status != "lost" {
+			t.Errorf("bet %+v, want settled", b)
+		}
+	}
+	if m := a.marketOf(t, h.game); m.Status != "resolved" {
+		t.Errorf("market: %s, want resolved", m.Status)
+	}
+	a.wantBetsSettled(t, h.game)
+}
