@@ -14,10 +14,11 @@
 // its game; a donation by its signature). The ledger's own triggers refuse
 // entries that do not sum to zero, edits, deletions and overdrafts of user
 // accounts, so a bug fails a transaction instead of corrupting the books.
-// Locks are taken in one order (a user's advisory chat lock, then the game
-// row, then ledger accounts) to keep deadlocks rare; Transact retries the
-// ones that happen. Work that belongs to the world outside the database,
-// such as publishing live events or calling the Solana RPC, never runs
-// inside a transaction: it is registered with AfterCommit, or done before
-// the transaction that records its outcome.
+// Locks are taken in one order (a user's advisory chat lock or the
+// deadline worker's row, then game rows, then ledger accounts) to keep
+// deadlocks rare; Transact retries the ones that happen. Work that belongs
+// to the world outside the database, such as publishing live events or
+// calling the Solana RPC, never runs inside a transaction: it is
+// registered with AfterCommit, or done before the transaction that records
+// its outcome.
 package db
