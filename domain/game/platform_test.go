@@ -105,8 +105,13 @@ type platform struct {
 
 func newPlatform(t testing.TB) *platform {
 	t.Helper()
-	bdb := dbtest.DB(t)
-	c := newClock()
+	return newPlatformOn(t, dbtest.DB(t), newClock())
+}
+
+// newPlatformOn is newPlatform on database bdb and clock c: another
+// instance of the platform when they are another's.
+func newPlatformOn(t testing.TB, bdb *bun.DB, c *clock) *platform {
+	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	sink := &recorder{}
 	rooms := room.New(bdb, sink)

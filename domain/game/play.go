@@ -375,39 +375,51 @@ func (s *Service) finish(ctx context.Context, tx bun.Tx, g *Game, o rules.Outcom
 // ExpireDue applies the timeout rules to every active game whose deadline
 // has passed. Each game is claimed with FOR UPDATE SKIP LOCKED, so any
 // number of instances can run it at once; deadlines live in the database,
-// so they survive restarts. It returns how many games it advanced.
+// so they survive restarts. It returns how many games it advanced. It
+// enforces every deadline that passed, even one that passed while the
+// platform was down: the deadline worker runs RunDeadlinesOnce, which
+// resumes those first.
 func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 	done := 0
 	for {
-		claimed := false
-		err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-			var g Game
-			err := tx.NewSelect().Model(&g).ColumnExpr("g.*").
-				ColumnExpr("ARRAY(SELECT p.user_id::text FROM game_players AS p WHERE p.game_id = g.id ORDER BY p.seat) AS players").
-				Where("g.status = 'active' AND g.deadline <= ?", s.now()).
-				Order("g.deadline").Limit(1).For("UPDATE OF g SKIP LOCKED").Scan(ctx)
-			if err != nil {
-				return ignoreNoRows(err)
-			}
-			claimed = true
-			return s.advance(ctx, tx, &g, func(st rules.State, now time.Time) ([]rules.Event, error) {
-				return st.Expire(now), nil
-			})
-		})
-		if err != nil {
-			return done, fmt.Errorf("expire game deadlines: %w", err)
-		}
-		if !claimed {
-			return done, nil
+		claimed, err := s.expireOne(ctx, s.now())
+		if err != nil || !claimed {
+			return done, err
 		}
 		done++
 	}
 }
 
-// RunDeadlines expires due games every interval until ctx is done.
+// expireOne applies the timeout rules to one active game whose deadline
+// is at or before cutoff, and reports whether there was one.
+func (s *Service) expireOne(ctx context.Context, cutoff time.Time) (bool, error) {
+	claimed := false
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		claimed = false
+		var g Game
+		err := tx.NewSelect().Model(&g).ColumnExpr("g.*").
+			ColumnExpr("ARRAY(SELECT p.user_id::text FROM game_players AS p WHERE p.game_id = g.id ORDER BY p.seat) AS players").
+			Where("g.status = 'active' AND g.deadline <= ?", cutoff).
+			Order("g.deadline").Limit(1).For("UPDATE OF g SKIP LOCKED").Scan(ctx)
+		if err != nil {
+			return ignoreNoRows(err)
+		}
+		claimed = true
+		return s.advance(ctx, tx, &g, func(st rules.State, now time.Time) ([]rules.Event, error) {
+			return st.Expire(now), nil
+		})
+	})
+	if err != nil {
+		return false, fmt.Errorf("expire game deadlines: %w", err)
+	}
+	return claimed, nil
+}
+
+// RunDeadlines runs the deadline worker (RunDeadlinesOnce) every interval
+// until ctx is done.
 func (s *Service) RunDeadlines(ctx context.Context, interval time.Duration) {
-	domain.Every(ctx, interval, s.log, "expire game deadlines", func(ctx context.Context) error {
-		_, err := s.ExpireDue(ctx)
+	domain.Every(ctx, interval, s.log, "run game deadlines", func(ctx context.Context) error {
+		_, _, err := s.RunDeadlinesOnce(ctx)
 		return err
 	})
 }

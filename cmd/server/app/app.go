@@ -236,6 +236,12 @@ func (a *App) start(ctx context.Context) error {
 	a.goBackground(func() { a.Live.Run(bg) })
 	a.goBackground(func() { a.announcer.Run(bg) })
 	if a.Config.Workers {
+		// Before anything is served: a round whose deadline passed while
+		// the platform was down gets its time back before a move in it can
+		// be refused as late.
+		if _, _, err := a.Games.RunDeadlinesOnce(bg); err != nil {
+			a.log.Error("run game deadlines", "err", err)
+		}
 		a.goBackground(func() { a.Auth.RunCleanup(bg, time.Minute, a.log) })
 		a.goBackground(func() { a.Games.RunDeadlines(bg, 200*time.Millisecond) })
 		a.goBackground(func() { a.Pot.RunTransfers(bg, time.Second) })

@@ -230,6 +230,16 @@ func (g *c4Game) Expire(now time.Time) []Event {
 	return []Event{{Name: "game:connect4:timeout", Data: C4Forfeit{UserID: loser, WinnerID: winner}}}
 }
 
+// Resume gives the player on turn the full turn time again from now.
+// False once the game is over.
+func (g *c4Game) Resume(now time.Time) bool {
+	if g.Result.Done {
+		return false
+	}
+	g.TurnEnd = now.Add(g.turnLength())
+	return true
+}
+
 // Resign ends the game in the other player's favour. Errors:
 // GAME_NOT_ACTIVE, NOT_A_PLAYER.
 func (g *c4Game) Resign(player string, now time.Time) ([]Event, error) {

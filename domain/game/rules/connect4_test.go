@@ -228,3 +228,37 @@ func TestConnectFourStateSurvivesLoad(t *testing.T) {
 		t.Errorf("Outcome() after Load and the winning move = %+v, want %+v", got, want)
 	}
 }
+
+// The platform was down when Bob's turn ran out: Resume gives him the full
+// turn time again from the moment the service is back, and the game goes
+// on with the usual turn times.
+func TestConnectFourResumeGivesTheTurnItsFullTimeAgain(t *testing.T) {
+	st, _ := startC4(t, `{"turnSeconds": 5}`)
+	dropAll(t, st, []int{3}) // ann at t0, bob on turn until t0+5s
+	back := t0.Add(30 * time.Second)
+	if !st.Resume(back) {
+		t.Fatal("Resume of a running game = false, want true")
+	}
+	if want := back.Add(5 * time.Second); !st.Deadline().Equal(want) {
+		t.Fatalf("Deadline() after Resume = %v, want %v (back + turnSeconds)", st.Deadline(), want)
+	}
+	if v := decoded(t, st.Public(back)); v["turn"] != "bob" || v["timer"].(map[string]any)["remainingMs"] != 5000.0 {
+		t.Errorf("Public after Resume = %v, want bob on turn with 5000 ms left", v)
+	}
+	if e := st.Expire(back.Add(5*time.Second - time.Nanosecond)); e != nil {
+		t.Fatalf("Expire before the new deadline = %v, want nil", e)
+	}
+	moved := back.Add(4 * time.Second)
+	if _, err := st.Move("bob", json.RawMessage(`{"column": 3}`), moved, nil); err != nil {
+		t.Fatalf("bob's move after Resume: %v", err)
+	}
+	if want := moved.Add(5 * time.Second); !st.Deadline().Equal(want) {
+		t.Errorf("ann's deadline = %v, want %v (a normal turn)", st.Deadline(), want)
+	}
+	if _, err := st.Resign("ann", moved); err != nil {
+		t.Fatal(err)
+	}
+	if st.Resume(moved) || !st.Deadline().IsZero() {
+		t.Errorf("Resume of a finished game = true or a deadline %v, want false and none", st.Deadline())
+	}
+}

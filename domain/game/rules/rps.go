@@ -207,6 +207,16 @@ func (g *rpsGame) Expire(now time.Time) []Event {
 	return g.closeRound(now)
 }
 
+// Resume gives the current round its full time again from now; the
+// choices already made in it stand. False once the game is over.
+func (g *rpsGame) Resume(now time.Time) bool {
+	if g.Result.Done {
+		return false
+	}
+	g.RoundEnd = now.Add(time.Duration(g.RoundSeconds) * time.Second)
+	return true
+}
+
 // closeRound reveals the current round, scores it, and either ends the game
 // or starts the next round at now.
 func (g *rpsGame) closeRound(now time.Time) []Event {

@@ -371,3 +371,45 @@ func (r *recorder) salt() string {
 	}
 	return string(out)
 }
+
+// The platform was down when round 1's deadline passed: Resume gives the
+// round its full time again from the moment the service is back. Ann's
+// choice made before the outage stands, and Bob may still choose, so the
+// round is decided by the choices.
+func TestRPSResumeGivesTheRoundItsFullTimeAgain(t *testing.T) {
+	st, _ := startRPS(t, `{"rounds": 1, "roundSeconds": 5}`)
+	choose(t, st, "ann", "rock", t0.Add(time.Second), seeded(10))
+	back := t0.Add(20 * time.Second) // 15 s after the deadline
+	if !st.Resume(back) {
+		t.Fatal("Resume of a running game = false, want true")
+	}
+	if want := back.Add(5 * time.Second); !st.Deadline().Equal(want) {
+		t.Fatalf("Deadline() after Resume = %v, want %v (back + roundSeconds)", st.Deadline(), want)
+	}
+	if v := decoded(t, st.Public(back)); v["timer"].(map[string]any)["remainingMs"] != 5000.0 ||
+		v["round"].(map[string]any)["number"] != 1.0 || v["submitted"].(map[string]any)["ann"] != true {
+		t.Errorf("Public after Resume = %v, want round 1 with 5000 ms left and ann's choice made", v)
+	}
+	if e := st.Expire(back.Add(5*time.Second - time.Nanosecond)); e != nil {
+		t.Fatalf("Expire before the new deadline = %v, want nil", e)
+	}
+	if _, err := st.Move("ann", json.RawMessage(`"paper"`), back, seeded(11)); code(err) != domain.CodeAlreadyMoved {
+		t.Errorf("ann chooses again after Resume: %v, want ALREADY_MOVED", err)
+	}
+	events := choose(t, st, "bob", "paper", back.Add(4*time.Second), seeded(11))
+	wantNames(t, "bob's choice after Resume", events, "game:rps:round:submitted", "game:rps:round:reveal")
+	if rev := decoded(t, events[1].Data); rev["reason"] != "played" || rev["winnerId"] != "bob" ||
+		rev["choices"].(map[string]any)["ann"] != "rock" {
+		t.Errorf("reveal after Resume = %v, want bob's paper to beat ann's rock, played", rev)
+	}
+	if got, want := st.Outcome(), (Outcome{Done: true, Winner: "bob", Reason: "score", Flawless: false}); got != want {
+		t.Errorf("Outcome() = %+v, want %+v", got, want)
+	}
+	before, _ := st.MarshalJSON()
+	if st.Resume(back.Add(time.Minute)) || !st.Deadline().IsZero() {
+		t.Errorf("Resume of a finished game = true or a deadline %v, want false and none", st.Deadline())
+	}
+	if after, _ := st.MarshalJSON(); string(after) != string(before) {
+		t.Errorf("Resume changed a finished game:\n got %s\nwant %s", after, before)
+	}
+}

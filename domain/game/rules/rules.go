@@ -82,6 +82,11 @@ type State interface {
 	// Expire applies the timeout rules if now >= Deadline(); otherwise it
 	// returns nil and changes nothing.
 	Expire(now time.Time) []Event
+	// Resume gives the current round or turn its full time again, counted
+	// from now: for a deadline that passed while the platform was down.
+	// What was already played in the round stands. It reports false and
+	// changes nothing once the game is over.
+	Resume(now time.Time) bool
 	// Public is the view anyone may see at now, the same for players and
 	// spectators: never a hidden choice before its reveal. Its ViewHeader
 	// is the caller's to fill.

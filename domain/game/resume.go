@@ -1,0 +1,143 @@
+package game
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"wager/db"
+	"wager/domain/game/rules"
+	"wager/domain/room"
+)
+
+// ResumeGap is how long the deadline worker may go without running on any
+// instance before the deadlines that passed meanwhile count as passed
+// while the platform was down: those are given their full time again, not
+// enforced.
+const ResumeGap = 10 * time.Second
+
+// EventResumed is the event of a game whose deadline passed while the
+// platform was down; its data is Resumed.
+const EventResumed = "game:resumed"
+
+// Resumed is the data of game:resumed: the current round's or turn's new
+// deadline, its full time counted from when the platform was back.
+type Resumed struct {
+	Deadline time.Time `json:"deadline"`
+}
+
+// RunDeadlinesOnce is one run of the deadline worker: it records the run
+// (several instances share the record), and when no instance had run it
+// for more than ResumeGap, it first gives every game whose deadline passed
+// meanwhile its round's or turn's full time again (game:resumed). Then it
+// applies the timeout rules to the games whose deadline passed by the time
+// of the record, as ExpireDue does: only a deadline that passed while the
+// worker ran is enforced. It returns how many games it resumed and how
+// many it advanced; the error says which part failed.
+func (s *Service) RunDeadlinesOnce(ctx context.Context) (resumed, expired int, err error) {
+	var ranAt time.Time
+	for {
+		// A long run records itself again, so that it is not taken for an
+		// outage by the next.
+		if now := s.now(); ranAt.IsZero() || now.Sub(ranAt) >= time.Second {
+			n, err := s.recordRun(ctx, now)
+			resumed += n
+			if err != nil {
+				return resumed, expired, err
+			}
+			ranAt = now
+		}
+		claimed, err := s.expireOne(ctx, ranAt)
+		if err != nil || !claimed {
+			return resumed, expired, err
+		}
+		expired++
+	}
+}
+
+// recordRun records a run of the deadline worker at now, and resumes the
+// games whose deadline passed since the previous run when that was more
+// than ResumeGap before now (or never). While the worker runs it is one
+// statement; after a gap one transaction, which holds the record's lock
+// so that instances starting together resume each game once. It returns
+// how many games it resumed.
+func (s *Service) recordRun(ctx context.Context, now time.Time) (int, error) {
+	res, err := s.db.NewRaw("UPDATE deadline_worker SET ran_at = greatest(ran_at, ?) WHERE ran_at >= ?",
+		now, now.Add(-ResumeGap)).Exec(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("record a run of the deadline worker: %w", err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 1 {
+		return 0, nil
+	}
+	resumed := 0
+	var prev sql.NullTime
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		resumed = 0
+		if err := tx.QueryRowContext(ctx, "SELECT ran_at FROM deadline_worker FOR UPDATE").Scan(&prev); err != nil {
+			return fmt.Errorf("read the last run of the deadline worker: %w", err)
+		}
+		// Another instance may have resumed and recorded its run while
+		// this one waited for the lock.
+		if !prev.Valid || now.Sub(prev.Time) > ResumeGap {
+			var games []Game
+			q := tx.NewSelect().Model(&games).ColumnExpr("g.*").
+				ColumnExpr("ARRAY(SELECT p.user_id::text FROM game_players AS p WHERE p.game_id = g.id ORDER BY p.seat) AS players").
+				Where("g.status = 'active' AND g.deadline <= ?", now)
+			if prev.Valid {
+				q = q.Where("g.deadline > ?", prev.Time)
+			}
+			if err := q.Order("g.id").For("UPDATE OF g").Scan(ctx); err != nil {
+				return fmt.Errorf("read the games whose deadline passed while the platform was down: %w", err)
+			}
+			for i := range games {
+				if err := s.resume(ctx, tx, &games[i], now); err != nil {
+					return err
+				}
+			}
+			resumed = len(games)
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE deadline_worker SET ran_at = greatest(ran_at, ?)", now); err != nil {
+			return fmt.Errorf("record a run of the deadline worker: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if resumed > 0 {
+		since := "never (first run)"
+		if prev.Valid {
+			since = prev.Time.UTC().Format(time.RFC3339)
+		}
+		s.log.Info("resumed the games whose deadline passed while no deadline worker ran",
+			"games", resumed, "last_run", since)
+	}
+	return resumed, nil
+}
+
+// resume gives a locked game's current round or turn its full time again
+// from now, stored with game:resumed.
+func (s *Service) resume(ctx context.Context, tx bun.Tx, g *Game, now time.Time) error {
+	r, err := rulesOf(g.GameType)
+	if err != nil {
+		return err
+	}
+	st, err := r.Load(g.State)
+	if err != nil {
+		return fmt.Errorf("game %s: %w", g.ID, err)
+	}
+	if !st.Resume(now) {
+		return nil
+	}
+	if g.State, err = st.MarshalJSON(); err != nil {
+		return fmt.Errorf("encode the state of game %s: %w", g.ID, err)
+	}
+	d := st.Deadline()
+	g.Deadline = &d
+	return s.append(ctx, tx, g, now, room.Update{Set: "state = ?, deadline = ?", Args: []any{string(g.State), g.Deadline}},
+		rules.Event{Name: EventResumed, Data: Resumed{Deadline: d.UTC()}})
+}
