@@ -40,7 +40,7 @@ func TestTwoSpectatorsBetOnAGameLive(t *testing.T) {
 		}
 	}
 
-	gameURL := startTable(t, p1, p2, "60")
+	gameURL := startStakedTable(t, p1, p2, "60", "1")
 	for _, b := range []playwright.Page{b1, b2} {
 		if _, err := b.Goto(gameURL); err != nil {
 			t.Fatal(err)

@@ -37,12 +37,13 @@ func TestTwoTradersMeetInAGamesMarket(t *testing.T) {
 	depositFromFaucet(t, b1, "10")
 	depositFromFaucet(t, b2, "10")
 
-	gameURL := startTable(t, p1, p2, "60")
+	gameURL := startStakedTable(t, p1, p2, "60", "1")
 	for _, b := range []playwright.Page{b1, b2} {
 		if _, err := b.Goto(gameURL); err != nil {
 			t.Fatal(err)
 		}
-		wantText(t, b.GetByTestId("market-summary"), "Trading is open until the game ends.", "the market before any order")
+		wantText(t, b.GetByTestId("market-summary"), "Trading is open until the game ends; at most 10 pairs of shares can be outstanding (0 now).",
+			"the market before any order, with its cap")
 		wantText(t, b.GetByTestId("market-mine-empty"), "No shares or orders yet.", "nothing of one's own yet")
 	}
 	count(t, p1.GetByTestId("market-form"), 0, "a player has no order form")

@@ -323,10 +323,19 @@ func TestBetAndMarketOrder(t *testing.T) {
 		t.Fatalf("deposit: %v", err)
 	}
 	fan := connect(t, url, key, defaultMaxSpendMinor, defaultMaxSpendHourMinor)
-	p1 := connect(t, url, newWallet(t), defaultMaxSpendMinor, defaultMaxSpendHourMinor)
-	p2 := connect(t, url, newWallet(t), defaultMaxSpendMinor, defaultMaxSpendHourMinor)
-	callOK[findGameOutput](t, p1, "find_or_create_game", map[string]any{})
-	game := callOK[findGameOutput](t, p2, "find_or_create_game", map[string]any{}).GameID
+	// Bets and markets are on staked games only.
+	var players [2]agent
+	for i := range players {
+		pk := newWallet(t)
+		fund(t, url, pk, 100_000)
+		if _, err := sdkClient(t, url, pk).Deposit(t.Context(), 100_000); err != nil {
+			t.Fatalf("player's deposit: %v", err)
+		}
+		players[i] = connect(t, url, pk, defaultMaxSpendMinor, defaultMaxSpendHourMinor)
+	}
+	p1, p2 := players[0], players[1]
+	callOK[findGameOutput](t, p1, "find_or_create_game", map[string]any{"stakeMinor": 100_000})
+	game := callOK[findGameOutput](t, p2, "find_or_create_game", map[string]any{"stakeMinor": 100_000}).GameID
 	onP1 := p1.srv.client.UserID()
 
 	bet := callOK[api.PotBetResult](t, fan, "place_bet", map[string]any{"gameId": game, "onUserId": onP1, "amountMinor": 10_000})

@@ -238,24 +238,45 @@ type TransferSent struct {
 // on a later run.
 func (s *Service) ProcessTransfers(ctx context.Context) (int, error) {
 	done := 0
-	for {
+	for ctx.Err() == nil {
 		t, ok, err := s.claimTransfer(ctx)
 		if err != nil || !ok {
 			return done, err
 		}
-		if t.Raw == nil {
-			if err := s.signTransfer(ctx, &t); err != nil {
-				return done, fmt.Errorf("sign settlement transfer %s: %w", t.ID, err)
-			}
-		}
-		confirmed, err := s.sendTransfer(ctx, &t)
+		confirmed, err := s.seeThrough(ctx, &t)
 		if err != nil {
-			return done, fmt.Errorf("send settlement transfer %s: %w", t.ID, err)
+			return done, err
 		}
 		if confirmed {
 			done++
 		}
 	}
+	return done, ctx.Err()
+}
+
+// transferGrace is how long a claimed transfer may still take once its
+// worker is told to stop.
+const transferGrace = 5 * time.Second
+
+// seeThrough signs (if need be), sends and records a claimed transfer. A
+// worker told to stop (a shutdown) still finishes it, for at most
+// transferGrace: left sent but unrecorded, the transfer would wait out its
+// lease, and the books would show the escrow's USDC gone without its
+// ledger entry until then.
+func (s *Service) seeThrough(ctx context.Context, t *Transfer) (bool, error) {
+	work, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	defer context.AfterFunc(ctx, func() { time.AfterFunc(transferGrace, stop) })()
+	if t.Raw == nil {
+		if err := s.signTransfer(work, t); err != nil {
+			return false, fmt.Errorf("sign settlement transfer %s: %w", t.ID, err)
+		}
+	}
+	confirmed, err := s.sendTransfer(work, t)
+	if err != nil {
+		return false, fmt.Errorf("send settlement transfer %s: %w", t.ID, err)
+	}
+	return confirmed, nil
 }
 
 // RunTransfers processes settlement transfers every interval until ctx is

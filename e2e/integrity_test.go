@@ -1,0 +1,146 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gagliardetto/solana-go"
+	"github.com/playwright-community/playwright-go"
+
+	"wager/e2e/apiclient"
+)
+
+// TestAnAdminVoidsAHeldGameAndBothBettorsSeeTheirRefund: two spectators
+// bet more on a staked game than its stakes, and a player resigns. Both
+// bettors' pages say the result is under review; the admin finds the game
+// in the integrity queue with its bettors and voids it; each bettor sees
+// the bet refunded on the game page and the balance in the header grow.
+func TestAnAdminVoidsAHeldGameAndBothBettorsSeeTheirRefund(t *testing.T) {
+	adminAddress, adminKey := devKey(t)
+	s := startServer(t, map[string]string{"ADMIN_WALLETS": adminAddress})
+	admin, b1, b2 := newPage(t, s), newPage(t, s), newPage(t, s)
+	usePreset(t, admin, adminKey)
+	signInWithDevWallet(t, admin)
+	signInWithDevWallet(t, b1)
+	signInWithDevWallet(t, b2)
+
+	// Two players (through the API) sit at a table staked at 1 USDC each.
+	ctx := t.Context()
+	var players [2]*apiclient.Client
+	var names [2]string
+	faucet := apiclient.New(s.URL, nil)
+	for i := range players {
+		key := solana.NewWallet().PrivateKey
+		c := apiclient.New(s.URL, key)
+		if err := c.Login(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := faucet.Do(ctx, "POST", "/dev/faucet", map[string]any{"address": key.PublicKey().String(), "amountMinor": 1_000_000}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Deposit(ctx, 1_000_000); err != nil {
+			t.Fatal(err)
+		}
+		var me struct{ Username string }
+		if err := c.Do(ctx, "GET", "/users/me", nil, &me); err != nil {
+			t.Fatal(err)
+		}
+		players[i], names[i] = c, me.Username
+	}
+	var lobby struct{ ID string }
+	if err := players[0].Do(ctx, "POST", "/lobbies", map[string]any{"gameType": "rps", "stakeMinor": 1_000_000,
+		"settings": map[string]int{"rounds": 3, "roundSeconds": 60}}, &lobby); err != nil {
+		t.Fatal(err)
+	}
+	var joined struct{ GameID string }
+	for _, p := range players {
+		if err := p.Do(ctx, "POST", "/lobbies/"+lobby.ID+"/join-queue", nil, &joined); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gameURL := s.URL + "/game/" + joined.GameID
+
+	// The spectators bet 2 and 1.5 USDC from their wallets: 3.5 USDC on a
+	// game whose players staked 2.
+	for _, b := range []playwright.Page{b1, b2} {
+		address, err := b.Evaluate(`JSON.parse(localStorage.getItem("wager.devWallet.v1")).address`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := faucet.Do(ctx, "POST", "/dev/faucet", map[string]any{"address": address, "amountMinor": 5_000_000}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Goto(gameURL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bet := func(b playwright.Page, on, amount string) {
+		t.Helper()
+		if _, err := b.GetByTestId("bet-on").SelectOption(playwright.SelectOptionValues{Labels: &[]string{on}}); err != nil {
+			t.Fatal(err)
+		}
+		fill(t, b, "bet-amount", amount)
+		click(t, b, "bet-submit")
+		wantText(t, b.GetByTestId("bet-status"), "Your bet on "+on+" is in the pool.", "the bet is confirmed")
+	}
+	bet(b1, names[0], "2")
+	bet(b2, names[1], "1.5")
+
+	// The first player resigns: the winner is paid, the bets are held.
+	if err := players[0].Do(ctx, "POST", "/games/"+joined.GameID+"/actions", map[string]string{"type": "resign"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []playwright.Page{b1, b2} {
+		if _, err := b.Reload(); err != nil {
+			t.Fatal(err)
+		}
+		wantText(t, b.GetByTestId("result-review"), "The result is under review: the game ended by resignation or on time with more bet or traded on it than its stakes, "+
+			"so its bets and market are held until an admin pays them as the game ended or refunds them. The players' payout is not held.",
+			"the bettor is told the result is under review")
+	}
+	wantTexts(t, b1.GetByTestId("my-bet"), []string{"2 USDC on " + names[0] + " · held for review"}, "the first bet, held")
+	wantText(t, b1.GetByTestId("nav-balance"), "Balance: 0.00 USDC", "nothing paid while held")
+
+	// The admin voids it from the queue.
+	if _, err := admin.Goto("/admin"); err != nil {
+		t.Fatal(err)
+	}
+	click(t, admin, "admin-integrity-link")
+	held := admin.GetByTestId("integrity-case")
+	wantText(t, held.GetByTestId("integrity-ending"), names[1]+" won: the other player resigned.", "how the held game ended")
+	b1Name, b2Name := usernameOf(t, b1), usernameOf(t, b2)
+	wantTexts(t, held.GetByTestId("integrity-bettors").Locator("li"), []string{b1Name + " bet 2 USDC on " + names[0],
+		b2Name + " bet 1.5 USDC on " + names[1]}, "the bettors in the case")
+	screenshot(t, admin, "admin-integrity-queue")
+	click(t, admin, "integrity-void")
+	wantText(t, admin.GetByTestId("integrity-done"), "Voided game "+joined.GameID+": every bet was refunded in full and every share pays 0.5 USDC.",
+		"what the void did")
+	wantText(t, admin.GetByTestId("integrity-empty"), "Nothing is held for review.", "the queue is empty again")
+
+	// Each bettor sees the refund: the header's balance live, the bet and
+	// the review's end on the game page.
+	wantText(t, b1.GetByTestId("nav-balance"), "Balance: 2.00 USDC", "the first bettor's refund in the header, live")
+	wantText(t, b2.GetByTestId("nav-balance"), "Balance: 1.50 USDC", "the second bettor's refund in the header, live")
+	for i, b := range []playwright.Page{b1, b2} {
+		if _, err := b.Reload(); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"2 USDC on " + names[0] + " · refunded"}
+		if i == 1 {
+			want = []string{"1.5 USDC on " + names[1] + " · refunded"}
+		}
+		wantTexts(t, b.GetByTestId("my-bet"), want, "the refunded bet on the game page")
+		wantText(t, b.GetByTestId("result-review"), "The bets and the market on this game were held for review, and voided: every bet was refunded in full and every share paid 0.5 USDC.",
+			"the review's end on the game page")
+	}
+}
+
+// usernameOf reads the signed-in user's name from the page's header.
+func usernameOf(t *testing.T, page playwright.Page) string {
+	t.Helper()
+	name, err := page.GetByTestId("nav-user").TextContent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(name)
+}
