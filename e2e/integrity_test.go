@@ -107,7 +107,7 @@ func TestAnAdminVoidsAHeldGameAndBothBettorsSeeTheirRefund(t *testing.T) {
 	}
 	click(t, admin, "admin-integrity-link")
 	held := admin.GetByTestId("integrity-case")
-	wantText(t, held.GetByTestId("integrity-ending"), names[1]+" won: the other player resigned.", "how the held game ended")
+	wantText(t, held.GetByTestId("integrity-ending"), names[1]+" won; the other player resigned.", "how the held game ended")
 	b1Name, b2Name := usernameOf(t, b1), usernameOf(t, b2)
 	wantTexts(t, held.GetByTestId("integrity-bettors").Locator("li"), []string{b1Name + " bet 2 USDC on " + names[0],
 		b2Name + " bet 1.5 USDC on " + names[1]}, "the bettors in the case")

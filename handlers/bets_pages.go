@@ -17,8 +17,7 @@ func betsView(b pot.Bets, names map[string]string, me string) *views.BetsView {
 	case b.PoolCapMinor == 0:
 		v.Note = "No bets on free games: nobody loses anything by throwing one, so nobody may win on it either."
 	case slices.ContainsFunc(b.Bets, func(bet pot.Bet) bool { return bet.Status == pot.BetHeld }):
-		v.Note = "Held for review: the game ended by resignation or on time with more bet on it than its stakes. " +
-			"An admin will pay the bets as the game ended, or refund them in full."
+		v.Note = "Held for review: an admin will pay these bets as the game ended, or refund them in full."
 	case b.Open:
 		v.Note = "Each player's pool takes at most " + money.FormatUSDC(b.PoolCapMinor) + " USDC."
 	}

@@ -233,8 +233,12 @@ func reviewWords(r *integrity.Review) string {
 	case integrity.StatusVoided:
 		return "The bets and the market on this game were held for review, and voided: every bet was refunded in full and every share paid 0.5 USDC."
 	}
-	return "The result is under review: the game ended by resignation or on time with more bet or traded on it than its stakes, " +
-		"so its bets and market are held until an admin pays them as the game ended or refunds them. The players' payout is not held."
+	why := "the game ended by resignation or on time with more bet or traded on it than its stakes"
+	if r.Reason == integrity.ReasonLinked {
+		why = "someone who bet on or traded this game is linked to one of its players"
+	}
+	return "The result is under review: " + why + ", so its bets and market are held until an admin pays them as the game ended " +
+		"or refunds them. The players' payout is not held."
 }
 
 func deref(s *string) string {

@@ -26,7 +26,7 @@ func (a *App) integrityPage(c echo.Context) error {
 // integrityDecide releases or voids a held game from the queue's forms and
 // shows the queue again with what the decision did.
 func (a *App) integrityDecide(c echo.Context) error {
-	if err := requireAdmin(c); err != nil {
+	if id, err := requireAdmin(c); id == nil {
 		return err
 	}
 	decision := c.Param("decision")
@@ -48,20 +48,22 @@ func doneWords(status, gameID string) string {
 	return ""
 }
 
-func requireAdmin(c echo.Context) error {
-	id := web.IdentityOf(c)
+// requireAdmin returns the signed-in admin. Without one it returns nil:
+// a visitor who is not signed in has been sent to the sign-in page (the
+// error is nil, or why the redirect failed), anyone else gets ADMIN_ONLY.
+func requireAdmin(c echo.Context) (*web.Identity, error) {
+	id, err := requireLogin(c)
 	if id == nil {
-		_, err := requireLogin(c)
-		return err
+		return nil, err
 	}
 	if !id.Admin {
-		return domain.Errorf(domain.CodeAdminOnly, "only administrators can review games")
+		return nil, domain.Errorf(domain.CodeAdminOnly, "only administrators can review games")
 	}
-	return nil
+	return id, nil
 }
 
 func (a *App) renderIntegrity(c echo.Context, status int, v views.IntegrityView) error {
-	if err := requireAdmin(c); err != nil {
+	if id, err := requireAdmin(c); id == nil {
 		return err
 	}
 	cases, err := a.Reviews.Queue(c.Request().Context())
@@ -83,7 +85,7 @@ func caseWords(k integrity.Case) views.IntegrityCase {
 	pot := k.StakeMinor * int64(len(k.Players))
 	v := views.IntegrityCase{GameID: k.GameID, GameHref: "/game/" + k.GameID,
 		Title:  views.GameName(k.GameType) + ", " + money.FormatUSDC(k.StakeMinor) + " USDC a player",
-		Ending: names[k.WinnerID] + " won: " + reasonWords(k.Reason) + ".",
+		Ending: names[k.WinnerID] + " won; " + reasonWords(k.Reason) + ".",
 		Held: "Held " + k.HeldAt.UTC().Format("Jan 2, 15:04 UTC") + ": " + money.FormatUSDC(k.PoolsMinor) + " USDC bet and " +
 			money.FormatUSDC(k.VolumeMinor) + " USDC paid for shares, against a player pot of " + money.FormatUSDC(pot) + " USDC."}
 	for _, b := range k.Bettors {
@@ -139,8 +141,11 @@ func choiceWords(c *string) string {
 
 // reasonWords says how a held game ended.
 func reasonWords(reason string) string {
-	if reason == integrity.ReasonResigned {
+	switch reason {
+	case integrity.ReasonResigned:
 		return "the other player resigned"
+	case integrity.ReasonLinked:
+		return "a bettor or trader is linked to a player"
 	}
 	return "a round or turn was lost on time"
 }

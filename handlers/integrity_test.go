@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -456,6 +457,95 @@ func TestAGameWonOnTheBoardIsNotHeld(t *testing.T) {
 	}
 	if m := a.marketOf(t, h.game); m.Status != "resolved" {
 		t.Errorf("market: %s, want resolved", m.Status)
+	}
+	a.wantBetsSettled(t, h.game)
+}
+
+// A link made after a bet (a player tips a bettor during the game) holds
+// the game's bets and market at its end, however it ended.
+func TestALinkMadeAfterABetHoldsTheGame(t *testing.T) {
+	adminWallet := newWallet(t)
+	a := newTestApp(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "ADMIN_WALLETS": adminWallet.address()})
+	admin := a.admin(t, adminWallet)
+	p1, p2, game := a.stakedGame(t, 1_000_000, `{"rounds": 3}`)
+	fixer, honest := a.spectatorWith(t, 1_000_000), a.spectatorWith(t, 1_000_000)
+	a.bet(t, fixer, game, p2.id, 100_000)
+	a.bet(t, honest, game, p1.id, 100_000)
+	a.fund(t, p2, 100_000)
+	if r, _ := a.tip(t, p2, map[string]any{"toUserId": fixer.id, "amountMinor": 10_000, "context": map[string]string{"type": "game", "id": game}}); r.Code != 200 {
+		t.Fatalf("the player's tip to the bettor: %d %s", r.Code, r.Body)
+	}
+	a.playTo(t, p2, p1, game, 2) // played out, the pools well under the pot: only the link holds it
+	for _, b := range a.betsOf(t, game).Bets {
+		if b.Status != "held" {
+			t.Errorf("bet %+v, want held", b)
+		}
+	}
+	var queue []struct{ GameID, Reason string }
+	a.getJSON(t, admin, "/admin/integrity", &queue)
+	if len(queue) != 1 || queue[0].GameID != game || queue[0].Reason != "linked" {
+		t.Fatalf("queue: %+v, want the game held because of the link", queue)
+	}
+	page := visibleText(a.do(t, request{path: "/game/" + game, header: map[string]string{"Cookie": a.sessionCookie(t, honest.wallet)}}).Body.String())
+	if !strings.Contains(page, "someone who bet on or traded this game is linked to one of its players") {
+		t.Errorf("the game page does not say why it is held: %s", page)
+	}
+	if r := a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + game + "/void", header: admin.auth}); r.Code != 200 {
+		t.Fatalf("void: %d %s", r.Code, r.Body)
+	}
+	a.wantBetsSettled(t, game)
+}
+
+// The review queue's page shows bettors, holdings and links: nobody but an
+// admin reads it or decides from it.
+func TestTheReviewQueuePageIsForAdminsOnly(t *testing.T) {
+	adminWallet := newWallet(t)
+	a := newTestApp(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "ADMIN_WALLETS": adminWallet.address()})
+	h := a.holdAGame(t, resign(a, t))
+	bettor := a.usernameOf(t, h.s1)
+	for _, r := range []response{
+		a.do(t, request{path: "/admin/integrity/page"}),
+		a.do(t, request{path: "/admin/integrity", header: map[string]string{"Accept": "text/html"}}),
+	} {
+		if r.Code != http.StatusSeeOther || !strings.HasPrefix(r.Header().Get("Location"), "/login") || strings.Contains(r.Body.String(), bettor) {
+			t.Errorf("a visitor who is not signed in: %d to %q, body has the bettor: %v", r.Code, r.Header().Get("Location"), strings.Contains(r.Body.String(), bettor))
+		}
+	}
+	player := a.sessionCookie(t, h.p1.wallet)
+	if r := a.do(t, request{path: "/admin/integrity/page", header: map[string]string{"Cookie": player}}); r.Code != http.StatusForbidden || strings.Contains(r.Body.String(), bettor) {
+		t.Errorf("a player: %d, body has the bettor: %v", r.Code, strings.Contains(r.Body.String(), bettor))
+	}
+	form := url.Values{"_csrf": {a.csrfOf(t, player)}}
+	if r := a.do(t, request{method: http.MethodPost, path: "/admin/integrity/page/" + h.game + "/void", body: form.Encode(),
+		header: map[string]string{"Cookie": player, "Content-Type": "application/x-www-form-urlencoded"}}); r.Code != http.StatusForbidden {
+		t.Errorf("a player's void: %d", r.Code)
+	}
+	if r := a.do(t, request{method: http.MethodPost, path: "/admin/integrity/page/" + h.game + "/void"}); r.Code != http.StatusSeeOther && r.Code != http.StatusForbidden {
+		t.Errorf("a visitor's void: %d", r.Code)
+	}
+	for _, b := range a.betsOf(t, h.game).Bets {
+		if b.Status != "held" {
+			t.Fatalf("bet %+v after refused voids, want still held", b)
+		}
+	}
+
+	// The admin reads the case and voids it from the page.
+	cookie := a.sessionCookie(t, adminWallet)
+	page := visibleText(a.do(t, request{path: "/admin/integrity/page", header: map[string]string{"Cookie": cookie}}).Body.String())
+	for _, want := range []string{"won; the other player resigned.", bettor + " bet 2.5 USDC on", "3.5 USDC bet and 1 USDC paid for shares, against a player pot of 2 USDC"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the admin's queue does not say %q:\n%s", want, page)
+		}
+	}
+	form = url.Values{"_csrf": {a.csrfOf(t, cookie)}}
+	r := a.do(t, request{method: http.MethodPost, path: "/admin/integrity/page/" + h.game + "/void", body: form.Encode(),
+		header: map[string]string{"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"}})
+	if r.Code != http.StatusSeeOther {
+		t.Fatalf("the admin's void: %d %s", r.Code, r.Body)
+	}
+	done := visibleText(a.do(t, request{path: r.Header().Get("Location"), header: map[string]string{"Cookie": cookie}}).Body.String())
+	if !strings.Contains(done, "Voided game "+h.game+": every bet was refunded in full") || !strings.Contains(done, "Nothing is held for review.") {
+		t.Errorf("the queue after the void: %s", done)
 	}
 	a.wantBetsSettled(t, h.game)
 }

@@ -69,8 +69,8 @@ func marketSummary(m market.View) string {
 		}
 		return "Resolved without a winner: every share pays 0.5 USDC."
 	case market.StatusHeld:
-		return "Held for review: the game ended by resignation or on time with more traded on it than its stakes. " +
-			"An admin will resolve it as the game ended, or void it (every share pays 0.5 USDC). Until then shares cannot be redeemed."
+		return "Held for review: an admin will resolve the market as the game ended, or void it (every share pays 0.5 USDC). " +
+			"Until then shares cannot be redeemed."
 	}
 	if m.MaxPairs == 0 {
 		return "Free games have no market: nobody loses anything by throwing one, so nobody may win on it either."

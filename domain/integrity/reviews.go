@@ -31,6 +31,7 @@ const (
 const (
 	ReasonResigned = "resign"  // the loser resigned
 	ReasonOnTime   = "timeout" // a round or turn was lost on time
+	ReasonLinked   = "linked"  // a bettor or trader was linked to a player by the end
 )
 
 // EventReview is the room event when a held game's review is decided;
@@ -60,7 +61,7 @@ type Review struct {
 	GameID      string        `json:"gameId" bun:"game_id"`
 	Status      string        `json:"status" bun:"status" enum:"held,released,voided"`
 	WinnerID    string        `json:"winnerId" bun:"winner_id" doc:"the game's winner, whom a release pays the bets and shares on"`
-	Reason      string        `json:"reason" bun:"reason" enum:"resign,timeout" doc:"why its end was held: resign (the loser resigned) or timeout (a round or turn was lost on time)"`
+	Reason      string        `json:"reason" bun:"reason" enum:"resign,timeout,linked" doc:"why its end was held: resign (the loser resigned), timeout (a round or turn was lost on time) or linked (a bettor or trader was linked to a player by the end)"`
 	PoolsMinor  int64         `json:"poolsMinor" bun:"pools_minor" doc:"the game's bets when it ended"`
 	VolumeMinor int64         `json:"volumeMinor" bun:"volume_minor" doc:"what buyers had paid for shares in the game's market when it ended"`
 	HeldAt      time.Time     `json:"heldAt" bun:"held_at"`
@@ -73,7 +74,7 @@ type Review struct {
 // ReviewHeld is the data of a review_hold notification.
 type ReviewHeld struct {
 	GameID string `json:"gameId"`
-	Reason string `json:"reason" enum:"resign,timeout" doc:"why its end was held: resign (the loser resigned) or timeout (a round or turn was lost on time)"`
+	Reason string `json:"reason" enum:"resign,timeout,linked" doc:"why its end was held: resign (the loser resigned), timeout (a round or turn was lost on time) or linked (a bettor or trader was linked to a player by the end)"`
 }
 
 // Notifier tells users something in the caller's transaction.
@@ -124,34 +125,58 @@ func NewReviews(bdb *bun.DB, now domain.Clock, d ReviewDeps) *Reviews {
 }
 
 // Settle is the games' Settler: it pays out a finished game in tx (see
-// pot.Service.Settle) and resolves its market, unless the end Holds: then
-// the players are paid as usual, but the bets and the market are held,
-// their holders told (review_hold), and the game waits in the review
-// queue.
+// pot.Service.Settle) and resolves its market, unless the end is held:
+// then the players are paid as usual, but the bets and the market are
+// held, their holders told (review_hold), and the game waits in the
+// review queue. An end is held when it Holds, or when a bettor or trader
+// of a staked game's pools or market is linked to a player by then (a
+// link made after the bet or trade, which the checks at the bet and the
+// order could not see). A free game has neither pools nor market: it is
+// only paid out.
 func (r *Reviews) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome) (game.Settlement, error) {
-	var pools, paid int64
-	if suspicious(g.StakeMinor, o) {
-		if err := tx.QueryRowContext(ctx, `SELECT
-			coalesce((SELECT sum(amount_minor) FROM bets WHERE game_id = ? AND status = 'open' AND NOT late), 0),
-			coalesce((SELECT paid_minor FROM markets WHERE game_id = ? AND status = 'open'), 0)`, g.ID, g.ID).Scan(&pools, &paid); err != nil {
-			return game.Settlement{}, fmt.Errorf("read the pools and the market volume of game %s: %w", g.ID, err)
+	if g.StakeMinor == 0 {
+		return r.pot.Settle(ctx, tx, g, players, o, false)
+	}
+	var stakes struct {
+		Pools  int64    `bun:"pools"`
+		Paid   int64    `bun:"paid"`
+		People []string `bun:"people,array"`
+	}
+	if o.Winner != "" {
+		if err := tx.NewRaw(`SELECT
+			coalesce((SELECT sum(amount_minor) FROM bets WHERE game_id = ?0 AND status = 'open' AND NOT late), 0) AS pools,
+			coalesce((SELECT paid_minor FROM markets WHERE game_id = ?0 AND status = 'open'), 0) AS paid,
+			ARRAY(SELECT bettor_id::text FROM bets WHERE game_id = ?0 AND status = 'open' AND NOT late
+				UNION SELECT user_id::text FROM market_positions WHERE game_id = ?0) AS people`, g.ID).Scan(ctx, &stakes); err != nil {
+			return game.Settlement{}, fmt.Errorf("read the pools, the market and its people of game %s: %w", g.ID, err)
 		}
 	}
-	hold := Holds(g.StakeMinor, len(players), o, pools, paid)
-	out, err := r.pot.Settle(ctx, tx, g, players, o, hold)
-	if err != nil {
-		return out, err
+	reason := ""
+	switch {
+	case Holds(g.StakeMinor, len(players), o, stakes.Pools, stakes.Paid):
+		reason = ReasonResigned
+		if o.Reason != "resign" {
+			reason = ReasonOnTime
+		}
+	case len(stakes.People) > 0:
+		linked, err := r.guard.Linked(ctx, tx, stakes.People, players)
+		if err != nil {
+			return game.Settlement{}, err
+		}
+		if len(linked) > 0 {
+			reason = ReasonLinked
+		}
 	}
-	if !hold {
-		return out, r.market.Resolve(ctx, tx, g.ID, o.Winner)
+	out, err := r.pot.Settle(ctx, tx, g, players, o, reason != "")
+	if err != nil || reason == "" {
+		if err == nil {
+			err = r.market.Resolve(ctx, tx, g.ID, o.Winner)
+		}
+		return out, err
 	}
 	traders, err := r.market.Hold(ctx, tx, g.ID)
 	if err != nil {
 		return out, err
-	}
-	reason := ReasonResigned
-	if o.Reason != "resign" {
-		reason = ReasonOnTime
 	}
 	var bettors []string
 	if err := tx.NewRaw(`WITH review AS (
@@ -159,7 +184,7 @@ func (r *Reviews) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []
 			VALUES (?, 'held', ?, ?, ?, ?, ?) RETURNING 1
 		)
 		SELECT DISTINCT bettor_id FROM bets WHERE game_id = ? AND status = 'held' ORDER BY bettor_id`,
-		g.ID, o.Winner, reason, pools, paid, r.now(), g.ID).Scan(ctx, &bettors); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		g.ID, o.Winner, reason, stakes.Pools, stakes.Paid, r.now(), g.ID).Scan(ctx, &bettors); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return out, fmt.Errorf("hold game %s for review: %w", g.ID, err)
 	}
 	var msgs []notify.Message
