@@ -260,9 +260,9 @@ func (a *App) routes() *echo.Echo {
 		Summary: "Tell the room you opened a lobby for the rematch", Request: RematchLobbyRequest{}, Response: StatusAnswer{}})
 	r.json(http.MethodPost, "/challenges", a.createChallenge, web.Op{Tag: "games", Auth: web.AuthRequired, Status: http.StatusCreated,
 		Summary: "Challenge a user to a game (expires after 5 minutes)",
-		Description: "The user gets a challenge notification. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): " +
+		Description: "The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): " +
 			"the 11th is 409 CONFLICT until you cancel one or one is answered or expires.",
-		Request: ChallengeRequest{}, Response: game.Challenge{}, Errors: []int{http.StatusConflict}})
+		Request: ChallengeRequest{}, Response: game.Challenge{}, Errors: []int{http.StatusForbidden, http.StatusNotFound, http.StatusConflict}})
 	r.json(http.MethodGet, "/challenges", a.listChallenges, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "Your pending challenges, sent and received", Response: []game.Challenge{}})
 	for _, answer := range []string{"accept", "decline"} {

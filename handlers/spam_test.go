@@ -358,3 +358,24 @@ func TestATipIsAnnouncedOnlyInTheChatOfItsPeople(t *testing.T) {
 		t.Errorf("%d tip messages in the recipient's game, want 1", n)
 	}
 }
+
+// A block stops the blocked user's challenges and tips as it stops their
+// friend requests and messages: a create-then-cancel loop of challenges
+// reached a user who had blocked the sender, once per challenge.
+func TestABlockStopsChallengesAndTips(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	victim, pest := a.newPlayer(t), a.depositor(t, 100_000)
+	a.fund(t, pest, 100_000)
+	if r := a.do(t, request{method: http.MethodPost, path: "/users/" + pest.id + "/block", header: victim.auth}); r.Code != http.StatusOK {
+		t.Fatalf("block: %d %s", r.Code, r.Body)
+	}
+	a.do(t, request{method: http.MethodPost, path: "/challenges", header: pest.auth,
+		body: jsonBody(map[string]any{"toUserId": victim.id, "gameType": "rps", "stakeMinor": 0})}).wantError(t, 403, "FORBIDDEN")
+	a.do(t, request{method: http.MethodPost, path: "/challenges", header: victim.auth,
+		body: jsonBody(map[string]any{"toUserId": pest.id, "gameType": "rps", "stakeMinor": 0})}).wantError(t, 403, "FORBIDDEN")
+	r, _ := a.tip(t, pest, map[string]any{"toUserId": victim.id, "amountMinor": 10_000})
+	r.wantError(t, 403, "FORBIDDEN")
+	if ns, _ := a.notifications(t, victim, ""); len(ns) != 0 {
+		t.Errorf("the blocking user was told: %+v", ns)
+	}
+}

@@ -130,12 +130,17 @@ func TestTipRules(t *testing.T) {
 	a.do(t, request{method: http.MethodPost, path: "/tips/prepare", body: jsonBody(map[string]any{"toUserId": friend.id, "amountMinor": 10_000})}).
 		wantError(t, 401, "UNAUTHORIZED")
 
-	// A block either way stops tips in the conversation, like messages.
+	// A block either way stops tips, in the conversation or without one
+	// (each would notify the user who blocked), like messages.
 	if r := a.do(t, request{method: http.MethodPost, path: "/users/" + tipper.id + "/block", header: friend.auth}); r.Code >= 300 {
 		t.Fatalf("block: %d %s", r.Code, r.Body)
 	}
 	prep(tipper, map[string]any{"toUserId": friend.id, "amountMinor": 10_000,
 		"context": map[string]any{"type": "dm", "id": friend.id}}).wantError(t, 403, "FORBIDDEN")
+	prep(tipper, map[string]any{"toUserId": friend.id, "amountMinor": 10_000}).wantError(t, 403, "FORBIDDEN")
+	if r := a.do(t, request{method: http.MethodDelete, path: "/users/" + tipper.id + "/block", header: friend.auth}); r.Code >= 300 {
+		t.Fatalf("lift the block: %d %s", r.Code, r.Body)
+	}
 
 	// The smallest tip goes through (without a context: no conversation).
 	if r, _ := a.tip(t, tipper, map[string]any{"toUserId": friend.id, "amountMinor": 10_000}); r.Code != 200 {

@@ -22,6 +22,7 @@ import (
 	"wager/db"
 	"wager/domain"
 	"wager/domain/room"
+	"wager/domain/users"
 )
 
 // Context types.
@@ -284,7 +285,7 @@ func (s *Service) PostDirectSystem(ctx context.Context, tx bun.Tx, senderID, rec
 // EitherBlocked reports whether one of the two users has blocked the
 // other (what stops direct messages, and anything else between them).
 func (s *Service) EitherBlocked(ctx context.Context, a, b string) (bool, error) {
-	return eitherBlocked(ctx, s.db, a, b)
+	return users.EitherBlocked(ctx, s.db, a, b)
 }
 
 // postToGame stores a game message and appends its event.
@@ -312,7 +313,7 @@ func (s *Service) sendDirect(ctx context.Context, tx bun.Tx, senderID, otherID, 
 	if _, err := usernameOf(ctx, tx, otherID); err != nil {
 		return Message{}, err
 	}
-	if blocked, err := eitherBlocked(ctx, tx, senderID, otherID); err != nil {
+	if blocked, err := users.EitherBlocked(ctx, tx, senderID, otherID); err != nil {
 		return Message{}, err
 	} else if blocked {
 		return Message{}, domain.Errorf(domain.CodeForbidden, "you cannot message this user: one of you has blocked the other")
@@ -400,13 +401,4 @@ func usernameOf(ctx context.Context, idb bun.IDB, userID string) (string, error)
 		return "", fmt.Errorf("read the username of user %s: %w", userID, err)
 	}
 	return name, nil
-}
-
-func eitherBlocked(ctx context.Context, idb bun.IDB, a, b string) (bool, error) {
-	blocked, err := idb.NewSelect().Table("user_blocks").
-		Where("(blocker_id = ? AND blocked_id = ?) OR (blocker_id = ? AND blocked_id = ?)", a, b, b, a).Exists(ctx)
-	if err != nil {
-		return false, fmt.Errorf("check the blocks between %s and %s: %w", a, b, err)
-	}
-	return blocked, nil
 }

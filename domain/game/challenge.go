@@ -14,6 +14,7 @@ import (
 	"wager/db"
 	"wager/domain"
 	"wager/domain/notify"
+	"wager/domain/users"
 )
 
 // Challenge is a direct invitation to play.
@@ -38,7 +39,8 @@ const MaxPendingChallenges = 10
 
 // CreateChallenge invites another user to a game. Errors: VALIDATION_ERROR
 // (bad type, stake or settings; challenging oneself), NOT_FOUND (no such
-// user), CONFLICT (MaxPendingChallenges pending already), INSUFFICIENT_FUNDS
+// user), FORBIDDEN (one of the two blocked the other), CONFLICT
+// (MaxPendingChallenges pending already), INSUFFICIENT_FUNDS
 // (the challenger cannot cover the stake).
 func (s *Service) CreateChallenge(ctx context.Context, from, to, gameType string, stake int64, settings json.RawMessage) (Challenge, error) {
 	r, err := rulesOf(gameType)
@@ -82,6 +84,11 @@ func (s *Service) CreateChallenge(ctx context.Context, from, to, gameType string
 			return err
 		} else if !ok {
 			return domain.Errorf(domain.CodeNotFound, "no such user")
+		}
+		if blocked, err := users.EitherBlocked(ctx, tx, from, to); err != nil {
+			return err
+		} else if blocked {
+			return domain.Errorf(domain.CodeForbidden, "you cannot challenge this user: one of you has blocked the other")
 		}
 		if available, ok, err := covers(ctx, tx, from, stake); err != nil {
 			return err

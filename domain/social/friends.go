@@ -16,6 +16,7 @@ import (
 	"wager/domain"
 	"wager/domain/notify"
 	"wager/domain/room"
+	"wager/domain/users"
 )
 
 // Friendship statuses as the API answers them.
@@ -76,9 +77,7 @@ func (s *Service) Request(ctx context.Context, from, to string) (r Relation, cre
 		if err != nil {
 			return err
 		}
-		if blocked, err := tx.NewSelect().Table("user_blocks").
-			Where("(blocker_id = ? AND blocked_id = ?) OR (blocker_id = ? AND blocked_id = ?)", from, to, to, from).
-			Exists(ctx); err != nil {
+		if blocked, err := users.EitherBlocked(ctx, tx, from, to); err != nil {
 			return err
 		} else if blocked {
 			return domain.Errorf(domain.CodeForbidden, "you cannot befriend this user: one of you has blocked the other")

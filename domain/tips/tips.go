@@ -90,6 +90,11 @@ func (s *Service) Prepare(ctx context.Context, from users.User, toUserID string,
 	if err != nil {
 		return money.Prepared{}, err
 	}
+	if blocked, err := users.EitherBlocked(ctx, s.db, from.ID, to.ID); err != nil {
+		return money.Prepared{}, err
+	} else if blocked {
+		return money.Prepared{}, domain.Errorf(domain.CodeForbidden, "you cannot tip this user: one of you has blocked the other")
+	}
 	var ctxType, ctxID *string
 	if where != nil {
 		id, err := s.checkContext(ctx, from.ID, to.ID, *where)

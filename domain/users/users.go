@@ -219,3 +219,15 @@ func generateUsername(attempt int) string {
 	}
 	return (s + string(d))[:min(20, len(s)+len(d))]
 }
+
+// EitherBlocked reports whether a has blocked b or b has blocked a: then
+// neither may reach the other (friend requests, messages, challenges,
+// tips), read in idb (a transaction of the caller's, or the database).
+func EitherBlocked(ctx context.Context, idb bun.IDB, a, b string) (bool, error) {
+	blocked, err := idb.NewSelect().Table("user_blocks").
+		Where("(blocker_id = ? AND blocked_id = ?) OR (blocker_id = ? AND blocked_id = ?)", a, b, b, a).Exists(ctx)
+	if err != nil {
+		return false, fmt.Errorf("check the blocks between %s and %s: %w", a, b, err)
+	}
+	return blocked, nil
+}

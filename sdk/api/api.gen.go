@@ -20,6 +20,7 @@ import (
 
 // Defines values for IntegrityCaseReason.
 const (
+	IntegrityCaseReasonLinked  IntegrityCaseReason = "linked"
 	IntegrityCaseReasonResign  IntegrityCaseReason = "resign"
 	IntegrityCaseReasonTimeout IntegrityCaseReason = "timeout"
 )
@@ -27,6 +28,8 @@ const (
 // Valid indicates whether the value is a known member of the IntegrityCaseReason enum.
 func (e IntegrityCaseReason) Valid() bool {
 	switch e {
+	case IntegrityCaseReasonLinked:
+		return true
 	case IntegrityCaseReasonResign:
 		return true
 	case IntegrityCaseReasonTimeout:
@@ -59,6 +62,7 @@ func (e IntegrityCaseStatus) Valid() bool {
 
 // Defines values for IntegrityReviewReason.
 const (
+	IntegrityReviewReasonLinked  IntegrityReviewReason = "linked"
 	IntegrityReviewReasonResign  IntegrityReviewReason = "resign"
 	IntegrityReviewReasonTimeout IntegrityReviewReason = "timeout"
 )
@@ -66,6 +70,8 @@ const (
 // Valid indicates whether the value is a known member of the IntegrityReviewReason enum.
 func (e IntegrityReviewReason) Valid() bool {
 	switch e {
+	case IntegrityReviewReasonLinked:
+		return true
 	case IntegrityReviewReasonResign:
 		return true
 	case IntegrityReviewReasonTimeout:
@@ -994,7 +1000,7 @@ type IntegrityCase struct {
 	// PoolsMinor the game's bets when it ended
 	PoolsMinor int64 `json:"poolsMinor"`
 
-	// Reason why its end was held: resign (the loser resigned) or timeout (a round or turn was lost on time)
+	// Reason why its end was held: resign (the loser resigned), timeout (a round or turn was lost on time) or linked (a bettor or trader was linked to a player by the end)
 	Reason     IntegrityCaseReason `json:"reason"`
 	Result     *GameResult         `json:"result"`
 	StakeMinor int64               `json:"stakeMinor"`
@@ -1008,7 +1014,7 @@ type IntegrityCase struct {
 	WinnerId string `json:"winnerId"`
 }
 
-// IntegrityCaseReason why its end was held: resign (the loser resigned) or timeout (a round or turn was lost on time)
+// IntegrityCaseReason why its end was held: resign (the loser resigned), timeout (a round or turn was lost on time) or linked (a bettor or trader was linked to a player by the end)
 type IntegrityCaseReason string
 
 // IntegrityCaseStatus defines model for IntegrityCase.Status.
@@ -1044,7 +1050,7 @@ type IntegrityReview struct {
 	// PoolsMinor the game's bets when it ended
 	PoolsMinor int64 `json:"poolsMinor"`
 
-	// Reason why its end was held: resign (the loser resigned) or timeout (a round or turn was lost on time)
+	// Reason why its end was held: resign (the loser resigned), timeout (a round or turn was lost on time) or linked (a bettor or trader was linked to a player by the end)
 	Reason IntegrityReviewReason `json:"reason"`
 	Status IntegrityReviewStatus `json:"status"`
 
@@ -1055,7 +1061,7 @@ type IntegrityReview struct {
 	WinnerId string `json:"winnerId"`
 }
 
-// IntegrityReviewReason why its end was held: resign (the loser resigned) or timeout (a round or turn was lost on time)
+// IntegrityReviewReason why its end was held: resign (the loser resigned), timeout (a round or turn was lost on time) or linked (a bettor or trader was linked to a player by the end)
 type IntegrityReviewReason string
 
 // IntegrityReviewStatus defines model for IntegrityReview.Status.
@@ -3394,7 +3400,7 @@ type ClientInterface interface {
 
 	// PostChallengesWithBody Challenge a user to a game (expires after 5 minutes)
 	//
-	// The user gets a challenge notification. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
+	// The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3403,7 +3409,7 @@ type ClientInterface interface {
 
 	// PostChallenges Challenge a user to a game (expires after 5 minutes)
 	//
-	// The user gets a challenge notification. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
+	// The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3999,7 +4005,7 @@ type ClientInterface interface {
 
 	// PostTipsPrepareWithBody Prepare a tip: USDC from your wallet straight to another user's wallet
 	//
-	// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; for a tip in a conversation 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
+	// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4008,7 +4014,7 @@ type ClientInterface interface {
 
 	// PostTipsPrepare Prepare a tip: USDC from your wallet straight to another user's wallet
 	//
-	// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; for a tip in a conversation 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
+	// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4581,7 +4587,7 @@ func (c *Client) GetChallenges(ctx context.Context, params *GetChallengesParams,
 
 // PostChallengesWithBody Challenge a user to a game (expires after 5 minutes)
 //
-// The user gets a challenge notification. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
+// The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4600,7 +4606,7 @@ func (c *Client) PostChallengesWithBody(ctx context.Context, params *PostChallen
 
 // PostChallenges Challenge a user to a game (expires after 5 minutes)
 //
-// The user gets a challenge notification. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
+// The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6056,7 +6062,7 @@ func (c *Client) PostTipsBroadcast(ctx context.Context, params *PostTipsBroadcas
 
 // PostTipsPrepareWithBody Prepare a tip: USDC from your wallet straight to another user's wallet
 //
-// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; for a tip in a conversation 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
+// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6075,7 +6081,7 @@ func (c *Client) PostTipsPrepareWithBody(ctx context.Context, params *PostTipsPr
 
 // PostTipsPrepare Prepare a tip: USDC from your wallet straight to another user's wallet
 //
-// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; for a tip in a conversation 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
+// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -12920,7 +12926,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostChallengesWithBodyWithResponse Challenge a user to a game (expires after 5 minutes)
 	//
-	// The user gets a challenge notification. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
+	// The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12929,7 +12935,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostChallengesWithResponse Challenge a user to a game (expires after 5 minutes)
 	//
-	// The user gets a challenge notification. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
+	// The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13627,7 +13633,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostTipsPrepareWithBodyWithResponse Prepare a tip: USDC from your wallet straight to another user's wallet
 	//
-	// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; for a tip in a conversation 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
+	// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13636,7 +13642,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostTipsPrepareWithResponse Prepare a tip: USDC from your wallet straight to another user's wallet
 	//
-	// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; for a tip in a conversation 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
+	// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15589,6 +15595,8 @@ type PostChallengesResponse struct {
 	JSON402 *PaymentRequiredResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -15624,6 +15632,11 @@ func (r PostChallengesResponse) GetJSON402() *PaymentRequiredResponse {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r PostChallengesResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostChallengesResponse) GetJSON404() *NotFound {
+	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -24009,7 +24022,7 @@ func (c *ClientWithResponses) GetChallengesWithResponse(ctx context.Context, par
 
 // PostChallengesWithBodyWithResponse Challenge a user to a game (expires after 5 minutes)
 //
-// The user gets a challenge notification. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
+// The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24024,7 +24037,7 @@ func (c *ClientWithResponses) PostChallengesWithBodyWithResponse(ctx context.Con
 
 // PostChallengesWithResponse Challenge a user to a game (expires after 5 minutes)
 //
-// The user gets a challenge notification. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
+// The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25238,7 +25251,7 @@ func (c *ClientWithResponses) PostTipsBroadcastWithResponse(ctx context.Context,
 
 // PostTipsPrepareWithBodyWithResponse Prepare a tip: USDC from your wallet straight to another user's wallet
 //
-// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; for a tip in a conversation 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
+// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25253,7 +25266,7 @@ func (c *ClientWithResponses) PostTipsPrepareWithBodyWithResponse(ctx context.Co
 
 // PostTipsPrepareWithResponse Prepare a tip: USDC from your wallet straight to another user's wallet
 //
-// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; for a tip in a conversation 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
+// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -27087,6 +27100,13 @@ func ParsePostChallengesResponse(rsp *http.Response) (*PostChallengesResponse, e
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Conflict
