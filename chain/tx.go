@@ -110,11 +110,16 @@ type Transfer struct {
 	Amount            uint64
 	Memo              string
 	Blockhash         solana.Hash
+	// CloseSource closes the source token account after the transfer,
+	// which must empty it: its rent goes back to the fee payer, who paid
+	// it when the account was opened.
+	CloseSource bool
 }
 
 // BuildTransfer returns the unsigned transaction of t: compute budget,
 // CreateIdempotent of the destination's ATA (unless DestinationExists),
-// TransferChecked, and the memo (when set). It fails for a zero amount or
+// TransferChecked, CloseAccount of the source's ATA (with CloseSource),
+// and the memo (when set). It fails for a zero amount or
 // a transfer to oneself.
 func BuildTransfer(t Transfer) (*solana.Transaction, error) {
 	if t.Amount == 0 {
@@ -133,6 +138,9 @@ func BuildTransfer(t Transfer) (*solana.Transaction, error) {
 	}
 	ixs = append(ixs, token.NewTransferCheckedInstruction(t.Amount, USDCDecimals,
 		ATA(t.From, t.Mint), t.Mint, ATA(t.To, t.Mint), t.From, nil).Build())
+	if t.CloseSource {
+		ixs = append(ixs, token.NewCloseAccountInstruction(ATA(t.From, t.Mint), t.FeePayer, t.From, nil).Build())
+	}
 	if t.Memo != "" {
 		ixs = append(ixs, Memo(t.Memo, t.From))
 	}

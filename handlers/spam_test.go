@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"context"
 	"encoding/base64"
 	"math"
 	"net/http"
@@ -377,5 +378,38 @@ func TestABlockStopsChallengesAndTips(t *testing.T) {
 	r.wantError(t, 403, "FORBIDDEN")
 	if ns, _ := a.notifications(t, victim, ""); len(ns) != 0 {
 		t.Errorf("the blocking user was told: %+v", ns)
+	}
+}
+
+// A donation opens its game's escrow token account at the fee payer's
+// expense (some 0.002 SOL of rent): the game's last settlement transfer
+// closes it and the rent comes back, so that a 0.01 USDC donation to a
+// free game no longer costs the platform 0.002 SOL.
+func TestTheEscrowsAccountIsClosedByItsLastTransfer(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	a.depositor(t, 10_000) // the vault's account is open: the sweep pays no rent for it
+	p1, _, game := a.stakedGame(t, 0, `{"rounds": 1}`)
+	s := a.spectatorWith(t, 100_000)
+	if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	payer := a.Keys.FeePayer().PublicKey()
+	before := a.lamports(t, payer)
+	if r, _ := a.donate(t, s, game, 10_000); r.Code != 200 {
+		t.Fatalf("donation: %d %s", r.Code, r.Body)
+	}
+	escrowAccount := chain.ATA(a.Pot.EscrowAddress(game), a.Money.Mint())
+	if open, err := a.Money.Chain().AccountExists(context.Background(), escrowAccount); err != nil || !open {
+		t.Fatalf("the donation did not open the escrow's account: %v %v", open, err)
+	}
+	a.act(t, p1, game, `{"type": "resign"}`)
+	if n, err := a.Pot.ProcessTransfers(context.Background()); err != nil || n != 1 {
+		t.Fatalf("settlement transfers: %d %v, want the sweep", n, err)
+	}
+	if open, err := a.Money.Chain().AccountExists(context.Background(), escrowAccount); err != nil || open {
+		t.Errorf("the escrow's account after its last transfer: open %v (%v), want closed", open, err)
+	}
+	if spent := before - a.lamports(t, payer); spent < 0 || spent > 50_000 {
+		t.Errorf("the fee payer spent %d lamports on the donation and its sweep, want the fees alone (under 50000), the rent back", spent)
 	}
 }

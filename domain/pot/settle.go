@@ -338,6 +338,10 @@ func (s *Service) signTransfer(ctx context.Context, t *Transfer) error {
 			t.Kind, t.ToAddress = KindRefundToBalance, s.money.DepositAddress().String()
 		}
 	}
+	var err error
+	if spec.CloseSource, err = s.lastOfEscrow(ctx, t); err != nil {
+		return err
+	}
 	bh, err := client.Blockhash(ctx)
 	if err != nil {
 		return err
@@ -364,6 +368,33 @@ func (s *Service) signTransfer(ctx context.Context, t *Transfer) error {
 		return fmt.Errorf("another worker signed it first")
 	}
 	return nil
+}
+
+// lastOfEscrow reports whether t is the last transfer out of its game's
+// escrow: the game is over, no other transfer of it is unconfirmed, and
+// t takes all the USDC the escrow holds on chain. Then t also closes the
+// escrow's token account, whose rent the fee payer paid when a donation
+// or a bet opened it: the rent comes back instead of staying locked in an
+// account per game (the price of one donation to a free game would
+// otherwise be some 0.002 SOL of the platform's). A donation that lands
+// after this check makes the close, and so the transfer, fail: it is
+// signed anew (see sendTransfer), and the refund of that donation closes
+// the account in its turn.
+func (s *Service) lastOfEscrow(ctx context.Context, t *Transfer) (bool, error) {
+	var last bool
+	if err := s.db.QueryRowContext(ctx, `SELECT g.status IN (?, ?) AND NOT EXISTS (SELECT 1 FROM settlement_transfers AS o
+			WHERE o.game_id = g.id AND o.id <> ? AND o.status <> 'confirmed')
+		FROM games AS g WHERE g.id = ?`, game.StatusCompleted, game.StatusCancelled, t.ID, t.GameID).Scan(&last); err != nil {
+		return false, fmt.Errorf("read whether transfer %s is its escrow's last: %w", t.ID, err)
+	}
+	if !last {
+		return false, nil
+	}
+	held, err := s.money.Chain().TokenBalance(ctx, s.keys.Escrow(t.GameID).PublicKey(), s.money.Mint())
+	if err != nil {
+		return false, err
+	}
+	return held == uint64(t.AmountMinor), nil
 }
 
 // sendTransfer sends a signed transfer (again, if need be), waits for its

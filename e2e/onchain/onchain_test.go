@@ -106,13 +106,19 @@ func TestServerBuiltTransactionsOnRealPrograms(t *testing.T) {
 		t.Fatalf("the sender's SOL after opening the escrow's account: %d %v, want %d", lamports, err, 10_000_000-chain.TokenAccountRent)
 	}
 
-	// A payout-shaped transfer: server-signed from the escrow into the vault.
+	// A payout-shaped transfer: server-signed from the escrow into the
+	// vault, the game's last, which closes the escrow's token account and
+	// gives its rent to the fee payer.
 	bh, err := rpc.Blockhash(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	payerBefore, err := rpc.Lamports(ctx, s.App.Keys.FeePayer().PublicKey())
+	if err != nil {
+		t.Fatal(err)
+	}
 	sweep, err := chain.BuildTransfer(chain.Transfer{FeePayer: s.App.Keys.FeePayer().PublicKey(), From: escrow, To: vault,
-		Mint: mint, Amount: 250_000, Memo: "sweep game-1", Blockhash: bh})
+		Mint: mint, Amount: 250_000, Memo: "sweep game-1", Blockhash: bh, CloseSource: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,6 +130,13 @@ func TestServerBuiltTransactionsOnRealPrograms(t *testing.T) {
 	}
 	if tokens(escrow) != 0 || tokens(vault) != 5_250_000 {
 		t.Fatalf("after sweep: escrow %d vault %d", tokens(escrow), tokens(vault))
+	}
+	if open, err := rpc.AccountExists(ctx, chain.ATA(escrow, mint)); err != nil || open {
+		t.Fatalf("the escrow's token account after the last sweep: open %v %v, want closed", open, err)
+	}
+	if payerAfter, err := rpc.Lamports(ctx, s.App.Keys.FeePayer().PublicKey()); err != nil ||
+		int64(payerAfter)-int64(payerBefore) < chain.TokenAccountRent-20_000 {
+		t.Fatalf("the fee payer after the closing sweep: %d, was %d: want the account's rent back, less the fee (%v)", payerAfter, payerBefore, err)
 	}
 
 	// A withdrawal: server-signed from the vault to the user's wallet. The
