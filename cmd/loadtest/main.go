@@ -58,6 +58,9 @@ type config struct {
 	LiveGames   int
 	Bare        bool
 	Warmup      time.Duration
+
+	ServerPID int
+	CPU       bool
 }
 
 // scenarioDefaults are the defaults that differ by scenario, applied to
@@ -96,6 +99,11 @@ Scenarios:
           -concurrency for -duration each, with -live-games active games,
           compared with a bare Echo handler serving fixed answers of the
           same shape (-bare).
+
+CPU (play, -cpu): the user and system time of the server's process and of
+every process named postgres on this machine, read from /proc at the start
+and the end of the measured span, in all and per accepted move and per
+completed game. Run nothing else heavy beside it.
 
 Figures: delivery latency runs from the moment a player's action request
 was written to the moment a spectator socket read each event that action
@@ -150,6 +158,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.Concurrency, "concurrency", 64, "reads: concurrent connections")
 	fs.IntVar(&c.LiveGames, "live-games", 100, "reads: active games to create first")
 	fs.BoolVar(&c.Bare, "bare", true, "reads: also measure the bare Echo reference handler, started in-process")
+	fs.IntVar(&c.ServerPID, "server-pid", 0, "play: the server's process, for its CPU time; 0 = the process listening on -url's port when it is on this machine")
+	fs.BoolVar(&c.CPU, "cpu", true, "play: read the CPU time of the server and of every local PostgreSQL process from /proc (Linux, server on this machine)")
 	fs.DurationVar(&c.Warmup, "warmup", 2*time.Second, "reads: unmeasured load before each endpoint; play: the start of the run left out of the figures (every table starts its first game at once)")
 	if err := fs.Parse(args); err != nil {
 		return c, err

@@ -221,8 +221,33 @@ func (r *runner) play(ctx context.Context) error {
 		t.specs = append(t.specs, s)
 	}
 
+	var meter *cpuMeter
+	if cfg.CPU {
+		if meter, err = newCPUMeter(cfg.URL, cfg.ServerPID, true); err != nil {
+			r.progress("not measuring CPU: %v", err)
+		}
+	}
 	r.progress("%d tables playing, think %s", len(tables), cfg.Think)
 	start := now()
+	// The CPU and the games completed are read when the measured span
+	// starts (after the warm-up) and when it ends.
+	type mark struct {
+		cpu       cpuSample
+		completed int
+	}
+	marked := make(chan mark, 1)
+	markNow := func() mark {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return mark{cpu: meter.sample(), completed: e.completed}
+	}
+	go func() {
+		select {
+		case <-time.After(cfg.Warmup):
+		case <-e.stop:
+		}
+		marked <- markNow()
+	}()
 	var wg sync.WaitGroup
 	for _, t := range tables {
 		wg.Go(func() { e.runTable(ctx, t) })
@@ -232,8 +257,10 @@ func (r *runner) play(ctx context.Context) error {
 	} else {
 		sleep(ctx, cfg.Duration)
 	}
+	last := markNow()
 	close(e.stop)
 	end := now()
+	first := <-marked
 	r.progress("stopping: waiting for moves in flight")
 	wg.Wait()
 
@@ -241,6 +268,9 @@ func (r *runner) play(ctx context.Context) error {
 	res.DurationSeconds = (end - w.From).Seconds()
 	res.Moves, res.MovePOST, res.GameStart = e.windowStats(w)
 	res.MovesPerSec = float64(res.Moves) / res.DurationSeconds
+	if meter != nil && !cfg.FindMax {
+		res.CPU = cpuUse(first.cpu, last.cpu, res.Moves, last.completed-first.completed)
+	}
 	e.mu.Lock()
 	res.GamesStarted, res.GamesCompleted = len(e.games), e.completed
 	games := slices.Clone(e.games)

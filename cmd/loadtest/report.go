@@ -59,6 +59,7 @@ type PlayResult struct {
 	GameStart         Latency  `json:"gameStart" doc:"creating the lobby to the second join answering matched"`
 	Delivery          Delivery `json:"delivery"`
 	Ramp              *Ramp    `json:"ramp,omitempty"`
+	CPU               *CPUUse  `json:"cpu,omitempty" doc:"CPU of the server and local PostgreSQL in the measured span (-cpu, not with -find-max)"`
 }
 
 // Ramp is a -find-max run: the move rate raised step by step.
@@ -328,6 +329,12 @@ func playTable(rep *Report) Table {
 		[]string{"spectators"},
 	)
 	rows = append(rows, deliveryRows(p.Delivery)...)
+	if c := p.CPU; c != nil {
+		rows = append(rows, []string{"CPU (server + PostgreSQL)"},
+			[]string{"  in the span", fmt.Sprintf("%.2f s + %.2f s", c.ServerSeconds, c.PostgresSeconds)},
+			[]string{"  per move", fmt.Sprintf("%.2f ms (%d moves)", c.PerMoveMs, c.Moves)},
+			[]string{"  per game", fmt.Sprintf("%.1f ms (server %.1f, PostgreSQL %.1f; %d games)", c.PerGameMs, c.ServerPerGameMs, c.PgPerGameMs, c.Games)})
+	}
 	if r := p.Ramp; r != nil {
 		rows = append(rows, []string{fmt.Sprintf("ramp (steps of %.0f s, delivery p99 limit %s)", r.StepSeconds, fmtMs(r.P99LimitMs))})
 		for i, s := range r.Steps {
