@@ -64,7 +64,9 @@ func TestLoadConfigNamesInvalidVariables(t *testing.T) {
 // one; a restricted region needs a country header, believed only from
 // trusted proxies.
 func TestLoadConfigOfPlayerProtection(t *testing.T) {
-	load := func(env map[string]string) (Config, error) { return LoadConfig(func(k string) string { return env[k] }) }
+	load := func(env map[string]string) (Config, error) {
+		return LoadConfig(func(k string) string { return env[k] })
+	}
 	c, err := load(nil)
 	if err != nil || c.Protection.RequireAge || c.Protection.MinAge != 18 || c.CountryHeader != "" || len(c.Protection.Restricted) != 0 {
 		t.Fatalf("embedded chain defaults: %+v %v", c.Protection, err)
