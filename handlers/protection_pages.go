@@ -165,6 +165,59 @@ func (a *App) protectionPage(c echo.Context) error {
 	return web.Render(c, http.StatusOK, views.ResponsiblePlay(a.pageFor(c, "Responsible play"), v))
 }
 
+// playerProtectionLine is a player's protection as the admin page shows
+// it, read only.
+func (a *App) playerProtectionLine(c echo.Context, username string) *views.PlayerProtectionLine {
+	ctx := c.Request().Context()
+	line := &views.PlayerProtectionLine{Username: username}
+	u, err := a.Users.ByUsername(ctx, username)
+	if err != nil {
+		line.Error = sentence(web.AsError(err).Message)
+		return line
+	}
+	v, err := a.Protection.StaffViewOf(ctx, u.ID)
+	if err != nil {
+		line.Error = "The player's protection could not be read."
+		a.log.Error("admin page: read a player's protection", "user", u.ID, "err", err)
+		return line
+	}
+	var set []string
+	for _, name := range protection.Names {
+		if val := limitValues(v.Limits)[name]; val != nil {
+			set = append(set, limitLabels[name]+": "+money.FormatUSDC(*val)+" USDC")
+		}
+	}
+	line.Limits = "None."
+	if len(set) > 0 {
+		line.Limits = strings.Join(set, "; ") + "."
+	}
+	for _, p := range v.Limits.Pending {
+		line.Limits += " Waiting: " + limitLabels[p.Name] + " " + strings.ToLower(usdcOrNone(p.Value)) + " from " + protection.FormatTime(p.EffectiveAt) + "."
+	}
+	switch x := v.Running; {
+	case x == nil:
+		line.Exclusion = "None running."
+	case x.Until == nil:
+		line.Exclusion = "Self-excluded for good since " + protection.FormatTime(x.StartsAt) + "."
+	case x.Kind == protection.KindTimeout:
+		line.Exclusion = "Time-out until " + protection.FormatTime(*x.Until) + "."
+	default:
+		line.Exclusion = "Self-excluded until " + protection.FormatTime(*x.Until) + "."
+	}
+	if n := len(v.Exclusions); n > 0 {
+		line.Exclusion += " " + strconv.Itoa(n) + " asked for in all."
+	}
+	switch {
+	case v.Underage:
+		line.Age = "Underage: refused money in for good."
+	case v.AgeConfirmed:
+		line.Age = "Confirmed."
+	default:
+		line.Age = "Not confirmed."
+	}
+	return line
+}
+
 // protectionRefused renders the page again with the refusal of one of its
 // forms.
 func (a *App) protectionRefused(c echo.Context, userID, form string, err error) error {

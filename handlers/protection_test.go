@@ -427,6 +427,15 @@ func TestAnExclusionCannotBeShortenedOrLifted(t *testing.T) {
 		t.Errorf("staff's view of the exclusions: %v, want the 3 started", v["exclusions"])
 	}
 	a.do(t, request{path: "/admin/users/" + p.id + "/protection", header: p.auth}).wantError(t, 403, "ADMIN_ONLY")
+	page := a.do(t, request{path: "/admin?player=" + a.username(t, p.auth), header: map[string]string{"Cookie": a.sessionCookie(t, adminWallet)}})
+	_, section, _ := strings.Cut(page.Body.String(), `data-testid="admin-protection"`)
+	section, _, _ = strings.Cut(section, "</section>")
+	if text := visibleText(section); !strings.Contains(text, "Self-excluded for good since") || !strings.Contains(text, "3 asked for in all") {
+		t.Errorf("the admin page's line on the player: %q", text)
+	}
+	if strings.Contains(section, `method="post"`) {
+		t.Error("the admin page offers to change a player's protection")
+	}
 	for _, rt := range a.HTTP.Echo.Routes() {
 		if !strings.Contains(rt.Path, "exclusion") && !strings.Contains(rt.Path, "protection") && !strings.Contains(rt.Path, "responsible-play") {
 			continue
