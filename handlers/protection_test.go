@@ -284,6 +284,12 @@ func TestATimeOutClosesEveryWayMoneyGoesInAndNoWayItComesOut(t *testing.T) {
 	otherLobby := a.lobby(t, host, `{"gameType": "rps", "stakeMinor": 500000}`)
 	a.join(t, host, otherLobby)
 	a.wantAvailable(t, s.x, 10_000_000-1_000_000-1_000_000-300_000, "before the time-out")
+	// A bet prepared before the time-out and sent after it does not join
+	// the pool: it comes back to the platform balance.
+	prepared, signedBet := a.prepareBet(t, s.x, s.game, s.p1.id, 200_000)
+	if prepared.Code != 200 {
+		t.Fatalf("a bet before the time-out: %d %s", prepared.Code, prepared.Body)
+	}
 
 	r := a.exclude(t, s.x, `{"kind": "timeout", "hours": 24}`)
 	if r.Code != http.StatusCreated {
@@ -307,6 +313,10 @@ func TestATimeOutClosesEveryWayMoneyGoesInAndNoWayItComesOut(t *testing.T) {
 		t.Errorf("orders after the time-out: %v, want the buy cancelled and the sell open", orders)
 	}
 	a.wantAvailable(t, s.x, 10_000_000-1_000_000-1_000_000, "after the time-out")
+	if got := a.submitBet(t, s.x, s.game, signedBet); got.Code != 200 || got.json(t)["refunded"] != true {
+		t.Errorf("a bet sent during the time-out: %d %s, want it refunded", got.Code, got.Body)
+	}
+	a.wantAvailable(t, s.x, 8_200_000, "after the refunded bet")
 	if got := a.join(t, a.depositor(t, 1_000_000), s.lobby); got["status"] != "queued" {
 		t.Errorf("the excluded player was still waiting in the staked queue: %v", got)
 	}
@@ -320,7 +330,7 @@ func TestATimeOutClosesEveryWayMoneyGoesInAndNoWayItComesOut(t *testing.T) {
 			t.Errorf("%s: the refusal does not say until when and what still works: %q", path, msg)
 		}
 	}
-	a.wantAvailable(t, s.x, 8_000_000, "after the refusals")
+	a.wantAvailable(t, s.x, 8_200_000, "after the refusals")
 
 	// Money out and free play go on.
 	if r := a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: s.x.auth, body: `{"amountMinor": 1000000}`}); r.Code != 200 && r.Code != 202 {
