@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -51,6 +52,9 @@ func (a *App) adminPage(c echo.Context) error {
 			v.Books.Addresses = append(v.Books.Addresses, views.AddressLine{Label: ad.Label, Address: ad.Address,
 				Chain: money.FormatUSDC(ad.ChainMinor), Ledger: money.FormatUSDC(ad.LedgerMinor), OK: ad.DifferenceMinor == 0})
 		}
+	}
+	if name := strings.TrimSpace(c.QueryParam("player")); name != "" {
+		v.Player = a.playerProtectionLine(c, name)
 	}
 	return web.Render(c, http.StatusOK, views.Admin(a.pageFor(c, "Admin"), v))
 }

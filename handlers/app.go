@@ -31,6 +31,7 @@ import (
 	"wager/domain/notify"
 	"wager/domain/payments"
 	"wager/domain/pot"
+	"wager/domain/protection"
 	"wager/domain/ranking"
 	"wager/domain/referrals"
 	"wager/domain/room"
@@ -68,8 +69,10 @@ type Services struct {
 	// Guard answers the integrity rules; Reviews runs the review queue.
 	Guard   *integrity.Guard
 	Reviews *integrity.Reviews
-	Live    *live.Hub
-	Views   *LiveViews
+	// Protection runs players' limits, exclusions, age and session.
+	Protection *protection.Service
+	Live       *live.Hub
+	Views      *LiveViews
 	// Bots are the demo players (nil: none run).
 	Bots DemoBots
 	// LocalChain is the embedded chain (nil with an external one).
@@ -101,6 +104,9 @@ type Options struct {
 	// TrustedProxies are the proxies whose X-Forwarded-For names the
 	// client; without them the peer address is the client's.
 	TrustedProxies []*net.IPNet
+	// CountryHeader names the header in which a trusted proxy tells the
+	// client's country (empty: none).
+	CountryHeader string
 }
 
 // App is the HTTP side of the server: every route and its handler.

@@ -14,6 +14,7 @@ import (
 
 	"wager/cmd/server/app"
 	"wager/db/dbtest"
+	"wager/domain"
 	"wager/domain/money"
 )
 
@@ -27,6 +28,13 @@ const testMasterSeed = "5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed
 // newTestApp starts the whole app on the package's test database with the
 // given environment on top of the defaults.
 func newTestApp(t testing.TB, env map[string]string) *testApp {
+	t.Helper()
+	return newTestAppAt(t, env, nil)
+}
+
+// newTestAppAt is newTestApp whose every service reads the time from
+// clock (nil: the system clock).
+func newTestAppAt(t testing.TB, env map[string]string, clock domain.Clock) *testApp {
 	t.Helper()
 	dataDir := t.TempDir()
 	getenv := func(k string) string {
@@ -50,6 +58,7 @@ func newTestApp(t testing.TB, env map[string]string) *testApp {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.Clock = clock
 	started, err := app.New(context.Background(), cfg, testLogger(t))
 	if err != nil {
 		t.Fatal(err)

@@ -45,6 +45,9 @@ func (a *App) pageFor(c echo.Context, title string) views.Page {
 		p.User.AvatarURL = *url
 	}
 	p.Bell = a.bellFor(c, id.UserID)
+	if a.Protection != nil {
+		p.Protection = a.protectionChrome(c, id)
+	}
 	return p
 }
 

@@ -79,6 +79,7 @@ func (a *App) routes() *echo.Echo {
 		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: maxBody,
 			Skipper: func(c echo.Context) bool { return uploadRoutes[c.Path()] }}),
 		web.CanonicalIDs,
+		web.Country(a.CountryHeader, a.TrustedProxies),
 	)
 
 	a.Docs = web.NewOpenAPI("Wager Arena API", APIVersion,
@@ -128,7 +129,7 @@ func (a *App) routes() *echo.Echo {
 		Summary: "Find users whose username starts with a prefix (at most 20)", Response: []UserProfile{},
 		Query: []web.Param{{Name: "username", Required: true, Description: "at least 2 characters, any case", MinLength: 2}}})
 	r.json(http.MethodGet, "/users/me", a.me, web.Op{Tag: "users", Auth: web.AuthRequired,
-		Summary: "The signed-in user's profile", Response: UserProfile{}})
+		Summary: "The signed-in user's profile", Response: MyProfile{}})
 	r.json(http.MethodGet, "/users/username/:username", a.userByUsername, web.Op{Tag: "users", Auth: web.AuthNone,
 		Summary: "Public profile by username", Response: UserProfile{}, Errors: []int{http.StatusNotFound}})
 	r.json(http.MethodGet, "/users/:id", a.userByID, web.Op{Tag: "users", Auth: web.AuthNone,
@@ -156,33 +157,33 @@ func (a *App) routes() *echo.Echo {
 		Summary: "Active games, most watched first", Response: []game.LiveGame{}})
 	r.json(http.MethodGet, "/spectate/live-players", a.livePlayers, web.Op{Tag: "spectate", Auth: web.AuthOptional,
 		Summary: "Everyone playing right now, one entry per user", Response: []game.LivePlayer{}})
-	r.json(http.MethodPost, "/lobbies", a.createLobby, web.Op{Tag: "games", Auth: web.AuthRequired, Status: http.StatusCreated,
-		Summary: "Open a lobby (a table of one game type and stake)", Request: LobbyRequest{}, Response: game.Lobby{}})
+	r.json(http.MethodPost, "/lobbies", a.createLobby, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired, Status: http.StatusCreated,
+		Summary: "Open a lobby (a table of one game type and stake)", Request: LobbyRequest{}, Response: game.Lobby{}}))
 	r.json(http.MethodGet, "/lobbies", a.listLobbies, web.Op{Tag: "games", Auth: web.AuthOptional,
 		Summary: "The newest lobbies with their queue lengths", Response: []game.Lobby{}})
-	r.json(http.MethodPost, "/lobbies/:id/join-queue", a.joinQueue, web.Op{Tag: "games", Auth: web.AuthRequired,
+	r.json(http.MethodPost, "/lobbies/:id/join-queue", a.joinQueue, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary:     "Join the lobby's matchmaking queue",
 		Description: "Answers queued, or matched with the new game's id when someone was waiting. Stakes are locked from both platform balances.",
-		Response:    game.JoinResult{}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
+		Response:    game.JoinResult{}, Errors: []int{http.StatusNotFound, http.StatusConflict}}))
 	r.json(http.MethodDelete, "/lobbies/:id/join-queue", a.leaveQueue, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "Leave the lobby's queue", Response: StatusAnswer{}, Errors: []int{http.StatusNotFound}})
 	r.json(http.MethodGet, "/games/:id", a.gameMetadata, web.Op{Tag: "games", Auth: web.AuthNone,
 		Summary:     "Public game metadata; result and history once completed",
 		Description: "Includes the escrow address, the pot, and the settlement's on-chain transfers, so anyone can check the payout on chain.",
 		Response:    GameDetail{}, Errors: []int{http.StatusNotFound}})
-	r.json(http.MethodPost, "/games/:id/donations/prepare", a.prepareDonation, web.Op{Tag: "spectate", Auth: web.AuthRequired,
+	r.json(http.MethodPost, "/games/:id/donations/prepare", a.prepareDonation, moneyIn(web.Op{Tag: "spectate", Auth: web.AuthRequired,
 		Summary:     "Prepare a donation from your wallet into the game's escrow",
 		Description: "Spectators of an active game only (403 for its players); at least 10000 minor units. Sign the transaction and submit it.",
-		Request:     DonationRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusForbidden, http.StatusConflict, http.StatusNotFound}})
+		Request:     DonationRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusForbidden, http.StatusConflict, http.StatusNotFound}}))
 	r.json(http.MethodPost, "/games/:id/donations/submit", a.submitDonation, web.Op{Tag: "spectate", Auth: web.AuthRequired,
 		Summary:     "Submit the signed donation; answers once it is confirmed and in the pot",
 		Description: "The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. " + feePayerBudgets,
 		Request:     SubmitRequest{}, Response: pot.DonationResult{}, Errors: []int{http.StatusConflict, http.StatusNotFound, http.StatusTooManyRequests}})
-	r.json(http.MethodPost, "/games/:id/bets/prepare", a.prepareBet, web.Op{Tag: "spectate", Auth: web.AuthRequired,
+	r.json(http.MethodPost, "/games/:id/bets/prepare", a.prepareBet, moneyIn(web.Op{Tag: "spectate", Auth: web.AuthRequired,
 		Summary: "Prepare a bet on a player from your wallet into the game's escrow",
 		Description: "Open to signed-in non-players while the game is active and its first round is not decided " +
 			"(rps: the first reveal; connect four: the first move); after that 409 BETTING_CLOSED.",
-		Request: BetRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusBadRequest, http.StatusForbidden, http.StatusConflict, http.StatusNotFound}})
+		Request: BetRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusBadRequest, http.StatusForbidden, http.StatusConflict, http.StatusNotFound}}))
 	r.json(http.MethodPost, "/games/:id/bets/submit", a.submitBet, web.Op{Tag: "spectate", Auth: web.AuthRequired,
 		Summary: "Submit the signed bet; answers once it is confirmed and in the pool",
 		Description: "The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded " +
@@ -191,13 +192,13 @@ func (a *App) routes() *echo.Echo {
 	r.json(http.MethodGet, "/games/:id/bets", a.gameBets, web.Op{Tag: "spectate", Auth: web.AuthNone,
 		Summary: "The game's betting pools and bets, newest first", Response: pot.Bets{}, Errors: []int{http.StatusNotFound}})
 	orderErrors := []int{http.StatusBadRequest, http.StatusForbidden, http.StatusConflict, http.StatusNotFound}
-	r.json(http.MethodPost, "/games/:id/market/orders/buy", a.buyShares, web.Op{Tag: "market", Auth: web.AuthRequired, Status: http.StatusCreated,
+	r.json(http.MethodPost, "/games/:id/market/orders/buy", a.buyShares, moneyIn(web.Op{Tag: "market", Auth: web.AuthRequired, Status: http.StatusCreated,
 		Summary: "Buy shares of a player in the game's prediction market",
 		Description: "A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the " +
 			"resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: " +
 			"a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); " +
 			"the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market.",
-		Request: market.OrderRequest{}, Response: market.Placed{}, Errors: orderErrors})
+		Request: market.OrderRequest{}, Response: market.Placed{}, Errors: orderErrors}))
 	r.json(http.MethodPost, "/games/:id/market/orders/sell", a.sellShares, web.Op{Tag: "market", Auth: web.AuthRequired, Status: http.StatusCreated,
 		Summary: "Sell shares of a player you hold in the game's prediction market",
 		Description: "A limit order: locks the shares (409 INSUFFICIENT_SHARES), matches buys of the same player at or above the price " +
@@ -253,21 +254,29 @@ func (a *App) routes() *echo.Echo {
 	for _, m := range []string{http.MethodPost, http.MethodDelete, http.MethodGet} {
 		summary := map[string]string{http.MethodPost: "Ask for (or accept) a rematch", http.MethodDelete: "Withdraw your rematch request",
 			http.MethodGet: "Rematch state"}[m]
-		r.json(m, "/games/:id/rematch", a.rematch, web.Op{Tag: "games", Auth: web.AuthRequired, Summary: summary,
-			Response: game.Rematch{}, Errors: []int{http.StatusForbidden, http.StatusConflict}})
+		op := web.Op{Tag: "games", Auth: web.AuthRequired, Summary: summary,
+			Response: game.Rematch{}, Errors: []int{http.StatusForbidden, http.StatusConflict}}
+		if m == http.MethodPost { // a staked rematch locks the stakes
+			op = moneyIn(op)
+		}
+		r.json(m, "/games/:id/rematch", a.rematch, op)
 	}
 	r.json(http.MethodPost, "/games/:id/rematch/lobby", a.rematchLobby, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "Tell the room you opened a lobby for the rematch", Request: RematchLobbyRequest{}, Response: StatusAnswer{}})
-	r.json(http.MethodPost, "/challenges", a.createChallenge, web.Op{Tag: "games", Auth: web.AuthRequired, Status: http.StatusCreated,
+	r.json(http.MethodPost, "/challenges", a.createChallenge, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired, Status: http.StatusCreated,
 		Summary: "Challenge a user to a game (expires after 5 minutes)",
 		Description: "The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): " +
 			"the 11th is 409 CONFLICT until you cancel one or one is answered or expires.",
-		Request: ChallengeRequest{}, Response: game.Challenge{}, Errors: []int{http.StatusForbidden, http.StatusNotFound, http.StatusConflict}})
+		Request: ChallengeRequest{}, Response: game.Challenge{}, Errors: []int{http.StatusForbidden, http.StatusNotFound, http.StatusConflict}}))
 	r.json(http.MethodGet, "/challenges", a.listChallenges, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "Your pending challenges, sent and received", Response: []game.Challenge{}})
 	for _, answer := range []string{"accept", "decline"} {
-		r.json(http.MethodPost, "/challenges/:id/"+answer, a.respondChallenge(answer), web.Op{Tag: "games", Auth: web.AuthRequired,
-			Summary: answer + " a challenge sent to you", Response: game.Challenge{}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
+		op := web.Op{Tag: "games", Auth: web.AuthRequired,
+			Summary: answer + " a challenge sent to you", Response: game.Challenge{}, Errors: []int{http.StatusNotFound, http.StatusConflict}}
+		if answer == "accept" { // a staked challenge locks the stakes
+			op = moneyIn(op)
+		}
+		r.json(http.MethodPost, "/challenges/:id/"+answer, a.respondChallenge(answer), op)
 	}
 	r.json(http.MethodDelete, "/challenges/:id", a.respondChallenge("cancel"), web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "Cancel a challenge you sent", Response: game.Challenge{}, Errors: []int{http.StatusConflict}})
@@ -286,17 +295,18 @@ func (a *App) routes() *echo.Echo {
 	a.supportRoutes(r)
 	a.referralRoutes(r)
 	a.integrityRoutes(r)
+	a.protectionRoutes(r)
 	a.paymentRoutes(r)
 	// Wallet.
 	r.json(http.MethodGet, "/wallets/me/balance", a.walletBalance, web.Op{Tag: "wallet", Auth: web.AuthRequired,
 		Summary: "Platform balance, deposit address and on-chain holdings", Response: money.Balance{}})
-	r.json(http.MethodPost, "/wallets/transfer/prepare", a.prepareTransfer, web.Op{Tag: "wallet", Auth: web.AuthRequired,
+	r.json(http.MethodPost, "/wallets/transfer/prepare", a.prepareTransfer, moneyIn(web.Op{Tag: "wallet", Auth: web.AuthRequired,
 		Summary: "Prepare a USDC transfer from your wallet (to depositAddress: a deposit)",
 		Description: "Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. " +
 			"When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). " +
 			"A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. " +
 			"A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.",
-		Request: TransferRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusConflict}})
+		Request: TransferRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusConflict}}))
 	r.json(http.MethodPost, "/wallets/transfer/submit", a.submitTransfer, web.Op{Tag: "wallet", Auth: web.AuthRequired,
 		Summary: "Submit the signed transfer; answers once it is confirmed",
 		Description: "Submitting the same intent again answers the same receipt and moves nothing more. 409 when it expired or the network refused it; 503 when the outcome is not known yet (submit again). " +

@@ -255,8 +255,10 @@ func TestStatementsOfAMarketOrder(t *testing.T) {
 		// balances, the order, its positions, the ledger, the balances
 		// told, the book (and prices), the event, COMMIT; a trade adds the
 		// trades, the makers' fills and the achievement. Orders that
-		// arrive together share them.
-		{"an order that rests", resting[:len(resting)/3], 13},
+		// arrive together share them. A batch with a buy reads the
+		// buyers' player protection (exclusions, age, loss limits) in one
+		// more statement, after their balances are locked; sells never do.
+		{"an order that rests", resting[:len(resting)/3], 14},
 		{"an order that trades once", crossing, 16},
 		{"an order that trades with three orders", sweeping, 16},
 	} {
@@ -311,5 +313,37 @@ func TestStatementsOfAGamesEnd(t *testing.T) {
 	t.Logf("a game's end: %d statements", len(end))
 	if len(end) > budget {
 		t.Errorf("a game's end takes %d statements, over its budget of %d:\n%s", len(end), budget, strings.Join(end, "\n"))
+	}
+}
+
+// A staked game's start locks both stakes; player protection adds one
+// statement to it, for both players together.
+func TestStatementsOfAStakedGameStart(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	log := &statementLog{}
+	//lint:ignore SA1019 the hook must see the running app's own handle, which WithQueryHook would copy
+	a.DB.AddQueryHook(log)
+	ctx := context.Background()
+	p1, p2 := a.depositor(t, 1_000_000), a.depositor(t, 1_000_000)
+	l, err := a.Games.CreateLobby(ctx, p1.id, "rps", 1_000_000, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Games.JoinQueue(ctx, p1.id, l.ID); err != nil {
+		t.Fatal(err)
+	}
+	start := log.record(func() {
+		if r, err := a.Games.JoinQueue(ctx, p2.id, l.ID); err != nil || r.Status != "matched" {
+			t.Fatalf("join: %+v %v", r, err)
+		}
+	})
+	// BEGIN, the lobby, its queue, player protection of both players,
+	// the joining and the waiting player's balances, the game with its
+	// seats, for each player their balance, the stake's posting, the
+	// balances told and the wallet history line, the events, COMMIT.
+	const budget = 17
+	t.Logf("a staked game's start: %d statements", len(start))
+	if len(start) > budget {
+		t.Errorf("a staked game's start takes %d statements, over its budget of %d:\n%s", len(start), budget, strings.Join(start, "\n"))
 	}
 }

@@ -12,13 +12,13 @@ import (
 
 // tipRoutes registers tips from wallet to wallet.
 func (a *App) tipRoutes(r *router) {
-	r.json(http.MethodPost, "/tips/prepare", a.prepareTip, web.Op{Tag: "tips", Auth: web.AuthRequired,
+	r.json(http.MethodPost, "/tips/prepare", a.prepareTip, moneyIn(web.Op{Tag: "tips", Auth: web.AuthRequired,
 		Summary: "Prepare a tip: USDC from your wallet straight to another user's wallet",
 		Description: "The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. " +
 			"At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; " +
 			"a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; " +
 			"403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.",
-		Request: TipRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusForbidden, http.StatusConflict, http.StatusNotFound}})
+		Request: TipRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusForbidden, http.StatusConflict, http.StatusNotFound}}))
 	r.json(http.MethodPost, "/tips/broadcast", a.broadcastTip, web.Op{Tag: "tips", Auth: web.AuthRequired,
 		Summary: "Broadcast the signed tip; answers once it is confirmed",
 		Description: "The recipient gets a tip notification; a tip with a context is announced in that chat by a system message " +

@@ -48,7 +48,11 @@ func (a *App) me(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, profileOf(u))
+	p, err := a.myProfile(c, profileOf(u))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, p)
 }
 
 // ProfileRequest is the body of PATCH /users/me/profile; absent fields stay

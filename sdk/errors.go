@@ -73,6 +73,80 @@ func (e *PaymentRequiredError) Error() string {
 
 func (e *PaymentRequiredError) Unwrap() error { return e.Err }
 
+// LimitExceededError is a 409 LIMIT_EXCEEDED answer: one of the player's
+// own limits (or a pool's or market's cap) refused the request. It
+// unwraps to its *APIError.
+type LimitExceededError struct {
+	// Limit names what refused it: a player limit's dotted name
+	// (depositMinor.day, lossMinor.week, stakeMaxMinor), or pool or
+	// market for the caps of a game.
+	Limit string
+	// ResetsAt is when waiting frees enough of the limit; nil when
+	// waiting never does (stakeMaxMinor, an amount above the limit
+	// itself, a cap).
+	ResetsAt *time.Time
+	Err      *APIError
+}
+
+func (e *LimitExceededError) Error() string {
+	if e.ResetsAt == nil {
+		return fmt.Sprintf("wager: limit %s reached: %s", e.Limit, e.Err.Message)
+	}
+	return fmt.Sprintf("wager: limit %s reached until %s: %s", e.Limit, e.ResetsAt.Format(time.RFC3339), e.Err.Message)
+}
+
+func (e *LimitExceededError) Unwrap() error { return e.Err }
+
+// SelfExcludedError is a 403 SELF_EXCLUDED answer: the player took a
+// time-out or excluded themselves, and money in is closed until Until
+// (nil: for good). Money out still works. It unwraps to its *APIError.
+type SelfExcludedError struct {
+	Until *time.Time
+	Kind  string // timeout or self-exclusion
+	Err   *APIError
+}
+
+func (e *SelfExcludedError) Error() string {
+	if e.Until == nil {
+		return "wager: self-excluded for good: " + e.Err.Message
+	}
+	return fmt.Sprintf("wager: self-excluded until %s: %s", e.Until.Format(time.RFC3339), e.Err.Message)
+}
+
+func (e *SelfExcludedError) Unwrap() error { return e.Err }
+
+// AgeUnconfirmedError is a 403 AGE_UNCONFIRMED answer (the player must
+// confirm their age before money goes in: POST /users/me/age-confirmation)
+// or, with Underage, a 403 UNDERAGE one (the account is refused money in
+// for good). It unwraps to its *APIError.
+type AgeUnconfirmedError struct {
+	Underage bool
+	Err      *APIError
+}
+
+func (e *AgeUnconfirmedError) Error() string {
+	if e.Underage {
+		return "wager: underage: " + e.Err.Message
+	}
+	return "wager: age not confirmed: " + e.Err.Message
+}
+
+func (e *AgeUnconfirmedError) Unwrap() error { return e.Err }
+
+// RegionRestrictedError is a 403 REGION_RESTRICTED answer: money does not
+// go in from the client's country (withdrawals, sells, cancels and
+// redemptions still work). It unwraps to its *APIError.
+type RegionRestrictedError struct {
+	Country string // ISO 3166-1 alpha-2
+	Err     *APIError
+}
+
+func (e *RegionRestrictedError) Error() string {
+	return fmt.Sprintf("wager: region %s restricted: %s", e.Country, e.Err.Message)
+}
+
+func (e *RegionRestrictedError) Unwrap() error { return e.Err }
+
 // errorBody is an error answer's JSON.
 type errorBody struct {
 	Code            string            `json:"code"`
@@ -80,10 +154,18 @@ type errorBody struct {
 	Fields          map[string]string `json:"fields"`
 	MinSDKVersion   string            `json:"minSdkVersion"`
 	PaymentRequired json.RawMessage   `json:"paymentRequired"`
+	// Player protection's members.
+	Limit    string     `json:"limit"`
+	ResetsAt *time.Time `json:"resetsAt"`
+	Until    *time.Time `json:"until"`
+	Kind     string     `json:"kind"`
+	Country  string     `json:"country"`
 }
 
 // apiError turns an answer of status 400 or more into an *APIError, an
-// *UpgradeRequiredError (426) or a *PaymentRequiredError (402).
+// *UpgradeRequiredError (426), a *PaymentRequiredError (402), or one of
+// player protection's refusals: *LimitExceededError,
+// *SelfExcludedError, *AgeUnconfirmedError, *RegionRestrictedError.
 func apiError(resp *http.Response, body []byte) error {
 	var b errorBody
 	json.Unmarshal(body, &b) // a body that is not JSON leaves the code empty
@@ -111,6 +193,16 @@ func apiError(resp *http.Response, body []byte) error {
 			p.Asset, p.PayTo, p.Network = r.Asset, r.PayTo, r.Network
 		}
 		return p
+	}
+	switch b.Code {
+	case "LIMIT_EXCEEDED":
+		return &LimitExceededError{Limit: b.Limit, ResetsAt: b.ResetsAt, Err: e}
+	case "SELF_EXCLUDED":
+		return &SelfExcludedError{Until: b.Until, Kind: b.Kind, Err: e}
+	case "AGE_UNCONFIRMED", "UNDERAGE":
+		return &AgeUnconfirmedError{Underage: b.Code == "UNDERAGE", Err: e}
+	case "REGION_RESTRICTED":
+		return &RegionRestrictedError{Country: b.Country, Err: e}
 	}
 	return e
 }

@@ -56,7 +56,7 @@ func fund(t *testing.T, c *wager.Client, usdc int64) {
 }
 
 // me returns the signed-in user's profile.
-func me(t *testing.T, c *wager.Client) api.UserProfile {
+func me(t *testing.T, c *wager.Client) api.MyProfile {
 	t.Helper()
 	r, err := c.API.GetUsersMeWithResponse(t.Context(), nil)
 	if err != nil {

@@ -75,7 +75,7 @@ func Authenticate(svc *auth.Service, mode Auth) echo.MiddlewareFunc {
 
 func identityOf(p auth.Principal, session bool) *Identity {
 	return &Identity{UserID: p.UserID, Username: p.Username, Wallet: p.Wallet,
-		AppID: p.AppID, Admin: p.Admin, CSRFToken: p.CSRFToken, Session: session}
+		AppID: p.AppID, Admin: p.Admin, CSRFToken: p.CSRFToken, Session: session, SignedInAt: p.SignedInAt}
 }
 
 func bearer(r *http.Request) (string, bool) {

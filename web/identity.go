@@ -1,6 +1,8 @@
 package web
 
 import (
+	"time"
+
 	"github.com/labstack/echo/v4"
 
 	"wager/domain"
@@ -18,6 +20,9 @@ type Identity struct {
 	// CSRFToken.
 	Session   bool
 	CSRFToken string
+	// SignedInAt is when this sign-in happened (the token's issue time,
+	// the browser session's start).
+	SignedInAt time.Time
 }
 
 const ctxIdentity = "web.identity"

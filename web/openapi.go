@@ -667,7 +667,7 @@ func (r *reflector) structSchema(t reflect.Type, dir direction) map[string]any {
 			ps = map[string]any{"type": "string"}
 		}
 		present := !omits(opts)
-		if f.Type.Kind() == reflect.Pointer && present && dir == response {
+		if (f.Type.Kind() == reflect.Pointer && present && dir == response) || f.Tag.Get("nullable") == "true" {
 			ps = orNull(ps)
 		}
 		ps = withRules(ps, f.Tag)
@@ -721,6 +721,8 @@ func orNull(s map[string]any) map[string]any {
 // ruleTags are the struct tags that add schema rules to a field: doc (the
 // description), and the JSON Schema keywords of the same names (type
 // narrows free-form JSON, e.g. type:"object" on a json.RawMessage).
+// nullable:"true" allows null in a request field too (a response's
+// pointer field without omitempty allows it anyway).
 var ruleTags = []string{"type", "minimum", "maximum", "multipleOf", "minLength", "maxLength", "minItems", "maxItems", "pattern", "enum", "format"}
 
 // withRules adds the rules of a field's tags to its schema.

@@ -92,8 +92,9 @@ func (s *server) needWallet() error {
 }
 
 // toolError turns an error of the API into the text of a tool error: the
-// API's code, status and message (and the reasons of a validation error),
-// so that the agent can tell what to do.
+// API's code, status and message (and the reasons of a validation error,
+// and for player protection's refusals the limit and when it resets, or
+// when the exclusion ends), so that the agent can tell what to do.
 func toolError(err error) error {
 	var pre *wager.PaymentRequiredError
 	var up *wager.UpgradeRequiredError
@@ -124,13 +125,35 @@ func toolError(err error) error {
 		if ae.RetryAfter > 0 {
 			msg += fmt.Sprintf("; retry after %d seconds", int(ae.RetryAfter.Seconds()))
 		}
-		return errors.New(msg)
+		return errors.New(msg + protectionDetails(err))
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		return fmt.Errorf("SERVICE_UNREACHABLE: the wager server did not answer: %v", err)
 	}
 	return err
+}
+
+// protectionDetails are the members of player protection's refusals, for
+// an agent: the limit and when it resets, when an exclusion ends, the
+// restricted country ("" for other errors).
+func protectionDetails(err error) string {
+	var limit *wager.LimitExceededError
+	var excluded *wager.SelfExcludedError
+	var region *wager.RegionRestrictedError
+	switch {
+	case errors.As(err, &limit) && limit.ResetsAt != nil:
+		return fmt.Sprintf("; limit: %s; resetsAt: %s", limit.Limit, limit.ResetsAt.UTC().Format(time.RFC3339))
+	case errors.As(err, &limit):
+		return fmt.Sprintf("; limit: %s; resetsAt: none (waiting does not free it)", limit.Limit)
+	case errors.As(err, &excluded) && excluded.Until != nil:
+		return "; until: " + excluded.Until.UTC().Format(time.RFC3339)
+	case errors.As(err, &excluded):
+		return "; until: never (a permanent self-exclusion)"
+	case errors.As(err, &region):
+		return "; country: " + region.Country
+	}
+	return ""
 }
 
 // refused reports whether err is the API's refusal of a request (a 4xx

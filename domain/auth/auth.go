@@ -336,6 +336,10 @@ type Principal struct {
 	AppID     string
 	Admin     bool
 	CSRFToken string // browser sessions only
+	// SignedInAt is when this sign-in happened: the access token's issue
+	// time, or the browser session's start (the reality check counts from
+	// it).
+	SignedInAt time.Time
 }
 
 // Authenticate verifies a bearer token sent with the app id and returns the
@@ -353,7 +357,15 @@ func (s *Service) Authenticate(ctx context.Context, token, appID string) (Princi
 	if s.isRevoked(claims.ID) {
 		return Principal{}, errSignedOut
 	}
-	return s.principal(ctx, claims.Subject, claims.App, "")
+	return s.principal(ctx, claims.Subject, claims.App, "", issuedAt(claims))
+}
+
+// issuedAt is a token's issue time (Parse requires it).
+func issuedAt(c Claims) time.Time {
+	if c.IssuedAt == nil {
+		return time.Time{}
+	}
+	return c.IssuedAt.UTC()
 }
 
 var errSignedOut = domain.Errorf(domain.CodeUnauthorized, "the access token was signed out; sign in again")
@@ -368,10 +380,10 @@ func (s *Service) AuthenticateQueryToken(ctx context.Context, token string) (Pri
 	if s.isRevoked(claims.ID) {
 		return Principal{}, errSignedOut
 	}
-	return s.principal(ctx, claims.Subject, claims.App, "")
+	return s.principal(ctx, claims.Subject, claims.App, "", issuedAt(claims))
 }
 
-func (s *Service) principal(ctx context.Context, userID, appID, csrf string) (Principal, error) {
+func (s *Service) principal(ctx context.Context, userID, appID, csrf string, signedIn time.Time) (Principal, error) {
 	c, err := s.cards.get(ctx, s.now(), userID, func(ctx context.Context) (card, error) {
 		var c card
 		err := s.db.NewSelect().Table("users").Column("username", "wallet_address").Where("id = ?", userID).Scan(ctx, &c)
@@ -384,7 +396,7 @@ func (s *Service) principal(ctx context.Context, userID, appID, csrf string) (Pr
 		return Principal{}, fmt.Errorf("read user %s: %w", userID, err)
 	}
 	return Principal{UserID: userID, Username: c.Username, Wallet: c.Wallet, AppID: appID, Admin: s.IsAdmin(c.Wallet),
-		CSRFToken: csrf}, nil
+		CSRFToken: csrf, SignedInAt: signedIn}, nil
 }
 
 // Revocations is the NOTIFY channel of sign-outs: "token:<jti>" or
@@ -523,7 +535,7 @@ func (s *Service) SessionPrincipal(ctx context.Context, cookie string) (Principa
 	if err != nil {
 		return Principal{}, fmt.Errorf("read a session: %w", err)
 	}
-	return s.principal(ctx, sess.UserID, "web", sess.CSRFToken)
+	return s.principal(ctx, sess.UserID, "web", sess.CSRFToken, sess.CreatedAt.UTC())
 }
 
 // EndSession deletes a browser session (logout) and tells every instance

@@ -169,10 +169,22 @@ func (b *Bots) tick(ctx context.Context, i int, p player) error {
 	}
 	// Joining the queue it waits in already answers "queued" again.
 	_, err = p.api.API.PostLobbiesByIdJoinQueueWithResponse(ctx, b.lobbyID, nil)
-	if status(err) == http.StatusConflict {
+	if status(err) == http.StatusConflict || refusedByProtection(err) {
 		return nil
 	}
 	return err
+}
+
+// refusedByProtection reports a refusal of player protection. Bots set no
+// limits, but the operator's rules (an age to confirm, a region) hold for
+// them as for anyone: a refused bot leaves that game alone instead of
+// asking again and again.
+func refusedByProtection(err error) bool {
+	var limit *wager.LimitExceededError
+	var excluded *wager.SelfExcludedError
+	var age *wager.AgeUnconfirmedError
+	var region *wager.RegionRestrictedError
+	return errors.As(err, &limit) || errors.As(err, &excluded) || errors.As(err, &age) || errors.As(err, &region)
 }
 
 // answerPeople has an idle bot accept a person's free challenge (and
@@ -252,9 +264,13 @@ func (b *Bots) answerPeople(ctx context.Context, p player) (bool, error) {
 }
 
 // settled reports an error that only says someone was quicker (the
-// challenge or table was taken, the person left, the game moved on):
-// nothing to do but note it.
+// challenge or table was taken, the person left, the game moved on), or
+// that player protection refuses it: nothing to do but note it.
 func (b *Bots) settled(err error, what string) bool {
+	if refusedByProtection(err) {
+		b.log.Debug("demo bot: "+what+": refused by player protection", "err", err)
+		return true
+	}
 	switch status(err) {
 	case http.StatusConflict, http.StatusNotFound:
 		b.log.Debug("demo bot: "+what+": settled meanwhile", "err", err)

@@ -36,3 +36,22 @@ func TestWaitPausesOnBusyAnswers(t *testing.T) {
 		}
 	}
 }
+
+// A refusal of player protection is settled: the bot leaves that game
+// alone instead of asking again at every tick.
+func TestProtectionRefusalsAreNotRetried(t *testing.T) {
+	b := New(nil, nil, nil, time.Now, slog.New(slog.DiscardHandler), 2)
+	for _, err := range []error{
+		&wager.LimitExceededError{Limit: "stakeMaxMinor", Err: &wager.APIError{Status: 409}},
+		&wager.SelfExcludedError{Err: &wager.APIError{Status: 403}},
+		&wager.AgeUnconfirmedError{Err: &wager.APIError{Status: 403}},
+		&wager.RegionRestrictedError{Country: "US", Err: &wager.APIError{Status: 403}},
+	} {
+		if !b.settled(err, "accept a challenge") {
+			t.Errorf("%v is not settled: the bot would ask again and again", err)
+		}
+	}
+	if b.settled(&wager.APIError{Status: 403, Code: "FORBIDDEN"}, "accept a challenge") {
+		t.Error("any 403 is settled")
+	}
+}

@@ -40,8 +40,9 @@ const MaxPendingChallenges = 10
 // CreateChallenge invites another user to a game. Errors: VALIDATION_ERROR
 // (bad type, stake or settings; challenging oneself), NOT_FOUND (no such
 // user), FORBIDDEN (one of the two blocked the other), CONFLICT
-// (MaxPendingChallenges pending already), INSUFFICIENT_FUNDS
-// (the challenger cannot cover the stake).
+// (MaxPendingChallenges pending already), INSUFFICIENT_FUNDS (the
+// challenger cannot cover the stake), player protection's refusals of the
+// challenger's stake (see Protection).
 func (s *Service) CreateChallenge(ctx context.Context, from, to, gameType string, stake int64, settings json.RawMessage) (Challenge, error) {
 	r, err := rulesOf(gameType)
 	if err != nil {
@@ -90,6 +91,9 @@ func (s *Service) CreateChallenge(ctx context.Context, from, to, gameType string
 		} else if blocked {
 			return domain.Errorf(domain.CodeForbidden, "you cannot challenge this user: one of you has blocked the other")
 		}
+		if err := s.checkStake(ctx, tx, from, stake); err != nil {
+			return err
+		}
 		if available, ok, err := covers(ctx, tx, from, stake); err != nil {
 			return err
 		} else if !ok {
@@ -128,7 +132,9 @@ func (s *Service) Challenges(ctx context.Context, userID string) ([]Challenge, e
 // RespondChallenge accepts (starting the game), declines (the invited
 // user) or cancels (the challenger) a pending challenge. Errors: NOT_FOUND,
 // FORBIDDEN (not yours to answer), CONFLICT (no longer pending, expired,
-// or a player is busy), INSUFFICIENT_FUNDS.
+// a player is busy, or player protection refuses the challenger the
+// stake), INSUFFICIENT_FUNDS, player protection's refusals of the
+// accepting player's stake.
 func (s *Service) RespondChallenge(ctx context.Context, userID, challengeID, answer string) (Challenge, error) {
 	var c Challenge
 	expired := false
@@ -164,6 +170,16 @@ func (s *Service) RespondChallenge(ctx context.Context, userID, challengeID, ans
 				if err := s.checkFree(ctx, tx, p, nil); err != nil {
 					return err
 				}
+			}
+			refused, err := s.stakeRefusals(ctx, tx, userID, []presence{{UserID: c.FromUser}}, c.StakeMinor)
+			if err != nil {
+				return err
+			}
+			if e := refused[userID]; e != nil {
+				return e
+			}
+			if refused[c.FromUser] != nil {
+				return otherRefused("challenger")
 			}
 			// The one accepting learns how much they are short; startGame
 			// refuses a challenger who no longer covers the stake without

@@ -111,8 +111,23 @@ type Service struct {
 	settle   Settler
 	live     Live
 	escrowOf func(gameID string) string
+	protect  Protection
 	rows     domain.SeqCache[Game]
 	seatCache
+}
+
+// Protection is what player protection says about stakes: every path that
+// locks a stake asks it (a free game puts no money in and never does).
+type Protection interface {
+	// CheckStake refuses the stake of the player who asks in this
+	// request (the request's region included).
+	CheckStake(ctx context.Context, idb bun.IDB, userID string, stake int64) error
+	// CheckRegion refuses a request from a country where no money goes
+	// in.
+	CheckRegion(ctx context.Context) error
+	// StakeRefusals returns the refusals of a stake of each of users
+	// (CheckStake's rules without the request's region).
+	StakeRefusals(ctx context.Context, idb bun.IDB, users []string, stake int64) (map[string]*domain.Error, error)
 }
 
 // Deps are what a Service works with.
@@ -126,12 +141,14 @@ type Deps struct {
 	// EscrowOf is a game's escrow address, recorded among the platform's
 	// addresses when the game starts.
 	EscrowOf func(gameID string) string
+	// Protect answers player protection's rules of stakes (nil: none).
+	Protect Protection
 }
 
 // New returns a Service.
 func New(bdb *bun.DB, now domain.Clock, log *slog.Logger, d Deps) *Service {
 	return &Service{db: bdb, rooms: d.Rooms, notify: d.Notify, record: d.Recorders, now: now, log: log, rand: rand.Reader, settle: d.Settle, live: d.Live,
-		escrowOf: d.EscrowOf, rows: domain.SeqCache[Game]{Latest: d.Live.LatestSeq, MaxAge: ReadCacheAge, Size: 10_000}}
+		escrowOf: d.EscrowOf, protect: d.Protect, rows: domain.SeqCache[Game]{Latest: d.Live.LatestSeq, MaxAge: ReadCacheAge, Size: 10_000}}
 }
 
 // ReadCacheAge is the longest a game read from the database serves from

@@ -54,13 +54,17 @@ func checkStake(stake int64) error {
 }
 
 // CreateLobby opens a lobby. Errors: VALIDATION_ERROR for an unknown game
-// type, a bad stake or bad settings.
+// type, a bad stake or bad settings; player protection's refusals of a
+// staked lobby's opener (see Protection).
 func (s *Service) CreateLobby(ctx context.Context, userID, gameType string, stake int64, settings json.RawMessage) (Lobby, error) {
 	r, err := rulesOf(gameType)
 	if err != nil {
 		return Lobby{}, err
 	}
 	if err := checkStake(stake); err != nil {
+		return Lobby{}, err
+	}
+	if err := s.checkStake(ctx, s.db, userID, stake); err != nil {
 		return Lobby{}, err
 	}
 	norm, err := r.ParseSettings(settings)
@@ -101,7 +105,10 @@ type JoinResult struct {
 // waiting there, matches them in queue order into a new game whose stakes
 // are locked in the same transaction. Joining the queue one is already in
 // answers "queued" again. Errors: NOT_FOUND, CONFLICT (in another queue or
-// an active game), INSUFFICIENT_FUNDS (balance below the stake).
+// an active game), INSUFFICIENT_FUNDS (balance below the stake), player
+// protection's refusals of a stake (see Protection). Waiting players whom
+// protection now refuses the stake are taken out of the queue and told
+// why, like those whose balance no longer covers it.
 func (s *Service) JoinQueue(ctx context.Context, userID, lobbyID string) (JoinResult, error) {
 	lobbyID, ok := domain.CanonicalID(lobbyID)
 	if !ok {
@@ -133,12 +140,21 @@ func (s *Service) JoinQueue(ctx context.Context, userID, lobbyID string) (JoinRe
 			}
 			waiting = rows[1:]
 		}
+		// Read after the queue's rows are locked: an exclusion that takes
+		// a player out of the queue has committed, or waits for this.
+		refused, err := s.stakeRefusals(ctx, tx, userID, waiting, l.StakeMinor)
+		if err != nil {
+			return err
+		}
+		if e := refused[userID]; e != nil {
+			return e
+		}
 		if available, ok, err := covers(ctx, tx, userID, l.StakeMinor); err != nil {
 			return err
 		} else if !ok {
 			return stakeNotCovered(l.StakeMinor, available)
 		}
-		opponent, err := s.nextInQueue(ctx, tx, l, waiting)
+		opponent, err := s.nextInQueue(ctx, tx, l, waiting, refused)
 		if err != nil {
 			return err
 		}
@@ -223,26 +239,82 @@ func stakeNotCovered(stake, available int64) *domain.Error {
 }
 
 // nextInQueue returns the longest-waiting user of the lobby's queue (the
-// locked rows waiting, in queue order) who can still cover the stake;
-// users who no longer can are taken out of the queue and told why.
-func (s *Service) nextInQueue(ctx context.Context, tx bun.Tx, l Lobby, waiting []presence) (string, error) {
+// locked rows waiting, in queue order) who can still cover the stake and
+// whom player protection does not refuse it (refused); users who no
+// longer may are taken out of the queue and told why.
+func (s *Service) nextInQueue(ctx context.Context, tx bun.Tx, l Lobby, waiting []presence, refused map[string]*domain.Error) (string, error) {
 	for _, p := range waiting {
-		_, ok, err := covers(ctx, tx, p.UserID, l.StakeMinor)
-		if err != nil {
-			return "", err
-		}
-		if ok {
-			return p.UserID, nil
+		reason := "your balance no longer covers the stake"
+		if e := refused[p.UserID]; e != nil {
+			reason = e.Message
+		} else {
+			_, ok, err := covers(ctx, tx, p.UserID, l.StakeMinor)
+			if err != nil {
+				return "", err
+			}
+			if ok {
+				return p.UserID, nil
+			}
 		}
 		if _, err := tx.NewDelete().Model(&p).WherePK().Exec(ctx); err != nil {
 			return "", err
 		}
-		if err := s.rooms.Tell(ctx, p.UserID, "queue:removed", QueueRemoved{LobbyID: l.ID,
-			Reason: "your balance no longer covers the stake"}); err != nil {
+		if err := s.rooms.Tell(ctx, p.UserID, "queue:removed", QueueRemoved{LobbyID: l.ID, Reason: reason}); err != nil {
 			return "", err
 		}
 	}
 	return "", nil
+}
+
+// checkStake asks player protection about the stake of the player asking
+// in this request (a free game is never refused).
+func (s *Service) checkStake(ctx context.Context, idb bun.IDB, userID string, stake int64) error {
+	if stake <= 0 || s.protect == nil {
+		return nil
+	}
+	return s.protect.CheckStake(ctx, idb, userID, stake)
+}
+
+// stakeRefusals asks player protection, in one statement, about a stake of
+// the player asking in this request (the request's region included) and
+// of others waiting to play them: the refusals by user.
+func (s *Service) stakeRefusals(ctx context.Context, idb bun.IDB, asker string, others []presence, stake int64) (map[string]*domain.Error, error) {
+	if stake <= 0 || s.protect == nil {
+		return nil, nil
+	}
+	if err := s.protect.CheckRegion(ctx); err != nil {
+		return nil, err
+	}
+	users := []string{asker}
+	for _, p := range others {
+		users = append(users, p.UserID)
+	}
+	return s.protect.StakeRefusals(ctx, idb, users, stake)
+}
+
+// otherRefused is the CONFLICT of a game that cannot start because player
+// protection refuses the stake of a player who is not the one asking:
+// their reasons are theirs alone.
+func otherRefused(who string) *domain.Error {
+	return domain.Errorf(domain.CodeConflict, "the %s cannot play for a stake at the moment, so the game cannot start", who)
+}
+
+// LeaveStakedQueues takes the user out of the queue of a staked lobby they
+// wait in, in tx, and tells them (a time-out or self-exclusion starts).
+func (s *Service) LeaveStakedQueues(ctx context.Context, tx bun.Tx, userID string) error {
+	var lobbies []string
+	if err := tx.NewRaw(`DELETE FROM user_presence AS p USING lobbies AS l
+		WHERE p.user_id = ? AND p.kind = 'queue' AND l.id = p.lobby_id AND l.stake_minor > 0 RETURNING p.lobby_id`,
+		userID).Scan(ctx, &lobbies); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("take %s out of staked queues: %w", userID, err)
+	}
+	for _, id := range lobbies {
+		if err := s.rooms.Tell(ctx, userID, "queue:removed", QueueRemoved{LobbyID: id,
+			Reason: "you are taking a time-out or excluded yourself: staked games are closed to you until it ends"}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // QueueRemoved is the queue:removed notice to a user taken out of a queue.

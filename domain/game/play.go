@@ -47,7 +47,9 @@ type Matched struct {
 // startGame creates an active game inside tx: it marks the players busy
 // (CONFLICT when one already plays), locks their stakes
 // (INSUFFICIENT_FUNDS when one cannot cover it), starts the rules, stores
-// the opening events and tells the players.
+// the opening events and tells the players. Its callers (a queue's match,
+// a challenge accepted, a rematch agreed) have asked player protection
+// about every player's stake in the same transaction.
 func (s *Service) startGame(ctx context.Context, tx bun.Tx, n newGame) (Game, error) {
 	r, err := rulesOf(n.gameType)
 	if err != nil {
@@ -134,7 +136,7 @@ func lockStake(ctx context.Context, tx bun.Tx, tell money.Teller, gameID, userID
 		return domain.Errorf(domain.CodeInsufficientFunds, "a player's balance does not cover the %s USDC stake",
 			money.FormatUSDC(stake))
 	}
-	if _, err := money.Post(ctx, tx, tell, money.Posting{Kind: "stake", Reference: "stake:" + gameID + ":" + userID,
+	if _, err := money.Post(ctx, tx, tell, money.Posting{Kind: "stake", Reference: "stake:" + gameID + ":" + userID, At: now,
 		Entries: []money.Entry{{Account: money.Available(userID), Amount: -stake}, {Account: money.Locked(userID), Amount: stake}}}); err != nil {
 		return fmt.Errorf("lock the stake of %s in game %s: %w", userID, gameID, err)
 	}

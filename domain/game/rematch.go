@@ -82,8 +82,9 @@ func (s *Service) rematchState(ctx context.Context, idb bun.IDB, gameID string) 
 // RequestRematch asks for (or, when the other player asked first, accepts)
 // a rematch of a finished game: when both players asked, a new game with
 // the same settings and stakes starts. Errors: NOT_FOUND, NOT_A_PLAYER,
-// CONFLICT (the game is not over, or a rematch already started),
-// INSUFFICIENT_FUNDS.
+// CONFLICT (the game is not over, a rematch already started, or player
+// protection refuses the other player the stake), INSUFFICIENT_FUNDS,
+// player protection's refusals of the asking player's stake.
 func (s *Service) RequestRematch(ctx context.Context, userID, gameID string) (Rematch, error) {
 	var out Rematch
 	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
@@ -103,6 +104,19 @@ func (s *Service) RequestRematch(ctx context.Context, userID, gameID string) (Re
 			out = st
 			return nil
 		}
+		var others []presence
+		for _, p := range players {
+			if p != userID {
+				others = append(others, presence{UserID: p})
+			}
+		}
+		refused, err := s.stakeRefusals(ctx, tx, userID, others, g.StakeMinor)
+		if err != nil {
+			return err
+		}
+		if e := refused[userID]; e != nil {
+			return e
+		}
 		now := s.now()
 		if _, err := tx.ExecContext(ctx, "INSERT INTO rematches (game_id, user_id, requested_at) VALUES (?, ?, ?)",
 			g.ID, userID, now); err != nil {
@@ -113,6 +127,11 @@ func (s *Service) RequestRematch(ctx context.Context, userID, gameID string) (Re
 			for _, p := range players {
 				if err := s.checkFree(ctx, tx, p, nil); err != nil {
 					return err
+				}
+			}
+			for _, p := range others {
+				if refused[p.UserID] != nil {
+					return otherRefused("other player")
 				}
 			}
 			// The one accepting learns how much they are short (startGame

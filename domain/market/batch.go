@@ -56,11 +56,18 @@ type batcher struct {
 // writes everything it changed in one transaction, shared with the orders
 // for the same market that arrive meanwhile. Errors: NOT_FOUND,
 // VALIDATION_ERROR, FORBIDDEN (a player of the game), GAME_NOT_ACTIVE,
-// INSUFFICIENT_FUNDS (a buy) or INSUFFICIENT_SHARES (a sell).
+// INSUFFICIENT_FUNDS (a buy) or INSUFFICIENT_SHARES (a sell), player
+// protection's refusals of a buy (see Protection).
 func (s *Service) Place(ctx context.Context, userID, gameID string, side engine.Side, req OrderRequest) (Placed, error) {
 	gameID, ok := domain.CanonicalID(gameID)
 	if !ok {
 		return Placed{}, domain.Errorf(domain.CodeNotFound, "no such game")
+	}
+	// The region is this request's: the batch runs in another's.
+	if side == engine.Buy && s.Protect != nil {
+		if err := s.Protect.CheckRegion(ctx); err != nil {
+			return Placed{}, err
+		}
 	}
 	p := &pending{userID: userID, side: side, req: req, done: make(chan placeResult, 1)}
 	s.batches.mu.Lock()
@@ -255,6 +262,13 @@ func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batc
 	if err != nil {
 		return nil, err
 	}
+	// Read with the balances locked: an exclusion that cancels a buyer's
+	// orders has committed, or waits for this batch and then cancels its
+	// orders too.
+	refused, err := s.buyRefusals(ctx, tx, orders)
+	if err != nil {
+		return nil, err
+	}
 
 	fx := newEffects(gameID, "", holdings)
 	makers := map[int64]int64{} // a resting order's seq -> shares filled
@@ -263,6 +277,10 @@ func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batc
 	traders := []string{}
 	for _, o := range orders {
 		e := o.eng
+		if r := refused[e.Owner]; e.Side == engine.Buy && r != nil {
+			results[o.i].err = r
+			continue
+		}
 		if e.Side == engine.Buy && available[e.Owner] < e.Price*e.Shares {
 			results[o.i].err = domain.Errorf(domain.CodeInsufficientFunds, "the balance does not cover this order")
 			continue
@@ -382,6 +400,21 @@ func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batc
 		return nil, err
 	}
 	return results, nil
+}
+
+// buyRefusals asks player protection about the buyers of orders, in one
+// statement (none when no order buys).
+func (s *Service) buyRefusals(ctx context.Context, tx bun.Tx, orders []*taken) (map[string]*domain.Error, error) {
+	var buyers []string
+	for _, o := range orders {
+		if o.eng.Side == engine.Buy && !slices.Contains(buyers, o.eng.Owner) {
+			buyers = append(buyers, o.eng.Owner)
+		}
+	}
+	if len(buyers) == 0 || s.Protect == nil {
+		return nil, nil
+	}
+	return s.Protect.BuyRefusals(ctx, tx, buyers)
 }
 
 // mintedBy is how many pairs an order's fills minted.

@@ -2,6 +2,7 @@ package market
 
 import (
 	"strconv"
+	"time"
 
 	"wager/domain/market/engine"
 	"wager/domain/money"
@@ -53,6 +54,14 @@ func (e *effects) post(kind, reference string, entries ...money.Entry) {
 	if len(kept) > 0 {
 		e.postings = append(e.postings, money.Posting{Kind: kind, Reference: reference, Memo: "market of game " + e.gameID, Entries: kept})
 	}
+}
+
+// stamped returns the postings dated at (see money.Posting.At).
+func (e *effects) stamped(at time.Time) []money.Posting {
+	for i := range e.postings {
+		e.postings[i].At = at
+	}
+	return e.postings
 }
 
 // lock takes what an order needs before it matches: a buy's price times

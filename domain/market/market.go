@@ -71,7 +71,9 @@ type Service struct {
 	Notify Notifier
 	// Achievements unlocks trader at a user's first trade (nil: none).
 	Achievements Unlocker
-	guard        Guard
+	// Protect answers player protection's rules of buys (nil: none).
+	Protect Protection
+	guard   Guard
 
 	batches batcher
 }
@@ -85,6 +87,15 @@ type Guard interface {
 	// MarketCap is the most pairs a market may have outstanding when the
 	// player pot is playerPot.
 	MarketCap(playerPot int64) int64
+}
+
+// Protection is what player protection says about market buys (sells,
+// cancels and redemptions take money out and never ask).
+type Protection interface {
+	// CheckRegion refuses an order from a country where no money goes in.
+	CheckRegion(ctx context.Context) error
+	// BuyRefusals returns the refusals of buys of each of users.
+	BuyRefusals(ctx context.Context, idb bun.IDB, users []string) (map[string]*domain.Error, error)
 }
 
 // New returns the market service; guard answers who may trade how much.

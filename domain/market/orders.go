@@ -97,7 +97,7 @@ func (s *Service) write(ctx context.Context, tx bun.Tx, gameID string, m marketR
 			return fmt.Errorf("write positions in the market of game %s: %w", gameID, err)
 		}
 	}
-	if _, err := money.PostAll(ctx, tx, s.rooms, fx.postings); err != nil {
+	if _, err := money.PostAll(ctx, tx, s.rooms, fx.stamped(s.now())); err != nil {
 		return err
 	}
 	return nil
@@ -169,6 +169,43 @@ func (s *Service) Cancel(ctx context.Context, userID, gameID, orderID string) (O
 		return s.announce(ctx, tx, gameID, m, nil)
 	})
 	return out, err
+}
+
+// CancelBuysOf cancels every open buy order of userID, in every market,
+// and releases what they lock, in tx (a time-out or self-exclusion
+// starts). Each market is locked as an order locks it (its game, then
+// itself), in the order of the games' ids, before the balance moves.
+func (s *Service) CancelBuysOf(ctx context.Context, tx bun.Tx, userID string) error {
+	var games []string
+	if err := tx.NewRaw(`SELECT DISTINCT game_id FROM market_orders WHERE user_id = ? AND side = 'buy' AND status = 'open' ORDER BY game_id`,
+		userID).Scan(ctx, &games); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("find the open buy orders of %s: %w", userID, err)
+	}
+	now := s.now()
+	for _, gameID := range games {
+		_, m, err := s.lock(ctx, tx, gameID)
+		if err != nil {
+			return err
+		}
+		var open []Order
+		if err := tx.NewRaw(`UPDATE market_orders SET status = 'cancelled', updated_at = ?
+			WHERE game_id = ? AND user_id = ? AND side = 'buy' AND status = 'open'
+			RETURNING id, seq, user_id, side, outcome_id, price_minor, shares, filled_shares`, now, gameID, userID).
+			Scan(ctx, &open); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("cancel the buy orders of %s in the market of game %s: %w", userID, gameID, err)
+		}
+		fx := newEffects(gameID, "", map[slot]*holding{})
+		for _, o := range open {
+			fx.release(o.engineOrder(m), o.Shares-o.FilledShares, "market-cancel:"+o.ID)
+		}
+		if _, err := money.PostAll(ctx, tx, s.rooms, fx.stamped(now)); err != nil {
+			return err
+		}
+		if err := s.announce(ctx, tx, gameID, m, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (o Order) engineOrder(m marketRow) engine.Order {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
@@ -57,6 +58,10 @@ type Posting struct {
 	Reference string
 	Memo      string
 	Entries   []Entry
+	// At is when it happened by the service's clock; zero is the
+	// database's clock. The windows of player protection's limits are
+	// read from it, so every movement they count sets it.
+	At time.Time
 }
 
 // Teller tells a user's open sockets something once the caller's
@@ -102,6 +107,7 @@ func PostAll(ctx context.Context, tx bun.Tx, tell Teller, ps []Posting) (int, er
 	}
 	var accounts []string
 	kinds, refs, memos := make([]string, len(ps)), make([]string, len(ps)), make([]string, len(ps))
+	ats := make([]*time.Time, len(ps))
 	var entryRefs, entryAccounts []string
 	var amounts []int64
 	for i, p := range ps {
@@ -124,6 +130,9 @@ func PostAll(ctx context.Context, tx bun.Tx, tell Teller, ps []Posting) (int, er
 			return 0, fmt.Errorf("ledger: reference %s twice in one call", p.Reference)
 		}
 		kinds[i], refs[i], memos[i] = p.Kind, p.Reference, p.Memo
+		if !p.At.IsZero() {
+			ats[i] = &p.At
+		}
 	}
 	open := newAccounts(accounts)
 	// The entries' trigger (which moves the balances) and foreign keys run
@@ -133,8 +142,9 @@ func PostAll(ctx context.Context, tx bun.Tx, tell Teller, ps []Posting) (int, er
 			INSERT INTO ledger_accounts (id, kind, user_id, allow_negative)
 			SELECT * FROM unnest(?::text[], ?::text[], ?::uuid[], ?::boolean[]) ON CONFLICT (id) DO NOTHING
 		), t AS (
-			INSERT INTO ledger_transactions (kind, reference, memo)
-			SELECT * FROM unnest(?::text[], ?::text[], ?::text[]) ON CONFLICT (reference) DO NOTHING RETURNING id, reference
+			INSERT INTO ledger_transactions (kind, reference, memo, created_at)
+			SELECT k, r, m, coalesce(a, now()) FROM unnest(?::text[], ?::text[], ?::text[], ?::timestamptz[]) AS x(k, r, m, a)
+			ON CONFLICT (reference) DO NOTHING RETURNING id, reference
 		), e AS (
 			INSERT INTO ledger_entries (transaction_id, account_id, amount)
 			SELECT t.id, x.a, x.m FROM unnest(?::text[], ?::text[], ?::bigint[]) WITH ORDINALITY AS x(r, a, m, n)
@@ -142,7 +152,7 @@ func PostAll(ctx context.Context, tx bun.Tx, tell Teller, ps []Posting) (int, er
 		)
 		SELECT reference FROM t`,
 		pgdialect.Array(open.ids), pgdialect.Array(open.kinds), pgdialect.Array(open.users), pgdialect.Array(open.negative),
-		pgdialect.Array(kinds), pgdialect.Array(refs), pgdialect.Array(memos),
+		pgdialect.Array(kinds), pgdialect.Array(refs), pgdialect.Array(memos), pgdialect.Array(ats),
 		pgdialect.Array(entryRefs), pgdialect.Array(entryAccounts), pgdialect.Array(amounts)).Scan(ctx, &created)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		var pgErr *pgconn.PgError

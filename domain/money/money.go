@@ -88,6 +88,15 @@ type Service struct {
 	// users together in a UTC day; past it, everything it would pay for
 	// but withdrawals is refused. 0 is no bound.
 	FeePayerGlobalDaily int64
+
+	// Protect answers player protection's rules of deposits (nil: none).
+	Protect DepositGuard
+}
+
+// DepositGuard is what player protection says about a deposit: whether
+// the player may put amount in now.
+type DepositGuard interface {
+	CheckDeposit(ctx context.Context, idb bun.IDB, userID string, amount int64) error
 }
 
 // New returns a Service that confirms intents with confirmers (to which it
@@ -346,7 +355,8 @@ type PrepareSpec struct {
 // Prepare builds the transfer (platform as fee payer), stores its exact
 // message in a new intent and returns it unsigned. It refuses with
 // VALIDATION_ERROR a deposit or plain transfer below its minimum and a
-// plain transfer to one of the platform's own addresses; amounts the
+// plain transfer to one of the platform's own addresses; a deposit that
+// player protection refuses with its error (see DepositGuard); amounts the
 // wallet does not hold on chain with INSUFFICIENT_FUNDS, and so a plain
 // transfer (KindTransfer) whose sender cannot pay the rent of opening the
 // recipient's token account.
@@ -359,6 +369,11 @@ func (s *Service) Prepare(ctx context.Context, p PrepareSpec) (Prepared, error) 
 		if p.Amount < MinDeposit {
 			return Prepared{}, domain.Invalid(map[string]string{"amountMinor": fmt.Sprintf(
 				"must be at least %s USDC (%d) for a deposit", FormatUSDC(MinDeposit), MinDeposit)})
+		}
+		if s.Protect != nil {
+			if err := s.Protect.CheckDeposit(ctx, s.db, p.User.ID, p.Amount); err != nil {
+				return Prepared{}, err
+			}
 		}
 	case KindTransfer:
 		if p.Amount < MinTransfer {
@@ -729,7 +744,7 @@ func (s *Service) intent(ctx context.Context, sel *bun.SelectQuery, userID, id s
 }
 
 func (s *Service) confirmDeposit(ctx context.Context, tx bun.Tx, in Intent) error {
-	if _, err := Post(ctx, tx, s.Tell, Posting{Kind: KindDeposit, Reference: *in.Signature, Memo: "deposit " + in.ID,
+	if _, err := Post(ctx, tx, s.Tell, Posting{Kind: KindDeposit, Reference: *in.Signature, Memo: "deposit " + in.ID, At: s.now(),
 		Entries: []Entry{{Available(in.UserID), in.AmountMinor}, {Vault, -in.AmountMinor}}}); err != nil {
 		return err
 	}

@@ -63,8 +63,9 @@ func bettingOpen(ctx context.Context, idb bun.IDB, gameID string) (bool, error) 
 // player of the game), VALIDATION_ERROR (onUserId not a player, amount
 // outside the limits), BETTING_CLOSED (a free game, or the game is over or
 // its first round is decided), LINKED_TO_PLAYER (the bettor is linked to a
-// player), LIMIT_EXCEEDED (the pool would pass its cap),
-// INSUFFICIENT_FUNDS (the wallet holds less on chain).
+// player), LIMIT_EXCEEDED (the pool would pass its cap), player
+// protection's refusals (see Protection), INSUFFICIENT_FUNDS (the wallet
+// holds less on chain).
 func (s *Service) PrepareBet(ctx context.Context, u users.User, gameID, onUserID string, amount int64) (money.Prepared, error) {
 	meta, err := s.games.Metadata(ctx, gameID)
 	if err != nil {
@@ -99,6 +100,11 @@ func (s *Service) PrepareBet(ctx context.Context, u users.User, gameID, onUserID
 	}
 	if err := s.checkPoolCap(ctx, s.db, meta.StakeMinor*int64(len(players)), gameID, onUserID, amount); err != nil {
 		return money.Prepared{}, err
+	}
+	if s.Protect != nil {
+		if err := s.Protect.CheckBet(ctx, s.db, u.ID); err != nil {
+			return money.Prepared{}, err
+		}
 	}
 	p, err := s.money.Prepare(ctx, money.PrepareSpec{Kind: KindBet, User: u, To: s.EscrowAddress(gameID),
 		Amount: amount, Reference: gameID})
@@ -140,7 +146,7 @@ type BetResult struct {
 	Signature   string `json:"signature" bun:"signature"`
 	OnUserID    string `json:"onUserId" bun:"on_user_id"`
 	AmountMinor int64  `json:"amountMinor" bun:"amount_minor"`
-	Refunded    bool   `json:"refunded" bun:"late" doc:"true when the bet could not join its pool when it landed (betting had closed, the pool had reached its cap, or the bettor had become linked to a player): it is in no pool and was credited back to the bettor's platform balance"`
+	Refunded    bool   `json:"refunded" bun:"late" doc:"true when the bet could not join its pool when it landed (betting had closed, the pool had reached its cap, the bettor had become linked to a player, or could no longer put money in: a time-out, self-exclusion or loss limit reached since the prepare): it is in no pool and was credited back to the bettor's platform balance"`
 }
 
 // SubmitBet submits the signed bet (see money.Service.Submit) and answers
@@ -201,7 +207,7 @@ func (s *Service) ConfirmBet(ctx context.Context, tx bun.Tx, in money.Intent) er
 			return err
 		}
 	}
-	if _, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: KindBet, Reference: sig, Memo: "bet on game " + gameID,
+	if _, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: KindBet, Reference: sig, Memo: "bet on game " + gameID, At: now,
 		Entries: []money.Entry{{Account: money.BetPool(gameID), Amount: in.AmountMinor},
 			{Account: money.Escrow(gameID), Amount: -in.AmountMinor}}}); err != nil {
 		return err
@@ -221,7 +227,7 @@ func (s *Service) ConfirmBet(ctx context.Context, tx bun.Tx, in money.Intent) er
 		return err
 	}
 	if !open {
-		if _, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: "bet_refund", Reference: "bet-refund:" + betID,
+		if _, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: "bet_refund", Reference: "bet-refund:" + betID, At: now,
 			Memo: "late bet on game " + gameID + " refunded", Entries: []money.Entry{{Account: money.BetPool(gameID), Amount: -in.AmountMinor},
 				{Account: money.Available(in.UserID), Amount: in.AmountMinor}}}); err != nil {
 			return err
@@ -253,11 +259,19 @@ func (s *Service) ConfirmBet(ctx context.Context, tx bun.Tx, in money.Intent) er
 
 // stillAllowed reports whether a bet that lands in an open game may join
 // its pool: the rules checked at its prepare still hold (the bettor is not
-// linked to a player, the pool has room for it).
+// linked to a player, the pool has room for it, and player protection does
+// not refuse the bettor: a time-out, self-exclusion or loss limit reached
+// since the prepare).
 func (s *Service) stillAllowed(ctx context.Context, tx bun.Tx, playerPot int64, players []string, gameID, bettorID, onUserID string, amount int64) (bool, error) {
 	for _, check := range []func() error{
 		func() error { return s.guard.CheckNotLinked(ctx, tx, bettorID, players) },
 		func() error { return s.checkPoolCap(ctx, tx, playerPot, gameID, onUserID, amount) },
+		func() error {
+			if s.Protect == nil {
+				return nil
+			}
+			return s.Protect.CheckBet(ctx, tx, bettorID)
+		},
 	} {
 		err := check()
 		var de *domain.Error
@@ -414,7 +428,7 @@ func (s *Service) settleBets(ctx context.Context, tx bun.Tx, gameID, winner, sta
 		entries = append(entries, money.Entry{Account: money.Treasury, Amount: fee + remainder})
 	}
 	if _, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: "bet_settlement", Reference: "bets:" + gameID,
-		Memo: "bets of game " + gameID, Entries: entries}); err != nil {
+		Memo: "bets of game " + gameID, Entries: entries, At: s.now()}); err != nil {
 		return fmt.Errorf("post the bets of game %s: %w", gameID, err)
 	}
 	now := s.now()

@@ -55,7 +55,17 @@ type Service struct {
 	BetRecorder BetRecorder
 	// Notify tells bettors their bets are settled (nil: nobody).
 	Notify Notifier
-	guard  Guard
+	// Protect answers player protection's rules of bets and donations
+	// (nil: none).
+	Protect Protection
+	guard   Guard
+}
+
+// Protection is what player protection says about money a spectator puts
+// in: whether they may bet, or donate, now.
+type Protection interface {
+	CheckBet(ctx context.Context, idb bun.IDB, userID string) error
+	CheckDonation(ctx context.Context, idb bun.IDB, userID string) error
 }
 
 // Guard is what the integrity rules say about bets: who may not bet on
@@ -85,7 +95,8 @@ func (s *Service) EscrowAddress(gameID string) solana.PublicKey {
 // PrepareDonation prepares a USDC transfer from the spectator's wallet into
 // the game's escrow. Errors: NOT_FOUND, GAME_NOT_ACTIVE, FORBIDDEN (players
 // cannot donate to their own game), VALIDATION_ERROR (amount outside the
-// limits), INSUFFICIENT_FUNDS (the wallet holds less on chain).
+// limits), player protection's refusals (see Protection),
+// INSUFFICIENT_FUNDS (the wallet holds less on chain).
 func (s *Service) PrepareDonation(ctx context.Context, u users.User, gameID string, amount int64) (money.Prepared, error) {
 	meta, err := s.games.Metadata(ctx, gameID)
 	if err != nil {
@@ -102,6 +113,11 @@ func (s *Service) PrepareDonation(ctx context.Context, u users.User, gameID stri
 	if amount < MinDonation || amount > s.MaxDonation {
 		return money.Prepared{}, domain.Invalid(map[string]string{"amountMinor": "must be from 10000 (0.01 USDC) to " +
 			money.FormatUSDC(s.MaxDonation) + " USDC in minor units"})
+	}
+	if s.Protect != nil {
+		if err := s.Protect.CheckDonation(ctx, s.db, u.ID); err != nil {
+			return money.Prepared{}, err
+		}
 	}
 	return s.money.Prepare(ctx, money.PrepareSpec{Kind: KindDonation, User: u, To: s.EscrowAddress(gameID),
 		Amount: amount, Reference: gameID})

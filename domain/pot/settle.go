@@ -62,7 +62,7 @@ func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []
 		out.FeeMinor, out.PayoutMinor = game.Payout(p.TotalMinor)
 	}
 	if len(entries) > 0 {
-		if _, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: "settlement", Reference: "settle:" + g.ID, Entries: entries}); err != nil {
+		if _, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: "settlement", Reference: "settle:" + g.ID, Entries: entries, At: s.now()}); err != nil {
 			return out, fmt.Errorf("post the settlement of game %s: %w", g.ID, err)
 		}
 	}

@@ -56,6 +56,14 @@ type Service struct {
 	notify   *notify.Service
 	recorder Recorder
 	now      domain.Clock
+	// Protect answers player protection's rules of tips sent (nil: none).
+	Protect Protection
+}
+
+// Protection is what player protection says about a tip: whether its
+// sender may put money in now.
+type Protection interface {
+	CheckTip(ctx context.Context, idb bun.IDB, userID string) error
 }
 
 // New returns a Service; Confirm is what confirms its intents.
@@ -71,8 +79,9 @@ func New(bdb *bun.DB, u *users.Service, m *money.Service, c *chat.Service, n *no
 // conversation with someone other than the recipient, a game that is not
 // active or that neither of the two plays), NOT_FOUND (no such
 // recipient, game or user), FORBIDDEN (a block between the two, for a tip
-// in their conversation), INSUFFICIENT_FUNDS (the wallet holds less on
-// chain, or cannot pay that rent).
+// in their conversation), player protection's refusals of the sender
+// (see Protection), INSUFFICIENT_FUNDS (the wallet holds less on chain,
+// or cannot pay that rent).
 func (s *Service) Prepare(ctx context.Context, from users.User, toUserID string, amount int64, where *Context) (money.Prepared, error) {
 	if amount < MinTip || amount > MaxTip {
 		return money.Prepared{}, domain.Invalid(map[string]string{"amountMinor": fmt.Sprintf(
@@ -102,6 +111,11 @@ func (s *Service) Prepare(ctx context.Context, from users.User, toUserID string,
 			return money.Prepared{}, err
 		}
 		ctxType, ctxID = &where.Type, &id
+	}
+	if s.Protect != nil {
+		if err := s.Protect.CheckTip(ctx, s.db, from.ID); err != nil {
+			return money.Prepared{}, err
+		}
 	}
 	wallet, err := solana.PublicKeyFromBase58(to.WalletAddress)
 	if err != nil {

@@ -249,6 +249,75 @@ func (e PotBetStatus) Valid() bool {
 	}
 }
 
+// Defines values for ProtectionExclusionKind.
+const (
+	ProtectionExclusionKindSelfExclusion ProtectionExclusionKind = "self-exclusion"
+	ProtectionExclusionKindTimeout       ProtectionExclusionKind = "timeout"
+)
+
+// Valid indicates whether the value is a known member of the ProtectionExclusionKind enum.
+func (e ProtectionExclusionKind) Valid() bool {
+	switch e {
+	case ProtectionExclusionKindSelfExclusion:
+		return true
+	case ProtectionExclusionKindTimeout:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProtectionExclusionRequestKind.
+const (
+	ProtectionExclusionRequestKindSelfExclusion ProtectionExclusionRequestKind = "self-exclusion"
+	ProtectionExclusionRequestKindTimeout       ProtectionExclusionRequestKind = "timeout"
+)
+
+// Valid indicates whether the value is a known member of the ProtectionExclusionRequestKind enum.
+func (e ProtectionExclusionRequestKind) Valid() bool {
+	switch e {
+	case ProtectionExclusionRequestKindSelfExclusion:
+		return true
+	case ProtectionExclusionRequestKindTimeout:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProtectionPendingName.
+const (
+	DepositMinorDay   ProtectionPendingName = "depositMinor.day"
+	DepositMinorMonth ProtectionPendingName = "depositMinor.month"
+	DepositMinorWeek  ProtectionPendingName = "depositMinor.week"
+	LossMinorDay      ProtectionPendingName = "lossMinor.day"
+	LossMinorMonth    ProtectionPendingName = "lossMinor.month"
+	LossMinorWeek     ProtectionPendingName = "lossMinor.week"
+	StakeMaxMinor     ProtectionPendingName = "stakeMaxMinor"
+)
+
+// Valid indicates whether the value is a known member of the ProtectionPendingName enum.
+func (e ProtectionPendingName) Valid() bool {
+	switch e {
+	case DepositMinorDay:
+		return true
+	case DepositMinorMonth:
+		return true
+	case DepositMinorWeek:
+		return true
+	case LossMinorDay:
+		return true
+	case LossMinorMonth:
+		return true
+	case LossMinorWeek:
+		return true
+	case StakeMaxMinor:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ReferralsRewardStatus.
 const (
 	Claimed ReferralsRewardStatus = "claimed"
@@ -1079,6 +1148,28 @@ type IntegrityTrader struct {
 	Username  string `json:"username"`
 }
 
+// LimitWindowsRequest defines model for LimitWindowsRequest.
+type LimitWindowsRequest struct {
+	Day   *int64 `json:"day,omitempty"`
+	Month *int64 `json:"month,omitempty"`
+	Week  *int64 `json:"week,omitempty"`
+}
+
+// LimitsRequest defines model for LimitsRequest.
+type LimitsRequest struct {
+	// DepositMinor the deposit limits to set
+	DepositMinor *LimitWindowsRequest `json:"depositMinor,omitempty"`
+
+	// LossMinor the net loss limits to set
+	LossMinor *LimitWindowsRequest `json:"lossMinor,omitempty"`
+
+	// SessionReminderMinutes 0: no reminder; null: the default (60)
+	SessionReminderMinutes *int64 `json:"sessionReminderMinutes,omitempty"`
+
+	// StakeMaxMinor null removes it
+	StakeMaxMinor *int64 `json:"stakeMaxMinor,omitempty"`
+}
+
 // LobbyRequest defines model for LobbyRequest.
 type LobbyRequest struct {
 	// GameType see GET /games/available
@@ -1375,6 +1466,23 @@ type MoneyWithdrawal struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 
+// MyProfile defines model for MyProfile.
+type MyProfile struct {
+	// AgeConfirmed the age was confirmed (POST /users/me/age-confirmation); with REQUIRE_AGE_CONFIRMATION money goes in only after it
+	AgeConfirmed bool      `json:"ageConfirmed"`
+	AvatarUrl    *string   `json:"avatarUrl"`
+	Bio          string    `json:"bio"`
+	CoverUrl     *string   `json:"coverUrl"`
+	CreatedAt    time.Time `json:"createdAt"`
+	DisplayName  string    `json:"displayName"`
+	Id           string    `json:"id"`
+
+	// IsBot a demo player run by the server; never on leaderboards
+	IsBot         bool   `json:"isBot"`
+	Username      string `json:"username"`
+	WalletAddress string `json:"walletAddress"`
+}
+
 // NotifyNotification defines model for NotifyNotification.
 type NotifyNotification struct {
 	CreatedAt time.Time `json:"createdAt"`
@@ -1486,7 +1594,7 @@ type PotBetResult struct {
 	BetId       string `json:"betId"`
 	OnUserId    string `json:"onUserId"`
 
-	// Refunded true when the bet could not join its pool when it landed (betting had closed, the pool had reached its cap, or the bettor had become linked to a player): it is in no pool and was credited back to the bettor's platform balance
+	// Refunded true when the bet could not join its pool when it landed (betting had closed, the pool had reached its cap, the bettor had become linked to a player, or could no longer put money in: a time-out, self-exclusion or loss limit reached since the prepare): it is in no pool and was credited back to the bettor's platform balance
 	Refunded  bool   `json:"refunded"`
 	Signature string `json:"signature"`
 }
@@ -1565,6 +1673,130 @@ type ProfileRequest struct {
 
 	// Username 3-20 of a-z, 0-9 and _; unique
 	Username *string `json:"username,omitempty"`
+}
+
+// ProtectionAgeConfirmation defines model for ProtectionAgeConfirmation.
+type ProtectionAgeConfirmation struct {
+	AgeConfirmed bool `json:"ageConfirmed"`
+}
+
+// ProtectionAgeRequest defines model for ProtectionAgeRequest.
+type ProtectionAgeRequest struct {
+	// BirthDate YYYY-MM-DD
+	BirthDate string `json:"birthDate"`
+}
+
+// ProtectionExclusion defines model for ProtectionExclusion.
+type ProtectionExclusion struct {
+	Kind     ProtectionExclusionKind `json:"kind"`
+	StartsAt time.Time               `json:"startsAt"`
+
+	// Until when it ends; null: never (a permanent self-exclusion)
+	Until *time.Time `json:"until"`
+}
+
+// ProtectionExclusionKind defines model for ProtectionExclusion.Kind.
+type ProtectionExclusionKind string
+
+// ProtectionExclusionRequest defines model for ProtectionExclusionRequest.
+type ProtectionExclusionRequest struct {
+	// Hours a time-out's length: 24 hours to 6 weeks
+	Hours *int64                         `json:"hours,omitempty"`
+	Kind  ProtectionExclusionRequestKind `json:"kind"`
+
+	// Months a self-exclusion's length: 6, 12 or 60 months
+	Months *int64 `json:"months,omitempty"`
+
+	// Permanent true: a self-exclusion that never ends
+	Permanent *bool `json:"permanent,omitempty"`
+}
+
+// ProtectionExclusionRequestKind defines model for ProtectionExclusionRequest.Kind.
+type ProtectionExclusionRequestKind string
+
+// ProtectionLimits defines model for ProtectionLimits.
+type ProtectionLimits struct {
+	// DepositMinor the most you may deposit over each window
+	DepositMinor ProtectionWindows `json:"depositMinor"`
+
+	// LossMinor once your net loss over a window (stakes, entry fees, bets and market buys, less payouts, refunds, prizes, sales and redemptions) reaches its limit, stakes, entries, bets and market buys are refused
+	LossMinor ProtectionWindows `json:"lossMinor"`
+
+	// Pending looser changes (a higher limit, or one removed) waiting 24 hours to apply
+	Pending []ProtectionPending `json:"pending"`
+
+	// SessionReminderMinutes how often signed-in pages show how long you have played and won or lost; 0: never
+	SessionReminderMinutes int64 `json:"sessionReminderMinutes"`
+
+	// StakeMaxMinor the largest stake or entry fee; null: none
+	StakeMaxMinor *int64               `json:"stakeMaxMinor"`
+	Used          ProtectionUsedLimits `json:"used"`
+}
+
+// ProtectionPending defines model for ProtectionPending.
+type ProtectionPending struct {
+	// EffectiveAt when it applies: 24 hours after it was asked for
+	EffectiveAt time.Time             `json:"effectiveAt"`
+	Name        ProtectionPendingName `json:"name"`
+
+	// Value the new limit in USDC minor units; null: the limit is removed
+	Value *int64 `json:"value"`
+}
+
+// ProtectionPendingName defines model for ProtectionPending.Name.
+type ProtectionPendingName string
+
+// ProtectionSession defines model for ProtectionSession.
+type ProtectionSession struct {
+	// Minutes whole minutes since startedAt
+	Minutes int64 `json:"minutes"`
+
+	// NetMinor won (positive) or lost (negative) since startedAt: payouts, refunds, sales and redemptions less stakes, bets and market buys
+	NetMinor int64 `json:"netMinor"`
+
+	// StartedAt when this session signed in: the access token's issue time, or the browser session's start
+	StartedAt time.Time `json:"startedAt"`
+}
+
+// ProtectionStaffView defines model for ProtectionStaffView.
+type ProtectionStaffView struct {
+	AgeConfirmed bool `json:"ageConfirmed"`
+
+	// Exclusions every one the player asked for, newest first
+	Exclusions []ProtectionExclusion `json:"exclusions"`
+	Limits     ProtectionLimits      `json:"limits"`
+
+	// Running the time-out or self-exclusion running now; null: none
+	Running *ProtectionExclusion `json:"running"`
+
+	// Underage the birth date given was below MIN_AGE: money in is refused for good
+	Underage bool   `json:"underage"`
+	UserId   string `json:"userId"`
+}
+
+// ProtectionUsed defines model for ProtectionUsed.
+type ProtectionUsed struct {
+	Day   int64 `json:"day"`
+	Month int64 `json:"month"`
+	Week  int64 `json:"week"`
+}
+
+// ProtectionUsedLimits defines model for ProtectionUsedLimits.
+type ProtectionUsedLimits struct {
+	DepositMinor ProtectionUsed `json:"depositMinor"`
+	LossMinor    ProtectionUsed `json:"lossMinor"`
+}
+
+// ProtectionWindows defines model for ProtectionWindows.
+type ProtectionWindows struct {
+	// Day over the last 24 hours; null: no limit
+	Day *int64 `json:"day"`
+
+	// Month over the last 30 days; null: no limit
+	Month *int64 `json:"month"`
+
+	// Week over the last 7 days; null: no limit
+	Week *int64 `json:"week"`
 }
 
 // RankingPoint defines model for RankingPoint.
@@ -2305,6 +2537,12 @@ type GetAdminUsersByIdLinksParams struct {
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
 
+// GetAdminUsersByIdProtectionParams defines parameters for GetAdminUsersByIdProtection.
+type GetAdminUsersByIdProtectionParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
 // PostAuthHandshakeParams defines parameters for PostAuthHandshake.
 type PostAuthHandshakeParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
@@ -2874,6 +3112,12 @@ type GetUsersMeParams struct {
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
 
+// PostUsersMeAgeConfirmationParams defines parameters for PostUsersMeAgeConfirmation.
+type PostUsersMeAgeConfirmationParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
 // PostUsersMeAvatarMultipartBody defines parameters for PostUsersMeAvatar.
 type PostUsersMeAvatarMultipartBody struct {
 	File openapi_types.File `json:"file"`
@@ -2902,8 +3146,38 @@ type GetUsersMeCurrentGameParams struct {
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
 
+// GetUsersMeExclusionParams defines parameters for GetUsersMeExclusion.
+type GetUsersMeExclusionParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// PostUsersMeExclusionParams defines parameters for PostUsersMeExclusion.
+type PostUsersMeExclusionParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// GetUsersMeLimitsParams defines parameters for GetUsersMeLimits.
+type GetUsersMeLimitsParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// PutUsersMeLimitsParams defines parameters for PutUsersMeLimits.
+type PutUsersMeLimitsParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
 // PatchUsersMeProfileParams defines parameters for PatchUsersMeProfile.
 type PatchUsersMeProfileParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// GetUsersMeSessionParams defines parameters for GetUsersMeSession.
+type GetUsersMeSessionParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
@@ -3076,11 +3350,20 @@ type PostTipsBroadcastJSONRequestBody = SubmitRequest
 // PostTipsPrepareJSONRequestBody defines body for PostTipsPrepare for application/json ContentType.
 type PostTipsPrepareJSONRequestBody = TipRequest
 
+// PostUsersMeAgeConfirmationJSONRequestBody defines body for PostUsersMeAgeConfirmation for application/json ContentType.
+type PostUsersMeAgeConfirmationJSONRequestBody = ProtectionAgeRequest
+
 // PostUsersMeAvatarMultipartRequestBody defines body for PostUsersMeAvatar for multipart/form-data ContentType.
 type PostUsersMeAvatarMultipartRequestBody PostUsersMeAvatarMultipartBody
 
 // PostUsersMeCoverMultipartRequestBody defines body for PostUsersMeCover for multipart/form-data ContentType.
 type PostUsersMeCoverMultipartRequestBody PostUsersMeCoverMultipartBody
+
+// PostUsersMeExclusionJSONRequestBody defines body for PostUsersMeExclusion for application/json ContentType.
+type PostUsersMeExclusionJSONRequestBody = ProtectionExclusionRequest
+
+// PutUsersMeLimitsJSONRequestBody defines body for PutUsersMeLimits for application/json ContentType.
+type PutUsersMeLimitsJSONRequestBody = LimitsRequest
 
 // PatchUsersMeProfileJSONRequestBody defines body for PatchUsersMeProfile for application/json ContentType.
 type PatchUsersMeProfileJSONRequestBody = ProfileRequest
@@ -3350,6 +3633,13 @@ type ClientInterface interface {
 	// Corresponds with GET /admin/users/{id}/links (the `GetAdminUsersByIdLinks` operationId).
 	GetAdminUsersByIdLinks(ctx context.Context, id openapi_types.UUID, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetAdminUsersByIdProtection A user's limits, exclusions and age confirmation (read only)
+	//
+	// Staff read them; no route lets anyone lift or shorten an exclusion, or change another user's limits.
+	//
+	// Corresponds with GET /admin/users/{id}/protection (the `GetAdminUsersByIdProtection` operationId).
+	GetAdminUsersByIdProtection(ctx context.Context, id openapi_types.UUID, params *GetAdminUsersByIdProtectionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostAuthHandshakeWithBody Get a sign-in message for a wallet
 	//
 	// Header X-App-Id is required. The message is single-use and expires after 5 minutes; any unexpired, unused challenge of the wallet can be signed. At most 10 a minute for one wallet from one client address (asking in someone else's name uses up nothing of theirs) and AUTH_RATE_LIMIT (120) a minute per client address: past either, 429 RATE_LIMITED with Retry-After.
@@ -3400,7 +3690,7 @@ type ClientInterface interface {
 
 	// PostChallengesWithBody Challenge a user to a game (expires after 5 minutes)
 	//
-	// The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
+	// The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3409,7 +3699,7 @@ type ClientInterface interface {
 
 	// PostChallenges Challenge a user to a game (expires after 5 minutes)
 	//
-	// The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
+	// The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3422,6 +3712,8 @@ type ClientInterface interface {
 	DeleteChallengesById(ctx context.Context, id openapi_types.UUID, params *DeleteChallengesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostChallengesByIdAccept accept a challenge sent to you
+	//
+	// Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Corresponds with POST /challenges/{id}/accept (the `PostChallengesByIdAccept` operationId).
 	PostChallengesByIdAccept(ctx context.Context, id openapi_types.UUID, params *PostChallengesByIdAcceptParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3563,7 +3855,7 @@ type ClientInterface interface {
 
 	// PostGamesByIdBetsPrepareWithBody Prepare a bet on a player from your wallet into the game's escrow
 	//
-	// Open to signed-in non-players while the game is active and its first round is not decided (rps: the first reveal; connect four: the first move); after that 409 BETTING_CLOSED.
+	// Open to signed-in non-players while the game is active and its first round is not decided (rps: the first reveal; connect four: the first move); after that 409 BETTING_CLOSED. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3572,7 +3864,7 @@ type ClientInterface interface {
 
 	// PostGamesByIdBetsPrepare Prepare a bet on a player from your wallet into the game's escrow
 	//
-	// Open to signed-in non-players while the game is active and its first round is not decided (rps: the first reveal; connect four: the first move); after that 409 BETTING_CLOSED.
+	// Open to signed-in non-players while the game is active and its first round is not decided (rps: the first reveal; connect four: the first move); after that 409 BETTING_CLOSED. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3604,7 +3896,7 @@ type ClientInterface interface {
 
 	// PostGamesByIdDonationsPrepareWithBody Prepare a donation from your wallet into the game's escrow
 	//
-	// Spectators of an active game only (403 for its players); at least 10000 minor units. Sign the transaction and submit it.
+	// Spectators of an active game only (403 for its players); at least 10000 minor units. Sign the transaction and submit it. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3613,7 +3905,7 @@ type ClientInterface interface {
 
 	// PostGamesByIdDonationsPrepare Prepare a donation from your wallet into the game's escrow
 	//
-	// Spectators of an active game only (403 for its players); at least 10000 minor units. Sign the transaction and submit it.
+	// Spectators of an active game only (403 for its players); at least 10000 minor units. Sign the transaction and submit it. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3655,7 +3947,7 @@ type ClientInterface interface {
 
 	// PostGamesByIdMarketOrdersBuyWithBody Buy shares of a player in the game's prediction market
 	//
-	// A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market.
+	// A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3664,7 +3956,7 @@ type ClientInterface interface {
 
 	// PostGamesByIdMarketOrdersBuy Buy shares of a player in the game's prediction market
 	//
-	// A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market.
+	// A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3732,6 +4024,8 @@ type ClientInterface interface {
 
 	// PostGamesByIdRematch Ask for (or accept) a rematch
 	//
+	// Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
+	//
 	// Corresponds with POST /games/{id}/rematch (the `PostGamesByIdRematch` operationId).
 	PostGamesByIdRematch(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -3798,12 +4092,16 @@ type ClientInterface interface {
 
 	// PostLobbiesWithBody Open a lobby (a table of one game type and stake)
 	//
+	// Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /lobbies (the `PostLobbies` operationId).
 	PostLobbiesWithBody(ctx context.Context, params *PostLobbiesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostLobbies Open a lobby (a table of one game type and stake)
+	//
+	// Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3817,7 +4115,7 @@ type ClientInterface interface {
 
 	// PostLobbiesByIdJoinQueue Join the lobby's matchmaking queue
 	//
-	// Answers queued, or matched with the new game's id when someone was waiting. Stakes are locked from both platform balances.
+	// Answers queued, or matched with the new game's id when someone was waiting. Stakes are locked from both platform balances. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Corresponds with POST /lobbies/{id}/join-queue (the `PostLobbiesByIdJoinQueue` operationId).
 	PostLobbiesByIdJoinQueue(ctx context.Context, id openapi_types.UUID, params *PostLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4005,7 +4303,7 @@ type ClientInterface interface {
 
 	// PostTipsPrepareWithBody Prepare a tip: USDC from your wallet straight to another user's wallet
 	//
-	// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
+	// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4014,7 +4312,7 @@ type ClientInterface interface {
 
 	// PostTipsPrepare Prepare a tip: USDC from your wallet straight to another user's wallet
 	//
-	// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
+	// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4025,6 +4323,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /users/me (the `GetUsersMe` operationId).
 	GetUsersMe(ctx context.Context, params *GetUsersMeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostUsersMeAgeConfirmationWithBody Confirm your age with your birth date
+	//
+	// MIN_AGE (18) or older: ageConfirmed. Younger: 403 UNDERAGE, and the account is refused on every money-in path for good, whatever it sends later. Not a real date, in the future or before 1900: 400.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /users/me/age-confirmation (the `PostUsersMeAgeConfirmation` operationId).
+	PostUsersMeAgeConfirmationWithBody(ctx context.Context, params *PostUsersMeAgeConfirmationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostUsersMeAgeConfirmation Confirm your age with your birth date
+	//
+	// MIN_AGE (18) or older: ageConfirmed. Younger: 403 UNDERAGE, and the account is refused on every money-in path for good, whatever it sends later. Not a real date, in the future or before 1900: 400.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /users/me/age-confirmation (the `PostUsersMeAgeConfirmation` operationId).
+	PostUsersMeAgeConfirmation(ctx context.Context, params *PostUsersMeAgeConfirmationParams, body PostUsersMeAgeConfirmationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostUsersMeAvatarWithBody Upload the avatar image (multipart field "file")
 	//
@@ -4049,6 +4365,54 @@ type ClientInterface interface {
 	// Corresponds with GET /users/me/current-game (the `GetUsersMeCurrentGame` operationId).
 	GetUsersMeCurrentGame(ctx context.Context, params *GetUsersMeCurrentGameParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetUsersMeExclusion Your running time-out or self-exclusion; 204 when none
+	//
+	// Corresponds with GET /users/me/exclusion (the `GetUsersMeExclusion` operationId).
+	GetUsersMeExclusion(ctx context.Context, params *GetUsersMeExclusionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostUsersMeExclusionWithBody Take a time-out or exclude yourself, starting now
+	//
+	// {kind: timeout, hours: 24-1008}, {kind: self-exclusion, months: 6|12|60} or {kind: self-exclusion, permanent: true}. While it runs, deposits, stakes, tournament entries, bets, market buys, donations and tips are 403 SELF_EXCLUDED; withdrawals, sells, cancels, redemptions, chat and free games go on. Starting it cancels your open market buy orders and takes you out of staked queues. It cannot be shortened, lifted or replaced by a shorter one (409 CONFLICT), by you or by staff; a longer one replaces it.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /users/me/exclusion (the `PostUsersMeExclusion` operationId).
+	PostUsersMeExclusionWithBody(ctx context.Context, params *PostUsersMeExclusionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostUsersMeExclusion Take a time-out or exclude yourself, starting now
+	//
+	// {kind: timeout, hours: 24-1008}, {kind: self-exclusion, months: 6|12|60} or {kind: self-exclusion, permanent: true}. While it runs, deposits, stakes, tournament entries, bets, market buys, donations and tips are 403 SELF_EXCLUDED; withdrawals, sells, cancels, redemptions, chat and free games go on. Starting it cancels your open market buy orders and takes you out of staked queues. It cannot be shortened, lifted or replaced by a shorter one (409 CONFLICT), by you or by staff; a longer one replaces it.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /users/me/exclusion (the `PostUsersMeExclusion` operationId).
+	PostUsersMeExclusion(ctx context.Context, params *PostUsersMeExclusionParams, body PostUsersMeExclusionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetUsersMeLimits Your limits, the looser changes waiting, and what is used of each
+	//
+	// Windows are rolling: day 24 hours, week 7 days, month 30 days. Used deposits count prepared deposits that have not expired; used losses are net losses (0 when the window is a net win).
+	//
+	// Corresponds with GET /users/me/limits (the `GetUsersMeLimits` operationId).
+	GetUsersMeLimits(ctx context.Context, params *GetUsersMeLimitsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutUsersMeLimitsWithBody Set any of your limits (null removes one)
+	//
+	// A tighter value (lower, or a limit where there was none) applies at once; a looser one (higher, or removed) 24 hours after you ask and is listed in pending until then (asking again starts the 24 hours again); the current value or a tighter one replaces a waiting looser change. sessionReminderMinutes changes at once. A negative, fractional or unknown field is 400 naming it.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /users/me/limits (the `PutUsersMeLimits` operationId).
+	PutUsersMeLimitsWithBody(ctx context.Context, params *PutUsersMeLimitsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutUsersMeLimits Set any of your limits (null removes one)
+	//
+	// A tighter value (lower, or a limit where there was none) applies at once; a looser one (higher, or removed) 24 hours after you ask and is listed in pending until then (asking again starts the 24 hours again); the current value or a tighter one replaces a waiting looser change. sessionReminderMinutes changes at once. A negative, fractional or unknown field is 400 naming it.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /users/me/limits (the `PutUsersMeLimits` operationId).
+	PutUsersMeLimits(ctx context.Context, params *PutUsersMeLimitsParams, body PutUsersMeLimitsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PatchUsersMeProfileWithBody Change username, display name or bio
 	//
 	// Takes any type of body and a specified content type.
@@ -4062,6 +4426,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /users/me/profile (the `PatchUsersMeProfile` operationId).
 	PatchUsersMeProfile(ctx context.Context, params *PatchUsersMeProfileParams, body PatchUsersMeProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetUsersMeSession The reality check: how long since you signed in, and what you won or lost since
+	//
+	// Signed in is when this access token was issued (POST /auth/login-wallet), or when this browser session started (the sign-in page). netMinor is payouts, refunds, sales and redemptions less stakes, bets and market buys since then.
+	//
+	// Corresponds with GET /users/me/session (the `GetUsersMeSession` operationId).
+	GetUsersMeSession(ctx context.Context, params *GetUsersMeSessionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetUsersSearch Find users whose username starts with a prefix (at most 20)
 	//
@@ -4117,7 +4488,7 @@ type ClientInterface interface {
 
 	// PostWalletsTransferPrepareWithBody Prepare a USDC transfer from your wallet (to depositAddress: a deposit)
 	//
-	// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.
+	// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4126,7 +4497,7 @@ type ClientInterface interface {
 
 	// PostWalletsTransferPrepare Prepare a USDC transfer from your wallet (to depositAddress: a deposit)
 	//
-	// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.
+	// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4477,6 +4848,23 @@ func (c *Client) GetAdminUsersByIdLinks(ctx context.Context, id openapi_types.UU
 	return c.Client.Do(req)
 }
 
+// GetAdminUsersByIdProtection A user's limits, exclusions and age confirmation (read only)
+//
+// Staff read them; no route lets anyone lift or shorten an exclusion, or change another user's limits.
+//
+// Corresponds with GET /admin/users/{id}/protection (the `GetAdminUsersByIdProtection` operationId).
+func (c *Client) GetAdminUsersByIdProtection(ctx context.Context, id openapi_types.UUID, params *GetAdminUsersByIdProtectionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAdminUsersByIdProtectionRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostAuthHandshakeWithBody Get a sign-in message for a wallet
 //
 // Header X-App-Id is required. The message is single-use and expires after 5 minutes; any unexpired, unused challenge of the wallet can be signed. At most 10 a minute for one wallet from one client address (asking in someone else's name uses up nothing of theirs) and AUTH_RATE_LIMIT (120) a minute per client address: past either, 429 RATE_LIMITED with Retry-After.
@@ -4587,7 +4975,7 @@ func (c *Client) GetChallenges(ctx context.Context, params *GetChallengesParams,
 
 // PostChallengesWithBody Challenge a user to a game (expires after 5 minutes)
 //
-// The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
+// The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4606,7 +4994,7 @@ func (c *Client) PostChallengesWithBody(ctx context.Context, params *PostChallen
 
 // PostChallenges Challenge a user to a game (expires after 5 minutes)
 //
-// The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
+// The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4639,6 +5027,8 @@ func (c *Client) DeleteChallengesById(ctx context.Context, id openapi_types.UUID
 }
 
 // PostChallengesByIdAccept accept a challenge sent to you
+//
+// Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Corresponds with POST /challenges/{id}/accept (the `PostChallengesByIdAccept` operationId).
 func (c *Client) PostChallengesByIdAccept(ctx context.Context, id openapi_types.UUID, params *PostChallengesByIdAcceptParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5000,7 +5390,7 @@ func (c *Client) GetGamesByIdBets(ctx context.Context, id openapi_types.UUID, pa
 
 // PostGamesByIdBetsPrepareWithBody Prepare a bet on a player from your wallet into the game's escrow
 //
-// Open to signed-in non-players while the game is active and its first round is not decided (rps: the first reveal; connect four: the first move); after that 409 BETTING_CLOSED.
+// Open to signed-in non-players while the game is active and its first round is not decided (rps: the first reveal; connect four: the first move); after that 409 BETTING_CLOSED. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5019,7 +5409,7 @@ func (c *Client) PostGamesByIdBetsPrepareWithBody(ctx context.Context, id openap
 
 // PostGamesByIdBetsPrepare Prepare a bet on a player from your wallet into the game's escrow
 //
-// Open to signed-in non-players while the game is active and its first round is not decided (rps: the first reveal; connect four: the first move); after that 409 BETTING_CLOSED.
+// Open to signed-in non-players while the game is active and its first round is not decided (rps: the first reveal; connect four: the first move); after that 409 BETTING_CLOSED. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5091,7 +5481,7 @@ func (c *Client) GetGamesByIdDonations(ctx context.Context, id openapi_types.UUI
 
 // PostGamesByIdDonationsPrepareWithBody Prepare a donation from your wallet into the game's escrow
 //
-// Spectators of an active game only (403 for its players); at least 10000 minor units. Sign the transaction and submit it.
+// Spectators of an active game only (403 for its players); at least 10000 minor units. Sign the transaction and submit it. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5110,7 +5500,7 @@ func (c *Client) PostGamesByIdDonationsPrepareWithBody(ctx context.Context, id o
 
 // PostGamesByIdDonationsPrepare Prepare a donation from your wallet into the game's escrow
 //
-// Spectators of an active game only (403 for its players); at least 10000 minor units. Sign the transaction and submit it.
+// Spectators of an active game only (403 for its players); at least 10000 minor units. Sign the transaction and submit it. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5212,7 +5602,7 @@ func (c *Client) GetGamesByIdMarketOrders(ctx context.Context, id openapi_types.
 
 // PostGamesByIdMarketOrdersBuyWithBody Buy shares of a player in the game's prediction market
 //
-// A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market.
+// A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5231,7 +5621,7 @@ func (c *Client) PostGamesByIdMarketOrdersBuyWithBody(ctx context.Context, id op
 
 // PostGamesByIdMarketOrdersBuy Buy shares of a player in the game's prediction market
 //
-// A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market.
+// A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5399,6 +5789,8 @@ func (c *Client) GetGamesByIdRematch(ctx context.Context, id openapi_types.UUID,
 
 // PostGamesByIdRematch Ask for (or accept) a rematch
 //
+// Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
+//
 // Corresponds with POST /games/{id}/rematch (the `PostGamesByIdRematch` operationId).
 func (c *Client) PostGamesByIdRematch(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdRematchRequest(c.Server, id, params)
@@ -5565,6 +5957,8 @@ func (c *Client) GetLobbies(ctx context.Context, params *GetLobbiesParams, reqEd
 
 // PostLobbiesWithBody Open a lobby (a table of one game type and stake)
 //
+// Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /lobbies (the `PostLobbies` operationId).
@@ -5581,6 +5975,8 @@ func (c *Client) PostLobbiesWithBody(ctx context.Context, params *PostLobbiesPar
 }
 
 // PostLobbies Open a lobby (a table of one game type and stake)
+//
+// Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5614,7 +6010,7 @@ func (c *Client) DeleteLobbiesByIdJoinQueue(ctx context.Context, id openapi_type
 
 // PostLobbiesByIdJoinQueue Join the lobby's matchmaking queue
 //
-// Answers queued, or matched with the new game's id when someone was waiting. Stakes are locked from both platform balances.
+// Answers queued, or matched with the new game's id when someone was waiting. Stakes are locked from both platform balances. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Corresponds with POST /lobbies/{id}/join-queue (the `PostLobbiesByIdJoinQueue` operationId).
 func (c *Client) PostLobbiesByIdJoinQueue(ctx context.Context, id openapi_types.UUID, params *PostLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6062,7 +6458,7 @@ func (c *Client) PostTipsBroadcast(ctx context.Context, params *PostTipsBroadcas
 
 // PostTipsPrepareWithBody Prepare a tip: USDC from your wallet straight to another user's wallet
 //
-// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
+// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6081,7 +6477,7 @@ func (c *Client) PostTipsPrepareWithBody(ctx context.Context, params *PostTipsPr
 
 // PostTipsPrepare Prepare a tip: USDC from your wallet straight to another user's wallet
 //
-// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
+// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6103,6 +6499,44 @@ func (c *Client) PostTipsPrepare(ctx context.Context, params *PostTipsPreparePar
 // Corresponds with GET /users/me (the `GetUsersMe` operationId).
 func (c *Client) GetUsersMe(ctx context.Context, params *GetUsersMeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetUsersMeRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostUsersMeAgeConfirmationWithBody Confirm your age with your birth date
+//
+// MIN_AGE (18) or older: ageConfirmed. Younger: 403 UNDERAGE, and the account is refused on every money-in path for good, whatever it sends later. Not a real date, in the future or before 1900: 400.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /users/me/age-confirmation (the `PostUsersMeAgeConfirmation` operationId).
+func (c *Client) PostUsersMeAgeConfirmationWithBody(ctx context.Context, params *PostUsersMeAgeConfirmationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostUsersMeAgeConfirmationRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostUsersMeAgeConfirmation Confirm your age with your birth date
+//
+// MIN_AGE (18) or older: ageConfirmed. Younger: 403 UNDERAGE, and the account is refused on every money-in path for good, whatever it sends later. Not a real date, in the future or before 1900: 400.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /users/me/age-confirmation (the `PostUsersMeAgeConfirmation` operationId).
+func (c *Client) PostUsersMeAgeConfirmation(ctx context.Context, params *PostUsersMeAgeConfirmationParams, body PostUsersMeAgeConfirmationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostUsersMeAgeConfirmationRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6166,6 +6600,114 @@ func (c *Client) GetUsersMeCurrentGame(ctx context.Context, params *GetUsersMeCu
 	return c.Client.Do(req)
 }
 
+// GetUsersMeExclusion Your running time-out or self-exclusion; 204 when none
+//
+// Corresponds with GET /users/me/exclusion (the `GetUsersMeExclusion` operationId).
+func (c *Client) GetUsersMeExclusion(ctx context.Context, params *GetUsersMeExclusionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUsersMeExclusionRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostUsersMeExclusionWithBody Take a time-out or exclude yourself, starting now
+//
+// {kind: timeout, hours: 24-1008}, {kind: self-exclusion, months: 6|12|60} or {kind: self-exclusion, permanent: true}. While it runs, deposits, stakes, tournament entries, bets, market buys, donations and tips are 403 SELF_EXCLUDED; withdrawals, sells, cancels, redemptions, chat and free games go on. Starting it cancels your open market buy orders and takes you out of staked queues. It cannot be shortened, lifted or replaced by a shorter one (409 CONFLICT), by you or by staff; a longer one replaces it.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /users/me/exclusion (the `PostUsersMeExclusion` operationId).
+func (c *Client) PostUsersMeExclusionWithBody(ctx context.Context, params *PostUsersMeExclusionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostUsersMeExclusionRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostUsersMeExclusion Take a time-out or exclude yourself, starting now
+//
+// {kind: timeout, hours: 24-1008}, {kind: self-exclusion, months: 6|12|60} or {kind: self-exclusion, permanent: true}. While it runs, deposits, stakes, tournament entries, bets, market buys, donations and tips are 403 SELF_EXCLUDED; withdrawals, sells, cancels, redemptions, chat and free games go on. Starting it cancels your open market buy orders and takes you out of staked queues. It cannot be shortened, lifted or replaced by a shorter one (409 CONFLICT), by you or by staff; a longer one replaces it.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /users/me/exclusion (the `PostUsersMeExclusion` operationId).
+func (c *Client) PostUsersMeExclusion(ctx context.Context, params *PostUsersMeExclusionParams, body PostUsersMeExclusionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostUsersMeExclusionRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetUsersMeLimits Your limits, the looser changes waiting, and what is used of each
+//
+// Windows are rolling: day 24 hours, week 7 days, month 30 days. Used deposits count prepared deposits that have not expired; used losses are net losses (0 when the window is a net win).
+//
+// Corresponds with GET /users/me/limits (the `GetUsersMeLimits` operationId).
+func (c *Client) GetUsersMeLimits(ctx context.Context, params *GetUsersMeLimitsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUsersMeLimitsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutUsersMeLimitsWithBody Set any of your limits (null removes one)
+//
+// A tighter value (lower, or a limit where there was none) applies at once; a looser one (higher, or removed) 24 hours after you ask and is listed in pending until then (asking again starts the 24 hours again); the current value or a tighter one replaces a waiting looser change. sessionReminderMinutes changes at once. A negative, fractional or unknown field is 400 naming it.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /users/me/limits (the `PutUsersMeLimits` operationId).
+func (c *Client) PutUsersMeLimitsWithBody(ctx context.Context, params *PutUsersMeLimitsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutUsersMeLimitsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutUsersMeLimits Set any of your limits (null removes one)
+//
+// A tighter value (lower, or a limit where there was none) applies at once; a looser one (higher, or removed) 24 hours after you ask and is listed in pending until then (asking again starts the 24 hours again); the current value or a tighter one replaces a waiting looser change. sessionReminderMinutes changes at once. A negative, fractional or unknown field is 400 naming it.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /users/me/limits (the `PutUsersMeLimits` operationId).
+func (c *Client) PutUsersMeLimits(ctx context.Context, params *PutUsersMeLimitsParams, body PutUsersMeLimitsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutUsersMeLimitsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PatchUsersMeProfileWithBody Change username, display name or bio
 //
 // Takes any type of body and a specified content type.
@@ -6190,6 +6732,23 @@ func (c *Client) PatchUsersMeProfileWithBody(ctx context.Context, params *PatchU
 // Corresponds with PATCH /users/me/profile (the `PatchUsersMeProfile` operationId).
 func (c *Client) PatchUsersMeProfile(ctx context.Context, params *PatchUsersMeProfileParams, body PatchUsersMeProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPatchUsersMeProfileRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetUsersMeSession The reality check: how long since you signed in, and what you won or lost since
+//
+// Signed in is when this access token was issued (POST /auth/login-wallet), or when this browser session started (the sign-in page). netMinor is payouts, refunds, sales and redemptions less stakes, bets and market buys since then.
+//
+// Corresponds with GET /users/me/session (the `GetUsersMeSession` operationId).
+func (c *Client) GetUsersMeSession(ctx context.Context, params *GetUsersMeSessionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUsersMeSessionRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6354,7 +6913,7 @@ func (c *Client) GetWalletsMeTransactions(ctx context.Context, params *GetWallet
 
 // PostWalletsTransferPrepareWithBody Prepare a USDC transfer from your wallet (to depositAddress: a deposit)
 //
-// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.
+// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6373,7 +6932,7 @@ func (c *Client) PostWalletsTransferPrepareWithBody(ctx context.Context, params 
 
 // PostWalletsTransferPrepare Prepare a USDC transfer from your wallet (to depositAddress: a deposit)
 //
-// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.
+// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7334,6 +7893,55 @@ func NewGetAdminUsersByIdLinksRequest(server string, id openapi_types.UUID, para
 	}
 
 	operationPath := fmt.Sprintf("/admin/users/%s/links", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetAdminUsersByIdProtectionRequest constructs an http.Request for the GetAdminUsersByIdProtection method
+func NewGetAdminUsersByIdProtectionRequest(server string, id openapi_types.UUID, params *GetAdminUsersByIdProtectionParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/users/%s/protection", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -11726,6 +12334,61 @@ func NewGetUsersMeRequest(server string, params *GetUsersMeParams) (*http.Reques
 	return req, nil
 }
 
+// NewPostUsersMeAgeConfirmationRequest calls the generic PostUsersMeAgeConfirmation builder with application/json body
+func NewPostUsersMeAgeConfirmationRequest(server string, params *PostUsersMeAgeConfirmationParams, body PostUsersMeAgeConfirmationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostUsersMeAgeConfirmationRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostUsersMeAgeConfirmationRequestWithBody constructs an http.Request for the PostUsersMeAgeConfirmation method, with any body, and a specified content type
+func NewPostUsersMeAgeConfirmationRequestWithBody(server string, params *PostUsersMeAgeConfirmationParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/users/me/age-confirmation")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewPostUsersMeAvatarRequestWithBody constructs an http.Request for the PostUsersMeAvatar method, with any body, and a specified content type
 func NewPostUsersMeAvatarRequestWithBody(server string, params *PostUsersMeAvatarParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
@@ -11856,6 +12519,200 @@ func NewGetUsersMeCurrentGameRequest(server string, params *GetUsersMeCurrentGam
 	return req, nil
 }
 
+// NewGetUsersMeExclusionRequest constructs an http.Request for the GetUsersMeExclusion method
+func NewGetUsersMeExclusionRequest(server string, params *GetUsersMeExclusionParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/users/me/exclusion")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostUsersMeExclusionRequest calls the generic PostUsersMeExclusion builder with application/json body
+func NewPostUsersMeExclusionRequest(server string, params *PostUsersMeExclusionParams, body PostUsersMeExclusionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostUsersMeExclusionRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostUsersMeExclusionRequestWithBody constructs an http.Request for the PostUsersMeExclusion method, with any body, and a specified content type
+func NewPostUsersMeExclusionRequestWithBody(server string, params *PostUsersMeExclusionParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/users/me/exclusion")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetUsersMeLimitsRequest constructs an http.Request for the GetUsersMeLimits method
+func NewGetUsersMeLimitsRequest(server string, params *GetUsersMeLimitsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/users/me/limits")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPutUsersMeLimitsRequest calls the generic PutUsersMeLimits builder with application/json body
+func NewPutUsersMeLimitsRequest(server string, params *PutUsersMeLimitsParams, body PutUsersMeLimitsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutUsersMeLimitsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPutUsersMeLimitsRequestWithBody constructs an http.Request for the PutUsersMeLimits method, with any body, and a specified content type
+func NewPutUsersMeLimitsRequestWithBody(server string, params *PutUsersMeLimitsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/users/me/limits")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewPatchUsersMeProfileRequest calls the generic PatchUsersMeProfile builder with application/json body
 func NewPatchUsersMeProfileRequest(server string, params *PatchUsersMeProfileParams, body PatchUsersMeProfileJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -11892,6 +12749,48 @@ func NewPatchUsersMeProfileRequestWithBody(server string, params *PatchUsersMePr
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetUsersMeSessionRequest constructs an http.Request for the GetUsersMeSession method
+func NewGetUsersMeSessionRequest(server string, params *GetUsersMeSessionParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/users/me/session")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 
@@ -12872,6 +13771,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /admin/users/{id}/links (the `GetAdminUsersByIdLinks` operationId).
 	GetAdminUsersByIdLinksWithResponse(ctx context.Context, id openapi_types.UUID, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*GetAdminUsersByIdLinksResponse, error)
 
+	// GetAdminUsersByIdProtectionWithResponse A user's limits, exclusions and age confirmation (read only)
+	//
+	// Staff read them; no route lets anyone lift or shorten an exclusion, or change another user's limits.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/users/{id}/protection (the `GetAdminUsersByIdProtection` operationId).
+	GetAdminUsersByIdProtectionWithResponse(ctx context.Context, id openapi_types.UUID, params *GetAdminUsersByIdProtectionParams, reqEditors ...RequestEditorFn) (*GetAdminUsersByIdProtectionResponse, error)
+
 	// PostAuthHandshakeWithBodyWithResponse Get a sign-in message for a wallet
 	//
 	// Header X-App-Id is required. The message is single-use and expires after 5 minutes; any unexpired, unused challenge of the wallet can be signed. At most 10 a minute for one wallet from one client address (asking in someone else's name uses up nothing of theirs) and AUTH_RATE_LIMIT (120) a minute per client address: past either, 429 RATE_LIMITED with Retry-After.
@@ -12926,7 +13834,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostChallengesWithBodyWithResponse Challenge a user to a game (expires after 5 minutes)
 	//
-	// The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
+	// The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12935,7 +13843,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostChallengesWithResponse Challenge a user to a game (expires after 5 minutes)
 	//
-	// The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
+	// The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12950,6 +13858,8 @@ type ClientWithResponsesInterface interface {
 	DeleteChallengesByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *DeleteChallengesByIdParams, reqEditors ...RequestEditorFn) (*DeleteChallengesByIdResponse, error)
 
 	// PostChallengesByIdAcceptWithResponse accept a challenge sent to you
+	//
+	// Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13123,7 +14033,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostGamesByIdBetsPrepareWithBodyWithResponse Prepare a bet on a player from your wallet into the game's escrow
 	//
-	// Open to signed-in non-players while the game is active and its first round is not decided (rps: the first reveal; connect four: the first move); after that 409 BETTING_CLOSED.
+	// Open to signed-in non-players while the game is active and its first round is not decided (rps: the first reveal; connect four: the first move); after that 409 BETTING_CLOSED. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13132,7 +14042,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostGamesByIdBetsPrepareWithResponse Prepare a bet on a player from your wallet into the game's escrow
 	//
-	// Open to signed-in non-players while the game is active and its first round is not decided (rps: the first reveal; connect four: the first move); after that 409 BETTING_CLOSED.
+	// Open to signed-in non-players while the game is active and its first round is not decided (rps: the first reveal; connect four: the first move); after that 409 BETTING_CLOSED. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13166,7 +14076,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostGamesByIdDonationsPrepareWithBodyWithResponse Prepare a donation from your wallet into the game's escrow
 	//
-	// Spectators of an active game only (403 for its players); at least 10000 minor units. Sign the transaction and submit it.
+	// Spectators of an active game only (403 for its players); at least 10000 minor units. Sign the transaction and submit it. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13175,7 +14085,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostGamesByIdDonationsPrepareWithResponse Prepare a donation from your wallet into the game's escrow
 	//
-	// Spectators of an active game only (403 for its players); at least 10000 minor units. Sign the transaction and submit it.
+	// Spectators of an active game only (403 for its players); at least 10000 minor units. Sign the transaction and submit it. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13223,7 +14133,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostGamesByIdMarketOrdersBuyWithBodyWithResponse Buy shares of a player in the game's prediction market
 	//
-	// A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market.
+	// A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13232,7 +14142,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostGamesByIdMarketOrdersBuyWithResponse Buy shares of a player in the game's prediction market
 	//
-	// A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market.
+	// A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13313,6 +14223,8 @@ type ClientWithResponsesInterface interface {
 	GetGamesByIdRematchWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*GetGamesByIdRematchResponse, error)
 
 	// PostGamesByIdRematchWithResponse Ask for (or accept) a rematch
+	//
+	// Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13396,12 +14308,16 @@ type ClientWithResponsesInterface interface {
 
 	// PostLobbiesWithBodyWithResponse Open a lobby (a table of one game type and stake)
 	//
+	// Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /lobbies (the `PostLobbies` operationId).
 	PostLobbiesWithBodyWithResponse(ctx context.Context, params *PostLobbiesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostLobbiesResponse, error)
 
 	// PostLobbiesWithResponse Open a lobby (a table of one game type and stake)
+	//
+	// Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13417,7 +14333,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostLobbiesByIdJoinQueueWithResponse Join the lobby's matchmaking queue
 	//
-	// Answers queued, or matched with the new game's id when someone was waiting. Stakes are locked from both platform balances.
+	// Answers queued, or matched with the new game's id when someone was waiting. Stakes are locked from both platform balances. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13633,7 +14549,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostTipsPrepareWithBodyWithResponse Prepare a tip: USDC from your wallet straight to another user's wallet
 	//
-	// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
+	// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13642,7 +14558,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostTipsPrepareWithResponse Prepare a tip: USDC from your wallet straight to another user's wallet
 	//
-	// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
+	// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13655,6 +14571,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /users/me (the `GetUsersMe` operationId).
 	GetUsersMeWithResponse(ctx context.Context, params *GetUsersMeParams, reqEditors ...RequestEditorFn) (*GetUsersMeResponse, error)
+
+	// PostUsersMeAgeConfirmationWithBodyWithResponse Confirm your age with your birth date
+	//
+	// MIN_AGE (18) or older: ageConfirmed. Younger: 403 UNDERAGE, and the account is refused on every money-in path for good, whatever it sends later. Not a real date, in the future or before 1900: 400.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /users/me/age-confirmation (the `PostUsersMeAgeConfirmation` operationId).
+	PostUsersMeAgeConfirmationWithBodyWithResponse(ctx context.Context, params *PostUsersMeAgeConfirmationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostUsersMeAgeConfirmationResponse, error)
+
+	// PostUsersMeAgeConfirmationWithResponse Confirm your age with your birth date
+	//
+	// MIN_AGE (18) or older: ageConfirmed. Younger: 403 UNDERAGE, and the account is refused on every money-in path for good, whatever it sends later. Not a real date, in the future or before 1900: 400.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /users/me/age-confirmation (the `PostUsersMeAgeConfirmation` operationId).
+	PostUsersMeAgeConfirmationWithResponse(ctx context.Context, params *PostUsersMeAgeConfirmationParams, body PostUsersMeAgeConfirmationJSONRequestBody, reqEditors ...RequestEditorFn) (*PostUsersMeAgeConfirmationResponse, error)
 
 	// PostUsersMeAvatarWithBodyWithResponse Upload the avatar image (multipart field "file")
 	//
@@ -13681,6 +14615,58 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /users/me/current-game (the `GetUsersMeCurrentGame` operationId).
 	GetUsersMeCurrentGameWithResponse(ctx context.Context, params *GetUsersMeCurrentGameParams, reqEditors ...RequestEditorFn) (*GetUsersMeCurrentGameResponse, error)
 
+	// GetUsersMeExclusionWithResponse Your running time-out or self-exclusion; 204 when none
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /users/me/exclusion (the `GetUsersMeExclusion` operationId).
+	GetUsersMeExclusionWithResponse(ctx context.Context, params *GetUsersMeExclusionParams, reqEditors ...RequestEditorFn) (*GetUsersMeExclusionResponse, error)
+
+	// PostUsersMeExclusionWithBodyWithResponse Take a time-out or exclude yourself, starting now
+	//
+	// {kind: timeout, hours: 24-1008}, {kind: self-exclusion, months: 6|12|60} or {kind: self-exclusion, permanent: true}. While it runs, deposits, stakes, tournament entries, bets, market buys, donations and tips are 403 SELF_EXCLUDED; withdrawals, sells, cancels, redemptions, chat and free games go on. Starting it cancels your open market buy orders and takes you out of staked queues. It cannot be shortened, lifted or replaced by a shorter one (409 CONFLICT), by you or by staff; a longer one replaces it.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /users/me/exclusion (the `PostUsersMeExclusion` operationId).
+	PostUsersMeExclusionWithBodyWithResponse(ctx context.Context, params *PostUsersMeExclusionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostUsersMeExclusionResponse, error)
+
+	// PostUsersMeExclusionWithResponse Take a time-out or exclude yourself, starting now
+	//
+	// {kind: timeout, hours: 24-1008}, {kind: self-exclusion, months: 6|12|60} or {kind: self-exclusion, permanent: true}. While it runs, deposits, stakes, tournament entries, bets, market buys, donations and tips are 403 SELF_EXCLUDED; withdrawals, sells, cancels, redemptions, chat and free games go on. Starting it cancels your open market buy orders and takes you out of staked queues. It cannot be shortened, lifted or replaced by a shorter one (409 CONFLICT), by you or by staff; a longer one replaces it.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /users/me/exclusion (the `PostUsersMeExclusion` operationId).
+	PostUsersMeExclusionWithResponse(ctx context.Context, params *PostUsersMeExclusionParams, body PostUsersMeExclusionJSONRequestBody, reqEditors ...RequestEditorFn) (*PostUsersMeExclusionResponse, error)
+
+	// GetUsersMeLimitsWithResponse Your limits, the looser changes waiting, and what is used of each
+	//
+	// Windows are rolling: day 24 hours, week 7 days, month 30 days. Used deposits count prepared deposits that have not expired; used losses are net losses (0 when the window is a net win).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /users/me/limits (the `GetUsersMeLimits` operationId).
+	GetUsersMeLimitsWithResponse(ctx context.Context, params *GetUsersMeLimitsParams, reqEditors ...RequestEditorFn) (*GetUsersMeLimitsResponse, error)
+
+	// PutUsersMeLimitsWithBodyWithResponse Set any of your limits (null removes one)
+	//
+	// A tighter value (lower, or a limit where there was none) applies at once; a looser one (higher, or removed) 24 hours after you ask and is listed in pending until then (asking again starts the 24 hours again); the current value or a tighter one replaces a waiting looser change. sessionReminderMinutes changes at once. A negative, fractional or unknown field is 400 naming it.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /users/me/limits (the `PutUsersMeLimits` operationId).
+	PutUsersMeLimitsWithBodyWithResponse(ctx context.Context, params *PutUsersMeLimitsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutUsersMeLimitsResponse, error)
+
+	// PutUsersMeLimitsWithResponse Set any of your limits (null removes one)
+	//
+	// A tighter value (lower, or a limit where there was none) applies at once; a looser one (higher, or removed) 24 hours after you ask and is listed in pending until then (asking again starts the 24 hours again); the current value or a tighter one replaces a waiting looser change. sessionReminderMinutes changes at once. A negative, fractional or unknown field is 400 naming it.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /users/me/limits (the `PutUsersMeLimits` operationId).
+	PutUsersMeLimitsWithResponse(ctx context.Context, params *PutUsersMeLimitsParams, body PutUsersMeLimitsJSONRequestBody, reqEditors ...RequestEditorFn) (*PutUsersMeLimitsResponse, error)
+
 	// PatchUsersMeProfileWithBodyWithResponse Change username, display name or bio
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -13694,6 +14680,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /users/me/profile (the `PatchUsersMeProfile` operationId).
 	PatchUsersMeProfileWithResponse(ctx context.Context, params *PatchUsersMeProfileParams, body PatchUsersMeProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchUsersMeProfileResponse, error)
+
+	// GetUsersMeSessionWithResponse The reality check: how long since you signed in, and what you won or lost since
+	//
+	// Signed in is when this access token was issued (POST /auth/login-wallet), or when this browser session started (the sign-in page). netMinor is payouts, refunds, sales and redemptions less stakes, bets and market buys since then.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /users/me/session (the `GetUsersMeSession` operationId).
+	GetUsersMeSessionWithResponse(ctx context.Context, params *GetUsersMeSessionParams, reqEditors ...RequestEditorFn) (*GetUsersMeSessionResponse, error)
 
 	// GetUsersSearchWithResponse Find users whose username starts with a prefix (at most 20)
 	//
@@ -13769,7 +14764,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostWalletsTransferPrepareWithBodyWithResponse Prepare a USDC transfer from your wallet (to depositAddress: a deposit)
 	//
-	// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.
+	// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13778,7 +14773,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostWalletsTransferPrepareWithResponse Prepare a USDC transfer from your wallet (to depositAddress: a deposit)
 	//
-	// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.
+	// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15244,6 +16239,96 @@ func (r GetAdminUsersByIdLinksResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetAdminUsersByIdLinksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetAdminUsersByIdProtectionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ProtectionStaffView
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequired
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAdminUsersByIdProtectionResponse) GetJSON200() *ProtectionStaffView {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetAdminUsersByIdProtectionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetAdminUsersByIdProtectionResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetAdminUsersByIdProtectionResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetAdminUsersByIdProtectionResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r GetAdminUsersByIdProtectionResponse) GetJSON426() *UpgradeRequired {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetAdminUsersByIdProtectionResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetAdminUsersByIdProtectionResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAdminUsersByIdProtectionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAdminUsersByIdProtectionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAdminUsersByIdProtectionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAdminUsersByIdProtectionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -19888,6 +20973,8 @@ type PostLobbiesResponse struct {
 	JSON402 *PaymentRequiredResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *RequestEntityTooLarge
 	// JSON426 the response for an HTTP 426 `application/json` response
@@ -19921,6 +21008,11 @@ func (r PostLobbiesResponse) GetJSON402() *PaymentRequiredResponse {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r PostLobbiesResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostLobbiesResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -21977,7 +23069,7 @@ type GetUsersMeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *UserProfile
+	JSON200 *MyProfile
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -21993,7 +23085,7 @@ type GetUsersMeResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetUsersMeResponse) GetJSON200() *UserProfile {
+func (r GetUsersMeResponse) GetJSON200() *MyProfile {
 	return r.JSON200
 }
 
@@ -22050,6 +23142,103 @@ func (r GetUsersMeResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetUsersMeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostUsersMeAgeConfirmationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ProtectionAgeConfirmation
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequired
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostUsersMeAgeConfirmationResponse) GetJSON200() *ProtectionAgeConfirmation {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostUsersMeAgeConfirmationResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostUsersMeAgeConfirmationResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r PostUsersMeAgeConfirmationResponse) GetJSON402() *PaymentRequiredResponse {
+	return r.JSON402
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostUsersMeAgeConfirmationResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostUsersMeAgeConfirmationResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r PostUsersMeAgeConfirmationResponse) GetJSON426() *UpgradeRequired {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostUsersMeAgeConfirmationResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PostUsersMeAgeConfirmationResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostUsersMeAgeConfirmationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostUsersMeAgeConfirmationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostUsersMeAgeConfirmationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostUsersMeAgeConfirmationResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -22333,6 +23522,373 @@ func (r GetUsersMeCurrentGameResponse) ContentType() string {
 	return ""
 }
 
+type GetUsersMeExclusionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ProtectionExclusion
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredResponse
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequired
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetUsersMeExclusionResponse) GetJSON200() *ProtectionExclusion {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetUsersMeExclusionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetUsersMeExclusionResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r GetUsersMeExclusionResponse) GetJSON402() *PaymentRequiredResponse {
+	return r.JSON402
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r GetUsersMeExclusionResponse) GetJSON426() *UpgradeRequired {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetUsersMeExclusionResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetUsersMeExclusionResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetUsersMeExclusionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetUsersMeExclusionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetUsersMeExclusionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetUsersMeExclusionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostUsersMeExclusionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ProtectionExclusion
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequired
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostUsersMeExclusionResponse) GetJSON201() *ProtectionExclusion {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostUsersMeExclusionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostUsersMeExclusionResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r PostUsersMeExclusionResponse) GetJSON402() *PaymentRequiredResponse {
+	return r.JSON402
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostUsersMeExclusionResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostUsersMeExclusionResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostUsersMeExclusionResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r PostUsersMeExclusionResponse) GetJSON426() *UpgradeRequired {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostUsersMeExclusionResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PostUsersMeExclusionResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostUsersMeExclusionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostUsersMeExclusionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostUsersMeExclusionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostUsersMeExclusionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetUsersMeLimitsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ProtectionLimits
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredResponse
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequired
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetUsersMeLimitsResponse) GetJSON200() *ProtectionLimits {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetUsersMeLimitsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetUsersMeLimitsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r GetUsersMeLimitsResponse) GetJSON402() *PaymentRequiredResponse {
+	return r.JSON402
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r GetUsersMeLimitsResponse) GetJSON426() *UpgradeRequired {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetUsersMeLimitsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetUsersMeLimitsResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetUsersMeLimitsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetUsersMeLimitsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetUsersMeLimitsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetUsersMeLimitsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PutUsersMeLimitsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ProtectionLimits
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequired
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutUsersMeLimitsResponse) GetJSON200() *ProtectionLimits {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutUsersMeLimitsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutUsersMeLimitsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r PutUsersMeLimitsResponse) GetJSON402() *PaymentRequiredResponse {
+	return r.JSON402
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutUsersMeLimitsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PutUsersMeLimitsResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r PutUsersMeLimitsResponse) GetJSON426() *UpgradeRequired {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PutUsersMeLimitsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PutUsersMeLimitsResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PutUsersMeLimitsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutUsersMeLimitsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutUsersMeLimitsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutUsersMeLimitsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PatchUsersMeProfileResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -22431,6 +23987,89 @@ func (r PatchUsersMeProfileResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PatchUsersMeProfileResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetUsersMeSessionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ProtectionSession
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredResponse
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequired
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetUsersMeSessionResponse) GetJSON200() *ProtectionSession {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetUsersMeSessionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetUsersMeSessionResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r GetUsersMeSessionResponse) GetJSON402() *PaymentRequiredResponse {
+	return r.JSON402
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r GetUsersMeSessionResponse) GetJSON426() *UpgradeRequired {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetUsersMeSessionResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetUsersMeSessionResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetUsersMeSessionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetUsersMeSessionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetUsersMeSessionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetUsersMeSessionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -23932,6 +25571,21 @@ func (c *ClientWithResponses) GetAdminUsersByIdLinksWithResponse(ctx context.Con
 	return ParseGetAdminUsersByIdLinksResponse(rsp)
 }
 
+// GetAdminUsersByIdProtectionWithResponse A user's limits, exclusions and age confirmation (read only)
+//
+// Staff read them; no route lets anyone lift or shorten an exclusion, or change another user's limits.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/users/{id}/protection (the `GetAdminUsersByIdProtection` operationId).
+func (c *ClientWithResponses) GetAdminUsersByIdProtectionWithResponse(ctx context.Context, id openapi_types.UUID, params *GetAdminUsersByIdProtectionParams, reqEditors ...RequestEditorFn) (*GetAdminUsersByIdProtectionResponse, error) {
+	rsp, err := c.GetAdminUsersByIdProtection(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAdminUsersByIdProtectionResponse(rsp)
+}
+
 // PostAuthHandshakeWithBodyWithResponse Get a sign-in message for a wallet
 //
 // Header X-App-Id is required. The message is single-use and expires after 5 minutes; any unexpired, unused challenge of the wallet can be signed. At most 10 a minute for one wallet from one client address (asking in someone else's name uses up nothing of theirs) and AUTH_RATE_LIMIT (120) a minute per client address: past either, 429 RATE_LIMITED with Retry-After.
@@ -24022,7 +25676,7 @@ func (c *ClientWithResponses) GetChallengesWithResponse(ctx context.Context, par
 
 // PostChallengesWithBodyWithResponse Challenge a user to a game (expires after 5 minutes)
 //
-// The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
+// The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24037,7 +25691,7 @@ func (c *ClientWithResponses) PostChallengesWithBodyWithResponse(ctx context.Con
 
 // PostChallengesWithResponse Challenge a user to a game (expires after 5 minutes)
 //
-// The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires.
+// The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): the 11th is 409 CONFLICT until you cancel one or one is answered or expires. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24064,6 +25718,8 @@ func (c *ClientWithResponses) DeleteChallengesByIdWithResponse(ctx context.Conte
 }
 
 // PostChallengesByIdAcceptWithResponse accept a challenge sent to you
+//
+// Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -24369,7 +26025,7 @@ func (c *ClientWithResponses) GetGamesByIdBetsWithResponse(ctx context.Context, 
 
 // PostGamesByIdBetsPrepareWithBodyWithResponse Prepare a bet on a player from your wallet into the game's escrow
 //
-// Open to signed-in non-players while the game is active and its first round is not decided (rps: the first reveal; connect four: the first move); after that 409 BETTING_CLOSED.
+// Open to signed-in non-players while the game is active and its first round is not decided (rps: the first reveal; connect four: the first move); after that 409 BETTING_CLOSED. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24384,7 +26040,7 @@ func (c *ClientWithResponses) PostGamesByIdBetsPrepareWithBodyWithResponse(ctx c
 
 // PostGamesByIdBetsPrepareWithResponse Prepare a bet on a player from your wallet into the game's escrow
 //
-// Open to signed-in non-players while the game is active and its first round is not decided (rps: the first reveal; connect four: the first move); after that 409 BETTING_CLOSED.
+// Open to signed-in non-players while the game is active and its first round is not decided (rps: the first reveal; connect four: the first move); after that 409 BETTING_CLOSED. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24442,7 +26098,7 @@ func (c *ClientWithResponses) GetGamesByIdDonationsWithResponse(ctx context.Cont
 
 // PostGamesByIdDonationsPrepareWithBodyWithResponse Prepare a donation from your wallet into the game's escrow
 //
-// Spectators of an active game only (403 for its players); at least 10000 minor units. Sign the transaction and submit it.
+// Spectators of an active game only (403 for its players); at least 10000 minor units. Sign the transaction and submit it. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24457,7 +26113,7 @@ func (c *ClientWithResponses) PostGamesByIdDonationsPrepareWithBodyWithResponse(
 
 // PostGamesByIdDonationsPrepareWithResponse Prepare a donation from your wallet into the game's escrow
 //
-// Spectators of an active game only (403 for its players); at least 10000 minor units. Sign the transaction and submit it.
+// Spectators of an active game only (403 for its players); at least 10000 minor units. Sign the transaction and submit it. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24541,7 +26197,7 @@ func (c *ClientWithResponses) GetGamesByIdMarketOrdersWithResponse(ctx context.C
 
 // PostGamesByIdMarketOrdersBuyWithBodyWithResponse Buy shares of a player in the game's prediction market
 //
-// A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market.
+// A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24556,7 +26212,7 @@ func (c *ClientWithResponses) PostGamesByIdMarketOrdersBuyWithBodyWithResponse(c
 
 // PostGamesByIdMarketOrdersBuyWithResponse Buy shares of a player in the game's prediction market
 //
-// A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market.
+// A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24697,6 +26353,8 @@ func (c *ClientWithResponses) GetGamesByIdRematchWithResponse(ctx context.Contex
 }
 
 // PostGamesByIdRematchWithResponse Ask for (or accept) a rematch
+//
+// Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -24840,6 +26498,8 @@ func (c *ClientWithResponses) GetLobbiesWithResponse(ctx context.Context, params
 
 // PostLobbiesWithBodyWithResponse Open a lobby (a table of one game type and stake)
 //
+// Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /lobbies (the `PostLobbies` operationId).
@@ -24852,6 +26512,8 @@ func (c *ClientWithResponses) PostLobbiesWithBodyWithResponse(ctx context.Contex
 }
 
 // PostLobbiesWithResponse Open a lobby (a table of one game type and stake)
+//
+// Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24879,7 +26541,7 @@ func (c *ClientWithResponses) DeleteLobbiesByIdJoinQueueWithResponse(ctx context
 
 // PostLobbiesByIdJoinQueueWithResponse Join the lobby's matchmaking queue
 //
-// Answers queued, or matched with the new game's id when someone was waiting. Stakes are locked from both platform balances.
+// Answers queued, or matched with the new game's id when someone was waiting. Stakes are locked from both platform balances. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -25251,7 +26913,7 @@ func (c *ClientWithResponses) PostTipsBroadcastWithResponse(ctx context.Context,
 
 // PostTipsPrepareWithBodyWithResponse Prepare a tip: USDC from your wallet straight to another user's wallet
 //
-// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
+// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25266,7 +26928,7 @@ func (c *ClientWithResponses) PostTipsPrepareWithBodyWithResponse(ctx context.Co
 
 // PostTipsPrepareWithResponse Prepare a tip: USDC from your wallet straight to another user's wallet
 //
-// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it.
+// The platform pays the network fee; when the recipient has no USDC account yet your wallet pays its rent. At least 10000 minor units; 400 for yourself, 404 for an unknown recipient, game or user; a context game must be active and played by you or the recipient, and a context dm must be your conversation with the recipient (its id is the recipient's): else 400 VALIDATION_ERROR naming context; 403 FORBIDDEN when either blocked the other. Sign the transaction and broadcast it. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25290,6 +26952,36 @@ func (c *ClientWithResponses) GetUsersMeWithResponse(ctx context.Context, params
 		return nil, err
 	}
 	return ParseGetUsersMeResponse(rsp)
+}
+
+// PostUsersMeAgeConfirmationWithBodyWithResponse Confirm your age with your birth date
+//
+// MIN_AGE (18) or older: ageConfirmed. Younger: 403 UNDERAGE, and the account is refused on every money-in path for good, whatever it sends later. Not a real date, in the future or before 1900: 400.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /users/me/age-confirmation (the `PostUsersMeAgeConfirmation` operationId).
+func (c *ClientWithResponses) PostUsersMeAgeConfirmationWithBodyWithResponse(ctx context.Context, params *PostUsersMeAgeConfirmationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostUsersMeAgeConfirmationResponse, error) {
+	rsp, err := c.PostUsersMeAgeConfirmationWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostUsersMeAgeConfirmationResponse(rsp)
+}
+
+// PostUsersMeAgeConfirmationWithResponse Confirm your age with your birth date
+//
+// MIN_AGE (18) or older: ageConfirmed. Younger: 403 UNDERAGE, and the account is refused on every money-in path for good, whatever it sends later. Not a real date, in the future or before 1900: 400.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /users/me/age-confirmation (the `PostUsersMeAgeConfirmation` operationId).
+func (c *ClientWithResponses) PostUsersMeAgeConfirmationWithResponse(ctx context.Context, params *PostUsersMeAgeConfirmationParams, body PostUsersMeAgeConfirmationJSONRequestBody, reqEditors ...RequestEditorFn) (*PostUsersMeAgeConfirmationResponse, error) {
+	rsp, err := c.PostUsersMeAgeConfirmation(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostUsersMeAgeConfirmationResponse(rsp)
 }
 
 // PostUsersMeAvatarWithBodyWithResponse Upload the avatar image (multipart field "file")
@@ -25335,6 +27027,94 @@ func (c *ClientWithResponses) GetUsersMeCurrentGameWithResponse(ctx context.Cont
 	return ParseGetUsersMeCurrentGameResponse(rsp)
 }
 
+// GetUsersMeExclusionWithResponse Your running time-out or self-exclusion; 204 when none
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /users/me/exclusion (the `GetUsersMeExclusion` operationId).
+func (c *ClientWithResponses) GetUsersMeExclusionWithResponse(ctx context.Context, params *GetUsersMeExclusionParams, reqEditors ...RequestEditorFn) (*GetUsersMeExclusionResponse, error) {
+	rsp, err := c.GetUsersMeExclusion(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetUsersMeExclusionResponse(rsp)
+}
+
+// PostUsersMeExclusionWithBodyWithResponse Take a time-out or exclude yourself, starting now
+//
+// {kind: timeout, hours: 24-1008}, {kind: self-exclusion, months: 6|12|60} or {kind: self-exclusion, permanent: true}. While it runs, deposits, stakes, tournament entries, bets, market buys, donations and tips are 403 SELF_EXCLUDED; withdrawals, sells, cancels, redemptions, chat and free games go on. Starting it cancels your open market buy orders and takes you out of staked queues. It cannot be shortened, lifted or replaced by a shorter one (409 CONFLICT), by you or by staff; a longer one replaces it.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /users/me/exclusion (the `PostUsersMeExclusion` operationId).
+func (c *ClientWithResponses) PostUsersMeExclusionWithBodyWithResponse(ctx context.Context, params *PostUsersMeExclusionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostUsersMeExclusionResponse, error) {
+	rsp, err := c.PostUsersMeExclusionWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostUsersMeExclusionResponse(rsp)
+}
+
+// PostUsersMeExclusionWithResponse Take a time-out or exclude yourself, starting now
+//
+// {kind: timeout, hours: 24-1008}, {kind: self-exclusion, months: 6|12|60} or {kind: self-exclusion, permanent: true}. While it runs, deposits, stakes, tournament entries, bets, market buys, donations and tips are 403 SELF_EXCLUDED; withdrawals, sells, cancels, redemptions, chat and free games go on. Starting it cancels your open market buy orders and takes you out of staked queues. It cannot be shortened, lifted or replaced by a shorter one (409 CONFLICT), by you or by staff; a longer one replaces it.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /users/me/exclusion (the `PostUsersMeExclusion` operationId).
+func (c *ClientWithResponses) PostUsersMeExclusionWithResponse(ctx context.Context, params *PostUsersMeExclusionParams, body PostUsersMeExclusionJSONRequestBody, reqEditors ...RequestEditorFn) (*PostUsersMeExclusionResponse, error) {
+	rsp, err := c.PostUsersMeExclusion(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostUsersMeExclusionResponse(rsp)
+}
+
+// GetUsersMeLimitsWithResponse Your limits, the looser changes waiting, and what is used of each
+//
+// Windows are rolling: day 24 hours, week 7 days, month 30 days. Used deposits count prepared deposits that have not expired; used losses are net losses (0 when the window is a net win).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /users/me/limits (the `GetUsersMeLimits` operationId).
+func (c *ClientWithResponses) GetUsersMeLimitsWithResponse(ctx context.Context, params *GetUsersMeLimitsParams, reqEditors ...RequestEditorFn) (*GetUsersMeLimitsResponse, error) {
+	rsp, err := c.GetUsersMeLimits(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetUsersMeLimitsResponse(rsp)
+}
+
+// PutUsersMeLimitsWithBodyWithResponse Set any of your limits (null removes one)
+//
+// A tighter value (lower, or a limit where there was none) applies at once; a looser one (higher, or removed) 24 hours after you ask and is listed in pending until then (asking again starts the 24 hours again); the current value or a tighter one replaces a waiting looser change. sessionReminderMinutes changes at once. A negative, fractional or unknown field is 400 naming it.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /users/me/limits (the `PutUsersMeLimits` operationId).
+func (c *ClientWithResponses) PutUsersMeLimitsWithBodyWithResponse(ctx context.Context, params *PutUsersMeLimitsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutUsersMeLimitsResponse, error) {
+	rsp, err := c.PutUsersMeLimitsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutUsersMeLimitsResponse(rsp)
+}
+
+// PutUsersMeLimitsWithResponse Set any of your limits (null removes one)
+//
+// A tighter value (lower, or a limit where there was none) applies at once; a looser one (higher, or removed) 24 hours after you ask and is listed in pending until then (asking again starts the 24 hours again); the current value or a tighter one replaces a waiting looser change. sessionReminderMinutes changes at once. A negative, fractional or unknown field is 400 naming it.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /users/me/limits (the `PutUsersMeLimits` operationId).
+func (c *ClientWithResponses) PutUsersMeLimitsWithResponse(ctx context.Context, params *PutUsersMeLimitsParams, body PutUsersMeLimitsJSONRequestBody, reqEditors ...RequestEditorFn) (*PutUsersMeLimitsResponse, error) {
+	rsp, err := c.PutUsersMeLimits(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutUsersMeLimitsResponse(rsp)
+}
+
 // PatchUsersMeProfileWithBodyWithResponse Change username, display name or bio
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -25359,6 +27139,21 @@ func (c *ClientWithResponses) PatchUsersMeProfileWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParsePatchUsersMeProfileResponse(rsp)
+}
+
+// GetUsersMeSessionWithResponse The reality check: how long since you signed in, and what you won or lost since
+//
+// Signed in is when this access token was issued (POST /auth/login-wallet), or when this browser session started (the sign-in page). netMinor is payouts, refunds, sales and redemptions less stakes, bets and market buys since then.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /users/me/session (the `GetUsersMeSession` operationId).
+func (c *ClientWithResponses) GetUsersMeSessionWithResponse(ctx context.Context, params *GetUsersMeSessionParams, reqEditors ...RequestEditorFn) (*GetUsersMeSessionResponse, error) {
+	rsp, err := c.GetUsersMeSession(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetUsersMeSessionResponse(rsp)
 }
 
 // GetUsersSearchWithResponse Find users whose username starts with a prefix (at most 20)
@@ -25495,7 +27290,7 @@ func (c *ClientWithResponses) GetWalletsMeTransactionsWithResponse(ctx context.C
 
 // PostWalletsTransferPrepareWithBodyWithResponse Prepare a USDC transfer from your wallet (to depositAddress: a deposit)
 //
-// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.
+// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25510,7 +27305,7 @@ func (c *ClientWithResponses) PostWalletsTransferPrepareWithBodyWithResponse(ctx
 
 // PostWalletsTransferPrepareWithResponse Prepare a USDC transfer from your wallet (to depositAddress: a deposit)
 //
-// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.
+// Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -26718,6 +28513,81 @@ func ParseGetAdminUsersByIdLinksResponse(rsp *http.Response) (*GetAdminUsersById
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest []IntegrityLink
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetAdminUsersByIdProtectionResponse parses an HTTP response from a GetAdminUsersByIdProtectionWithResponse call
+func ParseGetAdminUsersByIdProtectionResponse(rsp *http.Response) (*GetAdminUsersByIdProtectionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAdminUsersByIdProtectionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ProtectionStaffView
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30695,6 +32565,13 @@ func ParsePostLobbiesResponse(rsp *http.Response) (*PostLobbiesResponse, error) 
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest RequestEntityTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -32414,7 +34291,7 @@ func ParseGetUsersMeResponse(rsp *http.Response) (*GetUsersMeResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest UserProfile
+		var dest MyProfile
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32440,6 +34317,88 @@ func ParseGetUsersMeResponse(rsp *http.Response) (*GetUsersMeResponse, error) {
 			return nil, err
 		}
 		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostUsersMeAgeConfirmationResponse parses an HTTP response from a PostUsersMeAgeConfirmationWithResponse call
+func ParsePostUsersMeAgeConfirmationResponse(rsp *http.Response) (*PostUsersMeAgeConfirmationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostUsersMeAgeConfirmationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ProtectionAgeConfirmation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
 		var dest UpgradeRequired
@@ -32702,6 +34661,316 @@ func ParseGetUsersMeCurrentGameResponse(rsp *http.Response) (*GetUsersMeCurrentG
 	return response, nil
 }
 
+// ParseGetUsersMeExclusionResponse parses an HTTP response from a GetUsersMeExclusionWithResponse call
+func ParseGetUsersMeExclusionResponse(rsp *http.Response) (*GetUsersMeExclusionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetUsersMeExclusionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ProtectionExclusion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostUsersMeExclusionResponse parses an HTTP response from a PostUsersMeExclusionWithResponse call
+func ParsePostUsersMeExclusionResponse(rsp *http.Response) (*PostUsersMeExclusionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostUsersMeExclusionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ProtectionExclusion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetUsersMeLimitsResponse parses an HTTP response from a GetUsersMeLimitsWithResponse call
+func ParseGetUsersMeLimitsResponse(rsp *http.Response) (*GetUsersMeLimitsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetUsersMeLimitsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ProtectionLimits
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePutUsersMeLimitsResponse parses an HTTP response from a PutUsersMeLimitsWithResponse call
+func ParsePutUsersMeLimitsResponse(rsp *http.Response) (*PutUsersMeLimitsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutUsersMeLimitsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ProtectionLimits
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParsePatchUsersMeProfileResponse parses an HTTP response from a PatchUsersMeProfileWithResponse call
 func ParsePatchUsersMeProfileResponse(rsp *http.Response) (*PatchUsersMeProfileResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -32764,6 +35033,74 @@ func ParsePatchUsersMeProfileResponse(rsp *http.Response) (*PatchUsersMeProfileR
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetUsersMeSessionResponse parses an HTTP response from a GetUsersMeSessionWithResponse call
+func ParseGetUsersMeSessionResponse(rsp *http.Response) (*GetUsersMeSessionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetUsersMeSessionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ProtectionSession
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
 		var dest UpgradeRequired

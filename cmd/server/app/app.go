@@ -39,6 +39,7 @@ import (
 	"wager/domain/notify"
 	"wager/domain/payments"
 	"wager/domain/pot"
+	"wager/domain/protection"
 	"wager/domain/ranking"
 	"wager/domain/referrals"
 	"wager/domain/room"
@@ -77,7 +78,10 @@ type App struct {
 	// settles finished games and runs the review queue.
 	Guard   *integrity.Guard
 	Reviews *integrity.Reviews
-	Live    *live.Hub
+	// Protection answers the player protection rules of every money-in
+	// path and runs players' limits, exclusions and age confirmations.
+	Protection *protection.Service
+	Live       *live.Hub
 	// Bots are the demo players (nil without DEMO_BOTS).
 	Bots *bots.Bots
 	// LocalChain is the embedded chain (nil with SOLANA_RPC_URL).
@@ -117,6 +121,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 // build makes every service. What depends on what is all here.
 func (a *App) build(ctx context.Context) error {
 	cfg, bdb, log, now := a.Config, a.DB, a.log, domain.Clock(domain.SystemClock)
+	if cfg.Clock != nil {
+		now = cfg.Clock
+	}
 	if err := db.Migrate(ctx, bdb); err != nil {
 		return err
 	}
@@ -178,11 +185,13 @@ func (a *App) build(ctx context.Context) error {
 	var settle game.Settler = func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome) (game.Settlement, error) {
 		return a.Reviews.Settle(ctx, tx, g, players, o)
 	}
+	protect := protection.NewGuard(bdb, now, cfg.Protection)
+	a.Money.Protect = protect
 	a.Ranking = ranking.New(bdb, now)
 	a.Referrals = referrals.New(bdb, a.Notify, a.Social, a.Rooms, now, cfg.ReferralBPS, cfg.PublicURL)
 	a.Games = game.New(bdb, now, log, game.Deps{Rooms: a.Rooms, Notify: a.Notify, Settle: settle, Live: feed,
-		Recorders: []game.Recorder{a.Ranking, a.Social, a.Referrals},
-		EscrowOf:  func(gameID string) string { return a.Keys.Escrow(gameID).PublicKey().String() }})
+		Recorders: []game.Recorder{a.Ranking, a.Social, a.Referrals}, Protect: protect,
+		EscrowOf: func(gameID string) string { return a.Keys.Escrow(gameID).PublicKey().String() }})
 	a.Chat = chat.New(bdb, a.Rooms, now)
 	a.Support = support.New(bdb, a.Notify, now)
 	a.Pot = pot.New(bdb, a.Rooms, a.Games, a.Money, a.Chat, a.Keys, guard, now, log)
@@ -190,13 +199,16 @@ func (a *App) build(ctx context.Context) error {
 	a.Pot.Referrals = a.Referrals
 	a.Pot.BetRecorder = a.Social
 	a.Pot.Notify = a.Notify
+	a.Pot.Protect = protect
 	a.Market = market.New(bdb, a.Rooms, a.Games, guard, now)
-	a.Market.Notify, a.Market.Achievements = a.Notify, a.Social
+	a.Market.Notify, a.Market.Achievements, a.Market.Protect = a.Notify, a.Social, protect
+	a.Protection = protection.NewService(protect, a.Games, a.Market)
 	a.Reviews = integrity.NewReviews(bdb, now, integrity.ReviewDeps{Guard: guard, Games: a.Games, Pot: a.Pot, Market: a.Market,
 		Notify: a.Notify, Rooms: a.Rooms})
 	confirmers[pot.KindDonation] = a.Pot.ConfirmDonation
 	confirmers[pot.KindBet] = a.Pot.ConfirmBet
 	a.Tips = tips.New(bdb, a.Users, a.Money, a.Chat, a.Notify, a.Social, now)
+	a.Tips.Protect = protect
 	confirmers[tips.KindTip] = a.Tips.Confirm
 	limiter := payments.NewLimiter(bdb, now, cfg.AbuseThreshold, cfg.AbuseWindow, cfg.AbuseOverrides)
 	a.Payments = payments.New(bdb, a.Money, a.Keys, limiter, now, log, payments.Config{
@@ -210,13 +222,13 @@ func (a *App) build(ctx context.Context) error {
 	}
 	opts := handlers.Options{MinSDKVersion: cfg.MinSDKVersion, SDKGraceUntil: cfg.SDKGraceUntil,
 		DevFaucet: cfg.DevFaucet && a.LocalChain != nil, EmbeddedChain: cfg.EmbeddedChain(), ChainID: cfg.ChainID(),
-		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies}
+		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies, CountryHeader: cfg.CountryHeader}
 	views := handlers.NewLiveViews(a.Games, a.Pot, a.Reviews, opts, log)
 	a.Live = live.New(liveStore{a.Rooms}, views, presence, views, announcer.Instance(), log, live.Options{})
 	feed.hub = a.Live
 
 	a.HTTP = handlers.New(handlers.Services{DB: bdb, Flags: a.Flags, Users: a.Users, Auth: a.Auth, Money: a.Money,
-		Rooms: a.Rooms, Games: a.Games, Chat: a.Chat, Pot: a.Pot, Market: a.Market, Payments: a.Payments, Notify: a.Notify, Social: a.Social, Tips: a.Tips, Ranking: a.Ranking, Support: a.Support, Referrals: a.Referrals, Guard: a.Guard, Reviews: a.Reviews, Live: a.Live, Views: views, Bots: demoBots,
+		Rooms: a.Rooms, Games: a.Games, Chat: a.Chat, Pot: a.Pot, Market: a.Market, Payments: a.Payments, Notify: a.Notify, Social: a.Social, Tips: a.Tips, Ranking: a.Ranking, Support: a.Support, Referrals: a.Referrals, Guard: a.Guard, Reviews: a.Reviews, Protection: a.Protection, Live: a.Live, Views: views, Bots: demoBots,
 		LocalChain: a.LocalChain, Audit: audit.New(bdb)}, opts, log)
 	if unknown := limiter.UnknownOverrides(); len(unknown) > 0 {
 		return fmt.Errorf("invalid configuration: ABUSE_OVERRIDES names %s, which is not a charged endpoint (write METHOD /route as in the OpenAPI document)",

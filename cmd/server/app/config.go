@@ -14,7 +14,9 @@ import (
 
 	"github.com/gagliardetto/solana-go"
 
+	"wager/domain"
 	"wager/domain/integrity"
+	"wager/domain/protection"
 	"wager/domain/referrals"
 	"wager/web"
 )
@@ -73,6 +75,15 @@ type Config struct {
 	// player pot (POOL_CAP_MULTIPLE); accounts linked by a shared sign-in
 	// address too (LINK_BY_IP).
 	Integrity integrity.Config
+	// Protection: the age gate (REQUIRE_AGE_CONFIRMATION, MIN_AGE) and the
+	// restricted countries (RESTRICTED_COUNTRIES).
+	Protection protection.Config
+	// CountryHeader names the header in which a trusted proxy tells the
+	// client's country (COUNTRY_HEADER; empty: none).
+	CountryHeader string
+	// Clock is the time of every service (nil: the system clock). It is
+	// not read from the environment: tests set it to move time.
+	Clock domain.Clock
 }
 
 // EmbeddedChain reports whether the server runs its own local chain.
@@ -299,6 +310,41 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			bad("LINK_BY_IP", v, "must be true or false")
 		}
 		c.Integrity.LinkByIP = b
+	}
+	if v := env("REQUIRE_AGE_CONFIRMATION", strconv.FormatBool(!c.EmbeddedChain())); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			bad("REQUIRE_AGE_CONFIRMATION", v, "must be true or false")
+		}
+		c.Protection.RequireAge = b
+	}
+	if v := env("MIN_AGE", strconv.Itoa(protection.DefaultMinAge)); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 16 || n > 25 {
+			bad("MIN_AGE", v, "must be a whole number of years from 16 to 25")
+		}
+		c.Protection.MinAge = n
+	}
+	c.CountryHeader = env("COUNTRY_HEADER", "")
+	if c.CountryHeader != "" {
+		if strings.Trim(strings.ToLower(c.CountryHeader), "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+			bad("COUNTRY_HEADER", c.CountryHeader, "must be an HTTP header name, such as CF-IPCountry")
+		} else if len(c.TrustedProxies) == 0 {
+			bad("COUNTRY_HEADER", c.CountryHeader, "is believed only from TRUSTED_PROXIES: set them to the proxies that set this header")
+		}
+	}
+	for _, cc := range strings.Split(getenv("RESTRICTED_COUNTRIES"), ",") {
+		if cc = strings.ToUpper(strings.TrimSpace(cc)); cc == "" {
+			continue
+		}
+		if len(cc) != 2 || strings.Trim(cc, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
+			bad("RESTRICTED_COUNTRIES", cc, "must be ISO 3166-1 alpha-2 codes separated by commas, such as US,FR")
+			continue
+		}
+		c.Protection.Restricted = append(c.Protection.Restricted, cc)
+	}
+	if len(c.Protection.Restricted) > 0 && c.CountryHeader == "" {
+		bad("RESTRICTED_COUNTRIES", getenv("RESTRICTED_COUNTRIES"), "needs COUNTRY_HEADER: without it no request has a country")
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("LOG_FORMAT", c.LogFormat, "must be text or json")

@@ -43,6 +43,10 @@ func TestLoadConfigNamesInvalidVariables(t *testing.T) {
 		"REFERRAL_BPS":                    "2000,500",
 		"FEE_PAYER_DAILY_LAMPORTS":        "-1",
 		"FEE_PAYER_GLOBAL_DAILY_LAMPORTS": "2 SOL",
+		"REQUIRE_AGE_CONFIRMATION":        "sometimes",
+		"MIN_AGE":                         "12",
+		"COUNTRY_HEADER":                  "CF-IPCountry", // without TRUSTED_PROXIES nobody could send it
+		"RESTRICTED_COUNTRIES":            "USA",
 	} {
 		_, err := LoadConfig(func(k string) string {
 			if k == name {
@@ -53,6 +57,32 @@ func TestLoadConfigNamesInvalidVariables(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), name+"=") {
 			t.Errorf("%s=%q: got %v, want an error naming %s", name, value, err, name)
 		}
+	}
+}
+
+// The age gate is on by default on a real chain and off on the embedded
+// one; a restricted region needs a country header, believed only from
+// trusted proxies.
+func TestLoadConfigOfPlayerProtection(t *testing.T) {
+	load := func(env map[string]string) (Config, error) {
+		return LoadConfig(func(k string) string { return env[k] })
+	}
+	c, err := load(nil)
+	if err != nil || c.Protection.RequireAge || c.Protection.MinAge != 18 || c.CountryHeader != "" || len(c.Protection.Restricted) != 0 {
+		t.Fatalf("embedded chain defaults: %+v %v", c.Protection, err)
+	}
+	c, err = load(map[string]string{"SOLANA_RPC_URL": "https://api.devnet.solana.com"})
+	if err != nil || !c.Protection.RequireAge {
+		t.Fatalf("an external chain requires the age by default: %+v %v", c.Protection, err)
+	}
+	c, err = load(map[string]string{"COUNTRY_HEADER": "CF-IPCountry", "TRUSTED_PROXIES": "10.0.0.0/8",
+		"RESTRICTED_COUNTRIES": "us, fr", "MIN_AGE": "21", "REQUIRE_AGE_CONFIRMATION": "true"})
+	if err != nil || c.CountryHeader != "CF-IPCountry" || !reflect.DeepEqual(c.Protection.Restricted, []string{"US", "FR"}) ||
+		c.Protection.MinAge != 21 || !c.Protection.RequireAge {
+		t.Fatalf("configured: %+v %q %v", c.Protection, c.CountryHeader, err)
+	}
+	if _, err := load(map[string]string{"RESTRICTED_COUNTRIES": "US"}); err == nil || !strings.Contains(err.Error(), "COUNTRY_HEADER") {
+		t.Errorf("restricted countries without a country header: %v", err)
 	}
 }
 

@@ -1,0 +1,408 @@
+package protection
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"wager/domain"
+	"wager/domain/money"
+)
+
+// FormatTime writes a time as every refusal and page of player protection
+// shows it ("26 Nov 2026, 14:05 UTC"), rounded up to the minute so that
+// nobody is refused again at the minute they were told.
+func FormatTime(t time.Time) string {
+	t = t.UTC()
+	if r := t.Truncate(time.Minute); r.Before(t) {
+		t = r.Add(time.Minute)
+	}
+	return t.Format("2 Jan 2006, 15:04 UTC")
+}
+
+// What puts money in, for the rules to weigh and the refusals to name.
+const (
+	WhatDeposit  = "deposit"
+	WhatStake    = "stake"
+	WhatEntry    = "tournament entry"
+	WhatBet      = "bet"
+	WhatBuy      = "market buy"
+	WhatDonation = "donation"
+	WhatTip      = "tip"
+)
+
+// moneyIn is one request that puts money in.
+type moneyIn struct {
+	what    string
+	deposit int64 // a deposit's amount, weighed against the deposit limits
+	stake   int64 // a stake's or entry fee's amount, weighed against stakeMaxMinor
+	losses  bool  // refused once a loss limit is reached
+}
+
+// closedWhile is what an exclusion or a restriction closes, and what stays
+// open: the words of every such refusal and banner.
+const (
+	closedWhile = "deposits, stakes, tournament entries, bets, market buys, donations and tips"
+	openWhile   = "withdrawals, selling shares, cancelling orders, redeeming, chat and free games"
+)
+
+// CheckRegion refuses (REGION_RESTRICTED) a request from a country where
+// no money goes in: the country a trusted proxy named (see CountryOf).
+// A request whose country is unknown is not refused.
+func (g *Guard) CheckRegion(ctx context.Context) error {
+	if e := regionRule(CountryOf(ctx), g.cfg.Restricted); e != nil {
+		return e
+	}
+	return nil
+}
+
+func regionRule(country string, restricted []string) *domain.Error {
+	if country == "" || !slices.Contains(restricted, country) {
+		return nil
+	}
+	return domain.Errorf(domain.CodeRegionRestricted,
+		"play for money is not offered where you are (%s): %s are closed here; %s stay open", country, closedWhile, openWhile).
+		With("country", country)
+}
+
+// underageRule refuses for good an account whose birth date was below the
+// minimum age.
+func underageRule(s *state, minAge int) *domain.Error {
+	if !s.Underage {
+		return nil
+	}
+	return domain.Errorf(domain.CodeUnderage,
+		"this account is for players aged %d or older, and the birth date given for it is younger: it cannot put money in; %s stay open",
+		minAge, openWhile)
+}
+
+// ageRule refuses money in before the player confirmed their age, where
+// the operator requires it.
+func ageRule(s *state, required bool) *domain.Error {
+	if !required || s.ConfirmedAt != nil {
+		return nil
+	}
+	return domain.Errorf(domain.CodeAgeUnconfirmed,
+		"confirm your age before you put money in: give your birth date on the Responsible play page (Settings), or to POST /users/me/age-confirmation")
+}
+
+// exclusionRule refuses money in during a time-out or self-exclusion.
+func exclusionRule(s *state) *domain.Error {
+	x := s.exclusion
+	if x == nil {
+		return nil
+	}
+	var e *domain.Error
+	switch {
+	case x.Until == nil:
+		e = domain.Errorf(domain.CodeSelfExcluded, "you excluded yourself for good: %s are closed to this account; %s stay open",
+			closedWhile, openWhile)
+	case x.Kind == "timeout":
+		e = domain.Errorf(domain.CodeSelfExcluded, "you are taking a time-out until %s: %s are closed until then; %s stay open",
+			FormatTime(*x.Until), closedWhile, openWhile)
+	default:
+		e = domain.Errorf(domain.CodeSelfExcluded, "you excluded yourself until %s: %s are closed until then; %s stay open",
+			FormatTime(*x.Until), closedWhile, openWhile)
+	}
+	var until any
+	if x.Until != nil {
+		until = x.Until.UTC()
+	}
+	return e.With("until", until).With("kind", x.Kind)
+}
+
+// stakeMaxRule refuses a stake or entry fee above the player's maximum.
+func stakeMaxRule(limits map[string]*int64, in moneyIn) *domain.Error {
+	max := limits[StakeMax]
+	if in.stake <= 0 || max == nil || in.stake <= *max {
+		return nil
+	}
+	return limitError(StakeMax, *max, in.stake, nil, fmt.Sprintf("your maximum stake is %s USDC, and this %s is %s USDC",
+		money.FormatUSDC(*max), in.what, money.FormatUSDC(in.stake)))
+}
+
+// lossRule refuses stakes, entries, bets and market buys once the net
+// loss of a window has reached its limit: the window with the latest
+// reset, when several have.
+func lossRule(s *state, limits map[string]*int64, now time.Time, in moneyIn) *domain.Error {
+	if !in.losses {
+		return nil
+	}
+	var worst *domain.Error
+	var worstAt *time.Time
+	for _, name := range []string{LossDay, LossWeek, LossMonth} {
+		limit := limits[name]
+		if limit == nil {
+			continue
+		}
+		w := WindowOf(name)
+		lost := windowSum(s.losses, now, w)
+		if lost < *limit {
+			continue
+		}
+		at := freesAt(s.losses, now, w, func(sum int64) bool { return sum < *limit })
+		if worst != nil && !later(at, worstAt) {
+			continue
+		}
+		when := "they open again when you raise the limit"
+		if at != nil {
+			when = "they open again on " + FormatTime(*at)
+		}
+		worst, worstAt = limitError(name, *limit, lost, at, fmt.Sprintf(
+			"your %s loss limit of %s USDC is reached: you lost %s USDC %s, so stakes, bets and market buys are closed; %s",
+			adjective(w), money.FormatUSDC(*limit), money.FormatUSDC(lost), span(w), when)), at
+	}
+	return worst
+}
+
+// depositRule refuses a deposit that would take a window's deposits past
+// its limit: the window with the latest reset, when several would.
+func depositRule(s *state, limits map[string]*int64, now time.Time, in moneyIn) *domain.Error {
+	if in.deposit <= 0 {
+		return nil
+	}
+	var worst *domain.Error
+	var worstAt *time.Time
+	for _, name := range []string{DepositDay, DepositWeek, DepositMonth} {
+		limit := limits[name]
+		if limit == nil {
+			continue
+		}
+		w := WindowOf(name)
+		deposited := windowSum(s.deposits, now, w)
+		if deposited+in.deposit <= *limit {
+			continue
+		}
+		var at *time.Time
+		if in.deposit <= *limit {
+			at = freesAt(s.deposits, now, w, func(sum int64) bool { return sum+in.deposit <= *limit })
+		}
+		if worst != nil && !later(at, worstAt) {
+			continue
+		}
+		msg := fmt.Sprintf("your %s deposit limit is %s USDC and you deposited %s USDC %s: this deposit of %s USDC would pass it",
+			adjective(w), money.FormatUSDC(*limit), money.FormatUSDC(deposited), span(w), money.FormatUSDC(in.deposit))
+		if room := *limit - deposited; room > 0 {
+			msg += fmt.Sprintf("; you can deposit up to %s USDC now", money.FormatUSDC(room))
+		}
+		if at != nil {
+			msg += fmt.Sprintf(", or this amount from %s", FormatTime(*at))
+		} else {
+			msg += "; this amount is above the limit itself"
+		}
+		worst, worstAt = limitError(name, *limit, deposited, at, msg), at
+	}
+	return worst
+}
+
+// later reports whether a is later than b, where nil is never (later than
+// any time).
+func later(a, b *time.Time) bool {
+	switch {
+	case b == nil:
+		return false
+	case a == nil:
+		return true
+	}
+	return a.After(*b)
+}
+
+// limitError is the LIMIT_EXCEEDED refusal of a limit: its name, its value
+// and what is used of it, and when it frees enough (null: not by waiting).
+func limitError(name string, limit, used int64, resetsAt *time.Time, message string) *domain.Error {
+	var at any
+	if resetsAt != nil {
+		at = resetsAt.UTC()
+	}
+	return domain.Errorf(domain.CodeLimitExceeded, "%s", message).With("limit", name).With("resetsAt", at).
+		With("limitMinor", limit).With("usedMinor", used)
+}
+
+func adjective(w time.Duration) string {
+	switch w {
+	case Day:
+		return "daily"
+	case Week:
+		return "weekly"
+	}
+	return "monthly"
+}
+
+func span(w time.Duration) string {
+	switch w {
+	case Day:
+		return "in the last 24 hours"
+	case Week:
+		return "in the last 7 days"
+	}
+	return "in the last 30 days"
+}
+
+// windowSum is the sum of the flows in the window of length w ending at
+// now (after now-w).
+func windowSum(flows []flow, now time.Time, w time.Duration) int64 {
+	var sum int64
+	from := now.Add(-w)
+	for _, f := range flows {
+		if f.At.After(from) {
+			sum += f.Minor
+		}
+	}
+	return sum
+}
+
+// freesAt returns the earliest time from now on at which the flows left
+// in the window, with nothing new, make ok true, or nil when that never
+// happens. A flow leaves the window w after it happened; flows of the
+// same moment leave together.
+func freesAt(flows []flow, now time.Time, w time.Duration, ok func(sum int64) bool) *time.Time {
+	from := now.Add(-w)
+	var in []flow
+	for _, f := range flows {
+		if f.At.After(from) {
+			in = append(in, f)
+		}
+	}
+	slices.SortStableFunc(in, func(a, b flow) int { return a.At.Compare(b.At) })
+	sum := windowSum(in, now, w)
+	for i := 0; i < len(in); {
+		at := in[i].At
+		for ; i < len(in) && in[i].At.Equal(at); i++ {
+			sum -= in[i].Minor
+		}
+		if ok(sum) {
+			t := at.Add(w).UTC()
+			return &t
+		}
+	}
+	return nil
+}
+
+// refusal applies the rules of one player's state to what in puts in, in
+// order: an underage account, a running exclusion, an age not confirmed,
+// then the limits. It returns nil when none refuses.
+func (g *Guard) refusal(s *state, now time.Time, in moneyIn) *domain.Error {
+	if e := underageRule(s, g.cfg.MinAge); e != nil {
+		return e
+	}
+	if e := exclusionRule(s); e != nil {
+		return e
+	}
+	if e := ageRule(s, g.cfg.RequireAge); e != nil {
+		return e
+	}
+	limits := s.limits(now)
+	if e := stakeMaxRule(limits, in); e != nil {
+		return e
+	}
+	if e := lossRule(s, limits, now, in); e != nil {
+		return e
+	}
+	return depositRule(s, limits, now, in)
+}
+
+// refusals returns the refusal of each of users that the rules refuse
+// what in puts in (nobody else is in the map), read in idb (a transaction
+// of the caller's, or the database) in one statement.
+func (g *Guard) refusals(ctx context.Context, idb bun.IDB, users []string, in moneyIn) (map[string]*domain.Error, error) {
+	out := map[string]*domain.Error{}
+	if len(users) == 0 {
+		return out, nil
+	}
+	now := g.now()
+	states, err := g.states(ctx, idb, users, now, needs{losses: in.losses, deposits: in.deposit > 0})
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range users {
+		if s := states[u]; s != nil {
+			if e := g.refusal(s, now, in); e != nil {
+				out[u] = e
+			}
+		}
+	}
+	return out, nil
+}
+
+// check is refusals of one user who asks in this request: the request's
+// region first.
+func (g *Guard) check(ctx context.Context, idb bun.IDB, userID string, in moneyIn) error {
+	if err := g.CheckRegion(ctx); err != nil {
+		return err
+	}
+	refused, err := g.refusals(ctx, idb, []string{userID}, in)
+	if err != nil {
+		return err
+	}
+	if e := refused[userID]; e != nil {
+		return e
+	}
+	return nil
+}
+
+// CheckDeposit refuses a deposit of amount: REGION_RESTRICTED, UNDERAGE,
+// SELF_EXCLUDED, AGE_UNCONFIRMED, or LIMIT_EXCEEDED when it would take a
+// window's deposits (prepared ones included) past its limit.
+func (g *Guard) CheckDeposit(ctx context.Context, idb bun.IDB, userID string, amount int64) error {
+	return g.check(ctx, idb, userID, moneyIn{what: WhatDeposit, deposit: amount})
+}
+
+// CheckStake refuses a stake of the requesting player: REGION_RESTRICTED,
+// UNDERAGE, SELF_EXCLUDED, AGE_UNCONFIRMED, or LIMIT_EXCEEDED when it is
+// above the maximum stake or a loss limit is reached. A free game (stake
+// 0) puts no money in and is never refused.
+func (g *Guard) CheckStake(ctx context.Context, idb bun.IDB, userID string, stake int64) error {
+	if stake <= 0 {
+		return nil
+	}
+	return g.check(ctx, idb, userID, moneyIn{what: WhatStake, stake: stake, losses: true})
+}
+
+// StakeRefusals returns the refusals of a stake for players who are not
+// the one asking (an opponent waiting in a queue, a challenger, the other
+// player of a rematch): CheckStake's rules without the request's region,
+// which is not theirs.
+func (g *Guard) StakeRefusals(ctx context.Context, idb bun.IDB, users []string, stake int64) (map[string]*domain.Error, error) {
+	if stake <= 0 {
+		return map[string]*domain.Error{}, nil
+	}
+	return g.refusals(ctx, idb, users, moneyIn{what: WhatStake, stake: stake, losses: true})
+}
+
+// CheckEntry refuses a tournament entry fee as CheckStake refuses a stake
+// (the entry is refused above stakeMaxMinor and once a loss limit is
+// reached). A free entry is never refused.
+func (g *Guard) CheckEntry(ctx context.Context, idb bun.IDB, userID string, fee int64) error {
+	if fee <= 0 {
+		return nil
+	}
+	return g.check(ctx, idb, userID, moneyIn{what: WhatEntry, stake: fee, losses: true})
+}
+
+// CheckBet refuses a bet: REGION_RESTRICTED, UNDERAGE, SELF_EXCLUDED,
+// AGE_UNCONFIRMED, or LIMIT_EXCEEDED once a loss limit is reached.
+func (g *Guard) CheckBet(ctx context.Context, idb bun.IDB, userID string) error {
+	return g.check(ctx, idb, userID, moneyIn{what: WhatBet, losses: true})
+}
+
+// BuyRefusals returns the refusals of market buys by users (CheckBet's
+// rules but the region, which the market checks when the order arrives:
+// CheckRegion), for the orders of a batch in one statement.
+func (g *Guard) BuyRefusals(ctx context.Context, idb bun.IDB, users []string) (map[string]*domain.Error, error) {
+	return g.refusals(ctx, idb, users, moneyIn{what: WhatBuy, losses: true})
+}
+
+// CheckDonation refuses a donation: REGION_RESTRICTED, UNDERAGE,
+// SELF_EXCLUDED or AGE_UNCONFIRMED (donations are not play: no loss limit
+// counts them).
+func (g *Guard) CheckDonation(ctx context.Context, idb bun.IDB, userID string) error {
+	return g.check(ctx, idb, userID, moneyIn{what: WhatDonation})
+}
+
+// CheckTip refuses a tip sent, as CheckDonation refuses a donation.
+func (g *Guard) CheckTip(ctx context.Context, idb bun.IDB, userID string) error {
+	return g.check(ctx, idb, userID, moneyIn{what: WhatTip})
+}

@@ -1,0 +1,465 @@
+package handlers_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	"wager/domain/pot"
+)
+
+// The rules of the limits, written again for the test: a model that
+// follows a player's deposits and net losses by the test's clock and says
+// what the server must answer.
+type limitModel struct {
+	stored   map[string]*int64
+	pending  map[string]modelPending
+	deposits []modelFlow
+	losses   []modelFlow
+}
+
+type modelPending struct {
+	value *int64
+	at    time.Time
+}
+
+type modelFlow struct {
+	at    time.Time
+	minor int64
+}
+
+var modelNames = []string{"depositMinor.day", "depositMinor.week", "depositMinor.month",
+	"lossMinor.day", "lossMinor.week", "lossMinor.month", "stakeMaxMinor"}
+
+func modelWindow(name string) time.Duration {
+	switch name[len(name)-3:] {
+	case "day":
+		return 24 * time.Hour
+	case "eek":
+		return 7 * 24 * time.Hour
+	case "nth":
+		return 30 * 24 * time.Hour
+	}
+	return 0
+}
+
+func newLimitModel() *limitModel {
+	return &limitModel{stored: map[string]*int64{}, pending: map[string]modelPending{}}
+}
+
+// effective are the limits in force at now.
+func (m *limitModel) effective(now time.Time) map[string]*int64 {
+	out := map[string]*int64{}
+	for _, n := range modelNames {
+		out[n] = m.stored[n]
+		if p, ok := m.pending[n]; ok && !now.Before(p.at) {
+			out[n] = p.value
+		}
+	}
+	return out
+}
+
+// set asks for a limit: tighter (or the same) at once, replacing a
+// waiting change; looser after 24 hours.
+func (m *limitModel) set(name string, v *int64, now time.Time) {
+	cur := m.effective(now)
+	for n, p := range m.pending {
+		if !now.Before(p.at) {
+			m.stored[n] = p.value
+			delete(m.pending, n)
+		}
+	}
+	c := cur[name]
+	if (v != nil && (c == nil || *v <= *c)) || (v == nil && c == nil) {
+		m.stored[name] = v
+		delete(m.pending, name)
+		return
+	}
+	m.pending[name] = modelPending{value: v, at: now.Add(24 * time.Hour)}
+}
+
+func sumIn(flows []modelFlow, now time.Time, w time.Duration) int64 {
+	var s int64
+	for _, f := range flows {
+		if f.at.After(now.Add(-w)) {
+			s += f.minor
+		}
+	}
+	return s
+}
+
+// freedAt is when, with nothing new, the flows left in the window make ok
+// true (nil: never).
+func freedAt(flows []modelFlow, now time.Time, w time.Duration, ok func(int64) bool) *time.Time {
+	var in []modelFlow
+	for _, f := range flows {
+		if f.at.After(now.Add(-w)) {
+			in = append(in, f)
+		}
+	}
+	sort.SliceStable(in, func(i, j int) bool { return in[i].at.Before(in[j].at) })
+	sum := sumIn(in, now, w)
+	for i := 0; i < len(in); {
+		at := in[i].at
+		for ; i < len(in) && in[i].at.Equal(at); i++ {
+			sum -= in[i].minor
+		}
+		if ok(sum) {
+			t := at.Add(w)
+			return &t
+		}
+	}
+	return nil
+}
+
+// depositRoom is how much may be deposited now under the tightest
+// deposit limit (-1 without one).
+func (m *limitModel) depositRoom(now time.Time) int64 {
+	room := int64(-1)
+	for _, n := range []string{"depositMinor.day", "depositMinor.week", "depositMinor.month"} {
+		if lim := m.effective(now)[n]; lim != nil {
+			if r := *lim - sumIn(m.deposits, now, modelWindow(n)); room < 0 || r < room {
+				room = r
+			}
+		}
+	}
+	return room
+}
+
+// refusal is what the model answers: "" when allowed, else the limit's
+// name and when it resets.
+type refusal struct {
+	limit    string
+	resetsAt *time.Time
+}
+
+func laterThan(a, b *time.Time) bool {
+	if b == nil {
+		return false
+	}
+	return a == nil || a.After(*b)
+}
+
+// judge says whether a request putting money in is allowed at now: a
+// deposit of deposit, a stake of stake, and whether loss limits count
+// (stakes, bets, buys).
+func (m *limitModel) judge(now time.Time, deposit, stake int64, losses bool) refusal {
+	l := m.effective(now)
+	if max := l["stakeMaxMinor"]; stake > 0 && max != nil && stake > *max {
+		return refusal{limit: "stakeMaxMinor"}
+	}
+	var worst refusal
+	found := false
+	consider := func(name string, at *time.Time) {
+		if !found || laterThan(at, worst.resetsAt) {
+			worst, found = refusal{limit: name, resetsAt: at}, true
+		}
+	}
+	if losses {
+		for _, n := range []string{"lossMinor.day", "lossMinor.week", "lossMinor.month"} {
+			if lim := l[n]; lim != nil && sumIn(m.losses, now, modelWindow(n)) >= *lim {
+				consider(n, freedAt(m.losses, now, modelWindow(n), func(s int64) bool { return s < *lim }))
+			}
+		}
+		if found {
+			return worst
+		}
+	}
+	if deposit > 0 {
+		for _, n := range []string{"depositMinor.day", "depositMinor.week", "depositMinor.month"} {
+			if lim := l[n]; lim != nil && sumIn(m.deposits, now, modelWindow(n))+deposit > *lim {
+				var at *time.Time
+				if deposit <= *lim {
+					at = freedAt(m.deposits, now, modelWindow(n), func(s int64) bool { return s+deposit <= *lim })
+				}
+				consider(n, at)
+			}
+		}
+	}
+	return worst
+}
+
+// compare checks the server's answer to a request that puts money in
+// against the model's, and reports whether it was allowed.
+func compareAnswer(t *testing.T, step string, r response, want refusal, okStatus int) bool {
+	t.Helper()
+	if want.limit == "" {
+		if r.Code != okStatus {
+			t.Fatalf("%s: the model allows it, the server answers %d %s", step, r.Code, r.Body)
+		}
+		return true
+	}
+	if r.Code != http.StatusConflict {
+		t.Fatalf("%s: the model refuses it (%s), the server answers %d %s", step, want.limit, r.Code, r.Body)
+	}
+	e := r.json(t)
+	if e["code"] != "LIMIT_EXCEEDED" || e["limit"] != want.limit {
+		t.Fatalf("%s: the model refuses it by %s, the server by %v", step, want.limit, r.Body)
+	}
+	got, _ := e["resetsAt"].(string)
+	switch {
+	case want.resetsAt == nil && e["resetsAt"] != nil:
+		t.Fatalf("%s: resetsAt %v, the model says never", step, e["resetsAt"])
+	case want.resetsAt != nil:
+		at, err := time.Parse(time.RFC3339Nano, got)
+		if err != nil || !at.Equal(*want.resetsAt) {
+			t.Fatalf("%s: resetsAt %v, the model says %s", step, e["resetsAt"], want.resetsAt.Format(time.RFC3339))
+		}
+	}
+	return false
+}
+
+// compareLimits checks GET /users/me/limits against the model: the limits
+// in force, the changes waiting, and what is used.
+func (m *limitModel) compareLimits(t *testing.T, step string, got limitsView, now time.Time) {
+	t.Helper()
+	eff := m.effective(now)
+	have := map[string]*int64{"depositMinor.day": got.DepositMinor.Day, "depositMinor.week": got.DepositMinor.Week,
+		"depositMinor.month": got.DepositMinor.Month, "lossMinor.day": got.LossMinor.Day, "lossMinor.week": got.LossMinor.Week,
+		"lossMinor.month": got.LossMinor.Month, "stakeMaxMinor": got.StakeMaxMinor}
+	for _, n := range modelNames {
+		if fmt.Sprint(deref(have[n])) != fmt.Sprint(deref(eff[n])) {
+			t.Fatalf("%s: %s is %v, the model says %v", step, n, deref(have[n]), deref(eff[n]))
+		}
+	}
+	var wantPending []string
+	for n, p := range m.pending {
+		if now.Before(p.at) {
+			wantPending = append(wantPending, fmt.Sprint(n, "=", deref(p.value), "@", p.at.Unix()))
+		}
+	}
+	var gotPending []string
+	for _, p := range got.Pending {
+		gotPending = append(gotPending, fmt.Sprint(p.Name, "=", deref(p.Value), "@", p.EffectiveAt.Unix()))
+	}
+	slices.Sort(wantPending)
+	slices.Sort(gotPending)
+	if !slices.Equal(wantPending, gotPending) {
+		t.Fatalf("%s: pending %v, the model says %v", step, gotPending, wantPending)
+	}
+	floor := func(n int64) int64 { return max(n, 0) }
+	day, week, month := 24*time.Hour, 7*24*time.Hour, 30*24*time.Hour
+	wantUsed := [6]int64{sumIn(m.deposits, now, day), sumIn(m.deposits, now, week), sumIn(m.deposits, now, month),
+		floor(sumIn(m.losses, now, day)), floor(sumIn(m.losses, now, week)), floor(sumIn(m.losses, now, month))}
+	u := got.Used
+	if gotUsed := [6]int64{u.DepositMinor.Day, u.DepositMinor.Week, u.DepositMinor.Month, u.LossMinor.Day, u.LossMinor.Week,
+		u.LossMinor.Month}; gotUsed != wantUsed {
+		t.Fatalf("%s: used %v, the model says %v", step, gotUsed, wantUsed)
+	}
+}
+
+func deref(v *int64) any {
+	if v == nil {
+		return nil
+	}
+	return *v
+}
+
+// Over random sequences of deposits, staked games won and lost, bets,
+// market trades, limit changes and a clock moving by minutes to days,
+// the server accepts exactly what the model of the limits allows, refuses
+// the rest with the limit and the time the model names, and reports the
+// same limits, waiting changes and use.
+func TestLimitsHoldOverRandomPlay(t *testing.T) {
+	seen := map[string]int{}
+	for _, seed := range []uint64{1, 2, 3, 4} {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) { limitsHoldOverRandomPlay(t, seed, 60, seen) })
+	}
+	t.Logf("over all seeds: %v", seen)
+	// Both answers of every path were compared, or the test proves less
+	// than it says.
+	for _, what := range []string{"deposit", "stake", "bet", "buy"} {
+		if seen[what] == 0 || seen[what+" refused"] == 0 {
+			t.Errorf("%s: %d accepted and %d refused over all seeds; both must happen", what, seen[what], seen[what+" refused"])
+		}
+	}
+}
+
+func limitsHoldOverRandomPlay(t *testing.T, seed uint64, steps int, stats map[string]int) {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	clk := newTestClock()
+	a := newTestAppAt(t, noWorkers, clk.now)
+	model := newLimitModel()
+	p := a.spectatorWith(t, 1_000_000_000) // 1000 USDC in the wallet
+	// Everyone else: opponents, the players of the games watched, a
+	// second bettor and the market's other traders, with money enough.
+	opp, o1, o2 := a.depositor(t, 100_000_000), a.depositor(t, 100_000_000), a.depositor(t, 100_000_000)
+	bettor := a.spectatorWith(t, 100_000_000)
+	maker, taker := a.depositor(t, 100_000_000), a.depositor(t, 100_000_000)
+	everyone := []*player{&p, &opp, &o1, &o2, &bettor, &maker, &taker}
+	signedIn := clk.now()
+
+	// An opening deposit (no limits yet) gives the platform balance that
+	// stakes and buys spend.
+	a.depositNow(t, p, 30_000_000)
+	model.deposits = append(model.deposits, modelFlow{clk.now(), 30_000_000})
+
+	// watched starts a staked game between o1 and o2.
+	watched := func() string {
+		lobby := a.lobby(t, o1, `{"gameType": "rps", "stakeMinor": 1000000, "settings": {"rounds": 1}}`)
+		a.join(t, o1, lobby)
+		return a.join(t, o2, lobby)["gameId"].(string)
+	}
+	// finish ends a game of two players; true when first wins.
+	finish := func(first, second player, game string, firstWins bool) {
+		if firstWins {
+			a.playTo(t, first, second, game, 1)
+		} else {
+			a.playTo(t, second, first, game, 1)
+		}
+	}
+	amount := func(lo, hi int64) int64 { return (lo + rng.Int64N(hi-lo+1)) / 10_000 * 10_000 }
+
+	for i := range steps {
+		now := clk.now()
+		step := fmt.Sprintf("seed %d step %d", seed, i)
+		switch op := rng.IntN(10); {
+		case op == 0: // the clock moves: minutes, hours or days
+			d := []time.Duration{time.Duration(1+rng.IntN(90)) * time.Minute, time.Duration(1+rng.IntN(20)) * time.Hour,
+				time.Duration(22+rng.IntN(60)) * time.Hour, time.Duration(5+rng.IntN(10)) * 24 * time.Hour}[rng.IntN(4)]
+			clk.advance(d)
+			if clk.now().Sub(signedIn) > 20*time.Hour {
+				for _, who := range everyone {
+					a.relogin(t, who)
+				}
+				signedIn = clk.now()
+			}
+			stats["clock"]++
+		case op <= 2: // a limit changes
+			body := map[string]any{}
+			for _, n := range modelNames {
+				if rng.IntN(3) != 0 {
+					continue
+				}
+				var v *int64
+				if rng.IntN(5) != 0 {
+					x := amount(0, 8_000_000)
+					switch n[:4] {
+					case "depo":
+						x = amount(0, 40_000_000)
+					case "stak":
+						x = amount(100_000, 3_000_000)
+					case "loss":
+						if rng.IntN(3) == 0 { // exactly what is lost: reached
+							x = max(sumIn(model.losses, now, modelWindow(n)), 0)
+						}
+					}
+					v = &x
+				}
+				model.set(n, v, now)
+				if w, ok := map[string]string{"day": "day", "eek": "week", "nth": "month"}[n[len(n)-3:]]; ok && n != "stakeMaxMinor" {
+					group := n[:len(n)-len(w)-1]
+					g, _ := body[group].(map[string]any)
+					if g == nil {
+						g = map[string]any{}
+						body[group] = g
+					}
+					g[w] = v
+				} else {
+					body[n] = v
+				}
+			}
+			model.compareLimits(t, step+" (limits set)", a.putLimits(t, p, jsonBody(body)), now)
+			stats["limits"]++
+		case op == 3: // a deposit
+			x := amount(10_000, 5_000_000)
+			if room := model.depositRoom(now); rng.IntN(3) == 0 && room >= 10_000 && room <= 50_000_000 {
+				x = room // exactly up to a limit
+			}
+			if r := a.prepareDeposit(t, p, x); compareAnswer(t, step+" deposit", r, model.judge(now, x, 0, false), 200) {
+				prep := r.json(t)
+				if s := a.submit(t, p.auth, prep["intentId"].(string), signPrepared(t, p.wallet, prep["transaction"].(string), nil)); s.Code != 200 {
+					t.Fatalf("%s: deposit: %d %s", step, s.Code, s.Body)
+				}
+				model.deposits = append(model.deposits, modelFlow{now, x})
+				stats["deposit"]++
+			} else {
+				stats["deposit refused"]++
+			}
+		case op <= 5: // a staked game, won or lost
+			stake := amount(100_000, 2_000_000)
+			r := a.do(t, request{method: http.MethodPost, path: "/lobbies", header: p.auth,
+				body: jsonBody(map[string]any{"gameType": "rps", "stakeMinor": stake, "settings": map[string]int{"rounds": 1}})})
+			if !compareAnswer(t, step+" staked lobby", r, model.judge(now, 0, stake, true), http.StatusCreated) {
+				stats["stake refused"]++
+				continue
+			}
+			lobby := r.json(t)["id"].(string)
+			a.join(t, p, lobby)
+			game := a.join(t, opp, lobby)["gameId"].(string)
+			model.losses = append(model.losses, modelFlow{now, stake})
+			won := rng.IntN(2) == 0
+			finish(p, opp, game, won)
+			if won {
+				model.losses = append(model.losses, modelFlow{now, -(2*stake - 2*stake/100)})
+			}
+			stats["stake"]++
+		case op <= 7: // a bet against another bettor
+			game := watched()
+			x, y := amount(10_000, 1_500_000), amount(10_000, 1_500_000)
+			r, body := a.prepareBet(t, p, game, o1.id, x)
+			placed := compareAnswer(t, step+" bet", r, model.judge(now, 0, 0, true), 200)
+			if placed {
+				if s := a.submitBet(t, p, game, body); s.Code != 200 || s.json(t)["refunded"] != false {
+					t.Fatalf("%s: the bet: %d %s", step, s.Code, s.Body)
+				}
+				model.losses = append(model.losses, modelFlow{now, x})
+				stats["bet"]++
+			} else {
+				stats["bet refused"]++
+			}
+			a.bet(t, bettor, game, o2.id, y)
+			o1Wins := rng.IntN(2) == 0
+			finish(o1, o2, game, o1Wins)
+			if placed {
+				payouts, _, _ := pot.BetPayouts([]int64{x, y}, []bool{o1Wins, !o1Wins})
+				if payouts[0] > 0 {
+					model.losses = append(model.losses, modelFlow{now, -payouts[0]})
+				}
+			}
+		default: // market shares bought (a mint), some sold, the rest redeemed
+			game := watched()
+			price, shares := amount(100_000, 900_000), int64(1+rng.IntN(4))
+			a.placed(t, maker, game, "buy", o2.id, 1_000_000-price, shares, "")
+			r := a.order(t, p, game, "buy", o1.id, price, shares, "")
+			bought := compareAnswer(t, step+" market buy", r, model.judge(now, 0, 0, true), http.StatusCreated)
+			held := int64(0)
+			if bought {
+				model.losses = append(model.losses, modelFlow{now, price * shares})
+				held = shares
+				if sell := int64(rng.IntN(int(shares) + 1)); sell > 0 {
+					bid := amount(10_000, 990_000)
+					a.placed(t, taker, game, "buy", o1.id, bid, sell, "")
+					if got := a.placed(t, p, game, "sell", o1.id, bid, sell, ""); got.Order.FilledShares != sell {
+						t.Fatalf("%s: the sell: %+v", step, got)
+					}
+					model.losses = append(model.losses, modelFlow{now, -bid * sell})
+					held -= sell
+				}
+				stats["buy"]++
+			} else {
+				stats["buy refused"]++
+			}
+			o1Wins := rng.IntN(2) == 0
+			finish(o1, o2, game, o1Wins)
+			if held > 0 {
+				r := a.redeem(t, p, game)
+				want := int64(0)
+				if o1Wins {
+					want = held * 1_000_000
+				}
+				if r.Code != 200 || r.json(t)["redeemedMinor"] != float64(want) {
+					t.Fatalf("%s: redeem: %d %s, want %d", step, r.Code, r.Body, want)
+				}
+				if want > 0 {
+					model.losses = append(model.losses, modelFlow{now, -want})
+				}
+			}
+		}
+		model.compareLimits(t, step, a.limits(t, p), clk.now())
+	}
+}
