@@ -55,6 +55,11 @@ func newUser(t testing.TB, s *testserver.Server) *apiclient.Client {
 	if err := c.Login(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	// Off the embedded chain, money goes in only from players who gave
+	// their age.
+	if err := c.Do(context.Background(), "POST", "/users/me/age-confirmation", map[string]string{"birthDate": "1990-01-01"}, nil); err != nil {
+		t.Fatal(err)
+	}
 	return c
 }
 
