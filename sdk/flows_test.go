@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/google/uuid"
-
 	wager "wager/sdk"
 	"wager/sdk/api"
 )
@@ -39,7 +37,7 @@ func TestPreparedTransactionFlows(t *testing.T) {
 	if err != nil || tip.Signature == "" || tip.Message == nil {
 		t.Fatalf("Tip: %+v %v", tip, err)
 	}
-	pot, err := fan.API.GetGamesByIdPotWithResponse(ctx, uuid.MustParse(game), nil)
+	pot, err := fan.API.GetGamesByIdPotWithResponse(ctx, game, nil)
 	if err != nil || pot.JSON200.SpectatorPotMinor != 30_000 {
 		t.Fatalf("pot after the donation: %+v %v", pot.JSON200, err)
 	}

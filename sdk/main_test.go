@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/gagliardetto/solana-go"
-	"github.com/google/uuid"
 
 	"wager/cmd/server/app"
 	"wager/db/dbtest"
@@ -72,11 +71,11 @@ func (s *server) match(t *testing.T, rounds int) (first, second *wager.Client, g
 	ctx := t.Context()
 	first, second = s.newClient(t), s.newClient(t)
 	settings := map[string]any{"rounds": rounds, "roundSeconds": 120}
-	l, err := first.API.PostLobbiesWithResponse(ctx, nil, api.LobbyRequest{GameType: "rps", Settings: &settings})
+	l, err := first.API.PostLobbiesWithResponse(ctx, nil, api.LobbyRequest{GameType: "rps", Settings: wager.Settings(settings)})
 	if err != nil {
 		t.Fatalf("open a lobby: %v", err)
 	}
-	lobby := uuid.MustParse(l.JSON201.Id)
+	lobby := l.JSON201.Id
 	if _, err := first.API.PostLobbiesByIdJoinQueueWithResponse(ctx, lobby, nil); err != nil {
 		t.Fatalf("first joins: %v", err)
 	}
@@ -90,7 +89,7 @@ func (s *server) match(t *testing.T, rounds int) (first, second *wager.Client, g
 // move plays a move in a game.
 func move(t *testing.T, c *wager.Client, gameID, m string) {
 	t.Helper()
-	_, err := c.API.PostGamesByIdActionsWithBodyWithResponse(t.Context(), uuid.MustParse(gameID), nil, "application/json",
+	_, err := c.API.PostGamesByIdActionsWithBodyWithResponse(t.Context(), gameID, nil, "application/json",
 		strings.NewReader(`{"type": "move", "move": "`+m+`"}`))
 	if err != nil {
 		t.Fatalf("move %s: %v", m, err)

@@ -13,10 +13,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	wager "wager/sdk"
 	"wager/sdk/api"
 )
 
-var allTools = []string{"service_check_maintenance", "list_live_games", "get_game", "get_game_state", "watch_game",
+var allTools = []string{"service_check_maintenance", "whoami", "list_live_games", "get_game", "get_game_state", "watch_game",
 	"find_or_create_game", "submit_move", "send_chat_message", "get_balance", "donate", "place_bet", "place_market_order"}
 
 func TestToolList(t *testing.T) {
@@ -257,7 +258,7 @@ func TestAgentsWaitingAtTwoLobbiesMeet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.API.PostLobbiesByIdJoinQueueWithResponse(t.Context(), uuid.MustParse(l.JSON201.Id), nil); err != nil {
+	if _, err := c.API.PostLobbiesByIdJoinQueueWithResponse(t.Context(), l.JSON201.Id, nil); err != nil {
 		t.Fatal(err)
 	}
 	bob.srv.queued = &queueEntry{lobby: l.JSON201.Id, release: func() {}}
@@ -266,7 +267,7 @@ func TestAgentsWaitingAtTwoLobbiesMeet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := alice.srv.client.API.PostLobbiesByIdJoinQueueWithResponse(t.Context(), uuid.MustParse(l2.JSON201.Id), nil); err != nil {
+	if _, err := alice.srv.client.API.PostLobbiesByIdJoinQueueWithResponse(t.Context(), l2.JSON201.Id, nil); err != nil {
 		t.Fatal(err)
 	}
 	alice.srv.queued = &queueEntry{lobby: l2.JSON201.Id, release: func() {}}
@@ -364,11 +365,11 @@ func TestQueuedElsewhere(t *testing.T) {
 	a := connect(t, url, key, defaultMaxSpendMinor, defaultMaxSpendHourMinor)
 	c := sdkClient(t, url, key)
 	l, err := c.API.PostLobbiesWithResponse(t.Context(), nil, api.LobbyRequest{GameType: "rps", StakeMinor: 0,
-		Settings: &map[string]any{"rounds": 5}})
+		Settings: wager.Settings(map[string]any{"rounds": 5})})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.API.PostLobbiesByIdJoinQueueWithResponse(t.Context(), uuid.MustParse(l.JSON201.Id), nil); err != nil {
+	if _, err := c.API.PostLobbiesByIdJoinQueueWithResponse(t.Context(), l.JSON201.Id, nil); err != nil {
 		t.Fatal(err)
 	}
 	got := callOK[findGameOutput](t, a, "find_or_create_game", map[string]any{"settings": map[string]any{"rounds": 3}})

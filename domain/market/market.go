@@ -130,7 +130,7 @@ type Placed struct {
 type Trade struct {
 	bun.BaseModel `bun:"table:market_trades"`
 
-	ID           int64     `bun:"id,pk,autoincrement" json:"id"`
+	ID           int64     `bun:"id,pk,autoincrement" json:"id,string" doc:"a sequence number as a string; pass the last one seen as ?before= for older ones"`
 	GameID       string    `bun:"game_id" json:"-"`
 	Kind         string    `bun:"kind" json:"kind" enum:"transfer,mint,merge" doc:"transfer: shares changed hands; mint: a new pair was created; merge: a pair was destroyed"`
 	OutcomeID    string    `bun:"outcome_id" json:"outcomeId"`

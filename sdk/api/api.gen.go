@@ -261,6 +261,33 @@ func (e ReferralsRewardStatus) Valid() bool {
 	}
 }
 
+// Defines values for RpsSettingsRounds.
+const (
+	N1 RpsSettingsRounds = 1
+	N3 RpsSettingsRounds = 3
+	N5 RpsSettingsRounds = 5
+	N7 RpsSettingsRounds = 7
+	N9 RpsSettingsRounds = 9
+)
+
+// Valid indicates whether the value is a known member of the RpsSettingsRounds enum.
+func (e RpsSettingsRounds) Valid() bool {
+	switch e {
+	case N1:
+		return true
+	case N3:
+		return true
+	case N5:
+		return true
+	case N7:
+		return true
+	case N9:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SupportMessageAuthor.
 const (
 	Staff SupportMessageAuthor = "staff"
@@ -595,8 +622,8 @@ func (e GetSupportMeParamsStatus) Valid() bool {
 type ActivityPage struct {
 	Items []MoneyActivity `json:"items"`
 
-	// NextBefore pass as ?before= for the next page; null on the last page
-	NextBefore *int64 `json:"nextBefore"`
+	// NextBefore the id to pass as ?before= for the next page; null on the last page
+	NextBefore *string `json:"nextBefore"`
 }
 
 // AdminFlags defines model for AdminFlags.
@@ -649,10 +676,12 @@ type BlockState struct {
 
 // ChallengeRequest defines model for ChallengeRequest.
 type ChallengeRequest struct {
-	GameType   string                  `json:"gameType"`
-	Settings   *map[string]interface{} `json:"settings,omitempty"`
-	StakeMinor int64                   `json:"stakeMinor"`
-	ToUserId   *string                 `json:"toUserId,omitempty"`
+	GameType string `json:"gameType"`
+
+	// Settings the game type's settings; omit for the defaults
+	Settings   *GameSettings `json:"settings,omitempty"`
+	StakeMinor int64         `json:"stakeMinor"`
+	ToUserId   *string       `json:"toUserId,omitempty"`
 
 	// ToUsername instead of toUserId
 	ToUsername *string `json:"toUsername,omitempty"`
@@ -711,6 +740,12 @@ type ChatUserRef struct {
 	Username string `json:"username"`
 }
 
+// Connect4Settings defines model for Connect4Settings.
+type Connect4Settings struct {
+	// TurnSeconds a whole number of seconds from 5 to 300
+	TurnSeconds *int `json:"turnSeconds,omitempty"`
+}
+
 // DonationRequest defines model for DonationRequest.
 type DonationRequest struct {
 	// AmountMinor at least 10000 (0.01 USDC)
@@ -761,8 +796,10 @@ type FlagsChange struct {
 	ChangedAt time.Time `json:"changedAt"`
 	ChangedBy string    `json:"changedBy"`
 	Enabled   bool      `json:"enabled"`
-	Id        int64     `json:"id"`
-	Name      string    `json:"name"`
+
+	// Id a sequence number as a string
+	Id   string `json:"id"`
+	Name string `json:"name"`
 }
 
 // GameActResult defines model for GameActResult.
@@ -787,14 +824,16 @@ type GameAction struct {
 
 // GameChallenge defines model for GameChallenge.
 type GameChallenge struct {
-	CreatedAt  time.Time              `json:"createdAt"`
-	ExpiresAt  time.Time              `json:"expiresAt"`
-	FromUserId string                 `json:"fromUserId"`
-	GameId     *string                `json:"gameId"`
-	GameType   string                 `json:"gameType"`
-	Id         string                 `json:"id"`
-	Settings   map[string]interface{} `json:"settings"`
-	StakeMinor int64                  `json:"stakeMinor"`
+	CreatedAt  time.Time `json:"createdAt"`
+	ExpiresAt  time.Time `json:"expiresAt"`
+	FromUserId string    `json:"fromUserId"`
+	GameId     *string   `json:"gameId"`
+	GameType   string    `json:"gameType"`
+	Id         string    `json:"id"`
+
+	// Settings A game type's settings, every member optional (the defaults apply): one of the game types' settings objects. Answers carry every member.
+	Settings   GameSettings `json:"settings"`
+	StakeMinor int64        `json:"stakeMinor"`
 
 	// Status pending, accepted, declined, expired or cancelled
 	Status   string `json:"status"`
@@ -827,7 +866,7 @@ type GameDetail struct {
 	Result *GameResult `json:"result,omitempty"`
 
 	// Settings the game type's settings
-	Settings map[string]interface{} `json:"settings"`
+	Settings GameSettings `json:"settings"`
 
 	// Settlement on-chain transfers of the settlement, with their signatures
 	Settlement     []PotTransfer `json:"settlement"`
@@ -876,9 +915,11 @@ type GameLobby struct {
 	Id        string    `json:"id"`
 
 	// Queued players waiting in its queue
-	Queued     int64                  `json:"queued"`
-	Settings   map[string]interface{} `json:"settings"`
-	StakeMinor int64                  `json:"stakeMinor"`
+	Queued int64 `json:"queued"`
+
+	// Settings A game type's settings, every member optional (the defaults apply): one of the game types' settings objects. Answers carry every member.
+	Settings   GameSettings `json:"settings"`
+	StakeMinor int64        `json:"stakeMinor"`
 
 	// Status open
 	Status string `json:"status"`
@@ -936,6 +977,11 @@ type GameSeat struct {
 	Seat     int64  `json:"seat"`
 	UserId   string `json:"userId"`
 	Username string `json:"username"`
+}
+
+// GameSettings A game type's settings, every member optional (the defaults apply): one of the game types' settings objects. Answers carry every member.
+type GameSettings struct {
+	union json.RawMessage
 }
 
 // HandshakeRequest defines model for HandshakeRequest.
@@ -1078,8 +1124,8 @@ type LobbyRequest struct {
 	// GameType see GET /games/available
 	GameType string `json:"gameType"`
 
-	// Settings rps: {rounds: odd 1-9 (3), roundSeconds: 3-120 (20)}; connect4: {turnSeconds: 5-300 (30)}
-	Settings *map[string]interface{} `json:"settings,omitempty"`
+	// Settings the game type's settings; omit for the defaults
+	Settings *GameSettings `json:"settings,omitempty"`
 
 	// StakeMinor per player; 0 for a free game
 	StakeMinor int64 `json:"stakeMinor"`
@@ -1223,7 +1269,9 @@ type MarketRedeemed struct {
 // MarketTrade defines model for MarketTrade.
 type MarketTrade struct {
 	CreatedAt time.Time `json:"createdAt"`
-	Id        int64     `json:"id"`
+
+	// Id a sequence number as a string; pass the last one seen as ?before= for older ones
+	Id string `json:"id"`
 
 	// Kind transfer: shares changed hands; mint: a new pair was created; merge: a pair was destroyed
 	Kind       MarketTradeKind `json:"kind"`
@@ -1249,8 +1297,8 @@ type MarketView struct {
 	// Pairs pairs of shares outstanding (one share of each outcome, backed by 1 USDC)
 	Pairs int64 `json:"pairs"`
 
-	// Resolution once resolved: what one share of each outcome pays, by outcomeId
-	Resolution map[string]int64 `json:"resolution"`
+	// Resolution once resolved: what one share of each outcome pays, by outcomeId; null before
+	Resolution *map[string]int64 `json:"resolution"`
 
 	// Status closed: a free game (no market) or one that never traded and is over; held: the game's end is under review, and the market resolves when an admin releases it (as the game ended) or voids it (every share pays 500000)
 	Status MarketViewStatus `json:"status"`
@@ -1268,7 +1316,9 @@ type MoneyActivity struct {
 
 	// GameId the game the money moved for (a stake, winnings, a refund, a donation); absent otherwise
 	GameId *string `json:"gameId,omitempty"`
-	Id     int64   `json:"id"`
+
+	// Id a sequence number as a string; pass the last one seen as ?before= for older ones
+	Id string `json:"id"`
 
 	// Kind deposit, withdrawal, transfer, faucet, ...
 	Kind      string `json:"kind"`
@@ -1375,8 +1425,10 @@ type NotifyNotification struct {
 
 	// Data depends on the type
 	Data map[string]interface{} `json:"data"`
-	Id   int64                  `json:"id"`
-	Read bool                   `json:"read"`
+
+	// Id a sequence number as a string; pass the last one seen as ?before= for older ones
+	Id   string `json:"id"`
+	Read bool   `json:"read"`
 
 	// Type friend_request, friend_accepted, challenge, game_completed, tip, achievement, referral_reward, support_reply, bet_settled, market_resolved, review_hold
 	Type string `json:"type"`
@@ -1704,6 +1756,18 @@ type RoomEvent struct {
 	Seq    int64       `json:"seq"`
 }
 
+// RpsSettings defines model for RpsSettings.
+type RpsSettings struct {
+	// RoundSeconds a whole number of seconds from 3 to 120
+	RoundSeconds *int `json:"roundSeconds,omitempty"`
+
+	// Rounds an odd whole number from 1 to 9 (best of that many decisive rounds)
+	Rounds *RpsSettingsRounds `json:"rounds,omitempty"`
+}
+
+// RpsSettingsRounds an odd whole number from 1 to 9 (best of that many decisive rounds)
+type RpsSettingsRounds int
+
 // RulesC4Move defines model for RulesC4Move.
 type RulesC4Move struct {
 	Column     int64  `json:"column"`
@@ -1868,7 +1932,9 @@ type SocialEntry struct {
 
 	// Data depends on the type
 	Data map[string]interface{} `json:"data"`
-	Id   int64                  `json:"id"`
+
+	// Id a sequence number as a string; pass the last one seen as ?before= for older ones
+	Id string `json:"id"`
 
 	// Type game_won, donation, tip, achievement, bet_won
 	Type string `json:"type"`
@@ -2146,38 +2212,38 @@ type WithdrawRequest struct {
 // SDKVersion Examples: 1.0.0
 type SDKVersion = string
 
-// BadRequest Code-specific members may accompany code and message.
-type BadRequest = Error
+// BadRequestError Code-specific members may accompany code and message.
+type BadRequestError = Error
 
-// Conflict Code-specific members may accompany code and message.
-type Conflict = Error
+// ConflictError Code-specific members may accompany code and message.
+type ConflictError = Error
 
 // ErrorResponse Code-specific members may accompany code and message.
 type ErrorResponse = Error
 
-// Forbidden Code-specific members may accompany code and message.
-type Forbidden = Error
+// ForbiddenError Code-specific members may accompany code and message.
+type ForbiddenError = Error
 
-// NotFound Code-specific members may accompany code and message.
-type NotFound = Error
+// NotFoundError Code-specific members may accompany code and message.
+type NotFoundError = Error
 
-// PaymentRequiredResponse Code-specific members may accompany code and message.
-type PaymentRequiredResponse = Error
+// PaymentRequiredError Code-specific members may accompany code and message.
+type PaymentRequiredError = Error
 
-// RequestEntityTooLarge Code-specific members may accompany code and message.
-type RequestEntityTooLarge = Error
+// RequestEntityTooLargeError Code-specific members may accompany code and message.
+type RequestEntityTooLargeError = Error
 
-// ServiceUnavailable Code-specific members may accompany code and message.
-type ServiceUnavailable = Error
+// ServiceUnavailableError Code-specific members may accompany code and message.
+type ServiceUnavailableError = Error
 
-// TooManyRequests Code-specific members may accompany code and message.
-type TooManyRequests = Error
+// TooManyRequestsError Code-specific members may accompany code and message.
+type TooManyRequestsError = Error
 
-// Unauthorized Code-specific members may accompany code and message.
-type Unauthorized = Error
+// UnauthorizedError Code-specific members may accompany code and message.
+type UnauthorizedError = Error
 
-// UpgradeRequired Code-specific members may accompany code and message.
-type UpgradeRequired = Error
+// UpgradeRequiredError Code-specific members may accompany code and message.
+type UpgradeRequiredError = Error
 
 // GetAchievementsParams defines parameters for GetAchievements.
 type GetAchievementsParams struct {
@@ -2199,8 +2265,8 @@ type GetAchievementsUserByIdParams struct {
 
 // GetActivityFeedParams defines parameters for GetActivityFeed.
 type GetActivityFeedParams struct {
-	// Limit 1-200, default 50
-	Limit *string `form:"limit,omitempty" json:"limit,omitempty"`
+	// Limit page size
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Before an id: only older entries
 	Before *string `form:"before,omitempty" json:"before,omitempty"`
@@ -2355,8 +2421,8 @@ type PostChallengesByIdDeclineParams struct {
 
 // GetChatDmThreadsParams defines parameters for GetChatDmThreads.
 type GetChatDmThreadsParams struct {
-	// Limit 1-200, default 50
-	Limit *string `form:"limit,omitempty" json:"limit,omitempty"`
+	// Limit page size
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Before lastMessage.id of the previous page's last thread
 	Before *string `form:"before,omitempty" json:"before,omitempty"`
@@ -2367,8 +2433,8 @@ type GetChatDmThreadsParams struct {
 
 // GetChatByTypeByIdMessagesParams defines parameters for GetChatByTypeByIdMessages.
 type GetChatByTypeByIdMessagesParams struct {
-	// Limit 1-200, default 50
-	Limit *string `form:"limit,omitempty" json:"limit,omitempty"`
+	// Limit page size
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Before a message id: only older ones (the last id of the previous page)
 	Before *string `form:"before,omitempty" json:"before,omitempty"`
@@ -2403,8 +2469,8 @@ type GetFeatureFlagsParams struct {
 
 // GetFriendsRequestsIncomingParams defines parameters for GetFriendsRequestsIncoming.
 type GetFriendsRequestsIncomingParams struct {
-	// Limit 1-200, default 50
-	Limit *string `form:"limit,omitempty" json:"limit,omitempty"`
+	// Limit page size
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
@@ -2424,8 +2490,8 @@ type DeleteFriendsByUserIdParams struct {
 
 // GetFriendsByUserIdParams defines parameters for GetFriendsByUserId.
 type GetFriendsByUserIdParams struct {
-	// Limit 1-200, default 50
-	Limit *string `form:"limit,omitempty" json:"limit,omitempty"`
+	// Limit page size
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Before the userId of the previous page's last friend
 	Before *string `form:"before,omitempty" json:"before,omitempty"`
@@ -2462,6 +2528,9 @@ type GetGamesMetricsParams struct {
 type GetGamesByIdParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+
+	// IfNoneMatch the ETag of the answer you have: 304 without a body while it is still current
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
 }
 
 // PostGamesByIdActionsParams defines parameters for PostGamesByIdActions.
@@ -2574,8 +2643,8 @@ type GetGamesByIdMarketTradesParams struct {
 	// Limit page size
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Before a trade's id: only older ones
-	Before *int64 `form:"before,omitempty" json:"before,omitempty"`
+	// Before a trade's id: only older ones (the last id of the previous page)
+	Before *string `form:"before,omitempty" json:"before,omitempty"`
 
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
@@ -2711,8 +2780,8 @@ type GetNotificationsParams struct {
 	// Unread true for the unread ones only
 	Unread *string `form:"unread,omitempty" json:"unread,omitempty"`
 
-	// Limit 1-200, default 50
-	Limit *string `form:"limit,omitempty" json:"limit,omitempty"`
+	// Limit page size
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Before an id: only older ones
 	Before *string `form:"before,omitempty" json:"before,omitempty"`
@@ -2862,6 +2931,12 @@ type PostTipsPrepareParams struct {
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
 
+// GetUsernamesByUsernameParams defines parameters for GetUsernamesByUsername.
+type GetUsernamesByUsernameParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
 // GetUsersMeParams defines parameters for GetUsersMe.
 type GetUsersMeParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
@@ -2907,12 +2982,6 @@ type GetUsersSearchParams struct {
 	// Username at least 2 characters, any case
 	Username string `form:"username" json:"username"`
 
-	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
-	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
-}
-
-// GetUsersUsernameByUsernameParams defines parameters for GetUsersUsernameByUsername.
-type GetUsersUsernameByUsernameParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
@@ -2968,7 +3037,7 @@ type GetWalletsMeTransactionsParams struct {
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Before nextBefore of the previous page
-	Before *int64 `form:"before,omitempty" json:"before,omitempty"`
+	Before *string `form:"before,omitempty" json:"before,omitempty"`
 
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
@@ -3087,6 +3156,68 @@ type PostWalletsTransferSubmitJSONRequestBody = SubmitRequest
 
 // PostWalletsWithdrawJSONRequestBody defines body for PostWalletsWithdraw for application/json ContentType.
 type PostWalletsWithdrawJSONRequestBody = WithdrawRequest
+
+// AsConnect4Settings returns the union data inside the GameSettings as a Connect4Settings
+func (t GameSettings) AsConnect4Settings() (Connect4Settings, error) {
+	var body Connect4Settings
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromConnect4Settings overwrites any union data inside the GameSettings as the provided Connect4Settings
+func (t *GameSettings) FromConnect4Settings(v Connect4Settings) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeConnect4Settings performs a merge with any union data inside the GameSettings, using the provided Connect4Settings
+func (t *GameSettings) MergeConnect4Settings(v Connect4Settings) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRpsSettings returns the union data inside the GameSettings as a RpsSettings
+func (t GameSettings) AsRpsSettings() (RpsSettings, error) {
+	var body RpsSettings
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRpsSettings overwrites any union data inside the GameSettings as the provided RpsSettings
+func (t *GameSettings) FromRpsSettings(v RpsSettings) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeRpsSettings performs a merge with any union data inside the GameSettings, using the provided RpsSettings
+func (t *GameSettings) MergeRpsSettings(v RpsSettings) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t GameSettings) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *GameSettings) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // AsRulesRPSView returns the union data inside the GetGamesByIdState200JSONResponseBody as a RulesRPSView
 func (t GetGamesByIdState200JSONResponseBody) AsRulesRPSView() (RulesRPSView, error) {
@@ -3237,7 +3368,7 @@ type ClientInterface interface {
 	// GetAchievementsUserById A user's achievements, earliest first
 	//
 	// Corresponds with GET /achievements/user/{id} (the `GetAchievementsUserById` operationId).
-	GetAchievementsUserById(ctx context.Context, id openapi_types.UUID, params *GetAchievementsUserByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetAchievementsUserById(ctx context.Context, id string, params *GetAchievementsUserByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetActivityFeed The public activity feed, newest first
 	//
@@ -3310,14 +3441,14 @@ type ClientInterface interface {
 	// GetAdminSupportById A ticket with its user and messages
 	//
 	// Corresponds with GET /admin/support/{id} (the `GetAdminSupportById` operationId).
-	GetAdminSupportById(ctx context.Context, id openapi_types.UUID, params *GetAdminSupportByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetAdminSupportById(ctx context.Context, id string, params *GetAdminSupportByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchAdminSupportByIdClose Close a ticket
 	//
 	// Recorded in the audit log (support.close). Closing a closed ticket answers it unchanged and records nothing.
 	//
 	// Corresponds with PATCH /admin/support/{id}/close (the `PatchAdminSupportByIdClose` operationId).
-	PatchAdminSupportByIdClose(ctx context.Context, id openapi_types.UUID, params *PatchAdminSupportByIdCloseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PatchAdminSupportByIdClose(ctx context.Context, id string, params *PatchAdminSupportByIdCloseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostAdminSupportByIdMessagesWithBody Answer a ticket as staff
 	//
@@ -3326,7 +3457,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
-	PostAdminSupportByIdMessagesWithBody(ctx context.Context, id openapi_types.UUID, params *PostAdminSupportByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostAdminSupportByIdMessagesWithBody(ctx context.Context, id string, params *PostAdminSupportByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostAdminSupportByIdMessages Answer a ticket as staff
 	//
@@ -3335,14 +3466,14 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
-	PostAdminSupportByIdMessages(ctx context.Context, id openapi_types.UUID, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostAdminSupportByIdMessages(ctx context.Context, id string, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAdminUsersByIdLinks Accounts linked to a user, and why
 	//
 	// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days.
 	//
 	// Corresponds with GET /admin/users/{id}/links (the `GetAdminUsersByIdLinks` operationId).
-	GetAdminUsersByIdLinks(ctx context.Context, id openapi_types.UUID, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetAdminUsersByIdLinks(ctx context.Context, id string, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostAuthHandshakeWithBody Get a sign-in message for a wallet
 	//
@@ -3413,17 +3544,17 @@ type ClientInterface interface {
 	// DeleteChallengesById Cancel a challenge you sent
 	//
 	// Corresponds with DELETE /challenges/{id} (the `DeleteChallengesById` operationId).
-	DeleteChallengesById(ctx context.Context, id openapi_types.UUID, params *DeleteChallengesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteChallengesById(ctx context.Context, id string, params *DeleteChallengesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostChallengesByIdAccept accept a challenge sent to you
 	//
 	// Corresponds with POST /challenges/{id}/accept (the `PostChallengesByIdAccept` operationId).
-	PostChallengesByIdAccept(ctx context.Context, id openapi_types.UUID, params *PostChallengesByIdAcceptParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostChallengesByIdAccept(ctx context.Context, id string, params *PostChallengesByIdAcceptParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostChallengesByIdDecline decline a challenge sent to you
 	//
 	// Corresponds with POST /challenges/{id}/decline (the `PostChallengesByIdDecline` operationId).
-	PostChallengesByIdDecline(ctx context.Context, id openapi_types.UUID, params *PostChallengesByIdDeclineParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostChallengesByIdDecline(ctx context.Context, id string, params *PostChallengesByIdDeclineParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetChatDmThreads Your direct-message conversations, most recent first, with unread counts
 	//
@@ -3435,7 +3566,7 @@ type ClientInterface interface {
 	// Any signed-in user may read the chat of an existing game, finished or not. For dm, id is the other user; reading marks the conversation read.
 	//
 	// Corresponds with GET /chat/{type}/{id}/messages (the `GetChatByTypeByIdMessages` operationId).
-	GetChatByTypeByIdMessages(ctx context.Context, pType string, id openapi_types.UUID, params *GetChatByTypeByIdMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetChatByTypeByIdMessages(ctx context.Context, pType string, id string, params *GetChatByTypeByIdMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostChatByTypeByIdMessagesWithBody Send a message to a game's chat (type game, id the game) or to a user (type dm, id the user)
 	//
@@ -3444,7 +3575,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /chat/{type}/{id}/messages (the `PostChatByTypeByIdMessages` operationId).
-	PostChatByTypeByIdMessagesWithBody(ctx context.Context, pType string, id openapi_types.UUID, params *PostChatByTypeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostChatByTypeByIdMessagesWithBody(ctx context.Context, pType string, id string, params *PostChatByTypeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostChatByTypeByIdMessages Send a message to a game's chat (type game, id the game) or to a user (type dm, id the user)
 	//
@@ -3453,7 +3584,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /chat/{type}/{id}/messages (the `PostChatByTypeByIdMessages` operationId).
-	PostChatByTypeByIdMessages(ctx context.Context, pType string, id openapi_types.UUID, params *PostChatByTypeByIdMessagesParams, body PostChatByTypeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostChatByTypeByIdMessages(ctx context.Context, pType string, id string, params *PostChatByTypeByIdMessagesParams, body PostChatByTypeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostDevFaucetWithBody Test USDC and SOL on the embedded chain (DEV_FAUCET=true only)
 	//
@@ -3530,7 +3661,7 @@ type ClientInterface interface {
 	// Includes the escrow address, the pot, and the settlement's on-chain transfers, so anyone can check the payout on chain.
 	//
 	// Corresponds with GET /games/{id} (the `GetGamesById` operationId).
-	GetGamesById(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetGamesById(ctx context.Context, id string, params *GetGamesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdActionsWithBody Submit an action (players only)
 	//
@@ -3539,7 +3670,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /games/{id}/actions (the `PostGamesByIdActions` operationId).
-	PostGamesByIdActionsWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdActionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdActionsWithBody(ctx context.Context, id string, params *PostGamesByIdActionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdActions Submit an action (players only)
 	//
@@ -3548,12 +3679,12 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /games/{id}/actions (the `PostGamesByIdActions` operationId).
-	PostGamesByIdActions(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdActionsParams, body PostGamesByIdActionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdActions(ctx context.Context, id string, params *PostGamesByIdActionsParams, body PostGamesByIdActionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetGamesByIdBets The game's betting pools and bets, newest first
 	//
 	// Corresponds with GET /games/{id}/bets (the `GetGamesByIdBets` operationId).
-	GetGamesByIdBets(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdBetsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetGamesByIdBets(ctx context.Context, id string, params *GetGamesByIdBetsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdBetsPrepareWithBody Prepare a bet on a player from your wallet into the game's escrow
 	//
@@ -3562,7 +3693,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /games/{id}/bets/prepare (the `PostGamesByIdBetsPrepare` operationId).
-	PostGamesByIdBetsPrepareWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdBetsPrepareWithBody(ctx context.Context, id string, params *PostGamesByIdBetsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdBetsPrepare Prepare a bet on a player from your wallet into the game's escrow
 	//
@@ -3571,7 +3702,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /games/{id}/bets/prepare (the `PostGamesByIdBetsPrepare` operationId).
-	PostGamesByIdBetsPrepare(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsPrepareParams, body PostGamesByIdBetsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdBetsPrepare(ctx context.Context, id string, params *PostGamesByIdBetsPrepareParams, body PostGamesByIdBetsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdBetsSubmitWithBody Submit the signed bet; answers once it is confirmed and in the pool
 	//
@@ -3580,7 +3711,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /games/{id}/bets/submit (the `PostGamesByIdBetsSubmit` operationId).
-	PostGamesByIdBetsSubmitWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdBetsSubmitWithBody(ctx context.Context, id string, params *PostGamesByIdBetsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdBetsSubmit Submit the signed bet; answers once it is confirmed and in the pool
 	//
@@ -3589,12 +3720,12 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /games/{id}/bets/submit (the `PostGamesByIdBetsSubmit` operationId).
-	PostGamesByIdBetsSubmit(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsSubmitParams, body PostGamesByIdBetsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdBetsSubmit(ctx context.Context, id string, params *PostGamesByIdBetsSubmitParams, body PostGamesByIdBetsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetGamesByIdDonations The game's donations, newest first
 	//
 	// Corresponds with GET /games/{id}/donations (the `GetGamesByIdDonations` operationId).
-	GetGamesByIdDonations(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdDonationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetGamesByIdDonations(ctx context.Context, id string, params *GetGamesByIdDonationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdDonationsPrepareWithBody Prepare a donation from your wallet into the game's escrow
 	//
@@ -3603,7 +3734,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /games/{id}/donations/prepare (the `PostGamesByIdDonationsPrepare` operationId).
-	PostGamesByIdDonationsPrepareWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdDonationsPrepareWithBody(ctx context.Context, id string, params *PostGamesByIdDonationsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdDonationsPrepare Prepare a donation from your wallet into the game's escrow
 	//
@@ -3612,7 +3743,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /games/{id}/donations/prepare (the `PostGamesByIdDonationsPrepare` operationId).
-	PostGamesByIdDonationsPrepare(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsPrepareParams, body PostGamesByIdDonationsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdDonationsPrepare(ctx context.Context, id string, params *PostGamesByIdDonationsPrepareParams, body PostGamesByIdDonationsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdDonationsSubmitWithBody Submit the signed donation; answers once it is confirmed and in the pot
 	//
@@ -3621,7 +3752,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /games/{id}/donations/submit (the `PostGamesByIdDonationsSubmit` operationId).
-	PostGamesByIdDonationsSubmitWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdDonationsSubmitWithBody(ctx context.Context, id string, params *PostGamesByIdDonationsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdDonationsSubmit Submit the signed donation; answers once it is confirmed and in the pot
 	//
@@ -3630,22 +3761,22 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /games/{id}/donations/submit (the `PostGamesByIdDonationsSubmit` operationId).
-	PostGamesByIdDonationsSubmit(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsSubmitParams, body PostGamesByIdDonationsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdDonationsSubmit(ctx context.Context, id string, params *PostGamesByIdDonationsSubmitParams, body PostGamesByIdDonationsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetGamesByIdEvents The game's events after a seq (for clients that poll instead of using /ws)
 	//
 	// Corresponds with GET /games/{id}/events (the `GetGamesByIdEvents` operationId).
-	GetGamesByIdEvents(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetGamesByIdEvents(ctx context.Context, id string, params *GetGamesByIdEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetGamesByIdMarket The game's prediction market: prices per player, the book, the last trade and, once resolved, what shares pay
 	//
 	// Corresponds with GET /games/{id}/market (the `GetGamesByIdMarket` operationId).
-	GetGamesByIdMarket(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetGamesByIdMarket(ctx context.Context, id string, params *GetGamesByIdMarketParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetGamesByIdMarketOrders Your orders in the game's market, open ones first, then newest first
 	//
 	// Corresponds with GET /games/{id}/market/orders (the `GetGamesByIdMarketOrders` operationId).
-	GetGamesByIdMarketOrders(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetGamesByIdMarketOrders(ctx context.Context, id string, params *GetGamesByIdMarketOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdMarketOrdersBuyWithBody Buy shares of a player in the game's prediction market
 	//
@@ -3654,7 +3785,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /games/{id}/market/orders/buy (the `PostGamesByIdMarketOrdersBuy` operationId).
-	PostGamesByIdMarketOrdersBuyWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdMarketOrdersBuyWithBody(ctx context.Context, id string, params *PostGamesByIdMarketOrdersBuyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdMarketOrdersBuy Buy shares of a player in the game's prediction market
 	//
@@ -3663,7 +3794,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /games/{id}/market/orders/buy (the `PostGamesByIdMarketOrdersBuy` operationId).
-	PostGamesByIdMarketOrdersBuy(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, body PostGamesByIdMarketOrdersBuyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdMarketOrdersBuy(ctx context.Context, id string, params *PostGamesByIdMarketOrdersBuyParams, body PostGamesByIdMarketOrdersBuyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdMarketOrdersSellWithBody Sell shares of a player you hold in the game's prediction market
 	//
@@ -3672,7 +3803,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /games/{id}/market/orders/sell (the `PostGamesByIdMarketOrdersSell` operationId).
-	PostGamesByIdMarketOrdersSellWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdMarketOrdersSellWithBody(ctx context.Context, id string, params *PostGamesByIdMarketOrdersSellParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdMarketOrdersSell Sell shares of a player you hold in the game's prediction market
 	//
@@ -3681,74 +3812,74 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /games/{id}/market/orders/sell (the `PostGamesByIdMarketOrdersSell` operationId).
-	PostGamesByIdMarketOrdersSell(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, body PostGamesByIdMarketOrdersSellJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdMarketOrdersSell(ctx context.Context, id string, params *PostGamesByIdMarketOrdersSellParams, body PostGamesByIdMarketOrdersSellJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteGamesByIdMarketOrdersByOrderId Cancel your open order and release what it locks
 	//
 	// Another user's order -> 404; an order filled or cancelled already -> 409 CONFLICT.
 	//
 	// Corresponds with DELETE /games/{id}/market/orders/{orderId} (the `DeleteGamesByIdMarketOrdersByOrderId` operationId).
-	DeleteGamesByIdMarketOrdersByOrderId(ctx context.Context, id openapi_types.UUID, orderId string, params *DeleteGamesByIdMarketOrdersByOrderIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteGamesByIdMarketOrdersByOrderId(ctx context.Context, id string, orderId string, params *DeleteGamesByIdMarketOrdersByOrderIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetGamesByIdMarketPositions What you hold in the game's market, by player
 	//
 	// Corresponds with GET /games/{id}/market/positions (the `GetGamesByIdMarketPositions` operationId).
-	GetGamesByIdMarketPositions(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketPositionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetGamesByIdMarketPositions(ctx context.Context, id string, params *GetGamesByIdMarketPositionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdMarketRedeem Redeem your shares in the resolved market to your available balance
 	//
 	// Pays once: a share of the winner 1000000, of the loser 0, each 500000 after a draw or a cancellation; again -> redeemedMinor 0. Before the game is over -> 409 CONFLICT.
 	//
 	// Corresponds with POST /games/{id}/market/redeem (the `PostGamesByIdMarketRedeem` operationId).
-	PostGamesByIdMarketRedeem(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketRedeemParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdMarketRedeem(ctx context.Context, id string, params *PostGamesByIdMarketRedeemParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetGamesByIdMarketTrades The game's trades, newest first, for price charts
 	//
 	// Each trade as its taker saw it: the player whose shares the taker bought or sold and the price per share; the other player's price is 1000000 less it.
 	//
 	// Corresponds with GET /games/{id}/market/trades (the `GetGamesByIdMarketTrades` operationId).
-	GetGamesByIdMarketTrades(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketTradesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetGamesByIdMarketTrades(ctx context.Context, id string, params *GetGamesByIdMarketTradesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetGamesByIdPot The game's pot: stakes, donations, and what the winner would get
 	//
 	// Corresponds with GET /games/{id}/pot (the `GetGamesByIdPot` operationId).
-	GetGamesByIdPot(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdPotParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetGamesByIdPot(ctx context.Context, id string, params *GetGamesByIdPotParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteGamesByIdRematch Withdraw your rematch request
 	//
 	// Corresponds with DELETE /games/{id}/rematch (the `DeleteGamesByIdRematch` operationId).
-	DeleteGamesByIdRematch(ctx context.Context, id openapi_types.UUID, params *DeleteGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteGamesByIdRematch(ctx context.Context, id string, params *DeleteGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetGamesByIdRematch Rematch state
 	//
 	// Corresponds with GET /games/{id}/rematch (the `GetGamesByIdRematch` operationId).
-	GetGamesByIdRematch(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetGamesByIdRematch(ctx context.Context, id string, params *GetGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdRematch Ask for (or accept) a rematch
 	//
 	// Corresponds with POST /games/{id}/rematch (the `PostGamesByIdRematch` operationId).
-	PostGamesByIdRematch(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdRematch(ctx context.Context, id string, params *PostGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdRematchLobbyWithBody Tell the room you opened a lobby for the rematch
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /games/{id}/rematch/lobby (the `PostGamesByIdRematchLobby` operationId).
-	PostGamesByIdRematchLobbyWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchLobbyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdRematchLobbyWithBody(ctx context.Context, id string, params *PostGamesByIdRematchLobbyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdRematchLobby Tell the room you opened a lobby for the rematch
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /games/{id}/rematch/lobby (the `PostGamesByIdRematchLobby` operationId).
-	PostGamesByIdRematchLobby(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchLobbyParams, body PostGamesByIdRematchLobbyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdRematchLobby(ctx context.Context, id string, params *PostGamesByIdRematchLobbyParams, body PostGamesByIdRematchLobbyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetGamesByIdState Game state, the same for players and spectators
 	//
 	// Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their reveal. 409 GAME_NOT_ACTIVE when the game is not active.
 	//
 	// Corresponds with GET /games/{id}/state (the `GetGamesByIdState` operationId).
-	GetGamesByIdState(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdStateParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetGamesByIdState(ctx context.Context, id string, params *GetGamesByIdStateParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetHealth Service health
 	//
@@ -3762,7 +3893,7 @@ type ClientInterface interface {
 	// Content never changes for an id: cached for a year.
 	//
 	// Corresponds with GET /images/{id} (the `GetImagesById` operationId).
-	GetImagesById(ctx context.Context, id openapi_types.UUID, params *GetImagesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetImagesById(ctx context.Context, id string, params *GetImagesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetLeaderboardsFriends You and your friends, ranked like the global board
 	//
@@ -3807,14 +3938,14 @@ type ClientInterface interface {
 	// DeleteLobbiesByIdJoinQueue Leave the lobby's queue
 	//
 	// Corresponds with DELETE /lobbies/{id}/join-queue (the `DeleteLobbiesByIdJoinQueue` operationId).
-	DeleteLobbiesByIdJoinQueue(ctx context.Context, id openapi_types.UUID, params *DeleteLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteLobbiesByIdJoinQueue(ctx context.Context, id string, params *DeleteLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostLobbiesByIdJoinQueue Join the lobby's matchmaking queue
 	//
 	// Answers queued, or matched with the new game's id when someone was waiting. Stakes are locked from both platform balances.
 	//
 	// Corresponds with POST /lobbies/{id}/join-queue (the `PostLobbiesByIdJoinQueue` operationId).
-	PostLobbiesByIdJoinQueue(ctx context.Context, id openapi_types.UUID, params *PostLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostLobbiesByIdJoinQueue(ctx context.Context, id string, params *PostLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetNotifications Your notifications, newest first
 	//
@@ -3831,7 +3962,7 @@ type ClientInterface interface {
 	// PatchNotificationsByIdRead Mark one notification read
 	//
 	// Corresponds with PATCH /notifications/{id}/read (the `PatchNotificationsByIdRead` operationId).
-	PatchNotificationsByIdRead(ctx context.Context, id openapi_types.UUID, params *PatchNotificationsByIdReadParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PatchNotificationsByIdRead(ctx context.Context, id string, params *PatchNotificationsByIdReadParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOpenapiJson This API as an OpenAPI 3.1 document
 	//
@@ -3952,14 +4083,14 @@ type ClientInterface interface {
 	// Another user's ticket is 404.
 	//
 	// Corresponds with GET /support/me/{id} (the `GetSupportMeById` operationId).
-	GetSupportMeById(ctx context.Context, id openapi_types.UUID, params *GetSupportMeByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetSupportMeById(ctx context.Context, id string, params *GetSupportMeByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchSupportMeByIdClose Close your ticket
 	//
 	// Closing a closed ticket answers it unchanged.
 	//
 	// Corresponds with PATCH /support/me/{id}/close (the `PatchSupportMeByIdClose` operationId).
-	PatchSupportMeByIdClose(ctx context.Context, id openapi_types.UUID, params *PatchSupportMeByIdCloseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PatchSupportMeByIdClose(ctx context.Context, id string, params *PatchSupportMeByIdCloseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostSupportMeByIdMessagesWithBody Write to your ticket
 	//
@@ -3968,7 +4099,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /support/me/{id}/messages (the `PostSupportMeByIdMessages` operationId).
-	PostSupportMeByIdMessagesWithBody(ctx context.Context, id openapi_types.UUID, params *PostSupportMeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostSupportMeByIdMessagesWithBody(ctx context.Context, id string, params *PostSupportMeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostSupportMeByIdMessages Write to your ticket
 	//
@@ -3977,7 +4108,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /support/me/{id}/messages (the `PostSupportMeByIdMessages` operationId).
-	PostSupportMeByIdMessages(ctx context.Context, id openapi_types.UUID, params *PostSupportMeByIdMessagesParams, body PostSupportMeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostSupportMeByIdMessages(ctx context.Context, id string, params *PostSupportMeByIdMessagesParams, body PostSupportMeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostTipsBroadcastWithBody Broadcast the signed tip; answers once it is confirmed
 	//
@@ -4014,6 +4145,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /tips/prepare (the `PostTipsPrepare` operationId).
 	PostTipsPrepare(ctx context.Context, params *PostTipsPrepareParams, body PostTipsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetUsernamesByUsername Public profile by username
+	//
+	// Also served at /users/username/{username}.
+	//
+	// Corresponds with GET /usernames/{username} (the `GetUsernamesByUsername` operationId).
+	GetUsernamesByUsername(ctx context.Context, username string, params *GetUsernamesByUsernameParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetUsersMe The signed-in user's profile
 	//
@@ -4062,37 +4200,32 @@ type ClientInterface interface {
 	// Corresponds with GET /users/search (the `GetUsersSearch` operationId).
 	GetUsersSearch(ctx context.Context, params *GetUsersSearchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetUsersUsernameByUsername Public profile by username
-	//
-	// Corresponds with GET /users/username/{username} (the `GetUsersUsernameByUsername` operationId).
-	GetUsersUsernameByUsername(ctx context.Context, username string, params *GetUsersUsernameByUsernameParams, reqEditors ...RequestEditorFn) (*http.Response, error)
-
 	// GetUsersById Public profile by id
 	//
 	// Corresponds with GET /users/{id} (the `GetUsersById` operationId).
-	GetUsersById(ctx context.Context, id openapi_types.UUID, params *GetUsersByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetUsersById(ctx context.Context, id string, params *GetUsersByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteUsersByIdBlock Lift your block of a user
 	//
 	// Corresponds with DELETE /users/{id}/block (the `DeleteUsersByIdBlock` operationId).
-	DeleteUsersByIdBlock(ctx context.Context, id openapi_types.UUID, params *DeleteUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteUsersByIdBlock(ctx context.Context, id string, params *DeleteUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostUsersByIdBlock Block a user: no direct messages either way
 	//
 	// Corresponds with POST /users/{id}/block (the `PostUsersByIdBlock` operationId).
-	PostUsersByIdBlock(ctx context.Context, id openapi_types.UUID, params *PostUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostUsersByIdBlock(ctx context.Context, id string, params *PostUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetUsersByIdCurrentGame A user's active game; 204 when none
 	//
 	// Corresponds with GET /users/{id}/current-game (the `GetUsersByIdCurrentGame` operationId).
-	GetUsersByIdCurrentGame(ctx context.Context, id openapi_types.UUID, params *GetUsersByIdCurrentGameParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetUsersByIdCurrentGame(ctx context.Context, id string, params *GetUsersByIdCurrentGameParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetUsersByIdRatings A player's Glicko-2 rating in each game type they played, with its history for a chart
 	//
 	// Most played game type first; [] before the first completed game. history holds the rating after each of the latest games (limit of them, oldest first). 404 for an unknown user.
 	//
 	// Corresponds with GET /users/{id}/ratings (the `GetUsersByIdRatings` operationId).
-	GetUsersByIdRatings(ctx context.Context, id openapi_types.UUID, params *GetUsersByIdRatingsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetUsersByIdRatings(ctx context.Context, id string, params *GetUsersByIdRatingsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetVersion API and minimum SDK version
 	//
@@ -4204,7 +4337,7 @@ func (c *Client) GetAchievementsMe(ctx context.Context, params *GetAchievementsM
 // GetAchievementsUserById A user's achievements, earliest first
 //
 // Corresponds with GET /achievements/user/{id} (the `GetAchievementsUserById` operationId).
-func (c *Client) GetAchievementsUserById(ctx context.Context, id openapi_types.UUID, params *GetAchievementsUserByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetAchievementsUserById(ctx context.Context, id string, params *GetAchievementsUserByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetAchievementsUserByIdRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -4387,7 +4520,7 @@ func (c *Client) GetAdminSupport(ctx context.Context, params *GetAdminSupportPar
 // GetAdminSupportById A ticket with its user and messages
 //
 // Corresponds with GET /admin/support/{id} (the `GetAdminSupportById` operationId).
-func (c *Client) GetAdminSupportById(ctx context.Context, id openapi_types.UUID, params *GetAdminSupportByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetAdminSupportById(ctx context.Context, id string, params *GetAdminSupportByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetAdminSupportByIdRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -4404,7 +4537,7 @@ func (c *Client) GetAdminSupportById(ctx context.Context, id openapi_types.UUID,
 // Recorded in the audit log (support.close). Closing a closed ticket answers it unchanged and records nothing.
 //
 // Corresponds with PATCH /admin/support/{id}/close (the `PatchAdminSupportByIdClose` operationId).
-func (c *Client) PatchAdminSupportByIdClose(ctx context.Context, id openapi_types.UUID, params *PatchAdminSupportByIdCloseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PatchAdminSupportByIdClose(ctx context.Context, id string, params *PatchAdminSupportByIdCloseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPatchAdminSupportByIdCloseRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -4423,7 +4556,7 @@ func (c *Client) PatchAdminSupportByIdClose(ctx context.Context, id openapi_type
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
-func (c *Client) PostAdminSupportByIdMessagesWithBody(ctx context.Context, id openapi_types.UUID, params *PostAdminSupportByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostAdminSupportByIdMessagesWithBody(ctx context.Context, id string, params *PostAdminSupportByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostAdminSupportByIdMessagesRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -4442,7 +4575,7 @@ func (c *Client) PostAdminSupportByIdMessagesWithBody(ctx context.Context, id op
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
-func (c *Client) PostAdminSupportByIdMessages(ctx context.Context, id openapi_types.UUID, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostAdminSupportByIdMessages(ctx context.Context, id string, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostAdminSupportByIdMessagesRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
@@ -4459,7 +4592,7 @@ func (c *Client) PostAdminSupportByIdMessages(ctx context.Context, id openapi_ty
 // Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days.
 //
 // Corresponds with GET /admin/users/{id}/links (the `GetAdminUsersByIdLinks` operationId).
-func (c *Client) GetAdminUsersByIdLinks(ctx context.Context, id openapi_types.UUID, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetAdminUsersByIdLinks(ctx context.Context, id string, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetAdminUsersByIdLinksRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -4620,7 +4753,7 @@ func (c *Client) PostChallenges(ctx context.Context, params *PostChallengesParam
 // DeleteChallengesById Cancel a challenge you sent
 //
 // Corresponds with DELETE /challenges/{id} (the `DeleteChallengesById` operationId).
-func (c *Client) DeleteChallengesById(ctx context.Context, id openapi_types.UUID, params *DeleteChallengesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) DeleteChallengesById(ctx context.Context, id string, params *DeleteChallengesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteChallengesByIdRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -4635,7 +4768,7 @@ func (c *Client) DeleteChallengesById(ctx context.Context, id openapi_types.UUID
 // PostChallengesByIdAccept accept a challenge sent to you
 //
 // Corresponds with POST /challenges/{id}/accept (the `PostChallengesByIdAccept` operationId).
-func (c *Client) PostChallengesByIdAccept(ctx context.Context, id openapi_types.UUID, params *PostChallengesByIdAcceptParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostChallengesByIdAccept(ctx context.Context, id string, params *PostChallengesByIdAcceptParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostChallengesByIdAcceptRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -4650,7 +4783,7 @@ func (c *Client) PostChallengesByIdAccept(ctx context.Context, id openapi_types.
 // PostChallengesByIdDecline decline a challenge sent to you
 //
 // Corresponds with POST /challenges/{id}/decline (the `PostChallengesByIdDecline` operationId).
-func (c *Client) PostChallengesByIdDecline(ctx context.Context, id openapi_types.UUID, params *PostChallengesByIdDeclineParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostChallengesByIdDecline(ctx context.Context, id string, params *PostChallengesByIdDeclineParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostChallengesByIdDeclineRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -4682,7 +4815,7 @@ func (c *Client) GetChatDmThreads(ctx context.Context, params *GetChatDmThreadsP
 // Any signed-in user may read the chat of an existing game, finished or not. For dm, id is the other user; reading marks the conversation read.
 //
 // Corresponds with GET /chat/{type}/{id}/messages (the `GetChatByTypeByIdMessages` operationId).
-func (c *Client) GetChatByTypeByIdMessages(ctx context.Context, pType string, id openapi_types.UUID, params *GetChatByTypeByIdMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetChatByTypeByIdMessages(ctx context.Context, pType string, id string, params *GetChatByTypeByIdMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetChatByTypeByIdMessagesRequest(c.Server, pType, id, params)
 	if err != nil {
 		return nil, err
@@ -4701,7 +4834,7 @@ func (c *Client) GetChatByTypeByIdMessages(ctx context.Context, pType string, id
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /chat/{type}/{id}/messages (the `PostChatByTypeByIdMessages` operationId).
-func (c *Client) PostChatByTypeByIdMessagesWithBody(ctx context.Context, pType string, id openapi_types.UUID, params *PostChatByTypeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostChatByTypeByIdMessagesWithBody(ctx context.Context, pType string, id string, params *PostChatByTypeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostChatByTypeByIdMessagesRequestWithBody(c.Server, pType, id, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -4720,7 +4853,7 @@ func (c *Client) PostChatByTypeByIdMessagesWithBody(ctx context.Context, pType s
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /chat/{type}/{id}/messages (the `PostChatByTypeByIdMessages` operationId).
-func (c *Client) PostChatByTypeByIdMessages(ctx context.Context, pType string, id openapi_types.UUID, params *PostChatByTypeByIdMessagesParams, body PostChatByTypeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostChatByTypeByIdMessages(ctx context.Context, pType string, id string, params *PostChatByTypeByIdMessagesParams, body PostChatByTypeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostChatByTypeByIdMessagesRequest(c.Server, pType, id, params, body)
 	if err != nil {
 		return nil, err
@@ -4927,7 +5060,7 @@ func (c *Client) GetGamesMetrics(ctx context.Context, params *GetGamesMetricsPar
 // Includes the escrow address, the pot, and the settlement's on-chain transfers, so anyone can check the payout on chain.
 //
 // Corresponds with GET /games/{id} (the `GetGamesById` operationId).
-func (c *Client) GetGamesById(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetGamesById(ctx context.Context, id string, params *GetGamesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetGamesByIdRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -4946,7 +5079,7 @@ func (c *Client) GetGamesById(ctx context.Context, id openapi_types.UUID, params
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /games/{id}/actions (the `PostGamesByIdActions` operationId).
-func (c *Client) PostGamesByIdActionsWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdActionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdActionsWithBody(ctx context.Context, id string, params *PostGamesByIdActionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdActionsRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -4965,7 +5098,7 @@ func (c *Client) PostGamesByIdActionsWithBody(ctx context.Context, id openapi_ty
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /games/{id}/actions (the `PostGamesByIdActions` operationId).
-func (c *Client) PostGamesByIdActions(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdActionsParams, body PostGamesByIdActionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdActions(ctx context.Context, id string, params *PostGamesByIdActionsParams, body PostGamesByIdActionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdActionsRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
@@ -4980,7 +5113,7 @@ func (c *Client) PostGamesByIdActions(ctx context.Context, id openapi_types.UUID
 // GetGamesByIdBets The game's betting pools and bets, newest first
 //
 // Corresponds with GET /games/{id}/bets (the `GetGamesByIdBets` operationId).
-func (c *Client) GetGamesByIdBets(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdBetsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetGamesByIdBets(ctx context.Context, id string, params *GetGamesByIdBetsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetGamesByIdBetsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -4999,7 +5132,7 @@ func (c *Client) GetGamesByIdBets(ctx context.Context, id openapi_types.UUID, pa
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /games/{id}/bets/prepare (the `PostGamesByIdBetsPrepare` operationId).
-func (c *Client) PostGamesByIdBetsPrepareWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdBetsPrepareWithBody(ctx context.Context, id string, params *PostGamesByIdBetsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdBetsPrepareRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -5018,7 +5151,7 @@ func (c *Client) PostGamesByIdBetsPrepareWithBody(ctx context.Context, id openap
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /games/{id}/bets/prepare (the `PostGamesByIdBetsPrepare` operationId).
-func (c *Client) PostGamesByIdBetsPrepare(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsPrepareParams, body PostGamesByIdBetsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdBetsPrepare(ctx context.Context, id string, params *PostGamesByIdBetsPrepareParams, body PostGamesByIdBetsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdBetsPrepareRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
@@ -5037,7 +5170,7 @@ func (c *Client) PostGamesByIdBetsPrepare(ctx context.Context, id openapi_types.
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /games/{id}/bets/submit (the `PostGamesByIdBetsSubmit` operationId).
-func (c *Client) PostGamesByIdBetsSubmitWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdBetsSubmitWithBody(ctx context.Context, id string, params *PostGamesByIdBetsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdBetsSubmitRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -5056,7 +5189,7 @@ func (c *Client) PostGamesByIdBetsSubmitWithBody(ctx context.Context, id openapi
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /games/{id}/bets/submit (the `PostGamesByIdBetsSubmit` operationId).
-func (c *Client) PostGamesByIdBetsSubmit(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsSubmitParams, body PostGamesByIdBetsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdBetsSubmit(ctx context.Context, id string, params *PostGamesByIdBetsSubmitParams, body PostGamesByIdBetsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdBetsSubmitRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
@@ -5071,7 +5204,7 @@ func (c *Client) PostGamesByIdBetsSubmit(ctx context.Context, id openapi_types.U
 // GetGamesByIdDonations The game's donations, newest first
 //
 // Corresponds with GET /games/{id}/donations (the `GetGamesByIdDonations` operationId).
-func (c *Client) GetGamesByIdDonations(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdDonationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetGamesByIdDonations(ctx context.Context, id string, params *GetGamesByIdDonationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetGamesByIdDonationsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5090,7 +5223,7 @@ func (c *Client) GetGamesByIdDonations(ctx context.Context, id openapi_types.UUI
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /games/{id}/donations/prepare (the `PostGamesByIdDonationsPrepare` operationId).
-func (c *Client) PostGamesByIdDonationsPrepareWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdDonationsPrepareWithBody(ctx context.Context, id string, params *PostGamesByIdDonationsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdDonationsPrepareRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -5109,7 +5242,7 @@ func (c *Client) PostGamesByIdDonationsPrepareWithBody(ctx context.Context, id o
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /games/{id}/donations/prepare (the `PostGamesByIdDonationsPrepare` operationId).
-func (c *Client) PostGamesByIdDonationsPrepare(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsPrepareParams, body PostGamesByIdDonationsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdDonationsPrepare(ctx context.Context, id string, params *PostGamesByIdDonationsPrepareParams, body PostGamesByIdDonationsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdDonationsPrepareRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
@@ -5128,7 +5261,7 @@ func (c *Client) PostGamesByIdDonationsPrepare(ctx context.Context, id openapi_t
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /games/{id}/donations/submit (the `PostGamesByIdDonationsSubmit` operationId).
-func (c *Client) PostGamesByIdDonationsSubmitWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdDonationsSubmitWithBody(ctx context.Context, id string, params *PostGamesByIdDonationsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdDonationsSubmitRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -5147,7 +5280,7 @@ func (c *Client) PostGamesByIdDonationsSubmitWithBody(ctx context.Context, id op
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /games/{id}/donations/submit (the `PostGamesByIdDonationsSubmit` operationId).
-func (c *Client) PostGamesByIdDonationsSubmit(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsSubmitParams, body PostGamesByIdDonationsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdDonationsSubmit(ctx context.Context, id string, params *PostGamesByIdDonationsSubmitParams, body PostGamesByIdDonationsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdDonationsSubmitRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
@@ -5162,7 +5295,7 @@ func (c *Client) PostGamesByIdDonationsSubmit(ctx context.Context, id openapi_ty
 // GetGamesByIdEvents The game's events after a seq (for clients that poll instead of using /ws)
 //
 // Corresponds with GET /games/{id}/events (the `GetGamesByIdEvents` operationId).
-func (c *Client) GetGamesByIdEvents(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetGamesByIdEvents(ctx context.Context, id string, params *GetGamesByIdEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetGamesByIdEventsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5177,7 +5310,7 @@ func (c *Client) GetGamesByIdEvents(ctx context.Context, id openapi_types.UUID, 
 // GetGamesByIdMarket The game's prediction market: prices per player, the book, the last trade and, once resolved, what shares pay
 //
 // Corresponds with GET /games/{id}/market (the `GetGamesByIdMarket` operationId).
-func (c *Client) GetGamesByIdMarket(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetGamesByIdMarket(ctx context.Context, id string, params *GetGamesByIdMarketParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetGamesByIdMarketRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5192,7 +5325,7 @@ func (c *Client) GetGamesByIdMarket(ctx context.Context, id openapi_types.UUID, 
 // GetGamesByIdMarketOrders Your orders in the game's market, open ones first, then newest first
 //
 // Corresponds with GET /games/{id}/market/orders (the `GetGamesByIdMarketOrders` operationId).
-func (c *Client) GetGamesByIdMarketOrders(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetGamesByIdMarketOrders(ctx context.Context, id string, params *GetGamesByIdMarketOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetGamesByIdMarketOrdersRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5211,7 +5344,7 @@ func (c *Client) GetGamesByIdMarketOrders(ctx context.Context, id openapi_types.
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /games/{id}/market/orders/buy (the `PostGamesByIdMarketOrdersBuy` operationId).
-func (c *Client) PostGamesByIdMarketOrdersBuyWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdMarketOrdersBuyWithBody(ctx context.Context, id string, params *PostGamesByIdMarketOrdersBuyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdMarketOrdersBuyRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -5230,7 +5363,7 @@ func (c *Client) PostGamesByIdMarketOrdersBuyWithBody(ctx context.Context, id op
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /games/{id}/market/orders/buy (the `PostGamesByIdMarketOrdersBuy` operationId).
-func (c *Client) PostGamesByIdMarketOrdersBuy(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, body PostGamesByIdMarketOrdersBuyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdMarketOrdersBuy(ctx context.Context, id string, params *PostGamesByIdMarketOrdersBuyParams, body PostGamesByIdMarketOrdersBuyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdMarketOrdersBuyRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
@@ -5249,7 +5382,7 @@ func (c *Client) PostGamesByIdMarketOrdersBuy(ctx context.Context, id openapi_ty
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /games/{id}/market/orders/sell (the `PostGamesByIdMarketOrdersSell` operationId).
-func (c *Client) PostGamesByIdMarketOrdersSellWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdMarketOrdersSellWithBody(ctx context.Context, id string, params *PostGamesByIdMarketOrdersSellParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdMarketOrdersSellRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -5268,7 +5401,7 @@ func (c *Client) PostGamesByIdMarketOrdersSellWithBody(ctx context.Context, id o
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /games/{id}/market/orders/sell (the `PostGamesByIdMarketOrdersSell` operationId).
-func (c *Client) PostGamesByIdMarketOrdersSell(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, body PostGamesByIdMarketOrdersSellJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdMarketOrdersSell(ctx context.Context, id string, params *PostGamesByIdMarketOrdersSellParams, body PostGamesByIdMarketOrdersSellJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdMarketOrdersSellRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
@@ -5285,7 +5418,7 @@ func (c *Client) PostGamesByIdMarketOrdersSell(ctx context.Context, id openapi_t
 // Another user's order -> 404; an order filled or cancelled already -> 409 CONFLICT.
 //
 // Corresponds with DELETE /games/{id}/market/orders/{orderId} (the `DeleteGamesByIdMarketOrdersByOrderId` operationId).
-func (c *Client) DeleteGamesByIdMarketOrdersByOrderId(ctx context.Context, id openapi_types.UUID, orderId string, params *DeleteGamesByIdMarketOrdersByOrderIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) DeleteGamesByIdMarketOrdersByOrderId(ctx context.Context, id string, orderId string, params *DeleteGamesByIdMarketOrdersByOrderIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteGamesByIdMarketOrdersByOrderIdRequest(c.Server, id, orderId, params)
 	if err != nil {
 		return nil, err
@@ -5300,7 +5433,7 @@ func (c *Client) DeleteGamesByIdMarketOrdersByOrderId(ctx context.Context, id op
 // GetGamesByIdMarketPositions What you hold in the game's market, by player
 //
 // Corresponds with GET /games/{id}/market/positions (the `GetGamesByIdMarketPositions` operationId).
-func (c *Client) GetGamesByIdMarketPositions(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketPositionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetGamesByIdMarketPositions(ctx context.Context, id string, params *GetGamesByIdMarketPositionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetGamesByIdMarketPositionsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5317,7 +5450,7 @@ func (c *Client) GetGamesByIdMarketPositions(ctx context.Context, id openapi_typ
 // Pays once: a share of the winner 1000000, of the loser 0, each 500000 after a draw or a cancellation; again -> redeemedMinor 0. Before the game is over -> 409 CONFLICT.
 //
 // Corresponds with POST /games/{id}/market/redeem (the `PostGamesByIdMarketRedeem` operationId).
-func (c *Client) PostGamesByIdMarketRedeem(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketRedeemParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdMarketRedeem(ctx context.Context, id string, params *PostGamesByIdMarketRedeemParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdMarketRedeemRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5334,7 +5467,7 @@ func (c *Client) PostGamesByIdMarketRedeem(ctx context.Context, id openapi_types
 // Each trade as its taker saw it: the player whose shares the taker bought or sold and the price per share; the other player's price is 1000000 less it.
 //
 // Corresponds with GET /games/{id}/market/trades (the `GetGamesByIdMarketTrades` operationId).
-func (c *Client) GetGamesByIdMarketTrades(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketTradesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetGamesByIdMarketTrades(ctx context.Context, id string, params *GetGamesByIdMarketTradesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetGamesByIdMarketTradesRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5349,7 +5482,7 @@ func (c *Client) GetGamesByIdMarketTrades(ctx context.Context, id openapi_types.
 // GetGamesByIdPot The game's pot: stakes, donations, and what the winner would get
 //
 // Corresponds with GET /games/{id}/pot (the `GetGamesByIdPot` operationId).
-func (c *Client) GetGamesByIdPot(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdPotParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetGamesByIdPot(ctx context.Context, id string, params *GetGamesByIdPotParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetGamesByIdPotRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5364,7 +5497,7 @@ func (c *Client) GetGamesByIdPot(ctx context.Context, id openapi_types.UUID, par
 // DeleteGamesByIdRematch Withdraw your rematch request
 //
 // Corresponds with DELETE /games/{id}/rematch (the `DeleteGamesByIdRematch` operationId).
-func (c *Client) DeleteGamesByIdRematch(ctx context.Context, id openapi_types.UUID, params *DeleteGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) DeleteGamesByIdRematch(ctx context.Context, id string, params *DeleteGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteGamesByIdRematchRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5379,7 +5512,7 @@ func (c *Client) DeleteGamesByIdRematch(ctx context.Context, id openapi_types.UU
 // GetGamesByIdRematch Rematch state
 //
 // Corresponds with GET /games/{id}/rematch (the `GetGamesByIdRematch` operationId).
-func (c *Client) GetGamesByIdRematch(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetGamesByIdRematch(ctx context.Context, id string, params *GetGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetGamesByIdRematchRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5394,7 +5527,7 @@ func (c *Client) GetGamesByIdRematch(ctx context.Context, id openapi_types.UUID,
 // PostGamesByIdRematch Ask for (or accept) a rematch
 //
 // Corresponds with POST /games/{id}/rematch (the `PostGamesByIdRematch` operationId).
-func (c *Client) PostGamesByIdRematch(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdRematch(ctx context.Context, id string, params *PostGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdRematchRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5411,7 +5544,7 @@ func (c *Client) PostGamesByIdRematch(ctx context.Context, id openapi_types.UUID
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /games/{id}/rematch/lobby (the `PostGamesByIdRematchLobby` operationId).
-func (c *Client) PostGamesByIdRematchLobbyWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchLobbyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdRematchLobbyWithBody(ctx context.Context, id string, params *PostGamesByIdRematchLobbyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdRematchLobbyRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -5428,7 +5561,7 @@ func (c *Client) PostGamesByIdRematchLobbyWithBody(ctx context.Context, id opena
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /games/{id}/rematch/lobby (the `PostGamesByIdRematchLobby` operationId).
-func (c *Client) PostGamesByIdRematchLobby(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchLobbyParams, body PostGamesByIdRematchLobbyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdRematchLobby(ctx context.Context, id string, params *PostGamesByIdRematchLobbyParams, body PostGamesByIdRematchLobbyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdRematchLobbyRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
@@ -5445,7 +5578,7 @@ func (c *Client) PostGamesByIdRematchLobby(ctx context.Context, id openapi_types
 // Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their reveal. 409 GAME_NOT_ACTIVE when the game is not active.
 //
 // Corresponds with GET /games/{id}/state (the `GetGamesByIdState` operationId).
-func (c *Client) GetGamesByIdState(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdStateParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetGamesByIdState(ctx context.Context, id string, params *GetGamesByIdStateParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetGamesByIdStateRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5479,7 +5612,7 @@ func (c *Client) GetHealth(ctx context.Context, params *GetHealthParams, reqEdit
 // Content never changes for an id: cached for a year.
 //
 // Corresponds with GET /images/{id} (the `GetImagesById` operationId).
-func (c *Client) GetImagesById(ctx context.Context, id openapi_types.UUID, params *GetImagesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetImagesById(ctx context.Context, id string, params *GetImagesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetImagesByIdRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5594,7 +5727,7 @@ func (c *Client) PostLobbies(ctx context.Context, params *PostLobbiesParams, bod
 // DeleteLobbiesByIdJoinQueue Leave the lobby's queue
 //
 // Corresponds with DELETE /lobbies/{id}/join-queue (the `DeleteLobbiesByIdJoinQueue` operationId).
-func (c *Client) DeleteLobbiesByIdJoinQueue(ctx context.Context, id openapi_types.UUID, params *DeleteLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) DeleteLobbiesByIdJoinQueue(ctx context.Context, id string, params *DeleteLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteLobbiesByIdJoinQueueRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5611,7 +5744,7 @@ func (c *Client) DeleteLobbiesByIdJoinQueue(ctx context.Context, id openapi_type
 // Answers queued, or matched with the new game's id when someone was waiting. Stakes are locked from both platform balances.
 //
 // Corresponds with POST /lobbies/{id}/join-queue (the `PostLobbiesByIdJoinQueue` operationId).
-func (c *Client) PostLobbiesByIdJoinQueue(ctx context.Context, id openapi_types.UUID, params *PostLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostLobbiesByIdJoinQueue(ctx context.Context, id string, params *PostLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostLobbiesByIdJoinQueueRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5658,7 +5791,7 @@ func (c *Client) PostNotificationsReadAll(ctx context.Context, params *PostNotif
 // PatchNotificationsByIdRead Mark one notification read
 //
 // Corresponds with PATCH /notifications/{id}/read (the `PatchNotificationsByIdRead` operationId).
-func (c *Client) PatchNotificationsByIdRead(ctx context.Context, id openapi_types.UUID, params *PatchNotificationsByIdReadParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PatchNotificationsByIdRead(ctx context.Context, id string, params *PatchNotificationsByIdReadParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPatchNotificationsByIdReadRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5949,7 +6082,7 @@ func (c *Client) GetSupportMe(ctx context.Context, params *GetSupportMeParams, r
 // Another user's ticket is 404.
 //
 // Corresponds with GET /support/me/{id} (the `GetSupportMeById` operationId).
-func (c *Client) GetSupportMeById(ctx context.Context, id openapi_types.UUID, params *GetSupportMeByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetSupportMeById(ctx context.Context, id string, params *GetSupportMeByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetSupportMeByIdRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5966,7 +6099,7 @@ func (c *Client) GetSupportMeById(ctx context.Context, id openapi_types.UUID, pa
 // Closing a closed ticket answers it unchanged.
 //
 // Corresponds with PATCH /support/me/{id}/close (the `PatchSupportMeByIdClose` operationId).
-func (c *Client) PatchSupportMeByIdClose(ctx context.Context, id openapi_types.UUID, params *PatchSupportMeByIdCloseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PatchSupportMeByIdClose(ctx context.Context, id string, params *PatchSupportMeByIdCloseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPatchSupportMeByIdCloseRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5985,7 +6118,7 @@ func (c *Client) PatchSupportMeByIdClose(ctx context.Context, id openapi_types.U
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /support/me/{id}/messages (the `PostSupportMeByIdMessages` operationId).
-func (c *Client) PostSupportMeByIdMessagesWithBody(ctx context.Context, id openapi_types.UUID, params *PostSupportMeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostSupportMeByIdMessagesWithBody(ctx context.Context, id string, params *PostSupportMeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostSupportMeByIdMessagesRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -6004,7 +6137,7 @@ func (c *Client) PostSupportMeByIdMessagesWithBody(ctx context.Context, id opena
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /support/me/{id}/messages (the `PostSupportMeByIdMessages` operationId).
-func (c *Client) PostSupportMeByIdMessages(ctx context.Context, id openapi_types.UUID, params *PostSupportMeByIdMessagesParams, body PostSupportMeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostSupportMeByIdMessages(ctx context.Context, id string, params *PostSupportMeByIdMessagesParams, body PostSupportMeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostSupportMeByIdMessagesRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
@@ -6082,6 +6215,23 @@ func (c *Client) PostTipsPrepareWithBody(ctx context.Context, params *PostTipsPr
 // Corresponds with POST /tips/prepare (the `PostTipsPrepare` operationId).
 func (c *Client) PostTipsPrepare(ctx context.Context, params *PostTipsPrepareParams, body PostTipsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostTipsPrepareRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetUsernamesByUsername Public profile by username
+//
+// Also served at /users/username/{username}.
+//
+// Corresponds with GET /usernames/{username} (the `GetUsernamesByUsername` operationId).
+func (c *Client) GetUsernamesByUsername(ctx context.Context, username string, params *GetUsernamesByUsernameParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUsernamesByUsernameRequest(c.Server, username, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6209,25 +6359,10 @@ func (c *Client) GetUsersSearch(ctx context.Context, params *GetUsersSearchParam
 	return c.Client.Do(req)
 }
 
-// GetUsersUsernameByUsername Public profile by username
-//
-// Corresponds with GET /users/username/{username} (the `GetUsersUsernameByUsername` operationId).
-func (c *Client) GetUsersUsernameByUsername(ctx context.Context, username string, params *GetUsersUsernameByUsernameParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetUsersUsernameByUsernameRequest(c.Server, username, params)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
 // GetUsersById Public profile by id
 //
 // Corresponds with GET /users/{id} (the `GetUsersById` operationId).
-func (c *Client) GetUsersById(ctx context.Context, id openapi_types.UUID, params *GetUsersByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetUsersById(ctx context.Context, id string, params *GetUsersByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetUsersByIdRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -6242,7 +6377,7 @@ func (c *Client) GetUsersById(ctx context.Context, id openapi_types.UUID, params
 // DeleteUsersByIdBlock Lift your block of a user
 //
 // Corresponds with DELETE /users/{id}/block (the `DeleteUsersByIdBlock` operationId).
-func (c *Client) DeleteUsersByIdBlock(ctx context.Context, id openapi_types.UUID, params *DeleteUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) DeleteUsersByIdBlock(ctx context.Context, id string, params *DeleteUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteUsersByIdBlockRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -6257,7 +6392,7 @@ func (c *Client) DeleteUsersByIdBlock(ctx context.Context, id openapi_types.UUID
 // PostUsersByIdBlock Block a user: no direct messages either way
 //
 // Corresponds with POST /users/{id}/block (the `PostUsersByIdBlock` operationId).
-func (c *Client) PostUsersByIdBlock(ctx context.Context, id openapi_types.UUID, params *PostUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostUsersByIdBlock(ctx context.Context, id string, params *PostUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostUsersByIdBlockRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -6272,7 +6407,7 @@ func (c *Client) PostUsersByIdBlock(ctx context.Context, id openapi_types.UUID, 
 // GetUsersByIdCurrentGame A user's active game; 204 when none
 //
 // Corresponds with GET /users/{id}/current-game (the `GetUsersByIdCurrentGame` operationId).
-func (c *Client) GetUsersByIdCurrentGame(ctx context.Context, id openapi_types.UUID, params *GetUsersByIdCurrentGameParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetUsersByIdCurrentGame(ctx context.Context, id string, params *GetUsersByIdCurrentGameParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetUsersByIdCurrentGameRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -6289,7 +6424,7 @@ func (c *Client) GetUsersByIdCurrentGame(ctx context.Context, id openapi_types.U
 // Most played game type first; [] before the first completed game. history holds the rating after each of the latest games (limit of them, oldest first). 404 for an unknown user.
 //
 // Corresponds with GET /users/{id}/ratings (the `GetUsersByIdRatings` operationId).
-func (c *Client) GetUsersByIdRatings(ctx context.Context, id openapi_types.UUID, params *GetUsersByIdRatingsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetUsersByIdRatings(ctx context.Context, id string, params *GetUsersByIdRatingsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetUsersByIdRatingsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -6562,12 +6697,12 @@ func NewGetAchievementsMeRequest(server string, params *GetAchievementsMeParams)
 }
 
 // NewGetAchievementsUserByIdRequest constructs an http.Request for the GetAchievementsUserById method
-func NewGetAchievementsUserByIdRequest(server string, id openapi_types.UUID, params *GetAchievementsUserByIdParams) (*http.Request, error) {
+func NewGetAchievementsUserByIdRequest(server string, id string, params *GetAchievementsUserByIdParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -6640,7 +6775,7 @@ func NewGetActivityFeedRequest(server string, params *GetActivityFeedParams) (*h
 
 		if params.Limit != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -7152,12 +7287,12 @@ func NewGetAdminSupportRequest(server string, params *GetAdminSupportParams) (*h
 }
 
 // NewGetAdminSupportByIdRequest constructs an http.Request for the GetAdminSupportById method
-func NewGetAdminSupportByIdRequest(server string, id openapi_types.UUID, params *GetAdminSupportByIdParams) (*http.Request, error) {
+func NewGetAdminSupportByIdRequest(server string, id string, params *GetAdminSupportByIdParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7201,12 +7336,12 @@ func NewGetAdminSupportByIdRequest(server string, id openapi_types.UUID, params 
 }
 
 // NewPatchAdminSupportByIdCloseRequest constructs an http.Request for the PatchAdminSupportByIdClose method
-func NewPatchAdminSupportByIdCloseRequest(server string, id openapi_types.UUID, params *PatchAdminSupportByIdCloseParams) (*http.Request, error) {
+func NewPatchAdminSupportByIdCloseRequest(server string, id string, params *PatchAdminSupportByIdCloseParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7250,7 +7385,7 @@ func NewPatchAdminSupportByIdCloseRequest(server string, id openapi_types.UUID, 
 }
 
 // NewPostAdminSupportByIdMessagesRequest calls the generic PostAdminSupportByIdMessages builder with application/json body
-func NewPostAdminSupportByIdMessagesRequest(server string, id openapi_types.UUID, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody) (*http.Request, error) {
+func NewPostAdminSupportByIdMessagesRequest(server string, id string, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -7261,12 +7396,12 @@ func NewPostAdminSupportByIdMessagesRequest(server string, id openapi_types.UUID
 }
 
 // NewPostAdminSupportByIdMessagesRequestWithBody constructs an http.Request for the PostAdminSupportByIdMessages method, with any body, and a specified content type
-func NewPostAdminSupportByIdMessagesRequestWithBody(server string, id openapi_types.UUID, params *PostAdminSupportByIdMessagesParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostAdminSupportByIdMessagesRequestWithBody(server string, id string, params *PostAdminSupportByIdMessagesParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7312,12 +7447,12 @@ func NewPostAdminSupportByIdMessagesRequestWithBody(server string, id openapi_ty
 }
 
 // NewGetAdminUsersByIdLinksRequest constructs an http.Request for the GetAdminUsersByIdLinks method
-func NewGetAdminUsersByIdLinksRequest(server string, id openapi_types.UUID, params *GetAdminUsersByIdLinksParams) (*http.Request, error) {
+func NewGetAdminUsersByIdLinksRequest(server string, id string, params *GetAdminUsersByIdLinksParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7628,12 +7763,12 @@ func NewPostChallengesRequestWithBody(server string, params *PostChallengesParam
 }
 
 // NewDeleteChallengesByIdRequest constructs an http.Request for the DeleteChallengesById method
-func NewDeleteChallengesByIdRequest(server string, id openapi_types.UUID, params *DeleteChallengesByIdParams) (*http.Request, error) {
+func NewDeleteChallengesByIdRequest(server string, id string, params *DeleteChallengesByIdParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7677,12 +7812,12 @@ func NewDeleteChallengesByIdRequest(server string, id openapi_types.UUID, params
 }
 
 // NewPostChallengesByIdAcceptRequest constructs an http.Request for the PostChallengesByIdAccept method
-func NewPostChallengesByIdAcceptRequest(server string, id openapi_types.UUID, params *PostChallengesByIdAcceptParams) (*http.Request, error) {
+func NewPostChallengesByIdAcceptRequest(server string, id string, params *PostChallengesByIdAcceptParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7726,12 +7861,12 @@ func NewPostChallengesByIdAcceptRequest(server string, id openapi_types.UUID, pa
 }
 
 // NewPostChallengesByIdDeclineRequest constructs an http.Request for the PostChallengesByIdDecline method
-func NewPostChallengesByIdDeclineRequest(server string, id openapi_types.UUID, params *PostChallengesByIdDeclineParams) (*http.Request, error) {
+func NewPostChallengesByIdDeclineRequest(server string, id string, params *PostChallengesByIdDeclineParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7804,7 +7939,7 @@ func NewGetChatDmThreadsRequest(server string, params *GetChatDmThreadsParams) (
 
 		if params.Limit != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -7856,7 +7991,7 @@ func NewGetChatDmThreadsRequest(server string, params *GetChatDmThreadsParams) (
 }
 
 // NewGetChatByTypeByIdMessagesRequest constructs an http.Request for the GetChatByTypeByIdMessages method
-func NewGetChatByTypeByIdMessagesRequest(server string, pType string, id openapi_types.UUID, params *GetChatByTypeByIdMessagesParams) (*http.Request, error) {
+func NewGetChatByTypeByIdMessagesRequest(server string, pType string, id string, params *GetChatByTypeByIdMessagesParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -7868,7 +8003,7 @@ func NewGetChatByTypeByIdMessagesRequest(server string, pType string, id openapi
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7899,7 +8034,7 @@ func NewGetChatByTypeByIdMessagesRequest(server string, pType string, id openapi
 
 		if params.Limit != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -7951,7 +8086,7 @@ func NewGetChatByTypeByIdMessagesRequest(server string, pType string, id openapi
 }
 
 // NewPostChatByTypeByIdMessagesRequest calls the generic PostChatByTypeByIdMessages builder with application/json body
-func NewPostChatByTypeByIdMessagesRequest(server string, pType string, id openapi_types.UUID, params *PostChatByTypeByIdMessagesParams, body PostChatByTypeByIdMessagesJSONRequestBody) (*http.Request, error) {
+func NewPostChatByTypeByIdMessagesRequest(server string, pType string, id string, params *PostChatByTypeByIdMessagesParams, body PostChatByTypeByIdMessagesJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -7962,7 +8097,7 @@ func NewPostChatByTypeByIdMessagesRequest(server string, pType string, id openap
 }
 
 // NewPostChatByTypeByIdMessagesRequestWithBody constructs an http.Request for the PostChatByTypeByIdMessages method, with any body, and a specified content type
-func NewPostChatByTypeByIdMessagesRequestWithBody(server string, pType string, id openapi_types.UUID, params *PostChatByTypeByIdMessagesParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostChatByTypeByIdMessagesRequestWithBody(server string, pType string, id string, params *PostChatByTypeByIdMessagesParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -7974,7 +8109,7 @@ func NewPostChatByTypeByIdMessagesRequestWithBody(server string, pType string, i
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -8188,7 +8323,7 @@ func NewGetFriendsRequestsIncomingRequest(server string, params *GetFriendsReque
 
 		if params.Limit != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -8362,7 +8497,7 @@ func NewGetFriendsByUserIdRequest(server string, userId string, params *GetFrien
 
 		if params.Limit != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -8589,12 +8724,12 @@ func NewGetGamesMetricsRequest(server string, params *GetGamesMetricsParams) (*h
 }
 
 // NewGetGamesByIdRequest constructs an http.Request for the GetGamesById method
-func NewGetGamesByIdRequest(server string, id openapi_types.UUID, params *GetGamesByIdParams) (*http.Request, error) {
+func NewGetGamesByIdRequest(server string, id string, params *GetGamesByIdParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -8632,13 +8767,24 @@ func NewGetGamesByIdRequest(server string, id openapi_types.UUID, params *GetGam
 			req.Header.Set("X-SDK-Version", headerParam0)
 		}
 
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
 	}
 
 	return req, nil
 }
 
 // NewPostGamesByIdActionsRequest calls the generic PostGamesByIdActions builder with application/json body
-func NewPostGamesByIdActionsRequest(server string, id openapi_types.UUID, params *PostGamesByIdActionsParams, body PostGamesByIdActionsJSONRequestBody) (*http.Request, error) {
+func NewPostGamesByIdActionsRequest(server string, id string, params *PostGamesByIdActionsParams, body PostGamesByIdActionsJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -8649,12 +8795,12 @@ func NewPostGamesByIdActionsRequest(server string, id openapi_types.UUID, params
 }
 
 // NewPostGamesByIdActionsRequestWithBody constructs an http.Request for the PostGamesByIdActions method, with any body, and a specified content type
-func NewPostGamesByIdActionsRequestWithBody(server string, id openapi_types.UUID, params *PostGamesByIdActionsParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostGamesByIdActionsRequestWithBody(server string, id string, params *PostGamesByIdActionsParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -8700,12 +8846,12 @@ func NewPostGamesByIdActionsRequestWithBody(server string, id openapi_types.UUID
 }
 
 // NewGetGamesByIdBetsRequest constructs an http.Request for the GetGamesByIdBets method
-func NewGetGamesByIdBetsRequest(server string, id openapi_types.UUID, params *GetGamesByIdBetsParams) (*http.Request, error) {
+func NewGetGamesByIdBetsRequest(server string, id string, params *GetGamesByIdBetsParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -8749,7 +8895,7 @@ func NewGetGamesByIdBetsRequest(server string, id openapi_types.UUID, params *Ge
 }
 
 // NewPostGamesByIdBetsPrepareRequest calls the generic PostGamesByIdBetsPrepare builder with application/json body
-func NewPostGamesByIdBetsPrepareRequest(server string, id openapi_types.UUID, params *PostGamesByIdBetsPrepareParams, body PostGamesByIdBetsPrepareJSONRequestBody) (*http.Request, error) {
+func NewPostGamesByIdBetsPrepareRequest(server string, id string, params *PostGamesByIdBetsPrepareParams, body PostGamesByIdBetsPrepareJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -8760,12 +8906,12 @@ func NewPostGamesByIdBetsPrepareRequest(server string, id openapi_types.UUID, pa
 }
 
 // NewPostGamesByIdBetsPrepareRequestWithBody constructs an http.Request for the PostGamesByIdBetsPrepare method, with any body, and a specified content type
-func NewPostGamesByIdBetsPrepareRequestWithBody(server string, id openapi_types.UUID, params *PostGamesByIdBetsPrepareParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostGamesByIdBetsPrepareRequestWithBody(server string, id string, params *PostGamesByIdBetsPrepareParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -8811,7 +8957,7 @@ func NewPostGamesByIdBetsPrepareRequestWithBody(server string, id openapi_types.
 }
 
 // NewPostGamesByIdBetsSubmitRequest calls the generic PostGamesByIdBetsSubmit builder with application/json body
-func NewPostGamesByIdBetsSubmitRequest(server string, id openapi_types.UUID, params *PostGamesByIdBetsSubmitParams, body PostGamesByIdBetsSubmitJSONRequestBody) (*http.Request, error) {
+func NewPostGamesByIdBetsSubmitRequest(server string, id string, params *PostGamesByIdBetsSubmitParams, body PostGamesByIdBetsSubmitJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -8822,12 +8968,12 @@ func NewPostGamesByIdBetsSubmitRequest(server string, id openapi_types.UUID, par
 }
 
 // NewPostGamesByIdBetsSubmitRequestWithBody constructs an http.Request for the PostGamesByIdBetsSubmit method, with any body, and a specified content type
-func NewPostGamesByIdBetsSubmitRequestWithBody(server string, id openapi_types.UUID, params *PostGamesByIdBetsSubmitParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostGamesByIdBetsSubmitRequestWithBody(server string, id string, params *PostGamesByIdBetsSubmitParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -8873,12 +9019,12 @@ func NewPostGamesByIdBetsSubmitRequestWithBody(server string, id openapi_types.U
 }
 
 // NewGetGamesByIdDonationsRequest constructs an http.Request for the GetGamesByIdDonations method
-func NewGetGamesByIdDonationsRequest(server string, id openapi_types.UUID, params *GetGamesByIdDonationsParams) (*http.Request, error) {
+func NewGetGamesByIdDonationsRequest(server string, id string, params *GetGamesByIdDonationsParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -8961,7 +9107,7 @@ func NewGetGamesByIdDonationsRequest(server string, id openapi_types.UUID, param
 }
 
 // NewPostGamesByIdDonationsPrepareRequest calls the generic PostGamesByIdDonationsPrepare builder with application/json body
-func NewPostGamesByIdDonationsPrepareRequest(server string, id openapi_types.UUID, params *PostGamesByIdDonationsPrepareParams, body PostGamesByIdDonationsPrepareJSONRequestBody) (*http.Request, error) {
+func NewPostGamesByIdDonationsPrepareRequest(server string, id string, params *PostGamesByIdDonationsPrepareParams, body PostGamesByIdDonationsPrepareJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -8972,12 +9118,12 @@ func NewPostGamesByIdDonationsPrepareRequest(server string, id openapi_types.UUI
 }
 
 // NewPostGamesByIdDonationsPrepareRequestWithBody constructs an http.Request for the PostGamesByIdDonationsPrepare method, with any body, and a specified content type
-func NewPostGamesByIdDonationsPrepareRequestWithBody(server string, id openapi_types.UUID, params *PostGamesByIdDonationsPrepareParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostGamesByIdDonationsPrepareRequestWithBody(server string, id string, params *PostGamesByIdDonationsPrepareParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9023,7 +9169,7 @@ func NewPostGamesByIdDonationsPrepareRequestWithBody(server string, id openapi_t
 }
 
 // NewPostGamesByIdDonationsSubmitRequest calls the generic PostGamesByIdDonationsSubmit builder with application/json body
-func NewPostGamesByIdDonationsSubmitRequest(server string, id openapi_types.UUID, params *PostGamesByIdDonationsSubmitParams, body PostGamesByIdDonationsSubmitJSONRequestBody) (*http.Request, error) {
+func NewPostGamesByIdDonationsSubmitRequest(server string, id string, params *PostGamesByIdDonationsSubmitParams, body PostGamesByIdDonationsSubmitJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -9034,12 +9180,12 @@ func NewPostGamesByIdDonationsSubmitRequest(server string, id openapi_types.UUID
 }
 
 // NewPostGamesByIdDonationsSubmitRequestWithBody constructs an http.Request for the PostGamesByIdDonationsSubmit method, with any body, and a specified content type
-func NewPostGamesByIdDonationsSubmitRequestWithBody(server string, id openapi_types.UUID, params *PostGamesByIdDonationsSubmitParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostGamesByIdDonationsSubmitRequestWithBody(server string, id string, params *PostGamesByIdDonationsSubmitParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9085,12 +9231,12 @@ func NewPostGamesByIdDonationsSubmitRequestWithBody(server string, id openapi_ty
 }
 
 // NewGetGamesByIdEventsRequest constructs an http.Request for the GetGamesByIdEvents method
-func NewGetGamesByIdEventsRequest(server string, id openapi_types.UUID, params *GetGamesByIdEventsParams) (*http.Request, error) {
+func NewGetGamesByIdEventsRequest(server string, id string, params *GetGamesByIdEventsParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9161,12 +9307,12 @@ func NewGetGamesByIdEventsRequest(server string, id openapi_types.UUID, params *
 }
 
 // NewGetGamesByIdMarketRequest constructs an http.Request for the GetGamesByIdMarket method
-func NewGetGamesByIdMarketRequest(server string, id openapi_types.UUID, params *GetGamesByIdMarketParams) (*http.Request, error) {
+func NewGetGamesByIdMarketRequest(server string, id string, params *GetGamesByIdMarketParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9210,12 +9356,12 @@ func NewGetGamesByIdMarketRequest(server string, id openapi_types.UUID, params *
 }
 
 // NewGetGamesByIdMarketOrdersRequest constructs an http.Request for the GetGamesByIdMarketOrders method
-func NewGetGamesByIdMarketOrdersRequest(server string, id openapi_types.UUID, params *GetGamesByIdMarketOrdersParams) (*http.Request, error) {
+func NewGetGamesByIdMarketOrdersRequest(server string, id string, params *GetGamesByIdMarketOrdersParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9298,7 +9444,7 @@ func NewGetGamesByIdMarketOrdersRequest(server string, id openapi_types.UUID, pa
 }
 
 // NewPostGamesByIdMarketOrdersBuyRequest calls the generic PostGamesByIdMarketOrdersBuy builder with application/json body
-func NewPostGamesByIdMarketOrdersBuyRequest(server string, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, body PostGamesByIdMarketOrdersBuyJSONRequestBody) (*http.Request, error) {
+func NewPostGamesByIdMarketOrdersBuyRequest(server string, id string, params *PostGamesByIdMarketOrdersBuyParams, body PostGamesByIdMarketOrdersBuyJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -9309,12 +9455,12 @@ func NewPostGamesByIdMarketOrdersBuyRequest(server string, id openapi_types.UUID
 }
 
 // NewPostGamesByIdMarketOrdersBuyRequestWithBody constructs an http.Request for the PostGamesByIdMarketOrdersBuy method, with any body, and a specified content type
-func NewPostGamesByIdMarketOrdersBuyRequestWithBody(server string, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostGamesByIdMarketOrdersBuyRequestWithBody(server string, id string, params *PostGamesByIdMarketOrdersBuyParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9360,7 +9506,7 @@ func NewPostGamesByIdMarketOrdersBuyRequestWithBody(server string, id openapi_ty
 }
 
 // NewPostGamesByIdMarketOrdersSellRequest calls the generic PostGamesByIdMarketOrdersSell builder with application/json body
-func NewPostGamesByIdMarketOrdersSellRequest(server string, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, body PostGamesByIdMarketOrdersSellJSONRequestBody) (*http.Request, error) {
+func NewPostGamesByIdMarketOrdersSellRequest(server string, id string, params *PostGamesByIdMarketOrdersSellParams, body PostGamesByIdMarketOrdersSellJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -9371,12 +9517,12 @@ func NewPostGamesByIdMarketOrdersSellRequest(server string, id openapi_types.UUI
 }
 
 // NewPostGamesByIdMarketOrdersSellRequestWithBody constructs an http.Request for the PostGamesByIdMarketOrdersSell method, with any body, and a specified content type
-func NewPostGamesByIdMarketOrdersSellRequestWithBody(server string, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostGamesByIdMarketOrdersSellRequestWithBody(server string, id string, params *PostGamesByIdMarketOrdersSellParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9422,12 +9568,12 @@ func NewPostGamesByIdMarketOrdersSellRequestWithBody(server string, id openapi_t
 }
 
 // NewDeleteGamesByIdMarketOrdersByOrderIdRequest constructs an http.Request for the DeleteGamesByIdMarketOrdersByOrderId method
-func NewDeleteGamesByIdMarketOrdersByOrderIdRequest(server string, id openapi_types.UUID, orderId string, params *DeleteGamesByIdMarketOrdersByOrderIdParams) (*http.Request, error) {
+func NewDeleteGamesByIdMarketOrdersByOrderIdRequest(server string, id string, orderId string, params *DeleteGamesByIdMarketOrdersByOrderIdParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9478,12 +9624,12 @@ func NewDeleteGamesByIdMarketOrdersByOrderIdRequest(server string, id openapi_ty
 }
 
 // NewGetGamesByIdMarketPositionsRequest constructs an http.Request for the GetGamesByIdMarketPositions method
-func NewGetGamesByIdMarketPositionsRequest(server string, id openapi_types.UUID, params *GetGamesByIdMarketPositionsParams) (*http.Request, error) {
+func NewGetGamesByIdMarketPositionsRequest(server string, id string, params *GetGamesByIdMarketPositionsParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9527,12 +9673,12 @@ func NewGetGamesByIdMarketPositionsRequest(server string, id openapi_types.UUID,
 }
 
 // NewPostGamesByIdMarketRedeemRequest constructs an http.Request for the PostGamesByIdMarketRedeem method
-func NewPostGamesByIdMarketRedeemRequest(server string, id openapi_types.UUID, params *PostGamesByIdMarketRedeemParams) (*http.Request, error) {
+func NewPostGamesByIdMarketRedeemRequest(server string, id string, params *PostGamesByIdMarketRedeemParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9576,12 +9722,12 @@ func NewPostGamesByIdMarketRedeemRequest(server string, id openapi_types.UUID, p
 }
 
 // NewGetGamesByIdMarketTradesRequest constructs an http.Request for the GetGamesByIdMarketTrades method
-func NewGetGamesByIdMarketTradesRequest(server string, id openapi_types.UUID, params *GetGamesByIdMarketTradesParams) (*http.Request, error) {
+func NewGetGamesByIdMarketTradesRequest(server string, id string, params *GetGamesByIdMarketTradesParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9624,7 +9770,7 @@ func NewGetGamesByIdMarketTradesRequest(server string, id openapi_types.UUID, pa
 
 		if params.Before != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -9664,12 +9810,12 @@ func NewGetGamesByIdMarketTradesRequest(server string, id openapi_types.UUID, pa
 }
 
 // NewGetGamesByIdPotRequest constructs an http.Request for the GetGamesByIdPot method
-func NewGetGamesByIdPotRequest(server string, id openapi_types.UUID, params *GetGamesByIdPotParams) (*http.Request, error) {
+func NewGetGamesByIdPotRequest(server string, id string, params *GetGamesByIdPotParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9713,12 +9859,12 @@ func NewGetGamesByIdPotRequest(server string, id openapi_types.UUID, params *Get
 }
 
 // NewDeleteGamesByIdRematchRequest constructs an http.Request for the DeleteGamesByIdRematch method
-func NewDeleteGamesByIdRematchRequest(server string, id openapi_types.UUID, params *DeleteGamesByIdRematchParams) (*http.Request, error) {
+func NewDeleteGamesByIdRematchRequest(server string, id string, params *DeleteGamesByIdRematchParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9762,12 +9908,12 @@ func NewDeleteGamesByIdRematchRequest(server string, id openapi_types.UUID, para
 }
 
 // NewGetGamesByIdRematchRequest constructs an http.Request for the GetGamesByIdRematch method
-func NewGetGamesByIdRematchRequest(server string, id openapi_types.UUID, params *GetGamesByIdRematchParams) (*http.Request, error) {
+func NewGetGamesByIdRematchRequest(server string, id string, params *GetGamesByIdRematchParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9811,12 +9957,12 @@ func NewGetGamesByIdRematchRequest(server string, id openapi_types.UUID, params 
 }
 
 // NewPostGamesByIdRematchRequest constructs an http.Request for the PostGamesByIdRematch method
-func NewPostGamesByIdRematchRequest(server string, id openapi_types.UUID, params *PostGamesByIdRematchParams) (*http.Request, error) {
+func NewPostGamesByIdRematchRequest(server string, id string, params *PostGamesByIdRematchParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9860,7 +10006,7 @@ func NewPostGamesByIdRematchRequest(server string, id openapi_types.UUID, params
 }
 
 // NewPostGamesByIdRematchLobbyRequest calls the generic PostGamesByIdRematchLobby builder with application/json body
-func NewPostGamesByIdRematchLobbyRequest(server string, id openapi_types.UUID, params *PostGamesByIdRematchLobbyParams, body PostGamesByIdRematchLobbyJSONRequestBody) (*http.Request, error) {
+func NewPostGamesByIdRematchLobbyRequest(server string, id string, params *PostGamesByIdRematchLobbyParams, body PostGamesByIdRematchLobbyJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -9871,12 +10017,12 @@ func NewPostGamesByIdRematchLobbyRequest(server string, id openapi_types.UUID, p
 }
 
 // NewPostGamesByIdRematchLobbyRequestWithBody constructs an http.Request for the PostGamesByIdRematchLobby method, with any body, and a specified content type
-func NewPostGamesByIdRematchLobbyRequestWithBody(server string, id openapi_types.UUID, params *PostGamesByIdRematchLobbyParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostGamesByIdRematchLobbyRequestWithBody(server string, id string, params *PostGamesByIdRematchLobbyParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9922,12 +10068,12 @@ func NewPostGamesByIdRematchLobbyRequestWithBody(server string, id openapi_types
 }
 
 // NewGetGamesByIdStateRequest constructs an http.Request for the GetGamesByIdState method
-func NewGetGamesByIdStateRequest(server string, id openapi_types.UUID, params *GetGamesByIdStateParams) (*http.Request, error) {
+func NewGetGamesByIdStateRequest(server string, id string, params *GetGamesByIdStateParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -10013,12 +10159,12 @@ func NewGetHealthRequest(server string, params *GetHealthParams) (*http.Request,
 }
 
 // NewGetImagesByIdRequest constructs an http.Request for the GetImagesById method
-func NewGetImagesByIdRequest(server string, id openapi_types.UUID, params *GetImagesByIdParams) (*http.Request, error) {
+func NewGetImagesByIdRequest(server string, id string, params *GetImagesByIdParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -10433,12 +10579,12 @@ func NewPostLobbiesRequestWithBody(server string, params *PostLobbiesParams, con
 }
 
 // NewDeleteLobbiesByIdJoinQueueRequest constructs an http.Request for the DeleteLobbiesByIdJoinQueue method
-func NewDeleteLobbiesByIdJoinQueueRequest(server string, id openapi_types.UUID, params *DeleteLobbiesByIdJoinQueueParams) (*http.Request, error) {
+func NewDeleteLobbiesByIdJoinQueueRequest(server string, id string, params *DeleteLobbiesByIdJoinQueueParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -10482,12 +10628,12 @@ func NewDeleteLobbiesByIdJoinQueueRequest(server string, id openapi_types.UUID, 
 }
 
 // NewPostLobbiesByIdJoinQueueRequest constructs an http.Request for the PostLobbiesByIdJoinQueue method
-func NewPostLobbiesByIdJoinQueueRequest(server string, id openapi_types.UUID, params *PostLobbiesByIdJoinQueueParams) (*http.Request, error) {
+func NewPostLobbiesByIdJoinQueueRequest(server string, id string, params *PostLobbiesByIdJoinQueueParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -10572,7 +10718,7 @@ func NewGetNotificationsRequest(server string, params *GetNotificationsParams) (
 
 		if params.Limit != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -10666,12 +10812,12 @@ func NewPostNotificationsReadAllRequest(server string, params *PostNotifications
 }
 
 // NewPatchNotificationsByIdReadRequest constructs an http.Request for the PatchNotificationsByIdRead method
-func NewPatchNotificationsByIdReadRequest(server string, id openapi_types.UUID, params *PatchNotificationsByIdReadParams) (*http.Request, error) {
+func NewPatchNotificationsByIdReadRequest(server string, id string, params *PatchNotificationsByIdReadParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -11409,12 +11555,12 @@ func NewGetSupportMeRequest(server string, params *GetSupportMeParams) (*http.Re
 }
 
 // NewGetSupportMeByIdRequest constructs an http.Request for the GetSupportMeById method
-func NewGetSupportMeByIdRequest(server string, id openapi_types.UUID, params *GetSupportMeByIdParams) (*http.Request, error) {
+func NewGetSupportMeByIdRequest(server string, id string, params *GetSupportMeByIdParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -11458,12 +11604,12 @@ func NewGetSupportMeByIdRequest(server string, id openapi_types.UUID, params *Ge
 }
 
 // NewPatchSupportMeByIdCloseRequest constructs an http.Request for the PatchSupportMeByIdClose method
-func NewPatchSupportMeByIdCloseRequest(server string, id openapi_types.UUID, params *PatchSupportMeByIdCloseParams) (*http.Request, error) {
+func NewPatchSupportMeByIdCloseRequest(server string, id string, params *PatchSupportMeByIdCloseParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -11507,7 +11653,7 @@ func NewPatchSupportMeByIdCloseRequest(server string, id openapi_types.UUID, par
 }
 
 // NewPostSupportMeByIdMessagesRequest calls the generic PostSupportMeByIdMessages builder with application/json body
-func NewPostSupportMeByIdMessagesRequest(server string, id openapi_types.UUID, params *PostSupportMeByIdMessagesParams, body PostSupportMeByIdMessagesJSONRequestBody) (*http.Request, error) {
+func NewPostSupportMeByIdMessagesRequest(server string, id string, params *PostSupportMeByIdMessagesParams, body PostSupportMeByIdMessagesJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -11518,12 +11664,12 @@ func NewPostSupportMeByIdMessagesRequest(server string, id openapi_types.UUID, p
 }
 
 // NewPostSupportMeByIdMessagesRequestWithBody constructs an http.Request for the PostSupportMeByIdMessages method, with any body, and a specified content type
-func NewPostSupportMeByIdMessagesRequestWithBody(server string, id openapi_types.UUID, params *PostSupportMeByIdMessagesParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostSupportMeByIdMessagesRequestWithBody(server string, id string, params *PostSupportMeByIdMessagesParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -11659,6 +11805,55 @@ func NewPostTipsPrepareRequestWithBody(server string, params *PostTipsPreparePar
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetUsernamesByUsernameRequest constructs an http.Request for the GetUsernamesByUsername method
+func NewGetUsernamesByUsernameRequest(server string, username string, params *GetUsernamesByUsernameParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "username", username, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/usernames/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 
@@ -11970,62 +12165,13 @@ func NewGetUsersSearchRequest(server string, params *GetUsersSearchParams) (*htt
 	return req, nil
 }
 
-// NewGetUsersUsernameByUsernameRequest constructs an http.Request for the GetUsersUsernameByUsername method
-func NewGetUsersUsernameByUsernameRequest(server string, username string, params *GetUsersUsernameByUsernameParams) (*http.Request, error) {
-	var err error
-
-	var pathParam0 string
-
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "username", username, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/users/username/%s", pathParam0)
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-
-		if params.XSDKVersion != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-SDK-Version", headerParam0)
-		}
-
-	}
-
-	return req, nil
-}
-
 // NewGetUsersByIdRequest constructs an http.Request for the GetUsersById method
-func NewGetUsersByIdRequest(server string, id openapi_types.UUID, params *GetUsersByIdParams) (*http.Request, error) {
+func NewGetUsersByIdRequest(server string, id string, params *GetUsersByIdParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -12069,12 +12215,12 @@ func NewGetUsersByIdRequest(server string, id openapi_types.UUID, params *GetUse
 }
 
 // NewDeleteUsersByIdBlockRequest constructs an http.Request for the DeleteUsersByIdBlock method
-func NewDeleteUsersByIdBlockRequest(server string, id openapi_types.UUID, params *DeleteUsersByIdBlockParams) (*http.Request, error) {
+func NewDeleteUsersByIdBlockRequest(server string, id string, params *DeleteUsersByIdBlockParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -12118,12 +12264,12 @@ func NewDeleteUsersByIdBlockRequest(server string, id openapi_types.UUID, params
 }
 
 // NewPostUsersByIdBlockRequest constructs an http.Request for the PostUsersByIdBlock method
-func NewPostUsersByIdBlockRequest(server string, id openapi_types.UUID, params *PostUsersByIdBlockParams) (*http.Request, error) {
+func NewPostUsersByIdBlockRequest(server string, id string, params *PostUsersByIdBlockParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -12167,12 +12313,12 @@ func NewPostUsersByIdBlockRequest(server string, id openapi_types.UUID, params *
 }
 
 // NewGetUsersByIdCurrentGameRequest constructs an http.Request for the GetUsersByIdCurrentGame method
-func NewGetUsersByIdCurrentGameRequest(server string, id openapi_types.UUID, params *GetUsersByIdCurrentGameParams) (*http.Request, error) {
+func NewGetUsersByIdCurrentGameRequest(server string, id string, params *GetUsersByIdCurrentGameParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -12216,12 +12362,12 @@ func NewGetUsersByIdCurrentGameRequest(server string, id openapi_types.UUID, par
 }
 
 // NewGetUsersByIdRatingsRequest constructs an http.Request for the GetUsersByIdRatings method
-func NewGetUsersByIdRatingsRequest(server string, id openapi_types.UUID, params *GetUsersByIdRatingsParams) (*http.Request, error) {
+func NewGetUsersByIdRatingsRequest(server string, id string, params *GetUsersByIdRatingsParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -12417,7 +12563,7 @@ func NewGetWalletsMeTransactionsRequest(server string, params *GetWalletsMeTrans
 
 		if params.Before != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12737,7 +12883,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /achievements/user/{id} (the `GetAchievementsUserById` operationId).
-	GetAchievementsUserByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetAchievementsUserByIdParams, reqEditors ...RequestEditorFn) (*GetAchievementsUserByIdResponse, error)
+	GetAchievementsUserByIdWithResponse(ctx context.Context, id string, params *GetAchievementsUserByIdParams, reqEditors ...RequestEditorFn) (*GetAchievementsUserByIdResponse, error)
 
 	// GetActivityFeedWithResponse The public activity feed, newest first
 	//
@@ -12828,7 +12974,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /admin/support/{id} (the `GetAdminSupportById` operationId).
-	GetAdminSupportByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetAdminSupportByIdParams, reqEditors ...RequestEditorFn) (*GetAdminSupportByIdResponse, error)
+	GetAdminSupportByIdWithResponse(ctx context.Context, id string, params *GetAdminSupportByIdParams, reqEditors ...RequestEditorFn) (*GetAdminSupportByIdResponse, error)
 
 	// PatchAdminSupportByIdCloseWithResponse Close a ticket
 	//
@@ -12837,7 +12983,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /admin/support/{id}/close (the `PatchAdminSupportByIdClose` operationId).
-	PatchAdminSupportByIdCloseWithResponse(ctx context.Context, id openapi_types.UUID, params *PatchAdminSupportByIdCloseParams, reqEditors ...RequestEditorFn) (*PatchAdminSupportByIdCloseResponse, error)
+	PatchAdminSupportByIdCloseWithResponse(ctx context.Context, id string, params *PatchAdminSupportByIdCloseParams, reqEditors ...RequestEditorFn) (*PatchAdminSupportByIdCloseResponse, error)
 
 	// PostAdminSupportByIdMessagesWithBodyWithResponse Answer a ticket as staff
 	//
@@ -12846,7 +12992,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
-	PostAdminSupportByIdMessagesWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostAdminSupportByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAdminSupportByIdMessagesResponse, error)
+	PostAdminSupportByIdMessagesWithBodyWithResponse(ctx context.Context, id string, params *PostAdminSupportByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAdminSupportByIdMessagesResponse, error)
 
 	// PostAdminSupportByIdMessagesWithResponse Answer a ticket as staff
 	//
@@ -12855,7 +13001,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
-	PostAdminSupportByIdMessagesWithResponse(ctx context.Context, id openapi_types.UUID, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminSupportByIdMessagesResponse, error)
+	PostAdminSupportByIdMessagesWithResponse(ctx context.Context, id string, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminSupportByIdMessagesResponse, error)
 
 	// GetAdminUsersByIdLinksWithResponse Accounts linked to a user, and why
 	//
@@ -12864,7 +13010,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /admin/users/{id}/links (the `GetAdminUsersByIdLinks` operationId).
-	GetAdminUsersByIdLinksWithResponse(ctx context.Context, id openapi_types.UUID, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*GetAdminUsersByIdLinksResponse, error)
+	GetAdminUsersByIdLinksWithResponse(ctx context.Context, id string, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*GetAdminUsersByIdLinksResponse, error)
 
 	// PostAuthHandshakeWithBodyWithResponse Get a sign-in message for a wallet
 	//
@@ -12941,21 +13087,21 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /challenges/{id} (the `DeleteChallengesById` operationId).
-	DeleteChallengesByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *DeleteChallengesByIdParams, reqEditors ...RequestEditorFn) (*DeleteChallengesByIdResponse, error)
+	DeleteChallengesByIdWithResponse(ctx context.Context, id string, params *DeleteChallengesByIdParams, reqEditors ...RequestEditorFn) (*DeleteChallengesByIdResponse, error)
 
 	// PostChallengesByIdAcceptWithResponse accept a challenge sent to you
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /challenges/{id}/accept (the `PostChallengesByIdAccept` operationId).
-	PostChallengesByIdAcceptWithResponse(ctx context.Context, id openapi_types.UUID, params *PostChallengesByIdAcceptParams, reqEditors ...RequestEditorFn) (*PostChallengesByIdAcceptResponse, error)
+	PostChallengesByIdAcceptWithResponse(ctx context.Context, id string, params *PostChallengesByIdAcceptParams, reqEditors ...RequestEditorFn) (*PostChallengesByIdAcceptResponse, error)
 
 	// PostChallengesByIdDeclineWithResponse decline a challenge sent to you
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /challenges/{id}/decline (the `PostChallengesByIdDecline` operationId).
-	PostChallengesByIdDeclineWithResponse(ctx context.Context, id openapi_types.UUID, params *PostChallengesByIdDeclineParams, reqEditors ...RequestEditorFn) (*PostChallengesByIdDeclineResponse, error)
+	PostChallengesByIdDeclineWithResponse(ctx context.Context, id string, params *PostChallengesByIdDeclineParams, reqEditors ...RequestEditorFn) (*PostChallengesByIdDeclineResponse, error)
 
 	// GetChatDmThreadsWithResponse Your direct-message conversations, most recent first, with unread counts
 	//
@@ -12971,7 +13117,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /chat/{type}/{id}/messages (the `GetChatByTypeByIdMessages` operationId).
-	GetChatByTypeByIdMessagesWithResponse(ctx context.Context, pType string, id openapi_types.UUID, params *GetChatByTypeByIdMessagesParams, reqEditors ...RequestEditorFn) (*GetChatByTypeByIdMessagesResponse, error)
+	GetChatByTypeByIdMessagesWithResponse(ctx context.Context, pType string, id string, params *GetChatByTypeByIdMessagesParams, reqEditors ...RequestEditorFn) (*GetChatByTypeByIdMessagesResponse, error)
 
 	// PostChatByTypeByIdMessagesWithBodyWithResponse Send a message to a game's chat (type game, id the game) or to a user (type dm, id the user)
 	//
@@ -12980,7 +13126,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /chat/{type}/{id}/messages (the `PostChatByTypeByIdMessages` operationId).
-	PostChatByTypeByIdMessagesWithBodyWithResponse(ctx context.Context, pType string, id openapi_types.UUID, params *PostChatByTypeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostChatByTypeByIdMessagesResponse, error)
+	PostChatByTypeByIdMessagesWithBodyWithResponse(ctx context.Context, pType string, id string, params *PostChatByTypeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostChatByTypeByIdMessagesResponse, error)
 
 	// PostChatByTypeByIdMessagesWithResponse Send a message to a game's chat (type game, id the game) or to a user (type dm, id the user)
 	//
@@ -12989,7 +13135,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /chat/{type}/{id}/messages (the `PostChatByTypeByIdMessages` operationId).
-	PostChatByTypeByIdMessagesWithResponse(ctx context.Context, pType string, id openapi_types.UUID, params *PostChatByTypeByIdMessagesParams, body PostChatByTypeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostChatByTypeByIdMessagesResponse, error)
+	PostChatByTypeByIdMessagesWithResponse(ctx context.Context, pType string, id string, params *PostChatByTypeByIdMessagesParams, body PostChatByTypeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostChatByTypeByIdMessagesResponse, error)
 
 	// PostDevFaucetWithBodyWithResponse Test USDC and SOL on the embedded chain (DEV_FAUCET=true only)
 	//
@@ -13088,7 +13234,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /games/{id} (the `GetGamesById` operationId).
-	GetGamesByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdParams, reqEditors ...RequestEditorFn) (*GetGamesByIdResponse, error)
+	GetGamesByIdWithResponse(ctx context.Context, id string, params *GetGamesByIdParams, reqEditors ...RequestEditorFn) (*GetGamesByIdResponse, error)
 
 	// PostGamesByIdActionsWithBodyWithResponse Submit an action (players only)
 	//
@@ -13097,7 +13243,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/actions (the `PostGamesByIdActions` operationId).
-	PostGamesByIdActionsWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdActionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdActionsResponse, error)
+	PostGamesByIdActionsWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdActionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdActionsResponse, error)
 
 	// PostGamesByIdActionsWithResponse Submit an action (players only)
 	//
@@ -13106,14 +13252,14 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/actions (the `PostGamesByIdActions` operationId).
-	PostGamesByIdActionsWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdActionsParams, body PostGamesByIdActionsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdActionsResponse, error)
+	PostGamesByIdActionsWithResponse(ctx context.Context, id string, params *PostGamesByIdActionsParams, body PostGamesByIdActionsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdActionsResponse, error)
 
 	// GetGamesByIdBetsWithResponse The game's betting pools and bets, newest first
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /games/{id}/bets (the `GetGamesByIdBets` operationId).
-	GetGamesByIdBetsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdBetsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdBetsResponse, error)
+	GetGamesByIdBetsWithResponse(ctx context.Context, id string, params *GetGamesByIdBetsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdBetsResponse, error)
 
 	// PostGamesByIdBetsPrepareWithBodyWithResponse Prepare a bet on a player from your wallet into the game's escrow
 	//
@@ -13122,7 +13268,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/bets/prepare (the `PostGamesByIdBetsPrepare` operationId).
-	PostGamesByIdBetsPrepareWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsPrepareResponse, error)
+	PostGamesByIdBetsPrepareWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdBetsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsPrepareResponse, error)
 
 	// PostGamesByIdBetsPrepareWithResponse Prepare a bet on a player from your wallet into the game's escrow
 	//
@@ -13131,7 +13277,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/bets/prepare (the `PostGamesByIdBetsPrepare` operationId).
-	PostGamesByIdBetsPrepareWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsPrepareParams, body PostGamesByIdBetsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsPrepareResponse, error)
+	PostGamesByIdBetsPrepareWithResponse(ctx context.Context, id string, params *PostGamesByIdBetsPrepareParams, body PostGamesByIdBetsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsPrepareResponse, error)
 
 	// PostGamesByIdBetsSubmitWithBodyWithResponse Submit the signed bet; answers once it is confirmed and in the pool
 	//
@@ -13140,7 +13286,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/bets/submit (the `PostGamesByIdBetsSubmit` operationId).
-	PostGamesByIdBetsSubmitWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsSubmitResponse, error)
+	PostGamesByIdBetsSubmitWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdBetsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsSubmitResponse, error)
 
 	// PostGamesByIdBetsSubmitWithResponse Submit the signed bet; answers once it is confirmed and in the pool
 	//
@@ -13149,14 +13295,14 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/bets/submit (the `PostGamesByIdBetsSubmit` operationId).
-	PostGamesByIdBetsSubmitWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsSubmitParams, body PostGamesByIdBetsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsSubmitResponse, error)
+	PostGamesByIdBetsSubmitWithResponse(ctx context.Context, id string, params *PostGamesByIdBetsSubmitParams, body PostGamesByIdBetsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsSubmitResponse, error)
 
 	// GetGamesByIdDonationsWithResponse The game's donations, newest first
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /games/{id}/donations (the `GetGamesByIdDonations` operationId).
-	GetGamesByIdDonationsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdDonationsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdDonationsResponse, error)
+	GetGamesByIdDonationsWithResponse(ctx context.Context, id string, params *GetGamesByIdDonationsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdDonationsResponse, error)
 
 	// PostGamesByIdDonationsPrepareWithBodyWithResponse Prepare a donation from your wallet into the game's escrow
 	//
@@ -13165,7 +13311,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/donations/prepare (the `PostGamesByIdDonationsPrepare` operationId).
-	PostGamesByIdDonationsPrepareWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsPrepareResponse, error)
+	PostGamesByIdDonationsPrepareWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdDonationsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsPrepareResponse, error)
 
 	// PostGamesByIdDonationsPrepareWithResponse Prepare a donation from your wallet into the game's escrow
 	//
@@ -13174,7 +13320,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/donations/prepare (the `PostGamesByIdDonationsPrepare` operationId).
-	PostGamesByIdDonationsPrepareWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsPrepareParams, body PostGamesByIdDonationsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsPrepareResponse, error)
+	PostGamesByIdDonationsPrepareWithResponse(ctx context.Context, id string, params *PostGamesByIdDonationsPrepareParams, body PostGamesByIdDonationsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsPrepareResponse, error)
 
 	// PostGamesByIdDonationsSubmitWithBodyWithResponse Submit the signed donation; answers once it is confirmed and in the pot
 	//
@@ -13183,7 +13329,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/donations/submit (the `PostGamesByIdDonationsSubmit` operationId).
-	PostGamesByIdDonationsSubmitWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsSubmitResponse, error)
+	PostGamesByIdDonationsSubmitWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdDonationsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsSubmitResponse, error)
 
 	// PostGamesByIdDonationsSubmitWithResponse Submit the signed donation; answers once it is confirmed and in the pot
 	//
@@ -13192,28 +13338,28 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/donations/submit (the `PostGamesByIdDonationsSubmit` operationId).
-	PostGamesByIdDonationsSubmitWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsSubmitParams, body PostGamesByIdDonationsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsSubmitResponse, error)
+	PostGamesByIdDonationsSubmitWithResponse(ctx context.Context, id string, params *PostGamesByIdDonationsSubmitParams, body PostGamesByIdDonationsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsSubmitResponse, error)
 
 	// GetGamesByIdEventsWithResponse The game's events after a seq (for clients that poll instead of using /ws)
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /games/{id}/events (the `GetGamesByIdEvents` operationId).
-	GetGamesByIdEventsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdEventsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdEventsResponse, error)
+	GetGamesByIdEventsWithResponse(ctx context.Context, id string, params *GetGamesByIdEventsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdEventsResponse, error)
 
 	// GetGamesByIdMarketWithResponse The game's prediction market: prices per player, the book, the last trade and, once resolved, what shares pay
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /games/{id}/market (the `GetGamesByIdMarket` operationId).
-	GetGamesByIdMarketWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketResponse, error)
+	GetGamesByIdMarketWithResponse(ctx context.Context, id string, params *GetGamesByIdMarketParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketResponse, error)
 
 	// GetGamesByIdMarketOrdersWithResponse Your orders in the game's market, open ones first, then newest first
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /games/{id}/market/orders (the `GetGamesByIdMarketOrders` operationId).
-	GetGamesByIdMarketOrdersWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketOrdersParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketOrdersResponse, error)
+	GetGamesByIdMarketOrdersWithResponse(ctx context.Context, id string, params *GetGamesByIdMarketOrdersParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketOrdersResponse, error)
 
 	// PostGamesByIdMarketOrdersBuyWithBodyWithResponse Buy shares of a player in the game's prediction market
 	//
@@ -13222,7 +13368,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/market/orders/buy (the `PostGamesByIdMarketOrdersBuy` operationId).
-	PostGamesByIdMarketOrdersBuyWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersBuyResponse, error)
+	PostGamesByIdMarketOrdersBuyWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdMarketOrdersBuyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersBuyResponse, error)
 
 	// PostGamesByIdMarketOrdersBuyWithResponse Buy shares of a player in the game's prediction market
 	//
@@ -13231,7 +13377,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/market/orders/buy (the `PostGamesByIdMarketOrdersBuy` operationId).
-	PostGamesByIdMarketOrdersBuyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, body PostGamesByIdMarketOrdersBuyJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersBuyResponse, error)
+	PostGamesByIdMarketOrdersBuyWithResponse(ctx context.Context, id string, params *PostGamesByIdMarketOrdersBuyParams, body PostGamesByIdMarketOrdersBuyJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersBuyResponse, error)
 
 	// PostGamesByIdMarketOrdersSellWithBodyWithResponse Sell shares of a player you hold in the game's prediction market
 	//
@@ -13240,7 +13386,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/market/orders/sell (the `PostGamesByIdMarketOrdersSell` operationId).
-	PostGamesByIdMarketOrdersSellWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersSellResponse, error)
+	PostGamesByIdMarketOrdersSellWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdMarketOrdersSellParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersSellResponse, error)
 
 	// PostGamesByIdMarketOrdersSellWithResponse Sell shares of a player you hold in the game's prediction market
 	//
@@ -13249,7 +13395,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/market/orders/sell (the `PostGamesByIdMarketOrdersSell` operationId).
-	PostGamesByIdMarketOrdersSellWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, body PostGamesByIdMarketOrdersSellJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersSellResponse, error)
+	PostGamesByIdMarketOrdersSellWithResponse(ctx context.Context, id string, params *PostGamesByIdMarketOrdersSellParams, body PostGamesByIdMarketOrdersSellJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersSellResponse, error)
 
 	// DeleteGamesByIdMarketOrdersByOrderIdWithResponse Cancel your open order and release what it locks
 	//
@@ -13258,14 +13404,14 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /games/{id}/market/orders/{orderId} (the `DeleteGamesByIdMarketOrdersByOrderId` operationId).
-	DeleteGamesByIdMarketOrdersByOrderIdWithResponse(ctx context.Context, id openapi_types.UUID, orderId string, params *DeleteGamesByIdMarketOrdersByOrderIdParams, reqEditors ...RequestEditorFn) (*DeleteGamesByIdMarketOrdersByOrderIdResponse, error)
+	DeleteGamesByIdMarketOrdersByOrderIdWithResponse(ctx context.Context, id string, orderId string, params *DeleteGamesByIdMarketOrdersByOrderIdParams, reqEditors ...RequestEditorFn) (*DeleteGamesByIdMarketOrdersByOrderIdResponse, error)
 
 	// GetGamesByIdMarketPositionsWithResponse What you hold in the game's market, by player
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /games/{id}/market/positions (the `GetGamesByIdMarketPositions` operationId).
-	GetGamesByIdMarketPositionsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketPositionsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketPositionsResponse, error)
+	GetGamesByIdMarketPositionsWithResponse(ctx context.Context, id string, params *GetGamesByIdMarketPositionsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketPositionsResponse, error)
 
 	// PostGamesByIdMarketRedeemWithResponse Redeem your shares in the resolved market to your available balance
 	//
@@ -13274,7 +13420,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/market/redeem (the `PostGamesByIdMarketRedeem` operationId).
-	PostGamesByIdMarketRedeemWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketRedeemParams, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketRedeemResponse, error)
+	PostGamesByIdMarketRedeemWithResponse(ctx context.Context, id string, params *PostGamesByIdMarketRedeemParams, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketRedeemResponse, error)
 
 	// GetGamesByIdMarketTradesWithResponse The game's trades, newest first, for price charts
 	//
@@ -13283,49 +13429,49 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /games/{id}/market/trades (the `GetGamesByIdMarketTrades` operationId).
-	GetGamesByIdMarketTradesWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketTradesParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketTradesResponse, error)
+	GetGamesByIdMarketTradesWithResponse(ctx context.Context, id string, params *GetGamesByIdMarketTradesParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketTradesResponse, error)
 
 	// GetGamesByIdPotWithResponse The game's pot: stakes, donations, and what the winner would get
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /games/{id}/pot (the `GetGamesByIdPot` operationId).
-	GetGamesByIdPotWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdPotParams, reqEditors ...RequestEditorFn) (*GetGamesByIdPotResponse, error)
+	GetGamesByIdPotWithResponse(ctx context.Context, id string, params *GetGamesByIdPotParams, reqEditors ...RequestEditorFn) (*GetGamesByIdPotResponse, error)
 
 	// DeleteGamesByIdRematchWithResponse Withdraw your rematch request
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /games/{id}/rematch (the `DeleteGamesByIdRematch` operationId).
-	DeleteGamesByIdRematchWithResponse(ctx context.Context, id openapi_types.UUID, params *DeleteGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*DeleteGamesByIdRematchResponse, error)
+	DeleteGamesByIdRematchWithResponse(ctx context.Context, id string, params *DeleteGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*DeleteGamesByIdRematchResponse, error)
 
 	// GetGamesByIdRematchWithResponse Rematch state
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /games/{id}/rematch (the `GetGamesByIdRematch` operationId).
-	GetGamesByIdRematchWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*GetGamesByIdRematchResponse, error)
+	GetGamesByIdRematchWithResponse(ctx context.Context, id string, params *GetGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*GetGamesByIdRematchResponse, error)
 
 	// PostGamesByIdRematchWithResponse Ask for (or accept) a rematch
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/rematch (the `PostGamesByIdRematch` operationId).
-	PostGamesByIdRematchWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*PostGamesByIdRematchResponse, error)
+	PostGamesByIdRematchWithResponse(ctx context.Context, id string, params *PostGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*PostGamesByIdRematchResponse, error)
 
 	// PostGamesByIdRematchLobbyWithBodyWithResponse Tell the room you opened a lobby for the rematch
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/rematch/lobby (the `PostGamesByIdRematchLobby` operationId).
-	PostGamesByIdRematchLobbyWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchLobbyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdRematchLobbyResponse, error)
+	PostGamesByIdRematchLobbyWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdRematchLobbyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdRematchLobbyResponse, error)
 
 	// PostGamesByIdRematchLobbyWithResponse Tell the room you opened a lobby for the rematch
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/rematch/lobby (the `PostGamesByIdRematchLobby` operationId).
-	PostGamesByIdRematchLobbyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchLobbyParams, body PostGamesByIdRematchLobbyJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdRematchLobbyResponse, error)
+	PostGamesByIdRematchLobbyWithResponse(ctx context.Context, id string, params *PostGamesByIdRematchLobbyParams, body PostGamesByIdRematchLobbyJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdRematchLobbyResponse, error)
 
 	// GetGamesByIdStateWithResponse Game state, the same for players and spectators
 	//
@@ -13334,7 +13480,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /games/{id}/state (the `GetGamesByIdState` operationId).
-	GetGamesByIdStateWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdStateParams, reqEditors ...RequestEditorFn) (*GetGamesByIdStateResponse, error)
+	GetGamesByIdStateWithResponse(ctx context.Context, id string, params *GetGamesByIdStateParams, reqEditors ...RequestEditorFn) (*GetGamesByIdStateResponse, error)
 
 	// GetHealthWithResponse Service health
 	//
@@ -13352,7 +13498,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /images/{id} (the `GetImagesById` operationId).
-	GetImagesByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetImagesByIdParams, reqEditors ...RequestEditorFn) (*GetImagesByIdResponse, error)
+	GetImagesByIdWithResponse(ctx context.Context, id string, params *GetImagesByIdParams, reqEditors ...RequestEditorFn) (*GetImagesByIdResponse, error)
 
 	// GetLeaderboardsFriendsWithResponse You and your friends, ranked like the global board
 	//
@@ -13407,7 +13553,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /lobbies/{id}/join-queue (the `DeleteLobbiesByIdJoinQueue` operationId).
-	DeleteLobbiesByIdJoinQueueWithResponse(ctx context.Context, id openapi_types.UUID, params *DeleteLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*DeleteLobbiesByIdJoinQueueResponse, error)
+	DeleteLobbiesByIdJoinQueueWithResponse(ctx context.Context, id string, params *DeleteLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*DeleteLobbiesByIdJoinQueueResponse, error)
 
 	// PostLobbiesByIdJoinQueueWithResponse Join the lobby's matchmaking queue
 	//
@@ -13416,7 +13562,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /lobbies/{id}/join-queue (the `PostLobbiesByIdJoinQueue` operationId).
-	PostLobbiesByIdJoinQueueWithResponse(ctx context.Context, id openapi_types.UUID, params *PostLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*PostLobbiesByIdJoinQueueResponse, error)
+	PostLobbiesByIdJoinQueueWithResponse(ctx context.Context, id string, params *PostLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*PostLobbiesByIdJoinQueueResponse, error)
 
 	// GetNotificationsWithResponse Your notifications, newest first
 	//
@@ -13439,7 +13585,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /notifications/{id}/read (the `PatchNotificationsByIdRead` operationId).
-	PatchNotificationsByIdReadWithResponse(ctx context.Context, id openapi_types.UUID, params *PatchNotificationsByIdReadParams, reqEditors ...RequestEditorFn) (*PatchNotificationsByIdReadResponse, error)
+	PatchNotificationsByIdReadWithResponse(ctx context.Context, id string, params *PatchNotificationsByIdReadParams, reqEditors ...RequestEditorFn) (*PatchNotificationsByIdReadResponse, error)
 
 	// GetOpenapiJsonWithResponse This API as an OpenAPI 3.1 document
 	//
@@ -13578,7 +13724,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /support/me/{id} (the `GetSupportMeById` operationId).
-	GetSupportMeByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetSupportMeByIdParams, reqEditors ...RequestEditorFn) (*GetSupportMeByIdResponse, error)
+	GetSupportMeByIdWithResponse(ctx context.Context, id string, params *GetSupportMeByIdParams, reqEditors ...RequestEditorFn) (*GetSupportMeByIdResponse, error)
 
 	// PatchSupportMeByIdCloseWithResponse Close your ticket
 	//
@@ -13587,7 +13733,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /support/me/{id}/close (the `PatchSupportMeByIdClose` operationId).
-	PatchSupportMeByIdCloseWithResponse(ctx context.Context, id openapi_types.UUID, params *PatchSupportMeByIdCloseParams, reqEditors ...RequestEditorFn) (*PatchSupportMeByIdCloseResponse, error)
+	PatchSupportMeByIdCloseWithResponse(ctx context.Context, id string, params *PatchSupportMeByIdCloseParams, reqEditors ...RequestEditorFn) (*PatchSupportMeByIdCloseResponse, error)
 
 	// PostSupportMeByIdMessagesWithBodyWithResponse Write to your ticket
 	//
@@ -13596,7 +13742,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /support/me/{id}/messages (the `PostSupportMeByIdMessages` operationId).
-	PostSupportMeByIdMessagesWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostSupportMeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSupportMeByIdMessagesResponse, error)
+	PostSupportMeByIdMessagesWithBodyWithResponse(ctx context.Context, id string, params *PostSupportMeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSupportMeByIdMessagesResponse, error)
 
 	// PostSupportMeByIdMessagesWithResponse Write to your ticket
 	//
@@ -13605,7 +13751,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /support/me/{id}/messages (the `PostSupportMeByIdMessages` operationId).
-	PostSupportMeByIdMessagesWithResponse(ctx context.Context, id openapi_types.UUID, params *PostSupportMeByIdMessagesParams, body PostSupportMeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSupportMeByIdMessagesResponse, error)
+	PostSupportMeByIdMessagesWithResponse(ctx context.Context, id string, params *PostSupportMeByIdMessagesParams, body PostSupportMeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSupportMeByIdMessagesResponse, error)
 
 	// PostTipsBroadcastWithBodyWithResponse Broadcast the signed tip; answers once it is confirmed
 	//
@@ -13642,6 +13788,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /tips/prepare (the `PostTipsPrepare` operationId).
 	PostTipsPrepareWithResponse(ctx context.Context, params *PostTipsPrepareParams, body PostTipsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*PostTipsPrepareResponse, error)
+
+	// GetUsernamesByUsernameWithResponse Public profile by username
+	//
+	// Also served at /users/username/{username}.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /usernames/{username} (the `GetUsernamesByUsername` operationId).
+	GetUsernamesByUsernameWithResponse(ctx context.Context, username string, params *GetUsernamesByUsernameParams, reqEditors ...RequestEditorFn) (*GetUsernamesByUsernameResponse, error)
 
 	// GetUsersMeWithResponse The signed-in user's profile
 	//
@@ -13696,40 +13851,33 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /users/search (the `GetUsersSearch` operationId).
 	GetUsersSearchWithResponse(ctx context.Context, params *GetUsersSearchParams, reqEditors ...RequestEditorFn) (*GetUsersSearchResponse, error)
 
-	// GetUsersUsernameByUsernameWithResponse Public profile by username
-	//
-	// Returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with GET /users/username/{username} (the `GetUsersUsernameByUsername` operationId).
-	GetUsersUsernameByUsernameWithResponse(ctx context.Context, username string, params *GetUsersUsernameByUsernameParams, reqEditors ...RequestEditorFn) (*GetUsersUsernameByUsernameResponse, error)
-
 	// GetUsersByIdWithResponse Public profile by id
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /users/{id} (the `GetUsersById` operationId).
-	GetUsersByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetUsersByIdParams, reqEditors ...RequestEditorFn) (*GetUsersByIdResponse, error)
+	GetUsersByIdWithResponse(ctx context.Context, id string, params *GetUsersByIdParams, reqEditors ...RequestEditorFn) (*GetUsersByIdResponse, error)
 
 	// DeleteUsersByIdBlockWithResponse Lift your block of a user
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /users/{id}/block (the `DeleteUsersByIdBlock` operationId).
-	DeleteUsersByIdBlockWithResponse(ctx context.Context, id openapi_types.UUID, params *DeleteUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*DeleteUsersByIdBlockResponse, error)
+	DeleteUsersByIdBlockWithResponse(ctx context.Context, id string, params *DeleteUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*DeleteUsersByIdBlockResponse, error)
 
 	// PostUsersByIdBlockWithResponse Block a user: no direct messages either way
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /users/{id}/block (the `PostUsersByIdBlock` operationId).
-	PostUsersByIdBlockWithResponse(ctx context.Context, id openapi_types.UUID, params *PostUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*PostUsersByIdBlockResponse, error)
+	PostUsersByIdBlockWithResponse(ctx context.Context, id string, params *PostUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*PostUsersByIdBlockResponse, error)
 
 	// GetUsersByIdCurrentGameWithResponse A user's active game; 204 when none
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /users/{id}/current-game (the `GetUsersByIdCurrentGame` operationId).
-	GetUsersByIdCurrentGameWithResponse(ctx context.Context, id openapi_types.UUID, params *GetUsersByIdCurrentGameParams, reqEditors ...RequestEditorFn) (*GetUsersByIdCurrentGameResponse, error)
+	GetUsersByIdCurrentGameWithResponse(ctx context.Context, id string, params *GetUsersByIdCurrentGameParams, reqEditors ...RequestEditorFn) (*GetUsersByIdCurrentGameResponse, error)
 
 	// GetUsersByIdRatingsWithResponse A player's Glicko-2 rating in each game type they played, with its history for a chart
 	//
@@ -13738,7 +13886,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /users/{id}/ratings (the `GetUsersByIdRatings` operationId).
-	GetUsersByIdRatingsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetUsersByIdRatingsParams, reqEditors ...RequestEditorFn) (*GetUsersByIdRatingsResponse, error)
+	GetUsersByIdRatingsWithResponse(ctx context.Context, id string, params *GetUsersByIdRatingsParams, reqEditors ...RequestEditorFn) (*GetUsersByIdRatingsResponse, error)
 
 	// GetVersionWithResponse API and minimum SDK version
 	//
@@ -13831,15 +13979,15 @@ type GetAchievementsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]SocialAchievement
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -13850,27 +13998,27 @@ func (r GetAchievementsResponse) GetJSON200() *[]SocialAchievement {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAchievementsResponse) GetJSON400() *BadRequest {
+func (r GetAchievementsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetAchievementsResponse) GetJSON401() *Unauthorized {
+func (r GetAchievementsResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetAchievementsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetAchievementsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetAchievementsResponse) GetJSON426() *UpgradeRequired {
+func (r GetAchievementsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAchievementsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetAchievementsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -13914,15 +14062,15 @@ type GetAchievementsMeResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]SocialUnlocked
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -13933,27 +14081,27 @@ func (r GetAchievementsMeResponse) GetJSON200() *[]SocialUnlocked {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAchievementsMeResponse) GetJSON400() *BadRequest {
+func (r GetAchievementsMeResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetAchievementsMeResponse) GetJSON401() *Unauthorized {
+func (r GetAchievementsMeResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetAchievementsMeResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetAchievementsMeResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetAchievementsMeResponse) GetJSON426() *UpgradeRequired {
+func (r GetAchievementsMeResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAchievementsMeResponse) GetJSON503() *ServiceUnavailable {
+func (r GetAchievementsMeResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -13997,17 +14145,17 @@ type GetAchievementsUserByIdResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]SocialUnlocked
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -14018,32 +14166,32 @@ func (r GetAchievementsUserByIdResponse) GetJSON200() *[]SocialUnlocked {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAchievementsUserByIdResponse) GetJSON400() *BadRequest {
+func (r GetAchievementsUserByIdResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetAchievementsUserByIdResponse) GetJSON401() *Unauthorized {
+func (r GetAchievementsUserByIdResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetAchievementsUserByIdResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetAchievementsUserByIdResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetAchievementsUserByIdResponse) GetJSON404() *NotFound {
+func (r GetAchievementsUserByIdResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetAchievementsUserByIdResponse) GetJSON426() *UpgradeRequired {
+func (r GetAchievementsUserByIdResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAchievementsUserByIdResponse) GetJSON503() *ServiceUnavailable {
+func (r GetAchievementsUserByIdResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -14087,15 +14235,15 @@ type GetActivityFeedResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]SocialEntry
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -14106,27 +14254,27 @@ func (r GetActivityFeedResponse) GetJSON200() *[]SocialEntry {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetActivityFeedResponse) GetJSON400() *BadRequest {
+func (r GetActivityFeedResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetActivityFeedResponse) GetJSON401() *Unauthorized {
+func (r GetActivityFeedResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetActivityFeedResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetActivityFeedResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetActivityFeedResponse) GetJSON426() *UpgradeRequired {
+func (r GetActivityFeedResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetActivityFeedResponse) GetJSON503() *ServiceUnavailable {
+func (r GetActivityFeedResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -14170,15 +14318,15 @@ type GetAdminAuditResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]AuditItem
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -14189,27 +14337,27 @@ func (r GetAdminAuditResponse) GetJSON200() *[]AuditItem {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAdminAuditResponse) GetJSON400() *BadRequest {
+func (r GetAdminAuditResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetAdminAuditResponse) GetJSON401() *Unauthorized {
+func (r GetAdminAuditResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetAdminAuditResponse) GetJSON403() *Forbidden {
+func (r GetAdminAuditResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetAdminAuditResponse) GetJSON426() *UpgradeRequired {
+func (r GetAdminAuditResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAdminAuditResponse) GetJSON503() *ServiceUnavailable {
+func (r GetAdminAuditResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -14253,15 +14401,15 @@ type GetAdminFeatureFlagsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *AdminFlags
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -14272,27 +14420,27 @@ func (r GetAdminFeatureFlagsResponse) GetJSON200() *AdminFlags {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAdminFeatureFlagsResponse) GetJSON400() *BadRequest {
+func (r GetAdminFeatureFlagsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetAdminFeatureFlagsResponse) GetJSON401() *Unauthorized {
+func (r GetAdminFeatureFlagsResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetAdminFeatureFlagsResponse) GetJSON403() *Forbidden {
+func (r GetAdminFeatureFlagsResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetAdminFeatureFlagsResponse) GetJSON426() *UpgradeRequired {
+func (r GetAdminFeatureFlagsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAdminFeatureFlagsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetAdminFeatureFlagsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -14336,19 +14484,19 @@ type PutAdminFeatureFlagsByNameResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Flag
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -14359,37 +14507,37 @@ func (r PutAdminFeatureFlagsByNameResponse) GetJSON200() *Flag {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PutAdminFeatureFlagsByNameResponse) GetJSON400() *BadRequest {
+func (r PutAdminFeatureFlagsByNameResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PutAdminFeatureFlagsByNameResponse) GetJSON401() *Unauthorized {
+func (r PutAdminFeatureFlagsByNameResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PutAdminFeatureFlagsByNameResponse) GetJSON403() *Forbidden {
+func (r PutAdminFeatureFlagsByNameResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PutAdminFeatureFlagsByNameResponse) GetJSON404() *NotFound {
+func (r PutAdminFeatureFlagsByNameResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PutAdminFeatureFlagsByNameResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PutAdminFeatureFlagsByNameResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PutAdminFeatureFlagsByNameResponse) GetJSON426() *UpgradeRequired {
+func (r PutAdminFeatureFlagsByNameResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PutAdminFeatureFlagsByNameResponse) GetJSON503() *ServiceUnavailable {
+func (r PutAdminFeatureFlagsByNameResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -14433,15 +14581,15 @@ type GetAdminIntegrityResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]IntegrityCase
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -14452,27 +14600,27 @@ func (r GetAdminIntegrityResponse) GetJSON200() *[]IntegrityCase {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAdminIntegrityResponse) GetJSON400() *BadRequest {
+func (r GetAdminIntegrityResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetAdminIntegrityResponse) GetJSON401() *Unauthorized {
+func (r GetAdminIntegrityResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetAdminIntegrityResponse) GetJSON403() *Forbidden {
+func (r GetAdminIntegrityResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetAdminIntegrityResponse) GetJSON426() *UpgradeRequired {
+func (r GetAdminIntegrityResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAdminIntegrityResponse) GetJSON503() *ServiceUnavailable {
+func (r GetAdminIntegrityResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -14516,19 +14664,19 @@ type PostAdminIntegrityByGameIdReleaseResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *IntegrityReview
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -14539,37 +14687,37 @@ func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON200() *IntegrityReview
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON400() *BadRequest {
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON401() *Unauthorized {
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON403() *Forbidden {
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON404() *NotFound {
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON409() *Conflict {
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON426() *UpgradeRequired {
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON503() *ServiceUnavailable {
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -14613,19 +14761,19 @@ type PostAdminIntegrityByGameIdVoidResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *IntegrityReview
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -14636,37 +14784,37 @@ func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON200() *IntegrityReview {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON400() *BadRequest {
+func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON401() *Unauthorized {
+func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON403() *Forbidden {
+func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON404() *NotFound {
+func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON409() *Conflict {
+func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON426() *UpgradeRequired {
+func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON503() *ServiceUnavailable {
+func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -14710,15 +14858,15 @@ type GetAdminReconciliationResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MoneyReconciliation
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -14729,27 +14877,27 @@ func (r GetAdminReconciliationResponse) GetJSON200() *MoneyReconciliation {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAdminReconciliationResponse) GetJSON400() *BadRequest {
+func (r GetAdminReconciliationResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetAdminReconciliationResponse) GetJSON401() *Unauthorized {
+func (r GetAdminReconciliationResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetAdminReconciliationResponse) GetJSON403() *Forbidden {
+func (r GetAdminReconciliationResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetAdminReconciliationResponse) GetJSON426() *UpgradeRequired {
+func (r GetAdminReconciliationResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAdminReconciliationResponse) GetJSON503() *ServiceUnavailable {
+func (r GetAdminReconciliationResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -14793,15 +14941,15 @@ type GetAdminSupportResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]SupportQueueItem
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -14812,27 +14960,27 @@ func (r GetAdminSupportResponse) GetJSON200() *[]SupportQueueItem {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAdminSupportResponse) GetJSON400() *BadRequest {
+func (r GetAdminSupportResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetAdminSupportResponse) GetJSON401() *Unauthorized {
+func (r GetAdminSupportResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetAdminSupportResponse) GetJSON403() *Forbidden {
+func (r GetAdminSupportResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetAdminSupportResponse) GetJSON426() *UpgradeRequired {
+func (r GetAdminSupportResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAdminSupportResponse) GetJSON503() *ServiceUnavailable {
+func (r GetAdminSupportResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -14876,17 +15024,17 @@ type GetAdminSupportByIdResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *SupportStaffTicket
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -14897,32 +15045,32 @@ func (r GetAdminSupportByIdResponse) GetJSON200() *SupportStaffTicket {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAdminSupportByIdResponse) GetJSON400() *BadRequest {
+func (r GetAdminSupportByIdResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetAdminSupportByIdResponse) GetJSON401() *Unauthorized {
+func (r GetAdminSupportByIdResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetAdminSupportByIdResponse) GetJSON403() *Forbidden {
+func (r GetAdminSupportByIdResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetAdminSupportByIdResponse) GetJSON404() *NotFound {
+func (r GetAdminSupportByIdResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetAdminSupportByIdResponse) GetJSON426() *UpgradeRequired {
+func (r GetAdminSupportByIdResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAdminSupportByIdResponse) GetJSON503() *ServiceUnavailable {
+func (r GetAdminSupportByIdResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -14966,17 +15114,17 @@ type PatchAdminSupportByIdCloseResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *SupportStaffTicket
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -14987,32 +15135,32 @@ func (r PatchAdminSupportByIdCloseResponse) GetJSON200() *SupportStaffTicket {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PatchAdminSupportByIdCloseResponse) GetJSON400() *BadRequest {
+func (r PatchAdminSupportByIdCloseResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PatchAdminSupportByIdCloseResponse) GetJSON401() *Unauthorized {
+func (r PatchAdminSupportByIdCloseResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PatchAdminSupportByIdCloseResponse) GetJSON403() *Forbidden {
+func (r PatchAdminSupportByIdCloseResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PatchAdminSupportByIdCloseResponse) GetJSON404() *NotFound {
+func (r PatchAdminSupportByIdCloseResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PatchAdminSupportByIdCloseResponse) GetJSON426() *UpgradeRequired {
+func (r PatchAdminSupportByIdCloseResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PatchAdminSupportByIdCloseResponse) GetJSON503() *ServiceUnavailable {
+func (r PatchAdminSupportByIdCloseResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -15056,21 +15204,21 @@ type PostAdminSupportByIdMessagesResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *SupportMessage
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -15081,42 +15229,42 @@ func (r PostAdminSupportByIdMessagesResponse) GetJSON201() *SupportMessage {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostAdminSupportByIdMessagesResponse) GetJSON400() *BadRequest {
+func (r PostAdminSupportByIdMessagesResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostAdminSupportByIdMessagesResponse) GetJSON401() *Unauthorized {
+func (r PostAdminSupportByIdMessagesResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostAdminSupportByIdMessagesResponse) GetJSON403() *Forbidden {
+func (r PostAdminSupportByIdMessagesResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostAdminSupportByIdMessagesResponse) GetJSON404() *NotFound {
+func (r PostAdminSupportByIdMessagesResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostAdminSupportByIdMessagesResponse) GetJSON409() *Conflict {
+func (r PostAdminSupportByIdMessagesResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostAdminSupportByIdMessagesResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostAdminSupportByIdMessagesResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostAdminSupportByIdMessagesResponse) GetJSON426() *UpgradeRequired {
+func (r PostAdminSupportByIdMessagesResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostAdminSupportByIdMessagesResponse) GetJSON503() *ServiceUnavailable {
+func (r PostAdminSupportByIdMessagesResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -15160,17 +15308,17 @@ type GetAdminUsersByIdLinksResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]IntegrityLink
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -15181,32 +15329,32 @@ func (r GetAdminUsersByIdLinksResponse) GetJSON200() *[]IntegrityLink {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAdminUsersByIdLinksResponse) GetJSON400() *BadRequest {
+func (r GetAdminUsersByIdLinksResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetAdminUsersByIdLinksResponse) GetJSON401() *Unauthorized {
+func (r GetAdminUsersByIdLinksResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetAdminUsersByIdLinksResponse) GetJSON403() *Forbidden {
+func (r GetAdminUsersByIdLinksResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetAdminUsersByIdLinksResponse) GetJSON404() *NotFound {
+func (r GetAdminUsersByIdLinksResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetAdminUsersByIdLinksResponse) GetJSON426() *UpgradeRequired {
+func (r GetAdminUsersByIdLinksResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAdminUsersByIdLinksResponse) GetJSON503() *ServiceUnavailable {
+func (r GetAdminUsersByIdLinksResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -15250,15 +15398,15 @@ type PostAuthHandshakeResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *HandshakeResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	JSON429 *TooManyRequestsError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -15269,27 +15417,27 @@ func (r PostAuthHandshakeResponse) GetJSON200() *HandshakeResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostAuthHandshakeResponse) GetJSON400() *BadRequest {
+func (r PostAuthHandshakeResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostAuthHandshakeResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostAuthHandshakeResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostAuthHandshakeResponse) GetJSON426() *UpgradeRequired {
+func (r PostAuthHandshakeResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostAuthHandshakeResponse) GetJSON429() *TooManyRequests {
+func (r PostAuthHandshakeResponse) GetJSON429() *TooManyRequestsError {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostAuthHandshakeResponse) GetJSON503() *ServiceUnavailable {
+func (r PostAuthHandshakeResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -15333,15 +15481,15 @@ type PostAuthLoginWalletResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *LoginResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -15352,27 +15500,27 @@ func (r PostAuthLoginWalletResponse) GetJSON200() *LoginResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostAuthLoginWalletResponse) GetJSON400() *BadRequest {
+func (r PostAuthLoginWalletResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostAuthLoginWalletResponse) GetJSON401() *Unauthorized {
+func (r PostAuthLoginWalletResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostAuthLoginWalletResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostAuthLoginWalletResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostAuthLoginWalletResponse) GetJSON426() *UpgradeRequired {
+func (r PostAuthLoginWalletResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostAuthLoginWalletResponse) GetJSON503() *ServiceUnavailable {
+func (r PostAuthLoginWalletResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -15414,48 +15562,48 @@ type PostAuthLogoutResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostAuthLogoutResponse) GetJSON400() *BadRequest {
+func (r PostAuthLogoutResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostAuthLogoutResponse) GetJSON401() *Unauthorized {
+func (r PostAuthLogoutResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostAuthLogoutResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostAuthLogoutResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostAuthLogoutResponse) GetJSON403() *Forbidden {
+func (r PostAuthLogoutResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostAuthLogoutResponse) GetJSON426() *UpgradeRequired {
+func (r PostAuthLogoutResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostAuthLogoutResponse) GetJSON503() *ServiceUnavailable {
+func (r PostAuthLogoutResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -15499,15 +15647,15 @@ type GetChallengesResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]GameChallenge
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -15518,27 +15666,27 @@ func (r GetChallengesResponse) GetJSON200() *[]GameChallenge {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetChallengesResponse) GetJSON400() *BadRequest {
+func (r GetChallengesResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetChallengesResponse) GetJSON401() *Unauthorized {
+func (r GetChallengesResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetChallengesResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetChallengesResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetChallengesResponse) GetJSON426() *UpgradeRequired {
+func (r GetChallengesResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetChallengesResponse) GetJSON503() *ServiceUnavailable {
+func (r GetChallengesResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -15582,21 +15730,23 @@ type PostChallengesResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *GameChallenge
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -15607,42 +15757,47 @@ func (r PostChallengesResponse) GetJSON201() *GameChallenge {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostChallengesResponse) GetJSON400() *BadRequest {
+func (r PostChallengesResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostChallengesResponse) GetJSON401() *Unauthorized {
+func (r PostChallengesResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostChallengesResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostChallengesResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostChallengesResponse) GetJSON403() *Forbidden {
+func (r PostChallengesResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostChallengesResponse) GetJSON404() *NotFoundError {
+	return r.JSON404
+}
+
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostChallengesResponse) GetJSON409() *Conflict {
+func (r PostChallengesResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostChallengesResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostChallengesResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostChallengesResponse) GetJSON426() *UpgradeRequired {
+func (r PostChallengesResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostChallengesResponse) GetJSON503() *ServiceUnavailable {
+func (r PostChallengesResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -15686,21 +15841,21 @@ type DeleteChallengesByIdResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GameChallenge
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -15711,42 +15866,42 @@ func (r DeleteChallengesByIdResponse) GetJSON200() *GameChallenge {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteChallengesByIdResponse) GetJSON400() *BadRequest {
+func (r DeleteChallengesByIdResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DeleteChallengesByIdResponse) GetJSON401() *Unauthorized {
+func (r DeleteChallengesByIdResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r DeleteChallengesByIdResponse) GetJSON402() *PaymentRequiredResponse {
+func (r DeleteChallengesByIdResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DeleteChallengesByIdResponse) GetJSON403() *Forbidden {
+func (r DeleteChallengesByIdResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r DeleteChallengesByIdResponse) GetJSON404() *NotFound {
+func (r DeleteChallengesByIdResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r DeleteChallengesByIdResponse) GetJSON409() *Conflict {
+func (r DeleteChallengesByIdResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r DeleteChallengesByIdResponse) GetJSON426() *UpgradeRequired {
+func (r DeleteChallengesByIdResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteChallengesByIdResponse) GetJSON503() *ServiceUnavailable {
+func (r DeleteChallengesByIdResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -15790,21 +15945,21 @@ type PostChallengesByIdAcceptResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GameChallenge
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -15815,42 +15970,42 @@ func (r PostChallengesByIdAcceptResponse) GetJSON200() *GameChallenge {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostChallengesByIdAcceptResponse) GetJSON400() *BadRequest {
+func (r PostChallengesByIdAcceptResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostChallengesByIdAcceptResponse) GetJSON401() *Unauthorized {
+func (r PostChallengesByIdAcceptResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostChallengesByIdAcceptResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostChallengesByIdAcceptResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostChallengesByIdAcceptResponse) GetJSON403() *Forbidden {
+func (r PostChallengesByIdAcceptResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostChallengesByIdAcceptResponse) GetJSON404() *NotFound {
+func (r PostChallengesByIdAcceptResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostChallengesByIdAcceptResponse) GetJSON409() *Conflict {
+func (r PostChallengesByIdAcceptResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostChallengesByIdAcceptResponse) GetJSON426() *UpgradeRequired {
+func (r PostChallengesByIdAcceptResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostChallengesByIdAcceptResponse) GetJSON503() *ServiceUnavailable {
+func (r PostChallengesByIdAcceptResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -15894,21 +16049,21 @@ type PostChallengesByIdDeclineResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GameChallenge
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -15919,42 +16074,42 @@ func (r PostChallengesByIdDeclineResponse) GetJSON200() *GameChallenge {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostChallengesByIdDeclineResponse) GetJSON400() *BadRequest {
+func (r PostChallengesByIdDeclineResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostChallengesByIdDeclineResponse) GetJSON401() *Unauthorized {
+func (r PostChallengesByIdDeclineResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostChallengesByIdDeclineResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostChallengesByIdDeclineResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostChallengesByIdDeclineResponse) GetJSON403() *Forbidden {
+func (r PostChallengesByIdDeclineResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostChallengesByIdDeclineResponse) GetJSON404() *NotFound {
+func (r PostChallengesByIdDeclineResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostChallengesByIdDeclineResponse) GetJSON409() *Conflict {
+func (r PostChallengesByIdDeclineResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostChallengesByIdDeclineResponse) GetJSON426() *UpgradeRequired {
+func (r PostChallengesByIdDeclineResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostChallengesByIdDeclineResponse) GetJSON503() *ServiceUnavailable {
+func (r PostChallengesByIdDeclineResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -15998,15 +16153,15 @@ type GetChatDmThreadsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]ChatThread
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -16017,27 +16172,27 @@ func (r GetChatDmThreadsResponse) GetJSON200() *[]ChatThread {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetChatDmThreadsResponse) GetJSON400() *BadRequest {
+func (r GetChatDmThreadsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetChatDmThreadsResponse) GetJSON401() *Unauthorized {
+func (r GetChatDmThreadsResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetChatDmThreadsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetChatDmThreadsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetChatDmThreadsResponse) GetJSON426() *UpgradeRequired {
+func (r GetChatDmThreadsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetChatDmThreadsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetChatDmThreadsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -16081,17 +16236,17 @@ type GetChatByTypeByIdMessagesResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]ChatMessage
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -16102,32 +16257,32 @@ func (r GetChatByTypeByIdMessagesResponse) GetJSON200() *[]ChatMessage {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetChatByTypeByIdMessagesResponse) GetJSON400() *BadRequest {
+func (r GetChatByTypeByIdMessagesResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetChatByTypeByIdMessagesResponse) GetJSON401() *Unauthorized {
+func (r GetChatByTypeByIdMessagesResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetChatByTypeByIdMessagesResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetChatByTypeByIdMessagesResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetChatByTypeByIdMessagesResponse) GetJSON404() *NotFound {
+func (r GetChatByTypeByIdMessagesResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetChatByTypeByIdMessagesResponse) GetJSON426() *UpgradeRequired {
+func (r GetChatByTypeByIdMessagesResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetChatByTypeByIdMessagesResponse) GetJSON503() *ServiceUnavailable {
+func (r GetChatByTypeByIdMessagesResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -16171,25 +16326,25 @@ type PostChatByTypeByIdMessagesResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *ChatMessage
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	JSON429 *TooManyRequestsError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -16200,52 +16355,52 @@ func (r PostChatByTypeByIdMessagesResponse) GetJSON201() *ChatMessage {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostChatByTypeByIdMessagesResponse) GetJSON400() *BadRequest {
+func (r PostChatByTypeByIdMessagesResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostChatByTypeByIdMessagesResponse) GetJSON401() *Unauthorized {
+func (r PostChatByTypeByIdMessagesResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostChatByTypeByIdMessagesResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostChatByTypeByIdMessagesResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostChatByTypeByIdMessagesResponse) GetJSON403() *Forbidden {
+func (r PostChatByTypeByIdMessagesResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostChatByTypeByIdMessagesResponse) GetJSON404() *NotFound {
+func (r PostChatByTypeByIdMessagesResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostChatByTypeByIdMessagesResponse) GetJSON409() *Conflict {
+func (r PostChatByTypeByIdMessagesResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostChatByTypeByIdMessagesResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostChatByTypeByIdMessagesResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostChatByTypeByIdMessagesResponse) GetJSON426() *UpgradeRequired {
+func (r PostChatByTypeByIdMessagesResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostChatByTypeByIdMessagesResponse) GetJSON429() *TooManyRequests {
+func (r PostChatByTypeByIdMessagesResponse) GetJSON429() *TooManyRequestsError {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostChatByTypeByIdMessagesResponse) GetJSON503() *ServiceUnavailable {
+func (r PostChatByTypeByIdMessagesResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -16289,15 +16444,15 @@ type PostDevFaucetResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MoneyFaucetResult
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -16308,27 +16463,27 @@ func (r PostDevFaucetResponse) GetJSON200() *MoneyFaucetResult {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostDevFaucetResponse) GetJSON400() *BadRequest {
+func (r PostDevFaucetResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostDevFaucetResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostDevFaucetResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostDevFaucetResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostDevFaucetResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostDevFaucetResponse) GetJSON426() *UpgradeRequired {
+func (r PostDevFaucetResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostDevFaucetResponse) GetJSON503() *ServiceUnavailable {
+func (r PostDevFaucetResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -16461,15 +16616,15 @@ type GetFriendsRequestsIncomingResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]SocialIncoming
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -16480,27 +16635,27 @@ func (r GetFriendsRequestsIncomingResponse) GetJSON200() *[]SocialIncoming {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetFriendsRequestsIncomingResponse) GetJSON400() *BadRequest {
+func (r GetFriendsRequestsIncomingResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetFriendsRequestsIncomingResponse) GetJSON401() *Unauthorized {
+func (r GetFriendsRequestsIncomingResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetFriendsRequestsIncomingResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetFriendsRequestsIncomingResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetFriendsRequestsIncomingResponse) GetJSON426() *UpgradeRequired {
+func (r GetFriendsRequestsIncomingResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetFriendsRequestsIncomingResponse) GetJSON503() *ServiceUnavailable {
+func (r GetFriendsRequestsIncomingResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -16544,19 +16699,19 @@ type PostFriendsRequestsByUserIdAcceptResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *SocialRelation
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -16567,37 +16722,37 @@ func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON200() *SocialRelation 
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON400() *BadRequest {
+func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON401() *Unauthorized {
+func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON403() *Forbidden {
+func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON404() *NotFound {
+func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON426() *UpgradeRequired {
+func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON503() *ServiceUnavailable {
+func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -16639,55 +16794,55 @@ type DeleteFriendsByUserIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteFriendsByUserIdResponse) GetJSON400() *BadRequest {
+func (r DeleteFriendsByUserIdResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DeleteFriendsByUserIdResponse) GetJSON401() *Unauthorized {
+func (r DeleteFriendsByUserIdResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r DeleteFriendsByUserIdResponse) GetJSON402() *PaymentRequiredResponse {
+func (r DeleteFriendsByUserIdResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DeleteFriendsByUserIdResponse) GetJSON403() *Forbidden {
+func (r DeleteFriendsByUserIdResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r DeleteFriendsByUserIdResponse) GetJSON404() *NotFound {
+func (r DeleteFriendsByUserIdResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r DeleteFriendsByUserIdResponse) GetJSON426() *UpgradeRequired {
+func (r DeleteFriendsByUserIdResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteFriendsByUserIdResponse) GetJSON503() *ServiceUnavailable {
+func (r DeleteFriendsByUserIdResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -16731,17 +16886,17 @@ type GetFriendsByUserIdResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]SocialFriend
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -16752,32 +16907,32 @@ func (r GetFriendsByUserIdResponse) GetJSON200() *[]SocialFriend {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetFriendsByUserIdResponse) GetJSON400() *BadRequest {
+func (r GetFriendsByUserIdResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetFriendsByUserIdResponse) GetJSON401() *Unauthorized {
+func (r GetFriendsByUserIdResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetFriendsByUserIdResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetFriendsByUserIdResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetFriendsByUserIdResponse) GetJSON404() *NotFound {
+func (r GetFriendsByUserIdResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetFriendsByUserIdResponse) GetJSON426() *UpgradeRequired {
+func (r GetFriendsByUserIdResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetFriendsByUserIdResponse) GetJSON503() *ServiceUnavailable {
+func (r GetFriendsByUserIdResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -16823,19 +16978,19 @@ type PostFriendsByUserIdResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *SocialRelation
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -16851,37 +17006,37 @@ func (r PostFriendsByUserIdResponse) GetJSON201() *SocialRelation {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostFriendsByUserIdResponse) GetJSON400() *BadRequest {
+func (r PostFriendsByUserIdResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostFriendsByUserIdResponse) GetJSON401() *Unauthorized {
+func (r PostFriendsByUserIdResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostFriendsByUserIdResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostFriendsByUserIdResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostFriendsByUserIdResponse) GetJSON403() *Forbidden {
+func (r PostFriendsByUserIdResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostFriendsByUserIdResponse) GetJSON404() *NotFound {
+func (r PostFriendsByUserIdResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostFriendsByUserIdResponse) GetJSON426() *UpgradeRequired {
+func (r PostFriendsByUserIdResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostFriendsByUserIdResponse) GetJSON503() *ServiceUnavailable {
+func (r PostFriendsByUserIdResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -16925,13 +17080,13 @@ type GetGamesAvailableResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]RulesInfo
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -16942,22 +17097,22 @@ func (r GetGamesAvailableResponse) GetJSON200() *[]RulesInfo {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesAvailableResponse) GetJSON400() *BadRequest {
+func (r GetGamesAvailableResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesAvailableResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesAvailableResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesAvailableResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesAvailableResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesAvailableResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesAvailableResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -17001,15 +17156,15 @@ type GetGamesLiveResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]GameLiveGame
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -17020,27 +17175,27 @@ func (r GetGamesLiveResponse) GetJSON200() *[]GameLiveGame {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesLiveResponse) GetJSON400() *BadRequest {
+func (r GetGamesLiveResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetGamesLiveResponse) GetJSON401() *Unauthorized {
+func (r GetGamesLiveResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesLiveResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesLiveResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesLiveResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesLiveResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesLiveResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesLiveResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -17084,13 +17239,13 @@ type GetGamesMetricsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GameMetrics
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -17101,22 +17256,22 @@ func (r GetGamesMetricsResponse) GetJSON200() *GameMetrics {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesMetricsResponse) GetJSON400() *BadRequest {
+func (r GetGamesMetricsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesMetricsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesMetricsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesMetricsResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesMetricsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesMetricsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesMetricsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -17154,23 +17309,30 @@ func (r GetGamesMetricsResponse) ContentType() string {
 	return ""
 }
 
+// GetGamesByIdResponse200Headers the declared response headers of an HTTP 200 response for GetGamesById
+type GetGamesByIdResponse200Headers struct {
+	ETag *string
+}
+
 type GetGamesByIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GameDetail
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetGamesByIdResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -17179,27 +17341,27 @@ func (r GetGamesByIdResponse) GetJSON200() *GameDetail {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesByIdResponse) GetJSON400() *BadRequest {
+func (r GetGamesByIdResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesByIdResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesByIdResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetGamesByIdResponse) GetJSON404() *NotFound {
+func (r GetGamesByIdResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesByIdResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesByIdResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesByIdResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesByIdResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -17243,23 +17405,23 @@ type PostGamesByIdActionsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GameActResult
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -17270,47 +17432,47 @@ func (r PostGamesByIdActionsResponse) GetJSON200() *GameActResult {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostGamesByIdActionsResponse) GetJSON400() *BadRequest {
+func (r PostGamesByIdActionsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostGamesByIdActionsResponse) GetJSON401() *Unauthorized {
+func (r PostGamesByIdActionsResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostGamesByIdActionsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostGamesByIdActionsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostGamesByIdActionsResponse) GetJSON403() *Forbidden {
+func (r PostGamesByIdActionsResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostGamesByIdActionsResponse) GetJSON404() *NotFound {
+func (r PostGamesByIdActionsResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostGamesByIdActionsResponse) GetJSON409() *Conflict {
+func (r PostGamesByIdActionsResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostGamesByIdActionsResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostGamesByIdActionsResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostGamesByIdActionsResponse) GetJSON426() *UpgradeRequired {
+func (r PostGamesByIdActionsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostGamesByIdActionsResponse) GetJSON503() *ServiceUnavailable {
+func (r PostGamesByIdActionsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -17354,15 +17516,15 @@ type GetGamesByIdBetsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *PotBets
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -17373,27 +17535,27 @@ func (r GetGamesByIdBetsResponse) GetJSON200() *PotBets {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesByIdBetsResponse) GetJSON400() *BadRequest {
+func (r GetGamesByIdBetsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesByIdBetsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesByIdBetsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetGamesByIdBetsResponse) GetJSON404() *NotFound {
+func (r GetGamesByIdBetsResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesByIdBetsResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesByIdBetsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesByIdBetsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesByIdBetsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -17437,23 +17599,23 @@ type PostGamesByIdBetsPrepareResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MoneyPrepared
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -17464,47 +17626,47 @@ func (r PostGamesByIdBetsPrepareResponse) GetJSON200() *MoneyPrepared {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostGamesByIdBetsPrepareResponse) GetJSON400() *BadRequest {
+func (r PostGamesByIdBetsPrepareResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostGamesByIdBetsPrepareResponse) GetJSON401() *Unauthorized {
+func (r PostGamesByIdBetsPrepareResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostGamesByIdBetsPrepareResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostGamesByIdBetsPrepareResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostGamesByIdBetsPrepareResponse) GetJSON403() *Forbidden {
+func (r PostGamesByIdBetsPrepareResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostGamesByIdBetsPrepareResponse) GetJSON404() *NotFound {
+func (r PostGamesByIdBetsPrepareResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostGamesByIdBetsPrepareResponse) GetJSON409() *Conflict {
+func (r PostGamesByIdBetsPrepareResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostGamesByIdBetsPrepareResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostGamesByIdBetsPrepareResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostGamesByIdBetsPrepareResponse) GetJSON426() *UpgradeRequired {
+func (r PostGamesByIdBetsPrepareResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostGamesByIdBetsPrepareResponse) GetJSON503() *ServiceUnavailable {
+func (r PostGamesByIdBetsPrepareResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -17548,25 +17710,25 @@ type PostGamesByIdBetsSubmitResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *PotBetResult
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	JSON429 *TooManyRequestsError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -17577,52 +17739,52 @@ func (r PostGamesByIdBetsSubmitResponse) GetJSON200() *PotBetResult {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostGamesByIdBetsSubmitResponse) GetJSON400() *BadRequest {
+func (r PostGamesByIdBetsSubmitResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostGamesByIdBetsSubmitResponse) GetJSON401() *Unauthorized {
+func (r PostGamesByIdBetsSubmitResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostGamesByIdBetsSubmitResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostGamesByIdBetsSubmitResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostGamesByIdBetsSubmitResponse) GetJSON403() *Forbidden {
+func (r PostGamesByIdBetsSubmitResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostGamesByIdBetsSubmitResponse) GetJSON404() *NotFound {
+func (r PostGamesByIdBetsSubmitResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostGamesByIdBetsSubmitResponse) GetJSON409() *Conflict {
+func (r PostGamesByIdBetsSubmitResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostGamesByIdBetsSubmitResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostGamesByIdBetsSubmitResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostGamesByIdBetsSubmitResponse) GetJSON426() *UpgradeRequired {
+func (r PostGamesByIdBetsSubmitResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostGamesByIdBetsSubmitResponse) GetJSON429() *TooManyRequests {
+func (r PostGamesByIdBetsSubmitResponse) GetJSON429() *TooManyRequestsError {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostGamesByIdBetsSubmitResponse) GetJSON503() *ServiceUnavailable {
+func (r PostGamesByIdBetsSubmitResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -17666,15 +17828,15 @@ type GetGamesByIdDonationsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]PotDonation
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -17685,27 +17847,27 @@ func (r GetGamesByIdDonationsResponse) GetJSON200() *[]PotDonation {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesByIdDonationsResponse) GetJSON400() *BadRequest {
+func (r GetGamesByIdDonationsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesByIdDonationsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesByIdDonationsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetGamesByIdDonationsResponse) GetJSON404() *NotFound {
+func (r GetGamesByIdDonationsResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesByIdDonationsResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesByIdDonationsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesByIdDonationsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesByIdDonationsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -17749,23 +17911,23 @@ type PostGamesByIdDonationsPrepareResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MoneyPrepared
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -17776,47 +17938,47 @@ func (r PostGamesByIdDonationsPrepareResponse) GetJSON200() *MoneyPrepared {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostGamesByIdDonationsPrepareResponse) GetJSON400() *BadRequest {
+func (r PostGamesByIdDonationsPrepareResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostGamesByIdDonationsPrepareResponse) GetJSON401() *Unauthorized {
+func (r PostGamesByIdDonationsPrepareResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostGamesByIdDonationsPrepareResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostGamesByIdDonationsPrepareResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostGamesByIdDonationsPrepareResponse) GetJSON403() *Forbidden {
+func (r PostGamesByIdDonationsPrepareResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostGamesByIdDonationsPrepareResponse) GetJSON404() *NotFound {
+func (r PostGamesByIdDonationsPrepareResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostGamesByIdDonationsPrepareResponse) GetJSON409() *Conflict {
+func (r PostGamesByIdDonationsPrepareResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostGamesByIdDonationsPrepareResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostGamesByIdDonationsPrepareResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostGamesByIdDonationsPrepareResponse) GetJSON426() *UpgradeRequired {
+func (r PostGamesByIdDonationsPrepareResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostGamesByIdDonationsPrepareResponse) GetJSON503() *ServiceUnavailable {
+func (r PostGamesByIdDonationsPrepareResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -17860,25 +18022,25 @@ type PostGamesByIdDonationsSubmitResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *PotDonationResult
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	JSON429 *TooManyRequestsError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -17889,52 +18051,52 @@ func (r PostGamesByIdDonationsSubmitResponse) GetJSON200() *PotDonationResult {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostGamesByIdDonationsSubmitResponse) GetJSON400() *BadRequest {
+func (r PostGamesByIdDonationsSubmitResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostGamesByIdDonationsSubmitResponse) GetJSON401() *Unauthorized {
+func (r PostGamesByIdDonationsSubmitResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostGamesByIdDonationsSubmitResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostGamesByIdDonationsSubmitResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostGamesByIdDonationsSubmitResponse) GetJSON403() *Forbidden {
+func (r PostGamesByIdDonationsSubmitResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostGamesByIdDonationsSubmitResponse) GetJSON404() *NotFound {
+func (r PostGamesByIdDonationsSubmitResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostGamesByIdDonationsSubmitResponse) GetJSON409() *Conflict {
+func (r PostGamesByIdDonationsSubmitResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostGamesByIdDonationsSubmitResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostGamesByIdDonationsSubmitResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostGamesByIdDonationsSubmitResponse) GetJSON426() *UpgradeRequired {
+func (r PostGamesByIdDonationsSubmitResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostGamesByIdDonationsSubmitResponse) GetJSON429() *TooManyRequests {
+func (r PostGamesByIdDonationsSubmitResponse) GetJSON429() *TooManyRequestsError {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostGamesByIdDonationsSubmitResponse) GetJSON503() *ServiceUnavailable {
+func (r PostGamesByIdDonationsSubmitResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -17978,17 +18140,17 @@ type GetGamesByIdEventsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *EventsPage
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -17999,32 +18161,32 @@ func (r GetGamesByIdEventsResponse) GetJSON200() *EventsPage {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesByIdEventsResponse) GetJSON400() *BadRequest {
+func (r GetGamesByIdEventsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetGamesByIdEventsResponse) GetJSON401() *Unauthorized {
+func (r GetGamesByIdEventsResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesByIdEventsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesByIdEventsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetGamesByIdEventsResponse) GetJSON404() *NotFound {
+func (r GetGamesByIdEventsResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesByIdEventsResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesByIdEventsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesByIdEventsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesByIdEventsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -18068,15 +18230,15 @@ type GetGamesByIdMarketResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MarketView
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -18087,27 +18249,27 @@ func (r GetGamesByIdMarketResponse) GetJSON200() *MarketView {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesByIdMarketResponse) GetJSON400() *BadRequest {
+func (r GetGamesByIdMarketResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesByIdMarketResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesByIdMarketResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetGamesByIdMarketResponse) GetJSON404() *NotFound {
+func (r GetGamesByIdMarketResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesByIdMarketResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesByIdMarketResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesByIdMarketResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesByIdMarketResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -18151,17 +18313,17 @@ type GetGamesByIdMarketOrdersResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]MarketOrder
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -18172,32 +18334,32 @@ func (r GetGamesByIdMarketOrdersResponse) GetJSON200() *[]MarketOrder {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesByIdMarketOrdersResponse) GetJSON400() *BadRequest {
+func (r GetGamesByIdMarketOrdersResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetGamesByIdMarketOrdersResponse) GetJSON401() *Unauthorized {
+func (r GetGamesByIdMarketOrdersResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesByIdMarketOrdersResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesByIdMarketOrdersResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetGamesByIdMarketOrdersResponse) GetJSON404() *NotFound {
+func (r GetGamesByIdMarketOrdersResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesByIdMarketOrdersResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesByIdMarketOrdersResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesByIdMarketOrdersResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesByIdMarketOrdersResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -18241,23 +18403,23 @@ type PostGamesByIdMarketOrdersBuyResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *MarketPlaced
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -18268,47 +18430,47 @@ func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON201() *MarketPlaced {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON400() *BadRequest {
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON401() *Unauthorized {
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON403() *Forbidden {
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON404() *NotFound {
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON409() *Conflict {
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON426() *UpgradeRequired {
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON503() *ServiceUnavailable {
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -18352,23 +18514,23 @@ type PostGamesByIdMarketOrdersSellResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *MarketPlaced
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -18379,47 +18541,47 @@ func (r PostGamesByIdMarketOrdersSellResponse) GetJSON201() *MarketPlaced {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostGamesByIdMarketOrdersSellResponse) GetJSON400() *BadRequest {
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostGamesByIdMarketOrdersSellResponse) GetJSON401() *Unauthorized {
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostGamesByIdMarketOrdersSellResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostGamesByIdMarketOrdersSellResponse) GetJSON403() *Forbidden {
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostGamesByIdMarketOrdersSellResponse) GetJSON404() *NotFound {
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostGamesByIdMarketOrdersSellResponse) GetJSON409() *Conflict {
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostGamesByIdMarketOrdersSellResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostGamesByIdMarketOrdersSellResponse) GetJSON426() *UpgradeRequired {
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostGamesByIdMarketOrdersSellResponse) GetJSON503() *ServiceUnavailable {
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -18463,21 +18625,21 @@ type DeleteGamesByIdMarketOrdersByOrderIdResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MarketOrder
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -18488,42 +18650,42 @@ func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON200() *MarketOrder 
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON400() *BadRequest {
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON401() *Unauthorized {
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON402() *PaymentRequiredResponse {
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON403() *Forbidden {
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON404() *NotFound {
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON409() *Conflict {
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON426() *UpgradeRequired {
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON503() *ServiceUnavailable {
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -18567,17 +18729,17 @@ type GetGamesByIdMarketPositionsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]MarketPosition
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -18588,32 +18750,32 @@ func (r GetGamesByIdMarketPositionsResponse) GetJSON200() *[]MarketPosition {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesByIdMarketPositionsResponse) GetJSON400() *BadRequest {
+func (r GetGamesByIdMarketPositionsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetGamesByIdMarketPositionsResponse) GetJSON401() *Unauthorized {
+func (r GetGamesByIdMarketPositionsResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesByIdMarketPositionsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesByIdMarketPositionsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetGamesByIdMarketPositionsResponse) GetJSON404() *NotFound {
+func (r GetGamesByIdMarketPositionsResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesByIdMarketPositionsResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesByIdMarketPositionsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesByIdMarketPositionsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesByIdMarketPositionsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -18657,21 +18819,21 @@ type PostGamesByIdMarketRedeemResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MarketRedeemed
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -18682,42 +18844,42 @@ func (r PostGamesByIdMarketRedeemResponse) GetJSON200() *MarketRedeemed {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostGamesByIdMarketRedeemResponse) GetJSON400() *BadRequest {
+func (r PostGamesByIdMarketRedeemResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostGamesByIdMarketRedeemResponse) GetJSON401() *Unauthorized {
+func (r PostGamesByIdMarketRedeemResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostGamesByIdMarketRedeemResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostGamesByIdMarketRedeemResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostGamesByIdMarketRedeemResponse) GetJSON403() *Forbidden {
+func (r PostGamesByIdMarketRedeemResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostGamesByIdMarketRedeemResponse) GetJSON404() *NotFound {
+func (r PostGamesByIdMarketRedeemResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostGamesByIdMarketRedeemResponse) GetJSON409() *Conflict {
+func (r PostGamesByIdMarketRedeemResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostGamesByIdMarketRedeemResponse) GetJSON426() *UpgradeRequired {
+func (r PostGamesByIdMarketRedeemResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostGamesByIdMarketRedeemResponse) GetJSON503() *ServiceUnavailable {
+func (r PostGamesByIdMarketRedeemResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -18761,15 +18923,15 @@ type GetGamesByIdMarketTradesResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]MarketTrade
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -18780,27 +18942,27 @@ func (r GetGamesByIdMarketTradesResponse) GetJSON200() *[]MarketTrade {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesByIdMarketTradesResponse) GetJSON400() *BadRequest {
+func (r GetGamesByIdMarketTradesResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesByIdMarketTradesResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesByIdMarketTradesResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetGamesByIdMarketTradesResponse) GetJSON404() *NotFound {
+func (r GetGamesByIdMarketTradesResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesByIdMarketTradesResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesByIdMarketTradesResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesByIdMarketTradesResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesByIdMarketTradesResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -18844,15 +19006,15 @@ type GetGamesByIdPotResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Pot
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -18863,27 +19025,27 @@ func (r GetGamesByIdPotResponse) GetJSON200() *Pot {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesByIdPotResponse) GetJSON400() *BadRequest {
+func (r GetGamesByIdPotResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesByIdPotResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesByIdPotResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetGamesByIdPotResponse) GetJSON404() *NotFound {
+func (r GetGamesByIdPotResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesByIdPotResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesByIdPotResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesByIdPotResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesByIdPotResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -18927,21 +19089,21 @@ type DeleteGamesByIdRematchResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GameRematch
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -18952,42 +19114,42 @@ func (r DeleteGamesByIdRematchResponse) GetJSON200() *GameRematch {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteGamesByIdRematchResponse) GetJSON400() *BadRequest {
+func (r DeleteGamesByIdRematchResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DeleteGamesByIdRematchResponse) GetJSON401() *Unauthorized {
+func (r DeleteGamesByIdRematchResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r DeleteGamesByIdRematchResponse) GetJSON402() *PaymentRequiredResponse {
+func (r DeleteGamesByIdRematchResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DeleteGamesByIdRematchResponse) GetJSON403() *Forbidden {
+func (r DeleteGamesByIdRematchResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r DeleteGamesByIdRematchResponse) GetJSON404() *NotFound {
+func (r DeleteGamesByIdRematchResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r DeleteGamesByIdRematchResponse) GetJSON409() *Conflict {
+func (r DeleteGamesByIdRematchResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r DeleteGamesByIdRematchResponse) GetJSON426() *UpgradeRequired {
+func (r DeleteGamesByIdRematchResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteGamesByIdRematchResponse) GetJSON503() *ServiceUnavailable {
+func (r DeleteGamesByIdRematchResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -19031,21 +19193,21 @@ type GetGamesByIdRematchResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GameRematch
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -19056,42 +19218,42 @@ func (r GetGamesByIdRematchResponse) GetJSON200() *GameRematch {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesByIdRematchResponse) GetJSON400() *BadRequest {
+func (r GetGamesByIdRematchResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetGamesByIdRematchResponse) GetJSON401() *Unauthorized {
+func (r GetGamesByIdRematchResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesByIdRematchResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesByIdRematchResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetGamesByIdRematchResponse) GetJSON403() *Forbidden {
+func (r GetGamesByIdRematchResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetGamesByIdRematchResponse) GetJSON404() *NotFound {
+func (r GetGamesByIdRematchResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r GetGamesByIdRematchResponse) GetJSON409() *Conflict {
+func (r GetGamesByIdRematchResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesByIdRematchResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesByIdRematchResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesByIdRematchResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesByIdRematchResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -19135,21 +19297,21 @@ type PostGamesByIdRematchResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GameRematch
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -19160,42 +19322,42 @@ func (r PostGamesByIdRematchResponse) GetJSON200() *GameRematch {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostGamesByIdRematchResponse) GetJSON400() *BadRequest {
+func (r PostGamesByIdRematchResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostGamesByIdRematchResponse) GetJSON401() *Unauthorized {
+func (r PostGamesByIdRematchResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostGamesByIdRematchResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostGamesByIdRematchResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostGamesByIdRematchResponse) GetJSON403() *Forbidden {
+func (r PostGamesByIdRematchResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostGamesByIdRematchResponse) GetJSON404() *NotFound {
+func (r PostGamesByIdRematchResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostGamesByIdRematchResponse) GetJSON409() *Conflict {
+func (r PostGamesByIdRematchResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostGamesByIdRematchResponse) GetJSON426() *UpgradeRequired {
+func (r PostGamesByIdRematchResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostGamesByIdRematchResponse) GetJSON503() *ServiceUnavailable {
+func (r PostGamesByIdRematchResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -19239,21 +19401,21 @@ type PostGamesByIdRematchLobbyResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *StatusAnswer
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -19264,42 +19426,42 @@ func (r PostGamesByIdRematchLobbyResponse) GetJSON200() *StatusAnswer {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostGamesByIdRematchLobbyResponse) GetJSON400() *BadRequest {
+func (r PostGamesByIdRematchLobbyResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostGamesByIdRematchLobbyResponse) GetJSON401() *Unauthorized {
+func (r PostGamesByIdRematchLobbyResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostGamesByIdRematchLobbyResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostGamesByIdRematchLobbyResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostGamesByIdRematchLobbyResponse) GetJSON403() *Forbidden {
+func (r PostGamesByIdRematchLobbyResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostGamesByIdRematchLobbyResponse) GetJSON404() *NotFound {
+func (r PostGamesByIdRematchLobbyResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostGamesByIdRematchLobbyResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostGamesByIdRematchLobbyResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostGamesByIdRematchLobbyResponse) GetJSON426() *UpgradeRequired {
+func (r PostGamesByIdRematchLobbyResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostGamesByIdRematchLobbyResponse) GetJSON503() *ServiceUnavailable {
+func (r PostGamesByIdRematchLobbyResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -19343,19 +19505,19 @@ type GetGamesByIdStateResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GetGamesByIdState200JSONResponseBody
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -19366,37 +19528,37 @@ func (r GetGamesByIdStateResponse) GetJSON200() *GetGamesByIdState200JSONRespons
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesByIdStateResponse) GetJSON400() *BadRequest {
+func (r GetGamesByIdStateResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetGamesByIdStateResponse) GetJSON401() *Unauthorized {
+func (r GetGamesByIdStateResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesByIdStateResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesByIdStateResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetGamesByIdStateResponse) GetJSON404() *NotFound {
+func (r GetGamesByIdStateResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r GetGamesByIdStateResponse) GetJSON409() *Conflict {
+func (r GetGamesByIdStateResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesByIdStateResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesByIdStateResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesByIdStateResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesByIdStateResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -19440,7 +19602,7 @@ type GetHealthResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Health
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -19451,7 +19613,7 @@ func (r GetHealthResponse) GetJSON200() *Health {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetHealthResponse) GetJSON503() *ServiceUnavailable {
+func (r GetHealthResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -19493,13 +19655,13 @@ type GetImagesByIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetImagesByIdResponse) GetJSON404() *NotFound {
+func (r GetImagesByIdResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
@@ -19543,15 +19705,15 @@ type GetLeaderboardsFriendsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]RankingRow
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -19562,27 +19724,27 @@ func (r GetLeaderboardsFriendsResponse) GetJSON200() *[]RankingRow {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetLeaderboardsFriendsResponse) GetJSON400() *BadRequest {
+func (r GetLeaderboardsFriendsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetLeaderboardsFriendsResponse) GetJSON401() *Unauthorized {
+func (r GetLeaderboardsFriendsResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetLeaderboardsFriendsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetLeaderboardsFriendsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetLeaderboardsFriendsResponse) GetJSON426() *UpgradeRequired {
+func (r GetLeaderboardsFriendsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetLeaderboardsFriendsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetLeaderboardsFriendsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -19626,15 +19788,15 @@ type GetLeaderboardsGameByTypeResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]RankingRow
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -19645,27 +19807,27 @@ func (r GetLeaderboardsGameByTypeResponse) GetJSON200() *[]RankingRow {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetLeaderboardsGameByTypeResponse) GetJSON400() *BadRequest {
+func (r GetLeaderboardsGameByTypeResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetLeaderboardsGameByTypeResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetLeaderboardsGameByTypeResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetLeaderboardsGameByTypeResponse) GetJSON404() *NotFound {
+func (r GetLeaderboardsGameByTypeResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetLeaderboardsGameByTypeResponse) GetJSON426() *UpgradeRequired {
+func (r GetLeaderboardsGameByTypeResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetLeaderboardsGameByTypeResponse) GetJSON503() *ServiceUnavailable {
+func (r GetLeaderboardsGameByTypeResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -19709,13 +19871,13 @@ type GetLeaderboardsGlobalResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]RankingRow
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -19726,22 +19888,22 @@ func (r GetLeaderboardsGlobalResponse) GetJSON200() *[]RankingRow {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetLeaderboardsGlobalResponse) GetJSON400() *BadRequest {
+func (r GetLeaderboardsGlobalResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetLeaderboardsGlobalResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetLeaderboardsGlobalResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetLeaderboardsGlobalResponse) GetJSON426() *UpgradeRequired {
+func (r GetLeaderboardsGlobalResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetLeaderboardsGlobalResponse) GetJSON503() *ServiceUnavailable {
+func (r GetLeaderboardsGlobalResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -19785,15 +19947,15 @@ type GetLobbiesResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]GameLobby
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -19804,27 +19966,27 @@ func (r GetLobbiesResponse) GetJSON200() *[]GameLobby {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetLobbiesResponse) GetJSON400() *BadRequest {
+func (r GetLobbiesResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetLobbiesResponse) GetJSON401() *Unauthorized {
+func (r GetLobbiesResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetLobbiesResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetLobbiesResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetLobbiesResponse) GetJSON426() *UpgradeRequired {
+func (r GetLobbiesResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetLobbiesResponse) GetJSON503() *ServiceUnavailable {
+func (r GetLobbiesResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -19868,19 +20030,19 @@ type PostLobbiesResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *GameLobby
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -19891,37 +20053,37 @@ func (r PostLobbiesResponse) GetJSON201() *GameLobby {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostLobbiesResponse) GetJSON400() *BadRequest {
+func (r PostLobbiesResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostLobbiesResponse) GetJSON401() *Unauthorized {
+func (r PostLobbiesResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostLobbiesResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostLobbiesResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostLobbiesResponse) GetJSON403() *Forbidden {
+func (r PostLobbiesResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostLobbiesResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostLobbiesResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostLobbiesResponse) GetJSON426() *UpgradeRequired {
+func (r PostLobbiesResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostLobbiesResponse) GetJSON503() *ServiceUnavailable {
+func (r PostLobbiesResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -19965,19 +20127,19 @@ type DeleteLobbiesByIdJoinQueueResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *StatusAnswer
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -19988,37 +20150,37 @@ func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON200() *StatusAnswer {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON400() *BadRequest {
+func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON401() *Unauthorized {
+func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON402() *PaymentRequiredResponse {
+func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON403() *Forbidden {
+func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON404() *NotFound {
+func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON426() *UpgradeRequired {
+func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON503() *ServiceUnavailable {
+func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -20062,21 +20224,21 @@ type PostLobbiesByIdJoinQueueResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GameJoinResult
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -20087,42 +20249,42 @@ func (r PostLobbiesByIdJoinQueueResponse) GetJSON200() *GameJoinResult {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostLobbiesByIdJoinQueueResponse) GetJSON400() *BadRequest {
+func (r PostLobbiesByIdJoinQueueResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostLobbiesByIdJoinQueueResponse) GetJSON401() *Unauthorized {
+func (r PostLobbiesByIdJoinQueueResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostLobbiesByIdJoinQueueResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostLobbiesByIdJoinQueueResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostLobbiesByIdJoinQueueResponse) GetJSON403() *Forbidden {
+func (r PostLobbiesByIdJoinQueueResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostLobbiesByIdJoinQueueResponse) GetJSON404() *NotFound {
+func (r PostLobbiesByIdJoinQueueResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostLobbiesByIdJoinQueueResponse) GetJSON409() *Conflict {
+func (r PostLobbiesByIdJoinQueueResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostLobbiesByIdJoinQueueResponse) GetJSON426() *UpgradeRequired {
+func (r PostLobbiesByIdJoinQueueResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostLobbiesByIdJoinQueueResponse) GetJSON503() *ServiceUnavailable {
+func (r PostLobbiesByIdJoinQueueResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -20166,15 +20328,15 @@ type GetNotificationsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]NotifyNotification
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -20185,27 +20347,27 @@ func (r GetNotificationsResponse) GetJSON200() *[]NotifyNotification {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetNotificationsResponse) GetJSON400() *BadRequest {
+func (r GetNotificationsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetNotificationsResponse) GetJSON401() *Unauthorized {
+func (r GetNotificationsResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetNotificationsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetNotificationsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetNotificationsResponse) GetJSON426() *UpgradeRequired {
+func (r GetNotificationsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetNotificationsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetNotificationsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -20249,17 +20411,17 @@ type PostNotificationsReadAllResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ReadAll
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -20270,32 +20432,32 @@ func (r PostNotificationsReadAllResponse) GetJSON200() *ReadAll {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostNotificationsReadAllResponse) GetJSON400() *BadRequest {
+func (r PostNotificationsReadAllResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostNotificationsReadAllResponse) GetJSON401() *Unauthorized {
+func (r PostNotificationsReadAllResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostNotificationsReadAllResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostNotificationsReadAllResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostNotificationsReadAllResponse) GetJSON403() *Forbidden {
+func (r PostNotificationsReadAllResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostNotificationsReadAllResponse) GetJSON426() *UpgradeRequired {
+func (r PostNotificationsReadAllResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostNotificationsReadAllResponse) GetJSON503() *ServiceUnavailable {
+func (r PostNotificationsReadAllResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -20339,19 +20501,19 @@ type PatchNotificationsByIdReadResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *NotifyNotification
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -20362,37 +20524,37 @@ func (r PatchNotificationsByIdReadResponse) GetJSON200() *NotifyNotification {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PatchNotificationsByIdReadResponse) GetJSON400() *BadRequest {
+func (r PatchNotificationsByIdReadResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PatchNotificationsByIdReadResponse) GetJSON401() *Unauthorized {
+func (r PatchNotificationsByIdReadResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PatchNotificationsByIdReadResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PatchNotificationsByIdReadResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PatchNotificationsByIdReadResponse) GetJSON403() *Forbidden {
+func (r PatchNotificationsByIdReadResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PatchNotificationsByIdReadResponse) GetJSON404() *NotFound {
+func (r PatchNotificationsByIdReadResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PatchNotificationsByIdReadResponse) GetJSON426() *UpgradeRequired {
+func (r PatchNotificationsByIdReadResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PatchNotificationsByIdReadResponse) GetJSON503() *ServiceUnavailable {
+func (r PatchNotificationsByIdReadResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -20484,19 +20646,19 @@ type PostPaymentsPrepareResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MoneyPrepared
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -20507,37 +20669,37 @@ func (r PostPaymentsPrepareResponse) GetJSON200() *MoneyPrepared {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostPaymentsPrepareResponse) GetJSON400() *BadRequest {
+func (r PostPaymentsPrepareResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostPaymentsPrepareResponse) GetJSON401() *Unauthorized {
+func (r PostPaymentsPrepareResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostPaymentsPrepareResponse) GetJSON403() *Forbidden {
+func (r PostPaymentsPrepareResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostPaymentsPrepareResponse) GetJSON409() *Conflict {
+func (r PostPaymentsPrepareResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostPaymentsPrepareResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostPaymentsPrepareResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostPaymentsPrepareResponse) GetJSON426() *UpgradeRequired {
+func (r PostPaymentsPrepareResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostPaymentsPrepareResponse) GetJSON503() *ServiceUnavailable {
+func (r PostPaymentsPrepareResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -20581,23 +20743,23 @@ type PostPaymentsSubmitResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *PaymentsSubmitted
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	JSON429 *TooManyRequestsError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -20608,47 +20770,47 @@ func (r PostPaymentsSubmitResponse) GetJSON200() *PaymentsSubmitted {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostPaymentsSubmitResponse) GetJSON400() *BadRequest {
+func (r PostPaymentsSubmitResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostPaymentsSubmitResponse) GetJSON401() *Unauthorized {
+func (r PostPaymentsSubmitResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostPaymentsSubmitResponse) GetJSON403() *Forbidden {
+func (r PostPaymentsSubmitResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostPaymentsSubmitResponse) GetJSON404() *NotFound {
+func (r PostPaymentsSubmitResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostPaymentsSubmitResponse) GetJSON409() *Conflict {
+func (r PostPaymentsSubmitResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostPaymentsSubmitResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostPaymentsSubmitResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostPaymentsSubmitResponse) GetJSON426() *UpgradeRequired {
+func (r PostPaymentsSubmitResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostPaymentsSubmitResponse) GetJSON429() *TooManyRequests {
+func (r PostPaymentsSubmitResponse) GetJSON429() *TooManyRequestsError {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostPaymentsSubmitResponse) GetJSON503() *ServiceUnavailable {
+func (r PostPaymentsSubmitResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -20692,15 +20854,15 @@ type GetReferralsMeResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ReferralsSummary
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -20711,27 +20873,27 @@ func (r GetReferralsMeResponse) GetJSON200() *ReferralsSummary {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetReferralsMeResponse) GetJSON400() *BadRequest {
+func (r GetReferralsMeResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetReferralsMeResponse) GetJSON401() *Unauthorized {
+func (r GetReferralsMeResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetReferralsMeResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetReferralsMeResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetReferralsMeResponse) GetJSON426() *UpgradeRequired {
+func (r GetReferralsMeResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetReferralsMeResponse) GetJSON503() *ServiceUnavailable {
+func (r GetReferralsMeResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -20775,17 +20937,17 @@ type PostReferralsMeClaimResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ReferralsClaimed
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -20796,32 +20958,32 @@ func (r PostReferralsMeClaimResponse) GetJSON200() *ReferralsClaimed {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostReferralsMeClaimResponse) GetJSON400() *BadRequest {
+func (r PostReferralsMeClaimResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostReferralsMeClaimResponse) GetJSON401() *Unauthorized {
+func (r PostReferralsMeClaimResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostReferralsMeClaimResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostReferralsMeClaimResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostReferralsMeClaimResponse) GetJSON403() *Forbidden {
+func (r PostReferralsMeClaimResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostReferralsMeClaimResponse) GetJSON426() *UpgradeRequired {
+func (r PostReferralsMeClaimResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostReferralsMeClaimResponse) GetJSON503() *ServiceUnavailable {
+func (r PostReferralsMeClaimResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -20865,15 +21027,15 @@ type GetReferralsMeRewardsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]ReferralsReward
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -20884,27 +21046,27 @@ func (r GetReferralsMeRewardsResponse) GetJSON200() *[]ReferralsReward {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetReferralsMeRewardsResponse) GetJSON400() *BadRequest {
+func (r GetReferralsMeRewardsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetReferralsMeRewardsResponse) GetJSON401() *Unauthorized {
+func (r GetReferralsMeRewardsResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetReferralsMeRewardsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetReferralsMeRewardsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetReferralsMeRewardsResponse) GetJSON426() *UpgradeRequired {
+func (r GetReferralsMeRewardsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetReferralsMeRewardsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetReferralsMeRewardsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -20948,15 +21110,15 @@ type GetReferralsMeTreeResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]ReferralsReferred
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -20967,27 +21129,27 @@ func (r GetReferralsMeTreeResponse) GetJSON200() *[]ReferralsReferred {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetReferralsMeTreeResponse) GetJSON400() *BadRequest {
+func (r GetReferralsMeTreeResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetReferralsMeTreeResponse) GetJSON401() *Unauthorized {
+func (r GetReferralsMeTreeResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetReferralsMeTreeResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetReferralsMeTreeResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetReferralsMeTreeResponse) GetJSON426() *UpgradeRequired {
+func (r GetReferralsMeTreeResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetReferralsMeTreeResponse) GetJSON503() *ServiceUnavailable {
+func (r GetReferralsMeTreeResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -21079,17 +21241,17 @@ type PostSessionResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *SessionAnswer
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -21100,32 +21262,32 @@ func (r PostSessionResponse) GetJSON200() *SessionAnswer {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostSessionResponse) GetJSON400() *BadRequest {
+func (r PostSessionResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostSessionResponse) GetJSON401() *Unauthorized {
+func (r PostSessionResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostSessionResponse) GetJSON403() *Forbidden {
+func (r PostSessionResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostSessionResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostSessionResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostSessionResponse) GetJSON426() *UpgradeRequired {
+func (r PostSessionResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostSessionResponse) GetJSON503() *ServiceUnavailable {
+func (r PostSessionResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -21169,15 +21331,15 @@ type GetSpectateLivePlayersResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]GameLivePlayer
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -21188,27 +21350,27 @@ func (r GetSpectateLivePlayersResponse) GetJSON200() *[]GameLivePlayer {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetSpectateLivePlayersResponse) GetJSON400() *BadRequest {
+func (r GetSpectateLivePlayersResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetSpectateLivePlayersResponse) GetJSON401() *Unauthorized {
+func (r GetSpectateLivePlayersResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetSpectateLivePlayersResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetSpectateLivePlayersResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetSpectateLivePlayersResponse) GetJSON426() *UpgradeRequired {
+func (r GetSpectateLivePlayersResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetSpectateLivePlayersResponse) GetJSON503() *ServiceUnavailable {
+func (r GetSpectateLivePlayersResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -21252,21 +21414,21 @@ type PostSupportResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *SupportTicket
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -21277,42 +21439,42 @@ func (r PostSupportResponse) GetJSON201() *SupportTicket {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostSupportResponse) GetJSON400() *BadRequest {
+func (r PostSupportResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostSupportResponse) GetJSON401() *Unauthorized {
+func (r PostSupportResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostSupportResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostSupportResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostSupportResponse) GetJSON403() *Forbidden {
+func (r PostSupportResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostSupportResponse) GetJSON409() *Conflict {
+func (r PostSupportResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostSupportResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostSupportResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostSupportResponse) GetJSON426() *UpgradeRequired {
+func (r PostSupportResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostSupportResponse) GetJSON503() *ServiceUnavailable {
+func (r PostSupportResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -21356,15 +21518,15 @@ type GetSupportMeResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]SupportSummary
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -21375,27 +21537,27 @@ func (r GetSupportMeResponse) GetJSON200() *[]SupportSummary {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetSupportMeResponse) GetJSON400() *BadRequest {
+func (r GetSupportMeResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetSupportMeResponse) GetJSON401() *Unauthorized {
+func (r GetSupportMeResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetSupportMeResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetSupportMeResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetSupportMeResponse) GetJSON426() *UpgradeRequired {
+func (r GetSupportMeResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetSupportMeResponse) GetJSON503() *ServiceUnavailable {
+func (r GetSupportMeResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -21439,17 +21601,17 @@ type GetSupportMeByIdResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *SupportTicket
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -21460,32 +21622,32 @@ func (r GetSupportMeByIdResponse) GetJSON200() *SupportTicket {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetSupportMeByIdResponse) GetJSON400() *BadRequest {
+func (r GetSupportMeByIdResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetSupportMeByIdResponse) GetJSON401() *Unauthorized {
+func (r GetSupportMeByIdResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetSupportMeByIdResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetSupportMeByIdResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetSupportMeByIdResponse) GetJSON404() *NotFound {
+func (r GetSupportMeByIdResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetSupportMeByIdResponse) GetJSON426() *UpgradeRequired {
+func (r GetSupportMeByIdResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetSupportMeByIdResponse) GetJSON503() *ServiceUnavailable {
+func (r GetSupportMeByIdResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -21529,19 +21691,19 @@ type PatchSupportMeByIdCloseResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *SupportTicket
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -21552,37 +21714,37 @@ func (r PatchSupportMeByIdCloseResponse) GetJSON200() *SupportTicket {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PatchSupportMeByIdCloseResponse) GetJSON400() *BadRequest {
+func (r PatchSupportMeByIdCloseResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PatchSupportMeByIdCloseResponse) GetJSON401() *Unauthorized {
+func (r PatchSupportMeByIdCloseResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PatchSupportMeByIdCloseResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PatchSupportMeByIdCloseResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PatchSupportMeByIdCloseResponse) GetJSON403() *Forbidden {
+func (r PatchSupportMeByIdCloseResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PatchSupportMeByIdCloseResponse) GetJSON404() *NotFound {
+func (r PatchSupportMeByIdCloseResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PatchSupportMeByIdCloseResponse) GetJSON426() *UpgradeRequired {
+func (r PatchSupportMeByIdCloseResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PatchSupportMeByIdCloseResponse) GetJSON503() *ServiceUnavailable {
+func (r PatchSupportMeByIdCloseResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -21626,23 +21788,23 @@ type PostSupportMeByIdMessagesResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *SupportMessage
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -21653,47 +21815,47 @@ func (r PostSupportMeByIdMessagesResponse) GetJSON201() *SupportMessage {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostSupportMeByIdMessagesResponse) GetJSON400() *BadRequest {
+func (r PostSupportMeByIdMessagesResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostSupportMeByIdMessagesResponse) GetJSON401() *Unauthorized {
+func (r PostSupportMeByIdMessagesResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostSupportMeByIdMessagesResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostSupportMeByIdMessagesResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostSupportMeByIdMessagesResponse) GetJSON403() *Forbidden {
+func (r PostSupportMeByIdMessagesResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostSupportMeByIdMessagesResponse) GetJSON404() *NotFound {
+func (r PostSupportMeByIdMessagesResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostSupportMeByIdMessagesResponse) GetJSON409() *Conflict {
+func (r PostSupportMeByIdMessagesResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostSupportMeByIdMessagesResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostSupportMeByIdMessagesResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostSupportMeByIdMessagesResponse) GetJSON426() *UpgradeRequired {
+func (r PostSupportMeByIdMessagesResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostSupportMeByIdMessagesResponse) GetJSON503() *ServiceUnavailable {
+func (r PostSupportMeByIdMessagesResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -21737,25 +21899,25 @@ type PostTipsBroadcastResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *TipsResult
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	JSON429 *TooManyRequestsError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -21766,52 +21928,52 @@ func (r PostTipsBroadcastResponse) GetJSON200() *TipsResult {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostTipsBroadcastResponse) GetJSON400() *BadRequest {
+func (r PostTipsBroadcastResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostTipsBroadcastResponse) GetJSON401() *Unauthorized {
+func (r PostTipsBroadcastResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostTipsBroadcastResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostTipsBroadcastResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostTipsBroadcastResponse) GetJSON403() *Forbidden {
+func (r PostTipsBroadcastResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostTipsBroadcastResponse) GetJSON404() *NotFound {
+func (r PostTipsBroadcastResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostTipsBroadcastResponse) GetJSON409() *Conflict {
+func (r PostTipsBroadcastResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostTipsBroadcastResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostTipsBroadcastResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostTipsBroadcastResponse) GetJSON426() *UpgradeRequired {
+func (r PostTipsBroadcastResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostTipsBroadcastResponse) GetJSON429() *TooManyRequests {
+func (r PostTipsBroadcastResponse) GetJSON429() *TooManyRequestsError {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostTipsBroadcastResponse) GetJSON503() *ServiceUnavailable {
+func (r PostTipsBroadcastResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -21855,23 +22017,23 @@ type PostTipsPrepareResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MoneyPrepared
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -21882,47 +22044,47 @@ func (r PostTipsPrepareResponse) GetJSON200() *MoneyPrepared {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostTipsPrepareResponse) GetJSON400() *BadRequest {
+func (r PostTipsPrepareResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostTipsPrepareResponse) GetJSON401() *Unauthorized {
+func (r PostTipsPrepareResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostTipsPrepareResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostTipsPrepareResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostTipsPrepareResponse) GetJSON403() *Forbidden {
+func (r PostTipsPrepareResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostTipsPrepareResponse) GetJSON404() *NotFound {
+func (r PostTipsPrepareResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostTipsPrepareResponse) GetJSON409() *Conflict {
+func (r PostTipsPrepareResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostTipsPrepareResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostTipsPrepareResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostTipsPrepareResponse) GetJSON426() *UpgradeRequired {
+func (r PostTipsPrepareResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostTipsPrepareResponse) GetJSON503() *ServiceUnavailable {
+func (r PostTipsPrepareResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -21960,21 +22122,104 @@ func (r PostTipsPrepareResponse) ContentType() string {
 	return ""
 }
 
+type GetUsernamesByUsernameResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *UserProfile
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestError
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundError
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequiredError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailableError
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetUsernamesByUsernameResponse) GetJSON200() *UserProfile {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetUsernamesByUsernameResponse) GetJSON400() *BadRequestError {
+	return r.JSON400
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r GetUsernamesByUsernameResponse) GetJSON402() *PaymentRequiredError {
+	return r.JSON402
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetUsernamesByUsernameResponse) GetJSON404() *NotFoundError {
+	return r.JSON404
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r GetUsernamesByUsernameResponse) GetJSON426() *UpgradeRequiredError {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetUsernamesByUsernameResponse) GetJSON503() *ServiceUnavailableError {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetUsernamesByUsernameResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetUsernamesByUsernameResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetUsernamesByUsernameResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetUsernamesByUsernameResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetUsernamesByUsernameResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetUsersMeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *UserProfile
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -21985,27 +22230,27 @@ func (r GetUsersMeResponse) GetJSON200() *UserProfile {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetUsersMeResponse) GetJSON400() *BadRequest {
+func (r GetUsersMeResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetUsersMeResponse) GetJSON401() *Unauthorized {
+func (r GetUsersMeResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetUsersMeResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetUsersMeResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetUsersMeResponse) GetJSON426() *UpgradeRequired {
+func (r GetUsersMeResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetUsersMeResponse) GetJSON503() *ServiceUnavailable {
+func (r GetUsersMeResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -22049,19 +22294,19 @@ type PostUsersMeAvatarResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *UserProfile
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -22072,37 +22317,37 @@ func (r PostUsersMeAvatarResponse) GetJSON200() *UserProfile {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostUsersMeAvatarResponse) GetJSON400() *BadRequest {
+func (r PostUsersMeAvatarResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostUsersMeAvatarResponse) GetJSON401() *Unauthorized {
+func (r PostUsersMeAvatarResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostUsersMeAvatarResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostUsersMeAvatarResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostUsersMeAvatarResponse) GetJSON403() *Forbidden {
+func (r PostUsersMeAvatarResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostUsersMeAvatarResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostUsersMeAvatarResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostUsersMeAvatarResponse) GetJSON426() *UpgradeRequired {
+func (r PostUsersMeAvatarResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostUsersMeAvatarResponse) GetJSON503() *ServiceUnavailable {
+func (r PostUsersMeAvatarResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -22146,19 +22391,19 @@ type PostUsersMeCoverResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *UserProfile
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -22169,37 +22414,37 @@ func (r PostUsersMeCoverResponse) GetJSON200() *UserProfile {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostUsersMeCoverResponse) GetJSON400() *BadRequest {
+func (r PostUsersMeCoverResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostUsersMeCoverResponse) GetJSON401() *Unauthorized {
+func (r PostUsersMeCoverResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostUsersMeCoverResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostUsersMeCoverResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostUsersMeCoverResponse) GetJSON403() *Forbidden {
+func (r PostUsersMeCoverResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostUsersMeCoverResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostUsersMeCoverResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostUsersMeCoverResponse) GetJSON426() *UpgradeRequired {
+func (r PostUsersMeCoverResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostUsersMeCoverResponse) GetJSON503() *ServiceUnavailable {
+func (r PostUsersMeCoverResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -22243,15 +22488,15 @@ type GetUsersMeCurrentGameResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GameCurrentGame
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -22262,27 +22507,27 @@ func (r GetUsersMeCurrentGameResponse) GetJSON200() *GameCurrentGame {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetUsersMeCurrentGameResponse) GetJSON400() *BadRequest {
+func (r GetUsersMeCurrentGameResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetUsersMeCurrentGameResponse) GetJSON401() *Unauthorized {
+func (r GetUsersMeCurrentGameResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetUsersMeCurrentGameResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetUsersMeCurrentGameResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetUsersMeCurrentGameResponse) GetJSON426() *UpgradeRequired {
+func (r GetUsersMeCurrentGameResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetUsersMeCurrentGameResponse) GetJSON503() *ServiceUnavailable {
+func (r GetUsersMeCurrentGameResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -22326,21 +22571,21 @@ type PatchUsersMeProfileResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *UserProfile
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -22351,42 +22596,42 @@ func (r PatchUsersMeProfileResponse) GetJSON200() *UserProfile {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PatchUsersMeProfileResponse) GetJSON400() *BadRequest {
+func (r PatchUsersMeProfileResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PatchUsersMeProfileResponse) GetJSON401() *Unauthorized {
+func (r PatchUsersMeProfileResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PatchUsersMeProfileResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PatchUsersMeProfileResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PatchUsersMeProfileResponse) GetJSON403() *Forbidden {
+func (r PatchUsersMeProfileResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PatchUsersMeProfileResponse) GetJSON409() *Conflict {
+func (r PatchUsersMeProfileResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PatchUsersMeProfileResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PatchUsersMeProfileResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PatchUsersMeProfileResponse) GetJSON426() *UpgradeRequired {
+func (r PatchUsersMeProfileResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PatchUsersMeProfileResponse) GetJSON503() *ServiceUnavailable {
+func (r PatchUsersMeProfileResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -22430,15 +22675,15 @@ type GetUsersSearchResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]UserProfile
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -22449,27 +22694,27 @@ func (r GetUsersSearchResponse) GetJSON200() *[]UserProfile {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetUsersSearchResponse) GetJSON400() *BadRequest {
+func (r GetUsersSearchResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetUsersSearchResponse) GetJSON401() *Unauthorized {
+func (r GetUsersSearchResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetUsersSearchResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetUsersSearchResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetUsersSearchResponse) GetJSON426() *UpgradeRequired {
+func (r GetUsersSearchResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetUsersSearchResponse) GetJSON503() *ServiceUnavailable {
+func (r GetUsersSearchResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -22507,104 +22752,21 @@ func (r GetUsersSearchResponse) ContentType() string {
 	return ""
 }
 
-type GetUsersUsernameByUsernameResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *UserProfile
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
-	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorResponse
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetUsersUsernameByUsernameResponse) GetJSON200() *UserProfile {
-	return r.JSON200
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetUsersUsernameByUsernameResponse) GetJSON400() *BadRequest {
-	return r.JSON400
-}
-
-// GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetUsersUsernameByUsernameResponse) GetJSON402() *PaymentRequiredResponse {
-	return r.JSON402
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetUsersUsernameByUsernameResponse) GetJSON404() *NotFound {
-	return r.JSON404
-}
-
-// GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetUsersUsernameByUsernameResponse) GetJSON426() *UpgradeRequired {
-	return r.JSON426
-}
-
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetUsersUsernameByUsernameResponse) GetJSON503() *ServiceUnavailable {
-	return r.JSON503
-}
-
-// GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetUsersUsernameByUsernameResponse) GetJSONDefault() *ErrorResponse {
-	return r.JSONDefault
-}
-
-// GetBody returns the raw response body bytes
-func (r GetUsersUsernameByUsernameResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r GetUsersUsernameByUsernameResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r GetUsersUsernameByUsernameResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetUsersUsernameByUsernameResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
 type GetUsersByIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *UserProfile
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -22615,27 +22777,27 @@ func (r GetUsersByIdResponse) GetJSON200() *UserProfile {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetUsersByIdResponse) GetJSON400() *BadRequest {
+func (r GetUsersByIdResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetUsersByIdResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetUsersByIdResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetUsersByIdResponse) GetJSON404() *NotFound {
+func (r GetUsersByIdResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetUsersByIdResponse) GetJSON426() *UpgradeRequired {
+func (r GetUsersByIdResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetUsersByIdResponse) GetJSON503() *ServiceUnavailable {
+func (r GetUsersByIdResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -22679,19 +22841,19 @@ type DeleteUsersByIdBlockResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *BlockState
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -22702,37 +22864,37 @@ func (r DeleteUsersByIdBlockResponse) GetJSON200() *BlockState {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteUsersByIdBlockResponse) GetJSON400() *BadRequest {
+func (r DeleteUsersByIdBlockResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DeleteUsersByIdBlockResponse) GetJSON401() *Unauthorized {
+func (r DeleteUsersByIdBlockResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r DeleteUsersByIdBlockResponse) GetJSON402() *PaymentRequiredResponse {
+func (r DeleteUsersByIdBlockResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DeleteUsersByIdBlockResponse) GetJSON403() *Forbidden {
+func (r DeleteUsersByIdBlockResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r DeleteUsersByIdBlockResponse) GetJSON404() *NotFound {
+func (r DeleteUsersByIdBlockResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r DeleteUsersByIdBlockResponse) GetJSON426() *UpgradeRequired {
+func (r DeleteUsersByIdBlockResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteUsersByIdBlockResponse) GetJSON503() *ServiceUnavailable {
+func (r DeleteUsersByIdBlockResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -22776,19 +22938,19 @@ type PostUsersByIdBlockResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *BlockState
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -22799,37 +22961,37 @@ func (r PostUsersByIdBlockResponse) GetJSON200() *BlockState {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostUsersByIdBlockResponse) GetJSON400() *BadRequest {
+func (r PostUsersByIdBlockResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostUsersByIdBlockResponse) GetJSON401() *Unauthorized {
+func (r PostUsersByIdBlockResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostUsersByIdBlockResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostUsersByIdBlockResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostUsersByIdBlockResponse) GetJSON403() *Forbidden {
+func (r PostUsersByIdBlockResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostUsersByIdBlockResponse) GetJSON404() *NotFound {
+func (r PostUsersByIdBlockResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostUsersByIdBlockResponse) GetJSON426() *UpgradeRequired {
+func (r PostUsersByIdBlockResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostUsersByIdBlockResponse) GetJSON503() *ServiceUnavailable {
+func (r PostUsersByIdBlockResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -22873,17 +23035,17 @@ type GetUsersByIdCurrentGameResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GameCurrentGame
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -22894,32 +23056,32 @@ func (r GetUsersByIdCurrentGameResponse) GetJSON200() *GameCurrentGame {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetUsersByIdCurrentGameResponse) GetJSON400() *BadRequest {
+func (r GetUsersByIdCurrentGameResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetUsersByIdCurrentGameResponse) GetJSON401() *Unauthorized {
+func (r GetUsersByIdCurrentGameResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetUsersByIdCurrentGameResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetUsersByIdCurrentGameResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetUsersByIdCurrentGameResponse) GetJSON404() *NotFound {
+func (r GetUsersByIdCurrentGameResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetUsersByIdCurrentGameResponse) GetJSON426() *UpgradeRequired {
+func (r GetUsersByIdCurrentGameResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetUsersByIdCurrentGameResponse) GetJSON503() *ServiceUnavailable {
+func (r GetUsersByIdCurrentGameResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -22963,15 +23125,15 @@ type GetUsersByIdRatingsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]RankingTypeRating
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -22982,27 +23144,27 @@ func (r GetUsersByIdRatingsResponse) GetJSON200() *[]RankingTypeRating {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetUsersByIdRatingsResponse) GetJSON400() *BadRequest {
+func (r GetUsersByIdRatingsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetUsersByIdRatingsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetUsersByIdRatingsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetUsersByIdRatingsResponse) GetJSON404() *NotFound {
+func (r GetUsersByIdRatingsResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetUsersByIdRatingsResponse) GetJSON426() *UpgradeRequired {
+func (r GetUsersByIdRatingsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetUsersByIdRatingsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetUsersByIdRatingsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -23094,15 +23256,15 @@ type GetWalletsMeBalanceResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MoneyBalance
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -23113,27 +23275,27 @@ func (r GetWalletsMeBalanceResponse) GetJSON200() *MoneyBalance {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetWalletsMeBalanceResponse) GetJSON400() *BadRequest {
+func (r GetWalletsMeBalanceResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetWalletsMeBalanceResponse) GetJSON401() *Unauthorized {
+func (r GetWalletsMeBalanceResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetWalletsMeBalanceResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetWalletsMeBalanceResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetWalletsMeBalanceResponse) GetJSON426() *UpgradeRequired {
+func (r GetWalletsMeBalanceResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetWalletsMeBalanceResponse) GetJSON503() *ServiceUnavailable {
+func (r GetWalletsMeBalanceResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -23177,15 +23339,15 @@ type GetWalletsMeTransactionsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ActivityPage
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -23196,27 +23358,27 @@ func (r GetWalletsMeTransactionsResponse) GetJSON200() *ActivityPage {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetWalletsMeTransactionsResponse) GetJSON400() *BadRequest {
+func (r GetWalletsMeTransactionsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetWalletsMeTransactionsResponse) GetJSON401() *Unauthorized {
+func (r GetWalletsMeTransactionsResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetWalletsMeTransactionsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetWalletsMeTransactionsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetWalletsMeTransactionsResponse) GetJSON426() *UpgradeRequired {
+func (r GetWalletsMeTransactionsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetWalletsMeTransactionsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetWalletsMeTransactionsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -23260,21 +23422,21 @@ type PostWalletsTransferPrepareResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MoneyPrepared
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -23285,42 +23447,42 @@ func (r PostWalletsTransferPrepareResponse) GetJSON200() *MoneyPrepared {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostWalletsTransferPrepareResponse) GetJSON400() *BadRequest {
+func (r PostWalletsTransferPrepareResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostWalletsTransferPrepareResponse) GetJSON401() *Unauthorized {
+func (r PostWalletsTransferPrepareResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostWalletsTransferPrepareResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostWalletsTransferPrepareResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostWalletsTransferPrepareResponse) GetJSON403() *Forbidden {
+func (r PostWalletsTransferPrepareResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostWalletsTransferPrepareResponse) GetJSON409() *Conflict {
+func (r PostWalletsTransferPrepareResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostWalletsTransferPrepareResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostWalletsTransferPrepareResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostWalletsTransferPrepareResponse) GetJSON426() *UpgradeRequired {
+func (r PostWalletsTransferPrepareResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostWalletsTransferPrepareResponse) GetJSON503() *ServiceUnavailable {
+func (r PostWalletsTransferPrepareResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -23364,25 +23526,25 @@ type PostWalletsTransferSubmitResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MoneyReceipt
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	JSON429 *TooManyRequestsError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -23393,52 +23555,52 @@ func (r PostWalletsTransferSubmitResponse) GetJSON200() *MoneyReceipt {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostWalletsTransferSubmitResponse) GetJSON400() *BadRequest {
+func (r PostWalletsTransferSubmitResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostWalletsTransferSubmitResponse) GetJSON401() *Unauthorized {
+func (r PostWalletsTransferSubmitResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostWalletsTransferSubmitResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostWalletsTransferSubmitResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostWalletsTransferSubmitResponse) GetJSON403() *Forbidden {
+func (r PostWalletsTransferSubmitResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostWalletsTransferSubmitResponse) GetJSON404() *NotFound {
+func (r PostWalletsTransferSubmitResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostWalletsTransferSubmitResponse) GetJSON409() *Conflict {
+func (r PostWalletsTransferSubmitResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostWalletsTransferSubmitResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostWalletsTransferSubmitResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostWalletsTransferSubmitResponse) GetJSON426() *UpgradeRequired {
+func (r PostWalletsTransferSubmitResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostWalletsTransferSubmitResponse) GetJSON429() *TooManyRequests {
+func (r PostWalletsTransferSubmitResponse) GetJSON429() *TooManyRequestsError {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostWalletsTransferSubmitResponse) GetJSON503() *ServiceUnavailable {
+func (r PostWalletsTransferSubmitResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -23484,23 +23646,23 @@ type PostWalletsWithdrawResponse struct {
 	// JSON202 the response for an HTTP 202 `application/json` response
 	JSON202 *MoneyWithdrawal
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	JSON429 *TooManyRequestsError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -23516,47 +23678,47 @@ func (r PostWalletsWithdrawResponse) GetJSON202() *MoneyWithdrawal {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostWalletsWithdrawResponse) GetJSON400() *BadRequest {
+func (r PostWalletsWithdrawResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostWalletsWithdrawResponse) GetJSON401() *Unauthorized {
+func (r PostWalletsWithdrawResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostWalletsWithdrawResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostWalletsWithdrawResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostWalletsWithdrawResponse) GetJSON403() *Forbidden {
+func (r PostWalletsWithdrawResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostWalletsWithdrawResponse) GetJSON409() *Conflict {
+func (r PostWalletsWithdrawResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostWalletsWithdrawResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostWalletsWithdrawResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostWalletsWithdrawResponse) GetJSON426() *UpgradeRequired {
+func (r PostWalletsWithdrawResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostWalletsWithdrawResponse) GetJSON429() *TooManyRequests {
+func (r PostWalletsWithdrawResponse) GetJSON429() *TooManyRequestsError {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostWalletsWithdrawResponse) GetJSON503() *ServiceUnavailable {
+func (r PostWalletsWithdrawResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -23598,34 +23760,34 @@ type GetWsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	JSON429 *TooManyRequestsError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetWsResponse) GetJSON400() *BadRequest {
+func (r GetWsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetWsResponse) GetJSON401() *Unauthorized {
+func (r GetWsResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r GetWsResponse) GetJSON429() *TooManyRequests {
+func (r GetWsResponse) GetJSON429() *TooManyRequestsError {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetWsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetWsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -23694,7 +23856,7 @@ func (c *ClientWithResponses) GetAchievementsMeWithResponse(ctx context.Context,
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /achievements/user/{id} (the `GetAchievementsUserById` operationId).
-func (c *ClientWithResponses) GetAchievementsUserByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetAchievementsUserByIdParams, reqEditors ...RequestEditorFn) (*GetAchievementsUserByIdResponse, error) {
+func (c *ClientWithResponses) GetAchievementsUserByIdWithResponse(ctx context.Context, id string, params *GetAchievementsUserByIdParams, reqEditors ...RequestEditorFn) (*GetAchievementsUserByIdResponse, error) {
 	rsp, err := c.GetAchievementsUserById(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -23851,7 +24013,7 @@ func (c *ClientWithResponses) GetAdminSupportWithResponse(ctx context.Context, p
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /admin/support/{id} (the `GetAdminSupportById` operationId).
-func (c *ClientWithResponses) GetAdminSupportByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetAdminSupportByIdParams, reqEditors ...RequestEditorFn) (*GetAdminSupportByIdResponse, error) {
+func (c *ClientWithResponses) GetAdminSupportByIdWithResponse(ctx context.Context, id string, params *GetAdminSupportByIdParams, reqEditors ...RequestEditorFn) (*GetAdminSupportByIdResponse, error) {
 	rsp, err := c.GetAdminSupportById(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -23866,7 +24028,7 @@ func (c *ClientWithResponses) GetAdminSupportByIdWithResponse(ctx context.Contex
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /admin/support/{id}/close (the `PatchAdminSupportByIdClose` operationId).
-func (c *ClientWithResponses) PatchAdminSupportByIdCloseWithResponse(ctx context.Context, id openapi_types.UUID, params *PatchAdminSupportByIdCloseParams, reqEditors ...RequestEditorFn) (*PatchAdminSupportByIdCloseResponse, error) {
+func (c *ClientWithResponses) PatchAdminSupportByIdCloseWithResponse(ctx context.Context, id string, params *PatchAdminSupportByIdCloseParams, reqEditors ...RequestEditorFn) (*PatchAdminSupportByIdCloseResponse, error) {
 	rsp, err := c.PatchAdminSupportByIdClose(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -23881,7 +24043,7 @@ func (c *ClientWithResponses) PatchAdminSupportByIdCloseWithResponse(ctx context
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
-func (c *ClientWithResponses) PostAdminSupportByIdMessagesWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostAdminSupportByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAdminSupportByIdMessagesResponse, error) {
+func (c *ClientWithResponses) PostAdminSupportByIdMessagesWithBodyWithResponse(ctx context.Context, id string, params *PostAdminSupportByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAdminSupportByIdMessagesResponse, error) {
 	rsp, err := c.PostAdminSupportByIdMessagesWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -23896,7 +24058,7 @@ func (c *ClientWithResponses) PostAdminSupportByIdMessagesWithBodyWithResponse(c
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
-func (c *ClientWithResponses) PostAdminSupportByIdMessagesWithResponse(ctx context.Context, id openapi_types.UUID, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminSupportByIdMessagesResponse, error) {
+func (c *ClientWithResponses) PostAdminSupportByIdMessagesWithResponse(ctx context.Context, id string, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminSupportByIdMessagesResponse, error) {
 	rsp, err := c.PostAdminSupportByIdMessages(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -23911,7 +24073,7 @@ func (c *ClientWithResponses) PostAdminSupportByIdMessagesWithResponse(ctx conte
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /admin/users/{id}/links (the `GetAdminUsersByIdLinks` operationId).
-func (c *ClientWithResponses) GetAdminUsersByIdLinksWithResponse(ctx context.Context, id openapi_types.UUID, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*GetAdminUsersByIdLinksResponse, error) {
+func (c *ClientWithResponses) GetAdminUsersByIdLinksWithResponse(ctx context.Context, id string, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*GetAdminUsersByIdLinksResponse, error) {
 	rsp, err := c.GetAdminUsersByIdLinks(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24042,7 +24204,7 @@ func (c *ClientWithResponses) PostChallengesWithResponse(ctx context.Context, pa
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /challenges/{id} (the `DeleteChallengesById` operationId).
-func (c *ClientWithResponses) DeleteChallengesByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *DeleteChallengesByIdParams, reqEditors ...RequestEditorFn) (*DeleteChallengesByIdResponse, error) {
+func (c *ClientWithResponses) DeleteChallengesByIdWithResponse(ctx context.Context, id string, params *DeleteChallengesByIdParams, reqEditors ...RequestEditorFn) (*DeleteChallengesByIdResponse, error) {
 	rsp, err := c.DeleteChallengesById(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24055,7 +24217,7 @@ func (c *ClientWithResponses) DeleteChallengesByIdWithResponse(ctx context.Conte
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /challenges/{id}/accept (the `PostChallengesByIdAccept` operationId).
-func (c *ClientWithResponses) PostChallengesByIdAcceptWithResponse(ctx context.Context, id openapi_types.UUID, params *PostChallengesByIdAcceptParams, reqEditors ...RequestEditorFn) (*PostChallengesByIdAcceptResponse, error) {
+func (c *ClientWithResponses) PostChallengesByIdAcceptWithResponse(ctx context.Context, id string, params *PostChallengesByIdAcceptParams, reqEditors ...RequestEditorFn) (*PostChallengesByIdAcceptResponse, error) {
 	rsp, err := c.PostChallengesByIdAccept(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24068,7 +24230,7 @@ func (c *ClientWithResponses) PostChallengesByIdAcceptWithResponse(ctx context.C
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /challenges/{id}/decline (the `PostChallengesByIdDecline` operationId).
-func (c *ClientWithResponses) PostChallengesByIdDeclineWithResponse(ctx context.Context, id openapi_types.UUID, params *PostChallengesByIdDeclineParams, reqEditors ...RequestEditorFn) (*PostChallengesByIdDeclineResponse, error) {
+func (c *ClientWithResponses) PostChallengesByIdDeclineWithResponse(ctx context.Context, id string, params *PostChallengesByIdDeclineParams, reqEditors ...RequestEditorFn) (*PostChallengesByIdDeclineResponse, error) {
 	rsp, err := c.PostChallengesByIdDecline(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24096,7 +24258,7 @@ func (c *ClientWithResponses) GetChatDmThreadsWithResponse(ctx context.Context, 
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /chat/{type}/{id}/messages (the `GetChatByTypeByIdMessages` operationId).
-func (c *ClientWithResponses) GetChatByTypeByIdMessagesWithResponse(ctx context.Context, pType string, id openapi_types.UUID, params *GetChatByTypeByIdMessagesParams, reqEditors ...RequestEditorFn) (*GetChatByTypeByIdMessagesResponse, error) {
+func (c *ClientWithResponses) GetChatByTypeByIdMessagesWithResponse(ctx context.Context, pType string, id string, params *GetChatByTypeByIdMessagesParams, reqEditors ...RequestEditorFn) (*GetChatByTypeByIdMessagesResponse, error) {
 	rsp, err := c.GetChatByTypeByIdMessages(ctx, pType, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24111,7 +24273,7 @@ func (c *ClientWithResponses) GetChatByTypeByIdMessagesWithResponse(ctx context.
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /chat/{type}/{id}/messages (the `PostChatByTypeByIdMessages` operationId).
-func (c *ClientWithResponses) PostChatByTypeByIdMessagesWithBodyWithResponse(ctx context.Context, pType string, id openapi_types.UUID, params *PostChatByTypeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostChatByTypeByIdMessagesResponse, error) {
+func (c *ClientWithResponses) PostChatByTypeByIdMessagesWithBodyWithResponse(ctx context.Context, pType string, id string, params *PostChatByTypeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostChatByTypeByIdMessagesResponse, error) {
 	rsp, err := c.PostChatByTypeByIdMessagesWithBody(ctx, pType, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24126,7 +24288,7 @@ func (c *ClientWithResponses) PostChatByTypeByIdMessagesWithBodyWithResponse(ctx
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /chat/{type}/{id}/messages (the `PostChatByTypeByIdMessages` operationId).
-func (c *ClientWithResponses) PostChatByTypeByIdMessagesWithResponse(ctx context.Context, pType string, id openapi_types.UUID, params *PostChatByTypeByIdMessagesParams, body PostChatByTypeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostChatByTypeByIdMessagesResponse, error) {
+func (c *ClientWithResponses) PostChatByTypeByIdMessagesWithResponse(ctx context.Context, pType string, id string, params *PostChatByTypeByIdMessagesParams, body PostChatByTypeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostChatByTypeByIdMessagesResponse, error) {
 	rsp, err := c.PostChatByTypeByIdMessages(ctx, pType, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24303,7 +24465,7 @@ func (c *ClientWithResponses) GetGamesMetricsWithResponse(ctx context.Context, p
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /games/{id} (the `GetGamesById` operationId).
-func (c *ClientWithResponses) GetGamesByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdParams, reqEditors ...RequestEditorFn) (*GetGamesByIdResponse, error) {
+func (c *ClientWithResponses) GetGamesByIdWithResponse(ctx context.Context, id string, params *GetGamesByIdParams, reqEditors ...RequestEditorFn) (*GetGamesByIdResponse, error) {
 	rsp, err := c.GetGamesById(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24318,7 +24480,7 @@ func (c *ClientWithResponses) GetGamesByIdWithResponse(ctx context.Context, id o
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/actions (the `PostGamesByIdActions` operationId).
-func (c *ClientWithResponses) PostGamesByIdActionsWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdActionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdActionsResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdActionsWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdActionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdActionsResponse, error) {
 	rsp, err := c.PostGamesByIdActionsWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24333,7 +24495,7 @@ func (c *ClientWithResponses) PostGamesByIdActionsWithBodyWithResponse(ctx conte
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/actions (the `PostGamesByIdActions` operationId).
-func (c *ClientWithResponses) PostGamesByIdActionsWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdActionsParams, body PostGamesByIdActionsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdActionsResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdActionsWithResponse(ctx context.Context, id string, params *PostGamesByIdActionsParams, body PostGamesByIdActionsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdActionsResponse, error) {
 	rsp, err := c.PostGamesByIdActions(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24346,7 +24508,7 @@ func (c *ClientWithResponses) PostGamesByIdActionsWithResponse(ctx context.Conte
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /games/{id}/bets (the `GetGamesByIdBets` operationId).
-func (c *ClientWithResponses) GetGamesByIdBetsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdBetsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdBetsResponse, error) {
+func (c *ClientWithResponses) GetGamesByIdBetsWithResponse(ctx context.Context, id string, params *GetGamesByIdBetsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdBetsResponse, error) {
 	rsp, err := c.GetGamesByIdBets(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24361,7 +24523,7 @@ func (c *ClientWithResponses) GetGamesByIdBetsWithResponse(ctx context.Context, 
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/bets/prepare (the `PostGamesByIdBetsPrepare` operationId).
-func (c *ClientWithResponses) PostGamesByIdBetsPrepareWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsPrepareResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdBetsPrepareWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdBetsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsPrepareResponse, error) {
 	rsp, err := c.PostGamesByIdBetsPrepareWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24376,7 +24538,7 @@ func (c *ClientWithResponses) PostGamesByIdBetsPrepareWithBodyWithResponse(ctx c
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/bets/prepare (the `PostGamesByIdBetsPrepare` operationId).
-func (c *ClientWithResponses) PostGamesByIdBetsPrepareWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsPrepareParams, body PostGamesByIdBetsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsPrepareResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdBetsPrepareWithResponse(ctx context.Context, id string, params *PostGamesByIdBetsPrepareParams, body PostGamesByIdBetsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsPrepareResponse, error) {
 	rsp, err := c.PostGamesByIdBetsPrepare(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24391,7 +24553,7 @@ func (c *ClientWithResponses) PostGamesByIdBetsPrepareWithResponse(ctx context.C
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/bets/submit (the `PostGamesByIdBetsSubmit` operationId).
-func (c *ClientWithResponses) PostGamesByIdBetsSubmitWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsSubmitResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdBetsSubmitWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdBetsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsSubmitResponse, error) {
 	rsp, err := c.PostGamesByIdBetsSubmitWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24406,7 +24568,7 @@ func (c *ClientWithResponses) PostGamesByIdBetsSubmitWithBodyWithResponse(ctx co
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/bets/submit (the `PostGamesByIdBetsSubmit` operationId).
-func (c *ClientWithResponses) PostGamesByIdBetsSubmitWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsSubmitParams, body PostGamesByIdBetsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsSubmitResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdBetsSubmitWithResponse(ctx context.Context, id string, params *PostGamesByIdBetsSubmitParams, body PostGamesByIdBetsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsSubmitResponse, error) {
 	rsp, err := c.PostGamesByIdBetsSubmit(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24419,7 +24581,7 @@ func (c *ClientWithResponses) PostGamesByIdBetsSubmitWithResponse(ctx context.Co
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /games/{id}/donations (the `GetGamesByIdDonations` operationId).
-func (c *ClientWithResponses) GetGamesByIdDonationsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdDonationsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdDonationsResponse, error) {
+func (c *ClientWithResponses) GetGamesByIdDonationsWithResponse(ctx context.Context, id string, params *GetGamesByIdDonationsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdDonationsResponse, error) {
 	rsp, err := c.GetGamesByIdDonations(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24434,7 +24596,7 @@ func (c *ClientWithResponses) GetGamesByIdDonationsWithResponse(ctx context.Cont
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/donations/prepare (the `PostGamesByIdDonationsPrepare` operationId).
-func (c *ClientWithResponses) PostGamesByIdDonationsPrepareWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsPrepareResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdDonationsPrepareWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdDonationsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsPrepareResponse, error) {
 	rsp, err := c.PostGamesByIdDonationsPrepareWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24449,7 +24611,7 @@ func (c *ClientWithResponses) PostGamesByIdDonationsPrepareWithBodyWithResponse(
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/donations/prepare (the `PostGamesByIdDonationsPrepare` operationId).
-func (c *ClientWithResponses) PostGamesByIdDonationsPrepareWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsPrepareParams, body PostGamesByIdDonationsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsPrepareResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdDonationsPrepareWithResponse(ctx context.Context, id string, params *PostGamesByIdDonationsPrepareParams, body PostGamesByIdDonationsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsPrepareResponse, error) {
 	rsp, err := c.PostGamesByIdDonationsPrepare(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24464,7 +24626,7 @@ func (c *ClientWithResponses) PostGamesByIdDonationsPrepareWithResponse(ctx cont
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/donations/submit (the `PostGamesByIdDonationsSubmit` operationId).
-func (c *ClientWithResponses) PostGamesByIdDonationsSubmitWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsSubmitResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdDonationsSubmitWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdDonationsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsSubmitResponse, error) {
 	rsp, err := c.PostGamesByIdDonationsSubmitWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24479,7 +24641,7 @@ func (c *ClientWithResponses) PostGamesByIdDonationsSubmitWithBodyWithResponse(c
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/donations/submit (the `PostGamesByIdDonationsSubmit` operationId).
-func (c *ClientWithResponses) PostGamesByIdDonationsSubmitWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsSubmitParams, body PostGamesByIdDonationsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsSubmitResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdDonationsSubmitWithResponse(ctx context.Context, id string, params *PostGamesByIdDonationsSubmitParams, body PostGamesByIdDonationsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsSubmitResponse, error) {
 	rsp, err := c.PostGamesByIdDonationsSubmit(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24492,7 +24654,7 @@ func (c *ClientWithResponses) PostGamesByIdDonationsSubmitWithResponse(ctx conte
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /games/{id}/events (the `GetGamesByIdEvents` operationId).
-func (c *ClientWithResponses) GetGamesByIdEventsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdEventsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdEventsResponse, error) {
+func (c *ClientWithResponses) GetGamesByIdEventsWithResponse(ctx context.Context, id string, params *GetGamesByIdEventsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdEventsResponse, error) {
 	rsp, err := c.GetGamesByIdEvents(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24505,7 +24667,7 @@ func (c *ClientWithResponses) GetGamesByIdEventsWithResponse(ctx context.Context
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /games/{id}/market (the `GetGamesByIdMarket` operationId).
-func (c *ClientWithResponses) GetGamesByIdMarketWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketResponse, error) {
+func (c *ClientWithResponses) GetGamesByIdMarketWithResponse(ctx context.Context, id string, params *GetGamesByIdMarketParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketResponse, error) {
 	rsp, err := c.GetGamesByIdMarket(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24518,7 +24680,7 @@ func (c *ClientWithResponses) GetGamesByIdMarketWithResponse(ctx context.Context
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /games/{id}/market/orders (the `GetGamesByIdMarketOrders` operationId).
-func (c *ClientWithResponses) GetGamesByIdMarketOrdersWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketOrdersParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketOrdersResponse, error) {
+func (c *ClientWithResponses) GetGamesByIdMarketOrdersWithResponse(ctx context.Context, id string, params *GetGamesByIdMarketOrdersParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketOrdersResponse, error) {
 	rsp, err := c.GetGamesByIdMarketOrders(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24533,7 +24695,7 @@ func (c *ClientWithResponses) GetGamesByIdMarketOrdersWithResponse(ctx context.C
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/market/orders/buy (the `PostGamesByIdMarketOrdersBuy` operationId).
-func (c *ClientWithResponses) PostGamesByIdMarketOrdersBuyWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersBuyResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdMarketOrdersBuyWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdMarketOrdersBuyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersBuyResponse, error) {
 	rsp, err := c.PostGamesByIdMarketOrdersBuyWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24548,7 +24710,7 @@ func (c *ClientWithResponses) PostGamesByIdMarketOrdersBuyWithBodyWithResponse(c
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/market/orders/buy (the `PostGamesByIdMarketOrdersBuy` operationId).
-func (c *ClientWithResponses) PostGamesByIdMarketOrdersBuyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, body PostGamesByIdMarketOrdersBuyJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersBuyResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdMarketOrdersBuyWithResponse(ctx context.Context, id string, params *PostGamesByIdMarketOrdersBuyParams, body PostGamesByIdMarketOrdersBuyJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersBuyResponse, error) {
 	rsp, err := c.PostGamesByIdMarketOrdersBuy(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24563,7 +24725,7 @@ func (c *ClientWithResponses) PostGamesByIdMarketOrdersBuyWithResponse(ctx conte
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/market/orders/sell (the `PostGamesByIdMarketOrdersSell` operationId).
-func (c *ClientWithResponses) PostGamesByIdMarketOrdersSellWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersSellResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdMarketOrdersSellWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdMarketOrdersSellParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersSellResponse, error) {
 	rsp, err := c.PostGamesByIdMarketOrdersSellWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24578,7 +24740,7 @@ func (c *ClientWithResponses) PostGamesByIdMarketOrdersSellWithBodyWithResponse(
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/market/orders/sell (the `PostGamesByIdMarketOrdersSell` operationId).
-func (c *ClientWithResponses) PostGamesByIdMarketOrdersSellWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, body PostGamesByIdMarketOrdersSellJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersSellResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdMarketOrdersSellWithResponse(ctx context.Context, id string, params *PostGamesByIdMarketOrdersSellParams, body PostGamesByIdMarketOrdersSellJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersSellResponse, error) {
 	rsp, err := c.PostGamesByIdMarketOrdersSell(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24593,7 +24755,7 @@ func (c *ClientWithResponses) PostGamesByIdMarketOrdersSellWithResponse(ctx cont
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /games/{id}/market/orders/{orderId} (the `DeleteGamesByIdMarketOrdersByOrderId` operationId).
-func (c *ClientWithResponses) DeleteGamesByIdMarketOrdersByOrderIdWithResponse(ctx context.Context, id openapi_types.UUID, orderId string, params *DeleteGamesByIdMarketOrdersByOrderIdParams, reqEditors ...RequestEditorFn) (*DeleteGamesByIdMarketOrdersByOrderIdResponse, error) {
+func (c *ClientWithResponses) DeleteGamesByIdMarketOrdersByOrderIdWithResponse(ctx context.Context, id string, orderId string, params *DeleteGamesByIdMarketOrdersByOrderIdParams, reqEditors ...RequestEditorFn) (*DeleteGamesByIdMarketOrdersByOrderIdResponse, error) {
 	rsp, err := c.DeleteGamesByIdMarketOrdersByOrderId(ctx, id, orderId, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24606,7 +24768,7 @@ func (c *ClientWithResponses) DeleteGamesByIdMarketOrdersByOrderIdWithResponse(c
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /games/{id}/market/positions (the `GetGamesByIdMarketPositions` operationId).
-func (c *ClientWithResponses) GetGamesByIdMarketPositionsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketPositionsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketPositionsResponse, error) {
+func (c *ClientWithResponses) GetGamesByIdMarketPositionsWithResponse(ctx context.Context, id string, params *GetGamesByIdMarketPositionsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketPositionsResponse, error) {
 	rsp, err := c.GetGamesByIdMarketPositions(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24621,7 +24783,7 @@ func (c *ClientWithResponses) GetGamesByIdMarketPositionsWithResponse(ctx contex
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/market/redeem (the `PostGamesByIdMarketRedeem` operationId).
-func (c *ClientWithResponses) PostGamesByIdMarketRedeemWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketRedeemParams, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketRedeemResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdMarketRedeemWithResponse(ctx context.Context, id string, params *PostGamesByIdMarketRedeemParams, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketRedeemResponse, error) {
 	rsp, err := c.PostGamesByIdMarketRedeem(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24636,7 +24798,7 @@ func (c *ClientWithResponses) PostGamesByIdMarketRedeemWithResponse(ctx context.
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /games/{id}/market/trades (the `GetGamesByIdMarketTrades` operationId).
-func (c *ClientWithResponses) GetGamesByIdMarketTradesWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketTradesParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketTradesResponse, error) {
+func (c *ClientWithResponses) GetGamesByIdMarketTradesWithResponse(ctx context.Context, id string, params *GetGamesByIdMarketTradesParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketTradesResponse, error) {
 	rsp, err := c.GetGamesByIdMarketTrades(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24649,7 +24811,7 @@ func (c *ClientWithResponses) GetGamesByIdMarketTradesWithResponse(ctx context.C
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /games/{id}/pot (the `GetGamesByIdPot` operationId).
-func (c *ClientWithResponses) GetGamesByIdPotWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdPotParams, reqEditors ...RequestEditorFn) (*GetGamesByIdPotResponse, error) {
+func (c *ClientWithResponses) GetGamesByIdPotWithResponse(ctx context.Context, id string, params *GetGamesByIdPotParams, reqEditors ...RequestEditorFn) (*GetGamesByIdPotResponse, error) {
 	rsp, err := c.GetGamesByIdPot(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24662,7 +24824,7 @@ func (c *ClientWithResponses) GetGamesByIdPotWithResponse(ctx context.Context, i
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /games/{id}/rematch (the `DeleteGamesByIdRematch` operationId).
-func (c *ClientWithResponses) DeleteGamesByIdRematchWithResponse(ctx context.Context, id openapi_types.UUID, params *DeleteGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*DeleteGamesByIdRematchResponse, error) {
+func (c *ClientWithResponses) DeleteGamesByIdRematchWithResponse(ctx context.Context, id string, params *DeleteGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*DeleteGamesByIdRematchResponse, error) {
 	rsp, err := c.DeleteGamesByIdRematch(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24675,7 +24837,7 @@ func (c *ClientWithResponses) DeleteGamesByIdRematchWithResponse(ctx context.Con
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /games/{id}/rematch (the `GetGamesByIdRematch` operationId).
-func (c *ClientWithResponses) GetGamesByIdRematchWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*GetGamesByIdRematchResponse, error) {
+func (c *ClientWithResponses) GetGamesByIdRematchWithResponse(ctx context.Context, id string, params *GetGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*GetGamesByIdRematchResponse, error) {
 	rsp, err := c.GetGamesByIdRematch(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24688,7 +24850,7 @@ func (c *ClientWithResponses) GetGamesByIdRematchWithResponse(ctx context.Contex
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/rematch (the `PostGamesByIdRematch` operationId).
-func (c *ClientWithResponses) PostGamesByIdRematchWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*PostGamesByIdRematchResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdRematchWithResponse(ctx context.Context, id string, params *PostGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*PostGamesByIdRematchResponse, error) {
 	rsp, err := c.PostGamesByIdRematch(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24701,7 +24863,7 @@ func (c *ClientWithResponses) PostGamesByIdRematchWithResponse(ctx context.Conte
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/rematch/lobby (the `PostGamesByIdRematchLobby` operationId).
-func (c *ClientWithResponses) PostGamesByIdRematchLobbyWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchLobbyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdRematchLobbyResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdRematchLobbyWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdRematchLobbyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdRematchLobbyResponse, error) {
 	rsp, err := c.PostGamesByIdRematchLobbyWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24714,7 +24876,7 @@ func (c *ClientWithResponses) PostGamesByIdRematchLobbyWithBodyWithResponse(ctx 
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/rematch/lobby (the `PostGamesByIdRematchLobby` operationId).
-func (c *ClientWithResponses) PostGamesByIdRematchLobbyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchLobbyParams, body PostGamesByIdRematchLobbyJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdRematchLobbyResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdRematchLobbyWithResponse(ctx context.Context, id string, params *PostGamesByIdRematchLobbyParams, body PostGamesByIdRematchLobbyJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdRematchLobbyResponse, error) {
 	rsp, err := c.PostGamesByIdRematchLobby(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24729,7 +24891,7 @@ func (c *ClientWithResponses) PostGamesByIdRematchLobbyWithResponse(ctx context.
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /games/{id}/state (the `GetGamesByIdState` operationId).
-func (c *ClientWithResponses) GetGamesByIdStateWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdStateParams, reqEditors ...RequestEditorFn) (*GetGamesByIdStateResponse, error) {
+func (c *ClientWithResponses) GetGamesByIdStateWithResponse(ctx context.Context, id string, params *GetGamesByIdStateParams, reqEditors ...RequestEditorFn) (*GetGamesByIdStateResponse, error) {
 	rsp, err := c.GetGamesByIdState(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24759,7 +24921,7 @@ func (c *ClientWithResponses) GetHealthWithResponse(ctx context.Context, params 
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /images/{id} (the `GetImagesById` operationId).
-func (c *ClientWithResponses) GetImagesByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetImagesByIdParams, reqEditors ...RequestEditorFn) (*GetImagesByIdResponse, error) {
+func (c *ClientWithResponses) GetImagesByIdWithResponse(ctx context.Context, id string, params *GetImagesByIdParams, reqEditors ...RequestEditorFn) (*GetImagesByIdResponse, error) {
 	rsp, err := c.GetImagesById(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24856,7 +25018,7 @@ func (c *ClientWithResponses) PostLobbiesWithResponse(ctx context.Context, param
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /lobbies/{id}/join-queue (the `DeleteLobbiesByIdJoinQueue` operationId).
-func (c *ClientWithResponses) DeleteLobbiesByIdJoinQueueWithResponse(ctx context.Context, id openapi_types.UUID, params *DeleteLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*DeleteLobbiesByIdJoinQueueResponse, error) {
+func (c *ClientWithResponses) DeleteLobbiesByIdJoinQueueWithResponse(ctx context.Context, id string, params *DeleteLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*DeleteLobbiesByIdJoinQueueResponse, error) {
 	rsp, err := c.DeleteLobbiesByIdJoinQueue(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24871,7 +25033,7 @@ func (c *ClientWithResponses) DeleteLobbiesByIdJoinQueueWithResponse(ctx context
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /lobbies/{id}/join-queue (the `PostLobbiesByIdJoinQueue` operationId).
-func (c *ClientWithResponses) PostLobbiesByIdJoinQueueWithResponse(ctx context.Context, id openapi_types.UUID, params *PostLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*PostLobbiesByIdJoinQueueResponse, error) {
+func (c *ClientWithResponses) PostLobbiesByIdJoinQueueWithResponse(ctx context.Context, id string, params *PostLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*PostLobbiesByIdJoinQueueResponse, error) {
 	rsp, err := c.PostLobbiesByIdJoinQueue(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -24912,7 +25074,7 @@ func (c *ClientWithResponses) PostNotificationsReadAllWithResponse(ctx context.C
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /notifications/{id}/read (the `PatchNotificationsByIdRead` operationId).
-func (c *ClientWithResponses) PatchNotificationsByIdReadWithResponse(ctx context.Context, id openapi_types.UUID, params *PatchNotificationsByIdReadParams, reqEditors ...RequestEditorFn) (*PatchNotificationsByIdReadResponse, error) {
+func (c *ClientWithResponses) PatchNotificationsByIdReadWithResponse(ctx context.Context, id string, params *PatchNotificationsByIdReadParams, reqEditors ...RequestEditorFn) (*PatchNotificationsByIdReadResponse, error) {
 	rsp, err := c.PatchNotificationsByIdRead(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -25153,7 +25315,7 @@ func (c *ClientWithResponses) GetSupportMeWithResponse(ctx context.Context, para
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /support/me/{id} (the `GetSupportMeById` operationId).
-func (c *ClientWithResponses) GetSupportMeByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetSupportMeByIdParams, reqEditors ...RequestEditorFn) (*GetSupportMeByIdResponse, error) {
+func (c *ClientWithResponses) GetSupportMeByIdWithResponse(ctx context.Context, id string, params *GetSupportMeByIdParams, reqEditors ...RequestEditorFn) (*GetSupportMeByIdResponse, error) {
 	rsp, err := c.GetSupportMeById(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -25168,7 +25330,7 @@ func (c *ClientWithResponses) GetSupportMeByIdWithResponse(ctx context.Context, 
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /support/me/{id}/close (the `PatchSupportMeByIdClose` operationId).
-func (c *ClientWithResponses) PatchSupportMeByIdCloseWithResponse(ctx context.Context, id openapi_types.UUID, params *PatchSupportMeByIdCloseParams, reqEditors ...RequestEditorFn) (*PatchSupportMeByIdCloseResponse, error) {
+func (c *ClientWithResponses) PatchSupportMeByIdCloseWithResponse(ctx context.Context, id string, params *PatchSupportMeByIdCloseParams, reqEditors ...RequestEditorFn) (*PatchSupportMeByIdCloseResponse, error) {
 	rsp, err := c.PatchSupportMeByIdClose(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -25183,7 +25345,7 @@ func (c *ClientWithResponses) PatchSupportMeByIdCloseWithResponse(ctx context.Co
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /support/me/{id}/messages (the `PostSupportMeByIdMessages` operationId).
-func (c *ClientWithResponses) PostSupportMeByIdMessagesWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostSupportMeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSupportMeByIdMessagesResponse, error) {
+func (c *ClientWithResponses) PostSupportMeByIdMessagesWithBodyWithResponse(ctx context.Context, id string, params *PostSupportMeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSupportMeByIdMessagesResponse, error) {
 	rsp, err := c.PostSupportMeByIdMessagesWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -25198,7 +25360,7 @@ func (c *ClientWithResponses) PostSupportMeByIdMessagesWithBodyWithResponse(ctx 
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /support/me/{id}/messages (the `PostSupportMeByIdMessages` operationId).
-func (c *ClientWithResponses) PostSupportMeByIdMessagesWithResponse(ctx context.Context, id openapi_types.UUID, params *PostSupportMeByIdMessagesParams, body PostSupportMeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSupportMeByIdMessagesResponse, error) {
+func (c *ClientWithResponses) PostSupportMeByIdMessagesWithResponse(ctx context.Context, id string, params *PostSupportMeByIdMessagesParams, body PostSupportMeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSupportMeByIdMessagesResponse, error) {
 	rsp, err := c.PostSupportMeByIdMessages(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -25264,6 +25426,21 @@ func (c *ClientWithResponses) PostTipsPrepareWithResponse(ctx context.Context, p
 		return nil, err
 	}
 	return ParsePostTipsPrepareResponse(rsp)
+}
+
+// GetUsernamesByUsernameWithResponse Public profile by username
+//
+// Also served at /users/username/{username}.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /usernames/{username} (the `GetUsernamesByUsername` operationId).
+func (c *ClientWithResponses) GetUsernamesByUsernameWithResponse(ctx context.Context, username string, params *GetUsernamesByUsernameParams, reqEditors ...RequestEditorFn) (*GetUsernamesByUsernameResponse, error) {
+	rsp, err := c.GetUsernamesByUsername(ctx, username, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetUsernamesByUsernameResponse(rsp)
 }
 
 // GetUsersMeWithResponse The signed-in user's profile
@@ -25361,25 +25538,12 @@ func (c *ClientWithResponses) GetUsersSearchWithResponse(ctx context.Context, pa
 	return ParseGetUsersSearchResponse(rsp)
 }
 
-// GetUsersUsernameByUsernameWithResponse Public profile by username
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with GET /users/username/{username} (the `GetUsersUsernameByUsername` operationId).
-func (c *ClientWithResponses) GetUsersUsernameByUsernameWithResponse(ctx context.Context, username string, params *GetUsersUsernameByUsernameParams, reqEditors ...RequestEditorFn) (*GetUsersUsernameByUsernameResponse, error) {
-	rsp, err := c.GetUsersUsernameByUsername(ctx, username, params, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseGetUsersUsernameByUsernameResponse(rsp)
-}
-
 // GetUsersByIdWithResponse Public profile by id
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /users/{id} (the `GetUsersById` operationId).
-func (c *ClientWithResponses) GetUsersByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetUsersByIdParams, reqEditors ...RequestEditorFn) (*GetUsersByIdResponse, error) {
+func (c *ClientWithResponses) GetUsersByIdWithResponse(ctx context.Context, id string, params *GetUsersByIdParams, reqEditors ...RequestEditorFn) (*GetUsersByIdResponse, error) {
 	rsp, err := c.GetUsersById(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -25392,7 +25556,7 @@ func (c *ClientWithResponses) GetUsersByIdWithResponse(ctx context.Context, id o
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /users/{id}/block (the `DeleteUsersByIdBlock` operationId).
-func (c *ClientWithResponses) DeleteUsersByIdBlockWithResponse(ctx context.Context, id openapi_types.UUID, params *DeleteUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*DeleteUsersByIdBlockResponse, error) {
+func (c *ClientWithResponses) DeleteUsersByIdBlockWithResponse(ctx context.Context, id string, params *DeleteUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*DeleteUsersByIdBlockResponse, error) {
 	rsp, err := c.DeleteUsersByIdBlock(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -25405,7 +25569,7 @@ func (c *ClientWithResponses) DeleteUsersByIdBlockWithResponse(ctx context.Conte
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /users/{id}/block (the `PostUsersByIdBlock` operationId).
-func (c *ClientWithResponses) PostUsersByIdBlockWithResponse(ctx context.Context, id openapi_types.UUID, params *PostUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*PostUsersByIdBlockResponse, error) {
+func (c *ClientWithResponses) PostUsersByIdBlockWithResponse(ctx context.Context, id string, params *PostUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*PostUsersByIdBlockResponse, error) {
 	rsp, err := c.PostUsersByIdBlock(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -25418,7 +25582,7 @@ func (c *ClientWithResponses) PostUsersByIdBlockWithResponse(ctx context.Context
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /users/{id}/current-game (the `GetUsersByIdCurrentGame` operationId).
-func (c *ClientWithResponses) GetUsersByIdCurrentGameWithResponse(ctx context.Context, id openapi_types.UUID, params *GetUsersByIdCurrentGameParams, reqEditors ...RequestEditorFn) (*GetUsersByIdCurrentGameResponse, error) {
+func (c *ClientWithResponses) GetUsersByIdCurrentGameWithResponse(ctx context.Context, id string, params *GetUsersByIdCurrentGameParams, reqEditors ...RequestEditorFn) (*GetUsersByIdCurrentGameResponse, error) {
 	rsp, err := c.GetUsersByIdCurrentGame(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -25433,7 +25597,7 @@ func (c *ClientWithResponses) GetUsersByIdCurrentGameWithResponse(ctx context.Co
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /users/{id}/ratings (the `GetUsersByIdRatings` operationId).
-func (c *ClientWithResponses) GetUsersByIdRatingsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetUsersByIdRatingsParams, reqEditors ...RequestEditorFn) (*GetUsersByIdRatingsResponse, error) {
+func (c *ClientWithResponses) GetUsersByIdRatingsWithResponse(ctx context.Context, id string, params *GetUsersByIdRatingsParams, reqEditors ...RequestEditorFn) (*GetUsersByIdRatingsResponse, error) {
 	rsp, err := c.GetUsersByIdRatings(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -25607,35 +25771,35 @@ func ParseGetAchievementsResponse(rsp *http.Response) (*GetAchievementsResponse,
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25675,35 +25839,35 @@ func ParseGetAchievementsMeResponse(rsp *http.Response) (*GetAchievementsMeRespo
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25743,42 +25907,42 @@ func ParseGetAchievementsUserByIdResponse(rsp *http.Response) (*GetAchievementsU
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25818,35 +25982,35 @@ func ParseGetActivityFeedResponse(rsp *http.Response) (*GetActivityFeedResponse,
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25886,35 +26050,35 @@ func ParseGetAdminAuditResponse(rsp *http.Response) (*GetAdminAuditResponse, err
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25954,35 +26118,35 @@ func ParseGetAdminFeatureFlagsResponse(rsp *http.Response) (*GetAdminFeatureFlag
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26022,49 +26186,49 @@ func ParsePutAdminFeatureFlagsByNameResponse(rsp *http.Response) (*PutAdminFeatu
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26104,35 +26268,35 @@ func ParseGetAdminIntegrityResponse(rsp *http.Response) (*GetAdminIntegrityRespo
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26172,49 +26336,49 @@ func ParsePostAdminIntegrityByGameIdReleaseResponse(rsp *http.Response) (*PostAd
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26254,49 +26418,49 @@ func ParsePostAdminIntegrityByGameIdVoidResponse(rsp *http.Response) (*PostAdmin
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26336,35 +26500,35 @@ func ParseGetAdminReconciliationResponse(rsp *http.Response) (*GetAdminReconcili
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26404,35 +26568,35 @@ func ParseGetAdminSupportResponse(rsp *http.Response) (*GetAdminSupportResponse,
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26472,42 +26636,42 @@ func ParseGetAdminSupportByIdResponse(rsp *http.Response) (*GetAdminSupportByIdR
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26547,42 +26711,42 @@ func ParsePatchAdminSupportByIdCloseResponse(rsp *http.Response) (*PatchAdminSup
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26622,56 +26786,56 @@ func ParsePostAdminSupportByIdMessagesResponse(rsp *http.Response) (*PostAdminSu
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26711,42 +26875,42 @@ func ParseGetAdminUsersByIdLinksResponse(rsp *http.Response) (*GetAdminUsersById
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26786,35 +26950,35 @@ func ParsePostAuthHandshakeResponse(rsp *http.Response) (*PostAuthHandshakeRespo
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+		var dest TooManyRequestsError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26854,35 +27018,35 @@ func ParsePostAuthLoginWalletResponse(rsp *http.Response) (*PostAuthLoginWalletR
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26918,42 +27082,42 @@ func ParsePostAuthLogoutResponse(rsp *http.Response) (*PostAuthLogoutResponse, e
 		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26993,35 +27157,35 @@ func ParseGetChallengesResponse(rsp *http.Response) (*GetChallengesResponse, err
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27061,56 +27225,63 @@ func ParsePostChallengesResponse(rsp *http.Response) (*PostChallengesResponse, e
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27150,56 +27321,56 @@ func ParseDeleteChallengesByIdResponse(rsp *http.Response) (*DeleteChallengesByI
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27239,56 +27410,56 @@ func ParsePostChallengesByIdAcceptResponse(rsp *http.Response) (*PostChallengesB
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27328,56 +27499,56 @@ func ParsePostChallengesByIdDeclineResponse(rsp *http.Response) (*PostChallenges
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27417,35 +27588,35 @@ func ParseGetChatDmThreadsResponse(rsp *http.Response) (*GetChatDmThreadsRespons
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27485,42 +27656,42 @@ func ParseGetChatByTypeByIdMessagesResponse(rsp *http.Response) (*GetChatByTypeB
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27560,70 +27731,70 @@ func ParsePostChatByTypeByIdMessagesResponse(rsp *http.Response) (*PostChatByTyp
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+		var dest TooManyRequestsError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27663,35 +27834,35 @@ func ParsePostDevFaucetResponse(rsp *http.Response) (*PostDevFaucetResponse, err
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27793,35 +27964,35 @@ func ParseGetFriendsRequestsIncomingResponse(rsp *http.Response) (*GetFriendsReq
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27861,49 +28032,49 @@ func ParsePostFriendsRequestsByUserIdAcceptResponse(rsp *http.Response) (*PostFr
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27939,49 +28110,49 @@ func ParseDeleteFriendsByUserIdResponse(rsp *http.Response) (*DeleteFriendsByUse
 		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28021,42 +28192,42 @@ func ParseGetFriendsByUserIdResponse(rsp *http.Response) (*GetFriendsByUserIdRes
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28103,49 +28274,49 @@ func ParsePostFriendsByUserIdResponse(rsp *http.Response) (*PostFriendsByUserIdR
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28185,28 +28356,28 @@ func ParseGetGamesAvailableResponse(rsp *http.Response) (*GetGamesAvailableRespo
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28246,35 +28417,35 @@ func ParseGetGamesLiveResponse(rsp *http.Response) (*GetGamesLiveResponse, error
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28314,28 +28485,28 @@ func ParseGetGamesMetricsResponse(rsp *http.Response) (*GetGamesMetricsResponse,
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28374,36 +28545,39 @@ func ParseGetGamesByIdResponse(rsp *http.Response) (*GetGamesByIdResponse, error
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28416,6 +28590,19 @@ func ParseGetGamesByIdResponse(rsp *http.Response) (*GetGamesByIdResponse, error
 		}
 		response.JSONDefault = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetGamesByIdResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
@@ -28443,63 +28630,63 @@ func ParsePostGamesByIdActionsResponse(rsp *http.Response) (*PostGamesByIdAction
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28539,35 +28726,35 @@ func ParseGetGamesByIdBetsResponse(rsp *http.Response) (*GetGamesByIdBetsRespons
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28607,63 +28794,63 @@ func ParsePostGamesByIdBetsPrepareResponse(rsp *http.Response) (*PostGamesByIdBe
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28703,70 +28890,70 @@ func ParsePostGamesByIdBetsSubmitResponse(rsp *http.Response) (*PostGamesByIdBet
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+		var dest TooManyRequestsError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28806,35 +28993,35 @@ func ParseGetGamesByIdDonationsResponse(rsp *http.Response) (*GetGamesByIdDonati
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28874,63 +29061,63 @@ func ParsePostGamesByIdDonationsPrepareResponse(rsp *http.Response) (*PostGamesB
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28970,70 +29157,70 @@ func ParsePostGamesByIdDonationsSubmitResponse(rsp *http.Response) (*PostGamesBy
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+		var dest TooManyRequestsError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29073,42 +29260,42 @@ func ParseGetGamesByIdEventsResponse(rsp *http.Response) (*GetGamesByIdEventsRes
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29148,35 +29335,35 @@ func ParseGetGamesByIdMarketResponse(rsp *http.Response) (*GetGamesByIdMarketRes
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29216,42 +29403,42 @@ func ParseGetGamesByIdMarketOrdersResponse(rsp *http.Response) (*GetGamesByIdMar
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29291,63 +29478,63 @@ func ParsePostGamesByIdMarketOrdersBuyResponse(rsp *http.Response) (*PostGamesBy
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29387,63 +29574,63 @@ func ParsePostGamesByIdMarketOrdersSellResponse(rsp *http.Response) (*PostGamesB
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29483,56 +29670,56 @@ func ParseDeleteGamesByIdMarketOrdersByOrderIdResponse(rsp *http.Response) (*Del
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29572,42 +29759,42 @@ func ParseGetGamesByIdMarketPositionsResponse(rsp *http.Response) (*GetGamesById
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29647,56 +29834,56 @@ func ParsePostGamesByIdMarketRedeemResponse(rsp *http.Response) (*PostGamesByIdM
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29736,35 +29923,35 @@ func ParseGetGamesByIdMarketTradesResponse(rsp *http.Response) (*GetGamesByIdMar
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29804,35 +29991,35 @@ func ParseGetGamesByIdPotResponse(rsp *http.Response) (*GetGamesByIdPotResponse,
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29872,56 +30059,56 @@ func ParseDeleteGamesByIdRematchResponse(rsp *http.Response) (*DeleteGamesByIdRe
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29961,56 +30148,56 @@ func ParseGetGamesByIdRematchResponse(rsp *http.Response) (*GetGamesByIdRematchR
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30050,56 +30237,56 @@ func ParsePostGamesByIdRematchResponse(rsp *http.Response) (*PostGamesByIdRematc
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30139,56 +30326,56 @@ func ParsePostGamesByIdRematchLobbyResponse(rsp *http.Response) (*PostGamesByIdR
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30228,49 +30415,49 @@ func ParseGetGamesByIdStateResponse(rsp *http.Response) (*GetGamesByIdStateRespo
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30310,7 +30497,7 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30343,7 +30530,7 @@ func ParseGetImagesByIdResponse(rsp *http.Response) (*GetImagesByIdResponse, err
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30383,35 +30570,35 @@ func ParseGetLeaderboardsFriendsResponse(rsp *http.Response) (*GetLeaderboardsFr
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30451,35 +30638,35 @@ func ParseGetLeaderboardsGameByTypeResponse(rsp *http.Response) (*GetLeaderboard
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30519,28 +30706,28 @@ func ParseGetLeaderboardsGlobalResponse(rsp *http.Response) (*GetLeaderboardsGlo
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30580,35 +30767,35 @@ func ParseGetLobbiesResponse(rsp *http.Response) (*GetLobbiesResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30648,49 +30835,49 @@ func ParsePostLobbiesResponse(rsp *http.Response) (*PostLobbiesResponse, error) 
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30730,49 +30917,49 @@ func ParseDeleteLobbiesByIdJoinQueueResponse(rsp *http.Response) (*DeleteLobbies
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30812,56 +30999,56 @@ func ParsePostLobbiesByIdJoinQueueResponse(rsp *http.Response) (*PostLobbiesById
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30901,35 +31088,35 @@ func ParseGetNotificationsResponse(rsp *http.Response) (*GetNotificationsRespons
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30969,42 +31156,42 @@ func ParsePostNotificationsReadAllResponse(rsp *http.Response) (*PostNotificatio
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31044,49 +31231,49 @@ func ParsePatchNotificationsByIdReadResponse(rsp *http.Response) (*PatchNotifica
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31159,49 +31346,49 @@ func ParsePostPaymentsPrepareResponse(rsp *http.Response) (*PostPaymentsPrepareR
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31241,63 +31428,63 @@ func ParsePostPaymentsSubmitResponse(rsp *http.Response) (*PostPaymentsSubmitRes
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+		var dest TooManyRequestsError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31337,35 +31524,35 @@ func ParseGetReferralsMeResponse(rsp *http.Response) (*GetReferralsMeResponse, e
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31405,42 +31592,42 @@ func ParsePostReferralsMeClaimResponse(rsp *http.Response) (*PostReferralsMeClai
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31480,35 +31667,35 @@ func ParseGetReferralsMeRewardsResponse(rsp *http.Response) (*GetReferralsMeRewa
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31548,35 +31735,35 @@ func ParseGetReferralsMeTreeResponse(rsp *http.Response) (*GetReferralsMeTreeRes
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31649,42 +31836,42 @@ func ParsePostSessionResponse(rsp *http.Response) (*PostSessionResponse, error) 
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31724,35 +31911,35 @@ func ParseGetSpectateLivePlayersResponse(rsp *http.Response) (*GetSpectateLivePl
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31792,56 +31979,56 @@ func ParsePostSupportResponse(rsp *http.Response) (*PostSupportResponse, error) 
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31881,35 +32068,35 @@ func ParseGetSupportMeResponse(rsp *http.Response) (*GetSupportMeResponse, error
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31949,42 +32136,42 @@ func ParseGetSupportMeByIdResponse(rsp *http.Response) (*GetSupportMeByIdRespons
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32024,49 +32211,49 @@ func ParsePatchSupportMeByIdCloseResponse(rsp *http.Response) (*PatchSupportMeBy
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32106,63 +32293,63 @@ func ParsePostSupportMeByIdMessagesResponse(rsp *http.Response) (*PostSupportMeB
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32202,70 +32389,70 @@ func ParsePostTipsBroadcastResponse(rsp *http.Response) (*PostTipsBroadcastRespo
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+		var dest TooManyRequestsError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32305,63 +32492,131 @@ func ParsePostTipsPrepareResponse(rsp *http.Response) (*PostTipsPrepareResponse,
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetUsernamesByUsernameResponse parses an HTTP response from a GetUsernamesByUsernameWithResponse call
+func ParseGetUsernamesByUsernameResponse(rsp *http.Response) (*GetUsernamesByUsernameResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetUsernamesByUsernameResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest UserProfile
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32401,35 +32656,35 @@ func ParseGetUsersMeResponse(rsp *http.Response) (*GetUsersMeResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32469,49 +32724,49 @@ func ParsePostUsersMeAvatarResponse(rsp *http.Response) (*PostUsersMeAvatarRespo
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32551,49 +32806,49 @@ func ParsePostUsersMeCoverResponse(rsp *http.Response) (*PostUsersMeCoverRespons
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32636,35 +32891,35 @@ func ParseGetUsersMeCurrentGameResponse(rsp *http.Response) (*GetUsersMeCurrentG
 		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32704,56 +32959,56 @@ func ParsePatchUsersMeProfileResponse(rsp *http.Response) (*PatchUsersMeProfileR
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32793,103 +33048,35 @@ func ParseGetUsersSearchResponse(rsp *http.Response) (*GetUsersSearchResponse, e
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON503 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorResponse
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSONDefault = &dest
-
-	}
-
-	return response, nil
-}
-
-// ParseGetUsersUsernameByUsernameResponse parses an HTTP response from a GetUsersUsernameByUsernameWithResponse call
-func ParseGetUsersUsernameByUsernameResponse(rsp *http.Response) (*GetUsersUsernameByUsernameResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &GetUsersUsernameByUsernameResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
-	}
-
-	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest UserProfile
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON402 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON426 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32929,35 +33116,35 @@ func ParseGetUsersByIdResponse(rsp *http.Response) (*GetUsersByIdResponse, error
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32997,49 +33184,49 @@ func ParseDeleteUsersByIdBlockResponse(rsp *http.Response) (*DeleteUsersByIdBloc
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33079,49 +33266,49 @@ func ParsePostUsersByIdBlockResponse(rsp *http.Response) (*PostUsersByIdBlockRes
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33164,42 +33351,42 @@ func ParseGetUsersByIdCurrentGameResponse(rsp *http.Response) (*GetUsersByIdCurr
 		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33239,35 +33426,35 @@ func ParseGetUsersByIdRatingsResponse(rsp *http.Response) (*GetUsersByIdRatingsR
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33340,35 +33527,35 @@ func ParseGetWalletsMeBalanceResponse(rsp *http.Response) (*GetWalletsMeBalanceR
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33408,35 +33595,35 @@ func ParseGetWalletsMeTransactionsResponse(rsp *http.Response) (*GetWalletsMeTra
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33476,56 +33663,56 @@ func ParsePostWalletsTransferPrepareResponse(rsp *http.Response) (*PostWalletsTr
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33565,70 +33752,70 @@ func ParsePostWalletsTransferSubmitResponse(rsp *http.Response) (*PostWalletsTra
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+		var dest TooManyRequestsError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33675,63 +33862,63 @@ func ParsePostWalletsWithdrawResponse(rsp *http.Response) (*PostWalletsWithdrawR
 		response.JSON202 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+		var dest TooManyRequestsError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33767,28 +33954,28 @@ func ParseGetWsResponse(rsp *http.Response) (*GetWsResponse, error) {
 		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+		var dest TooManyRequestsError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

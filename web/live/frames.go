@@ -12,18 +12,38 @@ type EventFrame struct {
 }
 
 // CrowdData is the data of game:spectators: spectator sockets on every
-// instance. It is presence, not a stored event: its seq is that of the
-// last event the socket has, and it is never replayed.
+// instance.
 type CrowdData struct {
-	Count int `json:"count"`
+	Count int `json:"count" minimum:"0"`
 }
 
-// JoinedFrame is the first frame of a room: the state everyone may see.
+// CrowdFrame carries a spectator count. It is presence, not one of the
+// game's events: it has no seq (the seqs number the stored events, each
+// once), it may repeat a count, and it is never replayed.
+type CrowdFrame struct {
+	Type   string    `json:"type" doc:"event"`
+	Event  string    `json:"event" doc:"game:spectators"`
+	GameID string    `json:"gameId"`
+	Data   CrowdData `json:"data"`
+}
+
+// JoinedFrame is the first frame of a room: the state everyone may see,
+// as of the event numbered seq. Only events after seq follow it.
 type JoinedFrame struct {
 	Type   string          `json:"type" doc:"joined"`
 	GameID string          `json:"gameId"`
-	Role   string          `json:"role" doc:"player or spectator"`
-	State  json.RawMessage `json:"state" doc:"the same as GET /games/:id/state"`
+	Seq    int             `json:"seq" minimum:"0" doc:"the seq of the last event the state reflects: the events that follow have higher seqs"`
+	Role   string          `json:"role" enum:"player,spectator" doc:"player or spectator"`
+	State  json.RawMessage `json:"state" type:"object" doc:"the same as GET /games/:id/state"`
+}
+
+// ResumedFrame answers a join-game whose lastSeq the room can continue
+// from: exactly the events after seq follow, in order, and then the live
+// ones.
+type ResumedFrame struct {
+	Type   string `json:"type" doc:"resumed"`
+	GameID string `json:"gameId"`
+	Seq    int    `json:"seq" minimum:"1" doc:"the lastSeq of the join: the next event is seq + 1"`
 }
 
 // ErrorFrame answers a client message that failed.
@@ -63,7 +83,7 @@ type NoticeFrame struct {
 type ClientMessage struct {
 	Type    string `json:"type" doc:"join-game, leave-game or ping"`
 	GameID  string `json:"gameId"`
-	LastSeq int    `json:"lastSeq" doc:"join-game: the last seq you have, to receive every event after it"`
+	LastSeq int    `json:"lastSeq,omitempty" minimum:"0" doc:"join-game: the last seq you have, to receive every event after it (resumed) instead of the state (joined)"`
 }
 
 func mustJSON(v any) []byte {

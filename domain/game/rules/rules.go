@@ -174,6 +174,40 @@ func defaults(specs []intSetting) (map[string]int, map[string]string) {
 	return d, h
 }
 
+// withSettings is a game type whose settings are integer settings.
+type withSettings interface{ settingSpecs() []intSetting }
+
+func (RPS) settingSpecs() []intSetting         { return rpsSettings }
+func (ConnectFour) settingSpecs() []intSetting { return c4Settings }
+
+// SettingsSchema returns the JSON Schema of a game type's settings object,
+// with the limits ParseSettings enforces (an odd setting lists its
+// values), or false for an unknown game type. Every member is optional
+// (a default applies), but the object names at least one: send no
+// settings at all for the defaults.
+func SettingsSchema(gameType string) (map[string]any, bool) {
+	r, ok := All[gameType].(withSettings)
+	if !ok {
+		return nil, false
+	}
+	props := map[string]any{}
+	for _, s := range r.settingSpecs() {
+		p := map[string]any{"type": "integer", "minimum": s.min, "maximum": s.max, "default": s.def, "description": s.help}
+		if s.odd {
+			var values []int
+			for v := s.min; v <= s.max; v++ {
+				if v%2 == 1 {
+					values = append(values, v)
+				}
+			}
+			p["enum"] = values
+		}
+		props[s.name] = p
+	}
+	return map[string]any{"type": "object", "title": All[gameType].Info().Name + " settings", "properties": props,
+		"additionalProperties": false, "minProperties": 1}, true
+}
+
 // checkPlayers validates the seats of a two-player game.
 func checkPlayers(players []string) error {
 	if len(players) != 2 || players[0] == "" || players[1] == "" || players[0] == players[1] {
