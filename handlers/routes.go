@@ -69,7 +69,7 @@ func (a *App) routes() *echo.Echo {
 
 	policy := web.VersionPolicy{APIVersion: APIVersion, MinSDK: a.MinSDKVersion,
 		GraceUntil: a.SDKGraceUntil, Now: a.now}
-	e.Pre(pagesForBrowsers)
+	e.Pre(web.CORS(a.CORSOrigins), web.HeadAsGet, pagesForBrowsers)
 	e.Use(
 		web.SecurityHeaders,
 		middleware.RequestID(),
@@ -109,7 +109,10 @@ func (a *App) routes() *echo.Echo {
 	r.ops(http.MethodGet, "/feature-flags", a.featureFlags, web.Op{Summary: "Feature flags by name",
 		Response: map[string]bool{}})
 	r.ops(http.MethodGet, "/openapi.json", a.openAPI, web.Op{Summary: "This API as an OpenAPI 3.1 document",
-		Response: map[string]any{}})
+		Description: "gzip-encoded for clients that accept it.", Response: map[string]any{}, ETag: true})
+	r.ops(http.MethodGet, "/asyncapi.json", a.asyncAPI, web.Op{Summary: "The live socket (GET /ws) as an AsyncAPI 3.0 document",
+		Description: "Every client message and every frame: joined, resumed, each game event with its data, each personal notice, resync, error. " +
+			"gzip-encoded for clients that accept it.", Response: map[string]any{}, ETag: true})
 	e.GET("/static/*", serveStatic)
 
 	// Sign-in: open to admin wallets during maintenance (the handlers check).

@@ -780,7 +780,7 @@ func orNull(s map[string]any) map[string]any {
 // ruleTags are the struct tags that add schema rules to a field: doc (the
 // description), and the JSON Schema keywords of the same names (type
 // narrows free-form JSON, e.g. type:"object" on a json.RawMessage).
-var ruleTags = []string{"type", "minimum", "maximum", "multipleOf", "minLength", "maxLength", "minItems", "maxItems", "pattern", "enum", "format"}
+var ruleTags = []string{"type", "const", "minimum", "maximum", "multipleOf", "minLength", "maxLength", "minItems", "maxItems", "pattern", "enum", "format"}
 
 // withRules adds the rules of a field's tags to its schema.
 func withRules(s map[string]any, tag reflect.StructTag) map[string]any {
@@ -791,7 +791,7 @@ func withRules(s map[string]any, tag reflect.StructTag) map[string]any {
 			continue
 		}
 		switch k {
-		case "type", "pattern", "format":
+		case "type", "const", "pattern", "format":
 			rules[k] = v
 		case "enum":
 			var values []any

@@ -44,6 +44,10 @@ const (
 // is the market's View.
 const EventMarket = "game:market"
 
+// Events are this package's room events by name, each with its data type
+// (see rules.Events).
+var Events = map[string]any{EventMarket: View{}}
+
 // Notifier sends a user a notification in the caller's transaction.
 type Notifier interface {
 	Send(ctx context.Context, tx bun.IDB, userID, typ string, data any) error

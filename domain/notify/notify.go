@@ -37,6 +37,10 @@ const (
 // Notice is the socket notice that carries a new notification.
 const Notice = "notification"
 
+// Notices are this package's personal notices by name, each with its data
+// type (see rules.Events).
+var Notices = map[string]any{Notice: Pushed{}}
+
 // Notification is one thing a user was told.
 type Notification struct {
 	bun.BaseModel `bun:"table:notifications"`

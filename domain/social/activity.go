@@ -26,6 +26,10 @@ const (
 // ActivityNotice is the socket notice that carries a new feed entry.
 const ActivityNotice = "activity"
 
+// Notices are this package's notices by name, each with its data type (see
+// rules.Events): the activity feed's entries go to every API socket.
+var Notices = map[string]any{ActivityNotice: Entry{}}
+
 // UserRef names a user in the feed.
 type UserRef struct {
 	UserID   string `json:"userId"`

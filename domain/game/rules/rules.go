@@ -98,6 +98,16 @@ type State interface {
 	MarshalJSON() ([]byte, error)
 }
 
+// Events are the room events of the game types by name, each with its
+// data type: the live protocol's document (GET /asyncapi.json) is
+// generated from them.
+var Events = map[string]any{
+	"game:rps:round:start": RPSRoundStart{}, "game:rps:round:submitted": RPSSubmitted{},
+	"game:rps:round:reveal": RPSRound{}, "game:rps:resign": RPSResign{},
+	"game:connect4:start": C4Start{}, "game:connect4:move": C4Moved{},
+	"game:connect4:timeout": C4Forfeit{}, "game:connect4:resign": C4Forfeit{},
+}
+
 // All is the registry of game types by gameType.
 var All = map[string]Rules{"rps": RPS{}, "connect4": ConnectFour{}}
 
