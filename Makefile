@@ -7,7 +7,7 @@ export BROWSERSLIST_IGNORE_OLD_DATA := 1
 GENERATED_LIST = find views -name '*_templ.go'; echo static/css/app.css static/js/htmx.min.js static/js/ws.js
 GENERATED_LIST += ; echo static/js/swagger-ui-bundle.js static/js/swagger-ui-bundle.js.LICENSE.txt static/css/swagger-ui.css
 GENERATED_LIST += ; echo static/js/uplot.min.js static/css/uplot.min.css static/js/lightweight-charts.min.js
-GENERATED_LIST += ; echo sdk/openapi.json sdk/api/api.gen.go
+GENERATED_LIST += ; echo sdk/openapi.json sdk/api/api.gen.go; find e2e/contract/oas -name '*.go'
 
 .PHONY: run test setup-db setup-test generate check-generated lint
 
@@ -45,6 +45,7 @@ generate: node_modules/.installed
 	cp node_modules/lightweight-charts/dist/lightweight-charts.standalone.production.js static/js/lightweight-charts.min.js
 	$(GO) run ./cmd/server -openapi sdk/openapi.json
 	cd sdk && $(GO) tool oapi-codegen -config oapi-codegen.yaml openapi.json
+	$(GO) tool ogen -config e2e/contract/ogen.yml -target e2e/contract/oas -package oas -clean -loglevel error sdk/openapi.json
 
 check-generated:
 	@before=$$( { $(GENERATED_LIST); } | tr ' ' '\n' | sort | xargs sha256sum | sha256sum ); \

@@ -55,7 +55,7 @@ func (a *App) socialRoutes(r *router) {
 		Summary:     "Your notifications, newest first",
 		Description: "The X-Unread-Count response header carries how many are unread in all. New ones also reach your sockets as {type: notice, notice: notification, data}.",
 		Response:    []notify.Notification{},
-		Query: []web.Param{{Name: "unread", Description: "true for the unread ones only"},
+		Query: []web.Param{{Name: "unread", Type: "boolean", Description: "true for the unread ones only"},
 			web.PageLimit, web.PageBefore("an id: only older ones")}})
 	r.json(http.MethodPatch, "/notifications/:id/read", a.readNotification, web.Op{Tag: "social", Auth: web.AuthRequired,
 		Summary: "Mark one notification read", Response: notify.Notification{}, Errors: []int{http.StatusNotFound}})

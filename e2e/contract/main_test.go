@@ -76,9 +76,15 @@ func needPackages(t testing.TB, pkgs ...string) {
 	}
 }
 
-// server is the whole app on a fresh database.
+// startServer starts the whole app on a fresh database; with
+// CONTRACT_SERVER_URL set, the tests run against that server instead (one
+// on the embedded chain with its faucet, AUTH_RATE_LIMIT=0), to check a
+// build or a deployment against the same contracts.
 func startServer(t testing.TB) *testserver.Server {
 	t.Helper()
+	if url := os.Getenv("CONTRACT_SERVER_URL"); url != "" {
+		return &testserver.Server{URL: strings.TrimRight(url, "/")}
+	}
 	return testserver.StartFresh(t, nil)
 }
 

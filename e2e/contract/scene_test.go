@@ -59,8 +59,19 @@ func (w *socket) send(v any) {
 	}
 }
 
-// wait waits until a frame for which match is true arrived.
+// wait waits until a frame for which match is true arrived; the test
+// fails at once when none did within 15 s.
 func (w *socket) wait(what string, match func(map[string]any) bool) map[string]any {
+	w.t.Helper()
+	m := w.expect(what, match)
+	if m == nil {
+		w.t.FailNow()
+	}
+	return m
+}
+
+// expect is wait that lets the test go on (failed) when no frame came.
+func (w *socket) expect(what string, match func(map[string]any) bool) map[string]any {
 	w.t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for seen := 0; time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
@@ -76,7 +87,7 @@ func (w *socket) wait(what string, match func(map[string]any) bool) map[string]a
 			}
 		}
 	}
-	w.t.Fatalf("%s: no %s within 15 s", w.name, what)
+	w.t.Errorf("%s: no %s within 15 s", w.name, what)
 	return nil
 }
 
@@ -172,7 +183,7 @@ func play(t *testing.T) *scene {
 	eye.send(map[string]any{"type": "leave-game", "gameId": sc.staked})
 	eye.wait("left", frameIs("left", ""))
 	eye.send(map[string]any{"type": "join-game", "gameId": sc.staked, "lastSeq": 1})
-	eye.wait("resumed", frameIs("resumed", ""))
+	eye.expect("resumed", frameIs("resumed", ""))
 
 	// First wins 2-0.
 	for range 2 {

@@ -2365,6 +2365,15 @@ type GetAdminUsersByIdLinksParams struct {
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
 
+// GetAsyncapiJsonParams defines parameters for GetAsyncapiJson.
+type GetAsyncapiJsonParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+
+	// IfNoneMatch the ETag of the answer you have: 304 without a body while it is still current
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
 // PostAuthHandshakeParams defines parameters for PostAuthHandshake.
 type PostAuthHandshakeParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
@@ -2778,7 +2787,7 @@ type PostLobbiesByIdJoinQueueParams struct {
 // GetNotificationsParams defines parameters for GetNotifications.
 type GetNotificationsParams struct {
 	// Unread true for the unread ones only
-	Unread *string `form:"unread,omitempty" json:"unread,omitempty"`
+	Unread *bool `form:"unread,omitempty" json:"unread,omitempty"`
 
 	// Limit page size
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
@@ -2806,6 +2815,9 @@ type PatchNotificationsByIdReadParams struct {
 type GetOpenapiJsonParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+
+	// IfNoneMatch the ETag of the answer you have: 304 without a body while it is still current
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
 }
 
 // PostPaymentsPrepareParams defines parameters for PostPaymentsPrepare.
@@ -3475,6 +3487,13 @@ type ClientInterface interface {
 	// Corresponds with GET /admin/users/{id}/links (the `GetAdminUsersByIdLinks` operationId).
 	GetAdminUsersByIdLinks(ctx context.Context, id string, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetAsyncapiJson The live socket (GET /ws) as an AsyncAPI 3.0 document
+	//
+	// Every client message and every frame: joined, resumed, each game event with its data, each personal notice, resync, error. gzip-encoded for clients that accept it.
+	//
+	// Corresponds with GET /asyncapi.json (the `GetAsyncapiJson` operationId).
+	GetAsyncapiJson(ctx context.Context, params *GetAsyncapiJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostAuthHandshakeWithBody Get a sign-in message for a wallet
 	//
 	// Header X-App-Id is required. The message is single-use and expires after 5 minutes; any unexpired, unused challenge of the wallet can be signed. At most 10 a minute for one wallet from one client address (asking in someone else's name uses up nothing of theirs) and AUTH_RATE_LIMIT (120) a minute per client address: past either, 429 RATE_LIMITED with Retry-After.
@@ -3965,6 +3984,8 @@ type ClientInterface interface {
 	PatchNotificationsByIdRead(ctx context.Context, id string, params *PatchNotificationsByIdReadParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOpenapiJson This API as an OpenAPI 3.1 document
+	//
+	// gzip-encoded for clients that accept it.
 	//
 	// Corresponds with GET /openapi.json (the `GetOpenapiJson` operationId).
 	GetOpenapiJson(ctx context.Context, params *GetOpenapiJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4594,6 +4615,23 @@ func (c *Client) PostAdminSupportByIdMessages(ctx context.Context, id string, pa
 // Corresponds with GET /admin/users/{id}/links (the `GetAdminUsersByIdLinks` operationId).
 func (c *Client) GetAdminUsersByIdLinks(ctx context.Context, id string, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetAdminUsersByIdLinksRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAsyncapiJson The live socket (GET /ws) as an AsyncAPI 3.0 document
+//
+// Every client message and every frame: joined, resumed, each game event with its data, each personal notice, resync, error. gzip-encoded for clients that accept it.
+//
+// Corresponds with GET /asyncapi.json (the `GetAsyncapiJson` operationId).
+func (c *Client) GetAsyncapiJson(ctx context.Context, params *GetAsyncapiJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAsyncapiJsonRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5804,6 +5842,8 @@ func (c *Client) PatchNotificationsByIdRead(ctx context.Context, id string, para
 }
 
 // GetOpenapiJson This API as an OpenAPI 3.1 document
+//
+// gzip-encoded for clients that accept it.
 //
 // Corresponds with GET /openapi.json (the `GetOpenapiJson` operationId).
 func (c *Client) GetOpenapiJson(ctx context.Context, params *GetOpenapiJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7488,6 +7528,59 @@ func NewGetAdminUsersByIdLinksRequest(server string, id string, params *GetAdmin
 			}
 
 			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetAsyncapiJsonRequest constructs an http.Request for the GetAsyncapiJson method
+func NewGetAsyncapiJsonRequest(server string, params *GetAsyncapiJsonParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/asyncapi.json")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
 		}
 
 	}
@@ -10706,7 +10799,7 @@ func NewGetNotificationsRequest(server string, params *GetNotificationsParams) (
 
 		if params.Unread != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "unread", *params.Unread, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "unread", *params.Unread, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -10895,6 +10988,17 @@ func NewGetOpenapiJsonRequest(server string, params *GetOpenapiJsonParams) (*htt
 			}
 
 			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
 		}
 
 	}
@@ -13012,6 +13116,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /admin/users/{id}/links (the `GetAdminUsersByIdLinks` operationId).
 	GetAdminUsersByIdLinksWithResponse(ctx context.Context, id string, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*GetAdminUsersByIdLinksResponse, error)
 
+	// GetAsyncapiJsonWithResponse The live socket (GET /ws) as an AsyncAPI 3.0 document
+	//
+	// Every client message and every frame: joined, resumed, each game event with its data, each personal notice, resync, error. gzip-encoded for clients that accept it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /asyncapi.json (the `GetAsyncapiJson` operationId).
+	GetAsyncapiJsonWithResponse(ctx context.Context, params *GetAsyncapiJsonParams, reqEditors ...RequestEditorFn) (*GetAsyncapiJsonResponse, error)
+
 	// PostAuthHandshakeWithBodyWithResponse Get a sign-in message for a wallet
 	//
 	// Header X-App-Id is required. The message is single-use and expires after 5 minutes; any unexpired, unused challenge of the wallet can be signed. At most 10 a minute for one wallet from one client address (asking in someone else's name uses up nothing of theirs) and AUTH_RATE_LIMIT (120) a minute per client address: past either, 429 RATE_LIMITED with Retry-After.
@@ -13588,6 +13701,8 @@ type ClientWithResponsesInterface interface {
 	PatchNotificationsByIdReadWithResponse(ctx context.Context, id string, params *PatchNotificationsByIdReadParams, reqEditors ...RequestEditorFn) (*PatchNotificationsByIdReadResponse, error)
 
 	// GetOpenapiJsonWithResponse This API as an OpenAPI 3.1 document
+	//
+	// gzip-encoded for clients that accept it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -15386,6 +15501,61 @@ func (r GetAdminUsersByIdLinksResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetAdminUsersByIdLinksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetAsyncapiJsonResponse200Headers the declared response headers of an HTTP 200 response for GetAsyncapiJson
+type GetAsyncapiJsonResponse200Headers struct {
+	ETag *string
+}
+
+type GetAsyncapiJsonResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *map[string]interface{}
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetAsyncapiJsonResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAsyncapiJsonResponse) GetJSON200() *map[string]interface{} {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetAsyncapiJsonResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAsyncapiJsonResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAsyncapiJsonResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAsyncapiJsonResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAsyncapiJsonResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -20592,6 +20762,11 @@ func (r PatchNotificationsByIdReadResponse) ContentType() string {
 	return ""
 }
 
+// GetOpenapiJsonResponse200Headers the declared response headers of an HTTP 200 response for GetOpenapiJson
+type GetOpenapiJsonResponse200Headers struct {
+	ETag *string
+}
+
 type GetOpenapiJsonResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -20599,6 +20774,8 @@ type GetOpenapiJsonResponse struct {
 	JSON200 *map[string]interface{}
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetOpenapiJsonResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -24081,6 +24258,21 @@ func (c *ClientWithResponses) GetAdminUsersByIdLinksWithResponse(ctx context.Con
 	return ParseGetAdminUsersByIdLinksResponse(rsp)
 }
 
+// GetAsyncapiJsonWithResponse The live socket (GET /ws) as an AsyncAPI 3.0 document
+//
+// Every client message and every frame: joined, resumed, each game event with its data, each personal notice, resync, error. gzip-encoded for clients that accept it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /asyncapi.json (the `GetAsyncapiJson` operationId).
+func (c *ClientWithResponses) GetAsyncapiJsonWithResponse(ctx context.Context, params *GetAsyncapiJsonParams, reqEditors ...RequestEditorFn) (*GetAsyncapiJsonResponse, error) {
+	rsp, err := c.GetAsyncapiJson(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAsyncapiJsonResponse(rsp)
+}
+
 // PostAuthHandshakeWithBodyWithResponse Get a sign-in message for a wallet
 //
 // Header X-App-Id is required. The message is single-use and expires after 5 minutes; any unexpired, unused challenge of the wallet can be signed. At most 10 a minute for one wallet from one client address (asking in someone else's name uses up nothing of theirs) and AUTH_RATE_LIMIT (120) a minute per client address: past either, 429 RATE_LIMITED with Retry-After.
@@ -25083,6 +25275,8 @@ func (c *ClientWithResponses) PatchNotificationsByIdReadWithResponse(ctx context
 }
 
 // GetOpenapiJsonWithResponse This API as an OpenAPI 3.1 document
+//
+// gzip-encoded for clients that accept it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -26923,6 +27117,55 @@ func ParseGetAdminUsersByIdLinksResponse(rsp *http.Response) (*GetAdminUsersById
 		}
 		response.JSONDefault = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseGetAsyncapiJsonResponse parses an HTTP response from a GetAsyncapiJsonWithResponse call
+func ParseGetAsyncapiJsonResponse(rsp *http.Response) (*GetAsyncapiJsonResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAsyncapiJsonResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest map[string]interface{}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetAsyncapiJsonResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
@@ -31312,6 +31555,9 @@ func ParseGetOpenapiJsonResponse(rsp *http.Response) (*GetOpenapiJsonResponse, e
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -31319,6 +31565,19 @@ func ParseGetOpenapiJsonResponse(rsp *http.Response) (*GetOpenapiJsonResponse, e
 		}
 		response.JSONDefault = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetOpenapiJsonResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
