@@ -277,7 +277,7 @@ var errorSchema = map[string]any{
 		"fields":          map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}, "description": "VALIDATION_ERROR: the reason of each invalid field"},
 		"requestId":       map[string]any{"type": "string"},
 		"minSdkVersion":   map[string]any{"type": "string", "description": "SDK_VERSION_OUTDATED: the version to upgrade to"},
-		"paymentRequired": map[string]any{"type": "object", "description": "PAYMENT_REQUIRED: the x402 PaymentRequired to pay (also in the PAYMENT-REQUIRED header)"},
+		"paymentRequired": map[string]any{"type": "object", "additionalProperties": map[string]any{}, "description": "PAYMENT_REQUIRED: the x402 PaymentRequired to pay (also in the PAYMENT-REQUIRED header)"},
 	},
 	"description": "Code-specific members may accompany code and message.",
 }
@@ -827,6 +827,12 @@ func withRules(s map[string]any, tag reflect.StructTag) map[string]any {
 	}
 	if doc != "" {
 		c["description"] = doc
+	}
+	if c["type"] == "object" && c["properties"] == nil && c["additionalProperties"] == nil && c["$ref"] == nil {
+		// Free-form: any members. Said outright, since generators read a
+		// bare object as one that has none (TypeScript's
+		// Record<string, never>).
+		c["additionalProperties"] = map[string]any{}
 	}
 	return c
 }

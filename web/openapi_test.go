@@ -216,7 +216,7 @@ func TestSchemasOfFreeFormNullableAndLists(t *testing.T) {
 		"settings":    `{}`,
 		"move":        `{"description":"game-specific"}`,
 		"result":      `{}`,
-		"data":        `{"type":"object"}`,
+		"data":        `{"additionalProperties":{},"type":"object"}`,
 		"any":         `{}`,
 		"map":         `{"additionalProperties":{},"type":"object"}`,
 		"bytes":       `{"contentEncoding":"base64","type":"string"}`,

@@ -558,29 +558,43 @@ func (s *AuditItem) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
-func (s *AuditItemData) Encode(e *jx.Encoder) {
+func (s AuditItemData) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
 	e.ObjEnd()
 }
 
-// encodeFields encodes fields.
-func (s *AuditItemData) encodeFields(e *jx.Encoder) {
-}
+// encodeFields implements json.Marshaler.
+func (s AuditItemData) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
 
-var jsonFieldsNameOfAuditItemData = [0]string{}
+		if len(elem) != 0 {
+			e.Raw(elem)
+		}
+	}
+}
 
 // Decode decodes AuditItemData from json.
 func (s *AuditItemData) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode AuditItemData to nil")
 	}
-
+	m := s.init()
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		default:
-			return d.Skip()
+		var elem jx.Raw
+		if err := func() error {
+			v, err := d.RawAppend(nil)
+			elem = jx.Raw(v)
+			if err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
 		}
+		m[string(k)] = elem
+		return nil
 	}); err != nil {
 		return errors.Wrap(err, "decode AuditItemData")
 	}
@@ -589,7 +603,7 @@ func (s *AuditItemData) Decode(d *jx.Decoder) error {
 }
 
 // MarshalJSON implements stdjson.Marshaler.
-func (s *AuditItemData) MarshalJSON() ([]byte, error) {
+func (s AuditItemData) MarshalJSON() ([]byte, error) {
 	e := jx.Encoder{}
 	s.Encode(&e)
 	return e.Bytes(), nil
@@ -3600,7 +3614,7 @@ func (s *Error) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
-		if s.PaymentRequired != nil {
+		if s.PaymentRequired.Set {
 			e.FieldStart("paymentRequired")
 			s.PaymentRequired.Encode(e)
 		}
@@ -3677,12 +3691,10 @@ func (s *Error) Decode(d *jx.Decoder) error {
 			}
 		case "paymentRequired":
 			if err := func() error {
-				s.PaymentRequired = nil
-				var elem ErrorPaymentRequired
-				if err := elem.Decode(d); err != nil {
+				s.PaymentRequired.Reset()
+				if err := s.PaymentRequired.Decode(d); err != nil {
 					return err
 				}
-				s.PaymentRequired = &elem
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"paymentRequired\"")
@@ -3810,29 +3822,43 @@ func (s *ErrorFields) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
-func (s *ErrorPaymentRequired) Encode(e *jx.Encoder) {
+func (s ErrorPaymentRequired) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
 	e.ObjEnd()
 }
 
-// encodeFields encodes fields.
-func (s *ErrorPaymentRequired) encodeFields(e *jx.Encoder) {
-}
+// encodeFields implements json.Marshaler.
+func (s ErrorPaymentRequired) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
 
-var jsonFieldsNameOfErrorPaymentRequired = [0]string{}
+		if len(elem) != 0 {
+			e.Raw(elem)
+		}
+	}
+}
 
 // Decode decodes ErrorPaymentRequired from json.
 func (s *ErrorPaymentRequired) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode ErrorPaymentRequired to nil")
 	}
-
+	m := s.init()
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		default:
-			return d.Skip()
+		var elem jx.Raw
+		if err := func() error {
+			v, err := d.RawAppend(nil)
+			elem = jx.Raw(v)
+			if err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
 		}
+		m[string(k)] = elem
+		return nil
 	}); err != nil {
 		return errors.Wrap(err, "decode ErrorPaymentRequired")
 	}
@@ -3841,7 +3867,7 @@ func (s *ErrorPaymentRequired) Decode(d *jx.Decoder) error {
 }
 
 // MarshalJSON implements stdjson.Marshaler.
-func (s *ErrorPaymentRequired) MarshalJSON() ([]byte, error) {
+func (s ErrorPaymentRequired) MarshalJSON() ([]byte, error) {
 	e := jx.Encoder{}
 	s.Encode(&e)
 	return e.Bytes(), nil
@@ -25532,29 +25558,43 @@ func (s *NotifyNotification) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
-func (s *NotifyNotificationData) Encode(e *jx.Encoder) {
+func (s NotifyNotificationData) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
 	e.ObjEnd()
 }
 
-// encodeFields encodes fields.
-func (s *NotifyNotificationData) encodeFields(e *jx.Encoder) {
-}
+// encodeFields implements json.Marshaler.
+func (s NotifyNotificationData) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
 
-var jsonFieldsNameOfNotifyNotificationData = [0]string{}
+		if len(elem) != 0 {
+			e.Raw(elem)
+		}
+	}
+}
 
 // Decode decodes NotifyNotificationData from json.
 func (s *NotifyNotificationData) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode NotifyNotificationData to nil")
 	}
-
+	m := s.init()
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		default:
-			return d.Skip()
+		var elem jx.Raw
+		if err := func() error {
+			v, err := d.RawAppend(nil)
+			elem = jx.Raw(v)
+			if err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
 		}
+		m[string(k)] = elem
+		return nil
 	}); err != nil {
 		return errors.Wrap(err, "decode NotifyNotificationData")
 	}
@@ -25563,7 +25603,7 @@ func (s *NotifyNotificationData) Decode(d *jx.Decoder) error {
 }
 
 // MarshalJSON implements stdjson.Marshaler.
-func (s *NotifyNotificationData) MarshalJSON() ([]byte, error) {
+func (s NotifyNotificationData) MarshalJSON() ([]byte, error) {
 	e := jx.Encoder{}
 	s.Encode(&e)
 	return e.Bytes(), nil
@@ -25675,6 +25715,40 @@ func (s OptErrorFields) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptErrorFields) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ErrorPaymentRequired as json.
+func (o OptErrorPaymentRequired) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes ErrorPaymentRequired from json.
+func (o *OptErrorPaymentRequired) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptErrorPaymentRequired to nil")
+	}
+	o.Set = true
+	o.Value = make(ErrorPaymentRequired)
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptErrorPaymentRequired) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptErrorPaymentRequired) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -46080,29 +46154,43 @@ func (s *SocialEntry) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
-func (s *SocialEntryData) Encode(e *jx.Encoder) {
+func (s SocialEntryData) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
 	e.ObjEnd()
 }
 
-// encodeFields encodes fields.
-func (s *SocialEntryData) encodeFields(e *jx.Encoder) {
-}
+// encodeFields implements json.Marshaler.
+func (s SocialEntryData) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
 
-var jsonFieldsNameOfSocialEntryData = [0]string{}
+		if len(elem) != 0 {
+			e.Raw(elem)
+		}
+	}
+}
 
 // Decode decodes SocialEntryData from json.
 func (s *SocialEntryData) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode SocialEntryData to nil")
 	}
-
+	m := s.init()
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		default:
-			return d.Skip()
+		var elem jx.Raw
+		if err := func() error {
+			v, err := d.RawAppend(nil)
+			elem = jx.Raw(v)
+			if err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
 		}
+		m[string(k)] = elem
+		return nil
 	}); err != nil {
 		return errors.Wrap(err, "decode SocialEntryData")
 	}
@@ -46111,7 +46199,7 @@ func (s *SocialEntryData) Decode(d *jx.Decoder) error {
 }
 
 // MarshalJSON implements stdjson.Marshaler.
-func (s *SocialEntryData) MarshalJSON() ([]byte, error) {
+func (s SocialEntryData) MarshalJSON() ([]byte, error) {
 	e := jx.Encoder{}
 	s.Encode(&e)
 	return e.Bytes(), nil

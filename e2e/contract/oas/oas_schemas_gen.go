@@ -200,7 +200,16 @@ func (s *AuditItem) SetTarget(val string) {
 }
 
 // What the action did; depends on the action.
-type AuditItemData struct{}
+type AuditItemData map[string]jx.Raw
+
+func (s *AuditItemData) init() AuditItemData {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
 
 type Bearer struct {
 	Token string
@@ -787,8 +796,8 @@ type Error struct {
 	// SDK_VERSION_OUTDATED: the version to upgrade to.
 	MinSdkVersion OptString `json:"minSdkVersion"`
 	// PAYMENT_REQUIRED: the x402 PaymentRequired to pay (also in the PAYMENT-REQUIRED header).
-	PaymentRequired *ErrorPaymentRequired `json:"paymentRequired"`
-	RequestId       OptString             `json:"requestId"`
+	PaymentRequired OptErrorPaymentRequired `json:"paymentRequired"`
+	RequestId       OptString               `json:"requestId"`
 }
 
 // GetCode returns the value of Code.
@@ -812,7 +821,7 @@ func (s *Error) GetMinSdkVersion() OptString {
 }
 
 // GetPaymentRequired returns the value of PaymentRequired.
-func (s *Error) GetPaymentRequired() *ErrorPaymentRequired {
+func (s *Error) GetPaymentRequired() OptErrorPaymentRequired {
 	return s.PaymentRequired
 }
 
@@ -842,7 +851,7 @@ func (s *Error) SetMinSdkVersion(val OptString) {
 }
 
 // SetPaymentRequired sets the value of PaymentRequired.
-func (s *Error) SetPaymentRequired(val *ErrorPaymentRequired) {
+func (s *Error) SetPaymentRequired(val OptErrorPaymentRequired) {
 	s.PaymentRequired = val
 }
 
@@ -867,7 +876,16 @@ func (s *ErrorFields) init() ErrorFields {
 }
 
 // PAYMENT_REQUIRED: the x402 PaymentRequired to pay (also in the PAYMENT-REQUIRED header).
-type ErrorPaymentRequired struct{}
+type ErrorPaymentRequired map[string]jx.Raw
+
+func (s *ErrorPaymentRequired) init() ErrorPaymentRequired {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
 
 // ErrorStatusCode wraps Error with StatusCode.
 type ErrorStatusCode struct {
@@ -6772,7 +6790,16 @@ func (s *NotifyNotification) SetType(val string) {
 func (*NotifyNotification) patchNotificationsByIdReadRes() {}
 
 // Depends on the type.
-type NotifyNotificationData struct{}
+type NotifyNotificationData map[string]jx.Raw
+
+func (s *NotifyNotificationData) init() NotifyNotificationData {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
 
 // NewOptBool returns new OptBool with value set to v.
 func NewOptBool(v bool) OptBool {
@@ -6906,6 +6933,52 @@ func (o OptErrorFields) Get() (v ErrorFields, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptErrorFields) Or(d ErrorFields) ErrorFields {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptErrorPaymentRequired returns new OptErrorPaymentRequired with value set to v.
+func NewOptErrorPaymentRequired(v ErrorPaymentRequired) OptErrorPaymentRequired {
+	return OptErrorPaymentRequired{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptErrorPaymentRequired is optional ErrorPaymentRequired.
+type OptErrorPaymentRequired struct {
+	Value ErrorPaymentRequired
+	Set   bool
+}
+
+// IsSet returns true if OptErrorPaymentRequired was set.
+func (o OptErrorPaymentRequired) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptErrorPaymentRequired) Reset() {
+	var v ErrorPaymentRequired
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptErrorPaymentRequired) SetTo(v ErrorPaymentRequired) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptErrorPaymentRequired) Get() (v ErrorPaymentRequired, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptErrorPaymentRequired) Or(d ErrorPaymentRequired) ErrorPaymentRequired {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -11576,7 +11649,16 @@ func (s *SocialEntry) SetType(val string) {
 }
 
 // Depends on the type.
-type SocialEntryData struct{}
+type SocialEntryData map[string]jx.Raw
+
+func (s *SocialEntryData) init() SocialEntryData {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
 
 // Ref: #/components/schemas/SocialFriend
 type SocialFriend struct {
