@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -89,6 +91,14 @@ func (a *App) routes() *echo.Echo {
 			"The live WebSocket protocol (GET /ws) is described by the AsyncAPI document at /asyncapi.json.")
 	a.Docs.Tags = tagDescriptions
 	a.Docs.Schemas = settingsSchemas()
+	// The live socket's event and notice data, so that clients generated
+	// from this document have their types (the AsyncAPI document maps
+	// the names to them).
+	for _, m := range []map[string]any{a.Protocol.Events, a.Protocol.Notices} {
+		for _, name := range slices.Sorted(maps.Keys(m)) {
+			a.Docs.Components = append(a.Docs.Components, m[name])
+		}
+	}
 	r := &router{
 		e:       e,
 		app:     a,

@@ -64,14 +64,24 @@ func me(t *testing.T, c *wager.Client) api.UserProfile {
 	return *r.JSON200
 }
 
-// match starts a free rps game of rounds between two new players and
-// returns them and the game's id.
+// matchStake is the stake of the games match starts: bets and markets
+// exist on staked games only.
+const matchStake = 100_000
+
+// match starts an rps game of rounds, staked at matchStake, between two
+// new players and returns them and the game's id.
 func (s *server) match(t *testing.T, rounds int) (first, second *wager.Client, gameID string) {
 	t.Helper()
 	ctx := t.Context()
 	first, second = s.newClient(t), s.newClient(t)
+	for _, c := range []*wager.Client{first, second} {
+		fund(t, c, 1_000_000)
+		if _, err := c.Deposit(ctx, matchStake); err != nil {
+			t.Fatalf("deposit the stake: %v", err)
+		}
+	}
 	settings := map[string]any{"rounds": rounds, "roundSeconds": 120}
-	l, err := first.API.PostLobbiesWithResponse(ctx, nil, api.LobbyRequest{GameType: "rps", Settings: wager.Settings(settings)})
+	l, err := first.API.PostLobbiesWithResponse(ctx, nil, api.LobbyRequest{GameType: "rps", StakeMinor: matchStake, Settings: wager.Settings(settings)})
 	if err != nil {
 		t.Fatalf("open a lobby: %v", err)
 	}

@@ -93,8 +93,11 @@ type OpenAPI struct {
 	// Tags describes each tag the operations use.
 	Tags map[string]string
 	// Schemas are named schemas that fields refer to with the struct tag
-	// schema:"Name" (a game type's settings), added to the components.
-	Schemas map[string]any
+	// schema:"Name" (a game type's settings), added to the components,
+	// and Components Go types whose schemas are added too (the live
+	// socket's event data, for generated clients).
+	Schemas    map[string]any
+	Components []any
 
 	ops     map[string]map[string]Op // path -> method -> op
 	aliases map[string]bool          // "METHOD /openapi/path" served but documented under another path
@@ -206,6 +209,9 @@ func (o *OpenAPI) Document() map[string]any {
 	r := newReflector()
 	for name, schema := range o.Schemas {
 		r.schemas[name], r.types[name] = schema, nil
+	}
+	for _, c := range o.Components {
+		r.schema(reflect.TypeOf(c), response)
 	}
 	paths := map[string]any{}
 	ids := map[string]string{}

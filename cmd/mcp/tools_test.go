@@ -192,10 +192,19 @@ func TestSpendingCap(t *testing.T) {
 	fan := connect(t, url, key, 50_000, 60_000)
 
 	// A game to give to, between two others.
-	p1 := connect(t, url, newWallet(t), defaultMaxSpendMinor, defaultMaxSpendHourMinor)
-	p2 := connect(t, url, newWallet(t), defaultMaxSpendMinor, defaultMaxSpendHourMinor)
-	callOK[findGameOutput](t, p1, "find_or_create_game", map[string]any{})
-	game := callOK[findGameOutput](t, p2, "find_or_create_game", map[string]any{}).GameID
+	// Bets and markets exist on staked games only.
+	var players []agent
+	for range 2 {
+		k := newWallet(t)
+		fund(t, url, k, 1_000_000)
+		if _, err := sdkClient(t, url, k).Deposit(t.Context(), 100_000); err != nil {
+			t.Fatalf("deposit: %v", err)
+		}
+		players = append(players, connect(t, url, k, defaultMaxSpendMinor, defaultMaxSpendHourMinor))
+	}
+	p1, p2 := players[0], players[1]
+	callOK[findGameOutput](t, p1, "find_or_create_game", map[string]any{"stakeMinor": 100_000})
+	game := callOK[findGameOutput](t, p2, "find_or_create_game", map[string]any{"stakeMinor": 100_000}).GameID
 	if game == "" {
 		t.Fatal("no game")
 	}
@@ -324,10 +333,19 @@ func TestBetAndMarketOrder(t *testing.T) {
 		t.Fatalf("deposit: %v", err)
 	}
 	fan := connect(t, url, key, defaultMaxSpendMinor, defaultMaxSpendHourMinor)
-	p1 := connect(t, url, newWallet(t), defaultMaxSpendMinor, defaultMaxSpendHourMinor)
-	p2 := connect(t, url, newWallet(t), defaultMaxSpendMinor, defaultMaxSpendHourMinor)
-	callOK[findGameOutput](t, p1, "find_or_create_game", map[string]any{})
-	game := callOK[findGameOutput](t, p2, "find_or_create_game", map[string]any{}).GameID
+	// Bets and markets exist on staked games only.
+	var players []agent
+	for range 2 {
+		k := newWallet(t)
+		fund(t, url, k, 1_000_000)
+		if _, err := sdkClient(t, url, k).Deposit(t.Context(), 100_000); err != nil {
+			t.Fatalf("deposit: %v", err)
+		}
+		players = append(players, connect(t, url, k, defaultMaxSpendMinor, defaultMaxSpendHourMinor))
+	}
+	p1, p2 := players[0], players[1]
+	callOK[findGameOutput](t, p1, "find_or_create_game", map[string]any{"stakeMinor": 100_000})
+	game := callOK[findGameOutput](t, p2, "find_or_create_game", map[string]any{"stakeMinor": 100_000}).GameID
 	onP1 := p1.srv.client.UserID()
 
 	bet := callOK[api.PotBetResult](t, fan, "place_bet", map[string]any{"gameId": game, "onUserId": onP1, "amountMinor": 10_000})

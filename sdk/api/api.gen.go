@@ -840,6 +840,34 @@ type GameChallenge struct {
 	ToUserId string `json:"toUserId"`
 }
 
+// GameCompleted defines model for GameCompleted.
+type GameCompleted struct {
+	Draw          bool   `json:"draw"`
+	EscrowAddress string `json:"escrowAddress"`
+	FeeMinor      int64  `json:"feeMinor"`
+	GameId        string `json:"gameId"`
+
+	// PayoutMinor what the winner received; 0 after a draw or cancellation
+	PayoutMinor    int64 `json:"payoutMinor"`
+	PlayerPotMinor int64 `json:"playerPotMinor"`
+
+	// PotMinor player pot plus donations
+	PotMinor int64 `json:"potMinor"`
+
+	// Reason score, resign, timeout, abandoned, connect4, board-full
+	Reason string `json:"reason"`
+
+	// ReviewHeld the game's bets and market were held for review when it ended (the players' own payout is not held); see the game's bets and market for how the review ended
+	ReviewHeld        *bool `json:"reviewHeld,omitempty"`
+	SpectatorPotMinor int64 `json:"spectatorPotMinor"`
+
+	// Status completed, or cancelled when nobody played
+	Status string `json:"status"`
+
+	// WinnerId null for a draw or cancellation
+	WinnerId *string `json:"winnerId"`
+}
+
 // GameCurrentGame defines model for GameCurrentGame.
 type GameCurrentGame struct {
 	GameId   string `json:"gameId"`
@@ -925,6 +953,12 @@ type GameLobby struct {
 	Status string `json:"status"`
 }
 
+// GameMatched defines model for GameMatched.
+type GameMatched struct {
+	GameId   string `json:"gameId"`
+	GameType string `json:"gameType"`
+}
+
 // GameMetrics defines model for GameMetrics.
 type GameMetrics struct {
 	ActiveGames    int64 `json:"activeGames"`
@@ -934,6 +968,12 @@ type GameMetrics struct {
 
 	// VolumeLast24hMinor stakes of the games started in the last 24 hours
 	VolumeLast24hMinor int64 `json:"volumeLast24hMinor"`
+}
+
+// GameQueueRemoved defines model for GameQueueRemoved.
+type GameQueueRemoved struct {
+	LobbyId string `json:"lobbyId"`
+	Reason  string `json:"reason"`
 }
 
 // GameRematch defines model for GameRematch.
@@ -946,6 +986,34 @@ type GameRematch struct {
 
 	// Status none, requested or started
 	Status string `json:"status"`
+}
+
+// GameRematchBy defines model for GameRematchBy.
+type GameRematchBy struct {
+	UserId string `json:"userId"`
+}
+
+// GameRematchLobby defines model for GameRematchLobby.
+type GameRematchLobby struct {
+	LobbyId string `json:"lobbyId"`
+	UserId  string `json:"userId"`
+}
+
+// GameRematchLobbyNotice defines model for GameRematchLobbyNotice.
+type GameRematchLobbyNotice struct {
+	GameId  string `json:"gameId"`
+	LobbyId string `json:"lobbyId"`
+}
+
+// GameRematchNotice defines model for GameRematchNotice.
+type GameRematchNotice struct {
+	GameId string `json:"gameId"`
+	UserId string `json:"userId"`
+}
+
+// GameRematchStarted defines model for GameRematchStarted.
+type GameRematchStarted struct {
+	NewGameId string `json:"newGameId"`
 }
 
 // GameResult defines model for GameResult.
@@ -972,6 +1040,11 @@ type GameResult struct {
 	WinnerId *string `json:"winnerId"`
 }
 
+// GameResumed defines model for GameResumed.
+type GameResumed struct {
+	Deadline time.Time `json:"deadline"`
+}
+
 // GameSeat defines model for GameSeat.
 type GameSeat struct {
 	Seat     int64  `json:"seat"`
@@ -982,6 +1055,17 @@ type GameSeat struct {
 // GameSettings A game type's settings, every member optional (the defaults apply): one of the game types' settings objects. Answers carry every member.
 type GameSettings struct {
 	union json.RawMessage
+}
+
+// GameStarted defines model for GameStarted.
+type GameStarted struct {
+	GameId   string     `json:"gameId"`
+	GameType string     `json:"gameType"`
+	Players  []GameSeat `json:"players"`
+
+	// Settings A game type's settings, every member optional (the defaults apply): one of the game types' settings objects. Answers carry every member.
+	Settings   GameSettings `json:"settings"`
+	StakeMinor int64        `json:"stakeMinor"`
 }
 
 // HandshakeRequest defines model for HandshakeRequest.
@@ -1366,6 +1450,12 @@ type MoneyOnChain struct {
 	UsdcMinor int64 `json:"usdcMinor"`
 }
 
+// MoneyPlatformBalance defines model for MoneyPlatformBalance.
+type MoneyPlatformBalance struct {
+	AvailableMinor int64 `json:"availableMinor"`
+	LockedMinor    int64 `json:"lockedMinor"`
+}
+
 // MoneyPrepared defines model for MoneyPrepared.
 type MoneyPrepared struct {
 	AmountMinor int64     `json:"amountMinor"`
@@ -1432,6 +1522,22 @@ type NotifyNotification struct {
 
 	// Type friend_request, friend_accepted, challenge, game_completed, tip, achievement, referral_reward, support_reply, bet_settled, market_resolved, review_hold
 	Type string `json:"type"`
+}
+
+// NotifyPushed defines model for NotifyPushed.
+type NotifyPushed struct {
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Data depends on the type
+	Data map[string]interface{} `json:"data"`
+
+	// Id a sequence number as a string; pass the last one seen as ?before= for older ones
+	Id   string `json:"id"`
+	Read bool   `json:"read"`
+
+	// Type friend_request, friend_accepted, challenge, game_completed, tip, achievement, referral_reward, support_reply, bet_settled, market_resolved, review_hold
+	Type        string `json:"type"`
+	UnreadCount int64  `json:"unreadCount"`
 }
 
 // PaymentPrepareRequest defines model for PaymentPrepareRequest.
@@ -1526,6 +1632,16 @@ type PotBet struct {
 // PotBetStatus held: the game's end is under review, and the bet is paid once an admin releases it (as the game ended) or voids it (refunded)
 type PotBetStatus string
 
+// PotBetPlaced defines model for PotBetPlaced.
+type PotBetPlaced struct {
+	AmountMinor int64       `json:"amountMinor"`
+	Bettor      ChatUserRef `json:"bettor"`
+	OnUserId    string      `json:"onUserId"`
+	Pools       []PotPool   `json:"pools"`
+	Signature   string      `json:"signature"`
+	TotalMinor  int64       `json:"totalMinor"`
+}
+
 // PotBetResult defines model for PotBetResult.
 type PotBetResult struct {
 	AmountMinor int64  `json:"amountMinor"`
@@ -1550,6 +1666,13 @@ type PotBets struct {
 	PoolCapMinor int64     `json:"poolCapMinor"`
 	Pools        []PotPool `json:"pools"`
 	TotalMinor   int64     `json:"totalMinor"`
+}
+
+// PotDonated defines model for PotDonated.
+type PotDonated struct {
+	AmountMinor int64       `json:"amountMinor"`
+	Donor       ChatUserRef `json:"donor"`
+	Signature   string      `json:"signature"`
 }
 
 // PotDonation defines model for PotDonation.
@@ -1599,6 +1722,14 @@ type PotTransfer struct {
 	// ToAddress the wallet whose USDC token account receives the transfer
 	ToAddress string    `json:"toAddress"`
 	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// PotTransferSent defines model for PotTransferSent.
+type PotTransferSent struct {
+	AmountMinor int64  `json:"amountMinor"`
+	Kind        string `json:"kind"`
+	Signature   string `json:"signature"`
+	ToAddress   string `json:"toAddress"`
 }
 
 // ProfileRequest defines model for ProfileRequest.
@@ -1768,12 +1899,42 @@ type RpsSettings struct {
 // RpsSettingsRounds an odd whole number from 1 to 9 (best of that many decisive rounds)
 type RpsSettingsRounds int
 
+// RulesC4Forfeit defines model for RulesC4Forfeit.
+type RulesC4Forfeit struct {
+	UserId   string `json:"userId"`
+	WinnerId string `json:"winnerId"`
+}
+
 // RulesC4Move defines model for RulesC4Move.
 type RulesC4Move struct {
 	Column     int64  `json:"column"`
 	MoveNumber int64  `json:"moveNumber"`
 	Row        int64  `json:"row"`
 	UserId     string `json:"userId"`
+}
+
+// RulesC4Moved defines model for RulesC4Moved.
+type RulesC4Moved struct {
+	Column   int64   `json:"column"`
+	Deadline *string `json:"deadline"`
+
+	// Line the winning cells, when the move won
+	Line       *[][]int64 `json:"line,omitempty"`
+	MoveNumber int64      `json:"moveNumber"`
+	Row        int64      `json:"row"`
+
+	// Turn who moves next; null when the game is over
+	Turn   *string `json:"turn"`
+	UserId string  `json:"userId"`
+}
+
+// RulesC4Start defines model for RulesC4Start.
+type RulesC4Start struct {
+	Columns     int64   `json:"columns"`
+	Deadline    *string `json:"deadline"`
+	Rows        int64   `json:"rows"`
+	Turn        string  `json:"turn"`
+	TurnSeconds int64   `json:"turnSeconds"`
 }
 
 // RulesC4View defines model for RulesC4View.
@@ -1828,6 +1989,13 @@ type RulesInfo struct {
 	SettingsHelp map[string]string `json:"settingsHelp"`
 }
 
+// RulesRPSResign defines model for RulesRPSResign.
+type RulesRPSResign struct {
+	Round    int64  `json:"round"`
+	UserId   string `json:"userId"`
+	WinnerId string `json:"winnerId"`
+}
+
 // RulesRPSRound defines model for RulesRPSRound.
 type RulesRPSRound struct {
 	Choices     map[string]*string `json:"choices"`
@@ -1843,6 +2011,20 @@ type RulesRPSRound struct {
 
 	// WinnerId null for a drawn round
 	WinnerId *string `json:"winnerId"`
+}
+
+// RulesRPSRoundStart defines model for RulesRPSRoundStart.
+type RulesRPSRoundStart struct {
+	Deadline     *string `json:"deadline"`
+	Round        int64   `json:"round"`
+	RoundSeconds int64   `json:"roundSeconds"`
+}
+
+// RulesRPSSubmitted defines model for RulesRPSSubmitted.
+type RulesRPSSubmitted struct {
+	Commitment string `json:"commitment"`
+	Round      int64  `json:"round"`
+	UserId     string `json:"userId"`
 }
 
 // RulesRPSView defines model for RulesRPSView.
