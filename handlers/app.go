@@ -115,6 +115,7 @@ type App struct {
 	Protocol *web.AsyncAPI
 
 	openapiDoc, asyncapiDoc servedDocument
+	reference               docsReference
 
 	pages   []string                       // paths of the browser pages
 	details domain.SeqCache[*cachedDetail] // GET /games/:id by game id

@@ -93,7 +93,9 @@ func TestOgenClientDecodesEveryAnswerOfATour(t *testing.T) {
 		{"GET /games/{id}/donations", func() (any, error) {
 			return first.GetGamesByIdDonations(ctx, oas.GetGamesByIdDonationsParams{ID: sc.staked})
 		}},
-		{"GET /games/{id}/rematch", func() (any, error) { return first.GetGamesByIdRematch(ctx, oas.GetGamesByIdRematchParams{ID: sc.staked}) }},
+		{"GET /games/{id}/rematch", func() (any, error) {
+			return first.GetGamesByIdRematch(ctx, oas.GetGamesByIdRematchParams{ID: sc.staked})
+		}},
 		{"GET /chat/game/{id}/messages", func() (any, error) {
 			return first.GetChatByTypeByIdMessages(ctx, oas.GetChatByTypeByIdMessagesParams{Type: "game", ID: sc.staked})
 		}},
