@@ -363,6 +363,7 @@ type watchedEvent struct {
 
 type watchOutput struct {
 	GameID    string         `json:"gameId"`
+	Players   []userRef      `json:"players" jsonschema:"the game's players: the events name them by user id"`
 	Events    []watchedEvent `json:"events"`
 	Completed bool           `json:"completed" jsonschema:"the game ended during the watch"`
 	Truncated bool           `json:"truncated" jsonschema:"more events came than are returned (at most 500)"`
@@ -372,7 +373,7 @@ type watchOutput struct {
 const maxWatchedEvents = 500
 
 func (s *server) watchGame(ctx context.Context, _ *mcp.CallToolRequest, in watchInput) (*mcp.CallToolResult, watchOutput, error) {
-	out := watchOutput{GameID: in.GameID, Events: []watchedEvent{}}
+	out := watchOutput{GameID: in.GameID, Players: []userRef{}, Events: []watchedEvent{}}
 	if err := s.needWallet(); err != nil {
 		return nil, out, err
 	}
@@ -386,6 +387,11 @@ func (s *server) watchGame(ctx context.Context, _ *mcp.CallToolRequest, in watch
 	if seconds < 1 || seconds > 60 {
 		return nil, out, errors.New("VALIDATION_ERROR: seconds must be 1 to 60")
 	}
+	players, err := s.players(ctx, in.GameID)
+	if err != nil {
+		return nil, out, err
+	}
+	out.Players = players
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds)*time.Second)
 	defer cancel()
 	f, err := s.client.FollowGame(ctx, in.GameID)
