@@ -135,6 +135,41 @@ func wantPanic(t *testing.T, f func()) (msg string) {
 	return ""
 }
 
+// TestIDsThatAreNotStringsFailTheRules: an id sent as a number, a ?before=
+// cursor that is a number and a tag without a description break the
+// document's rules (API.md "Conventions"); an id with the string option
+// passes.
+func TestIDsThatAreNotStringsFailTheRules(t *testing.T) {
+	type numbered struct {
+		ID     int64 `json:"id"`
+		GameID int64 `json:"gameId"`
+	}
+	type stringed struct {
+		ID int64 `json:"id,string"`
+	}
+	o := web.NewOpenAPI("Test", "1.0.0", "")
+	o.Add(http.MethodGet, "/things", web.Op{Tag: "things", Response: []numbered{},
+		Query: []web.Param{{Name: "before", Type: "integer"}}})
+	o.Add(http.MethodGet, "/others/:id", web.Op{Tag: "things", Response: stringed{}})
+	var doc any
+	if err := json.Unmarshal(func() []byte { b, _ := json.Marshal(o.Document()); return b }(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	for _, err := range openapitest.Rules(o, doc) {
+		msgs = append(msgs, err.Error())
+	}
+	all := strings.Join(msgs, "\n")
+	for _, want := range []string{"property id is an id", "property gameId is an id", "?before= is an id", "tag things has no description"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the rules miss %q:\n%s", want, all)
+		}
+	}
+	if strings.Count(all, "property id is an id") != 1 {
+		t.Errorf("an id with the string option was refused:\n%s", all)
+	}
+}
+
 func TestTwoTypesOfOneSchemaNameFailTheDocument(t *testing.T) {
 	o := web.NewOpenAPI("Test", "1.0.0", "")
 	o.Add(http.MethodGet, "/a", web.Op{Response: Challenge{}})

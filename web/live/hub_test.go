@@ -304,6 +304,9 @@ func TestSpectatorCountsGoOutBatched(t *testing.T) {
 			if !strings.Contains(string(f), `"count":100`) {
 				t.Errorf("count frame %s, want 100 spectators", f)
 			}
+			if strings.Contains(string(f), `"seq"`) {
+				t.Errorf("count frame %s has a seq: seqs number the game's events, and presence is none", f)
+			}
 		case <-deadline:
 			done = true
 		}

@@ -43,6 +43,7 @@ func TestLoadConfigNamesInvalidVariables(t *testing.T) {
 		"REFERRAL_BPS":                    "2000,500",
 		"FEE_PAYER_DAILY_LAMPORTS":        "-1",
 		"FEE_PAYER_GLOBAL_DAILY_LAMPORTS": "2 SOL",
+		"CORS_ORIGINS":                    "https://app.example/path",
 	} {
 		_, err := LoadConfig(func(k string) string {
 			if k == name {
