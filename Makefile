@@ -5,9 +5,8 @@ GO ?= go
 export BROWSERSLIST_IGNORE_OLD_DATA := 1
 
 GENERATED_LIST = find views -name '*_templ.go'; echo static/css/app.css static/js/htmx.min.js static/js/ws.js
-GENERATED_LIST += ; echo static/js/swagger-ui-bundle.js static/js/swagger-ui-bundle.js.LICENSE.txt static/css/swagger-ui.css
 GENERATED_LIST += ; echo static/js/uplot.min.js static/css/uplot.min.css static/js/lightweight-charts.min.js
-GENERATED_LIST += ; echo sdk/openapi.json sdk/api/api.gen.go
+GENERATED_LIST += ; echo sdk/openapi.json sdk/api/api.gen.go; find e2e/contract/oas -name '*.go'
 
 .PHONY: run test setup-db setup-test generate check-generated lint
 
@@ -37,14 +36,12 @@ generate: node_modules/.installed
 	npx tailwindcss -c tailwind.config.js -i static/tailwind.css -o static/css/app.css --minify 2>/dev/null
 	cp node_modules/htmx.org/dist/htmx.min.js static/js/htmx.min.js
 	cp node_modules/htmx-ext-ws/dist/ws.js static/js/ws.js
-	cp node_modules/swagger-ui-dist/swagger-ui-bundle.js static/js/swagger-ui-bundle.js
-	cp node_modules/swagger-ui-dist/swagger-ui.css static/css/swagger-ui.css
-	cp node_modules/swagger-ui-dist/swagger-ui-bundle.js.LICENSE.txt static/js/swagger-ui-bundle.js.LICENSE.txt
 	cp node_modules/uplot/dist/uPlot.iife.min.js static/js/uplot.min.js
 	cp node_modules/uplot/dist/uPlot.min.css static/css/uplot.min.css
 	cp node_modules/lightweight-charts/dist/lightweight-charts.standalone.production.js static/js/lightweight-charts.min.js
 	$(GO) run ./cmd/server -openapi sdk/openapi.json
 	cd sdk && $(GO) tool oapi-codegen -config oapi-codegen.yaml openapi.json
+	$(GO) tool ogen -config e2e/contract/ogen.yml -target e2e/contract/oas -package oas -clean -loglevel error sdk/openapi.json
 
 check-generated:
 	@before=$$( { $(GENERATED_LIST); } | tr ' ' '\n' | sort | xargs sha256sum | sha256sum ); \

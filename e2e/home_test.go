@@ -34,7 +34,7 @@ func TestHomeAndDocs(t *testing.T) {
 	if _, err := page.Goto("/docs"); err != nil {
 		t.Fatalf("open docs: %v", err)
 	}
-	ops := page.GetByTestId("doc-op")
+	ops := page.Locator("details[data-op]")
 	if err := expect.Locator(ops.First()).ToBeVisible(); err != nil {
 		t.Errorf("docs operations: %v", err)
 	}

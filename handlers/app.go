@@ -107,6 +107,8 @@ type Options struct {
 	// CountryHeader names the header in which a trusted proxy tells the
 	// client's country (empty: none).
 	CountryHeader string
+	// CORSOrigins may call the API from browsers, with bearer tokens.
+	CORSOrigins []string
 }
 
 // App is the HTTP side of the server: every route and its handler.
@@ -115,6 +117,11 @@ type App struct {
 	Options
 	Echo *echo.Echo
 	Docs *web.OpenAPI
+	// Protocol describes the live socket (GET /asyncapi.json).
+	Protocol *web.AsyncAPI
+
+	openapiDoc, asyncapiDoc servedDocument
+	reference               docsReference
 
 	pages   []string                       // paths of the browser pages
 	details domain.SeqCache[*cachedDetail] // GET /games/:id by game id
@@ -133,6 +140,7 @@ type App struct {
 func New(s Services, o Options, log *slog.Logger) *App {
 	a := &App{Services: s, Options: o, log: log, now: domain.SystemClock, metrics: web.NewMetrics(), started: time.Now()}
 	a.details = domain.SeqCache[*cachedDetail]{Latest: s.Live.LatestSeq, MaxAge: game.ReadCacheAge, Size: 10_000}
+	a.Protocol = a.LiveProtocol()
 	a.Echo = a.routes()
 	if s.Money != nil && s.Money.FeePayerGlobalDaily > 0 {
 		a.metrics.Gauge("fee_payer_global_budget_left_lamports",
@@ -214,11 +222,15 @@ func (a *App) Operations() http.Handler {
 // returns its OpenAPI document: the one GET /openapi.json serves with the
 // same options, for writing it out without a database, a chain or a
 // listening server. The routes are registered, never called.
-func Document(o Options) *web.OpenAPI {
+func Document(o Options) *web.OpenAPI { return Documents(o).Docs }
+
+// Documents returns the handlers of o, without services, for their
+// documents: Docs (the OpenAPI document) and Protocol (the AsyncAPI one).
+func Documents(o Options) *App {
 	if o.MinSDKVersion == "" {
 		o.MinSDKVersion = "1.0.0"
 	}
 	limiter := payments.NewLimiter(nil, domain.SystemClock, 1, time.Minute, nil)
 	s := Services{Payments: payments.New(nil, nil, nil, limiter, domain.SystemClock, slog.New(slog.DiscardHandler), payments.Config{})}
-	return New(s, o, slog.New(slog.DiscardHandler)).Docs
+	return New(s, o, slog.New(slog.DiscardHandler))
 }

@@ -20,7 +20,7 @@ func (a *App) auditRoutes(r *router) {
 		Description: "Flag changes, support answers and closes, integrity releases and voids, each recorded in the action's own transaction. " +
 			"The log is append-only: the database refuses to change or delete an entry.",
 		Response: []audit.Item{},
-		Query:    []web.Param{web.PageLimit, {Name: "before", Description: "an entry's id: only older ones (the last id of the previous page)"}}})
+		Query:    []web.Param{web.PageLimit, web.PageBefore("an entry's id: only older ones (the last id of the previous page)")}})
 	r.page(http.MethodGet, auditPagePath, a.auditPage)
 }
 

@@ -11,8 +11,8 @@ import (
 
 // chatRoutes registers game chat, direct messages and blocks.
 func (a *App) chatRoutes(r *router) {
-	paging := []web.Param{{Name: "limit", Description: "1-200, default 50"},
-		{Name: "before", Description: "a message id: only older ones (the last id of the previous page)"}}
+	paging := []web.Param{web.PageLimit,
+		web.PageBefore("a message id: only older ones (the last id of the previous page)")}
 	r.json(http.MethodPost, "/chat/:type/:id/messages", a.sendChat, web.Op{Tag: "chat", Auth: web.AuthRequired,
 		Status: http.StatusCreated, Summary: "Send a message to a game's chat (type game, id the game) or to a user (type dm, id the user)",
 		Description: "1 to 500 characters after control characters (except newlines) and surrounding spaces are removed; stored as typed, not HTML-escaped. " +
@@ -27,8 +27,8 @@ func (a *App) chatRoutes(r *router) {
 		Response:    []chat.Message{}, Query: paging, Errors: []int{http.StatusBadRequest, http.StatusNotFound}})
 	r.json(http.MethodGet, "/chat/dm/threads", a.chatThreads, web.Op{Tag: "chat", Auth: web.AuthRequired,
 		Summary: "Your direct-message conversations, most recent first, with unread counts", Response: []chat.Thread{},
-		Query: []web.Param{{Name: "limit", Description: "1-200, default 50"},
-			{Name: "before", Description: "lastMessage.id of the previous page's last thread"}}})
+		Query: []web.Param{web.PageLimit,
+			web.PageBefore("lastMessage.id of the previous page's last thread")}})
 	r.json(http.MethodPost, "/users/:id/block", a.blockUser(true), web.Op{Tag: "chat", Auth: web.AuthRequired,
 		Summary: "Block a user: no direct messages either way", Response: BlockState{},
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound}})

@@ -76,7 +76,7 @@ func (a *App) liveList(ctx context.Context) ([]game.LiveGame, error) {
 type LobbyRequest struct {
 	GameType   string          `json:"gameType" doc:"see GET /games/available"`
 	StakeMinor int64           `json:"stakeMinor" minimum:"0" maximum:"100000000000" doc:"per player; 0 for a free game"`
-	Settings   json.RawMessage `json:"settings,omitempty" type:"object" doc:"rps: {rounds: odd 1-9 (3), roundSeconds: 3-120 (20)}; connect4: {turnSeconds: 5-300 (30)}"`
+	Settings   json.RawMessage `json:"settings,omitempty" schema:"GameSettings" doc:"the game type's settings; omit for the defaults"`
 }
 
 func (a *App) createLobby(c echo.Context) error {
@@ -227,7 +227,7 @@ type ChallengeRequest struct {
 	ToUsername string          `json:"toUsername,omitempty" doc:"instead of toUserId"`
 	GameType   string          `json:"gameType"`
 	StakeMinor int64           `json:"stakeMinor" minimum:"0" maximum:"100000000000"`
-	Settings   json.RawMessage `json:"settings,omitempty" type:"object"`
+	Settings   json.RawMessage `json:"settings,omitempty" schema:"GameSettings" doc:"the game type's settings; omit for the defaults"`
 }
 
 func (a *App) createChallenge(c echo.Context) error {

@@ -401,7 +401,9 @@ func TestResumeBySeqReturnsExactlyTheMissedEvents(t *testing.T) {
 	const seen = 3
 	ws := dialWS(t, srv, tokenOf(p1))
 	ws.send(map[string]any{"type": "join-game", "gameId": game, "lastSeq": seen})
-	ws.next("joined")
+	if r := ws.next("resumed"); int(r["seq"].(float64)) != seen {
+		t.Fatalf("resumed: %v, want seq %d", r, seen)
+	}
 	var got []int
 	for len(got) < len(all)-seen {
 		got = append(got, int(ws.next("event")["seq"].(float64)))

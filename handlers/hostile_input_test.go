@@ -46,7 +46,7 @@ func apiRoutes(t *testing.T, a *testApp) []apiRoute {
 	}
 	var out []apiRoute
 	for _, rt := range a.HTTP.Echo.Routes() {
-		if !a.HTTP.Docs.Has(rt.Method, rt.Path) || otherProtocol[rt.Path] != "" {
+		if !a.HTTP.Docs.Has(rt.Method, rt.Path) || a.HTTP.Docs.Aliased(rt.Method, rt.Path) || otherProtocol[rt.Path] != "" {
 			continue
 		}
 		op, ok := ops[rt.Method+" "+web.OpenAPIPath(rt.Path)]

@@ -51,29 +51,6 @@ func (a *App) pageFor(c echo.Context, title string) views.Page {
 	return p
 }
 
-func (a *App) docsPage(c echo.Context) error {
-	var groups []views.DocGroup
-	for _, op := range a.Docs.Operations() {
-		if len(groups) == 0 || groups[len(groups)-1].Tag != op.Tag {
-			groups = append(groups, views.DocGroup{Tag: op.Tag})
-		}
-		g := &groups[len(groups)-1]
-		status := op.Status
-		if status == 0 {
-			status = http.StatusOK
-		}
-		auth := string(op.Auth)
-		if auth == "" {
-			auth = string(web.AuthNone)
-		}
-		g.Ops = append(g.Ops, views.DocOp{
-			Method: op.Method, Path: op.Path, Summary: op.Summary, Description: op.Description,
-			Auth: auth, Status: http.StatusText(status),
-		})
-	}
-	return web.Render(c, http.StatusOK, views.Docs(a.pageFor(c, "API reference"), groups))
-}
-
 // serveStatic serves the embedded assets. A request that names the
 // current content hash (?v=) may be cached for a year.
 func serveStatic(c echo.Context) error {

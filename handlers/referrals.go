@@ -26,7 +26,7 @@ func (a *App) referralRoutes(r *router) {
 			Min: web.Bound(1), Max: web.Bound(referrals.Levels), Default: 1}, web.PageLimit}})
 	r.json(http.MethodGet, "/referrals/me/rewards", a.myReferralRewards, web.Op{Tag: "referrals", Auth: web.AuthRequired,
 		Summary: "Your referral rewards, newest first", Response: []referrals.Reward{},
-		Query: []web.Param{web.PageLimit, {Name: "before", Description: "the id of the previous page's last reward"}}})
+		Query: []web.Param{web.PageLimit, web.PageBefore("the id of the previous page's last reward")}})
 	r.json(http.MethodPost, "/referrals/me/claim", a.claimReferralRewards, web.Op{Tag: "referrals", Auth: web.AuthRequired,
 		Summary:     "Move all your pending rewards to your available balance",
 		Description: "All at once; claims sent at the same time pay once. Nothing pending answers claimedMinor 0.",

@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,7 +71,7 @@ func (a *App) routes() *echo.Echo {
 
 	policy := web.VersionPolicy{APIVersion: APIVersion, MinSDK: a.MinSDKVersion,
 		GraceUntil: a.SDKGraceUntil, Now: a.now}
-	e.Pre(pagesForBrowsers)
+	e.Pre(web.CORS(a.CORSOrigins), web.HeadAsGet, pagesForBrowsers)
 	e.Use(
 		web.SecurityHeaders,
 		middleware.RequestID(),
@@ -83,7 +85,21 @@ func (a *App) routes() *echo.Echo {
 	)
 
 	a.Docs = web.NewOpenAPI("Wager Arena API", APIVersion,
-		"Head-to-head games for USDC stakes on Solana, with spectators, chat and donations.")
+		"Head-to-head games for USDC stakes on Solana, with spectators, chat and donations. "+
+			"Every id is a string, and a path parameter takes exactly the string a response gave. "+
+			"Long lists take ?limit= (1-200, default 50) and ?before=<the id of the last item seen>; leaderboards take ?offset= instead. "+
+			"Every GET route also answers HEAD. Origins listed in CORS_ORIGINS may call the API from a browser with a bearer token (never cookies). "+
+			"The live WebSocket protocol (GET /ws) is described by the AsyncAPI document at /asyncapi.json.")
+	a.Docs.Tags = tagDescriptions
+	a.Docs.Schemas = settingsSchemas()
+	// The live socket's event and notice data, so that clients generated
+	// from this document have their types (the AsyncAPI document maps
+	// the names to them).
+	for _, m := range []map[string]any{a.Protocol.Events, a.Protocol.Notices} {
+		for _, name := range slices.Sorted(maps.Keys(m)) {
+			a.Docs.Components = append(a.Docs.Components, m[name])
+		}
+	}
 	r := &router{
 		e:       e,
 		app:     a,
@@ -104,7 +120,10 @@ func (a *App) routes() *echo.Echo {
 	r.ops(http.MethodGet, "/feature-flags", a.featureFlags, web.Op{Summary: "Feature flags by name",
 		Response: map[string]bool{}})
 	r.ops(http.MethodGet, "/openapi.json", a.openAPI, web.Op{Summary: "This API as an OpenAPI 3.1 document",
-		Response: map[string]any{}})
+		Description: "gzip-encoded for clients that accept it.", Response: map[string]any{}, ETag: true})
+	r.ops(http.MethodGet, "/asyncapi.json", a.asyncAPI, web.Op{Summary: "The live socket (GET /ws) as an AsyncAPI 3.0 document",
+		Description: "Every client message and every frame: joined, resumed, each game event with its data, each personal notice, resync, error. " +
+			"gzip-encoded for clients that accept it.", Response: map[string]any{}, ETag: true})
 	e.GET("/static/*", serveStatic)
 
 	// Sign-in: open to admin wallets during maintenance (the handlers check).
@@ -130,8 +149,12 @@ func (a *App) routes() *echo.Echo {
 		Query: []web.Param{{Name: "username", Required: true, Description: "at least 2 characters, any case", MinLength: 2}}})
 	r.json(http.MethodGet, "/users/me", a.me, web.Op{Tag: "users", Auth: web.AuthRequired,
 		Summary: "The signed-in user's profile", Response: MyProfile{}})
-	r.json(http.MethodGet, "/users/username/:username", a.userByUsername, web.Op{Tag: "users", Auth: web.AuthNone,
-		Summary: "Public profile by username", Response: UserProfile{}, Errors: []int{http.StatusNotFound}})
+	// Documented at /usernames/{username}: /users/username/{username} would
+	// be ambiguous with /users/{id}/... in the document.
+	r.json(http.MethodGet, "/usernames/:username", a.userByUsername, web.Op{Tag: "users", Auth: web.AuthNone,
+		Summary: "Public profile by username", Description: "Also served at /users/username/{username}.",
+		Response: UserProfile{}, Errors: []int{http.StatusNotFound}})
+	r.alias(http.MethodGet, "/users/username/:username", a.userByUsername, web.AuthNone)
 	r.json(http.MethodGet, "/users/:id", a.userByID, web.Op{Tag: "users", Auth: web.AuthNone,
 		Summary: "Public profile by id", Response: UserProfile{}, Errors: []int{http.StatusNotFound}})
 	r.json(http.MethodPatch, "/users/me/profile", a.updateProfile, web.Op{Tag: "users", Auth: web.AuthRequired,
@@ -170,7 +193,7 @@ func (a *App) routes() *echo.Echo {
 	r.json(http.MethodGet, "/games/:id", a.gameMetadata, web.Op{Tag: "games", Auth: web.AuthNone,
 		Summary:     "Public game metadata; result and history once completed",
 		Description: "Includes the escrow address, the pot, and the settlement's on-chain transfers, so anyone can check the payout on chain.",
-		Response:    GameDetail{}, Errors: []int{http.StatusNotFound}})
+		Response:    GameDetail{}, Errors: []int{http.StatusNotFound}, ETag: true})
 	r.json(http.MethodPost, "/games/:id/donations/prepare", a.prepareDonation, moneyIn(web.Op{Tag: "spectate", Auth: web.AuthRequired,
 		Summary:     "Prepare a donation from your wallet into the game's escrow",
 		Description: "Spectators of an active game only (403 for its players); at least 10000 minor units. Sign the transaction and submit it.",
@@ -216,13 +239,13 @@ func (a *App) routes() *echo.Echo {
 	r.json(http.MethodGet, "/games/:id/market/orders", a.marketOrders, web.Op{Tag: "market", Auth: web.AuthRequired,
 		Summary: "Your orders in the game's market, open ones first, then newest first", Response: []market.Order{},
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-		Query:  []web.Param{web.PageLimit, {Name: "before", Description: "an order's id: only the orders listed after it (the last id of the previous page)"}}})
+		Query:  []web.Param{web.PageLimit, web.PageBefore("an order's id: only the orders listed after it (the last id of the previous page)")}})
 	r.json(http.MethodGet, "/games/:id/market/trades", a.marketTrades, web.Op{Tag: "market", Auth: web.AuthNone,
 		Summary: "The game's trades, newest first, for price charts", Response: []market.Trade{},
 		Description: "Each trade as its taker saw it: the player whose shares the taker bought or sold and the price per share; " +
 			"the other player's price is 1000000 less it.",
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-		Query:  []web.Param{web.PageLimit, {Name: "before", Description: "a trade's id: only older ones", Type: "integer", Min: web.Bound(1)}}})
+		Query:  []web.Param{web.PageLimit, web.PageBefore("a trade's id: only older ones (the last id of the previous page)")}})
 	r.json(http.MethodPost, "/games/:id/market/redeem", a.redeemShares, web.Op{Tag: "market", Auth: web.AuthRequired,
 		Summary: "Redeem your shares in the resolved market to your available balance",
 		Description: "Pays once: a share of the winner 1000000, of the loser 0, each 500000 after a draw or a cancellation; " +
@@ -233,7 +256,7 @@ func (a *App) routes() *echo.Echo {
 	r.json(http.MethodGet, "/games/:id/donations", a.gameDonations, web.Op{Tag: "spectate", Auth: web.AuthNone,
 		Summary: "The game's donations, newest first", Response: []pot.Donation{}, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 		Query: []web.Param{web.PageLimit,
-			{Name: "before", Description: "a donation's signature: only older ones (the last signature of the previous page)"}}})
+			web.PageBefore("a donation's signature: only older ones (the last signature of the previous page)")}})
 	r.json(http.MethodGet, "/games/:id/state", a.gameState, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary:     "Game state, the same for players and spectators",
 		Description: "Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their reveal. 409 GAME_NOT_ACTIVE when the game is not active.",
@@ -324,7 +347,7 @@ func (a *App) routes() *echo.Echo {
 		Header:    []web.Param{{Name: "Idempotency-Key", MaxLength: 255, Description: "makes retries safe"}}})
 	r.json(http.MethodGet, "/wallets/me/transactions", a.walletHistory, web.Op{Tag: "wallet", Auth: web.AuthRequired,
 		Summary: "Your wallet history, newest first", Response: ActivityPage{},
-		Query: []web.Param{web.PageLimit, {Name: "before", Description: "nextBefore of the previous page", Type: "integer", Min: web.Bound(1)}}})
+		Query: []web.Param{web.PageLimit, web.PageBefore("nextBefore of the previous page")}})
 	if a.DevFaucet {
 		r.json(http.MethodPost, "/dev/faucet", a.faucet, web.Op{Tag: "dev", Auth: web.AuthNone,
 			Summary: "Test USDC and SOL on the embedded chain (DEV_FAUCET=true only)", Request: FaucetRequest{},
@@ -389,6 +412,46 @@ func (a *App) routes() *echo.Echo {
 	return e
 }
 
+// tagDescriptions describe the tags of the OpenAPI document.
+var tagDescriptions = map[string]string{
+	"operations":   "Health, versions, feature flags and the API's own documents: never refused for an old SDK or during maintenance.",
+	"auth":         "Signing in with a Solana wallet's signature, and signing out.",
+	"users":        "Profiles, images, blocks and who a user is.",
+	"games":        "Game types, lobbies and matchmaking, challenges, rematches, a game's state, events and moves.",
+	"spectate":     "Watching: live games, the WebSocket, donations and betting pools.",
+	"market":       "A game's prediction market: orders, the book, trades, positions and redemption.",
+	"chat":         "Game chat and direct messages.",
+	"social":       "Friends, notifications, achievements and the activity feed.",
+	"tips":         "Tips from one wallet to another, on chain.",
+	"leaderboards": "Rankings by winnings and by rating.",
+	"referrals":    "Referral codes, the referral tree and its rewards.",
+	"support":      "Support tickets and their messages.",
+	"payments":     "HTTP 402: paying the x402 charge of a request past its abuse threshold.",
+	"wallet":       "Platform balance, deposits, transfers, withdrawals and the wallet's history.",
+	"admin":        "Staff only: feature flags, reconciliation, support queue, integrity reviews and the audit log.",
+	"dev":          "The embedded development chain (DEV_FAUCET=true only).",
+}
+
+// settingsSchemas are the named schemas of game settings: one per game
+// type with the limits its rules enforce, and GameSettings, any of them.
+func settingsSchemas() map[string]any {
+	out := map[string]any{}
+	var variants []any
+	for _, info := range rules.Available() {
+		s, ok := rules.SettingsSchema(info.GameType)
+		if !ok {
+			continue
+		}
+		name := strings.ToUpper(info.GameType[:1]) + info.GameType[1:] + "Settings" // RpsSettings
+		out[name] = s
+		variants = append(variants, map[string]any{"$ref": "#/components/schemas/" + name})
+	}
+	out["GameSettings"] = map[string]any{"oneOf": variants,
+		"description": "A game type's settings, every member optional (the defaults apply): one of the game types' settings objects. " +
+			"Answers carry every member."}
+	return out
+}
+
 // uploadRoutes take multipart bodies up to the image limit instead of the
 // JSON limit.
 var uploadRoutes = map[string]bool{
@@ -440,6 +503,17 @@ func (r *router) json(method, path string, h echo.HandlerFunc, op web.Op) {
 	}
 	r.e.Add(method, path, h, mw...)
 	r.docs.Add(method, path, op)
+}
+
+// alias registers another address of a JSON route documented elsewhere,
+// with the same middleware.
+func (r *router) alias(method, path string, h echo.HandlerFunc, auth web.Auth) {
+	mw := append(limitFor(path), web.MarkAPI, r.version, r.authn(auth), r.maintenance)
+	if charge := r.abuse(method, path, auth); charge != nil {
+		mw = append(mw, charge)
+	}
+	r.e.Add(method, path, h, mw...)
+	r.docs.Alias(method, path)
 }
 
 // ops registers an operational JSON route that stays available to every

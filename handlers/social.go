@@ -31,12 +31,12 @@ func (a *App) socialRoutes(r *router) {
 		Errors: []int{http.StatusNotFound}})
 	r.json(http.MethodGet, "/friends/requests/incoming", a.incomingFriends, web.Op{Tag: "social", Auth: web.AuthRequired,
 		Summary: "Friend requests waiting for your answer, newest first", Response: []social.Incoming{},
-		Query: []web.Param{{Name: "limit", Description: "1-200, default 50"}}})
+		Query: []web.Param{web.PageLimit}})
 	r.json(http.MethodGet, "/friends/:userId", a.friendsOf, web.Op{Tag: "social", Auth: web.AuthRequired,
 		Summary:  "A user's friends, most recent friendship first, with who is online and playing",
 		Response: []social.Friend{}, Errors: []int{http.StatusNotFound},
-		Query: []web.Param{{Name: "limit", Description: "1-200, default 50"},
-			{Name: "before", Description: "the userId of the previous page's last friend"}}})
+		Query: []web.Param{web.PageLimit,
+			web.PageBefore("the userId of the previous page's last friend")}})
 
 	r.json(http.MethodGet, "/achievements", a.achievements, web.Op{Tag: "social", Auth: web.AuthOptional,
 		Summary: "Every achievement there is", Response: []social.Achievement{}})
@@ -49,14 +49,14 @@ func (a *App) socialRoutes(r *router) {
 		Description: "Games won, donations, tips, achievements and bets won; nothing private. New entries also reach open sockets as " +
 			"{type: notice, notice: activity, data: <the entry>}, at most 5 a second per server: this list has every one.",
 		Response: []social.Entry{},
-		Query:    []web.Param{{Name: "limit", Description: "1-200, default 50"}, {Name: "before", Description: "an id: only older entries"}}})
+		Query:    []web.Param{web.PageLimit, web.PageBefore("an id: only older entries")}})
 
 	r.json(http.MethodGet, "/notifications", a.notifications, web.Op{Tag: "social", Auth: web.AuthRequired,
 		Summary:     "Your notifications, newest first",
 		Description: "The X-Unread-Count response header carries how many are unread in all. New ones also reach your sockets as {type: notice, notice: notification, data}.",
 		Response:    []notify.Notification{},
-		Query: []web.Param{{Name: "unread", Description: "true for the unread ones only"},
-			{Name: "limit", Description: "1-200, default 50"}, {Name: "before", Description: "an id: only older ones"}}})
+		Query: []web.Param{{Name: "unread", Type: "boolean", Description: "true for the unread ones only"},
+			web.PageLimit, web.PageBefore("an id: only older ones")}})
 	r.json(http.MethodPatch, "/notifications/:id/read", a.readNotification, web.Op{Tag: "social", Auth: web.AuthRequired,
 		Summary: "Mark one notification read", Response: notify.Notification{}, Errors: []int{http.StatusNotFound}})
 	r.json(http.MethodPost, "/notifications/read-all", a.readAllNotifications, web.Op{Tag: "social", Auth: web.AuthRequired,

@@ -41,7 +41,7 @@ func (a *testApp) friends(t *testing.T, p player, of string, query string) []fri
 
 // notification is one line of GET /notifications.
 type notification struct {
-	ID   int64          `json:"id"`
+	ID   int64          `json:"id,string"`
 	Type string         `json:"type"`
 	Data map[string]any `json:"data"`
 	Read bool           `json:"read"`
@@ -322,7 +322,7 @@ func (a *testApp) achievementIDs(t *testing.T, userID string) []string {
 
 // feedEntry is one line of GET /activity/feed.
 type feedEntry struct {
-	ID    int64  `json:"id"`
+	ID    int64  `json:"id,string"`
 	Type  string `json:"type"`
 	Actor struct {
 		UserID   string `json:"userId"`

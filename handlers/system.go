@@ -45,10 +45,6 @@ func (a *App) featureFlags(c echo.Context) error {
 	return c.JSON(http.StatusOK, a.Flags.Snapshot())
 }
 
-func (a *App) openAPI(c echo.Context) error {
-	return c.JSON(http.StatusOK, a.Docs.Document())
-}
-
 // MaintenanceStatus is the answer of GET /service_check_maintenance.
 type MaintenanceStatus struct {
 	Maintenance       bool            `json:"maintenance"`

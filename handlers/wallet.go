@@ -114,7 +114,7 @@ func (a *App) withdraw(c echo.Context) error {
 // ActivityPage is one page of wallet history.
 type ActivityPage struct {
 	Items      []money.Activity `json:"items"`
-	NextBefore *int64           `json:"nextBefore" doc:"pass as ?before= for the next page; null on the last page"`
+	NextBefore *string          `json:"nextBefore" doc:"the id to pass as ?before= for the next page; null on the last page"`
 }
 
 func (a *App) walletHistory(c echo.Context) error {
@@ -128,7 +128,8 @@ func (a *App) walletHistory(c echo.Context) error {
 	}
 	page := ActivityPage{Items: items}
 	if len(items) == limit {
-		page.NextBefore = &items[len(items)-1].ID
+		next := strconv.FormatInt(items[len(items)-1].ID, 10)
+		page.NextBefore = &next
 	}
 	return c.JSON(http.StatusOK, page)
 }

@@ -87,7 +87,7 @@ func TestSignInAndRenewal(t *testing.T) {
 		t.Fatalf("anonymous GET /users/me: %v, want a 401 UNAUTHORIZED *APIError", err)
 	}
 	// API errors in general.
-	_, err = anon.API.GetGamesByIdWithResponse(t.Context(), uuid.New(), nil)
+	_, err = anon.API.GetGamesByIdWithResponse(t.Context(), uuid.NewString(), nil)
 	if !errors.As(err, &ae) || ae.Status != http.StatusNotFound || ae.Code != "NOT_FOUND" || ae.Message == "" {
 		t.Fatalf("an unknown game: %v, want a 404 NOT_FOUND *APIError", err)
 	}
@@ -330,7 +330,7 @@ func TestFollowGameAcrossDisconnects(t *testing.T) {
 
 	// Every recorded event after the join, once, in order.
 	after := joined.Seq
-	r, err := watcher.API.GetGamesByIdEventsWithResponse(t.Context(), uuid.MustParse(game), &api.GetGamesByIdEventsParams{After: &after})
+	r, err := watcher.API.GetGamesByIdEventsWithResponse(t.Context(), game, &api.GetGamesByIdEventsParams{After: &after})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/gagliardetto/solana-go"
 
 	wager "wager/sdk"
+	"wager/sdk/api"
 )
 
 // Sign in with a wallet, find a live game and follow it to its end.
@@ -29,5 +30,33 @@ func Example() {
 	}
 	for ev := range f.Events { // closes after game:completed
 		fmt.Println(ev.Seq, ev.Name, string(ev.Data))
+	}
+}
+
+// A bot that plays one free game of rock, paper, scissors: it is told of
+// its match, plays rock every round, and says whether it won.
+func Example_bot() {
+	ctx := context.Background()
+	c, err := wager.New("http://localhost:8080", wager.WithWallet(solana.NewWallet().PrivateKey), wager.WithAppID("rock-bot"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	gameID, err := c.FindOrCreateGame(ctx, "rps", 0, map[string]any{"rounds": 3})
+	if err != nil {
+		log.Fatal(err)
+	}
+	f, err := c.FollowGame(ctx, gameID)
+	if err != nil {
+		log.Fatal(err)
+	}
+	c.Move(ctx, gameID, "rock") // the first round has started by now
+	for ev := range f.Events {
+		switch p, _ := ev.Payload(); p := p.(type) {
+		case *api.RulesRPSRoundStart:
+			c.Move(ctx, gameID, "rock")
+		case *api.GameCompleted:
+			won := p.WinnerId != nil && *p.WinnerId == c.UserID()
+			fmt.Println("won:", won, "payout:", p.PayoutMinor)
+		}
 	}
 }

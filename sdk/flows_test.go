@@ -5,15 +5,13 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/google/uuid"
-
 	wager "wager/sdk"
 	"wager/sdk/api"
 )
 
 func TestPreparedTransactionFlows(t *testing.T) {
 	s := startServer(t, nil)
-	first, _, game := s.stakedMatch(t, 3, 100_000)
+	first, _, game := s.match(t, 3)
 	fan := s.newClient(t)
 	fund(t, fan, 1_000_000)
 	ctx := t.Context()
@@ -39,7 +37,7 @@ func TestPreparedTransactionFlows(t *testing.T) {
 	if err != nil || tip.Signature == "" || tip.Message == nil {
 		t.Fatalf("Tip: %+v %v", tip, err)
 	}
-	pot, err := fan.API.GetGamesByIdPotWithResponse(ctx, uuid.MustParse(game), nil)
+	pot, err := fan.API.GetGamesByIdPotWithResponse(ctx, game, nil)
 	if err != nil || pot.JSON200.SpectatorPotMinor != 30_000 {
 		t.Fatalf("pot after the donation: %+v %v", pot.JSON200, err)
 	}

@@ -22,9 +22,9 @@ const (
 	// state when following began (as GET /games/:id/state) and Seq the
 	// seq of that state; the events that follow have higher seqs.
 	EventJoined = "joined"
-	// EventSpectators is the spectator count ({count}). It is presence,
-	// not a stored event: its Seq is that of the last event before it,
-	// it may repeat, and it is not replayed after a reconnect.
+	// EventSpectators is the spectator count (*Spectators). It is
+	// presence, not a stored event: it has no seq (Seq is 0), it may
+	// repeat, and it is not replayed after a reconnect.
 	EventSpectators = "game:spectators"
 	// EventCompleted ends a game; the channel closes after it.
 	EventCompleted = "game:completed"
@@ -100,12 +100,8 @@ func (c *Client) FollowGame(ctx context.Context, gameID string) (*Follow, error)
 	if err != nil {
 		return nil, err
 	}
-	var st struct {
-		Seq int64 `json:"seq"`
-	}
-	json.Unmarshal(joined.State, &st)
-	f.last = st.Seq
-	out <- Event{GameID: gameID, Seq: st.Seq, Name: EventJoined, Data: joined.State}
+	f.last = joined.Seq // the state's: only later events follow
+	out <- Event{GameID: gameID, Seq: joined.Seq, Name: EventJoined, Data: joined.State}
 	go f.run(ctx, conn)
 	return f, nil
 }
@@ -116,7 +112,8 @@ func (c *Client) wsURL() string {
 }
 
 // connect opens a socket, joins the game after seq last and waits for the
-// answer: the joined frame, or the refusal as an *APIError.
+// answer: resumed (the events after last follow), joined (the state as of
+// its seq, then the events after it), or the refusal as an *APIError.
 func (f *Follow) connect(ctx context.Context, last int64) (*websocket.Conn, frame, error) {
 	c := f.c
 	token, err := c.validToken(ctx)
@@ -151,7 +148,7 @@ func (f *Follow) connect(ctx context.Context, last int64) (*websocket.Conn, fram
 			return nil, frame{}, fmt.Errorf("wager: joining game %s: %w", f.gameID, err)
 		}
 		switch fr.Type {
-		case "joined":
+		case "joined", "resumed":
 			return conn, fr, nil
 		case "error":
 			conn.Close()
@@ -226,11 +223,18 @@ func (f *Follow) reconnect(ctx context.Context) *websocket.Conn {
 			return nil
 		case <-time.After(wait):
 		}
-		conn, _, err := f.connect(ctx, f.last)
+		conn, fr, err := f.connect(ctx, f.last)
 		if err == nil {
 			f.mu.Lock()
 			f.reconnects++
 			f.mu.Unlock()
+			if err := f.bridge(ctx, fr); err != nil {
+				conn.Close()
+				if err != errCompleted && ctx.Err() == nil {
+					f.fail(err)
+				}
+				return nil
+			}
 			return conn
 		}
 		var ae *APIError
@@ -279,6 +283,14 @@ func (f *Follow) read(ctx context.Context, conn *websocket.Conn) (done bool) {
 		switch fr.Type {
 		case "event":
 			if err := f.deliver(ctx, fr); err != nil {
+				if err != errCompleted && ctx.Err() == nil {
+					f.fail(err)
+				}
+				return true
+			}
+		case "joined":
+			// The answer to a rejoin whose gap was too long to replay.
+			if err := f.bridge(ctx, fr); err != nil {
 				if err != errCompleted && ctx.Err() == nil {
 					f.fail(err)
 				}
@@ -372,6 +384,15 @@ func (f *Follow) catchUp(ctx context.Context, upTo int64) error {
 		}
 	}
 	return nil
+}
+
+// bridge reads over HTTP the events between the last one delivered and a
+// joined frame's state, which the socket does not replay.
+func (f *Follow) bridge(ctx context.Context, fr frame) error {
+	if fr.Type != "joined" || fr.Seq <= f.last {
+		return nil
+	}
+	return f.catchUp(ctx, fr.Seq)
 }
 
 // finish reads the rest of a game that is no longer active from its

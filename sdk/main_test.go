@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/gagliardetto/solana-go"
-	"github.com/google/uuid"
 
 	"wager/cmd/server/app"
 	"wager/db/dbtest"
@@ -65,33 +64,28 @@ func me(t *testing.T, c *wager.Client) api.MyProfile {
 	return *r.JSON200
 }
 
-// match starts a free rps game of rounds between two new players and
-// returns them and the game's id.
-func (s *server) match(t *testing.T, rounds int) (first, second *wager.Client, gameID string) {
-	t.Helper()
-	return s.stakedMatch(t, rounds, 0)
-}
+// matchStake is the stake of the games match starts: bets and markets
+// exist on staked games only.
+const matchStake = 100_000
 
-// stakedMatch is match for a stake per player, which both players deposit
-// first: bets and markets are on staked games only.
-func (s *server) stakedMatch(t *testing.T, rounds int, stake int64) (first, second *wager.Client, gameID string) {
+// match starts an rps game of rounds, staked at matchStake, between two
+// new players and returns them and the game's id.
+func (s *server) match(t *testing.T, rounds int) (first, second *wager.Client, gameID string) {
 	t.Helper()
 	ctx := t.Context()
 	first, second = s.newClient(t), s.newClient(t)
-	if stake > 0 {
-		for _, c := range []*wager.Client{first, second} {
-			fund(t, c, stake)
-			if _, err := c.Deposit(ctx, stake); err != nil {
-				t.Fatalf("deposit the stake: %v", err)
-			}
+	for _, c := range []*wager.Client{first, second} {
+		fund(t, c, 1_000_000)
+		if _, err := c.Deposit(ctx, matchStake); err != nil {
+			t.Fatalf("deposit the stake: %v", err)
 		}
 	}
 	settings := map[string]any{"rounds": rounds, "roundSeconds": 120}
-	l, err := first.API.PostLobbiesWithResponse(ctx, nil, api.LobbyRequest{GameType: "rps", StakeMinor: stake, Settings: &settings})
+	l, err := first.API.PostLobbiesWithResponse(ctx, nil, api.LobbyRequest{GameType: "rps", StakeMinor: matchStake, Settings: wager.Settings(settings)})
 	if err != nil {
 		t.Fatalf("open a lobby: %v", err)
 	}
-	lobby := uuid.MustParse(l.JSON201.Id)
+	lobby := l.JSON201.Id
 	if _, err := first.API.PostLobbiesByIdJoinQueueWithResponse(ctx, lobby, nil); err != nil {
 		t.Fatalf("first joins: %v", err)
 	}
@@ -105,7 +99,7 @@ func (s *server) stakedMatch(t *testing.T, rounds int, stake int64) (first, seco
 // move plays a move in a game.
 func move(t *testing.T, c *wager.Client, gameID, m string) {
 	t.Helper()
-	_, err := c.API.PostGamesByIdActionsWithBodyWithResponse(t.Context(), uuid.MustParse(gameID), nil, "application/json",
+	_, err := c.API.PostGamesByIdActionsWithBodyWithResponse(t.Context(), gameID, nil, "application/json",
 		strings.NewReader(`{"type": "move", "move": "`+m+`"}`))
 	if err != nil {
 		t.Fatalf("move %s: %v", m, err)

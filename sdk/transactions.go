@@ -250,7 +250,7 @@ func (c *Client) platform(ctx context.Context) (platform, error) {
 // gameEscrow returns the platform's addresses and the escrow address of
 // a game, from its public metadata, where donations and bets go; or the
 // API's error.
-func (c *Client) gameEscrow(ctx context.Context, id uuid.UUID) (platform, solana.PublicKey, error) {
+func (c *Client) gameEscrow(ctx context.Context, id string) (platform, solana.PublicKey, error) {
 	pf, err := c.platform(ctx)
 	if err != nil {
 		return pf, solana.PublicKey{}, err
@@ -276,7 +276,7 @@ func (c *Client) walletOf(ctx context.Context, userID string) (solana.PublicKey,
 	if err != nil {
 		return solana.PublicKey{}, fmt.Errorf("wager: user id %q is not a UUID", userID)
 	}
-	profile, err := c.API.GetUsersByIdWithResponse(ctx, id, nil)
+	profile, err := c.API.GetUsersByIdWithResponse(ctx, id.String(), nil)
 	if err != nil {
 		return solana.PublicKey{}, fmt.Errorf("wager: reading the recipient's wallet address: %w", err)
 	}
@@ -290,13 +290,14 @@ func (c *Client) walletOf(ctx context.Context, userID string) (solana.PublicKey,
 	return to, nil
 }
 
-// gameUUID parses a game id for the generated client.
-func gameUUID(id string) (uuid.UUID, error) {
+// gameUUID checks a game id and returns it in its canonical spelling,
+// which the escrow address derives from.
+func gameUUID(id string) (string, error) {
 	u, err := uuid.Parse(id)
 	if err != nil {
-		return u, fmt.Errorf("wager: game id %q is not a UUID", id)
+		return "", fmt.Errorf("wager: game id %q is not a UUID", id)
 	}
-	return u, nil
+	return u.String(), nil
 }
 
 // prepared checks a prepare answer.

@@ -1,6 +1,5 @@
 // Package static embeds the browser assets: the built Tailwind CSS, htmx
-// and its WebSocket extension, Swagger UI for the API reference, and the
-// site's own scripts.
+// and its WebSocket extension, and the site's own scripts.
 package static
 
 import (

@@ -49,6 +49,12 @@ func Bound(n int64) *int64 { return &n }
 var PageLimit = Param{Name: "limit", Description: "page size", Type: "integer",
 	Min: Bound(1), Max: Bound(200), Default: 50}
 
+// PageBefore is the ?before= cursor of a list: the id (a string, like
+// every id) of the last item of the previous page.
+func PageBefore(description string) Param {
+	return Param{Name: "before", Description: description, MaxLength: 200}
+}
+
 // Upload documents a multipart/form-data request body that carries one
 // file.
 type Upload struct {
@@ -76,19 +82,32 @@ type Op struct {
 	Upload     *Upload     // a multipart/form-data body (Request stays nil)
 	Responses  map[int]any // other success answers: status -> body type (nil: no body)
 	Produces   []string    // media types of a success body that is not JSON (bytes)
+	// ETag says the success answer carries an ETag and that a request
+	// whose If-None-Match names it is answered 304 without a body.
+	ETag bool
 }
 
 // OpenAPI collects operations and renders an OpenAPI 3.1 document.
 type OpenAPI struct {
 	Title, Version, Description string
+	// Tags describes each tag the operations use.
+	Tags map[string]string
+	// Schemas are named schemas that fields refer to with the struct tag
+	// schema:"Name" (a game type's settings), added to the components,
+	// and Components Go types whose schemas are added too (the live
+	// socket's event data, for generated clients).
+	Schemas    map[string]any
+	Components []any
 
-	ops map[string]map[string]Op // path -> method -> op
+	ops     map[string]map[string]Op // path -> method -> op
+	aliases map[string]bool          // "METHOD /openapi/path" served but documented under another path
 }
 
 // NewOpenAPI returns an empty document.
 func NewOpenAPI(title, version, description string) *OpenAPI {
 	return &OpenAPI{Title: title, Version: version, Description: description,
-		ops: map[string]map[string]Op{}}
+		Tags: map[string]string{}, Schemas: map[string]any{}, ops: map[string]map[string]Op{},
+		aliases: map[string]bool{}}
 }
 
 var echoParam = regexp.MustCompile(`:([A-Za-z0-9_]+)`)
@@ -106,10 +125,23 @@ func (o *OpenAPI) Add(method, echoPath string, op Op) {
 	o.ops[p][strings.ToLower(method)] = op
 }
 
-// Has reports whether the operation at an Echo route pattern is documented.
+// Alias records that an Echo route pattern serves an operation documented
+// under another path (whose description should say so): kept out of the
+// document where its path would be ambiguous with others.
+func (o *OpenAPI) Alias(method, echoPath string) {
+	o.aliases[strings.ToUpper(method)+" "+OpenAPIPath(echoPath)] = true
+}
+
+// Aliased reports whether an Echo route pattern is an Alias.
+func (o *OpenAPI) Aliased(method, echoPath string) bool {
+	return o.aliases[strings.ToUpper(method)+" "+OpenAPIPath(echoPath)]
+}
+
+// Has reports whether the operation at an Echo route pattern is documented
+// (or an Alias of one).
 func (o *OpenAPI) Has(method, echoPath string) bool {
 	_, ok := o.ops[OpenAPIPath(echoPath)][strings.ToLower(method)]
-	return ok
+	return ok || o.aliases[strings.ToUpper(method)+" "+OpenAPIPath(echoPath)]
 }
 
 // Operation is a documented operation, flattened for listing.
@@ -175,6 +207,12 @@ func pascal(s string) string {
 // ambiguous.
 func (o *OpenAPI) Document() map[string]any {
 	r := newReflector()
+	for name, schema := range o.Schemas {
+		r.schemas[name], r.types[name] = schema, nil
+	}
+	for _, c := range o.Components {
+		r.schema(reflect.TypeOf(c), response)
+	}
 	paths := map[string]any{}
 	ids := map[string]string{}
 	tags := map[string]bool{}
@@ -197,11 +235,19 @@ func (o *OpenAPI) Document() map[string]any {
 	}
 	var tagList []any
 	for _, t := range sortedKeys(tags) {
-		tagList = append(tagList, map[string]any{"name": t})
+		tag := map[string]any{"name": t}
+		if d := o.Tags[t]; d != "" {
+			tag["description"] = d
+		}
+		tagList = append(tagList, tag)
 	}
 	doc := map[string]any{
 		"openapi": "3.1.0",
-		"info":    map[string]any{"title": o.Title, "version": o.Version, "description": o.Description},
+		"info": map[string]any{"title": o.Title, "version": o.Version, "description": o.Description,
+			"license": map[string]any{"name": "Proprietary"}},
+		// Relative: the server that serves the document is the one it
+		// describes, at whatever address it was reached.
+		"servers": []any{map[string]any{"url": "/", "description": "the server that serves this document"}},
 		"paths":   paths,
 		"components": map[string]any{
 			"schemas":    r.schemas,
@@ -237,7 +283,7 @@ var errorSchema = map[string]any{
 		"fields":          map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}, "description": "VALIDATION_ERROR: the reason of each invalid field"},
 		"requestId":       map[string]any{"type": "string"},
 		"minSdkVersion":   map[string]any{"type": "string", "description": "SDK_VERSION_OUTDATED: the version to upgrade to"},
-		"paymentRequired": map[string]any{"type": "object", "description": "PAYMENT_REQUIRED: the x402 PaymentRequired to pay (also in the PAYMENT-REQUIRED header)"},
+		"paymentRequired": map[string]any{"type": "object", "additionalProperties": map[string]any{}, "description": "PAYMENT_REQUIRED: the x402 PaymentRequired to pay (also in the PAYMENT-REQUIRED header)"},
 	},
 	"description": "Code-specific members may accompany code and message.",
 }
@@ -278,17 +324,20 @@ func (r *reflector) operation(id string, op Operation) map[string]any {
 		if !ok {
 			p = Param{Name: m[1]}
 		}
-		s := p.schema()
-		if m[1] == "id" && !ok {
-			s["format"] = "uuid" // ids are UUIDs (see CanonicalIDs)
+		if p.Description == "" && (p.Name == "id" || strings.HasSuffix(p.Name, "Id")) {
+			p.Description = "an id exactly as a response gave it"
 		}
-		params = append(params, p.parameter("path", true, s))
+		params = append(params, p.parameter("path", true, p.schema()))
 	}
 	for _, q := range op.Query {
 		params = append(params, q.parameter("query", q.Required, q.schema()))
 	}
 	for _, h := range op.Header {
 		params = append(params, h.parameter("header", h.Required, h.schema()))
+	}
+	if op.ETag {
+		params = append(params, Param{Name: "If-None-Match",
+			Description: "the ETag of the answer you have: 304 without a body while it is still current"}.parameter("header", false, map[string]any{"type": "string"}))
 	}
 	out["parameters"] = params
 
@@ -299,6 +348,8 @@ func (r *reflector) operation(id string, op Operation) map[string]any {
 		out["security"] = []any{bearer, session}
 	case AuthOptional:
 		out["security"] = []any{bearer, session, map[string]any{}}
+	default:
+		out["security"] = []any{} // public: credentials are not needed
 	}
 
 	switch {
@@ -319,9 +370,15 @@ func (r *reflector) operation(id string, op Operation) map[string]any {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	responses := map[string]any{strconv.Itoa(status): r.success(status, op.Response, op.Produces)}
+	ok := r.success(status, op.Response, op.Produces)
+	responses := map[string]any{strconv.Itoa(status): ok}
 	for s, body := range op.Responses {
 		responses[strconv.Itoa(s)] = r.success(s, body, nil)
+	}
+	if op.ETag {
+		ok["headers"] = map[string]any{"ETag": map[string]any{"description": "names this version of the answer, for If-None-Match",
+			"schema": map[string]any{"type": "string"}}}
+		responses[strconv.Itoa(http.StatusNotModified)] = map[string]any{"description": "Not Modified: the answer named by If-None-Match is still current"}
 	}
 	for _, s := range op.errorStatuses() {
 		if _, taken := responses[strconv.Itoa(s)]; !taken {
@@ -401,11 +458,13 @@ func (op Operation) errorStatuses() []int {
 var errorContent = map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/Error"}}}
 
 // errorResponse refers to the shared error answer of a status (Not Found
-// is #/components/responses/NotFound).
+// is #/components/responses/NotFoundError: the suffix keeps the names
+// apart from the schemas', x402's PaymentRequired among them, which code
+// generators turn into types of one namespace).
 func (r *reflector) errorResponse(status int) map[string]any {
-	name := pascal(http.StatusText(status))
-	if name == "" {
-		name = "Status" + strconv.Itoa(status)
+	name := pascal(http.StatusText(status)) + "Error"
+	if name == "Error" {
+		name = "Status" + strconv.Itoa(status) + "Error"
 	}
 	if _, ok := r.responses[name]; !ok {
 		desc := http.StatusText(status)
@@ -666,6 +725,12 @@ func (r *reflector) structSchema(t reflect.Type, dir direction) map[string]any {
 		if asString(opts) && isScalar(ft) {
 			ps = map[string]any{"type": "string"}
 		}
+		if named := f.Tag.Get("schema"); named != "" {
+			if _, ok := r.schemas[named]; !ok {
+				panic(fmt.Sprintf("openapi: %v.%s refers to the schema %q, which is not in OpenAPI.Schemas", t, f.Name, named))
+			}
+			ps = map[string]any{"$ref": "#/components/schemas/" + named}
+		}
 		present := !omits(opts)
 		if (f.Type.Kind() == reflect.Pointer && present && dir == response) || f.Tag.Get("nullable") == "true" {
 			ps = orNull(ps)
@@ -723,7 +788,7 @@ func orNull(s map[string]any) map[string]any {
 // narrows free-form JSON, e.g. type:"object" on a json.RawMessage).
 // nullable:"true" allows null in a request field too (a response's
 // pointer field without omitempty allows it anyway).
-var ruleTags = []string{"type", "minimum", "maximum", "multipleOf", "minLength", "maxLength", "minItems", "maxItems", "pattern", "enum", "format"}
+var ruleTags = []string{"type", "const", "minimum", "maximum", "multipleOf", "minLength", "maxLength", "minItems", "maxItems", "pattern", "enum", "format"}
 
 // withRules adds the rules of a field's tags to its schema.
 func withRules(s map[string]any, tag reflect.StructTag) map[string]any {
@@ -734,7 +799,7 @@ func withRules(s map[string]any, tag reflect.StructTag) map[string]any {
 			continue
 		}
 		switch k {
-		case "type", "pattern", "format":
+		case "type", "const", "pattern", "format":
 			rules[k] = v
 		case "enum":
 			var values []any
@@ -770,6 +835,12 @@ func withRules(s map[string]any, tag reflect.StructTag) map[string]any {
 	}
 	if doc != "" {
 		c["description"] = doc
+	}
+	if c["type"] == "object" && c["properties"] == nil && c["additionalProperties"] == nil && c["$ref"] == nil {
+		// Free-form: any members. Said outright, since generators read a
+		// bare object as one that has none (TypeScript's
+		// Record<string, never>).
+		c["additionalProperties"] = map[string]any{}
 	}
 	return c
 }

@@ -24,9 +24,11 @@ import (
 func document(t *testing.T, ops map[string]web.Op) map[string]any {
 	t.Helper()
 	o := web.NewOpenAPI("Test", "1.0.0", "A test API.")
+	o.Schemas["GameSettings"] = map[string]any{"type": "object"}
 	for k, op := range ops {
 		method, path, _ := strings.Cut(k, " ")
 		o.Add(method, path, op)
+		o.Tags[op.Tag] = "the operations on " + op.Tag
 	}
 	raw := openapitest.Check(t, o)
 	var doc map[string]any
@@ -133,6 +135,41 @@ func wantPanic(t *testing.T, f func()) (msg string) {
 	return ""
 }
 
+// TestIDsThatAreNotStringsFailTheRules: an id sent as a number, a ?before=
+// cursor that is a number and a tag without a description break the
+// document's rules (API.md "Conventions"); an id with the string option
+// passes.
+func TestIDsThatAreNotStringsFailTheRules(t *testing.T) {
+	type numbered struct {
+		ID     int64 `json:"id"`
+		GameID int64 `json:"gameId"`
+	}
+	type stringed struct {
+		ID int64 `json:"id,string"`
+	}
+	o := web.NewOpenAPI("Test", "1.0.0", "")
+	o.Add(http.MethodGet, "/things", web.Op{Tag: "things", Response: []numbered{},
+		Query: []web.Param{{Name: "before", Type: "integer"}}})
+	o.Add(http.MethodGet, "/others/:id", web.Op{Tag: "things", Response: stringed{}})
+	var doc any
+	if err := json.Unmarshal(func() []byte { b, _ := json.Marshal(o.Document()); return b }(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	for _, err := range openapitest.Rules(o, doc) {
+		msgs = append(msgs, err.Error())
+	}
+	all := strings.Join(msgs, "\n")
+	for _, want := range []string{"property id is an id", "property gameId is an id", "?before= is an id", "tag things has no description"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the rules miss %q:\n%s", want, all)
+		}
+	}
+	if strings.Count(all, "property id is an id") != 1 {
+		t.Errorf("an id with the string option was refused:\n%s", all)
+	}
+}
+
 func TestTwoTypesOfOneSchemaNameFailTheDocument(t *testing.T) {
 	o := web.NewOpenAPI("Test", "1.0.0", "")
 	o.Add(http.MethodGet, "/a", web.Op{Response: Challenge{}})
@@ -214,7 +251,7 @@ func TestSchemasOfFreeFormNullableAndLists(t *testing.T) {
 		"settings":    `{}`,
 		"move":        `{"description":"game-specific"}`,
 		"result":      `{}`,
-		"data":        `{"type":"object"}`,
+		"data":        `{"additionalProperties":{},"type":"object"}`,
 		"any":         `{}`,
 		"map":         `{"additionalProperties":{},"type":"object"}`,
 		"bytes":       `{"contentEncoding":"base64","type":"string"}`,
@@ -317,7 +354,7 @@ func TestStatusesParametersAndBodies(t *testing.T) {
 	params := asJSON(at(t, doc, "paths", "/games/{id}/events", "get", "parameters"))
 	for _, want := range []string{
 		`{"$ref":"#/components/parameters/SDKVersion"}`,
-		`{"in":"path","name":"id","required":true,"schema":{"format":"uuid","type":"string"}}`,
+		`{"description":"an id exactly as a response gave it","in":"path","name":"id","required":true,"schema":{"type":"string"}}`,
 		`{"description":"the last seq you have","in":"query","name":"after","required":false,"schema":{"format":"int64","minimum":0,"type":"integer"}}`,
 		`{"description":"page size","in":"query","name":"limit","required":false,"schema":{"default":50,"format":"int64","maximum":200,"minimum":1,"type":"integer"}}`,
 		`{"in":"query","name":"order","required":false,"schema":{"default":"asc","enum":["asc","desc"],"type":"string"}}`,
@@ -345,7 +382,7 @@ func TestStatusesParametersAndBodies(t *testing.T) {
 	if got := asJSON(at(t, doc, "paths", "/users/me/avatar", "post", "security")); got != `[{"appId":[],"bearer":[]},{"session":[]}]` {
 		t.Errorf("security: %s", got)
 	}
-	if got := asJSON(at(t, doc, "paths", "/games/{id}/events", "get", "responses", "404")); got != `{"$ref":"#/components/responses/NotFound"}` {
+	if got := asJSON(at(t, doc, "paths", "/games/{id}/events", "get", "responses", "404")); got != `{"$ref":"#/components/responses/NotFoundError"}` {
 		t.Errorf("404: %s", got)
 	}
 }

@@ -122,12 +122,12 @@ func (s *server) queue(ctx context.Context, in findGameInput, out findGameOutput
 		return out, toolError(err)
 	}
 	out.LobbyID, out.CreatedLobby = lobby, created
-	j, err := s.client.API.PostLobbiesByIdJoinQueueWithResponse(ctx, uuid.MustParse(lobby), nil)
+	j, err := s.client.API.PostLobbiesByIdJoinQueueWithResponse(ctx, lobby, nil)
 	if other := otherQueue(err); other != "" {
 		// Waiting in a queue this server does not know of (joined before
 		// a restart, or by another client of the wallet): leave it.
-		if _, lerr := s.client.API.DeleteLobbiesByIdJoinQueueWithResponse(ctx, uuid.MustParse(other), nil); lerr == nil {
-			j, err = s.client.API.PostLobbiesByIdJoinQueueWithResponse(ctx, uuid.MustParse(lobby), nil)
+		if _, lerr := s.client.API.DeleteLobbiesByIdJoinQueueWithResponse(ctx, other, nil); lerr == nil {
+			j, err = s.client.API.PostLobbiesByIdJoinQueueWithResponse(ctx, lobby, nil)
 		}
 	}
 	switch {
@@ -183,7 +183,7 @@ func (s *server) stakeFits(stake int64) error {
 // still waiting there; otherwise a game took them and the stake, locked
 // in it, stays counted. The caller holds s.mu.
 func (s *server) leaveQueue(ctx context.Context) error {
-	_, err := s.client.API.DeleteLobbiesByIdJoinQueueWithResponse(ctx, uuid.MustParse(s.queued.lobby), nil)
+	_, err := s.client.API.DeleteLobbiesByIdJoinQueueWithResponse(ctx, s.queued.lobby, nil)
 	switch {
 	case err == nil:
 		s.queued.release()
@@ -223,7 +223,7 @@ func (s *server) pickLobby(ctx context.Context, in findGameInput, left string) (
 	var fitting []api.GameLobby
 	if r.JSON200 != nil {
 		for _, l := range *r.JSON200 {
-			if l.GameType == in.GameType && l.StakeMinor == in.StakeMinor && sameSettings(l.Settings, in.Settings) {
+			if l.GameType == in.GameType && l.StakeMinor == in.StakeMinor && sameSettings(wager.SettingsMap(l.Settings), in.Settings) {
 				fitting = append(fitting, l)
 			}
 		}
@@ -242,10 +242,7 @@ func (s *server) pickLobby(ctx context.Context, in findGameInput, left string) (
 		return l.Id, false, nil // the newest one
 	}
 	req := api.LobbyRequest{GameType: in.GameType, StakeMinor: in.StakeMinor}
-	if in.Settings != nil {
-		settings := map[string]any(in.Settings)
-		req.Settings = &settings
-	}
+	req.Settings = wager.Settings(in.Settings)
 	c, err := s.client.API.PostLobbiesWithResponse(ctx, nil, req)
 	if err != nil {
 		return "", false, err

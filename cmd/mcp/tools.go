@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"time"
 
@@ -20,29 +21,33 @@ import (
 // addTools registers every tool.
 func (s *server) addTools() {
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "service_check_maintenance", Annotations: readOnly,
+	addTool(s.mcp, &mcp.Tool{Name: "service_check_maintenance", Annotations: readOnly,
 		Description: "Reports whether the Wager service is in maintenance (then games cannot be started or played and " +
 			"other tools answer MAINTENANCE errors), with a message, when to check again (retryAfterSeconds, 0 when up) and every " +
 			"feature flag. Free; needs no wallet."}, s.checkMaintenance)
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "list_live_games", Annotations: readOnly,
+	addTool(s.mcp, &mcp.Tool{Name: "whoami", Annotations: readOnly,
+		Description: "Tells who you are on Wager: your user id (scores, winnerId, onUserId and outcomeId name users by it, so " +
+			"compare them with it to know whether you won), username, wallet address and available platform balance in USDC " +
+			"minor units. Free; needs the wallet."}, s.whoami)
+	addTool(s.mcp, &mcp.Tool{Name: "list_live_games", Annotations: readOnly,
 		Description: "Lists the games being played right now, most watched first: id, game type, players, stake and pot in " +
 			"USDC minor units (1 USDC = 1000000), spectator count. Free; needs no wallet."}, s.listLiveGames)
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "get_game", Annotations: readOnly,
+	addTool(s.mcp, &mcp.Tool{Name: "get_game", Annotations: readOnly,
 		Description: "Returns a game's public record: type, status (waiting, active, completed, cancelled), players, stake, " +
 			"pot, settings and, once completed, the result (winnerId, draw, payout) and round history. Free; needs no wallet."}, s.getGame)
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "get_game_state", Annotations: readOnly,
+	addTool(s.mcp, &mcp.Tool{Name: "get_game_state", Annotations: readOnly,
 		Description: "Returns the live state of an active game as players and spectators see it: round number and phase, " +
 			"deadline and remaining time, scores by user id, revealed rounds and who has submitted this round (never a choice " +
 			"before its reveal). Use it to know when to submit_move. Free; needs the wallet (signed in). A game that is not " +
 			"active answers GAME_NOT_ACTIVE: read it with get_game."}, s.getGameState)
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "watch_game", Annotations: readOnly,
+	addTool(s.mcp, &mcp.Tool{Name: "watch_game", Annotations: readOnly,
 		InputSchema: inputSchema[watchInput](func(p map[string]*jsonschema.Schema) {
 			p["seconds"].Minimum, p["seconds"].Maximum, p["seconds"].Default = ptr(1.0), ptr(60.0), json.RawMessage("10")
 		}),
 		Description: "Follows an active game live for up to `seconds` (1-60, default 10) and returns the events seen, in " +
 			"order: the state when watching began (joined), round starts, submissions, reveals with scores, chat, donations, " +
 			"bets, market changes, and game:completed (which ends the watch early). Free; needs the wallet (signed in)."}, s.watchGame)
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "find_or_create_game",
+	addTool(s.mcp, &mcp.Tool{Name: "find_or_create_game",
 		InputSchema: inputSchema[findGameInput](func(p map[string]*jsonschema.Schema) {
 			p["gameType"].Default = json.RawMessage(`"rps"`)
 			p["stakeMinor"].Minimum, p["stakeMinor"].Default = ptr(0.0), json.RawMessage("0")
@@ -58,30 +63,30 @@ func (s *server) addTools() {
 			"were): the stake counts as spent from the call that queues you for it, stays counted once a game starts, and " +
 			"is given back when a later call moves you out of that queue without a game (to another stake or lobby). Needs " +
 			"the wallet."}, s.findOrCreateGame)
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "submit_move",
+	addTool(s.mcp, &mcp.Tool{Name: "submit_move",
 		Description: "Plays your move in an active game you are a player of: for rps, move is \"rock\", \"paper\" or " +
 			"\"scissors\" (one per round; the round is revealed when both have moved or its timer runs out); for connect4, " +
 			"{\"column\": 0-6}. resign: true gives up the game. Returns whether it was accepted and the game's status. Free; " +
 			"needs the wallet. Errors: NOT_A_PLAYER, NOT_YOUR_TURN, ALREADY_MOVED, INVALID_MOVE, GAME_NOT_ACTIVE."}, s.submitMove)
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "send_chat_message",
+	addTool(s.mcp, &mcp.Tool{Name: "send_chat_message",
 		Description: "Posts a message (1-500 characters) in a game's chat, as a player or a spectator, and returns it. " +
 			"Free; needs the wallet."}, s.sendChatMessage)
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "get_balance", Annotations: readOnly,
+	addTool(s.mcp, &mcp.Tool{Name: "get_balance", Annotations: readOnly,
 		Description: "Returns your platform balance (available and locked, in USDC minor units; 1 USDC = 1000000), your " +
 			"wallet's on-chain USDC and SOL, your deposit address, and the spending cap of this server with what was spent in " +
 			"the last hour. Free; needs the wallet."}, s.getBalance)
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "donate",
+	addTool(s.mcp, &mcp.Tool{Name: "donate",
 		InputSchema: inputSchema[donateInput](func(p map[string]*jsonschema.Schema) { p["amountMinor"].Minimum = ptr(10000.0) }),
 		Description: "COSTS MONEY: sends amountMinor USDC minor units (at least 10000 = 0.01 USDC) from your wallet on chain " +
 			"to an active game's pot, which goes to the winner; only spectators (not its players) may donate. Refused, with " +
 			"nothing sent, when over the spending cap. Returns the confirmed donation with its Solana signature. Needs the wallet."}, s.donate)
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "place_bet",
+	addTool(s.mcp, &mcp.Tool{Name: "place_bet",
 		InputSchema: inputSchema[betInput](func(p map[string]*jsonschema.Schema) { p["amountMinor"].Minimum = ptr(10000.0) }),
 		Description: "COSTS MONEY: bets amountMinor USDC minor units (at least 10000) from your wallet on chain on one player " +
 			"(onUserId) of an active game, in its pari-mutuel pool; open to non-players until the first round is decided " +
 			"(then BETTING_CLOSED). Winning bets share the pool minus 1%. Refused, with nothing sent, when over the spending " +
 			"cap. Returns the confirmed bet. Needs the wallet."}, s.placeBet)
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "place_market_order",
+	addTool(s.mcp, &mcp.Tool{Name: "place_market_order",
 		InputSchema: inputSchema[orderInput](func(p map[string]*jsonschema.Schema) {
 			p["side"].Enum = []any{"buy", "sell"}
 			p["priceMinor"].Minimum, p["priceMinor"].Maximum, p["priceMinor"].MultipleOf = ptr(10000.0), ptr(990000.0), ptr(10000.0)
@@ -98,10 +103,103 @@ func (s *server) addTools() {
 
 func ptr[T any](v T) *T { return &v }
 
+// addTool registers a tool with input and output schemas that every MCP
+// client accepts: the ones inferred from In and Out (unless the tool has
+// its own), with each boolean schema (true: any value, which Go's
+// inference gives an interface or a map of them, and which MCP's schema
+// for tools does not allow) replaced by an object schema that says the
+// same.
+func addTool[In, Out any](srv *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
+	if t.InputSchema == nil {
+		t.InputSchema = inputSchema[In](func(map[string]*jsonschema.Schema) {})
+	}
+	if t.OutputSchema == nil && reflect.TypeFor[Out]() != reflect.TypeFor[any]() {
+		sch, err := jsonschema.For[Out](schemaOptions)
+		if err != nil {
+			panic(fmt.Sprintf("tool %s: output schema: %v", t.Name, err))
+		}
+		t.OutputSchema = sch
+	}
+	t.InputSchema = objectSchemas(t.Name, t.InputSchema.(*jsonschema.Schema))
+	if t.OutputSchema != nil {
+		t.OutputSchema = objectSchemas(t.Name, t.OutputSchema.(*jsonschema.Schema))
+	}
+	mcp.AddTool(srv, t, h)
+}
+
+// anyValue is the object schema of any JSON value.
+var anyValue = map[string]any{"description": "any JSON value"}
+
+// objectSchemas returns s with every boolean subschema replaced by an
+// object schema (anyValue for true, {not: anyValue} for false).
+func objectSchemas(tool string, s *jsonschema.Schema) *jsonschema.Schema {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: encode its schema: %v", tool, err))
+	}
+	var tree any
+	if err := json.Unmarshal(raw, &tree); err != nil {
+		panic(fmt.Sprintf("tool %s: decode its schema: %v", tool, err))
+	}
+	raw, _ = json.Marshal(noBooleans(tree))
+	out := &jsonschema.Schema{}
+	if err := json.Unmarshal(raw, out); err != nil {
+		panic(fmt.Sprintf("tool %s: decode its schema: %v", tool, err))
+	}
+	return out
+}
+
+// Keywords whose value is a schema, a list of schemas, or an object of
+// schemas (JSON Schema 2020-12).
+var (
+	schemaKeywords   = []string{"items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames", "unevaluatedItems", "unevaluatedProperties", "additionalItems", "contentSchema"}
+	schemaLists      = []string{"allOf", "anyOf", "oneOf", "prefixItems"}
+	schemaObjectMaps = []string{"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+)
+
+// noBooleans replaces the boolean schemas of a decoded schema.
+func noBooleans(v any) any {
+	switch v := v.(type) {
+	case bool:
+		if v {
+			return anyValue
+		}
+		return map[string]any{"not": anyValue}
+	case map[string]any:
+		for _, k := range schemaKeywords {
+			if sub, ok := v[k]; ok {
+				v[k] = noBooleans(sub)
+			}
+		}
+		for _, k := range schemaLists {
+			if list, ok := v[k].([]any); ok {
+				for i := range list {
+					list[i] = noBooleans(list[i])
+				}
+			}
+		}
+		for _, k := range schemaObjectMaps {
+			if m, ok := v[k].(map[string]any); ok {
+				for name := range m {
+					m[name] = noBooleans(m[name])
+				}
+			}
+		}
+	}
+	return v
+}
+
+// schemaOptions describe the generated client's types whose JSON is their
+// own (unions of the document's oneOf), which inference would take for
+// closed empty objects.
+var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[api.GameSettings](): {Type: "object", Description: "the game type's settings, e.g. rps {rounds, roundSeconds}"},
+}}
+
 // inputSchema is the schema inferred from T with edit's limits on its
 // properties.
 func inputSchema[T any](edit func(map[string]*jsonschema.Schema)) *jsonschema.Schema {
-	sch, err := jsonschema.For[T](nil)
+	sch, err := jsonschema.For[T](schemaOptions)
 	if err != nil {
 		panic(err)
 	}
@@ -109,13 +207,13 @@ func inputSchema[T any](edit func(map[string]*jsonschema.Schema)) *jsonschema.Sc
 	return sch
 }
 
-// parseID checks an id argument.
-func parseID(name, id string) (uuid.UUID, error) {
+// parseID checks an id argument and returns it in its canonical form.
+func parseID(name, id string) (string, error) {
 	u, err := uuid.Parse(strings.TrimSpace(id))
 	if err != nil {
-		return u, fmt.Errorf("VALIDATION_ERROR: %s %q is not a UUID", name, id)
+		return "", fmt.Errorf("VALIDATION_ERROR: %s %q is not a UUID", name, id)
 	}
-	return u, nil
+	return u.String(), nil
 }
 
 type noInput struct{}
@@ -151,19 +249,82 @@ func (s *server) listLiveGames(ctx context.Context, _ *mcp.CallToolRequest, _ no
 	return nil, out, nil
 }
 
-func (s *server) getGame(ctx context.Context, _ *mcp.CallToolRequest, in gameInput) (*mcp.CallToolResult, api.GameDetail, error) {
-	id, err := parseID("gameId", in.GameID)
-	if err != nil {
-		return nil, api.GameDetail{}, err
+// userRef names a user: the id the API keys scores, winners and outcomes
+// by, and the username people know.
+type userRef struct {
+	UserID   string `json:"userId"`
+	Username string `json:"username"`
+}
+
+type gameOutput struct {
+	api.GameDetail
+	Winner *userRef `json:"winner,omitempty" jsonschema:"the winner with their username, once the game is won (absent while it runs and after a draw)"`
+}
+
+func (s *server) getGame(ctx context.Context, _ *mcp.CallToolRequest, in gameInput) (*mcp.CallToolResult, gameOutput, error) {
+	if _, err := parseID("gameId", in.GameID); err != nil {
+		return nil, gameOutput{}, err
 	}
-	r, err := s.client.API.GetGamesByIdWithResponse(ctx, id, nil)
+	r, err := s.client.API.GetGamesByIdWithResponse(ctx, in.GameID, nil)
 	if err != nil {
-		return nil, api.GameDetail{}, toolError(err)
+		return nil, gameOutput{}, toolError(err)
 	}
 	if r.JSON200 == nil {
-		return nil, api.GameDetail{}, fmt.Errorf("the service answered %d", r.StatusCode())
+		return nil, gameOutput{}, fmt.Errorf("the service answered %d", r.StatusCode())
 	}
-	return nil, *r.JSON200, nil
+	out := gameOutput{GameDetail: *r.JSON200}
+	if w := out.WinnerId; w != nil && *w != "" {
+		out.Winner = &userRef{UserID: *w}
+		for _, p := range out.Players {
+			if p.UserId == *w {
+				out.Winner.Username = p.Username
+			}
+		}
+	}
+	return nil, out, nil
+}
+
+// players returns a game's players with their usernames, for tools whose
+// answers key things by user id.
+func (s *server) players(ctx context.Context, gameID string) ([]userRef, error) {
+	r, err := s.client.API.GetGamesByIdWithResponse(ctx, gameID, nil)
+	if err != nil {
+		return nil, toolError(err)
+	}
+	if r.JSON200 == nil {
+		return nil, fmt.Errorf("the service answered %d", r.StatusCode())
+	}
+	out := make([]userRef, 0, len(r.JSON200.Players))
+	for _, p := range r.JSON200.Players {
+		out = append(out, userRef{UserID: p.UserId, Username: p.Username})
+	}
+	return out, nil
+}
+
+type whoamiOutput struct {
+	UserID         string `json:"userId" jsonschema:"your user id: scores, winnerId, onUserId and outcomeId name users by it"`
+	Username       string `json:"username"`
+	WalletAddress  string `json:"walletAddress" jsonschema:"the Solana wallet this server signs with"`
+	AvailableMinor int64  `json:"availableMinor" jsonschema:"your available platform balance in USDC minor units (1 USDC = 1000000)"`
+}
+
+func (s *server) whoami(ctx context.Context, _ *mcp.CallToolRequest, _ noInput) (*mcp.CallToolResult, whoamiOutput, error) {
+	if err := s.needWallet(); err != nil {
+		return nil, whoamiOutput{}, err
+	}
+	me, err := s.client.API.GetUsersMeWithResponse(ctx, nil)
+	if err != nil {
+		return nil, whoamiOutput{}, toolError(err)
+	}
+	bal, err := s.client.API.GetWalletsMeBalanceWithResponse(ctx, nil)
+	if err != nil {
+		return nil, whoamiOutput{}, toolError(err)
+	}
+	if me.JSON200 == nil || bal.JSON200 == nil {
+		return nil, whoamiOutput{}, fmt.Errorf("the service answered %d and %d", me.StatusCode(), bal.StatusCode())
+	}
+	return nil, whoamiOutput{UserID: me.JSON200.Id, Username: me.JSON200.Username, WalletAddress: s.client.Wallet().String(),
+		AvailableMinor: bal.JSON200.AvailableMinor}, nil
 }
 
 func (s *server) getGameState(ctx context.Context, _ *mcp.CallToolRequest, in gameInput) (*mcp.CallToolResult, map[string]any, error) {
@@ -182,6 +343,10 @@ func (s *server) getGameState(ctx context.Context, _ *mcp.CallToolRequest, in ga
 	if err := json.Unmarshal(r.Body, &state); err != nil {
 		return nil, nil, fmt.Errorf("the game state is not a JSON object: %w", err)
 	}
+	// The state keys scores and submissions by user id: name them.
+	if state["users"], err = s.players(ctx, in.GameID); err != nil {
+		return nil, nil, err
+	}
 	return nil, state, nil
 }
 
@@ -198,6 +363,7 @@ type watchedEvent struct {
 
 type watchOutput struct {
 	GameID    string         `json:"gameId"`
+	Players   []userRef      `json:"players" jsonschema:"the game's players: the events name them by user id"`
 	Events    []watchedEvent `json:"events"`
 	Completed bool           `json:"completed" jsonschema:"the game ended during the watch"`
 	Truncated bool           `json:"truncated" jsonschema:"more events came than are returned (at most 500)"`
@@ -207,7 +373,7 @@ type watchOutput struct {
 const maxWatchedEvents = 500
 
 func (s *server) watchGame(ctx context.Context, _ *mcp.CallToolRequest, in watchInput) (*mcp.CallToolResult, watchOutput, error) {
-	out := watchOutput{GameID: in.GameID, Events: []watchedEvent{}}
+	out := watchOutput{GameID: in.GameID, Players: []userRef{}, Events: []watchedEvent{}}
 	if err := s.needWallet(); err != nil {
 		return nil, out, err
 	}
@@ -221,6 +387,11 @@ func (s *server) watchGame(ctx context.Context, _ *mcp.CallToolRequest, in watch
 	if seconds < 1 || seconds > 60 {
 		return nil, out, errors.New("VALIDATION_ERROR: seconds must be 1 to 60")
 	}
+	players, err := s.players(ctx, in.GameID)
+	if err != nil {
+		return nil, out, err
+	}
+	out.Players = players
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds)*time.Second)
 	defer cancel()
 	f, err := s.client.FollowGame(ctx, in.GameID)

@@ -13,10 +13,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	wager "wager/sdk"
 	"wager/sdk/api"
 )
 
-var allTools = []string{"service_check_maintenance", "list_live_games", "get_game", "get_game_state", "watch_game",
+var allTools = []string{"service_check_maintenance", "whoami", "list_live_games", "get_game", "get_game_state", "watch_game",
 	"find_or_create_game", "submit_move", "send_chat_message", "get_balance", "donate", "place_bet", "place_market_order"}
 
 func TestToolList(t *testing.T) {
@@ -191,10 +192,19 @@ func TestSpendingCap(t *testing.T) {
 	fan := connect(t, url, key, 50_000, 60_000)
 
 	// A game to give to, between two others.
-	p1 := connect(t, url, newWallet(t), defaultMaxSpendMinor, defaultMaxSpendHourMinor)
-	p2 := connect(t, url, newWallet(t), defaultMaxSpendMinor, defaultMaxSpendHourMinor)
-	callOK[findGameOutput](t, p1, "find_or_create_game", map[string]any{})
-	game := callOK[findGameOutput](t, p2, "find_or_create_game", map[string]any{}).GameID
+	// Bets and markets exist on staked games only.
+	var players []agent
+	for range 2 {
+		k := newWallet(t)
+		fund(t, url, k, 1_000_000)
+		if _, err := sdkClient(t, url, k).Deposit(t.Context(), 100_000); err != nil {
+			t.Fatalf("deposit: %v", err)
+		}
+		players = append(players, connect(t, url, k, defaultMaxSpendMinor, defaultMaxSpendHourMinor))
+	}
+	p1, p2 := players[0], players[1]
+	callOK[findGameOutput](t, p1, "find_or_create_game", map[string]any{"stakeMinor": 100_000})
+	game := callOK[findGameOutput](t, p2, "find_or_create_game", map[string]any{"stakeMinor": 100_000}).GameID
 	if game == "" {
 		t.Fatal("no game")
 	}
@@ -257,7 +267,7 @@ func TestAgentsWaitingAtTwoLobbiesMeet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.API.PostLobbiesByIdJoinQueueWithResponse(t.Context(), uuid.MustParse(l.JSON201.Id), nil); err != nil {
+	if _, err := c.API.PostLobbiesByIdJoinQueueWithResponse(t.Context(), l.JSON201.Id, nil); err != nil {
 		t.Fatal(err)
 	}
 	bob.srv.queued = &queueEntry{lobby: l.JSON201.Id, release: func() {}}
@@ -266,7 +276,7 @@ func TestAgentsWaitingAtTwoLobbiesMeet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := alice.srv.client.API.PostLobbiesByIdJoinQueueWithResponse(t.Context(), uuid.MustParse(l2.JSON201.Id), nil); err != nil {
+	if _, err := alice.srv.client.API.PostLobbiesByIdJoinQueueWithResponse(t.Context(), l2.JSON201.Id, nil); err != nil {
 		t.Fatal(err)
 	}
 	alice.srv.queued = &queueEntry{lobby: l2.JSON201.Id, release: func() {}}
@@ -373,11 +383,11 @@ func TestQueuedElsewhere(t *testing.T) {
 	a := connect(t, url, key, defaultMaxSpendMinor, defaultMaxSpendHourMinor)
 	c := sdkClient(t, url, key)
 	l, err := c.API.PostLobbiesWithResponse(t.Context(), nil, api.LobbyRequest{GameType: "rps", StakeMinor: 0,
-		Settings: &map[string]any{"rounds": 5}})
+		Settings: wager.Settings(map[string]any{"rounds": 5})})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.API.PostLobbiesByIdJoinQueueWithResponse(t.Context(), uuid.MustParse(l.JSON201.Id), nil); err != nil {
+	if _, err := c.API.PostLobbiesByIdJoinQueueWithResponse(t.Context(), l.JSON201.Id, nil); err != nil {
 		t.Fatal(err)
 	}
 	got := callOK[findGameOutput](t, a, "find_or_create_game", map[string]any{"settings": map[string]any{"rounds": 3}})

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/gagliardetto/solana-go"
-	"github.com/google/uuid"
 
 	"wager/db/dbtest"
 	"wager/domain/game"
@@ -146,11 +145,11 @@ func TestACrashMidRoundCostsNoRound(t *testing.T) {
 		}
 	}
 	settings := map[string]any{"rounds": 1, "roundSeconds": roundSeconds}
-	lobby, err := ann.API.PostLobbiesWithResponse(ctx, nil, api.LobbyRequest{GameType: "rps", Settings: &settings})
+	lobby, err := ann.API.PostLobbiesWithResponse(ctx, nil, api.LobbyRequest{GameType: "rps", Settings: wager.Settings(settings)})
 	if err != nil {
 		t.Fatalf("open a lobby: %v", err)
 	}
-	lobbyID := uuid.MustParse(lobby.JSON201.Id)
+	lobbyID := lobby.JSON201.Id
 	if _, err := ann.API.PostLobbiesByIdJoinQueueWithResponse(ctx, lobbyID, nil); err != nil {
 		t.Fatalf("ann joins the queue: %v", err)
 	}
@@ -158,7 +157,7 @@ func TestACrashMidRoundCostsNoRound(t *testing.T) {
 	if err != nil || joined.JSON200.GameId == nil {
 		t.Fatalf("bob joins the queue: %v, want a game", err)
 	}
-	gameID := uuid.MustParse(*joined.JSON200.GameId)
+	gameID := *joined.JSON200.GameId
 	annID, bobID := ann.UserID(), bob.UserID()
 	if _, err := ann.API.PostGamesByIdActionsWithResponse(ctx, gameID, nil, api.GameAction{Type: "move", Move: "rock"}); err != nil {
 		t.Fatalf("ann chooses: %v", err)
@@ -217,7 +216,7 @@ func TestACrashMidRoundCostsNoRound(t *testing.T) {
 	}
 	// The game page of a signed-in viewer runs its clock to the new
 	// deadline.
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, after.url+"/game/"+gameID.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, after.url+"/game/"+gameID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +257,7 @@ func TestACrashMidRoundCostsNoRound(t *testing.T) {
 }
 
 // state reads the state of an rps game.
-func state(t *testing.T, c *wager.Client, gameID uuid.UUID) rules.RPSView {
+func state(t *testing.T, c *wager.Client, gameID string) rules.RPSView {
 	t.Helper()
 	r, err := c.API.GetGamesByIdStateWithResponse(context.Background(), gameID, nil)
 	if err != nil {

@@ -40,16 +40,21 @@ func getenv(name string) string {
 
 // run starts the server and blocks until ctx is done or SIGINT/SIGTERM
 // arrives, then stops it gracefully. With -openapi FILE it writes the API's
-// OpenAPI document to FILE ("-": stdout) instead, touching nothing else.
+// OpenAPI document to FILE ("-": stdout) instead, touching nothing else,
+// and with -asyncapi FILE the live socket's AsyncAPI document.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) > 1 {
 		fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 		openapi := fs.String("openapi", "", "write the OpenAPI document of the API (with the development routes) to this file, - for stdout, and exit")
+		asyncapi := fs.String("asyncapi", "", "write the AsyncAPI document of the live socket to this file, - for stdout, and exit")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
 		if *openapi != "" {
 			return writeOpenAPI(*openapi, stdout)
+		}
+		if *asyncapi != "" {
+			return writeDocument(handlers.Documents(handlers.Options{DevFaucet: true, EmbeddedChain: true, ChainID: "localnet"}).Protocol.Document(), *asyncapi, stdout)
 		}
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -112,7 +117,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 // embedded chain with DEV_FAUCET=true (so it lists the development routes
 // too), indented, to path or, for "-", to stdout.
 func writeOpenAPI(path string, stdout io.Writer) error {
-	doc := handlers.Document(handlers.Options{DevFaucet: true, EmbeddedChain: true, ChainID: "localnet"}).Document()
+	return writeDocument(handlers.Document(handlers.Options{DevFaucet: true, EmbeddedChain: true, ChainID: "localnet"}).Document(), path, stdout)
+}
+
+// writeDocument writes a document, indented, to path or, for "-", to
+// stdout.
+func writeDocument(doc any, path string, stdout io.Writer) error {
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return err

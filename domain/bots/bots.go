@@ -168,7 +168,7 @@ func (b *Bots) tick(ctx context.Context, i int, p player) error {
 		return nil // free for a rematch
 	}
 	// Joining the queue it waits in already answers "queued" again.
-	_, err = p.api.API.PostLobbiesByIdJoinQueueWithResponse(ctx, b.lobbyID, nil)
+	_, err = p.api.API.PostLobbiesByIdJoinQueueWithResponse(ctx, b.lobbyID.String(), nil)
 	if status(err) == http.StatusConflict || refusedByProtection(err) {
 		return nil
 	}
@@ -209,7 +209,7 @@ func (b *Bots) answerPeople(ctx context.Context, p player) (bool, error) {
 			if err := b.leaveQueue(ctx, p); err != nil {
 				return false, err
 			}
-			_, err := p.api.API.PostChallengesByIdAcceptWithResponse(ctx, id, nil)
+			_, err := p.api.API.PostChallengesByIdAcceptWithResponse(ctx, id.String(), nil)
 			if err == nil {
 				return true, nil
 			}
@@ -218,7 +218,7 @@ func (b *Bots) answerPeople(ctx context.Context, p player) (bool, error) {
 			}
 		}
 		// Staked (bots hold no money), or the challenger is busy: declined.
-		if _, err := p.api.API.PostChallengesByIdDeclineWithResponse(ctx, id, nil); err != nil && !b.settled(err, "decline a challenge") {
+		if _, err := p.api.API.PostChallengesByIdDeclineWithResponse(ctx, id.String(), nil); err != nil && !b.settled(err, "decline a challenge") {
 			return false, err
 		}
 	}
@@ -236,7 +236,7 @@ func (b *Bots) answerPeople(ctx context.Context, p player) (bool, error) {
 		if err := b.leaveQueue(ctx, p); err != nil {
 			return false, err
 		}
-		switch _, err := p.api.API.PostGamesByIdRematchWithResponse(ctx, id, nil); {
+		switch _, err := p.api.API.PostGamesByIdRematchWithResponse(ctx, id.String(), nil); {
 		case err == nil:
 			return true, nil
 		case !b.settled(err, "accept a rematch"):
@@ -257,7 +257,7 @@ func (b *Bots) answerPeople(ctx context.Context, p player) (bool, error) {
 	if err := b.leaveQueue(ctx, p); err != nil {
 		return false, err
 	}
-	if _, err := p.api.API.PostLobbiesByIdJoinQueueWithResponse(ctx, table, nil); err != nil && !b.settled(err, "take a table") {
+	if _, err := p.api.API.PostLobbiesByIdJoinQueueWithResponse(ctx, table.String(), nil); err != nil && !b.settled(err, "take a table") {
 		return false, err
 	}
 	return true, nil
@@ -310,7 +310,7 @@ func (b *Bots) wait(err error) error {
 }
 
 func (b *Bots) leaveQueue(ctx context.Context, p player) error {
-	_, err := p.api.API.DeleteLobbiesByIdJoinQueueWithResponse(ctx, b.lobbyID, nil)
+	_, err := p.api.API.DeleteLobbiesByIdJoinQueueWithResponse(ctx, b.lobbyID.String(), nil)
 	if status(err) == http.StatusNotFound {
 		return nil
 	}
@@ -334,7 +334,7 @@ func (b *Bots) play(ctx context.Context, p player, gameID string) error {
 	if err != nil {
 		return fmt.Errorf("demo bot's current game %q: %w", gameID, err)
 	}
-	r, err := p.api.API.GetGamesByIdStateWithResponse(ctx, id, nil)
+	r, err := p.api.API.GetGamesByIdStateWithResponse(ctx, id.String(), nil)
 	if err != nil {
 		if b.settled(err, "read a game") { // the game just ended
 			return nil
@@ -378,7 +378,7 @@ func (b *Bots) play(ctx context.Context, p player, gameID string) error {
 		return nil
 	}
 	delete(b.thinkAt, p.id)
-	_, err = p.api.API.PostGamesByIdActionsWithResponse(ctx, id, nil, api.GameAction{Type: "move", Move: move})
+	_, err = p.api.API.PostGamesByIdActionsWithResponse(ctx, id.String(), nil, api.GameAction{Type: "move", Move: move})
 	if s := status(err); s >= 400 && s < 500 {
 		// Raced with a timeout or the end of the game.
 		b.log.Debug("demo bot's move refused", "game", gameID, "err", err)
@@ -434,8 +434,8 @@ func (b *Bots) setUp(ctx context.Context) error {
 		}
 		b.players = append(b.players, player{id: c.UserID(), api: c})
 	}
-	settings := map[string]any{"rounds": 3, "roundSeconds": 10}
-	l, err := b.players[0].api.API.PostLobbiesWithResponse(ctx, nil, api.LobbyRequest{GameType: "rps", Settings: &settings})
+	l, err := b.players[0].api.API.PostLobbiesWithResponse(ctx, nil, api.LobbyRequest{GameType: "rps",
+		Settings: wager.Settings(map[string]any{"rounds": 3, "roundSeconds": 10})})
 	if err != nil {
 		return fmt.Errorf("open the demo bots' lobby: %w", err)
 	}

@@ -44,6 +44,13 @@ const EventMessage = "game:chat:message"
 // NoticeDM is the personal notice that carries a direct message.
 const NoticeDM = "chat:dm"
 
+// Events and Notices are this package's room events and personal notices
+// by name, each with its data type (see rules.Events).
+var (
+	Events  = map[string]any{EventMessage: Message{}}
+	Notices = map[string]any{NoticeDM: Message{}}
+)
+
 // The rate limit: at most RateLimit messages per RateWindow per sender,
 // counted over the stored messages so that it holds across instances.
 const (

@@ -43,7 +43,7 @@ type Flag struct {
 type Change struct {
 	bun.BaseModel `bun:"table:feature_flag_changes"`
 
-	ID        int64     `bun:"id,pk,autoincrement" json:"id"`
+	ID        int64     `bun:"id,pk,autoincrement" json:"id,string" doc:"a sequence number as a string"`
 	Name      string    `bun:"name" json:"name"`
 	Enabled   bool      `bun:"enabled" json:"enabled"`
 	ChangedBy string    `bun:"changed_by" json:"changedBy"`

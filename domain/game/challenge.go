@@ -26,7 +26,7 @@ type Challenge struct {
 	ToUser     string          `bun:"to_user,type:uuid" json:"toUserId"`
 	GameType   string          `bun:"game_type" json:"gameType"`
 	StakeMinor int64           `bun:"stake_minor" json:"stakeMinor"`
-	Settings   json.RawMessage `bun:"settings,type:jsonb" json:"settings" type:"object"`
+	Settings   json.RawMessage `bun:"settings,type:jsonb" json:"settings" schema:"GameSettings"`
 	Status     string          `bun:"status" json:"status" doc:"pending, accepted, declined, expired or cancelled"`
 	GameID     *string         `bun:"game_id,type:uuid" json:"gameId"`
 	CreatedAt  time.Time       `bun:"created_at" json:"createdAt"`

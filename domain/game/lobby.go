@@ -26,7 +26,7 @@ type Lobby struct {
 	ID         string          `bun:"id,pk,type:uuid" json:"id"`
 	GameType   string          `bun:"game_type" json:"gameType"`
 	StakeMinor int64           `bun:"stake_minor" json:"stakeMinor"`
-	Settings   json.RawMessage `bun:"settings,type:jsonb" json:"settings" type:"object"`
+	Settings   json.RawMessage `bun:"settings,type:jsonb" json:"settings" schema:"GameSettings"`
 	CreatedBy  string          `bun:"created_by,type:uuid" json:"createdBy"`
 	CreatedAt  time.Time       `bun:"created_at" json:"createdAt"`
 	Status     string          `bun:"-" json:"status" doc:"open"`

@@ -35,7 +35,7 @@ type Started struct {
 	GameType   string          `json:"gameType"`
 	Players    []Seat          `json:"players"`
 	StakeMinor int64           `json:"stakeMinor"`
-	Settings   json.RawMessage `json:"settings" type:"object"`
+	Settings   json.RawMessage `json:"settings" schema:"GameSettings"`
 }
 
 // Matched is the data of the game:matched notice to both players.

@@ -58,7 +58,7 @@ type Meta struct {
 	Status         string          `json:"status"`
 	Players        []Seat          `json:"players"`
 	StakeMinor     int64           `json:"stakeMinor"`
-	Settings       json.RawMessage `json:"settings" type:"object" doc:"the game type's settings"`
+	Settings       json.RawMessage `json:"settings" schema:"GameSettings" doc:"the game type's settings"`
 	CreatedAt      time.Time       `json:"createdAt"`
 	EndedAt        *time.Time      `json:"endedAt,omitempty"`
 	WinnerID       *string         `json:"winnerId,omitempty"`

@@ -23,6 +23,22 @@ const ResumeGap = 10 * time.Second
 // platform was down; its data is Resumed.
 const EventResumed = "game:resumed"
 
+// Events are this package's room events by name, each with its data type
+// (see rules.Events), and Notices its personal notices.
+var (
+	Events = map[string]any{
+		"game:started": Started{}, "game:completed": Completed{}, EventResumed: Resumed{},
+		"game:rematch:requested": RematchBy{}, "game:rematch:cancelled": RematchBy{},
+		"game:rematch:started": RematchStarted{}, "game:rematch:lobby": RematchLobby{},
+	}
+	Notices = map[string]any{
+		"game:matched": Matched{}, "queue:removed": QueueRemoved{},
+		"rematch:requested": RematchNotice{}, "rematch:lobby": RematchLobbyNotice{},
+		"challenge:received": Challenge{}, "challenge:accepted": Challenge{}, "challenge:declined": Challenge{},
+		"challenge:cancelled": Challenge{}, "challenge:expired": Challenge{},
+	}
+)
+
 // Resumed is the data of game:resumed: the current round's or turn's new
 // deadline, its full time counted from when the platform was back.
 type Resumed struct {

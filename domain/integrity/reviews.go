@@ -38,6 +38,10 @@ const (
 // its data is the Review.
 const EventReview = "game:review"
 
+// Events are this package's room events by name, each with its data type
+// (see rules.Events).
+var Events = map[string]any{EventReview: Review{}}
+
 // Holds reports whether a finished game's bets and market wait for
 // review: a staked game won by resignation or with a round or turn lost
 // on time (the ways a player throws a game), whose pools together or

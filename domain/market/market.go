@@ -44,6 +44,10 @@ const (
 // is the market's View.
 const EventMarket = "game:market"
 
+// Events are this package's room events by name, each with its data type
+// (see rules.Events).
+var Events = map[string]any{EventMarket: View{}}
+
 // Notifier sends a user a notification in the caller's transaction.
 type Notifier interface {
 	Send(ctx context.Context, tx bun.IDB, userID, typ string, data any) error
@@ -141,7 +145,7 @@ type Placed struct {
 type Trade struct {
 	bun.BaseModel `bun:"table:market_trades"`
 
-	ID           int64     `bun:"id,pk,autoincrement" json:"id"`
+	ID           int64     `bun:"id,pk,autoincrement" json:"id,string" doc:"a sequence number as a string; pass the last one seen as ?before= for older ones"`
 	GameID       string    `bun:"game_id" json:"-"`
 	Kind         string    `bun:"kind" json:"kind" enum:"transfer,mint,merge" doc:"transfer: shares changed hands; mint: a new pair was created; merge: a pair was destroyed"`
 	OutcomeID    string    `bun:"outcome_id" json:"outcomeId"`

@@ -22,7 +22,7 @@ type View struct {
 	Status     string           `json:"status" enum:"open,closed,held,resolved" doc:"closed: a free game (no market) or one that never traded and is over; held: the game's end is under review, and the market resolves when an admin releases it (as the game ended) or voids it (every share pays 500000)"`
 	Outcomes   []OutcomeView    `json:"outcomes"`
 	Book       []BookView       `json:"book" doc:"per outcome, every price a trader can trade at now: a sell of the other outcome at p is a bid at 1000000 - p, a buy of it an ask"`
-	Resolution map[string]int64 `json:"resolution" doc:"once resolved: what one share of each outcome pays, by outcomeId"`
+	Resolution map[string]int64 `json:"resolution" nullable:"true" doc:"once resolved: what one share of each outcome pays, by outcomeId; null before"`
 	LastTrade  *Trade           `json:"lastTrade"`
 	Pairs      int64            `json:"pairs" doc:"pairs of shares outstanding (one share of each outcome, backed by 1 USDC)"`
 	MaxPairs   int64            `json:"maxPairs" doc:"the most pairs the market may have outstanding: POOL_CAP_MULTIPLE times the player pot, in USDC (0 for a free game, which has no market); an order that would mint past it is refused whole (409 LIMIT_EXCEEDED)"`

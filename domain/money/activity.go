@@ -29,7 +29,7 @@ const (
 type Activity struct {
 	bun.BaseModel `bun:"table:wallet_activity,alias:a"`
 
-	ID           int64     `bun:"id,pk,autoincrement" json:"id"`
+	ID           int64     `bun:"id,pk,autoincrement" json:"id,string" doc:"a sequence number as a string; pass the last one seen as ?before= for older ones"`
 	UserID       string    `bun:"user_id,type:uuid" json:"-"`
 	Kind         string    `bun:"kind" json:"kind" doc:"deposit, withdrawal, transfer, faucet, ..."`
 	AmountMinor  int64     `bun:"amount_minor" json:"amountMinor" doc:"positive into the account, negative out of it"`

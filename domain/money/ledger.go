@@ -74,6 +74,10 @@ type Teller interface {
 // platform balance (a PlatformBalance).
 const NoticeBalance = "balance"
 
+// Notices are this package's personal notices by name, each with its data
+// type (see rules.Events).
+var Notices = map[string]any{NoticeBalance: PlatformBalance{}}
+
 // PlatformBalance is a user's balance on the platform: what they can
 // spend and what is locked in stakes.
 type PlatformBalance struct {

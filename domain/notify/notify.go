@@ -37,11 +37,15 @@ const (
 // Notice is the socket notice that carries a new notification.
 const Notice = "notification"
 
+// Notices are this package's personal notices by name, each with its data
+// type (see rules.Events).
+var Notices = map[string]any{Notice: Pushed{}}
+
 // Notification is one thing a user was told.
 type Notification struct {
 	bun.BaseModel `bun:"table:notifications"`
 
-	ID        int64           `bun:"id,pk,autoincrement" json:"id"`
+	ID        int64           `bun:"id,pk,autoincrement" json:"id,string" doc:"a sequence number as a string; pass the last one seen as ?before= for older ones"`
 	UserID    string          `bun:"user_id,type:uuid" json:"-"`
 	Type      string          `bun:"type" json:"type" doc:"friend_request, friend_accepted, challenge, game_completed, tip, achievement, referral_reward, support_reply, bet_settled, market_resolved, review_hold"`
 	Data      json.RawMessage `bun:"data,type:jsonb" json:"data" type:"object" doc:"depends on the type"`

@@ -148,6 +148,11 @@ func (s *Service) SubmitDonation(ctx context.Context, userID, gameID, intentID, 
 	return res, nil
 }
 
+// Events are this package's room events by name, each with its data type
+// (see rules.Events).
+var Events = map[string]any{"game:donation": Donated{}, "game:pot": Pot{}, "game:bet": BetPlaced{},
+	"game:settlement:transfer": TransferSent{}}
+
 // Donated is the data of game:donation.
 type Donated struct {
 	Donor       chat.UserRef `json:"donor"`

@@ -26,6 +26,10 @@ const (
 // ActivityNotice is the socket notice that carries a new feed entry.
 const ActivityNotice = "activity"
 
+// Notices are this package's notices by name, each with its data type (see
+// rules.Events): the activity feed's entries go to every API socket.
+var Notices = map[string]any{ActivityNotice: Entry{}}
+
 // UserRef names a user in the feed.
 type UserRef struct {
 	UserID   string `json:"userId"`
@@ -37,7 +41,7 @@ type UserRef struct {
 type Entry struct {
 	bun.BaseModel `bun:"table:activity,alias:a"`
 
-	ID        int64           `bun:"id,pk,autoincrement" json:"id"`
+	ID        int64           `bun:"id,pk,autoincrement" json:"id,string" doc:"a sequence number as a string; pass the last one seen as ?before= for older ones"`
 	Type      string          `bun:"type" json:"type" doc:"game_won, donation, tip, achievement, bet_won"`
 	ActorID   string          `bun:"actor_id,type:uuid" json:"-"`
 	ActorName string          `bun:"actor_name,scanonly" json:"-"`

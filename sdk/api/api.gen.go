@@ -336,6 +336,33 @@ func (e ReferralsRewardStatus) Valid() bool {
 	}
 }
 
+// Defines values for RpsSettingsRounds.
+const (
+	N1 RpsSettingsRounds = 1
+	N3 RpsSettingsRounds = 3
+	N5 RpsSettingsRounds = 5
+	N7 RpsSettingsRounds = 7
+	N9 RpsSettingsRounds = 9
+)
+
+// Valid indicates whether the value is a known member of the RpsSettingsRounds enum.
+func (e RpsSettingsRounds) Valid() bool {
+	switch e {
+	case N1:
+		return true
+	case N3:
+		return true
+	case N5:
+		return true
+	case N7:
+		return true
+	case N9:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SupportMessageAuthor.
 const (
 	Staff SupportMessageAuthor = "staff"
@@ -670,8 +697,8 @@ func (e GetSupportMeParamsStatus) Valid() bool {
 type ActivityPage struct {
 	Items []MoneyActivity `json:"items"`
 
-	// NextBefore pass as ?before= for the next page; null on the last page
-	NextBefore *int64 `json:"nextBefore"`
+	// NextBefore the id to pass as ?before= for the next page; null on the last page
+	NextBefore *string `json:"nextBefore"`
 }
 
 // AdminFlags defines model for AdminFlags.
@@ -724,10 +751,12 @@ type BlockState struct {
 
 // ChallengeRequest defines model for ChallengeRequest.
 type ChallengeRequest struct {
-	GameType   string                  `json:"gameType"`
-	Settings   *map[string]interface{} `json:"settings,omitempty"`
-	StakeMinor int64                   `json:"stakeMinor"`
-	ToUserId   *string                 `json:"toUserId,omitempty"`
+	GameType string `json:"gameType"`
+
+	// Settings the game type's settings; omit for the defaults
+	Settings   *GameSettings `json:"settings,omitempty"`
+	StakeMinor int64         `json:"stakeMinor"`
+	ToUserId   *string       `json:"toUserId,omitempty"`
 
 	// ToUsername instead of toUserId
 	ToUsername *string `json:"toUsername,omitempty"`
@@ -786,6 +815,12 @@ type ChatUserRef struct {
 	Username string `json:"username"`
 }
 
+// Connect4Settings defines model for Connect4Settings.
+type Connect4Settings struct {
+	// TurnSeconds a whole number of seconds from 5 to 300
+	TurnSeconds *int `json:"turnSeconds,omitempty"`
+}
+
 // DonationRequest defines model for DonationRequest.
 type DonationRequest struct {
 	// AmountMinor at least 10000 (0.01 USDC)
@@ -836,8 +871,10 @@ type FlagsChange struct {
 	ChangedAt time.Time `json:"changedAt"`
 	ChangedBy string    `json:"changedBy"`
 	Enabled   bool      `json:"enabled"`
-	Id        int64     `json:"id"`
-	Name      string    `json:"name"`
+
+	// Id a sequence number as a string
+	Id   string `json:"id"`
+	Name string `json:"name"`
 }
 
 // GameActResult defines model for GameActResult.
@@ -862,18 +899,48 @@ type GameAction struct {
 
 // GameChallenge defines model for GameChallenge.
 type GameChallenge struct {
-	CreatedAt  time.Time              `json:"createdAt"`
-	ExpiresAt  time.Time              `json:"expiresAt"`
-	FromUserId string                 `json:"fromUserId"`
-	GameId     *string                `json:"gameId"`
-	GameType   string                 `json:"gameType"`
-	Id         string                 `json:"id"`
-	Settings   map[string]interface{} `json:"settings"`
-	StakeMinor int64                  `json:"stakeMinor"`
+	CreatedAt  time.Time `json:"createdAt"`
+	ExpiresAt  time.Time `json:"expiresAt"`
+	FromUserId string    `json:"fromUserId"`
+	GameId     *string   `json:"gameId"`
+	GameType   string    `json:"gameType"`
+	Id         string    `json:"id"`
+
+	// Settings A game type's settings, every member optional (the defaults apply): one of the game types' settings objects. Answers carry every member.
+	Settings   GameSettings `json:"settings"`
+	StakeMinor int64        `json:"stakeMinor"`
 
 	// Status pending, accepted, declined, expired or cancelled
 	Status   string `json:"status"`
 	ToUserId string `json:"toUserId"`
+}
+
+// GameCompleted defines model for GameCompleted.
+type GameCompleted struct {
+	Draw          bool   `json:"draw"`
+	EscrowAddress string `json:"escrowAddress"`
+	FeeMinor      int64  `json:"feeMinor"`
+	GameId        string `json:"gameId"`
+
+	// PayoutMinor what the winner received; 0 after a draw or cancellation
+	PayoutMinor    int64 `json:"payoutMinor"`
+	PlayerPotMinor int64 `json:"playerPotMinor"`
+
+	// PotMinor player pot plus donations
+	PotMinor int64 `json:"potMinor"`
+
+	// Reason score, resign, timeout, abandoned, connect4, board-full
+	Reason string `json:"reason"`
+
+	// ReviewHeld the game's bets and market were held for review when it ended (the players' own payout is not held); see the game's bets and market for how the review ended
+	ReviewHeld        *bool `json:"reviewHeld,omitempty"`
+	SpectatorPotMinor int64 `json:"spectatorPotMinor"`
+
+	// Status completed, or cancelled when nobody played
+	Status string `json:"status"`
+
+	// WinnerId null for a draw or cancellation
+	WinnerId *string `json:"winnerId"`
 }
 
 // GameCurrentGame defines model for GameCurrentGame.
@@ -902,7 +969,7 @@ type GameDetail struct {
 	Result *GameResult `json:"result,omitempty"`
 
 	// Settings the game type's settings
-	Settings map[string]interface{} `json:"settings"`
+	Settings GameSettings `json:"settings"`
 
 	// Settlement on-chain transfers of the settlement, with their signatures
 	Settlement     []PotTransfer `json:"settlement"`
@@ -951,12 +1018,20 @@ type GameLobby struct {
 	Id        string    `json:"id"`
 
 	// Queued players waiting in its queue
-	Queued     int64                  `json:"queued"`
-	Settings   map[string]interface{} `json:"settings"`
-	StakeMinor int64                  `json:"stakeMinor"`
+	Queued int64 `json:"queued"`
+
+	// Settings A game type's settings, every member optional (the defaults apply): one of the game types' settings objects. Answers carry every member.
+	Settings   GameSettings `json:"settings"`
+	StakeMinor int64        `json:"stakeMinor"`
 
 	// Status open
 	Status string `json:"status"`
+}
+
+// GameMatched defines model for GameMatched.
+type GameMatched struct {
+	GameId   string `json:"gameId"`
+	GameType string `json:"gameType"`
 }
 
 // GameMetrics defines model for GameMetrics.
@@ -970,6 +1045,12 @@ type GameMetrics struct {
 	VolumeLast24hMinor int64 `json:"volumeLast24hMinor"`
 }
 
+// GameQueueRemoved defines model for GameQueueRemoved.
+type GameQueueRemoved struct {
+	LobbyId string `json:"lobbyId"`
+	Reason  string `json:"reason"`
+}
+
 // GameRematch defines model for GameRematch.
 type GameRematch struct {
 	GameId    string  `json:"gameId"`
@@ -980,6 +1061,34 @@ type GameRematch struct {
 
 	// Status none, requested or started
 	Status string `json:"status"`
+}
+
+// GameRematchBy defines model for GameRematchBy.
+type GameRematchBy struct {
+	UserId string `json:"userId"`
+}
+
+// GameRematchLobby defines model for GameRematchLobby.
+type GameRematchLobby struct {
+	LobbyId string `json:"lobbyId"`
+	UserId  string `json:"userId"`
+}
+
+// GameRematchLobbyNotice defines model for GameRematchLobbyNotice.
+type GameRematchLobbyNotice struct {
+	GameId  string `json:"gameId"`
+	LobbyId string `json:"lobbyId"`
+}
+
+// GameRematchNotice defines model for GameRematchNotice.
+type GameRematchNotice struct {
+	GameId string `json:"gameId"`
+	UserId string `json:"userId"`
+}
+
+// GameRematchStarted defines model for GameRematchStarted.
+type GameRematchStarted struct {
+	NewGameId string `json:"newGameId"`
 }
 
 // GameResult defines model for GameResult.
@@ -1006,11 +1115,32 @@ type GameResult struct {
 	WinnerId *string `json:"winnerId"`
 }
 
+// GameResumed defines model for GameResumed.
+type GameResumed struct {
+	Deadline time.Time `json:"deadline"`
+}
+
 // GameSeat defines model for GameSeat.
 type GameSeat struct {
 	Seat     int64  `json:"seat"`
 	UserId   string `json:"userId"`
 	Username string `json:"username"`
+}
+
+// GameSettings A game type's settings, every member optional (the defaults apply): one of the game types' settings objects. Answers carry every member.
+type GameSettings struct {
+	union json.RawMessage
+}
+
+// GameStarted defines model for GameStarted.
+type GameStarted struct {
+	GameId   string     `json:"gameId"`
+	GameType string     `json:"gameType"`
+	Players  []GameSeat `json:"players"`
+
+	// Settings A game type's settings, every member optional (the defaults apply): one of the game types' settings objects. Answers carry every member.
+	Settings   GameSettings `json:"settings"`
+	StakeMinor int64        `json:"stakeMinor"`
 }
 
 // HandshakeRequest defines model for HandshakeRequest.
@@ -1175,8 +1305,8 @@ type LobbyRequest struct {
 	// GameType see GET /games/available
 	GameType string `json:"gameType"`
 
-	// Settings rps: {rounds: odd 1-9 (3), roundSeconds: 3-120 (20)}; connect4: {turnSeconds: 5-300 (30)}
-	Settings *map[string]interface{} `json:"settings,omitempty"`
+	// Settings the game type's settings; omit for the defaults
+	Settings *GameSettings `json:"settings,omitempty"`
 
 	// StakeMinor per player; 0 for a free game
 	StakeMinor int64 `json:"stakeMinor"`
@@ -1320,7 +1450,9 @@ type MarketRedeemed struct {
 // MarketTrade defines model for MarketTrade.
 type MarketTrade struct {
 	CreatedAt time.Time `json:"createdAt"`
-	Id        int64     `json:"id"`
+
+	// Id a sequence number as a string; pass the last one seen as ?before= for older ones
+	Id string `json:"id"`
 
 	// Kind transfer: shares changed hands; mint: a new pair was created; merge: a pair was destroyed
 	Kind       MarketTradeKind `json:"kind"`
@@ -1346,8 +1478,8 @@ type MarketView struct {
 	// Pairs pairs of shares outstanding (one share of each outcome, backed by 1 USDC)
 	Pairs int64 `json:"pairs"`
 
-	// Resolution once resolved: what one share of each outcome pays, by outcomeId
-	Resolution map[string]int64 `json:"resolution"`
+	// Resolution once resolved: what one share of each outcome pays, by outcomeId; null before
+	Resolution *map[string]int64 `json:"resolution"`
 
 	// Status closed: a free game (no market) or one that never traded and is over; held: the game's end is under review, and the market resolves when an admin releases it (as the game ended) or voids it (every share pays 500000)
 	Status MarketViewStatus `json:"status"`
@@ -1365,7 +1497,9 @@ type MoneyActivity struct {
 
 	// GameId the game the money moved for (a stake, winnings, a refund, a donation); absent otherwise
 	GameId *string `json:"gameId,omitempty"`
-	Id     int64   `json:"id"`
+
+	// Id a sequence number as a string; pass the last one seen as ?before= for older ones
+	Id string `json:"id"`
 
 	// Kind deposit, withdrawal, transfer, faucet, ...
 	Kind      string `json:"kind"`
@@ -1411,6 +1545,12 @@ type MoneyFaucetResult struct {
 type MoneyOnChain struct {
 	Lamports  int64 `json:"lamports"`
 	UsdcMinor int64 `json:"usdcMinor"`
+}
+
+// MoneyPlatformBalance defines model for MoneyPlatformBalance.
+type MoneyPlatformBalance struct {
+	AvailableMinor int64 `json:"availableMinor"`
+	LockedMinor    int64 `json:"lockedMinor"`
 }
 
 // MoneyPrepared defines model for MoneyPrepared.
@@ -1489,11 +1629,29 @@ type NotifyNotification struct {
 
 	// Data depends on the type
 	Data map[string]interface{} `json:"data"`
-	Id   int64                  `json:"id"`
-	Read bool                   `json:"read"`
+
+	// Id a sequence number as a string; pass the last one seen as ?before= for older ones
+	Id   string `json:"id"`
+	Read bool   `json:"read"`
 
 	// Type friend_request, friend_accepted, challenge, game_completed, tip, achievement, referral_reward, support_reply, bet_settled, market_resolved, review_hold
 	Type string `json:"type"`
+}
+
+// NotifyPushed defines model for NotifyPushed.
+type NotifyPushed struct {
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Data depends on the type
+	Data map[string]interface{} `json:"data"`
+
+	// Id a sequence number as a string; pass the last one seen as ?before= for older ones
+	Id   string `json:"id"`
+	Read bool   `json:"read"`
+
+	// Type friend_request, friend_accepted, challenge, game_completed, tip, achievement, referral_reward, support_reply, bet_settled, market_resolved, review_hold
+	Type        string `json:"type"`
+	UnreadCount int64  `json:"unreadCount"`
 }
 
 // PaymentPrepareRequest defines model for PaymentPrepareRequest.
@@ -1588,6 +1746,16 @@ type PotBet struct {
 // PotBetStatus held: the game's end is under review, and the bet is paid once an admin releases it (as the game ended) or voids it (refunded)
 type PotBetStatus string
 
+// PotBetPlaced defines model for PotBetPlaced.
+type PotBetPlaced struct {
+	AmountMinor int64       `json:"amountMinor"`
+	Bettor      ChatUserRef `json:"bettor"`
+	OnUserId    string      `json:"onUserId"`
+	Pools       []PotPool   `json:"pools"`
+	Signature   string      `json:"signature"`
+	TotalMinor  int64       `json:"totalMinor"`
+}
+
 // PotBetResult defines model for PotBetResult.
 type PotBetResult struct {
 	AmountMinor int64  `json:"amountMinor"`
@@ -1612,6 +1780,13 @@ type PotBets struct {
 	PoolCapMinor int64     `json:"poolCapMinor"`
 	Pools        []PotPool `json:"pools"`
 	TotalMinor   int64     `json:"totalMinor"`
+}
+
+// PotDonated defines model for PotDonated.
+type PotDonated struct {
+	AmountMinor int64       `json:"amountMinor"`
+	Donor       ChatUserRef `json:"donor"`
+	Signature   string      `json:"signature"`
 }
 
 // PotDonation defines model for PotDonation.
@@ -1661,6 +1836,14 @@ type PotTransfer struct {
 	// ToAddress the wallet whose USDC token account receives the transfer
 	ToAddress string    `json:"toAddress"`
 	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// PotTransferSent defines model for PotTransferSent.
+type PotTransferSent struct {
+	AmountMinor int64  `json:"amountMinor"`
+	Kind        string `json:"kind"`
+	Signature   string `json:"signature"`
+	ToAddress   string `json:"toAddress"`
 }
 
 // ProfileRequest defines model for ProfileRequest.
@@ -1942,12 +2125,54 @@ type RoomEvent struct {
 	Seq    int64       `json:"seq"`
 }
 
+// RpsSettings defines model for RpsSettings.
+type RpsSettings struct {
+	// RoundSeconds a whole number of seconds from 3 to 120
+	RoundSeconds *int `json:"roundSeconds,omitempty"`
+
+	// Rounds an odd whole number from 1 to 9 (best of that many decisive rounds)
+	Rounds *RpsSettingsRounds `json:"rounds,omitempty"`
+}
+
+// RpsSettingsRounds an odd whole number from 1 to 9 (best of that many decisive rounds)
+type RpsSettingsRounds int
+
+// RulesC4Forfeit defines model for RulesC4Forfeit.
+type RulesC4Forfeit struct {
+	UserId   string `json:"userId"`
+	WinnerId string `json:"winnerId"`
+}
+
 // RulesC4Move defines model for RulesC4Move.
 type RulesC4Move struct {
 	Column     int64  `json:"column"`
 	MoveNumber int64  `json:"moveNumber"`
 	Row        int64  `json:"row"`
 	UserId     string `json:"userId"`
+}
+
+// RulesC4Moved defines model for RulesC4Moved.
+type RulesC4Moved struct {
+	Column   int64   `json:"column"`
+	Deadline *string `json:"deadline"`
+
+	// Line the winning cells, when the move won
+	Line       *[][]int64 `json:"line,omitempty"`
+	MoveNumber int64      `json:"moveNumber"`
+	Row        int64      `json:"row"`
+
+	// Turn who moves next; null when the game is over
+	Turn   *string `json:"turn"`
+	UserId string  `json:"userId"`
+}
+
+// RulesC4Start defines model for RulesC4Start.
+type RulesC4Start struct {
+	Columns     int64   `json:"columns"`
+	Deadline    *string `json:"deadline"`
+	Rows        int64   `json:"rows"`
+	Turn        string  `json:"turn"`
+	TurnSeconds int64   `json:"turnSeconds"`
 }
 
 // RulesC4View defines model for RulesC4View.
@@ -2002,6 +2227,13 @@ type RulesInfo struct {
 	SettingsHelp map[string]string `json:"settingsHelp"`
 }
 
+// RulesRPSResign defines model for RulesRPSResign.
+type RulesRPSResign struct {
+	Round    int64  `json:"round"`
+	UserId   string `json:"userId"`
+	WinnerId string `json:"winnerId"`
+}
+
 // RulesRPSRound defines model for RulesRPSRound.
 type RulesRPSRound struct {
 	Choices     map[string]*string `json:"choices"`
@@ -2017,6 +2249,20 @@ type RulesRPSRound struct {
 
 	// WinnerId null for a drawn round
 	WinnerId *string `json:"winnerId"`
+}
+
+// RulesRPSRoundStart defines model for RulesRPSRoundStart.
+type RulesRPSRoundStart struct {
+	Deadline     *string `json:"deadline"`
+	Round        int64   `json:"round"`
+	RoundSeconds int64   `json:"roundSeconds"`
+}
+
+// RulesRPSSubmitted defines model for RulesRPSSubmitted.
+type RulesRPSSubmitted struct {
+	Commitment string `json:"commitment"`
+	Round      int64  `json:"round"`
+	UserId     string `json:"userId"`
 }
 
 // RulesRPSView defines model for RulesRPSView.
@@ -2106,7 +2352,9 @@ type SocialEntry struct {
 
 	// Data depends on the type
 	Data map[string]interface{} `json:"data"`
-	Id   int64                  `json:"id"`
+
+	// Id a sequence number as a string; pass the last one seen as ?before= for older ones
+	Id string `json:"id"`
 
 	// Type game_won, donation, tip, achievement, bet_won
 	Type string `json:"type"`
@@ -2384,38 +2632,38 @@ type WithdrawRequest struct {
 // SDKVersion Examples: 1.0.0
 type SDKVersion = string
 
-// BadRequest Code-specific members may accompany code and message.
-type BadRequest = Error
+// BadRequestError Code-specific members may accompany code and message.
+type BadRequestError = Error
 
-// Conflict Code-specific members may accompany code and message.
-type Conflict = Error
+// ConflictError Code-specific members may accompany code and message.
+type ConflictError = Error
 
 // ErrorResponse Code-specific members may accompany code and message.
 type ErrorResponse = Error
 
-// Forbidden Code-specific members may accompany code and message.
-type Forbidden = Error
+// ForbiddenError Code-specific members may accompany code and message.
+type ForbiddenError = Error
 
-// NotFound Code-specific members may accompany code and message.
-type NotFound = Error
+// NotFoundError Code-specific members may accompany code and message.
+type NotFoundError = Error
 
-// PaymentRequiredResponse Code-specific members may accompany code and message.
-type PaymentRequiredResponse = Error
+// PaymentRequiredError Code-specific members may accompany code and message.
+type PaymentRequiredError = Error
 
-// RequestEntityTooLarge Code-specific members may accompany code and message.
-type RequestEntityTooLarge = Error
+// RequestEntityTooLargeError Code-specific members may accompany code and message.
+type RequestEntityTooLargeError = Error
 
-// ServiceUnavailable Code-specific members may accompany code and message.
-type ServiceUnavailable = Error
+// ServiceUnavailableError Code-specific members may accompany code and message.
+type ServiceUnavailableError = Error
 
-// TooManyRequests Code-specific members may accompany code and message.
-type TooManyRequests = Error
+// TooManyRequestsError Code-specific members may accompany code and message.
+type TooManyRequestsError = Error
 
-// Unauthorized Code-specific members may accompany code and message.
-type Unauthorized = Error
+// UnauthorizedError Code-specific members may accompany code and message.
+type UnauthorizedError = Error
 
-// UpgradeRequired Code-specific members may accompany code and message.
-type UpgradeRequired = Error
+// UpgradeRequiredError Code-specific members may accompany code and message.
+type UpgradeRequiredError = Error
 
 // GetAchievementsParams defines parameters for GetAchievements.
 type GetAchievementsParams struct {
@@ -2437,8 +2685,8 @@ type GetAchievementsUserByIdParams struct {
 
 // GetActivityFeedParams defines parameters for GetActivityFeed.
 type GetActivityFeedParams struct {
-	// Limit 1-200, default 50
-	Limit *string `form:"limit,omitempty" json:"limit,omitempty"`
+	// Limit page size
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Before an id: only older entries
 	Before *string `form:"before,omitempty" json:"before,omitempty"`
@@ -2543,6 +2791,15 @@ type GetAdminUsersByIdProtectionParams struct {
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
 
+// GetAsyncapiJsonParams defines parameters for GetAsyncapiJson.
+type GetAsyncapiJsonParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+
+	// IfNoneMatch the ETag of the answer you have: 304 without a body while it is still current
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
 // PostAuthHandshakeParams defines parameters for PostAuthHandshake.
 type PostAuthHandshakeParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
@@ -2599,8 +2856,8 @@ type PostChallengesByIdDeclineParams struct {
 
 // GetChatDmThreadsParams defines parameters for GetChatDmThreads.
 type GetChatDmThreadsParams struct {
-	// Limit 1-200, default 50
-	Limit *string `form:"limit,omitempty" json:"limit,omitempty"`
+	// Limit page size
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Before lastMessage.id of the previous page's last thread
 	Before *string `form:"before,omitempty" json:"before,omitempty"`
@@ -2611,8 +2868,8 @@ type GetChatDmThreadsParams struct {
 
 // GetChatByTypeByIdMessagesParams defines parameters for GetChatByTypeByIdMessages.
 type GetChatByTypeByIdMessagesParams struct {
-	// Limit 1-200, default 50
-	Limit *string `form:"limit,omitempty" json:"limit,omitempty"`
+	// Limit page size
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Before a message id: only older ones (the last id of the previous page)
 	Before *string `form:"before,omitempty" json:"before,omitempty"`
@@ -2647,8 +2904,8 @@ type GetFeatureFlagsParams struct {
 
 // GetFriendsRequestsIncomingParams defines parameters for GetFriendsRequestsIncoming.
 type GetFriendsRequestsIncomingParams struct {
-	// Limit 1-200, default 50
-	Limit *string `form:"limit,omitempty" json:"limit,omitempty"`
+	// Limit page size
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
@@ -2668,8 +2925,8 @@ type DeleteFriendsByUserIdParams struct {
 
 // GetFriendsByUserIdParams defines parameters for GetFriendsByUserId.
 type GetFriendsByUserIdParams struct {
-	// Limit 1-200, default 50
-	Limit *string `form:"limit,omitempty" json:"limit,omitempty"`
+	// Limit page size
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Before the userId of the previous page's last friend
 	Before *string `form:"before,omitempty" json:"before,omitempty"`
@@ -2706,6 +2963,9 @@ type GetGamesMetricsParams struct {
 type GetGamesByIdParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+
+	// IfNoneMatch the ETag of the answer you have: 304 without a body while it is still current
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
 }
 
 // PostGamesByIdActionsParams defines parameters for PostGamesByIdActions.
@@ -2818,8 +3078,8 @@ type GetGamesByIdMarketTradesParams struct {
 	// Limit page size
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Before a trade's id: only older ones
-	Before *int64 `form:"before,omitempty" json:"before,omitempty"`
+	// Before a trade's id: only older ones (the last id of the previous page)
+	Before *string `form:"before,omitempty" json:"before,omitempty"`
 
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
@@ -2953,10 +3213,10 @@ type PostLobbiesByIdJoinQueueParams struct {
 // GetNotificationsParams defines parameters for GetNotifications.
 type GetNotificationsParams struct {
 	// Unread true for the unread ones only
-	Unread *string `form:"unread,omitempty" json:"unread,omitempty"`
+	Unread *bool `form:"unread,omitempty" json:"unread,omitempty"`
 
-	// Limit 1-200, default 50
-	Limit *string `form:"limit,omitempty" json:"limit,omitempty"`
+	// Limit page size
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Before an id: only older ones
 	Before *string `form:"before,omitempty" json:"before,omitempty"`
@@ -2981,6 +3241,9 @@ type PatchNotificationsByIdReadParams struct {
 type GetOpenapiJsonParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+
+	// IfNoneMatch the ETag of the answer you have: 304 without a body while it is still current
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
 }
 
 // PostPaymentsPrepareParams defines parameters for PostPaymentsPrepare.
@@ -3106,6 +3369,12 @@ type PostTipsPrepareParams struct {
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
 
+// GetUsernamesByUsernameParams defines parameters for GetUsernamesByUsername.
+type GetUsernamesByUsernameParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
 // GetUsersMeParams defines parameters for GetUsersMe.
 type GetUsersMeParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
@@ -3191,12 +3460,6 @@ type GetUsersSearchParams struct {
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
 
-// GetUsersUsernameByUsernameParams defines parameters for GetUsersUsernameByUsername.
-type GetUsersUsernameByUsernameParams struct {
-	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
-	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
-}
-
 // GetUsersByIdParams defines parameters for GetUsersById.
 type GetUsersByIdParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
@@ -3248,7 +3511,7 @@ type GetWalletsMeTransactionsParams struct {
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Before nextBefore of the previous page
-	Before *int64 `form:"before,omitempty" json:"before,omitempty"`
+	Before *string `form:"before,omitempty" json:"before,omitempty"`
 
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
@@ -3376,6 +3639,68 @@ type PostWalletsTransferSubmitJSONRequestBody = SubmitRequest
 
 // PostWalletsWithdrawJSONRequestBody defines body for PostWalletsWithdraw for application/json ContentType.
 type PostWalletsWithdrawJSONRequestBody = WithdrawRequest
+
+// AsConnect4Settings returns the union data inside the GameSettings as a Connect4Settings
+func (t GameSettings) AsConnect4Settings() (Connect4Settings, error) {
+	var body Connect4Settings
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromConnect4Settings overwrites any union data inside the GameSettings as the provided Connect4Settings
+func (t *GameSettings) FromConnect4Settings(v Connect4Settings) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeConnect4Settings performs a merge with any union data inside the GameSettings, using the provided Connect4Settings
+func (t *GameSettings) MergeConnect4Settings(v Connect4Settings) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRpsSettings returns the union data inside the GameSettings as a RpsSettings
+func (t GameSettings) AsRpsSettings() (RpsSettings, error) {
+	var body RpsSettings
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRpsSettings overwrites any union data inside the GameSettings as the provided RpsSettings
+func (t *GameSettings) FromRpsSettings(v RpsSettings) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeRpsSettings performs a merge with any union data inside the GameSettings, using the provided RpsSettings
+func (t *GameSettings) MergeRpsSettings(v RpsSettings) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t GameSettings) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *GameSettings) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // AsRulesRPSView returns the union data inside the GetGamesByIdState200JSONResponseBody as a RulesRPSView
 func (t GetGamesByIdState200JSONResponseBody) AsRulesRPSView() (RulesRPSView, error) {
@@ -3526,7 +3851,7 @@ type ClientInterface interface {
 	// GetAchievementsUserById A user's achievements, earliest first
 	//
 	// Corresponds with GET /achievements/user/{id} (the `GetAchievementsUserById` operationId).
-	GetAchievementsUserById(ctx context.Context, id openapi_types.UUID, params *GetAchievementsUserByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetAchievementsUserById(ctx context.Context, id string, params *GetAchievementsUserByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetActivityFeed The public activity feed, newest first
 	//
@@ -3599,14 +3924,14 @@ type ClientInterface interface {
 	// GetAdminSupportById A ticket with its user and messages
 	//
 	// Corresponds with GET /admin/support/{id} (the `GetAdminSupportById` operationId).
-	GetAdminSupportById(ctx context.Context, id openapi_types.UUID, params *GetAdminSupportByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetAdminSupportById(ctx context.Context, id string, params *GetAdminSupportByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchAdminSupportByIdClose Close a ticket
 	//
 	// Recorded in the audit log (support.close). Closing a closed ticket answers it unchanged and records nothing.
 	//
 	// Corresponds with PATCH /admin/support/{id}/close (the `PatchAdminSupportByIdClose` operationId).
-	PatchAdminSupportByIdClose(ctx context.Context, id openapi_types.UUID, params *PatchAdminSupportByIdCloseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PatchAdminSupportByIdClose(ctx context.Context, id string, params *PatchAdminSupportByIdCloseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostAdminSupportByIdMessagesWithBody Answer a ticket as staff
 	//
@@ -3615,7 +3940,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
-	PostAdminSupportByIdMessagesWithBody(ctx context.Context, id openapi_types.UUID, params *PostAdminSupportByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostAdminSupportByIdMessagesWithBody(ctx context.Context, id string, params *PostAdminSupportByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostAdminSupportByIdMessages Answer a ticket as staff
 	//
@@ -3624,21 +3949,28 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
-	PostAdminSupportByIdMessages(ctx context.Context, id openapi_types.UUID, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostAdminSupportByIdMessages(ctx context.Context, id string, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAdminUsersByIdLinks Accounts linked to a user, and why
 	//
 	// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days.
 	//
 	// Corresponds with GET /admin/users/{id}/links (the `GetAdminUsersByIdLinks` operationId).
-	GetAdminUsersByIdLinks(ctx context.Context, id openapi_types.UUID, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetAdminUsersByIdLinks(ctx context.Context, id string, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAdminUsersByIdProtection A user's limits, exclusions and age confirmation (read only)
 	//
 	// Staff read them; no route lets anyone lift or shorten an exclusion, or change another user's limits.
 	//
 	// Corresponds with GET /admin/users/{id}/protection (the `GetAdminUsersByIdProtection` operationId).
-	GetAdminUsersByIdProtection(ctx context.Context, id openapi_types.UUID, params *GetAdminUsersByIdProtectionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetAdminUsersByIdProtection(ctx context.Context, id string, params *GetAdminUsersByIdProtectionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAsyncapiJson The live socket (GET /ws) as an AsyncAPI 3.0 document
+	//
+	// Every client message and every frame: joined, resumed, each game event with its data, each personal notice, resync, error. gzip-encoded for clients that accept it.
+	//
+	// Corresponds with GET /asyncapi.json (the `GetAsyncapiJson` operationId).
+	GetAsyncapiJson(ctx context.Context, params *GetAsyncapiJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostAuthHandshakeWithBody Get a sign-in message for a wallet
 	//
@@ -3709,19 +4041,19 @@ type ClientInterface interface {
 	// DeleteChallengesById Cancel a challenge you sent
 	//
 	// Corresponds with DELETE /challenges/{id} (the `DeleteChallengesById` operationId).
-	DeleteChallengesById(ctx context.Context, id openapi_types.UUID, params *DeleteChallengesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteChallengesById(ctx context.Context, id string, params *DeleteChallengesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostChallengesByIdAccept accept a challenge sent to you
 	//
 	// Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Corresponds with POST /challenges/{id}/accept (the `PostChallengesByIdAccept` operationId).
-	PostChallengesByIdAccept(ctx context.Context, id openapi_types.UUID, params *PostChallengesByIdAcceptParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostChallengesByIdAccept(ctx context.Context, id string, params *PostChallengesByIdAcceptParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostChallengesByIdDecline decline a challenge sent to you
 	//
 	// Corresponds with POST /challenges/{id}/decline (the `PostChallengesByIdDecline` operationId).
-	PostChallengesByIdDecline(ctx context.Context, id openapi_types.UUID, params *PostChallengesByIdDeclineParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostChallengesByIdDecline(ctx context.Context, id string, params *PostChallengesByIdDeclineParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetChatDmThreads Your direct-message conversations, most recent first, with unread counts
 	//
@@ -3733,7 +4065,7 @@ type ClientInterface interface {
 	// Any signed-in user may read the chat of an existing game, finished or not. For dm, id is the other user; reading marks the conversation read.
 	//
 	// Corresponds with GET /chat/{type}/{id}/messages (the `GetChatByTypeByIdMessages` operationId).
-	GetChatByTypeByIdMessages(ctx context.Context, pType string, id openapi_types.UUID, params *GetChatByTypeByIdMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetChatByTypeByIdMessages(ctx context.Context, pType string, id string, params *GetChatByTypeByIdMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostChatByTypeByIdMessagesWithBody Send a message to a game's chat (type game, id the game) or to a user (type dm, id the user)
 	//
@@ -3742,7 +4074,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /chat/{type}/{id}/messages (the `PostChatByTypeByIdMessages` operationId).
-	PostChatByTypeByIdMessagesWithBody(ctx context.Context, pType string, id openapi_types.UUID, params *PostChatByTypeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostChatByTypeByIdMessagesWithBody(ctx context.Context, pType string, id string, params *PostChatByTypeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostChatByTypeByIdMessages Send a message to a game's chat (type game, id the game) or to a user (type dm, id the user)
 	//
@@ -3751,7 +4083,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /chat/{type}/{id}/messages (the `PostChatByTypeByIdMessages` operationId).
-	PostChatByTypeByIdMessages(ctx context.Context, pType string, id openapi_types.UUID, params *PostChatByTypeByIdMessagesParams, body PostChatByTypeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostChatByTypeByIdMessages(ctx context.Context, pType string, id string, params *PostChatByTypeByIdMessagesParams, body PostChatByTypeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostDevFaucetWithBody Test USDC and SOL on the embedded chain (DEV_FAUCET=true only)
 	//
@@ -3828,7 +4160,7 @@ type ClientInterface interface {
 	// Includes the escrow address, the pot, and the settlement's on-chain transfers, so anyone can check the payout on chain.
 	//
 	// Corresponds with GET /games/{id} (the `GetGamesById` operationId).
-	GetGamesById(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetGamesById(ctx context.Context, id string, params *GetGamesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdActionsWithBody Submit an action (players only)
 	//
@@ -3837,7 +4169,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /games/{id}/actions (the `PostGamesByIdActions` operationId).
-	PostGamesByIdActionsWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdActionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdActionsWithBody(ctx context.Context, id string, params *PostGamesByIdActionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdActions Submit an action (players only)
 	//
@@ -3846,12 +4178,12 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /games/{id}/actions (the `PostGamesByIdActions` operationId).
-	PostGamesByIdActions(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdActionsParams, body PostGamesByIdActionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdActions(ctx context.Context, id string, params *PostGamesByIdActionsParams, body PostGamesByIdActionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetGamesByIdBets The game's betting pools and bets, newest first
 	//
 	// Corresponds with GET /games/{id}/bets (the `GetGamesByIdBets` operationId).
-	GetGamesByIdBets(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdBetsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetGamesByIdBets(ctx context.Context, id string, params *GetGamesByIdBetsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdBetsPrepareWithBody Prepare a bet on a player from your wallet into the game's escrow
 	//
@@ -3860,7 +4192,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /games/{id}/bets/prepare (the `PostGamesByIdBetsPrepare` operationId).
-	PostGamesByIdBetsPrepareWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdBetsPrepareWithBody(ctx context.Context, id string, params *PostGamesByIdBetsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdBetsPrepare Prepare a bet on a player from your wallet into the game's escrow
 	//
@@ -3869,7 +4201,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /games/{id}/bets/prepare (the `PostGamesByIdBetsPrepare` operationId).
-	PostGamesByIdBetsPrepare(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsPrepareParams, body PostGamesByIdBetsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdBetsPrepare(ctx context.Context, id string, params *PostGamesByIdBetsPrepareParams, body PostGamesByIdBetsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdBetsSubmitWithBody Submit the signed bet; answers once it is confirmed and in the pool
 	//
@@ -3878,7 +4210,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /games/{id}/bets/submit (the `PostGamesByIdBetsSubmit` operationId).
-	PostGamesByIdBetsSubmitWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdBetsSubmitWithBody(ctx context.Context, id string, params *PostGamesByIdBetsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdBetsSubmit Submit the signed bet; answers once it is confirmed and in the pool
 	//
@@ -3887,12 +4219,12 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /games/{id}/bets/submit (the `PostGamesByIdBetsSubmit` operationId).
-	PostGamesByIdBetsSubmit(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsSubmitParams, body PostGamesByIdBetsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdBetsSubmit(ctx context.Context, id string, params *PostGamesByIdBetsSubmitParams, body PostGamesByIdBetsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetGamesByIdDonations The game's donations, newest first
 	//
 	// Corresponds with GET /games/{id}/donations (the `GetGamesByIdDonations` operationId).
-	GetGamesByIdDonations(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdDonationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetGamesByIdDonations(ctx context.Context, id string, params *GetGamesByIdDonationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdDonationsPrepareWithBody Prepare a donation from your wallet into the game's escrow
 	//
@@ -3901,7 +4233,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /games/{id}/donations/prepare (the `PostGamesByIdDonationsPrepare` operationId).
-	PostGamesByIdDonationsPrepareWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdDonationsPrepareWithBody(ctx context.Context, id string, params *PostGamesByIdDonationsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdDonationsPrepare Prepare a donation from your wallet into the game's escrow
 	//
@@ -3910,7 +4242,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /games/{id}/donations/prepare (the `PostGamesByIdDonationsPrepare` operationId).
-	PostGamesByIdDonationsPrepare(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsPrepareParams, body PostGamesByIdDonationsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdDonationsPrepare(ctx context.Context, id string, params *PostGamesByIdDonationsPrepareParams, body PostGamesByIdDonationsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdDonationsSubmitWithBody Submit the signed donation; answers once it is confirmed and in the pot
 	//
@@ -3919,7 +4251,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /games/{id}/donations/submit (the `PostGamesByIdDonationsSubmit` operationId).
-	PostGamesByIdDonationsSubmitWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdDonationsSubmitWithBody(ctx context.Context, id string, params *PostGamesByIdDonationsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdDonationsSubmit Submit the signed donation; answers once it is confirmed and in the pot
 	//
@@ -3928,22 +4260,22 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /games/{id}/donations/submit (the `PostGamesByIdDonationsSubmit` operationId).
-	PostGamesByIdDonationsSubmit(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsSubmitParams, body PostGamesByIdDonationsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdDonationsSubmit(ctx context.Context, id string, params *PostGamesByIdDonationsSubmitParams, body PostGamesByIdDonationsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetGamesByIdEvents The game's events after a seq (for clients that poll instead of using /ws)
 	//
 	// Corresponds with GET /games/{id}/events (the `GetGamesByIdEvents` operationId).
-	GetGamesByIdEvents(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetGamesByIdEvents(ctx context.Context, id string, params *GetGamesByIdEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetGamesByIdMarket The game's prediction market: prices per player, the book, the last trade and, once resolved, what shares pay
 	//
 	// Corresponds with GET /games/{id}/market (the `GetGamesByIdMarket` operationId).
-	GetGamesByIdMarket(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetGamesByIdMarket(ctx context.Context, id string, params *GetGamesByIdMarketParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetGamesByIdMarketOrders Your orders in the game's market, open ones first, then newest first
 	//
 	// Corresponds with GET /games/{id}/market/orders (the `GetGamesByIdMarketOrders` operationId).
-	GetGamesByIdMarketOrders(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetGamesByIdMarketOrders(ctx context.Context, id string, params *GetGamesByIdMarketOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdMarketOrdersBuyWithBody Buy shares of a player in the game's prediction market
 	//
@@ -3952,7 +4284,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /games/{id}/market/orders/buy (the `PostGamesByIdMarketOrdersBuy` operationId).
-	PostGamesByIdMarketOrdersBuyWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdMarketOrdersBuyWithBody(ctx context.Context, id string, params *PostGamesByIdMarketOrdersBuyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdMarketOrdersBuy Buy shares of a player in the game's prediction market
 	//
@@ -3961,7 +4293,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /games/{id}/market/orders/buy (the `PostGamesByIdMarketOrdersBuy` operationId).
-	PostGamesByIdMarketOrdersBuy(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, body PostGamesByIdMarketOrdersBuyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdMarketOrdersBuy(ctx context.Context, id string, params *PostGamesByIdMarketOrdersBuyParams, body PostGamesByIdMarketOrdersBuyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdMarketOrdersSellWithBody Sell shares of a player you hold in the game's prediction market
 	//
@@ -3970,7 +4302,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /games/{id}/market/orders/sell (the `PostGamesByIdMarketOrdersSell` operationId).
-	PostGamesByIdMarketOrdersSellWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdMarketOrdersSellWithBody(ctx context.Context, id string, params *PostGamesByIdMarketOrdersSellParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdMarketOrdersSell Sell shares of a player you hold in the game's prediction market
 	//
@@ -3979,76 +4311,76 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /games/{id}/market/orders/sell (the `PostGamesByIdMarketOrdersSell` operationId).
-	PostGamesByIdMarketOrdersSell(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, body PostGamesByIdMarketOrdersSellJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdMarketOrdersSell(ctx context.Context, id string, params *PostGamesByIdMarketOrdersSellParams, body PostGamesByIdMarketOrdersSellJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteGamesByIdMarketOrdersByOrderId Cancel your open order and release what it locks
 	//
 	// Another user's order -> 404; an order filled or cancelled already -> 409 CONFLICT.
 	//
 	// Corresponds with DELETE /games/{id}/market/orders/{orderId} (the `DeleteGamesByIdMarketOrdersByOrderId` operationId).
-	DeleteGamesByIdMarketOrdersByOrderId(ctx context.Context, id openapi_types.UUID, orderId string, params *DeleteGamesByIdMarketOrdersByOrderIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteGamesByIdMarketOrdersByOrderId(ctx context.Context, id string, orderId string, params *DeleteGamesByIdMarketOrdersByOrderIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetGamesByIdMarketPositions What you hold in the game's market, by player
 	//
 	// Corresponds with GET /games/{id}/market/positions (the `GetGamesByIdMarketPositions` operationId).
-	GetGamesByIdMarketPositions(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketPositionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetGamesByIdMarketPositions(ctx context.Context, id string, params *GetGamesByIdMarketPositionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdMarketRedeem Redeem your shares in the resolved market to your available balance
 	//
 	// Pays once: a share of the winner 1000000, of the loser 0, each 500000 after a draw or a cancellation; again -> redeemedMinor 0. Before the game is over -> 409 CONFLICT.
 	//
 	// Corresponds with POST /games/{id}/market/redeem (the `PostGamesByIdMarketRedeem` operationId).
-	PostGamesByIdMarketRedeem(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketRedeemParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdMarketRedeem(ctx context.Context, id string, params *PostGamesByIdMarketRedeemParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetGamesByIdMarketTrades The game's trades, newest first, for price charts
 	//
 	// Each trade as its taker saw it: the player whose shares the taker bought or sold and the price per share; the other player's price is 1000000 less it.
 	//
 	// Corresponds with GET /games/{id}/market/trades (the `GetGamesByIdMarketTrades` operationId).
-	GetGamesByIdMarketTrades(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketTradesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetGamesByIdMarketTrades(ctx context.Context, id string, params *GetGamesByIdMarketTradesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetGamesByIdPot The game's pot: stakes, donations, and what the winner would get
 	//
 	// Corresponds with GET /games/{id}/pot (the `GetGamesByIdPot` operationId).
-	GetGamesByIdPot(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdPotParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetGamesByIdPot(ctx context.Context, id string, params *GetGamesByIdPotParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteGamesByIdRematch Withdraw your rematch request
 	//
 	// Corresponds with DELETE /games/{id}/rematch (the `DeleteGamesByIdRematch` operationId).
-	DeleteGamesByIdRematch(ctx context.Context, id openapi_types.UUID, params *DeleteGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteGamesByIdRematch(ctx context.Context, id string, params *DeleteGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetGamesByIdRematch Rematch state
 	//
 	// Corresponds with GET /games/{id}/rematch (the `GetGamesByIdRematch` operationId).
-	GetGamesByIdRematch(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetGamesByIdRematch(ctx context.Context, id string, params *GetGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdRematch Ask for (or accept) a rematch
 	//
 	// Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Corresponds with POST /games/{id}/rematch (the `PostGamesByIdRematch` operationId).
-	PostGamesByIdRematch(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdRematch(ctx context.Context, id string, params *PostGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdRematchLobbyWithBody Tell the room you opened a lobby for the rematch
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /games/{id}/rematch/lobby (the `PostGamesByIdRematchLobby` operationId).
-	PostGamesByIdRematchLobbyWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchLobbyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdRematchLobbyWithBody(ctx context.Context, id string, params *PostGamesByIdRematchLobbyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostGamesByIdRematchLobby Tell the room you opened a lobby for the rematch
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /games/{id}/rematch/lobby (the `PostGamesByIdRematchLobby` operationId).
-	PostGamesByIdRematchLobby(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchLobbyParams, body PostGamesByIdRematchLobbyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostGamesByIdRematchLobby(ctx context.Context, id string, params *PostGamesByIdRematchLobbyParams, body PostGamesByIdRematchLobbyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetGamesByIdState Game state, the same for players and spectators
 	//
 	// Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their reveal. 409 GAME_NOT_ACTIVE when the game is not active.
 	//
 	// Corresponds with GET /games/{id}/state (the `GetGamesByIdState` operationId).
-	GetGamesByIdState(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdStateParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetGamesByIdState(ctx context.Context, id string, params *GetGamesByIdStateParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetHealth Service health
 	//
@@ -4062,7 +4394,7 @@ type ClientInterface interface {
 	// Content never changes for an id: cached for a year.
 	//
 	// Corresponds with GET /images/{id} (the `GetImagesById` operationId).
-	GetImagesById(ctx context.Context, id openapi_types.UUID, params *GetImagesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetImagesById(ctx context.Context, id string, params *GetImagesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetLeaderboardsFriends You and your friends, ranked like the global board
 	//
@@ -4111,14 +4443,14 @@ type ClientInterface interface {
 	// DeleteLobbiesByIdJoinQueue Leave the lobby's queue
 	//
 	// Corresponds with DELETE /lobbies/{id}/join-queue (the `DeleteLobbiesByIdJoinQueue` operationId).
-	DeleteLobbiesByIdJoinQueue(ctx context.Context, id openapi_types.UUID, params *DeleteLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteLobbiesByIdJoinQueue(ctx context.Context, id string, params *DeleteLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostLobbiesByIdJoinQueue Join the lobby's matchmaking queue
 	//
 	// Answers queued, or matched with the new game's id when someone was waiting. Stakes are locked from both platform balances. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Corresponds with POST /lobbies/{id}/join-queue (the `PostLobbiesByIdJoinQueue` operationId).
-	PostLobbiesByIdJoinQueue(ctx context.Context, id openapi_types.UUID, params *PostLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostLobbiesByIdJoinQueue(ctx context.Context, id string, params *PostLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetNotifications Your notifications, newest first
 	//
@@ -4135,9 +4467,11 @@ type ClientInterface interface {
 	// PatchNotificationsByIdRead Mark one notification read
 	//
 	// Corresponds with PATCH /notifications/{id}/read (the `PatchNotificationsByIdRead` operationId).
-	PatchNotificationsByIdRead(ctx context.Context, id openapi_types.UUID, params *PatchNotificationsByIdReadParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PatchNotificationsByIdRead(ctx context.Context, id string, params *PatchNotificationsByIdReadParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOpenapiJson This API as an OpenAPI 3.1 document
+	//
+	// gzip-encoded for clients that accept it.
 	//
 	// Corresponds with GET /openapi.json (the `GetOpenapiJson` operationId).
 	GetOpenapiJson(ctx context.Context, params *GetOpenapiJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4256,14 +4590,14 @@ type ClientInterface interface {
 	// Another user's ticket is 404.
 	//
 	// Corresponds with GET /support/me/{id} (the `GetSupportMeById` operationId).
-	GetSupportMeById(ctx context.Context, id openapi_types.UUID, params *GetSupportMeByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetSupportMeById(ctx context.Context, id string, params *GetSupportMeByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchSupportMeByIdClose Close your ticket
 	//
 	// Closing a closed ticket answers it unchanged.
 	//
 	// Corresponds with PATCH /support/me/{id}/close (the `PatchSupportMeByIdClose` operationId).
-	PatchSupportMeByIdClose(ctx context.Context, id openapi_types.UUID, params *PatchSupportMeByIdCloseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PatchSupportMeByIdClose(ctx context.Context, id string, params *PatchSupportMeByIdCloseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostSupportMeByIdMessagesWithBody Write to your ticket
 	//
@@ -4272,7 +4606,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /support/me/{id}/messages (the `PostSupportMeByIdMessages` operationId).
-	PostSupportMeByIdMessagesWithBody(ctx context.Context, id openapi_types.UUID, params *PostSupportMeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostSupportMeByIdMessagesWithBody(ctx context.Context, id string, params *PostSupportMeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostSupportMeByIdMessages Write to your ticket
 	//
@@ -4281,7 +4615,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /support/me/{id}/messages (the `PostSupportMeByIdMessages` operationId).
-	PostSupportMeByIdMessages(ctx context.Context, id openapi_types.UUID, params *PostSupportMeByIdMessagesParams, body PostSupportMeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostSupportMeByIdMessages(ctx context.Context, id string, params *PostSupportMeByIdMessagesParams, body PostSupportMeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostTipsBroadcastWithBody Broadcast the signed tip; answers once it is confirmed
 	//
@@ -4318,6 +4652,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /tips/prepare (the `PostTipsPrepare` operationId).
 	PostTipsPrepare(ctx context.Context, params *PostTipsPrepareParams, body PostTipsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetUsernamesByUsername Public profile by username
+	//
+	// Also served at /users/username/{username}.
+	//
+	// Corresponds with GET /usernames/{username} (the `GetUsernamesByUsername` operationId).
+	GetUsernamesByUsername(ctx context.Context, username string, params *GetUsernamesByUsernameParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetUsersMe The signed-in user's profile
 	//
@@ -4439,37 +4780,32 @@ type ClientInterface interface {
 	// Corresponds with GET /users/search (the `GetUsersSearch` operationId).
 	GetUsersSearch(ctx context.Context, params *GetUsersSearchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetUsersUsernameByUsername Public profile by username
-	//
-	// Corresponds with GET /users/username/{username} (the `GetUsersUsernameByUsername` operationId).
-	GetUsersUsernameByUsername(ctx context.Context, username string, params *GetUsersUsernameByUsernameParams, reqEditors ...RequestEditorFn) (*http.Response, error)
-
 	// GetUsersById Public profile by id
 	//
 	// Corresponds with GET /users/{id} (the `GetUsersById` operationId).
-	GetUsersById(ctx context.Context, id openapi_types.UUID, params *GetUsersByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetUsersById(ctx context.Context, id string, params *GetUsersByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteUsersByIdBlock Lift your block of a user
 	//
 	// Corresponds with DELETE /users/{id}/block (the `DeleteUsersByIdBlock` operationId).
-	DeleteUsersByIdBlock(ctx context.Context, id openapi_types.UUID, params *DeleteUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteUsersByIdBlock(ctx context.Context, id string, params *DeleteUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostUsersByIdBlock Block a user: no direct messages either way
 	//
 	// Corresponds with POST /users/{id}/block (the `PostUsersByIdBlock` operationId).
-	PostUsersByIdBlock(ctx context.Context, id openapi_types.UUID, params *PostUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostUsersByIdBlock(ctx context.Context, id string, params *PostUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetUsersByIdCurrentGame A user's active game; 204 when none
 	//
 	// Corresponds with GET /users/{id}/current-game (the `GetUsersByIdCurrentGame` operationId).
-	GetUsersByIdCurrentGame(ctx context.Context, id openapi_types.UUID, params *GetUsersByIdCurrentGameParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetUsersByIdCurrentGame(ctx context.Context, id string, params *GetUsersByIdCurrentGameParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetUsersByIdRatings A player's Glicko-2 rating in each game type they played, with its history for a chart
 	//
 	// Most played game type first; [] before the first completed game. history holds the rating after each of the latest games (limit of them, oldest first). 404 for an unknown user.
 	//
 	// Corresponds with GET /users/{id}/ratings (the `GetUsersByIdRatings` operationId).
-	GetUsersByIdRatings(ctx context.Context, id openapi_types.UUID, params *GetUsersByIdRatingsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetUsersByIdRatings(ctx context.Context, id string, params *GetUsersByIdRatingsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetVersion API and minimum SDK version
 	//
@@ -4581,7 +4917,7 @@ func (c *Client) GetAchievementsMe(ctx context.Context, params *GetAchievementsM
 // GetAchievementsUserById A user's achievements, earliest first
 //
 // Corresponds with GET /achievements/user/{id} (the `GetAchievementsUserById` operationId).
-func (c *Client) GetAchievementsUserById(ctx context.Context, id openapi_types.UUID, params *GetAchievementsUserByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetAchievementsUserById(ctx context.Context, id string, params *GetAchievementsUserByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetAchievementsUserByIdRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -4764,7 +5100,7 @@ func (c *Client) GetAdminSupport(ctx context.Context, params *GetAdminSupportPar
 // GetAdminSupportById A ticket with its user and messages
 //
 // Corresponds with GET /admin/support/{id} (the `GetAdminSupportById` operationId).
-func (c *Client) GetAdminSupportById(ctx context.Context, id openapi_types.UUID, params *GetAdminSupportByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetAdminSupportById(ctx context.Context, id string, params *GetAdminSupportByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetAdminSupportByIdRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -4781,7 +5117,7 @@ func (c *Client) GetAdminSupportById(ctx context.Context, id openapi_types.UUID,
 // Recorded in the audit log (support.close). Closing a closed ticket answers it unchanged and records nothing.
 //
 // Corresponds with PATCH /admin/support/{id}/close (the `PatchAdminSupportByIdClose` operationId).
-func (c *Client) PatchAdminSupportByIdClose(ctx context.Context, id openapi_types.UUID, params *PatchAdminSupportByIdCloseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PatchAdminSupportByIdClose(ctx context.Context, id string, params *PatchAdminSupportByIdCloseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPatchAdminSupportByIdCloseRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -4800,7 +5136,7 @@ func (c *Client) PatchAdminSupportByIdClose(ctx context.Context, id openapi_type
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
-func (c *Client) PostAdminSupportByIdMessagesWithBody(ctx context.Context, id openapi_types.UUID, params *PostAdminSupportByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostAdminSupportByIdMessagesWithBody(ctx context.Context, id string, params *PostAdminSupportByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostAdminSupportByIdMessagesRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -4819,7 +5155,7 @@ func (c *Client) PostAdminSupportByIdMessagesWithBody(ctx context.Context, id op
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
-func (c *Client) PostAdminSupportByIdMessages(ctx context.Context, id openapi_types.UUID, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostAdminSupportByIdMessages(ctx context.Context, id string, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostAdminSupportByIdMessagesRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
@@ -4836,7 +5172,7 @@ func (c *Client) PostAdminSupportByIdMessages(ctx context.Context, id openapi_ty
 // Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days.
 //
 // Corresponds with GET /admin/users/{id}/links (the `GetAdminUsersByIdLinks` operationId).
-func (c *Client) GetAdminUsersByIdLinks(ctx context.Context, id openapi_types.UUID, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetAdminUsersByIdLinks(ctx context.Context, id string, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetAdminUsersByIdLinksRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -4853,8 +5189,25 @@ func (c *Client) GetAdminUsersByIdLinks(ctx context.Context, id openapi_types.UU
 // Staff read them; no route lets anyone lift or shorten an exclusion, or change another user's limits.
 //
 // Corresponds with GET /admin/users/{id}/protection (the `GetAdminUsersByIdProtection` operationId).
-func (c *Client) GetAdminUsersByIdProtection(ctx context.Context, id openapi_types.UUID, params *GetAdminUsersByIdProtectionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetAdminUsersByIdProtection(ctx context.Context, id string, params *GetAdminUsersByIdProtectionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetAdminUsersByIdProtectionRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAsyncapiJson The live socket (GET /ws) as an AsyncAPI 3.0 document
+//
+// Every client message and every frame: joined, resumed, each game event with its data, each personal notice, resync, error. gzip-encoded for clients that accept it.
+//
+// Corresponds with GET /asyncapi.json (the `GetAsyncapiJson` operationId).
+func (c *Client) GetAsyncapiJson(ctx context.Context, params *GetAsyncapiJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAsyncapiJsonRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5014,7 +5367,7 @@ func (c *Client) PostChallenges(ctx context.Context, params *PostChallengesParam
 // DeleteChallengesById Cancel a challenge you sent
 //
 // Corresponds with DELETE /challenges/{id} (the `DeleteChallengesById` operationId).
-func (c *Client) DeleteChallengesById(ctx context.Context, id openapi_types.UUID, params *DeleteChallengesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) DeleteChallengesById(ctx context.Context, id string, params *DeleteChallengesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteChallengesByIdRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5031,7 +5384,7 @@ func (c *Client) DeleteChallengesById(ctx context.Context, id openapi_types.UUID
 // Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Corresponds with POST /challenges/{id}/accept (the `PostChallengesByIdAccept` operationId).
-func (c *Client) PostChallengesByIdAccept(ctx context.Context, id openapi_types.UUID, params *PostChallengesByIdAcceptParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostChallengesByIdAccept(ctx context.Context, id string, params *PostChallengesByIdAcceptParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostChallengesByIdAcceptRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5046,7 +5399,7 @@ func (c *Client) PostChallengesByIdAccept(ctx context.Context, id openapi_types.
 // PostChallengesByIdDecline decline a challenge sent to you
 //
 // Corresponds with POST /challenges/{id}/decline (the `PostChallengesByIdDecline` operationId).
-func (c *Client) PostChallengesByIdDecline(ctx context.Context, id openapi_types.UUID, params *PostChallengesByIdDeclineParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostChallengesByIdDecline(ctx context.Context, id string, params *PostChallengesByIdDeclineParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostChallengesByIdDeclineRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5078,7 +5431,7 @@ func (c *Client) GetChatDmThreads(ctx context.Context, params *GetChatDmThreadsP
 // Any signed-in user may read the chat of an existing game, finished or not. For dm, id is the other user; reading marks the conversation read.
 //
 // Corresponds with GET /chat/{type}/{id}/messages (the `GetChatByTypeByIdMessages` operationId).
-func (c *Client) GetChatByTypeByIdMessages(ctx context.Context, pType string, id openapi_types.UUID, params *GetChatByTypeByIdMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetChatByTypeByIdMessages(ctx context.Context, pType string, id string, params *GetChatByTypeByIdMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetChatByTypeByIdMessagesRequest(c.Server, pType, id, params)
 	if err != nil {
 		return nil, err
@@ -5097,7 +5450,7 @@ func (c *Client) GetChatByTypeByIdMessages(ctx context.Context, pType string, id
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /chat/{type}/{id}/messages (the `PostChatByTypeByIdMessages` operationId).
-func (c *Client) PostChatByTypeByIdMessagesWithBody(ctx context.Context, pType string, id openapi_types.UUID, params *PostChatByTypeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostChatByTypeByIdMessagesWithBody(ctx context.Context, pType string, id string, params *PostChatByTypeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostChatByTypeByIdMessagesRequestWithBody(c.Server, pType, id, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -5116,7 +5469,7 @@ func (c *Client) PostChatByTypeByIdMessagesWithBody(ctx context.Context, pType s
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /chat/{type}/{id}/messages (the `PostChatByTypeByIdMessages` operationId).
-func (c *Client) PostChatByTypeByIdMessages(ctx context.Context, pType string, id openapi_types.UUID, params *PostChatByTypeByIdMessagesParams, body PostChatByTypeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostChatByTypeByIdMessages(ctx context.Context, pType string, id string, params *PostChatByTypeByIdMessagesParams, body PostChatByTypeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostChatByTypeByIdMessagesRequest(c.Server, pType, id, params, body)
 	if err != nil {
 		return nil, err
@@ -5323,7 +5676,7 @@ func (c *Client) GetGamesMetrics(ctx context.Context, params *GetGamesMetricsPar
 // Includes the escrow address, the pot, and the settlement's on-chain transfers, so anyone can check the payout on chain.
 //
 // Corresponds with GET /games/{id} (the `GetGamesById` operationId).
-func (c *Client) GetGamesById(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetGamesById(ctx context.Context, id string, params *GetGamesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetGamesByIdRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5342,7 +5695,7 @@ func (c *Client) GetGamesById(ctx context.Context, id openapi_types.UUID, params
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /games/{id}/actions (the `PostGamesByIdActions` operationId).
-func (c *Client) PostGamesByIdActionsWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdActionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdActionsWithBody(ctx context.Context, id string, params *PostGamesByIdActionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdActionsRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -5361,7 +5714,7 @@ func (c *Client) PostGamesByIdActionsWithBody(ctx context.Context, id openapi_ty
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /games/{id}/actions (the `PostGamesByIdActions` operationId).
-func (c *Client) PostGamesByIdActions(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdActionsParams, body PostGamesByIdActionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdActions(ctx context.Context, id string, params *PostGamesByIdActionsParams, body PostGamesByIdActionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdActionsRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
@@ -5376,7 +5729,7 @@ func (c *Client) PostGamesByIdActions(ctx context.Context, id openapi_types.UUID
 // GetGamesByIdBets The game's betting pools and bets, newest first
 //
 // Corresponds with GET /games/{id}/bets (the `GetGamesByIdBets` operationId).
-func (c *Client) GetGamesByIdBets(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdBetsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetGamesByIdBets(ctx context.Context, id string, params *GetGamesByIdBetsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetGamesByIdBetsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5395,7 +5748,7 @@ func (c *Client) GetGamesByIdBets(ctx context.Context, id openapi_types.UUID, pa
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /games/{id}/bets/prepare (the `PostGamesByIdBetsPrepare` operationId).
-func (c *Client) PostGamesByIdBetsPrepareWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdBetsPrepareWithBody(ctx context.Context, id string, params *PostGamesByIdBetsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdBetsPrepareRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -5414,7 +5767,7 @@ func (c *Client) PostGamesByIdBetsPrepareWithBody(ctx context.Context, id openap
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /games/{id}/bets/prepare (the `PostGamesByIdBetsPrepare` operationId).
-func (c *Client) PostGamesByIdBetsPrepare(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsPrepareParams, body PostGamesByIdBetsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdBetsPrepare(ctx context.Context, id string, params *PostGamesByIdBetsPrepareParams, body PostGamesByIdBetsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdBetsPrepareRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
@@ -5433,7 +5786,7 @@ func (c *Client) PostGamesByIdBetsPrepare(ctx context.Context, id openapi_types.
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /games/{id}/bets/submit (the `PostGamesByIdBetsSubmit` operationId).
-func (c *Client) PostGamesByIdBetsSubmitWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdBetsSubmitWithBody(ctx context.Context, id string, params *PostGamesByIdBetsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdBetsSubmitRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -5452,7 +5805,7 @@ func (c *Client) PostGamesByIdBetsSubmitWithBody(ctx context.Context, id openapi
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /games/{id}/bets/submit (the `PostGamesByIdBetsSubmit` operationId).
-func (c *Client) PostGamesByIdBetsSubmit(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsSubmitParams, body PostGamesByIdBetsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdBetsSubmit(ctx context.Context, id string, params *PostGamesByIdBetsSubmitParams, body PostGamesByIdBetsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdBetsSubmitRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
@@ -5467,7 +5820,7 @@ func (c *Client) PostGamesByIdBetsSubmit(ctx context.Context, id openapi_types.U
 // GetGamesByIdDonations The game's donations, newest first
 //
 // Corresponds with GET /games/{id}/donations (the `GetGamesByIdDonations` operationId).
-func (c *Client) GetGamesByIdDonations(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdDonationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetGamesByIdDonations(ctx context.Context, id string, params *GetGamesByIdDonationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetGamesByIdDonationsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5486,7 +5839,7 @@ func (c *Client) GetGamesByIdDonations(ctx context.Context, id openapi_types.UUI
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /games/{id}/donations/prepare (the `PostGamesByIdDonationsPrepare` operationId).
-func (c *Client) PostGamesByIdDonationsPrepareWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdDonationsPrepareWithBody(ctx context.Context, id string, params *PostGamesByIdDonationsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdDonationsPrepareRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -5505,7 +5858,7 @@ func (c *Client) PostGamesByIdDonationsPrepareWithBody(ctx context.Context, id o
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /games/{id}/donations/prepare (the `PostGamesByIdDonationsPrepare` operationId).
-func (c *Client) PostGamesByIdDonationsPrepare(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsPrepareParams, body PostGamesByIdDonationsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdDonationsPrepare(ctx context.Context, id string, params *PostGamesByIdDonationsPrepareParams, body PostGamesByIdDonationsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdDonationsPrepareRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
@@ -5524,7 +5877,7 @@ func (c *Client) PostGamesByIdDonationsPrepare(ctx context.Context, id openapi_t
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /games/{id}/donations/submit (the `PostGamesByIdDonationsSubmit` operationId).
-func (c *Client) PostGamesByIdDonationsSubmitWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdDonationsSubmitWithBody(ctx context.Context, id string, params *PostGamesByIdDonationsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdDonationsSubmitRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -5543,7 +5896,7 @@ func (c *Client) PostGamesByIdDonationsSubmitWithBody(ctx context.Context, id op
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /games/{id}/donations/submit (the `PostGamesByIdDonationsSubmit` operationId).
-func (c *Client) PostGamesByIdDonationsSubmit(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsSubmitParams, body PostGamesByIdDonationsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdDonationsSubmit(ctx context.Context, id string, params *PostGamesByIdDonationsSubmitParams, body PostGamesByIdDonationsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdDonationsSubmitRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
@@ -5558,7 +5911,7 @@ func (c *Client) PostGamesByIdDonationsSubmit(ctx context.Context, id openapi_ty
 // GetGamesByIdEvents The game's events after a seq (for clients that poll instead of using /ws)
 //
 // Corresponds with GET /games/{id}/events (the `GetGamesByIdEvents` operationId).
-func (c *Client) GetGamesByIdEvents(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetGamesByIdEvents(ctx context.Context, id string, params *GetGamesByIdEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetGamesByIdEventsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5573,7 +5926,7 @@ func (c *Client) GetGamesByIdEvents(ctx context.Context, id openapi_types.UUID, 
 // GetGamesByIdMarket The game's prediction market: prices per player, the book, the last trade and, once resolved, what shares pay
 //
 // Corresponds with GET /games/{id}/market (the `GetGamesByIdMarket` operationId).
-func (c *Client) GetGamesByIdMarket(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetGamesByIdMarket(ctx context.Context, id string, params *GetGamesByIdMarketParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetGamesByIdMarketRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5588,7 +5941,7 @@ func (c *Client) GetGamesByIdMarket(ctx context.Context, id openapi_types.UUID, 
 // GetGamesByIdMarketOrders Your orders in the game's market, open ones first, then newest first
 //
 // Corresponds with GET /games/{id}/market/orders (the `GetGamesByIdMarketOrders` operationId).
-func (c *Client) GetGamesByIdMarketOrders(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetGamesByIdMarketOrders(ctx context.Context, id string, params *GetGamesByIdMarketOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetGamesByIdMarketOrdersRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5607,7 +5960,7 @@ func (c *Client) GetGamesByIdMarketOrders(ctx context.Context, id openapi_types.
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /games/{id}/market/orders/buy (the `PostGamesByIdMarketOrdersBuy` operationId).
-func (c *Client) PostGamesByIdMarketOrdersBuyWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdMarketOrdersBuyWithBody(ctx context.Context, id string, params *PostGamesByIdMarketOrdersBuyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdMarketOrdersBuyRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -5626,7 +5979,7 @@ func (c *Client) PostGamesByIdMarketOrdersBuyWithBody(ctx context.Context, id op
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /games/{id}/market/orders/buy (the `PostGamesByIdMarketOrdersBuy` operationId).
-func (c *Client) PostGamesByIdMarketOrdersBuy(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, body PostGamesByIdMarketOrdersBuyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdMarketOrdersBuy(ctx context.Context, id string, params *PostGamesByIdMarketOrdersBuyParams, body PostGamesByIdMarketOrdersBuyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdMarketOrdersBuyRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
@@ -5645,7 +5998,7 @@ func (c *Client) PostGamesByIdMarketOrdersBuy(ctx context.Context, id openapi_ty
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /games/{id}/market/orders/sell (the `PostGamesByIdMarketOrdersSell` operationId).
-func (c *Client) PostGamesByIdMarketOrdersSellWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdMarketOrdersSellWithBody(ctx context.Context, id string, params *PostGamesByIdMarketOrdersSellParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdMarketOrdersSellRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -5664,7 +6017,7 @@ func (c *Client) PostGamesByIdMarketOrdersSellWithBody(ctx context.Context, id o
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /games/{id}/market/orders/sell (the `PostGamesByIdMarketOrdersSell` operationId).
-func (c *Client) PostGamesByIdMarketOrdersSell(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, body PostGamesByIdMarketOrdersSellJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdMarketOrdersSell(ctx context.Context, id string, params *PostGamesByIdMarketOrdersSellParams, body PostGamesByIdMarketOrdersSellJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdMarketOrdersSellRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
@@ -5681,7 +6034,7 @@ func (c *Client) PostGamesByIdMarketOrdersSell(ctx context.Context, id openapi_t
 // Another user's order -> 404; an order filled or cancelled already -> 409 CONFLICT.
 //
 // Corresponds with DELETE /games/{id}/market/orders/{orderId} (the `DeleteGamesByIdMarketOrdersByOrderId` operationId).
-func (c *Client) DeleteGamesByIdMarketOrdersByOrderId(ctx context.Context, id openapi_types.UUID, orderId string, params *DeleteGamesByIdMarketOrdersByOrderIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) DeleteGamesByIdMarketOrdersByOrderId(ctx context.Context, id string, orderId string, params *DeleteGamesByIdMarketOrdersByOrderIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteGamesByIdMarketOrdersByOrderIdRequest(c.Server, id, orderId, params)
 	if err != nil {
 		return nil, err
@@ -5696,7 +6049,7 @@ func (c *Client) DeleteGamesByIdMarketOrdersByOrderId(ctx context.Context, id op
 // GetGamesByIdMarketPositions What you hold in the game's market, by player
 //
 // Corresponds with GET /games/{id}/market/positions (the `GetGamesByIdMarketPositions` operationId).
-func (c *Client) GetGamesByIdMarketPositions(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketPositionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetGamesByIdMarketPositions(ctx context.Context, id string, params *GetGamesByIdMarketPositionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetGamesByIdMarketPositionsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5713,7 +6066,7 @@ func (c *Client) GetGamesByIdMarketPositions(ctx context.Context, id openapi_typ
 // Pays once: a share of the winner 1000000, of the loser 0, each 500000 after a draw or a cancellation; again -> redeemedMinor 0. Before the game is over -> 409 CONFLICT.
 //
 // Corresponds with POST /games/{id}/market/redeem (the `PostGamesByIdMarketRedeem` operationId).
-func (c *Client) PostGamesByIdMarketRedeem(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketRedeemParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdMarketRedeem(ctx context.Context, id string, params *PostGamesByIdMarketRedeemParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdMarketRedeemRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5730,7 +6083,7 @@ func (c *Client) PostGamesByIdMarketRedeem(ctx context.Context, id openapi_types
 // Each trade as its taker saw it: the player whose shares the taker bought or sold and the price per share; the other player's price is 1000000 less it.
 //
 // Corresponds with GET /games/{id}/market/trades (the `GetGamesByIdMarketTrades` operationId).
-func (c *Client) GetGamesByIdMarketTrades(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketTradesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetGamesByIdMarketTrades(ctx context.Context, id string, params *GetGamesByIdMarketTradesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetGamesByIdMarketTradesRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5745,7 +6098,7 @@ func (c *Client) GetGamesByIdMarketTrades(ctx context.Context, id openapi_types.
 // GetGamesByIdPot The game's pot: stakes, donations, and what the winner would get
 //
 // Corresponds with GET /games/{id}/pot (the `GetGamesByIdPot` operationId).
-func (c *Client) GetGamesByIdPot(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdPotParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetGamesByIdPot(ctx context.Context, id string, params *GetGamesByIdPotParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetGamesByIdPotRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5760,7 +6113,7 @@ func (c *Client) GetGamesByIdPot(ctx context.Context, id openapi_types.UUID, par
 // DeleteGamesByIdRematch Withdraw your rematch request
 //
 // Corresponds with DELETE /games/{id}/rematch (the `DeleteGamesByIdRematch` operationId).
-func (c *Client) DeleteGamesByIdRematch(ctx context.Context, id openapi_types.UUID, params *DeleteGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) DeleteGamesByIdRematch(ctx context.Context, id string, params *DeleteGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteGamesByIdRematchRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5775,7 +6128,7 @@ func (c *Client) DeleteGamesByIdRematch(ctx context.Context, id openapi_types.UU
 // GetGamesByIdRematch Rematch state
 //
 // Corresponds with GET /games/{id}/rematch (the `GetGamesByIdRematch` operationId).
-func (c *Client) GetGamesByIdRematch(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetGamesByIdRematch(ctx context.Context, id string, params *GetGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetGamesByIdRematchRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5792,7 +6145,7 @@ func (c *Client) GetGamesByIdRematch(ctx context.Context, id openapi_types.UUID,
 // Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Corresponds with POST /games/{id}/rematch (the `PostGamesByIdRematch` operationId).
-func (c *Client) PostGamesByIdRematch(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdRematch(ctx context.Context, id string, params *PostGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdRematchRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5809,7 +6162,7 @@ func (c *Client) PostGamesByIdRematch(ctx context.Context, id openapi_types.UUID
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /games/{id}/rematch/lobby (the `PostGamesByIdRematchLobby` operationId).
-func (c *Client) PostGamesByIdRematchLobbyWithBody(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchLobbyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdRematchLobbyWithBody(ctx context.Context, id string, params *PostGamesByIdRematchLobbyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdRematchLobbyRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -5826,7 +6179,7 @@ func (c *Client) PostGamesByIdRematchLobbyWithBody(ctx context.Context, id opena
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /games/{id}/rematch/lobby (the `PostGamesByIdRematchLobby` operationId).
-func (c *Client) PostGamesByIdRematchLobby(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchLobbyParams, body PostGamesByIdRematchLobbyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostGamesByIdRematchLobby(ctx context.Context, id string, params *PostGamesByIdRematchLobbyParams, body PostGamesByIdRematchLobbyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGamesByIdRematchLobbyRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
@@ -5843,7 +6196,7 @@ func (c *Client) PostGamesByIdRematchLobby(ctx context.Context, id openapi_types
 // Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their reveal. 409 GAME_NOT_ACTIVE when the game is not active.
 //
 // Corresponds with GET /games/{id}/state (the `GetGamesByIdState` operationId).
-func (c *Client) GetGamesByIdState(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdStateParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetGamesByIdState(ctx context.Context, id string, params *GetGamesByIdStateParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetGamesByIdStateRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5877,7 +6230,7 @@ func (c *Client) GetHealth(ctx context.Context, params *GetHealthParams, reqEdit
 // Content never changes for an id: cached for a year.
 //
 // Corresponds with GET /images/{id} (the `GetImagesById` operationId).
-func (c *Client) GetImagesById(ctx context.Context, id openapi_types.UUID, params *GetImagesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetImagesById(ctx context.Context, id string, params *GetImagesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetImagesByIdRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -5996,7 +6349,7 @@ func (c *Client) PostLobbies(ctx context.Context, params *PostLobbiesParams, bod
 // DeleteLobbiesByIdJoinQueue Leave the lobby's queue
 //
 // Corresponds with DELETE /lobbies/{id}/join-queue (the `DeleteLobbiesByIdJoinQueue` operationId).
-func (c *Client) DeleteLobbiesByIdJoinQueue(ctx context.Context, id openapi_types.UUID, params *DeleteLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) DeleteLobbiesByIdJoinQueue(ctx context.Context, id string, params *DeleteLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteLobbiesByIdJoinQueueRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -6013,7 +6366,7 @@ func (c *Client) DeleteLobbiesByIdJoinQueue(ctx context.Context, id openapi_type
 // Answers queued, or matched with the new game's id when someone was waiting. Stakes are locked from both platform balances. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Corresponds with POST /lobbies/{id}/join-queue (the `PostLobbiesByIdJoinQueue` operationId).
-func (c *Client) PostLobbiesByIdJoinQueue(ctx context.Context, id openapi_types.UUID, params *PostLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostLobbiesByIdJoinQueue(ctx context.Context, id string, params *PostLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostLobbiesByIdJoinQueueRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -6060,7 +6413,7 @@ func (c *Client) PostNotificationsReadAll(ctx context.Context, params *PostNotif
 // PatchNotificationsByIdRead Mark one notification read
 //
 // Corresponds with PATCH /notifications/{id}/read (the `PatchNotificationsByIdRead` operationId).
-func (c *Client) PatchNotificationsByIdRead(ctx context.Context, id openapi_types.UUID, params *PatchNotificationsByIdReadParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PatchNotificationsByIdRead(ctx context.Context, id string, params *PatchNotificationsByIdReadParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPatchNotificationsByIdReadRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -6073,6 +6426,8 @@ func (c *Client) PatchNotificationsByIdRead(ctx context.Context, id openapi_type
 }
 
 // GetOpenapiJson This API as an OpenAPI 3.1 document
+//
+// gzip-encoded for clients that accept it.
 //
 // Corresponds with GET /openapi.json (the `GetOpenapiJson` operationId).
 func (c *Client) GetOpenapiJson(ctx context.Context, params *GetOpenapiJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6351,7 +6706,7 @@ func (c *Client) GetSupportMe(ctx context.Context, params *GetSupportMeParams, r
 // Another user's ticket is 404.
 //
 // Corresponds with GET /support/me/{id} (the `GetSupportMeById` operationId).
-func (c *Client) GetSupportMeById(ctx context.Context, id openapi_types.UUID, params *GetSupportMeByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetSupportMeById(ctx context.Context, id string, params *GetSupportMeByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetSupportMeByIdRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -6368,7 +6723,7 @@ func (c *Client) GetSupportMeById(ctx context.Context, id openapi_types.UUID, pa
 // Closing a closed ticket answers it unchanged.
 //
 // Corresponds with PATCH /support/me/{id}/close (the `PatchSupportMeByIdClose` operationId).
-func (c *Client) PatchSupportMeByIdClose(ctx context.Context, id openapi_types.UUID, params *PatchSupportMeByIdCloseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PatchSupportMeByIdClose(ctx context.Context, id string, params *PatchSupportMeByIdCloseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPatchSupportMeByIdCloseRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -6387,7 +6742,7 @@ func (c *Client) PatchSupportMeByIdClose(ctx context.Context, id openapi_types.U
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /support/me/{id}/messages (the `PostSupportMeByIdMessages` operationId).
-func (c *Client) PostSupportMeByIdMessagesWithBody(ctx context.Context, id openapi_types.UUID, params *PostSupportMeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostSupportMeByIdMessagesWithBody(ctx context.Context, id string, params *PostSupportMeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostSupportMeByIdMessagesRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -6406,7 +6761,7 @@ func (c *Client) PostSupportMeByIdMessagesWithBody(ctx context.Context, id opena
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /support/me/{id}/messages (the `PostSupportMeByIdMessages` operationId).
-func (c *Client) PostSupportMeByIdMessages(ctx context.Context, id openapi_types.UUID, params *PostSupportMeByIdMessagesParams, body PostSupportMeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostSupportMeByIdMessages(ctx context.Context, id string, params *PostSupportMeByIdMessagesParams, body PostSupportMeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostSupportMeByIdMessagesRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
@@ -6484,6 +6839,23 @@ func (c *Client) PostTipsPrepareWithBody(ctx context.Context, params *PostTipsPr
 // Corresponds with POST /tips/prepare (the `PostTipsPrepare` operationId).
 func (c *Client) PostTipsPrepare(ctx context.Context, params *PostTipsPrepareParams, body PostTipsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostTipsPrepareRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetUsernamesByUsername Public profile by username
+//
+// Also served at /users/username/{username}.
+//
+// Corresponds with GET /usernames/{username} (the `GetUsernamesByUsername` operationId).
+func (c *Client) GetUsernamesByUsername(ctx context.Context, username string, params *GetUsernamesByUsernameParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUsernamesByUsernameRequest(c.Server, username, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6774,25 +7146,10 @@ func (c *Client) GetUsersSearch(ctx context.Context, params *GetUsersSearchParam
 	return c.Client.Do(req)
 }
 
-// GetUsersUsernameByUsername Public profile by username
-//
-// Corresponds with GET /users/username/{username} (the `GetUsersUsernameByUsername` operationId).
-func (c *Client) GetUsersUsernameByUsername(ctx context.Context, username string, params *GetUsersUsernameByUsernameParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetUsersUsernameByUsernameRequest(c.Server, username, params)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
 // GetUsersById Public profile by id
 //
 // Corresponds with GET /users/{id} (the `GetUsersById` operationId).
-func (c *Client) GetUsersById(ctx context.Context, id openapi_types.UUID, params *GetUsersByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetUsersById(ctx context.Context, id string, params *GetUsersByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetUsersByIdRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -6807,7 +7164,7 @@ func (c *Client) GetUsersById(ctx context.Context, id openapi_types.UUID, params
 // DeleteUsersByIdBlock Lift your block of a user
 //
 // Corresponds with DELETE /users/{id}/block (the `DeleteUsersByIdBlock` operationId).
-func (c *Client) DeleteUsersByIdBlock(ctx context.Context, id openapi_types.UUID, params *DeleteUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) DeleteUsersByIdBlock(ctx context.Context, id string, params *DeleteUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteUsersByIdBlockRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -6822,7 +7179,7 @@ func (c *Client) DeleteUsersByIdBlock(ctx context.Context, id openapi_types.UUID
 // PostUsersByIdBlock Block a user: no direct messages either way
 //
 // Corresponds with POST /users/{id}/block (the `PostUsersByIdBlock` operationId).
-func (c *Client) PostUsersByIdBlock(ctx context.Context, id openapi_types.UUID, params *PostUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostUsersByIdBlock(ctx context.Context, id string, params *PostUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostUsersByIdBlockRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -6837,7 +7194,7 @@ func (c *Client) PostUsersByIdBlock(ctx context.Context, id openapi_types.UUID, 
 // GetUsersByIdCurrentGame A user's active game; 204 when none
 //
 // Corresponds with GET /users/{id}/current-game (the `GetUsersByIdCurrentGame` operationId).
-func (c *Client) GetUsersByIdCurrentGame(ctx context.Context, id openapi_types.UUID, params *GetUsersByIdCurrentGameParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetUsersByIdCurrentGame(ctx context.Context, id string, params *GetUsersByIdCurrentGameParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetUsersByIdCurrentGameRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -6854,7 +7211,7 @@ func (c *Client) GetUsersByIdCurrentGame(ctx context.Context, id openapi_types.U
 // Most played game type first; [] before the first completed game. history holds the rating after each of the latest games (limit of them, oldest first). 404 for an unknown user.
 //
 // Corresponds with GET /users/{id}/ratings (the `GetUsersByIdRatings` operationId).
-func (c *Client) GetUsersByIdRatings(ctx context.Context, id openapi_types.UUID, params *GetUsersByIdRatingsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetUsersByIdRatings(ctx context.Context, id string, params *GetUsersByIdRatingsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetUsersByIdRatingsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -7127,12 +7484,12 @@ func NewGetAchievementsMeRequest(server string, params *GetAchievementsMeParams)
 }
 
 // NewGetAchievementsUserByIdRequest constructs an http.Request for the GetAchievementsUserById method
-func NewGetAchievementsUserByIdRequest(server string, id openapi_types.UUID, params *GetAchievementsUserByIdParams) (*http.Request, error) {
+func NewGetAchievementsUserByIdRequest(server string, id string, params *GetAchievementsUserByIdParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7205,7 +7562,7 @@ func NewGetActivityFeedRequest(server string, params *GetActivityFeedParams) (*h
 
 		if params.Limit != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -7717,12 +8074,12 @@ func NewGetAdminSupportRequest(server string, params *GetAdminSupportParams) (*h
 }
 
 // NewGetAdminSupportByIdRequest constructs an http.Request for the GetAdminSupportById method
-func NewGetAdminSupportByIdRequest(server string, id openapi_types.UUID, params *GetAdminSupportByIdParams) (*http.Request, error) {
+func NewGetAdminSupportByIdRequest(server string, id string, params *GetAdminSupportByIdParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7766,12 +8123,12 @@ func NewGetAdminSupportByIdRequest(server string, id openapi_types.UUID, params 
 }
 
 // NewPatchAdminSupportByIdCloseRequest constructs an http.Request for the PatchAdminSupportByIdClose method
-func NewPatchAdminSupportByIdCloseRequest(server string, id openapi_types.UUID, params *PatchAdminSupportByIdCloseParams) (*http.Request, error) {
+func NewPatchAdminSupportByIdCloseRequest(server string, id string, params *PatchAdminSupportByIdCloseParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7815,7 +8172,7 @@ func NewPatchAdminSupportByIdCloseRequest(server string, id openapi_types.UUID, 
 }
 
 // NewPostAdminSupportByIdMessagesRequest calls the generic PostAdminSupportByIdMessages builder with application/json body
-func NewPostAdminSupportByIdMessagesRequest(server string, id openapi_types.UUID, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody) (*http.Request, error) {
+func NewPostAdminSupportByIdMessagesRequest(server string, id string, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -7826,12 +8183,12 @@ func NewPostAdminSupportByIdMessagesRequest(server string, id openapi_types.UUID
 }
 
 // NewPostAdminSupportByIdMessagesRequestWithBody constructs an http.Request for the PostAdminSupportByIdMessages method, with any body, and a specified content type
-func NewPostAdminSupportByIdMessagesRequestWithBody(server string, id openapi_types.UUID, params *PostAdminSupportByIdMessagesParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostAdminSupportByIdMessagesRequestWithBody(server string, id string, params *PostAdminSupportByIdMessagesParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7877,12 +8234,12 @@ func NewPostAdminSupportByIdMessagesRequestWithBody(server string, id openapi_ty
 }
 
 // NewGetAdminUsersByIdLinksRequest constructs an http.Request for the GetAdminUsersByIdLinks method
-func NewGetAdminUsersByIdLinksRequest(server string, id openapi_types.UUID, params *GetAdminUsersByIdLinksParams) (*http.Request, error) {
+func NewGetAdminUsersByIdLinksRequest(server string, id string, params *GetAdminUsersByIdLinksParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7926,12 +8283,12 @@ func NewGetAdminUsersByIdLinksRequest(server string, id openapi_types.UUID, para
 }
 
 // NewGetAdminUsersByIdProtectionRequest constructs an http.Request for the GetAdminUsersByIdProtection method
-func NewGetAdminUsersByIdProtectionRequest(server string, id openapi_types.UUID, params *GetAdminUsersByIdProtectionParams) (*http.Request, error) {
+func NewGetAdminUsersByIdProtectionRequest(server string, id string, params *GetAdminUsersByIdProtectionParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7967,6 +8324,59 @@ func NewGetAdminUsersByIdProtectionRequest(server string, id openapi_types.UUID,
 			}
 
 			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetAsyncapiJsonRequest constructs an http.Request for the GetAsyncapiJson method
+func NewGetAsyncapiJsonRequest(server string, params *GetAsyncapiJsonParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/asyncapi.json")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
 		}
 
 	}
@@ -8242,12 +8652,12 @@ func NewPostChallengesRequestWithBody(server string, params *PostChallengesParam
 }
 
 // NewDeleteChallengesByIdRequest constructs an http.Request for the DeleteChallengesById method
-func NewDeleteChallengesByIdRequest(server string, id openapi_types.UUID, params *DeleteChallengesByIdParams) (*http.Request, error) {
+func NewDeleteChallengesByIdRequest(server string, id string, params *DeleteChallengesByIdParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -8291,12 +8701,12 @@ func NewDeleteChallengesByIdRequest(server string, id openapi_types.UUID, params
 }
 
 // NewPostChallengesByIdAcceptRequest constructs an http.Request for the PostChallengesByIdAccept method
-func NewPostChallengesByIdAcceptRequest(server string, id openapi_types.UUID, params *PostChallengesByIdAcceptParams) (*http.Request, error) {
+func NewPostChallengesByIdAcceptRequest(server string, id string, params *PostChallengesByIdAcceptParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -8340,12 +8750,12 @@ func NewPostChallengesByIdAcceptRequest(server string, id openapi_types.UUID, pa
 }
 
 // NewPostChallengesByIdDeclineRequest constructs an http.Request for the PostChallengesByIdDecline method
-func NewPostChallengesByIdDeclineRequest(server string, id openapi_types.UUID, params *PostChallengesByIdDeclineParams) (*http.Request, error) {
+func NewPostChallengesByIdDeclineRequest(server string, id string, params *PostChallengesByIdDeclineParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -8418,7 +8828,7 @@ func NewGetChatDmThreadsRequest(server string, params *GetChatDmThreadsParams) (
 
 		if params.Limit != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -8470,7 +8880,7 @@ func NewGetChatDmThreadsRequest(server string, params *GetChatDmThreadsParams) (
 }
 
 // NewGetChatByTypeByIdMessagesRequest constructs an http.Request for the GetChatByTypeByIdMessages method
-func NewGetChatByTypeByIdMessagesRequest(server string, pType string, id openapi_types.UUID, params *GetChatByTypeByIdMessagesParams) (*http.Request, error) {
+func NewGetChatByTypeByIdMessagesRequest(server string, pType string, id string, params *GetChatByTypeByIdMessagesParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -8482,7 +8892,7 @@ func NewGetChatByTypeByIdMessagesRequest(server string, pType string, id openapi
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -8513,7 +8923,7 @@ func NewGetChatByTypeByIdMessagesRequest(server string, pType string, id openapi
 
 		if params.Limit != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -8565,7 +8975,7 @@ func NewGetChatByTypeByIdMessagesRequest(server string, pType string, id openapi
 }
 
 // NewPostChatByTypeByIdMessagesRequest calls the generic PostChatByTypeByIdMessages builder with application/json body
-func NewPostChatByTypeByIdMessagesRequest(server string, pType string, id openapi_types.UUID, params *PostChatByTypeByIdMessagesParams, body PostChatByTypeByIdMessagesJSONRequestBody) (*http.Request, error) {
+func NewPostChatByTypeByIdMessagesRequest(server string, pType string, id string, params *PostChatByTypeByIdMessagesParams, body PostChatByTypeByIdMessagesJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -8576,7 +8986,7 @@ func NewPostChatByTypeByIdMessagesRequest(server string, pType string, id openap
 }
 
 // NewPostChatByTypeByIdMessagesRequestWithBody constructs an http.Request for the PostChatByTypeByIdMessages method, with any body, and a specified content type
-func NewPostChatByTypeByIdMessagesRequestWithBody(server string, pType string, id openapi_types.UUID, params *PostChatByTypeByIdMessagesParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostChatByTypeByIdMessagesRequestWithBody(server string, pType string, id string, params *PostChatByTypeByIdMessagesParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -8588,7 +8998,7 @@ func NewPostChatByTypeByIdMessagesRequestWithBody(server string, pType string, i
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -8802,7 +9212,7 @@ func NewGetFriendsRequestsIncomingRequest(server string, params *GetFriendsReque
 
 		if params.Limit != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -8976,7 +9386,7 @@ func NewGetFriendsByUserIdRequest(server string, userId string, params *GetFrien
 
 		if params.Limit != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -9203,12 +9613,12 @@ func NewGetGamesMetricsRequest(server string, params *GetGamesMetricsParams) (*h
 }
 
 // NewGetGamesByIdRequest constructs an http.Request for the GetGamesById method
-func NewGetGamesByIdRequest(server string, id openapi_types.UUID, params *GetGamesByIdParams) (*http.Request, error) {
+func NewGetGamesByIdRequest(server string, id string, params *GetGamesByIdParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9246,13 +9656,24 @@ func NewGetGamesByIdRequest(server string, id openapi_types.UUID, params *GetGam
 			req.Header.Set("X-SDK-Version", headerParam0)
 		}
 
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
 	}
 
 	return req, nil
 }
 
 // NewPostGamesByIdActionsRequest calls the generic PostGamesByIdActions builder with application/json body
-func NewPostGamesByIdActionsRequest(server string, id openapi_types.UUID, params *PostGamesByIdActionsParams, body PostGamesByIdActionsJSONRequestBody) (*http.Request, error) {
+func NewPostGamesByIdActionsRequest(server string, id string, params *PostGamesByIdActionsParams, body PostGamesByIdActionsJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -9263,12 +9684,12 @@ func NewPostGamesByIdActionsRequest(server string, id openapi_types.UUID, params
 }
 
 // NewPostGamesByIdActionsRequestWithBody constructs an http.Request for the PostGamesByIdActions method, with any body, and a specified content type
-func NewPostGamesByIdActionsRequestWithBody(server string, id openapi_types.UUID, params *PostGamesByIdActionsParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostGamesByIdActionsRequestWithBody(server string, id string, params *PostGamesByIdActionsParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9314,12 +9735,12 @@ func NewPostGamesByIdActionsRequestWithBody(server string, id openapi_types.UUID
 }
 
 // NewGetGamesByIdBetsRequest constructs an http.Request for the GetGamesByIdBets method
-func NewGetGamesByIdBetsRequest(server string, id openapi_types.UUID, params *GetGamesByIdBetsParams) (*http.Request, error) {
+func NewGetGamesByIdBetsRequest(server string, id string, params *GetGamesByIdBetsParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9363,7 +9784,7 @@ func NewGetGamesByIdBetsRequest(server string, id openapi_types.UUID, params *Ge
 }
 
 // NewPostGamesByIdBetsPrepareRequest calls the generic PostGamesByIdBetsPrepare builder with application/json body
-func NewPostGamesByIdBetsPrepareRequest(server string, id openapi_types.UUID, params *PostGamesByIdBetsPrepareParams, body PostGamesByIdBetsPrepareJSONRequestBody) (*http.Request, error) {
+func NewPostGamesByIdBetsPrepareRequest(server string, id string, params *PostGamesByIdBetsPrepareParams, body PostGamesByIdBetsPrepareJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -9374,12 +9795,12 @@ func NewPostGamesByIdBetsPrepareRequest(server string, id openapi_types.UUID, pa
 }
 
 // NewPostGamesByIdBetsPrepareRequestWithBody constructs an http.Request for the PostGamesByIdBetsPrepare method, with any body, and a specified content type
-func NewPostGamesByIdBetsPrepareRequestWithBody(server string, id openapi_types.UUID, params *PostGamesByIdBetsPrepareParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostGamesByIdBetsPrepareRequestWithBody(server string, id string, params *PostGamesByIdBetsPrepareParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9425,7 +9846,7 @@ func NewPostGamesByIdBetsPrepareRequestWithBody(server string, id openapi_types.
 }
 
 // NewPostGamesByIdBetsSubmitRequest calls the generic PostGamesByIdBetsSubmit builder with application/json body
-func NewPostGamesByIdBetsSubmitRequest(server string, id openapi_types.UUID, params *PostGamesByIdBetsSubmitParams, body PostGamesByIdBetsSubmitJSONRequestBody) (*http.Request, error) {
+func NewPostGamesByIdBetsSubmitRequest(server string, id string, params *PostGamesByIdBetsSubmitParams, body PostGamesByIdBetsSubmitJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -9436,12 +9857,12 @@ func NewPostGamesByIdBetsSubmitRequest(server string, id openapi_types.UUID, par
 }
 
 // NewPostGamesByIdBetsSubmitRequestWithBody constructs an http.Request for the PostGamesByIdBetsSubmit method, with any body, and a specified content type
-func NewPostGamesByIdBetsSubmitRequestWithBody(server string, id openapi_types.UUID, params *PostGamesByIdBetsSubmitParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostGamesByIdBetsSubmitRequestWithBody(server string, id string, params *PostGamesByIdBetsSubmitParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9487,12 +9908,12 @@ func NewPostGamesByIdBetsSubmitRequestWithBody(server string, id openapi_types.U
 }
 
 // NewGetGamesByIdDonationsRequest constructs an http.Request for the GetGamesByIdDonations method
-func NewGetGamesByIdDonationsRequest(server string, id openapi_types.UUID, params *GetGamesByIdDonationsParams) (*http.Request, error) {
+func NewGetGamesByIdDonationsRequest(server string, id string, params *GetGamesByIdDonationsParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9575,7 +9996,7 @@ func NewGetGamesByIdDonationsRequest(server string, id openapi_types.UUID, param
 }
 
 // NewPostGamesByIdDonationsPrepareRequest calls the generic PostGamesByIdDonationsPrepare builder with application/json body
-func NewPostGamesByIdDonationsPrepareRequest(server string, id openapi_types.UUID, params *PostGamesByIdDonationsPrepareParams, body PostGamesByIdDonationsPrepareJSONRequestBody) (*http.Request, error) {
+func NewPostGamesByIdDonationsPrepareRequest(server string, id string, params *PostGamesByIdDonationsPrepareParams, body PostGamesByIdDonationsPrepareJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -9586,12 +10007,12 @@ func NewPostGamesByIdDonationsPrepareRequest(server string, id openapi_types.UUI
 }
 
 // NewPostGamesByIdDonationsPrepareRequestWithBody constructs an http.Request for the PostGamesByIdDonationsPrepare method, with any body, and a specified content type
-func NewPostGamesByIdDonationsPrepareRequestWithBody(server string, id openapi_types.UUID, params *PostGamesByIdDonationsPrepareParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostGamesByIdDonationsPrepareRequestWithBody(server string, id string, params *PostGamesByIdDonationsPrepareParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9637,7 +10058,7 @@ func NewPostGamesByIdDonationsPrepareRequestWithBody(server string, id openapi_t
 }
 
 // NewPostGamesByIdDonationsSubmitRequest calls the generic PostGamesByIdDonationsSubmit builder with application/json body
-func NewPostGamesByIdDonationsSubmitRequest(server string, id openapi_types.UUID, params *PostGamesByIdDonationsSubmitParams, body PostGamesByIdDonationsSubmitJSONRequestBody) (*http.Request, error) {
+func NewPostGamesByIdDonationsSubmitRequest(server string, id string, params *PostGamesByIdDonationsSubmitParams, body PostGamesByIdDonationsSubmitJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -9648,12 +10069,12 @@ func NewPostGamesByIdDonationsSubmitRequest(server string, id openapi_types.UUID
 }
 
 // NewPostGamesByIdDonationsSubmitRequestWithBody constructs an http.Request for the PostGamesByIdDonationsSubmit method, with any body, and a specified content type
-func NewPostGamesByIdDonationsSubmitRequestWithBody(server string, id openapi_types.UUID, params *PostGamesByIdDonationsSubmitParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostGamesByIdDonationsSubmitRequestWithBody(server string, id string, params *PostGamesByIdDonationsSubmitParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9699,12 +10120,12 @@ func NewPostGamesByIdDonationsSubmitRequestWithBody(server string, id openapi_ty
 }
 
 // NewGetGamesByIdEventsRequest constructs an http.Request for the GetGamesByIdEvents method
-func NewGetGamesByIdEventsRequest(server string, id openapi_types.UUID, params *GetGamesByIdEventsParams) (*http.Request, error) {
+func NewGetGamesByIdEventsRequest(server string, id string, params *GetGamesByIdEventsParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9775,12 +10196,12 @@ func NewGetGamesByIdEventsRequest(server string, id openapi_types.UUID, params *
 }
 
 // NewGetGamesByIdMarketRequest constructs an http.Request for the GetGamesByIdMarket method
-func NewGetGamesByIdMarketRequest(server string, id openapi_types.UUID, params *GetGamesByIdMarketParams) (*http.Request, error) {
+func NewGetGamesByIdMarketRequest(server string, id string, params *GetGamesByIdMarketParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9824,12 +10245,12 @@ func NewGetGamesByIdMarketRequest(server string, id openapi_types.UUID, params *
 }
 
 // NewGetGamesByIdMarketOrdersRequest constructs an http.Request for the GetGamesByIdMarketOrders method
-func NewGetGamesByIdMarketOrdersRequest(server string, id openapi_types.UUID, params *GetGamesByIdMarketOrdersParams) (*http.Request, error) {
+func NewGetGamesByIdMarketOrdersRequest(server string, id string, params *GetGamesByIdMarketOrdersParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9912,7 +10333,7 @@ func NewGetGamesByIdMarketOrdersRequest(server string, id openapi_types.UUID, pa
 }
 
 // NewPostGamesByIdMarketOrdersBuyRequest calls the generic PostGamesByIdMarketOrdersBuy builder with application/json body
-func NewPostGamesByIdMarketOrdersBuyRequest(server string, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, body PostGamesByIdMarketOrdersBuyJSONRequestBody) (*http.Request, error) {
+func NewPostGamesByIdMarketOrdersBuyRequest(server string, id string, params *PostGamesByIdMarketOrdersBuyParams, body PostGamesByIdMarketOrdersBuyJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -9923,12 +10344,12 @@ func NewPostGamesByIdMarketOrdersBuyRequest(server string, id openapi_types.UUID
 }
 
 // NewPostGamesByIdMarketOrdersBuyRequestWithBody constructs an http.Request for the PostGamesByIdMarketOrdersBuy method, with any body, and a specified content type
-func NewPostGamesByIdMarketOrdersBuyRequestWithBody(server string, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostGamesByIdMarketOrdersBuyRequestWithBody(server string, id string, params *PostGamesByIdMarketOrdersBuyParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9974,7 +10395,7 @@ func NewPostGamesByIdMarketOrdersBuyRequestWithBody(server string, id openapi_ty
 }
 
 // NewPostGamesByIdMarketOrdersSellRequest calls the generic PostGamesByIdMarketOrdersSell builder with application/json body
-func NewPostGamesByIdMarketOrdersSellRequest(server string, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, body PostGamesByIdMarketOrdersSellJSONRequestBody) (*http.Request, error) {
+func NewPostGamesByIdMarketOrdersSellRequest(server string, id string, params *PostGamesByIdMarketOrdersSellParams, body PostGamesByIdMarketOrdersSellJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -9985,12 +10406,12 @@ func NewPostGamesByIdMarketOrdersSellRequest(server string, id openapi_types.UUI
 }
 
 // NewPostGamesByIdMarketOrdersSellRequestWithBody constructs an http.Request for the PostGamesByIdMarketOrdersSell method, with any body, and a specified content type
-func NewPostGamesByIdMarketOrdersSellRequestWithBody(server string, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostGamesByIdMarketOrdersSellRequestWithBody(server string, id string, params *PostGamesByIdMarketOrdersSellParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -10036,12 +10457,12 @@ func NewPostGamesByIdMarketOrdersSellRequestWithBody(server string, id openapi_t
 }
 
 // NewDeleteGamesByIdMarketOrdersByOrderIdRequest constructs an http.Request for the DeleteGamesByIdMarketOrdersByOrderId method
-func NewDeleteGamesByIdMarketOrdersByOrderIdRequest(server string, id openapi_types.UUID, orderId string, params *DeleteGamesByIdMarketOrdersByOrderIdParams) (*http.Request, error) {
+func NewDeleteGamesByIdMarketOrdersByOrderIdRequest(server string, id string, orderId string, params *DeleteGamesByIdMarketOrdersByOrderIdParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -10092,12 +10513,12 @@ func NewDeleteGamesByIdMarketOrdersByOrderIdRequest(server string, id openapi_ty
 }
 
 // NewGetGamesByIdMarketPositionsRequest constructs an http.Request for the GetGamesByIdMarketPositions method
-func NewGetGamesByIdMarketPositionsRequest(server string, id openapi_types.UUID, params *GetGamesByIdMarketPositionsParams) (*http.Request, error) {
+func NewGetGamesByIdMarketPositionsRequest(server string, id string, params *GetGamesByIdMarketPositionsParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -10141,12 +10562,12 @@ func NewGetGamesByIdMarketPositionsRequest(server string, id openapi_types.UUID,
 }
 
 // NewPostGamesByIdMarketRedeemRequest constructs an http.Request for the PostGamesByIdMarketRedeem method
-func NewPostGamesByIdMarketRedeemRequest(server string, id openapi_types.UUID, params *PostGamesByIdMarketRedeemParams) (*http.Request, error) {
+func NewPostGamesByIdMarketRedeemRequest(server string, id string, params *PostGamesByIdMarketRedeemParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -10190,12 +10611,12 @@ func NewPostGamesByIdMarketRedeemRequest(server string, id openapi_types.UUID, p
 }
 
 // NewGetGamesByIdMarketTradesRequest constructs an http.Request for the GetGamesByIdMarketTrades method
-func NewGetGamesByIdMarketTradesRequest(server string, id openapi_types.UUID, params *GetGamesByIdMarketTradesParams) (*http.Request, error) {
+func NewGetGamesByIdMarketTradesRequest(server string, id string, params *GetGamesByIdMarketTradesParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -10238,7 +10659,7 @@ func NewGetGamesByIdMarketTradesRequest(server string, id openapi_types.UUID, pa
 
 		if params.Before != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -10278,12 +10699,12 @@ func NewGetGamesByIdMarketTradesRequest(server string, id openapi_types.UUID, pa
 }
 
 // NewGetGamesByIdPotRequest constructs an http.Request for the GetGamesByIdPot method
-func NewGetGamesByIdPotRequest(server string, id openapi_types.UUID, params *GetGamesByIdPotParams) (*http.Request, error) {
+func NewGetGamesByIdPotRequest(server string, id string, params *GetGamesByIdPotParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -10327,12 +10748,12 @@ func NewGetGamesByIdPotRequest(server string, id openapi_types.UUID, params *Get
 }
 
 // NewDeleteGamesByIdRematchRequest constructs an http.Request for the DeleteGamesByIdRematch method
-func NewDeleteGamesByIdRematchRequest(server string, id openapi_types.UUID, params *DeleteGamesByIdRematchParams) (*http.Request, error) {
+func NewDeleteGamesByIdRematchRequest(server string, id string, params *DeleteGamesByIdRematchParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -10376,12 +10797,12 @@ func NewDeleteGamesByIdRematchRequest(server string, id openapi_types.UUID, para
 }
 
 // NewGetGamesByIdRematchRequest constructs an http.Request for the GetGamesByIdRematch method
-func NewGetGamesByIdRematchRequest(server string, id openapi_types.UUID, params *GetGamesByIdRematchParams) (*http.Request, error) {
+func NewGetGamesByIdRematchRequest(server string, id string, params *GetGamesByIdRematchParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -10425,12 +10846,12 @@ func NewGetGamesByIdRematchRequest(server string, id openapi_types.UUID, params 
 }
 
 // NewPostGamesByIdRematchRequest constructs an http.Request for the PostGamesByIdRematch method
-func NewPostGamesByIdRematchRequest(server string, id openapi_types.UUID, params *PostGamesByIdRematchParams) (*http.Request, error) {
+func NewPostGamesByIdRematchRequest(server string, id string, params *PostGamesByIdRematchParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -10474,7 +10895,7 @@ func NewPostGamesByIdRematchRequest(server string, id openapi_types.UUID, params
 }
 
 // NewPostGamesByIdRematchLobbyRequest calls the generic PostGamesByIdRematchLobby builder with application/json body
-func NewPostGamesByIdRematchLobbyRequest(server string, id openapi_types.UUID, params *PostGamesByIdRematchLobbyParams, body PostGamesByIdRematchLobbyJSONRequestBody) (*http.Request, error) {
+func NewPostGamesByIdRematchLobbyRequest(server string, id string, params *PostGamesByIdRematchLobbyParams, body PostGamesByIdRematchLobbyJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -10485,12 +10906,12 @@ func NewPostGamesByIdRematchLobbyRequest(server string, id openapi_types.UUID, p
 }
 
 // NewPostGamesByIdRematchLobbyRequestWithBody constructs an http.Request for the PostGamesByIdRematchLobby method, with any body, and a specified content type
-func NewPostGamesByIdRematchLobbyRequestWithBody(server string, id openapi_types.UUID, params *PostGamesByIdRematchLobbyParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostGamesByIdRematchLobbyRequestWithBody(server string, id string, params *PostGamesByIdRematchLobbyParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -10536,12 +10957,12 @@ func NewPostGamesByIdRematchLobbyRequestWithBody(server string, id openapi_types
 }
 
 // NewGetGamesByIdStateRequest constructs an http.Request for the GetGamesByIdState method
-func NewGetGamesByIdStateRequest(server string, id openapi_types.UUID, params *GetGamesByIdStateParams) (*http.Request, error) {
+func NewGetGamesByIdStateRequest(server string, id string, params *GetGamesByIdStateParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -10627,12 +11048,12 @@ func NewGetHealthRequest(server string, params *GetHealthParams) (*http.Request,
 }
 
 // NewGetImagesByIdRequest constructs an http.Request for the GetImagesById method
-func NewGetImagesByIdRequest(server string, id openapi_types.UUID, params *GetImagesByIdParams) (*http.Request, error) {
+func NewGetImagesByIdRequest(server string, id string, params *GetImagesByIdParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -11047,12 +11468,12 @@ func NewPostLobbiesRequestWithBody(server string, params *PostLobbiesParams, con
 }
 
 // NewDeleteLobbiesByIdJoinQueueRequest constructs an http.Request for the DeleteLobbiesByIdJoinQueue method
-func NewDeleteLobbiesByIdJoinQueueRequest(server string, id openapi_types.UUID, params *DeleteLobbiesByIdJoinQueueParams) (*http.Request, error) {
+func NewDeleteLobbiesByIdJoinQueueRequest(server string, id string, params *DeleteLobbiesByIdJoinQueueParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -11096,12 +11517,12 @@ func NewDeleteLobbiesByIdJoinQueueRequest(server string, id openapi_types.UUID, 
 }
 
 // NewPostLobbiesByIdJoinQueueRequest constructs an http.Request for the PostLobbiesByIdJoinQueue method
-func NewPostLobbiesByIdJoinQueueRequest(server string, id openapi_types.UUID, params *PostLobbiesByIdJoinQueueParams) (*http.Request, error) {
+func NewPostLobbiesByIdJoinQueueRequest(server string, id string, params *PostLobbiesByIdJoinQueueParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -11174,7 +11595,7 @@ func NewGetNotificationsRequest(server string, params *GetNotificationsParams) (
 
 		if params.Unread != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "unread", *params.Unread, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "unread", *params.Unread, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11186,7 +11607,7 @@ func NewGetNotificationsRequest(server string, params *GetNotificationsParams) (
 
 		if params.Limit != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11280,12 +11701,12 @@ func NewPostNotificationsReadAllRequest(server string, params *PostNotifications
 }
 
 // NewPatchNotificationsByIdReadRequest constructs an http.Request for the PatchNotificationsByIdRead method
-func NewPatchNotificationsByIdReadRequest(server string, id openapi_types.UUID, params *PatchNotificationsByIdReadParams) (*http.Request, error) {
+func NewPatchNotificationsByIdReadRequest(server string, id string, params *PatchNotificationsByIdReadParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -11363,6 +11784,17 @@ func NewGetOpenapiJsonRequest(server string, params *GetOpenapiJsonParams) (*htt
 			}
 
 			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
 		}
 
 	}
@@ -12023,12 +12455,12 @@ func NewGetSupportMeRequest(server string, params *GetSupportMeParams) (*http.Re
 }
 
 // NewGetSupportMeByIdRequest constructs an http.Request for the GetSupportMeById method
-func NewGetSupportMeByIdRequest(server string, id openapi_types.UUID, params *GetSupportMeByIdParams) (*http.Request, error) {
+func NewGetSupportMeByIdRequest(server string, id string, params *GetSupportMeByIdParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -12072,12 +12504,12 @@ func NewGetSupportMeByIdRequest(server string, id openapi_types.UUID, params *Ge
 }
 
 // NewPatchSupportMeByIdCloseRequest constructs an http.Request for the PatchSupportMeByIdClose method
-func NewPatchSupportMeByIdCloseRequest(server string, id openapi_types.UUID, params *PatchSupportMeByIdCloseParams) (*http.Request, error) {
+func NewPatchSupportMeByIdCloseRequest(server string, id string, params *PatchSupportMeByIdCloseParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -12121,7 +12553,7 @@ func NewPatchSupportMeByIdCloseRequest(server string, id openapi_types.UUID, par
 }
 
 // NewPostSupportMeByIdMessagesRequest calls the generic PostSupportMeByIdMessages builder with application/json body
-func NewPostSupportMeByIdMessagesRequest(server string, id openapi_types.UUID, params *PostSupportMeByIdMessagesParams, body PostSupportMeByIdMessagesJSONRequestBody) (*http.Request, error) {
+func NewPostSupportMeByIdMessagesRequest(server string, id string, params *PostSupportMeByIdMessagesParams, body PostSupportMeByIdMessagesJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -12132,12 +12564,12 @@ func NewPostSupportMeByIdMessagesRequest(server string, id openapi_types.UUID, p
 }
 
 // NewPostSupportMeByIdMessagesRequestWithBody constructs an http.Request for the PostSupportMeByIdMessages method, with any body, and a specified content type
-func NewPostSupportMeByIdMessagesRequestWithBody(server string, id openapi_types.UUID, params *PostSupportMeByIdMessagesParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostSupportMeByIdMessagesRequestWithBody(server string, id string, params *PostSupportMeByIdMessagesParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -12273,6 +12705,55 @@ func NewPostTipsPrepareRequestWithBody(server string, params *PostTipsPreparePar
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetUsernamesByUsernameRequest constructs an http.Request for the GetUsernamesByUsername method
+func NewGetUsernamesByUsernameRequest(server string, username string, params *GetUsernamesByUsernameParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "username", username, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/usernames/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 
@@ -12875,62 +13356,13 @@ func NewGetUsersSearchRequest(server string, params *GetUsersSearchParams) (*htt
 	return req, nil
 }
 
-// NewGetUsersUsernameByUsernameRequest constructs an http.Request for the GetUsersUsernameByUsername method
-func NewGetUsersUsernameByUsernameRequest(server string, username string, params *GetUsersUsernameByUsernameParams) (*http.Request, error) {
-	var err error
-
-	var pathParam0 string
-
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "username", username, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/users/username/%s", pathParam0)
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-
-		if params.XSDKVersion != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-SDK-Version", headerParam0)
-		}
-
-	}
-
-	return req, nil
-}
-
 // NewGetUsersByIdRequest constructs an http.Request for the GetUsersById method
-func NewGetUsersByIdRequest(server string, id openapi_types.UUID, params *GetUsersByIdParams) (*http.Request, error) {
+func NewGetUsersByIdRequest(server string, id string, params *GetUsersByIdParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -12974,12 +13406,12 @@ func NewGetUsersByIdRequest(server string, id openapi_types.UUID, params *GetUse
 }
 
 // NewDeleteUsersByIdBlockRequest constructs an http.Request for the DeleteUsersByIdBlock method
-func NewDeleteUsersByIdBlockRequest(server string, id openapi_types.UUID, params *DeleteUsersByIdBlockParams) (*http.Request, error) {
+func NewDeleteUsersByIdBlockRequest(server string, id string, params *DeleteUsersByIdBlockParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -13023,12 +13455,12 @@ func NewDeleteUsersByIdBlockRequest(server string, id openapi_types.UUID, params
 }
 
 // NewPostUsersByIdBlockRequest constructs an http.Request for the PostUsersByIdBlock method
-func NewPostUsersByIdBlockRequest(server string, id openapi_types.UUID, params *PostUsersByIdBlockParams) (*http.Request, error) {
+func NewPostUsersByIdBlockRequest(server string, id string, params *PostUsersByIdBlockParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -13072,12 +13504,12 @@ func NewPostUsersByIdBlockRequest(server string, id openapi_types.UUID, params *
 }
 
 // NewGetUsersByIdCurrentGameRequest constructs an http.Request for the GetUsersByIdCurrentGame method
-func NewGetUsersByIdCurrentGameRequest(server string, id openapi_types.UUID, params *GetUsersByIdCurrentGameParams) (*http.Request, error) {
+func NewGetUsersByIdCurrentGameRequest(server string, id string, params *GetUsersByIdCurrentGameParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -13121,12 +13553,12 @@ func NewGetUsersByIdCurrentGameRequest(server string, id openapi_types.UUID, par
 }
 
 // NewGetUsersByIdRatingsRequest constructs an http.Request for the GetUsersByIdRatings method
-func NewGetUsersByIdRatingsRequest(server string, id openapi_types.UUID, params *GetUsersByIdRatingsParams) (*http.Request, error) {
+func NewGetUsersByIdRatingsRequest(server string, id string, params *GetUsersByIdRatingsParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -13322,7 +13754,7 @@ func NewGetWalletsMeTransactionsRequest(server string, params *GetWalletsMeTrans
 
 		if params.Before != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -13642,7 +14074,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /achievements/user/{id} (the `GetAchievementsUserById` operationId).
-	GetAchievementsUserByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetAchievementsUserByIdParams, reqEditors ...RequestEditorFn) (*GetAchievementsUserByIdResponse, error)
+	GetAchievementsUserByIdWithResponse(ctx context.Context, id string, params *GetAchievementsUserByIdParams, reqEditors ...RequestEditorFn) (*GetAchievementsUserByIdResponse, error)
 
 	// GetActivityFeedWithResponse The public activity feed, newest first
 	//
@@ -13733,7 +14165,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /admin/support/{id} (the `GetAdminSupportById` operationId).
-	GetAdminSupportByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetAdminSupportByIdParams, reqEditors ...RequestEditorFn) (*GetAdminSupportByIdResponse, error)
+	GetAdminSupportByIdWithResponse(ctx context.Context, id string, params *GetAdminSupportByIdParams, reqEditors ...RequestEditorFn) (*GetAdminSupportByIdResponse, error)
 
 	// PatchAdminSupportByIdCloseWithResponse Close a ticket
 	//
@@ -13742,7 +14174,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /admin/support/{id}/close (the `PatchAdminSupportByIdClose` operationId).
-	PatchAdminSupportByIdCloseWithResponse(ctx context.Context, id openapi_types.UUID, params *PatchAdminSupportByIdCloseParams, reqEditors ...RequestEditorFn) (*PatchAdminSupportByIdCloseResponse, error)
+	PatchAdminSupportByIdCloseWithResponse(ctx context.Context, id string, params *PatchAdminSupportByIdCloseParams, reqEditors ...RequestEditorFn) (*PatchAdminSupportByIdCloseResponse, error)
 
 	// PostAdminSupportByIdMessagesWithBodyWithResponse Answer a ticket as staff
 	//
@@ -13751,7 +14183,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
-	PostAdminSupportByIdMessagesWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostAdminSupportByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAdminSupportByIdMessagesResponse, error)
+	PostAdminSupportByIdMessagesWithBodyWithResponse(ctx context.Context, id string, params *PostAdminSupportByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAdminSupportByIdMessagesResponse, error)
 
 	// PostAdminSupportByIdMessagesWithResponse Answer a ticket as staff
 	//
@@ -13760,7 +14192,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
-	PostAdminSupportByIdMessagesWithResponse(ctx context.Context, id openapi_types.UUID, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminSupportByIdMessagesResponse, error)
+	PostAdminSupportByIdMessagesWithResponse(ctx context.Context, id string, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminSupportByIdMessagesResponse, error)
 
 	// GetAdminUsersByIdLinksWithResponse Accounts linked to a user, and why
 	//
@@ -13769,7 +14201,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /admin/users/{id}/links (the `GetAdminUsersByIdLinks` operationId).
-	GetAdminUsersByIdLinksWithResponse(ctx context.Context, id openapi_types.UUID, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*GetAdminUsersByIdLinksResponse, error)
+	GetAdminUsersByIdLinksWithResponse(ctx context.Context, id string, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*GetAdminUsersByIdLinksResponse, error)
 
 	// GetAdminUsersByIdProtectionWithResponse A user's limits, exclusions and age confirmation (read only)
 	//
@@ -13778,7 +14210,16 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /admin/users/{id}/protection (the `GetAdminUsersByIdProtection` operationId).
-	GetAdminUsersByIdProtectionWithResponse(ctx context.Context, id openapi_types.UUID, params *GetAdminUsersByIdProtectionParams, reqEditors ...RequestEditorFn) (*GetAdminUsersByIdProtectionResponse, error)
+	GetAdminUsersByIdProtectionWithResponse(ctx context.Context, id string, params *GetAdminUsersByIdProtectionParams, reqEditors ...RequestEditorFn) (*GetAdminUsersByIdProtectionResponse, error)
+
+	// GetAsyncapiJsonWithResponse The live socket (GET /ws) as an AsyncAPI 3.0 document
+	//
+	// Every client message and every frame: joined, resumed, each game event with its data, each personal notice, resync, error. gzip-encoded for clients that accept it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /asyncapi.json (the `GetAsyncapiJson` operationId).
+	GetAsyncapiJsonWithResponse(ctx context.Context, params *GetAsyncapiJsonParams, reqEditors ...RequestEditorFn) (*GetAsyncapiJsonResponse, error)
 
 	// PostAuthHandshakeWithBodyWithResponse Get a sign-in message for a wallet
 	//
@@ -13855,7 +14296,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /challenges/{id} (the `DeleteChallengesById` operationId).
-	DeleteChallengesByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *DeleteChallengesByIdParams, reqEditors ...RequestEditorFn) (*DeleteChallengesByIdResponse, error)
+	DeleteChallengesByIdWithResponse(ctx context.Context, id string, params *DeleteChallengesByIdParams, reqEditors ...RequestEditorFn) (*DeleteChallengesByIdResponse, error)
 
 	// PostChallengesByIdAcceptWithResponse accept a challenge sent to you
 	//
@@ -13864,14 +14305,14 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /challenges/{id}/accept (the `PostChallengesByIdAccept` operationId).
-	PostChallengesByIdAcceptWithResponse(ctx context.Context, id openapi_types.UUID, params *PostChallengesByIdAcceptParams, reqEditors ...RequestEditorFn) (*PostChallengesByIdAcceptResponse, error)
+	PostChallengesByIdAcceptWithResponse(ctx context.Context, id string, params *PostChallengesByIdAcceptParams, reqEditors ...RequestEditorFn) (*PostChallengesByIdAcceptResponse, error)
 
 	// PostChallengesByIdDeclineWithResponse decline a challenge sent to you
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /challenges/{id}/decline (the `PostChallengesByIdDecline` operationId).
-	PostChallengesByIdDeclineWithResponse(ctx context.Context, id openapi_types.UUID, params *PostChallengesByIdDeclineParams, reqEditors ...RequestEditorFn) (*PostChallengesByIdDeclineResponse, error)
+	PostChallengesByIdDeclineWithResponse(ctx context.Context, id string, params *PostChallengesByIdDeclineParams, reqEditors ...RequestEditorFn) (*PostChallengesByIdDeclineResponse, error)
 
 	// GetChatDmThreadsWithResponse Your direct-message conversations, most recent first, with unread counts
 	//
@@ -13887,7 +14328,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /chat/{type}/{id}/messages (the `GetChatByTypeByIdMessages` operationId).
-	GetChatByTypeByIdMessagesWithResponse(ctx context.Context, pType string, id openapi_types.UUID, params *GetChatByTypeByIdMessagesParams, reqEditors ...RequestEditorFn) (*GetChatByTypeByIdMessagesResponse, error)
+	GetChatByTypeByIdMessagesWithResponse(ctx context.Context, pType string, id string, params *GetChatByTypeByIdMessagesParams, reqEditors ...RequestEditorFn) (*GetChatByTypeByIdMessagesResponse, error)
 
 	// PostChatByTypeByIdMessagesWithBodyWithResponse Send a message to a game's chat (type game, id the game) or to a user (type dm, id the user)
 	//
@@ -13896,7 +14337,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /chat/{type}/{id}/messages (the `PostChatByTypeByIdMessages` operationId).
-	PostChatByTypeByIdMessagesWithBodyWithResponse(ctx context.Context, pType string, id openapi_types.UUID, params *PostChatByTypeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostChatByTypeByIdMessagesResponse, error)
+	PostChatByTypeByIdMessagesWithBodyWithResponse(ctx context.Context, pType string, id string, params *PostChatByTypeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostChatByTypeByIdMessagesResponse, error)
 
 	// PostChatByTypeByIdMessagesWithResponse Send a message to a game's chat (type game, id the game) or to a user (type dm, id the user)
 	//
@@ -13905,7 +14346,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /chat/{type}/{id}/messages (the `PostChatByTypeByIdMessages` operationId).
-	PostChatByTypeByIdMessagesWithResponse(ctx context.Context, pType string, id openapi_types.UUID, params *PostChatByTypeByIdMessagesParams, body PostChatByTypeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostChatByTypeByIdMessagesResponse, error)
+	PostChatByTypeByIdMessagesWithResponse(ctx context.Context, pType string, id string, params *PostChatByTypeByIdMessagesParams, body PostChatByTypeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostChatByTypeByIdMessagesResponse, error)
 
 	// PostDevFaucetWithBodyWithResponse Test USDC and SOL on the embedded chain (DEV_FAUCET=true only)
 	//
@@ -14004,7 +14445,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /games/{id} (the `GetGamesById` operationId).
-	GetGamesByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdParams, reqEditors ...RequestEditorFn) (*GetGamesByIdResponse, error)
+	GetGamesByIdWithResponse(ctx context.Context, id string, params *GetGamesByIdParams, reqEditors ...RequestEditorFn) (*GetGamesByIdResponse, error)
 
 	// PostGamesByIdActionsWithBodyWithResponse Submit an action (players only)
 	//
@@ -14013,7 +14454,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/actions (the `PostGamesByIdActions` operationId).
-	PostGamesByIdActionsWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdActionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdActionsResponse, error)
+	PostGamesByIdActionsWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdActionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdActionsResponse, error)
 
 	// PostGamesByIdActionsWithResponse Submit an action (players only)
 	//
@@ -14022,14 +14463,14 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/actions (the `PostGamesByIdActions` operationId).
-	PostGamesByIdActionsWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdActionsParams, body PostGamesByIdActionsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdActionsResponse, error)
+	PostGamesByIdActionsWithResponse(ctx context.Context, id string, params *PostGamesByIdActionsParams, body PostGamesByIdActionsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdActionsResponse, error)
 
 	// GetGamesByIdBetsWithResponse The game's betting pools and bets, newest first
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /games/{id}/bets (the `GetGamesByIdBets` operationId).
-	GetGamesByIdBetsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdBetsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdBetsResponse, error)
+	GetGamesByIdBetsWithResponse(ctx context.Context, id string, params *GetGamesByIdBetsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdBetsResponse, error)
 
 	// PostGamesByIdBetsPrepareWithBodyWithResponse Prepare a bet on a player from your wallet into the game's escrow
 	//
@@ -14038,7 +14479,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/bets/prepare (the `PostGamesByIdBetsPrepare` operationId).
-	PostGamesByIdBetsPrepareWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsPrepareResponse, error)
+	PostGamesByIdBetsPrepareWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdBetsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsPrepareResponse, error)
 
 	// PostGamesByIdBetsPrepareWithResponse Prepare a bet on a player from your wallet into the game's escrow
 	//
@@ -14047,7 +14488,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/bets/prepare (the `PostGamesByIdBetsPrepare` operationId).
-	PostGamesByIdBetsPrepareWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsPrepareParams, body PostGamesByIdBetsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsPrepareResponse, error)
+	PostGamesByIdBetsPrepareWithResponse(ctx context.Context, id string, params *PostGamesByIdBetsPrepareParams, body PostGamesByIdBetsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsPrepareResponse, error)
 
 	// PostGamesByIdBetsSubmitWithBodyWithResponse Submit the signed bet; answers once it is confirmed and in the pool
 	//
@@ -14056,7 +14497,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/bets/submit (the `PostGamesByIdBetsSubmit` operationId).
-	PostGamesByIdBetsSubmitWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsSubmitResponse, error)
+	PostGamesByIdBetsSubmitWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdBetsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsSubmitResponse, error)
 
 	// PostGamesByIdBetsSubmitWithResponse Submit the signed bet; answers once it is confirmed and in the pool
 	//
@@ -14065,14 +14506,14 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/bets/submit (the `PostGamesByIdBetsSubmit` operationId).
-	PostGamesByIdBetsSubmitWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsSubmitParams, body PostGamesByIdBetsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsSubmitResponse, error)
+	PostGamesByIdBetsSubmitWithResponse(ctx context.Context, id string, params *PostGamesByIdBetsSubmitParams, body PostGamesByIdBetsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsSubmitResponse, error)
 
 	// GetGamesByIdDonationsWithResponse The game's donations, newest first
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /games/{id}/donations (the `GetGamesByIdDonations` operationId).
-	GetGamesByIdDonationsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdDonationsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdDonationsResponse, error)
+	GetGamesByIdDonationsWithResponse(ctx context.Context, id string, params *GetGamesByIdDonationsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdDonationsResponse, error)
 
 	// PostGamesByIdDonationsPrepareWithBodyWithResponse Prepare a donation from your wallet into the game's escrow
 	//
@@ -14081,7 +14522,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/donations/prepare (the `PostGamesByIdDonationsPrepare` operationId).
-	PostGamesByIdDonationsPrepareWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsPrepareResponse, error)
+	PostGamesByIdDonationsPrepareWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdDonationsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsPrepareResponse, error)
 
 	// PostGamesByIdDonationsPrepareWithResponse Prepare a donation from your wallet into the game's escrow
 	//
@@ -14090,7 +14531,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/donations/prepare (the `PostGamesByIdDonationsPrepare` operationId).
-	PostGamesByIdDonationsPrepareWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsPrepareParams, body PostGamesByIdDonationsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsPrepareResponse, error)
+	PostGamesByIdDonationsPrepareWithResponse(ctx context.Context, id string, params *PostGamesByIdDonationsPrepareParams, body PostGamesByIdDonationsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsPrepareResponse, error)
 
 	// PostGamesByIdDonationsSubmitWithBodyWithResponse Submit the signed donation; answers once it is confirmed and in the pot
 	//
@@ -14099,7 +14540,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/donations/submit (the `PostGamesByIdDonationsSubmit` operationId).
-	PostGamesByIdDonationsSubmitWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsSubmitResponse, error)
+	PostGamesByIdDonationsSubmitWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdDonationsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsSubmitResponse, error)
 
 	// PostGamesByIdDonationsSubmitWithResponse Submit the signed donation; answers once it is confirmed and in the pot
 	//
@@ -14108,28 +14549,28 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/donations/submit (the `PostGamesByIdDonationsSubmit` operationId).
-	PostGamesByIdDonationsSubmitWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsSubmitParams, body PostGamesByIdDonationsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsSubmitResponse, error)
+	PostGamesByIdDonationsSubmitWithResponse(ctx context.Context, id string, params *PostGamesByIdDonationsSubmitParams, body PostGamesByIdDonationsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsSubmitResponse, error)
 
 	// GetGamesByIdEventsWithResponse The game's events after a seq (for clients that poll instead of using /ws)
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /games/{id}/events (the `GetGamesByIdEvents` operationId).
-	GetGamesByIdEventsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdEventsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdEventsResponse, error)
+	GetGamesByIdEventsWithResponse(ctx context.Context, id string, params *GetGamesByIdEventsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdEventsResponse, error)
 
 	// GetGamesByIdMarketWithResponse The game's prediction market: prices per player, the book, the last trade and, once resolved, what shares pay
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /games/{id}/market (the `GetGamesByIdMarket` operationId).
-	GetGamesByIdMarketWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketResponse, error)
+	GetGamesByIdMarketWithResponse(ctx context.Context, id string, params *GetGamesByIdMarketParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketResponse, error)
 
 	// GetGamesByIdMarketOrdersWithResponse Your orders in the game's market, open ones first, then newest first
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /games/{id}/market/orders (the `GetGamesByIdMarketOrders` operationId).
-	GetGamesByIdMarketOrdersWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketOrdersParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketOrdersResponse, error)
+	GetGamesByIdMarketOrdersWithResponse(ctx context.Context, id string, params *GetGamesByIdMarketOrdersParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketOrdersResponse, error)
 
 	// PostGamesByIdMarketOrdersBuyWithBodyWithResponse Buy shares of a player in the game's prediction market
 	//
@@ -14138,7 +14579,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/market/orders/buy (the `PostGamesByIdMarketOrdersBuy` operationId).
-	PostGamesByIdMarketOrdersBuyWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersBuyResponse, error)
+	PostGamesByIdMarketOrdersBuyWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdMarketOrdersBuyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersBuyResponse, error)
 
 	// PostGamesByIdMarketOrdersBuyWithResponse Buy shares of a player in the game's prediction market
 	//
@@ -14147,7 +14588,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/market/orders/buy (the `PostGamesByIdMarketOrdersBuy` operationId).
-	PostGamesByIdMarketOrdersBuyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, body PostGamesByIdMarketOrdersBuyJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersBuyResponse, error)
+	PostGamesByIdMarketOrdersBuyWithResponse(ctx context.Context, id string, params *PostGamesByIdMarketOrdersBuyParams, body PostGamesByIdMarketOrdersBuyJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersBuyResponse, error)
 
 	// PostGamesByIdMarketOrdersSellWithBodyWithResponse Sell shares of a player you hold in the game's prediction market
 	//
@@ -14156,7 +14597,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/market/orders/sell (the `PostGamesByIdMarketOrdersSell` operationId).
-	PostGamesByIdMarketOrdersSellWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersSellResponse, error)
+	PostGamesByIdMarketOrdersSellWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdMarketOrdersSellParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersSellResponse, error)
 
 	// PostGamesByIdMarketOrdersSellWithResponse Sell shares of a player you hold in the game's prediction market
 	//
@@ -14165,7 +14606,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/market/orders/sell (the `PostGamesByIdMarketOrdersSell` operationId).
-	PostGamesByIdMarketOrdersSellWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, body PostGamesByIdMarketOrdersSellJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersSellResponse, error)
+	PostGamesByIdMarketOrdersSellWithResponse(ctx context.Context, id string, params *PostGamesByIdMarketOrdersSellParams, body PostGamesByIdMarketOrdersSellJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersSellResponse, error)
 
 	// DeleteGamesByIdMarketOrdersByOrderIdWithResponse Cancel your open order and release what it locks
 	//
@@ -14174,14 +14615,14 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /games/{id}/market/orders/{orderId} (the `DeleteGamesByIdMarketOrdersByOrderId` operationId).
-	DeleteGamesByIdMarketOrdersByOrderIdWithResponse(ctx context.Context, id openapi_types.UUID, orderId string, params *DeleteGamesByIdMarketOrdersByOrderIdParams, reqEditors ...RequestEditorFn) (*DeleteGamesByIdMarketOrdersByOrderIdResponse, error)
+	DeleteGamesByIdMarketOrdersByOrderIdWithResponse(ctx context.Context, id string, orderId string, params *DeleteGamesByIdMarketOrdersByOrderIdParams, reqEditors ...RequestEditorFn) (*DeleteGamesByIdMarketOrdersByOrderIdResponse, error)
 
 	// GetGamesByIdMarketPositionsWithResponse What you hold in the game's market, by player
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /games/{id}/market/positions (the `GetGamesByIdMarketPositions` operationId).
-	GetGamesByIdMarketPositionsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketPositionsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketPositionsResponse, error)
+	GetGamesByIdMarketPositionsWithResponse(ctx context.Context, id string, params *GetGamesByIdMarketPositionsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketPositionsResponse, error)
 
 	// PostGamesByIdMarketRedeemWithResponse Redeem your shares in the resolved market to your available balance
 	//
@@ -14190,7 +14631,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/market/redeem (the `PostGamesByIdMarketRedeem` operationId).
-	PostGamesByIdMarketRedeemWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketRedeemParams, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketRedeemResponse, error)
+	PostGamesByIdMarketRedeemWithResponse(ctx context.Context, id string, params *PostGamesByIdMarketRedeemParams, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketRedeemResponse, error)
 
 	// GetGamesByIdMarketTradesWithResponse The game's trades, newest first, for price charts
 	//
@@ -14199,28 +14640,28 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /games/{id}/market/trades (the `GetGamesByIdMarketTrades` operationId).
-	GetGamesByIdMarketTradesWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketTradesParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketTradesResponse, error)
+	GetGamesByIdMarketTradesWithResponse(ctx context.Context, id string, params *GetGamesByIdMarketTradesParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketTradesResponse, error)
 
 	// GetGamesByIdPotWithResponse The game's pot: stakes, donations, and what the winner would get
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /games/{id}/pot (the `GetGamesByIdPot` operationId).
-	GetGamesByIdPotWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdPotParams, reqEditors ...RequestEditorFn) (*GetGamesByIdPotResponse, error)
+	GetGamesByIdPotWithResponse(ctx context.Context, id string, params *GetGamesByIdPotParams, reqEditors ...RequestEditorFn) (*GetGamesByIdPotResponse, error)
 
 	// DeleteGamesByIdRematchWithResponse Withdraw your rematch request
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /games/{id}/rematch (the `DeleteGamesByIdRematch` operationId).
-	DeleteGamesByIdRematchWithResponse(ctx context.Context, id openapi_types.UUID, params *DeleteGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*DeleteGamesByIdRematchResponse, error)
+	DeleteGamesByIdRematchWithResponse(ctx context.Context, id string, params *DeleteGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*DeleteGamesByIdRematchResponse, error)
 
 	// GetGamesByIdRematchWithResponse Rematch state
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /games/{id}/rematch (the `GetGamesByIdRematch` operationId).
-	GetGamesByIdRematchWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*GetGamesByIdRematchResponse, error)
+	GetGamesByIdRematchWithResponse(ctx context.Context, id string, params *GetGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*GetGamesByIdRematchResponse, error)
 
 	// PostGamesByIdRematchWithResponse Ask for (or accept) a rematch
 	//
@@ -14229,21 +14670,21 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/rematch (the `PostGamesByIdRematch` operationId).
-	PostGamesByIdRematchWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*PostGamesByIdRematchResponse, error)
+	PostGamesByIdRematchWithResponse(ctx context.Context, id string, params *PostGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*PostGamesByIdRematchResponse, error)
 
 	// PostGamesByIdRematchLobbyWithBodyWithResponse Tell the room you opened a lobby for the rematch
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/rematch/lobby (the `PostGamesByIdRematchLobby` operationId).
-	PostGamesByIdRematchLobbyWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchLobbyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdRematchLobbyResponse, error)
+	PostGamesByIdRematchLobbyWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdRematchLobbyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdRematchLobbyResponse, error)
 
 	// PostGamesByIdRematchLobbyWithResponse Tell the room you opened a lobby for the rematch
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /games/{id}/rematch/lobby (the `PostGamesByIdRematchLobby` operationId).
-	PostGamesByIdRematchLobbyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchLobbyParams, body PostGamesByIdRematchLobbyJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdRematchLobbyResponse, error)
+	PostGamesByIdRematchLobbyWithResponse(ctx context.Context, id string, params *PostGamesByIdRematchLobbyParams, body PostGamesByIdRematchLobbyJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdRematchLobbyResponse, error)
 
 	// GetGamesByIdStateWithResponse Game state, the same for players and spectators
 	//
@@ -14252,7 +14693,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /games/{id}/state (the `GetGamesByIdState` operationId).
-	GetGamesByIdStateWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdStateParams, reqEditors ...RequestEditorFn) (*GetGamesByIdStateResponse, error)
+	GetGamesByIdStateWithResponse(ctx context.Context, id string, params *GetGamesByIdStateParams, reqEditors ...RequestEditorFn) (*GetGamesByIdStateResponse, error)
 
 	// GetHealthWithResponse Service health
 	//
@@ -14270,7 +14711,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /images/{id} (the `GetImagesById` operationId).
-	GetImagesByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetImagesByIdParams, reqEditors ...RequestEditorFn) (*GetImagesByIdResponse, error)
+	GetImagesByIdWithResponse(ctx context.Context, id string, params *GetImagesByIdParams, reqEditors ...RequestEditorFn) (*GetImagesByIdResponse, error)
 
 	// GetLeaderboardsFriendsWithResponse You and your friends, ranked like the global board
 	//
@@ -14329,7 +14770,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /lobbies/{id}/join-queue (the `DeleteLobbiesByIdJoinQueue` operationId).
-	DeleteLobbiesByIdJoinQueueWithResponse(ctx context.Context, id openapi_types.UUID, params *DeleteLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*DeleteLobbiesByIdJoinQueueResponse, error)
+	DeleteLobbiesByIdJoinQueueWithResponse(ctx context.Context, id string, params *DeleteLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*DeleteLobbiesByIdJoinQueueResponse, error)
 
 	// PostLobbiesByIdJoinQueueWithResponse Join the lobby's matchmaking queue
 	//
@@ -14338,7 +14779,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /lobbies/{id}/join-queue (the `PostLobbiesByIdJoinQueue` operationId).
-	PostLobbiesByIdJoinQueueWithResponse(ctx context.Context, id openapi_types.UUID, params *PostLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*PostLobbiesByIdJoinQueueResponse, error)
+	PostLobbiesByIdJoinQueueWithResponse(ctx context.Context, id string, params *PostLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*PostLobbiesByIdJoinQueueResponse, error)
 
 	// GetNotificationsWithResponse Your notifications, newest first
 	//
@@ -14361,9 +14802,11 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /notifications/{id}/read (the `PatchNotificationsByIdRead` operationId).
-	PatchNotificationsByIdReadWithResponse(ctx context.Context, id openapi_types.UUID, params *PatchNotificationsByIdReadParams, reqEditors ...RequestEditorFn) (*PatchNotificationsByIdReadResponse, error)
+	PatchNotificationsByIdReadWithResponse(ctx context.Context, id string, params *PatchNotificationsByIdReadParams, reqEditors ...RequestEditorFn) (*PatchNotificationsByIdReadResponse, error)
 
 	// GetOpenapiJsonWithResponse This API as an OpenAPI 3.1 document
+	//
+	// gzip-encoded for clients that accept it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -14500,7 +14943,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /support/me/{id} (the `GetSupportMeById` operationId).
-	GetSupportMeByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetSupportMeByIdParams, reqEditors ...RequestEditorFn) (*GetSupportMeByIdResponse, error)
+	GetSupportMeByIdWithResponse(ctx context.Context, id string, params *GetSupportMeByIdParams, reqEditors ...RequestEditorFn) (*GetSupportMeByIdResponse, error)
 
 	// PatchSupportMeByIdCloseWithResponse Close your ticket
 	//
@@ -14509,7 +14952,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /support/me/{id}/close (the `PatchSupportMeByIdClose` operationId).
-	PatchSupportMeByIdCloseWithResponse(ctx context.Context, id openapi_types.UUID, params *PatchSupportMeByIdCloseParams, reqEditors ...RequestEditorFn) (*PatchSupportMeByIdCloseResponse, error)
+	PatchSupportMeByIdCloseWithResponse(ctx context.Context, id string, params *PatchSupportMeByIdCloseParams, reqEditors ...RequestEditorFn) (*PatchSupportMeByIdCloseResponse, error)
 
 	// PostSupportMeByIdMessagesWithBodyWithResponse Write to your ticket
 	//
@@ -14518,7 +14961,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /support/me/{id}/messages (the `PostSupportMeByIdMessages` operationId).
-	PostSupportMeByIdMessagesWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostSupportMeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSupportMeByIdMessagesResponse, error)
+	PostSupportMeByIdMessagesWithBodyWithResponse(ctx context.Context, id string, params *PostSupportMeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSupportMeByIdMessagesResponse, error)
 
 	// PostSupportMeByIdMessagesWithResponse Write to your ticket
 	//
@@ -14527,7 +14970,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /support/me/{id}/messages (the `PostSupportMeByIdMessages` operationId).
-	PostSupportMeByIdMessagesWithResponse(ctx context.Context, id openapi_types.UUID, params *PostSupportMeByIdMessagesParams, body PostSupportMeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSupportMeByIdMessagesResponse, error)
+	PostSupportMeByIdMessagesWithResponse(ctx context.Context, id string, params *PostSupportMeByIdMessagesParams, body PostSupportMeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSupportMeByIdMessagesResponse, error)
 
 	// PostTipsBroadcastWithBodyWithResponse Broadcast the signed tip; answers once it is confirmed
 	//
@@ -14564,6 +15007,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /tips/prepare (the `PostTipsPrepare` operationId).
 	PostTipsPrepareWithResponse(ctx context.Context, params *PostTipsPrepareParams, body PostTipsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*PostTipsPrepareResponse, error)
+
+	// GetUsernamesByUsernameWithResponse Public profile by username
+	//
+	// Also served at /users/username/{username}.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /usernames/{username} (the `GetUsernamesByUsername` operationId).
+	GetUsernamesByUsernameWithResponse(ctx context.Context, username string, params *GetUsernamesByUsernameParams, reqEditors ...RequestEditorFn) (*GetUsernamesByUsernameResponse, error)
 
 	// GetUsersMeWithResponse The signed-in user's profile
 	//
@@ -14697,40 +15149,33 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /users/search (the `GetUsersSearch` operationId).
 	GetUsersSearchWithResponse(ctx context.Context, params *GetUsersSearchParams, reqEditors ...RequestEditorFn) (*GetUsersSearchResponse, error)
 
-	// GetUsersUsernameByUsernameWithResponse Public profile by username
-	//
-	// Returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with GET /users/username/{username} (the `GetUsersUsernameByUsername` operationId).
-	GetUsersUsernameByUsernameWithResponse(ctx context.Context, username string, params *GetUsersUsernameByUsernameParams, reqEditors ...RequestEditorFn) (*GetUsersUsernameByUsernameResponse, error)
-
 	// GetUsersByIdWithResponse Public profile by id
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /users/{id} (the `GetUsersById` operationId).
-	GetUsersByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetUsersByIdParams, reqEditors ...RequestEditorFn) (*GetUsersByIdResponse, error)
+	GetUsersByIdWithResponse(ctx context.Context, id string, params *GetUsersByIdParams, reqEditors ...RequestEditorFn) (*GetUsersByIdResponse, error)
 
 	// DeleteUsersByIdBlockWithResponse Lift your block of a user
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /users/{id}/block (the `DeleteUsersByIdBlock` operationId).
-	DeleteUsersByIdBlockWithResponse(ctx context.Context, id openapi_types.UUID, params *DeleteUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*DeleteUsersByIdBlockResponse, error)
+	DeleteUsersByIdBlockWithResponse(ctx context.Context, id string, params *DeleteUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*DeleteUsersByIdBlockResponse, error)
 
 	// PostUsersByIdBlockWithResponse Block a user: no direct messages either way
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /users/{id}/block (the `PostUsersByIdBlock` operationId).
-	PostUsersByIdBlockWithResponse(ctx context.Context, id openapi_types.UUID, params *PostUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*PostUsersByIdBlockResponse, error)
+	PostUsersByIdBlockWithResponse(ctx context.Context, id string, params *PostUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*PostUsersByIdBlockResponse, error)
 
 	// GetUsersByIdCurrentGameWithResponse A user's active game; 204 when none
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /users/{id}/current-game (the `GetUsersByIdCurrentGame` operationId).
-	GetUsersByIdCurrentGameWithResponse(ctx context.Context, id openapi_types.UUID, params *GetUsersByIdCurrentGameParams, reqEditors ...RequestEditorFn) (*GetUsersByIdCurrentGameResponse, error)
+	GetUsersByIdCurrentGameWithResponse(ctx context.Context, id string, params *GetUsersByIdCurrentGameParams, reqEditors ...RequestEditorFn) (*GetUsersByIdCurrentGameResponse, error)
 
 	// GetUsersByIdRatingsWithResponse A player's Glicko-2 rating in each game type they played, with its history for a chart
 	//
@@ -14739,7 +15184,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /users/{id}/ratings (the `GetUsersByIdRatings` operationId).
-	GetUsersByIdRatingsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetUsersByIdRatingsParams, reqEditors ...RequestEditorFn) (*GetUsersByIdRatingsResponse, error)
+	GetUsersByIdRatingsWithResponse(ctx context.Context, id string, params *GetUsersByIdRatingsParams, reqEditors ...RequestEditorFn) (*GetUsersByIdRatingsResponse, error)
 
 	// GetVersionWithResponse API and minimum SDK version
 	//
@@ -14832,15 +15277,15 @@ type GetAchievementsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]SocialAchievement
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -14851,27 +15296,27 @@ func (r GetAchievementsResponse) GetJSON200() *[]SocialAchievement {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAchievementsResponse) GetJSON400() *BadRequest {
+func (r GetAchievementsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetAchievementsResponse) GetJSON401() *Unauthorized {
+func (r GetAchievementsResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetAchievementsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetAchievementsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetAchievementsResponse) GetJSON426() *UpgradeRequired {
+func (r GetAchievementsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAchievementsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetAchievementsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -14915,15 +15360,15 @@ type GetAchievementsMeResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]SocialUnlocked
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -14934,27 +15379,27 @@ func (r GetAchievementsMeResponse) GetJSON200() *[]SocialUnlocked {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAchievementsMeResponse) GetJSON400() *BadRequest {
+func (r GetAchievementsMeResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetAchievementsMeResponse) GetJSON401() *Unauthorized {
+func (r GetAchievementsMeResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetAchievementsMeResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetAchievementsMeResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetAchievementsMeResponse) GetJSON426() *UpgradeRequired {
+func (r GetAchievementsMeResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAchievementsMeResponse) GetJSON503() *ServiceUnavailable {
+func (r GetAchievementsMeResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -14998,17 +15443,17 @@ type GetAchievementsUserByIdResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]SocialUnlocked
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -15019,32 +15464,32 @@ func (r GetAchievementsUserByIdResponse) GetJSON200() *[]SocialUnlocked {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAchievementsUserByIdResponse) GetJSON400() *BadRequest {
+func (r GetAchievementsUserByIdResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetAchievementsUserByIdResponse) GetJSON401() *Unauthorized {
+func (r GetAchievementsUserByIdResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetAchievementsUserByIdResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetAchievementsUserByIdResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetAchievementsUserByIdResponse) GetJSON404() *NotFound {
+func (r GetAchievementsUserByIdResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetAchievementsUserByIdResponse) GetJSON426() *UpgradeRequired {
+func (r GetAchievementsUserByIdResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAchievementsUserByIdResponse) GetJSON503() *ServiceUnavailable {
+func (r GetAchievementsUserByIdResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -15088,15 +15533,15 @@ type GetActivityFeedResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]SocialEntry
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -15107,27 +15552,27 @@ func (r GetActivityFeedResponse) GetJSON200() *[]SocialEntry {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetActivityFeedResponse) GetJSON400() *BadRequest {
+func (r GetActivityFeedResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetActivityFeedResponse) GetJSON401() *Unauthorized {
+func (r GetActivityFeedResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetActivityFeedResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetActivityFeedResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetActivityFeedResponse) GetJSON426() *UpgradeRequired {
+func (r GetActivityFeedResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetActivityFeedResponse) GetJSON503() *ServiceUnavailable {
+func (r GetActivityFeedResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -15171,15 +15616,15 @@ type GetAdminAuditResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]AuditItem
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -15190,27 +15635,27 @@ func (r GetAdminAuditResponse) GetJSON200() *[]AuditItem {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAdminAuditResponse) GetJSON400() *BadRequest {
+func (r GetAdminAuditResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetAdminAuditResponse) GetJSON401() *Unauthorized {
+func (r GetAdminAuditResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetAdminAuditResponse) GetJSON403() *Forbidden {
+func (r GetAdminAuditResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetAdminAuditResponse) GetJSON426() *UpgradeRequired {
+func (r GetAdminAuditResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAdminAuditResponse) GetJSON503() *ServiceUnavailable {
+func (r GetAdminAuditResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -15254,15 +15699,15 @@ type GetAdminFeatureFlagsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *AdminFlags
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -15273,27 +15718,27 @@ func (r GetAdminFeatureFlagsResponse) GetJSON200() *AdminFlags {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAdminFeatureFlagsResponse) GetJSON400() *BadRequest {
+func (r GetAdminFeatureFlagsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetAdminFeatureFlagsResponse) GetJSON401() *Unauthorized {
+func (r GetAdminFeatureFlagsResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetAdminFeatureFlagsResponse) GetJSON403() *Forbidden {
+func (r GetAdminFeatureFlagsResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetAdminFeatureFlagsResponse) GetJSON426() *UpgradeRequired {
+func (r GetAdminFeatureFlagsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAdminFeatureFlagsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetAdminFeatureFlagsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -15337,19 +15782,19 @@ type PutAdminFeatureFlagsByNameResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Flag
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -15360,37 +15805,37 @@ func (r PutAdminFeatureFlagsByNameResponse) GetJSON200() *Flag {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PutAdminFeatureFlagsByNameResponse) GetJSON400() *BadRequest {
+func (r PutAdminFeatureFlagsByNameResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PutAdminFeatureFlagsByNameResponse) GetJSON401() *Unauthorized {
+func (r PutAdminFeatureFlagsByNameResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PutAdminFeatureFlagsByNameResponse) GetJSON403() *Forbidden {
+func (r PutAdminFeatureFlagsByNameResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PutAdminFeatureFlagsByNameResponse) GetJSON404() *NotFound {
+func (r PutAdminFeatureFlagsByNameResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PutAdminFeatureFlagsByNameResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PutAdminFeatureFlagsByNameResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PutAdminFeatureFlagsByNameResponse) GetJSON426() *UpgradeRequired {
+func (r PutAdminFeatureFlagsByNameResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PutAdminFeatureFlagsByNameResponse) GetJSON503() *ServiceUnavailable {
+func (r PutAdminFeatureFlagsByNameResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -15434,15 +15879,15 @@ type GetAdminIntegrityResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]IntegrityCase
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -15453,27 +15898,27 @@ func (r GetAdminIntegrityResponse) GetJSON200() *[]IntegrityCase {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAdminIntegrityResponse) GetJSON400() *BadRequest {
+func (r GetAdminIntegrityResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetAdminIntegrityResponse) GetJSON401() *Unauthorized {
+func (r GetAdminIntegrityResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetAdminIntegrityResponse) GetJSON403() *Forbidden {
+func (r GetAdminIntegrityResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetAdminIntegrityResponse) GetJSON426() *UpgradeRequired {
+func (r GetAdminIntegrityResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAdminIntegrityResponse) GetJSON503() *ServiceUnavailable {
+func (r GetAdminIntegrityResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -15517,19 +15962,19 @@ type PostAdminIntegrityByGameIdReleaseResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *IntegrityReview
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -15540,37 +15985,37 @@ func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON200() *IntegrityReview
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON400() *BadRequest {
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON401() *Unauthorized {
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON403() *Forbidden {
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON404() *NotFound {
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON409() *Conflict {
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON426() *UpgradeRequired {
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON503() *ServiceUnavailable {
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -15614,19 +16059,19 @@ type PostAdminIntegrityByGameIdVoidResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *IntegrityReview
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -15637,37 +16082,37 @@ func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON200() *IntegrityReview {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON400() *BadRequest {
+func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON401() *Unauthorized {
+func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON403() *Forbidden {
+func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON404() *NotFound {
+func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON409() *Conflict {
+func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON426() *UpgradeRequired {
+func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON503() *ServiceUnavailable {
+func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -15711,15 +16156,15 @@ type GetAdminReconciliationResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MoneyReconciliation
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -15730,27 +16175,27 @@ func (r GetAdminReconciliationResponse) GetJSON200() *MoneyReconciliation {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAdminReconciliationResponse) GetJSON400() *BadRequest {
+func (r GetAdminReconciliationResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetAdminReconciliationResponse) GetJSON401() *Unauthorized {
+func (r GetAdminReconciliationResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetAdminReconciliationResponse) GetJSON403() *Forbidden {
+func (r GetAdminReconciliationResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetAdminReconciliationResponse) GetJSON426() *UpgradeRequired {
+func (r GetAdminReconciliationResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAdminReconciliationResponse) GetJSON503() *ServiceUnavailable {
+func (r GetAdminReconciliationResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -15794,15 +16239,15 @@ type GetAdminSupportResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]SupportQueueItem
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -15813,27 +16258,27 @@ func (r GetAdminSupportResponse) GetJSON200() *[]SupportQueueItem {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAdminSupportResponse) GetJSON400() *BadRequest {
+func (r GetAdminSupportResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetAdminSupportResponse) GetJSON401() *Unauthorized {
+func (r GetAdminSupportResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetAdminSupportResponse) GetJSON403() *Forbidden {
+func (r GetAdminSupportResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetAdminSupportResponse) GetJSON426() *UpgradeRequired {
+func (r GetAdminSupportResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAdminSupportResponse) GetJSON503() *ServiceUnavailable {
+func (r GetAdminSupportResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -15877,17 +16322,17 @@ type GetAdminSupportByIdResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *SupportStaffTicket
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -15898,32 +16343,32 @@ func (r GetAdminSupportByIdResponse) GetJSON200() *SupportStaffTicket {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAdminSupportByIdResponse) GetJSON400() *BadRequest {
+func (r GetAdminSupportByIdResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetAdminSupportByIdResponse) GetJSON401() *Unauthorized {
+func (r GetAdminSupportByIdResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetAdminSupportByIdResponse) GetJSON403() *Forbidden {
+func (r GetAdminSupportByIdResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetAdminSupportByIdResponse) GetJSON404() *NotFound {
+func (r GetAdminSupportByIdResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetAdminSupportByIdResponse) GetJSON426() *UpgradeRequired {
+func (r GetAdminSupportByIdResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAdminSupportByIdResponse) GetJSON503() *ServiceUnavailable {
+func (r GetAdminSupportByIdResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -15967,17 +16412,17 @@ type PatchAdminSupportByIdCloseResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *SupportStaffTicket
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -15988,32 +16433,32 @@ func (r PatchAdminSupportByIdCloseResponse) GetJSON200() *SupportStaffTicket {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PatchAdminSupportByIdCloseResponse) GetJSON400() *BadRequest {
+func (r PatchAdminSupportByIdCloseResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PatchAdminSupportByIdCloseResponse) GetJSON401() *Unauthorized {
+func (r PatchAdminSupportByIdCloseResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PatchAdminSupportByIdCloseResponse) GetJSON403() *Forbidden {
+func (r PatchAdminSupportByIdCloseResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PatchAdminSupportByIdCloseResponse) GetJSON404() *NotFound {
+func (r PatchAdminSupportByIdCloseResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PatchAdminSupportByIdCloseResponse) GetJSON426() *UpgradeRequired {
+func (r PatchAdminSupportByIdCloseResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PatchAdminSupportByIdCloseResponse) GetJSON503() *ServiceUnavailable {
+func (r PatchAdminSupportByIdCloseResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -16057,21 +16502,21 @@ type PostAdminSupportByIdMessagesResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *SupportMessage
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -16082,42 +16527,42 @@ func (r PostAdminSupportByIdMessagesResponse) GetJSON201() *SupportMessage {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostAdminSupportByIdMessagesResponse) GetJSON400() *BadRequest {
+func (r PostAdminSupportByIdMessagesResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostAdminSupportByIdMessagesResponse) GetJSON401() *Unauthorized {
+func (r PostAdminSupportByIdMessagesResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostAdminSupportByIdMessagesResponse) GetJSON403() *Forbidden {
+func (r PostAdminSupportByIdMessagesResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostAdminSupportByIdMessagesResponse) GetJSON404() *NotFound {
+func (r PostAdminSupportByIdMessagesResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostAdminSupportByIdMessagesResponse) GetJSON409() *Conflict {
+func (r PostAdminSupportByIdMessagesResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostAdminSupportByIdMessagesResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostAdminSupportByIdMessagesResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostAdminSupportByIdMessagesResponse) GetJSON426() *UpgradeRequired {
+func (r PostAdminSupportByIdMessagesResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostAdminSupportByIdMessagesResponse) GetJSON503() *ServiceUnavailable {
+func (r PostAdminSupportByIdMessagesResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -16161,17 +16606,17 @@ type GetAdminUsersByIdLinksResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]IntegrityLink
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -16182,32 +16627,32 @@ func (r GetAdminUsersByIdLinksResponse) GetJSON200() *[]IntegrityLink {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAdminUsersByIdLinksResponse) GetJSON400() *BadRequest {
+func (r GetAdminUsersByIdLinksResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetAdminUsersByIdLinksResponse) GetJSON401() *Unauthorized {
+func (r GetAdminUsersByIdLinksResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetAdminUsersByIdLinksResponse) GetJSON403() *Forbidden {
+func (r GetAdminUsersByIdLinksResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetAdminUsersByIdLinksResponse) GetJSON404() *NotFound {
+func (r GetAdminUsersByIdLinksResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetAdminUsersByIdLinksResponse) GetJSON426() *UpgradeRequired {
+func (r GetAdminUsersByIdLinksResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAdminUsersByIdLinksResponse) GetJSON503() *ServiceUnavailable {
+func (r GetAdminUsersByIdLinksResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -16251,17 +16696,17 @@ type GetAdminUsersByIdProtectionResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ProtectionStaffView
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -16272,32 +16717,32 @@ func (r GetAdminUsersByIdProtectionResponse) GetJSON200() *ProtectionStaffView {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAdminUsersByIdProtectionResponse) GetJSON400() *BadRequest {
+func (r GetAdminUsersByIdProtectionResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetAdminUsersByIdProtectionResponse) GetJSON401() *Unauthorized {
+func (r GetAdminUsersByIdProtectionResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetAdminUsersByIdProtectionResponse) GetJSON403() *Forbidden {
+func (r GetAdminUsersByIdProtectionResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetAdminUsersByIdProtectionResponse) GetJSON404() *NotFound {
+func (r GetAdminUsersByIdProtectionResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetAdminUsersByIdProtectionResponse) GetJSON426() *UpgradeRequired {
+func (r GetAdminUsersByIdProtectionResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAdminUsersByIdProtectionResponse) GetJSON503() *ServiceUnavailable {
+func (r GetAdminUsersByIdProtectionResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -16335,21 +16780,76 @@ func (r GetAdminUsersByIdProtectionResponse) ContentType() string {
 	return ""
 }
 
+// GetAsyncapiJsonResponse200Headers the declared response headers of an HTTP 200 response for GetAsyncapiJson
+type GetAsyncapiJsonResponse200Headers struct {
+	ETag *string
+}
+
+type GetAsyncapiJsonResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *map[string]interface{}
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetAsyncapiJsonResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAsyncapiJsonResponse) GetJSON200() *map[string]interface{} {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetAsyncapiJsonResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAsyncapiJsonResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAsyncapiJsonResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAsyncapiJsonResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAsyncapiJsonResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PostAuthHandshakeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *HandshakeResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	JSON429 *TooManyRequestsError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -16360,27 +16860,27 @@ func (r PostAuthHandshakeResponse) GetJSON200() *HandshakeResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostAuthHandshakeResponse) GetJSON400() *BadRequest {
+func (r PostAuthHandshakeResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostAuthHandshakeResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostAuthHandshakeResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostAuthHandshakeResponse) GetJSON426() *UpgradeRequired {
+func (r PostAuthHandshakeResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostAuthHandshakeResponse) GetJSON429() *TooManyRequests {
+func (r PostAuthHandshakeResponse) GetJSON429() *TooManyRequestsError {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostAuthHandshakeResponse) GetJSON503() *ServiceUnavailable {
+func (r PostAuthHandshakeResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -16424,15 +16924,15 @@ type PostAuthLoginWalletResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *LoginResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -16443,27 +16943,27 @@ func (r PostAuthLoginWalletResponse) GetJSON200() *LoginResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostAuthLoginWalletResponse) GetJSON400() *BadRequest {
+func (r PostAuthLoginWalletResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostAuthLoginWalletResponse) GetJSON401() *Unauthorized {
+func (r PostAuthLoginWalletResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostAuthLoginWalletResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostAuthLoginWalletResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostAuthLoginWalletResponse) GetJSON426() *UpgradeRequired {
+func (r PostAuthLoginWalletResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostAuthLoginWalletResponse) GetJSON503() *ServiceUnavailable {
+func (r PostAuthLoginWalletResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -16505,48 +17005,48 @@ type PostAuthLogoutResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostAuthLogoutResponse) GetJSON400() *BadRequest {
+func (r PostAuthLogoutResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostAuthLogoutResponse) GetJSON401() *Unauthorized {
+func (r PostAuthLogoutResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostAuthLogoutResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostAuthLogoutResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostAuthLogoutResponse) GetJSON403() *Forbidden {
+func (r PostAuthLogoutResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostAuthLogoutResponse) GetJSON426() *UpgradeRequired {
+func (r PostAuthLogoutResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostAuthLogoutResponse) GetJSON503() *ServiceUnavailable {
+func (r PostAuthLogoutResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -16590,15 +17090,15 @@ type GetChallengesResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]GameChallenge
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -16609,27 +17109,27 @@ func (r GetChallengesResponse) GetJSON200() *[]GameChallenge {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetChallengesResponse) GetJSON400() *BadRequest {
+func (r GetChallengesResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetChallengesResponse) GetJSON401() *Unauthorized {
+func (r GetChallengesResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetChallengesResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetChallengesResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetChallengesResponse) GetJSON426() *UpgradeRequired {
+func (r GetChallengesResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetChallengesResponse) GetJSON503() *ServiceUnavailable {
+func (r GetChallengesResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -16673,23 +17173,23 @@ type PostChallengesResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *GameChallenge
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -16700,47 +17200,47 @@ func (r PostChallengesResponse) GetJSON201() *GameChallenge {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostChallengesResponse) GetJSON400() *BadRequest {
+func (r PostChallengesResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostChallengesResponse) GetJSON401() *Unauthorized {
+func (r PostChallengesResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostChallengesResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostChallengesResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostChallengesResponse) GetJSON403() *Forbidden {
+func (r PostChallengesResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostChallengesResponse) GetJSON404() *NotFound {
+func (r PostChallengesResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostChallengesResponse) GetJSON409() *Conflict {
+func (r PostChallengesResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostChallengesResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostChallengesResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostChallengesResponse) GetJSON426() *UpgradeRequired {
+func (r PostChallengesResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostChallengesResponse) GetJSON503() *ServiceUnavailable {
+func (r PostChallengesResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -16784,21 +17284,21 @@ type DeleteChallengesByIdResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GameChallenge
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -16809,42 +17309,42 @@ func (r DeleteChallengesByIdResponse) GetJSON200() *GameChallenge {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteChallengesByIdResponse) GetJSON400() *BadRequest {
+func (r DeleteChallengesByIdResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DeleteChallengesByIdResponse) GetJSON401() *Unauthorized {
+func (r DeleteChallengesByIdResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r DeleteChallengesByIdResponse) GetJSON402() *PaymentRequiredResponse {
+func (r DeleteChallengesByIdResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DeleteChallengesByIdResponse) GetJSON403() *Forbidden {
+func (r DeleteChallengesByIdResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r DeleteChallengesByIdResponse) GetJSON404() *NotFound {
+func (r DeleteChallengesByIdResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r DeleteChallengesByIdResponse) GetJSON409() *Conflict {
+func (r DeleteChallengesByIdResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r DeleteChallengesByIdResponse) GetJSON426() *UpgradeRequired {
+func (r DeleteChallengesByIdResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteChallengesByIdResponse) GetJSON503() *ServiceUnavailable {
+func (r DeleteChallengesByIdResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -16888,21 +17388,21 @@ type PostChallengesByIdAcceptResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GameChallenge
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -16913,42 +17413,42 @@ func (r PostChallengesByIdAcceptResponse) GetJSON200() *GameChallenge {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostChallengesByIdAcceptResponse) GetJSON400() *BadRequest {
+func (r PostChallengesByIdAcceptResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostChallengesByIdAcceptResponse) GetJSON401() *Unauthorized {
+func (r PostChallengesByIdAcceptResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostChallengesByIdAcceptResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostChallengesByIdAcceptResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostChallengesByIdAcceptResponse) GetJSON403() *Forbidden {
+func (r PostChallengesByIdAcceptResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostChallengesByIdAcceptResponse) GetJSON404() *NotFound {
+func (r PostChallengesByIdAcceptResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostChallengesByIdAcceptResponse) GetJSON409() *Conflict {
+func (r PostChallengesByIdAcceptResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostChallengesByIdAcceptResponse) GetJSON426() *UpgradeRequired {
+func (r PostChallengesByIdAcceptResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostChallengesByIdAcceptResponse) GetJSON503() *ServiceUnavailable {
+func (r PostChallengesByIdAcceptResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -16992,21 +17492,21 @@ type PostChallengesByIdDeclineResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GameChallenge
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -17017,42 +17517,42 @@ func (r PostChallengesByIdDeclineResponse) GetJSON200() *GameChallenge {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostChallengesByIdDeclineResponse) GetJSON400() *BadRequest {
+func (r PostChallengesByIdDeclineResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostChallengesByIdDeclineResponse) GetJSON401() *Unauthorized {
+func (r PostChallengesByIdDeclineResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostChallengesByIdDeclineResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostChallengesByIdDeclineResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostChallengesByIdDeclineResponse) GetJSON403() *Forbidden {
+func (r PostChallengesByIdDeclineResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostChallengesByIdDeclineResponse) GetJSON404() *NotFound {
+func (r PostChallengesByIdDeclineResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostChallengesByIdDeclineResponse) GetJSON409() *Conflict {
+func (r PostChallengesByIdDeclineResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostChallengesByIdDeclineResponse) GetJSON426() *UpgradeRequired {
+func (r PostChallengesByIdDeclineResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostChallengesByIdDeclineResponse) GetJSON503() *ServiceUnavailable {
+func (r PostChallengesByIdDeclineResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -17096,15 +17596,15 @@ type GetChatDmThreadsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]ChatThread
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -17115,27 +17615,27 @@ func (r GetChatDmThreadsResponse) GetJSON200() *[]ChatThread {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetChatDmThreadsResponse) GetJSON400() *BadRequest {
+func (r GetChatDmThreadsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetChatDmThreadsResponse) GetJSON401() *Unauthorized {
+func (r GetChatDmThreadsResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetChatDmThreadsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetChatDmThreadsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetChatDmThreadsResponse) GetJSON426() *UpgradeRequired {
+func (r GetChatDmThreadsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetChatDmThreadsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetChatDmThreadsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -17179,17 +17679,17 @@ type GetChatByTypeByIdMessagesResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]ChatMessage
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -17200,32 +17700,32 @@ func (r GetChatByTypeByIdMessagesResponse) GetJSON200() *[]ChatMessage {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetChatByTypeByIdMessagesResponse) GetJSON400() *BadRequest {
+func (r GetChatByTypeByIdMessagesResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetChatByTypeByIdMessagesResponse) GetJSON401() *Unauthorized {
+func (r GetChatByTypeByIdMessagesResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetChatByTypeByIdMessagesResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetChatByTypeByIdMessagesResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetChatByTypeByIdMessagesResponse) GetJSON404() *NotFound {
+func (r GetChatByTypeByIdMessagesResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetChatByTypeByIdMessagesResponse) GetJSON426() *UpgradeRequired {
+func (r GetChatByTypeByIdMessagesResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetChatByTypeByIdMessagesResponse) GetJSON503() *ServiceUnavailable {
+func (r GetChatByTypeByIdMessagesResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -17269,25 +17769,25 @@ type PostChatByTypeByIdMessagesResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *ChatMessage
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	JSON429 *TooManyRequestsError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -17298,52 +17798,52 @@ func (r PostChatByTypeByIdMessagesResponse) GetJSON201() *ChatMessage {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostChatByTypeByIdMessagesResponse) GetJSON400() *BadRequest {
+func (r PostChatByTypeByIdMessagesResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostChatByTypeByIdMessagesResponse) GetJSON401() *Unauthorized {
+func (r PostChatByTypeByIdMessagesResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostChatByTypeByIdMessagesResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostChatByTypeByIdMessagesResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostChatByTypeByIdMessagesResponse) GetJSON403() *Forbidden {
+func (r PostChatByTypeByIdMessagesResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostChatByTypeByIdMessagesResponse) GetJSON404() *NotFound {
+func (r PostChatByTypeByIdMessagesResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostChatByTypeByIdMessagesResponse) GetJSON409() *Conflict {
+func (r PostChatByTypeByIdMessagesResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostChatByTypeByIdMessagesResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostChatByTypeByIdMessagesResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostChatByTypeByIdMessagesResponse) GetJSON426() *UpgradeRequired {
+func (r PostChatByTypeByIdMessagesResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostChatByTypeByIdMessagesResponse) GetJSON429() *TooManyRequests {
+func (r PostChatByTypeByIdMessagesResponse) GetJSON429() *TooManyRequestsError {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostChatByTypeByIdMessagesResponse) GetJSON503() *ServiceUnavailable {
+func (r PostChatByTypeByIdMessagesResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -17387,15 +17887,15 @@ type PostDevFaucetResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MoneyFaucetResult
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -17406,27 +17906,27 @@ func (r PostDevFaucetResponse) GetJSON200() *MoneyFaucetResult {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostDevFaucetResponse) GetJSON400() *BadRequest {
+func (r PostDevFaucetResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostDevFaucetResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostDevFaucetResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostDevFaucetResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostDevFaucetResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostDevFaucetResponse) GetJSON426() *UpgradeRequired {
+func (r PostDevFaucetResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostDevFaucetResponse) GetJSON503() *ServiceUnavailable {
+func (r PostDevFaucetResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -17559,15 +18059,15 @@ type GetFriendsRequestsIncomingResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]SocialIncoming
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -17578,27 +18078,27 @@ func (r GetFriendsRequestsIncomingResponse) GetJSON200() *[]SocialIncoming {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetFriendsRequestsIncomingResponse) GetJSON400() *BadRequest {
+func (r GetFriendsRequestsIncomingResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetFriendsRequestsIncomingResponse) GetJSON401() *Unauthorized {
+func (r GetFriendsRequestsIncomingResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetFriendsRequestsIncomingResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetFriendsRequestsIncomingResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetFriendsRequestsIncomingResponse) GetJSON426() *UpgradeRequired {
+func (r GetFriendsRequestsIncomingResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetFriendsRequestsIncomingResponse) GetJSON503() *ServiceUnavailable {
+func (r GetFriendsRequestsIncomingResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -17642,19 +18142,19 @@ type PostFriendsRequestsByUserIdAcceptResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *SocialRelation
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -17665,37 +18165,37 @@ func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON200() *SocialRelation 
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON400() *BadRequest {
+func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON401() *Unauthorized {
+func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON403() *Forbidden {
+func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON404() *NotFound {
+func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON426() *UpgradeRequired {
+func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON503() *ServiceUnavailable {
+func (r PostFriendsRequestsByUserIdAcceptResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -17737,55 +18237,55 @@ type DeleteFriendsByUserIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteFriendsByUserIdResponse) GetJSON400() *BadRequest {
+func (r DeleteFriendsByUserIdResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DeleteFriendsByUserIdResponse) GetJSON401() *Unauthorized {
+func (r DeleteFriendsByUserIdResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r DeleteFriendsByUserIdResponse) GetJSON402() *PaymentRequiredResponse {
+func (r DeleteFriendsByUserIdResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DeleteFriendsByUserIdResponse) GetJSON403() *Forbidden {
+func (r DeleteFriendsByUserIdResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r DeleteFriendsByUserIdResponse) GetJSON404() *NotFound {
+func (r DeleteFriendsByUserIdResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r DeleteFriendsByUserIdResponse) GetJSON426() *UpgradeRequired {
+func (r DeleteFriendsByUserIdResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteFriendsByUserIdResponse) GetJSON503() *ServiceUnavailable {
+func (r DeleteFriendsByUserIdResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -17829,17 +18329,17 @@ type GetFriendsByUserIdResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]SocialFriend
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -17850,32 +18350,32 @@ func (r GetFriendsByUserIdResponse) GetJSON200() *[]SocialFriend {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetFriendsByUserIdResponse) GetJSON400() *BadRequest {
+func (r GetFriendsByUserIdResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetFriendsByUserIdResponse) GetJSON401() *Unauthorized {
+func (r GetFriendsByUserIdResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetFriendsByUserIdResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetFriendsByUserIdResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetFriendsByUserIdResponse) GetJSON404() *NotFound {
+func (r GetFriendsByUserIdResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetFriendsByUserIdResponse) GetJSON426() *UpgradeRequired {
+func (r GetFriendsByUserIdResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetFriendsByUserIdResponse) GetJSON503() *ServiceUnavailable {
+func (r GetFriendsByUserIdResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -17921,19 +18421,19 @@ type PostFriendsByUserIdResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *SocialRelation
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -17949,37 +18449,37 @@ func (r PostFriendsByUserIdResponse) GetJSON201() *SocialRelation {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostFriendsByUserIdResponse) GetJSON400() *BadRequest {
+func (r PostFriendsByUserIdResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostFriendsByUserIdResponse) GetJSON401() *Unauthorized {
+func (r PostFriendsByUserIdResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostFriendsByUserIdResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostFriendsByUserIdResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostFriendsByUserIdResponse) GetJSON403() *Forbidden {
+func (r PostFriendsByUserIdResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostFriendsByUserIdResponse) GetJSON404() *NotFound {
+func (r PostFriendsByUserIdResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostFriendsByUserIdResponse) GetJSON426() *UpgradeRequired {
+func (r PostFriendsByUserIdResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostFriendsByUserIdResponse) GetJSON503() *ServiceUnavailable {
+func (r PostFriendsByUserIdResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -18023,13 +18523,13 @@ type GetGamesAvailableResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]RulesInfo
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -18040,22 +18540,22 @@ func (r GetGamesAvailableResponse) GetJSON200() *[]RulesInfo {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesAvailableResponse) GetJSON400() *BadRequest {
+func (r GetGamesAvailableResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesAvailableResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesAvailableResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesAvailableResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesAvailableResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesAvailableResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesAvailableResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -18099,15 +18599,15 @@ type GetGamesLiveResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]GameLiveGame
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -18118,27 +18618,27 @@ func (r GetGamesLiveResponse) GetJSON200() *[]GameLiveGame {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesLiveResponse) GetJSON400() *BadRequest {
+func (r GetGamesLiveResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetGamesLiveResponse) GetJSON401() *Unauthorized {
+func (r GetGamesLiveResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesLiveResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesLiveResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesLiveResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesLiveResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesLiveResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesLiveResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -18182,13 +18682,13 @@ type GetGamesMetricsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GameMetrics
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -18199,22 +18699,22 @@ func (r GetGamesMetricsResponse) GetJSON200() *GameMetrics {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesMetricsResponse) GetJSON400() *BadRequest {
+func (r GetGamesMetricsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesMetricsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesMetricsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesMetricsResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesMetricsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesMetricsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesMetricsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -18252,23 +18752,30 @@ func (r GetGamesMetricsResponse) ContentType() string {
 	return ""
 }
 
+// GetGamesByIdResponse200Headers the declared response headers of an HTTP 200 response for GetGamesById
+type GetGamesByIdResponse200Headers struct {
+	ETag *string
+}
+
 type GetGamesByIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GameDetail
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetGamesByIdResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -18277,27 +18784,27 @@ func (r GetGamesByIdResponse) GetJSON200() *GameDetail {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesByIdResponse) GetJSON400() *BadRequest {
+func (r GetGamesByIdResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesByIdResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesByIdResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetGamesByIdResponse) GetJSON404() *NotFound {
+func (r GetGamesByIdResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesByIdResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesByIdResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesByIdResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesByIdResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -18341,23 +18848,23 @@ type PostGamesByIdActionsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GameActResult
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -18368,47 +18875,47 @@ func (r PostGamesByIdActionsResponse) GetJSON200() *GameActResult {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostGamesByIdActionsResponse) GetJSON400() *BadRequest {
+func (r PostGamesByIdActionsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostGamesByIdActionsResponse) GetJSON401() *Unauthorized {
+func (r PostGamesByIdActionsResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostGamesByIdActionsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostGamesByIdActionsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostGamesByIdActionsResponse) GetJSON403() *Forbidden {
+func (r PostGamesByIdActionsResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostGamesByIdActionsResponse) GetJSON404() *NotFound {
+func (r PostGamesByIdActionsResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostGamesByIdActionsResponse) GetJSON409() *Conflict {
+func (r PostGamesByIdActionsResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostGamesByIdActionsResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostGamesByIdActionsResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostGamesByIdActionsResponse) GetJSON426() *UpgradeRequired {
+func (r PostGamesByIdActionsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostGamesByIdActionsResponse) GetJSON503() *ServiceUnavailable {
+func (r PostGamesByIdActionsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -18452,15 +18959,15 @@ type GetGamesByIdBetsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *PotBets
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -18471,27 +18978,27 @@ func (r GetGamesByIdBetsResponse) GetJSON200() *PotBets {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesByIdBetsResponse) GetJSON400() *BadRequest {
+func (r GetGamesByIdBetsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesByIdBetsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesByIdBetsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetGamesByIdBetsResponse) GetJSON404() *NotFound {
+func (r GetGamesByIdBetsResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesByIdBetsResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesByIdBetsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesByIdBetsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesByIdBetsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -18535,23 +19042,23 @@ type PostGamesByIdBetsPrepareResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MoneyPrepared
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -18562,47 +19069,47 @@ func (r PostGamesByIdBetsPrepareResponse) GetJSON200() *MoneyPrepared {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostGamesByIdBetsPrepareResponse) GetJSON400() *BadRequest {
+func (r PostGamesByIdBetsPrepareResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostGamesByIdBetsPrepareResponse) GetJSON401() *Unauthorized {
+func (r PostGamesByIdBetsPrepareResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostGamesByIdBetsPrepareResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostGamesByIdBetsPrepareResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostGamesByIdBetsPrepareResponse) GetJSON403() *Forbidden {
+func (r PostGamesByIdBetsPrepareResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostGamesByIdBetsPrepareResponse) GetJSON404() *NotFound {
+func (r PostGamesByIdBetsPrepareResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostGamesByIdBetsPrepareResponse) GetJSON409() *Conflict {
+func (r PostGamesByIdBetsPrepareResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostGamesByIdBetsPrepareResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostGamesByIdBetsPrepareResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostGamesByIdBetsPrepareResponse) GetJSON426() *UpgradeRequired {
+func (r PostGamesByIdBetsPrepareResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostGamesByIdBetsPrepareResponse) GetJSON503() *ServiceUnavailable {
+func (r PostGamesByIdBetsPrepareResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -18646,25 +19153,25 @@ type PostGamesByIdBetsSubmitResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *PotBetResult
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	JSON429 *TooManyRequestsError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -18675,52 +19182,52 @@ func (r PostGamesByIdBetsSubmitResponse) GetJSON200() *PotBetResult {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostGamesByIdBetsSubmitResponse) GetJSON400() *BadRequest {
+func (r PostGamesByIdBetsSubmitResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostGamesByIdBetsSubmitResponse) GetJSON401() *Unauthorized {
+func (r PostGamesByIdBetsSubmitResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostGamesByIdBetsSubmitResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostGamesByIdBetsSubmitResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostGamesByIdBetsSubmitResponse) GetJSON403() *Forbidden {
+func (r PostGamesByIdBetsSubmitResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostGamesByIdBetsSubmitResponse) GetJSON404() *NotFound {
+func (r PostGamesByIdBetsSubmitResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostGamesByIdBetsSubmitResponse) GetJSON409() *Conflict {
+func (r PostGamesByIdBetsSubmitResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostGamesByIdBetsSubmitResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostGamesByIdBetsSubmitResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostGamesByIdBetsSubmitResponse) GetJSON426() *UpgradeRequired {
+func (r PostGamesByIdBetsSubmitResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostGamesByIdBetsSubmitResponse) GetJSON429() *TooManyRequests {
+func (r PostGamesByIdBetsSubmitResponse) GetJSON429() *TooManyRequestsError {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostGamesByIdBetsSubmitResponse) GetJSON503() *ServiceUnavailable {
+func (r PostGamesByIdBetsSubmitResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -18764,15 +19271,15 @@ type GetGamesByIdDonationsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]PotDonation
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -18783,27 +19290,27 @@ func (r GetGamesByIdDonationsResponse) GetJSON200() *[]PotDonation {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesByIdDonationsResponse) GetJSON400() *BadRequest {
+func (r GetGamesByIdDonationsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesByIdDonationsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesByIdDonationsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetGamesByIdDonationsResponse) GetJSON404() *NotFound {
+func (r GetGamesByIdDonationsResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesByIdDonationsResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesByIdDonationsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesByIdDonationsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesByIdDonationsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -18847,23 +19354,23 @@ type PostGamesByIdDonationsPrepareResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MoneyPrepared
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -18874,47 +19381,47 @@ func (r PostGamesByIdDonationsPrepareResponse) GetJSON200() *MoneyPrepared {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostGamesByIdDonationsPrepareResponse) GetJSON400() *BadRequest {
+func (r PostGamesByIdDonationsPrepareResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostGamesByIdDonationsPrepareResponse) GetJSON401() *Unauthorized {
+func (r PostGamesByIdDonationsPrepareResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostGamesByIdDonationsPrepareResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostGamesByIdDonationsPrepareResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostGamesByIdDonationsPrepareResponse) GetJSON403() *Forbidden {
+func (r PostGamesByIdDonationsPrepareResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostGamesByIdDonationsPrepareResponse) GetJSON404() *NotFound {
+func (r PostGamesByIdDonationsPrepareResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostGamesByIdDonationsPrepareResponse) GetJSON409() *Conflict {
+func (r PostGamesByIdDonationsPrepareResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostGamesByIdDonationsPrepareResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostGamesByIdDonationsPrepareResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostGamesByIdDonationsPrepareResponse) GetJSON426() *UpgradeRequired {
+func (r PostGamesByIdDonationsPrepareResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostGamesByIdDonationsPrepareResponse) GetJSON503() *ServiceUnavailable {
+func (r PostGamesByIdDonationsPrepareResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -18958,25 +19465,25 @@ type PostGamesByIdDonationsSubmitResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *PotDonationResult
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	JSON429 *TooManyRequestsError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -18987,52 +19494,52 @@ func (r PostGamesByIdDonationsSubmitResponse) GetJSON200() *PotDonationResult {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostGamesByIdDonationsSubmitResponse) GetJSON400() *BadRequest {
+func (r PostGamesByIdDonationsSubmitResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostGamesByIdDonationsSubmitResponse) GetJSON401() *Unauthorized {
+func (r PostGamesByIdDonationsSubmitResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostGamesByIdDonationsSubmitResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostGamesByIdDonationsSubmitResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostGamesByIdDonationsSubmitResponse) GetJSON403() *Forbidden {
+func (r PostGamesByIdDonationsSubmitResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostGamesByIdDonationsSubmitResponse) GetJSON404() *NotFound {
+func (r PostGamesByIdDonationsSubmitResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostGamesByIdDonationsSubmitResponse) GetJSON409() *Conflict {
+func (r PostGamesByIdDonationsSubmitResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostGamesByIdDonationsSubmitResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostGamesByIdDonationsSubmitResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostGamesByIdDonationsSubmitResponse) GetJSON426() *UpgradeRequired {
+func (r PostGamesByIdDonationsSubmitResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostGamesByIdDonationsSubmitResponse) GetJSON429() *TooManyRequests {
+func (r PostGamesByIdDonationsSubmitResponse) GetJSON429() *TooManyRequestsError {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostGamesByIdDonationsSubmitResponse) GetJSON503() *ServiceUnavailable {
+func (r PostGamesByIdDonationsSubmitResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -19076,17 +19583,17 @@ type GetGamesByIdEventsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *EventsPage
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -19097,32 +19604,32 @@ func (r GetGamesByIdEventsResponse) GetJSON200() *EventsPage {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesByIdEventsResponse) GetJSON400() *BadRequest {
+func (r GetGamesByIdEventsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetGamesByIdEventsResponse) GetJSON401() *Unauthorized {
+func (r GetGamesByIdEventsResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesByIdEventsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesByIdEventsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetGamesByIdEventsResponse) GetJSON404() *NotFound {
+func (r GetGamesByIdEventsResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesByIdEventsResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesByIdEventsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesByIdEventsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesByIdEventsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -19166,15 +19673,15 @@ type GetGamesByIdMarketResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MarketView
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -19185,27 +19692,27 @@ func (r GetGamesByIdMarketResponse) GetJSON200() *MarketView {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesByIdMarketResponse) GetJSON400() *BadRequest {
+func (r GetGamesByIdMarketResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesByIdMarketResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesByIdMarketResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetGamesByIdMarketResponse) GetJSON404() *NotFound {
+func (r GetGamesByIdMarketResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesByIdMarketResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesByIdMarketResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesByIdMarketResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesByIdMarketResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -19249,17 +19756,17 @@ type GetGamesByIdMarketOrdersResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]MarketOrder
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -19270,32 +19777,32 @@ func (r GetGamesByIdMarketOrdersResponse) GetJSON200() *[]MarketOrder {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesByIdMarketOrdersResponse) GetJSON400() *BadRequest {
+func (r GetGamesByIdMarketOrdersResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetGamesByIdMarketOrdersResponse) GetJSON401() *Unauthorized {
+func (r GetGamesByIdMarketOrdersResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesByIdMarketOrdersResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesByIdMarketOrdersResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetGamesByIdMarketOrdersResponse) GetJSON404() *NotFound {
+func (r GetGamesByIdMarketOrdersResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesByIdMarketOrdersResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesByIdMarketOrdersResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesByIdMarketOrdersResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesByIdMarketOrdersResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -19339,23 +19846,23 @@ type PostGamesByIdMarketOrdersBuyResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *MarketPlaced
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -19366,47 +19873,47 @@ func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON201() *MarketPlaced {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON400() *BadRequest {
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON401() *Unauthorized {
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON403() *Forbidden {
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON404() *NotFound {
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON409() *Conflict {
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON426() *UpgradeRequired {
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON503() *ServiceUnavailable {
+func (r PostGamesByIdMarketOrdersBuyResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -19450,23 +19957,23 @@ type PostGamesByIdMarketOrdersSellResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *MarketPlaced
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -19477,47 +19984,47 @@ func (r PostGamesByIdMarketOrdersSellResponse) GetJSON201() *MarketPlaced {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostGamesByIdMarketOrdersSellResponse) GetJSON400() *BadRequest {
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostGamesByIdMarketOrdersSellResponse) GetJSON401() *Unauthorized {
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostGamesByIdMarketOrdersSellResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostGamesByIdMarketOrdersSellResponse) GetJSON403() *Forbidden {
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostGamesByIdMarketOrdersSellResponse) GetJSON404() *NotFound {
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostGamesByIdMarketOrdersSellResponse) GetJSON409() *Conflict {
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostGamesByIdMarketOrdersSellResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostGamesByIdMarketOrdersSellResponse) GetJSON426() *UpgradeRequired {
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostGamesByIdMarketOrdersSellResponse) GetJSON503() *ServiceUnavailable {
+func (r PostGamesByIdMarketOrdersSellResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -19561,21 +20068,21 @@ type DeleteGamesByIdMarketOrdersByOrderIdResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MarketOrder
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -19586,42 +20093,42 @@ func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON200() *MarketOrder 
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON400() *BadRequest {
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON401() *Unauthorized {
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON402() *PaymentRequiredResponse {
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON403() *Forbidden {
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON404() *NotFound {
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON409() *Conflict {
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON426() *UpgradeRequired {
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON503() *ServiceUnavailable {
+func (r DeleteGamesByIdMarketOrdersByOrderIdResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -19665,17 +20172,17 @@ type GetGamesByIdMarketPositionsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]MarketPosition
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -19686,32 +20193,32 @@ func (r GetGamesByIdMarketPositionsResponse) GetJSON200() *[]MarketPosition {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesByIdMarketPositionsResponse) GetJSON400() *BadRequest {
+func (r GetGamesByIdMarketPositionsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetGamesByIdMarketPositionsResponse) GetJSON401() *Unauthorized {
+func (r GetGamesByIdMarketPositionsResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesByIdMarketPositionsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesByIdMarketPositionsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetGamesByIdMarketPositionsResponse) GetJSON404() *NotFound {
+func (r GetGamesByIdMarketPositionsResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesByIdMarketPositionsResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesByIdMarketPositionsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesByIdMarketPositionsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesByIdMarketPositionsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -19755,21 +20262,21 @@ type PostGamesByIdMarketRedeemResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MarketRedeemed
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -19780,42 +20287,42 @@ func (r PostGamesByIdMarketRedeemResponse) GetJSON200() *MarketRedeemed {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostGamesByIdMarketRedeemResponse) GetJSON400() *BadRequest {
+func (r PostGamesByIdMarketRedeemResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostGamesByIdMarketRedeemResponse) GetJSON401() *Unauthorized {
+func (r PostGamesByIdMarketRedeemResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostGamesByIdMarketRedeemResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostGamesByIdMarketRedeemResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostGamesByIdMarketRedeemResponse) GetJSON403() *Forbidden {
+func (r PostGamesByIdMarketRedeemResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostGamesByIdMarketRedeemResponse) GetJSON404() *NotFound {
+func (r PostGamesByIdMarketRedeemResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostGamesByIdMarketRedeemResponse) GetJSON409() *Conflict {
+func (r PostGamesByIdMarketRedeemResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostGamesByIdMarketRedeemResponse) GetJSON426() *UpgradeRequired {
+func (r PostGamesByIdMarketRedeemResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostGamesByIdMarketRedeemResponse) GetJSON503() *ServiceUnavailable {
+func (r PostGamesByIdMarketRedeemResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -19859,15 +20366,15 @@ type GetGamesByIdMarketTradesResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]MarketTrade
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -19878,27 +20385,27 @@ func (r GetGamesByIdMarketTradesResponse) GetJSON200() *[]MarketTrade {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesByIdMarketTradesResponse) GetJSON400() *BadRequest {
+func (r GetGamesByIdMarketTradesResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesByIdMarketTradesResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesByIdMarketTradesResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetGamesByIdMarketTradesResponse) GetJSON404() *NotFound {
+func (r GetGamesByIdMarketTradesResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesByIdMarketTradesResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesByIdMarketTradesResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesByIdMarketTradesResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesByIdMarketTradesResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -19942,15 +20449,15 @@ type GetGamesByIdPotResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Pot
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -19961,27 +20468,27 @@ func (r GetGamesByIdPotResponse) GetJSON200() *Pot {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesByIdPotResponse) GetJSON400() *BadRequest {
+func (r GetGamesByIdPotResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesByIdPotResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesByIdPotResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetGamesByIdPotResponse) GetJSON404() *NotFound {
+func (r GetGamesByIdPotResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesByIdPotResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesByIdPotResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesByIdPotResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesByIdPotResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -20025,21 +20532,21 @@ type DeleteGamesByIdRematchResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GameRematch
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -20050,42 +20557,42 @@ func (r DeleteGamesByIdRematchResponse) GetJSON200() *GameRematch {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteGamesByIdRematchResponse) GetJSON400() *BadRequest {
+func (r DeleteGamesByIdRematchResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DeleteGamesByIdRematchResponse) GetJSON401() *Unauthorized {
+func (r DeleteGamesByIdRematchResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r DeleteGamesByIdRematchResponse) GetJSON402() *PaymentRequiredResponse {
+func (r DeleteGamesByIdRematchResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DeleteGamesByIdRematchResponse) GetJSON403() *Forbidden {
+func (r DeleteGamesByIdRematchResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r DeleteGamesByIdRematchResponse) GetJSON404() *NotFound {
+func (r DeleteGamesByIdRematchResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r DeleteGamesByIdRematchResponse) GetJSON409() *Conflict {
+func (r DeleteGamesByIdRematchResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r DeleteGamesByIdRematchResponse) GetJSON426() *UpgradeRequired {
+func (r DeleteGamesByIdRematchResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteGamesByIdRematchResponse) GetJSON503() *ServiceUnavailable {
+func (r DeleteGamesByIdRematchResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -20129,21 +20636,21 @@ type GetGamesByIdRematchResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GameRematch
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -20154,42 +20661,42 @@ func (r GetGamesByIdRematchResponse) GetJSON200() *GameRematch {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesByIdRematchResponse) GetJSON400() *BadRequest {
+func (r GetGamesByIdRematchResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetGamesByIdRematchResponse) GetJSON401() *Unauthorized {
+func (r GetGamesByIdRematchResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesByIdRematchResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesByIdRematchResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetGamesByIdRematchResponse) GetJSON403() *Forbidden {
+func (r GetGamesByIdRematchResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetGamesByIdRematchResponse) GetJSON404() *NotFound {
+func (r GetGamesByIdRematchResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r GetGamesByIdRematchResponse) GetJSON409() *Conflict {
+func (r GetGamesByIdRematchResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesByIdRematchResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesByIdRematchResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesByIdRematchResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesByIdRematchResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -20233,21 +20740,21 @@ type PostGamesByIdRematchResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GameRematch
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -20258,42 +20765,42 @@ func (r PostGamesByIdRematchResponse) GetJSON200() *GameRematch {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostGamesByIdRematchResponse) GetJSON400() *BadRequest {
+func (r PostGamesByIdRematchResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostGamesByIdRematchResponse) GetJSON401() *Unauthorized {
+func (r PostGamesByIdRematchResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostGamesByIdRematchResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostGamesByIdRematchResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostGamesByIdRematchResponse) GetJSON403() *Forbidden {
+func (r PostGamesByIdRematchResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostGamesByIdRematchResponse) GetJSON404() *NotFound {
+func (r PostGamesByIdRematchResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostGamesByIdRematchResponse) GetJSON409() *Conflict {
+func (r PostGamesByIdRematchResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostGamesByIdRematchResponse) GetJSON426() *UpgradeRequired {
+func (r PostGamesByIdRematchResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostGamesByIdRematchResponse) GetJSON503() *ServiceUnavailable {
+func (r PostGamesByIdRematchResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -20337,21 +20844,21 @@ type PostGamesByIdRematchLobbyResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *StatusAnswer
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -20362,42 +20869,42 @@ func (r PostGamesByIdRematchLobbyResponse) GetJSON200() *StatusAnswer {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostGamesByIdRematchLobbyResponse) GetJSON400() *BadRequest {
+func (r PostGamesByIdRematchLobbyResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostGamesByIdRematchLobbyResponse) GetJSON401() *Unauthorized {
+func (r PostGamesByIdRematchLobbyResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostGamesByIdRematchLobbyResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostGamesByIdRematchLobbyResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostGamesByIdRematchLobbyResponse) GetJSON403() *Forbidden {
+func (r PostGamesByIdRematchLobbyResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostGamesByIdRematchLobbyResponse) GetJSON404() *NotFound {
+func (r PostGamesByIdRematchLobbyResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostGamesByIdRematchLobbyResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostGamesByIdRematchLobbyResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostGamesByIdRematchLobbyResponse) GetJSON426() *UpgradeRequired {
+func (r PostGamesByIdRematchLobbyResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostGamesByIdRematchLobbyResponse) GetJSON503() *ServiceUnavailable {
+func (r PostGamesByIdRematchLobbyResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -20441,19 +20948,19 @@ type GetGamesByIdStateResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GetGamesByIdState200JSONResponseBody
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -20464,37 +20971,37 @@ func (r GetGamesByIdStateResponse) GetJSON200() *GetGamesByIdState200JSONRespons
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetGamesByIdStateResponse) GetJSON400() *BadRequest {
+func (r GetGamesByIdStateResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetGamesByIdStateResponse) GetJSON401() *Unauthorized {
+func (r GetGamesByIdStateResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetGamesByIdStateResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetGamesByIdStateResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetGamesByIdStateResponse) GetJSON404() *NotFound {
+func (r GetGamesByIdStateResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r GetGamesByIdStateResponse) GetJSON409() *Conflict {
+func (r GetGamesByIdStateResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetGamesByIdStateResponse) GetJSON426() *UpgradeRequired {
+func (r GetGamesByIdStateResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetGamesByIdStateResponse) GetJSON503() *ServiceUnavailable {
+func (r GetGamesByIdStateResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -20538,7 +21045,7 @@ type GetHealthResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Health
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -20549,7 +21056,7 @@ func (r GetHealthResponse) GetJSON200() *Health {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetHealthResponse) GetJSON503() *ServiceUnavailable {
+func (r GetHealthResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -20591,13 +21098,13 @@ type GetImagesByIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetImagesByIdResponse) GetJSON404() *NotFound {
+func (r GetImagesByIdResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
@@ -20641,15 +21148,15 @@ type GetLeaderboardsFriendsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]RankingRow
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -20660,27 +21167,27 @@ func (r GetLeaderboardsFriendsResponse) GetJSON200() *[]RankingRow {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetLeaderboardsFriendsResponse) GetJSON400() *BadRequest {
+func (r GetLeaderboardsFriendsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetLeaderboardsFriendsResponse) GetJSON401() *Unauthorized {
+func (r GetLeaderboardsFriendsResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetLeaderboardsFriendsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetLeaderboardsFriendsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetLeaderboardsFriendsResponse) GetJSON426() *UpgradeRequired {
+func (r GetLeaderboardsFriendsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetLeaderboardsFriendsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetLeaderboardsFriendsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -20724,15 +21231,15 @@ type GetLeaderboardsGameByTypeResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]RankingRow
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -20743,27 +21250,27 @@ func (r GetLeaderboardsGameByTypeResponse) GetJSON200() *[]RankingRow {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetLeaderboardsGameByTypeResponse) GetJSON400() *BadRequest {
+func (r GetLeaderboardsGameByTypeResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetLeaderboardsGameByTypeResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetLeaderboardsGameByTypeResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetLeaderboardsGameByTypeResponse) GetJSON404() *NotFound {
+func (r GetLeaderboardsGameByTypeResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetLeaderboardsGameByTypeResponse) GetJSON426() *UpgradeRequired {
+func (r GetLeaderboardsGameByTypeResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetLeaderboardsGameByTypeResponse) GetJSON503() *ServiceUnavailable {
+func (r GetLeaderboardsGameByTypeResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -20807,13 +21314,13 @@ type GetLeaderboardsGlobalResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]RankingRow
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -20824,22 +21331,22 @@ func (r GetLeaderboardsGlobalResponse) GetJSON200() *[]RankingRow {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetLeaderboardsGlobalResponse) GetJSON400() *BadRequest {
+func (r GetLeaderboardsGlobalResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetLeaderboardsGlobalResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetLeaderboardsGlobalResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetLeaderboardsGlobalResponse) GetJSON426() *UpgradeRequired {
+func (r GetLeaderboardsGlobalResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetLeaderboardsGlobalResponse) GetJSON503() *ServiceUnavailable {
+func (r GetLeaderboardsGlobalResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -20883,15 +21390,15 @@ type GetLobbiesResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]GameLobby
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -20902,27 +21409,27 @@ func (r GetLobbiesResponse) GetJSON200() *[]GameLobby {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetLobbiesResponse) GetJSON400() *BadRequest {
+func (r GetLobbiesResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetLobbiesResponse) GetJSON401() *Unauthorized {
+func (r GetLobbiesResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetLobbiesResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetLobbiesResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetLobbiesResponse) GetJSON426() *UpgradeRequired {
+func (r GetLobbiesResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetLobbiesResponse) GetJSON503() *ServiceUnavailable {
+func (r GetLobbiesResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -20966,21 +21473,21 @@ type PostLobbiesResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *GameLobby
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -20991,42 +21498,42 @@ func (r PostLobbiesResponse) GetJSON201() *GameLobby {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostLobbiesResponse) GetJSON400() *BadRequest {
+func (r PostLobbiesResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostLobbiesResponse) GetJSON401() *Unauthorized {
+func (r PostLobbiesResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostLobbiesResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostLobbiesResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostLobbiesResponse) GetJSON403() *Forbidden {
+func (r PostLobbiesResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostLobbiesResponse) GetJSON409() *Conflict {
+func (r PostLobbiesResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostLobbiesResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostLobbiesResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostLobbiesResponse) GetJSON426() *UpgradeRequired {
+func (r PostLobbiesResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostLobbiesResponse) GetJSON503() *ServiceUnavailable {
+func (r PostLobbiesResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -21070,19 +21577,19 @@ type DeleteLobbiesByIdJoinQueueResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *StatusAnswer
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -21093,37 +21600,37 @@ func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON200() *StatusAnswer {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON400() *BadRequest {
+func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON401() *Unauthorized {
+func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON402() *PaymentRequiredResponse {
+func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON403() *Forbidden {
+func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON404() *NotFound {
+func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON426() *UpgradeRequired {
+func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON503() *ServiceUnavailable {
+func (r DeleteLobbiesByIdJoinQueueResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -21167,21 +21674,21 @@ type PostLobbiesByIdJoinQueueResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GameJoinResult
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -21192,42 +21699,42 @@ func (r PostLobbiesByIdJoinQueueResponse) GetJSON200() *GameJoinResult {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostLobbiesByIdJoinQueueResponse) GetJSON400() *BadRequest {
+func (r PostLobbiesByIdJoinQueueResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostLobbiesByIdJoinQueueResponse) GetJSON401() *Unauthorized {
+func (r PostLobbiesByIdJoinQueueResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostLobbiesByIdJoinQueueResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostLobbiesByIdJoinQueueResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostLobbiesByIdJoinQueueResponse) GetJSON403() *Forbidden {
+func (r PostLobbiesByIdJoinQueueResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostLobbiesByIdJoinQueueResponse) GetJSON404() *NotFound {
+func (r PostLobbiesByIdJoinQueueResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostLobbiesByIdJoinQueueResponse) GetJSON409() *Conflict {
+func (r PostLobbiesByIdJoinQueueResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostLobbiesByIdJoinQueueResponse) GetJSON426() *UpgradeRequired {
+func (r PostLobbiesByIdJoinQueueResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostLobbiesByIdJoinQueueResponse) GetJSON503() *ServiceUnavailable {
+func (r PostLobbiesByIdJoinQueueResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -21271,15 +21778,15 @@ type GetNotificationsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]NotifyNotification
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -21290,27 +21797,27 @@ func (r GetNotificationsResponse) GetJSON200() *[]NotifyNotification {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetNotificationsResponse) GetJSON400() *BadRequest {
+func (r GetNotificationsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetNotificationsResponse) GetJSON401() *Unauthorized {
+func (r GetNotificationsResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetNotificationsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetNotificationsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetNotificationsResponse) GetJSON426() *UpgradeRequired {
+func (r GetNotificationsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetNotificationsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetNotificationsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -21354,17 +21861,17 @@ type PostNotificationsReadAllResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ReadAll
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -21375,32 +21882,32 @@ func (r PostNotificationsReadAllResponse) GetJSON200() *ReadAll {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostNotificationsReadAllResponse) GetJSON400() *BadRequest {
+func (r PostNotificationsReadAllResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostNotificationsReadAllResponse) GetJSON401() *Unauthorized {
+func (r PostNotificationsReadAllResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostNotificationsReadAllResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostNotificationsReadAllResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostNotificationsReadAllResponse) GetJSON403() *Forbidden {
+func (r PostNotificationsReadAllResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostNotificationsReadAllResponse) GetJSON426() *UpgradeRequired {
+func (r PostNotificationsReadAllResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostNotificationsReadAllResponse) GetJSON503() *ServiceUnavailable {
+func (r PostNotificationsReadAllResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -21444,19 +21951,19 @@ type PatchNotificationsByIdReadResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *NotifyNotification
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -21467,37 +21974,37 @@ func (r PatchNotificationsByIdReadResponse) GetJSON200() *NotifyNotification {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PatchNotificationsByIdReadResponse) GetJSON400() *BadRequest {
+func (r PatchNotificationsByIdReadResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PatchNotificationsByIdReadResponse) GetJSON401() *Unauthorized {
+func (r PatchNotificationsByIdReadResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PatchNotificationsByIdReadResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PatchNotificationsByIdReadResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PatchNotificationsByIdReadResponse) GetJSON403() *Forbidden {
+func (r PatchNotificationsByIdReadResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PatchNotificationsByIdReadResponse) GetJSON404() *NotFound {
+func (r PatchNotificationsByIdReadResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PatchNotificationsByIdReadResponse) GetJSON426() *UpgradeRequired {
+func (r PatchNotificationsByIdReadResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PatchNotificationsByIdReadResponse) GetJSON503() *ServiceUnavailable {
+func (r PatchNotificationsByIdReadResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -21535,6 +22042,11 @@ func (r PatchNotificationsByIdReadResponse) ContentType() string {
 	return ""
 }
 
+// GetOpenapiJsonResponse200Headers the declared response headers of an HTTP 200 response for GetOpenapiJson
+type GetOpenapiJsonResponse200Headers struct {
+	ETag *string
+}
+
 type GetOpenapiJsonResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -21542,6 +22054,8 @@ type GetOpenapiJsonResponse struct {
 	JSON200 *map[string]interface{}
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetOpenapiJsonResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -21589,19 +22103,19 @@ type PostPaymentsPrepareResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MoneyPrepared
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -21612,37 +22126,37 @@ func (r PostPaymentsPrepareResponse) GetJSON200() *MoneyPrepared {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostPaymentsPrepareResponse) GetJSON400() *BadRequest {
+func (r PostPaymentsPrepareResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostPaymentsPrepareResponse) GetJSON401() *Unauthorized {
+func (r PostPaymentsPrepareResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostPaymentsPrepareResponse) GetJSON403() *Forbidden {
+func (r PostPaymentsPrepareResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostPaymentsPrepareResponse) GetJSON409() *Conflict {
+func (r PostPaymentsPrepareResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostPaymentsPrepareResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostPaymentsPrepareResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostPaymentsPrepareResponse) GetJSON426() *UpgradeRequired {
+func (r PostPaymentsPrepareResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostPaymentsPrepareResponse) GetJSON503() *ServiceUnavailable {
+func (r PostPaymentsPrepareResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -21686,23 +22200,23 @@ type PostPaymentsSubmitResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *PaymentsSubmitted
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	JSON429 *TooManyRequestsError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -21713,47 +22227,47 @@ func (r PostPaymentsSubmitResponse) GetJSON200() *PaymentsSubmitted {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostPaymentsSubmitResponse) GetJSON400() *BadRequest {
+func (r PostPaymentsSubmitResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostPaymentsSubmitResponse) GetJSON401() *Unauthorized {
+func (r PostPaymentsSubmitResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostPaymentsSubmitResponse) GetJSON403() *Forbidden {
+func (r PostPaymentsSubmitResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostPaymentsSubmitResponse) GetJSON404() *NotFound {
+func (r PostPaymentsSubmitResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostPaymentsSubmitResponse) GetJSON409() *Conflict {
+func (r PostPaymentsSubmitResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostPaymentsSubmitResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostPaymentsSubmitResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostPaymentsSubmitResponse) GetJSON426() *UpgradeRequired {
+func (r PostPaymentsSubmitResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostPaymentsSubmitResponse) GetJSON429() *TooManyRequests {
+func (r PostPaymentsSubmitResponse) GetJSON429() *TooManyRequestsError {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostPaymentsSubmitResponse) GetJSON503() *ServiceUnavailable {
+func (r PostPaymentsSubmitResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -21797,15 +22311,15 @@ type GetReferralsMeResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ReferralsSummary
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -21816,27 +22330,27 @@ func (r GetReferralsMeResponse) GetJSON200() *ReferralsSummary {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetReferralsMeResponse) GetJSON400() *BadRequest {
+func (r GetReferralsMeResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetReferralsMeResponse) GetJSON401() *Unauthorized {
+func (r GetReferralsMeResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetReferralsMeResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetReferralsMeResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetReferralsMeResponse) GetJSON426() *UpgradeRequired {
+func (r GetReferralsMeResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetReferralsMeResponse) GetJSON503() *ServiceUnavailable {
+func (r GetReferralsMeResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -21880,17 +22394,17 @@ type PostReferralsMeClaimResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ReferralsClaimed
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -21901,32 +22415,32 @@ func (r PostReferralsMeClaimResponse) GetJSON200() *ReferralsClaimed {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostReferralsMeClaimResponse) GetJSON400() *BadRequest {
+func (r PostReferralsMeClaimResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostReferralsMeClaimResponse) GetJSON401() *Unauthorized {
+func (r PostReferralsMeClaimResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostReferralsMeClaimResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostReferralsMeClaimResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostReferralsMeClaimResponse) GetJSON403() *Forbidden {
+func (r PostReferralsMeClaimResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostReferralsMeClaimResponse) GetJSON426() *UpgradeRequired {
+func (r PostReferralsMeClaimResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostReferralsMeClaimResponse) GetJSON503() *ServiceUnavailable {
+func (r PostReferralsMeClaimResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -21970,15 +22484,15 @@ type GetReferralsMeRewardsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]ReferralsReward
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -21989,27 +22503,27 @@ func (r GetReferralsMeRewardsResponse) GetJSON200() *[]ReferralsReward {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetReferralsMeRewardsResponse) GetJSON400() *BadRequest {
+func (r GetReferralsMeRewardsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetReferralsMeRewardsResponse) GetJSON401() *Unauthorized {
+func (r GetReferralsMeRewardsResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetReferralsMeRewardsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetReferralsMeRewardsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetReferralsMeRewardsResponse) GetJSON426() *UpgradeRequired {
+func (r GetReferralsMeRewardsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetReferralsMeRewardsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetReferralsMeRewardsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -22053,15 +22567,15 @@ type GetReferralsMeTreeResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]ReferralsReferred
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -22072,27 +22586,27 @@ func (r GetReferralsMeTreeResponse) GetJSON200() *[]ReferralsReferred {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetReferralsMeTreeResponse) GetJSON400() *BadRequest {
+func (r GetReferralsMeTreeResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetReferralsMeTreeResponse) GetJSON401() *Unauthorized {
+func (r GetReferralsMeTreeResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetReferralsMeTreeResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetReferralsMeTreeResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetReferralsMeTreeResponse) GetJSON426() *UpgradeRequired {
+func (r GetReferralsMeTreeResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetReferralsMeTreeResponse) GetJSON503() *ServiceUnavailable {
+func (r GetReferralsMeTreeResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -22184,17 +22698,17 @@ type PostSessionResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *SessionAnswer
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -22205,32 +22719,32 @@ func (r PostSessionResponse) GetJSON200() *SessionAnswer {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostSessionResponse) GetJSON400() *BadRequest {
+func (r PostSessionResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostSessionResponse) GetJSON401() *Unauthorized {
+func (r PostSessionResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostSessionResponse) GetJSON403() *Forbidden {
+func (r PostSessionResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostSessionResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostSessionResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostSessionResponse) GetJSON426() *UpgradeRequired {
+func (r PostSessionResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostSessionResponse) GetJSON503() *ServiceUnavailable {
+func (r PostSessionResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -22274,15 +22788,15 @@ type GetSpectateLivePlayersResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]GameLivePlayer
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -22293,27 +22807,27 @@ func (r GetSpectateLivePlayersResponse) GetJSON200() *[]GameLivePlayer {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetSpectateLivePlayersResponse) GetJSON400() *BadRequest {
+func (r GetSpectateLivePlayersResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetSpectateLivePlayersResponse) GetJSON401() *Unauthorized {
+func (r GetSpectateLivePlayersResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetSpectateLivePlayersResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetSpectateLivePlayersResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetSpectateLivePlayersResponse) GetJSON426() *UpgradeRequired {
+func (r GetSpectateLivePlayersResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetSpectateLivePlayersResponse) GetJSON503() *ServiceUnavailable {
+func (r GetSpectateLivePlayersResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -22357,21 +22871,21 @@ type PostSupportResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *SupportTicket
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -22382,42 +22896,42 @@ func (r PostSupportResponse) GetJSON201() *SupportTicket {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostSupportResponse) GetJSON400() *BadRequest {
+func (r PostSupportResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostSupportResponse) GetJSON401() *Unauthorized {
+func (r PostSupportResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostSupportResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostSupportResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostSupportResponse) GetJSON403() *Forbidden {
+func (r PostSupportResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostSupportResponse) GetJSON409() *Conflict {
+func (r PostSupportResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostSupportResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostSupportResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostSupportResponse) GetJSON426() *UpgradeRequired {
+func (r PostSupportResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostSupportResponse) GetJSON503() *ServiceUnavailable {
+func (r PostSupportResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -22461,15 +22975,15 @@ type GetSupportMeResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]SupportSummary
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -22480,27 +22994,27 @@ func (r GetSupportMeResponse) GetJSON200() *[]SupportSummary {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetSupportMeResponse) GetJSON400() *BadRequest {
+func (r GetSupportMeResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetSupportMeResponse) GetJSON401() *Unauthorized {
+func (r GetSupportMeResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetSupportMeResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetSupportMeResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetSupportMeResponse) GetJSON426() *UpgradeRequired {
+func (r GetSupportMeResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetSupportMeResponse) GetJSON503() *ServiceUnavailable {
+func (r GetSupportMeResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -22544,17 +23058,17 @@ type GetSupportMeByIdResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *SupportTicket
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -22565,32 +23079,32 @@ func (r GetSupportMeByIdResponse) GetJSON200() *SupportTicket {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetSupportMeByIdResponse) GetJSON400() *BadRequest {
+func (r GetSupportMeByIdResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetSupportMeByIdResponse) GetJSON401() *Unauthorized {
+func (r GetSupportMeByIdResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetSupportMeByIdResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetSupportMeByIdResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetSupportMeByIdResponse) GetJSON404() *NotFound {
+func (r GetSupportMeByIdResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetSupportMeByIdResponse) GetJSON426() *UpgradeRequired {
+func (r GetSupportMeByIdResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetSupportMeByIdResponse) GetJSON503() *ServiceUnavailable {
+func (r GetSupportMeByIdResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -22634,19 +23148,19 @@ type PatchSupportMeByIdCloseResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *SupportTicket
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -22657,37 +23171,37 @@ func (r PatchSupportMeByIdCloseResponse) GetJSON200() *SupportTicket {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PatchSupportMeByIdCloseResponse) GetJSON400() *BadRequest {
+func (r PatchSupportMeByIdCloseResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PatchSupportMeByIdCloseResponse) GetJSON401() *Unauthorized {
+func (r PatchSupportMeByIdCloseResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PatchSupportMeByIdCloseResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PatchSupportMeByIdCloseResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PatchSupportMeByIdCloseResponse) GetJSON403() *Forbidden {
+func (r PatchSupportMeByIdCloseResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PatchSupportMeByIdCloseResponse) GetJSON404() *NotFound {
+func (r PatchSupportMeByIdCloseResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PatchSupportMeByIdCloseResponse) GetJSON426() *UpgradeRequired {
+func (r PatchSupportMeByIdCloseResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PatchSupportMeByIdCloseResponse) GetJSON503() *ServiceUnavailable {
+func (r PatchSupportMeByIdCloseResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -22731,23 +23245,23 @@ type PostSupportMeByIdMessagesResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *SupportMessage
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -22758,47 +23272,47 @@ func (r PostSupportMeByIdMessagesResponse) GetJSON201() *SupportMessage {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostSupportMeByIdMessagesResponse) GetJSON400() *BadRequest {
+func (r PostSupportMeByIdMessagesResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostSupportMeByIdMessagesResponse) GetJSON401() *Unauthorized {
+func (r PostSupportMeByIdMessagesResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostSupportMeByIdMessagesResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostSupportMeByIdMessagesResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostSupportMeByIdMessagesResponse) GetJSON403() *Forbidden {
+func (r PostSupportMeByIdMessagesResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostSupportMeByIdMessagesResponse) GetJSON404() *NotFound {
+func (r PostSupportMeByIdMessagesResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostSupportMeByIdMessagesResponse) GetJSON409() *Conflict {
+func (r PostSupportMeByIdMessagesResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostSupportMeByIdMessagesResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostSupportMeByIdMessagesResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostSupportMeByIdMessagesResponse) GetJSON426() *UpgradeRequired {
+func (r PostSupportMeByIdMessagesResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostSupportMeByIdMessagesResponse) GetJSON503() *ServiceUnavailable {
+func (r PostSupportMeByIdMessagesResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -22842,25 +23356,25 @@ type PostTipsBroadcastResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *TipsResult
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	JSON429 *TooManyRequestsError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -22871,52 +23385,52 @@ func (r PostTipsBroadcastResponse) GetJSON200() *TipsResult {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostTipsBroadcastResponse) GetJSON400() *BadRequest {
+func (r PostTipsBroadcastResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostTipsBroadcastResponse) GetJSON401() *Unauthorized {
+func (r PostTipsBroadcastResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostTipsBroadcastResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostTipsBroadcastResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostTipsBroadcastResponse) GetJSON403() *Forbidden {
+func (r PostTipsBroadcastResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostTipsBroadcastResponse) GetJSON404() *NotFound {
+func (r PostTipsBroadcastResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostTipsBroadcastResponse) GetJSON409() *Conflict {
+func (r PostTipsBroadcastResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostTipsBroadcastResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostTipsBroadcastResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostTipsBroadcastResponse) GetJSON426() *UpgradeRequired {
+func (r PostTipsBroadcastResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostTipsBroadcastResponse) GetJSON429() *TooManyRequests {
+func (r PostTipsBroadcastResponse) GetJSON429() *TooManyRequestsError {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostTipsBroadcastResponse) GetJSON503() *ServiceUnavailable {
+func (r PostTipsBroadcastResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -22960,23 +23474,23 @@ type PostTipsPrepareResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MoneyPrepared
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -22987,47 +23501,47 @@ func (r PostTipsPrepareResponse) GetJSON200() *MoneyPrepared {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostTipsPrepareResponse) GetJSON400() *BadRequest {
+func (r PostTipsPrepareResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostTipsPrepareResponse) GetJSON401() *Unauthorized {
+func (r PostTipsPrepareResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostTipsPrepareResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostTipsPrepareResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostTipsPrepareResponse) GetJSON403() *Forbidden {
+func (r PostTipsPrepareResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostTipsPrepareResponse) GetJSON404() *NotFound {
+func (r PostTipsPrepareResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostTipsPrepareResponse) GetJSON409() *Conflict {
+func (r PostTipsPrepareResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostTipsPrepareResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostTipsPrepareResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostTipsPrepareResponse) GetJSON426() *UpgradeRequired {
+func (r PostTipsPrepareResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostTipsPrepareResponse) GetJSON503() *ServiceUnavailable {
+func (r PostTipsPrepareResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -23065,21 +23579,104 @@ func (r PostTipsPrepareResponse) ContentType() string {
 	return ""
 }
 
+type GetUsernamesByUsernameResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *UserProfile
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestError
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundError
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequiredError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailableError
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetUsernamesByUsernameResponse) GetJSON200() *UserProfile {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetUsernamesByUsernameResponse) GetJSON400() *BadRequestError {
+	return r.JSON400
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r GetUsernamesByUsernameResponse) GetJSON402() *PaymentRequiredError {
+	return r.JSON402
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetUsernamesByUsernameResponse) GetJSON404() *NotFoundError {
+	return r.JSON404
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r GetUsernamesByUsernameResponse) GetJSON426() *UpgradeRequiredError {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetUsernamesByUsernameResponse) GetJSON503() *ServiceUnavailableError {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetUsernamesByUsernameResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetUsernamesByUsernameResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetUsernamesByUsernameResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetUsernamesByUsernameResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetUsernamesByUsernameResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetUsersMeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MyProfile
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -23090,27 +23687,27 @@ func (r GetUsersMeResponse) GetJSON200() *MyProfile {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetUsersMeResponse) GetJSON400() *BadRequest {
+func (r GetUsersMeResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetUsersMeResponse) GetJSON401() *Unauthorized {
+func (r GetUsersMeResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetUsersMeResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetUsersMeResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetUsersMeResponse) GetJSON426() *UpgradeRequired {
+func (r GetUsersMeResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetUsersMeResponse) GetJSON503() *ServiceUnavailable {
+func (r GetUsersMeResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -23154,19 +23751,19 @@ type PostUsersMeAgeConfirmationResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ProtectionAgeConfirmation
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -23177,37 +23774,37 @@ func (r PostUsersMeAgeConfirmationResponse) GetJSON200() *ProtectionAgeConfirmat
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostUsersMeAgeConfirmationResponse) GetJSON400() *BadRequest {
+func (r PostUsersMeAgeConfirmationResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostUsersMeAgeConfirmationResponse) GetJSON401() *Unauthorized {
+func (r PostUsersMeAgeConfirmationResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostUsersMeAgeConfirmationResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostUsersMeAgeConfirmationResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostUsersMeAgeConfirmationResponse) GetJSON403() *Forbidden {
+func (r PostUsersMeAgeConfirmationResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostUsersMeAgeConfirmationResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostUsersMeAgeConfirmationResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostUsersMeAgeConfirmationResponse) GetJSON426() *UpgradeRequired {
+func (r PostUsersMeAgeConfirmationResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostUsersMeAgeConfirmationResponse) GetJSON503() *ServiceUnavailable {
+func (r PostUsersMeAgeConfirmationResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -23251,19 +23848,19 @@ type PostUsersMeAvatarResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *UserProfile
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -23274,37 +23871,37 @@ func (r PostUsersMeAvatarResponse) GetJSON200() *UserProfile {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostUsersMeAvatarResponse) GetJSON400() *BadRequest {
+func (r PostUsersMeAvatarResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostUsersMeAvatarResponse) GetJSON401() *Unauthorized {
+func (r PostUsersMeAvatarResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostUsersMeAvatarResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostUsersMeAvatarResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostUsersMeAvatarResponse) GetJSON403() *Forbidden {
+func (r PostUsersMeAvatarResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostUsersMeAvatarResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostUsersMeAvatarResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostUsersMeAvatarResponse) GetJSON426() *UpgradeRequired {
+func (r PostUsersMeAvatarResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostUsersMeAvatarResponse) GetJSON503() *ServiceUnavailable {
+func (r PostUsersMeAvatarResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -23348,19 +23945,19 @@ type PostUsersMeCoverResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *UserProfile
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -23371,37 +23968,37 @@ func (r PostUsersMeCoverResponse) GetJSON200() *UserProfile {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostUsersMeCoverResponse) GetJSON400() *BadRequest {
+func (r PostUsersMeCoverResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostUsersMeCoverResponse) GetJSON401() *Unauthorized {
+func (r PostUsersMeCoverResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostUsersMeCoverResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostUsersMeCoverResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostUsersMeCoverResponse) GetJSON403() *Forbidden {
+func (r PostUsersMeCoverResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostUsersMeCoverResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostUsersMeCoverResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostUsersMeCoverResponse) GetJSON426() *UpgradeRequired {
+func (r PostUsersMeCoverResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostUsersMeCoverResponse) GetJSON503() *ServiceUnavailable {
+func (r PostUsersMeCoverResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -23445,15 +24042,15 @@ type GetUsersMeCurrentGameResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GameCurrentGame
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -23464,27 +24061,27 @@ func (r GetUsersMeCurrentGameResponse) GetJSON200() *GameCurrentGame {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetUsersMeCurrentGameResponse) GetJSON400() *BadRequest {
+func (r GetUsersMeCurrentGameResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetUsersMeCurrentGameResponse) GetJSON401() *Unauthorized {
+func (r GetUsersMeCurrentGameResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetUsersMeCurrentGameResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetUsersMeCurrentGameResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetUsersMeCurrentGameResponse) GetJSON426() *UpgradeRequired {
+func (r GetUsersMeCurrentGameResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetUsersMeCurrentGameResponse) GetJSON503() *ServiceUnavailable {
+func (r GetUsersMeCurrentGameResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -23528,15 +24125,15 @@ type GetUsersMeExclusionResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ProtectionExclusion
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -23547,27 +24144,27 @@ func (r GetUsersMeExclusionResponse) GetJSON200() *ProtectionExclusion {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetUsersMeExclusionResponse) GetJSON400() *BadRequest {
+func (r GetUsersMeExclusionResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetUsersMeExclusionResponse) GetJSON401() *Unauthorized {
+func (r GetUsersMeExclusionResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetUsersMeExclusionResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetUsersMeExclusionResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetUsersMeExclusionResponse) GetJSON426() *UpgradeRequired {
+func (r GetUsersMeExclusionResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetUsersMeExclusionResponse) GetJSON503() *ServiceUnavailable {
+func (r GetUsersMeExclusionResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -23611,21 +24208,21 @@ type PostUsersMeExclusionResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *ProtectionExclusion
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -23636,42 +24233,42 @@ func (r PostUsersMeExclusionResponse) GetJSON201() *ProtectionExclusion {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostUsersMeExclusionResponse) GetJSON400() *BadRequest {
+func (r PostUsersMeExclusionResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostUsersMeExclusionResponse) GetJSON401() *Unauthorized {
+func (r PostUsersMeExclusionResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostUsersMeExclusionResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostUsersMeExclusionResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostUsersMeExclusionResponse) GetJSON403() *Forbidden {
+func (r PostUsersMeExclusionResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostUsersMeExclusionResponse) GetJSON409() *Conflict {
+func (r PostUsersMeExclusionResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostUsersMeExclusionResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostUsersMeExclusionResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostUsersMeExclusionResponse) GetJSON426() *UpgradeRequired {
+func (r PostUsersMeExclusionResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostUsersMeExclusionResponse) GetJSON503() *ServiceUnavailable {
+func (r PostUsersMeExclusionResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -23715,15 +24312,15 @@ type GetUsersMeLimitsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ProtectionLimits
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -23734,27 +24331,27 @@ func (r GetUsersMeLimitsResponse) GetJSON200() *ProtectionLimits {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetUsersMeLimitsResponse) GetJSON400() *BadRequest {
+func (r GetUsersMeLimitsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetUsersMeLimitsResponse) GetJSON401() *Unauthorized {
+func (r GetUsersMeLimitsResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetUsersMeLimitsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetUsersMeLimitsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetUsersMeLimitsResponse) GetJSON426() *UpgradeRequired {
+func (r GetUsersMeLimitsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetUsersMeLimitsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetUsersMeLimitsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -23798,19 +24395,19 @@ type PutUsersMeLimitsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ProtectionLimits
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -23821,37 +24418,37 @@ func (r PutUsersMeLimitsResponse) GetJSON200() *ProtectionLimits {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PutUsersMeLimitsResponse) GetJSON400() *BadRequest {
+func (r PutUsersMeLimitsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PutUsersMeLimitsResponse) GetJSON401() *Unauthorized {
+func (r PutUsersMeLimitsResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PutUsersMeLimitsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PutUsersMeLimitsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PutUsersMeLimitsResponse) GetJSON403() *Forbidden {
+func (r PutUsersMeLimitsResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PutUsersMeLimitsResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PutUsersMeLimitsResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PutUsersMeLimitsResponse) GetJSON426() *UpgradeRequired {
+func (r PutUsersMeLimitsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PutUsersMeLimitsResponse) GetJSON503() *ServiceUnavailable {
+func (r PutUsersMeLimitsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -23895,21 +24492,21 @@ type PatchUsersMeProfileResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *UserProfile
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -23920,42 +24517,42 @@ func (r PatchUsersMeProfileResponse) GetJSON200() *UserProfile {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PatchUsersMeProfileResponse) GetJSON400() *BadRequest {
+func (r PatchUsersMeProfileResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PatchUsersMeProfileResponse) GetJSON401() *Unauthorized {
+func (r PatchUsersMeProfileResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PatchUsersMeProfileResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PatchUsersMeProfileResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PatchUsersMeProfileResponse) GetJSON403() *Forbidden {
+func (r PatchUsersMeProfileResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PatchUsersMeProfileResponse) GetJSON409() *Conflict {
+func (r PatchUsersMeProfileResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PatchUsersMeProfileResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PatchUsersMeProfileResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PatchUsersMeProfileResponse) GetJSON426() *UpgradeRequired {
+func (r PatchUsersMeProfileResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PatchUsersMeProfileResponse) GetJSON503() *ServiceUnavailable {
+func (r PatchUsersMeProfileResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -23999,15 +24596,15 @@ type GetUsersMeSessionResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ProtectionSession
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -24018,27 +24615,27 @@ func (r GetUsersMeSessionResponse) GetJSON200() *ProtectionSession {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetUsersMeSessionResponse) GetJSON400() *BadRequest {
+func (r GetUsersMeSessionResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetUsersMeSessionResponse) GetJSON401() *Unauthorized {
+func (r GetUsersMeSessionResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetUsersMeSessionResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetUsersMeSessionResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetUsersMeSessionResponse) GetJSON426() *UpgradeRequired {
+func (r GetUsersMeSessionResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetUsersMeSessionResponse) GetJSON503() *ServiceUnavailable {
+func (r GetUsersMeSessionResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -24082,15 +24679,15 @@ type GetUsersSearchResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]UserProfile
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -24101,27 +24698,27 @@ func (r GetUsersSearchResponse) GetJSON200() *[]UserProfile {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetUsersSearchResponse) GetJSON400() *BadRequest {
+func (r GetUsersSearchResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetUsersSearchResponse) GetJSON401() *Unauthorized {
+func (r GetUsersSearchResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetUsersSearchResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetUsersSearchResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetUsersSearchResponse) GetJSON426() *UpgradeRequired {
+func (r GetUsersSearchResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetUsersSearchResponse) GetJSON503() *ServiceUnavailable {
+func (r GetUsersSearchResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -24159,104 +24756,21 @@ func (r GetUsersSearchResponse) ContentType() string {
 	return ""
 }
 
-type GetUsersUsernameByUsernameResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *UserProfile
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
-	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorResponse
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetUsersUsernameByUsernameResponse) GetJSON200() *UserProfile {
-	return r.JSON200
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetUsersUsernameByUsernameResponse) GetJSON400() *BadRequest {
-	return r.JSON400
-}
-
-// GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetUsersUsernameByUsernameResponse) GetJSON402() *PaymentRequiredResponse {
-	return r.JSON402
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetUsersUsernameByUsernameResponse) GetJSON404() *NotFound {
-	return r.JSON404
-}
-
-// GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetUsersUsernameByUsernameResponse) GetJSON426() *UpgradeRequired {
-	return r.JSON426
-}
-
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetUsersUsernameByUsernameResponse) GetJSON503() *ServiceUnavailable {
-	return r.JSON503
-}
-
-// GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetUsersUsernameByUsernameResponse) GetJSONDefault() *ErrorResponse {
-	return r.JSONDefault
-}
-
-// GetBody returns the raw response body bytes
-func (r GetUsersUsernameByUsernameResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r GetUsersUsernameByUsernameResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r GetUsersUsernameByUsernameResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetUsersUsernameByUsernameResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
 type GetUsersByIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *UserProfile
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -24267,27 +24781,27 @@ func (r GetUsersByIdResponse) GetJSON200() *UserProfile {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetUsersByIdResponse) GetJSON400() *BadRequest {
+func (r GetUsersByIdResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetUsersByIdResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetUsersByIdResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetUsersByIdResponse) GetJSON404() *NotFound {
+func (r GetUsersByIdResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetUsersByIdResponse) GetJSON426() *UpgradeRequired {
+func (r GetUsersByIdResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetUsersByIdResponse) GetJSON503() *ServiceUnavailable {
+func (r GetUsersByIdResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -24331,19 +24845,19 @@ type DeleteUsersByIdBlockResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *BlockState
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -24354,37 +24868,37 @@ func (r DeleteUsersByIdBlockResponse) GetJSON200() *BlockState {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteUsersByIdBlockResponse) GetJSON400() *BadRequest {
+func (r DeleteUsersByIdBlockResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DeleteUsersByIdBlockResponse) GetJSON401() *Unauthorized {
+func (r DeleteUsersByIdBlockResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r DeleteUsersByIdBlockResponse) GetJSON402() *PaymentRequiredResponse {
+func (r DeleteUsersByIdBlockResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DeleteUsersByIdBlockResponse) GetJSON403() *Forbidden {
+func (r DeleteUsersByIdBlockResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r DeleteUsersByIdBlockResponse) GetJSON404() *NotFound {
+func (r DeleteUsersByIdBlockResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r DeleteUsersByIdBlockResponse) GetJSON426() *UpgradeRequired {
+func (r DeleteUsersByIdBlockResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteUsersByIdBlockResponse) GetJSON503() *ServiceUnavailable {
+func (r DeleteUsersByIdBlockResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -24428,19 +24942,19 @@ type PostUsersByIdBlockResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *BlockState
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -24451,37 +24965,37 @@ func (r PostUsersByIdBlockResponse) GetJSON200() *BlockState {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostUsersByIdBlockResponse) GetJSON400() *BadRequest {
+func (r PostUsersByIdBlockResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostUsersByIdBlockResponse) GetJSON401() *Unauthorized {
+func (r PostUsersByIdBlockResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostUsersByIdBlockResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostUsersByIdBlockResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostUsersByIdBlockResponse) GetJSON403() *Forbidden {
+func (r PostUsersByIdBlockResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostUsersByIdBlockResponse) GetJSON404() *NotFound {
+func (r PostUsersByIdBlockResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostUsersByIdBlockResponse) GetJSON426() *UpgradeRequired {
+func (r PostUsersByIdBlockResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostUsersByIdBlockResponse) GetJSON503() *ServiceUnavailable {
+func (r PostUsersByIdBlockResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -24525,17 +25039,17 @@ type GetUsersByIdCurrentGameResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GameCurrentGame
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -24546,32 +25060,32 @@ func (r GetUsersByIdCurrentGameResponse) GetJSON200() *GameCurrentGame {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetUsersByIdCurrentGameResponse) GetJSON400() *BadRequest {
+func (r GetUsersByIdCurrentGameResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetUsersByIdCurrentGameResponse) GetJSON401() *Unauthorized {
+func (r GetUsersByIdCurrentGameResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetUsersByIdCurrentGameResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetUsersByIdCurrentGameResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetUsersByIdCurrentGameResponse) GetJSON404() *NotFound {
+func (r GetUsersByIdCurrentGameResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetUsersByIdCurrentGameResponse) GetJSON426() *UpgradeRequired {
+func (r GetUsersByIdCurrentGameResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetUsersByIdCurrentGameResponse) GetJSON503() *ServiceUnavailable {
+func (r GetUsersByIdCurrentGameResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -24615,15 +25129,15 @@ type GetUsersByIdRatingsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]RankingTypeRating
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -24634,27 +25148,27 @@ func (r GetUsersByIdRatingsResponse) GetJSON200() *[]RankingTypeRating {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetUsersByIdRatingsResponse) GetJSON400() *BadRequest {
+func (r GetUsersByIdRatingsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetUsersByIdRatingsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetUsersByIdRatingsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetUsersByIdRatingsResponse) GetJSON404() *NotFound {
+func (r GetUsersByIdRatingsResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetUsersByIdRatingsResponse) GetJSON426() *UpgradeRequired {
+func (r GetUsersByIdRatingsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetUsersByIdRatingsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetUsersByIdRatingsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -24746,15 +25260,15 @@ type GetWalletsMeBalanceResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MoneyBalance
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -24765,27 +25279,27 @@ func (r GetWalletsMeBalanceResponse) GetJSON200() *MoneyBalance {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetWalletsMeBalanceResponse) GetJSON400() *BadRequest {
+func (r GetWalletsMeBalanceResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetWalletsMeBalanceResponse) GetJSON401() *Unauthorized {
+func (r GetWalletsMeBalanceResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetWalletsMeBalanceResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetWalletsMeBalanceResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetWalletsMeBalanceResponse) GetJSON426() *UpgradeRequired {
+func (r GetWalletsMeBalanceResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetWalletsMeBalanceResponse) GetJSON503() *ServiceUnavailable {
+func (r GetWalletsMeBalanceResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -24829,15 +25343,15 @@ type GetWalletsMeTransactionsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ActivityPage
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -24848,27 +25362,27 @@ func (r GetWalletsMeTransactionsResponse) GetJSON200() *ActivityPage {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetWalletsMeTransactionsResponse) GetJSON400() *BadRequest {
+func (r GetWalletsMeTransactionsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetWalletsMeTransactionsResponse) GetJSON401() *Unauthorized {
+func (r GetWalletsMeTransactionsResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r GetWalletsMeTransactionsResponse) GetJSON402() *PaymentRequiredResponse {
+func (r GetWalletsMeTransactionsResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r GetWalletsMeTransactionsResponse) GetJSON426() *UpgradeRequired {
+func (r GetWalletsMeTransactionsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetWalletsMeTransactionsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetWalletsMeTransactionsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -24912,21 +25426,21 @@ type PostWalletsTransferPrepareResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MoneyPrepared
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -24937,42 +25451,42 @@ func (r PostWalletsTransferPrepareResponse) GetJSON200() *MoneyPrepared {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostWalletsTransferPrepareResponse) GetJSON400() *BadRequest {
+func (r PostWalletsTransferPrepareResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostWalletsTransferPrepareResponse) GetJSON401() *Unauthorized {
+func (r PostWalletsTransferPrepareResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostWalletsTransferPrepareResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostWalletsTransferPrepareResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostWalletsTransferPrepareResponse) GetJSON403() *Forbidden {
+func (r PostWalletsTransferPrepareResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostWalletsTransferPrepareResponse) GetJSON409() *Conflict {
+func (r PostWalletsTransferPrepareResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostWalletsTransferPrepareResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostWalletsTransferPrepareResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostWalletsTransferPrepareResponse) GetJSON426() *UpgradeRequired {
+func (r PostWalletsTransferPrepareResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostWalletsTransferPrepareResponse) GetJSON503() *ServiceUnavailable {
+func (r PostWalletsTransferPrepareResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -25016,25 +25530,25 @@ type PostWalletsTransferSubmitResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MoneyReceipt
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	JSON429 *TooManyRequestsError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -25045,52 +25559,52 @@ func (r PostWalletsTransferSubmitResponse) GetJSON200() *MoneyReceipt {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostWalletsTransferSubmitResponse) GetJSON400() *BadRequest {
+func (r PostWalletsTransferSubmitResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostWalletsTransferSubmitResponse) GetJSON401() *Unauthorized {
+func (r PostWalletsTransferSubmitResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostWalletsTransferSubmitResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostWalletsTransferSubmitResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostWalletsTransferSubmitResponse) GetJSON403() *Forbidden {
+func (r PostWalletsTransferSubmitResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostWalletsTransferSubmitResponse) GetJSON404() *NotFound {
+func (r PostWalletsTransferSubmitResponse) GetJSON404() *NotFoundError {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostWalletsTransferSubmitResponse) GetJSON409() *Conflict {
+func (r PostWalletsTransferSubmitResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostWalletsTransferSubmitResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostWalletsTransferSubmitResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostWalletsTransferSubmitResponse) GetJSON426() *UpgradeRequired {
+func (r PostWalletsTransferSubmitResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostWalletsTransferSubmitResponse) GetJSON429() *TooManyRequests {
+func (r PostWalletsTransferSubmitResponse) GetJSON429() *TooManyRequestsError {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostWalletsTransferSubmitResponse) GetJSON503() *ServiceUnavailable {
+func (r PostWalletsTransferSubmitResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -25136,23 +25650,23 @@ type PostWalletsWithdrawResponse struct {
 	// JSON202 the response for an HTTP 202 `application/json` response
 	JSON202 *MoneyWithdrawal
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON402 the response for an HTTP 402 `application/json` response
-	JSON402 *PaymentRequiredResponse
+	JSON402 *PaymentRequiredError
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenError
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
+	JSON409 *ConflictError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *RequestEntityTooLarge
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
-	JSON426 *UpgradeRequired
+	JSON426 *UpgradeRequiredError
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	JSON429 *TooManyRequestsError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
@@ -25168,47 +25682,47 @@ func (r PostWalletsWithdrawResponse) GetJSON202() *MoneyWithdrawal {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostWalletsWithdrawResponse) GetJSON400() *BadRequest {
+func (r PostWalletsWithdrawResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostWalletsWithdrawResponse) GetJSON401() *Unauthorized {
+func (r PostWalletsWithdrawResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON402 returns the response for an HTTP 402 `application/json` response
-func (r PostWalletsWithdrawResponse) GetJSON402() *PaymentRequiredResponse {
+func (r PostWalletsWithdrawResponse) GetJSON402() *PaymentRequiredError {
 	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostWalletsWithdrawResponse) GetJSON403() *Forbidden {
+func (r PostWalletsWithdrawResponse) GetJSON403() *ForbiddenError {
 	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostWalletsWithdrawResponse) GetJSON409() *Conflict {
+func (r PostWalletsWithdrawResponse) GetJSON409() *ConflictError {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostWalletsWithdrawResponse) GetJSON413() *RequestEntityTooLarge {
+func (r PostWalletsWithdrawResponse) GetJSON413() *RequestEntityTooLargeError {
 	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
-func (r PostWalletsWithdrawResponse) GetJSON426() *UpgradeRequired {
+func (r PostWalletsWithdrawResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostWalletsWithdrawResponse) GetJSON429() *TooManyRequests {
+func (r PostWalletsWithdrawResponse) GetJSON429() *TooManyRequestsError {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostWalletsWithdrawResponse) GetJSON503() *ServiceUnavailable {
+func (r PostWalletsWithdrawResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -25250,34 +25764,34 @@ type GetWsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *UnauthorizedError
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	JSON429 *TooManyRequestsError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetWsResponse) GetJSON400() *BadRequest {
+func (r GetWsResponse) GetJSON400() *BadRequestError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetWsResponse) GetJSON401() *Unauthorized {
+func (r GetWsResponse) GetJSON401() *UnauthorizedError {
 	return r.JSON401
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r GetWsResponse) GetJSON429() *TooManyRequests {
+func (r GetWsResponse) GetJSON429() *TooManyRequestsError {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetWsResponse) GetJSON503() *ServiceUnavailable {
+func (r GetWsResponse) GetJSON503() *ServiceUnavailableError {
 	return r.JSON503
 }
 
@@ -25346,7 +25860,7 @@ func (c *ClientWithResponses) GetAchievementsMeWithResponse(ctx context.Context,
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /achievements/user/{id} (the `GetAchievementsUserById` operationId).
-func (c *ClientWithResponses) GetAchievementsUserByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetAchievementsUserByIdParams, reqEditors ...RequestEditorFn) (*GetAchievementsUserByIdResponse, error) {
+func (c *ClientWithResponses) GetAchievementsUserByIdWithResponse(ctx context.Context, id string, params *GetAchievementsUserByIdParams, reqEditors ...RequestEditorFn) (*GetAchievementsUserByIdResponse, error) {
 	rsp, err := c.GetAchievementsUserById(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -25503,7 +26017,7 @@ func (c *ClientWithResponses) GetAdminSupportWithResponse(ctx context.Context, p
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /admin/support/{id} (the `GetAdminSupportById` operationId).
-func (c *ClientWithResponses) GetAdminSupportByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetAdminSupportByIdParams, reqEditors ...RequestEditorFn) (*GetAdminSupportByIdResponse, error) {
+func (c *ClientWithResponses) GetAdminSupportByIdWithResponse(ctx context.Context, id string, params *GetAdminSupportByIdParams, reqEditors ...RequestEditorFn) (*GetAdminSupportByIdResponse, error) {
 	rsp, err := c.GetAdminSupportById(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -25518,7 +26032,7 @@ func (c *ClientWithResponses) GetAdminSupportByIdWithResponse(ctx context.Contex
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /admin/support/{id}/close (the `PatchAdminSupportByIdClose` operationId).
-func (c *ClientWithResponses) PatchAdminSupportByIdCloseWithResponse(ctx context.Context, id openapi_types.UUID, params *PatchAdminSupportByIdCloseParams, reqEditors ...RequestEditorFn) (*PatchAdminSupportByIdCloseResponse, error) {
+func (c *ClientWithResponses) PatchAdminSupportByIdCloseWithResponse(ctx context.Context, id string, params *PatchAdminSupportByIdCloseParams, reqEditors ...RequestEditorFn) (*PatchAdminSupportByIdCloseResponse, error) {
 	rsp, err := c.PatchAdminSupportByIdClose(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -25533,7 +26047,7 @@ func (c *ClientWithResponses) PatchAdminSupportByIdCloseWithResponse(ctx context
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
-func (c *ClientWithResponses) PostAdminSupportByIdMessagesWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostAdminSupportByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAdminSupportByIdMessagesResponse, error) {
+func (c *ClientWithResponses) PostAdminSupportByIdMessagesWithBodyWithResponse(ctx context.Context, id string, params *PostAdminSupportByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAdminSupportByIdMessagesResponse, error) {
 	rsp, err := c.PostAdminSupportByIdMessagesWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -25548,7 +26062,7 @@ func (c *ClientWithResponses) PostAdminSupportByIdMessagesWithBodyWithResponse(c
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
-func (c *ClientWithResponses) PostAdminSupportByIdMessagesWithResponse(ctx context.Context, id openapi_types.UUID, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminSupportByIdMessagesResponse, error) {
+func (c *ClientWithResponses) PostAdminSupportByIdMessagesWithResponse(ctx context.Context, id string, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminSupportByIdMessagesResponse, error) {
 	rsp, err := c.PostAdminSupportByIdMessages(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -25563,7 +26077,7 @@ func (c *ClientWithResponses) PostAdminSupportByIdMessagesWithResponse(ctx conte
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /admin/users/{id}/links (the `GetAdminUsersByIdLinks` operationId).
-func (c *ClientWithResponses) GetAdminUsersByIdLinksWithResponse(ctx context.Context, id openapi_types.UUID, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*GetAdminUsersByIdLinksResponse, error) {
+func (c *ClientWithResponses) GetAdminUsersByIdLinksWithResponse(ctx context.Context, id string, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*GetAdminUsersByIdLinksResponse, error) {
 	rsp, err := c.GetAdminUsersByIdLinks(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -25578,12 +26092,27 @@ func (c *ClientWithResponses) GetAdminUsersByIdLinksWithResponse(ctx context.Con
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /admin/users/{id}/protection (the `GetAdminUsersByIdProtection` operationId).
-func (c *ClientWithResponses) GetAdminUsersByIdProtectionWithResponse(ctx context.Context, id openapi_types.UUID, params *GetAdminUsersByIdProtectionParams, reqEditors ...RequestEditorFn) (*GetAdminUsersByIdProtectionResponse, error) {
+func (c *ClientWithResponses) GetAdminUsersByIdProtectionWithResponse(ctx context.Context, id string, params *GetAdminUsersByIdProtectionParams, reqEditors ...RequestEditorFn) (*GetAdminUsersByIdProtectionResponse, error) {
 	rsp, err := c.GetAdminUsersByIdProtection(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseGetAdminUsersByIdProtectionResponse(rsp)
+}
+
+// GetAsyncapiJsonWithResponse The live socket (GET /ws) as an AsyncAPI 3.0 document
+//
+// Every client message and every frame: joined, resumed, each game event with its data, each personal notice, resync, error. gzip-encoded for clients that accept it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /asyncapi.json (the `GetAsyncapiJson` operationId).
+func (c *ClientWithResponses) GetAsyncapiJsonWithResponse(ctx context.Context, params *GetAsyncapiJsonParams, reqEditors ...RequestEditorFn) (*GetAsyncapiJsonResponse, error) {
+	rsp, err := c.GetAsyncapiJson(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAsyncapiJsonResponse(rsp)
 }
 
 // PostAuthHandshakeWithBodyWithResponse Get a sign-in message for a wallet
@@ -25709,7 +26238,7 @@ func (c *ClientWithResponses) PostChallengesWithResponse(ctx context.Context, pa
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /challenges/{id} (the `DeleteChallengesById` operationId).
-func (c *ClientWithResponses) DeleteChallengesByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *DeleteChallengesByIdParams, reqEditors ...RequestEditorFn) (*DeleteChallengesByIdResponse, error) {
+func (c *ClientWithResponses) DeleteChallengesByIdWithResponse(ctx context.Context, id string, params *DeleteChallengesByIdParams, reqEditors ...RequestEditorFn) (*DeleteChallengesByIdResponse, error) {
 	rsp, err := c.DeleteChallengesById(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -25724,7 +26253,7 @@ func (c *ClientWithResponses) DeleteChallengesByIdWithResponse(ctx context.Conte
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /challenges/{id}/accept (the `PostChallengesByIdAccept` operationId).
-func (c *ClientWithResponses) PostChallengesByIdAcceptWithResponse(ctx context.Context, id openapi_types.UUID, params *PostChallengesByIdAcceptParams, reqEditors ...RequestEditorFn) (*PostChallengesByIdAcceptResponse, error) {
+func (c *ClientWithResponses) PostChallengesByIdAcceptWithResponse(ctx context.Context, id string, params *PostChallengesByIdAcceptParams, reqEditors ...RequestEditorFn) (*PostChallengesByIdAcceptResponse, error) {
 	rsp, err := c.PostChallengesByIdAccept(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -25737,7 +26266,7 @@ func (c *ClientWithResponses) PostChallengesByIdAcceptWithResponse(ctx context.C
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /challenges/{id}/decline (the `PostChallengesByIdDecline` operationId).
-func (c *ClientWithResponses) PostChallengesByIdDeclineWithResponse(ctx context.Context, id openapi_types.UUID, params *PostChallengesByIdDeclineParams, reqEditors ...RequestEditorFn) (*PostChallengesByIdDeclineResponse, error) {
+func (c *ClientWithResponses) PostChallengesByIdDeclineWithResponse(ctx context.Context, id string, params *PostChallengesByIdDeclineParams, reqEditors ...RequestEditorFn) (*PostChallengesByIdDeclineResponse, error) {
 	rsp, err := c.PostChallengesByIdDecline(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -25765,7 +26294,7 @@ func (c *ClientWithResponses) GetChatDmThreadsWithResponse(ctx context.Context, 
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /chat/{type}/{id}/messages (the `GetChatByTypeByIdMessages` operationId).
-func (c *ClientWithResponses) GetChatByTypeByIdMessagesWithResponse(ctx context.Context, pType string, id openapi_types.UUID, params *GetChatByTypeByIdMessagesParams, reqEditors ...RequestEditorFn) (*GetChatByTypeByIdMessagesResponse, error) {
+func (c *ClientWithResponses) GetChatByTypeByIdMessagesWithResponse(ctx context.Context, pType string, id string, params *GetChatByTypeByIdMessagesParams, reqEditors ...RequestEditorFn) (*GetChatByTypeByIdMessagesResponse, error) {
 	rsp, err := c.GetChatByTypeByIdMessages(ctx, pType, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -25780,7 +26309,7 @@ func (c *ClientWithResponses) GetChatByTypeByIdMessagesWithResponse(ctx context.
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /chat/{type}/{id}/messages (the `PostChatByTypeByIdMessages` operationId).
-func (c *ClientWithResponses) PostChatByTypeByIdMessagesWithBodyWithResponse(ctx context.Context, pType string, id openapi_types.UUID, params *PostChatByTypeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostChatByTypeByIdMessagesResponse, error) {
+func (c *ClientWithResponses) PostChatByTypeByIdMessagesWithBodyWithResponse(ctx context.Context, pType string, id string, params *PostChatByTypeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostChatByTypeByIdMessagesResponse, error) {
 	rsp, err := c.PostChatByTypeByIdMessagesWithBody(ctx, pType, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -25795,7 +26324,7 @@ func (c *ClientWithResponses) PostChatByTypeByIdMessagesWithBodyWithResponse(ctx
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /chat/{type}/{id}/messages (the `PostChatByTypeByIdMessages` operationId).
-func (c *ClientWithResponses) PostChatByTypeByIdMessagesWithResponse(ctx context.Context, pType string, id openapi_types.UUID, params *PostChatByTypeByIdMessagesParams, body PostChatByTypeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostChatByTypeByIdMessagesResponse, error) {
+func (c *ClientWithResponses) PostChatByTypeByIdMessagesWithResponse(ctx context.Context, pType string, id string, params *PostChatByTypeByIdMessagesParams, body PostChatByTypeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostChatByTypeByIdMessagesResponse, error) {
 	rsp, err := c.PostChatByTypeByIdMessages(ctx, pType, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -25972,7 +26501,7 @@ func (c *ClientWithResponses) GetGamesMetricsWithResponse(ctx context.Context, p
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /games/{id} (the `GetGamesById` operationId).
-func (c *ClientWithResponses) GetGamesByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdParams, reqEditors ...RequestEditorFn) (*GetGamesByIdResponse, error) {
+func (c *ClientWithResponses) GetGamesByIdWithResponse(ctx context.Context, id string, params *GetGamesByIdParams, reqEditors ...RequestEditorFn) (*GetGamesByIdResponse, error) {
 	rsp, err := c.GetGamesById(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -25987,7 +26516,7 @@ func (c *ClientWithResponses) GetGamesByIdWithResponse(ctx context.Context, id o
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/actions (the `PostGamesByIdActions` operationId).
-func (c *ClientWithResponses) PostGamesByIdActionsWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdActionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdActionsResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdActionsWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdActionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdActionsResponse, error) {
 	rsp, err := c.PostGamesByIdActionsWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26002,7 +26531,7 @@ func (c *ClientWithResponses) PostGamesByIdActionsWithBodyWithResponse(ctx conte
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/actions (the `PostGamesByIdActions` operationId).
-func (c *ClientWithResponses) PostGamesByIdActionsWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdActionsParams, body PostGamesByIdActionsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdActionsResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdActionsWithResponse(ctx context.Context, id string, params *PostGamesByIdActionsParams, body PostGamesByIdActionsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdActionsResponse, error) {
 	rsp, err := c.PostGamesByIdActions(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26015,7 +26544,7 @@ func (c *ClientWithResponses) PostGamesByIdActionsWithResponse(ctx context.Conte
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /games/{id}/bets (the `GetGamesByIdBets` operationId).
-func (c *ClientWithResponses) GetGamesByIdBetsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdBetsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdBetsResponse, error) {
+func (c *ClientWithResponses) GetGamesByIdBetsWithResponse(ctx context.Context, id string, params *GetGamesByIdBetsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdBetsResponse, error) {
 	rsp, err := c.GetGamesByIdBets(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26030,7 +26559,7 @@ func (c *ClientWithResponses) GetGamesByIdBetsWithResponse(ctx context.Context, 
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/bets/prepare (the `PostGamesByIdBetsPrepare` operationId).
-func (c *ClientWithResponses) PostGamesByIdBetsPrepareWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsPrepareResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdBetsPrepareWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdBetsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsPrepareResponse, error) {
 	rsp, err := c.PostGamesByIdBetsPrepareWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26045,7 +26574,7 @@ func (c *ClientWithResponses) PostGamesByIdBetsPrepareWithBodyWithResponse(ctx c
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/bets/prepare (the `PostGamesByIdBetsPrepare` operationId).
-func (c *ClientWithResponses) PostGamesByIdBetsPrepareWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsPrepareParams, body PostGamesByIdBetsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsPrepareResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdBetsPrepareWithResponse(ctx context.Context, id string, params *PostGamesByIdBetsPrepareParams, body PostGamesByIdBetsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsPrepareResponse, error) {
 	rsp, err := c.PostGamesByIdBetsPrepare(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26060,7 +26589,7 @@ func (c *ClientWithResponses) PostGamesByIdBetsPrepareWithResponse(ctx context.C
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/bets/submit (the `PostGamesByIdBetsSubmit` operationId).
-func (c *ClientWithResponses) PostGamesByIdBetsSubmitWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsSubmitResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdBetsSubmitWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdBetsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsSubmitResponse, error) {
 	rsp, err := c.PostGamesByIdBetsSubmitWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26075,7 +26604,7 @@ func (c *ClientWithResponses) PostGamesByIdBetsSubmitWithBodyWithResponse(ctx co
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/bets/submit (the `PostGamesByIdBetsSubmit` operationId).
-func (c *ClientWithResponses) PostGamesByIdBetsSubmitWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdBetsSubmitParams, body PostGamesByIdBetsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsSubmitResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdBetsSubmitWithResponse(ctx context.Context, id string, params *PostGamesByIdBetsSubmitParams, body PostGamesByIdBetsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdBetsSubmitResponse, error) {
 	rsp, err := c.PostGamesByIdBetsSubmit(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26088,7 +26617,7 @@ func (c *ClientWithResponses) PostGamesByIdBetsSubmitWithResponse(ctx context.Co
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /games/{id}/donations (the `GetGamesByIdDonations` operationId).
-func (c *ClientWithResponses) GetGamesByIdDonationsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdDonationsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdDonationsResponse, error) {
+func (c *ClientWithResponses) GetGamesByIdDonationsWithResponse(ctx context.Context, id string, params *GetGamesByIdDonationsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdDonationsResponse, error) {
 	rsp, err := c.GetGamesByIdDonations(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26103,7 +26632,7 @@ func (c *ClientWithResponses) GetGamesByIdDonationsWithResponse(ctx context.Cont
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/donations/prepare (the `PostGamesByIdDonationsPrepare` operationId).
-func (c *ClientWithResponses) PostGamesByIdDonationsPrepareWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsPrepareResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdDonationsPrepareWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdDonationsPrepareParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsPrepareResponse, error) {
 	rsp, err := c.PostGamesByIdDonationsPrepareWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26118,7 +26647,7 @@ func (c *ClientWithResponses) PostGamesByIdDonationsPrepareWithBodyWithResponse(
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/donations/prepare (the `PostGamesByIdDonationsPrepare` operationId).
-func (c *ClientWithResponses) PostGamesByIdDonationsPrepareWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsPrepareParams, body PostGamesByIdDonationsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsPrepareResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdDonationsPrepareWithResponse(ctx context.Context, id string, params *PostGamesByIdDonationsPrepareParams, body PostGamesByIdDonationsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsPrepareResponse, error) {
 	rsp, err := c.PostGamesByIdDonationsPrepare(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26133,7 +26662,7 @@ func (c *ClientWithResponses) PostGamesByIdDonationsPrepareWithResponse(ctx cont
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/donations/submit (the `PostGamesByIdDonationsSubmit` operationId).
-func (c *ClientWithResponses) PostGamesByIdDonationsSubmitWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsSubmitResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdDonationsSubmitWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdDonationsSubmitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsSubmitResponse, error) {
 	rsp, err := c.PostGamesByIdDonationsSubmitWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26148,7 +26677,7 @@ func (c *ClientWithResponses) PostGamesByIdDonationsSubmitWithBodyWithResponse(c
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/donations/submit (the `PostGamesByIdDonationsSubmit` operationId).
-func (c *ClientWithResponses) PostGamesByIdDonationsSubmitWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdDonationsSubmitParams, body PostGamesByIdDonationsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsSubmitResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdDonationsSubmitWithResponse(ctx context.Context, id string, params *PostGamesByIdDonationsSubmitParams, body PostGamesByIdDonationsSubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdDonationsSubmitResponse, error) {
 	rsp, err := c.PostGamesByIdDonationsSubmit(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26161,7 +26690,7 @@ func (c *ClientWithResponses) PostGamesByIdDonationsSubmitWithResponse(ctx conte
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /games/{id}/events (the `GetGamesByIdEvents` operationId).
-func (c *ClientWithResponses) GetGamesByIdEventsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdEventsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdEventsResponse, error) {
+func (c *ClientWithResponses) GetGamesByIdEventsWithResponse(ctx context.Context, id string, params *GetGamesByIdEventsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdEventsResponse, error) {
 	rsp, err := c.GetGamesByIdEvents(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26174,7 +26703,7 @@ func (c *ClientWithResponses) GetGamesByIdEventsWithResponse(ctx context.Context
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /games/{id}/market (the `GetGamesByIdMarket` operationId).
-func (c *ClientWithResponses) GetGamesByIdMarketWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketResponse, error) {
+func (c *ClientWithResponses) GetGamesByIdMarketWithResponse(ctx context.Context, id string, params *GetGamesByIdMarketParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketResponse, error) {
 	rsp, err := c.GetGamesByIdMarket(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26187,7 +26716,7 @@ func (c *ClientWithResponses) GetGamesByIdMarketWithResponse(ctx context.Context
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /games/{id}/market/orders (the `GetGamesByIdMarketOrders` operationId).
-func (c *ClientWithResponses) GetGamesByIdMarketOrdersWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketOrdersParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketOrdersResponse, error) {
+func (c *ClientWithResponses) GetGamesByIdMarketOrdersWithResponse(ctx context.Context, id string, params *GetGamesByIdMarketOrdersParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketOrdersResponse, error) {
 	rsp, err := c.GetGamesByIdMarketOrders(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26202,7 +26731,7 @@ func (c *ClientWithResponses) GetGamesByIdMarketOrdersWithResponse(ctx context.C
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/market/orders/buy (the `PostGamesByIdMarketOrdersBuy` operationId).
-func (c *ClientWithResponses) PostGamesByIdMarketOrdersBuyWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersBuyResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdMarketOrdersBuyWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdMarketOrdersBuyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersBuyResponse, error) {
 	rsp, err := c.PostGamesByIdMarketOrdersBuyWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26217,7 +26746,7 @@ func (c *ClientWithResponses) PostGamesByIdMarketOrdersBuyWithBodyWithResponse(c
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/market/orders/buy (the `PostGamesByIdMarketOrdersBuy` operationId).
-func (c *ClientWithResponses) PostGamesByIdMarketOrdersBuyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersBuyParams, body PostGamesByIdMarketOrdersBuyJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersBuyResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdMarketOrdersBuyWithResponse(ctx context.Context, id string, params *PostGamesByIdMarketOrdersBuyParams, body PostGamesByIdMarketOrdersBuyJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersBuyResponse, error) {
 	rsp, err := c.PostGamesByIdMarketOrdersBuy(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26232,7 +26761,7 @@ func (c *ClientWithResponses) PostGamesByIdMarketOrdersBuyWithResponse(ctx conte
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/market/orders/sell (the `PostGamesByIdMarketOrdersSell` operationId).
-func (c *ClientWithResponses) PostGamesByIdMarketOrdersSellWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersSellResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdMarketOrdersSellWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdMarketOrdersSellParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersSellResponse, error) {
 	rsp, err := c.PostGamesByIdMarketOrdersSellWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26247,7 +26776,7 @@ func (c *ClientWithResponses) PostGamesByIdMarketOrdersSellWithBodyWithResponse(
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/market/orders/sell (the `PostGamesByIdMarketOrdersSell` operationId).
-func (c *ClientWithResponses) PostGamesByIdMarketOrdersSellWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketOrdersSellParams, body PostGamesByIdMarketOrdersSellJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersSellResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdMarketOrdersSellWithResponse(ctx context.Context, id string, params *PostGamesByIdMarketOrdersSellParams, body PostGamesByIdMarketOrdersSellJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketOrdersSellResponse, error) {
 	rsp, err := c.PostGamesByIdMarketOrdersSell(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26262,7 +26791,7 @@ func (c *ClientWithResponses) PostGamesByIdMarketOrdersSellWithResponse(ctx cont
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /games/{id}/market/orders/{orderId} (the `DeleteGamesByIdMarketOrdersByOrderId` operationId).
-func (c *ClientWithResponses) DeleteGamesByIdMarketOrdersByOrderIdWithResponse(ctx context.Context, id openapi_types.UUID, orderId string, params *DeleteGamesByIdMarketOrdersByOrderIdParams, reqEditors ...RequestEditorFn) (*DeleteGamesByIdMarketOrdersByOrderIdResponse, error) {
+func (c *ClientWithResponses) DeleteGamesByIdMarketOrdersByOrderIdWithResponse(ctx context.Context, id string, orderId string, params *DeleteGamesByIdMarketOrdersByOrderIdParams, reqEditors ...RequestEditorFn) (*DeleteGamesByIdMarketOrdersByOrderIdResponse, error) {
 	rsp, err := c.DeleteGamesByIdMarketOrdersByOrderId(ctx, id, orderId, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26275,7 +26804,7 @@ func (c *ClientWithResponses) DeleteGamesByIdMarketOrdersByOrderIdWithResponse(c
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /games/{id}/market/positions (the `GetGamesByIdMarketPositions` operationId).
-func (c *ClientWithResponses) GetGamesByIdMarketPositionsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketPositionsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketPositionsResponse, error) {
+func (c *ClientWithResponses) GetGamesByIdMarketPositionsWithResponse(ctx context.Context, id string, params *GetGamesByIdMarketPositionsParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketPositionsResponse, error) {
 	rsp, err := c.GetGamesByIdMarketPositions(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26290,7 +26819,7 @@ func (c *ClientWithResponses) GetGamesByIdMarketPositionsWithResponse(ctx contex
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/market/redeem (the `PostGamesByIdMarketRedeem` operationId).
-func (c *ClientWithResponses) PostGamesByIdMarketRedeemWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdMarketRedeemParams, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketRedeemResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdMarketRedeemWithResponse(ctx context.Context, id string, params *PostGamesByIdMarketRedeemParams, reqEditors ...RequestEditorFn) (*PostGamesByIdMarketRedeemResponse, error) {
 	rsp, err := c.PostGamesByIdMarketRedeem(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26305,7 +26834,7 @@ func (c *ClientWithResponses) PostGamesByIdMarketRedeemWithResponse(ctx context.
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /games/{id}/market/trades (the `GetGamesByIdMarketTrades` operationId).
-func (c *ClientWithResponses) GetGamesByIdMarketTradesWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdMarketTradesParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketTradesResponse, error) {
+func (c *ClientWithResponses) GetGamesByIdMarketTradesWithResponse(ctx context.Context, id string, params *GetGamesByIdMarketTradesParams, reqEditors ...RequestEditorFn) (*GetGamesByIdMarketTradesResponse, error) {
 	rsp, err := c.GetGamesByIdMarketTrades(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26318,7 +26847,7 @@ func (c *ClientWithResponses) GetGamesByIdMarketTradesWithResponse(ctx context.C
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /games/{id}/pot (the `GetGamesByIdPot` operationId).
-func (c *ClientWithResponses) GetGamesByIdPotWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdPotParams, reqEditors ...RequestEditorFn) (*GetGamesByIdPotResponse, error) {
+func (c *ClientWithResponses) GetGamesByIdPotWithResponse(ctx context.Context, id string, params *GetGamesByIdPotParams, reqEditors ...RequestEditorFn) (*GetGamesByIdPotResponse, error) {
 	rsp, err := c.GetGamesByIdPot(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26331,7 +26860,7 @@ func (c *ClientWithResponses) GetGamesByIdPotWithResponse(ctx context.Context, i
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /games/{id}/rematch (the `DeleteGamesByIdRematch` operationId).
-func (c *ClientWithResponses) DeleteGamesByIdRematchWithResponse(ctx context.Context, id openapi_types.UUID, params *DeleteGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*DeleteGamesByIdRematchResponse, error) {
+func (c *ClientWithResponses) DeleteGamesByIdRematchWithResponse(ctx context.Context, id string, params *DeleteGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*DeleteGamesByIdRematchResponse, error) {
 	rsp, err := c.DeleteGamesByIdRematch(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26344,7 +26873,7 @@ func (c *ClientWithResponses) DeleteGamesByIdRematchWithResponse(ctx context.Con
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /games/{id}/rematch (the `GetGamesByIdRematch` operationId).
-func (c *ClientWithResponses) GetGamesByIdRematchWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*GetGamesByIdRematchResponse, error) {
+func (c *ClientWithResponses) GetGamesByIdRematchWithResponse(ctx context.Context, id string, params *GetGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*GetGamesByIdRematchResponse, error) {
 	rsp, err := c.GetGamesByIdRematch(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26359,7 +26888,7 @@ func (c *ClientWithResponses) GetGamesByIdRematchWithResponse(ctx context.Contex
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/rematch (the `PostGamesByIdRematch` operationId).
-func (c *ClientWithResponses) PostGamesByIdRematchWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*PostGamesByIdRematchResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdRematchWithResponse(ctx context.Context, id string, params *PostGamesByIdRematchParams, reqEditors ...RequestEditorFn) (*PostGamesByIdRematchResponse, error) {
 	rsp, err := c.PostGamesByIdRematch(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26372,7 +26901,7 @@ func (c *ClientWithResponses) PostGamesByIdRematchWithResponse(ctx context.Conte
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/rematch/lobby (the `PostGamesByIdRematchLobby` operationId).
-func (c *ClientWithResponses) PostGamesByIdRematchLobbyWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchLobbyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdRematchLobbyResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdRematchLobbyWithBodyWithResponse(ctx context.Context, id string, params *PostGamesByIdRematchLobbyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGamesByIdRematchLobbyResponse, error) {
 	rsp, err := c.PostGamesByIdRematchLobbyWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26385,7 +26914,7 @@ func (c *ClientWithResponses) PostGamesByIdRematchLobbyWithBodyWithResponse(ctx 
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /games/{id}/rematch/lobby (the `PostGamesByIdRematchLobby` operationId).
-func (c *ClientWithResponses) PostGamesByIdRematchLobbyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGamesByIdRematchLobbyParams, body PostGamesByIdRematchLobbyJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdRematchLobbyResponse, error) {
+func (c *ClientWithResponses) PostGamesByIdRematchLobbyWithResponse(ctx context.Context, id string, params *PostGamesByIdRematchLobbyParams, body PostGamesByIdRematchLobbyJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGamesByIdRematchLobbyResponse, error) {
 	rsp, err := c.PostGamesByIdRematchLobby(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26400,7 +26929,7 @@ func (c *ClientWithResponses) PostGamesByIdRematchLobbyWithResponse(ctx context.
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /games/{id}/state (the `GetGamesByIdState` operationId).
-func (c *ClientWithResponses) GetGamesByIdStateWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGamesByIdStateParams, reqEditors ...RequestEditorFn) (*GetGamesByIdStateResponse, error) {
+func (c *ClientWithResponses) GetGamesByIdStateWithResponse(ctx context.Context, id string, params *GetGamesByIdStateParams, reqEditors ...RequestEditorFn) (*GetGamesByIdStateResponse, error) {
 	rsp, err := c.GetGamesByIdState(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26430,7 +26959,7 @@ func (c *ClientWithResponses) GetHealthWithResponse(ctx context.Context, params 
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /images/{id} (the `GetImagesById` operationId).
-func (c *ClientWithResponses) GetImagesByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetImagesByIdParams, reqEditors ...RequestEditorFn) (*GetImagesByIdResponse, error) {
+func (c *ClientWithResponses) GetImagesByIdWithResponse(ctx context.Context, id string, params *GetImagesByIdParams, reqEditors ...RequestEditorFn) (*GetImagesByIdResponse, error) {
 	rsp, err := c.GetImagesById(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26531,7 +27060,7 @@ func (c *ClientWithResponses) PostLobbiesWithResponse(ctx context.Context, param
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /lobbies/{id}/join-queue (the `DeleteLobbiesByIdJoinQueue` operationId).
-func (c *ClientWithResponses) DeleteLobbiesByIdJoinQueueWithResponse(ctx context.Context, id openapi_types.UUID, params *DeleteLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*DeleteLobbiesByIdJoinQueueResponse, error) {
+func (c *ClientWithResponses) DeleteLobbiesByIdJoinQueueWithResponse(ctx context.Context, id string, params *DeleteLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*DeleteLobbiesByIdJoinQueueResponse, error) {
 	rsp, err := c.DeleteLobbiesByIdJoinQueue(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26546,7 +27075,7 @@ func (c *ClientWithResponses) DeleteLobbiesByIdJoinQueueWithResponse(ctx context
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /lobbies/{id}/join-queue (the `PostLobbiesByIdJoinQueue` operationId).
-func (c *ClientWithResponses) PostLobbiesByIdJoinQueueWithResponse(ctx context.Context, id openapi_types.UUID, params *PostLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*PostLobbiesByIdJoinQueueResponse, error) {
+func (c *ClientWithResponses) PostLobbiesByIdJoinQueueWithResponse(ctx context.Context, id string, params *PostLobbiesByIdJoinQueueParams, reqEditors ...RequestEditorFn) (*PostLobbiesByIdJoinQueueResponse, error) {
 	rsp, err := c.PostLobbiesByIdJoinQueue(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26587,7 +27116,7 @@ func (c *ClientWithResponses) PostNotificationsReadAllWithResponse(ctx context.C
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /notifications/{id}/read (the `PatchNotificationsByIdRead` operationId).
-func (c *ClientWithResponses) PatchNotificationsByIdReadWithResponse(ctx context.Context, id openapi_types.UUID, params *PatchNotificationsByIdReadParams, reqEditors ...RequestEditorFn) (*PatchNotificationsByIdReadResponse, error) {
+func (c *ClientWithResponses) PatchNotificationsByIdReadWithResponse(ctx context.Context, id string, params *PatchNotificationsByIdReadParams, reqEditors ...RequestEditorFn) (*PatchNotificationsByIdReadResponse, error) {
 	rsp, err := c.PatchNotificationsByIdRead(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26596,6 +27125,8 @@ func (c *ClientWithResponses) PatchNotificationsByIdReadWithResponse(ctx context
 }
 
 // GetOpenapiJsonWithResponse This API as an OpenAPI 3.1 document
+//
+// gzip-encoded for clients that accept it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -26828,7 +27359,7 @@ func (c *ClientWithResponses) GetSupportMeWithResponse(ctx context.Context, para
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /support/me/{id} (the `GetSupportMeById` operationId).
-func (c *ClientWithResponses) GetSupportMeByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetSupportMeByIdParams, reqEditors ...RequestEditorFn) (*GetSupportMeByIdResponse, error) {
+func (c *ClientWithResponses) GetSupportMeByIdWithResponse(ctx context.Context, id string, params *GetSupportMeByIdParams, reqEditors ...RequestEditorFn) (*GetSupportMeByIdResponse, error) {
 	rsp, err := c.GetSupportMeById(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26843,7 +27374,7 @@ func (c *ClientWithResponses) GetSupportMeByIdWithResponse(ctx context.Context, 
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /support/me/{id}/close (the `PatchSupportMeByIdClose` operationId).
-func (c *ClientWithResponses) PatchSupportMeByIdCloseWithResponse(ctx context.Context, id openapi_types.UUID, params *PatchSupportMeByIdCloseParams, reqEditors ...RequestEditorFn) (*PatchSupportMeByIdCloseResponse, error) {
+func (c *ClientWithResponses) PatchSupportMeByIdCloseWithResponse(ctx context.Context, id string, params *PatchSupportMeByIdCloseParams, reqEditors ...RequestEditorFn) (*PatchSupportMeByIdCloseResponse, error) {
 	rsp, err := c.PatchSupportMeByIdClose(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26858,7 +27389,7 @@ func (c *ClientWithResponses) PatchSupportMeByIdCloseWithResponse(ctx context.Co
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /support/me/{id}/messages (the `PostSupportMeByIdMessages` operationId).
-func (c *ClientWithResponses) PostSupportMeByIdMessagesWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostSupportMeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSupportMeByIdMessagesResponse, error) {
+func (c *ClientWithResponses) PostSupportMeByIdMessagesWithBodyWithResponse(ctx context.Context, id string, params *PostSupportMeByIdMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSupportMeByIdMessagesResponse, error) {
 	rsp, err := c.PostSupportMeByIdMessagesWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26873,7 +27404,7 @@ func (c *ClientWithResponses) PostSupportMeByIdMessagesWithBodyWithResponse(ctx 
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /support/me/{id}/messages (the `PostSupportMeByIdMessages` operationId).
-func (c *ClientWithResponses) PostSupportMeByIdMessagesWithResponse(ctx context.Context, id openapi_types.UUID, params *PostSupportMeByIdMessagesParams, body PostSupportMeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSupportMeByIdMessagesResponse, error) {
+func (c *ClientWithResponses) PostSupportMeByIdMessagesWithResponse(ctx context.Context, id string, params *PostSupportMeByIdMessagesParams, body PostSupportMeByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSupportMeByIdMessagesResponse, error) {
 	rsp, err := c.PostSupportMeByIdMessages(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -26939,6 +27470,21 @@ func (c *ClientWithResponses) PostTipsPrepareWithResponse(ctx context.Context, p
 		return nil, err
 	}
 	return ParsePostTipsPrepareResponse(rsp)
+}
+
+// GetUsernamesByUsernameWithResponse Public profile by username
+//
+// Also served at /users/username/{username}.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /usernames/{username} (the `GetUsernamesByUsername` operationId).
+func (c *ClientWithResponses) GetUsernamesByUsernameWithResponse(ctx context.Context, username string, params *GetUsernamesByUsernameParams, reqEditors ...RequestEditorFn) (*GetUsernamesByUsernameResponse, error) {
+	rsp, err := c.GetUsernamesByUsername(ctx, username, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetUsernamesByUsernameResponse(rsp)
 }
 
 // GetUsersMeWithResponse The signed-in user's profile
@@ -27169,25 +27715,12 @@ func (c *ClientWithResponses) GetUsersSearchWithResponse(ctx context.Context, pa
 	return ParseGetUsersSearchResponse(rsp)
 }
 
-// GetUsersUsernameByUsernameWithResponse Public profile by username
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with GET /users/username/{username} (the `GetUsersUsernameByUsername` operationId).
-func (c *ClientWithResponses) GetUsersUsernameByUsernameWithResponse(ctx context.Context, username string, params *GetUsersUsernameByUsernameParams, reqEditors ...RequestEditorFn) (*GetUsersUsernameByUsernameResponse, error) {
-	rsp, err := c.GetUsersUsernameByUsername(ctx, username, params, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseGetUsersUsernameByUsernameResponse(rsp)
-}
-
 // GetUsersByIdWithResponse Public profile by id
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /users/{id} (the `GetUsersById` operationId).
-func (c *ClientWithResponses) GetUsersByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetUsersByIdParams, reqEditors ...RequestEditorFn) (*GetUsersByIdResponse, error) {
+func (c *ClientWithResponses) GetUsersByIdWithResponse(ctx context.Context, id string, params *GetUsersByIdParams, reqEditors ...RequestEditorFn) (*GetUsersByIdResponse, error) {
 	rsp, err := c.GetUsersById(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -27200,7 +27733,7 @@ func (c *ClientWithResponses) GetUsersByIdWithResponse(ctx context.Context, id o
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /users/{id}/block (the `DeleteUsersByIdBlock` operationId).
-func (c *ClientWithResponses) DeleteUsersByIdBlockWithResponse(ctx context.Context, id openapi_types.UUID, params *DeleteUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*DeleteUsersByIdBlockResponse, error) {
+func (c *ClientWithResponses) DeleteUsersByIdBlockWithResponse(ctx context.Context, id string, params *DeleteUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*DeleteUsersByIdBlockResponse, error) {
 	rsp, err := c.DeleteUsersByIdBlock(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -27213,7 +27746,7 @@ func (c *ClientWithResponses) DeleteUsersByIdBlockWithResponse(ctx context.Conte
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /users/{id}/block (the `PostUsersByIdBlock` operationId).
-func (c *ClientWithResponses) PostUsersByIdBlockWithResponse(ctx context.Context, id openapi_types.UUID, params *PostUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*PostUsersByIdBlockResponse, error) {
+func (c *ClientWithResponses) PostUsersByIdBlockWithResponse(ctx context.Context, id string, params *PostUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*PostUsersByIdBlockResponse, error) {
 	rsp, err := c.PostUsersByIdBlock(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -27226,7 +27759,7 @@ func (c *ClientWithResponses) PostUsersByIdBlockWithResponse(ctx context.Context
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /users/{id}/current-game (the `GetUsersByIdCurrentGame` operationId).
-func (c *ClientWithResponses) GetUsersByIdCurrentGameWithResponse(ctx context.Context, id openapi_types.UUID, params *GetUsersByIdCurrentGameParams, reqEditors ...RequestEditorFn) (*GetUsersByIdCurrentGameResponse, error) {
+func (c *ClientWithResponses) GetUsersByIdCurrentGameWithResponse(ctx context.Context, id string, params *GetUsersByIdCurrentGameParams, reqEditors ...RequestEditorFn) (*GetUsersByIdCurrentGameResponse, error) {
 	rsp, err := c.GetUsersByIdCurrentGame(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -27241,7 +27774,7 @@ func (c *ClientWithResponses) GetUsersByIdCurrentGameWithResponse(ctx context.Co
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /users/{id}/ratings (the `GetUsersByIdRatings` operationId).
-func (c *ClientWithResponses) GetUsersByIdRatingsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetUsersByIdRatingsParams, reqEditors ...RequestEditorFn) (*GetUsersByIdRatingsResponse, error) {
+func (c *ClientWithResponses) GetUsersByIdRatingsWithResponse(ctx context.Context, id string, params *GetUsersByIdRatingsParams, reqEditors ...RequestEditorFn) (*GetUsersByIdRatingsResponse, error) {
 	rsp, err := c.GetUsersByIdRatings(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -27415,35 +27948,35 @@ func ParseGetAchievementsResponse(rsp *http.Response) (*GetAchievementsResponse,
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27483,35 +28016,35 @@ func ParseGetAchievementsMeResponse(rsp *http.Response) (*GetAchievementsMeRespo
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27551,42 +28084,42 @@ func ParseGetAchievementsUserByIdResponse(rsp *http.Response) (*GetAchievementsU
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27626,35 +28159,35 @@ func ParseGetActivityFeedResponse(rsp *http.Response) (*GetActivityFeedResponse,
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27694,35 +28227,35 @@ func ParseGetAdminAuditResponse(rsp *http.Response) (*GetAdminAuditResponse, err
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27762,35 +28295,35 @@ func ParseGetAdminFeatureFlagsResponse(rsp *http.Response) (*GetAdminFeatureFlag
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27830,49 +28363,49 @@ func ParsePutAdminFeatureFlagsByNameResponse(rsp *http.Response) (*PutAdminFeatu
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27912,35 +28445,35 @@ func ParseGetAdminIntegrityResponse(rsp *http.Response) (*GetAdminIntegrityRespo
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27980,49 +28513,49 @@ func ParsePostAdminIntegrityByGameIdReleaseResponse(rsp *http.Response) (*PostAd
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28062,49 +28595,49 @@ func ParsePostAdminIntegrityByGameIdVoidResponse(rsp *http.Response) (*PostAdmin
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28144,35 +28677,35 @@ func ParseGetAdminReconciliationResponse(rsp *http.Response) (*GetAdminReconcili
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28212,35 +28745,35 @@ func ParseGetAdminSupportResponse(rsp *http.Response) (*GetAdminSupportResponse,
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28280,42 +28813,42 @@ func ParseGetAdminSupportByIdResponse(rsp *http.Response) (*GetAdminSupportByIdR
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28355,42 +28888,42 @@ func ParsePatchAdminSupportByIdCloseResponse(rsp *http.Response) (*PatchAdminSup
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28430,56 +28963,56 @@ func ParsePostAdminSupportByIdMessagesResponse(rsp *http.Response) (*PostAdminSu
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28519,42 +29052,42 @@ func ParseGetAdminUsersByIdLinksResponse(rsp *http.Response) (*GetAdminUsersById
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28594,42 +29127,42 @@ func ParseGetAdminUsersByIdProtectionResponse(rsp *http.Response) (*GetAdminUser
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28642,6 +29175,55 @@ func ParseGetAdminUsersByIdProtectionResponse(rsp *http.Response) (*GetAdminUser
 		}
 		response.JSONDefault = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseGetAsyncapiJsonResponse parses an HTTP response from a GetAsyncapiJsonWithResponse call
+func ParseGetAsyncapiJsonResponse(rsp *http.Response) (*GetAsyncapiJsonResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAsyncapiJsonResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest map[string]interface{}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetAsyncapiJsonResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
@@ -28669,35 +29251,35 @@ func ParsePostAuthHandshakeResponse(rsp *http.Response) (*PostAuthHandshakeRespo
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+		var dest TooManyRequestsError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28737,35 +29319,35 @@ func ParsePostAuthLoginWalletResponse(rsp *http.Response) (*PostAuthLoginWalletR
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28801,42 +29383,42 @@ func ParsePostAuthLogoutResponse(rsp *http.Response) (*PostAuthLogoutResponse, e
 		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28876,35 +29458,35 @@ func ParseGetChallengesResponse(rsp *http.Response) (*GetChallengesResponse, err
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28944,63 +29526,63 @@ func ParsePostChallengesResponse(rsp *http.Response) (*PostChallengesResponse, e
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29040,56 +29622,56 @@ func ParseDeleteChallengesByIdResponse(rsp *http.Response) (*DeleteChallengesByI
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29129,56 +29711,56 @@ func ParsePostChallengesByIdAcceptResponse(rsp *http.Response) (*PostChallengesB
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29218,56 +29800,56 @@ func ParsePostChallengesByIdDeclineResponse(rsp *http.Response) (*PostChallenges
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29307,35 +29889,35 @@ func ParseGetChatDmThreadsResponse(rsp *http.Response) (*GetChatDmThreadsRespons
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29375,42 +29957,42 @@ func ParseGetChatByTypeByIdMessagesResponse(rsp *http.Response) (*GetChatByTypeB
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29450,70 +30032,70 @@ func ParsePostChatByTypeByIdMessagesResponse(rsp *http.Response) (*PostChatByTyp
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+		var dest TooManyRequestsError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29553,35 +30135,35 @@ func ParsePostDevFaucetResponse(rsp *http.Response) (*PostDevFaucetResponse, err
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29683,35 +30265,35 @@ func ParseGetFriendsRequestsIncomingResponse(rsp *http.Response) (*GetFriendsReq
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29751,49 +30333,49 @@ func ParsePostFriendsRequestsByUserIdAcceptResponse(rsp *http.Response) (*PostFr
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29829,49 +30411,49 @@ func ParseDeleteFriendsByUserIdResponse(rsp *http.Response) (*DeleteFriendsByUse
 		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29911,42 +30493,42 @@ func ParseGetFriendsByUserIdResponse(rsp *http.Response) (*GetFriendsByUserIdRes
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29993,49 +30575,49 @@ func ParsePostFriendsByUserIdResponse(rsp *http.Response) (*PostFriendsByUserIdR
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30075,28 +30657,28 @@ func ParseGetGamesAvailableResponse(rsp *http.Response) (*GetGamesAvailableRespo
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30136,35 +30718,35 @@ func ParseGetGamesLiveResponse(rsp *http.Response) (*GetGamesLiveResponse, error
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30204,28 +30786,28 @@ func ParseGetGamesMetricsResponse(rsp *http.Response) (*GetGamesMetricsResponse,
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30264,36 +30846,39 @@ func ParseGetGamesByIdResponse(rsp *http.Response) (*GetGamesByIdResponse, error
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30306,6 +30891,19 @@ func ParseGetGamesByIdResponse(rsp *http.Response) (*GetGamesByIdResponse, error
 		}
 		response.JSONDefault = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetGamesByIdResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
@@ -30333,63 +30931,63 @@ func ParsePostGamesByIdActionsResponse(rsp *http.Response) (*PostGamesByIdAction
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30429,35 +31027,35 @@ func ParseGetGamesByIdBetsResponse(rsp *http.Response) (*GetGamesByIdBetsRespons
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30497,63 +31095,63 @@ func ParsePostGamesByIdBetsPrepareResponse(rsp *http.Response) (*PostGamesByIdBe
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30593,70 +31191,70 @@ func ParsePostGamesByIdBetsSubmitResponse(rsp *http.Response) (*PostGamesByIdBet
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+		var dest TooManyRequestsError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30696,35 +31294,35 @@ func ParseGetGamesByIdDonationsResponse(rsp *http.Response) (*GetGamesByIdDonati
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30764,63 +31362,63 @@ func ParsePostGamesByIdDonationsPrepareResponse(rsp *http.Response) (*PostGamesB
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30860,70 +31458,70 @@ func ParsePostGamesByIdDonationsSubmitResponse(rsp *http.Response) (*PostGamesBy
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+		var dest TooManyRequestsError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30963,42 +31561,42 @@ func ParseGetGamesByIdEventsResponse(rsp *http.Response) (*GetGamesByIdEventsRes
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31038,35 +31636,35 @@ func ParseGetGamesByIdMarketResponse(rsp *http.Response) (*GetGamesByIdMarketRes
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31106,42 +31704,42 @@ func ParseGetGamesByIdMarketOrdersResponse(rsp *http.Response) (*GetGamesByIdMar
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31181,63 +31779,63 @@ func ParsePostGamesByIdMarketOrdersBuyResponse(rsp *http.Response) (*PostGamesBy
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31277,63 +31875,63 @@ func ParsePostGamesByIdMarketOrdersSellResponse(rsp *http.Response) (*PostGamesB
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31373,56 +31971,56 @@ func ParseDeleteGamesByIdMarketOrdersByOrderIdResponse(rsp *http.Response) (*Del
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31462,42 +32060,42 @@ func ParseGetGamesByIdMarketPositionsResponse(rsp *http.Response) (*GetGamesById
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31537,56 +32135,56 @@ func ParsePostGamesByIdMarketRedeemResponse(rsp *http.Response) (*PostGamesByIdM
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31626,35 +32224,35 @@ func ParseGetGamesByIdMarketTradesResponse(rsp *http.Response) (*GetGamesByIdMar
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31694,35 +32292,35 @@ func ParseGetGamesByIdPotResponse(rsp *http.Response) (*GetGamesByIdPotResponse,
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31762,56 +32360,56 @@ func ParseDeleteGamesByIdRematchResponse(rsp *http.Response) (*DeleteGamesByIdRe
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31851,56 +32449,56 @@ func ParseGetGamesByIdRematchResponse(rsp *http.Response) (*GetGamesByIdRematchR
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31940,56 +32538,56 @@ func ParsePostGamesByIdRematchResponse(rsp *http.Response) (*PostGamesByIdRematc
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32029,56 +32627,56 @@ func ParsePostGamesByIdRematchLobbyResponse(rsp *http.Response) (*PostGamesByIdR
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32118,49 +32716,49 @@ func ParseGetGamesByIdStateResponse(rsp *http.Response) (*GetGamesByIdStateRespo
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32200,7 +32798,7 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32233,7 +32831,7 @@ func ParseGetImagesByIdResponse(rsp *http.Response) (*GetImagesByIdResponse, err
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32273,35 +32871,35 @@ func ParseGetLeaderboardsFriendsResponse(rsp *http.Response) (*GetLeaderboardsFr
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32341,35 +32939,35 @@ func ParseGetLeaderboardsGameByTypeResponse(rsp *http.Response) (*GetLeaderboard
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32409,28 +33007,28 @@ func ParseGetLeaderboardsGlobalResponse(rsp *http.Response) (*GetLeaderboardsGlo
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32470,35 +33068,35 @@ func ParseGetLobbiesResponse(rsp *http.Response) (*GetLobbiesResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32538,56 +33136,56 @@ func ParsePostLobbiesResponse(rsp *http.Response) (*PostLobbiesResponse, error) 
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32627,49 +33225,49 @@ func ParseDeleteLobbiesByIdJoinQueueResponse(rsp *http.Response) (*DeleteLobbies
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32709,56 +33307,56 @@ func ParsePostLobbiesByIdJoinQueueResponse(rsp *http.Response) (*PostLobbiesById
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32798,35 +33396,35 @@ func ParseGetNotificationsResponse(rsp *http.Response) (*GetNotificationsRespons
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32866,42 +33464,42 @@ func ParsePostNotificationsReadAllResponse(rsp *http.Response) (*PostNotificatio
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32941,49 +33539,49 @@ func ParsePatchNotificationsByIdReadResponse(rsp *http.Response) (*PatchNotifica
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33022,6 +33620,9 @@ func ParseGetOpenapiJsonResponse(rsp *http.Response) (*GetOpenapiJsonResponse, e
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -33029,6 +33630,19 @@ func ParseGetOpenapiJsonResponse(rsp *http.Response) (*GetOpenapiJsonResponse, e
 		}
 		response.JSONDefault = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetOpenapiJsonResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
@@ -33056,49 +33670,49 @@ func ParsePostPaymentsPrepareResponse(rsp *http.Response) (*PostPaymentsPrepareR
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33138,63 +33752,63 @@ func ParsePostPaymentsSubmitResponse(rsp *http.Response) (*PostPaymentsSubmitRes
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+		var dest TooManyRequestsError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33234,35 +33848,35 @@ func ParseGetReferralsMeResponse(rsp *http.Response) (*GetReferralsMeResponse, e
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33302,42 +33916,42 @@ func ParsePostReferralsMeClaimResponse(rsp *http.Response) (*PostReferralsMeClai
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33377,35 +33991,35 @@ func ParseGetReferralsMeRewardsResponse(rsp *http.Response) (*GetReferralsMeRewa
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33445,35 +34059,35 @@ func ParseGetReferralsMeTreeResponse(rsp *http.Response) (*GetReferralsMeTreeRes
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33546,42 +34160,42 @@ func ParsePostSessionResponse(rsp *http.Response) (*PostSessionResponse, error) 
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33621,35 +34235,35 @@ func ParseGetSpectateLivePlayersResponse(rsp *http.Response) (*GetSpectateLivePl
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33689,56 +34303,56 @@ func ParsePostSupportResponse(rsp *http.Response) (*PostSupportResponse, error) 
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33778,35 +34392,35 @@ func ParseGetSupportMeResponse(rsp *http.Response) (*GetSupportMeResponse, error
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33846,42 +34460,42 @@ func ParseGetSupportMeByIdResponse(rsp *http.Response) (*GetSupportMeByIdRespons
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33921,49 +34535,49 @@ func ParsePatchSupportMeByIdCloseResponse(rsp *http.Response) (*PatchSupportMeBy
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34003,63 +34617,63 @@ func ParsePostSupportMeByIdMessagesResponse(rsp *http.Response) (*PostSupportMeB
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34099,70 +34713,70 @@ func ParsePostTipsBroadcastResponse(rsp *http.Response) (*PostTipsBroadcastRespo
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+		var dest TooManyRequestsError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34202,63 +34816,131 @@ func ParsePostTipsPrepareResponse(rsp *http.Response) (*PostTipsPrepareResponse,
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetUsernamesByUsernameResponse parses an HTTP response from a GetUsernamesByUsernameWithResponse call
+func ParseGetUsernamesByUsernameResponse(rsp *http.Response) (*GetUsernamesByUsernameResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetUsernamesByUsernameResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest UserProfile
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34298,35 +34980,35 @@ func ParseGetUsersMeResponse(rsp *http.Response) (*GetUsersMeResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34366,49 +35048,49 @@ func ParsePostUsersMeAgeConfirmationResponse(rsp *http.Response) (*PostUsersMeAg
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34448,49 +35130,49 @@ func ParsePostUsersMeAvatarResponse(rsp *http.Response) (*PostUsersMeAvatarRespo
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34530,49 +35212,49 @@ func ParsePostUsersMeCoverResponse(rsp *http.Response) (*PostUsersMeCoverRespons
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34615,35 +35297,35 @@ func ParseGetUsersMeCurrentGameResponse(rsp *http.Response) (*GetUsersMeCurrentG
 		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34686,35 +35368,35 @@ func ParseGetUsersMeExclusionResponse(rsp *http.Response) (*GetUsersMeExclusionR
 		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34754,56 +35436,56 @@ func ParsePostUsersMeExclusionResponse(rsp *http.Response) (*PostUsersMeExclusio
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34843,35 +35525,35 @@ func ParseGetUsersMeLimitsResponse(rsp *http.Response) (*GetUsersMeLimitsRespons
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34911,49 +35593,49 @@ func ParsePutUsersMeLimitsResponse(rsp *http.Response) (*PutUsersMeLimitsRespons
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34993,56 +35675,56 @@ func ParsePatchUsersMeProfileResponse(rsp *http.Response) (*PatchUsersMeProfileR
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -35082,35 +35764,35 @@ func ParseGetUsersMeSessionResponse(rsp *http.Response) (*GetUsersMeSessionRespo
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -35150,103 +35832,35 @@ func ParseGetUsersSearchResponse(rsp *http.Response) (*GetUsersSearchResponse, e
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON503 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorResponse
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSONDefault = &dest
-
-	}
-
-	return response, nil
-}
-
-// ParseGetUsersUsernameByUsernameResponse parses an HTTP response from a GetUsersUsernameByUsernameWithResponse call
-func ParseGetUsersUsernameByUsernameResponse(rsp *http.Response) (*GetUsersUsernameByUsernameResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &GetUsersUsernameByUsernameResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
-	}
-
-	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest UserProfile
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON402 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON426 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -35286,35 +35900,35 @@ func ParseGetUsersByIdResponse(rsp *http.Response) (*GetUsersByIdResponse, error
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -35354,49 +35968,49 @@ func ParseDeleteUsersByIdBlockResponse(rsp *http.Response) (*DeleteUsersByIdBloc
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -35436,49 +36050,49 @@ func ParsePostUsersByIdBlockResponse(rsp *http.Response) (*PostUsersByIdBlockRes
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -35521,42 +36135,42 @@ func ParseGetUsersByIdCurrentGameResponse(rsp *http.Response) (*GetUsersByIdCurr
 		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -35596,35 +36210,35 @@ func ParseGetUsersByIdRatingsResponse(rsp *http.Response) (*GetUsersByIdRatingsR
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -35697,35 +36311,35 @@ func ParseGetWalletsMeBalanceResponse(rsp *http.Response) (*GetWalletsMeBalanceR
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -35765,35 +36379,35 @@ func ParseGetWalletsMeTransactionsResponse(rsp *http.Response) (*GetWalletsMeTra
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -35833,56 +36447,56 @@ func ParsePostWalletsTransferPrepareResponse(rsp *http.Response) (*PostWalletsTr
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -35922,70 +36536,70 @@ func ParsePostWalletsTransferSubmitResponse(rsp *http.Response) (*PostWalletsTra
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest NotFoundError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+		var dest TooManyRequestsError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -36032,63 +36646,63 @@ func ParsePostWalletsWithdrawResponse(rsp *http.Response) (*PostWalletsWithdrawR
 		response.JSON202 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
-		var dest PaymentRequiredResponse
+		var dest PaymentRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest ConflictError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest RequestEntityTooLarge
+		var dest RequestEntityTooLargeError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
-		var dest UpgradeRequired
+		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON426 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+		var dest TooManyRequestsError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -36124,28 +36738,28 @@ func ParseGetWsResponse(rsp *http.Response) (*GetWsResponse, error) {
 		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest BadRequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest UnauthorizedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+		var dest TooManyRequestsError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest ServiceUnavailableError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

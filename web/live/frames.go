@@ -4,31 +4,51 @@ import "encoding/json"
 
 // EventFrame is what an API socket receives for a game event.
 type EventFrame struct {
-	Type   string          `json:"type" doc:"event"`
+	Type   string          `json:"type" const:"event"`
 	Event  string          `json:"event"`
 	GameID string          `json:"gameId"`
-	Seq    int             `json:"seq"`
-	Data   json.RawMessage `json:"data"`
+	Seq    int             `json:"seq" minimum:"1" doc:"the event's number in its game: 1, 2, 3, ... without gaps"`
+	Data   json.RawMessage `json:"data" type:"object"`
 }
 
 // CrowdData is the data of game:spectators: spectator sockets on every
-// instance. It is presence, not a stored event: its seq is that of the
-// last event the socket has, and it is never replayed.
+// instance.
 type CrowdData struct {
-	Count int `json:"count"`
+	Count int `json:"count" minimum:"0"`
 }
 
-// JoinedFrame is the first frame of a room: the state everyone may see.
+// CrowdFrame carries a spectator count. It is presence, not one of the
+// game's events: it has no seq (the seqs number the stored events, each
+// once), it may repeat a count, and it is never replayed.
+type CrowdFrame struct {
+	Type   string    `json:"type" const:"event"`
+	Event  string    `json:"event" const:"game:spectators"`
+	GameID string    `json:"gameId"`
+	Data   CrowdData `json:"data"`
+}
+
+// JoinedFrame is the first frame of a room: the state everyone may see,
+// as of the event numbered seq. Only events after seq follow it.
 type JoinedFrame struct {
-	Type   string          `json:"type" doc:"joined"`
+	Type   string          `json:"type" const:"joined"`
 	GameID string          `json:"gameId"`
-	Role   string          `json:"role" doc:"player or spectator"`
-	State  json.RawMessage `json:"state" doc:"the same as GET /games/:id/state"`
+	Seq    int             `json:"seq" minimum:"0" doc:"the seq of the last event the state reflects: the events that follow have higher seqs"`
+	Role   string          `json:"role" enum:"player,spectator" doc:"player or spectator"`
+	State  json.RawMessage `json:"state" schema:"GameState" doc:"the same as GET /games/:id/state"`
+}
+
+// ResumedFrame answers a join-game whose lastSeq the room can continue
+// from: exactly the events after seq follow, in order, and then the live
+// ones.
+type ResumedFrame struct {
+	Type   string `json:"type" const:"resumed"`
+	GameID string `json:"gameId"`
+	Seq    int    `json:"seq" minimum:"1" doc:"the lastSeq of the join: the next event is seq + 1"`
 }
 
 // ErrorFrame answers a client message that failed.
 type ErrorFrame struct {
-	Type    string `json:"type" doc:"error"`
+	Type    string `json:"type" const:"error"`
 	Code    string `json:"code"`
 	GameID  string `json:"gameId,omitempty"`
 	Message string `json:"message,omitempty"`
@@ -37,33 +57,33 @@ type ErrorFrame struct {
 // ResyncFrame tells a socket that fell behind in a room that it left the
 // room: it rejoins with the last seq it has and misses nothing.
 type ResyncFrame struct {
-	Type   string `json:"type" doc:"resync"`
+	Type   string `json:"type" const:"resync"`
 	GameID string `json:"gameId"`
 }
 
 // LeftFrame answers leave-game.
 type LeftFrame struct {
-	Type   string `json:"type" doc:"left"`
+	Type   string `json:"type" const:"left"`
 	GameID string `json:"gameId"`
 }
 
 // PongFrame answers ping.
 type PongFrame struct {
-	Type string `json:"type" doc:"pong"`
+	Type string `json:"type" const:"pong"`
 }
 
 // NoticeFrame carries a personal notice.
 type NoticeFrame struct {
-	Type   string          `json:"type" doc:"notice"`
+	Type   string          `json:"type" const:"notice"`
 	Notice string          `json:"notice"`
 	Data   json.RawMessage `json:"data"`
 }
 
 // ClientMessage is what a socket client sends.
 type ClientMessage struct {
-	Type    string `json:"type" doc:"join-game, leave-game or ping"`
-	GameID  string `json:"gameId"`
-	LastSeq int    `json:"lastSeq" doc:"join-game: the last seq you have, to receive every event after it"`
+	Type    string `json:"type" enum:"join-game,leave-game,ping" doc:"join-game, leave-game or ping"`
+	GameID  string `json:"gameId,omitempty" doc:"join-game and leave-game: the game"`
+	LastSeq int    `json:"lastSeq,omitempty" minimum:"0" doc:"join-game: the last seq you have, to receive every event after it (resumed) instead of the state (joined)"`
 }
 
 func mustJSON(v any) []byte {

@@ -758,8 +758,7 @@ func (h *Hub) sendCounts() {
 		}
 		r.count = total
 		f := frame{html: true}
-		f.bytes[JSON] = mustJSON(EventFrame{Type: "event", Event: "game:spectators", GameID: r.id, Seq: r.seq,
-			Data: mustJSON(CrowdData{Count: total})})
+		f.bytes[JSON] = mustJSON(CrowdFrame{Type: "event", Event: "game:spectators", GameID: r.id, Data: CrowdData{Count: total}})
 		f.bytes[HTML] = h.pages.Crowd(total)
 		for c := range r.members {
 			if !c.deliver(f.bytes[c.Audience]) {

@@ -304,6 +304,9 @@ func TestSpectatorCountsGoOutBatched(t *testing.T) {
 			if !strings.Contains(string(f), `"count":100`) {
 				t.Errorf("count frame %s, want 100 spectators", f)
 			}
+			if strings.Contains(string(f), `"seq"`) {
+				t.Errorf("count frame %s has a seq: seqs number the game's events, and presence is none", f)
+			}
 		case <-deadline:
 			done = true
 		}
@@ -588,5 +591,108 @@ func TestNoticesToEveryoneAreSpreadOutAndBoundedInFrames(t *testing.T) {
 	h.Notify(Everyone, "activity", json.RawMessage(`{"id":2}`))
 	if f, ok := received(conns[0], 3*broadcastPause); ok {
 		t.Fatalf("a second notice to %d sockets within a second went out (%v)", len(conns), f)
+	}
+}
+
+// TestJoinAndResumeFramesApplyInOrder: a fresh join answers joined with
+// the seq of its state and then only later events; a join with a lastSeq
+// the store can replay answers resumed with that seq and then exactly the
+// missing events; a lastSeq the room never reached answers joined. No
+// event at or below the seq of joined or resumed ever follows it.
+func TestJoinAndResumeFramesApplyInOrder(t *testing.T) {
+	s := newMemStore()
+	h := newTestHub(t, s)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.Serve(w, r, Client{UserID: r.URL.Query().Get("user")})
+	}))
+	defer srv.Close()
+	publish(h, s, "g", 10)
+
+	type frame struct {
+		Type  string `json:"type"`
+		Event string `json:"event"`
+		Seq   *int   `json:"seq"`
+	}
+	// session joins with lastSeq and returns the first frame and the seqs
+	// of the events that follow it until want arrived.
+	session := func(user string, lastSeq, want int) (frame, []int) {
+		ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http")+"?user="+user, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.Close()
+		if err := ws.WriteJSON(ClientMessage{Type: "join-game", GameID: "g", LastSeq: lastSeq}); err != nil {
+			t.Fatal(err)
+		}
+		var first frame
+		var seqs []int
+		for first.Type == "" || len(seqs) < want {
+			ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+			var f frame
+			if err := ws.ReadJSON(&f); err != nil {
+				t.Fatalf("%s: %v after %v", user, err, seqs)
+			}
+			switch {
+			case first.Type == "":
+				first = f
+			case f.Type == "event" && f.Event != "game:spectators":
+				seqs = append(seqs, *f.Seq)
+			}
+		}
+		return first, seqs
+	}
+	upTo := func(from, to int) []int {
+		var out []int
+		for i := from; i <= to; i++ {
+			out = append(out, i)
+		}
+		return out
+	}
+
+	go func() { // events keep coming while the sockets join
+		for i := 0; i < 3; i++ {
+			time.Sleep(20 * time.Millisecond)
+			publish(h, s, "g", 1)
+		}
+	}()
+	if f, seqs := session("fresh", 0, 0); f.Type != "joined" || f.Seq == nil || *f.Seq < 10 {
+		t.Errorf("a fresh join: first frame %+v, want joined with seq >= 10 (then %v)", f, seqs)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if f, seqs := session("resume", 4, 9); f.Type != "resumed" || f.Seq == nil || *f.Seq != 4 || !slices.Equal(seqs, upTo(5, 13)) {
+		t.Errorf("a resume after 4: %s %v then %v, want resumed 4 then 5..13", f.Type, f.Seq, seqs)
+	}
+	if f, _ := session("ahead", 99, 0); f.Type != "joined" || f.Seq == nil || *f.Seq != 13 {
+		t.Errorf("a resume after a seq the room never reached: %+v, want joined at 13", f)
+	}
+	// A fresh join while events arrive: every event after joined's seq,
+	// none at or below it.
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http")+"?user=racer", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	ws.WriteJSON(ClientMessage{Type: "join-game", GameID: "g"})
+	publish(h, s, "g", 5)
+	var joinedAt int
+	var seqs []int
+	for joinedAt < 18 && (len(seqs) == 0 || seqs[len(seqs)-1] < 18) {
+		ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+		var f frame
+		if err := ws.ReadJSON(&f); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case f.Type == "joined":
+			joinedAt = *f.Seq
+		case f.Type == "event" && f.Event != "game:spectators":
+			if *f.Seq <= joinedAt {
+				t.Errorf("event %d after joined at %d", *f.Seq, joinedAt)
+			}
+			seqs = append(seqs, *f.Seq)
+		}
+	}
+	if want := upTo(joinedAt+1, 18); !slices.Equal(seqs, want) {
+		t.Errorf("after joined at %d: %v, want %v", joinedAt, seqs, want)
 	}
 }

@@ -23,6 +23,11 @@ const (
 	maxMessage = 4096
 )
 
+// MaxResume is the largest gap a join-game's lastSeq may leave to be
+// answered with resumed and the missing events; past it the state
+// (joined) is shorter.
+const MaxResume = 1000
+
 // Limits of one user's sockets.
 const (
 	// MaxSocketsPerUser is how many sockets one user holds on an instance,
@@ -263,11 +268,21 @@ func (h *Hub) join(ctx context.Context, c *Conn, m ClientMessage) {
 	if j.Player {
 		role = "player"
 	}
-	after := m.LastSeq
-	if after <= 0 {
-		after = j.Seq // a fresh join starts from the state
+	// A resume whose gap the store holds continues from lastSeq; any
+	// other join starts from the state, and only later events follow it,
+	// so that a client applies each event once, in order, on top of what
+	// it has. Pages always continue from the seq their HTML was rendered
+	// at.
+	after := j.Seq
+	switch {
+	case c.Audience == HTML && m.LastSeq > 0:
+		after = m.LastSeq
+	case m.LastSeq > 0 && m.LastSeq <= j.Seq && j.Seq-m.LastSeq <= MaxResume:
+		after = m.LastSeq
+		c.reply(ResumedFrame{Type: "resumed", GameID: m.GameID, Seq: m.LastSeq})
+	default:
+		c.reply(JoinedFrame{Type: "joined", GameID: m.GameID, Seq: j.Seq, Role: role, State: j.State})
 	}
-	c.reply(JoinedFrame{Type: "joined", GameID: m.GameID, Role: role, State: j.State})
 	if err := h.Join(ctx, c, m.GameID, after, j.Seq, j.Player); err != nil {
 		h.log.Error("live: join a room", "game", m.GameID, "err", err)
 		c.reply(errorFrame(m.GameID, err))

@@ -138,6 +138,13 @@ func Rules(o *web.OpenAPI, doc any) []error {
 	var errs []error
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	paths, _ := doc.(map[string]any)["paths"].(map[string]any)
+	tags, _ := doc.(map[string]any)["tags"].([]any)
+	for _, tag := range tags {
+		if d, _ := tag.(map[string]any)["description"].(string); d == "" {
+			fail("tag %v has no description", tag.(map[string]any)["name"])
+		}
+	}
+	errs = append(errs, stringIDs(doc)...)
 	ids := map[string]bool{}
 	seen := map[reflect.Type]bool{}
 	for _, op := range o.Operations() {
@@ -190,6 +197,12 @@ func Rules(o *web.OpenAPI, doc any) []error {
 			if p.Type == "" && (p.Min != nil || p.Max != nil) {
 				fail("%s: query %s has integer bounds but is not an integer", where, p.Name)
 			}
+			if p.Name == "before" && p.Type != "" {
+				fail("%s: ?before= is an id, a string like every id, not %s", where, p.Type)
+			}
+			if (p.Name == "limit" || p.Name == "offset") && p.Type != "integer" {
+				fail("%s: ?%s= is a number, documented as %q", where, p.Name, p.Type)
+			}
 		}
 		bodies := []any{op.Request, op.Response}
 		for _, b := range op.Responses {
@@ -201,6 +214,53 @@ func Rules(o *web.OpenAPI, doc any) []error {
 			}
 		}
 	}
+	return errs
+}
+
+// stringIDs checks that every id in the document is a string (API.md
+// "Conventions"): properties named id or ending in Id, their array items,
+// and path parameters.
+func stringIDs(doc any) []error {
+	var errs []error
+	var isString func(s map[string]any) bool
+	isString = func(s map[string]any) bool {
+		if _, ref := s["$ref"]; ref {
+			return false
+		}
+		switch t := s["type"].(type) {
+		case string:
+			return t == "string"
+		case []any:
+			return len(t) > 0 && t[0] == "string"
+		}
+		for _, k := range []string{"oneOf", "anyOf"} {
+			if alts, ok := s[k].([]any); ok && len(alts) > 0 {
+				return isString(alts[0].(map[string]any))
+			}
+		}
+		return false
+	}
+	walk(doc, func(m map[string]any) {
+		if props, ok := m["properties"].(map[string]any); ok {
+			for name, p := range props {
+				if name != "id" && !strings.HasSuffix(name, "Id") {
+					continue
+				}
+				s, _ := p.(map[string]any)
+				if s["type"] == "array" {
+					s, _ = s["items"].(map[string]any)
+				}
+				if s == nil || !isString(s) {
+					errs = append(errs, fmt.Errorf("property %s is an id but its schema is %v, not a string", name, p))
+				}
+			}
+		}
+		if m["in"] == "path" {
+			if s, _ := m["schema"].(map[string]any); s == nil || s["type"] != "string" || s["format"] != nil {
+				errs = append(errs, fmt.Errorf("path parameter %v is %v: a plain string takes exactly what a response gave", m["name"], m["schema"]))
+			}
+		}
+	})
 	return errs
 }
 

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/gagliardetto/solana-go"
-	"github.com/google/uuid"
 
 	"wager/cmd/server/app"
 	"wager/db/dbtest"
@@ -227,14 +226,14 @@ func TestDemoBotAnswersAChallengeAndARematch(t *testing.T) {
 	}
 	person := newClient(t, url)
 	settings := map[string]any{"turnSeconds": 30}
-	if _, err := person.API.PostChallengesWithResponse(ctx, nil, api.ChallengeRequest{GameType: "connect4", ToUserId: &botID, Settings: &settings}); err != nil {
+	if _, err := person.API.PostChallengesWithResponse(ctx, nil, api.ChallengeRequest{GameType: "connect4", ToUserId: &botID, Settings: wager.Settings(settings)}); err != nil {
 		t.Fatalf("challenge the bot: %v", err)
 	}
 	game := waitForGame(t, person, "")
 
 	// The person drops pieces across the board until the bot has moved
 	// twice, then resigns.
-	id := uuid.MustParse(game)
+	id := game
 	for col, deadline := 0, time.Now().Add(30*time.Second); ; time.Sleep(200 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the bot did not move twice within 30 s")
@@ -316,11 +315,11 @@ func TestDemoBotTakesAPersonsTable(t *testing.T) {
 	ctx := t.Context()
 	person := newClient(t, url)
 	settings := map[string]any{"rounds": 1, "roundSeconds": 30}
-	l, err := person.API.PostLobbiesWithResponse(ctx, nil, api.LobbyRequest{GameType: "rps", Settings: &settings})
+	l, err := person.API.PostLobbiesWithResponse(ctx, nil, api.LobbyRequest{GameType: "rps", Settings: wager.Settings(settings)})
 	if err != nil {
 		t.Fatalf("open a table: %v", err)
 	}
-	if _, err := person.API.PostLobbiesByIdJoinQueueWithResponse(ctx, uuid.MustParse(l.JSON201.Id), nil); err != nil {
+	if _, err := person.API.PostLobbiesByIdJoinQueueWithResponse(ctx, l.JSON201.Id, nil); err != nil {
 		t.Fatalf("sit at it: %v", err)
 	}
 	sat := time.Now()

@@ -57,6 +57,9 @@ type Config struct {
 	// TrustedProxies are the proxies whose X-Forwarded-For names the
 	// client (TRUSTED_PROXIES); none by default: the peer is the client.
 	TrustedProxies []*net.IPNet
+	// CORSOrigins are the origins whose browser pages may call the API
+	// with a bearer token (CORS_ORIGINS); none by default.
+	CORSOrigins []string
 	// MaxConnsPerIP bounds the open connections of one client address
 	// (MAX_CONNS_PER_IP).
 	MaxConnsPerIP int
@@ -268,6 +271,13 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			continue
 		}
 		c.TrustedProxies = append(c.TrustedProxies, n)
+	}
+	if v := env("CORS_ORIGINS", ""); v != "" {
+		origins, err := web.ParseOrigins(v)
+		if err != nil {
+			bad("CORS_ORIGINS", v, "must be origins (scheme://host[:port]) separated by commas: "+err.Error())
+		}
+		c.CORSOrigins = origins
 	}
 	if v := env("MAX_CONNS_PER_IP", "1000"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -47,6 +47,7 @@ func TestLoadConfigNamesInvalidVariables(t *testing.T) {
 		"MIN_AGE":                         "12",
 		"COUNTRY_HEADER":                  "CF-IPCountry", // without TRUSTED_PROXIES nobody could send it
 		"RESTRICTED_COUNTRIES":            "USA",
+		"CORS_ORIGINS":                    "https://app.example/path",
 	} {
 		_, err := LoadConfig(func(k string) string {
 			if k == name {

@@ -98,6 +98,16 @@ type State interface {
 	MarshalJSON() ([]byte, error)
 }
 
+// Events are the room events of the game types by name, each with its
+// data type: the live protocol's document (GET /asyncapi.json) is
+// generated from them.
+var Events = map[string]any{
+	"game:rps:round:start": RPSRoundStart{}, "game:rps:round:submitted": RPSSubmitted{},
+	"game:rps:round:reveal": RPSRound{}, "game:rps:resign": RPSResign{},
+	"game:connect4:start": C4Start{}, "game:connect4:move": C4Moved{},
+	"game:connect4:timeout": C4Forfeit{}, "game:connect4:resign": C4Forfeit{},
+}
+
 // All is the registry of game types by gameType.
 var All = map[string]Rules{"rps": RPS{}, "connect4": ConnectFour{}}
 
@@ -172,6 +182,40 @@ func defaults(specs []intSetting) (map[string]int, map[string]string) {
 		d[s.name], h[s.name] = s.def, s.help
 	}
 	return d, h
+}
+
+// withSettings is a game type whose settings are integer settings.
+type withSettings interface{ settingSpecs() []intSetting }
+
+func (RPS) settingSpecs() []intSetting         { return rpsSettings }
+func (ConnectFour) settingSpecs() []intSetting { return c4Settings }
+
+// SettingsSchema returns the JSON Schema of a game type's settings object,
+// with the limits ParseSettings enforces (an odd setting lists its
+// values), or false for an unknown game type. Every member is optional
+// (a default applies), but the object names at least one: send no
+// settings at all for the defaults.
+func SettingsSchema(gameType string) (map[string]any, bool) {
+	r, ok := All[gameType].(withSettings)
+	if !ok {
+		return nil, false
+	}
+	props := map[string]any{}
+	for _, s := range r.settingSpecs() {
+		p := map[string]any{"type": "integer", "minimum": s.min, "maximum": s.max, "default": s.def, "description": s.help}
+		if s.odd {
+			var values []int
+			for v := s.min; v <= s.max; v++ {
+				if v%2 == 1 {
+					values = append(values, v)
+				}
+			}
+			p["enum"] = values
+		}
+		props[s.name] = p
+	}
+	return map[string]any{"type": "object", "title": All[gameType].Info().Name + " settings", "properties": props,
+		"additionalProperties": false, "minProperties": 1}, true
 }
 
 // checkPlayers validates the seats of a two-player game.

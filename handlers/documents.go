@@ -1,0 +1,141 @@
+package handlers
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"maps"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/labstack/echo/v4"
+
+	"wager/domain/chat"
+	"wager/domain/game"
+	"wager/domain/game/rules"
+	"wager/domain/integrity"
+	"wager/domain/market"
+	"wager/domain/money"
+	"wager/domain/notify"
+	"wager/domain/pot"
+	"wager/domain/social"
+	"wager/web"
+	"wager/web/live"
+)
+
+// LiveProtocol returns the AsyncAPI description of the live socket, built
+// from the frame types of web/live and the event and notice types of the
+// domain packages.
+func (a *App) LiveProtocol() *web.AsyncAPI {
+	host, protocol := "localhost:8080", "ws"
+	if u, err := url.Parse(a.PublicURL); err == nil && u.Host != "" {
+		host = u.Host
+		if u.Scheme == "https" {
+			protocol = "wss"
+		}
+	}
+	events, notices := map[string]any{}, map[string]any{}
+	for _, m := range []map[string]any{rules.Events, game.Events, pot.Events, chat.Events, market.Events, integrity.Events} {
+		maps.Copy(events, m)
+	}
+	for _, m := range []map[string]any{game.Notices, chat.Notices, money.Notices, notify.Notices, social.Notices} {
+		maps.Copy(notices, m)
+	}
+	schemas := settingsSchemas()
+	schemas["GameState"] = map[string]any{"description": "A game's state as GET /games/{id}/state answers it: the view of its game type.",
+		"oneOf": []any{map[string]any{"$ref": "#/components/schemas/RulesRPSView"}, map[string]any{"$ref": "#/components/schemas/RulesC4View"}}}
+	return &web.AsyncAPI{
+		Title: "Wager Arena live socket", Version: APIVersion,
+		Description: "GET /ws upgrades to a WebSocket that carries game rooms and personal notices. " +
+			"Send join-game {gameId} for joined (the state as of seq) and then every event after seq, in order, each once; " +
+			"after a disconnect, send join-game {gameId, lastSeq} for resumed and exactly the events after lastSeq " +
+			"(or joined with the whole state when the gap is too long to replay). Told to resync, join again with your last seq. " +
+			"Spectator counts (game:spectators) are presence, not events: they carry no seq and are never replayed.",
+		Host: host, Protocol: protocol, Address: "/ws",
+		Send: []web.Message{{Name: "client message", Summary: "join-game {gameId, lastSeq?}, leave-game {gameId} or ping",
+			Payload: live.ClientMessage{}}},
+		Receive: []web.Message{
+			{Name: "joined", Summary: "Answers join-game: the game's state as of seq; only events after seq follow.", Payload: live.JoinedFrame{}},
+			{Name: "resumed", Summary: "Answers join-game with a lastSeq whose gap can be replayed: the events after seq follow.", Payload: live.ResumedFrame{}},
+			{Name: "game:spectators", Summary: "The game's spectator count on every instance, at most twice a second: presence, without a seq.", Payload: live.CrowdFrame{}},
+			{Name: "resync", Summary: "The socket fell behind in a room and left it: join again with the last seq you have.", Payload: live.ResyncFrame{}},
+			{Name: "error", Summary: "A client message failed: NOT_FOUND or GAME_NOT_ACTIVE for a join, VALIDATION_ERROR or INVALID_JSON for a bad message.", Payload: live.ErrorFrame{}},
+			{Name: "left", Summary: "Answers leave-game.", Payload: live.LeftFrame{}},
+			{Name: "pong", Summary: "Answers ping.", Payload: live.PongFrame{}},
+		},
+		Event: live.EventFrame{}, Notice: live.NoticeFrame{}, Events: events, Notices: notices,
+		Schemas: schemas, Components: []any{rules.RPSView{}, rules.C4View{}},
+	}
+}
+
+// servedDocument is a document encoded once, with its ETag and its gzip
+// encoding: the documents do not change while the server runs.
+type servedDocument struct {
+	once       sync.Once
+	body, gzip []byte
+	etag       string
+}
+
+// serve answers the document built by build: 304 when If-None-Match names
+// its ETag, gzip-encoded to clients that accept it.
+func (d *servedDocument) serve(c echo.Context, build func() any) error {
+	d.once.Do(func() {
+		d.body, _ = json.Marshal(build()) // documents are maps of JSON values
+		sum := sha256.Sum256(d.body)
+		d.etag = `"` + hex.EncodeToString(sum[:12]) + `"`
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		zw.Write(d.body)
+		zw.Close()
+		d.gzip = buf.Bytes()
+	})
+	h := c.Response().Header()
+	h.Set("ETag", d.etag)
+	h.Set("Cache-Control", "no-cache")
+	h.Add("Vary", "Accept-Encoding")
+	if etagMatches(c.Request().Header.Get("If-None-Match"), d.etag) {
+		return c.NoContent(http.StatusNotModified)
+	}
+	if acceptsGzip(c.Request().Header.Get("Accept-Encoding")) {
+		h.Set("Content-Encoding", "gzip")
+		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, d.gzip)
+	}
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, d.body)
+}
+
+// etagMatches reports whether an If-None-Match header names etag (or is *).
+func etagMatches(header, etag string) bool {
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == etag || t == "*" {
+			return true
+		}
+	}
+	return false
+}
+
+// acceptsGzip reports whether an Accept-Encoding header takes gzip.
+func acceptsGzip(header string) bool {
+	for _, part := range strings.Split(header, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		name = strings.ToLower(strings.TrimSpace(name))
+		if name != "gzip" && name != "*" {
+			continue
+		}
+		q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
+		return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+	}
+	return false
+}
+
+func (a *App) openAPI(c echo.Context) error {
+	return a.openapiDoc.serve(c, func() any { return a.Docs.Document() })
+}
+
+func (a *App) asyncAPI(c echo.Context) error {
+	return a.asyncapiDoc.serve(c, func() any { return a.Protocol.Document() })
+}

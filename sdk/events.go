@@ -1,0 +1,216 @@
+package wager
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"wager/sdk/api"
+)
+
+// payloads are the types of the live events' and notices' data by name,
+// as /asyncapi.json maps them (TestPayloadTypesFollowTheAsyncAPIDocument
+// keeps the two the same).
+var payloads = map[string]func() any{
+	"game:started":             func() any { return new(api.GameStarted) },
+	"game:completed":           func() any { return new(api.GameCompleted) },
+	"game:resumed":             func() any { return new(api.GameResumed) },
+	"game:rps:round:start":     func() any { return new(api.RulesRPSRoundStart) },
+	"game:rps:round:submitted": func() any { return new(api.RulesRPSSubmitted) },
+	"game:rps:round:reveal":    func() any { return new(api.RulesRPSRound) },
+	"game:rps:resign":          func() any { return new(api.RulesRPSResign) },
+	"game:connect4:start":      func() any { return new(api.RulesC4Start) },
+	"game:connect4:move":       func() any { return new(api.RulesC4Moved) },
+	"game:connect4:timeout":    func() any { return new(api.RulesC4Forfeit) },
+	"game:connect4:resign":     func() any { return new(api.RulesC4Forfeit) },
+	"game:rematch:requested":   func() any { return new(api.GameRematchBy) },
+	"game:rematch:cancelled":   func() any { return new(api.GameRematchBy) },
+	"game:rematch:started":     func() any { return new(api.GameRematchStarted) },
+	"game:rematch:lobby":       func() any { return new(api.GameRematchLobby) },
+	"game:chat:message":        func() any { return new(api.ChatMessage) },
+	"game:donation":            func() any { return new(api.PotDonated) },
+	"game:pot":                 func() any { return new(api.Pot) },
+	"game:bet":                 func() any { return new(api.PotBetPlaced) },
+	"game:settlement:transfer": func() any { return new(api.PotTransferSent) },
+	"game:market":              func() any { return new(api.MarketView) },
+	"game:review":              func() any { return new(api.IntegrityReview) },
+	EventSpectators:            func() any { return new(Spectators) },
+}
+
+// noticePayloads are the notices' data types by kind.
+var noticePayloads = map[string]func() any{
+	NoticeMatched:         func() any { return new(api.GameMatched) },
+	NoticeNotification:    func() any { return new(api.NotifyPushed) },
+	NoticeBalance:         func() any { return new(api.MoneyPlatformBalance) },
+	NoticeActivity:        func() any { return new(api.SocialEntry) },
+	NoticeChallenge:       func() any { return new(api.GameChallenge) },
+	"challenge:accepted":  func() any { return new(api.GameChallenge) },
+	"challenge:declined":  func() any { return new(api.GameChallenge) },
+	"challenge:cancelled": func() any { return new(api.GameChallenge) },
+	"challenge:expired":   func() any { return new(api.GameChallenge) },
+	"chat:dm":             func() any { return new(api.ChatMessage) },
+	"queue:removed":       func() any { return new(api.GameQueueRemoved) },
+	"rematch:requested":   func() any { return new(api.GameRematchNotice) },
+	"rematch:lobby":       func() any { return new(api.GameRematchLobbyNotice) },
+}
+
+// Spectators is the data of game:spectators.
+type Spectators struct {
+	Count int `json:"count"`
+}
+
+// Payload returns the event's data decoded into its type: for
+// game:rps:round:reveal an *api.RulesRPSRound, for game:completed an
+// *api.GameCompleted, for EventJoined the state (*api.RulesRPSView or
+// *api.RulesC4View), and so on (the AsyncAPI document at /asyncapi.json
+// lists them). It returns an error for a name this SDK does not know (a
+// newer server's) or data that does not decode.
+func (e Event) Payload() (any, error) {
+	if e.Name == EventJoined {
+		var head struct {
+			GameType string `json:"gameType"`
+		}
+		json.Unmarshal(e.Data, &head)
+		var v any = new(api.RulesRPSView)
+		if head.GameType == "connect4" {
+			v = new(api.RulesC4View)
+		}
+		return v, decode(e.Name, e.Data, v)
+	}
+	return payload(payloads, e.Name, e.Data)
+}
+
+// Notice kinds the client gives meaning to.
+const (
+	NoticeMatched      = "game:matched"       // two queued players were matched: *api.GameMatched
+	NoticeChallenge    = "challenge:received" // someone challenged you: *api.GameChallenge
+	NoticeNotification = "notification"       // a new notification: *api.NotifyPushed
+	NoticeBalance      = "balance"            // your platform balance changed: *api.MoneyPlatformBalance
+	NoticeActivity     = "activity"           // a public activity feed entry: *api.SocialEntry
+)
+
+// Notice is a personal notice pushed to the user's sockets.
+type Notice struct {
+	Kind string
+	Data json.RawMessage
+}
+
+// Payload returns the notice's data decoded into its type (see the
+// Notice constants), or an error for a kind this SDK does not know.
+func (n Notice) Payload() (any, error) { return payload(noticePayloads, n.Kind, n.Data) }
+
+func payload(types map[string]func() any, name string, data json.RawMessage) (any, error) {
+	newValue, ok := types[name]
+	if !ok {
+		return nil, fmt.Errorf("wager: no payload type for %q", name)
+	}
+	v := newValue()
+	return v, decode(name, data, v)
+}
+
+func decode(name string, data json.RawMessage, v any) error {
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("wager: the data of %s: %w", name, err)
+	}
+	return nil
+}
+
+// Notices opens a live socket and delivers the user's personal notices
+// (matched, challenges, notifications, balance changes, the activity
+// feed) until ctx ends, when the channel closes. After a disconnect it
+// connects again; what was pushed meanwhile is lost, but stays readable
+// over HTTP (GET /notifications, GET /users/me/current-game). It returns
+// the API's error when the first socket is refused.
+func (c *Client) Notices(ctx context.Context) (<-chan Notice, error) {
+	conn, err := c.noticeSocket(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan Notice, 64)
+	go func() {
+		defer close(out)
+		wait := 100 * time.Millisecond
+		for {
+			readNotices(ctx, conn, out)
+			conn.Close()
+			for {
+				if ctx.Err() != nil {
+					return
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(wait):
+				}
+				if conn, err = c.noticeSocket(ctx); err == nil {
+					wait = 100 * time.Millisecond
+					break
+				}
+				wait = min(2*wait, 5*time.Second)
+			}
+		}
+	}()
+	return out, nil
+}
+
+// noticeSocket opens a socket and waits until the server reads it (a
+// ping's pong): from then on no notice to the user passes it by.
+func (c *Client) noticeSocket(ctx context.Context) (*websocket.Conn, error) {
+	token, err := c.validToken(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := c.dial(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if err := conn.WriteJSON(map[string]string{"type": "ping"}); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	for {
+		var fr frame
+		if err := conn.ReadJSON(&fr); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("wager: opening the live socket: %w", err)
+		}
+		if fr.Type == "pong" {
+			return conn, nil
+		}
+	}
+}
+
+func readNotices(ctx context.Context, conn *websocket.Conn, out chan<- Notice) {
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	conn.SetReadDeadline(time.Now().Add(pongWait))
+	conn.SetPingHandler(func(data string) error {
+		conn.SetReadDeadline(time.Now().Add(pongWait))
+		return conn.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(10*time.Second))
+	})
+	for {
+		var fr struct {
+			Type   string          `json:"type"`
+			Notice string          `json:"notice"`
+			Data   json.RawMessage `json:"data"`
+		}
+		if err := conn.ReadJSON(&fr); err != nil {
+			return
+		}
+		conn.SetReadDeadline(time.Now().Add(pongWait))
+		if fr.Type != "notice" {
+			continue
+		}
+		select {
+		case out <- Notice{Kind: fr.Notice, Data: fr.Data}:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
