@@ -428,7 +428,8 @@ var tagDescriptions = map[string]string{
 	"support":      "Support tickets and their messages.",
 	"payments":     "HTTP 402: paying the x402 charge of a request past its abuse threshold.",
 	"wallet":       "Platform balance, deposits, transfers, withdrawals and the wallet's history.",
-	"admin":        "Staff only: feature flags, reconciliation, support queue, integrity reviews and the audit log.",
+	"protection":   "Player protection: deposit, loss and stake limits, time-outs and self-exclusion, the age confirmation and the session's reality check.",
+	"admin":        "Staff only: feature flags, reconciliation, support queue, integrity reviews, players' protection and the audit log.",
 	"dev":          "The embedded development chain (DEV_FAUCET=true only).",
 }
 
