@@ -106,7 +106,7 @@ func TestSendManyStoresCountsAndPushesEach(t *testing.T) {
 			t.Errorf("notice %d went to %s as %q, want %s as %q", i, n.UserID, n.Type, m.UserID, notify.Notice)
 		}
 		var got struct {
-			ID          int64     `json:"id"`
+			ID          int64     `json:"id,string"`
 			Type        string    `json:"type"`
 			Data        note      `json:"data"`
 			Read        bool      `json:"read"`
