@@ -23,6 +23,10 @@ const clockTicks = 100
 type cpuMeter struct {
 	serverPID int  // 0: unknown, not measured
 	postgres  bool // sum every process named postgres
+	// database, when set, counts only the backends connected to it (a
+	// shared cluster's other work left out, and so are its background
+	// processes: the WAL writer, the checkpointer, autovacuum).
+	database string
 }
 
 // cpuSample is the CPU time used so far.
@@ -35,11 +39,11 @@ type cpuSample struct {
 // newCPUMeter measures pid, or when pid is 0 and the server is on this
 // machine, the process listening on the URL's port. It measures nothing
 // on another machine or without /proc.
-func newCPUMeter(rawURL string, pid int, postgres bool) (*cpuMeter, error) {
+func newCPUMeter(rawURL string, pid int, postgres bool, database string) (*cpuMeter, error) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		return nil, nil
 	}
-	m := &cpuMeter{serverPID: pid, postgres: postgres}
+	m := &cpuMeter{serverPID: pid, postgres: postgres, database: database}
 	if pid == 0 {
 		u, err := url.Parse(rawURL)
 		if err != nil {
@@ -70,13 +74,33 @@ func (m *cpuMeter) sample() cpuSample {
 	if m.postgres {
 		dirs, _ := filepath.Glob("/proc/[0-9]*")
 		for _, d := range dirs {
-			if comm, err := os.ReadFile(d + "/comm"); err == nil && strings.TrimSpace(string(comm)) == "postgres" {
+			if comm, err := os.ReadFile(d + "/comm"); err == nil && strings.TrimSpace(string(comm)) == "postgres" && m.counts(d) {
 				pid, _ := strconv.Atoi(filepath.Base(d))
 				s.Postgres += processCPU(pid)
 			}
 		}
 	}
 	return s
+}
+
+// counts reports whether the PostgreSQL process at /proc dir d is one the
+// meter sums: any, or with a database a backend of it (its title reads
+// "postgres: <cluster>: <user> <database> <client> <state>").
+func (m *cpuMeter) counts(d string) bool {
+	if m.database == "" {
+		return true
+	}
+	title, err := os.ReadFile(d + "/cmdline")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(strings.ReplaceAll(string(title), "\x00", " "))
+	for i := 0; i+2 < len(f); i++ {
+		if strings.HasSuffix(f[i], ":") && !strings.HasSuffix(f[i+1], ":") {
+			return f[i+2] == m.database
+		}
+	}
+	return false
 }
 
 // processCPU is the user and system time of pid, 0 when it cannot be read

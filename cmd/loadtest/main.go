@@ -59,8 +59,9 @@ type config struct {
 	Bare        bool
 	Warmup      time.Duration
 
-	ServerPID int
-	CPU       bool
+	ServerPID  int
+	CPU        bool
+	PgDatabase string
 }
 
 // scenarioDefaults are the defaults that differ by scenario, applied to
@@ -159,6 +160,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.LiveGames, "live-games", 100, "reads: active games to create first")
 	fs.BoolVar(&c.Bare, "bare", true, "reads: also measure the bare Echo reference handler, started in-process")
 	fs.IntVar(&c.ServerPID, "server-pid", 0, "play: the server's process, for its CPU time; 0 = the process listening on -url's port when it is on this machine")
+	fs.StringVar(&c.PgDatabase, "pg-database", "", "play -cpu: count only the PostgreSQL backends of this database (its name in DATABASE_URL), leaving out the cluster's other work and its background processes; empty = every postgres process")
 	fs.BoolVar(&c.CPU, "cpu", true, "play: read the CPU time of the server and of every local PostgreSQL process from /proc (Linux, server on this machine)")
 	fs.DurationVar(&c.Warmup, "warmup", 2*time.Second, "reads: unmeasured load before each endpoint; play: the start of the run left out of the figures (every table starts its first game at once)")
 	if err := fs.Parse(args); err != nil {

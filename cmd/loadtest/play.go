@@ -223,7 +223,7 @@ func (r *runner) play(ctx context.Context) error {
 
 	var meter *cpuMeter
 	if cfg.CPU {
-		if meter, err = newCPUMeter(cfg.URL, cfg.ServerPID, true); err != nil {
+		if meter, err = newCPUMeter(cfg.URL, cfg.ServerPID, true, cfg.PgDatabase); err != nil {
 			r.progress("not measuring CPU: %v", err)
 		}
 	}
