@@ -309,8 +309,8 @@ func waitForGame(t *testing.T, c *wager.Client, not string) string {
 	return ""
 }
 
-// A person's free table that nobody takes for PeopleFirst gets the bot,
-// which joins it through the API.
+// A person's free table that nobody takes gets the bot, which joins it
+// through the API.
 func TestDemoBotTakesAPersonsTable(t *testing.T) {
 	_, rec, url := startApp(t, map[string]string{"DEMO_BOTS": "1"})
 	ctx := t.Context()
@@ -323,11 +323,9 @@ func TestDemoBotTakesAPersonsTable(t *testing.T) {
 	if _, err := person.API.PostLobbiesByIdJoinQueueWithResponse(ctx, uuid.MustParse(l.JSON201.Id), nil); err != nil {
 		t.Fatalf("sit at it: %v", err)
 	}
-	sat := time.Now()
+	// When the bot may take it is domain/game's
+	// TestAPersonsFreeTableIsOfferedOnlyOnceItWaited, on a steered clock.
 	waitForGame(t, person, "")
-	if waited := time.Since(sat); waited < bots.PeopleFirst-time.Second {
-		t.Errorf("the bot took the table after %v, before %v", waited, bots.PeopleFirst)
-	}
 	joined := false
 	for _, r := range rec.requests() {
 		joined = joined || (r.method == http.MethodPost && r.path == "/lobbies/"+l.JSON201.Id+"/join-queue" &&
