@@ -75,7 +75,7 @@ func marketSummary(m market.View) string {
 	if m.MaxPairs == 0 {
 		return "Free games have no market: nobody loses anything by throwing one, so nobody may win on it either."
 	}
-	return "This game's market never opened."
+	return "Trading closed when the game ended: nobody traded in this market."
 }
 
 // marketMine is the viewer's part of a market in words.

@@ -286,7 +286,7 @@ func TestTheFeePayersSpendingPerUserIsBoundedPerDay(t *testing.T) {
 	deposit := a.depositAddress(t, auth)
 	r := a.do(t, request{method: http.MethodPost, path: "/wallets/transfer/prepare", header: auth,
 		body: jsonBody(map[string]any{"toAddress": deposit, "amountMinor": 1})})
-	if e := r.wantError(t, 400, "VALIDATION_ERROR"); !strings.Contains(e["fields"].(map[string]any)["amountMinor"].(string), "must be at least 0.01 USDC (10000) for a deposit") {
+	if e := r.wantError(t, 400, "VALIDATION_ERROR"); !strings.Contains(e["fields"].(map[string]any)["amountMinor"].(string), "must be at least 0.01 USDC for a deposit") {
 		t.Errorf("a 1-unit deposit: %v, want the minimum named", e)
 	}
 	a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: auth, body: `{"amountMinor": 1}`}).

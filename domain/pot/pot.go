@@ -100,8 +100,8 @@ func (s *Service) PrepareDonation(ctx context.Context, u users.User, gameID stri
 		}
 	}
 	if amount < MinDonation || amount > s.MaxDonation {
-		return money.Prepared{}, domain.Invalid(map[string]string{"amountMinor": "must be from 10000 (0.01 USDC) to " +
-			money.FormatUSDC(s.MaxDonation) + " USDC in minor units"})
+		return money.Prepared{}, domain.Invalid(map[string]string{"amountMinor": "must be from " + money.USDC(MinDonation) + " to " +
+			money.USDC(s.MaxDonation)})
 	}
 	return s.money.Prepare(ctx, money.PrepareSpec{Kind: KindDonation, User: u, To: s.EscrowAddress(gameID),
 		Amount: amount, Reference: gameID})
