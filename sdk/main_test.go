@@ -68,11 +68,29 @@ func me(t *testing.T, c *wager.Client) api.UserProfile {
 // match starts a free rps game of rounds between two new players and
 // returns them and the game's id.
 func (s *server) match(t *testing.T, rounds int) (first, second *wager.Client, gameID string) {
+	return s.matchFor(t, rounds, 0)
+}
+
+// stakedMatch is match for a stake of 0.1 USDC, which each player
+// deposits first: bets and markets are for staked games.
+func (s *server) stakedMatch(t *testing.T, rounds int) (first, second *wager.Client, gameID string) {
+	return s.matchFor(t, rounds, 100_000)
+}
+
+func (s *server) matchFor(t *testing.T, rounds int, stake int64) (first, second *wager.Client, gameID string) {
 	t.Helper()
 	ctx := t.Context()
 	first, second = s.newClient(t), s.newClient(t)
+	if stake > 0 {
+		for _, c := range []*wager.Client{first, second} {
+			fund(t, c, stake)
+			if _, err := c.Deposit(ctx, stake); err != nil {
+				t.Fatalf("deposit the stake: %v", err)
+			}
+		}
+	}
 	settings := map[string]any{"rounds": rounds, "roundSeconds": 120}
-	l, err := first.API.PostLobbiesWithResponse(ctx, nil, api.LobbyRequest{GameType: "rps", Settings: &settings})
+	l, err := first.API.PostLobbiesWithResponse(ctx, nil, api.LobbyRequest{GameType: "rps", Settings: &settings, StakeMinor: stake})
 	if err != nil {
 		t.Fatalf("open a lobby: %v", err)
 	}

@@ -323,10 +323,20 @@ func TestBetAndMarketOrder(t *testing.T) {
 		t.Fatalf("deposit: %v", err)
 	}
 	fan := connect(t, url, key, defaultMaxSpendMinor, defaultMaxSpendHourMinor)
-	p1 := connect(t, url, newWallet(t), defaultMaxSpendMinor, defaultMaxSpendHourMinor)
-	p2 := connect(t, url, newWallet(t), defaultMaxSpendMinor, defaultMaxSpendHourMinor)
-	callOK[findGameOutput](t, p1, "find_or_create_game", map[string]any{})
-	game := callOK[findGameOutput](t, p2, "find_or_create_game", map[string]any{}).GameID
+	// Bets and markets are for staked games: the players deposit their
+	// stakes of 0.1 USDC first.
+	var players []agent
+	for range 2 {
+		k := newWallet(t)
+		fund(t, url, k, 100_000)
+		if _, err := sdkClient(t, url, k).Deposit(t.Context(), 100_000); err != nil {
+			t.Fatalf("a player's deposit: %v", err)
+		}
+		players = append(players, connect(t, url, k, defaultMaxSpendMinor, defaultMaxSpendHourMinor))
+	}
+	p1, p2 := players[0], players[1]
+	callOK[findGameOutput](t, p1, "find_or_create_game", map[string]any{"stakeMinor": 100_000})
+	game := callOK[findGameOutput](t, p2, "find_or_create_game", map[string]any{"stakeMinor": 100_000}).GameID
 	onP1 := p1.srv.client.UserID()
 
 	bet := callOK[api.PotBetResult](t, fan, "place_bet", map[string]any{"gameId": game, "onUserId": onP1, "amountMinor": 10_000})
