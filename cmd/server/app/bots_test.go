@@ -82,9 +82,9 @@ func TestDemoBotsPlayThroughTheAPI(t *testing.T) {
 	ctx := t.Context()
 	var gameID string
 	began := time.Now()
-	for deadline := time.Now().Add(90 * time.Second); gameID == ""; time.Sleep(250 * time.Millisecond) {
+	for deadline := time.Now().Add(3 * time.Minute); gameID == ""; time.Sleep(250 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no game between the bots completed within 90 s; requests: %d", len(rec.requests()))
+			t.Fatalf("no game between the bots ever completed; requests: %d", len(rec.requests()))
 		}
 		err := a.DB.NewRaw(`SELECT g.id FROM games AS g WHERE g.status = 'completed'
 			AND NOT EXISTS (SELECT 1 FROM game_players AS p JOIN users AS u ON u.id = p.user_id
@@ -216,9 +216,9 @@ func TestDemoBotAnswersAChallengeAndARematch(t *testing.T) {
 	a, rec, url := startApp(t, map[string]string{"DEMO_BOTS": "1"})
 	ctx := t.Context()
 	var botID string
-	for deadline := time.Now().Add(20 * time.Second); botID == ""; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Minute); botID == ""; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("the bot did not sign in within 20 s")
+			t.Fatal("the bot never signed in")
 		}
 		err := a.DB.NewRaw(`SELECT id FROM users WHERE bot`).Scan(ctx, &botID)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -235,9 +235,9 @@ func TestDemoBotAnswersAChallengeAndARematch(t *testing.T) {
 	// The person drops pieces across the board until the bot has moved
 	// twice, then resigns.
 	id := uuid.MustParse(game)
-	for col, deadline := 0, time.Now().Add(30*time.Second); ; time.Sleep(200 * time.Millisecond) {
+	for col, deadline := 0, time.Now().Add(2*time.Minute); ; time.Sleep(200 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("the bot did not move twice within 30 s")
+			t.Fatal("the bot never moved twice")
 		}
 		r, err := person.API.GetGamesByIdStateWithResponse(ctx, id, nil)
 		if err != nil {
@@ -296,7 +296,7 @@ func TestDemoBotAnswersAChallengeAndARematch(t *testing.T) {
 // returns its id.
 func waitForGame(t *testing.T, c *wager.Client, not string) string {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		r, err := c.API.GetUsersMeCurrentGameWithResponse(t.Context(), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -305,7 +305,7 @@ func waitForGame(t *testing.T, c *wager.Client, not string) string {
 			return r.JSON200.GameId
 		}
 	}
-	t.Fatal("no new game within 30 s")
+	t.Fatal("no new game")
 	return ""
 }
 
