@@ -51,7 +51,12 @@ check-generated:
 		echo "generated files were stale; they are regenerated now: commit them"; git status --short views static sdk; exit 1; \
 	fi
 
+# A tracked file over 5 MB (a binary, a dump, a screenshot) fails the check.
+MAX_FILE_BYTES = 5242880
+
 lint:
+	@big=$$(git ls-files -z | xargs -0 -r stat -c '%s %n' 2>/dev/null | awk '$$1 > $(MAX_FILE_BYTES)'); \
+	if [ -n "$$big" ]; then echo "tracked files over 5 MB:"; echo "$$big"; exit 1; fi
 	$(GO) vet ./...
 	@$(GO) mod tidy -diff >/dev/null || { echo "go mod tidy would change go.mod/go.sum: run it and commit"; exit 1; }
 	$(GO) tool staticcheck ./...

@@ -21,14 +21,14 @@ func UserText(field, text string, multiline bool, max int) (string, error) {
 		if (r == '\n' && multiline) || !forbidden(r) {
 			continue
 		}
-		what := "control characters"
+		what := "invisible control characters (such as tabs)"
 		if r >= 0x202A {
-			what = "direction overrides (U+202A-U+202E, U+2066-U+2069)"
+			what = "invisible characters that reverse or reorder the text"
 		}
 		return "", Invalid(map[string]string{field: "must not contain " + what})
 	}
 	if n := utf8.RuneCountInString(text); n > max {
-		return "", Invalid(map[string]string{field: "at most " + strconv.Itoa(max) + " characters"})
+		return "", Invalid(map[string]string{field: "must be at most " + strconv.Itoa(max) + " characters long"})
 	}
 	return text, nil
 }

@@ -29,6 +29,8 @@ func TestTwoSpectatorsBetOnAGameLive(t *testing.T) {
 	name2 := signInWithDevWallet(t, p2)
 	signInWithDevWallet(t, b1)
 	signInWithDevWallet(t, b2)
+	depositFromFaucet(t, p1, "1.00")
+	depositFromFaucet(t, p2, "1.00")
 	faucet := apiclient.New(s.URL, nil)
 	for _, b := range []playwright.Page{b1, b2} {
 		address, err := b.Evaluate(`JSON.parse(localStorage.getItem("wager.devWallet.v1")).address`)
@@ -40,7 +42,7 @@ func TestTwoSpectatorsBetOnAGameLive(t *testing.T) {
 		}
 	}
 
-	gameURL := startStakedTable(t, p1, p2, "60", "1")
+	gameURL := startStakedTable(t, p1, p2, "1", "60") // pools of up to 10 USDC
 	for _, b := range []playwright.Page{b1, b2} {
 		if _, err := b.Goto(gameURL); err != nil {
 			t.Fatal(err)
@@ -60,14 +62,14 @@ func TestTwoSpectatorsBetOnAGameLive(t *testing.T) {
 	}
 	wantText(t, b1.GetByTestId("my-bets-empty"), "No bets yet: yours show here as soon as they are in the pool.", "no bets of one's own yet")
 	bet(b1, name1, "1", "Your bet on "+name1+" is in the pool.")
-	wantTexts(t, b1.GetByTestId("my-bet"), []string{"1 USDC on " + name1 + " · open"}, "the new bet under \"Your bets\" without a reload")
+	wantTexts(t, b1.GetByTestId("my-bet"), []string{"1.00 USDC on " + name1 + " · open"}, "the new bet under \"Your bets\" without a reload")
 	count(t, b1.GetByTestId("my-bets-empty"), 0, "the empty state goes with the first bet")
-	wantTexts(t, b2.GetByTestId("bet-pool-total"), []string{"1", "0"}, "the other spectator sees the first bet live")
+	wantTexts(t, b2.GetByTestId("bet-pool-total"), []string{"1.00", "0.00"}, "the other spectator sees the first bet live")
 	wantTexts(t, b2.GetByTestId("bet-pool-odds"), []string{"pays 0.99x", "no bets yet"}, "odds after the first bet")
 	bet(b2, name2, "3", "Your bet on "+name2+" is in the pool.")
 	// 4 USDC in all, 0.04 fee: 3.96 shared by the winner's pool.
 	for _, b := range []playwright.Page{b1, b2, p1} {
-		wantTexts(t, b.GetByTestId("bet-pool-total"), []string{"1", "3"}, "both pools live")
+		wantTexts(t, b.GetByTestId("bet-pool-total"), []string{"1.00", "3.00"}, "both pools live")
 		wantTexts(t, b.GetByTestId("bet-pool-odds"), []string{"pays 3.96x", "pays 1.32x"}, "the odds of both pools")
 	}
 
@@ -100,11 +102,11 @@ func TestTwoSpectatorsBetOnAGameLive(t *testing.T) {
 	if _, err := b1.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	wantTexts(t, b1.GetByTestId("my-bet"), []string{"1 USDC on " + name1 + " · won 3.96 USDC"}, "the winning bet on the game page")
+	wantTexts(t, b1.GetByTestId("my-bet"), []string{"1.00 USDC on " + name1 + " · won 3.96 USDC"}, "the winning bet on the game page")
 	if _, err := b2.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	wantTexts(t, b2.GetByTestId("my-bet"), []string{"3 USDC on " + name2 + " · lost"}, "the losing bet on the game page")
+	wantTexts(t, b2.GetByTestId("my-bet"), []string{"3.00 USDC on " + name2 + " · lost"}, "the losing bet on the game page")
 
 	if _, err := b1.Goto("/wallet"); err != nil {
 		t.Fatal(err)

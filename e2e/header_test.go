@@ -26,23 +26,23 @@ func TestTheHeaderBalanceFollowsMoneyLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	click(t, wallet, "faucet")
-	wantStatus(t, wallet, "Added 100 test USDC", "faucet status")
+	wantStatus(t, wallet, "Added 100.00 test USDC", "faucet status")
 	fill(t, wallet, "deposit-amount", "2.5")
 	click(t, wallet, "deposit-submit")
-	wantStatus(t, wallet, "Deposited 2.5 USDC", "deposit status")
+	wantStatus(t, wallet, "Deposited 2.50 USDC", "deposit status")
 	wantText(t, home.GetByTestId("nav-balance"), "Balance: 2.50 USDC", "the other tab's header after the deposit, without a reload")
 	wantText(t, wallet.GetByTestId("nav-balance"), "Balance: 2.50 USDC", "the wallet page's own header")
 
 	fill(t, wallet, "withdraw-amount", "1")
 	click(t, wallet, "withdraw-submit")
-	wantStatus(t, wallet, "Withdrew 1 USDC", "withdrawal status")
+	wantStatus(t, wallet, "Withdrew 1.00 USDC", "withdrawal status")
 	wantText(t, home.GetByTestId("nav-balance"), "Balance: 1.50 USDC", "the other tab's header after the withdrawal")
 
 	// The balance links to the wallet.
 	if err := home.GetByTestId("nav-balance").Click(); err != nil {
 		t.Fatal(err)
 	}
-	wantText(t, home.GetByTestId("balance-available"), "1.5", "the wallet page behind the header's balance")
+	wantText(t, home.GetByTestId("balance-available"), "1.50", "the wallet page behind the header's balance")
 }
 
 func TestAdminLinkRefusalInWordsAndMaintenanceThatAsksFirst(t *testing.T) {

@@ -98,7 +98,7 @@ func TestAnAdminVoidsAHeldGameAndBothBettorsSeeTheirRefund(t *testing.T) {
 			"so its bets and market are held until an admin pays them as the game ended or refunds them. The players' payout is not held.",
 			"the bettor is told the result is under review")
 	}
-	wantTexts(t, b1.GetByTestId("my-bet"), []string{"2 USDC on " + names[0] + " · held for review"}, "the first bet, held")
+	wantTexts(t, b1.GetByTestId("my-bet"), []string{"2.00 USDC on " + names[0] + " · held for review"}, "the first bet, held")
 	wantText(t, b1.GetByTestId("nav-balance"), "Balance: 0.00 USDC", "nothing paid while held")
 
 	// The admin voids it from the queue.
@@ -109,8 +109,8 @@ func TestAnAdminVoidsAHeldGameAndBothBettorsSeeTheirRefund(t *testing.T) {
 	held := admin.GetByTestId("integrity-case")
 	wantText(t, held.GetByTestId("integrity-ending"), names[1]+" won; the other player resigned.", "how the held game ended")
 	b1Name, b2Name := usernameOf(t, b1), usernameOf(t, b2)
-	wantTexts(t, held.GetByTestId("integrity-bettors").Locator("li"), []string{b1Name + " bet 2 USDC on " + names[0],
-		b2Name + " bet 1.5 USDC on " + names[1]}, "the bettors in the case")
+	wantTexts(t, held.GetByTestId("integrity-bettors").Locator("li"), []string{b1Name + " bet 2.00 USDC on " + names[0],
+		b2Name + " bet 1.50 USDC on " + names[1]}, "the bettors in the case")
 	screenshot(t, admin, "admin-integrity-queue")
 	click(t, admin, "integrity-void")
 	wantText(t, admin.GetByTestId("integrity-done"), "Voided game "+joined.GameID+": every bet was refunded in full and every share pays 0.5 USDC.",
@@ -125,9 +125,9 @@ func TestAnAdminVoidsAHeldGameAndBothBettorsSeeTheirRefund(t *testing.T) {
 		if _, err := b.Reload(); err != nil {
 			t.Fatal(err)
 		}
-		want := []string{"2 USDC on " + names[0] + " · refunded"}
+		want := []string{"2.00 USDC on " + names[0] + " · refunded"}
 		if i == 1 {
-			want = []string{"1.5 USDC on " + names[1] + " · refunded"}
+			want = []string{"1.50 USDC on " + names[1] + " · refunded"}
 		}
 		wantTexts(t, b.GetByTestId("my-bet"), want, "the refunded bet on the game page")
 		wantText(t, b.GetByTestId("result-review"), "The bets and the market on this game were held for review, and voided: every bet was refunded in full and every share paid 0.5 USDC.",

@@ -148,7 +148,7 @@ func TestLiveGamePlayersSpectatorAndAdmin(t *testing.T) {
 	// Two lines as the reader sees them (innerText; textContent runs the
 	// paragraphs together).
 	if err := expect.Locator(p1.GetByTestId("play-error")).ToHaveText(
-		"This game needs 1 USDC and you have 0 USDC available. Deposit USDC in your wallet, then try again.",
+		"This game needs 1.00 USDC and you have 0.00 USDC available. Deposit USDC in your wallet, then try again.",
 		playwright.LocatorAssertionsToHaveTextOptions{UseInnerText: playwright.Bool(true)}); err != nil {
 		t.Fatalf("the refused stake: %v", err)
 	}
@@ -161,10 +161,10 @@ func TestLiveGamePlayersSpectatorAndAdmin(t *testing.T) {
 			}
 		}
 		click(t, p, "faucet")
-		wantText(t, p.GetByTestId("balance-onchain"), "100", "on chain after the faucet")
+		wantText(t, p.GetByTestId("balance-onchain"), "100.00", "on chain after the faucet")
 		fill(t, p, "deposit-amount", "1")
 		click(t, p, "deposit-submit")
-		wantText(t, p.GetByTestId("balance-available"), "1", "available after the deposit")
+		wantText(t, p.GetByTestId("balance-available"), "1.00", "available after the deposit")
 	}
 
 	// p1 opens a table staking 1 USDC and waits; p2 joins it; both land on
@@ -233,7 +233,7 @@ func TestLiveGamePlayersSpectatorAndAdmin(t *testing.T) {
 	fill(t, spec, "donate-amount", "1")
 	click(t, spec, "donate-submit")
 	contains(t, spec.GetByTestId("donate-status"), "in the pot", "the donation is confirmed")
-	contains(t, p1.GetByTestId("chat-system"), specName+" donated 1 USDC to the game", "the announcement")
+	contains(t, p1.GetByTestId("chat-system"), specName+" donated 1.00 USDC to the game", "the announcement")
 	contains(t, spec.GetByTestId("pot-spectators"), "1", "the pot shows the donation")
 	contains(t, p2.GetByTestId("pot-winner"), "2.97", "what the winner would get")
 	screenshot(t, spec, "game-spectator")
@@ -245,7 +245,7 @@ func TestLiveGamePlayersSpectatorAndAdmin(t *testing.T) {
 		wantText(t, page.GetByTestId("result-heading"), name1+" wins", "the result")
 		wantText(t, page.GetByTestId("result-how"), name1+" won 2 rounds to 0.", "how the game was won")
 		wantText(t, page.GetByTestId("result-money"),
-			name1+" receives 2.97 USDC: the pot of 3 USDC less the platform's fee of 0.03 USDC.", "the payout and the fee")
+			name1+" receives 2.97 USDC: the pot of 3.00 USDC less the platform's fee of 0.03 USDC.", "the payout and the fee")
 	}
 
 	// The winner's wallet shows the payout (the stakes and the donation
@@ -257,7 +257,7 @@ func TestLiveGamePlayersSpectatorAndAdmin(t *testing.T) {
 	wantText(t, p1.GetByTestId("balance-available"), "2.97", "the winner's platform balance")
 	rows := p1.GetByTestId("history-row")
 	count(t, rows, 3, "the winner's history: winnings, stake, deposit")
-	for i, want := range []struct{ kind, amount string }{{"Winnings", "+2.97"}, {"Stake in a game", "-1"}, {"Deposit", "+1"}} {
+	for i, want := range []struct{ kind, amount string }{{"Winnings", "+2.97"}, {"Stake in a game", "-1.00"}, {"Deposit", "+1.00"}} {
 		row := rows.Nth(i)
 		wantText(t, row.GetByTestId("history-kind"), want.kind, "history line "+want.kind)
 		wantText(t, row.GetByTestId("history-amount"), want.amount, "the amount of "+want.kind)
@@ -283,7 +283,7 @@ func TestLiveGamePlayersSpectatorAndAdmin(t *testing.T) {
 	}
 	donation := spec.GetByTestId("history-row").First()
 	wantText(t, donation.GetByTestId("history-kind"), "Donation to a game", "the donor's history")
-	wantText(t, donation.GetByTestId("history-amount"), "-1", "the donation's amount")
+	wantText(t, donation.GetByTestId("history-amount"), "-1.00", "the donation's amount")
 	wantText(t, donation.GetByTestId("history-game"), "The Rock, paper, scissors game", "the donation's game link")
 	visible(t, donation.GetByTestId("history-signature"), "the donation's transaction")
 

@@ -12,30 +12,7 @@ import (
 // seconds per round and p2 join it; it returns the game's address.
 func startTable(t *testing.T, p1, p2 playwright.Page, seconds string) string {
 	t.Helper()
-	return startStakedTable(t, p1, p2, seconds, "0")
-}
-
-// startStakedTable is startTable for a stake per player (USDC), which
-// both players deposit first: bets and markets are on staked games only.
-func startStakedTable(t *testing.T, p1, p2 playwright.Page, seconds, stake string) string {
-	t.Helper()
-	if stake != "0" {
-		depositFromFaucet(t, p1, stake)
-		depositFromFaucet(t, p2, stake)
-	}
-	if _, err := p1.Goto("/play"); err != nil {
-		t.Fatal(err)
-	}
-	fill(t, p1, "stake", stake)
-	fill(t, p1, "round-seconds", seconds)
-	click(t, p1, "play-submit")
-	visible(t, p1.GetByTestId("waiting"), "p1 waits for an opponent")
-	if _, err := p2.Goto("/play"); err != nil {
-		t.Fatal(err)
-	}
-	joinTableOf(t, p1, p2)
-	visible(t, p2.GetByTestId("move-controls"), "p2 sees the move controls")
-	return p2.URL()
+	return startStakedTable(t, p1, p2, "0", seconds)
 }
 
 // joinTableOf has p2, on /play, join the table p1 waits at

@@ -56,9 +56,9 @@ func TestASpectatorTipsAPlayerFromTheGameChat(t *testing.T) {
 		t.Fatal(err)
 	}
 	click(t, spec, "tip-submit")
-	wantText(t, spec.GetByTestId("tip-status"), "Sent! "+name1+" got 0.5 USDC.", "the tip is confirmed")
+	wantText(t, spec.GetByTestId("tip-status"), "Sent! "+name1+" got 0.50 USDC.", "the tip is confirmed")
 
-	want := specName + " tipped " + name1 + " 0.5 USDC"
+	want := specName + " tipped " + name1 + " 0.50 USDC"
 	for who, page := range map[string]playwright.Page{"the spectator": spec, "p1": p1} {
 		announced := page.GetByTestId("chat-system").Filter(playwright.LocatorFilterOptions{HasText: " tipped "})
 		wantText(t, announced, want, who+" sees the tip announced in the chat")
@@ -83,11 +83,11 @@ func TestASpectatorTipsAPlayerFromTheGameChat(t *testing.T) {
 	}
 	click(t, spec, "tip-button")
 	wantText(t, spec.GetByTestId("tip-to"), name2, "the profile's tip goes to its user")
-	if err := spec.GetByTestId("tip-preset").Filter(playwright.LocatorFilterOptions{HasText: "1 USDC"}).First().Click(); err != nil {
+	if err := spec.GetByTestId("tip-preset").Filter(playwright.LocatorFilterOptions{HasText: "1.00 USDC"}).First().Click(); err != nil {
 		t.Fatal(err)
 	}
 	click(t, spec, "tip-submit")
-	wantText(t, spec.GetByTestId("tip-status"), "Sent! "+name2+" got 1 USDC.", "the profile tip is confirmed")
+	wantText(t, spec.GetByTestId("tip-status"), "Sent! "+name2+" got 1.00 USDC.", "the profile tip is confirmed")
 	if _, err := p2.Goto("/u/" + name2); err != nil {
 		t.Fatal(err)
 	}

@@ -74,9 +74,9 @@ func TestWalletFaucetDepositWithdraw(t *testing.T) {
 	if err := page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Wallet", Exact: playwright.Bool(true)}).Click(); err != nil {
 		t.Fatalf("nav link to the wallet: %v", err)
 	}
-	wantText(t, page.GetByTestId("balance-available"), "0", "available before anything")
-	wantText(t, page.GetByTestId("balance-locked"), "0", "locked before anything")
-	wantText(t, page.GetByTestId("balance-onchain"), "0", "on chain before the faucet")
+	wantText(t, page.GetByTestId("balance-available"), "0.00", "available before anything")
+	wantText(t, page.GetByTestId("balance-locked"), "0.00", "locked before anything")
+	wantText(t, page.GetByTestId("balance-onchain"), "0.00", "on chain before the faucet")
 	if err := expect.Locator(page.GetByTestId("history-empty")).ToHaveText("No transactions yet."); err != nil {
 		t.Errorf("empty history: %v", err)
 	}
@@ -89,9 +89,9 @@ func TestWalletFaucetDepositWithdraw(t *testing.T) {
 
 	// Test money from the embedded chain's faucet.
 	click(t, page, "faucet")
-	wantText(t, page.GetByTestId("balance-onchain"), "100", "on chain after the faucet")
+	wantText(t, page.GetByTestId("balance-onchain"), "100.00", "on chain after the faucet")
 	wantText(t, page.GetByTestId("balance-sol"), "0.1", "SOL after the faucet")
-	wantStatus(t, page, "Added 100 test USDC", "faucet status")
+	wantStatus(t, page, "Added 100.00 test USDC", "faucet status")
 
 	// Amounts are checked in the page before anything is sent.
 	fill(t, page, "deposit-amount", "1.2345678")
@@ -105,9 +105,9 @@ func TestWalletFaucetDepositWithdraw(t *testing.T) {
 	// page, submitted and confirmed.
 	fill(t, page, "deposit-amount", "2.5")
 	click(t, page, "deposit-submit")
-	wantText(t, page.GetByTestId("balance-available"), "2.5", "available after the deposit")
-	wantText(t, page.GetByTestId("balance-onchain"), "97.5", "on chain after the deposit")
-	wantStatus(t, page, "Deposited 2.5 USDC", "deposit status")
+	wantText(t, page.GetByTestId("balance-available"), "2.50", "available after the deposit")
+	wantText(t, page.GetByTestId("balance-onchain"), "97.50", "on chain after the deposit")
+	wantStatus(t, page, "Deposited 2.50 USDC", "deposit status")
 	rows := page.GetByTestId("history-row")
 	if err := expect.Locator(rows).ToHaveCount(1); err != nil {
 		t.Fatalf("history after the deposit: %v", err)
@@ -127,9 +127,9 @@ func TestWalletFaucetDepositWithdraw(t *testing.T) {
 	// Withdraw 1 back to the wallet.
 	fill(t, page, "withdraw-amount", "1")
 	click(t, page, "withdraw-submit")
-	wantText(t, page.GetByTestId("balance-available"), "1.5", "available after the withdrawal")
-	wantText(t, page.GetByTestId("balance-onchain"), "98.5", "on chain after the withdrawal")
-	wantStatus(t, page, "Withdrew 1 USDC", "withdrawal status")
+	wantText(t, page.GetByTestId("balance-available"), "1.50", "available after the withdrawal")
+	wantText(t, page.GetByTestId("balance-onchain"), "98.50", "on chain after the withdrawal")
+	wantStatus(t, page, "Withdrew 1.00 USDC", "withdrawal status")
 	if err := expect.Locator(rows).ToHaveCount(2); err != nil {
 		t.Fatalf("history after the withdrawal: %v", err)
 	}
@@ -141,20 +141,20 @@ func TestWalletFaucetDepositWithdraw(t *testing.T) {
 	// Less than the smallest withdrawal: the limit, inline.
 	fill(t, page, "withdraw-amount", "0.05")
 	click(t, page, "withdraw-submit")
-	wantStatus(t, page, "The amount must be at least 0.1 USDC (100000) for a withdrawal", "too small a withdrawal")
-	wantText(t, page.GetByTestId("balance-available"), "1.5", "available after the refused withdrawal")
+	wantStatus(t, page, "The amount must be at least 0.10 USDC for a withdrawal", "too small a withdrawal")
+	wantText(t, page.GetByTestId("balance-available"), "1.50", "available after the refused withdrawal")
 
 	// More than the balance: the server's INSUFFICIENT_FUNDS message, inline.
 	fill(t, page, "withdraw-amount", "1000")
 	click(t, page, "withdraw-submit")
-	wantStatus(t, page, regexp.MustCompile(`(?i)your available balance is 1\.5 USDC, less than 1000 USDC`), "over-large withdrawal")
+	wantStatus(t, page, regexp.MustCompile(`(?i)your available balance is 1\.50 USDC, less than 1000\.00 USDC`), "over-large withdrawal")
 	if err := expect.Locator(page.GetByTestId("wallet-status")).ToHaveAttribute("data-state", "error"); err != nil {
 		t.Errorf("error state: %v", err)
 	}
 	if err := expect.Locator(page.GetByTestId("withdraw-submit")).ToBeEnabled(); err != nil {
 		t.Errorf("withdraw button after the error: %v", err)
 	}
-	wantText(t, page.GetByTestId("balance-available"), "1.5", "available after the refused withdrawal")
+	wantText(t, page.GetByTestId("balance-available"), "1.50", "available after the refused withdrawal")
 	screenshot(t, page, "wallet")
 	if err := page.SetViewportSize(390, 844); err != nil {
 		t.Fatal(err)
@@ -185,8 +185,8 @@ func TestWalletFaucetDepositWithdraw(t *testing.T) {
 	}
 	fill(t, page, "deposit-amount", "0.5")
 	click(t, page, "deposit-submit")
-	wantText(t, page.GetByTestId("balance-available"), "2", "available after the Wallet Standard deposit")
-	wantText(t, page.GetByTestId("balance-onchain"), "98", "on chain after the Wallet Standard deposit")
+	wantText(t, page.GetByTestId("balance-available"), "2.00", "available after the Wallet Standard deposit")
+	wantText(t, page.GetByTestId("balance-onchain"), "98.00", "on chain after the Wallet Standard deposit")
 	if by, err := page.Evaluate(`window.signedBy`); err != nil || by != u.WalletAddress {
 		t.Errorf("the Wallet Standard wallet signed for %v (%v), want %s", by, err, u.WalletAddress)
 	}
@@ -207,7 +207,7 @@ func TestWalletFaucetDepositWithdraw(t *testing.T) {
 	if _, err := page.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	wantText(t, page.GetByTestId("balance-available"), "2", "available after a reload")
+	wantText(t, page.GetByTestId("balance-available"), "2.00", "available after a reload")
 	if err := expect.Locator(rows).ToHaveCount(3); err != nil {
 		t.Errorf("history after a reload: %v", err)
 	}

@@ -42,7 +42,7 @@ func TestTheGamePageShowsThePoolsTheOddsAndTheViewersBets(t *testing.T) {
 	}
 
 	page := pageOf(s1)
-	if got, want := section(page, "bets"), "Bets in USDC "+n1+" 0 no bets yet "+n2+" 0 no bets yet Each player's pool takes at most 1 USDC."; got != want {
+	if got, want := section(page, "bets"), "Bets in USDC "+n1+" 0.00 no bets yet "+n2+" 0.00 no bets yet Each player's pool takes at most 1.00 USDC."; got != want {
 		t.Errorf("bets card before any bet:\n got %q\nwant %q", got, want)
 	}
 	if !strings.Contains(page, `data-testid="bet-form"`) {
@@ -57,7 +57,7 @@ func TestTheGamePageShowsThePoolsTheOddsAndTheViewersBets(t *testing.T) {
 	a.bet(t, s2, game, p2.id, 700_000)
 	page = pageOf(s1)
 	// T = 1000000, fee 10000: 990000 shared by the pool of the winner.
-	if got, want := section(page, "bets"), "Bets in USDC "+n1+" 0.3 pays 3.3x "+n2+" 0.7 pays 1.41x Each player's pool takes at most 1 USDC."; got != want {
+	if got, want := section(page, "bets"), "Bets in USDC "+n1+" 0.30 pays 3.3x "+n2+" 0.70 pays 1.41x Each player's pool takes at most 1.00 USDC."; got != want {
 		t.Errorf("bets card with bets:\n got %q\nwant %q", got, want)
 	}
 	for _, want := range []string{`value="30"`, `value="70"`} {
@@ -65,23 +65,23 @@ func TestTheGamePageShowsThePoolsTheOddsAndTheViewersBets(t *testing.T) {
 			t.Errorf("the pool bars lack %s", want)
 		}
 	}
-	if got, want := section(page, "my-bets"), "Your bets 0.2 USDC on "+n1+" · open 0.1 USDC on "+n1+" · open"; got != want {
+	if got, want := section(page, "my-bets"), "Your bets 0.20 USDC on "+n1+" · open 0.10 USDC on "+n1+" · open"; got != want {
 		t.Errorf("the bettor's bets:\n got %q\nwant %q", got, want)
 	}
 
 	a.act(t, p1, game, `{"type": "move", "move": "rock"}`)
 	a.act(t, p2, game, `{"type": "move", "move": "scissors"}`)
 	page = pageOf(s1)
-	if got, want := section(page, "bets"), "Bets in USDC "+n1+" 0.3 pays 3.3x "+n2+" 0.7 pays 1.41x Betting closed"; got != want {
+	if got, want := section(page, "bets"), "Bets in USDC "+n1+" 0.30 pays 3.3x "+n2+" 0.70 pays 1.41x Betting closed"; got != want {
 		t.Errorf("bets card after the game:\n got %q\nwant %q", got, want)
 	}
 	if strings.Contains(page, `data-testid="bet-form"`) {
 		t.Error("the bet form stays after betting closed")
 	}
-	if got, want := section(page, "my-bets"), "Your bets 0.2 USDC on "+n1+" · won 0.66 USDC 0.1 USDC on "+n1+" · won 0.33 USDC"; got != want {
+	if got, want := section(page, "my-bets"), "Your bets 0.20 USDC on "+n1+" · won 0.66 USDC 0.10 USDC on "+n1+" · won 0.33 USDC"; got != want {
 		t.Errorf("the winning bettor's bets:\n got %q\nwant %q", got, want)
 	}
-	if got, want := section(pageOf(s2), "my-bets"), "Your bets 0.7 USDC on "+n2+" · lost"; got != want {
+	if got, want := section(pageOf(s2), "my-bets"), "Your bets 0.70 USDC on "+n2+" · lost"; got != want {
 		t.Errorf("the losing bettor's bets:\n got %q\nwant %q", got, want)
 	}
 }

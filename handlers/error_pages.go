@@ -18,6 +18,16 @@ import (
 // answers the same error with its code, a page says in plain sentences
 // what happened and what to do next.
 func (a *App) renderErrorPage(c echo.Context, status int, e *domain.Error) error {
+	if web.IdentityOf(c) == nil && e.Code == domain.CodePayloadTooLarge {
+		// The body limit refuses before authentication runs: the page still
+		// shows who is signed in, and an image upload its form again.
+		if id := web.SessionIdentity(c, a.Auth); id != nil {
+			web.SetIdentity(c, id)
+			if kind, ok := imageUploadPages[c.Path()]; ok {
+				return a.refuseImage(c, id, kind, e)
+			}
+		}
+	}
 	ep := errorPage(status, e, c.Request().URL.RequestURI())
 	if e.Code == domain.CodeMaintenance {
 		ep.RetryAfterSeconds = int(maintenanceRetry.Seconds())

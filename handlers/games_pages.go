@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"wager/domain/integrity"
 	"wager/domain/money"
 	"wager/domain/pot"
+	"wager/domain/ranking"
 	"wager/views"
 	"wager/web"
 )
@@ -29,14 +31,15 @@ type LiveViews struct {
 	games     *game.Service
 	pots      *pot.Service
 	reviews   *integrity.Reviews
+	ratings   *ranking.Service
 	explorer  Explorer
 	devWallet bool
 	log       *slog.Logger
 }
 
 // NewLiveViews returns the game presenter.
-func NewLiveViews(games *game.Service, pots *pot.Service, reviews *integrity.Reviews, o Options, log *slog.Logger) *LiveViews {
-	return &LiveViews{games: games, pots: pots, reviews: reviews, explorer: o.Explorer(), devWallet: o.EmbeddedChain, log: log}
+func NewLiveViews(games *game.Service, pots *pot.Service, reviews *integrity.Reviews, ratings *ranking.Service, o Options, log *slog.Logger) *LiveViews {
+	return &LiveViews{games: games, pots: pots, reviews: reviews, ratings: ratings, explorer: o.Explorer(), devWallet: o.EmbeddedChain, log: log}
 }
 
 // gameView gathers what the game page shows; viewer may be nil. It reads
@@ -82,9 +85,15 @@ func (v *LiveViews) gameView(ctx context.Context, gameID string, viewer *web.Ide
 		return g, err
 	}
 	g.Pot = views.PotView{PlayerPot: money.FormatUSDC(p.PlayerPotMinor), SpectatorPot: money.FormatUSDC(p.SpectatorPotMinor),
-		Total: money.FormatUSDC(p.TotalMinor), WinnerGets: money.FormatUSDC(p.WinnerGetsMinor)}
+		Total: money.FormatUSDC(p.TotalMinor), WinnerGets: money.FormatUSDC(p.WinnerGetsMinor),
+		Free: meta.StakeMinor == 0, Donations: p.SpectatorPotMinor > 0}
 	if res := meta.Result; res != nil {
 		g.Result = resultWords(meta, st.Scores)
+		changes, err := v.ratings.GameChanges(ctx, gameID)
+		if err != nil {
+			return g, err
+		}
+		g.Result.Players = playerResults(meta, changes)
 		if res.ReviewHeld {
 			r, err := v.reviews.Of(ctx, gameID)
 			if err != nil {
@@ -133,7 +142,10 @@ func boardView(v *rules.C4View, players []game.Seat) *views.BoardView {
 	for _, p := range players {
 		seats[p.UserID], names[p.UserID] = p.Seat, p.Username
 	}
-	b := &views.BoardView{Turn: deref(v.Turn)}
+	b := &views.BoardView{Turn: deref(v.Turn), LastRow: -1, LastColumn: -1}
+	if n := len(v.History); n > 0 {
+		b.LastRow, b.LastColumn = v.History[n-1].Row, v.History[n-1].Column
+	}
 	win := map[[2]int]bool{}
 	for _, cell := range v.Line {
 		win[cell] = true
@@ -219,6 +231,45 @@ func resultWords(meta game.Meta, scores map[string]int) *views.ResultView {
 			usdc(res.SpectatorPotMinor) + ") to the donors."
 	}
 	return r
+}
+
+// playerResults says a finished game from each player's side, in the
+// first person, with the change to their rating (Lichess shows both).
+func playerResults(meta game.Meta, changes []ranking.Change) []views.PlayerResult {
+	var out []views.PlayerResult
+	for _, p := range meta.Players {
+		pr := views.PlayerResult{UserID: p.UserID, Outcome: "Draw"}
+		switch {
+		case meta.Status == game.StatusCancelled:
+			pr.Outcome = "Cancelled"
+		case meta.Result.WinnerID == nil:
+		case *meta.Result.WinnerID == p.UserID:
+			pr.Outcome = "You won"
+		default:
+			pr.Outcome = "You lost"
+		}
+		for _, c := range changes {
+			if c.UserID == p.UserID {
+				pr.Rating = ratingWords(c)
+			}
+		}
+		out = append(out, pr)
+	}
+	return out
+}
+
+// ratingWords is a player's rating after a game and the change:
+// "Your rating: 1512 (+12)", "Your rating: 1492 (-8, provisional)".
+func ratingWords(c ranking.Change) string {
+	d := c.Delta()
+	change := strconv.Itoa(d)
+	if d >= 0 {
+		change = "+" + change
+	}
+	if c.Provisional {
+		change += ", provisional"
+	}
+	return "Your rating: " + strconv.Itoa(int(math.Round(c.After))) + " (" + change + ")"
 }
 
 // reviewWords says where the review of a held game's bets and market
@@ -356,9 +407,21 @@ func (a *App) gameDrop(c echo.Context, id *web.Identity, column string) error {
 		if e.Code == domain.CodeInternal {
 			return err
 		}
-		return web.Render(c, http.StatusOK, views.MoveStatus(e.Message))
+		return web.Render(c, http.StatusOK, views.MoveStatus(dropRefusal(e, n)))
 	}
 	return web.Render(c, http.StatusOK, views.MoveStatus(""))
+}
+
+// dropRefusal says why a drop into column (0 at the left) was refused, in
+// the page's words: columns are numbered from 1 there.
+func dropRefusal(e *domain.Error, column int) string {
+	switch e.Message {
+	case rules.ColumnFull:
+		return "Column " + strconv.Itoa(column+1) + " is full: choose another one."
+	case rules.TurnTimeUp:
+		return "Your time for this move ran out."
+	}
+	return sentence(e.Message)
 }
 
 // gameRematch asks for (or accepts) a rematch, or withdraws the request,

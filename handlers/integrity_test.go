@@ -68,7 +68,7 @@ func TestPoolsAreCappedRelativeToThePlayerPot(t *testing.T) {
 	r, _ := a.prepareBet(t, s2, game, p1.id, 500_000)
 	e := r.wantError(t, 409, "LIMIT_EXCEEDED")
 	if e["limit"] != "pool" || e["limitMinor"] != float64(1_000_000) || e["usedMinor"] != float64(600_000) ||
-		!strings.Contains(e["message"].(string), "at most 1 USDC") || !strings.Contains(e["message"].(string), "0.4 USDC more") {
+		!strings.Contains(e["message"].(string), "at most 1.00 USDC") || !strings.Contains(e["message"].(string), "0.40 USDC more") {
 		t.Errorf("the refusal past the cap: %v", e)
 	}
 	a.bet(t, s2, game, p1.id, 400_000) // exactly to the cap
@@ -328,7 +328,7 @@ func TestASuspiciousEndHoldsTheBetsAndMarketUntilReleased(t *testing.T) {
 		}
 	}
 	page := visibleText(a.do(t, request{path: "/game/" + h.game, header: map[string]string{"Cookie": a.sessionCookie(t, h.s1.wallet)}}).Body.String())
-	for _, want := range []string{"The result is under review", "2.5 USDC on", "held for review"} {
+	for _, want := range []string{"The result is under review", "2.50 USDC on", "held for review"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the bettor's game page does not say %q", want)
 		}
@@ -532,7 +532,7 @@ func TestTheReviewQueuePageIsForAdminsOnly(t *testing.T) {
 	// The admin reads the case and voids it from the page.
 	cookie := a.sessionCookie(t, adminWallet)
 	page := visibleText(a.do(t, request{path: "/admin/integrity/page", header: map[string]string{"Cookie": cookie}}).Body.String())
-	for _, want := range []string{"won; the other player resigned.", bettor + " bet 2.5 USDC on", "3.5 USDC bet and 1 USDC paid for shares, against a player pot of 2 USDC"} {
+	for _, want := range []string{"won; the other player resigned.", bettor + " bet 2.50 USDC on", "3.50 USDC bet and 1.00 USDC paid for shares, against a player pot of 2.00 USDC"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the admin's queue does not say %q:\n%s", want, page)
 		}

@@ -19,7 +19,7 @@ const bookDepth = 6
 
 // marketView is a market in words for the game page.
 func marketView(m market.View) *views.MarketView {
-	v := &views.MarketView{Status: m.Status, Summary: marketSummary(m)}
+	v := &views.MarketView{Status: m.Status, Summary: marketSummary(m), Free: m.MaxPairs == 0 && m.Status != market.StatusOpen}
 	for i, o := range m.Outcomes {
 		ov := views.MarketOutcome{OutcomeID: o.OutcomeID, Username: o.Username, Bid: priceWords(o.BestBidMinor),
 			Ask: priceWords(o.BestAskMinor), Last: priceWords(o.LastPriceMinor), Volume: strconv.FormatInt(o.VolumeShares, 10)}
@@ -75,7 +75,7 @@ func marketSummary(m market.View) string {
 	if m.MaxPairs == 0 {
 		return "Free games have no market: nobody loses anything by throwing one, so nobody may win on it either."
 	}
-	return "This game's market never opened."
+	return "Trading closed when the game ended: nobody traded in this market."
 }
 
 // marketMine is the viewer's part of a market in words.

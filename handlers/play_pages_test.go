@@ -33,7 +33,7 @@ func TestAStakeRefusedSaysWhatToDo(t *testing.T) {
 		return a.do(t, request{method: http.MethodPost, path: path, body: values.Encode(),
 			header: map[string]string{"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"}})
 	}
-	const want = "This game needs 2.5 USDC and you have 1 USDC available. Deposit USDC in your wallet, then try again."
+	const want = "This game needs 2.50 USDC and you have 1.00 USDC available. Deposit USDC in your wallet, then try again."
 
 	r := form("/play", url.Values{"gameType": {"rps"}, "stake": {"2.5"}, "rounds": {"1"}, "roundSeconds": {"20"}})
 	if r.Code != http.StatusConflict {

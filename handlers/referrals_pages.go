@@ -92,7 +92,7 @@ func referredWords(u referrals.Referred) string {
 	case u.GamesPlayed > 1:
 		games = fmt.Sprintf("%d games", u.GamesPlayed)
 	}
-	return "joined " + u.JoinedAt.UTC().Format("2 Jan 2006") + ", " + games + ", earned you " + money.FormatUSDC(u.EarnedMinor) + " USDC"
+	return "joined " + views.Date(u.JoinedAt) + ", " + games + ", earned you " + money.FormatUSDC(u.EarnedMinor) + " USDC"
 }
 
 func rewardWords(r referrals.Reward) string {

@@ -51,6 +51,12 @@ type noticeData struct {
 	Subject       string `json:"subject"`
 	AmountMinor   int64  `json:"amountMinor"`
 	Level         int    `json:"level"`
+	// bet_settled and market_resolved
+	Status          string `json:"status"`
+	PayoutMinor     int64  `json:"payoutMinor"`
+	RedeemableMinor int64  `json:"redeemableMinor"`
+	WinnerID        string `json:"winnerId"`
+	Reason          string `json:"reason"`
 }
 
 // notificationLine says a notification in one sentence, with where it
@@ -94,12 +100,43 @@ func notificationLine(n notify.Notification) views.NotificationLine {
 	case notify.ReferralReward:
 		l.Text, l.Href = "You earned "+money.FormatUSDC(d.AmountMinor)+" USDC from a game of someone you referred.", "/referrals"
 	case notify.ReviewHold:
-		l.Text, l.Href = "A game you bet on or traded is held for review: an admin will pay your bets and shares as the game ended, or refund them.",
-			"/game/"+d.GameID
+		l.Text, l.Href = "A game you bet on or traded ended "+holdReasonWords(d.Reason)+" and is held for review: "+
+			"an admin will pay your bets and shares as the game ended, or refund them.", "/game/"+d.GameID
+	case notify.BetSettled:
+		l.Href = "/game/" + d.GameID
+		bet := "Your bet of " + money.USDC(d.AmountMinor)
+		switch d.Status {
+		case "won":
+			l.Text = bet + " won: " + money.USDC(d.PayoutMinor) + " paid to your balance."
+		case "lost":
+			l.Text = bet + " lost: the player you backed did not win."
+		default:
+			l.Text = bet + " was refunded to your balance."
+		}
+	case notify.MarketResolved:
+		l.Href = "/game/" + d.GameID
+		if d.WinnerID == "" {
+			l.Text = "A game you traded ended without a winner: your shares redeem for " + money.USDC(d.RedeemableMinor) + "."
+		} else {
+			l.Text = "A game you traded ended: your shares redeem for " + money.USDC(d.RedeemableMinor) + "."
+		}
 	default:
-		l.Text = "Something new: " + strings.ReplaceAll(n.Type, "_", " ") + "."
+		// A type this page does not know yet still reads as a sentence and
+		// leads to the list, which has its date.
+		l.Text = "You have a new notification."
 	}
 	return l
+}
+
+// holdReasonWords says why a game's end was held for review.
+func holdReasonWords(reason string) string {
+	switch reason {
+	case "resign":
+		return "by resignation"
+	case "timeout":
+		return "on time"
+	}
+	return "early"
 }
 
 func stakeWords(stake int64) string {
@@ -150,8 +187,13 @@ func feedLine(e social.Entry) views.FeedLine {
 		var d social.AchievementNotice
 		_ = json.Unmarshal(e.Data, &d)
 		l.Text = who + " unlocked " + d.Name + "."
+	case social.ActivityBetWon:
+		var d social.BetWonData
+		_ = json.Unmarshal(e.Data, &d)
+		l.Href = "/game/" + d.GameID
+		l.Text = who + " won " + money.USDC(d.PayoutMinor) + " on a bet."
 	default:
-		l.Text = who + ": " + strings.ReplaceAll(e.Type, "_", " ") + "."
+		l.Text = who + " did something new."
 	}
 	return l
 }

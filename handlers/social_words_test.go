@@ -6,7 +6,10 @@ import (
 
 	"wager/domain/chat"
 	"wager/domain/game"
+	"wager/domain/integrity"
+	"wager/domain/market"
 	"wager/domain/notify"
+	"wager/domain/pot"
 	"wager/domain/social"
 	"wager/domain/support"
 	"wager/domain/tips"
@@ -31,7 +34,7 @@ func TestNotificationsAndFeedEntriesReadRight(t *testing.T) {
 		{notify.FriendRequest, social.FriendNotice{UserID: "id-bob", Username: "bob"}, "bob asked to be your friend.", "/friends"},
 		{notify.FriendAccepted, social.FriendNotice{UserID: "id-bob", Username: "bob"}, "bob accepted your friend request.", "/u/bob"},
 		{notify.Challenge, game.ChallengeNotice{FromUsername: "cat", GameType: "connect4", StakeMinor: 2_500_000},
-			"cat challenged you to Connect Four for 2.5 USDC.", "/play"},
+			"cat challenged you to Connect Four for 2.50 USDC.", "/play"},
 		{notify.Challenge, game.ChallengeNotice{FromUsername: "cat", GameType: "rps"},
 			"cat challenged you to rock, paper, scissors, a free game.", "/play"},
 		{notify.GameCompleted, game.CompletedNotice{GameID: "g1", GameType: "rps", Outcome: "won", WinnerID: &winner,
@@ -42,7 +45,7 @@ func TestNotificationsAndFeedEntriesReadRight(t *testing.T) {
 		{notify.GameCompleted, game.CompletedNotice{GameID: "g1", GameType: "connect4", Outcome: "lost", WinnerID: &winner},
 			"You lost the Connect Four game.", "/game/g1"},
 		{notify.GameCompleted, game.CompletedNotice{GameID: "g1", GameType: "rps", Outcome: "draw", ReceivedMinor: 1_000_000},
-			"The rock, paper, scissors game was a draw: your 1 USDC stake came back.", "/game/g1"},
+			"The rock, paper, scissors game was a draw: your 1.00 USDC stake came back.", "/game/g1"},
 		{notify.GameCompleted, game.CompletedNotice{GameID: "g1", GameType: "rps", Outcome: "cancelled"},
 			"The rock, paper, scissors game was cancelled.", "/game/g1"},
 		{notify.Achievement, social.AchievementNotice{AchievementID: "first-win", Name: "First win"},
@@ -50,10 +53,26 @@ func TestNotificationsAndFeedEntriesReadRight(t *testing.T) {
 		{notify.SupportReply, support.ReplyNotice{TicketID: "t1", Subject: "Missing payout"},
 			"Support answered your ticket: Missing payout.", "/support/tickets/t1"},
 		{notify.Tip, tips.Notice{From: chat.UserRef{UserID: "id-bob", Username: "bob"}, AmountMinor: 500_000},
-			"bob tipped you 0.5 USDC.", "/u/bob"},
+			"bob tipped you 0.50 USDC.", "/u/bob"},
 		{notify.Tip, tips.Notice{From: chat.UserRef{UserID: "id-bob", Username: "bob"}, AmountMinor: 1_000_000,
-			Context: &tips.Context{Type: "game", ID: "g3"}}, "bob tipped you 1 USDC.", "/game/g3"},
-		{notify.BetSettled, struct{}{}, "Something new: bet settled.", "/notifications"},
+			Context: &tips.Context{Type: "game", ID: "g3"}}, "bob tipped you 1.00 USDC.", "/game/g3"},
+		{notify.BetSettled, pot.BetSettledNotice{GameID: "g4", AmountMinor: 1_000_000, Status: "won", PayoutMinor: 1_980_000},
+			"Your bet of 1.00 USDC won: 1.98 USDC paid to your balance.", "/game/g4"},
+		{notify.BetSettled, pot.BetSettledNotice{GameID: "g4", AmountMinor: 500_000, Status: "lost"},
+			"Your bet of 0.50 USDC lost: the player you backed did not win.", "/game/g4"},
+		{notify.BetSettled, pot.BetSettledNotice{GameID: "g4", AmountMinor: 500_000, Status: "refunded", PayoutMinor: 500_000},
+			"Your bet of 0.50 USDC was refunded to your balance.", "/game/g4"},
+		{notify.MarketResolved, market.ResolvedNotice{GameID: "g5", WinnerID: "id-ann", RedeemableMinor: 3_000_000},
+			"A game you traded ended: your shares redeem for 3.00 USDC.", "/game/g5"},
+		{notify.MarketResolved, market.ResolvedNotice{GameID: "g5", RedeemableMinor: 1_500_000},
+			"A game you traded ended without a winner: your shares redeem for 1.50 USDC.", "/game/g5"},
+		{notify.ReviewHold, integrity.ReviewHeld{GameID: "g6", Reason: "resign"},
+			"A game you bet on or traded ended by resignation and is held for review: an admin will pay your bets and shares as the game ended, or refund them.",
+			"/game/g6"},
+		{notify.ReferralReward, struct {
+			AmountMinor int64 `json:"amountMinor"`
+		}{20_000}, "You earned 0.02 USDC from a game of someone you referred.", "/referrals"},
+		{"something_later", struct{}{}, "You have a new notification.", "/notifications"},
 	} {
 		l := notificationLine(notify.Notification{Type: c.typ, Data: data(c.data)})
 		if l.Text != c.text || l.Href != c.href {

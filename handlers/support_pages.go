@@ -102,11 +102,11 @@ func (a *App) renderSupport(c echo.Context, code int, f views.SupportForm) error
 	}
 	v := views.SupportView{Form: f, Filters: supportFilters("/support", status, false), Empty: emptyWords(status, false)}
 	for _, g := range games {
-		v.Games = append(v.Games, views.SupportGame{ID: g.ID, Label: views.GameName(g.GameType) + ", " + g.CreatedAt.UTC().Format("Jan 2, 15:04 UTC")})
+		v.Games = append(v.Games, views.SupportGame{ID: g.ID, Label: views.GameName(g.GameType) + ", " + views.DateTime(g.CreatedAt)})
 	}
 	for _, t := range tickets {
 		v.Tickets = append(v.Tickets, views.SupportLine{Href: "/support/tickets/" + t.ID, Subject: t.Subject,
-			Status: statusWords(t.Status, false), Detail: "Last activity " + t.UpdatedAt.UTC().Format("Jan 2, 15:04 UTC")})
+			Status: statusWords(t.Status, false), Detail: "Last activity " + views.DateTime(t.UpdatedAt)})
 	}
 	return web.Render(c, code, views.Support(a.pageFor(c, "Support"), v))
 }
@@ -180,7 +180,7 @@ func thread(t support.Ticket, staff bool) views.SupportThread {
 			author = "The user"
 		}
 		v.Messages = append(v.Messages, views.SupportMessageLine{Author: author, Text: m.Text,
-			At: m.CreatedAt.UTC().Format("Jan 2, 15:04 UTC"), Staff: m.Author == support.AuthorStaff})
+			At: views.DateTime(m.CreatedAt), Staff: m.Author == support.AuthorStaff})
 	}
 	return v
 }
@@ -193,7 +193,7 @@ func aboutWords(t support.Summary) string {
 	if t.GameID != nil {
 		s += ", game " + *t.GameID
 	}
-	return s + ". Opened " + t.CreatedAt.UTC().Format("Jan 2, 15:04 UTC") + "."
+	return s + ". Opened " + views.DateTime(t.CreatedAt) + "."
 }
 
 // supportWrite answers a reply form: back to the ticket, or the ticket
@@ -267,7 +267,7 @@ func (a *App) supportQueuePage(c echo.Context) error {
 	for _, t := range items {
 		v.Lines = append(v.Lines, views.SupportLine{Href: supportQueuePagePath + "/" + t.ID, Subject: t.Subject,
 			Status: statusWords(t.Status, true),
-			Detail: "From " + t.User.Username + ", waiting since " + t.WaitingSince.UTC().Format("Jan 2, 15:04 UTC")})
+			Detail: "From " + t.User.Username + ", waiting since " + views.DateTime(t.WaitingSince)})
 	}
 	return web.Render(c, http.StatusOK, views.SupportQueue(a.pageFor(c, "Support queue"), v))
 }

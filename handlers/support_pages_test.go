@@ -65,7 +65,7 @@ func TestSupportPagesInPlainWords(t *testing.T) {
 		t.Fatalf("queue: %d %q", r.Code, text)
 	}
 	if r := post(staffCookie, "/admin/support/page/"+ticketID+"/reply", url.Values{"text": {"\u202E"}}); r.Code != http.StatusBadRequest ||
-		!strings.Contains(visibleText(r.Body.String()), "must not contain direction overrides") {
+		!strings.Contains(visibleText(r.Body.String()), "must not contain invisible characters that reverse or reorder the text") {
 		t.Fatalf("a refused answer: %d %q", r.Code, visibleText(r.Body.String()))
 	}
 	if r := post(staffCookie, "/admin/support/page/"+ticketID+"/reply", url.Values{"text": {"Found it, credited."}}); r.Code != http.StatusSeeOther {

@@ -182,7 +182,7 @@ func TestATipInAChatIsAnnouncedThere(t *testing.T) {
 	if r.Code != 200 {
 		t.Fatalf("tip in a game: %d %s", r.Code, r.Body)
 	}
-	want := fanName + " tipped " + p1Name + " 0.5 USDC"
+	want := fanName + " tipped " + p1Name + " 0.50 USDC"
 	msg, _ := r.json(t)["message"].(map[string]any)
 	if msg == nil || msg["text"] != want {
 		t.Fatalf("answer's message: %v, want text %q", msg, want)

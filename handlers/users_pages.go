@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -140,16 +141,28 @@ func (a *App) settingsImage(kind media.Kind) echo.HandlerFunc {
 		if de.Code == domain.CodeInternal {
 			return err
 		}
-		msg := de.Message
-		if reason := de.Fields["file"]; reason != "" {
-			msg = "The file " + reason + "."
-		}
-		u, uerr := a.Users.ByID(ctx, id.UserID)
-		if uerr != nil {
-			return uerr
-		}
-		return a.renderSettings(c, web.StatusOf(de.Code), u,
-			views.SettingsForm{Username: u.Username, DisplayName: u.DisplayName, Bio: u.Bio},
-			map[string]string{string(kind): msg})
+		return a.refuseImage(c, id, kind, de)
 	}
+}
+
+// imageUploadPages are the settings pages' image forms by route.
+var imageUploadPages = map[string]media.Kind{"/settings/avatar": media.Avatar, "/settings/cover": media.Cover}
+
+// refuseImage answers a refused image upload with the settings page, the
+// reason beside the form it came from.
+func (a *App) refuseImage(c echo.Context, id *web.Identity, kind media.Kind, de *domain.Error) error {
+	msg := sentence(de.Message)
+	switch {
+	case de.Code == domain.CodePayloadTooLarge:
+		msg = "The picture is larger than " + strconv.Itoa(media.MaxUploadBytes>>20) + " MB: choose a smaller one, or save it smaller first."
+	case de.Fields["file"] != "":
+		msg = "The file " + de.Fields["file"] + "."
+	}
+	u, err := a.Users.ByID(c.Request().Context(), id.UserID)
+	if err != nil {
+		return err
+	}
+	return a.renderSettings(c, web.StatusOf(de.Code), u,
+		views.SettingsForm{Username: u.Username, DisplayName: u.DisplayName, Bio: u.Bio},
+		map[string]string{string(kind): msg})
 }

@@ -470,5 +470,5 @@ func TestReconciliationAndLedgerGuards(t *testing.T) {
 
 func ExampleFormatUSDC() {
 	fmt.Println(money.FormatUSDC(2_557_500), money.FormatUSDC(10_000), money.FormatUSDC(-3_000_000))
-	// Output: 2.5575 0.01 -3
+	// Output: 2.5575 0.01 -3.00
 }

@@ -71,6 +71,16 @@ const matchStake = 100_000
 // match starts an rps game of rounds, staked at matchStake, between two
 // new players and returns them and the game's id.
 func (s *server) match(t *testing.T, rounds int) (first, second *wager.Client, gameID string) {
+	return s.matchFor(t, rounds, 0)
+}
+
+// stakedMatch is match for a stake of 0.1 USDC, which each player
+// deposits first: bets and markets are for staked games.
+func (s *server) stakedMatch(t *testing.T, rounds int) (first, second *wager.Client, gameID string) {
+	return s.matchFor(t, rounds, 100_000)
+}
+
+func (s *server) matchFor(t *testing.T, rounds int, stake int64) (first, second *wager.Client, gameID string) {
 	t.Helper()
 	ctx := t.Context()
 	first, second = s.newClient(t), s.newClient(t)

@@ -290,9 +290,9 @@ func Admin(p Page, v AdminView) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var13 string
-					templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(c.At.UTC().Format("2006-01-02 15:04:05"))
+					templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(DateTime(c.At))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/admin.templ`, Line: 100, Col: 160}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/admin.templ`, Line: 100, Col: 134}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var13))
 					if templ_7745c5c3_Err != nil {
@@ -609,7 +609,7 @@ func confirmMaintenance(p Page) templ.Component {
 
 // lastChanged says who last changed a flag, and when.
 func lastChanged(f FlagLine) string {
-	return "Last changed by " + f.UpdatedBy + " at " + f.UpdatedAt.UTC().Format("2006-01-02 15:04 UTC")
+	return "Last changed by " + f.UpdatedBy + " at " + DateTime(f.UpdatedAt)
 }
 
 // changeWords says what a flag change did and who did it.

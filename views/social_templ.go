@@ -243,9 +243,9 @@ func NotificationItem(n NotificationLine) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var12 string
-		templ_7745c5c3_Var12, templ_7745c5c3_Err = templ.JoinStringErrs(n.At.UTC().Format("Jan 2, 15:04 UTC"))
+		templ_7745c5c3_Var12, templ_7745c5c3_Err = templ.JoinStringErrs(DateTime(n.At))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/social.templ`, Line: 65, Col: 114}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/social.templ`, Line: 65, Col: 91}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var12))
 		if templ_7745c5c3_Err != nil {
@@ -455,9 +455,9 @@ func NotificationsPage(p Page, v NotificationsView) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var23 string
-					templ_7745c5c3_Var23, templ_7745c5c3_Err = templ.JoinStringErrs(n.At.UTC().Format("Jan 2, 15:04 UTC"))
+					templ_7745c5c3_Var23, templ_7745c5c3_Err = templ.JoinStringErrs(DateTime(n.At))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/social.templ`, Line: 106, Col: 126}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/social.templ`, Line: 106, Col: 103}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var23))
 					if templ_7745c5c3_Err != nil {

@@ -11,7 +11,7 @@ import templruntime "github.com/a-h/templ/runtime"
 import "wager/static"
 
 // TipPresets are the amounts the tip panel offers with one click, in USDC.
-var TipPresets = []string{"0.10", "0.50", "1", "5"}
+var TipPresets = []string{"0.10", "0.50", "1.00", "5.00"}
 
 // TipButton opens the tip panel for a user. The panel's script hides it
 // on the viewer's own messages (a live chat line is the same for everyone).

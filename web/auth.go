@@ -73,6 +73,21 @@ func Authenticate(svc *auth.Service, mode Auth) echo.MiddlewareFunc {
 	}
 }
 
+// SessionIdentity returns who the session cookie names, or nil. It is for
+// a page that renders a refusal that came before authentication (a body
+// over its limit): it shows the signed-in header, and allows nothing.
+func SessionIdentity(c echo.Context, svc *auth.Service) *Identity {
+	ck, err := c.Cookie(SessionCookie)
+	if err != nil || ck.Value == "" {
+		return nil
+	}
+	p, err := svc.SessionPrincipal(c.Request().Context(), ck.Value)
+	if err != nil {
+		return nil
+	}
+	return identityOf(p, true)
+}
+
 func identityOf(p auth.Principal, session bool) *Identity {
 	return &Identity{UserID: p.UserID, Username: p.Username, Wallet: p.Wallet,
 		AppID: p.AppID, Admin: p.Admin, CSRFToken: p.CSRFToken, Session: session, SignedInAt: p.SignedInAt}

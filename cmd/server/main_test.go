@@ -188,7 +188,7 @@ func TestRunGivesTheBotsItsAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { bdb.Close() })
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
 		var n int
 		err := bdb.NewRaw(`SELECT count(*) FROM users AS u JOIN auth_challenges AS c ON c.wallet_address = u.wallet_address
 			WHERE u.bot AND c.app_id = 'demo-bots' AND c.consumed_at IS NOT NULL`).Scan(context.Background(), &n)
@@ -199,7 +199,7 @@ func TestRunGivesTheBotsItsAddress(t *testing.T) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the demo bot did not sign in through the API within 20 s")
+			t.Fatal("the demo bot never signed in through the API")
 		}
 	}
 }

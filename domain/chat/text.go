@@ -19,7 +19,7 @@ func CleanText(text string) (string, error) {
 		return "", err
 	}
 	if clean == "" {
-		return "", domain.Invalid(map[string]string{"text": "1 to 500 characters"})
+		return "", domain.Invalid(map[string]string{"text": "must be 1 to 500 characters long"})
 	}
 	return clean, nil
 }

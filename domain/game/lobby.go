@@ -48,7 +48,7 @@ type presence struct {
 // checkStake validates a stake per player.
 func checkStake(stake int64) error {
 	if stake < 0 || stake > MaxStake {
-		return domain.Invalid(map[string]string{"stakeMinor": "must be 0 (a free game) to 100000000000 USDC minor units"})
+		return domain.Invalid(map[string]string{"stakeMinor": "must be from 0 (a free game) to " + money.USDC(MaxStake)})
 	}
 	return nil
 }

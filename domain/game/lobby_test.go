@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -268,5 +269,37 @@ func TestCreateLobbyValidates(t *testing.T) {
 	var settings map[string]int
 	if err := json.Unmarshal(l.Settings, &settings); err != nil || settings["rounds"] != 5 || settings["roundSeconds"] != 20 {
 		t.Errorf("normalized settings: got %s, want rounds 5 and the default roundSeconds 20", l.Settings)
+	}
+}
+
+// TestAPersonsFreeTableIsOfferedOnlyOnceItWaited steers the clock: a
+// person's free table is among PeoplesFreeTables only for a moment after
+// the person sat down (the demo bots ask for tables waiting since
+// PeopleFirst ago), and a staked table never is.
+func TestAPersonsFreeTableIsOfferedOnlyOnceItWaited(t *testing.T) {
+	ctx := context.Background()
+	p := newPlatform(t)
+	free, staked := p.lobby(t, "rps", 0, ""), p.lobby(t, "rps", stake, "")
+	for _, l := range []string{free, staked} {
+		if _, err := p.games.JoinQueue(ctx, p.newPlayer(t, funds), l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sat := p.clock.now()
+	offered := func(since time.Time) bool {
+		ids, err := p.games.PeoplesFreeTables(ctx, since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(ids, staked) {
+			t.Errorf("a staked table was offered to the bots")
+		}
+		return slices.Contains(ids, free)
+	}
+	if offered(sat) {
+		t.Error("a table was offered to the bots the moment its person sat down")
+	}
+	if !offered(sat.Add(time.Millisecond)) {
+		t.Error("a table waiting since before the cut-off was not offered")
 	}
 }

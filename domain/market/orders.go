@@ -24,7 +24,7 @@ func (r OrderRequest) validate(outcomes []string) (engine.TIF, error) {
 		fields["outcomeId"] = "must be the userId of one of the game's players"
 	}
 	if r.PriceMinor < engine.MinPrice || r.PriceMinor > engine.MaxPrice || r.PriceMinor%engine.Tick != 0 {
-		fields["priceMinor"] = "must be a multiple of 10000 from 10000 to 990000"
+		fields["priceMinor"] = "must be from 0.01 to 0.99 USDC a share, in whole cents"
 	}
 	if r.Shares < 1 || r.Shares > engine.MaxShares {
 		fields["shares"] = "must be a whole number of shares from 1 to 100000"

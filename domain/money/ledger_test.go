@@ -345,11 +345,14 @@ func TestFormatUSDC(t *testing.T) {
 		minor int64
 		want  string
 	}{
-		{0, "0"}, {1, "0.000001"}, {10_000, "0.01"}, {1_000_000, "1"}, {1_500_000, "1.5"},
-		{123_456_789, "123.456789"}, {-2_500_000, "-2.5"}, {100_000 * 1_000_000, "100000"},
+		{0, "0.00"}, {1, "0.000001"}, {10_000, "0.01"}, {1_000_000, "1.00"}, {1_500_000, "1.50"},
+		{123_456_789, "123.456789"}, {-2_500_000, "-2.50"}, {100_000 * 1_000_000, "100000.00"}, {1_230_000, "1.23"},
 	} {
 		if got := money.FormatUSDC(tc.minor); got != tc.want {
 			t.Errorf("FormatUSDC(%d): got %q, want %q", tc.minor, got, tc.want)
+		}
+		if got := money.USDC(tc.minor); got != tc.want+" USDC" {
+			t.Errorf("USDC(%d): got %q, want %q", tc.minor, got, tc.want+" USDC")
 		}
 	}
 }

@@ -306,7 +306,7 @@ func CheckAmount(field string, amount int64) error {
 
 func invalidAmount(field string, max int64) error {
 	return domain.Invalid(map[string]string{field: fmt.Sprintf(
-		"must be a whole number of USDC minor units from %d to %d (1 USDC = 1000000)", MinAmount, max)})
+		"must be from %s to %s", USDC(MinAmount), USDC(max))})
 }
 
 // Intent is a prepared user-signed transaction.
@@ -368,7 +368,7 @@ func (s *Service) Prepare(ctx context.Context, p PrepareSpec) (Prepared, error) 
 	case KindDeposit:
 		if p.Amount < MinDeposit {
 			return Prepared{}, domain.Invalid(map[string]string{"amountMinor": fmt.Sprintf(
-				"must be at least %s USDC (%d) for a deposit", FormatUSDC(MinDeposit), MinDeposit)})
+				"must be at least %s for a deposit", USDC(MinDeposit))})
 		}
 		if s.Protect != nil {
 			if err := s.Protect.CheckDeposit(ctx, s.db, p.User.ID, p.Amount); err != nil {
@@ -378,7 +378,7 @@ func (s *Service) Prepare(ctx context.Context, p PrepareSpec) (Prepared, error) 
 	case KindTransfer:
 		if p.Amount < MinTransfer {
 			return Prepared{}, domain.Invalid(map[string]string{"amountMinor": fmt.Sprintf(
-				"must be at least %s USDC (%d) for a transfer", FormatUSDC(MinTransfer), MinTransfer)})
+				"must be at least %s for a transfer", USDC(MinTransfer))})
 		}
 		var kind string
 		err := s.db.NewSelect().Table("platform_addresses").Column("kind").Where("address = ?", p.To.String()).Scan(ctx, &kind)
@@ -757,8 +757,21 @@ func (s *Service) confirmTransfer(ctx context.Context, tx bun.Tx, in Intent) err
 		Counterparty: in.Destination, Signature: *in.Signature})
 }
 
-// FormatUSDC writes minor units as a USDC amount ("1.5", "0.01").
-func FormatUSDC(minor int64) string { return formatUnits(minor, 6) }
+// FormatUSDC writes minor units as a USDC amount the way every page and
+// message shows one: at least two decimals, all six only when the amount
+// has them ("1.50", "0.01", "0.000001", "0.00"). It is the one place
+// amounts are written; USDC appends the currency.
+func FormatUSDC(minor int64) string {
+	s := formatUnits(minor, 6)
+	whole, frac, _ := strings.Cut(s, ".")
+	for len(frac) < 2 {
+		frac += "0"
+	}
+	return whole + "." + frac
+}
+
+// USDC is FormatUSDC with the currency: "1.50 USDC".
+func USDC(minor int64) string { return FormatUSDC(minor) + " USDC" }
 
 // FormatSOL writes lamports as SOL ("0.00203928").
 func FormatSOL(lamports int64) string { return formatUnits(lamports, 9) }

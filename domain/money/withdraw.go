@@ -51,7 +51,7 @@ func (s *Service) Withdraw(ctx context.Context, u users.User, amount int64, idem
 	}
 	if amount < MinWithdrawal {
 		return Withdrawal{}, domain.Invalid(map[string]string{"amountMinor": fmt.Sprintf(
-			"must be at least %s USDC (%d) for a withdrawal", FormatUSDC(MinWithdrawal), MinWithdrawal)})
+			"must be at least %s for a withdrawal", USDC(MinWithdrawal))})
 	}
 	if utf8.RuneCountInString(idempotencyKey) > MaxIdempotencyKey {
 		return Withdrawal{}, domain.Invalid(map[string]string{"Idempotency-Key": "at most 255 characters"})
@@ -76,8 +76,8 @@ func (s *Service) Withdraw(ctx context.Context, u users.User, amount int64, idem
 	}
 	if open && amount < MinWithdrawalOpening {
 		return s.keyedOr(ctx, u.ID, key, amount, domain.Invalid(map[string]string{"amountMinor": fmt.Sprintf(
-			"must be at least %s USDC (%d) here: your wallet has no USDC account yet, and the platform opens it (and pays its rent) only for a withdrawal of that much",
-			FormatUSDC(MinWithdrawalOpening), MinWithdrawalOpening)}))
+			"must be at least %s here: your wallet has no USDC account yet, and the platform opens it (and pays its rent) only for a withdrawal of that much",
+			USDC(MinWithdrawalOpening))}))
 	}
 	bh, err := s.chain.Blockhash(ctx)
 	if err != nil {

@@ -111,8 +111,8 @@ func (s *Service) PrepareDonation(ctx context.Context, u users.User, gameID stri
 		}
 	}
 	if amount < MinDonation || amount > s.MaxDonation {
-		return money.Prepared{}, domain.Invalid(map[string]string{"amountMinor": "must be from 10000 (0.01 USDC) to " +
-			money.FormatUSDC(s.MaxDonation) + " USDC in minor units"})
+		return money.Prepared{}, domain.Invalid(map[string]string{"amountMinor": "must be from " + money.USDC(MinDonation) + " to " +
+			money.USDC(s.MaxDonation)})
 	}
 	if s.Protect != nil {
 		if err := s.Protect.CheckDonation(ctx, s.db, u.ID); err != nil {

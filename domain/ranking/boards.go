@@ -3,6 +3,7 @@ package ranking
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"wager/domain"
@@ -224,6 +225,37 @@ func (s *Service) Ratings(ctx context.Context, userID string, points int) ([]Typ
 			return nil, fmt.Errorf("read the %s rating history of %s: %w", out[i].GameType, userID, err)
 		}
 		out[i].History = history
+	}
+	return out, nil
+}
+
+// Change is what one game did to a player's rating.
+type Change struct {
+	UserID      string  `bun:"user_id"`
+	Before      float64 `bun:"before"`
+	After       float64 `bun:"after"`
+	Provisional bool    `bun:"provisional"` // the rating after the game
+}
+
+// Delta is the change in whole rating points, as the result card shows it:
+// the rounded ratings' difference.
+func (c Change) Delta() int {
+	return int(math.Round(c.After)) - int(math.Round(c.Before))
+}
+
+// GameChanges returns the rating changes a finished game made to its
+// players: none for a game that was not rated (cancelled, or not over).
+// The rating before is the player's previous history point in the game
+// type, or the starting rating before their first game.
+func (s *Service) GameChanges(ctx context.Context, gameID string) ([]Change, error) {
+	var out []Change
+	if err := s.db.NewRaw(`SELECT h.user_id, h.rating AS after, h.deviation > ? AS provisional,
+			coalesce((SELECT p.rating FROM rating_history AS p
+				WHERE p.user_id = h.user_id AND p.game_type = h.game_type AND (p.recorded_at, p.game_id) < (h.recorded_at, h.game_id)
+				ORDER BY p.recorded_at DESC, p.game_id DESC LIMIT 1), ?) AS before
+		FROM rating_history AS h WHERE h.game_id = ?`,
+		rating.ProvisionalDeviation, rating.Default().Rating, gameID).Scan(ctx, &out); err != nil {
+		return nil, fmt.Errorf("read the rating changes of game %s: %w", gameID, err)
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package ranking_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -260,5 +261,49 @@ func TestAGameStoresItsRatingsAndHistory(t *testing.T) {
 		if err := bdb.QueryRowContext(t.Context(), "SELECT count(*) FROM rating_history WHERE user_id = ?", c.id).Scan(&n); err != nil || n != 2 {
 			t.Errorf("%s has %d rating points (%v), want 2", c.id, n, err)
 		}
+	}
+}
+
+// A game's rating changes run from each player's rating before it (the
+// starting rating before their first game) to the one after.
+func TestGameChangesAreFromTheRatingBeforeToTheOneAfter(t *testing.T) {
+	bdb := dbtest.DB(t)
+	now := time.Now().UTC()
+	s := ranking.New(bdb, func() time.Time { return now })
+	a, b := newUser(t, bdb), newUser(t, bdb)
+	g1 := finish(t, s, bdb, game.StatusCompleted, a, b, a, 0, 0, now.Add(-time.Minute))
+	g2 := finish(t, s, bdb, game.StatusCompleted, b, a, b, 0, 0, now)
+	cancelled := finish(t, s, bdb, game.StatusCancelled, a, b, "", 0, 0, now)
+
+	ra, rb := rating.Default(), rating.Default()
+	ra1, rb1 := rating.Game(ra, rb, 1, rating.DefaultTau)
+	rb2, ra2 := rating.Game(rb1, ra1, 1, rating.DefaultTau)
+	for _, c := range []struct {
+		game string
+		want map[string]ranking.Change
+	}{
+		{g1.ID, map[string]ranking.Change{
+			a: {UserID: a, Before: ra.Rating, After: ra1.Rating, Provisional: rating.Provisional(ra1)},
+			b: {UserID: b, Before: rb.Rating, After: rb1.Rating, Provisional: rating.Provisional(rb1)}}},
+		{g2.ID, map[string]ranking.Change{
+			a: {UserID: a, Before: ra1.Rating, After: ra2.Rating, Provisional: rating.Provisional(ra2)},
+			b: {UserID: b, Before: rb1.Rating, After: rb2.Rating, Provisional: rating.Provisional(rb2)}}},
+		{cancelled.ID, map[string]ranking.Change{}},
+	} {
+		got, err := s.GameChanges(t.Context(), c.game)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(c.want) {
+			t.Fatalf("game %s: %d changes %+v, want %d", c.game, len(got), got, len(c.want))
+		}
+		for _, g := range got {
+			if w := c.want[g.UserID]; math.Abs(g.Before-w.Before) > 1e-9 || math.Abs(g.After-w.After) > 1e-9 || g.Provisional != w.Provisional {
+				t.Errorf("game %s, %s: %+v, want %+v", c.game, g.UserID, g, w)
+			}
+		}
+	}
+	if first := (ranking.Change{Before: ra.Rating, After: ra1.Rating}); first.Delta() <= 0 {
+		t.Errorf("the winner's first change is %d, want it up", first.Delta())
 	}
 }

@@ -85,7 +85,7 @@ func New(bdb *bun.DB, u *users.Service, m *money.Service, c *chat.Service, n *no
 func (s *Service) Prepare(ctx context.Context, from users.User, toUserID string, amount int64, where *Context) (money.Prepared, error) {
 	if amount < MinTip || amount > MaxTip {
 		return money.Prepared{}, domain.Invalid(map[string]string{"amountMinor": fmt.Sprintf(
-			"must be from %s USDC (%d minor units) to %s USDC", money.FormatUSDC(MinTip), MinTip, money.FormatUSDC(MaxTip))})
+			"must be from %s to %s", money.USDC(MinTip), money.USDC(MaxTip))})
 	}
 	if id, ok := domain.CanonicalID(toUserID); ok && id == from.ID {
 		return money.Prepared{}, domain.Invalid(map[string]string{"toUserId": "is you: tips go to another user"})

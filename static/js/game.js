@@ -42,6 +42,88 @@
   setInterval(tick, 250);
   tick();
 
+  // Sound and motion: a short sound and a drop animation for each Connect
+  // Four move, and a cue when the viewer's turn comes. Off by default for
+  // people who prefer reduced motion; the toggle remembers the choice.
+  const prefersReduced = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+  const stored = (() => {
+    try {
+      return window.localStorage.getItem("wager.motion");
+    } catch (_) {
+      return null;
+    }
+  })();
+  let motion = stored ? stored === "on" : !prefersReduced;
+  const toggle = document.querySelector("[data-sound-toggle]");
+  const showMotion = () => {
+    document.documentElement.dataset.motion = motion ? "on" : "off";
+    if (toggle) {
+      toggle.setAttribute("aria-pressed", String(motion));
+      toggle.textContent = "Sound and motion: " + (motion ? "on" : "off");
+    }
+  };
+  showMotion();
+  if (toggle) {
+    toggle.addEventListener("click", () => {
+      motion = !motion;
+      try {
+        window.localStorage.setItem("wager.motion", motion ? "on" : "off");
+      } catch (_) {
+        // private mode: the choice lasts for this page
+      }
+      showMotion();
+    });
+  }
+  let audio = null;
+  // beep plays short tones (Hz, one after the other); browsers allow sound
+  // only after the viewer has clicked on the page, which a player has.
+  const beep = (tones) => {
+    if (!motion) return;
+    try {
+      audio = audio || new (window.AudioContext || window.webkitAudioContext)();
+      tones.forEach((hz, i) => {
+        const at = audio.currentTime + i * 0.12;
+        const osc = audio.createOscillator();
+        const gain = audio.createGain();
+        osc.frequency.value = hz;
+        gain.gain.setValueAtTime(0.08, at);
+        gain.gain.exponentialRampToValueAtTime(0.001, at + 0.11);
+        osc.connect(gain).connect(audio.destination);
+        osc.start(at);
+        osc.stop(at + 0.12);
+      });
+    } catch (_) {
+      // no audio here: the motion still shows
+    }
+  };
+  const boardNow = () => {
+    const board = document.getElementById("board");
+    return board ? { moves: board.dataset.moves, turn: board.dataset.turn } : null;
+  };
+  let seen = boardNow();
+  let round = (document.querySelector("[data-testid=round-number]") || {}).textContent;
+  // cue follows each live update: a new piece drops with a sound, and the
+  // viewer's turn (or a new round of rock, paper, scissors) is announced.
+  const cue = () => {
+    const now = boardNow();
+    if (now && seen && now.moves !== seen.moves) {
+      const status = document.getElementById("move-status");
+      if (status) status.textContent = ""; // an earlier refusal is old news now
+      const cell = document.querySelector("[data-last-move]");
+      if (cell && motion) cell.classList.add("c4-dropping");
+      beep([220]);
+      if (now.turn && now.turn === page.dataset.me && now.turn !== seen.turn) {
+        const mark = document.querySelector("[data-testid=on-turn]");
+        if (mark && motion) mark.classList.add("turn-cue");
+        beep([220, 660, 880]);
+      }
+    }
+    seen = now || seen;
+    const r = (document.querySelector("[data-testid=round-number]") || {}).textContent;
+    if (!now && page.dataset.player === "true" && r && r !== round) beep([660, 880]);
+    round = r;
+  };
+
   // Connect Four: the drop buttons show only for the player on turn (the
   // live board is the same for everyone).
   const showDrops = () => {
@@ -87,9 +169,48 @@
 
   // After live updates: forget the pending choice once its round is over,
   // and close the controls when the game ends.
+  // A finished game's result card: each player reads their own line.
+  const showResultLine = () => {
+    document.querySelectorAll("[data-result-for]").forEach((el) =>
+      el.classList.toggle("hidden", el.dataset.resultFor !== page.dataset.me));
+  };
+
+  // The viewer's own bets and the market's end: once the game is over, the
+  // page asks the server again for "Your bets" (won, lost or refunded, with
+  // the amounts), which the live stream does not carry since it is the same
+  // for everyone. A market that never opened sends no event of its own:
+  // its panel says it closed.
+  let ended = page.dataset.status !== "active";
+  const gameEnded = async () => {
+    const market = document.getElementById("market");
+    if (market && market.dataset.status === "open") {
+      market.dataset.status = "closed";
+      const summary = market.querySelector("[data-testid=market-summary]");
+      if (summary) summary.textContent = "Trading closed when the game ended.";
+      document.querySelectorAll("[data-market-form-section]").forEach((el) => el.remove());
+    }
+    const status = document.getElementById("move-status");
+    if (status) status.remove();
+    const toggleButton = document.querySelector("[data-sound-toggle]");
+    if (toggleButton) toggleButton.remove();
+    if (!document.getElementById("my-bets")) return;
+    try {
+      const res = await fetch(window.location.pathname, { credentials: "same-origin", headers: { Accept: "text/html" } });
+      if (!res.ok) return;
+      const doc = new DOMParser().parseFromString(await res.text(), "text/html");
+      const fresh = doc.getElementById("my-bets");
+      const old = document.getElementById("my-bets");
+      if (fresh && old) old.replaceWith(document.importNode(fresh, true));
+    } catch (_) {
+      // the bets stay as they were until the next reload
+    }
+  };
+
   document.body.addEventListener("htmx:oobAfterSwap", () => {
     showDrops();
     showRematch(true);
+    showResultLine();
+    cue();
     const mine = document.getElementById("my-choice");
     const timer = document.querySelector("[data-deadline]");
     if (mine && mine.dataset.round !== "0" && (!timer || timer.dataset.round !== mine.dataset.round)) {
@@ -100,6 +221,10 @@
     if (status && status.textContent.trim() !== "active" && page.dataset.tv !== undefined && !page.dataset.next) {
       page.dataset.next = "soon"; // TV: the result for a few seconds, then the next live game
       setTimeout(() => window.location.assign("/tv"), 6000);
+    }
+    if (status && status.textContent.trim() !== "active" && !ended) {
+      ended = true;
+      gameEnded();
     }
     if (status && status.textContent.trim() !== "active") {
       document.querySelectorAll("[data-testid=move-controls], [data-donate-section], [data-chat-form]").forEach((el) => el.remove());

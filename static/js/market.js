@@ -39,9 +39,16 @@
       // the panel credits TradingView in a link of its own instead.
       layout: { background: { color: "transparent" }, textColor: "#cbd5e1", attributionLogo: false },
       grid: { vertLines: { color: "#1e293b" }, horzLines: { color: "#1e293b" } },
-      timeScale: { timeVisible: true, secondsVisible: true },
+      timeScale: { timeVisible: true, secondsVisible: chartBox.clientWidth >= 480 },
       localization: { priceFormatter: (p) => p.toFixed(2) },
     });
+    // autoSize follows the box's size; on a narrow box (a phone) the time
+    // labels leave out the seconds so that they do not overlap.
+    if (window.ResizeObserver) {
+      new ResizeObserver(() => {
+        chart.applyOptions({ timeScale: { secondsVisible: chartBox.clientWidth >= 480 } });
+      }).observe(chartBox);
+    }
     series = chart.addSeries(LC.LineSeries, { color: "#34d399", lineWidth: 2 });
     const outcome0 = chartBox.dataset.outcomeId;
     window.wagerWallet.apiGet("/games/" + gameId + "/market/trades?limit=200")

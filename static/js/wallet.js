@@ -316,11 +316,14 @@
     return Number(minor);
   }
 
-  // formatUSDC writes minor units as USDC ("2.5").
+  // formatUSDC writes minor units as USDC the way the server does (Go's
+  // money.FormatUSDC): at least two decimals, six only when needed
+  // ("2.50", "0.000001").
   function formatUSDC(minor) {
-    const s = String(minor).padStart(7, "0");
-    const frac = s.slice(-6).replace(/0+$/, "");
-    return s.slice(0, -6) + (frac ? "." + frac : "");
+    const neg = Number(minor) < 0;
+    const s = String(Math.abs(Number(minor))).padStart(7, "0");
+    const frac = s.slice(-6).replace(/0+$/, "").padEnd(2, "0");
+    return (neg ? "-" : "") + s.slice(0, -6) + "." + frac;
   }
 
   function randomKey() {
@@ -382,7 +385,14 @@
     }
 
     async function deposit(input) {
-      const amount = parseUSDC(input.value);
+      const receipt = await depositMinor(parseUSDC(input.value));
+      input.value = "";
+      return "Deposited " + formatUSDC(receipt.amountMinor) + " USDC to your platform balance.";
+    }
+
+    // depositMinor moves amount from the wallet to the platform balance and
+    // answers the receipt.
+    async function depositMinor(amount) {
       say("Preparing…");
       const wallet = await walletForSigning(root.dataset.walletAddress, root.dataset.chain);
       const prepared = await api("/wallets/transfer/prepare", { toAddress: root.dataset.depositAddress, amountMinor: amount });
@@ -393,9 +403,7 @@
       // 503: sent, outcome not known yet; submitting again is safe.
       for (let attempt = 1; ; attempt++) {
         try {
-          const receipt = await api("/wallets/transfer/submit", body);
-          input.value = "";
-          return "Deposited " + formatUSDC(receipt.amountMinor) + " USDC to your platform balance.";
+          return await api("/wallets/transfer/submit", body);
         } catch (err) {
           if (err.status !== 503 || attempt >= 5) throw err;
           await sleep(2000);
@@ -415,10 +423,27 @@
       return "Withdrew " + formatUSDC(data.amountMinor) + " USDC to your wallet.";
     }
 
+    const FAUCET_MINOR = 100000000;
+
+    // faucet fills the wallet on chain only and says what is next: the
+    // deposit form, filled in.
     async function faucet() {
       say("Asking the faucet for test USDC…");
-      await api("/dev/faucet", { address: root.dataset.walletAddress, amountMinor: 100000000 });
-      return "Added 100 test USDC (and some SOL) to your wallet.";
+      await api("/dev/faucet", { address: root.dataset.walletAddress, amountMinor: FAUCET_MINOR });
+      const input = root.querySelector("#deposit-amount");
+      if (input) input.value = formatUSDC(FAUCET_MINOR);
+      return "Added " + formatUSDC(FAUCET_MINOR) + " test USDC (and some SOL) to your wallet. " +
+        "It is not in your platform balance yet: press Deposit to move it there and play for stakes.";
+    }
+
+    // faucetAndDeposit is the whole first step on the test chain: test USDC
+    // into the wallet, then deposited to the platform balance.
+    async function faucetAndDeposit() {
+      say("Asking the faucet for test USDC…");
+      await api("/dev/faucet", { address: root.dataset.walletAddress, amountMinor: FAUCET_MINOR });
+      const receipt = await depositMinor(FAUCET_MINOR);
+      return "Got " + formatUSDC(FAUCET_MINOR) + " test USDC and deposited " + formatUSDC(receipt.amountMinor) +
+        " USDC to your platform balance: you can play for stakes now.";
     }
 
     root.addEventListener("submit", (e) => {
@@ -430,7 +455,8 @@
       run(form, input, () => action(input));
     });
     root.addEventListener("click", (e) => {
-      if (e.target.closest("[data-wallet-faucet]")) run(null, null, faucet);
+      const button = e.target.closest("[data-wallet-faucet]");
+      if (button) run(null, null, button.dataset.walletFaucet === "deposit" ? faucetAndDeposit : faucet);
     });
   }
 

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"wager/domain"
 )
 
 // Event is one stored room event.
@@ -104,6 +106,11 @@ type Options struct {
 	CrowdEvery    time.Duration // spectator counts go out at most this often per room (500ms)
 	PresenceEvery time.Duration // counts are shared with other instances this often (1s)
 	SweepEvery    time.Duration // rooms check the database for events they were not told of (2s)
+	// Clock is the time the rates of notices to Everyone are counted in,
+	// and Pause how a broadcast waits between chunks of sockets: the wall
+	// clock and time.Sleep unless a test steers them.
+	Clock domain.Clock
+	Pause func(time.Duration)
 }
 
 // ringLen is how many recent frames a room keeps to answer joins and
@@ -158,6 +165,12 @@ func New(store Store, pages Pages, presence Presence, rooms Rooms, instance stri
 	}
 	if opts.SweepEvery == 0 {
 		opts.SweepEvery = 2 * time.Second
+	}
+	if opts.Clock == nil {
+		opts.Clock = domain.SystemClock
+	}
+	if opts.Pause == nil {
+		opts.Pause = time.Sleep
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	h := &Hub{store: store, pages: pages, presence: presence, joins: rooms, instance: instance, log: log, opts: opts,
@@ -611,7 +624,7 @@ func (h *Hub) Unregister(c *Conn) {
 // time.
 func (h *Hub) Notify(userID, kind string, data json.RawMessage) {
 	if userID == Everyone {
-		h.broadcast(kind, data)
+		h.broadcast(kind, data, nil)
 		return
 	}
 	h.mu.RLock()
@@ -629,14 +642,17 @@ func (h *Hub) Notify(userID, kind string, data json.RawMessage) {
 }
 
 // broadcast delivers a notice to Everyone unless that would pass the
-// rates; past BroadcastsPerSecond the sockets are not even gathered.
-func (h *Hub) broadcast(kind string, data json.RawMessage) {
-	if !h.broadcasts.Allow() {
-		return
+// rates; past BroadcastsPerSecond the sockets are not even gathered. It
+// reports whether the notice goes out; done (may be nil) is closed once
+// every socket has it.
+func (h *Hub) broadcast(kind string, data json.RawMessage, done chan<- struct{}) bool {
+	now := h.opts.Clock()
+	if !h.broadcasts.AllowN(now, 1) {
+		return false
 	}
 	conns := h.feedConns()
-	if len(conns) == 0 || !h.feedFrames.AllowN(time.Now(), min(len(conns), FeedFramesPerSecond)) {
-		return
+	if len(conns) == 0 || !h.feedFrames.AllowN(now, min(len(conns), FeedFramesPerSecond)) {
+		return false
 	}
 	f := h.noticeFrames(kind, data)
 	go func() {
@@ -644,10 +660,14 @@ func (h *Hub) broadcast(kind string, data json.RawMessage) {
 			n := min(len(conns), broadcastChunk)
 			f.deliver(conns[:n])
 			if conns = conns[n:]; len(conns) > 0 {
-				time.Sleep(broadcastPause)
+				h.opts.Pause(broadcastPause)
 			}
 		}
+		if done != nil {
+			close(done)
+		}
 	}()
+	return true
 }
 
 // feedConns returns the sockets here that take notices to Everyone: API

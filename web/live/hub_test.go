@@ -546,51 +546,76 @@ func TestNoticesReachAPISocketsAsFramesAndPagesAsWhatPagesRender(t *testing.T) {
 	nothing(other, "another user's page")
 }
 
+// TestNoticesToEveryoneAreSpreadOutAndBoundedInFrames steers the hub's
+// clock: a notice to as many sockets as FeedFramesPerSecond goes out in
+// chunks with a pause between them, the next one in the same second is
+// refused although BroadcastsPerSecond would allow it, and a second later
+// one goes out again.
 func TestNoticesToEveryoneAreSpreadOutAndBoundedInFrames(t *testing.T) {
-	h := newTestHub(t, newMemStore())
-	// Sockets of many users (each may hold MaxSocketsPerUser).
-	register := func(n int) []*Conn {
-		conns := make([]*Conn, n)
-		for i := range conns {
-			conns[i] = NewConn(fmt.Sprintf("u%d", i/MaxSocketsPerUser), JSON)
-			if !h.Register(conns[i]) {
-				t.Fatal("register a socket")
-			}
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	var (
+		mu     sync.Mutex
+		pauses []time.Duration
+	)
+	s := newMemStore()
+	h := New(s, testPages{}, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler), Options{
+		Clock: func() time.Time { return now },
+		Pause: func(d time.Duration) { mu.Lock(); pauses = append(pauses, d); mu.Unlock() },
+	})
+	conns := make([]*Conn, FeedFramesPerSecond)
+	for i := range conns {
+		conns[i] = NewConn(fmt.Sprintf("u%d", i/MaxSocketsPerUser), JSON)
+		if !h.Register(conns[i]) {
+			t.Fatal("register a socket")
 		}
-		return conns
 	}
-	conns := register(FeedFramesPerSecond)
-	received := func(c *Conn, within time.Duration) (time.Time, bool) {
+	// has reports whether a socket holds a frame now, without waiting.
+	has := func(c *Conn) bool {
 		select {
 		case <-c.Frames():
-			return time.Now(), true
-		case <-time.After(within):
-			return time.Time{}, false
+			return true
+		default:
+			return false
 		}
 	}
 
-	start := time.Now()
-	h.Notify(Everyone, "activity", json.RawMessage(`{"id":1}`))
-	var last time.Time
+	done := make(chan struct{})
+	if !h.broadcast("activity", json.RawMessage(`{"id":1}`), done) {
+		t.Fatal("the first notice to everyone was refused")
+	}
+	<-done
 	for i, c := range conns {
-		at, ok := received(c, 5*time.Second)
-		if !ok {
+		if !has(c) {
 			t.Fatalf("socket %d of %d got no notice to everyone", i, len(conns))
-		}
-		if at.After(last) {
-			last = at
 		}
 	}
 	chunks := (len(conns) + broadcastChunk - 1) / broadcastChunk
-	if spread, least := last.Sub(start), time.Duration(chunks-1)*broadcastPause; spread < least {
-		t.Errorf("%d sockets all had the notice %v after it, want it spread over at least %v", len(conns), spread, least)
+	mu.Lock()
+	got := slices.Clone(pauses)
+	mu.Unlock()
+	if len(got) != chunks-1 || slices.ContainsFunc(got, func(d time.Duration) bool { return d != broadcastPause }) {
+		t.Errorf("the delivery paused %v, want %d pauses of %v between %d chunks", got, chunks-1, broadcastPause, chunks)
 	}
 
 	// The next notice would make as many frames again within the same
-	// second: it is not sent, although it is within BroadcastsPerSecond.
-	h.Notify(Everyone, "activity", json.RawMessage(`{"id":2}`))
-	if f, ok := received(conns[0], 3*broadcastPause); ok {
-		t.Fatalf("a second notice to %d sockets within a second went out (%v)", len(conns), f)
+	// second: it is refused, although it is within BroadcastsPerSecond.
+	now = now.Add(100 * time.Millisecond)
+	if h.broadcast("activity", json.RawMessage(`{"id":2}`), nil) {
+		t.Fatalf("a second notice to %d sockets within a second went out", len(conns))
+	}
+	if has(conns[0]) {
+		t.Fatal("a refused notice reached a socket")
+	}
+
+	// A second later the frames are there again.
+	now = now.Add(time.Second)
+	done = make(chan struct{})
+	if !h.broadcast("activity", json.RawMessage(`{"id":3}`), done) {
+		t.Fatal("a notice a second later was refused")
+	}
+	<-done
+	if !has(conns[len(conns)-1]) {
+		t.Fatal("the notice a second later did not reach the last socket")
 	}
 }
 

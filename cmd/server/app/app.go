@@ -224,7 +224,7 @@ func (a *App) build(ctx context.Context) error {
 		DevFaucet: cfg.DevFaucet && a.LocalChain != nil, EmbeddedChain: cfg.EmbeddedChain(), ChainID: cfg.ChainID(),
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies, CountryHeader: cfg.CountryHeader,
 		CORSOrigins: cfg.CORSOrigins}
-	views := handlers.NewLiveViews(a.Games, a.Pot, a.Reviews, opts, log)
+	views := handlers.NewLiveViews(a.Games, a.Pot, a.Reviews, a.Ranking, opts, log)
 	a.Live = live.New(liveStore{a.Rooms}, views, presence, views, announcer.Instance(), log, live.Options{})
 	feed.hub = a.Live
 

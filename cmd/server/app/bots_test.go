@@ -81,9 +81,9 @@ func TestDemoBotsPlayThroughTheAPI(t *testing.T) {
 	ctx := t.Context()
 	var gameID string
 	began := time.Now()
-	for deadline := time.Now().Add(90 * time.Second); gameID == ""; time.Sleep(250 * time.Millisecond) {
+	for deadline := time.Now().Add(3 * time.Minute); gameID == ""; time.Sleep(250 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no game between the bots completed within 90 s; requests: %d", len(rec.requests()))
+			t.Fatalf("no game between the bots ever completed; requests: %d", len(rec.requests()))
 		}
 		err := a.DB.NewRaw(`SELECT g.id FROM games AS g WHERE g.status = 'completed'
 			AND NOT EXISTS (SELECT 1 FROM game_players AS p JOIN users AS u ON u.id = p.user_id
@@ -215,9 +215,9 @@ func TestDemoBotAnswersAChallengeAndARematch(t *testing.T) {
 	a, rec, url := startApp(t, map[string]string{"DEMO_BOTS": "1"})
 	ctx := t.Context()
 	var botID string
-	for deadline := time.Now().Add(20 * time.Second); botID == ""; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Minute); botID == ""; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("the bot did not sign in within 20 s")
+			t.Fatal("the bot never signed in")
 		}
 		err := a.DB.NewRaw(`SELECT id FROM users WHERE bot`).Scan(ctx, &botID)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -234,9 +234,9 @@ func TestDemoBotAnswersAChallengeAndARematch(t *testing.T) {
 	// The person drops pieces across the board until the bot has moved
 	// twice, then resigns.
 	id := game
-	for col, deadline := 0, time.Now().Add(30*time.Second); ; time.Sleep(200 * time.Millisecond) {
+	for col, deadline := 0, time.Now().Add(2*time.Minute); ; time.Sleep(200 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("the bot did not move twice within 30 s")
+			t.Fatal("the bot never moved twice")
 		}
 		r, err := person.API.GetGamesByIdStateWithResponse(ctx, id, nil)
 		if err != nil {
@@ -295,7 +295,7 @@ func TestDemoBotAnswersAChallengeAndARematch(t *testing.T) {
 // returns its id.
 func waitForGame(t *testing.T, c *wager.Client, not string) string {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		r, err := c.API.GetUsersMeCurrentGameWithResponse(t.Context(), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -304,12 +304,12 @@ func waitForGame(t *testing.T, c *wager.Client, not string) string {
 			return r.JSON200.GameId
 		}
 	}
-	t.Fatal("no new game within 30 s")
+	t.Fatal("no new game")
 	return ""
 }
 
-// A person's free table that nobody takes for PeopleFirst gets the bot,
-// which joins it through the API.
+// A person's free table that nobody takes gets the bot, which joins it
+// through the API.
 func TestDemoBotTakesAPersonsTable(t *testing.T) {
 	_, rec, url := startApp(t, map[string]string{"DEMO_BOTS": "1"})
 	ctx := t.Context()
@@ -322,11 +322,9 @@ func TestDemoBotTakesAPersonsTable(t *testing.T) {
 	if _, err := person.API.PostLobbiesByIdJoinQueueWithResponse(ctx, l.JSON201.Id, nil); err != nil {
 		t.Fatalf("sit at it: %v", err)
 	}
-	sat := time.Now()
+	// When the bot may take it is domain/game's
+	// TestAPersonsFreeTableIsOfferedOnlyOnceItWaited, on a steered clock.
 	waitForGame(t, person, "")
-	if waited := time.Since(sat); waited < bots.PeopleFirst-time.Second {
-		t.Errorf("the bot took the table after %v, before %v", waited, bots.PeopleFirst)
-	}
 	joined := false
 	for _, r := range rec.requests() {
 		joined = joined || (r.method == http.MethodPost && r.path == "/lobbies/"+l.JSON201.Id+"/join-queue" &&

@@ -131,6 +131,12 @@ func parseColumn(move json.RawMessage) (int, bool) {
 	return c, true
 }
 
+// The messages of two refused drops, which pages say in their own words.
+const (
+	ColumnFull = "that column is full"
+	TurnTimeUp = "the time for your turn is up"
+)
+
 // Move drops the player's piece into a column. Errors: GAME_NOT_ACTIVE,
 // NOT_A_PLAYER, INVALID_MOVE (not {"column": 0-6} or an integer, a full
 // column, or the turn's time is up), NOT_YOUR_TURN.
@@ -151,7 +157,7 @@ func (g *c4Game) Move(player string, move json.RawMessage, now time.Time, _ io.R
 	}
 	if !now.Before(g.TurnEnd) {
 		// The timer decides, not how soon the expiry job runs.
-		return nil, domain.Errorf(domain.CodeInvalidMove, "the time for your turn is up")
+		return nil, domain.Errorf(domain.CodeInvalidMove, "%s", TurnTimeUp)
 	}
 	if col < 0 || col >= C4Columns {
 		return nil, domain.Errorf(domain.CodeInvalidMove, "column must be 0 to %d", C4Columns-1)
@@ -164,7 +170,7 @@ func (g *c4Game) Move(player string, move json.RawMessage, now time.Time, _ io.R
 		}
 	}
 	if row < 0 {
-		return nil, domain.Errorf(domain.CodeInvalidMove, "column %d is full", col)
+		return nil, domain.Errorf(domain.CodeInvalidMove, "%s", ColumnFull)
 	}
 	g.Board[row][col] = player
 	g.Moves = append(g.Moves, c4Move{UserID: player, Column: col, Row: row})
