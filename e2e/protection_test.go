@@ -94,7 +94,7 @@ func TestADepositOverTheLimitIsRefusedInWords(t *testing.T) {
 	fill(t, page, "limit-input-depositMinor.day", "2")
 	click(t, page, "save-limits")
 	wantText(t, page.GetByTestId("protection-saved"), "Your limits are saved. Tighter limits apply now; looser ones wait 24 hours, as listed below.", "saved")
-	wantText(t, page.GetByTestId("limit-depositMinor.day").GetByTestId("limit-current"), "2 USDC", "the new limit")
+	wantText(t, page.GetByTestId("limit-depositMinor.day").GetByTestId("limit-current"), "2.00 USDC", "the new limit")
 	check(t, page, "responsible-play", views.ResponsiblePlayPath, nil) // axe, the phone's width, screenshots
 	if err := page.SetViewportSize(1280, 800); err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func TestADepositOverTheLimitIsRefusedInWords(t *testing.T) {
 	goTo(t, page, "/wallet")
 	fill(t, page, "deposit-amount", "1.5")
 	click(t, page, "deposit-submit")
-	wantStatus(t, page, "Deposited 1.5 USDC", "a deposit under the limit")
+	wantStatus(t, page, "Deposited 1.50 USDC", "a deposit under the limit")
 	var at time.Time
 	if err := s.App.DB.NewRaw(`SELECT max(t.created_at) FROM ledger_transactions AS t JOIN ledger_entries AS e ON e.transaction_id = t.id
 		WHERE e.account_id = ? AND t.kind = 'deposit'`, "user:"+u.ID+":available").Scan(t.Context(), &at); err != nil {
@@ -111,12 +111,12 @@ func TestADepositOverTheLimitIsRefusedInWords(t *testing.T) {
 	}
 	fill(t, page, "deposit-amount", "1")
 	click(t, page, "deposit-submit")
-	wantStatus(t, page, "Your daily deposit limit is 2 USDC and you deposited 1.5 USDC in the last 24 hours: this deposit of 1 USDC would pass it; "+
-		"you can deposit up to 0.5 USDC now, or this amount from "+protection.FormatTime(at.Add(24*time.Hour)), "a deposit over the limit")
+	wantStatus(t, page, "Your daily deposit limit is 2.00 USDC and you deposited 1.50 USDC in the last 24 hours: this deposit of 1.00 USDC would pass it; "+
+		"you can deposit up to 0.50 USDC now, or this amount from "+protection.FormatTime(at.Add(24*time.Hour)), "a deposit over the limit")
 	if err := expect.Locator(page.GetByTestId("wallet-status")).ToHaveAttribute("data-state", "error"); err != nil {
 		t.Errorf("error state: %v", err)
 	}
-	wantText(t, page.GetByTestId("balance-available"), "1.5", "nothing more was deposited")
+	wantText(t, page.GetByTestId("balance-available"), "1.50", "nothing more was deposited")
 	screenshot(t, page, "wallet-deposit-limit")
 }
 
@@ -137,7 +137,7 @@ func TestATimeOutRefusesEveryMoneyFormUntilItEnds(t *testing.T) {
 	goTo(t, page, "/wallet")
 	fill(t, page, "deposit-amount", "5")
 	click(t, page, "deposit-submit")
-	wantStatus(t, page, "Deposited 5 USDC", "the deposit before the time-out")
+	wantStatus(t, page, "Deposited 5.00 USDC", "the deposit before the time-out")
 
 	goTo(t, page, views.ResponsiblePlayPath)
 	if err := expect.Locator(page.GetByTestId("timeout-form")).ToContainText("a time-out cannot be undone: nobody, not even support, can end it or make it shorter"); err != nil {
@@ -172,8 +172,8 @@ func TestATimeOutRefusesEveryMoneyFormUntilItEnds(t *testing.T) {
 	wantStatus(t, page, "You are taking a "+refusal, "a deposit during the time-out")
 	fill(t, page, "withdraw-amount", "1")
 	click(t, page, "withdraw-submit")
-	wantStatus(t, page, "Withdrew 1 USDC", "a withdrawal during the time-out")
-	wantText(t, page.GetByTestId("balance-available"), "4", "after the withdrawal")
+	wantStatus(t, page, "Withdrew 1.00 USDC", "a withdrawal during the time-out")
+	wantText(t, page.GetByTestId("balance-available"), "4.00", "after the withdrawal")
 
 	// A staked table.
 	goTo(t, page, "/play")

@@ -156,7 +156,7 @@ func TestLimitsTightenAtOnceAndLoosenOnlyAfter24Hours(t *testing.T) {
 		t.Fatalf("a new limit: %+v, want 5 USDC a day at once", l)
 	}
 	e := wantLimit(t, a.prepareDeposit(t, p, 6_000_000), "depositMinor.day", time.Time{})
-	if msg := e["message"].(string); !strings.Contains(msg, "daily deposit limit is 5 USDC") || !strings.Contains(msg, "above the limit itself") {
+	if msg := e["message"].(string); !strings.Contains(msg, "daily deposit limit is 5.00 USDC") || !strings.Contains(msg, "above the limit itself") {
 		t.Errorf("the refusal of a deposit above the limit: %q", msg)
 	}
 	first := clk.now()
@@ -166,7 +166,7 @@ func TestLimitsTightenAtOnceAndLoosenOnlyAfter24Hours(t *testing.T) {
 	}
 	clk.advance(time.Hour)
 	e = wantLimit(t, a.prepareDeposit(t, p, 3_000_000), "depositMinor.day", first.Add(24*time.Hour))
-	if msg := e["message"].(string); !strings.Contains(msg, "you can deposit up to 2 USDC now") {
+	if msg := e["message"].(string); !strings.Contains(msg, "you can deposit up to 2.00 USDC now") {
 		t.Errorf("the refusal does not say what fits: %q", msg)
 	}
 	// Two deposits prepared at once cannot pass the limit together.
@@ -623,7 +623,7 @@ func TestLimitsStopStakesBetsAndBuysEverywhere(t *testing.T) {
 	wantLimit(t, a.do(t, request{method: http.MethodPost, path: "/lobbies/" + bigLobby + "/join-queue", header: s.x.auth}), "stakeMaxMinor", time.Time{})
 	wantLimit(t, a.do(t, request{method: http.MethodPost, path: "/challenges", header: s.x.auth,
 		body: jsonBody(map[string]any{"toUserId": s.friend.id, "gameType": "rps", "stakeMinor": 1_000_000})}), "stakeMaxMinor", time.Time{})
-	if e := wantLimit(t, a.do(t, request{method: http.MethodPost, path: "/games/" + s.finished + "/rematch", header: s.x.auth}), "stakeMaxMinor", time.Time{}); !strings.Contains(e["message"].(string), "maximum stake is 0.5 USDC") {
+	if e := wantLimit(t, a.do(t, request{method: http.MethodPost, path: "/games/" + s.finished + "/rematch", header: s.x.auth}), "stakeMaxMinor", time.Time{}); !strings.Contains(e["message"].(string), "maximum stake is 0.50 USDC") {
 		t.Errorf("the refusal: %v", e["message"])
 	}
 	if r := a.do(t, request{method: http.MethodPost, path: "/lobbies", header: s.x.auth, body: `{"gameType": "rps", "stakeMinor": 500000}`}); r.Code != 201 {
@@ -644,7 +644,7 @@ func TestLimitsStopStakesBetsAndBuysEverywhere(t *testing.T) {
 		"a market buy":   a.order(t, s.x, s.game, "buy", s.p1.id, 300_000, 1, ""),
 	} {
 		e := wantLimit(t, r, "lossMinor.day", resets)
-		if msg := e["message"].(string); !strings.Contains(msg, "daily loss limit of 2.3 USDC is reached") || !strings.Contains(msg, "open again on") {
+		if msg := e["message"].(string); !strings.Contains(msg, "daily loss limit of 2.30 USDC is reached") || !strings.Contains(msg, "open again on") {
 			t.Errorf("%s: %q", what, msg)
 		}
 	}
