@@ -103,7 +103,7 @@ func caseWords(k integrity.Case) views.IntegrityCase {
 		bettor[t.UserID] = t.Username
 	}
 	for _, l := range k.Links {
-		v.Links = append(v.Links, bettor[l.UserID]+" is linked to "+l.Username+": "+strings.Join(linkWords(l.Reasons), "; "))
+		v.Links = append(v.Links, bettor[l.UserID]+" is linked to "+l.Username+": "+integrity.ReasonWords(l.Reasons))
 	}
 	switch h := k.History.(type) {
 	case []rules.RPSRound:
@@ -148,23 +148,4 @@ func reasonWords(reason string) string {
 		return "a bettor or trader is linked to a player"
 	}
 	return "a round or turn was lost on time"
-}
-
-func linkWords(reasons []string) []string {
-	out := make([]string, len(reasons))
-	for i, r := range reasons {
-		switch r {
-		case integrity.ReasonReferral:
-			out[i] = "one referred the other"
-		case integrity.ReasonTip:
-			out[i] = "a tip between them in the last 30 days"
-		case integrity.ReasonTransfer:
-			out[i] = "a transfer between them in the last 30 days"
-		case integrity.ReasonAddress:
-			out[i] = "signed in from the same address in the last 30 days"
-		default:
-			out[i] = r
-		}
-	}
-	return out
 }

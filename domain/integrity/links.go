@@ -172,21 +172,24 @@ func (g *Guard) LinkRefusals(ctx context.Context, idb bun.IDB, users, players []
 func linkedError(l Link) *domain.Error {
 	return domain.Errorf(domain.CodeLinkedToPlayer,
 		"your account is linked to %s, a player of this game (%s), so it may not bet on or trade this game",
-		l.Username, describeReasons(l.Reasons)).With("playerId", l.UserID)
+		l.Username, ReasonWords(l.Reasons)).With("playerId", l.UserID)
 }
 
-func describeReasons(reasons []string) string {
+// ReasonWords says why two accounts are linked, one phrase per reason,
+// joined with "; " ("a tip between you in the last 30 days"), as the
+// refusal and the admin's queue say it.
+func ReasonWords(reasons []string) string {
 	words := make([]string, len(reasons))
 	for i, r := range reasons {
 		switch r {
 		case ReasonReferral:
-			words[i] = "one of you referred the other"
+			words[i] = "one referred the other"
 		case ReasonTip:
-			words[i] = "a tip between you in the last 30 days"
+			words[i] = "a tip went between them in the last 30 days"
 		case ReasonTransfer:
-			words[i] = "a transfer between you in the last 30 days"
+			words[i] = "a transfer went between them in the last 30 days"
 		case ReasonAddress:
-			words[i] = "you signed in from the same address in the last 30 days"
+			words[i] = "they signed in from the same address in the last 30 days"
 		default:
 			words[i] = r
 		}
