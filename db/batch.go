@@ -42,9 +42,9 @@ type Result[R any] struct {
 //
 // The batch function (write, given to NewBatcher) is what a batch does
 // with its items; it returns one Result per item, in the items' order. It
-// runs with the first caller's context values but none of its
-// cancellation, under Batching.Timeout. A panic in it fails its own
-// batch's items and leaves the Batcher running.
+// runs with the context values of the caller that started its writer but
+// none of its cancellation, under Batching.Timeout. A panic in it fails
+// its own batch's items and leaves the Batcher running.
 type Batcher[K comparable, T, R any] struct {
 	cfg   Batching
 	write func(ctx context.Context, items []T) []Result[R]
