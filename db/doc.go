@@ -21,4 +21,32 @@
 // database, such as publishing live events or calling the Solana RPC,
 // never runs inside a transaction: it is registered with AfterCommit, or
 // done before the transaction that records its outcome.
+//
+// # Batched writes
+//
+// Two writes are frequent enough that a commit each would be most of
+// their cost, so an instance takes together those that arrive while
+// earlier ones run, through a Batcher (batch.go): at most one batch per
+// key in flight, later items of the key queued in order, a time limit per
+// batch that no caller's cancellation ends (a batch carries other
+// callers' items; a caller who leaves gets its context's error, and its
+// item may still be written), and a panic failing only its own batch.
+// The domain code keeps what a batch does with its items:
+//
+//   - The compare-and-set step (room.Log.AppendStep): a move that does not
+//     end its game is stored outside any transaction, as one statement
+//     that updates the game's row and inserts its events only if the
+//     game's seq is still the one the move was computed from. Steps of
+//     different games, one per game, share the statement; a game whose
+//     row a transaction holds is passed over (SKIP LOCKED), not waited
+//     for. A step not stored (the game moved on, or was held) is computed
+//     again, or run in a transaction that locks the game (a move that ends
+//     the game always is: it settles).
+//   - The shared transaction (market.Service.Place): the orders of one
+//     market that arrive together are matched one after another in one
+//     transaction that takes the market's lock and the balances it may
+//     move (in one order, like every lock above). Each order is answered
+//     on its own: one refused for its own reasons changes nothing and does
+//     not fail the others, and a transaction whose every order was refused
+//     is rolled back.
 package db

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -312,26 +312,34 @@ func (a *App) gameDetail(ctx context.Context, id string) (*cachedDetail, error) 
 }
 
 // cachedDetail is a game's detail with its last encoding, which serves
-// while the spectator count stays the same.
+// while the spectator count stays the same. It is shared by the requests
+// that read it from a.details: GameDetail never changes once made, and the
+// encoding is swapped whole.
 type cachedDetail struct {
 	GameDetail
-	mu   sync.Mutex
-	body []byte
+	last atomic.Pointer[encodedDetail]
 }
 
-// encoded returns the detail's JSON with count spectators.
+// encodedDetail is the detail's JSON with count spectators.
+type encodedDetail struct {
+	count int
+	body  []byte
+}
+
+// encoded returns the detail's JSON with count spectators; the bytes are
+// shared, the caller's to send but not to change.
 func (d *cachedDetail) encoded(count int) ([]byte, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.body == nil || d.SpectatorCount != count {
-		d.SpectatorCount = count
-		body, err := json.Marshal(d.GameDetail)
-		if err != nil {
-			return nil, fmt.Errorf("encode game %s: %w", d.GameID, err)
-		}
-		d.body = body
+	if e := d.last.Load(); e != nil && e.count == count {
+		return e.body, nil
 	}
-	return d.body, nil
+	g := d.GameDetail // a copy: the one in d is shared
+	g.SpectatorCount = count
+	body, err := json.Marshal(g)
+	if err != nil {
+		return nil, fmt.Errorf("encode game %s: %w", d.GameID, err)
+	}
+	d.last.Store(&encodedDetail{count: count, body: body})
+	return body, nil
 }
 
 // StatusAnswer is the answer of an operation that only says what it did.

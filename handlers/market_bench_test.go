@@ -34,7 +34,9 @@ func BenchmarkMarketOrdersOverHTTP(b *testing.B) {
 	}
 	env := map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "ABUSE_THRESHOLD": "100000000", "POOL_CAP_MULTIPLE": "1000"}
 	a := newTestApp(b, env)
-	p1, p2, game := a.marketGame(b, `{"rounds": 1}`)
+	// A 10 USDC stake: the market may hold 20,000 pairs (POOL_CAP_MULTIPLE
+	// 1000), the traders' seeds and every pair the run may mint.
+	p1, p2, game := a.stakedGame(b, 10_000_000, `{"rounds": 1}`)
 	outcomes := [2]string{p1.id, p2.id}
 	traders := make([]player, clients)
 	for i := range traders {

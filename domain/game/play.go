@@ -161,17 +161,23 @@ type ActResult struct {
 // GAME_NOT_ACTIVE, ALREADY_MOVED, NOT_YOUR_TURN, INVALID_MOVE,
 // VALIDATION_ERROR (unknown action type).
 //
-// A move that does not end the game is one statement: the new state and
-// events are stored only if the game's last event is still the one the
-// move was computed from (read from memory when the instance knows it is
-// current), and computed again from a fresh read when something happened
-// in between. A move that ends the game, and one that keeps meeting
-// others, runs in a transaction that locks the game and settles it.
+// An action takes one of two paths, which compute the game's next state
+// alike (nextState) and differ in how they store it:
+//   - at once (actAtOnce), for a move that does not end the game: the
+//     compare-and-set step of db/doc.go, one statement batched with other
+//     games' moves, computed from the game as the instance remembers it
+//     and again from a fresh read when something happened in between;
+//   - locked (actLocked), for a move that ends the game, which must settle
+//     it in the same transaction, and for one that keeps meeting others:
+//     a transaction that locks the game's row.
+//
+// The locked path alone would be correct, but it costs every move a
+// transaction and its round trips instead of a share of one statement.
 func (s *Service) Act(ctx context.Context, userID, gameID string, a Action) (ActResult, error) {
 	if a.Type != "move" && a.Type != "resign" {
 		return ActResult{}, domain.Invalid(map[string]string{"type": "must be move or resign"})
 	}
-	step := func(st rules.State, now time.Time) ([]rules.Event, error) {
+	do := func(st rules.State, now time.Time) ([]rules.Event, error) {
 		if a.Type == "resign" {
 			return st.Resign(userID, now)
 		}
@@ -180,9 +186,9 @@ func (s *Service) Act(ctx context.Context, userID, gameID string, a Action) (Act
 		}
 		return st.Move(userID, a.Move, now, s.rand)
 	}
-	out, done, err := s.actAtOnce(ctx, userID, gameID, step)
+	out, done, err := s.actAtOnce(ctx, userID, gameID, do)
 	if err == nil && !done {
-		out, err = s.actLocked(ctx, userID, gameID, step)
+		out, err = s.actLocked(ctx, userID, gameID, do)
 	}
 	if err != nil {
 		return out, fmt.Errorf("%s in game %s: %w", a.Type, gameID, err)
@@ -190,10 +196,46 @@ func (s *Service) Act(ctx context.Context, userID, gameID string, a Action) (Act
 	return out, nil
 }
 
-// actAtOnce tries the action as one conditional statement. It reports
-// false when the action must run locked instead: it ends the game, or
-// the game kept changing under it.
-func (s *Service) actAtOnce(ctx context.Context, userID, gameID string, step func(rules.State, time.Time) ([]rules.Event, error)) (ActResult, bool, error) {
+// step is an action as the rules apply it to a game's state at now.
+type step func(st rules.State, now time.Time) ([]rules.Event, error)
+
+// next is a game's state after a step, and what the step caused.
+type next struct {
+	st       rules.State
+	state    json.RawMessage
+	deadline *time.Time
+	events   []rules.Event
+}
+
+// nextState applies do to g's state at now; g does not change (it may be
+// the instance's remembered row, which others share).
+func nextState(g Game, do step, now time.Time) (next, error) {
+	r, err := rulesOf(g.GameType)
+	if err != nil {
+		return next{}, err
+	}
+	st, err := r.Load(g.State)
+	if err != nil {
+		return next{}, fmt.Errorf("game %s: %w", g.ID, err)
+	}
+	events, err := do(st, now)
+	if err != nil {
+		return next{}, err
+	}
+	n := next{st: st, events: events}
+	if n.state, err = st.MarshalJSON(); err != nil {
+		return next{}, fmt.Errorf("encode the state of game %s: %w", g.ID, err)
+	}
+	if d := st.Deadline(); !d.IsZero() {
+		n.deadline = &d
+	}
+	return n, nil
+}
+
+// actAtOnce tries the action as the compare-and-set step. It reports false
+// when the action must run locked instead: it ends the game (or changes
+// nothing but the state), or the game kept changing under it.
+func (s *Service) actAtOnce(ctx context.Context, userID, gameID string, do step) (ActResult, bool, error) {
 	tried := -1 // the seq of the row the last attempt was computed from
 	for attempt := 0; attempt < 3; attempt++ {
 		// The remembered row, unless it is the one just tried: the other
@@ -207,39 +249,24 @@ func (s *Service) actAtOnce(ctx context.Context, userID, gameID string, step fun
 		if err := checkActor(g, userID); err != nil {
 			return ActResult{}, false, err
 		}
-		r, err := rulesOf(g.GameType)
-		if err != nil {
-			return ActResult{}, false, err
-		}
-		st, err := r.Load(g.State)
-		if err != nil {
-			return ActResult{}, false, fmt.Errorf("game %s: %w", g.ID, err)
-		}
 		now := s.now()
-		events, err := step(st, now)
+		n, err := nextState(g, do, now)
 		if err != nil {
 			if fresh {
 				return ActResult{}, false, err
 			}
 			continue // the remembered state may be behind: judge on a fresh read
 		}
-		if st.Outcome().Done || len(events) == 0 {
+		if n.st.Outcome().Done || len(n.events) == 0 {
 			return ActResult{}, false, nil
 		}
-		if g.State, err = st.MarshalJSON(); err != nil {
-			return ActResult{}, false, fmt.Errorf("encode the state of game %s: %w", g.ID, err)
-		}
-		g.Deadline = nil
-		if d := st.Deadline(); !d.IsZero() {
-			g.Deadline = &d
-		}
-		rows, err := s.rooms.AppendStep(ctx, room.Step{GameID: g.ID, Seq: g.Seq, Now: now, State: g.State,
-			Deadline: g.Deadline, Events: events})
+		rows, err := s.rooms.AppendStep(ctx, room.Step{GameID: g.ID, Seq: g.Seq, Now: now, State: n.state,
+			Deadline: n.deadline, Events: n.events})
 		if err != nil {
 			return ActResult{}, false, err
 		}
 		if rows != nil {
-			g.Seq = rows[len(rows)-1].Seq
+			g.Seq, g.State, g.Deadline = rows[len(rows)-1].Seq, n.state, n.deadline
 			s.rows.Put(g.ID, g.Seq, g, time.Now()) // the row as it is now
 			return ActResult{Accepted: true, Status: g.Status, Seq: g.Seq}, true, nil
 		}
@@ -248,7 +275,7 @@ func (s *Service) actAtOnce(ctx context.Context, userID, gameID string, step fun
 }
 
 // actLocked runs the action in a transaction that locks the game.
-func (s *Service) actLocked(ctx context.Context, userID, gameID string, step func(rules.State, time.Time) ([]rules.Event, error)) (ActResult, error) {
+func (s *Service) actLocked(ctx context.Context, userID, gameID string, do step) (ActResult, error) {
 	var out ActResult
 	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		g, err := lockGame(ctx, tx, gameID)
@@ -258,7 +285,7 @@ func (s *Service) actLocked(ctx context.Context, userID, gameID string, step fun
 		if err := checkActor(g, userID); err != nil {
 			return err
 		}
-		if err := s.advance(ctx, tx, &g, step); err != nil {
+		if err := s.advance(ctx, tx, &g, do); err != nil {
 			return err
 		}
 		out = ActResult{Accepted: true, Status: g.Status, Seq: g.Seq}
@@ -283,27 +310,14 @@ func checkActor(g Game, userID string) error {
 // and events; when the rules say the game is over it also settles it,
 // frees the players and announces game:completed, in the same statement
 // as the step's events. g's Seq and Status follow.
-func (s *Service) advance(ctx context.Context, tx bun.Tx, g *Game, step func(rules.State, time.Time) ([]rules.Event, error)) error {
-	r, err := rulesOf(g.GameType)
-	if err != nil {
-		return err
-	}
-	st, err := r.Load(g.State)
-	if err != nil {
-		return fmt.Errorf("game %s: %w", g.ID, err)
-	}
+func (s *Service) advance(ctx context.Context, tx bun.Tx, g *Game, do step) error {
 	now := s.now()
-	events, err := step(st, now)
+	n, err := nextState(*g, do, now)
 	if err != nil {
 		return err
 	}
-	if g.State, err = st.MarshalJSON(); err != nil {
-		return fmt.Errorf("encode the state of game %s: %w", g.ID, err)
-	}
-	g.Deadline = nil
-	if d := st.Deadline(); !d.IsZero() {
-		g.Deadline = &d
-	}
+	st, events := n.st, n.events
+	g.State, g.Deadline = n.state, n.deadline
 	update := room.Update{Set: "state = ?, deadline = ?", Args: []any{string(g.State), g.Deadline}}
 	if o := st.Outcome(); o.Done {
 		completed, err := s.finish(ctx, tx, g, o, now)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,37 +17,37 @@ import (
 	"wager/domain/money"
 )
 
-// maxBatch is the most orders one transaction takes.
-const maxBatch = 64
+// maxBatch is the most orders one transaction takes, and maxMarkets the
+// most markets taking orders at once on an instance: each holds a
+// connection for its transaction, and the others wait their turn in the
+// queue, not for a connection that moves need too.
+const (
+	maxBatch   = 64
+	maxMarkets = 8
+)
 
-// An order waits in its market's queue on this instance. Orders for one
-// market are serialised by the market's lock anyway, so the instance takes
-// the ones that arrive while a transaction runs together in the next one:
-// a market's throughput is then orders per commit, not one order per
+// batchTimeout bounds one batch's transaction, which no caller's
+// cancellation ends.
+const batchTimeout = 30 * time.Second
+
+// An order waiting to be taken. Orders for one market are serialised by
+// the market's lock anyway, so the instance takes the ones that arrive
+// while a transaction runs together in the next one (see db.Batcher): a
+// market's throughput is then orders per commit, not one order per
 // commit and its round trips. Each order is still matched on its own, in
 // arrival order, and answered with its own result.
 type pending struct {
+	gameID string
 	userID string
 	side   engine.Side
 	req    OrderRequest
-	done   chan placeResult
 }
 
-type placeResult struct {
-	placed Placed
-	err    error
-}
-
-// queue is one market's orders waiting on this instance; running says a
-// goroutine is taking them.
-type queue struct {
-	orders  []*pending
-	running bool
-}
-
-type batcher struct {
-	mu     sync.Mutex
-	queues map[string]*queue
+// newOrders returns the instance's batcher of orders: one market's orders
+// in a transaction.
+func newOrders(s *Service) *db.Batcher[string, pending, Placed] {
+	return db.NewBatcher[string](db.Batching{What: "take the orders of a market", Size: maxBatch, Writers: maxMarkets,
+		Timeout: batchTimeout, OneKey: true}, s.placeAll)
 }
 
 // Place takes a buy or sell order of userID into the market of gameID:
@@ -57,7 +56,8 @@ type batcher struct {
 // for the same market that arrive meanwhile. Errors: NOT_FOUND,
 // VALIDATION_ERROR, FORBIDDEN (a player of the game), GAME_NOT_ACTIVE,
 // INSUFFICIENT_FUNDS (a buy) or INSUFFICIENT_SHARES (a sell), player
-// protection's refusals of a buy (see Protection).
+// protection's refusals of a buy (see Protection); ctx.Err() when ctx
+// ends first, and the order may still be taken.
 func (s *Service) Place(ctx context.Context, userID, gameID string, side engine.Side, req OrderRequest) (Placed, error) {
 	gameID, ok := domain.CanonicalID(gameID)
 	if !ok {
@@ -69,83 +69,16 @@ func (s *Service) Place(ctx context.Context, userID, gameID string, side engine.
 			return Placed{}, err
 		}
 	}
-	p := &pending{userID: userID, side: side, req: req, done: make(chan placeResult, 1)}
-	s.batches.mu.Lock()
-	if s.batches.queues == nil {
-		s.batches.queues = map[string]*queue{}
-	}
-	q := s.batches.queues[gameID]
-	if q == nil {
-		q = &queue{}
-		s.batches.queues[gameID] = q
-	}
-	q.orders = append(q.orders, p)
-	lead := !q.running
-	q.running = true
-	s.batches.mu.Unlock()
-	if lead {
-		// The transactions outlive this request's cancellation: they carry
-		// other callers' orders too.
-		s.drain(context.WithoutCancel(ctx), gameID, q, true)
-	}
-	select {
-	case r := <-p.done:
-		return r.placed, r.err
-	case <-ctx.Done(): // the order may still be taken: the caller is gone
-		return Placed{}, ctx.Err()
-	}
-}
-
-// batchTimeout bounds one batch's transaction, which no caller's
-// cancellation ends.
-const batchTimeout = 30 * time.Second
-
-// drain runs the queue's orders a batch at a time. The caller that
-// started it (handOff) runs one batch, which holds its own order, and
-// leaves the rest to a goroutine, so it is not kept answering others.
-func (s *Service) drain(ctx context.Context, gameID string, q *queue, handOff bool) {
-	for {
-		s.batches.mu.Lock()
-		n := min(len(q.orders), maxBatch)
-		if n == 0 {
-			q.running = false
-			delete(s.batches.queues, gameID)
-			s.batches.mu.Unlock()
-			return
-		}
-		batch := slices.Clone(q.orders[:n])
-		q.orders = q.orders[n:]
-		s.batches.mu.Unlock()
-
-		results := s.placeAll(ctx, gameID, batch)
-		for i, p := range batch {
-			p.done <- results[i]
-		}
-		if handOff {
-			go s.drain(ctx, gameID, q, false)
-			return
-		}
-	}
+	return s.orders.Do(ctx, gameID, pending{gameID: gameID, userID: userID, side: side, req: req})
 }
 
 // placeAll runs a batch of orders for one market in one transaction and
 // returns each order's result. An order refused for its own reasons (a
 // player's, an invalid one, one the balance or the shares do not cover)
 // changes nothing and does not hold up the others.
-func (s *Service) placeAll(ctx context.Context, gameID string, batch []*pending) (results []placeResult) {
-	// A bug that panics fails this batch's orders, not every later order
-	// of the market (whose queue would never run again) or the process.
-	defer func() {
-		if p := recover(); p != nil {
-			err := fmt.Errorf("take %d orders in the market of game %s: panic: %v", len(batch), gameID, p)
-			results = make([]placeResult, len(batch))
-			for i := range results {
-				results[i].err = err
-			}
-		}
-	}()
-	ctx, cancel := context.WithTimeout(ctx, batchTimeout)
-	defer cancel()
+func (s *Service) placeAll(ctx context.Context, batch []pending) []db.Result[Placed] {
+	var results []db.Result[Placed]
+	gameID := batch[0].gameID
 	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		results, err = s.placeBatch(ctx, tx, gameID, batch)
@@ -155,9 +88,9 @@ func (s *Service) placeAll(ctx context.Context, gameID string, batch []*pending)
 		return results
 	}
 	if err != nil {
-		results = make([]placeResult, len(batch))
+		results = make([]db.Result[Placed], len(batch))
 		for i := range results {
-			results[i].err = err
+			results[i].Err = err
 		}
 	}
 	return results
@@ -175,13 +108,13 @@ type taken struct {
 	tif   engine.TIF
 }
 
-func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batch []*pending) ([]placeResult, error) {
-	results := make([]placeResult, len(batch))
+func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batch []pending) ([]db.Result[Placed], error) {
+	results := make([]db.Result[Placed], len(batch))
 	g, m, err := s.lock(ctx, tx, gameID)
 	var de *domain.Error
 	if errors.As(err, &de) {
 		for i := range results {
-			results[i].err = err
+			results[i].Err = err
 		}
 		return results, errRefusedAll
 	}
@@ -216,7 +149,7 @@ func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batc
 			err = linked[p.userID]
 		}
 		if err != nil {
-			results[i].err = err
+			results[i].Err = err
 			continue
 		}
 		o := Order{ID: uuid.NewString(), GameID: gameID, UserID: p.userID, Side: p.side.String(), OutcomeID: p.req.OutcomeID,
@@ -278,11 +211,11 @@ func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batc
 	for _, o := range orders {
 		e := o.eng
 		if r := refused[e.Owner]; e.Side == engine.Buy && r != nil {
-			results[o.i].err = r
+			results[o.i].Err = r
 			continue
 		}
 		if e.Side == engine.Buy && available[e.Owner] < e.Price*e.Shares {
-			results[o.i].err = domain.Errorf(domain.CodeInsufficientFunds, "the balance does not cover this order")
+			results[o.i].Err = domain.Errorf(domain.CodeInsufficientFunds, "the balance does not cover this order")
 			continue
 		}
 		fx.orderID = o.order.ID
@@ -296,14 +229,14 @@ func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batc
 				return nil, fmt.Errorf("match an order in the market of game %s: %w", gameID, err)
 			}
 			if minted := mintedBy(res); m.Pairs+minted > m.MaxPairs {
-				results[o.i].err = marketCapError(m.MaxPairs, m.Pairs, minted)
+				results[o.i].Err = marketCapError(m.MaxPairs, m.Pairs, minted)
 				continue
 			}
 			book = trial
 			fx.lock(e)
 		} else {
 			if !fx.lock(e) {
-				results[o.i].err = domain.Errorf(domain.CodeInsufficientShares, "you hold fewer unlocked shares of that player than the order sells")
+				results[o.i].Err = domain.Errorf(domain.CodeInsufficientShares, "you hold fewer unlocked shares of that player than the order sells")
 				continue
 			}
 			if res, err = book.Place(e, o.tif); err != nil {
@@ -356,7 +289,7 @@ func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batc
 				}
 			}
 		}
-		results[o.i].placed = placed
+		results[o.i].Value = placed
 	}
 	if !fx.valid() {
 		return nil, fmt.Errorf("orders in the market of game %s would leave a position negative", gameID)
@@ -364,7 +297,7 @@ func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batc
 
 	var rows []*Order
 	for _, o := range orders {
-		if results[o.i].err == nil {
+		if results[o.i].Err == nil {
 			rows = append(rows, &o.order)
 		}
 	}

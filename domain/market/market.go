@@ -20,6 +20,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"wager/db"
 	"wager/domain"
 	"wager/domain/game"
 	"wager/domain/room"
@@ -79,7 +80,7 @@ type Service struct {
 	Protect Protection
 	guard   Guard
 
-	batches batcher
+	orders *db.Batcher[string, pending, Placed]
 }
 
 // Guard is what the integrity rules say about trades: who may not trade
@@ -104,7 +105,9 @@ type Protection interface {
 
 // New returns the market service; guard answers who may trade how much.
 func New(bdb *bun.DB, rooms *room.Log, games *game.Service, guard Guard, now domain.Clock) *Service {
-	return &Service{db: bdb, rooms: rooms, games: games, guard: guard, now: now}
+	s := &Service{db: bdb, rooms: rooms, games: games, guard: guard, now: now}
+	s.orders = newOrders(s)
+	return s
 }
 
 // Order is one limit order, as its owner sees it.

@@ -74,11 +74,15 @@ func (s Sinks) Published(p Published) {
 type Log struct {
 	db    *bun.DB
 	sink  Sink
-	steps steps
+	steps *db.Batcher[string, Step, []Event]
 }
 
 // New returns a Log that publishes to sink.
-func New(bdb *bun.DB, sink Sink) *Log { return &Log{db: bdb, sink: sink} }
+func New(bdb *bun.DB, sink Sink) *Log {
+	l := &Log{db: bdb, sink: sink}
+	l.steps = newSteps(l)
+	return l
+}
 
 // ErrNoGame is Append's error when the game does not exist.
 var ErrNoGame = errors.New("room: no such game")

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
+	"wager/db"
 	"wager/domain"
 )
 
@@ -38,155 +38,56 @@ const (
 // cancellation ends (it carries other callers' steps).
 const stepTimeout = 30 * time.Second
 
-// A waiting step and where its caller waits for the outcome.
-type pendingStep struct {
-	step Step
-	done chan stepResult
-}
-
-type stepResult struct {
-	rows []Event // nil: not stored, the game moved on (or is gone)
-	err  error
-}
-
-// steps is the instance's queue of steps waiting to be stored; running
-// is how many goroutines are storing them.
-type steps struct {
-	mu       sync.Mutex
-	queue    []*pendingStep
-	running  int
-	inFlight map[string]bool // games with a step in a running statement
+// newSteps returns the instance's batcher of steps (db.Batcher): one item
+// per game in a statement, and none of a game with a step in flight.
+func newSteps(l *Log) *db.Batcher[string, Step, []Event] {
+	return db.NewBatcher[string](db.Batching{What: "store the steps of games", Size: maxSteps, Writers: maxWriters,
+		Timeout: stepTimeout}, l.storeSteps)
 }
 
 // AppendStep stores a step as one statement outside any transaction: the
 // game's state, deadline and seq, and its events numbered after Seq, only
 // if the game's last event is still Seq. It publishes the events at once
 // and returns them, or nil when the game moved on (or does not exist).
+// When ctx ends first it returns ctx.Err(), and the step may still be
+// stored.
 //
 // Steps of different games that reach the instance while maxWriters
-// statements run are stored together by the next one: each commit is paid
-// once for all of them, which is what keeps a busy instance's moves cheap
-// for the database (one commit, round trip and plan per batch instead of
-// per move). A game has at most one step in the statements running; a
-// second one waits for a later batch, where its seq no longer matches if
-// the first was stored.
+// statements run are stored together by the next one (see db.Batcher):
+// each commit is paid once for all of them, which is what keeps a busy
+// instance's moves cheap for the database (one commit, round trip and
+// plan per batch instead of per move). A game has at most one step in
+// the statements running; a second one waits for a later batch, where its
+// seq no longer matches if the first was stored.
 func (l *Log) AppendStep(ctx context.Context, st Step) ([]Event, error) {
 	if len(st.Events) == 0 {
 		return nil, nil
 	}
-	p := &pendingStep{step: st, done: make(chan stepResult, 1)}
-	l.steps.mu.Lock()
-	l.steps.queue = append(l.steps.queue, p)
-	lead := l.steps.running < maxWriters
-	if lead {
-		l.steps.running++
-	}
-	l.steps.mu.Unlock()
-	if lead {
-		l.drainSteps(context.WithoutCancel(ctx), true)
-	}
-	select {
-	case r := <-p.done:
-		return r.rows, r.err
-	case <-ctx.Done(): // the step may still be stored: the caller is gone
-		return nil, ctx.Err()
-	}
+	return l.steps.Do(ctx, st.GameID, st)
 }
 
-// drainSteps stores the queue a batch at a time. The caller that started
-// it (handOff) stores one batch, usually the one that holds its own step,
-// and leaves the rest to a goroutine, so it is not kept answering others.
-func (l *Log) drainSteps(ctx context.Context, handOff bool) {
-	for {
-		batch := l.takeSteps()
-		if batch == nil {
-			return
-		}
-		results := l.storeSteps(ctx, batch)
-		l.landed(batch)
-		for i, p := range batch {
-			if results[i].rows != nil {
-				l.sink.Published(Published{Events: results[i].rows})
-			}
-			p.done <- results[i]
-		}
-		if handOff {
-			go l.drainSteps(ctx, false)
-			return
-		}
-	}
-}
-
-// takeSteps removes the next batch from the queue: up to maxSteps steps in
-// arrival order, one per game and none of a game with a step in flight
-// (those stay queued, in order, for the writer storing that game to take
-// next). It returns nil, and counts its caller out of the running
-// writers, when it finds nothing to take.
-func (l *Log) takeSteps() []*pendingStep {
-	l.steps.mu.Lock()
-	defer l.steps.mu.Unlock()
-	if l.steps.inFlight == nil {
-		l.steps.inFlight = map[string]bool{}
-	}
-	var batch []*pendingStep
-	rest := l.steps.queue[:0]
-	for _, p := range l.steps.queue {
-		if len(batch) == maxSteps || l.steps.inFlight[p.step.GameID] {
-			rest = append(rest, p)
-			continue
-		}
-		l.steps.inFlight[p.step.GameID] = true
-		batch = append(batch, p)
-	}
-	clear(l.steps.queue[len(rest):])
-	l.steps.queue = rest
-	if len(batch) == 0 {
-		l.steps.running--
-		return nil
-	}
-	return batch
-}
-
-// landed marks a batch's games as no longer in flight.
-func (l *Log) landed(batch []*pendingStep) {
-	l.steps.mu.Lock()
-	defer l.steps.mu.Unlock()
-	for _, p := range batch {
-		delete(l.steps.inFlight, p.step.GameID)
-	}
-}
-
-// storeSteps stores a batch in one statement and returns each step's
-// result. When that statement fails and the batch has more than one step,
+// storeSteps stores a batch of steps of distinct games, publishes the
+// events of those stored and returns each step's result (nil events: not
+// stored). When the statement fails and the batch has more than one step,
 // each is stored alone, so that whatever failed fails only its own step.
-func (l *Log) storeSteps(ctx context.Context, batch []*pendingStep) (results []stepResult) {
-	// A bug that panics fails this batch, not every later step of the
-	// instance (whose queue would never run again) or the process.
-	defer func() {
-		if p := recover(); p != nil {
-			err := fmt.Errorf("store the steps of %d games: panic: %v", len(batch), p)
-			results = make([]stepResult, len(batch))
-			for i := range results {
-				results[i].err = err
-			}
+func (l *Log) storeSteps(ctx context.Context, batch []Step) []db.Result[[]Event] {
+	results := make([]db.Result[[]Event], len(batch))
+	stored, err := l.writeSteps(ctx, batch)
+	switch {
+	case err != nil && len(batch) > 1:
+		for i := range batch {
+			results[i] = l.storeSteps(ctx, batch[i:i+1])[0]
 		}
-	}()
-	ctx, cancel := context.WithTimeout(ctx, stepTimeout)
-	defer cancel()
-	results = make([]stepResult, len(batch))
-	all := make([]Step, len(batch))
-	for i, p := range batch {
-		all[i] = p.step
-	}
-	stored, err := l.writeSteps(ctx, all)
-	if err != nil && len(batch) > 1 {
-		for i, p := range batch {
-			results[i] = l.storeSteps(ctx, []*pendingStep{p})[0]
-		}
+		return results // published one by one
+	case err != nil:
+		results[0].Err = err
 		return results
 	}
-	for i := range results {
-		results[i] = stepResult{rows: stored[i], err: err}
+	for i, rows := range stored {
+		results[i].Value = rows
+		if rows != nil {
+			l.sink.Published(Published{Events: rows})
+		}
 	}
 	return results
 }

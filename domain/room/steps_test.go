@@ -58,58 +58,22 @@ func TestAStepIsStoredOnlyIfTheGameIsStillAtItsSeq(t *testing.T) {
 	}
 }
 
-func TestABatchHoldsOneStepPerGameAndNoneOfAGameInFlight(t *testing.T) {
-	l := &Log{}
-	var queued []*pendingStep
-	for _, g := range []string{"a", "b", "a", "c", "a", "b"} {
-		queued = append(queued, &pendingStep{step: Step{GameID: g}})
-	}
-	l.steps.queue = append([]*pendingStep(nil), queued...)
-	l.steps.running = 2 // two writers
-	games := func(ps []*pendingStep) (out []string) {
-		for _, p := range ps {
-			out = append(out, p.step.GameID)
-		}
-		return out
-	}
-	first := l.takeSteps()
-	if got := games(first); fmt.Sprint(got) != "[a b c]" || first[0] != queued[0] || first[1] != queued[1] || first[2] != queued[3] {
-		t.Fatalf("first batch: got %v, want each game's earliest step: [a b c]", got)
-	}
-	// While those are stored, the second writer finds only steps of games
-	// in flight: it takes nothing and stops.
-	if l.takeSteps() != nil || l.steps.running != 1 {
-		t.Fatalf("a writer took steps of games in flight, or kept running (%d running)", l.steps.running)
-	}
-	l.landed(first)
-	for _, want := range []string{"[a b]", "[a]"} {
-		batch := l.takeSteps()
-		if got := fmt.Sprint(games(batch)); got != want {
-			t.Fatalf("batch: got %v, want %v", got, want)
-		}
-		l.landed(batch)
-	}
-	if l.takeSteps() != nil || l.steps.running != 0 {
-		t.Fatal("an empty queue gave a batch or kept its writer running")
-	}
-}
-
 func TestAStepThatFailsDoesNotFailTheOthersOfItsBatch(t *testing.T) {
 	ctx := context.Background()
 	sink := &recorder{}
 	l := New(dbtest.DB(t), sink)
 	good1, bad, good2 := newGame(t), newGame(t), newGame(t)
-	batch := []*pendingStep{
-		{step: Step{GameID: good1, Now: time.Now(), State: stateOf(1), Events: events("a", 1)}},
-		{step: Step{GameID: bad, Now: time.Now(), State: json.RawMessage(`{"n":`), Events: events("b", 1)}},
-		{step: Step{GameID: good2, Now: time.Now(), State: stateOf(1), Events: events("c", 2)}},
+	batch := []Step{
+		{GameID: good1, Now: time.Now(), State: stateOf(1), Events: events("a", 1)},
+		{GameID: bad, Now: time.Now(), State: json.RawMessage(`{"n":`), Events: events("b", 1)},
+		{GameID: good2, Now: time.Now(), State: stateOf(1), Events: events("c", 2)},
 	}
 	results := l.storeSteps(ctx, batch)
-	if results[1].err == nil {
+	if results[1].Err == nil {
 		t.Fatal("a step with a state PostgreSQL refuses was stored")
 	}
 	for _, i := range []int{0, 2} {
-		if results[i].err != nil || len(results[i].rows) != len(batch[i].step.Events) {
+		if results[i].Err != nil || len(results[i].Value) != len(batch[i].Events) {
 			t.Fatalf("step %d beside a failing one: %+v", i, results[i])
 		}
 	}
@@ -214,14 +178,14 @@ func TestAGameHeldByATransactionDoesNotHoldUpTheBatch(t *testing.T) {
 	if _, err := tx.ExecContext(ctx, "SELECT 1 FROM games WHERE id = ? FOR UPDATE", held); err != nil {
 		t.Fatal(err)
 	}
-	results := l.storeSteps(ctx, []*pendingStep{
-		{step: Step{GameID: held, Now: time.Now(), State: stateOf(1), Events: events("a", 1)}},
-		{step: Step{GameID: free, Now: time.Now(), State: stateOf(1), Events: events("b", 1)}},
+	results := l.storeSteps(ctx, []Step{
+		{GameID: held, Now: time.Now(), State: stateOf(1), Events: events("a", 1)},
+		{GameID: free, Now: time.Now(), State: stateOf(1), Events: events("b", 1)},
 	})
-	if results[0].err != nil || results[0].rows != nil {
+	if results[0].Err != nil || results[0].Value != nil {
 		t.Fatalf("the held game's step: %+v, want not stored", results[0])
 	}
-	if results[1].err != nil || len(results[1].rows) != 1 {
+	if results[1].Err != nil || len(results[1].Value) != 1 {
 		t.Fatalf("the free game's step: %+v, want stored", results[1])
 	}
 	if err := tx.Rollback(); err != nil {
