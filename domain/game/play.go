@@ -305,7 +305,8 @@ func (s *Service) advance(ctx context.Context, tx bun.Tx, g *Game, step func(rul
 		g.Deadline = &d
 	}
 	update := room.Update{Set: "state = ?, deadline = ?", Args: []any{string(g.State), g.Deadline}}
-	if o := st.Outcome(); o.Done {
+	o := st.Outcome()
+	if o.Done {
 		completed, err := s.finish(ctx, tx, g, o, now)
 		if err != nil {
 			return err
@@ -320,13 +321,19 @@ func (s *Service) advance(ctx context.Context, tx bun.Tx, g *Game, step func(rul
 		}
 		return nil
 	}
-	return s.append(ctx, tx, g, now, update, events...)
+	// A game's end sends what it queued with its last statement.
+	return s.append(ctx, tx, g, now, update, o.Done, events...)
 }
 
-// append records events of a locked game, with u in the same statement,
-// and moves g.Seq to the last.
-func (s *Service) append(ctx context.Context, tx bun.Tx, g *Game, now time.Time, u room.Update, events ...rules.Event) error {
-	rows, err := s.rooms.AppendUpdating(ctx, tx, g.ID, now, u, events...)
+// append records events of a locked game, with u in the same statement
+// (the transaction's last one when last: it carries the writes queued
+// with db.Later), and moves g.Seq to the last.
+func (s *Service) append(ctx context.Context, tx bun.Tx, g *Game, now time.Time, u room.Update, last bool, events ...rules.Event) error {
+	appendEvents := s.rooms.AppendUpdating
+	if last {
+		appendEvents = s.rooms.AppendLast
+	}
+	rows, err := appendEvents(ctx, tx, g.ID, now, u, events...)
 	if err != nil {
 		return err
 	}
@@ -344,31 +351,55 @@ type Completed struct {
 }
 
 // finish ends a game exactly once (the caller holds its row lock and
-// stores g's new status and result): it pays out, frees the players and
-// returns the game:completed event.
+// stores g's new status and result): it pays out, tells the players,
+// records the end, frees the players and returns the game:completed
+// event. What the settlement, the notices and the recorders read goes in
+// one statement, after the game's lock (so it sees whatever was committed
+// before the end); what they write is queued, to go with the statement
+// that stores the game's end.
 func (s *Service) finish(ctx context.Context, tx bun.Tx, g *Game, o rules.Outcome, now time.Time) (rules.Event, error) {
 	g.Status = StatusCompleted
 	if o.Reason == "abandoned" {
 		g.Status = StatusCancelled
 	}
-	paid, err := s.settle(ctx, tx, *g, g.Players, o)
+	if o.Winner != "" {
+		g.WinnerID = &o.Winner
+	}
+	g.EndedAt, g.Deadline = &now, nil
+	var reads db.Reads
+	pay, err := s.settle(ctx, tx, *g, g.Players, o, &reads)
 	if err != nil {
 		return rules.Event{}, fmt.Errorf("settle game %s: %w", g.ID, err)
 	}
-	result := Result{Reason: o.Reason, Draw: o.Winner == "", Settlement: paid}
-	if o.Winner != "" {
-		result.WinnerID, g.WinnerID = &o.Winner, &o.Winner
+	told := s.notify.Reserve(ctx, &reads, g.Players)
+	records := make([]Record, 0, len(s.record))
+	for _, r := range s.record {
+		record, err := r.GameFinished(ctx, tx, *g, o, &reads)
+		if err != nil {
+			return rules.Event{}, fmt.Errorf("record the end of game %s: %w", g.ID, err)
+		}
+		if record != nil {
+			records = append(records, record)
+		}
 	}
-	g.Result, g.EndedAt, g.Deadline = &result, &now, nil
-	if err := s.notifyCompleted(ctx, tx, *g, result); err != nil {
+	if err := reads.Run(ctx, tx); err != nil {
+		return rules.Event{}, fmt.Errorf("read for the end of game %s: %w", g.ID, err)
+	}
+	paid, err := pay(ctx)
+	if err != nil {
+		return rules.Event{}, fmt.Errorf("settle game %s: %w", g.ID, err)
+	}
+	result := Result{Reason: o.Reason, Draw: o.Winner == "", Settlement: paid, WinnerID: g.WinnerID}
+	g.Result = &result
+	if err := s.notifyCompleted(ctx, tx, told, *g, result); err != nil {
 		return rules.Event{}, fmt.Errorf("notify the players of game %s: %w", g.ID, err)
 	}
-	for _, r := range s.record {
-		if err := r.GameFinished(ctx, tx, *g, o); err != nil {
+	for _, record := range records {
+		if err := record(ctx, *g); err != nil {
 			return rules.Event{}, fmt.Errorf("record the end of game %s: %w", g.ID, err)
 		}
 	}
-	if _, err := tx.NewDelete().Model((*presence)(nil)).Where("game_id = ?", g.ID).Exec(ctx); err != nil {
+	if err := db.Later(ctx, tx.NewDelete().Model((*presence)(nil)).Where("game_id = ?", g.ID)); err != nil {
 		return rules.Event{}, fmt.Errorf("free the players of game %s: %w", g.ID, err)
 	}
 	return rules.Event{Name: "game:completed", Data: Completed{GameID: g.ID, Status: g.Status, Result: result}}, nil

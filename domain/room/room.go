@@ -12,6 +12,7 @@ package room
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -103,7 +104,18 @@ type Update struct {
 // AppendUpdating is Append that also updates the game's row with u, in the
 // same statement: a move stores its state and its events in one round trip.
 func (l *Log) AppendUpdating(ctx context.Context, tx bun.Tx, gameID string, now time.Time, u Update, events ...domain.Event) ([]Event, error) {
-	rows, err := appendEvents(ctx, tx, gameID, now, u, events)
+	return l.appendUpdating(ctx, tx, gameID, now, u, events, false)
+}
+
+// AppendLast is AppendUpdating as the last statement of its transaction:
+// the writes the transaction queued with db.Later go in the same round
+// trip, after it (see db.QueryAndFlush), and an error of theirs is its.
+func (l *Log) AppendLast(ctx context.Context, tx bun.Tx, gameID string, now time.Time, u Update, events ...domain.Event) ([]Event, error) {
+	return l.appendUpdating(ctx, tx, gameID, now, u, events, true)
+}
+
+func (l *Log) appendUpdating(ctx context.Context, tx bun.Tx, gameID string, now time.Time, u Update, events []domain.Event, last bool) ([]Event, error) {
+	rows, err := appendEvents(ctx, tx, gameID, now, u, events, last)
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}
@@ -114,10 +126,13 @@ func (l *Log) AppendUpdating(ctx context.Context, tx bun.Tx, gameID string, now 
 }
 
 // appendEvents runs the statement that bumps the game's seq (with u) and
-// inserts the events numbered after it. ErrNoGame when there is no such
-// game.
-func appendEvents(ctx context.Context, idb bun.IDB, gameID string, now time.Time, u Update, events []domain.Event) ([]Event, error) {
+// inserts the events numbered after it (with the transaction's queued
+// writes when last). ErrNoGame when there is no such game.
+func appendEvents(ctx context.Context, tx bun.Tx, gameID string, now time.Time, u Update, events []domain.Event, last bool) ([]Event, error) {
 	if len(events) == 0 {
+		if last {
+			return nil, db.Flush(ctx, tx)
+		}
 		return nil, nil
 	}
 	set := "seq = seq + ?"
@@ -139,11 +154,22 @@ func appendEvents(ctx context.Context, idb bun.IDB, gameID string, now time.Time
 		rows[i] = Event{GameID: gameID, Name: e.Name, Data: data, CreatedAt: now}
 	}
 	// One statement: bump the seq and insert the rows numbered after it.
-	var seqs []int
-	err := idb.NewRaw(`WITH g AS (UPDATE games SET `+set+` WHERE id = ? RETURNING seq)
+	query := `WITH g AS (UPDATE games SET ` + set + ` WHERE id = ? RETURNING seq)
 		INSERT INTO game_events (game_id, seq, name, data, created_at)
-		SELECT ?, g.seq - ? + v.ord, v.name, v.data, ? FROM g, (VALUES `+strings.Join(values, ", ")+`) AS v (ord, name, data)
-		RETURNING seq`, args...).Scan(ctx, &seqs)
+		SELECT ?, g.seq - ? + v.ord, v.name, v.data, ? FROM g, (VALUES ` + strings.Join(values, ", ") + `) AS v (ord, name, data)
+		RETURNING seq`
+	var seqs []int
+	var err error
+	if last {
+		err = db.QueryAndFlush(ctx, tx, func(r *sql.Rows) error {
+			var seq int
+			err := r.Scan(&seq)
+			seqs = append(seqs, seq)
+			return err
+		}, query, args...)
+	} else {
+		err = tx.NewRaw(query, args...).Scan(ctx, &seqs)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("append events to game %s: %w", gameID, err)
 	}
