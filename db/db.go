@@ -178,10 +178,31 @@ func AfterCommit(ctx context.Context, fn func()) error {
 	return nil
 }
 
-// IsRetryable reports whether err is a serialization failure or deadlock.
+// IsRetryable reports whether err is a serialization failure or deadlock,
+// or an error of Retry.
 func IsRetryable(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
+	var retry retryError
+	return errors.As(err, &retry) || errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
+}
+
+// Retry returns err marked so that Transact runs its function again, as
+// after a deadlock: for a transaction that learns from a constraint that
+// it raced another (a row committed after its reads, which they could not
+// see) and will see it on its next attempt.
+func Retry(err error) error { return retryError{err} }
+
+type retryError struct{ err error }
+
+func (e retryError) Error() string { return e.err.Error() }
+func (e retryError) Unwrap() error { return e.err }
+
+// IsForeignKeyViolation reports whether err is a foreign-key violation,
+// optionally of the named constraint.
+func IsForeignKeyViolation(err error, constraint string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23503" &&
+		(constraint == "" || pgErr.ConstraintName == constraint)
 }
 
 // IsUniqueViolation reports whether err is a unique-constraint violation,

@@ -154,9 +154,14 @@ func TestStatementsOfAMoveAndAGameStart(t *testing.T) {
 	next := log.record(moveOf(p2, "rock")) // a drawn round: the game goes on
 	checkBudgets(t,
 		budget{"a lobby's creation", create, 1, 1},
-		budget{"a join that waits", wait, 5, 5},
-		// BEGIN, the lobby, its queue, the game with its seats, its events, COMMIT
-		budget{"a free game's start (a join that matches)", start, 6, 6},
+		// One statement outside any transaction: the user queued unless
+		// someone waits (the queue's index refuses a second), with the
+		// lobby and whoever waits read.
+		budget{"a join that waits", wait, 1, 1},
+		// That statement, then one more: the waiting player's queue place
+		// and the joiner's presence, the game, its seats and its opening
+		// events, all or nothing.
+		budget{"a free game's start (a join that matches)", start, 2, 2},
 		budget{"a game's first move", first, 2, 2}, // the game read, then its state and events stored if nothing changed
 		budget{"a move after it", next, 1, 1},      // the game from memory
 	)
@@ -433,13 +438,16 @@ func TestStatementsOfAStakedGame(t *testing.T) {
 		}
 		checkBudgets(t,
 			budget{"a staked lobby's creation", create, 2, 2}, // player protection, the lobby
-			budget{"a staked join that waits", wait, 10, 10},
-			// BEGIN, the lobby, its queue, player protection of both
-			// players, the joining and the waiting player's balances, the
-			// game with its seats, for each player their balance, the
-			// stake's posting, the balances told and the wallet history
-			// line, the events, COMMIT.
-			budget{"a staked game's start", start, 17, 17},
+			// The free join's statement (which finds the lobby staked),
+			// BEGIN, the lobby, its queue, player protection, the joiner's
+			// balance, the queue place, COMMIT.
+			budget{"a staked join that waits", wait, 8, 8},
+			// The free join's statement, BEGIN, the lobby, its queue,
+			// player protection of both players, the joining and the
+			// waiting player's balances, the game with its seats and
+			// events, both stakes' posting, the balances told, the wallet
+			// history lines (queued, sent before the COMMIT), COMMIT.
+			budget{"a staked game's start", start, 13, 12},
 			// As a free game's, with the pools, the market and who bet or
 			// traded read with the rest; then the ledger's posting and the
 			// balances it tells, each player's referrers (one statement each)
