@@ -122,17 +122,24 @@ func Migrate(ctx context.Context, bdb *bun.DB) error {
 // is in doc.go), retrying the whole function when PostgreSQL reports a
 // deadlock (40P01) or a serialization failure (40001). fn must have no
 // side effects outside the transaction, since it may run several times:
-// work that must follow the commit is registered with AfterCommit. It
-// returns fn's error, or the last retryable error when every attempt
-// failed.
+// work that must follow the commit is registered with AfterCommit. The
+// writes fn queues with Later are sent after fn returns, before the
+// COMMIT, in one round trip. It returns fn's error (or a queued write's),
+// or the last retryable error when every attempt failed.
 func Transact(ctx context.Context, bdb bun.IDB, fn func(ctx context.Context, tx bun.Tx) error) error {
 	var err error
 	backoff := 2 * time.Millisecond
 	for attempt := 0; attempt < maxAttempts; attempt++ {
-		hooks := &commitHooks{}
-		err = bdb.RunInTx(context.WithValue(ctx, commitHooksKey{}, hooks), &sql.TxOptions{Isolation: sql.LevelReadCommitted}, fn)
+		st := &txState{dialect: bdb.Dialect()}
+		err = bdb.RunInTx(context.WithValue(ctx, txStateKey{}, st), &sql.TxOptions{Isolation: sql.LevelReadCommitted},
+			func(ctx context.Context, tx bun.Tx) error {
+				if err := fn(ctx, tx); err != nil {
+					return err
+				}
+				return Flush(ctx, tx)
+			})
 		if err == nil {
-			for _, hook := range hooks.fns {
+			for _, hook := range st.after {
 				hook()
 			}
 			return nil
@@ -154,31 +161,48 @@ func Transact(ctx context.Context, bdb bun.IDB, fn func(ctx context.Context, tx 
 
 const maxAttempts = 12
 
-type commitHooks struct{ fns []func() }
-
-type commitHooksKey struct{}
-
-// ErrNoTransaction is AfterCommit's error outside a transaction of
-// Transact.
-var ErrNoTransaction = errors.New("db: AfterCommit needs the context of a transaction started by db.Transact")
+// ErrNoTransaction is the error of AfterCommit and Later outside a
+// transaction of Transact.
+var ErrNoTransaction = errors.New("db: AfterCommit and Later need the context of a transaction started by db.Transact")
 
 // AfterCommit registers fn to run once the transaction of ctx (one started
 // by Transact) has committed, on the committing goroutine, in the order of
 // registration. A rolled-back or retried attempt never runs it. It returns
 // ErrNoTransaction when ctx belongs to no such transaction.
 func AfterCommit(ctx context.Context, fn func()) error {
-	h, ok := ctx.Value(commitHooksKey{}).(*commitHooks)
+	st, ok := stateOf(ctx)
 	if !ok {
 		return ErrNoTransaction
 	}
-	h.fns = append(h.fns, fn)
+	st.after = append(st.after, fn)
 	return nil
 }
 
-// IsRetryable reports whether err is a serialization failure or deadlock.
+// IsRetryable reports whether err is a serialization failure or deadlock,
+// or an error of Retry.
 func IsRetryable(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
+	var retry retryError
+	return errors.As(err, &retry) || errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
+}
+
+// Retry returns err marked so that Transact runs its function again, as
+// after a deadlock: for a transaction that learns from a constraint that
+// it raced another (a row committed after its reads, which they could not
+// see) and will see it on its next attempt.
+func Retry(err error) error { return retryError{err} }
+
+type retryError struct{ err error }
+
+func (e retryError) Error() string { return e.err.Error() }
+func (e retryError) Unwrap() error { return e.err }
+
+// IsForeignKeyViolation reports whether err is a foreign-key violation,
+// optionally of the named constraint.
+func IsForeignKeyViolation(err error, constraint string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23503" &&
+		(constraint == "" || pgErr.ConstraintName == constraint)
 }
 
 // IsUniqueViolation reports whether err is a unique-constraint violation,

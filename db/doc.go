@@ -49,4 +49,26 @@
 //     on its own: one refused for its own reasons changes nothing and does
 //     not fail the others, and a transaction whose every order was refused
 //     is rolled back.
+//
+// # Reads first, writes together
+//
+// A transaction that reads much and writes much, such as a game's end,
+// costs a round trip (and a parse, a plan and a wait) per statement, so
+// it reads first and writes together, with the same guarantees. Its
+// reads run first: the locks that order it (the game's row, then ratings
+// or ledger accounts) are taken by them, in the order above, and what
+// depends on a lock is read in a later statement than the one that took
+// it, since a statement that waited for a lock still reads from the
+// snapshot it started with. Several services' reads go in one statement
+// (Reads): each adds its columns, and a locking upsert among them returns
+// the rows it locked. What the transaction then writes without reading it
+// back, each service queues with Later; the queued writes are sent as one
+// text of several statements, in the order queued, with the transaction's
+// last statement (QueryAndFlush) or just before its COMMIT, and an error
+// of any of them fails the transaction as any statement's would. Ids a
+// queued insert needs are drawn by the reads (nextval), and counts it
+// would change are read there too. Writes that may fail for a reason the
+// caller must tell apart (an overdraft) or whose result is read (a
+// unique constraint that decides whether something happened once) still
+// run as statements of their own.
 package db

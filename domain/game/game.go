@@ -18,6 +18,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"wager/db"
 	"wager/domain"
 	"wager/domain/game/rules"
 	"wager/domain/notify"
@@ -66,15 +67,44 @@ type Player struct {
 	Seat   int    `bun:"seat"`
 }
 
-// Settler pays out a finished game inside the transaction that finishes it
+// Settler pays out a finished game inside the transaction that finishes
+// it, in two steps: it adds what it reads to reads, which the game's end
+// sends in one statement with its recorders' reads, and returns the Pay
+// that pays once they have run.
+type Settler func(ctx context.Context, tx bun.Tx, g Game, players []string, o rules.Outcome, reads *db.Reads) (Pay, error)
+
+// Pay pays out a finished game once the reads its Settler added have run,
 // and returns the money part of its result.
-type Settler func(ctx context.Context, tx bun.Tx, g Game, players []string, o rules.Outcome) (Settlement, error)
+type Pay func(ctx context.Context) (Settlement, error)
 
 // Recorder learns of every finished game inside the transaction that
 // finishes it (results, ratings, achievements, the activity feed), so
-// that what it records stands or falls with the game's end.
+// that what it records stands or falls with the game's end. It records in
+// two steps, as the Settler pays: GameFinished adds what it reads to
+// reads (g has its status, winner and end, not yet its result), and
+// returns the Record that records once they have run (nil when there is
+// nothing to record).
 type Recorder interface {
-	GameFinished(ctx context.Context, tx bun.Tx, g Game, o rules.Outcome) error
+	GameFinished(ctx context.Context, tx bun.Tx, g Game, o rules.Outcome, reads *db.Reads) (Record, error)
+}
+
+// Record records a finished game once the reads of its Recorder have run;
+// g then has its result. What it writes it queues with db.Later where it
+// can: nothing of the game's end reads it.
+type Record func(ctx context.Context, g Game) error
+
+// RecordNow runs both steps of r for a finished game g (with its result):
+// the reads in a statement of their own, then the record.
+func RecordNow(ctx context.Context, tx bun.Tx, r Recorder, g Game, o rules.Outcome) error {
+	var reads db.Reads
+	record, err := r.GameFinished(ctx, tx, g, o, &reads)
+	if err != nil || record == nil {
+		return err
+	}
+	if err := reads.Run(ctx, tx); err != nil {
+		return err
+	}
+	return record(ctx, g)
 }
 
 // Settlement is what a finished game paid: the money members of its

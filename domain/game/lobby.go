@@ -114,11 +114,20 @@ func (s *Service) JoinQueue(ctx context.Context, userID, lobbyID string) (JoinRe
 	if !ok {
 		return JoinResult{}, domain.Errorf(domain.CodeNotFound, "no such lobby")
 	}
-	var res JoinResult
-	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	res, done, err := s.joinFree(ctx, userID, lobbyID)
+	if err != nil {
+		return res, fmt.Errorf("join the queue of lobby %s: %w", lobbyID, err)
+	}
+	if done {
+		return res, nil
+	}
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		res = JoinResult{}
 		var l Lobby
-		if err := tx.NewSelect().Model(&l).Where("id = ?", lobbyID).For("UPDATE").Scan(ctx); errors.Is(err, sql.ErrNoRows) {
+		// The lobby's lock orders the joins that run in a transaction; it
+		// leaves the joins without one, whose rows name the lobby (their
+		// foreign keys take its KEY SHARE lock), alone.
+		if err := tx.NewSelect().Model(&l).Where("id = ?", lobbyID).For("NO KEY UPDATE").Scan(ctx); errors.Is(err, sql.ErrNoRows) {
 			return domain.Errorf(domain.CodeNotFound, "no such lobby")
 		} else if err != nil {
 			return err
@@ -161,18 +170,22 @@ func (s *Service) JoinQueue(ctx context.Context, userID, lobbyID string) (JoinRe
 		if opponent == "" {
 			// The user had no presence row to lock: a concurrent join of
 			// another lobby may insert one first.
+			// (A free lobby's join that waits does not lock the lobby: one
+			// may have queued since this transaction's reads.) The next
+			// attempt sees who did: another join of the user's (CONFLICT),
+			// or the player to match.
 			ins, err := tx.NewInsert().Model(&presence{UserID: userID, Kind: "queue", LobbyID: &l.ID, Since: s.now()}).
-				On("CONFLICT (user_id) DO NOTHING").Exec(ctx)
+				On("CONFLICT DO NOTHING").Exec(ctx)
 			if err != nil {
 				return err
 			}
 			if n, _ := ins.RowsAffected(); n == 0 {
-				return domain.Errorf(domain.CodeConflict, "you joined another queue or game at the same moment; leave it first")
+				return db.Retry(domain.Errorf(domain.CodeConflict, "you joined another queue or game at the same moment; leave it first"))
 			}
 			res.Status = "queued"
 			return nil
 		}
-		g, err := s.startGame(ctx, tx, newGame{lobbyID: &l.ID, fromQueue: true, gameType: l.GameType, stake: l.StakeMinor,
+		g, err := s.startGame(ctx, tx, newGame{lobbyID: &l.ID, waiting: []string{opponent}, gameType: l.GameType, stake: l.StakeMinor,
 			settings: l.Settings, players: []string{opponent, userID}})
 		if err != nil {
 			return err
@@ -187,6 +200,54 @@ func (s *Service) JoinQueue(ctx context.Context, userID, lobbyID string) (JoinRe
 }
 
 var errAlreadyQueuedHere = errors.New("already queued in this lobby")
+
+// joinFree joins the queue of a free lobby without a transaction when it
+// can: one statement queues the user when nobody waits there (the queue's
+// index refuses a second player waiting), and one more starts the game
+// with the player who waits (see startFree). It reports false when the
+// join must run in a transaction: a staked lobby (player protection and
+// the stakes), a user already in a queue or a game (whose answer the
+// transaction gives), a join that raced another. NOT_FOUND when there is
+// no such lobby.
+func (s *Service) joinFree(ctx context.Context, userID, lobbyID string) (JoinResult, bool, error) {
+	var row struct {
+		Lobby
+		Queued  bool    `bun:"queued_now"`
+		Waiting *string `bun:"waiting"`
+		Present bool    `bun:"present"`
+	}
+	// The reads see the queue as it was before the insert.
+	err := s.db.NewRaw(`WITH l AS (SELECT id, game_type, stake_minor, settings FROM lobbies WHERE id = ?),
+		q AS (INSERT INTO user_presence (user_id, kind, lobby_id, since) SELECT ?, 'queue', l.id, ? FROM l WHERE l.stake_minor = 0
+			ON CONFLICT DO NOTHING RETURNING user_id)
+		SELECT l.id, l.game_type, l.stake_minor, l.settings, EXISTS (SELECT FROM q) AS queued_now,
+			(SELECT p.user_id FROM user_presence AS p WHERE p.kind = 'queue' AND p.lobby_id = l.id ORDER BY p.queue_pos LIMIT 1) AS waiting,
+			EXISTS (SELECT FROM user_presence AS p WHERE p.user_id = ?) AS present
+		FROM l`, lobbyID, userID, s.now(), userID).Scan(ctx, &row)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return JoinResult{}, false, domain.Errorf(domain.CodeNotFound, "no such lobby")
+	case db.IsRetryable(err):
+		return JoinResult{}, false, nil // a deadlock with another join: the transaction runs again
+	case err != nil:
+		return JoinResult{}, false, err
+	}
+	switch {
+	case row.Queued:
+		return JoinResult{Status: "queued"}, true, nil
+	case row.StakeMinor > 0 || row.Present || row.Waiting == nil || *row.Waiting == userID:
+		return JoinResult{}, false, nil
+	}
+	g, ok, err := s.startFree(ctx, newGame{lobbyID: &row.ID, waiting: []string{*row.Waiting}, gameType: row.GameType,
+		settings: row.Settings, players: []string{*row.Waiting, userID}})
+	if db.IsRetryable(err) {
+		return JoinResult{}, false, nil // a deadlock with another join: the transaction runs again
+	}
+	if err != nil || !ok {
+		return JoinResult{}, false, err
+	}
+	return JoinResult{Status: "matched", GameID: g.ID}, true, nil
+}
 
 // checkFree refuses a user who is in a game or another queue. It locks the
 // user's presence row (if any) for the transaction.

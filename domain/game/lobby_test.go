@@ -4,11 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
+	"wager/db/dbtest"
 	"wager/domain"
 	"wager/domain/game"
 	"wager/domain/money"
@@ -301,5 +305,120 @@ func TestAPersonsFreeTableIsOfferedOnlyOnceItWaited(t *testing.T) {
 	}
 	if !offered(sat.Add(time.Millisecond)) {
 		t.Error("a table waiting since before the cut-off was not offered")
+	}
+}
+
+// beforeStart runs its action (once) just before a game's start is sent
+// to the database: what another request does between a join's read of
+// the queue and its start.
+type beforeStart struct {
+	once   sync.Once
+	action func()
+}
+
+func (h *beforeStart) BeforeQuery(ctx context.Context, e *bun.QueryEvent) context.Context {
+	if strings.HasPrefix(e.Query, "WITH waited AS") && h.action != nil {
+		h.once.Do(h.action)
+	}
+	return ctx
+}
+func (h *beforeStart) AfterQuery(context.Context, *bun.QueryEvent) {}
+
+// A free lobby's joins run without a transaction when they can; they
+// refuse what a transaction's join refuses, and a start that another
+// request overtook (the waiting player left, the joiner joined another
+// queue) starts nothing: nobody is put into a game they did not ask for,
+// nor into two.
+func TestFreeJoinsRefuseAndLoseRacesCleanly(t *testing.T) {
+	ctx := context.Background()
+	bdb := dbtest.DB(t)
+	hook := &beforeStart{}
+	p := newPlatformOn(t, bdb.WithQueryHook(hook), newClock())
+	lobby, elsewhere := p.lobby(t, "rps", 0, ""), p.lobby(t, "rps", 0, "")
+	playing, _, _ := p.match(t, "rps", 0, "")
+	inGame := p.game(t, playing).Players[0]
+	waiting := p.newPlayer(t, 0)
+	if _, err := p.games.JoinQueue(ctx, waiting, elsewhere); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, user, lobby, code string
+	}{
+		{"already playing a game", inGame, lobby, domain.CodeConflict},
+		{"already waiting in another queue", waiting, lobby, domain.CodeConflict},
+		{"an unknown lobby", p.newPlayer(t, 0), uuid.NewString(), domain.CodeNotFound},
+	} {
+		for _, someoneWaits := range []bool{false, true} {
+			host := p.newPlayer(t, 0)
+			if someoneWaits {
+				if r, err := p.games.JoinQueue(ctx, host, lobby); err != nil || r.Status != "queued" {
+					t.Fatalf("the host: %+v %v", r, err)
+				}
+			}
+			r, err := p.games.JoinQueue(ctx, tc.user, tc.lobby)
+			wantCode(t, tc.name, err, tc.code)
+			if r.Status != "" {
+				t.Errorf("%s: answer %+v, want none", tc.name, r)
+			}
+			if someoneWaits {
+				if got := p.currentGame(t, host); got != "" {
+					t.Errorf("%s: the waiting host is in game %s", tc.name, got)
+				}
+				if err := p.games.LeaveQueue(ctx, host, lobby); err != nil {
+					t.Errorf("%s: the host no longer waits: %v", tc.name, err)
+				}
+			}
+		}
+	}
+	if got := p.currentGame(t, inGame); got != playing {
+		t.Errorf("the player in a game: now in %q, want %s", got, playing)
+	}
+
+	// The waiting player leaves after the joiner saw them wait: the joiner
+	// waits instead.
+	host, joiner := p.newPlayer(t, 0), p.newPlayer(t, 0)
+	if _, err := p.games.JoinQueue(ctx, host, lobby); err != nil {
+		t.Fatal(err)
+	}
+	hook.once, hook.action = sync.Once{}, func() {
+		if err := p.games.LeaveQueue(ctx, host, lobby); err != nil {
+			t.Error(err)
+		}
+	}
+	if r, err := p.games.JoinQueue(ctx, joiner, lobby); err != nil || r.Status != "queued" {
+		t.Fatalf("a joiner whose host left: got %+v, %v; want queued", r, err)
+	}
+	if got := p.currentGame(t, host); got != "" {
+		t.Errorf("the host who left is in game %s", got)
+	}
+	if err := p.games.LeaveQueue(ctx, joiner, lobby); err != nil {
+		t.Fatalf("the joiner does not wait: %v", err)
+	}
+
+	// The joiner joins another queue after seeing someone wait here: the
+	// start here is refused, and the host still waits.
+	if _, err := p.games.JoinQueue(ctx, host, lobby); err != nil {
+		t.Fatal(err)
+	}
+	other := p.lobby(t, "rps", 0, "")
+	hook.once, hook.action = sync.Once{}, func() {
+		if r, err := p.games.JoinQueue(ctx, joiner, other); err != nil || r.Status != "queued" {
+			t.Errorf("the joiner's other join: %+v %v", r, err)
+		}
+	}
+	r, err := p.games.JoinQueue(ctx, joiner, lobby)
+	wantCode(t, "a joiner who joined another queue meanwhile", err, domain.CodeConflict)
+	if r.Status != "" || p.currentGame(t, host) != "" || p.currentGame(t, joiner) != "" {
+		t.Errorf("got %+v; the host's game %q, the joiner's %q; want neither in a game", r, p.currentGame(t, host), p.currentGame(t, joiner))
+	}
+	if err := p.games.LeaveQueue(ctx, host, lobby); err != nil {
+		t.Errorf("the host no longer waits: %v", err)
+	}
+	if err := p.games.LeaveQueue(ctx, joiner, other); err != nil {
+		t.Errorf("the joiner no longer waits in the other queue: %v", err)
+	}
+	var games int
+	if err := bdb.NewSelect().Table("games").Where("lobby_id = ?", lobby).ColumnExpr("count(*)").Scan(ctx, &games); err != nil || games != 0 {
+		t.Errorf("%d games started at the lobby (%v), want none", games, err)
 	}
 }

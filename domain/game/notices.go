@@ -38,9 +38,9 @@ type CompletedNotice struct {
 }
 
 // notifyCompleted tells each player of a finished game how it ended and
-// what it paid them, in the transaction that finished it, in one
-// statement.
-func (s *Service) notifyCompleted(ctx context.Context, tx bun.Tx, g Game, r Result) error {
+// what it paid them, in the transaction that finished it, with its
+// queued writes (told reserved their ids, in the players' order).
+func (s *Service) notifyCompleted(ctx context.Context, tx bun.Tx, told *notify.Reserved, g Game, r Result) error {
 	msgs := make([]notify.Message, 0, len(g.Players))
 	for _, p := range g.Players {
 		n := CompletedNotice{GameID: g.ID, GameType: g.GameType, Status: g.Status, WinnerID: r.WinnerID,
@@ -57,5 +57,5 @@ func (s *Service) notifyCompleted(ctx context.Context, tx bun.Tx, g Game, r Resu
 		}
 		msgs = append(msgs, notify.Message{UserID: p, Type: notify.GameCompleted, Data: n})
 	}
-	return s.notify.SendMany(ctx, tx, msgs)
+	return told.Send(ctx, tx, msgs)
 }

@@ -21,7 +21,7 @@ import (
 // newGame is what starting a game needs.
 type newGame struct {
 	lobbyID   *string
-	fromQueue bool // players waiting in the lobby's queue leave it for the game
+	waiting   []string // players waiting in the lobby's queue, who leave it for the game (the others must be free)
 	rematchOf *string
 	gameType  string
 	stake     int64
@@ -51,97 +51,167 @@ type Matched struct {
 // a challenge accepted, a rematch agreed) have asked player protection
 // about every player's stake in the same transaction.
 func (s *Service) startGame(ctx context.Context, tx bun.Tx, n newGame) (Game, error) {
-	r, err := rulesOf(n.gameType)
+	g, opening, err := s.insertGame(ctx, tx, n)
 	if err != nil {
 		return Game{}, err
-	}
-	now := s.now()
-	id := uuid.NewString()
-	state, events, err := r.Start(id, n.players, n.settings, now)
-	if err != nil {
-		return Game{}, err
-	}
-	raw, err := state.MarshalJSON()
-	if err != nil {
-		return Game{}, fmt.Errorf("encode the state of new game %s: %w", id, err)
-	}
-	g := Game{ID: id, LobbyID: n.lobbyID, RematchOf: n.rematchOf, GameType: n.gameType, StakeMinor: n.stake,
-		Settings: n.settings, Status: StatusActive, State: raw, CreatedAt: now}
-	if d := state.Deadline(); !d.IsZero() {
-		g.Deadline = &d
-	}
-	// One statement: the game, its seats, and its players marked busy
-	// (taken out of the lobby's queue when they wait there; anyone already
-	// in another queue or a game is not, and the start is refused).
-	var queue *string
-	if n.fromQueue {
-		queue = n.lobbyID
-	}
-	var seats []struct {
-		Seat
-		Busy int `bun:"busy"`
-	}
-	err = tx.NewRaw(`WITH g AS (INSERT INTO games (id, lobby_id, game_type, stake_minor, settings, status, state, deadline, rematch_of, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)),
-		p AS (INSERT INTO game_players (game_id, user_id, seat)
-			SELECT ?, t.u, t.o - 1 FROM unnest(?::uuid[]) WITH ORDINALITY AS t (u, o) RETURNING user_id, seat),
-		escrow AS (INSERT INTO platform_addresses (address, kind) VALUES (?, 'escrow') ON CONFLICT DO NOTHING),
-		busy AS (INSERT INTO user_presence (user_id, kind, game_id, since) SELECT unnest(?::uuid[]), 'game', ?, ?
-			ON CONFLICT (user_id) DO UPDATE SET kind = 'game', game_id = EXCLUDED.game_id, lobby_id = NULL, since = EXCLUDED.since
-			WHERE user_presence.kind = 'queue' AND user_presence.lobby_id = ?
-			RETURNING user_id)
-		SELECT p.user_id, u.username, p.seat, (SELECT count(*) FROM busy) AS busy FROM p JOIN users AS u ON u.id = p.user_id ORDER BY p.seat`,
-		id, n.lobbyID, n.gameType, n.stake, string(n.settings), StatusActive, string(raw), g.Deadline, n.rematchOf, now,
-		id, pgdialect.Array(n.players), s.escrowOf(id), pgdialect.Array(n.players), id, now, queue).Scan(ctx, &seats)
-	if err != nil {
-		return Game{}, fmt.Errorf("start game %s: %w", id, err)
-	}
-	if len(seats) != len(n.players) || seats[0].Busy != len(n.players) {
-		return Game{}, domain.Errorf(domain.CodeConflict, "a player is already in a queue or a game")
-	}
-	started := Started{GameID: id, GameType: n.gameType, StakeMinor: n.stake, Settings: n.settings}
-	for _, p := range seats {
-		started.Players = append(started.Players, p.Seat)
 	}
 	if n.stake > 0 {
-		for _, uid := range n.players {
-			if err := lockStake(ctx, tx, s.rooms, id, uid, n.stake, now); err != nil {
-				return Game{}, err
-			}
+		if err := lockStakes(ctx, tx, s.rooms, g.ID, n.players, n.stake, g.CreatedAt); err != nil {
+			return Game{}, err
 		}
 	}
-	rows, err := s.rooms.Append(ctx, tx, id, now, append([]rules.Event{{Name: "game:started", Data: started}}, events...)...)
-	if err != nil {
+	if err := s.rooms.Opened(ctx, opening); err != nil {
 		return Game{}, err
 	}
-	g.Seq, g.Seats, g.Players = rows[len(rows)-1].Seq, started.Players, n.players
-	if err := db.AfterCommit(ctx, func() { s.seatCache.put(id, g.Seats); s.rows.Put(id, g.Seq, g, time.Now()) }); err != nil {
+	if err := db.AfterCommit(ctx, func() { s.started(g) }); err != nil {
 		return Game{}, err
 	}
 	for _, uid := range n.players {
-		if err := s.rooms.Tell(ctx, uid, "game:matched", Matched{GameID: id, GameType: n.gameType}); err != nil {
+		if err := s.rooms.Tell(ctx, uid, "game:matched", Matched{GameID: g.ID, GameType: n.gameType}); err != nil {
 			return Game{}, err
 		}
 	}
 	return g, nil
 }
 
-// lockStake moves a player's stake from their available to their locked
-// balance (INSUFFICIENT_FUNDS when it does not cover it); tell is told the
-// player's new balance.
-func lockStake(ctx context.Context, tx bun.Tx, tell money.Teller, gameID, userID string, stake int64, now time.Time) error {
-	if _, ok, err := covers(ctx, tx, userID, stake); err != nil {
-		return err
-	} else if !ok {
-		return domain.Errorf(domain.CodeInsufficientFunds, "a player's balance does not cover the %s USDC stake",
-			money.FormatUSDC(stake))
+// startFree starts a free game with one statement outside any
+// transaction: the players' presence (the first player taken out of the
+// lobby's queue, the others marked busy), the game, its seats and its
+// opening events all stand together or not at all, and it reports false
+// when they did not (a player busy, or no longer waiting), for the caller
+// to start it in a transaction instead. The game is published and its
+// players told at once.
+func (s *Service) startFree(ctx context.Context, n newGame) (Game, bool, error) {
+	g, opening, err := s.insertGame(ctx, s.db, n)
+	if domain.ErrorCode(err) == domain.CodeConflict {
+		return Game{}, false, nil
 	}
-	if _, err := money.Post(ctx, tx, tell, money.Posting{Kind: "stake", Reference: "stake:" + gameID + ":" + userID, At: now,
-		Entries: []money.Entry{{Account: money.Available(userID), Amount: -stake}, {Account: money.Locked(userID), Amount: stake}}}); err != nil {
-		return fmt.Errorf("lock the stake of %s in game %s: %w", userID, gameID, err)
+	if err != nil {
+		return Game{}, false, err
 	}
-	return money.RecordActivity(ctx, tx, money.Activity{UserID: userID, Kind: money.KindStake, AmountMinor: -stake,
-		Counterparty: "game " + gameID, GameID: gameID}, now)
+	s.started(g)
+	p := room.Published{Events: opening.Rows}
+	for _, uid := range n.players {
+		notice, err := room.NoticeOf(uid, "game:matched", Matched{GameID: g.ID, GameType: n.gameType})
+		if err != nil {
+			return Game{}, false, err
+		}
+		p.Notices = append(p.Notices, notice)
+	}
+	s.rooms.Publish(p)
+	return g, true, nil
+}
+
+// started remembers a game that started (its row and seats never need
+// reading while it is new).
+func (s *Service) started(g Game) {
+	s.seatCache.put(g.ID, g.Seats)
+	s.rows.Put(g.ID, g.Seq, g, time.Now())
+}
+
+// insertGame stores a new game in one statement: the game (its rules
+// started), its seats, its escrow address among the platform's, its
+// opening events, and its players marked busy (the waiting ones taken
+// out of the lobby's queue). The game is stored only if every waiting
+// player still waits there and every other player is free: CONFLICT
+// when one is not, and then nothing is stored.
+func (s *Service) insertGame(ctx context.Context, idb bun.IDB, n newGame) (Game, room.Opening, error) {
+	r, err := rulesOf(n.gameType)
+	if err != nil {
+		return Game{}, room.Opening{}, err
+	}
+	now := s.now()
+	id := uuid.NewString()
+	state, events, err := r.Start(id, n.players, n.settings, now)
+	if err != nil {
+		return Game{}, room.Opening{}, err
+	}
+	raw, err := state.MarshalJSON()
+	if err != nil {
+		return Game{}, room.Opening{}, fmt.Errorf("encode the state of new game %s: %w", id, err)
+	}
+	g := Game{ID: id, LobbyID: n.lobbyID, RematchOf: n.rematchOf, GameType: n.gameType, StakeMinor: n.stake,
+		Settings: n.settings, Status: StatusActive, State: raw, CreatedAt: now, Players: n.players}
+	if d := state.Deadline(); !d.IsZero() {
+		g.Deadline = &d
+	}
+	var queue *string
+	if len(n.waiting) > 0 {
+		queue = n.lobbyID
+	}
+	// game:started names the players: its data gets their names from the
+	// statement that stores it, and the copy published is made the same
+	// once it has run.
+	started := Started{GameID: id, GameType: n.gameType, StakeMinor: n.stake, Settings: n.settings}
+	opening, err := room.OpeningOf(id, now, append([]rules.Event{{Name: "game:started", Data: started}}, events...)...)
+	if err != nil {
+		return Game{}, room.Opening{}, err
+	}
+	g.Seq = len(opening.Rows)
+	insertEvents, eventArgs := opening.Insert("g", `jsonb_build_object('players', (SELECT json_agg(json_build_object('userId', s.user_id,
+		'username', s.username, 'seat', s.seat) ORDER BY s.seat) FROM seated AS s))`)
+	// Every player's presence is written first, and the game only when
+	// all were: the waiting players' queue places (still there) become
+	// the game's, the others' are new (they were free). A presence row
+	// naming a game that is not stored fails the statement (its foreign
+	// key), so nothing of it stays.
+	var free []string
+	for _, u := range n.players {
+		if !slices.Contains(n.waiting, u) {
+			free = append(free, u)
+		}
+	}
+	args := []any{id, now, pgdialect.Array(n.waiting), queue, pgdialect.Array(free), id, now,
+		id, n.lobbyID, n.gameType, n.stake, string(n.settings), StatusActive, string(raw), g.Seq, g.Deadline, n.rematchOf, now,
+		len(n.players), pgdialect.Array(n.players), s.escrowOf(id)}
+	err = idb.NewRaw(`WITH waited AS (UPDATE user_presence SET kind = 'game', game_id = ?, lobby_id = NULL, since = ?
+			WHERE user_id = ANY(?::uuid[]) AND kind = 'queue' AND lobby_id = ? RETURNING user_id),
+		joined AS (INSERT INTO user_presence (user_id, kind, game_id, since) SELECT unnest(?::uuid[]), 'game', ?, ?
+			ON CONFLICT (user_id) DO NOTHING RETURNING user_id),
+		g AS (INSERT INTO games (id, lobby_id, game_type, stake_minor, settings, status, state, seq, deadline, rematch_of, created_at)
+			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM waited) + (SELECT count(*) FROM joined) = ? RETURNING id),
+		p AS (INSERT INTO game_players (game_id, user_id, seat)
+			SELECT g.id, t.u, t.o - 1 FROM g, unnest(?::uuid[]) WITH ORDINALITY AS t (u, o) RETURNING user_id, seat),
+		escrow AS (INSERT INTO platform_addresses (address, kind) SELECT ?, 'escrow' FROM g ON CONFLICT DO NOTHING),
+		seated AS (SELECT p.user_id, u.username, p.seat FROM p JOIN users AS u ON u.id = p.user_id),
+		events AS (`+insertEvents+`)
+		SELECT user_id, username, seat FROM seated ORDER BY seat`, append(args, eventArgs...)...).Scan(ctx, &g.Seats)
+	if db.IsForeignKeyViolation(err, "user_presence_game_id_fkey") || err == nil && len(g.Seats) != len(n.players) {
+		return Game{}, room.Opening{}, domain.Errorf(domain.CodeConflict, "a player is already in a queue or a game")
+	}
+	if err != nil {
+		return Game{}, room.Opening{}, fmt.Errorf("start game %s: %w", id, err)
+	}
+	started.Players = g.Seats
+	if opening.Rows[0].Data, err = json.Marshal(started); err != nil {
+		return Game{}, room.Opening{}, fmt.Errorf("encode the start of game %s: %w", id, err)
+	}
+	return g, opening, nil
+}
+
+// lockStakes moves each player's stake from their available to their
+// locked balance, all in one posting (INSUFFICIENT_FUNDS when a balance
+// does not cover it, without saying whose); tell is told the players' new
+// balances. Their wallet history lines are queued with the transaction's
+// writes.
+func lockStakes(ctx context.Context, tx bun.Tx, tell money.Teller, gameID string, players []string, stake int64, now time.Time) error {
+	postings := make([]money.Posting, len(players))
+	for i, uid := range players {
+		postings[i] = money.Posting{Kind: "stake", Reference: "stake:" + gameID + ":" + uid, At: now,
+			Entries: []money.Entry{{Account: money.Available(uid), Amount: -stake}, {Account: money.Locked(uid), Amount: stake}}}
+	}
+	if _, err := money.PostAll(ctx, tx, tell, postings); domain.ErrorCode(err) == domain.CodeInsufficientFunds {
+		return domain.Errorf(domain.CodeInsufficientFunds, "a player's balance does not cover the %s USDC stake", money.FormatUSDC(stake))
+	} else if err != nil {
+		return fmt.Errorf("lock the stakes of game %s: %w", gameID, err)
+	}
+	for _, uid := range players {
+		if err := money.RecordActivityLater(ctx, tx, money.Activity{UserID: uid, Kind: money.KindStake, AmountMinor: -stake,
+			Counterparty: "game " + gameID, GameID: gameID}, now); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Action is a player's action in a game.
@@ -319,7 +389,8 @@ func (s *Service) advance(ctx context.Context, tx bun.Tx, g *Game, do step) erro
 	st, events := n.st, n.events
 	g.State, g.Deadline = n.state, n.deadline
 	update := room.Update{Set: "state = ?, deadline = ?", Args: []any{string(g.State), g.Deadline}}
-	if o := st.Outcome(); o.Done {
+	o := st.Outcome()
+	if o.Done {
 		completed, err := s.finish(ctx, tx, g, o, now)
 		if err != nil {
 			return err
@@ -334,13 +405,19 @@ func (s *Service) advance(ctx context.Context, tx bun.Tx, g *Game, do step) erro
 		}
 		return nil
 	}
-	return s.append(ctx, tx, g, now, update, events...)
+	// A game's end sends what it queued with its last statement.
+	return s.append(ctx, tx, g, now, update, o.Done, events...)
 }
 
-// append records events of a locked game, with u in the same statement,
-// and moves g.Seq to the last.
-func (s *Service) append(ctx context.Context, tx bun.Tx, g *Game, now time.Time, u room.Update, events ...rules.Event) error {
-	rows, err := s.rooms.AppendUpdating(ctx, tx, g.ID, now, u, events...)
+// append records events of a locked game, with u in the same statement
+// (the transaction's last one when last: it carries the writes queued
+// with db.Later), and moves g.Seq to the last.
+func (s *Service) append(ctx context.Context, tx bun.Tx, g *Game, now time.Time, u room.Update, last bool, events ...rules.Event) error {
+	appendEvents := s.rooms.AppendUpdating
+	if last {
+		appendEvents = s.rooms.AppendLast
+	}
+	rows, err := appendEvents(ctx, tx, g.ID, now, u, events...)
 	if err != nil {
 		return err
 	}
@@ -358,31 +435,55 @@ type Completed struct {
 }
 
 // finish ends a game exactly once (the caller holds its row lock and
-// stores g's new status and result): it pays out, frees the players and
-// returns the game:completed event.
+// stores g's new status and result): it pays out, tells the players,
+// records the end, frees the players and returns the game:completed
+// event. What the settlement, the notices and the recorders read goes in
+// one statement, after the game's lock (so it sees whatever was committed
+// before the end); what they write is queued, to go with the statement
+// that stores the game's end.
 func (s *Service) finish(ctx context.Context, tx bun.Tx, g *Game, o rules.Outcome, now time.Time) (rules.Event, error) {
 	g.Status = StatusCompleted
 	if o.Reason == "abandoned" {
 		g.Status = StatusCancelled
 	}
-	paid, err := s.settle(ctx, tx, *g, g.Players, o)
+	if o.Winner != "" {
+		g.WinnerID = &o.Winner
+	}
+	g.EndedAt, g.Deadline = &now, nil
+	var reads db.Reads
+	pay, err := s.settle(ctx, tx, *g, g.Players, o, &reads)
 	if err != nil {
 		return rules.Event{}, fmt.Errorf("settle game %s: %w", g.ID, err)
 	}
-	result := Result{Reason: o.Reason, Draw: o.Winner == "", Settlement: paid}
-	if o.Winner != "" {
-		result.WinnerID, g.WinnerID = &o.Winner, &o.Winner
+	told := s.notify.Reserve(ctx, &reads, g.Players)
+	records := make([]Record, 0, len(s.record))
+	for _, r := range s.record {
+		record, err := r.GameFinished(ctx, tx, *g, o, &reads)
+		if err != nil {
+			return rules.Event{}, fmt.Errorf("record the end of game %s: %w", g.ID, err)
+		}
+		if record != nil {
+			records = append(records, record)
+		}
 	}
-	g.Result, g.EndedAt, g.Deadline = &result, &now, nil
-	if err := s.notifyCompleted(ctx, tx, *g, result); err != nil {
+	if err := reads.Run(ctx, tx); err != nil {
+		return rules.Event{}, fmt.Errorf("read for the end of game %s: %w", g.ID, err)
+	}
+	paid, err := pay(ctx)
+	if err != nil {
+		return rules.Event{}, fmt.Errorf("settle game %s: %w", g.ID, err)
+	}
+	result := Result{Reason: o.Reason, Draw: o.Winner == "", Settlement: paid, WinnerID: g.WinnerID}
+	g.Result = &result
+	if err := s.notifyCompleted(ctx, tx, told, *g, result); err != nil {
 		return rules.Event{}, fmt.Errorf("notify the players of game %s: %w", g.ID, err)
 	}
-	for _, r := range s.record {
-		if err := r.GameFinished(ctx, tx, *g, o); err != nil {
+	for _, record := range records {
+		if err := record(ctx, *g); err != nil {
 			return rules.Event{}, fmt.Errorf("record the end of game %s: %w", g.ID, err)
 		}
 	}
-	if _, err := tx.NewDelete().Model((*presence)(nil)).Where("game_id = ?", g.ID).Exec(ctx); err != nil {
+	if err := db.Later(ctx, tx.NewDelete().Model((*presence)(nil)).Where("game_id = ?", g.ID)); err != nil {
 		return rules.Event{}, fmt.Errorf("free the players of game %s: %w", g.ID, err)
 	}
 	return rules.Event{Name: "game:completed", Data: Completed{GameID: g.ID, Status: g.Status, Result: result}}, nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"wager/db"
 	"wager/domain/game"
 	"wager/domain/game/rules"
 	"wager/domain/notify"
@@ -44,8 +45,9 @@ func (h heard) LatestSeq(gameID string) (int, bool) {
 func TestAGameHandedOutIsNotChangedByLaterMovesAndReads(t *testing.T) {
 	p := newPlatform(t)
 	log := slog.New(slog.DiscardHandler)
-	settle := func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome) (game.Settlement, error) {
-		return p.pot.Settle(ctx, tx, g, players, o, false)
+	settle := func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
+		pay := p.pot.StartSettle(tx, g, players, o, reads)
+		return func(ctx context.Context) (game.Settlement, error) { return pay(ctx, false) }, nil
 	}
 	p.games = game.New(p.db, p.clock.now, log, game.Deps{Rooms: p.rooms, Notify: notify.New(p.db, p.rooms, p.clock.now),
 		Settle: settle, Live: heard{sink: p.sink}, EscrowOf: func(id string) string { return p.pot.EscrowAddress(id).String() }})

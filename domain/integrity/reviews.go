@@ -89,7 +89,9 @@ type Notifier interface {
 // BetSettler settles a game's bets: at the game's end (held or not) and
 // when its review is decided.
 type BetSettler interface {
-	Settle(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome, holdBets bool) (game.Settlement, error)
+	// StartSettle adds what paying out g reads to reads, and returns what
+	// pays it out once they have run, holding its bets or not.
+	StartSettle(tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) func(ctx context.Context, holdBets bool) (game.Settlement, error)
 	SettleHeldBets(ctx context.Context, tx bun.Tx, gameID, winner string) error
 }
 
@@ -136,51 +138,58 @@ func NewReviews(bdb *bun.DB, now domain.Clock, d ReviewDeps) *Reviews {
 // of a staked game's pools or market is linked to a player by then (a
 // link made after the bet or trade, which the checks at the bet and the
 // order could not see). A free game has neither pools nor market: it is
-// only paid out.
-func (r *Reviews) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome) (game.Settlement, error) {
+// only paid out. What it reads it adds to reads (see game.Settler).
+func (r *Reviews) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
+	pay := r.pot.StartSettle(tx, g, players, o, reads)
 	if g.StakeMinor == 0 {
-		return r.pot.Settle(ctx, tx, g, players, o, false)
+		return func(ctx context.Context) (game.Settlement, error) { return pay(ctx, false) }, nil
 	}
 	var stakes struct {
-		Pools  int64    `bun:"pools"`
-		Paid   int64    `bun:"paid"`
-		People []string `bun:"people,array"`
+		Pools  int64    `json:"pools"`
+		Paid   int64    `json:"paid"`
+		People []string `json:"people"`
 	}
 	if o.Winner != "" {
-		if err := tx.NewRaw(`SELECT
-			coalesce((SELECT sum(amount_minor) FROM bets WHERE game_id = ?0 AND status = 'open' AND NOT late), 0) AS pools,
-			coalesce((SELECT paid_minor FROM markets WHERE game_id = ?0 AND status = 'open'), 0) AS paid,
-			ARRAY(SELECT bettor_id::text FROM bets WHERE game_id = ?0 AND status = 'open' AND NOT late
-				UNION SELECT user_id::text FROM market_positions WHERE game_id = ?0) AS people`, g.ID).Scan(ctx, &stakes); err != nil {
-			return game.Settlement{}, fmt.Errorf("read the pools, the market and its people of game %s: %w", g.ID, err)
-		}
+		reads.Column(db.JSON(&stakes), `SELECT json_build_object(
+			'pools', coalesce((SELECT sum(amount_minor) FROM bets WHERE game_id = ?0 AND status = 'open' AND NOT late), 0),
+			'paid', coalesce((SELECT paid_minor FROM markets WHERE game_id = ?0 AND status = 'open'), 0),
+			'people', ARRAY(SELECT bettor_id::text FROM bets WHERE game_id = ?0 AND status = 'open' AND NOT late
+				UNION SELECT user_id::text FROM market_positions WHERE game_id = ?0))`, g.ID)
 	}
-	reason := ""
-	switch {
-	case Holds(g.StakeMinor, len(players), o, stakes.Pools, stakes.Paid):
-		reason = ReasonResigned
-		if o.Reason != "resign" {
-			reason = ReasonOnTime
+	return func(ctx context.Context) (game.Settlement, error) {
+		reason := ""
+		switch {
+		case Holds(g.StakeMinor, len(players), o, stakes.Pools, stakes.Paid):
+			reason = ReasonResigned
+			if o.Reason != "resign" {
+				reason = ReasonOnTime
+			}
+		case len(stakes.People) > 0:
+			linked, err := r.guard.Linked(ctx, tx, stakes.People, players)
+			if err != nil {
+				return game.Settlement{}, err
+			}
+			if len(linked) > 0 {
+				reason = ReasonLinked
+			}
 		}
-	case len(stakes.People) > 0:
-		linked, err := r.guard.Linked(ctx, tx, stakes.People, players)
-		if err != nil {
-			return game.Settlement{}, err
+		out, err := pay(ctx, reason != "")
+		if err != nil || reason == "" {
+			if err == nil {
+				err = r.market.Resolve(ctx, tx, g.ID, o.Winner)
+			}
+			return out, err
 		}
-		if len(linked) > 0 {
-			reason = ReasonLinked
-		}
-	}
-	out, err := r.pot.Settle(ctx, tx, g, players, o, reason != "")
-	if err != nil || reason == "" {
-		if err == nil {
-			err = r.market.Resolve(ctx, tx, g.ID, o.Winner)
-		}
-		return out, err
-	}
+		return out, r.hold(ctx, tx, g, o, reason, stakes.Pools, stakes.Paid)
+	}, nil
+}
+
+// hold holds a finished game's bets (held by the payout already) and
+// market for review, and tells their holders.
+func (r *Reviews) hold(ctx context.Context, tx bun.Tx, g game.Game, o rules.Outcome, reason string, pools, paid int64) error {
 	traders, err := r.market.Hold(ctx, tx, g.ID)
 	if err != nil {
-		return out, err
+		return err
 	}
 	var bettors []string
 	if err := tx.NewRaw(`WITH review AS (
@@ -188,8 +197,8 @@ func (r *Reviews) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []
 			VALUES (?, 'held', ?, ?, ?, ?, ?) RETURNING 1
 		)
 		SELECT DISTINCT bettor_id FROM bets WHERE game_id = ? AND status = 'held' ORDER BY bettor_id`,
-		g.ID, o.Winner, reason, stakes.Pools, stakes.Paid, r.now(), g.ID).Scan(ctx, &bettors); err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return out, fmt.Errorf("hold game %s for review: %w", g.ID, err)
+		g.ID, o.Winner, reason, pools, paid, r.now(), g.ID).Scan(ctx, &bettors); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("hold game %s for review: %w", g.ID, err)
 	}
 	var msgs []notify.Message
 	for _, u := range append(bettors, traders...) {
@@ -198,11 +207,9 @@ func (r *Reviews) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []
 		}
 	}
 	if len(msgs) > 0 {
-		if err := r.notify.SendMany(ctx, tx, msgs); err != nil {
-			return out, err
-		}
+		return r.notify.SendMany(ctx, tx, msgs)
 	}
-	return out, nil
+	return nil
 }
 
 // Of returns a game's integrity record, or nil when it was never held.

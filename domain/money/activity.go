@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"wager/db"
 )
 
 // Kinds of wallet history line (deposits and transfers are the intent
@@ -55,6 +57,20 @@ func RecordActivity(ctx context.Context, idb bun.IDB, a Activity, now time.Time)
 	}
 	a.CreatedAt = now
 	if _, err := idb.NewInsert().Model(&a).Exec(ctx); err != nil {
+		return fmt.Errorf("record the %s activity of user %s: %w", a.Kind, a.UserID, err)
+	}
+	return nil
+}
+
+// RecordActivityLater is RecordActivity queued with the writes of the
+// transaction of ctx (see db.Later): the line is stored with them, before
+// the commit.
+func RecordActivityLater(ctx context.Context, tx bun.Tx, a Activity, now time.Time) error {
+	if a.Status == "" {
+		a.Status = "confirmed"
+	}
+	a.CreatedAt = now
+	if err := db.Later(ctx, tx.NewInsert().Model(&a)); err != nil {
 		return fmt.Errorf("record the %s activity of user %s: %w", a.Kind, a.UserID, err)
 	}
 	return nil

@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
+	"wager/db"
 	"wager/domain"
 	"wager/domain/room"
 )
@@ -90,6 +92,19 @@ func (s *Service) SendMany(ctx context.Context, tx bun.IDB, msgs []Message) erro
 	if len(msgs) == 0 {
 		return nil
 	}
+	// Notifications of this transaction still queued (see Reserved) are
+	// stored first, so that the counts below include them.
+	known := db.Local[queue](ctx)
+	if known != nil && known.waiting(msgs) {
+		btx, ok := tx.(bun.Tx)
+		if !ok {
+			return fmt.Errorf("store %d notifications: queued notifications wait in a transaction of bun.Tx", len(msgs))
+		}
+		if err := db.Flush(ctx, btx); err != nil {
+			return err
+		}
+		known.flushed()
+	}
 	at := s.now()
 	raws := make([][]byte, len(msgs))
 	args := make([]any, 0, 4*len(msgs)+1)
@@ -147,8 +162,129 @@ func (s *Service) SendMany(ctx context.Context, tx bun.IDB, msgs []Message) erro
 	if stored != len(msgs) {
 		return fmt.Errorf("stored %d of %d notifications", stored, len(msgs))
 	}
+	if known != nil {
+		for _, m := range msgs {
+			known.add(&known.stored, m.UserID, 1)
+		}
+	}
 	for _, p := range pushes {
 		if err := s.rooms.Tell(ctx, p.UserID, Notice, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// queue is what a transaction stored and queued of notifications, by
+// user: the counts of the notices pushed for them follow it.
+type queue struct {
+	stored map[string]int // stored by a statement of the transaction
+	queued map[string]int // queued with its writes, not stored yet
+}
+
+func (q *queue) add(m *map[string]int, userID string, n int) {
+	if *m == nil {
+		*m = map[string]int{}
+	}
+	(*m)[userID] += n
+}
+
+// waiting reports whether one of msgs' users has notifications queued.
+func (q *queue) waiting(msgs []Message) bool {
+	for _, m := range msgs {
+		if q.queued[m.UserID] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// flushed records that the queued notifications were stored (whoever
+// sent the transaction's queued writes).
+func (q *queue) flushed() {
+	for u, n := range q.queued {
+		q.add(&q.stored, u, n)
+	}
+	q.queued = nil
+}
+
+// Reserved is notifications whose ids, and their users' unread counts,
+// were read in advance with other reads (see Reserve): they are stored
+// with the transaction's queued writes, so that telling users costs no
+// statement of its own.
+type Reserved struct {
+	s      *Service
+	users  []string
+	ids    []int64
+	unread []int
+	stored map[string]int // what the transaction had stored for each user when the counts were read
+}
+
+// Reserve adds to reads the ids of one notification for each of users,
+// and their unread counts, for Send once reads have run. ctx must be of
+// a transaction of db.Transact.
+func (s *Service) Reserve(ctx context.Context, reads *db.Reads, users []string) *Reserved {
+	r := &Reserved{s: s, users: users, stored: map[string]int{}}
+	if q := db.Local[queue](ctx); q != nil {
+		for _, u := range users {
+			r.stored[u] = q.stored[u]
+		}
+	}
+	reads.Column(db.JSON(&r.ids), "SELECT json_agg(nextval(pg_get_serial_sequence('notifications', 'id'))) FROM generate_series(1, ?)",
+		len(users))
+	reads.Column(db.JSON(&r.unread), `SELECT json_agg((SELECT count(*) FROM notifications AS o WHERE o.user_id = x.u AND NOT o.read) ORDER BY x.n)
+		FROM unnest(?::uuid[]) WITH ORDINALITY AS x (u, n)`, pgdialect.Array(users))
+	return r
+}
+
+// Send queues msgs, one for each user reserved for in their order, with
+// the transaction's writes (see db.Later) under the reserved ids and,
+// once the transaction commits, pushes each to its user's sockets as
+// SendMany does, with the same unread counts.
+func (r *Reserved) Send(ctx context.Context, tx bun.Tx, msgs []Message) error {
+	if len(msgs) != len(r.users) || len(r.ids) != len(r.users) || len(r.unread) != len(r.users) {
+		return fmt.Errorf("send %d notifications with %d reserved for %d users", len(msgs), len(r.ids), len(r.users))
+	}
+	q := db.Local[queue](ctx)
+	if q == nil {
+		return db.ErrNoTransaction
+	}
+	at := r.s.now()
+	batch := map[string]int{}
+	for i, m := range msgs {
+		if m.UserID != r.users[i] {
+			return fmt.Errorf("send a notification to %s under the id reserved for %s", m.UserID, r.users[i])
+		}
+		batch[m.UserID]++
+	}
+	pushes := make([]Pushed, len(msgs))
+	args := make([]any, 0, 6*len(msgs))
+	placeholders := ""
+	for i, m := range msgs {
+		raw, err := json.Marshal(m.Data)
+		if err != nil {
+			return fmt.Errorf("encode the %s notification: %w", m.Type, err)
+		}
+		if i > 0 {
+			placeholders += ", "
+		}
+		placeholders += "(?, ?, ?, ?, false, ?)"
+		args = append(args, r.ids[i], m.UserID, m.Type, string(raw), at)
+		// Unread: the user's when the counts were read, and what this
+		// transaction stored and queued for them since (this batch whole,
+		// as SendMany counts it).
+		u := m.UserID
+		unread := r.unread[i] + q.stored[u] - r.stored[u] + q.queued[u] + batch[u]
+		pushes[i] = Pushed{Notification: Notification{ID: r.ids[i], UserID: u, Type: m.Type, Data: raw, CreatedAt: at}, UnreadCount: unread}
+	}
+	if err := db.Later(ctx, tx.NewRaw("INSERT INTO notifications (id, user_id, type, data, read, created_at) VALUES "+placeholders, args...)); err != nil {
+		return fmt.Errorf("store %d notifications: %w", len(msgs), err)
+	}
+	for u, n := range batch {
+		q.add(&q.queued, u, n)
+	}
+	for _, p := range pushes {
+		if err := r.s.rooms.Tell(ctx, p.UserID, Notice, p); err != nil {
 			return err
 		}
 	}

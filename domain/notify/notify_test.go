@@ -3,6 +3,9 @@ package notify_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -138,5 +141,80 @@ func TestSendManyStoresCountsAndPushesEach(t *testing.T) {
 		if n, err := s.Unread(ctx, c.user); err != nil || n != c.want {
 			t.Errorf("user %s has %d unread (%v), want %d", c.user, n, err, c.want)
 		}
+	}
+}
+
+// Notifications sent with reserved ids are stored with the transaction's
+// queued writes under those ids, and every push of the transaction counts
+// all of its user's unread, whether stored at once or queued, before or
+// after the reservation.
+func TestReservedNotificationsCountWithTheOthersOfTheirTransaction(t *testing.T) {
+	bdb := dbtest.DB(t)
+	sink := &notices{}
+	s := notify.New(bdb, room.New(bdb, sink), func() time.Time { return time.Now().UTC() })
+	a, b := newUser(t, bdb), newUser(t, bdb)
+	ctx := context.Background()
+	if err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+		return s.Send(ctx, tx, a, notify.Tip, note{"before"}) // a has 1 unread
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sink.mu.Lock()
+	sink.list = nil
+	sink.mu.Unlock()
+	var reservedIDs []int64
+	if err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+		var reads db.Reads
+		r := s.Reserve(ctx, &reads, []string{a, b})
+		if err := reads.Run(ctx, tx); err != nil {
+			return err
+		}
+		// Stored at once after the counts were read: 2 for a.
+		if err := s.Send(ctx, tx, a, notify.Tip, note{"stored"}); err != nil {
+			return err
+		}
+		// Queued: 3 for a, 1 for b.
+		if err := r.Send(ctx, tx, []notify.Message{{UserID: a, Type: notify.GameCompleted, Data: note{"queued a"}},
+			{UserID: b, Type: notify.GameCompleted, Data: note{"queued b"}}}); err != nil {
+			return err
+		}
+		var stored int
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM notifications WHERE user_id = ?", b).Scan(&stored); err != nil || stored != 0 {
+			t.Errorf("b's notification stored before the transaction's queued writes went (%d, %v)", stored, err)
+		}
+		// Stored at once while a's notification is queued: 4 for a.
+		return s.Send(ctx, tx, a, notify.Tip, note{"after"})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sink.mu.Lock()
+	pushed := sink.list
+	sink.mu.Unlock()
+	var got []string
+	for _, n := range pushed {
+		var p struct {
+			ID          int64 `json:"id,string"`
+			Data        note  `json:"data"`
+			UnreadCount int   `json:"unreadCount"`
+		}
+		if err := json.Unmarshal(n.Data, &p); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, p.Data.Text+":"+strconv.Itoa(p.UnreadCount))
+		if strings.HasPrefix(p.Data.Text, "queued") {
+			reservedIDs = append(reservedIDs, p.ID)
+		}
+	}
+	if want := []string{"stored:2", "queued a:3", "queued b:1", "after:4"}; !slices.Equal(got, want) {
+		t.Errorf("pushed %v, want %v", got, want)
+	}
+	for _, id := range reservedIDs {
+		var n notify.Notification
+		if err := bdb.NewSelect().Model(&n).Where("id = ?", id).Scan(ctx); err != nil || n.Type != notify.GameCompleted {
+			t.Errorf("notification %d: %+v %v", id, n, err)
+		}
+	}
+	if n, err := s.Unread(ctx, a); err != nil || n != 4 {
+		t.Errorf("a has %d unread (%v), want 4", n, err)
 	}
 }

@@ -36,99 +36,110 @@ import (
 // same game (another instance, a retry) changes nothing and answers the
 // first.
 func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome, holdBets bool) (game.Settlement, error) {
-	var out game.Settlement
+	var reads db.Reads
+	pay := s.StartSettle(tx, g, players, o, &reads)
+	if err := reads.Run(ctx, tx); err != nil {
+		return game.Settlement{}, err
+	}
+	return pay(ctx, holdBets)
+}
+
+// StartSettle is Settle in two steps, for a game's end that gathers its
+// reads: it adds what the settlement reads to reads and returns what pays
+// once they have run. Paying a free game whose pot is empty sends no
+// statement of its own: its record and its players' history are queued
+// with the transaction's writes (db.Later).
+func (s *Service) StartSettle(tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) func(ctx context.Context, holdBets bool) (game.Settlement, error) {
 	var prior []byte
 	var donated int64
 	var betOn bool
-	err := tx.QueryRowContext(ctx, `SELECT (SELECT result FROM settlements WHERE game_id = ?),
-		(SELECT coalesce(sum(amount_minor), 0) FROM donations WHERE game_id = ? AND NOT late),
-		EXISTS (SELECT 1 FROM bets WHERE game_id = ? AND status = ? AND NOT late)`, g.ID, g.ID, g.ID, BetOpen).
-		Scan(&prior, &donated, &betOn)
-	if err != nil {
-		return out, fmt.Errorf("read the settlement, the donations and the bets of game %s: %w", g.ID, err)
+	var refunds []struct {
+		Signature string `json:"signature"`
+		Amount    int64  `json:"amount"`
+		Wallet    string `json:"wallet"`
 	}
-	if prior != nil {
-		if err := json.Unmarshal(prior, &out); err != nil {
-			return out, fmt.Errorf("read the settlement of game %s: %w", g.ID, err)
-		}
-		return out, nil
-	}
-	p := potWith(g.StakeMinor*int64(len(players)), donated)
+	reads.Column(&prior, "SELECT result FROM settlements WHERE game_id = ?", g.ID)
+	reads.Column(&donated, "SELECT coalesce(sum(amount_minor), 0) FROM donations WHERE game_id = ? AND NOT late", g.ID)
+	reads.Column(&betOn, "SELECT EXISTS (SELECT 1 FROM bets WHERE game_id = ? AND status = ? AND NOT late)", g.ID, BetOpen)
 	win := o.Winner != ""
-	out = game.Settlement{PotMinor: p.TotalMinor, PlayerPotMinor: p.PlayerPotMinor, SpectatorPotMinor: p.SpectatorPotMinor,
-		EscrowAddress: s.EscrowAddress(g.ID).String(), ReviewHeld: holdBets}
-	entries := settlementEntries(g.ID, g.StakeMinor, players, o.Winner, p)
-	if win && p.TotalMinor > 0 {
-		out.FeeMinor, out.PayoutMinor = game.Payout(p.TotalMinor)
+	if !win {
+		// After a draw or a cancellation each donation goes back on chain.
+		reads.Column(db.JSON(&refunds), `SELECT json_agg(json_build_object('signature', d.signature, 'amount', d.amount_minor, 'wallet', u.wallet_address))
+			FROM donations AS d JOIN users AS u ON u.id = d.donor_id WHERE d.game_id = ?`, g.ID)
 	}
-	if len(entries) > 0 {
-		if _, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: "settlement", Reference: "settle:" + g.ID, Entries: entries, At: s.now()}); err != nil {
-			return out, fmt.Errorf("post the settlement of game %s: %w", g.ID, err)
-		}
-	}
-	// The players' referrers earn their part of a staked game's fee out of
-	// the treasury's, in this same transaction: the books never show a fee
-	// without its rewards.
-	if win && g.StakeMinor > 0 && out.FeeMinor > 0 && s.Referrals != nil {
-		if _, err := s.Referrals.PayRewards(ctx, tx, g.ID, players, out.FeeMinor); err != nil {
-			return out, err
-		}
-	}
-	// The players' wallet history: winnings, or stakes back.
-	for _, e := range entries {
-		if uid, ok := strings.CutPrefix(e.Account, "user:"); ok && strings.HasSuffix(uid, ":available") {
-			kind := money.KindWinnings
-			if !win {
-				kind = money.KindStakeRefund
+	return func(ctx context.Context, holdBets bool) (game.Settlement, error) {
+		var out game.Settlement
+		if prior != nil {
+			if err := json.Unmarshal(prior, &out); err != nil {
+				return out, fmt.Errorf("read the settlement of game %s: %w", g.ID, err)
 			}
-			if err := money.RecordActivity(ctx, tx, money.Activity{UserID: strings.TrimSuffix(uid, ":available"), Kind: kind,
-				AmountMinor: e.Amount, Counterparty: "game " + g.ID, GameID: g.ID}, s.now()); err != nil {
+			return out, nil
+		}
+		p := potWith(g.StakeMinor*int64(len(players)), donated)
+		out = game.Settlement{PotMinor: p.TotalMinor, PlayerPotMinor: p.PlayerPotMinor, SpectatorPotMinor: p.SpectatorPotMinor,
+			EscrowAddress: s.EscrowAddress(g.ID).String(), ReviewHeld: holdBets}
+		entries := settlementEntries(g.ID, g.StakeMinor, players, o.Winner, p)
+		if win && p.TotalMinor > 0 {
+			out.FeeMinor, out.PayoutMinor = game.Payout(p.TotalMinor)
+		}
+		if len(entries) > 0 {
+			if _, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: "settlement", Reference: "settle:" + g.ID, Entries: entries, At: s.now()}); err != nil {
+				return out, fmt.Errorf("post the settlement of game %s: %w", g.ID, err)
+			}
+		}
+		// The players' referrers earn their part of a staked game's fee out of
+		// the treasury's, in this same transaction: the books never show a fee
+		// without its rewards.
+		if win && g.StakeMinor > 0 && out.FeeMinor > 0 && s.Referrals != nil {
+			if _, err := s.Referrals.PayRewards(ctx, tx, g.ID, players, out.FeeMinor); err != nil {
 				return out, err
 			}
 		}
-	}
-	// The chain side follows the books, through transfers any instance
-	// sends and confirms (ProcessTransfers).
-	if win && p.SpectatorPotMinor > 0 {
-		if err := s.queueTransfer(ctx, tx, g.ID, KindSweep, s.money.DepositAddress().String(), p.SpectatorPotMinor, ""); err != nil {
-			return out, err
+		// The players' wallet history: winnings, or stakes back.
+		for _, e := range entries {
+			if uid, ok := strings.CutPrefix(e.Account, "user:"); ok && strings.HasSuffix(uid, ":available") {
+				kind := money.KindWinnings
+				if !win {
+					kind = money.KindStakeRefund
+				}
+				if err := money.RecordActivityLater(ctx, tx, money.Activity{UserID: strings.TrimSuffix(uid, ":available"), Kind: kind,
+					AmountMinor: e.Amount, Counterparty: "game " + g.ID, GameID: g.ID}, s.now()); err != nil {
+					return out, err
+				}
+			}
 		}
-	}
-	if !win {
-		var ds []struct {
-			Signature string `bun:"signature"`
-			Amount    int64  `bun:"amount_minor"`
-			Wallet    string `bun:"wallet_address"`
+		// The chain side follows the books, through transfers any instance
+		// sends and confirms (ProcessTransfers).
+		if win && p.SpectatorPotMinor > 0 {
+			if err := s.queueTransfer(ctx, tx, g.ID, KindSweep, s.money.DepositAddress().String(), p.SpectatorPotMinor, ""); err != nil {
+				return out, err
+			}
 		}
-		if err := tx.NewSelect().TableExpr("donations AS d").Join("JOIN users AS u ON u.id = d.donor_id").
-			ColumnExpr("d.signature, d.amount_minor, u.wallet_address").Where("d.game_id = ?", g.ID).Scan(ctx, &ds); err != nil {
-			return out, fmt.Errorf("read the donations of game %s: %w", g.ID, err)
-		}
-		for _, d := range ds {
+		for _, d := range refunds {
 			if err := s.queueTransfer(ctx, tx, g.ID, KindRefund, d.Wallet, d.Amount, d.Signature); err != nil {
 				return out, err
 			}
 		}
-	}
-	switch {
-	case betOn && holdBets:
-		if err := s.holdBets(ctx, tx, g.ID); err != nil {
+		switch {
+		case betOn && holdBets:
+			if err := s.holdBets(ctx, tx, g.ID); err != nil {
+				return out, err
+			}
+		case betOn:
+			if err := s.settleBets(ctx, tx, g.ID, o.Winner, BetOpen); err != nil {
+				return out, err
+			}
+		}
+		result, err := json.Marshal(out)
+		if err != nil {
 			return out, err
 		}
-	case betOn:
-		if err := s.settleBets(ctx, tx, g.ID, o.Winner, BetOpen); err != nil {
-			return out, err
+		if err := db.Later(ctx, tx.NewRaw("INSERT INTO settlements (game_id, result, created_at) VALUES (?, ?, ?)",
+			g.ID, string(result), s.now())); err != nil {
+			return out, fmt.Errorf("record the settlement of game %s: %w", g.ID, err)
 		}
+		return out, nil
 	}
-	result, err := json.Marshal(out)
-	if err != nil {
-		return out, err
-	}
-	if _, err := tx.ExecContext(ctx, "INSERT INTO settlements (game_id, result, created_at) VALUES (?, ?, ?)",
-		g.ID, string(result), s.now()); err != nil {
-		return out, fmt.Errorf("record the settlement of game %s: %w", g.ID, err)
-	}
-	return out, nil
 }
 
 // settlementEntries are the ledger entries that pay out a finished game:
@@ -199,7 +210,7 @@ func (s *Service) queueTransfer(ctx context.Context, tx bun.Tx, gameID, kind, to
 	if donation != "" {
 		t.Donation = &donation
 	}
-	if _, err := tx.NewInsert().Model(&t).Exec(ctx); err != nil {
+	if err := db.Later(ctx, tx.NewInsert().Model(&t)); err != nil {
 		return fmt.Errorf("queue a %s transfer of game %s: %w", kind, gameID, err)
 	}
 	return nil

@@ -139,8 +139,9 @@ func newPlatform(t testing.TB) *platform {
 	keys := chain.NewKeys(make([]byte, 32))
 	m := money.New(bdb, nil, keys, solana.PublicKey{}, c.now, log, nil, money.Confirmers{})
 	p := &platform{db: bdb, clock: c}
-	settle := func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome) (game.Settlement, error) {
-		return p.pot.Settle(ctx, tx, g, players, o, false)
+	settle := func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
+		pay := p.pot.StartSettle(tx, g, players, o, reads)
+		return func(ctx context.Context) (game.Settlement, error) { return pay(ctx, false) }, nil
 	}
 	p.games = game.New(bdb, c.now, log, game.Deps{Rooms: rooms, Notify: notify.New(bdb, rooms, c.now), Settle: settle, Live: noCrowd{},
 		EscrowOf: func(gameID string) string { return keys.Escrow(gameID).PublicKey().String() }})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"wager/db"
 	"wager/domain"
 	"wager/domain/game"
 	"wager/domain/game/rules"
@@ -82,57 +83,57 @@ func resultsOf(g game.Game) [2]result {
 // game a second time changes nothing either. It implements game.Recorder;
 // an error aborts the game's end.
 //
-// It takes two statements: one creates the players' ratings if new and
-// locks and reads them, the other writes the results, the new ratings,
-// their history and the totals, all of it only if the results were not
-// recorded before.
-func (s *Service) GameFinished(ctx context.Context, tx bun.Tx, g game.Game, o rules.Outcome) error {
+// It reads with the game's end (its ratings created if new, locked and
+// read: the rows are inserted, and so locked, in user id order, the same
+// order every game uses, so that two games finishing at once with a
+// player in common, as the demo bots play many, wait for each other
+// instead of deadlocking; the no-op update of a conflict is what locks an
+// existing row and lets RETURNING read it), and queues one statement that
+// writes the results, the new ratings, their history and the totals, all
+// of it only if the results were not recorded before.
+func (s *Service) GameFinished(ctx context.Context, tx bun.Tx, g game.Game, o rules.Outcome, reads *db.Reads) (game.Record, error) {
 	if g.Status != game.StatusCompleted || len(g.Players) != 2 || g.EndedAt == nil {
-		return nil
+		return nil, nil
 	}
 	at := g.EndedAt.UTC()
-	res := resultsOf(g)
-	before, err := lockRatings(ctx, tx, g.GameType, res, at)
-	if err != nil {
-		return fmt.Errorf("lock the ratings of game %s: %w", g.ID, err)
-	}
-	var after [2]rating.Rating
-	after[0], after[1] = rating.Game(before[0], before[1], res[0].Score, rating.DefaultTau)
-	if err := record(ctx, tx, g, res, after, at); err != nil {
-		return fmt.Errorf("record game %s: %w", g.ID, err)
-	}
-	return nil
-}
-
-// storedRating is a ratings row as lockRatings reads it.
-type storedRating struct {
-	UserID     string  `bun:"user_id"`
-	Rating     float64 `bun:"rating"`
-	Deviation  float64 `bun:"deviation"`
-	Volatility float64 `bun:"volatility"`
-}
-
-// lockRatings creates both players' ratings in the game type if new,
-// locks them and returns them in the order of res. The rows are inserted,
-// and so locked, in user id order, the same order every game uses, so
-// that two games finishing at once with a player in common (a demo bot
-// plays many) wait for each other instead of deadlocking. The no-op
-// update of a conflict is what locks an existing row and lets RETURNING
-// read it.
-func lockRatings(ctx context.Context, tx bun.Tx, gameType string, res [2]result, at time.Time) ([2]rating.Rating, error) {
-	var out [2]rating.Rating
-	ids := []string{res[0].UserID, res[1].UserID}
+	ids := []string{g.Players[0], g.Players[1]}
 	sort.Strings(ids)
 	d := rating.Default()
 	var rows []storedRating
-	if err := tx.NewRaw(`INSERT INTO ratings AS r (user_id, game_type, rating, deviation, volatility, updated_at)
+	reads.With("ranking_ratings", `INSERT INTO ratings AS r (user_id, game_type, rating, deviation, volatility, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (user_id, game_type) DO UPDATE SET games = r.games
 		RETURNING user_id, rating, deviation, volatility`,
-		ids[0], gameType, d.Rating, d.Deviation, d.Volatility, at,
-		ids[1], gameType, d.Rating, d.Deviation, d.Volatility, at).Scan(ctx, &rows); err != nil {
-		return out, err
-	}
+		ids[0], g.GameType, d.Rating, d.Deviation, d.Volatility, at,
+		ids[1], g.GameType, d.Rating, d.Deviation, d.Volatility, at)
+	reads.Column(db.JSON(&rows), "SELECT json_agg(r) FROM ranking_ratings AS r")
+	return func(ctx context.Context, g game.Game) error {
+		res := resultsOf(g)
+		before, err := ratingsOf(rows, res)
+		if err != nil {
+			return fmt.Errorf("lock the ratings of game %s: %w", g.ID, err)
+		}
+		var after [2]rating.Rating
+		after[0], after[1] = rating.Game(before[0], before[1], res[0].Score, rating.DefaultTau)
+		if err := db.Later(ctx, record(tx, g, res, after, at)); err != nil {
+			return fmt.Errorf("record game %s: %w", g.ID, err)
+		}
+		return nil
+	}, nil
+}
+
+// storedRating is a ratings row as GameFinished reads it.
+type storedRating struct {
+	UserID     string  `json:"user_id"`
+	Rating     float64 `json:"rating"`
+	Deviation  float64 `json:"deviation"`
+	Volatility float64 `json:"volatility"`
+}
+
+// ratingsOf returns the ratings of res's players, in its order, from the
+// rows read.
+func ratingsOf(rows []storedRating, res [2]result) ([2]rating.Rating, error) {
+	var out [2]rating.Rating
 	found := 0
 	for i, r := range res {
 		for _, row := range rows {
@@ -149,11 +150,11 @@ func lockRatings(ctx context.Context, tx bun.Tx, gameType string, res [2]result,
 	return out, nil
 }
 
-// record writes a game in one statement: both players' results and, only
-// when the results are new, their new ratings (after), a history point
-// each and their leaderboard totals. The totals' rows go in user id order
-// (the lock order of lockRatings).
-func record(ctx context.Context, tx bun.Tx, g game.Game, res [2]result, after [2]rating.Rating, at time.Time) error {
+// record is the statement that writes a game: both players' results and,
+// only when the results are new, their new ratings (after), a history
+// point each and their leaderboard totals. The totals' rows go in user id
+// order (the lock order of the ratings).
+func record(tx bun.Tx, g game.Game, res [2]result, after [2]rating.Rating, at time.Time) *bun.RawQuery {
 	args := []any{
 		g.ID, res[0].UserID, g.GameType, res[0].Outcome, g.StakeMinor, res[0].Net, at,
 		g.ID, res[1].UserID, g.GameType, res[1].Outcome, g.StakeMinor, res[1].Net, at,
@@ -166,7 +167,7 @@ func record(ctx context.Context, tx bun.Tx, g game.Game, res [2]result, after [2
 	args = append(args, g.GameType, g.ID, g.GameType, at)
 	totals, totalArgs := totalsValues(res, at)
 	args = append(args, totalArgs...)
-	_, err := tx.NewRaw(`WITH results AS (
+	return tx.NewRaw(`WITH results AS (
 			INSERT INTO player_results (game_id, user_id, game_type, outcome, stake_minor, net_minor, finished_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
 			RETURNING user_id
@@ -188,8 +189,7 @@ func record(ctx context.Context, tx bun.Tx, g game.Game, res [2]result, after [2
 		SELECT v.* FROM (VALUES `+totals+`) AS v WHERE EXISTS (SELECT FROM results)
 		ON CONFLICT (period, starts, user_id) DO UPDATE SET games = t.games + 1, wins = t.wins + excluded.wins,
 		losses = t.losses + excluded.losses, draws = t.draws + excluded.draws, net_minor = t.net_minor + excluded.net_minor`,
-		args...).Exec(ctx)
-	return err
+		args...)
 }
 
 // tally is an outcome as (wins, losses, draws) increments.
@@ -205,7 +205,7 @@ func tally(outcome string) (win, loss, draw int) {
 
 // totalsValues returns the rows that add each player's result to their
 // leaderboard totals of every period that contains at, as a VALUES list
-// and its arguments, in user id order (the lock order of lockRatings).
+// and its arguments, in user id order (the lock order of the ratings).
 func totalsValues(res [2]result, at time.Time) (string, []any) {
 	ordered := res
 	sort.Slice(ordered[:], func(i, j int) bool { return ordered[i].UserID < ordered[j].UserID })

@@ -58,7 +58,7 @@ func record(t testing.TB, s *ranking.Service, bdb *bun.DB, g game.Game) {
 		o.Winner = *g.Result.WinnerID
 	}
 	err := db.Transact(t.Context(), bdb, func(ctx context.Context, tx bun.Tx) error {
-		return s.GameFinished(ctx, tx, g, o)
+		return game.RecordNow(ctx, tx, s, g, o)
 	})
 	if err != nil {
 		t.Fatal(err)

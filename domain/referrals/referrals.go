@@ -203,22 +203,22 @@ func (s *Service) PayRewards(ctx context.Context, tx bun.Tx, gameID string, play
 
 // GameFinished unlocks the recruiter achievement of the referrer (level
 // 1) of each player of a completed staked game, in the transaction that
-// finishes it.
-func (s *Service) GameFinished(ctx context.Context, tx bun.Tx, g game.Game, _ rules.Outcome) error {
+// finishes it; the referrers are read with the game's end.
+func (s *Service) GameFinished(ctx context.Context, tx bun.Tx, g game.Game, _ rules.Outcome, reads *db.Reads) (game.Record, error) {
 	if g.Status != game.StatusCompleted || g.StakeMinor <= 0 || len(g.Players) == 0 {
-		return nil
+		return nil, nil
 	}
 	var recruiters []string
-	if err := tx.NewSelect().Table("referrals").Column("referred_by").
-		Where("user_id IN (?) AND referred_by IS NOT NULL", bun.List(g.Players)).Scan(ctx, &recruiters); err != nil {
-		return fmt.Errorf("read the referrers of game %s's players: %w", g.ID, err)
-	}
-	for _, r := range recruiters {
-		if _, err := s.social.Unlock(ctx, tx, r, social.Recruiter); err != nil {
-			return err
+	reads.Column(db.JSON(&recruiters), "SELECT json_agg(referred_by) FROM referrals WHERE user_id IN (?) AND referred_by IS NOT NULL",
+		bun.List(g.Players))
+	return func(ctx context.Context, g game.Game) error {
+		for _, r := range recruiters {
+			if _, err := s.social.Unlock(ctx, tx, r, social.Recruiter); err != nil {
+				return err
+			}
 		}
-	}
-	return nil
+		return nil
+	}, nil
 }
 
 // UserRef names a user.

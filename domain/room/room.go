@@ -12,6 +12,7 @@ package room
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -107,7 +108,18 @@ type Update struct {
 // AppendUpdating is Append that also updates the game's row with u, in the
 // same statement: a move stores its state and its events in one round trip.
 func (l *Log) AppendUpdating(ctx context.Context, tx bun.Tx, gameID string, now time.Time, u Update, events ...domain.Event) ([]Event, error) {
-	rows, err := appendEvents(ctx, tx, gameID, now, u, events)
+	return l.appendUpdating(ctx, tx, gameID, now, u, events, false)
+}
+
+// AppendLast is AppendUpdating as the last statement of its transaction:
+// the writes the transaction queued with db.Later go in the same round
+// trip, after it (see db.QueryAndFlush), and an error of theirs is its.
+func (l *Log) AppendLast(ctx context.Context, tx bun.Tx, gameID string, now time.Time, u Update, events ...domain.Event) ([]Event, error) {
+	return l.appendUpdating(ctx, tx, gameID, now, u, events, true)
+}
+
+func (l *Log) appendUpdating(ctx context.Context, tx bun.Tx, gameID string, now time.Time, u Update, events []domain.Event, last bool) ([]Event, error) {
+	rows, err := appendEvents(ctx, tx, gameID, now, u, events, last)
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}
@@ -118,10 +130,13 @@ func (l *Log) AppendUpdating(ctx context.Context, tx bun.Tx, gameID string, now 
 }
 
 // appendEvents runs the statement that bumps the game's seq (with u) and
-// inserts the events numbered after it. ErrNoGame when there is no such
-// game.
-func appendEvents(ctx context.Context, idb bun.IDB, gameID string, now time.Time, u Update, events []domain.Event) ([]Event, error) {
+// inserts the events numbered after it (with the transaction's queued
+// writes when last). ErrNoGame when there is no such game.
+func appendEvents(ctx context.Context, tx bun.Tx, gameID string, now time.Time, u Update, events []domain.Event, last bool) ([]Event, error) {
 	if len(events) == 0 {
+		if last {
+			return nil, db.Flush(ctx, tx)
+		}
 		return nil, nil
 	}
 	set := "seq = seq + ?"
@@ -143,11 +158,22 @@ func appendEvents(ctx context.Context, idb bun.IDB, gameID string, now time.Time
 		rows[i] = Event{GameID: gameID, Name: e.Name, Data: data, CreatedAt: now}
 	}
 	// One statement: bump the seq and insert the rows numbered after it.
-	var seqs []int
-	err := idb.NewRaw(`WITH g AS (UPDATE games SET `+set+` WHERE id = ? RETURNING seq)
+	query := `WITH g AS (UPDATE games SET ` + set + ` WHERE id = ? RETURNING seq)
 		INSERT INTO game_events (game_id, seq, name, data, created_at)
-		SELECT ?, g.seq - ? + v.ord, v.name, v.data, ? FROM g, (VALUES `+strings.Join(values, ", ")+`) AS v (ord, name, data)
-		RETURNING seq`, args...).Scan(ctx, &seqs)
+		SELECT ?, g.seq - ? + v.ord, v.name, v.data, ? FROM g, (VALUES ` + strings.Join(values, ", ") + `) AS v (ord, name, data)
+		RETURNING seq`
+	var seqs []int
+	var err error
+	if last {
+		err = db.QueryAndFlush(ctx, tx, func(r *sql.Rows) error {
+			var seq int
+			err := r.Scan(&seq)
+			seqs = append(seqs, seq)
+			return err
+		}, query, args...)
+	} else {
+		err = tx.NewRaw(query, args...).Scan(ctx, &seqs)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("append events to game %s: %w", gameID, err)
 	}
@@ -161,16 +187,84 @@ func appendEvents(ctx context.Context, idb bun.IDB, gameID string, now time.Time
 	return rows, nil
 }
 
+// Opening is a new game's first events, numbered from 1, to be stored by
+// the statement that creates the game (see Insert) and published with
+// Opened or Publish.
+type Opening struct {
+	Rows []Event
+}
+
+// OpeningOf numbers a new game's first events from 1.
+func OpeningOf(gameID string, now time.Time, events ...domain.Event) (Opening, error) {
+	o := Opening{Rows: make([]Event, len(events))}
+	for i, e := range events {
+		data, err := json.Marshal(e.Data)
+		if err != nil {
+			return o, fmt.Errorf("encode event %s of game %s: %w", e.Name, gameID, err)
+		}
+		o.Rows[i] = Event{GameID: gameID, Seq: i + 1, Name: e.Name, Data: data, CreatedAt: now}
+	}
+	return o, nil
+}
+
+// Insert returns the statement (with ? placeholders, and its arguments)
+// that stores the events once for each row of from, the name of the
+// common table expression that inserts the game's row in the same
+// statement (the game's seq starts at the number of its events): when the
+// game is not inserted, neither are they. patches[i], when given and not
+// empty, is an SQL expression of a jsonb object whose members the
+// statement sets in event i's data: what the statement itself reads (the
+// players' names, say), which the caller sets in Rows once it has run.
+func (o Opening) Insert(from string, patches ...string) (string, []any) {
+	values := make([]string, len(o.Rows))
+	args := make([]any, 0, 2+3*len(o.Rows))
+	if len(o.Rows) > 0 {
+		args = append(args, o.Rows[0].GameID, o.Rows[0].CreatedAt)
+	}
+	for i, e := range o.Rows {
+		values[i] = "(?::int, ?::text, ?::jsonb)"
+		if i < len(patches) && patches[i] != "" {
+			values[i] = "(?::int, ?::text, ?::jsonb || (" + patches[i] + "))"
+		}
+		args = append(args, e.Seq, e.Name, string(e.Data))
+	}
+	return `INSERT INTO game_events (game_id, seq, name, data, created_at)
+		SELECT ?, v.ord, v.name, v.data, ? FROM ` + from + `, (VALUES ` + strings.Join(values, ", ") + `) AS v (ord, name, data)`, args
+}
+
+// Opened publishes a new game's opening events, stored by the caller's
+// transaction (one of db.Transact), once it commits.
+func (l *Log) Opened(ctx context.Context, o Opening) error {
+	if len(o.Rows) == 0 {
+		return nil
+	}
+	return db.AfterCommit(ctx, func() { l.sink.Published(Published{Events: o.Rows}) })
+}
+
+// Publish hands p to the sink at once: what a statement that ran outside
+// any transaction stored (and so committed), with the notices it causes.
+// Call it once the statement succeeded.
+func (l *Log) Publish(p Published) { l.sink.Published(p) }
+
+// NoticeOf is the notice of type kind with data (a struct with json tags)
+// to a user, for Publish.
+func NoticeOf(userID, kind string, data any) (Notice, error) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return Notice{}, fmt.Errorf("encode notice %s: %w", kind, err)
+	}
+	return Notice{UserID: userID, Type: kind, Data: raw}, nil
+}
+
 // Tell sends a notice of type kind with data (a struct with json tags) to
 // a user's sockets on every instance once the caller's transaction (one of
 // db.Transact) commits. Notices are not stored: a user who is not
 // connected finds the same facts through the API.
 func (l *Log) Tell(ctx context.Context, userID, kind string, data any) error {
-	raw, err := json.Marshal(data)
+	n, err := NoticeOf(userID, kind, data)
 	if err != nil {
-		return fmt.Errorf("encode notice %s: %w", kind, err)
+		return err
 	}
-	n := Notice{UserID: userID, Type: kind, Data: raw}
 	return db.AfterCommit(ctx, func() { l.sink.Published(Published{Notices: []Notice{n}}) })
 }
 

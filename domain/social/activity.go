@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
 
+	"wager/db"
 	"wager/domain/game"
 	"wager/domain/game/rules"
 )
@@ -94,6 +96,22 @@ func (s *Service) addActivity(ctx context.Context, tx bun.Tx, typ, actorID strin
 	return s.rooms.Broadcast(ctx, ActivityNotice, e)
 }
 
+// addActivityLater is addActivity of an actor who is not a bot, under the
+// id id drawn for it beforehand: the entry is queued with the
+// transaction's writes (see db.Later).
+func (s *Service) addActivityLater(ctx context.Context, tx bun.Tx, id int64, typ string, actor UserRef, data any) error {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("encode the %s activity: %w", typ, err)
+	}
+	e := Entry{ID: id, Type: typ, ActorID: actor.UserID, Actor: actor, Data: raw, CreatedAt: s.now()}
+	if err := db.Later(ctx, tx.NewRaw("INSERT INTO activity (id, type, actor_id, data, created_at) VALUES (?, ?, ?, ?, ?)",
+		e.ID, e.Type, e.ActorID, string(raw), e.CreatedAt)); err != nil {
+		return fmt.Errorf("store the %s activity of %s: %w", typ, actor.UserID, err)
+	}
+	return s.rooms.Broadcast(ctx, ActivityNotice, e)
+}
+
 // Feed returns the activity feed newest first: at most limit entries older
 // than the id before (0 for the newest).
 func (s *Service) Feed(ctx context.Context, limit int, before int64) ([]Entry, error) {
@@ -113,54 +131,78 @@ func (s *Service) Feed(ctx context.Context, limit int, before int64) ([]Entry, e
 }
 
 // GameFinished implements game.Recorder: a completed game's players earn
-// their game achievements, and its winner is in the feed.
-func (s *Service) GameFinished(ctx context.Context, tx bun.Tx, g game.Game, o rules.Outcome) error {
+// their game achievements, and its winner is in the feed. It reads with
+// the game's end (the players' names, which of the game achievements they
+// have, the winner's two games before this one unless they have their
+// hat trick already, and the feed entry's id) and queues the feed entry;
+// only achievements earned for the first time take statements of their
+// own (see Unlock).
+func (s *Service) GameFinished(ctx context.Context, tx bun.Tx, g game.Game, o rules.Outcome, reads *db.Reads) (game.Record, error) {
 	if g.Status != game.StatusCompleted {
-		return nil
+		return nil, nil
 	}
 	var players []struct {
-		ID       string `bun:"id"`
-		Username string `bun:"username"`
+		ID       string   `json:"id"`
+		Username string   `json:"username"`
+		Feed     *int64   `json:"feed"` // the winner's entry's id; null for the others and for a bot
+		Has      []string `json:"has"`  // which of gameAchievementIDs they have
 	}
-	if err := tx.NewSelect().Table("users").Column("id", "username").Where("id IN (?)", bun.List(g.Players)).
-		Scan(ctx, &players); err != nil {
-		return fmt.Errorf("read the players of game %s: %w", g.ID, err)
+	reads.Column(db.JSON(&players), `SELECT json_agg(json_build_object('id', u.id, 'username', u.username,
+			'feed', CASE WHEN u.id::text = ? AND NOT u.bot THEN nextval(pg_get_serial_sequence('activity', 'id')) END,
+			'has', ARRAY(SELECT a.achievement_id FROM user_achievements AS a WHERE a.user_id = u.id AND a.achievement_id IN (?))))
+		FROM users AS u WHERE u.id IN (?)`, o.Winner, bun.List(gameAchievementIDs), bun.List(g.Players))
+	// This game is the third win in a row when the two completed games
+	// before it were won too (this one is not stored as completed until
+	// the transaction ends).
+	var recent []*string
+	if o.Winner != "" {
+		reads.Column(db.JSON(&recent), `SELECT json_agg(w.winner_id ORDER BY w.ended_at DESC)
+			FROM (SELECT g.winner_id, g.ended_at FROM games AS g JOIN game_players AS p ON p.game_id = g.id
+				WHERE p.user_id = ? AND g.status = 'completed' AND g.id <> ? ORDER BY g.ended_at DESC LIMIT 2) AS w
+			WHERE NOT EXISTS (SELECT 1 FROM user_achievements WHERE user_id = ? AND achievement_id = ?)`,
+			o.Winner, g.ID, o.Winner, WinStreak3)
 	}
-	var users, earned []string // pairs: both players' achievements, unlocked in one statement
-	for _, p := range players {
-		ids, err := s.gameAchievements(ctx, tx, g, o, p.ID)
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			users, earned = append(users, p.ID), append(earned, id)
-		}
-	}
-	if _, err := s.unlock(ctx, tx, users, earned); err != nil {
-		return err
-	}
-	for _, p := range players {
-		if p.ID != o.Winner {
-			continue
-		}
-		won := GameWon{GameID: g.ID, GameType: g.GameType}
-		if g.Result != nil {
-			won.PayoutMinor = g.Result.PayoutMinor
-		}
-		for _, q := range players {
-			if q.ID != p.ID {
-				won.Loser = UserRef{UserID: q.ID, Username: q.Username}
+	return func(ctx context.Context, g game.Game) error {
+		streak := len(recent) == 2 && recent[0] != nil && *recent[0] == o.Winner && recent[1] != nil && *recent[1] == o.Winner
+		var users, earned []string // pairs: both players' new achievements, unlocked in one statement
+		for _, p := range players {
+			for _, id := range gameAchievements(g, o, p.ID, streak) {
+				if !slices.Contains(p.Has, id) {
+					users, earned = append(users, p.ID), append(earned, id)
+				}
 			}
 		}
-		if err := s.addActivity(ctx, tx, ActivityGameWon, p.ID, won); err != nil {
+		if _, err := s.unlock(ctx, tx, users, earned); err != nil {
 			return err
 		}
-	}
-	return nil
+		for _, p := range players {
+			if p.ID != o.Winner || p.Feed == nil {
+				continue
+			}
+			won := GameWon{GameID: g.ID, GameType: g.GameType}
+			if g.Result != nil {
+				won.PayoutMinor = g.Result.PayoutMinor
+			}
+			for _, q := range players {
+				if q.ID != p.ID {
+					won.Loser = UserRef{UserID: q.ID, Username: q.Username}
+				}
+			}
+			if err := s.addActivityLater(ctx, tx, *p.Feed, ActivityGameWon, UserRef{UserID: p.ID, Username: p.Username}, won); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
 }
 
-// gameAchievements returns the achievements finishing g earned userID.
-func (s *Service) gameAchievements(ctx context.Context, tx bun.Tx, g game.Game, o rules.Outcome, userID string) ([]string, error) {
+// gameAchievementIDs are the achievements a game's end can earn.
+var gameAchievementIDs = []string{FirstGame, FirstWin, WinStreak3, Flawless, HighRoller}
+
+// gameAchievements returns the achievements finishing g earned userID
+// (whether they had them or not); streak: the winner won their two games
+// before this one.
+func gameAchievements(g game.Game, o rules.Outcome, userID string, streak bool) []string {
 	earned := []string{FirstGame}
 	if o.Winner == userID {
 		earned = append(earned, FirstWin)
@@ -170,21 +212,11 @@ func (s *Service) gameAchievements(ctx context.Context, tx bun.Tx, g game.Game, 
 		if g.StakeMinor >= HighRollerStakeMinor {
 			earned = append(earned, HighRoller)
 		}
-		// This game is the third win in a row when the two completed
-		// games before it were won too (this one is not stored as
-		// completed until the transaction ends).
-		var winners []*string
-		err := tx.NewSelect().TableExpr("games AS g").Join("JOIN game_players AS p ON p.game_id = g.id").
-			ColumnExpr("g.winner_id").Where("p.user_id = ? AND g.status = 'completed' AND g.id <> ?", userID, g.ID).
-			OrderExpr("g.ended_at DESC").Limit(2).Scan(ctx, &winners)
-		if err != nil {
-			return nil, fmt.Errorf("read the recent games of %s: %w", userID, err)
-		}
-		if len(winners) == 2 && winners[0] != nil && *winners[0] == userID && winners[1] != nil && *winners[1] == userID {
+		if streak {
 			earned = append(earned, WinStreak3)
 		}
 	}
-	return earned, nil
+	return earned
 }
 
 // DonationConfirmed records a donation that went into a live game's pot,

@@ -182,8 +182,8 @@ func (a *App) build(ctx context.Context) error {
 	// market, or a hold of both); they read games.
 	guard := integrity.NewGuard(bdb, now, cfg.Integrity)
 	a.Guard = guard
-	var settle game.Settler = func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome) (game.Settlement, error) {
-		return a.Reviews.Settle(ctx, tx, g, players, o)
+	var settle game.Settler = func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
+		return a.Reviews.Settle(ctx, tx, g, players, o, reads)
 	}
 	protect := protection.NewGuard(bdb, now, cfg.Protection)
 	a.Money.Protect = protect

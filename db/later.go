@@ -1,0 +1,210 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/schema"
+)
+
+// txState is what a transaction of Transact keeps besides its connection:
+// the functions to run after its commit, the writes queued to be sent
+// before it, and each package's values of the transaction (Local).
+type txState struct {
+	dialect schema.Dialect
+	after   []func()
+	writes  []string
+	locals  map[reflect.Type]any
+}
+
+type txStateKey struct{}
+
+func stateOf(ctx context.Context) (*txState, bool) {
+	st, ok := ctx.Value(txStateKey{}).(*txState)
+	return st, ok
+}
+
+// Later queues q, a write whose result nobody reads, in the transaction
+// of ctx (one of Transact): the writes queued in a transaction are sent
+// together, in the order queued, as one text of several statements (one
+// round trip), after the transaction's last statement of its own and
+// before its COMMIT (or with the statement of QueryAndFlush). q is
+// formatted now, with the values its arguments have now. An error of a
+// queued write fails the transaction as the error of any statement would.
+//
+// A queued write runs after every statement the transaction sends of its
+// own: nothing in the transaction may need to read what it writes (ids
+// and counts it would return are read beforehand instead, see Reads),
+// and it takes its row locks late (the locks that order transactions are
+// taken by the reads before it, see doc.go). It returns ErrNoTransaction
+// outside a transaction of Transact.
+func Later(ctx context.Context, q schema.QueryAppender) error {
+	st, ok := stateOf(ctx)
+	if !ok {
+		return ErrNoTransaction
+	}
+	b, err := q.AppendQuery(schema.NewQueryGen(st.dialect), nil)
+	if err != nil {
+		return fmt.Errorf("format a queued write: %w", err)
+	}
+	st.writes = append(st.writes, string(b))
+	return nil
+}
+
+// Flush sends the writes queued in the transaction of ctx (see Later) now,
+// in one round trip, for a statement that must read what they write. It
+// sends nothing when none are queued.
+func Flush(ctx context.Context, tx bun.Tx) error {
+	st, ok := stateOf(ctx)
+	if !ok || len(st.writes) == 0 {
+		return nil
+	}
+	text := strings.Join(st.writes, ";\n")
+	st.writes = nil
+	if _, err := tx.ExecContext(ctx, text); err != nil {
+		return fmt.Errorf("store the transaction's queued writes: %w", err)
+	}
+	return nil
+}
+
+// QueryAndFlush runs query (with args, formatted as bun formats them)
+// and, in the same round trip, the writes queued in the transaction of
+// ctx after it; scan is called for each of query's rows. A transaction's
+// last statement sends its queued writes this way instead of on their
+// own before the COMMIT. Errors of the queued writes are returned as
+// query's would be.
+func QueryAndFlush(ctx context.Context, tx bun.Tx, scan func(*sql.Rows) error, query string, args ...any) (err error) {
+	text := tx.NewRaw(query, args...).String()
+	if st, ok := stateOf(ctx); ok && len(st.writes) > 0 {
+		text += ";\n" + strings.Join(st.writes, ";\n")
+		st.writes = nil
+	}
+	// No arguments: the text is formatted already, and bun leaves it as it is.
+	rows, err := tx.QueryContext(ctx, text)
+	if err != nil {
+		return err
+	}
+	// The queued writes' results arrive after query's rows: their errors
+	// surface when the rows end, or at the latest when they are closed.
+	defer func() {
+		if cerr := rows.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// Local returns the transaction of ctx's value of type T, a zero T the
+// first time it is asked for, for a package to keep what it knows of the
+// transaction (what it queued, say). It returns nil outside a transaction
+// of Transact. Each attempt of Transact starts with new values.
+func Local[T any](ctx context.Context) *T {
+	st, ok := stateOf(ctx)
+	if !ok {
+		return nil
+	}
+	key := reflect.TypeFor[T]()
+	if v, ok := st.locals[key]; ok {
+		return v.(*T)
+	}
+	if st.locals == nil {
+		st.locals = map[reflect.Type]any{}
+	}
+	v := new(T)
+	st.locals[key] = v
+	return v
+}
+
+// Reads gathers what several services read for one operation into one
+// statement, so that reading costs one round trip however many of them
+// take part: each adds columns (and, for a locking read such as an
+// upsert that returns the rows it locked, common table expressions the
+// columns read), runs nothing itself, and finds its values in its
+// destinations once Run has run. The statement reads from one snapshot:
+// a service whose read depends on a lock reads in a later statement than
+// the one that took it (see doc.go).
+type Reads struct {
+	with  []part
+	cols  []part
+	dests []any
+}
+
+type part struct {
+	text string
+	args []any
+}
+
+// With adds the common table expression name AS (query), which the
+// columns may read; names are prefixed with their package's name, as
+// they share the statement.
+func (r *Reads) With(name, query string, args ...any) {
+	r.with = append(r.with, part{name + " AS (" + query + ")", args})
+}
+
+// Column adds the value of expr, a scalar SQL expression (with ?
+// placeholders for args), to be scanned into dest as database/sql scans
+// (see JSON for a value as JSON).
+func (r *Reads) Column(dest any, expr string, args ...any) {
+	r.cols = append(r.cols, part{"(" + expr + ")", args})
+	r.dests = append(r.dests, dest)
+}
+
+// Run sends the reads as one statement in idb and scans their values;
+// it sends nothing when none were added. It returns the statement's
+// error.
+func (r *Reads) Run(ctx context.Context, idb bun.IDB) error {
+	if len(r.cols) == 0 {
+		return nil
+	}
+	gen := schema.NewQueryGen(idb.Dialect())
+	var b []byte
+	for i, w := range r.with {
+		if i == 0 {
+			b = append(b, "WITH "...)
+		} else {
+			b = append(b, ",\n"...)
+		}
+		b = gen.AppendQuery(b, w.text, w.args...)
+	}
+	b = append(b, "\nSELECT "...)
+	for i, c := range r.cols {
+		if i > 0 {
+			b = append(b, ",\n\t"...)
+		}
+		b = gen.AppendQuery(b, c.text, c.args...)
+	}
+	// No arguments: the text is formatted already, and bun leaves it as it is.
+	if err := idb.QueryRowContext(ctx, string(b)).Scan(r.dests...); err != nil {
+		return fmt.Errorf("read: %w", err)
+	}
+	r.with, r.cols, r.dests = nil, nil, nil
+	return nil
+}
+
+// JSON returns a destination for Reads.Column that decodes a json or
+// jsonb value into dest (left as it is for NULL).
+func JSON(dest any) sql.Scanner { return jsonDest{dest} }
+
+type jsonDest struct{ dest any }
+
+func (j jsonDest) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		return nil
+	case []byte:
+		return json.Unmarshal(v, j.dest)
+	case string:
+		return json.Unmarshal([]byte(v), j.dest)
+	}
+	return fmt.Errorf("scan %T as JSON", src)
+}

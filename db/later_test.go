@@ -1,0 +1,223 @@
+package db_test
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"wager/db"
+	"wager/db/dbtest"
+)
+
+// roundTrips records the texts bun sends, one per round trip.
+type roundTrips struct {
+	mu   sync.Mutex
+	sent []string
+}
+
+func (r *roundTrips) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
+func (r *roundTrips) AfterQuery(_ context.Context, e *bun.QueryEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sent = append(r.sent, e.Query)
+}
+
+func (r *roundTrips) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.sent
+	r.sent = nil
+	return out
+}
+
+func batchDB(t *testing.T, table string) (*bun.DB, *roundTrips) {
+	t.Helper()
+	bdb := dbtest.DB(t)
+	if _, err := bdb.ExecContext(context.Background(), "CREATE TABLE "+table+" (id int PRIMARY KEY, note text NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	trips := &roundTrips{}
+	return bdb.WithQueryHook(trips), trips
+}
+
+func count(t *testing.T, bdb bun.IDB, table string) int {
+	t.Helper()
+	var n int
+	if err := bdb.QueryRowContext(context.Background(), "SELECT count(*) FROM "+table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// Queued writes go in one round trip after the transaction's own
+// statements and before its COMMIT: a statement of the transaction does
+// not see them, the commit does.
+func TestLaterSendsTheQueuedWritesTogetherBeforeTheCommit(t *testing.T) {
+	bdb, trips := batchDB(t, "later_test")
+	ctx := context.Background()
+	var seen int
+	err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+		for i := range 3 {
+			// A value with a semicolon and a quote: formatted once, sent as it is.
+			if err := db.Later(ctx, tx.NewRaw("INSERT INTO later_test VALUES (?, ?)", i, "it's; ?fine")); err != nil {
+				return err
+			}
+		}
+		return tx.QueryRowContext(ctx, "SELECT count(*) FROM later_test").Scan(&seen)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := trips.take()
+	if seen != 0 || len(sent) != 4 || sent[0] != "BEGIN" || sent[3] != "COMMIT" || strings.Count(sent[2], "INSERT") != 3 {
+		t.Fatalf("saw %d rows before the writes; sent %q, want BEGIN, the count, the three inserts at once, COMMIT", seen, sent)
+	}
+	var note string
+	if err := bdb.QueryRowContext(ctx, "SELECT note FROM later_test WHERE id = 2").Scan(&note); err != nil || note != "it's; ?fine" {
+		t.Fatalf("stored %q (%v)", note, err)
+	}
+	if err := db.Later(ctx, bdb.NewRaw("SELECT 1")); err != db.ErrNoTransaction {
+		t.Errorf("Later outside a transaction: %v, want ErrNoTransaction", err)
+	}
+}
+
+// A queued write that fails fails its transaction: nothing of it
+// commits, the error is the statement's, and nothing runs after the
+// commit.
+func TestAFailingQueuedWriteFailsTheTransaction(t *testing.T) {
+	bdb, _ := batchDB(t, "later_fail_test")
+	ctx := context.Background()
+	committed := false
+	err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO later_fail_test VALUES (1, 'now')"); err != nil {
+			return err
+		}
+		if err := db.Later(ctx, tx.NewRaw("INSERT INTO later_fail_test VALUES (2, 'later')")); err != nil {
+			return err
+		}
+		if err := db.Later(ctx, tx.NewRaw("INSERT INTO later_fail_test VALUES (1, 'again')")); err != nil {
+			return err
+		}
+		return db.AfterCommit(ctx, func() { committed = true })
+	})
+	if !db.IsUniqueViolation(err, "") {
+		t.Fatalf("got %v, want the unique violation of the second insert", err)
+	}
+	if n := count(t, bdb, "later_fail_test"); n != 0 || committed {
+		t.Fatalf("%d rows stored, after-commit ran: %v; want nothing", n, committed)
+	}
+}
+
+// An attempt that fails with a retryable error leaves nothing queued for
+// the next one: each write is sent once.
+func TestARetriedAttemptQueuesAfresh(t *testing.T) {
+	bdb, _ := batchDB(t, "later_retry_test")
+	ctx := context.Background()
+	attempts := 0
+	err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+		attempts++
+		st := db.Local[struct{ n int }](ctx)
+		st.n++
+		if st.n != 1 {
+			t.Errorf("attempt %d starts with the local value of an earlier one", attempts)
+		}
+		if err := db.Later(ctx, tx.NewRaw("INSERT INTO later_retry_test VALUES (?, 'x')", 7)); err != nil {
+			return err
+		}
+		if attempts == 1 {
+			_, err := tx.ExecContext(ctx, "DO $$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = '40001'; END $$")
+			return err
+		}
+		return nil
+	})
+	if err != nil || attempts != 2 {
+		t.Fatalf("got %v after %d attempts, want success after 2", err, attempts)
+	}
+	if n := count(t, bdb, "later_retry_test"); n != 1 {
+		t.Fatalf("%d rows, want 1", n)
+	}
+	if db.Local[struct{ n int }](ctx) != nil {
+		t.Error("Local outside a transaction is not nil")
+	}
+}
+
+// A transaction's last statement carries the queued writes: one round
+// trip, its rows read, and a queued write's error not lost behind them.
+func TestQueryAndFlushSendsTheQueuedWritesWithTheLastStatement(t *testing.T) {
+	bdb, trips := batchDB(t, "later_last_test")
+	ctx := context.Background()
+	var got []int
+	err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+		if err := db.Later(ctx, tx.NewRaw("INSERT INTO later_last_test VALUES (10, 'queued')")); err != nil {
+			return err
+		}
+		return db.QueryAndFlush(ctx, tx, func(rows *sql.Rows) error {
+			var id int
+			err := rows.Scan(&id)
+			got = append(got, id)
+			return err
+		}, "INSERT INTO later_last_test VALUES (?, 'last'), (?, 'last') RETURNING id", 1, 2)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sent := trips.take(); len(got) != 2 || len(sent) != 3 || count(t, bdb, "later_last_test") != 3 {
+		t.Fatalf("read %v; sent %q; want the two ids, and BEGIN, one text, COMMIT", got, sent)
+	}
+	for _, single := range []bool{false, true} {
+		err = db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+			if err := db.Later(ctx, tx.NewRaw("INSERT INTO later_last_test VALUES (10, 'twice')")); err != nil {
+				return err
+			}
+			query := "SELECT id FROM later_last_test ORDER BY id"
+			if single {
+				query += " LIMIT 1"
+			}
+			return db.QueryAndFlush(ctx, tx, func(rows *sql.Rows) error { var id int; return rows.Scan(&id) }, query)
+		})
+		if !db.IsUniqueViolation(err, "") {
+			t.Fatalf("a queued write that fails after the last statement (one row: %v): got %v, want its unique violation", single, err)
+		}
+	}
+}
+
+// Reads of several parts go in one statement, a locking upsert among
+// them, and their values land in their destinations.
+func TestReadsGatherColumnsInOneStatement(t *testing.T) {
+	bdb, trips := batchDB(t, "reads_test")
+	ctx := context.Background()
+	if _, err := bdb.ExecContext(ctx, "INSERT INTO reads_test VALUES (1, 'one')"); err != nil {
+		t.Fatal(err)
+	}
+	trips.take()
+	var (
+		note    string
+		upserts []struct {
+			ID   int    `json:"id"`
+			Note string `json:"note"`
+		}
+		missing = "untouched"
+		none    db.Reads
+	)
+	err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+		if err := none.Run(ctx, tx); err != nil {
+			return err
+		}
+		var r db.Reads
+		r.Column(&note, "SELECT note FROM reads_test WHERE id = ?", 1)
+		r.With("test_up", "INSERT INTO reads_test VALUES (?, ?), (1, 'x') ON CONFLICT (id) DO UPDATE SET note = reads_test.note RETURNING id, note", 2, "two?")
+		r.Column(db.JSON(&upserts), "SELECT json_agg(u ORDER BY u.id) FROM test_up AS u")
+		r.Column(db.JSON(&missing), "SELECT NULL::json")
+		return r.Run(ctx, tx)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sent := trips.take(); len(sent) != 3 || note != "one" || len(upserts) != 2 || upserts[0].Note != "one" || upserts[1].Note != "two?" || missing != "untouched" {
+		t.Fatalf("sent %q; read %q, %+v, %q", sent, note, upserts, missing)
+	}
+}
