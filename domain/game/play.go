@@ -336,11 +336,14 @@ func (s *Service) append(ctx context.Context, tx bun.Tx, g *Game, now time.Time,
 	return nil
 }
 
-// Completed is the data of game:completed.
+// Completed is the data of game:completed: how the game ended, and what
+// its end did that the result card shows.
 type Completed struct {
 	GameID string `json:"gameId"`
 	Status string `json:"status" doc:"completed, or cancelled when nobody played"`
 	Result
+	Ratings   []RatingChange       `json:"ratings" doc:"what the game did to its players' ratings; empty when it was not rated (cancelled)"`
+	Transfers []SettlementTransfer `json:"transfers" doc:"the on-chain transfers its settlement queued (pending); game:settlement:transfer follows each one's confirmation"`
 }
 
 // finish ends a game exactly once (the caller holds its row lock and
@@ -355,6 +358,8 @@ func (s *Service) finish(ctx context.Context, tx bun.Tx, g *Game, o rules.Outcom
 	if err != nil {
 		return rules.Event{}, fmt.Errorf("settle game %s: %w", g.ID, err)
 	}
+	queued := append([]SettlementTransfer{}, paid.Queued...)
+	paid.Queued = nil // told once, in game:completed
 	result := Result{Reason: o.Reason, Draw: o.Winner == "", Settlement: paid}
 	if o.Winner != "" {
 		result.WinnerID, g.WinnerID = &o.Winner, &o.Winner
@@ -362,6 +367,14 @@ func (s *Service) finish(ctx context.Context, tx bun.Tx, g *Game, o rules.Outcom
 	g.Result, g.EndedAt, g.Deadline = &result, &now, nil
 	if err := s.notifyCompleted(ctx, tx, *g, result); err != nil {
 		return rules.Event{}, fmt.Errorf("notify the players of game %s: %w", g.ID, err)
+	}
+	ratings := []RatingChange{}
+	if s.rate != nil {
+		changes, err := s.rate.Rate(ctx, tx, *g, o)
+		if err != nil {
+			return rules.Event{}, fmt.Errorf("rate game %s: %w", g.ID, err)
+		}
+		ratings = append(ratings, changes...)
 	}
 	for _, r := range s.record {
 		if err := r.GameFinished(ctx, tx, *g, o); err != nil {
@@ -371,7 +384,8 @@ func (s *Service) finish(ctx context.Context, tx bun.Tx, g *Game, o rules.Outcom
 	if _, err := tx.NewDelete().Model((*presence)(nil)).Where("game_id = ?", g.ID).Exec(ctx); err != nil {
 		return rules.Event{}, fmt.Errorf("free the players of game %s: %w", g.ID, err)
 	}
-	return rules.Event{Name: "game:completed", Data: Completed{GameID: g.ID, Status: g.Status, Result: result}}, nil
+	return rules.Event{Name: "game:completed", Data: Completed{GameID: g.ID, Status: g.Status, Result: result, Ratings: ratings,
+		Transfers: queued}}, nil
 }
 
 // ExpireDue applies the timeout rules to every active game whose deadline
