@@ -59,6 +59,7 @@ func (v *LiveViews) gameView(ctx context.Context, gameID string, viewer *web.Ide
 type gameState struct {
 	meta     game.Meta
 	view     rules.View
+	escrow   string // derived from the master key: not derived again for every render
 	pot      pot.Pot
 	bets     *pot.Bets // two-player games that started; nil for others
 	betsHeld bool      // the bets wait for a review
@@ -79,6 +80,7 @@ func (v *LiveViews) readGame(ctx context.Context, gameID string) (gameState, err
 	if st.meta, st.view, err = v.games.Snapshot(ctx, gameID); err != nil {
 		return st, err
 	}
+	st.escrow = v.pots.EscrowAddress(st.meta.GameID).String()
 	if st.pot, err = v.pots.PotFor(ctx, st.meta); err != nil {
 		return st, err
 	}
@@ -124,7 +126,7 @@ func (v *LiveViews) present(s *gameState, viewer *web.Identity) views.GameView {
 	}
 	g := views.GameView{GameID: meta.GameID, GameType: meta.GameType, Status: meta.Status, Round: st.Round.Number,
 		Rounds: st.Rounds, RoundSeconds: st.RoundSeconds, Spectators: meta.SpectatorCount, Seq: meta.LastSeq,
-		EscrowAddress: v.pots.EscrowAddress(meta.GameID).String(), DevWallet: v.devWallet}
+		EscrowAddress: s.escrow, DevWallet: v.devWallet}
 	if st.Round.Deadline != nil && meta.Status == game.StatusActive {
 		g.Deadline, _ = time.Parse(time.RFC3339Nano, *st.Round.Deadline)
 	}
