@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"slices"
 	"strconv"
 
 	"wager/domain/money"
@@ -10,13 +9,14 @@ import (
 )
 
 // betsView is a game's pools in words for the game page, with the
-// viewer's own bets when me is not "".
-func betsView(b pot.Bets, names map[string]string, me string) *views.BetsView {
+// viewer's own bets when me is not ""; held says the bets wait for a
+// review.
+func betsView(b pot.Bets, held bool, names map[string]string, me string) *views.BetsView {
 	v := &views.BetsView{Open: b.Open, Free: b.PoolCapMinor == 0}
 	switch {
 	case v.Free:
 		v.Note = "No bets on free games: nobody loses anything by throwing one, so nobody may win on it either."
-	case slices.ContainsFunc(b.Bets, func(bet pot.Bet) bool { return bet.Status == pot.BetHeld }):
+	case held:
 		v.Note = "Held for review: an admin will pay these bets as the game ended, or refund them in full."
 	case b.Open:
 		v.Note = "Each player's pool takes at most " + money.FormatUSDC(b.PoolCapMinor) + " USDC."

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -42,13 +43,79 @@ func NewLiveViews(games *game.Service, pots *pot.Service, reviews *integrity.Rev
 	return &LiveViews{games: games, pots: pots, reviews: reviews, ratings: ratings, explorer: o.Explorer(), devWallet: o.EmbeddedChain, log: log}
 }
 
-// gameView gathers what the game page shows; viewer may be nil. It reads
-// the game and its pot (two queries), and the settlement once it is over.
+// gameView gathers what the game page shows; viewer may be nil.
 func (v *LiveViews) gameView(ctx context.Context, gameID string, viewer *web.Identity) (views.GameView, error) {
-	meta, view, err := v.games.Snapshot(ctx, gameID)
+	st, err := v.readGame(ctx, gameID)
 	if err != nil {
 		return views.GameView{}, err
 	}
+	return v.present(&st, viewer), nil
+}
+
+// gameState is what the game page shows of a game, as everyone may see it
+// (and the bets, of which a viewer sees their own): read from the
+// database for a page, and for a room's pages kept up to date from the
+// room's events alone (see livePage).
+type gameState struct {
+	meta     game.Meta
+	view     rules.View
+	escrow   string // derived from the master key: not derived again for every render
+	pot      pot.Pot
+	bets     *pot.Bets // two-player games that started; nil for others
+	betsHeld bool      // the bets wait for a review
+	// Once the game is over: what it did to the ratings, its review when
+	// its bets and market were held, its settlement's transfers, and
+	// where its rematch stands.
+	ratings   []game.RatingChange
+	review    *integrity.Review
+	transfers []pot.Transfer
+	rematch   *game.Rematch
+}
+
+// readGame reads what the game page shows: the game and its pot, its
+// bets once it started, and what its end did once it is over.
+func (v *LiveViews) readGame(ctx context.Context, gameID string) (gameState, error) {
+	var st gameState
+	var err error
+	if st.meta, st.view, err = v.games.Snapshot(ctx, gameID); err != nil {
+		return st, err
+	}
+	st.escrow = v.pots.EscrowAddress(st.meta.GameID).String()
+	if st.pot, err = v.pots.PotFor(ctx, st.meta); err != nil {
+		return st, err
+	}
+	if res := st.meta.Result; res != nil {
+		if st.ratings, err = v.ratings.GameChanges(ctx, gameID); err != nil {
+			return st, err
+		}
+		if res.ReviewHeld {
+			if st.review, err = v.reviews.Of(ctx, gameID); err != nil {
+				return st, err
+			}
+		}
+		if st.transfers, err = v.pots.Transfers(ctx, gameID); err != nil {
+			return st, err
+		}
+		r, err := v.games.RematchOf(ctx, gameID)
+		if err != nil {
+			return st, err
+		}
+		st.rematch = &r
+	}
+	if len(st.meta.Players) == 2 && st.meta.Status != game.StatusWaiting {
+		b, err := v.pots.BetsOf(ctx, gameID)
+		if err != nil {
+			return st, err
+		}
+		st.bets = &b
+		st.betsHeld = slices.ContainsFunc(b.Bets, func(bet pot.Bet) bool { return bet.Status == pot.BetHeld })
+	}
+	return st, nil
+}
+
+// present is a game's page view for viewer (nil: the same for everyone).
+func (v *LiveViews) present(s *gameState, viewer *web.Identity) views.GameView {
+	meta, view := s.meta, s.view
 	st, _ := view.(*rules.RPSView)
 	if st == nil {
 		st = &rules.RPSView{ViewBase: *view.Base()}
@@ -59,7 +126,7 @@ func (v *LiveViews) gameView(ctx context.Context, gameID string, viewer *web.Ide
 	}
 	g := views.GameView{GameID: meta.GameID, GameType: meta.GameType, Status: meta.Status, Round: st.Round.Number,
 		Rounds: st.Rounds, RoundSeconds: st.RoundSeconds, Spectators: meta.SpectatorCount, Seq: meta.LastSeq,
-		EscrowAddress: v.pots.EscrowAddress(meta.GameID).String(), DevWallet: v.devWallet}
+		EscrowAddress: s.escrow, DevWallet: v.devWallet}
 	if st.Round.Deadline != nil && meta.Status == game.StatusActive {
 		g.Deadline, _ = time.Parse(time.RFC3339Nano, *st.Round.Deadline)
 	}
@@ -80,59 +147,38 @@ func (v *LiveViews) gameView(ctx context.Context, gameID string, viewer *web.Ide
 		}
 		g.History = append(g.History, r)
 	}
-	p, err := v.pots.PotFor(ctx, meta)
-	if err != nil {
-		return g, err
-	}
+	p := s.pot
 	g.Pot = views.PotView{PlayerPot: money.FormatUSDC(p.PlayerPotMinor), SpectatorPot: money.FormatUSDC(p.SpectatorPotMinor),
 		Total: money.FormatUSDC(p.TotalMinor), WinnerGets: money.FormatUSDC(p.WinnerGetsMinor),
 		Free: meta.StakeMinor == 0, Donations: p.SpectatorPotMinor > 0}
 	if res := meta.Result; res != nil {
 		g.Result = resultWords(meta, st.Scores)
-		changes, err := v.ratings.GameChanges(ctx, gameID)
-		if err != nil {
-			return g, err
-		}
-		g.Result.Players = playerResults(meta, changes)
+		g.Result.Players = playerResults(meta, s.ratings)
 		if res.ReviewHeld {
-			r, err := v.reviews.Of(ctx, gameID)
-			if err != nil {
-				return g, err
-			}
-			g.Result.Review = reviewWords(r)
+			g.Result.Review = reviewWords(s.review)
 		}
-		transfers, err := v.pots.Transfers(ctx, gameID)
-		if err != nil {
-			return g, err
-		}
-		for _, t := range transfers {
+		for _, t := range s.transfers {
 			tv := views.TransferView{Kind: t.Kind, Amount: money.FormatUSDC(t.AmountMinor), Status: t.Status}
 			if t.Signature != nil {
 				tv.Signature, tv.Link = *t.Signature, v.explorer.URL("tx", *t.Signature)
 			}
 			g.Settlement = append(g.Settlement, tv)
 		}
-		r, err := v.games.RematchOf(ctx, gameID)
-		if err != nil {
-			return g, err
-		}
-		g.Rematch = &views.RematchView{RequestedBy: r.RequestedBy, NewGameID: deref(r.NewGameID)}
-		if len(r.RequestedBy) > 0 {
-			g.Rematch.Asker = names[r.RequestedBy[0]]
+		if r := s.rematch; r != nil {
+			g.Rematch = &views.RematchView{RequestedBy: r.RequestedBy, NewGameID: deref(r.NewGameID)}
+			if len(r.RequestedBy) > 0 {
+				g.Rematch.Asker = names[r.RequestedBy[0]]
+			}
 		}
 	}
 	if viewer != nil {
 		g.Me = viewer.UserID
 		_, g.IsPlayer = names[viewer.UserID]
 	}
-	if len(meta.Players) == 2 && meta.Status != game.StatusWaiting {
-		b, err := v.pots.BetsOf(ctx, gameID)
-		if err != nil {
-			return g, err
-		}
-		g.Bets = betsView(b, names, g.Me)
+	if s.bets != nil {
+		g.Bets = betsView(*s.bets, s.betsHeld, names, g.Me)
 	}
-	return g, nil
+	return g
 }
 
 // boardView is a Connect Four board with its pieces, winning line and
@@ -235,7 +281,7 @@ func resultWords(meta game.Meta, scores map[string]int) *views.ResultView {
 
 // playerResults says a finished game from each player's side, in the
 // first person, with the change to their rating (Lichess shows both).
-func playerResults(meta game.Meta, changes []ranking.Change) []views.PlayerResult {
+func playerResults(meta game.Meta, changes []game.RatingChange) []views.PlayerResult {
 	var out []views.PlayerResult
 	for _, p := range meta.Players {
 		pr := views.PlayerResult{UserID: p.UserID, Outcome: "Draw"}
@@ -260,7 +306,7 @@ func playerResults(meta game.Meta, changes []ranking.Change) []views.PlayerResul
 
 // ratingWords is a player's rating after a game and the change:
 // "Your rating: 1512 (+12)", "Your rating: 1492 (-8, provisional)".
-func ratingWords(c ranking.Change) string {
+func ratingWords(c game.RatingChange) string {
 	d := c.Delta()
 	change := strconv.Itoa(d)
 	if d >= 0 {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -20,47 +21,95 @@ import (
 	"wager/web/live"
 )
 
-// Events implements live.Pages: a chat message is appended to the chat, a
-// market event swaps the market's panel; any other event swaps every panel it may change, rendered once for the
-// batch (at its last such event) from the game as it is now.
-func (v *LiveViews) Events(ctx context.Context, gameID string, evs []live.Event) [][]byte {
+// Open implements live.Pages: it reads what the game page shows, as
+// everyone may see it, once for a room's pages (gameState).
+func (v *LiveViews) Open(ctx context.Context, gameID string) (live.PageState, error) {
+	st, err := v.readGame(ctx, gameID)
+	if err != nil {
+		return nil, err
+	}
+	return &livePage{views: v, id: gameID, seq: st.meta.LastSeq, game: st}, nil
+}
+
+// livePage is a room's pages' state (live.PageState): the game as the
+// page shows it to everyone, as of seq, kept up to date by the room's
+// events alone.
+type livePage struct {
+	views *LiveViews
+	id    string
+
+	mu   sync.Mutex
+	seq  int
+	game gameState
+}
+
+// Seq implements live.PageState.
+func (p *livePage) Seq() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.seq
+}
+
+// Events implements live.PageState: a chat message is appended to the
+// chat, a market event swaps the market's panel, from the event alone;
+// any other event swaps every panel it may change, rendered once for the
+// batch (at its last such event) from the game as the events left it.
+// An event it cannot take in (a gap, data that does not decode) makes it
+// answer false: the pages join again, and the game is read again.
+func (p *livePage) Events(evs []live.Event) ([][]byte, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, ev := range evs {
+		if ev.Seq <= p.seq {
+			continue
+		}
+		if ev.Seq != p.seq+1 {
+			return nil, false
+		}
+		if err := p.game.apply(ev); err != nil {
+			p.views.log.Warn("follow a game's events for its pages", "game", p.id, "seq", ev.Seq, "event", ev.Name, "err", err)
+			return nil, false
+		}
+		p.seq = ev.Seq
+	}
+	ctx := context.Background()
 	out := make([][]byte, len(evs))
 	last := -1
 	for i, ev := range evs {
-		if ev.Name == market.EventMarket {
-			out[i] = v.marketEvent(ctx, gameID, ev)
-			continue
-		}
-		if ev.Name != chat.EventMessage {
+		switch ev.Name {
+		case market.EventMarket:
+			out[i] = p.views.marketEvent(ctx, p.id, ev)
+		case chat.EventMessage:
+			out[i] = p.views.chatEvent(ctx, p.id, ev)
+		default:
 			last = i
-			continue
 		}
-		var m chat.Message
-		if err := json.Unmarshal(ev.Data, &m); err != nil {
-			v.log.Warn("render a live chat message", "game", gameID, "seq", ev.Seq, "err", err)
-			continue
-		}
-		var buf bytes.Buffer
-		views.ChatAppend(chatLine(m)).Render(ctx, &buf)
-		views.LiveSeq(ev.Seq).Render(ctx, &buf)
-		out[i] = buf.Bytes()
 	}
 	if last < 0 {
-		return out
+		return out, true
 	}
-	g, err := v.gameView(ctx, gameID, nil)
-	if err != nil {
-		v.log.Warn("render live event", "game", gameID, "event", evs[last].Name, "err", err)
-		return out
-	}
+	g := p.views.present(&p.game, nil)
 	g.Seq = evs[last].Seq
 	var buf bytes.Buffer
 	if err := views.Live(g).Render(ctx, &buf); err != nil {
-		v.log.Warn("render live event", "game", gameID, "event", evs[last].Name, "err", err)
-		return out
+		p.views.log.Warn("render live event", "game", p.id, "event", evs[last].Name, "err", err)
+		return out, true
 	}
 	out[last] = buf.Bytes()
-	return out
+	return out, true
+}
+
+// chatEvent renders a chat message from its event alone.
+func (v *LiveViews) chatEvent(ctx context.Context, gameID string, ev live.Event) []byte {
+	var m chat.Message
+	if err := json.Unmarshal(ev.Data, &m); err != nil {
+		v.log.Warn("render a live chat message", "game", gameID, "seq", ev.Seq, "err", err)
+		return nil
+	}
+	var buf bytes.Buffer
+	views.ChatAppend(chatLine(m)).Render(ctx, &buf)
+	views.LiveSeq(ev.Seq).Render(ctx, &buf)
+	return buf.Bytes()
 }
 
 // marketEvent renders a game:market event from its data alone: the market

@@ -21,7 +21,11 @@ import (
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
 // testApp is the whole server, as the tests drive it.
-type testApp struct{ *app.App }
+type testApp struct {
+	*app.App
+	// ctx is the context of the requests do sends (nil: their own).
+	ctx context.Context
+}
 
 const testMasterSeed = "5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed"
 
@@ -63,7 +67,7 @@ func newTestAppAt(t testing.TB, env map[string]string, clock domain.Clock) *test
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &testApp{started}
+	a := &testApp{App: started}
 	t.Cleanup(a.Close)
 	t.Cleanup(func() { checkBooks(t, a) })
 	if env["DEMO_BOTS"] != "" {
@@ -125,6 +129,9 @@ func (a *testApp) do(t testing.TB, r request) response {
 		body = strings.NewReader(r.body)
 	}
 	req := httptest.NewRequest(r.method, r.path, body)
+	if a.ctx != nil {
+		req = req.WithContext(a.ctx)
+	}
 	if r.remoteAddr != "" {
 		req.RemoteAddr = r.remoteAddr
 	}

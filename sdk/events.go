@@ -36,7 +36,7 @@ var payloads = map[string]func() any{
 	"game:bet":                 func() any { return new(api.PotBetPlaced) },
 	"game:settlement:transfer": func() any { return new(api.PotTransferSent) },
 	"game:market":              func() any { return new(api.MarketView) },
-	"game:review":              func() any { return new(api.IntegrityReview) },
+	"game:review":              func() any { return new(api.IntegrityDecided) },
 	EventSpectators:            func() any { return new(Spectators) },
 }
 

@@ -3112,7 +3112,8 @@ func gameName(t string) string {
 }
 
 // Live is what the live stream sends for a game event: every panel that
-// may have changed, swapped out of band.
+// may have changed, swapped out of band. The spectator count has frames
+// of its own (SpectatorCount).
 func Live(g GameView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
@@ -3178,10 +3179,6 @@ func Live(g GameView) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		templ_7745c5c3_Err = RematchPanel(g).Render(ctx, templ_7745c5c3_Buffer)
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
-		templ_7745c5c3_Err = SpectatorCount(g.Spectators).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -78,7 +79,7 @@ type Settler func(ctx context.Context, tx bun.Tx, g Game, players []string, o ru
 type Pay func(ctx context.Context) (Settlement, error)
 
 // Recorder learns of every finished game inside the transaction that
-// finishes it (results, ratings, achievements, the activity feed), so
+// finishes it (achievements, the activity feed, referrals), so
 // that what it records stands or falls with the game's end. It records in
 // two steps, as the Settler pays: GameFinished adds what it reads to
 // reads (g has its status, winner and end, not yet its result), and
@@ -93,18 +94,42 @@ type Recorder interface {
 // can: nothing of the game's end reads it.
 type Record func(ctx context.Context, g Game) error
 
-// RecordNow runs both steps of r for a finished game g (with its result):
-// the reads in a statement of their own, then the record.
-func RecordNow(ctx context.Context, tx bun.Tx, r Recorder, g Game, o rules.Outcome) error {
-	var reads db.Reads
-	record, err := r.GameFinished(ctx, tx, g, o, &reads)
-	if err != nil || record == nil {
-		return err
-	}
-	if err := reads.Run(ctx, tx); err != nil {
-		return err
-	}
-	return record(ctx, g)
+// Rater rates every finished game inside the transaction that finishes
+// it (results and ratings), in two steps as a Recorder records: Rate adds
+// what it reads to reads and returns the Rated that rates once they have
+// run (nil for a game it does not rate, such as a cancelled one). An
+// error aborts the game's end.
+type Rater interface {
+	Rate(ctx context.Context, tx bun.Tx, g Game, o rules.Outcome, reads *db.Reads) (Rated, error)
+}
+
+// Rated rates a finished game g (with its result) once the reads of its
+// Rater have run, and returns what the game did to its players' ratings,
+// which game:completed carries. What it writes it queues with db.Later.
+type Rated func(ctx context.Context, g Game) ([]RatingChange, error)
+
+// RatingChange is what a finished game did to a player's rating in its
+// game type.
+type RatingChange struct {
+	UserID      string  `json:"userId" bun:"user_id"`
+	Before      float64 `json:"before" bun:"before"`
+	After       float64 `json:"after" bun:"after"`
+	Provisional bool    `json:"provisional" bun:"provisional" doc:"the rating after the game is still provisional: too few games to be sure of it"`
+}
+
+// Delta is the change in whole rating points, as the result card shows it:
+// the rounded ratings' difference.
+func (c RatingChange) Delta() int {
+	return int(math.Round(c.After)) - int(math.Round(c.Before))
+}
+
+// SettlementTransfer is an on-chain transfer a settlement queued: the
+// escrow's donations swept to the vault, or sent back to a donor.
+type SettlementTransfer struct {
+	ID          string `json:"id"`
+	Kind        string `json:"kind" doc:"sweep (escrow to vault) or refund (escrow to a donor's wallet; it becomes refund_to_balance when that wallet has no USDC token account)"`
+	ToAddress   string `json:"toAddress"`
+	AmountMinor int64  `json:"amountMinor"`
 }
 
 // Settlement is what a finished game paid: the money members of its
@@ -117,8 +142,13 @@ type Settlement struct {
 	PayoutMinor       int64  `json:"payoutMinor" doc:"what the winner received; 0 after a draw or cancellation"`
 	EscrowAddress     string `json:"escrowAddress"`
 	// ReviewHeld: the bets and market were held for review (the players'
-	// payout never is).
-	ReviewHeld bool `json:"reviewHeld,omitempty" doc:"the game's bets and market were held for review when it ended (the players' own payout is not held); see the game's bets and market for how the review ended"`
+	// payout never is), and ReviewReason why.
+	ReviewHeld   bool   `json:"reviewHeld,omitempty" doc:"the game's bets and market were held for review when it ended (the players' own payout is not held); see the game's bets and market for how the review ended"`
+	ReviewReason string `json:"reviewReason,omitempty" enum:"resign,timeout,linked" doc:"why they were held: resign (the loser resigned), timeout (a round or turn was lost on time) or linked (a bettor or trader was linked to a player by the end)"`
+	// Queued are the on-chain transfers the settlement queued:
+	// game:completed carries them, the stored result does not (their
+	// state is in settlement_transfers).
+	Queued []SettlementTransfer `json:"-"`
 }
 
 // Result is how a finished game ended and what it paid.
@@ -134,6 +164,7 @@ type Service struct {
 	db       *bun.DB
 	rooms    *room.Log
 	notify   *notify.Service
+	rate     Rater
 	record   []Recorder
 	now      domain.Clock
 	log      *slog.Logger
@@ -164,7 +195,9 @@ type Protection interface {
 type Deps struct {
 	Rooms  *room.Log // where games' events go
 	Notify *notify.Service
-	// Recorders are told of every finished game, in order.
+	// Rate rates every finished game first (nil: games are not rated),
+	// then Recorders are told of it, in order.
+	Rate      Rater
 	Recorders []Recorder
 	Settle    Settler // pays out finished games
 	Live      Live    // spectators, and the newest events heard of
@@ -177,7 +210,7 @@ type Deps struct {
 
 // New returns a Service.
 func New(bdb *bun.DB, now domain.Clock, log *slog.Logger, d Deps) *Service {
-	return &Service{db: bdb, rooms: d.Rooms, notify: d.Notify, record: d.Recorders, now: now, log: log, rand: rand.Reader, settle: d.Settle, live: d.Live,
+	return &Service{db: bdb, rooms: d.Rooms, notify: d.Notify, rate: d.Rate, record: d.Recorders, now: now, log: log, rand: rand.Reader, settle: d.Settle, live: d.Live,
 		escrowOf: d.EscrowOf, protect: d.Protect, rows: domain.SeqCache[Game]{Latest: d.Live.LatestSeq, MaxAge: ReadCacheAge, Size: 10_000}}
 }
 

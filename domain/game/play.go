@@ -427,11 +427,14 @@ func (s *Service) append(ctx context.Context, tx bun.Tx, g *Game, now time.Time,
 	return nil
 }
 
-// Completed is the data of game:completed.
+// Completed is the data of game:completed: how the game ended, and what
+// its end did that the result card shows.
 type Completed struct {
 	GameID string `json:"gameId"`
 	Status string `json:"status" doc:"completed, or cancelled when nobody played"`
 	Result
+	Ratings   []RatingChange       `json:"ratings" doc:"what the game did to its players' ratings; empty when it was not rated (cancelled)"`
+	Transfers []SettlementTransfer `json:"transfers" doc:"the on-chain transfers its settlement queued (pending); game:settlement:transfer follows each one's confirmation"`
 }
 
 // finish ends a game exactly once (the caller holds its row lock and
@@ -456,6 +459,12 @@ func (s *Service) finish(ctx context.Context, tx bun.Tx, g *Game, o rules.Outcom
 		return rules.Event{}, fmt.Errorf("settle game %s: %w", g.ID, err)
 	}
 	told := s.notify.Reserve(ctx, &reads, g.Players)
+	var rated Rated
+	if s.rate != nil {
+		if rated, err = s.rate.Rate(ctx, tx, *g, o, &reads); err != nil {
+			return rules.Event{}, fmt.Errorf("rate game %s: %w", g.ID, err)
+		}
+	}
 	records := make([]Record, 0, len(s.record))
 	for _, r := range s.record {
 		record, err := r.GameFinished(ctx, tx, *g, o, &reads)
@@ -473,10 +482,20 @@ func (s *Service) finish(ctx context.Context, tx bun.Tx, g *Game, o rules.Outcom
 	if err != nil {
 		return rules.Event{}, fmt.Errorf("settle game %s: %w", g.ID, err)
 	}
+	queued := append([]SettlementTransfer{}, paid.Queued...)
+	paid.Queued = nil // told once, in game:completed
 	result := Result{Reason: o.Reason, Draw: o.Winner == "", Settlement: paid, WinnerID: g.WinnerID}
 	g.Result = &result
 	if err := s.notifyCompleted(ctx, tx, told, *g, result); err != nil {
 		return rules.Event{}, fmt.Errorf("notify the players of game %s: %w", g.ID, err)
+	}
+	ratings := []RatingChange{}
+	if rated != nil {
+		changes, err := rated(ctx, *g)
+		if err != nil {
+			return rules.Event{}, fmt.Errorf("rate game %s: %w", g.ID, err)
+		}
+		ratings = append(ratings, changes...)
 	}
 	for _, record := range records {
 		if err := record(ctx, *g); err != nil {
@@ -486,7 +505,8 @@ func (s *Service) finish(ctx context.Context, tx bun.Tx, g *Game, o rules.Outcom
 	if err := db.Later(ctx, tx.NewDelete().Model((*presence)(nil)).Where("game_id = ?", g.ID)); err != nil {
 		return rules.Event{}, fmt.Errorf("free the players of game %s: %w", g.ID, err)
 	}
-	return rules.Event{Name: "game:completed", Data: Completed{GameID: g.ID, Status: g.Status, Result: result}}, nil
+	return rules.Event{Name: "game:completed", Data: Completed{GameID: g.ID, Status: g.Status, Result: result, Ratings: ratings,
+		Transfers: queued}}, nil
 }
 
 // ExpireDue applies the timeout rules to every active game whose deadline

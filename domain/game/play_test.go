@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -201,7 +202,7 @@ func sameResult(a, b game.Result) bool {
 	if (a.WinnerID == nil) != (b.WinnerID == nil) || (a.WinnerID != nil && *a.WinnerID != *b.WinnerID) {
 		return false
 	}
-	return a.Reason == b.Reason && a.Draw == b.Draw && a.Settlement == b.Settlement
+	return a.Reason == b.Reason && a.Draw == b.Draw && reflect.DeepEqual(a.Settlement, b.Settlement)
 }
 
 func TestResignation(t *testing.T) {

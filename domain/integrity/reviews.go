@@ -35,12 +35,19 @@ const (
 )
 
 // EventReview is the room event when a held game's review is decided;
-// its data is the Review.
+// its data is Decided.
 const EventReview = "game:review"
 
 // Events are this package's room events by name, each with its data type
 // (see rules.Events).
-var Events = map[string]any{EventReview: Review{}}
+var Events = map[string]any{EventReview: Decided{}}
+
+// Decided is the data of game:review: the review as decided, and the
+// on-chain transfers the decision queued.
+type Decided struct {
+	Review
+	Transfers []game.SettlementTransfer `json:"transfers" doc:"the on-chain transfers the decision queued (the bet pool swept to the vault), pending; game:settlement:transfer follows each one's confirmation"`
+}
 
 // Holds reports whether a finished game's bets and market wait for
 // review: a staked game won by resignation or with a round or turn lost
@@ -92,7 +99,7 @@ type BetSettler interface {
 	// StartSettle adds what paying out g reads to reads, and returns what
 	// pays it out once they have run, holding its bets or not.
 	StartSettle(tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) func(ctx context.Context, holdBets bool) (game.Settlement, error)
-	SettleHeldBets(ctx context.Context, tx bun.Tx, gameID, winner string) error
+	SettleHeldBets(ctx context.Context, tx bun.Tx, gameID, winner string) ([]game.SettlementTransfer, error)
 }
 
 // MarketCloser resolves a game's market, or holds it for review.
@@ -174,6 +181,7 @@ func (r *Reviews) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []
 			}
 		}
 		out, err := pay(ctx, reason != "")
+		out.ReviewReason = reason
 		if err != nil || reason == "" {
 			if err == nil {
 				err = r.market.Resolve(ctx, tx, g.ID, o.Winner)
@@ -281,7 +289,8 @@ func (r *Reviews) decide(ctx context.Context, actorID, gameID string, void bool)
 		if void {
 			winner, status, action = "", StatusVoided, audit.IntegrityVoid
 		}
-		if err := r.pot.SettleHeldBets(ctx, tx, id, winner); err != nil {
+		queued, err := r.pot.SettleHeldBets(ctx, tx, id, winner)
+		if err != nil {
 			return err
 		}
 		if err := r.market.Resolve(ctx, tx, id, winner); err != nil {
@@ -299,7 +308,8 @@ func (r *Reviews) decide(ctx context.Context, actorID, gameID string, void bool)
 		if err := audit.Record(ctx, tx, audit.Entry{ActorID: actorID, Action: action, Target: audit.GameTarget(id), Data: out, At: now}); err != nil {
 			return err
 		}
-		_, err := r.rooms.Append(ctx, tx, id, now, domain.Event{Name: EventReview, Data: out})
+		_, err = r.rooms.Append(ctx, tx, id, now, domain.Event{Name: EventReview,
+			Data: Decided{Review: out, Transfers: append([]game.SettlementTransfer{}, queued...)}})
 		return err
 	})
 	return out, err

@@ -43,15 +43,20 @@ type Notifier interface {
 	Send(ctx context.Context, tx bun.IDB, userID, typ string, data any) error
 }
 
+// BettingClosers are the room events that close a game's betting: its
+// first round is decided (rps: a reveal; connect four: a move) or it
+// ended.
+var BettingClosers = []string{"game:rps:round:reveal", "game:rps:resign", "game:connect4:move", "game:connect4:resign",
+	"game:connect4:timeout"}
+
 // bettingOpen reports whether a game takes bets: it is staked, active and
-// its first round is not decided yet (rps: no reveal; connect four: no
-// move). A free game never does: nobody loses anything by throwing it, so
-// nobody may win on it either.
+// none of BettingClosers happened in it. A free game never does: nobody
+// loses anything by throwing it, so nobody may win on it either.
 func bettingOpen(ctx context.Context, idb bun.IDB, gameID string) (bool, error) {
 	var open bool
 	err := idb.QueryRowContext(ctx, `SELECT g.status = ? AND g.stake_minor > 0 AND NOT EXISTS (SELECT 1 FROM game_events e WHERE e.game_id = g.id
-		AND e.name IN ('game:rps:round:reveal', 'game:rps:resign', 'game:connect4:move', 'game:connect4:resign', 'game:connect4:timeout'))
-		FROM games g WHERE g.id = ?`, game.StatusActive, gameID).Scan(&open)
+		AND e.name IN (?))
+		FROM games g WHERE g.id = ?`, game.StatusActive, bun.List(BettingClosers), gameID).Scan(&open)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, domain.Errorf(domain.CodeNotFound, "no such game")
 	}
@@ -236,7 +241,7 @@ func (s *Service) ConfirmBet(ctx context.Context, tx bun.Tx, in money.Intent) er
 			Counterparty: "game " + gameID, GameID: gameID}, now); err != nil {
 			return err
 		}
-		return s.queueTransfer(ctx, tx, gameID, KindSweep, s.money.DepositAddress().String(), in.AmountMinor, "")
+		return s.queueTransfer(ctx, tx, gameID, KindSweep, s.money.DepositAddress().String(), in.AmountMinor, "", nil)
 	}
 	var username string
 	if err := tx.NewSelect().Table("users").Column("username").Where("id = ?", in.UserID).Scan(ctx, &username); err != nil {
@@ -377,16 +382,20 @@ func (s *Service) holdBets(ctx context.Context, tx bun.Tx, gameID string) error 
 
 // SettleHeldBets pays out the bets of a game held for review, in tx: as
 // the game ended when winner is its winner, every bet refunded in full
-// when winner is "" (a void).
-func (s *Service) SettleHeldBets(ctx context.Context, tx bun.Tx, gameID, winner string) error {
-	return s.settleBets(ctx, tx, gameID, winner, BetHeld)
+// when winner is "" (a void). It returns the on-chain transfer it queued
+// (the pool swept to the vault), if any.
+func (s *Service) SettleHeldBets(ctx context.Context, tx bun.Tx, gameID, winner string) ([]game.SettlementTransfer, error) {
+	var queued []game.SettlementTransfer
+	err := s.settleBets(ctx, tx, gameID, winner, BetHeld, &queued)
+	return queued, err
 }
 
 // settleBets pays out a finished game's bets in status (open at its end,
 // held after a review) in tx (see BetPayouts): winnings and refunds to the
 // bettors' platform balances, the fee and what floors leave over to the
-// treasury, and the pool's USDC swept from the escrow to the vault.
-func (s *Service) settleBets(ctx context.Context, tx bun.Tx, gameID, winner, status string) error {
+// treasury, and the pool's USDC swept from the escrow to the vault (added
+// to told unless that is nil).
+func (s *Service) settleBets(ctx context.Context, tx bun.Tx, gameID, winner, status string, told *[]game.SettlementTransfer) error {
 	var bets []struct {
 		ID       string `bun:"id"`
 		Bettor   string `bun:"bettor_id"`
@@ -461,5 +470,5 @@ func (s *Service) settleBets(ctx context.Context, tx bun.Tx, gameID, winner, sta
 			}
 		}
 	}
-	return s.queueTransfer(ctx, tx, gameID, KindSweep, s.money.DepositAddress().String(), total, "")
+	return s.queueTransfer(ctx, tx, gameID, KindSweep, s.money.DepositAddress().String(), total, "", told)
 }

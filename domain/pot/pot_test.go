@@ -3,6 +3,7 @@ package pot
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
@@ -52,7 +53,7 @@ func TestFinishingAGameSettlesIt(t *testing.T) {
 	}
 	want := game.Settlement{PotMinor: total, PlayerPotMinor: 2 * stake, SpectatorPotMinor: 123_457,
 		FeeMinor: total / 100, PayoutMinor: total - total/100, EscrowAddress: p.pot.EscrowAddress(g.ID).String()}
-	if stored != want || ended.Result == nil || ended.Result.Settlement != want {
+	if !reflect.DeepEqual(stored, want) || ended.Result == nil || !reflect.DeepEqual(ended.Result.Settlement, want) {
 		t.Errorf("settlement:\n stored %+v\n result %+v\n want   %+v", stored, ended.Result, want)
 	}
 	// funds+stake held, the stake locked, the pot less the fee won.

@@ -111,12 +111,12 @@ func (s *Service) StartSettle(tx bun.Tx, g game.Game, players []string, o rules.
 		// The chain side follows the books, through transfers any instance
 		// sends and confirms (ProcessTransfers).
 		if win && p.SpectatorPotMinor > 0 {
-			if err := s.queueTransfer(ctx, tx, g.ID, KindSweep, s.money.DepositAddress().String(), p.SpectatorPotMinor, ""); err != nil {
+			if err := s.queueTransfer(ctx, tx, g.ID, KindSweep, s.money.DepositAddress().String(), p.SpectatorPotMinor, "", &out.Queued); err != nil {
 				return out, err
 			}
 		}
 		for _, d := range refunds {
-			if err := s.queueTransfer(ctx, tx, g.ID, KindRefund, d.Wallet, d.Amount, d.Signature); err != nil {
+			if err := s.queueTransfer(ctx, tx, g.ID, KindRefund, d.Wallet, d.Amount, d.Signature, &out.Queued); err != nil {
 				return out, err
 			}
 		}
@@ -126,7 +126,7 @@ func (s *Service) StartSettle(tx bun.Tx, g game.Game, players []string, o rules.
 				return out, err
 			}
 		case betOn:
-			if err := s.settleBets(ctx, tx, g.ID, o.Winner, BetOpen); err != nil {
+			if err := s.settleBets(ctx, tx, g.ID, o.Winner, BetOpen, &out.Queued); err != nil {
 				return out, err
 			}
 		}
@@ -203,7 +203,10 @@ type Transfer struct {
 	UpdatedAt   time.Time `bun:"updated_at" json:"updatedAt"`
 }
 
-func (s *Service) queueTransfer(ctx context.Context, tx bun.Tx, gameID, kind, to string, amount int64, donation string) error {
+// queueTransfer queues an on-chain transfer of a game's escrow, and adds
+// it to told unless that is nil.
+func (s *Service) queueTransfer(ctx context.Context, tx bun.Tx, gameID, kind, to string, amount int64, donation string,
+	told *[]game.SettlementTransfer) error {
 	now := s.now()
 	t := Transfer{ID: uuid.NewString(), GameID: gameID, Kind: kind, ToAddress: to, AmountMinor: amount,
 		Status: "pending", CreatedAt: now, UpdatedAt: now}
@@ -212,6 +215,9 @@ func (s *Service) queueTransfer(ctx context.Context, tx bun.Tx, gameID, kind, to
 	}
 	if err := db.Later(ctx, tx.NewInsert().Model(&t)); err != nil {
 		return fmt.Errorf("queue a %s transfer of game %s: %w", kind, gameID, err)
+	}
+	if told != nil {
+		*told = append(*told, game.SettlementTransfer{ID: t.ID, Kind: kind, ToAddress: to, AmountMinor: amount})
 	}
 	return nil
 }
@@ -231,6 +237,7 @@ const TransferLease = time.Minute
 
 // TransferSent is the data of game:settlement:transfer.
 type TransferSent struct {
+	ID          string `json:"id" doc:"the transfer's id, as game:completed listed it when the settlement queued it"`
 	Kind        string `json:"kind"`
 	Signature   string `json:"signature"`
 	AmountMinor int64  `json:"amountMinor"`
@@ -448,7 +455,7 @@ func (s *Service) sendTransfer(ctx context.Context, t *Transfer) (bool, error) {
 			return err
 		}
 		_, err := s.rooms.Append(ctx, tx, t.GameID, s.now(), domain.Event{Name: "game:settlement:transfer",
-			Data: TransferSent{Kind: t.Kind, Signature: *t.Signature, AmountMinor: t.AmountMinor, ToAddress: t.ToAddress}})
+			Data: TransferSent{ID: t.ID, Kind: t.Kind, Signature: *t.Signature, AmountMinor: t.AmountMinor, ToAddress: t.ToAddress}})
 		return err
 	})
 	return err == nil, err

@@ -3,10 +3,10 @@ package ranking
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"wager/domain"
+	"wager/domain/game"
 	"wager/domain/game/rules"
 	"wager/domain/rating"
 )
@@ -24,7 +24,7 @@ const (
 	Day   Period = "day"   // since 00:00 UTC today
 )
 
-// Periods are every period, in the order GameFinished adds to them.
+// Periods are every period, in the order Rate adds to them.
 var Periods = []Period{All, Month, Week, Day}
 
 // ParsePeriod reads ?period= into v's checks; empty is All.
@@ -230,18 +230,7 @@ func (s *Service) Ratings(ctx context.Context, userID string, points int) ([]Typ
 }
 
 // Change is what one game did to a player's rating.
-type Change struct {
-	UserID      string  `bun:"user_id"`
-	Before      float64 `bun:"before"`
-	After       float64 `bun:"after"`
-	Provisional bool    `bun:"provisional"` // the rating after the game
-}
-
-// Delta is the change in whole rating points, as the result card shows it:
-// the rounded ratings' difference.
-func (c Change) Delta() int {
-	return int(math.Round(c.After)) - int(math.Round(c.Before))
-}
+type Change = game.RatingChange
 
 // GameChanges returns the rating changes a finished game made to its
 // players: none for a game that was not rated (cancelled, or not over).

@@ -2,7 +2,7 @@
 // the leaderboards: global (by net winnings, over a calendar period),
 // per game type (by rating) and among friends.
 //
-// Everything is written by GameFinished, which the game service calls in
+// Everything is written by Rate, which the game service calls in
 // the transaction that finishes a game, so results, ratings and boards
 // stand or fall with the game's end and its payout. The rating maths is
 // the pure domain/rating package; this package only stores it.
@@ -76,12 +76,14 @@ func resultsOf(g game.Game) [2]result {
 	return out
 }
 
-// GameFinished records a completed two-player game: both players' results,
+// Rate records a completed two-player game: both players' results,
 // their new ratings in the game type (each from the ratings both had
 // before the game) with a history point each, and their leaderboard
-// totals. Cancelled games are not results and change nothing. Recording a
-// game a second time changes nothing either. It implements game.Recorder;
-// an error aborts the game's end.
+// totals; it returns what the game did to the players' ratings.
+// Cancelled games are not results, change nothing and return no changes.
+// Recording a game a second time changes nothing either (the game service
+// rates a game once, as it ends). It implements game.Rater; an error
+// aborts the game's end.
 //
 // It reads with the game's end (its ratings created if new, locked and
 // read: the rows are inserted, and so locked, in user id order, the same
@@ -91,7 +93,7 @@ func resultsOf(g game.Game) [2]result {
 // existing row and lets RETURNING read it), and queues one statement that
 // writes the results, the new ratings, their history and the totals, all
 // of it only if the results were not recorded before.
-func (s *Service) GameFinished(ctx context.Context, tx bun.Tx, g game.Game, o rules.Outcome, reads *db.Reads) (game.Record, error) {
+func (s *Service) Rate(ctx context.Context, tx bun.Tx, g game.Game, o rules.Outcome, reads *db.Reads) (game.Rated, error) {
 	if g.Status != game.StatusCompleted || len(g.Players) != 2 || g.EndedAt == nil {
 		return nil, nil
 	}
@@ -107,22 +109,27 @@ func (s *Service) GameFinished(ctx context.Context, tx bun.Tx, g game.Game, o ru
 		ids[0], g.GameType, d.Rating, d.Deviation, d.Volatility, at,
 		ids[1], g.GameType, d.Rating, d.Deviation, d.Volatility, at)
 	reads.Column(db.JSON(&rows), "SELECT json_agg(r) FROM ranking_ratings AS r")
-	return func(ctx context.Context, g game.Game) error {
+	return func(ctx context.Context, g game.Game) ([]Change, error) {
 		res := resultsOf(g)
 		before, err := ratingsOf(rows, res)
 		if err != nil {
-			return fmt.Errorf("lock the ratings of game %s: %w", g.ID, err)
+			return nil, fmt.Errorf("lock the ratings of game %s: %w", g.ID, err)
 		}
 		var after [2]rating.Rating
 		after[0], after[1] = rating.Game(before[0], before[1], res[0].Score, rating.DefaultTau)
 		if err := db.Later(ctx, record(tx, g, res, after, at)); err != nil {
-			return fmt.Errorf("record game %s: %w", g.ID, err)
+			return nil, fmt.Errorf("record game %s: %w", g.ID, err)
 		}
-		return nil
+		changes := make([]Change, len(res))
+		for i, r := range res {
+			changes[i] = Change{UserID: r.UserID, Before: before[i].Rating, After: after[i].Rating,
+				Provisional: after[i].Deviation > rating.ProvisionalDeviation}
+		}
+		return changes, nil
 	}, nil
 }
 
-// storedRating is a ratings row as GameFinished reads it.
+// storedRating is a ratings row as Rate reads it.
 type storedRating struct {
 	UserID     string  `json:"user_id"`
 	Rating     float64 `json:"rating"`

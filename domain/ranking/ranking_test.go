@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -50,19 +51,30 @@ func finish(t testing.TB, s *ranking.Service, bdb *bun.DB, status string, a, b, 
 }
 
 // record tells s of a finished game in a transaction, as the game service
-// does.
-func record(t testing.TB, s *ranking.Service, bdb *bun.DB, g game.Game) {
+// does, and returns the changes it answered.
+func record(t testing.TB, s *ranking.Service, bdb *bun.DB, g game.Game) []ranking.Change {
 	t.Helper()
 	o := rules.Outcome{Done: true}
 	if g.Result.WinnerID != nil {
 		o.Winner = *g.Result.WinnerID
 	}
+	var changes []ranking.Change
 	err := db.Transact(t.Context(), bdb, func(ctx context.Context, tx bun.Tx) error {
-		return game.RecordNow(ctx, tx, s, g, o)
+		var reads db.Reads
+		rated, err := s.Rate(ctx, tx, g, o, &reads)
+		if err != nil || rated == nil {
+			return err
+		}
+		if err := reads.Run(ctx, tx); err != nil {
+			return err
+		}
+		changes, err = rated(ctx, g)
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return changes
 }
 
 func ids(rows []ranking.Row) []string {
@@ -305,5 +317,48 @@ func TestGameChangesAreFromTheRatingBeforeToTheOneAfter(t *testing.T) {
 	}
 	if first := (ranking.Change{Before: ra.Rating, After: ra1.Rating}); first.Delta() <= 0 {
 		t.Errorf("the winner's first change is %d, want it up", first.Delta())
+	}
+}
+
+// Rate answers the changes it records, which game:completed carries to
+// the result card: the same GameChanges reads back later.
+func TestRateAnswersTheChangesItRecords(t *testing.T) {
+	bdb := dbtest.DB(t)
+	now := time.Now().UTC()
+	s := ranking.New(bdb, func() time.Time { return now })
+	a, b := newUser(t, bdb), newUser(t, bdb)
+	finish(t, s, bdb, game.StatusCompleted, a, b, a, 0, 0, now.Add(-time.Hour))
+	for i, winner := range []string{b, "", a} {
+		at := now.Add(time.Duration(i) * time.Minute)
+		id := uuid.NewString()
+		if _, err := bdb.ExecContext(t.Context(), `INSERT INTO games (id, game_type, stake_minor, settings, status, state, created_at)
+			VALUES (?, 'rps', 0, '{}', 'active', '{}', ?)`, id, at); err != nil {
+			t.Fatal(err)
+		}
+		res := game.Result{}
+		if winner != "" {
+			res.WinnerID = &winner
+		}
+		answered := record(t, s, bdb, game.Game{ID: id, GameType: "rps", Status: game.StatusCompleted, Players: []string{a, b},
+			Result: &res, EndedAt: &at})
+		stored, err := s.GameChanges(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(answered) != 2 || len(stored) != 2 {
+			t.Fatalf("game %d: answered %+v, stored %+v, want both players'", i, answered, stored)
+		}
+		for _, w := range stored {
+			j := slices.IndexFunc(answered, func(c ranking.Change) bool { return c.UserID == w.UserID })
+			if j < 0 || math.Abs(answered[j].Before-w.Before) > 1e-9 || math.Abs(answered[j].After-w.After) > 1e-9 ||
+				answered[j].Provisional != w.Provisional || answered[j].Delta() != w.Delta() {
+				t.Errorf("game %d: answered %+v, stored %+v", i, answered, stored)
+			}
+		}
+	}
+	cancelled := game.Game{ID: uuid.NewString(), GameType: "rps", Status: game.StatusCancelled, Players: []string{a, b},
+		Result: &game.Result{}, EndedAt: &now}
+	if got := record(t, s, bdb, cancelled); len(got) != 0 {
+		t.Errorf("a cancelled game answered changes %+v", got)
 	}
 }

@@ -18,6 +18,48 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for GameCompletedReviewReason.
+const (
+	GameCompletedReviewReasonLinked  GameCompletedReviewReason = "linked"
+	GameCompletedReviewReasonResign  GameCompletedReviewReason = "resign"
+	GameCompletedReviewReasonTimeout GameCompletedReviewReason = "timeout"
+)
+
+// Valid indicates whether the value is a known member of the GameCompletedReviewReason enum.
+func (e GameCompletedReviewReason) Valid() bool {
+	switch e {
+	case GameCompletedReviewReasonLinked:
+		return true
+	case GameCompletedReviewReasonResign:
+		return true
+	case GameCompletedReviewReasonTimeout:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameResultReviewReason.
+const (
+	GameResultReviewReasonLinked  GameResultReviewReason = "linked"
+	GameResultReviewReasonResign  GameResultReviewReason = "resign"
+	GameResultReviewReasonTimeout GameResultReviewReason = "timeout"
+)
+
+// Valid indicates whether the value is a known member of the GameResultReviewReason enum.
+func (e GameResultReviewReason) Valid() bool {
+	switch e {
+	case GameResultReviewReasonLinked:
+		return true
+	case GameResultReviewReasonResign:
+		return true
+	case GameResultReviewReasonTimeout:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for IntegrityCaseReason.
 const (
 	IntegrityCaseReasonLinked  IntegrityCaseReason = "linked"
@@ -54,6 +96,48 @@ func (e IntegrityCaseStatus) Valid() bool {
 	case IntegrityCaseStatusReleased:
 		return true
 	case IntegrityCaseStatusVoided:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntegrityDecidedReason.
+const (
+	IntegrityDecidedReasonLinked  IntegrityDecidedReason = "linked"
+	IntegrityDecidedReasonResign  IntegrityDecidedReason = "resign"
+	IntegrityDecidedReasonTimeout IntegrityDecidedReason = "timeout"
+)
+
+// Valid indicates whether the value is a known member of the IntegrityDecidedReason enum.
+func (e IntegrityDecidedReason) Valid() bool {
+	switch e {
+	case IntegrityDecidedReasonLinked:
+		return true
+	case IntegrityDecidedReasonResign:
+		return true
+	case IntegrityDecidedReasonTimeout:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntegrityDecidedStatus.
+const (
+	IntegrityDecidedStatusHeld     IntegrityDecidedStatus = "held"
+	IntegrityDecidedStatusReleased IntegrityDecidedStatus = "released"
+	IntegrityDecidedStatusVoided   IntegrityDecidedStatus = "voided"
+)
+
+// Valid indicates whether the value is a known member of the IntegrityDecidedStatus enum.
+func (e IntegrityDecidedStatus) Valid() bool {
+	switch e {
+	case IntegrityDecidedStatusHeld:
+		return true
+	case IntegrityDecidedStatusReleased:
+		return true
+	case IntegrityDecidedStatusVoided:
 		return true
 	default:
 		return false
@@ -929,19 +1013,31 @@ type GameCompleted struct {
 	// PotMinor player pot plus donations
 	PotMinor int64 `json:"potMinor"`
 
+	// Ratings what the game did to its players' ratings; empty when it was not rated (cancelled)
+	Ratings []GameRatingChange `json:"ratings"`
+
 	// Reason score, resign, timeout, abandoned, connect4, board-full
 	Reason string `json:"reason"`
 
 	// ReviewHeld the game's bets and market were held for review when it ended (the players' own payout is not held); see the game's bets and market for how the review ended
-	ReviewHeld        *bool `json:"reviewHeld,omitempty"`
-	SpectatorPotMinor int64 `json:"spectatorPotMinor"`
+	ReviewHeld *bool `json:"reviewHeld,omitempty"`
+
+	// ReviewReason why they were held: resign (the loser resigned), timeout (a round or turn was lost on time) or linked (a bettor or trader was linked to a player by the end)
+	ReviewReason      *GameCompletedReviewReason `json:"reviewReason,omitempty"`
+	SpectatorPotMinor int64                      `json:"spectatorPotMinor"`
 
 	// Status completed, or cancelled when nobody played
 	Status string `json:"status"`
 
+	// Transfers the on-chain transfers its settlement queued (pending); game:settlement:transfer follows each one's confirmation
+	Transfers []GameSettlementTransfer `json:"transfers"`
+
 	// WinnerId null for a draw or cancellation
 	WinnerId *string `json:"winnerId"`
 }
+
+// GameCompletedReviewReason why they were held: resign (the loser resigned), timeout (a round or turn was lost on time) or linked (a bettor or trader was linked to a player by the end)
+type GameCompletedReviewReason string
 
 // GameCurrentGame defines model for GameCurrentGame.
 type GameCurrentGame struct {
@@ -1051,6 +1147,16 @@ type GameQueueRemoved struct {
 	Reason  string `json:"reason"`
 }
 
+// GameRatingChange defines model for GameRatingChange.
+type GameRatingChange struct {
+	After  float64 `json:"after"`
+	Before float64 `json:"before"`
+
+	// Provisional the rating after the game is still provisional: too few games to be sure of it
+	Provisional bool   `json:"provisional"`
+	UserId      string `json:"userId"`
+}
+
 // GameRematch defines model for GameRematch.
 type GameRematch struct {
 	GameId    string  `json:"gameId"`
@@ -1108,12 +1214,18 @@ type GameResult struct {
 	Reason string `json:"reason"`
 
 	// ReviewHeld the game's bets and market were held for review when it ended (the players' own payout is not held); see the game's bets and market for how the review ended
-	ReviewHeld        *bool `json:"reviewHeld,omitempty"`
-	SpectatorPotMinor int64 `json:"spectatorPotMinor"`
+	ReviewHeld *bool `json:"reviewHeld,omitempty"`
+
+	// ReviewReason why they were held: resign (the loser resigned), timeout (a round or turn was lost on time) or linked (a bettor or trader was linked to a player by the end)
+	ReviewReason      *GameResultReviewReason `json:"reviewReason,omitempty"`
+	SpectatorPotMinor int64                   `json:"spectatorPotMinor"`
 
 	// WinnerId null for a draw or cancellation
 	WinnerId *string `json:"winnerId"`
 }
+
+// GameResultReviewReason why they were held: resign (the loser resigned), timeout (a round or turn was lost on time) or linked (a bettor or trader was linked to a player by the end)
+type GameResultReviewReason string
 
 // GameResumed defines model for GameResumed.
 type GameResumed struct {
@@ -1130,6 +1242,16 @@ type GameSeat struct {
 // GameSettings A game type's settings, every member optional (the defaults apply): one of the game types' settings objects. Answers carry every member.
 type GameSettings struct {
 	union json.RawMessage
+}
+
+// GameSettlementTransfer defines model for GameSettlementTransfer.
+type GameSettlementTransfer struct {
+	AmountMinor int64  `json:"amountMinor"`
+	Id          string `json:"id"`
+
+	// Kind sweep (escrow to vault) or refund (escrow to a donor's wallet; it becomes refund_to_balance when that wallet has no USDC token account)
+	Kind      string `json:"kind"`
+	ToAddress string `json:"toAddress"`
 }
 
 // GameStarted defines model for GameStarted.
@@ -1218,6 +1340,38 @@ type IntegrityCaseReason string
 
 // IntegrityCaseStatus defines model for IntegrityCase.Status.
 type IntegrityCaseStatus string
+
+// IntegrityDecided defines model for IntegrityDecided.
+type IntegrityDecided struct {
+	DecidedAt *time.Time `json:"decidedAt"`
+
+	// DecidedBy the admin who released or voided it
+	DecidedBy *ChatUserRef `json:"decidedBy"`
+	GameId    string       `json:"gameId"`
+	HeldAt    time.Time    `json:"heldAt"`
+
+	// PoolsMinor the game's bets when it ended
+	PoolsMinor int64 `json:"poolsMinor"`
+
+	// Reason why its end was held: resign (the loser resigned), timeout (a round or turn was lost on time) or linked (a bettor or trader was linked to a player by the end)
+	Reason IntegrityDecidedReason `json:"reason"`
+	Status IntegrityDecidedStatus `json:"status"`
+
+	// Transfers the on-chain transfers the decision queued (the bet pool swept to the vault), pending; game:settlement:transfer follows each one's confirmation
+	Transfers []GameSettlementTransfer `json:"transfers"`
+
+	// VolumeMinor what buyers had paid for shares in the game's market when it ended
+	VolumeMinor int64 `json:"volumeMinor"`
+
+	// WinnerId the game's winner, whom a release pays the bets and shares on
+	WinnerId string `json:"winnerId"`
+}
+
+// IntegrityDecidedReason why its end was held: resign (the loser resigned), timeout (a round or turn was lost on time) or linked (a bettor or trader was linked to a player by the end)
+type IntegrityDecidedReason string
+
+// IntegrityDecidedStatus defines model for IntegrityDecided.Status.
+type IntegrityDecidedStatus string
 
 // IntegrityLink defines model for IntegrityLink.
 type IntegrityLink struct {
@@ -1840,10 +1994,13 @@ type PotTransfer struct {
 
 // PotTransferSent defines model for PotTransferSent.
 type PotTransferSent struct {
-	AmountMinor int64  `json:"amountMinor"`
-	Kind        string `json:"kind"`
-	Signature   string `json:"signature"`
-	ToAddress   string `json:"toAddress"`
+	AmountMinor int64 `json:"amountMinor"`
+
+	// Id the transfer's id, as game:completed listed it when the settlement queued it
+	Id        string `json:"id"`
+	Kind      string `json:"kind"`
+	Signature string `json:"signature"`
+	ToAddress string `json:"toAddress"`
 }
 
 // ProfileRequest defines model for ProfileRequest.

@@ -25,7 +25,7 @@ const (
 )
 
 // Conn is one live connection: the hub queues frames on it without ever
-// blocking, and the socket's writer sends them.
+// blocking, and the hub's writers send them to its socket.
 type Conn struct {
 	UserID   string
 	Audience Audience
@@ -36,6 +36,7 @@ type Conn struct {
 	send      chan []byte
 	done      chan struct{}
 	closeOnce sync.Once
+	sock      *socket // the network side; nil for a connection that is only read in memory
 
 	mu    sync.Mutex
 	rooms map[string]*room // joined rooms by game id
@@ -54,7 +55,19 @@ func (c *Conn) Frames() <-chan []byte { return c.send }
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // Close drops the connection (idempotent).
-func (c *Conn) Close() { c.closeOnce.Do(func() { close(c.done) }) }
+func (c *Conn) Close() {
+	c.closeOnce.Do(func() {
+		close(c.done)
+		c.wake()
+	})
+}
+
+// wake tells the writers that the socket has something to send.
+func (c *Conn) wake() {
+	if c.sock != nil {
+		c.sock.schedule()
+	}
+}
 
 // deliver queues a frame unless the queue already holds queueLen frames;
 // it reports whether it did.
@@ -64,6 +77,7 @@ func (c *Conn) deliver(frame []byte) bool {
 	}
 	select {
 	case c.send <- frame:
+		c.wake()
 		return true
 	default:
 		return false
@@ -82,6 +96,7 @@ func (c *Conn) push(frame []byte, wait time.Duration) bool {
 	defer t.Stop()
 	select {
 	case c.send <- frame:
+		c.wake()
 		return true
 	case <-c.done:
 		return false
@@ -96,6 +111,7 @@ func (c *Conn) push(frame []byte, wait time.Duration) bool {
 func (c *Conn) urgent(frame []byte) {
 	select {
 	case c.send <- frame:
+		c.wake()
 	default:
 		c.Close()
 	}

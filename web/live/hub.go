@@ -4,17 +4,21 @@
 //
 // It is fed events and told little, through the small interfaces below,
 // and it never waits on a database inside a fan-out: each room renders a
-// batch of events once per audience (JSON envelopes once; the browser
-// pages' HTML once) outside its lock, then queues the same bytes for every
-// subscriber. A subscriber whose queue is full is taken out of the room and
-// told to resync; one that cannot even take that is closed. Nothing here
-// imports the database packages.
+// batch of events once per audience (JSON envelopes once, and handed to
+// the API sockets before anything else; the browser pages' HTML once, from
+// the page state the room keeps in memory) outside its lock, then queues
+// the same bytes for every subscriber. A subscriber whose queue is full is
+// taken out of the room and told to resync; one that cannot even take that
+// is closed. A few writers send the queued frames to the network, socket
+// after socket. Nothing here imports the database packages.
 package live
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,14 +45,29 @@ type Store interface {
 
 // Pages renders what browser pages receive.
 type Pages interface {
-	// Events renders consecutive events of one game: one fragment per
-	// event, nil where an event changes nothing a page shows.
-	Events(ctx context.Context, gameID string, evs []Event) [][]byte
+	// Open reads what the pages of a game show, for a room that takes its
+	// first page: the room keeps it in memory and renders its events with
+	// it, without reading again. The error is the read's.
+	Open(ctx context.Context, gameID string) (PageState, error)
 	// Crowd renders a spectator count.
 	Crowd(count int) []byte
 	// Notice renders a personal notice for the user's pages (a new
 	// balance for the header); nil when pages show nothing of it.
 	Notice(kind string, data json.RawMessage) []byte
+}
+
+// PageState is what a room's pages show, kept up to date by the room's
+// events alone. The room calls it from one goroutine at a time for new
+// events, and from joins for older ones.
+type PageState interface {
+	// Seq is the seq of the last event the state includes.
+	Seq() int
+	// Events renders consecutive events of the game, one fragment per
+	// event (nil where an event changes nothing a page shows), once it has
+	// taken in those after Seq. It reports false, rendering nothing, when
+	// the events leave a gap after Seq: the state cannot follow the game
+	// any more.
+	Events(evs []Event) ([][]byte, bool)
 }
 
 // Presence shares spectator counts and who is online between instances.
@@ -64,20 +83,21 @@ type Presence interface {
 // Everyone is the user id of a notice to every socket.
 const Everyone = ""
 
-// BroadcastsPerSecond bounds the notices to Everyone an instance pushes,
-// and FeedFramesPerSecond the frames they make: with thousands of sockets
-// open, fewer notices go out, so that the public feed never costs more
-// than a fraction of what the instance writes for the games themselves.
+// FeedFramesPerSecond bounds the frames that notices to Everyone make on
+// an instance, a frame per socket that takes one, and BroadcastsPerSecond
+// the notices themselves: a notice costs at least a BroadcastsPerSecond-th
+// of a second's frames. With thousands of sockets open fewer notices go
+// out, so that the public feed never costs more than a fraction of what
+// the instance writes for the games themselves.
 const (
 	BroadcastsPerSecond = 5
 	FeedFramesPerSecond = 10_000
+	minBroadcastFrames  = FeedFramesPerSecond / BroadcastsPerSecond
 )
 
 // A notice to Everyone is delivered broadcastChunk sockets at a time,
 // broadcastPause apart: ten thousand sockets take it within a second,
-// without thousands of writers woken at once ahead of the games' events
-// (and of the database's answers, whose goroutines would queue behind
-// them).
+// without ten thousand writes queued at once ahead of the games' events.
 const (
 	broadcastChunk = 250
 	broadcastPause = 25 * time.Millisecond
@@ -106,9 +126,9 @@ type Options struct {
 	CrowdEvery    time.Duration // spectator counts go out at most this often per room (500ms)
 	PresenceEvery time.Duration // counts are shared with other instances this often (1s)
 	SweepEvery    time.Duration // rooms check the database for events they were not told of (2s)
-	// Clock is the time the rates of notices to Everyone are counted in,
-	// and Pause how a broadcast waits between chunks of sockets: the wall
-	// clock and time.Sleep unless a test steers them.
+	// Clock is the time the frames of notices to Everyone are counted in,
+	// and Pause how their delivery waits between chunks of sockets: the
+	// wall clock and time.Sleep unless a test steers them.
 	Clock domain.Clock
 	Pause func(time.Duration)
 }
@@ -146,8 +166,9 @@ type Hub struct {
 	changed map[string]struct{}
 	fullAt  time.Time
 
-	broadcasts *rate.Limiter // notices to Everyone
-	feedFrames *rate.Limiter // their frames
+	feedFrames *rate.Limiter     // of notices to Everyone
+	feed       chan feedDelivery // notices to Everyone that Run delivers
+	writers    *writers          // send the sockets' queued frames
 }
 
 type heard struct {
@@ -175,8 +196,8 @@ func New(store Store, pages Pages, presence Presence, rooms Rooms, instance stri
 	ctx, stop := context.WithCancel(context.Background())
 	h := &Hub{store: store, pages: pages, presence: presence, joins: rooms, instance: instance, log: log, opts: opts,
 		ctx: ctx, stop: stop, writeWait: writeWait, open: map[string]*room{}, latest: map[string]heard{}, users: map[string]*userSockets{},
-		changed: map[string]struct{}{}, broadcasts: rate.NewLimiter(BroadcastsPerSecond, 2*BroadcastsPerSecond),
-		feedFrames: rate.NewLimiter(FeedFramesPerSecond, FeedFramesPerSecond)}
+		changed: map[string]struct{}{}, feedFrames: rate.NewLimiter(FeedFramesPerSecond, FeedFramesPerSecond),
+		feed: make(chan feedDelivery, 2*BroadcastsPerSecond), writers: newWriters()}
 	h.remote.Store(&map[string]int{})
 	return h
 }
@@ -193,9 +214,10 @@ type room struct {
 	closed  bool // removed from the hub: a join opens a new one
 	ring    []frame
 	members map[*Conn]*member
-	watch   int // spectator sockets
-	pages   int // HTML subscribers
-	count   int // the spectator count last sent
+	watch   int       // spectator sockets
+	pages   int       // HTML subscribers
+	view    PageState // what the pages show; nil while the room has none
+	count   int       // the spectator count last sent
 }
 
 type member struct {
@@ -211,10 +233,19 @@ type frame struct {
 	html  bool // rendered for pages
 }
 
-// Run does the hub's periodic work until ctx is done: spectator counts,
-// sharing them with other instances, and the check for missed events.
+// Run does the hub's work until ctx is done: the writers that send the
+// sockets' frames, the delivery of notices to Everyone, and the periodic
+// work: spectator counts, sharing them with other instances, and the
+// check for missed events. It returns once its goroutines ended.
 func (h *Hub) Run(ctx context.Context) {
 	defer h.stop()
+	var wg sync.WaitGroup
+	for range numWriters() {
+		wg.Go(h.writers.run)
+	}
+	wg.Go(func() { h.deliverFeed(ctx) })
+	defer wg.Wait()
+	defer h.writers.close()
 	crowd := time.NewTicker(h.opts.CrowdEvery)
 	presence := time.NewTicker(h.opts.PresenceEvery)
 	sweep := time.NewTicker(h.opts.SweepEvery)
@@ -292,7 +323,8 @@ func (h *Hub) wantLocked(r *room, seq int) {
 
 // pump brings a room up to what it must reach, in seq order: it takes the
 // events it was handed, reads the ones it lacks, renders them and fans
-// them out, until nothing is left.
+// them out, until nothing is left. The API sockets get their frames before
+// the pages' are rendered.
 func (h *Hub) pump(r *room) {
 	backoff := 50 * time.Millisecond
 	for {
@@ -316,7 +348,7 @@ func (h *Hub) pump(r *room) {
 				delete(r.pending, seq)
 			}
 		}
-		forPages := r.pages > 0
+		view := r.view
 		r.mu.Unlock()
 
 		if len(evs) < to-from { // a gap: read the rest from the store
@@ -335,28 +367,69 @@ func (h *Hub) pump(r *room) {
 			}
 			evs = got
 		}
-		frames := h.render(h.ctx, r.id, evs, forPages)
+		frames := renderJSON(evs)
+		if view != nil {
+			r.mu.Lock()
+			h.sendJSONLocked(r, frames)
+			r.mu.Unlock()
+			if !renderPages(view, evs, frames) {
+				h.log.Warn("live: the pages' state missed events", "game", r.id, "seq", view.Seq(), "next", evs[0].Seq)
+			}
+		}
 		r.mu.Lock()
+		if view != nil && !frames[0].html && r.view == view {
+			r.view = nil // the pages rejoin, and a new state is read
+		}
 		h.fanOutLocked(r, frames)
 		r.mu.Unlock()
 	}
 }
 
-// render renders events once per audience.
-func (h *Hub) render(ctx context.Context, gameID string, evs []Event, forPages bool) []frame {
+// renderJSON renders events for the API sockets.
+func renderJSON(evs []Event) []frame {
 	frames := make([]frame, len(evs))
-	var html [][]byte
-	if forPages {
-		html = h.pages.Events(ctx, gameID, evs)
-	}
 	for i, e := range evs {
-		frames[i] = frame{seq: e.Seq, html: forPages}
+		frames[i] = frame{seq: e.Seq}
 		frames[i].bytes[JSON] = mustJSON(EventFrame{Type: "event", Event: e.Name, GameID: e.GameID, Seq: e.Seq, Data: e.Data})
-		if forPages && i < len(html) {
+	}
+	return frames
+}
+
+// renderPages adds the pages' rendering of events to their frames; false
+// when the page state could not take them.
+func renderPages(view PageState, evs []Event, frames []frame) bool {
+	html, ok := view.Events(evs)
+	if !ok {
+		return false
+	}
+	for i := range frames {
+		frames[i].html = true
+		if i < len(html) {
 			frames[i].bytes[HTML] = html[i]
 		}
 	}
-	return frames
+	return true
+}
+
+// sendJSONLocked queues the API sockets' frames on the room's API
+// members, ahead of the rest of the fan-out (fanOutLocked skips what they
+// have).
+func (h *Hub) sendJSONLocked(r *room, frames []frame) {
+	for _, f := range frames {
+		if f.seq <= r.seq {
+			continue
+		}
+		for c, m := range r.members {
+			if c.Audience != JSON || f.seq <= m.after {
+				continue
+			}
+			if !c.deliver(f.bytes[JSON]) {
+				h.kickLocked(r, c)
+				continue
+			}
+			m.after = f.seq
+		}
+	}
 }
 
 // fanOutLocked queues frames for every member that lacks them and keeps
@@ -408,7 +481,9 @@ func (h *Hub) removeLocked(r *room, c *Conn) {
 		r.watch--
 	}
 	if c.Audience == HTML {
-		r.pages--
+		if r.pages--; r.pages == 0 {
+			r.view = nil // rendering for nobody; the next page reads it again
+		}
 	}
 }
 
@@ -416,7 +491,8 @@ func (h *Hub) removeLocked(r *room, c *Conn) {
 // event after afterSeq (from the room's memory when it has them, else
 // read from the store), then live events. known is the seq of the state
 // the caller was answered with; player says whether the user plays there.
-// It returns an error only when the store cannot be read.
+// A room's first page reads what pages show (Pages.Open). It returns an
+// error only when the store or the pages' state cannot be read.
 func (h *Hub) Join(ctx context.Context, c *Conn, gameID string, afterSeq, known int, player bool) error {
 	for {
 		r := h.room(gameID, known)
@@ -428,6 +504,13 @@ func (h *Hub) Join(ctx context.Context, c *Conn, gameID string, afterSeq, known 
 		if _, in := r.members[c]; in {
 			r.mu.Unlock()
 			return nil
+		}
+		if c.Audience == HTML && r.view == nil {
+			r.mu.Unlock()
+			if err := h.openPages(ctx, r); err != nil {
+				return err
+			}
+			continue
 		}
 		replay, ok := r.replayLocked(afterSeq, c.Audience)
 		if ok && len(replay) == 0 {
@@ -443,7 +526,7 @@ func (h *Hub) Join(ctx context.Context, c *Conn, gameID string, afterSeq, known 
 			r.mu.Unlock()
 			return nil
 		}
-		upTo := r.seq
+		upTo, view := r.seq, r.view
 		r.mu.Unlock()
 		// Catch up outside the room's lock, from its memory when it reaches
 		// back far enough, else from the store, then look again. The
@@ -465,12 +548,47 @@ func (h *Hub) Join(ctx context.Context, c *Conn, gameID string, afterSeq, known 
 			if len(evs) == 0 {
 				break
 			}
-			for _, f := range h.render(ctx, gameID, evs, c.Audience == HTML) {
+			frames := renderJSON(evs)
+			if c.Audience == HTML && !renderPages(view, evs, frames) {
+				break // the pages' state was replaced meanwhile: look again
+			}
+			for _, f := range frames {
 				if b := f.bytes[c.Audience]; b != nil && !c.push(b, h.writeWait) {
 					return nil
 				}
 			}
 			afterSeq = evs[len(evs)-1].Seq
+		}
+	}
+}
+
+// openPages reads what a room's pages show and gives it to the room, once
+// it includes every event the room sent (it reads those it lacks). Another
+// join may have done it meanwhile.
+func (h *Hub) openPages(ctx context.Context, r *room) error {
+	view, err := h.pages.Open(ctx, r.id)
+	if err != nil {
+		return err
+	}
+	for {
+		r.mu.Lock()
+		if r.view != nil || r.closed {
+			r.mu.Unlock()
+			return nil
+		}
+		from, to := view.Seq(), r.seq
+		if from >= to {
+			r.view = view
+			r.mu.Unlock()
+			return nil
+		}
+		r.mu.Unlock()
+		evs, err := h.store.Events(ctx, r.id, from, min(to-from, fetchLimit))
+		if err != nil {
+			return err
+		}
+		if _, ok := view.Events(evs); !ok || len(evs) == 0 {
+			return fmt.Errorf("live: bring the pages of game %s from seq %d to %d: the store has no events after %d", r.id, from, to, from)
 		}
 	}
 }
@@ -617,11 +735,10 @@ func (h *Hub) Unregister(c *Conn) {
 //
 // A notice to Everyone goes to every socket here: API sockets, and the
 // page sockets that follow the public feed (Conn.Feed). Those are the
-// activity feed's entries, pushed at most BroadcastsPerSecond and
-// FeedFramesPerSecond (the feed's endpoint has every one): a busy
+// activity feed's entries, pushed within FeedFramesPerSecond and
+// BroadcastsPerSecond (the feed's endpoint has every one): a busy
 // evening's thousands of finishing games must not become millions of
-// frames. They are delivered in the background, a chunk of sockets at a
-// time.
+// frames. Run delivers them, a chunk of sockets at a time.
 func (h *Hub) Notify(userID, kind string, data json.RawMessage) {
 	if userID == Everyone {
 		h.broadcast(kind, data, nil)
@@ -637,37 +754,62 @@ func (h *Hub) Notify(userID, kind string, data json.RawMessage) {
 	}
 	h.mu.RUnlock()
 	if len(conns) > 0 {
-		h.noticeFrames(kind, data).deliver(conns)
+		h.noticeFrames(kind, data, conns).deliver(conns)
 	}
 }
 
-// broadcast delivers a notice to Everyone unless that would pass the
-// rates; past BroadcastsPerSecond the sockets are not even gathered. It
-// reports whether the notice goes out; done (may be nil) is closed once
-// every socket has it.
+// feedDelivery is a notice to Everyone on its way: its frames, the
+// sockets that take it, and what to close once they all have it (nil:
+// nothing).
+type feedDelivery struct {
+	frames noticeFrames
+	conns  []*Conn
+	done   chan<- struct{}
+}
+
+// broadcast queues a notice to Everyone for Run to deliver, unless its
+// frames would pass FeedFramesPerSecond: it costs a frame per socket that
+// takes it, and at least minBroadcastFrames. Past the rate the sockets are
+// not even gathered. It reports whether the notice goes out; done (may be
+// nil) is closed once every socket has it.
 func (h *Hub) broadcast(kind string, data json.RawMessage, done chan<- struct{}) bool {
 	now := h.opts.Clock()
-	if !h.broadcasts.AllowN(now, 1) {
+	if h.feedFrames.TokensAt(now) < minBroadcastFrames {
 		return false
 	}
 	conns := h.feedConns()
-	if len(conns) == 0 || !h.feedFrames.AllowN(now, min(len(conns), FeedFramesPerSecond)) {
+	if len(conns) == 0 || !h.feedFrames.AllowN(now, min(max(len(conns), minBroadcastFrames), FeedFramesPerSecond)) {
 		return false
 	}
-	f := h.noticeFrames(kind, data)
-	go func() {
-		for len(conns) > 0 {
-			n := min(len(conns), broadcastChunk)
-			f.deliver(conns[:n])
-			if conns = conns[n:]; len(conns) > 0 {
-				h.opts.Pause(broadcastPause)
+	select {
+	case h.feed <- feedDelivery{frames: h.noticeFrames(kind, data, conns), conns: conns, done: done}:
+		return true
+	default: // the rate keeps the queue short; a notice past it is dropped like one past the rate
+		return false
+	}
+}
+
+// deliverFeed delivers the notices to Everyone, one after the other, each
+// broadcastChunk sockets at a time, broadcastPause apart, until ctx is
+// done.
+func (h *Hub) deliverFeed(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case d := <-h.feed:
+			for conns := d.conns; len(conns) > 0; {
+				n := min(len(conns), broadcastChunk)
+				d.frames.deliver(conns[:n])
+				if conns = conns[n:]; len(conns) > 0 {
+					h.opts.Pause(broadcastPause)
+				}
+			}
+			if d.done != nil {
+				close(d.done)
 			}
 		}
-		if done != nil {
-			close(done)
-		}
-	}()
-	return true
+	}
 }
 
 // feedConns returns the sockets here that take notices to Everyone: API
@@ -686,28 +828,27 @@ func (h *Hub) feedConns() []*Conn {
 	return conns
 }
 
-// noticeFrames are one notice's frames: the API's, and the pages' rendered
-// once, and only when a page socket takes it.
+// noticeFrames are one notice's frames: the API's, and the pages' (nil
+// when pages show nothing of it).
 type noticeFrames struct {
 	api, page []byte
-	rendered  bool
-	render    func() []byte
 }
 
-func (h *Hub) noticeFrames(kind string, data json.RawMessage) *noticeFrames {
-	return &noticeFrames{api: mustJSON(NoticeFrame{Type: "notice", Notice: kind, Data: data}),
-		render: func() []byte { return h.pages.Notice(kind, data) }}
+// noticeFrames renders a notice for the audiences of conns, once each.
+func (h *Hub) noticeFrames(kind string, data json.RawMessage, conns []*Conn) noticeFrames {
+	f := noticeFrames{api: mustJSON(NoticeFrame{Type: "notice", Notice: kind, Data: data})}
+	if slices.ContainsFunc(conns, func(c *Conn) bool { return c.Audience == HTML }) {
+		f.page = h.pages.Notice(kind, data)
+	}
+	return f
 }
 
 // deliver queues the notice on conns; a socket too far behind to take it
 // is closed.
-func (f *noticeFrames) deliver(conns []*Conn) {
+func (f noticeFrames) deliver(conns []*Conn) {
 	for _, c := range conns {
 		frame := f.api
 		if c.Audience == HTML {
-			if !f.rendered {
-				f.page, f.rendered = f.render(), true
-			}
 			frame = f.page
 		}
 		if len(frame) > 0 && !c.deliver(frame) {

@@ -9,9 +9,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -67,15 +69,37 @@ func (s *memStore) last(gameID string) int {
 }
 
 // testPages renders each event as a div naming its seq, padded to the
-// 16 KB of a large page fragment.
-type testPages struct{}
+// 16 KB of a large page fragment, from a state that only knows the seq it
+// is at (the store's last when it was opened).
+type testPages struct{ s *memStore }
 
-func (testPages) Events(_ context.Context, _ string, evs []Event) [][]byte {
+func (p testPages) Open(_ context.Context, gameID string) (PageState, error) {
+	return &testPageState{seq: p.s.last(gameID)}, nil
+}
+
+type testPageState struct {
+	mu  sync.Mutex
+	seq int
+}
+
+func (v *testPageState) Seq() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.seq
+}
+
+func (v *testPageState) Events(evs []Event) ([][]byte, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	out := make([][]byte, len(evs))
 	for i, e := range evs {
+		if e.Seq > v.seq+1 {
+			return nil, false
+		}
+		v.seq = max(v.seq, e.Seq)
 		out[i] = []byte(fmt.Sprintf(`<div id="live-seq" data-seq="%d">%s</div>`, e.Seq, strings.Repeat(" ", 16<<10)))
 	}
-	return out
+	return out, true
 }
 
 func (testPages) Crowd(n int) []byte {
@@ -107,7 +131,7 @@ func (r storeRooms) Join(_ context.Context, gameID, _ string) (Joined, error) {
 }
 
 func newTestHub(t testing.TB, s *memStore) *Hub {
-	h := New(s, testPages{}, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler), Options{})
+	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler), Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go h.Run(ctx)
@@ -282,7 +306,7 @@ func (h *Hub) seqOf(gameID string) int {
 
 func TestSpectatorCountsGoOutBatched(t *testing.T) {
 	s := newMemStore()
-	h := New(s, testPages{}, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler),
+	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler),
 		Options{CrowdEvery: 200 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -550,7 +574,8 @@ func TestNoticesReachAPISocketsAsFramesAndPagesAsWhatPagesRender(t *testing.T) {
 // clock: a notice to as many sockets as FeedFramesPerSecond goes out in
 // chunks with a pause between them, the next one in the same second is
 // refused although BroadcastsPerSecond would allow it, and a second later
-// one goes out again.
+// one goes out again; to few sockets, no more than BroadcastsPerSecond go
+// out a second.
 func TestNoticesToEveryoneAreSpreadOutAndBoundedInFrames(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	var (
@@ -558,10 +583,13 @@ func TestNoticesToEveryoneAreSpreadOutAndBoundedInFrames(t *testing.T) {
 		pauses []time.Duration
 	)
 	s := newMemStore()
-	h := New(s, testPages{}, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler), Options{
+	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler), Options{
 		Clock: func() time.Time { return now },
 		Pause: func(d time.Duration) { mu.Lock(); pauses = append(pauses, d); mu.Unlock() },
 	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go h.Run(ctx)
 	conns := make([]*Conn, FeedFramesPerSecond)
 	for i := range conns {
 		conns[i] = NewConn(fmt.Sprintf("u%d", i/MaxSocketsPerUser), JSON)
@@ -616,6 +644,24 @@ func TestNoticesToEveryoneAreSpreadOutAndBoundedInFrames(t *testing.T) {
 	<-done
 	if !has(conns[len(conns)-1]) {
 		t.Fatal("the notice a second later did not reach the last socket")
+	}
+
+	// With few sockets, the notices are bounded by BroadcastsPerSecond.
+	for _, c := range conns[MaxSocketsPerUser:] {
+		h.Unregister(c)
+	}
+	for _, c := range conns[:MaxSocketsPerUser] {
+		has(c)
+	}
+	now = now.Add(time.Second)
+	sent := 0
+	for range 3 * BroadcastsPerSecond {
+		if h.broadcast("activity", json.RawMessage(`{"id":4}`), nil) {
+			sent++
+		}
+	}
+	if sent != BroadcastsPerSecond {
+		t.Fatalf("%d notices to %d sockets went out at once, want %d", sent, MaxSocketsPerUser, BroadcastsPerSecond)
 	}
 }
 
@@ -719,5 +765,179 @@ func TestJoinAndResumeFramesApplyInOrder(t *testing.T) {
 	}
 	if want := upTo(joinedAt+1, 18); !slices.Equal(seqs, want) {
 		t.Errorf("after joined at %d: %v, want %v", joinedAt, seqs, want)
+	}
+}
+
+// gatedPages is testPages whose states render pages only when let through
+// (each Events call takes one from release), and counts the reads.
+type gatedPages struct {
+	testPages
+	release chan struct{}
+	opens   atomic.Int32
+	refuse  atomic.Bool // the next states cannot follow the game
+}
+
+func (p *gatedPages) Open(ctx context.Context, gameID string) (PageState, error) {
+	p.opens.Add(1)
+	v, _ := p.testPages.Open(ctx, gameID)
+	return &gatedState{testPageState: v.(*testPageState), pages: p}, nil
+}
+
+type gatedState struct {
+	*testPageState
+	pages *gatedPages
+}
+
+func (v *gatedState) Events(evs []Event) ([][]byte, bool) {
+	if v.pages.release != nil {
+		<-v.pages.release
+	}
+	if v.pages.refuse.Load() {
+		return nil, false
+	}
+	return v.testPageState.Events(evs)
+}
+
+// TestAPISocketsGetEventsBeforePagesAreRendered: while a room's pages are
+// being rendered, its API sockets already have the event.
+func TestAPISocketsGetEventsBeforePagesAreRendered(t *testing.T) {
+	s := newMemStore()
+	pages := &gatedPages{testPages: testPages{s}, release: make(chan struct{})}
+	h := New(s, pages, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler), Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go h.Run(ctx)
+	api, page := NewConn("u1", JSON), NewConn("u2", HTML)
+	for _, c := range []*Conn{api, page} {
+		if err := h.Join(ctx, c, "g", 0, 0, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish(h, s, "g", 1)
+	wantSeqs(t, "the API socket, while the page waits for its rendering", drain(t, api, 1).seqs, 1, 1)
+	select {
+	case f := <-page.Frames():
+		t.Fatalf("the page got %.40s before its rendering", f)
+	default:
+	}
+	close(pages.release)
+	select {
+	case f := <-page.Frames():
+		if !strings.Contains(string(f), `data-seq="1"`) {
+			t.Fatalf("the page got %.60s, want event 1", f)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the page got nothing once rendered")
+	}
+}
+
+// TestARoomReadsWhatPagesShowOnceAndThenFollowsTheEvents: the first page
+// of a room reads the page state; further pages and events read nothing;
+// a state that cannot follow the events is dropped, its pages told to
+// resync, and read again when they rejoin; a room without pages keeps
+// none.
+func TestARoomReadsWhatPagesShowOnceAndThenFollowsTheEvents(t *testing.T) {
+	s := newMemStore()
+	pages := &gatedPages{testPages: testPages{s}}
+	h := New(s, pages, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler), Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go h.Run(ctx)
+	publish(h, s, "g", 3)
+	p1, p2 := NewConn("u1", HTML), NewConn("u2", HTML)
+	for _, c := range []*Conn{p1, p2} {
+		if err := h.Join(ctx, c, "g", 3, 3, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish(h, s, "g", 10)
+	for i, c := range []*Conn{p1, p2} {
+		for seq := 4; seq <= 13; seq++ {
+			select {
+			case f := <-c.Frames():
+				if !strings.Contains(string(f), fmt.Sprintf(`data-seq="%d"`, seq)) {
+					t.Fatalf("page %d got %.40s, want event %d", i, f, seq)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("page %d did not get event %d", i, seq)
+			}
+		}
+	}
+	if n := pages.opens.Load(); n != 1 {
+		t.Fatalf("two pages and ten events read the page state %d times, want 1", n)
+	}
+
+	pages.refuse.Store(true)
+	publish(h, s, "g", 1)
+	for i, c := range []*Conn{p1, p2} {
+		if got := drain(t, c, 1); got.resyncs != 1 {
+			t.Fatalf("page %d of a state that could not follow got %+v, want a resync", i, got)
+		}
+	}
+	pages.refuse.Store(false)
+	if err := h.Join(ctx, p1, "g", 13, 14, false); err != nil {
+		t.Fatal(err)
+	}
+	if n := pages.opens.Load(); n != 2 {
+		t.Fatalf("the page state was read %d times after a rejoin, want 2", n)
+	}
+	h.Leave(p1, "g")
+	if n := h.membersOf("g"); n != 0 {
+		t.Fatalf("the room has %d members, want none", n)
+	}
+	api := NewConn("u3", JSON)
+	if err := h.Join(ctx, api, "g", 14, 14, false); err != nil {
+		t.Fatal(err)
+	}
+	if n := pages.opens.Load(); n != 2 {
+		t.Fatalf("an API socket read the page state (%d reads)", n)
+	}
+}
+
+// TestSocketsTakeNoWriterGoroutineOfTheirOwn: each socket costs one
+// goroutine (its reader) however many frames it gets; a few writers send
+// to all of them.
+func TestSocketsTakeNoWriterGoroutineOfTheirOwn(t *testing.T) {
+	s := newMemStore()
+	h := newTestHub(t, s)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.Serve(w, r, Client{UserID: r.URL.Query().Get("user")})
+	}))
+	defer srv.Close()
+	url := "ws" + strings.TrimPrefix(srv.URL, "http")
+	const sockets = 200
+	before := runtime.NumGoroutine()
+	clients := make([]*websocket.Conn, sockets)
+	for i := range clients {
+		ws, _, err := websocket.DefaultDialer.Dial(fmt.Sprintf("%s?user=s%d", url, i), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.Close()
+		if err := ws.WriteJSON(ClientMessage{Type: "join-game", GameID: "g"}); err != nil {
+			t.Fatal(err)
+		}
+		clients[i] = ws
+	}
+	for h.membersOf("g") < sockets {
+		time.Sleep(time.Millisecond)
+	}
+	publish(h, s, "g", 5)
+	for i, ws := range clients {
+		for seen := 0; seen < 5; {
+			ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+			var m struct {
+				Type, Event string
+			}
+			if err := ws.ReadJSON(&m); err != nil {
+				t.Fatalf("socket %d: %v", i, err)
+			}
+			if m.Type == "event" && m.Event == "game:test" {
+				seen++
+			}
+		}
+	}
+	if grew := runtime.NumGoroutine() - before; grew > sockets+numWriters()+10 {
+		t.Fatalf("%d sockets that got 5 events each took %d goroutines, want about one each", sockets, grew)
 	}
 }

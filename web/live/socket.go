@@ -2,11 +2,13 @@ package live
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -90,11 +92,12 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, client Client) error
 	if err != nil {
 		return nil // the upgrader has answered
 	}
-	// The socket lives on in two goroutines of its own, which start with
-	// small stacks, and the request's goroutine (whose stack grew through
-	// the middleware) ends.
+	// The socket lives on in a goroutine of its own that reads (it starts
+	// with a small stack, and the request's goroutine, whose stack grew
+	// through the middleware, ends); the hub's writers write to it.
 	c := NewConn(client.UserID, audience)
 	c.Feed = audience == HTML && r.URL.Query().Get("feed") == "1"
+	s := newSocket(c, ws, hj.conn, h.writers)
 	if !h.Register(c) { // a race of upgrades past the limit
 		ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "too many sockets"),
 			time.Now().Add(time.Second))
@@ -102,60 +105,25 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, client Client) error
 		return nil
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	go h.write(ws, hj.conn, c, cancel)
+	s.start(cancel, h.writeWait)
 	go func() {
 		h.read(ctx, ws, c)
 		cancel()
 		h.Unregister(c)
-		ws.Close()
+		// The writers send what is left (a close frame) and close the
+		// socket; should they not run any more, it is closed here.
+		select {
+		case <-s.gone:
+		case <-time.After(h.writeWait + time.Second):
+			ws.Close()
+		}
 	}()
 	return nil
 }
 
-// writeBuffers lends sockets a write buffer only while they write, so an
-// idle socket holds none.
+// writeBuffers lends gorilla a buffer to frame a message in only while it
+// writes one, so an idle socket holds none.
 var writeBuffers = &sync.Pool{}
-
-// burst is how many queued frames a socket's writer sends in one write to
-// the network.
-const burst = 64
-
-func (h *Hub) write(ws *websocket.Conn, bc *batchConn, c *Conn, cancel context.CancelFunc) {
-	ping := time.NewTicker(pingPeriod)
-	defer func() {
-		ping.Stop()
-		cancel()
-		ws.Close() // unblocks the reader
-	}()
-	for {
-		select {
-		case <-c.Done():
-			ws.SetWriteDeadline(time.Now().Add(h.writeWait))
-			ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "too far behind"))
-			return
-		case frame := <-c.send:
-			// The frames queued by now go out together: one system call
-			// for a move's events instead of one each.
-			ws.SetWriteDeadline(time.Now().Add(h.writeWait))
-			bc.gather()
-			err := ws.WriteMessage(websocket.TextMessage, frame)
-			for n := 1; err == nil && n < burst && len(c.send) > 0; n++ {
-				err = ws.WriteMessage(websocket.TextMessage, <-c.send)
-			}
-			if ferr := bc.flush(); err == nil {
-				err = ferr
-			}
-			if err != nil {
-				return
-			}
-		case <-ping.C:
-			ws.SetWriteDeadline(time.Now().Add(h.writeWait))
-			if err := ws.WriteMessage(websocket.PingMessage, nil); err != nil {
-				return
-			}
-		}
-	}
-}
 
 // hijacker hands gorilla the connection wrapped in a batchConn.
 type hijacker struct {
@@ -172,53 +140,103 @@ func (h *hijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return h.conn, rw, nil
 }
 
-// batchConn is a socket's connection that, while its writer gathers,
-// keeps what is written in a buffer lent for the burst, and writes it to
-// the network at flush.
+// batchConn is a socket's connection. Once the upgrade is answered, what
+// gorilla writes (the writers' frames, and the reader's control frames)
+// only goes into a buffer, lent while bytes wait, and the writers send
+// the buffer to the network: the frames queued at once go out in one
+// system call, and the bytes a slow client has not taken yet wait there
+// instead of holding a writer.
 type batchConn struct {
 	net.Conn
-	mu sync.Mutex
-	w  *bufio.Writer
+	mu       sync.Mutex
+	buffered bool
+	buf      *bytes.Buffer // bytes not sent yet; nil when none
+	wake     func()        // tells the writers that bytes wait
 }
 
-var burstBuffers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 16<<10) }}
+var sendBuffers = sync.Pool{New: func() any { return bytes.NewBuffer(make([]byte, 0, 16<<10)) }}
+
+// maxPooledBuffer is the largest buffer kept for another socket; a larger
+// one (a slow page's backlog) goes to the garbage collector.
+const maxPooledBuffer = 256 << 10
 
 func (b *batchConn) Write(p []byte) (int, error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.w != nil {
-		return b.w.Write(p)
+	if !b.buffered { // the upgrade's answer, or a refusal before the socket started
+		defer b.mu.Unlock()
+		return b.Conn.Write(p)
 	}
-	return b.Conn.Write(p)
-}
-
-// Close sends what is gathered before closing: a close frame the reader
-// wrote during the writer's burst must not be lost with the connection.
-// The write deadline set for that frame bounds the wait.
-func (b *batchConn) Close() error {
-	b.mu.Lock()
-	if b.w != nil {
-		b.w.Flush()
+	if b.buf == nil {
+		b.buf = sendBuffers.Get().(*bytes.Buffer)
 	}
+	b.buf.Write(p)
+	wake := b.wake
 	b.mu.Unlock()
-	return b.Conn.Close()
+	wake()
+	return len(p), nil
 }
 
-func (b *batchConn) gather() {
+// SetWriteDeadline ignores gorilla's deadlines once the socket started:
+// the writers set their own when they send.
+func (b *batchConn) SetWriteDeadline(t time.Time) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.w = burstBuffers.Get().(*bufio.Writer)
-	b.w.Reset(b.Conn)
+	if b.buffered {
+		return nil
+	}
+	return b.Conn.SetWriteDeadline(t)
 }
 
-func (b *batchConn) flush() error {
+// startBuffering makes writes go into the buffer from here on.
+func (b *batchConn) startBuffering(wake func()) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	err := b.w.Flush()
-	b.w.Reset(nil)
-	burstBuffers.Put(b.w)
-	b.w = nil
-	return err
+	b.buffered, b.wake = true, wake
+}
+
+// waiting reports whether bytes wait to be sent.
+func (b *batchConn) waiting() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf != nil
+}
+
+// flush sends the waiting bytes, waiting for the client to take them
+// until deadline. It returns how many it sent and whether some are left
+// (the client had not taken them by the deadline); err is any other
+// failure.
+func (b *batchConn) flush(deadline time.Time) (sent int, left bool, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.buf == nil {
+		return 0, false, nil
+	}
+	b.Conn.SetWriteDeadline(deadline)
+	sent, err = b.Conn.Write(b.buf.Bytes())
+	b.buf.Next(sent)
+	if b.buf.Len() == 0 {
+		b.release()
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		err = nil
+	}
+	return sent, b.buf != nil, err
+}
+
+// release gives the buffer back; b.mu is held.
+func (b *batchConn) release() {
+	if b.buf != nil && b.buf.Cap() <= maxPooledBuffer {
+		b.buf.Reset()
+		sendBuffers.Put(b.buf)
+	}
+	b.buf = nil
+}
+
+// drop forgets the waiting bytes of a socket that is closed.
+func (b *batchConn) drop() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.release()
 }
 
 func (h *Hub) read(ctx context.Context, ws *websocket.Conn, c *Conn) {

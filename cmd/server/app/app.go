@@ -190,7 +190,7 @@ func (a *App) build(ctx context.Context) error {
 	a.Ranking = ranking.New(bdb, now)
 	a.Referrals = referrals.New(bdb, a.Notify, a.Social, a.Rooms, now, cfg.ReferralBPS, cfg.PublicURL)
 	a.Games = game.New(bdb, now, log, game.Deps{Rooms: a.Rooms, Notify: a.Notify, Settle: settle, Live: feed,
-		Recorders: []game.Recorder{a.Ranking, a.Social, a.Referrals}, Protect: protect,
+		Rate: a.Ranking, Recorders: []game.Recorder{a.Social, a.Referrals}, Protect: protect,
 		EscrowOf: func(gameID string) string { return a.Keys.Escrow(gameID).PublicKey().String() }})
 	a.Chat = chat.New(bdb, a.Rooms, now)
 	a.Support = support.New(bdb, a.Notify, now)

@@ -1,5 +1,13 @@
 package rules
 
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+)
+
 // View is a game's state as everyone may see it (GET /games/:id/state,
 // the joined frame of a room): one struct per game type, sharing Base.
 type View interface {
@@ -7,6 +15,13 @@ type View interface {
 	// Record is what a finished game's metadata shows as its history:
 	// the revealed rounds or the moves.
 	Record() any
+	// Apply takes in one of the game type's events, as stored (its name
+	// and JSON data): the view of a game followed by the game's later
+	// events, in order, is the game's Public view at the last of them but
+	// for the timer's remaining time, which only a clock knows. An event
+	// of another kind changes nothing; data that does not decode is an
+	// error, and changes nothing either.
+	Apply(name string, data json.RawMessage) error
 }
 
 // ViewHeader names the game a view belongs to; the game service fills it.
@@ -30,6 +45,36 @@ type ViewBase struct {
 
 // Base returns the shared part of the view.
 func (b *ViewBase) Base() *ViewBase { return b }
+
+// SetDeadline is a running round's or turn's new deadline (its time given
+// again after an outage: game:resumed).
+func (b *ViewBase) SetDeadline(t time.Time) {
+	b.Round.Deadline = timeString(t)
+	b.Timer.Deadline = b.Round.Deadline
+}
+
+// setDeadline is a deadline as an event carries it (nil: none).
+func (b *ViewBase) setDeadline(d *string) {
+	b.Round.Deadline, b.Timer.Deadline = d, d
+	if d == nil {
+		b.Timer.RemainingMs = 0
+	}
+}
+
+// finish is the end of the game: no round runs any more.
+func (b *ViewBase) finish(winner, reason string) {
+	b.Outcome = &ViewOutcome{WinnerID: optional(winner), Reason: reason}
+	b.Round.Phase = "finished"
+	b.setDeadline(nil)
+}
+
+// decode reads an event's data into v, naming the event on failure.
+func decode(name string, data json.RawMessage, v any) error {
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("rules: decode the data of %s: %w", name, err)
+	}
+	return nil
+}
 
 // Round is the current round (rps) or move (Connect Four).
 type Round struct {
@@ -70,6 +115,62 @@ type RPSView struct {
 
 // Record returns the revealed rounds.
 func (v *RPSView) Record() any { return v.History }
+
+// Apply takes in an rps event (see View).
+func (v *RPSView) Apply(name string, data json.RawMessage) error {
+	switch name {
+	case "game:rps:round:start":
+		var d RPSRoundStart
+		if err := decode(name, data, &d); err != nil {
+			return err
+		}
+		v.Round.Number, v.Round.Phase, v.RoundSeconds = d.Round, "choosing", d.RoundSeconds
+		v.setDeadline(d.Deadline)
+		v.clearChoices()
+	case "game:rps:round:submitted":
+		var d RPSSubmitted
+		if err := decode(name, data, &d); err != nil {
+			return err
+		}
+		if v.Submitted == nil {
+			v.Submitted = map[string]bool{}
+		}
+		if v.Commitments == nil {
+			v.Commitments = map[string]string{}
+		}
+		v.Submitted[d.UserID], v.Commitments[d.UserID] = true, d.Commitment
+	case "game:rps:round:reveal":
+		var d RPSRound
+		if err := decode(name, data, &d); err != nil {
+			return err
+		}
+		v.History = append(v.History, d)
+		v.Scores = maps.Clone(d.Scores)
+		v.clearChoices()
+		switch {
+		case d.Reason == "abandoned":
+			v.finish("", "abandoned")
+		case d.WinnerID != nil && d.Scores[*d.WinnerID] >= v.WinsNeeded:
+			v.finish(*d.WinnerID, "score")
+		}
+	case "game:rps:resign":
+		var d RPSResign
+		if err := decode(name, data, &d); err != nil {
+			return err
+		}
+		v.finish(d.WinnerID, "resign")
+	}
+	return nil
+}
+
+// clearChoices starts a round's choosing afresh: nobody has chosen.
+func (v *RPSView) clearChoices() {
+	v.Submitted = make(map[string]bool, len(v.Players))
+	for _, p := range v.Players {
+		v.Submitted[p] = false
+	}
+	v.Commitments = map[string]string{}
+}
 
 // RPSRound is a revealed round: the data of game:rps:round:reveal and an
 // entry of the history. A player who did not choose has null choice and
@@ -120,6 +221,71 @@ type C4View struct {
 
 // Record returns the moves.
 func (v *C4View) Record() any { return v.History }
+
+// Apply takes in a Connect Four event (see View).
+func (v *C4View) Apply(name string, data json.RawMessage) error {
+	switch name {
+	case "game:connect4:start":
+		var d C4Start
+		if err := decode(name, data, &d); err != nil {
+			return err
+		}
+		v.Rows, v.Columns, v.TurnSeconds, v.Turn = d.Rows, d.Columns, d.TurnSeconds, &d.Turn
+		v.Board = make([][]string, d.Rows)
+		for r := range v.Board {
+			v.Board[r] = make([]string, d.Columns)
+		}
+		v.History, v.Line = []C4Move{}, nil
+		v.Round.Number, v.Round.Phase = 1, "playing"
+		v.setDeadline(d.Deadline)
+	case "game:connect4:move":
+		var d C4Moved
+		if err := decode(name, data, &d); err != nil {
+			return err
+		}
+		if d.Row < 0 || d.Row >= len(v.Board) || d.Column < 0 || d.Column >= len(v.Board[d.Row]) {
+			return fmt.Errorf("rules: %s at row %d, column %d is off the board", name, d.Row, d.Column)
+		}
+		v.Board[d.Row][d.Column] = d.UserID
+		v.History = append(v.History, C4Move{MoveNumber: d.MoveNumber, UserID: d.UserID, Column: d.Column, Row: d.Row})
+		v.Round.Number = len(v.History) + 1
+		v.Turn = d.Turn
+		v.setDeadline(d.Deadline)
+		switch {
+		case d.Line != nil:
+			v.Line = slices.Clone(d.Line)
+			v.finish(d.UserID, "connect4")
+		case d.Turn == nil:
+			v.finish("", "board-full")
+		}
+	case "game:connect4:timeout", "game:connect4:resign":
+		var d C4Forfeit
+		if err := decode(name, data, &d); err != nil {
+			return err
+		}
+		reason := "resign"
+		if name == "game:connect4:timeout" {
+			reason = "timeout"
+		}
+		v.Turn = nil
+		v.finish(d.WinnerID, reason)
+	}
+	return nil
+}
+
+// finish ends a Connect Four game: the winner scores 1, and the round
+// number stays at the last move.
+func (v *C4View) finish(winner, reason string) {
+	v.ViewBase.finish(winner, reason)
+	v.Round.Number = len(v.History)
+	if winner != "" {
+		v.Scores = maps.Clone(v.Scores)
+		if v.Scores == nil {
+			v.Scores = map[string]int{}
+		}
+		v.Scores[winner] = 1
+	}
+}
 
 // C4Move is one move of a Connect Four game's history.
 type C4Move struct {

@@ -6476,6 +6476,12 @@ func (s *GameResult) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.ReviewReason.Set {
+			e.FieldStart("reviewReason")
+			s.ReviewReason.Encode(e)
+		}
+	}
+	{
 		e.FieldStart("spectatorPotMinor")
 		e.Int64(s.SpectatorPotMinor)
 	}
@@ -6485,17 +6491,18 @@ func (s *GameResult) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfGameResult = [10]string{
-	0: "draw",
-	1: "escrowAddress",
-	2: "feeMinor",
-	3: "payoutMinor",
-	4: "playerPotMinor",
-	5: "potMinor",
-	6: "reason",
-	7: "reviewHeld",
-	8: "spectatorPotMinor",
-	9: "winnerId",
+var jsonFieldsNameOfGameResult = [11]string{
+	0:  "draw",
+	1:  "escrowAddress",
+	2:  "feeMinor",
+	3:  "payoutMinor",
+	4:  "playerPotMinor",
+	5:  "potMinor",
+	6:  "reason",
+	7:  "reviewHeld",
+	8:  "reviewReason",
+	9:  "spectatorPotMinor",
+	10: "winnerId",
 }
 
 // Decode decodes GameResult from json.
@@ -6601,8 +6608,18 @@ func (s *GameResult) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"reviewHeld\"")
 			}
+		case "reviewReason":
+			if err := func() error {
+				s.ReviewReason.Reset()
+				if err := s.ReviewReason.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"reviewReason\"")
+			}
 		case "spectatorPotMinor":
-			requiredBitSet[1] |= 1 << 0
+			requiredBitSet[1] |= 1 << 1
 			if err := func() error {
 				v, err := d.Int64()
 				s.SpectatorPotMinor = int64(v)
@@ -6614,7 +6631,7 @@ func (s *GameResult) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"spectatorPotMinor\"")
 			}
 		case "winnerId":
-			requiredBitSet[1] |= 1 << 1
+			requiredBitSet[1] |= 1 << 2
 			if err := func() error {
 				if err := s.WinnerId.Decode(d); err != nil {
 					return err
@@ -6634,7 +6651,7 @@ func (s *GameResult) Decode(d *jx.Decoder) error {
 	var failures []validate.FieldError
 	for i, mask := range [2]uint8{
 		0b01111111,
-		0b00000011,
+		0b00000110,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -6676,6 +6693,48 @@ func (s *GameResult) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *GameResult) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GameResultReviewReason as json.
+func (s GameResultReviewReason) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GameResultReviewReason from json.
+func (s *GameResultReviewReason) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameResultReviewReason to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GameResultReviewReason(v) {
+	case GameResultReviewReasonResign:
+		*s = GameResultReviewReasonResign
+	case GameResultReviewReasonTimeout:
+		*s = GameResultReviewReasonTimeout
+	case GameResultReviewReasonLinked:
+		*s = GameResultReviewReasonLinked
+	default:
+		*s = GameResultReviewReason(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GameResultReviewReason) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameResultReviewReason) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -27085,6 +27144,39 @@ func (s OptGameResult) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptGameResult) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GameResultReviewReason as json.
+func (o OptGameResultReviewReason) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes GameResultReviewReason from json.
+func (o *OptGameResultReviewReason) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptGameResultReviewReason to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptGameResultReviewReason) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptGameResultReviewReason) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }

@@ -1915,8 +1915,11 @@ type GameResult struct {
 	Reason string `json:"reason"`
 	// The game's bets and market were held for review when it ended (the players' own payout is not held);
 	// see the game's bets and market for how the review ended.
-	ReviewHeld        OptBool `json:"reviewHeld"`
-	SpectatorPotMinor int64   `json:"spectatorPotMinor"`
+	ReviewHeld OptBool `json:"reviewHeld"`
+	// Why they were held: resign (the loser resigned), timeout (a round or turn was lost on time) or
+	// linked (a bettor or trader was linked to a player by the end).
+	ReviewReason      OptGameResultReviewReason `json:"reviewReason"`
+	SpectatorPotMinor int64                     `json:"spectatorPotMinor"`
 	// Null for a draw or cancellation.
 	WinnerId NilString `json:"winnerId"`
 }
@@ -1959,6 +1962,11 @@ func (s *GameResult) GetReason() string {
 // GetReviewHeld returns the value of ReviewHeld.
 func (s *GameResult) GetReviewHeld() OptBool {
 	return s.ReviewHeld
+}
+
+// GetReviewReason returns the value of ReviewReason.
+func (s *GameResult) GetReviewReason() OptGameResultReviewReason {
+	return s.ReviewReason
 }
 
 // GetSpectatorPotMinor returns the value of SpectatorPotMinor.
@@ -2011,6 +2019,11 @@ func (s *GameResult) SetReviewHeld(val OptBool) {
 	s.ReviewHeld = val
 }
 
+// SetReviewReason sets the value of ReviewReason.
+func (s *GameResult) SetReviewReason(val OptGameResultReviewReason) {
+	s.ReviewReason = val
+}
+
 // SetSpectatorPotMinor sets the value of SpectatorPotMinor.
 func (s *GameResult) SetSpectatorPotMinor(val int64) {
 	s.SpectatorPotMinor = val
@@ -2019,6 +2032,56 @@ func (s *GameResult) SetSpectatorPotMinor(val int64) {
 // SetWinnerId sets the value of WinnerId.
 func (s *GameResult) SetWinnerId(val NilString) {
 	s.WinnerId = val
+}
+
+// Why they were held: resign (the loser resigned), timeout (a round or turn was lost on time) or
+// linked (a bettor or trader was linked to a player by the end).
+type GameResultReviewReason string
+
+const (
+	GameResultReviewReasonResign  GameResultReviewReason = "resign"
+	GameResultReviewReasonTimeout GameResultReviewReason = "timeout"
+	GameResultReviewReasonLinked  GameResultReviewReason = "linked"
+)
+
+// AllValues returns all GameResultReviewReason values.
+func (GameResultReviewReason) AllValues() []GameResultReviewReason {
+	return []GameResultReviewReason{
+		GameResultReviewReasonResign,
+		GameResultReviewReasonTimeout,
+		GameResultReviewReasonLinked,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GameResultReviewReason) MarshalText() ([]byte, error) {
+	switch s {
+	case GameResultReviewReasonResign:
+		return []byte(s), nil
+	case GameResultReviewReasonTimeout:
+		return []byte(s), nil
+	case GameResultReviewReasonLinked:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GameResultReviewReason) UnmarshalText(data []byte) error {
+	switch GameResultReviewReason(data) {
+	case GameResultReviewReasonResign:
+		*s = GameResultReviewReasonResign
+		return nil
+	case GameResultReviewReasonTimeout:
+		*s = GameResultReviewReasonTimeout
+		return nil
+	case GameResultReviewReasonLinked:
+		*s = GameResultReviewReasonLinked
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Ref: #/components/schemas/GameSeat
@@ -7385,6 +7448,52 @@ func (o OptGameResult) Get() (v GameResult, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptGameResult) Or(d GameResult) GameResult {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptGameResultReviewReason returns new OptGameResultReviewReason with value set to v.
+func NewOptGameResultReviewReason(v GameResultReviewReason) OptGameResultReviewReason {
+	return OptGameResultReviewReason{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptGameResultReviewReason is optional GameResultReviewReason.
+type OptGameResultReviewReason struct {
+	Value GameResultReviewReason
+	Set   bool
+}
+
+// IsSet returns true if OptGameResultReviewReason was set.
+func (o OptGameResultReviewReason) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptGameResultReviewReason) Reset() {
+	var v GameResultReviewReason
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptGameResultReviewReason) SetTo(v GameResultReviewReason) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptGameResultReviewReason) Get() (v GameResultReviewReason, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptGameResultReviewReason) Or(d GameResultReviewReason) GameResultReviewReason {
 	if v, ok := o.Get(); ok {
 		return v
 	}
