@@ -27,6 +27,9 @@ type newGame struct {
 	stake     int64
 	settings  json.RawMessage
 	players   []string // seat order
+
+	// tournament is the tournament the game is played in (nil: none).
+	tournament *string
 }
 
 // Started is the data of game:started.
@@ -36,6 +39,8 @@ type Started struct {
 	Players    []Seat          `json:"players"`
 	StakeMinor int64           `json:"stakeMinor"`
 	Settings   json.RawMessage `json:"settings" schema:"GameSettings"`
+	// TournamentID is the tournament the game is played in.
+	TournamentID *string `json:"tournamentId,omitempty" doc:"the tournament the game is played in, when it is a tournament's"`
 }
 
 // Matched is the data of the game:matched notice to both players.
@@ -66,7 +71,7 @@ func (s *Service) startGame(ctx context.Context, tx bun.Tx, n newGame) (Game, er
 		return Game{}, fmt.Errorf("encode the state of new game %s: %w", id, err)
 	}
 	g := Game{ID: id, LobbyID: n.lobbyID, RematchOf: n.rematchOf, GameType: n.gameType, StakeMinor: n.stake,
-		Settings: n.settings, Status: StatusActive, State: raw, CreatedAt: now}
+		Settings: n.settings, Status: StatusActive, State: raw, CreatedAt: now, TournamentID: n.tournament}
 	if d := state.Deadline(); !d.IsZero() {
 		g.Deadline = &d
 	}
@@ -81,8 +86,8 @@ func (s *Service) startGame(ctx context.Context, tx bun.Tx, n newGame) (Game, er
 		Seat
 		Busy int `bun:"busy"`
 	}
-	err = tx.NewRaw(`WITH g AS (INSERT INTO games (id, lobby_id, game_type, stake_minor, settings, status, state, deadline, rematch_of, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)),
+	err = tx.NewRaw(`WITH g AS (INSERT INTO games (id, lobby_id, game_type, stake_minor, settings, status, state, deadline, rematch_of, created_at, tournament_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)),
 		p AS (INSERT INTO game_players (game_id, user_id, seat)
 			SELECT ?, t.u, t.o - 1 FROM unnest(?::uuid[]) WITH ORDINALITY AS t (u, o) RETURNING user_id, seat),
 		escrow AS (INSERT INTO platform_addresses (address, kind) VALUES (?, 'escrow') ON CONFLICT DO NOTHING),
@@ -91,7 +96,7 @@ func (s *Service) startGame(ctx context.Context, tx bun.Tx, n newGame) (Game, er
 			WHERE user_presence.kind = 'queue' AND user_presence.lobby_id = ?
 			RETURNING user_id)
 		SELECT p.user_id, u.username, p.seat, (SELECT count(*) FROM busy) AS busy FROM p JOIN users AS u ON u.id = p.user_id ORDER BY p.seat`,
-		id, n.lobbyID, n.gameType, n.stake, string(n.settings), StatusActive, string(raw), g.Deadline, n.rematchOf, now,
+		id, n.lobbyID, n.gameType, n.stake, string(n.settings), StatusActive, string(raw), g.Deadline, n.rematchOf, now, n.tournament,
 		id, pgdialect.Array(n.players), s.escrowOf(id), pgdialect.Array(n.players), id, now, queue).Scan(ctx, &seats)
 	if err != nil {
 		return Game{}, fmt.Errorf("start game %s: %w", id, err)
@@ -99,7 +104,7 @@ func (s *Service) startGame(ctx context.Context, tx bun.Tx, n newGame) (Game, er
 	if len(seats) != len(n.players) || seats[0].Busy != len(n.players) {
 		return Game{}, domain.Errorf(domain.CodeConflict, "a player is already in a queue or a game")
 	}
-	started := Started{GameID: id, GameType: n.gameType, StakeMinor: n.stake, Settings: n.settings}
+	started := Started{GameID: id, GameType: n.gameType, StakeMinor: n.stake, Settings: n.settings, TournamentID: n.tournament}
 	for _, p := range seats {
 		started.Players = append(started.Players, p.Seat)
 	}

@@ -148,6 +148,8 @@ type Hub struct {
 
 	broadcasts *rate.Limiter // notices to Everyone
 	feedFrames *rate.Limiter // their frames
+
+	tours *tournamentRooms // nil until ServeTournaments
 }
 
 type heard struct {
@@ -599,6 +601,7 @@ func (h *Hub) Unregister(c *Conn) {
 	for _, r := range c.allRooms() {
 		h.Leave(c, r.id)
 	}
+	h.leaveTournaments(c)
 	h.mu.Lock()
 	if u := h.users[c.UserID]; u != nil {
 		if _, ok := u.conns[c]; ok && len(u.conns) == 1 {
