@@ -20,6 +20,8 @@ import (
 	"wager/domain"
 	"wager/domain/game/rules"
 	"wager/domain/money"
+	"wager/domain/notify"
+	"wager/domain/social"
 	"wager/domain/tournament"
 	"wager/views"
 	"wager/web"
@@ -364,4 +366,50 @@ func (v *TournamentViews) TournamentEvents(ctx context.Context, id string, evs [
 		out[i] = buf.Bytes()
 	}
 	return out
+}
+
+// tournamentNotificationLine says a tournament's notification in a
+// sentence that leads to its page.
+func tournamentNotificationLine(l views.NotificationLine, n notify.Notification) views.NotificationLine {
+	switch n.Type {
+	case notify.TournamentStarting:
+		var d tournament.StartingNotice
+		_ = json.Unmarshal(n.Data, &d)
+		l.Text, l.Href = "The arena "+d.Name+" starts in a minute: keep its page open to play.", "/arenas/"+d.TournamentID
+	case notify.TournamentPrize:
+		var d tournament.PrizeNotice
+		_ = json.Unmarshal(n.Data, &d)
+		l.Text = "You finished " + ordinal(d.Rank) + " of " + strconv.Itoa(d.Players) + " in the arena " + d.Name + " and won " +
+			money.USDC(d.AmountMinor) + "."
+		l.Href = "/arenas/" + d.TournamentID
+	}
+	return l
+}
+
+// tournamentWonLine says a tournament_won feed entry.
+func tournamentWonLine(l views.FeedLine, e social.Entry) views.FeedLine {
+	var d social.TournamentWon
+	_ = json.Unmarshal(e.Data, &d)
+	l.Href = "/arenas/" + d.TournamentID
+	l.Text = e.Actor.Username + " won the arena " + d.Name + " (" + strconv.Itoa(d.Players) + " players)"
+	if d.PrizeMinor > 0 {
+		l.Text += " and " + money.USDC(d.PrizeMinor)
+	}
+	l.Text += "."
+	return l
+}
+
+// ordinal writes a place: 1st, 2nd, 3rd, 4th, 11th, 21st.
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return strconv.Itoa(n) + suffix
 }

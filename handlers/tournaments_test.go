@@ -743,3 +743,32 @@ func TestTournamentEntriesMeetPlayerProtection(t *testing.T) {
 		t.Errorf("loss after a refund %d, want 2000000", got)
 	}
 }
+
+// While an arena runs, TV shows the game of its best placed player who is
+// playing (the arena with the most players first).
+func TestTournamentTopGameIsOnTV(t *testing.T) {
+	a, clk := tournamentApp(t)
+	creator := a.newPlayer(t)
+	ar := newArena(t, a, clk, creator, map[string]any{"maxPlayers": 100})
+	ids := newUsers(t, a, 60)
+	for _, id := range ids {
+		if _, err := a.Tournaments.Join(context.Background(), id, ar.id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ar.start(t)
+	games := ar.get(t).games()
+	r := a.do(t, request{path: "/tv", header: map[string]string{"Accept": "text/html"}})
+	if r.Code != http.StatusOK {
+		t.Fatalf("/tv: %d", r.Code)
+	}
+	shown := ""
+	for g := range games {
+		if strings.Contains(r.Body.String(), `data-game-id="`+g+`"`) {
+			shown = g
+		}
+	}
+	if shown == "" {
+		t.Errorf("TV shows none of the arena's %d games", len(games))
+	}
+}

@@ -508,3 +508,21 @@ func (s *Service) refund(ctx context.Context, tx bun.Tx, t Tournament, es []entr
 	}
 	return nil
 }
+
+// TopGame returns the game of the best placed player who is playing in
+// the running tournament with the most players ("" when none): what TV
+// shows while an arena runs.
+func (s *Service) TopGame(ctx context.Context) (string, error) {
+	var ids []string
+	err := s.db.NewSelect().TableExpr("tournaments AS t").Join("JOIN tournament_players AS p ON p.tournament_id = t.id").
+		Join("JOIN games AS g ON g.id = p.current_game AND g.status = 'active'").
+		ColumnExpr("g.id").Where("t.status = ?", StatusRunning).
+		OrderExpr("t.player_count DESC, t.id, p.score DESC").Limit(1).Scan(ctx, &ids)
+	if err != nil {
+		return "", fmt.Errorf("find the top game of the running tournaments: %w", err)
+	}
+	if len(ids) == 0 {
+		return "", nil
+	}
+	return ids[0], nil
+}
