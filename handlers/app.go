@@ -38,6 +38,7 @@ import (
 	"wager/domain/social"
 	"wager/domain/support"
 	"wager/domain/tips"
+	"wager/domain/tournament"
 	"wager/domain/users"
 	"wager/web"
 	"wager/web/live"
@@ -79,6 +80,8 @@ type Services struct {
 	LocalChain *localchain.Chain
 	// Audit reads the admin audit log (the services write it).
 	Audit *audit.Service
+	// Tournaments runs the arenas.
+	Tournaments *tournament.Service
 }
 
 // DemoBots are the demo players, as the handlers see them.

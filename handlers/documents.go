@@ -23,6 +23,7 @@ import (
 	"wager/domain/notify"
 	"wager/domain/pot"
 	"wager/domain/social"
+	"wager/domain/tournament"
 	"wager/web"
 	"wager/web/live"
 )
@@ -54,9 +55,12 @@ func (a *App) LiveProtocol() *web.AsyncAPI {
 			"Send join-game {gameId} for joined (the state as of seq) and then every event after seq, in order, each once; " +
 			"after a disconnect, send join-game {gameId, lastSeq} for resumed and exactly the events after lastSeq " +
 			"(or joined with the whole state when the gap is too long to replay). Told to resync, join again with your last seq. " +
-			"Spectator counts (game:spectators) are presence, not events: they carry no seq and are never replayed.",
+			"Spectator counts (game:spectators) are presence, not events: they carry no seq and are never replayed. " +
+			"Tournaments have rooms too: join-tournament {tournamentId, lastSeq?} answers joined-tournament (the tournament as of seq) " +
+			"or resumed-tournament, then its events (tournament:standings at most once a second, tournament:pairing, tournament:finished, ...) " +
+			"with a seq per tournament, in order.",
 		Host: host, Protocol: protocol, Address: "/ws",
-		Send: []web.Message{{Name: "client message", Summary: "join-game {gameId, lastSeq?}, leave-game {gameId} or ping",
+		Send: []web.Message{{Name: "client message", Summary: "join-game {gameId, lastSeq?}, leave-game {gameId}, join-tournament {tournamentId, lastSeq?}, leave-tournament {tournamentId} or ping",
 			Payload: live.ClientMessage{}}},
 		Receive: []web.Message{
 			{Name: "joined", Summary: "Answers join-game: the game's state as of seq; only events after seq follow.", Payload: live.JoinedFrame{}},
@@ -66,9 +70,17 @@ func (a *App) LiveProtocol() *web.AsyncAPI {
 			{Name: "error", Summary: "A client message failed: NOT_FOUND or GAME_NOT_ACTIVE for a join, VALIDATION_ERROR or INVALID_JSON for a bad message.", Payload: live.ErrorFrame{}},
 			{Name: "left", Summary: "Answers leave-game.", Payload: live.LeftFrame{}},
 			{Name: "pong", Summary: "Answers ping.", Payload: live.PongFrame{}},
+			{Name: "joined-tournament", Summary: "Answers join-tournament: the tournament as of seq (as GET /tournaments/{id}); only events after seq follow.",
+				Payload: live.JoinedTournamentFrame{}},
+			{Name: "resumed-tournament", Summary: "Answers join-tournament with a lastSeq whose gap can be replayed: the events after seq follow.",
+				Payload: live.ResumedTournamentFrame{}},
+			{Name: "resync-tournament", Summary: "The socket fell behind in a tournament's room and left it: join again with the last seq you have.",
+				Payload: live.TournamentResyncFrame{}},
+			{Name: "left-tournament", Summary: "Answers leave-tournament.", Payload: live.LeftTournamentFrame{}},
 		},
 		Event: live.EventFrame{}, Notice: live.NoticeFrame{}, Events: events, Notices: notices,
-		Schemas: schemas, Components: []any{rules.RPSView{}, rules.C4View{}},
+		TournamentEvent: live.TournamentEventFrame{}, TournamentEvents: tournament.Events,
+		Schemas: schemas, Components: []any{rules.RPSView{}, rules.C4View{}, tournament.Detail{}},
 	}
 }
 

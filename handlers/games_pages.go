@@ -363,6 +363,12 @@ func (a *App) gamePage(c echo.Context) error {
 // tvPage follows the most-watched live game; the page comes back here for
 // the next one when it ends.
 func (a *App) tvPage(c echo.Context) error {
+	// While an arena runs, TV shows its leader's game.
+	if id, err := a.Tournaments.TopGame(c.Request().Context()); err != nil {
+		return err
+	} else if id != "" {
+		return a.renderGamePage(c, id, true)
+	}
 	live, err := a.Games.Live(c.Request().Context(), 1)
 	if err != nil {
 		return err

@@ -95,7 +95,7 @@ func (a *App) routes() *echo.Echo {
 	// The live socket's event and notice data, so that clients generated
 	// from this document have their types (the AsyncAPI document maps
 	// the names to them).
-	for _, m := range []map[string]any{a.Protocol.Events, a.Protocol.Notices} {
+	for _, m := range []map[string]any{a.Protocol.Events, a.Protocol.Notices, a.Protocol.TournamentEvents} {
 		for _, name := range slices.Sorted(maps.Keys(m)) {
 			a.Docs.Components = append(a.Docs.Components, m[name])
 		}
@@ -320,6 +320,7 @@ func (a *App) routes() *echo.Echo {
 	a.integrityRoutes(r)
 	a.protectionRoutes(r)
 	a.paymentRoutes(r)
+	a.tournamentRoutes(r)
 	// Wallet.
 	r.json(http.MethodGet, "/wallets/me/balance", a.walletBalance, web.Op{Tag: "wallet", Auth: web.AuthRequired,
 		Summary: "Platform balance, deposit address and on-chain holdings", Response: money.Balance{}})
@@ -383,6 +384,7 @@ func (a *App) routes() *echo.Echo {
 	r.page(http.MethodPost, "/play/leave/:id", a.playLeave)
 	r.page(http.MethodGet, "/game/:id", a.gamePage)
 	r.page(http.MethodGet, "/tv", a.tvPage)
+	a.tournamentPageRoutes(r)
 	r.page(http.MethodPost, "/game/:id/move", a.gameMove)
 	r.page(http.MethodPost, "/game/:id/chat", a.gameChat)
 	r.page(http.MethodGet, "/game/:id/market/mine", a.gameMarketMine)
@@ -428,6 +430,7 @@ var tagDescriptions = map[string]string{
 	"support":      "Support tickets and their messages.",
 	"payments":     "HTTP 402: paying the x402 charge of a request past its abuse threshold.",
 	"wallet":       "Platform balance, deposits, transfers, withdrawals and the wallet's history.",
+	"tournaments":  "Tournaments (arenas): for a set time their players are paired again and again into free games, scored, and paid prizes from the entry fees at the end.",
 	"protection":   "Player protection: deposit, loss and stake limits, time-outs and self-exclusion, the age confirmation and the session's reality check.",
 	"admin":        "Staff only: feature flags, reconciliation, support queue, integrity reviews, players' protection and the audit log.",
 	"dev":          "The embedded development chain (DEV_FAUCET=true only).",

@@ -120,6 +120,8 @@ func notificationLine(n notify.Notification) views.NotificationLine {
 		} else {
 			l.Text = "A game you traded ended: your shares redeem for " + money.USDC(d.RedeemableMinor) + "."
 		}
+	case notify.TournamentStarting, notify.TournamentPrize:
+		l = tournamentNotificationLine(l, n)
 	default:
 		// A type this page does not know yet still reads as a sentence and
 		// leads to the list, which has its date.
@@ -192,6 +194,8 @@ func feedLine(e social.Entry) views.FeedLine {
 		_ = json.Unmarshal(e.Data, &d)
 		l.Href = "/game/" + d.GameID
 		l.Text = who + " won " + money.USDC(d.PayoutMinor) + " on a bet."
+	case social.ActivityTournamentWon:
+		l = tournamentWonLine(l, e)
 	default:
 		l.Text = who + " did something new."
 	}

@@ -31,6 +31,11 @@ type AsyncAPI struct {
 	// Notices of that name.
 	Event, Notice   any
 	Events, Notices map[string]any
+	// TournamentEvent is the envelope of a tournament room's events
+	// (json:"event" names the kind), and TournamentEvents their data by
+	// name.
+	TournamentEvent  any
+	TournamentEvents map[string]any
 
 	// Schemas are named schemas that fields refer to with schema:"Name",
 	// and Components Go types whose schemas they refer to.
@@ -81,6 +86,9 @@ func (a *AsyncAPI) Document() map[string]any {
 		}
 	}
 	kinds(a.Event, "event", a.Events, "The game event %s: every socket in the game's room receives it, players and spectators alike, once and in seq order.")
+	if a.TournamentEvent != nil {
+		kinds(a.TournamentEvent, "event", a.TournamentEvents, "The tournament event %s: every socket in the tournament's room receives it, once and in seq order.")
+	}
 	kinds(a.Notice, "notice", a.Notices, "The personal notice %s.")
 	delete(r.schemas, "Error") // the HTTP error body: frames have their own
 	return map[string]any{
@@ -129,7 +137,7 @@ func (a *AsyncAPI) MessageNames() map[string][]string {
 	for _, m := range a.Receive {
 		out["frame"] = append(out["frame"], m.Name)
 	}
-	out["event"], out["notice"] = sortedKeys(a.Events), sortedKeys(a.Notices)
+	out["event"], out["notice"] = append(sortedKeys(a.Events), sortedKeys(a.TournamentEvents)...), sortedKeys(a.Notices)
 	for _, v := range out {
 		sort.Strings(v)
 	}

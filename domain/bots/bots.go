@@ -73,6 +73,8 @@ type Bots struct {
 	thinkAt    map[string]time.Time // per bot: when to move on its current turn
 	withPerson map[string]time.Time // per bot: when it last played a person
 	resumeAt   time.Time            // when to carry on after a 429 or 503
+
+	arena arenaState // the demo arena (arena.go)
 }
 
 // player is one bot: its user id and its client of the API.
@@ -141,6 +143,9 @@ func (b *Bots) Tick(ctx context.Context) error {
 	if err := b.setUp(ctx); err != nil {
 		return b.wait(err)
 	}
+	if err := b.arenaTick(ctx); err != nil {
+		return b.wait(err)
+	}
 	for i, p := range b.players {
 		if err := b.tick(ctx, i, p); err != nil {
 			return b.wait(err)
@@ -166,6 +171,9 @@ func (b *Bots) tick(ctx context.Context, i int, p player) error {
 	}
 	if b.now().Sub(b.withPerson[p.id]) < AfterPeople {
 		return nil // free for a rematch
+	}
+	if b.inArena(i) {
+		return b.leaveQueue(ctx, p) // the arena pairs it
 	}
 	// Joining the queue it waits in already answers "queued" again.
 	_, err = p.api.API.PostLobbiesByIdJoinQueueWithResponse(ctx, b.lobbyID.String(), nil)

@@ -57,6 +57,9 @@ type Game struct {
 	// their names, when a query reads them.
 	Players []string `bun:"players,array,scanonly"`
 	Seats   []Seat   `bun:"seats,type:jsonb,scanonly"`
+
+	// TournamentID is the tournament the game is played in (nil: none).
+	TournamentID *string `bun:"tournament_id,type:uuid"`
 }
 
 // Player is a seat in a game.

@@ -27,6 +27,9 @@ type newGame struct {
 	stake     int64
 	settings  json.RawMessage
 	players   []string // seat order
+
+	// tournament is the tournament the game is played in (nil: none).
+	tournament *string
 }
 
 // Started is the data of game:started.
@@ -36,6 +39,8 @@ type Started struct {
 	Players    []Seat          `json:"players"`
 	StakeMinor int64           `json:"stakeMinor"`
 	Settings   json.RawMessage `json:"settings" schema:"GameSettings"`
+	// TournamentID is the tournament the game is played in.
+	TournamentID *string `json:"tournamentId,omitempty" doc:"the tournament the game is played in, when it is a tournament's"`
 }
 
 // Matched is the data of the game:matched notice to both players.
@@ -131,7 +136,7 @@ func (s *Service) insertGame(ctx context.Context, idb bun.IDB, n newGame) (Game,
 		return Game{}, room.Opening{}, fmt.Errorf("encode the state of new game %s: %w", id, err)
 	}
 	g := Game{ID: id, LobbyID: n.lobbyID, RematchOf: n.rematchOf, GameType: n.gameType, StakeMinor: n.stake,
-		Settings: n.settings, Status: StatusActive, State: raw, CreatedAt: now, Players: n.players}
+		Settings: n.settings, Status: StatusActive, State: raw, CreatedAt: now, Players: n.players, TournamentID: n.tournament}
 	if d := state.Deadline(); !d.IsZero() {
 		g.Deadline = &d
 	}
@@ -142,7 +147,7 @@ func (s *Service) insertGame(ctx context.Context, idb bun.IDB, n newGame) (Game,
 	// game:started names the players: its data gets their names from the
 	// statement that stores it, and the copy published is made the same
 	// once it has run.
-	started := Started{GameID: id, GameType: n.gameType, StakeMinor: n.stake, Settings: n.settings}
+	started := Started{GameID: id, GameType: n.gameType, StakeMinor: n.stake, Settings: n.settings, TournamentID: n.tournament}
 	opening, err := room.OpeningOf(id, now, append([]rules.Event{{Name: "game:started", Data: started}}, events...)...)
 	if err != nil {
 		return Game{}, room.Opening{}, err
@@ -162,14 +167,14 @@ func (s *Service) insertGame(ctx context.Context, idb bun.IDB, n newGame) (Game,
 		}
 	}
 	args := []any{id, now, pgdialect.Array(n.waiting), queue, pgdialect.Array(free), id, now,
-		id, n.lobbyID, n.gameType, n.stake, string(n.settings), StatusActive, string(raw), g.Seq, g.Deadline, n.rematchOf, now,
+		id, n.lobbyID, n.gameType, n.stake, string(n.settings), StatusActive, string(raw), g.Seq, g.Deadline, n.rematchOf, now, n.tournament,
 		len(n.players), pgdialect.Array(n.players), s.escrowOf(id)}
 	err = idb.NewRaw(`WITH waited AS (UPDATE user_presence SET kind = 'game', game_id = ?, lobby_id = NULL, since = ?
 			WHERE user_id = ANY(?::uuid[]) AND kind = 'queue' AND lobby_id = ? RETURNING user_id),
 		joined AS (INSERT INTO user_presence (user_id, kind, game_id, since) SELECT unnest(?::uuid[]), 'game', ?, ?
 			ON CONFLICT (user_id) DO NOTHING RETURNING user_id),
-		g AS (INSERT INTO games (id, lobby_id, game_type, stake_minor, settings, status, state, seq, deadline, rematch_of, created_at)
-			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM waited) + (SELECT count(*) FROM joined) = ? RETURNING id),
+		g AS (INSERT INTO games (id, lobby_id, game_type, stake_minor, settings, status, state, seq, deadline, rematch_of, created_at, tournament_id)
+			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM waited) + (SELECT count(*) FROM joined) = ? RETURNING id),
 		p AS (INSERT INTO game_players (game_id, user_id, seat)
 			SELECT g.id, t.u, t.o - 1 FROM g, unnest(?::uuid[]) WITH ORDINALITY AS t (u, o) RETURNING user_id, seat),
 		escrow AS (INSERT INTO platform_addresses (address, kind) SELECT ?, 'escrow' FROM g ON CONFLICT DO NOTHING),

@@ -66,6 +66,8 @@ type Meta struct {
 	History        any             `json:"history,omitempty" doc:"once the game is over: every revealed round (rps) or move (connect4)"`
 	SpectatorCount int             `json:"spectatorCount"`
 	LastSeq        int             `json:"lastSeq"`
+	// TournamentID is the tournament the game is played in.
+	TournamentID *string `json:"tournamentId,omitempty" doc:"the tournament the game is played in, when it is a tournament's (a free game)"`
 }
 
 // Live is what this instance knows live, outside the database: who
@@ -96,7 +98,7 @@ func (s *Service) Snapshot(ctx context.Context, id string) (Meta, rules.View, er
 	}
 	m := Meta{GameID: g.ID, GameType: g.GameType, Status: g.Status, Players: g.Seats, StakeMinor: g.StakeMinor,
 		Settings: g.Settings, CreatedAt: g.CreatedAt, EndedAt: g.EndedAt, WinnerID: g.WinnerID, Result: g.Result,
-		SpectatorCount: s.live.Spectators(g.ID), LastSeq: g.Seq}
+		SpectatorCount: s.live.Spectators(g.ID), LastSeq: g.Seq, TournamentID: g.TournamentID}
 	if g.Status == StatusCompleted || g.Status == StatusCancelled {
 		m.History = view.Record()
 	}
@@ -224,13 +226,15 @@ type LiveGame struct {
 	PotMinor       int64     `json:"potMinor" bun:"donated" doc:"player pot plus donations"`
 	SpectatorCount int       `json:"spectatorCount" bun:"-"`
 	CreatedAt      time.Time `json:"createdAt" bun:"created_at"`
+	// TournamentID is the tournament the game is played in.
+	TournamentID *string `json:"tournamentId,omitempty" bun:"tournament_id" doc:"the tournament the game is played in, when it is a tournament's"`
 }
 
 // Live lists active games, most watched first (newest first among equals),
 // at most limit.
 func (s *Service) Live(ctx context.Context, limit int) ([]LiveGame, error) {
 	out := []LiveGame{}
-	if err := s.db.NewSelect().TableExpr("games AS g").ColumnExpr("g.id, g.game_type, g.status, g.stake_minor, g.created_at").
+	if err := s.db.NewSelect().TableExpr("games AS g").ColumnExpr("g.id, g.game_type, g.status, g.stake_minor, g.created_at, g.tournament_id").
 		ColumnExpr("(SELECT coalesce(sum(d.amount_minor), 0) FROM donations AS d WHERE d.game_id = g.id AND NOT d.late) AS donated").
 		Where("g.status = 'active'").Order("g.created_at DESC").Limit(int64(limit)).Scan(ctx, &out); err != nil {
 		return nil, fmt.Errorf("list live games: %w", err)

@@ -92,6 +92,9 @@ func (s *Service) RequestRematch(ctx context.Context, userID, gameID string) (Re
 		if err != nil {
 			return err
 		}
+		if g.TournamentID != nil {
+			return errTournamentRematch
+		}
 		players := g.Players
 		st, err := s.rematchState(ctx, tx, g.ID)
 		if err != nil {

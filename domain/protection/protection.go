@@ -86,12 +86,13 @@ const MaxLimitMinor = 1_000_000_000 * 1_000_000
 // player's available balance count towards their net loss: stakes (a
 // loss when locked) and what settles them, bet refunds and payouts (bets
 // themselves come from the wallet: see the package comment), and the
-// market's buys, releases, trades and redemptions. Deposits, withdrawals,
-// referral claims and refunds of donations are not play. A new kind that
-// puts money in play or pays it back (tournament entries and prizes) is
-// added here.
+// market's buys, releases, trades and redemptions, and tournaments' entry
+// fees (a loss when locked), their refunds and prizes. Deposits,
+// withdrawals, referral claims and refunds of donations are not play. A
+// new kind that puts money in play or pays it back is added here.
 var PlayKinds = []string{"stake", "settlement", "bet_refund", "bet_settlement",
-	"market_order", "market_release", "market_trade", "market_redeem"}
+	"market_order", "market_release", "market_trade", "market_redeem",
+	"tournament_entry", "tournament_refund", "tournament_prize"}
 
 // Config is what the operator sets.
 type Config struct {

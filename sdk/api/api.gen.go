@@ -687,6 +687,99 @@ func (e TipsContextType) Valid() bool {
 	}
 }
 
+// Defines values for TournamentStatus.
+const (
+	TournamentStatusCancelled TournamentStatus = "cancelled"
+	TournamentStatusFinished  TournamentStatus = "finished"
+	TournamentStatusRunning   TournamentStatus = "running"
+	TournamentStatusScheduled TournamentStatus = "scheduled"
+)
+
+// Valid indicates whether the value is a known member of the TournamentStatus enum.
+func (e TournamentStatus) Valid() bool {
+	switch e {
+	case TournamentStatusCancelled:
+		return true
+	case TournamentStatusFinished:
+		return true
+	case TournamentStatusRunning:
+		return true
+	case TournamentStatusScheduled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TournamentDetailStatus.
+const (
+	TournamentDetailStatusCancelled TournamentDetailStatus = "cancelled"
+	TournamentDetailStatusFinished  TournamentDetailStatus = "finished"
+	TournamentDetailStatusRunning   TournamentDetailStatus = "running"
+	TournamentDetailStatusScheduled TournamentDetailStatus = "scheduled"
+)
+
+// Valid indicates whether the value is a known member of the TournamentDetailStatus enum.
+func (e TournamentDetailStatus) Valid() bool {
+	switch e {
+	case TournamentDetailStatusCancelled:
+		return true
+	case TournamentDetailStatusFinished:
+		return true
+	case TournamentDetailStatusRunning:
+		return true
+	case TournamentDetailStatusScheduled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TournamentEntryStatus.
+const (
+	Joined    TournamentEntryStatus = "joined"
+	Paused    TournamentEntryStatus = "paused"
+	Withdrawn TournamentEntryStatus = "withdrawn"
+)
+
+// Valid indicates whether the value is a known member of the TournamentEntryStatus enum.
+func (e TournamentEntryStatus) Valid() bool {
+	switch e {
+	case Joined:
+		return true
+	case Paused:
+		return true
+	case Withdrawn:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TournamentStandingsStatus.
+const (
+	TournamentStandingsStatusCancelled TournamentStandingsStatus = "cancelled"
+	TournamentStandingsStatusFinished  TournamentStandingsStatus = "finished"
+	TournamentStandingsStatusRunning   TournamentStandingsStatus = "running"
+	TournamentStandingsStatusScheduled TournamentStandingsStatus = "scheduled"
+)
+
+// Valid indicates whether the value is a known member of the TournamentStandingsStatus enum.
+func (e TournamentStandingsStatus) Valid() bool {
+	switch e {
+	case TournamentStandingsStatusCancelled:
+		return true
+	case TournamentStandingsStatusFinished:
+		return true
+	case TournamentStandingsStatusRunning:
+		return true
+	case TournamentStandingsStatusScheduled:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetAdminSupportParamsStatus.
 const (
 	GetAdminSupportParamsStatusAnswered GetAdminSupportParamsStatus = "answered"
@@ -771,6 +864,30 @@ func (e GetSupportMeParamsStatus) Valid() bool {
 	case GetSupportMeParamsStatusClosed:
 		return true
 	case GetSupportMeParamsStatusOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetTournamentsParamsStatus.
+const (
+	GetTournamentsParamsStatusCancelled GetTournamentsParamsStatus = "cancelled"
+	GetTournamentsParamsStatusFinished  GetTournamentsParamsStatus = "finished"
+	GetTournamentsParamsStatusRunning   GetTournamentsParamsStatus = "running"
+	GetTournamentsParamsStatusScheduled GetTournamentsParamsStatus = "scheduled"
+)
+
+// Valid indicates whether the value is a known member of the GetTournamentsParamsStatus enum.
+func (e GetTournamentsParamsStatus) Valid() bool {
+	switch e {
+	case GetTournamentsParamsStatusCancelled:
+		return true
+	case GetTournamentsParamsStatusFinished:
+		return true
+	case GetTournamentsParamsStatusRunning:
+		return true
+	case GetTournamentsParamsStatusScheduled:
 		return true
 	default:
 		return false
@@ -1072,7 +1189,10 @@ type GameDetail struct {
 	SpectatorCount int64         `json:"spectatorCount"`
 	StakeMinor     int64         `json:"stakeMinor"`
 	Status         string        `json:"status"`
-	WinnerId       *string       `json:"winnerId,omitempty"`
+
+	// TournamentId the tournament the game is played in, when it is a tournament's (a free game)
+	TournamentId *string `json:"tournamentId,omitempty"`
+	WinnerId     *string `json:"winnerId,omitempty"`
 }
 
 // GameJoinResult defines model for GameJoinResult.
@@ -1095,6 +1215,9 @@ type GameLiveGame struct {
 	SpectatorCount int64  `json:"spectatorCount"`
 	StakeMinor     int64  `json:"stakeMinor"`
 	Status         string `json:"status"`
+
+	// TournamentId the tournament the game is played in, when it is a tournament's
+	TournamentId *string `json:"tournamentId,omitempty"`
 }
 
 // GameLivePlayer defines model for GameLivePlayer.
@@ -1263,6 +1386,9 @@ type GameStarted struct {
 	// Settings A game type's settings, every member optional (the defaults apply): one of the game types' settings objects. Answers carry every member.
 	Settings   GameSettings `json:"settings"`
 	StakeMinor int64        `json:"stakeMinor"`
+
+	// TournamentId the tournament the game is played in, when it is a tournament's
+	TournamentId *string `json:"tournamentId,omitempty"`
 }
 
 // HandshakeRequest defines model for HandshakeRequest.
@@ -1788,7 +1914,7 @@ type NotifyNotification struct {
 	Id   string `json:"id"`
 	Read bool   `json:"read"`
 
-	// Type friend_request, friend_accepted, challenge, game_completed, tip, achievement, referral_reward, support_reply, bet_settled, market_resolved, review_hold
+	// Type friend_request, friend_accepted, challenge, game_completed, tip, achievement, referral_reward, support_reply, bet_settled, market_resolved, review_hold, tournament_starting, tournament_prize
 	Type string `json:"type"`
 }
 
@@ -1803,7 +1929,7 @@ type NotifyPushed struct {
 	Id   string `json:"id"`
 	Read bool   `json:"read"`
 
-	// Type friend_request, friend_accepted, challenge, game_completed, tip, achievement, referral_reward, support_reply, bet_settled, market_resolved, review_hold
+	// Type friend_request, friend_accepted, challenge, game_completed, tip, achievement, referral_reward, support_reply, bet_settled, market_resolved, review_hold, tournament_starting, tournament_prize
 	Type        string `json:"type"`
 	UnreadCount int64  `json:"unreadCount"`
 }
@@ -2513,7 +2639,7 @@ type SocialEntry struct {
 	// Id a sequence number as a string; pass the last one seen as ?before= for older ones
 	Id string `json:"id"`
 
-	// Type game_won, donation, tip, achievement, bet_won
+	// Type game_won, donation, tip, achievement, bet_won, tournament_won
 	Type string `json:"type"`
 }
 
@@ -2748,6 +2874,236 @@ type TipsResult struct {
 	Message   *ChatMessage `json:"message"`
 	Signature string       `json:"signature"`
 	ToUserId  string       `json:"toUserId"`
+}
+
+// Tournament defines model for Tournament.
+type Tournament struct {
+	CreatedAt time.Time         `json:"createdAt"`
+	CreatedBy TournamentUserRef `json:"createdBy"`
+
+	// EndsAt no game starts after it; games running then still count, and the tournament finishes when the last ends
+	EndsAt time.Time `json:"endsAt"`
+
+	// EntryFeeMinor locked from the available balance at the join; 0 for a free tournament
+	EntryFeeMinor int64 `json:"entryFeeMinor"`
+
+	// FinishedAt when it finished or was cancelled; null before
+	FinishedAt *time.Time `json:"finishedAt"`
+	GameType   string     `json:"gameType"`
+	Id         string     `json:"id"`
+
+	// LastSeq the seq of the last event of the tournament's live room
+	LastSeq    int64 `json:"lastSeq"`
+	MaxPlayers int64 `json:"maxPlayers"`
+
+	// Name as typed (not HTML-escaped)
+	Name string `json:"name"`
+
+	// PlayerCount the entrants in the standings (one who withdrew after the start stays in them)
+	PlayerCount int64 `json:"playerCount"`
+
+	// PrizePoolMinor the entry fees in the pool so far; the prizes share it less the 1% fee
+	PrizePoolMinor int64 `json:"prizePoolMinor"`
+
+	// PrizeSplitBps what each place wins of the pool less the fee, in basis points
+	PrizeSplitBps []int64 `json:"prizeSplitBps"`
+
+	// Settings the settings of every game of the tournament
+	Settings GameSettings     `json:"settings"`
+	StartsAt time.Time        `json:"startsAt"`
+	Status   TournamentStatus `json:"status"`
+}
+
+// TournamentStatus defines model for Tournament.Status.
+type TournamentStatus string
+
+// TournamentCancelled defines model for TournamentCancelled.
+type TournamentCancelled struct {
+	Reason string `json:"reason"`
+
+	// RefundedMinor the entry fees given back, all together
+	RefundedMinor int64 `json:"refundedMinor"`
+}
+
+// TournamentDetail defines model for TournamentDetail.
+type TournamentDetail struct {
+	CreatedAt time.Time         `json:"createdAt"`
+	CreatedBy TournamentUserRef `json:"createdBy"`
+
+	// EndsAt no game starts after it; games running then still count, and the tournament finishes when the last ends
+	EndsAt time.Time `json:"endsAt"`
+
+	// EntryFeeMinor locked from the available balance at the join; 0 for a free tournament
+	EntryFeeMinor int64 `json:"entryFeeMinor"`
+
+	// FinishedAt when it finished or was cancelled; null before
+	FinishedAt *time.Time `json:"finishedAt"`
+	GameType   string     `json:"gameType"`
+	Id         string     `json:"id"`
+
+	// LastSeq the seq of the last event of the tournament's live room
+	LastSeq    int64 `json:"lastSeq"`
+	MaxPlayers int64 `json:"maxPlayers"`
+
+	// Name as typed (not HTML-escaped)
+	Name string `json:"name"`
+
+	// PlayerCount the entrants in the standings (one who withdrew after the start stays in them)
+	PlayerCount int64 `json:"playerCount"`
+
+	// PrizePoolMinor the entry fees in the pool so far; the prizes share it less the 1% fee
+	PrizePoolMinor int64 `json:"prizePoolMinor"`
+
+	// PrizeSplitBps what each place wins of the pool less the fee, in basis points
+	PrizeSplitBps []int64 `json:"prizeSplitBps"`
+
+	// Prizes once finished: what each winner was paid; empty before
+	Prizes []TournamentPrize `json:"prizes"`
+
+	// Settings the settings of every game of the tournament
+	Settings GameSettings `json:"settings"`
+
+	// Standings every entrant, best first; ties share a rank
+	Standings []TournamentStanding   `json:"standings"`
+	StartsAt  time.Time              `json:"startsAt"`
+	Status    TournamentDetailStatus `json:"status"`
+}
+
+// TournamentDetailStatus defines model for TournamentDetail.Status.
+type TournamentDetailStatus string
+
+// TournamentEntry defines model for TournamentEntry.
+type TournamentEntry struct {
+	// LockedMinor the entry fee this call locked from your available balance (0 for a free tournament or a return after a pause)
+	LockedMinor int64 `json:"lockedMinor"`
+
+	// RefundedMinor the entry fee this call gave back to your available balance
+	RefundedMinor int64 `json:"refundedMinor"`
+
+	// Status joined: in the tournament, paired while it runs; paused: withdrew after the start (in the standings, not paired, may join again without paying); withdrawn: left before the start, the entry fee refunded
+	Status       TournamentEntryStatus `json:"status"`
+	Tournament   Tournament            `json:"tournament"`
+	TournamentId string                `json:"tournamentId"`
+	UserId       string                `json:"userId"`
+}
+
+// TournamentEntryStatus joined: in the tournament, paired while it runs; paused: withdrew after the start (in the standings, not paired, may join again without paying); withdrawn: left before the start, the entry fee refunded
+type TournamentEntryStatus string
+
+// TournamentEvent defines model for TournamentEvent.
+type TournamentEvent struct {
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Data the event's payload; its shape depends on the event name
+	Data         map[string]interface{} `json:"data"`
+	Event        string                 `json:"event"`
+	Seq          int64                  `json:"seq"`
+	TournamentId string                 `json:"tournamentId"`
+}
+
+// TournamentEventsPage defines model for TournamentEventsPage.
+type TournamentEventsPage struct {
+	Events []TournamentEvent `json:"events"`
+}
+
+// TournamentFinished defines model for TournamentFinished.
+type TournamentFinished struct {
+	FeeMinor int64 `json:"feeMinor"`
+
+	// Prizes what each winner was paid to their available balance
+	Prizes []TournamentPrize `json:"prizes"`
+
+	// Standings the final standings' first 100 lines
+	Standings []TournamentStanding `json:"standings"`
+}
+
+// TournamentNewTournament defines model for TournamentNewTournament.
+type TournamentNewTournament struct {
+	DurationMinutes int64 `json:"durationMinutes"`
+
+	// EntryFeeMinor 0 for a free tournament, or 100000 to 100000000 (0.1 to 100 USDC)
+	EntryFeeMinor int64 `json:"entryFeeMinor"`
+
+	// GameType a game type of GET /games/available
+	GameType string `json:"gameType"`
+
+	// MaxPlayers 2 to 256 (or the server's TOURNAMENT_MAX_PLAYERS); default 64
+	MaxPlayers *int64 `json:"maxPlayers,omitempty"`
+	Name       string `json:"name"`
+
+	// PrizeSplitBps what each place wins of the pool less the fee, in basis points: 1 to 10 whole numbers, each 0 or more, summing to 10000; default [5000, 3000, 2000]
+	PrizeSplitBps *[]int64 `json:"prizeSplitBps,omitempty"`
+
+	// Settings the games' settings (the game type's defaults when absent)
+	Settings *GameSettings `json:"settings,omitempty"`
+
+	// StartsAt RFC 3339, from now to 7 days ahead
+	StartsAt time.Time `json:"startsAt"`
+}
+
+// TournamentPaired defines model for TournamentPaired.
+type TournamentPaired struct {
+	GameId string `json:"gameId"`
+
+	// Players in seat order
+	Players []TournamentUserRef `json:"players"`
+}
+
+// TournamentPrize defines model for TournamentPrize.
+type TournamentPrize struct {
+	AmountMinor int64  `json:"amountMinor"`
+	Rank        int64  `json:"rank"`
+	UserId      string `json:"userId"`
+	Username    string `json:"username"`
+}
+
+// TournamentStanding defines model for TournamentStanding.
+type TournamentStanding struct {
+	// CurrentGameId the tournament game the player is in now; null when waiting (or paused)
+	CurrentGameId *string `json:"currentGameId"`
+	Draws         int64   `json:"draws"`
+	Games         int64   `json:"games"`
+	Losses        int64   `json:"losses"`
+
+	// OnFire two wins in a row or more: each further win counts 4 until a game that is not a win
+	OnFire bool `json:"onFire"`
+
+	// Paused withdrew after the start: stays in the standings, is not paired until joining again
+	Paused bool `json:"paused"`
+
+	// Rank players tied on score share a rank (1, 2, 2, 4)
+	Rank     int64  `json:"rank"`
+	Score    int64  `json:"score"`
+	UserId   string `json:"userId"`
+	Username string `json:"username"`
+	Wins     int64  `json:"wins"`
+}
+
+// TournamentStandings defines model for TournamentStandings.
+type TournamentStandings struct {
+	MaxPlayers int64 `json:"maxPlayers"`
+
+	// PlayerCount every entrant; the lines below are the first 100 at most
+	PlayerCount    int64                     `json:"playerCount"`
+	PrizePoolMinor int64                     `json:"prizePoolMinor"`
+	Standings      []TournamentStanding      `json:"standings"`
+	Status         TournamentStandingsStatus `json:"status"`
+}
+
+// TournamentStandingsStatus defines model for TournamentStandings.Status.
+type TournamentStandingsStatus string
+
+// TournamentStarted defines model for TournamentStarted.
+type TournamentStarted struct {
+	EndsAt      time.Time `json:"endsAt"`
+	PlayerCount int64     `json:"playerCount"`
+	StartsAt    time.Time `json:"startsAt"`
+}
+
+// TournamentUserRef defines model for TournamentUserRef.
+type TournamentUserRef struct {
+	UserId   string `json:"userId"`
+	Username string `json:"username"`
 }
 
 // TransferRequest defines model for TransferRequest.
@@ -3526,6 +3882,57 @@ type PostTipsPrepareParams struct {
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
 
+// GetTournamentsParams defines parameters for GetTournaments.
+type GetTournamentsParams struct {
+	// Status only tournaments of this status (default: scheduled and running)
+	Status *GetTournamentsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Limit page size
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Before the id of the previous page's last tournament
+	Before *string `form:"before,omitempty" json:"before,omitempty"`
+
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// GetTournamentsParamsStatus defines parameters for GetTournaments.
+type GetTournamentsParamsStatus string
+
+// PostTournamentsParams defines parameters for PostTournaments.
+type PostTournamentsParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// GetTournamentsByIdParams defines parameters for GetTournamentsById.
+type GetTournamentsByIdParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// GetTournamentsByIdEventsParams defines parameters for GetTournamentsByIdEvents.
+type GetTournamentsByIdEventsParams struct {
+	// After the last seq you have; 0 for all
+	After *int64 `form:"after,omitempty" json:"after,omitempty"`
+
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// PostTournamentsByIdJoinParams defines parameters for PostTournamentsByIdJoin.
+type PostTournamentsByIdJoinParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// PostTournamentsByIdWithdrawParams defines parameters for PostTournamentsByIdWithdraw.
+type PostTournamentsByIdWithdrawParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
 // GetUsernamesByUsernameParams defines parameters for GetUsernamesByUsername.
 type GetUsernamesByUsernameParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
@@ -3769,6 +4176,9 @@ type PostTipsBroadcastJSONRequestBody = SubmitRequest
 
 // PostTipsPrepareJSONRequestBody defines body for PostTipsPrepare for application/json ContentType.
 type PostTipsPrepareJSONRequestBody = TipRequest
+
+// PostTournamentsJSONRequestBody defines body for PostTournaments for application/json ContentType.
+type PostTournamentsJSONRequestBody = TournamentNewTournament
 
 // PostUsersMeAgeConfirmationJSONRequestBody defines body for PostUsersMeAgeConfirmation for application/json ContentType.
 type PostUsersMeAgeConfirmationJSONRequestBody = ProtectionAgeRequest
@@ -4809,6 +5219,57 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /tips/prepare (the `PostTipsPrepare` operationId).
 	PostTipsPrepare(ctx context.Context, params *PostTipsPrepareParams, body PostTipsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTournaments Tournaments of a status: scheduled and running ones by default, soonest first
+	//
+	// Finished and cancelled ones come latest first.
+	//
+	// Corresponds with GET /tournaments (the `GetTournaments` operationId).
+	GetTournaments(ctx context.Context, params *GetTournamentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostTournamentsWithBody Schedule a tournament (an arena)
+	//
+	// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /tournaments (the `PostTournaments` operationId).
+	PostTournamentsWithBody(ctx context.Context, params *PostTournamentsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostTournaments Schedule a tournament (an arena)
+	//
+	// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /tournaments (the `PostTournaments` operationId).
+	PostTournaments(ctx context.Context, params *PostTournamentsParams, body PostTournamentsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTournamentsById A tournament with its standings (ties share a rank) and, once finished, its prizes
+	//
+	// Prizes: fee = floor(pool / 100); place i gets floor((pool - fee) x prizeSplitBps[i] / 10000); players tied on score share the prizes of the places they span equally (rounded down); with fewer players than places, the places nobody reached are shared by the places reached in proportion to their own shares. What rounding leaves goes to the platform with the fee.
+	//
+	// Corresponds with GET /tournaments/{id} (the `GetTournamentsById` operationId).
+	GetTournamentsById(ctx context.Context, id string, params *GetTournamentsByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTournamentsByIdEvents The tournament's live events after a seq (what the live socket sends; for clients that poll or catch up)
+	//
+	// Corresponds with GET /tournaments/{id}/events (the `GetTournamentsByIdEvents` operationId).
+	GetTournamentsByIdEvents(ctx context.Context, id string, params *GetTournamentsByIdEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostTournamentsByIdJoin Enter a tournament, or play again after withdrawing from a running one
+	//
+	// Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409 INSUFFICIENT_FUNDS) and counts as a stake for your limits; it is paid once: returning after a pause pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. Joining while in answers your entry unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
+	//
+	// Corresponds with POST /tournaments/{id}/join (the `PostTournamentsByIdJoin` operationId).
+	PostTournamentsByIdJoin(ctx context.Context, id string, params *PostTournamentsByIdJoinParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostTournamentsByIdWithdraw Leave a tournament: refunded before the start, paused after it
+	//
+	// Before the start your entry fee goes back to your available balance. After it you stay in the standings with your entry in the pool, and you are not paired until you join again (without paying again); a game you are playing still counts. 409 CONFLICT when you are not in it or it is over.
+	//
+	// Corresponds with POST /tournaments/{id}/withdraw (the `PostTournamentsByIdWithdraw` operationId).
+	PostTournamentsByIdWithdraw(ctx context.Context, id string, params *PostTournamentsByIdWithdrawParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetUsernamesByUsername Public profile by username
 	//
@@ -6996,6 +7457,127 @@ func (c *Client) PostTipsPrepareWithBody(ctx context.Context, params *PostTipsPr
 // Corresponds with POST /tips/prepare (the `PostTipsPrepare` operationId).
 func (c *Client) PostTipsPrepare(ctx context.Context, params *PostTipsPrepareParams, body PostTipsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostTipsPrepareRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTournaments Tournaments of a status: scheduled and running ones by default, soonest first
+//
+// Finished and cancelled ones come latest first.
+//
+// Corresponds with GET /tournaments (the `GetTournaments` operationId).
+func (c *Client) GetTournaments(ctx context.Context, params *GetTournamentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTournamentsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostTournamentsWithBody Schedule a tournament (an arena)
+//
+// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /tournaments (the `PostTournaments` operationId).
+func (c *Client) PostTournamentsWithBody(ctx context.Context, params *PostTournamentsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostTournamentsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostTournaments Schedule a tournament (an arena)
+//
+// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /tournaments (the `PostTournaments` operationId).
+func (c *Client) PostTournaments(ctx context.Context, params *PostTournamentsParams, body PostTournamentsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostTournamentsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTournamentsById A tournament with its standings (ties share a rank) and, once finished, its prizes
+//
+// Prizes: fee = floor(pool / 100); place i gets floor((pool - fee) x prizeSplitBps[i] / 10000); players tied on score share the prizes of the places they span equally (rounded down); with fewer players than places, the places nobody reached are shared by the places reached in proportion to their own shares. What rounding leaves goes to the platform with the fee.
+//
+// Corresponds with GET /tournaments/{id} (the `GetTournamentsById` operationId).
+func (c *Client) GetTournamentsById(ctx context.Context, id string, params *GetTournamentsByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTournamentsByIdRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTournamentsByIdEvents The tournament's live events after a seq (what the live socket sends; for clients that poll or catch up)
+//
+// Corresponds with GET /tournaments/{id}/events (the `GetTournamentsByIdEvents` operationId).
+func (c *Client) GetTournamentsByIdEvents(ctx context.Context, id string, params *GetTournamentsByIdEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTournamentsByIdEventsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostTournamentsByIdJoin Enter a tournament, or play again after withdrawing from a running one
+//
+// Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409 INSUFFICIENT_FUNDS) and counts as a stake for your limits; it is paid once: returning after a pause pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. Joining while in answers your entry unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
+//
+// Corresponds with POST /tournaments/{id}/join (the `PostTournamentsByIdJoin` operationId).
+func (c *Client) PostTournamentsByIdJoin(ctx context.Context, id string, params *PostTournamentsByIdJoinParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostTournamentsByIdJoinRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostTournamentsByIdWithdraw Leave a tournament: refunded before the start, paused after it
+//
+// Before the start your entry fee goes back to your available balance. After it you stay in the standings with your entry in the pool, and you are not paired until you join again (without paying again); a game you are playing still counts. 409 CONFLICT when you are not in it or it is over.
+//
+// Corresponds with POST /tournaments/{id}/withdraw (the `PostTournamentsByIdWithdraw` operationId).
+func (c *Client) PostTournamentsByIdWithdraw(ctx context.Context, id string, params *PostTournamentsByIdWithdrawParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostTournamentsByIdWithdrawRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -12881,6 +13463,377 @@ func NewPostTipsPrepareRequestWithBody(server string, params *PostTipsPreparePar
 	return req, nil
 }
 
+// NewGetTournamentsRequest constructs an http.Request for the GetTournaments method
+func NewGetTournamentsRequest(server string, params *GetTournamentsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/tournaments")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Before != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostTournamentsRequest calls the generic PostTournaments builder with application/json body
+func NewPostTournamentsRequest(server string, params *PostTournamentsParams, body PostTournamentsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostTournamentsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostTournamentsRequestWithBody constructs an http.Request for the PostTournaments method, with any body, and a specified content type
+func NewPostTournamentsRequestWithBody(server string, params *PostTournamentsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/tournaments")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetTournamentsByIdRequest constructs an http.Request for the GetTournamentsById method
+func NewGetTournamentsByIdRequest(server string, id string, params *GetTournamentsByIdParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/tournaments/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetTournamentsByIdEventsRequest constructs an http.Request for the GetTournamentsByIdEvents method
+func NewGetTournamentsByIdEventsRequest(server string, id string, params *GetTournamentsByIdEventsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/tournaments/%s/events", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostTournamentsByIdJoinRequest constructs an http.Request for the PostTournamentsByIdJoin method
+func NewPostTournamentsByIdJoinRequest(server string, id string, params *PostTournamentsByIdJoinParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/tournaments/%s/join", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostTournamentsByIdWithdrawRequest constructs an http.Request for the PostTournamentsByIdWithdraw method
+func NewPostTournamentsByIdWithdrawRequest(server string, id string, params *PostTournamentsByIdWithdrawParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/tournaments/%s/withdraw", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetUsernamesByUsernameRequest constructs an http.Request for the GetUsernamesByUsername method
 func NewGetUsernamesByUsernameRequest(server string, username string, params *GetUsernamesByUsernameParams) (*http.Request, error) {
 	var err error
@@ -15164,6 +16117,67 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /tips/prepare (the `PostTipsPrepare` operationId).
 	PostTipsPrepareWithResponse(ctx context.Context, params *PostTipsPrepareParams, body PostTipsPrepareJSONRequestBody, reqEditors ...RequestEditorFn) (*PostTipsPrepareResponse, error)
+
+	// GetTournamentsWithResponse Tournaments of a status: scheduled and running ones by default, soonest first
+	//
+	// Finished and cancelled ones come latest first.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /tournaments (the `GetTournaments` operationId).
+	GetTournamentsWithResponse(ctx context.Context, params *GetTournamentsParams, reqEditors ...RequestEditorFn) (*GetTournamentsResponse, error)
+
+	// PostTournamentsWithBodyWithResponse Schedule a tournament (an arena)
+	//
+	// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /tournaments (the `PostTournaments` operationId).
+	PostTournamentsWithBodyWithResponse(ctx context.Context, params *PostTournamentsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostTournamentsResponse, error)
+
+	// PostTournamentsWithResponse Schedule a tournament (an arena)
+	//
+	// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /tournaments (the `PostTournaments` operationId).
+	PostTournamentsWithResponse(ctx context.Context, params *PostTournamentsParams, body PostTournamentsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostTournamentsResponse, error)
+
+	// GetTournamentsByIdWithResponse A tournament with its standings (ties share a rank) and, once finished, its prizes
+	//
+	// Prizes: fee = floor(pool / 100); place i gets floor((pool - fee) x prizeSplitBps[i] / 10000); players tied on score share the prizes of the places they span equally (rounded down); with fewer players than places, the places nobody reached are shared by the places reached in proportion to their own shares. What rounding leaves goes to the platform with the fee.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /tournaments/{id} (the `GetTournamentsById` operationId).
+	GetTournamentsByIdWithResponse(ctx context.Context, id string, params *GetTournamentsByIdParams, reqEditors ...RequestEditorFn) (*GetTournamentsByIdResponse, error)
+
+	// GetTournamentsByIdEventsWithResponse The tournament's live events after a seq (what the live socket sends; for clients that poll or catch up)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /tournaments/{id}/events (the `GetTournamentsByIdEvents` operationId).
+	GetTournamentsByIdEventsWithResponse(ctx context.Context, id string, params *GetTournamentsByIdEventsParams, reqEditors ...RequestEditorFn) (*GetTournamentsByIdEventsResponse, error)
+
+	// PostTournamentsByIdJoinWithResponse Enter a tournament, or play again after withdrawing from a running one
+	//
+	// Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409 INSUFFICIENT_FUNDS) and counts as a stake for your limits; it is paid once: returning after a pause pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. Joining while in answers your entry unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /tournaments/{id}/join (the `PostTournamentsByIdJoin` operationId).
+	PostTournamentsByIdJoinWithResponse(ctx context.Context, id string, params *PostTournamentsByIdJoinParams, reqEditors ...RequestEditorFn) (*PostTournamentsByIdJoinResponse, error)
+
+	// PostTournamentsByIdWithdrawWithResponse Leave a tournament: refunded before the start, paused after it
+	//
+	// Before the start your entry fee goes back to your available balance. After it you stay in the standings with your entry in the pool, and you are not paired until you join again (without paying again); a game you are playing still counts. 409 CONFLICT when you are not in it or it is over.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /tournaments/{id}/withdraw (the `PostTournamentsByIdWithdraw` operationId).
+	PostTournamentsByIdWithdrawWithResponse(ctx context.Context, id string, params *PostTournamentsByIdWithdrawParams, reqEditors ...RequestEditorFn) (*PostTournamentsByIdWithdrawResponse, error)
 
 	// GetUsernamesByUsernameWithResponse Public profile by username
 	//
@@ -23736,6 +24750,553 @@ func (r PostTipsPrepareResponse) ContentType() string {
 	return ""
 }
 
+type GetTournamentsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]Tournament
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestError
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredError
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequiredError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailableError
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTournamentsResponse) GetJSON200() *[]Tournament {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetTournamentsResponse) GetJSON400() *BadRequestError {
+	return r.JSON400
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r GetTournamentsResponse) GetJSON402() *PaymentRequiredError {
+	return r.JSON402
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r GetTournamentsResponse) GetJSON426() *UpgradeRequiredError {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetTournamentsResponse) GetJSON503() *ServiceUnavailableError {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetTournamentsResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTournamentsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTournamentsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTournamentsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTournamentsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostTournamentsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Tournament
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedError
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLargeError
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequiredError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailableError
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostTournamentsResponse) GetJSON201() *Tournament {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostTournamentsResponse) GetJSON400() *BadRequestError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostTournamentsResponse) GetJSON401() *UnauthorizedError {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r PostTournamentsResponse) GetJSON402() *PaymentRequiredError {
+	return r.JSON402
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostTournamentsResponse) GetJSON403() *ForbiddenError {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostTournamentsResponse) GetJSON413() *RequestEntityTooLargeError {
+	return r.JSON413
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r PostTournamentsResponse) GetJSON426() *UpgradeRequiredError {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostTournamentsResponse) GetJSON503() *ServiceUnavailableError {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PostTournamentsResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostTournamentsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostTournamentsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostTournamentsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostTournamentsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetTournamentsByIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TournamentDetail
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestError
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundError
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequiredError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailableError
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTournamentsByIdResponse) GetJSON200() *TournamentDetail {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetTournamentsByIdResponse) GetJSON400() *BadRequestError {
+	return r.JSON400
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r GetTournamentsByIdResponse) GetJSON402() *PaymentRequiredError {
+	return r.JSON402
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetTournamentsByIdResponse) GetJSON404() *NotFoundError {
+	return r.JSON404
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r GetTournamentsByIdResponse) GetJSON426() *UpgradeRequiredError {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetTournamentsByIdResponse) GetJSON503() *ServiceUnavailableError {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetTournamentsByIdResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTournamentsByIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTournamentsByIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTournamentsByIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTournamentsByIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetTournamentsByIdEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TournamentEventsPage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestError
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundError
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequiredError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailableError
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTournamentsByIdEventsResponse) GetJSON200() *TournamentEventsPage {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetTournamentsByIdEventsResponse) GetJSON400() *BadRequestError {
+	return r.JSON400
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r GetTournamentsByIdEventsResponse) GetJSON402() *PaymentRequiredError {
+	return r.JSON402
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetTournamentsByIdEventsResponse) GetJSON404() *NotFoundError {
+	return r.JSON404
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r GetTournamentsByIdEventsResponse) GetJSON426() *UpgradeRequiredError {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetTournamentsByIdEventsResponse) GetJSON503() *ServiceUnavailableError {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetTournamentsByIdEventsResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTournamentsByIdEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTournamentsByIdEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTournamentsByIdEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTournamentsByIdEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostTournamentsByIdJoinResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TournamentEntry
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedError
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ConflictError
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequiredError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailableError
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostTournamentsByIdJoinResponse) GetJSON200() *TournamentEntry {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostTournamentsByIdJoinResponse) GetJSON400() *BadRequestError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostTournamentsByIdJoinResponse) GetJSON401() *UnauthorizedError {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r PostTournamentsByIdJoinResponse) GetJSON402() *PaymentRequiredError {
+	return r.JSON402
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostTournamentsByIdJoinResponse) GetJSON403() *ForbiddenError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostTournamentsByIdJoinResponse) GetJSON404() *NotFoundError {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostTournamentsByIdJoinResponse) GetJSON409() *ConflictError {
+	return r.JSON409
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r PostTournamentsByIdJoinResponse) GetJSON426() *UpgradeRequiredError {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostTournamentsByIdJoinResponse) GetJSON503() *ServiceUnavailableError {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PostTournamentsByIdJoinResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostTournamentsByIdJoinResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostTournamentsByIdJoinResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostTournamentsByIdJoinResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostTournamentsByIdJoinResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostTournamentsByIdWithdrawResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TournamentEntry
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedError
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ConflictError
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequiredError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailableError
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostTournamentsByIdWithdrawResponse) GetJSON200() *TournamentEntry {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostTournamentsByIdWithdrawResponse) GetJSON400() *BadRequestError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostTournamentsByIdWithdrawResponse) GetJSON401() *UnauthorizedError {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r PostTournamentsByIdWithdrawResponse) GetJSON402() *PaymentRequiredError {
+	return r.JSON402
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostTournamentsByIdWithdrawResponse) GetJSON403() *ForbiddenError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostTournamentsByIdWithdrawResponse) GetJSON404() *NotFoundError {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostTournamentsByIdWithdrawResponse) GetJSON409() *ConflictError {
+	return r.JSON409
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r PostTournamentsByIdWithdrawResponse) GetJSON426() *UpgradeRequiredError {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostTournamentsByIdWithdrawResponse) GetJSON503() *ServiceUnavailableError {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PostTournamentsByIdWithdrawResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostTournamentsByIdWithdrawResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostTournamentsByIdWithdrawResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostTournamentsByIdWithdrawResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostTournamentsByIdWithdrawResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetUsernamesByUsernameResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -27627,6 +29188,109 @@ func (c *ClientWithResponses) PostTipsPrepareWithResponse(ctx context.Context, p
 		return nil, err
 	}
 	return ParsePostTipsPrepareResponse(rsp)
+}
+
+// GetTournamentsWithResponse Tournaments of a status: scheduled and running ones by default, soonest first
+//
+// Finished and cancelled ones come latest first.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /tournaments (the `GetTournaments` operationId).
+func (c *ClientWithResponses) GetTournamentsWithResponse(ctx context.Context, params *GetTournamentsParams, reqEditors ...RequestEditorFn) (*GetTournamentsResponse, error) {
+	rsp, err := c.GetTournaments(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTournamentsResponse(rsp)
+}
+
+// PostTournamentsWithBodyWithResponse Schedule a tournament (an arena)
+//
+// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /tournaments (the `PostTournaments` operationId).
+func (c *ClientWithResponses) PostTournamentsWithBodyWithResponse(ctx context.Context, params *PostTournamentsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostTournamentsResponse, error) {
+	rsp, err := c.PostTournamentsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostTournamentsResponse(rsp)
+}
+
+// PostTournamentsWithResponse Schedule a tournament (an arena)
+//
+// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /tournaments (the `PostTournaments` operationId).
+func (c *ClientWithResponses) PostTournamentsWithResponse(ctx context.Context, params *PostTournamentsParams, body PostTournamentsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostTournamentsResponse, error) {
+	rsp, err := c.PostTournaments(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostTournamentsResponse(rsp)
+}
+
+// GetTournamentsByIdWithResponse A tournament with its standings (ties share a rank) and, once finished, its prizes
+//
+// Prizes: fee = floor(pool / 100); place i gets floor((pool - fee) x prizeSplitBps[i] / 10000); players tied on score share the prizes of the places they span equally (rounded down); with fewer players than places, the places nobody reached are shared by the places reached in proportion to their own shares. What rounding leaves goes to the platform with the fee.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /tournaments/{id} (the `GetTournamentsById` operationId).
+func (c *ClientWithResponses) GetTournamentsByIdWithResponse(ctx context.Context, id string, params *GetTournamentsByIdParams, reqEditors ...RequestEditorFn) (*GetTournamentsByIdResponse, error) {
+	rsp, err := c.GetTournamentsById(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTournamentsByIdResponse(rsp)
+}
+
+// GetTournamentsByIdEventsWithResponse The tournament's live events after a seq (what the live socket sends; for clients that poll or catch up)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /tournaments/{id}/events (the `GetTournamentsByIdEvents` operationId).
+func (c *ClientWithResponses) GetTournamentsByIdEventsWithResponse(ctx context.Context, id string, params *GetTournamentsByIdEventsParams, reqEditors ...RequestEditorFn) (*GetTournamentsByIdEventsResponse, error) {
+	rsp, err := c.GetTournamentsByIdEvents(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTournamentsByIdEventsResponse(rsp)
+}
+
+// PostTournamentsByIdJoinWithResponse Enter a tournament, or play again after withdrawing from a running one
+//
+// Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409 INSUFFICIENT_FUNDS) and counts as a stake for your limits; it is paid once: returning after a pause pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. Joining while in answers your entry unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /tournaments/{id}/join (the `PostTournamentsByIdJoin` operationId).
+func (c *ClientWithResponses) PostTournamentsByIdJoinWithResponse(ctx context.Context, id string, params *PostTournamentsByIdJoinParams, reqEditors ...RequestEditorFn) (*PostTournamentsByIdJoinResponse, error) {
+	rsp, err := c.PostTournamentsByIdJoin(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostTournamentsByIdJoinResponse(rsp)
+}
+
+// PostTournamentsByIdWithdrawWithResponse Leave a tournament: refunded before the start, paused after it
+//
+// Before the start your entry fee goes back to your available balance. After it you stay in the standings with your entry in the pool, and you are not paired until you join again (without paying again); a game you are playing still counts. 409 CONFLICT when you are not in it or it is over.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /tournaments/{id}/withdraw (the `PostTournamentsByIdWithdraw` operationId).
+func (c *ClientWithResponses) PostTournamentsByIdWithdrawWithResponse(ctx context.Context, id string, params *PostTournamentsByIdWithdrawParams, reqEditors ...RequestEditorFn) (*PostTournamentsByIdWithdrawResponse, error) {
+	rsp, err := c.PostTournamentsByIdWithdraw(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostTournamentsByIdWithdrawResponse(rsp)
 }
 
 // GetUsernamesByUsernameWithResponse Public profile by username
@@ -35020,6 +36684,463 @@ func ParsePostTipsPrepareResponse(rsp *http.Response) (*PostTipsPrepareResponse,
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailableError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetTournamentsResponse parses an HTTP response from a GetTournamentsWithResponse call
+func ParseGetTournamentsResponse(rsp *http.Response) (*GetTournamentsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTournamentsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []Tournament
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailableError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostTournamentsResponse parses an HTTP response from a PostTournamentsWithResponse call
+func ParsePostTournamentsResponse(rsp *http.Response) (*PostTournamentsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostTournamentsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Tournament
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLargeError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailableError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetTournamentsByIdResponse parses an HTTP response from a GetTournamentsByIdWithResponse call
+func ParseGetTournamentsByIdResponse(rsp *http.Response) (*GetTournamentsByIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTournamentsByIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TournamentDetail
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailableError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetTournamentsByIdEventsResponse parses an HTTP response from a GetTournamentsByIdEventsWithResponse call
+func ParseGetTournamentsByIdEventsResponse(rsp *http.Response) (*GetTournamentsByIdEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTournamentsByIdEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TournamentEventsPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailableError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostTournamentsByIdJoinResponse parses an HTTP response from a PostTournamentsByIdJoinWithResponse call
+func ParsePostTournamentsByIdJoinResponse(rsp *http.Response) (*PostTournamentsByIdJoinResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostTournamentsByIdJoinResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TournamentEntry
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailableError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostTournamentsByIdWithdrawResponse parses an HTTP response from a PostTournamentsByIdWithdrawWithResponse call
+func ParsePostTournamentsByIdWithdrawResponse(rsp *http.Response) (*PostTournamentsByIdWithdrawResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostTournamentsByIdWithdrawResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TournamentEntry
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
 		var dest UpgradeRequiredError

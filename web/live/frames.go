@@ -52,6 +52,8 @@ type ErrorFrame struct {
 	Code    string `json:"code"`
 	GameID  string `json:"gameId,omitempty"`
 	Message string `json:"message,omitempty"`
+
+	TournamentID string `json:"tournamentId,omitempty" doc:"the tournament of a join-tournament that failed"`
 }
 
 // ResyncFrame tells a socket that fell behind in a room that it left the
@@ -81,9 +83,11 @@ type NoticeFrame struct {
 
 // ClientMessage is what a socket client sends.
 type ClientMessage struct {
-	Type    string `json:"type" enum:"join-game,leave-game,ping" doc:"join-game, leave-game or ping"`
+	Type    string `json:"type" enum:"join-game,leave-game,join-tournament,leave-tournament,ping" doc:"join-game, leave-game, join-tournament, leave-tournament or ping"`
 	GameID  string `json:"gameId,omitempty" doc:"join-game and leave-game: the game"`
-	LastSeq int    `json:"lastSeq,omitempty" minimum:"0" doc:"join-game: the last seq you have, to receive every event after it (resumed) instead of the state (joined)"`
+	LastSeq int    `json:"lastSeq,omitempty" minimum:"0" doc:"join-game and join-tournament: the last seq you have, to receive every event after it (resumed) instead of the state (joined)"`
+
+	TournamentID string `json:"tournamentId,omitempty" doc:"join-tournament and leave-tournament: the tournament"`
 }
 
 func mustJSON(v any) []byte {

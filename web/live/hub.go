@@ -169,6 +169,8 @@ type Hub struct {
 	feedFrames *rate.Limiter     // of notices to Everyone
 	feed       chan feedDelivery // notices to Everyone that Run delivers
 	writers    *writers          // send the sockets' queued frames
+
+	tours *tournamentRooms // nil until ServeTournaments
 }
 
 type heard struct {
@@ -717,6 +719,7 @@ func (h *Hub) Unregister(c *Conn) {
 	for _, r := range c.allRooms() {
 		h.Leave(c, r.id)
 	}
+	h.leaveTournaments(c)
 	h.mu.Lock()
 	if u := h.users[c.UserID]; u != nil {
 		if _, ok := u.conns[c]; ok && len(u.conns) == 1 {

@@ -262,12 +262,20 @@ func (h *Hub) read(ctx context.Context, ws *websocket.Conn, c *Conn) {
 		if id, ok := domain.CanonicalID(m.GameID); ok {
 			m.GameID = id // rooms are keyed by the canonical id
 		}
+		if id, ok := domain.CanonicalID(m.TournamentID); ok {
+			m.TournamentID = id
+		}
 		switch m.Type {
 		case "join-game":
 			h.join(ctx, c, m)
 		case "leave-game":
 			h.Leave(c, m.GameID)
 			c.reply(LeftFrame{Type: "left", GameID: m.GameID})
+		case "join-tournament":
+			h.joinTournament(ctx, c, m)
+		case "leave-tournament":
+			h.LeaveTournament(c, m.TournamentID)
+			c.reply(LeftTournamentFrame{Type: "left-tournament", TournamentID: m.TournamentID})
 		case "ping":
 			c.reply(PongFrame{Type: "pong"})
 		default:

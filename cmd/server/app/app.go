@@ -46,6 +46,7 @@ import (
 	"wager/domain/social"
 	"wager/domain/support"
 	"wager/domain/tips"
+	"wager/domain/tournament"
 	"wager/domain/users"
 	"wager/handlers"
 	"wager/web/live"
@@ -81,7 +82,9 @@ type App struct {
 	// Protection answers the player protection rules of every money-in
 	// path and runs players' limits, exclusions and age confirmations.
 	Protection *protection.Service
-	Live       *live.Hub
+	// Tournaments runs the arenas.
+	Tournaments *tournament.Service
+	Live        *live.Hub
 	// Bots are the demo players (nil without DEMO_BOTS).
 	Bots *bots.Bots
 	// LocalChain is the embedded chain (nil with SOLANA_RPC_URL).
@@ -95,6 +98,9 @@ type App struct {
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	closed    bool
+
+	// tournamentNews tells other instances of tournament events.
+	tournamentNews *tournament.Announcer
 }
 
 // New connects to the database, migrates it, builds the services, starts
@@ -190,7 +196,7 @@ func (a *App) build(ctx context.Context) error {
 	a.Ranking = ranking.New(bdb, now)
 	a.Referrals = referrals.New(bdb, a.Notify, a.Social, a.Rooms, now, cfg.ReferralBPS, cfg.PublicURL)
 	a.Games = game.New(bdb, now, log, game.Deps{Rooms: a.Rooms, Notify: a.Notify, Settle: settle, Live: feed,
-		Rate: a.Ranking, Recorders: []game.Recorder{a.Social, a.Referrals}, Protect: protect,
+		Rate: a.Ranking, Recorders: []game.Recorder{a.Social, a.Referrals, tournamentResults{a}}, Protect: protect,
 		EscrowOf: func(gameID string) string { return a.Keys.Escrow(gameID).PublicKey().String() }})
 	a.Chat = chat.New(bdb, a.Rooms, now)
 	a.Support = support.New(bdb, a.Notify, now)
@@ -215,6 +221,11 @@ func (a *App) build(ctx context.Context) error {
 		PriceMinor: cfg.AbusePrice, Network: payments.NetworkOf(cfg.ChainID())})
 	confirmers[payments.KindPayment] = a.Payments.ConfirmPayment
 
+	tournamentFeed := &tournamentFeed{}
+	a.tournamentNews = tournament.NewAnnouncer(bdb, announcer.Instance(), log)
+	a.Tournaments = tournament.New(bdb, now, log, tournament.Deps{Games: a.Games, Notify: a.Notify, Feed: a.Social, Tell: a.Rooms,
+		Sink: tournament.Sinks{tournamentFeed, a.tournamentNews}, Protect: protect, MaxPlayers: cfg.TournamentMaxPlayers})
+
 	var demoBots handlers.DemoBots
 	if cfg.DemoBots > 0 {
 		a.Bots = bots.New(bdb, a.Games, a.Keys, now, log, cfg.DemoBots)
@@ -227,10 +238,12 @@ func (a *App) build(ctx context.Context) error {
 	views := handlers.NewLiveViews(a.Games, a.Pot, a.Reviews, a.Ranking, opts, log)
 	a.Live = live.New(liveStore{a.Rooms}, views, presence, views, announcer.Instance(), log, live.Options{})
 	feed.hub = a.Live
+	a.Live.ServeTournaments(tournamentStore{a.Tournaments}, handlers.NewTournamentViews(log))
+	tournamentFeed.hub = a.Live
 
 	a.HTTP = handlers.New(handlers.Services{DB: bdb, Flags: a.Flags, Users: a.Users, Auth: a.Auth, Money: a.Money,
 		Rooms: a.Rooms, Games: a.Games, Chat: a.Chat, Pot: a.Pot, Market: a.Market, Payments: a.Payments, Notify: a.Notify, Social: a.Social, Tips: a.Tips, Ranking: a.Ranking, Support: a.Support, Referrals: a.Referrals, Guard: a.Guard, Reviews: a.Reviews, Protection: a.Protection, Live: a.Live, Views: views, Bots: demoBots,
-		LocalChain: a.LocalChain, Audit: audit.New(bdb)}, opts, log)
+		LocalChain: a.LocalChain, Audit: audit.New(bdb), Tournaments: a.Tournaments}, opts, log)
 	if unknown := limiter.UnknownOverrides(); len(unknown) > 0 {
 		return fmt.Errorf("invalid configuration: ABUSE_OVERRIDES names %s, which is not a charged endpoint (write METHOD /route as in the OpenAPI document)",
 			strings.Join(unknown, ", "))
@@ -248,6 +261,8 @@ func (a *App) start(ctx context.Context) error {
 	a.cancel = cancel
 	a.goBackground(func() { a.Live.Run(bg) })
 	a.goBackground(func() { a.announcer.Run(bg) })
+	a.goBackground(func() { a.tournamentNews.Run(bg) })
+	a.goBackground(func() { a.Live.RunTournaments(bg, 2*time.Second) })
 	if a.Config.Workers {
 		// Before anything is served: a round whose deadline passed while
 		// the platform was down gets its time back before a move in it can
@@ -260,6 +275,7 @@ func (a *App) start(ctx context.Context) error {
 		a.goBackground(func() { a.Pot.RunTransfers(bg, time.Second) })
 		a.goBackground(func() { a.Money.RunResolvers(bg, 15*time.Second) })
 		a.goBackground(func() { a.Payments.RunResolvers(bg, 15*time.Second) })
+		a.goBackground(func() { a.Tournaments.RunWorker(bg, tournament.WorkEvery) })
 	}
 	if a.Bots != nil {
 		a.goBackground(func() { a.Bots.Run(bg) })
@@ -287,6 +303,19 @@ func (a *App) start(ctx context.Context) error {
 			a.log.Error("reload feature flags", "err", err)
 		}
 	}
+	listener.Handle(tournament.Channel, func(payload string) {
+		instance, seqs, err := tournament.ParseAnnouncement(payload)
+		if err != nil {
+			a.log.Error("tournament announcement", "err", err)
+			return
+		}
+		if instance == a.announcer.Instance() {
+			return // delivered here at its commit
+		}
+		for id, seq := range seqs {
+			a.Live.TournamentAnnounced(id, seq)
+		}
+	})
 	listener.Handle(flags.Channel, func(string) { reloadFlags() })
 	listener.Handle(auth.Revocations, a.Auth.Revoked)
 	// After a reconnect: whatever was announced meanwhile is read again.

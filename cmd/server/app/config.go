@@ -78,6 +78,9 @@ type Config struct {
 	// player pot (POOL_CAP_MULTIPLE); accounts linked by a shared sign-in
 	// address too (LINK_BY_IP).
 	Integrity integrity.Config
+	// TournamentMaxPlayers is the largest maxPlayers a new tournament may
+	// ask for (TOURNAMENT_MAX_PLAYERS).
+	TournamentMaxPlayers int
 	// Protection: the age gate (REQUIRE_AGE_CONFIRMATION, MIN_AGE) and the
 	// restricted countries (RESTRICTED_COUNTRIES).
 	Protection protection.Config
@@ -246,6 +249,13 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			bad("DEMO_BOTS", v, "must be a whole number of demo players from 0 to 50")
 		}
 		c.DemoBots = n
+	}
+	if v := env("TOURNAMENT_MAX_PLAYERS", "256"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 2 || n > 10_000 {
+			bad("TOURNAMENT_MAX_PLAYERS", v, "must be a whole number of players from 2 to 10000")
+		}
+		c.TournamentMaxPlayers = n
 	}
 	if v := env("AUTH_RATE_LIMIT", "120"); v != "" {
 		n, err := strconv.Atoi(v)

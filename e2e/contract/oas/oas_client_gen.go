@@ -381,6 +381,28 @@ type Invoker interface {
 	//
 	// GET /support/me/{id}
 	GetSupportMeById(ctx context.Context, params GetSupportMeByIdParams) (GetSupportMeByIdRes, error)
+	// GetTournaments invokes getTournaments operation.
+	//
+	// Finished and cancelled ones come latest first.
+	//
+	// GET /tournaments
+	GetTournaments(ctx context.Context, params GetTournamentsParams) (GetTournamentsRes, error)
+	// GetTournamentsById invokes getTournamentsById operation.
+	//
+	// Prizes: fee = floor(pool / 100); place i gets floor((pool - fee) x prizeSplitBps[i] / 10000);
+	// players tied on score share the prizes of the places they span equally (rounded down); with fewer
+	// players than places, the places nobody reached are shared by the places reached in proportion to
+	// their own shares. What rounding leaves goes to the platform with the fee.
+	//
+	// GET /tournaments/{id}
+	GetTournamentsById(ctx context.Context, params GetTournamentsByIdParams) (GetTournamentsByIdRes, error)
+	// GetTournamentsByIdEvents invokes getTournamentsByIdEvents operation.
+	//
+	// The tournament's live events after a seq (what the live socket sends; for clients that poll or catch
+	// up).
+	//
+	// GET /tournaments/{id}/events
+	GetTournamentsByIdEvents(ctx context.Context, params GetTournamentsByIdEventsParams) (GetTournamentsByIdEventsRes, error)
 	// GetUsernamesByUsername invokes getUsernamesByUsername operation.
 	//
 	// Also served at /users/username/{username}.
@@ -827,6 +849,42 @@ type Invoker interface {
 	//
 	// POST /tips/prepare
 	PostTipsPrepare(ctx context.Context, request *TipRequest, params PostTipsPrepareParams) (PostTipsPrepareRes, error)
+	// PostTournaments invokes postTournaments operation.
+	//
+	// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into
+	// free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two
+	// wins in a row each further win 4 until a game that is not a win. When the time is up and the last
+	// game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400
+	// VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings,
+	// entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead),
+	// durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS),
+	// prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+	//
+	// POST /tournaments
+	PostTournaments(ctx context.Context, request *TournamentNewTournament, params PostTournamentsParams) (PostTournamentsRes, error)
+	// PostTournamentsByIdJoin invokes postTournamentsByIdJoin operation.
+	//
+	// Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409
+	// INSUFFICIENT_FUNDS) and counts as a stake for your limits; it is paid once: returning after a pause
+	// pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. Joining while in answers
+	// your entry unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with
+	// until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed
+	// (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403
+	// REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted
+	// name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one
+	// of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes,
+	// bets and market buys once a window's net loss reached its limit.
+	//
+	// POST /tournaments/{id}/join
+	PostTournamentsByIdJoin(ctx context.Context, params PostTournamentsByIdJoinParams) (PostTournamentsByIdJoinRes, error)
+	// PostTournamentsByIdWithdraw invokes postTournamentsByIdWithdraw operation.
+	//
+	// Before the start your entry fee goes back to your available balance. After it you stay in the
+	// standings with your entry in the pool, and you are not paired until you join again (without paying
+	// again); a game you are playing still counts. 409 CONFLICT when you are not in it or it is over.
+	//
+	// POST /tournaments/{id}/withdraw
+	PostTournamentsByIdWithdraw(ctx context.Context, params PostTournamentsByIdWithdrawParams) (PostTournamentsByIdWithdrawRes, error)
 	// PostUsersByIdBlock invokes postUsersByIdBlock operation.
 	//
 	// Block a user: no direct messages either way.
@@ -7584,6 +7642,298 @@ func (c *Client) sendGetSupportMeById(ctx context.Context, params GetSupportMeBy
 	return result, nil
 }
 
+// GetTournaments invokes getTournaments operation.
+//
+// Finished and cancelled ones come latest first.
+//
+// GET /tournaments
+func (c *Client) GetTournaments(ctx context.Context, params GetTournamentsParams) (GetTournamentsRes, error) {
+	res, err := c.sendGetTournaments(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetTournaments(ctx context.Context, params GetTournamentsParams) (res GetTournamentsRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/tournaments"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "status" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "status",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Status.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "limit" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "limit",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Limit.Get(); ok {
+				return e.EncodeValue(conv.Int64ToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "before" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "before",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Before.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetTournamentsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetTournamentsById invokes getTournamentsById operation.
+//
+// Prizes: fee = floor(pool / 100); place i gets floor((pool - fee) x prizeSplitBps[i] / 10000);
+// players tied on score share the prizes of the places they span equally (rounded down); with fewer
+// players than places, the places nobody reached are shared by the places reached in proportion to
+// their own shares. What rounding leaves goes to the platform with the fee.
+//
+// GET /tournaments/{id}
+func (c *Client) GetTournamentsById(ctx context.Context, params GetTournamentsByIdParams) (GetTournamentsByIdRes, error) {
+	res, err := c.sendGetTournamentsById(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetTournamentsById(ctx context.Context, params GetTournamentsByIdParams) (res GetTournamentsByIdRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/tournaments/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetTournamentsByIdResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetTournamentsByIdEvents invokes getTournamentsByIdEvents operation.
+//
+// The tournament's live events after a seq (what the live socket sends; for clients that poll or catch
+// up).
+//
+// GET /tournaments/{id}/events
+func (c *Client) GetTournamentsByIdEvents(ctx context.Context, params GetTournamentsByIdEventsParams) (GetTournamentsByIdEventsRes, error) {
+	res, err := c.sendGetTournamentsByIdEvents(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetTournamentsByIdEvents(ctx context.Context, params GetTournamentsByIdEventsParams) (res GetTournamentsByIdEventsRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/tournaments/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/events"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "after" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "after",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.After.Get(); ok {
+				return e.EncodeValue(conv.Int64ToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetTournamentsByIdEventsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetUsernamesByUsername invokes getUsernamesByUsername operation.
 //
 // Also served at /users/username/{username}.
@@ -14003,6 +14353,410 @@ func (c *Client) sendPostTipsPrepare(ctx context.Context, request *TipRequest, p
 	}()
 
 	result, err := decodePostTipsPrepareResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// PostTournaments invokes postTournaments operation.
+//
+// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into
+// free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two
+// wins in a row each further win 4 until a game that is not a win. When the time is up and the last
+// game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400
+// VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings,
+// entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead),
+// durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS),
+// prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+//
+// POST /tournaments
+func (c *Client) PostTournaments(ctx context.Context, request *TournamentNewTournament, params PostTournamentsParams) (PostTournamentsRes, error) {
+	res, err := c.sendPostTournaments(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendPostTournaments(ctx context.Context, request *TournamentNewTournament, params PostTournamentsParams) (res PostTournamentsRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/tournaments"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePostTournamentsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityAppId(ctx, PostTournamentsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"AppId\"")
+			}
+		}
+		{
+
+			switch err := c.securityBearer(ctx, PostTournamentsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+		{
+
+			switch err := c.securitySession(ctx, PostTournamentsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 2
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Session\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000011},
+				{0b00000100},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePostTournamentsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// PostTournamentsByIdJoin invokes postTournamentsByIdJoin operation.
+//
+// Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409
+// INSUFFICIENT_FUNDS) and counts as a stake for your limits; it is paid once: returning after a pause
+// pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. Joining while in answers
+// your entry unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with
+// until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed
+// (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403
+// REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted
+// name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one
+// of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes,
+// bets and market buys once a window's net loss reached its limit.
+//
+// POST /tournaments/{id}/join
+func (c *Client) PostTournamentsByIdJoin(ctx context.Context, params PostTournamentsByIdJoinParams) (PostTournamentsByIdJoinRes, error) {
+	res, err := c.sendPostTournamentsByIdJoin(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendPostTournamentsByIdJoin(ctx context.Context, params PostTournamentsByIdJoinParams) (res PostTournamentsByIdJoinRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/tournaments/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/join"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityAppId(ctx, PostTournamentsByIdJoinOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"AppId\"")
+			}
+		}
+		{
+
+			switch err := c.securityBearer(ctx, PostTournamentsByIdJoinOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+		{
+
+			switch err := c.securitySession(ctx, PostTournamentsByIdJoinOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 2
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Session\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000011},
+				{0b00000100},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePostTournamentsByIdJoinResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// PostTournamentsByIdWithdraw invokes postTournamentsByIdWithdraw operation.
+//
+// Before the start your entry fee goes back to your available balance. After it you stay in the
+// standings with your entry in the pool, and you are not paired until you join again (without paying
+// again); a game you are playing still counts. 409 CONFLICT when you are not in it or it is over.
+//
+// POST /tournaments/{id}/withdraw
+func (c *Client) PostTournamentsByIdWithdraw(ctx context.Context, params PostTournamentsByIdWithdrawParams) (PostTournamentsByIdWithdrawRes, error) {
+	res, err := c.sendPostTournamentsByIdWithdraw(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendPostTournamentsByIdWithdraw(ctx context.Context, params PostTournamentsByIdWithdrawParams) (res PostTournamentsByIdWithdrawRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/tournaments/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/withdraw"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityAppId(ctx, PostTournamentsByIdWithdrawOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"AppId\"")
+			}
+		}
+		{
+
+			switch err := c.securityBearer(ctx, PostTournamentsByIdWithdrawOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+		{
+
+			switch err := c.securitySession(ctx, PostTournamentsByIdWithdrawOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 2
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Session\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000011},
+				{0b00000100},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePostTournamentsByIdWithdrawResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

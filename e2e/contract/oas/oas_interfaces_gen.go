@@ -209,6 +209,18 @@ type GetSupportMeRes interface {
 	getSupportMeRes()
 }
 
+type GetTournamentsByIdEventsRes interface {
+	getTournamentsByIdEventsRes()
+}
+
+type GetTournamentsByIdRes interface {
+	getTournamentsByIdRes()
+}
+
+type GetTournamentsRes interface {
+	getTournamentsRes()
+}
+
 type GetUsernamesByUsernameRes interface {
 	getUsernamesByUsernameRes()
 }
@@ -411,6 +423,18 @@ type PostTipsBroadcastRes interface {
 
 type PostTipsPrepareRes interface {
 	postTipsPrepareRes()
+}
+
+type PostTournamentsByIdJoinRes interface {
+	postTournamentsByIdJoinRes()
+}
+
+type PostTournamentsByIdWithdrawRes interface {
+	postTournamentsByIdWithdrawRes()
+}
+
+type PostTournamentsRes interface {
+	postTournamentsRes()
 }
 
 type PostUsersByIdBlockRes interface {

@@ -518,6 +518,39 @@ type GetSupportMeByIdParams struct {
 	ID string
 }
 
+// GetTournamentsParams is parameters of getTournaments operation.
+type GetTournamentsParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
+	// Only tournaments of this status (default: scheduled and running).
+	Status OptGetTournamentsStatus `json:",omitempty,omitzero"`
+	// Page size.
+	Limit OptInt64 `json:",omitempty,omitzero"`
+	// The id of the previous page's last tournament.
+	Before OptString `json:",omitempty,omitzero"`
+}
+
+// GetTournamentsByIdParams is parameters of getTournamentsById operation.
+type GetTournamentsByIdParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
+	// An id exactly as a response gave it.
+	ID string
+}
+
+// GetTournamentsByIdEventsParams is parameters of getTournamentsByIdEvents operation.
+type GetTournamentsByIdEventsParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
+	// An id exactly as a response gave it.
+	ID string
+	// The last seq you have; 0 for all.
+	After OptInt64 `json:",omitempty,omitzero"`
+}
+
 // GetUsernamesByUsernameParams is parameters of getUsernamesByUsername operation.
 type GetUsernamesByUsernameParams struct {
 	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
@@ -955,6 +988,31 @@ type PostTipsPrepareParams struct {
 	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
 	// checked.
 	XSDKVersion OptString `json:",omitempty,omitzero"`
+}
+
+// PostTournamentsParams is parameters of postTournaments operation.
+type PostTournamentsParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
+}
+
+// PostTournamentsByIdJoinParams is parameters of postTournamentsByIdJoin operation.
+type PostTournamentsByIdJoinParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
+	// An id exactly as a response gave it.
+	ID string
+}
+
+// PostTournamentsByIdWithdrawParams is parameters of postTournamentsByIdWithdraw operation.
+type PostTournamentsByIdWithdrawParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
+	// An id exactly as a response gave it.
+	ID string
 }
 
 // PostUsersByIdBlockParams is parameters of postUsersByIdBlock operation.

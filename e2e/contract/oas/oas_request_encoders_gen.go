@@ -332,6 +332,20 @@ func encodePostTipsPrepareRequest(
 	return nil
 }
 
+func encodePostTournamentsRequest(
+	req *TournamentNewTournament,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodePostUsersMeAgeConfirmationRequest(
 	req *ProtectionAgeRequest,
 	r *http.Request,

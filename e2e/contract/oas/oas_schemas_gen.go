@@ -1317,7 +1317,9 @@ type GameDetail struct {
 	SpectatorCount int64         `json:"spectatorCount"`
 	StakeMinor     int64         `json:"stakeMinor"`
 	Status         string        `json:"status"`
-	WinnerId       OptString     `json:"winnerId"`
+	// The tournament the game is played in, when it is a tournament's (a free game).
+	TournamentId OptString `json:"tournamentId"`
+	WinnerId     OptString `json:"winnerId"`
 }
 
 // GetCreatedAt returns the value of CreatedAt.
@@ -1393,6 +1395,11 @@ func (s *GameDetail) GetStakeMinor() int64 {
 // GetStatus returns the value of Status.
 func (s *GameDetail) GetStatus() string {
 	return s.Status
+}
+
+// GetTournamentId returns the value of TournamentId.
+func (s *GameDetail) GetTournamentId() OptString {
+	return s.TournamentId
 }
 
 // GetWinnerId returns the value of WinnerId.
@@ -1475,6 +1482,11 @@ func (s *GameDetail) SetStatus(val string) {
 	s.Status = val
 }
 
+// SetTournamentId sets the value of TournamentId.
+func (s *GameDetail) SetTournamentId(val OptString) {
+	s.TournamentId = val
+}
+
 // SetWinnerId sets the value of WinnerId.
 func (s *GameDetail) SetWinnerId(val OptString) {
 	s.WinnerId = val
@@ -1548,6 +1560,8 @@ type GameLiveGame struct {
 	SpectatorCount int64  `json:"spectatorCount"`
 	StakeMinor     int64  `json:"stakeMinor"`
 	Status         string `json:"status"`
+	// The tournament the game is played in, when it is a tournament's.
+	TournamentId OptString `json:"tournamentId"`
 }
 
 // GetCreatedAt returns the value of CreatedAt.
@@ -1590,6 +1604,11 @@ func (s *GameLiveGame) GetStatus() string {
 	return s.Status
 }
 
+// GetTournamentId returns the value of TournamentId.
+func (s *GameLiveGame) GetTournamentId() OptString {
+	return s.TournamentId
+}
+
 // SetCreatedAt sets the value of CreatedAt.
 func (s *GameLiveGame) SetCreatedAt(val time.Time) {
 	s.CreatedAt = val
@@ -1628,6 +1647,11 @@ func (s *GameLiveGame) SetStakeMinor(val int64) {
 // SetStatus sets the value of Status.
 func (s *GameLiveGame) SetStatus(val string) {
 	s.Status = val
+}
+
+// SetTournamentId sets the value of TournamentId.
+func (s *GameLiveGame) SetTournamentId(val OptString) {
+	s.TournamentId = val
 }
 
 // Ref: #/components/schemas/GameLivePlayer
@@ -3597,6 +3621,121 @@ func (*GetSupportMeUnauthorized) getSupportMeRes() {}
 type GetSupportMeUpgradeRequired Error
 
 func (*GetSupportMeUpgradeRequired) getSupportMeRes() {}
+
+type GetTournamentsBadRequest Error
+
+func (*GetTournamentsBadRequest) getTournamentsRes() {}
+
+type GetTournamentsByIdBadRequest Error
+
+func (*GetTournamentsByIdBadRequest) getTournamentsByIdRes() {}
+
+type GetTournamentsByIdEventsBadRequest Error
+
+func (*GetTournamentsByIdEventsBadRequest) getTournamentsByIdEventsRes() {}
+
+type GetTournamentsByIdEventsNotFound Error
+
+func (*GetTournamentsByIdEventsNotFound) getTournamentsByIdEventsRes() {}
+
+type GetTournamentsByIdEventsPaymentRequired Error
+
+func (*GetTournamentsByIdEventsPaymentRequired) getTournamentsByIdEventsRes() {}
+
+type GetTournamentsByIdEventsServiceUnavailable Error
+
+func (*GetTournamentsByIdEventsServiceUnavailable) getTournamentsByIdEventsRes() {}
+
+type GetTournamentsByIdEventsUpgradeRequired Error
+
+func (*GetTournamentsByIdEventsUpgradeRequired) getTournamentsByIdEventsRes() {}
+
+type GetTournamentsByIdNotFound Error
+
+func (*GetTournamentsByIdNotFound) getTournamentsByIdRes() {}
+
+type GetTournamentsByIdPaymentRequired Error
+
+func (*GetTournamentsByIdPaymentRequired) getTournamentsByIdRes() {}
+
+type GetTournamentsByIdServiceUnavailable Error
+
+func (*GetTournamentsByIdServiceUnavailable) getTournamentsByIdRes() {}
+
+type GetTournamentsByIdUpgradeRequired Error
+
+func (*GetTournamentsByIdUpgradeRequired) getTournamentsByIdRes() {}
+
+type GetTournamentsOKApplicationJSON []Tournament
+
+func (*GetTournamentsOKApplicationJSON) getTournamentsRes() {}
+
+type GetTournamentsPaymentRequired Error
+
+func (*GetTournamentsPaymentRequired) getTournamentsRes() {}
+
+type GetTournamentsServiceUnavailable Error
+
+func (*GetTournamentsServiceUnavailable) getTournamentsRes() {}
+
+type GetTournamentsStatus string
+
+const (
+	GetTournamentsStatusScheduled GetTournamentsStatus = "scheduled"
+	GetTournamentsStatusRunning   GetTournamentsStatus = "running"
+	GetTournamentsStatusFinished  GetTournamentsStatus = "finished"
+	GetTournamentsStatusCancelled GetTournamentsStatus = "cancelled"
+)
+
+// AllValues returns all GetTournamentsStatus values.
+func (GetTournamentsStatus) AllValues() []GetTournamentsStatus {
+	return []GetTournamentsStatus{
+		GetTournamentsStatusScheduled,
+		GetTournamentsStatusRunning,
+		GetTournamentsStatusFinished,
+		GetTournamentsStatusCancelled,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GetTournamentsStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case GetTournamentsStatusScheduled:
+		return []byte(s), nil
+	case GetTournamentsStatusRunning:
+		return []byte(s), nil
+	case GetTournamentsStatusFinished:
+		return []byte(s), nil
+	case GetTournamentsStatusCancelled:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GetTournamentsStatus) UnmarshalText(data []byte) error {
+	switch GetTournamentsStatus(data) {
+	case GetTournamentsStatusScheduled:
+		*s = GetTournamentsStatusScheduled
+		return nil
+	case GetTournamentsStatusRunning:
+		*s = GetTournamentsStatusRunning
+		return nil
+	case GetTournamentsStatusFinished:
+		*s = GetTournamentsStatusFinished
+		return nil
+	case GetTournamentsStatusCancelled:
+		*s = GetTournamentsStatusCancelled
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type GetTournamentsUpgradeRequired Error
+
+func (*GetTournamentsUpgradeRequired) getTournamentsRes() {}
 
 type GetUsernamesByUsernameBadRequest Error
 
@@ -7156,7 +7295,7 @@ type NotifyNotification struct {
 	ID   string `json:"id"`
 	Read bool   `json:"read"`
 	// Friend_request, friend_accepted, challenge, game_completed, tip, achievement, referral_reward,
-	// support_reply, bet_settled, market_resolved, review_hold.
+	// support_reply, bet_settled, market_resolved, review_hold, tournament_starting, tournament_prize.
 	Type string `json:"type"`
 }
 
@@ -7724,6 +7863,52 @@ func (o OptGetSupportMeStatus) Get() (v GetSupportMeStatus, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptGetSupportMeStatus) Or(d GetSupportMeStatus) GetSupportMeStatus {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptGetTournamentsStatus returns new OptGetTournamentsStatus with value set to v.
+func NewOptGetTournamentsStatus(v GetTournamentsStatus) OptGetTournamentsStatus {
+	return OptGetTournamentsStatus{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptGetTournamentsStatus is optional GetTournamentsStatus.
+type OptGetTournamentsStatus struct {
+	Value GetTournamentsStatus
+	Set   bool
+}
+
+// IsSet returns true if OptGetTournamentsStatus was set.
+func (o OptGetTournamentsStatus) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptGetTournamentsStatus) Reset() {
+	var v GetTournamentsStatus
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptGetTournamentsStatus) SetTo(v GetTournamentsStatus) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptGetTournamentsStatus) Get() (v GetTournamentsStatus, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptGetTournamentsStatus) Or(d GetTournamentsStatus) GetTournamentsStatus {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -9595,6 +9780,98 @@ func (*PostTipsPrepareUnauthorized) postTipsPrepareRes() {}
 type PostTipsPrepareUpgradeRequired Error
 
 func (*PostTipsPrepareUpgradeRequired) postTipsPrepareRes() {}
+
+type PostTournamentsBadRequest Error
+
+func (*PostTournamentsBadRequest) postTournamentsRes() {}
+
+type PostTournamentsByIdJoinBadRequest Error
+
+func (*PostTournamentsByIdJoinBadRequest) postTournamentsByIdJoinRes() {}
+
+type PostTournamentsByIdJoinConflict Error
+
+func (*PostTournamentsByIdJoinConflict) postTournamentsByIdJoinRes() {}
+
+type PostTournamentsByIdJoinForbidden Error
+
+func (*PostTournamentsByIdJoinForbidden) postTournamentsByIdJoinRes() {}
+
+type PostTournamentsByIdJoinNotFound Error
+
+func (*PostTournamentsByIdJoinNotFound) postTournamentsByIdJoinRes() {}
+
+type PostTournamentsByIdJoinPaymentRequired Error
+
+func (*PostTournamentsByIdJoinPaymentRequired) postTournamentsByIdJoinRes() {}
+
+type PostTournamentsByIdJoinServiceUnavailable Error
+
+func (*PostTournamentsByIdJoinServiceUnavailable) postTournamentsByIdJoinRes() {}
+
+type PostTournamentsByIdJoinUnauthorized Error
+
+func (*PostTournamentsByIdJoinUnauthorized) postTournamentsByIdJoinRes() {}
+
+type PostTournamentsByIdJoinUpgradeRequired Error
+
+func (*PostTournamentsByIdJoinUpgradeRequired) postTournamentsByIdJoinRes() {}
+
+type PostTournamentsByIdWithdrawBadRequest Error
+
+func (*PostTournamentsByIdWithdrawBadRequest) postTournamentsByIdWithdrawRes() {}
+
+type PostTournamentsByIdWithdrawConflict Error
+
+func (*PostTournamentsByIdWithdrawConflict) postTournamentsByIdWithdrawRes() {}
+
+type PostTournamentsByIdWithdrawForbidden Error
+
+func (*PostTournamentsByIdWithdrawForbidden) postTournamentsByIdWithdrawRes() {}
+
+type PostTournamentsByIdWithdrawNotFound Error
+
+func (*PostTournamentsByIdWithdrawNotFound) postTournamentsByIdWithdrawRes() {}
+
+type PostTournamentsByIdWithdrawPaymentRequired Error
+
+func (*PostTournamentsByIdWithdrawPaymentRequired) postTournamentsByIdWithdrawRes() {}
+
+type PostTournamentsByIdWithdrawServiceUnavailable Error
+
+func (*PostTournamentsByIdWithdrawServiceUnavailable) postTournamentsByIdWithdrawRes() {}
+
+type PostTournamentsByIdWithdrawUnauthorized Error
+
+func (*PostTournamentsByIdWithdrawUnauthorized) postTournamentsByIdWithdrawRes() {}
+
+type PostTournamentsByIdWithdrawUpgradeRequired Error
+
+func (*PostTournamentsByIdWithdrawUpgradeRequired) postTournamentsByIdWithdrawRes() {}
+
+type PostTournamentsForbidden Error
+
+func (*PostTournamentsForbidden) postTournamentsRes() {}
+
+type PostTournamentsPaymentRequired Error
+
+func (*PostTournamentsPaymentRequired) postTournamentsRes() {}
+
+type PostTournamentsRequestEntityTooLarge Error
+
+func (*PostTournamentsRequestEntityTooLarge) postTournamentsRes() {}
+
+type PostTournamentsServiceUnavailable Error
+
+func (*PostTournamentsServiceUnavailable) postTournamentsRes() {}
+
+type PostTournamentsUnauthorized Error
+
+func (*PostTournamentsUnauthorized) postTournamentsRes() {}
+
+type PostTournamentsUpgradeRequired Error
+
+func (*PostTournamentsUpgradeRequired) postTournamentsRes() {}
 
 type PostUsersByIdBlockBadRequest Error
 
@@ -12892,7 +13169,7 @@ type SocialEntry struct {
 	Data SocialEntryData `json:"data"`
 	// A sequence number as a string; pass the last one seen as ?before= for older ones.
 	ID string `json:"id"`
-	// Game_won, donation, tip, achievement, bet_won.
+	// Game_won, donation, tip, achievement, bet_won, tournament_won.
 	Type string `json:"type"`
 }
 
@@ -14424,6 +14701,1043 @@ func (s *TipsResult) SetToUserId(val string) {
 }
 
 func (*TipsResult) postTipsBroadcastRes() {}
+
+// Ref: #/components/schemas/Tournament
+type Tournament struct {
+	CreatedAt time.Time         `json:"createdAt"`
+	CreatedBy TournamentUserRef `json:"createdBy"`
+	// No game starts after it; games running then still count, and the tournament finishes when the last
+	// ends.
+	EndsAt time.Time `json:"endsAt"`
+	// Locked from the available balance at the join; 0 for a free tournament.
+	EntryFeeMinor int64 `json:"entryFeeMinor"`
+	// When it finished or was cancelled; null before.
+	FinishedAt NilDateTime `json:"finishedAt"`
+	GameType   string      `json:"gameType"`
+	ID         string      `json:"id"`
+	// The seq of the last event of the tournament's live room.
+	LastSeq    int64 `json:"lastSeq"`
+	MaxPlayers int64 `json:"maxPlayers"`
+	// As typed (not HTML-escaped).
+	Name string `json:"name"`
+	// The entrants in the standings (one who withdrew after the start stays in them).
+	PlayerCount int64 `json:"playerCount"`
+	// The entry fees in the pool so far; the prizes share it less the 1% fee.
+	PrizePoolMinor int64 `json:"prizePoolMinor"`
+	// What each place wins of the pool less the fee, in basis points.
+	PrizeSplitBps []int64 `json:"prizeSplitBps"`
+	// The settings of every game of the tournament.
+	Settings GameSettings     `json:"settings"`
+	StartsAt time.Time        `json:"startsAt"`
+	Status   TournamentStatus `json:"status"`
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *Tournament) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetCreatedBy returns the value of CreatedBy.
+func (s *Tournament) GetCreatedBy() TournamentUserRef {
+	return s.CreatedBy
+}
+
+// GetEndsAt returns the value of EndsAt.
+func (s *Tournament) GetEndsAt() time.Time {
+	return s.EndsAt
+}
+
+// GetEntryFeeMinor returns the value of EntryFeeMinor.
+func (s *Tournament) GetEntryFeeMinor() int64 {
+	return s.EntryFeeMinor
+}
+
+// GetFinishedAt returns the value of FinishedAt.
+func (s *Tournament) GetFinishedAt() NilDateTime {
+	return s.FinishedAt
+}
+
+// GetGameType returns the value of GameType.
+func (s *Tournament) GetGameType() string {
+	return s.GameType
+}
+
+// GetID returns the value of ID.
+func (s *Tournament) GetID() string {
+	return s.ID
+}
+
+// GetLastSeq returns the value of LastSeq.
+func (s *Tournament) GetLastSeq() int64 {
+	return s.LastSeq
+}
+
+// GetMaxPlayers returns the value of MaxPlayers.
+func (s *Tournament) GetMaxPlayers() int64 {
+	return s.MaxPlayers
+}
+
+// GetName returns the value of Name.
+func (s *Tournament) GetName() string {
+	return s.Name
+}
+
+// GetPlayerCount returns the value of PlayerCount.
+func (s *Tournament) GetPlayerCount() int64 {
+	return s.PlayerCount
+}
+
+// GetPrizePoolMinor returns the value of PrizePoolMinor.
+func (s *Tournament) GetPrizePoolMinor() int64 {
+	return s.PrizePoolMinor
+}
+
+// GetPrizeSplitBps returns the value of PrizeSplitBps.
+func (s *Tournament) GetPrizeSplitBps() []int64 {
+	return s.PrizeSplitBps
+}
+
+// GetSettings returns the value of Settings.
+func (s *Tournament) GetSettings() GameSettings {
+	return s.Settings
+}
+
+// GetStartsAt returns the value of StartsAt.
+func (s *Tournament) GetStartsAt() time.Time {
+	return s.StartsAt
+}
+
+// GetStatus returns the value of Status.
+func (s *Tournament) GetStatus() TournamentStatus {
+	return s.Status
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *Tournament) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetCreatedBy sets the value of CreatedBy.
+func (s *Tournament) SetCreatedBy(val TournamentUserRef) {
+	s.CreatedBy = val
+}
+
+// SetEndsAt sets the value of EndsAt.
+func (s *Tournament) SetEndsAt(val time.Time) {
+	s.EndsAt = val
+}
+
+// SetEntryFeeMinor sets the value of EntryFeeMinor.
+func (s *Tournament) SetEntryFeeMinor(val int64) {
+	s.EntryFeeMinor = val
+}
+
+// SetFinishedAt sets the value of FinishedAt.
+func (s *Tournament) SetFinishedAt(val NilDateTime) {
+	s.FinishedAt = val
+}
+
+// SetGameType sets the value of GameType.
+func (s *Tournament) SetGameType(val string) {
+	s.GameType = val
+}
+
+// SetID sets the value of ID.
+func (s *Tournament) SetID(val string) {
+	s.ID = val
+}
+
+// SetLastSeq sets the value of LastSeq.
+func (s *Tournament) SetLastSeq(val int64) {
+	s.LastSeq = val
+}
+
+// SetMaxPlayers sets the value of MaxPlayers.
+func (s *Tournament) SetMaxPlayers(val int64) {
+	s.MaxPlayers = val
+}
+
+// SetName sets the value of Name.
+func (s *Tournament) SetName(val string) {
+	s.Name = val
+}
+
+// SetPlayerCount sets the value of PlayerCount.
+func (s *Tournament) SetPlayerCount(val int64) {
+	s.PlayerCount = val
+}
+
+// SetPrizePoolMinor sets the value of PrizePoolMinor.
+func (s *Tournament) SetPrizePoolMinor(val int64) {
+	s.PrizePoolMinor = val
+}
+
+// SetPrizeSplitBps sets the value of PrizeSplitBps.
+func (s *Tournament) SetPrizeSplitBps(val []int64) {
+	s.PrizeSplitBps = val
+}
+
+// SetSettings sets the value of Settings.
+func (s *Tournament) SetSettings(val GameSettings) {
+	s.Settings = val
+}
+
+// SetStartsAt sets the value of StartsAt.
+func (s *Tournament) SetStartsAt(val time.Time) {
+	s.StartsAt = val
+}
+
+// SetStatus sets the value of Status.
+func (s *Tournament) SetStatus(val TournamentStatus) {
+	s.Status = val
+}
+
+func (*Tournament) postTournamentsRes() {}
+
+// Ref: #/components/schemas/TournamentDetail
+type TournamentDetail struct {
+	CreatedAt time.Time         `json:"createdAt"`
+	CreatedBy TournamentUserRef `json:"createdBy"`
+	// No game starts after it; games running then still count, and the tournament finishes when the last
+	// ends.
+	EndsAt time.Time `json:"endsAt"`
+	// Locked from the available balance at the join; 0 for a free tournament.
+	EntryFeeMinor int64 `json:"entryFeeMinor"`
+	// When it finished or was cancelled; null before.
+	FinishedAt NilDateTime `json:"finishedAt"`
+	GameType   string      `json:"gameType"`
+	ID         string      `json:"id"`
+	// The seq of the last event of the tournament's live room.
+	LastSeq    int64 `json:"lastSeq"`
+	MaxPlayers int64 `json:"maxPlayers"`
+	// As typed (not HTML-escaped).
+	Name string `json:"name"`
+	// The entrants in the standings (one who withdrew after the start stays in them).
+	PlayerCount int64 `json:"playerCount"`
+	// The entry fees in the pool so far; the prizes share it less the 1% fee.
+	PrizePoolMinor int64 `json:"prizePoolMinor"`
+	// What each place wins of the pool less the fee, in basis points.
+	PrizeSplitBps []int64 `json:"prizeSplitBps"`
+	// Once finished: what each winner was paid; empty before.
+	Prizes []TournamentPrize `json:"prizes"`
+	// The settings of every game of the tournament.
+	Settings GameSettings `json:"settings"`
+	// Every entrant, best first; ties share a rank.
+	Standings []TournamentStanding   `json:"standings"`
+	StartsAt  time.Time              `json:"startsAt"`
+	Status    TournamentDetailStatus `json:"status"`
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *TournamentDetail) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetCreatedBy returns the value of CreatedBy.
+func (s *TournamentDetail) GetCreatedBy() TournamentUserRef {
+	return s.CreatedBy
+}
+
+// GetEndsAt returns the value of EndsAt.
+func (s *TournamentDetail) GetEndsAt() time.Time {
+	return s.EndsAt
+}
+
+// GetEntryFeeMinor returns the value of EntryFeeMinor.
+func (s *TournamentDetail) GetEntryFeeMinor() int64 {
+	return s.EntryFeeMinor
+}
+
+// GetFinishedAt returns the value of FinishedAt.
+func (s *TournamentDetail) GetFinishedAt() NilDateTime {
+	return s.FinishedAt
+}
+
+// GetGameType returns the value of GameType.
+func (s *TournamentDetail) GetGameType() string {
+	return s.GameType
+}
+
+// GetID returns the value of ID.
+func (s *TournamentDetail) GetID() string {
+	return s.ID
+}
+
+// GetLastSeq returns the value of LastSeq.
+func (s *TournamentDetail) GetLastSeq() int64 {
+	return s.LastSeq
+}
+
+// GetMaxPlayers returns the value of MaxPlayers.
+func (s *TournamentDetail) GetMaxPlayers() int64 {
+	return s.MaxPlayers
+}
+
+// GetName returns the value of Name.
+func (s *TournamentDetail) GetName() string {
+	return s.Name
+}
+
+// GetPlayerCount returns the value of PlayerCount.
+func (s *TournamentDetail) GetPlayerCount() int64 {
+	return s.PlayerCount
+}
+
+// GetPrizePoolMinor returns the value of PrizePoolMinor.
+func (s *TournamentDetail) GetPrizePoolMinor() int64 {
+	return s.PrizePoolMinor
+}
+
+// GetPrizeSplitBps returns the value of PrizeSplitBps.
+func (s *TournamentDetail) GetPrizeSplitBps() []int64 {
+	return s.PrizeSplitBps
+}
+
+// GetPrizes returns the value of Prizes.
+func (s *TournamentDetail) GetPrizes() []TournamentPrize {
+	return s.Prizes
+}
+
+// GetSettings returns the value of Settings.
+func (s *TournamentDetail) GetSettings() GameSettings {
+	return s.Settings
+}
+
+// GetStandings returns the value of Standings.
+func (s *TournamentDetail) GetStandings() []TournamentStanding {
+	return s.Standings
+}
+
+// GetStartsAt returns the value of StartsAt.
+func (s *TournamentDetail) GetStartsAt() time.Time {
+	return s.StartsAt
+}
+
+// GetStatus returns the value of Status.
+func (s *TournamentDetail) GetStatus() TournamentDetailStatus {
+	return s.Status
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *TournamentDetail) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetCreatedBy sets the value of CreatedBy.
+func (s *TournamentDetail) SetCreatedBy(val TournamentUserRef) {
+	s.CreatedBy = val
+}
+
+// SetEndsAt sets the value of EndsAt.
+func (s *TournamentDetail) SetEndsAt(val time.Time) {
+	s.EndsAt = val
+}
+
+// SetEntryFeeMinor sets the value of EntryFeeMinor.
+func (s *TournamentDetail) SetEntryFeeMinor(val int64) {
+	s.EntryFeeMinor = val
+}
+
+// SetFinishedAt sets the value of FinishedAt.
+func (s *TournamentDetail) SetFinishedAt(val NilDateTime) {
+	s.FinishedAt = val
+}
+
+// SetGameType sets the value of GameType.
+func (s *TournamentDetail) SetGameType(val string) {
+	s.GameType = val
+}
+
+// SetID sets the value of ID.
+func (s *TournamentDetail) SetID(val string) {
+	s.ID = val
+}
+
+// SetLastSeq sets the value of LastSeq.
+func (s *TournamentDetail) SetLastSeq(val int64) {
+	s.LastSeq = val
+}
+
+// SetMaxPlayers sets the value of MaxPlayers.
+func (s *TournamentDetail) SetMaxPlayers(val int64) {
+	s.MaxPlayers = val
+}
+
+// SetName sets the value of Name.
+func (s *TournamentDetail) SetName(val string) {
+	s.Name = val
+}
+
+// SetPlayerCount sets the value of PlayerCount.
+func (s *TournamentDetail) SetPlayerCount(val int64) {
+	s.PlayerCount = val
+}
+
+// SetPrizePoolMinor sets the value of PrizePoolMinor.
+func (s *TournamentDetail) SetPrizePoolMinor(val int64) {
+	s.PrizePoolMinor = val
+}
+
+// SetPrizeSplitBps sets the value of PrizeSplitBps.
+func (s *TournamentDetail) SetPrizeSplitBps(val []int64) {
+	s.PrizeSplitBps = val
+}
+
+// SetPrizes sets the value of Prizes.
+func (s *TournamentDetail) SetPrizes(val []TournamentPrize) {
+	s.Prizes = val
+}
+
+// SetSettings sets the value of Settings.
+func (s *TournamentDetail) SetSettings(val GameSettings) {
+	s.Settings = val
+}
+
+// SetStandings sets the value of Standings.
+func (s *TournamentDetail) SetStandings(val []TournamentStanding) {
+	s.Standings = val
+}
+
+// SetStartsAt sets the value of StartsAt.
+func (s *TournamentDetail) SetStartsAt(val time.Time) {
+	s.StartsAt = val
+}
+
+// SetStatus sets the value of Status.
+func (s *TournamentDetail) SetStatus(val TournamentDetailStatus) {
+	s.Status = val
+}
+
+func (*TournamentDetail) getTournamentsByIdRes() {}
+
+type TournamentDetailStatus string
+
+const (
+	TournamentDetailStatusScheduled TournamentDetailStatus = "scheduled"
+	TournamentDetailStatusRunning   TournamentDetailStatus = "running"
+	TournamentDetailStatusFinished  TournamentDetailStatus = "finished"
+	TournamentDetailStatusCancelled TournamentDetailStatus = "cancelled"
+)
+
+// AllValues returns all TournamentDetailStatus values.
+func (TournamentDetailStatus) AllValues() []TournamentDetailStatus {
+	return []TournamentDetailStatus{
+		TournamentDetailStatusScheduled,
+		TournamentDetailStatusRunning,
+		TournamentDetailStatusFinished,
+		TournamentDetailStatusCancelled,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s TournamentDetailStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case TournamentDetailStatusScheduled:
+		return []byte(s), nil
+	case TournamentDetailStatusRunning:
+		return []byte(s), nil
+	case TournamentDetailStatusFinished:
+		return []byte(s), nil
+	case TournamentDetailStatusCancelled:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *TournamentDetailStatus) UnmarshalText(data []byte) error {
+	switch TournamentDetailStatus(data) {
+	case TournamentDetailStatusScheduled:
+		*s = TournamentDetailStatusScheduled
+		return nil
+	case TournamentDetailStatusRunning:
+		*s = TournamentDetailStatusRunning
+		return nil
+	case TournamentDetailStatusFinished:
+		*s = TournamentDetailStatusFinished
+		return nil
+	case TournamentDetailStatusCancelled:
+		*s = TournamentDetailStatusCancelled
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/TournamentEntry
+type TournamentEntry struct {
+	// The entry fee this call locked from your available balance (0 for a free tournament or a return
+	// after a pause).
+	LockedMinor int64 `json:"lockedMinor"`
+	// The entry fee this call gave back to your available balance.
+	RefundedMinor int64 `json:"refundedMinor"`
+	// Joined: in the tournament, paired while it runs; paused: withdrew after the start (in the standings,
+	// not paired, may join again without paying); withdrawn: left before the start, the entry fee refunded.
+	Status       TournamentEntryStatus `json:"status"`
+	Tournament   Tournament            `json:"tournament"`
+	TournamentId string                `json:"tournamentId"`
+	UserId       string                `json:"userId"`
+}
+
+// GetLockedMinor returns the value of LockedMinor.
+func (s *TournamentEntry) GetLockedMinor() int64 {
+	return s.LockedMinor
+}
+
+// GetRefundedMinor returns the value of RefundedMinor.
+func (s *TournamentEntry) GetRefundedMinor() int64 {
+	return s.RefundedMinor
+}
+
+// GetStatus returns the value of Status.
+func (s *TournamentEntry) GetStatus() TournamentEntryStatus {
+	return s.Status
+}
+
+// GetTournament returns the value of Tournament.
+func (s *TournamentEntry) GetTournament() Tournament {
+	return s.Tournament
+}
+
+// GetTournamentId returns the value of TournamentId.
+func (s *TournamentEntry) GetTournamentId() string {
+	return s.TournamentId
+}
+
+// GetUserId returns the value of UserId.
+func (s *TournamentEntry) GetUserId() string {
+	return s.UserId
+}
+
+// SetLockedMinor sets the value of LockedMinor.
+func (s *TournamentEntry) SetLockedMinor(val int64) {
+	s.LockedMinor = val
+}
+
+// SetRefundedMinor sets the value of RefundedMinor.
+func (s *TournamentEntry) SetRefundedMinor(val int64) {
+	s.RefundedMinor = val
+}
+
+// SetStatus sets the value of Status.
+func (s *TournamentEntry) SetStatus(val TournamentEntryStatus) {
+	s.Status = val
+}
+
+// SetTournament sets the value of Tournament.
+func (s *TournamentEntry) SetTournament(val Tournament) {
+	s.Tournament = val
+}
+
+// SetTournamentId sets the value of TournamentId.
+func (s *TournamentEntry) SetTournamentId(val string) {
+	s.TournamentId = val
+}
+
+// SetUserId sets the value of UserId.
+func (s *TournamentEntry) SetUserId(val string) {
+	s.UserId = val
+}
+
+func (*TournamentEntry) postTournamentsByIdJoinRes()     {}
+func (*TournamentEntry) postTournamentsByIdWithdrawRes() {}
+
+// Joined: in the tournament, paired while it runs; paused: withdrew after the start (in the standings,
+// not paired, may join again without paying); withdrawn: left before the start, the entry fee refunded.
+type TournamentEntryStatus string
+
+const (
+	TournamentEntryStatusJoined    TournamentEntryStatus = "joined"
+	TournamentEntryStatusPaused    TournamentEntryStatus = "paused"
+	TournamentEntryStatusWithdrawn TournamentEntryStatus = "withdrawn"
+)
+
+// AllValues returns all TournamentEntryStatus values.
+func (TournamentEntryStatus) AllValues() []TournamentEntryStatus {
+	return []TournamentEntryStatus{
+		TournamentEntryStatusJoined,
+		TournamentEntryStatusPaused,
+		TournamentEntryStatusWithdrawn,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s TournamentEntryStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case TournamentEntryStatusJoined:
+		return []byte(s), nil
+	case TournamentEntryStatusPaused:
+		return []byte(s), nil
+	case TournamentEntryStatusWithdrawn:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *TournamentEntryStatus) UnmarshalText(data []byte) error {
+	switch TournamentEntryStatus(data) {
+	case TournamentEntryStatusJoined:
+		*s = TournamentEntryStatusJoined
+		return nil
+	case TournamentEntryStatusPaused:
+		*s = TournamentEntryStatusPaused
+		return nil
+	case TournamentEntryStatusWithdrawn:
+		*s = TournamentEntryStatusWithdrawn
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/TournamentEvent
+type TournamentEvent struct {
+	CreatedAt time.Time `json:"createdAt"`
+	// The event's payload; its shape depends on the event name.
+	Data         TournamentEventData `json:"data"`
+	Event        string              `json:"event"`
+	Seq          int64               `json:"seq"`
+	TournamentId string              `json:"tournamentId"`
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *TournamentEvent) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetData returns the value of Data.
+func (s *TournamentEvent) GetData() TournamentEventData {
+	return s.Data
+}
+
+// GetEvent returns the value of Event.
+func (s *TournamentEvent) GetEvent() string {
+	return s.Event
+}
+
+// GetSeq returns the value of Seq.
+func (s *TournamentEvent) GetSeq() int64 {
+	return s.Seq
+}
+
+// GetTournamentId returns the value of TournamentId.
+func (s *TournamentEvent) GetTournamentId() string {
+	return s.TournamentId
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *TournamentEvent) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetData sets the value of Data.
+func (s *TournamentEvent) SetData(val TournamentEventData) {
+	s.Data = val
+}
+
+// SetEvent sets the value of Event.
+func (s *TournamentEvent) SetEvent(val string) {
+	s.Event = val
+}
+
+// SetSeq sets the value of Seq.
+func (s *TournamentEvent) SetSeq(val int64) {
+	s.Seq = val
+}
+
+// SetTournamentId sets the value of TournamentId.
+func (s *TournamentEvent) SetTournamentId(val string) {
+	s.TournamentId = val
+}
+
+// The event's payload; its shape depends on the event name.
+type TournamentEventData map[string]jx.Raw
+
+func (s *TournamentEventData) init() TournamentEventData {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/TournamentEventsPage
+type TournamentEventsPage struct {
+	Events []TournamentEvent `json:"events"`
+}
+
+// GetEvents returns the value of Events.
+func (s *TournamentEventsPage) GetEvents() []TournamentEvent {
+	return s.Events
+}
+
+// SetEvents sets the value of Events.
+func (s *TournamentEventsPage) SetEvents(val []TournamentEvent) {
+	s.Events = val
+}
+
+func (*TournamentEventsPage) getTournamentsByIdEventsRes() {}
+
+// Ref: #/components/schemas/TournamentNewTournament
+type TournamentNewTournament struct {
+	DurationMinutes int64 `json:"durationMinutes"`
+	// 0 for a free tournament, or 100000 to 100000000 (0.1 to 100 USDC).
+	EntryFeeMinor int64 `json:"entryFeeMinor"`
+	// A game type of GET /games/available.
+	GameType string `json:"gameType"`
+	// 2 to 256 (or the server's TOURNAMENT_MAX_PLAYERS); default 64.
+	MaxPlayers OptInt64 `json:"maxPlayers"`
+	Name       string   `json:"name"`
+	// What each place wins of the pool less the fee, in basis points: 1 to 10 whole numbers, each 0 or
+	// more, summing to 10000; default [5000, 3000, 2000].
+	PrizeSplitBps []int64 `json:"prizeSplitBps"`
+	// The games' settings (the game type's defaults when absent).
+	Settings OptGameSettings `json:"settings"`
+	// RFC 3339, from now to 7 days ahead.
+	StartsAt time.Time `json:"startsAt"`
+}
+
+// GetDurationMinutes returns the value of DurationMinutes.
+func (s *TournamentNewTournament) GetDurationMinutes() int64 {
+	return s.DurationMinutes
+}
+
+// GetEntryFeeMinor returns the value of EntryFeeMinor.
+func (s *TournamentNewTournament) GetEntryFeeMinor() int64 {
+	return s.EntryFeeMinor
+}
+
+// GetGameType returns the value of GameType.
+func (s *TournamentNewTournament) GetGameType() string {
+	return s.GameType
+}
+
+// GetMaxPlayers returns the value of MaxPlayers.
+func (s *TournamentNewTournament) GetMaxPlayers() OptInt64 {
+	return s.MaxPlayers
+}
+
+// GetName returns the value of Name.
+func (s *TournamentNewTournament) GetName() string {
+	return s.Name
+}
+
+// GetPrizeSplitBps returns the value of PrizeSplitBps.
+func (s *TournamentNewTournament) GetPrizeSplitBps() []int64 {
+	return s.PrizeSplitBps
+}
+
+// GetSettings returns the value of Settings.
+func (s *TournamentNewTournament) GetSettings() OptGameSettings {
+	return s.Settings
+}
+
+// GetStartsAt returns the value of StartsAt.
+func (s *TournamentNewTournament) GetStartsAt() time.Time {
+	return s.StartsAt
+}
+
+// SetDurationMinutes sets the value of DurationMinutes.
+func (s *TournamentNewTournament) SetDurationMinutes(val int64) {
+	s.DurationMinutes = val
+}
+
+// SetEntryFeeMinor sets the value of EntryFeeMinor.
+func (s *TournamentNewTournament) SetEntryFeeMinor(val int64) {
+	s.EntryFeeMinor = val
+}
+
+// SetGameType sets the value of GameType.
+func (s *TournamentNewTournament) SetGameType(val string) {
+	s.GameType = val
+}
+
+// SetMaxPlayers sets the value of MaxPlayers.
+func (s *TournamentNewTournament) SetMaxPlayers(val OptInt64) {
+	s.MaxPlayers = val
+}
+
+// SetName sets the value of Name.
+func (s *TournamentNewTournament) SetName(val string) {
+	s.Name = val
+}
+
+// SetPrizeSplitBps sets the value of PrizeSplitBps.
+func (s *TournamentNewTournament) SetPrizeSplitBps(val []int64) {
+	s.PrizeSplitBps = val
+}
+
+// SetSettings sets the value of Settings.
+func (s *TournamentNewTournament) SetSettings(val OptGameSettings) {
+	s.Settings = val
+}
+
+// SetStartsAt sets the value of StartsAt.
+func (s *TournamentNewTournament) SetStartsAt(val time.Time) {
+	s.StartsAt = val
+}
+
+// Ref: #/components/schemas/TournamentPrize
+type TournamentPrize struct {
+	AmountMinor int64  `json:"amountMinor"`
+	Rank        int64  `json:"rank"`
+	UserId      string `json:"userId"`
+	Username    string `json:"username"`
+}
+
+// GetAmountMinor returns the value of AmountMinor.
+func (s *TournamentPrize) GetAmountMinor() int64 {
+	return s.AmountMinor
+}
+
+// GetRank returns the value of Rank.
+func (s *TournamentPrize) GetRank() int64 {
+	return s.Rank
+}
+
+// GetUserId returns the value of UserId.
+func (s *TournamentPrize) GetUserId() string {
+	return s.UserId
+}
+
+// GetUsername returns the value of Username.
+func (s *TournamentPrize) GetUsername() string {
+	return s.Username
+}
+
+// SetAmountMinor sets the value of AmountMinor.
+func (s *TournamentPrize) SetAmountMinor(val int64) {
+	s.AmountMinor = val
+}
+
+// SetRank sets the value of Rank.
+func (s *TournamentPrize) SetRank(val int64) {
+	s.Rank = val
+}
+
+// SetUserId sets the value of UserId.
+func (s *TournamentPrize) SetUserId(val string) {
+	s.UserId = val
+}
+
+// SetUsername sets the value of Username.
+func (s *TournamentPrize) SetUsername(val string) {
+	s.Username = val
+}
+
+// Ref: #/components/schemas/TournamentStanding
+type TournamentStanding struct {
+	// The tournament game the player is in now; null when waiting (or paused).
+	CurrentGameId NilString `json:"currentGameId"`
+	Draws         int64     `json:"draws"`
+	Games         int64     `json:"games"`
+	Losses        int64     `json:"losses"`
+	// Two wins in a row or more: each further win counts 4 until a game that is not a win.
+	OnFire bool `json:"onFire"`
+	// Withdrew after the start: stays in the standings, is not paired until joining again.
+	Paused bool `json:"paused"`
+	// Players tied on score share a rank (1, 2, 2, 4).
+	Rank     int64  `json:"rank"`
+	Score    int64  `json:"score"`
+	UserId   string `json:"userId"`
+	Username string `json:"username"`
+	Wins     int64  `json:"wins"`
+}
+
+// GetCurrentGameId returns the value of CurrentGameId.
+func (s *TournamentStanding) GetCurrentGameId() NilString {
+	return s.CurrentGameId
+}
+
+// GetDraws returns the value of Draws.
+func (s *TournamentStanding) GetDraws() int64 {
+	return s.Draws
+}
+
+// GetGames returns the value of Games.
+func (s *TournamentStanding) GetGames() int64 {
+	return s.Games
+}
+
+// GetLosses returns the value of Losses.
+func (s *TournamentStanding) GetLosses() int64 {
+	return s.Losses
+}
+
+// GetOnFire returns the value of OnFire.
+func (s *TournamentStanding) GetOnFire() bool {
+	return s.OnFire
+}
+
+// GetPaused returns the value of Paused.
+func (s *TournamentStanding) GetPaused() bool {
+	return s.Paused
+}
+
+// GetRank returns the value of Rank.
+func (s *TournamentStanding) GetRank() int64 {
+	return s.Rank
+}
+
+// GetScore returns the value of Score.
+func (s *TournamentStanding) GetScore() int64 {
+	return s.Score
+}
+
+// GetUserId returns the value of UserId.
+func (s *TournamentStanding) GetUserId() string {
+	return s.UserId
+}
+
+// GetUsername returns the value of Username.
+func (s *TournamentStanding) GetUsername() string {
+	return s.Username
+}
+
+// GetWins returns the value of Wins.
+func (s *TournamentStanding) GetWins() int64 {
+	return s.Wins
+}
+
+// SetCurrentGameId sets the value of CurrentGameId.
+func (s *TournamentStanding) SetCurrentGameId(val NilString) {
+	s.CurrentGameId = val
+}
+
+// SetDraws sets the value of Draws.
+func (s *TournamentStanding) SetDraws(val int64) {
+	s.Draws = val
+}
+
+// SetGames sets the value of Games.
+func (s *TournamentStanding) SetGames(val int64) {
+	s.Games = val
+}
+
+// SetLosses sets the value of Losses.
+func (s *TournamentStanding) SetLosses(val int64) {
+	s.Losses = val
+}
+
+// SetOnFire sets the value of OnFire.
+func (s *TournamentStanding) SetOnFire(val bool) {
+	s.OnFire = val
+}
+
+// SetPaused sets the value of Paused.
+func (s *TournamentStanding) SetPaused(val bool) {
+	s.Paused = val
+}
+
+// SetRank sets the value of Rank.
+func (s *TournamentStanding) SetRank(val int64) {
+	s.Rank = val
+}
+
+// SetScore sets the value of Score.
+func (s *TournamentStanding) SetScore(val int64) {
+	s.Score = val
+}
+
+// SetUserId sets the value of UserId.
+func (s *TournamentStanding) SetUserId(val string) {
+	s.UserId = val
+}
+
+// SetUsername sets the value of Username.
+func (s *TournamentStanding) SetUsername(val string) {
+	s.Username = val
+}
+
+// SetWins sets the value of Wins.
+func (s *TournamentStanding) SetWins(val int64) {
+	s.Wins = val
+}
+
+type TournamentStatus string
+
+const (
+	TournamentStatusScheduled TournamentStatus = "scheduled"
+	TournamentStatusRunning   TournamentStatus = "running"
+	TournamentStatusFinished  TournamentStatus = "finished"
+	TournamentStatusCancelled TournamentStatus = "cancelled"
+)
+
+// AllValues returns all TournamentStatus values.
+func (TournamentStatus) AllValues() []TournamentStatus {
+	return []TournamentStatus{
+		TournamentStatusScheduled,
+		TournamentStatusRunning,
+		TournamentStatusFinished,
+		TournamentStatusCancelled,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s TournamentStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case TournamentStatusScheduled:
+		return []byte(s), nil
+	case TournamentStatusRunning:
+		return []byte(s), nil
+	case TournamentStatusFinished:
+		return []byte(s), nil
+	case TournamentStatusCancelled:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *TournamentStatus) UnmarshalText(data []byte) error {
+	switch TournamentStatus(data) {
+	case TournamentStatusScheduled:
+		*s = TournamentStatusScheduled
+		return nil
+	case TournamentStatusRunning:
+		*s = TournamentStatusRunning
+		return nil
+	case TournamentStatusFinished:
+		*s = TournamentStatusFinished
+		return nil
+	case TournamentStatusCancelled:
+		*s = TournamentStatusCancelled
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/TournamentUserRef
+type TournamentUserRef struct {
+	UserId   string `json:"userId"`
+	Username string `json:"username"`
+}
+
+// GetUserId returns the value of UserId.
+func (s *TournamentUserRef) GetUserId() string {
+	return s.UserId
+}
+
+// GetUsername returns the value of Username.
+func (s *TournamentUserRef) GetUsername() string {
+	return s.Username
+}
+
+// SetUserId sets the value of UserId.
+func (s *TournamentUserRef) SetUserId(val string) {
+	s.UserId = val
+}
+
+// SetUsername sets the value of Username.
+func (s *TournamentUserRef) SetUsername(val string) {
+	s.Username = val
+}
 
 // Ref: #/components/schemas/TransferRequest
 type TransferRequest struct {

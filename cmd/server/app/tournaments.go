@@ -1,0 +1,68 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/uptrace/bun"
+
+	"wager/db"
+	"wager/domain/game"
+	"wager/domain/game/rules"
+	"wager/domain/tournament"
+	"wager/web/live"
+)
+
+// tournamentResults tells the app's tournaments of every finished game
+// (game.Recorder): the tournaments' service is built after the games'
+// one, which it starts games with.
+type tournamentResults struct{ a *App }
+
+// GameFinished implements game.Recorder.
+func (r tournamentResults) GameFinished(ctx context.Context, tx bun.Tx, g game.Game, o rules.Outcome, reads *db.Reads) (game.Record, error) {
+	return r.a.Tournaments.GameFinished(ctx, tx, g, o, reads)
+}
+
+// tournamentFeed hands the tournament events this instance commits to its
+// live hub (set once the hub exists, before anything is served).
+type tournamentFeed struct{ hub *live.Hub }
+
+// TournamentEvents implements tournament.Sink.
+func (f *tournamentFeed) TournamentEvents(evs []tournament.Event) {
+	if f.hub != nil {
+		f.hub.TournamentCommitted(liveTournamentEvents(evs))
+	}
+}
+
+// tournamentStore reads what the hub's tournament rooms need.
+type tournamentStore struct{ s *tournament.Service }
+
+func (t tournamentStore) JoinTournament(ctx context.Context, id string) (json.RawMessage, int, error) {
+	d, err := t.s.Get(ctx, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	raw, err := json.Marshal(d)
+	if err != nil {
+		return nil, 0, fmt.Errorf("encode tournament %s: %w", d.ID, err)
+	}
+	return raw, d.LastSeq, nil
+}
+
+func (t tournamentStore) TournamentEvents(ctx context.Context, id string, after, limit int) ([]live.TournamentEvent, error) {
+	evs, err := t.s.EventsAfter(ctx, id, after, limit)
+	return liveTournamentEvents(evs), err
+}
+
+func (t tournamentStore) TournamentSeqs(ctx context.Context, ids []string) (map[string]int, error) {
+	return t.s.LastSeqs(ctx, ids)
+}
+
+func liveTournamentEvents(evs []tournament.Event) []live.TournamentEvent {
+	out := make([]live.TournamentEvent, len(evs))
+	for i, e := range evs {
+		out[i] = live.TournamentEvent{TournamentID: e.TournamentID, Seq: e.Seq, Name: e.Name, Data: e.Data}
+	}
+	return out
+}

@@ -1,0 +1,415 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"wager/domain"
+	"wager/domain/game/rules"
+	"wager/domain/money"
+	"wager/domain/notify"
+	"wager/domain/social"
+	"wager/domain/tournament"
+	"wager/views"
+	"wager/web"
+	"wager/web/live"
+)
+
+// tournamentPageRoutes registers the arenas' pages: the list with its
+// form, the live page of one, and its join and withdraw buttons.
+func (a *App) tournamentPageRoutes(r *router) {
+	r.page(http.MethodGet, "/arenas", a.arenasPage)
+	r.page(http.MethodPost, "/arenas", a.arenasCreate)
+	r.page(http.MethodGet, "/arenas/:id", a.arenaPage)
+	r.page(http.MethodPost, "/arenas/:id/join", a.arenaAction(true))
+	r.page(http.MethodPost, "/arenas/:id/withdraw", a.arenaAction(false))
+}
+
+// arenasPage lists the arenas open to join and watch, the latest
+// finished ones, and the form: GET /tournaments (both lists) for browsers.
+func (a *App) arenasPage(c echo.Context) error {
+	form := views.ArenaForm{GameType: "rps", EntryFee: "0", StartsIn: "5", Duration: "10", MaxPlayers: "64", Split: "50, 30, 20"}
+	return a.renderArenas(c, http.StatusOK, form, nil)
+}
+
+func (a *App) renderArenas(c echo.Context, status int, form views.ArenaForm, failure error) error {
+	ctx := c.Request().Context()
+	open, err := a.Tournaments.List(ctx, "", 50, "")
+	if err != nil {
+		return err
+	}
+	done, err := a.Tournaments.List(ctx, tournament.StatusFinished, 10, "")
+	if err != nil {
+		return err
+	}
+	v := views.ArenasView{Form: form, MaxPlayers: a.Tournaments.MaxPlayersLimit(), SignedIn: web.IdentityOf(c) != nil}
+	for _, t := range open {
+		v.Open = append(v.Open, arenaCard(t))
+	}
+	for _, t := range done {
+		v.Finished = append(v.Finished, arenaCard(t))
+	}
+	for _, t := range rules.Available() {
+		v.Types = append(v.Types, views.GameTypeOption{Type: t.GameType, Name: t.Name})
+	}
+	if failure != nil {
+		v.Error = arenaError(failure)
+	}
+	return web.Render(c, status, views.ArenasPage(a.pageFor(c, "Arenas"), v))
+}
+
+func arenaCard(t tournament.Tournament) views.ArenaCard {
+	when := "starts " + views.DateTime(t.StartsAt)
+	switch t.Status {
+	case tournament.StatusRunning:
+		when = "ends " + views.DateTime(t.EndsAt)
+	case tournament.StatusFinished, tournament.StatusCancelled:
+		when = "ended " + views.DateTime(t.EndsAt)
+	}
+	return views.ArenaCard{ID: t.ID, Name: t.Name, Status: t.Status, When: when,
+		Words: views.GameName(t.GameType) + " · " + entryWords(t.EntryFeeMinor) + " · " + playerCountWords(t.PlayerCount, t.MaxPlayers)}
+}
+
+func entryWords(fee int64) string {
+	if fee == 0 {
+		return "free"
+	}
+	return money.FormatUSDC(fee) + " USDC entry"
+}
+
+func playerCountWords(n, max int) string {
+	return strconv.Itoa(n) + " of " + strconv.Itoa(max) + " players"
+}
+
+// arenaError says a refusal in a sentence: each invalid field by its
+// label, or the refusal's own message.
+func arenaError(err error) string {
+	e := web.AsError(err)
+	if len(e.Fields) == 0 {
+		if words, ok := stakeRefusal(e); ok {
+			return strings.Replace(words, "This game needs", "The entry fee is", 1)
+		}
+		return e.Message
+	}
+	labels := map[string]string{"name": "The name", "gameType": "The game", "entryFeeMinor": "The entry fee", "startsAt": "The start",
+		"durationMinutes": "The length", "maxPlayers": "The number of players", "prizeSplitBps": "The prizes", "settings": "The settings"}
+	var out []string
+	for _, f := range slices.Sorted(maps.Keys(e.Fields)) {
+		label := labels[f]
+		if label == "" {
+			label = fieldLabel(f)
+		}
+		out = append(out, label+" "+e.Fields[f]+".")
+	}
+	return strings.Join(out, " ")
+}
+
+// arenasCreate is the page's form: POST /tournaments for browsers. A
+// valid arena opens its page; a refused one shows the form again with
+// what to fix.
+func (a *App) arenasCreate(c echo.Context) error {
+	id, err := requireLogin(c)
+	if id == nil {
+		return err
+	}
+	form := views.ArenaForm{Name: c.FormValue("name"), GameType: c.FormValue("gameType"), EntryFee: strings.TrimSpace(c.FormValue("entryFee")),
+		StartsIn: strings.TrimSpace(c.FormValue("startsIn")), Duration: strings.TrimSpace(c.FormValue("duration")),
+		MaxPlayers: strings.TrimSpace(c.FormValue("maxPlayers")), Split: strings.TrimSpace(c.FormValue("split"))}
+	fail := func(err error) error {
+		if e := web.AsError(err); e.Code == domain.CodeInternal {
+			return err
+		} else {
+			return a.renderArenas(c, web.StatusOf(e.Code), form, err)
+		}
+	}
+	req, err := arenaRequest(form, a.now())
+	if err != nil {
+		return fail(err)
+	}
+	t, err := a.Tournaments.Create(c.Request().Context(), id.UserID, req)
+	if err != nil {
+		return fail(err)
+	}
+	return c.Redirect(http.StatusSeeOther, "/arenas/"+t.ID)
+}
+
+// arenaRequest reads the form into what POST /tournaments takes; a field
+// that is not even a number is refused by its name.
+func arenaRequest(f views.ArenaForm, now time.Time) (tournament.NewTournament, error) {
+	v := domain.Validator{}
+	req := tournament.NewTournament{Name: f.Name, GameType: f.GameType}
+	fee, err := parseUSDC(f.EntryFee)
+	v.Check(err == nil, "entryFeeMinor", "must be an amount in USDC such as 1.5")
+	req.EntryFeeMinor = fee
+	whole := func(field, s string, def int) int {
+		if s == "" {
+			return def
+		}
+		n, err := strconv.Atoi(s)
+		v.Check(err == nil, field, "must be a whole number")
+		return n
+	}
+	startsIn := whole("startsAt", f.StartsIn, 0)
+	v.Check(startsIn >= 0 && startsIn <= 7*24*60, "startsAt", "must be from 0 to 10080 minutes from now")
+	req.StartsAt = now.Add(time.Duration(min(max(startsIn, 0), 7*24*60)) * time.Minute).UTC().Format(time.RFC3339)
+	req.DurationMinutes = whole("durationMinutes", f.Duration, 0)
+	if f.MaxPlayers != "" {
+		n := whole("maxPlayers", f.MaxPlayers, 0)
+		req.MaxPlayers = &n
+	}
+	if f.Split != "" {
+		for _, part := range strings.Split(f.Split, ",") {
+			pct, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
+			v.Check(err == nil && pct >= 0 && pct <= 100, "prizeSplitBps", "must be percentages such as 50, 30, 20 that sum to 100")
+			req.PrizeSplitBps = append(req.PrizeSplitBps, int(math.Round(pct*100)))
+		}
+	}
+	return req, v.Err()
+}
+
+// arenaPage is a tournament's live page: GET /tournaments/:id for
+// browsers, kept live by the tournament's room over the page's socket.
+func (a *App) arenaPage(c echo.Context) error {
+	return a.renderArena(c, http.StatusOK, c.QueryParam("done"), nil)
+}
+
+func (a *App) renderArena(c echo.Context, status int, message string, failure error) error {
+	d, err := a.Tournaments.Get(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	v := views.ArenaView{ID: d.ID, Name: d.Name, GameType: d.GameType, Status: d.Status, StartsAt: d.StartsAt, EndsAt: d.EndsAt,
+		Message: message, Live: arenaLive(d.Status, d.LastSeq, len(d.Standings), d.MaxPlayers, d.PrizePoolMinor, d.Standings, d.Prizes)}
+	v.Live.StartsAt, v.Live.EndsAt = d.StartsAt, d.EndsAt
+	v.Facts = arenaFacts(d.Tournament)
+	if failure != nil {
+		v.Error = arenaError(failure)
+		_, v.ShortOfFunds = stakeRefusal(web.AsError(failure))
+	}
+	if id := web.IdentityOf(c); id != nil {
+		v.SignedIn, v.Me = true, id.UserID
+		for _, s := range d.Standings {
+			if s.UserID == id.UserID {
+				v.Joined, v.Paused = true, s.Paused
+			}
+		}
+	}
+	return web.Render(c, status, views.ArenaPage(a.pageFor(c, d.Name), v))
+}
+
+// arenaFacts are a tournament's terms, one sentence each.
+func arenaFacts(t tournament.Tournament) []string {
+	facts := []string{}
+	if t.EntryFeeMinor == 0 {
+		facts = append(facts, "Free to enter: no prizes")
+	} else {
+		facts = append(facts, "Entry "+money.FormatUSDC(t.EntryFeeMinor)+" USDC", "Prizes by place: "+splitWords(t.PrizeSplitBps)+" of the pool less 1%")
+	}
+	facts = append(facts, "From "+views.DateTime(t.StartsAt)+" to "+views.DateTime(t.EndsAt), "Scheduled by "+t.CreatedBy.Username)
+	return facts
+}
+
+func splitWords(split []int) string {
+	parts := make([]string, len(split))
+	for i, b := range split {
+		parts[i] = strconv.FormatFloat(float64(b)/100, 'f', -1, 64) + "%"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// arenaLive is what the page's live panels show.
+func arenaLive(status string, seq, players, maxPlayers int, pool int64, st []tournament.Standing, prizes []tournament.Prize) views.ArenaLive {
+	l := views.ArenaLive{Seq: seq, Status: status, PlayerCount: players, MaxPlayers: maxPlayers}
+	if pool > 0 {
+		l.Pool = money.FormatUSDC(pool) + " USDC"
+	}
+	games := map[string][]string{}
+	var order []string
+	for i, s := range st {
+		if i >= tournament.StandingsRows {
+			break
+		}
+		line := views.ArenaLine{Rank: s.Rank, UserID: s.UserID, Username: s.Username, Score: s.Score, Games: s.Games,
+			Record: recordWords(s), OnFire: s.OnFire, Paused: s.Paused}
+		if s.CurrentGameID != nil {
+			line.GameID = *s.CurrentGameID
+			if games[line.GameID] == nil {
+				order = append(order, line.GameID)
+			}
+			games[line.GameID] = append(games[line.GameID], s.Username)
+		}
+		l.Standings = append(l.Standings, line)
+	}
+	l.More = max(players-len(l.Standings), 0)
+	for _, id := range order {
+		l.Games = append(l.Games, views.ArenaGame{GameID: id, Players: strings.Join(games[id], " v ")})
+	}
+	for _, p := range prizes {
+		l.Prizes = append(l.Prizes, views.ArenaPrize{Rank: p.Rank, Username: p.Username, Paid: money.FormatUSDC(p.AmountMinor)})
+	}
+	return l
+}
+
+func recordWords(s tournament.Standing) string {
+	if s.Games == 0 {
+		return "no games yet"
+	}
+	return fmt.Sprintf("%d won, %d drawn, %d lost", s.Wins, s.Draws, s.Losses)
+}
+
+// arenaAction is the page's join or withdraw button: POST
+// /tournaments/:id/join or /withdraw for browsers, answered with the page
+// and what happened (or why not).
+func (a *App) arenaAction(join bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := requireLogin(c)
+		if id == nil {
+			return err
+		}
+		ctx := c.Request().Context()
+		var e tournament.Entry
+		if join {
+			e, err = a.Tournaments.Join(ctx, id.UserID, c.Param("id"))
+		} else {
+			e, err = a.Tournaments.Withdraw(ctx, id.UserID, c.Param("id"))
+		}
+		if err != nil {
+			if we := web.AsError(err); we.Code != domain.CodeInternal && we.Code != domain.CodeNotFound {
+				return a.renderArena(c, web.StatusOf(we.Code), "", err)
+			}
+			return err
+		}
+		done := "You are in."
+		switch {
+		case e.LockedMinor > 0:
+			done = "You are in: " + money.FormatUSDC(e.LockedMinor) + " USDC entry fee locked until the end."
+		case e.Status == tournament.EntryPaused:
+			done = "You are paused: you keep your place and are not paired until you play again."
+		case e.Status == tournament.EntryWithdrawn && e.RefundedMinor > 0:
+			done = "You left the arena: " + money.FormatUSDC(e.RefundedMinor) + " USDC refunded."
+		case e.Status == tournament.EntryWithdrawn:
+			done = "You left the arena."
+		}
+		return c.Redirect(http.StatusSeeOther, "/arenas/"+e.TournamentID+"?done="+url.QueryEscape(done))
+	}
+}
+
+// TournamentViews renders tournament events for the arena pages, from the
+// events' data alone (live.TournamentPages).
+type TournamentViews struct{ log *slog.Logger }
+
+// NewTournamentViews returns the renderer of tournament events.
+func NewTournamentViews(log *slog.Logger) *TournamentViews { return &TournamentViews{log: log} }
+
+// TournamentEvents implements live.TournamentPages: standings swap the
+// standings and the games in progress; the start, the cancellation and the
+// end swap the status and the clock (the end the prizes and final
+// standings too); a pairing shows nothing of its own (the next standings
+// do).
+func (v *TournamentViews) TournamentEvents(ctx context.Context, id string, evs []live.TournamentEvent) [][]byte {
+	out := make([][]byte, len(evs))
+	for i, ev := range evs {
+		var l views.ArenaLive
+		var standings, status bool
+		switch ev.Name {
+		case tournament.EventStandings:
+			var d tournament.Standings
+			if err := json.Unmarshal(ev.Data, &d); err != nil {
+				v.log.Warn("render tournament standings", "tournament", id, "seq", ev.Seq, "err", err)
+				continue
+			}
+			l, standings = arenaLive(d.Status, ev.Seq, d.PlayerCount, d.MaxPlayers, d.PrizePoolMinor, d.Standings, nil), true
+		case tournament.EventStarted:
+			var d tournament.Started
+			if err := json.Unmarshal(ev.Data, &d); err != nil {
+				continue
+			}
+			l, status = views.ArenaLive{Seq: ev.Seq, Status: tournament.StatusRunning, StartsAt: d.StartsAt, EndsAt: d.EndsAt}, true
+		case tournament.EventCancelled:
+			var d tournament.Cancelled
+			if err := json.Unmarshal(ev.Data, &d); err != nil {
+				continue
+			}
+			l, status = views.ArenaLive{Seq: ev.Seq, Status: tournament.StatusCancelled, Note: d.Reason}, true
+		case tournament.EventFinished:
+			var d tournament.Finished
+			if err := json.Unmarshal(ev.Data, &d); err != nil {
+				continue
+			}
+			l = arenaLive(tournament.StatusFinished, ev.Seq, len(d.Standings), 0, 0, d.Standings, d.Prizes)
+			l.More = 0
+			status, standings = true, true
+		default:
+			var buf bytes.Buffer
+			views.ArenaSeq(ev.Seq).Render(ctx, &buf)
+			out[i] = buf.Bytes()
+			continue
+		}
+		var buf bytes.Buffer
+		if err := views.ArenaLiveFragment(l, standings, status).Render(ctx, &buf); err != nil {
+			v.log.Warn("render a tournament event", "tournament", id, "event", ev.Name, "err", err)
+			continue
+		}
+		out[i] = buf.Bytes()
+	}
+	return out
+}
+
+// tournamentNotificationLine says a tournament's notification in a
+// sentence that leads to its page.
+func tournamentNotificationLine(l views.NotificationLine, n notify.Notification) views.NotificationLine {
+	switch n.Type {
+	case notify.TournamentStarting:
+		var d tournament.StartingNotice
+		_ = json.Unmarshal(n.Data, &d)
+		l.Text, l.Href = "The arena "+d.Name+" starts in a minute: keep its page open to play.", "/arenas/"+d.TournamentID
+	case notify.TournamentPrize:
+		var d tournament.PrizeNotice
+		_ = json.Unmarshal(n.Data, &d)
+		l.Text = "You finished " + ordinal(d.Rank) + " of " + strconv.Itoa(d.Players) + " in the arena " + d.Name + " and won " +
+			money.USDC(d.AmountMinor) + "."
+		l.Href = "/arenas/" + d.TournamentID
+	}
+	return l
+}
+
+// tournamentWonLine says a tournament_won feed entry.
+func tournamentWonLine(l views.FeedLine, e social.Entry) views.FeedLine {
+	var d social.TournamentWon
+	_ = json.Unmarshal(e.Data, &d)
+	l.Href = "/arenas/" + d.TournamentID
+	l.Text = e.Actor.Username + " won the arena " + d.Name + " (" + strconv.Itoa(d.Players) + " players)"
+	if d.PrizeMinor > 0 {
+		l.Text += " and " + money.USDC(d.PrizeMinor)
+	}
+	l.Text += "."
+	return l
+}
+
+// ordinal writes a place: 1st, 2nd, 3rd, 4th, 11th, 21st.
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return strconv.Itoa(n) + suffix
+}
