@@ -18,9 +18,9 @@ type GamePlayer func(ctx context.Context, gameID string) error
 // PlayArena plays a tournament (an arena) to its end. It joins it
 // (locking its entry fee once; a user already in stays in), follows its
 // room, and hands each game the room pairs the user in to play, one at a
-// time, while it goes on reading the room. After each game, a user the
-// server paused (a game nobody moved in) joins again, without paying
-// again. It returns the tournament as it ended: finished, with its final
+// time, while it goes on reading the room. When the standings show the
+// user paused (after a game nobody moved in, or a withdrawal) and no game
+// is being played, it joins again, without paying again. It returns the tournament as it ended: finished, with its final
 // standings and prizes, or cancelled (fewer than two players at the
 // start; the entry refunded).
 //
@@ -46,6 +46,7 @@ func (c *Client) PlayArena(ctx context.Context, tournamentID string, play GamePl
 	seen := map[string]bool{} // games handed to play, or queued for it
 	var next []string         // games paired while another is played
 	playing, over := false, false
+	isPaused := false // as the latest standings show the user
 	start := func(gameID string) {
 		if gameID == "" || seen[gameID] {
 			return
@@ -75,15 +76,20 @@ func (c *Client) PlayArena(ctx context.Context, tournamentID string, play GamePl
 			if err != nil {
 				continue // an event of a newer server
 			}
+			var standings []api.TournamentStanding
 			switch p := p.(type) {
 			case *api.TournamentDetail:
-				start(currentGame(p.Standings, me))
+				standings = p.Standings
 			case *api.TournamentStandings:
-				start(currentGame(p.Standings, me))
+				standings = p.Standings
 			case *api.TournamentPaired:
 				if slices.ContainsFunc(p.Players, func(u api.TournamentUserRef) bool { return u.UserId == me }) {
 					start(p.GameId)
 				}
+			}
+			if i := slices.IndexFunc(standings, func(s api.TournamentStanding) bool { return s.UserId == me }); i >= 0 {
+				isPaused = standings[i].Paused
+				start(currentGame(standings, me))
 			}
 		case err := <-results:
 			playing = false
@@ -95,15 +101,17 @@ func (c *Client) PlayArena(ctx context.Context, tournamentID string, play GamePl
 				next = next[1:]
 				playing = true
 				go func() { results <- play(ctx, gameID) }()
-				continue
-			}
-			if !over {
-				if err := c.returnIfPaused(ctx, tournamentID, me); err != nil {
-					return nil, err
-				}
 			}
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		}
+		if isPaused && !playing && !over {
+			// Standings do not change while the user waits paused: no
+			// later event would say it again.
+			isPaused = false
+			if err := c.rejoin(ctx, tournamentID); err != nil {
+				return nil, err
+			}
 		}
 		if over && !playing {
 			return c.Tournament(ctx, tournamentID)
@@ -122,19 +130,11 @@ func currentGame(standings []api.TournamentStanding, userID string) string {
 	return ""
 }
 
-// returnIfPaused joins the tournament again when the server paused the
-// user (after a game nobody moved in), so that they are paired again. A
-// tournament whose time is up meanwhile is no error: its end follows.
-func (c *Client) returnIfPaused(ctx context.Context, tournamentID, userID string) error {
-	t, err := c.Tournament(ctx, tournamentID)
-	if err != nil {
-		return err
-	}
-	i := slices.IndexFunc(t.Standings, func(s api.TournamentStanding) bool { return s.UserId == userID })
-	if i < 0 || !t.Standings[i].Paused {
-		return nil
-	}
-	_, err = c.JoinTournament(ctx, tournamentID)
+// rejoin joins the tournament again, so that a paused user is paired
+// again. A tournament whose time is up meanwhile is no error: its end
+// follows.
+func (c *Client) rejoin(ctx context.Context, tournamentID string) error {
+	_, err := c.JoinTournament(ctx, tournamentID)
 	var closed *TournamentClosedError
 	if errors.As(err, &closed) && closed.Reason == TournamentOver {
 		return nil

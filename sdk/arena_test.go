@@ -255,6 +255,81 @@ func TestBotsPlayAnArenaToItsEnd(t *testing.T) {
 	if fin, ok := last.(*api.TournamentFinished); !ok || len(fin.Prizes) == 0 || pairings < 2 {
 		t.Errorf("the last event %+v after %d pairings: want tournament:finished with its prizes, after 2 pairings or more", last, pairings)
 	}
+	// Followed once it is over: the finished tournament, and the end.
+	again, err := spectator.FollowTournament(ctx, arena.Id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var after2 []wager.TournamentEvent
+	for ev := range again.Events {
+		after2 = append(after2, ev)
+	}
+	if len(after2) != 1 || after2[0].Name != wager.EventTournamentJoined || after2[0].Seq != watched[len(watched)-1].Seq {
+		t.Errorf("following a finished arena: %+v, want only joined-tournament at the last seq", after2)
+	} else if p, _ := after2[0].Payload(); p.(*api.TournamentDetail).Status != "finished" {
+		t.Errorf("following a finished arena: joined with status %s", p.(*api.TournamentDetail).Status)
+	}
 	t.Logf("%d events after seq %d, %d pairings, %d reconnects; standings %+v; prizes %+v", len(have), after, pairings,
 		follow.Reconnects(), results[0].Standings, results[0].Prizes)
+}
+
+// A bot whose first arena game nobody played (both bots let its round run
+// out) is paused by the server; PlayArena sees it in the standings, joins
+// again, and plays on to the end.
+func TestArenaBotsReturnAfterAGameNobodyPlayed(t *testing.T) {
+	clk := &shiftedClock{}
+	s := startServerAt(t, clk)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	organizer := s.newClient(t)
+	created, err := organizer.API.PostTournamentsWithResponse(ctx, nil, api.TournamentNewTournament{Name: "Wake up", GameType: "rps",
+		Settings: wager.Settings(map[string]any{"rounds": 1, "roundSeconds": 3}), StartsAt: clk.now().Add(time.Minute), DurationMinutes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arena := created.JSON201
+	bots := []*wager.Client{s.newClient(t), s.newClient(t)}
+	results := make([]*api.TournamentDetail, len(bots))
+	errs := make([]error, len(bots))
+	var played sync.WaitGroup
+	for i, c := range bots {
+		skipped := false
+		play := func(ctx context.Context, gameID string) error {
+			if !skipped {
+				skipped = true
+				return nil // not there: the round runs out
+			}
+			return playRPS(c)(ctx, gameID)
+		}
+		played.Go(func() { results[i], errs[i] = c.PlayArena(ctx, arena.Id, play) })
+	}
+	detail := func() *api.TournamentDetail {
+		d, err := organizer.Tournament(ctx, arena.Id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	waitFor(t, 30*time.Second, "two players in the arena", func() bool { return detail().PlayerCount == 2 })
+	clk.advanceTo(arena.StartsAt)
+	waitFor(t, 60*time.Second, "a game played after the one nobody played", func() bool {
+		n := 0
+		for _, st := range detail().Standings {
+			if st.Games >= 2 {
+				n++
+			}
+		}
+		return n == 2
+	})
+	clk.advanceTo(arena.EndsAt)
+	played.Wait()
+	for i, c := range bots {
+		if errs[i] != nil || results[i] == nil || results[i].Status != "finished" {
+			t.Fatalf("bot %d: %+v %v, want the finished arena", i, results[i], errs[i])
+		}
+		j := slices.IndexFunc(results[i].Standings, func(s api.TournamentStanding) bool { return s.UserId == c.UserID() })
+		if st := results[i].Standings[j]; st.Games < 2 || st.Losses < 1 || st.Paused {
+			t.Errorf("bot %d's final line %+v: want the game nobody played as a loss, a game after it, and not paused", i, st)
+		}
+	}
 }

@@ -94,8 +94,14 @@ func Example_arena() {
 // playArena plays the rock, paper, scissors arena id to its end and
 // returns it as it ended.
 func playArena(ctx context.Context, c *wager.Client, id string) (*api.TournamentDetail, error) {
+	return c.PlayArena(ctx, id, playRPS(c))
+}
+
+// playRPS plays a game of rock, paper, scissors to its end, a move at
+// random in each round.
+func playRPS(c *wager.Client) wager.GamePlayer {
 	moves := []string{"rock", "paper", "scissors"}
-	return c.PlayArena(ctx, id, func(ctx context.Context, gameID string) error {
+	return func(ctx context.Context, gameID string) error {
 		f, err := c.FollowGame(ctx, gameID)
 		var ae *wager.APIError
 		if errors.As(err, &ae) && ae.Code == "GAME_NOT_ACTIVE" {
@@ -110,5 +116,5 @@ func playArena(ctx context.Context, c *wager.Client, id string) (*api.Tournament
 			}
 		}
 		return f.Err()
-	})
+	}
 }
