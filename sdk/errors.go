@@ -147,6 +147,22 @@ func (e *RegionRestrictedError) Error() string {
 
 func (e *RegionRestrictedError) Unwrap() error { return e.Err }
 
+// InsufficientFundsError is a 409 INSUFFICIENT_FUNDS answer: the
+// available platform balance does not cover a stake, an entry fee or a
+// buy order (deposit first: Deposit). It unwraps to its *APIError.
+type InsufficientFundsError struct {
+	// NeededMinor and AvailableMinor are what the request needed and what
+	// was available, in USDC minor units (0 when the answer does not say).
+	NeededMinor, AvailableMinor int64
+	Err                         *APIError
+}
+
+func (e *InsufficientFundsError) Error() string {
+	return fmt.Sprintf("wager: insufficient funds (%d USDC minor units needed, %d available): %s", e.NeededMinor, e.AvailableMinor, e.Err.Message)
+}
+
+func (e *InsufficientFundsError) Unwrap() error { return e.Err }
+
 // errorBody is an error answer's JSON.
 type errorBody struct {
 	Code            string            `json:"code"`
@@ -160,12 +176,16 @@ type errorBody struct {
 	Until    *time.Time `json:"until"`
 	Kind     string     `json:"kind"`
 	Country  string     `json:"country"`
+	// INSUFFICIENT_FUNDS' members.
+	NeededMinor    int64 `json:"neededMinor"`
+	AvailableMinor int64 `json:"availableMinor"`
 }
 
 // apiError turns an answer of status 400 or more into an *APIError, an
 // *UpgradeRequiredError (426), a *PaymentRequiredError (402), or one of
 // player protection's refusals: *LimitExceededError,
-// *SelfExcludedError, *AgeUnconfirmedError, *RegionRestrictedError.
+// *SelfExcludedError, *AgeUnconfirmedError, *RegionRestrictedError, or an
+// *InsufficientFundsError.
 func apiError(resp *http.Response, body []byte) error {
 	var b errorBody
 	json.Unmarshal(body, &b) // a body that is not JSON leaves the code empty
@@ -203,6 +223,8 @@ func apiError(resp *http.Response, body []byte) error {
 		return &AgeUnconfirmedError{Underage: b.Code == "UNDERAGE", Err: e}
 	case "REGION_RESTRICTED":
 		return &RegionRestrictedError{Country: b.Country, Err: e}
+	case "INSUFFICIENT_FUNDS":
+		return &InsufficientFundsError{NeededMinor: b.NeededMinor, AvailableMinor: b.AvailableMinor, Err: e}
 	}
 	return e
 }

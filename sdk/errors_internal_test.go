@@ -49,6 +49,11 @@ func TestProtectionRefusalsAreTyped(t *testing.T) {
 	if !errors.As(err, &api) || api.Status != 403 || api.Code != "REGION_RESTRICTED" {
 		t.Errorf("the typed refusal is not an *APIError too: %#v", err)
 	}
+	var poor *InsufficientFundsError
+	err = answer(409, `{"code":"INSUFFICIENT_FUNDS","message":"the entry fee is 0.10 USDC","neededMinor":100000,"availableMinor":2500}`)
+	if !errors.As(err, &poor) || poor.NeededMinor != 100000 || poor.AvailableMinor != 2500 || !errors.As(err, &api) {
+		t.Errorf("INSUFFICIENT_FUNDS: %#v", err)
+	}
 	if err := answer(409, `{"code":"CONFLICT","message":"busy"}`); errors.As(err, &limit) || !errors.As(err, &api) {
 		t.Errorf("another 409 is a plain *APIError: %#v", err)
 	}

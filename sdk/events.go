@@ -38,6 +38,11 @@ var payloads = map[string]func() any{
 	"game:market":              func() any { return new(api.MarketView) },
 	"game:review":              func() any { return new(api.IntegrityDecided) },
 	EventSpectators:            func() any { return new(Spectators) },
+	EventTournamentStandings:   func() any { return new(api.TournamentStandings) },
+	EventTournamentPairing:     func() any { return new(api.TournamentPaired) },
+	EventTournamentStarted:     func() any { return new(api.TournamentStarted) },
+	EventTournamentCancelled:   func() any { return new(api.TournamentCancelled) },
+	EventTournamentFinished:    func() any { return new(api.TournamentFinished) },
 }
 
 // noticePayloads are the notices' data types by kind.

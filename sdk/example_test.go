@@ -2,8 +2,10 @@ package wager_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
+	"math/rand/v2"
 
 	"github.com/gagliardetto/solana-go"
 
@@ -58,5 +60,61 @@ func Example_bot() {
 			won := p.WinnerId != nil && *p.WinnerId == c.UserID()
 			fmt.Println("won:", won, "payout:", p.PayoutMinor)
 		}
+	}
+}
+
+// A bot that plays an arena to its end: it joins the first one listed
+// (paying its entry fee from the platform balance), plays rock, paper or
+// scissors at random in every game it is paired in, and says where it
+// finished.
+func Example_arena() {
+	ctx := context.Background()
+	c, err := wager.New("http://localhost:8080", wager.WithWallet(solana.NewWallet().PrivateKey), wager.WithAppID("arena-bot"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	arenas, err := c.Tournaments(ctx, "") // scheduled and running ones, soonest first
+	if err != nil || len(arenas) == 0 {
+		log.Fatal("no arena: ", err)
+	}
+	t, err := playArena(ctx, c, arenas[0].Id)
+	if err != nil {
+		log.Fatal(err) // *wager.TournamentClosedError, *wager.InsufficientFundsError, ...
+	}
+	for _, s := range t.Standings {
+		if s.UserId == c.UserID() {
+			fmt.Printf("%s: rank %d of %d, %d points in %d games\n", t.Status, s.Rank, len(t.Standings), s.Score, s.Games)
+		}
+	}
+	for _, p := range t.Prizes {
+		fmt.Println(p.Username, "won", p.AmountMinor)
+	}
+}
+
+// playArena plays the rock, paper, scissors arena id to its end and
+// returns it as it ended.
+func playArena(ctx context.Context, c *wager.Client, id string) (*api.TournamentDetail, error) {
+	return c.PlayArena(ctx, id, playRPS(c))
+}
+
+// playRPS plays a game of rock, paper, scissors to its end, a move at
+// random in each round.
+func playRPS(c *wager.Client) wager.GamePlayer {
+	moves := []string{"rock", "paper", "scissors"}
+	return func(ctx context.Context, gameID string) error {
+		f, err := c.FollowGame(ctx, gameID)
+		var ae *wager.APIError
+		if errors.As(err, &ae) && ae.Code == "GAME_NOT_ACTIVE" {
+			return nil // over already
+		}
+		if err != nil {
+			return err
+		}
+		for ev := range f.Events { // closes after game:completed
+			if ev.Name == wager.EventJoined || ev.Name == "game:rps:round:start" {
+				c.Move(ctx, gameID, moves[rand.IntN(len(moves))]) // a second move in a round is refused: no harm
+			}
+		}
+		return f.Err()
 	}
 }

@@ -29,8 +29,11 @@ type server struct {
 	// together.
 	cap *wager.SpendingCap
 
-	mu     sync.Mutex  // guards queued
+	mu     sync.Mutex  // guards queued and entries
 	queued *queueEntry // where find_or_create_game queued the user; nil: nowhere
+	// entries give the entry fees that join_tournament paid back to the
+	// cap, by tournament, when withdraw_tournament has them refunded.
+	entries map[string]func()
 }
 
 // queueEntry is a lobby queue the user waits in and the reservation of
@@ -49,7 +52,7 @@ func newServer(cfg config, now func() time.Time, opts ...wager.Option) (*server,
 	options := []wager.Option{wager.WithAppID(cfg.AppID), wager.WithClock(now),
 		wager.WithSpendingCap(spendCap),
 		wager.WithHTTPClient(&http.Client{Timeout: 90 * time.Second})}
-	s := &server{cap: spendCap}
+	s := &server{cap: spendCap, entries: map[string]func(){}}
 	if cfg.WalletKey != "" {
 		key, err := solana.PrivateKeyFromBase58(strings.TrimSpace(cfg.WalletKey))
 		if err != nil {
@@ -66,18 +69,21 @@ func newServer(cfg config, now func() time.Time, opts ...wager.Option) (*server,
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "wager", Title: "Wager: head-to-head games for USDC", Version: serverVersion},
 		&mcp.ServerOptions{Instructions: instructions(cfg)})
 	s.addTools()
+	s.addTournamentTools()
 	return s, nil
 }
 
 func instructions(cfg config) string {
 	mode := "A wallet is configured: every tool works."
 	if cfg.WalletKey == "" {
-		mode = "No wallet is configured: only service_check_maintenance, list_live_games and get_game work."
+		mode = "No wallet is configured: only service_check_maintenance, list_live_games, get_game, list_tournaments and get_tournament work."
 	}
 	return fmt.Sprintf("Tools of the Wager platform at %s: real-money head-to-head games (rock-paper-scissors and more) on Solana, "+
 		"with spectators' donations, betting pools and a prediction market per game. Money is in USDC minor units "+
 		"(1 USDC = 1000000). %s Money tools spend at most %d per call and %d per hour; over that they refuse and move nothing. "+
-		"To play: find_or_create_game, then get_game_state or watch_game, then submit_move each round.",
+		"To play: find_or_create_game, then get_game_state or watch_game, then submit_move each round. "+
+		"Tournaments (arenas): list_tournaments, join_tournament (its entry fee counts against the cap), then get_tournament "+
+		"again and again and play the game in you.currentGameId until the tournament finishes.",
 		cfg.URL, mode, cfg.MaxSpendMinor, cfg.MaxSpendHourMinor)
 }
 
@@ -125,7 +131,7 @@ func toolError(err error) error {
 		if ae.RetryAfter > 0 {
 			msg += fmt.Sprintf("; retry after %d seconds", int(ae.RetryAfter.Seconds()))
 		}
-		return errors.New(msg + protectionDetails(err))
+		return errors.New(msg + protectionDetails(err) + refusalDetails(err))
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -152,6 +158,21 @@ func protectionDetails(err error) string {
 		return "; until: never (a permanent self-exclusion)"
 	case errors.As(err, &region):
 		return "; country: " + region.Country
+	}
+	return ""
+}
+
+// refusalDetails are the members of a refused join that say what to do:
+// how much money was missing, or why a tournament is closed ("" for
+// other errors).
+func refusalDetails(err error) string {
+	var poor *wager.InsufficientFundsError
+	var closed *wager.TournamentClosedError
+	switch {
+	case errors.As(err, &poor) && poor.NeededMinor > 0:
+		return fmt.Sprintf("; neededMinor: %d; availableMinor: %d", poor.NeededMinor, poor.AvailableMinor)
+	case errors.As(err, &closed) && closed.Reason != "":
+		return "; reason: " + closed.Reason
 	}
 	return ""
 }

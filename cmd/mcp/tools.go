@@ -476,7 +476,7 @@ func (s *server) sendChatMessage(ctx context.Context, _ *mcp.CallToolRequest, in
 type spendingView struct {
 	MaxPerCallMinor    int64 `json:"maxPerCallMinor" jsonschema:"the most one call may spend"`
 	MaxPerHourMinor    int64 `json:"maxPerHourMinor" jsonschema:"the most all calls may spend in a rolling hour"`
-	SpentLastHourMinor int64 `json:"spentLastHourMinor" jsonschema:"committed in the last hour: donations, bets, buy orders, automatic payments, the stakes of games started and the stake of the queue you wait in"`
+	SpentLastHourMinor int64 `json:"spentLastHourMinor" jsonschema:"committed in the last hour: donations, bets, buy orders, automatic payments, the stakes of games started, the stake of the queue you wait in and tournament entry fees not refunded"`
 }
 
 type balanceOutput struct {

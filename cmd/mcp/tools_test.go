@@ -18,7 +18,8 @@ import (
 )
 
 var allTools = []string{"service_check_maintenance", "whoami", "list_live_games", "get_game", "get_game_state", "watch_game",
-	"find_or_create_game", "submit_move", "send_chat_message", "get_balance", "donate", "place_bet", "place_market_order"}
+	"find_or_create_game", "submit_move", "send_chat_message", "get_balance", "donate", "place_bet", "place_market_order",
+	"list_tournaments", "get_tournament", "join_tournament", "withdraw_tournament"}
 
 func TestToolList(t *testing.T) {
 	url := startWager(t, nil)
