@@ -59,6 +59,9 @@ type config struct {
 	Bare        bool
 	Warmup      time.Duration
 
+	Players   int
+	ArenaLead time.Duration
+
 	ServerPID  int
 	CPU        bool
 	PgDatabase string
@@ -70,11 +73,12 @@ var scenarioDefaults = map[string]map[string]string{
 	"fanout": {"games": "100", "think": "200ms"},
 	"play":   {"games": "100", "think": "2s", "duration": "60s"},
 	"reads":  {"duration": "20s"},
+	"arena":  {"think": "2s", "duration": "3m"},
 }
 
 const usageText = `loadtest drives a Wager Arena server and measures it.
 
-Usage: go run ./cmd/loadtest -scenario fanout|play|reads [flags]
+Usage: go run ./cmd/loadtest -scenario fanout|play|reads|arena [flags]
 
 Run the server under test with AUTH_RATE_LIMIT=0: loadtest signs in many
 wallets (fresh ed25519 keys, app id -app-id) from one address, and the
@@ -100,6 +104,15 @@ Scenarios:
           -concurrency for -duration each, with -live-games active games,
           compared with a bare Echo handler serving fixed answers of the
           same shape (-bare).
+  arena   one free rps arena of -players players (run the server with
+          TOURNAMENT_MAX_PLAYERS at least that), starting -arena-lead after
+          it is created and lasting -duration (whole minutes), its room
+          followed by one socket. Each tournament:pairing frame starts its
+          game, played with -think between moves, -rounds, -round-seconds.
+          Measures, per game end (the answer to the move that ended it), the
+          time to the player's next pairing frame; pairings per second; and
+          the tournament:standings frames the socket receives (the API
+          promises at most one a second).
 
 CPU (play, -cpu): the user and system time of the server's process and of
 every process named postgres on this machine, read from /proc at the start
@@ -133,7 +146,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&c.URL, "url", "http://localhost:8080", "base URL of the server under test")
-	fs.StringVar(&c.Scenario, "scenario", "", "fanout, play or reads (required)")
+	fs.StringVar(&c.Scenario, "scenario", "", "fanout, play, reads or arena (required)")
 	fs.StringVar(&c.JSONPath, "json", "", "also write every figure as JSON to this file")
 	fs.StringVar(&c.AppID, "app-id", "loadtest", "X-App-Id the wallets sign in and call with")
 	fs.StringVar(&c.MetricsURL, "metrics", "", "the server's Prometheus endpoint, e.g. http://127.0.0.1:9090/metrics (fanout: memory per socket); empty = skip")
@@ -159,6 +172,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.Concurrency, "concurrency", 64, "reads: concurrent connections")
 	fs.IntVar(&c.LiveGames, "live-games", 100, "reads: active games to create first")
 	fs.BoolVar(&c.Bare, "bare", true, "reads: also measure the bare Echo reference handler, started in-process")
+	fs.IntVar(&c.Players, "players", 500, "arena: players in the arena")
+	fs.DurationVar(&c.ArenaLead, "arena-lead", 30*time.Second, "arena: from creating the arena to its start (signing in comes before; joining must fit)")
 	fs.IntVar(&c.ServerPID, "server-pid", 0, "play: the server's process, for its CPU time; 0 = the process listening on -url's port when it is on this machine")
 	fs.StringVar(&c.PgDatabase, "pg-database", "", "play -cpu: count only the PostgreSQL backends of this database (its name in DATABASE_URL), leaving out the cluster's other work and its background processes; empty = every postgres process")
 	fs.BoolVar(&c.CPU, "cpu", true, "play: read the CPU time of the server and of every local PostgreSQL process from /proc (Linux, server on this machine)")
@@ -168,7 +183,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	defaults, ok := scenarioDefaults[c.Scenario]
 	if !ok {
-		return c, fmt.Errorf("-scenario must be fanout, play or reads, not %q", c.Scenario)
+		return c, fmt.Errorf("-scenario must be fanout, play, reads or arena, not %q", c.Scenario)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -211,6 +226,13 @@ func (c config) check() error {
 		need(c.RoundSeconds >= 3 && c.RoundSeconds <= 120, "-round-seconds must be 3-120")
 		need(c.Jitter >= 0 && c.Jitter < 1, "-jitter must be in [0, 1)")
 		need(!c.FindMax || (c.Step > 0 && c.MaxSteps > 0 && c.P99Limit > 0), "-step, -max-steps and -p99-limit must be positive")
+	case "arena":
+		need(c.Players >= 2, "-players must be 2 or more")
+		need(c.Think > 0 && c.ArenaLead > 0, "-think and -arena-lead must be positive")
+		need(c.Duration >= time.Minute && c.Duration <= 180*time.Minute, "-duration must be 1m to 180m (whole minutes)")
+		need(c.Rounds%2 == 1 && c.Rounds >= 1 && c.Rounds <= 9, "-rounds must be odd, 1-9")
+		need(c.RoundSeconds >= 3 && c.RoundSeconds <= 120, "-round-seconds must be 3-120")
+		need(c.Jitter >= 0 && c.Jitter < 1, "-jitter must be in [0, 1)")
 	case "reads":
 		need(c.Concurrency > 0 && c.LiveGames > 0 && c.Duration > 0, "-concurrency, -live-games and -duration must be positive")
 	}
@@ -282,6 +304,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err, table = r.play(ctx), playTable
 	case "reads":
 		err, table = r.reads(ctx), readsTable
+	case "arena":
+		err, table = r.arena(ctx), arenaTable
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "loadtest: %v\n", err)

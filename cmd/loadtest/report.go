@@ -21,6 +21,7 @@ type Report struct {
 	Fanout      *FanoutResult `json:"fanout,omitempty"`
 	Play        *PlayResult   `json:"play,omitempty"`
 	Reads       *ReadsResult  `json:"reads,omitempty"`
+	Arena       *ArenaResult  `json:"arena,omitempty"`
 	Errors      []ErrorCount  `json:"errors" doc:"every error of the run by kind"`
 	Interrupted bool          `json:"interrupted" doc:"the run was cut short by SIGINT"`
 }

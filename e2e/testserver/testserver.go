@@ -10,6 +10,7 @@ import (
 
 	"wager/cmd/server/app"
 	"wager/db/dbtest"
+	"wager/domain"
 )
 
 // MasterSeed is the key seed of every test server. A package's database
@@ -30,17 +31,24 @@ func Start(t testing.TB, env map[string]string) *Server {
 	t.Helper()
 	// Bots are known by name (demo_bot_N): a server with bots gets a
 	// database of its own, or it would find another test's bots busy.
-	return start(t, env, env["DEMO_BOTS"] != "")
+	return start(t, env, env["DEMO_BOTS"] != "", nil)
+}
+
+// StartClocked is Start with clock as the time of every service: a test
+// moves it forward to skip the minutes before an arena starts or ends.
+func StartClocked(t testing.TB, env map[string]string, clock domain.Clock) *Server {
+	t.Helper()
+	return start(t, env, env["DEMO_BOTS"] != "", clock)
 }
 
 // StartFresh is Start on a database of the test's own: for tests that
 // change what every user of a database sees (feature flags, say).
 func StartFresh(t testing.TB, env map[string]string) *Server {
 	t.Helper()
-	return start(t, env, true)
+	return start(t, env, true, nil)
 }
 
-func start(t testing.TB, env map[string]string, fresh bool) *Server {
+func start(t testing.TB, env map[string]string, fresh bool, clock domain.Clock) *Server {
 	t.Helper()
 	dbURL, dataDir := dbtest.URL(t), t.TempDir()
 	if fresh {
@@ -66,6 +74,7 @@ func start(t testing.TB, env map[string]string, fresh bool) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.Clock = clock
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	a, err := app.New(context.Background(), cfg, log)
 	if err != nil {
