@@ -29,12 +29,12 @@ import (
 	"wager/domain/market"
 	"wager/domain/money"
 	"wager/domain/notify"
-	"wager/domain/payments"
-	"wager/domain/pot"
+	"wager/domain/x402"
+	"wager/domain/settlement"
 	"wager/domain/protection"
 	"wager/domain/ranking"
 	"wager/domain/referrals"
-	"wager/domain/room"
+	"wager/domain/eventlog"
 	"wager/domain/social"
 	"wager/domain/support"
 	"wager/domain/tips"
@@ -54,12 +54,12 @@ type Services struct {
 	Users    *users.Service
 	Auth     *auth.Service
 	Money    *money.Service
-	Rooms    *room.Log
+	Rooms    *eventlog.Log
 	Games    *game.Service
 	Chat     *chat.Service
-	Pot      *pot.Service
+	Pot      *settlement.Service
 	Market   *market.Service
-	Payments *payments.Service
+	Payments *x402.Service
 	Notify   *notify.Service
 	Social   *social.Service
 	Tips     *tips.Service
@@ -233,7 +233,7 @@ func Documents(o Options) *App {
 	if o.MinSDKVersion == "" {
 		o.MinSDKVersion = "1.0.0"
 	}
-	limiter := payments.NewLimiter(nil, domain.SystemClock, 1, time.Minute, nil)
-	s := Services{Payments: payments.New(nil, nil, nil, limiter, domain.SystemClock, slog.New(slog.DiscardHandler), payments.Config{})}
+	limiter := x402.NewLimiter(nil, domain.SystemClock, 1, time.Minute, nil)
+	s := Services{Payments: x402.New(nil, nil, nil, limiter, domain.SystemClock, slog.New(slog.DiscardHandler), x402.Config{})}
 	return New(s, o, slog.New(slog.DiscardHandler))
 }

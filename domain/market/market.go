@@ -23,7 +23,7 @@ import (
 	"wager/db"
 	"wager/domain"
 	"wager/domain/game"
-	"wager/domain/room"
+	"wager/domain/eventlog"
 )
 
 // Market statuses.
@@ -69,7 +69,7 @@ const (
 // Service takes orders, cancels, resolutions and redemptions.
 type Service struct {
 	db    *bun.DB
-	rooms *room.Log
+	rooms *eventlog.Log
 	games *game.Service
 	now   domain.Clock
 	// Notify tells holders their market resolved (nil: nobody).
@@ -104,7 +104,7 @@ type Protection interface {
 }
 
 // New returns the market service; guard answers who may trade how much.
-func New(bdb *bun.DB, rooms *room.Log, games *game.Service, guard Guard, now domain.Clock) *Service {
+func New(bdb *bun.DB, rooms *eventlog.Log, games *game.Service, guard Guard, now domain.Clock) *Service {
 	s := &Service{db: bdb, rooms: rooms, games: games, guard: guard, now: now}
 	s.orders = newOrders(s)
 	return s

@@ -28,7 +28,7 @@ import (
 	"wager/domain"
 	"wager/domain/audit"
 	"wager/domain/auth"
-	"wager/domain/bots"
+	"wager/cmd/server/bots"
 	"wager/domain/chat"
 	"wager/domain/flags"
 	"wager/domain/game"
@@ -37,12 +37,12 @@ import (
 	"wager/domain/market"
 	"wager/domain/money"
 	"wager/domain/notify"
-	"wager/domain/payments"
-	"wager/domain/pot"
+	"wager/domain/x402"
+	"wager/domain/settlement"
 	"wager/domain/protection"
 	"wager/domain/ranking"
 	"wager/domain/referrals"
-	"wager/domain/room"
+	"wager/domain/eventlog"
 	"wager/domain/social"
 	"wager/domain/support"
 	"wager/domain/tips"
@@ -62,12 +62,12 @@ type App struct {
 	Users    *users.Service
 	Auth     *auth.Service
 	Money    *money.Service
-	Rooms    *room.Log
+	Rooms    *eventlog.Log
 	Games    *game.Service
 	Chat     *chat.Service
-	Pot      *pot.Service
+	Pot      *settlement.Service
 	Market   *market.Service
-	Payments *payments.Service
+	Payments *x402.Service
 	Notify   *notify.Service
 	Social   *social.Service
 	Tips     *tips.Service
@@ -93,7 +93,7 @@ type App struct {
 	HTTP *handlers.App
 
 	log       *slog.Logger
-	announcer *room.Announcer
+	announcer *eventlog.Announcer
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -168,11 +168,11 @@ func (a *App) build(ctx context.Context) error {
 	// instance's live hub and, batched, to the other instances.
 	instance := make([]byte, 8)
 	rand.Read(instance)
-	announcer := room.NewAnnouncer(bdb, hex.EncodeToString(instance), log)
+	announcer := eventlog.NewAnnouncer(bdb, hex.EncodeToString(instance), log)
 	feed := &liveFeed{}
-	a.Rooms = room.New(bdb, room.Sinks{feed, announcer})
+	a.Rooms = eventlog.New(bdb, eventlog.Sinks{feed, announcer})
 	a.Notify = notify.New(bdb, a.Rooms, now)
-	presence := room.NewPresence(bdb, now)
+	presence := eventlog.NewPresence(bdb, now)
 	a.Social = social.New(bdb, a.Notify, a.Rooms, presence, now)
 
 	// Intent kinds are confirmed by the service that prepares them.
@@ -200,7 +200,7 @@ func (a *App) build(ctx context.Context) error {
 		EscrowOf: func(gameID string) string { return a.Keys.Escrow(gameID).PublicKey().String() }})
 	a.Chat = chat.New(bdb, a.Rooms, now)
 	a.Support = support.New(bdb, a.Notify, now)
-	a.Pot = pot.New(bdb, a.Rooms, a.Games, a.Money, a.Chat, a.Keys, guard, now, log)
+	a.Pot = settlement.New(bdb, a.Rooms, a.Games, a.Money, a.Chat, a.Keys, guard, now, log)
 	a.Pot.DonationRecorder = a.Social
 	a.Pot.Referrals = a.Referrals
 	a.Pot.BetRecorder = a.Social
@@ -211,15 +211,15 @@ func (a *App) build(ctx context.Context) error {
 	a.Protection = protection.NewService(protect, a.Games, a.Market)
 	a.Reviews = integrity.NewReviews(bdb, now, integrity.ReviewDeps{Guard: guard, Games: a.Games, Pot: a.Pot, Market: a.Market,
 		Notify: a.Notify, Rooms: a.Rooms})
-	confirmers[pot.KindDonation] = a.Pot.ConfirmDonation
-	confirmers[pot.KindBet] = a.Pot.ConfirmBet
+	confirmers[settlement.KindDonation] = a.Pot.ConfirmDonation
+	confirmers[settlement.KindBet] = a.Pot.ConfirmBet
 	a.Tips = tips.New(bdb, a.Users, a.Money, a.Chat, a.Notify, a.Social, now)
 	a.Tips.Protect = protect
 	confirmers[tips.KindTip] = a.Tips.Confirm
-	limiter := payments.NewLimiter(bdb, now, cfg.AbuseThreshold, cfg.AbuseWindow, cfg.AbuseOverrides)
-	a.Payments = payments.New(bdb, a.Money, a.Keys, limiter, now, log, payments.Config{
-		PriceMinor: cfg.AbusePrice, Network: payments.NetworkOf(cfg.ChainID())})
-	confirmers[payments.KindPayment] = a.Payments.ConfirmPayment
+	limiter := x402.NewLimiter(bdb, now, cfg.AbuseThreshold, cfg.AbuseWindow, cfg.AbuseOverrides)
+	a.Payments = x402.New(bdb, a.Money, a.Keys, limiter, now, log, x402.Config{
+		PriceMinor: cfg.AbusePrice, Network: x402.NetworkOf(cfg.ChainID())})
+	confirmers[x402.KindPayment] = a.Payments.ConfirmPayment
 
 	tournamentFeed := &tournamentFeed{}
 	a.tournamentNews = tournament.NewAnnouncer(bdb, announcer.Instance(), log)
@@ -282,8 +282,8 @@ func (a *App) start(ctx context.Context) error {
 	}
 
 	listener := db.NewListener(a.Config.DatabaseURL, a.log)
-	listener.Handle(room.Channel, func(payload string) {
-		an, err := room.ParseAnnouncement(payload)
+	listener.Handle(eventlog.Channel, func(payload string) {
+		an, err := eventlog.ParseAnnouncement(payload)
 		if err != nil {
 			a.log.Error("room announcement", "err", err)
 			return

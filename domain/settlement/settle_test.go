@@ -1,4 +1,4 @@
-package pot
+package settlement
 
 import (
 	"cmp"
@@ -26,7 +26,7 @@ import (
 	"wager/domain/game/rules"
 	"wager/domain/money"
 	"wager/domain/notify"
-	"wager/domain/room"
+	"wager/domain/eventlog"
 	"wager/domain/users"
 )
 
@@ -110,7 +110,7 @@ func (c *clock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 type noSink struct{}
 
-func (noSink) Published(room.Published) {}
+func (noSink) Published(eventlog.Published) {}
 
 type noCrowd struct{}
 
@@ -136,7 +136,7 @@ func newPlatform(t testing.TB) *platform {
 	c := &clock{}
 	c.ns.Store(time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC).UnixNano())
 	log := slog.New(slog.DiscardHandler)
-	rooms := room.New(bdb, noSink{})
+	rooms := eventlog.New(bdb, noSink{})
 	keys := chain.NewKeys(make([]byte, 32))
 	m := money.New(bdb, nil, keys, solana.PublicKey{}, c.now, log, nil, money.Confirmers{})
 	p := &platform{db: bdb, clock: c}

@@ -1,4 +1,4 @@
-package pot
+package settlement
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"wager/domain/money"
 	"wager/domain/notify"
 	"wager/domain/referrals"
-	"wager/domain/room"
+	"wager/domain/eventlog"
 	"wager/domain/social"
 )
 
@@ -31,7 +31,7 @@ func TestReferralRewardsProperty(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x2ef))
 	t.Logf("seed %d", seed)
 	p := newPlatform(t)
-	rooms := room.New(p.db, noSink{})
+	rooms := eventlog.New(p.db, noSink{})
 	n := notify.New(p.db, rooms, p.clock.now)
 	p.pot.Referrals = referrals.New(p.db, n, social.New(p.db, n, rooms, nil, p.clock.now), rooms, p.clock.now,
 		referrals.DefaultBPS, "http://test")

@@ -1,10 +1,11 @@
-// Package pot is the spectator economy: donations from spectators' wallets
-// into a game's on-chain escrow, and the settlement of a finished game's
-// whole pot (stakes and donations) exactly once, with the escrow swept to
-// the platform's vault after a win and donations refunded on chain after a
-// draw or cancellation (to the donor's platform balance instead when their
-// wallet has no USDC token account).
-package pot
+// Package settlement pays out every finished game: its whole pot (stakes
+// and donations) exactly once, with the escrow swept to the platform's
+// vault after a win and donations refunded on chain after a draw or
+// cancellation (to the donor's platform balance instead when their wallet
+// has no USDC token account), and its bets. It also takes what a game's
+// pot and bets hold: donations from spectators' wallets into the game's
+// on-chain escrow, and bets.
+package settlement
 
 import (
 	"context"
@@ -23,7 +24,7 @@ import (
 	"wager/domain/game"
 	"wager/domain/money"
 	"wager/domain/referrals"
-	"wager/domain/room"
+	"wager/domain/eventlog"
 	"wager/domain/users"
 )
 
@@ -39,7 +40,7 @@ const KindDonation = "donation"
 // Service runs donations and settlement.
 type Service struct {
 	db          *bun.DB
-	rooms       *room.Log
+	rooms       *eventlog.Log
 	games       *game.Service
 	money       *money.Service
 	chat        *chat.Service
@@ -81,7 +82,7 @@ type Guard interface {
 
 // New returns a Service; ConfirmDonation and ConfirmBet are what confirm
 // its intents, and guard answers who may bet how much.
-func New(bdb *bun.DB, rooms *room.Log, games *game.Service, m *money.Service, c *chat.Service, keys *chain.Keys,
+func New(bdb *bun.DB, rooms *eventlog.Log, games *game.Service, m *money.Service, c *chat.Service, keys *chain.Keys,
 	guard Guard, now domain.Clock, log *slog.Logger) *Service {
 	return &Service{db: bdb, rooms: rooms, games: games, money: m, chat: c, keys: keys, guard: guard, now: now, log: log,
 		MaxDonation: DefaultMaxDonation}
