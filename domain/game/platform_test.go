@@ -22,13 +22,13 @@ import (
 	"wager/db/dbtest"
 	"wager/domain"
 	"wager/domain/chat"
+	"wager/domain/eventlog"
 	"wager/domain/game"
 	"wager/domain/game/rules"
 	"wager/domain/integrity"
 	"wager/domain/money"
 	"wager/domain/notify"
 	"wager/domain/settlement"
-	"wager/domain/eventlog"
 	"wager/domain/users"
 )
 
@@ -117,7 +117,7 @@ func newPlatformOn(t testing.TB, bdb *bun.DB, c *clock) *platform {
 	rooms := eventlog.New(bdb, sink)
 	keys := chain.NewKeys(make([]byte, 32))
 	// Settlement needs the platform's addresses, not the chain itself.
-	m := money.New(bdb, nil, keys, solana.PublicKey{}, c.now, log, nil, money.Confirmers{})
+	m := money.New(bdb, nil, keys, solana.PublicKey{}, c.now, log, money.Confirmers{}, money.Deps{})
 	p := &platform{db: bdb, clock: c, sink: sink, rooms: rooms}
 	settle := func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
 		pay := p.pot.StartSettle(tx, g, players, o, reads)
@@ -125,7 +125,7 @@ func newPlatformOn(t testing.TB, bdb *bun.DB, c *clock) *platform {
 	}
 	p.games = game.New(bdb, c.now, log, game.Deps{Rooms: rooms, Notify: notify.New(bdb, rooms, c.now), Settle: settle, Live: noCrowd{},
 		EscrowOf: func(gameID string) string { return keys.Escrow(gameID).PublicKey().String() }})
-	p.pot = settlement.New(bdb, rooms, p.games, m, chat.New(bdb, rooms, c.now), keys, integrity.NewGuard(bdb, c.now, integrity.Config{}), c.now, log)
+	p.pot = settlement.New(bdb, rooms, p.games, m, chat.New(bdb, rooms, c.now), keys, integrity.NewGuard(bdb, c.now, integrity.Config{}), c.now, log, settlement.Deps{})
 	return p
 }
 
