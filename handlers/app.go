@@ -23,23 +23,23 @@ import (
 	"wager/domain/audit"
 	"wager/domain/auth"
 	"wager/domain/chat"
+	"wager/domain/eventlog"
 	"wager/domain/flags"
 	"wager/domain/game"
 	"wager/domain/integrity"
 	"wager/domain/market"
 	"wager/domain/money"
 	"wager/domain/notify"
-	"wager/domain/payments"
-	"wager/domain/pot"
 	"wager/domain/protection"
 	"wager/domain/ranking"
 	"wager/domain/referrals"
-	"wager/domain/room"
+	"wager/domain/settlement"
 	"wager/domain/social"
 	"wager/domain/support"
 	"wager/domain/tips"
 	"wager/domain/tournament"
 	"wager/domain/users"
+	"wager/domain/x402"
 	"wager/web"
 	"wager/web/live"
 )
@@ -47,19 +47,19 @@ import (
 // APIVersion is the version of the API contract this server implements.
 const APIVersion = "1.0.0"
 
-// Services are what the handlers call.
+// Services are what the handlers call: every service of the server.
 type Services struct {
-	DB       *bun.DB // for the health check
+	DB       *bun.DB // the handlers read it only for the health check
 	Flags    *flags.Service
 	Users    *users.Service
 	Auth     *auth.Service
 	Money    *money.Service
-	Rooms    *room.Log
+	Rooms    *eventlog.Log
 	Games    *game.Service
 	Chat     *chat.Service
-	Pot      *pot.Service
+	Pot      *settlement.Service
 	Market   *market.Service
-	Payments *payments.Service
+	Payments *x402.Service
 	Notify   *notify.Service
 	Social   *social.Service
 	Tips     *tips.Service
@@ -67,10 +67,12 @@ type Services struct {
 	Support  *support.Service
 	// Referrals runs referral codes and rewards.
 	Referrals *referrals.Service
-	// Guard answers the integrity rules; Reviews runs the review queue.
+	// Guard answers the integrity rules of bets and trades; Reviews
+	// settles finished games and runs the review queue.
 	Guard   *integrity.Guard
 	Reviews *integrity.Reviews
-	// Protection runs players' limits, exclusions, age and session.
+	// Protection answers the player protection rules of every money-in
+	// path and runs players' limits, exclusions, age and session.
 	Protection *protection.Service
 	Live       *live.Hub
 	Views      *LiveViews
@@ -145,7 +147,7 @@ func New(s Services, o Options, log *slog.Logger) *App {
 	a.details = domain.SeqCache[*cachedDetail]{Latest: s.Live.LatestSeq, MaxAge: game.ReadCacheAge, Size: 10_000}
 	a.Protocol = a.LiveProtocol()
 	a.Echo = a.routes()
-	if s.Money != nil && s.Money.FeePayerGlobalDaily > 0 {
+	if s.Money != nil && s.Money.FeePayerGlobalDaily() > 0 {
 		a.metrics.Gauge("fee_payer_global_budget_left_lamports",
 			"Lamports left today (UTC) of FEE_PAYER_GLOBAL_DAILY_LAMPORTS, what the fee payer may still spend for all users together; 0 once spent.",
 			a.feePayerBudgetLeft)
@@ -233,7 +235,7 @@ func Documents(o Options) *App {
 	if o.MinSDKVersion == "" {
 		o.MinSDKVersion = "1.0.0"
 	}
-	limiter := payments.NewLimiter(nil, domain.SystemClock, 1, time.Minute, nil)
-	s := Services{Payments: payments.New(nil, nil, nil, limiter, domain.SystemClock, slog.New(slog.DiscardHandler), payments.Config{})}
+	limiter := x402.NewLimiter(nil, domain.SystemClock, 1, time.Minute, nil)
+	s := Services{Payments: x402.New(nil, nil, nil, limiter, domain.SystemClock, slog.New(slog.DiscardHandler), x402.Config{})}
 	return New(s, o, slog.New(slog.DiscardHandler))
 }

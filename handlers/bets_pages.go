@@ -4,14 +4,14 @@ import (
 	"strconv"
 
 	"wager/domain/money"
-	"wager/domain/pot"
+	"wager/domain/settlement"
 	"wager/views"
 )
 
 // betsView is a game's pools in words for the game page, with the
 // viewer's own bets when me is not ""; held says the bets wait for a
 // review.
-func betsView(b pot.Bets, held bool, names map[string]string, me string) *views.BetsView {
+func betsView(b settlement.Bets, held bool, names map[string]string, me string) *views.BetsView {
 	v := &views.BetsView{Open: b.Open, Free: b.PoolCapMinor == 0}
 	switch {
 	case v.Free:
@@ -52,7 +52,7 @@ func oddsWords(netMinor, poolMinor int64) string {
 }
 
 // myBetWords is one of the viewer's bets: "1 USDC on alice · won 1.98 USDC".
-func myBetWords(b pot.Bet, names map[string]string) string {
+func myBetWords(b settlement.Bet, names map[string]string) string {
 	s := money.FormatUSDC(b.AmountMinor) + " USDC on " + names[b.OnUserID] + " · "
 	switch b.Status {
 	case "won":
@@ -61,7 +61,7 @@ func myBetWords(b pot.Bet, names map[string]string) string {
 		return s + "refunded"
 	case "lost":
 		return s + "lost"
-	case pot.BetHeld:
+	case settlement.BetHeld:
 		return s + "held for review"
 	}
 	return s + "open"

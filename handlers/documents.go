@@ -21,7 +21,7 @@ import (
 	"wager/domain/market"
 	"wager/domain/money"
 	"wager/domain/notify"
-	"wager/domain/pot"
+	"wager/domain/settlement"
 	"wager/domain/social"
 	"wager/domain/tournament"
 	"wager/web"
@@ -40,7 +40,7 @@ func (a *App) LiveProtocol() *web.AsyncAPI {
 		}
 	}
 	events, notices := map[string]any{}, map[string]any{}
-	for _, m := range []map[string]any{rules.Events, game.Events, pot.Events, chat.Events, market.Events, integrity.Events} {
+	for _, m := range []map[string]any{rules.Events, game.Events, settlement.Events, chat.Events, market.Events, integrity.Events} {
 		maps.Copy(events, m)
 	}
 	for _, m := range []map[string]any{game.Notices, chat.Notices, money.Notices, notify.Notices, social.Notices} {

@@ -15,8 +15,8 @@ import (
 	"wager/domain"
 	"wager/domain/game"
 	"wager/domain/game/rules"
-	"wager/domain/pot"
-	"wager/domain/room"
+	"wager/domain/settlement"
+	"wager/domain/eventlog"
 	"wager/web"
 )
 
@@ -143,7 +143,7 @@ func (a *App) gameState(c echo.Context) error {
 
 // EventsPage is a slice of a game's event stream.
 type EventsPage struct {
-	Events []room.Event `json:"events"`
+	Events []eventlog.Event `json:"events"`
 }
 
 func (a *App) gameEvents(c echo.Context) error {
@@ -277,8 +277,8 @@ func (a *App) respondChallenge(answer string) echo.HandlerFunc {
 type GameDetail struct {
 	game.Meta
 	EscrowAddress string         `json:"escrowAddress" doc:"the game's escrow: donations are sent here on chain"`
-	Pot           pot.Pot        `json:"pot"`
-	Settlement    []pot.Transfer `json:"settlement" doc:"on-chain transfers of the settlement, with their signatures"`
+	Pot           settlement.Pot        `json:"pot"`
+	Settlement    []settlement.Transfer `json:"settlement" doc:"on-chain transfers of the settlement, with their signatures"`
 }
 
 // gameDetail returns a game's public detail: from memory while no event
@@ -296,7 +296,7 @@ func (a *App) gameDetail(ctx context.Context, id string) (*cachedDetail, error) 
 	if err != nil {
 		return nil, err
 	}
-	transfers := []pot.Transfer{}
+	transfers := []settlement.Transfer{}
 	if m.Status == game.StatusCompleted || m.Status == game.StatusCancelled {
 		if transfers, err = a.Pot.Transfers(ctx, m.GameID); err != nil {
 			return nil, err
@@ -305,7 +305,7 @@ func (a *App) gameDetail(ctx context.Context, id string) (*cachedDetail, error) 
 	d := &cachedDetail{GameDetail: GameDetail{Meta: m, EscrowAddress: a.Pot.EscrowAddress(m.GameID).String(), Pot: p,
 		Settlement: transfers}}
 	// A transfer on its way changes without an event until it confirms.
-	if !slices.ContainsFunc(transfers, func(t pot.Transfer) bool { return t.Status != "confirmed" }) {
+	if !slices.ContainsFunc(transfers, func(t settlement.Transfer) bool { return t.Status != "confirmed" }) {
 		a.details.Put(id, m.LastSeq, d, now)
 	}
 	return d, nil

@@ -19,7 +19,7 @@ import (
 	"wager/domain/game/rules"
 	"wager/domain/integrity"
 	"wager/domain/money"
-	"wager/domain/pot"
+	"wager/domain/settlement"
 	"wager/domain/ranking"
 	"wager/views"
 	"wager/web"
@@ -30,7 +30,7 @@ import (
 // and the answer to a room join. It reads what everyone may see.
 type LiveViews struct {
 	games     *game.Service
-	pots      *pot.Service
+	pots      *settlement.Service
 	reviews   *integrity.Reviews
 	ratings   *ranking.Service
 	explorer  Explorer
@@ -39,7 +39,7 @@ type LiveViews struct {
 }
 
 // NewLiveViews returns the game presenter.
-func NewLiveViews(games *game.Service, pots *pot.Service, reviews *integrity.Reviews, ratings *ranking.Service, o Options, log *slog.Logger) *LiveViews {
+func NewLiveViews(games *game.Service, pots *settlement.Service, reviews *integrity.Reviews, ratings *ranking.Service, o Options, log *slog.Logger) *LiveViews {
 	return &LiveViews{games: games, pots: pots, reviews: reviews, ratings: ratings, explorer: o.Explorer(), devWallet: o.EmbeddedChain, log: log}
 }
 
@@ -60,15 +60,15 @@ type gameState struct {
 	meta     game.Meta
 	view     rules.View
 	escrow   string // derived from the master key: not derived again for every render
-	pot      pot.Pot
-	bets     *pot.Bets // two-player games that started; nil for others
+	pot      settlement.Pot
+	bets     *settlement.Bets // two-player games that started; nil for others
 	betsHeld bool      // the bets wait for a review
 	// Once the game is over: what it did to the ratings, its review when
 	// its bets and market were held, its settlement's transfers, and
 	// where its rematch stands.
 	ratings   []game.RatingChange
 	review    *integrity.Review
-	transfers []pot.Transfer
+	transfers []settlement.Transfer
 	rematch   *game.Rematch
 }
 
@@ -108,7 +108,7 @@ func (v *LiveViews) readGame(ctx context.Context, gameID string) (gameState, err
 			return st, err
 		}
 		st.bets = &b
-		st.betsHeld = slices.ContainsFunc(b.Bets, func(bet pot.Bet) bool { return bet.Status == pot.BetHeld })
+		st.betsHeld = slices.ContainsFunc(b.Bets, func(bet settlement.Bet) bool { return bet.Status == settlement.BetHeld })
 	}
 	return st, nil
 }

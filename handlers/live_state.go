@@ -7,7 +7,7 @@ import (
 
 	"wager/domain/game"
 	"wager/domain/integrity"
-	"wager/domain/pot"
+	"wager/domain/settlement"
 	"wager/web/live"
 )
 
@@ -33,7 +33,7 @@ func (s *gameState) apply(ev live.Event) error {
 	case "game:pot":
 		err = decodeEvent(ev, &s.pot)
 	case "game:bet":
-		var d pot.BetPlaced
+		var d settlement.BetPlaced
 		if err = decodeEvent(ev, &d); err == nil && s.bets != nil {
 			s.bets.TotalMinor, s.bets.Pools = d.TotalMinor, d.Pools
 		}
@@ -45,14 +45,14 @@ func (s *gameState) apply(ev live.Event) error {
 			s.queued(d.GameID, d.Transfers)
 		}
 	case "game:settlement:transfer":
-		var d pot.TransferSent
+		var d settlement.TransferSent
 		if err = decodeEvent(ev, &d); err == nil {
 			s.transferSent(d)
 		}
 	case "game:rematch:requested", "game:rematch:cancelled", "game:rematch:started":
 		err = s.rematchEvent(ev)
 	default:
-		if err = s.view.Apply(ev.Name, ev.Data); err == nil && s.bets != nil && slices.Contains(pot.BettingClosers, ev.Name) {
+		if err = s.view.Apply(ev.Name, ev.Data); err == nil && s.bets != nil && slices.Contains(settlement.BettingClosers, ev.Name) {
 			s.bets.Open = false
 		}
 	}
@@ -84,8 +84,8 @@ func (s *gameState) completed(d game.Completed) {
 // repeats what the state read already holds changes nothing).
 func (s *gameState) queued(gameID string, ts []game.SettlementTransfer) {
 	for _, t := range ts {
-		if !slices.ContainsFunc(s.transfers, func(have pot.Transfer) bool { return have.ID == t.ID }) {
-			s.transfers = append(s.transfers, pot.Transfer{ID: t.ID, GameID: gameID, Kind: t.Kind, ToAddress: t.ToAddress,
+		if !slices.ContainsFunc(s.transfers, func(have settlement.Transfer) bool { return have.ID == t.ID }) {
+			s.transfers = append(s.transfers, settlement.Transfer{ID: t.ID, GameID: gameID, Kind: t.Kind, ToAddress: t.ToAddress,
 				AmountMinor: t.AmountMinor, Status: "pending"})
 		}
 	}
@@ -93,10 +93,10 @@ func (s *gameState) queued(gameID string, ts []game.SettlementTransfer) {
 
 // transferSent is a settlement transfer confirmed on chain: the one the
 // settlement queued, or one queued since (a late donation's refund).
-func (s *gameState) transferSent(d pot.TransferSent) {
-	i := slices.IndexFunc(s.transfers, func(t pot.Transfer) bool { return d.ID != "" && t.ID == d.ID })
+func (s *gameState) transferSent(d settlement.TransferSent) {
+	i := slices.IndexFunc(s.transfers, func(t settlement.Transfer) bool { return d.ID != "" && t.ID == d.ID })
 	if i < 0 {
-		s.transfers = append(s.transfers, pot.Transfer{ID: d.ID})
+		s.transfers = append(s.transfers, settlement.Transfer{ID: d.ID})
 		i = len(s.transfers) - 1
 	}
 	t := &s.transfers[i]

@@ -6,7 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"wager/domain/money"
-	"wager/domain/payments"
+	"wager/domain/x402"
 	"wager/web"
 )
 
@@ -25,7 +25,7 @@ func (a *App) paymentRoutes(r *router) {
 			"PAYMENT-RESPONSE (base64 JSON SettlementResponse). A payment serves one request of the resource it was prepared for, " +
 			"by you; a reused one answers 402, and a request answered with a server error (5xx) does not use it up. " +
 			"Submitting the same intent again answers the same result. " + feePayerBudgets,
-		Request: SubmitRequest{}, Response: payments.Submitted{},
+		Request: SubmitRequest{}, Response: x402.Submitted{},
 		Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable}})
 	r.ops(http.MethodGet, "/service_check_maintenance", a.checkMaintenance, web.Op{
 		Summary: "Agent tool service_check_maintenance: is the service in maintenance, and the feature flags",
@@ -36,7 +36,7 @@ func (a *App) paymentRoutes(r *router) {
 
 // PaymentPrepareRequest is the body of POST /payments/prepare.
 type PaymentPrepareRequest struct {
-	PaymentRequired payments.PaymentRequired `json:"paymentRequired" doc:"the paymentRequired member of the 402 answer (also in its PAYMENT-REQUIRED header)"`
+	PaymentRequired x402.PaymentRequired `json:"paymentRequired" doc:"the paymentRequired member of the 402 answer (also in its PAYMENT-REQUIRED header)"`
 }
 
 func (a *App) preparePayment(c echo.Context) error {

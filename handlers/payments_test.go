@@ -19,7 +19,7 @@ import (
 	"wager/cmd/server/app"
 	"wager/domain/flags"
 	"wager/domain/money"
-	"wager/domain/payments"
+	"wager/domain/x402"
 )
 
 // abuseApp starts an app whose endpoints allow threshold requests per
@@ -49,7 +49,7 @@ func setFlag(t *testing.T, a *testApp, name string, on bool) {
 
 // challengeOf checks a 402 answer: PAYMENT_REQUIRED, and a PAYMENT-REQUIRED
 // header that decodes to the body's paymentRequired. It returns both.
-func challengeOf(t *testing.T, r response) (map[string]any, payments.PaymentRequired) {
+func challengeOf(t *testing.T, r response) (map[string]any, x402.PaymentRequired) {
 	t.Helper()
 	return decodeChallenge(t, r)
 }
@@ -59,8 +59,8 @@ func challengeOf(t *testing.T, r response) (map[string]any, payments.PaymentRequ
 func refusalOf(t *testing.T, r response) string {
 	t.Helper()
 	body, pr := challengeOf(t, r)
-	var settled payments.SettlementResponse
-	if err := payments.DecodeHeader(r.Header().Get("PAYMENT-RESPONSE"), &settled); err != nil || settled.Success {
+	var settled x402.SettlementResponse
+	if err := x402.DecodeHeader(r.Header().Get("PAYMENT-RESPONSE"), &settled); err != nil || settled.Success {
 		t.Errorf("refused payment: PAYMENT-RESPONSE %v %+v, want success false", err, settled)
 	}
 	reason, _ := body["reason"].(string)
@@ -71,7 +71,7 @@ func refusalOf(t *testing.T, r response) string {
 	return reason
 }
 
-func decodeChallenge(t *testing.T, r response) (map[string]any, payments.PaymentRequired) {
+func decodeChallenge(t *testing.T, r response) (map[string]any, x402.PaymentRequired) {
 	t.Helper()
 	body := r.wantError(t, http.StatusPaymentRequired, "PAYMENT_REQUIRED")
 	header := r.Header().Get("PAYMENT-REQUIRED")
@@ -86,7 +86,7 @@ func decodeChallenge(t *testing.T, r response) (map[string]any, payments.Payment
 	if !reflect.DeepEqual(fromHeader, body["paymentRequired"]) {
 		t.Fatalf("PAYMENT-REQUIRED header decodes to\n%s\nbut the body's paymentRequired is\n%v", raw, body["paymentRequired"])
 	}
-	var pr payments.PaymentRequired
+	var pr x402.PaymentRequired
 	if err := json.Unmarshal(raw, &pr); err != nil {
 		t.Fatal(err)
 	}
@@ -114,9 +114,9 @@ func TestThresholdCrossingAnswers402(t *testing.T) {
 	if msg := body["message"].(string); !strings.Contains(msg, "GET /users/me") || !strings.Contains(msg, "0.01 USDC") {
 		t.Errorf("message should name the endpoint and the price: %q", msg)
 	}
-	want := payments.Requirements{Scheme: "exact", Network: payments.NetworkDevnet, Amount: "10000",
+	want := x402.Requirements{Scheme: "exact", Network: x402.NetworkDevnet, Amount: "10000",
 		Asset: a.Money.Mint().String(), PayTo: a.Money.DepositAddress().String(), MaxTimeoutSeconds: 60,
-		Extra: payments.ExactExtra{FeePayer: a.Keys.FeePayer().PublicKey().String()}}
+		Extra: x402.ExactExtra{FeePayer: a.Keys.FeePayer().PublicKey().String()}}
 	if pr.X402Version != 2 || len(pr.Accepts) != 1 || pr.Accepts[0] != want {
 		t.Fatalf("paymentRequired: got %+v, want x402Version 2 accepting %+v", pr, want)
 	}
@@ -184,7 +184,7 @@ func TestAdminsAreNeverCharged(t *testing.T) {
 
 // overThreshold makes the caller's next request of path a 402 and returns
 // its challenge.
-func (a *testApp) overThreshold(t *testing.T, auth map[string]string, path string) payments.PaymentRequired {
+func (a *testApp) overThreshold(t *testing.T, auth map[string]string, path string) x402.PaymentRequired {
 	t.Helper()
 	for i := 0; i < 10; i++ {
 		r := a.do(t, request{path: path, header: auth})
@@ -194,7 +194,7 @@ func (a *testApp) overThreshold(t *testing.T, auth map[string]string, path strin
 		}
 	}
 	t.Fatalf("%s never answered 402", path)
-	return payments.PaymentRequired{}
+	return x402.PaymentRequired{}
 }
 
 func TestPreparedPaymentServesOneRequest(t *testing.T) {
@@ -205,7 +205,7 @@ func TestPreparedPaymentServesOneRequest(t *testing.T) {
 
 	// Prepare refuses a challenge that is not the platform's.
 	cheap := pr
-	cheap.Accepts = []payments.Requirements{pr.Accepts[0]}
+	cheap.Accepts = []x402.Requirements{pr.Accepts[0]}
 	cheap.Accepts[0].Amount = "1"
 	r := a.do(t, request{method: http.MethodPost, path: "/payments/prepare", header: auth,
 		body: jsonBody(map[string]any{"paymentRequired": cheap})})
@@ -243,21 +243,21 @@ func TestPreparedPaymentServesOneRequest(t *testing.T) {
 	if got := treasury(t, a) - before; got != 10_000 {
 		t.Errorf("treasury after the payment: +%d, want +10000", got)
 	}
-	var payload payments.PaymentPayload
-	if err := payments.DecodeHeader(paySig, &payload); err != nil || payload.X402Version != 2 ||
+	var payload x402.PaymentPayload
+	if err := x402.DecodeHeader(paySig, &payload); err != nil || payload.X402Version != 2 ||
 		payload.Accepted.Scheme != "exact" || payload.Payload.Transaction == "" {
 		t.Fatalf("paymentSignature is not an x402 PaymentPayload: %v %+v", err, payload)
 	}
 
 	// Not for another resource, not for another user.
 	a.overThreshold(t, auth, "/wallets/me/balance")
-	if got := refusalOf(t, a.do(t, request{path: "/wallets/me/balance", header: withPayment(auth, paySig)})); got != payments.ReasonResourceMismatch {
-		t.Errorf("the payment on another resource: reason %q, want %q", got, payments.ReasonResourceMismatch)
+	if got := refusalOf(t, a.do(t, request{path: "/wallets/me/balance", header: withPayment(auth, paySig)})); got != x402.ReasonResourceMismatch {
+		t.Errorf("the payment on another resource: reason %q, want %q", got, x402.ReasonResourceMismatch)
 	}
 	_, other := a.funded(t, 1)
 	a.overThreshold(t, other, "/users/me")
-	if got := refusalOf(t, a.do(t, request{path: "/users/me", header: withPayment(other, paySig)})); got != payments.ReasonPayerMismatch {
-		t.Errorf("another user's retry: reason %q, want %q", got, payments.ReasonPayerMismatch)
+	if got := refusalOf(t, a.do(t, request{path: "/users/me", header: withPayment(other, paySig)})); got != x402.ReasonPayerMismatch {
+		t.Errorf("another user's retry: reason %q, want %q", got, x402.ReasonPayerMismatch)
 	}
 
 	// The retry is served once, with PAYMENT-RESPONSE.
@@ -265,13 +265,13 @@ func TestPreparedPaymentServesOneRequest(t *testing.T) {
 	if r.Code != 200 {
 		t.Fatalf("retry with the payment: %d %s", r.Code, r.Body)
 	}
-	var settled payments.SettlementResponse
-	if err := payments.DecodeHeader(r.Header().Get("PAYMENT-RESPONSE"), &settled); err != nil ||
-		!settled.Success || settled.Transaction != sig || settled.Payer != w.address() || settled.Network != payments.NetworkDevnet {
+	var settled x402.SettlementResponse
+	if err := x402.DecodeHeader(r.Header().Get("PAYMENT-RESPONSE"), &settled); err != nil ||
+		!settled.Success || settled.Transaction != sig || settled.Payer != w.address() || settled.Network != x402.NetworkDevnet {
 		t.Errorf("PAYMENT-RESPONSE: %v %+v, want success for %s paid by %s", err, settled, sig, w.address())
 	}
-	if got := refusalOf(t, a.do(t, request{path: "/users/me", header: withPayment(auth, paySig)})); got != payments.ReasonAlreadyUsed {
-		t.Errorf("replay: reason %q, want %q", got, payments.ReasonAlreadyUsed)
+	if got := refusalOf(t, a.do(t, request{path: "/users/me", header: withPayment(auth, paySig)})); got != x402.ReasonAlreadyUsed {
+		t.Errorf("replay: reason %q, want %q", got, x402.ReasonAlreadyUsed)
 	}
 
 	// Submitting again moves nothing more.
@@ -297,7 +297,7 @@ func checkExactLayout(t *testing.T, a *testApp, b64 string, w wallet) {
 	if err := chain.SignWith(tx, w.key); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := payments.VerifyExact(tx, a.Payments.Requirements(), a.Keys.FeePayer().PublicKey()); err != nil {
+	if _, err := x402.VerifyExact(tx, a.Payments.Requirements(), a.Keys.FeePayer().PublicKey()); err != nil {
 		t.Errorf("the prepared payment fails exact verification: %v", err)
 	}
 }
@@ -341,8 +341,8 @@ func clientPayment(t *testing.T, a *testApp, w wallet, resource string, change f
 		t.Fatal(err)
 	}
 	wire, _ := tx.MarshalBinary()
-	return payments.EncodeHeader(payments.PaymentPayload{X402Version: 2, Resource: &payments.ResourceInfo{URL: resource},
-		Accepted: req, Payload: payments.ExactPayload{Transaction: base64.StdEncoding.EncodeToString(wire)}})
+	return x402.EncodeHeader(x402.PaymentPayload{X402Version: 2, Resource: &x402.ResourceInfo{URL: resource},
+		Accepted: req, Payload: x402.ExactPayload{Transaction: base64.StdEncoding.EncodeToString(wire)}})
 }
 
 func TestClientSignedPaymentIsSettledInline(t *testing.T) {
@@ -363,20 +363,20 @@ func TestClientSignedPaymentIsSettledInline(t *testing.T) {
 		name, reason, says string
 		change             func(*[]solana.Instruction)
 	}{
-		{"underpaid", payments.ReasonAmountMismatch, "pays 9999 minor units", transfer(9_999, mint, chain.ATA(vault, mint))},
-		{"overpaid", payments.ReasonAmountMismatch, "exactly 10000", transfer(10_001, mint, chain.ATA(vault, mint))},
-		{"wrong asset", payments.ReasonMintMismatch, otherMint.String(), transfer(10_000, otherMint, chain.ATA(vault, otherMint))},
-		{"wrong destination", payments.ReasonRecipientMismatch, "associated token account of payTo",
+		{"underpaid", x402.ReasonAmountMismatch, "pays 9999 minor units", transfer(9_999, mint, chain.ATA(vault, mint))},
+		{"overpaid", x402.ReasonAmountMismatch, "exactly 10000", transfer(10_001, mint, chain.ATA(vault, mint))},
+		{"wrong asset", x402.ReasonMintMismatch, otherMint.String(), transfer(10_000, otherMint, chain.ATA(vault, otherMint))},
+		{"wrong destination", x402.ReasonRecipientMismatch, "associated token account of payTo",
 			transfer(10_000, mint, chain.ATA(stranger, mint))},
-		{"fee payer drained", payments.ReasonFeePayerInvolved, "may only pay the network fee", func(ixs *[]solana.Instruction) {
+		{"fee payer drained", x402.ReasonFeePayerInvolved, "may only pay the network fee", func(ixs *[]solana.Instruction) {
 			fp := a.Keys.FeePayer().PublicKey()
 			(*ixs)[3] = solana.NewInstruction(chain.MemoProgramID, solana.AccountMetaSlice{solana.Meta(fp).SIGNER()}, []byte("x"))
 		}},
-		{"priority fee too high", payments.ReasonComputePriceTooHigh, "priority fee", func(ixs *[]solana.Instruction) {
-			(*ixs)[0] = chain.SetComputeUnitLimit(payments.MaxComputeUnits)
-			(*ixs)[1] = chain.SetComputeUnitPrice(payments.MaxComputeUnitPriceMicroLp)
+		{"priority fee too high", x402.ReasonComputePriceTooHigh, "priority fee", func(ixs *[]solana.Instruction) {
+			(*ixs)[0] = chain.SetComputeUnitLimit(x402.MaxComputeUnits)
+			(*ixs)[1] = chain.SetComputeUnitPrice(x402.MaxComputeUnitPriceMicroLp)
 		}},
-		{"no compute budget", payments.ReasonInstructionsLength, "3 to 7 instructions", func(ixs *[]solana.Instruction) {
+		{"no compute budget", x402.ReasonInstructionsLength, "3 to 7 instructions", func(ixs *[]solana.Instruction) {
 			*ixs = (*ixs)[2:3]
 		}},
 	} {
@@ -392,7 +392,7 @@ func TestClientSignedPaymentIsSettledInline(t *testing.T) {
 
 	// A payment for another resource is refused.
 	other := clientPayment(t, a, w, "http://example.com/wallets/me/balance", nil)
-	if got := refusalOf(t, a.do(t, request{path: "/users/me", header: withPayment(auth, other)})); got != payments.ReasonResourceMismatch {
+	if got := refusalOf(t, a.do(t, request{path: "/users/me", header: withPayment(auth, other)})); got != x402.ReasonResourceMismatch {
 		t.Errorf("payment for another resource: reason %q", got)
 	}
 
@@ -401,8 +401,8 @@ func TestClientSignedPaymentIsSettledInline(t *testing.T) {
 	if r.Code != 200 {
 		t.Fatalf("a standard client's payment: %d %s", r.Code, r.Body)
 	}
-	var settled payments.SettlementResponse
-	if err := payments.DecodeHeader(r.Header().Get("PAYMENT-RESPONSE"), &settled); err != nil || !settled.Success ||
+	var settled x402.SettlementResponse
+	if err := x402.DecodeHeader(r.Header().Get("PAYMENT-RESPONSE"), &settled); err != nil || !settled.Success ||
 		settled.Payer != w.address() || settled.Transaction == "" {
 		t.Fatalf("PAYMENT-RESPONSE: %v %+v", err, settled)
 	}
@@ -412,8 +412,8 @@ func TestClientSignedPaymentIsSettledInline(t *testing.T) {
 	if got := treasury(t, a) - before; got != 10_000 {
 		t.Errorf("treasury: +%d, want +10000", got)
 	}
-	if got := refusalOf(t, a.do(t, request{path: "/users/me", header: withPayment(auth, good)})); got != payments.ReasonAlreadyUsed {
-		t.Errorf("replayed client payment: reason %q, want %q", got, payments.ReasonAlreadyUsed)
+	if got := refusalOf(t, a.do(t, request{path: "/users/me", header: withPayment(auth, good)})); got != x402.ReasonAlreadyUsed {
+		t.Errorf("replayed client payment: reason %q, want %q", got, x402.ReasonAlreadyUsed)
 	}
 	if got := treasury(t, a) - before; got != 10_000 {
 		t.Errorf("treasury after the replay: +%d, want +10000", got)

@@ -22,7 +22,7 @@ import (
 	"wager/domain/game"
 	"wager/domain/game/rules"
 	"wager/domain/money"
-	"wager/domain/pot"
+	"wager/domain/settlement"
 )
 
 var noWorkers = map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret}
@@ -424,7 +424,7 @@ func settlementFees(n int64) int64 {
 }
 
 // transferList describes settlement transfers for a test's message.
-func transferList(ts []pot.Transfer) string {
+func transferList(ts []settlement.Transfer) string {
 	var b strings.Builder
 	for _, t := range ts {
 		fmt.Fprintf(&b, "[%s of %d to %s: %s %q] ", t.Kind, t.AmountMinor, t.ToAddress, t.Status, t.Error)
@@ -469,7 +469,7 @@ func (a *testApp) wantRefundedToBalance(t *testing.T, donor player, game string,
 		t.Fatalf("settlement transfers: %s %v", transferList(transfers), err)
 	}
 	tr := transfers[0]
-	if tr.Kind != pot.KindRefundToBalance || tr.Status != "confirmed" || tr.Signature == nil ||
+	if tr.Kind != settlement.KindRefundToBalance || tr.Status != "confirmed" || tr.Signature == nil ||
 		tr.ToAddress != a.Money.DepositAddress().String() || tr.AmountMinor != amount {
 		t.Fatalf("refund: %s, want a confirmed refund_to_balance of %d to the vault", transferList(transfers), amount)
 	}
@@ -496,7 +496,7 @@ func (a *testApp) wantRefundedToBalance(t *testing.T, donor player, game string,
 		t.Errorf("donor's history: %+v (%v), want a donation refund of %d with the transfer's signature", page.Items, err, amount)
 	}
 	detail := a.do(t, request{path: "/games/" + game}).json(t)
-	if s, _ := detail["settlement"].([]any); len(s) != 1 || s[0].(map[string]any)["kind"] != pot.KindRefundToBalance ||
+	if s, _ := detail["settlement"].([]any); len(s) != 1 || s[0].(map[string]any)["kind"] != settlement.KindRefundToBalance ||
 		s[0].(map[string]any)["signature"] != *tr.Signature {
 		t.Errorf("public settlement: %v", detail["settlement"])
 	}
@@ -597,7 +597,7 @@ func TestRefundSignedBeforeTheDonorClosedTheAccountEndsOnTheBalance(t *testing.T
 		t.Fatalf("process transfers: %d %v, want the refund not confirmed", confirmed, err)
 	}
 	transfers, _ := a.Pot.Transfers(ctx, game)
-	if len(transfers) != 1 || transfers[0].Kind != pot.KindRefund || transfers[0].ToAddress != donor.wallet.address() ||
+	if len(transfers) != 1 || transfers[0].Kind != settlement.KindRefund || transfers[0].ToAddress != donor.wallet.address() ||
 		transfers[0].Status != "sent" || hook.armed.Load() {
 		t.Fatalf("refund signed to the wallet, whose account was then closed: %s", transferList(transfers))
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"wager/domain/pot"
+	"wager/domain/settlement"
 )
 
 // The rules of the limits, written again for the test: a model that
@@ -416,7 +416,7 @@ func limitsHoldOverRandomPlay(t *testing.T, seed uint64, steps int, stats map[st
 			o1Wins := rng.IntN(2) == 0
 			finish(o1, o2, game, o1Wins)
 			if placed {
-				payouts, _, _ := pot.BetPayouts([]int64{x, y}, []bool{o1Wins, !o1Wins})
+				payouts, _, _ := settlement.BetPayouts([]int64{x, y}, []bool{o1Wins, !o1Wins})
 				if payouts[0] > 0 {
 					model.losses = append(model.losses, modelFlow{now, -payouts[0]})
 				}

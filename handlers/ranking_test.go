@@ -315,7 +315,7 @@ func TestBotsAreNeverOnLeaderboards(t *testing.T) {
 		t.Fatalf("a person's profile: isBot %v", p["isBot"])
 	}
 
-	// A demo player is a user marked as a bot (domain/bots creates them so).
+	// A demo player is a user marked as a bot (cmd/server/bots creates them so).
 	if _, err := a.DB.ExecContext(context.Background(), "UPDATE users SET bot = true WHERE id = ?", bot.id); err != nil {
 		t.Fatal(err)
 	}

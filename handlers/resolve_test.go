@@ -20,7 +20,7 @@ import (
 	"wager/chain/localchain"
 	"wager/domain"
 	"wager/domain/flags"
-	"wager/domain/payments"
+	"wager/domain/x402"
 	"wager/web"
 )
 
@@ -251,11 +251,11 @@ func TestSubmittedIntentThatNeverLandedFailsOnceItsBlockhashExpires(t *testing.T
 // payer's signature added, the transaction sent when send is true. Then it
 // stops, as a request that ended before the confirmation does. It returns
 // the signature.
-func (a *testApp) settlingUnconfirmed(t *testing.T, header string, payer wallet, by payments.Caller, age time.Duration, send bool) string {
+func (a *testApp) settlingUnconfirmed(t *testing.T, header string, payer wallet, by x402.Caller, age time.Duration, send bool) string {
 	t.Helper()
 	ctx := context.Background()
-	var p payments.PaymentPayload
-	if err := payments.DecodeHeader(header, &p); err != nil {
+	var p x402.PaymentPayload
+	if err := x402.DecodeHeader(header, &p); err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := base64.StdEncoding.DecodeString(p.Payload.Transaction)
@@ -268,7 +268,7 @@ func (a *testApp) settlingUnconfirmed(t *testing.T, header string, payer wallet,
 	}
 	sig := tx.Signatures[0].String()
 	created := time.Now().Add(-age)
-	resource, _ := payments.ResourcePath(p.Resource.URL)
+	resource, _ := x402.ResourcePath(p.Resource.URL)
 	presenter := &by.Key
 	if by.UserID != "" {
 		presenter = nil
@@ -311,7 +311,7 @@ func TestInlinePaymentLeftSettlingIsCreditedAndServesTheRepeatOnce(t *testing.T)
 	}
 
 	header := clientPayment(t, a, w, pr.Resource.URL, nil)
-	sig := a.settlingUnconfirmed(t, header, w, payments.Caller{UserID: me}, time.Minute, true)
+	sig := a.settlingUnconfirmed(t, header, w, x402.Caller{UserID: me}, time.Minute, true)
 	if got := a.onChain(t, w.key.PublicKey()); got != 990_000 {
 		t.Fatalf("payer's wallet after the send: %d, want 990000", got)
 	}
@@ -329,21 +329,21 @@ func TestInlinePaymentLeftSettlingIsCreditedAndServesTheRepeatOnce(t *testing.T)
 	if r.Code != 200 {
 		t.Fatalf("repeat with the resolved payment: %d %s", r.Code, r.Body)
 	}
-	var settled payments.SettlementResponse
-	if err := payments.DecodeHeader(r.Header().Get("PAYMENT-RESPONSE"), &settled); err != nil || !settled.Success ||
+	var settled x402.SettlementResponse
+	if err := x402.DecodeHeader(r.Header().Get("PAYMENT-RESPONSE"), &settled); err != nil || !settled.Success ||
 		settled.Transaction != sig || settled.Payer != w.address() {
 		t.Errorf("PAYMENT-RESPONSE: %v %+v, want success for %s", err, settled, sig)
 	}
-	if got := refusalOf(t, a.do(t, request{path: "/users/me", header: withPayment(auth, header)})); got != payments.ReasonAlreadyUsed {
-		t.Errorf("second repeat: reason %q, want %q", got, payments.ReasonAlreadyUsed)
+	if got := refusalOf(t, a.do(t, request{path: "/users/me", header: withPayment(auth, header)})); got != x402.ReasonAlreadyUsed {
+		t.Errorf("second repeat: reason %q, want %q", got, x402.ReasonAlreadyUsed)
 	}
 	if got := treasury(t, a) - before; got != 10_000 {
 		t.Errorf("treasury after the repeats: +%d, want +10000", got)
 	}
 
 	// Not landed: left while it might still land, forgotten once it cannot.
-	recent := a.settlingUnconfirmed(t, clientPayment(t, a, w, pr.Resource.URL, nil), w, payments.Caller{UserID: me}, time.Minute, false)
-	stale := a.settlingUnconfirmed(t, clientPayment(t, a, w, pr.Resource.URL, nil), w, payments.Caller{UserID: me}, 10*time.Minute, false)
+	recent := a.settlingUnconfirmed(t, clientPayment(t, a, w, pr.Resource.URL, nil), w, x402.Caller{UserID: me}, time.Minute, false)
+	stale := a.settlingUnconfirmed(t, clientPayment(t, a, w, pr.Resource.URL, nil), w, x402.Caller{UserID: me}, 10*time.Minute, false)
 	if err := resolve(a); err != nil {
 		t.Fatal(err)
 	}
@@ -406,16 +406,16 @@ func TestAPaymentSpentOnAServerErrorIsGivenBack(t *testing.T) {
 	if r.Code != 200 {
 		t.Fatalf("repeat after the server errors: %d %s, want the payment to serve it", r.Code, r.Body)
 	}
-	var settled payments.SettlementResponse
-	if err := payments.DecodeHeader(r.Header().Get("PAYMENT-RESPONSE"), &settled); err != nil || !settled.Success {
+	var settled x402.SettlementResponse
+	if err := x402.DecodeHeader(r.Header().Get("PAYMENT-RESPONSE"), &settled); err != nil || !settled.Success {
 		t.Fatalf("PAYMENT-RESPONSE: %v %+v", err, settled)
 	}
 	// Another caller cannot give it back; the payment stays spent.
 	if err := a.Payments.Release(context.Background(), settled.Transaction, "user:someone-else"); err != nil {
 		t.Fatal(err)
 	}
-	if got := refusalOf(t, a.do(t, request{path: path, header: withPayment(auth, header)})); got != payments.ReasonAlreadyUsed {
-		t.Errorf("after the served request: reason %q, want %q", got, payments.ReasonAlreadyUsed)
+	if got := refusalOf(t, a.do(t, request{path: path, header: withPayment(auth, header)})); got != x402.ReasonAlreadyUsed {
+		t.Errorf("after the served request: reason %q, want %q", got, x402.ReasonAlreadyUsed)
 	}
 
 	// A client error keeps the payment spent.
@@ -423,8 +423,8 @@ func TestAPaymentSpentOnAServerErrorIsGivenBack(t *testing.T) {
 	mode = "client error"
 	a.do(t, request{path: path, header: withPayment(auth, second)}).wantError(t, 400, "VALIDATION_ERROR")
 	mode = "ok"
-	if got := refusalOf(t, a.do(t, request{path: path, header: withPayment(auth, second)})); got != payments.ReasonAlreadyUsed {
-		t.Errorf("after a client error: reason %q, want %q", got, payments.ReasonAlreadyUsed)
+	if got := refusalOf(t, a.do(t, request{path: path, header: withPayment(auth, second)})); got != x402.ReasonAlreadyUsed {
+		t.Errorf("after a client error: reason %q, want %q", got, x402.ReasonAlreadyUsed)
 	}
 	if got := treasury(t, a) - before; got != 20_000 {
 		t.Errorf("treasury: +%d, want +20000 (each payment once)", got)
@@ -454,9 +454,9 @@ func TestAnonymousPaymentServesOnlyTheCallerThatPresentedIt(t *testing.T) {
 
 	// The next payment is sent, and its request ends before the confirmation.
 	header := clientPayment(t, a, w, pr.Resource.URL, nil)
-	sig := a.settlingUnconfirmed(t, header, w, payments.Caller{Key: "app:bot-a"}, time.Minute, true)
-	if got := refusalOf(t, a.do(t, paying(other, header))); got != payments.ReasonPayerMismatch {
-		t.Errorf("a copy presented by another caller while settling: reason %q, want %q", got, payments.ReasonPayerMismatch)
+	sig := a.settlingUnconfirmed(t, header, w, x402.Caller{Key: "app:bot-a"}, time.Minute, true)
+	if got := refusalOf(t, a.do(t, paying(other, header))); got != x402.ReasonPayerMismatch {
+		t.Errorf("a copy presented by another caller while settling: reason %q, want %q", got, x402.ReasonPayerMismatch)
 	}
 	if err := a.Payments.ResolveSettling(context.Background()); err != nil {
 		t.Fatal(err)
@@ -464,8 +464,8 @@ func TestAnonymousPaymentServesOnlyTheCallerThatPresentedIt(t *testing.T) {
 	if status, used, _ := a.paymentRow(t, sig); status != "settled" || used {
 		t.Fatalf("resolved payment: %s used %v, want settled and unused", status, used)
 	}
-	if got := refusalOf(t, a.do(t, paying(other, header))); got != payments.ReasonPayerMismatch {
-		t.Errorf("a copy presented by another caller once settled: reason %q, want %q", got, payments.ReasonPayerMismatch)
+	if got := refusalOf(t, a.do(t, paying(other, header))); got != x402.ReasonPayerMismatch {
+		t.Errorf("a copy presented by another caller once settled: reason %q, want %q", got, x402.ReasonPayerMismatch)
 	}
 	if r := a.do(t, paying(bot, header)); r.Code != 200 {
 		t.Fatalf("the paying caller's repeat: %d %s", r.Code, r.Body)

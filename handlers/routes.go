@@ -16,7 +16,7 @@ import (
 	"wager/domain/market"
 	"wager/domain/media"
 	"wager/domain/money"
-	"wager/domain/pot"
+	"wager/domain/settlement"
 	"wager/web"
 )
 
@@ -201,7 +201,7 @@ func (a *App) routes() *echo.Echo {
 	r.json(http.MethodPost, "/games/:id/donations/submit", a.submitDonation, web.Op{Tag: "spectate", Auth: web.AuthRequired,
 		Summary:     "Submit the signed donation; answers once it is confirmed and in the pot",
 		Description: "The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. " + feePayerBudgets,
-		Request:     SubmitRequest{}, Response: pot.DonationResult{}, Errors: []int{http.StatusConflict, http.StatusNotFound, http.StatusTooManyRequests}})
+		Request:     SubmitRequest{}, Response: settlement.DonationResult{}, Errors: []int{http.StatusConflict, http.StatusNotFound, http.StatusTooManyRequests}})
 	r.json(http.MethodPost, "/games/:id/bets/prepare", a.prepareBet, moneyIn(web.Op{Tag: "spectate", Auth: web.AuthRequired,
 		Summary: "Prepare a bet on a player from your wallet into the game's escrow",
 		Description: "Open to signed-in non-players while the game is active and its first round is not decided " +
@@ -211,9 +211,9 @@ func (a *App) routes() *echo.Echo {
 		Summary: "Submit the signed bet; answers once it is confirmed and in the pool",
 		Description: "The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded " +
 			"to the bettor's platform balance. Submitting the same intent again moves nothing more. " + feePayerBudgets,
-		Request: SubmitRequest{}, Response: pot.BetResult{}, Errors: []int{http.StatusConflict, http.StatusNotFound, http.StatusTooManyRequests}})
+		Request: SubmitRequest{}, Response: settlement.BetResult{}, Errors: []int{http.StatusConflict, http.StatusNotFound, http.StatusTooManyRequests}})
 	r.json(http.MethodGet, "/games/:id/bets", a.gameBets, web.Op{Tag: "spectate", Auth: web.AuthNone,
-		Summary: "The game's betting pools and bets, newest first", Response: pot.Bets{}, Errors: []int{http.StatusNotFound}})
+		Summary: "The game's betting pools and bets, newest first", Response: settlement.Bets{}, Errors: []int{http.StatusNotFound}})
 	orderErrors := []int{http.StatusBadRequest, http.StatusForbidden, http.StatusConflict, http.StatusNotFound}
 	r.json(http.MethodPost, "/games/:id/market/orders/buy", a.buyShares, moneyIn(web.Op{Tag: "market", Auth: web.AuthRequired, Status: http.StatusCreated,
 		Summary: "Buy shares of a player in the game's prediction market",
@@ -252,9 +252,9 @@ func (a *App) routes() *echo.Echo {
 			"again -> redeemedMinor 0. Before the game is over -> 409 CONFLICT.",
 		Response: market.Redeemed{}, Errors: []int{http.StatusConflict, http.StatusNotFound}})
 	r.json(http.MethodGet, "/games/:id/pot", a.gamePot, web.Op{Tag: "spectate", Auth: web.AuthNone,
-		Summary: "The game's pot: stakes, donations, and what the winner would get", Response: pot.Pot{}, Errors: []int{http.StatusNotFound}})
+		Summary: "The game's pot: stakes, donations, and what the winner would get", Response: settlement.Pot{}, Errors: []int{http.StatusNotFound}})
 	r.json(http.MethodGet, "/games/:id/donations", a.gameDonations, web.Op{Tag: "spectate", Auth: web.AuthNone,
-		Summary: "The game's donations, newest first", Response: []pot.Donation{}, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+		Summary: "The game's donations, newest first", Response: []settlement.Donation{}, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 		Query: []web.Param{web.PageLimit,
 			web.PageBefore("a donation's signature: only older ones (the last signature of the previous page)")}})
 	r.json(http.MethodGet, "/games/:id/state", a.gameState, web.Op{Tag: "games", Auth: web.AuthRequired,

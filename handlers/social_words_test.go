@@ -9,7 +9,7 @@ import (
 	"wager/domain/integrity"
 	"wager/domain/market"
 	"wager/domain/notify"
-	"wager/domain/pot"
+	"wager/domain/settlement"
 	"wager/domain/social"
 	"wager/domain/support"
 	"wager/domain/tips"
@@ -56,11 +56,11 @@ func TestNotificationsAndFeedEntriesReadRight(t *testing.T) {
 			"bob tipped you 0.50 USDC.", "/u/bob"},
 		{notify.Tip, tips.Notice{From: chat.UserRef{UserID: "id-bob", Username: "bob"}, AmountMinor: 1_000_000,
 			Context: &tips.Context{Type: "game", ID: "g3"}}, "bob tipped you 1.00 USDC.", "/game/g3"},
-		{notify.BetSettled, pot.BetSettledNotice{GameID: "g4", AmountMinor: 1_000_000, Status: "won", PayoutMinor: 1_980_000},
+		{notify.BetSettled, settlement.BetSettledNotice{GameID: "g4", AmountMinor: 1_000_000, Status: "won", PayoutMinor: 1_980_000},
 			"Your bet of 1.00 USDC won: 1.98 USDC paid to your balance.", "/game/g4"},
-		{notify.BetSettled, pot.BetSettledNotice{GameID: "g4", AmountMinor: 500_000, Status: "lost"},
+		{notify.BetSettled, settlement.BetSettledNotice{GameID: "g4", AmountMinor: 500_000, Status: "lost"},
 			"Your bet of 0.50 USDC lost: the player you backed did not win.", "/game/g4"},
-		{notify.BetSettled, pot.BetSettledNotice{GameID: "g4", AmountMinor: 500_000, Status: "refunded", PayoutMinor: 500_000},
+		{notify.BetSettled, settlement.BetSettledNotice{GameID: "g4", AmountMinor: 500_000, Status: "refunded", PayoutMinor: 500_000},
 			"Your bet of 0.50 USDC was refunded to your balance.", "/game/g4"},
 		{notify.MarketResolved, market.ResolvedNotice{GameID: "g5", WinnerID: "id-ann", RedeemableMinor: 3_000_000},
 			"A game you traded ended: your shares redeem for 3.00 USDC.", "/game/g5"},

@@ -12,13 +12,13 @@ import (
 
 	"wager/domain"
 	"wager/domain/money"
-	"wager/domain/payments"
+	"wager/domain/x402"
 )
 
 // AbuseControl charges callers past an endpoint's threshold with x402
 // payments (HTTP 402) while the abuse-controls flag is on.
 type AbuseControl struct {
-	Payments *payments.Service
+	Payments *x402.Service
 	Enabled  func() bool // whether the abuse-controls flag is on
 	Log      *slog.Logger
 	// Exempt reports users never charged (nil: none): the server's own
@@ -66,16 +66,16 @@ func (a *AbuseControl) For(method, path string, auth Auth) echo.MiddlewareFunc {
 				return next(c)
 			}
 			resource := resourceURL(c)
-			header := c.Request().Header.Get(payments.HeaderPaymentSignature)
+			header := c.Request().Header.Get(x402.HeaderPaymentSignature)
 			if header == "" {
 				return a.paymentRequired(c, resource, "",
 					fmt.Sprintf("more than %d requests to %s in %s: pay %s USDC for this request (x402), or slow down",
 						int(threshold), endpoint, a.Payments.Limiter.Window(), money.FormatUSDC(a.Payments.Price())))
 			}
-			settled, err := a.Payments.Redeem(ctx, header, payments.Caller{Key: caller, UserID: userID}, c.Request().URL.Path)
-			var refusal *payments.Refusal
+			settled, err := a.Payments.Redeem(ctx, header, x402.Caller{Key: caller, UserID: userID}, c.Request().URL.Path)
+			var refusal *x402.Refusal
 			if errors.As(err, &refusal) {
-				c.Response().Header().Set(payments.HeaderPaymentResponse, payments.EncodeHeader(payments.SettlementResponse{
+				c.Response().Header().Set(x402.HeaderPaymentResponse, x402.EncodeHeader(x402.SettlementResponse{
 					Success: false, ErrorReason: refusal.Reason, Network: a.Payments.Requirements().Network}))
 				return a.paymentRequired(c, resource, refusal.Reason, "the payment was refused: "+refusal.Message)
 			}
@@ -99,10 +99,10 @@ func (a *AbuseControl) exempt(c echo.Context) bool {
 // may repeat the request with the same PAYMENT-SIGNATURE. A client error
 // (4xx) keeps the payment spent. Every answer but a server error carries
 // PAYMENT-RESPONSE.
-func (a *AbuseControl) servePaid(c echo.Context, next echo.HandlerFunc, settled payments.SettlementResponse, caller string) error {
+func (a *AbuseControl) servePaid(c echo.Context, next echo.HandlerFunc, settled x402.SettlementResponse, caller string) error {
 	c.Response().Before(func() {
 		if c.Response().Status < http.StatusInternalServerError {
-			c.Response().Header().Set(payments.HeaderPaymentResponse, payments.EncodeHeader(settled))
+			c.Response().Header().Set(x402.HeaderPaymentResponse, x402.EncodeHeader(settled))
 		}
 	})
 	served := false
@@ -144,7 +144,7 @@ func (a *AbuseControl) paymentRequired(c echo.Context, resource, reason, message
 	if reason != "" {
 		e = e.With("reason", reason)
 	}
-	c.Response().Header().Set(payments.HeaderPaymentRequired, payments.EncodeHeader(challenge))
+	c.Response().Header().Set(x402.HeaderPaymentRequired, x402.EncodeHeader(challenge))
 	return e.With("paymentRequired", challenge)
 }
 

@@ -13,8 +13,8 @@ import (
 	"wager/domain"
 	"wager/domain/auth"
 	"wager/domain/game"
-	"wager/domain/pot"
-	"wager/domain/room"
+	"wager/domain/settlement"
+	"wager/domain/eventlog"
 	"wager/web"
 	"wager/web/openapitest"
 )
@@ -65,16 +65,16 @@ func TestSchemaNamesArePackageQualified(t *testing.T) {
 	}{
 		{game.Challenge{}, "GameChallenge"},
 		{auth.Challenge{}, "AuthChallenge"},
-		{room.Event{}, "RoomEvent"},
+		{eventlog.Event{}, "RoomEvent"},
 		{domain.Event{}, "DomainEvent"},
-		{pot.Transfer{}, "PotTransfer"},
+		{settlement.Transfer{}, "PotTransfer"},
 		{chain.Transfer{}, "ChainTransfer"},
 		{web.Metrics{}, "WebMetrics"},
 		{game.Metrics{}, "GameMetrics"},
-		{pot.Pot{}, "Pot"},                         // the package's name is not repeated
+		{settlement.Pot{}, "Pot"},                         // the package's name is not repeated
 		{web.Operation{}, "WebOperation"},          //
 		{Challenge{}, "WebTestChallenge"},          // a test package's types
-		{Paged[room.Event]{}, "WebTestPagedEvent"}, // a generic type with its argument
+		{Paged[eventlog.Event]{}, "WebTestPagedEvent"}, // a generic type with its argument
 	} {
 		if got := web.SchemaName(reflect.TypeOf(c.v)); got != c.want {
 			t.Errorf("SchemaName(%T) = %q, want %q", c.v, got, c.want)
@@ -84,9 +84,9 @@ func TestSchemaNamesArePackageQualified(t *testing.T) {
 	doc := document(t, map[string]web.Op{
 		"POST /challenges":        {Tag: "games", Request: Item{}, Response: game.Challenge{}},
 		"POST /auth/handshake":    {Tag: "auth", Response: auth.Challenge{}},
-		"GET /games/:id/events":   {Tag: "games", Response: []room.Event{}},
+		"GET /games/:id/events":   {Tag: "games", Response: []eventlog.Event{}},
 		"GET /domain/events":      {Tag: "games", Response: []domain.Event{}},
-		"GET /games/:id/transfer": {Tag: "games", Response: pot.Transfer{}},
+		"GET /games/:id/transfer": {Tag: "games", Response: settlement.Transfer{}},
 		"GET /chain/transfer":     {Tag: "dev", Response: chain.Transfer{}},
 	})
 	schemas := at(t, doc, "components", "schemas").(map[string]any)
@@ -314,7 +314,7 @@ func TestATypeBothSentAndReceivedWithABarePointerFailsTheDocument(t *testing.T) 
 func TestStatusesParametersAndBodies(t *testing.T) {
 	min := web.Bound(0)
 	doc := document(t, map[string]web.Op{
-		"GET /games/:id/events": {Tag: "games", Auth: web.AuthRequired, Response: []room.Event{},
+		"GET /games/:id/events": {Tag: "games", Auth: web.AuthRequired, Response: []eventlog.Event{},
 			Query: []web.Param{{Name: "after", Type: "integer", Min: min, Description: "the last seq you have"}, web.PageLimit,
 				{Name: "order", Enum: []string{"asc", "desc"}, Default: "asc"}}},
 		"GET /users/me/current-game": {Tag: "games", Auth: web.AuthRequired, Response: game.CurrentGame{},

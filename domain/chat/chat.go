@@ -21,7 +21,7 @@ import (
 
 	"wager/db"
 	"wager/domain"
-	"wager/domain/room"
+	"wager/domain/eventlog"
 	"wager/domain/users"
 )
 
@@ -131,12 +131,12 @@ func (r row) messageFor(viewer string) Message {
 // Service runs chat.
 type Service struct {
 	db    *bun.DB
-	rooms *room.Log
+	rooms *eventlog.Log
 	now   domain.Clock
 }
 
 // New returns a Service that posts game messages to their rooms' logs.
-func New(bdb *bun.DB, rooms *room.Log, now domain.Clock) *Service {
+func New(bdb *bun.DB, rooms *eventlog.Log, now domain.Clock) *Service {
 	return &Service{db: bdb, rooms: rooms, now: now}
 }
 
@@ -302,7 +302,7 @@ func (s *Service) postToGame(ctx context.Context, tx bun.Tx, r row) (Message, er
 	}
 	msg := r.messageFor("")
 	_, err := s.rooms.Append(ctx, tx, r.ContextID, r.CreatedAt, domain.Event{Name: EventMessage, Data: msg})
-	if errors.Is(err, room.ErrNoGame) {
+	if errors.Is(err, eventlog.ErrNoGame) {
 		return Message{}, domain.Errorf(domain.CodeNotFound, "no such game")
 	}
 	return msg, err

@@ -23,7 +23,7 @@ import (
 	"wager/domain"
 	"wager/domain/game/rules"
 	"wager/domain/notify"
-	"wager/domain/room"
+	"wager/domain/eventlog"
 )
 
 // Game statuses.
@@ -165,7 +165,7 @@ type Result struct {
 // Service runs games.
 type Service struct {
 	db       *bun.DB
-	rooms    *room.Log
+	rooms    *eventlog.Log
 	notify   *notify.Service
 	rate     Rater
 	record   []Recorder
@@ -196,7 +196,7 @@ type Protection interface {
 
 // Deps are what a Service works with.
 type Deps struct {
-	Rooms  *room.Log // where games' events go
+	Rooms  *eventlog.Log // where games' events go
 	Notify *notify.Service
 	// Rate rates every finished game first (nil: games are not rated),
 	// then Recorders are told of it, in order.

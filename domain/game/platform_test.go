@@ -22,13 +22,13 @@ import (
 	"wager/db/dbtest"
 	"wager/domain"
 	"wager/domain/chat"
+	"wager/domain/eventlog"
 	"wager/domain/game"
 	"wager/domain/game/rules"
 	"wager/domain/integrity"
 	"wager/domain/money"
 	"wager/domain/notify"
-	"wager/domain/pot"
-	"wager/domain/room"
+	"wager/domain/settlement"
 	"wager/domain/users"
 )
 
@@ -58,10 +58,10 @@ func newClock() *clock {
 // published.
 type recorder struct {
 	mu  sync.Mutex
-	got []room.Published
+	got []eventlog.Published
 }
 
-func (r *recorder) Published(p room.Published) {
+func (r *recorder) Published(p eventlog.Published) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.got = append(r.got, p)
@@ -98,9 +98,9 @@ type platform struct {
 	db    *bun.DB
 	clock *clock
 	sink  *recorder
-	rooms *room.Log
+	rooms *eventlog.Log
 	games *game.Service
-	pot   *pot.Service
+	pot   *settlement.Service
 }
 
 func newPlatform(t testing.TB) *platform {
@@ -114,10 +114,10 @@ func newPlatformOn(t testing.TB, bdb *bun.DB, c *clock) *platform {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	sink := &recorder{}
-	rooms := room.New(bdb, sink)
+	rooms := eventlog.New(bdb, sink)
 	keys := chain.NewKeys(make([]byte, 32))
 	// Settlement needs the platform's addresses, not the chain itself.
-	m := money.New(bdb, nil, keys, solana.PublicKey{}, c.now, log, nil, money.Confirmers{})
+	m := money.New(bdb, nil, keys, solana.PublicKey{}, c.now, log, money.Confirmers{}, money.Deps{})
 	p := &platform{db: bdb, clock: c, sink: sink, rooms: rooms}
 	settle := func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
 		pay := p.pot.StartSettle(tx, g, players, o, reads)
@@ -125,7 +125,7 @@ func newPlatformOn(t testing.TB, bdb *bun.DB, c *clock) *platform {
 	}
 	p.games = game.New(bdb, c.now, log, game.Deps{Rooms: rooms, Notify: notify.New(bdb, rooms, c.now), Settle: settle, Live: noCrowd{},
 		EscrowOf: func(gameID string) string { return keys.Escrow(gameID).PublicKey().String() }})
-	p.pot = pot.New(bdb, rooms, p.games, m, chat.New(bdb, rooms, c.now), keys, integrity.NewGuard(bdb, c.now, integrity.Config{}), c.now, log)
+	p.pot = settlement.New(bdb, rooms, p.games, m, chat.New(bdb, rooms, c.now), keys, integrity.NewGuard(bdb, c.now, integrity.Config{}), c.now, log, settlement.Deps{})
 	return p
 }
 
@@ -240,7 +240,7 @@ func (p *platform) game(t testing.TB, gameID string) game.Game {
 	return g
 }
 
-func (p *platform) events(t testing.TB, gameID string) []room.Event {
+func (p *platform) events(t testing.TB, gameID string) []eventlog.Event {
 	t.Helper()
 	es, err := p.rooms.Events(context.Background(), gameID, 0, 1000)
 	if err != nil {

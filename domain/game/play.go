@@ -15,7 +15,7 @@ import (
 	"wager/domain"
 	"wager/domain/game/rules"
 	"wager/domain/money"
-	"wager/domain/room"
+	"wager/domain/eventlog"
 )
 
 // newGame is what starting a game needs.
@@ -95,9 +95,9 @@ func (s *Service) startFree(ctx context.Context, n newGame) (Game, bool, error) 
 		return Game{}, false, err
 	}
 	s.started(g)
-	p := room.Published{Events: opening.Rows}
+	p := eventlog.Published{Events: opening.Rows}
 	for _, uid := range n.players {
-		notice, err := room.NoticeOf(uid, "game:matched", Matched{GameID: g.ID, GameType: n.gameType})
+		notice, err := eventlog.NoticeOf(uid, "game:matched", Matched{GameID: g.ID, GameType: n.gameType})
 		if err != nil {
 			return Game{}, false, err
 		}
@@ -120,20 +120,20 @@ func (s *Service) started(g Game) {
 // out of the lobby's queue). The game is stored only if every waiting
 // player still waits there and every other player is free: CONFLICT
 // when one is not, and then nothing is stored.
-func (s *Service) insertGame(ctx context.Context, idb bun.IDB, n newGame) (Game, room.Opening, error) {
+func (s *Service) insertGame(ctx context.Context, idb bun.IDB, n newGame) (Game, eventlog.Opening, error) {
 	r, err := rulesOf(n.gameType)
 	if err != nil {
-		return Game{}, room.Opening{}, err
+		return Game{}, eventlog.Opening{}, err
 	}
 	now := s.now()
 	id := uuid.NewString()
 	state, events, err := r.Start(id, n.players, n.settings, now)
 	if err != nil {
-		return Game{}, room.Opening{}, err
+		return Game{}, eventlog.Opening{}, err
 	}
 	raw, err := state.MarshalJSON()
 	if err != nil {
-		return Game{}, room.Opening{}, fmt.Errorf("encode the state of new game %s: %w", id, err)
+		return Game{}, eventlog.Opening{}, fmt.Errorf("encode the state of new game %s: %w", id, err)
 	}
 	g := Game{ID: id, LobbyID: n.lobbyID, RematchOf: n.rematchOf, GameType: n.gameType, StakeMinor: n.stake,
 		Settings: n.settings, Status: StatusActive, State: raw, CreatedAt: now, Players: n.players, TournamentID: n.tournament}
@@ -148,9 +148,9 @@ func (s *Service) insertGame(ctx context.Context, idb bun.IDB, n newGame) (Game,
 	// statement that stores it, and the copy published is made the same
 	// once it has run.
 	started := Started{GameID: id, GameType: n.gameType, StakeMinor: n.stake, Settings: n.settings, TournamentID: n.tournament}
-	opening, err := room.OpeningOf(id, now, append([]rules.Event{{Name: "game:started", Data: started}}, events...)...)
+	opening, err := eventlog.OpeningOf(id, now, append([]rules.Event{{Name: "game:started", Data: started}}, events...)...)
 	if err != nil {
-		return Game{}, room.Opening{}, err
+		return Game{}, eventlog.Opening{}, err
 	}
 	g.Seq = len(opening.Rows)
 	insertEvents, eventArgs := opening.Insert("g", `jsonb_build_object('players', (SELECT json_agg(json_build_object('userId', s.user_id,
@@ -182,14 +182,14 @@ func (s *Service) insertGame(ctx context.Context, idb bun.IDB, n newGame) (Game,
 		events AS (`+insertEvents+`)
 		SELECT user_id, username, seat FROM seated ORDER BY seat`, append(args, eventArgs...)...).Scan(ctx, &g.Seats)
 	if db.IsForeignKeyViolation(err, "user_presence_game_id_fkey") || err == nil && len(g.Seats) != len(n.players) {
-		return Game{}, room.Opening{}, domain.Errorf(domain.CodeConflict, "a player is already in a queue or a game")
+		return Game{}, eventlog.Opening{}, domain.Errorf(domain.CodeConflict, "a player is already in a queue or a game")
 	}
 	if err != nil {
-		return Game{}, room.Opening{}, fmt.Errorf("start game %s: %w", id, err)
+		return Game{}, eventlog.Opening{}, fmt.Errorf("start game %s: %w", id, err)
 	}
 	started.Players = g.Seats
 	if opening.Rows[0].Data, err = json.Marshal(started); err != nil {
-		return Game{}, room.Opening{}, fmt.Errorf("encode the start of game %s: %w", id, err)
+		return Game{}, eventlog.Opening{}, fmt.Errorf("encode the start of game %s: %w", id, err)
 	}
 	return g, opening, nil
 }
@@ -335,7 +335,7 @@ func (s *Service) actAtOnce(ctx context.Context, userID, gameID string, do step)
 		if n.st.Outcome().Done || len(n.events) == 0 {
 			return ActResult{}, false, nil
 		}
-		rows, err := s.rooms.AppendStep(ctx, room.Step{GameID: g.ID, Seq: g.Seq, Now: now, State: n.state,
+		rows, err := s.rooms.AppendStep(ctx, eventlog.Step{GameID: g.ID, Seq: g.Seq, Now: now, State: n.state,
 			Deadline: n.deadline, Events: n.events})
 		if err != nil {
 			return ActResult{}, false, err
@@ -393,7 +393,7 @@ func (s *Service) advance(ctx context.Context, tx bun.Tx, g *Game, do step) erro
 	}
 	st, events := n.st, n.events
 	g.State, g.Deadline = n.state, n.deadline
-	update := room.Update{Set: "state = ?, deadline = ?", Args: []any{string(g.State), g.Deadline}}
+	update := eventlog.Update{Set: "state = ?, deadline = ?", Args: []any{string(g.State), g.Deadline}}
 	o := st.Outcome()
 	if o.Done {
 		completed, err := s.finish(ctx, tx, g, o, now)
@@ -417,7 +417,7 @@ func (s *Service) advance(ctx context.Context, tx bun.Tx, g *Game, do step) erro
 // append records events of a locked game, with u in the same statement
 // (the transaction's last one when last: it carries the writes queued
 // with db.Later), and moves g.Seq to the last.
-func (s *Service) append(ctx context.Context, tx bun.Tx, g *Game, now time.Time, u room.Update, last bool, events ...rules.Event) error {
+func (s *Service) append(ctx context.Context, tx bun.Tx, g *Game, now time.Time, u eventlog.Update, last bool, events ...rules.Event) error {
 	appendEvents := s.rooms.AppendUpdating
 	if last {
 		appendEvents = s.rooms.AppendLast

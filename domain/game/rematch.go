@@ -11,7 +11,7 @@ import (
 	"wager/db"
 	"wager/domain"
 	"wager/domain/game/rules"
-	"wager/domain/room"
+	"wager/domain/eventlog"
 )
 
 // Rematch is the state of a finished game's rematch.
@@ -160,7 +160,7 @@ func (s *Service) RequestRematch(ctx context.Context, userID, gameID string) (Re
 				}
 			}
 		}
-		if err := s.append(ctx, tx, &g, now, room.Update{}, false, events...); err != nil {
+		if err := s.append(ctx, tx, &g, now, eventlog.Update{}, false, events...); err != nil {
 			return err
 		}
 		out, err = s.rematchState(ctx, tx, g.ID)
@@ -190,7 +190,7 @@ func (s *Service) CancelRematch(ctx context.Context, userID, gameID string) (Rem
 			return fmt.Errorf("withdraw a rematch request of game %s: %w", g.ID, err)
 		}
 		if n, _ := res.RowsAffected(); n == 1 {
-			if err := s.append(ctx, tx, &g, s.now(), room.Update{}, false, rules.Event{Name: "game:rematch:cancelled", Data: RematchBy{UserID: userID}}); err != nil {
+			if err := s.append(ctx, tx, &g, s.now(), eventlog.Update{}, false, rules.Event{Name: "game:rematch:cancelled", Data: RematchBy{UserID: userID}}); err != nil {
 				return err
 			}
 		}
@@ -227,7 +227,7 @@ func (s *Service) AnnounceRematchLobby(ctx context.Context, userID, gameID, lobb
 				}
 			}
 		}
-		return s.append(ctx, tx, &g, s.now(), room.Update{}, false, rules.Event{Name: "game:rematch:lobby", Data: RematchLobby{UserID: userID, LobbyID: lobbyID}})
+		return s.append(ctx, tx, &g, s.now(), eventlog.Update{}, false, rules.Event{Name: "game:rematch:lobby", Data: RematchLobby{UserID: userID, LobbyID: lobbyID}})
 	})
 	if err != nil {
 		return fmt.Errorf("announce the rematch lobby of game %s: %w", gameID, err)

@@ -10,7 +10,7 @@ import (
 
 	"wager/db"
 	"wager/domain/game/rules"
-	"wager/domain/room"
+	"wager/domain/eventlog"
 )
 
 // ResumeGap is how long the deadline worker may go without running on any
@@ -154,6 +154,6 @@ func (s *Service) resume(ctx context.Context, tx bun.Tx, g *Game, now time.Time)
 	}
 	d := st.Deadline()
 	g.Deadline = &d
-	return s.append(ctx, tx, g, now, room.Update{Set: "state = ?, deadline = ?", Args: []any{string(g.State), g.Deadline}}, false,
+	return s.append(ctx, tx, g, now, eventlog.Update{Set: "state = ?, deadline = ?", Args: []any{string(g.State), g.Deadline}}, false,
 		rules.Event{Name: EventResumed, Data: Resumed{Deadline: d.UTC()}})
 }

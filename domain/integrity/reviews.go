@@ -17,7 +17,7 @@ import (
 	"wager/domain/game"
 	"wager/domain/game/rules"
 	"wager/domain/notify"
-	"wager/domain/room"
+	"wager/domain/eventlog"
 )
 
 // Review statuses.
@@ -118,7 +118,7 @@ type Reviews struct {
 	pot    BetSettler
 	market MarketCloser
 	notify Notifier
-	rooms  *room.Log
+	rooms  *eventlog.Log
 }
 
 // ReviewDeps are what Reviews works with.
@@ -128,7 +128,7 @@ type ReviewDeps struct {
 	Pot    BetSettler
 	Market MarketCloser
 	Notify Notifier
-	Rooms  *room.Log // where the room hears of a decided review
+	Rooms  *eventlog.Log // where the room hears of a decided review
 }
 
 // NewReviews returns the review service.
@@ -138,7 +138,7 @@ func NewReviews(bdb *bun.DB, now domain.Clock, d ReviewDeps) *Reviews {
 }
 
 // Settle is the games' Settler: it pays out a finished game in tx (see
-// pot.Service.Settle) and resolves its market, unless the end is held:
+// settlement.Service.Settle) and resolves its market, unless the end is held:
 // then the players are paid as usual, but the bets and the market are
 // held, their holders told (review_hold), and the game waits in the
 // review queue. An end is held when it Holds, or when a bettor or trader

@@ -64,8 +64,8 @@ func (s *Service) Place(ctx context.Context, userID, gameID string, side engine.
 		return Placed{}, domain.Errorf(domain.CodeNotFound, "no such game")
 	}
 	// The region is this request's: the batch runs in another's.
-	if side == engine.Buy && s.Protect != nil {
-		if err := s.Protect.CheckRegion(ctx); err != nil {
+	if side == engine.Buy && s.protect != nil {
+		if err := s.protect.CheckRegion(ctx); err != nil {
 			return Placed{}, err
 		}
 	}
@@ -320,8 +320,8 @@ func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batc
 	if err := s.write(ctx, tx, gameID, m, fx); err != nil {
 		return nil, err
 	}
-	if s.Achievements != nil && len(traders) > 0 {
-		if err := s.Achievements.UnlockEach(ctx, tx, traders, AchievementTrader); err != nil {
+	if s.achievements != nil && len(traders) > 0 {
+		if err := s.achievements.UnlockEach(ctx, tx, traders, AchievementTrader); err != nil {
 			return nil, err
 		}
 	}
@@ -344,10 +344,10 @@ func (s *Service) buyRefusals(ctx context.Context, tx bun.Tx, orders []*taken) (
 			buyers = append(buyers, o.eng.Owner)
 		}
 	}
-	if len(buyers) == 0 || s.Protect == nil {
+	if len(buyers) == 0 || s.protect == nil {
 		return nil, nil
 	}
-	return s.Protect.BuyRefusals(ctx, tx, buyers)
+	return s.protect.BuyRefusals(ctx, tx, buyers)
 }
 
 // mintedBy is how many pairs an order's fills minted.

@@ -22,8 +22,8 @@ import (
 
 	"wager/db"
 	"wager/domain"
+	"wager/domain/eventlog"
 	"wager/domain/game"
-	"wager/domain/room"
 )
 
 // Market statuses.
@@ -68,19 +68,26 @@ const (
 
 // Service takes orders, cancels, resolutions and redemptions.
 type Service struct {
-	db    *bun.DB
-	rooms *room.Log
-	games *game.Service
-	now   domain.Clock
+	db           *bun.DB
+	rooms        *eventlog.Log
+	games        *game.Service
+	now          domain.Clock
+	guard        Guard
+	notify       Notifier
+	achievements Unlocker
+	protect      Protection
+
+	orders *db.Batcher[string, pending, Placed]
+}
+
+// Deps are the Service's optional collaborators.
+type Deps struct {
 	// Notify tells holders their market resolved (nil: nobody).
 	Notify Notifier
 	// Achievements unlocks trader at a user's first trade (nil: none).
 	Achievements Unlocker
 	// Protect answers player protection's rules of buys (nil: none).
 	Protect Protection
-	guard   Guard
-
-	orders *db.Batcher[string, pending, Placed]
 }
 
 // Guard is what the integrity rules say about trades: who may not trade
@@ -104,8 +111,9 @@ type Protection interface {
 }
 
 // New returns the market service; guard answers who may trade how much.
-func New(bdb *bun.DB, rooms *room.Log, games *game.Service, guard Guard, now domain.Clock) *Service {
-	s := &Service{db: bdb, rooms: rooms, games: games, guard: guard, now: now}
+func New(bdb *bun.DB, rooms *eventlog.Log, games *game.Service, guard Guard, now domain.Clock, d Deps) *Service {
+	s := &Service{db: bdb, rooms: rooms, games: games, guard: guard, now: now,
+		notify: d.Notify, achievements: d.Achievements, protect: d.Protect}
 	s.orders = newOrders(s)
 	return s
 }

@@ -48,9 +48,9 @@ func (s *Service) Resolve(ctx context.Context, tx bun.Tx, gameID, winner string)
 		Scan(ctx, &holders); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("resolve the market of game %s: %w", gameID, err)
 	}
-	if s.Notify != nil {
+	if s.notify != nil {
 		for _, h := range holders {
-			if err := s.Notify.Send(ctx, tx, h.UserID, NoticeResolved, ResolvedNotice{GameID: gameID, WinnerID: winner,
+			if err := s.notify.Send(ctx, tx, h.UserID, NoticeResolved, ResolvedNotice{GameID: gameID, WinnerID: winner,
 				RedeemableMinor: h.Redeemable}); err != nil {
 				return err
 			}

@@ -76,21 +76,10 @@ type Service struct {
 
 	confirmers Confirmers
 
-	// Tell is told users' new balances after deposits and withdrawals
-	// commit (see Post); nil tells nobody.
-	Tell Teller
-
-	// FeePayerDaily bounds the lamports the platform's fee payer spends
-	// for one user in a UTC day (fees and the rent of accounts it opens
-	// for them); 0 is no bound.
-	FeePayerDaily int64
-	// FeePayerGlobalDaily bounds the lamports the fee payer spends for all
-	// users together in a UTC day; past it, everything it would pay for
-	// but withdrawals is refused. 0 is no bound.
-	FeePayerGlobalDaily int64
-
-	// Protect answers player protection's rules of deposits (nil: none).
-	Protect DepositGuard
+	tell                Teller
+	feePayerDaily       int64
+	feePayerGlobalDaily int64
+	protect             DepositGuard
 }
 
 // DepositGuard is what player protection says about a deposit: whether
@@ -99,15 +88,40 @@ type DepositGuard interface {
 	CheckDeposit(ctx context.Context, idb bun.IDB, userID string, amount int64) error
 }
 
+// Deps are the Service's optional collaborators and bounds.
+type Deps struct {
+	// Faucet gives test funds (nil: there is none, and Faucet must not be
+	// called).
+	Faucet Faucet
+	// Tell is told users' new balances after deposits and withdrawals
+	// commit (see Post); nil tells nobody.
+	Tell Teller
+	// FeePayerDaily bounds the lamports the platform's fee payer spends
+	// for one user in a UTC day (fees and the rent of accounts it opens
+	// for them); 0 is no bound.
+	FeePayerDaily int64
+	// FeePayerGlobalDaily bounds the lamports the fee payer spends for all
+	// users together in a UTC day; past it, everything it would pay for
+	// but withdrawals is refused. 0 is no bound.
+	FeePayerGlobalDaily int64
+	// Protect answers player protection's rules of deposits (nil: none).
+	Protect DepositGuard
+}
+
 // New returns a Service that confirms intents with confirmers (to which it
-// adds deposits and transfers). faucet may be nil.
+// adds deposits and transfers).
 func New(bdb *bun.DB, client *chain.Client, keys *chain.Keys, mint solana.PublicKey, now domain.Clock, log *slog.Logger,
-	faucet Faucet, confirmers Confirmers) *Service {
-	s := &Service{db: bdb, chain: client, keys: keys, mint: mint, now: now, log: log, faucet: faucet, confirmers: confirmers}
+	confirmers Confirmers, d Deps) *Service {
+	s := &Service{db: bdb, chain: client, keys: keys, mint: mint, now: now, log: log, faucet: d.Faucet, confirmers: confirmers,
+		tell: d.Tell, feePayerDaily: d.FeePayerDaily, feePayerGlobalDaily: d.FeePayerGlobalDaily, protect: d.Protect}
 	confirmers[KindDeposit] = s.confirmDeposit
 	confirmers[KindTransfer] = s.confirmTransfer
 	return s
 }
+
+// FeePayerGlobalDaily returns Deps.FeePayerGlobalDaily, the fee payer's
+// daily bound for all users together (0: none).
+func (s *Service) FeePayerGlobalDaily() int64 { return s.feePayerGlobalDaily }
 
 // Intent kinds of this package; other packages add their own.
 const (
@@ -187,7 +201,7 @@ func (s *Service) chargeFeePayer(ctx context.Context, tx bun.Tx, userID string, 
 
 // chargeUser charges the user's daily budget.
 func (s *Service) chargeUser(ctx context.Context, idb bun.IDB, userID string, lamports int64) error {
-	if s.FeePayerDaily <= 0 {
+	if s.feePayerDaily <= 0 {
 		return nil
 	}
 	now := s.now().UTC()
@@ -196,14 +210,14 @@ func (s *Service) chargeUser(ctx context.Context, idb bun.IDB, userID string, la
 	err := idb.NewRaw(`INSERT INTO fee_payer_spend (user_id, day, lamports) SELECT ?, ?, ? WHERE ? <= ?
 		ON CONFLICT (user_id, day) DO UPDATE SET lamports = fee_payer_spend.lamports + EXCLUDED.lamports
 		WHERE fee_payer_spend.lamports + EXCLUDED.lamports <= ?
-		RETURNING lamports`, userID, day, lamports, lamports, s.FeePayerDaily, s.FeePayerDaily).Scan(ctx, &total)
+		RETURNING lamports`, userID, day, lamports, lamports, s.feePayerDaily, s.feePayerDaily).Scan(ctx, &total)
 	if err != nil {
 		return fmt.Errorf("count the fee payer's spending for %s: %w", userID, err)
 	}
 	if len(total) == 0 {
 		return domain.Errorf(domain.CodeRateLimited,
 			"the platform pays network fees for you up to %s SOL a day, and today's are spent; try again tomorrow (UTC)",
-			FormatSOL(s.FeePayerDaily)).With("retryAfterSeconds", untilTomorrow(now))
+			FormatSOL(s.feePayerDaily)).With("retryAfterSeconds", untilTomorrow(now))
 	}
 	return nil
 }
@@ -215,14 +229,14 @@ func (s *Service) chargeUser(ctx context.Context, idb bun.IDB, userID string, la
 // passes, whichever instance runs them. Without a global budget the
 // spending is not counted.
 func (s *Service) chargeGlobal(ctx context.Context, idb bun.IDB, lamports int64, refuse bool) error {
-	if s.FeePayerGlobalDaily <= 0 {
+	if s.feePayerGlobalDaily <= 0 {
 		return nil
 	}
 	now := s.now().UTC()
 	day := now.Truncate(24 * time.Hour)
 	limit := int64(math.MaxInt64)
 	if refuse {
-		limit = s.FeePayerGlobalDaily
+		limit = s.feePayerGlobalDaily
 	}
 	var total []int64
 	err := idb.NewRaw(`INSERT INTO fee_payer_global_spend AS g (day, lamports) SELECT ?, ? WHERE ? <= ?
@@ -235,7 +249,7 @@ func (s *Service) chargeGlobal(ctx context.Context, idb bun.IDB, lamports int64,
 	if len(total) == 0 {
 		return domain.Errorf(domain.CodeRateLimited,
 			"the platform pays network fees up to %s SOL a day for all users together, and today's are spent; try again tomorrow (UTC)",
-			FormatSOL(s.FeePayerGlobalDaily)).With("retryAfterSeconds", untilTomorrow(now))
+			FormatSOL(s.feePayerGlobalDaily)).With("retryAfterSeconds", untilTomorrow(now))
 	}
 	return nil
 }
@@ -252,7 +266,7 @@ func (s *Service) ChargeFeePayer(ctx context.Context, lamports int64) error {
 // of the fee payer (0 once spent), and false without a global budget. The
 // error is the database's.
 func (s *Service) FeePayerBudgetLeft(ctx context.Context) (int64, bool, error) {
-	if s.FeePayerGlobalDaily <= 0 {
+	if s.feePayerGlobalDaily <= 0 {
 		return 0, false, nil
 	}
 	day := s.now().UTC().Truncate(24 * time.Hour)
@@ -261,7 +275,7 @@ func (s *Service) FeePayerBudgetLeft(ctx context.Context) (int64, bool, error) {
 		Scan(ctx, &spent); err != nil {
 		return 0, true, fmt.Errorf("read the fee payer's spending today: %w", err)
 	}
-	return max(s.FeePayerGlobalDaily-spent, 0), true, nil
+	return max(s.feePayerGlobalDaily-spent, 0), true, nil
 }
 
 // untilTomorrow is the Retry-After, in seconds, of a daily budget spent at
@@ -370,8 +384,8 @@ func (s *Service) Prepare(ctx context.Context, p PrepareSpec) (Prepared, error) 
 			return Prepared{}, domain.Invalid(map[string]string{"amountMinor": fmt.Sprintf(
 				"must be at least %s for a deposit", USDC(MinDeposit))})
 		}
-		if s.Protect != nil {
-			if err := s.Protect.CheckDeposit(ctx, s.db, p.User.ID, p.Amount); err != nil {
+		if s.protect != nil {
+			if err := s.protect.CheckDeposit(ctx, s.db, p.User.ID, p.Amount); err != nil {
 				return Prepared{}, err
 			}
 		}
@@ -744,7 +758,7 @@ func (s *Service) intent(ctx context.Context, sel *bun.SelectQuery, userID, id s
 }
 
 func (s *Service) confirmDeposit(ctx context.Context, tx bun.Tx, in Intent) error {
-	if _, err := Post(ctx, tx, s.Tell, Posting{Kind: KindDeposit, Reference: *in.Signature, Memo: "deposit " + in.ID, At: s.now(),
+	if _, err := Post(ctx, tx, s.tell, Posting{Kind: KindDeposit, Reference: *in.Signature, Memo: "deposit " + in.ID, At: s.now(),
 		Entries: []Entry{{Available(in.UserID), in.AmountMinor}, {Vault, -in.AmountMinor}}}); err != nil {
 		return err
 	}

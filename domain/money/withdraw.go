@@ -113,7 +113,7 @@ func (s *Service) Withdraw(ctx context.Context, u users.User, amount int64, idem
 		if err := s.chargeFeePayer(ctx, dbtx, u.ID, spend, true); err != nil {
 			return err
 		}
-		_, err := Post(ctx, dbtx, s.Tell, Posting{Kind: "withdrawal", Reference: "withdrawal:" + id,
+		_, err := Post(ctx, dbtx, s.tell, Posting{Kind: "withdrawal", Reference: "withdrawal:" + id,
 			Entries: []Entry{{Available(u.ID), -amount}, {Vault, amount}}})
 		return err
 	})
@@ -213,7 +213,7 @@ func (s *Service) settleWithdrawal(ctx context.Context, w Withdrawal, status, re
 			return nil
 		}
 		if status == "failed" {
-			if _, err := Post(ctx, tx, s.Tell, Posting{Kind: "withdrawal_reversal", Reference: "withdrawal:" + w.ID + ":reversal",
+			if _, err := Post(ctx, tx, s.tell, Posting{Kind: "withdrawal_reversal", Reference: "withdrawal:" + w.ID + ":reversal",
 				Entries: []Entry{{Available(w.UserID), w.AmountMinor}, {Vault, -w.AmountMinor}}}); err != nil {
 				return err
 			}

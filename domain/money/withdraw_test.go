@@ -38,7 +38,7 @@ func newBank(t testing.TB) *bank {
 	if _, err := lc.Airdrop(ctx, keys.FeePayer().PublicKey(), 10_000_000_000); err != nil {
 		t.Fatal(err)
 	}
-	m := money.New(dbtest.DB(t), client, keys, lc.Mint, domain.SystemClock, slog.New(slog.DiscardHandler), lc, money.Confirmers{})
+	m := money.New(dbtest.DB(t), client, keys, lc.Mint, domain.SystemClock, slog.New(slog.DiscardHandler), money.Confirmers{}, money.Deps{Faucet: lc})
 	return &bank{money: m, chain: lc, client: client, keys: keys}
 }
 

@@ -12,7 +12,7 @@ import (
 
 	"wager/db/dbtest"
 	"wager/domain/notify"
-	"wager/domain/room"
+	"wager/domain/eventlog"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -35,7 +35,7 @@ func BenchmarkListAmongAMillion(b *testing.B) {
 	if err := bdb.NewSelect().Table("users").Column("id").Where("username LIKE 'bench\\_%'").Limit(5000).Scan(ctx, &ids); err != nil {
 		b.Fatal(err)
 	}
-	s := notify.New(bdb, room.New(bdb, nil), time.Now)
+	s := notify.New(bdb, eventlog.New(bdb, nil), time.Now)
 
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()

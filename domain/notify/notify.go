@@ -18,7 +18,7 @@ import (
 
 	"wager/db"
 	"wager/domain"
-	"wager/domain/room"
+	"wager/domain/eventlog"
 )
 
 // Notification types.
@@ -62,12 +62,12 @@ type Notification struct {
 // Service stores and delivers notifications.
 type Service struct {
 	db    *bun.DB
-	rooms *room.Log
+	rooms *eventlog.Log
 	now   domain.Clock
 }
 
 // New returns the notification service; rooms delivers to sockets.
-func New(bdb *bun.DB, rooms *room.Log, now domain.Clock) *Service {
+func New(bdb *bun.DB, rooms *eventlog.Log, now domain.Clock) *Service {
 	return &Service{db: bdb, rooms: rooms, now: now}
 }
 

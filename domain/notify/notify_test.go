@@ -16,16 +16,16 @@ import (
 	"wager/db"
 	"wager/db/dbtest"
 	"wager/domain/notify"
-	"wager/domain/room"
+	"wager/domain/eventlog"
 )
 
 // notices keeps what the room log publishes.
 type notices struct {
 	mu   sync.Mutex
-	list []room.Notice
+	list []eventlog.Notice
 }
 
-func (n *notices) Published(p room.Published) {
+func (n *notices) Published(p eventlog.Published) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.list = append(n.list, p.Notices...)
@@ -52,7 +52,7 @@ func TestSendManyStoresCountsAndPushesEach(t *testing.T) {
 	bdb := dbtest.DB(t)
 	sink := &notices{}
 	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-	s := notify.New(bdb, room.New(bdb, sink), func() time.Time { return at })
+	s := notify.New(bdb, eventlog.New(bdb, sink), func() time.Time { return at })
 	a, b := newUser(t, bdb), newUser(t, bdb)
 	ctx := context.Background()
 	// a has two unread notifications and one read one before.
@@ -151,7 +151,7 @@ func TestSendManyStoresCountsAndPushesEach(t *testing.T) {
 func TestReservedNotificationsCountWithTheOthersOfTheirTransaction(t *testing.T) {
 	bdb := dbtest.DB(t)
 	sink := &notices{}
-	s := notify.New(bdb, room.New(bdb, sink), func() time.Time { return time.Now().UTC() })
+	s := notify.New(bdb, eventlog.New(bdb, sink), func() time.Time { return time.Now().UTC() })
 	a, b := newUser(t, bdb), newUser(t, bdb)
 	ctx := context.Background()
 	if err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {

@@ -15,7 +15,7 @@ import (
 	"wager/db"
 	"wager/domain"
 	"wager/domain/notify"
-	"wager/domain/room"
+	"wager/domain/eventlog"
 	"wager/domain/users"
 )
 
@@ -34,13 +34,13 @@ type Online interface {
 type Service struct {
 	db     *bun.DB
 	notify *notify.Service
-	rooms  *room.Log // pushes the activity feed
+	rooms  *eventlog.Log // pushes the activity feed
 	online Online
 	now    domain.Clock
 }
 
 // New returns the social service.
-func New(bdb *bun.DB, n *notify.Service, rooms *room.Log, online Online, now domain.Clock) *Service {
+func New(bdb *bun.DB, n *notify.Service, rooms *eventlog.Log, online Online, now domain.Clock) *Service {
 	return &Service{db: bdb, notify: n, rooms: rooms, online: online, now: now}
 }
 

@@ -54,10 +54,9 @@ type Service struct {
 	money    *money.Service
 	chat     *chat.Service
 	notify   *notify.Service
-	recorder Recorder
 	now      domain.Clock
-	// Protect answers player protection's rules of tips sent (nil: none).
-	Protect Protection
+	recorder Recorder
+	protect  Protection
 }
 
 // Protection is what player protection says about a tip: whether its
@@ -66,10 +65,17 @@ type Protection interface {
 	CheckTip(ctx context.Context, idb bun.IDB, userID string) error
 }
 
+// Deps are the Service's optional collaborators.
+type Deps struct {
+	// Recorder learns of every confirmed tip (nil: nobody).
+	Recorder Recorder
+	// Protect answers player protection's rules of tips sent (nil: none).
+	Protect Protection
+}
+
 // New returns a Service; Confirm is what confirms its intents.
-func New(bdb *bun.DB, u *users.Service, m *money.Service, c *chat.Service, n *notify.Service,
-	recorder Recorder, now domain.Clock) *Service {
-	return &Service{db: bdb, users: u, money: m, chat: c, notify: n, recorder: recorder, now: now}
+func New(bdb *bun.DB, u *users.Service, m *money.Service, c *chat.Service, n *notify.Service, now domain.Clock, d Deps) *Service {
+	return &Service{db: bdb, users: u, money: m, chat: c, notify: n, now: now, recorder: d.Recorder, protect: d.Protect}
 }
 
 // Prepare prepares a USDC transfer from the tipper's wallet to the
@@ -112,8 +118,8 @@ func (s *Service) Prepare(ctx context.Context, from users.User, toUserID string,
 		}
 		ctxType, ctxID = &where.Type, &id
 	}
-	if s.Protect != nil {
-		if err := s.Protect.CheckTip(ctx, s.db, from.ID); err != nil {
+	if s.protect != nil {
+		if err := s.protect.CheckTip(ctx, s.db, from.ID); err != nil {
 			return money.Prepared{}, err
 		}
 	}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/gagliardetto/solana-go"
 
-	"wager/domain/payments"
+	"wager/domain/x402"
 )
 
 // Options says what the client calls and how it pays.
@@ -38,11 +38,11 @@ type Options struct {
 
 // Call is what the client got for one call.
 type Call struct {
-	Call            int                          `json:"call"`
-	Status          int                          `json:"status"`
-	PaymentResponse *payments.SettlementResponse `json:"paymentResponse"`
-	Body            json.RawMessage              `json:"body"`
-	Error           string                       `json:"error"`
+	Call            int                      `json:"call"`
+	Status          int                      `json:"status"`
+	PaymentResponse *x402.SettlementResponse `json:"paymentResponse"`
+	Body            json.RawMessage          `json:"body"`
+	Error           string                   `json:"error"`
 }
 
 // Pay runs `node e2e/x402/pay.mjs` from the repository root and returns its

@@ -13,9 +13,9 @@ import (
 	"wager/db/dbtest"
 	"wager/domain/flags"
 	"wager/domain/money"
-	"wager/domain/payments"
+	"wager/domain/x402"
 	"wager/e2e/testserver"
-	"wager/e2e/x402"
+	official "wager/e2e/x402"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -68,7 +68,7 @@ func TestOfficialClientPays(t *testing.T) {
 
 	// Three calls with a threshold of 1: the first is free, the next two
 	// are each answered 402, paid and served.
-	calls := x402.Pay(t, x402.Options{URL: s.URL + "/games/available", Count: 3, RPCURL: s.URL + "/dev/solana-rpc",
+	calls := official.Pay(t, official.Options{URL: s.URL + "/games/available", Count: 3, RPCURL: s.URL + "/dev/solana-rpc",
 		Payer: payer, Headers: map[string]string{"X-App-Id": "x402-interop", "X-SDK-Version": "1.0.0"},
 		AllowAsset: s.App.Money.Mint().String(), MaxAmount: price})
 	if len(calls) != 3 {
@@ -80,7 +80,7 @@ func TestOfficialClientPays(t *testing.T) {
 	seen := map[string]bool{}
 	for _, c := range calls[1:] {
 		p := c.PaymentResponse
-		if c.Status != 200 || p == nil || !p.Success || p.Payer != payer.PublicKey().String() || p.Network != payments.NetworkDevnet {
+		if c.Status != 200 || p == nil || !p.Success || p.Payer != payer.PublicKey().String() || p.Network != x402.NetworkDevnet {
 			t.Fatalf("call %d: status %d, PAYMENT-RESPONSE %+v, body %s; want 200 paid by %s", c.Call, c.Status, p, c.Body, payer.PublicKey())
 		}
 		if seen[p.Transaction] {

@@ -24,12 +24,13 @@ import (
 
 	"wager/chain"
 	"wager/chain/localchain"
+	"wager/cmd/server/bots"
 	"wager/db"
 	"wager/domain"
 	"wager/domain/audit"
 	"wager/domain/auth"
-	"wager/domain/bots"
 	"wager/domain/chat"
+	"wager/domain/eventlog"
 	"wager/domain/flags"
 	"wager/domain/game"
 	"wager/domain/game/rules"
@@ -37,17 +38,16 @@ import (
 	"wager/domain/market"
 	"wager/domain/money"
 	"wager/domain/notify"
-	"wager/domain/payments"
-	"wager/domain/pot"
 	"wager/domain/protection"
 	"wager/domain/ranking"
 	"wager/domain/referrals"
-	"wager/domain/room"
+	"wager/domain/settlement"
 	"wager/domain/social"
 	"wager/domain/support"
 	"wager/domain/tips"
 	"wager/domain/tournament"
 	"wager/domain/users"
+	"wager/domain/x402"
 	"wager/handlers"
 	"wager/web/live"
 )
@@ -55,45 +55,18 @@ import (
 // App is a running server: its services, background work and HTTP
 // handler.
 type App struct {
-	Config   Config
-	DB       *bun.DB
-	Keys     *chain.Keys
-	Flags    *flags.Service
-	Users    *users.Service
-	Auth     *auth.Service
-	Money    *money.Service
-	Rooms    *room.Log
-	Games    *game.Service
-	Chat     *chat.Service
-	Pot      *pot.Service
-	Market   *market.Service
-	Payments *payments.Service
-	Notify   *notify.Service
-	Social   *social.Service
-	Tips     *tips.Service
-	Ranking  *ranking.Service
-	Support  *support.Service
-	// Referrals runs referral codes and rewards.
-	Referrals *referrals.Service
-	// Guard answers the integrity rules of bets and trades; Reviews
-	// settles finished games and runs the review queue.
-	Guard   *integrity.Guard
-	Reviews *integrity.Reviews
-	// Protection answers the player protection rules of every money-in
-	// path and runs players' limits, exclusions and age confirmations.
-	Protection *protection.Service
-	// Tournaments runs the arenas.
-	Tournaments *tournament.Service
-	Live        *live.Hub
-	// Bots are the demo players (nil without DEMO_BOTS).
-	Bots *bots.Bots
-	// LocalChain is the embedded chain (nil with SOLANA_RPC_URL).
-	LocalChain *localchain.Chain
+	// Services are every service, as the handlers get them.
+	handlers.Services
+	Config Config
+	Keys   *chain.Keys
+	// DemoBots are the demo players (nil without DEMO_BOTS); Services.Bots
+	// is the same, as the handlers see them.
+	DemoBots *bots.Bots
 	// HTTP is the handler of the whole site.
 	HTTP *handlers.App
 
 	log       *slog.Logger
-	announcer *room.Announcer
+	announcer *eventlog.Announcer
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -112,7 +85,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, DB: bdb, log: log}
+	a := &App{Services: handlers.Services{DB: bdb}, Config: cfg, log: log}
 	if err := a.build(ctx); err != nil {
 		bdb.Close()
 		return nil, err
@@ -168,31 +141,30 @@ func (a *App) build(ctx context.Context) error {
 	// instance's live hub and, batched, to the other instances.
 	instance := make([]byte, 8)
 	rand.Read(instance)
-	announcer := room.NewAnnouncer(bdb, hex.EncodeToString(instance), log)
+	announcer := eventlog.NewAnnouncer(bdb, hex.EncodeToString(instance), log)
 	feed := &liveFeed{}
-	a.Rooms = room.New(bdb, room.Sinks{feed, announcer})
+	a.Rooms = eventlog.New(bdb, eventlog.Sinks{feed, announcer})
 	a.Notify = notify.New(bdb, a.Rooms, now)
-	presence := room.NewPresence(bdb, now)
+	presence := eventlog.NewPresence(bdb, now)
 	a.Social = social.New(bdb, a.Notify, a.Rooms, presence, now)
 
-	// Intent kinds are confirmed by the service that prepares them.
+	protect := protection.NewGuard(bdb, now, cfg.Protection)
+	// Intent kinds are confirmed by the service that prepares them: money
+	// is built first, so the others add theirs to the registry once built.
 	confirmers := money.Confirmers{}
-	a.Money = money.New(bdb, client, a.Keys, mint, now, log, faucet, confirmers)
-	a.Money.FeePayerDaily = cfg.FeePayerDailyLamports
-	a.Money.FeePayerGlobalDaily = cfg.FeePayerGlobalDailyLamports
-	a.Money.Tell = a.Rooms
+	a.Money = money.New(bdb, client, a.Keys, mint, now, log, confirmers, money.Deps{Faucet: faucet, Tell: a.Rooms,
+		FeePayerDaily: cfg.FeePayerDailyLamports, FeePayerGlobalDaily: cfg.FeePayerGlobalDailyLamports, Protect: protect})
 	if err := a.Money.RegisterPlatformAddresses(ctx); err != nil {
 		return err
 	}
 	// A finished game is settled by the integrity reviews (the pot, the
-	// market, or a hold of both); they read games.
+	// market, or a hold of both); they read games, so the games call them
+	// through a.Reviews, set further down.
 	guard := integrity.NewGuard(bdb, now, cfg.Integrity)
 	a.Guard = guard
 	var settle game.Settler = func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
 		return a.Reviews.Settle(ctx, tx, g, players, o, reads)
 	}
-	protect := protection.NewGuard(bdb, now, cfg.Protection)
-	a.Money.Protect = protect
 	a.Ranking = ranking.New(bdb, now)
 	a.Referrals = referrals.New(bdb, a.Notify, a.Social, a.Rooms, now, cfg.ReferralBPS, cfg.PublicURL)
 	a.Games = game.New(bdb, now, log, game.Deps{Rooms: a.Rooms, Notify: a.Notify, Settle: settle, Live: feed,
@@ -200,50 +172,44 @@ func (a *App) build(ctx context.Context) error {
 		EscrowOf: func(gameID string) string { return a.Keys.Escrow(gameID).PublicKey().String() }})
 	a.Chat = chat.New(bdb, a.Rooms, now)
 	a.Support = support.New(bdb, a.Notify, now)
-	a.Pot = pot.New(bdb, a.Rooms, a.Games, a.Money, a.Chat, a.Keys, guard, now, log)
-	a.Pot.DonationRecorder = a.Social
-	a.Pot.Referrals = a.Referrals
-	a.Pot.BetRecorder = a.Social
-	a.Pot.Notify = a.Notify
-	a.Pot.Protect = protect
-	a.Market = market.New(bdb, a.Rooms, a.Games, guard, now)
-	a.Market.Notify, a.Market.Achievements, a.Market.Protect = a.Notify, a.Social, protect
+	a.Pot = settlement.New(bdb, a.Rooms, a.Games, a.Money, a.Chat, a.Keys, guard, now, log, settlement.Deps{
+		DonationRecorder: a.Social, Referrals: a.Referrals, BetRecorder: a.Social, Notify: a.Notify, Protect: protect})
+	a.Market = market.New(bdb, a.Rooms, a.Games, guard, now, market.Deps{Notify: a.Notify, Achievements: a.Social, Protect: protect})
 	a.Protection = protection.NewService(protect, a.Games, a.Market)
 	a.Reviews = integrity.NewReviews(bdb, now, integrity.ReviewDeps{Guard: guard, Games: a.Games, Pot: a.Pot, Market: a.Market,
 		Notify: a.Notify, Rooms: a.Rooms})
-	confirmers[pot.KindDonation] = a.Pot.ConfirmDonation
-	confirmers[pot.KindBet] = a.Pot.ConfirmBet
-	a.Tips = tips.New(bdb, a.Users, a.Money, a.Chat, a.Notify, a.Social, now)
-	a.Tips.Protect = protect
+	confirmers[settlement.KindDonation] = a.Pot.ConfirmDonation
+	confirmers[settlement.KindBet] = a.Pot.ConfirmBet
+	a.Tips = tips.New(bdb, a.Users, a.Money, a.Chat, a.Notify, now, tips.Deps{Recorder: a.Social, Protect: protect})
 	confirmers[tips.KindTip] = a.Tips.Confirm
-	limiter := payments.NewLimiter(bdb, now, cfg.AbuseThreshold, cfg.AbuseWindow, cfg.AbuseOverrides)
-	a.Payments = payments.New(bdb, a.Money, a.Keys, limiter, now, log, payments.Config{
-		PriceMinor: cfg.AbusePrice, Network: payments.NetworkOf(cfg.ChainID())})
-	confirmers[payments.KindPayment] = a.Payments.ConfirmPayment
+	limiter := x402.NewLimiter(bdb, now, cfg.AbuseThreshold, cfg.AbuseWindow, cfg.AbuseOverrides)
+	a.Payments = x402.New(bdb, a.Money, a.Keys, limiter, now, log, x402.Config{
+		PriceMinor: cfg.AbusePrice, Network: x402.NetworkOf(cfg.ChainID())})
+	confirmers[x402.KindPayment] = a.Payments.ConfirmPayment
 
 	tournamentFeed := &tournamentFeed{}
 	a.tournamentNews = tournament.NewAnnouncer(bdb, announcer.Instance(), log)
 	a.Tournaments = tournament.New(bdb, now, log, tournament.Deps{Games: a.Games, Notify: a.Notify, Feed: a.Social, Tell: a.Rooms,
 		Sink: tournament.Sinks{tournamentFeed, a.tournamentNews}, Protect: protect, MaxPlayers: cfg.TournamentMaxPlayers})
+	a.Audit = audit.New(bdb)
 
-	var demoBots handlers.DemoBots
 	if cfg.DemoBots > 0 {
-		a.Bots = bots.New(bdb, a.Games, a.Keys, now, log, cfg.DemoBots)
-		demoBots = a.Bots
+		a.DemoBots = bots.New(bdb, a.Games, a.Keys, now, log, cfg.DemoBots)
+		a.Bots = a.DemoBots // only then: a nil *bots.Bots in it would not be a nil DemoBots
 	}
 	opts := handlers.Options{MinSDKVersion: cfg.MinSDKVersion, SDKGraceUntil: cfg.SDKGraceUntil,
 		DevFaucet: cfg.DevFaucet && a.LocalChain != nil, EmbeddedChain: cfg.EmbeddedChain(), ChainID: cfg.ChainID(),
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies, CountryHeader: cfg.CountryHeader,
 		CORSOrigins: cfg.CORSOrigins}
-	views := handlers.NewLiveViews(a.Games, a.Pot, a.Reviews, a.Ranking, opts, log)
-	a.Live = live.New(liveStore{a.Rooms}, views, presence, views, announcer.Instance(), log, live.Options{})
+	a.Views = handlers.NewLiveViews(a.Games, a.Pot, a.Reviews, a.Ranking, opts, log)
+	a.Live = live.New(liveStore{a.Rooms}, a.Views, presence, a.Views, announcer.Instance(), log, live.Options{})
+	// The hub reads games, pots and reviews, so it is built after them; the
+	// feeds they publish through learn of it here, before anything runs.
 	feed.hub = a.Live
-	a.Live.ServeTournaments(tournamentStore{a.Tournaments}, handlers.NewTournamentViews(log))
 	tournamentFeed.hub = a.Live
+	a.Live.ServeTournaments(tournamentStore{a.Tournaments}, handlers.NewTournamentViews(log))
 
-	a.HTTP = handlers.New(handlers.Services{DB: bdb, Flags: a.Flags, Users: a.Users, Auth: a.Auth, Money: a.Money,
-		Rooms: a.Rooms, Games: a.Games, Chat: a.Chat, Pot: a.Pot, Market: a.Market, Payments: a.Payments, Notify: a.Notify, Social: a.Social, Tips: a.Tips, Ranking: a.Ranking, Support: a.Support, Referrals: a.Referrals, Guard: a.Guard, Reviews: a.Reviews, Protection: a.Protection, Live: a.Live, Views: views, Bots: demoBots,
-		LocalChain: a.LocalChain, Audit: audit.New(bdb), Tournaments: a.Tournaments}, opts, log)
+	a.HTTP = handlers.New(a.Services, opts, log)
 	if unknown := limiter.UnknownOverrides(); len(unknown) > 0 {
 		return fmt.Errorf("invalid configuration: ABUSE_OVERRIDES names %s, which is not a charged endpoint (write METHOD /route as in the OpenAPI document)",
 			strings.Join(unknown, ", "))
@@ -277,13 +243,13 @@ func (a *App) start(ctx context.Context) error {
 		a.goBackground(func() { a.Payments.RunResolvers(bg, 15*time.Second) })
 		a.goBackground(func() { a.Tournaments.RunWorker(bg, tournament.WorkEvery) })
 	}
-	if a.Bots != nil {
-		a.goBackground(func() { a.Bots.Run(bg) })
+	if a.DemoBots != nil {
+		a.goBackground(func() { a.DemoBots.Run(bg) })
 	}
 
 	listener := db.NewListener(a.Config.DatabaseURL, a.log)
-	listener.Handle(room.Channel, func(payload string) {
-		an, err := room.ParseAnnouncement(payload)
+	listener.Handle(eventlog.Channel, func(payload string) {
+		an, err := eventlog.ParseAnnouncement(payload)
 		if err != nil {
 			a.log.Error("room announcement", "err", err)
 			return
@@ -381,10 +347,10 @@ func (a *App) openChain(ctx context.Context, now domain.Clock) (*chain.Client, m
 // calls it once the listener is open; until then the bots wait. It
 // returns an error when baseURL is not an absolute http(s) URL.
 func (a *App) Listening(baseURL string) error {
-	if a.Bots == nil {
+	if a.DemoBots == nil {
 		return nil
 	}
-	return a.Bots.Connect(baseURL)
+	return a.DemoBots.Connect(baseURL)
 }
 
 // LocalURL is the base URL of a listener at addr for a client in this

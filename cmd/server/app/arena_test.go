@@ -10,7 +10,7 @@ import (
 
 	"wager/cmd/server/app"
 	"wager/db/dbtest"
-	"wager/domain/bots"
+	"wager/cmd/server/bots"
 	"wager/sdk/api"
 )
 

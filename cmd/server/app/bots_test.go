@@ -17,7 +17,7 @@ import (
 
 	"wager/cmd/server/app"
 	"wager/db/dbtest"
-	"wager/domain/bots"
+	"wager/cmd/server/bots"
 	"wager/domain/flags"
 	"wager/domain/game/rules"
 	wager "wager/sdk"

@@ -3,7 +3,7 @@ package app
 import (
 	"context"
 
-	"wager/domain/room"
+	"wager/domain/eventlog"
 	"wager/web/live"
 )
 
@@ -13,8 +13,8 @@ import (
 // hub exists, before anything is served.
 type liveFeed struct{ hub *live.Hub }
 
-// Published implements room.Sink.
-func (f *liveFeed) Published(p room.Published) {
+// Published implements eventlog.Sink.
+func (f *liveFeed) Published(p eventlog.Published) {
 	if len(p.Events) > 0 {
 		f.hub.Committed(liveEvents(p.Events))
 	}
@@ -33,7 +33,7 @@ func (f *liveFeed) TotalSpectators() int { return f.hub.TotalSpectators() }
 func (f *liveFeed) LatestSeq(gameID string) (int, bool) { return f.hub.LatestSeq(gameID) }
 
 // liveStore reads stored events for the hub.
-type liveStore struct{ log *room.Log }
+type liveStore struct{ log *eventlog.Log }
 
 func (s liveStore) Events(ctx context.Context, gameID string, after, limit int) ([]live.Event, error) {
 	evs, err := s.log.Events(ctx, gameID, after, limit)
@@ -44,7 +44,7 @@ func (s liveStore) LastSeqs(ctx context.Context, gameIDs []string) (map[string]i
 	return s.log.LastSeqs(ctx, gameIDs)
 }
 
-func liveEvents(evs []room.Event) []live.Event {
+func liveEvents(evs []eventlog.Event) []live.Event {
 	out := make([]live.Event, len(evs))
 	for i, e := range evs {
 		out[i] = live.Event{GameID: e.GameID, Seq: e.Seq, Name: e.Name, Data: e.Data}

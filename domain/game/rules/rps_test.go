@@ -78,7 +78,7 @@ func TestRPSStart(t *testing.T) {
 			t.Errorf("Public has no %q: %v", k, got)
 		}
 	}
-	// domain/bots reads who submitted in process.
+	// the demo bots reads who submitted in process.
 	if sub := view.(*RPSView).Submitted; len(sub) != 2 || sub["ann"] || sub["bob"] {
 		t.Errorf("submitted = %#v, want map[string]bool{ann:false bob:false}", sub)
 	}

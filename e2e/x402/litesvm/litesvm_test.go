@@ -16,11 +16,11 @@ import (
 	"wager/db/dbtest"
 	"wager/domain/flags"
 	"wager/domain/money"
-	"wager/domain/payments"
+	"wager/domain/x402"
 	"wager/e2e/apiclient"
 	"wager/e2e/localnet"
 	"wager/e2e/testserver"
-	"wager/e2e/x402"
+	official "wager/e2e/x402"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -45,7 +45,7 @@ func TestOfficialClientPaysOnRealPrograms(t *testing.T) {
 	}
 	l.MintTo(t, mint, payer.PublicKey(), 1_000_000)
 	price := s.App.Payments.Price()
-	calls := x402.Pay(t, x402.Options{URL: s.URL + "/games/available", Count: 3, RPCURL: l.URL, Payer: payer,
+	calls := official.Pay(t, official.Options{URL: s.URL + "/games/available", Count: 3, RPCURL: l.URL, Payer: payer,
 		Headers: map[string]string{"X-App-Id": "x402-litesvm", "X-SDK-Version": "1.0.0"}, AllowAsset: mint.String(), MaxAmount: price})
 	if len(calls) != 3 || calls[0].Status != 200 {
 		t.Fatalf("calls: %+v", calls)
@@ -70,11 +70,11 @@ func TestOfficialClientPaysOnRealPrograms(t *testing.T) {
 	auth := map[string]string{"Authorization": "Bearer " + user.Token, "X-App-Id": user.AppID}
 	get(t, s.URL+"/users/me", auth)
 	status, h := get(t, s.URL+"/users/me", auth)
-	var pr payments.PaymentRequired
-	if err := payments.DecodeHeader(h.Get("PAYMENT-REQUIRED"), &pr); status != 402 || err != nil {
+	var pr x402.PaymentRequired
+	if err := x402.DecodeHeader(h.Get("PAYMENT-REQUIRED"), &pr); status != 402 || err != nil {
 		t.Fatalf("second call: %d, PAYMENT-REQUIRED %v", status, err)
 	}
-	var sub payments.Submitted
+	var sub x402.Submitted
 	if err := user.PrepareSignSubmit(ctx, "/payments/prepare", "/payments/submit", map[string]any{"paymentRequired": pr}, &sub); err != nil {
 		t.Fatalf("prepare, sign and submit on LiteSVM: %v", err)
 	}

@@ -1,5 +1,5 @@
-// Package room is the live record of what happens in games: every game's
-// room has an event log (one row per event with a per-game seq, written in
+// Package eventlog is the live record of what happens in games: every
+// game's room has an event log (one row per event with a per-game seq, written in
 // the transaction that causes it, replayable by seq), and every user has a
 // channel of personal notices. What a transaction publishes is handed to a
 // Sink right after it commits, never inside it: PostgreSQL serializes the
@@ -8,7 +8,7 @@
 //
 // Game, chat, pot and every later feature of a game's room append through
 // one Log, so a room's events keep one order.
-package room
+package eventlog
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-// Package payments is the platform's fair-use economy for agent traffic:
+// Package x402 is the platform's fair-use economy for agent traffic:
 // rolling-window request counters per caller and endpoint in PostgreSQL,
 // and HTTP 402 payments in the x402 version 2 protocol with the Solana
 // "exact" scheme, either prepared and submitted through the platform's
@@ -6,7 +6,7 @@
 // signed transaction and settled inline (the platform is its own
 // facilitator). Every payment lands in the vault on chain and is credited
 // to the treasury in the ledger, and serves exactly one request.
-package payments
+package x402
 
 import (
 	"encoding/base64"

@@ -1,4 +1,4 @@
-package payments
+package x402
 
 import (
 	"cmp"

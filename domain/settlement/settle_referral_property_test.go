@@ -1,4 +1,4 @@
-package pot
+package settlement
 
 import (
 	"context"
@@ -8,12 +8,14 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
+	"wager/domain"
+	"wager/domain/eventlog"
 	"wager/domain/game/rules"
 	"wager/domain/money"
 	"wager/domain/notify"
 	"wager/domain/referrals"
-	"wager/domain/room"
 	"wager/domain/social"
 )
 
@@ -30,11 +32,11 @@ func TestReferralRewardsProperty(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, seed^0x2ef))
 	t.Logf("seed %d", seed)
-	p := newPlatform(t)
-	rooms := room.New(p.db, noSink{})
-	n := notify.New(p.db, rooms, p.clock.now)
-	p.pot.Referrals = referrals.New(p.db, n, social.New(p.db, n, rooms, nil, p.clock.now), rooms, p.clock.now,
-		referrals.DefaultBPS, "http://test")
+	p := newPlatformWith(t, func(bdb *bun.DB, now domain.Clock) Deps {
+		rooms := eventlog.New(bdb, noSink{})
+		n := notify.New(bdb, rooms, now)
+		return Deps{Referrals: referrals.New(bdb, n, social.New(bdb, n, rooms, nil, now), rooms, now, referrals.DefaultBPS, "http://test")}
+	})
 	ctx := context.Background()
 
 	// A random forest: each user hangs under an earlier one (or under

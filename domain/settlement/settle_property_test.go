@@ -1,4 +1,4 @@
-package pot
+package settlement
 
 import (
 	"math/rand/v2"

@@ -1,10 +1,11 @@
-// Package pot is the spectator economy: donations from spectators' wallets
-// into a game's on-chain escrow, and the settlement of a finished game's
-// whole pot (stakes and donations) exactly once, with the escrow swept to
-// the platform's vault after a win and donations refunded on chain after a
-// draw or cancellation (to the donor's platform balance instead when their
-// wallet has no USDC token account).
-package pot
+// Package settlement pays out every finished game: its whole pot (stakes
+// and donations) exactly once, with the escrow swept to the platform's
+// vault after a win and donations refunded on chain after a draw or
+// cancellation (to the donor's platform balance instead when their wallet
+// has no USDC token account), and its bets. It also takes what a game's
+// pot and bets hold: donations from spectators' wallets into the game's
+// on-chain escrow, and bets.
+package settlement
 
 import (
 	"context"
@@ -20,17 +21,17 @@ import (
 	"wager/chain"
 	"wager/domain"
 	"wager/domain/chat"
+	"wager/domain/eventlog"
 	"wager/domain/game"
 	"wager/domain/money"
 	"wager/domain/referrals"
-	"wager/domain/room"
 	"wager/domain/users"
 )
 
-// Donation limits in USDC minor units.
+// Donation limits in USDC minor units (MaxDonation bounds bets too).
 const (
-	MinDonation        = 10_000 // 0.01 USDC
-	DefaultMaxDonation = 10_000 * 1_000_000
+	MinDonation = 10_000 // 0.01 USDC
+	MaxDonation = 10_000 * 1_000_000
 )
 
 // KindDonation is the intent kind of a donation.
@@ -38,15 +39,24 @@ const KindDonation = "donation"
 
 // Service runs donations and settlement.
 type Service struct {
-	db          *bun.DB
-	rooms       *room.Log
-	games       *game.Service
-	money       *money.Service
-	chat        *chat.Service
-	keys        *chain.Keys
-	now         domain.Clock
-	log         *slog.Logger
-	MaxDonation int64
+	db               *bun.DB
+	rooms            *eventlog.Log
+	games            *game.Service
+	money            *money.Service
+	chat             *chat.Service
+	keys             *chain.Keys
+	now              domain.Clock
+	log              *slog.Logger
+	guard            Guard
+	donationRecorder DonationRecorder
+	referrals        *referrals.Service
+	betRecorder      BetRecorder
+	notify           Notifier
+	protect          Protection
+}
+
+// Deps are the Service's optional collaborators.
+type Deps struct {
 	// DonationRecorder is told of every donation into a live pot (nil: nobody).
 	DonationRecorder DonationRecorder
 	// Referrals pays referral rewards out of staked games' fees (nil: none).
@@ -58,7 +68,6 @@ type Service struct {
 	// Protect answers player protection's rules of bets and donations
 	// (nil: none).
 	Protect Protection
-	guard   Guard
 }
 
 // Protection is what player protection says about money a spectator puts
@@ -81,10 +90,10 @@ type Guard interface {
 
 // New returns a Service; ConfirmDonation and ConfirmBet are what confirm
 // its intents, and guard answers who may bet how much.
-func New(bdb *bun.DB, rooms *room.Log, games *game.Service, m *money.Service, c *chat.Service, keys *chain.Keys,
-	guard Guard, now domain.Clock, log *slog.Logger) *Service {
+func New(bdb *bun.DB, rooms *eventlog.Log, games *game.Service, m *money.Service, c *chat.Service, keys *chain.Keys,
+	guard Guard, now domain.Clock, log *slog.Logger, d Deps) *Service {
 	return &Service{db: bdb, rooms: rooms, games: games, money: m, chat: c, keys: keys, guard: guard, now: now, log: log,
-		MaxDonation: DefaultMaxDonation}
+		donationRecorder: d.DonationRecorder, referrals: d.Referrals, betRecorder: d.BetRecorder, notify: d.Notify, protect: d.Protect}
 }
 
 // EscrowAddress is the address of a game's escrow.
@@ -110,12 +119,12 @@ func (s *Service) PrepareDonation(ctx context.Context, u users.User, gameID stri
 			return money.Prepared{}, domain.Errorf(domain.CodeForbidden, "players cannot donate to their own game")
 		}
 	}
-	if amount < MinDonation || amount > s.MaxDonation {
+	if amount < MinDonation || amount > MaxDonation {
 		return money.Prepared{}, domain.Invalid(map[string]string{"amountMinor": "must be from " + money.USDC(MinDonation) + " to " +
-			money.USDC(s.MaxDonation)})
+			money.USDC(MaxDonation)})
 	}
-	if s.Protect != nil {
-		if err := s.Protect.CheckDonation(ctx, s.db, u.ID); err != nil {
+	if s.protect != nil {
+		if err := s.protect.CheckDonation(ctx, s.db, u.ID); err != nil {
 			return money.Prepared{}, err
 		}
 	}
@@ -213,10 +222,10 @@ func (s *Service) ConfirmDonation(ctx context.Context, tx bun.Tx, in money.Inten
 		map[string]any{"kind": "donation", "amountMinor": in.AmountMinor, "userId": in.UserID, "signature": sig}, now); err != nil {
 		return err
 	}
-	if s.DonationRecorder == nil {
+	if s.donationRecorder == nil {
 		return nil
 	}
-	return s.DonationRecorder.DonationConfirmed(ctx, tx, in.UserID, gameID, in.AmountMinor)
+	return s.donationRecorder.DonationConfirmed(ctx, tx, in.UserID, gameID, in.AmountMinor)
 }
 
 // DonationRecorder learns of every donation that went into a live game's

@@ -1,4 +1,4 @@
-package pot
+package settlement
 
 import (
 	"context"
@@ -90,8 +90,8 @@ func (s *Service) StartSettle(tx bun.Tx, g game.Game, players []string, o rules.
 		// The players' referrers earn their part of a staked game's fee out of
 		// the treasury's, in this same transaction: the books never show a fee
 		// without its rewards.
-		if win && g.StakeMinor > 0 && out.FeeMinor > 0 && s.Referrals != nil {
-			if _, err := s.Referrals.PayRewards(ctx, tx, g.ID, players, out.FeeMinor); err != nil {
+		if win && g.StakeMinor > 0 && out.FeeMinor > 0 && s.referrals != nil {
+			if _, err := s.referrals.PayRewards(ctx, tx, g.ID, players, out.FeeMinor); err != nil {
 				return out, err
 			}
 		}

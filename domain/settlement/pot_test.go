@@ -1,4 +1,4 @@
-package pot
+package settlement
 
 import (
 	"context"
@@ -181,7 +181,7 @@ func newOnChain(t testing.TB) *onChain {
 	if _, err := lc.Airdrop(ctx, keys.FeePayer().PublicKey(), 10_000_000_000); err != nil {
 		t.Fatal(err)
 	}
-	p.pot.money = money.New(p.db, client, keys, lc.Mint, p.clock.now, p.pot.log, lc, money.Confirmers{})
+	p.pot.money = money.New(p.db, client, keys, lc.Mint, p.clock.now, p.pot.log, money.Confirmers{}, money.Deps{Faucet: lc})
 	return &onChain{platform: p, chain: lc, client: client}
 }
 
@@ -376,7 +376,7 @@ func TestDonationLimits(t *testing.T) {
 		code   string
 	}{
 		{"below the minimum", MinDonation - 1, domain.CodeValidation},
-		{"above the maximum", DefaultMaxDonation + 1, domain.CodeValidation},
+		{"above the maximum", MaxDonation + 1, domain.CodeValidation},
 		{"more than the wallet holds", 51 * MinDonation, domain.CodeInsufficientFunds},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,4 +1,4 @@
-package pot
+package settlement
 
 import (
 	"cmp"
@@ -21,12 +21,13 @@ import (
 	"wager/chain"
 	"wager/db"
 	"wager/db/dbtest"
+	"wager/domain"
 	"wager/domain/chat"
+	"wager/domain/eventlog"
 	"wager/domain/game"
 	"wager/domain/game/rules"
 	"wager/domain/money"
 	"wager/domain/notify"
-	"wager/domain/room"
 	"wager/domain/users"
 )
 
@@ -110,7 +111,7 @@ func (c *clock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 type noSink struct{}
 
-func (noSink) Published(room.Published) {}
+func (noSink) Published(eventlog.Published) {}
 
 type noCrowd struct{}
 
@@ -132,13 +133,20 @@ type platform struct {
 
 func newPlatform(t testing.TB) *platform {
 	t.Helper()
+	return newPlatformWith(t, nil)
+}
+
+// newPlatformWith is newPlatform whose settlement has the collaborators
+// deps returns for the platform's database and clock (nil: none).
+func newPlatformWith(t testing.TB, deps func(bdb *bun.DB, now domain.Clock) Deps) *platform {
+	t.Helper()
 	bdb := dbtest.DB(t)
 	c := &clock{}
 	c.ns.Store(time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC).UnixNano())
 	log := slog.New(slog.DiscardHandler)
-	rooms := room.New(bdb, noSink{})
+	rooms := eventlog.New(bdb, noSink{})
 	keys := chain.NewKeys(make([]byte, 32))
-	m := money.New(bdb, nil, keys, solana.PublicKey{}, c.now, log, nil, money.Confirmers{})
+	m := money.New(bdb, nil, keys, solana.PublicKey{}, c.now, log, money.Confirmers{}, money.Deps{})
 	p := &platform{db: bdb, clock: c}
 	settle := func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
 		pay := p.pot.StartSettle(tx, g, players, o, reads)
@@ -146,7 +154,11 @@ func newPlatform(t testing.TB) *platform {
 	}
 	p.games = game.New(bdb, c.now, log, game.Deps{Rooms: rooms, Notify: notify.New(bdb, rooms, c.now), Settle: settle, Live: noCrowd{},
 		EscrowOf: func(gameID string) string { return keys.Escrow(gameID).PublicKey().String() }})
-	p.pot = New(bdb, rooms, p.games, m, chat.New(bdb, rooms, c.now), keys, anyBettor{}, c.now, log)
+	var d Deps
+	if deps != nil {
+		d = deps(bdb, c.now)
+	}
+	p.pot = New(bdb, rooms, p.games, m, chat.New(bdb, rooms, c.now), keys, anyBettor{}, c.now, log, d)
 	return p
 }
 
@@ -445,7 +457,7 @@ func TestSettle(t *testing.T) {
 		{"a draw with donations", settlementCase{stake: 3_000_000, donations: []int64{10_000, 20_000, 30_000}, winner: -1, reason: "board-full"}},
 		{"a cancellation with donations", settlementCase{stake: 7_000_001, donations: []int64{1_000_000}, winner: -1, reason: "abandoned"}},
 		{"a free game cancelled", settlementCase{stake: 0, winner: -1, reason: "abandoned"}},
-		{"the largest stakes", settlementCase{stake: game.MaxStake, donations: []int64{DefaultMaxDonation}, winner: 0, reason: "score"}},
+		{"the largest stakes", settlementCase{stake: game.MaxStake, donations: []int64{MaxDonation}, winner: 0, reason: "score"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p.check(t, tc.settlementCase)

@@ -1,4 +1,4 @@
-package pot
+package settlement
 
 import (
 	"context"
@@ -85,8 +85,8 @@ func (s *Service) PrepareBet(ctx context.Context, u users.User, gameID, onUserID
 	}
 	v := domain.Validator{}
 	v.Check(slices.Contains(players, onUserID), "onUserId", "must be the id of a player of this game")
-	v.Check(amount >= MinBet && amount <= s.MaxDonation, "amountMinor",
-		"must be at least 0.01 USDC and at most "+money.FormatUSDC(s.MaxDonation)+" USDC")
+	v.Check(amount >= MinBet && amount <= MaxDonation, "amountMinor",
+		"must be at least 0.01 USDC and at most "+money.FormatUSDC(MaxDonation)+" USDC")
 	if err := v.Err(); err != nil {
 		return money.Prepared{}, err
 	}
@@ -106,8 +106,8 @@ func (s *Service) PrepareBet(ctx context.Context, u users.User, gameID, onUserID
 	if err := s.checkPoolCap(ctx, s.db, meta.StakeMinor*int64(len(players)), gameID, onUserID, amount); err != nil {
 		return money.Prepared{}, err
 	}
-	if s.Protect != nil {
-		if err := s.Protect.CheckBet(ctx, s.db, u.ID); err != nil {
+	if s.protect != nil {
+		if err := s.protect.CheckBet(ctx, s.db, u.ID); err != nil {
 			return money.Prepared{}, err
 		}
 	}
@@ -256,10 +256,10 @@ func (s *Service) ConfirmBet(ctx context.Context, tx bun.Tx, in money.Intent) er
 		Signature: sig, TotalMinor: total, Pools: pools}}); err != nil {
 		return err
 	}
-	if s.BetRecorder == nil {
+	if s.betRecorder == nil {
 		return nil
 	}
-	return s.BetRecorder.BetPlaced(ctx, tx, in.UserID, gameID, in.AmountMinor)
+	return s.betRecorder.BetPlaced(ctx, tx, in.UserID, gameID, in.AmountMinor)
 }
 
 // stillAllowed reports whether a bet that lands in an open game may join
@@ -272,10 +272,10 @@ func (s *Service) stillAllowed(ctx context.Context, tx bun.Tx, playerPot int64, 
 		func() error { return s.guard.CheckNotLinked(ctx, tx, bettorID, players) },
 		func() error { return s.checkPoolCap(ctx, tx, playerPot, gameID, onUserID, amount) },
 		func() error {
-			if s.Protect == nil {
+			if s.protect == nil {
 				return nil
 			}
-			return s.Protect.CheckBet(ctx, tx, bettorID)
+			return s.protect.CheckBet(ctx, tx, bettorID)
 		},
 	} {
 		err := check()
@@ -458,14 +458,14 @@ func (s *Service) settleBets(ctx context.Context, tx bun.Tx, gameID, winner, sta
 				return err
 			}
 		}
-		if s.Notify != nil {
-			if err := s.Notify.Send(ctx, tx, b.Bettor, notify.BetSettled, BetSettledNotice{GameID: gameID, BetID: b.ID,
+		if s.notify != nil {
+			if err := s.notify.Send(ctx, tx, b.Bettor, notify.BetSettled, BetSettledNotice{GameID: gameID, BetID: b.ID,
 				OnUserID: b.OnUserID, AmountMinor: b.Amount, Status: status, PayoutMinor: payouts[i]}); err != nil {
 				return err
 			}
 		}
-		if status == BetWon && s.BetRecorder != nil {
-			if err := s.BetRecorder.BetWon(ctx, tx, b.Bettor, gameID, payouts[i]); err != nil {
+		if status == BetWon && s.betRecorder != nil {
+			if err := s.betRecorder.BetWon(ctx, tx, b.Bettor, gameID, payouts[i]); err != nil {
 				return err
 			}
 		}

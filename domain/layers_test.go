@@ -1,0 +1,65 @@
+package domain_test
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The layers point one way: the business rules (domain/) know nothing of
+// HTTP, of the pages or of the SDK, the database helpers (db/) nothing of
+// the business, and the chain (chain/) nothing of either. Demo players
+// and other clients of the API live outside domain/.
+func TestLayersPointOneWay(t *testing.T) {
+	cmd := exec.Command("go", "list", "-json=ImportPath,Imports", "wager/...")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	forbidden := map[string][]string{
+		"wager/domain": {"net/http", "wager/sdk", "wager/handlers", "wager/web", "wager/views", "wager/cmd"},
+		"wager/db":     {"wager/domain", "wager/handlers", "wager/web", "wager/views", "wager/cmd", "wager/sdk"},
+		"wager/chain":  {"wager/domain", "wager/handlers", "wager/web", "wager/views", "wager/cmd"},
+	}
+	dec := json.NewDecoder(out)
+	seen := 0
+	for {
+		var p struct {
+			ImportPath string
+			Imports    []string
+		}
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		seen++
+		for layer, banned := range forbidden {
+			if !under(p.ImportPath, layer) {
+				continue
+			}
+			for _, imp := range p.Imports {
+				for _, b := range banned {
+					if under(imp, b) {
+						t.Errorf("%s imports %s: %s may not import %s", p.ImportPath, imp, layer, b)
+					}
+				}
+			}
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if seen < 20 {
+		t.Fatalf("go list named %d packages: this test would prove nothing", seen)
+	}
+}
+
+// under reports whether the import path pkg is path or inside it.
+func under(pkg, path string) bool { return pkg == path || strings.HasPrefix(pkg, path+"/") }
