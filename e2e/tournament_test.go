@@ -14,7 +14,7 @@ import (
 	"github.com/gagliardetto/solana-go"
 	"github.com/playwright-community/playwright-go"
 
-	"wager/domain/bots"
+	"wager/cmd/server/bots"
 	"wager/e2e/apiclient"
 	"wager/e2e/testserver"
 )

@@ -13,10 +13,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"wager/domain"
+	"wager/domain/eventlog"
 	"wager/domain/game"
 	"wager/domain/game/rules"
 	"wager/domain/settlement"
-	"wager/domain/eventlog"
 	"wager/web"
 )
 
@@ -276,7 +276,7 @@ func (a *App) respondChallenge(answer string) echo.HandlerFunc {
 // its money on chain.
 type GameDetail struct {
 	game.Meta
-	EscrowAddress string         `json:"escrowAddress" doc:"the game's escrow: donations are sent here on chain"`
+	EscrowAddress string                `json:"escrowAddress" doc:"the game's escrow: donations are sent here on chain"`
 	Pot           settlement.Pot        `json:"pot"`
 	Settlement    []settlement.Transfer `json:"settlement" doc:"on-chain transfers of the settlement, with their signatures"`
 }

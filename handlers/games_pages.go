@@ -19,8 +19,8 @@ import (
 	"wager/domain/game/rules"
 	"wager/domain/integrity"
 	"wager/domain/money"
-	"wager/domain/settlement"
 	"wager/domain/ranking"
+	"wager/domain/settlement"
 	"wager/views"
 	"wager/web"
 )
@@ -62,7 +62,7 @@ type gameState struct {
 	escrow   string // derived from the master key: not derived again for every render
 	pot      settlement.Pot
 	bets     *settlement.Bets // two-player games that started; nil for others
-	betsHeld bool      // the bets wait for a review
+	betsHeld bool             // the bets wait for a review
 	// Once the game is over: what it did to the ratings, its review when
 	// its bets and market were held, its settlement's transfers, and
 	// where its rematch stands.

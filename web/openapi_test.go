@@ -12,9 +12,9 @@ import (
 	"wager/chain"
 	"wager/domain"
 	"wager/domain/auth"
+	"wager/domain/eventlog"
 	"wager/domain/game"
 	"wager/domain/settlement"
-	"wager/domain/eventlog"
 	"wager/web"
 	"wager/web/openapitest"
 )
@@ -71,9 +71,9 @@ func TestSchemaNamesArePackageQualified(t *testing.T) {
 		{chain.Transfer{}, "ChainTransfer"},
 		{web.Metrics{}, "WebMetrics"},
 		{game.Metrics{}, "GameMetrics"},
-		{settlement.Pot{}, "Pot"},                         // the package's name is not repeated
-		{web.Operation{}, "WebOperation"},          //
-		{Challenge{}, "WebTestChallenge"},          // a test package's types
+		{settlement.Pot{}, "Pot"},                      // the package's name is not repeated
+		{web.Operation{}, "WebOperation"},              //
+		{Challenge{}, "WebTestChallenge"},              // a test package's types
 		{Paged[eventlog.Event]{}, "WebTestPagedEvent"}, // a generic type with its argument
 	} {
 		if got := web.SchemaName(reflect.TypeOf(c.v)); got != c.want {

@@ -21,9 +21,9 @@ import (
 
 	"wager/db"
 	"wager/domain"
+	"wager/domain/eventlog"
 	"wager/domain/game/rules"
 	"wager/domain/notify"
-	"wager/domain/eventlog"
 )
 
 // Game statuses.

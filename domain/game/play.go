@@ -13,9 +13,9 @@ import (
 
 	"wager/db"
 	"wager/domain"
+	"wager/domain/eventlog"
 	"wager/domain/game/rules"
 	"wager/domain/money"
-	"wager/domain/eventlog"
 )
 
 // newGame is what starting a game needs.

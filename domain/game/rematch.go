@@ -10,8 +10,8 @@ import (
 
 	"wager/db"
 	"wager/domain"
-	"wager/domain/game/rules"
 	"wager/domain/eventlog"
+	"wager/domain/game/rules"
 )
 
 // Rematch is the state of a finished game's rematch.

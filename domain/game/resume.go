@@ -9,8 +9,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"wager/db"
-	"wager/domain/game/rules"
 	"wager/domain/eventlog"
+	"wager/domain/game/rules"
 )
 
 // ResumeGap is how long the deadline worker may go without running on any

@@ -14,10 +14,10 @@ import (
 	"wager/domain"
 	"wager/domain/audit"
 	"wager/domain/chat"
+	"wager/domain/eventlog"
 	"wager/domain/game"
 	"wager/domain/game/rules"
 	"wager/domain/notify"
-	"wager/domain/eventlog"
 )
 
 // Review statuses.

@@ -11,8 +11,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"wager/db/dbtest"
-	"wager/domain/notify"
 	"wager/domain/eventlog"
+	"wager/domain/notify"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

@@ -15,8 +15,8 @@ import (
 
 	"wager/db"
 	"wager/db/dbtest"
-	"wager/domain/notify"
 	"wager/domain/eventlog"
+	"wager/domain/notify"
 )
 
 // notices keeps what the room log publishes.

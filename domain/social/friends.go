@@ -14,8 +14,8 @@ import (
 
 	"wager/db"
 	"wager/domain"
-	"wager/domain/notify"
 	"wager/domain/eventlog"
+	"wager/domain/notify"
 	"wager/domain/users"
 )
 

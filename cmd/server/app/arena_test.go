@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"wager/cmd/server/app"
-	"wager/db/dbtest"
 	"wager/cmd/server/bots"
+	"wager/db/dbtest"
 	"wager/sdk/api"
 )
 

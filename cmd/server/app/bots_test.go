@@ -16,8 +16,8 @@ import (
 	"github.com/gagliardetto/solana-go"
 
 	"wager/cmd/server/app"
-	"wager/db/dbtest"
 	"wager/cmd/server/bots"
+	"wager/db/dbtest"
 	"wager/domain/flags"
 	"wager/domain/game/rules"
 	wager "wager/sdk"
