@@ -671,7 +671,9 @@ func omits(opts string) bool {
 // not meet (game.Challenge is GameChallenge, auth.Challenge is
 // AuthChallenge). A name that already begins with its package's (pot.Pot,
 // flags.Flag) is not repeated, and the HTTP layer's own request and
-// response bodies (package handlers) keep their bare names.
+// response bodies (package handlers) keep their bare names. Packages
+// renamed since the document was published keep their published prefix
+// (schemaPrefixes): clients generated from it name their types so.
 func SchemaName(t reflect.Type) string {
 	name := t.Name()
 	if i := strings.IndexByte(name, '['); i >= 0 { // a generic type's arguments
@@ -682,11 +684,17 @@ func SchemaName(t reflect.Type) string {
 		}
 	}
 	pkg := pascal(path.Base(t.PkgPath()))
+	if published, ok := schemaPrefixes[pkg]; ok {
+		pkg = published
+	}
 	if pkg == "Handlers" || pkg == "Main" || strings.HasPrefix(name, pkg) || strings.HasPrefix(name, strings.TrimSuffix(pkg, "s")) {
 		return name
 	}
 	return pkg + name
 }
+
+// schemaPrefixes are the published schema prefixes of renamed packages.
+var schemaPrefixes = map[string]string{"Settlement": "Pot", "Eventlog": "Room", "X402": "Payments"}
 
 // structSchema is the object schema of a struct's JSON encoding.
 func (r *reflector) structSchema(t reflect.Type, dir direction) map[string]any {
