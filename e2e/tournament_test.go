@@ -308,3 +308,40 @@ func TestAStakedArenaPaysItsWinnerLive(t *testing.T) {
 	wantText(t, ann.page.GetByTestId("nav-balance"), "Balance: 5.94 USDC", "the first prize in Ann's header, live")
 	wantText(t, bob.page.GetByTestId("nav-balance"), "Balance: 3.96 USDC", "the second prize in Bob's header, live")
 }
+
+// The arenas list, an arena's page before and during its run, and the
+// page that waits for a challenged person: axe-core finds no serious or
+// critical violation at either size, and none scrolls sideways on a phone.
+func TestArenaAndChallengePagesAreAccessible(t *testing.T) {
+	clk := &shiftedClock{}
+	s := testserver.StartClocked(t, nil, clk.now)
+	ann, bob := newArenaPerson(t, s), newArenaPerson(t, s)
+
+	var challenge struct {
+		ID string `json:"id"`
+	}
+	if err := ann.api.Do(t.Context(), "POST", "/challenges", map[string]any{"toUserId": bob.id, "gameType": "rps", "stakeMinor": 0},
+		&challenge); err != nil {
+		t.Fatal(err)
+	}
+	check(t, ann.page, "play-challenge", "/play/challenge/"+challenge.ID, ann.page.GetByTestId("waiting"))
+	if err := ann.api.Do(t.Context(), "DELETE", "/challenges/"+challenge.ID, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	var arena arenaDetail
+	if err := ann.api.Do(t.Context(), "POST", "/tournaments", map[string]any{"name": "Evening arena", "gameType": "rps",
+		"startsAt": clk.now().Add(time.Minute).Format(time.RFC3339), "durationMinutes": 5}, &arena); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []arenaPerson{ann, bob} {
+		if err := p.api.Do(t.Context(), "POST", "/tournaments/"+arena.ID+"/join", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(t, ann.page, "arenas", "/arenas", ann.page.GetByTestId("arena-card").First())
+	check(t, ann.page, "arena-scheduled", "/arenas/"+arena.ID, ann.page.GetByTestId("arena-in"))
+	clk.advanceTo(arena.StartsAt.Add(time.Second))
+	currentGame(t, s, arena.ID, ann.id)
+	check(t, ann.page, "arena-running", "/arenas/"+arena.ID, ann.page.GetByTestId("arena-game").First())
+}
