@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"regexp"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -344,4 +345,52 @@ func TestArenaAndChallengePagesAreAccessible(t *testing.T) {
 	clk.advanceTo(arena.StartsAt.Add(time.Second))
 	currentGame(t, s, arena.ID, ann.id)
 	check(t, ann.page, "arena-running", "/arenas/"+arena.ID, ann.page.GetByTestId("arena-game").First())
+}
+
+// A person who keeps an arena's page open is shown their game the moment
+// the arena pairs them, plays it on its page, and goes from there to the
+// next game the arena pairs them in, without looking for it.
+func TestAnArenaLeadsItsPlayerFromGameToGame(t *testing.T) {
+	clk := &shiftedClock{}
+	s := testserver.StartClocked(t, nil, clk.now)
+	ann, bob := newArenaPerson(t, s), newArenaPerson(t, s)
+	var arena arenaDetail
+	if err := ann.api.Do(t.Context(), "POST", "/tournaments", map[string]any{"name": "Lunch arena", "gameType": "rps",
+		"startsAt": clk.now().Add(time.Minute).Format(time.RFC3339), "durationMinutes": 5}, &arena); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []arenaPerson{ann, bob} {
+		if err := p.api.Do(t.Context(), "POST", "/tournaments/"+arena.ID+"/join", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ann.page.Goto("/arenas/" + arena.ID); err != nil {
+		t.Fatal(err)
+	}
+	wantText(t, ann.page.GetByTestId("arena-in"), "You are in. You are paired as soon as the arena runs and you are free.", "before the start")
+
+	clk.advanceTo(arena.StartsAt.Add(time.Second))
+	first := currentGame(t, s, arena.ID, ann.id)
+	wantText(t, ann.page.GetByTestId("arena-next-game"), "Your game is ready: play it now.", "the pairing, live")
+	if err := ann.page.GetByTestId("arena-next-game").GetByRole("link").Click(); err != nil {
+		t.Fatal(err)
+	}
+	if err := expect.Page(ann.page).ToHaveURL(regexp.MustCompile("/game/" + first + "$")); err != nil {
+		t.Fatalf("the link leads to the arena's game: %v", err)
+	}
+	wantText(t, ann.page.GetByTestId("game-arena"),
+		"An arena game: back to the arena · your next game opens here as soon as the arena pairs you", "the game page names its arena")
+
+	// Bob resigns: the arena pairs them again, and Ann's page goes there.
+	if err := bob.api.Do(t.Context(), "POST", "/games/"+first+"/actions", map[string]string{"type": "resign"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "Ann's page on her next game", func() bool {
+		url := ann.page.URL()
+		return !strings.HasSuffix(url, first) && strings.Contains(url, "/game/")
+	})
+	next := currentGame(t, s, arena.ID, ann.id)
+	if !strings.HasSuffix(ann.page.URL(), "/game/"+next) {
+		t.Fatalf("Ann's page is on %s, her next game is %s", ann.page.URL(), next)
+	}
 }

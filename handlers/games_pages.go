@@ -127,6 +127,9 @@ func (v *LiveViews) present(s *gameState, viewer *web.Identity) views.GameView {
 	g := views.GameView{GameID: meta.GameID, GameType: meta.GameType, Status: meta.Status, Round: st.Round.Number,
 		Rounds: st.Rounds, RoundSeconds: st.RoundSeconds, Spectators: meta.SpectatorCount, Seq: meta.LastSeq,
 		EscrowAddress: s.escrow, DevWallet: v.devWallet}
+	if meta.TournamentID != nil {
+		g.TournamentID = *meta.TournamentID
+	}
 	if st.Round.Deadline != nil && meta.Status == game.StatusActive {
 		g.Deadline, _ = time.Parse(time.RFC3339Nano, *st.Round.Deadline)
 	}

@@ -1,21 +1,35 @@
 // The waiting room: go to the game the moment a match is made or a
 // challenge accepted (a notice on the live socket), with a slow poll as a
-// fallback.
+// fallback. A page marked data-follow-matches follows the games an arena
+// pairs the viewer in, as the notice comes: an arena game's page (its
+// players') goes to the next one; an arena's page ("show") stays, and
+// shows a link to it (data-next-game).
 (function () {
   "use strict";
-  if (!document.querySelector("[data-waiting]")) return;
+  const waiting = !!document.querySelector("[data-waiting]");
+  const follow = document.querySelector("[data-follow-matches]");
+  if (!waiting && !follow) return;
   const go = (id) => window.location.assign("/game/" + id);
   function connect() {
     const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws");
     ws.onmessage = (e) => {
       const m = JSON.parse(e.data);
       if (m.type !== "notice") return;
-      if (m.notice === "game:matched" || (m.notice === "challenge:accepted" && m.data.gameId)) go(m.data.gameId);
+      const next = document.querySelector("[data-next-game]");
+      if (m.notice === "game:matched" && !waiting && follow.dataset.followMatches === "show" && next) {
+        next.querySelector("a").href = "/game/" + m.data.gameId;
+        next.classList.remove("hidden");
+      } else if (m.notice === "game:matched") {
+        go(m.data.gameId);
+      }
+      if (!waiting) return;
+      if (m.notice === "challenge:accepted" && m.data.gameId) go(m.data.gameId);
       if (m.notice === "challenge:declined") window.location.assign("/play");
     };
     ws.onclose = () => setTimeout(connect, 2000);
   }
   connect();
+  if (!waiting) return;
   setInterval(async () => {
     const res = await fetch("/users/me/current-game", { headers: { "X-SDK-Version": "1.0.0", "X-App-Id": "web" } });
     if (res.status === 200) go((await res.json()).gameId);
