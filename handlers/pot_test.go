@@ -229,7 +229,7 @@ func TestSettlementOnceAcrossInstancesAndCrashes(t *testing.T) {
 	}
 	err = two.DB.RunInTx(context.Background(), nil, func(ctx context.Context, tx bun.Tx) error {
 		_, err := two.Pot.Settle(ctx, tx, row, []string{g.Players[0].UserID, g.Players[1].UserID},
-			rules.Outcome{Done: true, Winner: p1.id, Reason: "timeout"}, false)
+			rules.Outcome{Done: true, Winner: p1.id, Reason: "timeout"}, "")
 		return err
 	})
 	if err != nil {
