@@ -139,7 +139,7 @@ func NewReviews(bdb *bun.DB, now domain.Clock, d ReviewDeps) *Reviews {
 }
 
 // Settle is the games' Settler: it pays out a finished game in tx (see
-// settlement.Service.Settle) and resolves its market, unless the end is held:
+// settlement.Service.StartSettle) and resolves its market, unless the end is held:
 // then the players are paid as usual, but the bets and the market are
 // held, their holders told (review_hold), and the game waits in the
 // review queue. An end is held when it Holds, or when a bettor or trader

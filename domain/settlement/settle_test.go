@@ -241,8 +241,13 @@ func (p *platform) settle(t testing.TB, g game.Game, o rules.Outcome) game.Settl
 	t.Helper()
 	var out game.Settlement
 	if err := db.Transact(context.Background(), p.db, func(ctx context.Context, tx bun.Tx) error {
+		var reads db.Reads
+		pay := p.pot.StartSettle(tx, g, g.Players, o, &reads)
+		if err := reads.Run(ctx, tx); err != nil {
+			return err
+		}
 		var err error
-		out, err = p.pot.Settle(ctx, tx, g, g.Players, o, "")
+		out, err = pay(ctx, "")
 		return err
 	}); err != nil {
 		t.Fatalf("settle game %s: %v", g.ID, err)
