@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"wager/db"
 	"wager/domain/money"
 )
 
@@ -318,6 +319,13 @@ func TestASuspiciousEndHoldsTheBetsAndMarketUntilReleased(t *testing.T) {
 	}
 	if m := a.marketOf(t, h.game); m.Status != "held" {
 		t.Errorf("market: %s, want held", m.Status)
+	}
+	// The settlement's own record says why, as the game's result does.
+	var stored struct{ ReviewHeld bool }
+	var reason string
+	if err := a.DB.QueryRowContext(t.Context(), "SELECT result, coalesce(result->>'reviewReason', '') FROM settlements WHERE game_id = ?",
+		h.game).Scan(db.JSON(&stored), &reason); err != nil || !stored.ReviewHeld || reason != "resign" {
+		t.Errorf("the stored settlement: held %v, reason %q (%v), want held for resign", stored.ReviewHeld, reason, err)
 	}
 	a.redeem(t, h.t2, h.game).wantError(t, 409, "CONFLICT")
 	a.wantAvailable(t, h.t1, 400_000, "the trader whose resting buy was cancelled at the end")

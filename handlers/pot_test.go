@@ -19,6 +19,7 @@ import (
 
 	"wager/chain"
 	"wager/chain/localchain"
+	"wager/db"
 	"wager/domain/game"
 	"wager/domain/game/rules"
 	"wager/domain/money"
@@ -227,9 +228,14 @@ func TestSettlementOnceAcrossInstancesAndCrashes(t *testing.T) {
 	if err := two.DB.NewSelect().Model(&row).Where("id = ?", gameID).Scan(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	err = two.DB.RunInTx(context.Background(), nil, func(ctx context.Context, tx bun.Tx) error {
-		_, err := two.Pot.Settle(ctx, tx, row, []string{g.Players[0].UserID, g.Players[1].UserID},
-			rules.Outcome{Done: true, Winner: p1.id, Reason: "timeout"}, false)
+	err = db.Transact(context.Background(), two.DB, func(ctx context.Context, tx bun.Tx) error {
+		var reads db.Reads
+		pay := two.Pot.StartSettle(tx, row, []string{g.Players[0].UserID, g.Players[1].UserID},
+			rules.Outcome{Done: true, Winner: p1.id, Reason: "timeout"}, &reads)
+		if err := reads.Run(ctx, tx); err != nil {
+			return err
+		}
+		_, err := pay(ctx, "")
 		return err
 	})
 	if err != nil {

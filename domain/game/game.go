@@ -73,8 +73,8 @@ type Player struct {
 
 // Settler pays out a finished game inside the transaction that finishes
 // it, in two steps: it adds what it reads to reads, which the game's end
-// sends in one statement with its recorders' reads, and returns the Pay
-// that pays once they have run.
+// sends in one statement with its rater's and recorders' reads, and
+// returns the Pay that pays once they have run.
 type Settler func(ctx context.Context, tx bun.Tx, g Game, players []string, o rules.Outcome, reads *db.Reads) (Pay, error)
 
 // Pay pays out a finished game once the reads its Settler added have run,
@@ -82,12 +82,12 @@ type Settler func(ctx context.Context, tx bun.Tx, g Game, players []string, o ru
 type Pay func(ctx context.Context) (Settlement, error)
 
 // Recorder learns of every finished game inside the transaction that
-// finishes it (achievements, the activity feed, referrals), so
-// that what it records stands or falls with the game's end. It records in
-// two steps, as the Settler pays: GameFinished adds what it reads to
-// reads (g has its status, winner and end, not yet its result), and
-// returns the Record that records once they have run (nil when there is
-// nothing to record).
+// finishes it (achievements, the activity feed, referrals, tournament
+// scores), so that what it records stands or falls with the game's end.
+// It records in two steps, as the Settler pays: GameFinished adds what it
+// reads to reads (g has its status, winner and end, not yet its result),
+// and returns the Record that records once they have run (nil when there
+// is nothing to record).
 type Recorder interface {
 	GameFinished(ctx context.Context, tx bun.Tx, g Game, o rules.Outcome, reads *db.Reads) (Record, error)
 }

@@ -121,7 +121,7 @@ func newPlatformOn(t testing.TB, bdb *bun.DB, c *clock) *platform {
 	p := &platform{db: bdb, clock: c, sink: sink, rooms: rooms}
 	settle := func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
 		pay := p.pot.StartSettle(tx, g, players, o, reads)
-		return func(ctx context.Context) (game.Settlement, error) { return pay(ctx, false) }, nil
+		return func(ctx context.Context) (game.Settlement, error) { return pay(ctx, "") }, nil
 	}
 	p.games = game.New(bdb, c.now, log, game.Deps{Rooms: rooms, Notify: notify.New(bdb, rooms, c.now), Settle: settle, Live: noCrowd{},
 		EscrowOf: func(gameID string) string { return keys.Escrow(gameID).PublicKey().String() }})

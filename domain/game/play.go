@@ -444,11 +444,12 @@ type Completed struct {
 
 // finish ends a game exactly once (the caller holds its row lock and
 // stores g's new status and result): it pays out, tells the players,
-// records the end, frees the players and returns the game:completed
-// event. What the settlement, the notices and the recorders read goes in
-// one statement, after the game's lock (so it sees whatever was committed
-// before the end); what they write is queued, to go with the statement
-// that stores the game's end.
+// rates the game, records the end, frees the players and returns the
+// game:completed event. What the settlement, the notices, the rater and
+// the recorders read goes in one statement, after the game's lock (so it
+// sees whatever was committed before the end); what they write without
+// reading it back is queued, to go with the statement that stores the
+// game's end.
 func (s *Service) finish(ctx context.Context, tx bun.Tx, g *Game, o rules.Outcome, now time.Time) (rules.Event, error) {
 	g.Status = StatusCompleted
 	if o.Reason == "abandoned" {

@@ -47,7 +47,7 @@ func TestAGameHandedOutIsNotChangedByLaterMovesAndReads(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	settle := func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
 		pay := p.pot.StartSettle(tx, g, players, o, reads)
-		return func(ctx context.Context) (game.Settlement, error) { return pay(ctx, false) }, nil
+		return func(ctx context.Context) (game.Settlement, error) { return pay(ctx, "") }, nil
 	}
 	p.games = game.New(p.db, p.clock.now, log, game.Deps{Rooms: p.rooms, Notify: notify.New(p.db, p.rooms, p.clock.now),
 		Settle: settle, Live: heard{sink: p.sink}, EscrowOf: func(id string) string { return p.pot.EscrowAddress(id).String() }})

@@ -97,8 +97,9 @@ type Notifier interface {
 // when its review is decided.
 type BetSettler interface {
 	// StartSettle adds what paying out g reads to reads, and returns what
-	// pays it out once they have run, holding its bets or not.
-	StartSettle(tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) func(ctx context.Context, holdBets bool) (game.Settlement, error)
+	// pays it out once they have run, holding its bets for the review
+	// reason given ("": not held).
+	StartSettle(tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) func(ctx context.Context, review string) (game.Settlement, error)
 	SettleHeldBets(ctx context.Context, tx bun.Tx, gameID, winner string) ([]game.SettlementTransfer, error)
 }
 
@@ -138,7 +139,7 @@ func NewReviews(bdb *bun.DB, now domain.Clock, d ReviewDeps) *Reviews {
 }
 
 // Settle is the games' Settler: it pays out a finished game in tx (see
-// settlement.Service.Settle) and resolves its market, unless the end is held:
+// settlement.Service.StartSettle) and resolves its market, unless the end is held:
 // then the players are paid as usual, but the bets and the market are
 // held, their holders told (review_hold), and the game waits in the
 // review queue. An end is held when it Holds, or when a bettor or trader
@@ -149,7 +150,7 @@ func NewReviews(bdb *bun.DB, now domain.Clock, d ReviewDeps) *Reviews {
 func (r *Reviews) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
 	pay := r.pot.StartSettle(tx, g, players, o, reads)
 	if g.StakeMinor == 0 {
-		return func(ctx context.Context) (game.Settlement, error) { return pay(ctx, false) }, nil
+		return func(ctx context.Context) (game.Settlement, error) { return pay(ctx, "") }, nil
 	}
 	var stakes struct {
 		Pools  int64    `json:"pools"`
@@ -180,8 +181,7 @@ func (r *Reviews) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []
 				reason = ReasonLinked
 			}
 		}
-		out, err := pay(ctx, reason != "")
-		out.ReviewReason = reason
+		out, err := pay(ctx, reason)
 		if err != nil || reason == "" {
 			if err == nil {
 				err = r.market.Resolve(ctx, tx, g.ID, o.Winner)

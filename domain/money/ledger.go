@@ -65,7 +65,7 @@ type Posting struct {
 }
 
 // Teller tells a user's open sockets something once the caller's
-// transaction commits (room.Log does, on every instance).
+// transaction commits (eventlog.Log does, on every instance).
 type Teller interface {
 	Tell(ctx context.Context, userID, kind string, data any) error
 }

@@ -21,35 +21,26 @@ import (
 	"wager/domain/money"
 )
 
-// Settle is the game's Settler: it pays out the whole pot once, in the
-// transaction that finishes the game. After a win, total = player pot +
-// spectator pot, fee = floor(total / 100) to the treasury, and the winner
-// gets the rest on their platform balance; the donations' USDC is then
-// swept on chain from the escrow to the vault. After a draw or a
-// cancellation, stakes go back to the players and each donation goes back
-// to its donor's wallet on chain (or to their platform balance when that
-// wallet has no USDC token account; see signTransfer). After a win of a
-// staked game, the players' referrers are paid their rewards out of the
-// fee (see referrals.Service.PayRewards). The game's bets are settled in
-// the same transaction (see settleBets and BetPayouts), or held for review
-// when holdBets is set (see SettleHeldBets). A second settlement of the
-// same game (another instance, a retry) changes nothing and answers the
-// first.
-func (s *Service) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome, holdBets bool) (game.Settlement, error) {
-	var reads db.Reads
-	pay := s.StartSettle(tx, g, players, o, &reads)
-	if err := reads.Run(ctx, tx); err != nil {
-		return game.Settlement{}, err
-	}
-	return pay(ctx, holdBets)
-}
-
-// StartSettle is Settle in two steps, for a game's end that gathers its
-// reads: it adds what the settlement reads to reads and returns what pays
-// once they have run. Paying a free game whose pot is empty sends no
+// StartSettle pays out a finished game's whole pot once, in the
+// transaction that finishes the game, in two steps: it adds what the
+// settlement reads to reads, which the game's end sends with its other
+// reads, and returns what pays once they have run. After a win, total =
+// player pot + spectator pot, fee = floor(total / 100) to the treasury,
+// and the winner gets the rest on their platform balance; the donations'
+// USDC is then swept on chain from the escrow to the vault. After a draw
+// or a cancellation, stakes go back to the players and each donation goes
+// back to its donor's wallet on chain (or to their platform balance when
+// that wallet has no USDC token account; see signTransfer). After a win
+// of a staked game, the players' referrers are paid their rewards out of
+// the fee (see referrals.Service.PayRewards). The game's bets are settled
+// in the same transaction (see settleBets and BetPayouts), or held for
+// review when review names why (see SettleHeldBets). A second settlement
+// of the same game (another instance, a retry) changes nothing and
+// answers the first. Paying a free game whose pot is empty sends no
 // statement of its own: its record and its players' history are queued
-// with the transaction's writes (db.Later).
-func (s *Service) StartSettle(tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) func(ctx context.Context, holdBets bool) (game.Settlement, error) {
+// with the transaction's writes (db.Later). The games' Settler, the
+// integrity reviews' Settle, calls it.
+func (s *Service) StartSettle(tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) func(ctx context.Context, review string) (game.Settlement, error) {
 	var prior []byte
 	var donated int64
 	var betOn bool
@@ -67,7 +58,7 @@ func (s *Service) StartSettle(tx bun.Tx, g game.Game, players []string, o rules.
 		reads.Column(db.JSON(&refunds), `SELECT json_agg(json_build_object('signature', d.signature, 'amount', d.amount_minor, 'wallet', u.wallet_address))
 			FROM donations AS d JOIN users AS u ON u.id = d.donor_id WHERE d.game_id = ?`, g.ID)
 	}
-	return func(ctx context.Context, holdBets bool) (game.Settlement, error) {
+	return func(ctx context.Context, review string) (game.Settlement, error) {
 		var out game.Settlement
 		if prior != nil {
 			if err := json.Unmarshal(prior, &out); err != nil {
@@ -77,7 +68,7 @@ func (s *Service) StartSettle(tx bun.Tx, g game.Game, players []string, o rules.
 		}
 		p := potWith(g.StakeMinor*int64(len(players)), donated)
 		out = game.Settlement{PotMinor: p.TotalMinor, PlayerPotMinor: p.PlayerPotMinor, SpectatorPotMinor: p.SpectatorPotMinor,
-			EscrowAddress: s.EscrowAddress(g.ID).String(), ReviewHeld: holdBets}
+			EscrowAddress: s.EscrowAddress(g.ID).String(), ReviewHeld: review != "", ReviewReason: review}
 		entries := settlementEntries(g.ID, g.StakeMinor, players, o.Winner, p)
 		if win && p.TotalMinor > 0 {
 			out.FeeMinor, out.PayoutMinor = game.Payout(p.TotalMinor)
@@ -121,7 +112,7 @@ func (s *Service) StartSettle(tx bun.Tx, g game.Game, players []string, o rules.
 			}
 		}
 		switch {
-		case betOn && holdBets:
+		case betOn && review != "":
 			if err := s.holdBets(ctx, tx, g.ID); err != nil {
 				return out, err
 			}

@@ -150,7 +150,7 @@ func newPlatformWith(t testing.TB, deps func(bdb *bun.DB, now domain.Clock) Deps
 	p := &platform{db: bdb, clock: c}
 	settle := func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
 		pay := p.pot.StartSettle(tx, g, players, o, reads)
-		return func(ctx context.Context) (game.Settlement, error) { return pay(ctx, false) }, nil
+		return func(ctx context.Context) (game.Settlement, error) { return pay(ctx, "") }, nil
 	}
 	p.games = game.New(bdb, c.now, log, game.Deps{Rooms: rooms, Notify: notify.New(bdb, rooms, c.now), Settle: settle, Live: noCrowd{},
 		EscrowOf: func(gameID string) string { return keys.Escrow(gameID).PublicKey().String() }})
@@ -241,8 +241,13 @@ func (p *platform) settle(t testing.TB, g game.Game, o rules.Outcome) game.Settl
 	t.Helper()
 	var out game.Settlement
 	if err := db.Transact(context.Background(), p.db, func(ctx context.Context, tx bun.Tx) error {
+		var reads db.Reads
+		pay := p.pot.StartSettle(tx, g, g.Players, o, &reads)
+		if err := reads.Run(ctx, tx); err != nil {
+			return err
+		}
 		var err error
-		out, err = p.pot.Settle(ctx, tx, g, g.Players, o, false)
+		out, err = pay(ctx, "")
 		return err
 	}); err != nil {
 		t.Fatalf("settle game %s: %v", g.ID, err)
