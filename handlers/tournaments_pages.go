@@ -9,7 +9,6 @@ import (
 	"maps"
 	"math"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -186,13 +185,42 @@ func (a *App) arenaPage(c echo.Context) error {
 	return a.renderArena(c, http.StatusOK, c.QueryParam("done"), nil)
 }
 
-func (a *App) renderArena(c echo.Context, status int, message string, failure error) error {
+// Outcomes of a join or a withdrawal, which the arena page they lead back
+// to names (?done=): a code, so that a link cannot put words on the page.
+const (
+	doneIn       = "in"
+	doneInPaid   = "in-paid"
+	donePaused   = "paused"
+	doneLeft     = "left"
+	doneRefunded = "refunded"
+)
+
+// doneMessage is what the arena page says after a join or a withdrawal
+// (done: one of the codes above; anything else says nothing); the amounts
+// are the tournament's entry fee, which a join locks and a refund returns.
+func doneMessage(done string, feeMinor int64) string {
+	switch done {
+	case doneIn:
+		return "You are in."
+	case doneInPaid:
+		return "You are in: " + money.FormatUSDC(feeMinor) + " USDC entry fee locked until the end."
+	case donePaused:
+		return "You are paused: you keep your place and are not paired until you play again."
+	case doneLeft:
+		return "You left the arena."
+	case doneRefunded:
+		return "You left the arena: " + money.FormatUSDC(feeMinor) + " USDC refunded."
+	}
+	return ""
+}
+
+func (a *App) renderArena(c echo.Context, status int, done string, failure error) error {
 	d, err := a.Tournaments.Get(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
 	v := views.ArenaView{ID: d.ID, Name: d.Name, GameType: d.GameType, Status: d.Status, StartsAt: d.StartsAt, EndsAt: d.EndsAt,
-		Message: message, Live: arenaLive(d.Status, d.LastSeq, len(d.Standings), d.MaxPlayers, d.PrizePoolMinor, d.Standings, d.Prizes)}
+		Message: doneMessage(done, d.EntryFeeMinor), Live: arenaLive(d.Status, d.LastSeq, len(d.Standings), d.MaxPlayers, d.PrizePoolMinor, d.Standings, d.Prizes)}
 	v.Live.StartsAt, v.Live.EndsAt = d.StartsAt, d.EndsAt
 	v.Facts = arenaFacts(d.Tournament)
 	if failure != nil {
@@ -292,18 +320,18 @@ func (a *App) arenaAction(join bool) echo.HandlerFunc {
 			}
 			return err
 		}
-		done := "You are in."
+		done := doneIn
 		switch {
 		case e.LockedMinor > 0:
-			done = "You are in: " + money.FormatUSDC(e.LockedMinor) + " USDC entry fee locked until the end."
+			done = doneInPaid
 		case e.Status == tournament.EntryPaused:
-			done = "You are paused: you keep your place and are not paired until you play again."
+			done = donePaused
 		case e.Status == tournament.EntryWithdrawn && e.RefundedMinor > 0:
-			done = "You left the arena: " + money.FormatUSDC(e.RefundedMinor) + " USDC refunded."
+			done = doneRefunded
 		case e.Status == tournament.EntryWithdrawn:
-			done = "You left the arena."
+			done = doneLeft
 		}
-		return c.Redirect(http.StatusSeeOther, "/arenas/"+e.TournamentID+"?done="+url.QueryEscape(done))
+		return c.Redirect(http.StatusSeeOther, "/arenas/"+e.TournamentID+"?done="+done)
 	}
 }
 

@@ -772,3 +772,30 @@ func TestTournamentTopGameIsOnTV(t *testing.T) {
 		t.Errorf("TV shows none of the arena's %d games", len(games))
 	}
 }
+
+// An arena page's note after a join or a withdrawal comes from a code in
+// its address: a link someone else crafts cannot put words of theirs on
+// the page, and the codes say the amounts the tournament's fee makes.
+func TestArenaPageNotesCannotBeWrittenByALink(t *testing.T) {
+	a, clk := tournamentApp(t)
+	ann := a.newPlayer(t)
+	ar := newArena(t, a, clk, ann, map[string]any{"entryFeeMinor": 2_500_000})
+	cookie := a.sessionCookie(t, ann.wallet)
+	for _, tc := range []struct{ done, want, not string }{
+		{"Your+account+is+locked%3A+call+555-0100", "", "Your account is locked"},
+		{"in-paid", "You are in: 2.50 USDC entry fee locked until the end.", ""},
+		{"refunded", "You left the arena: 2.50 USDC refunded.", ""},
+	} {
+		r := a.do(t, request{path: "/arenas/" + ar.id + "?done=" + tc.done, header: map[string]string{"Cookie": cookie, "Accept": "text/html"}})
+		text := visibleText(r.Body.String())
+		if r.Code != http.StatusOK {
+			t.Fatalf("?done=%s: %d", tc.done, r.Code)
+		}
+		if tc.want != "" && !strings.Contains(text, tc.want) {
+			t.Errorf("?done=%s: the page does not say %q: %s", tc.done, tc.want, text)
+		}
+		if tc.not != "" && strings.Contains(text, tc.not) {
+			t.Errorf("?done=%s: the page says what the link wrote: %s", tc.done, text)
+		}
+	}
+}
