@@ -427,13 +427,24 @@ func TestAPictureTooLargeKeepsTheSignedInPageAndItsForm(t *testing.T) {
 }
 
 // TestTheAdminHeaderFitsOneLineAt1280: an admin's header, with every
-// link, is one row on a 1280 px screen.
+// link and the widest username there is, is one row on a 1280 px screen.
 func TestTheAdminHeaderFitsOneLineAt1280(t *testing.T) {
 	adminAddress, adminKey := devKey(t)
 	s := startServer(t, map[string]string{"ADMIN_WALLETS": adminAddress})
 	page := newPage(t, s)
 	usePreset(t, page, adminKey)
 	signInWithDevWallet(t, page)
+	if _, err := page.Goto("/settings"); err != nil {
+		t.Fatal(err)
+	}
+	widest := strings.Repeat("w", 20)
+	if err := page.Locator("#username").Fill(widest); err != nil {
+		t.Fatal(err)
+	}
+	click(t, page, "save-profile")
+	if err := expect.Locator(page.GetByTestId("nav-user")).ToHaveText(widest); err != nil {
+		t.Fatalf("the rename: %v", err)
+	}
 	if err := page.SetViewportSize(1280, 800); err != nil {
 		t.Fatal(err)
 	}
