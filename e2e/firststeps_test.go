@@ -72,7 +72,7 @@ func TestConnectFourFullColumnsAndRefusalsReadAsAPlayerExpects(t *testing.T) {
 	if _, err := p1.Locator("#gameType").SelectOption(playwright.SelectOptionValues{Values: &[]string{"connect4"}}); err != nil {
 		t.Fatal(err)
 	}
-	fill(t, p1, "round-seconds", "12")
+	fill(t, p1, "round-seconds", "20")
 	click(t, p1, "play-submit")
 	visible(t, p1.GetByTestId("waiting"), "p1 waits for an opponent")
 	if _, err := p2.Goto("/play"); err != nil {

@@ -72,7 +72,7 @@ func (b *Bots) arenaTick(ctx context.Context) error {
 	}
 	if b.arena.scheduled == "" {
 		t, err := owner.api.API.PostTournamentsWithResponse(ctx, nil, api.TournamentNewTournament{Name: ArenaName, GameType: "rps",
-			Settings: settings3x10(), StartsAt: end, DurationMinutes: ArenaMinutes})
+			Settings: arenaSettings(), StartsAt: end, DurationMinutes: ArenaMinutes})
 		if err != nil {
 			return fmt.Errorf("schedule the demo arena: %w", err)
 		}
@@ -122,9 +122,11 @@ func (b *Bots) playsAmongBots(i int) bool {
 	return !(b.count >= 3 && i >= (b.count-1)&^1)
 }
 
-func settings3x10() *api.GameSettings {
+// arenaSettings are the demo arena's games: best of 3 at a person's pace
+// (20-second rounds), since newcomers play in it beside the bots.
+func arenaSettings() *api.GameSettings {
 	var s api.GameSettings
-	s.UnmarshalJSON([]byte(`{"rounds": 3, "roundSeconds": 10}`))
+	s.UnmarshalJSON([]byte(`{"rounds": 3, "roundSeconds": 20}`))
 	return &s
 }
 
