@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/uptrace/bun"
 
+	"wager/db/dbtest"
 	"wager/domain/users"
 )
 
@@ -437,9 +438,9 @@ func TestWebSocketNeedsAuthentication(t *testing.T) {
 }
 
 func TestDemoBotsKeepAGameGoing(t *testing.T) {
-	a := newTestApp(t, map[string]string{"DEMO_BOTS": "2"})
-	// The bots' own games, read from the package's shared database: other
-	// tests' games (some on clocks moved ahead) do not hide them.
+	// A database of its own: what the package's other tests leave in the
+	// shared one (games, arenas, users) is none of the bots' business.
+	a := newTestApp(t, map[string]string{"DEMO_BOTS": "2", "DATABASE_URL": dbtest.Fresh(t)})
 	var rounds []struct {
 		GameID string `bun:"game_id"`
 		Status string `bun:"status"`

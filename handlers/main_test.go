@@ -29,8 +29,9 @@ type testApp struct {
 
 const testMasterSeed = "5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed"
 
-// newTestApp starts the whole app on the package's test database with the
-// given environment on top of the defaults.
+// newTestApp starts the whole app on the package's test database (or the
+// one env's DATABASE_URL names) with the given environment on top of the
+// defaults.
 func newTestApp(t testing.TB, env map[string]string) *testApp {
 	t.Helper()
 	return newTestAppAt(t, env, nil)
@@ -42,7 +43,7 @@ func newTestAppAt(t testing.TB, env map[string]string, clock domain.Clock) *test
 	t.Helper()
 	dataDir := t.TempDir()
 	getenv := func(k string) string {
-		if k == "DATABASE_URL" {
+		if k == "DATABASE_URL" && env[k] == "" {
 			return dbtest.URL(t)
 		}
 		if k == "DATA_DIR" {
