@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,20 +18,6 @@ import (
 	"wager/e2e/apiclient"
 	"wager/e2e/testserver"
 )
-
-// shiftedClock is the wall clock moved forward by what a test skips: games
-// and bots run at their real pace, and the minutes before an arena starts
-// or ends pass at once.
-type shiftedClock struct{ skip atomic.Int64 }
-
-func (c *shiftedClock) now() time.Time { return time.Now().UTC().Add(time.Duration(c.skip.Load())) }
-
-// advanceTo moves the clock to at, when that is ahead.
-func (c *shiftedClock) advanceTo(at time.Time) {
-	if d := at.Sub(c.now()); d > 0 {
-		c.skip.Add(int64(d))
-	}
-}
 
 // arenaPerson is a person in an arena: a browser page signed in with a
 // dev wallet whose key the test also holds, to play the games the arena
@@ -174,8 +159,8 @@ func resignAndWatch(t *testing.T, s *server, arena string, loser arenaPerson, pa
 // standings move on both pages without a reload; at the end both pages say
 // it finished.
 func TestTwoPeopleAndTwoBotsInTheDemoArena(t *testing.T) {
-	clk := &shiftedClock{}
-	s := testserver.StartClocked(t, map[string]string{"DEMO_BOTS": "2"}, clk.now)
+	clk := &testserver.Clock{}
+	s := testserver.StartClocked(t, map[string]string{"DEMO_BOTS": "2"}, clk.Now)
 
 	var arena arenaDetail
 	eventually(t, "demo arena with the two bots in it", func() bool {
@@ -210,7 +195,7 @@ func TestTwoPeopleAndTwoBotsInTheDemoArena(t *testing.T) {
 	// The bots stop starting games among themselves shortly before their
 	// arena starts, to be free for it: skip to then, and on to the start
 	// once their last game is over. Four players, two games.
-	clk.advanceTo(arena.StartsAt.Add(-20 * time.Second))
+	clk.AdvanceTo(arena.StartsAt.Add(-20 * time.Second))
 	eventually(t, "end of the bots' last game before the arena", func() bool {
 		var live []json.RawMessage
 		if err := apiclient.New(s.URL, nil).Do(t.Context(), "GET", "/games/live", nil, &live); err != nil {
@@ -218,7 +203,7 @@ func TestTwoPeopleAndTwoBotsInTheDemoArena(t *testing.T) {
 		}
 		return len(live) == 0
 	})
-	clk.advanceTo(arena.StartsAt.Add(time.Second))
+	clk.AdvanceTo(arena.StartsAt.Add(time.Second))
 	for _, p := range pages {
 		wantText(t, p.GetByTestId("arena-status"), "running", "the start, live")
 		wantTexts(t, p.Locator(`[data-testid="arena-line"] td:last-child`), []string{"playing", "playing", "playing", "playing"},
@@ -237,9 +222,9 @@ func TestTwoPeopleAndTwoBotsInTheDemoArena(t *testing.T) {
 	// The end: the games running then time out round after round (the
 	// clock runs fast, in steps shorter than the gap the deadline worker
 	// takes for an outage), and the arena finishes on both pages.
-	clk.advanceTo(arena.EndsAt.Add(time.Second))
+	clk.AdvanceTo(arena.EndsAt.Add(time.Second))
 	eventually(t, "the arena's end", func() bool {
-		clk.advanceTo(clk.now().Add(5 * time.Second))
+		clk.AdvanceTo(clk.Now().Add(5 * time.Second))
 		return readArena(t, s, arena.ID).Status == "finished"
 	})
 	for _, p := range pages {
@@ -258,8 +243,8 @@ func TestTwoPeopleAndTwoBotsInTheDemoArena(t *testing.T) {
 // without a reload; at the end Ann's header reads the first prize (60% of
 // the pool less the 1% fee: 5.94 USDC) and Bob's the second (3.96 USDC).
 func TestAStakedArenaPaysItsWinnerLive(t *testing.T) {
-	clk := &shiftedClock{}
-	s := testserver.StartClocked(t, nil, clk.now)
+	clk := &testserver.Clock{}
+	s := testserver.StartClocked(t, nil, clk.Now)
 	ann, bob := newArenaPerson(t, s), newArenaPerson(t, s)
 	for _, p := range []arenaPerson{ann, bob} {
 		depositFromFaucet(t, p.page, "5.00")
@@ -267,7 +252,7 @@ func TestAStakedArenaPaysItsWinnerLive(t *testing.T) {
 	var arena arenaDetail
 	if err := ann.api.Do(t.Context(), "POST", "/tournaments", map[string]any{"name": "Friday arena", "gameType": "rps",
 		"settings": map[string]int{"rounds": 3, "roundSeconds": 10}, "entryFeeMinor": 5_000_000,
-		"startsAt": clk.now().Add(time.Minute).Format(time.RFC3339), "durationMinutes": 1, "prizeSplitBps": []int{6000, 4000}},
+		"startsAt": clk.Now().Add(time.Minute).Format(time.RFC3339), "durationMinutes": 1, "prizeSplitBps": []int{6000, 4000}},
 		&arena); err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +269,7 @@ func TestAStakedArenaPaysItsWinnerLive(t *testing.T) {
 		wantText(t, p.GetByTestId("arena-players"), "2 players of 64 · pool 10.00 USDC", "both entries in the pool, live")
 	}
 
-	clk.advanceTo(arena.StartsAt.Add(time.Second))
+	clk.AdvanceTo(arena.StartsAt.Add(time.Second))
 	for _, p := range pages {
 		wantText(t, p.GetByTestId("arena-status"), "running", "the start, live")
 		a, b := regexp.QuoteMeta(ann.name), regexp.QuoteMeta(bob.name)
@@ -305,7 +290,7 @@ func TestAStakedArenaPaysItsWinnerLive(t *testing.T) {
 		wantMatch(t, line(p, bob.id).Locator("td").Nth(3), `^0 won, 0 drawn, [12] lost$`, "Bob's record, live")
 	}
 
-	clk.advanceTo(arena.EndsAt.Add(time.Second))
+	clk.AdvanceTo(arena.EndsAt.Add(time.Second))
 	for _, p := range pages {
 		wantText(t, p.GetByTestId("arena-status"), "finished", "the end, live")
 		wantTexts(t, p.GetByTestId("arena-prize"), []string{"#1 " + ann.name + ": 5.94 USDC", "#2 " + bob.name + ": 3.96 USDC"},
@@ -319,8 +304,8 @@ func TestAStakedArenaPaysItsWinnerLive(t *testing.T) {
 // page that waits for a challenged person: axe-core finds no serious or
 // critical violation at either size, and none scrolls sideways on a phone.
 func TestArenaAndChallengePagesAreAccessible(t *testing.T) {
-	clk := &shiftedClock{}
-	s := testserver.StartClocked(t, nil, clk.now)
+	clk := &testserver.Clock{}
+	s := testserver.StartClocked(t, nil, clk.Now)
 	ann, bob := newArenaPerson(t, s), newArenaPerson(t, s)
 
 	var challenge struct {
@@ -337,7 +322,7 @@ func TestArenaAndChallengePagesAreAccessible(t *testing.T) {
 
 	var arena arenaDetail
 	if err := ann.api.Do(t.Context(), "POST", "/tournaments", map[string]any{"name": "Evening arena", "gameType": "rps",
-		"startsAt": clk.now().Add(time.Minute).Format(time.RFC3339), "durationMinutes": 5}, &arena); err != nil {
+		"startsAt": clk.Now().Add(time.Minute).Format(time.RFC3339), "durationMinutes": 5}, &arena); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []arenaPerson{ann, bob} {
@@ -347,7 +332,7 @@ func TestArenaAndChallengePagesAreAccessible(t *testing.T) {
 	}
 	check(t, ann.page, "arenas", "/arenas", ann.page.GetByTestId("arena-card").First())
 	check(t, ann.page, "arena-scheduled", "/arenas/"+arena.ID, ann.page.GetByTestId("arena-in"))
-	clk.advanceTo(arena.StartsAt.Add(time.Second))
+	clk.AdvanceTo(arena.StartsAt.Add(time.Second))
 	currentGame(t, s, arena.ID, ann.id)
 	check(t, ann.page, "arena-running", "/arenas/"+arena.ID, ann.page.GetByTestId("arena-game").First())
 }
@@ -356,12 +341,12 @@ func TestArenaAndChallengePagesAreAccessible(t *testing.T) {
 // the arena pairs them, plays it on its page, and goes from there to the
 // next game the arena pairs them in, without looking for it.
 func TestAnArenaLeadsItsPlayerFromGameToGame(t *testing.T) {
-	clk := &shiftedClock{}
-	s := testserver.StartClocked(t, nil, clk.now)
+	clk := &testserver.Clock{}
+	s := testserver.StartClocked(t, nil, clk.Now)
 	ann, bob := newArenaPerson(t, s), newArenaPerson(t, s)
 	var arena arenaDetail
 	if err := ann.api.Do(t.Context(), "POST", "/tournaments", map[string]any{"name": "Lunch arena", "gameType": "rps",
-		"startsAt": clk.now().Add(time.Minute).Format(time.RFC3339), "durationMinutes": 5}, &arena); err != nil {
+		"startsAt": clk.Now().Add(time.Minute).Format(time.RFC3339), "durationMinutes": 5}, &arena); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []arenaPerson{ann, bob} {
@@ -374,7 +359,7 @@ func TestAnArenaLeadsItsPlayerFromGameToGame(t *testing.T) {
 	}
 	wantText(t, ann.page.GetByTestId("arena-in"), "You are in. You are paired as soon as the arena runs and you are free.", "before the start")
 
-	clk.advanceTo(arena.StartsAt.Add(time.Second))
+	clk.AdvanceTo(arena.StartsAt.Add(time.Second))
 	first := currentGame(t, s, arena.ID, ann.id)
 	wantText(t, ann.page.GetByTestId("arena-next-game"), "Your game is ready: play it now.", "the pairing, live")
 	if err := ann.page.GetByTestId("arena-next-game").GetByRole("link").Click(); err != nil {

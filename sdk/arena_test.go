@@ -3,55 +3,24 @@ package wager_test
 import (
 	"context"
 	"errors"
-	"log/slog"
-	"net/http/httptest"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
 
-	"wager/cmd/server/app"
 	"wager/db/dbtest"
 	"wager/e2e/testserver"
 	wager "wager/sdk"
 	"wager/sdk/api"
 )
 
-// shiftedClock is the wall clock moved forward by what the test skips:
-// games run at their real pace, and the minute before an arena starts or
-// ends passes at once.
-type shiftedClock struct{ skip atomic.Int64 }
-
-func (c *shiftedClock) now() time.Time { return time.Now().UTC().Add(time.Duration(c.skip.Load())) }
-
-// advanceTo moves the clock just past at.
-func (c *shiftedClock) advanceTo(at time.Time) { c.skip.Add(int64(at.Sub(c.now()) + time.Second)) }
-
-// startServerAt is startServer on a database of the test's own, with
-// every service reading clk.
-func startServerAt(t *testing.T, clk *shiftedClock) *server {
+// startServerAt is startServer with every service reading clk.
+func startServerAt(t *testing.T, clk *testserver.Clock) *server {
 	t.Helper()
-	env := map[string]string{"DATABASE_URL": dbtest.Fresh(t), "DATA_DIR": t.TempDir(), "MASTER_SEED": testserver.MasterSeed,
-		"AUTH_RATE_LIMIT": "0"}
-	cfg, err := app.LoadConfig(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Clock = clk.now
-	a, err := app.New(context.Background(), cfg, slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(a.Close)
-	hs := httptest.NewServer(a.Handler())
-	t.Cleanup(hs.Close)
-	if err := a.Listening(hs.URL); err != nil {
-		t.Fatal(err)
-	}
-	return &server{App: a, URL: hs.URL}
+	s := testserver.StartClocked(t, map[string]string{"DATABASE_URL": dbtest.Fresh(t)}, clk.Now)
+	return &server{App: s.App, URL: s.URL}
 }
 
 // waitFor polls ok until it holds, failing the test when it does not
@@ -84,7 +53,7 @@ func available(t *testing.T, c *wager.Client) int64 {
 // tournament refuses come back typed: full, over, not enough money, not
 // entered.
 func TestBotsPlayAnArenaToItsEnd(t *testing.T) {
-	clk := &shiftedClock{}
+	clk := &testserver.Clock{}
 	s := startServerAt(t, clk)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
@@ -101,7 +70,7 @@ func TestBotsPlayAnArenaToItsEnd(t *testing.T) {
 	two := int64(2)
 	created, err := organizer.API.PostTournamentsWithResponse(ctx, nil, api.TournamentNewTournament{Name: "SDK arena", GameType: "rps",
 		Settings: wager.Settings(map[string]any{"rounds": 1, "roundSeconds": 120}), EntryFeeMinor: fee,
-		StartsAt: clk.now().Add(time.Minute), DurationMinutes: 1, MaxPlayers: &two})
+		StartsAt: clk.Now().Add(time.Minute), DurationMinutes: 1, MaxPlayers: &two})
 	if err != nil {
 		t.Fatalf("create the arena: %v", err)
 	}
@@ -154,7 +123,7 @@ func TestBotsPlayAnArenaToItsEnd(t *testing.T) {
 		t.Errorf("joining a full arena: %v, want a *TournamentClosedError that says full", err)
 	}
 	other, err := organizer.API.PostTournamentsWithResponse(ctx, nil, api.TournamentNewTournament{Name: "Later", GameType: "rps",
-		EntryFeeMinor: fee, StartsAt: clk.now().Add(time.Hour), DurationMinutes: 5})
+		EntryFeeMinor: fee, StartsAt: clk.Now().Add(time.Hour), DurationMinutes: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +137,7 @@ func TestBotsPlayAnArenaToItsEnd(t *testing.T) {
 	}
 
 	// The start; the spectator's socket breaks while the bots play.
-	clk.advanceTo(arena.StartsAt)
+	clk.AdvanceTo(arena.StartsAt.Add(time.Second))
 	waitFor(t, 60*time.Second, "two games played by each bot", func() bool {
 		d := detail()
 		n := 0
@@ -181,7 +150,7 @@ func TestBotsPlayAnArenaToItsEnd(t *testing.T) {
 	})
 	killer.breakAll()
 	// The end: the games running then finish, and so does the arena.
-	clk.advanceTo(arena.EndsAt)
+	clk.AdvanceTo(arena.EndsAt.Add(time.Second))
 	played.Wait()
 
 	for i, c := range bots {
@@ -277,13 +246,13 @@ func TestBotsPlayAnArenaToItsEnd(t *testing.T) {
 // out) is paused by the server; PlayArena sees it in the standings, joins
 // again, and plays on to the end.
 func TestArenaBotsReturnAfterAGameNobodyPlayed(t *testing.T) {
-	clk := &shiftedClock{}
+	clk := &testserver.Clock{}
 	s := startServerAt(t, clk)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	organizer := s.newClient(t)
 	created, err := organizer.API.PostTournamentsWithResponse(ctx, nil, api.TournamentNewTournament{Name: "Wake up", GameType: "rps",
-		Settings: wager.Settings(map[string]any{"rounds": 1, "roundSeconds": 3}), StartsAt: clk.now().Add(time.Minute), DurationMinutes: 1})
+		Settings: wager.Settings(map[string]any{"rounds": 1, "roundSeconds": 3}), StartsAt: clk.Now().Add(time.Minute), DurationMinutes: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +280,7 @@ func TestArenaBotsReturnAfterAGameNobodyPlayed(t *testing.T) {
 		return d
 	}
 	waitFor(t, 30*time.Second, "two players in the arena", func() bool { return detail().PlayerCount == 2 })
-	clk.advanceTo(arena.StartsAt)
+	clk.AdvanceTo(arena.StartsAt.Add(time.Second))
 	waitFor(t, 60*time.Second, "a game played after the one nobody played", func() bool {
 		n := 0
 		for _, st := range detail().Standings {
@@ -321,7 +290,7 @@ func TestArenaBotsReturnAfterAGameNobodyPlayed(t *testing.T) {
 		}
 		return n == 2
 	})
-	clk.advanceTo(arena.EndsAt)
+	clk.AdvanceTo(arena.EndsAt.Add(time.Second))
 	played.Wait()
 	for i, c := range bots {
 		if errs[i] != nil || results[i] == nil || results[i].Status != "finished" {

@@ -6,7 +6,9 @@ import (
 	"context"
 	"log/slog"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"wager/cmd/server/app"
 	"wager/db/dbtest"
@@ -87,4 +89,19 @@ func start(t testing.TB, env map[string]string, fresh bool, clock domain.Clock) 
 		t.Fatal(err)
 	}
 	return &Server{URL: hs.URL, App: a}
+}
+
+// Clock is the wall clock moved forward by what a test skips: games and
+// bots run at their real pace, and the minutes before an arena starts or
+// ends pass at once. Its Now is the clock to give StartClocked.
+type Clock struct{ skip atomic.Int64 }
+
+// Now is the wall clock plus what was skipped.
+func (c *Clock) Now() time.Time { return time.Now().UTC().Add(time.Duration(c.skip.Load())) }
+
+// AdvanceTo moves the clock to at, when that is ahead.
+func (c *Clock) AdvanceTo(at time.Time) {
+	if d := at.Sub(c.Now()); d > 0 {
+		c.skip.Add(int64(d))
+	}
 }

@@ -1,49 +1,21 @@
 package app_test
 
 import (
-	"context"
-	"log/slog"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"wager/cmd/server/app"
 	"wager/cmd/server/bots"
-	"wager/db/dbtest"
+	"wager/e2e/testserver"
 	"wager/sdk/api"
 )
-
-// shiftedClock is the wall clock moved forward by what the test skips:
-// the bots think and the rounds run at their real pace, and the minutes
-// before an arena starts or ends pass at once.
-type shiftedClock struct{ skip atomic.Int64 }
-
-func (c *shiftedClock) now() time.Time          { return time.Now().UTC().Add(time.Duration(c.skip.Load())) }
-func (c *shiftedClock) advance(d time.Duration) { c.skip.Add(int64(d)) }
 
 // With DEMO_BOTS, a free 10-minute arena is always scheduled or running,
 // and the bots that play among themselves are in it: a newcomer joins it
 // at once, is paired when it starts, and the bots play their arena games
 // through the API to the end; the next arena is scheduled meanwhile.
 func TestDemoBotsKeepAnArenaAndPlayInIt(t *testing.T) {
-	clk := &shiftedClock{}
-	env := map[string]string{"DEMO_BOTS": "3", "DATABASE_URL": dbtest.Fresh(t), "DATA_DIR": t.TempDir()}
-	cfg, err := app.LoadConfig(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Clock = clk.now
-	a, err := app.New(context.Background(), cfg, slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(a.Close)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
-	if err := a.Listening(srv.URL); err != nil {
-		t.Fatal(err)
-	}
+	clk := &testserver.Clock{}
+	srv := testserver.StartClocked(t, map[string]string{"DEMO_BOTS": "3"}, clk.Now)
 	ctx := t.Context()
 	newcomer := newClient(t, srv.URL)
 
@@ -71,7 +43,7 @@ func TestDemoBotsKeepAnArenaAndPlayInIt(t *testing.T) {
 	}
 
 	// It starts: three players, one game and one waiting.
-	clk.advance(arena.StartsAt.Sub(clk.now()) + time.Second)
+	clk.AdvanceTo(arena.StartsAt.Add(time.Second))
 	detail := func() *api.TournamentDetail {
 		r, err := newcomer.API.GetTournamentsByIdWithResponse(ctx, arena.Id, nil)
 		if err != nil {
@@ -122,7 +94,7 @@ func TestDemoBotsKeepAnArenaAndPlayInIt(t *testing.T) {
 		return false
 	})
 	// The end: the arena finishes once its last game is over.
-	clk.advance(arena.EndsAt.Sub(clk.now()) + time.Second)
+	clk.AdvanceTo(arena.EndsAt.Add(time.Second))
 	waitFor(t, 60*time.Second, "the arena to finish", func() bool {
 		d := detail()
 		for _, s := range d.Standings {
