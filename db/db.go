@@ -38,6 +38,11 @@ func Open(ctx context.Context, url string) (*bun.DB, error) {
 	// round trip (and a deallocation) each and never be reused. The simple
 	// protocol sends each statement in one message.
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	// The statements that are prepared (QueryPrepared) are the hot ones,
+	// whose text never changes: a plan made once for any arguments is what
+	// they are prepared for. The setting touches nothing else, as only
+	// prepared statements have plans to keep.
+	cfg.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 	sqldb := stdlib.OpenDB(*cfg)
 	sqldb.SetMaxOpenConns(PoolSize)
 	sqldb.SetMaxIdleConns(PoolSize)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"wager/db"
 
 	"github.com/uptrace/bun"
 
@@ -73,8 +74,7 @@ func (a *testApp) watch(t *testing.T, game, viewer string) *watcher {
 			t.Fatal(err)
 		}
 	}
-	//lint:ignore SA1019 the hook must see the running app's own handle, which WithQueryHook would copy
-	a.DB.AddQueryHook(w.queries)
+	db.AddQueryHook(a.DB, w.queries)
 	a.ctx = context.WithValue(ctx, actionKey{}, true)
 	return w
 }

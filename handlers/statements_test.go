@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"unicode"
+	"wager/db"
 
 	"github.com/uptrace/bun"
 
@@ -119,8 +120,7 @@ func checkBudgets(t *testing.T, budgets ...budget) {
 func TestStatementsOfAMoveAndAGameStart(t *testing.T) {
 	a := newTestApp(t, noWorkers)
 	log := &statementLog{}
-	//lint:ignore SA1019 the hook must see the running app's own handle, which WithQueryHook would copy
-	a.DB.AddQueryHook(log)
+	db.AddQueryHook(a.DB, log)
 	ctx := context.Background()
 	p1, p2 := a.newPlayer(t), a.newPlayer(t)
 	var l game.Lobby
@@ -186,8 +186,7 @@ func TestStatementsCountsStatementsOutsideQuotes(t *testing.T) {
 func TestAuthenticationReadsNoDatabaseOnceTheUserIsKnown(t *testing.T) {
 	a := newTestApp(t, noWorkers)
 	log := &statementLog{}
-	//lint:ignore SA1019 the hook must see the running app's own handle, which WithQueryHook would copy
-	a.DB.AddQueryHook(log)
+	db.AddQueryHook(a.DB, log)
 	ctx := context.Background()
 	p := a.newPlayer(t)
 	cookie, _, err := a.Auth.StartSession(ctx, p.id)
@@ -261,8 +260,7 @@ func TestHotReadsComeFromMemoryAndFollowEvents(t *testing.T) {
 	shared := map[string]string{"JWT_SECRET": testSecret, "WORKERS": "false"}
 	a, other := newTestApp(t, shared), newTestApp(t, shared)
 	log := &statementLog{}
-	//lint:ignore SA1019 the hook must see the running app's own handle, which WithQueryHook would copy
-	a.DB.AddQueryHook(log)
+	db.AddQueryHook(a.DB, log)
 	p1, p2, gameID := a.match(t, `{"rounds": 3, "roundSeconds": 60}`)
 	read := func() (GameState, []string) {
 		var st GameState
@@ -312,8 +310,7 @@ func TestStatementsOfAMarketOrder(t *testing.T) {
 	p1, p2, gameID := a.marketGame(t, `{"rounds": 1}`)
 	t1, t2 := a.depositor(t, 10_000_000), a.depositor(t, 10_000_000)
 	log := &statementLog{}
-	//lint:ignore SA1019 the hook must see the running app's own handle, which WithQueryHook would copy
-	a.DB.AddQueryHook(log)
+	db.AddQueryHook(a.DB, log)
 	// The market opens with a mint: t1 holds 10 shares of p1, t2 of p2.
 	a.placed(t, t1, gameID, "buy", p1.id, 500_000, 10, "")
 	a.placed(t, t2, gameID, "buy", p2.id, 500_000, 10, "")
@@ -356,8 +353,7 @@ func TestStatementsOfAMarketOrder(t *testing.T) {
 func TestStatementsOfAGamesEnd(t *testing.T) {
 	a := newTestApp(t, noWorkers)
 	log := &statementLog{}
-	//lint:ignore SA1019 the hook must see the running app's own handle, which WithQueryHook would copy
-	a.DB.AddQueryHook(log)
+	db.AddQueryHook(a.DB, log)
 	ctx := context.Background()
 	p1, p2 := a.newPlayer(t), a.newPlayer(t)
 	var end []string
@@ -399,8 +395,7 @@ func TestStatementsOfAGamesEnd(t *testing.T) {
 func TestStatementsOfAStakedGame(t *testing.T) {
 	a := newTestApp(t, noWorkers)
 	log := &statementLog{}
-	//lint:ignore SA1019 the hook must see the running app's own handle, which WithQueryHook would copy
-	a.DB.AddQueryHook(log)
+	db.AddQueryHook(a.DB, log)
 	ctx := context.Background()
 	p1, p2 := a.depositor(t, 10_000_000), a.depositor(t, 10_000_000)
 	var end []string

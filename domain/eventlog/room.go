@@ -207,29 +207,17 @@ func OpeningOf(gameID string, now time.Time, events ...domain.Event) (Opening, e
 	return o, nil
 }
 
-// Insert returns the statement (with ? placeholders, and its arguments)
-// that stores the events once for each row of from, the name of the
-// common table expression that inserts the game's row in the same
-// statement (the game's seq starts at the number of its events): when the
-// game is not inserted, neither are they. patches[i], when given and not
-// empty, is an SQL expression of a jsonb object whose members the
-// statement sets in event i's data: what the statement itself reads (the
-// players' names, say), which the caller sets in Rows once it has run.
-func (o Opening) Insert(from string, patches ...string) (string, []any) {
-	values := make([]string, len(o.Rows))
-	args := make([]any, 0, 2+3*len(o.Rows))
-	if len(o.Rows) > 0 {
-		args = append(args, o.Rows[0].GameID, o.Rows[0].CreatedAt)
+// Columns returns the events' seqs, names and data, one array each, for
+// the statement that creates the game to store them in the same
+// statement (when the game is not inserted, neither are they); the game's
+// seq starts at the number of its events.
+func (o Opening) Columns() (seqs []int, names []string, data []string) {
+	for _, e := range o.Rows {
+		seqs = append(seqs, e.Seq)
+		names = append(names, e.Name)
+		data = append(data, string(e.Data))
 	}
-	for i, e := range o.Rows {
-		values[i] = "(?::int, ?::text, ?::jsonb)"
-		if i < len(patches) && patches[i] != "" {
-			values[i] = "(?::int, ?::text, ?::jsonb || (" + patches[i] + "))"
-		}
-		args = append(args, e.Seq, e.Name, string(e.Data))
-	}
-	return `INSERT INTO game_events (game_id, seq, name, data, created_at)
-		SELECT ?, v.ord, v.name, v.data, ? FROM ` + from + `, (VALUES ` + strings.Join(values, ", ") + `) AS v (ord, name, data)`, args
+	return seqs, names, data
 }
 
 // Opened publishes a new game's opening events, stored by the caller's

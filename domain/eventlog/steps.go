@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"wager/db"
@@ -92,6 +91,38 @@ func (l *Log) storeSteps(ctx context.Context, batch []Step) []db.Result[[]Event]
 	return results
 }
 
+// storeStepsSQL stores steps given as arrays, one element per game and
+// one per event, so that its text is the same whatever the batch: it is
+// parsed and planned once per connection (see db.QueryPrepared).
+const storeStepsSQL = `WITH s AS (SELECT * FROM unnest($1::uuid[], $2::int[], $3::int[], $4::jsonb[], $5::timestamptz[])
+		AS s (id, seq, n, state, deadline)),
+	l AS (SELECT games.id FROM games JOIN s ON games.id = s.id AND games.seq = s.seq FOR NO KEY UPDATE OF games SKIP LOCKED),
+	g AS (UPDATE games SET seq = games.seq + s.n, state = s.state, deadline = s.deadline
+		FROM s WHERE games.id = s.id AND games.id IN (SELECT id FROM l) RETURNING games.id, games.seq, s.n),
+	e AS (SELECT * FROM unnest($6::uuid[], $7::int[], $8::text[], $9::jsonb[], $10::timestamptz[])
+		AS e (id, ord, name, data, created_at))
+	INSERT INTO game_events (game_id, seq, name, data, created_at)
+	SELECT g.id, g.seq - g.n + e.ord, e.name, e.data, e.created_at FROM g JOIN e ON e.id = g.id
+	RETURNING game_id::text, seq`
+
+// stepGames and stepEvents are a batch's columns, as storeStepsSQL takes them.
+type (
+	stepGames struct {
+		ids       []string
+		seqs      []int
+		counts    []int
+		states    []string
+		deadlines []*time.Time
+	}
+	stepEvents struct {
+		ids   []string
+		ords  []int
+		names []string
+		data  []string
+		times []time.Time
+	}
+)
+
 // writeSteps runs the statement that stores steps (of distinct games):
 // each game's row is updated where its seq is still the step's, and its
 // events are inserted numbered after it. It returns each step's events
@@ -100,43 +131,46 @@ func (l *Log) storeSteps(ctx context.Context, batch []Step) []db.Result[[]Event]
 // over rather than waited for, so one busy game does not hold up the
 // batch: its step is not stored and its caller takes the locked path.
 func (l *Log) writeSteps(ctx context.Context, batch []Step) ([][]Event, error) {
-	var games, events []string
-	var args []any
-	for _, st := range batch {
-		games = append(games, "(?::uuid, ?::int, ?::int, ?::jsonb, ?::timestamptz)")
-		args = append(args, st.GameID, st.Seq, len(st.Events), string(st.State), st.Deadline)
-	}
+	var g stepGames
+	var e stepEvents
 	out := make([][]Event, len(batch))
 	for i, st := range batch {
+		g.ids = append(g.ids, st.GameID)
+		g.seqs = append(g.seqs, st.Seq)
+		g.counts = append(g.counts, len(st.Events))
+		g.states = append(g.states, string(st.State))
+		g.deadlines = append(g.deadlines, st.Deadline)
 		out[i] = make([]Event, len(st.Events))
-		for j, e := range st.Events {
-			data, err := json.Marshal(e.Data)
+		for j, ev := range st.Events {
+			data, err := json.Marshal(ev.Data)
 			if err != nil {
-				return nil, fmt.Errorf("encode event %s of game %s: %w", e.Name, st.GameID, err)
+				return nil, fmt.Errorf("encode event %s of game %s: %w", ev.Name, st.GameID, err)
 			}
-			events = append(events, "(?::uuid, ?::int, ?::text, ?::jsonb, ?::timestamptz)")
-			args = append(args, st.GameID, j+1, e.Name, string(data), st.Now)
-			out[i][j] = Event{GameID: st.GameID, Name: e.Name, Data: data, CreatedAt: st.Now}
+			e.ids = append(e.ids, st.GameID)
+			e.ords = append(e.ords, j+1)
+			e.names = append(e.names, ev.Name)
+			e.data = append(e.data, string(data))
+			e.times = append(e.times, st.Now)
+			out[i][j] = Event{GameID: st.GameID, Name: ev.Name, Data: data, CreatedAt: st.Now}
 		}
 	}
-	var rows []struct {
-		GameID string `bun:"game_id"`
-		Seq    int    `bun:"seq"`
-	}
-	err := l.db.NewRaw(`WITH s (id, seq, n, state, deadline) AS (VALUES `+strings.Join(games, ", ")+`),
-		l AS (SELECT games.id FROM games JOIN s ON games.id = s.id AND games.seq = s.seq FOR NO KEY UPDATE OF games SKIP LOCKED),
-		g AS (UPDATE games SET seq = games.seq + s.n, state = s.state, deadline = s.deadline
-			FROM s WHERE games.id = s.id AND games.id IN (SELECT id FROM l) RETURNING games.id, games.seq, s.n),
-		e (id, ord, name, data, created_at) AS (VALUES `+strings.Join(events, ", ")+`)
-		INSERT INTO game_events (game_id, seq, name, data, created_at)
-		SELECT g.id, g.seq - g.n + e.ord, e.name, e.data, e.created_at FROM g JOIN e ON e.id = g.id
-		RETURNING game_id, seq`, args...).Scan(ctx, &rows)
+	rows, err := db.QueryPrepared(ctx, l.db, storeStepsSQL,
+		g.ids, g.seqs, g.counts, g.states, g.deadlines, e.ids, e.ords, e.names, e.data, e.times)
 	if err != nil {
 		return nil, fmt.Errorf("store the steps of %d games: %w", len(batch), err)
 	}
+	defer rows.Close()
 	seqs := make(map[string][]int, len(batch))
-	for _, r := range rows {
-		seqs[r.GameID] = append(seqs[r.GameID], r.Seq)
+	for rows.Next() {
+		var id string
+		var seq int
+		if err := rows.Scan(&id, &seq); err != nil {
+			return nil, fmt.Errorf("read the stored steps: %w", err)
+		}
+		seqs[id] = append(seqs[id], seq)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store the steps of %d games: %w", len(batch), err)
 	}
 	for i, st := range batch {
 		got := seqs[st.GameID]

@@ -201,6 +201,20 @@ func (s *Service) JoinQueue(ctx context.Context, userID, lobbyID string) (JoinRe
 
 var errAlreadyQueuedHere = errors.New("already queued in this lobby")
 
+// joinFreeSQL queues user $2 at $3 in free lobby $1 when nobody is in a
+// queue or a game as $2 (the queue's index refuses a second player
+// waiting), and reads the lobby, whether $2 was queued, who waits there
+// and whether $2 is present elsewhere. Its reads see the queue as it was
+// before the insert. It is run prepared (see db.QueryPrepared): every
+// join of a lobby runs it.
+const joinFreeSQL = `WITH l AS (SELECT id, game_type, stake_minor, settings FROM lobbies WHERE id = $1),
+	q AS (INSERT INTO user_presence (user_id, kind, lobby_id, since) SELECT $2, 'queue', l.id, $3 FROM l WHERE l.stake_minor = 0
+		ON CONFLICT DO NOTHING RETURNING user_id)
+	SELECT l.id, l.game_type, l.stake_minor, l.settings, EXISTS (SELECT FROM q) AS queued_now,
+		(SELECT p.user_id FROM user_presence AS p WHERE p.kind = 'queue' AND p.lobby_id = l.id ORDER BY p.queue_pos LIMIT 1) AS waiting,
+		EXISTS (SELECT FROM user_presence AS p WHERE p.user_id = $2) AS present
+	FROM l`
+
 // joinFree joins the queue of a free lobby without a transaction when it
 // can: one statement queues the user when nobody waits there (the queue's
 // index refuses a second player waiting), and one more starts the game
@@ -216,14 +230,7 @@ func (s *Service) joinFree(ctx context.Context, userID, lobbyID string) (JoinRes
 		Waiting *string `bun:"waiting"`
 		Present bool    `bun:"present"`
 	}
-	// The reads see the queue as it was before the insert.
-	err := s.db.NewRaw(`WITH l AS (SELECT id, game_type, stake_minor, settings FROM lobbies WHERE id = ?),
-		q AS (INSERT INTO user_presence (user_id, kind, lobby_id, since) SELECT ?, 'queue', l.id, ? FROM l WHERE l.stake_minor = 0
-			ON CONFLICT DO NOTHING RETURNING user_id)
-		SELECT l.id, l.game_type, l.stake_minor, l.settings, EXISTS (SELECT FROM q) AS queued_now,
-			(SELECT p.user_id FROM user_presence AS p WHERE p.kind = 'queue' AND p.lobby_id = l.id ORDER BY p.queue_pos LIMIT 1) AS waiting,
-			EXISTS (SELECT FROM user_presence AS p WHERE p.user_id = ?) AS present
-		FROM l`, lobbyID, userID, s.now(), userID).Scan(ctx, &row)
+	err := db.ScanPrepared(ctx, s.db, &row, joinFreeSQL, lobbyID, userID, s.now())
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return JoinResult{}, false, domain.Errorf(domain.CodeNotFound, "no such lobby")

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"wager/db"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -333,7 +334,7 @@ func TestFreeJoinsRefuseAndLoseRacesCleanly(t *testing.T) {
 	ctx := context.Background()
 	bdb := dbtest.DB(t)
 	hook := &beforeStart{}
-	p := newPlatformOn(t, bdb.WithQueryHook(hook), newClock())
+	p := newPlatformOn(t, db.WithQueryHook(bdb, hook), newClock())
 	lobby, elsewhere := p.lobby(t, "rps", 0, ""), p.lobby(t, "rps", 0, "")
 	playing, _, _ := p.match(t, "rps", 0, "")
 	inGame := p.game(t, playing).Players[0]

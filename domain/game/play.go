@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"wager/db"
 	"wager/domain"
@@ -114,6 +113,33 @@ func (s *Service) started(g Game) {
 	s.rows.Put(g.ID, g.Seq, g, time.Now())
 }
 
+// insertGameSQL stores a new game $1 at $2: every player's presence
+// first, and the game only when all were (the waiting players $3, still
+// queued in lobby $4, and the free players $5, who are in no queue or
+// game); then its row ($6-$15, a player count of $16), its players $17 in
+// seat order, its escrow address $18 and its opening events ($19-$21,
+// game:started first, whose data gets the players' names from the
+// statement). A presence row naming a game that is not stored fails the
+// statement (its foreign key), so nothing of it stays. It answers the
+// seats. It is run prepared (see db.QueryPrepared): every game's start
+// runs it.
+const insertGameSQL = `WITH waited AS (UPDATE user_presence SET kind = 'game', game_id = $1, lobby_id = NULL, since = $2
+		WHERE user_id = ANY($3::uuid[]) AND kind = 'queue' AND lobby_id = $4 RETURNING user_id),
+	joined AS (INSERT INTO user_presence (user_id, kind, game_id, since) SELECT unnest($5::uuid[]), 'game', $1, $2
+		ON CONFLICT (user_id) DO NOTHING RETURNING user_id),
+	g AS (INSERT INTO games (id, lobby_id, game_type, stake_minor, settings, status, state, seq, deadline, rematch_of, created_at, tournament_id)
+		SELECT $1::uuid, $6::uuid, $7::text, $8::bigint, $9::jsonb, $10::text, $11::jsonb, $12::int, $13::timestamptz, $14::uuid, $2::timestamptz, $15::uuid
+		WHERE (SELECT count(*) FROM waited) + (SELECT count(*) FROM joined) = $16 RETURNING id),
+	p AS (INSERT INTO game_players (game_id, user_id, seat)
+		SELECT g.id, t.u, t.o - 1 FROM g, unnest($17::uuid[]) WITH ORDINALITY AS t (u, o) RETURNING user_id, seat),
+	escrow AS (INSERT INTO platform_addresses (address, kind) SELECT $18, 'escrow' FROM g ON CONFLICT DO NOTHING),
+	seated AS (SELECT p.user_id, u.username, p.seat FROM p JOIN users AS u ON u.id = p.user_id),
+	events AS (INSERT INTO game_events (game_id, seq, name, data, created_at)
+		SELECT g.id, v.seq, v.name, CASE WHEN v.i = 1 THEN v.data || jsonb_build_object('players', (SELECT json_agg(json_build_object(
+				'userId', s.user_id, 'username', s.username, 'seat', s.seat) ORDER BY s.seat) FROM seated AS s)) ELSE v.data END, $2
+		FROM g, unnest($19::int[], $20::text[], $21::jsonb[]) WITH ORDINALITY AS v (seq, name, data, i))
+	SELECT user_id::text, username, seat FROM seated ORDER BY seat`
+
 // insertGame stores a new game in one statement: the game (its rules
 // started), its seats, its escrow address among the platform's, its
 // opening events, and its players marked busy (the waiting ones taken
@@ -153,34 +179,16 @@ func (s *Service) insertGame(ctx context.Context, idb bun.IDB, n newGame) (Game,
 		return Game{}, eventlog.Opening{}, err
 	}
 	g.Seq = len(opening.Rows)
-	insertEvents, eventArgs := opening.Insert("g", `jsonb_build_object('players', (SELECT json_agg(json_build_object('userId', s.user_id,
-		'username', s.username, 'seat', s.seat) ORDER BY s.seat) FROM seated AS s))`)
-	// Every player's presence is written first, and the game only when
-	// all were: the waiting players' queue places (still there) become
-	// the game's, the others' are new (they were free). A presence row
-	// naming a game that is not stored fails the statement (its foreign
-	// key), so nothing of it stays.
 	var free []string
 	for _, u := range n.players {
 		if !slices.Contains(n.waiting, u) {
 			free = append(free, u)
 		}
 	}
-	args := []any{id, now, pgdialect.Array(n.waiting), queue, pgdialect.Array(free), id, now,
-		id, n.lobbyID, n.gameType, n.stake, string(n.settings), StatusActive, string(raw), g.Seq, g.Deadline, n.rematchOf, now, n.tournament,
-		len(n.players), pgdialect.Array(n.players), s.escrowOf(id)}
-	err = idb.NewRaw(`WITH waited AS (UPDATE user_presence SET kind = 'game', game_id = ?, lobby_id = NULL, since = ?
-			WHERE user_id = ANY(?::uuid[]) AND kind = 'queue' AND lobby_id = ? RETURNING user_id),
-		joined AS (INSERT INTO user_presence (user_id, kind, game_id, since) SELECT unnest(?::uuid[]), 'game', ?, ?
-			ON CONFLICT (user_id) DO NOTHING RETURNING user_id),
-		g AS (INSERT INTO games (id, lobby_id, game_type, stake_minor, settings, status, state, seq, deadline, rematch_of, created_at, tournament_id)
-			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM waited) + (SELECT count(*) FROM joined) = ? RETURNING id),
-		p AS (INSERT INTO game_players (game_id, user_id, seat)
-			SELECT g.id, t.u, t.o - 1 FROM g, unnest(?::uuid[]) WITH ORDINALITY AS t (u, o) RETURNING user_id, seat),
-		escrow AS (INSERT INTO platform_addresses (address, kind) SELECT ?, 'escrow' FROM g ON CONFLICT DO NOTHING),
-		seated AS (SELECT p.user_id, u.username, p.seat FROM p JOIN users AS u ON u.id = p.user_id),
-		events AS (`+insertEvents+`)
-		SELECT user_id, username, seat FROM seated ORDER BY seat`, append(args, eventArgs...)...).Scan(ctx, &g.Seats)
+	seqs, names, data := opening.Columns()
+	err = db.ScanPrepared(ctx, idb, &g.Seats, insertGameSQL, id, now, n.waiting, queue, free,
+		n.lobbyID, n.gameType, n.stake, string(n.settings), StatusActive, string(raw), g.Seq, g.Deadline, n.rematchOf, n.tournament,
+		len(n.players), n.players, s.escrowOf(id), seqs, names, data)
 	if db.IsForeignKeyViolation(err, "user_presence_game_id_fkey") || err == nil && len(g.Seats) != len(n.players) {
 		return Game{}, eventlog.Opening{}, domain.Errorf(domain.CodeConflict, "a player is already in a queue or a game")
 	}

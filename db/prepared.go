@@ -1,0 +1,100 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/uptrace/bun"
+)
+
+// QueryPrepared runs query, written with $1, $2... placeholders, on idb
+// (the database, a connection or a transaction) with args sent apart from
+// its text (the extended protocol): the statement is prepared once per
+// connection and kept (pgx's statement cache), and Open makes PostgreSQL
+// plan it once too (a generic plan), so each run costs its execution
+// only. It is for the few statements run so often that parsing and
+// planning them would be most of their cost (a move, a join, a game's
+// start): their text must not change from run to run (a batch passes
+// arrays, not a list of values of its length). Every other statement
+// goes through bun, which writes its arguments into the text.
+//
+// In a transaction of Transact, the statement runs at once, before the
+// writes queued with Later, like any statement of the transaction's own.
+func QueryPrepared(ctx context.Context, idb bun.IDB, query string, args ...any) (*sql.Rows, error) {
+	var bdb *bun.DB
+	var run func(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	switch c := idb.(type) {
+	case *bun.DB:
+		bdb, run = c, c.DB.QueryContext
+	case bun.Tx:
+		bdb, run = c.NewRaw("").DB(), c.Tx.QueryContext
+	case bun.Conn:
+		bdb, run = c.NewRaw("").DB(), c.Conn.QueryContext
+	default:
+		return nil, fmt.Errorf("run a prepared statement on a %T", idb)
+	}
+	hooks := hooksOf(bdb)
+	event := &bun.QueryEvent{DB: bdb, Query: query, QueryTemplate: query, QueryArgs: args}
+	if len(hooks) > 0 {
+		event.StartTime = time.Now()
+		for _, h := range hooks {
+			ctx = h.BeforeQuery(ctx, event)
+		}
+	}
+	rows, err := run(ctx, query, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
+	event.Err = err
+	for i := len(hooks) - 1; i >= 0; i-- {
+		hooks[i].AfterQuery(ctx, event)
+	}
+	return rows, err
+}
+
+// bun's query hooks see the statements bun sends; those of QueryPrepared
+// bypass bun, so the hooks that must see them too (tests counting a
+// handle's round trips, or acting before one of them) are added with
+// AddQueryHook or WithQueryHook, which give them to both.
+var (
+	hooksMu sync.RWMutex
+	hooks   = map[*bun.DB][]bun.QueryHook{}
+)
+
+func hooksOf(bdb *bun.DB) []bun.QueryHook {
+	hooksMu.RLock()
+	defer hooksMu.RUnlock()
+	return hooks[bdb]
+}
+
+// AddQueryHook adds h to bdb's query hooks, for the statements bun sends
+// and those of QueryPrepared alike.
+func AddQueryHook(bdb *bun.DB, h bun.QueryHook) {
+	//lint:ignore SA1019 the hook must see this handle's own statements, which WithQueryHook would copy
+	bdb.AddQueryHook(h)
+	hooksMu.Lock()
+	defer hooksMu.Unlock()
+	hooks[bdb] = append(hooks[bdb], h)
+}
+
+// WithQueryHook returns a copy of bdb with h added to its query hooks (see
+// AddQueryHook).
+func WithQueryHook(bdb *bun.DB, h bun.QueryHook) *bun.DB {
+	c := bdb.WithQueryHook(h)
+	hooksMu.Lock()
+	defer hooksMu.Unlock()
+	hooks[c] = append(append([]bun.QueryHook(nil), hooks[bdb]...), h)
+	return c
+}
+
+// ScanPrepared runs query as QueryPrepared does and scans its rows into
+// dest as bun's Scan would (a struct takes the first row, and no row is
+// sql.ErrNoRows; a slice takes them all).
+func ScanPrepared(ctx context.Context, idb bun.IDB, dest any, query string, args ...any) error {
+	rows, err := QueryPrepared(ctx, idb, query, args...)
+	if err != nil {
+		return err
+	}
+	return idb.NewRaw("").DB().ScanRows(ctx, rows, dest)
+}
