@@ -23,11 +23,13 @@ const gather = 5 * time.Millisecond
 
 // Announcement tells the other instances what this one's transactions
 // published since its previous announcement: the newest seq of every game
-// that has new events (they read the rows by seq) and the notices.
+// and every tournament that has new events (they read the rows by seq),
+// and the notices.
 type Announcement struct {
-	Instance string         `json:"i"`
-	Games    map[string]int `json:"g,omitempty"`
-	Notices  []Notice       `json:"n,omitempty"`
+	Instance    string         `json:"i"`
+	Games       map[string]int `json:"g,omitempty"`
+	Tournaments map[string]int `json:"t,omitempty"`
+	Notices     []Notice       `json:"n,omitempty"`
 }
 
 // ParseAnnouncement decodes a NOTIFY payload of Channel.
@@ -52,15 +54,17 @@ type Announcer struct {
 	log      *slog.Logger
 	instance string
 
-	mu      sync.Mutex
-	games   map[string]int
-	notices []Notice
-	wake    chan struct{}
+	mu          sync.Mutex
+	games       map[string]int
+	tournaments map[string]int
+	notices     []Notice
+	wake        chan struct{}
 }
 
 // NewAnnouncer returns the Announcer of one instance; Run sends.
 func NewAnnouncer(bdb *bun.DB, instance string, log *slog.Logger) *Announcer {
-	return &Announcer{db: bdb, log: log, instance: instance, games: map[string]int{}, wake: make(chan struct{}, 1)}
+	return &Announcer{db: bdb, log: log, instance: instance, games: map[string]int{}, tournaments: map[string]int{},
+		wake: make(chan struct{}, 1)}
 }
 
 // Instance is the id this instance announces under.
@@ -74,6 +78,19 @@ func (a *Announcer) Published(p Published) {
 	}
 	a.notices = append(a.notices, p.Notices...)
 	a.mu.Unlock()
+	a.wakeUp()
+}
+
+// Tournament queues a tournament's newest seq for the next announcement:
+// tournaments' events go out with the games', in the same notifications.
+func (a *Announcer) Tournament(id string, seq int) {
+	a.mu.Lock()
+	a.tournaments[id] = max(a.tournaments[id], seq)
+	a.mu.Unlock()
+	a.wakeUp()
+}
+
+func (a *Announcer) wakeUp() {
 	select {
 	case a.wake <- struct{}{}:
 	default:
@@ -94,10 +111,10 @@ func (a *Announcer) Run(ctx context.Context) {
 		case <-time.After(gather):
 		}
 		a.mu.Lock()
-		games, notices := a.games, a.notices
-		a.games, a.notices = map[string]int{}, nil
+		games, tournaments, notices := a.games, a.tournaments, a.notices
+		a.games, a.tournaments, a.notices = map[string]int{}, map[string]int{}, nil
 		a.mu.Unlock()
-		for _, payload := range a.payloads(games, notices) {
+		for _, payload := range a.payloads(games, tournaments, notices) {
 			if _, err := a.db.ExecContext(ctx, "SELECT pg_notify(?, ?)", Channel, payload); err != nil && ctx.Err() == nil {
 				a.log.Warn("announce room events; other instances catch up by their periodic check", "err", err)
 			}
@@ -107,28 +124,33 @@ func (a *Announcer) Run(ctx context.Context) {
 
 // payloads splits one batch into NOTIFY payloads under maxPayload. A notice
 // too large for any payload is dropped with a log line.
-func (a *Announcer) payloads(games map[string]int, notices []Notice) []string {
+func (a *Announcer) payloads(games, tournaments map[string]int, notices []Notice) []string {
 	var out []string
 	cur := Announcement{Instance: a.instance}
 	size := 64
 	flush := func() {
-		if len(cur.Games) == 0 && len(cur.Notices) == 0 {
+		if len(cur.Games) == 0 && len(cur.Tournaments) == 0 && len(cur.Notices) == 0 {
 			return
 		}
 		b, _ := json.Marshal(cur)
 		out = append(out, string(b))
 		cur, size = Announcement{Instance: a.instance}, 64
 	}
-	for id, seq := range games {
-		if size+len(id)+16 > maxPayload {
-			flush()
+	addSeqs := func(seqs map[string]int, field func(*Announcement) *map[string]int) {
+		for id, seq := range seqs {
+			if size+len(id)+16 > maxPayload {
+				flush()
+			}
+			m := field(&cur)
+			if *m == nil {
+				*m = map[string]int{}
+			}
+			(*m)[id] = seq
+			size += len(id) + 16
 		}
-		if cur.Games == nil {
-			cur.Games = map[string]int{}
-		}
-		cur.Games[id] = seq
-		size += len(id) + 16
 	}
+	addSeqs(games, func(an *Announcement) *map[string]int { return &an.Games })
+	addSeqs(tournaments, func(an *Announcement) *map[string]int { return &an.Tournaments })
 	for _, n := range notices {
 		b, err := json.Marshal(n)
 		if err != nil || len(b)+64 > maxPayload {

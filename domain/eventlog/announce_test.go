@@ -21,31 +21,36 @@ import (
 func TestPayloadsSplitALargeBatchAndKeepEverything(t *testing.T) {
 	a := NewAnnouncer(nil, "0123456789abcdef", slog.New(slog.DiscardHandler))
 	for _, tc := range []struct {
-		name            string
-		games, notices  int
-		noticeBytes     int
-		wantOnePayload  bool
-		wantAtLeastMany int
+		name                        string
+		games, tournaments, notices int
+		noticeBytes                 int
+		wantOnePayload              bool
+		wantAtLeastMany             int
 	}{
-		{"nothing", 0, 0, 0, false, 0},
-		{"one game", 1, 0, 0, true, 1},
-		{"a few of each", 5, 3, 50, true, 1},
-		{"a thousand games", 1000, 0, 0, false, 6},
-		{"a thousand notices", 0, 1000, 200, false, 25},
-		{"both, with notices near the limit", 600, 40, 3000, false, 20},
+		{"nothing", 0, 0, 0, 0, false, 0},
+		{"one game", 1, 0, 0, 0, true, 1},
+		{"one tournament", 0, 1, 0, 0, true, 1},
+		{"a few of each", 5, 2, 3, 50, true, 1},
+		{"a thousand games", 1000, 0, 0, 0, false, 6},
+		{"a thousand tournaments", 0, 1000, 0, 0, false, 6},
+		{"a thousand notices", 0, 0, 1000, 200, false, 25},
+		{"all, with notices near the limit", 600, 300, 40, 3000, false, 22},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			games := map[string]int{}
+			games, tournaments := map[string]int{}, map[string]int{}
 			for i := range tc.games {
 				games[uuid.NewString()] = i + 1
+			}
+			for i := range tc.tournaments {
+				tournaments[uuid.NewString()] = i + 1
 			}
 			var notices []Notice
 			for i := range tc.notices {
 				data, _ := json.Marshal(map[string]string{"text": strings.Repeat("x", tc.noticeBytes), "i": fmt.Sprint(i)})
 				notices = append(notices, Notice{UserID: uuid.NewString(), Type: "test", Data: data})
 			}
-			payloads := a.payloads(games, notices)
-			if tc.games == 0 && tc.notices == 0 {
+			payloads := a.payloads(games, tournaments, notices)
+			if tc.games == 0 && tc.tournaments == 0 && tc.notices == 0 {
 				if len(payloads) != 0 {
 					t.Errorf("payloads of an empty batch: got %d, want 0", len(payloads))
 				}
@@ -57,7 +62,7 @@ func TestPayloadsSplitALargeBatchAndKeepEverything(t *testing.T) {
 			if len(payloads) < tc.wantAtLeastMany {
 				t.Errorf("payloads: got %d, want at least %d", len(payloads), tc.wantAtLeastMany)
 			}
-			gotGames := map[string]int{}
+			gotGames, gotTournaments := map[string]int{}, map[string]int{}
 			var gotNotices []Notice
 			for i, p := range payloads {
 				if len(p) > maxPayload {
@@ -70,8 +75,14 @@ func TestPayloadsSplitALargeBatchAndKeepEverything(t *testing.T) {
 				if an.Instance != a.Instance() {
 					t.Errorf("payload %d names instance %q, want %q", i, an.Instance, a.Instance())
 				}
-				if len(an.Games) == 0 && len(an.Notices) == 0 {
+				if len(an.Games) == 0 && len(an.Tournaments) == 0 && len(an.Notices) == 0 {
 					t.Errorf("payload %d announces nothing", i)
+				}
+				for id, seq := range an.Tournaments {
+					if _, dup := gotTournaments[id]; dup {
+						t.Errorf("tournament %s announced twice", id)
+					}
+					gotTournaments[id] = seq
 				}
 				for id, seq := range an.Games {
 					if _, dup := gotGames[id]; dup {
@@ -83,6 +94,9 @@ func TestPayloadsSplitALargeBatchAndKeepEverything(t *testing.T) {
 			}
 			if !reflect.DeepEqual(gotGames, games) && !(len(games) == 0 && len(gotGames) == 0) {
 				t.Errorf("games announced: got %d, want %d (every game with its seq)", len(gotGames), len(games))
+			}
+			if !reflect.DeepEqual(gotTournaments, tournaments) {
+				t.Errorf("tournaments announced: got %d, want %d (every tournament with its seq)", len(gotTournaments), len(tournaments))
 			}
 			if len(gotNotices) != len(notices) {
 				t.Fatalf("notices announced: got %d, want %d", len(gotNotices), len(notices))
@@ -101,7 +115,7 @@ func TestPayloadsDropOnlyANoticeThatFitsNoPayload(t *testing.T) {
 	a := NewAnnouncer(nil, "0123456789abcdef", slog.New(slog.DiscardHandler))
 	huge, _ := json.Marshal(map[string]string{"text": strings.Repeat("x", maxPayload)})
 	small := json.RawMessage(`{"ok":true}`)
-	payloads := a.payloads(map[string]int{"g": 3}, []Notice{
+	payloads := a.payloads(map[string]int{"g": 3}, nil, []Notice{
 		{UserID: "before", Type: "t", Data: small}, {UserID: "huge", Type: "t", Data: huge}, {UserID: "after", Type: "t", Data: small}})
 	var users []string
 	for _, p := range payloads {
@@ -121,27 +135,33 @@ func TestPayloadsDropOnlyANoticeThatFitsNoPayload(t *testing.T) {
 	}
 }
 
-// Between two announcements a game is announced once, with its newest seq,
-// whatever order the commits published in.
+// Between two announcements a game or a tournament is announced once,
+// with its newest seq, whatever order the commits published in.
 func TestAnnouncerKeepsEachGamesNewestSeq(t *testing.T) {
 	a := NewAnnouncer(nil, "i1", slog.New(slog.DiscardHandler))
 	a.Published(Published{Events: []Event{{GameID: "g1", Seq: 4}, {GameID: "g1", Seq: 5}}})
 	a.Published(Published{Events: []Event{{GameID: "g2", Seq: 1}}})
 	a.Published(Published{Events: []Event{{GameID: "g1", Seq: 3}}}) // an older commit's, delivered late
 	a.Published(Published{Notices: []Notice{{UserID: "u", Type: "t", Data: json.RawMessage(`1`)}}})
+	a.Tournament("t1", 7)
+	a.Tournament("t1", 6) // an older commit's, delivered late
+	a.Tournament("t2", 1)
 	a.mu.Lock()
-	games, notices := a.games, a.notices
+	games, tournaments, notices := a.games, a.tournaments, a.notices
 	a.mu.Unlock()
 	if want := map[string]int{"g1": 5, "g2": 1}; !reflect.DeepEqual(games, want) {
 		t.Errorf("queued games: got %v, want %v", games, want)
+	}
+	if want := map[string]int{"t1": 7, "t2": 1}; !reflect.DeepEqual(tournaments, want) {
+		t.Errorf("queued tournaments: got %v, want %v", tournaments, want)
 	}
 	if len(notices) != 1 {
 		t.Errorf("queued notices: got %d, want 1", len(notices))
 	}
 }
 
-// What an instance publishes reaches every listener of Channel, tagged
-// with the instance.
+// What an instance publishes, and its tournaments' news, reach every
+// listener of Channel, tagged with the instance.
 func TestAnnouncerNotifiesListeners(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -160,12 +180,13 @@ func TestAnnouncerNotifiesListeners(t *testing.T) {
 	a := NewAnnouncer(dbtest.DB(t), "instance-"+uuid.NewString()[:8], log)
 	running := make(chan struct{})
 	go func() { defer close(running); a.Run(ctx) }()
-	gameID, userID := uuid.NewString(), uuid.NewString()
+	gameID, userID, tournamentID := uuid.NewString(), uuid.NewString(), uuid.NewString()
 	a.Published(Published{Events: []Event{{GameID: gameID, Seq: 9}}})
+	a.Tournament(tournamentID, 4)
 	a.Published(Published{Notices: []Notice{{UserID: userID, Type: "hello", Data: json.RawMessage(`{}`)}}})
 
-	gotGame, gotNotice := false, false
-	for !gotGame || !gotNotice {
+	gotGame, gotNotice, gotTournament := false, false, false
+	for !gotGame || !gotNotice || !gotTournament {
 		select {
 		case p := <-received:
 			an, err := ParseAnnouncement(p)
@@ -181,13 +202,19 @@ func TestAnnouncerNotifiesListeners(t *testing.T) {
 				}
 				gotGame = true
 			}
+			if seq, ok := an.Tournaments[tournamentID]; ok {
+				if seq != 4 {
+					t.Errorf("announced seq of the tournament: got %d, want 4", seq)
+				}
+				gotTournament = true
+			}
 			for _, n := range an.Notices {
 				if n.UserID == userID && n.Type == "hello" {
 					gotNotice = true
 				}
 			}
 		case <-ctx.Done():
-			t.Fatalf("announcement not received: game %v, notice %v", gotGame, gotNotice)
+			t.Fatalf("announcement not received: game %v, notice %v, tournament %v", gotGame, gotNotice, gotTournament)
 		}
 	}
 	cancel()

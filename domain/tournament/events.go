@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"slices"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -177,92 +174,16 @@ func (s *Service) LastSeqs(ctx context.Context, ids []string) (map[string]int, e
 	return out, nil
 }
 
-// Channel is the NOTIFY channel that tells other instances of new
-// tournament events.
-const Channel = "tournament_events"
-
-// Announcer is the Sink that tells the other instances, batched, which
-// tournaments have new events up to which seq: "instance id:tournament
-// id:seq,...". They read the rows themselves; a lost notification delays
-// them until their periodic check of the rooms they serve.
-type Announcer struct {
-	db       *bun.DB
-	log      *slog.Logger
-	instance string
-
-	mu   sync.Mutex
-	seqs map[string]int
-	wake chan struct{}
-}
-
-// NewAnnouncer returns the announcer of an instance; Run sends.
-func NewAnnouncer(bdb *bun.DB, instance string, log *slog.Logger) *Announcer {
-	return &Announcer{db: bdb, log: log, instance: instance, seqs: map[string]int{}, wake: make(chan struct{}, 1)}
-}
+// Announce is the Sink that tells the other instances which tournaments
+// have new events up to which seq (the instance's eventlog.Announcer,
+// which sends them with the games' news): they read the rows themselves,
+// and a lost announcement delays them until their periodic check of the
+// rooms they serve.
+type Announce func(id string, seq int)
 
 // TournamentEvents implements Sink.
-func (a *Announcer) TournamentEvents(evs []Event) {
-	a.mu.Lock()
+func (f Announce) TournamentEvents(evs []Event) {
 	for _, e := range evs {
-		a.seqs[e.TournamentID] = max(a.seqs[e.TournamentID], e.Seq)
+		f(e.TournamentID, e.Seq)
 	}
-	a.mu.Unlock()
-	select {
-	case a.wake <- struct{}{}:
-	default:
-	}
-}
-
-// Run sends announcements until ctx is done: whatever was appended within
-// 5 ms of the first news goes out in one NOTIFY.
-func (a *Announcer) Run(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-a.wake:
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(5 * time.Millisecond):
-		}
-		a.mu.Lock()
-		seqs := a.seqs
-		a.seqs = map[string]int{}
-		a.mu.Unlock()
-		var parts []string
-		for id, seq := range seqs {
-			parts = append(parts, fmt.Sprintf("%s:%d", id, seq))
-		}
-		// A uuid and a seq take under 50 bytes: 150 of them stay well
-		// under NOTIFY's 8000.
-		for len(parts) > 0 {
-			n := min(len(parts), 150)
-			payload := a.instance + "|" + strings.Join(parts[:n], ",")
-			parts = parts[n:]
-			if _, err := a.db.ExecContext(ctx, "SELECT pg_notify(?, ?)", Channel, payload); err != nil && ctx.Err() == nil {
-				a.log.Warn("announce tournament events; other instances catch up by their periodic check", "err", err)
-			}
-		}
-	}
-}
-
-// ParseAnnouncement reads a NOTIFY payload of Channel: the announcing
-// instance and the newest seq of each tournament it named.
-func ParseAnnouncement(payload string) (instance string, seqs map[string]int, err error) {
-	instance, list, ok := strings.Cut(payload, "|")
-	if !ok {
-		return "", nil, fmt.Errorf("a tournament announcement without an instance: %q", payload)
-	}
-	seqs = map[string]int{}
-	for _, part := range strings.Split(list, ",") {
-		id, seq, ok := strings.Cut(part, ":")
-		var n int
-		if _, err := fmt.Sscan(seq, &n); !ok || err != nil {
-			return "", nil, fmt.Errorf("a tournament announcement with %q", part)
-		}
-		seqs[id] = n
-	}
-	return instance, seqs, nil
 }

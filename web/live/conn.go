@@ -39,13 +39,13 @@ type Conn struct {
 	sock      *socket // the network side; nil for a connection that is only read in memory
 
 	mu    sync.Mutex
-	rooms map[string]*room // joined rooms by game id
+	rooms map[roomKey]joinedRoom // the game and tournament rooms it is in
 }
 
 // NewConn returns a connection of a user.
 func NewConn(userID string, a Audience) *Conn {
 	return &Conn{UserID: userID, Audience: a, send: make(chan []byte, queueLen+reserved),
-		done: make(chan struct{}), rooms: map[string]*room{}}
+		done: make(chan struct{}), rooms: map[roomKey]joinedRoom{}}
 }
 
 // Frames is the connection's outgoing queue.
@@ -128,26 +128,30 @@ func (c *Conn) reply(v any) {
 	}
 }
 
-func (c *Conn) joined(r *room) {
+func (c *Conn) joined(k roomKey, r joinedRoom) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.rooms[r.id] = r
+	c.rooms[k] = r
 }
 
-func (c *Conn) left(gameID string) *room {
+// left takes a room out of the connection's list and returns it, nil when
+// the connection is not in it.
+func (c *Conn) left(k roomKey) joinedRoom {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r := c.rooms[gameID]
-	delete(c.rooms, gameID)
+	r := c.rooms[k]
+	delete(c.rooms, k)
 	return r
 }
 
-func (c *Conn) allRooms() []*room {
+// leaveAll empties the connection's list of rooms and returns them.
+func (c *Conn) leaveAll() []joinedRoom {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]*room, 0, len(c.rooms))
-	for _, r := range c.rooms {
+	out := make([]joinedRoom, 0, len(c.rooms))
+	for k, r := range c.rooms {
 		out = append(out, r)
+		delete(c.rooms, k)
 	}
 	return out
 }

@@ -133,13 +133,6 @@ type Options struct {
 	Pause func(time.Duration)
 }
 
-// ringLen is how many recent frames a room keeps to answer joins and
-// resumes from memory.
-const ringLen = 128
-
-// fetchLimit bounds one read of missed events.
-const fetchLimit = 500
-
 // Hub is one instance's live rooms and sockets.
 type Hub struct {
 	store    Store
@@ -204,35 +197,27 @@ func New(store Store, pages Pages, presence Presence, rooms Rooms, instance stri
 	return h
 }
 
-// room is one game's live room on this instance.
+// room is one game's live room on this instance; what follows the
+// seqRoom is under its mu.
 type room struct {
-	id string
-
-	mu      sync.Mutex
-	seq     int           // last event fanned out
-	want    int           // newest seq known to exist
-	pending map[int]Event // events received from this instance's commits, not fanned out yet
-	pumping bool
-	closed  bool // removed from the hub: a join opens a new one
-	ring    []frame
-	members map[*Conn]*member
-	watch   int       // spectator sockets
-	pages   int       // HTML subscribers
-	view    PageState // what the pages show; nil while the room has none
-	count   int       // the spectator count last sent
+	seqRoom[Event]
+	watch int       // spectator sockets
+	view  PageState // what the pages show; nil while the room has none
+	count int       // the spectator count last sent
 }
 
-type member struct {
-	after  int // the last seq this subscriber has
-	player bool
-}
-
-// frame is one event rendered for each audience; nil bytes: nothing to
-// send that audience.
-type frame struct {
-	seq   int
-	bytes [numAudiences][]byte
-	html  bool // rendered for pages
+func newRoom(gameID string, known int) *room {
+	r := &room{}
+	r.init(r, gameID, false, known, mustJSON(ResyncFrame{Type: "resync", GameID: gameID}))
+	r.gone = func(c *Conn, m *member) {
+		if !m.player {
+			r.watch--
+		}
+		if c.Audience == HTML && r.pages == 0 {
+			r.view = nil // rendering for nobody; the next page reads it again
+		}
+	}
+	return r
 }
 
 // Run does the hub's work until ctx is done: the writers that send the
@@ -274,18 +259,14 @@ func (h *Hub) Committed(evs []Event) {
 	if len(evs) == 0 {
 		return
 	}
-	gameID, last := evs[0].GameID, evs[len(evs)-1].Seq
-	r := h.heardOf(gameID, last)
+	r := h.heardOf(evs[0].GameID, evs[len(evs)-1].Seq)
 	if r == nil {
 		return
 	}
 	r.mu.Lock()
-	for _, e := range evs {
-		if e.Seq > r.seq {
-			r.pending[e.Seq] = e
-		}
+	if r.handLocked(evs) {
+		go h.pump(r)
 	}
-	h.wantLocked(r, last)
 	r.mu.Unlock()
 }
 
@@ -297,7 +278,9 @@ func (h *Hub) Announced(gameID string, seq int) {
 		return
 	}
 	r.mu.Lock()
-	h.wantLocked(r, seq)
+	if r.wantLocked(seq) {
+		go h.pump(r)
+	}
 	r.mu.Unlock()
 }
 
@@ -312,63 +295,22 @@ func (h *Hub) heardOf(gameID string, seq int) *room {
 	return h.open[gameID]
 }
 
-// wantLocked raises what the room must reach and starts its pump.
-func (h *Hub) wantLocked(r *room, seq int) {
-	if seq > r.want {
-		r.want = seq
-	}
-	if r.want > r.seq && !r.pumping && !r.closed {
-		r.pumping = true
-		go h.pump(r)
-	}
-}
-
 // pump brings a room up to what it must reach, in seq order: it takes the
 // events it was handed, reads the ones it lacks, renders them and fans
 // them out, until nothing is left. The API sockets get their frames before
 // the pages' are rendered.
 func (h *Hub) pump(r *room) {
-	backoff := 50 * time.Millisecond
+	read := func(ctx context.Context, after, limit int) ([]Event, error) {
+		return h.store.Events(ctx, r.id, after, limit)
+	}
 	for {
-		r.mu.Lock()
-		if r.seq >= r.want || r.closed {
-			r.pumping = false
-			r.mu.Unlock()
+		evs, ok := r.next(h, read)
+		if !ok {
 			return
 		}
-		from, to := r.seq, r.want
-		var evs []Event
-		for seq := from + 1; seq <= to; seq++ {
-			e, ok := r.pending[seq]
-			if !ok {
-				break
-			}
-			evs = append(evs, e)
-		}
-		for seq := range r.pending {
-			if seq <= to {
-				delete(r.pending, seq)
-			}
-		}
+		r.mu.Lock()
 		view := r.view
 		r.mu.Unlock()
-
-		if len(evs) < to-from { // a gap: read the rest from the store
-			got, err := h.store.Events(h.ctx, r.id, from, min(to-from, fetchLimit))
-			if err != nil || len(got) == 0 {
-				if h.ctx.Err() != nil {
-					r.mu.Lock()
-					r.pumping = false
-					r.mu.Unlock()
-					return
-				}
-				h.log.Warn("live: read missed events", "game", r.id, "after", from, "err", err)
-				time.Sleep(backoff)
-				backoff = min(2*backoff, 2*time.Second)
-				continue
-			}
-			evs = got
-		}
 		frames := renderJSON(evs)
 		if view != nil {
 			r.mu.Lock()
@@ -382,7 +324,7 @@ func (h *Hub) pump(r *room) {
 		if view != nil && !frames[0].html && r.view == view {
 			r.view = nil // the pages rejoin, and a new state is read
 		}
-		h.fanOutLocked(r, frames)
+		r.fanOutLocked(frames)
 		r.mu.Unlock()
 	}
 }
@@ -426,65 +368,10 @@ func (h *Hub) sendJSONLocked(r *room, frames []frame) {
 				continue
 			}
 			if !c.deliver(f.bytes[JSON]) {
-				h.kickLocked(r, c)
+				r.kickLocked(c)
 				continue
 			}
 			m.after = f.seq
-		}
-	}
-}
-
-// fanOutLocked queues frames for every member that lacks them and keeps
-// them for later joins. A member whose queue is full leaves the room with
-// a resync frame.
-func (h *Hub) fanOutLocked(r *room, frames []frame) {
-	for _, f := range frames {
-		if f.seq <= r.seq {
-			continue
-		}
-		for c, m := range r.members {
-			if f.seq <= m.after {
-				continue
-			}
-			if c.Audience == HTML && !f.html {
-				h.kickLocked(r, c) // a page joined while the batch rendered without pages
-				continue
-			}
-			if b := f.bytes[c.Audience]; b != nil && !c.deliver(b) {
-				h.kickLocked(r, c)
-				continue
-			}
-			m.after = f.seq
-		}
-		r.seq = f.seq
-		if len(r.ring) == ringLen {
-			copy(r.ring, r.ring[1:])
-			r.ring = r.ring[:ringLen-1]
-		}
-		r.ring = append(r.ring, f)
-	}
-}
-
-// kickLocked takes a member that fell behind out of the room and tells it
-// to resync.
-func (h *Hub) kickLocked(r *room, c *Conn) {
-	h.removeLocked(r, c)
-	c.left(r.id)
-	c.urgent(mustJSON(ResyncFrame{Type: "resync", GameID: r.id}))
-}
-
-func (h *Hub) removeLocked(r *room, c *Conn) {
-	m := r.members[c]
-	if m == nil {
-		return
-	}
-	delete(r.members, c)
-	if !m.player {
-		r.watch--
-	}
-	if c.Audience == HTML {
-		if r.pages--; r.pages == 0 {
-			r.view = nil // rendering for nobody; the next page reads it again
 		}
 	}
 }
@@ -514,52 +401,30 @@ func (h *Hub) Join(ctx context.Context, c *Conn, gameID string, afterSeq, known 
 			}
 			continue
 		}
-		replay, ok := r.replayLocked(afterSeq, c.Audience)
-		if ok && len(replay) == 0 {
-			// Caught up: a member from here on.
-			r.members[c] = &member{after: max(afterSeq, r.seq), player: player}
-			if !player {
-				r.watch++
-			}
-			if c.Audience == HTML {
-				r.pages++
-			}
-			c.joined(r) // under the room's lock, so that a kick cannot come between
-			r.mu.Unlock()
+		b, joined := r.joinLocked(c, afterSeq, player)
+		if joined && !player {
+			r.watch++
+		}
+		view := r.view
+		r.mu.Unlock()
+		if joined {
 			return nil
 		}
-		upTo, view := r.seq, r.view
-		r.mu.Unlock()
-		// Catch up outside the room's lock, from its memory when it reaches
-		// back far enough, else from the store, then look again. The
-		// socket's writer drains its queue meanwhile.
-		if ok {
-			for _, b := range replay {
-				if !c.push(b, h.writeWait) {
-					return nil // the socket was closed, or has not taken a frame for writeWait
-				}
-			}
-			afterSeq = upTo
-			continue
-		}
-		for afterSeq < upTo {
-			evs, err := h.store.Events(ctx, gameID, afterSeq, min(upTo-afterSeq, fetchLimit))
-			if err != nil {
-				return err
-			}
-			if len(evs) == 0 {
-				break
+		var ok bool
+		var err error
+		afterSeq, ok, err = h.catchUp(ctx, c, afterSeq, b, func(ctx context.Context, after, limit int) ([]frame, error) {
+			evs, err := h.store.Events(ctx, gameID, after, limit)
+			if err != nil || len(evs) == 0 {
+				return nil, err
 			}
 			frames := renderJSON(evs)
 			if c.Audience == HTML && !renderPages(view, evs, frames) {
-				break // the pages' state was replaced meanwhile: look again
+				return nil, nil // the pages' state was replaced meanwhile: look again
 			}
-			for _, f := range frames {
-				if b := f.bytes[c.Audience]; b != nil && !c.push(b, h.writeWait) {
-					return nil
-				}
-			}
-			afterSeq = evs[len(evs)-1].Seq
+			return frames, nil
+		})
+		if err != nil || !ok {
+			return err
 		}
 	}
 }
@@ -595,30 +460,6 @@ func (h *Hub) openPages(ctx context.Context, r *room) error {
 	}
 }
 
-// replayLocked returns the frames after seq for an audience from the
-// room's memory, or false when the memory does not reach back that far.
-func (r *room) replayLocked(after int, a Audience) ([][]byte, bool) {
-	if after >= r.seq {
-		return nil, true
-	}
-	if len(r.ring) == 0 || after < r.ring[0].seq-1 {
-		return nil, false
-	}
-	var out [][]byte
-	for _, f := range r.ring {
-		if f.seq <= after {
-			continue
-		}
-		if a == HTML && !f.html {
-			return nil, false
-		}
-		if b := f.bytes[a]; b != nil {
-			out = append(out, b)
-		}
-	}
-	return out, true
-}
-
 // room returns the open room of a game, opening it at seq known when
 // there is none.
 func (h *Hub) room(gameID string, known int) *room {
@@ -627,11 +468,13 @@ func (h *Hub) room(gameID string, known int) *room {
 	if r := h.open[gameID]; r != nil {
 		return r
 	}
-	r := &room{id: gameID, seq: known, pending: map[int]Event{}, members: map[*Conn]*member{}}
+	r := newRoom(gameID, known)
 	h.open[gameID] = r
 	if latest := h.latest[gameID].seq; latest > known {
 		r.mu.Lock()
-		h.wantLocked(r, latest)
+		if r.wantLocked(latest) {
+			go h.pump(r)
+		}
 		r.mu.Unlock()
 	}
 	return r
@@ -639,14 +482,14 @@ func (h *Hub) room(gameID string, known int) *room {
 
 // Leave takes a connection out of a game's room.
 func (h *Hub) Leave(c *Conn, gameID string) {
-	if r := c.left(gameID); r != nil {
-		h.leave(r, c)
+	if r := c.left(roomKey{id: gameID}); r != nil {
+		r.leave(h, c)
 	}
 }
 
-func (h *Hub) leave(r *room, c *Conn) {
+func (r *room) leave(h *Hub, c *Conn) {
 	r.mu.Lock()
-	h.removeLocked(r, c)
+	r.removeLocked(c)
 	empty := len(r.members) == 0
 	r.mu.Unlock()
 	if !empty {
@@ -716,10 +559,9 @@ func (h *Hub) userLocked(userID string) *userSockets {
 // user's channel.
 func (h *Hub) Unregister(c *Conn) {
 	c.Close()
-	for _, r := range c.allRooms() {
-		h.Leave(c, r.id)
+	for _, r := range c.leaveAll() {
+		r.leave(h, c)
 	}
-	h.leaveTournaments(c)
 	h.mu.Lock()
 	if u := h.users[c.UserID]; u != nil {
 		if _, ok := u.conns[c]; ok && len(u.conns) == 1 {
@@ -926,7 +768,7 @@ func (h *Hub) sendCounts() {
 		f.bytes[HTML] = h.pages.Crowd(total)
 		for c := range r.members {
 			if !c.deliver(f.bytes[c.Audience]) {
-				h.kickLocked(r, c)
+				r.kickLocked(c)
 			}
 		}
 		r.mu.Unlock()

@@ -294,25 +294,33 @@ func (h *Hub) join(ctx context.Context, c *Conn, m ClientMessage) {
 	if j.Player {
 		role = "player"
 	}
-	// A resume whose gap the store holds continues from lastSeq; any
-	// other join starts from the state, and only later events follow it,
-	// so that a client applies each event once, in order, on top of what
-	// it has. Pages always continue from the seq their HTML was rendered
-	// at.
-	after := j.Seq
-	switch {
-	case c.Audience == HTML && m.LastSeq > 0:
-		after = m.LastSeq
-	case m.LastSeq > 0 && m.LastSeq <= j.Seq && j.Seq-m.LastSeq <= MaxResume:
-		after = m.LastSeq
+	after, resumed := resumeAfter(c.Audience, m.LastSeq, j.Seq)
+	if resumed {
 		c.reply(ResumedFrame{Type: "resumed", GameID: m.GameID, Seq: m.LastSeq})
-	default:
+	} else {
 		c.reply(JoinedFrame{Type: "joined", GameID: m.GameID, Seq: j.Seq, Role: role, State: j.State})
 	}
 	if err := h.Join(ctx, c, m.GameID, after, j.Seq, j.Player); err != nil {
 		h.log.Error("live: join a room", "game", m.GameID, "err", err)
 		c.reply(errorFrame(m.GameID, err))
 	}
+}
+
+// resumeAfter returns the seq a join continues after, and whether that is
+// the client's lastSeq (answered with resumed). A resume whose gap the
+// store holds continues from lastSeq; any other join starts from the
+// state at seq (answered with joined), and only later events follow it,
+// so that a client applies each event once, in order, on top of what it
+// has. Pages always continue from the seq their HTML was rendered at, and
+// get no answer frame.
+func resumeAfter(a Audience, lastSeq, seq int) (int, bool) {
+	switch {
+	case a == HTML && lastSeq > 0:
+		return lastSeq, false
+	case lastSeq > 0 && lastSeq <= seq && seq-lastSeq <= MaxResume:
+		return lastSeq, true
+	}
+	return seq, false
 }
 
 func errorFrame(gameID string, err error) ErrorFrame {

@@ -3,7 +3,6 @@ package live
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"sync"
 	"time"
 
@@ -78,9 +77,8 @@ type LeftTournamentFrame struct {
 
 // tournamentRooms are the hub's tournament rooms. A tournament's events
 // are few (standings at most once a second, pairings, the start and the
-// end), so its rooms are simpler than games': each keeps its recent
-// frames, renders each event once per audience outside its lock, and
-// reads what it missed by seq.
+// end), so its rooms are simpler than games': each renders each event
+// once per audience outside its lock, from the events alone.
 type tournamentRooms struct {
 	store TournamentStore
 	pages TournamentPages
@@ -88,29 +86,17 @@ type tournamentRooms struct {
 	mu     sync.Mutex
 	open   map[string]*tournamentRoom
 	latest map[string]int
-	conns  map[*Conn]map[string]*tournamentRoom
 }
 
 type tournamentRoom struct {
-	id string
-
-	mu      sync.Mutex
-	seq     int // last event fanned out
-	want    int // newest seq known to exist
-	pending map[int]TournamentEvent
-	pumping bool
-	closed  bool
-	ring    []frame
-	members map[*Conn]int // the last seq each member has
-	pages   int
+	seqRoom[TournamentEvent]
 }
 
 // ServeTournaments gives the hub its tournament rooms: joins, events and
 // their pages' rendering come through store and pages. Until it is
 // called, join-tournament answers NOT_FOUND.
 func (h *Hub) ServeTournaments(store TournamentStore, pages TournamentPages) {
-	h.tours = &tournamentRooms{store: store, pages: pages, open: map[string]*tournamentRoom{}, latest: map[string]int{},
-		conns: map[*Conn]map[string]*tournamentRoom{}}
+	h.tours = &tournamentRooms{store: store, pages: pages, open: map[string]*tournamentRoom{}, latest: map[string]int{}}
 }
 
 // TournamentCommitted takes events of one tournament that this instance
@@ -124,12 +110,9 @@ func (h *Hub) TournamentCommitted(evs []TournamentEvent) {
 		return
 	}
 	r.mu.Lock()
-	for _, e := range evs {
-		if e.Seq > r.seq {
-			r.pending[e.Seq] = e
-		}
+	if r.handLocked(evs) {
+		go h.pumpTournament(r)
 	}
-	h.wantTournamentLocked(r, evs[len(evs)-1].Seq)
 	r.mu.Unlock()
 }
 
@@ -141,7 +124,9 @@ func (h *Hub) TournamentAnnounced(id string, seq int) {
 	}
 	if r := h.tours.heardOf(id, seq); r != nil {
 		r.mu.Lock()
-		h.wantTournamentLocked(r, seq)
+		if r.wantLocked(seq) {
+			go h.pumpTournament(r)
+		}
 		r.mu.Unlock()
 	}
 }
@@ -155,62 +140,22 @@ func (t *tournamentRooms) heardOf(id string, seq int) *tournamentRoom {
 	return t.open[id]
 }
 
-func (h *Hub) wantTournamentLocked(r *tournamentRoom, seq int) {
-	if seq > r.want {
-		r.want = seq
-	}
-	if r.want > r.seq && !r.pumping && !r.closed {
-		r.pumping = true
-		go h.pumpTournament(r)
-	}
-}
-
 // pumpTournament brings a room up to what it must reach, in seq order.
 func (h *Hub) pumpTournament(r *tournamentRoom) {
-	t := h.tours
-	backoff := 50 * time.Millisecond
+	read := func(ctx context.Context, after, limit int) ([]TournamentEvent, error) {
+		return h.tours.store.TournamentEvents(ctx, r.id, after, limit)
+	}
 	for {
-		r.mu.Lock()
-		if r.seq >= r.want || r.closed {
-			r.pumping = false
-			r.mu.Unlock()
+		evs, ok := r.next(h, read)
+		if !ok {
 			return
 		}
-		from, to := r.seq, r.want
-		var evs []TournamentEvent
-		for seq := from + 1; seq <= to; seq++ {
-			e, ok := r.pending[seq]
-			if !ok {
-				break
-			}
-			evs = append(evs, e)
-		}
-		for seq := range r.pending {
-			if seq <= to {
-				delete(r.pending, seq)
-			}
-		}
+		r.mu.Lock()
 		forPages := r.pages > 0
 		r.mu.Unlock()
-		if len(evs) < to-from {
-			got, err := t.store.TournamentEvents(h.ctx, r.id, from, min(to-from, fetchLimit))
-			if err != nil || len(got) == 0 {
-				if h.ctx.Err() != nil {
-					r.mu.Lock()
-					r.pumping = false
-					r.mu.Unlock()
-					return
-				}
-				h.log.Warn("live: read missed tournament events", "tournament", r.id, "after", from, "err", err)
-				time.Sleep(backoff)
-				backoff = min(2*backoff, 2*time.Second)
-				continue
-			}
-			evs = got
-		}
 		frames := h.renderTournament(h.ctx, r.id, evs, forPages)
 		r.mu.Lock()
-		h.fanOutTournamentLocked(r, frames)
+		r.fanOutLocked(frames)
 		r.mu.Unlock()
 	}
 }
@@ -231,71 +176,6 @@ func (h *Hub) renderTournament(ctx context.Context, id string, evs []TournamentE
 	return frames
 }
 
-func (h *Hub) fanOutTournamentLocked(r *tournamentRoom, frames []frame) {
-	for _, f := range frames {
-		if f.seq <= r.seq {
-			continue
-		}
-		for c, after := range r.members {
-			if f.seq <= after {
-				continue
-			}
-			if c.Audience == HTML && !f.html {
-				h.kickTournamentLocked(r, c)
-				continue
-			}
-			if b := f.bytes[c.Audience]; b != nil && !c.deliver(b) {
-				h.kickTournamentLocked(r, c)
-				continue
-			}
-			r.members[c] = f.seq
-		}
-		r.seq = f.seq
-		if len(r.ring) == ringLen {
-			copy(r.ring, r.ring[1:])
-			r.ring = r.ring[:ringLen-1]
-		}
-		r.ring = append(r.ring, f)
-	}
-}
-
-func (h *Hub) kickTournamentLocked(r *tournamentRoom, c *Conn) {
-	h.removeTournamentLocked(r, c)
-	c.urgent(mustJSON(TournamentResyncFrame{Type: "resync-tournament", TournamentID: r.id}))
-}
-
-func (h *Hub) removeTournamentLocked(r *tournamentRoom, c *Conn) {
-	if _, ok := r.members[c]; !ok {
-		return
-	}
-	delete(r.members, c)
-	if c.Audience == HTML {
-		r.pages--
-	}
-}
-
-func (r *tournamentRoom) replayLocked(after int, a Audience) ([][]byte, bool) {
-	if after >= r.seq {
-		return nil, true
-	}
-	if len(r.ring) == 0 || after < r.ring[0].seq-1 {
-		return nil, false
-	}
-	var out [][]byte
-	for _, f := range r.ring {
-		if f.seq <= after {
-			continue
-		}
-		if a == HTML && !f.html {
-			return nil, false
-		}
-		if b := f.bytes[a]; b != nil {
-			out = append(out, b)
-		}
-	}
-	return out, true
-}
-
 func (h *Hub) tournamentRoom(id string, known int) *tournamentRoom {
 	t := h.tours
 	t.mu.Lock()
@@ -303,11 +183,14 @@ func (h *Hub) tournamentRoom(id string, known int) *tournamentRoom {
 	if r := t.open[id]; r != nil {
 		return r
 	}
-	r := &tournamentRoom{id: id, seq: known, pending: map[int]TournamentEvent{}, members: map[*Conn]int{}}
+	r := &tournamentRoom{}
+	r.init(r, id, true, known, mustJSON(TournamentResyncFrame{Type: "resync-tournament", TournamentID: id}))
 	t.open[id] = r
 	if latest := t.latest[id]; latest > known {
 		r.mu.Lock()
-		h.wantTournamentLocked(r, latest)
+		if r.wantLocked(latest) {
+			go h.pumpTournament(r)
+		}
 		r.mu.Unlock()
 	}
 	return r
@@ -326,14 +209,10 @@ func (h *Hub) joinTournament(ctx context.Context, c *Conn, m ClientMessage) {
 		c.reply(tournamentError(m.TournamentID, err))
 		return
 	}
-	after := seq
-	switch {
-	case c.Audience == HTML && m.LastSeq > 0:
-		after = m.LastSeq
-	case m.LastSeq > 0 && m.LastSeq <= seq && seq-m.LastSeq <= MaxResume:
-		after = m.LastSeq
+	after, resumed := resumeAfter(c.Audience, m.LastSeq, seq)
+	if resumed {
 		c.reply(ResumedTournamentFrame{Type: "resumed-tournament", TournamentID: m.TournamentID, Seq: m.LastSeq})
-	default:
+	} else {
 		c.reply(JoinedTournamentFrame{Type: "joined-tournament", TournamentID: m.TournamentID, Seq: seq, Tournament: state})
 	}
 	if err := h.enterTournament(ctx, c, m.TournamentID, after, seq); err != nil {
@@ -343,17 +222,22 @@ func (h *Hub) joinTournament(ctx context.Context, c *Conn, m ClientMessage) {
 }
 
 func tournamentError(id string, err error) ErrorFrame {
-	var e *domain.Error
-	if errors.As(err, &e) {
-		return ErrorFrame{Type: "error", Code: e.Code, TournamentID: id, Message: e.Message}
-	}
-	return ErrorFrame{Type: "error", Code: domain.CodeInternal, TournamentID: id, Message: "something went wrong; try again"}
+	f := errorFrame("", err)
+	f.TournamentID = id
+	return f
 }
 
 // enterTournament adds a connection to a tournament's room and queues, in
 // order, every event after afterSeq, then the live ones (as Join does for
 // games).
 func (h *Hub) enterTournament(ctx context.Context, c *Conn, id string, afterSeq, known int) error {
+	read := func(ctx context.Context, after, limit int) ([]frame, error) {
+		evs, err := h.tours.store.TournamentEvents(ctx, id, after, limit)
+		if err != nil || len(evs) == 0 {
+			return nil, err
+		}
+		return h.renderTournament(ctx, id, evs, c.Audience == HTML), nil
+	}
 	for {
 		r := h.tournamentRoom(id, known)
 		r.mu.Lock()
@@ -365,73 +249,35 @@ func (h *Hub) enterTournament(ctx context.Context, c *Conn, id string, afterSeq,
 			r.mu.Unlock()
 			return nil
 		}
-		replay, ok := r.replayLocked(afterSeq, c.Audience)
-		if ok && len(replay) == 0 {
-			r.members[c] = max(afterSeq, r.seq)
-			if c.Audience == HTML {
-				r.pages++
-			}
-			h.tours.mu.Lock()
-			if h.tours.conns[c] == nil {
-				h.tours.conns[c] = map[string]*tournamentRoom{}
-			}
-			h.tours.conns[c][id] = r
-			h.tours.mu.Unlock()
-			r.mu.Unlock()
+		b, joined := r.joinLocked(c, afterSeq, false)
+		r.mu.Unlock()
+		if joined {
 			return nil
 		}
-		upTo := r.seq
-		r.mu.Unlock()
-		if ok {
-			for _, b := range replay {
-				if !c.push(b, h.writeWait) {
-					return nil
-				}
-			}
-			afterSeq = upTo
-			continue
-		}
-		for afterSeq < upTo {
-			evs, err := h.tours.store.TournamentEvents(ctx, id, afterSeq, min(upTo-afterSeq, fetchLimit))
-			if err != nil {
-				return err
-			}
-			if len(evs) == 0 {
-				break
-			}
-			for _, f := range h.renderTournament(ctx, id, evs, c.Audience == HTML) {
-				if b := f.bytes[c.Audience]; b != nil && !c.push(b, h.writeWait) {
-					return nil
-				}
-			}
-			afterSeq = evs[len(evs)-1].Seq
+		var ok bool
+		var err error
+		if afterSeq, ok, err = h.catchUp(ctx, c, afterSeq, b, read); err != nil || !ok {
+			return err
 		}
 	}
 }
 
 // LeaveTournament takes a connection out of a tournament's room.
 func (h *Hub) LeaveTournament(c *Conn, id string) {
-	if h.tours == nil {
-		return
+	if r := c.left(roomKey{tournament: true, id: id}); r != nil {
+		r.leave(h, c)
 	}
-	t := h.tours
-	t.mu.Lock()
-	r := t.conns[c][id]
-	delete(t.conns[c], id)
-	if len(t.conns[c]) == 0 {
-		delete(t.conns, c)
-	}
-	t.mu.Unlock()
-	if r == nil {
-		return
-	}
+}
+
+func (r *tournamentRoom) leave(h *Hub, c *Conn) {
 	r.mu.Lock()
-	h.removeTournamentLocked(r, c)
+	r.removeLocked(c)
 	empty := len(r.members) == 0
 	r.mu.Unlock()
 	if !empty {
 		return
 	}
+	t := h.tours
 	t.mu.Lock()
 	r.mu.Lock()
 	if len(r.members) == 0 && t.open[r.id] == r {
@@ -440,23 +286,6 @@ func (h *Hub) LeaveTournament(c *Conn, id string) {
 	}
 	r.mu.Unlock()
 	t.mu.Unlock()
-}
-
-// leaveTournaments takes a closing connection out of every tournament
-// room.
-func (h *Hub) leaveTournaments(c *Conn) {
-	if h.tours == nil {
-		return
-	}
-	h.tours.mu.Lock()
-	var ids []string
-	for id := range h.tours.conns[c] {
-		ids = append(ids, id)
-	}
-	h.tours.mu.Unlock()
-	for _, id := range ids {
-		h.LeaveTournament(c, id)
-	}
 }
 
 // RunTournaments checks the open tournament rooms against the store every

@@ -71,9 +71,6 @@ type App struct {
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	closed    bool
-
-	// tournamentNews tells other instances of tournament events.
-	tournamentNews *tournament.Announcer
 }
 
 // New connects to the database, migrates it, builds the services, starts
@@ -188,9 +185,8 @@ func (a *App) build(ctx context.Context) error {
 	confirmers[x402.KindPayment] = a.Payments.ConfirmPayment
 
 	tournamentFeed := &tournamentFeed{}
-	a.tournamentNews = tournament.NewAnnouncer(bdb, announcer.Instance(), log)
 	a.Tournaments = tournament.New(bdb, now, log, tournament.Deps{Games: a.Games, Notify: a.Notify, Feed: a.Social, Tell: a.Rooms,
-		Sink: tournament.Sinks{tournamentFeed, a.tournamentNews}, Protect: protect, MaxPlayers: cfg.TournamentMaxPlayers})
+		Sink: tournament.Sinks{tournamentFeed, tournament.Announce(announcer.Tournament)}, Protect: protect, MaxPlayers: cfg.TournamentMaxPlayers})
 	a.Audit = audit.New(bdb)
 
 	if cfg.DemoBots > 0 {
@@ -227,7 +223,6 @@ func (a *App) start(ctx context.Context) error {
 	a.cancel = cancel
 	a.goBackground(func() { a.Live.Run(bg) })
 	a.goBackground(func() { a.announcer.Run(bg) })
-	a.goBackground(func() { a.tournamentNews.Run(bg) })
 	a.goBackground(func() { a.Live.RunTournaments(bg, 2*time.Second) })
 	if a.Config.Workers {
 		// Before anything is served: a round whose deadline passed while
@@ -260,6 +255,9 @@ func (a *App) start(ctx context.Context) error {
 		for id, seq := range an.Games {
 			a.Live.Announced(id, seq)
 		}
+		for id, seq := range an.Tournaments {
+			a.Live.TournamentAnnounced(id, seq)
+		}
 		for _, n := range an.Notices {
 			a.Live.Notify(n.UserID, n.Type, n.Data)
 		}
@@ -269,19 +267,6 @@ func (a *App) start(ctx context.Context) error {
 			a.log.Error("reload feature flags", "err", err)
 		}
 	}
-	listener.Handle(tournament.Channel, func(payload string) {
-		instance, seqs, err := tournament.ParseAnnouncement(payload)
-		if err != nil {
-			a.log.Error("tournament announcement", "err", err)
-			return
-		}
-		if instance == a.announcer.Instance() {
-			return // delivered here at its commit
-		}
-		for id, seq := range seqs {
-			a.Live.TournamentAnnounced(id, seq)
-		}
-	})
 	listener.Handle(flags.Channel, func(string) { reloadFlags() })
 	listener.Handle(auth.Revocations, a.Auth.Revoked)
 	// After a reconnect: whatever was announced meanwhile is read again.
