@@ -41,7 +41,7 @@ func batchDB(t *testing.T, table string) (*bun.DB, *roundTrips) {
 		t.Fatal(err)
 	}
 	trips := &roundTrips{}
-	return bdb.WithQueryHook(trips), trips
+	return db.WithQueryHook(bdb, trips), trips
 }
 
 func count(t *testing.T, bdb bun.IDB, table string) int {

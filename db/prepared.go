@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -89,12 +90,26 @@ func WithQueryHook(bdb *bun.DB, h bun.QueryHook) *bun.DB {
 }
 
 // ScanPrepared runs query as QueryPrepared does and scans its rows into
-// dest as bun's Scan would (a struct takes the first row, and no row is
-// sql.ErrNoRows; a slice takes them all).
+// dest as bun's Scan would: a slice takes them all, anything else the
+// first row, and then no row is sql.ErrNoRows.
 func ScanPrepared(ctx context.Context, idb bun.IDB, dest any, query string, args ...any) error {
 	rows, err := QueryPrepared(ctx, idb, query, args...)
 	if err != nil {
 		return err
 	}
-	return idb.NewRaw("").DB().ScanRows(ctx, rows, dest)
+	bdb := idb.NewRaw("").DB()
+	if v := reflect.ValueOf(dest); v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Slice {
+		return bdb.ScanRows(ctx, rows, dest)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return sql.ErrNoRows
+	}
+	if err := bdb.ScanRow(ctx, rows, dest); err != nil {
+		return err
+	}
+	return rows.Close()
 }

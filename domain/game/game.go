@@ -221,6 +221,12 @@ func New(bdb *bun.DB, now domain.Clock, log *slog.Logger, d Deps) *Service {
 // memory without another look, however quiet the game.
 const ReadCacheAge = 5 * time.Second
 
+// lockGameSQL reads game $1 with its players in seat order and locks its
+// row. It is run prepared (see db.QueryPrepared): every game's end and
+// every move in a transaction runs it.
+const lockGameSQL = `SELECT g.*, ARRAY(SELECT p.user_id::text FROM game_players AS p WHERE p.game_id = g.id ORDER BY p.seat) AS players
+	FROM games AS g WHERE g.id = $1 FOR UPDATE OF g`
+
 // lockGame reads a game with its players and locks its row for the
 // transaction. NOT_FOUND when there is none.
 func lockGame(ctx context.Context, tx bun.Tx, id string) (Game, error) {
@@ -229,9 +235,7 @@ func lockGame(ctx context.Context, tx bun.Tx, id string) (Game, error) {
 	if !ok {
 		return g, domain.Errorf(domain.CodeNotFound, "no such game")
 	}
-	err := tx.NewSelect().Model(&g).ColumnExpr("g.*").
-		ColumnExpr("ARRAY(SELECT p.user_id::text FROM game_players AS p WHERE p.game_id = g.id ORDER BY p.seat) AS players").
-		Where("g.id = ?", id).For("UPDATE OF g").Scan(ctx)
+	err := db.ScanPrepared(ctx, tx, &g, lockGameSQL, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return g, domain.Errorf(domain.CodeNotFound, "no such game")
 	}

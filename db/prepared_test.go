@@ -1,0 +1,62 @@
+package db_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"wager/db"
+)
+
+// A prepared statement scans like bun's (a struct takes the first row, a
+// slice all, no row is sql.ErrNoRows), runs in the transaction it is
+// given, and the hooks added through db see it as one round trip.
+func TestPreparedStatementsScanLikeBunAndHooksSeeThem(t *testing.T) {
+	bdb, trips := batchDB(t, "prepared_test")
+	ctx := context.Background()
+	const insert = `INSERT INTO prepared_test SELECT * FROM unnest($1::int[], $2::text[]) RETURNING id, note`
+	type row struct {
+		ID   int    `bun:"id"`
+		Note string `bun:"note"`
+	}
+	var got []row
+	if err := db.ScanPrepared(ctx, bdb, &got, insert, []int{1, 2}, []string{"a", "b"}); err != nil || len(got) != 2 || got[1] != (row{2, "b"}) {
+		t.Fatalf("insert two rows: got %+v, %v", got, err)
+	}
+	// Again on the same text, with another number of rows: the same statement.
+	if err := db.ScanPrepared(ctx, bdb, &got, insert, []int{3}, []string{"c"}); err != nil || len(got) != 1 {
+		t.Fatalf("insert one row: got %+v, %v", got, err)
+	}
+	const one = `SELECT id, note FROM prepared_test WHERE id = $1`
+	var r row
+	if err := db.ScanPrepared(ctx, bdb, &r, one, 3); err != nil || r != (row{3, "c"}) {
+		t.Errorf("read row 3: got %+v, %v", r, err)
+	}
+	if err := db.ScanPrepared(ctx, bdb, &r, one, 4); !errors.Is(err, sql.ErrNoRows) {
+		t.Errorf("read a missing row: got %v, want sql.ErrNoRows", err)
+	}
+	if sent := trips.take(); len(sent) != 4 || sent[0] != insert || sent[2] != one {
+		t.Errorf("the hooks saw %q, want the four statements' texts", sent)
+	}
+
+	// In a transaction rolled back, nothing stays.
+	rollback := errors.New("roll back")
+	err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+		if err := db.ScanPrepared(ctx, tx, &got, insert, []int{5}, []string{"e"}); err != nil {
+			return err
+		}
+		if n := count(t, tx, "prepared_test"); n != 4 {
+			t.Errorf("inside the transaction: %d rows, want 4", n)
+		}
+		return rollback
+	})
+	if !errors.Is(err, rollback) {
+		t.Fatal(err)
+	}
+	if n := count(t, bdb, "prepared_test"); n != 3 {
+		t.Errorf("after the rollback: %d rows, want 3", n)
+	}
+}
