@@ -239,6 +239,25 @@ func (b *batchConn) drop() {
 	b.release()
 }
 
+// closeGrace is how long a socket closed by the server waits for the
+// client's answer to its close frame.
+const closeGrace = time.Second
+
+// closeWith sends the client a close frame with code and reason, then
+// discards what the client still sends until it answers with its own
+// close frame (or closeGrace passes): a connection closed with data
+// unread is reset, and a client that is still sending would then see the
+// reset instead of the reason.
+func closeWith(ws *websocket.Conn, code int, reason string) {
+	ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
+	ws.SetReadDeadline(time.Now().Add(closeGrace))
+	for {
+		if _, _, err := ws.NextReader(); err != nil {
+			return
+		}
+	}
+}
+
 func (h *Hub) read(ctx context.Context, ws *websocket.Conn, c *Conn) {
 	ws.SetReadLimit(maxMessage)
 	ws.SetReadDeadline(time.Now().Add(pongWait))
@@ -250,8 +269,7 @@ func (h *Hub) read(ctx context.Context, ws *websocket.Conn, c *Conn) {
 			return
 		}
 		if !flood.Allow() {
-			ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "too many messages"),
-				time.Now().Add(time.Second))
+			closeWith(ws, websocket.ClosePolicyViolation, "too many messages")
 			return
 		}
 		var m ClientMessage
