@@ -160,6 +160,7 @@ type Hub struct {
 	fullAt  time.Time
 
 	feedFrames *rate.Limiter     // of notices to Everyone
+	feeds      atomic.Int64      // registered sockets that take notices to Everyone
 	feed       chan feedDelivery // notices to Everyone that Run delivers
 	writers    *writers          // send the sockets' queued frames
 
@@ -542,6 +543,9 @@ func (h *Hub) Register(c *Conn) bool {
 	if len(u.conns) == 1 {
 		h.changed[c.UserID] = struct{}{}
 	}
+	if c.takesFeed() {
+		h.feeds.Add(1)
+	}
 	return true
 }
 
@@ -564,10 +568,15 @@ func (h *Hub) Unregister(c *Conn) {
 	}
 	h.mu.Lock()
 	if u := h.users[c.UserID]; u != nil {
-		if _, ok := u.conns[c]; ok && len(u.conns) == 1 {
-			h.changed[c.UserID] = struct{}{}
+		if _, ok := u.conns[c]; ok {
+			if len(u.conns) == 1 {
+				h.changed[c.UserID] = struct{}{}
+			}
+			if c.takesFeed() {
+				h.feeds.Add(-1)
+			}
+			delete(u.conns, c)
 		}
-		delete(u.conns, c)
 	}
 	h.mu.Unlock()
 }
@@ -615,17 +624,16 @@ type feedDelivery struct {
 // broadcast queues a notice to Everyone for Run to deliver, unless its
 // frames would pass FeedFramesPerSecond: it costs a frame per socket that
 // takes it, and at least minBroadcastFrames. Past the rate the sockets are
-// not even gathered. It reports whether the notice goes out; done (may be
-// nil) is closed once every socket has it.
+// not even gathered (counted by feeds instead: a burst of finishing games
+// must not walk ten thousand sockets for each notice it drops). It
+// reports whether the notice goes out; done (may be nil) is closed once
+// every socket has it.
 func (h *Hub) broadcast(kind string, data json.RawMessage, done chan<- struct{}) bool {
-	now := h.opts.Clock()
-	if h.feedFrames.TokensAt(now) < minBroadcastFrames {
+	n := int(h.feeds.Load())
+	if n == 0 || !h.feedFrames.AllowN(h.opts.Clock(), min(max(n, minBroadcastFrames), FeedFramesPerSecond)) {
 		return false
 	}
 	conns := h.feedConns()
-	if len(conns) == 0 || !h.feedFrames.AllowN(now, min(max(len(conns), minBroadcastFrames), FeedFramesPerSecond)) {
-		return false
-	}
 	select {
 	case h.feed <- feedDelivery{frames: h.noticeFrames(kind, data, conns), conns: conns, done: done}:
 		return true
@@ -657,15 +665,18 @@ func (h *Hub) deliverFeed(ctx context.Context) {
 	}
 }
 
-// feedConns returns the sockets here that take notices to Everyone: API
-// sockets and the pages that follow the public feed.
+// takesFeed reports whether c takes notices to Everyone: API sockets and
+// the pages that follow the public feed.
+func (c *Conn) takesFeed() bool { return c.Audience == JSON || c.Feed }
+
+// feedConns returns the sockets here that take notices to Everyone.
 func (h *Hub) feedConns() []*Conn {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	var conns []*Conn
 	for _, u := range h.users {
 		for c := range u.conns {
-			if c.Audience == JSON || c.Feed {
+			if c.takesFeed() {
 				conns = append(conns, c)
 			}
 		}
