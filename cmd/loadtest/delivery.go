@@ -1,9 +1,27 @@
 package main
 
 import (
+	"cmp"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 )
+
+// SecondLatency is the delivery latency of the actions sent in one second.
+type SecondLatency struct {
+	Second int `json:"second"`
+	Latency
+}
+
+// slowest returns the second with the highest p99, and false when there
+// is none.
+func slowest(ss []SecondLatency) (SecondLatency, bool) {
+	if len(ss) == 0 {
+		return SecondLatency{}, false
+	}
+	return slices.MaxFunc(ss, func(a, b SecondLatency) int { return cmp.Compare(a.P99Ms, b.P99Ms) }), true
+}
 
 // Delivery is what spectators received of the games they followed.
 type Delivery struct {
@@ -17,8 +35,12 @@ type Delivery struct {
 	Refused      int     `json:"refused" doc:"joins the server refused (game not active...)"`
 	Unanswered   int     `json:"unanswered" doc:"joins never answered"`
 	Resyncs      int     `json:"resyncs"`
-	Reconnects   int     `json:"reconnects"`
-	Stray        int     `json:"stray" doc:"event frames of games the socket never joined"`
+	// BySecond is Latency by the second of the run its action was sent in
+	// (from the window's start): a tail that comes from one moment, such
+	// as games ending together, shows as one slow second.
+	BySecond   []SecondLatency `json:"bySecond"`
+	Reconnects int             `json:"reconnects"`
+	Stray      int             `json:"stray" doc:"event frames of games the socket never joined"`
 }
 
 // analyze matches every spectator's frames to the actions that caused
@@ -40,6 +62,7 @@ func analyze(specs []*spectator, w window) Delivery {
 	}
 	var d Delivery
 	var lat, joins []time.Duration
+	bySecond := map[int][]time.Duration{}
 	for _, s := range specs {
 		s.mu.Lock()
 		d.Resyncs += s.resyncs
@@ -76,8 +99,10 @@ func analyze(specs []*spectator, w window) Delivery {
 					d.Unattributed++
 					continue
 				}
-				if w.contains(v.acts[i].sent) {
-					lat = append(lat, f.at-v.acts[i].sent)
+				if sent := v.acts[i].sent; w.contains(sent) {
+					lat = append(lat, f.at-sent)
+					sec := int((sent - w.From) / time.Second)
+					bySecond[sec] = append(bySecond[sec], f.at-sent)
 				}
 			}
 			d.Expected += max(0, v.last-m.joinSeq)
@@ -85,6 +110,9 @@ func analyze(specs []*spectator, w window) Delivery {
 		s.mu.Unlock()
 	}
 	d.Latency = Summarize(lat)
+	for _, sec := range slices.Sorted(maps.Keys(bySecond)) {
+		d.BySecond = append(d.BySecond, SecondLatency{Second: sec, Latency: Summarize(bySecond[sec])})
+	}
 	d.JoinLatency = Summarize(joins)
 	d.DeliveredPct = percent(d.Received, d.Expected)
 	return d

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -264,7 +265,7 @@ func signInRows(s SignInResult) [][]string {
 }
 
 func deliveryRows(d Delivery) [][]string {
-	return [][]string{
+	rows := [][]string{
 		{"  delivery latency p50/p90/p99/max", fmtLatency(d.Latency)},
 		{"  delivered", fmt.Sprintf("%.2f %% (%d of %d)", d.DeliveredPct, d.Received, d.Expected)},
 		{"  resync frames / reconnects", fmt.Sprintf("%d / %d", d.Resyncs, d.Reconnects)},
@@ -272,6 +273,11 @@ func deliveryRows(d Delivery) [][]string {
 		{"  joins refused / unanswered", fmt.Sprintf("%d / %d", d.Refused, d.Unanswered)},
 		{"  events without a known cause", fmt.Sprint(d.Unattributed)},
 	}
+	if s, ok := slowest(d.BySecond); ok {
+		rows = slices.Insert(rows, 1, []string{"  slowest second's p50/p90/p99/max",
+			fmt.Sprintf("%s  (second %d of %d)", fmtLatency(s.Latency), s.Second+1, len(d.BySecond))})
+	}
+	return rows
 }
 
 func errorRows(cs []ErrorCount) [][]string {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -138,5 +139,34 @@ func TestAnalyzeMatchesFramesToActions(t *testing.T) {
 	// Only actions sent in the window give latencies.
 	if late := analyze([]*spectator{s}, window{From: 150 * time.Millisecond}); late.Latency.Count != 2 {
 		t.Errorf("window from 150 ms: got %d samples, want 2", late.Latency.Count)
+	}
+}
+
+// Latencies are also kept by the second their action was sent in,
+// counted from the window's start, so that a slow moment stands out.
+func TestAnalyzeGroupsLatenciesBySecond(t *testing.T) {
+	g := newGameLog("g1")
+	g.add(actionRecord{sent: 500 * time.Millisecond, seq: 1})
+	g.add(actionRecord{sent: 2300 * time.Millisecond, seq: 2})
+	g.add(actionRecord{sent: 2600 * time.Millisecond, seq: 3})
+	g.setLastSeq(3)
+	s := &spectator{games: map[string]*membership{}}
+	m := &membership{game: g, joinSeq: 0, joinedCh: make(chan struct{})}
+	s.games[g.id], s.order = m, []*membership{m}
+	m.frames = []frameRecord{
+		{at: 510 * time.Millisecond, seq: 1, move: true},  // 10 ms
+		{at: 2700 * time.Millisecond, seq: 2, move: true}, // 400 ms
+		{at: 2700 * time.Millisecond, seq: 3, move: true}, // 100 ms
+	}
+	d := analyze([]*spectator{s}, window{From: 200 * time.Millisecond})
+	want := []SecondLatency{
+		{Second: 0, Latency: Latency{Count: 1, MeanMs: 10, P50Ms: 10, P90Ms: 10, P99Ms: 10, MaxMs: 10}},
+		{Second: 2, Latency: Latency{Count: 2, MeanMs: 250, P50Ms: 100, P90Ms: 400, P99Ms: 400, MaxMs: 400}},
+	}
+	if !slices.Equal(d.BySecond, want) {
+		t.Errorf("by second: got %+v, want %+v", d.BySecond, want)
+	}
+	if s, ok := slowest(d.BySecond); !ok || s.Second != 2 {
+		t.Errorf("slowest second: got %+v, %v; want second 2", s, ok)
 	}
 }
