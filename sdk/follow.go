@@ -112,7 +112,15 @@ func gameRoom(c *Client, gameID string) room[Event] {
 			return events, nil
 		},
 		refused: func(ae *APIError) ending { return over(ae.Code) },
-		failed:  func(fr *frame) ending { return over(fr.Code) },
+		// Any other error on a joined socket answers a rejoin (after a
+		// resync) that failed: the socket is no longer in the room, so
+		// following goes on from a new one.
+		failed: func(fr *frame) ending {
+			if e := over(fr.Code); e == readRecord {
+				return e
+			}
+			return resume
+		},
 	}
 }
 

@@ -73,6 +73,7 @@ const (
 	goOn       ending = iota // retry the join later, or read on
 	readRecord               // the room is over: the rest of its events are read over HTTP
 	giveUp                   // following stops and Err reports the refusal
+	resume                   // the socket is dropped, and following resumes from the last seq on a new one
 )
 
 // errOver stops following after the room's last event.
@@ -276,6 +277,8 @@ func (f *follower[E]) read(ctx context.Context, conn *websocket.Conn) (done bool
 				return true
 			case giveUp:
 				err = &APIError{Status: statusOf(fr.Code), Code: fr.Code, Message: fr.Message}
+			case resume:
+				return false
 			}
 		}
 		if err != nil {
