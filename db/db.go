@@ -36,7 +36,8 @@ func Open(ctx context.Context, url string) (*bun.DB, error) {
 	// bun writes every argument into the SQL text, so no two statements
 	// look alike to pgx's statement cache: preparing them would cost a
 	// round trip (and a deallocation) each and never be reused. The simple
-	// protocol sends each statement in one message.
+	// protocol sends each statement in one message; QueryPrepared asks for
+	// the statement cache for the few statements whose text never changes.
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 	// The statements that are prepared (QueryPrepared) are the hot ones,
 	// whose text never changes: a plan made once for any arguments is what

@@ -71,4 +71,18 @@
 // caller must tell apart (an overdraft) or whose result is read (a
 // unique constraint that decides whether something happened once) still
 // run as statements of their own.
+//
+// # Prepared statements
+//
+// bun writes a statement's arguments into its text, so PostgreSQL parses
+// and plans every statement anew; for a small statement the plan costs
+// more than the execution. The few statements run for every move, join
+// and game (a move's step, a free lobby's join, a game's start, a game's
+// lock) are written with $1, $2... placeholders instead and run through
+// QueryPrepared: prepared once per connection, planned once, their
+// arguments sent apart. Their text must not depend on the data (a batch
+// passes arrays through unnest), and the hooks that must see them are
+// added with AddQueryHook or WithQueryHook. A statement assembled from
+// several services' parts (Reads) or sent with the queued writes (Later)
+// stays with bun.
 package db
