@@ -192,13 +192,7 @@ func (c *Client) noticeSocket(ctx context.Context) (*websocket.Conn, error) {
 }
 
 func readNotices(ctx context.Context, conn *websocket.Conn, out chan<- Notice) {
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
-	conn.SetReadDeadline(time.Now().Add(pongWait))
-	conn.SetPingHandler(func(data string) error {
-		conn.SetReadDeadline(time.Now().Add(pongWait))
-		return conn.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(10*time.Second))
-	})
+	defer watch(ctx, conn)()
 	for {
 		var fr struct {
 			Type   string          `json:"type"`

@@ -165,3 +165,16 @@ func (c *Client) dial(ctx context.Context, token string) (*websocket.Conn, error
 // pongWait is how long a socket may stay silent: the server pings every
 // 25 seconds.
 const pongWait = 60 * time.Second
+
+// watch closes conn when ctx ends, and keeps pushing its read deadline
+// back as the server's pings come (it answers them); it returns the
+// function that stops closing conn with ctx, for when reading is over.
+func watch(ctx context.Context, conn *websocket.Conn) (stop func() bool) {
+	stop = context.AfterFunc(ctx, func() { conn.Close() })
+	conn.SetReadDeadline(time.Now().Add(pongWait))
+	conn.SetPingHandler(func(data string) error {
+		conn.SetReadDeadline(time.Now().Add(pongWait))
+		return conn.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(10*time.Second))
+	})
+	return stop
+}

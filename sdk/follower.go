@@ -237,13 +237,7 @@ func (f *follower[E]) reconnect(ctx context.Context) *websocket.Conn {
 // or following is over (true): the room ended, ctx ended, or an error
 // that Err reports.
 func (f *follower[E]) read(ctx context.Context, conn *websocket.Conn) (done bool) {
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
-	conn.SetReadDeadline(time.Now().Add(pongWait))
-	conn.SetPingHandler(func(data string) error {
-		conn.SetReadDeadline(time.Now().Add(pongWait))
-		return conn.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(10*time.Second))
-	})
+	defer watch(ctx, conn)()
 	for {
 		var fr frame
 		if err := conn.ReadJSON(&fr); err != nil {
