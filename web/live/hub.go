@@ -497,12 +497,9 @@ func (r *room) leave(h *Hub, c *Conn) {
 		return
 	}
 	h.mu.Lock()
-	r.mu.Lock()
-	if len(r.members) == 0 && h.open[r.id] == r {
-		r.closed = true
+	if h.open[r.id] == r && r.closeIfEmpty() {
 		delete(h.open, r.id)
 	}
-	r.mu.Unlock()
 	h.mu.Unlock()
 }
 
@@ -849,13 +846,19 @@ func (h *Hub) shareOnline(ctx context.Context) {
 
 // Sweep checks the open rooms against the store and catches up those that
 // missed an announcement (an instance that stopped between a commit and
-// its announcement, a listener that reconnected). It also forgets old
-// news of games nobody here watches, and users without sockets whose pace
-// of openings is back to full.
+// its announcement, a listener that reconnected). It closes the rooms
+// left without members by their last member falling behind (a kick, under
+// the room's lock alone, cannot close a room), forgets old news of games
+// nobody here watches, and users without sockets whose pace of openings is
+// back to full.
 func (h *Hub) Sweep(ctx context.Context) {
 	h.mu.Lock()
 	ids := make([]string, 0, len(h.open))
-	for id := range h.open {
+	for id, r := range h.open {
+		if r.closeIfEmpty() {
+			delete(h.open, id)
+			continue
+		}
 		ids = append(ids, id)
 	}
 	for id, n := range h.latest {

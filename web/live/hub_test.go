@@ -941,3 +941,44 @@ func TestSocketsTakeNoWriterGoroutineOfTheirOwn(t *testing.T) {
 		t.Fatalf("%d sockets that got 5 events each took %d goroutines, want about one each", sockets, grew)
 	}
 }
+
+// A room whose last member was taken out for falling behind (a kick,
+// which cannot close the room) is closed by the next sweep instead of
+// being checked against the store for ever; a later join opens a new
+// room and gets the events.
+func TestASweepClosesARoomItsLastMemberFellBehindIn(t *testing.T) {
+	s := newMemStore()
+	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler), Options{})
+	ctx := context.Background()
+	slow := NewConn("slow", JSON)
+	if err := h.Join(ctx, slow, "g", 0, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	publish(h, s, "g", queueLen+50) // nobody reads: the queue overflows and the only member is kicked
+	deadline := time.Now().Add(5 * time.Second)
+	for h.seqOf("g") < queueLen+50 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if got := drain(t, slow, 1<<30); got.resyncs != 1 {
+		t.Fatalf("the member got %d resyncs, want 1", got.resyncs)
+	}
+	h.mu.RLock()
+	_, open := h.open["g"]
+	h.mu.RUnlock()
+	if !open {
+		t.Fatal("the room closed on the kick alone: this test would prove nothing")
+	}
+
+	h.Sweep(ctx)
+	h.mu.RLock()
+	_, open = h.open["g"]
+	h.mu.RUnlock()
+	if open {
+		t.Fatal("a room without members is still open after a sweep")
+	}
+	late := NewConn("late", JSON)
+	if err := h.Join(ctx, late, "g", queueLen+40, s.last("g"), false); err != nil {
+		t.Fatal(err)
+	}
+	wantSeqs(t, "a join after the sweep", drain(t, late, 10).seqs, queueLen+41, queueLen+50)
+}

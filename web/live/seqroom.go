@@ -209,6 +209,18 @@ func (r *seqRoom[E]) removeLocked(c *Conn) {
 	}
 }
 
+// closeIfEmpty marks the room closed when it has no members and reports
+// whether it did; the caller holds its registry's lock and takes the room
+// out of it (a join that finds the room closed opens a new one).
+func (r *seqRoom[E]) closeIfEmpty() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.members) == 0 {
+		r.closed = true
+	}
+	return r.closed
+}
+
 // replayLocked returns the frames after seq for an audience from the
 // room's memory, or false when the memory does not reach back that far.
 func (r *seqRoom[E]) replayLocked(after int, a Audience) ([][]byte, bool) {

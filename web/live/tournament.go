@@ -279,12 +279,9 @@ func (r *tournamentRoom) leave(h *Hub, c *Conn) {
 	}
 	t := h.tours
 	t.mu.Lock()
-	r.mu.Lock()
-	if len(r.members) == 0 && t.open[r.id] == r {
-		r.closed = true
+	if t.open[r.id] == r && r.closeIfEmpty() {
 		delete(t.open, r.id)
 	}
-	r.mu.Unlock()
 	t.mu.Unlock()
 }
 
@@ -306,7 +303,11 @@ func (h *Hub) RunTournaments(ctx context.Context, interval time.Duration) {
 		t := h.tours
 		t.mu.Lock()
 		ids := make([]string, 0, len(t.open))
-		for id := range t.open {
+		for id, r := range t.open {
+			if r.closeIfEmpty() { // its last member fell behind (see Sweep)
+				delete(t.open, id)
+				continue
+			}
 			ids = append(ids, id)
 		}
 		for id := range t.latest {
