@@ -401,6 +401,8 @@ func TestUsersSocketsAndMessagesAreBounded(t *testing.T) {
 				code := -1
 				if ce, ok := err.(*websocket.CloseError); ok {
 					code = ce.Code
+				} else {
+					t.Logf("the flooding socket's read ended with %v", err)
 				}
 				closed <- code
 				return

@@ -147,7 +147,12 @@ func (s *socket) write() {
 	case <-c.done:
 		s.ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "too far behind"))
 		s.flush()
-		s.end()
+		// The connection ends a moment later, not now: closed while the
+		// client still sends, it would be reset, and the client would read
+		// the reset instead of the close frame. Meanwhile the socket's
+		// reader takes what the client sends, up to its close answer; the
+		// socket stays queued, so nothing writes to it again.
+		time.AfterFunc(closeGrace, s.end)
 		return
 	default:
 	}
@@ -203,7 +208,9 @@ func (s *socket) flush() (left bool, err error) {
 
 // end closes the socket, once: its reads end, and so its registration.
 func (s *socket) end() {
-	s.ended.Store(true)
+	if s.ended.Swap(true) {
+		return
+	}
 	if t := s.ping.Load(); t != nil {
 		t.Stop()
 	}
