@@ -51,6 +51,19 @@ func TestPreparedStatementsScanLikeBunAndHooksSeeThem(t *testing.T) {
 		if n := count(t, tx, "prepared_test"); n != 4 {
 			t.Errorf("inside the transaction: %d rows, want 4", n)
 		}
+		// On this connection the statement is prepared, and planned once
+		// for any arguments (what it is prepared for).
+		if err := db.ScanPrepared(ctx, tx, &got, insert, []int{6}, []string{"f"}); err != nil {
+			return err
+		}
+		var runs, generic int
+		if err := tx.QueryRowContext(ctx, "SELECT count(*), coalesce(sum(generic_plans), 0) FROM pg_prepared_statements WHERE statement = ?",
+			insert).Scan(&runs, &generic); err != nil {
+			return err
+		}
+		if runs != 1 || generic < 2 {
+			t.Errorf("pg_prepared_statements: %d statements with %d runs of a generic plan, want 1 with at least 2", runs, generic)
+		}
 		return rollback
 	})
 	if !errors.Is(err, rollback) {
