@@ -125,7 +125,7 @@ func (a *App) gameMetadata(c echo.Context) error {
 		return err
 	}
 	// The answer changes with the game's events and its spectators only.
-	etag := fmt.Sprintf(`W/"%d.%d"`, d.LastSeq, count)
+	etag := `W/"` + strconv.Itoa(d.LastSeq) + "." + strconv.Itoa(count) + `"`
 	c.Response().Header().Set("ETag", etag)
 	if c.Request().Header.Get("If-None-Match") == etag {
 		return c.NoContent(http.StatusNotModified)

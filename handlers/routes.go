@@ -74,7 +74,7 @@ func (a *App) routes() *echo.Echo {
 	e.Pre(web.CORS(a.CORSOrigins), web.HeadAsGet, pagesForBrowsers)
 	e.Use(
 		web.SecurityHeaders,
-		middleware.RequestID(),
+		middleware.RequestIDWithConfig(middleware.RequestIDConfig{Generator: web.RequestIDs()}),
 		web.Observe(a.log, a.metrics),
 		web.Recover(a.log),
 		web.VersionHeaders(policy),

@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +16,21 @@ type Metrics struct {
 	Registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	series   sync.Map // seriesKey -> *series, the children of requests and latency in use
+}
+
+// seriesKey is the labels of one route's requests of one status.
+type seriesKey struct {
+	method, route string
+	status        int
+}
+
+// series is one label set's counter and histogram, looked up once: a map
+// of a struct is cheaper than the label hashing of WithLabelValues on
+// every request.
+type series struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
 }
 
 // NewMetrics returns a registry with Go runtime, process and HTTP metrics.
@@ -38,9 +54,16 @@ func NewMetrics() *Metrics {
 }
 
 func (m *Metrics) observe(method, route string, status int, elapsed time.Duration) {
-	s := strconv.Itoa(status)
-	m.requests.WithLabelValues(method, route, s).Inc()
-	m.latency.WithLabelValues(method, route, s).Observe(elapsed.Seconds())
+	key := seriesKey{method, route, status}
+	v, ok := m.series.Load(key)
+	if !ok {
+		s := strconv.Itoa(status)
+		v, _ = m.series.LoadOrStore(key, &series{m.requests.WithLabelValues(method, route, s),
+			m.latency.WithLabelValues(method, route, s)})
+	}
+	s := v.(*series)
+	s.requests.Inc()
+	s.latency.Observe(elapsed.Seconds())
 }
 
 // Gauge adds a gauge whose value read gives at each scrape (NaN when it

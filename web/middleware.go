@@ -1,6 +1,7 @@
 package web
 
 import (
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -37,6 +39,16 @@ func MarkAPI(next echo.HandlerFunc) echo.HandlerFunc {
 		c.Set(ctxAPI, true)
 		return next(c)
 	}
+}
+
+// RequestIDs returns a generator of request ids for the RequestID
+// middleware: a random prefix drawn once per instance and a counter, so
+// ids are unique across instances without drawing 32 random characters
+// for every request.
+func RequestIDs() func() string {
+	prefix := rand.Text()[:13]
+	var n atomic.Uint64
+	return func() string { return prefix + "-" + strconv.FormatUint(n.Add(1), 36) }
 }
 
 // SlowRequest is how long a request may take before it is logged as slow.
@@ -119,11 +131,10 @@ type VersionPolicy struct {
 
 // VersionHeaders sets X-API-Version and X-Min-SDK-Version on every response.
 func VersionHeaders(p VersionPolicy) echo.MiddlewareFunc {
+	fixed := fixedHeaders("X-API-Version", p.APIVersion, "X-Min-SDK-Version", p.MinSDK)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			h := c.Response().Header()
-			h.Set("X-API-Version", p.APIVersion)
-			h.Set("X-Min-SDK-Version", p.MinSDK)
+			setHeaders(c.Response().Header(), fixed)
 			return next(c)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -190,6 +191,46 @@ func TestParseSemver(t *testing.T) {
 	} {
 		if _, ok := ParseSemver(v); ok != want {
 			t.Errorf("ParseSemver(%q): got %v, want %v", v, ok, want)
+		}
+	}
+}
+
+func TestRequestIDsAreUniqueAcrossCallsAndInstances(t *testing.T) {
+	a, b := RequestIDs(), RequestIDs()
+	seen := map[string]bool{}
+	for range 1000 {
+		for _, id := range []string{a(), b()} {
+			if seen[id] {
+				t.Fatalf("request id %q given twice", id)
+			}
+			seen[id] = true
+		}
+	}
+}
+
+// The headers set on every response share their values between
+// responses: a handler that adds to one must not change the next
+// response's.
+func TestFixedHeadersDoNotLeakBetweenResponses(t *testing.T) {
+	e := echo.New()
+	e.Use(SecurityHeaders)
+	e.GET("/add", func(c echo.Context) error {
+		c.Response().Header().Add("X-Frame-Options", "SAMEORIGIN")
+		return c.NoContent(http.StatusNoContent)
+	})
+	e.GET("/plain", func(c echo.Context) error { return c.NoContent(http.StatusNoContent) })
+	for _, path := range []string{"/add", "/plain"} {
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		want := []string{"DENY"}
+		if path == "/add" {
+			want = append(want, "SAMEORIGIN")
+		}
+		if got := rec.Header().Values("X-Frame-Options"); !slices.Equal(got, want) {
+			t.Fatalf("%s: X-Frame-Options %q, want %q", path, got, want)
+		}
+		if got := rec.Header().Get("Content-Security-Policy"); got != contentSecurityPolicy {
+			t.Fatalf("%s: Content-Security-Policy %q", path, got)
 		}
 	}
 }
