@@ -103,7 +103,8 @@ Scenarios:
   reads   GET /games/live, GET /games/:id and GET /games/:id/state at
           -concurrency for -duration each, with -live-games active games,
           compared with a bare Echo handler serving fixed answers of the
-          same shape (-bare).
+          same shape (-bare); the two take turns, five slices of -duration
+          each, so that both are measured in the same seconds.
   arena   one free rps arena of -players players (run the server with
           TOURNAMENT_MAX_PLAYERS at least that), starting -arena-lead after
           it is created and lasting -duration (whole minutes), its room
