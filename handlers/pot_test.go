@@ -196,7 +196,13 @@ func TestSettlementOnceAcrossInstancesAndCrashes(t *testing.T) {
 	waitFor(t, func() bool { // the round's deadline passes
 		st := one.do(t, request{path: "/games/" + gameID + "/state", header: p1.auth}).json(t)
 		timer, _ := st["timer"].(map[string]any)
-		return timer != nil && timer["remainingMs"] == float64(0)
+		if timer == nil || timer["remainingMs"] != float64(0) {
+			return false
+		}
+		// remainingMs is 0 in the deadline's last millisecond too, when
+		// there is nothing to claim yet.
+		deadline, err := time.Parse(time.RFC3339Nano, timer["deadline"].(string))
+		return err == nil && time.Now().After(deadline)
 	})
 	// Both instances claim the expired deadline at once: one settles.
 	var wg sync.WaitGroup
