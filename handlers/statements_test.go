@@ -356,8 +356,8 @@ func TestStatementsOfAGamesEnd(t *testing.T) {
 	db.AddQueryHook(a.DB, log)
 	ctx := context.Background()
 	p1, p2 := a.newPlayer(t), a.newPlayer(t)
-	var end []string
-	for range 4 {
+	var first, end []string
+	for i := range 4 {
 		l, err := a.Games.CreateLobby(ctx, p1.id, "rps", 0, []byte(`{"rounds": 1}`))
 		if err != nil {
 			t.Fatal(err)
@@ -377,6 +377,9 @@ func TestStatementsOfAGamesEnd(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+		if i == 0 {
+			first = end
+		}
 	}
 	// BEGIN; the game locked; one read of what the settlement, the
 	// notifications (their ids and unread counts), the ratings (created
@@ -386,7 +389,11 @@ func TestStatementsOfAGamesEnd(t *testing.T) {
 	// notifications, the results with the new ratings, their history and
 	// the leaderboard, the winner's feed entry, presence); COMMIT. (A free
 	// game has no market to look for.)
-	checkBudgets(t, budget{"a free game's end", end, 10, 5})
+	// The players' first game unlocks three achievements (the first game
+	// of each, the winner's first win): their unlock, then their
+	// notifications (after the queued writes, so that the unread counts
+	// include them) and their feed entries, whatever their number.
+	checkBudgets(t, budget{"a free game's end", end, 10, 5}, budget{"a first free game's end", first, 13, 9})
 }
 
 // A staked game's start locks both stakes; player protection adds one

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect/pgdialect"
 
+	"wager/db"
 	"wager/domain/notify"
 )
 
@@ -118,21 +118,27 @@ func (s *Service) unlock(ctx context.Context, tx bun.Tx, users, ids []string) (i
 		UserID string `bun:"user_id"`
 		ID     string `bun:"achievement_id"`
 	}
-	err := tx.NewRaw(`INSERT INTO user_achievements (user_id, achievement_id, unlocked_at)
-		SELECT u, id, ? FROM unnest(?::uuid[], ?::text[]) AS x(u, id) ON CONFLICT DO NOTHING RETURNING user_id, achievement_id`,
-		s.now(), pgdialect.Array(users), pgdialect.Array(ids)).Scan(ctx, &unlocked)
+	err := db.ScanPrepared(ctx, tx, &unlocked, `INSERT INTO user_achievements (user_id, achievement_id, unlocked_at)
+		SELECT u, id, $1 FROM unnest($2::uuid[], $3::text[]) AS x(u, id) ON CONFLICT DO NOTHING RETURNING user_id, achievement_id`,
+		s.now(), users, ids)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, fmt.Errorf("unlock %v for %v: %w", ids, users, err)
 	}
-	for _, u := range unlocked {
+	// Their notifications in one statement, and their feed entries in
+	// another, however many were unlocked.
+	msgs := make([]notify.Message, len(unlocked))
+	entries := make([]actorData, len(unlocked))
+	for i, u := range unlocked {
 		a := achievementByID[u.ID]
 		data := AchievementNotice{AchievementID: a.ID, Name: a.Name, Description: a.Description}
-		if err := s.notify.Send(ctx, tx, u.UserID, notify.Achievement, data); err != nil {
-			return 0, err
-		}
-		if err := s.addActivity(ctx, tx, ActivityAchievement, u.UserID, data); err != nil {
-			return 0, err
-		}
+		msgs[i] = notify.Message{UserID: u.UserID, Type: notify.Achievement, Data: data}
+		entries[i] = actorData{u.UserID, data}
+	}
+	if err := s.notify.SendMany(ctx, tx, msgs); err != nil {
+		return 0, err
+	}
+	if err := s.addActivities(ctx, tx, ActivityAchievement, entries); err != nil {
+		return 0, err
 	}
 	return len(unlocked), nil
 }

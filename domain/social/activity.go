@@ -2,9 +2,7 @@ package social
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -76,24 +74,70 @@ type Tipped struct {
 // it to every open socket once it commits. The demo bots' doings are left
 // out: they play all day and would fill the feed.
 func (s *Service) addActivity(ctx context.Context, tx bun.Tx, typ, actorID string, data any) error {
-	raw, err := json.Marshal(data)
+	return s.addActivities(ctx, tx, typ, []actorData{{actorID, data}})
+}
+
+// actorData is one feed entry for addActivities.
+type actorData struct {
+	actorID string
+	data    any
+}
+
+// addActivitiesSQL stores feed entries of one type ($3, at $4) for
+// actors ($1) with data ($2), in their order, leaving out the bots', and
+// returns each stored entry's position (from 1), id and actor's name.
+const addActivitiesSQL = `WITH v AS MATERIALIZED (
+		SELECT nextval(pg_get_serial_sequence('activity', 'id')) AS id, x.n, u.id AS actor_id, u.username, x.data
+		FROM unnest($1::uuid[], $2::jsonb[]) WITH ORDINALITY AS x (actor_id, data, n)
+		JOIN users AS u ON u.id = x.actor_id AND NOT u.bot ORDER BY x.n
+	), a AS (
+		INSERT INTO activity (id, type, actor_id, data, created_at) SELECT id, $3, actor_id, data, $4 FROM v
+	)
+	SELECT n, id, username FROM v ORDER BY n`
+
+// addActivities is addActivity of several entries of one type, in one
+// statement.
+func (s *Service) addActivities(ctx context.Context, tx bun.Tx, typ string, entries []actorData) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	actors := make([]string, len(entries))
+	raws := make([]string, len(entries))
+	for i, e := range entries {
+		raw, err := json.Marshal(e.data)
+		if err != nil {
+			return fmt.Errorf("encode the %s activity: %w", typ, err)
+		}
+		actors[i], raws[i] = e.actorID, string(raw)
+	}
+	at := s.now()
+	rows, err := db.QueryPrepared(ctx, tx, addActivitiesSQL, actors, raws, typ, at)
 	if err != nil {
-		return fmt.Errorf("encode the %s activity: %w", typ, err)
+		return fmt.Errorf("store %d %s activities: %w", len(entries), typ, err)
 	}
-	e := Entry{Type: typ, ActorID: actorID, Data: raw, CreatedAt: s.now()}
-	// One statement: the entry is stored, with its actor's name, unless
-	// the actor is a demo bot.
-	err = tx.QueryRowContext(ctx, `WITH u AS (SELECT id, username FROM users WHERE id = ? AND NOT bot),
-		a AS (INSERT INTO activity (type, actor_id, data, created_at) SELECT ?, u.id, ?, ? FROM u RETURNING id)
-		SELECT a.id, u.username FROM a, u`, actorID, typ, string(raw), e.CreatedAt).Scan(&e.ID, &e.Actor.Username)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil // a bot: never in the feed
+	defer rows.Close()
+	var stored []Entry
+	for rows.Next() {
+		var n int
+		var e Entry
+		if err := rows.Scan(&n, &e.ID, &e.Actor.Username); err != nil {
+			return fmt.Errorf("read the stored %s activities: %w", typ, err)
+		}
+		if n < 1 || n > len(entries) {
+			return fmt.Errorf("read the stored %s activities: no entry %d", typ, n)
+		}
+		e.Type, e.ActorID, e.Actor.UserID, e.Data, e.CreatedAt = typ, actors[n-1], actors[n-1], json.RawMessage(raws[n-1]), at
+		stored = append(stored, e)
 	}
-	if err != nil {
-		return fmt.Errorf("store the %s activity of %s: %w", typ, actorID, err)
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the stored %s activities: %w", typ, err)
 	}
-	e.Actor.UserID = actorID
-	return s.rooms.Broadcast(ctx, ActivityNotice, e)
+	for _, e := range stored {
+		if err := s.rooms.Broadcast(ctx, ActivityNotice, e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // addActivityLater is addActivity of an actor who is not a bot, under the
