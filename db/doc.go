@@ -82,12 +82,14 @@
 // QueryPrepared: prepared once per connection, planned once, their
 // arguments sent apart. Their text must not depend on the data (a batch
 // passes arrays through unnest), and the hooks that must see them are
-// added with AddQueryHook or WithQueryHook. A statement assembled from
-// several services' parts (Reads) or sent with the queued writes (Later)
-// stays with bun. Only statements whose best plan cannot change with the
-// data belong here (lookups by key, arrays joined by key): a generic
-// plan is made once per connection, from the statistics of that moment.
-// The reads of a game's end were prepared once and measured: in two runs
-// of six on a fresh database they took 10 ms a call instead of 0.6, a
-// generic plan made while the tables were small.
+// added with AddQueryHook or WithQueryHook. The statement of a Reads is
+// prepared too, one for each combination of parts (a game's end reads
+// with the same parts every time): its parts number their ? placeholders
+// in order. The queued writes (Later) stay with bun: they travel as one
+// text of several statements, which only the simple protocol sends in
+// one round trip. A prepared statement's plan is generic, made without
+// its arguments' values, so what it reads must be reached by keys
+// whatever the tables hold: a read whose plan could walk a whole table
+// (a user's last games, say) finds its keys first, in a subquery the
+// planner may not flatten (OFFSET 0).
 package db

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/uptrace/bun"
@@ -133,6 +134,13 @@ func Local[T any](ctx context.Context) *T {
 // destinations once Run has run. The statement reads from one snapshot:
 // a service whose read depends on a lock reads in a later statement than
 // the one that took it (see doc.go).
+//
+// The parts are written with ? placeholders, numbered $1, $2... in the
+// order of the statement, and their arguments are sent apart from its
+// text: the statement is prepared and planned once per connection for
+// each combination of parts (see QueryPrepared). So an argument is a
+// value pgx encodes (a list is a slice, written = ANY(?::uuid[])), and
+// one whose type the statement does not fix is cast (?::integer).
 type Reads struct {
 	with  []part
 	cols  []part
@@ -159,36 +167,91 @@ func (r *Reads) Column(dest any, expr string, args ...any) {
 	r.dests = append(r.dests, dest)
 }
 
-// Run sends the reads as one statement in idb and scans their values;
-// it sends nothing when none were added. It returns the statement's
-// error.
+// Run sends the reads as one prepared statement in idb and scans their
+// values; it sends nothing when none were added. It returns the
+// statement's error.
 func (r *Reads) Run(ctx context.Context, idb bun.IDB) error {
 	if len(r.cols) == 0 {
 		return nil
 	}
-	gen := schema.NewQueryGen(idb.Dialect())
 	var b []byte
+	var args []any
+	var err error
 	for i, w := range r.with {
 		if i == 0 {
 			b = append(b, "WITH "...)
 		} else {
 			b = append(b, ",\n"...)
 		}
-		b = gen.AppendQuery(b, w.text, w.args...)
+		if b, args, err = w.numbered(b, args); err != nil {
+			return err
+		}
 	}
 	b = append(b, "\nSELECT "...)
 	for i, c := range r.cols {
 		if i > 0 {
 			b = append(b, ",\n\t"...)
 		}
-		b = gen.AppendQuery(b, c.text, c.args...)
+		if b, args, err = c.numbered(b, args); err != nil {
+			return err
+		}
 	}
-	// No arguments: the text is formatted already, and bun leaves it as it is.
-	if err := idb.QueryRowContext(ctx, string(b)).Scan(r.dests...); err != nil {
+	rows, err := QueryPrepared(ctx, idb, string(b), args...)
+	if err == nil {
+		err = scanOne(rows, r.dests)
+	}
+	if err != nil {
 		return fmt.Errorf("read: %w", err)
 	}
 	r.with, r.cols, r.dests = nil, nil, nil
 	return nil
+}
+
+// numbered appends p's text to b with its ? placeholders numbered after
+// the len(args) arguments before it, and its arguments to args. A ? in a
+// quoted literal or identifier is text, not a placeholder.
+func (p part) numbered(b []byte, args []any) ([]byte, []any, error) {
+	n := 0
+	var quote byte
+	for i := 0; i < len(p.text); i++ {
+		c := p.text[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '?':
+			if n == len(p.args) {
+				return nil, nil, fmt.Errorf("read %q: more placeholders than its %d arguments", p.text, len(p.args))
+			}
+			n++
+			b = append(b, '$')
+			b = strconv.AppendInt(b, int64(len(args)+n), 10)
+			continue
+		}
+		b = append(b, c)
+	}
+	if n != len(p.args) {
+		return nil, nil, fmt.Errorf("read %q: %d placeholders for %d arguments", p.text, n, len(p.args))
+	}
+	return b, append(args, p.args...), nil
+}
+
+// scanOne scans the first of rows into dests and closes them.
+func scanOne(rows *sql.Rows, dests []any) error {
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return sql.ErrNoRows
+	}
+	if err := rows.Scan(dests...); err != nil {
+		return err
+	}
+	return rows.Close()
 }
 
 // JSON returns a destination for Reads.Column that decodes a json or

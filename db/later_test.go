@@ -201,6 +201,7 @@ func TestReadsGatherColumnsInOneStatement(t *testing.T) {
 			Note string `json:"note"`
 		}
 		missing = "untouched"
+		quoted  string
 		none    db.Reads
 	)
 	err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
@@ -212,12 +213,36 @@ func TestReadsGatherColumnsInOneStatement(t *testing.T) {
 		r.With("test_up", "INSERT INTO reads_test VALUES (?, ?), (1, 'x') ON CONFLICT (id) DO UPDATE SET note = reads_test.note RETURNING id, note", 2, "two?")
 		r.Column(db.JSON(&upserts), "SELECT json_agg(u ORDER BY u.id) FROM test_up AS u")
 		r.Column(db.JSON(&missing), "SELECT NULL::json")
+		r.Column(&quoted, `SELECT 'why?' || ? || "?"."?" FROM (SELECT ?::text AS "?") AS "?"`, " ", "not")
 		return r.Run(ctx, tx)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sent := trips.take(); len(sent) != 3 || note != "one" || len(upserts) != 2 || upserts[0].Note != "one" || upserts[1].Note != "two?" || missing != "untouched" {
-		t.Fatalf("sent %q; read %q, %+v, %q", sent, note, upserts, missing)
+	if sent := trips.take(); len(sent) != 3 || note != "one" || len(upserts) != 2 || upserts[0].Note != "one" || upserts[1].Note != "two?" ||
+		missing != "untouched" || quoted != "why? not" {
+		t.Fatalf("sent %q; read %q, %+v, %q, %q", sent, note, upserts, missing, quoted)
+	}
+}
+
+// A part whose placeholders and arguments differ in number is refused
+// before anything is sent.
+func TestReadsRefuseMismatchedArguments(t *testing.T) {
+	bdb, trips := batchDB(t, "reads_args_test")
+	ctx := context.Background()
+	for _, c := range []struct {
+		expr string
+		args []any
+	}{{"SELECT ?::int + ?::int", []any{1}}, {"SELECT ?::int", []any{1, 2}}} {
+		trips.take()
+		var got int
+		var r db.Reads
+		r.Column(&got, c.expr, c.args...)
+		if err := r.Run(ctx, bdb); err == nil || !strings.Contains(err.Error(), "placeholders") {
+			t.Fatalf("%s with %v: got %v, want an error about its placeholders", c.expr, c.args, err)
+		}
+		if sent := trips.take(); len(sent) != 0 {
+			t.Fatalf("%s with %v: sent %q", c.expr, c.args, sent)
+		}
 	}
 }

@@ -159,10 +159,10 @@ func (r *Reviews) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []
 	}
 	if o.Winner != "" {
 		reads.Column(db.JSON(&stakes), `SELECT json_build_object(
-			'pools', coalesce((SELECT sum(amount_minor) FROM bets WHERE game_id = ?0 AND status = 'open' AND NOT late), 0),
-			'paid', coalesce((SELECT paid_minor FROM markets WHERE game_id = ?0 AND status = 'open'), 0),
-			'people', ARRAY(SELECT bettor_id::text FROM bets WHERE game_id = ?0 AND status = 'open' AND NOT late
-				UNION SELECT user_id::text FROM market_positions WHERE game_id = ?0))`, g.ID)
+			'pools', coalesce((SELECT sum(amount_minor) FROM bets WHERE game_id = ? AND status = 'open' AND NOT late), 0),
+			'paid', coalesce((SELECT paid_minor FROM markets WHERE game_id = ? AND status = 'open'), 0),
+			'people', ARRAY(SELECT bettor_id::text FROM bets WHERE game_id = ? AND status = 'open' AND NOT late
+				UNION SELECT user_id::text FROM market_positions WHERE game_id = ?))`, g.ID, g.ID, g.ID, g.ID)
 	}
 	return func(ctx context.Context) (game.Settlement, error) {
 		reason := ""

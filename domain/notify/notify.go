@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"wager/db"
 	"wager/domain"
@@ -234,10 +233,10 @@ func (s *Service) Reserve(ctx context.Context, reads *db.Reads, users []string) 
 			r.stored[u] = q.stored[u]
 		}
 	}
-	reads.Column(db.JSON(&r.ids), "SELECT json_agg(nextval(pg_get_serial_sequence('notifications', 'id'))) FROM generate_series(1, ?)",
+	reads.Column(db.JSON(&r.ids), "SELECT json_agg(nextval(pg_get_serial_sequence('notifications', 'id'))) FROM generate_series(1, ?::integer)",
 		len(users))
 	reads.Column(db.JSON(&r.unread), `SELECT json_agg((SELECT count(*) FROM notifications AS o WHERE o.user_id = x.u AND NOT o.read) ORDER BY x.n)
-		FROM unnest(?::uuid[]) WITH ORDINALITY AS x (u, n)`, pgdialect.Array(users))
+		FROM unnest(?::uuid[]) WITH ORDINALITY AS x (u, n)`, users)
 	return r
 }
 

@@ -209,8 +209,8 @@ func (s *Service) GameFinished(ctx context.Context, tx bun.Tx, g game.Game, _ ru
 		return nil, nil
 	}
 	var recruiters []string
-	reads.Column(db.JSON(&recruiters), "SELECT json_agg(referred_by) FROM referrals WHERE user_id IN (?) AND referred_by IS NOT NULL",
-		bun.List(g.Players))
+	reads.Column(db.JSON(&recruiters), "SELECT json_agg(referred_by) FROM referrals WHERE user_id = ANY(?::uuid[]) AND referred_by IS NOT NULL",
+		g.Players)
 	return func(ctx context.Context, g game.Game) error {
 		for _, r := range recruiters {
 			if _, err := s.social.Unlock(ctx, tx, r, social.Recruiter); err != nil {

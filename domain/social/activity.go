@@ -193,8 +193,8 @@ func (s *Service) GameFinished(ctx context.Context, tx bun.Tx, g game.Game, o ru
 	}
 	reads.Column(db.JSON(&players), `SELECT json_agg(json_build_object('id', u.id, 'username', u.username,
 			'feed', CASE WHEN u.id::text = ? AND NOT u.bot THEN nextval(pg_get_serial_sequence('activity', 'id')) END,
-			'has', ARRAY(SELECT a.achievement_id FROM user_achievements AS a WHERE a.user_id = u.id AND a.achievement_id IN (?))))
-		FROM users AS u WHERE u.id IN (?)`, o.Winner, bun.List(gameAchievementIDs), bun.List(g.Players))
+			'has', ARRAY(SELECT a.achievement_id FROM user_achievements AS a WHERE a.user_id = u.id AND a.achievement_id = ANY(?::text[]))))
+		FROM users AS u WHERE u.id = ANY(?::uuid[])`, o.Winner, gameAchievementIDs, g.Players)
 	// This game is the third win in a row when the two completed games
 	// before it were won too (this one is not stored as completed until
 	// the transaction ends).

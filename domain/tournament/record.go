@@ -27,7 +27,7 @@ func (s *Service) GameFinished(ctx context.Context, tx bun.Tx, g game.Game, o ru
 	}
 	var rows []playerRecord
 	reads.With("tournament_records", `SELECT user_id, score, games, wins, draws, losses, streak FROM tournament_players
-		WHERE tournament_id = ? AND user_id = ANY(?::uuid[]) FOR UPDATE`, *g.TournamentID, pgdialect.Array(g.Players))
+		WHERE tournament_id = ? AND user_id = ANY(?::uuid[]) FOR UPDATE`, *g.TournamentID, g.Players)
 	reads.Column(db.JSON(&rows), "SELECT json_agg(r) FROM tournament_records AS r")
 	return func(ctx context.Context, g game.Game) error {
 		return s.score(ctx, tx, g, o, rows)
