@@ -89,7 +89,8 @@
 // text of several statements, which only the simple protocol sends in
 // one round trip. A prepared statement's plan is generic, made without
 // its arguments' values, so what it reads must be reached by keys
-// whatever the tables hold: a read whose plan could walk a whole table
-// (a user's last games, say) finds its keys first, in a subquery the
-// planner may not flatten (OFFSET 0).
+// whatever the tables hold: a read whose plan could look rows up by
+// another index than their key (a user's last games, by the index of
+// their status, say) reads them by key in a subquery the planner may
+// not flatten (OFFSET 0).
 package db
