@@ -240,8 +240,12 @@ func (b *batchConn) drop() {
 }
 
 // closeGrace is how long a socket closed by the server waits for the
-// client's answer to its close frame.
-const closeGrace = time.Second
+// client's answer to its close frame, and closeFlushWait how long at
+// most for the frame to go out behind what was queued before it.
+const (
+	closeGrace     = time.Second
+	closeFlushWait = 5 * time.Second
+)
 
 // closeWith sends the client a close frame with code and reason, then
 // discards what the client still sends until it answers with its own
@@ -250,6 +254,15 @@ const closeGrace = time.Second
 // reset instead of the reason.
 func closeWith(ws *websocket.Conn, code int, reason string) {
 	ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
+	// The close frame goes out behind the frames queued before it (the
+	// flood's answers): the client's answer is awaited once it is out,
+	// or the connection could end with the frame still queued, and the
+	// client would read an abnormal closure instead of the reason.
+	if bc, ok := ws.NetConn().(*batchConn); ok {
+		for out := time.Now().Add(closeFlushWait); bc.waiting() && time.Now().Before(out); {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 	ws.SetReadDeadline(time.Now().Add(closeGrace))
 	for {
 		if _, _, err := ws.NextReader(); err != nil {
