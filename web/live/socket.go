@@ -242,8 +242,11 @@ func (b *batchConn) drop() {
 // closeGrace is how long a socket closed by the server waits for the
 // client's answer to its close frame, and closeFlushWait how long at
 // most for the frame to go out behind what was queued before it.
+// Under load a client may take seconds to read the frames queued before
+// the close frame: with 1 s, a full test run saw the connection end
+// first (a reset instead of the close code).
 const (
-	closeGrace     = time.Second
+	closeGrace     = 5 * time.Second
 	closeFlushWait = 5 * time.Second
 )
 
