@@ -198,7 +198,7 @@ func (r *Reads) Run(ctx context.Context, idb bun.IDB) error {
 	}
 	rows, err := QueryPrepared(ctx, idb, string(b), args...)
 	if err == nil {
-		err = scanOne(rows, r.dests)
+		err = firstRow(rows, func() error { return rows.Scan(r.dests...) })
 	}
 	if err != nil {
 		return fmt.Errorf("read: %w", err)
@@ -237,21 +237,6 @@ func (p part) numbered(b []byte, args []any) ([]byte, []any, error) {
 		return nil, nil, fmt.Errorf("read %q: %d placeholders for %d arguments", p.text, n, len(p.args))
 	}
 	return b, append(args, p.args...), nil
-}
-
-// scanOne scans the first of rows into dests and closes them.
-func scanOne(rows *sql.Rows, dests []any) error {
-	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		return sql.ErrNoRows
-	}
-	if err := rows.Scan(dests...); err != nil {
-		return err
-	}
-	return rows.Close()
 }
 
 // JSON returns a destination for Reads.Column that decodes a json or

@@ -101,6 +101,12 @@ func ScanPrepared(ctx context.Context, idb bun.IDB, dest any, query string, args
 	if v := reflect.ValueOf(dest); v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Slice {
 		return bdb.ScanRows(ctx, rows, dest)
 	}
+	return firstRow(rows, func() error { return bdb.ScanRow(ctx, rows, dest) })
+}
+
+// firstRow calls scan for the first of rows (sql.ErrNoRows when there is
+// none) and closes them.
+func firstRow(rows *sql.Rows, scan func() error) error {
 	defer rows.Close()
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
@@ -108,7 +114,7 @@ func ScanPrepared(ctx context.Context, idb bun.IDB, dest any, query string, args
 		}
 		return sql.ErrNoRows
 	}
-	if err := bdb.ScanRow(ctx, rows, dest); err != nil {
+	if err := scan(); err != nil {
 		return err
 	}
 	return rows.Close()

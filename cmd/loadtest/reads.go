@@ -74,12 +74,9 @@ func (r *runner) reads(ctx context.Context) error {
 		bc = anon
 		bc.BaseURL = bare.URL
 	}
-	type endpoint struct {
-		name    string
-		project readTarget
-		bare    *readTarget
-	}
-	var endpoints []endpoint
+	// Each endpoint's targets: the project, then the bare reference when
+	// there is one.
+	var endpoints [][]readTarget
 	for _, e := range []struct {
 		name   string
 		client *apiclient.Client
@@ -90,22 +87,18 @@ func (r *runner) reads(ctx context.Context) error {
 		{"GET /games/:id", &anon, detail, true},
 		{"GET /games/:id/state", &bearer, state, false},
 	} {
-		ep := endpoint{name: e.name, project: readTarget{e.name, "project", e.client, e.path}}
+		targets := []readTarget{{e.name, "project", e.client, e.path}}
 		if e.bare && cfg.Bare {
-			ep.bare = &readTarget{e.name, "bare", &bc, e.path}
+			targets = append(targets, readTarget{e.name, "bare", &bc, e.path})
 		}
-		endpoints = append(endpoints, ep)
+		endpoints = append(endpoints, targets)
 	}
 
 	res := &ReadsResult{LiveGames: len(games), Concurrency: cfg.Concurrency, DurationSeconds: cfg.Duration.Seconds()}
 	r.report.Reads = res
-	for _, ep := range endpoints {
+	for _, targets := range endpoints {
 		if ctx.Err() != nil {
 			break
-		}
-		targets := []readTarget{ep.project}
-		if ep.bare != nil {
-			targets = append(targets, *ep.bare)
 		}
 		// The project and the bare reference take turns in slices of the
 		// measured time, so that both see the machine as it is in the
@@ -115,7 +108,7 @@ func (r *runner) reads(ctx context.Context) error {
 		if len(targets) == 1 {
 			turns = 1
 		}
-		r.progress("%s: warming up %s, measuring %s on each of %d servers in %d turns", ep.name, cfg.Warmup, cfg.Duration,
+		r.progress("%s: warming up %s, measuring %s on each of %d servers in %d turns", targets[0].endpoint, cfg.Warmup, cfg.Duration,
 			len(targets), turns)
 		for _, t := range targets {
 			r.readLoad(ctx, t, cfg.Warmup, nil)
