@@ -46,12 +46,48 @@ func QueryPrepared(ctx context.Context, idb bun.IDB, query string, args ...any) 
 			ctx = h.BeforeQuery(ctx, event)
 		}
 	}
-	rows, err := run(ctx, query, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
+	sent := append([]any{pgx.QueryExecModeCacheStatement}, args...)
+	for i, a := range sent {
+		if list, ok := a.([]string); ok && list != nil {
+			sent[i] = arrayText(list)
+		}
+	}
+	rows, err := run(ctx, query, sent...)
 	event.Err = err
 	for i := len(hooks) - 1; i >= 0; i-- {
 		hooks[i].AfterQuery(ctx, event)
 	}
 	return rows, err
+}
+
+// arrayText writes list as the text of a PostgreSQL array, each element
+// quoted. pgx sends an argument in the binary format unless it is a
+// string, and a []string has none for uuid[] (the usual list of keys):
+// pgx would find that out on every call, formatting an error message of
+// the whole list, before sending it as text. As the text of an array it
+// goes as text at once, and PostgreSQL reads it as the array type the
+// statement names (uuid[], text[], jsonb[]).
+func arrayText(list []string) string {
+	n := 2
+	for _, s := range list {
+		n += len(s) + 3
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '{')
+	for i, s := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		for j := 0; j < len(s); j++ {
+			if s[j] == '"' || s[j] == '\\' {
+				b = append(b, '\\')
+			}
+			b = append(b, s[j])
+		}
+		b = append(b, '"')
+	}
+	return string(append(b, '}'))
 }
 
 // bun's query hooks see the statements bun sends; those of QueryPrepared

@@ -4,11 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/uptrace/bun"
 
 	"wager/db"
+	"wager/db/dbtest"
 )
 
 // A prepared statement scans like bun's (a struct takes the first row, a
@@ -72,4 +74,56 @@ func TestPreparedStatementsScanLikeBunAndHooksSeeThem(t *testing.T) {
 	if n := count(t, bdb, "prepared_test"); n != 3 {
 		t.Errorf("after the rollback: %d rows, want 3", n)
 	}
+}
+
+// Lists of strings reach PostgreSQL as they were, whatever characters
+// they hold and whatever array type the statement reads them as; a nil
+// list is NULL, an empty one an empty array.
+func TestPreparedStatementsTakeListsOfStringsAsTheyAre(t *testing.T) {
+	bdb := dbtest.DB(t)
+	ctx := context.Background()
+	texts := []string{"", "plain", `a "quoted" word`, `back\slash\`, "{braces}, and a comma", "NULL", "  spaces  ", "é ✓"}
+	var got []string
+	if err := db.ScanPrepared(ctx, bdb, &got, `SELECT x FROM unnest($1::text[]) WITH ORDINALITY AS v (x, n) ORDER BY n`, texts); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, texts) {
+		t.Errorf("text[]: got %q, want %q", got, texts)
+	}
+
+	ids := []string{"6ba7b810-9dad-11d1-80b4-00c04fd430c8", "00000000-0000-0000-0000-000000000001"}
+	got = nil
+	if err := db.ScanPrepared(ctx, bdb, &got, `SELECT x::text FROM unnest($1::uuid[]) WITH ORDINALITY AS v (x, n) ORDER BY n`, ids); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, ids) {
+		t.Errorf("uuid[]: got %q, want %q", got, ids)
+	}
+
+	docs := []string{`{"say": "he said \"hi\"", "path": "C:\\x"}`, `[1, 2]`}
+	var same []bool
+	if err := db.ScanPrepared(ctx, bdb, &same, `SELECT x = ($2::jsonb[])[n] FROM unnest($1::jsonb[]) WITH ORDINALITY AS v (x, n) ORDER BY n`,
+		docs, []string{`{"path": "C:\\x", "say": "he said \"hi\""}`, `[1,2]`}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(same, []bool{true, true}) {
+		t.Errorf("jsonb[]: equal to the documents sent: %v, want both", same)
+	}
+
+	var isNull, isEmpty bool
+	rows, err := db.QueryPrepared(ctx, bdb, `SELECT $1::text[] IS NULL, cardinality($2::uuid[]) = 0`, []string(nil), []string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := firstScan(rows, &isNull, &isEmpty); err != nil || !isNull || !isEmpty {
+		t.Errorf("a nil list is NULL: %v, an empty one empty: %v (%v)", isNull, isEmpty, err)
+	}
+}
+
+func firstScan(rows *sql.Rows, dest ...any) error {
+	defer rows.Close()
+	if !rows.Next() {
+		return sql.ErrNoRows
+	}
+	return rows.Scan(dest...)
 }
