@@ -160,18 +160,22 @@ func ratingsOf(rows []storedRating, res [2]result) ([2]rating.Rating, error) {
 // record is the statement that writes a game: both players' results and,
 // only when the results are new, their new ratings (after), a history
 // point each and their leaderboard totals. The totals' rows go in user id
-// order (the lock order of the ratings).
+// order (the lock order of the ratings). The ratings, which Rate's read
+// locked, are updated through their key as an upsert's conflict: an
+// UPDATE joined to the new values left the planner free to read every
+// rating of the game type instead (as it did while the table's
+// statistics were of its first rows).
 func record(tx bun.Tx, g game.Game, res [2]result, after [2]rating.Rating, at time.Time) *bun.RawQuery {
 	args := []any{
 		g.ID, res[0].UserID, g.GameType, res[0].Outcome, g.StakeMinor, res[0].Net, at,
 		g.ID, res[1].UserID, g.GameType, res[1].Outcome, g.StakeMinor, res[1].Net, at,
-		at,
+		g.GameType, at,
 	}
 	for i, r := range res {
 		win, loss, draw := tally(r.Outcome)
 		args = append(args, r.UserID, after[i].Rating, after[i].Deviation, after[i].Volatility, win, loss, draw, r.Net)
 	}
-	args = append(args, g.GameType, g.ID, g.GameType, at)
+	args = append(args, g.ID, g.GameType, at)
 	totals, totalArgs := totalsValues(res, at)
 	args = append(args, totalArgs...)
 	return tx.NewRaw(`WITH results AS (
@@ -179,14 +183,16 @@ func record(tx bun.Tx, g game.Game, res [2]result, after [2]rating.Rating, at ti
 			VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
 			RETURNING user_id
 		), rated AS (
-			UPDATE ratings AS r SET rating = v.rating, deviation = v.deviation, volatility = v.volatility,
-				games = r.games + 1, wins = r.wins + v.wins, losses = r.losses + v.losses, draws = r.draws + v.draws,
-				net_minor = r.net_minor + v.net_minor, updated_at = ?
+			INSERT INTO ratings AS r (user_id, game_type, rating, deviation, volatility, games, wins, losses, draws, net_minor, updated_at)
+			SELECT v.user_id, ?, v.rating, v.deviation, v.volatility, 1, v.wins, v.losses, v.draws, v.net_minor, ?::timestamptz
 			FROM (VALUES
 				(?::uuid, ?::double precision, ?::double precision, ?::double precision, ?::integer, ?::integer, ?::integer, ?::bigint),
 				(?::uuid, ?::double precision, ?::double precision, ?::double precision, ?::integer, ?::integer, ?::integer, ?::bigint)
 			) AS v (user_id, rating, deviation, volatility, wins, losses, draws, net_minor)
-			WHERE r.user_id = v.user_id AND r.game_type = ? AND EXISTS (SELECT FROM results)
+			WHERE EXISTS (SELECT FROM results)
+			ON CONFLICT (user_id, game_type) DO UPDATE SET rating = excluded.rating, deviation = excluded.deviation,
+				volatility = excluded.volatility, games = r.games + 1, wins = r.wins + excluded.wins, losses = r.losses + excluded.losses,
+				draws = r.draws + excluded.draws, net_minor = r.net_minor + excluded.net_minor, updated_at = excluded.updated_at
 			RETURNING r.user_id, r.rating, r.deviation, r.volatility
 		), history AS (
 			INSERT INTO rating_history (user_id, game_id, game_type, rating, deviation, volatility, recorded_at)
