@@ -123,8 +123,19 @@ func startServer(t *testing.T, env map[string]string) *server { return testserve
 // Uncaught JavaScript errors and breaches of the server's
 // Content-Security-Policy fail the test when it ends; other console errors
 // are logged. A failed test leaves a screenshot named after it.
+// pagesOf counts the pages each test opened, to tell their failure
+// screenshots apart.
+var pagesOf = struct {
+	sync.Mutex
+	n map[*testing.T]int
+}{n: map[*testing.T]int{}}
+
 func newPage(t *testing.T, s *server) playwright.Page {
 	t.Helper()
+	pagesOf.Lock()
+	pagesOf.n[t]++
+	number := pagesOf.n[t]
+	pagesOf.Unlock()
 	bctx, err := browser(t).NewContext(playwright.BrowserNewContextOptions{
 		BaseURL: playwright.String(s.URL),
 	})
@@ -168,7 +179,7 @@ func newPage(t *testing.T, s *server) playwright.Page {
 	}
 	t.Cleanup(func() {
 		if t.Failed() && !page.IsClosed() {
-			screenshot(t, page, "FAILED-"+t.Name())
+			screenshot(t, page, fmt.Sprintf("FAILED-%s-page%d", t.Name(), number))
 		}
 		if err := bctx.Close(); err != nil {
 			t.Errorf("close browser context: %v", err)
