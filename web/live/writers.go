@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -170,6 +171,14 @@ func (s *socket) write() {
 		}
 		if err == nil && s.pingDue.Swap(false) {
 			err = s.ws.WriteMessage(websocket.PingMessage, nil)
+		}
+		if errors.Is(err, websocket.ErrCloseSent) {
+			// The socket's reader closed it with a close frame of its own
+			// (a flood, see closeWith), which waits in the buffer: the
+			// frames behind it are dropped, and the socket ends once the
+			// reader is done. Ended now, the connection would be reset
+			// with the close frame unsent.
+			err = nil
 		}
 	}
 	var left bool
