@@ -118,11 +118,6 @@ type server = testserver.Server
 // testserver.Start.
 func startServer(t *testing.T, env map[string]string) *server { return testserver.Start(t, env) }
 
-// newPage opens a page in a fresh browser context (its own cookies and
-// storage) whose base URL is the server's, so page.Goto("/docs") works.
-// Uncaught JavaScript errors and breaches of the server's
-// Content-Security-Policy fail the test when it ends; other console errors
-// are logged. A failed test leaves a screenshot named after it.
 // pagesOf counts the pages each test opened, to tell their failure
 // screenshots apart.
 var pagesOf = struct {
@@ -130,6 +125,11 @@ var pagesOf = struct {
 	n map[*testing.T]int
 }{n: map[*testing.T]int{}}
 
+// newPage opens a page in a fresh browser context (its own cookies and
+// storage) whose base URL is the server's, so page.Goto("/docs") works.
+// Uncaught JavaScript errors and breaches of the server's
+// Content-Security-Policy fail the test when it ends; other console errors
+// are logged. A failed test leaves a screenshot of each page it opened.
 func newPage(t *testing.T, s *server) playwright.Page {
 	t.Helper()
 	pagesOf.Lock()
