@@ -110,20 +110,12 @@ func TestPreparedStatementsTakeListsOfStringsAsTheyAre(t *testing.T) {
 		t.Errorf("jsonb[]: equal to the documents sent: %v, want both", same)
 	}
 
-	var isNull, isEmpty bool
-	rows, err := db.QueryPrepared(ctx, bdb, `SELECT $1::text[] IS NULL, cardinality($2::uuid[]) = 0`, []string(nil), []string{})
-	if err != nil {
-		t.Fatal(err)
+	var r struct {
+		IsNull  bool `bun:"is_null"`
+		IsEmpty bool `bun:"is_empty"`
 	}
-	if err := firstScan(rows, &isNull, &isEmpty); err != nil || !isNull || !isEmpty {
-		t.Errorf("a nil list is NULL: %v, an empty one empty: %v (%v)", isNull, isEmpty, err)
+	if err := db.ScanPrepared(ctx, bdb, &r, `SELECT $1::text[] IS NULL AS is_null, cardinality($2::uuid[]) = 0 AS is_empty`,
+		[]string(nil), []string{}); err != nil || !r.IsNull || !r.IsEmpty {
+		t.Errorf("a nil list is NULL: %v, an empty one empty: %v (%v)", r.IsNull, r.IsEmpty, err)
 	}
-}
-
-func firstScan(rows *sql.Rows, dest ...any) error {
-	defer rows.Close()
-	if !rows.Next() {
-		return sql.ErrNoRows
-	}
-	return rows.Scan(dest...)
 }
