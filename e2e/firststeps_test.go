@@ -196,6 +196,46 @@ func TestSoundAndMotionAreOffForReducedMotionAndSwitchable(t *testing.T) {
 	click(t, p1, "drop-4")
 	visible(t, p2.Locator("[data-last-move].c4-dropping"), "the new piece drops on the other player's page")
 	visible(t, p2.Locator("[data-testid=on-turn].turn-cue"), "the other player's turn is cued")
+
+	// A drop while the other's piece still falls over the button is a drop:
+	// the falling piece takes no clicks. The fall is held where it covers
+	// the button, and the click goes to a point it covers.
+	covered, err := p2.Evaluate(`() => {
+		const cell = document.querySelector("[data-last-move]");
+		cell.classList.remove("c4-dropping");
+		void cell.offsetWidth;
+		cell.classList.add("c4-dropping");
+		const piece = cell.firstElementChild;
+		const fall = piece.getAnimations()[0];
+		fall.pause();
+		const b = document.querySelector("[data-testid=drop-" + cell.dataset.column + "]").getBoundingClientRect();
+		for (let at = 0; at <= 380; at += 10) {
+			fall.currentTime = at;
+			const p = piece.getBoundingClientRect();
+			const top = Math.max(p.top, b.top), bottom = Math.min(p.bottom, b.bottom);
+			if (bottom - top >= 4) return {x: b.width / 2, y: (top + bottom) / 2 - b.top};
+		}
+		return null;
+	}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, ok := covered.(map[string]any)
+	if !ok {
+		t.Fatalf("the falling piece never covers the drop button (%v)", covered)
+	}
+	coordinate := func(v any) float64 { // a whole number comes back as an int
+		if n, ok := v.(int); ok {
+			return float64(n)
+		}
+		f, _ := v.(float64)
+		return f
+	}
+	if err := p2.GetByTestId("drop-4").Click(playwright.LocatorClickOptions{Timeout: playwright.Float(5_000),
+		Position: &playwright.Position{X: coordinate(at["x"]), Y: coordinate(at["y"])}}); err != nil {
+		t.Fatalf("a drop while the piece falls: %v", err)
+	}
+	count(t, p1.Locator(`[data-testid=cell][data-column="4"]:not([data-seat="-1"])`), 2, "the drop during the fall is on the board")
 	// The choice outlives the page.
 	if _, err := p1.Reload(); err != nil {
 		t.Fatal(err)
