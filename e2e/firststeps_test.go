@@ -150,7 +150,8 @@ func TestConnectFourFullColumnsAndRefusalsReadAsAPlayerExpects(t *testing.T) {
 // TestSoundAndMotionAreOffForReducedMotionAndSwitchable: a player who
 // prefers reduced motion starts with sound and motion off, anyone else
 // with them on; the switch says which and flips it, and a drop then
-// animates the new piece.
+// animates the new piece, which takes no clicks as it falls over the
+// other player's drop buttons.
 func TestSoundAndMotionAreOffForReducedMotionAndSwitchable(t *testing.T) {
 	s := startServer(t, nil)
 	calm, err := browser(t).NewContext(playwright.BrowserNewContextOptions{BaseURL: playwright.String(s.URL),
@@ -236,6 +237,7 @@ func TestSoundAndMotionAreOffForReducedMotionAndSwitchable(t *testing.T) {
 		t.Fatalf("a drop while the piece falls: %v", err)
 	}
 	count(t, p1.Locator(`[data-testid=cell][data-column="4"]:not([data-seat="-1"])`), 2, "the drop during the fall is on the board")
+
 	// The choice outlives the page.
 	if _, err := p1.Reload(); err != nil {
 		t.Fatal(err)
