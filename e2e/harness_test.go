@@ -136,6 +136,13 @@ func newPage(t *testing.T, s *server) playwright.Page {
 	pagesOf.n[t]++
 	number := pagesOf.n[t]
 	pagesOf.Unlock()
+	if number == 1 { // the first page's cleanup runs last: the count goes then
+		t.Cleanup(func() {
+			pagesOf.Lock()
+			delete(pagesOf.n, t)
+			pagesOf.Unlock()
+		})
+	}
 	bctx, err := browser(t).NewContext(playwright.BrowserNewContextOptions{
 		BaseURL: playwright.String(s.URL),
 	})
