@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"wager/domain"
 )
 
 // Channel is the NOTIFY channel of announcements.
@@ -24,12 +26,15 @@ const gather = 5 * time.Millisecond
 // Announcement tells the other instances what this one's transactions
 // published since its previous announcement: the newest seq of every game
 // and every tournament that has new events (they read the rows by seq),
-// and the notices.
+// and the notices. One of nothing else says that the instance is up.
 type Announcement struct {
 	Instance    string         `json:"i"`
 	Games       map[string]int `json:"g,omitempty"`
 	Tournaments map[string]int `json:"t,omitempty"`
 	Notices     []Notice       `json:"n,omitempty"`
+	// Hello: the instance has just started, and asks the others for an
+	// announcement, so that it learns at once that they are up.
+	Hello bool `json:"h,omitempty"`
 }
 
 // ParseAnnouncement decodes a NOTIFY payload of Channel.
@@ -41,6 +46,10 @@ func ParseAnnouncement(payload string) (Announcement, error) {
 	return a, nil
 }
 
+// othersRecheck is how often an instance that found itself alone looks
+// again for other instances' presence rows, when it has news.
+const othersRecheck = time.Second
+
 // Announcer is the Sink that tells the other instances, batched: whatever
 // is published within gather of the first news goes out in one NOTIFY, so
 // a busy instance sends at most one notification per gather instead of
@@ -49,8 +58,20 @@ func ParseAnnouncement(payload string) (Announcement, error) {
 // lost (the instance stops after a commit, before announcing) delays the
 // others until their periodic check of the rooms they serve reads the
 // missing events by seq; it loses nothing stored.
+//
+// It announces only while another instance is up: one heard from (Heard)
+// or whose presence row is fresh. An instance alone, the usual
+// deployment, would otherwise pay for notifications nobody reads, each a
+// commit and a wake-up of every listener, its own included (about 7 % of
+// a game's CPU at 200 games, docs/performance.md). An instance that starts says Hello, so that
+// the others announce to it at once rather than when they next find its
+// presence row, and answer, so that it learns of them as fast; what they
+// committed before they heard it, its rooms read when they open or at
+// their periodic check.
 type Announcer struct {
 	db       *bun.DB
+	presence *Presence
+	now      domain.Clock
 	log      *slog.Logger
 	instance string
 
@@ -58,13 +79,91 @@ type Announcer struct {
 	games       map[string]int
 	tournaments map[string]int
 	notices     []Notice
+	othersUntil time.Time // another instance is taken to be up until then
+	lookedAt    time.Time // when the presence rows were last read
+	answer      bool      // a hello was heard: announce, if only the instance
 	wake        chan struct{}
 }
 
-// NewAnnouncer returns the Announcer of one instance; Run sends.
-func NewAnnouncer(bdb *bun.DB, instance string, log *slog.Logger) *Announcer {
-	return &Announcer{db: bdb, log: log, instance: instance, games: map[string]int{}, tournaments: map[string]int{},
-		wake: make(chan struct{}, 1)}
+// NewAnnouncer returns the Announcer of one instance; Run sends. presence
+// tells it whether other instances are up.
+func NewAnnouncer(bdb *bun.DB, instance string, presence *Presence, now domain.Clock, log *slog.Logger) *Announcer {
+	return &Announcer{db: bdb, presence: presence, now: now, log: log, instance: instance,
+		games: map[string]int{}, tournaments: map[string]int{}, wake: make(chan struct{}, 1)}
+}
+
+// Hello tells the other instances that this one is up: they announce to it
+// from then on. The instance says it once its listener runs, before it
+// serves.
+func (a *Announcer) Hello(ctx context.Context) error {
+	if err := a.send(ctx, a.bare(true)); err != nil {
+		return fmt.Errorf("say hello to the other instances: %w", err)
+	}
+	return nil
+}
+
+// bare is the payload of an announcement of nothing but the instance: a
+// hello, or the answer to one.
+func (a *Announcer) bare(hello bool) string {
+	b, _ := json.Marshal(Announcement{Instance: a.instance, Hello: hello}) // a string and a bool: cannot fail
+	return string(b)
+}
+
+func (a *Announcer) send(ctx context.Context, payload string) error {
+	_, err := a.db.ExecContext(ctx, "SELECT pg_notify(?, ?)", Channel, payload)
+	return err
+}
+
+// Heard takes an announcement that reached this instance: if it is
+// another instance's, this one announces to it for PresenceTTL at least,
+// and answers a hello.
+func (a *Announcer) Heard(an Announcement) {
+	if an.Instance == a.instance {
+		return
+	}
+	a.mu.Lock()
+	a.othersUntil = later(a.othersUntil, a.now().Add(PresenceTTL))
+	a.answer = a.answer || an.Hello
+	a.mu.Unlock()
+	if an.Hello {
+		a.wakeUp()
+	}
+}
+
+// othersUp reports whether another instance may read an announcement: one
+// was heard, or its presence row was found fresh, within PresenceTTL.
+// Without either it reads the presence rows, at most once per
+// othersRecheck. When they cannot be read it answers yes: a notification
+// too many costs little, a missing one delays the others' sockets.
+func (a *Announcer) othersUp(ctx context.Context) bool {
+	now := a.now()
+	a.mu.Lock()
+	up, looked := now.Before(a.othersUntil), now.Sub(a.lookedAt) < othersRecheck
+	a.mu.Unlock()
+	if up || looked {
+		return up
+	}
+	up, err := a.presence.OthersUp(ctx, a.instance)
+	if err != nil {
+		if ctx.Err() == nil {
+			a.log.Warn("announce room events: look for other instances; announcing", "err", err)
+		}
+		up = true
+	}
+	a.mu.Lock()
+	a.lookedAt = now
+	if up {
+		a.othersUntil = later(a.othersUntil, now.Add(PresenceTTL))
+	}
+	a.mu.Unlock()
+	return up
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // Instance is the id this instance announces under.
@@ -105,17 +204,31 @@ func (a *Announcer) Run(ctx context.Context) {
 			return
 		case <-a.wake:
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(gather):
+		up := a.othersUp(ctx)
+		if up {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(gather):
+			}
 		}
 		a.mu.Lock()
 		games, tournaments, notices := a.games, a.tournaments, a.notices
 		a.games, a.tournaments, a.notices = map[string]int{}, map[string]int{}, nil
+		answer := false
+		if up { // a hello heard since othersUp is answered next time
+			answer, a.answer = a.answer, false
+		}
 		a.mu.Unlock()
-		for _, payload := range a.payloads(games, tournaments, notices) {
-			if _, err := a.db.ExecContext(ctx, "SELECT pg_notify(?, ?)", Channel, payload); err != nil && ctx.Err() == nil {
+		if !up {
+			continue // nobody to tell: this instance delivered them at their commits
+		}
+		payloads := a.payloads(games, tournaments, notices)
+		if len(payloads) == 0 && answer {
+			payloads = []string{a.bare(false)}
+		}
+		for _, payload := range payloads {
+			if err := a.send(ctx, payload); err != nil && ctx.Err() == nil {
 				a.log.Warn("announce room events; other instances catch up by their periodic check", "err", err)
 			}
 		}

@@ -14,12 +14,13 @@ import (
 
 	"wager/db"
 	"wager/db/dbtest"
+	"wager/domain"
 )
 
 // A NOTIFY payload must stay under PostgreSQL's 8000 bytes; the announcer
 // keeps its payloads under maxPayload (7800).
 func TestPayloadsSplitALargeBatchAndKeepEverything(t *testing.T) {
-	a := NewAnnouncer(nil, "0123456789abcdef", slog.New(slog.DiscardHandler))
+	a := NewAnnouncer(nil, "0123456789abcdef", nil, nil, slog.New(slog.DiscardHandler))
 	for _, tc := range []struct {
 		name                        string
 		games, tournaments, notices int
@@ -112,7 +113,7 @@ func TestPayloadsSplitALargeBatchAndKeepEverything(t *testing.T) {
 }
 
 func TestPayloadsDropOnlyANoticeThatFitsNoPayload(t *testing.T) {
-	a := NewAnnouncer(nil, "0123456789abcdef", slog.New(slog.DiscardHandler))
+	a := NewAnnouncer(nil, "0123456789abcdef", nil, nil, slog.New(slog.DiscardHandler))
 	huge, _ := json.Marshal(map[string]string{"text": strings.Repeat("x", maxPayload)})
 	small := json.RawMessage(`{"ok":true}`)
 	payloads := a.payloads(map[string]int{"g": 3}, nil, []Notice{
@@ -138,7 +139,7 @@ func TestPayloadsDropOnlyANoticeThatFitsNoPayload(t *testing.T) {
 // Between two announcements a game or a tournament is announced once,
 // with its newest seq, whatever order the commits published in.
 func TestAnnouncerKeepsEachGamesNewestSeq(t *testing.T) {
-	a := NewAnnouncer(nil, "i1", slog.New(slog.DiscardHandler))
+	a := NewAnnouncer(nil, "i1", nil, nil, slog.New(slog.DiscardHandler))
 	a.Published(Published{Events: []Event{{GameID: "g1", Seq: 4}, {GameID: "g1", Seq: 5}}})
 	a.Published(Published{Events: []Event{{GameID: "g2", Seq: 1}}})
 	a.Published(Published{Events: []Event{{GameID: "g1", Seq: 3}}}) // an older commit's, delivered late
@@ -160,26 +161,51 @@ func TestAnnouncerKeepsEachGamesNewestSeq(t *testing.T) {
 	}
 }
 
-// What an instance publishes, and its tournaments' news, reach every
-// listener of Channel, tagged with the instance.
-func TestAnnouncerNotifiesListeners(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	log := slog.New(slog.DiscardHandler)
-	received := make(chan string, 16)
-	listener := db.NewListener(dbtest.URL(t), log)
-	listener.Handle(Channel, func(payload string) { received <- payload })
+// listen returns the announcements of instance that reach a listener of
+// Channel, in the order they were sent.
+func listen(ctx context.Context, t *testing.T, instance string) <-chan Announcement {
+	t.Helper()
+	received := make(chan Announcement, 16)
+	listener := db.NewListener(dbtest.URL(t), slog.New(slog.DiscardHandler))
+	listener.Handle(Channel, func(payload string) {
+		an, err := ParseAnnouncement(payload)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if an.Instance == instance {
+			received <- an
+		}
+	})
 	listening := make(chan struct{})
 	go func() { defer close(listening); listener.Run(ctx) }()
+	t.Cleanup(func() { <-listening })
 	select {
 	case <-listener.Ready():
 	case <-ctx.Done():
 		t.Fatal("the listener did not start")
 	}
+	return received
+}
 
-	a := NewAnnouncer(dbtest.DB(t), "instance-"+uuid.NewString()[:8], log)
+// runAnnouncer runs a until the test ends.
+func runAnnouncer(ctx context.Context, t *testing.T, a *Announcer) {
+	ctx, cancel := context.WithCancel(ctx)
 	running := make(chan struct{})
 	go func() { defer close(running); a.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-running })
+}
+
+// What an instance publishes, and its tournaments' news, reach every
+// listener of Channel, tagged with the instance.
+func TestAnnouncerNotifiesListeners(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	a := NewAnnouncer(dbtest.DB(t), "instance-"+uuid.NewString()[:8], NewPresence(dbtest.DB(t), domain.SystemClock),
+		domain.SystemClock, slog.New(slog.DiscardHandler))
+	received := listen(ctx, t, a.Instance())
+	runAnnouncer(ctx, t, a)
+	a.Heard(Announcement{Instance: "another"})
 	gameID, userID, tournamentID := uuid.NewString(), uuid.NewString(), uuid.NewString()
 	a.Published(Published{Events: []Event{{GameID: gameID, Seq: 9}}})
 	a.Tournament(tournamentID, 4)
@@ -188,14 +214,7 @@ func TestAnnouncerNotifiesListeners(t *testing.T) {
 	gotGame, gotNotice, gotTournament := false, false, false
 	for !gotGame || !gotNotice || !gotTournament {
 		select {
-		case p := <-received:
-			an, err := ParseAnnouncement(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if an.Instance != a.Instance() {
-				continue // another test's
-			}
+		case an := <-received:
 			if seq, ok := an.Games[gameID]; ok {
 				if seq != 9 {
 					t.Errorf("announced seq of the game: got %d, want 9", seq)
@@ -217,7 +236,101 @@ func TestAnnouncerNotifiesListeners(t *testing.T) {
 			t.Fatalf("announcement not received: game %v, notice %v, tournament %v", gotGame, gotNotice, gotTournament)
 		}
 	}
-	cancel()
-	<-running
-	<-listening
+}
+
+// An instance alone announces nothing: nobody would read it. It announces
+// as soon as another instance's presence row is fresh, or another
+// instance is heard (a hello is answered at once), and stops again once
+// the others have been silent for PresenceTTL.
+func TestAnnouncerTellsOnlyWhileAnotherInstanceIsUp(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// A clock of its own, at which every presence row already written is
+	// long stale.
+	var latest time.Time
+	if err := dbtest.DB(t).QueryRowContext(ctx, "SELECT coalesce(max(updated_at), now()) FROM instance_presence").Scan(&latest); err != nil {
+		t.Fatal(err)
+	}
+	c := newClock(latest.Add(time.Hour))
+	presence := NewPresence(dbtest.DB(t), c.now)
+	a := NewAnnouncer(dbtest.DB(t), "alone-"+uuid.NewString()[:8], presence, c.now, slog.New(slog.DiscardHandler))
+	received := listen(ctx, t, a.Instance())
+	runAnnouncer(ctx, t, a)
+	// Its own presence row does not count as another instance.
+	if err := presence.Publish(ctx, a.Instance(), nil); err != nil {
+		t.Fatal(err)
+	}
+
+	// publish publishes a new game's first event and waits until the
+	// announcer has taken it (sent or dropped).
+	publish := func() string {
+		t.Helper()
+		id := uuid.NewString()
+		a.Published(Published{Events: []Event{{GameID: id, Seq: 1}}})
+		for {
+			a.mu.Lock()
+			_, waiting := a.games[id]
+			a.mu.Unlock()
+			if !waiting {
+				return id
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatal("the announcer did not take the game")
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}
+	next := func(step string) Announcement {
+		t.Helper()
+		select {
+		case an := <-received:
+			return an
+		case <-ctx.Done():
+			t.Fatalf("%s: no announcement", step)
+			return Announcement{}
+		}
+	}
+	expect := func(step, game string) {
+		t.Helper()
+		an := next(step)
+		if len(an.Games) != 1 || an.Games[game] != 1 {
+			t.Fatalf("%s: the first announcement since is of games %v, want only %s", step, an.Games, game)
+		}
+	}
+
+	publish() // alone
+
+	// Another instance's presence row: announced once the recheck is due.
+	other := "other-" + uuid.NewString()[:8]
+	if err := presence.Publish(ctx, other, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.advance(othersRecheck)
+	expect("another instance's presence row", publish())
+
+	// The other instance stops: once its row and what was heard of it are
+	// older than PresenceTTL, this one is alone again.
+	c.advance(PresenceTTL + othersRecheck)
+	publish()
+
+	// A new instance says hello: it is answered at once, and told the
+	// next news.
+	a.Heard(Announcement{Instance: "new-" + uuid.NewString()[:8], Hello: true})
+	if an := next("a hello"); an.Hello || len(an.Games)+len(an.Tournaments)+len(an.Notices) != 0 {
+		t.Fatalf("the answer to a hello: got %+v, want a bare announcement", an)
+	}
+	expect("a hello heard", publish())
+
+	// Its own hellos and announcements, heard back, are nobody else's.
+	c.advance(PresenceTTL + othersRecheck)
+	a.Heard(Announcement{Instance: a.Instance(), Hello: true})
+	publish()
+	a.Heard(Announcement{Instance: "last-" + uuid.NewString()[:8]})
+	expect("another instance heard", publish())
+	select {
+	case an := <-received:
+		t.Fatalf("announced while alone: %+v", an)
+	default:
+	}
 }

@@ -67,6 +67,17 @@ func (p *Presence) Others(ctx context.Context, instance string) (map[string]int,
 	return out, nil
 }
 
+// OthersUp reports whether an instance other than instance wrote its row
+// within PresenceTTL.
+func (p *Presence) OthersUp(ctx context.Context, instance string) (bool, error) {
+	up, err := p.db.NewSelect().Table("instance_presence").
+		Where("instance_id <> ? AND updated_at > ?", instance, p.now().Add(-PresenceTTL)).Exists(ctx)
+	if err != nil {
+		return false, fmt.Errorf("look for other instances: %w", err)
+	}
+	return up, nil
+}
+
 // SetOnline records which users hold a socket on an instance: online and
 // offline are the users whose state changed there; with full, online is
 // all of them and the instance's other rows go, as do the rows of

@@ -138,11 +138,11 @@ func (a *App) build(ctx context.Context) error {
 	// instance's live hub and, batched, to the other instances.
 	instance := make([]byte, 8)
 	rand.Read(instance)
-	announcer := eventlog.NewAnnouncer(bdb, hex.EncodeToString(instance), log)
+	presence := eventlog.NewPresence(bdb, now)
+	announcer := eventlog.NewAnnouncer(bdb, hex.EncodeToString(instance), presence, now, log)
 	feed := &liveFeed{}
 	a.Rooms = eventlog.New(bdb, eventlog.Sinks{feed, announcer})
 	a.Notify = notify.New(bdb, a.Rooms, now)
-	presence := eventlog.NewPresence(bdb, now)
 	a.Social = social.New(bdb, a.Notify, a.Rooms, presence, now)
 
 	protect := protection.NewGuard(bdb, now, cfg.Protection)
@@ -249,6 +249,7 @@ func (a *App) start(ctx context.Context) error {
 			a.log.Error("room announcement", "err", err)
 			return
 		}
+		a.announcer.Heard(an)
 		if an.Instance == a.announcer.Instance() {
 			return // delivered here at its commit
 		}
@@ -280,10 +281,14 @@ func (a *App) start(ctx context.Context) error {
 	a.goBackground(func() { listener.Run(bg) })
 	select {
 	case <-listener.Ready():
-		return nil
 	case <-time.After(10 * time.Second):
 		return fmt.Errorf("database listener did not start within 10s")
 	}
+	if err := a.announcer.Hello(bg); err != nil {
+		// The others find this instance by its presence row instead.
+		a.log.Warn("announce this instance", "err", err)
+	}
+	return nil
 }
 
 func (a *App) goBackground(fn func()) {
