@@ -10,6 +10,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"wager/db"
 	"wager/domain"
 )
 
@@ -50,6 +51,21 @@ func ParseAnnouncement(payload string) (Announcement, error) {
 // again for other instances' presence rows, when it has news.
 const othersRecheck = time.Second
 
+// othersWindow is how long another instance counts as up after it was
+// last heard or its presence row written. It is far longer than the rows'
+// period (a second), so that a row written late under load, or a clock a
+// few seconds off, does not make an instance think itself alone and drop
+// what nothing else would deliver (notices). An instance left alone
+// announces for nobody for this long.
+const othersWindow = 30 * time.Second
+
+// Instances tells whether other instances are up (Presence does).
+type Instances interface {
+	// OthersUp reports whether an instance other than instance wrote its
+	// presence row within the last within.
+	OthersUp(ctx context.Context, instance string, within time.Duration) (bool, error)
+}
+
 // Announcer is the Sink that tells the other instances, batched: whatever
 // is published within gather of the first news goes out in one NOTIFY, so
 // a busy instance sends at most one notification per gather instead of
@@ -60,17 +76,19 @@ const othersRecheck = time.Second
 // missing events by seq; it loses nothing stored.
 //
 // It announces only while another instance is up: one heard from (Heard)
-// or whose presence row is fresh. An instance alone, the usual
-// deployment, would otherwise pay for notifications nobody reads, each a
-// commit and a wake-up of every listener, its own included (about 7 % of
-// a game's CPU at 200 games, docs/performance.md). An instance that starts says Hello, so that
-// the others announce to it at once rather than when they next find its
-// presence row, and answer, so that it learns of them as fast; what they
-// committed before they heard it, its rooms read when they open or at
-// their periodic check.
+// or whose presence row was written, within othersWindow. An instance
+// alone, the usual deployment, would otherwise pay for notifications
+// nobody reads, each a commit and a wake-up of every listener, its own
+// included (about 7 % of a game's CPU at 200 games, docs/performance.md).
+// An instance that starts says Hello before it serves, so that the others
+// announce to it at once rather than when they next find its presence
+// row, and they answer, so that it learns of them as fast. The events the
+// others committed before they heard it, its rooms read when they open or
+// at their periodic check; a notice in that moment (a few milliseconds,
+// or two seconds if the hello is lost) does not reach its sockets live.
 type Announcer struct {
 	db       *bun.DB
-	presence *Presence
+	others   Instances
 	now      domain.Clock
 	log      *slog.Logger
 	instance string
@@ -85,10 +103,10 @@ type Announcer struct {
 	wake        chan struct{}
 }
 
-// NewAnnouncer returns the Announcer of one instance; Run sends. presence
+// NewAnnouncer returns the Announcer of one instance; Run sends. others
 // tells it whether other instances are up.
-func NewAnnouncer(bdb *bun.DB, instance string, presence *Presence, now domain.Clock, log *slog.Logger) *Announcer {
-	return &Announcer{db: bdb, presence: presence, now: now, log: log, instance: instance,
+func NewAnnouncer(bdb *bun.DB, instance string, others Instances, now domain.Clock, log *slog.Logger) *Announcer {
+	return &Announcer{db: bdb, others: others, now: now, log: log, instance: instance,
 		games: map[string]int{}, tournaments: map[string]int{}, wake: make(chan struct{}, 1)}
 }
 
@@ -96,7 +114,7 @@ func NewAnnouncer(bdb *bun.DB, instance string, presence *Presence, now domain.C
 // from then on. The instance says it once its listener runs, before it
 // serves.
 func (a *Announcer) Hello(ctx context.Context) error {
-	if err := a.send(ctx, a.bare(true)); err != nil {
+	if err := db.Notify(ctx, a.db, Channel, a.bare(true)); err != nil {
 		return fmt.Errorf("say hello to the other instances: %w", err)
 	}
 	return nil
@@ -109,20 +127,15 @@ func (a *Announcer) bare(hello bool) string {
 	return string(b)
 }
 
-func (a *Announcer) send(ctx context.Context, payload string) error {
-	_, err := a.db.ExecContext(ctx, "SELECT pg_notify(?, ?)", Channel, payload)
-	return err
-}
-
 // Heard takes an announcement that reached this instance: if it is
-// another instance's, this one announces to it for PresenceTTL at least,
-// and answers a hello.
+// another instance's, this one announces for othersWindow at least, and
+// answers a hello.
 func (a *Announcer) Heard(an Announcement) {
 	if an.Instance == a.instance {
 		return
 	}
 	a.mu.Lock()
-	a.othersUntil = later(a.othersUntil, a.now().Add(PresenceTTL))
+	a.othersUntil = later(a.othersUntil, a.now().Add(othersWindow))
 	a.answer = a.answer || an.Hello
 	a.mu.Unlock()
 	if an.Hello {
@@ -130,33 +143,34 @@ func (a *Announcer) Heard(an Announcement) {
 	}
 }
 
-// othersUp reports whether another instance may read an announcement: one
-// was heard, or its presence row was found fresh, within PresenceTTL.
-// Without either it reads the presence rows, at most once per
-// othersRecheck. When they cannot be read it answers yes: a notification
-// too many costs little, a missing one delays the others' sockets.
+// othersUp reports whether another instance may read an announcement:
+// one was heard, or found by its presence row, less than othersWindow
+// ago. Otherwise it reads the presence rows, at most once per
+// othersRecheck (or again at once if the clock went back). When they
+// cannot be read it answers yes: a notification too many costs little, a
+// missing one delays the others' sockets.
 func (a *Announcer) othersUp(ctx context.Context) bool {
 	now := a.now()
 	a.mu.Lock()
-	up, looked := now.Before(a.othersUntil), now.Sub(a.lookedAt) < othersRecheck
+	up, since := now.Before(a.othersUntil), now.Sub(a.lookedAt)
 	a.mu.Unlock()
-	if up || looked {
+	if up || since >= 0 && since < othersRecheck {
 		return up
 	}
-	up, err := a.presence.OthersUp(ctx, a.instance)
+	found, err := a.others.OthersUp(ctx, a.instance, othersWindow)
 	if err != nil {
 		if ctx.Err() == nil {
 			a.log.Warn("announce room events: look for other instances; announcing", "err", err)
 		}
-		up = true
+		found = true
 	}
 	a.mu.Lock()
+	defer a.mu.Unlock()
 	a.lookedAt = now
-	if up {
-		a.othersUntil = later(a.othersUntil, now.Add(PresenceTTL))
+	if found {
+		a.othersUntil = later(a.othersUntil, now.Add(othersWindow))
 	}
-	a.mu.Unlock()
-	return up
+	return now.Before(a.othersUntil) // a hello heard meanwhile counts too
 }
 
 func later(a, b time.Time) time.Time {
@@ -228,7 +242,7 @@ func (a *Announcer) Run(ctx context.Context) {
 			payloads = []string{a.bare(false)}
 		}
 		for _, payload := range payloads {
-			if err := a.send(ctx, payload); err != nil && ctx.Err() == nil {
+			if err := db.Notify(ctx, a.db, Channel, payload); err != nil && ctx.Err() == nil {
 				a.log.Warn("announce room events; other instances catch up by their periodic check", "err", err)
 			}
 		}

@@ -3,10 +3,12 @@ package eventlog
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -188,6 +190,27 @@ func listen(ctx context.Context, t *testing.T, instance string) <-chan Announcem
 	return received
 }
 
+// publishGame publishes a new game's first event and waits until a has
+// taken it (sent or dropped).
+func publishGame(ctx context.Context, t *testing.T, a *Announcer) string {
+	t.Helper()
+	id := uuid.NewString()
+	a.Published(Published{Events: []Event{{GameID: id, Seq: 1}}})
+	for {
+		a.mu.Lock()
+		_, waiting := a.games[id]
+		a.mu.Unlock()
+		if !waiting {
+			return id
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the announcer did not take the game")
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
 // runAnnouncer runs a until the test ends.
 func runAnnouncer(ctx context.Context, t *testing.T, a *Announcer) {
 	ctx, cancel := context.WithCancel(ctx)
@@ -241,7 +264,7 @@ func TestAnnouncerNotifiesListeners(t *testing.T) {
 // An instance alone announces nothing: nobody would read it. It announces
 // as soon as another instance's presence row is fresh, or another
 // instance is heard (a hello is answered at once), and stops again once
-// the others have been silent for PresenceTTL.
+// the others have been silent for othersWindow.
 func TestAnnouncerTellsOnlyWhileAnotherInstanceIsUp(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -261,26 +284,7 @@ func TestAnnouncerTellsOnlyWhileAnotherInstanceIsUp(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// publish publishes a new game's first event and waits until the
-	// announcer has taken it (sent or dropped).
-	publish := func() string {
-		t.Helper()
-		id := uuid.NewString()
-		a.Published(Published{Events: []Event{{GameID: id, Seq: 1}}})
-		for {
-			a.mu.Lock()
-			_, waiting := a.games[id]
-			a.mu.Unlock()
-			if !waiting {
-				return id
-			}
-			select {
-			case <-ctx.Done():
-				t.Fatal("the announcer did not take the game")
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}
+	publish := func() string { t.Helper(); return publishGame(ctx, t, a) }
 	next := func(step string) Announcement {
 		t.Helper()
 		select {
@@ -310,8 +314,8 @@ func TestAnnouncerTellsOnlyWhileAnotherInstanceIsUp(t *testing.T) {
 	expect("another instance's presence row", publish())
 
 	// The other instance stops: once its row and what was heard of it are
-	// older than PresenceTTL, this one is alone again.
-	c.advance(PresenceTTL + othersRecheck)
+	// older than othersWindow, this one is alone again.
+	c.advance(othersWindow + othersRecheck)
 	publish()
 
 	// A new instance says hello: it is answered at once, and told the
@@ -323,7 +327,7 @@ func TestAnnouncerTellsOnlyWhileAnotherInstanceIsUp(t *testing.T) {
 	expect("a hello heard", publish())
 
 	// Its own hellos and announcements, heard back, are nobody else's.
-	c.advance(PresenceTTL + othersRecheck)
+	c.advance(othersWindow + othersRecheck)
 	a.Heard(Announcement{Instance: a.Instance(), Hello: true})
 	publish()
 	a.Heard(Announcement{Instance: "last-" + uuid.NewString()[:8]})
@@ -332,5 +336,68 @@ func TestAnnouncerTellsOnlyWhileAnotherInstanceIsUp(t *testing.T) {
 	case an := <-received:
 		t.Fatalf("announced while alone: %+v", an)
 	default:
+	}
+}
+
+// instances answers OthersUp as told and counts the calls.
+type instances struct {
+	up    bool
+	err   error
+	calls atomic.Int32
+}
+
+func (i *instances) OthersUp(context.Context, string, time.Duration) (bool, error) {
+	i.calls.Add(1)
+	return i.up, i.err
+}
+
+// Alone, an instance looks for others at most once per othersRecheck,
+// however much it has to tell (looking on every batch would cost what not
+// announcing saves), and at once when its clock went back.
+func TestAnnouncerAloneLooksForOthersOncePerRecheck(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c := newClock(time.Date(2031, 5, 1, 12, 0, 0, 0, time.UTC))
+	others := &instances{}
+	a := NewAnnouncer(nil, "alone", others, c.now, slog.New(slog.DiscardHandler)) // alone, it never writes
+	runAnnouncer(ctx, t, a)
+	looks := func(step string, want int32) {
+		t.Helper()
+		if got := others.calls.Load(); got != want {
+			t.Errorf("%s: looked for others %d times, want %d", step, got, want)
+		}
+	}
+	for range 5 {
+		publishGame(ctx, t, a)
+	}
+	looks("five batches in the same second", 1)
+	c.advance(othersRecheck - time.Millisecond)
+	publishGame(ctx, t, a)
+	looks("just under a second later", 1)
+	c.advance(time.Millisecond)
+	publishGame(ctx, t, a)
+	looks("a second later", 2)
+	c.advance(-time.Hour)
+	publishGame(ctx, t, a)
+	looks("after the clock went back", 3)
+}
+
+// When it cannot tell whether others are up, an instance announces: a
+// notification too many costs little.
+func TestAnnouncerAnnouncesWhenItCannotLookForOthers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	a := NewAnnouncer(dbtest.DB(t), "unsure-"+uuid.NewString()[:8], &instances{err: errors.New("the database is away")},
+		domain.SystemClock, slog.New(slog.DiscardHandler))
+	received := listen(ctx, t, a.Instance())
+	runAnnouncer(ctx, t, a)
+	game := publishGame(ctx, t, a)
+	select {
+	case an := <-received:
+		if an.Games[game] != 1 {
+			t.Fatalf("announced %+v, want game %s", an, game)
+		}
+	case <-ctx.Done():
+		t.Fatal("nothing announced")
 	}
 }

@@ -68,10 +68,10 @@ func (p *Presence) Others(ctx context.Context, instance string) (map[string]int,
 }
 
 // OthersUp reports whether an instance other than instance wrote its row
-// within PresenceTTL.
-func (p *Presence) OthersUp(ctx context.Context, instance string) (bool, error) {
+// within the last within.
+func (p *Presence) OthersUp(ctx context.Context, instance string, within time.Duration) (bool, error) {
 	up, err := p.db.NewSelect().Table("instance_presence").
-		Where("instance_id <> ? AND updated_at > ?", instance, p.now().Add(-PresenceTTL)).Exists(ctx)
+		Where("instance_id <> ? AND updated_at > ?", instance, p.now().Add(-within)).Exists(ctx)
 	if err != nil {
 		return false, fmt.Errorf("look for other instances: %w", err)
 	}

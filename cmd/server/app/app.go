@@ -284,8 +284,11 @@ func (a *App) start(ctx context.Context) error {
 	case <-time.After(10 * time.Second):
 		return fmt.Errorf("database listener did not start within 10s")
 	}
-	if err := a.announcer.Hello(bg); err != nil {
-		// The others find this instance by its presence row instead.
+	hello, cancel := context.WithTimeout(bg, 10*time.Second)
+	defer cancel()
+	if err := a.announcer.Hello(hello); err != nil {
+		// The others find this instance by its presence row, within two
+		// seconds; notices to its sockets in that time are not live.
 		a.log.Warn("announce this instance", "err", err)
 	}
 	return nil

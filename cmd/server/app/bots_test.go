@@ -172,11 +172,14 @@ func TestDemoBotsPlayThroughTheAPI(t *testing.T) {
 	}
 }
 
-// startApp starts the app with env on a fresh database, serves it behind
-// a recorder and tells it where it listens.
+// startApp starts the app with env (on a fresh database unless env names
+// one), serves it behind a recorder and tells it where it listens.
 func startApp(t *testing.T, env map[string]string) (*app.App, *recorder, string) {
 	t.Helper()
-	env["DATABASE_URL"], env["DATA_DIR"] = dbtest.Fresh(t), t.TempDir()
+	if env["DATABASE_URL"] == "" {
+		env["DATABASE_URL"] = dbtest.Fresh(t)
+	}
+	env["DATA_DIR"] = t.TempDir()
 	cfg, err := app.LoadConfig(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
