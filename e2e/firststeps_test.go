@@ -214,7 +214,7 @@ func TestSoundAndMotionAreOffForReducedMotionAndSwitchable(t *testing.T) {
 			fall.currentTime = at;
 			const p = piece.getBoundingClientRect();
 			const top = Math.max(p.top, b.top), bottom = Math.min(p.bottom, b.bottom);
-			if (bottom - top >= 4) return {x: b.width / 2, y: (top + bottom) / 2 - b.top};
+			if (bottom - top >= 4) return {x: Math.round(b.width / 2), y: Math.round((top + bottom) / 2 - b.top)};
 		}
 		return null;
 	}`)
@@ -225,15 +225,8 @@ func TestSoundAndMotionAreOffForReducedMotionAndSwitchable(t *testing.T) {
 	if !ok {
 		t.Fatalf("the falling piece never covers the drop button (%v)", covered)
 	}
-	coordinate := func(v any) float64 { // a whole number comes back as an int
-		if n, ok := v.(int); ok {
-			return float64(n)
-		}
-		f, _ := v.(float64)
-		return f
-	}
 	if err := p2.GetByTestId("drop-4").Click(playwright.LocatorClickOptions{Timeout: playwright.Float(5_000),
-		Position: &playwright.Position{X: coordinate(at["x"]), Y: coordinate(at["y"])}}); err != nil {
+		Position: &playwright.Position{X: float64(toInt(at["x"])), Y: float64(toInt(at["y"]))}}); err != nil {
 		t.Fatalf("a drop while the piece falls: %v", err)
 	}
 	count(t, p1.Locator(`[data-testid=cell][data-column="4"]:not([data-seat="-1"])`), 2, "the drop during the fall is on the board")
