@@ -227,16 +227,18 @@ func (a *Announcer) Run(ctx context.Context) {
 			}
 		}
 		a.mu.Lock()
+		if !up { // nobody to tell: this instance delivered them at their commits
+			clear(a.games)
+			clear(a.tournaments)
+			a.notices = nil
+			a.mu.Unlock() // a hello heard since othersUp is answered next time
+			continue
+		}
 		games, tournaments, notices := a.games, a.tournaments, a.notices
 		a.games, a.tournaments, a.notices = map[string]int{}, map[string]int{}, nil
-		answer := false
-		if up { // a hello heard since othersUp is answered next time
-			answer, a.answer = a.answer, false
-		}
+		answer := a.answer
+		a.answer = false
 		a.mu.Unlock()
-		if !up {
-			continue // nobody to tell: this instance delivered them at their commits
-		}
 		payloads := a.payloads(games, tournaments, notices)
 		if len(payloads) == 0 && answer {
 			payloads = []string{a.bare(false)}
