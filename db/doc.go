@@ -15,9 +15,9 @@
 // entries that do not sum to zero, edits, deletions and overdrafts of user
 // accounts, so a bug fails a transaction instead of corrupting the books.
 // Locks are taken in one order (a user's advisory lock of chat messages,
-// challenges sent or support tickets, or the deadline worker's row; then
-// game rows; then ledger accounts) to keep deadlocks rare; Transact
-// retries the ones that happen. Work that belongs to the world outside the
+// challenges sent, support tickets or deposits prepared, or the deadline
+// worker's row; then game rows; then ledger accounts) to keep deadlocks
+// rare; Transact retries the ones that happen. Work that belongs to the world outside the
 // database, such as publishing live events or calling the Solana RPC,
 // never runs inside a transaction: it is registered with AfterCommit, or
 // done before the transaction that records its outcome.

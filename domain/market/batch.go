@@ -198,10 +198,11 @@ func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batc
 	// Read with the balances locked: an exclusion that cancels a buyer's
 	// orders has committed, or waits for this batch and then cancels its
 	// orders too.
-	refused, err := s.buyRefusals(ctx, tx, orders)
+	refusal, err := s.buyRefusals(ctx, tx, orders)
 	if err != nil {
 		return nil, err
 	}
+	lost := map[string]int64{} // what the batch's orders so far moved out of each trader's balance
 
 	fx := newEffects(gameID, "", holdings)
 	makers := map[int64]int64{} // a resting order's seq -> shares filled
@@ -210,9 +211,11 @@ func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batc
 	traders := []string{}
 	for _, o := range orders {
 		e := o.eng
-		if r := refused[e.Owner]; e.Side == engine.Buy && r != nil {
-			results[o.i].Err = r
-			continue
+		if e.Side == engine.Buy && refusal != nil {
+			if r := refusal(e.Owner, lost[e.Owner]); r != nil {
+				results[o.i].Err = r
+				continue
+			}
 		}
 		if e.Side == engine.Buy && available[e.Owner] < e.Price*e.Shares {
 			results[o.i].Err = domain.Errorf(domain.CodeInsufficientFunds, "the balance does not cover this order")
@@ -279,12 +282,15 @@ func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batc
 		// The answer is the order as its own matching left it: later orders
 		// of the batch that fill it are its trades, not this answer's.
 		placed.Order = o.order
-		// What this order moved counts for the next ones' balance checks.
+		// What this order moved counts for the next ones' balance checks,
+		// and as play money (every kind the market posts) for their
+		// protection's.
 		for _, p := range fx.postings[from:] {
 			for _, en := range p.Entries {
 				for _, u := range users {
 					if en.Account == money.Available(u) {
 						available[u] += en.Amount
+						lost[u] -= en.Amount
 					}
 				}
 			}
@@ -336,8 +342,8 @@ func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batc
 }
 
 // buyRefusals asks player protection about the buyers of orders, in one
-// statement (none when no order buys).
-func (s *Service) buyRefusals(ctx context.Context, tx bun.Tx, orders []*taken) (map[string]*domain.Error, error) {
+// statement (none, and a nil rule, when no order buys).
+func (s *Service) buyRefusals(ctx context.Context, tx bun.Tx, orders []*taken) (func(userID string, lost int64) *domain.Error, error) {
 	var buyers []string
 	for _, o := range orders {
 		if o.eng.Side == engine.Buy && !slices.Contains(buyers, o.eng.Owner) {

@@ -106,8 +106,10 @@ type Guard interface {
 type Protection interface {
 	// CheckRegion refuses an order from a country where no money goes in.
 	CheckRegion(ctx context.Context) error
-	// BuyRefusals returns the refusals of buys of each of users.
-	BuyRefusals(ctx context.Context, idb bun.IDB, users []string) (map[string]*domain.Error, error)
+	// BuyRefusals returns the refusal of a buy by one of users (nil:
+	// none) once the orders before it in the same transaction moved lost
+	// of their money out of their balance.
+	BuyRefusals(ctx context.Context, idb bun.IDB, users []string) (func(userID string, lost int64) *domain.Error, error)
 }
 
 // New returns the market service; guard answers who may trade how much.

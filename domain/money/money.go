@@ -79,13 +79,16 @@ type Service struct {
 	tell                Teller
 	feePayerDaily       int64
 	feePayerGlobalDaily int64
-	protect             DepositGuard
+	protect             Protection
 }
 
-// DepositGuard is what player protection says about a deposit: whether
-// the player may put amount in now.
-type DepositGuard interface {
+// Protection is what player protection says about money a user puts in
+// with an intent: a deposit as it is prepared (CheckDeposit: its limits
+// included), and any intent as it is first sent (CheckSent: what closed
+// since its prepare, such as a time-out started in between).
+type Protection interface {
 	CheckDeposit(ctx context.Context, idb bun.IDB, userID string, amount int64) error
+	CheckSent(ctx context.Context, idb bun.IDB, userID, kind string) error
 }
 
 // Deps are the Service's optional collaborators and bounds.
@@ -105,7 +108,7 @@ type Deps struct {
 	// but withdrawals is refused. 0 is no bound.
 	FeePayerGlobalDaily int64
 	// Protect answers player protection's rules of deposits (nil: none).
-	Protect DepositGuard
+	Protect Protection
 }
 
 // New returns a Service that confirms intents with confirmers (to which it
@@ -370,7 +373,7 @@ type PrepareSpec struct {
 // message in a new intent and returns it unsigned. It refuses with
 // VALIDATION_ERROR a deposit or plain transfer below its minimum and a
 // plain transfer to one of the platform's own addresses; a deposit that
-// player protection refuses with its error (see DepositGuard); amounts the
+// player protection refuses with its error (see Protection); amounts the
 // wallet does not hold on chain with INSUFFICIENT_FUNDS, and so a plain
 // transfer (KindTransfer) whose sender cannot pay the rent of opening the
 // recipient's token account.
@@ -384,7 +387,7 @@ func (s *Service) Prepare(ctx context.Context, p PrepareSpec) (Prepared, error) 
 			return Prepared{}, domain.Invalid(map[string]string{"amountMinor": fmt.Sprintf(
 				"must be at least %s for a deposit", USDC(MinDeposit))})
 		}
-		if s.protect != nil {
+		if s.protect != nil { // refused before the chain is asked; weighed again as it is stored
 			if err := s.protect.CheckDeposit(ctx, s.db, p.User.ID, p.Amount); err != nil {
 				return Prepared{}, err
 			}
@@ -494,8 +497,8 @@ func (s *Service) PrepareWith(ctx context.Context, p PrepareSpec, build BuildFun
 	now := s.now()
 	in := Intent{ID: id, Kind: p.Kind, UserID: p.User.ID, AmountMinor: p.Amount, Destination: p.To.String(),
 		Reference: p.Reference, Message: msg, Status: "prepared", ExpiresAt: now.Add(IntentLifetime), CreatedAt: now, UpdatedAt: now}
-	if _, err := s.db.NewInsert().Model(&in).Exec(ctx); err != nil {
-		return Prepared{}, fmt.Errorf("store %s intent %s: %w", p.Kind, id, err)
+	if err := s.store(ctx, in); err != nil {
+		return Prepared{}, err
 	}
 	wire, err := tx.MarshalBinary()
 	if err != nil {
@@ -503,6 +506,34 @@ func (s *Service) PrepareWith(ctx context.Context, p PrepareSpec, build BuildFun
 	}
 	return Prepared{IntentID: id, Kind: p.Kind, Transaction: base64.StdEncoding.EncodeToString(wire), AmountMinor: p.Amount,
 		Destination: in.Destination, FeePayer: s.keys.FeePayer().PublicKey().String(), ExpiresAt: in.ExpiresAt}, nil
+}
+
+// store records a new intent. A deposit is weighed against the player's
+// deposit limits again as it is stored, after the deposits the player
+// prepared before it (which count until they land or expire): one
+// player's deposits are stored one at a time, so several prepared at
+// once cannot pass a limit together.
+func (s *Service) store(ctx context.Context, in Intent) error {
+	var err error
+	if in.Kind != KindDeposit || s.protect == nil {
+		_, err = s.db.NewInsert().Model(&in).Exec(ctx)
+	} else {
+		err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext('deposits'), hashtext(?))", in.UserID); err != nil {
+				return err
+			}
+			if err := s.protect.CheckDeposit(ctx, tx, in.UserID, in.AmountMinor); err != nil {
+				return err
+			}
+			_, err := tx.NewInsert().Model(&in).Exec(ctx)
+			return err
+		})
+	}
+	var refused *domain.Error
+	if err != nil && !errors.As(err, &refused) {
+		return fmt.Errorf("store %s intent %s: %w", in.Kind, in.ID, err)
+	}
+	return err
 }
 
 // Receipt is the answer to a submit.
@@ -558,6 +589,11 @@ func (s *Service) SubmitFor(ctx context.Context, userID, intentID, signedB64, re
 	if in.Status == "prepared" && s.now().After(in.ExpiresAt) {
 		return Receipt{}, domain.Errorf(domain.CodeConflict, "this prepared transaction expired at %s; prepare a new one",
 			in.ExpiresAt.Format(time.RFC3339))
+	}
+	if in.Status == "prepared" && s.protect != nil { // sent for the first time: refused if what it puts in has closed since
+		if err := s.protect.CheckSent(ctx, s.db, in.UserID, in.Kind); err != nil {
+			return Receipt{}, err
+		}
 	}
 	if in.Status == "prepared" { // sent for the first time: the fee payer pays its fee
 		err := db.Transact(ctx, s.db, func(ctx context.Context, dbtx bun.Tx) error {

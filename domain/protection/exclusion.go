@@ -86,7 +86,7 @@ func (r ExclusionRequest) until(now time.Time) (*time.Time, error) {
 func (s *Service) StartExclusion(ctx context.Context, userID string, r ExclusionRequest) (Exclusion, error) {
 	var out Exclusion
 	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		now := s.now()
+		now := s.now().Truncate(time.Microsecond) // as stored: the answer is what GET and every refusal say
 		until, err := r.until(now)
 		if err != nil {
 			return err

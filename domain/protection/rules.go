@@ -350,6 +350,21 @@ func (g *Guard) CheckDeposit(ctx context.Context, idb bun.IDB, userID string, am
 	return g.check(ctx, idb, userID, moneyIn{what: WhatDeposit, deposit: amount})
 }
 
+// CheckSent refuses a deposit, donation or tip prepared earlier as it is
+// first sent (kind is the intent's: "deposit", "donation" or "tip"), for
+// what closed since its prepare: REGION_RESTRICTED (this request's),
+// UNDERAGE, SELF_EXCLUDED or AGE_UNCONFIRMED. Its limits were weighed at
+// the prepare, where a deposit prepared counts until it lands or expires.
+// Any other kind passes: a bet is weighed again as it lands (and comes
+// back when refused), and money going out is never refused.
+func (g *Guard) CheckSent(ctx context.Context, idb bun.IDB, userID, kind string) error {
+	switch kind {
+	case WhatDeposit, WhatDonation, WhatTip:
+		return g.check(ctx, idb, userID, moneyIn{what: kind})
+	}
+	return nil
+}
+
 // CheckStake refuses a stake of the requesting player: REGION_RESTRICTED,
 // UNDERAGE, SELF_EXCLUDED, AGE_UNCONFIRMED, or LIMIT_EXCEEDED when it is
 // above the maximum stake or a loss limit is reached. A free game (stake
@@ -388,11 +403,31 @@ func (g *Guard) CheckBet(ctx context.Context, idb bun.IDB, userID string) error 
 	return g.check(ctx, idb, userID, moneyIn{what: WhatBet, losses: true})
 }
 
-// BuyRefusals returns the refusals of market buys by users (CheckBet's
-// rules but the region, which the market checks when the order arrives:
-// CheckRegion), for the orders of a batch in one statement.
-func (g *Guard) BuyRefusals(ctx context.Context, idb bun.IDB, users []string) (map[string]*domain.Error, error) {
-	return g.refusals(ctx, idb, users, moneyIn{what: WhatBuy, losses: true})
+// BuyRefusals reads what the rules of market buys (CheckBet's but the
+// region, which the market checks when an order arrives: CheckRegion)
+// need to know of users, for the orders of a batch in one statement, and
+// returns the refusal of a buy by one of them (nil: none) after the
+// batch's orders before it moved lost of their play money out of their
+// balance (negative: in): the buys of one batch are weighed one after
+// another, not each against the losses before the batch.
+func (g *Guard) BuyRefusals(ctx context.Context, idb bun.IDB, users []string) (func(userID string, lost int64) *domain.Error, error) {
+	now := g.now()
+	states, err := g.states(ctx, idb, users, now, needs{losses: true})
+	if err != nil {
+		return nil, err
+	}
+	return func(userID string, lost int64) *domain.Error {
+		s := states[userID]
+		if s == nil {
+			return nil
+		}
+		if lost != 0 {
+			moved := *s
+			moved.losses = append(slices.Clip(s.losses), flow{At: now, Minor: lost})
+			s = &moved
+		}
+		return g.refusal(s, now, moneyIn{what: WhatBuy, losses: true})
+	}, nil
 }
 
 // CheckDonation refuses a donation: REGION_RESTRICTED, UNDERAGE,

@@ -1,0 +1,152 @@
+package handlers_test
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Deposits prepared at once cannot pass a deposit limit together: each
+// is weighed against the ones prepared before it, which count until they
+// expire or land.
+func TestDepositsPreparedAtOnceCannotPassADepositLimitTogether(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	p := a.spectatorWith(t, 10_000_000)
+	a.putLimits(t, p, `{"depositMinor": {"day": 1000000}}`)
+
+	const n = 8
+	codes := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { codes[i] = a.prepareDeposit(t, p, 600_000).Code })
+	}
+	wg.Wait()
+	prepared, refused := 0, 0
+	for _, c := range codes {
+		switch c {
+		case http.StatusOK:
+			prepared++
+		case http.StatusConflict:
+			refused++
+		}
+	}
+	if prepared != 1 || refused != n-1 {
+		t.Errorf("%d deposits of 0.60 USDC prepared at once under a 1 USDC daily limit: %d prepared, %d refused (%v); want 1 and %d",
+			n, prepared, refused, codes, n-1)
+	}
+	if used := a.limits(t, p).Used.DepositMinor.Day; used != 600_000 {
+		t.Errorf("the day's deposits used: %d, want the one prepared, 600000", used)
+	}
+}
+
+// Market buys that arrive together, and so are matched in one
+// transaction, cannot pass a loss limit together: each is weighed with
+// what the buys before it in the batch put in.
+func TestBuysMatchedTogetherCannotPassALossLimitTogether(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	p1, _, game := a.stakedGame(t, 1_000_000, `{"rounds": 3}`)
+	x := a.depositor(t, 10_000_000)
+	a.putLimits(t, x, `{"lossMinor": {"day": 1000000}}`)
+
+	// The game's row held, another trader's buy waits for it, and the
+	// player's buys queue behind that one: they are taken in one batch.
+	hold, err := a.DB.BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Rollback()
+	if _, err := hold.ExecContext(t.Context(), "SELECT 1 FROM games WHERE id = ? FOR NO KEY UPDATE", game); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	trader := a.depositor(t, 1_000_000)
+	wg.Go(func() { a.order(t, trader, game, "buy", p1.id, 100_000, 1, "") })
+	for waiting := 0; waiting == 0; time.Sleep(10 * time.Millisecond) {
+		if err := a.DB.NewRaw("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").
+			Scan(t.Context(), &waiting); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const n = 6
+	codes := make([]int, n)
+	for i := range n {
+		// 2 shares at 0.50 USDC: each buy alone reaches the 1 USDC limit.
+		wg.Go(func() { codes[i] = a.order(t, x, game, "buy", p1.id, 500_000, 2, "").Code })
+	}
+	time.Sleep(300 * time.Millisecond) // lets the buys reach the queue; one later than that is matched alone
+	if err := hold.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	placed, refused := 0, 0
+	for _, c := range codes {
+		switch c {
+		case http.StatusCreated:
+			placed++
+		case http.StatusConflict:
+			refused++
+		}
+	}
+	if placed != 1 || refused != n-1 {
+		t.Errorf("%d buys of 1 USDC at once under a 1 USDC daily loss limit: %d placed, %d refused (%v); want 1 and %d",
+			n, placed, refused, codes, n-1)
+	}
+	if lost := a.limits(t, x).Used.LossMinor.Day; lost != 1_000_000 {
+		t.Errorf("the day's loss: %d, want the one buy, 1000000", lost)
+	}
+	a.wantAvailable(t, x, 9_000_000, "after one buy")
+}
+
+// Money prepared before a time-out is not sent during it: a deposit, a
+// donation and a tip signed before it started and sent after are refused
+// before anything moves. (A bet sent so is let land and comes back to the
+// balance: TestATimeOutClosesEveryWayMoneyGoesInAndNoWayItComesOut.)
+func TestMoneyPreparedBeforeATimeOutIsNotSentDuringIt(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	_, _, game := a.stakedGame(t, 1_000_000, `{"rounds": 3}`)
+	x, friend := a.spectatorWith(t, 5_000_000), a.spectatorWith(t, 1_000_000)
+
+	type send struct{ prepare, body, submit string }
+	sends := map[string]send{
+		"a deposit": {"/wallets/transfer/prepare", jsonBody(map[string]any{"toAddress": a.Money.DepositAddress().String(), "amountMinor": 1_000_000}),
+			"/wallets/transfer/submit"},
+		"a donation": {"/games/" + game + "/donations/prepare", `{"amountMinor": 100000}`, "/games/" + game + "/donations/submit"},
+		"a tip":      {"/tips/prepare", jsonBody(map[string]any{"toUserId": friend.id, "amountMinor": 100_000}), "/tips/broadcast"},
+	}
+	signed := map[string]string{}
+	for what, s := range sends {
+		r := a.do(t, request{method: http.MethodPost, path: s.prepare, header: x.auth, body: s.body})
+		if r.Code != http.StatusOK {
+			t.Fatalf("prepare %s: %d %s", what, r.Code, r.Body)
+		}
+		prep := r.json(t)
+		signed[what] = jsonBody(map[string]string{"intentId": prep["intentId"].(string),
+			"signedTransaction": signPrepared(t, x.wallet, prep["transaction"].(string), nil)})
+	}
+
+	r := a.exclude(t, x, `{"kind": "timeout", "hours": 24}`)
+	if r.Code != http.StatusCreated {
+		t.Fatalf("time-out: %d %s", r.Code, r.Body)
+	}
+	until := r.json(t)["until"]
+	for what, s := range sends {
+		t.Run(what, func(t *testing.T) {
+			e := a.do(t, request{method: http.MethodPost, path: s.submit, header: x.auth, body: signed[what]}).
+				wantError(t, http.StatusForbidden, "SELF_EXCLUDED")
+			if e["until"] != until {
+				t.Errorf("sent during the time-out: until %v, want %v", e["until"], until)
+			}
+		})
+	}
+	if got := a.onChain(t, x.key.PublicKey()); got != 5_000_000 {
+		t.Errorf("the wallet after the refused sends: %d, want the 5 USDC it held", got)
+	}
+	if got := a.onChain(t, friend.key.PublicKey()); got != 1_000_000 {
+		t.Errorf("the tip's recipient: %d, want the 1 USDC they held", got)
+	}
+	a.wantAvailable(t, x, 0, "the balance after a refused deposit")
+	if got := a.do(t, request{path: "/games/" + game + "/pot"}).json(t)["spectatorPotMinor"]; got != float64(0) {
+		t.Errorf("the game's spectator pot after a refused donation: %v, want 0", got)
+	}
+}
