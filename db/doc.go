@@ -15,10 +15,15 @@
 // entries that do not sum to zero, edits, deletions and overdrafts of user
 // accounts, so a bug fails a transaction instead of corrupting the books.
 // Locks are taken in one order (a user's advisory lock of chat messages,
-// challenges sent, support tickets or deposits prepared, or the deadline
-// worker's row; then game rows; then ledger accounts) to keep deadlocks
-// rare; Transact retries the ones that happen. Work that belongs to the world outside the
-// database, such as publishing live events or calling the Solana RPC,
+// challenges sent or support tickets, or the deadline worker's row; then
+// game rows; then ledger accounts) to keep deadlocks rare; Transact
+// retries the ones that happen. Player protection's lock of a player
+// (protection.lockPlayers) is the exception: a transaction that puts
+// money in takes it as it reads the player's rules, after the rows it
+// locked to learn whose rules to read (a queue's players, a market's
+// buyers and their balances), while a time-out takes it first; the rare
+// deadlock of the two is retried. Work that belongs to the world outside
+// the database, such as publishing live events or calling the Solana RPC,
 // never runs inside a transaction: it is registered with AfterCommit, or
 // done before the transaction that records its outcome.
 //

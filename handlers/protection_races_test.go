@@ -150,3 +150,105 @@ func TestMoneyPreparedBeforeATimeOutIsNotSentDuringIt(t *testing.T) {
 		t.Errorf("the game's spectator pot after a refused donation: %v, want 0", got)
 	}
 }
+
+// Stakes and tournament entries that go in at once cannot pass a loss
+// limit together: each is weighed after the ones that went in before it,
+// so once one reaches the limit the others are refused.
+func TestStakesAndEntriesAtOnceCannotPassALossLimitTogether(t *testing.T) {
+	a, clk := tournamentApp(t)
+	x, host, waiter := a.depositor(t, 5_000_000), a.depositor(t, 1_000_000), a.depositor(t, 1_000_000)
+	const arenas = 5
+	var joins []func() response
+	for range arenas {
+		ar := newArena(t, a, clk, host, map[string]any{"entryFeeMinor": 100_000})
+		joins = append(joins, func() response { return ar.join(t, x) })
+	}
+	lobby := a.lobby(t, waiter, `{"gameType": "rps", "stakeMinor": 100000}`)
+	a.join(t, waiter, lobby)
+	joins = append(joins, func() response {
+		return a.do(t, request{method: http.MethodPost, path: "/lobbies/" + lobby + "/join-queue", header: x.auth})
+	})
+	a.putLimits(t, x, `{"lossMinor": {"day": 100000}}`)
+
+	codes := make([]int, len(joins))
+	var wg sync.WaitGroup
+	for i, join := range joins {
+		wg.Go(func() { codes[i] = join().Code })
+	}
+	wg.Wait()
+	in, refused := 0, 0
+	for _, c := range codes {
+		switch c {
+		case http.StatusOK:
+			in++
+		case http.StatusConflict:
+			refused++
+		}
+	}
+	if in != 1 || refused != len(joins)-1 {
+		t.Errorf("%d entries and a stake of 0.10 USDC at once under a 0.10 USDC daily loss limit: %d went in, %d refused (%v); want 1 and %d",
+			arenas, in, refused, codes, len(joins)-1)
+	}
+	if lost := a.limits(t, x).Used.LossMinor.Day; lost != 100_000 {
+		t.Errorf("the day's loss: %d, want the one that went in, 100000", lost)
+	}
+}
+
+// A time-out starts after the money of the player's that was already
+// going in, never between its check and its move: a tournament entry
+// checked before the time-out goes in before it starts, and every entry
+// after it is refused.
+func TestATimeOutWaitsForMoneyAlreadyGoingIn(t *testing.T) {
+	a, clk := tournamentApp(t)
+	x, host := a.depositor(t, 5_000_000), a.depositor(t, 1_000_000)
+	first := newArena(t, a, clk, host, map[string]any{"entryFeeMinor": 100_000})
+	second := newArena(t, a, clk, host, map[string]any{"entryFeeMinor": 100_000})
+	waiting := func() int {
+		var n int
+		if err := a.DB.NewRaw("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").
+			Scan(t.Context(), &n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	// The player's balance held: the entry is checked, then waits to move
+	// the fee.
+	hold, err := a.DB.BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Rollback()
+	if _, err := hold.ExecContext(t.Context(), "SELECT 1 FROM ledger_accounts WHERE id = ? FOR UPDATE", "user:"+x.id+":available"); err != nil {
+		t.Fatal(err)
+	}
+	var entry, timeout response
+	var wg sync.WaitGroup
+	wg.Go(func() { entry = first.join(t, x) })
+	for waiting() == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	started := make(chan struct{})
+	wg.Go(func() {
+		defer close(started)
+		timeout = a.exclude(t, x, `{"kind": "timeout", "hours": 24}`)
+	})
+	for waiting() < 2 {
+		select {
+		case <-started:
+			t.Fatalf("a time-out started (%d %s) while an entry checked before it was still going in", timeout.Code, timeout.Body)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if err := hold.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if entry.Code != http.StatusOK || timeout.Code != http.StatusCreated {
+		t.Fatalf("the entry: %d %s; the time-out: %d %s", entry.Code, entry.Body, timeout.Code, timeout.Body)
+	}
+	second.join(t, x).wantError(t, http.StatusForbidden, "SELF_EXCLUDED")
+	if b := a.balances(t, x.auth); b.locked != 100_000 {
+		t.Errorf("locked after the time-out: %d, want the one entry's fee, 100000", b.locked)
+	}
+}

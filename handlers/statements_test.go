@@ -332,9 +332,10 @@ func TestStatementsOfAMarketOrder(t *testing.T) {
 		// told, the book (and prices), the event, COMMIT; a trade adds the
 		// trades, the makers' fills and the achievement. Orders that
 		// arrive together share them. A batch with a buy reads the
-		// buyers' player protection (exclusions, age, loss limits) in one
-		// more statement, after their balances are locked; sells never do.
-		{"an order that rests", resting[:len(resting)/3], 14},
+		// buyers' player protection (exclusions, age, loss limits) in two
+		// more statements, after their balances are locked: their
+		// protection locks, then the read; sells never do.
+		{"an order that rests", resting[:len(resting)/3], 15},
 		{"an order that trades once", crossing, 16},
 		{"an order that trades with three orders", sweeping, 16},
 	} {
@@ -396,9 +397,9 @@ func TestStatementsOfAGamesEnd(t *testing.T) {
 	checkBudgets(t, budget{"a free game's end", end, 10, 5}, budget{"a first free game's end", first, 13, 9})
 }
 
-// A staked game's start locks both stakes; player protection adds one
-// statement to it, for both players together. Its end pays the winner
-// and the fee.
+// A staked game's start locks both stakes; player protection adds two
+// statements to it, for both players together: their protection locks,
+// then the read. Its end pays the winner and the fee.
 func TestStatementsOfAStakedGame(t *testing.T) {
 	a := newTestApp(t, noWorkers)
 	log := &statementLog{}
@@ -441,15 +442,16 @@ func TestStatementsOfAStakedGame(t *testing.T) {
 		checkBudgets(t,
 			budget{"a staked lobby's creation", create, 2, 2}, // player protection, the lobby
 			// The free join's statement (which finds the lobby staked),
-			// BEGIN, the lobby, its queue, player protection, the joiner's
-			// balance, the queue place, COMMIT.
-			budget{"a staked join that waits", wait, 8, 8},
+			// BEGIN, the lobby, its queue, player protection (its lock,
+			// its read), the joiner's balance, the queue place, COMMIT.
+			budget{"a staked join that waits", wait, 9, 9},
 			// The free join's statement, BEGIN, the lobby, its queue,
-			// player protection of both players, the joining and the
-			// waiting player's balances, the game with its seats and
-			// events, both stakes' posting, the balances told, the wallet
-			// history lines (queued, sent before the COMMIT), COMMIT.
-			budget{"a staked game's start", start, 13, 12},
+			// player protection of both players (the locks, the read),
+			// the joining and the waiting player's balances, the game with
+			// its seats and events, both stakes' posting, the balances
+			// told, the wallet history lines (queued, sent before the
+			// COMMIT), COMMIT.
+			budget{"a staked game's start", start, 14, 13},
 			// As a free game's, with the pools, the market and who bet or
 			// traded read with the rest; then the ledger's posting and the
 			// balances it tells, each player's referrers (one statement each)

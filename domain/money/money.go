@@ -509,9 +509,10 @@ func (s *Service) PrepareWith(ctx context.Context, p PrepareSpec, build BuildFun
 }
 
 // store records a new intent. A deposit is weighed against the player's
-// deposit limits again as it is stored, after the deposits the player
-// prepared before it (which count until they land or expire): one
-// player's deposits are stored one at a time, so several prepared at
+// deposit limits again as it is stored, in the transaction that stores
+// it, after the deposits the player prepared before it (which count until
+// they land or expire): player protection reads a player's rules in a
+// transaction one transaction at a time, so several deposits prepared at
 // once cannot pass a limit together.
 func (s *Service) store(ctx context.Context, in Intent) error {
 	var err error
@@ -519,9 +520,6 @@ func (s *Service) store(ctx context.Context, in Intent) error {
 		_, err = s.db.NewInsert().Model(&in).Exec(ctx)
 	} else {
 		err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext('deposits'), hashtext(?))", in.UserID); err != nil {
-				return err
-			}
 			if err := s.protect.CheckDeposit(ctx, tx, in.UserID, in.AmountMinor); err != nil {
 				return err
 			}

@@ -86,14 +86,17 @@ func (r ExclusionRequest) until(now time.Time) (*time.Time, error) {
 func (s *Service) StartExclusion(ctx context.Context, userID string, r ExclusionRequest) (Exclusion, error) {
 	var out Exclusion
 	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		now := s.now().Truncate(time.Microsecond) // as stored: the answer is what GET and every refusal say
-		until, err := r.until(now)
-		if err != nil {
+		if _, err := r.until(s.now()); err != nil {
 			return err
 		}
-		if err := lockProtection(ctx, tx, userID, now); err != nil {
+		if err := lockProtection(ctx, tx, userID, s.now()); err != nil {
 			return err
 		}
+		// After the lock: it starts after whatever money of the player's
+		// went in before it. As stored, to the microsecond: the answer is
+		// what GET and every refusal say.
+		now := s.now().Truncate(time.Microsecond)
+		until, _ := r.until(now)
 		running, err := s.running(ctx, tx, userID, now)
 		if err != nil {
 			return err

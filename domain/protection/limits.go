@@ -288,16 +288,17 @@ func (s *Service) SetLimits(ctx context.Context, userID string, c Changes) (Limi
 	return s.Limits(ctx, userID)
 }
 
-// lockProtection creates the player's protection row when it is missing
-// and locks it for the transaction: changes of one player's protection
-// are made one at a time.
+// lockProtection takes the player's protection lock for the transaction
+// (lockPlayers: changes of one player's protection are made one at a
+// time, and not while money of theirs is going in) and creates their
+// protection row when it is missing.
 func lockProtection(ctx context.Context, tx bun.Tx, userID string, now time.Time) error {
+	if err := lockPlayers(ctx, tx, []string{userID}); err != nil {
+		return err
+	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO player_protection (user_id, updated_at) VALUES (?, ?)
 		ON CONFLICT (user_id) DO NOTHING`, userID, now); err != nil {
 		return fmt.Errorf("open the protection of %s: %w", userID, err)
-	}
-	if _, err := tx.ExecContext(ctx, "SELECT 1 FROM player_protection WHERE user_id = ? FOR UPDATE", userID); err != nil {
-		return fmt.Errorf("lock the protection of %s: %w", userID, err)
 	}
 	return nil
 }

@@ -23,6 +23,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -230,10 +231,18 @@ type needs struct {
 // states reads the protection state of users at now in one statement:
 // their row, pending changes, running exclusion and, where needs asks,
 // the flows of the last 30 days. A user without a row has the zero
-// state (no limits, age not confirmed).
+// state (no limits, age not confirmed). In a transaction it first takes
+// the users' protection locks (lockPlayers), so that what the
+// transaction then puts in is weighed after, and counts for, every other
+// one that reads them so.
 func (g *Guard) states(ctx context.Context, idb bun.IDB, users []string, now time.Time, n needs) (map[string]*state, error) {
 	if n.since.IsZero() {
 		n.since = now.Add(-Month)
+	}
+	if tx, ok := idb.(bun.Tx); ok {
+		if err := lockPlayers(ctx, tx, users); err != nil {
+			return nil, err
+		}
 	}
 	var rows []*state
 	err := idb.NewRaw(`SELECT u.id AS user_id,
@@ -283,6 +292,22 @@ func (g *Guard) states(ctx context.Context, idb bun.IDB, users []string, now tim
 		out[s.UserID] = s
 	}
 	return out, nil
+}
+
+// lockPlayers takes the protection locks of users for the rest of tx, in
+// user id order: the transactions that change a player's limits or start
+// an exclusion, and those that read the rules to put money in (a stake,
+// an entry, a bet, a deposit, a market buy), run one at a time per
+// player, each reading, in a later statement, what those before it
+// committed. Two transactions that put the same player's money in at
+// once cannot both be weighed against the losses before either.
+func lockPlayers(ctx context.Context, tx bun.Tx, users []string) error {
+	ids := slices.Compact(slices.Sorted(slices.Values(users)))
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext('player_protection'), hashtext(u)) FROM unnest(?::text[]) AS u",
+		pgdialect.Array(ids)); err != nil {
+		return fmt.Errorf("lock the protection of %d players: %w", len(ids), err)
+	}
+	return nil
 }
 
 func (s *state) decode() error {
