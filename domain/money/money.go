@@ -107,7 +107,8 @@ type Deps struct {
 	// users together in a UTC day; past it, everything it would pay for
 	// but withdrawals is refused. 0 is no bound.
 	FeePayerGlobalDaily int64
-	// Protect answers player protection's rules of deposits (nil: none).
+	// Protect answers player protection's rules of money put in with an
+	// intent (nil: none).
 	Protect Protection
 }
 
@@ -588,12 +589,12 @@ func (s *Service) SubmitFor(ctx context.Context, userID, intentID, signedB64, re
 		return Receipt{}, domain.Errorf(domain.CodeConflict, "this prepared transaction expired at %s; prepare a new one",
 			in.ExpiresAt.Format(time.RFC3339))
 	}
-	if in.Status == "prepared" && s.protect != nil { // sent for the first time: refused if what it puts in has closed since
-		if err := s.protect.CheckSent(ctx, s.db, in.UserID, in.Kind); err != nil {
-			return Receipt{}, err
+	if in.Status == "prepared" { // sent for the first time: refused if what it puts in closed since; the fee payer pays its fee
+		if s.protect != nil {
+			if err := s.protect.CheckSent(ctx, s.db, in.UserID, in.Kind); err != nil {
+				return Receipt{}, err
+			}
 		}
-	}
-	if in.Status == "prepared" { // sent for the first time: the fee payer pays its fee
 		err := db.Transact(ctx, s.db, func(ctx context.Context, dbtx bun.Tx) error {
 			return s.chargeFeePayer(ctx, dbtx, in.UserID, chain.FeeOf(tx), false)
 		})
