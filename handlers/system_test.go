@@ -222,3 +222,43 @@ func TestStaticAssetsAreCached(t *testing.T) {
 		t.Errorf("path traversal: got %d, want 404", r.Code)
 	}
 }
+
+// Maintenance closes the platform to players, so it never costs one a
+// round: a round whose deadline passes while it is on gets its full time
+// again when it ends, and the player who could not move then moves. (A
+// database of its own: the deadline worker's record is one per database.)
+func TestMaintenanceNeverCostsAPlayerARound(t *testing.T) {
+	clk := newTestClock()
+	a := newTestAppAt(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "DATABASE_URL": dbtest.Fresh(t)}, clk.now)
+	ctx := context.Background()
+	worker := func() {
+		t.Helper()
+		if _, _, err := a.Games.RunDeadlinesOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p1, p2, game := a.stakedGame(t, 1_000_000, `{"rounds": 1, "roundSeconds": 5}`)
+	worker()
+	if r := a.act(t, p1, game, `{"type": "move", "move": "rock"}`); r.Code != 200 {
+		t.Fatalf("the first move: %d %s", r.Code, r.Body)
+	}
+	if _, err := a.Flags.Set(ctx, flags.Maintenance, true, "test"); err != nil {
+		t.Fatal(err)
+	}
+	a.act(t, p2, game, `{"type": "move", "move": "paper"}`).wantError(t, http.StatusServiceUnavailable, "MAINTENANCE")
+	for range 8 { // the worker runs every second, past the round's deadline
+		clk.advance(time.Second)
+		worker()
+	}
+	if _, err := a.Flags.Set(ctx, flags.Maintenance, false, "test"); err != nil {
+		t.Fatal(err)
+	}
+	worker()
+	if r := a.act(t, p2, game, `{"type": "move", "move": "paper"}`); r.Code != 200 {
+		t.Fatalf("the move the player could not make during maintenance: %d %s", r.Code, r.Body)
+	}
+	g := a.do(t, request{path: "/games/" + game}).json(t)
+	if g["status"] != "completed" || g["winnerId"] != p2.id {
+		t.Errorf("the game: %v won by %v, want completed and won by the paper, %s", g["status"], g["winnerId"], p2.id)
+	}
+}

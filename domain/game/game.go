@@ -176,6 +176,7 @@ type Service struct {
 	live     Live
 	escrowOf func(gameID string) string
 	protect  Protection
+	closed   func() bool
 	rows     domain.SeqCache[Game]
 	seatCache
 }
@@ -209,12 +210,16 @@ type Deps struct {
 	EscrowOf func(gameID string) string
 	// Protect answers player protection's rules of stakes (nil: none).
 	Protect Protection
+	// Closed reports whether the platform is closed to players
+	// (maintenance mode): no deadline is enforced while it is (see
+	// RunDeadlinesOnce). nil: never closed.
+	Closed func() bool
 }
 
 // New returns a Service.
 func New(bdb *bun.DB, now domain.Clock, log *slog.Logger, d Deps) *Service {
 	return &Service{db: bdb, rooms: d.Rooms, notify: d.Notify, rate: d.Rate, record: d.Recorders, now: now, log: log, rand: rand.Reader, settle: d.Settle, live: d.Live,
-		escrowOf: d.EscrowOf, protect: d.Protect, rows: domain.SeqCache[Game]{Latest: d.Live.LatestSeq, MaxAge: ReadCacheAge, Size: 10_000}}
+		escrowOf: d.EscrowOf, protect: d.Protect, closed: d.Closed, rows: domain.SeqCache[Game]{Latest: d.Live.LatestSeq, MaxAge: ReadCacheAge, Size: 10_000}}
 }
 
 // ReadCacheAge is the longest a game read from the database serves from

@@ -101,6 +101,8 @@ type platform struct {
 	rooms *eventlog.Log
 	games *game.Service
 	pot   *settlement.Service
+	// closed is maintenance mode: the platform closed to players.
+	closed atomic.Bool
 }
 
 func newPlatform(t testing.TB) *platform {
@@ -124,7 +126,7 @@ func newPlatformOn(t testing.TB, bdb *bun.DB, c *clock) *platform {
 		return func(ctx context.Context) (game.Settlement, error) { return pay(ctx, "") }, nil
 	}
 	p.games = game.New(bdb, c.now, log, game.Deps{Rooms: rooms, Notify: notify.New(bdb, rooms, c.now), Settle: settle, Live: noCrowd{},
-		EscrowOf: func(gameID string) string { return keys.Escrow(gameID).PublicKey().String() }})
+		EscrowOf: func(gameID string) string { return keys.Escrow(gameID).PublicKey().String() }, Closed: p.closed.Load})
 	p.pot = settlement.New(bdb, rooms, p.games, m, chat.New(bdb, rooms, c.now), keys, integrity.NewGuard(bdb, c.now, integrity.Config{}), c.now, log, settlement.Deps{})
 	return p
 }

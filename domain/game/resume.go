@@ -47,13 +47,22 @@ type Resumed struct {
 
 // RunDeadlinesOnce is one run of the deadline worker: it records the run
 // (several instances share the record), and when no instance had run it
-// for more than ResumeGap, it first gives every game whose deadline passed
-// meanwhile its round's or turn's full time again (game:resumed). Then it
-// applies the timeout rules to the games whose deadline passed by the time
-// of the record, as ExpireDue does: only a deadline that passed while the
-// worker ran is enforced. It returns how many games it resumed and how
-// many it advanced; the error says which part failed.
+// for more than ResumeGap, or the platform was closed to players since
+// the last run, it first gives every game whose deadline passed meanwhile
+// its round's or turn's full time again (game:resumed). Then it applies
+// the timeout rules to the games whose deadline passed by the time of the
+// record, as ExpireDue does: only a deadline that passed while the worker
+// ran and players could act is enforced. While the platform is closed
+// (maintenance mode: no player can move) it enforces nothing and records
+// that it was closed. It returns how many games it resumed and how many
+// it advanced; the error says which part failed.
 func (s *Service) RunDeadlinesOnce(ctx context.Context) (resumed, expired int, err error) {
+	if s.closed != nil && s.closed() {
+		if _, err := s.db.NewRaw("UPDATE deadline_worker SET closed = true WHERE NOT closed").Exec(ctx); err != nil {
+			return 0, 0, fmt.Errorf("record that the platform is closed to players: %w", err)
+		}
+		return 0, 0, nil
+	}
 	var ranAt time.Time
 	for {
 		// A long run records itself again, so that it is not taken for an
@@ -76,12 +85,13 @@ func (s *Service) RunDeadlinesOnce(ctx context.Context) (resumed, expired int, e
 
 // recordRun records a run of the deadline worker at now, and resumes the
 // games whose deadline passed since the previous run when that was more
-// than ResumeGap before now (or never). While the worker runs it is one
-// statement; after a gap one transaction, which holds the record's lock
-// so that instances starting together resume each game once. It returns
-// how many games it resumed.
+// than ResumeGap before now (or never), or the platform was closed to
+// players since. While the worker runs it is one statement; after a gap
+// or a closure one transaction, which holds the record's lock so that
+// instances starting together resume each game once. It returns how many
+// games it resumed.
 func (s *Service) recordRun(ctx context.Context, now time.Time) (int, error) {
-	res, err := s.db.NewRaw("UPDATE deadline_worker SET ran_at = greatest(ran_at, ?) WHERE ran_at >= ?",
+	res, err := s.db.NewRaw("UPDATE deadline_worker SET ran_at = greatest(ran_at, ?) WHERE ran_at >= ? AND NOT closed",
 		now, now.Add(-ResumeGap)).Exec(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("record a run of the deadline worker: %w", err)
@@ -91,14 +101,15 @@ func (s *Service) recordRun(ctx context.Context, now time.Time) (int, error) {
 	}
 	resumed := 0
 	var prev sql.NullTime
+	var closed bool
 	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		resumed = 0
-		if err := tx.QueryRowContext(ctx, "SELECT ran_at FROM deadline_worker FOR UPDATE").Scan(&prev); err != nil {
+		if err := tx.QueryRowContext(ctx, "SELECT ran_at, closed FROM deadline_worker FOR UPDATE").Scan(&prev, &closed); err != nil {
 			return fmt.Errorf("read the last run of the deadline worker: %w", err)
 		}
 		// Another instance may have resumed and recorded its run while
 		// this one waited for the lock.
-		if !prev.Valid || now.Sub(prev.Time) > ResumeGap {
+		if !prev.Valid || now.Sub(prev.Time) > ResumeGap || closed {
 			var games []Game
 			q := tx.NewSelect().Model(&games).ColumnExpr("g.*").
 				ColumnExpr("ARRAY(SELECT p.user_id::text FROM game_players AS p WHERE p.game_id = g.id ORDER BY p.seat) AS players").
@@ -116,7 +127,7 @@ func (s *Service) recordRun(ctx context.Context, now time.Time) (int, error) {
 			}
 			resumed = len(games)
 		}
-		if _, err := tx.ExecContext(ctx, "UPDATE deadline_worker SET ran_at = greatest(ran_at, ?)", now); err != nil {
+		if _, err := tx.ExecContext(ctx, "UPDATE deadline_worker SET ran_at = greatest(ran_at, ?), closed = false", now); err != nil {
 			return fmt.Errorf("record a run of the deadline worker: %w", err)
 		}
 		return nil
@@ -129,8 +140,8 @@ func (s *Service) recordRun(ctx context.Context, now time.Time) (int, error) {
 		if prev.Valid {
 			since = prev.Time.UTC().Format(time.RFC3339)
 		}
-		s.log.Info("resumed the games whose deadline passed while no deadline worker ran",
-			"games", resumed, "last_run", since)
+		s.log.Info("resumed the games whose deadline passed while no deadline worker ran or the platform was closed",
+			"games", resumed, "last_run", since, "closed", closed)
 	}
 	return resumed, nil
 }

@@ -149,6 +149,31 @@ func TestDowntimeNeverCostsARound(t *testing.T) {
 		}
 	})
 
+	t.Run("deadlines that pass while the platform is closed for maintenance are moved", func(t *testing.T) {
+		gameID, a, b := p.match(t, "rps", stake, rps)
+		p.play(t, a, gameID, `"rock"`)
+		p.worker(t)
+		p.closed.Store(true) // maintenance mode: no player can move
+		for range 8 {        // the worker runs every second, past the deadline
+			p.clock.advance(time.Second)
+			if resumed, expired := p.worker(t); resumed != 0 || expired != 0 {
+				t.Fatalf("a run while the platform is closed: resumed %d, expired %d; want none", resumed, expired)
+			}
+		}
+		p.closed.Store(false)
+		back := p.clock.now()
+		if resumed, expired := p.worker(t); resumed != 1 || expired != 0 {
+			t.Fatalf("the first run after maintenance: resumed %d, expired %d; want 1 and 0", resumed, expired)
+		}
+		p.wantResumed(t, gameID, 1, back.Add(5*time.Second))
+		p.clock.advance(time.Second)
+		if resumed, expired := p.worker(t); resumed != 0 || expired != 0 {
+			t.Fatalf("the next run: resumed %d, expired %d; want none", resumed, expired)
+		}
+		p.play(t, b, gameID, `"paper"`)
+		wantWonByPlay(t, p, gameID, b)
+	})
+
 	t.Run("instances starting together after an outage resume each game once", func(t *testing.T) {
 		gameID, a, b := p.match(t, "rps", stake, rps)
 		p.play(t, a, gameID, `"rock"`)

@@ -166,6 +166,7 @@ func (a *App) build(ctx context.Context) error {
 	a.Referrals = referrals.New(bdb, a.Notify, a.Social, a.Rooms, now, cfg.ReferralBPS, cfg.PublicURL)
 	a.Games = game.New(bdb, now, log, game.Deps{Rooms: a.Rooms, Notify: a.Notify, Settle: settle, Live: feed,
 		Rate: a.Ranking, Recorders: []game.Recorder{a.Social, a.Referrals, tournamentResults{a}}, Protect: protect,
+		Closed:   func() bool { return a.Flags.Enabled(flags.Maintenance) },
 		EscrowOf: func(gameID string) string { return a.Keys.Escrow(gameID).PublicKey().String() }})
 	a.Chat = chat.New(bdb, a.Rooms, now)
 	a.Support = support.New(bdb, a.Notify, now)
