@@ -557,3 +557,39 @@ func TestTheReviewQueuePageIsForAdminsOnly(t *testing.T) {
 	}
 	a.wantBetsSettled(t, h.game)
 }
+
+// An order left resting before its owner was linked to a player does not
+// trade once they are: the next order that would fill it cancels it
+// instead (its money back), and rests itself.
+func TestALinkMadeAfterAnOrderStopsItTrading(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	p1, p2, game := a.stakedGame(t, 1_000_000, `{"rounds": 3}`)
+	fixer, honest := a.depositor(t, 2_000_000), a.depositor(t, 2_000_000)
+	resting := a.placed(t, fixer, game, "buy", p2.id, 400_000, 2, "").Order.ID
+	a.fund(t, p2, 100_000)
+	if r, _ := a.tip(t, p2, map[string]any{"toUserId": fixer.id, "amountMinor": 10_000}); r.Code != 200 {
+		t.Fatalf("the player's tip to the trader: %d %s", r.Code, r.Body)
+	}
+	// 0.60 for p1 would mint pairs with the fixer's 0.40 for p2.
+	got := a.placed(t, honest, game, "buy", p1.id, 600_000, 2, "")
+	if got.Order.FilledShares != 0 || got.Order.Status != "open" || len(got.Trades) != 0 {
+		t.Errorf("an order crossing the linked trader's: %+v, want it resting, unfilled", got)
+	}
+	for _, o := range a.ordersOf(t, fixer, game) {
+		if o.ID == resting && o.Status != "cancelled" {
+			t.Errorf("the linked trader's order: %s, want cancelled", o.Status)
+		}
+	}
+	a.wantAvailable(t, fixer, 2_000_000, "the linked trader, the order's money back")
+	m := a.marketOf(t, game)
+	for _, o := range m.Outcomes {
+		if o.VolumeShares != 0 {
+			t.Errorf("shares of %s traded: %d, want none", o.Username, o.VolumeShares)
+		}
+	}
+	for _, b := range m.Book {
+		if b.OutcomeID == p2.id && len(b.Bids) != 0 {
+			t.Errorf("bids for %s in the book: %+v, want the linked trader's gone", p2.id, b.Bids)
+		}
+	}
+}

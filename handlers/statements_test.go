@@ -329,15 +329,17 @@ func TestStatementsOfAMarketOrder(t *testing.T) {
 		// BEGIN, the game and market locked, whether a trader is linked
 		// to a player, the crossing orders, the positions, the buyers'
 		// balances, the order, its positions, the ledger, the balances
-		// told, the book (and prices), the event, COMMIT; a trade adds the
-		// trades, the makers' fills and the achievement. Orders that
+		// told, the book (and prices), the event, COMMIT; crossing resting
+		// orders of others adds whether those are linked to a player (a
+		// link made since they were placed cancels them), and a trade
+		// the trades, the makers' fills and the achievement. Orders that
 		// arrive together share them. A batch with a buy reads the
 		// buyers' player protection (exclusions, age, loss limits) in two
 		// more statements, after their balances are locked: their
 		// protection locks, then the read; sells never do.
 		{"an order that rests", resting[:len(resting)/3], 15},
-		{"an order that trades once", crossing, 16},
-		{"an order that trades with three orders", sweeping, 16},
+		{"an order that trades once", crossing, 17},
+		{"an order that trades with three orders", sweeping, 17},
 	} {
 		t.Logf("%s: %d statements", c.what, len(c.statements))
 		if len(c.statements) > c.budget {

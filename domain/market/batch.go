@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -205,6 +206,11 @@ func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batc
 	lost := map[string]int64{} // what the batch's orders so far moved out of each trader's balance
 
 	fx := newEffects(gameID, "", holdings)
+	if open {
+		if err := s.cancelLinked(ctx, tx, m, batch, linked, book, resting, fx, now); err != nil {
+			return nil, err
+		}
+	}
 	makers := map[int64]int64{} // a resting order's seq -> shares filled
 	byEngineID := map[int64]*taken{}
 	var trades []Trade
@@ -339,6 +345,50 @@ func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batc
 		return nil, err
 	}
 	return results, nil
+}
+
+// cancelLinked cancels the resting orders that the batch crosses whose
+// owners are linked to one of the game's players (a link made since they
+// were placed: a tip, a transfer), instead of letting them trade: their
+// locks are given back (fx) and they leave the book. linked holds the
+// links of the batch's traders, read already; the other owners' are read
+// in one statement.
+func (s *Service) cancelLinked(ctx context.Context, tx bun.Tx, m marketRow, batch []pending, linked map[string]*domain.Error,
+	book *engine.Book, resting map[int64]Order, fx *effects, now time.Time) error {
+	var others []string
+	for _, r := range resting {
+		inBatch := slices.ContainsFunc(batch, func(p pending) bool { return p.userID == r.UserID })
+		if !inBatch && !slices.Contains(others, r.UserID) {
+			others = append(others, r.UserID)
+		}
+	}
+	if len(others) > 0 {
+		more, err := s.guard.LinkRefusals(ctx, tx, others, m.Outcomes)
+		if err != nil {
+			return err
+		}
+		linked = maps.Clone(linked)
+		maps.Copy(linked, more)
+	}
+	var ids []string
+	for _, seq := range slices.Sorted(maps.Keys(resting)) {
+		r := resting[seq]
+		if linked[r.UserID] == nil {
+			continue
+		}
+		book.Cancel(seq)
+		fx.release(r.engineOrder(m), r.Shares-r.FilledShares, "market-cancel:"+r.ID)
+		delete(resting, seq)
+		ids = append(ids, r.ID)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := tx.NewUpdate().Model((*Order)(nil)).Set("status = ?", OrderCancelled).Set("updated_at = ?", now).
+		Where("id IN (?)", bun.List(ids)).Exec(ctx); err != nil {
+		return fmt.Errorf("cancel %d orders of traders linked to a player: %w", len(ids), err)
+	}
+	return nil
 }
 
 // buyRefusals asks player protection about the buyers of orders, in one
