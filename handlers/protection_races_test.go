@@ -22,15 +22,7 @@ func TestDepositsPreparedAtOnceCannotPassADepositLimitTogether(t *testing.T) {
 		wg.Go(func() { codes[i] = a.prepareDeposit(t, p, 600_000).Code })
 	}
 	wg.Wait()
-	prepared, refused := 0, 0
-	for _, c := range codes {
-		switch c {
-		case http.StatusOK:
-			prepared++
-		case http.StatusConflict:
-			refused++
-		}
-	}
+	prepared, refused := answered(codes, http.StatusOK)
 	if prepared != 1 || refused != n-1 {
 		t.Errorf("%d deposits of 0.60 USDC prepared at once under a 1 USDC daily limit: %d prepared, %d refused (%v); want 1 and %d",
 			n, prepared, refused, codes, n-1)
@@ -62,11 +54,8 @@ func TestBuysMatchedTogetherCannotPassALossLimitTogether(t *testing.T) {
 	var wg sync.WaitGroup
 	trader := a.depositor(t, 1_000_000)
 	wg.Go(func() { a.order(t, trader, game, "buy", p1.id, 100_000, 1, "") })
-	for waiting := 0; waiting == 0; time.Sleep(10 * time.Millisecond) {
-		if err := a.DB.NewRaw("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").
-			Scan(t.Context(), &waiting); err != nil {
-			t.Fatal(err)
-		}
+	for a.lockWaits(t) == 0 {
+		time.Sleep(10 * time.Millisecond)
 	}
 	const n = 6
 	codes := make([]int, n)
@@ -79,15 +68,7 @@ func TestBuysMatchedTogetherCannotPassALossLimitTogether(t *testing.T) {
 		t.Fatal(err)
 	}
 	wg.Wait()
-	placed, refused := 0, 0
-	for _, c := range codes {
-		switch c {
-		case http.StatusCreated:
-			placed++
-		case http.StatusConflict:
-			refused++
-		}
-	}
+	placed, refused := answered(codes, http.StatusCreated)
 	if placed != 1 || refused != n-1 {
 		t.Errorf("%d buys of 1 USDC at once under a 1 USDC daily loss limit: %d placed, %d refused (%v); want 1 and %d",
 			n, placed, refused, codes, n-1)
@@ -176,15 +157,7 @@ func TestStakesAndEntriesAtOnceCannotPassALossLimitTogether(t *testing.T) {
 		wg.Go(func() { codes[i] = join().Code })
 	}
 	wg.Wait()
-	in, refused := 0, 0
-	for _, c := range codes {
-		switch c {
-		case http.StatusOK:
-			in++
-		case http.StatusConflict:
-			refused++
-		}
-	}
+	in, refused := answered(codes, http.StatusOK)
 	if in != 1 || refused != len(joins)-1 {
 		t.Errorf("%d entries and a stake of 0.10 USDC at once under a 0.10 USDC daily loss limit: %d went in, %d refused (%v); want 1 and %d",
 			arenas, in, refused, codes, len(joins)-1)
@@ -203,14 +176,6 @@ func TestATimeOutWaitsForMoneyAlreadyGoingIn(t *testing.T) {
 	x, host := a.depositor(t, 5_000_000), a.depositor(t, 1_000_000)
 	first := newArena(t, a, clk, host, map[string]any{"entryFeeMinor": 100_000})
 	second := newArena(t, a, clk, host, map[string]any{"entryFeeMinor": 100_000})
-	waiting := func() int {
-		var n int
-		if err := a.DB.NewRaw("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").
-			Scan(t.Context(), &n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
 
 	// The player's balance held: the entry is checked, then waits to move
 	// the fee.
@@ -225,7 +190,7 @@ func TestATimeOutWaitsForMoneyAlreadyGoingIn(t *testing.T) {
 	var entry, timeout response
 	var wg sync.WaitGroup
 	wg.Go(func() { entry = first.join(t, x) })
-	for waiting() == 0 {
+	for a.lockWaits(t) == 0 {
 		time.Sleep(10 * time.Millisecond)
 	}
 	started := make(chan struct{})
@@ -233,7 +198,7 @@ func TestATimeOutWaitsForMoneyAlreadyGoingIn(t *testing.T) {
 		defer close(started)
 		timeout = a.exclude(t, x, `{"kind": "timeout", "hours": 24}`)
 	})
-	for waiting() < 2 {
+	for a.lockWaits(t) < 2 {
 		select {
 		case <-started:
 			t.Fatalf("a time-out started (%d %s) while an entry checked before it was still going in", timeout.Code, timeout.Body)
@@ -251,4 +216,28 @@ func TestATimeOutWaitsForMoneyAlreadyGoingIn(t *testing.T) {
 	if b := a.balances(t, x.auth); b.locked != 100_000 {
 		t.Errorf("locked after the time-out: %d, want the one entry's fee, 100000", b.locked)
 	}
+}
+
+// answered counts the codes that are ok and those that are 409 (refused).
+func answered(codes []int, ok int) (taken, refused int) {
+	for _, c := range codes {
+		switch c {
+		case ok:
+			taken++
+		case http.StatusConflict:
+			refused++
+		}
+	}
+	return taken, refused
+}
+
+// lockWaits is how many of the test database's connections wait for a lock.
+func (a *testApp) lockWaits(t testing.TB) int {
+	t.Helper()
+	var n int
+	if err := a.DB.NewRaw("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").
+		Scan(t.Context(), &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
