@@ -86,9 +86,6 @@ func (r ExclusionRequest) until(now time.Time) (*time.Time, error) {
 func (s *Service) StartExclusion(ctx context.Context, userID string, r ExclusionRequest) (Exclusion, error) {
 	var out Exclusion
 	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := r.until(s.now()); err != nil {
-			return err
-		}
 		if err := lockProtection(ctx, tx, userID, s.now()); err != nil {
 			return err
 		}
@@ -96,7 +93,10 @@ func (s *Service) StartExclusion(ctx context.Context, userID string, r Exclusion
 		// went in before it. As stored, to the microsecond: the answer is
 		// what GET and every refusal say.
 		now := s.now().Truncate(time.Microsecond)
-		until, _ := r.until(now)
+		until, err := r.until(now)
+		if err != nil {
+			return err
+		}
 		running, err := s.running(ctx, tx, userID, now)
 		if err != nil {
 			return err

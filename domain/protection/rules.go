@@ -304,24 +304,45 @@ func (g *Guard) refusal(s *state, now time.Time, in moneyIn) *domain.Error {
 	return depositRule(s, limits, now, in)
 }
 
-// refusals returns the refusal of each of users that the rules refuse
-// what in puts in (nobody else is in the map), read in idb (a transaction
-// of the caller's, or the database) in one statement.
-func (g *Guard) refusals(ctx context.Context, idb bun.IDB, users []string, in moneyIn) (map[string]*domain.Error, error) {
-	out := map[string]*domain.Error{}
-	if len(users) == 0 {
-		return out, nil
-	}
+// rules reads what the rules of what in puts in need to know of users,
+// in idb (a transaction of the caller's, or the database) in one
+// statement, and returns the refusal of one of them (nil: none) once
+// lost more of their play money left their balance in the same
+// transaction (negative: came in).
+func (g *Guard) rules(ctx context.Context, idb bun.IDB, users []string, in moneyIn) (func(userID string, lost int64) *domain.Error, error) {
 	now := g.now()
 	states, err := g.states(ctx, idb, users, now, needs{losses: in.losses, deposits: in.deposit > 0})
 	if err != nil {
 		return nil, err
 	}
+	return func(userID string, lost int64) *domain.Error {
+		s := states[userID]
+		if s == nil {
+			return nil
+		}
+		if lost != 0 {
+			moved := *s
+			moved.losses = append(slices.Clip(s.losses), flow{At: now, Minor: lost})
+			s = &moved
+		}
+		return g.refusal(s, now, in)
+	}, nil
+}
+
+// refusals returns the refusal of each of users that the rules refuse
+// what in puts in (nobody else is in the map), read in one statement.
+func (g *Guard) refusals(ctx context.Context, idb bun.IDB, users []string, in moneyIn) (map[string]*domain.Error, error) {
+	out := map[string]*domain.Error{}
+	if len(users) == 0 {
+		return out, nil
+	}
+	refusal, err := g.rules(ctx, idb, users, in)
+	if err != nil {
+		return nil, err
+	}
 	for _, u := range users {
-		if s := states[u]; s != nil {
-			if e := g.refusal(s, now, in); e != nil {
-				out[u] = e
-			}
+		if e := refusal(u, 0); e != nil {
+			out[u] = e
 		}
 	}
 	return out, nil
@@ -411,23 +432,7 @@ func (g *Guard) CheckBet(ctx context.Context, idb bun.IDB, userID string) error 
 // balance (negative: in): the buys of one batch are weighed one after
 // another, not each against the losses before the batch.
 func (g *Guard) BuyRefusals(ctx context.Context, idb bun.IDB, users []string) (func(userID string, lost int64) *domain.Error, error) {
-	now := g.now()
-	states, err := g.states(ctx, idb, users, now, needs{losses: true})
-	if err != nil {
-		return nil, err
-	}
-	return func(userID string, lost int64) *domain.Error {
-		s := states[userID]
-		if s == nil {
-			return nil
-		}
-		if lost != 0 {
-			moved := *s
-			moved.losses = append(slices.Clip(s.losses), flow{At: now, Minor: lost})
-			s = &moved
-		}
-		return g.refusal(s, now, moneyIn{what: WhatBuy, losses: true})
-	}, nil
+	return g.rules(ctx, idb, users, moneyIn{what: WhatBuy, losses: true})
 }
 
 // CheckDonation refuses a donation: REGION_RESTRICTED, UNDERAGE,
