@@ -136,14 +136,13 @@ func Transact(ctx context.Context, bdb bun.IDB, fn func(ctx context.Context, tx 
 	var err error
 	backoff := 2 * time.Millisecond
 	for attempt := 0; attempt < maxAttempts; attempt++ {
-		st := &txState{dialect: bdb.Dialect()}
-		err = bdb.RunInTx(context.WithValue(ctx, txStateKey{}, st), &sql.TxOptions{Isolation: sql.LevelReadCommitted},
-			func(ctx context.Context, tx bun.Tx) error {
-				if err := fn(ctx, tx); err != nil {
-					return err
-				}
-				return Flush(ctx, tx)
-			})
+		st := &txState{}
+		err = st.run(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+			if err := fn(ctx, tx); err != nil {
+				return err
+			}
+			return Flush(ctx, tx)
+		})
 		if err == nil {
 			for _, hook := range st.after {
 				hook()
@@ -166,6 +165,28 @@ func Transact(ctx context.Context, bdb bun.IDB, fn func(ctx context.Context, tx 
 }
 
 const maxAttempts = 12
+
+// run runs fn in a READ COMMITTED transaction of idb, with st in its
+// context. A transaction of the database or of a connection takes the
+// connection for itself, which st keeps for the queued writes (Later).
+func (st *txState) run(ctx context.Context, idb bun.IDB, fn func(ctx context.Context, tx bun.Tx) error) error {
+	ctx = context.WithValue(ctx, txStateKey{}, st)
+	opts := &sql.TxOptions{Isolation: sql.LevelReadCommitted}
+	switch c := idb.(type) {
+	case *bun.DB:
+		conn, err := c.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("take a connection for a transaction: %w", err)
+		}
+		defer conn.Close()
+		st.conn = conn.Conn
+		return conn.RunInTx(ctx, opts, fn)
+	case bun.Conn:
+		st.conn = c.Conn
+		return c.RunInTx(ctx, opts, fn)
+	}
+	return idb.RunInTx(ctx, opts, fn)
+}
 
 // ErrNoTransaction is the error of AfterCommit and Later outside a
 // transaction of Transact.

@@ -9,18 +9,28 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/schema"
 )
 
-// txState is what a transaction of Transact keeps besides its connection:
-// the functions to run after its commit, the writes queued to be sent
-// before it, and each package's values of the transaction (Local).
+// txState is what a transaction of Transact keeps besides its bun.Tx: its
+// connection, the functions to run after its commit, the writes queued to
+// be sent before it, and each package's values of the transaction (Local).
 type txState struct {
-	dialect schema.Dialect
-	after   []func()
-	writes  []string
-	locals  map[reflect.Type]any
+	conn   *sql.Conn // nil in a transaction nested in another
+	after  []func()
+	writes []statement
+	locals map[reflect.Type]any
+}
+
+// statement is a statement to send prepared: its text, with $1, $2...
+// placeholders, and their arguments.
+type statement struct {
+	text string
+	args []any
 }
 
 type txStateKey struct{}
@@ -30,13 +40,16 @@ func stateOf(ctx context.Context) (*txState, bool) {
 	return st, ok
 }
 
-// Later queues q, a write whose result nobody reads, in the transaction
-// of ctx (one of Transact): the writes queued in a transaction are sent
-// together, in the order queued, as one text of several statements (one
-// round trip), after the transaction's last statement of its own and
-// before its COMMIT (or with the statement of QueryAndFlush). q is
-// formatted now, with the values its arguments have now. An error of a
-// queued write fails the transaction as the error of any statement would.
+// Later queues query, a write whose result nobody reads, with its args (?
+// placeholders, as Reads takes them), in the transaction of ctx (one of
+// Transact): the writes queued in a transaction are sent together, in the
+// order queued, in one round trip (a pipeline of the extended protocol),
+// after the transaction's last statement of its own and before its COMMIT
+// (or with the statement of QueryAndFlush). Each is a prepared statement,
+// parsed and planned once per connection, as QueryPrepared's are: its
+// text must not change with its values (a list is an array argument, or
+// its length one of a few). An error of a queued write fails the
+// transaction as the error of any statement would.
 //
 // A queued write runs after every statement the transaction sends of its
 // own: nothing in the transaction may need to read what it writes (ids
@@ -44,16 +57,17 @@ func stateOf(ctx context.Context) (*txState, bool) {
 // and it takes its row locks late (the locks that order transactions are
 // taken by the reads before it, see doc.go). It returns ErrNoTransaction
 // outside a transaction of Transact.
-func Later(ctx context.Context, q schema.QueryAppender) error {
+func Later(ctx context.Context, query string, args ...any) error {
 	st, ok := stateOf(ctx)
 	if !ok {
 		return ErrNoTransaction
 	}
-	b, err := q.AppendQuery(schema.NewQueryGen(st.dialect), nil)
+	text, sent, err := part{query, args}.numbered(nil, nil)
 	if err != nil {
-		return fmt.Errorf("format a queued write: %w", err)
+		return fmt.Errorf("queue a write: %w", err)
 	}
-	st.writes = append(st.writes, string(b))
+	makeSendable(sent)
+	st.writes = append(st.writes, statement{string(text), sent})
 	return nil
 }
 
@@ -65,44 +79,148 @@ func Flush(ctx context.Context, tx bun.Tx) error {
 	if !ok || len(st.writes) == 0 {
 		return nil
 	}
-	text := strings.Join(st.writes, ";\n")
+	writes := st.writes
 	st.writes = nil
-	if _, err := tx.ExecContext(ctx, text); err != nil {
+	if err := st.pipeline(ctx, tx, writes, nil); err != nil {
 		return fmt.Errorf("store the transaction's queued writes: %w", err)
 	}
 	return nil
 }
 
-// QueryAndFlush runs query (with args, formatted as bun formats them)
-// and, in the same round trip, the writes queued in the transaction of
-// ctx after it; scan is called for each of query's rows. A transaction's
-// last statement sends its queued writes this way instead of on their
-// own before the COMMIT. Errors of the queued writes are returned as
-// query's would be.
-func QueryAndFlush(ctx context.Context, tx bun.Tx, scan func(*sql.Rows) error, query string, args ...any) (err error) {
-	text := tx.NewRaw(query, args...).String()
-	if st, ok := stateOf(ctx); ok && len(st.writes) > 0 {
-		text += ";\n" + strings.Join(st.writes, ";\n")
-		st.writes = nil
+// QueryAndFlush runs query (with args, ? placeholders, as Later takes
+// them) and, in the same round trip, the writes queued in the transaction
+// of ctx after it; scan is called for each of query's rows. A
+// transaction's last statement sends its queued writes this way instead
+// of on their own before the COMMIT. Errors of the queued writes are
+// returned as query's would be.
+func QueryAndFlush(ctx context.Context, tx bun.Tx, scan func(Row) error, query string, args ...any) error {
+	text, sent, err := part{query, args}.numbered(nil, nil)
+	if err != nil {
+		return fmt.Errorf("run a transaction's last statement: %w", err)
 	}
-	// No arguments: the text is formatted already, and bun leaves it as it is.
-	rows, err := tx.QueryContext(ctx, text)
+	makeSendable(sent)
+	st, ok := stateOf(ctx)
+	if !ok {
+		return ErrNoTransaction
+	}
+	stmts := append([]statement{{string(text), sent}}, st.writes...)
+	st.writes = nil
+	return st.pipeline(ctx, tx, stmts, scan)
+}
+
+// Row is one row of a result, read with Scan as database/sql reads one.
+type Row interface {
+	Scan(dest ...any) error
+}
+
+// pipeline sends stmts in the transaction tx, prepared, and calls scan
+// (unless nil) for each row of the first one's result. On the
+// transaction's own connection they go in one round trip: each is
+// prepared once per connection (a round trip the first time), then all
+// are bound and executed in one pipeline of the extended protocol, which
+// PostgreSQL runs in order and stops at the first error. In a
+// transaction nested in another (no connection of its own), each is sent
+// as QueryPrepared sends it, one round trip each. The query hooks see
+// the pipeline as one round trip, its texts joined by semicolons.
+func (st *txState) pipeline(ctx context.Context, tx bun.Tx, stmts []statement, scan func(Row) error) error {
+	if st.conn == nil {
+		for i, s := range stmts {
+			if err := runPrepared(ctx, tx, s, i == 0, scan); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	texts := make([]string, len(stmts))
+	for i, s := range stmts {
+		texts[i] = s.text
+	}
+	return hooked(ctx, tx.NewRaw("").DB(), strings.Join(texts, ";\n"), nil, func(ctx context.Context) error {
+		return st.conn.Raw(func(driverConn any) error {
+			c, ok := driverConn.(*stdlib.Conn)
+			if !ok {
+				return fmt.Errorf("send a pipeline on a %T", driverConn)
+			}
+			return sendPipeline(ctx, c.Conn(), stmts, scan)
+		})
+	})
+}
+
+// runPrepared runs s as QueryPrepared does, calling scan for its rows when
+// first.
+func runPrepared(ctx context.Context, tx bun.Tx, s statement, first bool, scan func(Row) error) (err error) {
+	rows, err := QueryPrepared(ctx, tx, s.text, s.args...)
 	if err != nil {
 		return err
 	}
-	// The queued writes' results arrive after query's rows: their errors
-	// surface when the rows end, or at the latest when they are closed.
 	defer func() {
 		if cerr := rows.Close(); err == nil {
 			err = cerr
 		}
 	}()
 	for rows.Next() {
-		if err := scan(rows); err != nil {
-			return err
+		if first && scan != nil {
+			if err := scan(rows); err != nil {
+				return err
+			}
 		}
 	}
 	return rows.Err()
+}
+
+// sendPipeline prepares what of stmts the connection has not prepared yet,
+// then binds and executes all of them in one round trip.
+func sendPipeline(ctx context.Context, c *pgx.Conn, stmts []statement, scan func(Row) error) error {
+	var batch pgconn.Batch
+	for _, s := range stmts {
+		sd, err := c.Prepare(ctx, s.text, s.text) // named by its text: kept by the connection
+		if err != nil {
+			return err
+		}
+		var params pgx.ExtendedQueryBuilder
+		if err := params.Build(c.TypeMap(), sd, s.args); err != nil {
+			return fmt.Errorf("encode the arguments of %q: %w", s.text, err)
+		}
+		batch.ExecStatement(sd, params.ParamValues, params.ParamFormats, params.ResultFormats)
+	}
+	results := c.PgConn().ExecBatch(ctx, &batch)
+	var scanErr error
+	for i := 0; results.NextResult(); i++ {
+		r := results.ResultReader()
+		for r.NextRow() {
+			if i == 0 && scan != nil && scanErr == nil {
+				scanErr = scan(pipelineRow{c.TypeMap(), r.FieldDescriptions(), r.Values()})
+			}
+		}
+		if _, err := r.Close(); err != nil {
+			_ = results.Close()
+			return err
+		}
+	}
+	if err := results.Close(); err != nil {
+		return err
+	}
+	return scanErr
+}
+
+// pipelineRow is a row of a pipeline's result.
+type pipelineRow struct {
+	types  *pgtype.Map
+	fields []pgconn.FieldDescription
+	values [][]byte
+}
+
+func (r pipelineRow) Scan(dest ...any) error {
+	if len(dest) != len(r.values) {
+		return fmt.Errorf("scan %d columns into %d destinations", len(r.values), len(dest))
+	}
+	for i, d := range dest {
+		f := r.fields[i]
+		if err := r.types.Scan(f.DataTypeOID, f.Format, r.values[i], d); err != nil {
+			return fmt.Errorf("scan column %s: %w", f.Name, err)
+		}
+	}
+	return nil
 }
 
 // Local returns the transaction of ctx's value of type T, a zero T the

@@ -2,7 +2,7 @@ package db_test
 
 import (
 	"context"
-	"database/sql"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -63,7 +63,7 @@ func TestLaterSendsTheQueuedWritesTogetherBeforeTheCommit(t *testing.T) {
 	err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
 		for i := range 3 {
 			// A value with a semicolon and a quote: formatted once, sent as it is.
-			if err := db.Later(ctx, tx.NewRaw("INSERT INTO later_test VALUES (?, ?)", i, "it's; ?fine")); err != nil {
+			if err := db.Later(ctx, "INSERT INTO later_test VALUES (?, ?)", i, "it's; ?fine"); err != nil {
 				return err
 			}
 		}
@@ -80,7 +80,7 @@ func TestLaterSendsTheQueuedWritesTogetherBeforeTheCommit(t *testing.T) {
 	if err := bdb.QueryRowContext(ctx, "SELECT note FROM later_test WHERE id = 2").Scan(&note); err != nil || note != "it's; ?fine" {
 		t.Fatalf("stored %q (%v)", note, err)
 	}
-	if err := db.Later(ctx, bdb.NewRaw("SELECT 1")); err != db.ErrNoTransaction {
+	if err := db.Later(ctx, "SELECT 1"); err != db.ErrNoTransaction {
 		t.Errorf("Later outside a transaction: %v, want ErrNoTransaction", err)
 	}
 }
@@ -96,10 +96,10 @@ func TestAFailingQueuedWriteFailsTheTransaction(t *testing.T) {
 		if _, err := tx.ExecContext(ctx, "INSERT INTO later_fail_test VALUES (1, 'now')"); err != nil {
 			return err
 		}
-		if err := db.Later(ctx, tx.NewRaw("INSERT INTO later_fail_test VALUES (2, 'later')")); err != nil {
+		if err := db.Later(ctx, "INSERT INTO later_fail_test VALUES (2, 'later')"); err != nil {
 			return err
 		}
-		if err := db.Later(ctx, tx.NewRaw("INSERT INTO later_fail_test VALUES (1, 'again')")); err != nil {
+		if err := db.Later(ctx, "INSERT INTO later_fail_test VALUES (1, 'again')"); err != nil {
 			return err
 		}
 		return db.AfterCommit(ctx, func() { committed = true })
@@ -125,7 +125,7 @@ func TestARetriedAttemptQueuesAfresh(t *testing.T) {
 		if st.n != 1 {
 			t.Errorf("attempt %d starts with the local value of an earlier one", attempts)
 		}
-		if err := db.Later(ctx, tx.NewRaw("INSERT INTO later_retry_test VALUES (?, 'x')", 7)); err != nil {
+		if err := db.Later(ctx, "INSERT INTO later_retry_test VALUES (?, 'x')", 7); err != nil {
 			return err
 		}
 		if attempts == 1 {
@@ -152,10 +152,10 @@ func TestQueryAndFlushSendsTheQueuedWritesWithTheLastStatement(t *testing.T) {
 	ctx := context.Background()
 	var got []int
 	err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
-		if err := db.Later(ctx, tx.NewRaw("INSERT INTO later_last_test VALUES (10, 'queued')")); err != nil {
+		if err := db.Later(ctx, "INSERT INTO later_last_test VALUES (10, 'queued')"); err != nil {
 			return err
 		}
-		return db.QueryAndFlush(ctx, tx, func(rows *sql.Rows) error {
+		return db.QueryAndFlush(ctx, tx, func(rows db.Row) error {
 			var id int
 			err := rows.Scan(&id)
 			got = append(got, id)
@@ -170,18 +170,110 @@ func TestQueryAndFlushSendsTheQueuedWritesWithTheLastStatement(t *testing.T) {
 	}
 	for _, single := range []bool{false, true} {
 		err = db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
-			if err := db.Later(ctx, tx.NewRaw("INSERT INTO later_last_test VALUES (10, 'twice')")); err != nil {
+			if err := db.Later(ctx, "INSERT INTO later_last_test VALUES (10, 'twice')"); err != nil {
 				return err
 			}
 			query := "SELECT id FROM later_last_test ORDER BY id"
 			if single {
 				query += " LIMIT 1"
 			}
-			return db.QueryAndFlush(ctx, tx, func(rows *sql.Rows) error { var id int; return rows.Scan(&id) }, query)
+			return db.QueryAndFlush(ctx, tx, func(rows db.Row) error { var id int; return rows.Scan(&id) }, query)
 		})
 		if !db.IsUniqueViolation(err, "") {
 			t.Fatalf("a queued write that fails after the last statement (one row: %v): got %v, want its unique violation", single, err)
 		}
+	}
+}
+
+// Queued writes are prepared statements: on a connection each text is
+// parsed and planned once, whatever its values; lists and a missing value
+// (a nil pointer) go as arguments, and the last statement's rows scan
+// into Go values.
+func TestQueuedWritesArePreparedOnce(t *testing.T) {
+	bdb, trips := batchDB(t, "later_prepared_test")
+	ctx := context.Background()
+	const insert = "INSERT INTO later_prepared_test SELECT * FROM unnest(?::int[], ?::text[])"
+	const update = "UPDATE later_prepared_test SET note = coalesce(?::text, note) WHERE id = ?"
+	numbered := func(q string) string { return strings.Replace(strings.Replace(q, "?", "$1", 1), "?", "$2", 1) }
+	var none *string
+	other := `it's "other"`
+	var notes []string
+	err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+		for _, w := range []struct {
+			ids   []int
+			notes []string
+			note  *string
+		}{
+			{[]int{1, 2}, []string{"a,b", `c"d`}, none}, {[]int{3}, []string{"e"}, &other},
+		} {
+			if err := db.Later(ctx, insert, w.ids, w.notes); err != nil {
+				return err
+			}
+			if err := db.Later(ctx, update, w.note, w.ids[0]); err != nil {
+				return err
+			}
+			if err := db.Flush(ctx, tx); err != nil {
+				return err
+			}
+		}
+		var prepared, generic int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(generic_plans), 0) FROM pg_prepared_statements
+			WHERE statement IN (?, ?)`, numbered(insert), numbered(update)).Scan(&prepared, &generic); err != nil {
+			return err
+		}
+		if prepared != 2 || generic < 4 {
+			t.Errorf("pg_prepared_statements: %d statements with %d runs of a generic plan, want 2 with 4", prepared, generic)
+		}
+		return db.QueryAndFlush(ctx, tx, func(r db.Row) error {
+			var note string
+			err := r.Scan(&note)
+			notes = append(notes, note)
+			return err
+		}, "SELECT note FROM later_prepared_test WHERE id <> ? ORDER BY id", 0)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a,b", `c"d`, other}; !slices.Equal(notes, want) {
+		t.Fatalf("read %q, want %q", notes, want)
+	}
+	pipeline := numbered(insert) + ";\n" + numbered(update)
+	if sent := trips.take(); len(sent) != 6 || sent[1] != pipeline || sent[2] != pipeline {
+		t.Fatalf("sent %q; want BEGIN, the two pipelines of two writes, the check, the read, COMMIT", sent)
+	}
+}
+
+// In a transaction nested in another (no connection of its own), the last
+// statement and the queued writes after it are sent one by one, in that
+// order, and a queued write's error is the nested transaction's.
+func TestQueuedWritesOfANestedTransaction(t *testing.T) {
+	bdb, _ := batchDB(t, "later_nested_test")
+	ctx := context.Background()
+	var ids []int
+	err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+		if err := db.Later(ctx, "INSERT INTO later_nested_test VALUES (1, 'outer')"); err != nil {
+			return err
+		}
+		err := db.Transact(ctx, tx, func(ctx context.Context, tx bun.Tx) error {
+			if err := db.Later(ctx, "INSERT INTO later_nested_test VALUES (?, 'inner')", 2); err != nil {
+				return err
+			}
+			return db.QueryAndFlush(ctx, tx, func(r db.Row) error {
+				var id int
+				err := r.Scan(&id)
+				ids = append(ids, id)
+				return err
+			}, "SELECT id FROM later_nested_test ORDER BY id")
+		})
+		if err != nil {
+			return err
+		}
+		return db.Transact(ctx, tx, func(ctx context.Context, tx bun.Tx) error {
+			return db.Later(ctx, "INSERT INTO later_nested_test VALUES (2, 'again')")
+		})
+	})
+	if !db.IsUniqueViolation(err, "") || len(ids) != 0 {
+		t.Fatalf("got %v after reading %v, want the second nested transaction's unique violation after reading nothing (the writes follow the read)", err, ids)
 	}
 }
 

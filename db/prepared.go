@@ -38,6 +38,20 @@ func QueryPrepared(ctx context.Context, idb bun.IDB, query string, args ...any) 
 	default:
 		return nil, fmt.Errorf("run a prepared statement on a %T", idb)
 	}
+	sent := append([]any{pgx.QueryExecModeCacheStatement}, args...)
+	makeSendable(sent[1:])
+	var rows *sql.Rows
+	err := hooked(ctx, bdb, query, args, func(ctx context.Context) error {
+		var err error
+		rows, err = run(ctx, query, sent...)
+		return err
+	})
+	return rows, err
+}
+
+// hooked runs send, the round trip of query, between the query hooks of
+// bdb added through AddQueryHook or WithQueryHook.
+func hooked(ctx context.Context, bdb *bun.DB, query string, args []any, send func(ctx context.Context) error) error {
 	hooks := hooksOf(bdb)
 	event := &bun.QueryEvent{DB: bdb, Query: query, QueryTemplate: query, QueryArgs: args}
 	if len(hooks) > 0 {
@@ -46,18 +60,22 @@ func QueryPrepared(ctx context.Context, idb bun.IDB, query string, args ...any) 
 			ctx = h.BeforeQuery(ctx, event)
 		}
 	}
-	sent := append([]any{pgx.QueryExecModeCacheStatement}, args...)
-	for i, a := range sent {
-		if list, ok := a.([]string); ok && list != nil {
-			sent[i] = arrayText(list)
-		}
-	}
-	rows, err := run(ctx, query, sent...)
+	err := send(ctx)
 	event.Err = err
 	for i := len(hooks) - 1; i >= 0; i-- {
 		hooks[i].AfterQuery(ctx, event)
 	}
-	return rows, err
+	return err
+}
+
+// makeSendable readies args, a list the caller owns, for pgx to encode:
+// a list of strings becomes the text of an array (see arrayText).
+func makeSendable(args []any) {
+	for i, a := range args {
+		if list, ok := a.([]string); ok && list != nil {
+			args[i] = arrayText(list)
+		}
+	}
 }
 
 // arrayText writes list as the text of a PostgreSQL array, each element

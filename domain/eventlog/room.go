@@ -12,7 +12,6 @@ package eventlog
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -165,7 +164,7 @@ func appendEvents(ctx context.Context, tx bun.Tx, gameID string, now time.Time, 
 	var seqs []int
 	var err error
 	if last {
-		err = db.QueryAndFlush(ctx, tx, func(r *sql.Rows) error {
+		err = db.QueryAndFlush(ctx, tx, func(r db.Row) error {
 			var seq int
 			err := r.Scan(&seq)
 			seqs = append(seqs, seq)

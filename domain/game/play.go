@@ -219,7 +219,7 @@ func lockStakes(ctx context.Context, tx bun.Tx, tell money.Teller, gameID string
 		return fmt.Errorf("lock the stakes of game %s: %w", gameID, err)
 	}
 	for _, uid := range players {
-		if err := money.RecordActivityLater(ctx, tx, money.Activity{UserID: uid, Kind: money.KindStake, AmountMinor: -stake,
+		if err := money.RecordActivityLater(ctx, money.Activity{UserID: uid, Kind: money.KindStake, AmountMinor: -stake,
 			Counterparty: "game " + gameID, GameID: gameID}, now); err != nil {
 			return err
 		}
@@ -516,7 +516,7 @@ func (s *Service) finish(ctx context.Context, tx bun.Tx, g *Game, o rules.Outcom
 			return rules.Event{}, fmt.Errorf("record the end of game %s: %w", g.ID, err)
 		}
 	}
-	if err := db.Later(ctx, tx.NewDelete().Model((*presence)(nil)).Where("game_id = ?", g.ID)); err != nil {
+	if err := db.Later(ctx, "DELETE FROM user_presence WHERE game_id = ?", g.ID); err != nil {
 		return rules.Event{}, fmt.Errorf("free the players of game %s: %w", g.ID, err)
 	}
 	return rules.Event{Name: "game:completed", Data: Completed{GameID: g.ID, Status: g.Status, Result: result, Ratings: ratings,

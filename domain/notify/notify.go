@@ -280,7 +280,7 @@ func (r *Reserved) Send(ctx context.Context, tx bun.Tx, msgs []Message) error {
 		unread := r.unread[i] + q.stored[u] - r.stored[u] + q.queued[u] + batch[u]
 		pushes[i] = Pushed{Notification: Notification{ID: r.ids[i], UserID: u, Type: m.Type, Data: raw, CreatedAt: at}, UnreadCount: unread}
 	}
-	if err := db.Later(ctx, tx.NewRaw("INSERT INTO notifications (id, user_id, type, data, read, created_at) VALUES "+placeholders, args...)); err != nil {
+	if err := db.Later(ctx, "INSERT INTO notifications (id, user_id, type, data, read, created_at) VALUES "+placeholders, args...); err != nil {
 		return fmt.Errorf("store %d notifications: %w", len(msgs), err)
 	}
 	for u, n := range batch {

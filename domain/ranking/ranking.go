@@ -117,7 +117,8 @@ func (s *Service) Rate(ctx context.Context, tx bun.Tx, g game.Game, o rules.Outc
 		}
 		var after [2]rating.Rating
 		after[0], after[1] = rating.Game(before[0], before[1], res[0].Score, rating.DefaultTau)
-		if err := db.Later(ctx, record(tx, g, res, after, at)); err != nil {
+		query, args := record(g, res, after, at)
+		if err := db.Later(ctx, query, args...); err != nil {
 			return nil, fmt.Errorf("record game %s: %w", g.ID, err)
 		}
 		changes := make([]Change, len(res))
@@ -165,7 +166,7 @@ func ratingsOf(rows []storedRating, res [2]result) ([2]rating.Rating, error) {
 // UPDATE joined to the new values left the planner free to read every
 // rating of the game type instead (as it did while the table's
 // statistics were of its first rows).
-func record(tx bun.Tx, g game.Game, res [2]result, after [2]rating.Rating, at time.Time) *bun.RawQuery {
+func record(g game.Game, res [2]result, after [2]rating.Rating, at time.Time) (string, []any) {
 	args := []any{
 		g.ID, res[0].UserID, g.GameType, res[0].Outcome, g.StakeMinor, res[0].Net, at,
 		g.ID, res[1].UserID, g.GameType, res[1].Outcome, g.StakeMinor, res[1].Net, at,
@@ -178,7 +179,7 @@ func record(tx bun.Tx, g game.Game, res [2]result, after [2]rating.Rating, at ti
 	args = append(args, g.ID, g.GameType, at)
 	totals, totalArgs := totalsValues(res, at)
 	args = append(args, totalArgs...)
-	return tx.NewRaw(`WITH results AS (
+	return `WITH results AS (
 			INSERT INTO player_results (game_id, user_id, game_type, outcome, stake_minor, net_minor, finished_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
 			RETURNING user_id
@@ -199,10 +200,10 @@ func record(tx bun.Tx, g game.Game, res [2]result, after [2]rating.Rating, at ti
 			SELECT user_id, ?::uuid, ?::text, rating, deviation, volatility, ?::timestamptz FROM rated
 		)
 		INSERT INTO leaderboard_totals AS t (period, starts, user_id, games, wins, losses, draws, net_minor)
-		SELECT v.* FROM (VALUES `+totals+`) AS v WHERE EXISTS (SELECT FROM results)
+		SELECT v.* FROM (VALUES ` + totals + `) AS v WHERE EXISTS (SELECT FROM results)
 		ON CONFLICT (period, starts, user_id) DO UPDATE SET games = t.games + 1, wins = t.wins + excluded.wins,
 		losses = t.losses + excluded.losses, draws = t.draws + excluded.draws, net_minor = t.net_minor + excluded.net_minor`,
-		args...)
+		args
 }
 
 // tally is an outcome as (wins, losses, draws) increments.

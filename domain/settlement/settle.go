@@ -93,7 +93,7 @@ func (s *Service) StartSettle(tx bun.Tx, g game.Game, players []string, o rules.
 				if !win {
 					kind = money.KindStakeRefund
 				}
-				if err := money.RecordActivityLater(ctx, tx, money.Activity{UserID: strings.TrimSuffix(uid, ":available"), Kind: kind,
+				if err := money.RecordActivityLater(ctx, money.Activity{UserID: strings.TrimSuffix(uid, ":available"), Kind: kind,
 					AmountMinor: e.Amount, Counterparty: "game " + g.ID, GameID: g.ID}, s.now()); err != nil {
 					return out, err
 				}
@@ -125,8 +125,8 @@ func (s *Service) StartSettle(tx bun.Tx, g game.Game, players []string, o rules.
 		if err != nil {
 			return out, err
 		}
-		if err := db.Later(ctx, tx.NewRaw("INSERT INTO settlements (game_id, result, created_at) VALUES (?, ?, ?)",
-			g.ID, string(result), s.now())); err != nil {
+		if err := db.Later(ctx, "INSERT INTO settlements (game_id, result, created_at) VALUES (?, ?, ?)",
+			g.ID, string(result), s.now()); err != nil {
 			return out, fmt.Errorf("record the settlement of game %s: %w", g.ID, err)
 		}
 		return out, nil
@@ -204,7 +204,8 @@ func (s *Service) queueTransfer(ctx context.Context, tx bun.Tx, gameID, kind, to
 	if donation != "" {
 		t.Donation = &donation
 	}
-	if err := db.Later(ctx, tx.NewInsert().Model(&t)); err != nil {
+	if err := db.Later(ctx, `INSERT INTO settlement_transfers (id, game_id, kind, to_address, amount_minor, donation, status, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, t.ID, t.GameID, t.Kind, t.ToAddress, t.AmountMinor, t.Donation, t.Status, t.CreatedAt, t.UpdatedAt); err != nil {
 		return fmt.Errorf("queue a %s transfer of game %s: %w", kind, gameID, err)
 	}
 	if told != nil {

@@ -149,8 +149,8 @@ func (s *Service) addActivityLater(ctx context.Context, tx bun.Tx, id int64, typ
 		return fmt.Errorf("encode the %s activity: %w", typ, err)
 	}
 	e := Entry{ID: id, Type: typ, ActorID: actor.UserID, Actor: actor, Data: raw, CreatedAt: s.now()}
-	if err := db.Later(ctx, tx.NewRaw("INSERT INTO activity (id, type, actor_id, data, created_at) VALUES (?, ?, ?, ?, ?)",
-		e.ID, e.Type, e.ActorID, string(raw), e.CreatedAt)); err != nil {
+	if err := db.Later(ctx, "INSERT INTO activity (id, type, actor_id, data, created_at) VALUES (?, ?, ?, ?, ?)",
+		e.ID, e.Type, e.ActorID, string(raw), e.CreatedAt); err != nil {
 		return fmt.Errorf("store the %s activity of %s: %w", typ, actor.UserID, err)
 	}
 	return s.rooms.Broadcast(ctx, ActivityNotice, e)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"wager/db"
 	"wager/domain/game"
@@ -69,13 +68,12 @@ func (s *Service) score(ctx context.Context, tx bun.Tx, g game.Game, o rules.Out
 	if len(users) == 0 {
 		return nil
 	}
-	err := db.Later(ctx, tx.NewRaw(`UPDATE tournament_players AS p SET score = v.score, games = v.games, wins = v.wins,
+	err := db.Later(ctx, `UPDATE tournament_players AS p SET score = v.score, games = v.games, wins = v.wins,
 			draws = v.draws, losses = v.losses, streak = v.streak, current_game = NULL,
 			paused = p.paused OR ?, waiting_since = CASE WHEN p.paused OR ? THEN NULL ELSE ?::timestamptz END
 		FROM unnest(?::uuid[], ?::int[], ?::int[], ?::int[], ?::int[], ?::int[], ?::int[]) AS v (u, score, games, wins, draws, losses, streak)
 		WHERE p.tournament_id = ? AND p.user_id = v.u`,
-		abandoned, abandoned, s.now(), pgdialect.Array(users), pgdialect.Array(cols[0]), pgdialect.Array(cols[1]),
-		pgdialect.Array(cols[2]), pgdialect.Array(cols[3]), pgdialect.Array(cols[4]), pgdialect.Array(cols[5]), *g.TournamentID))
+		abandoned, abandoned, s.now(), users, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], *g.TournamentID)
 	if err != nil {
 		return fmt.Errorf("score game %s in tournament %s: %w", g.ID, *g.TournamentID, err)
 	}
