@@ -60,6 +60,30 @@ type Game struct {
 
 	// TournamentID is the tournament the game is played in (nil: none).
 	TournamentID *string `bun:"tournament_id,type:uuid"`
+
+	// decoded is State decoded, when this instance made State itself (a
+	// start, a move); never stored.
+	decoded *decodedState
+}
+
+// decodedState is a game's state as its rules hold it, with the JSON it
+// was encoded to: a later move clones it instead of decoding that JSON
+// again (a tenth of a move's CPU). Shared once kept, as the remembered
+// rows are: only its clones are moved.
+type decodedState struct {
+	from json.RawMessage
+	st   rules.State
+}
+
+// stateToMove is g's state for a move to change: a clone of the one kept
+// decoded when it was encoded to g.State (the same bytes, not equal ones:
+// a State assigned since, from the database say, is decoded instead),
+// else g.State decoded.
+func (g Game) stateToMove(r rules.Rules) (rules.State, error) {
+	if d := g.decoded; d != nil && len(d.from) > 0 && len(d.from) == len(g.State) && &d.from[0] == &g.State[0] {
+		return d.st.Clone(), nil
+	}
+	return r.Load(g.State)
 }
 
 // Player is a seat in a game.

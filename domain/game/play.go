@@ -162,7 +162,8 @@ func (s *Service) insertGame(ctx context.Context, idb bun.IDB, n newGame) (Game,
 		return Game{}, eventlog.Opening{}, fmt.Errorf("encode the state of new game %s: %w", id, err)
 	}
 	g := Game{ID: id, LobbyID: n.lobbyID, RematchOf: n.rematchOf, GameType: n.gameType, StakeMinor: n.stake,
-		Settings: n.settings, Status: StatusActive, State: raw, CreatedAt: now, Players: n.players, TournamentID: n.tournament}
+		Settings: n.settings, Status: StatusActive, State: raw, CreatedAt: now, Players: n.players, TournamentID: n.tournament,
+		decoded: &decodedState{from: raw, st: state}}
 	if d := state.Deadline(); !d.IsZero() {
 		g.Deadline = &d
 	}
@@ -297,7 +298,7 @@ func nextState(g Game, do step, now time.Time) (next, error) {
 	if err != nil {
 		return next{}, err
 	}
-	st, err := r.Load(g.State)
+	st, err := g.stateToMove(r)
 	if err != nil {
 		return next{}, fmt.Errorf("game %s: %w", g.ID, err)
 	}
@@ -350,6 +351,7 @@ func (s *Service) actAtOnce(ctx context.Context, userID, gameID string, do step)
 		}
 		if rows != nil {
 			g.Seq, g.State, g.Deadline = rows[len(rows)-1].Seq, n.state, n.deadline
+			g.decoded = &decodedState{from: n.state, st: n.st}
 			s.rows.Put(g.ID, g.Seq, g, time.Now()) // the row as it is now
 			return ActResult{Accepted: true, Status: g.Status, Seq: g.Seq}, true, nil
 		}

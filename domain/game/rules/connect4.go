@@ -102,6 +102,13 @@ type c4Move struct {
 // MarshalJSON returns the full state, for persistence.
 func (g *c4Game) MarshalJSON() ([]byte, error) { return json.Marshal((*c4Stored)(g)) }
 
+// Clone copies the slices; the board is an array, copied with the rest.
+func (g *c4Game) Clone() State {
+	c := *g
+	c.Players, c.Moves, c.Line = slices.Clone(g.Players), slices.Clone(g.Moves), slices.Clone(g.Line)
+	return &c
+}
+
 // Outcome is how the game ended, or the zero Outcome while it runs.
 func (g *c4Game) Outcome() Outcome { return g.Result }
 

@@ -149,6 +149,16 @@ func (r rpsReveal) view(players []string) RPSRound {
 // persistence only.
 func (g *rpsGame) MarshalJSON() ([]byte, error) { return json.Marshal((*rpsStored)(g)) }
 
+// Clone copies the maps and the history; a closed round in the history is
+// never changed, so the copies share its maps.
+func (g *rpsGame) Clone() State {
+	c := *g
+	c.Players = slices.Clone(g.Players)
+	c.Scores, c.Commitments, c.Hidden = maps.Clone(g.Scores), maps.Clone(g.Commitments), maps.Clone(g.Hidden)
+	c.History = slices.Clone(g.History)
+	return &c
+}
+
 // Outcome is how the game ended, or the zero Outcome while it runs.
 func (g *rpsGame) Outcome() Outcome { return g.Result }
 

@@ -96,6 +96,10 @@ type State interface {
 	// MarshalJSON is the full state including hidden data, for persistence
 	// only.
 	MarshalJSON() ([]byte, error)
+	// Clone is a copy that shares nothing a method of either changes: a
+	// state kept decoded is cloned before each move instead of decoded
+	// again.
+	Clone() State
 }
 
 // Events are the room events of the game types by name, each with its
