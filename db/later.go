@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -169,8 +170,30 @@ func runPrepared(ctx context.Context, tx bun.Tx, s statement, first bool, scan f
 }
 
 // sendPipeline prepares what of stmts the connection has not prepared yet,
-// then binds and executes all of them in one round trip.
+// then binds and executes all of them in one round trip. When that fails,
+// the connection forgets the statements (as pgx's statement cache forgets
+// one that failed), so that the next run prepares them afresh: one that
+// PostgreSQL could no longer run as prepared, because a table changed
+// under its plan or the session's statements were deallocated, fails its
+// transaction with an error of Retry, and Transact's next attempt
+// succeeds.
 func sendPipeline(ctx context.Context, c *pgx.Conn, stmts []statement, scan func(Row) error) error {
+	err := runPipeline(ctx, c, stmts, scan)
+	if err == nil {
+		return nil
+	}
+	for _, s := range stmts {
+		_ = c.Deallocate(ctx, s.text) // a broken connection is replaced, and its statements with it
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && (pgErr.Code == "0A000" && pgErr.Message == "cached plan must not change result type" ||
+		pgErr.Code == "26000") { // invalid_sql_statement_name
+		return Retry(err)
+	}
+	return err
+}
+
+func runPipeline(ctx context.Context, c *pgx.Conn, stmts []statement, scan func(Row) error) error {
 	var batch pgconn.Batch
 	for _, s := range stmts {
 		sd, err := c.Prepare(ctx, s.text, s.text) // named by its text: kept by the connection

@@ -243,6 +243,46 @@ func TestQueuedWritesArePreparedOnce(t *testing.T) {
 	}
 }
 
+// A connection keeps its prepared writes; when PostgreSQL can no longer
+// run one as prepared (its table changed under its plan, or the session's
+// statements were deallocated), the transaction runs again, prepares it
+// afresh, and commits.
+func TestPreparedWritesRecoverWhenTheirPlanGoesStale(t *testing.T) {
+	ctx := context.Background()
+	bdb, err := db.Open(ctx, dbtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bdb.Close()
+	bdb.SetMaxOpenConns(1) // every transaction on the connection that prepared the writes
+	if _, err := bdb.ExecContext(ctx, "CREATE TABLE later_stale_test (id int PRIMARY KEY, seq int NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	end := func(id int) error {
+		return db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+			if err := db.Later(ctx, "INSERT INTO later_stale_test VALUES (?, ?)", -id, 0); err != nil {
+				return err
+			}
+			return db.QueryAndFlush(ctx, tx, func(r db.Row) error { var seq int64; return r.Scan(&seq) },
+				"INSERT INTO later_stale_test VALUES (?, ?) RETURNING seq", id, id)
+		})
+	}
+	if err := end(1); err != nil {
+		t.Fatal(err)
+	}
+	for i, change := range []string{"ALTER TABLE later_stale_test ALTER COLUMN seq TYPE bigint", "DEALLOCATE ALL"} {
+		if _, err := bdb.ExecContext(ctx, change); err != nil {
+			t.Fatal(err)
+		}
+		if err := end(i + 2); err != nil {
+			t.Fatalf("after %s: %v", change, err)
+		}
+	}
+	if n := count(t, bdb, "later_stale_test"); n != 6 {
+		t.Fatalf("%d rows, want 6", n)
+	}
+}
+
 // In a transaction nested in another (no connection of its own), the last
 // statement and the queued writes after it are sent one by one, in that
 // order, and a queued write's error is the nested transaction's.
