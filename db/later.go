@@ -193,6 +193,7 @@ func sendPipeline(ctx context.Context, c *pgx.Conn, stmts []statement, scan func
 	return err
 }
 
+// runPipeline is sendPipeline's round trip (after the prepares it needs).
 func runPipeline(ctx context.Context, c *pgx.Conn, stmts []statement, scan func(Row) error) error {
 	var batch pgconn.Batch
 	for _, s := range stmts {

@@ -20,8 +20,10 @@ import (
 // only. It is for the few statements run so often that parsing and
 // planning them would be most of their cost (a move, a join, a game's
 // start): their text must not change from run to run (a batch passes
-// arrays, not a list of values of its length). Every other statement
-// goes through bun, which writes its arguments into the text.
+// arrays, not a list of values of its length). So are the writes a
+// transaction queues (Later) and its last statement (QueryAndFlush);
+// every other statement goes through bun, which writes its arguments into
+// the text.
 //
 // In a transaction of Transact, the statement runs at once, before the
 // writes queued with Later, like any statement of the transaction's own.

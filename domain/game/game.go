@@ -68,8 +68,8 @@ type Game struct {
 
 // decodedState is a game's state as its rules hold it, with the JSON it
 // was encoded to: a later move clones it instead of decoding that JSON
-// again (a tenth of a move's CPU). Shared once kept, as the remembered
-// rows are: only its clones are moved.
+// again. Shared once kept, as the remembered rows are: only its clones
+// are moved.
 type decodedState struct {
 	from json.RawMessage
 	st   rules.State

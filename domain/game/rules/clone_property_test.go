@@ -107,8 +107,8 @@ func TestACloneMovesAsTheDecodedStateAndChangesNothingElse(t *testing.T) {
 						t.Fatalf("seed %d step %d %+v: the clone did\n%s\nthe decoded state\n%s", seed, step, a, got, want)
 					}
 					// Another action on another clone, then this one's again.
-					b := randomAction(rng, c, st, now)
-					b.kind, b.player, b.move = "move", []string{"ann", "bob"}[rng.IntN(2)], json.RawMessage(c.moves[rng.IntN(len(c.moves))])
+					b := action{kind: "move", player: []string{"ann", "bob"}[rng.IntN(2)], at: now, salt: rng.Uint64(),
+						move: json.RawMessage(c.moves[rng.IntN(len(c.moves))])}
 					b.apply(other)
 					if got := outcomeOf(t, clone, evC, errC); got != want {
 						t.Fatalf("seed %d step %d: moving another clone changed this one:\n%s\nwas\n%s", seed, step, got, want)
