@@ -241,7 +241,7 @@ func (s *Service) ConfirmBet(ctx context.Context, tx bun.Tx, in money.Intent) er
 			Counterparty: "game " + gameID, GameID: gameID}, now); err != nil {
 			return err
 		}
-		return s.queueTransfer(ctx, tx, gameID, KindSweep, s.money.DepositAddress().String(), in.AmountMinor, "", nil)
+		return s.queueTransfer(ctx, gameID, KindSweep, s.money.DepositAddress().String(), in.AmountMinor, "", nil)
 	}
 	var username string
 	if err := tx.NewSelect().Table("users").Column("username").Where("id = ?", in.UserID).Scan(ctx, &username); err != nil {
@@ -470,5 +470,5 @@ func (s *Service) settleBets(ctx context.Context, tx bun.Tx, gameID, winner, sta
 			}
 		}
 	}
-	return s.queueTransfer(ctx, tx, gameID, KindSweep, s.money.DepositAddress().String(), total, "", told)
+	return s.queueTransfer(ctx, gameID, KindSweep, s.money.DepositAddress().String(), total, "", told)
 }

@@ -202,7 +202,7 @@ func (s *Service) ConfirmDonation(ctx context.Context, tx bun.Tx, in money.Inten
 		if err := tx.NewSelect().Table("users").Column("wallet_address").Where("id = ?", in.UserID).Scan(ctx, &wallet); err != nil {
 			return err
 		}
-		return s.queueTransfer(ctx, tx, gameID, KindRefund, wallet, in.AmountMinor, sig, nil)
+		return s.queueTransfer(ctx, gameID, KindRefund, wallet, in.AmountMinor, sig, nil)
 	}
 	var username string
 	if err := tx.NewSelect().Table("users").Column("username").Where("id = ?", in.UserID).Scan(ctx, &username); err != nil {

@@ -102,12 +102,12 @@ func (s *Service) StartSettle(tx bun.Tx, g game.Game, players []string, o rules.
 		// The chain side follows the books, through transfers any instance
 		// sends and confirms (ProcessTransfers).
 		if win && p.SpectatorPotMinor > 0 {
-			if err := s.queueTransfer(ctx, tx, g.ID, KindSweep, s.money.DepositAddress().String(), p.SpectatorPotMinor, "", &out.Queued); err != nil {
+			if err := s.queueTransfer(ctx, g.ID, KindSweep, s.money.DepositAddress().String(), p.SpectatorPotMinor, "", &out.Queued); err != nil {
 				return out, err
 			}
 		}
 		for _, d := range refunds {
-			if err := s.queueTransfer(ctx, tx, g.ID, KindRefund, d.Wallet, d.Amount, d.Signature, &out.Queued); err != nil {
+			if err := s.queueTransfer(ctx, g.ID, KindRefund, d.Wallet, d.Amount, d.Signature, &out.Queued); err != nil {
 				return out, err
 			}
 		}
@@ -196,7 +196,7 @@ type Transfer struct {
 
 // queueTransfer queues an on-chain transfer of a game's escrow, and adds
 // it to told unless that is nil.
-func (s *Service) queueTransfer(ctx context.Context, tx bun.Tx, gameID, kind, to string, amount int64, donation string,
+func (s *Service) queueTransfer(ctx context.Context, gameID, kind, to string, amount int64, donation string,
 	told *[]game.SettlementTransfer) error {
 	now := s.now()
 	t := Transfer{ID: uuid.NewString(), GameID: gameID, Kind: kind, ToAddress: to, AmountMinor: amount,

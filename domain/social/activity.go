@@ -143,7 +143,7 @@ func (s *Service) addActivities(ctx context.Context, tx bun.Tx, typ string, entr
 // addActivityLater is addActivity of an actor who is not a bot, under the
 // id id drawn for it beforehand: the entry is queued with the
 // transaction's writes (see db.Later).
-func (s *Service) addActivityLater(ctx context.Context, tx bun.Tx, id int64, typ string, actor UserRef, data any) error {
+func (s *Service) addActivityLater(ctx context.Context, id int64, typ string, actor UserRef, data any) error {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return fmt.Errorf("encode the %s activity: %w", typ, err)
@@ -238,7 +238,7 @@ func (s *Service) GameFinished(ctx context.Context, tx bun.Tx, g game.Game, o ru
 					won.Loser = UserRef{UserID: q.ID, Username: q.Username}
 				}
 			}
-			if err := s.addActivityLater(ctx, tx, *p.Feed, ActivityGameWon, UserRef{UserID: p.ID, Username: p.Username}, won); err != nil {
+			if err := s.addActivityLater(ctx, *p.Feed, ActivityGameWon, UserRef{UserID: p.ID, Username: p.Username}, won); err != nil {
 				return err
 			}
 		}
