@@ -93,14 +93,13 @@
 // in order. The queued writes (Later) and the last statement that carries
 // them (QueryAndFlush) are prepared statements too, with ? placeholders:
 // a transaction of Transact holds its connection, on which they go as one
-// pipeline of the extended protocol (pgx's Batch of bound statements, one
-// Sync), which PostgreSQL runs in order, stopping at the first error. A
-// game's end no longer parses and plans its half dozen writes every time
-// (about a millisecond of PostgreSQL's CPU per game). A prepared
-// statement's plan is generic, made without
-// its arguments' values, so what it reads must be reached by keys
-// whatever the tables hold: a read whose plan could look rows up by
-// another index than their key (a user's last games, by the index of
-// their status, say) reads them by key in a subquery the planner may
-// not flatten (OFFSET 0).
+// pipeline of the extended protocol (pgconn's Batch of bound statements,
+// one Sync), which PostgreSQL runs in order, stopping at the first error.
+// A game's end no longer parses and plans its half dozen writes every
+// time (about a millisecond of planning per game, by pg_stat_statements).
+// A prepared statement's plan is generic, made without its arguments'
+// values, so what it reads must be reached by keys whatever the tables
+// hold: a read whose plan could look rows up by another index than their
+// key (a user's last games, by the index of their status, say) reads them
+// by key in a subquery the planner may not flatten (OFFSET 0).
 package db
