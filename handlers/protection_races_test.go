@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -22,11 +23,7 @@ func TestDepositsPreparedAtOnceCannotPassADepositLimitTogether(t *testing.T) {
 		wg.Go(func() { codes[i] = a.prepareDeposit(t, p, 600_000).Code })
 	}
 	wg.Wait()
-	prepared, refused := answered(codes, http.StatusOK)
-	if prepared != 1 || refused != n-1 {
-		t.Errorf("%d deposits of 0.60 USDC prepared at once under a 1 USDC daily limit: %d prepared, %d refused (%v); want 1 and %d",
-			n, prepared, refused, codes, n-1)
-	}
+	wantOneThrough(t, codes, http.StatusOK, fmt.Sprintf("%d deposits of 0.60 USDC prepared at once under a 1 USDC daily limit", n))
 	if used := a.limits(t, p).Used.DepositMinor.Day; used != 600_000 {
 		t.Errorf("the day's deposits used: %d, want the one prepared, 600000", used)
 	}
@@ -68,11 +65,7 @@ func TestBuysMatchedTogetherCannotPassALossLimitTogether(t *testing.T) {
 		t.Fatal(err)
 	}
 	wg.Wait()
-	placed, refused := answered(codes, http.StatusCreated)
-	if placed != 1 || refused != n-1 {
-		t.Errorf("%d buys of 1 USDC at once under a 1 USDC daily loss limit: %d placed, %d refused (%v); want 1 and %d",
-			n, placed, refused, codes, n-1)
-	}
+	wantOneThrough(t, codes, http.StatusCreated, fmt.Sprintf("%d buys of 1 USDC at once under a 1 USDC daily loss limit", n))
 	if lost := a.limits(t, x).Used.LossMinor.Day; lost != 1_000_000 {
 		t.Errorf("the day's loss: %d, want the one buy, 1000000", lost)
 	}
@@ -157,11 +150,7 @@ func TestStakesAndEntriesAtOnceCannotPassALossLimitTogether(t *testing.T) {
 		wg.Go(func() { codes[i] = join().Code })
 	}
 	wg.Wait()
-	in, refused := answered(codes, http.StatusOK)
-	if in != 1 || refused != len(joins)-1 {
-		t.Errorf("%d entries and a stake of 0.10 USDC at once under a 0.10 USDC daily loss limit: %d went in, %d refused (%v); want 1 and %d",
-			arenas, in, refused, codes, len(joins)-1)
-	}
+	wantOneThrough(t, codes, http.StatusOK, fmt.Sprintf("%d entries and a stake of 0.10 USDC at once under a 0.10 USDC daily loss limit", arenas))
 	if lost := a.limits(t, x).Used.LossMinor.Day; lost != 100_000 {
 		t.Errorf("the day's loss: %d, want the one that went in, 100000", lost)
 	}
@@ -218,17 +207,22 @@ func TestATimeOutWaitsForMoneyAlreadyGoingIn(t *testing.T) {
 	}
 }
 
-// answered counts the codes that are ok and those that are 409 (refused).
-func answered(codes []int, ok int) (taken, refused int) {
+// wantOneThrough fails t unless exactly one of the answers codes is ok and
+// every other a refusal (409): what says what was sent at once.
+func wantOneThrough(t *testing.T, codes []int, ok int, what string) {
+	t.Helper()
+	through, refused := 0, 0
 	for _, c := range codes {
 		switch c {
 		case ok:
-			taken++
+			through++
 		case http.StatusConflict:
 			refused++
 		}
 	}
-	return taken, refused
+	if through != 1 || refused != len(codes)-1 {
+		t.Errorf("%s: %d went through, %d refused (%v); want 1 and %d", what, through, refused, codes, len(codes)-1)
+	}
 }
 
 // lockWaits is how many of the test database's connections wait for a lock.
