@@ -145,6 +145,17 @@ func TestARetriedAttemptQueuesAfresh(t *testing.T) {
 	}
 }
 
+// appendScanned is a QueryAndFlush scan that appends each row's one
+// column to list.
+func appendScanned[T any](list *[]T) func(db.Row) error {
+	return func(r db.Row) error {
+		var v T
+		err := r.Scan(&v)
+		*list = append(*list, v)
+		return err
+	}
+}
+
 // A transaction's last statement carries the queued writes: one round
 // trip, its rows read, and a queued write's error not lost behind them.
 func TestQueryAndFlushSendsTheQueuedWritesWithTheLastStatement(t *testing.T) {
@@ -155,12 +166,7 @@ func TestQueryAndFlushSendsTheQueuedWritesWithTheLastStatement(t *testing.T) {
 		if err := db.Later(ctx, "INSERT INTO later_last_test VALUES (10, 'queued')"); err != nil {
 			return err
 		}
-		return db.QueryAndFlush(ctx, tx, func(rows db.Row) error {
-			var id int
-			err := rows.Scan(&id)
-			got = append(got, id)
-			return err
-		}, "INSERT INTO later_last_test VALUES (?, 'last'), (?, 'last') RETURNING id", 1, 2)
+		return db.QueryAndFlush(ctx, tx, appendScanned(&got), "INSERT INTO later_last_test VALUES (?, 'last'), (?, 'last') RETURNING id", 1, 2)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -224,12 +230,7 @@ func TestQueuedWritesArePreparedOnce(t *testing.T) {
 		if prepared != 2 || generic < 4 {
 			t.Errorf("pg_prepared_statements: %d statements with %d runs of a generic plan, want 2 with 4", prepared, generic)
 		}
-		return db.QueryAndFlush(ctx, tx, func(r db.Row) error {
-			var note string
-			err := r.Scan(&note)
-			notes = append(notes, note)
-			return err
-		}, "SELECT note FROM later_prepared_test WHERE id <> ? ORDER BY id", 0)
+		return db.QueryAndFlush(ctx, tx, appendScanned(&notes), "SELECT note FROM later_prepared_test WHERE id <> ? ORDER BY id", 0)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -298,12 +299,7 @@ func TestQueuedWritesOfANestedTransaction(t *testing.T) {
 			if err := db.Later(ctx, "INSERT INTO later_nested_test VALUES (?, 'inner')", 2); err != nil {
 				return err
 			}
-			return db.QueryAndFlush(ctx, tx, func(r db.Row) error {
-				var id int
-				err := r.Scan(&id)
-				ids = append(ids, id)
-				return err
-			}, "SELECT id FROM later_nested_test ORDER BY id")
+			return db.QueryAndFlush(ctx, tx, appendScanned(&ids), "SELECT id FROM later_nested_test ORDER BY id")
 		})
 		if err != nil {
 			return err
