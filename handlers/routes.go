@@ -487,6 +487,16 @@ type router struct {
 	abuse func(method, path string, auth web.Auth) echo.MiddlewareFunc
 }
 
+// add registers h behind mw. The middleware is wrapped around the handler
+// once, here: Echo v4 would wrap a route's middleware again on every
+// request (a closure each).
+func (r *router) add(method, path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
+	for i := len(mw) - 1; i >= 0; i-- {
+		h = mw[i](h)
+	}
+	r.e.Add(method, path, h)
+}
+
 // json registers an API route: version check, maintenance, then the
 // authentication the operation declares, then abuse control.
 func (r *router) json(method, path string, h echo.HandlerFunc, op web.Op) {
@@ -505,7 +515,7 @@ func (r *router) json(method, path string, h echo.HandlerFunc, op web.Op) {
 		mw = append(mw, charge)
 		op.Errors = append(op.Errors, http.StatusPaymentRequired)
 	}
-	r.e.Add(method, path, h, mw...)
+	r.add(method, path, h, mw...)
 	r.docs.Add(method, path, op)
 }
 
@@ -516,7 +526,7 @@ func (r *router) alias(method, path string, h echo.HandlerFunc, auth web.Auth) {
 	if charge := r.abuse(method, path, auth); charge != nil {
 		mw = append(mw, charge)
 	}
-	r.e.Add(method, path, h, mw...)
+	r.add(method, path, h, mw...)
 	r.docs.Alias(method, path)
 }
 
@@ -524,7 +534,7 @@ func (r *router) alias(method, path string, h echo.HandlerFunc, auth web.Auth) {
 // client version and during maintenance.
 func (r *router) ops(method, path string, h echo.HandlerFunc, op web.Op) {
 	op.Tag = "operations"
-	r.e.Add(method, path, h, web.MarkAPI)
+	r.add(method, path, h, web.MarkAPI)
 	r.docs.Add(method, path, op)
 }
 
@@ -533,7 +543,7 @@ func (r *router) ops(method, path string, h echo.HandlerFunc, op web.Op) {
 func (r *router) signIn(method, path string, h echo.HandlerFunc, op web.Op) {
 	op.Errors = append(op.Errors, http.StatusBadRequest, http.StatusUpgradeRequired, http.StatusServiceUnavailable)
 	op.Header = append(op.Header, web.Param{Name: "X-App-Id", Required: true, Description: "the calling application"})
-	r.e.Add(method, path, h, web.MarkAPI, r.version)
+	r.add(method, path, h, web.MarkAPI, r.version)
 	r.docs.Add(method, path, op)
 }
 
@@ -542,14 +552,14 @@ func (r *router) signIn(method, path string, h echo.HandlerFunc, op web.Op) {
 // a WebSocket).
 func (r *router) live(method, path string, h echo.HandlerFunc, op web.Op) {
 	op.Errors = append(op.Errors, http.StatusServiceUnavailable)
-	r.e.Add(method, path, h, web.MarkAPI, r.authn(op.Auth), r.maintenance, web.RequireUser)
+	r.add(method, path, h, web.MarkAPI, r.authn(op.Auth), r.maintenance, web.RequireUser)
 	r.docs.Add(method, path, op)
 }
 
 // asset registers a public non-JSON resource that browsers load directly
 // (no version check: an <img> sends no SDK header).
 func (r *router) asset(method, path string, h echo.HandlerFunc, op web.Op) {
-	r.e.Add(method, path, h)
+	r.add(method, path, h)
 	r.docs.Add(method, path, op)
 }
 
@@ -557,13 +567,13 @@ func (r *router) asset(method, path string, h echo.HandlerFunc, op web.Op) {
 // CSRF on state changes), the maintenance page, no version check.
 func (r *router) page(method, path string, h echo.HandlerFunc) {
 	mw := append(limitFor(path), web.MarkPage, r.authn(web.AuthOptional), r.maintenance)
-	r.e.Add(method, path, h, mw...)
+	r.add(method, path, h, mw...)
 	r.app.pages = append(r.app.pages, path)
 }
 
 // signInPage registers the sign-in pages, which stay open during
 // maintenance so that admins can sign in.
 func (r *router) signInPage(method, path string, h echo.HandlerFunc) {
-	r.e.Add(method, path, h, web.MarkPage, r.authn(web.AuthOptional))
+	r.add(method, path, h, web.MarkPage, r.authn(web.AuthOptional))
 	r.app.pages = append(r.app.pages, path)
 }

@@ -167,9 +167,15 @@ func CheckSDKVersion(p VersionPolicy) echo.MiddlewareFunc {
 		return domain.Errorf(domain.CodeSDKVersionOutdated, "SDK version outdated: %s", msg).
 			With("minSdkVersion", p.MinSDK)
 	}
+	// The last version let through: a client sends the same one with
+	// every request, and the policy does not change while it runs.
+	var accepted atomic.Pointer[string]
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			raw := c.Request().Header.Get("X-SDK-Version")
+			if last := accepted.Load(); last != nil && *last == raw {
+				return next(c)
+			}
 			if raw == "" {
 				if p.GraceUntil.IsZero() || p.Now().Before(p.GraceUntil) {
 					c.Response().Header().Set("X-SDK-Upgrade-Required", "true")
@@ -185,6 +191,7 @@ func CheckSDKVersion(p VersionPolicy) echo.MiddlewareFunc {
 			if semver.Compare(v, minV) < 0 {
 				return outdated(raw + " is below the minimum " + p.MinSDK + "; upgrade your client and retry")
 			}
+			accepted.Store(&raw)
 			return next(c)
 		}
 	}
