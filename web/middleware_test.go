@@ -116,6 +116,35 @@ func TestVersioning(t *testing.T) {
 	}
 }
 
+// The check remembers the last version it let through; a client that
+// was let through once must not open the way for other versions on the
+// same server.
+func TestAVersionLetThroughLetsNoOtherThrough(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	ended := VersionPolicy{APIVersion: "1.4.0", MinSDK: "1.2.0", GraceUntil: now.Add(-time.Second),
+		Now: func() time.Time { return now }}
+	off := false
+	e := newEcho(ended, &off, &off)
+	steps := []struct {
+		sdk        string
+		wantStatus int
+	}{
+		{"1.2.0", 200},
+		{"1.1.9", 426},
+		{"latest", 400},
+		{"", 426},
+		{"1.2.0", 200},
+		{"1.2.0-beta.1", 426},
+		{"2.0.0", 200},
+		{"1.2.0", 200},
+	}
+	for i, s := range steps {
+		if rec := do(e, "/api", s.sdk); rec.Code != s.wantStatus {
+			t.Fatalf("request %d with X-SDK-Version %q: got %d, want %d (body %s)", i+1, s.sdk, rec.Code, s.wantStatus, rec.Body)
+		}
+	}
+}
+
 func TestMaintenance(t *testing.T) {
 	p := VersionPolicy{APIVersion: "1.0.0", MinSDK: "1.0.0", Now: time.Now}
 	on, admin := true, false
