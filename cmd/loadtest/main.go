@@ -172,12 +172,12 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.MaxSteps, "max-steps", 10, "play -find-max: steps at most")
 	fs.IntVar(&c.Concurrency, "concurrency", 64, "reads: concurrent connections")
 	fs.IntVar(&c.LiveGames, "live-games", 100, "reads: active games to create first")
-	fs.BoolVar(&c.Bare, "bare", true, "reads: also measure the bare Echo reference handler, started in-process")
+	fs.BoolVar(&c.Bare, "bare", true, "reads: also measure the bare Echo reference handler, started as a process of its own")
 	fs.IntVar(&c.Players, "players", 500, "arena: players in the arena")
 	fs.DurationVar(&c.ArenaLead, "arena-lead", 30*time.Second, "arena: from creating the arena to its start (signing in comes before; joining must fit)")
-	fs.IntVar(&c.ServerPID, "server-pid", 0, "play: the server's process, for its CPU time; 0 = the process listening on -url's port when it is on this machine")
-	fs.StringVar(&c.PgDatabase, "pg-database", "", "play -cpu: count only the PostgreSQL backends of this database (its name in DATABASE_URL), leaving out the cluster's other work and its background processes; empty = every postgres process")
-	fs.BoolVar(&c.CPU, "cpu", true, "play: read the CPU time of the server and of every local PostgreSQL process from /proc (Linux, server on this machine)")
+	fs.IntVar(&c.ServerPID, "server-pid", 0, "play, reads, arena: the server's process, for its CPU time; 0 = the process listening on -url's port when it is on this machine")
+	fs.StringVar(&c.PgDatabase, "pg-database", "", "with -cpu: count only the PostgreSQL backends of this database (its name in DATABASE_URL), leaving out the cluster's other work and its background processes; empty = every postgres process")
+	fs.BoolVar(&c.CPU, "cpu", true, "play, reads, arena: read the CPU time of the server, of every local PostgreSQL process and (reads) of the bare reference from /proc (Linux, server on this machine)")
 	fs.DurationVar(&c.Warmup, "warmup", 2*time.Second, "reads: unmeasured load before each endpoint; play: the start of the run left out of the figures (every table starts its first game at once)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -266,6 +266,13 @@ var errSetup = errors.New("setup failed")
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && args[0] == serveBareArg {
+		if err := serveBare(os.Stdin, stdout); err != nil {
+			fmt.Fprintf(stderr, "loadtest: %v\n", err)
+			return 1
+		}
+		return 0
+	}
 	cfg, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0

@@ -22,6 +22,7 @@ type readTarget struct {
 	server   string // project or bare
 	client   *apiclient.Client
 	path     func() string
+	cpu      func() time.Duration // the server's CPU time so far; always 0 when not measured
 }
 
 // reads runs the reads scenario: -live-games active games, then each read
@@ -64,6 +65,19 @@ func (r *runner) reads(ctx context.Context) error {
 	live := func() string { return "/games/live" }
 	detail := func() string { return "/games/" + randomGame() }
 	state := func() string { return "/games/" + randomGame() + "/state" }
+	// The project's CPU is its server's and, when on this machine,
+	// PostgreSQL's; the bare reference's, its own process's.
+	unmeasured := func() time.Duration { return 0 }
+	projectCPU, bareCPU := unmeasured, unmeasured
+	if cfg.CPU {
+		meter, err := newCPUMeter(cfg.URL, cfg.ServerPID, true, cfg.PgDatabase)
+		if err != nil {
+			r.progress("not measuring CPU: %v", err)
+		}
+		if meter != nil {
+			projectCPU = func() time.Duration { s := meter.sample(); return s.Server + s.Postgres }
+		}
+	}
 	var bc apiclient.Client
 	if cfg.Bare {
 		bare, err := startBare()
@@ -73,6 +87,9 @@ func (r *runner) reads(ctx context.Context) error {
 		defer bare.Close()
 		bc = anon
 		bc.BaseURL = bare.URL
+		if cfg.CPU {
+			bareCPU = bare.CPU
+		}
 	}
 	// Each endpoint's targets: the project, then the bare reference when
 	// there is one.
@@ -87,9 +104,9 @@ func (r *runner) reads(ctx context.Context) error {
 		{"GET /games/:id", &anon, detail, true},
 		{"GET /games/:id/state", &bearer, state, false},
 	} {
-		targets := []readTarget{{e.name, "project", e.client, e.path}}
+		targets := []readTarget{{e.name, "project", e.client, e.path, projectCPU}}
 		if e.bare && cfg.Bare {
-			targets = append(targets, readTarget{e.name, "bare", &bc, e.path})
+			targets = append(targets, readTarget{e.name, "bare", &bc, e.path, bareCPU})
 		}
 		endpoints = append(endpoints, targets)
 	}
@@ -115,10 +132,13 @@ func (r *runner) reads(ctx context.Context) error {
 		}
 		lats := make([][]time.Duration, len(targets))
 		elapsed := make([]time.Duration, len(targets))
+		cpu := make([]time.Duration, len(targets))
 		errs := make([]Errors, len(targets))
 		for range turns {
 			for i, t := range targets {
+				before := t.cpu()
 				lat, took := r.readLoad(ctx, t, cfg.Duration/time.Duration(turns), &errs[i])
+				cpu[i] += t.cpu() - before
 				lats[i] = append(lats[i], lat...)
 				elapsed[i] += took
 			}
@@ -126,6 +146,9 @@ func (r *runner) reads(ctx context.Context) error {
 		for i, t := range targets {
 			e := EndpointResult{Endpoint: t.endpoint, Server: t.server, Requests: len(lats[i]),
 				PerSecond: float64(len(lats[i])) / elapsed[i].Seconds(), Latency: Summarize(lats[i]), Errors: errs[i].All()}
+			if cpu[i] > 0 && len(lats[i]) > 0 {
+				e.CPUPerRequestUs = float64(cpu[i].Microseconds()) / float64(len(lats[i]))
+			}
 			e.ErrorsTotal = totalErrors(e.Errors)
 			for _, c := range e.Errors {
 				r.errs.addN(fmt.Sprintf("%s (%s): %s", t.endpoint, t.server, c.Kind), c.Count)
@@ -157,6 +180,10 @@ func compareWithBare(rows []EndpointResult) {
 		if b.Latency.P99Ms > 0 {
 			v := rows[i].Latency.P99Ms / b.Latency.P99Ms
 			rows[i].P99VsBare = &v
+		}
+		if b.CPUPerRequestUs > 0 && rows[i].CPUPerRequestUs > 0 {
+			v := rows[i].CPUPerRequestUs / b.CPUPerRequestUs
+			rows[i].CPUVsBare = &v
 		}
 	}
 }

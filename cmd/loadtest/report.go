@@ -94,15 +94,18 @@ type ReadsResult struct {
 
 // EndpointResult is one endpoint of one server under the reads load.
 type EndpointResult struct {
-	Endpoint    string       `json:"endpoint"`
-	Server      string       `json:"server" doc:"project or bare"`
-	Requests    int          `json:"requests" doc:"successful answers"`
-	PerSecond   float64      `json:"requestsPerSecond"`
-	Latency     Latency      `json:"latency"`
-	Errors      []ErrorCount `json:"errors"`
-	RateVsBare  *float64     `json:"rateVsBare,omitempty" doc:"requests/s divided by the bare server's"`
-	P99VsBare   *float64     `json:"p99VsBare,omitempty" doc:"p99 divided by the bare server's"`
-	ErrorsTotal int          `json:"errorsTotal"`
+	Endpoint   string       `json:"endpoint"`
+	Server     string       `json:"server" doc:"project or bare"`
+	Requests   int          `json:"requests" doc:"successful answers"`
+	PerSecond  float64      `json:"requestsPerSecond"`
+	Latency    Latency      `json:"latency"`
+	Errors     []ErrorCount `json:"errors"`
+	RateVsBare *float64     `json:"rateVsBare,omitempty" doc:"requests/s divided by the bare server's"`
+	P99VsBare  *float64     `json:"p99VsBare,omitempty" doc:"p99 divided by the bare server's"`
+	// CPU per request: steadier than the rate on a few shared cores.
+	CPUPerRequestUs float64  `json:"cpuPerRequestUs,omitempty" doc:"CPU of the server (the project's: and of PostgreSQL, when local) per successful answer; 0 when not measured"`
+	CPUVsBare       *float64 `json:"cpuVsBare,omitempty" doc:"CPU per request divided by the bare server's"`
+	ErrorsTotal     int      `json:"errorsTotal"`
 }
 
 // writeJSON writes the report to path.
@@ -367,10 +370,15 @@ func playTable(rep *Report) Table {
 // readsTable lays out a reads report: one row per endpoint and server.
 func readsTable(rep *Report) Table {
 	r := rep.Reads
-	t := Table{Header: []string{"endpoint", "server", "req/s", "p50", "p99", "errors", "req/s vs bare", "p99 vs bare"}}
+	t := Table{Header: []string{"endpoint", "server", "req/s", "p50", "p99", "errors", "CPU/req", "req/s vs bare", "p99 vs bare",
+		"CPU vs bare"}}
 	for _, e := range r.Endpoints {
+		cpu := "-"
+		if e.CPUPerRequestUs > 0 {
+			cpu = fmt.Sprintf("%.1f µs", e.CPUPerRequestUs)
+		}
 		t.Rows = append(t.Rows, []string{e.Endpoint, e.Server, fmt.Sprintf("%.0f", e.PerSecond), fmtMs(e.Latency.P50Ms),
-			fmtMs(e.Latency.P99Ms), fmt.Sprint(e.ErrorsTotal), fmtRatio(e.RateVsBare), fmtRatio(e.P99VsBare)})
+			fmtMs(e.Latency.P99Ms), fmt.Sprint(e.ErrorsTotal), cpu, fmtRatio(e.RateVsBare), fmtRatio(e.P99VsBare), fmtRatio(e.CPUVsBare)})
 	}
 	t.Rows = append(t.Rows, []string{fmt.Sprintf("%d live games, %d connections, %.0f s per endpoint; sign-in %d wallets at %s",
 		r.LiveGames, r.Concurrency, r.DurationSeconds, rep.SignIn.Wallets, fmtRate(rep.SignIn.WalletsPerSec))})

@@ -71,8 +71,10 @@ func TestFormatting(t *testing.T) {
 
 func TestReadsTableComparesWithBare(t *testing.T) {
 	rows := []EndpointResult{
-		{Endpoint: "GET /games/live", Server: "project", PerSecond: 500, Latency: Latency{Count: 1, P50Ms: 10, P99Ms: 40}},
-		{Endpoint: "GET /games/live", Server: "bare", PerSecond: 2000, Latency: Latency{Count: 1, P50Ms: 2, P99Ms: 10}},
+		{Endpoint: "GET /games/live", Server: "project", PerSecond: 500, Latency: Latency{Count: 1, P50Ms: 10, P99Ms: 40},
+			CPUPerRequestUs: 150},
+		{Endpoint: "GET /games/live", Server: "bare", PerSecond: 2000, Latency: Latency{Count: 1, P50Ms: 2, P99Ms: 10},
+			CPUPerRequestUs: 60},
 		{Endpoint: "GET /games/:id/state", Server: "project", PerSecond: 800, Latency: Latency{Count: 1, P50Ms: 5, P99Ms: 20},
 			Errors: []ErrorCount{{"timeout", 2}}, ErrorsTotal: 2},
 	}
@@ -84,11 +86,11 @@ func TestReadsTableComparesWithBare(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := strings.Join([]string{
-		"endpoint               server  req/s      p50      p99  errors  req/s vs bare  p99 vs bare",
-		"------------------------------------------------------------------------------------------",
-		"GET /games/live       project    500  10.0 ms  40.0 ms       0          0.25x        4.00x",
-		"GET /games/live          bare   2000  2.00 ms  10.0 ms       0              -            -",
-		"GET /games/:id/state  project    800  5.00 ms  20.0 ms       2              -            -",
+		"endpoint               server  req/s      p50      p99  errors   CPU/req  req/s vs bare  p99 vs bare  CPU vs bare",
+		"-----------------------------------------------------------------------------------------------------------------",
+		"GET /games/live       project    500  10.0 ms  40.0 ms       0  150.0 µs          0.25x        4.00x        2.50x",
+		"GET /games/live          bare   2000  2.00 ms  10.0 ms       0   60.0 µs              -            -            -",
+		"GET /games/:id/state  project    800  5.00 ms  20.0 ms       2         -              -            -            -",
 		"100 live games, 64 connections, 10 s per endpoint; sign-in 201 wallets at 800.0/s",
 		"error GET /games/:id/state (project): timeout: 2",
 		"",
