@@ -1,8 +1,10 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"wager/domain"
@@ -244,22 +247,56 @@ func TestFixedHeadersDoNotLeakBetweenResponses(t *testing.T) {
 	e := echo.New()
 	e.Use(SecurityHeaders)
 	e.GET("/add", func(c echo.Context) error {
-		c.Response().Header().Add("X-Frame-Options", "SAMEORIGIN")
+		c.Response().Header().Add("Content-Security-Policy", "sandbox")
 		return c.NoContent(http.StatusNoContent)
 	})
 	e.GET("/plain", func(c echo.Context) error { return c.NoContent(http.StatusNoContent) })
 	for _, path := range []string{"/add", "/plain"} {
 		rec := httptest.NewRecorder()
 		e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
-		want := []string{"DENY"}
+		want := []string{answerPolicy}
 		if path == "/add" {
-			want = append(want, "SAMEORIGIN")
+			want = append(want, "sandbox")
 		}
-		if got := rec.Header().Values("X-Frame-Options"); !slices.Equal(got, want) {
-			t.Fatalf("%s: X-Frame-Options %q, want %q", path, got, want)
+		if got := rec.Header().Values("Content-Security-Policy"); !slices.Equal(got, want) {
+			t.Fatalf("%s: Content-Security-Policy %q, want %q", path, got, want)
 		}
-		if got := rec.Header().Get("Content-Security-Policy"); got != contentSecurityPolicy {
-			t.Fatalf("%s: Content-Security-Policy %q", path, got)
+	}
+}
+
+// A page carries the page policy, the legacy framing refusal and the
+// referrer policy; any other answer a policy under which it loads
+// nothing and is framed by nobody; both refuse content sniffing.
+func TestPagesAndAnswersCarryTheirPolicies(t *testing.T) {
+	e := echo.New()
+	e.Use(SecurityHeaders)
+	e.GET("/page", func(c echo.Context) error {
+		return Render(c, http.StatusOK, templ.ComponentFunc(func(_ context.Context, w io.Writer) error {
+			_, err := io.WriteString(w, "<p>hello</p>")
+			return err
+		}))
+	})
+	e.GET("/json", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]int{"n": 1}) })
+	get := func(path string) http.Header {
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("%s: %d", path, rec.Code)
+		}
+		return rec.Header()
+	}
+	page := get("/page")
+	for k, want := range map[string]string{"Content-Security-Policy": pagePolicy, "X-Frame-Options": "DENY",
+		"Referrer-Policy": "strict-origin-when-cross-origin", "X-Content-Type-Options": "nosniff"} {
+		if got := page.Values(k); !slices.Equal(got, []string{want}) {
+			t.Errorf("page: %s %q, want %q", k, got, want)
+		}
+	}
+	answer := get("/json")
+	for k, want := range map[string]string{"Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
+		"X-Content-Type-Options": "nosniff"} {
+		if got := answer.Values(k); !slices.Equal(got, []string{want}) {
+			t.Errorf("JSON answer: %s %q, want %q", k, got, want)
 		}
 	}
 }

@@ -5,9 +5,12 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// Render writes a templ component as an HTML response with the given status.
+// Render writes a templ component as an HTML response with the given
+// status, under the page policy (see pageHeaders).
 func Render(c echo.Context, status int, component templ.Component) error {
-	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	h := c.Response().Header()
+	setHeaders(h, pageHeaders)
+	h.Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
 	c.Response().WriteHeader(status)
 	return component.Render(c.Request().Context(), c.Response())
 }
