@@ -408,7 +408,11 @@ func deliverToReaders(t *testing.T, withStuck bool) [2]time.Duration {
 		done.Add(1)
 		go func() {
 			defer done.Done()
-			defer func() { failed.Store(len(results[i].seqs) < events) }()
+			defer func() {
+				if len(results[i].seqs) < events {
+					failed.Store(true)
+				}
+			}()
 			for len(results[i].seqs) < events {
 				ws.SetReadDeadline(time.Now().Add(10 * time.Second))
 				var m struct {
