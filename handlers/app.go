@@ -147,6 +147,9 @@ func New(s Services, o Options, log *slog.Logger) *App {
 	a.details = domain.SeqCache[*cachedDetail]{Latest: s.Live.LatestSeq, MaxAge: game.ReadCacheAge, Size: 10_000}
 	a.Protocol = a.LiveProtocol()
 	a.Echo = a.routes()
+	if s.DB != nil {
+		a.metrics.Database(s.DB.DB, "main")
+	}
 	if s.Money != nil && s.Money.FeePayerGlobalDaily() > 0 {
 		a.metrics.Gauge("fee_payer_global_budget_left_lamports",
 			"Lamports left today (UTC) of FEE_PAYER_GLOBAL_DAILY_LAMPORTS, what the fee payer may still spend for all users together; 0 once spent.",

@@ -2,7 +2,9 @@ package handlers_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -202,6 +204,60 @@ func TestMetricsCountRequestsByRouteAndStatus(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+}
+
+// An operator sees on /metrics when requests wait for a connection to the
+// database: every connection of the pool in use, and the waits counted.
+func TestMetricsShowRequestsWaitingForTheDatabase(t *testing.T) {
+	// No gauge of the fee payer's budget: it reads the database at each
+	// scrape, which would wait for a connection too.
+	a := newTestApp(t, map[string]string{"WORKERS": "false", "FEE_PAYER_GLOBAL_DAILY_LAMPORTS": "0"})
+	ctx := context.Background()
+	scrape := func() string {
+		rec := httptest.NewRecorder()
+		a.HTTP.Operations().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		return rec.Body.String()
+	}
+	held := make([]*sql.Conn, db.PoolSize) // as a burst of transactions would
+	for i := range held {
+		c, err := a.DB.DB.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held[i] = c
+		t.Cleanup(func() { c.Close() }) // before the app closes; a second Close does nothing
+	}
+	inUse := fmt.Sprintf(`go_sql_in_use_connections{db_name="main"} %d`, db.PoolSize)
+	if body := scrape(); !strings.Contains(body, inUse) {
+		t.Fatalf("/metrics lacks %s", inUse)
+	}
+	waits := func() (n int) {
+		const name = `go_sql_wait_count_total{db_name="main"} `
+		body := scrape()
+		i := strings.Index(body, name)
+		if i < 0 {
+			t.Fatalf("/metrics lacks %s", name)
+		}
+		fmt.Sscan(body[i+len(name):], &n)
+		return n
+	}
+	before := waits()
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.DB.ExecContext(ctx, "SELECT 1")
+		done <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); waits() == before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("go_sql_wait_count_total stays %d while a statement waits", before)
+		}
+	}
+	for _, c := range held {
+		c.Close()
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the waiting statement: %v", err)
 	}
 }
 

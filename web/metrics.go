@@ -1,6 +1,7 @@
 package web
 
 import (
+	"database/sql"
 	"net/http"
 	"strconv"
 	"sync"
@@ -70,6 +71,15 @@ func (m *Metrics) observe(method, route string, status int, elapsed time.Duratio
 // cannot be known then).
 func (m *Metrics) Gauge(name, help string, read func() float64) {
 	m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, read))
+}
+
+// Database adds the statistics of db's pool of connections, labelled
+// db_name=name: the connections open and in use, and how often and how
+// long statements waited for one (go_sql_wait_count_total,
+// go_sql_wait_duration_seconds_total), the sign of a pool too small for
+// the load, or of a database too slow for it.
+func (m *Metrics) Database(db *sql.DB, name string) {
+	m.Registry.MustRegister(collectors.NewDBStatsCollector(db, name))
 }
 
 // Handler serves the registry in the Prometheus text format.
