@@ -76,8 +76,8 @@ func (m *Metrics) Gauge(name, help string, read func() float64) {
 // Database adds the statistics of db's pool of connections, labelled
 // db_name=name: the connections open and in use, and how often and how
 // long statements waited for one (go_sql_wait_count_total,
-// go_sql_wait_duration_seconds_total), the sign of a pool too small for
-// the load, or of a database too slow for it.
+// go_sql_wait_duration_seconds_total). Waits that keep growing are more
+// work than the connections, or the cores behind them, keep up with.
 func (m *Metrics) Database(db *sql.DB, name string) {
 	m.Registry.MustRegister(collectors.NewDBStatsCollector(db, name))
 }
