@@ -23,8 +23,8 @@ func depositFromFaucet(t *testing.T, page playwright.Page, amount string) {
 
 // startStakedTable has p1, whose balance covers stake, open a
 // rock-paper-scissors table for stake (USDC) with the given seconds per
-// round, and p2 join it; it returns the game's address. Bets and markets
-// are for staked games.
+// round, and p2 join it; it returns the game's address once both pages
+// are on it. Bets and markets are for staked games.
 func startStakedTable(t *testing.T, p1, p2 playwright.Page, stake, seconds string) string {
 	t.Helper()
 	if _, err := p1.Goto("/play"); err != nil {
@@ -39,6 +39,11 @@ func startStakedTable(t *testing.T, p1, p2 playwright.Page, stake, seconds strin
 	}
 	joinTableOf(t, p1, p2)
 	visible(t, p2.GetByTestId("move-controls"), "p2 sees the move controls")
+	// p1's waiting page goes to the game by itself. Until it is there, a
+	// test's own navigation of p1 would be interrupted by that one.
+	if err := p1.WaitForURL(p2.URL()); err != nil {
+		t.Fatalf("p1 is not taken to the game: %v", err)
+	}
 	return p2.URL()
 }
 
