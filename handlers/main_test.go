@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -107,6 +108,30 @@ func checkBooks(t testing.TB, a *testApp) {
 	if !r.Balanced {
 		t.Errorf("the books do not balance after the test: %+v", r)
 	}
+}
+
+// scrapeMetrics reads /metrics from the operations listener.
+func (a *testApp) scrapeMetrics() string {
+	rec := httptest.NewRecorder()
+	a.HTTP.Operations().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	return rec.Body.String()
+}
+
+// metric is the value of the series (a metric's name and its labels, as
+// /metrics writes them) on /metrics; it fails the test when there is none.
+func metric(t testing.TB, a *testApp, series string) float64 {
+	t.Helper()
+	for line := range strings.Lines(a.scrapeMetrics()) {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				t.Fatalf("%s: the value %q: %v", series, v, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("/metrics has no %s", series)
+	return 0
 }
 
 // request describes one HTTP request to the app.

@@ -3,9 +3,7 @@ package handlers_test
 import (
 	"context"
 	"encoding/base64"
-	"math"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,25 +39,6 @@ func feeOf(t testing.TB, b64 string) int64 {
 		t.Fatal(err)
 	}
 	return chain.FeeOf(tx)
-}
-
-// budgetLeft reads the fee payer's global budget left from the operations
-// listener's /metrics.
-func budgetLeft(t testing.TB, a *testApp) float64 {
-	t.Helper()
-	rec := httptest.NewRecorder()
-	a.HTTP.Operations().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-	for line := range strings.Lines(rec.Body.String()) {
-		if v, ok := strings.CutPrefix(line, "fee_payer_global_budget_left_lamports "); ok {
-			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				t.Fatalf("the metric's value %q: %v", v, err)
-			}
-			return n
-		}
-	}
-	t.Fatalf("/metrics has no fee_payer_global_budget_left_lamports")
-	return math.NaN()
 }
 
 // Many accounts, each well within its own daily budget, together spend the
@@ -122,7 +101,7 @@ func TestManyAccountsCannotDrainTheFeePayer(t *testing.T) {
 		t.Errorf("the fee payer spent %d lamports, want %d (%d fees of %d): a refused deposit was sent", spent, fit*fee, fit, fee)
 	}
 	for _, a := range []*testApp{one, two} {
-		if left := budgetLeft(t, a); left != float64(fee/2) {
+		if left := metric(t, a, "fee_payer_global_budget_left_lamports"); left != float64(fee/2) {
 			t.Errorf("/metrics: %v lamports of the budget left, want %d", left, fee/2)
 		}
 	}
@@ -132,7 +111,7 @@ func TestManyAccountsCannotDrainTheFeePayer(t *testing.T) {
 		body: `{"amountMinor": 100000}`}); r.Code != http.StatusOK {
 		t.Fatalf("a withdrawal past the global budget: %d %s", r.Code, r.Body)
 	}
-	if left := budgetLeft(t, one); left != 0 {
+	if left := metric(t, one, "fee_payer_global_budget_left_lamports"); left != 0 {
 		t.Errorf("/metrics after the withdrawal: %v lamports left, want 0", left)
 	}
 	// And what the fee payer would pay for stays refused.

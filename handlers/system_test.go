@@ -4,9 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -193,9 +191,7 @@ func TestMetricsCountRequestsByRouteAndStatus(t *testing.T) {
 	if r := a.do(t, request{path: "/metrics"}); r.Code != http.StatusNotFound {
 		t.Errorf("/metrics on the public address: %d, want 404 (it is on METRICS_ADDR)", r.Code)
 	}
-	rec := httptest.NewRecorder()
-	a.HTTP.Operations().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-	body := rec.Body.String()
+	body := a.scrapeMetrics()
 	for _, want := range []string{
 		`http_requests_total{method="GET",route="/health",status="200"} 1`,
 		`http_requests_total{method="GET",route="unmatched",status="404"} 2`,
@@ -214,11 +210,6 @@ func TestMetricsShowRequestsWaitingForTheDatabase(t *testing.T) {
 	// scrape, which would wait for a connection too.
 	a := newTestApp(t, map[string]string{"WORKERS": "false", "FEE_PAYER_GLOBAL_DAILY_LAMPORTS": "0"})
 	ctx := context.Background()
-	scrape := func() string {
-		rec := httptest.NewRecorder()
-		a.HTTP.Operations().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-		return rec.Body.String()
-	}
 	held := make([]*sql.Conn, db.PoolSize) // as a burst of transactions would
 	for i := range held {
 		c, err := a.DB.DB.Conn(ctx)
@@ -228,29 +219,19 @@ func TestMetricsShowRequestsWaitingForTheDatabase(t *testing.T) {
 		held[i] = c
 		t.Cleanup(func() { c.Close() }) // before the app closes; a second Close does nothing
 	}
-	inUse := fmt.Sprintf(`go_sql_in_use_connections{db_name="main"} %d`, db.PoolSize)
-	if body := scrape(); !strings.Contains(body, inUse) {
-		t.Fatalf("/metrics lacks %s", inUse)
+	if n := metric(t, a, `go_sql_in_use_connections{db_name="main"}`); n != float64(db.PoolSize) {
+		t.Fatalf("%v connections in use on /metrics, want %d", n, db.PoolSize)
 	}
-	waits := func() (n int) {
-		const name = `go_sql_wait_count_total{db_name="main"} `
-		body := scrape()
-		i := strings.Index(body, name)
-		if i < 0 {
-			t.Fatalf("/metrics lacks %s", name)
-		}
-		fmt.Sscan(body[i+len(name):], &n)
-		return n
-	}
-	before := waits()
+	const waits = `go_sql_wait_count_total{db_name="main"}`
+	before := metric(t, a, waits)
 	done := make(chan error, 1)
 	go func() {
 		_, err := a.DB.ExecContext(ctx, "SELECT 1")
 		done <- err
 	}()
-	for deadline := time.Now().Add(10 * time.Second); waits() == before; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); metric(t, a, waits) == before; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("go_sql_wait_count_total stays %d while a statement waits", before)
+			t.Fatalf("%s stays %v while a statement waits", waits, before)
 		}
 	}
 	for _, c := range held {
