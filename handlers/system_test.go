@@ -242,6 +242,19 @@ func TestMetricsShowRequestsWaitingForTheDatabase(t *testing.T) {
 	}
 }
 
+// An operator sees on /metrics how long goroutines waited for a core
+// before they ran: when the cores are saturated, every request's round
+// trips to the database wait there, and this is where it shows first.
+func TestMetricsShowHowLongGoroutinesWaitToRun(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	if n := metric(t, a, "go_sched_latencies_seconds_count"); n <= 0 {
+		t.Fatalf("go_sched_latencies_seconds counts %v waits", n)
+	}
+	if !strings.Contains(a.scrapeMetrics(), `go_sched_latencies_seconds_bucket{le="0.01`) {
+		t.Error("go_sched_latencies_seconds has no bucket near 10 ms")
+	}
+}
+
 func TestStaticAssetsAreCached(t *testing.T) {
 	a := newTestApp(t, nil)
 	home := a.do(t, request{path: "/"}).Body.String()

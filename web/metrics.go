@@ -34,7 +34,8 @@ type series struct {
 	latency  prometheus.Observer
 }
 
-// NewMetrics returns a registry with Go runtime, process and HTTP metrics.
+// NewMetrics returns a registry with Go runtime (scheduler included),
+// process and HTTP metrics.
 func NewMetrics() *Metrics {
 	reg := prometheus.NewRegistry()
 	m := &Metrics{
@@ -50,7 +51,11 @@ func NewMetrics() *Metrics {
 		}, []string{"method", "route", "status"}),
 	}
 	reg.MustRegister(m.requests, m.latency,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		// With the scheduler's: how long goroutines waited to run
+		// (go_sched_latencies_seconds). When the cores are saturated, a
+		// request's every round trip to the database waits there too.
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsScheduler)),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
