@@ -250,9 +250,6 @@ func TestMetricsShowHowLongGoroutinesWaitToRun(t *testing.T) {
 	if n := metric(t, a, "go_sched_latencies_seconds_count"); n <= 0 {
 		t.Fatalf("go_sched_latencies_seconds counts %v waits", n)
 	}
-	if !strings.Contains(a.scrapeMetrics(), `go_sched_latencies_seconds_bucket{le="0.01`) {
-		t.Error("go_sched_latencies_seconds has no bucket near 10 ms")
-	}
 }
 
 func TestStaticAssetsAreCached(t *testing.T) {
