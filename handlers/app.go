@@ -13,6 +13,7 @@ import (
 	"net/http/pprof"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -138,7 +139,10 @@ type App struct {
 	log     *slog.Logger
 	now     domain.Clock
 	metrics *web.Metrics
-	started time.Time
+	// budgetLeft is the fee payer's global budget last read for /metrics
+	// (math.Float64bits; NaN before the first read).
+	budgetLeft atomic.Uint64
+	started    time.Time
 }
 
 // New builds the handlers and their routes.
@@ -151,6 +155,7 @@ func New(s Services, o Options, log *slog.Logger) *App {
 		a.metrics.Database(s.DB.DB, "main")
 	}
 	if s.Money != nil && s.Money.FeePayerGlobalDaily() > 0 {
+		a.budgetLeft.Store(math.Float64bits(math.NaN()))
 		a.metrics.Gauge("fee_payer_global_budget_left_lamports",
 			"Lamports left today (UTC) of FEE_PAYER_GLOBAL_DAILY_LAMPORTS, what the fee payer may still spend for all users together; 0 once spent.",
 			a.feePayerBudgetLeft)
@@ -159,8 +164,16 @@ func New(s Services, o Options, log *slog.Logger) *App {
 }
 
 // feePayerBudgetLeft reads the fee payer's global budget left today from
-// the database, which every instance charges.
+// the database, which every instance charges. A scrape while every
+// connection of the pool is taken shows the value last read instead of
+// queueing for one behind the requests (and holding up the scrape's other
+// metrics, the pool's among them).
 func (a *App) feePayerBudgetLeft() float64 {
+	if a.DB != nil {
+		if st := a.DB.Stats(); st.Idle == 0 && st.MaxOpenConnections > 0 && st.InUse >= st.MaxOpenConnections {
+			return math.Float64frombits(a.budgetLeft.Load())
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	left, _, err := a.Money.FeePayerBudgetLeft(ctx)
@@ -168,6 +181,7 @@ func (a *App) feePayerBudgetLeft() float64 {
 		a.log.Error("metrics: the fee payer's budget left", "err", err)
 		return math.NaN()
 	}
+	a.budgetLeft.Store(math.Float64bits(float64(left)))
 	return float64(left)
 }
 

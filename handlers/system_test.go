@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -206,19 +207,8 @@ func TestMetricsCountRequestsByRouteAndStatus(t *testing.T) {
 // An operator sees on /metrics when requests wait for a connection to the
 // database: every connection of the pool in use, and the waits counted.
 func TestMetricsShowRequestsWaitingForTheDatabase(t *testing.T) {
-	// No gauge of the fee payer's budget: it reads the database at each
-	// scrape, which would wait for a connection too.
-	a := newTestApp(t, map[string]string{"WORKERS": "false", "FEE_PAYER_GLOBAL_DAILY_LAMPORTS": "0"})
-	ctx := context.Background()
-	held := make([]*sql.Conn, db.PoolSize) // as a burst of transactions would
-	for i := range held {
-		c, err := a.DB.DB.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		held[i] = c
-		t.Cleanup(func() { c.Close() }) // before the app closes; a second Close does nothing
-	}
+	a := newTestApp(t, noWorkers)
+	release := holdEveryConnection(t, a)
 	if n := metric(t, a, `go_sql_in_use_connections{db_name="main"}`); n != float64(db.PoolSize) {
 		t.Fatalf("%v connections in use on /metrics, want %d", n, db.PoolSize)
 	}
@@ -226,7 +216,7 @@ func TestMetricsShowRequestsWaitingForTheDatabase(t *testing.T) {
 	before := metric(t, a, waits)
 	done := make(chan error, 1)
 	go func() {
-		_, err := a.DB.ExecContext(ctx, "SELECT 1")
+		_, err := a.DB.ExecContext(context.Background(), "SELECT 1")
 		done <- err
 	}()
 	for deadline := time.Now().Add(10 * time.Second); metric(t, a, waits) == before; time.Sleep(10 * time.Millisecond) {
@@ -234,12 +224,48 @@ func TestMetricsShowRequestsWaitingForTheDatabase(t *testing.T) {
 			t.Fatalf("%s stays %v while a statement waits", waits, before)
 		}
 	}
-	for _, c := range held {
-		c.Close()
-	}
+	release()
 	if err := <-done; err != nil {
 		t.Fatalf("the waiting statement: %v", err)
 	}
+}
+
+// A scrape while every connection of the pool is taken does not queue
+// for one to read the fee payer's budget (read from the database, which
+// every instance charges): it shows the value last read.
+func TestMetricsShowTheFeePayersBudgetWhileThePoolIsTaken(t *testing.T) {
+	a := newTestApp(t, map[string]string{"WORKERS": "false", "FEE_PAYER_GLOBAL_DAILY_LAMPORTS": "1000000000000"})
+	const gauge = "fee_payer_global_budget_left_lamports"
+	left := metric(t, a, gauge)
+	if math.IsNaN(left) || left <= 0 {
+		t.Fatalf("/metrics: %v lamports of the budget left", left)
+	}
+	holdEveryConnection(t, a)
+	if got := metric(t, a, gauge); got != left {
+		t.Errorf("/metrics with every connection taken: %v lamports left, want the %v read before", got, left)
+	}
+}
+
+// holdEveryConnection takes every connection of a's pool, as a burst of
+// transactions would, until the returned function (or the test's end)
+// gives them back.
+func holdEveryConnection(t *testing.T, a *testApp) (release func()) {
+	t.Helper()
+	held := make([]*sql.Conn, db.PoolSize)
+	for i := range held {
+		c, err := a.DB.DB.Conn(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		held[i] = c
+	}
+	release = func() {
+		for _, c := range held {
+			c.Close() // a second Close does nothing
+		}
+	}
+	t.Cleanup(release) // before the app closes
+	return release
 }
 
 // An operator sees on /metrics how long goroutines waited for a core
