@@ -251,20 +251,20 @@ func TestMetricsShowTheFeePayersBudgetWhileThePoolIsTaken(t *testing.T) {
 // gives them back.
 func holdEveryConnection(t *testing.T, a *testApp) (release func()) {
 	t.Helper()
-	held := make([]*sql.Conn, db.PoolSize)
-	for i := range held {
-		c, err := a.DB.DB.Conn(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		held[i] = c
-	}
+	var held []*sql.Conn
 	release = func() {
 		for _, c := range held {
 			c.Close() // a second Close does nothing
 		}
 	}
 	t.Cleanup(release) // before the app closes
+	for range db.PoolSize {
+		c, err := a.DB.DB.Conn(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
 	return release
 }
 
