@@ -69,18 +69,36 @@ func (c *Conn) wake() {
 	}
 }
 
-// deliver queues a frame unless the queue already holds queueLen frames;
-// it reports whether it did.
+// deliver queues a frame unless the queue already holds queueLen frames,
+// and has the writers send it; it reports whether it queued it.
 func (c *Conn) deliver(frame []byte) bool {
+	if !c.enqueue(frame) {
+		return false
+	}
+	c.wake()
+	return true
+}
+
+// enqueue queues a frame unless the queue already holds queueLen frames,
+// without waking the writers: it goes out with the socket's next write,
+// or once wakeIfWaiting is called. It reports whether it queued it.
+func (c *Conn) enqueue(frame []byte) bool {
 	if len(c.send) >= queueLen {
 		return false
 	}
 	select {
 	case c.send <- frame:
-		c.wake()
 		return true
 	default:
 		return false
+	}
+}
+
+// wakeIfWaiting has the writers send what waits in the queue, if anything
+// does.
+func (c *Conn) wakeIfWaiting() {
+	if len(c.send) > 0 {
+		c.wake()
 	}
 }
 

@@ -95,9 +95,11 @@ const (
 	minBroadcastFrames  = FeedFramesPerSecond / BroadcastsPerSecond
 )
 
-// A notice to Everyone is delivered broadcastChunk sockets at a time,
-// broadcastPause apart: ten thousand sockets take it within a second,
-// without ten thousand writes queued at once ahead of the games' events.
+// A notice to Everyone is queued on every socket at once and written
+// broadcastChunk sockets at a time, broadcastPause apart: ten thousand
+// sockets take it within a second, without ten thousand writes queued at
+// once ahead of the games' events, and a socket that writes something
+// else before its turn carries the notice along in that write.
 const (
 	broadcastChunk = 250
 	broadcastPause = 25 * time.Millisecond
@@ -648,9 +650,17 @@ func (h *Hub) deliverFeed(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case d := <-h.feed:
+			// Every socket has the notice queued at once, but the writers
+			// are woken for it a chunk at a time: a socket that writes
+			// something else before its chunk's turn (a game's events, an
+			// answer) carries the notice along in the same write instead
+			// of a write of its own.
+			d.frames.queue(d.conns)
 			for conns := d.conns; len(conns) > 0; {
 				n := min(len(conns), broadcastChunk)
-				d.frames.deliver(conns[:n])
+				for _, c := range conns[:n] {
+					c.wakeIfWaiting()
+				}
 				if conns = conns[n:]; len(conns) > 0 {
 					h.opts.Pause(broadcastPause)
 				}
@@ -696,15 +706,24 @@ func (h *Hub) noticeFrames(kind string, data json.RawMessage, conns []*Conn) not
 	return f
 }
 
-// deliver queues the notice on conns; a socket too far behind to take it
-// is closed.
+// deliver queues the notice on conns and has the writers send it; a
+// socket too far behind to take it is closed.
 func (f noticeFrames) deliver(conns []*Conn) {
+	f.queue(conns)
+	for _, c := range conns {
+		c.wakeIfWaiting()
+	}
+}
+
+// queue queues the notice on conns without waking the writers; a socket
+// too far behind to take it is closed.
+func (f noticeFrames) queue(conns []*Conn) {
 	for _, c := range conns {
 		frame := f.api
 		if c.Audience == HTML {
 			frame = f.page
 		}
-		if len(frame) > 0 && !c.deliver(frame) {
+		if len(frame) > 0 && !c.enqueue(frame) {
 			c.Close()
 		}
 	}

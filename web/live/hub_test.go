@@ -686,6 +686,86 @@ func TestNoticesToEveryoneAreSpreadOutAndBoundedInFrames(t *testing.T) {
 	}
 }
 
+// TestANoticeToEveryoneGoesOutWithASocketsNextFrame: a notice to
+// everyone is queued on every socket at once, while the writers are woken
+// for it a chunk of sockets at a time. A socket whose chunk has not had
+// its turn yet, but that gets a game's event meanwhile, receives the
+// notice in front of the event (in the same write) instead of in a write
+// of its own after the pause; when its chunk's turn comes, nothing more is
+// sent to it.
+func TestANoticeToEveryoneGoesOutWithASocketsNextFrame(t *testing.T) {
+	s := newMemStore()
+	paused, turn := make(chan struct{}, 1), make(chan struct{})
+	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler), Options{
+		Pause: func(time.Duration) { paused <- struct{}{}; <-turn },
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go h.Run(ctx)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.Serve(w, r, Client{UserID: r.URL.Query().Get("user")})
+	}))
+	defer srv.Close()
+	url := "ws" + strings.TrimPrefix(srv.URL, "http")
+
+	type frame struct{ Type, Event, Notice string }
+	const sockets = broadcastChunk + 10 // two chunks
+	clients := make([]*websocket.Conn, sockets)
+	for i := range clients {
+		ws, _, err := websocket.DefaultDialer.Dial(fmt.Sprintf("%s?user=s%d", url, i), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.Close()
+		if err := ws.WriteJSON(ClientMessage{Type: "join-game", GameID: "g"}); err != nil {
+			t.Fatal(err)
+		}
+		var f frame
+		if err := ws.ReadJSON(&f); err != nil || f.Type != "joined" {
+			t.Fatalf("socket %d: the join answered %+v, %v", i, f, err)
+		}
+		clients[i] = ws
+	}
+
+	done := make(chan struct{})
+	if !h.broadcast("activity", json.RawMessage(`{"id":1}`), done) {
+		t.Fatal("the notice to everyone was refused")
+	}
+	<-paused // the first chunk's turn is over; the second's waits
+	publish(h, s, "g", 1)
+	for i, ws := range clients {
+		ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+		notices := 0
+		for {
+			var f frame
+			if err := ws.ReadJSON(&f); err != nil {
+				t.Fatalf("socket %d: %v", i, err)
+			}
+			if f.Type == "notice" && f.Notice == "activity" {
+				notices++
+			}
+			if f.Type == "event" && f.Event == "game:test" {
+				break
+			}
+		}
+		if notices != 1 {
+			t.Fatalf("socket %d read %d notices to everyone before the game's event, want 1 "+
+				"(the second chunk's turn has not come yet)", i, notices)
+		}
+	}
+	close(turn)
+	<-done
+	// Nothing is left to send: a socket's turn wrote nothing again.
+	deadline := time.Now().Add(100 * time.Millisecond)
+	for i, ws := range clients {
+		ws.SetReadDeadline(deadline)
+		var f frame
+		if err := ws.ReadJSON(&f); err == nil && f.Event != "game:spectators" {
+			t.Fatalf("socket %d read %+v after the notice and the event", i, f)
+		}
+	}
+}
+
 // TestJoinAndResumeFramesApplyInOrder: a fresh join answers joined with
 // the seq of its state and then only later events; a join with a lastSeq
 // the store can replay answers resumed with that seq and then exactly the
