@@ -641,20 +641,18 @@ func (h *Hub) broadcast(kind string, data json.RawMessage, done chan<- struct{})
 	}
 }
 
-// deliverFeed delivers the notices to Everyone, one after the other, each
-// broadcastChunk sockets at a time, broadcastPause apart, until ctx is
-// done.
+// deliverFeed delivers the notices to Everyone, one after the other,
+// until ctx is done: each is queued on every socket at once, and the
+// writers are woken for it broadcastChunk sockets at a time,
+// broadcastPause apart.
 func (h *Hub) deliverFeed(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case d := <-h.feed:
-			// Every socket has the notice queued at once, but the writers
-			// are woken for it a chunk at a time: a socket that writes
-			// something else before its chunk's turn (a game's events, an
-			// answer) carries the notice along in the same write instead
-			// of a write of its own.
+			// A socket sent something else before its chunk's turn (a
+			// game's events, an answer) carries the notice in that write.
 			d.frames.queue(d.conns)
 			for conns := d.conns; len(conns) > 0; {
 				n := min(len(conns), broadcastChunk)
