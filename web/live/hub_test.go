@@ -503,6 +503,26 @@ func smallBufferDial(ctx context.Context, network, addr string) (net.Conn, error
 	return d.DialContext(ctx, network, addr)
 }
 
+// joinedSockets opens n sockets of users s0, s1, ... to the hub served at
+// url and sends each a join-game of gameID; they are closed when the test
+// ends.
+func joinedSockets(t *testing.T, url string, n int, gameID string) []*websocket.Conn {
+	t.Helper()
+	clients := make([]*websocket.Conn, n)
+	for i := range clients {
+		ws, _, err := websocket.DefaultDialer.Dial(fmt.Sprintf("%s?user=s%d", url, i), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ws.Close() })
+		if err := ws.WriteJSON(ClientMessage{Type: "join-game", GameID: gameID}); err != nil {
+			t.Fatal(err)
+		}
+		clients[i] = ws
+	}
+	return clients
+}
+
 func (h *Hub) membersOf(gameID string) int {
 	h.mu.RLock()
 	r := h.open[gameID]
@@ -709,22 +729,12 @@ func TestANoticeToEveryoneGoesOutWithASocketsNextFrame(t *testing.T) {
 	url := "ws" + strings.TrimPrefix(srv.URL, "http")
 
 	type frame struct{ Type, Event, Notice string }
-	const sockets = broadcastChunk + 10 // two chunks
-	clients := make([]*websocket.Conn, sockets)
-	for i := range clients {
-		ws, _, err := websocket.DefaultDialer.Dial(fmt.Sprintf("%s?user=s%d", url, i), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ws.Close()
-		if err := ws.WriteJSON(ClientMessage{Type: "join-game", GameID: "g"}); err != nil {
-			t.Fatal(err)
-		}
+	clients := joinedSockets(t, url, broadcastChunk+10, "g") // two chunks
+	for i, ws := range clients {
 		var f frame
 		if err := ws.ReadJSON(&f); err != nil || f.Type != "joined" {
 			t.Fatalf("socket %d: the join answered %+v, %v", i, f, err)
 		}
-		clients[i] = ws
 	}
 
 	done := make(chan struct{})
@@ -1008,18 +1018,7 @@ func TestSocketsTakeNoWriterGoroutineOfTheirOwn(t *testing.T) {
 	url := "ws" + strings.TrimPrefix(srv.URL, "http")
 	const sockets = 200
 	before := runtime.NumGoroutine()
-	clients := make([]*websocket.Conn, sockets)
-	for i := range clients {
-		ws, _, err := websocket.DefaultDialer.Dial(fmt.Sprintf("%s?user=s%d", url, i), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ws.Close()
-		if err := ws.WriteJSON(ClientMessage{Type: "join-game", GameID: "g"}); err != nil {
-			t.Fatal(err)
-		}
-		clients[i] = ws
-	}
+	clients := joinedSockets(t, url, sockets, "g")
 	for h.membersOf("g") < sockets {
 		time.Sleep(time.Millisecond)
 	}
