@@ -708,7 +708,8 @@ func TestNoticesToEveryoneAreSpreadOutAndBoundedInFrames(t *testing.T) {
 
 // TestANoticeToEveryoneGoesOutWithASocketsNextFrame: a notice to
 // everyone is queued on every socket at once, while the writers are woken
-// for it a chunk of sockets at a time. A socket whose chunk has not had
+// for it a chunk of sockets at a time (those of a chunk whose turn has not
+// come hold it unwritten). A socket whose chunk has not had
 // its turn yet, but that gets a game's event meanwhile, receives the
 // notice in front of the event (in the same write) instead of in a write
 // of its own after the pause; when its chunk's turn comes, nothing more is
@@ -742,6 +743,26 @@ func TestANoticeToEveryoneGoesOutWithASocketsNextFrame(t *testing.T) {
 		t.Fatal("the notice to everyone was refused")
 	}
 	<-paused // the first chunk's turn is over; the second's waits
+	// Its sockets hold the notice, and the writers were not woken for
+	// them: the notice is not written to ten thousand sockets at once.
+	waiting := func() (n int) {
+		h.mu.RLock()
+		defer h.mu.RUnlock()
+		for _, u := range h.users {
+			for c := range u.conns {
+				if len(c.send) > 0 && !c.sock.queued.Load() {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	for deadline := time.Now().Add(10 * time.Second); waiting() != len(clients)-broadcastChunk; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sockets hold the notice unwritten while the second chunk waits, want its %d",
+				waiting(), len(clients)-broadcastChunk)
+		}
+	}
 	publish(h, s, "g", 1)
 	for i, ws := range clients {
 		ws.SetReadDeadline(time.Now().Add(10 * time.Second))
