@@ -14,18 +14,34 @@
 // its game; a donation by its signature). The ledger's own triggers refuse
 // entries that do not sum to zero, edits, deletions and overdrafts of user
 // accounts, so a bug fails a transaction instead of corrupting the books.
-// Locks are taken in one order (a user's advisory lock of chat messages,
-// challenges sent or support tickets, or the deadline worker's row; then
-// game rows; then ledger accounts) to keep deadlocks rare; Transact
-// retries the ones that happen. Player protection's lock of a player
-// (protection.lockPlayers) is the exception: a transaction that puts
-// money in takes it as it reads the player's rules, after the rows it
-// locked to learn whose rules to read (a queue's players, a market's
-// buyers and their balances), while a time-out takes it first; the rare
-// deadlock of the two is retried. Work that belongs to the world outside
-// the database, such as publishing live events or calling the Solana RPC,
-// never runs inside a transaction: it is registered with AfterCommit, or
-// done before the transaction that records its outcome.
+//
+// Locks are taken in one order, to keep deadlocks rare (Transact retries
+// the ones that happen):
+//
+//  1. a user's advisory lock of chat messages, challenges sent or support
+//     tickets, or the deadline worker's row;
+//  2. the rows that say who takes part: an intent, queue entries
+//     (user_presence), a challenge, game rows (a market's with its game),
+//     a tournament's row;
+//  3. player protection's locks of those users, in user id order
+//     (protection.lockPlayers), taken as their rules are read;
+//  4. ledger accounts, in id order.
+//
+// Every path that puts money in follows it: a queue join (its entries, the
+// players' protection, their balances), a challenge or rematch, a paid
+// arena entry, a market batch (the game, the buyers' protection, every
+// balance it may move), a bet as it lands (the intent, the game) and a
+// deposit, donation, tip or bet as it is first sent (the intent). A
+// time-out or self-exclusion follows it too: it ends the player's staked
+// queue entries and open buys (their rows and balances) before it takes
+// the player's lock, and again after it for what committed in between.
+// The player's lock orders an exclusion against money in: whatever
+// waited for it reads the exclusion, and reads the clock only then.
+//
+// Work that belongs to the world outside the database, such as publishing
+// live events or calling the Solana RPC, never runs inside a transaction:
+// it is registered with AfterCommit, or done before the transaction that
+// records its outcome.
 //
 // # Batched writes
 //

@@ -145,9 +145,9 @@ func laterThan(a, b *time.Time) bool {
 }
 
 // judge says whether a request putting money in is allowed at now: a
-// deposit of deposit, a stake of stake, and whether loss limits count
-// (stakes, bets, buys).
-func (m *limitModel) judge(now time.Time, deposit, stake int64, losses bool) refusal {
+// deposit of deposit, a stake of stake, and what play (stakes, bets, buys)
+// puts at risk, weighed whole against the loss limits.
+func (m *limitModel) judge(now time.Time, deposit, stake, atRisk int64) refusal {
 	l := m.effective(now)
 	if max := l["stakeMaxMinor"]; stake > 0 && max != nil && stake > *max {
 		return refusal{limit: "stakeMaxMinor"}
@@ -159,10 +159,19 @@ func (m *limitModel) judge(now time.Time, deposit, stake int64, losses bool) ref
 			worst, found = refusal{limit: name, resetsAt: at}, true
 		}
 	}
-	if losses {
+	if atRisk > 0 {
 		for _, n := range []string{"lossMinor.day", "lossMinor.week", "lossMinor.month"} {
-			if lim := l[n]; lim != nil && sumIn(m.losses, now, modelWindow(n)) >= *lim {
-				consider(n, freedAt(m.losses, now, modelWindow(n), func(s int64) bool { return s < *lim }))
+			lim := l[n]
+			if lim == nil {
+				continue
+			}
+			fits := func(lost int64) bool { return lost < *lim && lost+atRisk <= *lim }
+			if !fits(sumIn(m.losses, now, modelWindow(n))) {
+				var at *time.Time
+				if atRisk <= *lim {
+					at = freedAt(m.losses, now, modelWindow(n), fits)
+				}
+				consider(n, at)
 			}
 		}
 		if found {
@@ -370,7 +379,7 @@ func limitsHoldOverRandomPlay(t *testing.T, seed uint64, steps int, stats map[st
 			if room := model.depositRoom(now); rng.IntN(3) == 0 && room >= 10_000 && room <= 50_000_000 {
 				x = room // exactly up to a limit
 			}
-			if r := a.prepareDeposit(t, p, x); compareAnswer(t, step+" deposit", r, model.judge(now, x, 0, false), 200) {
+			if r := a.prepareDeposit(t, p, x); compareAnswer(t, step+" deposit", r, model.judge(now, x, 0, 0), 200) {
 				prep := r.json(t)
 				if s := a.submit(t, p.auth, prep["intentId"].(string), signPrepared(t, p.wallet, prep["transaction"].(string), nil)); s.Code != 200 {
 					t.Fatalf("%s: deposit: %d %s", step, s.Code, s.Body)
@@ -384,7 +393,7 @@ func limitsHoldOverRandomPlay(t *testing.T, seed uint64, steps int, stats map[st
 			stake := amount(100_000, 2_000_000)
 			r := a.do(t, request{method: http.MethodPost, path: "/lobbies", header: p.auth,
 				body: jsonBody(map[string]any{"gameType": "rps", "stakeMinor": stake, "settings": map[string]int{"rounds": 1}})})
-			if !compareAnswer(t, step+" staked lobby", r, model.judge(now, 0, stake, true), http.StatusCreated) {
+			if !compareAnswer(t, step+" staked lobby", r, model.judge(now, 0, stake, stake), http.StatusCreated) {
 				stats["stake refused"]++
 				continue
 			}
@@ -402,7 +411,7 @@ func limitsHoldOverRandomPlay(t *testing.T, seed uint64, steps int, stats map[st
 			game := watched()
 			x, y := amount(10_000, 1_500_000), amount(10_000, 1_500_000)
 			r, body := a.prepareBet(t, p, game, o1.id, x)
-			placed := compareAnswer(t, step+" bet", r, model.judge(now, 0, 0, true), 200)
+			placed := compareAnswer(t, step+" bet", r, model.judge(now, 0, 0, x), 200)
 			if placed {
 				if s := a.submitBet(t, p, game, body); s.Code != 200 || s.json(t)["refunded"] != false {
 					t.Fatalf("%s: the bet: %d %s", step, s.Code, s.Body)
@@ -426,7 +435,7 @@ func limitsHoldOverRandomPlay(t *testing.T, seed uint64, steps int, stats map[st
 			price, shares := amount(100_000, 900_000), int64(1+rng.IntN(4))
 			a.placed(t, maker, game, "buy", o2.id, 1_000_000-price, shares, "")
 			r := a.order(t, p, game, "buy", o1.id, price, shares, "")
-			bought := compareAnswer(t, step+" market buy", r, model.judge(now, 0, 0, true), http.StatusCreated)
+			bought := compareAnswer(t, step+" market buy", r, model.judge(now, 0, 0, price*shares), http.StatusCreated)
 			held := int64(0)
 			if bought {
 				model.losses = append(model.losses, modelFlow{now, price * shares})

@@ -73,12 +73,11 @@ func TestBuysMatchedTogetherCannotPassALossLimitTogether(t *testing.T) {
 }
 
 // Money prepared before a time-out is not sent during it: a deposit, a
-// donation and a tip signed before it started and sent after are refused
-// before anything moves. (A bet sent so is let land and comes back to the
-// balance: TestATimeOutClosesEveryWayMoneyGoesInAndNoWayItComesOut.)
+// donation, a tip and a bet signed before it started and sent after are
+// refused before anything moves.
 func TestMoneyPreparedBeforeATimeOutIsNotSentDuringIt(t *testing.T) {
 	a := newTestApp(t, noWorkers)
-	_, _, game := a.stakedGame(t, 1_000_000, `{"rounds": 3}`)
+	p1, _, game := a.stakedGame(t, 1_000_000, `{"rounds": 3}`)
 	x, friend := a.spectatorWith(t, 5_000_000), a.spectatorWith(t, 1_000_000)
 
 	type send struct{ prepare, body, submit string }
@@ -87,6 +86,8 @@ func TestMoneyPreparedBeforeATimeOutIsNotSentDuringIt(t *testing.T) {
 			"/wallets/transfer/submit"},
 		"a donation": {"/games/" + game + "/donations/prepare", `{"amountMinor": 100000}`, "/games/" + game + "/donations/submit"},
 		"a tip":      {"/tips/prepare", jsonBody(map[string]any{"toUserId": friend.id, "amountMinor": 100_000}), "/tips/broadcast"},
+		"a bet": {"/games/" + game + "/bets/prepare", jsonBody(map[string]any{"onUserId": p1.id, "amountMinor": 100_000}),
+			"/games/" + game + "/bets/submit"},
 	}
 	signed := map[string]string{}
 	for what, s := range sends {
@@ -234,4 +235,153 @@ func (a *testApp) lockWaits(t testing.TB) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// An exclusion stops every request answered after it started, whatever
+// that request waited for: requests that put the player's money in and
+// queued behind the player's protection lock, as a time-out took it, are
+// refused once it commits, even when the clock moved on while they
+// waited.
+func TestAnExclusionStopsEveryRequestThatWaitedForIt(t *testing.T) {
+	clk := newTestClock()
+	a := newTestAppAt(t, noWorkers, clk.now)
+	x, host, challenger, friend := a.depositor(t, 10_000_000), a.depositor(t, 2_000_000), a.depositor(t, 2_000_000), a.newPlayer(t)
+	a.fund(t, x, 5_000_000) // on chain, for what goes from the wallet
+	lobby := a.lobby(t, host, `{"gameType": "rps", "stakeMinor": 500000}`)
+	a.join(t, host, lobby)
+	r := a.do(t, request{method: http.MethodPost, path: "/challenges", header: challenger.auth,
+		body: jsonBody(map[string]any{"toUserId": x.id, "gameType": "rps", "stakeMinor": 500_000})})
+	if r.Code != http.StatusCreated {
+		t.Fatalf("challenge: %d %s", r.Code, r.Body)
+	}
+	challenge := r.json(t)["id"].(string)
+	ar := newArena(t, a, clk, host, map[string]any{"entryFeeMinor": 100_000})
+	p1, _, game := a.stakedGame(t, 1_000_000, `{"rounds": 3}`)
+
+	// What goes from the wallet is prepared and signed before the time-out.
+	signed := func(prepare, body string) string {
+		r := a.do(t, request{method: http.MethodPost, path: prepare, header: x.auth, body: body})
+		if r.Code != http.StatusOK {
+			t.Fatalf("prepare %s: %d %s", prepare, r.Code, r.Body)
+		}
+		prep := r.json(t)
+		return jsonBody(map[string]string{"intentId": prep["intentId"].(string),
+			"signedTransaction": signPrepared(t, x.wallet, prep["transaction"].(string), nil)})
+	}
+	deposit := signed("/wallets/transfer/prepare", jsonBody(map[string]any{"toAddress": a.Money.DepositAddress().String(), "amountMinor": 1_000_000}))
+	donation := signed("/games/"+game+"/donations/prepare", `{"amountMinor": 100000}`)
+	tip := signed("/tips/prepare", jsonBody(map[string]any{"toUserId": friend.id, "amountMinor": 100_000}))
+	_, bet := a.prepareBet(t, x, game, p1.id, 100_000)
+	before := a.balances(t, x.auth)
+
+	post := func(path, body string) func() response {
+		return func() response {
+			return a.do(t, request{method: http.MethodPost, path: path, header: x.auth, body: body})
+		}
+	}
+	paths := map[string]func() response{
+		"a staked queue join":  post("/lobbies/"+lobby+"/join-queue", ""),
+		"a challenge accepted": post("/challenges/"+challenge+"/accept", ""),
+		"a paid arena entry":   func() response { return ar.join(t, x) },
+		"a market buy":         func() response { return a.order(t, x, game, "buy", p1.id, 300_000, 1, "") },
+		"a deposit sent":       post("/wallets/transfer/submit", deposit),
+		"a donation sent":      post("/games/"+game+"/donations/submit", donation),
+		"a tip sent":           post("/tips/broadcast", tip),
+		"a bet sent":           post("/games/"+game+"/bets/submit", bet),
+	}
+
+	// The player's protection lock held, the time-out queues for it first,
+	// then every request that puts the player's money in.
+	hold, err := a.DB.BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Rollback()
+	if _, err := hold.ExecContext(t.Context(), "SELECT pg_advisory_xact_lock(hashtext('player_protection'), hashtext(?))", x.id); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var timeout response
+	wg.Go(func() { timeout = a.exclude(t, x, `{"kind": "timeout", "hours": 24}`) })
+	for a.lockWaits(t) == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	answers := make(map[string]response, len(paths))
+	var mu sync.Mutex
+	for what, send := range paths {
+		wg.Go(func() {
+			r := send()
+			mu.Lock()
+			answers[what] = r
+			mu.Unlock()
+		})
+	}
+	// Each request either waits for a lock or has answered already.
+	for {
+		mu.Lock()
+		answered := len(answers)
+		mu.Unlock()
+		if a.lockWaits(t)+answered >= 1+len(paths) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	clk.advance(time.Second) // the time-out starts a second after the requests arrived
+	if err := hold.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if timeout.Code != http.StatusCreated {
+		t.Fatalf("the time-out: %d %s", timeout.Code, timeout.Body)
+	}
+	for what, r := range answers {
+		t.Run(what, func(t *testing.T) { r.wantError(t, http.StatusForbidden, "SELF_EXCLUDED") })
+	}
+	if after := a.balances(t, x.auth); after != before {
+		t.Errorf("the player's balances after the time-out: %+v, want them as before it, %+v", after, before)
+	}
+	if got := a.onChain(t, friend.wallet.key.PublicKey()); got != 0 {
+		t.Errorf("the tip's recipient holds %d on chain, want nothing", got)
+	}
+	if d := ar.get(t); d.PlayerCount != 0 {
+		t.Errorf("the arena has %d players, want none", d.PlayerCount)
+	}
+}
+
+// The paths that put one player's money in take their locks in one order
+// (db/doc.go): market buys and arena entries sent together by the same
+// player wait for each other and never deadlock.
+func TestBuysAndEntriesOfOnePlayerTakeLocksInOneOrder(t *testing.T) {
+	a, clk := tournamentApp(t)
+	x, host := a.depositor(t, 50_000_000), a.depositor(t, 1_000_000)
+	p1, _, game := a.stakedGame(t, 1_000_000, `{"rounds": 3}`)
+	const rounds = 12
+	arenas := make([]*arena, rounds)
+	for i := range arenas {
+		arenas[i] = newArena(t, a, clk, host, map[string]any{"entryFeeMinor": 100_000})
+	}
+	deadlocks := func() int64 {
+		var n int64
+		if err := a.DB.NewRaw("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()").Scan(t.Context(), &n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := deadlocks()
+	for _, ar := range arenas {
+		var wg sync.WaitGroup
+		var entry, buy response
+		wg.Go(func() { entry = ar.join(t, x) })
+		wg.Go(func() { buy = a.order(t, x, game, "buy", p1.id, 100_000, 1, "") })
+		wg.Wait()
+		if entry.Code != http.StatusOK || buy.Code != http.StatusCreated {
+			t.Fatalf("the entry: %d %s; the buy: %d %s", entry.Code, entry.Body, buy.Code, buy.Body)
+		}
+	}
+	// The statistics reach pg_stat_database when a backend reports them.
+	time.Sleep(600 * time.Millisecond)
+	if n := deadlocks() - before; n != 0 {
+		t.Errorf("%d deadlocks among %d entries and buys of one player sent in pairs, want none", n, rounds)
+	}
+	a.wantAvailable(t, x, 50_000_000-rounds*100_000-rounds*100_000, "after the entries and buys")
 }

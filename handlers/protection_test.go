@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"wager/domain/protection"
 )
 
 // testClock is a clock the tests move: every service of an app made with
@@ -156,7 +158,7 @@ func TestLimitsTightenAtOnceAndLoosenOnlyAfter24Hours(t *testing.T) {
 		t.Fatalf("a new limit: %+v, want 5 USDC a day at once", l)
 	}
 	e := wantLimit(t, a.prepareDeposit(t, p, 6_000_000), "depositMinor.day", time.Time{})
-	if msg := e["message"].(string); !strings.Contains(msg, "daily deposit limit is 5.00 USDC") || !strings.Contains(msg, "above the limit itself") {
+	if msg := e["message"].(string); !strings.Contains(msg, "Your daily deposit limit is 5.00 USDC") || !strings.Contains(msg, "more than the limit itself") {
 		t.Errorf("the refusal of a deposit above the limit: %q", msg)
 	}
 	first := clk.now()
@@ -166,7 +168,7 @@ func TestLimitsTightenAtOnceAndLoosenOnlyAfter24Hours(t *testing.T) {
 	}
 	clk.advance(time.Hour)
 	e = wantLimit(t, a.prepareDeposit(t, p, 3_000_000), "depositMinor.day", first.Add(24*time.Hour))
-	if msg := e["message"].(string); !strings.Contains(msg, "you can deposit up to 2.00 USDC now") {
+	if msg := e["message"].(string); !strings.Contains(msg, "so 2.00 USDC is left. This deposit of 3.00 USDC would go past the limit. You can deposit up to 2.00 USDC now, or this amount from "+protection.FormatTime(first.Add(24*time.Hour))+".") {
 		t.Errorf("the refusal does not say what fits: %q", msg)
 	}
 	// Two deposits prepared at once cannot pass the limit together.
@@ -284,8 +286,8 @@ func TestATimeOutClosesEveryWayMoneyGoesInAndNoWayItComesOut(t *testing.T) {
 	otherLobby := a.lobby(t, host, `{"gameType": "rps", "stakeMinor": 500000}`)
 	a.join(t, host, otherLobby)
 	a.wantAvailable(t, s.x, 10_000_000-1_000_000-1_000_000-300_000, "before the time-out")
-	// A bet prepared before the time-out and sent after it does not join
-	// the pool: it comes back to the platform balance.
+	// A bet prepared before the time-out and sent after it is refused
+	// before anything moves.
 	prepared, signedBet := a.prepareBet(t, s.x, s.game, s.p1.id, 200_000)
 	if prepared.Code != 200 {
 		t.Fatalf("a bet before the time-out: %d %s", prepared.Code, prepared.Body)
@@ -313,10 +315,11 @@ func TestATimeOutClosesEveryWayMoneyGoesInAndNoWayItComesOut(t *testing.T) {
 		t.Errorf("orders after the time-out: %v, want the buy cancelled and the sell open", orders)
 	}
 	a.wantAvailable(t, s.x, 10_000_000-1_000_000-1_000_000, "after the time-out")
-	if got := a.submitBet(t, s.x, s.game, signedBet); got.Code != 200 || got.json(t)["refunded"] != true {
-		t.Errorf("a bet sent during the time-out: %d %s, want it refunded", got.Code, got.Body)
+	wallet := a.onChain(t, s.x.key.PublicKey())
+	a.submitBet(t, s.x, s.game, signedBet).wantError(t, http.StatusForbidden, "SELF_EXCLUDED")
+	if got := a.onChain(t, s.x.key.PublicKey()); got != wallet {
+		t.Errorf("the wallet after a bet sent during the time-out: %d, want %d as before", got, wallet)
 	}
-	a.wantAvailable(t, s.x, 8_200_000, "after the refunded bet")
 	if got := a.join(t, a.depositor(t, 1_000_000), s.lobby); got["status"] != "queued" {
 		t.Errorf("the excluded player was still waiting in the staked queue: %v", got)
 	}
@@ -330,7 +333,7 @@ func TestATimeOutClosesEveryWayMoneyGoesInAndNoWayItComesOut(t *testing.T) {
 			t.Errorf("%s: the refusal does not say until when and what still works: %q", path, msg)
 		}
 	}
-	a.wantAvailable(t, s.x, 8_200_000, "after the refusals")
+	a.wantAvailable(t, s.x, 8_000_000, "after the refusals")
 
 	// Money out and free play go on.
 	if r := a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: s.x.auth, body: `{"amountMinor": 1000000}`}); r.Code != 200 && r.Code != 202 {
@@ -644,7 +647,7 @@ func TestLimitsStopStakesBetsAndBuysEverywhere(t *testing.T) {
 		"a market buy":   a.order(t, s.x, s.game, "buy", s.p1.id, 300_000, 1, ""),
 	} {
 		e := wantLimit(t, r, "lossMinor.day", resets)
-		if msg := e["message"].(string); !strings.Contains(msg, "daily loss limit of 2.30 USDC is reached") || !strings.Contains(msg, "open again on") {
+		if msg := e["message"].(string); !strings.Contains(msg, "Your daily loss limit is 2.30 USDC, and you have lost 2.30 USDC in the last 24 hours: the limit is reached") || !strings.Contains(msg, "is allowed again from "+protection.FormatTime(resets)) {
 			t.Errorf("%s: %q", what, msg)
 		}
 	}
@@ -714,5 +717,76 @@ func TestTheRealityCheckCountsFromSignIn(t *testing.T) {
 	}
 	if s := a.do(t, request{path: "/users/me/session", header: p2.auth}).json(t); s["netMinor"] != float64(990_000-500_000) {
 		t.Errorf("the winner: %v, want the payout less the stake", s)
+	}
+}
+
+// A loss limit weighs the whole amount a stake, bet, market buy or arena
+// entry puts at risk: none may take the net loss past the limit, not only
+// once it is reached.
+func TestALossLimitCountsTheWholeAmountAtRisk(t *testing.T) {
+	clk := newTestClock()
+	a := newTestAppAt(t, noWorkers, clk.now)
+	x, host := a.depositor(t, 20_000_000), a.depositor(t, 1_000_000)
+	a.fund(t, x, 5_000_000) // on chain, for bets
+	p1, _, game := a.stakedGame(t, 1_000_000, `{"rounds": 3}`)
+	arena := newArena(t, a, clk, host, map[string]any{"entryFeeMinor": 2_000_000})
+	a.putLimits(t, x, `{"lossMinor": {"day": 1000000}}`)
+
+	resets := clk.now().Add(24 * time.Hour)
+	for what, send := range map[string]func() response{
+		"a stake of 5 USDC": func() response {
+			return a.do(t, request{method: http.MethodPost, path: "/lobbies", header: x.auth, body: `{"gameType": "rps", "stakeMinor": 5000000}`})
+		},
+		"a bet of 1.50 USDC":        func() response { r, _ := a.prepareBet(t, x, game, p1.id, 1_500_000); return r },
+		"a buy of 3 shares at 0.50": func() response { return a.order(t, x, game, "buy", p1.id, 500_000, 3, "") },
+		"an entry fee of 2 USDC":    func() response { return arena.join(t, x) },
+	} {
+		e := wantLimit(t, send(), "lossMinor.day", time.Time{})
+		if msg := e["message"].(string); !strings.Contains(msg, "Your daily loss limit is 1.00 USDC, and you have lost nothing in the last 24 hours.") ||
+			!strings.Contains(msg, "It is more than the limit itself: you can put up to 1.00 USDC at risk now.") {
+			t.Errorf("%s: %q", what, msg)
+		}
+	}
+	a.wantAvailable(t, x, 20_000_000, "after the refusals")
+
+	// What fits goes in, and then only what still fits.
+	a.placed(t, x, game, "buy", p1.id, 300_000, 2, "")
+	e := wantLimit(t, a.do(t, request{method: http.MethodPost, path: "/lobbies", header: x.auth,
+		body: `{"gameType": "rps", "stakeMinor": 500000}`}), "lossMinor.day", resets)
+	if msg := e["message"].(string); !strings.Contains(msg, "you have lost 0.60 USDC in the last 24 hours, so 0.40 USDC is left. This stake could lose 0.50 USDC") {
+		t.Errorf("a stake past what is left: %q", msg)
+	}
+	if r := a.do(t, request{method: http.MethodPost, path: "/lobbies", header: x.auth,
+		body: `{"gameType": "rps", "stakeMinor": 400000}`}); r.Code != http.StatusCreated {
+		t.Errorf("a stake of what is left: %d %s", r.Code, r.Body)
+	}
+}
+
+// A deposit prepared before the player tightened a deposit limit is
+// weighed again as it is sent: refused when it would now pass it.
+func TestADepositPreparedBeforeATighterLimitIsRefusedAtSubmit(t *testing.T) {
+	clk := newTestClock()
+	a := newTestAppAt(t, noWorkers, clk.now)
+	x := a.spectatorWith(t, 10_000_000)
+	a.depositNow(t, x, 2_000_000)
+	r := a.prepareDeposit(t, x, 3_000_000)
+	if r.Code != http.StatusOK {
+		t.Fatalf("prepare: %d %s", r.Code, r.Body)
+	}
+	prep := r.json(t)
+	signed := signPrepared(t, x.wallet, prep["transaction"].(string), nil)
+	a.putLimits(t, x, `{"depositMinor": {"day": 4000000}}`)
+
+	e := wantLimit(t, a.submit(t, x.auth, prep["intentId"].(string), signed), "depositMinor.day", clk.now().Add(24*time.Hour))
+	if msg := e["message"].(string); !strings.Contains(msg, "you have deposited 2.00 USDC in the last 24 hours, so 2.00 USDC is left. This deposit of 3.00 USDC would go past the limit. You can deposit up to 2.00 USDC now, or this amount from ") {
+		t.Errorf("the refusal: %q", msg)
+	}
+	if b := a.balances(t, x.auth); b.available != 2_000_000 || b.onChain != 8_000_000 {
+		t.Errorf("after the refused deposit: %+v, want 2 USDC deposited and 8 in the wallet", b)
+	}
+	// One within the limit still goes.
+	a.depositNow(t, x, 2_000_000)
+	if b := a.balances(t, x.auth); b.available != 4_000_000 {
+		t.Errorf("after a deposit up to the limit: %+v", b)
 	}
 }

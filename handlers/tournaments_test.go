@@ -718,18 +718,19 @@ func TestTournamentEntriesMeetPlayerProtection(t *testing.T) {
 		t.Fatalf("exclusion: %d %s", r.Code, r.Body)
 	}
 	paid.join(t, excluded).wantError(t, http.StatusForbidden, "SELF_EXCLUDED")
-	// A loss limit of 3 USDC a day: one entry of 2 fits, the second is
-	// refused once the loss reaches the limit (entries count as losses).
+	// A loss limit of 3 USDC a day: one entry of 2 fits; a second of 2
+	// could take the loss to 4 and is refused (the whole fee counts, as
+	// entries count as losses); one of 1 still fits.
 	put(loser, `{"lossMinor": {"day": 3000000}}`)
 	paid.mustJoin(t, loser)
 	other := newArena(t, a, clk, capped, map[string]any{"entryFeeMinor": 2_000_000})
-	other.mustJoin(t, loser) // net loss 2 < 3: allowed, now 4
-	third := newArena(t, a, clk, capped, map[string]any{"entryFeeMinor": 1_000_000})
-	if m := third.join(t, loser).wantError(t, http.StatusConflict, "LIMIT_EXCEEDED"); m["limit"] != "lossMinor.day" {
+	if m := other.join(t, loser).wantError(t, http.StatusConflict, "LIMIT_EXCEEDED"); m["limit"] != "lossMinor.day" {
 		t.Errorf("loss refusal: %v", m)
 	}
-	if got := a.limits(t, loser).Used.LossMinor.Day; got != 4_000_000 {
-		t.Errorf("loss used %d, want the two entries", got)
+	third := newArena(t, a, clk, capped, map[string]any{"entryFeeMinor": 1_000_000})
+	third.mustJoin(t, loser)
+	if got := a.limits(t, loser).Used.LossMinor.Day; got != 3_000_000 {
+		t.Errorf("loss used %d, want the two entries that fit, 3000000", got)
 	}
 	for _, p := range []player{capped, excluded} {
 		if b := a.balances(t, p.auth); b.locked != 0 || b.available != 5_000_000 {
@@ -738,7 +739,7 @@ func TestTournamentEntriesMeetPlayerProtection(t *testing.T) {
 		free.mustJoin(t, p)
 	}
 	// A refund gives the loss back.
-	other.withdraw(t, loser)
+	third.withdraw(t, loser)
 	if got := a.limits(t, loser).Used.LossMinor.Day; got != 2_000_000 {
 		t.Errorf("loss after a refund %d, want 2000000", got)
 	}

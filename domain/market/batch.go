@@ -190,16 +190,15 @@ func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batc
 	if err != nil {
 		return nil, err
 	}
-	// Every balance the batch may move is locked now, in one order, so
-	// that batches of markets with traders in common cannot deadlock.
-	available, err := availableOf(ctx, tx, owners)
+	// The buyers' protection locks, then every balance the batch may move,
+	// in one order: the lock order of every path that puts money in
+	// (db/doc.go). An exclusion that cancels a buyer's orders has
+	// committed, or waits for this batch and then cancels its orders too.
+	refusal, err := s.buyRefusals(ctx, tx, orders)
 	if err != nil {
 		return nil, err
 	}
-	// Read with the balances locked: an exclusion that cancels a buyer's
-	// orders has committed, or waits for this batch and then cancels its
-	// orders too.
-	refusal, err := s.buyRefusals(ctx, tx, orders)
+	available, err := availableOf(ctx, tx, owners)
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +217,7 @@ func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batc
 	for _, o := range orders {
 		e := o.eng
 		if e.Side == engine.Buy && refusal != nil {
-			if r := refusal(e.Owner, lost[e.Owner]); r != nil {
+			if r := refusal(e.Owner, lost[e.Owner], e.Price*e.Shares); r != nil {
 				results[o.i].Err = r
 				continue
 			}
@@ -393,7 +392,7 @@ func (s *Service) cancelLinked(ctx context.Context, tx bun.Tx, m marketRow, batc
 
 // buyRefusals asks player protection about the buyers of orders, in one
 // statement (none, and a nil rule, when no order buys).
-func (s *Service) buyRefusals(ctx context.Context, tx bun.Tx, orders []*taken) (func(userID string, lost int64) *domain.Error, error) {
+func (s *Service) buyRefusals(ctx context.Context, tx bun.Tx, orders []*taken) (func(userID string, lost, atRisk int64) *domain.Error, error) {
 	var buyers []string
 	for _, o := range orders {
 		if o.eng.Side == engine.Buy && !slices.Contains(buyers, o.eng.Owner) {

@@ -109,7 +109,7 @@ type Protection interface {
 	// BuyRefusals returns the refusal of a buy by one of users (nil:
 	// none) once the orders before it in the same transaction moved lost
 	// of their money out of their balance.
-	BuyRefusals(ctx context.Context, idb bun.IDB, users []string) (func(userID string, lost int64) *domain.Error, error)
+	BuyRefusals(ctx context.Context, idb bun.IDB, users []string) (func(userID string, lost, atRisk int64) *domain.Error, error)
 }
 
 // New returns the market service; guard answers who may trade how much.

@@ -88,7 +88,7 @@ type Service struct {
 // since its prepare, such as a time-out started in between).
 type Protection interface {
 	CheckDeposit(ctx context.Context, idb bun.IDB, userID string, amount int64) error
-	CheckSent(ctx context.Context, idb bun.IDB, userID, kind string) error
+	CheckSent(ctx context.Context, idb bun.IDB, userID, kind, intentID string, amount int64) error
 }
 
 // Deps are the Service's optional collaborators and bounds.
@@ -589,26 +589,12 @@ func (s *Service) SubmitFor(ctx context.Context, userID, intentID, signedB64, re
 		return Receipt{}, domain.Errorf(domain.CodeConflict, "this prepared transaction expired at %s; prepare a new one",
 			in.ExpiresAt.Format(time.RFC3339))
 	}
-	if in.Status == "prepared" { // sent for the first time: refused if what it puts in closed since; the fee payer pays its fee
-		if s.protect != nil {
-			if err := s.protect.CheckSent(ctx, s.db, in.UserID, in.Kind); err != nil {
-				return Receipt{}, err
-			}
-		}
-		err := db.Transact(ctx, s.db, func(ctx context.Context, dbtx bun.Tx) error {
-			return s.chargeFeePayer(ctx, dbtx, in.UserID, chain.FeeOf(tx), false)
-		})
-		if err != nil {
-			return Receipt{}, err
-		}
-	}
 	if err := chain.SignWith(tx, s.keys.FeePayer()); err != nil {
 		return Receipt{}, fmt.Errorf("sign intent %s as fee payer: %w", in.ID, err)
 	}
 	sig := tx.Signatures[0].String()
-	if _, err := s.db.NewUpdate().Model((*Intent)(nil)).Set("status = 'submitted'").Set("signature = ?", sig).
-		Set("updated_at = ?", s.now()).Where("id = ? AND status IN ('prepared', 'submitted')", in.ID).Exec(ctx); err != nil {
-		return Receipt{}, fmt.Errorf("mark intent %s submitted: %w", in.ID, err)
+	if err := s.markSent(ctx, in, chain.FeeOf(tx), sig); err != nil {
+		return Receipt{}, err
 	}
 	if _, err := s.chain.SendAndConfirm(ctx, tx, confirmTimeout); err != nil {
 		var rejected *chain.RejectedError
@@ -632,6 +618,49 @@ func (s *Service) SubmitFor(ctx context.Context, userID, intentID, signedB64, re
 		}
 	}
 	return s.confirm(ctx, in.ID)
+}
+
+// markSent records that the intent is sent, before it is. The first time,
+// in the same transaction, it is weighed against what closed since its
+// prepare (Protection.CheckSent: under the player's lock, so that an
+// exclusion committed before refuses it) and its fee is charged to the
+// fee payer's budgets; a concurrent submit that marked it first did both.
+// An intent so refused is failed: it can never be sent, and a deposit no
+// longer counts towards the limits.
+func (s *Service) markSent(ctx context.Context, in Intent, fee int64, sig string) error {
+	mark := func(ctx context.Context, idb bun.IDB, from ...string) (bool, error) {
+		res, err := idb.NewUpdate().Model((*Intent)(nil)).Set("status = 'submitted'").Set("signature = ?", sig).
+			Set("updated_at = ?", s.now()).Where("id = ? AND status IN (?)", in.ID, bun.List(from)).Exec(ctx)
+		if err != nil {
+			return false, fmt.Errorf("mark intent %s submitted: %w", in.ID, err)
+		}
+		n, err := res.RowsAffected()
+		return n > 0, err
+	}
+	if in.Status != "prepared" {
+		_, err := mark(ctx, s.db, "prepared", "submitted")
+		return err
+	}
+	var refused *domain.Error
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if first, err := mark(ctx, tx, "prepared"); err != nil || !first {
+			return err
+		}
+		if s.protect != nil {
+			if err := s.protect.CheckSent(ctx, tx, in.UserID, in.Kind, in.ID, in.AmountMinor); errors.As(err, &refused) {
+				return refused
+			} else if err != nil {
+				return err
+			}
+		}
+		return s.chargeFeePayer(ctx, tx, in.UserID, fee, false)
+	})
+	if refused != nil {
+		if ferr := s.markFailed(ctx, in.ID, "refused before it was sent: "+refused.Message); ferr != nil {
+			return ferr
+		}
+	}
+	return err
 }
 
 func notConfirmedYet(sig string) error {

@@ -84,8 +84,17 @@ func (r ExclusionRequest) until(now time.Time) (*time.Time, error) {
 // nobody can shorten or lift an exclusion. VALIDATION_ERROR for a bad
 // request.
 func (s *Service) StartExclusion(ctx context.Context, userID string, r ExclusionRequest) (Exclusion, error) {
+	if _, err := r.until(s.now()); err != nil {
+		return Exclusion{}, err
+	}
 	var out Exclusion
 	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		// What it ends is locked before the player's lock, in the order of
+		// every path that puts money in (db/doc.go), and ended again after
+		// it for whatever committed in between.
+		if err := s.endMoneyIn(ctx, tx, userID); err != nil {
+			return err
+		}
 		if err := lockProtection(ctx, tx, userID, s.now()); err != nil {
 			return err
 		}
@@ -113,19 +122,24 @@ func (s *Service) StartExclusion(ctx context.Context, userID string, r Exclusion
 			u := until.UTC()
 			out.Until = &u
 		}
-		// The queues first, then the markets: the lock order of the games
-		// (presence, then game rows, then balances).
-		if s.queues != nil {
-			if err := s.queues.LeaveStakedQueues(ctx, tx, userID); err != nil {
-				return err
-			}
-		}
-		if s.buys != nil {
-			return s.buys.CancelBuysOf(ctx, tx, userID)
-		}
-		return nil
+		return s.endMoneyIn(ctx, tx, userID)
 	})
 	return out, err
+}
+
+// endMoneyIn takes the player out of the queues of staked lobbies, then
+// cancels their open market buys: the lock order of the games (presence,
+// then game rows, then balances).
+func (s *Service) endMoneyIn(ctx context.Context, tx bun.Tx, userID string) error {
+	if s.queues != nil {
+		if err := s.queues.LeaveStakedQueues(ctx, tx, userID); err != nil {
+			return err
+		}
+	}
+	if s.buys != nil {
+		return s.buys.CancelBuysOf(ctx, tx, userID)
+	}
+	return nil
 }
 
 func refuseShorter(x Exclusion) error {

@@ -67,7 +67,7 @@ type UsedLimits struct {
 // what is used.
 type Limits struct {
 	DepositMinor           Windows    `json:"depositMinor" doc:"the most you may deposit over each window"`
-	LossMinor              Windows    `json:"lossMinor" doc:"once your net loss over a window (stakes, entry fees, bets and market buys, less payouts, refunds, prizes, sales and redemptions) reaches its limit, stakes, entries, bets and market buys are refused"`
+	LossMinor              Windows    `json:"lossMinor" doc:"the most your net loss over a window (stakes, entry fees, bets and market buys, less payouts, refunds, prizes, sales and redemptions) may reach: a stake, entry, bet or market buy that could take it past the limit, counting the whole amount it puts at risk, is refused"`
 	StakeMaxMinor          *int64     `json:"stakeMaxMinor" minimum:"0" doc:"the largest stake or entry fee; null: none"`
 	SessionReminderMinutes int        `json:"sessionReminderMinutes" minimum:"0" maximum:"1440" doc:"how often signed-in pages show how long you have played and won or lost; 0: never"`
 	Pending                []Pending  `json:"pending" doc:"looser changes (a higher limit, or one removed) waiting 24 hours to apply"`
@@ -232,10 +232,10 @@ var columns = map[string]string{
 // interval changes at once. It returns the limits as they stand.
 func (s *Service) SetLimits(ctx context.Context, userID string, c Changes) (Limits, error) {
 	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		now := s.now()
-		if err := lockProtection(ctx, tx, userID, now); err != nil {
+		if err := lockProtection(ctx, tx, userID, s.now()); err != nil {
 			return err
 		}
+		now := s.now() // after the lock: a change follows what waited before it
 		st, err := s.state(ctx, tx, userID, now, needs{})
 		if err != nil {
 			return err

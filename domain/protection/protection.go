@@ -226,23 +226,18 @@ type needs struct {
 	deposits bool // the deposit flows, for players with a deposit limit
 	all      bool // both, whatever the limits (for showing what is used)
 	since    time.Time
+	except   *string // a deposit intent left out of the deposits (the one being weighed)
 }
 
 // states reads the protection state of users at now in one statement:
 // their row, pending changes, running exclusion and, where needs asks,
 // the flows of the last 30 days. A user without a row has the zero
-// state (no limits, age not confirmed). In a transaction it first takes
-// the users' protection locks (lockPlayers), so that what the
-// transaction then puts in is weighed after, and counts for, every other
-// one that reads them so.
+// state (no limits, age not confirmed). An exclusion counts from the
+// moment it is read committed, whatever now says: none starts in the
+// future, and a request that waited for it is answered after it.
 func (g *Guard) states(ctx context.Context, idb bun.IDB, users []string, now time.Time, n needs) (map[string]*state, error) {
 	if n.since.IsZero() {
 		n.since = now.Add(-Month)
-	}
-	if tx, ok := idb.(bun.Tx); ok {
-		if err := lockPlayers(ctx, tx, users); err != nil {
-			return nil, err
-		}
 	}
 	var rows []*state
 	err := idb.NewRaw(`SELECT u.id AS user_id,
@@ -273,14 +268,15 @@ func (g *Guard) states(ctx context.Context, idb bun.IDB, users []string, now tim
 				-- prepared at once cannot pass the limit together.
 				SELECT i.created_at, i.amount_minor FROM intents AS i
 					WHERE i.user_id = u.id AND i.kind = 'deposit' AND i.created_at > ?1
-						AND (i.status = 'submitted' OR (i.status = 'prepared' AND i.expires_at > ?2))) AS f) END AS deposits
+						AND (i.status = 'submitted' OR (i.status = 'prepared' AND i.expires_at > ?2))
+						AND i.id IS DISTINCT FROM ?8::uuid) AS f) END AS deposits
 		FROM unnest(?0::uuid[]) AS u (id)
 		LEFT JOIN player_protection AS p ON p.user_id = u.id
 		LEFT JOIN LATERAL (SELECT e.kind, e.starts_at, e.until FROM exclusions AS e
-			WHERE e.user_id = u.id AND e.starts_at <= ?2 AND (e.until IS NULL OR e.until > ?2)
+			WHERE e.user_id = u.id AND (e.until IS NULL OR e.until > ?2)
 			ORDER BY e.until DESC NULLS FIRST LIMIT 1) AS x ON true`,
 		pgdialect.Array(users), n.since, now, DefaultReminderMinutes, n.all, n.losses, n.deposits,
-		pgdialect.Array(PlayKinds)).Scan(ctx, &rows)
+		pgdialect.Array(PlayKinds), n.except).Scan(ctx, &rows)
 	if err != nil {
 		return nil, fmt.Errorf("read the protection of %d players: %w", len(users), err)
 	}

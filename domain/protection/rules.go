@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -37,9 +38,11 @@ const (
 // moneyIn is one request that puts money in.
 type moneyIn struct {
 	what    string
-	deposit int64 // a deposit's amount, weighed against the deposit limits
-	stake   int64 // a stake's or entry fee's amount, weighed against stakeMaxMinor
-	losses  bool  // refused once a loss limit is reached
+	deposit int64   // a deposit's amount, weighed against the deposit limits
+	intent  *string // the deposit's intent, as it is sent: not counted twice
+	stake   int64   // a stake's or entry fee's amount, weighed against stakeMaxMinor
+	losses  bool    // play: weighed against the loss limits
+	atRisk  int64   // what play may lose: refused when it could take a loss past a limit
 }
 
 // closedWhile is what an exclusion or a restriction closes, and what stays
@@ -124,9 +127,9 @@ func stakeMaxRule(limits map[string]*int64, in moneyIn) *domain.Error {
 		money.FormatUSDC(*max), in.what, money.FormatUSDC(in.stake)))
 }
 
-// lossRule refuses stakes, entries, bets and market buys once the net
-// loss of a window has reached its limit: the window with the latest
-// reset, when several have.
+// lossRule refuses play whose whole amount at risk could take the net
+// loss of a window past its limit (or any play once it is reached): the
+// window with the latest reset, when several would.
 func lossRule(s *state, limits map[string]*int64, now time.Time, in moneyIn) *domain.Error {
 	if !in.losses {
 		return nil
@@ -138,24 +141,56 @@ func lossRule(s *state, limits map[string]*int64, now time.Time, in moneyIn) *do
 		if limit == nil {
 			continue
 		}
+		fits := func(lost int64) bool { return lost < *limit && lost+in.atRisk <= *limit }
 		w := WindowOf(name)
 		lost := windowSum(s.losses, now, w)
-		if lost < *limit {
+		if fits(lost) {
 			continue
 		}
-		at := freesAt(s.losses, now, w, func(sum int64) bool { return sum < *limit })
+		var at *time.Time
+		if in.atRisk <= *limit {
+			at = freesAt(s.losses, now, w, fits)
+		}
 		if worst != nil && !later(at, worstAt) {
 			continue
 		}
-		when := "they open again when you raise the limit"
-		if at != nil {
-			when = "they open again on " + FormatTime(*at)
-		}
-		worst, worstAt = limitError(name, *limit, lost, at, fmt.Sprintf(
-			"your %s loss limit of %s USDC is reached: you lost %s USDC %s, so stakes, bets and market buys are closed; %s",
-			adjective(w), money.FormatUSDC(*limit), money.FormatUSDC(lost), span(w), when)), at
+		worst, worstAt = limitError(name, *limit, lost, at, lossWords(w, *limit, lost, in, at)), at
 	}
 	return worst
+}
+
+// lossWords says, in plain sentences, what a loss limit is, what is left
+// of it, and when this play is allowed.
+func lossWords(w time.Duration, limit, lost int64, in moneyIn, at *time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Your %s loss limit is %s USDC", adjective(w), money.FormatUSDC(limit))
+	switch {
+	case lost >= limit:
+		fmt.Fprintf(&b, ", and you have lost %s USDC %s: the limit is reached, so stakes, tournament entries, bets and market buys are closed.",
+			money.FormatUSDC(lost), span(w))
+		if at != nil {
+			fmt.Fprintf(&b, " This %s of %s USDC is allowed again from %s.", in.what, money.FormatUSDC(in.atRisk), FormatTime(*at))
+		} else {
+			b.WriteString(" They open again when you raise the limit.")
+		}
+		return b.String()
+	case lost > 0:
+		fmt.Fprintf(&b, ", and you have lost %s USDC %s, so %s USDC is left.", money.FormatUSDC(lost), span(w), money.FormatUSDC(limit-lost))
+	case lost < 0:
+		fmt.Fprintf(&b, ", and you are %s USDC up %s, so %s USDC is left.", money.FormatUSDC(-lost), span(w), money.FormatUSDC(limit-lost))
+	default:
+		fmt.Fprintf(&b, ", and you have lost nothing %s.", span(w))
+	}
+	fmt.Fprintf(&b, " This %s could lose %s USDC, which would take you past the limit.", in.what, money.FormatUSDC(in.atRisk))
+	switch {
+	case at != nil:
+		fmt.Fprintf(&b, " You can put up to %s USDC at risk now, or this amount from %s.", money.FormatUSDC(limit-lost), FormatTime(*at))
+	case in.atRisk > limit:
+		fmt.Fprintf(&b, " It is more than the limit itself: you can put up to %s USDC at risk now.", money.FormatUSDC(limit-lost))
+	default:
+		fmt.Fprintf(&b, " You can put up to %s USDC at risk now.", money.FormatUSDC(limit-lost))
+	}
+	return b.String()
 }
 
 // depositRule refuses a deposit that would take a window's deposits past
@@ -183,19 +218,38 @@ func depositRule(s *state, limits map[string]*int64, now time.Time, in moneyIn) 
 		if worst != nil && !later(at, worstAt) {
 			continue
 		}
-		msg := fmt.Sprintf("your %s deposit limit is %s USDC and you deposited %s USDC %s: this deposit of %s USDC would pass it",
-			adjective(w), money.FormatUSDC(*limit), money.FormatUSDC(deposited), span(w), money.FormatUSDC(in.deposit))
-		if room := *limit - deposited; room > 0 {
-			msg += fmt.Sprintf("; you can deposit up to %s USDC now", money.FormatUSDC(room))
-		}
-		if at != nil {
-			msg += fmt.Sprintf(", or this amount from %s", FormatTime(*at))
-		} else {
-			msg += "; this amount is above the limit itself"
-		}
-		worst, worstAt = limitError(name, *limit, deposited, at, msg), at
+		worst, worstAt = limitError(name, *limit, deposited, at, depositWords(w, *limit, deposited, in.deposit, at)), at
 	}
 	return worst
+}
+
+// depositWords says, in plain sentences, what a deposit limit is, what is
+// left of it, and when this deposit is allowed.
+func depositWords(w time.Duration, limit, deposited, amount int64, at *time.Time) string {
+	var b strings.Builder
+	left := max(limit-deposited, 0)
+	fmt.Fprintf(&b, "Your %s deposit limit is %s USDC, and you have deposited %s USDC %s, so ",
+		adjective(w), money.FormatUSDC(limit), money.FormatUSDC(deposited), span(w))
+	if left > 0 {
+		fmt.Fprintf(&b, "%s USDC is left.", money.FormatUSDC(left))
+	} else {
+		b.WriteString("nothing is left.")
+	}
+	fmt.Fprintf(&b, " This deposit of %s USDC would go past the limit.", money.FormatUSDC(amount))
+	switch {
+	case amount > limit:
+		b.WriteString(" It is more than the limit itself")
+		if left > 0 {
+			fmt.Fprintf(&b, ": you can deposit up to %s USDC now.", money.FormatUSDC(left))
+		} else {
+			b.WriteString(".")
+		}
+	case left > 0 && at != nil:
+		fmt.Fprintf(&b, " You can deposit up to %s USDC now, or this amount from %s.", money.FormatUSDC(left), FormatTime(*at))
+	case at != nil:
+		fmt.Fprintf(&b, " You can deposit this amount from %s.", FormatTime(*at))
+	}
+	return b.String()
 }
 
 // later reports whether a is later than b, where nil is never (later than
@@ -304,18 +358,29 @@ func (g *Guard) refusal(s *state, now time.Time, in moneyIn) *domain.Error {
 	return depositRule(s, limits, now, in)
 }
 
+// Refusal is the refusal (nil: none) of play by userID that puts atRisk
+// at risk, once lost more of their play money left their balance earlier
+// in the same transaction (negative: came in).
+type Refusal = func(userID string, lost, atRisk int64) *domain.Error
+
 // rules reads what the rules of what in puts in need to know of users,
 // in idb (a transaction of the caller's, or the database) in one
-// statement, and returns the refusal of one of them (nil: none) once
-// lost more of their play money left their balance in the same
-// transaction (negative: came in).
-func (g *Guard) rules(ctx context.Context, idb bun.IDB, users []string, in moneyIn) (func(userID string, lost int64) *domain.Error, error) {
+// statement. In a transaction it first takes the users' protection locks
+// (lockPlayers) and only then reads the clock: what the transaction puts
+// in is weighed after every exclusion, limit and money in of theirs that
+// committed before, however long it waited for them.
+func (g *Guard) rules(ctx context.Context, idb bun.IDB, users []string, in moneyIn) (Refusal, error) {
+	if tx, ok := idb.(bun.Tx); ok {
+		if err := lockPlayers(ctx, tx, users); err != nil {
+			return nil, err
+		}
+	}
 	now := g.now()
-	states, err := g.states(ctx, idb, users, now, needs{losses: in.losses, deposits: in.deposit > 0})
+	states, err := g.states(ctx, idb, users, now, needs{losses: in.losses, deposits: in.deposit > 0, except: in.intent})
 	if err != nil {
 		return nil, err
 	}
-	return func(userID string, lost int64) *domain.Error {
+	return func(userID string, lost, atRisk int64) *domain.Error {
 		s := states[userID]
 		if s == nil {
 			return nil
@@ -325,7 +390,9 @@ func (g *Guard) rules(ctx context.Context, idb bun.IDB, users []string, in money
 			moved.losses = append(slices.Clip(s.losses), flow{At: now, Minor: lost})
 			s = &moved
 		}
-		return g.refusal(s, now, in)
+		play := in
+		play.atRisk = atRisk
+		return g.refusal(s, now, play)
 	}, nil
 }
 
@@ -341,7 +408,7 @@ func (g *Guard) refusals(ctx context.Context, idb bun.IDB, users []string, in mo
 		return nil, err
 	}
 	for _, u := range users {
-		if e := refusal(u, 0); e != nil {
+		if e := refusal(u, 0, in.atRisk); e != nil {
 			out[u] = e
 		}
 	}
@@ -371,16 +438,19 @@ func (g *Guard) CheckDeposit(ctx context.Context, idb bun.IDB, userID string, am
 	return g.check(ctx, idb, userID, moneyIn{what: WhatDeposit, deposit: amount})
 }
 
-// CheckSent refuses a deposit, donation or tip prepared earlier as it is
-// first sent (kind is the intent's: "deposit", "donation" or "tip"), for
-// what closed since its prepare: REGION_RESTRICTED (this request's),
-// UNDERAGE, SELF_EXCLUDED or AGE_UNCONFIRMED. Its limits were weighed at
-// the prepare, where a deposit prepared counts until it lands or expires.
-// Any other kind passes: a bet is weighed again as it lands (and comes
-// back when refused), and money going out is never refused.
-func (g *Guard) CheckSent(ctx context.Context, idb bun.IDB, userID, kind string) error {
+// CheckSent refuses, as it is first sent, money a user prepared to put in
+// with an intent of kind ("deposit", "donation", "tip" or "bet") for what
+// closed since its prepare: REGION_RESTRICTED (this request's), UNDERAGE,
+// SELF_EXCLUDED, AGE_UNCONFIRMED, or, for a deposit, LIMIT_EXCEEDED when
+// it would now pass a deposit limit (one made tighter since). Run in the
+// transaction that marks the intent sent, it is ordered against an
+// exclusion by the player's lock. Any other kind passes: money going out
+// is never refused.
+func (g *Guard) CheckSent(ctx context.Context, idb bun.IDB, userID, kind, intentID string, amount int64) error {
 	switch kind {
-	case WhatDeposit, WhatDonation, WhatTip:
+	case WhatDeposit:
+		return g.check(ctx, idb, userID, moneyIn{what: kind, deposit: amount, intent: &intentID})
+	case WhatDonation, WhatTip, WhatBet:
 		return g.check(ctx, idb, userID, moneyIn{what: kind})
 	}
 	return nil
@@ -388,13 +458,13 @@ func (g *Guard) CheckSent(ctx context.Context, idb bun.IDB, userID, kind string)
 
 // CheckStake refuses a stake of the requesting player: REGION_RESTRICTED,
 // UNDERAGE, SELF_EXCLUDED, AGE_UNCONFIRMED, or LIMIT_EXCEEDED when it is
-// above the maximum stake or a loss limit is reached. A free game (stake
+// above the maximum stake or losing it could pass a loss limit. A free game (stake
 // 0) puts no money in and is never refused.
 func (g *Guard) CheckStake(ctx context.Context, idb bun.IDB, userID string, stake int64) error {
 	if stake <= 0 {
 		return nil
 	}
-	return g.check(ctx, idb, userID, moneyIn{what: WhatStake, stake: stake, losses: true})
+	return g.check(ctx, idb, userID, moneyIn{what: WhatStake, stake: stake, losses: true, atRisk: stake})
 }
 
 // StakeRefusals returns the refusals of a stake for players who are not
@@ -405,33 +475,34 @@ func (g *Guard) StakeRefusals(ctx context.Context, idb bun.IDB, users []string, 
 	if stake <= 0 {
 		return map[string]*domain.Error{}, nil
 	}
-	return g.refusals(ctx, idb, users, moneyIn{what: WhatStake, stake: stake, losses: true})
+	return g.refusals(ctx, idb, users, moneyIn{what: WhatStake, stake: stake, losses: true, atRisk: stake})
 }
 
 // CheckEntry refuses a tournament entry fee as CheckStake refuses a stake
-// (the entry is refused above stakeMaxMinor and once a loss limit is
-// reached). A free entry is never refused.
+// (the entry is refused above stakeMaxMinor and when losing it could pass
+// a loss limit). A free entry is never refused.
 func (g *Guard) CheckEntry(ctx context.Context, idb bun.IDB, userID string, fee int64) error {
 	if fee <= 0 {
 		return nil
 	}
-	return g.check(ctx, idb, userID, moneyIn{what: WhatEntry, stake: fee, losses: true})
+	return g.check(ctx, idb, userID, moneyIn{what: WhatEntry, stake: fee, losses: true, atRisk: fee})
 }
 
-// CheckBet refuses a bet: REGION_RESTRICTED, UNDERAGE, SELF_EXCLUDED,
-// AGE_UNCONFIRMED, or LIMIT_EXCEEDED once a loss limit is reached.
-func (g *Guard) CheckBet(ctx context.Context, idb bun.IDB, userID string) error {
-	return g.check(ctx, idb, userID, moneyIn{what: WhatBet, losses: true})
+// CheckBet refuses a bet of amount: REGION_RESTRICTED, UNDERAGE,
+// SELF_EXCLUDED, AGE_UNCONFIRMED, or LIMIT_EXCEEDED when losing it could
+// take a window's net loss past its limit.
+func (g *Guard) CheckBet(ctx context.Context, idb bun.IDB, userID string, amount int64) error {
+	return g.check(ctx, idb, userID, moneyIn{what: WhatBet, losses: true, atRisk: amount})
 }
 
 // BuyRefusals reads what the rules of market buys (CheckBet's but the
 // region, which the market checks when an order arrives: CheckRegion)
 // need to know of users, for the orders of a batch in one statement, and
-// returns the refusal of a buy by one of them (nil: none) after the
-// batch's orders before it moved lost of their play money out of their
-// balance (negative: in): the buys of one batch are weighed one after
-// another, not each against the losses before the batch.
-func (g *Guard) BuyRefusals(ctx context.Context, idb bun.IDB, users []string) (func(userID string, lost int64) *domain.Error, error) {
+// returns the refusal of a buy by one of them putting atRisk at risk
+// (nil: none) after the batch's orders before it moved lost of their
+// play money out of their balance (negative: in): the buys of one batch
+// are weighed one after another, not each against the losses before it.
+func (g *Guard) BuyRefusals(ctx context.Context, idb bun.IDB, users []string) (Refusal, error) {
 	return g.rules(ctx, idb, users, moneyIn{what: WhatBuy, losses: true})
 }
 

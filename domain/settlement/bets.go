@@ -107,7 +107,7 @@ func (s *Service) PrepareBet(ctx context.Context, u users.User, gameID, onUserID
 		return money.Prepared{}, err
 	}
 	if s.protect != nil {
-		if err := s.protect.CheckBet(ctx, s.db, u.ID); err != nil {
+		if err := s.protect.CheckBet(ctx, s.db, u.ID, amount); err != nil {
 			return money.Prepared{}, err
 		}
 	}
@@ -275,7 +275,7 @@ func (s *Service) stillAllowed(ctx context.Context, tx bun.Tx, playerPot int64, 
 			if s.protect == nil {
 				return nil
 			}
-			return s.protect.CheckBet(ctx, tx, bettorID)
+			return s.protect.CheckBet(ctx, tx, bettorID, amount)
 		},
 	} {
 		err := check()

@@ -369,6 +369,7 @@ func (s *Service) Join(ctx context.Context, userID, id string) (Entry, error) {
 				if err := s.protect.CheckEntry(ctx, tx, userID, t.EntryFeeMinor); err != nil {
 					return err
 				}
+				now = s.now() // after the player's lock: the entry goes in after whatever it waited for
 			}
 			e = entrant{TournamentID: t.ID, UserID: userID, JoinedAt: now, FeeMinor: t.EntryFeeMinor, WaitingSince: &now}
 			if t.EntryFeeMinor > 0 {
