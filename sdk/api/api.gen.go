@@ -2185,7 +2185,7 @@ type ProtectionLimits struct {
 	// DepositMinor the most you may deposit over each window
 	DepositMinor ProtectionWindows `json:"depositMinor"`
 
-	// LossMinor once your net loss over a window (stakes, entry fees, bets and market buys, less payouts, refunds, prizes, sales and redemptions) reaches its limit, stakes, entries, bets and market buys are refused
+	// LossMinor the most your net loss over a window (stakes, entry fees, bets and market buys, less payouts, refunds, prizes, sales and redemptions) may reach: a stake, entry, bet or market buy that could take it past the limit, counting the whole amount it puts at risk, is refused
 	LossMinor ProtectionWindows `json:"lossMinor"`
 
 	// Pending looser changes (a higher limit, or one removed) waiting 24 hours to apply

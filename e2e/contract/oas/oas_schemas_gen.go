@@ -10993,8 +10993,9 @@ func (s *ProtectionExclusionRequestKind) UnmarshalText(data []byte) error {
 type ProtectionLimits struct {
 	// The most you may deposit over each window.
 	DepositMinor ProtectionWindows `json:"depositMinor"`
-	// Once your net loss over a window (stakes, entry fees, bets and market buys, less payouts, refunds,
-	// prizes, sales and redemptions) reaches its limit, stakes, entries, bets and market buys are refused.
+	// The most your net loss over a window (stakes, entry fees, bets and market buys, less payouts,
+	// refunds, prizes, sales and redemptions) may reach: a stake, entry, bet or market buy that could take
+	// it past the limit, counting the whole amount it puts at risk, is refused.
 	LossMinor ProtectionWindows `json:"lossMinor"`
 	// Looser changes (a higher limit, or one removed) waiting 24 hours to apply.
 	Pending []ProtectionPending `json:"pending"`
