@@ -111,8 +111,9 @@ func TestADepositOverTheLimitIsRefusedInWords(t *testing.T) {
 	}
 	fill(t, page, "deposit-amount", "1")
 	click(t, page, "deposit-submit")
-	wantStatus(t, page, "Your daily deposit limit is 2.00 USDC and you deposited 1.50 USDC in the last 24 hours: this deposit of 1.00 USDC would pass it; "+
-		"you can deposit up to 0.50 USDC now, or this amount from "+protection.FormatTime(at.Add(24*time.Hour)), "a deposit over the limit")
+	wantStatus(t, page, "Your daily deposit limit is 2.00 USDC, and you have deposited 1.50 USDC in the last 24 hours, so 0.50 USDC is left. "+
+		"This deposit of 1.00 USDC would go past the limit. You can deposit up to 0.50 USDC now, or this amount from "+
+		protection.FormatTime(at.Add(24*time.Hour))+".", "a deposit over the limit")
 	if err := expect.Locator(page.GetByTestId("wallet-status")).ToHaveAttribute("data-state", "error"); err != nil {
 		t.Errorf("error state: %v", err)
 	}
