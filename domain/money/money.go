@@ -331,19 +331,20 @@ func invalidAmount(field string, max int64) error {
 type Intent struct {
 	bun.BaseModel `bun:"table:intents"`
 
-	ID          string    `bun:"id,pk,type:uuid"`
-	Kind        string    `bun:"kind"`
-	UserID      string    `bun:"user_id,type:uuid"`
-	AmountMinor int64     `bun:"amount_minor"`
-	Destination string    `bun:"destination"`
-	Reference   string    `bun:"reference"` // what the intent is for: a game id, a resource
-	Message     []byte    `bun:"message"`
-	Status      string    `bun:"status"`
-	Signature   *string   `bun:"signature"`
-	Error       string    `bun:"error"`
-	ExpiresAt   time.Time `bun:"expires_at"`
-	CreatedAt   time.Time `bun:"created_at"`
-	UpdatedAt   time.Time `bun:"updated_at"`
+	ID          string     `bun:"id,pk,type:uuid"`
+	Kind        string     `bun:"kind"`
+	UserID      string     `bun:"user_id,type:uuid"`
+	AmountMinor int64      `bun:"amount_minor"`
+	Destination string     `bun:"destination"`
+	Reference   string     `bun:"reference"` // what the intent is for: a game id, a resource
+	Message     []byte     `bun:"message"`
+	Status      string     `bun:"status"`
+	Signature   *string    `bun:"signature"`
+	Error       string     `bun:"error"`
+	ExpiresAt   time.Time  `bun:"expires_at"`
+	CreatedAt   time.Time  `bun:"created_at"`
+	UpdatedAt   time.Time  `bun:"updated_at"`
+	SentAt      *time.Time `bun:"sent_at"` // first sent: by the clock read under the player's protection lock
 }
 
 // Prepared is the answer to a prepare: the unsigned transaction to sign.
@@ -628,23 +629,22 @@ func (s *Service) SubmitFor(ctx context.Context, userID, intentID, signedB64, re
 // An intent so refused is failed: it can never be sent, and a deposit no
 // longer counts towards the limits.
 func (s *Service) markSent(ctx context.Context, in Intent, fee int64, sig string) error {
-	mark := func(ctx context.Context, idb bun.IDB, from ...string) (bool, error) {
-		res, err := idb.NewUpdate().Model((*Intent)(nil)).Set("status = 'submitted'").Set("signature = ?", sig).
-			Set("updated_at = ?", s.now()).Where("id = ? AND status IN (?)", in.ID, bun.List(from)).Exec(ctx)
-		if err != nil {
-			return false, fmt.Errorf("mark intent %s submitted: %w", in.ID, err)
-		}
-		n, err := res.RowsAffected()
-		return n > 0, err
-	}
 	if in.Status != "prepared" {
-		_, err := mark(ctx, s.db, "prepared", "submitted")
-		return err
+		_, err := s.db.NewUpdate().Model((*Intent)(nil)).Set("status = 'submitted'").Set("signature = ?", sig).
+			Set("updated_at = ?", s.now()).Where("id = ? AND status IN ('prepared', 'submitted')", in.ID).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("mark intent %s submitted: %w", in.ID, err)
+		}
+		return nil
 	}
 	var refused *domain.Error
 	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		if first, err := mark(ctx, tx, "prepared"); err != nil || !first {
-			return err
+		var status string
+		if err := tx.NewSelect().Model((*Intent)(nil)).Column("status").Where("id = ?", in.ID).For("UPDATE").Scan(ctx, &status); err != nil {
+			return fmt.Errorf("lock intent %s: %w", in.ID, err)
+		}
+		if status != "prepared" {
+			return nil // a concurrent submit sent it
 		}
 		if s.protect != nil {
 			if err := s.protect.CheckSent(ctx, tx, in.UserID, in.Kind, in.ID, in.AmountMinor); errors.As(err, &refused) {
@@ -653,11 +653,21 @@ func (s *Service) markSent(ctx context.Context, in Intent, fee int64, sig string
 				return err
 			}
 		}
-		return s.chargeFeePayer(ctx, tx, in.UserID, fee, false)
+		if err := s.chargeFeePayer(ctx, tx, in.UserID, fee, false); err != nil {
+			return err
+		}
+		now := s.now()
+		if _, err := tx.NewUpdate().Model((*Intent)(nil)).Set("status = 'submitted'").Set("signature = ?", sig).
+			Set("updated_at = ?", now).Set("sent_at = ?", now).Where("id = ?", in.ID).Exec(ctx); err != nil {
+			return fmt.Errorf("mark intent %s submitted: %w", in.ID, err)
+		}
+		return nil
 	})
 	if refused != nil {
-		if ferr := s.markFailed(ctx, in.ID, "refused before it was sent: "+refused.Message); ferr != nil {
-			return ferr
+		if _, ferr := s.db.NewUpdate().Model((*Intent)(nil)).Set("status = 'failed'").
+			Set("error = ?", "refused before it was sent: "+refused.Message).Set("updated_at = ?", s.now()).
+			Where("id = ? AND status = 'prepared'", in.ID).Exec(ctx); ferr != nil {
+			return fmt.Errorf("fail refused intent %s: %w", in.ID, ferr)
 		}
 	}
 	return err
