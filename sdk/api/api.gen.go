@@ -1372,7 +1372,7 @@ type GameSettlementTransfer struct {
 	AmountMinor int64  `json:"amountMinor"`
 	Id          string `json:"id"`
 
-	// Kind sweep (escrow to vault) or refund (escrow to a donor's wallet; it becomes refund_to_balance when that wallet has no USDC token account)
+	// Kind sweep (escrow to vault) or refund (escrow to the donor's wallet, never to a platform balance; while that wallet has no USDC token account the refund waits for one)
 	Kind      string `json:"kind"`
 	ToAddress string `json:"toAddress"`
 }
@@ -2075,7 +2075,7 @@ type PotDonation struct {
 	CreatedAt   time.Time `json:"createdAt"`
 	DonorId     string    `json:"donorId"`
 
-	// Refunded sent back to the donor (to their wallet, or to their platform balance when the wallet has no USDC token account): the game ended in a draw or was cancelled, or the donation landed after it ended
+	// Refunded true once its refund is queued: it goes back on chain to the wallet that paid it (the game ended in a draw or was cancelled, or the donation landed after it ended); the refund's transfer and its status are in the game's settlement
 	Refunded  bool   `json:"refunded"`
 	Signature string `json:"signature"`
 	Username  string `json:"username"`
@@ -2087,7 +2087,7 @@ type PotDonationResult struct {
 	EscrowAddress string `json:"escrowAddress"`
 	GameId        string `json:"gameId"`
 
-	// Refunded true when the game had ended before the donation landed: it is not in the pot and is sent back to the donor's wallet (or credited to their platform balance when the wallet has no USDC token account by then)
+	// Refunded true when the game had ended before the donation landed: it is not in the pot and is sent back on chain to the wallet that paid it, never credited to the platform balance (while that wallet has no USDC token account, the refund waits for one)
 	Refunded  bool   `json:"refunded"`
 	Signature string `json:"signature"`
 }
@@ -2106,11 +2106,11 @@ type PotTransfer struct {
 	GameId      string    `json:"gameId"`
 	Id          string    `json:"id"`
 
-	// Kind sweep (escrow to vault), refund (escrow to a donor's wallet) or refund_to_balance (escrow to vault, credited to the donor's platform balance: their wallet had no USDC token account)
+	// Kind sweep (escrow to vault) or refund (escrow to the wallet that paid a donation, or a bet refused when it landed; never to a platform balance: while that wallet has no USDC token account the refund stays pending, is retried every few minutes and is sent once the wallet has one); refund_to_balance only on refunds made before refunds waited for the wallet's account
 	Kind      string  `json:"kind"`
 	Signature *string `json:"signature"`
 
-	// Status pending, sent or confirmed
+	// Status pending, sent or confirmed (a refund waiting for its wallet's USDC token account is pending)
 	Status string `json:"status"`
 
 	// ToAddress the wallet whose USDC token account receives the transfer
