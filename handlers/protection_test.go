@@ -285,7 +285,8 @@ func TestATimeOutClosesEveryWayMoneyGoesInAndNoWayItComesOut(t *testing.T) {
 	a.join(t, host, otherLobby)
 	a.wantAvailable(t, s.x, 10_000_000-1_000_000-1_000_000-300_000, "before the time-out")
 	// A bet prepared before the time-out and sent after it does not join
-	// the pool: it comes back to the platform balance.
+	// the pool: it goes back on chain to the wallet, not to the platform
+	// balance (a deposit during the time-out).
 	prepared, signedBet := a.prepareBet(t, s.x, s.game, s.p1.id, 200_000)
 	if prepared.Code != 200 {
 		t.Fatalf("a bet before the time-out: %d %s", prepared.Code, prepared.Body)
@@ -316,7 +317,13 @@ func TestATimeOutClosesEveryWayMoneyGoesInAndNoWayItComesOut(t *testing.T) {
 	if got := a.submitBet(t, s.x, s.game, signedBet); got.Code != 200 || got.json(t)["refunded"] != true {
 		t.Errorf("a bet sent during the time-out: %d %s, want it refunded", got.Code, got.Body)
 	}
-	a.wantAvailable(t, s.x, 8_200_000, "after the refunded bet")
+	a.wantAvailable(t, s.x, 8_000_000, "after the refunded bet")
+	if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if b := a.balances(t, s.x.auth); b.available != 8_000_000 || b.onChain != 5_000_000 {
+		t.Errorf("after the bet's refund: %+v, want the 0.2 USDC back in the wallet", b)
+	}
 	if got := a.join(t, a.depositor(t, 1_000_000), s.lobby); got["status"] != "queued" {
 		t.Errorf("the excluded player was still waiting in the staked queue: %v", got)
 	}
@@ -330,7 +337,7 @@ func TestATimeOutClosesEveryWayMoneyGoesInAndNoWayItComesOut(t *testing.T) {
 			t.Errorf("%s: the refusal does not say until when and what still works: %q", path, msg)
 		}
 	}
-	a.wantAvailable(t, s.x, 8_200_000, "after the refusals")
+	a.wantAvailable(t, s.x, 8_000_000, "after the refusals")
 
 	// Money out and free play go on.
 	if r := a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: s.x.auth, body: `{"amountMinor": 1000000}`}); r.Code != 200 && r.Code != 202 {

@@ -2042,7 +2042,7 @@ type PotBetResult struct {
 	BetId       string `json:"betId"`
 	OnUserId    string `json:"onUserId"`
 
-	// Refunded true when the bet could not join its pool when it landed (betting had closed, the pool had reached its cap, the bettor had become linked to a player, or could no longer put money in: a time-out, self-exclusion or loss limit reached since the prepare): it is in no pool and was credited back to the bettor's platform balance
+	// Refunded true when the bet could not join its pool when it landed (betting had closed, the pool had reached its cap, the bettor had become linked to a player, or could no longer put money in: a time-out, self-exclusion or loss limit reached since the prepare): it is in no pool and is refunded on chain to the wallet that paid it, never credited to the platform balance (while that wallet has no USDC token account, the refund waits for one)
 	Refunded  bool   `json:"refunded"`
 	Signature string `json:"signature"`
 }
