@@ -4772,7 +4772,7 @@ type ClientInterface interface {
 
 	// PostGamesByIdBetsSubmitWithBody Submit the signed bet; answers once it is confirmed and in the pool
 	//
-	// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+	// The room gets game:bet with the new pool totals. A bet that cannot join its pool when it lands (betting closed, the pool's cap, a link to a player, a player protection refusal) answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4781,7 +4781,7 @@ type ClientInterface interface {
 
 	// PostGamesByIdBetsSubmit Submit the signed bet; answers once it is confirmed and in the pool
 	//
-	// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+	// The room gets game:bet with the new pool totals. A bet that cannot join its pool when it lands (betting closed, the pool's cap, a link to a player, a player protection refusal) answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4813,7 +4813,7 @@ type ClientInterface interface {
 
 	// PostGamesByIdDonationsSubmitWithBody Submit the signed donation; answers once it is confirmed and in the pot
 	//
-	// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+	// The room gets game:donation, game:pot and a system chat message. A donation that lands after the game ended answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4822,7 +4822,7 @@ type ClientInterface interface {
 
 	// PostGamesByIdDonationsSubmit Submit the signed donation; answers once it is confirmed and in the pot
 	//
-	// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+	// The room gets game:donation, game:pot and a system chat message. A donation that lands after the game ended answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6399,7 +6399,7 @@ func (c *Client) PostGamesByIdBetsPrepare(ctx context.Context, id string, params
 
 // PostGamesByIdBetsSubmitWithBody Submit the signed bet; answers once it is confirmed and in the pool
 //
-// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+// The room gets game:bet with the new pool totals. A bet that cannot join its pool when it lands (betting closed, the pool's cap, a link to a player, a player protection refusal) answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes any type of body and a specified content type.
 //
@@ -6418,7 +6418,7 @@ func (c *Client) PostGamesByIdBetsSubmitWithBody(ctx context.Context, id string,
 
 // PostGamesByIdBetsSubmit Submit the signed bet; answers once it is confirmed and in the pool
 //
-// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+// The room gets game:bet with the new pool totals. A bet that cannot join its pool when it lands (betting closed, the pool's cap, a link to a player, a player protection refusal) answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6490,7 +6490,7 @@ func (c *Client) PostGamesByIdDonationsPrepare(ctx context.Context, id string, p
 
 // PostGamesByIdDonationsSubmitWithBody Submit the signed donation; answers once it is confirmed and in the pot
 //
-// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+// The room gets game:donation, game:pot and a system chat message. A donation that lands after the game ended answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes any type of body and a specified content type.
 //
@@ -6509,7 +6509,7 @@ func (c *Client) PostGamesByIdDonationsSubmitWithBody(ctx context.Context, id st
 
 // PostGamesByIdDonationsSubmit Submit the signed donation; answers once it is confirmed and in the pot
 //
-// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+// The room gets game:donation, game:pot and a system chat message. A donation that lands after the game ended answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -15602,7 +15602,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostGamesByIdBetsSubmitWithBodyWithResponse Submit the signed bet; answers once it is confirmed and in the pool
 	//
-	// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+	// The room gets game:bet with the new pool totals. A bet that cannot join its pool when it lands (betting closed, the pool's cap, a link to a player, a player protection refusal) answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15611,7 +15611,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostGamesByIdBetsSubmitWithResponse Submit the signed bet; answers once it is confirmed and in the pool
 	//
-	// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+	// The room gets game:bet with the new pool totals. A bet that cannot join its pool when it lands (betting closed, the pool's cap, a link to a player, a player protection refusal) answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15645,7 +15645,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostGamesByIdDonationsSubmitWithBodyWithResponse Submit the signed donation; answers once it is confirmed and in the pot
 	//
-	// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+	// The room gets game:donation, game:pot and a system chat message. A donation that lands after the game ended answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15654,7 +15654,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostGamesByIdDonationsSubmitWithResponse Submit the signed donation; answers once it is confirmed and in the pot
 	//
-	// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+	// The room gets game:donation, game:pot and a system chat message. A donation that lands after the game ended answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -28302,7 +28302,7 @@ func (c *ClientWithResponses) PostGamesByIdBetsPrepareWithResponse(ctx context.C
 
 // PostGamesByIdBetsSubmitWithBodyWithResponse Submit the signed bet; answers once it is confirmed and in the pool
 //
-// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+// The room gets game:bet with the new pool totals. A bet that cannot join its pool when it lands (betting closed, the pool's cap, a link to a player, a player protection refusal) answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -28317,7 +28317,7 @@ func (c *ClientWithResponses) PostGamesByIdBetsSubmitWithBodyWithResponse(ctx co
 
 // PostGamesByIdBetsSubmitWithResponse Submit the signed bet; answers once it is confirmed and in the pool
 //
-// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+// The room gets game:bet with the new pool totals. A bet that cannot join its pool when it lands (betting closed, the pool's cap, a link to a player, a player protection refusal) answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -28375,7 +28375,7 @@ func (c *ClientWithResponses) PostGamesByIdDonationsPrepareWithResponse(ctx cont
 
 // PostGamesByIdDonationsSubmitWithBodyWithResponse Submit the signed donation; answers once it is confirmed and in the pot
 //
-// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+// The room gets game:donation, game:pot and a system chat message. A donation that lands after the game ended answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -28390,7 +28390,7 @@ func (c *ClientWithResponses) PostGamesByIdDonationsSubmitWithBodyWithResponse(c
 
 // PostGamesByIdDonationsSubmitWithResponse Submit the signed donation; answers once it is confirmed and in the pot
 //
-// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+// The room gets game:donation, game:pot and a system chat message. A donation that lands after the game ended answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
