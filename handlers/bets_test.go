@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"wager/domain/money"
+	"wager/domain/settlement"
 )
 
 // prepareBet prepares a bet and signs it; submitBet sends it.
@@ -239,14 +240,21 @@ func TestBetConfirmedAfterTheFirstRevealIsRefunded(t *testing.T) {
 	if got.Code != 200 || got.json(t)["refunded"] != true {
 		t.Fatalf("late bet: %d %s, want 200 refunded", got.Code, got.Body)
 	}
-	if b := a.balances(t, s.auth); b.available != 200_000 {
-		t.Errorf("late bettor: %+v, want the 200000 back on the balance", b)
+	if b := a.balances(t, s.auth); b.available != 0 || b.onChain != 300_000 {
+		t.Errorf("late bettor: %+v, want nothing on the balance: the bet goes back to the wallet", b)
 	}
 	v := a.betsOf(t, game)
 	if v.Open || v.TotalMinor != 0 || v.Pools[0].TotalMinor != 0 || len(v.Bets) != 1 || v.Bets[0].Status != "refunded" ||
 		v.Bets[0].PayoutMinor != 200_000 {
 		t.Fatalf("bets after a late one: %+v", v)
 	}
+	if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if b := a.balances(t, s.auth); b.available != 0 || b.onChain != 500_000 {
+		t.Errorf("late bettor after the refund: %+v, want the 200000 back in the wallet", b)
+	}
+	a.playTo(t, p1, p2, game, 1)
 	a.wantBetsSettled(t, game)
 }
 
@@ -325,5 +333,86 @@ func TestConnectFourBettingClosesAtTheFirstMove(t *testing.T) {
 	r.wantError(t, 409, "BETTING_CLOSED")
 	if v := a.betsOf(t, game); v.Open || v.TotalMinor != 100_000 {
 		t.Fatalf("bets after the first move: %+v", v)
+	}
+}
+
+// The attack an outside review made: with the day's deposit limit used up,
+// a bettor prepares a bet while betting is open and sends it once the bet
+// can no longer join its pool. Refunded to the platform balance, every
+// such bet was a deposit past the limit (3.00 USDC available became 8.00,
+// again and again). It goes back on chain to the wallet that paid it.
+func TestABetRefusedWhenItLandsIsNoDepositPastTheLimit(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		stake  int64
+		amount int64
+		left   int // the rounds p1 wins after refuse, to end the game
+		// refuse makes the prepared bet on p1 unable to join its pool.
+		refuse func(t *testing.T, a *testApp, p1, p2 player, game string)
+	}{
+		{"betting closed at the first reveal", 1_000_000, 5_000_000, 1, func(t *testing.T, a *testApp, p1, p2 player, game string) {
+			a.act(t, p1, game, `{"type": "move", "move": "rock"}`)
+			a.act(t, p2, game, `{"type": "move", "move": "scissors"}`)
+		}},
+		{"the pool reached its cap", 500_000, 5_000_000, 2, func(t *testing.T, a *testApp, p1, _ player, game string) {
+			a.bet(t, a.spectatorWith(t, 1_000_000), game, p1.id, 1_000_000) // cap: 5 x the 1 USDC player pot
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newTestApp(t, noWorkers)
+			ctx := context.Background()
+			if _, err := a.Pot.ProcessTransfers(ctx); err != nil { // other tests' leftovers
+				t.Fatal(err)
+			}
+			p1, p2, game := a.stakedGame(t, tc.stake, `{"rounds": 3}`)
+			bettor := a.spectatorWith(t, 3_000_000+tc.amount)
+			a.putLimits(t, bettor, `{"depositMinor": {"day": 3000000}}`)
+			a.depositNow(t, bettor, 3_000_000)
+			a.prepareDeposit(t, bettor, 10_000).wantError(t, 409, "LIMIT_EXCEEDED")
+
+			r, signed := a.prepareBet(t, bettor, game, p1.id, tc.amount)
+			if r.Code != 200 {
+				t.Fatalf("prepare the bet while it may join the pool: %d %s", r.Code, r.Body)
+			}
+			tc.refuse(t, a, p1, p2, game)
+			got := a.submitBet(t, bettor, game, signed)
+			if got.Code != 200 || got.json(t)["refunded"] != true {
+				t.Fatalf("the refused bet: %d %s, want 200 refunded", got.Code, got.Body)
+			}
+			if b := a.balances(t, bettor.auth); b.available != 3_000_000 || b.onChain != 0 {
+				t.Fatalf("the bettor once the refused bet landed: %+v, want 3000000 available, as before: the bet is no deposit", b)
+			}
+			if _, err := a.Pot.ProcessTransfers(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if b := a.balances(t, bettor.auth); b.available != 3_000_000 || b.onChain != tc.amount {
+				t.Errorf("the bettor after the refund: %+v, want 3000000 available and the %d back in the wallet", b, tc.amount)
+			}
+			transfers, _ := a.Pot.Transfers(ctx, game)
+			var refund *settlement.Transfer
+			for i, tr := range transfers {
+				if tr.Kind == settlement.KindRefund {
+					refund = &transfers[i]
+				}
+			}
+			if refund == nil || refund.Status != "confirmed" || refund.ToAddress != bettor.wallet.address() ||
+				refund.AmountMinor != tc.amount || refund.Signature == nil {
+				t.Fatalf("settlement transfers: %s, want a confirmed refund of %d to the bettor's wallet", transferList(transfers), tc.amount)
+			}
+			if h := a.historyItems(t, bettor); len(h) < 2 || h[0]["kind"] != "bet refund" || h[0]["amountMinor"] != float64(tc.amount) ||
+				h[0]["signature"] != *refund.Signature || h[1]["kind"] != "bet" || h[1]["amountMinor"] != float64(-tc.amount) {
+				t.Errorf("the bettor's history: %v, want the bet and its refund with the refund's signature", h)
+			}
+			if used := a.limits(t, bettor).Used; used.LossMinor.Day != 0 || used.DepositMinor.Day != 3_000_000 {
+				t.Errorf("the bettor's limits used: %+v, want no loss (the bet was never in play) and the one deposit", used)
+			}
+			for _, b := range a.betsOf(t, game).Bets {
+				if b.UserID == bettor.id && (b.Status != "refunded" || b.PayoutMinor != tc.amount) {
+					t.Errorf("the refused bet: %+v, want refunded in full", b)
+				}
+			}
+			a.playTo(t, p1, p2, game, tc.left)
+			a.wantBetsSettled(t, game)
+		})
 	}
 }

@@ -59,7 +59,7 @@ func TestAFreeGameHasNoPoolAndNoMarket(t *testing.T) {
 
 // Each player's pool holds at most POOL_CAP_MULTIPLE times the player
 // pot: a bet past it is refused at its prepare, and one that lands past it
-// (two prepared at once) is refunded to the bettor's balance.
+// (two prepared at once) is refunded on chain to the bettor's wallet.
 func TestPoolsAreCappedRelativeToThePlayerPot(t *testing.T) {
 	a := newTestApp(t, noWorkers)
 	p1, p2, game := a.stakedGame(t, 100_000, `{"rounds": 3}`) // player pot 0.2 USDC: pools of 1 USDC
@@ -93,8 +93,11 @@ func TestPoolsAreCappedRelativeToThePlayerPot(t *testing.T) {
 	if v := a.betsOf(t, game); v.Pools[1].TotalMinor != 700_000 {
 		t.Errorf("pool on the second player: %d, want 700000", v.Pools[1].TotalMinor)
 	}
-	if b := a.balances(t, s3.auth); b.available != 700_000 {
-		t.Errorf("the refunded bettor: %+v, want the 0.7 USDC on the platform balance", b)
+	if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if b := a.balances(t, s3.auth); b.available != 0 || b.onChain != 2_000_000 {
+		t.Errorf("the refunded bettor: %+v, want the 0.7 USDC back in the wallet, nothing on the platform balance", b)
 	}
 	a.playTo(t, p1, p2, game, 2)
 	a.wantBetsSettled(t, game)

@@ -468,12 +468,51 @@ func (a *testApp) lateDonation(t *testing.T, amount int64) (player, string) {
 	return spectator, game
 }
 
-// wantRefundedToBalance checks that the game's one settlement transfer
-// refunded amount to the donor's platform balance: the escrow's USDC is in
-// the vault, the donor's wallet has no token account (none was opened for
-// them), their balance and history show the refund, and the game's public
-// data and page say where the money went.
-func (a *testApp) wantRefundedToBalance(t *testing.T, donor player, game string, amount int64) {
+// transfersComeDue makes the game's settlement transfers due now, as the
+// passing of their wait would.
+func (a *testApp) transfersComeDue(t testing.TB, game string) {
+	t.Helper()
+	if _, err := a.DB.ExecContext(context.Background(),
+		"UPDATE settlement_transfers SET updated_at = now() - interval '1 second' WHERE game_id = ?", game); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantRefundWaiting checks that the game's one settlement transfer, the
+// refund of amount to the donor's wallet, waits for the wallet's USDC
+// account: not sent, not credited to the donor's platform balance, its
+// USDC still in the escrow, and the books balanced.
+func (a *testApp) wantRefundWaiting(t *testing.T, donor player, game string, amount int64) {
+	t.Helper()
+	ctx := context.Background()
+	if b := a.balances(t, donor.auth); b.available != 0 || b.onChain != 0 {
+		t.Fatalf("donor while the refund waits: %+v, want nothing on the platform balance and nothing on chain", b)
+	}
+	transfers, err := a.Pot.Transfers(ctx, game)
+	if err != nil || len(transfers) != 1 {
+		t.Fatalf("settlement transfers: %s %v", transferList(transfers), err)
+	}
+	tr := transfers[0]
+	if tr.Kind != settlement.KindRefund || tr.Status != "pending" || tr.Signature != nil || tr.ToAddress != donor.wallet.address() ||
+		tr.AmountMinor != amount || !strings.Contains(tr.Error, "no USDC token account") {
+		t.Fatalf("refund: %s, want a pending refund of %d to the donor's wallet, waiting for its token account", transferList(transfers), amount)
+	}
+	if open, err := a.Money.Chain().AccountExists(ctx, chain.ATA(donor.wallet.key.PublicKey(), a.Money.Mint())); err != nil || open {
+		t.Errorf("the donor's token account exists while the refund waits (%v): the platform opened it", err)
+	}
+	if c, l := a.onChain(t, a.Pot.EscrowAddress(game)), a.ledger(t, money.Escrow(game)); c != amount || l != -amount {
+		t.Errorf("escrow while the refund waits: %d on chain, %d in the ledger, want %d and -%d", c, l, amount, amount)
+	}
+	if rec, err := a.Money.Reconcile(ctx); err != nil || !rec.Balanced {
+		t.Fatalf("books while the refund waits: %+v %v", rec, err)
+	}
+}
+
+// wantRefundedToWallet checks that the game's one settlement transfer
+// refunded amount to the donor's wallet: the escrow is empty, the donor's
+// platform balance untouched, their history shows the refund, and the
+// game's public data and page say where the money went.
+func (a *testApp) wantRefundedToWallet(t *testing.T, donor player, game string, amount int64) {
 	t.Helper()
 	ctx := context.Background()
 	transfers, err := a.Pot.Transfers(ctx, game)
@@ -481,15 +520,12 @@ func (a *testApp) wantRefundedToBalance(t *testing.T, donor player, game string,
 		t.Fatalf("settlement transfers: %s %v", transferList(transfers), err)
 	}
 	tr := transfers[0]
-	if tr.Kind != settlement.KindRefundToBalance || tr.Status != "confirmed" || tr.Signature == nil ||
-		tr.ToAddress != a.Money.DepositAddress().String() || tr.AmountMinor != amount {
-		t.Fatalf("refund: %s, want a confirmed refund_to_balance of %d to the vault", transferList(transfers), amount)
+	if tr.Kind != settlement.KindRefund || tr.Status != "confirmed" || tr.Signature == nil ||
+		tr.ToAddress != donor.wallet.address() || tr.AmountMinor != amount {
+		t.Fatalf("refund: %s, want a confirmed refund of %d to the donor's wallet", transferList(transfers), amount)
 	}
-	if b := a.balances(t, donor.auth); b.available != amount || b.onChain != 0 {
-		t.Errorf("donor after the refund: %+v, want %d available and nothing on chain", b, amount)
-	}
-	if open, err := a.Money.Chain().AccountExists(ctx, chain.ATA(donor.wallet.key.PublicKey(), a.Money.Mint())); err != nil || open {
-		t.Errorf("the donor's token account exists after the refund (%v): the platform opened it", err)
+	if b := a.balances(t, donor.auth); b.available != 0 || b.onChain != amount {
+		t.Errorf("donor after the refund: %+v, want %d back in the wallet and nothing on the platform balance", b, amount)
 	}
 	if got := a.onChain(t, a.Pot.EscrowAddress(game)); got != 0 {
 		t.Errorf("escrow after the refund: %d on chain, want 0", got)
@@ -508,26 +544,49 @@ func (a *testApp) wantRefundedToBalance(t *testing.T, donor player, game string,
 		t.Errorf("donor's history: %+v (%v), want a donation refund of %d with the transfer's signature", page.Items, err, amount)
 	}
 	detail := a.do(t, request{path: "/games/" + game}).json(t)
-	if s, _ := detail["settlement"].([]any); len(s) != 1 || s[0].(map[string]any)["kind"] != settlement.KindRefundToBalance ||
+	if s, _ := detail["settlement"].([]any); len(s) != 1 || s[0].(map[string]any)["kind"] != settlement.KindRefund ||
 		s[0].(map[string]any)["signature"] != *tr.Signature {
 		t.Errorf("public settlement: %v", detail["settlement"])
 	}
 	html := a.do(t, request{path: "/game/" + game}).Body.String()
-	if !strings.Contains(html, "USDC to the donor&#39;s platform balance") || !strings.Contains(html, *tr.Signature) {
-		t.Errorf("the game page does not say the refund went to the donor's balance: %.2000s", html)
+	if !strings.Contains(html, "USDC to the wallet that paid it") || !strings.Contains(html, *tr.Signature) {
+		t.Errorf("the game page does not say the refund went to the paying wallet: %.2000s", html)
 	}
 }
 
-// The rent-farming loop: a donor signs a small donation, lands it after the
-// game ended (or in a game that is cancelled), closes the emptied token
-// account to collect its rent, and waits for the refund to reopen it at
-// the platform's cost. The refund goes to their platform balance instead.
-func TestRefundToAClosedTokenAccountGoesToThePlatformBalance(t *testing.T) {
+// The rent-farming loop, and a deposit past the limit: a donor signs a
+// small donation, lands it after the game ended (or in a game that is
+// cancelled), closes the emptied token account to collect its rent, and
+// waits for the refund to reopen it at the platform's cost, or to be
+// credited to their platform balance, which no deposit limit would weigh.
+// Neither happens: the refund waits, retried, until the donor's wallet
+// has the account again, and then goes there.
+func TestARefundToAClosedTokenAccountWaitsForTheAccount(t *testing.T) {
 	a := newTestApp(t, noWorkers)
+	ctx := context.Background()
 	donor, game := a.lateDonation(t, 10_000)
 	a.closeTokenAccount(t, donor.wallet)
 	platformSOL := a.lamports(t, a.Keys.FeePayer().PublicKey())
-	if n, err := a.Pot.ProcessTransfers(context.Background()); err != nil || n != 1 {
+	for try := range 2 {
+		if try > 0 {
+			a.transfersComeDue(t, game)
+		}
+		n, err := a.Pot.ProcessTransfers(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.wantRefundWaiting(t, donor, game, 10_000)
+		if n != 0 {
+			t.Fatalf("process transfers confirmed %d, want the refund waiting", n)
+		}
+	}
+	if paid := platformSOL - a.lamports(t, a.Keys.FeePayer().PublicKey()); paid != 0 {
+		t.Errorf("the fee payer paid %d lamports while the refund waits, want 0", paid)
+	}
+
+	a.openTokenAccount(t, donor.wallet)
+	a.transfersComeDue(t, game)
+	if n, err := a.Pot.ProcessTransfers(ctx); err != nil || n != 1 {
 		t.Fatalf("process transfers: %d %v, want the refund confirmed", n, err)
 	}
 	// The refund empties the escrow and closes its account: the fee payer
@@ -536,7 +595,7 @@ func TestRefundToAClosedTokenAccountGoesToThePlatformBalance(t *testing.T) {
 	if paid := platformSOL - a.lamports(t, a.Keys.FeePayer().PublicKey()); paid != settlementFees(1)-chain.TokenAccountRent {
 		t.Errorf("the fee payer paid %d lamports, want the fee %d less the escrow's rent back", paid, settlementFees(1))
 	}
-	a.wantRefundedToBalance(t, donor, game, 10_000)
+	a.wantRefundedToWallet(t, donor, game, 10_000)
 }
 
 // beforeSend is a chain transport that runs hook once, just before the
@@ -588,10 +647,11 @@ func (b *beforeSend) Do(req *http.Request) (*http.Response, error) {
 func (b *beforeSend) CloseIdleConnections() {}
 
 // A donor who closes their token account after the refund to it was signed
-// (without opening the account, the transfer cannot land) gets the refund
-// on their platform balance once that transaction's blockhash has expired
-// and it is signed anew; it is never sent forever, and no rent is paid.
-func TestRefundSignedBeforeTheDonorClosedTheAccountEndsOnTheBalance(t *testing.T) {
+// (without opening the account, the transfer cannot land) does not get the
+// refund on their platform balance: once that transaction's blockhash has
+// expired the refund waits for the account, is never sent forever, and no
+// rent is paid; it goes to the wallet once the account is back.
+func TestARefundSignedBeforeTheDonorClosedTheAccountWaitsForIt(t *testing.T) {
 	a := newTestApp(t, noWorkers)
 	ctx := context.Background()
 	donor, game := a.lateDonation(t, 30_000)
@@ -613,10 +673,11 @@ func TestRefundSignedBeforeTheDonorClosedTheAccountEndsOnTheBalance(t *testing.T
 		transfers[0].Status != "sent" || hook.armed.Load() {
 		t.Fatalf("refund signed to the wallet, whose account was then closed: %s", transferList(transfers))
 	}
-	// Retried while its blockhash is valid, then signed anew to the balance.
+	// Retried while its blockhash is valid; once it expired, the refund is
+	// not signed anew while the account is missing.
 	for round := 0; ; round++ {
 		if round == 5 {
-			t.Fatalf("the refund is still not confirmed after %d rounds: %s", round, transferList(transfers))
+			t.Fatalf("the refund does not wait for the account after %d rounds: %s", round, transferList(transfers))
 		}
 		var raw []byte
 		if err := a.DB.QueryRowContext(ctx, "SELECT coalesce(raw, '') FROM settlement_transfers WHERE game_id = ?", game).Scan(&raw); err != nil {
@@ -632,24 +693,34 @@ func TestRefundSignedBeforeTheDonorClosedTheAccountEndsOnTheBalance(t *testing.T
 				t.Fatal(err)
 			}
 		}
-		if _, err := a.DB.ExecContext(ctx, "UPDATE settlement_transfers SET updated_at = now() - interval '1 minute' WHERE game_id = ?", game); err != nil {
-			t.Fatal(err)
-		}
+		a.transfersComeDue(t, game)
 		n, err := a.Pot.ProcessTransfers(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		confirmed += n
-		if transfers, _ = a.Pot.Transfers(ctx, game); len(transfers) == 1 && transfers[0].Status == "confirmed" {
+		if transfers, _ = a.Pot.Transfers(ctx, game); len(transfers) != 1 || transfers[0].Status == "confirmed" {
+			t.Fatalf("the refund without the account: %s, want it unconfirmed", transferList(transfers))
+		}
+		if transfers[0].Status == "pending" && strings.Contains(transfers[0].Error, "no USDC token account") {
 			break
 		}
 	}
+	a.wantRefundWaiting(t, donor, game, 30_000)
+
+	a.openTokenAccount(t, donor.wallet)
+	a.transfersComeDue(t, game)
+	n, err := a.Pot.ProcessTransfers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	confirmed += n
 	// Refused sends cost nothing: the fee payer paid one transaction's fee,
 	// and the refund, the escrow's last, gave back the account's rent.
 	if paid := platformSOL - a.lamports(t, a.Keys.FeePayer().PublicKey()); confirmed != 1 || paid != settlementFees(1)-chain.TokenAccountRent {
 		t.Errorf("the fee payer paid %d lamports for %d transfers, want the fee %d less the escrow's rent back", paid, confirmed, settlementFees(1))
 	}
-	a.wantRefundedToBalance(t, donor, game, 30_000)
+	a.wantRefundedToWallet(t, donor, game, 30_000)
 }
 
 // waitFor polls cond until it holds; only a condition that never holds

@@ -199,9 +199,11 @@ func (a *App) routes() *echo.Echo {
 		Description: "Spectators of an active game only (403 for its players); at least 10000 minor units. Sign the transaction and submit it.",
 		Request:     DonationRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusForbidden, http.StatusConflict, http.StatusNotFound}}))
 	r.json(http.MethodPost, "/games/:id/donations/submit", a.submitDonation, web.Op{Tag: "spectate", Auth: web.AuthRequired,
-		Summary:     "Submit the signed donation; answers once it is confirmed and in the pot",
-		Description: "The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. " + feePayerBudgets,
-		Request:     SubmitRequest{}, Response: settlement.DonationResult{}, Errors: []int{http.StatusConflict, http.StatusNotFound, http.StatusTooManyRequests}})
+		Summary: "Submit the signed donation; answers once it is confirmed and in the pot",
+		Description: "The room gets game:donation, game:pot and a system chat message. A donation that lands after the game ended " +
+			"answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. " +
+			"Submitting the same intent again moves nothing more. " + feePayerBudgets,
+		Request: SubmitRequest{}, Response: settlement.DonationResult{}, Errors: []int{http.StatusConflict, http.StatusNotFound, http.StatusTooManyRequests}})
 	r.json(http.MethodPost, "/games/:id/bets/prepare", a.prepareBet, moneyIn(web.Op{Tag: "spectate", Auth: web.AuthRequired,
 		Summary: "Prepare a bet on a player from your wallet into the game's escrow",
 		Description: "Open to signed-in non-players while the game is active and its first round is not decided " +
@@ -209,8 +211,10 @@ func (a *App) routes() *echo.Echo {
 		Request: BetRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusBadRequest, http.StatusForbidden, http.StatusConflict, http.StatusNotFound}}))
 	r.json(http.MethodPost, "/games/:id/bets/submit", a.submitBet, web.Op{Tag: "spectate", Auth: web.AuthRequired,
 		Summary: "Submit the signed bet; answers once it is confirmed and in the pool",
-		Description: "The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded " +
-			"to the bettor's platform balance. Submitting the same intent again moves nothing more. " + feePayerBudgets,
+		Description: "The room gets game:bet with the new pool totals. A bet that cannot join its pool when it lands (betting " +
+			"closed, the pool's cap, a link to a player, a player protection refusal) answers refunded: true and is refunded on " +
+			"chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. " +
+			feePayerBudgets,
 		Request: SubmitRequest{}, Response: settlement.BetResult{}, Errors: []int{http.StatusConflict, http.StatusNotFound, http.StatusTooManyRequests}})
 	r.json(http.MethodGet, "/games/:id/bets", a.gameBets, web.Op{Tag: "spectate", Auth: web.AuthNone,
 		Summary: "The game's betting pools and bets, newest first", Response: settlement.Bets{}, Errors: []int{http.StatusNotFound}})

@@ -472,3 +472,29 @@ func ExampleFormatUSDC() {
 	fmt.Println(money.FormatUSDC(2_557_500), money.FormatUSDC(10_000), money.FormatUSDC(-3_000_000))
 	// Output: 2.5575 0.01 -3.00
 }
+
+// openTokenAccount opens the wallet's USDC account again, at the wallet's
+// own cost.
+func (a *testApp) openTokenAccount(t testing.TB, w wallet) {
+	t.Helper()
+	ctx := context.Background()
+	c := a.Money.Chain()
+	bh, err := c.Blockhash(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := w.key.PublicKey()
+	tx, err := solana.NewTransaction([]solana.Instruction{
+		chain.CreateATAIdempotent(owner, owner, a.Money.Mint()),
+		chain.Memo("open "+time.Now().String(), owner),
+	}, bh, solana.TransactionPayer(owner))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chain.SignWith(tx, w.key); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SendAndConfirm(ctx, tx, 10*time.Second); err != nil {
+		t.Fatalf("opening the token account: %v", err)
+	}
+}

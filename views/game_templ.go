@@ -172,8 +172,8 @@ func transferWords(t TransferView) string {
 	case "sweep":
 		what = "sweep of " + t.Amount + " USDC to the vault"
 	case "refund":
-		what = "refund of " + t.Amount + " USDC to the donor's wallet"
-	case "refund_to_balance":
+		what = "refund of " + t.Amount + " USDC to the wallet that paid it"
+	case "refund_to_balance": // made before refunds waited for the wallet's USDC account
 		what = "refund of " + t.Amount + " USDC to the donor's platform balance (their wallet had no USDC account)"
 	}
 	return what + " · " + t.Status

@@ -154,7 +154,7 @@ func (c RatingChange) Delta() int {
 // escrow's donations swept to the vault, or sent back to a donor.
 type SettlementTransfer struct {
 	ID          string `json:"id"`
-	Kind        string `json:"kind" doc:"sweep (escrow to vault) or refund (escrow to a donor's wallet; it becomes refund_to_balance when that wallet has no USDC token account)"`
+	Kind        string `json:"kind" doc:"sweep (escrow to vault) or refund (escrow to the donor's wallet, never to a platform balance; while that wallet has no USDC token account the refund waits for one)"`
 	ToAddress   string `json:"toAddress"`
 	AmountMinor int64  `json:"amountMinor"`
 }

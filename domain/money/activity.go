@@ -18,10 +18,10 @@ const (
 	KindWinnings       = "winnings"        // the pot less the fee, to the winner
 	KindStakeRefund    = "stake refund"    // a stake back after a draw or cancellation
 	KindDonation       = "donation"        // from the donor's wallet to a game's escrow
-	KindDonationRefund = "donation refund" // a donation back, to the wallet or the balance
+	KindDonationRefund = "donation refund" // a donation back, on chain to the wallet
 	KindBet            = "bet"             // from the bettor's wallet to a game's escrow
 	KindBetWinnings    = "bet winnings"    // a winning bet's payout, to the balance
-	KindBetRefund      = "bet refund"      // a bet back, to the balance
+	KindBetRefund      = "bet refund"      // a bet back: to the balance after a draw, cancellation or void; on chain to the wallet when refused as it landed
 	KindTipSent        = "tip sent"        // from the tipper's wallet to another user's
 	KindTipReceived    = "tip received"    // into the recipient's wallet from another user's
 	KindMarketPayout   = "market payout"   // a resolved market's shares redeemed, to the balance

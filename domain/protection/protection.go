@@ -16,7 +16,9 @@
 // available balance of the kinds in PlayKinds (a stake locked is a loss
 // when it is locked; a payout or refund a gain when it is paid), plus the
 // bets, which go from the wallet into a game's pool and are attributed to
-// their bettor by the bet row of their signature.
+// their bettor by the bet row of their signature. A bet refused when it
+// landed (late) was never in play, and goes back to the wallet: it counts
+// neither way.
 package protection
 
 import (
@@ -85,13 +87,14 @@ const MaxLimitMinor = 1_000_000_000 * 1_000_000
 
 // PlayKinds are the ledger transaction kinds whose movements of a
 // player's available balance count towards their net loss: stakes (a
-// loss when locked) and what settles them, bet refunds and payouts (bets
-// themselves come from the wallet: see the package comment), and the
-// market's buys, releases, trades and redemptions, and tournaments' entry
-// fees (a loss when locked), their refunds and prizes. Deposits,
-// withdrawals, referral claims and refunds of donations are not play. A
-// new kind that puts money in play or pays it back is added here.
-var PlayKinds = []string{"stake", "settlement", "bet_refund", "bet_settlement",
+// loss when locked) and what settles them, bets' payouts and refunds at
+// settlement (bets themselves come from the wallet: see the package
+// comment), and the market's buys, releases, trades and redemptions, and
+// tournaments' entry fees (a loss when locked), their refunds and prizes.
+// Deposits, withdrawals, referral claims and refunds of donations are not
+// play, nor bet_refund: it credited back a late bet, which is not counted
+// either. A new kind that puts money in play or pays it back is added here.
+var PlayKinds = []string{"stake", "settlement", "bet_settlement",
 	"market_order", "market_release", "market_trade", "market_redeem",
 	"tournament_entry", "tournament_refund", "tournament_prize"}
 
@@ -257,7 +260,7 @@ func (g *Guard) states(ctx context.Context, idb bun.IDB, users []string, now tim
 				SELECT t.created_at, e.amount FROM bets AS b
 					JOIN ledger_transactions AS t ON t.reference = b.signature AND t.kind = 'bet'
 					JOIN ledger_entries AS e ON e.transaction_id = t.id AND e.account_id = 'game:' || b.game_id || ':bets'
-					WHERE b.bettor_id = u.id AND b.created_at > ?1 AND t.created_at > ?1) AS f) END AS losses,
+					WHERE b.bettor_id = u.id AND NOT b.late AND b.created_at > ?1 AND t.created_at > ?1) AS f) END AS losses,
 			CASE WHEN ?4 OR (?6 AND (p.deposit_day_minor IS NOT NULL OR p.deposit_week_minor IS NOT NULL OR p.deposit_month_minor IS NOT NULL))
 			THEN (SELECT coalesce(json_agg(json_build_object('at', f.at, 'minor', f.minor) ORDER BY f.at), '[]') FROM (
 				SELECT t.created_at AS at, e.amount AS minor FROM ledger_entries AS e

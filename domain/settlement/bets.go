@@ -151,7 +151,7 @@ type BetResult struct {
 	Signature   string `json:"signature" bun:"signature"`
 	OnUserID    string `json:"onUserId" bun:"on_user_id"`
 	AmountMinor int64  `json:"amountMinor" bun:"amount_minor"`
-	Refunded    bool   `json:"refunded" bun:"late" doc:"true when the bet could not join its pool when it landed (betting had closed, the pool had reached its cap, the bettor had become linked to a player, or could no longer put money in: a time-out, self-exclusion or loss limit reached since the prepare): it is in no pool and was credited back to the bettor's platform balance"`
+	Refunded    bool   `json:"refunded" bun:"late" doc:"true when the bet could not join its pool when it landed (betting had closed, the pool had reached its cap, the bettor had become linked to a player, or could no longer put money in: a time-out, self-exclusion or loss limit reached since the prepare): it is in no pool and is refunded on chain to the wallet that paid it, never credited to the platform balance (while that wallet has no USDC token account, the refund waits for one)"`
 }
 
 // SubmitBet submits the signed bet (see money.Service.Submit) and answers
@@ -184,9 +184,11 @@ type BetPlaced struct {
 // intent: the ledger entry from the escrow into the game's bet pool, the
 // bet row, the line in the bettor's wallet history and game:bet. A bet
 // that cannot join its pool when it lands (betting closed, the pool
-// reached its cap, or the bettor became linked to a player since the
-// prepare) is refunded at once to the bettor's platform balance, and its
-// USDC swept from the escrow to the vault.
+// reached its cap, the bettor became linked to a player or was refused by
+// player protection since the prepare) is marked late and refunded on
+// chain from the escrow to the wallet that paid it, like a late donation
+// (see signTransfer): credited to the platform balance, it would be a
+// deposit that no deposit limit weighed.
 func (s *Service) ConfirmBet(ctx context.Context, tx bun.Tx, in money.Intent) error {
 	gameID, sig, now := in.Reference, *in.Signature, s.now()
 	var g struct {
@@ -232,16 +234,13 @@ func (s *Service) ConfirmBet(ctx context.Context, tx bun.Tx, in money.Intent) er
 		return err
 	}
 	if !open {
-		if _, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: "bet_refund", Reference: "bet-refund:" + betID, At: now,
-			Memo: "late bet on game " + gameID + " refunded", Entries: []money.Entry{{Account: money.BetPool(gameID), Amount: -in.AmountMinor},
-				{Account: money.Available(in.UserID), Amount: in.AmountMinor}}}); err != nil {
+		// It stays in the bet pool's account, in no pool, until its refund
+		// is confirmed (recordTransfer).
+		var wallet string
+		if err := tx.NewSelect().Table("users").Column("wallet_address").Where("id = ?", in.UserID).Scan(ctx, &wallet); err != nil {
 			return err
 		}
-		if err := money.RecordActivity(ctx, tx, money.Activity{UserID: in.UserID, Kind: money.KindBetRefund, AmountMinor: in.AmountMinor,
-			Counterparty: "game " + gameID, GameID: gameID}, now); err != nil {
-			return err
-		}
-		return s.queueTransfer(ctx, gameID, KindSweep, s.money.DepositAddress().String(), in.AmountMinor, "", nil)
+		return s.queueTransfer(ctx, gameID, KindRefund, wallet, in.AmountMinor, sig, nil)
 	}
 	var username string
 	if err := tx.NewSelect().Table("users").Column("username").Where("id = ?", in.UserID).Scan(ctx, &username); err != nil {

@@ -1,10 +1,11 @@
 // Package settlement pays out every finished game: its whole pot (stakes
 // and donations) exactly once, with the escrow swept to the platform's
 // vault after a win and donations refunded on chain after a draw or
-// cancellation (to the donor's platform balance instead when their wallet
-// has no USDC token account), and its bets. It also takes what a game's
-// pot and bets hold: donations from spectators' wallets into the game's
-// on-chain escrow, and bets.
+// cancellation, and its bets. It also takes what a game's pot and bets
+// hold: donations from spectators' wallets into the game's on-chain
+// escrow, and bets. A donation or bet that cannot join the game when it
+// lands is refunded on chain to the wallet that paid it, never to the
+// platform balance, where it would be a deposit past the deposit limit.
 package settlement
 
 import (
@@ -138,7 +139,7 @@ type DonationResult struct {
 	EscrowAddress string `json:"escrowAddress"`
 	AmountMinor   int64  `json:"amountMinor"`
 	GameID        string `json:"gameId"`
-	Refunded      bool   `json:"refunded" doc:"true when the game had ended before the donation landed: it is not in the pot and is sent back to the donor's wallet (or credited to their platform balance when the wallet has no USDC token account by then)"`
+	Refunded      bool   `json:"refunded" doc:"true when the game had ended before the donation landed: it is not in the pot and is sent back on chain to the wallet that paid it, never credited to the platform balance (while that wallet has no USDC token account, the refund waits for one)"`
 }
 
 // SubmitDonation submits the signed donation (see money.Service.Submit)
@@ -173,7 +174,8 @@ type Donated struct {
 // the intent's confirmation: the ledger entry into the spectator pot, the
 // donation row, the line in the donor's wallet history, game:donation and
 // game:pot, and the system chat message.
-// A donation that lands after the game ended is refunded (see signTransfer).
+// A donation that lands after the game ended is refunded on chain to the
+// wallet that paid it (see signTransfer).
 func (s *Service) ConfirmDonation(ctx context.Context, tx bun.Tx, in money.Intent) error {
 	gameID, sig, now := in.Reference, *in.Signature, s.now()
 	var status string
@@ -296,7 +298,7 @@ type Donation struct {
 	Username    string    `json:"username" bun:"username"`
 	AmountMinor int64     `json:"amountMinor" bun:"amount_minor"`
 	CreatedAt   time.Time `json:"createdAt" bun:"created_at"`
-	Refunded    bool      `json:"refunded" bun:"refunded" doc:"sent back to the donor (to their wallet, or to their platform balance when the wallet has no USDC token account): the game ended in a draw or was cancelled, or the donation landed after it ended"`
+	Refunded    bool      `json:"refunded" bun:"refunded" doc:"true once its refund is queued: it goes back on chain to the wallet that paid it (the game ended in a draw or was cancelled, or the donation landed after it ended); the refund's transfer and its status are in the game's settlement"`
 }
 
 // Donations lists a game's donations, newest first: at most limit of
@@ -308,7 +310,7 @@ func (s *Service) Donations(ctx context.Context, gameID string, limit int, befor
 	}
 	q := s.db.NewSelect().TableExpr("donations AS d").Join("JOIN users AS u ON u.id = d.donor_id").
 		ColumnExpr("d.signature, d.donor_id, u.username, d.amount_minor, d.created_at").
-		ColumnExpr("EXISTS (SELECT 1 FROM settlement_transfers AS st WHERE st.donation = d.signature) AS refunded").
+		ColumnExpr("EXISTS (SELECT 1 FROM settlement_transfers AS st WHERE st.refund_of = d.signature) AS refunded").
 		Where("d.game_id = ?", gameID).OrderExpr("d.created_at DESC, d.signature DESC").Limit(int64(limit))
 	if before != "" {
 		notOne := domain.Invalid(map[string]string{"before": "must be the signature of one of this game's donations"})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -136,7 +137,7 @@ func TestALateDonationIsRefunded(t *testing.T) {
 	if pot.SpectatorPotMinor != 0 || pot.TotalMinor != 2_000_000 {
 		t.Errorf("pot: got %+v, want no donations in it", pot)
 	}
-	want := []transfer{{Kind: KindRefund, To: donor.WalletAddress, Amount: 40_000, Donation: sig}}
+	want := []transfer{{Kind: KindRefund, To: donor.WalletAddress, Amount: 40_000, RefundOf: sig}}
 	if got := p.transfers(t, g.ID); len(got) != 1 || got[0] != want[0] {
 		t.Errorf("transfers: got %+v, want %+v", got, want)
 	}
@@ -207,8 +208,9 @@ func (c *onChain) donateOnChain(t testing.TB, gameID string, amount int64) (dono
 
 // The settlement's transfers move on chain what the books moved: after a
 // win the donations are swept from the escrow to the vault; after a draw
-// each goes back to its donor's wallet, or to their platform balance when
-// the wallet has no USDC account. Each is recorded once.
+// each goes back to its donor's wallet, never to their platform balance: a
+// refund to a wallet with no USDC account waits until it has one again.
+// Each is recorded once.
 func TestSettlementTransfersOnChain(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -244,6 +246,20 @@ func TestSettlementTransfersOnChain(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if !tc.win {
+				c.wantRefundWaiting(t, g.ID, sigB, 30_000)
+				// The donor's wallet has a USDC account again: the refund,
+				// retried, goes there.
+				if _, err := c.chain.MintTo(ctx, withoutAccount, 1); err != nil {
+					t.Fatal(err)
+				}
+				c.clock.advance(refundWait)
+				more, err := c.pot.ProcessTransfers(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n += more
+			}
 			wantTransfers := 2
 			if tc.win {
 				wantTransfers = 1
@@ -270,8 +286,8 @@ func TestSettlementTransfersOnChain(t *testing.T) {
 				if x.Status != "confirmed" || x.Signature == nil {
 					t.Errorf("transfer %s (%s): status %s, want confirmed with a signature", x.ID, x.Kind, x.Status)
 				}
-				if x.Donation != nil {
-					kinds[*x.Donation] = x.Kind
+				if x.RefundOf != nil {
+					kinds[*x.RefundOf] = x.Kind
 				}
 			}
 			if tc.win {
@@ -279,25 +295,20 @@ func TestSettlementTransfersOnChain(t *testing.T) {
 					t.Errorf("vault on chain: got +%d, want +100000 (the donations)", got)
 				}
 			} else {
-				if kinds[sigA] != KindRefund || kinds[sigB] != KindRefundToBalance {
-					t.Errorf("refund kinds: got %v, want %s for the wallet with a USDC account and %s for the other",
-						kinds, KindRefund, KindRefundToBalance)
+				if kinds[sigA] != KindRefund || kinds[sigB] != KindRefund {
+					t.Errorf("refund kinds: got %v, want %s for both", kinds, KindRefund)
 				}
 				if got := c.usdc(t, withAccount); got != 1+70_000 {
 					t.Errorf("refunded wallet on chain: got %d, want 70001", got)
 				}
-				if got := c.usdc(t, withoutAccount); got != 0 {
-					t.Errorf("wallet without a USDC account on chain: got %d, want 0 (credited on the platform)", got)
+				if got := c.usdc(t, withoutAccount); got != 1+30_000 {
+					t.Errorf("wallet that had no USDC account on chain: got %d, want 30001", got)
 				}
-				var donorB string
-				if err := c.db.NewSelect().Table("donations").Column("donor_id").Where("signature = ?", sigB).Scan(ctx, &donorB); err != nil {
-					t.Fatal(err)
+				if got := c.balance(t, money.Available(c.donorOf(t, sigB))); got != 0 {
+					t.Errorf("platform balance of the donor who had no USDC account: got %d, want 0", got)
 				}
-				if got := c.balance(t, money.Available(donorB)); got != 30_000 {
-					t.Errorf("platform balance of the donor without a USDC account: got %d, want 30000", got)
-				}
-				if got := c.usdc(t, vault) - vaultBefore; got != 30_000 {
-					t.Errorf("vault on chain: got +%d, want +30000 (the refund credited on the platform)", got)
+				if got := c.usdc(t, vault) - vaultBefore; got != 0 {
+					t.Errorf("vault on chain: got +%d, want +0 (every refund went to its wallet)", got)
 				}
 			}
 			c.wantLedgerAtZero(t)
@@ -307,8 +318,8 @@ func TestSettlementTransfersOnChain(t *testing.T) {
 			// stake and, after a draw, the stake coming back.
 			refundSig := map[string]string{}
 			for _, x := range ts {
-				if x.Donation != nil && x.Signature != nil {
-					refundSig[*x.Donation] = *x.Signature
+				if x.RefundOf != nil && x.Signature != nil {
+					refundSig[*x.RefundOf] = *x.Signature
 				}
 			}
 			for _, d := range []struct {
@@ -355,6 +366,50 @@ func TestSettlementTransfersOnChain(t *testing.T) {
 }
 
 var drawOutcome = rules.Outcome{Done: true, Reason: "board-full"}
+
+// donorOf is the id of the donor of the donation with signature sig.
+func (c *onChain) donorOf(t testing.TB, sig string) string {
+	t.Helper()
+	var donor string
+	if err := c.db.NewSelect().Table("donations").Column("donor_id").Where("signature = ?", sig).Scan(context.Background(), &donor); err != nil {
+		t.Fatal(err)
+	}
+	return donor
+}
+
+// wantRefundWaiting checks that the refund of the donation with signature
+// sig waits for its wallet's USDC account: pending, unsigned, with the
+// reason; the donation still in the escrow and the spectator pot, and
+// nothing on the donor's platform balance.
+func (c *onChain) wantRefundWaiting(t testing.TB, gameID, sig string, amount int64) {
+	t.Helper()
+	if got := c.balance(t, money.Available(c.donorOf(t, sig))); got != 0 {
+		t.Errorf("platform balance of the donor whose wallet has no USDC account: got %d, want 0", got)
+	}
+	ts, err := c.pot.Transfers(context.Background(), gameID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := 0
+	for _, x := range ts {
+		if x.RefundOf != nil && *x.RefundOf == sig {
+			waiting++
+			if x.Kind != KindRefund || x.Status != "pending" || x.Signature != nil || !strings.Contains(x.Error, "no USDC token account") {
+				t.Errorf("refund to a wallet with no USDC account: %+v, want it pending, unsigned, saying why", x)
+			}
+		}
+	}
+	if waiting != 1 {
+		t.Errorf("refunds of %s: %d, want 1", sig, waiting)
+	}
+	if got := c.balance(t, money.SpectatorPot(gameID)); got != amount {
+		t.Errorf("spectator pot while the refund waits: got %d, want %d", got, amount)
+	}
+	if got, ledger := c.usdc(t, c.pot.EscrowAddress(gameID)), c.balance(t, money.Escrow(gameID)); got != amount || ledger != -amount {
+		t.Errorf("escrow while the refund waits: %d on chain, %d in the ledger; want %d and -%d", got, ledger, amount, amount)
+	}
+	c.wantLedgerAtZero(t)
+}
 
 func TestDonationLimits(t *testing.T) {
 	ctx := context.Background()

@@ -29,8 +29,7 @@ import (
 // and the winner gets the rest on their platform balance; the donations'
 // USDC is then swept on chain from the escrow to the vault. After a draw
 // or a cancellation, stakes go back to the players and each donation goes
-// back to its donor's wallet on chain (or to their platform balance when
-// that wallet has no USDC token account; see signTransfer). After a win
+// back on chain to the wallet that paid it (see signTransfer). After a win
 // of a staked game, the players' referrers are paid their rewards out of
 // the fee (see referrals.Service.PayRewards). The game's bets are settled
 // in the same transaction (see settleBets and BetPayouts), or held for
@@ -165,16 +164,23 @@ func settlementEntries(gameID string, stake int64, players []string, winner stri
 
 // Kinds of settlement transfer.
 const (
-	// KindSweep moves a won game's donations from the escrow to the vault.
+	// KindSweep moves a won game's donations, or its bets, from the escrow
+	// to the vault.
 	KindSweep = "sweep"
-	// KindRefund sends a donation back from the escrow to the donor's wallet.
+	// KindRefund sends a donation, or a bet refused when it landed, back
+	// from the escrow to the wallet that paid it; it waits while that
+	// wallet has no USDC token account (see signTransfer).
 	KindRefund = "refund"
-	// KindRefundToBalance is a refund whose donor's wallet had no USDC
-	// token account when it was signed: the USDC goes from the escrow to
-	// the vault and the donor's platform balance is credited, so that the
-	// platform never pays the rent of opening a donor's account.
+	// KindRefundToBalance was a refund sent to the vault and credited to
+	// the donor's platform balance. None is made any more (a refund to the
+	// balance is a deposit no deposit limit weighs); one signed before
+	// may still land, and is recorded as it was signed.
 	KindRefundToBalance = "refund_to_balance"
 )
+
+// refundWait is how long a refund to a wallet without a USDC token account
+// waits before it looks for the account again.
+const refundWait = 5 * time.Minute
 
 // Transfer is one on-chain transfer of a settlement.
 type Transfer struct {
@@ -182,11 +188,11 @@ type Transfer struct {
 
 	ID          string    `bun:"id,pk,type:uuid" json:"id"`
 	GameID      string    `bun:"game_id,type:uuid" json:"gameId"`
-	Kind        string    `bun:"kind" json:"kind" doc:"sweep (escrow to vault), refund (escrow to a donor's wallet) or refund_to_balance (escrow to vault, credited to the donor's platform balance: their wallet had no USDC token account)"`
+	Kind        string    `bun:"kind" json:"kind" doc:"sweep (escrow to vault) or refund (escrow to the wallet that paid a donation, or a bet refused when it landed; never to a platform balance: while that wallet has no USDC token account the refund stays pending, is retried every few minutes and is sent once the wallet has one); refund_to_balance only on refunds made before refunds waited for the wallet's account"`
 	ToAddress   string    `bun:"to_address" json:"toAddress" doc:"the wallet whose USDC token account receives the transfer"`
 	AmountMinor int64     `bun:"amount_minor" json:"amountMinor"`
-	Donation    *string   `bun:"donation" json:"-"`
-	Status      string    `bun:"status" json:"status" doc:"pending, sent or confirmed"`
+	RefundOf    *string   `bun:"refund_of" json:"-"` // the signature of the donation or bet a refund sends back
+	Status      string    `bun:"status" json:"status" doc:"pending, sent or confirmed (a refund waiting for its wallet's USDC token account is pending)"`
 	Signature   *string   `bun:"signature" json:"signature"`
 	Raw         []byte    `bun:"raw" json:"-"`
 	Error       string    `bun:"error" json:"-"`
@@ -195,17 +201,18 @@ type Transfer struct {
 }
 
 // queueTransfer queues an on-chain transfer of a game's escrow, and adds
-// it to told unless that is nil.
-func (s *Service) queueTransfer(ctx context.Context, gameID, kind, to string, amount int64, donation string,
+// it to told unless that is nil. A refund names in refundOf the signature
+// of the donation or bet it sends back.
+func (s *Service) queueTransfer(ctx context.Context, gameID, kind, to string, amount int64, refundOf string,
 	told *[]game.SettlementTransfer) error {
 	now := s.now()
 	t := Transfer{ID: uuid.NewString(), GameID: gameID, Kind: kind, ToAddress: to, AmountMinor: amount,
 		Status: "pending", CreatedAt: now, UpdatedAt: now}
-	if donation != "" {
-		t.Donation = &donation
+	if refundOf != "" {
+		t.RefundOf = &refundOf
 	}
-	if err := db.Later(ctx, `INSERT INTO settlement_transfers (id, game_id, kind, to_address, amount_minor, donation, status, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, t.ID, t.GameID, t.Kind, t.ToAddress, t.AmountMinor, t.Donation, t.Status, t.CreatedAt, t.UpdatedAt); err != nil {
+	if err := db.Later(ctx, `INSERT INTO settlement_transfers (id, game_id, kind, to_address, amount_minor, refund_of, status, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, t.ID, t.GameID, t.Kind, t.ToAddress, t.AmountMinor, t.RefundOf, t.Status, t.CreatedAt, t.UpdatedAt); err != nil {
 		return fmt.Errorf("queue a %s transfer of game %s: %w", kind, gameID, err)
 	}
 	if told != nil {
@@ -237,7 +244,8 @@ type TransferSent struct {
 }
 
 // ProcessTransfers signs, sends and confirms due settlement transfers, one
-// at a time. Each is claimed for TransferLease in a short transaction (FOR
+// at a time (a refund whose wallet has no USDC token account waits; see
+// signTransfer). Each is claimed for TransferLease in a short transaction (FOR
 // UPDATE SKIP LOCKED, so instances share the work); the chain is called
 // outside any transaction, and what it answered is recorded in another
 // short one that checks the row is still as the worker left it. A
@@ -278,8 +286,12 @@ func (s *Service) seeThrough(ctx context.Context, t *Transfer) (bool, error) {
 	defer stop()
 	defer context.AfterFunc(ctx, func() { time.AfterFunc(transferGrace, stop) })()
 	if t.Raw == nil {
-		if err := s.signTransfer(work, t); err != nil {
+		signed, err := s.signTransfer(work, t)
+		if err != nil {
 			return false, fmt.Errorf("sign settlement transfer %s: %w", t.ID, err)
+		}
+		if !signed {
+			return false, nil
 		}
 	}
 	confirmed, err := s.sendTransfer(work, t)
@@ -324,60 +336,78 @@ func (s *Service) claimTransfer(ctx context.Context) (Transfer, bool, error) {
 
 // signTransfer builds and signs a transfer from the game's escrow and
 // stores it, unless another worker signed it first. A refund goes to the
-// donor's wallet only when its USDC token account exists, and then the
-// transaction does not open it: were the platform to pay that rent, a
-// donor could close the account after each refund and collect the rent,
-// again and again. When the account is missing, the refund becomes a
-// refund_to_balance: the USDC goes to the vault and the donor's platform
-// balance is credited on confirmation. If the donor closes the account
-// after this signing, the transfer fails and is signed anew (see
-// sendTransfer), and goes to the balance then.
-func (s *Service) signTransfer(ctx context.Context, t *Transfer) error {
+// wallet that paid the money, and only once that wallet's USDC token
+// account exists: the transaction never opens it, since were the platform
+// to pay that rent, a payer could close the account after each refund and
+// collect the rent, again and again. Nor is the refund ever credited to
+// the platform balance instead, which would be a deposit past the payer's
+// deposit limit. So while the account is missing the refund stays
+// pending, says why, and is looked at again after refundWait: signTransfer
+// reports false. If the payer closes the account after this signing, the
+// transfer fails and is signed anew (see sendTransfer), and waits then.
+func (s *Service) signTransfer(ctx context.Context, t *Transfer) (bool, error) {
 	escrow := s.keys.Escrow(t.GameID)
 	client := s.money.Chain()
 	spec := chain.Transfer{FeePayer: s.keys.FeePayer().PublicKey(), From: escrow.PublicKey(), Mint: s.money.Mint(),
 		Amount: uint64(t.AmountMinor)}
-	if t.Kind == KindRefund {
+	if t.Kind != KindSweep {
+		// A refund_to_balance signed before, whose transaction failed, is
+		// now a refund like any other.
+		r, err := refundedBy(ctx, s.db, t)
+		if err != nil {
+			return false, err
+		}
+		t.Kind, t.ToAddress = KindRefund, r.Wallet
 		exists, err := client.AccountExists(ctx, chain.ATA(solana.MustPublicKeyFromBase58(t.ToAddress), s.money.Mint()))
 		if err != nil {
-			return err
+			return false, err
 		}
-		if exists {
-			spec.DestinationExists = true
-		} else {
-			t.Kind, t.ToAddress = KindRefundToBalance, s.money.DepositAddress().String()
+		if !exists {
+			return false, s.waitForAccount(ctx, t)
 		}
+		spec.DestinationExists = true
 	}
 	var err error
 	if spec.CloseSource, err = s.lastOfEscrow(ctx, t); err != nil {
-		return err
+		return false, err
 	}
 	bh, err := client.Blockhash(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	spec.To, spec.Memo, spec.Blockhash = solana.MustPublicKeyFromBase58(t.ToAddress), "wager:"+t.Kind+":"+t.ID, bh
 	stx, err := chain.BuildTransfer(spec)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := chain.SignWith(stx, s.keys.FeePayer(), escrow); err != nil {
-		return err
+		return false, err
 	}
 	if t.Raw, err = stx.MarshalBinary(); err != nil {
-		return err
+		return false, err
 	}
 	sig := stx.Signatures[0].String()
 	t.Signature, t.Status = &sig, "sent"
 	res, err := s.db.NewUpdate().Model(t).Column("kind", "to_address", "raw", "signature", "status").
 		Where("id = ? AND raw IS NULL", t.ID).Exec(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("another worker signed it first")
+		return false, fmt.Errorf("another worker signed it first")
 	}
-	return nil
+	return true, nil
+}
+
+// waitForAccount leaves a refund whose wallet has no USDC token account
+// pending, with the reason, until refundWait has passed.
+func (s *Service) waitForAccount(ctx context.Context, t *Transfer) error {
+	t.Error = "the wallet " + t.ToAddress + " has no USDC token account: the refund waits until it has one " +
+		"(the platform does not open it, nor credit the platform balance instead)"
+	t.UpdatedAt = s.now().Add(refundWait)
+	_, err := s.db.NewUpdate().Model(t).Column("kind", "to_address", "error", "updated_at").
+		Where("id = ? AND raw IS NULL", t.ID).Exec(ctx)
+	return err
 }
 
 // lastOfEscrow reports whether t is the last transfer out of its game's
@@ -417,10 +447,10 @@ func (s *Service) sendTransfer(ctx context.Context, t *Transfer) (bool, error) {
 		return false, err
 	}
 	if _, err := client.SendAndConfirm(ctx, stx, 30*time.Second); err != nil {
-		// A transfer that failed on chain (a refund whose donor closed their
+		// A transfer that failed on chain (a refund whose payer closed their
 		// token account after it was signed, say), or that never landed and
 		// never can, has a signature that can never succeed: it is signed
-		// anew on the next round, to wherever the money can go then.
+		// anew on the next round (a refund waits for the account then).
 		outcome, _, oerr := client.OutcomeOf(ctx, stx.Signatures[0], stx.Message.RecentBlockhash)
 		signAnew := oerr == nil && (outcome == chain.Failed || outcome == chain.Expired)
 		s.log.Warn("settlement transfer not confirmed", "transfer", t.ID, "err", err, "signAnew", signAnew, "outcomeErr", oerr)
@@ -453,42 +483,78 @@ func (s *Service) sendTransfer(ctx context.Context, t *Transfer) (bool, error) {
 	return err == nil, err
 }
 
+// refunded is the money a refund sends back: a donation, or a bet refused
+// when it landed, both found by their signature.
+type refunded struct {
+	Bet    bool   `bun:"bet"`
+	Payer  string `bun:"payer"`
+	Wallet string `bun:"wallet"` // the payer's wallet, which signed the payment
+}
+
+// refundedBy reads what the refund t sends back, and to whom.
+func refundedBy(ctx context.Context, idb bun.IDB, t *Transfer) (refunded, error) {
+	var r refunded
+	if t.RefundOf == nil {
+		return r, errors.New(t.Kind + " transfer " + t.ID + " names no donation or bet")
+	}
+	err := idb.NewRaw(`SELECT p.bet, p.payer, u.wallet_address AS wallet FROM (
+			SELECT false AS bet, donor_id AS payer FROM donations WHERE signature = ?0
+			UNION ALL SELECT true, bettor_id FROM bets WHERE signature = ?0) AS p
+		JOIN users AS u ON u.id = p.payer`, *t.RefundOf).Scan(ctx, &r)
+	if err != nil {
+		return r, fmt.Errorf("read the payer of %s, which transfer %s refunds: %w", *t.RefundOf, t.ID, err)
+	}
+	return r, nil
+}
+
+// from is the ledger account that held the refunded money: the spectator
+// pot, or the bet pool where a refused bet waits for its refund.
+func (r refunded) from(gameID string) string {
+	if r.Bet {
+		return money.BetPool(gameID)
+	}
+	return money.SpectatorPot(gameID)
+}
+
+// activity is the kind of the payer's wallet history line.
+func (r refunded) activity() string {
+	if r.Bet {
+		return money.KindBetRefund
+	}
+	return money.KindDonationRefund
+}
+
 // recordTransfer writes the ledger transaction of a confirmed transfer,
-// keyed by its signature: the escrow's USDC left for the vault (a sweep),
-// for the donor's wallet (a refund), or for the vault with the donor's
-// platform balance credited (a refund_to_balance). Refunds of both kinds
-// get a line in the donor's wallet history.
+// keyed by its signature: the escrow's USDC left for the vault (a sweep)
+// or for the payer's wallet (a refund, out of the account that held the
+// donation or bet). A refund gets a line in the payer's wallet history,
+// which already shows the money leaving the wallet.
 func (s *Service) recordTransfer(ctx context.Context, tx bun.Tx, t *Transfer) error {
 	amount := t.AmountMinor
 	entries := []money.Entry{{Account: money.Escrow(t.GameID), Amount: amount}}
-	var donor string
-	if t.Kind == KindRefund || t.Kind == KindRefundToBalance {
-		if t.Donation == nil {
-			return errors.New(t.Kind + " transfer " + t.ID + " names no donation")
-		}
-		if err := tx.NewSelect().Table("donations").Column("donor_id").Where("signature = ?", *t.Donation).Scan(ctx, &donor); err != nil {
-			return fmt.Errorf("read the donor of donation %s: %w", *t.Donation, err)
+	var r refunded
+	if t.Kind != KindSweep {
+		var err error
+		if r, err = refundedBy(ctx, tx, t); err != nil {
+			return err
 		}
 	}
 	switch t.Kind {
 	case KindSweep:
 		entries = append(entries, money.Entry{Account: money.Vault, Amount: -amount})
 	case KindRefund:
-		entries = append(entries, money.Entry{Account: money.SpectatorPot(t.GameID), Amount: -amount})
-	case KindRefundToBalance:
+		entries = append(entries, money.Entry{Account: r.from(t.GameID), Amount: -amount})
+	case KindRefundToBalance: // signed before refunds waited for the account: its USDC went to the vault
 		entries = append(entries, money.Entry{Account: money.Vault, Amount: -amount},
-			money.Entry{Account: money.SpectatorPot(t.GameID), Amount: -amount},
-			money.Entry{Account: money.Available(donor), Amount: amount})
+			money.Entry{Account: r.from(t.GameID), Amount: -amount},
+			money.Entry{Account: money.Available(r.Payer), Amount: amount})
 	default:
 		return errors.New("settlement transfer " + t.ID + " of unknown kind " + t.Kind)
 	}
 	posted, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: "settlement_" + t.Kind, Reference: *t.Signature, Entries: entries})
-	if err != nil || !posted || donor == "" {
+	if err != nil || !posted || r.Payer == "" {
 		return err
 	}
-	// The donor's history shows the donation coming back, whether to their
-	// wallet (their history already shows it leaving the wallet) or to
-	// their platform balance.
-	return money.RecordActivity(ctx, tx, money.Activity{UserID: donor, Kind: money.KindDonationRefund, AmountMinor: amount,
+	return money.RecordActivity(ctx, tx, money.Activity{UserID: r.Payer, Kind: r.activity(), AmountMinor: amount,
 		Counterparty: "game " + t.GameID, Signature: *t.Signature, GameID: t.GameID}, s.now())
 }

@@ -299,7 +299,7 @@ type transfer struct {
 	Kind     string
 	To       string
 	Amount   int64
-	Donation string
+	RefundOf string
 }
 
 func (p *platform) transfers(t testing.TB, gameID string) []transfer {
@@ -311,15 +311,15 @@ func (p *platform) transfers(t testing.TB, gameID string) []transfer {
 	out := []transfer{}
 	for _, x := range ts {
 		tr := transfer{Kind: x.Kind, To: x.ToAddress, Amount: x.AmountMinor}
-		if x.Donation != nil {
-			tr.Donation = *x.Donation
+		if x.RefundOf != nil {
+			tr.RefundOf = *x.RefundOf
 		}
 		if x.Status != "pending" {
 			t.Errorf("transfer %s: status %s, want pending (nothing sends them here)", x.ID, x.Status)
 		}
 		out = append(out, tr)
 	}
-	slices.SortFunc(out, func(a, b transfer) int { return strings.Compare(a.Donation, b.Donation) })
+	slices.SortFunc(out, func(a, b transfer) int { return strings.Compare(a.RefundOf, b.RefundOf) })
 	return out
 }
 
@@ -394,9 +394,9 @@ func (p *platform) check(t testing.TB, tc settlementCase) {
 		wantBooks.Available[0] += tc.stake
 		wantBooks.Available[1] += tc.stake
 		for _, d := range donations {
-			wantTransfers = append(wantTransfers, transfer{Kind: KindRefund, To: d.wallet, Amount: d.amount, Donation: d.signature})
+			wantTransfers = append(wantTransfers, transfer{Kind: KindRefund, To: d.wallet, Amount: d.amount, RefundOf: d.signature})
 		}
-		slices.SortFunc(wantTransfers, func(a, b transfer) int { return strings.Compare(a.Donation, b.Donation) })
+		slices.SortFunc(wantTransfers, func(a, b transfer) int { return strings.Compare(a.RefundOf, b.RefundOf) })
 	}
 	if wantTransfers == nil {
 		wantTransfers = []transfer{}

@@ -1372,7 +1372,7 @@ type GameSettlementTransfer struct {
 	AmountMinor int64  `json:"amountMinor"`
 	Id          string `json:"id"`
 
-	// Kind sweep (escrow to vault) or refund (escrow to a donor's wallet; it becomes refund_to_balance when that wallet has no USDC token account)
+	// Kind sweep (escrow to vault) or refund (escrow to the donor's wallet, never to a platform balance; while that wallet has no USDC token account the refund waits for one)
 	Kind      string `json:"kind"`
 	ToAddress string `json:"toAddress"`
 }
@@ -2042,7 +2042,7 @@ type PotBetResult struct {
 	BetId       string `json:"betId"`
 	OnUserId    string `json:"onUserId"`
 
-	// Refunded true when the bet could not join its pool when it landed (betting had closed, the pool had reached its cap, the bettor had become linked to a player, or could no longer put money in: a time-out, self-exclusion or loss limit reached since the prepare): it is in no pool and was credited back to the bettor's platform balance
+	// Refunded true when the bet could not join its pool when it landed (betting had closed, the pool had reached its cap, the bettor had become linked to a player, or could no longer put money in: a time-out, self-exclusion or loss limit reached since the prepare): it is in no pool and is refunded on chain to the wallet that paid it, never credited to the platform balance (while that wallet has no USDC token account, the refund waits for one)
 	Refunded  bool   `json:"refunded"`
 	Signature string `json:"signature"`
 }
@@ -2075,7 +2075,7 @@ type PotDonation struct {
 	CreatedAt   time.Time `json:"createdAt"`
 	DonorId     string    `json:"donorId"`
 
-	// Refunded sent back to the donor (to their wallet, or to their platform balance when the wallet has no USDC token account): the game ended in a draw or was cancelled, or the donation landed after it ended
+	// Refunded true once its refund is queued: it goes back on chain to the wallet that paid it (the game ended in a draw or was cancelled, or the donation landed after it ended); the refund's transfer and its status are in the game's settlement
 	Refunded  bool   `json:"refunded"`
 	Signature string `json:"signature"`
 	Username  string `json:"username"`
@@ -2087,7 +2087,7 @@ type PotDonationResult struct {
 	EscrowAddress string `json:"escrowAddress"`
 	GameId        string `json:"gameId"`
 
-	// Refunded true when the game had ended before the donation landed: it is not in the pot and is sent back to the donor's wallet (or credited to their platform balance when the wallet has no USDC token account by then)
+	// Refunded true when the game had ended before the donation landed: it is not in the pot and is sent back on chain to the wallet that paid it, never credited to the platform balance (while that wallet has no USDC token account, the refund waits for one)
 	Refunded  bool   `json:"refunded"`
 	Signature string `json:"signature"`
 }
@@ -2106,11 +2106,11 @@ type PotTransfer struct {
 	GameId      string    `json:"gameId"`
 	Id          string    `json:"id"`
 
-	// Kind sweep (escrow to vault), refund (escrow to a donor's wallet) or refund_to_balance (escrow to vault, credited to the donor's platform balance: their wallet had no USDC token account)
+	// Kind sweep (escrow to vault) or refund (escrow to the wallet that paid a donation, or a bet refused when it landed; never to a platform balance: while that wallet has no USDC token account the refund stays pending, is retried every few minutes and is sent once the wallet has one); refund_to_balance only on refunds made before refunds waited for the wallet's account
 	Kind      string  `json:"kind"`
 	Signature *string `json:"signature"`
 
-	// Status pending, sent or confirmed
+	// Status pending, sent or confirmed (a refund waiting for its wallet's USDC token account is pending)
 	Status string `json:"status"`
 
 	// ToAddress the wallet whose USDC token account receives the transfer
@@ -4772,7 +4772,7 @@ type ClientInterface interface {
 
 	// PostGamesByIdBetsSubmitWithBody Submit the signed bet; answers once it is confirmed and in the pool
 	//
-	// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+	// The room gets game:bet with the new pool totals. A bet that cannot join its pool when it lands (betting closed, the pool's cap, a link to a player, a player protection refusal) answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4781,7 +4781,7 @@ type ClientInterface interface {
 
 	// PostGamesByIdBetsSubmit Submit the signed bet; answers once it is confirmed and in the pool
 	//
-	// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+	// The room gets game:bet with the new pool totals. A bet that cannot join its pool when it lands (betting closed, the pool's cap, a link to a player, a player protection refusal) answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4813,7 +4813,7 @@ type ClientInterface interface {
 
 	// PostGamesByIdDonationsSubmitWithBody Submit the signed donation; answers once it is confirmed and in the pot
 	//
-	// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+	// The room gets game:donation, game:pot and a system chat message. A donation that lands after the game ended answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4822,7 +4822,7 @@ type ClientInterface interface {
 
 	// PostGamesByIdDonationsSubmit Submit the signed donation; answers once it is confirmed and in the pot
 	//
-	// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+	// The room gets game:donation, game:pot and a system chat message. A donation that lands after the game ended answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6399,7 +6399,7 @@ func (c *Client) PostGamesByIdBetsPrepare(ctx context.Context, id string, params
 
 // PostGamesByIdBetsSubmitWithBody Submit the signed bet; answers once it is confirmed and in the pool
 //
-// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+// The room gets game:bet with the new pool totals. A bet that cannot join its pool when it lands (betting closed, the pool's cap, a link to a player, a player protection refusal) answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes any type of body and a specified content type.
 //
@@ -6418,7 +6418,7 @@ func (c *Client) PostGamesByIdBetsSubmitWithBody(ctx context.Context, id string,
 
 // PostGamesByIdBetsSubmit Submit the signed bet; answers once it is confirmed and in the pool
 //
-// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+// The room gets game:bet with the new pool totals. A bet that cannot join its pool when it lands (betting closed, the pool's cap, a link to a player, a player protection refusal) answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6490,7 +6490,7 @@ func (c *Client) PostGamesByIdDonationsPrepare(ctx context.Context, id string, p
 
 // PostGamesByIdDonationsSubmitWithBody Submit the signed donation; answers once it is confirmed and in the pot
 //
-// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+// The room gets game:donation, game:pot and a system chat message. A donation that lands after the game ended answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes any type of body and a specified content type.
 //
@@ -6509,7 +6509,7 @@ func (c *Client) PostGamesByIdDonationsSubmitWithBody(ctx context.Context, id st
 
 // PostGamesByIdDonationsSubmit Submit the signed donation; answers once it is confirmed and in the pot
 //
-// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+// The room gets game:donation, game:pot and a system chat message. A donation that lands after the game ended answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -15602,7 +15602,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostGamesByIdBetsSubmitWithBodyWithResponse Submit the signed bet; answers once it is confirmed and in the pool
 	//
-	// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+	// The room gets game:bet with the new pool totals. A bet that cannot join its pool when it lands (betting closed, the pool's cap, a link to a player, a player protection refusal) answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15611,7 +15611,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostGamesByIdBetsSubmitWithResponse Submit the signed bet; answers once it is confirmed and in the pool
 	//
-	// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+	// The room gets game:bet with the new pool totals. A bet that cannot join its pool when it lands (betting closed, the pool's cap, a link to a player, a player protection refusal) answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15645,7 +15645,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostGamesByIdDonationsSubmitWithBodyWithResponse Submit the signed donation; answers once it is confirmed and in the pot
 	//
-	// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+	// The room gets game:donation, game:pot and a system chat message. A donation that lands after the game ended answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15654,7 +15654,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostGamesByIdDonationsSubmitWithResponse Submit the signed donation; answers once it is confirmed and in the pot
 	//
-	// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+	// The room gets game:donation, game:pot and a system chat message. A donation that lands after the game ended answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -28302,7 +28302,7 @@ func (c *ClientWithResponses) PostGamesByIdBetsPrepareWithResponse(ctx context.C
 
 // PostGamesByIdBetsSubmitWithBodyWithResponse Submit the signed bet; answers once it is confirmed and in the pool
 //
-// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+// The room gets game:bet with the new pool totals. A bet that cannot join its pool when it lands (betting closed, the pool's cap, a link to a player, a player protection refusal) answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -28317,7 +28317,7 @@ func (c *ClientWithResponses) PostGamesByIdBetsSubmitWithBodyWithResponse(ctx co
 
 // PostGamesByIdBetsSubmitWithResponse Submit the signed bet; answers once it is confirmed and in the pool
 //
-// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+// The room gets game:bet with the new pool totals. A bet that cannot join its pool when it lands (betting closed, the pool's cap, a link to a player, a player protection refusal) answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -28375,7 +28375,7 @@ func (c *ClientWithResponses) PostGamesByIdDonationsPrepareWithResponse(ctx cont
 
 // PostGamesByIdDonationsSubmitWithBodyWithResponse Submit the signed donation; answers once it is confirmed and in the pot
 //
-// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+// The room gets game:donation, game:pot and a system chat message. A donation that lands after the game ended answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -28390,7 +28390,7 @@ func (c *ClientWithResponses) PostGamesByIdDonationsSubmitWithBodyWithResponse(c
 
 // PostGamesByIdDonationsSubmitWithResponse Submit the signed donation; answers once it is confirmed and in the pot
 //
-// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+// The room gets game:donation, game:pot and a system chat message. A donation that lands after the game ended answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -300,7 +300,7 @@
         list.prepend(li);
         document.querySelectorAll("[data-my-bets-empty]").forEach((el) => el.remove());
       }
-      return receipt.refunded ? "Betting had closed: your bet is refunded to your platform balance." : "Your bet on " + name + " is in the pool.";
+      return receipt.refunded ? "Your bet could not join the pool when it landed: it is sent back to your wallet." : "Your bet on " + name + " is in the pool.";
     });
   }
 })();

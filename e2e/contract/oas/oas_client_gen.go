@@ -662,11 +662,13 @@ type Invoker interface {
 	PostGamesByIdBetsPrepare(ctx context.Context, request *BetRequest, params PostGamesByIdBetsPrepareParams) (PostGamesByIdBetsPrepareRes, error)
 	// PostGamesByIdBetsSubmit invokes postGamesByIdBetsSubmit operation.
 	//
-	// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded
-	// to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform
-	// pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC
-	// day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429
-	// RATE_LIMITED until the next UTC day (Retry-After).
+	// The room gets game:bet with the new pool totals. A bet that cannot join its pool when it lands
+	// (betting closed, the pool's cap, a link to a player, a player protection refusal) answers refunded:
+	// true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting
+	// the same intent again moves nothing more. The platform pays the network fee up to
+	// FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to
+	// FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until
+	// the next UTC day (Retry-After).
 	//
 	// POST /games/{id}/bets/submit
 	PostGamesByIdBetsSubmit(ctx context.Context, request *SubmitRequest, params PostGamesByIdBetsSubmitParams) (PostGamesByIdBetsSubmitRes, error)
@@ -685,10 +687,12 @@ type Invoker interface {
 	PostGamesByIdDonationsPrepare(ctx context.Context, request *DonationRequest, params PostGamesByIdDonationsPrepareParams) (PostGamesByIdDonationsPrepareRes, error)
 	// PostGamesByIdDonationsSubmit invokes postGamesByIdDonationsSubmit operation.
 	//
-	// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again
-	// moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of
-	// fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users
-	// together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+	// The room gets game:donation, game:pot and a system chat message. A donation that lands after the
+	// game ended answers refunded: true and is refunded on chain to the wallet that paid it, never to the
+	// platform balance. Submitting the same intent again moves nothing more. The platform pays the network
+	// fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to
+	// FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until
+	// the next UTC day (Retry-After).
 	//
 	// POST /games/{id}/donations/submit
 	PostGamesByIdDonationsSubmit(ctx context.Context, request *SubmitRequest, params PostGamesByIdDonationsSubmitParams) (PostGamesByIdDonationsSubmitRes, error)
@@ -11915,11 +11919,13 @@ func (c *Client) sendPostGamesByIdBetsPrepare(ctx context.Context, request *BetR
 
 // PostGamesByIdBetsSubmit invokes postGamesByIdBetsSubmit operation.
 //
-// The room gets game:bet with the new pool totals. A bet that lands after betting closed is refunded
-// to the bettor's platform balance. Submitting the same intent again moves nothing more. The platform
-// pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC
-// day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429
-// RATE_LIMITED until the next UTC day (Retry-After).
+// The room gets game:bet with the new pool totals. A bet that cannot join its pool when it lands
+// (betting closed, the pool's cap, a link to a player, a player protection refusal) answers refunded:
+// true and is refunded on chain to the wallet that paid it, never to the platform balance. Submitting
+// the same intent again moves nothing more. The platform pays the network fee up to
+// FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to
+// FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until
+// the next UTC day (Retry-After).
 //
 // POST /games/{id}/bets/submit
 func (c *Client) PostGamesByIdBetsSubmit(ctx context.Context, request *SubmitRequest, params PostGamesByIdBetsSubmitParams) (PostGamesByIdBetsSubmitRes, error) {
@@ -12200,10 +12206,12 @@ func (c *Client) sendPostGamesByIdDonationsPrepare(ctx context.Context, request 
 
 // PostGamesByIdDonationsSubmit invokes postGamesByIdDonationsSubmit operation.
 //
-// The room gets game:donation, game:pot and a system chat message. Submitting the same intent again
-// moves nothing more. The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of
-// fees and rent per user per UTC day, and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users
-// together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After).
+// The room gets game:donation, game:pot and a system chat message. A donation that lands after the
+// game ended answers refunded: true and is refunded on chain to the wallet that paid it, never to the
+// platform balance. Submitting the same intent again moves nothing more. The platform pays the network
+// fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, and up to
+// FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until
+// the next UTC day (Retry-After).
 //
 // POST /games/{id}/donations/submit
 func (c *Client) PostGamesByIdDonationsSubmit(ctx context.Context, request *SubmitRequest, params PostGamesByIdDonationsSubmitParams) (PostGamesByIdDonationsSubmitRes, error) {

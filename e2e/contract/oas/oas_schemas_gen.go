@@ -10264,8 +10264,9 @@ type PotBetResult struct {
 	OnUserId    string `json:"onUserId"`
 	// True when the bet could not join its pool when it landed (betting had closed, the pool had reached
 	// its cap, the bettor had become linked to a player, or could no longer put money in: a time-out,
-	// self-exclusion or loss limit reached since the prepare): it is in no pool and was credited back to
-	// the bettor's platform balance.
+	// self-exclusion or loss limit reached since the prepare): it is in no pool and is refunded on chain
+	// to the wallet that paid it, never credited to the platform balance (while that wallet has no USDC
+	// token account, the refund waits for one).
 	Refunded  bool   `json:"refunded"`
 	Signature string `json:"signature"`
 }
@@ -10467,8 +10468,9 @@ type PotDonation struct {
 	AmountMinor int64     `json:"amountMinor"`
 	CreatedAt   time.Time `json:"createdAt"`
 	DonorId     string    `json:"donorId"`
-	// Sent back to the donor (to their wallet, or to their platform balance when the wallet has no USDC
-	// token account): the game ended in a draw or was cancelled, or the donation landed after it ended.
+	// True once its refund is queued: it goes back on chain to the wallet that paid it (the game ended in
+	// a draw or was cancelled, or the donation landed after it ended); the refund's transfer and its
+	// status are in the game's settlement.
 	Refunded  bool   `json:"refunded"`
 	Signature string `json:"signature"`
 	Username  string `json:"username"`
@@ -10539,9 +10541,9 @@ type PotDonationResult struct {
 	AmountMinor   int64  `json:"amountMinor"`
 	EscrowAddress string `json:"escrowAddress"`
 	GameId        string `json:"gameId"`
-	// True when the game had ended before the donation landed: it is not in the pot and is sent back to
-	// the donor's wallet (or credited to their platform balance when the wallet has no USDC token account
-	// by then).
+	// True when the game had ended before the donation landed: it is not in the pot and is sent back on
+	// chain to the wallet that paid it, never credited to the platform balance (while that wallet has no
+	// USDC token account, the refund waits for one).
 	Refunded  bool   `json:"refunded"`
 	Signature string `json:"signature"`
 }
@@ -10641,11 +10643,13 @@ type PotTransfer struct {
 	CreatedAt   time.Time `json:"createdAt"`
 	GameId      string    `json:"gameId"`
 	ID          string    `json:"id"`
-	// Sweep (escrow to vault), refund (escrow to a donor's wallet) or refund_to_balance (escrow to vault,
-	// credited to the donor's platform balance: their wallet had no USDC token account).
+	// Sweep (escrow to vault) or refund (escrow to the wallet that paid a donation, or a bet refused when
+	// it landed; never to a platform balance: while that wallet has no USDC token account the refund stays
+	// pending, is retried every few minutes and is sent once the wallet has one); refund_to_balance only
+	// on refunds made before refunds waited for the wallet's account.
 	Kind      string    `json:"kind"`
 	Signature NilString `json:"signature"`
-	// Pending, sent or confirmed.
+	// Pending, sent or confirmed (a refund waiting for its wallet's USDC token account is pending).
 	Status string `json:"status"`
 	// The wallet whose USDC token account receives the transfer.
 	ToAddress string    `json:"toAddress"`
