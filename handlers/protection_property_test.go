@@ -2,12 +2,17 @@ package handlers_test
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"slices"
 	"sort"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/uptrace/bun"
 
 	"wager/domain/settlement"
 )
@@ -470,5 +475,173 @@ func limitsHoldOverRandomPlay(t *testing.T, seed uint64, steps int, stats map[st
 			}
 		}
 		model.compareLimits(t, step, a.limits(t, p), clk.now())
+	}
+}
+
+// Over random interleavings of a time-out with every way a player's money
+// goes in (a staked queue join, a challenge accepted, paid arena entries,
+// market buys, and a deposit, donation, tip and bets prepared earlier and
+// sent then), a move that closes betting, and sometimes the player's lock
+// held while they queue: nothing of the player's goes in after the
+// time-out started (by the services' clock, read under the player's lock,
+// which ticks at every read), whatever answered first; whatever was sent
+// after the time-out answered is refused; and no refund of money refused
+// as it arrived raises the platform balance (a deposit past the limit).
+func TestNoMoneyGoesInAfterAnExclusionOverRandomInterleavings(t *testing.T) {
+	seen := map[string]int{}
+	for _, seed := range []uint64{1, 2, 3, 4, 5, 6} {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) { noMoneyInAfterAnExclusion(t, seed, seen) })
+	}
+	t.Logf("over all seeds: %v", seen)
+	for _, what := range []string{"went in", "refused"} {
+		if seen[what] == 0 {
+			t.Errorf("no request %s over all seeds: the interleavings prove less than they say", what)
+		}
+	}
+}
+
+func noMoneyInAfterAnExclusion(t *testing.T, seed uint64, seen map[string]int) {
+	rng := rand.New(rand.NewPCG(seed, 11))
+	clk := newTestClock()
+	a := newTestAppAt(t, noWorkers, func() time.Time { return time.Unix(0, clk.ns.Add(int64(time.Microsecond))).UTC() })
+	x, host, challenger, friend := a.depositor(t, 20_000_000), a.depositor(t, 2_000_000), a.depositor(t, 2_000_000), a.newPlayer(t)
+	a.fund(t, x, 10_000_000)
+	lobby := a.lobby(t, host, `{"gameType": "rps", "stakeMinor": 500000}`)
+	a.join(t, host, lobby)
+	r := a.do(t, request{method: http.MethodPost, path: "/challenges", header: challenger.auth,
+		body: jsonBody(map[string]any{"toUserId": x.id, "gameType": "rps", "stakeMinor": 500_000})})
+	if r.Code != http.StatusCreated {
+		t.Fatalf("challenge: %d %s", r.Code, r.Body)
+	}
+	challenge := r.json(t)["id"].(string)
+	p1, p2, game := a.stakedGame(t, 1_000_000, `{"rounds": 3}`)
+	signed := func(prepare, body string) string {
+		r := a.do(t, request{method: http.MethodPost, path: prepare, header: x.auth, body: body})
+		if r.Code != http.StatusOK {
+			t.Fatalf("prepare %s: %d %s", prepare, r.Code, r.Body)
+		}
+		prep := r.json(t)
+		return jsonBody(map[string]string{"intentId": prep["intentId"].(string),
+			"signedTransaction": signPrepared(t, x.wallet, prep["transaction"].(string), nil)})
+	}
+	post := func(path, body string) func() response {
+		return func() response { return a.do(t, request{method: http.MethodPost, path: path, header: x.auth, body: body}) }
+	}
+	ops := map[string]func() response{
+		"queue join":       post("/lobbies/"+lobby+"/join-queue", ""),
+		"challenge accept": post("/challenges/"+challenge+"/accept", ""),
+		"deposit":          post("/wallets/transfer/submit", signed("/wallets/transfer/prepare", jsonBody(map[string]any{"toAddress": a.Money.DepositAddress().String(), "amountMinor": 1_000_000}))),
+		"donation":         post("/games/"+game+"/donations/submit", signed("/games/"+game+"/donations/prepare", `{"amountMinor": 100000}`)),
+		"tip":              post("/tips/broadcast", signed("/tips/prepare", jsonBody(map[string]any{"toUserId": friend.id, "amountMinor": 100_000}))),
+	}
+	for i := range 2 {
+		ar := newArena(t, a, clk, host, map[string]any{"entryFeeMinor": 100_000})
+		ops[fmt.Sprint("entry ", i)] = func() response { return ar.join(t, x) }
+		_, bet := a.prepareBet(t, x, game, []string{p1.id, p2.id}[i], 100_000)
+		ops[fmt.Sprint("bet ", i)] = post("/games/"+game+"/bets/submit", bet)
+		ops[fmt.Sprint("buy ", i)] = func() response { return a.order(t, x, game, "buy", p1.id, int64(100_000*(i+1)), 1, "") }
+	}
+	start := a.balances(t, x.auth)
+	var startLedger int64
+	if err := a.DB.NewRaw("SELECT coalesce(max(id), 0) FROM ledger_transactions").Scan(t.Context(), &startLedger); err != nil {
+		t.Fatal(err)
+	}
+
+	var hold *bun.Tx
+	if rng.IntN(2) == 0 { // the player's lock held while the first requests queue for it
+		tx, err := a.DB.BeginTx(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hold = &tx
+		defer tx.Rollback()
+		if _, err := hold.ExecContext(t.Context(), "SELECT pg_advisory_xact_lock(hashtext('player_protection'), hashtext(?))", x.id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type answer struct {
+		r          response
+		sent, done time.Time // by the test's wall clock: only their order is read
+	}
+	var (
+		mu       sync.Mutex
+		answers  = map[string]answer{}
+		excluded answer
+		wg       sync.WaitGroup
+	)
+	names := slices.Sorted(maps.Keys(ops))
+	names = append(names, "time-out", "betting closes")
+	rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
+	for i, name := range names {
+		delay := time.Duration(rng.IntN(4)*i) * 5 * time.Millisecond
+		wg.Go(func() {
+			time.Sleep(delay)
+			sent := time.Now()
+			switch name {
+			case "time-out":
+				r := a.exclude(t, x, `{"kind": "timeout", "hours": 24}`)
+				excluded = answer{r: r, sent: sent, done: time.Now()}
+			case "betting closes":
+				a.act(t, p1, game, `{"type": "move", "move": "rock"}`)
+				a.act(t, p2, game, `{"type": "move", "move": "paper"}`)
+			default:
+				r := ops[name]()
+				mu.Lock()
+				answers[name] = answer{r: r, sent: sent, done: time.Now()}
+				mu.Unlock()
+			}
+		})
+	}
+	if hold != nil {
+		time.Sleep(50 * time.Millisecond)
+		if err := hold.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	if excluded.r.Code != http.StatusCreated {
+		t.Fatalf("seed %d: the time-out: %d %s", seed, excluded.r.Code, excluded.r.Body)
+	}
+	startsAt, err := time.Parse(time.RFC3339Nano, excluded.r.json(t)["startsAt"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for name, ans := range answers {
+		in := ans.r.Code/100 == 2 && !strings.Contains(ans.r.Body.String(), `"refunded":true`)
+		if in {
+			seen["went in"]++
+		} else {
+			seen["refused"]++
+		}
+		if in && ans.sent.After(excluded.done) {
+			t.Errorf("seed %d: %s, sent after the time-out answered, went in: %d %s", seed, name, ans.r.Code, ans.r.Body)
+		}
+	}
+	// Nothing of the player's went in by the clock after the time-out began.
+	var late []string
+	if err := a.DB.NewRaw(`SELECT t.kind || ' at ' || t.created_at FROM ledger_transactions AS t
+			JOIN ledger_entries AS e ON e.transaction_id = t.id
+			WHERE e.account_id = ? AND e.amount < 0 AND t.id > ? AND t.created_at >= ?
+		UNION ALL SELECT i.kind || ' sent at ' || i.sent_at FROM intents AS i WHERE i.user_id = ? AND i.sent_at >= ?`,
+		"user:"+x.id+":available", startLedger, startsAt, x.id, startsAt).Scan(t.Context(), &late); err != nil {
+		t.Fatal(err)
+	}
+	if len(late) > 0 {
+		t.Errorf("seed %d: the player's money went in after the time-out started at %s: %v", seed, startsAt.Format(time.RFC3339Nano), late)
+	}
+	// The platform balance rose only by the deposit and by the buys the
+	// time-out cancelled: never by a refund.
+	var credits []string
+	if err := a.DB.NewRaw(`SELECT t.kind FROM ledger_transactions AS t JOIN ledger_entries AS e ON e.transaction_id = t.id
+		WHERE e.account_id = ? AND e.amount > 0 AND t.id > ? AND t.kind NOT IN ('deposit', 'market_release')`,
+		"user:"+x.id+":available", startLedger).Scan(t.Context(), &credits); err != nil {
+		t.Fatal(err)
+	}
+	if len(credits) > 0 {
+		t.Errorf("seed %d: the platform balance was credited by %v", seed, credits)
+	}
+	if end := a.balances(t, x.auth); end.available+end.locked > start.available+start.locked+1_000_000 {
+		t.Errorf("seed %d: the platform balance went from %+v to %+v: more than the deposit came in", seed, start, end)
 	}
 }
