@@ -1798,6 +1798,12 @@ type MoneyAddressCheck struct {
 	DifferenceMinor int64  `json:"differenceMinor"`
 	Label           string `json:"label"`
 	LedgerMinor     int64  `json:"ledgerMinor"`
+
+	// ShortfallMinor USDC the ledger says the address holds and the chain does not; 0 otherwise. Any shortfall unbalances the books
+	ShortfallMinor int64 `json:"shortfallMinor"`
+
+	// UnattributedMinor USDC on chain beyond the ledger (arrived without a matching intent; nobody's balance); 0 otherwise. It does not unbalance the books
+	UnattributedMinor int64 `json:"unattributedMinor"`
 }
 
 // MoneyBalance defines model for MoneyBalance.
@@ -1860,7 +1866,7 @@ type MoneyReceipt struct {
 type MoneyReconciliation struct {
 	Addresses []MoneyAddressCheck `json:"addresses"`
 
-	// Balanced true when both totals are 0 and every address agrees
+	// Balanced true when both totals are 0 and no address holds less on chain than in the ledger (unattributed USDC does not count against it)
 	Balanced bool `json:"balanced"`
 
 	// EntriesTotalMinor sum of all entries; must be 0
