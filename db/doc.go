@@ -15,8 +15,9 @@
 // entries that do not sum to zero, edits, deletions and overdrafts of user
 // accounts, so a bug fails a transaction instead of corrupting the books.
 // Locks are taken in one order (a user's advisory lock of chat messages,
-// challenges sent or support tickets, or the deadline worker's row; then
-// game rows; then ledger accounts) to keep deadlocks rare; Transact
+// challenges sent, support tickets or arenas created, then the advisory
+// lock of all arenas' creation; or the deadline worker's row; then game
+// rows; then ledger accounts) to keep deadlocks rare; Transact
 // retries the ones that happen. Player protection's lock of a player
 // (protection.lockPlayers) is the exception: a transaction that puts
 // money in takes it as it reads the player's rules, after the rows it

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"wager/db"
 	"wager/domain"
@@ -114,6 +115,13 @@ type Deps struct {
 	// MaxPlayers is the largest maxPlayers a new tournament may ask for
 	// (0: MaxPlayers).
 	MaxPlayers int
+	// CreatePerDay bounds the arenas one player creates in CreateWindow
+	// (0: DefaultCreatePerDay), and ScheduledMax those scheduled or running
+	// (0: DefaultScheduledMax).
+	CreatePerDay, ScheduledMax int
+	// Unlimited are the wallets whose accounts CreatePerDay does not bound
+	// (the demo bots, which keep a free arena scheduled around the clock).
+	Unlimited []string
 }
 
 // Service runs tournaments.
@@ -129,6 +137,9 @@ type Service struct {
 	protect    Protection
 	maxPlayers int
 
+	createPerDay, scheduledMax int
+	unlimited                  []string
+
 	mu  sync.Mutex
 	rnd *rand.Rand
 
@@ -142,16 +153,25 @@ func New(bdb *bun.DB, now domain.Clock, log *slog.Logger, d Deps) *Service {
 	if d.MaxPlayers <= 0 {
 		d.MaxPlayers = MaxPlayers
 	}
+	if d.CreatePerDay <= 0 {
+		d.CreatePerDay = DefaultCreatePerDay
+	}
+	if d.ScheduledMax <= 0 {
+		d.ScheduledMax = DefaultScheduledMax
+	}
 	seed := uint64(time.Now().UnixNano())
 	return &Service{db: bdb, now: now, log: log, games: d.Games, notify: d.Notify, feed: d.Feed, tell: d.Tell, sink: d.Sink,
-		protect: d.Protect, maxPlayers: d.MaxPlayers, rnd: rand.New(rand.NewPCG(seed, seed^0x5eed))}
+		protect: d.Protect, maxPlayers: d.MaxPlayers, createPerDay: d.CreatePerDay, scheduledMax: d.ScheduledMax,
+		unlimited: d.Unlimited, rnd: rand.New(rand.NewPCG(seed, seed^0x5eed))}
 }
 
 // MaxPlayersLimit is the largest maxPlayers a new tournament may ask for.
 func (s *Service) MaxPlayersLimit() int { return s.maxPlayers }
 
 // Create schedules a tournament that userID creates. Errors:
-// VALIDATION_ERROR naming each invalid field.
+// VALIDATION_ERROR naming each invalid field; RATE_LIMITED (with
+// retryAfterSeconds) past the creator's arenas of the last 24 hours or
+// the arenas scheduled or running.
 func (s *Service) Create(ctx context.Context, userID string, n NewTournament) (Tournament, error) {
 	now := s.now()
 	v, err := n.Validate(now, s.maxPlayers)
@@ -161,16 +181,65 @@ func (s *Service) Create(ctx context.Context, userID string, n NewTournament) (T
 	t := Tournament{ID: uuid.NewString(), Name: v.name, GameType: v.gameType, Settings: v.settings, EntryFeeMinor: v.fee,
 		PrizeSplitBps: v.split, StartsAt: v.startsAt, EndsAt: v.endsAt, Status: StatusScheduled, CreatedByID: userID,
 		MaxPlayers: v.maxPlayers, CreatedAt: now, ChangedAt: now}
-	err = s.db.NewRaw(`WITH t AS (INSERT INTO tournaments (id, name, game_type, settings, entry_fee_minor, prize_split_bps, starts_at,
-			ends_at, max_players, status, created_by, created_at, changed_at) VALUES (?, ?, ?, ?, ?, ?::integer[], ?, ?, ?, ?, ?, ?, ?))
-		SELECT username FROM users WHERE id = ?`,
-		t.ID, t.Name, t.GameType, string(t.Settings), t.EntryFeeMinor, intArray(t.PrizeSplitBps), t.StartsAt, t.EndsAt,
-		t.MaxPlayers, t.Status, userID, now, now, userID).Scan(ctx, &t.CreatorName)
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if err := s.boundCreation(ctx, tx, userID, now); err != nil {
+			return err
+		}
+		return tx.NewRaw(`WITH t AS (INSERT INTO tournaments (id, name, game_type, settings, entry_fee_minor, prize_split_bps, starts_at,
+				ends_at, max_players, status, created_by, created_at, changed_at) VALUES (?, ?, ?, ?, ?, ?::integer[], ?, ?, ?, ?, ?, ?, ?))
+			SELECT username FROM users WHERE id = ?`,
+			t.ID, t.Name, t.GameType, string(t.Settings), t.EntryFeeMinor, intArray(t.PrizeSplitBps), t.StartsAt, t.EndsAt,
+			t.MaxPlayers, t.Status, userID, now, now, userID).Scan(ctx, &t.CreatorName)
+	})
 	if err != nil {
 		return Tournament{}, fmt.Errorf("create a tournament: %w", err)
 	}
 	t.CreatedBy = UserRef{UserID: userID, Username: t.CreatorName}
 	return t, nil
+}
+
+// boundCreation refuses (RATE_LIMITED) an arena past the creator's daily
+// limit or past the arenas scheduled or running. Each count is read under
+// its advisory lock (the creator's, then the one of all creations), so
+// that of concurrent creations only those that fit pass.
+func (s *Service) boundCreation(ctx context.Context, tx bun.Tx, userID string, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext('tournaments_created'), hashtext(?))", userID); err != nil {
+		return fmt.Errorf("lock the arenas created by %s: %w", userID, err)
+	}
+	var (
+		unlimited bool
+		created   int
+		oldest    time.Time
+	)
+	err := tx.QueryRowContext(ctx, `SELECT coalesce(u.wallet_address = ANY(?), false), count(t.id), coalesce(min(t.created_at), ?)
+		FROM users AS u LEFT JOIN tournaments AS t ON t.created_by = u.id AND t.created_at > ?
+		WHERE u.id = ? GROUP BY u.id`, pgdialect.Array(s.unlimited), now, now.Add(-CreateWindow), userID).Scan(&unlimited, &created, &oldest)
+	if err != nil {
+		return fmt.Errorf("count the arenas created by %s: %w", userID, err)
+	}
+	if !unlimited && created >= s.createPerDay {
+		free := oldest.Add(CreateWindow)
+		return domain.Errorf(domain.CodeRateLimited, "a player may create at most %d arenas in 24 hours; your next one can be created at %s UTC",
+			s.createPerDay, free.UTC().Format("15:04 on Jan 2")).With("retryAfterSeconds", retryAfter(free.Sub(now)))
+	}
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext('tournaments_scheduled'), 0)"); err != nil {
+		return fmt.Errorf("lock the arenas scheduled: %w", err)
+	}
+	var open int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM tournaments WHERE status IN (?, ?)", StatusScheduled, StatusRunning).
+		Scan(&open); err != nil {
+		return fmt.Errorf("count the arenas scheduled or running: %w", err)
+	}
+	if open >= s.scheduledMax {
+		return domain.Errorf(domain.CodeRateLimited, "%d arenas are scheduled or running, the most there may be at once; try again in a minute",
+			open).With("retryAfterSeconds", retryAfter(FullRetry))
+	}
+	return nil
+}
+
+// retryAfter is a wait in whole seconds, rounded up, at least 1.
+func retryAfter(d time.Duration) int {
+	return max(int((d+time.Second-1)/time.Second), 1)
 }
 
 // intArray writes ints as a PostgreSQL array literal.

@@ -5235,7 +5235,7 @@ type ClientInterface interface {
 
 	// PostTournamentsWithBody Schedule a tournament (an arena)
 	//
-	// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+	// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000). 429 RATE_LIMITED with Retry-After past TOURNAMENT_CREATE_PER_DAY (5) arenas created by you in the last 24 hours (Retry-After: when the oldest of them leaves the 24 hours), or while TOURNAMENTS_SCHEDULED_MAX (200) arenas are scheduled or running.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5244,7 +5244,7 @@ type ClientInterface interface {
 
 	// PostTournaments Schedule a tournament (an arena)
 	//
-	// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+	// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000). 429 RATE_LIMITED with Retry-After past TOURNAMENT_CREATE_PER_DAY (5) arenas created by you in the last 24 hours (Retry-After: when the oldest of them leaves the 24 hours), or while TOURNAMENTS_SCHEDULED_MAX (200) arenas are scheduled or running.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7492,7 +7492,7 @@ func (c *Client) GetTournaments(ctx context.Context, params *GetTournamentsParam
 
 // PostTournamentsWithBody Schedule a tournament (an arena)
 //
-// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000). 429 RATE_LIMITED with Retry-After past TOURNAMENT_CREATE_PER_DAY (5) arenas created by you in the last 24 hours (Retry-After: when the oldest of them leaves the 24 hours), or while TOURNAMENTS_SCHEDULED_MAX (200) arenas are scheduled or running.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7511,7 +7511,7 @@ func (c *Client) PostTournamentsWithBody(ctx context.Context, params *PostTourna
 
 // PostTournaments Schedule a tournament (an arena)
 //
-// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000). 429 RATE_LIMITED with Retry-After past TOURNAMENT_CREATE_PER_DAY (5) arenas created by you in the last 24 hours (Retry-After: when the oldest of them leaves the 24 hours), or while TOURNAMENTS_SCHEDULED_MAX (200) arenas are scheduled or running.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -16135,7 +16135,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostTournamentsWithBodyWithResponse Schedule a tournament (an arena)
 	//
-	// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+	// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000). 429 RATE_LIMITED with Retry-After past TOURNAMENT_CREATE_PER_DAY (5) arenas created by you in the last 24 hours (Retry-After: when the oldest of them leaves the 24 hours), or while TOURNAMENTS_SCHEDULED_MAX (200) arenas are scheduled or running.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -16144,7 +16144,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostTournamentsWithResponse Schedule a tournament (an arena)
 	//
-	// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+	// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000). 429 RATE_LIMITED with Retry-After past TOURNAMENT_CREATE_PER_DAY (5) arenas created by you in the last 24 hours (Retry-After: when the oldest of them leaves the 24 hours), or while TOURNAMENTS_SCHEDULED_MAX (200) arenas are scheduled or running.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -24849,6 +24849,8 @@ type PostTournamentsResponse struct {
 	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
 	JSON426 *UpgradeRequiredError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequestsError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -24888,6 +24890,11 @@ func (r PostTournamentsResponse) GetJSON413() *RequestEntityTooLargeError {
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
 func (r PostTournamentsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostTournamentsResponse) GetJSON429() *TooManyRequestsError {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -29213,7 +29220,7 @@ func (c *ClientWithResponses) GetTournamentsWithResponse(ctx context.Context, pa
 
 // PostTournamentsWithBodyWithResponse Schedule a tournament (an arena)
 //
-// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000). 429 RATE_LIMITED with Retry-After past TOURNAMENT_CREATE_PER_DAY (5) arenas created by you in the last 24 hours (Retry-After: when the oldest of them leaves the 24 hours), or while TOURNAMENTS_SCHEDULED_MAX (200) arenas are scheduled or running.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -29228,7 +29235,7 @@ func (c *ClientWithResponses) PostTournamentsWithBodyWithResponse(ctx context.Co
 
 // PostTournamentsWithResponse Schedule a tournament (an arena)
 //
-// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000). 429 RATE_LIMITED with Retry-After past TOURNAMENT_CREATE_PER_DAY (5) arenas created by you in the last 24 hours (Retry-After: when the oldest of them leaves the 24 hours), or while TOURNAMENTS_SCHEDULED_MAX (200) arenas are scheduled or running.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -36840,6 +36847,13 @@ func ParsePostTournamentsResponse(rsp *http.Response) (*PostTournamentsResponse,
 			return nil, err
 		}
 		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequestsError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServiceUnavailableError

@@ -858,7 +858,10 @@ type Invoker interface {
 	// VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings,
 	// entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead),
 	// durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS),
-	// prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+	// prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000). 429 RATE_LIMITED with
+	// Retry-After past TOURNAMENT_CREATE_PER_DAY (5) arenas created by you in the last 24 hours
+	// (Retry-After: when the oldest of them leaves the 24 hours), or while TOURNAMENTS_SCHEDULED_MAX (200)
+	// arenas are scheduled or running.
 	//
 	// POST /tournaments
 	PostTournaments(ctx context.Context, request *TournamentNewTournament, params PostTournamentsParams) (PostTournamentsRes, error)
@@ -14369,7 +14372,10 @@ func (c *Client) sendPostTipsPrepare(ctx context.Context, request *TipRequest, p
 // VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings,
 // entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead),
 // durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS),
-// prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+// prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000). 429 RATE_LIMITED with
+// Retry-After past TOURNAMENT_CREATE_PER_DAY (5) arenas created by you in the last 24 hours
+// (Retry-After: when the oldest of them leaves the 24 hours), or while TOURNAMENTS_SCHEDULED_MAX (200)
+// arenas are scheduled or running.
 //
 // POST /tournaments
 func (c *Client) PostTournaments(ctx context.Context, request *TournamentNewTournament, params PostTournamentsParams) (PostTournamentsRes, error) {

@@ -9892,6 +9892,10 @@ type PostTournamentsServiceUnavailable Error
 
 func (*PostTournamentsServiceUnavailable) postTournamentsRes() {}
 
+type PostTournamentsTooManyRequests Error
+
+func (*PostTournamentsTooManyRequests) postTournamentsRes() {}
+
 type PostTournamentsUnauthorized Error
 
 func (*PostTournamentsUnauthorized) postTournamentsRes() {}

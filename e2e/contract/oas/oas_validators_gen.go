@@ -7462,6 +7462,14 @@ func (s *PostTournamentsServiceUnavailable) Validate() error {
 	return nil
 }
 
+func (s *PostTournamentsTooManyRequests) Validate() error {
+	alias := (*Error)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
 func (s *PostTournamentsUnauthorized) Validate() error {
 	alias := (*Error)(s)
 	if err := alias.Validate(); err != nil {
