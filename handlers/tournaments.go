@@ -46,6 +46,8 @@ func (a *App) tournamentRoutes(r *router) {
 		Summary: "Enter a tournament, or play again after withdrawing from a running one",
 		Description: "Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409 INSUFFICIENT_FUNDS) and counts as a stake " +
 			"for your limits; it is paid once: returning after a pause pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. " +
+			"409 LINKED_ACCOUNT when the tournament is paid and your account is linked to one of its entrants (one referred the other, a tip or " +
+			"transfer went between you in the last 30 days, or with LINK_BY_IP you signed in from one client address): the message names whom and why. " +
 			"Joining while in answers your entry unchanged.",
 		Response: tournament.Entry{}, Errors: []int{http.StatusNotFound}}))
 	r.json(http.MethodPost, "/tournaments/:id/withdraw", a.withdrawTournament, web.Op{Tag: "tournaments", Auth: web.AuthRequired,

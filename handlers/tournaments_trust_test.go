@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -146,5 +148,82 @@ func TestDemoBotsAreNotBoundByTheArenaLimit(t *testing.T) {
 		if r := createArena(t, a, clk, bot); r.Code != http.StatusCreated {
 			t.Fatalf("the bot's arena %d: %d %s", i+1, r.Code, r.Body)
 		}
+	}
+}
+
+// The attack: a linked pair (one referred the other) entered the same paid
+// arena, one resigned every game to the other, and the pair took the third
+// entrant's money. A paid arena now refuses an entrant linked to another
+// (409 LINKED_ACCOUNT, naming whom and why, on the API and the page), and
+// the refused entry locks nothing.
+func TestAPaidArenaRefusesAnEntrantLinkedToAnother(t *testing.T) {
+	a, clk := tournamentApp(t)
+	referrer := a.depositor(t, 2_000_000)
+	referee := a.referredDepositor(t, a.referrals(t, referrer).Code, 2_000_000)
+	third := a.depositor(t, 2_000_000)
+	name := a.username(t, referrer.auth)
+	ar := newArena(t, a, clk, third, map[string]any{"entryFeeMinor": 1_000_000})
+	ar.mustJoin(t, referrer)
+
+	m := ar.join(t, referee).wantError(t, http.StatusConflict, "LINKED_ACCOUNT")
+	if msg := m["message"].(string); !strings.Contains(msg, name) || !strings.Contains(msg, "one referred the other") || m["entrantId"] != referrer.id {
+		t.Errorf("the refusal does not say whom the entrant is linked to and why: %v", m)
+	}
+	if b := a.balances(t, referee.auth); b.available != 2_000_000 || b.locked != 0 {
+		t.Errorf("the refused entrant's balance moved: %+v", b)
+	}
+	// On the arena page, in words.
+	cookie := a.sessionCookie(t, referee.wallet)
+	r := a.formPost(t, cookie, "/arenas/"+ar.id+"/join", url.Values{})
+	if text := section(r.Body.String(), "arena-entry"); r.Code != http.StatusConflict || !strings.Contains(text, name) ||
+		!strings.Contains(text, "one referred the other") {
+		t.Errorf("the page's refusal: %d %q", r.Code, text)
+	}
+	if b := a.balances(t, referee.auth); b.available != 2_000_000 || b.locked != 0 {
+		t.Errorf("the refused entrant's balance moved: %+v", b)
+	}
+
+	ar.mustJoin(t, third)
+	if d := ar.get(t); d.PlayerCount != 2 || d.PrizePoolMinor != 2_000_000 {
+		t.Errorf("the arena: %d players, pool %d; want the referrer and the third, 2 USDC", d.PlayerCount, d.PrizePoolMinor)
+	}
+}
+
+// A linked pair joining a paid arena at the same moment: at most one gets
+// in, and only its fee is locked.
+func TestALinkedPairJoiningAtOnceGetsOneEntry(t *testing.T) {
+	a, clk := tournamentApp(t)
+	referrer := a.depositor(t, 5_000_000)
+	referee := a.referredDepositor(t, a.referrals(t, referrer).Code, 5_000_000)
+	const rounds = 4
+	for i := range rounds {
+		ar := newArena(t, a, clk, referrer, map[string]any{"entryFeeMinor": 1_000_000})
+		var codes [2]int
+		var wg sync.WaitGroup
+		for j, p := range []player{referrer, referee} {
+			wg.Go(func() { codes[j] = ar.join(t, p).Code })
+		}
+		wg.Wait()
+		if n := ar.get(t).PlayerCount; n > 1 {
+			t.Errorf("arena %d: both of the linked pair got in (answers %v)", i+1, codes)
+		} else if codes[0]+codes[1] != http.StatusOK+http.StatusConflict {
+			t.Errorf("arena %d: answers %v, want one 200 and one 409", i+1, codes)
+		}
+	}
+	locked := a.balances(t, referrer.auth).locked + a.balances(t, referee.auth).locked
+	if locked > rounds*1_000_000 {
+		t.Errorf("the pair has %d locked in %d arenas; at most one entry each", locked, rounds)
+	}
+}
+
+// A free arena has nothing to win: linked accounts both play in it.
+func TestAFreeArenaLetsLinkedAccountsIn(t *testing.T) {
+	a, clk := tournamentApp(t)
+	referrer := a.newPlayer(t)
+	referee := a.referredPlayer(t, a.referrals(t, referrer).Code)
+	ar := newArena(t, a, clk, referrer, nil)
+	ar.mustJoin(t, referrer, referee)
+	if n := ar.get(t).PlayerCount; n != 2 {
+		t.Errorf("%d players in the free arena, want 2", n)
 	}
 }

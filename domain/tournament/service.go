@@ -99,6 +99,15 @@ type Protection interface {
 	CheckEntry(ctx context.Context, idb bun.IDB, userID string, fee int64) error
 }
 
+// Links keeps linked accounts (one referred the other, a tip or transfer
+// between them, ...) out of the same paid arena: one could throw its
+// games to the other.
+type Links interface {
+	// CheckEntrant refuses (LINKED_ACCOUNT) userID when linked to one of
+	// entrants, read in idb.
+	CheckEntrant(ctx context.Context, idb bun.IDB, userID string, entrants []string) error
+}
+
 // Feed records a tournament's winners in the public activity feed.
 type Feed interface {
 	TournamentWon(ctx context.Context, tx bun.Tx, winnerID string, data social.TournamentWon) error
@@ -112,6 +121,7 @@ type Deps struct {
 	Tell    money.Teller // players' new balances
 	Sink    Sink         // the rooms' events after commit (nil: none)
 	Protect Protection   // nil: none
+	Links   Links        // nil: linked accounts are not kept apart
 	// MaxPlayers is the largest maxPlayers a new tournament may ask for
 	// (0: MaxPlayers).
 	MaxPlayers int
@@ -135,6 +145,7 @@ type Service struct {
 	tell       money.Teller
 	sink       Sink
 	protect    Protection
+	links      Links
 	maxPlayers int
 
 	createPerDay, scheduledMax int
@@ -161,7 +172,7 @@ func New(bdb *bun.DB, now domain.Clock, log *slog.Logger, d Deps) *Service {
 	}
 	seed := uint64(time.Now().UnixNano())
 	return &Service{db: bdb, now: now, log: log, games: d.Games, notify: d.Notify, feed: d.Feed, tell: d.Tell, sink: d.Sink,
-		protect: d.Protect, maxPlayers: d.MaxPlayers, createPerDay: d.CreatePerDay, scheduledMax: d.ScheduledMax,
+		protect: d.Protect, links: d.Links, maxPlayers: d.MaxPlayers, createPerDay: d.CreatePerDay, scheduledMax: d.ScheduledMax,
 		unlimited: d.Unlimited, rnd: rand.New(rand.NewPCG(seed, seed^0x5eed))}
 }
 
@@ -401,7 +412,8 @@ type entrant struct {
 // the start play again (without paying twice). A paid entry locks the fee
 // from the available balance. Joining again while in answers the entry
 // unchanged. Errors: NOT_FOUND; CONFLICT when the tournament is over
-// (finished, cancelled, or past its end) or full; INSUFFICIENT_FUNDS;
+// (finished, cancelled, or past its end) or full; LINKED_ACCOUNT when a
+// paid tournament has an entrant linked to the user; INSUFFICIENT_FUNDS;
 // player protection's refusals of the fee (an entry counts as a stake).
 func (s *Service) Join(ctx context.Context, userID, id string) (Entry, error) {
 	var out Entry
@@ -434,6 +446,9 @@ func (s *Service) Join(ctx context.Context, userID, id string) (Entry, error) {
 			if t.PlayerCount >= t.MaxPlayers {
 				return domain.Errorf(domain.CodeConflict, "the tournament is full: %d of %d players", t.PlayerCount, t.MaxPlayers)
 			}
+			if err := s.checkNotLinked(ctx, tx, t, userID); err != nil {
+				return err
+			}
 			if s.protect != nil {
 				if err := s.protect.CheckEntry(ctx, tx, userID, t.EntryFeeMinor); err != nil {
 					return err
@@ -465,6 +480,20 @@ func (s *Service) Join(ctx context.Context, userID, id string) (Entry, error) {
 		return out, fmt.Errorf("join tournament %s: %w", id, err)
 	}
 	return out, nil
+}
+
+// checkNotLinked refuses (LINKED_ACCOUNT) a paid entry of an account
+// linked to an entrant. The entrants are read after the tournament's row
+// lock, so of two linked accounts joining at once the second sees the first.
+func (s *Service) checkNotLinked(ctx context.Context, tx bun.Tx, t Tournament, userID string) error {
+	if t.EntryFeeMinor == 0 || s.links == nil {
+		return nil // a free arena has nothing to win
+	}
+	var entrants []string
+	if err := tx.NewSelect().Model((*entrant)(nil)).Column("user_id").Where("tournament_id = ?", t.ID).Scan(ctx, &entrants); err != nil {
+		return fmt.Errorf("read the entrants of tournament %s: %w", t.ID, err)
+	}
+	return s.links.CheckEntrant(ctx, tx, userID, entrants)
 }
 
 // lockFee moves an entry fee from the player's available balance to their
