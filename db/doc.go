@@ -18,8 +18,9 @@
 // Locks are taken in one order, to keep deadlocks rare (Transact retries
 // the ones that happen):
 //
-//  1. a user's advisory lock of chat messages, challenges sent or support
-//     tickets, or the deadline worker's row;
+//  1. a user's advisory lock of chat messages, challenges sent, support
+//     tickets or arenas created (then the advisory lock of all arenas'
+//     creation), or the deadline worker's row;
 //  2. the rows that say who takes part: an intent, queue entries
 //     (user_presence), a challenge, game rows (a market's with its game),
 //     a tournament's row;

@@ -36,6 +36,7 @@ const (
 	CodeBettingClosed      = "BETTING_CLOSED"
 	CodeInsufficientShares = "INSUFFICIENT_SHARES"
 	CodeLimitExceeded      = "LIMIT_EXCEEDED"
+	CodeLinkedAccount      = "LINKED_ACCOUNT"
 	CodePayloadTooLarge    = "PAYLOAD_TOO_LARGE"
 	CodeUnsupportedMedia   = "UNSUPPORTED_MEDIA_TYPE"
 	CodeSDKVersionOutdated = "SDK_VERSION_OUTDATED"

@@ -46,17 +46,39 @@ func (a *App) adminPage(c echo.Context) error {
 	if r, err := a.Money.Reconcile(ctx); err != nil {
 		v.Books.Error = web.AsError(err).Message
 	} else {
-		v.Books = views.BooksView{LedgerTotal: money.FormatUSDC(r.LedgerTotalMinor), EntriesTotal: money.FormatUSDC(r.EntriesTotalMinor),
-			Balanced: r.Balanced}
-		for _, ad := range r.Addresses {
-			v.Books.Addresses = append(v.Books.Addresses, views.AddressLine{Label: ad.Label, Address: ad.Address,
-				Chain: money.FormatUSDC(ad.ChainMinor), Ledger: money.FormatUSDC(ad.LedgerMinor), OK: ad.DifferenceMinor == 0})
-		}
+		v.Books = booksView(r)
 	}
 	if name := strings.TrimSpace(c.QueryParam("player")); name != "" {
 		v.Player = a.playerProtectionLine(c, name)
 	}
 	return web.Render(c, http.StatusOK, views.Admin(a.pageFor(c, "Admin"), v))
+}
+
+// booksView is the reconciliation in words: unattributed USDC is listed
+// as such, and only a shortfall or a ledger that does not sum to zero is
+// the alarm.
+func booksView(r money.Reconciliation) views.BooksView {
+	v := views.BooksView{LedgerTotal: money.FormatUSDC(r.LedgerTotalMinor), EntriesTotal: money.FormatUSDC(r.EntriesTotalMinor),
+		Balanced: r.Balanced, LedgerSumsToZero: r.LedgerTotalMinor == 0 && r.EntriesTotalMinor == 0}
+	var unattributed, short int64
+	for _, ad := range r.Addresses {
+		line := views.AddressLine{Label: ad.Label, Address: ad.Address, Chain: money.FormatUSDC(ad.ChainMinor), Ledger: money.FormatUSDC(ad.LedgerMinor)}
+		if ad.UnattributedMinor > 0 {
+			line.Unattributed = money.USDC(ad.UnattributedMinor)
+		}
+		if ad.ShortfallMinor > 0 {
+			line.Shortfall = money.USDC(ad.ShortfallMinor)
+		}
+		unattributed, short = unattributed+ad.UnattributedMinor, short+ad.ShortfallMinor
+		v.Addresses = append(v.Addresses, line)
+	}
+	if unattributed > 0 {
+		v.Unattributed = money.USDC(unattributed)
+	}
+	if short > 0 {
+		v.Shortfall = money.USDC(short)
+	}
+	return v
 }
 
 // adminFlag turns a flag on or off. Maintenance mode shuts everyone else

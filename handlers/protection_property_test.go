@@ -525,7 +525,9 @@ func noMoneyInAfterAnExclusion(t *testing.T, seed uint64, seen map[string]int) {
 			"signedTransaction": signPrepared(t, x.wallet, prep["transaction"].(string), nil)})
 	}
 	post := func(path, body string) func() response {
-		return func() response { return a.do(t, request{method: http.MethodPost, path: path, header: x.auth, body: body}) }
+		return func() response {
+			return a.do(t, request{method: http.MethodPost, path: path, header: x.auth, body: body})
+		}
 	}
 	ops := map[string]func() response{
 		"queue join":       post("/lobbies/"+lobby+"/join-queue", ""),

@@ -21,8 +21,10 @@ func (a *App) tournamentRoutes(r *router) {
 			"When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. " +
 			"400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), " +
 			"startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), " +
-			"prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).",
-		Request: tournament.NewTournament{}, Response: tournament.Tournament{}})
+			"prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000). " +
+			"429 RATE_LIMITED with Retry-After past TOURNAMENT_CREATE_PER_DAY (5) arenas created by you in the last 24 hours (Retry-After: when the oldest " +
+			"of them leaves the 24 hours), or while TOURNAMENTS_SCHEDULED_MAX (200) arenas are scheduled or running.",
+		Request: tournament.NewTournament{}, Response: tournament.Tournament{}, Errors: []int{http.StatusTooManyRequests}})
 	r.json(http.MethodGet, "/tournaments", a.listTournaments, web.Op{Tag: "tournaments", Auth: web.AuthNone,
 		Summary:     "Tournaments of a status: scheduled and running ones by default, soonest first",
 		Description: "Finished and cancelled ones come latest first.",
@@ -44,6 +46,8 @@ func (a *App) tournamentRoutes(r *router) {
 		Summary: "Enter a tournament, or play again after withdrawing from a running one",
 		Description: "Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409 INSUFFICIENT_FUNDS) and counts as a stake " +
 			"for your limits; it is paid once: returning after a pause pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. " +
+			"409 LINKED_ACCOUNT when the tournament is paid and your account is linked to one of its entrants (one referred the other, a tip or " +
+			"transfer went between you in the last 30 days, or with LINK_BY_IP you signed in from one client address): the message names whom and why. " +
 			"Joining while in answers your entry unchanged.",
 		Response: tournament.Entry{}, Errors: []int{http.StatusNotFound}}))
 	r.json(http.MethodPost, "/tournaments/:id/withdraw", a.withdrawTournament, web.Op{Tag: "tournaments", Auth: web.AuthRequired,

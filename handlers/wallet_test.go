@@ -12,8 +12,11 @@ import (
 
 	"github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/programs/token"
+	"github.com/uptrace/bun"
 
 	"wager/chain"
+	"wager/db"
+	"wager/db/dbtest"
 	"wager/domain/money"
 )
 
@@ -496,5 +499,93 @@ func (a *testApp) openTokenAccount(t testing.TB, w wallet) {
 	}
 	if _, err := c.SendAndConfirm(ctx, tx, 10*time.Second); err != nil {
 		t.Fatalf("opening the token account: %v", err)
+	}
+}
+
+// reconciliationLine is an address of GET /admin/reconciliation as a client
+// reads it.
+type reconciliationLine struct {
+	Label             string `json:"label"`
+	Address           string `json:"address"`
+	ChainMinor        int64  `json:"chainMinor"`
+	LedgerMinor       int64  `json:"ledgerMinor"`
+	UnattributedMinor int64  `json:"unattributedMinor"`
+	ShortfallMinor    int64  `json:"shortfallMinor"`
+}
+
+// The attack: one minor unit sent straight to the vault on chain, without
+// an intent, made the reconciliation unbalanced for good and hid any real
+// discrepancy behind the false alarm. Now it is listed as unattributed and
+// the books still balance; only a shortfall (the chain holding less than
+// the ledger says) unbalances them, and the admin page says which is which.
+func TestUnattributedUSDCIsListedAndOnlyAShortfallUnbalancesTheBooks(t *testing.T) {
+	adminWallet := newWallet(t)
+	// A database of its own: the vault's surplus stays on its chain.
+	a := newTestApp(t, map[string]string{"WORKERS": "false", "ADMIN_WALLETS": adminWallet.address(), "DATABASE_URL": dbtest.Fresh(t)})
+	admin := a.admin(t, adminWallet)
+	cookie := a.sessionCookie(t, adminWallet)
+	ctx := context.Background()
+	vault := a.Money.DepositAddress()
+	reconcile := func() (balanced bool, line reconciliationLine) {
+		t.Helper()
+		var rec struct {
+			Balanced  bool                 `json:"balanced"`
+			Addresses []reconciliationLine `json:"addresses"`
+		}
+		a.getJSON(t, admin, "/admin/reconciliation", &rec)
+		for _, l := range rec.Addresses {
+			if l.Address == vault.String() {
+				return rec.Balanced, l
+			}
+		}
+		t.Fatalf("the reconciliation lists no vault: %+v", rec)
+		return false, line
+	}
+	books := func() string {
+		return section(a.do(t, request{path: "/admin", header: map[string]string{"Cookie": cookie}}).Body.String(), "admin-books")
+	}
+
+	if _, err := a.LocalChain.MintTo(ctx, vault, 1); err != nil {
+		t.Fatal(err)
+	}
+	if balanced, v := reconcile(); !balanced || v.UnattributedMinor != 1 || v.ShortfallMinor != 0 || v.ChainMinor != v.LedgerMinor+1 {
+		t.Errorf("1 minor unit sent to the vault without an intent: balanced %t, vault %+v; want balanced, unattributedMinor 1", balanced, v)
+	}
+	text := books()
+	for _, want := range []string{"The books balance.", "0.000001 USDC arrived without a matching deposit or payment: it is unattributed"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the admin's books do not say %q: %q", want, text)
+		}
+	}
+	if strings.Contains(text, "do not balance") || strings.Contains(text, "short") {
+		t.Errorf("the admin's books raise an alarm over unattributed USDC: %q", text)
+	}
+
+	// The ledger says the vault holds 2 more minor units; the chain has 1
+	// more: 1 short.
+	err := db.Transact(ctx, a.DB, func(ctx context.Context, tx bun.Tx) error {
+		_, err := money.Post(ctx, tx, nil, money.Posting{Kind: "test_shortfall", Reference: "test:shortfall:" + vault.String(),
+			Entries: []money.Entry{{Account: money.Vault, Amount: -2}, {Account: money.Treasury, Amount: 2}}})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if balanced, v := reconcile(); balanced || v.ShortfallMinor != 1 || v.UnattributedMinor != 0 {
+		t.Errorf("the ledger 1 minor unit above the chain: balanced %t, vault %+v; want unbalanced, shortfallMinor 1", balanced, v)
+	}
+	text = books()
+	for _, want := range []string{"The books do not balance: the chain holds less than the ledger says (0.000001 USDC short).", "short by 0.000001 USDC"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the admin's books do not say %q: %q", want, text)
+		}
+	}
+
+	// The missing unit arrives: the books are exact again.
+	if _, err := a.LocalChain.MintTo(ctx, vault, 1); err != nil {
+		t.Fatal(err)
+	}
+	if balanced, v := reconcile(); !balanced || v.ShortfallMinor != 0 || v.UnattributedMinor != 0 {
+		t.Errorf("the books made exact: balanced %t, vault %+v", balanced, v)
 	}
 }

@@ -82,7 +82,9 @@ func (c *Client) Tournament(ctx context.Context, id string) (*api.TournamentDeta
 // it answers the entry unchanged (LockedMinor says what this call
 // locked). It returns *InsufficientFundsError, *TournamentClosedError
 // (full or over), player protection's refusals (*LimitExceededError,
-// *SelfExcludedError, ...: an entry fee is money in), or *APIError.
+// *SelfExcludedError, ...: an entry fee is money in), or *APIError (code
+// LINKED_ACCOUNT: a paid tournament refuses an account linked to one of
+// its entrants).
 func (c *Client) JoinTournament(ctx context.Context, id string) (*api.TournamentEntry, error) {
 	r, err := c.API.PostTournamentsByIdJoinWithResponse(ctx, id, nil)
 	if err != nil {

@@ -43,6 +43,7 @@ var statusByCode = map[string]int{
 	domain.CodeBettingClosed:      http.StatusConflict,
 	domain.CodeInsufficientShares: http.StatusConflict,
 	domain.CodeLimitExceeded:      http.StatusConflict,
+	domain.CodeLinkedAccount:      http.StatusConflict,
 	domain.CodePayloadTooLarge:    http.StatusRequestEntityTooLarge,
 	domain.CodeUnsupportedMedia:   http.StatusUnsupportedMediaType,
 	domain.CodeSDKVersionOutdated: http.StatusUpgradeRequired,

@@ -33,7 +33,8 @@ func (s *server) addTournamentTools() {
 			"(entryFeeMinor) from your platform balance; the fee goes to the prize pool. The fee counts against the spending cap " +
 			"before anything moves (refused over it, nothing locked). Joining while in, or again after withdraw_tournament from a " +
 			"running tournament, pays nothing (the fee must still fit the cap, and is given back). Then follow it with get_tournament and play each game you are paired in. Errors: " +
-			"CONFLICT (full or over), INSUFFICIENT_FUNDS, and player protection's LIMIT_EXCEEDED and SELF_EXCLUDED with the " +
+			"CONFLICT (full or over), INSUFFICIENT_FUNDS, LINKED_ACCOUNT (a paid tournament refuses an account linked to one of its " +
+			"entrants), and player protection's LIMIT_EXCEEDED and SELF_EXCLUDED with the " +
 			"limit and when it ends. Needs the wallet."}, s.joinTournament)
 	addTool(s.mcp, &mcp.Tool{Name: "withdraw_tournament",
 		Description: "Leaves a tournament: before its start the entry fee is refunded to your platform balance (and given back " +

@@ -167,6 +167,22 @@ func (g *Guard) LinkRefusals(ctx context.Context, idb bun.IDB, users, players []
 	return out, nil
 }
 
+// CheckEntrant refuses (LINKED_ACCOUNT) userID's entry in a paid arena
+// when userID is linked to one of its entrants, naming the first and why.
+func (g *Guard) CheckEntrant(ctx context.Context, idb bun.IDB, userID string, entrants []string) error {
+	if len(entrants) == 0 {
+		return nil
+	}
+	pairs, err := g.Linked(ctx, idb, []string{userID}, entrants)
+	if err != nil || len(pairs) == 0 {
+		return err
+	}
+	l := pairs[0].Link
+	return domain.Errorf(domain.CodeLinkedAccount,
+		"your account is linked to %s, who is already in this arena (%s), so it may not enter: a paid arena takes no two linked accounts",
+		l.Username, ReasonWords(l.Reasons)).With("entrantId", l.UserID)
+}
+
 // linkedError is the LINKED_TO_PLAYER refusal for an account linked to the
 // player l.
 func linkedError(l Link) *domain.Error {

@@ -16,6 +16,10 @@ type AddressCheck struct {
 	ChainMinor      int64  `json:"chainMinor"`
 	LedgerMinor     int64  `json:"ledgerMinor"`
 	DifferenceMinor int64  `json:"differenceMinor" doc:"chain minus ledger; 0 when they agree"`
+	// Anyone can send USDC to a platform address: more on chain than in
+	// the ledger is money nobody is owed, less is money missing.
+	UnattributedMinor int64 `json:"unattributedMinor" minimum:"0" doc:"USDC on chain beyond the ledger (arrived without a matching intent; nobody's balance); 0 otherwise. It does not unbalance the books"`
+	ShortfallMinor    int64 `json:"shortfallMinor" minimum:"0" doc:"USDC the ledger says the address holds and the chain does not; 0 otherwise. Any shortfall unbalances the books"`
 }
 
 // Reconciliation is the state of the books.
@@ -23,7 +27,20 @@ type Reconciliation struct {
 	LedgerTotalMinor  int64          `json:"ledgerTotalMinor" doc:"sum of all account balances; must be 0"`
 	EntriesTotalMinor int64          `json:"entriesTotalMinor" doc:"sum of all entries; must be 0"`
 	Addresses         []AddressCheck `json:"addresses"`
-	Balanced          bool           `json:"balanced" doc:"true when both totals are 0 and every address agrees"`
+	Balanced          bool           `json:"balanced" doc:"true when both totals are 0 and no address holds less on chain than in the ledger (unattributed USDC does not count against it)"`
+}
+
+// checkAddress compares an address's chain balance with its ledger
+// balance (what the ledger says it holds).
+func checkAddress(label, address string, chainMinor, ledgerMinor int64) AddressCheck {
+	c := AddressCheck{Label: label, Address: address, ChainMinor: chainMinor, LedgerMinor: ledgerMinor,
+		DifferenceMinor: chainMinor - ledgerMinor}
+	if c.DifferenceMinor > 0 {
+		c.UnattributedMinor = c.DifferenceMinor
+	} else {
+		c.ShortfallMinor = -c.DifferenceMinor
+	}
+	return c
 }
 
 // Reconcile reports the ledger's totals and, for every platform-controlled
@@ -44,8 +61,7 @@ func (s *Service) Reconcile(ctx context.Context) (Reconciliation, error) {
 		if err != nil {
 			return err
 		}
-		r.Addresses = append(r.Addresses, AddressCheck{Label: label, Address: owner.String(), ChainMinor: int64(onChain),
-			LedgerMinor: -ledger, DifferenceMinor: int64(onChain) + ledger})
+		r.Addresses = append(r.Addresses, checkAddress(label, owner.String(), int64(onChain), -ledger))
 		return nil
 	}
 	if err := check("vault (deposits and payouts)", s.DepositAddress(), Vault); err != nil {
@@ -66,7 +82,7 @@ func (s *Service) Reconcile(ctx context.Context) (Reconciliation, error) {
 	}
 	r.Balanced = r.LedgerTotalMinor == 0 && r.EntriesTotalMinor == 0
 	for _, a := range r.Addresses {
-		r.Balanced = r.Balanced && a.DifferenceMinor == 0
+		r.Balanced = r.Balanced && a.ShortfallMinor == 0
 	}
 	return r, nil
 }

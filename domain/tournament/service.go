@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"wager/db"
 	"wager/domain"
@@ -98,6 +99,15 @@ type Protection interface {
 	CheckEntry(ctx context.Context, idb bun.IDB, userID string, fee int64) error
 }
 
+// Links keeps linked accounts (one referred the other, a tip or transfer
+// between them, ...) out of the same paid arena: one could throw its
+// games to the other.
+type Links interface {
+	// CheckEntrant refuses (LINKED_ACCOUNT) userID when linked to one of
+	// entrants, read in idb.
+	CheckEntrant(ctx context.Context, idb bun.IDB, userID string, entrants []string) error
+}
+
 // Feed records a tournament's winners in the public activity feed.
 type Feed interface {
 	TournamentWon(ctx context.Context, tx bun.Tx, winnerID string, data social.TournamentWon) error
@@ -111,9 +121,17 @@ type Deps struct {
 	Tell    money.Teller // players' new balances
 	Sink    Sink         // the rooms' events after commit (nil: none)
 	Protect Protection   // nil: none
+	Links   Links        // nil: linked accounts are not kept apart
 	// MaxPlayers is the largest maxPlayers a new tournament may ask for
 	// (0: MaxPlayers).
 	MaxPlayers int
+	// CreatePerDay bounds the arenas one player creates in CreateWindow
+	// (0: DefaultCreatePerDay), and ScheduledMax those scheduled or running
+	// (0: DefaultScheduledMax).
+	CreatePerDay, ScheduledMax int
+	// Unlimited are the wallets whose accounts CreatePerDay does not bound
+	// (the demo bots, which keep a free arena scheduled around the clock).
+	Unlimited []string
 }
 
 // Service runs tournaments.
@@ -127,7 +145,11 @@ type Service struct {
 	tell       money.Teller
 	sink       Sink
 	protect    Protection
+	links      Links
 	maxPlayers int
+
+	createPerDay, scheduledMax int
+	unlimited                  []string
 
 	mu  sync.Mutex
 	rnd *rand.Rand
@@ -142,16 +164,25 @@ func New(bdb *bun.DB, now domain.Clock, log *slog.Logger, d Deps) *Service {
 	if d.MaxPlayers <= 0 {
 		d.MaxPlayers = MaxPlayers
 	}
+	if d.CreatePerDay <= 0 {
+		d.CreatePerDay = DefaultCreatePerDay
+	}
+	if d.ScheduledMax <= 0 {
+		d.ScheduledMax = DefaultScheduledMax
+	}
 	seed := uint64(time.Now().UnixNano())
 	return &Service{db: bdb, now: now, log: log, games: d.Games, notify: d.Notify, feed: d.Feed, tell: d.Tell, sink: d.Sink,
-		protect: d.Protect, maxPlayers: d.MaxPlayers, rnd: rand.New(rand.NewPCG(seed, seed^0x5eed))}
+		protect: d.Protect, links: d.Links, maxPlayers: d.MaxPlayers, createPerDay: d.CreatePerDay, scheduledMax: d.ScheduledMax,
+		unlimited: d.Unlimited, rnd: rand.New(rand.NewPCG(seed, seed^0x5eed))}
 }
 
 // MaxPlayersLimit is the largest maxPlayers a new tournament may ask for.
 func (s *Service) MaxPlayersLimit() int { return s.maxPlayers }
 
 // Create schedules a tournament that userID creates. Errors:
-// VALIDATION_ERROR naming each invalid field.
+// VALIDATION_ERROR naming each invalid field; RATE_LIMITED (with
+// retryAfterSeconds) past the creator's arenas of the last 24 hours or
+// the arenas scheduled or running.
 func (s *Service) Create(ctx context.Context, userID string, n NewTournament) (Tournament, error) {
 	now := s.now()
 	v, err := n.Validate(now, s.maxPlayers)
@@ -161,16 +192,65 @@ func (s *Service) Create(ctx context.Context, userID string, n NewTournament) (T
 	t := Tournament{ID: uuid.NewString(), Name: v.name, GameType: v.gameType, Settings: v.settings, EntryFeeMinor: v.fee,
 		PrizeSplitBps: v.split, StartsAt: v.startsAt, EndsAt: v.endsAt, Status: StatusScheduled, CreatedByID: userID,
 		MaxPlayers: v.maxPlayers, CreatedAt: now, ChangedAt: now}
-	err = s.db.NewRaw(`WITH t AS (INSERT INTO tournaments (id, name, game_type, settings, entry_fee_minor, prize_split_bps, starts_at,
-			ends_at, max_players, status, created_by, created_at, changed_at) VALUES (?, ?, ?, ?, ?, ?::integer[], ?, ?, ?, ?, ?, ?, ?))
-		SELECT username FROM users WHERE id = ?`,
-		t.ID, t.Name, t.GameType, string(t.Settings), t.EntryFeeMinor, intArray(t.PrizeSplitBps), t.StartsAt, t.EndsAt,
-		t.MaxPlayers, t.Status, userID, now, now, userID).Scan(ctx, &t.CreatorName)
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if err := s.boundCreation(ctx, tx, userID, now); err != nil {
+			return err
+		}
+		return tx.NewRaw(`WITH t AS (INSERT INTO tournaments (id, name, game_type, settings, entry_fee_minor, prize_split_bps, starts_at,
+				ends_at, max_players, status, created_by, created_at, changed_at) VALUES (?, ?, ?, ?, ?, ?::integer[], ?, ?, ?, ?, ?, ?, ?))
+			SELECT username FROM users WHERE id = ?`,
+			t.ID, t.Name, t.GameType, string(t.Settings), t.EntryFeeMinor, intArray(t.PrizeSplitBps), t.StartsAt, t.EndsAt,
+			t.MaxPlayers, t.Status, userID, now, now, userID).Scan(ctx, &t.CreatorName)
+	})
 	if err != nil {
 		return Tournament{}, fmt.Errorf("create a tournament: %w", err)
 	}
 	t.CreatedBy = UserRef{UserID: userID, Username: t.CreatorName}
 	return t, nil
+}
+
+// boundCreation refuses (RATE_LIMITED) an arena past the creator's daily
+// limit or past the arenas scheduled or running. Each count is read under
+// its advisory lock (the creator's, then the one of all creations), so
+// that of concurrent creations only those that fit pass.
+func (s *Service) boundCreation(ctx context.Context, tx bun.Tx, userID string, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext('tournaments_created'), hashtext(?))", userID); err != nil {
+		return fmt.Errorf("lock the arenas created by %s: %w", userID, err)
+	}
+	var (
+		unlimited bool
+		created   int
+		oldest    time.Time
+	)
+	err := tx.QueryRowContext(ctx, `SELECT coalesce(u.wallet_address = ANY(?), false), count(t.id), coalesce(min(t.created_at), ?)
+		FROM users AS u LEFT JOIN tournaments AS t ON t.created_by = u.id AND t.created_at > ?
+		WHERE u.id = ? GROUP BY u.id`, pgdialect.Array(s.unlimited), now, now.Add(-CreateWindow), userID).Scan(&unlimited, &created, &oldest)
+	if err != nil {
+		return fmt.Errorf("count the arenas created by %s: %w", userID, err)
+	}
+	if !unlimited && created >= s.createPerDay {
+		free := oldest.Add(CreateWindow)
+		return domain.Errorf(domain.CodeRateLimited, "a player may create at most %d arenas in 24 hours; your next one can be created at %s UTC",
+			s.createPerDay, free.UTC().Format("15:04 on Jan 2")).With("retryAfterSeconds", retryAfter(free.Sub(now)))
+	}
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext('tournaments_scheduled'), 0)"); err != nil {
+		return fmt.Errorf("lock the arenas scheduled: %w", err)
+	}
+	var open int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM tournaments WHERE status IN (?, ?)", StatusScheduled, StatusRunning).
+		Scan(&open); err != nil {
+		return fmt.Errorf("count the arenas scheduled or running: %w", err)
+	}
+	if open >= s.scheduledMax {
+		return domain.Errorf(domain.CodeRateLimited, "%d arenas are scheduled or running, the most there may be at once; try again in a minute",
+			open).With("retryAfterSeconds", retryAfter(FullRetry))
+	}
+	return nil
+}
+
+// retryAfter is a wait in whole seconds, rounded up, at least 1.
+func retryAfter(d time.Duration) int {
+	return max(int((d+time.Second-1)/time.Second), 1)
 }
 
 // intArray writes ints as a PostgreSQL array literal.
@@ -332,7 +412,8 @@ type entrant struct {
 // the start play again (without paying twice). A paid entry locks the fee
 // from the available balance. Joining again while in answers the entry
 // unchanged. Errors: NOT_FOUND; CONFLICT when the tournament is over
-// (finished, cancelled, or past its end) or full; INSUFFICIENT_FUNDS;
+// (finished, cancelled, or past its end) or full; LINKED_ACCOUNT when a
+// paid tournament has an entrant linked to the user; INSUFFICIENT_FUNDS;
 // player protection's refusals of the fee (an entry counts as a stake).
 func (s *Service) Join(ctx context.Context, userID, id string) (Entry, error) {
 	var out Entry
@@ -364,6 +445,9 @@ func (s *Service) Join(ctx context.Context, userID, id string) (Entry, error) {
 		default:
 			if t.PlayerCount >= t.MaxPlayers {
 				return domain.Errorf(domain.CodeConflict, "the tournament is full: %d of %d players", t.PlayerCount, t.MaxPlayers)
+			}
+			if err := s.checkNotLinked(ctx, tx, t, userID); err != nil {
+				return err
 			}
 			if s.protect != nil {
 				if err := s.protect.CheckEntry(ctx, tx, userID, t.EntryFeeMinor); err != nil {
@@ -397,6 +481,20 @@ func (s *Service) Join(ctx context.Context, userID, id string) (Entry, error) {
 		return out, fmt.Errorf("join tournament %s: %w", id, err)
 	}
 	return out, nil
+}
+
+// checkNotLinked refuses (LINKED_ACCOUNT) a paid entry of an account
+// linked to an entrant. The entrants are read after the tournament's row
+// lock, so of two linked accounts joining at once the second sees the first.
+func (s *Service) checkNotLinked(ctx context.Context, tx bun.Tx, t Tournament, userID string) error {
+	if t.EntryFeeMinor == 0 || s.links == nil {
+		return nil // a free arena has nothing to win
+	}
+	var entrants []string
+	if err := tx.NewSelect().Model((*entrant)(nil)).Column("user_id").Where("tournament_id = ?", t.ID).Scan(ctx, &entrants); err != nil {
+		return fmt.Errorf("read the entrants of tournament %s: %w", t.ID, err)
+	}
+	return s.links.CheckEntrant(ctx, tx, userID, entrants)
 }
 
 // lockFee moves an entry fee from the player's available balance to their

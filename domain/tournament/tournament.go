@@ -53,6 +53,17 @@ const (
 	// unless the operator allows more (TOURNAMENT_MAX_PLAYERS).
 	MaxPlayers = 256
 	MaxPlaces  = 10
+	// DefaultCreatePerDay is how many arenas one player may create in 24
+	// hours (TOURNAMENT_CREATE_PER_DAY), and DefaultScheduledMax how many
+	// may be scheduled or running at once (TOURNAMENTS_SCHEDULED_MAX):
+	// junk arenas must not crowd out the ones people play.
+	DefaultCreatePerDay = 5
+	DefaultScheduledMax = 200
+	// CreateWindow is the rolling window of the per-player limit.
+	CreateWindow = 24 * time.Hour
+	// FullRetry is the Retry-After of a creation refused because too many
+	// arenas are scheduled or running: some end every few minutes.
+	FullRetry = time.Minute
 	// StartSlack is how far in the past a startsAt may be and still be
 	// read as now: a client that asks for "now" is a moment late.
 	StartSlack = time.Minute

@@ -1798,6 +1798,12 @@ type MoneyAddressCheck struct {
 	DifferenceMinor int64  `json:"differenceMinor"`
 	Label           string `json:"label"`
 	LedgerMinor     int64  `json:"ledgerMinor"`
+
+	// ShortfallMinor USDC the ledger says the address holds and the chain does not; 0 otherwise. Any shortfall unbalances the books
+	ShortfallMinor int64 `json:"shortfallMinor"`
+
+	// UnattributedMinor USDC on chain beyond the ledger (arrived without a matching intent; nobody's balance); 0 otherwise. It does not unbalance the books
+	UnattributedMinor int64 `json:"unattributedMinor"`
 }
 
 // MoneyBalance defines model for MoneyBalance.
@@ -1860,7 +1866,7 @@ type MoneyReceipt struct {
 type MoneyReconciliation struct {
 	Addresses []MoneyAddressCheck `json:"addresses"`
 
-	// Balanced true when both totals are 0 and every address agrees
+	// Balanced true when both totals are 0 and no address holds less on chain than in the ledger (unattributed USDC does not count against it)
 	Balanced bool `json:"balanced"`
 
 	// EntriesTotalMinor sum of all entries; must be 0
@@ -5229,7 +5235,7 @@ type ClientInterface interface {
 
 	// PostTournamentsWithBody Schedule a tournament (an arena)
 	//
-	// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+	// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000). 429 RATE_LIMITED with Retry-After past TOURNAMENT_CREATE_PER_DAY (5) arenas created by you in the last 24 hours (Retry-After: when the oldest of them leaves the 24 hours), or while TOURNAMENTS_SCHEDULED_MAX (200) arenas are scheduled or running.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5238,7 +5244,7 @@ type ClientInterface interface {
 
 	// PostTournaments Schedule a tournament (an arena)
 	//
-	// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+	// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000). 429 RATE_LIMITED with Retry-After past TOURNAMENT_CREATE_PER_DAY (5) arenas created by you in the last 24 hours (Retry-After: when the oldest of them leaves the 24 hours), or while TOURNAMENTS_SCHEDULED_MAX (200) arenas are scheduled or running.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5259,7 +5265,7 @@ type ClientInterface interface {
 
 	// PostTournamentsByIdJoin Enter a tournament, or play again after withdrawing from a running one
 	//
-	// Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409 INSUFFICIENT_FUNDS) and counts as a stake for your limits; it is paid once: returning after a pause pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. Joining while in answers your entry unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
+	// Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409 INSUFFICIENT_FUNDS) and counts as a stake for your limits; it is paid once: returning after a pause pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. 409 LINKED_ACCOUNT when the tournament is paid and your account is linked to one of its entrants (one referred the other, a tip or transfer went between you in the last 30 days, or with LINK_BY_IP you signed in from one client address): the message names whom and why. Joining while in answers your entry unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Corresponds with POST /tournaments/{id}/join (the `PostTournamentsByIdJoin` operationId).
 	PostTournamentsByIdJoin(ctx context.Context, id string, params *PostTournamentsByIdJoinParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -7486,7 +7492,7 @@ func (c *Client) GetTournaments(ctx context.Context, params *GetTournamentsParam
 
 // PostTournamentsWithBody Schedule a tournament (an arena)
 //
-// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000). 429 RATE_LIMITED with Retry-After past TOURNAMENT_CREATE_PER_DAY (5) arenas created by you in the last 24 hours (Retry-After: when the oldest of them leaves the 24 hours), or while TOURNAMENTS_SCHEDULED_MAX (200) arenas are scheduled or running.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7505,7 +7511,7 @@ func (c *Client) PostTournamentsWithBody(ctx context.Context, params *PostTourna
 
 // PostTournaments Schedule a tournament (an arena)
 //
-// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000). 429 RATE_LIMITED with Retry-After past TOURNAMENT_CREATE_PER_DAY (5) arenas created by you in the last 24 hours (Retry-After: when the oldest of them leaves the 24 hours), or while TOURNAMENTS_SCHEDULED_MAX (200) arenas are scheduled or running.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7556,7 +7562,7 @@ func (c *Client) GetTournamentsByIdEvents(ctx context.Context, id string, params
 
 // PostTournamentsByIdJoin Enter a tournament, or play again after withdrawing from a running one
 //
-// Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409 INSUFFICIENT_FUNDS) and counts as a stake for your limits; it is paid once: returning after a pause pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. Joining while in answers your entry unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
+// Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409 INSUFFICIENT_FUNDS) and counts as a stake for your limits; it is paid once: returning after a pause pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. 409 LINKED_ACCOUNT when the tournament is paid and your account is linked to one of its entrants (one referred the other, a tip or transfer went between you in the last 30 days, or with LINK_BY_IP you signed in from one client address): the message names whom and why. Joining while in answers your entry unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Corresponds with POST /tournaments/{id}/join (the `PostTournamentsByIdJoin` operationId).
 func (c *Client) PostTournamentsByIdJoin(ctx context.Context, id string, params *PostTournamentsByIdJoinParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -16129,7 +16135,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostTournamentsWithBodyWithResponse Schedule a tournament (an arena)
 	//
-	// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+	// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000). 429 RATE_LIMITED with Retry-After past TOURNAMENT_CREATE_PER_DAY (5) arenas created by you in the last 24 hours (Retry-After: when the oldest of them leaves the 24 hours), or while TOURNAMENTS_SCHEDULED_MAX (200) arenas are scheduled or running.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -16138,7 +16144,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostTournamentsWithResponse Schedule a tournament (an arena)
 	//
-	// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+	// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000). 429 RATE_LIMITED with Retry-After past TOURNAMENT_CREATE_PER_DAY (5) arenas created by you in the last 24 hours (Retry-After: when the oldest of them leaves the 24 hours), or while TOURNAMENTS_SCHEDULED_MAX (200) arenas are scheduled or running.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -16163,7 +16169,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostTournamentsByIdJoinWithResponse Enter a tournament, or play again after withdrawing from a running one
 	//
-	// Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409 INSUFFICIENT_FUNDS) and counts as a stake for your limits; it is paid once: returning after a pause pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. Joining while in answers your entry unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
+	// Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409 INSUFFICIENT_FUNDS) and counts as a stake for your limits; it is paid once: returning after a pause pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. 409 LINKED_ACCOUNT when the tournament is paid and your account is linked to one of its entrants (one referred the other, a tip or transfer went between you in the last 30 days, or with LINK_BY_IP you signed in from one client address): the message names whom and why. Joining while in answers your entry unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -24843,6 +24849,8 @@ type PostTournamentsResponse struct {
 	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
 	JSON426 *UpgradeRequiredError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequestsError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServiceUnavailableError
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -24882,6 +24890,11 @@ func (r PostTournamentsResponse) GetJSON413() *RequestEntityTooLargeError {
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
 func (r PostTournamentsResponse) GetJSON426() *UpgradeRequiredError {
 	return r.JSON426
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostTournamentsResponse) GetJSON429() *TooManyRequestsError {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -29207,7 +29220,7 @@ func (c *ClientWithResponses) GetTournamentsWithResponse(ctx context.Context, pa
 
 // PostTournamentsWithBodyWithResponse Schedule a tournament (an arena)
 //
-// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000). 429 RATE_LIMITED with Retry-After past TOURNAMENT_CREATE_PER_DAY (5) arenas created by you in the last 24 hours (Retry-After: when the oldest of them leaves the 24 hours), or while TOURNAMENTS_SCHEDULED_MAX (200) arenas are scheduled or running.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -29222,7 +29235,7 @@ func (c *ClientWithResponses) PostTournamentsWithBodyWithResponse(ctx context.Co
 
 // PostTournamentsWithResponse Schedule a tournament (an arena)
 //
-// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+// Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. When the time is up and the last game has finished, the entry fees (less 1%) are paid as prizes by prizeSplitBps. 400 VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings, entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead), durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS), prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000). 429 RATE_LIMITED with Retry-After past TOURNAMENT_CREATE_PER_DAY (5) arenas created by you in the last 24 hours (Retry-After: when the oldest of them leaves the 24 hours), or while TOURNAMENTS_SCHEDULED_MAX (200) arenas are scheduled or running.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -29265,7 +29278,7 @@ func (c *ClientWithResponses) GetTournamentsByIdEventsWithResponse(ctx context.C
 
 // PostTournamentsByIdJoinWithResponse Enter a tournament, or play again after withdrawing from a running one
 //
-// Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409 INSUFFICIENT_FUNDS) and counts as a stake for your limits; it is paid once: returning after a pause pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. Joining while in answers your entry unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
+// Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409 INSUFFICIENT_FUNDS) and counts as a stake for your limits; it is paid once: returning after a pause pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. 409 LINKED_ACCOUNT when the tournament is paid and your account is linked to one of its entrants (one referred the other, a tip or transfer went between you in the last 30 days, or with LINK_BY_IP you signed in from one client address): the message names whom and why. Joining while in answers your entry unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -36834,6 +36847,13 @@ func ParsePostTournamentsResponse(rsp *http.Response) (*PostTournamentsResponse,
 			return nil, err
 		}
 		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequestsError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServiceUnavailableError

@@ -18,6 +18,7 @@ import (
 	"wager/domain/integrity"
 	"wager/domain/protection"
 	"wager/domain/referrals"
+	"wager/domain/tournament"
 	"wager/web"
 )
 
@@ -81,6 +82,10 @@ type Config struct {
 	// TournamentMaxPlayers is the largest maxPlayers a new tournament may
 	// ask for (TOURNAMENT_MAX_PLAYERS).
 	TournamentMaxPlayers int
+	// TournamentCreatePerDay bounds the arenas one player creates in 24
+	// hours (TOURNAMENT_CREATE_PER_DAY), and TournamentsScheduledMax those
+	// scheduled or running at once (TOURNAMENTS_SCHEDULED_MAX).
+	TournamentCreatePerDay, TournamentsScheduledMax int
 	// Protection: the age gate (REQUIRE_AGE_CONFIRMATION, MIN_AGE) and the
 	// restricted countries (RESTRICTED_COUNTRIES).
 	Protection protection.Config
@@ -256,6 +261,20 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			bad("TOURNAMENT_MAX_PLAYERS", v, "must be a whole number of players from 2 to 10000")
 		}
 		c.TournamentMaxPlayers = n
+	}
+	if v := env("TOURNAMENT_CREATE_PER_DAY", strconv.Itoa(tournament.DefaultCreatePerDay)); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10_000 {
+			bad("TOURNAMENT_CREATE_PER_DAY", v, "must be a whole number of arenas one player may create in 24 hours, from 1 to 10000")
+		}
+		c.TournamentCreatePerDay = n
+	}
+	if v := env("TOURNAMENTS_SCHEDULED_MAX", strconv.Itoa(tournament.DefaultScheduledMax)); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1_000_000 {
+			bad("TOURNAMENTS_SCHEDULED_MAX", v, "must be a whole number of arenas scheduled or running at once, from 1 to 1000000")
+		}
+		c.TournamentsScheduledMax = n
 	}
 	if v := env("AUTH_RATE_LIMIT", "120"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -16,7 +16,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 	if c.Addr != ":8080" || c.DatabaseURL != DefaultDatabaseURL || c.MinSDKVersion != "1.0.0" ||
 		!c.SDKGraceUntil.IsZero() || c.SolanaRPCURL != "" || !c.DevFaucet ||
 		c.AbuseThreshold != 600 || c.AbuseWindow != time.Minute || len(c.AdminWallets) != 0 ||
-		c.FeePayerDailyLamports != 20_000_000 || c.FeePayerGlobalDailyLamports != 2_000_000_000 {
+		c.FeePayerDailyLamports != 20_000_000 || c.FeePayerGlobalDailyLamports != 2_000_000_000 ||
+		c.TournamentCreatePerDay != 5 || c.TournamentsScheduledMax != 200 {
 		t.Fatalf("defaults: got %+v", c)
 	}
 	c, err = LoadConfig(func(k string) string {
@@ -48,6 +49,8 @@ func TestLoadConfigNamesInvalidVariables(t *testing.T) {
 		"COUNTRY_HEADER":                  "CF-IPCountry", // without TRUSTED_PROXIES nobody could send it
 		"RESTRICTED_COUNTRIES":            "USA",
 		"CORS_ORIGINS":                    "https://app.example/path",
+		"TOURNAMENT_CREATE_PER_DAY":       "0",
+		"TOURNAMENTS_SCHEDULED_MAX":       "many",
 	} {
 		_, err := LoadConfig(func(k string) string {
 			if k == name {

@@ -862,7 +862,10 @@ type Invoker interface {
 	// VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings,
 	// entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead),
 	// durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS),
-	// prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+	// prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000). 429 RATE_LIMITED with
+	// Retry-After past TOURNAMENT_CREATE_PER_DAY (5) arenas created by you in the last 24 hours
+	// (Retry-After: when the oldest of them leaves the 24 hours), or while TOURNAMENTS_SCHEDULED_MAX (200)
+	// arenas are scheduled or running.
 	//
 	// POST /tournaments
 	PostTournaments(ctx context.Context, request *TournamentNewTournament, params PostTournamentsParams) (PostTournamentsRes, error)
@@ -870,14 +873,17 @@ type Invoker interface {
 	//
 	// Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409
 	// INSUFFICIENT_FUNDS) and counts as a stake for your limits; it is paid once: returning after a pause
-	// pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. Joining while in answers
-	// your entry unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with
-	// until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed
-	// (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403
-	// REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted
-	// name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one
-	// of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes,
-	// bets and market buys once a window's net loss reached its limit.
+	// pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. 409 LINKED_ACCOUNT when
+	// the tournament is paid and your account is linked to one of its entrants (one referred the other, a
+	// tip or transfer went between you in the last 30 days, or with LINK_BY_IP you signed in from one
+	// client address): the message names whom and why. Joining while in answers your entry unchanged.
+	// Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out
+	// or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403
+	// UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in
+	// RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt,
+	// when its window frees enough; null when waiting does not) past one of your limits: deposits over a
+	// window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a
+	// window's net loss reached its limit.
 	//
 	// POST /tournaments/{id}/join
 	PostTournamentsByIdJoin(ctx context.Context, params PostTournamentsByIdJoinParams) (PostTournamentsByIdJoinRes, error)
@@ -14377,7 +14383,10 @@ func (c *Client) sendPostTipsPrepare(ctx context.Context, request *TipRequest, p
 // VALIDATION_ERROR naming each invalid field: name (1-60 characters), gameType, settings,
 // entryFeeMinor (0, or 100000 to 100000000), startsAt (RFC 3339, from now to 7 days ahead),
 // durationMinutes (1-180), maxPlayers (2-256 unless the server allows more: TOURNAMENT_MAX_PLAYERS),
-// prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000).
+// prizeSplitBps (1-10 whole numbers, each 0 or more, summing to 10000). 429 RATE_LIMITED with
+// Retry-After past TOURNAMENT_CREATE_PER_DAY (5) arenas created by you in the last 24 hours
+// (Retry-After: when the oldest of them leaves the 24 hours), or while TOURNAMENTS_SCHEDULED_MAX (200)
+// arenas are scheduled or running.
 //
 // POST /tournaments
 func (c *Client) PostTournaments(ctx context.Context, request *TournamentNewTournament, params PostTournamentsParams) (PostTournamentsRes, error) {
@@ -14497,14 +14506,17 @@ func (c *Client) sendPostTournaments(ctx context.Context, request *TournamentNew
 //
 // Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409
 // INSUFFICIENT_FUNDS) and counts as a stake for your limits; it is paid once: returning after a pause
-// pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. Joining while in answers
-// your entry unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with
-// until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed
-// (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403
-// REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted
-// name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one
-// of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes,
-// bets and market buys once a window's net loss reached its limit.
+// pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. 409 LINKED_ACCOUNT when
+// the tournament is paid and your account is linked to one of its entrants (one referred the other, a
+// tip or transfer went between you in the last 30 days, or with LINK_BY_IP you signed in from one
+// client address): the message names whom and why. Joining while in answers your entry unchanged.
+// Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out
+// or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403
+// UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in
+// RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt,
+// when its window frees enough; null when waiting does not) past one of your limits: deposits over a
+// window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a
+// window's net loss reached its limit.
 //
 // POST /tournaments/{id}/join
 func (c *Client) PostTournamentsByIdJoin(ctx context.Context, params PostTournamentsByIdJoinParams) (PostTournamentsByIdJoinRes, error) {

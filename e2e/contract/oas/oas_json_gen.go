@@ -25296,14 +25296,24 @@ func (s *MoneyAddressCheck) encodeFields(e *jx.Encoder) {
 		e.FieldStart("ledgerMinor")
 		e.Int64(s.LedgerMinor)
 	}
+	{
+		e.FieldStart("shortfallMinor")
+		e.Int64(s.ShortfallMinor)
+	}
+	{
+		e.FieldStart("unattributedMinor")
+		e.Int64(s.UnattributedMinor)
+	}
 }
 
-var jsonFieldsNameOfMoneyAddressCheck = [5]string{
+var jsonFieldsNameOfMoneyAddressCheck = [7]string{
 	0: "address",
 	1: "chainMinor",
 	2: "differenceMinor",
 	3: "label",
 	4: "ledgerMinor",
+	5: "shortfallMinor",
+	6: "unattributedMinor",
 }
 
 // Decode decodes MoneyAddressCheck from json.
@@ -25375,6 +25385,30 @@ func (s *MoneyAddressCheck) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"ledgerMinor\"")
 			}
+		case "shortfallMinor":
+			requiredBitSet[0] |= 1 << 5
+			if err := func() error {
+				v, err := d.Int64()
+				s.ShortfallMinor = int64(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"shortfallMinor\"")
+			}
+		case "unattributedMinor":
+			requiredBitSet[0] |= 1 << 6
+			if err := func() error {
+				v, err := d.Int64()
+				s.UnattributedMinor = int64(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"unattributedMinor\"")
+			}
 		default:
 			return d.Skip()
 		}
@@ -25385,7 +25419,7 @@ func (s *MoneyAddressCheck) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00011111,
+		0b01111111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -41017,6 +41051,44 @@ func (s *PostTournamentsServiceUnavailable) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *PostTournamentsServiceUnavailable) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostTournamentsTooManyRequests as json.
+func (s *PostTournamentsTooManyRequests) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostTournamentsTooManyRequests from json.
+func (s *PostTournamentsTooManyRequests) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostTournamentsTooManyRequests to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostTournamentsTooManyRequests(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostTournamentsTooManyRequests) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostTournamentsTooManyRequests) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }

@@ -6153,6 +6153,12 @@ type MoneyAddressCheck struct {
 	DifferenceMinor int64  `json:"differenceMinor"`
 	Label           string `json:"label"`
 	LedgerMinor     int64  `json:"ledgerMinor"`
+	// USDC the ledger says the address holds and the chain does not; 0 otherwise. Any shortfall unbalances
+	// the books.
+	ShortfallMinor int64 `json:"shortfallMinor"`
+	// USDC on chain beyond the ledger (arrived without a matching intent; nobody's balance); 0 otherwise.
+	// It does not unbalance the books.
+	UnattributedMinor int64 `json:"unattributedMinor"`
 }
 
 // GetAddress returns the value of Address.
@@ -6180,6 +6186,16 @@ func (s *MoneyAddressCheck) GetLedgerMinor() int64 {
 	return s.LedgerMinor
 }
 
+// GetShortfallMinor returns the value of ShortfallMinor.
+func (s *MoneyAddressCheck) GetShortfallMinor() int64 {
+	return s.ShortfallMinor
+}
+
+// GetUnattributedMinor returns the value of UnattributedMinor.
+func (s *MoneyAddressCheck) GetUnattributedMinor() int64 {
+	return s.UnattributedMinor
+}
+
 // SetAddress sets the value of Address.
 func (s *MoneyAddressCheck) SetAddress(val string) {
 	s.Address = val
@@ -6203,6 +6219,16 @@ func (s *MoneyAddressCheck) SetLabel(val string) {
 // SetLedgerMinor sets the value of LedgerMinor.
 func (s *MoneyAddressCheck) SetLedgerMinor(val int64) {
 	s.LedgerMinor = val
+}
+
+// SetShortfallMinor sets the value of ShortfallMinor.
+func (s *MoneyAddressCheck) SetShortfallMinor(val int64) {
+	s.ShortfallMinor = val
+}
+
+// SetUnattributedMinor sets the value of UnattributedMinor.
+func (s *MoneyAddressCheck) SetUnattributedMinor(val int64) {
+	s.UnattributedMinor = val
 }
 
 // Ref: #/components/schemas/MoneyBalance
@@ -6528,7 +6554,8 @@ func (*MoneyReceipt) postWalletsTransferSubmitRes() {}
 // Ref: #/components/schemas/MoneyReconciliation
 type MoneyReconciliation struct {
 	Addresses []MoneyAddressCheck `json:"addresses"`
-	// True when both totals are 0 and every address agrees.
+	// True when both totals are 0 and no address holds less on chain than in the ledger (unattributed USDC
+	// does not count against it).
 	Balanced bool `json:"balanced"`
 	// Sum of all entries; must be 0.
 	EntriesTotalMinor int64 `json:"entriesTotalMinor"`
@@ -9864,6 +9891,10 @@ func (*PostTournamentsRequestEntityTooLarge) postTournamentsRes() {}
 type PostTournamentsServiceUnavailable Error
 
 func (*PostTournamentsServiceUnavailable) postTournamentsRes() {}
+
+type PostTournamentsTooManyRequests Error
+
+func (*PostTournamentsTooManyRequests) postTournamentsRes() {}
 
 type PostTournamentsUnauthorized Error
 
