@@ -353,12 +353,12 @@ func TestAnExclusionStopsEveryRequestThatWaitedForIt(t *testing.T) {
 // player wait for each other and never deadlock.
 func TestBuysAndEntriesOfOnePlayerTakeLocksInOneOrder(t *testing.T) {
 	a, clk := tournamentApp(t)
-	x, host := a.depositor(t, 50_000_000), a.depositor(t, 1_000_000)
+	x := a.depositor(t, 50_000_000)
 	p1, _, game := a.stakedGame(t, 1_000_000, `{"rounds": 3}`)
 	const rounds = 12
 	arenas := make([]*arena, rounds)
-	for i := range arenas {
-		arenas[i] = newArena(t, a, clk, host, map[string]any{"entryFeeMinor": 100_000})
+	for i := range arenas { // each by its own host: a player creates a few a day
+		arenas[i] = newArena(t, a, clk, a.newPlayer(t), map[string]any{"entryFeeMinor": 100_000})
 	}
 	deadlocks := func() int64 {
 		var n int64
