@@ -16,7 +16,7 @@ func (a *App) integrityRoutes(r *router) {
 	r.json(http.MethodGet, "/admin/integrity", a.integrityQueue, web.Op{Tag: "admin", Auth: web.AuthAdmin,
 		Summary: "Games whose bets and market are held for review, longest waiting first",
 		Description: "A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. " +
-			"Each entry has the bettors, the traders, the links between them and the players, and the game's history.",
+			"Each entry has the bettors, the traders, the links between them and the players with what made each link, when and by whom, and the game's history.",
 		Response: []integrity.Case{}})
 	for _, decision := range []string{"release", "void"} {
 		summary := map[string]string{
@@ -28,9 +28,10 @@ func (a *App) integrityRoutes(r *router) {
 			Response: integrity.Review{}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
 	}
 	r.json(http.MethodGet, "/admin/users/:id/links", a.userLinks, web.Op{Tag: "admin", Auth: web.AuthAdmin,
-		Summary:     "Accounts linked to a user, and why",
-		Description: "Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days.",
-		Response:    []integrity.Link{}, Errors: []int{http.StatusNotFound}})
+		Summary: "Accounts linked to a user, why, and the evidence",
+		Description: "Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days. " +
+			"Each link carries what made it, when and by whom (evidence).",
+		Response: []integrity.Link{}, Errors: []int{http.StatusNotFound}})
 	r.page(http.MethodGet, integrityPagePath, a.integrityPage)
 	r.page(http.MethodPost, integrityPagePath+"/:gameId/:decision", a.integrityDecide)
 }

@@ -103,7 +103,11 @@ func caseWords(k integrity.Case) views.IntegrityCase {
 		bettor[t.UserID] = t.Username
 	}
 	for _, l := range k.Links {
-		v.Links = append(v.Links, bettor[l.UserID]+" is linked to "+l.Username+": "+integrity.ReasonWords(l.Reasons))
+		link := views.IntegrityLink{Pair: bettor[l.UserID] + " is linked to " + l.Username + ": " + integrity.ReasonWords(l.Reasons)}
+		for _, e := range l.Evidence {
+			link.Evidence = append(link.Evidence, e.Sentence(""))
+		}
+		v.Links = append(v.Links, link)
 	}
 	switch h := k.History.(type) {
 	case []rules.RPSRound:

@@ -12,6 +12,7 @@ import (
 
 	"wager/db"
 	"wager/domain/money"
+	"wager/views"
 )
 
 // admin signs in an admin wallet of a (its ADMIN_WALLETS) over the API.
@@ -225,7 +226,9 @@ func (a *testApp) fund(t testing.TB, p player, usdc int64) {
 func TestAccountsSignedInFromOneAddressAreLinkedWithLinkByIP(t *testing.T) {
 	for _, byIP := range []bool{true, false} {
 		t.Run(fmt.Sprint("LINK_BY_IP=", byIP), func(t *testing.T) {
-			a := newTestApp(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "LINK_BY_IP": fmt.Sprint(byIP)})
+			adminWallet := newWallet(t)
+			a := newTestApp(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "LINK_BY_IP": fmt.Sprint(byIP),
+				"ADMIN_WALLETS": adminWallet.address()})
 			// Every other account of this test signs in from httptest's
 			// address; the two players each from their own.
 			p1, p2 := a.depositorFrom(t, "198.51.100.1:4000"), a.depositorFrom(t, "198.51.100.2:4000")
@@ -244,6 +247,28 @@ func TestAccountsSignedInFromOneAddressAreLinkedWithLinkByIP(t *testing.T) {
 			}
 			if r, _ := a.prepareBet(t, stranger, game, p2.id, 100_000); r.Code != 200 {
 				t.Errorf("an account from another address: %d %s", r.Code, r.Body)
+			}
+			// The link's evidence: both sign-ins, once.
+			var links []struct {
+				UserID   string
+				Evidence []struct {
+					Kind     string
+					By, To   struct{ UserID string }
+					At, ToAt *time.Time
+				}
+			}
+			a.getJSON(t, a.admin(t, adminWallet), "/admin/users/"+alt.id+"/links", &links)
+			if !byIP {
+				if len(links) != 0 {
+					t.Errorf("links without LINK_BY_IP: %+v", links)
+				}
+				return
+			}
+			if len(links) != 1 || links[0].UserID != p1.id || len(links[0].Evidence) != 1 {
+				t.Fatalf("the links of the account on p1's address: %+v, want one to p1 with one piece of evidence", links)
+			}
+			if e := links[0].Evidence[0]; e.Kind != "same-address" || e.By.UserID != alt.id || e.To.UserID != p1.id || e.At == nil || e.ToAt == nil {
+				t.Errorf("the evidence: %+v, want the same address, by the account asked about, with both sign-ins", e)
 			}
 		})
 	}
@@ -590,6 +615,84 @@ func TestALinkMadeAfterAnOrderStopsItTrading(t *testing.T) {
 	for _, b := range m.Book {
 		if b.OutcomeID == p2.id && len(b.Bids) != 0 {
 			t.Errorf("bids for %s in the book: %+v, want the linked trader's gone", p2.id, b.Bids)
+		}
+	}
+}
+
+// The second hole the outside review found: a 0.01 USDC tip between a
+// bettor and a player held the game, and the case showed the link but
+// not what made it, when, or by whom. Each link of the case carries its
+// evidence (the JSON) and says it in a sentence (the page).
+func TestTheCaseShowsWhatMadeEachLinkWhenAndByWhom(t *testing.T) {
+	adminWallet := newWallet(t)
+	a := newTestApp(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "ADMIN_WALLETS": adminWallet.address()})
+	admin := a.admin(t, adminWallet)
+	h := a.holdAGame(t, resign(a, t))
+	before := time.Now().Add(-time.Second)
+	a.fund(t, h.s2, 100_000)
+	if r, _ := a.tip(t, h.s2, map[string]any{"toUserId": h.p1.id, "amountMinor": 10_000}); r.Code != 200 {
+		t.Fatalf("tip: %d %s", r.Code, r.Body)
+	}
+	a.fund(t, h.p1, 100_000)
+	prep := a.prepare(t, h.p1.auth, h.s1.address(), 50_000)
+	if r := a.submit(t, h.p1.auth, prep["intentId"].(string), signPrepared(t, h.p1.wallet, prep["transaction"].(string), nil)); r.Code != 200 {
+		t.Fatalf("transfer: %d %s", r.Code, r.Body)
+	}
+	after := time.Now().Add(time.Second)
+
+	type ref struct{ UserID, Username string }
+	type evidence struct {
+		Kind        string
+		At          time.Time
+		By, To      ref
+		AmountMinor *int64
+	}
+	var queue []struct {
+		GameID string
+		Links  []struct {
+			UserID, PlayerID string
+			Evidence         []evidence
+		}
+	}
+	a.getJSON(t, admin, "/admin/integrity", &queue)
+	if len(queue) != 1 {
+		t.Fatalf("queue: %+v", queue)
+	}
+	names := map[string]string{}
+	for _, p := range []player{h.p1, h.s1, h.s2} {
+		names[p.id] = a.usernameOf(t, p)
+	}
+	want := map[string]struct {
+		kind     string
+		by, to   string
+		amount   int64
+		sentence string
+	}{
+		h.s2.id: {"tip", h.s2.id, h.p1.id, 10_000, names[h.s2.id] + " tipped " + names[h.p1.id] + " 0.01 USDC on "},
+		h.s1.id: {"transfer", h.p1.id, h.s1.id, 50_000, names[h.p1.id] + " sent " + names[h.s1.id] + " 0.05 USDC on "},
+	}
+	var sentences []string
+	for _, l := range queue[0].Links {
+		w, ok := want[l.UserID]
+		if !ok || l.PlayerID != h.p1.id || len(l.Evidence) != 1 {
+			t.Errorf("link %+v, want one piece of evidence of a link to %s", l, h.p1.id)
+			continue
+		}
+		e := l.Evidence[0]
+		if e.Kind != w.kind || e.By.UserID != w.by || e.By.Username != names[w.by] || e.To.UserID != w.to ||
+			e.AmountMinor == nil || *e.AmountMinor != w.amount || e.At.Before(before) || e.At.After(after) || e.At.Location() != time.UTC {
+			t.Errorf("the evidence of %s's link: %+v, want a %s by %s to %s of %d between %s and %s (UTC)", l.UserID, e, w.kind, w.by, w.to, w.amount, before, after)
+		}
+		sentences = append(sentences, w.sentence+views.DateTime(e.At))
+		delete(want, l.UserID)
+	}
+	if len(want) != 0 {
+		t.Errorf("links missing from the case: %+v", want)
+	}
+	page := visibleText(a.do(t, request{path: "/admin/integrity/page", header: map[string]string{"Cookie": a.sessionCookie(t, adminWallet)}}).Body.String())
+	for _, s := range sentences {
+		if !strings.Contains(page, s) {
+			t.Errorf("the case page does not say %q:\n%s", s, page)
 		}
 	}
 }

@@ -334,10 +334,11 @@ type Trader struct {
 
 // PlayerLink is an account of a bettor or trader linked to a player.
 type PlayerLink struct {
-	UserID   string   `json:"userId" doc:"the bettor or trader"`
-	PlayerID string   `json:"playerId"`
-	Username string   `json:"playerUsername"`
-	Reasons  []string `json:"reasons"`
+	UserID   string     `json:"userId" doc:"the bettor or trader"`
+	PlayerID string     `json:"playerId"`
+	Username string     `json:"playerUsername"`
+	Reasons  []string   `json:"reasons"`
+	Evidence []Evidence `json:"evidence" doc:"what made the link, when and by whom, newest first: up to 10 of each kind"`
 }
 
 // Case is a held game with what an admin needs to decide it.
@@ -348,7 +349,7 @@ type Case struct {
 	Players    []game.Seat  `json:"players"`
 	Bettors    []Bettor     `json:"bettors"`
 	Traders    []Trader     `json:"traders"`
-	Links      []PlayerLink `json:"links" doc:"bettors and traders linked to a player, and why"`
+	Links      []PlayerLink `json:"links" doc:"bettors and traders linked to a player, why, and the evidence"`
 	History    any          `json:"history" doc:"the game's revealed rounds (rps) or moves (connect4)"`
 	Result     *game.Result `json:"result"`
 	EndedAt    *time.Time   `json:"endedAt"`
@@ -409,7 +410,8 @@ func (r *Reviews) caseOf(ctx context.Context, h Review) (Case, error) {
 		return c, err
 	}
 	for _, p := range pairs {
-		c.Links = append(c.Links, PlayerLink{UserID: p.UserID, PlayerID: p.Link.UserID, Username: p.Username, Reasons: p.Reasons})
+		c.Links = append(c.Links, PlayerLink{UserID: p.UserID, PlayerID: p.Link.UserID, Username: p.Username, Reasons: p.Reasons,
+			Evidence: p.Evidence})
 	}
 	return c, nil
 }

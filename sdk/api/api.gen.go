@@ -144,6 +144,30 @@ func (e IntegrityDecidedStatus) Valid() bool {
 	}
 }
 
+// Defines values for IntegrityEvidenceKind.
+const (
+	IntegrityEvidenceKindReferral    IntegrityEvidenceKind = "referral"
+	IntegrityEvidenceKindSameAddress IntegrityEvidenceKind = "same-address"
+	IntegrityEvidenceKindTip         IntegrityEvidenceKind = "tip"
+	IntegrityEvidenceKindTransfer    IntegrityEvidenceKind = "transfer"
+)
+
+// Valid indicates whether the value is a known member of the IntegrityEvidenceKind enum.
+func (e IntegrityEvidenceKind) Valid() bool {
+	switch e {
+	case IntegrityEvidenceKindReferral:
+		return true
+	case IntegrityEvidenceKindSameAddress:
+		return true
+	case IntegrityEvidenceKindTip:
+		return true
+	case IntegrityEvidenceKindTransfer:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for IntegrityReviewReason.
 const (
 	IntegrityReviewReasonLinked  IntegrityReviewReason = "linked"
@@ -263,19 +287,19 @@ func (e MarketOrderRequestTimeInForce) Valid() bool {
 
 // Defines values for MarketTradeKind.
 const (
-	Merge    MarketTradeKind = "merge"
-	Mint     MarketTradeKind = "mint"
-	Transfer MarketTradeKind = "transfer"
+	MarketTradeKindMerge    MarketTradeKind = "merge"
+	MarketTradeKindMint     MarketTradeKind = "mint"
+	MarketTradeKindTransfer MarketTradeKind = "transfer"
 )
 
 // Valid indicates whether the value is a known member of the MarketTradeKind enum.
 func (e MarketTradeKind) Valid() bool {
 	switch e {
-	case Merge:
+	case MarketTradeKindMerge:
 		return true
-	case Mint:
+	case MarketTradeKindMint:
 		return true
-	case Transfer:
+	case MarketTradeKindTransfer:
 		return true
 	default:
 		return false
@@ -1440,7 +1464,7 @@ type IntegrityCase struct {
 	// History the game's revealed rounds (rps) or moves (connect4)
 	History interface{} `json:"history"`
 
-	// Links bettors and traders linked to a player, and why
+	// Links bettors and traders linked to a player, why, and the evidence
 	Links   []IntegrityPlayerLink `json:"links"`
 	Players []GameSeat            `json:"players"`
 
@@ -1499,8 +1523,33 @@ type IntegrityDecidedReason string
 // IntegrityDecidedStatus defines model for IntegrityDecided.Status.
 type IntegrityDecidedStatus string
 
+// IntegrityEvidence defines model for IntegrityEvidence.
+type IntegrityEvidence struct {
+	// AmountMinor the tip's or transfer's amount; null for the other kinds
+	AmountMinor *int64 `json:"amountMinor"`
+
+	// At referral: when the referred account signed up; tip: when it was sent; transfer: when it was confirmed; same-address: when By last signed in from the address
+	At time.Time `json:"at"`
+
+	// By the referrer, the tipper, the transfer's sender, or (same-address) one of the two accounts
+	By   ChatUserRef           `json:"by"`
+	Kind IntegrityEvidenceKind `json:"kind"`
+
+	// To the account referred, the tip's or transfer's recipient, or (same-address) the other account
+	To ChatUserRef `json:"to"`
+
+	// ToAt same-address: when To last signed in from the address; null for the other kinds
+	ToAt *time.Time `json:"toAt"`
+}
+
+// IntegrityEvidenceKind defines model for IntegrityEvidence.Kind.
+type IntegrityEvidenceKind string
+
 // IntegrityLink defines model for IntegrityLink.
 type IntegrityLink struct {
+	// Evidence what made the link, newest first: up to 10 of each kind
+	Evidence []IntegrityEvidence `json:"evidence"`
+
 	// Reasons referral (one referred the other), tip or transfer (one went between them in the last 30 days), same-address (both signed in from one client address in the last 30 days; with LINK_BY_IP)
 	Reasons  []string `json:"reasons"`
 	UserId   string   `json:"userId"`
@@ -1509,9 +1558,11 @@ type IntegrityLink struct {
 
 // IntegrityPlayerLink defines model for IntegrityPlayerLink.
 type IntegrityPlayerLink struct {
-	PlayerId       string   `json:"playerId"`
-	PlayerUsername string   `json:"playerUsername"`
-	Reasons        []string `json:"reasons"`
+	// Evidence what made the link, when and by whom, newest first: up to 10 of each kind
+	Evidence       []IntegrityEvidence `json:"evidence"`
+	PlayerId       string              `json:"playerId"`
+	PlayerUsername string              `json:"playerUsername"`
+	Reasons        []string            `json:"reasons"`
 
 	// UserId the bettor or trader
 	UserId string `json:"userId"`
@@ -4459,7 +4510,7 @@ type ClientInterface interface {
 
 	// GetAdminIntegrity Games whose bets and market are held for review, longest waiting first
 	//
-	// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players, and the game's history.
+	// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players with what made each link, when and by whom, and the game's history.
 	//
 	// Corresponds with GET /admin/integrity (the `GetAdminIntegrity` operationId).
 	GetAdminIntegrity(ctx context.Context, params *GetAdminIntegrityParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4518,9 +4569,9 @@ type ClientInterface interface {
 	// Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
 	PostAdminSupportByIdMessages(ctx context.Context, id string, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetAdminUsersByIdLinks Accounts linked to a user, and why
+	// GetAdminUsersByIdLinks Accounts linked to a user, why, and the evidence
 	//
-	// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days.
+	// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days. Each link carries what made it, when and by whom (evidence).
 	//
 	// Corresponds with GET /admin/users/{id}/links (the `GetAdminUsersByIdLinks` operationId).
 	GetAdminUsersByIdLinks(ctx context.Context, id string, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5636,7 +5687,7 @@ func (c *Client) PutAdminFeatureFlagsByName(ctx context.Context, name string, pa
 
 // GetAdminIntegrity Games whose bets and market are held for review, longest waiting first
 //
-// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players, and the game's history.
+// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players with what made each link, when and by whom, and the game's history.
 //
 // Corresponds with GET /admin/integrity (the `GetAdminIntegrity` operationId).
 func (c *Client) GetAdminIntegrity(ctx context.Context, params *GetAdminIntegrityParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5785,9 +5836,9 @@ func (c *Client) PostAdminSupportByIdMessages(ctx context.Context, id string, pa
 	return c.Client.Do(req)
 }
 
-// GetAdminUsersByIdLinks Accounts linked to a user, and why
+// GetAdminUsersByIdLinks Accounts linked to a user, why, and the evidence
 //
-// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days.
+// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days. Each link carries what made it, when and by whom (evidence).
 //
 // Corresponds with GET /admin/users/{id}/links (the `GetAdminUsersByIdLinks` operationId).
 func (c *Client) GetAdminUsersByIdLinks(ctx context.Context, id string, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -15231,7 +15282,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetAdminIntegrityWithResponse Games whose bets and market are held for review, longest waiting first
 	//
-	// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players, and the game's history.
+	// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players with what made each link, when and by whom, and the game's history.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -15304,9 +15355,9 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
 	PostAdminSupportByIdMessagesWithResponse(ctx context.Context, id string, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminSupportByIdMessagesResponse, error)
 
-	// GetAdminUsersByIdLinksWithResponse Accounts linked to a user, and why
+	// GetAdminUsersByIdLinksWithResponse Accounts linked to a user, why, and the evidence
 	//
-	// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days.
+	// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days. Each link carries what made it, when and by whom (evidence).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -27661,7 +27712,7 @@ func (c *ClientWithResponses) PutAdminFeatureFlagsByNameWithResponse(ctx context
 
 // GetAdminIntegrityWithResponse Games whose bets and market are held for review, longest waiting first
 //
-// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players, and the game's history.
+// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players with what made each link, when and by whom, and the game's history.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -27788,9 +27839,9 @@ func (c *ClientWithResponses) PostAdminSupportByIdMessagesWithResponse(ctx conte
 	return ParsePostAdminSupportByIdMessagesResponse(rsp)
 }
 
-// GetAdminUsersByIdLinksWithResponse Accounts linked to a user, and why
+// GetAdminUsersByIdLinksWithResponse Accounts linked to a user, why, and the evidence
 //
-// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days.
+// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days. Each link carries what made it, when and by whom (evidence).
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -101,7 +101,8 @@ type Invoker interface {
 	//
 	// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held
 	// when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the
-	// traders, the links between them and the players, and the game's history.
+	// traders, the links between them and the players with what made each link, when and by whom, and the
+	// game's history.
 	//
 	// GET /admin/integrity
 	GetAdminIntegrity(ctx context.Context, params GetAdminIntegrityParams) (GetAdminIntegrityRes, error)
@@ -127,7 +128,7 @@ type Invoker interface {
 	//
 	// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the
 	// other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from
-	// one client address in the last 30 days.
+	// one client address in the last 30 days. Each link carries what made it, when and by whom (evidence).
 	//
 	// GET /admin/users/{id}/links
 	GetAdminUsersByIdLinks(ctx context.Context, params GetAdminUsersByIdLinksParams) (GetAdminUsersByIdLinksRes, error)
@@ -2618,7 +2619,8 @@ func (c *Client) sendGetAdminFeatureFlags(ctx context.Context, params GetAdminFe
 //
 // A staked game whose pools together, or whose market's paid volume, exceed its player pot is held
 // when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the
-// traders, the links between them and the players, and the game's history.
+// traders, the links between them and the players with what made each link, when and by whom, and the
+// game's history.
 //
 // GET /admin/integrity
 func (c *Client) GetAdminIntegrity(ctx context.Context, params GetAdminIntegrityParams) (GetAdminIntegrityRes, error) {
@@ -3152,7 +3154,7 @@ func (c *Client) sendGetAdminSupportById(ctx context.Context, params GetAdminSup
 //
 // Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the
 // other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from
-// one client address in the last 30 days.
+// one client address in the last 30 days. Each link carries what made it, when and by whom (evidence).
 //
 // GET /admin/users/{id}/links
 func (c *Client) GetAdminUsersByIdLinks(ctx context.Context, params GetAdminUsersByIdLinksParams) (GetAdminUsersByIdLinksRes, error) {

@@ -21410,6 +21410,221 @@ func (s *IntegrityCaseStatus) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
+func (s *IntegrityEvidence) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IntegrityEvidence) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("amountMinor")
+		s.AmountMinor.Encode(e)
+	}
+	{
+		e.FieldStart("at")
+		json.EncodeDateTime(e, s.At)
+	}
+	{
+		e.FieldStart("by")
+		s.By.Encode(e)
+	}
+	{
+		e.FieldStart("kind")
+		s.Kind.Encode(e)
+	}
+	{
+		e.FieldStart("to")
+		s.To.Encode(e)
+	}
+	{
+		e.FieldStart("toAt")
+		s.ToAt.Encode(e, json.EncodeDateTime)
+	}
+}
+
+var jsonFieldsNameOfIntegrityEvidence = [6]string{
+	0: "amountMinor",
+	1: "at",
+	2: "by",
+	3: "kind",
+	4: "to",
+	5: "toAt",
+}
+
+// Decode decodes IntegrityEvidence from json.
+func (s *IntegrityEvidence) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IntegrityEvidence to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "amountMinor":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				if err := s.AmountMinor.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"amountMinor\"")
+			}
+		case "at":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := json.DecodeDateTime(d)
+				s.At = v
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"at\"")
+			}
+		case "by":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.By.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"by\"")
+			}
+		case "kind":
+			requiredBitSet[0] |= 1 << 3
+			if err := func() error {
+				if err := s.Kind.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"kind\"")
+			}
+		case "to":
+			requiredBitSet[0] |= 1 << 4
+			if err := func() error {
+				if err := s.To.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"to\"")
+			}
+		case "toAt":
+			requiredBitSet[0] |= 1 << 5
+			if err := func() error {
+				if err := s.ToAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"toAt\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IntegrityEvidence")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00111111,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfIntegrityEvidence) {
+					name = jsonFieldsNameOfIntegrityEvidence[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IntegrityEvidence) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IntegrityEvidence) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes IntegrityEvidenceKind as json.
+func (s IntegrityEvidenceKind) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes IntegrityEvidenceKind from json.
+func (s *IntegrityEvidenceKind) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IntegrityEvidenceKind to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch IntegrityEvidenceKind(v) {
+	case IntegrityEvidenceKindReferral:
+		*s = IntegrityEvidenceKindReferral
+	case IntegrityEvidenceKindTip:
+		*s = IntegrityEvidenceKindTip
+	case IntegrityEvidenceKindTransfer:
+		*s = IntegrityEvidenceKindTransfer
+	case IntegrityEvidenceKindSameAddress:
+		*s = IntegrityEvidenceKindSameAddress
+	default:
+		*s = IntegrityEvidenceKind(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s IntegrityEvidenceKind) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IntegrityEvidenceKind) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
 func (s *IntegrityLink) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -21418,6 +21633,14 @@ func (s *IntegrityLink) Encode(e *jx.Encoder) {
 
 // encodeFields encodes fields.
 func (s *IntegrityLink) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("evidence")
+		e.ArrStart()
+		for _, elem := range s.Evidence {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
 	{
 		e.FieldStart("reasons")
 		e.ArrStart()
@@ -21436,10 +21659,11 @@ func (s *IntegrityLink) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfIntegrityLink = [3]string{
-	0: "reasons",
-	1: "userId",
-	2: "username",
+var jsonFieldsNameOfIntegrityLink = [4]string{
+	0: "evidence",
+	1: "reasons",
+	2: "userId",
+	3: "username",
 }
 
 // Decode decodes IntegrityLink from json.
@@ -21451,8 +21675,26 @@ func (s *IntegrityLink) Decode(d *jx.Decoder) error {
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
-		case "reasons":
+		case "evidence":
 			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				s.Evidence = make([]IntegrityEvidence, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem IntegrityEvidence
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Evidence = append(s.Evidence, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"evidence\"")
+			}
+		case "reasons":
+			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
 				s.Reasons = make([]string, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -21472,7 +21714,7 @@ func (s *IntegrityLink) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"reasons\"")
 			}
 		case "userId":
-			requiredBitSet[0] |= 1 << 1
+			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
 				v, err := d.Str()
 				s.UserId = string(v)
@@ -21484,7 +21726,7 @@ func (s *IntegrityLink) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"userId\"")
 			}
 		case "username":
-			requiredBitSet[0] |= 1 << 2
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Str()
 				s.Username = string(v)
@@ -21505,7 +21747,7 @@ func (s *IntegrityLink) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00000111,
+		0b00001111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -21561,6 +21803,14 @@ func (s *IntegrityPlayerLink) Encode(e *jx.Encoder) {
 // encodeFields encodes fields.
 func (s *IntegrityPlayerLink) encodeFields(e *jx.Encoder) {
 	{
+		e.FieldStart("evidence")
+		e.ArrStart()
+		for _, elem := range s.Evidence {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+	{
 		e.FieldStart("playerId")
 		e.Str(s.PlayerId)
 	}
@@ -21582,11 +21832,12 @@ func (s *IntegrityPlayerLink) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfIntegrityPlayerLink = [4]string{
-	0: "playerId",
-	1: "playerUsername",
-	2: "reasons",
-	3: "userId",
+var jsonFieldsNameOfIntegrityPlayerLink = [5]string{
+	0: "evidence",
+	1: "playerId",
+	2: "playerUsername",
+	3: "reasons",
+	4: "userId",
 }
 
 // Decode decodes IntegrityPlayerLink from json.
@@ -21598,8 +21849,26 @@ func (s *IntegrityPlayerLink) Decode(d *jx.Decoder) error {
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
-		case "playerId":
+		case "evidence":
 			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				s.Evidence = make([]IntegrityEvidence, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem IntegrityEvidence
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Evidence = append(s.Evidence, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"evidence\"")
+			}
+		case "playerId":
+			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
 				v, err := d.Str()
 				s.PlayerId = string(v)
@@ -21611,7 +21880,7 @@ func (s *IntegrityPlayerLink) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"playerId\"")
 			}
 		case "playerUsername":
-			requiredBitSet[0] |= 1 << 1
+			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
 				v, err := d.Str()
 				s.PlayerUsername = string(v)
@@ -21623,7 +21892,7 @@ func (s *IntegrityPlayerLink) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"playerUsername\"")
 			}
 		case "reasons":
-			requiredBitSet[0] |= 1 << 2
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				s.Reasons = make([]string, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -21643,7 +21912,7 @@ func (s *IntegrityPlayerLink) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"reasons\"")
 			}
 		case "userId":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				v, err := d.Str()
 				s.UserId = string(v)
@@ -21664,7 +21933,7 @@ func (s *IntegrityPlayerLink) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00001111,
+		0b00011111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.

@@ -4193,7 +4193,7 @@ type IntegrityCase struct {
 	HeldAt    time.Time      `json:"heldAt"`
 	// The game's revealed rounds (rps) or moves (connect4).
 	History jx.Raw `json:"history"`
-	// Bettors and traders linked to a player, and why.
+	// Bettors and traders linked to a player, why, and the evidence.
 	Links   []IntegrityPlayerLink `json:"links"`
 	Players []GameSeat            `json:"players"`
 	// The game's bets when it ended.
@@ -4489,13 +4489,151 @@ func (s *IntegrityCaseStatus) UnmarshalText(data []byte) error {
 	}
 }
 
+// Ref: #/components/schemas/IntegrityEvidence
+type IntegrityEvidence struct {
+	// The tip's or transfer's amount; null for the other kinds.
+	AmountMinor NilInt64 `json:"amountMinor"`
+	// Referral: when the referred account signed up; tip: when it was sent; transfer: when it was
+	// confirmed; same-address: when By last signed in from the address.
+	At time.Time `json:"at"`
+	// The referrer, the tipper, the transfer's sender, or (same-address) one of the two accounts.
+	By   ChatUserRef           `json:"by"`
+	Kind IntegrityEvidenceKind `json:"kind"`
+	// The account referred, the tip's or transfer's recipient, or (same-address) the other account.
+	To ChatUserRef `json:"to"`
+	// Same-address: when To last signed in from the address; null for the other kinds.
+	ToAt NilDateTime `json:"toAt"`
+}
+
+// GetAmountMinor returns the value of AmountMinor.
+func (s *IntegrityEvidence) GetAmountMinor() NilInt64 {
+	return s.AmountMinor
+}
+
+// GetAt returns the value of At.
+func (s *IntegrityEvidence) GetAt() time.Time {
+	return s.At
+}
+
+// GetBy returns the value of By.
+func (s *IntegrityEvidence) GetBy() ChatUserRef {
+	return s.By
+}
+
+// GetKind returns the value of Kind.
+func (s *IntegrityEvidence) GetKind() IntegrityEvidenceKind {
+	return s.Kind
+}
+
+// GetTo returns the value of To.
+func (s *IntegrityEvidence) GetTo() ChatUserRef {
+	return s.To
+}
+
+// GetToAt returns the value of ToAt.
+func (s *IntegrityEvidence) GetToAt() NilDateTime {
+	return s.ToAt
+}
+
+// SetAmountMinor sets the value of AmountMinor.
+func (s *IntegrityEvidence) SetAmountMinor(val NilInt64) {
+	s.AmountMinor = val
+}
+
+// SetAt sets the value of At.
+func (s *IntegrityEvidence) SetAt(val time.Time) {
+	s.At = val
+}
+
+// SetBy sets the value of By.
+func (s *IntegrityEvidence) SetBy(val ChatUserRef) {
+	s.By = val
+}
+
+// SetKind sets the value of Kind.
+func (s *IntegrityEvidence) SetKind(val IntegrityEvidenceKind) {
+	s.Kind = val
+}
+
+// SetTo sets the value of To.
+func (s *IntegrityEvidence) SetTo(val ChatUserRef) {
+	s.To = val
+}
+
+// SetToAt sets the value of ToAt.
+func (s *IntegrityEvidence) SetToAt(val NilDateTime) {
+	s.ToAt = val
+}
+
+type IntegrityEvidenceKind string
+
+const (
+	IntegrityEvidenceKindReferral    IntegrityEvidenceKind = "referral"
+	IntegrityEvidenceKindTip         IntegrityEvidenceKind = "tip"
+	IntegrityEvidenceKindTransfer    IntegrityEvidenceKind = "transfer"
+	IntegrityEvidenceKindSameAddress IntegrityEvidenceKind = "same-address"
+)
+
+// AllValues returns all IntegrityEvidenceKind values.
+func (IntegrityEvidenceKind) AllValues() []IntegrityEvidenceKind {
+	return []IntegrityEvidenceKind{
+		IntegrityEvidenceKindReferral,
+		IntegrityEvidenceKindTip,
+		IntegrityEvidenceKindTransfer,
+		IntegrityEvidenceKindSameAddress,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s IntegrityEvidenceKind) MarshalText() ([]byte, error) {
+	switch s {
+	case IntegrityEvidenceKindReferral:
+		return []byte(s), nil
+	case IntegrityEvidenceKindTip:
+		return []byte(s), nil
+	case IntegrityEvidenceKindTransfer:
+		return []byte(s), nil
+	case IntegrityEvidenceKindSameAddress:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *IntegrityEvidenceKind) UnmarshalText(data []byte) error {
+	switch IntegrityEvidenceKind(data) {
+	case IntegrityEvidenceKindReferral:
+		*s = IntegrityEvidenceKindReferral
+		return nil
+	case IntegrityEvidenceKindTip:
+		*s = IntegrityEvidenceKindTip
+		return nil
+	case IntegrityEvidenceKindTransfer:
+		*s = IntegrityEvidenceKindTransfer
+		return nil
+	case IntegrityEvidenceKindSameAddress:
+		*s = IntegrityEvidenceKindSameAddress
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // Ref: #/components/schemas/IntegrityLink
 type IntegrityLink struct {
+	// What made the link, newest first: up to 10 of each kind.
+	Evidence []IntegrityEvidence `json:"evidence"`
 	// Referral (one referred the other), tip or transfer (one went between them in the last 30 days),
 	// same-address (both signed in from one client address in the last 30 days; with LINK_BY_IP).
 	Reasons  []string `json:"reasons"`
 	UserId   string   `json:"userId"`
 	Username string   `json:"username"`
+}
+
+// GetEvidence returns the value of Evidence.
+func (s *IntegrityLink) GetEvidence() []IntegrityEvidence {
+	return s.Evidence
 }
 
 // GetReasons returns the value of Reasons.
@@ -4511,6 +4649,11 @@ func (s *IntegrityLink) GetUserId() string {
 // GetUsername returns the value of Username.
 func (s *IntegrityLink) GetUsername() string {
 	return s.Username
+}
+
+// SetEvidence sets the value of Evidence.
+func (s *IntegrityLink) SetEvidence(val []IntegrityEvidence) {
+	s.Evidence = val
 }
 
 // SetReasons sets the value of Reasons.
@@ -4530,11 +4673,18 @@ func (s *IntegrityLink) SetUsername(val string) {
 
 // Ref: #/components/schemas/IntegrityPlayerLink
 type IntegrityPlayerLink struct {
-	PlayerId       string   `json:"playerId"`
-	PlayerUsername string   `json:"playerUsername"`
-	Reasons        []string `json:"reasons"`
+	// What made the link, when and by whom, newest first: up to 10 of each kind.
+	Evidence       []IntegrityEvidence `json:"evidence"`
+	PlayerId       string              `json:"playerId"`
+	PlayerUsername string              `json:"playerUsername"`
+	Reasons        []string            `json:"reasons"`
 	// The bettor or trader.
 	UserId string `json:"userId"`
+}
+
+// GetEvidence returns the value of Evidence.
+func (s *IntegrityPlayerLink) GetEvidence() []IntegrityEvidence {
+	return s.Evidence
 }
 
 // GetPlayerId returns the value of PlayerId.
@@ -4555,6 +4705,11 @@ func (s *IntegrityPlayerLink) GetReasons() []string {
 // GetUserId returns the value of UserId.
 func (s *IntegrityPlayerLink) GetUserId() string {
 	return s.UserId
+}
+
+// SetEvidence sets the value of Evidence.
+func (s *IntegrityPlayerLink) SetEvidence(val []IntegrityEvidence) {
+	s.Evidence = val
 }
 
 // SetPlayerId sets the value of PlayerId.
