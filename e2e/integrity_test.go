@@ -26,39 +26,9 @@ func TestAnAdminVoidsAHeldGameAndBothBettorsSeeTheirRefund(t *testing.T) {
 
 	// Two players (through the API) sit at a table staked at 1 USDC each.
 	ctx := t.Context()
-	var players [2]*apiclient.Client
-	var names [2]string
+	players, names, gameID := stakedTable(t, s)
 	faucet := apiclient.New(s.URL, nil)
-	for i := range players {
-		key := solana.NewWallet().PrivateKey
-		c := apiclient.New(s.URL, key)
-		if err := c.Login(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if err := faucet.Do(ctx, "POST", "/dev/faucet", map[string]any{"address": key.PublicKey().String(), "amountMinor": 1_000_000}, nil); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Deposit(ctx, 1_000_000); err != nil {
-			t.Fatal(err)
-		}
-		var me struct{ Username string }
-		if err := c.Do(ctx, "GET", "/users/me", nil, &me); err != nil {
-			t.Fatal(err)
-		}
-		players[i], names[i] = c, me.Username
-	}
-	var lobby struct{ ID string }
-	if err := players[0].Do(ctx, "POST", "/lobbies", map[string]any{"gameType": "rps", "stakeMinor": 1_000_000,
-		"settings": map[string]int{"rounds": 3, "roundSeconds": 60}}, &lobby); err != nil {
-		t.Fatal(err)
-	}
-	var joined struct{ GameID string }
-	for _, p := range players {
-		if err := p.Do(ctx, "POST", "/lobbies/"+lobby.ID+"/join-queue", nil, &joined); err != nil {
-			t.Fatal(err)
-		}
-	}
-	gameURL := s.URL + "/game/" + joined.GameID
+	gameURL := s.URL + "/game/" + gameID
 
 	// The spectators bet 2 and 1.5 USDC from their wallets: 3.5 USDC on a
 	// game whose players staked 2.
@@ -67,27 +37,16 @@ func TestAnAdminVoidsAHeldGameAndBothBettorsSeeTheirRefund(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := faucet.Do(ctx, "POST", "/dev/faucet", map[string]any{"address": address, "amountMinor": 5_000_000}, nil); err != nil {
-			t.Fatal(err)
-		}
+		faucetTo(t, faucet, address.(string), 5_000_000)
 		if _, err := b.Goto(gameURL); err != nil {
 			t.Fatal(err)
 		}
 	}
-	bet := func(b playwright.Page, on, amount string) {
-		t.Helper()
-		if _, err := b.GetByTestId("bet-on").SelectOption(playwright.SelectOptionValues{Labels: &[]string{on}}); err != nil {
-			t.Fatal(err)
-		}
-		fill(t, b, "bet-amount", amount)
-		click(t, b, "bet-submit")
-		wantText(t, b.GetByTestId("bet-status"), "Your bet on "+on+" is in the pool.", "the bet is confirmed")
-	}
-	bet(b1, names[0], "2")
-	bet(b2, names[1], "1.5")
+	betFromPage(t, b1, names[0], "2")
+	betFromPage(t, b2, names[1], "1.5")
 
 	// The first player resigns: the winner is paid, the bets are held.
-	if err := players[0].Do(ctx, "POST", "/games/"+joined.GameID+"/actions", map[string]string{"type": "resign"}, nil); err != nil {
+	if err := players[0].Do(ctx, "POST", "/games/"+gameID+"/actions", map[string]string{"type": "resign"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, b := range []playwright.Page{b1, b2} {
@@ -112,8 +71,13 @@ func TestAnAdminVoidsAHeldGameAndBothBettorsSeeTheirRefund(t *testing.T) {
 	wantTexts(t, held.GetByTestId("integrity-bettors").Locator("li"), []string{b1Name + " bet 2.00 USDC on " + names[0],
 		b2Name + " bet 1.50 USDC on " + names[1]}, "the bettors in the case")
 	screenshot(t, admin, "admin-integrity-queue")
+	const reason = "The first player resigned at once with 3.5 USDC bet on a 2 USDC pot."
+	fill(t, admin, "integrity-reason", reason)
 	click(t, admin, "integrity-void")
-	wantText(t, admin.GetByTestId("integrity-done"), "Voided game "+joined.GameID+": every bet was refunded in full and every share pays 0.5 USDC.",
+	wantText(t, admin.GetByTestId("integrity-confirm-question"), "Void game "+gameID+"? Every bet will be refunded in full and every share pays 0.5 USDC.",
+		"the void asks for a confirmation")
+	click(t, admin, "integrity-confirm")
+	wantText(t, admin.GetByTestId("integrity-done"), "Voided game "+gameID+": every bet was refunded in full and every share pays 0.5 USDC. Your reason: "+reason,
 		"what the void did")
 	wantText(t, admin.GetByTestId("integrity-empty"), "Nothing is held for review.", "the queue is empty again")
 
@@ -143,4 +107,63 @@ func usernameOf(t *testing.T, page playwright.Page) string {
 		t.Fatal(err)
 	}
 	return strings.TrimSpace(name)
+}
+
+// stakedTable sits two players, signed in through the API with a deposit
+// of 1 USDC each, at an rps table staked at 1 USDC a player, and returns
+// them, their names and the game.
+func stakedTable(t *testing.T, s *server) ([2]*apiclient.Client, [2]string, string) {
+	t.Helper()
+	ctx := t.Context()
+	var players [2]*apiclient.Client
+	var names [2]string
+	faucet := apiclient.New(s.URL, nil)
+	for i := range players {
+		key := solana.NewWallet().PrivateKey
+		c := apiclient.New(s.URL, key)
+		if err := c.Login(ctx); err != nil {
+			t.Fatal(err)
+		}
+		faucetTo(t, faucet, key.PublicKey().String(), 1_000_000)
+		if err := c.Deposit(ctx, 1_000_000); err != nil {
+			t.Fatal(err)
+		}
+		var me struct{ Username string }
+		if err := c.Do(ctx, "GET", "/users/me", nil, &me); err != nil {
+			t.Fatal(err)
+		}
+		players[i], names[i] = c, me.Username
+	}
+	var lobby struct{ ID string }
+	if err := players[0].Do(ctx, "POST", "/lobbies", map[string]any{"gameType": "rps", "stakeMinor": 1_000_000,
+		"settings": map[string]int{"rounds": 3, "roundSeconds": 60}}, &lobby); err != nil {
+		t.Fatal(err)
+	}
+	var joined struct{ GameID string }
+	for _, p := range players {
+		if err := p.Do(ctx, "POST", "/lobbies/"+lobby.ID+"/join-queue", nil, &joined); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return players, names, joined.GameID
+}
+
+// faucetTo puts usdc on chain at address.
+func faucetTo(t *testing.T, faucet *apiclient.Client, address string, usdc int64) {
+	t.Helper()
+	if err := faucet.Do(t.Context(), "POST", "/dev/faucet", map[string]any{"address": address, "amountMinor": usdc}, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// betFromPage bets amount USDC on the player named on from the game page
+// b shows, and waits for the bet to be in the pool.
+func betFromPage(t *testing.T, b playwright.Page, on, amount string) {
+	t.Helper()
+	if _, err := b.GetByTestId("bet-on").SelectOption(playwright.SelectOptionValues{Labels: &[]string{on}}); err != nil {
+		t.Fatal(err)
+	}
+	fill(t, b, "bet-amount", amount)
+	click(t, b, "bet-submit")
+	wantText(t, b.GetByTestId("bet-status"), "Your bet on "+on+" is in the pool.", "the bet is confirmed")
 }

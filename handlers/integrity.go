@@ -24,8 +24,10 @@ func (a *App) integrityRoutes(r *router) {
 			"void":    "Refund every bet of a held game in full and resolve its market at 500000 a share",
 		}[decision]
 		r.json(http.MethodPost, "/admin/integrity/:gameId/"+decision, a.decideReview(decision), web.Op{Tag: "admin", Auth: web.AuthAdmin,
-			Summary: summary, Description: "Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.",
-			Response: integrity.Review{}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
+			Summary: summary, Description: "Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review " +
+				"(decisionReason) and in the audit log. Answers the game's integrity record. " +
+				"404 when the game was never held; 409 CONFLICT when its review was decided already.",
+			Request: IntegrityDecisionRequest{}, Response: integrity.Review{}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
 	}
 	r.json(http.MethodGet, "/admin/users/:id/links", a.userLinks, web.Op{Tag: "admin", Auth: web.AuthAdmin,
 		Summary: "Accounts linked to a user, why, and the evidence",
@@ -44,9 +46,22 @@ func (a *App) integrityQueue(c echo.Context) error {
 	return c.JSON(http.StatusOK, q)
 }
 
+// IntegrityDecisionRequest is the body of POST
+// /admin/integrity/:gameId/release and /void.
+type IntegrityDecisionRequest struct {
+	Reason string `json:"reason" minLength:"1" maxLength:"500" doc:"why you decide so, 1 to 500 characters (line breaks kept, no control or text-direction characters): recorded with the review and in the audit log"`
+}
+
 func (a *App) decideReview(decision string) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		r, err := a.decide(c, decision)
+		var req IntegrityDecisionRequest
+		// An empty body is a decision without a reason: refused naming it.
+		if c.Request().ContentLength != 0 {
+			if err := web.BindJSON(c, &req); err != nil {
+				return err
+			}
+		}
+		r, err := a.decide(c, decision, req.Reason)
 		if err != nil {
 			return err
 		}
@@ -54,14 +69,15 @@ func (a *App) decideReview(decision string) echo.HandlerFunc {
 	}
 }
 
-// decide releases or voids a held game's review for the signed-in admin.
-func (a *App) decide(c echo.Context, decision string) (integrity.Review, error) {
+// decide releases or voids a held game's review for the signed-in admin,
+// who gives reason.
+func (a *App) decide(c echo.Context, decision, reason string) (integrity.Review, error) {
 	ctx, actor, gameID := c.Request().Context(), web.IdentityOf(c).UserID, c.Param("gameId")
 	switch decision {
 	case "release":
-		return a.Reviews.Release(ctx, actor, gameID)
+		return a.Reviews.Release(ctx, actor, gameID, reason)
 	case "void":
-		return a.Reviews.Void(ctx, actor, gameID)
+		return a.Reviews.Void(ctx, actor, gameID, reason)
 	}
 	return integrity.Review{}, domain.Errorf(domain.CodeNotFound, "no such resource")
 }

@@ -396,7 +396,7 @@ func TestASuspiciousEndHoldsTheBetsAndMarketUntilReleased(t *testing.T) {
 	a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + h.game + "/release", header: h.p2.auth}).wantError(t, 403, "ADMIN_ONLY")
 
 	treasury := a.ledger(t, money.Treasury)
-	r := a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + h.game + "/release", header: admin.auth})
+	r := a.decideReview(t, admin, h.game, "release", "The first round was played out before the resignation.")
 	if r.Code != 200 {
 		t.Fatalf("release: %d %s", r.Code, r.Body)
 	}
@@ -416,9 +416,9 @@ func TestASuspiciousEndHoldsTheBetsAndMarketUntilReleased(t *testing.T) {
 	if got := a.redeem(t, h.t2, h.game).json(t)["redeemedMinor"]; got != float64(1_000_000) {
 		t.Errorf("the winner's share redeems %v, want 1000000", got)
 	}
-	a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + h.game + "/release", header: admin.auth}).wantError(t, 409, "CONFLICT")
-	a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + h.game + "/void", header: admin.auth}).wantError(t, 409, "CONFLICT")
-	a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + h.p1.id + "/void", header: admin.auth}).wantError(t, 404, "NOT_FOUND")
+	a.decideReview(t, admin, h.game, "release", "again").wantError(t, 409, "CONFLICT")
+	a.decideReview(t, admin, h.game, "void", "again").wantError(t, 409, "CONFLICT")
+	a.decideReview(t, admin, h.p1.id, "void", "not a game").wantError(t, 404, "NOT_FOUND")
 	a.getJSON(t, admin, "/admin/integrity", &queue)
 	if len(queue) != 0 {
 		t.Errorf("queue after the release: %+v", queue)
@@ -456,7 +456,7 @@ func TestAVoidRefundsEveryBetAndPaysHalfAShare(t *testing.T) {
 	if len(queue) != 1 || queue[0].GameID != h.game || queue[0].Reason != "timeout" {
 		t.Fatalf("queue after a round lost on time: %+v", queue)
 	}
-	r := a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + h.game + "/void", header: admin.auth})
+	r := a.decideReview(t, admin, h.game, "void", "Lost on time in the only round.")
 	if r.Code != 200 || r.json(t)["status"] != "voided" {
 		t.Fatalf("void: %d %s", r.Code, r.Body)
 	}
@@ -523,7 +523,7 @@ func TestALinkMadeAfterABetHoldsTheGame(t *testing.T) {
 	if !strings.Contains(page, "someone who bet on or traded this game is linked to one of its players") {
 		t.Errorf("the game page does not say why it is held: %s", page)
 	}
-	if r := a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + game + "/void", header: admin.auth}); r.Code != 200 {
+	if r := a.decideReview(t, admin, game, "void", "A player tipped a bettor during the game."); r.Code != 200 {
 		t.Fatalf("void: %d %s", r.Code, r.Body)
 	}
 	a.wantBetsSettled(t, game)
@@ -570,14 +570,36 @@ func TestTheReviewQueuePageIsForAdminsOnly(t *testing.T) {
 			t.Errorf("the admin's queue does not say %q:\n%s", want, page)
 		}
 	}
-	form = url.Values{"_csrf": {a.csrfOf(t, cookie)}}
-	r := a.do(t, request{method: http.MethodPost, path: "/admin/integrity/page/" + h.game + "/void", body: form.Encode(),
-		header: map[string]string{"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"}})
+	void := func(form url.Values) response {
+		return a.do(t, request{method: http.MethodPost, path: "/admin/integrity/page/" + h.game + "/void", body: form.Encode(),
+			header: map[string]string{"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"}})
+	}
+	csrf := a.csrfOf(t, cookie)
+	// Without a reason, confirmed or not, nothing is decided.
+	for _, form := range []url.Values{{"_csrf": {csrf}}, {"_csrf": {csrf}, "reason": {" "}, "confirmed": {"yes"}}} {
+		if r := void(form); r.Code != http.StatusBadRequest || !strings.Contains(visibleText(r.Body.String()), "Give a reason") {
+			t.Errorf("a void without a reason: %d, want 400 and the page asking for one:\n%s", r.Code, visibleText(r.Body.String()))
+		}
+	}
+	// With a reason, the page first asks for a confirmation.
+	const reason = "Thrown for the bettors: voided."
+	r := void(url.Values{"_csrf": {csrf}, "reason": {reason}})
+	ask := visibleText(r.Body.String())
+	if r.Code != http.StatusOK || !strings.Contains(ask, "Void game "+h.game+"? Every bet will be refunded in full") || !strings.Contains(ask, "Your reason: "+reason) {
+		t.Fatalf("the void's first step: %d, want a confirmation that repeats the reason:\n%s", r.Code, ask)
+	}
+	for _, b := range a.betsOf(t, h.game).Bets {
+		if b.Status != "held" {
+			t.Fatalf("bet %+v before the confirmation, want still held", b)
+		}
+	}
+	r = void(url.Values{"_csrf": {csrf}, "reason": {reason}, "confirmed": {"yes"}})
 	if r.Code != http.StatusSeeOther {
-		t.Fatalf("the admin's void: %d %s", r.Code, r.Body)
+		t.Fatalf("the admin's confirmed void: %d %s", r.Code, r.Body)
 	}
 	done := visibleText(a.do(t, request{path: r.Header().Get("Location"), header: map[string]string{"Cookie": cookie}}).Body.String())
-	if !strings.Contains(done, "Voided game "+h.game+": every bet was refunded in full") || !strings.Contains(done, "Nothing is held for review.") {
+	if !strings.Contains(done, "Voided game "+h.game+": every bet was refunded in full") || !strings.Contains(done, "Your reason: "+reason) ||
+		!strings.Contains(done, "Nothing is held for review.") {
 		t.Errorf("the queue after the void: %s", done)
 	}
 	a.wantBetsSettled(t, h.game)
@@ -617,6 +639,65 @@ func TestALinkMadeAfterAnOrderStopsItTrading(t *testing.T) {
 			t.Errorf("bids for %s in the book: %+v, want the linked trader's gone", p2.id, b.Bids)
 		}
 	}
+}
+
+// decideReview posts p's release or void of game with reason.
+func (a *testApp) decideReview(t testing.TB, p player, game, decision, reason string) response {
+	t.Helper()
+	return a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + game + "/" + decision, header: p.auth,
+		body: jsonBody(map[string]string{"reason": reason})})
+}
+
+// An admin's decision carries a typed reason: a release or void without
+// one, or with one that is blank, too long or disguised, is refused (400
+// naming reason) and the game stays held; the reason given is kept with
+// the review and in the audit log.
+func TestReleaseAndVoidTakeAReasonThatTheAuditLogKeeps(t *testing.T) {
+	adminWallet := newWallet(t)
+	a := newTestApp(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "ADMIN_WALLETS": adminWallet.address()})
+	admin := a.admin(t, adminWallet)
+	h := a.holdAGame(t, resign(a, t))
+
+	for _, c := range []struct{ what, body string }{
+		{"no body", ""},
+		{"no reason", `{}`},
+		{"a blank reason", `{"reason": "  \n  "}`},
+		{"a reason that reverses its text", jsonBody(map[string]string{"reason": "fair \u202egame"})},
+		{"a reason of 501 characters", jsonBody(map[string]string{"reason": strings.Repeat("x", 501)})},
+	} {
+		for _, decision := range []string{"release", "void"} {
+			r := a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + h.game + "/" + decision, header: admin.auth, body: c.body})
+			if r.Code != 400 || r.json(t)["code"] != "VALIDATION_ERROR" {
+				t.Fatalf("%s with %s: %d %s, want 400 VALIDATION_ERROR", decision, c.what, r.Code, r.Body)
+			}
+			if fields, _ := r.json(t)["fields"].(map[string]any); fields["reason"] == nil {
+				t.Errorf("%s with %s: %s, want the error to name reason", decision, c.what, r.Body)
+			}
+		}
+	}
+	for _, b := range a.betsOf(t, h.game).Bets {
+		if b.Status != "held" {
+			t.Fatalf("bet %+v after the refused decisions, want still held", b)
+		}
+	}
+
+	const reason = "The resignation followed a fair first round;\nno bettor is linked to a player."
+	r := a.decideReview(t, admin, h.game, "void", reason)
+	if r.Code != 200 {
+		t.Fatalf("void: %d %s", r.Code, r.Body)
+	}
+	if got := r.json(t)["decisionReason"]; got != reason {
+		t.Errorf("the review's decisionReason: %v, want %q", got, reason)
+	}
+	var log []struct {
+		Action, Target string
+		Data           struct{ DecisionReason string }
+	}
+	a.getJSON(t, admin, "/admin/audit", &log)
+	if len(log) == 0 || log[0].Action != "integrity.void" || log[0].Target != "game:"+h.game || log[0].Data.DecisionReason != reason {
+		t.Errorf("the audit log's newest entry: %+v, want the void with its reason %q", log, reason)
+	}
+	a.wantBetsSettled(t, h.game)
 }
 
 // The second hole the outside review found: a 0.01 USDC tip between a

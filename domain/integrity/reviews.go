@@ -80,6 +80,9 @@ type Review struct {
 	DecidedBy   *chat.UserRef `json:"decidedBy" bun:"-" doc:"the admin who released or voided it"`
 	DeciderID   *string       `json:"-" bun:"decided_by"`
 	DeciderName *string       `json:"-" bun:"decider_name,scanonly"`
+
+	// DecisionReason stays with staff: the room's game:review leaves it out.
+	DecisionReason *string `json:"decisionReason" bun:"decision_reason" doc:"why the admin released or voided it, as they typed it; null while held, in the game's room event (game:review) and for decisions made before reasons were asked"`
 }
 
 // ReviewHeld is the data of a review_hold notification.
@@ -249,30 +252,53 @@ func (v *Review) finish() {
 	}
 }
 
+// MaxDecisionReason is the longest reason for a release or void, in
+// characters.
+const MaxDecisionReason = 500
+
+// DecisionReason returns an admin's reason for a release or void as it is
+// recorded: user text (domain.UserText, line breaks kept) of 1 to
+// MaxDecisionReason characters. Errors: VALIDATION_ERROR naming reason.
+func DecisionReason(text string) (string, error) {
+	clean, err := domain.UserText("reason", text, true, MaxDecisionReason)
+	if err != nil {
+		return "", err
+	}
+	if clean == "" {
+		return "", domain.Invalid(map[string]string{"reason": "is required (1 to 500 characters)"})
+	}
+	return clean, nil
+}
+
 // Release settles a held game's bets and market as the game ended, for
-// the admin actorID. Errors: NOT_FOUND (the game was never held),
+// the admin actorID, who gives reason (see DecisionReason). Errors:
+// VALIDATION_ERROR (the reason), NOT_FOUND (the game was never held),
 // CONFLICT (it was released or voided already).
-func (r *Reviews) Release(ctx context.Context, actorID, gameID string) (Review, error) {
-	return r.decide(ctx, actorID, gameID, false)
+func (r *Reviews) Release(ctx context.Context, actorID, gameID, reason string) (Review, error) {
+	return r.decide(ctx, actorID, gameID, reason, false)
 }
 
 // Void refunds every bet of a held game in full and resolves its market at
-// half a USDC a share, for the admin actorID. Errors: NOT_FOUND, CONFLICT
-// (decided already).
-func (r *Reviews) Void(ctx context.Context, actorID, gameID string) (Review, error) {
-	return r.decide(ctx, actorID, gameID, true)
+// half a USDC a share, for the admin actorID, who gives reason. Errors:
+// as Release's.
+func (r *Reviews) Void(ctx context.Context, actorID, gameID, reason string) (Review, error) {
+	return r.decide(ctx, actorID, gameID, reason, true)
 }
 
 // decide settles a held game's review in one transaction: the game's row
 // first (the lock order of settlement), then the review's, the bets, the
 // market, the record, the audit entry and the room's event.
-func (r *Reviews) decide(ctx context.Context, actorID, gameID string, void bool) (Review, error) {
+func (r *Reviews) decide(ctx context.Context, actorID, gameID, reason string, void bool) (Review, error) {
+	reason, err := DecisionReason(reason)
+	if err != nil {
+		return Review{}, err
+	}
 	id, ok := domain.CanonicalID(gameID)
 	if !ok {
 		return Review{}, domain.Errorf(domain.CodeNotFound, "no such game")
 	}
 	var out Review
-	err := db.Transact(ctx, r.db, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, r.db, func(ctx context.Context, tx bun.Tx) error {
 		var rows []Review
 		if err := tx.NewRaw(`SELECT r.* FROM integrity_reviews AS r JOIN games AS g ON g.id = r.game_id
 			WHERE r.game_id = ? FOR UPDATE OF g, r`, id).Scan(ctx, &rows); err != nil {
@@ -298,18 +324,20 @@ func (r *Reviews) decide(ctx context.Context, actorID, gameID string, void bool)
 		}
 		now := r.now()
 		if err := tx.NewRaw(`WITH decided AS (
-				UPDATE integrity_reviews SET status = ?, decided_at = ?, decided_by = ? WHERE game_id = ? RETURNING *
+				UPDATE integrity_reviews SET status = ?, decided_at = ?, decided_by = ?, decision_reason = ? WHERE game_id = ? RETURNING *
 			)
 			SELECT d.*, u.username AS decider_name FROM decided AS d JOIN users AS u ON u.id = d.decided_by`,
-			status, now, actorID, id).Scan(ctx, &out); err != nil {
+			status, now, actorID, reason, id).Scan(ctx, &out); err != nil {
 			return fmt.Errorf("record the review of game %s: %w", id, err)
 		}
 		out.finish()
 		if err := audit.Record(ctx, tx, audit.Entry{ActorID: actorID, Action: action, Target: audit.GameTarget(id), Data: out, At: now}); err != nil {
 			return err
 		}
+		public := out
+		public.DecisionReason = nil
 		_, err = r.rooms.Append(ctx, tx, id, now, domain.Event{Name: EventReview,
-			Data: Decided{Review: out, Transfers: append([]game.SettlementTransfer{}, queued...)}})
+			Data: Decided{Review: public, Transfers: append([]game.SettlementTransfer{}, queued...)}})
 		return err
 	})
 	return out, err

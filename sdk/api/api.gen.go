@@ -1456,10 +1456,13 @@ type IntegrityCase struct {
 
 	// DecidedBy the admin who released or voided it
 	DecidedBy *ChatUserRef `json:"decidedBy"`
-	EndedAt   *time.Time   `json:"endedAt"`
-	GameId    string       `json:"gameId"`
-	GameType  string       `json:"gameType"`
-	HeldAt    time.Time    `json:"heldAt"`
+
+	// DecisionReason why the admin released or voided it, as they typed it; null while held, in the game's room event (game:review) and for decisions made before reasons were asked
+	DecisionReason *string    `json:"decisionReason"`
+	EndedAt        *time.Time `json:"endedAt"`
+	GameId         string     `json:"gameId"`
+	GameType       string     `json:"gameType"`
+	HeldAt         time.Time  `json:"heldAt"`
 
 	// History the game's revealed rounds (rps) or moves (connect4)
 	History interface{} `json:"history"`
@@ -1497,8 +1500,11 @@ type IntegrityDecided struct {
 
 	// DecidedBy the admin who released or voided it
 	DecidedBy *ChatUserRef `json:"decidedBy"`
-	GameId    string       `json:"gameId"`
-	HeldAt    time.Time    `json:"heldAt"`
+
+	// DecisionReason why the admin released or voided it, as they typed it; null while held, in the game's room event (game:review) and for decisions made before reasons were asked
+	DecisionReason *string   `json:"decisionReason"`
+	GameId         string    `json:"gameId"`
+	HeldAt         time.Time `json:"heldAt"`
 
 	// PoolsMinor the game's bets when it ended
 	PoolsMinor int64 `json:"poolsMinor"`
@@ -1522,6 +1528,12 @@ type IntegrityDecidedReason string
 
 // IntegrityDecidedStatus defines model for IntegrityDecided.Status.
 type IntegrityDecidedStatus string
+
+// IntegrityDecisionRequest defines model for IntegrityDecisionRequest.
+type IntegrityDecisionRequest struct {
+	// Reason why you decide so, 1 to 500 characters (line breaks kept, no control or text-direction characters): recorded with the review and in the audit log
+	Reason string `json:"reason"`
+}
 
 // IntegrityEvidence defines model for IntegrityEvidence.
 type IntegrityEvidence struct {
@@ -1574,8 +1586,11 @@ type IntegrityReview struct {
 
 	// DecidedBy the admin who released or voided it
 	DecidedBy *ChatUserRef `json:"decidedBy"`
-	GameId    string       `json:"gameId"`
-	HeldAt    time.Time    `json:"heldAt"`
+
+	// DecisionReason why the admin released or voided it, as they typed it; null while held, in the game's room event (game:review) and for decisions made before reasons were asked
+	DecisionReason *string   `json:"decisionReason"`
+	GameId         string    `json:"gameId"`
+	HeldAt         time.Time `json:"heldAt"`
 
 	// PoolsMinor the game's bets when it ended
 	PoolsMinor int64 `json:"poolsMinor"`
@@ -4162,6 +4177,12 @@ type GetWsParams struct {
 // PutAdminFeatureFlagsByNameJSONRequestBody defines body for PutAdminFeatureFlagsByName for application/json ContentType.
 type PutAdminFeatureFlagsByNameJSONRequestBody = SetFlagRequest
 
+// PostAdminIntegrityByGameIdReleaseJSONRequestBody defines body for PostAdminIntegrityByGameIdRelease for application/json ContentType.
+type PostAdminIntegrityByGameIdReleaseJSONRequestBody = IntegrityDecisionRequest
+
+// PostAdminIntegrityByGameIdVoidJSONRequestBody defines body for PostAdminIntegrityByGameIdVoid for application/json ContentType.
+type PostAdminIntegrityByGameIdVoidJSONRequestBody = IntegrityDecisionRequest
+
 // PostAdminSupportByIdMessagesJSONRequestBody defines body for PostAdminSupportByIdMessages for application/json ContentType.
 type PostAdminSupportByIdMessagesJSONRequestBody = TicketText
 
@@ -4515,19 +4536,41 @@ type ClientInterface interface {
 	// Corresponds with GET /admin/integrity (the `GetAdminIntegrity` operationId).
 	GetAdminIntegrity(ctx context.Context, params *GetAdminIntegrityParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostAdminIntegrityByGameIdRelease Settle a held game's bets and market as the game ended
+	// PostAdminIntegrityByGameIdReleaseWithBody Settle a held game's bets and market as the game ended
 	//
-	// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+	//
+	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /admin/integrity/{gameId}/release (the `PostAdminIntegrityByGameIdRelease` operationId).
-	PostAdminIntegrityByGameIdRelease(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostAdminIntegrityByGameIdReleaseWithBody(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAdminIntegrityByGameIdRelease Settle a held game's bets and market as the game ended
+	//
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /admin/integrity/{gameId}/release (the `PostAdminIntegrityByGameIdRelease` operationId).
+	PostAdminIntegrityByGameIdRelease(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, body PostAdminIntegrityByGameIdReleaseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAdminIntegrityByGameIdVoidWithBody Refund every bet of a held game in full and resolve its market at 500000 a share
+	//
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /admin/integrity/{gameId}/void (the `PostAdminIntegrityByGameIdVoid` operationId).
+	PostAdminIntegrityByGameIdVoidWithBody(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostAdminIntegrityByGameIdVoid Refund every bet of a held game in full and resolve its market at 500000 a share
 	//
-	// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+	//
+	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /admin/integrity/{gameId}/void (the `PostAdminIntegrityByGameIdVoid` operationId).
-	PostAdminIntegrityByGameIdVoid(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostAdminIntegrityByGameIdVoid(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, body PostAdminIntegrityByGameIdVoidJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAdminReconciliation Ledger totals and chain balance against ledger balance for every platform address
 	//
@@ -5702,13 +5745,53 @@ func (c *Client) GetAdminIntegrity(ctx context.Context, params *GetAdminIntegrit
 	return c.Client.Do(req)
 }
 
-// PostAdminIntegrityByGameIdRelease Settle a held game's bets and market as the game ended
+// PostAdminIntegrityByGameIdReleaseWithBody Settle a held game's bets and market as the game ended
 //
-// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+//
+// Takes any type of body and a specified content type.
 //
 // Corresponds with POST /admin/integrity/{gameId}/release (the `PostAdminIntegrityByGameIdRelease` operationId).
-func (c *Client) PostAdminIntegrityByGameIdRelease(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostAdminIntegrityByGameIdReleaseRequest(c.Server, gameId, params)
+func (c *Client) PostAdminIntegrityByGameIdReleaseWithBody(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAdminIntegrityByGameIdReleaseRequestWithBody(c.Server, gameId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAdminIntegrityByGameIdRelease Settle a held game's bets and market as the game ended
+//
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /admin/integrity/{gameId}/release (the `PostAdminIntegrityByGameIdRelease` operationId).
+func (c *Client) PostAdminIntegrityByGameIdRelease(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, body PostAdminIntegrityByGameIdReleaseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAdminIntegrityByGameIdReleaseRequest(c.Server, gameId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAdminIntegrityByGameIdVoidWithBody Refund every bet of a held game in full and resolve its market at 500000 a share
+//
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /admin/integrity/{gameId}/void (the `PostAdminIntegrityByGameIdVoid` operationId).
+func (c *Client) PostAdminIntegrityByGameIdVoidWithBody(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAdminIntegrityByGameIdVoidRequestWithBody(c.Server, gameId, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5721,11 +5804,13 @@ func (c *Client) PostAdminIntegrityByGameIdRelease(ctx context.Context, gameId s
 
 // PostAdminIntegrityByGameIdVoid Refund every bet of a held game in full and resolve its market at 500000 a share
 //
-// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+//
+// Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /admin/integrity/{gameId}/void (the `PostAdminIntegrityByGameIdVoid` operationId).
-func (c *Client) PostAdminIntegrityByGameIdVoid(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostAdminIntegrityByGameIdVoidRequest(c.Server, gameId, params)
+func (c *Client) PostAdminIntegrityByGameIdVoid(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, body PostAdminIntegrityByGameIdVoidJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAdminIntegrityByGameIdVoidRequest(c.Server, gameId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8630,8 +8715,19 @@ func NewGetAdminIntegrityRequest(server string, params *GetAdminIntegrityParams)
 	return req, nil
 }
 
-// NewPostAdminIntegrityByGameIdReleaseRequest constructs an http.Request for the PostAdminIntegrityByGameIdRelease method
-func NewPostAdminIntegrityByGameIdReleaseRequest(server string, gameId string, params *PostAdminIntegrityByGameIdReleaseParams) (*http.Request, error) {
+// NewPostAdminIntegrityByGameIdReleaseRequest calls the generic PostAdminIntegrityByGameIdRelease builder with application/json body
+func NewPostAdminIntegrityByGameIdReleaseRequest(server string, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, body PostAdminIntegrityByGameIdReleaseJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostAdminIntegrityByGameIdReleaseRequestWithBody(server, gameId, params, "application/json", bodyReader)
+}
+
+// NewPostAdminIntegrityByGameIdReleaseRequestWithBody constructs an http.Request for the PostAdminIntegrityByGameIdRelease method, with any body, and a specified content type
+func NewPostAdminIntegrityByGameIdReleaseRequestWithBody(server string, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -8656,10 +8752,12 @@ func NewPostAdminIntegrityByGameIdReleaseRequest(server string, gameId string, p
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	if params != nil {
 
@@ -8679,8 +8777,19 @@ func NewPostAdminIntegrityByGameIdReleaseRequest(server string, gameId string, p
 	return req, nil
 }
 
-// NewPostAdminIntegrityByGameIdVoidRequest constructs an http.Request for the PostAdminIntegrityByGameIdVoid method
-func NewPostAdminIntegrityByGameIdVoidRequest(server string, gameId string, params *PostAdminIntegrityByGameIdVoidParams) (*http.Request, error) {
+// NewPostAdminIntegrityByGameIdVoidRequest calls the generic PostAdminIntegrityByGameIdVoid builder with application/json body
+func NewPostAdminIntegrityByGameIdVoidRequest(server string, gameId string, params *PostAdminIntegrityByGameIdVoidParams, body PostAdminIntegrityByGameIdVoidJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostAdminIntegrityByGameIdVoidRequestWithBody(server, gameId, params, "application/json", bodyReader)
+}
+
+// NewPostAdminIntegrityByGameIdVoidRequestWithBody constructs an http.Request for the PostAdminIntegrityByGameIdVoid method, with any body, and a specified content type
+func NewPostAdminIntegrityByGameIdVoidRequestWithBody(server string, gameId string, params *PostAdminIntegrityByGameIdVoidParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -8705,10 +8814,12 @@ func NewPostAdminIntegrityByGameIdVoidRequest(server string, gameId string, para
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	if params != nil {
 
@@ -15289,23 +15400,41 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /admin/integrity (the `GetAdminIntegrity` operationId).
 	GetAdminIntegrityWithResponse(ctx context.Context, params *GetAdminIntegrityParams, reqEditors ...RequestEditorFn) (*GetAdminIntegrityResponse, error)
 
-	// PostAdminIntegrityByGameIdReleaseWithResponse Settle a held game's bets and market as the game ended
+	// PostAdminIntegrityByGameIdReleaseWithBodyWithResponse Settle a held game's bets and market as the game ended
 	//
-	// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /admin/integrity/{gameId}/release (the `PostAdminIntegrityByGameIdRelease` operationId).
-	PostAdminIntegrityByGameIdReleaseWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdReleaseResponse, error)
+	PostAdminIntegrityByGameIdReleaseWithBodyWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdReleaseResponse, error)
+
+	// PostAdminIntegrityByGameIdReleaseWithResponse Settle a held game's bets and market as the game ended
+	//
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/integrity/{gameId}/release (the `PostAdminIntegrityByGameIdRelease` operationId).
+	PostAdminIntegrityByGameIdReleaseWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, body PostAdminIntegrityByGameIdReleaseJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdReleaseResponse, error)
+
+	// PostAdminIntegrityByGameIdVoidWithBodyWithResponse Refund every bet of a held game in full and resolve its market at 500000 a share
+	//
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/integrity/{gameId}/void (the `PostAdminIntegrityByGameIdVoid` operationId).
+	PostAdminIntegrityByGameIdVoidWithBodyWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdVoidResponse, error)
 
 	// PostAdminIntegrityByGameIdVoidWithResponse Refund every bet of a held game in full and resolve its market at 500000 a share
 	//
-	// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /admin/integrity/{gameId}/void (the `PostAdminIntegrityByGameIdVoid` operationId).
-	PostAdminIntegrityByGameIdVoidWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdVoidResponse, error)
+	PostAdminIntegrityByGameIdVoidWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, body PostAdminIntegrityByGameIdVoidJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdVoidResponse, error)
 
 	// GetAdminReconciliationWithResponse Ledger totals and chain balance against ledger balance for every platform address
 	//
@@ -17193,6 +17322,8 @@ type PostAdminIntegrityByGameIdReleaseResponse struct {
 	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *ConflictError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
 	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -17229,6 +17360,11 @@ func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON404() *NotFoundError {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON409() *ConflictError {
 	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON413() *RequestEntityTooLargeError {
+	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
@@ -17290,6 +17426,8 @@ type PostAdminIntegrityByGameIdVoidResponse struct {
 	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *ConflictError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
 	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -17326,6 +17464,11 @@ func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON404() *NotFoundError {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON409() *ConflictError {
 	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON413() *RequestEntityTooLargeError {
+	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
@@ -27725,30 +27868,60 @@ func (c *ClientWithResponses) GetAdminIntegrityWithResponse(ctx context.Context,
 	return ParseGetAdminIntegrityResponse(rsp)
 }
 
-// PostAdminIntegrityByGameIdReleaseWithResponse Settle a held game's bets and market as the game ended
+// PostAdminIntegrityByGameIdReleaseWithBodyWithResponse Settle a held game's bets and market as the game ended
 //
-// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /admin/integrity/{gameId}/release (the `PostAdminIntegrityByGameIdRelease` operationId).
-func (c *ClientWithResponses) PostAdminIntegrityByGameIdReleaseWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdReleaseResponse, error) {
-	rsp, err := c.PostAdminIntegrityByGameIdRelease(ctx, gameId, params, reqEditors...)
+func (c *ClientWithResponses) PostAdminIntegrityByGameIdReleaseWithBodyWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdReleaseResponse, error) {
+	rsp, err := c.PostAdminIntegrityByGameIdReleaseWithBody(ctx, gameId, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParsePostAdminIntegrityByGameIdReleaseResponse(rsp)
 }
 
-// PostAdminIntegrityByGameIdVoidWithResponse Refund every bet of a held game in full and resolve its market at 500000 a share
+// PostAdminIntegrityByGameIdReleaseWithResponse Settle a held game's bets and market as the game ended
 //
-// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/integrity/{gameId}/release (the `PostAdminIntegrityByGameIdRelease` operationId).
+func (c *ClientWithResponses) PostAdminIntegrityByGameIdReleaseWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, body PostAdminIntegrityByGameIdReleaseJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdReleaseResponse, error) {
+	rsp, err := c.PostAdminIntegrityByGameIdRelease(ctx, gameId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAdminIntegrityByGameIdReleaseResponse(rsp)
+}
+
+// PostAdminIntegrityByGameIdVoidWithBodyWithResponse Refund every bet of a held game in full and resolve its market at 500000 a share
+//
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /admin/integrity/{gameId}/void (the `PostAdminIntegrityByGameIdVoid` operationId).
-func (c *ClientWithResponses) PostAdminIntegrityByGameIdVoidWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdVoidResponse, error) {
-	rsp, err := c.PostAdminIntegrityByGameIdVoid(ctx, gameId, params, reqEditors...)
+func (c *ClientWithResponses) PostAdminIntegrityByGameIdVoidWithBodyWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdVoidResponse, error) {
+	rsp, err := c.PostAdminIntegrityByGameIdVoidWithBody(ctx, gameId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAdminIntegrityByGameIdVoidResponse(rsp)
+}
+
+// PostAdminIntegrityByGameIdVoidWithResponse Refund every bet of a held game in full and resolve its market at 500000 a share
+//
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/integrity/{gameId}/void (the `PostAdminIntegrityByGameIdVoid` operationId).
+func (c *ClientWithResponses) PostAdminIntegrityByGameIdVoidWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, body PostAdminIntegrityByGameIdVoidJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdVoidResponse, error) {
+	rsp, err := c.PostAdminIntegrityByGameIdVoid(ctx, gameId, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -30419,6 +30592,13 @@ func ParsePostAdminIntegrityByGameIdReleaseResponse(rsp *http.Response) (*PostAd
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLargeError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
 		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -30500,6 +30680,13 @@ func ParsePostAdminIntegrityByGameIdVoidResponse(rsp *http.Response) (*PostAdmin
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLargeError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
 		var dest UpgradeRequiredError

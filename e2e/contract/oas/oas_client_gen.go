@@ -527,18 +527,20 @@ type Invoker interface {
 	PatchUsersMeProfile(ctx context.Context, request *ProfileRequest, params PatchUsersMeProfileParams) (PatchUsersMeProfileRes, error)
 	// PostAdminIntegrityByGameIdRelease invokes postAdminIntegrityByGameIdRelease operation.
 	//
-	// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review
-	// was decided already. Recorded in the audit log.
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one),
+	// recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record.
+	// 404 when the game was never held; 409 CONFLICT when its review was decided already.
 	//
 	// POST /admin/integrity/{gameId}/release
-	PostAdminIntegrityByGameIdRelease(ctx context.Context, params PostAdminIntegrityByGameIdReleaseParams) (PostAdminIntegrityByGameIdReleaseRes, error)
+	PostAdminIntegrityByGameIdRelease(ctx context.Context, request *IntegrityDecisionRequest, params PostAdminIntegrityByGameIdReleaseParams) (PostAdminIntegrityByGameIdReleaseRes, error)
 	// PostAdminIntegrityByGameIdVoid invokes postAdminIntegrityByGameIdVoid operation.
 	//
-	// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review
-	// was decided already. Recorded in the audit log.
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one),
+	// recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record.
+	// 404 when the game was never held; 409 CONFLICT when its review was decided already.
 	//
 	// POST /admin/integrity/{gameId}/void
-	PostAdminIntegrityByGameIdVoid(ctx context.Context, params PostAdminIntegrityByGameIdVoidParams) (PostAdminIntegrityByGameIdVoidRes, error)
+	PostAdminIntegrityByGameIdVoid(ctx context.Context, request *IntegrityDecisionRequest, params PostAdminIntegrityByGameIdVoidParams) (PostAdminIntegrityByGameIdVoidRes, error)
 	// PostAdminSupportByIdMessages invokes postAdminSupportByIdMessages operation.
 	//
 	// The ticket becomes answered and its user gets a support_reply notification; recorded in the audit
@@ -10007,16 +10009,17 @@ func (c *Client) sendPatchUsersMeProfile(ctx context.Context, request *ProfileRe
 
 // PostAdminIntegrityByGameIdRelease invokes postAdminIntegrityByGameIdRelease operation.
 //
-// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review
-// was decided already. Recorded in the audit log.
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one),
+// recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record.
+// 404 when the game was never held; 409 CONFLICT when its review was decided already.
 //
 // POST /admin/integrity/{gameId}/release
-func (c *Client) PostAdminIntegrityByGameIdRelease(ctx context.Context, params PostAdminIntegrityByGameIdReleaseParams) (PostAdminIntegrityByGameIdReleaseRes, error) {
-	res, err := c.sendPostAdminIntegrityByGameIdRelease(ctx, params)
+func (c *Client) PostAdminIntegrityByGameIdRelease(ctx context.Context, request *IntegrityDecisionRequest, params PostAdminIntegrityByGameIdReleaseParams) (PostAdminIntegrityByGameIdReleaseRes, error) {
+	res, err := c.sendPostAdminIntegrityByGameIdRelease(ctx, request, params)
 	return res, err
 }
 
-func (c *Client) sendPostAdminIntegrityByGameIdRelease(ctx context.Context, params PostAdminIntegrityByGameIdReleaseParams) (res PostAdminIntegrityByGameIdReleaseRes, err error) {
+func (c *Client) sendPostAdminIntegrityByGameIdRelease(ctx context.Context, request *IntegrityDecisionRequest, params PostAdminIntegrityByGameIdReleaseParams) (res PostAdminIntegrityByGameIdReleaseRes, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [3]string
@@ -10045,6 +10048,9 @@ func (c *Client) sendPostAdminIntegrityByGameIdRelease(ctx context.Context, para
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePostAdminIntegrityByGameIdReleaseRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
 	}
 
 	h := uri.NewHeaderEncoder(r.Header)
@@ -10142,16 +10148,17 @@ func (c *Client) sendPostAdminIntegrityByGameIdRelease(ctx context.Context, para
 
 // PostAdminIntegrityByGameIdVoid invokes postAdminIntegrityByGameIdVoid operation.
 //
-// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review
-// was decided already. Recorded in the audit log.
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one),
+// recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record.
+// 404 when the game was never held; 409 CONFLICT when its review was decided already.
 //
 // POST /admin/integrity/{gameId}/void
-func (c *Client) PostAdminIntegrityByGameIdVoid(ctx context.Context, params PostAdminIntegrityByGameIdVoidParams) (PostAdminIntegrityByGameIdVoidRes, error) {
-	res, err := c.sendPostAdminIntegrityByGameIdVoid(ctx, params)
+func (c *Client) PostAdminIntegrityByGameIdVoid(ctx context.Context, request *IntegrityDecisionRequest, params PostAdminIntegrityByGameIdVoidParams) (PostAdminIntegrityByGameIdVoidRes, error) {
+	res, err := c.sendPostAdminIntegrityByGameIdVoid(ctx, request, params)
 	return res, err
 }
 
-func (c *Client) sendPostAdminIntegrityByGameIdVoid(ctx context.Context, params PostAdminIntegrityByGameIdVoidParams) (res PostAdminIntegrityByGameIdVoidRes, err error) {
+func (c *Client) sendPostAdminIntegrityByGameIdVoid(ctx context.Context, request *IntegrityDecisionRequest, params PostAdminIntegrityByGameIdVoidParams) (res PostAdminIntegrityByGameIdVoidRes, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [3]string
@@ -10180,6 +10187,9 @@ func (c *Client) sendPostAdminIntegrityByGameIdVoid(ctx context.Context, params 
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePostAdminIntegrityByGameIdVoidRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
 	}
 
 	h := uri.NewHeaderEncoder(r.Header)

@@ -20934,6 +20934,10 @@ func (s *IntegrityCase) encodeFields(e *jx.Encoder) {
 		s.DecidedBy.Encode(e)
 	}
 	{
+		e.FieldStart("decisionReason")
+		s.DecisionReason.Encode(e)
+	}
+	{
 		e.FieldStart("endedAt")
 		s.EndedAt.Encode(e, json.EncodeDateTime)
 	}
@@ -21009,25 +21013,26 @@ func (s *IntegrityCase) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfIntegrityCase = [18]string{
+var jsonFieldsNameOfIntegrityCase = [19]string{
 	0:  "bettors",
 	1:  "decidedAt",
 	2:  "decidedBy",
-	3:  "endedAt",
-	4:  "gameId",
-	5:  "gameType",
-	6:  "heldAt",
-	7:  "history",
-	8:  "links",
-	9:  "players",
-	10: "poolsMinor",
-	11: "reason",
-	12: "result",
-	13: "stakeMinor",
-	14: "status",
-	15: "traders",
-	16: "volumeMinor",
-	17: "winnerId",
+	3:  "decisionReason",
+	4:  "endedAt",
+	5:  "gameId",
+	6:  "gameType",
+	7:  "heldAt",
+	8:  "history",
+	9:  "links",
+	10: "players",
+	11: "poolsMinor",
+	12: "reason",
+	13: "result",
+	14: "stakeMinor",
+	15: "status",
+	16: "traders",
+	17: "volumeMinor",
+	18: "winnerId",
 }
 
 // Decode decodes IntegrityCase from json.
@@ -21077,8 +21082,18 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"decidedBy\"")
 			}
-		case "endedAt":
+		case "decisionReason":
 			requiredBitSet[0] |= 1 << 3
+			if err := func() error {
+				if err := s.DecisionReason.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"decisionReason\"")
+			}
+		case "endedAt":
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				if err := s.EndedAt.Decode(d, json.DecodeDateTime); err != nil {
 					return err
@@ -21088,7 +21103,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"endedAt\"")
 			}
 		case "gameId":
-			requiredBitSet[0] |= 1 << 4
+			requiredBitSet[0] |= 1 << 5
 			if err := func() error {
 				v, err := d.Str()
 				s.GameId = string(v)
@@ -21100,7 +21115,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"gameId\"")
 			}
 		case "gameType":
-			requiredBitSet[0] |= 1 << 5
+			requiredBitSet[0] |= 1 << 6
 			if err := func() error {
 				v, err := d.Str()
 				s.GameType = string(v)
@@ -21112,7 +21127,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"gameType\"")
 			}
 		case "heldAt":
-			requiredBitSet[0] |= 1 << 6
+			requiredBitSet[0] |= 1 << 7
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.HeldAt = v
@@ -21124,7 +21139,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"heldAt\"")
 			}
 		case "history":
-			requiredBitSet[0] |= 1 << 7
+			requiredBitSet[1] |= 1 << 0
 			if err := func() error {
 				v, err := d.RawAppend(nil)
 				s.History = jx.Raw(v)
@@ -21136,7 +21151,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"history\"")
 			}
 		case "links":
-			requiredBitSet[1] |= 1 << 0
+			requiredBitSet[1] |= 1 << 1
 			if err := func() error {
 				s.Links = make([]IntegrityPlayerLink, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -21154,7 +21169,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"links\"")
 			}
 		case "players":
-			requiredBitSet[1] |= 1 << 1
+			requiredBitSet[1] |= 1 << 2
 			if err := func() error {
 				s.Players = make([]GameSeat, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -21172,7 +21187,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"players\"")
 			}
 		case "poolsMinor":
-			requiredBitSet[1] |= 1 << 2
+			requiredBitSet[1] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int64()
 				s.PoolsMinor = int64(v)
@@ -21184,7 +21199,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"poolsMinor\"")
 			}
 		case "reason":
-			requiredBitSet[1] |= 1 << 3
+			requiredBitSet[1] |= 1 << 4
 			if err := func() error {
 				if err := s.Reason.Decode(d); err != nil {
 					return err
@@ -21194,7 +21209,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"reason\"")
 			}
 		case "result":
-			requiredBitSet[1] |= 1 << 4
+			requiredBitSet[1] |= 1 << 5
 			if err := func() error {
 				if err := s.Result.Decode(d); err != nil {
 					return err
@@ -21204,7 +21219,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"result\"")
 			}
 		case "stakeMinor":
-			requiredBitSet[1] |= 1 << 5
+			requiredBitSet[1] |= 1 << 6
 			if err := func() error {
 				v, err := d.Int64()
 				s.StakeMinor = int64(v)
@@ -21216,7 +21231,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"stakeMinor\"")
 			}
 		case "status":
-			requiredBitSet[1] |= 1 << 6
+			requiredBitSet[1] |= 1 << 7
 			if err := func() error {
 				if err := s.Status.Decode(d); err != nil {
 					return err
@@ -21226,7 +21241,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"status\"")
 			}
 		case "traders":
-			requiredBitSet[1] |= 1 << 7
+			requiredBitSet[2] |= 1 << 0
 			if err := func() error {
 				s.Traders = make([]IntegrityTrader, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -21244,7 +21259,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"traders\"")
 			}
 		case "volumeMinor":
-			requiredBitSet[2] |= 1 << 0
+			requiredBitSet[2] |= 1 << 1
 			if err := func() error {
 				v, err := d.Int64()
 				s.VolumeMinor = int64(v)
@@ -21256,7 +21271,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"volumeMinor\"")
 			}
 		case "winnerId":
-			requiredBitSet[2] |= 1 << 1
+			requiredBitSet[2] |= 1 << 2
 			if err := func() error {
 				v, err := d.Str()
 				s.WinnerId = string(v)
@@ -21279,7 +21294,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 	for i, mask := range [3]uint8{
 		0b11111111,
 		0b11111111,
-		0b00000011,
+		0b00000111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -21405,6 +21420,102 @@ func (s IntegrityCaseStatus) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *IntegrityCaseStatus) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *IntegrityDecisionRequest) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IntegrityDecisionRequest) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("reason")
+		e.Str(s.Reason)
+	}
+}
+
+var jsonFieldsNameOfIntegrityDecisionRequest = [1]string{
+	0: "reason",
+}
+
+// Decode decodes IntegrityDecisionRequest from json.
+func (s *IntegrityDecisionRequest) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IntegrityDecisionRequest to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "reason":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Str()
+				s.Reason = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"reason\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IntegrityDecisionRequest")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000001,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfIntegrityDecisionRequest) {
+					name = jsonFieldsNameOfIntegrityDecisionRequest[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IntegrityDecisionRequest) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IntegrityDecisionRequest) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -21997,6 +22108,10 @@ func (s *IntegrityReview) encodeFields(e *jx.Encoder) {
 		s.DecidedBy.Encode(e)
 	}
 	{
+		e.FieldStart("decisionReason")
+		s.DecisionReason.Encode(e)
+	}
+	{
 		e.FieldStart("gameId")
 		e.Str(s.GameId)
 	}
@@ -22026,16 +22141,17 @@ func (s *IntegrityReview) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfIntegrityReview = [9]string{
+var jsonFieldsNameOfIntegrityReview = [10]string{
 	0: "decidedAt",
 	1: "decidedBy",
-	2: "gameId",
-	3: "heldAt",
-	4: "poolsMinor",
-	5: "reason",
-	6: "status",
-	7: "volumeMinor",
-	8: "winnerId",
+	2: "decisionReason",
+	3: "gameId",
+	4: "heldAt",
+	5: "poolsMinor",
+	6: "reason",
+	7: "status",
+	8: "volumeMinor",
+	9: "winnerId",
 }
 
 // Decode decodes IntegrityReview from json.
@@ -22067,8 +22183,18 @@ func (s *IntegrityReview) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"decidedBy\"")
 			}
-		case "gameId":
+		case "decisionReason":
 			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.DecisionReason.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"decisionReason\"")
+			}
+		case "gameId":
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Str()
 				s.GameId = string(v)
@@ -22080,7 +22206,7 @@ func (s *IntegrityReview) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"gameId\"")
 			}
 		case "heldAt":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.HeldAt = v
@@ -22092,7 +22218,7 @@ func (s *IntegrityReview) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"heldAt\"")
 			}
 		case "poolsMinor":
-			requiredBitSet[0] |= 1 << 4
+			requiredBitSet[0] |= 1 << 5
 			if err := func() error {
 				v, err := d.Int64()
 				s.PoolsMinor = int64(v)
@@ -22104,7 +22230,7 @@ func (s *IntegrityReview) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"poolsMinor\"")
 			}
 		case "reason":
-			requiredBitSet[0] |= 1 << 5
+			requiredBitSet[0] |= 1 << 6
 			if err := func() error {
 				if err := s.Reason.Decode(d); err != nil {
 					return err
@@ -22114,7 +22240,7 @@ func (s *IntegrityReview) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"reason\"")
 			}
 		case "status":
-			requiredBitSet[0] |= 1 << 6
+			requiredBitSet[0] |= 1 << 7
 			if err := func() error {
 				if err := s.Status.Decode(d); err != nil {
 					return err
@@ -22124,7 +22250,7 @@ func (s *IntegrityReview) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"status\"")
 			}
 		case "volumeMinor":
-			requiredBitSet[0] |= 1 << 7
+			requiredBitSet[1] |= 1 << 0
 			if err := func() error {
 				v, err := d.Int64()
 				s.VolumeMinor = int64(v)
@@ -22136,7 +22262,7 @@ func (s *IntegrityReview) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"volumeMinor\"")
 			}
 		case "winnerId":
-			requiredBitSet[1] |= 1 << 0
+			requiredBitSet[1] |= 1 << 1
 			if err := func() error {
 				v, err := d.Str()
 				s.WinnerId = string(v)
@@ -22158,7 +22284,7 @@ func (s *IntegrityReview) Decode(d *jx.Decoder) error {
 	var failures []validate.FieldError
 	for i, mask := range [2]uint8{
 		0b11111111,
-		0b00000001,
+		0b00000011,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -30422,6 +30548,44 @@ func (s *PostAdminIntegrityByGameIdReleaseNotFound) UnmarshalJSON(data []byte) e
 	return s.Decode(d)
 }
 
+// Encode encodes PostAdminIntegrityByGameIdReleaseRequestEntityTooLarge as json.
+func (s *PostAdminIntegrityByGameIdReleaseRequestEntityTooLarge) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostAdminIntegrityByGameIdReleaseRequestEntityTooLarge from json.
+func (s *PostAdminIntegrityByGameIdReleaseRequestEntityTooLarge) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostAdminIntegrityByGameIdReleaseRequestEntityTooLarge to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostAdminIntegrityByGameIdReleaseRequestEntityTooLarge(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostAdminIntegrityByGameIdReleaseRequestEntityTooLarge) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostAdminIntegrityByGameIdReleaseRequestEntityTooLarge) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes PostAdminIntegrityByGameIdReleaseServiceUnavailable as json.
 func (s *PostAdminIntegrityByGameIdReleaseServiceUnavailable) Encode(e *jx.Encoder) {
 	unwrapped := (*Error)(s)
@@ -30684,6 +30848,44 @@ func (s *PostAdminIntegrityByGameIdVoidNotFound) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *PostAdminIntegrityByGameIdVoidNotFound) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostAdminIntegrityByGameIdVoidRequestEntityTooLarge as json.
+func (s *PostAdminIntegrityByGameIdVoidRequestEntityTooLarge) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostAdminIntegrityByGameIdVoidRequestEntityTooLarge from json.
+func (s *PostAdminIntegrityByGameIdVoidRequestEntityTooLarge) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostAdminIntegrityByGameIdVoidRequestEntityTooLarge to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostAdminIntegrityByGameIdVoidRequestEntityTooLarge(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostAdminIntegrityByGameIdVoidRequestEntityTooLarge) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostAdminIntegrityByGameIdVoidRequestEntityTooLarge) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }

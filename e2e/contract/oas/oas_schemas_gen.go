@@ -4187,10 +4187,13 @@ type IntegrityCase struct {
 	DecidedAt NilDateTime       `json:"decidedAt"`
 	// The admin who released or voided it.
 	DecidedBy NilChatUserRef `json:"decidedBy"`
-	EndedAt   NilDateTime    `json:"endedAt"`
-	GameId    string         `json:"gameId"`
-	GameType  string         `json:"gameType"`
-	HeldAt    time.Time      `json:"heldAt"`
+	// Why the admin released or voided it, as they typed it; null while held, in the game's room event
+	// (game:review) and for decisions made before reasons were asked.
+	DecisionReason NilString   `json:"decisionReason"`
+	EndedAt        NilDateTime `json:"endedAt"`
+	GameId         string      `json:"gameId"`
+	GameType       string      `json:"gameType"`
+	HeldAt         time.Time   `json:"heldAt"`
 	// The game's revealed rounds (rps) or moves (connect4).
 	History jx.Raw `json:"history"`
 	// Bettors and traders linked to a player, why, and the evidence.
@@ -4224,6 +4227,11 @@ func (s *IntegrityCase) GetDecidedAt() NilDateTime {
 // GetDecidedBy returns the value of DecidedBy.
 func (s *IntegrityCase) GetDecidedBy() NilChatUserRef {
 	return s.DecidedBy
+}
+
+// GetDecisionReason returns the value of DecisionReason.
+func (s *IntegrityCase) GetDecisionReason() NilString {
+	return s.DecisionReason
 }
 
 // GetEndedAt returns the value of EndedAt.
@@ -4314,6 +4322,11 @@ func (s *IntegrityCase) SetDecidedAt(val NilDateTime) {
 // SetDecidedBy sets the value of DecidedBy.
 func (s *IntegrityCase) SetDecidedBy(val NilChatUserRef) {
 	s.DecidedBy = val
+}
+
+// SetDecisionReason sets the value of DecisionReason.
+func (s *IntegrityCase) SetDecisionReason(val NilString) {
+	s.DecisionReason = val
 }
 
 // SetEndedAt sets the value of EndedAt.
@@ -4487,6 +4500,23 @@ func (s *IntegrityCaseStatus) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
+}
+
+// Ref: #/components/schemas/IntegrityDecisionRequest
+type IntegrityDecisionRequest struct {
+	// Why you decide so, 1 to 500 characters (line breaks kept, no control or text-direction characters):
+	// recorded with the review and in the audit log.
+	Reason string `json:"reason"`
+}
+
+// GetReason returns the value of Reason.
+func (s *IntegrityDecisionRequest) GetReason() string {
+	return s.Reason
+}
+
+// SetReason sets the value of Reason.
+func (s *IntegrityDecisionRequest) SetReason(val string) {
+	s.Reason = val
 }
 
 // Ref: #/components/schemas/IntegrityEvidence
@@ -4737,8 +4767,11 @@ type IntegrityReview struct {
 	DecidedAt NilDateTime `json:"decidedAt"`
 	// The admin who released or voided it.
 	DecidedBy NilChatUserRef `json:"decidedBy"`
-	GameId    string         `json:"gameId"`
-	HeldAt    time.Time      `json:"heldAt"`
+	// Why the admin released or voided it, as they typed it; null while held, in the game's room event
+	// (game:review) and for decisions made before reasons were asked.
+	DecisionReason NilString `json:"decisionReason"`
+	GameId         string    `json:"gameId"`
+	HeldAt         time.Time `json:"heldAt"`
 	// The game's bets when it ended.
 	PoolsMinor int64 `json:"poolsMinor"`
 	// Why its end was held: resign (the loser resigned), timeout (a round or turn was lost on time) or
@@ -4759,6 +4792,11 @@ func (s *IntegrityReview) GetDecidedAt() NilDateTime {
 // GetDecidedBy returns the value of DecidedBy.
 func (s *IntegrityReview) GetDecidedBy() NilChatUserRef {
 	return s.DecidedBy
+}
+
+// GetDecisionReason returns the value of DecisionReason.
+func (s *IntegrityReview) GetDecisionReason() NilString {
+	return s.DecisionReason
 }
 
 // GetGameId returns the value of GameId.
@@ -4804,6 +4842,11 @@ func (s *IntegrityReview) SetDecidedAt(val NilDateTime) {
 // SetDecidedBy sets the value of DecidedBy.
 func (s *IntegrityReview) SetDecidedBy(val NilChatUserRef) {
 	s.DecidedBy = val
+}
+
+// SetDecisionReason sets the value of DecisionReason.
+func (s *IntegrityReview) SetDecisionReason(val NilString) {
+	s.DecisionReason = val
 }
 
 // SetGameId sets the value of GameId.
@@ -8868,6 +8911,11 @@ type PostAdminIntegrityByGameIdReleaseNotFound Error
 
 func (*PostAdminIntegrityByGameIdReleaseNotFound) postAdminIntegrityByGameIdReleaseRes() {}
 
+type PostAdminIntegrityByGameIdReleaseRequestEntityTooLarge Error
+
+func (*PostAdminIntegrityByGameIdReleaseRequestEntityTooLarge) postAdminIntegrityByGameIdReleaseRes() {
+}
+
 type PostAdminIntegrityByGameIdReleaseServiceUnavailable Error
 
 func (*PostAdminIntegrityByGameIdReleaseServiceUnavailable) postAdminIntegrityByGameIdReleaseRes() {}
@@ -8895,6 +8943,10 @@ func (*PostAdminIntegrityByGameIdVoidForbidden) postAdminIntegrityByGameIdVoidRe
 type PostAdminIntegrityByGameIdVoidNotFound Error
 
 func (*PostAdminIntegrityByGameIdVoidNotFound) postAdminIntegrityByGameIdVoidRes() {}
+
+type PostAdminIntegrityByGameIdVoidRequestEntityTooLarge Error
+
+func (*PostAdminIntegrityByGameIdVoidRequestEntityTooLarge) postAdminIntegrityByGameIdVoidRes() {}
 
 type PostAdminIntegrityByGameIdVoidServiceUnavailable Error
 

@@ -4075,6 +4075,41 @@ func (s IntegrityCaseStatus) Validate() error {
 	}
 }
 
+func (s *IntegrityDecisionRequest) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := (validate.String{
+			MinLength:     1,
+			MinLengthSet:  true,
+			MaxLength:     500,
+			MaxLengthSet:  true,
+			Email:         false,
+			Hostname:      false,
+			Regex:         nil,
+			MinNumeric:    0,
+			MinNumericSet: false,
+			MaxNumeric:    0,
+			MaxNumericSet: false,
+		}).Validate(string(s.Reason)); err != nil {
+			return errors.Wrap(err, "string")
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "reason",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
 func (s *IntegrityEvidence) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
@@ -5213,6 +5248,14 @@ func (s *PostAdminIntegrityByGameIdReleaseNotFound) Validate() error {
 	return nil
 }
 
+func (s *PostAdminIntegrityByGameIdReleaseRequestEntityTooLarge) Validate() error {
+	alias := (*Error)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
 func (s *PostAdminIntegrityByGameIdReleaseServiceUnavailable) Validate() error {
 	alias := (*Error)(s)
 	if err := alias.Validate(); err != nil {
@@ -5262,6 +5305,14 @@ func (s *PostAdminIntegrityByGameIdVoidForbidden) Validate() error {
 }
 
 func (s *PostAdminIntegrityByGameIdVoidNotFound) Validate() error {
+	alias := (*Error)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostAdminIntegrityByGameIdVoidRequestEntityTooLarge) Validate() error {
 	alias := (*Error)(s)
 	if err := alias.Validate(); err != nil {
 		return err
