@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -96,6 +97,102 @@ func TestAnAdminVoidsAHeldGameAndBothBettorsSeeTheirRefund(t *testing.T) {
 		wantTexts(t, b.GetByTestId("my-bet"), want, "the refunded bet on the game page")
 		wantText(t, b.GetByTestId("result-review"), "The bets and the market on this game were held for review, and voided: every bet was refunded in full and every share paid 0.5 USDC.",
 			"the review's end on the game page")
+	}
+}
+
+// TestAnAdminWithAStakeLeavesTheHeldGameToAnother: the attack an outside
+// review made, in the browser. An admin bets 1.50 USDC on a player of a
+// staked game, a fan bets on the other player, that player tips the fan
+// 0.01 USDC, and the first player resigns: the bets are held. The admin
+// with the bet reads that they may not decide the case, and why, and has
+// no button to; another admin reads the tip that links the fan to the
+// player in a sentence, types a reason, confirms the release and reads
+// the decision.
+func TestAnAdminWithAStakeLeavesTheHeldGameToAnother(t *testing.T) {
+	stakedAddress, stakedKey := devKey(t)
+	otherAddress, otherKey := devKey(t)
+	s := startServer(t, map[string]string{"ADMIN_WALLETS": stakedAddress + "," + otherAddress})
+	staked, other := newPage(t, s), newPage(t, s)
+	usePreset(t, staked, stakedKey)
+	usePreset(t, other, otherKey)
+	signInWithDevWallet(t, staked)
+	signInWithDevWallet(t, other)
+
+	ctx := t.Context()
+	players, names, gameID := stakedTable(t, s)
+	faucet := apiclient.New(s.URL, nil)
+	faucetTo(t, faucet, stakedAddress, 5_000_000)
+	if _, err := staked.Goto("/game/" + gameID); err != nil {
+		t.Fatal(err)
+	}
+	betFromPage(t, staked, names[0], "1.5")
+
+	fanKey := solana.NewWallet().PrivateKey
+	fan := apiclient.New(s.URL, fanKey)
+	if err := fan.Login(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var fanMe struct{ Username string }
+	if err := fan.Do(ctx, "GET", "/users/me", nil, &fanMe); err != nil {
+		t.Fatal(err)
+	}
+	faucetTo(t, faucet, fanKey.PublicKey().String(), 2_000_000)
+	if err := fan.PrepareSignSubmit(ctx, "/games/"+gameID+"/bets/prepare", "/games/"+gameID+"/bets/submit",
+		map[string]any{"onUserId": players[1].UserID, "amountMinor": 1_000_000}, nil); err != nil {
+		t.Fatalf("the fan's bet: %v", err)
+	}
+	faucetTo(t, faucet, players[1].Key.PublicKey().String(), 100_000)
+	if err := players[1].PrepareSignSubmit(ctx, "/tips/prepare", "/tips/broadcast",
+		map[string]any{"toUserId": fan.UserID, "amountMinor": 10_000}, nil); err != nil {
+		t.Fatalf("the player's tip to the fan: %v", err)
+	}
+	if err := players[0].Do(ctx, "POST", "/games/"+gameID+"/actions", map[string]string{"type": "resign"}, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	// The admin with the bet may not decide it, and is told why.
+	if _, err := staked.Goto("/admin/integrity"); err != nil {
+		t.Fatal(err)
+	}
+	mine := staked.GetByTestId("integrity-case")
+	wantText(t, mine.GetByTestId("integrity-conflict"), "You may not decide this case: you bet 1.50 USDC on this game. "+
+		"Another member of staff, an admin without a stake in it, must decide it.", "why the admin with the bet may not decide the case")
+	count(t, staked.GetByTestId("integrity-release"), 0, "release buttons for the admin with the bet")
+	count(t, staked.GetByTestId("integrity-void"), 0, "void buttons for the admin with the bet")
+	screenshot(t, staked, "admin-integrity-conflict")
+	wantAccessible(t, staked, "the case as the admin with the bet sees it")
+
+	// Another admin reads the link, gives a reason and confirms.
+	if _, err := other.Goto("/admin/integrity"); err != nil {
+		t.Fatal(err)
+	}
+	theirs := other.GetByTestId("integrity-case")
+	count(t, theirs.GetByTestId("integrity-conflict"), 0, "a conflict for the admin without a stake")
+	tipped := regexp.MustCompile("^" + regexp.QuoteMeta(names[1]+" tipped "+fanMe.Username+" 0.01 USDC on ") + `\d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2} UTC$`)
+	if err := expect.Locator(theirs.GetByTestId("integrity-link-evidence")).ToHaveText(tipped); err != nil {
+		t.Fatalf("the link's evidence: want %s: %v", tipped, err)
+	}
+	wantAccessible(t, other, "the case with its decision's form")
+	const reason = "Resigned after a fair first round; the tip came from the winner to a fan, who bet on him."
+	fill(t, other, "integrity-reason", reason)
+	click(t, other, "integrity-release")
+	wantText(t, other.GetByTestId("integrity-confirm-question"), "Release game "+gameID+"? Its bets and market will be paid as the game ended.",
+		"the release asks for a confirmation")
+	wantText(t, other.GetByTestId("integrity-confirm-reason"), "Your reason: "+reason, "the confirmation repeats the reason")
+	screenshot(t, other, "admin-integrity-confirm")
+	wantAccessible(t, other, "the confirmation")
+	click(t, other, "integrity-confirm")
+	wantText(t, other.GetByTestId("integrity-done"), "Released game "+gameID+": its bets and market were paid as the game ended. Your reason: "+reason,
+		"what the release did")
+	wantText(t, other.GetByTestId("integrity-empty"), "Nothing is held for review.", "the queue is empty again")
+}
+
+// wantAccessible fails the test for each serious axe-core violation on
+// the page as it is now.
+func wantAccessible(t *testing.T, page playwright.Page, what string) {
+	t.Helper()
+	for _, v := range axeViolations(t, page) {
+		t.Errorf("%s: axe %s (%s): %s\n  %s", what, v.ID, v.Impact, v.Help, strings.Join(v.Targets(), "\n  "))
 	}
 }
 

@@ -16,7 +16,8 @@ func (a *App) integrityRoutes(r *router) {
 	r.json(http.MethodGet, "/admin/integrity", a.integrityQueue, web.Op{Tag: "admin", Auth: web.AuthAdmin,
 		Summary: "Games whose bets and market are held for review, longest waiting first",
 		Description: "A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. " +
-			"Each entry has the bettors, the traders, the links between them and the players with what made each link, when and by whom, and the game's history.",
+			"Each entry has the bettors, the traders, the links between them and the players with what made each link, when and by whom, the game's history, " +
+			"and the stakes you have in the game (conflicts): an admin with any may not decide it.",
 		Response: []integrity.Case{}})
 	for _, decision := range []string{"release", "void"} {
 		summary := map[string]string{
@@ -25,9 +26,10 @@ func (a *App) integrityRoutes(r *router) {
 		}[decision]
 		r.json(http.MethodPost, "/admin/integrity/:gameId/"+decision, a.decideReview(decision), web.Op{Tag: "admin", Auth: web.AuthAdmin,
 			Summary: summary, Description: "Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review " +
-				"(decisionReason) and in the audit log. Answers the game's integrity record. " +
+				"(decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, " +
+				"traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. " +
 				"404 when the game was never held; 409 CONFLICT when its review was decided already.",
-			Request: IntegrityDecisionRequest{}, Response: integrity.Review{}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
+			Request: IntegrityDecisionRequest{}, Response: integrity.Review{}, Errors: []int{http.StatusForbidden, http.StatusNotFound, http.StatusConflict}})
 	}
 	r.json(http.MethodGet, "/admin/users/:id/links", a.userLinks, web.Op{Tag: "admin", Auth: web.AuthAdmin,
 		Summary: "Accounts linked to a user, why, and the evidence",
@@ -39,7 +41,7 @@ func (a *App) integrityRoutes(r *router) {
 }
 
 func (a *App) integrityQueue(c echo.Context) error {
-	q, err := a.Reviews.Queue(c.Request().Context())
+	q, err := a.Reviews.Queue(c.Request().Context(), web.IdentityOf(c).UserID)
 	if err != nil {
 		return err
 	}

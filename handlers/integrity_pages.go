@@ -123,7 +123,7 @@ func (a *App) renderIntegrity(c echo.Context, status int, v views.IntegrityView,
 	if id == nil {
 		return err
 	}
-	cases, err := a.Reviews.Queue(c.Request().Context())
+	cases, err := a.Reviews.Queue(c.Request().Context(), id.UserID)
 	if err != nil {
 		return err
 	}
@@ -170,6 +170,10 @@ func caseWords(k integrity.Case) views.IntegrityCase {
 			link.Evidence = append(link.Evidence, e.Sentence(""))
 		}
 		v.Links = append(v.Links, link)
+	}
+	if len(k.Conflicts) > 0 {
+		v.Conflict = "You may not decide this case: " + integrity.ConflictWords(k.Conflicts) +
+			". Another member of staff, an admin without a stake in it, must decide it."
 	}
 	switch h := k.History.(type) {
 	case []rules.RPSRound:

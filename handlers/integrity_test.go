@@ -648,6 +648,149 @@ func (a *testApp) decideReview(t testing.TB, p player, game, decision, reason st
 		body: jsonBody(map[string]string{"reason": reason})})
 }
 
+// depositFor puts usdc on chain in p's wallet and deposits it to p's
+// platform balance.
+func (a *testApp) depositFor(t testing.TB, p player, usdc int64) {
+	t.Helper()
+	a.fund(t, p, usdc)
+	prep := a.prepare(t, p.auth, a.depositAddress(t, p.auth), usdc)
+	if r := a.submit(t, p.auth, prep["intentId"].(string), signPrepared(t, p.wallet, prep["transaction"].(string), nil)); r.Code != 200 {
+		t.Fatalf("deposit: %d %s", r.Code, r.Body)
+	}
+}
+
+// caseConflicts is the conflicts GET /admin/integrity shows admin for the
+// held game.
+func (a *testApp) caseConflicts(t testing.TB, admin player, game string) []string {
+	t.Helper()
+	var queue []struct {
+		GameID    string
+		Conflicts []struct{ Rule, Why string }
+	}
+	a.getJSON(t, admin, "/admin/integrity", &queue)
+	for _, c := range queue {
+		if c.GameID == game {
+			out := []string{}
+			for _, k := range c.Conflicts {
+				out = append(out, k.Rule+": "+k.Why)
+			}
+			return out
+		}
+	}
+	t.Fatalf("game %s is not in the queue: %+v", game, queue)
+	return nil
+}
+
+// The attack an outside review made: a member of staff who bet 1.50 USDC
+// on a player of a held game and held 5 of his shares found the game in
+// the review queue with his own name under Bettors and Holdings, and
+// released it with one click. Staff with a stake in a held game (a bet,
+// shares in its market, a tip to one of its players, a link to one of its
+// bettors, an entry in its arena) are refused on release and on void, the
+// game stays held, and an admin without a stake decides it.
+func TestStaffWithAStakeInAHeldGameMayNotDecideIt(t *testing.T) {
+	kinds := []string{"bettor", "holder", "tipper", "referrer", "entrant", "clean"}
+	wallets, addresses := map[string]wallet{}, []string{}
+	for _, k := range kinds {
+		wallets[k] = newWallet(t)
+		addresses = append(addresses, wallets[k].address())
+	}
+	a := newTestApp(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "ADMIN_WALLETS": strings.Join(addresses, ",")})
+	staff := map[string]player{}
+	for _, k := range kinds {
+		staff[k] = a.admin(t, wallets[k])
+	}
+	clean := staff["clean"]
+
+	var arena string
+	for _, c := range []struct {
+		staff string
+		// stake gives the member of staff a stake in the game before it
+		// ends and returns why they may not decide it, as the refusal says.
+		stake func(t *testing.T, admin, p1, p2 player, game string) string
+		held  func(t *testing.T, game string) // after the game was held
+	}{
+		{"bettor", func(t *testing.T, admin, p1, _ player, game string) string {
+			a.fund(t, admin, 2_000_000)
+			a.bet(t, admin, game, p1.id, 1_500_000)
+			return "you bet 1.50 USDC on this game"
+		}, nil},
+		{"holder", func(t *testing.T, admin, p1, p2 player, game string) string {
+			a.depositFor(t, admin, 3_000_000)
+			a.placed(t, admin, game, "buy", p1.id, 500_000, 5, "")
+			if got := a.placed(t, a.depositor(t, 3_000_000), game, "buy", p2.id, 500_000, 5, ""); got.Order.FilledShares != 5 {
+				t.Fatalf("the shares were not minted: %+v", got)
+			}
+			return "you hold 5 shares of " + a.usernameOf(t, p1)
+		}, nil},
+		{"tipper", func(t *testing.T, admin, p1, _ player, game string) string {
+			a.fund(t, admin, 100_000)
+			if r, _ := a.tip(t, admin, map[string]any{"toUserId": p1.id, "amountMinor": 10_000}); r.Code != 200 {
+				t.Fatalf("the tip: %d %s", r.Code, r.Body)
+			}
+			return "you tipped " + a.usernameOf(t, p1) + " 0.01 USDC"
+		}, nil},
+		{"referrer", func(t *testing.T, admin, _, p2 player, game string) string {
+			friend := a.referredPlayer(t, a.referrals(t, admin).Code)
+			a.fund(t, friend, 500_000)
+			a.bet(t, friend, game, p2.id, 100_000)
+			return "you are linked to " + a.usernameOf(t, friend) + ": one referred the other"
+		}, nil},
+		{"entrant", func(t *testing.T, admin, _, _ player, _ string) string {
+			arena = a.do(t, request{method: http.MethodPost, path: "/tournaments", header: admin.auth, body: jsonBody(map[string]any{
+				"name": "Staff arena", "gameType": "rps", "entryFeeMinor": 0, "durationMinutes": 30,
+				"startsAt": time.Now().Add(time.Hour).Format(time.RFC3339)})}).json(t)["id"].(string)
+			if r := a.do(t, request{method: http.MethodPost, path: "/tournaments/" + arena + "/join", header: admin.auth}); r.Code != 200 {
+				t.Fatalf("join the arena: %d %s", r.Code, r.Body)
+			}
+			return "you entered this game's arena, Staff arena"
+		}, func(t *testing.T, game string) {
+			// Arena games are free today, so none is held: this held game
+			// stands for one once it ended.
+			if _, err := a.DB.ExecContext(t.Context(), "UPDATE games SET tournament_id = ? WHERE id = ?", arena, game); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(c.staff, func(t *testing.T) {
+			admin := staff[c.staff]
+			var why string
+			h := a.holdAGame(t, func(p1, p2 player, game string) {
+				why = c.stake(t, admin, p1, p2, game)
+				resign(a, t)(p1, p2, game)
+			})
+			if c.held != nil {
+				c.held(t, h.game)
+			}
+			for _, decision := range []string{"release", "void"} {
+				e := a.decideReview(t, admin, h.game, decision, "I checked the rounds").wantError(t, 403, "CONFLICT_OF_INTEREST")
+				if msg := e["message"].(string); !strings.Contains(msg, why) || !strings.Contains(msg, "another member of staff") {
+					t.Errorf("the refusal of the %s says %q, want why (%q) and that another member of staff must decide", decision, msg, why)
+				}
+			}
+			for _, b := range a.betsOf(t, h.game).Bets {
+				if b.Status != "held" {
+					t.Errorf("bet %+v after the refusals, want still held", b)
+				}
+			}
+			if m := a.marketOf(t, h.game); m.Status != "held" {
+				t.Errorf("market after the refusals: %s, want held", m.Status)
+			}
+			if got := a.caseConflicts(t, admin, h.game); len(got) == 0 || !strings.Contains(strings.Join(got, "; "), why) {
+				t.Errorf("the case as the %s sees it: conflicts %q, want %q", c.staff, got, why)
+			}
+			if got := a.caseConflicts(t, clean, h.game); len(got) != 0 {
+				t.Errorf("the case as an admin without a stake sees it: conflicts %q, want none", got)
+			}
+			r := a.decideReview(t, clean, h.game, "release", "No stake of mine; the resignation followed a fair round.")
+			if r.Code != 200 || r.json(t)["status"] != "released" {
+				t.Fatalf("the release by an admin without a stake: %d %s", r.Code, r.Body)
+			}
+			a.wantBetsSettled(t, h.game)
+		})
+	}
+}
+
 // An admin's decision carries a typed reason: a release or void without
 // one, or with one that is blank, too long or disguised, is refused (400
 // naming reason) and the game stays held; the reason given is kept with

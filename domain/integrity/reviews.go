@@ -273,7 +273,8 @@ func DecisionReason(text string) (string, error) {
 // Release settles a held game's bets and market as the game ended, for
 // the admin actorID, who gives reason (see DecisionReason). Errors:
 // VALIDATION_ERROR (the reason), NOT_FOUND (the game was never held),
-// CONFLICT (it was released or voided already).
+// CONFLICT (it was released or voided already), CONFLICT_OF_INTEREST
+// (the admin has a stake in it).
 func (r *Reviews) Release(ctx context.Context, actorID, gameID, reason string) (Review, error) {
 	return r.decide(ctx, actorID, gameID, reason, false)
 }
@@ -286,8 +287,9 @@ func (r *Reviews) Void(ctx context.Context, actorID, gameID, reason string) (Rev
 }
 
 // decide settles a held game's review in one transaction: the game's row
-// first (the lock order of settlement), then the review's, the bets, the
-// market, the record, the audit entry and the room's event.
+// first (the lock order of settlement), then the review's, the admin's
+// stakes in it, the bets, the market, the record, the audit entry and the
+// room's event.
 func (r *Reviews) decide(ctx context.Context, actorID, gameID, reason string, void bool) (Review, error) {
 	reason, err := DecisionReason(reason)
 	if err != nil {
@@ -310,6 +312,13 @@ func (r *Reviews) decide(ctx context.Context, actorID, gameID, reason string, vo
 		out = rows[0]
 		if out.Status != StatusHeld {
 			return domain.Errorf(domain.CodeConflict, "the review of game %s was decided already: %s", id, out.Status)
+		}
+		conflicts, err := r.conflictsOf(ctx, tx, actorID, id)
+		if err != nil {
+			return err
+		}
+		if len(conflicts) > 0 {
+			return conflictError(conflicts)
 		}
 		winner, status, action := out.WinnerID, StatusReleased, audit.IntegrityRelease
 		if void {
@@ -381,11 +390,13 @@ type Case struct {
 	History    any          `json:"history" doc:"the game's revealed rounds (rps) or moves (connect4)"`
 	Result     *game.Result `json:"result"`
 	EndedAt    *time.Time   `json:"endedAt"`
+	Conflicts  []Conflict   `json:"conflicts" doc:"the stakes you, the admin asking, have in the game: with any, your release or void is refused (403 CONFLICT_OF_INTEREST) and another admin must decide it; empty when you may"`
 }
 
 // Queue returns the held games, longest waiting first, each with its
-// bettors, traders, their links to the players and the game's history.
-func (r *Reviews) Queue(ctx context.Context) ([]Case, error) {
+// bettors, traders, their links to the players, the game's history and
+// the stakes the admin viewerID has in it.
+func (r *Reviews) Queue(ctx context.Context, viewerID string) ([]Case, error) {
 	var held []Review
 	if err := r.reviews(r.db).Where("r.status = ?", StatusHeld).OrderExpr("r.held_at, r.game_id").Scan(ctx, &held); err != nil {
 		return nil, fmt.Errorf("list the held games: %w", err)
@@ -396,6 +407,12 @@ func (r *Reviews) Queue(ctx context.Context) ([]Case, error) {
 		c, err := r.caseOf(ctx, h)
 		if err != nil {
 			return nil, err
+		}
+		c.Conflicts = []Conflict{}
+		if viewerID != "" {
+			if c.Conflicts, err = r.conflictsOf(ctx, r.db, viewerID, h.GameID); err != nil {
+				return nil, err
+			}
 		}
 		out = append(out, c)
 	}

@@ -102,6 +102,36 @@ func (e IntegrityCaseStatus) Valid() bool {
 	}
 }
 
+// Defines values for IntegrityConflictRule.
+const (
+	IntegrityConflictRuleBet    IntegrityConflictRule = "bet"
+	IntegrityConflictRuleEntry  IntegrityConflictRule = "entry"
+	IntegrityConflictRuleLink   IntegrityConflictRule = "link"
+	IntegrityConflictRulePlayer IntegrityConflictRule = "player"
+	IntegrityConflictRuleTip    IntegrityConflictRule = "tip"
+	IntegrityConflictRuleTrade  IntegrityConflictRule = "trade"
+)
+
+// Valid indicates whether the value is a known member of the IntegrityConflictRule enum.
+func (e IntegrityConflictRule) Valid() bool {
+	switch e {
+	case IntegrityConflictRuleBet:
+		return true
+	case IntegrityConflictRuleEntry:
+		return true
+	case IntegrityConflictRuleLink:
+		return true
+	case IntegrityConflictRulePlayer:
+		return true
+	case IntegrityConflictRuleTip:
+		return true
+	case IntegrityConflictRuleTrade:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for IntegrityDecidedReason.
 const (
 	IntegrityDecidedReasonLinked  IntegrityDecidedReason = "linked"
@@ -1451,8 +1481,11 @@ type IntegrityBettor struct {
 
 // IntegrityCase defines model for IntegrityCase.
 type IntegrityCase struct {
-	Bettors   []IntegrityBettor `json:"bettors"`
-	DecidedAt *time.Time        `json:"decidedAt"`
+	Bettors []IntegrityBettor `json:"bettors"`
+
+	// Conflicts the stakes you, the admin asking, have in the game: with any, your release or void is refused (403 CONFLICT_OF_INTEREST) and another admin must decide it; empty when you may
+	Conflicts []IntegrityConflict `json:"conflicts"`
+	DecidedAt *time.Time          `json:"decidedAt"`
 
 	// DecidedBy the admin who released or voided it
 	DecidedBy *ChatUserRef `json:"decidedBy"`
@@ -1493,6 +1526,17 @@ type IntegrityCaseReason string
 
 // IntegrityCaseStatus defines model for IntegrityCase.Status.
 type IntegrityCaseStatus string
+
+// IntegrityConflict defines model for IntegrityConflict.
+type IntegrityConflict struct {
+	Rule IntegrityConflictRule `json:"rule"`
+
+	// Why the stake in words, to the admin: "you bet 1.50 USDC on this game"
+	Why string `json:"why"`
+}
+
+// IntegrityConflictRule defines model for IntegrityConflict.Rule.
+type IntegrityConflictRule string
 
 // IntegrityDecided defines model for IntegrityDecided.
 type IntegrityDecided struct {
@@ -4531,14 +4575,14 @@ type ClientInterface interface {
 
 	// GetAdminIntegrity Games whose bets and market are held for review, longest waiting first
 	//
-	// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players with what made each link, when and by whom, and the game's history.
+	// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players with what made each link, when and by whom, the game's history, and the stakes you have in the game (conflicts): an admin with any may not decide it.
 	//
 	// Corresponds with GET /admin/integrity (the `GetAdminIntegrity` operationId).
 	GetAdminIntegrity(ctx context.Context, params *GetAdminIntegrityParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostAdminIntegrityByGameIdReleaseWithBody Settle a held game's bets and market as the game ended
 	//
-	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4547,7 +4591,7 @@ type ClientInterface interface {
 
 	// PostAdminIntegrityByGameIdRelease Settle a held game's bets and market as the game ended
 	//
-	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4556,7 +4600,7 @@ type ClientInterface interface {
 
 	// PostAdminIntegrityByGameIdVoidWithBody Refund every bet of a held game in full and resolve its market at 500000 a share
 	//
-	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4565,7 +4609,7 @@ type ClientInterface interface {
 
 	// PostAdminIntegrityByGameIdVoid Refund every bet of a held game in full and resolve its market at 500000 a share
 	//
-	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5730,7 +5774,7 @@ func (c *Client) PutAdminFeatureFlagsByName(ctx context.Context, name string, pa
 
 // GetAdminIntegrity Games whose bets and market are held for review, longest waiting first
 //
-// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players with what made each link, when and by whom, and the game's history.
+// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players with what made each link, when and by whom, the game's history, and the stakes you have in the game (conflicts): an admin with any may not decide it.
 //
 // Corresponds with GET /admin/integrity (the `GetAdminIntegrity` operationId).
 func (c *Client) GetAdminIntegrity(ctx context.Context, params *GetAdminIntegrityParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5747,7 +5791,7 @@ func (c *Client) GetAdminIntegrity(ctx context.Context, params *GetAdminIntegrit
 
 // PostAdminIntegrityByGameIdReleaseWithBody Settle a held game's bets and market as the game ended
 //
-// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5766,7 +5810,7 @@ func (c *Client) PostAdminIntegrityByGameIdReleaseWithBody(ctx context.Context, 
 
 // PostAdminIntegrityByGameIdRelease Settle a held game's bets and market as the game ended
 //
-// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5785,7 +5829,7 @@ func (c *Client) PostAdminIntegrityByGameIdRelease(ctx context.Context, gameId s
 
 // PostAdminIntegrityByGameIdVoidWithBody Refund every bet of a held game in full and resolve its market at 500000 a share
 //
-// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5804,7 +5848,7 @@ func (c *Client) PostAdminIntegrityByGameIdVoidWithBody(ctx context.Context, gam
 
 // PostAdminIntegrityByGameIdVoid Refund every bet of a held game in full and resolve its market at 500000 a share
 //
-// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -15393,7 +15437,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetAdminIntegrityWithResponse Games whose bets and market are held for review, longest waiting first
 	//
-	// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players with what made each link, when and by whom, and the game's history.
+	// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players with what made each link, when and by whom, the game's history, and the stakes you have in the game (conflicts): an admin with any may not decide it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -15402,7 +15446,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostAdminIntegrityByGameIdReleaseWithBodyWithResponse Settle a held game's bets and market as the game ended
 	//
-	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15411,7 +15455,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostAdminIntegrityByGameIdReleaseWithResponse Settle a held game's bets and market as the game ended
 	//
-	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15420,7 +15464,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostAdminIntegrityByGameIdVoidWithBodyWithResponse Refund every bet of a held game in full and resolve its market at 500000 a share
 	//
-	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15429,7 +15473,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostAdminIntegrityByGameIdVoidWithResponse Refund every bet of a held game in full and resolve its market at 500000 a share
 	//
-	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -27855,7 +27899,7 @@ func (c *ClientWithResponses) PutAdminFeatureFlagsByNameWithResponse(ctx context
 
 // GetAdminIntegrityWithResponse Games whose bets and market are held for review, longest waiting first
 //
-// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players with what made each link, when and by whom, and the game's history.
+// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players with what made each link, when and by whom, the game's history, and the stakes you have in the game (conflicts): an admin with any may not decide it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -27870,7 +27914,7 @@ func (c *ClientWithResponses) GetAdminIntegrityWithResponse(ctx context.Context,
 
 // PostAdminIntegrityByGameIdReleaseWithBodyWithResponse Settle a held game's bets and market as the game ended
 //
-// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -27885,7 +27929,7 @@ func (c *ClientWithResponses) PostAdminIntegrityByGameIdReleaseWithBodyWithRespo
 
 // PostAdminIntegrityByGameIdReleaseWithResponse Settle a held game's bets and market as the game ended
 //
-// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -27900,7 +27944,7 @@ func (c *ClientWithResponses) PostAdminIntegrityByGameIdReleaseWithResponse(ctx 
 
 // PostAdminIntegrityByGameIdVoidWithBodyWithResponse Refund every bet of a held game in full and resolve its market at 500000 a share
 //
-// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -27915,7 +27959,7 @@ func (c *ClientWithResponses) PostAdminIntegrityByGameIdVoidWithBodyWithResponse
 
 // PostAdminIntegrityByGameIdVoidWithResponse Refund every bet of a held game in full and resolve its market at 500000 a share
 //
-// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -101,8 +101,9 @@ type Invoker interface {
 	//
 	// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held
 	// when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the
-	// traders, the links between them and the players with what made each link, when and by whom, and the
-	// game's history.
+	// traders, the links between them and the players with what made each link, when and by whom, the
+	// game's history, and the stakes you have in the game (conflicts): an admin with any may not decide
+	// it.
 	//
 	// GET /admin/integrity
 	GetAdminIntegrity(ctx context.Context, params GetAdminIntegrityParams) (GetAdminIntegrityRes, error)
@@ -529,7 +530,9 @@ type Invoker interface {
 	//
 	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one),
 	// recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record.
-	// 404 when the game was never held; 409 CONFLICT when its review was decided already.
+	// 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its
+	// arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was
+	// never held; 409 CONFLICT when its review was decided already.
 	//
 	// POST /admin/integrity/{gameId}/release
 	PostAdminIntegrityByGameIdRelease(ctx context.Context, request *IntegrityDecisionRequest, params PostAdminIntegrityByGameIdReleaseParams) (PostAdminIntegrityByGameIdReleaseRes, error)
@@ -537,7 +540,9 @@ type Invoker interface {
 	//
 	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one),
 	// recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record.
-	// 404 when the game was never held; 409 CONFLICT when its review was decided already.
+	// 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its
+	// arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was
+	// never held; 409 CONFLICT when its review was decided already.
 	//
 	// POST /admin/integrity/{gameId}/void
 	PostAdminIntegrityByGameIdVoid(ctx context.Context, request *IntegrityDecisionRequest, params PostAdminIntegrityByGameIdVoidParams) (PostAdminIntegrityByGameIdVoidRes, error)
@@ -2621,8 +2626,9 @@ func (c *Client) sendGetAdminFeatureFlags(ctx context.Context, params GetAdminFe
 //
 // A staked game whose pools together, or whose market's paid volume, exceed its player pot is held
 // when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the
-// traders, the links between them and the players with what made each link, when and by whom, and the
-// game's history.
+// traders, the links between them and the players with what made each link, when and by whom, the
+// game's history, and the stakes you have in the game (conflicts): an admin with any may not decide
+// it.
 //
 // GET /admin/integrity
 func (c *Client) GetAdminIntegrity(ctx context.Context, params GetAdminIntegrityParams) (GetAdminIntegrityRes, error) {
@@ -10011,7 +10017,9 @@ func (c *Client) sendPatchUsersMeProfile(ctx context.Context, request *ProfileRe
 //
 // Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one),
 // recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record.
-// 404 when the game was never held; 409 CONFLICT when its review was decided already.
+// 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its
+// arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was
+// never held; 409 CONFLICT when its review was decided already.
 //
 // POST /admin/integrity/{gameId}/release
 func (c *Client) PostAdminIntegrityByGameIdRelease(ctx context.Context, request *IntegrityDecisionRequest, params PostAdminIntegrityByGameIdReleaseParams) (PostAdminIntegrityByGameIdReleaseRes, error) {
@@ -10150,7 +10158,9 @@ func (c *Client) sendPostAdminIntegrityByGameIdRelease(ctx context.Context, requ
 //
 // Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one),
 // recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record.
-// 404 when the game was never held; 409 CONFLICT when its review was decided already.
+// 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its
+// arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was
+// never held; 409 CONFLICT when its review was decided already.
 //
 // POST /admin/integrity/{gameId}/void
 func (c *Client) PostAdminIntegrityByGameIdVoid(ctx context.Context, request *IntegrityDecisionRequest, params PostAdminIntegrityByGameIdVoidParams) (PostAdminIntegrityByGameIdVoidRes, error) {

@@ -20926,6 +20926,14 @@ func (s *IntegrityCase) encodeFields(e *jx.Encoder) {
 		e.ArrEnd()
 	}
 	{
+		e.FieldStart("conflicts")
+		e.ArrStart()
+		for _, elem := range s.Conflicts {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+	{
 		e.FieldStart("decidedAt")
 		s.DecidedAt.Encode(e, json.EncodeDateTime)
 	}
@@ -21013,26 +21021,27 @@ func (s *IntegrityCase) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfIntegrityCase = [19]string{
+var jsonFieldsNameOfIntegrityCase = [20]string{
 	0:  "bettors",
-	1:  "decidedAt",
-	2:  "decidedBy",
-	3:  "decisionReason",
-	4:  "endedAt",
-	5:  "gameId",
-	6:  "gameType",
-	7:  "heldAt",
-	8:  "history",
-	9:  "links",
-	10: "players",
-	11: "poolsMinor",
-	12: "reason",
-	13: "result",
-	14: "stakeMinor",
-	15: "status",
-	16: "traders",
-	17: "volumeMinor",
-	18: "winnerId",
+	1:  "conflicts",
+	2:  "decidedAt",
+	3:  "decidedBy",
+	4:  "decisionReason",
+	5:  "endedAt",
+	6:  "gameId",
+	7:  "gameType",
+	8:  "heldAt",
+	9:  "history",
+	10: "links",
+	11: "players",
+	12: "poolsMinor",
+	13: "reason",
+	14: "result",
+	15: "stakeMinor",
+	16: "status",
+	17: "traders",
+	18: "volumeMinor",
+	19: "winnerId",
 }
 
 // Decode decodes IntegrityCase from json.
@@ -21062,8 +21071,26 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"bettors\"")
 			}
-		case "decidedAt":
+		case "conflicts":
 			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				s.Conflicts = make([]IntegrityConflict, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem IntegrityConflict
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Conflicts = append(s.Conflicts, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"conflicts\"")
+			}
+		case "decidedAt":
+			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
 				if err := s.DecidedAt.Decode(d, json.DecodeDateTime); err != nil {
 					return err
@@ -21073,7 +21100,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"decidedAt\"")
 			}
 		case "decidedBy":
-			requiredBitSet[0] |= 1 << 2
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				if err := s.DecidedBy.Decode(d); err != nil {
 					return err
@@ -21083,7 +21110,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"decidedBy\"")
 			}
 		case "decisionReason":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				if err := s.DecisionReason.Decode(d); err != nil {
 					return err
@@ -21093,7 +21120,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"decisionReason\"")
 			}
 		case "endedAt":
-			requiredBitSet[0] |= 1 << 4
+			requiredBitSet[0] |= 1 << 5
 			if err := func() error {
 				if err := s.EndedAt.Decode(d, json.DecodeDateTime); err != nil {
 					return err
@@ -21103,7 +21130,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"endedAt\"")
 			}
 		case "gameId":
-			requiredBitSet[0] |= 1 << 5
+			requiredBitSet[0] |= 1 << 6
 			if err := func() error {
 				v, err := d.Str()
 				s.GameId = string(v)
@@ -21115,7 +21142,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"gameId\"")
 			}
 		case "gameType":
-			requiredBitSet[0] |= 1 << 6
+			requiredBitSet[0] |= 1 << 7
 			if err := func() error {
 				v, err := d.Str()
 				s.GameType = string(v)
@@ -21127,7 +21154,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"gameType\"")
 			}
 		case "heldAt":
-			requiredBitSet[0] |= 1 << 7
+			requiredBitSet[1] |= 1 << 0
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.HeldAt = v
@@ -21139,7 +21166,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"heldAt\"")
 			}
 		case "history":
-			requiredBitSet[1] |= 1 << 0
+			requiredBitSet[1] |= 1 << 1
 			if err := func() error {
 				v, err := d.RawAppend(nil)
 				s.History = jx.Raw(v)
@@ -21151,7 +21178,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"history\"")
 			}
 		case "links":
-			requiredBitSet[1] |= 1 << 1
+			requiredBitSet[1] |= 1 << 2
 			if err := func() error {
 				s.Links = make([]IntegrityPlayerLink, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -21169,7 +21196,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"links\"")
 			}
 		case "players":
-			requiredBitSet[1] |= 1 << 2
+			requiredBitSet[1] |= 1 << 3
 			if err := func() error {
 				s.Players = make([]GameSeat, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -21187,7 +21214,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"players\"")
 			}
 		case "poolsMinor":
-			requiredBitSet[1] |= 1 << 3
+			requiredBitSet[1] |= 1 << 4
 			if err := func() error {
 				v, err := d.Int64()
 				s.PoolsMinor = int64(v)
@@ -21199,7 +21226,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"poolsMinor\"")
 			}
 		case "reason":
-			requiredBitSet[1] |= 1 << 4
+			requiredBitSet[1] |= 1 << 5
 			if err := func() error {
 				if err := s.Reason.Decode(d); err != nil {
 					return err
@@ -21209,7 +21236,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"reason\"")
 			}
 		case "result":
-			requiredBitSet[1] |= 1 << 5
+			requiredBitSet[1] |= 1 << 6
 			if err := func() error {
 				if err := s.Result.Decode(d); err != nil {
 					return err
@@ -21219,7 +21246,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"result\"")
 			}
 		case "stakeMinor":
-			requiredBitSet[1] |= 1 << 6
+			requiredBitSet[1] |= 1 << 7
 			if err := func() error {
 				v, err := d.Int64()
 				s.StakeMinor = int64(v)
@@ -21231,7 +21258,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"stakeMinor\"")
 			}
 		case "status":
-			requiredBitSet[1] |= 1 << 7
+			requiredBitSet[2] |= 1 << 0
 			if err := func() error {
 				if err := s.Status.Decode(d); err != nil {
 					return err
@@ -21241,7 +21268,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"status\"")
 			}
 		case "traders":
-			requiredBitSet[2] |= 1 << 0
+			requiredBitSet[2] |= 1 << 1
 			if err := func() error {
 				s.Traders = make([]IntegrityTrader, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -21259,7 +21286,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"traders\"")
 			}
 		case "volumeMinor":
-			requiredBitSet[2] |= 1 << 1
+			requiredBitSet[2] |= 1 << 2
 			if err := func() error {
 				v, err := d.Int64()
 				s.VolumeMinor = int64(v)
@@ -21271,7 +21298,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"volumeMinor\"")
 			}
 		case "winnerId":
-			requiredBitSet[2] |= 1 << 2
+			requiredBitSet[2] |= 1 << 3
 			if err := func() error {
 				v, err := d.Str()
 				s.WinnerId = string(v)
@@ -21294,7 +21321,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 	for i, mask := range [3]uint8{
 		0b11111111,
 		0b11111111,
-		0b00000111,
+		0b00001111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -21420,6 +21447,165 @@ func (s IntegrityCaseStatus) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *IntegrityCaseStatus) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *IntegrityConflict) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IntegrityConflict) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("rule")
+		s.Rule.Encode(e)
+	}
+	{
+		e.FieldStart("why")
+		e.Str(s.Why)
+	}
+}
+
+var jsonFieldsNameOfIntegrityConflict = [2]string{
+	0: "rule",
+	1: "why",
+}
+
+// Decode decodes IntegrityConflict from json.
+func (s *IntegrityConflict) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IntegrityConflict to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "rule":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				if err := s.Rule.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"rule\"")
+			}
+		case "why":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Str()
+				s.Why = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"why\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IntegrityConflict")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000011,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfIntegrityConflict) {
+					name = jsonFieldsNameOfIntegrityConflict[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IntegrityConflict) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IntegrityConflict) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes IntegrityConflictRule as json.
+func (s IntegrityConflictRule) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes IntegrityConflictRule from json.
+func (s *IntegrityConflictRule) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IntegrityConflictRule to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch IntegrityConflictRule(v) {
+	case IntegrityConflictRulePlayer:
+		*s = IntegrityConflictRulePlayer
+	case IntegrityConflictRuleBet:
+		*s = IntegrityConflictRuleBet
+	case IntegrityConflictRuleTrade:
+		*s = IntegrityConflictRuleTrade
+	case IntegrityConflictRuleEntry:
+		*s = IntegrityConflictRuleEntry
+	case IntegrityConflictRuleTip:
+		*s = IntegrityConflictRuleTip
+	case IntegrityConflictRuleLink:
+		*s = IntegrityConflictRuleLink
+	default:
+		*s = IntegrityConflictRule(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s IntegrityConflictRule) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IntegrityConflictRule) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }

@@ -4183,8 +4183,11 @@ func (s *IntegrityBettor) SetUsername(val string) {
 
 // Ref: #/components/schemas/IntegrityCase
 type IntegrityCase struct {
-	Bettors   []IntegrityBettor `json:"bettors"`
-	DecidedAt NilDateTime       `json:"decidedAt"`
+	Bettors []IntegrityBettor `json:"bettors"`
+	// The stakes you, the admin asking, have in the game: with any, your release or void is refused (403
+	// CONFLICT_OF_INTEREST) and another admin must decide it; empty when you may.
+	Conflicts []IntegrityConflict `json:"conflicts"`
+	DecidedAt NilDateTime         `json:"decidedAt"`
 	// The admin who released or voided it.
 	DecidedBy NilChatUserRef `json:"decidedBy"`
 	// Why the admin released or voided it, as they typed it; null while held, in the game's room event
@@ -4217,6 +4220,11 @@ type IntegrityCase struct {
 // GetBettors returns the value of Bettors.
 func (s *IntegrityCase) GetBettors() []IntegrityBettor {
 	return s.Bettors
+}
+
+// GetConflicts returns the value of Conflicts.
+func (s *IntegrityCase) GetConflicts() []IntegrityConflict {
+	return s.Conflicts
 }
 
 // GetDecidedAt returns the value of DecidedAt.
@@ -4312,6 +4320,11 @@ func (s *IntegrityCase) GetWinnerId() string {
 // SetBettors sets the value of Bettors.
 func (s *IntegrityCase) SetBettors(val []IntegrityBettor) {
 	s.Bettors = val
+}
+
+// SetConflicts sets the value of Conflicts.
+func (s *IntegrityCase) SetConflicts(val []IntegrityConflict) {
+	s.Conflicts = val
 }
 
 // SetDecidedAt sets the value of DecidedAt.
@@ -4496,6 +4509,102 @@ func (s *IntegrityCaseStatus) UnmarshalText(data []byte) error {
 		return nil
 	case IntegrityCaseStatusVoided:
 		*s = IntegrityCaseStatusVoided
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/IntegrityConflict
+type IntegrityConflict struct {
+	Rule IntegrityConflictRule `json:"rule"`
+	// The stake in words, to the admin: "you bet 1.50 USDC on this game".
+	Why string `json:"why"`
+}
+
+// GetRule returns the value of Rule.
+func (s *IntegrityConflict) GetRule() IntegrityConflictRule {
+	return s.Rule
+}
+
+// GetWhy returns the value of Why.
+func (s *IntegrityConflict) GetWhy() string {
+	return s.Why
+}
+
+// SetRule sets the value of Rule.
+func (s *IntegrityConflict) SetRule(val IntegrityConflictRule) {
+	s.Rule = val
+}
+
+// SetWhy sets the value of Why.
+func (s *IntegrityConflict) SetWhy(val string) {
+	s.Why = val
+}
+
+type IntegrityConflictRule string
+
+const (
+	IntegrityConflictRulePlayer IntegrityConflictRule = "player"
+	IntegrityConflictRuleBet    IntegrityConflictRule = "bet"
+	IntegrityConflictRuleTrade  IntegrityConflictRule = "trade"
+	IntegrityConflictRuleEntry  IntegrityConflictRule = "entry"
+	IntegrityConflictRuleTip    IntegrityConflictRule = "tip"
+	IntegrityConflictRuleLink   IntegrityConflictRule = "link"
+)
+
+// AllValues returns all IntegrityConflictRule values.
+func (IntegrityConflictRule) AllValues() []IntegrityConflictRule {
+	return []IntegrityConflictRule{
+		IntegrityConflictRulePlayer,
+		IntegrityConflictRuleBet,
+		IntegrityConflictRuleTrade,
+		IntegrityConflictRuleEntry,
+		IntegrityConflictRuleTip,
+		IntegrityConflictRuleLink,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s IntegrityConflictRule) MarshalText() ([]byte, error) {
+	switch s {
+	case IntegrityConflictRulePlayer:
+		return []byte(s), nil
+	case IntegrityConflictRuleBet:
+		return []byte(s), nil
+	case IntegrityConflictRuleTrade:
+		return []byte(s), nil
+	case IntegrityConflictRuleEntry:
+		return []byte(s), nil
+	case IntegrityConflictRuleTip:
+		return []byte(s), nil
+	case IntegrityConflictRuleLink:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *IntegrityConflictRule) UnmarshalText(data []byte) error {
+	switch IntegrityConflictRule(data) {
+	case IntegrityConflictRulePlayer:
+		*s = IntegrityConflictRulePlayer
+		return nil
+	case IntegrityConflictRuleBet:
+		*s = IntegrityConflictRuleBet
+		return nil
+	case IntegrityConflictRuleTrade:
+		*s = IntegrityConflictRuleTrade
+		return nil
+	case IntegrityConflictRuleEntry:
+		*s = IntegrityConflictRuleEntry
+		return nil
+	case IntegrityConflictRuleTip:
+		*s = IntegrityConflictRuleTip
+		return nil
+	case IntegrityConflictRuleLink:
+		*s = IntegrityConflictRuleLink
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)

@@ -3954,6 +3954,34 @@ func (s *IntegrityCase) Validate() error {
 		})
 	}
 	if err := func() error {
+		if s.Conflicts == nil {
+			return errors.New("nil is invalid value")
+		}
+		var failures []validate.FieldError
+		for i, elem := range s.Conflicts {
+			if err := func() error {
+				if err := elem.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				failures = append(failures, validate.FieldError{
+					Name:  fmt.Sprintf("[%d]", i),
+					Error: err,
+				})
+			}
+		}
+		if len(failures) > 0 {
+			return &validate.Error{Fields: failures}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "conflicts",
+			Error: err,
+		})
+	}
+	if err := func() error {
 		if s.Links == nil {
 			return errors.New("nil is invalid value")
 		}
@@ -4069,6 +4097,48 @@ func (s IntegrityCaseStatus) Validate() error {
 	case "released":
 		return nil
 	case "voided":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *IntegrityConflict) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Rule.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "rule",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s IntegrityConflictRule) Validate() error {
+	switch s {
+	case "player":
+		return nil
+	case "bet":
+		return nil
+	case "trade":
+		return nil
+	case "entry":
+		return nil
+	case "tip":
+		return nil
+	case "link":
 		return nil
 	default:
 		return errors.Errorf("invalid value: %v", s)
