@@ -21,6 +21,7 @@ const (
 	CodeNotAPlayer         = "NOT_A_PLAYER"
 	CodeAdminOnly          = "ADMIN_ONLY"
 	CodeLinkedToPlayer     = "LINKED_TO_PLAYER"
+	CodeConflictOfInterest = "CONFLICT_OF_INTEREST"
 	CodeSelfExcluded       = "SELF_EXCLUDED"
 	CodeAgeUnconfirmed     = "AGE_UNCONFIRMED"
 	CodeUnderage           = "UNDERAGE"

@@ -20,21 +20,77 @@ import (
 const integrityPagePath = "/admin/integrity/page"
 
 func (a *App) integrityPage(c echo.Context) error {
-	return a.renderIntegrity(c, http.StatusOK, views.IntegrityView{Done: doneWords(c.QueryParam("done"), c.QueryParam("game"))})
+	id, err := requireAdmin(c)
+	if id == nil {
+		return err
+	}
+	done := doneWords(c.QueryParam("done"), c.QueryParam("game"))
+	if done != "" {
+		r, err := a.Reviews.Of(c.Request().Context(), c.QueryParam("game"))
+		if err != nil {
+			return err
+		}
+		// The decider reads their reason back; nobody reads another's here.
+		if r != nil && r.Status == c.QueryParam("done") && r.DeciderID != nil && *r.DeciderID == id.UserID && r.DecisionReason != nil {
+			done += " Your reason: " + *r.DecisionReason
+		}
+	}
+	return a.renderIntegrity(c, http.StatusOK, views.IntegrityView{Done: done}, caseForm{})
 }
 
-// integrityDecide releases or voids a held game from the queue's forms and
-// shows the queue again with what the decision did.
+// caseForm is what the queue's page shows again in one case after a post
+// to it: the reason typed, and the decision that waits for confirmation.
+type caseForm struct {
+	gameID, reason string
+	confirm        *views.IntegrityConfirm
+}
+
+// integrityDecide releases or voids a held game from the queue's forms:
+// with a valid reason it first asks for a confirmation, and once
+// confirmed decides and shows the queue with what the decision did.
 func (a *App) integrityDecide(c echo.Context) error {
 	if id, err := requireAdmin(c); id == nil {
 		return err
 	}
-	decision := c.Param("decision")
-	r, err := a.decide(c, decision)
+	gameID, decision, typed := c.Param("gameId"), c.Param("decision"), c.FormValue("reason")
+	question, button, ok := confirmWords(decision, gameID)
+	if !ok {
+		return domain.Errorf(domain.CodeNotFound, "no such resource")
+	}
+	form := caseForm{gameID: gameID, reason: typed}
+	reason, err := integrity.DecisionReason(typed)
 	if err != nil {
-		return a.renderIntegrity(c, web.StatusOf(domain.ErrorCode(err)), views.IntegrityView{Error: web.AsError(err).Message})
+		words := "Give a reason for your decision (1 to 500 characters): it is recorded with the decision and in the audit log."
+		if strings.TrimSpace(typed) != "" {
+			words += " Yours " + web.AsError(err).Fields["reason"] + "."
+		}
+		return a.renderIntegrity(c, http.StatusBadRequest, views.IntegrityView{Error: words}, form)
+	}
+	if c.FormValue("confirmed") != "yes" {
+		form.confirm = &views.IntegrityConfirm{Action: decisionAction(gameID, decision), Question: question, Reason: reason, Button: button}
+		return a.renderIntegrity(c, http.StatusOK, views.IntegrityView{}, form)
+	}
+	r, err := a.decide(c, decision, reason)
+	if err != nil {
+		return a.renderIntegrity(c, web.StatusOf(domain.ErrorCode(err)), views.IntegrityView{Error: web.AsError(err).Message}, form)
 	}
 	return c.Redirect(http.StatusSeeOther, integrityPagePath+"?done="+r.Status+"&game="+r.GameID)
+}
+
+func decisionAction(gameID, decision string) string {
+	return integrityPagePath + "/" + gameID + "/" + decision
+}
+
+// confirmWords asks to confirm a decision, and names its button; ok is
+// false for a decision that does not exist.
+func confirmWords(decision, gameID string) (question, button string, ok bool) {
+	switch decision {
+	case "release":
+		return "Release game " + gameID + "? Its bets and market will be paid as the game ended.", "Yes, release", true
+	case "void":
+		return "Void game " + gameID + "? Every bet will be refunded in full and every share pays 0.5 USDC.", "Yes, void", true
+	}
+	return "", "", false
 }
 
 // doneWords says what a decision did, for the page after it.
@@ -62,16 +118,21 @@ func requireAdmin(c echo.Context) (*web.Identity, error) {
 	return id, nil
 }
 
-func (a *App) renderIntegrity(c echo.Context, status int, v views.IntegrityView) error {
-	if id, err := requireAdmin(c); id == nil {
+func (a *App) renderIntegrity(c echo.Context, status int, v views.IntegrityView, form caseForm) error {
+	id, err := requireAdmin(c)
+	if id == nil {
 		return err
 	}
-	cases, err := a.Reviews.Queue(c.Request().Context())
+	cases, err := a.Reviews.Queue(c.Request().Context(), id.UserID)
 	if err != nil {
 		return err
 	}
 	for _, k := range cases {
-		v.Cases = append(v.Cases, caseWords(k))
+		w := caseWords(k)
+		if k.GameID == form.gameID {
+			w.Reason, w.Confirm = form.reason, form.confirm
+		}
+		v.Cases = append(v.Cases, w)
 	}
 	return web.Render(c, status, views.IntegrityQueue(a.pageFor(c, "Integrity reviews"), v))
 }
@@ -84,6 +145,7 @@ func caseWords(k integrity.Case) views.IntegrityCase {
 	}
 	pot := k.StakeMinor * int64(len(k.Players))
 	v := views.IntegrityCase{GameID: k.GameID, GameHref: "/game/" + k.GameID,
+		ReleaseAction: decisionAction(k.GameID, "release"), VoidAction: decisionAction(k.GameID, "void"),
 		Title:  views.GameName(k.GameType) + ", " + money.FormatUSDC(k.StakeMinor) + " USDC a player",
 		Ending: names[k.WinnerID] + " won; " + reasonWords(k.Reason) + ".",
 		Held: "Held " + views.DateTime(k.HeldAt) + ": " + money.FormatUSDC(k.PoolsMinor) + " USDC bet and " +
@@ -103,7 +165,15 @@ func caseWords(k integrity.Case) views.IntegrityCase {
 		bettor[t.UserID] = t.Username
 	}
 	for _, l := range k.Links {
-		v.Links = append(v.Links, bettor[l.UserID]+" is linked to "+l.Username+": "+integrity.ReasonWords(l.Reasons))
+		link := views.IntegrityLink{Pair: bettor[l.UserID] + " is linked to " + l.Username + ": " + integrity.ReasonWords(l.Reasons)}
+		for _, e := range l.Evidence {
+			link.Evidence = append(link.Evidence, e.Sentence(""))
+		}
+		v.Links = append(v.Links, link)
+	}
+	if len(k.Conflicts) > 0 {
+		v.Conflict = "You may not decide this case: " + integrity.ConflictWords(k.Conflicts) +
+			". Another member of staff, an admin without a stake in it, must decide it."
 	}
 	switch h := k.History.(type) {
 	case []rules.RPSRound:

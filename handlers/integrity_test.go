@@ -12,6 +12,7 @@ import (
 
 	"wager/db"
 	"wager/domain/money"
+	"wager/views"
 )
 
 // admin signs in an admin wallet of a (its ADMIN_WALLETS) over the API.
@@ -228,7 +229,9 @@ func (a *testApp) fund(t testing.TB, p player, usdc int64) {
 func TestAccountsSignedInFromOneAddressAreLinkedWithLinkByIP(t *testing.T) {
 	for _, byIP := range []bool{true, false} {
 		t.Run(fmt.Sprint("LINK_BY_IP=", byIP), func(t *testing.T) {
-			a := newTestApp(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "LINK_BY_IP": fmt.Sprint(byIP)})
+			adminWallet := newWallet(t)
+			a := newTestApp(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "LINK_BY_IP": fmt.Sprint(byIP),
+				"ADMIN_WALLETS": adminWallet.address()})
 			// Every other account of this test signs in from httptest's
 			// address; the two players each from their own.
 			p1, p2 := a.depositorFrom(t, "198.51.100.1:4000"), a.depositorFrom(t, "198.51.100.2:4000")
@@ -247,6 +250,28 @@ func TestAccountsSignedInFromOneAddressAreLinkedWithLinkByIP(t *testing.T) {
 			}
 			if r, _ := a.prepareBet(t, stranger, game, p2.id, 100_000); r.Code != 200 {
 				t.Errorf("an account from another address: %d %s", r.Code, r.Body)
+			}
+			// The link's evidence: both sign-ins, once.
+			var links []struct {
+				UserID   string
+				Evidence []struct {
+					Kind     string
+					By, To   struct{ UserID string }
+					At, ToAt *time.Time
+				}
+			}
+			a.getJSON(t, a.admin(t, adminWallet), "/admin/users/"+alt.id+"/links", &links)
+			if !byIP {
+				if len(links) != 0 {
+					t.Errorf("links without LINK_BY_IP: %+v", links)
+				}
+				return
+			}
+			if len(links) != 1 || links[0].UserID != p1.id || len(links[0].Evidence) != 1 {
+				t.Fatalf("the links of the account on p1's address: %+v, want one to p1 with one piece of evidence", links)
+			}
+			if e := links[0].Evidence[0]; e.Kind != "same-address" || e.By.UserID != alt.id || e.To.UserID != p1.id || e.At == nil || e.ToAt == nil {
+				t.Errorf("the evidence: %+v, want the same address, by the account asked about, with both sign-ins", e)
 			}
 		})
 	}
@@ -374,7 +399,7 @@ func TestASuspiciousEndHoldsTheBetsAndMarketUntilReleased(t *testing.T) {
 	a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + h.game + "/release", header: h.p2.auth}).wantError(t, 403, "ADMIN_ONLY")
 
 	treasury := a.ledger(t, money.Treasury)
-	r := a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + h.game + "/release", header: admin.auth})
+	r := a.decideReview(t, admin, h.game, "release", "The first round was played out before the resignation.")
 	if r.Code != 200 {
 		t.Fatalf("release: %d %s", r.Code, r.Body)
 	}
@@ -394,9 +419,9 @@ func TestASuspiciousEndHoldsTheBetsAndMarketUntilReleased(t *testing.T) {
 	if got := a.redeem(t, h.t2, h.game).json(t)["redeemedMinor"]; got != float64(1_000_000) {
 		t.Errorf("the winner's share redeems %v, want 1000000", got)
 	}
-	a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + h.game + "/release", header: admin.auth}).wantError(t, 409, "CONFLICT")
-	a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + h.game + "/void", header: admin.auth}).wantError(t, 409, "CONFLICT")
-	a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + h.p1.id + "/void", header: admin.auth}).wantError(t, 404, "NOT_FOUND")
+	a.decideReview(t, admin, h.game, "release", "again").wantError(t, 409, "CONFLICT")
+	a.decideReview(t, admin, h.game, "void", "again").wantError(t, 409, "CONFLICT")
+	a.decideReview(t, admin, h.p1.id, "void", "not a game").wantError(t, 404, "NOT_FOUND")
 	a.getJSON(t, admin, "/admin/integrity", &queue)
 	if len(queue) != 0 {
 		t.Errorf("queue after the release: %+v", queue)
@@ -434,7 +459,7 @@ func TestAVoidRefundsEveryBetAndPaysHalfAShare(t *testing.T) {
 	if len(queue) != 1 || queue[0].GameID != h.game || queue[0].Reason != "timeout" {
 		t.Fatalf("queue after a round lost on time: %+v", queue)
 	}
-	r := a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + h.game + "/void", header: admin.auth})
+	r := a.decideReview(t, admin, h.game, "void", "Lost on time in the only round.")
 	if r.Code != 200 || r.json(t)["status"] != "voided" {
 		t.Fatalf("void: %d %s", r.Code, r.Body)
 	}
@@ -501,7 +526,7 @@ func TestALinkMadeAfterABetHoldsTheGame(t *testing.T) {
 	if !strings.Contains(page, "someone who bet on or traded this game is linked to one of its players") {
 		t.Errorf("the game page does not say why it is held: %s", page)
 	}
-	if r := a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + game + "/void", header: admin.auth}); r.Code != 200 {
+	if r := a.decideReview(t, admin, game, "void", "A player tipped a bettor during the game."); r.Code != 200 {
 		t.Fatalf("void: %d %s", r.Code, r.Body)
 	}
 	a.wantBetsSettled(t, game)
@@ -548,14 +573,36 @@ func TestTheReviewQueuePageIsForAdminsOnly(t *testing.T) {
 			t.Errorf("the admin's queue does not say %q:\n%s", want, page)
 		}
 	}
-	form = url.Values{"_csrf": {a.csrfOf(t, cookie)}}
-	r := a.do(t, request{method: http.MethodPost, path: "/admin/integrity/page/" + h.game + "/void", body: form.Encode(),
-		header: map[string]string{"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"}})
+	void := func(form url.Values) response {
+		return a.do(t, request{method: http.MethodPost, path: "/admin/integrity/page/" + h.game + "/void", body: form.Encode(),
+			header: map[string]string{"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"}})
+	}
+	csrf := a.csrfOf(t, cookie)
+	// Without a reason, confirmed or not, nothing is decided.
+	for _, form := range []url.Values{{"_csrf": {csrf}}, {"_csrf": {csrf}, "reason": {" "}, "confirmed": {"yes"}}} {
+		if r := void(form); r.Code != http.StatusBadRequest || !strings.Contains(visibleText(r.Body.String()), "Give a reason") {
+			t.Errorf("a void without a reason: %d, want 400 and the page asking for one:\n%s", r.Code, visibleText(r.Body.String()))
+		}
+	}
+	// With a reason, the page first asks for a confirmation.
+	const reason = "Thrown for the bettors: voided."
+	r := void(url.Values{"_csrf": {csrf}, "reason": {reason}})
+	ask := visibleText(r.Body.String())
+	if r.Code != http.StatusOK || !strings.Contains(ask, "Void game "+h.game+"? Every bet will be refunded in full") || !strings.Contains(ask, "Your reason: "+reason) {
+		t.Fatalf("the void's first step: %d, want a confirmation that repeats the reason:\n%s", r.Code, ask)
+	}
+	for _, b := range a.betsOf(t, h.game).Bets {
+		if b.Status != "held" {
+			t.Fatalf("bet %+v before the confirmation, want still held", b)
+		}
+	}
+	r = void(url.Values{"_csrf": {csrf}, "reason": {reason}, "confirmed": {"yes"}})
 	if r.Code != http.StatusSeeOther {
-		t.Fatalf("the admin's void: %d %s", r.Code, r.Body)
+		t.Fatalf("the admin's confirmed void: %d %s", r.Code, r.Body)
 	}
 	done := visibleText(a.do(t, request{path: r.Header().Get("Location"), header: map[string]string{"Cookie": cookie}}).Body.String())
-	if !strings.Contains(done, "Voided game "+h.game+": every bet was refunded in full") || !strings.Contains(done, "Nothing is held for review.") {
+	if !strings.Contains(done, "Voided game "+h.game+": every bet was refunded in full") || !strings.Contains(done, "Your reason: "+reason) ||
+		!strings.Contains(done, "Nothing is held for review.") {
 		t.Errorf("the queue after the void: %s", done)
 	}
 	a.wantBetsSettled(t, h.game)
@@ -593,6 +640,286 @@ func TestALinkMadeAfterAnOrderStopsItTrading(t *testing.T) {
 	for _, b := range m.Book {
 		if b.OutcomeID == p2.id && len(b.Bids) != 0 {
 			t.Errorf("bids for %s in the book: %+v, want the linked trader's gone", p2.id, b.Bids)
+		}
+	}
+}
+
+// decideReview posts p's release or void of game with reason.
+func (a *testApp) decideReview(t testing.TB, p player, game, decision, reason string) response {
+	t.Helper()
+	return a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + game + "/" + decision, header: p.auth,
+		body: jsonBody(map[string]string{"reason": reason})})
+}
+
+// depositFor puts usdc on chain in p's wallet and deposits it to p's
+// platform balance.
+func (a *testApp) depositFor(t testing.TB, p player, usdc int64) {
+	t.Helper()
+	a.fund(t, p, usdc)
+	prep := a.prepare(t, p.auth, a.depositAddress(t, p.auth), usdc)
+	if r := a.submit(t, p.auth, prep["intentId"].(string), signPrepared(t, p.wallet, prep["transaction"].(string), nil)); r.Code != 200 {
+		t.Fatalf("deposit: %d %s", r.Code, r.Body)
+	}
+}
+
+// caseConflicts is the conflicts GET /admin/integrity shows admin for the
+// held game.
+func (a *testApp) caseConflicts(t testing.TB, admin player, game string) []string {
+	t.Helper()
+	var queue []struct {
+		GameID    string
+		Conflicts []struct{ Rule, Why string }
+	}
+	a.getJSON(t, admin, "/admin/integrity", &queue)
+	for _, c := range queue {
+		if c.GameID == game {
+			out := []string{}
+			for _, k := range c.Conflicts {
+				out = append(out, k.Rule+": "+k.Why)
+			}
+			return out
+		}
+	}
+	t.Fatalf("game %s is not in the queue: %+v", game, queue)
+	return nil
+}
+
+// The attack an outside review made: a member of staff who bet 1.50 USDC
+// on a player of a held game and held 5 of his shares found the game in
+// the review queue with his own name under Bettors and Holdings, and
+// released it with one click. Staff with a stake in a held game (a bet,
+// shares in its market, a tip to one of its players, a link to one of its
+// bettors, an entry in its arena) are refused on release and on void, the
+// game stays held, and an admin without a stake decides it.
+func TestStaffWithAStakeInAHeldGameMayNotDecideIt(t *testing.T) {
+	kinds := []string{"bettor", "holder", "tipper", "referrer", "entrant", "clean"}
+	wallets, addresses := map[string]wallet{}, []string{}
+	for _, k := range kinds {
+		wallets[k] = newWallet(t)
+		addresses = append(addresses, wallets[k].address())
+	}
+	a := newTestApp(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "ADMIN_WALLETS": strings.Join(addresses, ",")})
+	staff := map[string]player{}
+	for _, k := range kinds {
+		staff[k] = a.admin(t, wallets[k])
+	}
+	clean := staff["clean"]
+
+	var arena string
+	for _, c := range []struct {
+		staff string
+		// stake gives the member of staff a stake in the game before it
+		// ends and returns why they may not decide it, as the refusal says.
+		stake func(t *testing.T, admin, p1, p2 player, game string) string
+		held  func(t *testing.T, game string) // after the game was held
+	}{
+		{"bettor", func(t *testing.T, admin, p1, _ player, game string) string {
+			a.fund(t, admin, 2_000_000)
+			a.bet(t, admin, game, p1.id, 1_500_000)
+			return "you bet 1.50 USDC on this game"
+		}, nil},
+		{"holder", func(t *testing.T, admin, p1, p2 player, game string) string {
+			a.depositFor(t, admin, 3_000_000)
+			a.placed(t, admin, game, "buy", p1.id, 500_000, 5, "")
+			if got := a.placed(t, a.depositor(t, 3_000_000), game, "buy", p2.id, 500_000, 5, ""); got.Order.FilledShares != 5 {
+				t.Fatalf("the shares were not minted: %+v", got)
+			}
+			return "you hold 5 shares of " + a.usernameOf(t, p1)
+		}, nil},
+		{"tipper", func(t *testing.T, admin, p1, _ player, game string) string {
+			a.fund(t, admin, 100_000)
+			if r, _ := a.tip(t, admin, map[string]any{"toUserId": p1.id, "amountMinor": 10_000}); r.Code != 200 {
+				t.Fatalf("the tip: %d %s", r.Code, r.Body)
+			}
+			return "you tipped " + a.usernameOf(t, p1) + " 0.01 USDC"
+		}, nil},
+		{"referrer", func(t *testing.T, admin, _, p2 player, game string) string {
+			friend := a.referredPlayer(t, a.referrals(t, admin).Code)
+			a.fund(t, friend, 500_000)
+			a.bet(t, friend, game, p2.id, 100_000)
+			return "you are linked to " + a.usernameOf(t, friend) + ": one referred the other"
+		}, nil},
+		{"entrant", func(t *testing.T, admin, _, _ player, _ string) string {
+			arena = a.do(t, request{method: http.MethodPost, path: "/tournaments", header: admin.auth, body: jsonBody(map[string]any{
+				"name": "Staff arena", "gameType": "rps", "entryFeeMinor": 0, "durationMinutes": 30,
+				"startsAt": time.Now().Add(time.Hour).Format(time.RFC3339)})}).json(t)["id"].(string)
+			if r := a.do(t, request{method: http.MethodPost, path: "/tournaments/" + arena + "/join", header: admin.auth}); r.Code != 200 {
+				t.Fatalf("join the arena: %d %s", r.Code, r.Body)
+			}
+			return "you entered this game's arena, Staff arena"
+		}, func(t *testing.T, game string) {
+			// Arena games are free today, so none is held: this held game
+			// stands for one once it ended.
+			if _, err := a.DB.ExecContext(t.Context(), "UPDATE games SET tournament_id = ? WHERE id = ?", arena, game); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(c.staff, func(t *testing.T) {
+			admin := staff[c.staff]
+			var why string
+			h := a.holdAGame(t, func(p1, p2 player, game string) {
+				why = c.stake(t, admin, p1, p2, game)
+				resign(a, t)(p1, p2, game)
+			})
+			if c.held != nil {
+				c.held(t, h.game)
+			}
+			for _, decision := range []string{"release", "void"} {
+				e := a.decideReview(t, admin, h.game, decision, "I checked the rounds").wantError(t, 403, "CONFLICT_OF_INTEREST")
+				if msg := e["message"].(string); !strings.Contains(msg, why) || !strings.Contains(msg, "another member of staff") {
+					t.Errorf("the refusal of the %s says %q, want why (%q) and that another member of staff must decide", decision, msg, why)
+				}
+			}
+			for _, b := range a.betsOf(t, h.game).Bets {
+				if b.Status != "held" {
+					t.Errorf("bet %+v after the refusals, want still held", b)
+				}
+			}
+			if m := a.marketOf(t, h.game); m.Status != "held" {
+				t.Errorf("market after the refusals: %s, want held", m.Status)
+			}
+			if got := a.caseConflicts(t, admin, h.game); len(got) == 0 || !strings.Contains(strings.Join(got, "; "), why) {
+				t.Errorf("the case as the %s sees it: conflicts %q, want %q", c.staff, got, why)
+			}
+			if got := a.caseConflicts(t, clean, h.game); len(got) != 0 {
+				t.Errorf("the case as an admin without a stake sees it: conflicts %q, want none", got)
+			}
+			r := a.decideReview(t, clean, h.game, "release", "No stake of mine; the resignation followed a fair round.")
+			if r.Code != 200 || r.json(t)["status"] != "released" {
+				t.Fatalf("the release by an admin without a stake: %d %s", r.Code, r.Body)
+			}
+			a.wantBetsSettled(t, h.game)
+		})
+	}
+}
+
+// An admin's decision carries a typed reason: a release or void without
+// one, or with one that is blank, too long or disguised, is refused (400
+// naming reason) and the game stays held; the reason given is kept with
+// the review and in the audit log.
+func TestReleaseAndVoidTakeAReasonThatTheAuditLogKeeps(t *testing.T) {
+	adminWallet := newWallet(t)
+	a := newTestApp(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "ADMIN_WALLETS": adminWallet.address()})
+	admin := a.admin(t, adminWallet)
+	h := a.holdAGame(t, resign(a, t))
+
+	for _, c := range []struct{ what, body string }{
+		{"no body", ""},
+		{"no reason", `{}`},
+		{"a blank reason", `{"reason": "  \n  "}`},
+		{"a reason that reverses its text", jsonBody(map[string]string{"reason": "fair \u202egame"})},
+		{"a reason of 501 characters", jsonBody(map[string]string{"reason": strings.Repeat("x", 501)})},
+	} {
+		for _, decision := range []string{"release", "void"} {
+			r := a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + h.game + "/" + decision, header: admin.auth, body: c.body})
+			if r.Code != 400 || r.json(t)["code"] != "VALIDATION_ERROR" {
+				t.Fatalf("%s with %s: %d %s, want 400 VALIDATION_ERROR", decision, c.what, r.Code, r.Body)
+			}
+			if fields, _ := r.json(t)["fields"].(map[string]any); fields["reason"] == nil {
+				t.Errorf("%s with %s: %s, want the error to name reason", decision, c.what, r.Body)
+			}
+		}
+	}
+	for _, b := range a.betsOf(t, h.game).Bets {
+		if b.Status != "held" {
+			t.Fatalf("bet %+v after the refused decisions, want still held", b)
+		}
+	}
+
+	const reason = "The resignation followed a fair first round;\nno bettor is linked to a player."
+	r := a.decideReview(t, admin, h.game, "void", reason)
+	if r.Code != 200 {
+		t.Fatalf("void: %d %s", r.Code, r.Body)
+	}
+	if got := r.json(t)["decisionReason"]; got != reason {
+		t.Errorf("the review's decisionReason: %v, want %q", got, reason)
+	}
+	var log []struct {
+		Action, Target string
+		Data           struct{ DecisionReason string }
+	}
+	a.getJSON(t, admin, "/admin/audit", &log)
+	if len(log) == 0 || log[0].Action != "integrity.void" || log[0].Target != "game:"+h.game || log[0].Data.DecisionReason != reason {
+		t.Errorf("the audit log's newest entry: %+v, want the void with its reason %q", log, reason)
+	}
+	a.wantBetsSettled(t, h.game)
+}
+
+// The second hole the outside review found: a 0.01 USDC tip between a
+// bettor and a player held the game, and the case showed the link but
+// not what made it, when, or by whom. Each link of the case carries its
+// evidence (the JSON) and says it in a sentence (the page).
+func TestTheCaseShowsWhatMadeEachLinkWhenAndByWhom(t *testing.T) {
+	adminWallet := newWallet(t)
+	a := newTestApp(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "ADMIN_WALLETS": adminWallet.address()})
+	admin := a.admin(t, adminWallet)
+	h := a.holdAGame(t, resign(a, t))
+	before := time.Now().Add(-time.Second)
+	a.fund(t, h.s2, 100_000)
+	if r, _ := a.tip(t, h.s2, map[string]any{"toUserId": h.p1.id, "amountMinor": 10_000}); r.Code != 200 {
+		t.Fatalf("tip: %d %s", r.Code, r.Body)
+	}
+	a.fund(t, h.p1, 100_000)
+	prep := a.prepare(t, h.p1.auth, h.s1.address(), 50_000)
+	if r := a.submit(t, h.p1.auth, prep["intentId"].(string), signPrepared(t, h.p1.wallet, prep["transaction"].(string), nil)); r.Code != 200 {
+		t.Fatalf("transfer: %d %s", r.Code, r.Body)
+	}
+	after := time.Now().Add(time.Second)
+
+	type ref struct{ UserID, Username string }
+	type evidence struct {
+		Kind        string
+		At          time.Time
+		By, To      ref
+		AmountMinor *int64
+	}
+	var queue []struct {
+		GameID string
+		Links  []struct {
+			UserID, PlayerID string
+			Evidence         []evidence
+		}
+	}
+	a.getJSON(t, admin, "/admin/integrity", &queue)
+	if len(queue) != 1 {
+		t.Fatalf("queue: %+v", queue)
+	}
+	names := map[string]string{}
+	for _, p := range []player{h.p1, h.s1, h.s2} {
+		names[p.id] = a.usernameOf(t, p)
+	}
+	want := map[string]struct {
+		kind     string
+		by, to   string
+		amount   int64
+		sentence string
+	}{
+		h.s2.id: {"tip", h.s2.id, h.p1.id, 10_000, names[h.s2.id] + " tipped " + names[h.p1.id] + " 0.01 USDC on "},
+		h.s1.id: {"transfer", h.p1.id, h.s1.id, 50_000, names[h.p1.id] + " sent " + names[h.s1.id] + " 0.05 USDC on "},
+	}
+	var sentences []string
+	for _, l := range queue[0].Links {
+		w, ok := want[l.UserID]
+		if !ok || l.PlayerID != h.p1.id || len(l.Evidence) != 1 {
+			t.Errorf("link %+v, want one piece of evidence of a link to %s", l, h.p1.id)
+			continue
+		}
+		e := l.Evidence[0]
+		if e.Kind != w.kind || e.By.UserID != w.by || e.By.Username != names[w.by] || e.To.UserID != w.to ||
+			e.AmountMinor == nil || *e.AmountMinor != w.amount || e.At.Before(before) || e.At.After(after) || e.At.Location() != time.UTC {
+			t.Errorf("the evidence of %s's link: %+v, want a %s by %s to %s of %d between %s and %s (UTC)", l.UserID, e, w.kind, w.by, w.to, w.amount, before, after)
+		}
+		sentences = append(sentences, w.sentence+views.DateTime(e.At))
+		delete(want, l.UserID)
+	}
+	if len(want) != 0 {
+		t.Errorf("links missing from the case: %+v", want)
+	}
+	page := visibleText(a.do(t, request{path: "/admin/integrity/page", header: map[string]string{"Cookie": a.sessionCookie(t, adminWallet)}}).Body.String())
+	for _, s := range sentences {
+		if !strings.Contains(page, s) {
+			t.Errorf("the case page does not say %q:\n%s", s, page)
 		}
 	}
 }

@@ -28,6 +28,7 @@ var statusByCode = map[string]int{
 	domain.CodeNotAPlayer:         http.StatusForbidden,
 	domain.CodeAdminOnly:          http.StatusForbidden,
 	domain.CodeLinkedToPlayer:     http.StatusForbidden,
+	domain.CodeConflictOfInterest: http.StatusForbidden,
 	domain.CodeSelfExcluded:       http.StatusForbidden,
 	domain.CodeAgeUnconfirmed:     http.StatusForbidden,
 	domain.CodeUnderage:           http.StatusForbidden,

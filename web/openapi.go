@@ -293,7 +293,7 @@ var errorCodes = map[int]string{
 	http.StatusBadRequest:            "VALIDATION_ERROR (with fields), INVALID_JSON, INVALID_MOVE, INVALID_SDK_VERSION or APP_ID_REQUIRED",
 	http.StatusUnauthorized:          "UNAUTHORIZED (missing, malformed, expired or forged credentials)",
 	http.StatusPaymentRequired:       "PAYMENT_REQUIRED (with paymentRequired; pay with /payments and repeat with PAYMENT-SIGNATURE)",
-	http.StatusForbidden:             "FORBIDDEN, NOT_A_PLAYER or ADMIN_ONLY",
+	http.StatusForbidden:             "FORBIDDEN, NOT_A_PLAYER, ADMIN_ONLY, LINKED_TO_PLAYER, CONFLICT_OF_INTEREST, ... (authenticated but not allowed)",
 	http.StatusNotFound:              "NOT_FOUND",
 	http.StatusConflict:              "CONFLICT, GAME_NOT_ACTIVE, NOT_YOUR_TURN, ALREADY_MOVED, INSUFFICIENT_FUNDS, ... (the state forbids it)",
 	http.StatusRequestEntityTooLarge: "PAYLOAD_TOO_LARGE",

@@ -23,8 +23,8 @@ const (
 	FlagSet          = "flag.set"          // data: {enabled}
 	SupportReply     = "support.reply"     // data: {messageId}
 	SupportClose     = "support.close"     // data: {previousStatus}
-	IntegrityRelease = "integrity.release" // a held game's bets and market settled as usual
-	IntegrityVoid    = "integrity.void"    // a held game's bets refunded and market resolved at 500000
+	IntegrityRelease = "integrity.release" // a held game's bets and market settled as usual; data: the review, decisionReason included
+	IntegrityVoid    = "integrity.void"    // a held game's bets refunded and market resolved at 500000; data: as release's
 )
 
 // FlagTarget names a feature flag as an entry's target.

@@ -19,6 +19,8 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"wager/domain"
+	"wager/domain/chat"
+	"wager/domain/money"
 )
 
 // Why two accounts are linked.
@@ -73,12 +75,31 @@ func (g *Guard) PoolCap(playerPot int64) int64 { return g.cfg.CapMultiple * play
 // outstanding when its player pot is playerPot (0 for a free game).
 func (g *Guard) MarketCap(playerPot int64) int64 { return g.cfg.CapMultiple * playerPot / oneUSDC }
 
-// Link is an account linked to another, and why.
+// Link is an account linked to another, why, and the evidence.
 type Link struct {
-	UserID   string   `json:"userId" bun:"other_id"`
-	Username string   `json:"username" bun:"username"`
-	Reasons  []string `json:"reasons" bun:"reasons,array" doc:"referral (one referred the other), tip or transfer (one went between them in the last 30 days), same-address (both signed in from one client address in the last 30 days; with LINK_BY_IP)"`
+	UserID   string     `json:"userId" bun:"other_id"`
+	Username string     `json:"username" bun:"username"`
+	Reasons  []string   `json:"reasons" bun:"reasons,array" doc:"referral (one referred the other), tip or transfer (one went between them in the last 30 days), same-address (both signed in from one client address in the last 30 days; with LINK_BY_IP)"`
+	Evidence []Evidence `json:"evidence" bun:"evidence" doc:"what made the link, newest first: up to 10 of each kind"`
 }
+
+// Evidence is one thing that links two accounts: what it was, when, and
+// who did it to whom.
+type Evidence struct {
+	Kind string    `json:"kind" enum:"referral,tip,transfer,same-address"`
+	At   time.Time `json:"at" doc:"referral: when the referred account signed up; tip: when it was sent; transfer: when it was confirmed; same-address: when By last signed in from the address"`
+	// By and To: the referrer and the account referred, the tipper and
+	// the tip's recipient, the transfer's sender and recipient, or the
+	// two accounts of a shared sign-in address.
+	By          chat.UserRef `json:"by" doc:"the referrer, the tipper, the transfer's sender, or (same-address) one of the two accounts"`
+	To          chat.UserRef `json:"to" doc:"the account referred, the tip's or transfer's recipient, or (same-address) the other account"`
+	AmountMinor *int64       `json:"amountMinor" doc:"the tip's or transfer's amount; null for the other kinds"`
+	ToAt        *time.Time   `json:"toAt" doc:"same-address: when To last signed in from the address; null for the other kinds"`
+}
+
+// evidencePerKind bounds the evidence of one kind a link carries: a pair
+// that tipped each other a thousand times is linked by the newest ten.
+const evidencePerKind = 10
 
 // Pair is a link of one of the accounts asked about (UserID) to another
 // (Link.UserID).
@@ -88,20 +109,24 @@ type Pair struct {
 }
 
 // Linked returns the links between any of users and any of others (every
-// other account when others is nil), read in idb (a transaction of the
-// caller's, or the database).
+// other account when others is nil), with their evidence, read in idb (a
+// transaction of the caller's, or the database).
 func (g *Guard) Linked(ctx context.Context, idb bun.IDB, users, others []string) ([]Pair, error) {
 	since := g.now().Add(-LinkWindow)
+	// Each source is (by, to, kind, at, amount, to_at): see Evidence.
 	sources := []string{
-		`SELECT user_id AS a, referred_by AS b, 'referral' AS reason FROM referrals
+		`SELECT referred_by AS by_id, user_id AS to_id, 'referral' AS kind, created_at AS at, NULL::bigint AS amount,
+			NULL::timestamptz AS to_at FROM referrals
 			WHERE referred_by IS NOT NULL AND (user_id = ANY(?0) OR referred_by = ANY(?0))`,
-		`SELECT from_user_id, to_user_id, 'tip' FROM tips
+		`SELECT from_user_id, to_user_id, 'tip', created_at, amount_minor, NULL FROM tips
 			WHERE created_at > ?1 AND (from_user_id = ANY(?0) OR to_user_id = ANY(?0))`,
-		`SELECT i.user_id, u.id, 'transfer' FROM intents AS i JOIN users AS u ON u.wallet_address = i.destination
+		`SELECT i.user_id, u.id, 'transfer', i.updated_at, i.amount_minor, NULL FROM intents AS i JOIN users AS u ON u.wallet_address = i.destination
 			WHERE i.kind = 'transfer' AND i.status = 'confirmed' AND i.updated_at > ?1 AND (i.user_id = ANY(?0) OR u.id = ANY(?0))`,
 	}
 	if g.cfg.LinkByIP {
-		sources = append(sources, `SELECT x.user_id, y.user_id, 'same-address' FROM sign_in_addresses AS x
+		// Only from the side of the accounts asked about: the other
+		// side's row says the same.
+		sources = append(sources, `SELECT x.user_id, y.user_id, 'same-address', x.last_at, NULL, y.last_at FROM sign_in_addresses AS x
 			JOIN sign_in_addresses AS y ON y.address = x.address AND y.user_id <> x.user_id AND y.last_at > ?1
 			WHERE x.user_id = ANY(?0) AND x.last_at > ?1`)
 	}
@@ -111,17 +136,35 @@ func (g *Guard) Linked(ctx context.Context, idb bun.IDB, users, others []string)
 	}
 	var out []Pair
 	err := idb.NewRaw(`WITH pairs AS (`+strings.Join(sources, " UNION ALL ")+`),
-		ends AS (SELECT a AS user_id, b AS other_id, reason FROM pairs WHERE a = ANY(?0)
-			UNION ALL SELECT b, a, reason FROM pairs WHERE b = ANY(?0))
-		SELECT e.user_id, e.other_id, u.username, array_agg(DISTINCT e.reason ORDER BY e.reason) AS reasons
-		FROM ends AS e JOIN users AS u ON u.id = e.other_id
-		WHERE e.other_id <> e.user_id `+filter+`
+		ends AS (SELECT by_id AS user_id, to_id AS other_id, * FROM pairs WHERE by_id = ANY(?0)
+			UNION ALL SELECT to_id, by_id, * FROM pairs WHERE to_id = ANY(?0) AND kind <> 'same-address'),
+		ranked AS (SELECT e.*, row_number() OVER (PARTITION BY e.user_id, e.other_id, e.kind ORDER BY e.at DESC) AS n
+			FROM ends AS e WHERE e.other_id <> e.user_id `+filter+`)
+		SELECT e.user_id, e.other_id, u.username, array_agg(DISTINCT e.kind ORDER BY e.kind) AS reasons,
+			json_agg(json_build_object('kind', e.kind, 'at', e.at, 'amountMinor', e.amount, 'toAt', e.to_at,
+				'by', json_build_object('userId', e.by_id, 'username', b.username),
+				'to', json_build_object('userId', e.to_id, 'username', t.username)) ORDER BY e.at DESC, e.kind) FILTER (WHERE e.n <= ?3) AS evidence
+		FROM ranked AS e JOIN users AS u ON u.id = e.other_id JOIN users AS b ON b.id = e.by_id JOIN users AS t ON t.id = e.to_id
 		GROUP BY e.user_id, e.other_id, u.username ORDER BY e.user_id, u.username`,
-		pgdialect.Array(users), since, pgdialect.Array(others)).Scan(ctx, &out)
+		pgdialect.Array(users), since, pgdialect.Array(others), evidencePerKind).Scan(ctx, &out)
 	if err != nil {
 		return nil, fmt.Errorf("read the links of %d accounts: %w", len(users), err)
 	}
+	for i := range out {
+		for j := range out[i].Evidence {
+			out[i].Evidence[j].utc()
+		}
+	}
 	return out, nil
+}
+
+// utc puts e's times in UTC, as the API sends every time.
+func (e *Evidence) utc() {
+	e.At = e.At.UTC()
+	if e.ToAt != nil {
+		at := e.ToAt.UTC()
+		e.ToAt = &at
+	}
 }
 
 // LinksOf returns every account linked to userID, by username.
@@ -212,3 +255,41 @@ func ReasonWords(reasons []string) string {
 	}
 	return strings.Join(words, "; ")
 }
+
+// Sentence says e in words, naming the account you (a user id) "you":
+// "alice tipped bob 0.01 USDC on 1 Dec 2026, 14:05 UTC".
+func (e Evidence) Sentence(you string) string {
+	by, to := nameOf(e.By, you), nameOf(e.To, you)
+	switch e.Kind {
+	case ReasonReferral:
+		return by + " referred " + to + " on " + when(e.At)
+	case ReasonTip:
+		return by + " tipped " + to + " " + usdc(e.AmountMinor) + " USDC on " + when(e.At)
+	case ReasonTransfer:
+		return by + " sent " + to + " " + usdc(e.AmountMinor) + " USDC on " + when(e.At)
+	case ReasonAddress:
+		s := by + " and " + to + " signed in from the same address: " + by + " on " + when(e.At)
+		if e.ToAt != nil {
+			s += ", " + to + " on " + when(*e.ToAt)
+		}
+		return s
+	}
+	return by + " and " + to + " are linked (" + e.Kind + ") since " + when(e.At)
+}
+
+func nameOf(u chat.UserRef, you string) string {
+	if you != "" && u.UserID == you {
+		return "you"
+	}
+	return u.Username
+}
+
+func usdc(minor *int64) string {
+	if minor == nil {
+		return "?"
+	}
+	return money.FormatUSDC(*minor)
+}
+
+// when writes a time as every page shows one (views.DateTime).
+func when(t time.Time) string { return t.UTC().Format("2 Jan 2006, 15:04 UTC") }

@@ -80,6 +80,9 @@ type Review struct {
 	DecidedBy   *chat.UserRef `json:"decidedBy" bun:"-" doc:"the admin who released or voided it"`
 	DeciderID   *string       `json:"-" bun:"decided_by"`
 	DeciderName *string       `json:"-" bun:"decider_name,scanonly"`
+
+	// DecisionReason stays with staff: the room's game:review leaves it out.
+	DecisionReason *string `json:"decisionReason" bun:"decision_reason" doc:"why the admin released or voided it, as they typed it; null while held, in the game's room event (game:review) and for decisions made before reasons were asked"`
 }
 
 // ReviewHeld is the data of a review_hold notification.
@@ -249,30 +252,55 @@ func (v *Review) finish() {
 	}
 }
 
+// MaxDecisionReason is the longest reason for a release or void, in
+// characters.
+const MaxDecisionReason = 500
+
+// DecisionReason returns an admin's reason for a release or void as it is
+// recorded: user text (domain.UserText, line breaks kept) of 1 to
+// MaxDecisionReason characters. Errors: VALIDATION_ERROR naming reason.
+func DecisionReason(text string) (string, error) {
+	clean, err := domain.UserText("reason", text, true, MaxDecisionReason)
+	if err != nil {
+		return "", err
+	}
+	if clean == "" {
+		return "", domain.Invalid(map[string]string{"reason": "is required (1 to 500 characters)"})
+	}
+	return clean, nil
+}
+
 // Release settles a held game's bets and market as the game ended, for
-// the admin actorID. Errors: NOT_FOUND (the game was never held),
-// CONFLICT (it was released or voided already).
-func (r *Reviews) Release(ctx context.Context, actorID, gameID string) (Review, error) {
-	return r.decide(ctx, actorID, gameID, false)
+// the admin actorID, who gives reason (see DecisionReason). Errors:
+// VALIDATION_ERROR (the reason), NOT_FOUND (the game was never held),
+// CONFLICT (it was released or voided already), CONFLICT_OF_INTEREST
+// (the admin has a stake in it).
+func (r *Reviews) Release(ctx context.Context, actorID, gameID, reason string) (Review, error) {
+	return r.decide(ctx, actorID, gameID, reason, false)
 }
 
 // Void refunds every bet of a held game in full and resolves its market at
-// half a USDC a share, for the admin actorID. Errors: NOT_FOUND, CONFLICT
-// (decided already).
-func (r *Reviews) Void(ctx context.Context, actorID, gameID string) (Review, error) {
-	return r.decide(ctx, actorID, gameID, true)
+// half a USDC a share, for the admin actorID, who gives reason. Errors:
+// as Release's.
+func (r *Reviews) Void(ctx context.Context, actorID, gameID, reason string) (Review, error) {
+	return r.decide(ctx, actorID, gameID, reason, true)
 }
 
 // decide settles a held game's review in one transaction: the game's row
-// first (the lock order of settlement), then the review's, the bets, the
-// market, the record, the audit entry and the room's event.
-func (r *Reviews) decide(ctx context.Context, actorID, gameID string, void bool) (Review, error) {
+// first (the lock order of settlement), then the review's, the admin's
+// stakes in it, the bets, the market, the record, the audit entry and the
+// room's event.
+func (r *Reviews) decide(ctx context.Context, actorID, gameID, reason string, void bool) (Review, error) {
+	reason, err := DecisionReason(reason)
+	if err != nil {
+		return Review{}, err
+	}
 	id, ok := domain.CanonicalID(gameID)
 	if !ok {
 		return Review{}, domain.Errorf(domain.CodeNotFound, "no such game")
 	}
 	var out Review
-	err := db.Transact(ctx, r.db, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, r.db, func(ctx context.Context, tx bun.Tx) error {
 		var rows []Review
 		if err := tx.NewRaw(`SELECT r.* FROM integrity_reviews AS r JOIN games AS g ON g.id = r.game_id
 			WHERE r.game_id = ? FOR UPDATE OF g, r`, id).Scan(ctx, &rows); err != nil {
@@ -284,6 +312,13 @@ func (r *Reviews) decide(ctx context.Context, actorID, gameID string, void bool)
 		out = rows[0]
 		if out.Status != StatusHeld {
 			return domain.Errorf(domain.CodeConflict, "the review of game %s was decided already: %s", id, out.Status)
+		}
+		conflicts, err := r.conflictsOf(ctx, tx, actorID, id)
+		if err != nil {
+			return err
+		}
+		if len(conflicts) > 0 {
+			return conflictError(conflicts)
 		}
 		winner, status, action := out.WinnerID, StatusReleased, audit.IntegrityRelease
 		if void {
@@ -298,18 +333,20 @@ func (r *Reviews) decide(ctx context.Context, actorID, gameID string, void bool)
 		}
 		now := r.now()
 		if err := tx.NewRaw(`WITH decided AS (
-				UPDATE integrity_reviews SET status = ?, decided_at = ?, decided_by = ? WHERE game_id = ? RETURNING *
+				UPDATE integrity_reviews SET status = ?, decided_at = ?, decided_by = ?, decision_reason = ? WHERE game_id = ? RETURNING *
 			)
 			SELECT d.*, u.username AS decider_name FROM decided AS d JOIN users AS u ON u.id = d.decided_by`,
-			status, now, actorID, id).Scan(ctx, &out); err != nil {
+			status, now, actorID, reason, id).Scan(ctx, &out); err != nil {
 			return fmt.Errorf("record the review of game %s: %w", id, err)
 		}
 		out.finish()
 		if err := audit.Record(ctx, tx, audit.Entry{ActorID: actorID, Action: action, Target: audit.GameTarget(id), Data: out, At: now}); err != nil {
 			return err
 		}
+		public := out
+		public.DecisionReason = nil
 		_, err = r.rooms.Append(ctx, tx, id, now, domain.Event{Name: EventReview,
-			Data: Decided{Review: out, Transfers: append([]game.SettlementTransfer{}, queued...)}})
+			Data: Decided{Review: public, Transfers: append([]game.SettlementTransfer{}, queued...)}})
 		return err
 	})
 	return out, err
@@ -334,10 +371,11 @@ type Trader struct {
 
 // PlayerLink is an account of a bettor or trader linked to a player.
 type PlayerLink struct {
-	UserID   string   `json:"userId" doc:"the bettor or trader"`
-	PlayerID string   `json:"playerId"`
-	Username string   `json:"playerUsername"`
-	Reasons  []string `json:"reasons"`
+	UserID   string     `json:"userId" doc:"the bettor or trader"`
+	PlayerID string     `json:"playerId"`
+	Username string     `json:"playerUsername"`
+	Reasons  []string   `json:"reasons"`
+	Evidence []Evidence `json:"evidence" doc:"what made the link, when and by whom, newest first: up to 10 of each kind"`
 }
 
 // Case is a held game with what an admin needs to decide it.
@@ -348,15 +386,17 @@ type Case struct {
 	Players    []game.Seat  `json:"players"`
 	Bettors    []Bettor     `json:"bettors"`
 	Traders    []Trader     `json:"traders"`
-	Links      []PlayerLink `json:"links" doc:"bettors and traders linked to a player, and why"`
+	Links      []PlayerLink `json:"links" doc:"bettors and traders linked to a player, why, and the evidence"`
 	History    any          `json:"history" doc:"the game's revealed rounds (rps) or moves (connect4)"`
 	Result     *game.Result `json:"result"`
 	EndedAt    *time.Time   `json:"endedAt"`
+	Conflicts  []Conflict   `json:"conflicts" doc:"the stakes you, the admin asking, have in the game: with any, your release or void is refused (403 CONFLICT_OF_INTEREST) and another admin must decide it; empty when you may"`
 }
 
 // Queue returns the held games, longest waiting first, each with its
-// bettors, traders, their links to the players and the game's history.
-func (r *Reviews) Queue(ctx context.Context) ([]Case, error) {
+// bettors, traders, their links to the players, the game's history and
+// the stakes the admin viewerID has in it.
+func (r *Reviews) Queue(ctx context.Context, viewerID string) ([]Case, error) {
 	var held []Review
 	if err := r.reviews(r.db).Where("r.status = ?", StatusHeld).OrderExpr("r.held_at, r.game_id").Scan(ctx, &held); err != nil {
 		return nil, fmt.Errorf("list the held games: %w", err)
@@ -367,6 +407,12 @@ func (r *Reviews) Queue(ctx context.Context) ([]Case, error) {
 		c, err := r.caseOf(ctx, h)
 		if err != nil {
 			return nil, err
+		}
+		c.Conflicts = []Conflict{}
+		if viewerID != "" {
+			if c.Conflicts, err = r.conflictsOf(ctx, r.db, viewerID, h.GameID); err != nil {
+				return nil, err
+			}
 		}
 		out = append(out, c)
 	}
@@ -409,7 +455,8 @@ func (r *Reviews) caseOf(ctx context.Context, h Review) (Case, error) {
 		return c, err
 	}
 	for _, p := range pairs {
-		c.Links = append(c.Links, PlayerLink{UserID: p.UserID, PlayerID: p.Link.UserID, Username: p.Username, Reasons: p.Reasons})
+		c.Links = append(c.Links, PlayerLink{UserID: p.UserID, PlayerID: p.Link.UserID, Username: p.Username, Reasons: p.Reasons,
+			Evidence: p.Evidence})
 	}
 	return c, nil
 }

@@ -102,6 +102,36 @@ func (e IntegrityCaseStatus) Valid() bool {
 	}
 }
 
+// Defines values for IntegrityConflictRule.
+const (
+	IntegrityConflictRuleBet    IntegrityConflictRule = "bet"
+	IntegrityConflictRuleEntry  IntegrityConflictRule = "entry"
+	IntegrityConflictRuleLink   IntegrityConflictRule = "link"
+	IntegrityConflictRulePlayer IntegrityConflictRule = "player"
+	IntegrityConflictRuleTip    IntegrityConflictRule = "tip"
+	IntegrityConflictRuleTrade  IntegrityConflictRule = "trade"
+)
+
+// Valid indicates whether the value is a known member of the IntegrityConflictRule enum.
+func (e IntegrityConflictRule) Valid() bool {
+	switch e {
+	case IntegrityConflictRuleBet:
+		return true
+	case IntegrityConflictRuleEntry:
+		return true
+	case IntegrityConflictRuleLink:
+		return true
+	case IntegrityConflictRulePlayer:
+		return true
+	case IntegrityConflictRuleTip:
+		return true
+	case IntegrityConflictRuleTrade:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for IntegrityDecidedReason.
 const (
 	IntegrityDecidedReasonLinked  IntegrityDecidedReason = "linked"
@@ -138,6 +168,30 @@ func (e IntegrityDecidedStatus) Valid() bool {
 	case IntegrityDecidedStatusReleased:
 		return true
 	case IntegrityDecidedStatusVoided:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntegrityEvidenceKind.
+const (
+	IntegrityEvidenceKindReferral    IntegrityEvidenceKind = "referral"
+	IntegrityEvidenceKindSameAddress IntegrityEvidenceKind = "same-address"
+	IntegrityEvidenceKindTip         IntegrityEvidenceKind = "tip"
+	IntegrityEvidenceKindTransfer    IntegrityEvidenceKind = "transfer"
+)
+
+// Valid indicates whether the value is a known member of the IntegrityEvidenceKind enum.
+func (e IntegrityEvidenceKind) Valid() bool {
+	switch e {
+	case IntegrityEvidenceKindReferral:
+		return true
+	case IntegrityEvidenceKindSameAddress:
+		return true
+	case IntegrityEvidenceKindTip:
+		return true
+	case IntegrityEvidenceKindTransfer:
 		return true
 	default:
 		return false
@@ -263,19 +317,19 @@ func (e MarketOrderRequestTimeInForce) Valid() bool {
 
 // Defines values for MarketTradeKind.
 const (
-	Merge    MarketTradeKind = "merge"
-	Mint     MarketTradeKind = "mint"
-	Transfer MarketTradeKind = "transfer"
+	MarketTradeKindMerge    MarketTradeKind = "merge"
+	MarketTradeKindMint     MarketTradeKind = "mint"
+	MarketTradeKindTransfer MarketTradeKind = "transfer"
 )
 
 // Valid indicates whether the value is a known member of the MarketTradeKind enum.
 func (e MarketTradeKind) Valid() bool {
 	switch e {
-	case Merge:
+	case MarketTradeKindMerge:
 		return true
-	case Mint:
+	case MarketTradeKindMint:
 		return true
-	case Transfer:
+	case MarketTradeKindTransfer:
 		return true
 	default:
 		return false
@@ -1427,20 +1481,26 @@ type IntegrityBettor struct {
 
 // IntegrityCase defines model for IntegrityCase.
 type IntegrityCase struct {
-	Bettors   []IntegrityBettor `json:"bettors"`
-	DecidedAt *time.Time        `json:"decidedAt"`
+	Bettors []IntegrityBettor `json:"bettors"`
+
+	// Conflicts the stakes you, the admin asking, have in the game: with any, your release or void is refused (403 CONFLICT_OF_INTEREST) and another admin must decide it; empty when you may
+	Conflicts []IntegrityConflict `json:"conflicts"`
+	DecidedAt *time.Time          `json:"decidedAt"`
 
 	// DecidedBy the admin who released or voided it
 	DecidedBy *ChatUserRef `json:"decidedBy"`
-	EndedAt   *time.Time   `json:"endedAt"`
-	GameId    string       `json:"gameId"`
-	GameType  string       `json:"gameType"`
-	HeldAt    time.Time    `json:"heldAt"`
+
+	// DecisionReason why the admin released or voided it, as they typed it; null while held, in the game's room event (game:review) and for decisions made before reasons were asked
+	DecisionReason *string    `json:"decisionReason"`
+	EndedAt        *time.Time `json:"endedAt"`
+	GameId         string     `json:"gameId"`
+	GameType       string     `json:"gameType"`
+	HeldAt         time.Time  `json:"heldAt"`
 
 	// History the game's revealed rounds (rps) or moves (connect4)
 	History interface{} `json:"history"`
 
-	// Links bettors and traders linked to a player, and why
+	// Links bettors and traders linked to a player, why, and the evidence
 	Links   []IntegrityPlayerLink `json:"links"`
 	Players []GameSeat            `json:"players"`
 
@@ -1467,14 +1527,28 @@ type IntegrityCaseReason string
 // IntegrityCaseStatus defines model for IntegrityCase.Status.
 type IntegrityCaseStatus string
 
+// IntegrityConflict defines model for IntegrityConflict.
+type IntegrityConflict struct {
+	Rule IntegrityConflictRule `json:"rule"`
+
+	// Why the stake in words, to the admin: "you bet 1.50 USDC on this game"
+	Why string `json:"why"`
+}
+
+// IntegrityConflictRule defines model for IntegrityConflict.Rule.
+type IntegrityConflictRule string
+
 // IntegrityDecided defines model for IntegrityDecided.
 type IntegrityDecided struct {
 	DecidedAt *time.Time `json:"decidedAt"`
 
 	// DecidedBy the admin who released or voided it
 	DecidedBy *ChatUserRef `json:"decidedBy"`
-	GameId    string       `json:"gameId"`
-	HeldAt    time.Time    `json:"heldAt"`
+
+	// DecisionReason why the admin released or voided it, as they typed it; null while held, in the game's room event (game:review) and for decisions made before reasons were asked
+	DecisionReason *string   `json:"decisionReason"`
+	GameId         string    `json:"gameId"`
+	HeldAt         time.Time `json:"heldAt"`
 
 	// PoolsMinor the game's bets when it ended
 	PoolsMinor int64 `json:"poolsMinor"`
@@ -1499,8 +1573,39 @@ type IntegrityDecidedReason string
 // IntegrityDecidedStatus defines model for IntegrityDecided.Status.
 type IntegrityDecidedStatus string
 
+// IntegrityDecisionRequest defines model for IntegrityDecisionRequest.
+type IntegrityDecisionRequest struct {
+	// Reason why you decide so, 1 to 500 characters (line breaks kept, no control or text-direction characters): recorded with the review and in the audit log
+	Reason string `json:"reason"`
+}
+
+// IntegrityEvidence defines model for IntegrityEvidence.
+type IntegrityEvidence struct {
+	// AmountMinor the tip's or transfer's amount; null for the other kinds
+	AmountMinor *int64 `json:"amountMinor"`
+
+	// At referral: when the referred account signed up; tip: when it was sent; transfer: when it was confirmed; same-address: when By last signed in from the address
+	At time.Time `json:"at"`
+
+	// By the referrer, the tipper, the transfer's sender, or (same-address) one of the two accounts
+	By   ChatUserRef           `json:"by"`
+	Kind IntegrityEvidenceKind `json:"kind"`
+
+	// To the account referred, the tip's or transfer's recipient, or (same-address) the other account
+	To ChatUserRef `json:"to"`
+
+	// ToAt same-address: when To last signed in from the address; null for the other kinds
+	ToAt *time.Time `json:"toAt"`
+}
+
+// IntegrityEvidenceKind defines model for IntegrityEvidence.Kind.
+type IntegrityEvidenceKind string
+
 // IntegrityLink defines model for IntegrityLink.
 type IntegrityLink struct {
+	// Evidence what made the link, newest first: up to 10 of each kind
+	Evidence []IntegrityEvidence `json:"evidence"`
+
 	// Reasons referral (one referred the other), tip or transfer (one went between them in the last 30 days), same-address (both signed in from one client address in the last 30 days; with LINK_BY_IP)
 	Reasons  []string `json:"reasons"`
 	UserId   string   `json:"userId"`
@@ -1509,9 +1614,11 @@ type IntegrityLink struct {
 
 // IntegrityPlayerLink defines model for IntegrityPlayerLink.
 type IntegrityPlayerLink struct {
-	PlayerId       string   `json:"playerId"`
-	PlayerUsername string   `json:"playerUsername"`
-	Reasons        []string `json:"reasons"`
+	// Evidence what made the link, when and by whom, newest first: up to 10 of each kind
+	Evidence       []IntegrityEvidence `json:"evidence"`
+	PlayerId       string              `json:"playerId"`
+	PlayerUsername string              `json:"playerUsername"`
+	Reasons        []string            `json:"reasons"`
 
 	// UserId the bettor or trader
 	UserId string `json:"userId"`
@@ -1523,8 +1630,11 @@ type IntegrityReview struct {
 
 	// DecidedBy the admin who released or voided it
 	DecidedBy *ChatUserRef `json:"decidedBy"`
-	GameId    string       `json:"gameId"`
-	HeldAt    time.Time    `json:"heldAt"`
+
+	// DecisionReason why the admin released or voided it, as they typed it; null while held, in the game's room event (game:review) and for decisions made before reasons were asked
+	DecisionReason *string   `json:"decisionReason"`
+	GameId         string    `json:"gameId"`
+	HeldAt         time.Time `json:"heldAt"`
 
 	// PoolsMinor the game's bets when it ended
 	PoolsMinor int64 `json:"poolsMinor"`
@@ -4117,6 +4227,12 @@ type GetWsParams struct {
 // PutAdminFeatureFlagsByNameJSONRequestBody defines body for PutAdminFeatureFlagsByName for application/json ContentType.
 type PutAdminFeatureFlagsByNameJSONRequestBody = SetFlagRequest
 
+// PostAdminIntegrityByGameIdReleaseJSONRequestBody defines body for PostAdminIntegrityByGameIdRelease for application/json ContentType.
+type PostAdminIntegrityByGameIdReleaseJSONRequestBody = IntegrityDecisionRequest
+
+// PostAdminIntegrityByGameIdVoidJSONRequestBody defines body for PostAdminIntegrityByGameIdVoid for application/json ContentType.
+type PostAdminIntegrityByGameIdVoidJSONRequestBody = IntegrityDecisionRequest
+
 // PostAdminSupportByIdMessagesJSONRequestBody defines body for PostAdminSupportByIdMessages for application/json ContentType.
 type PostAdminSupportByIdMessagesJSONRequestBody = TicketText
 
@@ -4465,24 +4581,46 @@ type ClientInterface interface {
 
 	// GetAdminIntegrity Games whose bets and market are held for review, longest waiting first
 	//
-	// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players, and the game's history.
+	// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players with what made each link, when and by whom, the game's history, and the stakes you have in the game (conflicts): an admin with any may not decide it.
 	//
 	// Corresponds with GET /admin/integrity (the `GetAdminIntegrity` operationId).
 	GetAdminIntegrity(ctx context.Context, params *GetAdminIntegrityParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostAdminIntegrityByGameIdRelease Settle a held game's bets and market as the game ended
+	// PostAdminIntegrityByGameIdReleaseWithBody Settle a held game's bets and market as the game ended
 	//
-	// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+	//
+	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /admin/integrity/{gameId}/release (the `PostAdminIntegrityByGameIdRelease` operationId).
-	PostAdminIntegrityByGameIdRelease(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostAdminIntegrityByGameIdReleaseWithBody(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAdminIntegrityByGameIdRelease Settle a held game's bets and market as the game ended
+	//
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /admin/integrity/{gameId}/release (the `PostAdminIntegrityByGameIdRelease` operationId).
+	PostAdminIntegrityByGameIdRelease(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, body PostAdminIntegrityByGameIdReleaseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAdminIntegrityByGameIdVoidWithBody Refund every bet of a held game in full and resolve its market at 500000 a share
+	//
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /admin/integrity/{gameId}/void (the `PostAdminIntegrityByGameIdVoid` operationId).
+	PostAdminIntegrityByGameIdVoidWithBody(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostAdminIntegrityByGameIdVoid Refund every bet of a held game in full and resolve its market at 500000 a share
 	//
-	// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+	//
+	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /admin/integrity/{gameId}/void (the `PostAdminIntegrityByGameIdVoid` operationId).
-	PostAdminIntegrityByGameIdVoid(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostAdminIntegrityByGameIdVoid(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, body PostAdminIntegrityByGameIdVoidJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAdminReconciliation Ledger totals and chain balance against ledger balance for every platform address
 	//
@@ -4524,9 +4662,9 @@ type ClientInterface interface {
 	// Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
 	PostAdminSupportByIdMessages(ctx context.Context, id string, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetAdminUsersByIdLinks Accounts linked to a user, and why
+	// GetAdminUsersByIdLinks Accounts linked to a user, why, and the evidence
 	//
-	// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days.
+	// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days. Each link carries what made it, when and by whom (evidence).
 	//
 	// Corresponds with GET /admin/users/{id}/links (the `GetAdminUsersByIdLinks` operationId).
 	GetAdminUsersByIdLinks(ctx context.Context, id string, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5642,7 +5780,7 @@ func (c *Client) PutAdminFeatureFlagsByName(ctx context.Context, name string, pa
 
 // GetAdminIntegrity Games whose bets and market are held for review, longest waiting first
 //
-// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players, and the game's history.
+// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players with what made each link, when and by whom, the game's history, and the stakes you have in the game (conflicts): an admin with any may not decide it.
 //
 // Corresponds with GET /admin/integrity (the `GetAdminIntegrity` operationId).
 func (c *Client) GetAdminIntegrity(ctx context.Context, params *GetAdminIntegrityParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5657,13 +5795,53 @@ func (c *Client) GetAdminIntegrity(ctx context.Context, params *GetAdminIntegrit
 	return c.Client.Do(req)
 }
 
-// PostAdminIntegrityByGameIdRelease Settle a held game's bets and market as the game ended
+// PostAdminIntegrityByGameIdReleaseWithBody Settle a held game's bets and market as the game ended
 //
-// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+//
+// Takes any type of body and a specified content type.
 //
 // Corresponds with POST /admin/integrity/{gameId}/release (the `PostAdminIntegrityByGameIdRelease` operationId).
-func (c *Client) PostAdminIntegrityByGameIdRelease(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostAdminIntegrityByGameIdReleaseRequest(c.Server, gameId, params)
+func (c *Client) PostAdminIntegrityByGameIdReleaseWithBody(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAdminIntegrityByGameIdReleaseRequestWithBody(c.Server, gameId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAdminIntegrityByGameIdRelease Settle a held game's bets and market as the game ended
+//
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /admin/integrity/{gameId}/release (the `PostAdminIntegrityByGameIdRelease` operationId).
+func (c *Client) PostAdminIntegrityByGameIdRelease(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, body PostAdminIntegrityByGameIdReleaseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAdminIntegrityByGameIdReleaseRequest(c.Server, gameId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAdminIntegrityByGameIdVoidWithBody Refund every bet of a held game in full and resolve its market at 500000 a share
+//
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /admin/integrity/{gameId}/void (the `PostAdminIntegrityByGameIdVoid` operationId).
+func (c *Client) PostAdminIntegrityByGameIdVoidWithBody(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAdminIntegrityByGameIdVoidRequestWithBody(c.Server, gameId, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5676,11 +5854,13 @@ func (c *Client) PostAdminIntegrityByGameIdRelease(ctx context.Context, gameId s
 
 // PostAdminIntegrityByGameIdVoid Refund every bet of a held game in full and resolve its market at 500000 a share
 //
-// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+//
+// Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /admin/integrity/{gameId}/void (the `PostAdminIntegrityByGameIdVoid` operationId).
-func (c *Client) PostAdminIntegrityByGameIdVoid(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostAdminIntegrityByGameIdVoidRequest(c.Server, gameId, params)
+func (c *Client) PostAdminIntegrityByGameIdVoid(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, body PostAdminIntegrityByGameIdVoidJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAdminIntegrityByGameIdVoidRequest(c.Server, gameId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5791,9 +5971,9 @@ func (c *Client) PostAdminSupportByIdMessages(ctx context.Context, id string, pa
 	return c.Client.Do(req)
 }
 
-// GetAdminUsersByIdLinks Accounts linked to a user, and why
+// GetAdminUsersByIdLinks Accounts linked to a user, why, and the evidence
 //
-// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days.
+// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days. Each link carries what made it, when and by whom (evidence).
 //
 // Corresponds with GET /admin/users/{id}/links (the `GetAdminUsersByIdLinks` operationId).
 func (c *Client) GetAdminUsersByIdLinks(ctx context.Context, id string, params *GetAdminUsersByIdLinksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8585,8 +8765,19 @@ func NewGetAdminIntegrityRequest(server string, params *GetAdminIntegrityParams)
 	return req, nil
 }
 
-// NewPostAdminIntegrityByGameIdReleaseRequest constructs an http.Request for the PostAdminIntegrityByGameIdRelease method
-func NewPostAdminIntegrityByGameIdReleaseRequest(server string, gameId string, params *PostAdminIntegrityByGameIdReleaseParams) (*http.Request, error) {
+// NewPostAdminIntegrityByGameIdReleaseRequest calls the generic PostAdminIntegrityByGameIdRelease builder with application/json body
+func NewPostAdminIntegrityByGameIdReleaseRequest(server string, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, body PostAdminIntegrityByGameIdReleaseJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostAdminIntegrityByGameIdReleaseRequestWithBody(server, gameId, params, "application/json", bodyReader)
+}
+
+// NewPostAdminIntegrityByGameIdReleaseRequestWithBody constructs an http.Request for the PostAdminIntegrityByGameIdRelease method, with any body, and a specified content type
+func NewPostAdminIntegrityByGameIdReleaseRequestWithBody(server string, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -8611,10 +8802,12 @@ func NewPostAdminIntegrityByGameIdReleaseRequest(server string, gameId string, p
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	if params != nil {
 
@@ -8634,8 +8827,19 @@ func NewPostAdminIntegrityByGameIdReleaseRequest(server string, gameId string, p
 	return req, nil
 }
 
-// NewPostAdminIntegrityByGameIdVoidRequest constructs an http.Request for the PostAdminIntegrityByGameIdVoid method
-func NewPostAdminIntegrityByGameIdVoidRequest(server string, gameId string, params *PostAdminIntegrityByGameIdVoidParams) (*http.Request, error) {
+// NewPostAdminIntegrityByGameIdVoidRequest calls the generic PostAdminIntegrityByGameIdVoid builder with application/json body
+func NewPostAdminIntegrityByGameIdVoidRequest(server string, gameId string, params *PostAdminIntegrityByGameIdVoidParams, body PostAdminIntegrityByGameIdVoidJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostAdminIntegrityByGameIdVoidRequestWithBody(server, gameId, params, "application/json", bodyReader)
+}
+
+// NewPostAdminIntegrityByGameIdVoidRequestWithBody constructs an http.Request for the PostAdminIntegrityByGameIdVoid method, with any body, and a specified content type
+func NewPostAdminIntegrityByGameIdVoidRequestWithBody(server string, gameId string, params *PostAdminIntegrityByGameIdVoidParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -8660,10 +8864,12 @@ func NewPostAdminIntegrityByGameIdVoidRequest(server string, gameId string, para
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	if params != nil {
 
@@ -15237,30 +15443,48 @@ type ClientWithResponsesInterface interface {
 
 	// GetAdminIntegrityWithResponse Games whose bets and market are held for review, longest waiting first
 	//
-	// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players, and the game's history.
+	// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players with what made each link, when and by whom, the game's history, and the stakes you have in the game (conflicts): an admin with any may not decide it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /admin/integrity (the `GetAdminIntegrity` operationId).
 	GetAdminIntegrityWithResponse(ctx context.Context, params *GetAdminIntegrityParams, reqEditors ...RequestEditorFn) (*GetAdminIntegrityResponse, error)
 
-	// PostAdminIntegrityByGameIdReleaseWithResponse Settle a held game's bets and market as the game ended
+	// PostAdminIntegrityByGameIdReleaseWithBodyWithResponse Settle a held game's bets and market as the game ended
 	//
-	// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /admin/integrity/{gameId}/release (the `PostAdminIntegrityByGameIdRelease` operationId).
-	PostAdminIntegrityByGameIdReleaseWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdReleaseResponse, error)
+	PostAdminIntegrityByGameIdReleaseWithBodyWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdReleaseResponse, error)
+
+	// PostAdminIntegrityByGameIdReleaseWithResponse Settle a held game's bets and market as the game ended
+	//
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/integrity/{gameId}/release (the `PostAdminIntegrityByGameIdRelease` operationId).
+	PostAdminIntegrityByGameIdReleaseWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, body PostAdminIntegrityByGameIdReleaseJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdReleaseResponse, error)
+
+	// PostAdminIntegrityByGameIdVoidWithBodyWithResponse Refund every bet of a held game in full and resolve its market at 500000 a share
+	//
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/integrity/{gameId}/void (the `PostAdminIntegrityByGameIdVoid` operationId).
+	PostAdminIntegrityByGameIdVoidWithBodyWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdVoidResponse, error)
 
 	// PostAdminIntegrityByGameIdVoidWithResponse Refund every bet of a held game in full and resolve its market at 500000 a share
 	//
-	// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /admin/integrity/{gameId}/void (the `PostAdminIntegrityByGameIdVoid` operationId).
-	PostAdminIntegrityByGameIdVoidWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdVoidResponse, error)
+	PostAdminIntegrityByGameIdVoidWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, body PostAdminIntegrityByGameIdVoidJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdVoidResponse, error)
 
 	// GetAdminReconciliationWithResponse Ledger totals and chain balance against ledger balance for every platform address
 	//
@@ -15310,9 +15534,9 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
 	PostAdminSupportByIdMessagesWithResponse(ctx context.Context, id string, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminSupportByIdMessagesResponse, error)
 
-	// GetAdminUsersByIdLinksWithResponse Accounts linked to a user, and why
+	// GetAdminUsersByIdLinksWithResponse Accounts linked to a user, why, and the evidence
 	//
-	// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days.
+	// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days. Each link carries what made it, when and by whom (evidence).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -17148,6 +17372,8 @@ type PostAdminIntegrityByGameIdReleaseResponse struct {
 	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *ConflictError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
 	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -17184,6 +17410,11 @@ func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON404() *NotFoundError {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON409() *ConflictError {
 	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostAdminIntegrityByGameIdReleaseResponse) GetJSON413() *RequestEntityTooLargeError {
+	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
@@ -17245,6 +17476,8 @@ type PostAdminIntegrityByGameIdVoidResponse struct {
 	JSON404 *NotFoundError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *ConflictError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLargeError
 	// JSON426 the response for an HTTP 426 `application/json` response
 	JSON426 *UpgradeRequiredError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -17281,6 +17514,11 @@ func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON404() *NotFoundError {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON409() *ConflictError {
 	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostAdminIntegrityByGameIdVoidResponse) GetJSON413() *RequestEntityTooLargeError {
+	return r.JSON413
 }
 
 // GetJSON426 returns the response for an HTTP 426 `application/json` response
@@ -27674,7 +27912,7 @@ func (c *ClientWithResponses) PutAdminFeatureFlagsByNameWithResponse(ctx context
 
 // GetAdminIntegrityWithResponse Games whose bets and market are held for review, longest waiting first
 //
-// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players, and the game's history.
+// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the traders, the links between them and the players with what made each link, when and by whom, the game's history, and the stakes you have in the game (conflicts): an admin with any may not decide it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -27687,30 +27925,60 @@ func (c *ClientWithResponses) GetAdminIntegrityWithResponse(ctx context.Context,
 	return ParseGetAdminIntegrityResponse(rsp)
 }
 
-// PostAdminIntegrityByGameIdReleaseWithResponse Settle a held game's bets and market as the game ended
+// PostAdminIntegrityByGameIdReleaseWithBodyWithResponse Settle a held game's bets and market as the game ended
 //
-// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /admin/integrity/{gameId}/release (the `PostAdminIntegrityByGameIdRelease` operationId).
-func (c *ClientWithResponses) PostAdminIntegrityByGameIdReleaseWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdReleaseResponse, error) {
-	rsp, err := c.PostAdminIntegrityByGameIdRelease(ctx, gameId, params, reqEditors...)
+func (c *ClientWithResponses) PostAdminIntegrityByGameIdReleaseWithBodyWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdReleaseResponse, error) {
+	rsp, err := c.PostAdminIntegrityByGameIdReleaseWithBody(ctx, gameId, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParsePostAdminIntegrityByGameIdReleaseResponse(rsp)
 }
 
-// PostAdminIntegrityByGameIdVoidWithResponse Refund every bet of a held game in full and resolve its market at 500000 a share
+// PostAdminIntegrityByGameIdReleaseWithResponse Settle a held game's bets and market as the game ended
 //
-// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review was decided already. Recorded in the audit log.
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/integrity/{gameId}/release (the `PostAdminIntegrityByGameIdRelease` operationId).
+func (c *ClientWithResponses) PostAdminIntegrityByGameIdReleaseWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, body PostAdminIntegrityByGameIdReleaseJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdReleaseResponse, error) {
+	rsp, err := c.PostAdminIntegrityByGameIdRelease(ctx, gameId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAdminIntegrityByGameIdReleaseResponse(rsp)
+}
+
+// PostAdminIntegrityByGameIdVoidWithBodyWithResponse Refund every bet of a held game in full and resolve its market at 500000 a share
+//
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /admin/integrity/{gameId}/void (the `PostAdminIntegrityByGameIdVoid` operationId).
-func (c *ClientWithResponses) PostAdminIntegrityByGameIdVoidWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdVoidResponse, error) {
-	rsp, err := c.PostAdminIntegrityByGameIdVoid(ctx, gameId, params, reqEditors...)
+func (c *ClientWithResponses) PostAdminIntegrityByGameIdVoidWithBodyWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdVoidResponse, error) {
+	rsp, err := c.PostAdminIntegrityByGameIdVoidWithBody(ctx, gameId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAdminIntegrityByGameIdVoidResponse(rsp)
+}
+
+// PostAdminIntegrityByGameIdVoidWithResponse Refund every bet of a held game in full and resolve its market at 500000 a share
+//
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/integrity/{gameId}/void (the `PostAdminIntegrityByGameIdVoid` operationId).
+func (c *ClientWithResponses) PostAdminIntegrityByGameIdVoidWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, body PostAdminIntegrityByGameIdVoidJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdVoidResponse, error) {
+	rsp, err := c.PostAdminIntegrityByGameIdVoid(ctx, gameId, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -27801,9 +28069,9 @@ func (c *ClientWithResponses) PostAdminSupportByIdMessagesWithResponse(ctx conte
 	return ParsePostAdminSupportByIdMessagesResponse(rsp)
 }
 
-// GetAdminUsersByIdLinksWithResponse Accounts linked to a user, and why
+// GetAdminUsersByIdLinksWithResponse Accounts linked to a user, why, and the evidence
 //
-// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days.
+// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days. Each link carries what made it, when and by whom (evidence).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -30381,6 +30649,13 @@ func ParsePostAdminIntegrityByGameIdReleaseResponse(rsp *http.Response) (*PostAd
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLargeError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
 		var dest UpgradeRequiredError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -30462,6 +30737,13 @@ func ParsePostAdminIntegrityByGameIdVoidResponse(rsp *http.Response) (*PostAdmin
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLargeError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
 		var dest UpgradeRequiredError

@@ -101,7 +101,9 @@ type Invoker interface {
 	//
 	// A staked game whose pools together, or whose market's paid volume, exceed its player pot is held
 	// when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the
-	// traders, the links between them and the players, and the game's history.
+	// traders, the links between them and the players with what made each link, when and by whom, the
+	// game's history, and the stakes you have in the game (conflicts): an admin with any may not decide
+	// it.
 	//
 	// GET /admin/integrity
 	GetAdminIntegrity(ctx context.Context, params GetAdminIntegrityParams) (GetAdminIntegrityRes, error)
@@ -127,7 +129,7 @@ type Invoker interface {
 	//
 	// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the
 	// other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from
-	// one client address in the last 30 days.
+	// one client address in the last 30 days. Each link carries what made it, when and by whom (evidence).
 	//
 	// GET /admin/users/{id}/links
 	GetAdminUsersByIdLinks(ctx context.Context, params GetAdminUsersByIdLinksParams) (GetAdminUsersByIdLinksRes, error)
@@ -526,18 +528,24 @@ type Invoker interface {
 	PatchUsersMeProfile(ctx context.Context, request *ProfileRequest, params PatchUsersMeProfileParams) (PatchUsersMeProfileRes, error)
 	// PostAdminIntegrityByGameIdRelease invokes postAdminIntegrityByGameIdRelease operation.
 	//
-	// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review
-	// was decided already. Recorded in the audit log.
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one),
+	// recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record.
+	// 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its
+	// arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was
+	// never held; 409 CONFLICT when its review was decided already.
 	//
 	// POST /admin/integrity/{gameId}/release
-	PostAdminIntegrityByGameIdRelease(ctx context.Context, params PostAdminIntegrityByGameIdReleaseParams) (PostAdminIntegrityByGameIdReleaseRes, error)
+	PostAdminIntegrityByGameIdRelease(ctx context.Context, request *IntegrityDecisionRequest, params PostAdminIntegrityByGameIdReleaseParams) (PostAdminIntegrityByGameIdReleaseRes, error)
 	// PostAdminIntegrityByGameIdVoid invokes postAdminIntegrityByGameIdVoid operation.
 	//
-	// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review
-	// was decided already. Recorded in the audit log.
+	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one),
+	// recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record.
+	// 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its
+	// arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was
+	// never held; 409 CONFLICT when its review was decided already.
 	//
 	// POST /admin/integrity/{gameId}/void
-	PostAdminIntegrityByGameIdVoid(ctx context.Context, params PostAdminIntegrityByGameIdVoidParams) (PostAdminIntegrityByGameIdVoidRes, error)
+	PostAdminIntegrityByGameIdVoid(ctx context.Context, request *IntegrityDecisionRequest, params PostAdminIntegrityByGameIdVoidParams) (PostAdminIntegrityByGameIdVoidRes, error)
 	// PostAdminSupportByIdMessages invokes postAdminSupportByIdMessages operation.
 	//
 	// The ticket becomes answered and its user gets a support_reply notification; recorded in the audit
@@ -2628,7 +2636,9 @@ func (c *Client) sendGetAdminFeatureFlags(ctx context.Context, params GetAdminFe
 //
 // A staked game whose pools together, or whose market's paid volume, exceed its player pot is held
 // when it ends by resignation or with a round or turn lost on time. Each entry has the bettors, the
-// traders, the links between them and the players, and the game's history.
+// traders, the links between them and the players with what made each link, when and by whom, the
+// game's history, and the stakes you have in the game (conflicts): an admin with any may not decide
+// it.
 //
 // GET /admin/integrity
 func (c *Client) GetAdminIntegrity(ctx context.Context, params GetAdminIntegrityParams) (GetAdminIntegrityRes, error) {
@@ -3162,7 +3172,7 @@ func (c *Client) sendGetAdminSupportById(ctx context.Context, params GetAdminSup
 //
 // Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the
 // other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from
-// one client address in the last 30 days.
+// one client address in the last 30 days. Each link carries what made it, when and by whom (evidence).
 //
 // GET /admin/users/{id}/links
 func (c *Client) GetAdminUsersByIdLinks(ctx context.Context, params GetAdminUsersByIdLinksParams) (GetAdminUsersByIdLinksRes, error) {
@@ -10015,16 +10025,19 @@ func (c *Client) sendPatchUsersMeProfile(ctx context.Context, request *ProfileRe
 
 // PostAdminIntegrityByGameIdRelease invokes postAdminIntegrityByGameIdRelease operation.
 //
-// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review
-// was decided already. Recorded in the audit log.
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one),
+// recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record.
+// 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its
+// arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was
+// never held; 409 CONFLICT when its review was decided already.
 //
 // POST /admin/integrity/{gameId}/release
-func (c *Client) PostAdminIntegrityByGameIdRelease(ctx context.Context, params PostAdminIntegrityByGameIdReleaseParams) (PostAdminIntegrityByGameIdReleaseRes, error) {
-	res, err := c.sendPostAdminIntegrityByGameIdRelease(ctx, params)
+func (c *Client) PostAdminIntegrityByGameIdRelease(ctx context.Context, request *IntegrityDecisionRequest, params PostAdminIntegrityByGameIdReleaseParams) (PostAdminIntegrityByGameIdReleaseRes, error) {
+	res, err := c.sendPostAdminIntegrityByGameIdRelease(ctx, request, params)
 	return res, err
 }
 
-func (c *Client) sendPostAdminIntegrityByGameIdRelease(ctx context.Context, params PostAdminIntegrityByGameIdReleaseParams) (res PostAdminIntegrityByGameIdReleaseRes, err error) {
+func (c *Client) sendPostAdminIntegrityByGameIdRelease(ctx context.Context, request *IntegrityDecisionRequest, params PostAdminIntegrityByGameIdReleaseParams) (res PostAdminIntegrityByGameIdReleaseRes, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [3]string
@@ -10053,6 +10066,9 @@ func (c *Client) sendPostAdminIntegrityByGameIdRelease(ctx context.Context, para
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePostAdminIntegrityByGameIdReleaseRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
 	}
 
 	h := uri.NewHeaderEncoder(r.Header)
@@ -10150,16 +10166,19 @@ func (c *Client) sendPostAdminIntegrityByGameIdRelease(ctx context.Context, para
 
 // PostAdminIntegrityByGameIdVoid invokes postAdminIntegrityByGameIdVoid operation.
 //
-// Answers the game's integrity record. 404 when the game was never held; 409 CONFLICT when its review
-// was decided already. Recorded in the audit log.
+// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one),
+// recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record.
+// 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its
+// arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was
+// never held; 409 CONFLICT when its review was decided already.
 //
 // POST /admin/integrity/{gameId}/void
-func (c *Client) PostAdminIntegrityByGameIdVoid(ctx context.Context, params PostAdminIntegrityByGameIdVoidParams) (PostAdminIntegrityByGameIdVoidRes, error) {
-	res, err := c.sendPostAdminIntegrityByGameIdVoid(ctx, params)
+func (c *Client) PostAdminIntegrityByGameIdVoid(ctx context.Context, request *IntegrityDecisionRequest, params PostAdminIntegrityByGameIdVoidParams) (PostAdminIntegrityByGameIdVoidRes, error) {
+	res, err := c.sendPostAdminIntegrityByGameIdVoid(ctx, request, params)
 	return res, err
 }
 
-func (c *Client) sendPostAdminIntegrityByGameIdVoid(ctx context.Context, params PostAdminIntegrityByGameIdVoidParams) (res PostAdminIntegrityByGameIdVoidRes, err error) {
+func (c *Client) sendPostAdminIntegrityByGameIdVoid(ctx context.Context, request *IntegrityDecisionRequest, params PostAdminIntegrityByGameIdVoidParams) (res PostAdminIntegrityByGameIdVoidRes, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [3]string
@@ -10188,6 +10207,9 @@ func (c *Client) sendPostAdminIntegrityByGameIdVoid(ctx context.Context, params 
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePostAdminIntegrityByGameIdVoidRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
 	}
 
 	h := uri.NewHeaderEncoder(r.Header)

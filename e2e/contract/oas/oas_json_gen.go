@@ -20926,12 +20926,24 @@ func (s *IntegrityCase) encodeFields(e *jx.Encoder) {
 		e.ArrEnd()
 	}
 	{
+		e.FieldStart("conflicts")
+		e.ArrStart()
+		for _, elem := range s.Conflicts {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+	{
 		e.FieldStart("decidedAt")
 		s.DecidedAt.Encode(e, json.EncodeDateTime)
 	}
 	{
 		e.FieldStart("decidedBy")
 		s.DecidedBy.Encode(e)
+	}
+	{
+		e.FieldStart("decisionReason")
+		s.DecisionReason.Encode(e)
 	}
 	{
 		e.FieldStart("endedAt")
@@ -21009,25 +21021,27 @@ func (s *IntegrityCase) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfIntegrityCase = [18]string{
+var jsonFieldsNameOfIntegrityCase = [20]string{
 	0:  "bettors",
-	1:  "decidedAt",
-	2:  "decidedBy",
-	3:  "endedAt",
-	4:  "gameId",
-	5:  "gameType",
-	6:  "heldAt",
-	7:  "history",
-	8:  "links",
-	9:  "players",
-	10: "poolsMinor",
-	11: "reason",
-	12: "result",
-	13: "stakeMinor",
-	14: "status",
-	15: "traders",
-	16: "volumeMinor",
-	17: "winnerId",
+	1:  "conflicts",
+	2:  "decidedAt",
+	3:  "decidedBy",
+	4:  "decisionReason",
+	5:  "endedAt",
+	6:  "gameId",
+	7:  "gameType",
+	8:  "heldAt",
+	9:  "history",
+	10: "links",
+	11: "players",
+	12: "poolsMinor",
+	13: "reason",
+	14: "result",
+	15: "stakeMinor",
+	16: "status",
+	17: "traders",
+	18: "volumeMinor",
+	19: "winnerId",
 }
 
 // Decode decodes IntegrityCase from json.
@@ -21057,8 +21071,26 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"bettors\"")
 			}
-		case "decidedAt":
+		case "conflicts":
 			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				s.Conflicts = make([]IntegrityConflict, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem IntegrityConflict
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Conflicts = append(s.Conflicts, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"conflicts\"")
+			}
+		case "decidedAt":
+			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
 				if err := s.DecidedAt.Decode(d, json.DecodeDateTime); err != nil {
 					return err
@@ -21068,7 +21100,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"decidedAt\"")
 			}
 		case "decidedBy":
-			requiredBitSet[0] |= 1 << 2
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				if err := s.DecidedBy.Decode(d); err != nil {
 					return err
@@ -21077,8 +21109,18 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"decidedBy\"")
 			}
+		case "decisionReason":
+			requiredBitSet[0] |= 1 << 4
+			if err := func() error {
+				if err := s.DecisionReason.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"decisionReason\"")
+			}
 		case "endedAt":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 5
 			if err := func() error {
 				if err := s.EndedAt.Decode(d, json.DecodeDateTime); err != nil {
 					return err
@@ -21088,7 +21130,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"endedAt\"")
 			}
 		case "gameId":
-			requiredBitSet[0] |= 1 << 4
+			requiredBitSet[0] |= 1 << 6
 			if err := func() error {
 				v, err := d.Str()
 				s.GameId = string(v)
@@ -21100,7 +21142,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"gameId\"")
 			}
 		case "gameType":
-			requiredBitSet[0] |= 1 << 5
+			requiredBitSet[0] |= 1 << 7
 			if err := func() error {
 				v, err := d.Str()
 				s.GameType = string(v)
@@ -21112,7 +21154,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"gameType\"")
 			}
 		case "heldAt":
-			requiredBitSet[0] |= 1 << 6
+			requiredBitSet[1] |= 1 << 0
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.HeldAt = v
@@ -21124,7 +21166,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"heldAt\"")
 			}
 		case "history":
-			requiredBitSet[0] |= 1 << 7
+			requiredBitSet[1] |= 1 << 1
 			if err := func() error {
 				v, err := d.RawAppend(nil)
 				s.History = jx.Raw(v)
@@ -21136,7 +21178,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"history\"")
 			}
 		case "links":
-			requiredBitSet[1] |= 1 << 0
+			requiredBitSet[1] |= 1 << 2
 			if err := func() error {
 				s.Links = make([]IntegrityPlayerLink, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -21154,7 +21196,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"links\"")
 			}
 		case "players":
-			requiredBitSet[1] |= 1 << 1
+			requiredBitSet[1] |= 1 << 3
 			if err := func() error {
 				s.Players = make([]GameSeat, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -21172,7 +21214,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"players\"")
 			}
 		case "poolsMinor":
-			requiredBitSet[1] |= 1 << 2
+			requiredBitSet[1] |= 1 << 4
 			if err := func() error {
 				v, err := d.Int64()
 				s.PoolsMinor = int64(v)
@@ -21184,7 +21226,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"poolsMinor\"")
 			}
 		case "reason":
-			requiredBitSet[1] |= 1 << 3
+			requiredBitSet[1] |= 1 << 5
 			if err := func() error {
 				if err := s.Reason.Decode(d); err != nil {
 					return err
@@ -21194,7 +21236,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"reason\"")
 			}
 		case "result":
-			requiredBitSet[1] |= 1 << 4
+			requiredBitSet[1] |= 1 << 6
 			if err := func() error {
 				if err := s.Result.Decode(d); err != nil {
 					return err
@@ -21204,7 +21246,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"result\"")
 			}
 		case "stakeMinor":
-			requiredBitSet[1] |= 1 << 5
+			requiredBitSet[1] |= 1 << 7
 			if err := func() error {
 				v, err := d.Int64()
 				s.StakeMinor = int64(v)
@@ -21216,7 +21258,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"stakeMinor\"")
 			}
 		case "status":
-			requiredBitSet[1] |= 1 << 6
+			requiredBitSet[2] |= 1 << 0
 			if err := func() error {
 				if err := s.Status.Decode(d); err != nil {
 					return err
@@ -21226,7 +21268,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"status\"")
 			}
 		case "traders":
-			requiredBitSet[1] |= 1 << 7
+			requiredBitSet[2] |= 1 << 1
 			if err := func() error {
 				s.Traders = make([]IntegrityTrader, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -21244,7 +21286,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"traders\"")
 			}
 		case "volumeMinor":
-			requiredBitSet[2] |= 1 << 0
+			requiredBitSet[2] |= 1 << 2
 			if err := func() error {
 				v, err := d.Int64()
 				s.VolumeMinor = int64(v)
@@ -21256,7 +21298,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"volumeMinor\"")
 			}
 		case "winnerId":
-			requiredBitSet[2] |= 1 << 1
+			requiredBitSet[2] |= 1 << 3
 			if err := func() error {
 				v, err := d.Str()
 				s.WinnerId = string(v)
@@ -21279,7 +21321,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 	for i, mask := range [3]uint8{
 		0b11111111,
 		0b11111111,
-		0b00000011,
+		0b00001111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -21410,6 +21452,476 @@ func (s *IntegrityCaseStatus) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
+func (s *IntegrityConflict) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IntegrityConflict) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("rule")
+		s.Rule.Encode(e)
+	}
+	{
+		e.FieldStart("why")
+		e.Str(s.Why)
+	}
+}
+
+var jsonFieldsNameOfIntegrityConflict = [2]string{
+	0: "rule",
+	1: "why",
+}
+
+// Decode decodes IntegrityConflict from json.
+func (s *IntegrityConflict) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IntegrityConflict to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "rule":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				if err := s.Rule.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"rule\"")
+			}
+		case "why":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Str()
+				s.Why = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"why\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IntegrityConflict")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000011,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfIntegrityConflict) {
+					name = jsonFieldsNameOfIntegrityConflict[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IntegrityConflict) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IntegrityConflict) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes IntegrityConflictRule as json.
+func (s IntegrityConflictRule) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes IntegrityConflictRule from json.
+func (s *IntegrityConflictRule) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IntegrityConflictRule to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch IntegrityConflictRule(v) {
+	case IntegrityConflictRulePlayer:
+		*s = IntegrityConflictRulePlayer
+	case IntegrityConflictRuleBet:
+		*s = IntegrityConflictRuleBet
+	case IntegrityConflictRuleTrade:
+		*s = IntegrityConflictRuleTrade
+	case IntegrityConflictRuleEntry:
+		*s = IntegrityConflictRuleEntry
+	case IntegrityConflictRuleTip:
+		*s = IntegrityConflictRuleTip
+	case IntegrityConflictRuleLink:
+		*s = IntegrityConflictRuleLink
+	default:
+		*s = IntegrityConflictRule(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s IntegrityConflictRule) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IntegrityConflictRule) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *IntegrityDecisionRequest) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IntegrityDecisionRequest) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("reason")
+		e.Str(s.Reason)
+	}
+}
+
+var jsonFieldsNameOfIntegrityDecisionRequest = [1]string{
+	0: "reason",
+}
+
+// Decode decodes IntegrityDecisionRequest from json.
+func (s *IntegrityDecisionRequest) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IntegrityDecisionRequest to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "reason":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Str()
+				s.Reason = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"reason\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IntegrityDecisionRequest")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000001,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfIntegrityDecisionRequest) {
+					name = jsonFieldsNameOfIntegrityDecisionRequest[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IntegrityDecisionRequest) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IntegrityDecisionRequest) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *IntegrityEvidence) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IntegrityEvidence) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("amountMinor")
+		s.AmountMinor.Encode(e)
+	}
+	{
+		e.FieldStart("at")
+		json.EncodeDateTime(e, s.At)
+	}
+	{
+		e.FieldStart("by")
+		s.By.Encode(e)
+	}
+	{
+		e.FieldStart("kind")
+		s.Kind.Encode(e)
+	}
+	{
+		e.FieldStart("to")
+		s.To.Encode(e)
+	}
+	{
+		e.FieldStart("toAt")
+		s.ToAt.Encode(e, json.EncodeDateTime)
+	}
+}
+
+var jsonFieldsNameOfIntegrityEvidence = [6]string{
+	0: "amountMinor",
+	1: "at",
+	2: "by",
+	3: "kind",
+	4: "to",
+	5: "toAt",
+}
+
+// Decode decodes IntegrityEvidence from json.
+func (s *IntegrityEvidence) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IntegrityEvidence to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "amountMinor":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				if err := s.AmountMinor.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"amountMinor\"")
+			}
+		case "at":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := json.DecodeDateTime(d)
+				s.At = v
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"at\"")
+			}
+		case "by":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.By.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"by\"")
+			}
+		case "kind":
+			requiredBitSet[0] |= 1 << 3
+			if err := func() error {
+				if err := s.Kind.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"kind\"")
+			}
+		case "to":
+			requiredBitSet[0] |= 1 << 4
+			if err := func() error {
+				if err := s.To.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"to\"")
+			}
+		case "toAt":
+			requiredBitSet[0] |= 1 << 5
+			if err := func() error {
+				if err := s.ToAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"toAt\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IntegrityEvidence")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00111111,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfIntegrityEvidence) {
+					name = jsonFieldsNameOfIntegrityEvidence[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IntegrityEvidence) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IntegrityEvidence) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes IntegrityEvidenceKind as json.
+func (s IntegrityEvidenceKind) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes IntegrityEvidenceKind from json.
+func (s *IntegrityEvidenceKind) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IntegrityEvidenceKind to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch IntegrityEvidenceKind(v) {
+	case IntegrityEvidenceKindReferral:
+		*s = IntegrityEvidenceKindReferral
+	case IntegrityEvidenceKindTip:
+		*s = IntegrityEvidenceKindTip
+	case IntegrityEvidenceKindTransfer:
+		*s = IntegrityEvidenceKindTransfer
+	case IntegrityEvidenceKindSameAddress:
+		*s = IntegrityEvidenceKindSameAddress
+	default:
+		*s = IntegrityEvidenceKind(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s IntegrityEvidenceKind) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IntegrityEvidenceKind) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
 func (s *IntegrityLink) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -21418,6 +21930,14 @@ func (s *IntegrityLink) Encode(e *jx.Encoder) {
 
 // encodeFields encodes fields.
 func (s *IntegrityLink) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("evidence")
+		e.ArrStart()
+		for _, elem := range s.Evidence {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
 	{
 		e.FieldStart("reasons")
 		e.ArrStart()
@@ -21436,10 +21956,11 @@ func (s *IntegrityLink) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfIntegrityLink = [3]string{
-	0: "reasons",
-	1: "userId",
-	2: "username",
+var jsonFieldsNameOfIntegrityLink = [4]string{
+	0: "evidence",
+	1: "reasons",
+	2: "userId",
+	3: "username",
 }
 
 // Decode decodes IntegrityLink from json.
@@ -21451,8 +21972,26 @@ func (s *IntegrityLink) Decode(d *jx.Decoder) error {
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
-		case "reasons":
+		case "evidence":
 			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				s.Evidence = make([]IntegrityEvidence, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem IntegrityEvidence
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Evidence = append(s.Evidence, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"evidence\"")
+			}
+		case "reasons":
+			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
 				s.Reasons = make([]string, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -21472,7 +22011,7 @@ func (s *IntegrityLink) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"reasons\"")
 			}
 		case "userId":
-			requiredBitSet[0] |= 1 << 1
+			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
 				v, err := d.Str()
 				s.UserId = string(v)
@@ -21484,7 +22023,7 @@ func (s *IntegrityLink) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"userId\"")
 			}
 		case "username":
-			requiredBitSet[0] |= 1 << 2
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Str()
 				s.Username = string(v)
@@ -21505,7 +22044,7 @@ func (s *IntegrityLink) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00000111,
+		0b00001111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -21561,6 +22100,14 @@ func (s *IntegrityPlayerLink) Encode(e *jx.Encoder) {
 // encodeFields encodes fields.
 func (s *IntegrityPlayerLink) encodeFields(e *jx.Encoder) {
 	{
+		e.FieldStart("evidence")
+		e.ArrStart()
+		for _, elem := range s.Evidence {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+	{
 		e.FieldStart("playerId")
 		e.Str(s.PlayerId)
 	}
@@ -21582,11 +22129,12 @@ func (s *IntegrityPlayerLink) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfIntegrityPlayerLink = [4]string{
-	0: "playerId",
-	1: "playerUsername",
-	2: "reasons",
-	3: "userId",
+var jsonFieldsNameOfIntegrityPlayerLink = [5]string{
+	0: "evidence",
+	1: "playerId",
+	2: "playerUsername",
+	3: "reasons",
+	4: "userId",
 }
 
 // Decode decodes IntegrityPlayerLink from json.
@@ -21598,8 +22146,26 @@ func (s *IntegrityPlayerLink) Decode(d *jx.Decoder) error {
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
-		case "playerId":
+		case "evidence":
 			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				s.Evidence = make([]IntegrityEvidence, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem IntegrityEvidence
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Evidence = append(s.Evidence, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"evidence\"")
+			}
+		case "playerId":
+			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
 				v, err := d.Str()
 				s.PlayerId = string(v)
@@ -21611,7 +22177,7 @@ func (s *IntegrityPlayerLink) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"playerId\"")
 			}
 		case "playerUsername":
-			requiredBitSet[0] |= 1 << 1
+			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
 				v, err := d.Str()
 				s.PlayerUsername = string(v)
@@ -21623,7 +22189,7 @@ func (s *IntegrityPlayerLink) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"playerUsername\"")
 			}
 		case "reasons":
-			requiredBitSet[0] |= 1 << 2
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				s.Reasons = make([]string, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -21643,7 +22209,7 @@ func (s *IntegrityPlayerLink) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"reasons\"")
 			}
 		case "userId":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				v, err := d.Str()
 				s.UserId = string(v)
@@ -21664,7 +22230,7 @@ func (s *IntegrityPlayerLink) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00001111,
+		0b00011111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -21728,6 +22294,10 @@ func (s *IntegrityReview) encodeFields(e *jx.Encoder) {
 		s.DecidedBy.Encode(e)
 	}
 	{
+		e.FieldStart("decisionReason")
+		s.DecisionReason.Encode(e)
+	}
+	{
 		e.FieldStart("gameId")
 		e.Str(s.GameId)
 	}
@@ -21757,16 +22327,17 @@ func (s *IntegrityReview) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfIntegrityReview = [9]string{
+var jsonFieldsNameOfIntegrityReview = [10]string{
 	0: "decidedAt",
 	1: "decidedBy",
-	2: "gameId",
-	3: "heldAt",
-	4: "poolsMinor",
-	5: "reason",
-	6: "status",
-	7: "volumeMinor",
-	8: "winnerId",
+	2: "decisionReason",
+	3: "gameId",
+	4: "heldAt",
+	5: "poolsMinor",
+	6: "reason",
+	7: "status",
+	8: "volumeMinor",
+	9: "winnerId",
 }
 
 // Decode decodes IntegrityReview from json.
@@ -21798,8 +22369,18 @@ func (s *IntegrityReview) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"decidedBy\"")
 			}
-		case "gameId":
+		case "decisionReason":
 			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.DecisionReason.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"decisionReason\"")
+			}
+		case "gameId":
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Str()
 				s.GameId = string(v)
@@ -21811,7 +22392,7 @@ func (s *IntegrityReview) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"gameId\"")
 			}
 		case "heldAt":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.HeldAt = v
@@ -21823,7 +22404,7 @@ func (s *IntegrityReview) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"heldAt\"")
 			}
 		case "poolsMinor":
-			requiredBitSet[0] |= 1 << 4
+			requiredBitSet[0] |= 1 << 5
 			if err := func() error {
 				v, err := d.Int64()
 				s.PoolsMinor = int64(v)
@@ -21835,7 +22416,7 @@ func (s *IntegrityReview) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"poolsMinor\"")
 			}
 		case "reason":
-			requiredBitSet[0] |= 1 << 5
+			requiredBitSet[0] |= 1 << 6
 			if err := func() error {
 				if err := s.Reason.Decode(d); err != nil {
 					return err
@@ -21845,7 +22426,7 @@ func (s *IntegrityReview) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"reason\"")
 			}
 		case "status":
-			requiredBitSet[0] |= 1 << 6
+			requiredBitSet[0] |= 1 << 7
 			if err := func() error {
 				if err := s.Status.Decode(d); err != nil {
 					return err
@@ -21855,7 +22436,7 @@ func (s *IntegrityReview) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"status\"")
 			}
 		case "volumeMinor":
-			requiredBitSet[0] |= 1 << 7
+			requiredBitSet[1] |= 1 << 0
 			if err := func() error {
 				v, err := d.Int64()
 				s.VolumeMinor = int64(v)
@@ -21867,7 +22448,7 @@ func (s *IntegrityReview) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"volumeMinor\"")
 			}
 		case "winnerId":
-			requiredBitSet[1] |= 1 << 0
+			requiredBitSet[1] |= 1 << 1
 			if err := func() error {
 				v, err := d.Str()
 				s.WinnerId = string(v)
@@ -21889,7 +22470,7 @@ func (s *IntegrityReview) Decode(d *jx.Decoder) error {
 	var failures []validate.FieldError
 	for i, mask := range [2]uint8{
 		0b11111111,
-		0b00000001,
+		0b00000011,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -30187,6 +30768,44 @@ func (s *PostAdminIntegrityByGameIdReleaseNotFound) UnmarshalJSON(data []byte) e
 	return s.Decode(d)
 }
 
+// Encode encodes PostAdminIntegrityByGameIdReleaseRequestEntityTooLarge as json.
+func (s *PostAdminIntegrityByGameIdReleaseRequestEntityTooLarge) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostAdminIntegrityByGameIdReleaseRequestEntityTooLarge from json.
+func (s *PostAdminIntegrityByGameIdReleaseRequestEntityTooLarge) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostAdminIntegrityByGameIdReleaseRequestEntityTooLarge to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostAdminIntegrityByGameIdReleaseRequestEntityTooLarge(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostAdminIntegrityByGameIdReleaseRequestEntityTooLarge) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostAdminIntegrityByGameIdReleaseRequestEntityTooLarge) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes PostAdminIntegrityByGameIdReleaseServiceUnavailable as json.
 func (s *PostAdminIntegrityByGameIdReleaseServiceUnavailable) Encode(e *jx.Encoder) {
 	unwrapped := (*Error)(s)
@@ -30449,6 +31068,44 @@ func (s *PostAdminIntegrityByGameIdVoidNotFound) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *PostAdminIntegrityByGameIdVoidNotFound) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostAdminIntegrityByGameIdVoidRequestEntityTooLarge as json.
+func (s *PostAdminIntegrityByGameIdVoidRequestEntityTooLarge) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostAdminIntegrityByGameIdVoidRequestEntityTooLarge from json.
+func (s *PostAdminIntegrityByGameIdVoidRequestEntityTooLarge) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostAdminIntegrityByGameIdVoidRequestEntityTooLarge to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostAdminIntegrityByGameIdVoidRequestEntityTooLarge(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostAdminIntegrityByGameIdVoidRequestEntityTooLarge) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostAdminIntegrityByGameIdVoidRequestEntityTooLarge) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }

@@ -24,6 +24,34 @@ func encodePatchUsersMeProfileRequest(
 	return nil
 }
 
+func encodePostAdminIntegrityByGameIdReleaseRequest(
+	req *IntegrityDecisionRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodePostAdminIntegrityByGameIdVoidRequest(
+	req *IntegrityDecisionRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodePostAdminSupportByIdMessagesRequest(
 	req *TicketText,
 	r *http.Request,

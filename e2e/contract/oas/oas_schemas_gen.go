@@ -4183,17 +4183,23 @@ func (s *IntegrityBettor) SetUsername(val string) {
 
 // Ref: #/components/schemas/IntegrityCase
 type IntegrityCase struct {
-	Bettors   []IntegrityBettor `json:"bettors"`
-	DecidedAt NilDateTime       `json:"decidedAt"`
+	Bettors []IntegrityBettor `json:"bettors"`
+	// The stakes you, the admin asking, have in the game: with any, your release or void is refused (403
+	// CONFLICT_OF_INTEREST) and another admin must decide it; empty when you may.
+	Conflicts []IntegrityConflict `json:"conflicts"`
+	DecidedAt NilDateTime         `json:"decidedAt"`
 	// The admin who released or voided it.
 	DecidedBy NilChatUserRef `json:"decidedBy"`
-	EndedAt   NilDateTime    `json:"endedAt"`
-	GameId    string         `json:"gameId"`
-	GameType  string         `json:"gameType"`
-	HeldAt    time.Time      `json:"heldAt"`
+	// Why the admin released or voided it, as they typed it; null while held, in the game's room event
+	// (game:review) and for decisions made before reasons were asked.
+	DecisionReason NilString   `json:"decisionReason"`
+	EndedAt        NilDateTime `json:"endedAt"`
+	GameId         string      `json:"gameId"`
+	GameType       string      `json:"gameType"`
+	HeldAt         time.Time   `json:"heldAt"`
 	// The game's revealed rounds (rps) or moves (connect4).
 	History jx.Raw `json:"history"`
-	// Bettors and traders linked to a player, and why.
+	// Bettors and traders linked to a player, why, and the evidence.
 	Links   []IntegrityPlayerLink `json:"links"`
 	Players []GameSeat            `json:"players"`
 	// The game's bets when it ended.
@@ -4216,6 +4222,11 @@ func (s *IntegrityCase) GetBettors() []IntegrityBettor {
 	return s.Bettors
 }
 
+// GetConflicts returns the value of Conflicts.
+func (s *IntegrityCase) GetConflicts() []IntegrityConflict {
+	return s.Conflicts
+}
+
 // GetDecidedAt returns the value of DecidedAt.
 func (s *IntegrityCase) GetDecidedAt() NilDateTime {
 	return s.DecidedAt
@@ -4224,6 +4235,11 @@ func (s *IntegrityCase) GetDecidedAt() NilDateTime {
 // GetDecidedBy returns the value of DecidedBy.
 func (s *IntegrityCase) GetDecidedBy() NilChatUserRef {
 	return s.DecidedBy
+}
+
+// GetDecisionReason returns the value of DecisionReason.
+func (s *IntegrityCase) GetDecisionReason() NilString {
+	return s.DecisionReason
 }
 
 // GetEndedAt returns the value of EndedAt.
@@ -4306,6 +4322,11 @@ func (s *IntegrityCase) SetBettors(val []IntegrityBettor) {
 	s.Bettors = val
 }
 
+// SetConflicts sets the value of Conflicts.
+func (s *IntegrityCase) SetConflicts(val []IntegrityConflict) {
+	s.Conflicts = val
+}
+
 // SetDecidedAt sets the value of DecidedAt.
 func (s *IntegrityCase) SetDecidedAt(val NilDateTime) {
 	s.DecidedAt = val
@@ -4314,6 +4335,11 @@ func (s *IntegrityCase) SetDecidedAt(val NilDateTime) {
 // SetDecidedBy sets the value of DecidedBy.
 func (s *IntegrityCase) SetDecidedBy(val NilChatUserRef) {
 	s.DecidedBy = val
+}
+
+// SetDecisionReason sets the value of DecisionReason.
+func (s *IntegrityCase) SetDecisionReason(val NilString) {
+	s.DecisionReason = val
 }
 
 // SetEndedAt sets the value of EndedAt.
@@ -4489,13 +4515,264 @@ func (s *IntegrityCaseStatus) UnmarshalText(data []byte) error {
 	}
 }
 
+// Ref: #/components/schemas/IntegrityConflict
+type IntegrityConflict struct {
+	Rule IntegrityConflictRule `json:"rule"`
+	// The stake in words, to the admin: "you bet 1.50 USDC on this game".
+	Why string `json:"why"`
+}
+
+// GetRule returns the value of Rule.
+func (s *IntegrityConflict) GetRule() IntegrityConflictRule {
+	return s.Rule
+}
+
+// GetWhy returns the value of Why.
+func (s *IntegrityConflict) GetWhy() string {
+	return s.Why
+}
+
+// SetRule sets the value of Rule.
+func (s *IntegrityConflict) SetRule(val IntegrityConflictRule) {
+	s.Rule = val
+}
+
+// SetWhy sets the value of Why.
+func (s *IntegrityConflict) SetWhy(val string) {
+	s.Why = val
+}
+
+type IntegrityConflictRule string
+
+const (
+	IntegrityConflictRulePlayer IntegrityConflictRule = "player"
+	IntegrityConflictRuleBet    IntegrityConflictRule = "bet"
+	IntegrityConflictRuleTrade  IntegrityConflictRule = "trade"
+	IntegrityConflictRuleEntry  IntegrityConflictRule = "entry"
+	IntegrityConflictRuleTip    IntegrityConflictRule = "tip"
+	IntegrityConflictRuleLink   IntegrityConflictRule = "link"
+)
+
+// AllValues returns all IntegrityConflictRule values.
+func (IntegrityConflictRule) AllValues() []IntegrityConflictRule {
+	return []IntegrityConflictRule{
+		IntegrityConflictRulePlayer,
+		IntegrityConflictRuleBet,
+		IntegrityConflictRuleTrade,
+		IntegrityConflictRuleEntry,
+		IntegrityConflictRuleTip,
+		IntegrityConflictRuleLink,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s IntegrityConflictRule) MarshalText() ([]byte, error) {
+	switch s {
+	case IntegrityConflictRulePlayer:
+		return []byte(s), nil
+	case IntegrityConflictRuleBet:
+		return []byte(s), nil
+	case IntegrityConflictRuleTrade:
+		return []byte(s), nil
+	case IntegrityConflictRuleEntry:
+		return []byte(s), nil
+	case IntegrityConflictRuleTip:
+		return []byte(s), nil
+	case IntegrityConflictRuleLink:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *IntegrityConflictRule) UnmarshalText(data []byte) error {
+	switch IntegrityConflictRule(data) {
+	case IntegrityConflictRulePlayer:
+		*s = IntegrityConflictRulePlayer
+		return nil
+	case IntegrityConflictRuleBet:
+		*s = IntegrityConflictRuleBet
+		return nil
+	case IntegrityConflictRuleTrade:
+		*s = IntegrityConflictRuleTrade
+		return nil
+	case IntegrityConflictRuleEntry:
+		*s = IntegrityConflictRuleEntry
+		return nil
+	case IntegrityConflictRuleTip:
+		*s = IntegrityConflictRuleTip
+		return nil
+	case IntegrityConflictRuleLink:
+		*s = IntegrityConflictRuleLink
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/IntegrityDecisionRequest
+type IntegrityDecisionRequest struct {
+	// Why you decide so, 1 to 500 characters (line breaks kept, no control or text-direction characters):
+	// recorded with the review and in the audit log.
+	Reason string `json:"reason"`
+}
+
+// GetReason returns the value of Reason.
+func (s *IntegrityDecisionRequest) GetReason() string {
+	return s.Reason
+}
+
+// SetReason sets the value of Reason.
+func (s *IntegrityDecisionRequest) SetReason(val string) {
+	s.Reason = val
+}
+
+// Ref: #/components/schemas/IntegrityEvidence
+type IntegrityEvidence struct {
+	// The tip's or transfer's amount; null for the other kinds.
+	AmountMinor NilInt64 `json:"amountMinor"`
+	// Referral: when the referred account signed up; tip: when it was sent; transfer: when it was
+	// confirmed; same-address: when By last signed in from the address.
+	At time.Time `json:"at"`
+	// The referrer, the tipper, the transfer's sender, or (same-address) one of the two accounts.
+	By   ChatUserRef           `json:"by"`
+	Kind IntegrityEvidenceKind `json:"kind"`
+	// The account referred, the tip's or transfer's recipient, or (same-address) the other account.
+	To ChatUserRef `json:"to"`
+	// Same-address: when To last signed in from the address; null for the other kinds.
+	ToAt NilDateTime `json:"toAt"`
+}
+
+// GetAmountMinor returns the value of AmountMinor.
+func (s *IntegrityEvidence) GetAmountMinor() NilInt64 {
+	return s.AmountMinor
+}
+
+// GetAt returns the value of At.
+func (s *IntegrityEvidence) GetAt() time.Time {
+	return s.At
+}
+
+// GetBy returns the value of By.
+func (s *IntegrityEvidence) GetBy() ChatUserRef {
+	return s.By
+}
+
+// GetKind returns the value of Kind.
+func (s *IntegrityEvidence) GetKind() IntegrityEvidenceKind {
+	return s.Kind
+}
+
+// GetTo returns the value of To.
+func (s *IntegrityEvidence) GetTo() ChatUserRef {
+	return s.To
+}
+
+// GetToAt returns the value of ToAt.
+func (s *IntegrityEvidence) GetToAt() NilDateTime {
+	return s.ToAt
+}
+
+// SetAmountMinor sets the value of AmountMinor.
+func (s *IntegrityEvidence) SetAmountMinor(val NilInt64) {
+	s.AmountMinor = val
+}
+
+// SetAt sets the value of At.
+func (s *IntegrityEvidence) SetAt(val time.Time) {
+	s.At = val
+}
+
+// SetBy sets the value of By.
+func (s *IntegrityEvidence) SetBy(val ChatUserRef) {
+	s.By = val
+}
+
+// SetKind sets the value of Kind.
+func (s *IntegrityEvidence) SetKind(val IntegrityEvidenceKind) {
+	s.Kind = val
+}
+
+// SetTo sets the value of To.
+func (s *IntegrityEvidence) SetTo(val ChatUserRef) {
+	s.To = val
+}
+
+// SetToAt sets the value of ToAt.
+func (s *IntegrityEvidence) SetToAt(val NilDateTime) {
+	s.ToAt = val
+}
+
+type IntegrityEvidenceKind string
+
+const (
+	IntegrityEvidenceKindReferral    IntegrityEvidenceKind = "referral"
+	IntegrityEvidenceKindTip         IntegrityEvidenceKind = "tip"
+	IntegrityEvidenceKindTransfer    IntegrityEvidenceKind = "transfer"
+	IntegrityEvidenceKindSameAddress IntegrityEvidenceKind = "same-address"
+)
+
+// AllValues returns all IntegrityEvidenceKind values.
+func (IntegrityEvidenceKind) AllValues() []IntegrityEvidenceKind {
+	return []IntegrityEvidenceKind{
+		IntegrityEvidenceKindReferral,
+		IntegrityEvidenceKindTip,
+		IntegrityEvidenceKindTransfer,
+		IntegrityEvidenceKindSameAddress,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s IntegrityEvidenceKind) MarshalText() ([]byte, error) {
+	switch s {
+	case IntegrityEvidenceKindReferral:
+		return []byte(s), nil
+	case IntegrityEvidenceKindTip:
+		return []byte(s), nil
+	case IntegrityEvidenceKindTransfer:
+		return []byte(s), nil
+	case IntegrityEvidenceKindSameAddress:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *IntegrityEvidenceKind) UnmarshalText(data []byte) error {
+	switch IntegrityEvidenceKind(data) {
+	case IntegrityEvidenceKindReferral:
+		*s = IntegrityEvidenceKindReferral
+		return nil
+	case IntegrityEvidenceKindTip:
+		*s = IntegrityEvidenceKindTip
+		return nil
+	case IntegrityEvidenceKindTransfer:
+		*s = IntegrityEvidenceKindTransfer
+		return nil
+	case IntegrityEvidenceKindSameAddress:
+		*s = IntegrityEvidenceKindSameAddress
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // Ref: #/components/schemas/IntegrityLink
 type IntegrityLink struct {
+	// What made the link, newest first: up to 10 of each kind.
+	Evidence []IntegrityEvidence `json:"evidence"`
 	// Referral (one referred the other), tip or transfer (one went between them in the last 30 days),
 	// same-address (both signed in from one client address in the last 30 days; with LINK_BY_IP).
 	Reasons  []string `json:"reasons"`
 	UserId   string   `json:"userId"`
 	Username string   `json:"username"`
+}
+
+// GetEvidence returns the value of Evidence.
+func (s *IntegrityLink) GetEvidence() []IntegrityEvidence {
+	return s.Evidence
 }
 
 // GetReasons returns the value of Reasons.
@@ -4511,6 +4788,11 @@ func (s *IntegrityLink) GetUserId() string {
 // GetUsername returns the value of Username.
 func (s *IntegrityLink) GetUsername() string {
 	return s.Username
+}
+
+// SetEvidence sets the value of Evidence.
+func (s *IntegrityLink) SetEvidence(val []IntegrityEvidence) {
+	s.Evidence = val
 }
 
 // SetReasons sets the value of Reasons.
@@ -4530,11 +4812,18 @@ func (s *IntegrityLink) SetUsername(val string) {
 
 // Ref: #/components/schemas/IntegrityPlayerLink
 type IntegrityPlayerLink struct {
-	PlayerId       string   `json:"playerId"`
-	PlayerUsername string   `json:"playerUsername"`
-	Reasons        []string `json:"reasons"`
+	// What made the link, when and by whom, newest first: up to 10 of each kind.
+	Evidence       []IntegrityEvidence `json:"evidence"`
+	PlayerId       string              `json:"playerId"`
+	PlayerUsername string              `json:"playerUsername"`
+	Reasons        []string            `json:"reasons"`
 	// The bettor or trader.
 	UserId string `json:"userId"`
+}
+
+// GetEvidence returns the value of Evidence.
+func (s *IntegrityPlayerLink) GetEvidence() []IntegrityEvidence {
+	return s.Evidence
 }
 
 // GetPlayerId returns the value of PlayerId.
@@ -4555,6 +4844,11 @@ func (s *IntegrityPlayerLink) GetReasons() []string {
 // GetUserId returns the value of UserId.
 func (s *IntegrityPlayerLink) GetUserId() string {
 	return s.UserId
+}
+
+// SetEvidence sets the value of Evidence.
+func (s *IntegrityPlayerLink) SetEvidence(val []IntegrityEvidence) {
+	s.Evidence = val
 }
 
 // SetPlayerId sets the value of PlayerId.
@@ -4582,8 +4876,11 @@ type IntegrityReview struct {
 	DecidedAt NilDateTime `json:"decidedAt"`
 	// The admin who released or voided it.
 	DecidedBy NilChatUserRef `json:"decidedBy"`
-	GameId    string         `json:"gameId"`
-	HeldAt    time.Time      `json:"heldAt"`
+	// Why the admin released or voided it, as they typed it; null while held, in the game's room event
+	// (game:review) and for decisions made before reasons were asked.
+	DecisionReason NilString `json:"decisionReason"`
+	GameId         string    `json:"gameId"`
+	HeldAt         time.Time `json:"heldAt"`
 	// The game's bets when it ended.
 	PoolsMinor int64 `json:"poolsMinor"`
 	// Why its end was held: resign (the loser resigned), timeout (a round or turn was lost on time) or
@@ -4604,6 +4901,11 @@ func (s *IntegrityReview) GetDecidedAt() NilDateTime {
 // GetDecidedBy returns the value of DecidedBy.
 func (s *IntegrityReview) GetDecidedBy() NilChatUserRef {
 	return s.DecidedBy
+}
+
+// GetDecisionReason returns the value of DecisionReason.
+func (s *IntegrityReview) GetDecisionReason() NilString {
+	return s.DecisionReason
 }
 
 // GetGameId returns the value of GameId.
@@ -4649,6 +4951,11 @@ func (s *IntegrityReview) SetDecidedAt(val NilDateTime) {
 // SetDecidedBy sets the value of DecidedBy.
 func (s *IntegrityReview) SetDecidedBy(val NilChatUserRef) {
 	s.DecidedBy = val
+}
+
+// SetDecisionReason sets the value of DecisionReason.
+func (s *IntegrityReview) SetDecisionReason(val NilString) {
+	s.DecisionReason = val
 }
 
 // SetGameId sets the value of GameId.
@@ -8740,6 +9047,11 @@ type PostAdminIntegrityByGameIdReleaseNotFound Error
 
 func (*PostAdminIntegrityByGameIdReleaseNotFound) postAdminIntegrityByGameIdReleaseRes() {}
 
+type PostAdminIntegrityByGameIdReleaseRequestEntityTooLarge Error
+
+func (*PostAdminIntegrityByGameIdReleaseRequestEntityTooLarge) postAdminIntegrityByGameIdReleaseRes() {
+}
+
 type PostAdminIntegrityByGameIdReleaseServiceUnavailable Error
 
 func (*PostAdminIntegrityByGameIdReleaseServiceUnavailable) postAdminIntegrityByGameIdReleaseRes() {}
@@ -8767,6 +9079,10 @@ func (*PostAdminIntegrityByGameIdVoidForbidden) postAdminIntegrityByGameIdVoidRe
 type PostAdminIntegrityByGameIdVoidNotFound Error
 
 func (*PostAdminIntegrityByGameIdVoidNotFound) postAdminIntegrityByGameIdVoidRes() {}
+
+type PostAdminIntegrityByGameIdVoidRequestEntityTooLarge Error
+
+func (*PostAdminIntegrityByGameIdVoidRequestEntityTooLarge) postAdminIntegrityByGameIdVoidRes() {}
 
 type PostAdminIntegrityByGameIdVoidServiceUnavailable Error
 
