@@ -14,7 +14,7 @@ run: setup-db
 	DEMO_BOTS=$${DEMO_BOTS:-5} $(GO) run ./cmd/server
 
 test: setup-db setup-test lint check-generated
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 30m ./...
 
 setup-db:
 	@bash db/setup-postgres.sh

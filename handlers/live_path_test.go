@@ -204,7 +204,8 @@ func TestLivePagesFollowTheGameWithoutReadingTheDatabase(t *testing.T) {
 		}
 	})
 	w.step(t, "the review released", func() {
-		ok("release", a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + game + "/release", header: admin.auth}))
+		ok("release", a.do(t, request{method: http.MethodPost, path: "/admin/integrity/" + game + "/release", header: admin.auth,
+			body: `{"reason": "the resignation came after a fair first round"}`}))
 	})
 	rematch := func(p player, method string) func() {
 		return func() {
