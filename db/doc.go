@@ -33,9 +33,11 @@
 // arena entry, a market batch (the game, the buyers' protection, every
 // balance it may move), a bet as it lands (the intent, the game) and a
 // deposit, donation, tip or bet as it is first sent (the intent). A
-// time-out or self-exclusion follows it too: it ends the player's staked
-// queue entries and open buys (their rows and balances) before it takes
-// the player's lock, and again after it for what committed in between.
+// time-out or self-exclusion follows it too: it locks the player's staked
+// queue entries and the games of their open buys before it takes the
+// player's lock, then ends them (their balances move last). Ledger
+// postings lock their accounts in id order (money.PostAll), so two
+// postings of one user's accounts in opposite directions queue.
 // The player's lock orders an exclusion against money in: whatever
 // waited for it reads the exclusion, and reads the clock only then.
 //

@@ -348,10 +348,12 @@ func TestAnExclusionStopsEveryRequestThatWaitedForIt(t *testing.T) {
 	}
 }
 
-// The paths that put one player's money in take their locks in one order
-// (db/doc.go): market buys and arena entries sent together by the same
-// player wait for each other and never deadlock.
-func TestBuysAndEntriesOfOnePlayerTakeLocksInOneOrder(t *testing.T) {
+// The paths that put one player's money in and take it back take their
+// locks in one order (db/doc.go): arena entries, withdrawals from arenas
+// before their start (a refund), market buys and, at the end, a time-out
+// that cancels the buys, sent together by the same player, wait for each
+// other and never deadlock.
+func TestOnePlayersMoneyPathsTakeLocksInOneOrder(t *testing.T) {
 	a, clk := tournamentApp(t)
 	x := a.depositor(t, 50_000_000)
 	p1, _, game := a.stakedGame(t, 1_000_000, `{"rounds": 3}`)
@@ -368,20 +370,36 @@ func TestBuysAndEntriesOfOnePlayerTakeLocksInOneOrder(t *testing.T) {
 		return n
 	}
 	before := deadlocks()
-	for _, ar := range arenas {
+	for i, ar := range arenas {
 		var wg sync.WaitGroup
-		var entry, buy response
-		wg.Go(func() { entry = ar.join(t, x) })
-		wg.Go(func() { buy = a.order(t, x, game, "buy", p1.id, 100_000, 1, "") })
+		answers := make([]response, 3)
+		wg.Go(func() { answers[0] = ar.join(t, x) })
+		wg.Go(func() { answers[1] = a.order(t, x, game, "buy", p1.id, 100_000, 1, "") })
+		if i > 0 {
+			wg.Go(func() { answers[2] = arenas[i-1].withdraw(t, x) })
+		}
+		if i == rounds-1 {
+			wg.Go(func() {
+				if r := a.exclude(t, x, `{"kind": "timeout", "hours": 24}`); r.Code != http.StatusCreated {
+					t.Errorf("the time-out: %d %s", r.Code, r.Body)
+				}
+			})
+		}
 		wg.Wait()
-		if entry.Code != http.StatusOK || buy.Code != http.StatusCreated {
-			t.Fatalf("the entry: %d %s; the buy: %d %s", entry.Code, entry.Body, buy.Code, buy.Body)
+		for j, r := range answers[:min(3, i+2)] {
+			if r.Code >= 500 {
+				t.Fatalf("round %d, request %d: %d %s", i, j, r.Code, r.Body)
+			}
 		}
 	}
 	// The statistics reach pg_stat_database when a backend reports them.
 	time.Sleep(600 * time.Millisecond)
 	if n := deadlocks() - before; n != 0 {
-		t.Errorf("%d deadlocks among %d entries and buys of one player sent in pairs, want none", n, rounds)
+		t.Errorf("%d deadlocks among one player's entries, withdrawals, buys and time-out, want none", n)
 	}
-	a.wantAvailable(t, x, 50_000_000-rounds*100_000-rounds*100_000, "after the entries and buys")
+	// Only the last arena's entry may stand (or none, if the time-out came
+	// first), and every buy was cancelled by the time-out.
+	if b := a.balances(t, x.auth); b.locked > 100_000 || b.available+b.locked != 50_000_000 {
+		t.Errorf("after the time-out: %+v, want every withdrawn entry refunded and every buy released", b)
+	}
 }

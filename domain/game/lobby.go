@@ -367,6 +367,16 @@ func otherRefused(who string) *domain.Error {
 	return domain.Errorf(domain.CodeConflict, "the %s cannot play for a stake at the moment, so the game cannot start", who)
 }
 
+// LockStakedQueues locks the user's entries in the queues of staked
+// lobbies for tx: what LeaveStakedQueues would end.
+func (s *Service) LockStakedQueues(ctx context.Context, tx bun.Tx, userID string) error {
+	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM user_presence AS p JOIN lobbies AS l ON l.id = p.lobby_id
+		WHERE p.user_id = ? AND p.kind = 'queue' AND l.stake_minor > 0 FOR UPDATE OF p`, userID); err != nil {
+		return fmt.Errorf("lock the staked queue entries of %s: %w", userID, err)
+	}
+	return nil
+}
+
 // LeaveStakedQueues takes the user out of the queue of a staked lobby they
 // wait in, in tx, and tells them (a time-out or self-exclusion starts).
 func (s *Service) LeaveStakedQueues(ctx context.Context, tx bun.Tx, userID string) error {

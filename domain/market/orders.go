@@ -171,6 +171,16 @@ func (s *Service) Cancel(ctx context.Context, userID, gameID, orderID string) (O
 	return out, err
 }
 
+// LockBuyMarkets locks, for tx and in id order, the games whose markets
+// hold open buy orders of userID: what CancelBuysOf would lock first.
+func (s *Service) LockBuyMarkets(ctx context.Context, tx bun.Tx, userID string) error {
+	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM games WHERE id IN (SELECT game_id FROM market_orders
+		WHERE user_id = ? AND side = 'buy' AND status = 'open') ORDER BY id FOR NO KEY UPDATE`, userID); err != nil {
+		return fmt.Errorf("lock the markets of the open buys of %s: %w", userID, err)
+	}
+	return nil
+}
+
 // CancelBuysOf cancels every open buy order of userID, in every market,
 // and releases what they lock, in tx (a time-out or self-exclusion
 // starts). Each market is locked as an order locks it (its game, then

@@ -140,11 +140,16 @@ func PostAll(ctx context.Context, tx bun.Tx, tell Teller, ps []Posting) (int, er
 	}
 	open := newAccounts(accounts)
 	// The entries' trigger (which moves the balances) and foreign keys run
-	// at the end of the statement, after the accounts are opened.
+	// at the end of the statement, after the accounts are opened and after
+	// the existing ones are locked in id order (db/doc.go): two postings of
+	// the same accounts in opposite directions (an entry fee and its refund)
+	// wait for each other instead of deadlocking.
 	var created []string
 	err := tx.NewRaw(`WITH opened AS (
 			INSERT INTO ledger_accounts (id, kind, user_id, allow_negative)
 			SELECT * FROM unnest(?::text[], ?::text[], ?::uuid[], ?::boolean[]) ON CONFLICT (id) DO NOTHING
+		), locked AS (
+			SELECT id FROM ledger_accounts WHERE id = ANY(?::text[]) ORDER BY id FOR NO KEY UPDATE
 		), t AS (
 			INSERT INTO ledger_transactions (kind, reference, memo, created_at)
 			SELECT k, r, m, coalesce(a, now()) FROM unnest(?::text[], ?::text[], ?::text[], ?::timestamptz[]) AS x(k, r, m, a)
@@ -154,8 +159,9 @@ func PostAll(ctx context.Context, tx bun.Tx, tell Teller, ps []Posting) (int, er
 			SELECT t.id, x.a, x.m FROM unnest(?::text[], ?::text[], ?::bigint[]) WITH ORDINALITY AS x(r, a, m, n)
 			JOIN t ON t.reference = x.r ORDER BY x.n
 		)
-		SELECT reference FROM t`,
+		SELECT reference FROM t WHERE (SELECT count(*) FROM locked) >= 0`,
 		pgdialect.Array(open.ids), pgdialect.Array(open.kinds), pgdialect.Array(open.users), pgdialect.Array(open.negative),
+		pgdialect.Array(accounts),
 		pgdialect.Array(kinds), pgdialect.Array(refs), pgdialect.Array(memos), pgdialect.Array(ats),
 		pgdialect.Array(entryRefs), pgdialect.Array(entryAccounts), pgdialect.Array(amounts)).Scan(ctx, &created)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {

@@ -90,9 +90,9 @@ func (s *Service) StartExclusion(ctx context.Context, userID string, r Exclusion
 	var out Exclusion
 	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		// What it ends is locked before the player's lock, in the order of
-		// every path that puts money in (db/doc.go), and ended again after
-		// it for whatever committed in between.
-		if err := s.endMoneyIn(ctx, tx, userID); err != nil {
+		// every path that puts money in (db/doc.go): the queue entries and
+		// the markets' games, not yet the balances.
+		if err := s.lockMoneyIn(ctx, tx, userID); err != nil {
 			return err
 		}
 		if err := lockProtection(ctx, tx, userID, s.now()); err != nil {
@@ -125,6 +125,20 @@ func (s *Service) StartExclusion(ctx context.Context, userID string, r Exclusion
 		return s.endMoneyIn(ctx, tx, userID)
 	})
 	return out, err
+}
+
+// lockMoneyIn locks the rows that endMoneyIn ends: the player's entries in
+// staked queues, then the games of the markets where they have open buys.
+func (s *Service) lockMoneyIn(ctx context.Context, tx bun.Tx, userID string) error {
+	if s.queues != nil {
+		if err := s.queues.LockStakedQueues(ctx, tx, userID); err != nil {
+			return err
+		}
+	}
+	if s.buys != nil {
+		return s.buys.LockBuyMarkets(ctx, tx, userID)
+	}
+	return nil
 }
 
 // endMoneyIn takes the player out of the queues of staked lobbies, then

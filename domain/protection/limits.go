@@ -16,14 +16,18 @@ import (
 )
 
 // QueueLeaver takes a player out of the queues of staked lobbies, in the
-// caller's transaction (the games).
+// caller's transaction (the games). LockStakedQueues only locks those
+// queue entries.
 type QueueLeaver interface {
+	LockStakedQueues(ctx context.Context, tx bun.Tx, userID string) error
 	LeaveStakedQueues(ctx context.Context, tx bun.Tx, userID string) error
 }
 
 // BuyCanceller cancels a player's open market buy orders and releases
 // what they lock, in the caller's transaction (the markets).
+// LockBuyMarkets only locks the games whose markets hold them.
 type BuyCanceller interface {
+	LockBuyMarkets(ctx context.Context, tx bun.Tx, userID string) error
 	CancelBuysOf(ctx context.Context, tx bun.Tx, userID string) error
 }
 
