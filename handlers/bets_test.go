@@ -365,15 +365,15 @@ func TestABetRefusedWhenItLandsIsNoDepositPastTheLimit(t *testing.T) {
 				t.Fatal(err)
 			}
 			p1, p2, game := a.stakedGame(t, tc.stake, `{"rounds": 3}`)
+			// The deposit and the bet (a deposit too) use up the day's limit.
 			bettor := a.spectatorWith(t, 3_000_000+tc.amount)
-			a.putLimits(t, bettor, `{"depositMinor": {"day": 3000000}}`)
+			a.putLimits(t, bettor, jsonBody(map[string]any{"depositMinor": map[string]int64{"day": 3_000_000 + tc.amount}}))
 			a.depositNow(t, bettor, 3_000_000)
-			a.prepareDeposit(t, bettor, 10_000).wantError(t, 409, "LIMIT_EXCEEDED")
-
 			r, signed := a.prepareBet(t, bettor, game, p1.id, tc.amount)
 			if r.Code != 200 {
 				t.Fatalf("prepare the bet while it may join the pool: %d %s", r.Code, r.Body)
 			}
+			a.prepareDeposit(t, bettor, 10_000).wantError(t, 409, "LIMIT_EXCEEDED")
 			tc.refuse(t, a, p1, p2, game)
 			got := a.submitBet(t, bettor, game, signed)
 			if got.Code != 200 || got.json(t)["refunded"] != true {

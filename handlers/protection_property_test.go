@@ -416,12 +416,15 @@ func limitsHoldOverRandomPlay(t *testing.T, seed uint64, steps int, stats map[st
 			game := watched()
 			x, y := amount(10_000, 1_500_000), amount(10_000, 1_500_000)
 			r, body := a.prepareBet(t, p, game, o1.id, x)
-			placed := compareAnswer(t, step+" bet", r, model.judge(now, 0, 0, x), 200)
+			// A bet comes from the wallet and is paid back to the balance:
+			// a deposit too.
+			placed := compareAnswer(t, step+" bet", r, model.judge(now, x, 0, x), 200)
 			if placed {
 				if s := a.submitBet(t, p, game, body); s.Code != 200 || s.json(t)["refunded"] != false {
 					t.Fatalf("%s: the bet: %d %s", step, s.Code, s.Body)
 				}
 				model.losses = append(model.losses, modelFlow{now, x})
+				model.deposits = append(model.deposits, modelFlow{now, x})
 				stats["bet"]++
 			} else {
 				stats["bet refused"]++

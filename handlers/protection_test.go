@@ -790,3 +790,50 @@ func TestADepositPreparedBeforeATighterLimitIsRefusedAtSubmit(t *testing.T) {
 		t.Errorf("after a deposit up to the limit: %+v", b)
 	}
 }
+
+// Bets come from the wallet and what they win or get back is paid to the
+// platform balance: they count as deposits, so a player whose deposit
+// limit is used up cannot move wallet money onto the platform by betting
+// on both players of a game, or on one that nobody else bets against.
+func TestBetsFromTheWalletCountAsDeposits(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	x := a.spectatorWith(t, 20_000_000)
+	a.depositNow(t, x, 1_000_000)
+	a.putLimits(t, x, `{"depositMinor": {"day": 2000000}}`)
+	p1, p2, game := a.stakedGame(t, 2_000_000, `{"rounds": 3}`)
+
+	// Two bets prepared within the limit (the first counts for the
+	// second), and one beyond it.
+	r, first := a.prepareBet(t, x, game, p1.id, 500_000)
+	if r.Code != http.StatusOK {
+		t.Fatalf("a bet within the deposit limit: %d %s", r.Code, r.Body)
+	}
+	r, second := a.prepareBet(t, x, game, p1.id, 400_000)
+	if r.Code != http.StatusOK {
+		t.Fatalf("a second bet within the deposit limit: %d %s", r.Code, r.Body)
+	}
+	r, _ = a.prepareBet(t, x, game, p2.id, 5_000_000)
+	e := wantLimit(t, r, "depositMinor.day", time.Time{})
+	if msg := e["message"].(string); !strings.Contains(msg, "Bets from your wallet count as deposits") ||
+		!strings.Contains(msg, "This bet of 5.00 USDC would go past the limit. It is more than the limit itself: you can bet up to 0.10 USDC now.") {
+		t.Errorf("the refusal of a bet past the deposit limit: %q", msg)
+	}
+	// A tighter limit: the first bet, sent now, would pass it; the second
+	// still fits once the first no longer counts.
+	a.putLimits(t, x, `{"depositMinor": {"day": 1500000}}`)
+	if e := a.submitBet(t, x, game, first).wantError(t, http.StatusConflict, "LIMIT_EXCEEDED"); e["limit"] != "depositMinor.day" {
+		t.Errorf("the first bet sent past the tighter limit: %v", e)
+	}
+	if s := a.submitBet(t, x, game, second); s.Code != http.StatusOK || s.json(t)["refunded"] != false {
+		t.Fatalf("the bet within the tighter limit: %d %s", s.Code, s.Body)
+	}
+	if used := a.limits(t, x).Used.DepositMinor.Day; used != 1_400_000 {
+		t.Errorf("the day's deposits: %d, want the deposit and the bet sent, 1400000", used)
+	}
+	// The bet alone on the winner is paid back to the balance: never past
+	// the limit.
+	a.playTo(t, p1, p2, game, 2)
+	if b := a.balances(t, x.auth); b.available > 1_500_000 || b.available <= 1_000_000 {
+		t.Errorf("after the game: %+v, want the deposit and the bet's payout, within the 1.50 USDC limit", b)
+	}
+}

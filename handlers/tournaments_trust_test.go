@@ -112,7 +112,9 @@ func TestConcurrentArenaCreationsStopAtTheLimit(t *testing.T) {
 // creates another (429 with Retry-After) until one is over.
 func TestArenaCreationIsBoundedInAll(t *testing.T) {
 	clk := newTestClock()
-	env := map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "DATABASE_URL": dbtest.Fresh(t), "TOURNAMENTS_SCHEDULED_MAX": "3"}
+	adminWallet := newWallet(t)
+	env := map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "DATABASE_URL": dbtest.Fresh(t), "TOURNAMENTS_SCHEDULED_MAX": "3",
+		"ADMIN_WALLETS": adminWallet.address()}
 	a := newTestAppAt(t, env, clk.now)
 	var first *arena
 	for i := range 3 {
@@ -123,9 +125,10 @@ func TestArenaCreationIsBoundedInAll(t *testing.T) {
 	}
 	r := createArena(t, a, clk, a.newPlayer(t))
 	r.wantError(t, http.StatusTooManyRequests, "RATE_LIMITED")
-	if r.Header().Get("Retry-After") == "" {
-		t.Errorf("no Retry-After on the refusal: %v", r.Header())
+	if got := r.Header().Get("Retry-After"); got != "720" {
+		t.Errorf("Retry-After %q, want 720: when the first arena scheduled ends, in 12 minutes", got)
 	}
+
 	// The first starts with nobody in it and is cancelled: room for one.
 	first.start(t)
 	if s := first.get(t).Status; s != "cancelled" {
@@ -134,13 +137,18 @@ func TestArenaCreationIsBoundedInAll(t *testing.T) {
 	if r := createArena(t, a, clk, a.newPlayer(t)); r.Code != http.StatusCreated {
 		t.Errorf("with one arena over: %d %s", r.Code, r.Body)
 	}
+	// Players filling the arenas scheduled cannot keep staff out.
+	if r := createArena(t, a, clk, a.admin(t, adminWallet)); r.Code != http.StatusCreated {
+		t.Errorf("an admin's arena past the bound: %d %s", r.Code, r.Body)
+	}
 }
 
 // The demo bots keep a free arena scheduled around the clock, through the
 // API: the per-player limit does not stop them.
 func TestDemoBotsAreNotBoundByTheArenaLimit(t *testing.T) {
 	clk := newTestClock()
-	a := newTestAppAt(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "DATABASE_URL": dbtest.Fresh(t), "DEMO_BOTS": "1"}, clk.now)
+	a := newTestAppAt(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "DATABASE_URL": dbtest.Fresh(t), "DEMO_BOTS": "1",
+		"TOURNAMENTS_SCHEDULED_MAX": "3"}, clk.now)
 	w := wallet{bots.Wallet(a.Keys, 0)}
 	token, id := a.login(t, w, "agent-1")
 	bot := player{wallet: w, id: id, auth: bearer(token, "agent-1")}

@@ -229,7 +229,7 @@ type needs struct {
 	deposits bool // the deposit flows, for players with a deposit limit
 	all      bool // both, whatever the limits (for showing what is used)
 	since    time.Time
-	except   *string // a deposit intent left out of the deposits (the one being weighed)
+	except   *string // an intent left out of the deposits (the deposit or bet being weighed)
 }
 
 // states reads the protection state of users at now in one statement:
@@ -267,10 +267,17 @@ func (g *Guard) states(ctx context.Context, idb bun.IDB, users []string, now tim
 					JOIN ledger_transactions AS t ON t.id = e.transaction_id
 					WHERE e.account_id = 'user:' || u.id || ':available' AND t.kind = 'deposit' AND t.created_at > ?1
 				UNION ALL
-				-- Deposits prepared and not yet confirmed count too: several
-				-- prepared at once cannot pass the limit together.
+				-- Bets from the wallet are deposits too: what they win or get
+				-- back is paid to the platform balance.
+				SELECT t.created_at, e.amount FROM bets AS b
+					JOIN ledger_transactions AS t ON t.reference = b.signature AND t.kind = 'bet'
+					JOIN ledger_entries AS e ON e.transaction_id = t.id AND e.account_id = 'game:' || b.game_id || ':bets'
+					WHERE b.bettor_id = u.id AND NOT b.late AND b.created_at > ?1 AND t.created_at > ?1
+				UNION ALL
+				-- Deposits and bets prepared and not yet confirmed count too:
+				-- several prepared at once cannot pass the limit together.
 				SELECT i.created_at, i.amount_minor FROM intents AS i
-					WHERE i.user_id = u.id AND i.kind = 'deposit' AND i.created_at > ?1
+					WHERE i.user_id = u.id AND i.kind IN ('deposit', 'bet') AND i.created_at > ?1
 						AND (i.status = 'submitted' OR (i.status = 'prepared' AND i.expires_at > ?2))
 						AND i.id IS DISTINCT FROM ?8::uuid) AS f) END AS deposits
 		FROM unnest(?0::uuid[]) AS u (id)

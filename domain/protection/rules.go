@@ -38,8 +38,8 @@ const (
 // moneyIn is one request that puts money in.
 type moneyIn struct {
 	what    string
-	deposit int64   // a deposit's amount, weighed against the deposit limits
-	intent  *string // the deposit's intent, as it is sent: not counted twice
+	deposit int64   // a deposit's or bet's amount, weighed against the deposit limits
+	intent  *string // its intent, once it exists: not counted twice
 	stake   int64   // a stake's or entry fee's amount, weighed against stakeMaxMinor
 	losses  bool    // play: weighed against the loss limits
 	atRisk  int64   // what play may lose: refused when it could take a loss past a limit
@@ -218,16 +218,16 @@ func depositRule(s *state, limits map[string]*int64, now time.Time, in moneyIn) 
 		if worst != nil && !later(at, worstAt) {
 			continue
 		}
-		worst, worstAt = limitError(name, *limit, deposited, at, depositWords(w, *limit, deposited, in.deposit, at)), at
+		worst, worstAt = limitError(name, *limit, deposited, at, depositWords(w, *limit, deposited, in, at)), at
 	}
 	return worst
 }
 
 // depositWords says, in plain sentences, what a deposit limit is, what is
-// left of it, and when this deposit is allowed.
-func depositWords(w time.Duration, limit, deposited, amount int64, at *time.Time) string {
+// left of it, and when this deposit (or bet) is allowed.
+func depositWords(w time.Duration, limit, deposited int64, in moneyIn, at *time.Time) string {
 	var b strings.Builder
-	left := max(limit-deposited, 0)
+	left, amount, verb := max(limit-deposited, 0), in.deposit, "deposit"
 	fmt.Fprintf(&b, "Your %s deposit limit is %s USDC, and you have deposited %s USDC %s, so ",
 		adjective(w), money.FormatUSDC(limit), money.FormatUSDC(deposited), span(w))
 	if left > 0 {
@@ -235,19 +235,23 @@ func depositWords(w time.Duration, limit, deposited, amount int64, at *time.Time
 	} else {
 		b.WriteString("nothing is left.")
 	}
-	fmt.Fprintf(&b, " This deposit of %s USDC would go past the limit.", money.FormatUSDC(amount))
+	if in.what == WhatBet {
+		verb = "bet"
+		b.WriteString(" Bets from your wallet count as deposits: what they win or get back is paid to your platform balance.")
+	}
+	fmt.Fprintf(&b, " This %s of %s USDC would go past the limit.", in.what, money.FormatUSDC(amount))
 	switch {
 	case amount > limit:
 		b.WriteString(" It is more than the limit itself")
 		if left > 0 {
-			fmt.Fprintf(&b, ": you can deposit up to %s USDC now.", money.FormatUSDC(left))
+			fmt.Fprintf(&b, ": you can %s up to %s USDC now.", verb, money.FormatUSDC(left))
 		} else {
 			b.WriteString(".")
 		}
 	case left > 0 && at != nil:
-		fmt.Fprintf(&b, " You can deposit up to %s USDC now, or this amount from %s.", money.FormatUSDC(left), FormatTime(*at))
+		fmt.Fprintf(&b, " You can %s up to %s USDC now, or this amount from %s.", verb, money.FormatUSDC(left), FormatTime(*at))
 	case at != nil:
-		fmt.Fprintf(&b, " You can deposit this amount from %s.", FormatTime(*at))
+		fmt.Fprintf(&b, " You can %s this amount from %s.", verb, FormatTime(*at))
 	}
 	return b.String()
 }
@@ -448,9 +452,9 @@ func (g *Guard) CheckDeposit(ctx context.Context, idb bun.IDB, userID string, am
 // is never refused.
 func (g *Guard) CheckSent(ctx context.Context, idb bun.IDB, userID, kind, intentID string, amount int64) error {
 	switch kind {
-	case WhatDeposit:
+	case WhatDeposit, WhatBet:
 		return g.check(ctx, idb, userID, moneyIn{what: kind, deposit: amount, intent: &intentID})
-	case WhatDonation, WhatTip, WhatBet:
+	case WhatDonation, WhatTip:
 		return g.check(ctx, idb, userID, moneyIn{what: kind})
 	}
 	return nil
@@ -488,11 +492,18 @@ func (g *Guard) CheckEntry(ctx context.Context, idb bun.IDB, userID string, fee 
 	return g.check(ctx, idb, userID, moneyIn{what: WhatEntry, stake: fee, losses: true, atRisk: fee})
 }
 
-// CheckBet refuses a bet of amount: REGION_RESTRICTED, UNDERAGE,
-// SELF_EXCLUDED, AGE_UNCONFIRMED, or LIMIT_EXCEEDED when losing it could
-// take a window's net loss past its limit.
-func (g *Guard) CheckBet(ctx context.Context, idb bun.IDB, userID string, amount int64) error {
-	return g.check(ctx, idb, userID, moneyIn{what: WhatBet, losses: true, atRisk: amount})
+// CheckBet refuses a bet of amount (its intent's id once it has one, ""
+// at its prepare): REGION_RESTRICTED, UNDERAGE, SELF_EXCLUDED,
+// AGE_UNCONFIRMED, or LIMIT_EXCEEDED when losing it could take a window's
+// net loss past its limit, or when it would take a window's deposits past
+// their limit: a bet comes from the wallet and what it wins or gets back
+// is paid to the platform balance, so it counts as a deposit.
+func (g *Guard) CheckBet(ctx context.Context, idb bun.IDB, userID string, amount int64, intentID string) error {
+	in := moneyIn{what: WhatBet, deposit: amount, losses: true, atRisk: amount}
+	if intentID != "" {
+		in.intent = &intentID
+	}
+	return g.check(ctx, idb, userID, in)
 }
 
 // BuyRefusals reads what the rules of market buys (CheckBet's but the

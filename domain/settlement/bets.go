@@ -107,7 +107,7 @@ func (s *Service) PrepareBet(ctx context.Context, u users.User, gameID, onUserID
 		return money.Prepared{}, err
 	}
 	if s.protect != nil {
-		if err := s.protect.CheckBet(ctx, s.db, u.ID, amount); err != nil {
+		if err := s.protect.CheckBet(ctx, s.db, u.ID, amount, ""); err != nil {
 			return money.Prepared{}, err
 		}
 	}
@@ -209,7 +209,7 @@ func (s *Service) ConfirmBet(ctx context.Context, tx bun.Tx, in money.Intent) er
 		return err
 	}
 	if open {
-		open, err = s.stillAllowed(ctx, tx, g.Stake*int64(len(g.Players)), g.Players, gameID, in.UserID, onUserID, in.AmountMinor)
+		open, err = s.stillAllowed(ctx, tx, g.Stake*int64(len(g.Players)), g.Players, gameID, onUserID, in)
 		if err != nil {
 			return err
 		}
@@ -264,9 +264,10 @@ func (s *Service) ConfirmBet(ctx context.Context, tx bun.Tx, in money.Intent) er
 // stillAllowed reports whether a bet that lands in an open game may join
 // its pool: the rules checked at its prepare still hold (the bettor is not
 // linked to a player, the pool has room for it, and player protection does
-// not refuse the bettor: a time-out, self-exclusion or loss limit reached
-// since the prepare).
-func (s *Service) stillAllowed(ctx context.Context, tx bun.Tx, playerPot int64, players []string, gameID, bettorID, onUserID string, amount int64) (bool, error) {
+// not refuse the bettor: a time-out, self-exclusion, or a loss or deposit
+// limit made tighter since the prepare).
+func (s *Service) stillAllowed(ctx context.Context, tx bun.Tx, playerPot int64, players []string, gameID, onUserID string, in money.Intent) (bool, error) {
+	bettorID, amount := in.UserID, in.AmountMinor
 	for _, check := range []func() error{
 		func() error { return s.guard.CheckNotLinked(ctx, tx, bettorID, players) },
 		func() error { return s.checkPoolCap(ctx, tx, playerPot, gameID, onUserID, amount) },
@@ -274,7 +275,7 @@ func (s *Service) stillAllowed(ctx context.Context, tx bun.Tx, playerPot int64, 
 			if s.protect == nil {
 				return nil
 			}
-			return s.protect.CheckBet(ctx, tx, bettorID, amount)
+			return s.protect.CheckBet(ctx, tx, bettorID, amount, in.ID)
 		},
 	} {
 		err := check()

@@ -74,7 +74,7 @@ type Deps struct {
 // Protection is what player protection says about money a spectator puts
 // in: whether they may bet, or donate, now.
 type Protection interface {
-	CheckBet(ctx context.Context, idb bun.IDB, userID string, amount int64) error
+	CheckBet(ctx context.Context, idb bun.IDB, userID string, amount int64, intentID string) error
 	CheckDonation(ctx context.Context, idb bun.IDB, userID string) error
 }
 

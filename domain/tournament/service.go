@@ -129,8 +129,10 @@ type Deps struct {
 	// (0: DefaultCreatePerDay), and ScheduledMax those scheduled or running
 	// (0: DefaultScheduledMax).
 	CreatePerDay, ScheduledMax int
-	// Unlimited are the wallets whose accounts CreatePerDay does not bound
-	// (the demo bots, which keep a free arena scheduled around the clock).
+	// Unlimited are the wallets whose accounts neither bound holds: the
+	// demo bots, which keep a free arena scheduled around the clock, and
+	// the admins, who must be able to when other players filled the
+	// arenas scheduled.
 	Unlimited []string
 }
 
@@ -233,17 +235,29 @@ func (s *Service) boundCreation(ctx context.Context, tx bun.Tx, userID string, n
 		return domain.Errorf(domain.CodeRateLimited, "a player may create at most %d arenas in 24 hours; your next one can be created at %s UTC",
 			s.createPerDay, free.UTC().Format("15:04 on Jan 2")).With("retryAfterSeconds", retryAfter(free.Sub(now)))
 	}
+	if unlimited {
+		return nil
+	}
 	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext('tournaments_scheduled'), 0)"); err != nil {
 		return fmt.Errorf("lock the arenas scheduled: %w", err)
 	}
-	var open int
-	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM tournaments WHERE status IN (?, ?)", StatusScheduled, StatusRunning).
-		Scan(&open); err != nil {
+	var (
+		open   int
+		endsAt time.Time
+	)
+	if err := tx.QueryRowContext(ctx, "SELECT count(*), coalesce(min(ends_at), ?) FROM tournaments WHERE status IN (?, ?)",
+		now, StatusScheduled, StatusRunning).Scan(&open, &endsAt); err != nil {
 		return fmt.Errorf("count the arenas scheduled or running: %w", err)
 	}
 	if open >= s.scheduledMax {
-		return domain.Errorf(domain.CodeRateLimited, "%d arenas are scheduled or running, the most there may be at once; try again in a minute",
-			open).With("retryAfterSeconds", retryAfter(FullRetry))
+		// A place frees when the first of them ends (its last game a little
+		// later): not sooner than FullRetry.
+		free := endsAt
+		if free.Before(now.Add(FullRetry)) {
+			free = now.Add(FullRetry)
+		}
+		return domain.Errorf(domain.CodeRateLimited, "%d arenas are scheduled or running, the most there may be at once; the first of them ends at %s UTC",
+			open, free.UTC().Format("15:04 on Jan 2")).With("retryAfterSeconds", retryAfter(free.Sub(now)))
 	}
 	return nil
 }

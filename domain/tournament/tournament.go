@@ -61,8 +61,8 @@ const (
 	DefaultScheduledMax = 200
 	// CreateWindow is the rolling window of the per-player limit.
 	CreateWindow = 24 * time.Hour
-	// FullRetry is the Retry-After of a creation refused because too many
-	// arenas are scheduled or running: some end every few minutes.
+	// FullRetry is the shortest Retry-After of a creation refused because
+	// too many arenas are scheduled or running.
 	FullRetry = time.Minute
 	// StartSlack is how far in the past a startsAt may be and still be
 	// read as now: a client that asks for "now" is a moment late.

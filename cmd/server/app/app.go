@@ -188,7 +188,8 @@ func (a *App) build(ctx context.Context) error {
 	tournamentFeed := &tournamentFeed{}
 	a.Tournaments = tournament.New(bdb, now, log, tournament.Deps{Games: a.Games, Notify: a.Notify, Feed: a.Social, Tell: a.Rooms,
 		Sink: tournament.Sinks{tournamentFeed, tournament.Announce(announcer.Tournament)}, Protect: protect, Links: guard, MaxPlayers: cfg.TournamentMaxPlayers,
-		CreatePerDay: cfg.TournamentCreatePerDay, ScheduledMax: cfg.TournamentsScheduledMax, Unlimited: bots.Wallets(a.Keys, cfg.DemoBots)})
+		CreatePerDay: cfg.TournamentCreatePerDay, ScheduledMax: cfg.TournamentsScheduledMax,
+		Unlimited: append(bots.Wallets(a.Keys, cfg.DemoBots), cfg.AdminWallets...)})
 	a.Audit = audit.New(bdb)
 
 	if cfg.DemoBots > 0 {
