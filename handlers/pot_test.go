@@ -741,6 +741,9 @@ func waitFor(t testing.TB, cond func() bool) {
 func TestASettlementTransferHangingOnTheChainHoldsNothingUp(t *testing.T) {
 	a := newTestApp(t, noWorkers)
 	ctx := context.Background()
+	if _, err := a.Pot.ProcessTransfers(ctx); err != nil { // other tests' leftovers
+		t.Fatal(err)
+	}
 	p1, p2, hanging := a.stakedGame(t, 100_000, `{"rounds": 1}`)
 	if r, _ := a.donate(t, a.spectatorWith(t, 50_000), hanging, 50_000); r.Code != 200 {
 		t.Fatalf("donate: %d %s", r.Code, r.Body)

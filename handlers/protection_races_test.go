@@ -403,3 +403,32 @@ func TestOnePlayersMoneyPathsTakeLocksInOneOrder(t *testing.T) {
 		t.Errorf("after the time-out: %+v, want every withdrawn entry refunded and every buy released", b)
 	}
 }
+
+// A donation sent before its donor took a time-out but landing after it
+// does not go into the game's pot: it is weighed again as it lands, like a
+// bet, and goes back on chain to the wallet that paid it.
+func TestADonationLandingDuringATimeOutGoesBackToTheWallet(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	_, _, game := a.stakedGame(t, 1_000_000, `{"rounds": 3}`)
+	x := a.spectatorWith(t, 1_000_000)
+	r := a.do(t, request{method: http.MethodPost, path: "/games/" + game + "/donations/prepare", header: x.auth, body: `{"amountMinor": 200000}`})
+	if r.Code != http.StatusOK {
+		t.Fatalf("prepare: %d %s", r.Code, r.Body)
+	}
+	a.sentUnconfirmed(t, x.wallet, r.json(t), true)
+	if r := a.exclude(t, x, `{"kind": "timeout", "hours": 24}`); r.Code != http.StatusCreated {
+		t.Fatalf("time-out: %d %s", r.Code, r.Body)
+	}
+	if err := resolveIntents(a); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.do(t, request{path: "/games/" + game + "/pot"}).json(t)["spectatorPotMinor"]; got != float64(0) {
+		t.Errorf("the game's spectator pot: %v, want nothing from a donor in a time-out", got)
+	}
+	if _, err := a.Pot.ProcessTransfers(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if b := a.balances(t, x.auth); b.onChain != 1_000_000 || b.available != 0 {
+		t.Errorf("the donor after the refund: %+v, want the 1 USDC back in the wallet and nothing on the platform", b)
+	}
+}

@@ -272,6 +272,9 @@ func (a *testApp) moneyIn(t *testing.T, s excludedSetup, p player, anotherLobby 
 		"market buy":       func() response { return a.order(t, p, s.game, "buy", s.p1.id, 300_000, 1, "") },
 		"donation prepare": post("/games/"+s.game+"/donations/prepare", `{"amountMinor": 100000}`),
 		"tip prepare":      post("/tips/prepare", jsonBody(map[string]any{"toUserId": s.friend.id, "amountMinor": 100_000})),
+		// A plain transfer to another player's wallet is a tip without its
+		// chat line.
+		"transfer to a player": post("/wallets/transfer/prepare", jsonBody(map[string]any{"toAddress": s.friend.address(), "amountMinor": 100_000})),
 	}
 }
 
@@ -335,7 +338,12 @@ func TestATimeOutClosesEveryWayMoneyGoesInAndNoWayItComesOut(t *testing.T) {
 	}
 	a.wantAvailable(t, s.x, 8_000_000, "after the refusals")
 
-	// Money out and free play go on.
+	// Money out and free play go on: a transfer to a wallet of no player's
+	// is the player's own money moving.
+	if r := a.do(t, request{method: http.MethodPost, path: "/wallets/transfer/prepare", header: s.x.auth,
+		body: jsonBody(map[string]any{"toAddress": newWallet(t).address(), "amountMinor": 100_000})}); r.Code != http.StatusOK {
+		t.Errorf("a transfer to a wallet of no player's: %d %s", r.Code, r.Body)
+	}
 	if r := a.do(t, request{method: http.MethodPost, path: "/wallets/withdraw", header: s.x.auth, body: `{"amountMinor": 1000000}`}); r.Code != 200 && r.Code != 202 {
 		t.Errorf("withdrawal: %d %s", r.Code, r.Body)
 	}

@@ -407,6 +407,15 @@ func (s *Service) Prepare(ctx context.Context, p PrepareSpec) (Prepared, error) 
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return Prepared{}, fmt.Errorf("look up address %s: %w", p.To, err)
 		}
+		if s.protect != nil {
+			if kind, err := s.protectedKind(ctx, KindTransfer, p.To.String()); err != nil {
+				return Prepared{}, err
+			} else if kind != KindTransfer {
+				if err := s.protect.CheckSent(ctx, s.db, p.User.ID, kind, "", p.Amount); err != nil {
+					return Prepared{}, err
+				}
+			}
+		}
 	}
 	// The platform opens its own token accounts (vault, escrows); a plain
 	// transfer's sender opens the recipient's, or anyone could make the
@@ -647,7 +656,11 @@ func (s *Service) markSent(ctx context.Context, in Intent, fee int64, sig string
 			return nil // a concurrent submit sent it
 		}
 		if s.protect != nil {
-			if err := s.protect.CheckSent(ctx, tx, in.UserID, in.Kind, in.ID, in.AmountMinor); errors.As(err, &refused) {
+			kind, err := s.protectedKind(ctx, in.Kind, in.Destination)
+			if err != nil {
+				return err
+			}
+			if err := s.protect.CheckSent(ctx, tx, in.UserID, kind, in.ID, in.AmountMinor); errors.As(err, &refused) {
 				return refused
 			} else if err != nil {
 				return err
@@ -671,6 +684,26 @@ func (s *Service) markSent(ctx context.Context, in Intent, fee int64, sig string
 		}
 	}
 	return err
+}
+
+// kindTip is what player protection weighs a plain transfer to another
+// player's wallet as: a tip without its chat line.
+const kindTip = "tip"
+
+// protectedKind is the kind player protection weighs an intent of kind to
+// destination as: a plain transfer to another player's wallet is a tip.
+func (s *Service) protectedKind(ctx context.Context, kind, destination string) (string, error) {
+	if kind != KindTransfer {
+		return kind, nil
+	}
+	toPlayer, err := s.db.NewSelect().Table("users").Where("wallet_address = ?", destination).Exists(ctx)
+	if err != nil {
+		return "", fmt.Errorf("look up the owner of %s: %w", destination, err)
+	}
+	if toPlayer {
+		return kindTip, nil
+	}
+	return kind, nil
 }
 
 func notConfirmedYet(sig string) error {

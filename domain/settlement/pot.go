@@ -174,8 +174,9 @@ type Donated struct {
 // the intent's confirmation: the ledger entry into the spectator pot, the
 // donation row, the line in the donor's wallet history, game:donation and
 // game:pot, and the system chat message.
-// A donation that lands after the game ended is refunded on chain to the
-// wallet that paid it (see signTransfer).
+// A donation that lands after the game ended, or after its donor took a
+// time-out or excluded themselves, is refunded on chain to the wallet that
+// paid it (see signTransfer).
 func (s *Service) ConfirmDonation(ctx context.Context, tx bun.Tx, in money.Intent) error {
 	gameID, sig, now := in.Reference, *in.Signature, s.now()
 	var status string
@@ -188,6 +189,15 @@ func (s *Service) ConfirmDonation(ctx context.Context, tx bun.Tx, in money.Inten
 		return err
 	}
 	late := status != game.StatusActive
+	if !late && s.protect != nil {
+		// Weighed again as it lands, like a bet: a donor who took a time-out
+		// since it was sent gets it back on chain.
+		err := s.protect.CheckDonation(ctx, tx, in.UserID)
+		var refused *domain.Error
+		if late = errors.As(err, &refused); !late && err != nil {
+			return err
+		}
+	}
 	if _, err := tx.ExecContext(ctx, "INSERT INTO donations (signature, game_id, donor_id, amount_minor, created_at, late) VALUES (?, ?, ?, ?, ?, ?)",
 		sig, gameID, in.UserID, in.AmountMinor, now, late); err != nil {
 		return err
