@@ -406,10 +406,14 @@ func TestOnePlayersMoneyPathsTakeLocksInOneOrder(t *testing.T) {
 
 // A donation sent before its donor took a time-out but landing after it
 // does not go into the game's pot: it is weighed again as it lands, like a
-// bet, and goes back on chain to the wallet that paid it.
+// bet, and goes back on chain to the wallet that paid it, once, even when
+// the game then ends abandoned (which refunds the donations in its pot).
 func TestADonationLandingDuringATimeOutGoesBackToTheWallet(t *testing.T) {
 	a := newTestApp(t, noWorkers)
-	_, _, game := a.stakedGame(t, 1_000_000, `{"rounds": 3}`)
+	if _, err := a.Pot.ProcessTransfers(t.Context()); err != nil { // other tests' leftovers
+		t.Fatal(err)
+	}
+	_, _, game := a.stakedGame(t, 1_000_000, `{"rounds": 1, "roundSeconds": 3}`)
 	x := a.spectatorWith(t, 1_000_000)
 	r := a.do(t, request{method: http.MethodPost, path: "/games/" + game + "/donations/prepare", header: x.auth, body: `{"amountMinor": 200000}`})
 	if r.Code != http.StatusOK {
@@ -425,8 +429,18 @@ func TestADonationLandingDuringATimeOutGoesBackToTheWallet(t *testing.T) {
 	if got := a.do(t, request{path: "/games/" + game + "/pot"}).json(t)["spectatorPotMinor"]; got != float64(0) {
 		t.Errorf("the game's spectator pot: %v, want nothing from a donor in a time-out", got)
 	}
+	// Nobody moves: the round times out for both and the game is abandoned.
+	waitFor(t, func() bool {
+		if _, err := a.Games.ExpireDue(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return a.do(t, request{path: "/games/" + game}).json(t)["status"] == "cancelled"
+	})
 	if _, err := a.Pot.ProcessTransfers(t.Context()); err != nil {
 		t.Fatal(err)
+	}
+	if ts, _ := a.Pot.Transfers(t.Context(), game); len(ts) != 1 || ts[0].Status != "confirmed" {
+		t.Errorf("the game's transfers: %s, want the donation's one refund, confirmed", transferList(ts))
 	}
 	if b := a.balances(t, x.auth); b.onChain != 1_000_000 || b.available != 0 {
 		t.Errorf("the donor after the refund: %+v, want the 1 USDC back in the wallet and nothing on the platform", b)

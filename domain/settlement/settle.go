@@ -53,9 +53,10 @@ func (s *Service) StartSettle(tx bun.Tx, g game.Game, players []string, o rules.
 	reads.Column(&betOn, "SELECT EXISTS (SELECT 1 FROM bets WHERE game_id = ? AND status = ? AND NOT late)", g.ID, BetOpen)
 	win := o.Winner != ""
 	if !win {
-		// After a draw or a cancellation each donation goes back on chain.
+		// After a draw or a cancellation each donation in the pot goes back
+		// on chain (a late one is on its way back already).
 		reads.Column(db.JSON(&refunds), `SELECT json_agg(json_build_object('signature', d.signature, 'amount', d.amount_minor, 'wallet', u.wallet_address))
-			FROM donations AS d JOIN users AS u ON u.id = d.donor_id WHERE d.game_id = ?`, g.ID)
+			FROM donations AS d JOIN users AS u ON u.id = d.donor_id WHERE d.game_id = ? AND NOT d.late`, g.ID)
 	}
 	return func(ctx context.Context, review string) (game.Settlement, error) {
 		var out game.Settlement
