@@ -507,45 +507,8 @@ func noMoneyInAfterAnExclusion(t *testing.T, seed uint64, seen map[string]int) {
 	rng := rand.New(rand.NewPCG(seed, 11))
 	clk := newTestClock()
 	a := newTestAppAt(t, noWorkers, func() time.Time { return time.Unix(0, clk.ns.Add(int64(time.Microsecond))).UTC() })
-	x, host, challenger, friend := a.depositor(t, 20_000_000), a.depositor(t, 2_000_000), a.depositor(t, 2_000_000), a.newPlayer(t)
-	a.fund(t, x, 10_000_000)
-	lobby := a.lobby(t, host, `{"gameType": "rps", "stakeMinor": 500000}`)
-	a.join(t, host, lobby)
-	r := a.do(t, request{method: http.MethodPost, path: "/challenges", header: challenger.auth,
-		body: jsonBody(map[string]any{"toUserId": x.id, "gameType": "rps", "stakeMinor": 500_000})})
-	if r.Code != http.StatusCreated {
-		t.Fatalf("challenge: %d %s", r.Code, r.Body)
-	}
-	challenge := r.json(t)["id"].(string)
-	p1, p2, game := a.stakedGame(t, 1_000_000, `{"rounds": 3}`)
-	signed := func(prepare, body string) string {
-		r := a.do(t, request{method: http.MethodPost, path: prepare, header: x.auth, body: body})
-		if r.Code != http.StatusOK {
-			t.Fatalf("prepare %s: %d %s", prepare, r.Code, r.Body)
-		}
-		prep := r.json(t)
-		return jsonBody(map[string]string{"intentId": prep["intentId"].(string),
-			"signedTransaction": signPrepared(t, x.wallet, prep["transaction"].(string), nil)})
-	}
-	post := func(path, body string) func() response {
-		return func() response {
-			return a.do(t, request{method: http.MethodPost, path: path, header: x.auth, body: body})
-		}
-	}
-	ops := map[string]func() response{
-		"queue join":       post("/lobbies/"+lobby+"/join-queue", ""),
-		"challenge accept": post("/challenges/"+challenge+"/accept", ""),
-		"deposit":          post("/wallets/transfer/submit", signed("/wallets/transfer/prepare", jsonBody(map[string]any{"toAddress": a.Money.DepositAddress().String(), "amountMinor": 1_000_000}))),
-		"donation":         post("/games/"+game+"/donations/submit", signed("/games/"+game+"/donations/prepare", `{"amountMinor": 100000}`)),
-		"tip":              post("/tips/broadcast", signed("/tips/prepare", jsonBody(map[string]any{"toUserId": friend.id, "amountMinor": 100_000}))),
-	}
-	for i := range 2 {
-		ar := newArena(t, a, clk, host, map[string]any{"entryFeeMinor": 100_000})
-		ops[fmt.Sprint("entry ", i)] = func() response { return ar.join(t, x) }
-		_, bet := a.prepareBet(t, x, game, []string{p1.id, p2.id}[i], 100_000)
-		ops[fmt.Sprint("bet ", i)] = post("/games/"+game+"/bets/submit", bet)
-		ops[fmt.Sprint("buy ", i)] = func() response { return a.order(t, x, game, "buy", p1.id, int64(100_000*(i+1)), 1, "") }
-	}
+	race := a.moneyInRace(t, clk, 2)
+	x, p1, p2, game, ops := race.x, race.p1, race.p2, race.game, race.ops
 	start := a.balances(t, x.auth)
 	var startLedger int64
 	if err := a.DB.NewRaw("SELECT coalesce(max(id), 0) FROM ledger_transactions").Scan(t.Context(), &startLedger); err != nil {

@@ -208,6 +208,65 @@ func TestATimeOutWaitsForMoneyAlreadyGoingIn(t *testing.T) {
 	}
 }
 
+// moneyInRace is a player with money on the platform and in the wallet,
+// and a request ready for every way their money goes in: a staked queue
+// join (an opponent waits), a challenge to accept, n paid arena entries
+// and n market buys, and a deposit, a donation, a tip and n bets prepared
+// and signed, to send.
+type moneyInRace struct {
+	x, friend, p1, p2 player
+	game              string
+	arenas            []*arena
+	ops               map[string]func() response
+}
+
+func (a *testApp) moneyInRace(t *testing.T, clk *testClock, n int) moneyInRace {
+	t.Helper()
+	var r moneyInRace
+	var host, challenger player
+	r.x, host, challenger, r.friend = a.depositor(t, 20_000_000), a.depositor(t, 2_000_000), a.depositor(t, 2_000_000), a.newPlayer(t)
+	a.fund(t, r.x, 10_000_000) // on chain, for what goes from the wallet
+	lobby := a.lobby(t, host, `{"gameType": "rps", "stakeMinor": 500000}`)
+	a.join(t, host, lobby)
+	c := a.do(t, request{method: http.MethodPost, path: "/challenges", header: challenger.auth,
+		body: jsonBody(map[string]any{"toUserId": r.x.id, "gameType": "rps", "stakeMinor": 500_000})})
+	if c.Code != http.StatusCreated {
+		t.Fatalf("challenge: %d %s", c.Code, c.Body)
+	}
+	r.p1, r.p2, r.game = a.stakedGame(t, 1_000_000, `{"rounds": 3}`)
+	post := func(path, body string) func() response {
+		return func() response {
+			return a.do(t, request{method: http.MethodPost, path: path, header: r.x.auth, body: body})
+		}
+	}
+	signed := func(prepare, body string) string {
+		p := a.do(t, request{method: http.MethodPost, path: prepare, header: r.x.auth, body: body})
+		if p.Code != http.StatusOK {
+			t.Fatalf("prepare %s: %d %s", prepare, p.Code, p.Body)
+		}
+		prep := p.json(t)
+		return jsonBody(map[string]string{"intentId": prep["intentId"].(string),
+			"signedTransaction": signPrepared(t, r.x.wallet, prep["transaction"].(string), nil)})
+	}
+	r.ops = map[string]func() response{
+		"queue join":       post("/lobbies/"+lobby+"/join-queue", ""),
+		"challenge accept": post("/challenges/"+c.json(t)["id"].(string)+"/accept", ""),
+		"deposit": post("/wallets/transfer/submit",
+			signed("/wallets/transfer/prepare", jsonBody(map[string]any{"toAddress": a.Money.DepositAddress().String(), "amountMinor": 1_000_000}))),
+		"donation": post("/games/"+r.game+"/donations/submit", signed("/games/"+r.game+"/donations/prepare", `{"amountMinor": 100000}`)),
+		"tip":      post("/tips/broadcast", signed("/tips/prepare", jsonBody(map[string]any{"toUserId": r.friend.id, "amountMinor": 100_000}))),
+	}
+	for i := range n {
+		ar := newArena(t, a, clk, a.newPlayer(t), map[string]any{"entryFeeMinor": 100_000})
+		r.arenas = append(r.arenas, ar)
+		r.ops[fmt.Sprint("entry ", i)] = func() response { return ar.join(t, r.x) }
+		_, bet := a.prepareBet(t, r.x, r.game, []string{r.p1.id, r.p2.id}[i%2], 100_000)
+		r.ops[fmt.Sprint("bet ", i)] = post("/games/"+r.game+"/bets/submit", bet)
+		r.ops[fmt.Sprint("buy ", i)] = func() response { return a.order(t, r.x, r.game, "buy", r.p1.id, int64(100_000*(i+1)), 1, "") }
+	}
+	return r
+}
+
 // wantOneThrough fails t unless exactly one of the answers codes is ok and
 // every other a refusal (409): what says what was sent at once.
 func wantOneThrough(t *testing.T, codes []int, ok int, what string) {
@@ -245,50 +304,10 @@ func (a *testApp) lockWaits(t testing.TB) int {
 func TestAnExclusionStopsEveryRequestThatWaitedForIt(t *testing.T) {
 	clk := newTestClock()
 	a := newTestAppAt(t, noWorkers, clk.now)
-	x, host, challenger, friend := a.depositor(t, 10_000_000), a.depositor(t, 2_000_000), a.depositor(t, 2_000_000), a.newPlayer(t)
-	a.fund(t, x, 5_000_000) // on chain, for what goes from the wallet
-	lobby := a.lobby(t, host, `{"gameType": "rps", "stakeMinor": 500000}`)
-	a.join(t, host, lobby)
-	r := a.do(t, request{method: http.MethodPost, path: "/challenges", header: challenger.auth,
-		body: jsonBody(map[string]any{"toUserId": x.id, "gameType": "rps", "stakeMinor": 500_000})})
-	if r.Code != http.StatusCreated {
-		t.Fatalf("challenge: %d %s", r.Code, r.Body)
-	}
-	challenge := r.json(t)["id"].(string)
-	ar := newArena(t, a, clk, host, map[string]any{"entryFeeMinor": 100_000})
-	p1, _, game := a.stakedGame(t, 1_000_000, `{"rounds": 3}`)
-
-	// What goes from the wallet is prepared and signed before the time-out.
-	signed := func(prepare, body string) string {
-		r := a.do(t, request{method: http.MethodPost, path: prepare, header: x.auth, body: body})
-		if r.Code != http.StatusOK {
-			t.Fatalf("prepare %s: %d %s", prepare, r.Code, r.Body)
-		}
-		prep := r.json(t)
-		return jsonBody(map[string]string{"intentId": prep["intentId"].(string),
-			"signedTransaction": signPrepared(t, x.wallet, prep["transaction"].(string), nil)})
-	}
-	deposit := signed("/wallets/transfer/prepare", jsonBody(map[string]any{"toAddress": a.Money.DepositAddress().String(), "amountMinor": 1_000_000}))
-	donation := signed("/games/"+game+"/donations/prepare", `{"amountMinor": 100000}`)
-	tip := signed("/tips/prepare", jsonBody(map[string]any{"toUserId": friend.id, "amountMinor": 100_000}))
-	_, bet := a.prepareBet(t, x, game, p1.id, 100_000)
+	r := a.moneyInRace(t, clk, 1)
+	x, friend, ar := r.x, r.friend, r.arenas[0]
 	before := a.balances(t, x.auth)
-
-	post := func(path, body string) func() response {
-		return func() response {
-			return a.do(t, request{method: http.MethodPost, path: path, header: x.auth, body: body})
-		}
-	}
-	paths := map[string]func() response{
-		"a staked queue join":  post("/lobbies/"+lobby+"/join-queue", ""),
-		"a challenge accepted": post("/challenges/"+challenge+"/accept", ""),
-		"a paid arena entry":   func() response { return ar.join(t, x) },
-		"a market buy":         func() response { return a.order(t, x, game, "buy", p1.id, 300_000, 1, "") },
-		"a deposit sent":       post("/wallets/transfer/submit", deposit),
-		"a donation sent":      post("/games/"+game+"/donations/submit", donation),
-		"a tip sent":           post("/tips/broadcast", tip),
-		"a bet sent":           post("/games/"+game+"/bets/submit", bet),
-	}
+	paths := r.ops
 
 	// The player's protection lock held, the time-out queues for it first,
 	// then every request that puts the player's money in.
@@ -340,7 +359,7 @@ func TestAnExclusionStopsEveryRequestThatWaitedForIt(t *testing.T) {
 	if after := a.balances(t, x.auth); after != before {
 		t.Errorf("the player's balances after the time-out: %+v, want them as before it, %+v", after, before)
 	}
-	if got := a.onChain(t, friend.wallet.key.PublicKey()); got != 0 {
+	if got := a.onChain(t, friend.key.PublicKey()); got != 0 {
 		t.Errorf("the tip's recipient holds %d on chain, want nothing", got)
 	}
 	if d := ar.get(t); d.PlayerCount != 0 {
