@@ -380,6 +380,22 @@ func (a *testApp) lamports(t testing.TB, owner solana.PublicKey) int64 {
 // to get its rent back.
 func (a *testApp) closeTokenAccount(t testing.TB, w wallet) {
 	t.Helper()
+	owner := w.key.PublicKey()
+	a.sendAsWallet(t, w, "closing the token account", token.NewCloseAccountInstruction(chain.ATA(owner, a.Money.Mint()), owner, owner, nil).Build())
+}
+
+// openTokenAccount opens the wallet's USDC account again, at the wallet's
+// own cost.
+func (a *testApp) openTokenAccount(t testing.TB, w wallet) {
+	t.Helper()
+	owner := w.key.PublicKey()
+	a.sendAsWallet(t, w, "opening the token account", chain.CreateATAIdempotent(owner, owner, a.Money.Mint()))
+}
+
+// sendAsWallet sends ix in a transaction the wallet pays for and signs,
+// and waits for its confirmation.
+func (a *testApp) sendAsWallet(t testing.TB, w wallet, what string, ix solana.Instruction) {
+	t.Helper()
 	ctx := context.Background()
 	c := a.Money.Chain()
 	bh, err := c.Blockhash(ctx)
@@ -388,8 +404,7 @@ func (a *testApp) closeTokenAccount(t testing.TB, w wallet) {
 	}
 	owner := w.key.PublicKey()
 	tx, err := solana.NewTransaction([]solana.Instruction{
-		token.NewCloseAccountInstruction(chain.ATA(owner, a.Money.Mint()), owner, owner, nil).Build(),
-		chain.Memo("close "+time.Now().String(), owner), // a new transaction each time, even on one blockhash
+		ix, chain.Memo(what+" "+time.Now().String(), owner), // a new transaction each time, even on one blockhash
 	}, bh, solana.TransactionPayer(owner))
 	if err != nil {
 		t.Fatal(err)
@@ -398,7 +413,7 @@ func (a *testApp) closeTokenAccount(t testing.TB, w wallet) {
 		t.Fatal(err)
 	}
 	if _, err := c.SendAndConfirm(ctx, tx, 10*time.Second); err != nil {
-		t.Fatalf("closing the token account: %v", err)
+		t.Fatalf("%s: %v", what, err)
 	}
 }
 
@@ -474,32 +489,6 @@ func TestReconciliationAndLedgerGuards(t *testing.T) {
 func ExampleFormatUSDC() {
 	fmt.Println(money.FormatUSDC(2_557_500), money.FormatUSDC(10_000), money.FormatUSDC(-3_000_000))
 	// Output: 2.5575 0.01 -3.00
-}
-
-// openTokenAccount opens the wallet's USDC account again, at the wallet's
-// own cost.
-func (a *testApp) openTokenAccount(t testing.TB, w wallet) {
-	t.Helper()
-	ctx := context.Background()
-	c := a.Money.Chain()
-	bh, err := c.Blockhash(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner := w.key.PublicKey()
-	tx, err := solana.NewTransaction([]solana.Instruction{
-		chain.CreateATAIdempotent(owner, owner, a.Money.Mint()),
-		chain.Memo("open "+time.Now().String(), owner),
-	}, bh, solana.TransactionPayer(owner))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := chain.SignWith(tx, w.key); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.SendAndConfirm(ctx, tx, 10*time.Second); err != nil {
-		t.Fatalf("opening the token account: %v", err)
-	}
 }
 
 // reconciliationLine is an address of GET /admin/reconciliation as a client
