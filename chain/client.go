@@ -16,6 +16,10 @@ import (
 // the same code path for a real cluster, the embedded chain and LiteSVM.
 type Client struct {
 	RPC *rpc.Client
+	// Commitment is how far a transaction must have gone for Status to
+	// call it landed: confirmed (the zero value), or finalized, which a
+	// cluster cannot roll back.
+	Commitment rpc.CommitmentType
 }
 
 // NewClient returns a client for url. httpClient may be nil (the default
@@ -64,8 +68,9 @@ func (c *Client) Send(ctx context.Context, tx *solana.Transaction) (solana.Signa
 	return sig, nil
 }
 
-// Status reports whether a transaction has landed: confirmed (true, nil),
-// failed on chain (false, *RejectedError), or not seen (false, nil).
+// Status reports whether a transaction has landed at the client's
+// commitment (true, nil), failed on chain (false, *RejectedError), or is
+// not seen or not that far yet (false, nil).
 func (c *Client) Status(ctx context.Context, sig solana.Signature) (bool, error) {
 	out, err := c.RPC.GetSignatureStatuses(ctx, true, sig)
 	if err != nil {
@@ -78,8 +83,13 @@ func (c *Client) Status(ctx context.Context, sig solana.Signature) (bool, error)
 	if st.Err != nil {
 		return false, &RejectedError{Reason: fmt.Sprint(st.Err)}
 	}
-	return st.ConfirmationStatus == rpc.ConfirmationStatusConfirmed ||
-		st.ConfirmationStatus == rpc.ConfirmationStatusFinalized, nil
+	switch st.ConfirmationStatus {
+	case rpc.ConfirmationStatusFinalized:
+		return true, nil
+	case rpc.ConfirmationStatusConfirmed:
+		return c.Commitment != rpc.CommitmentFinalized, nil
+	}
+	return false, nil
 }
 
 // Outcome is what the chain says of a transaction that was sent.

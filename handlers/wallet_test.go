@@ -12,6 +12,7 @@ import (
 
 	"github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/programs/token"
+	"github.com/gagliardetto/solana-go/rpc"
 	"github.com/uptrace/bun"
 
 	"wager/chain"
@@ -576,5 +577,38 @@ func TestUnattributedUSDCIsListedAndOnlyAShortfallUnbalancesTheBooks(t *testing.
 	}
 	if balanced, v := reconcile(); !balanced || v.ShortfallMinor != 0 || v.UnattributedMinor != 0 {
 		t.Errorf("the books made exact: balanced %t, vault %+v", balanced, v)
+	}
+}
+
+// Nothing is credited before the chain reports it at CREDIT_COMMITMENT: a
+// deposit that has landed but is only confirmed waits, and is credited once
+// the chain reports it finalized.
+func TestADepositIsCreditedOnlyAtTheCreditCommitment(t *testing.T) {
+	clk := newTestClock()
+	a := newTestAppAt(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "CREDIT_COMMITMENT": "finalized",
+		"CHAIN_FINALIZE_SLOTS": "10"}, clk.now)
+	w, auth := a.funded(t, 2_000_000)
+	p := a.prepare(t, auth, a.depositAddress(t, auth), 1_000_000)
+	_, sig := a.sentUnconfirmed(t, w, p, true)
+
+	st, err := a.Money.Chain().RPC.GetSignatureStatuses(t.Context(), false, solana.MustSignatureFromBase58(sig))
+	if err != nil || st.Value[0] == nil || st.Value[0].ConfirmationStatus != rpc.ConfirmationStatusConfirmed {
+		t.Fatalf("the deposit's status on chain: %+v %v, want confirmed", st, err)
+	}
+	if err := resolveIntents(a); err != nil {
+		t.Fatal(err)
+	}
+	if b := a.balances(t, auth); b.available != 0 || b.onChain != 1_000_000 {
+		t.Errorf("while the deposit is only confirmed: %+v, want it out of the wallet and nothing credited", b)
+	}
+	if status, _ := a.intentStatus(t, p["intentId"]); status != "submitted" {
+		t.Errorf("the intent while only confirmed: %s, want submitted", status)
+	}
+	clk.advance(10 * 400 * time.Millisecond) // ten slots: finalized
+	if err := resolveIntents(a); err != nil {
+		t.Fatal(err)
+	}
+	if b := a.balances(t, auth); b.available != 1_000_000 {
+		t.Errorf("once the deposit is finalized: %+v, want it credited", b)
 	}
 }

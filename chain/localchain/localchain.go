@@ -40,7 +40,8 @@ const (
 	// BlockhashLifetime is how long a blockhash stays valid (about 150
 	// slots of 400 ms).
 	BlockhashLifetime = 60 * time.Second
-	// blockhashEvery is how often a new blockhash is produced on demand.
+	// blockhashEvery is how often a new blockhash is produced on demand:
+	// a slot's time.
 	blockhashEvery = 400 * time.Millisecond
 	// lockKey serialises transaction processing across instances, as a
 	// leader orders a real chain's transactions.
@@ -57,6 +58,9 @@ type Chain struct {
 
 	Mint          solana.PublicKey
 	MintAuthority solana.PublicKey
+	// FinalizeSlots is how many slots (of blockhashEvery) after it landed a
+	// transaction is reported finalized; before, confirmed.
+	FinalizeSlots int
 }
 
 // New opens the chain stored in bdb, creating the USDC-like mint at genesis
@@ -144,17 +148,20 @@ func (c *Chain) SendTransaction(ctx context.Context, raw []byte) (solana.Signatu
 	return sig, err
 }
 
-// SignatureStatus returns the slot of a processed transaction, or false.
-func (c *Chain) SignatureStatus(ctx context.Context, sig string) (uint64, bool, error) {
-	var slot uint64
-	err := c.db.NewSelect().Table("localchain.transactions").Column("slot").Where("signature = ?", sig).Scan(ctx, &slot)
+// SignatureStatus returns the slot of a processed transaction and whether
+// it is finalized (FinalizeSlots after it landed), or false when it was
+// not processed.
+func (c *Chain) SignatureStatus(ctx context.Context, sig string) (slot uint64, finalized, ok bool, err error) {
+	var row txRow
+	err = c.db.NewSelect().Model(&row).Column("slot", "created_at").Where("signature = ?", sig).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, false, nil
+		return 0, false, false, nil
 	}
 	if err != nil {
-		return 0, false, fmt.Errorf("read the status of transaction %s: %w", sig, err)
+		return 0, false, false, fmt.Errorf("read the status of transaction %s: %w", sig, err)
 	}
-	return slot, true, nil
+	finalized = !c.now().Before(row.CreatedAt.Add(time.Duration(c.FinalizeSlots) * blockhashEvery))
+	return row.Slot, finalized, true, nil
 }
 
 // LatestBlockhash returns the newest blockhash, producing a new one when the

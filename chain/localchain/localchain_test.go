@@ -134,7 +134,7 @@ func TestTransferThroughSolanaGoClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := again.SignatureStatus(f.context, sig.String()); !ok {
+	if _, _, ok, _ := again.SignatureStatus(f.context, sig.String()); !ok {
 		t.Error("the transaction is gone after reopening the chain")
 	}
 }

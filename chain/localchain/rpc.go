@@ -164,13 +164,17 @@ func (c *Chain) call(ctx context.Context, method string, params []json.RawMessag
 		}
 		out := make([]any, len(sigs))
 		for i, sig := range sigs {
-			slot, ok, err := c.SignatureStatus(ctx, sig)
+			slot, finalized, ok, err := c.SignatureStatus(ctx, sig)
 			if err != nil {
 				return nil, err
 			}
 			if ok {
+				status := "confirmed"
+				if finalized {
+					status = "finalized"
+				}
 				out[i] = map[string]any{"slot": slot, "confirmations": nil, "err": nil,
-					"confirmationStatus": "finalized", "status": map[string]any{"Ok": nil}}
+					"confirmationStatus": status, "status": map[string]any{"Ok": nil}}
 			}
 		}
 		return c.withContext(ctx, out)

@@ -48,6 +48,19 @@ type Localnet struct {
 // cannot start.
 func Start(t testing.TB) *Localnet {
 	t.Helper()
+	return StartWith(t, Options{})
+}
+
+// Options are how a localnet differs from the default.
+type Options struct {
+	// FinalizeSlots is how many slots (transactions) after it landed a
+	// transaction is reported finalized; before, confirmed.
+	FinalizeSlots int
+}
+
+// StartWith is Start with options.
+func StartWith(t testing.TB, o Options) *Localnet {
+	t.Helper()
 	root, err := repoRoot()
 	if err != nil {
 		t.Fatalf("localnet: %v", err)
@@ -61,7 +74,7 @@ func Start(t testing.TB) *Localnet {
 	}
 	script := filepath.Join(root, "e2e", "localnet", "server.js")
 
-	cmd := exec.Command(node, script, "--port", "0", "--parent-stdin")
+	cmd := exec.Command(node, script, "--port", "0", "--parent-stdin", "--finalize-slots", strconv.Itoa(o.FinalizeSlots))
 	cmd.Dir = root
 	stdin, err := cmd.StdinPipe() // closed by Cleanup, or by the OS if this process dies
 	if err != nil {

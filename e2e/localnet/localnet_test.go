@@ -17,6 +17,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc"
 	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
 
+	"wager/chain"
 	"wager/e2e/localnet"
 )
 
@@ -505,5 +506,42 @@ func BenchmarkTransfer(b *testing.B) {
 	b.StopTimer()
 	if got, want := w.tokenBalance(b, w.bobATA), fmt.Sprint(b.N); got != want {
 		b.Fatalf("Bob has %s, want %s", got, want)
+	}
+}
+
+// With finalize slots, the localnet reports a transaction confirmed until
+// that many more slots (transactions) have passed, then finalized, as a
+// cluster finalizes a block some slots after voting on it; the platform's
+// client calls it landed only at its commitment.
+func TestATransactionIsFinalizedSlotsAfterItIsConfirmed(t *testing.T) {
+	ln := localnet.StartWith(t, localnet.Options{FinalizeSlots: 2})
+	ctx := context.Background()
+	client := &chain.Client{RPC: ln.RPC(), Commitment: rpc.CommitmentFinalized}
+	sig, err := client.RPC.RequestAirdrop(ctx, mustKey(t).PublicKey(), payerLamport, rpc.CommitmentFinalized)
+	if err != nil {
+		t.Fatal(err)
+	}
+	statusOf := func() rpc.ConfirmationStatusType {
+		t.Helper()
+		res, err := client.RPC.GetSignatureStatuses(ctx, false, sig)
+		if err != nil || len(res.Value) != 1 || res.Value[0] == nil {
+			t.Fatalf("status of %s: %v %+v", sig, err, res)
+		}
+		return res.Value[0].ConfirmationStatus
+	}
+	for i := range 3 {
+		landed, err := client.Status(ctx, sig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch want := i == 2; {
+		case i < 2 && statusOf() != rpc.ConfirmationStatusConfirmed:
+			t.Errorf("after %d more slots: %s, want confirmed", i, statusOf())
+		case i == 2 && statusOf() != rpc.ConfirmationStatusFinalized:
+			t.Errorf("after 2 more slots: %s, want finalized", statusOf())
+		case landed != want:
+			t.Errorf("after %d more slots: landed at finalized %t, want %t", i, landed, want)
+		}
+		ln.Airdrop(t, mustKey(t).PublicKey(), payerLamport) // a slot passes
 	}
 }

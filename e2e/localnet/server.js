@@ -1,14 +1,16 @@
 'use strict';
 // A small Solana JSON-RPC server over LiteSVM, for tests.
 //
-//   node e2e/localnet/server.js --port 0 [--parent-stdin]
+//   node e2e/localnet/server.js --port 0 [--parent-stdin] [--finalize-slots N]
 //
 // Listens on 127.0.0.1 and prints exactly one line, `listening 127.0.0.1:<port>`,
 // to stdout once ready. Transactions are executed by the real SPL Token,
 // Associated Token Account, Memo, System and ComputeBudget programs that
 // LiteSVM ships, so a transaction accepted here was accepted by those programs
 // byte for byte. With --parent-stdin the server exits when its stdin closes,
-// so it never outlives the process that started it.
+// so it never outlives the process that started it. A transaction is
+// reported confirmed until N more slots (transactions) have passed, then
+// finalized (--finalize-slots, default 0: finalized at once).
 //
 // Answers follow the shapes of the real Solana RPC closely enough for
 // github.com/gagliardetto/solana-go's rpc client (strict decoding). Test-only
@@ -332,7 +334,8 @@ const methods = {
     return ctx(sigs.map((s) => {
       const at = typeof s === 'string' ? processed.get(s) : undefined;
       if (at === undefined) return null;
-      return { slot: at, confirmations: null, err: null, confirmationStatus: 'finalized', status: { Ok: null } };
+      const status = slot >= at + args.finalizeSlots ? 'finalized' : 'confirmed';
+      return { slot: at, confirmations: null, err: null, confirmationStatus: status, status: { Ok: null } };
     }));
   },
 
@@ -553,14 +556,15 @@ const server = http.createServer((req, res) => {
 });
 
 function parseArgs(argv) {
-  const out = { port: 0, parentStdin: false };
+  const out = { port: 0, parentStdin: false, finalizeSlots: 0n };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--port') out.port = Number(argv[++i]);
     else if (a.startsWith('--port=')) out.port = Number(a.slice('--port='.length));
     else if (a === '--parent-stdin') out.parentStdin = true;
+    else if (a === '--finalize-slots') out.finalizeSlots = BigInt(argv[++i]);
     else {
-      process.stderr.write(`unknown argument: ${a}\nusage: node server.js [--port N] [--parent-stdin]\n`);
+      process.stderr.write(`unknown argument: ${a}\nusage: node server.js [--port N] [--parent-stdin] [--finalize-slots N]\n`);
       process.exit(2);
     }
   }

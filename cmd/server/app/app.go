@@ -314,14 +314,18 @@ func (a *App) openChain(ctx context.Context, now domain.Clock) (*chain.Client, m
 		if err != nil {
 			return nil, nil, mint, fmt.Errorf("USDC_MINT=%q: %w", a.Config.USDCMint, err)
 		}
-		return chain.NewClient(a.Config.SolanaRPCURL, nil), nil, mint, nil
+		client := chain.NewClient(a.Config.SolanaRPCURL, nil)
+		client.Commitment = a.Config.CreditCommitment
+		return client, nil, mint, nil
 	}
 	lc, err := localchain.New(ctx, a.DB, now, a.Keys.LocalMint().PublicKey(), a.Keys.LocalMintAuthority().PublicKey())
 	if err != nil {
 		return nil, nil, solana.PublicKey{}, fmt.Errorf("open the embedded chain: %w", err)
 	}
+	lc.FinalizeSlots = a.Config.FinalizeSlots
 	a.LocalChain = lc
 	client := chain.NewClient("http://embedded-chain", localchain.Transport{Chain: lc})
+	client.Commitment = a.Config.CreditCommitment
 	payer := a.Keys.FeePayer().PublicKey()
 	if lamports, err := client.Lamports(ctx, payer); err != nil {
 		return nil, nil, lc.Mint, fmt.Errorf("read the fee payer's balance: %w", err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/rpc"
 
 	"wager/domain"
 	"wager/domain/integrity"
@@ -51,7 +52,13 @@ type Config struct {
 	PublicURL      string // the site's address, stated in sign-in messages
 	MasterSeed     []byte // derives every platform key; empty: kept under DataDir
 	USDCMint       string // the USDC mint on an external chain
-	DemoBots       int    // demo players that keep free games going (make run: 4)
+	// CreditCommitment is the commitment at which the chain must report a
+	// transaction before what it moves is recorded (CREDIT_COMMITMENT).
+	CreditCommitment rpc.CommitmentType
+	// FinalizeSlots is how many slots of 400 ms after a transaction the
+	// embedded chain reports it finalized (CHAIN_FINALIZE_SLOTS).
+	FinalizeSlots int
+	DemoBots      int // demo players that keep free games going (make run: 4)
 	// AuthRateLimit is how many sign-in challenges one client address may
 	// ask for in a minute (AUTH_RATE_LIMIT; 0: no limit).
 	AuthRateLimit int
@@ -240,6 +247,23 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		bad("USDC_MINT", c.USDCMint, "must be a base58 Solana address")
 	} else if c.USDCMint == "" && !c.EmbeddedChain() {
 		bad("USDC_MINT", "", "must name the USDC mint of the chain at SOLANA_RPC_URL (known by default only for devnet and mainnet URLs)")
+	}
+	commitment := rpc.CommitmentConfirmed
+	if !c.EmbeddedChain() {
+		commitment = rpc.CommitmentFinalized
+	}
+	switch v := env("CREDIT_COMMITMENT", string(commitment)); v {
+	case string(rpc.CommitmentConfirmed), string(rpc.CommitmentFinalized):
+		c.CreditCommitment = rpc.CommitmentType(v)
+	default:
+		bad("CREDIT_COMMITMENT", v, "must be finalized or confirmed")
+	}
+	if v := env("CHAIN_FINALIZE_SLOTS", "32"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 1000 {
+			bad("CHAIN_FINALIZE_SLOTS", v, "must be a whole number of slots from 0 to 1000")
+		}
+		c.FinalizeSlots = n
 	}
 	if v := env("WORKERS", "true"); v != "" {
 		b, err := strconv.ParseBool(v)
