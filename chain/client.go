@@ -20,7 +20,14 @@ type Client struct {
 	// call it landed: confirmed (the zero value), or finalized, which a
 	// cluster cannot roll back.
 	Commitment rpc.CommitmentType
+	// ResendEvery is how often SendAndConfirm sends the same signed bytes
+	// again while it waits (zero: DefaultResendEvery): a node may lose a
+	// transaction on its way to a leader, and the same bytes land once.
+	ResendEvery time.Duration
 }
+
+// DefaultResendEvery is Client.ResendEvery's default.
+const DefaultResendEvery = 2 * time.Second
 
 // NewClient returns a client for url. httpClient may be nil (the default
 // HTTP client) or an in-process transport for the embedded chain.
@@ -131,9 +138,20 @@ func (c *Client) OutcomeOf(ctx context.Context, sig solana.Signature, blockhash 
 // Confirm polls the signature's status until it is confirmed, fails, or
 // timeout passes (an error that leaves the outcome unknown).
 func (c *Client) Confirm(ctx context.Context, sig solana.Signature, timeout time.Duration) error {
+	return c.confirm(ctx, nil, sig, timeout)
+}
+
+// confirm is Confirm that also sends tx (when not nil) again every
+// ResendEvery until it is seen: a refusal then ends the wait, unless the
+// transaction had landed meanwhile.
+func (c *Client) confirm(ctx context.Context, tx *solana.Transaction, sig solana.Signature, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	wait := 20 * time.Millisecond
+	every := c.ResendEvery
+	if every <= 0 {
+		every = DefaultResendEvery
+	}
+	wait, resendAt := 20*time.Millisecond, time.Now().Add(every)
 	for {
 		ok, err := c.Status(ctx, sig)
 		if ok {
@@ -142,6 +160,15 @@ func (c *Client) Confirm(ctx context.Context, sig solana.Signature, timeout time
 		var rejected *RejectedError
 		if errors.As(err, &rejected) {
 			return err
+		}
+		if tx != nil && !time.Now().Before(resendAt) {
+			if _, err := c.Send(ctx, tx); errors.As(err, &rejected) {
+				if ok, serr := c.Status(ctx, sig); ok && serr == nil {
+					return nil
+				}
+				return err
+			}
+			resendAt = time.Now().Add(every)
 		}
 		select {
 		case <-ctx.Done():
@@ -152,19 +179,24 @@ func (c *Client) Confirm(ctx context.Context, sig solana.Signature, timeout time
 	}
 }
 
-// SendAndConfirm sends tx and waits for confirmation. When sending fails in
-// a way that leaves the outcome unknown (or the chain says it was already
-// processed), it checks the signature's status before giving up, so that a
+// SendAndConfirm sends tx and waits for confirmation, sending the same
+// bytes again every ResendEvery while it is not seen (a send that fails in
+// a way that leaves the outcome unknown is one of those). A refusal by the
+// chain ends it, unless the transaction had landed already, so that a
 // retried submit of the same signed transaction converges.
 func (c *Client) SendAndConfirm(ctx context.Context, tx *solana.Transaction, timeout time.Duration) (solana.Signature, error) {
 	sig := tx.Signatures[0]
 	if _, err := c.Send(ctx, tx); err != nil {
+		var rejected *RejectedError
+		if !errors.As(err, &rejected) {
+			return sig, c.confirm(ctx, tx, sig, timeout)
+		}
 		if ok, serr := c.Status(ctx, sig); ok && serr == nil {
 			return sig, nil // it had landed already
 		}
 		return sig, err
 	}
-	return sig, c.Confirm(ctx, sig, timeout)
+	return sig, c.confirm(ctx, tx, sig, timeout)
 }
 
 // TokenBalance returns the token amount in owner's associated token

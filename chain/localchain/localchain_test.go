@@ -1,9 +1,14 @@
 package localchain_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -271,5 +276,80 @@ func TestWalletLeftBelowRentMinimum(t *testing.T) {
 	}
 	if lamports, _ := f.client.Lamports(f.context, f.alice.PublicKey()); lamports != localchain.SystemAccountRent {
 		t.Fatalf("the sender keeps %d lamports, want %d", lamports, localchain.SystemAccountRent)
+	}
+}
+
+// losingSends is a transport that loses the first n sendTransaction calls
+// on their way to a leader: it answers each with the transaction's
+// signature, as a node does, and never forwards it.
+type losingSends struct {
+	next localchain.Transport
+	mu   sync.Mutex
+	n    int
+	sent int // calls that reached the chain
+}
+
+func (l *losingSends) Do(req *http.Request) (*http.Response, error) {
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	var call struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params []json.RawMessage
+	}
+	if err := json.Unmarshal(body, &call); err != nil {
+		return nil, err
+	}
+	if call.Method == "sendTransaction" {
+		l.mu.Lock()
+		lose := l.n > 0
+		if lose {
+			l.n--
+		} else {
+			l.sent++
+		}
+		l.mu.Unlock()
+		if lose {
+			var wire string
+			if err := json.Unmarshal(call.Params[0], &wire); err != nil {
+				return nil, err
+			}
+			raw, err := base64.StdEncoding.DecodeString(wire)
+			if err != nil {
+				return nil, err
+			}
+			tx, err := solana.TransactionFromBytes(raw)
+			if err != nil {
+				return nil, err
+			}
+			answer := fmt.Sprintf(`{"jsonrpc":"2.0","result":%q,"id":%s}`, tx.Signatures[0].String(), call.ID)
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+				Body: io.NopCloser(strings.NewReader(answer)), Request: req}, nil
+		}
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	return l.next.Do(req)
+}
+
+func (l *losingSends) CloseIdleConnections() {}
+
+// A transaction lost on its way to a leader is sent again, the same bytes,
+// until the chain has it: it lands once.
+func TestALostTransactionIsSentAgainUntilItLands(t *testing.T) {
+	f := newFixture(t)
+	lossy := &losingSends{next: localchain.Transport{Chain: f.chain}, n: 2}
+	client := chain.NewClient("http://localchain", lossy)
+	client.ResendEvery = 10 * time.Millisecond
+	tx := f.transfer(t, 1_000_000, f.payer, f.alice)
+	if _, err := client.SendAndConfirm(f.context, tx, 10*time.Second); err != nil {
+		t.Fatalf("a transaction lost twice: %v", err)
+	}
+	if lossy.n != 0 || lossy.sent != 1 {
+		t.Errorf("sends lost left %d, reached the chain %d; want both lost, then one that landed", lossy.n, lossy.sent)
+	}
+	if got, err := f.client.TokenBalance(f.context, f.bob.PublicKey(), f.mint); err != nil || got != 1_000_000 {
+		t.Errorf("the recipient: %d %v, want the transfer once", got, err)
 	}
 }
