@@ -319,6 +319,7 @@ func (a *App) openChain(ctx context.Context, now domain.Clock) (*chain.Client, m
 		if err != nil {
 			return nil, nil, mint, fmt.Errorf("SOLANA_RPC_URL: %w", err)
 		}
+		a.RPCEndpoints = endpoints
 		return endpoints.Client(), nil, mint, nil
 	}
 	lc, err := localchain.New(ctx, a.DB, now, a.Keys.LocalMint().PublicKey(), a.Keys.LocalMintAuthority().PublicKey())
