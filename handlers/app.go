@@ -19,6 +19,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/uptrace/bun"
 
+	"wager/chain"
 	"wager/chain/localchain"
 	"wager/domain"
 	"wager/domain/audit"
@@ -81,6 +82,9 @@ type Services struct {
 	Bots DemoBots
 	// LocalChain is the embedded chain (nil with an external one).
 	LocalChain *localchain.Chain
+	// RPCEndpoints are the external chain's RPC URLs, shown on /metrics
+	// (nil with the embedded chain).
+	RPCEndpoints *chain.Endpoints
 	// Audit reads the admin audit log (the services write it).
 	Audit *audit.Service
 	// Tournaments runs the arenas.
@@ -153,6 +157,9 @@ func New(s Services, o Options, log *slog.Logger) *App {
 	a.Echo = a.routes()
 	if s.DB != nil {
 		a.metrics.Database(s.DB.DB, "main")
+	}
+	if s.RPCEndpoints != nil {
+		a.metrics.RPCEndpoints(s.RPCEndpoints)
 	}
 	if s.Money != nil && s.Money.FeePayerGlobalDaily() > 0 {
 		a.budgetLeft.Store(math.Float64bits(math.NaN()))

@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"wager/chain"
 )
 
 // Metrics holds the Prometheus registry of one server and its HTTP series.
@@ -76,6 +78,44 @@ func (m *Metrics) observe(method, route string, status int, elapsed time.Duratio
 // cannot be known then).
 func (m *Metrics) Gauge(name, help string, read func() float64) {
 	m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, read))
+}
+
+// RPCEndpoints adds the external chain's RPC calls by endpoint (its host)
+// and outcome (solana_rpc_calls_total: ok, timeout, 429, 5xx, error, 4xx)
+// and how many endpoints are backed off now
+// (solana_rpc_endpoints_backed_off).
+func (m *Metrics) RPCEndpoints(e *chain.Endpoints) {
+	m.Registry.MustRegister(rpcCollector{e: e,
+		calls: prometheus.NewDesc("solana_rpc_calls_total",
+			"Solana RPC calls by endpoint host and outcome; any but ok and 4xx backs the endpoint off and tries the next.",
+			[]string{"endpoint", "outcome"}, nil),
+		backedOff: prometheus.NewDesc("solana_rpc_endpoints_backed_off",
+			"Solana RPC endpoints (of SOLANA_RPC_URL) backed off now.", nil, nil)})
+}
+
+// rpcCollector reads the endpoints' counts at each scrape: they are kept
+// by chain.Endpoints, which knows nothing of Prometheus.
+type rpcCollector struct {
+	e                *chain.Endpoints
+	calls, backedOff *prometheus.Desc
+}
+
+func (c rpcCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.calls
+	ch <- c.backedOff
+}
+
+func (c rpcCollector) Collect(ch chan<- prometheus.Metric) {
+	backedOff := 0
+	for _, st := range c.e.State() {
+		if st.BackedOff {
+			backedOff++
+		}
+		for _, o := range chain.CallOutcomes() {
+			ch <- prometheus.MustNewConstMetric(c.calls, prometheus.CounterValue, float64(st.Calls[o]), st.Name, o.String())
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(c.backedOff, prometheus.GaugeValue, float64(backedOff))
 }
 
 // Database adds the statistics of db's pool of connections, labelled

@@ -306,15 +306,21 @@ func (a *App) goBackground(fn func()) {
 }
 
 // openChain connects to the configured chain: the embedded one (funding
-// the platform's fee payer at genesis) or an RPC URL. The faucet is nil
-// unless DEV_FAUCET is on with the embedded chain.
+// the platform's fee payer at genesis) or RPC URLs, failing over from one
+// to the next. The faucet is nil unless DEV_FAUCET is on with the
+// embedded chain.
 func (a *App) openChain(ctx context.Context, now domain.Clock) (*chain.Client, money.Faucet, solana.PublicKey, error) {
 	if !a.Config.EmbeddedChain() {
 		mint, err := solana.PublicKeyFromBase58(a.Config.USDCMint)
 		if err != nil {
 			return nil, nil, mint, fmt.Errorf("USDC_MINT=%q: %w", a.Config.USDCMint, err)
 		}
-		client := chain.NewClient(a.Config.SolanaRPCURL, nil)
+		endpoints, err := chain.NewEndpoints(a.Config.SolanaRPCURLs)
+		if err != nil {
+			return nil, nil, mint, fmt.Errorf("SOLANA_RPC_URL: %w", err)
+		}
+		a.RPCEndpoints = endpoints
+		client := endpoints.Client()
 		client.Commitment = a.Config.CreditCommitment
 		return client, nil, mint, nil
 	}

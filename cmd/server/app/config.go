@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,7 +36,7 @@ type Config struct {
 	AdminWallets   []string
 	MinSDKVersion  string
 	SDKGraceUntil  time.Time // zero: the grace period never ends
-	SolanaRPCURL   string    // empty: the embedded local chain
+	SolanaRPCURLs  []string  // tried in this order (SOLANA_RPC_URL); none: the embedded local chain
 	DevFaucet      bool
 	AbuseThreshold int
 	AbuseWindow    time.Duration
@@ -105,21 +106,31 @@ type Config struct {
 }
 
 // EmbeddedChain reports whether the server runs its own local chain.
-func (c Config) EmbeddedChain() bool { return c.SolanaRPCURL == "" }
+func (c Config) EmbeddedChain() bool { return len(c.SolanaRPCURLs) == 0 }
 
-// ChainID names the cluster in sign-in messages.
+// ChainID names the cluster in sign-in messages (and picks the default
+// USDC mint): the one the RPC URLs name, or custom when none does.
+// LoadConfig refuses URLs that name different clusters.
 func (c Config) ChainID() string {
-	switch {
-	case c.EmbeddedChain():
+	if c.EmbeddedChain() {
 		return "localnet"
-	case strings.Contains(c.SolanaRPCURL, "devnet"):
-		return "devnet"
-	case strings.Contains(c.SolanaRPCURL, "testnet"):
-		return "testnet"
-	case strings.Contains(c.SolanaRPCURL, "mainnet"):
-		return "mainnet"
+	}
+	for _, u := range c.SolanaRPCURLs {
+		if cluster := clusterOf(u); cluster != "" {
+			return cluster
+		}
 	}
 	return "custom"
+}
+
+// clusterOf is the public cluster an RPC URL names ("" for none).
+func clusterOf(rpcURL string) string {
+	for _, cluster := range []string{"devnet", "testnet", "mainnet"} {
+		if strings.Contains(rpcURL, cluster) {
+			return cluster
+		}
+	}
+	return ""
 }
 
 // defaultMint is Circle's USDC mint on the public clusters; the embedded
@@ -152,7 +163,6 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		Addr:          env("ADDR", ":8080"),
 		DatabaseURL:   env("DATABASE_URL", DefaultDatabaseURL),
 		MinSDKVersion: env("MIN_SDK_VERSION", "1.0.0"),
-		SolanaRPCURL:  env("SOLANA_RPC_URL", ""),
 		JWTSecret:     env("JWT_SECRET", ""),
 		DataDir:       env("DATA_DIR", "var"),
 		LogFormat:     env("LOG_FORMAT", "text"),
@@ -191,12 +201,14 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 		c.SDKGraceUntil = t.UTC()
 	}
-	if c.SolanaRPCURL != "" {
-		if u, err := url.Parse(c.SolanaRPCURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("SOLANA_RPC_URL", c.SolanaRPCURL, "must be an http(s) URL, or empty for the embedded chain")
+	if v := env("SOLANA_RPC_URL", ""); v != "" {
+		urls, err := parseRPCURLs(v)
+		if err != nil {
+			bad("SOLANA_RPC_URL", v, err.Error())
 		}
+		c.SolanaRPCURLs = urls
 	}
-	faucetDefault := strconv.FormatBool(c.SolanaRPCURL == "")
+	faucetDefault := strconv.FormatBool(c.EmbeddedChain())
 	if v := env("DEV_FAUCET", faucetDefault); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -424,6 +436,35 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("invalid configuration: %w", errors.Join(errs...))
 	}
 	return c, nil
+}
+
+// parseRPCURLs reads SOLANA_RPC_URL: http(s) URLs separated by commas,
+// tried in that order. URLs that name different public clusters are
+// refused: failing over from one to the other would change chains.
+func parseRPCURLs(v string) ([]string, error) {
+	var urls []string
+	cluster := ""
+	for _, item := range strings.Split(v, ",") {
+		if item = strings.TrimSpace(item); item == "" {
+			continue
+		}
+		if u, err := url.Parse(item); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("%q must be an http(s) URL: give http(s) URLs separated by commas, or nothing for the embedded chain", item)
+		}
+		if slices.Contains(urls, item) {
+			return nil, fmt.Errorf("%q is listed twice", item)
+		}
+		if c := clusterOf(item); c != "" && cluster != "" && c != cluster {
+			return nil, fmt.Errorf("the URLs name both %s and %s: every URL must reach the same cluster", cluster, c)
+		} else if c != "" {
+			cluster = c
+		}
+		urls = append(urls, item)
+	}
+	if len(urls) == 0 {
+		return nil, errors.New("names no URL: give http(s) URLs separated by commas, or nothing for the embedded chain")
+	}
+	return urls, nil
 }
 
 // parseReferralBPS reads REFERRAL_BPS: three comma-separated basis points

@@ -14,7 +14,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Addr != ":8080" || c.DatabaseURL != DefaultDatabaseURL || c.MinSDKVersion != "1.0.0" ||
-		!c.SDKGraceUntil.IsZero() || c.SolanaRPCURL != "" || !c.DevFaucet ||
+		!c.SDKGraceUntil.IsZero() || len(c.SolanaRPCURLs) != 0 || !c.DevFaucet ||
 		c.AbuseThreshold != 600 || c.AbuseWindow != time.Minute || len(c.AdminWallets) != 0 ||
 		c.FeePayerDailyLamports != 20_000_000 || c.FeePayerGlobalDailyLamports != 2_000_000_000 ||
 		c.TournamentCreatePerDay != 5 || c.TournamentsScheduledMax != 200 {
@@ -134,6 +134,36 @@ func TestLocalURL(t *testing.T) {
 		}
 		if got := LocalURL(tcp); got != want {
 			t.Errorf("LocalURL(%s) = %s, want %s", addr, got, want)
+		}
+	}
+}
+
+// SOLANA_RPC_URL lists URLs tried in order; the cluster (and so the
+// default USDC mint) is the one they name, and they may not name two.
+func TestLoadConfigOfSeveralRPCURLs(t *testing.T) {
+	load := func(v string) (Config, error) {
+		return LoadConfig(func(k string) string { return map[string]string{"SOLANA_RPC_URL": v}[k] })
+	}
+	c, err := load(" https://api.devnet.solana.com , https://rpc.example.com/?api-key=k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"https://api.devnet.solana.com", "https://rpc.example.com/?api-key=k"}; !reflect.DeepEqual(c.SolanaRPCURLs, want) ||
+		c.ChainID() != "devnet" || c.USDCMint != defaultMint("devnet") || c.EmbeddedChain() {
+		t.Fatalf("got %q, cluster %s, mint %s; want %q on devnet with its USDC", c.SolanaRPCURLs, c.ChainID(), c.USDCMint, want)
+	}
+	c, err = load("https://rpc.example.com,https://mainnet.helius-rpc.com/?api-key=k")
+	if err != nil || c.ChainID() != "mainnet" || c.USDCMint != defaultMint("mainnet") {
+		t.Fatalf("a custom URL before a mainnet one: cluster %s, mint %s, %v; want mainnet", c.ChainID(), c.USDCMint, err)
+	}
+	for _, v := range []string{
+		"https://api.devnet.solana.com,https://api.mainnet-beta.solana.com", // two clusters
+		"https://api.devnet.solana.com,ftp://x",
+		"https://api.devnet.solana.com,https://api.devnet.solana.com",
+		" , ",
+	} {
+		if _, err := load(v); err == nil || !strings.Contains(err.Error(), "SOLANA_RPC_URL=") {
+			t.Errorf("SOLANA_RPC_URL=%q: got %v, want an error naming SOLANA_RPC_URL", v, err)
 		}
 	}
 }
