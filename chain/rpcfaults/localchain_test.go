@@ -148,6 +148,26 @@ func TestDroppedSendNeverLandsOnTheEmbeddedChain(t *testing.T) {
 	}
 }
 
+func TestLostAnswerLandsOnTheEmbeddedChain(t *testing.T) {
+	ctx := context.Background()
+	e := newEmbedded(t)
+	lossy := e.through(t, rpcfaults.Faults{LoseAnswer: 1})
+	tx := e.transfer(t, e.direct, 5_000)
+	short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	var rejected *chain.RejectedError
+	if _, err := lossy.client.Send(short, tx); err == nil || errors.As(err, &rejected) {
+		t.Fatalf("send with its answer lost: %v, want an unknown outcome", err)
+	}
+	// The proxy may still be forwarding it.
+	if err := e.direct.Confirm(ctx, tx.Signatures[0], 5*time.Second); err != nil {
+		t.Fatalf("the chain: %v, want landed", err)
+	}
+	if got := e.bobHas(t); got != 5_000 {
+		t.Fatalf("Bob has %d, want 5000", got)
+	}
+}
+
 func TestLateStatusOnTheEmbeddedChain(t *testing.T) {
 	ctx := context.Background()
 	e := newEmbedded(t)

@@ -4,7 +4,8 @@
 //
 // Every call is first delayed by a random time up to MaxDelay. Then one
 // draw decides whether it hangs until the client gives up (TimeoutRate),
-// is answered 429 with Retry-After (Rate429, a JSON-RPC error as Solana's
+// is forwarded but its answer lost, hanging the same way (LoseAnswer), is
+// answered 429 with Retry-After (Rate429, a JSON-RPC error as Solana's
 // public RPC sends it) or 503 (Rate503, plain text as a load balancer
 // sends it), or is forwarded. Of the forwarded calls, sendTransaction is
 // dropped at DropSend: answered with the transaction's signature, as a
@@ -45,9 +46,11 @@ import (
 // Faults are the rates (each from 0 to 1) and times of the faults a Proxy
 // injects.
 type Faults struct {
-	// TimeoutRate, Rate429 and Rate503 share one draw per call, so they add
-	// up to at most 1.
+	// TimeoutRate, LoseAnswer, Rate429 and Rate503 share one draw per call,
+	// so they add up to at most 1. A time-out never reaches the target; a
+	// lost answer does (a sent transaction lands), and then hangs.
 	TimeoutRate float64
+	LoseAnswer  float64
 	Rate429     float64
 	Rate503     float64
 	// RetryAfter is the Retry-After of a 429 (rounded up to whole seconds;
@@ -73,14 +76,14 @@ func (f Faults) Validate() error {
 	for _, r := range []struct {
 		name string
 		v    float64
-	}{{"TimeoutRate", f.TimeoutRate}, {"Rate429", f.Rate429}, {"Rate503", f.Rate503}, {"DropSend", f.DropSend},
+	}{{"TimeoutRate", f.TimeoutRate}, {"LoseAnswer", f.LoseAnswer}, {"Rate429", f.Rate429}, {"Rate503", f.Rate503}, {"DropSend", f.DropSend},
 		{"HideStatus", f.HideStatus}, {"NeverFinalize", f.NeverFinalize}} {
 		if !(r.v >= 0 && r.v <= 1) {
 			return fmt.Errorf("%s=%v: a rate must be from 0 to 1", r.name, r.v)
 		}
 	}
-	if sum := f.TimeoutRate + f.Rate429 + f.Rate503; sum > 1 {
-		return fmt.Errorf("TimeoutRate+Rate429+Rate503=%v: they share one draw, so at most 1", sum)
+	if sum := f.TimeoutRate + f.LoseAnswer + f.Rate429 + f.Rate503; sum > 1 {
+		return fmt.Errorf("TimeoutRate+LoseAnswer+Rate429+Rate503=%v: they share one draw, so at most 1", sum)
 	}
 	if f.RetryAfter < 0 || f.MaxDelay < 0 || f.HideFor < 0 {
 		return errors.New("RetryAfter, MaxDelay and HideFor must not be negative")
@@ -173,6 +176,7 @@ type outcome int
 const (
 	forward outcome = iota
 	hang
+	loseAnswer
 	tooMany
 	unavailable
 )
@@ -195,6 +199,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	switch out {
+	case loseAnswer:
+		// A node that got the call carries it out, whoever waits for it.
+		p.answer(discard{}, r.WithContext(context.WithoutCancel(r.Context())), req, method, body)
+		fallthrough
 	case hang:
 		<-r.Context().Done()
 		// Read only when the server, not the client, ended the call.
@@ -209,6 +217,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "503 Service Temporarily Unavailable", http.StatusServiceUnavailable)
 		return
 	}
+	p.answer(w, r, req, method, body)
+}
+
+// answer forwards a call with the faults of its method.
+func (p *Proxy) answer(w http.ResponseWriter, r *http.Request, req request, method string, body []byte) {
 	switch method {
 	case "sendTransaction":
 		p.send(w, r, req, body)
@@ -218,6 +231,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.forward(w, r, method, body, nil)
 	}
 }
+
+// discard takes an answer that is lost.
+type discard struct{}
+
+func (discard) Header() http.Header         { return http.Header{} }
+func (discard) Write(b []byte) (int, error) { return len(b), nil }
+func (discard) WriteHeader(int)             {}
 
 // parse reads a single call; a batch or anything else is only named.
 func parse(body []byte) (request, string) {
@@ -260,11 +280,15 @@ func (p *Proxy) plan(method string) (time.Duration, outcome) {
 		c.TimedOut++
 		p.logFault(method, "timeout")
 		return delay, hang
-	case u < f.TimeoutRate+f.Rate429:
+	case u < f.TimeoutRate+f.LoseAnswer:
+		c.LostAnswers++
+		p.logFault(method, "lost answer")
+		return delay, loseAnswer
+	case u < f.TimeoutRate+f.LoseAnswer+f.Rate429:
 		c.TooMany++
 		p.logFault(method, "429")
 		return delay, tooMany
-	case u < f.TimeoutRate+f.Rate429+f.Rate503:
+	case u < f.TimeoutRate+f.LoseAnswer+f.Rate429+f.Rate503:
 		c.Unavailable++
 		p.logFault(method, "503")
 		return delay, unavailable

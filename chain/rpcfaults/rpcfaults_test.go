@@ -286,6 +286,25 @@ func TestEachFaultAtRateOne(t *testing.T) {
 			t.Errorf("node calls %d, stats %+v", s.node.calls(), s.proxy.Stats())
 		}
 	})
+	t.Run("lost answer: forwarded, then hangs", func(t *testing.T) {
+		s := newSetup(t, rpcfaults.Faults{LoseAnswer: 1}, 1)
+		short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		defer cancel()
+		tx := signedTx(t, 8)
+		_, err := s.faulty.SendTransaction(short, tx)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("solana-go got %v, want the deadline", err)
+		}
+		for deadline := time.Now().Add(5 * time.Second); s.proxy.Stats().Methods["sendTransaction"].Forwarded == 0 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond) // the proxy may still be forwarding it
+		}
+		if s.node.sent() != 1 {
+			t.Errorf("%d sends reached the node, want 1", s.node.sent())
+		}
+		if c := s.proxy.Stats().Methods["sendTransaction"]; c.LostAnswers != 1 || c.Forwarded != 1 {
+			t.Errorf("stats %+v", c)
+		}
+	})
 	t.Run("delay up to MaxDelay, then forwarded", func(t *testing.T) {
 		s := newSetup(t, rpcfaults.Faults{MaxDelay: 150 * time.Millisecond}, 1)
 		for range 20 {
@@ -413,9 +432,9 @@ func TestBatchesPassThrough(t *testing.T) {
 }
 
 // operator are the faults an operator tried: a third of the sends
-// dropped, 8% 429, 6% 503, 2% time-outs, up to 150 ms of delay, half the
-// statuses late and a tenth never finalized.
-var operator = rpcfaults.Faults{DropSend: 0.33, Rate429: 0.08, Rate503: 0.06, TimeoutRate: 0.02,
+// dropped, 8% 429, 6% 503, 2% time-outs and 2% lost answers, up to 150 ms
+// of delay, half the statuses late and a tenth never finalized.
+var operator = rpcfaults.Faults{DropSend: 0.33, Rate429: 0.08, Rate503: 0.06, TimeoutRate: 0.02, LoseAnswer: 0.02,
 	MaxDelay: 150 * time.Millisecond, HideStatus: 0.5, HideFor: 5 * time.Second, NeverFinalize: 0.1}
 
 // schedule makes calls of every method the platform uses through solana-go
@@ -502,8 +521,8 @@ func TestSolanaGoDecodesEveryAnswer(t *testing.T) {
 	s := newSetup(t, operator, 1)
 	schedule(t, s, 350)
 	total := s.proxy.Stats().Total()
-	if total.TooMany == 0 || total.Unavailable == 0 || total.TimedOut == 0 || total.Dropped == 0 || total.Hidden == 0 ||
-		total.Unfinalized == 0 {
+	if total.TooMany == 0 || total.Unavailable == 0 || total.TimedOut == 0 || total.LostAnswers == 0 || total.Dropped == 0 ||
+		total.Hidden == 0 || total.Unfinalized == 0 {
 		t.Errorf("not every fault happened in 350 calls: %+v", total)
 	}
 }
@@ -543,7 +562,7 @@ func TestRates(t *testing.T) {
 }
 
 func TestInvalidFaults(t *testing.T) {
-	for _, f := range []rpcfaults.Faults{{DropSend: 1.5}, {Rate429: -0.1}, {Rate429: 0.6, Rate503: 0.5}, {MaxDelay: -1}} {
+	for _, f := range []rpcfaults.Faults{{DropSend: 1.5}, {Rate429: -0.1}, {Rate429: 0.6, Rate503: 0.5}, {TimeoutRate: 0.5, LoseAnswer: 0.6}, {MaxDelay: -1}} {
 		if _, err := rpcfaults.New("http://localhost:8899", f, nil); err == nil {
 			t.Errorf("%+v accepted", f)
 		}

@@ -16,6 +16,7 @@ type Calls struct {
 	Delayed        int           // held back before anything else
 	Delay          time.Duration // held back in all
 	TimedOut       int           // hung until the client gave up
+	LostAnswers    int           // forwarded, then hung
 	TooMany        int           // answered 429
 	Unavailable    int           // answered 503
 	Dropped        int           // sendTransaction answered, never forwarded
@@ -30,6 +31,7 @@ func (c *Calls) add(o Calls) {
 	c.Delayed += o.Delayed
 	c.Delay += o.Delay
 	c.TimedOut += o.TimedOut
+	c.LostAnswers += o.LostAnswers
 	c.TooMany += o.TooMany
 	c.Unavailable += o.Unavailable
 	c.Dropped += o.Dropped
@@ -67,13 +69,13 @@ func (s Stats) Total() Calls {
 // and returns the writer's error.
 func (s Stats) Write(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "method\tcalls\tforwarded\ttimeout\t429\t503\tdropped\thidden\tunfinalized\tupstream errors\tdelay (avg)")
+	fmt.Fprintln(tw, "method\tcalls\tforwarded\ttimeout\tlost answer\t429\t503\tdropped\thidden\tunfinalized\tupstream errors\tdelay (avg)")
 	line := func(name string, c Calls) {
 		var avg time.Duration
 		if c.Calls > 0 {
 			avg = (c.Delay / time.Duration(c.Calls)).Round(time.Millisecond)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%v\n", name, c.Calls, c.Forwarded, c.TimedOut,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%v\n", name, c.Calls, c.Forwarded, c.TimedOut, c.LostAnswers,
 			c.TooMany, c.Unavailable, c.Dropped, c.Hidden, c.Unfinalized, c.UpstreamErrors, avg)
 	}
 	for _, m := range slices.Sorted(maps.Keys(s.Methods)) {

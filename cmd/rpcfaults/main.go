@@ -44,6 +44,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.DurationVar(&f.RetryAfter, "retry-after", time.Second, "Retry-After of a 429")
 	fs.Float64Var(&f.Rate503, "rate-503", 0, "share of calls answered 503")
 	fs.Float64Var(&f.TimeoutRate, "timeout-rate", 0, "share of calls that hang until the client gives up")
+	fs.Float64Var(&f.LoseAnswer, "lose-answer", 0, "share of calls forwarded whose answer is lost: they hang until the client gives up")
 	fs.DurationVar(&f.MaxDelay, "max-delay", 0, "each call is delayed by a random time up to this")
 	fs.Float64Var(&f.HideStatus, "hide-status", 0, "share of signatures whose status is reported null while fresh")
 	fs.DurationVar(&f.HideFor, "hide-for", 3*time.Second, "how long a hidden status stays hidden after the proxy first saw its signature")

@@ -85,7 +85,7 @@ func TestServesAndPrintsStats(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	line := regexp.MustCompile(`(?m)^getHealth +20 +(\d+) +0 +(\d+) +0 `).FindStringSubmatch(out.String())
+	line := regexp.MustCompile(`(?m)^getHealth +20 +(\d+) +0 +0 +(\d+) +0 `).FindStringSubmatch(out.String())
 	if line == nil || line[1] != fmt.Sprint(20-tooMany) || line[2] != fmt.Sprint(tooMany) {
 		t.Errorf("stats do not say 20 calls, %d forwarded and %d answered 429:\n%s", 20-tooMany, tooMany, out)
 	}
