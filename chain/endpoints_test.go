@@ -379,7 +379,7 @@ func TestEndpointsServeSolanaGo(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := e.Client().Blockhash(context.Background())
-	if err != nil || got != want {
+	if err != nil || got.Hash != want {
 		t.Fatalf("Blockhash: %v, %v; want %v", got, err, want)
 	}
 	mu.Lock()

@@ -333,7 +333,7 @@ func clientPayment(t *testing.T, a *testApp, w wallet, resource string, change f
 	if err != nil {
 		t.Fatal(err)
 	}
-	tx, err := solana.NewTransaction(ixs, bh, solana.TransactionPayer(a.Keys.FeePayer().PublicKey()))
+	tx, err := solana.NewTransaction(ixs, bh.Hash, solana.TransactionPayer(a.Keys.FeePayer().PublicKey()))
 	if err != nil {
 		t.Fatal(err)
 	}

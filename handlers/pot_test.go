@@ -692,6 +692,10 @@ func TestARefundSignedBeforeTheDonorClosedTheAccountWaitsForIt(t *testing.T) {
 				tx.Message.RecentBlockhash.String()); err != nil {
 				t.Fatal(err)
 			}
+			if _, err := a.DB.ExecContext(ctx, "UPDATE settlement_transfers SET last_valid_block_height = last_valid_block_height - 10000 WHERE game_id = ?",
+				game); err != nil {
+				t.Fatal(err)
+			}
 		}
 		a.transfersComeDue(t, game)
 		n, err := a.Pot.ProcessTransfers(ctx)

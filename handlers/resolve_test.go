@@ -25,7 +25,7 @@ import (
 )
 
 // sentUnconfirmed does what a submit of a prepared intent does up to the
-// send: the intent marked submitted with its signature (long enough ago
+// send: the intent marked submitted with its signature and signed bytes (long enough ago
 // for the resolver), the fee payer's signature added, the transaction sent
 // when send is true. Then it stops, as a submit whose request ended before
 // the confirmation does. It returns the user-signed transaction (what the
@@ -36,8 +36,12 @@ func (a *testApp) sentUnconfirmed(t *testing.T, w wallet, prepared map[string]an
 	signed := signPrepared(t, w, prepared["transaction"].(string), nil)
 	tx := a.withFeePayer(t, signed)
 	sig := tx.Signatures[0].String()
-	if _, err := a.DB.ExecContext(ctx, "UPDATE intents SET status = 'submitted', signature = ?, updated_at = now() - interval '1 minute' WHERE id = ?",
-		sig, prepared["intentId"]); err != nil {
+	raw, err := tx.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.DB.ExecContext(ctx, "UPDATE intents SET status = 'submitted', signature = ?, raw = ?, updated_at = now() - interval '1 minute' WHERE id = ?",
+		sig, raw, prepared["intentId"]); err != nil {
 		t.Fatal(err)
 	}
 	if send {
@@ -212,34 +216,64 @@ func TestSentButUnconfirmedDonationFillsThePotOnce(t *testing.T) {
 	}
 }
 
-func TestSubmittedIntentThatNeverLandedFailsOnceItsBlockhashExpires(t *testing.T) {
+// A deposit whose send was lost on its way to a leader, and whose submit
+// ended before it could send it again, is sent again by the resolver from
+// its stored bytes, and credited once. Before the bytes were kept, the
+// resolver could only wait for it to expire: the deposit failed.
+func TestALostDepositIsSentAgainByTheResolverAndCreditedOnce(t *testing.T) {
 	a := newTestApp(t, noWorkers)
 	w, auth := a.funded(t, 5_000_000)
 	p := a.prepare(t, auth, a.depositAddress(t, auth), 1_000_000)
-	signed, _ := a.sentUnconfirmed(t, w, p, false) // lost before it reached the chain
+	signed, sig := a.sentUnconfirmed(t, w, p, false) // lost before it reached the chain
 
-	// While its blockhash is valid it could still land: left alone.
+	for range 3 {
+		if err := resolveIntents(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if status, reason := a.intentStatus(t, p["intentId"]); status != "confirmed" {
+		t.Fatalf("the lost deposit after the resolver's rounds: %s (%s), want confirmed", status, reason)
+	}
+	if b := a.balances(t, auth); b.available != 1_000_000 || b.onChain != 4_000_000 {
+		t.Fatalf("balances: %+v, want 1000000 credited once and 4000000 left on chain", b)
+	}
+	if r := a.submit(t, auth, p["intentId"].(string), signed); r.Code != 200 || r.json(t)["signature"] != sig {
+		t.Fatalf("the client's re-submit: %d %s, want the receipt of %s", r.Code, r.Body, sig)
+	}
+}
+
+// A sent deposit the chain never saw is expired once the finalized block
+// height has passed its last valid one, and only then: nothing moved, and
+// a re-submit says so.
+func TestASubmittedIntentNeverSeenExpiresOnceItsLastValidHeightIsFinalized(t *testing.T) {
+	clk := newTestClock()
+	a := newTestAppAt(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "CHAIN_FINALIZE_SLOTS": "10"}, clk.now)
+	w, auth := a.funded(t, 5_000_000)
+	p := a.prepare(t, auth, a.depositAddress(t, auth), 1_000_000)
+	signed, _ := a.sentUnconfirmed(t, w, p, false) // lost before it reached the chain
+	if _, err := a.DB.ExecContext(context.Background(), "UPDATE intents SET raw = NULL WHERE id = ?", p["intentId"]); err != nil {
+		t.Fatal(err) // and not kept, as before the bytes were: nobody sends it again
+	}
+
+	// Past its last valid height, but not yet by the finalized height: a
+	// status reported late could still show it, so it is left alone.
+	clk.advance(localchain.BlockhashLifetime + 2*400*time.Millisecond)
 	if err := resolveIntents(a); err != nil {
 		t.Fatal(err)
 	}
 	if status, _ := a.intentStatus(t, p["intentId"]); status != "submitted" {
-		t.Fatalf("intent with a valid blockhash: %s, want still submitted", status)
+		t.Fatalf("intent before its last valid height is finalized: %s, want still submitted", status)
 	}
-	raw, _ := base64.StdEncoding.DecodeString(p["transaction"].(string))
-	tx, _ := solana.TransactionFromBytes(raw)
-	if _, err := a.DB.ExecContext(context.Background(), "UPDATE localchain.blockhashes SET created_at = now() - interval '10 minutes' WHERE hash = ?",
-		tx.Message.RecentBlockhash.String()); err != nil {
-		t.Fatal(err)
-	}
+	clk.advance(12 * 400 * time.Millisecond) // ten slots later, it is finalized
 	if err := resolveIntents(a); err != nil {
 		t.Fatal(err)
 	}
-	if status, reason := a.intentStatus(t, p["intentId"]); status != "failed" || !strings.Contains(reason, "blockhash expired") {
-		t.Fatalf("intent after its blockhash expired: %s %q, want failed saying why", status, reason)
+	if status, reason := a.intentStatus(t, p["intentId"]); status != "expired" || !strings.Contains(reason, "blockhash expired") {
+		t.Fatalf("intent after its last valid height was finalized: %s %q, want expired saying why", status, reason)
 	}
 	m := a.submit(t, auth, p["intentId"].(string), signed).wantError(t, 409, "CONFLICT")
-	if msg := m["message"].(string); !strings.Contains(msg, "blockhash expired") || !strings.Contains(msg, "prepare a new one") {
-		t.Errorf("re-submit of the failed intent: %q", msg)
+	if msg := m["message"].(string); !strings.Contains(msg, "blockhash expired") || !strings.Contains(msg, "Prepare a new one") {
+		t.Errorf("re-submit of the expired intent: %q", msg)
 	}
 	if b := a.balances(t, auth); b.available != 0 || b.onChain != 5_000_000 {
 		t.Fatalf("a transaction that never landed moved money: %+v", b)

@@ -199,7 +199,14 @@ func TestExpiredIntentsAndBlockhashesAreRefused(t *testing.T) {
 		tx.Message.RecentBlockhash.String()); err != nil {
 		t.Fatal(err)
 	}
-	a.submit(t, auth, p["intentId"].(string), signPrepared(t, w, p["transaction"].(string), nil)).wantError(t, 409, "CONFLICT")
+	if _, err := a.DB.ExecContext(ctx, "UPDATE intents SET last_valid_block_height = last_valid_block_height - 10000 WHERE id = ?",
+		p["intentId"]); err != nil {
+		t.Fatal(err)
+	}
+	m := a.submit(t, auth, p["intentId"].(string), signPrepared(t, w, p["transaction"].(string), nil)).wantError(t, 409, "CONFLICT")
+	if msg := m["message"].(string); !strings.Contains(msg, "expired") {
+		t.Errorf("the submit of a transaction on an expired blockhash: %q, want it called expired", msg)
+	}
 	if b := a.balances(t, auth); b.available != 0 || b.onChain != 5_000_000 {
 		t.Fatalf("refused deposits moved money: %+v", b)
 	}
@@ -406,7 +413,7 @@ func (a *testApp) sendAsWallet(t testing.TB, w wallet, what string, ix solana.In
 	owner := w.key.PublicKey()
 	tx, err := solana.NewTransaction([]solana.Instruction{
 		ix, chain.Memo(what+" "+time.Now().String(), owner), // a new transaction each time, even on one blockhash
-	}, bh, solana.TransactionPayer(owner))
+	}, bh.Hash, solana.TransactionPayer(owner))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,9 +37,9 @@ const (
 	// SystemAccountRent is the rent-exempt minimum of a 0-byte System
 	// account: RentExempt(0).
 	SystemAccountRent = chain.SystemAccountRent
-	// BlockhashLifetime is how long a blockhash stays valid (about 150
-	// slots of 400 ms).
-	BlockhashLifetime = 60 * time.Second
+	// BlockhashLifetime is how long a blockhash stays valid:
+	// chain.BlockhashValidity blocks of blockhashEvery.
+	BlockhashLifetime = chain.BlockhashValidity * blockhashEvery
 	// blockhashEvery is how often a new blockhash is produced on demand:
 	// a slot's time.
 	blockhashEvery = 400 * time.Millisecond
@@ -125,7 +125,7 @@ func (c *Chain) SendTransaction(ctx context.Context, raw []byte) (solana.Signatu
 		var created time.Time
 		err := s.tx.NewSelect().Table("localchain.blockhashes").Column("created_at").
 			Where("hash = ?", tx.Message.RecentBlockhash.String()).Scan(ctx, &created)
-		if errors.Is(err, sql.ErrNoRows) || (err == nil && c.now().Sub(created) > BlockhashLifetime) {
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && c.BlockHeight() > LastValid(created)) {
 			return simulationFailed("Blockhash not found")
 		}
 		if err != nil {
@@ -165,40 +165,42 @@ func (c *Chain) SignatureStatus(ctx context.Context, sig string) (slot uint64, f
 }
 
 // LatestBlockhash returns the newest blockhash, producing a new one when the
-// newest is older than blockhashEvery, and the slot it belongs to.
+// newest is older than blockhashEvery, and the last block height at which
+// a transaction built on it can land.
 func (c *Chain) LatestBlockhash(ctx context.Context) (solana.Hash, uint64, error) {
 	var row struct {
 		Hash      string    `bun:"hash"`
-		Slot      uint64    `bun:"slot"`
 		CreatedAt time.Time `bun:"created_at"`
 	}
-	err := c.db.NewSelect().Table("localchain.blockhashes").Column("hash", "slot", "created_at").
+	err := c.db.NewSelect().Table("localchain.blockhashes").Column("hash", "created_at").
 		Order("created_at DESC").Limit(1).Scan(ctx, &row)
-	if err == nil && c.now().Sub(row.CreatedAt) < blockhashEvery {
+	// A blockhash made later by another clock than c's (tests share a
+	// database) is not c's newest: it would outlive its last valid height.
+	if age := c.now().Sub(row.CreatedAt); err == nil && age >= 0 && age < blockhashEvery {
 		h, err := solana.HashFromBase58(row.Hash)
 		if err != nil {
-			return h, row.Slot, fmt.Errorf("parse stored blockhash %q: %w", row.Hash, err)
+			return h, 0, fmt.Errorf("parse stored blockhash %q: %w", row.Hash, err)
 		}
-		return h, row.Slot, nil
+		return h, LastValid(row.CreatedAt), nil
 	}
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return solana.Hash{}, 0, fmt.Errorf("read the latest blockhash: %w", err)
 	}
 	var h solana.Hash
 	rand.Read(h[:])
-	var slot uint64
+	now := c.now()
 	err = c.inTx(ctx, func(ctx context.Context, s *state) error {
-		var err error
-		if slot, err = s.nextSlot(ctx); err != nil {
+		slot, err := s.nextSlot(ctx)
+		if err != nil {
 			return err
 		}
 		if _, err := s.tx.ExecContext(ctx, "INSERT INTO localchain.blockhashes (hash, slot, created_at) VALUES (?, ?, ?)",
-			h.String(), slot, c.now()); err != nil {
+			h.String(), slot, now); err != nil {
 			return fmt.Errorf("store blockhash %s: %w", h, err)
 		}
 		return nil
 	})
-	return h, slot, err
+	return h, LastValid(now), err
 }
 
 // BlockhashValid reports whether a blockhash can still be used.
@@ -211,8 +213,20 @@ func (c *Chain) BlockhashValid(ctx context.Context, h string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("read blockhash %s: %w", h, err)
 	}
-	return c.now().Sub(created) <= BlockhashLifetime, nil
+	return c.BlockHeight() <= LastValid(created), nil
 }
+
+// BlockHeight is the chain's block height: one block every blockhashEvery
+// of its clock, whether or not anything happened, as on a cluster. It is
+// the clock of blockhash expiry.
+func (c *Chain) BlockHeight() uint64 { return heightAt(c.now()) }
+
+func heightAt(t time.Time) uint64 { return uint64(t.UnixNano() / int64(blockhashEvery)) }
+
+// LastValid is the last block height at which a transaction built on a
+// blockhash produced at created can land: chain.BlockhashValidity blocks,
+// BlockhashLifetime, later.
+func LastValid(created time.Time) uint64 { return heightAt(created) + chain.BlockhashValidity }
 
 // Slot returns the current slot.
 func (c *Chain) Slot(ctx context.Context) (uint64, error) {

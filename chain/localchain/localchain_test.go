@@ -74,7 +74,7 @@ func (f *fixture) transfer(t *testing.T, amount uint64, signers ...solana.Privat
 		t.Fatal(err)
 	}
 	tx, err := chain.BuildTransfer(chain.Transfer{FeePayer: f.payer.PublicKey(), From: f.alice.PublicKey(),
-		To: f.bob.PublicKey(), Mint: f.mint, Amount: amount, Memo: "test", Blockhash: bh})
+		To: f.bob.PublicKey(), Mint: f.mint, Amount: amount, Memo: "test", Blockhash: bh.Hash})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestWalletLeftBelowRentMinimum(t *testing.T) {
 		}
 		to := chain.NewKeys([]byte(t.Name())).Derive(fmt.Sprint(funded)).PublicKey()
 		tx, err := chain.BuildTransfer(chain.Transfer{FeePayer: f.payer.PublicKey(), Funder: f.alice.PublicKey(),
-			From: f.alice.PublicKey(), To: to, Mint: f.mint, Amount: 1, Blockhash: bh})
+			From: f.alice.PublicKey(), To: to, Mint: f.mint, Amount: 1, Blockhash: bh.Hash})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -131,14 +131,19 @@ func (c *Chain) call(ctx context.Context, method string, params []json.RawMessag
 		return "ok", nil
 	case "getVersion":
 		return map[string]any{"solana-core": "2.2.0-wager-localchain", "feature-set": 0}, nil
-	case "getSlot", "getBlockHeight":
+	case "getSlot":
 		return c.Slot(ctx)
+	case "getBlockHeight":
+		if commitmentOf(params, 0) == "finalized" {
+			return c.BlockHeight() - uint64(c.FinalizeSlots), nil
+		}
+		return c.BlockHeight(), nil
 	case "getLatestBlockhash":
-		h, slot, err := c.LatestBlockhash(ctx)
+		h, lastValid, err := c.LatestBlockhash(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return c.withContext(ctx, map[string]any{"blockhash": h.String(), "lastValidBlockHeight": slot + 150})
+		return c.withContext(ctx, map[string]any{"blockhash": h.String(), "lastValidBlockHeight": lastValid})
 	case "isBlockhashValid":
 		h, err := param[string](params, 0)
 		if err != nil {
@@ -322,3 +327,15 @@ type recorder struct {
 func (r *recorder) Header() http.Header         { return r.header }
 func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
 func (r *recorder) WriteHeader(status int)      { r.status = status }
+
+// commitmentOf reads the commitment of a call's configuration object at
+// position i ("" when there is none).
+func commitmentOf(params []json.RawMessage, i int) string {
+	var cfg struct {
+		Commitment string `json:"commitment"`
+	}
+	if len(params) <= i || json.Unmarshal(params[i], &cfg) != nil {
+		return ""
+	}
+	return cfg.Commitment
+}

@@ -73,22 +73,22 @@ func (e *embedded) through(t *testing.T, f rpcfaults.Faults) proxied {
 }
 
 // transfer returns Alice's transfer of amount to Bob, signed, on a
-// blockhash read through client.
-func (e *embedded) transfer(t *testing.T, client *chain.Client, amount uint64) *solana.Transaction {
+// blockhash read through client, and the last block height it can land at.
+func (e *embedded) transfer(t *testing.T, client *chain.Client, amount uint64) (*solana.Transaction, uint64) {
 	t.Helper()
 	bh, err := client.Blockhash(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	tx, err := chain.BuildTransfer(chain.Transfer{FeePayer: e.payer.PublicKey(), From: e.alice.PublicKey(),
-		To: e.bob.PublicKey(), Mint: e.mint, Amount: amount, Blockhash: bh})
+		To: e.bob.PublicKey(), Mint: e.mint, Amount: amount, Blockhash: bh.Hash})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := chain.SignWith(tx, e.payer, e.alice); err != nil {
 		t.Fatal(err)
 	}
-	return tx
+	return tx, bh.LastValid
 }
 
 func (e *embedded) bobHas(t *testing.T) uint64 {
@@ -107,12 +107,12 @@ func TestDroppedSendNeverLandsOnTheEmbeddedChain(t *testing.T) {
 	faulty, clean := dropping.client, e.through(t, rpcfaults.Faults{}).client
 
 	// Dropped, then sent again before its blockhash expires: it lands once.
-	tx := e.transfer(t, faulty, 1_000)
+	tx, lastValid := e.transfer(t, faulty, 1_000)
 	sig, err := faulty.Send(ctx, tx)
 	if err != nil || sig != tx.Signatures[0] {
 		t.Fatalf("send through the proxy: %s %v, want %s", sig, err, tx.Signatures[0])
 	}
-	if outcome, _, err := e.direct.OutcomeOf(ctx, sig, tx.Message.RecentBlockhash); outcome != chain.Pending || err != nil {
+	if outcome, _, err := e.direct.Observe(ctx, sig, lastValid); outcome != chain.Pending || err != nil {
 		t.Fatalf("the chain says %v %v of a dropped transaction, want pending", outcome, err)
 	}
 	if got := e.bobHas(t); got != 0 {
@@ -128,12 +128,12 @@ func TestDroppedSendNeverLandsOnTheEmbeddedChain(t *testing.T) {
 	}
 
 	// Dropped and left: it expires unlanded, and cannot land later.
-	tx = e.transfer(t, faulty, 2_000)
+	tx, lastValid = e.transfer(t, faulty, 2_000)
 	if _, err := faulty.Send(ctx, tx); err != nil {
 		t.Fatal(err)
 	}
 	e.clock.advance(localchain.BlockhashLifetime + time.Second)
-	if outcome, _, err := e.direct.OutcomeOf(ctx, tx.Signatures[0], tx.Message.RecentBlockhash); outcome != chain.Expired || err != nil {
+	if outcome, _, err := e.direct.Observe(ctx, tx.Signatures[0], lastValid); outcome != chain.Expired || err != nil {
 		t.Fatalf("the chain says %v %v, want expired", outcome, err)
 	}
 	var rejected *chain.RejectedError
@@ -152,7 +152,7 @@ func TestLostAnswerLandsOnTheEmbeddedChain(t *testing.T) {
 	ctx := context.Background()
 	e := newEmbedded(t)
 	lossy := e.through(t, rpcfaults.Faults{LoseAnswer: 1})
-	tx := e.transfer(t, e.direct, 5_000)
+	tx, _ := e.transfer(t, e.direct, 5_000)
 	short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
 	var rejected *chain.RejectedError
@@ -172,7 +172,7 @@ func TestLateStatusOnTheEmbeddedChain(t *testing.T) {
 	ctx := context.Background()
 	e := newEmbedded(t)
 	faulty := e.through(t, rpcfaults.Faults{HideStatus: 1, HideFor: 5 * time.Second}).client
-	tx := e.transfer(t, faulty, 3_000)
+	tx, _ := e.transfer(t, faulty, 3_000)
 	sig, err := faulty.Send(ctx, tx)
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +215,7 @@ func TestEmbeddedChainThroughTheProxy(t *testing.T) {
 
 	unfinal := e.through(t, rpcfaults.Faults{NeverFinalize: 1})
 	c := unfinal.client.RPC
-	tx := e.transfer(t, unfinal.client, 4_000)
+	tx, _ := e.transfer(t, unfinal.client, 4_000)
 	sig, err := unfinal.client.SendAndConfirm(ctx, tx, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)

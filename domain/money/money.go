@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	bin "github.com/gagliardetto/binary"
 	"github.com/gagliardetto/solana-go"
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -345,6 +344,9 @@ type Intent struct {
 	CreatedAt   time.Time  `bun:"created_at"`
 	UpdatedAt   time.Time  `bun:"updated_at"`
 	SentAt      *time.Time `bun:"sent_at"` // first sent: by the clock read under the player's protection lock
+	Raw         []byte     `bun:"raw"`     // the signed transaction, stored before it is first sent
+	// LastValid is the last block height its transaction can land at.
+	LastValid *int64 `bun:"last_valid_block_height"`
 }
 
 // Prepared is the answer to a prepare: the unsigned transaction to sign.
@@ -497,7 +499,7 @@ func (s *Service) PrepareWith(ctx context.Context, p PrepareSpec, build BuildFun
 		return Prepared{}, ChainUnavailable(err)
 	}
 	id := uuid.NewString()
-	tx, err := build(from, id, bh)
+	tx, err := build(from, id, bh.Hash)
 	if err != nil {
 		return Prepared{}, fmt.Errorf("build the transaction of %s intent %s: %w", p.Kind, id, err)
 	}
@@ -507,7 +509,8 @@ func (s *Service) PrepareWith(ctx context.Context, p PrepareSpec, build BuildFun
 	}
 	now := s.now()
 	in := Intent{ID: id, Kind: p.Kind, UserID: p.User.ID, AmountMinor: p.Amount, Destination: p.To.String(),
-		Reference: p.Reference, Message: msg, Status: "prepared", ExpiresAt: now.Add(IntentLifetime), CreatedAt: now, UpdatedAt: now}
+		Reference: p.Reference, Message: msg, Status: "prepared", ExpiresAt: now.Add(IntentLifetime), CreatedAt: now, UpdatedAt: now,
+		LastValid: new(int64(bh.LastValid))}
 	if err := s.store(ctx, in); err != nil {
 		return Prepared{}, err
 	}
@@ -590,6 +593,8 @@ func (s *Service) SubmitFor(ctx context.Context, userID, intentID, signedB64, re
 		return receiptOf(in), nil
 	case "failed":
 		return Receipt{}, domain.Errorf(domain.CodeConflict, "this transaction failed: %s; prepare a new one", in.Error)
+	case "expired":
+		return Receipt{}, expiredError()
 	}
 	tx, err := s.checkSigned(ctx, in, signedB64)
 	if err != nil {
@@ -602,44 +607,52 @@ func (s *Service) SubmitFor(ctx context.Context, userID, intentID, signedB64, re
 	if err := chain.SignWith(tx, s.keys.FeePayer()); err != nil {
 		return Receipt{}, fmt.Errorf("sign intent %s as fee payer: %w", in.ID, err)
 	}
+	raw, err := tx.MarshalBinary()
+	if err != nil {
+		return Receipt{}, fmt.Errorf("serialize intent %s: %w", in.ID, err)
+	}
 	sig := tx.Signatures[0].String()
-	if err := s.markSent(ctx, in, chain.FeeOf(tx), sig); err != nil {
+	if err := s.markSent(ctx, in, chain.FeeOf(tx), sig, raw); err != nil {
 		return Receipt{}, err
 	}
-	if _, err := s.chain.SendAndConfirm(ctx, tx, confirmTimeout); err != nil {
-		var rejected *chain.RejectedError
-		if !errors.As(err, &rejected) {
-			s.log.Warn("submit: outcome unknown", "intent", in.ID, "signature", sig, "err", err)
-			return Receipt{}, notConfirmedYet(sig)
-		}
-		if in.Status == "prepared" { // never sent before: the refusal is the outcome
-			return Receipt{}, s.fail(ctx, in, rejected.Reason)
-		}
-		// An earlier submit sent it, and this send was refused (by a node
-		// that is behind, say): what counts is what became of that one.
-		outcome, reason, err := s.chain.OutcomeOf(ctx, tx.Signatures[0], tx.Message.RecentBlockhash)
-		switch {
-		case err != nil || outcome == chain.Pending:
-			return Receipt{}, notConfirmedYet(sig)
-		case outcome == chain.Failed:
+	lastValid, err := s.lastValid(ctx, in)
+	if err != nil {
+		return Receipt{}, notConfirmedYet(sig)
+	}
+	outcome, reason, err := s.chain.Drive(ctx, tx, lastValid, confirmTimeout)
+	switch outcome {
+	case chain.Pending:
+		s.log.Warn("submit: outcome unknown", "intent", in.ID, "signature", sig, "err", err)
+		return Receipt{}, notConfirmedYet(sig)
+	case chain.Failed:
+		return Receipt{}, s.fail(ctx, in, reason)
+	case chain.Refused:
+		if in.Status == "prepared" { // never sent before: nothing else can land it
 			return Receipt{}, s.fail(ctx, in, reason)
-		case outcome == chain.Expired:
-			return Receipt{}, s.fail(ctx, in, rejected.Reason)
 		}
+		// An earlier submit sent it: it may still land, by the send of
+		// that one; the resolver decides once it is final.
+		return Receipt{}, notConfirmedYet(sig)
+	case chain.Expired:
+		if err := s.markExpired(ctx, in.ID); err != nil {
+			return Receipt{}, err
+		}
+		return Receipt{}, expiredError()
 	}
 	return s.confirm(ctx, in.ID)
 }
 
-// markSent records that the intent is sent, before it is. The first time,
+// markSent records that the intent is sent, with its signed bytes, before
+// it is: from then on the resolver can send it again. The first time,
 // in the same transaction, it is weighed against what closed since its
 // prepare (Protection.CheckSent: under the player's lock, so that an
 // exclusion committed before refuses it) and its fee is charged to the
 // fee payer's budgets; a concurrent submit that marked it first did both.
 // An intent so refused is failed: it can never be sent, and a deposit no
 // longer counts towards the limits.
-func (s *Service) markSent(ctx context.Context, in Intent, fee int64, sig string) error {
+func (s *Service) markSent(ctx context.Context, in Intent, fee int64, sig string, raw []byte) error {
 	if in.Status != "prepared" {
-		_, err := s.db.NewUpdate().Model((*Intent)(nil)).Set("status = 'submitted'").Set("signature = ?", sig).
+		_, err := s.db.NewUpdate().Model((*Intent)(nil)).Set("status = 'submitted'").Set("signature = ?", sig).Set("raw = ?", raw).
 			Set("updated_at = ?", s.now()).Where("id = ? AND status IN ('prepared', 'submitted')", in.ID).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("mark intent %s submitted: %w", in.ID, err)
@@ -670,7 +683,7 @@ func (s *Service) markSent(ctx context.Context, in Intent, fee int64, sig string
 			return err
 		}
 		now := s.now()
-		if _, err := tx.NewUpdate().Model((*Intent)(nil)).Set("status = 'submitted'").Set("signature = ?", sig).
+		if _, err := tx.NewUpdate().Model((*Intent)(nil)).Set("status = 'submitted'").Set("signature = ?", sig).Set("raw = ?", raw).
 			Set("updated_at = ?", now).Set("sent_at = ?", now).Where("id = ?", in.ID).Exec(ctx); err != nil {
 			return fmt.Errorf("mark intent %s submitted: %w", in.ID, err)
 		}
@@ -788,11 +801,11 @@ const resolveSubmittedAfter = confirmTimeout + 5*time.Second
 // ResolveSubmittedIntents finishes intents that were sent but whose
 // outcome no submit recorded (the request ended first, or the instance
 // stopped): landed ones are confirmed, which runs their kind's confirmer
-// once, and ones the chain refused or that did not land while their
-// blockhash was valid are failed. A user-signed transaction cannot be sent
-// again without its user's signature, so one still valid is left for its
-// submit or a later round. It runs periodically on every instance;
-// confirm's row lock and the failure's condition keep it exactly-once.
+// once; ones the chain refused are failed, and ones not seen once their
+// last valid block height passed are expired; the others are sent again
+// from their stored bytes. It runs every few seconds on every instance;
+// confirm's row lock and the conditions of failing and expiring keep it
+// exactly-once.
 func (s *Service) ResolveSubmittedIntents(ctx context.Context) error {
 	var submitted []Intent
 	if err := s.db.NewSelect().Model(&submitted).
@@ -815,8 +828,9 @@ func (s *Service) ResolveSubmittedIntents(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// resolveSubmitted confirms or fails one submitted intent by what the chain
-// says of its transaction, or leaves it while it can still land.
+// resolveSubmitted confirms, fails or expires one submitted intent by what
+// the chain says of its transaction, and while it can still land sends its
+// stored bytes again.
 func (s *Service) resolveSubmitted(ctx context.Context, in Intent) error {
 	if in.Signature == nil {
 		return fmt.Errorf("submitted without a signature")
@@ -825,23 +839,67 @@ func (s *Service) resolveSubmitted(ctx context.Context, in Intent) error {
 	if err != nil {
 		return fmt.Errorf("parse the stored signature %q: %w", *in.Signature, err)
 	}
-	var msg solana.Message
-	if err := msg.UnmarshalWithDecoder(bin.NewBinDecoder(in.Message)); err != nil {
-		return fmt.Errorf("parse the stored message: %w", err)
+	lastValid, err := s.lastValid(ctx, in)
+	if err != nil {
+		return err
 	}
-	outcome, reason, err := s.chain.OutcomeOf(ctx, sig, msg.RecentBlockhash)
+	outcome, reason, err := s.chain.Observe(ctx, sig, lastValid)
 	switch {
 	case err != nil:
-		return err // names the transaction or blockhash
+		return err // names the transaction or the height
 	case outcome == chain.Failed:
 		return s.markFailed(ctx, in.ID, reason)
 	case outcome == chain.Landed:
 		_, err := s.confirm(ctx, in.ID)
 		return err
 	case outcome == chain.Expired:
-		return s.markFailed(ctx, in.ID, "not confirmed before its blockhash expired")
+		return s.markExpired(ctx, in.ID)
+	}
+	if in.Raw == nil {
+		return nil // sent before its bytes were kept: only its submit can send it again
+	}
+	tx, err := solana.TransactionFromBytes(in.Raw)
+	if err != nil {
+		return fmt.Errorf("parse the stored transaction: %w", err)
+	}
+	if _, err := s.chain.Send(ctx, tx); err != nil {
+		s.log.Warn("resend intent", "intent", in.ID, "err", err)
 	}
 	return nil
+}
+
+// lastValid is the last block height an intent's transaction can land at.
+// An intent prepared before the height was kept gets a bound from the
+// chain's height now, stored so that it does not move.
+func (s *Service) lastValid(ctx context.Context, in Intent) (uint64, error) {
+	if in.LastValid != nil {
+		return uint64(*in.LastValid), nil
+	}
+	h, err := s.chain.LastValidFrom(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := s.db.NewUpdate().Model((*Intent)(nil)).Set("last_valid_block_height = ?", int64(h)).
+		Where("id = ? AND last_valid_block_height IS NULL", in.ID).Exec(ctx); err != nil {
+		return 0, fmt.Errorf("store the last valid height of intent %s: %w", in.ID, err)
+	}
+	return h, nil
+}
+
+// markExpired records that an intent's transaction can no longer land,
+// unless it was confirmed.
+func (s *Service) markExpired(ctx context.Context, intentID string) error {
+	if _, err := s.db.NewUpdate().Model((*Intent)(nil)).Set("status = 'expired'").
+		Set("error = 'not seen on chain before its blockhash expired'").
+		Set("updated_at = ?", s.now()).Where("id = ? AND status = 'submitted'", intentID).Exec(ctx); err != nil {
+		return fmt.Errorf("mark intent %s expired: %w", intentID, err)
+	}
+	return nil
+}
+
+func expiredError() error {
+	return domain.Errorf(domain.CodeConflict,
+		"this transaction expired: the network did not take it before its blockhash expired, and never will; nothing moved. Prepare a new one")
 }
 
 // intent loads one intent through sel (a select on the database or in a

@@ -28,6 +28,7 @@ type Withdrawal struct {
 	IdempotencyKey *string   `bun:"idempotency_key" json:"-"`
 	Signature      string    `bun:"signature" json:"signature"`
 	Raw            []byte    `bun:"raw" json:"-"`
+	LastValid      *int64    `bun:"last_valid_block_height" json:"-"` // the last block height its transaction can land at
 	Status         string    `bun:"status" json:"status" doc:"pending, confirmed or failed"`
 	Error          string    `bun:"error" json:"error,omitempty"`
 	OpenedAccount  bool      `bun:"opened_account" json:"openedAccount" doc:"true when the platform opened your wallet's USDC account for it (once per user)"`
@@ -86,7 +87,7 @@ func (s *Service) Withdraw(ctx context.Context, u users.User, amount int64, idem
 	id := uuid.NewString()
 	vault := s.keys.Vault()
 	tx, err := chain.BuildTransfer(chain.Transfer{FeePayer: s.keys.FeePayer().PublicKey(), DestinationExists: !open,
-		From: vault.PublicKey(), To: to, Mint: s.mint, Amount: uint64(amount), Memo: "wager:withdrawal:" + id, Blockhash: bh})
+		From: vault.PublicKey(), To: to, Mint: s.mint, Amount: uint64(amount), Memo: "wager:withdrawal:" + id, Blockhash: bh.Hash})
 	if err != nil {
 		return Withdrawal{}, fmt.Errorf("build withdrawal %s of user %s: %w", id, u.ID, err)
 	}
@@ -99,7 +100,7 @@ func (s *Service) Withdraw(ctx context.Context, u users.User, amount int64, idem
 	}
 	now := s.now()
 	w := Withdrawal{ID: id, UserID: u.ID, AmountMinor: amount, IdempotencyKey: key, Signature: tx.Signatures[0].String(),
-		Raw: raw, Status: "pending", OpenedAccount: open, CreatedAt: now, UpdatedAt: now}
+		Raw: raw, LastValid: new(int64(bh.LastValid)), Status: "pending", OpenedAccount: open, CreatedAt: now, UpdatedAt: now}
 	// The keyed row first: a concurrent twin with the same key waits here
 	// for the first to commit, then fails on the key, not on the balance.
 	spend := chain.FeeOf(tx)
@@ -183,24 +184,28 @@ func (s *Service) keyedOr(ctx context.Context, userID string, key *string, amoun
 
 // finishWithdrawal sends a stored withdrawal and settles its outcome.
 func (s *Service) finishWithdrawal(ctx context.Context, w Withdrawal, tx *solana.Transaction) (Withdrawal, error) {
-	_, err := s.chain.SendAndConfirm(ctx, tx, confirmTimeout)
-	var rejected *chain.RejectedError
-	switch {
-	case err == nil:
+	outcome, reason, err := s.chain.Drive(ctx, tx, uint64(*w.LastValid), confirmTimeout)
+	switch outcome {
+	case chain.Landed:
 		return s.settleWithdrawal(ctx, w, "confirmed", "")
-	case errors.As(err, &rejected):
-		// Refused before landing: it never will with this signature.
-		if ok, serr := s.chain.Status(ctx, tx.Signatures[0]); serr == nil && !ok {
-			w, err := s.settleWithdrawal(ctx, w, "failed", rejected.Reason)
-			if err != nil {
-				return w, err
-			}
-			return w, domain.Errorf(domain.CodeConflict, "the network refused the withdrawal (%s); your balance is restored", rejected.Reason)
+	case chain.Failed, chain.Refused, chain.Expired:
+		// Refused: the platform alone holds its bytes and sends them no
+		// more, so it never lands.
+		if outcome == chain.Expired {
+			reason = expiredReason
 		}
+		w, err := s.settleWithdrawal(ctx, w, "failed", reason)
+		if err != nil {
+			return w, err
+		}
+		return w, domain.Errorf(domain.CodeConflict, "the network did not take the withdrawal (%s); your balance is restored", reason)
 	}
 	s.log.Warn("withdrawal outcome unknown; the resolver will finish it", "withdrawal", w.ID, "err", err)
 	return w, nil // pending
 }
+
+// expiredReason is why a withdrawal whose transaction expired failed.
+const expiredReason = "not seen on chain before its blockhash expired"
 
 // settleWithdrawal marks a pending withdrawal confirmed or failed (with the
 // credit back) exactly once, and writes the user's history line.
@@ -254,7 +259,16 @@ func (s *Service) resolveWithdrawal(ctx context.Context, w Withdrawal) error {
 	if err != nil {
 		return fmt.Errorf("parse the stored transaction: %w", err)
 	}
-	outcome, reason, err := s.chain.OutcomeOf(ctx, tx.Signatures[0], tx.Message.RecentBlockhash)
+	lastValid := uint64(0)
+	if w.LastValid != nil {
+		lastValid = uint64(*w.LastValid)
+	} else if lastValid, err = s.chain.LastValidFrom(ctx); err != nil {
+		return err
+	} else if _, err := s.db.NewUpdate().Model((*Withdrawal)(nil)).Set("last_valid_block_height = ?", int64(lastValid)).
+		Where("id = ? AND last_valid_block_height IS NULL", w.ID).Exec(ctx); err != nil {
+		return fmt.Errorf("store the last valid height of withdrawal %s: %w", w.ID, err)
+	}
+	outcome, reason, err := s.chain.Observe(ctx, tx.Signatures[0], lastValid)
 	switch {
 	case err != nil:
 	case outcome == chain.Failed:
@@ -262,9 +276,9 @@ func (s *Service) resolveWithdrawal(ctx context.Context, w Withdrawal) error {
 	case outcome == chain.Landed:
 		_, err = s.settleWithdrawal(ctx, w, "confirmed", "")
 	case outcome == chain.Expired:
-		_, err = s.settleWithdrawal(ctx, w, "failed", "not confirmed before its blockhash expired")
+		_, err = s.settleWithdrawal(ctx, w, "failed", expiredReason)
 	default:
-		if _, serr := s.chain.Send(ctx, tx); serr != nil { // try again while it can still land
+		if _, serr := s.chain.Send(ctx, tx); serr != nil { // again, while it can still land
 			s.log.Warn("resend withdrawal", "withdrawal", w.ID, "err", serr)
 		}
 	}

@@ -1,6 +1,7 @@
 package settlement
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -196,6 +197,7 @@ type Transfer struct {
 	Status      string    `bun:"status" json:"status" doc:"pending, sent or confirmed (a refund waiting for its wallet's USDC token account is pending)"`
 	Signature   *string   `bun:"signature" json:"signature"`
 	Raw         []byte    `bun:"raw" json:"-"`
+	LastValid   *int64    `bun:"last_valid_block_height" json:"-"` // the last block height Raw can land at
 	Error       string    `bun:"error" json:"-"`
 	CreatedAt   time.Time `bun:"created_at" json:"createdAt"`
 	UpdatedAt   time.Time `bun:"updated_at" json:"updatedAt"`
@@ -376,7 +378,7 @@ func (s *Service) signTransfer(ctx context.Context, t *Transfer) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	spec.To, spec.Memo, spec.Blockhash = solana.MustPublicKeyFromBase58(t.ToAddress), "wager:"+t.Kind+":"+t.ID, bh
+	spec.To, spec.Memo, spec.Blockhash = solana.MustPublicKeyFromBase58(t.ToAddress), "wager:"+t.Kind+":"+t.ID, bh.Hash
 	stx, err := chain.BuildTransfer(spec)
 	if err != nil {
 		return false, err
@@ -388,8 +390,8 @@ func (s *Service) signTransfer(ctx context.Context, t *Transfer) (bool, error) {
 		return false, err
 	}
 	sig := stx.Signatures[0].String()
-	t.Signature, t.Status = &sig, "sent"
-	res, err := s.db.NewUpdate().Model(t).Column("kind", "to_address", "raw", "signature", "status").
+	t.Signature, t.Status, t.LastValid = &sig, "sent", new(int64(bh.LastValid))
+	res, err := s.db.NewUpdate().Model(t).Column("kind", "to_address", "raw", "last_valid_block_height", "signature", "status").
 		Where("id = ? AND raw IS NULL", t.ID).Exec(ctx)
 	if err != nil {
 		return false, err
@@ -447,17 +449,27 @@ func (s *Service) sendTransfer(ctx context.Context, t *Transfer) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if _, err := client.SendAndConfirm(ctx, stx, 30*time.Second); err != nil {
-		// A transfer that failed on chain (a refund whose payer closed their
-		// token account after it was signed, say), or that never landed and
-		// never can, has a signature that can never succeed: it is signed
-		// anew on the next round (a refund waits for the account then).
-		outcome, _, oerr := client.OutcomeOf(ctx, stx.Signatures[0], stx.Message.RecentBlockhash)
-		signAnew := oerr == nil && (outcome == chain.Failed || outcome == chain.Expired)
-		s.log.Warn("settlement transfer not confirmed", "transfer", t.ID, "err", err, "signAnew", signAnew, "outcomeErr", oerr)
-		retry := s.db.NewUpdate().Model(t).Set("error = ?", err.Error()).Set("updated_at = ?", s.now().Add(5*time.Second))
+	lastValid, err := s.lastValid(ctx, t)
+	if err != nil {
+		return false, err
+	}
+	if outcome, reason, err := client.Drive(ctx, stx, lastValid, 30*time.Second); outcome != chain.Landed {
+		// A transfer that failed on chain, or that was not seen before its
+		// last valid block height passed, can never succeed with this
+		// signature: it is signed anew on the next round (a refund waits
+		// for the account then). One that may still land, refused in
+		// preflight included (a refund whose payer closed their token
+		// account after it was signed, say), is sent again on the next
+		// round, until it lands or expires.
+		signAnew := outcome == chain.Failed || outcome == chain.Expired
+		why := cmp.Or(reason, outcome.String())
+		if err != nil {
+			why = err.Error()
+		}
+		s.log.Warn("settlement transfer not confirmed", "transfer", t.ID, "outcome", outcome, "why", why)
+		retry := s.db.NewUpdate().Model(t).Set("error = ?", why).Set("updated_at = ?", s.now().Add(5*time.Second))
 		if signAnew {
-			retry = retry.Set("raw = NULL, signature = NULL, status = 'pending'")
+			retry = retry.Set("raw = NULL, signature = NULL, last_valid_block_height = NULL, status = 'pending'")
 		}
 		_, uerr := retry.Where("id = ? AND signature = ? AND status <> 'confirmed'", t.ID, *t.Signature).Exec(ctx)
 		return false, uerr
@@ -482,6 +494,24 @@ func (s *Service) sendTransfer(ctx context.Context, t *Transfer) (bool, error) {
 		return err
 	})
 	return err == nil, err
+}
+
+// lastValid is the last block height a signed transfer can land at; a
+// transfer signed before the height was kept gets a bound from the chain's
+// height now, stored so that it does not move.
+func (s *Service) lastValid(ctx context.Context, t *Transfer) (uint64, error) {
+	if t.LastValid != nil {
+		return uint64(*t.LastValid), nil
+	}
+	h, err := s.money.Chain().LastValidFrom(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := s.db.NewUpdate().Model((*Transfer)(nil)).Set("last_valid_block_height = ?", int64(h)).
+		Where("id = ? AND last_valid_block_height IS NULL", t.ID).Exec(ctx); err != nil {
+		return 0, fmt.Errorf("store the last valid height of transfer %s: %w", t.ID, err)
+	}
+	return h, nil
 }
 
 // refunded is the money a refund sends back: a donation, or a bet refused

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -255,7 +256,9 @@ type payment struct {
 	Status      string     `bun:"status"`
 	UsedAt      *time.Time `bun:"used_at"`
 	UsedBy      *string    `bun:"used_by"`
-	PresentedBy *string    `bun:"presented_by"` // an anonymous inline payment's first presenter
+	PresentedBy *string    `bun:"presented_by"`            // an anonymous inline payment's first presenter
+	Raw         []byte     `bun:"raw"`                     // the signed transaction, kept before it is first sent
+	LastValid   *int64     `bun:"last_valid_block_height"` // a bound on the last block height it can land at
 	CreatedAt   time.Time  `bun:"created_at"`
 	UpdatedAt   time.Time  `bun:"updated_at"`
 }
@@ -362,9 +365,19 @@ func (s *Service) settleInline(ctx context.Context, p PaymentPayload, tx *solana
 		return SettlementResponse{}, fmt.Errorf("sign the payment of %s as fee payer: %w", payer, err)
 	}
 	sig := tx.Signatures[0].String()
+	raw, err := tx.MarshalBinary()
+	if err != nil {
+		return SettlementResponse{}, fmt.Errorf("serialize the payment %s: %w", sig, err)
+	}
+	// The client chose the blockhash: its last valid height is bounded by
+	// the newest blockhash's.
+	lastValid, err := s.money.Chain().LastValidFrom(ctx)
+	if err != nil {
+		return SettlementResponse{}, money.ChainUnavailable(err)
+	}
 	now := s.now()
 	row := payment{Signature: sig, Resource: resourcePath, AmountMinor: s.cfg.PriceMinor, Payer: payer.String(),
-		Status: "settling", CreatedAt: now, UpdatedAt: now}
+		Raw: raw, LastValid: new(int64(lastValid)), Status: "settling", CreatedAt: now, UpdatedAt: now}
 	if caller.UserID != "" {
 		row.UserID = &caller.UserID
 	} else {
@@ -384,16 +397,15 @@ func (s *Service) settleInline(ctx context.Context, p PaymentPayload, tx *solana
 		}
 		return SettlementResponse{}, err
 	}
-	if _, err := s.money.Chain().SendAndConfirm(ctx, tx, settleTimeout); err != nil {
-		var rejected *chain.RejectedError
-		if errors.As(err, &rejected) {
-			// It did not land and never will in this form: forget it, so
-			// that the client can pay again.
-			if derr := s.forget(ctx, sig); derr != nil {
-				return SettlementResponse{}, derr
-			}
-			return SettlementResponse{}, refuse(ReasonTransactionFailed, "the network refused the payment: %s", rejected.Reason)
+	switch outcome, reason, err := s.money.Chain().Drive(ctx, tx, lastValid, settleTimeout); outcome {
+	case chain.Failed, chain.Refused, chain.Expired:
+		// It did not land and will not: forget it, so that the client can
+		// pay again.
+		if derr := s.forget(ctx, sig); derr != nil {
+			return SettlementResponse{}, derr
 		}
+		return SettlementResponse{}, refuse(ReasonTransactionFailed, "the network did not take the payment: %s", cmp.Or(reason, "its blockhash expired"))
+	case chain.Pending:
 		s.log.Warn("x402 settlement: outcome unknown", "signature", sig, "err", err)
 		return SettlementResponse{}, refuse(ReasonSettlementPending,
 			"the payment %s was sent but is not confirmed yet; repeat the request with the same PAYMENT-SIGNATURE", sig)
@@ -511,26 +523,36 @@ func (s *Service) ResolveSettling(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// resolveSettling settles, forgets or leaves one settling payment by what
-// the chain says of its transaction. now was taken before the chain was
-// asked: a row older than abandonSettlingAfter then had an expired
-// blockhash, so "not landed" is final.
+// resolveSettling settles, forgets or sends again one settling payment by
+// what the chain says of its transaction.
 func (s *Service) resolveSettling(ctx context.Context, p payment, now time.Time) error {
 	sig, err := solana.SignatureFromBase58(p.Signature)
 	if err != nil {
 		return fmt.Errorf("parse the stored signature: %w", err)
 	}
-	landed, err := s.money.Chain().Status(ctx, sig)
-	var rejected *chain.RejectedError
+	lastValid := uint64(math.MaxUint64) // kept before the height was: it may land, and
 	switch {
-	case errors.As(err, &rejected):
-		return s.forget(ctx, p.Signature)
-	case err != nil:
-		return err // names the transaction
-	case landed:
-		return s.settleUnused(ctx, p.Signature)
+	case p.LastValid != nil:
+		lastValid = uint64(*p.LastValid)
 	case p.CreatedAt.Before(now.Add(-abandonSettlingAfter)):
+		lastValid = 0 // a row that old had an expired blockhash when now was taken, before the chain was asked
+	}
+	outcome, _, err := s.money.Chain().Observe(ctx, sig, lastValid)
+	switch {
+	case err != nil:
+		return err // names the transaction or the height
+	case outcome == chain.Failed || outcome == chain.Expired:
 		return s.forget(ctx, p.Signature)
+	case outcome == chain.Landed:
+		return s.settleUnused(ctx, p.Signature)
+	case p.Raw != nil:
+		tx, err := solana.TransactionFromBytes(p.Raw)
+		if err != nil {
+			return fmt.Errorf("parse the stored transaction: %w", err)
+		}
+		if _, err := s.money.Chain().Send(ctx, tx); err != nil {
+			s.log.Warn("resend x402 payment", "signature", p.Signature, "err", err)
+		}
 	}
 	return nil
 }
@@ -577,7 +599,7 @@ func (s *Service) ensureVaultATA(ctx context.Context) error {
 			chain.SetComputeUnitLimit(chain.ComputeUnitLimit), chain.SetComputeUnitPrice(chain.ComputeUnitPrice),
 			chain.CreateATAIdempotent(payer.PublicKey(), vault, mint),
 			chain.Memo("wager:vault-ata:"+hex.EncodeToString(nonce), payer.PublicKey()),
-		}, bh, solana.TransactionPayer(payer.PublicKey()))
+		}, bh.Hash, solana.TransactionPayer(payer.PublicKey()))
 		if err != nil {
 			return fmt.Errorf("build the transaction that opens the vault's USDC account: %w", err)
 		}

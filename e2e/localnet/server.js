@@ -107,8 +107,20 @@ const invalidParams = (msg) => new RpcError(-32602, msg);
 // ---- state ----------------------------------------------------------------
 
 const svm = new LiteSVM();
-let slot = 1n; // advances by one per accepted transaction (or airdrop)
+let slot = 1n; // advances by one per accepted transaction (or airdrop); the block height
+let blockhashSlot = slot; // when LiteSVM's latest blockhash was made
 const processed = new Map(); // base58 signature -> slot
+
+// Advances the slot by n, expiring the latest blockhash once the height has
+// passed its last valid one, so that "not seen and past lastValidBlockHeight"
+// means "never lands" here as on a cluster.
+function advance(n) {
+  slot += n;
+  if (slot > blockhashSlot + BLOCKHASH_VALIDITY) {
+    svm.expireBlockhash();
+    blockhashSlot = slot;
+  }
+}
 
 const b58enc = kit.getBase58Encoder(); // base58 string -> bytes
 const b58dec = kit.getBase58Decoder(); // bytes -> base58 string
@@ -266,11 +278,16 @@ const methods = {
 
   getSlot: () => slot,
 
-  getBlockHeight: () => slot,
+  // The finalized height is finalizeSlots behind, as statuses are.
+  getBlockHeight: (params) => {
+    const cfg = (params && params[0]) || {};
+    if (cfg.commitment === 'finalized') return slot > args.finalizeSlots ? slot - args.finalizeSlots : 0n;
+    return slot;
+  },
 
   getLatestBlockhash: () => ctx({
     blockhash: svm.latestBlockhash(),
-    lastValidBlockHeight: slot + BLOCKHASH_VALIDITY,
+    lastValidBlockHeight: blockhashSlot + BLOCKHASH_VALIDITY,
   }),
 
   isBlockhashValid: (params) => {
@@ -371,7 +388,7 @@ const methods = {
     }
     if (!(res instanceof TransactionMetadata)) throw new RpcError(-32603, 'Internal error: unexpected LiteSVM result');
     const sig = b58dec.decode(res.signature());
-    slot += 1n;
+    advance(1n);
     processed.set(sig, slot);
     return sig;
   },
@@ -385,7 +402,7 @@ const methods = {
     if (acc) setAccount(addr, acc.lamports + lamports, acc.data, acc.programAddress, acc.executable);
     else setAccount(addr, lamports, new Uint8Array(0), SYSTEM_PROGRAM, false);
     const sig = b58dec.decode(crypto.randomBytes(64));
-    slot += 1n;
+    advance(1n);
     processed.set(sig, slot);
     return sig;
   },
@@ -453,7 +470,7 @@ const methods = {
   },
 
   localnet_expireBlockhash: () => {
-    svm.expireBlockhash();
+    advance(BLOCKHASH_VALIDITY + 1n);
     return svm.latestBlockhash();
   },
 };

@@ -123,7 +123,7 @@ func TestServerBuiltTransactionsOnRealPrograms(t *testing.T) {
 		t.Fatal(err)
 	}
 	sweep, err := chain.BuildTransfer(chain.Transfer{FeePayer: s.App.Keys.FeePayer().PublicKey(), From: escrow, To: vault,
-		Mint: mint, Amount: 250_000, Memo: "sweep game-1", Blockhash: bh, CloseSource: true})
+		Mint: mint, Amount: 250_000, Memo: "sweep game-1", Blockhash: bh.Hash, CloseSource: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestEmbeddedChainMatchesLiteSVM(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tx, err := s.build(bh)
+			tx, err := s.build(bh.Hash)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -490,7 +490,7 @@ func TestEmbeddedChainRentRuleMatchesLiteSVM(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tx, signers, err := c.build(role, bh)
+			tx, signers, err := c.build(role, bh.Hash)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -237,8 +237,10 @@ func (a *App) start(ctx context.Context) error {
 		a.goBackground(func() { a.Auth.RunCleanup(bg, time.Minute, a.log) })
 		a.goBackground(func() { a.Games.RunDeadlines(bg, 200*time.Millisecond) })
 		a.goBackground(func() { a.Pot.RunTransfers(bg, time.Second) })
-		a.goBackground(func() { a.Money.RunResolvers(bg, 15*time.Second) })
-		a.goBackground(func() { a.Payments.RunResolvers(bg, 15*time.Second) })
+		// The resolvers send what may still land again as often as a
+		// request driving it would (chain.DefaultResendEvery).
+		a.goBackground(func() { a.Money.RunResolvers(bg, chain.DefaultResendEvery) })
+		a.goBackground(func() { a.Payments.RunResolvers(bg, chain.DefaultResendEvery) })
 		a.goBackground(func() { a.Tournaments.RunWorker(bg, tournament.WorkEvery) })
 	}
 	if a.DemoBots != nil {
