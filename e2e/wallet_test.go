@@ -226,8 +226,8 @@ func TestWalletFaucetDepositWithdraw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.AvailableMinor != 2_000_000 || b.OnChain.USDCMinor != 98_000_000 {
-		t.Errorf("balance: got available %d, on chain %d; want 2000000 and 98000000", b.AvailableMinor, b.OnChain.USDCMinor)
+	if b.AvailableMinor != 2_000_000 || b.OnChain == nil || b.OnChain.USDCMinor != 98_000_000 {
+		t.Errorf("balance: got available %d, on chain %+v; want 2000000 and 98000000", b.AvailableMinor, b.OnChain)
 	}
 	r, err := s.App.Money.Reconcile(t.Context())
 	if err != nil {

@@ -43,11 +43,11 @@ func (a *App) adminPage(c echo.Context) error {
 	for _, ch := range changes {
 		v.Changes = append(v.Changes, views.FlagChangeLine{Name: ch.Name, By: ch.ChangedBy, Enabled: ch.Enabled, At: ch.ChangedAt})
 	}
-	if r, err := a.Money.Reconcile(ctx); err != nil {
-		v.Books.Error = web.AsError(err).Message
-	} else {
-		v.Books = booksView(r)
+	books, err := a.Money.Reconcile(ctx)
+	if err != nil {
+		return err
 	}
+	v.Books = booksView(books)
 	if name := strings.TrimSpace(c.QueryParam("player")); name != "" {
 		v.Player = a.playerProtectionLine(c, name)
 	}
@@ -59,10 +59,13 @@ func (a *App) adminPage(c echo.Context) error {
 // the alarm.
 func booksView(r money.Reconciliation) views.BooksView {
 	v := views.BooksView{LedgerTotal: money.FormatUSDC(r.LedgerTotalMinor), EntriesTotal: money.FormatUSDC(r.EntriesTotalMinor),
-		Balanced: r.Balanced, LedgerSumsToZero: r.LedgerTotalMinor == 0 && r.EntriesTotalMinor == 0}
+		Balanced: r.Balanced, LedgerSumsToZero: r.LedgerTotalMinor == 0 && r.EntriesTotalMinor == 0, Unread: len(r.UnreadAddresses)}
 	var unattributed, short int64
 	for _, ad := range r.Addresses {
-		line := views.AddressLine{Label: ad.Label, Address: ad.Address, Chain: money.FormatUSDC(ad.ChainMinor), Ledger: money.FormatUSDC(ad.LedgerMinor)}
+		line := views.AddressLine{Label: ad.Label, Address: ad.Address, Ledger: money.FormatUSDC(ad.LedgerMinor), Unread: ad.ChainMinor == nil}
+		if ad.ChainMinor != nil {
+			line.Chain = money.FormatUSDC(*ad.ChainMinor)
+		}
 		if ad.UnattributedMinor > 0 {
 			line.Unattributed = money.USDC(ad.UnattributedMinor)
 		}

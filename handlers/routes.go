@@ -327,7 +327,9 @@ func (a *App) routes() *echo.Echo {
 	a.tournamentRoutes(r)
 	// Wallet.
 	r.json(http.MethodGet, "/wallets/me/balance", a.walletBalance, web.Op{Tag: "wallet", Auth: web.AuthRequired,
-		Summary: "Platform balance, deposit address and on-chain holdings", Response: money.Balance{}})
+		Summary: "Platform balance, deposit address and on-chain holdings", Response: money.Balance{},
+		Description: "The platform balance is always answered. The wallet's on-chain holdings wait at most " + money.ChainReadWait.String() +
+			" for the Solana network: onChain is null when it did not answer in time, never an error."})
 	r.json(http.MethodPost, "/wallets/transfer/prepare", a.prepareTransfer, moneyIn(web.Op{Tag: "wallet", Auth: web.AuthRequired,
 		Summary: "Prepare a USDC transfer from your wallet (to depositAddress: a deposit)",
 		Description: "Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. " +
@@ -365,7 +367,9 @@ func (a *App) routes() *echo.Echo {
 	// Admin.
 	r.json(http.MethodGet, "/admin/reconciliation", a.reconciliation, web.Op{Tag: "admin", Auth: web.AuthAdmin,
 		Summary:  "Ledger totals and chain balance against ledger balance for every platform address",
-		Response: money.Reconciliation{}})
+		Response: money.Reconciliation{},
+		Description: "The chain reads wait at most " + money.ChainReadWait.String() + " together for the Solana network: an address not read by then " +
+			"has chainMinor null and is listed in unreadAddresses, and balanced is false. A network that does not answer is never an error here."})
 	r.json(http.MethodGet, "/admin/feature-flags", a.adminListFlags, web.Op{Tag: "admin", Auth: web.AuthAdmin,
 		Summary: "Feature flags with who changed them and when", Response: AdminFlags{}})
 	r.json(http.MethodPut, "/admin/feature-flags/:name", a.adminSetFlag, web.Op{Tag: "admin", Auth: web.AuthAdmin,

@@ -39,16 +39,14 @@ func (a *App) walletPage(c echo.Context) error {
 		Faucet: a.DevFaucet, Chain: a.ChainID}
 	b, err := a.Money.BalanceOf(ctx, u)
 	if err != nil {
-		// The platform balance comes from the database: when only the
-		// chain is not answering, show the page and say so.
-		de := web.AsError(err)
-		if de.Code != domain.CodeUnavailable || b.DepositAddress == "" {
-			return err
-		}
-		w.ChainError = de.Message
+		return err
 	}
 	w.AvailableMinor, w.LockedMinor, w.DepositAddress = b.AvailableMinor, b.LockedMinor, b.DepositAddress
-	w.OnChainUSDCMinor, w.Lamports = b.OnChain.USDCMinor, b.OnChain.Lamports
+	if b.OnChain != nil {
+		w.OnChainUSDCMinor, w.Lamports = b.OnChain.USDCMinor, b.OnChain.Lamports
+	} else {
+		w.ChainUnread = true
+	}
 	w.WalletURL = a.Explorer().URL("address", w.WalletAddress)
 	w.DepositURL = a.Explorer().URL("address", w.DepositAddress)
 

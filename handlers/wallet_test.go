@@ -3,8 +3,10 @@ package handlers_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"wager/chain"
+	"wager/chain/chaintest"
 	"wager/db"
 	"wager/db/dbtest"
 	"wager/domain/money"
@@ -84,7 +87,10 @@ func (a *testApp) balances(t testing.TB, auth map[string]string) balances {
 		t.Fatalf("balance: %d %s", r.Code, r.Body)
 	}
 	m := r.json(t)
-	on := m["onChain"].(map[string]any)
+	on, ok := m["onChain"].(map[string]any)
+	if !ok {
+		t.Fatalf("balance without the wallet's on-chain holdings: %s", r.Body)
+	}
 	num := func(v any) int64 { n, _ := v.(float64); return int64(n) }
 	return balances{num(m["availableMinor"]), num(m["lockedMinor"]), num(on["usdcMinor"])}
 }
@@ -473,8 +479,9 @@ func TestReconciliationAndLedgerGuards(t *testing.T) {
 	if err := jsonDecode(r.Body.Bytes(), &rec); err != nil || r.Code != 200 {
 		t.Fatalf("reconciliation: %d %s", r.Code, r.Body)
 	}
-	if !rec.Balanced || rec.Addresses[0].ChainMinor-before.Addresses[0].ChainMinor != 2_000_000 ||
-		rec.Addresses[0].LedgerMinor != rec.Addresses[0].ChainMinor {
+	if !rec.Balanced || before.Addresses[0].ChainMinor == nil || rec.Addresses[0].ChainMinor == nil ||
+		*rec.Addresses[0].ChainMinor-*before.Addresses[0].ChainMinor != 2_000_000 ||
+		rec.Addresses[0].LedgerMinor != *rec.Addresses[0].ChainMinor {
 		t.Fatalf("reconciliation after a 2 USDC deposit: %+v", rec)
 	}
 	a.do(t, request{path: "/admin/reconciliation", header: auth}).wantError(t, 403, "ADMIN_ONLY")
@@ -617,5 +624,112 @@ func TestADepositIsCreditedOnlyAtTheCreditCommitment(t *testing.T) {
 	}
 	if b := a.balances(t, auth); b.available != 1_000_000 {
 		t.Errorf("once the deposit is finalized: %+v, want it credited", b)
+	}
+}
+
+// chainFaults are the ways the Solana RPC fails a read: it answers 503,
+// or it hangs until the request gives up.
+var chainFaults = []struct {
+	name string
+	down chaintest.Down
+}{{"503", chaintest.Down{}}, {"hanging", chaintest.Down{Hang: true}}}
+
+// patient gives a's requests a deadline far past any bounded wait, so
+// that a read waiting on a hanging chain fails instead of hanging the
+// test.
+func (a *testApp) patient(t testing.TB) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	a.ctx = ctx
+	t.Cleanup(func() { a.ctx = nil })
+}
+
+// The attack an operator found: with one RPC call failing, GET
+// /wallets/me/balance answered 503 and a player could not even see the
+// platform balance the platform holds. Now it answers the platform
+// balance with onChain null, and the wallet page says in words that the
+// wallet could not be read, with the platform balance beside it.
+func TestTheBalanceIsServedWhenTheChainDoesNotAnswer(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	p := a.depositor(t, 1_250_000)
+	cookie := a.sessionCookie(t, p.wallet)
+	for _, fault := range chainFaults {
+		t.Run(fault.name, func(t *testing.T) {
+			chaintest.TakeDown(t, a.Money.Chain(), fault.down)
+			a.patient(t)
+
+			r := a.do(t, request{path: "/wallets/me/balance", header: p.auth})
+			var b struct {
+				AvailableMinor int64           `json:"availableMinor"`
+				DepositAddress string          `json:"depositAddress"`
+				OnChain        json.RawMessage `json:"onChain"`
+			}
+			if r.Code != http.StatusOK || jsonDecode(r.Body.Bytes(), &b) != nil {
+				t.Fatalf("GET /wallets/me/balance with the chain down: %d %s; want 200 with the platform balance", r.Code, r.Body)
+			}
+			if b.AvailableMinor != 1_250_000 || b.DepositAddress != a.Money.DepositAddress().String() || string(b.OnChain) != "null" {
+				t.Errorf("GET /wallets/me/balance with the chain down: %s; want availableMinor 1250000, the deposit address and onChain null", r.Body)
+			}
+
+			page := a.do(t, request{path: "/wallet", header: map[string]string{"Cookie": cookie}})
+			text := visibleText(page.Body.String())
+			want := "Your wallet's on-chain balance could not be read just now: the Solana network did not answer."
+			if page.Code != http.StatusOK || !strings.Contains(text, want) {
+				t.Fatalf("the wallet page with the chain down: %d %q; want 200 saying %q", page.Code, text, want)
+			}
+			if got := section(page.Body.String(), "wallet-balances"); !strings.Contains(got, "1.25 USDC available") {
+				t.Errorf("the wallet page with the chain down does not show the platform balance: %q", got)
+			}
+		})
+	}
+	// The chain is back: so are its figures.
+	if b := a.balances(t, p.auth); b.available != 1_250_000 || b.onChain != 0 {
+		t.Errorf("the balance once the chain answers again: %+v", b)
+	}
+}
+
+// With the chain down, the reconciliation still answers (200, not 503):
+// the ledger's totals, and every platform address it could not read named
+// as unread, with chainMinor null. balanced stays honest: false while an
+// address is unread. The admin page says the same in words.
+func TestTheReconciliationNamesTheAddressesItCouldNotRead(t *testing.T) {
+	adminWallet := newWallet(t)
+	a := newTestApp(t, map[string]string{"WORKERS": "false", "ADMIN_WALLETS": adminWallet.address()})
+	admin := a.admin(t, adminWallet)
+	cookie := a.sessionCookie(t, adminWallet)
+	vault := a.Money.DepositAddress().String()
+	for _, fault := range chainFaults {
+		t.Run(fault.name, func(t *testing.T) {
+			chaintest.TakeDown(t, a.Money.Chain(), fault.down)
+			a.patient(t)
+
+			r := a.do(t, request{path: "/admin/reconciliation", header: admin.auth})
+			var rec struct {
+				Balanced        bool     `json:"balanced"`
+				UnreadAddresses []string `json:"unreadAddresses"`
+				Addresses       []struct {
+					Address    string `json:"address"`
+					ChainMinor *int64 `json:"chainMinor"`
+				} `json:"addresses"`
+			}
+			if r.Code != http.StatusOK || jsonDecode(r.Body.Bytes(), &rec) != nil {
+				t.Fatalf("GET /admin/reconciliation with the chain down: %d %s; want 200 naming the unread addresses", r.Code, r.Body)
+			}
+			if rec.Balanced || !slices.Contains(rec.UnreadAddresses, vault) || len(rec.UnreadAddresses) != len(rec.Addresses) {
+				t.Errorf("the reconciliation with the chain down: %s; want balanced false and every address unread, the vault %s among them", r.Body, vault)
+			}
+			for _, l := range rec.Addresses {
+				if l.ChainMinor != nil {
+					t.Errorf("the unread address %s has chainMinor %d, want null", l.Address, *l.ChainMinor)
+				}
+			}
+
+			page := a.do(t, request{path: "/admin", header: map[string]string{"Cookie": cookie}})
+			text := section(page.Body.String(), "admin-books")
+			if page.Code != http.StatusOK || !strings.Contains(text, "The books could not be checked: the Solana network did not answer for") ||
+				!strings.Contains(text, vault+" not read") || strings.Contains(text, "The books balance.") {
+				t.Errorf("the admin's books with the chain down: %d %q", page.Code, text)
+			}
+		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/websocket"
 
+	"wager/chain/chaintest"
 	"wager/domain/flags"
 	"wager/domain/money"
 	wager "wager/sdk"
@@ -93,6 +94,29 @@ func TestSignInAndRenewal(t *testing.T) {
 	}
 }
 
+// With the Solana network not answering, the balance still reads: the
+// platform balance, and OnChain nil (the document says onChain may be
+// null) rather than an error or a zero balance.
+func TestBalanceReadsWhenTheChainDoesNotAnswer(t *testing.T) {
+	s := startServer(t, nil)
+	c := s.newClient(t)
+	fund(t, c, 1_000_000)
+	if _, err := c.Deposit(t.Context(), 100_000); err != nil {
+		t.Fatalf("deposit: %v", err)
+	}
+	chaintest.TakeDown(t, s.Money.Chain(), chaintest.Down{})
+	r, err := c.API.GetWalletsMeBalanceWithResponse(t.Context(), nil)
+	if err != nil {
+		t.Fatalf("balance with the chain down: %v", err)
+	}
+	if r.JSON200 == nil {
+		t.Fatalf("balance with the chain down: %d %s, want 200", r.StatusCode(), r.Body)
+	}
+	if r.JSON200.AvailableMinor != 100_000 || r.JSON200.OnChain != nil {
+		t.Errorf("balance with the chain down: %s, want availableMinor 100000 and onChain null", r.Body)
+	}
+}
+
 func TestOutdatedSDKIsTypedError(t *testing.T) {
 	s := startServer(t, map[string]string{"MIN_SDK_VERSION": "9.0.0"})
 	c := s.newClient(t)
@@ -130,6 +154,9 @@ func onChainUSDC(t *testing.T, c *wager.Client) int64 {
 	r, err := c.API.GetWalletsMeBalanceWithResponse(t.Context(), nil)
 	if err != nil {
 		t.Fatalf("balance: %v", err)
+	}
+	if r.JSON200 == nil || r.JSON200.OnChain == nil {
+		t.Fatalf("balance without the wallet's on-chain holdings: %d %s", r.StatusCode(), r.Body)
 	}
 	return r.JSON200.OnChain.UsdcMinor
 }

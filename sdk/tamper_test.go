@@ -339,5 +339,8 @@ func balanceOf(t *testing.T, c *wager.Client) api.MoneyOnChain {
 	if err != nil {
 		t.Fatalf("balance: %v", err)
 	}
-	return r.JSON200.OnChain
+	if r.JSON200 == nil || r.JSON200.OnChain == nil {
+		t.Fatalf("balance without the wallet's on-chain holdings: %d %s", r.StatusCode(), r.Body)
+	}
+	return *r.JSON200.OnChain
 }

@@ -73,7 +73,8 @@ func (s *server) addTools() {
 			"Free; needs the wallet."}, s.sendChatMessage)
 	addTool(s.mcp, &mcp.Tool{Name: "get_balance", Annotations: readOnly,
 		Description: "Returns your platform balance (available and locked, in USDC minor units; 1 USDC = 1000000), your " +
-			"wallet's on-chain USDC and SOL, your deposit address, and the spending cap of this server with what was spent in " +
+			"wallet's on-chain USDC and SOL (onChain is null when the Solana network did not answer in time; the platform " +
+			"balance is there all the same), your deposit address, and the spending cap of this server with what was spent in " +
 			"the last hour. Free; needs the wallet."}, s.getBalance)
 	addTool(s.mcp, &mcp.Tool{Name: "donate",
 		InputSchema: inputSchema[donateInput](func(p map[string]*jsonschema.Schema) { p["amountMinor"].Minimum = ptr(10000.0) }),
@@ -480,7 +481,7 @@ type spendingView struct {
 }
 
 type balanceOutput struct {
-	Balance  api.MoneyBalance `json:"balance" jsonschema:"platform balance (availableMinor, lockedMinor), wallet address, deposit address, on-chain USDC and SOL"`
+	Balance  api.MoneyBalance `json:"balance" jsonschema:"platform balance (availableMinor, lockedMinor), wallet address, deposit address, on-chain USDC and SOL (onChain null when the chain did not answer in time)"`
 	Spending spendingView     `json:"spending" jsonschema:"this server's spending cap"`
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +14,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"wager/chain/chaintest"
+	"wager/e2e/testserver"
 	wager "wager/sdk"
 	"wager/sdk/api"
 )
@@ -211,7 +214,7 @@ func TestSpendingCap(t *testing.T) {
 	}
 
 	before := callOK[balanceOutput](t, fan, "get_balance", map[string]any{})
-	if before.Balance.OnChain.UsdcMinor != 1_000_000 || before.Spending.MaxPerCallMinor != 50_000 || before.Spending.SpentLastHourMinor != 0 {
+	if before.Balance.OnChain == nil || before.Balance.OnChain.UsdcMinor != 1_000_000 || before.Spending.MaxPerCallMinor != 50_000 || before.Spending.SpentLastHourMinor != 0 {
 		t.Fatalf("balance before: %+v", before)
 	}
 	if msg := fan.callErr(t, "donate", map[string]any{"gameId": game, "amountMinor": 100_000}); !strings.Contains(msg, "SPENDING_CAP") ||
@@ -236,7 +239,7 @@ func TestSpendingCap(t *testing.T) {
 	if got := lobbies(); got != n {
 		t.Fatalf("a refused stake opened a lobby: %d lobbies, want %d", got, n)
 	}
-	if got := callOK[balanceOutput](t, fan, "get_balance", map[string]any{}); got.Balance != before.Balance || got.Spending.SpentLastHourMinor != 0 {
+	if got := callOK[balanceOutput](t, fan, "get_balance", map[string]any{}); !reflect.DeepEqual(got.Balance, before.Balance) || got.Spending.SpentLastHourMinor != 0 {
 		t.Fatalf("after refusals: %+v, want nothing moved (%+v)", got, before)
 	}
 
@@ -248,8 +251,30 @@ func TestSpendingCap(t *testing.T) {
 		t.Fatalf("a donation over the cap per hour: %q", msg)
 	}
 	after := callOK[balanceOutput](t, fan, "get_balance", map[string]any{})
-	if after.Balance.OnChain.UsdcMinor != 960_000 || after.Spending.SpentLastHourMinor != 40_000 {
+	if after.Balance.OnChain == nil || after.Balance.OnChain.UsdcMinor != 960_000 || after.Spending.SpentLastHourMinor != 40_000 {
 		t.Fatalf("after one donation: %+v, want 960000 on chain and 40000 spent", after)
+	}
+}
+
+// With the Solana network not answering, whoami and get_balance still
+// tell the agent its platform balance: the service answers onChain null
+// and the tools pass it on instead of failing.
+func TestBalanceToolsAnswerWhenTheChainDoesNot(t *testing.T) {
+	srv := testserver.StartFresh(t, nil)
+	key := newWallet(t)
+	fund(t, srv.URL, key, 1_000_000)
+	if _, err := sdkClient(t, srv.URL, key).Deposit(t.Context(), 100_000); err != nil {
+		t.Fatalf("deposit: %v", err)
+	}
+	chaintest.TakeDown(t, srv.App.Money.Chain(), chaintest.Down{})
+	a := connect(t, srv.URL, key, defaultMaxSpendMinor, defaultMaxSpendHourMinor)
+
+	if me := callOK[whoamiOutput](t, a, "whoami", map[string]any{}); me.AvailableMinor != 100_000 {
+		t.Errorf("whoami with the chain down: %+v, want availableMinor 100000", me)
+	}
+	b := callOK[balanceOutput](t, a, "get_balance", map[string]any{})
+	if b.Balance.AvailableMinor != 100_000 || b.Balance.OnChain != nil {
+		t.Errorf("get_balance with the chain down: %+v, want availableMinor 100000 and onChain null", b.Balance)
 	}
 }
 

@@ -141,14 +141,19 @@ func (s *Service) Mint() solana.PublicKey { return s.mint }
 // Chain is the chain client.
 func (s *Service) Chain() *chain.Client { return s.chain }
 
+// ChainReadWait bounds how long a read waits for the chain: past it the
+// read answers what the platform knows, the chain's part left out, rather
+// than an error.
+const ChainReadWait = 2 * time.Second
+
 // Balance is a user's platform and on-chain balance.
 type Balance struct {
-	WalletAddress  string  `json:"walletAddress"`
-	AvailableMinor int64   `json:"availableMinor"`
-	LockedMinor    int64   `json:"lockedMinor"`
-	DepositAddress string  `json:"depositAddress"`
-	USDCMint       string  `json:"usdcMint" doc:"the USDC mint: the token deposits, payments and transfers move"`
-	OnChain        OnChain `json:"onChain"`
+	WalletAddress  string   `json:"walletAddress"`
+	AvailableMinor int64    `json:"availableMinor"`
+	LockedMinor    int64    `json:"lockedMinor"`
+	DepositAddress string   `json:"depositAddress"`
+	USDCMint       string   `json:"usdcMint" doc:"the USDC mint: the token deposits, payments and transfers move"`
+	OnChain        *OnChain `json:"onChain" doc:"what the wallet holds on chain; null when the Solana network did not answer in time (the platform balance is exact all the same)"`
 }
 
 // OnChain is what the user's wallet holds on chain.
@@ -164,8 +169,9 @@ func (s *Service) PlatformBalance(ctx context.Context, userID string) (PlatformB
 	return b[userID], err
 }
 
-// BalanceOf returns a user's balances. The on-chain part comes from the
-// chain; when it cannot be read the error says so.
+// BalanceOf returns a user's balances. The on-chain part waits at most
+// ChainReadWait and is nil when the chain did not answer: only the
+// database's errors are returned.
 func (s *Service) BalanceOf(ctx context.Context, u users.User) (Balance, error) {
 	b := Balance{WalletAddress: u.WalletAddress, DepositAddress: s.DepositAddress().String(), USDCMint: s.mint.String()}
 	var err error
@@ -175,17 +181,28 @@ func (s *Service) BalanceOf(ctx context.Context, u users.User) (Balance, error) 
 	if b.LockedMinor, err = BalanceOf(ctx, s.db, Locked(u.ID)); err != nil {
 		return b, err
 	}
-	owner := solana.MustPublicKeyFromBase58(u.WalletAddress)
+	on, err := s.walletOnChain(ctx, solana.MustPublicKeyFromBase58(u.WalletAddress))
+	if err != nil {
+		s.log.Warn("balance: the chain did not answer; onChain is null", "user", u.ID, "err", err)
+		return b, nil
+	}
+	b.OnChain = &on
+	return b, nil
+}
+
+// walletOnChain reads what owner holds on chain within ChainReadWait.
+func (s *Service) walletOnChain(ctx context.Context, owner solana.PublicKey) (OnChain, error) {
+	ctx, cancel := context.WithTimeout(ctx, ChainReadWait)
+	defer cancel()
 	usdc, err := s.chain.TokenBalance(ctx, owner, s.mint)
 	if err != nil {
-		return b, ChainUnavailable(err)
+		return OnChain{}, err
 	}
 	lamports, err := s.chain.Lamports(ctx, owner)
 	if err != nil {
-		return b, ChainUnavailable(err)
+		return OnChain{}, err
 	}
-	b.OnChain = OnChain{USDCMinor: int64(usdc), Lamports: int64(lamports)}
-	return b, nil
+	return OnChain{USDCMinor: int64(usdc), Lamports: int64(lamports)}, nil
 }
 
 // chargeFeePayer records, in tx, lamports the fee payer spends for a user

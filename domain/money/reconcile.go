@@ -1,9 +1,11 @@
 package money
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/gagliardetto/solana-go"
 )
@@ -13,13 +15,13 @@ import (
 type AddressCheck struct {
 	Label           string `json:"label"`
 	Address         string `json:"address"`
-	ChainMinor      int64  `json:"chainMinor"`
+	ChainMinor      *int64 `json:"chainMinor" doc:"USDC the address holds on chain; null when the Solana network did not answer in time: the address is unread (listed in unreadAddresses)"`
 	LedgerMinor     int64  `json:"ledgerMinor"`
-	DifferenceMinor int64  `json:"differenceMinor" doc:"chain minus ledger; 0 when they agree"`
+	DifferenceMinor *int64 `json:"differenceMinor" doc:"chain minus ledger; 0 when they agree, null when the address is unread"`
 	// Anyone can send USDC to a platform address: more on chain than in
 	// the ledger is money nobody is owed, less is money missing.
-	UnattributedMinor int64 `json:"unattributedMinor" minimum:"0" doc:"USDC on chain beyond the ledger (arrived without a matching intent; nobody's balance); 0 otherwise. It does not unbalance the books"`
-	ShortfallMinor    int64 `json:"shortfallMinor" minimum:"0" doc:"USDC the ledger says the address holds and the chain does not; 0 otherwise. Any shortfall unbalances the books"`
+	UnattributedMinor int64 `json:"unattributedMinor" minimum:"0" doc:"USDC on chain beyond the ledger (arrived without a matching intent; nobody's balance); 0 otherwise, and when unread. It does not unbalance the books"`
+	ShortfallMinor    int64 `json:"shortfallMinor" minimum:"0" doc:"USDC the ledger says the address holds and the chain does not; 0 otherwise, and when unread. Any shortfall unbalances the books"`
 }
 
 // Reconciliation is the state of the books.
@@ -27,46 +29,46 @@ type Reconciliation struct {
 	LedgerTotalMinor  int64          `json:"ledgerTotalMinor" doc:"sum of all account balances; must be 0"`
 	EntriesTotalMinor int64          `json:"entriesTotalMinor" doc:"sum of all entries; must be 0"`
 	Addresses         []AddressCheck `json:"addresses"`
-	Balanced          bool           `json:"balanced" doc:"true when both totals are 0 and no address holds less on chain than in the ledger (unattributed USDC does not count against it)"`
+	UnreadAddresses   []string       `json:"unreadAddresses" doc:"the addresses whose chain balance the Solana network did not give in time (their chainMinor is null); [] when every address was read"`
+	Balanced          bool           `json:"balanced" doc:"true when both totals are 0, every address was read and none holds less on chain than in the ledger (unattributed USDC does not count against it); false while unreadAddresses is not empty"`
 }
 
-// checkAddress compares an address's chain balance with its ledger
-// balance (what the ledger says it holds).
-func checkAddress(label, address string, chainMinor, ledgerMinor int64) AddressCheck {
-	c := AddressCheck{Label: label, Address: address, ChainMinor: chainMinor, LedgerMinor: ledgerMinor,
-		DifferenceMinor: chainMinor - ledgerMinor}
-	if c.DifferenceMinor > 0 {
-		c.UnattributedMinor = c.DifferenceMinor
+// checkAddress compares an address's chain balance (nil: not read) with
+// its ledger balance (what the ledger says it holds).
+func checkAddress(label, address string, chainMinor *int64, ledgerMinor int64) AddressCheck {
+	c := AddressCheck{Label: label, Address: address, ChainMinor: chainMinor, LedgerMinor: ledgerMinor}
+	if chainMinor == nil {
+		return c
+	}
+	d := *chainMinor - ledgerMinor
+	c.DifferenceMinor = &d
+	if d > 0 {
+		c.UnattributedMinor = d
 	} else {
-		c.ShortfallMinor = -c.DifferenceMinor
+		c.ShortfallMinor = -d
 	}
 	return c
 }
 
+// platformAccount is a platform address and its ledger account.
+type platformAccount struct {
+	label   string
+	owner   solana.PublicKey
+	account string
+}
+
 // Reconcile reports the ledger's totals and, for every platform-controlled
-// address, its chain balance against its ledger balance. It returns
-// UNAVAILABLE when the chain cannot be read.
+// address, its chain balance against its ledger balance. The chain reads
+// share one wait of ChainReadWait: an address not read by then is listed
+// as unread and the books are not balanced. It returns the database's
+// errors only.
 func (s *Service) Reconcile(ctx context.Context) (Reconciliation, error) {
-	var r Reconciliation
+	r := Reconciliation{UnreadAddresses: []string{}}
 	var err error
 	if r.LedgerTotalMinor, r.EntriesTotalMinor, err = Totals(ctx, s.db); err != nil {
 		return r, err
 	}
-	check := func(label string, owner solana.PublicKey, account string) error {
-		onChain, err := s.chain.TokenBalance(ctx, owner, s.mint)
-		if err != nil {
-			return ChainUnavailable(err)
-		}
-		ledger, err := BalanceOf(ctx, s.db, account)
-		if err != nil {
-			return err
-		}
-		r.Addresses = append(r.Addresses, checkAddress(label, owner.String(), int64(onChain), -ledger))
-		return nil
-	}
-	if err := check("vault (deposits and payouts)", s.DepositAddress(), Vault); err != nil {
-		return r, err
-	}
+	accounts := []platformAccount{{"vault (deposits and payouts)", s.DepositAddress(), Vault}}
 	// Every game escrow the ledger knows of that still holds money, or ever
 	// held some (a swept escrow must be empty on chain too).
 	var escrows []string
@@ -76,15 +78,67 @@ func (s *Service) Reconcile(ctx context.Context) (Reconciliation, error) {
 	}
 	for _, account := range escrows {
 		gameID := strings.TrimPrefix(account, "chain:escrow:")
-		if err := check("escrow of game "+gameID, s.keys.Escrow(gameID).PublicKey(), account); err != nil {
+		accounts = append(accounts, platformAccount{"escrow of game " + gameID, s.keys.Escrow(gameID).PublicKey(), account})
+	}
+	owners := make([]solana.PublicKey, len(accounts))
+	for i, a := range accounts {
+		owners[i] = a.owner
+	}
+	onChain := s.tokenBalances(ctx, owners)
+	for i, a := range accounts {
+		ledger, err := BalanceOf(ctx, s.db, a.account)
+		if err != nil {
 			return r, err
 		}
+		r.Addresses = append(r.Addresses, checkAddress(a.label, a.owner.String(), onChain[i], -ledger))
+		if onChain[i] == nil {
+			r.UnreadAddresses = append(r.UnreadAddresses, a.owner.String())
+		}
 	}
-	r.Balanced = r.LedgerTotalMinor == 0 && r.EntriesTotalMinor == 0
+	r.Balanced = r.LedgerTotalMinor == 0 && r.EntriesTotalMinor == 0 && len(r.UnreadAddresses) == 0
 	for _, a := range r.Addresses {
 		r.Balanced = r.Balanced && a.ShortfallMinor == 0
 	}
 	return r, nil
+}
+
+// chainReaders is how many chain reads tokenBalances runs at a time: the
+// escrows of every game ever staked must fit in one ChainReadWait.
+const chainReaders = 8
+
+// tokenBalances reads the USDC of each owner on chain, all within
+// ChainReadWait; an owner not read by then has nil.
+func (s *Service) tokenBalances(ctx context.Context, owners []solana.PublicKey) []*int64 {
+	ctx, cancel := context.WithTimeout(ctx, ChainReadWait)
+	defer cancel()
+	out := make([]*int64, len(owners))
+	errs := make([]error, len(owners))
+	slots := make(chan struct{}, chainReaders)
+	var wg sync.WaitGroup
+	for i, owner := range owners {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			n, err := s.chain.TokenBalance(ctx, owner, s.mint)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			v := int64(n)
+			out[i] = &v
+		})
+	}
+	wg.Wait()
+	unread, first := 0, error(nil)
+	for _, err := range errs {
+		if err != nil {
+			unread, first = unread+1, cmp.Or(first, err)
+		}
+	}
+	if unread > 0 {
+		s.log.Warn("reconcile: the chain did not answer; addresses left unread", "unread", unread, "of", len(owners), "err", first)
+	}
+	return out
 }
 
 // FaucetResult lists the faucet's transactions.

@@ -357,7 +357,7 @@ func TestSettlementTransfersOnChain(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, a := range r.Addresses {
-				if a.Address == escrow.String() && a.DifferenceMinor != 0 {
+				if a.Address == escrow.String() && (a.DifferenceMinor == nil || *a.DifferenceMinor != 0) {
 					t.Errorf("reconciliation of the escrow: %+v", a)
 				}
 			}

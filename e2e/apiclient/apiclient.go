@@ -148,12 +148,13 @@ func (c *Client) PrepareSignSubmit(ctx context.Context, preparePath, submitPath 
 	return c.Do(ctx, http.MethodPost, submitPath, map[string]string{"intentId": p.IntentID, "signedTransaction": signed}, out)
 }
 
-// Balance is GET /wallets/me/balance.
+// Balance is GET /wallets/me/balance. OnChain is nil when the server
+// could not read the chain in time.
 type Balance struct {
 	AvailableMinor int64  `json:"availableMinor"`
 	LockedMinor    int64  `json:"lockedMinor"`
 	DepositAddress string `json:"depositAddress"`
-	OnChain        struct {
+	OnChain        *struct {
 		USDCMinor int64 `json:"usdcMinor"`
 	} `json:"onChain"`
 }

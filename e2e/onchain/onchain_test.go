@@ -90,7 +90,7 @@ func TestServerBuiltTransactionsOnRealPrograms(t *testing.T) {
 		t.Fatalf("second deposit: %v", err)
 	}
 	b, err := user.Balance(ctx)
-	if err != nil || b.AvailableMinor != 5_000_000 || b.OnChain.USDCMinor != 5_000_000 {
+	if err != nil || b.AvailableMinor != 5_000_000 || b.OnChain == nil || b.OnChain.USDCMinor != 5_000_000 {
 		t.Fatalf("balance after deposits: %+v %v", b, err)
 	}
 
@@ -158,7 +158,7 @@ func TestServerBuiltTransactionsOnRealPrograms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.LedgerTotalMinor != 0 || rec.Addresses[0].LedgerMinor != 3_500_000 || rec.Addresses[0].ChainMinor != 3_750_000 {
+	if rec.LedgerTotalMinor != 0 || rec.Addresses[0].LedgerMinor != 3_500_000 || rec.Addresses[0].ChainMinor == nil || *rec.Addresses[0].ChainMinor != 3_750_000 {
 		t.Fatalf("reconciliation: %+v", rec)
 	}
 

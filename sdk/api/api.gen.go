@@ -1901,27 +1901,31 @@ type MoneyActivity struct {
 
 // MoneyAddressCheck defines model for MoneyAddressCheck.
 type MoneyAddressCheck struct {
-	Address    string `json:"address"`
-	ChainMinor int64  `json:"chainMinor"`
+	Address string `json:"address"`
 
-	// DifferenceMinor chain minus ledger; 0 when they agree
-	DifferenceMinor int64  `json:"differenceMinor"`
+	// ChainMinor USDC the address holds on chain; null when the Solana network did not answer in time: the address is unread (listed in unreadAddresses)
+	ChainMinor *int64 `json:"chainMinor"`
+
+	// DifferenceMinor chain minus ledger; 0 when they agree, null when the address is unread
+	DifferenceMinor *int64 `json:"differenceMinor"`
 	Label           string `json:"label"`
 	LedgerMinor     int64  `json:"ledgerMinor"`
 
-	// ShortfallMinor USDC the ledger says the address holds and the chain does not; 0 otherwise. Any shortfall unbalances the books
+	// ShortfallMinor USDC the ledger says the address holds and the chain does not; 0 otherwise, and when unread. Any shortfall unbalances the books
 	ShortfallMinor int64 `json:"shortfallMinor"`
 
-	// UnattributedMinor USDC on chain beyond the ledger (arrived without a matching intent; nobody's balance); 0 otherwise. It does not unbalance the books
+	// UnattributedMinor USDC on chain beyond the ledger (arrived without a matching intent; nobody's balance); 0 otherwise, and when unread. It does not unbalance the books
 	UnattributedMinor int64 `json:"unattributedMinor"`
 }
 
 // MoneyBalance defines model for MoneyBalance.
 type MoneyBalance struct {
-	AvailableMinor int64        `json:"availableMinor"`
-	DepositAddress string       `json:"depositAddress"`
-	LockedMinor    int64        `json:"lockedMinor"`
-	OnChain        MoneyOnChain `json:"onChain"`
+	AvailableMinor int64  `json:"availableMinor"`
+	DepositAddress string `json:"depositAddress"`
+	LockedMinor    int64  `json:"lockedMinor"`
+
+	// OnChain what the wallet holds on chain; null when the Solana network did not answer in time (the platform balance is exact all the same)
+	OnChain *MoneyOnChain `json:"onChain"`
 
 	// UsdcMint the USDC mint: the token deposits, payments and transfers move
 	UsdcMint      string `json:"usdcMint"`
@@ -1976,7 +1980,7 @@ type MoneyReceipt struct {
 type MoneyReconciliation struct {
 	Addresses []MoneyAddressCheck `json:"addresses"`
 
-	// Balanced true when both totals are 0 and no address holds less on chain than in the ledger (unattributed USDC does not count against it)
+	// Balanced true when both totals are 0, every address was read and none holds less on chain than in the ledger (unattributed USDC does not count against it); false while unreadAddresses is not empty
 	Balanced bool `json:"balanced"`
 
 	// EntriesTotalMinor sum of all entries; must be 0
@@ -1984,6 +1988,9 @@ type MoneyReconciliation struct {
 
 	// LedgerTotalMinor sum of all account balances; must be 0
 	LedgerTotalMinor int64 `json:"ledgerTotalMinor"`
+
+	// UnreadAddresses the addresses whose chain balance the Solana network did not give in time (their chainMinor is null); [] when every address was read
+	UnreadAddresses []string `json:"unreadAddresses"`
 }
 
 // MoneyWithdrawal defines model for MoneyWithdrawal.
@@ -4624,6 +4631,8 @@ type ClientInterface interface {
 
 	// GetAdminReconciliation Ledger totals and chain balance against ledger balance for every platform address
 	//
+	// The chain reads wait at most 2s together for the Solana network: an address not read by then has chainMinor null and is listed in unreadAddresses, and balanced is false. A network that does not answer is never an error here.
+	//
 	// Corresponds with GET /admin/reconciliation (the `GetAdminReconciliation` operationId).
 	GetAdminReconciliation(ctx context.Context, params *GetAdminReconciliationParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -5576,6 +5585,8 @@ type ClientInterface interface {
 
 	// GetWalletsMeBalance Platform balance, deposit address and on-chain holdings
 	//
+	// The platform balance is always answered. The wallet's on-chain holdings wait at most 2s for the Solana network: onChain is null when it did not answer in time, never an error.
+	//
 	// Corresponds with GET /wallets/me/balance (the `GetWalletsMeBalance` operationId).
 	GetWalletsMeBalance(ctx context.Context, params *GetWalletsMeBalanceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -5872,6 +5883,8 @@ func (c *Client) PostAdminIntegrityByGameIdVoid(ctx context.Context, gameId stri
 }
 
 // GetAdminReconciliation Ledger totals and chain balance against ledger balance for every platform address
+//
+// The chain reads wait at most 2s together for the Solana network: an address not read by then has chainMinor null and is listed in unreadAddresses, and balanced is false. A network that does not answer is never an error here.
 //
 // Corresponds with GET /admin/reconciliation (the `GetAdminReconciliation` operationId).
 func (c *Client) GetAdminReconciliation(ctx context.Context, params *GetAdminReconciliationParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8164,6 +8177,8 @@ func (c *Client) GetVersion(ctx context.Context, params *GetVersionParams, reqEd
 }
 
 // GetWalletsMeBalance Platform balance, deposit address and on-chain holdings
+//
+// The platform balance is always answered. The wallet's on-chain holdings wait at most 2s for the Solana network: onChain is null when it did not answer in time, never an error.
 //
 // Corresponds with GET /wallets/me/balance (the `GetWalletsMeBalance` operationId).
 func (c *Client) GetWalletsMeBalance(ctx context.Context, params *GetWalletsMeBalanceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -15488,6 +15503,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetAdminReconciliationWithResponse Ledger totals and chain balance against ledger balance for every platform address
 	//
+	// The chain reads wait at most 2s together for the Solana network: an address not read by then has chainMinor null and is listed in unreadAddresses, and balanced is false. A network that does not answer is never an error here.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /admin/reconciliation (the `GetAdminReconciliation` operationId).
@@ -16595,6 +16612,8 @@ type ClientWithResponsesInterface interface {
 	GetVersionWithResponse(ctx context.Context, params *GetVersionParams, reqEditors ...RequestEditorFn) (*GetVersionResponse, error)
 
 	// GetWalletsMeBalanceWithResponse Platform balance, deposit address and on-chain holdings
+	//
+	// The platform balance is always answered. The wallet's on-chain holdings wait at most 2s for the Solana network: onChain is null when it did not answer in time, never an error.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -27987,6 +28006,8 @@ func (c *ClientWithResponses) PostAdminIntegrityByGameIdVoidWithResponse(ctx con
 
 // GetAdminReconciliationWithResponse Ledger totals and chain balance against ledger balance for every platform address
 //
+// The chain reads wait at most 2s together for the Solana network: an address not read by then has chainMinor null and is listed in unreadAddresses, and balanced is false. A network that does not answer is never an error here.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /admin/reconciliation (the `GetAdminReconciliation` operationId).
@@ -29898,6 +29919,8 @@ func (c *ClientWithResponses) GetVersionWithResponse(ctx context.Context, params
 }
 
 // GetWalletsMeBalanceWithResponse Platform balance, deposit address and on-chain holdings
+//
+// The platform balance is always answered. The wallet's on-chain holdings wait at most 2s for the Solana network: onChain is null when it did not answer in time, never an error.
 //
 // Returns a wrapper object for the known response body format(s).
 //

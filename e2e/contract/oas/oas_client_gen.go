@@ -109,7 +109,9 @@ type Invoker interface {
 	GetAdminIntegrity(ctx context.Context, params GetAdminIntegrityParams) (GetAdminIntegrityRes, error)
 	// GetAdminReconciliation invokes getAdminReconciliation operation.
 	//
-	// Ledger totals and chain balance against ledger balance for every platform address.
+	// The chain reads wait at most 2s together for the Solana network: an address not read by then has
+	// chainMinor null and is listed in unreadAddresses, and balanced is false. A network that does not
+	// answer is never an error here.
 	//
 	// GET /admin/reconciliation
 	GetAdminReconciliation(ctx context.Context, params GetAdminReconciliationParams) (GetAdminReconciliationRes, error)
@@ -477,7 +479,8 @@ type Invoker interface {
 	GetVersion(ctx context.Context, params GetVersionParams) (*Version, error)
 	// GetWalletsMeBalance invokes getWalletsMeBalance operation.
 	//
-	// Platform balance, deposit address and on-chain holdings.
+	// The platform balance is always answered. The wallet's on-chain holdings wait at most 2s for the
+	// Solana network: onChain is null when it did not answer in time, never an error.
 	//
 	// GET /wallets/me/balance
 	GetWalletsMeBalance(ctx context.Context, params GetWalletsMeBalanceParams) (GetWalletsMeBalanceRes, error)
@@ -2753,7 +2756,9 @@ func (c *Client) sendGetAdminIntegrity(ctx context.Context, params GetAdminInteg
 
 // GetAdminReconciliation invokes getAdminReconciliation operation.
 //
-// Ledger totals and chain balance against ledger balance for every platform address.
+// The chain reads wait at most 2s together for the Solana network: an address not read by then has
+// chainMinor null and is listed in unreadAddresses, and balanced is false. A network that does not
+// answer is never an error here.
 //
 // GET /admin/reconciliation
 func (c *Client) GetAdminReconciliation(ctx context.Context, params GetAdminReconciliationParams) (GetAdminReconciliationRes, error) {
@@ -9114,7 +9119,8 @@ func (c *Client) sendGetVersion(ctx context.Context, params GetVersionParams) (r
 
 // GetWalletsMeBalance invokes getWalletsMeBalance operation.
 //
-// Platform balance, deposit address and on-chain holdings.
+// The platform balance is always answered. The wallet's on-chain holdings wait at most 2s for the
+// Solana network: onChain is null when it did not answer in time, never an error.
 //
 // GET /wallets/me/balance
 func (c *Client) GetWalletsMeBalance(ctx context.Context, params GetWalletsMeBalanceParams) (GetWalletsMeBalanceRes, error) {

@@ -25863,11 +25863,11 @@ func (s *MoneyAddressCheck) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("chainMinor")
-		e.Int64(s.ChainMinor)
+		s.ChainMinor.Encode(e)
 	}
 	{
 		e.FieldStart("differenceMinor")
-		e.Int64(s.DifferenceMinor)
+		s.DifferenceMinor.Encode(e)
 	}
 	{
 		e.FieldStart("label")
@@ -25921,9 +25921,7 @@ func (s *MoneyAddressCheck) Decode(d *jx.Decoder) error {
 		case "chainMinor":
 			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
-				v, err := d.Int64()
-				s.ChainMinor = int64(v)
-				if err != nil {
+				if err := s.ChainMinor.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -25933,9 +25931,7 @@ func (s *MoneyAddressCheck) Decode(d *jx.Decoder) error {
 		case "differenceMinor":
 			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
-				v, err := d.Int64()
-				s.DifferenceMinor = int64(v)
-				if err != nil {
+				if err := s.DifferenceMinor.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -26910,13 +26906,22 @@ func (s *MoneyReconciliation) encodeFields(e *jx.Encoder) {
 		e.FieldStart("ledgerTotalMinor")
 		e.Int64(s.LedgerTotalMinor)
 	}
+	{
+		e.FieldStart("unreadAddresses")
+		e.ArrStart()
+		for _, elem := range s.UnreadAddresses {
+			e.Str(elem)
+		}
+		e.ArrEnd()
+	}
 }
 
-var jsonFieldsNameOfMoneyReconciliation = [4]string{
+var jsonFieldsNameOfMoneyReconciliation = [5]string{
 	0: "addresses",
 	1: "balanced",
 	2: "entriesTotalMinor",
 	3: "ledgerTotalMinor",
+	4: "unreadAddresses",
 }
 
 // Decode decodes MoneyReconciliation from json.
@@ -26982,6 +26987,26 @@ func (s *MoneyReconciliation) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"ledgerTotalMinor\"")
 			}
+		case "unreadAddresses":
+			requiredBitSet[0] |= 1 << 4
+			if err := func() error {
+				s.UnreadAddresses = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.UnreadAddresses = append(s.UnreadAddresses, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"unreadAddresses\"")
+			}
 		default:
 			return d.Skip()
 		}
@@ -26992,7 +27017,7 @@ func (s *MoneyReconciliation) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00001111,
+		0b00011111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -27808,6 +27833,50 @@ func (s NilMarketViewResolution) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *NilMarketViewResolution) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes MoneyOnChain as json.
+func (o NilMoneyOnChain) Encode(e *jx.Encoder) {
+	if o.Null {
+		e.Null()
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes MoneyOnChain from json.
+func (o *NilMoneyOnChain) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode NilMoneyOnChain to nil")
+	}
+	if d.Next() == jx.Null {
+		if err := d.Null(); err != nil {
+			return err
+		}
+
+		var v MoneyOnChain
+		o.Value = v
+		o.Null = true
+		return nil
+	}
+	o.Null = false
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s NilMoneyOnChain) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *NilMoneyOnChain) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }

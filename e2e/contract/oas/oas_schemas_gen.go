@@ -6454,17 +6454,19 @@ func (s *MoneyActivity) SetStatus(val string) {
 
 // Ref: #/components/schemas/MoneyAddressCheck
 type MoneyAddressCheck struct {
-	Address    string `json:"address"`
-	ChainMinor int64  `json:"chainMinor"`
-	// Chain minus ledger; 0 when they agree.
-	DifferenceMinor int64  `json:"differenceMinor"`
-	Label           string `json:"label"`
-	LedgerMinor     int64  `json:"ledgerMinor"`
-	// USDC the ledger says the address holds and the chain does not; 0 otherwise. Any shortfall unbalances
-	// the books.
+	Address string `json:"address"`
+	// USDC the address holds on chain; null when the Solana network did not answer in time: the address is
+	// unread (listed in unreadAddresses).
+	ChainMinor NilInt64 `json:"chainMinor"`
+	// Chain minus ledger; 0 when they agree, null when the address is unread.
+	DifferenceMinor NilInt64 `json:"differenceMinor"`
+	Label           string   `json:"label"`
+	LedgerMinor     int64    `json:"ledgerMinor"`
+	// USDC the ledger says the address holds and the chain does not; 0 otherwise, and when unread. Any
+	// shortfall unbalances the books.
 	ShortfallMinor int64 `json:"shortfallMinor"`
-	// USDC on chain beyond the ledger (arrived without a matching intent; nobody's balance); 0 otherwise.
-	// It does not unbalance the books.
+	// USDC on chain beyond the ledger (arrived without a matching intent; nobody's balance); 0 otherwise,
+	// and when unread. It does not unbalance the books.
 	UnattributedMinor int64 `json:"unattributedMinor"`
 }
 
@@ -6474,12 +6476,12 @@ func (s *MoneyAddressCheck) GetAddress() string {
 }
 
 // GetChainMinor returns the value of ChainMinor.
-func (s *MoneyAddressCheck) GetChainMinor() int64 {
+func (s *MoneyAddressCheck) GetChainMinor() NilInt64 {
 	return s.ChainMinor
 }
 
 // GetDifferenceMinor returns the value of DifferenceMinor.
-func (s *MoneyAddressCheck) GetDifferenceMinor() int64 {
+func (s *MoneyAddressCheck) GetDifferenceMinor() NilInt64 {
 	return s.DifferenceMinor
 }
 
@@ -6509,12 +6511,12 @@ func (s *MoneyAddressCheck) SetAddress(val string) {
 }
 
 // SetChainMinor sets the value of ChainMinor.
-func (s *MoneyAddressCheck) SetChainMinor(val int64) {
+func (s *MoneyAddressCheck) SetChainMinor(val NilInt64) {
 	s.ChainMinor = val
 }
 
 // SetDifferenceMinor sets the value of DifferenceMinor.
-func (s *MoneyAddressCheck) SetDifferenceMinor(val int64) {
+func (s *MoneyAddressCheck) SetDifferenceMinor(val NilInt64) {
 	s.DifferenceMinor = val
 }
 
@@ -6540,10 +6542,12 @@ func (s *MoneyAddressCheck) SetUnattributedMinor(val int64) {
 
 // Ref: #/components/schemas/MoneyBalance
 type MoneyBalance struct {
-	AvailableMinor int64        `json:"availableMinor"`
-	DepositAddress string       `json:"depositAddress"`
-	LockedMinor    int64        `json:"lockedMinor"`
-	OnChain        MoneyOnChain `json:"onChain"`
+	AvailableMinor int64  `json:"availableMinor"`
+	DepositAddress string `json:"depositAddress"`
+	LockedMinor    int64  `json:"lockedMinor"`
+	// What the wallet holds on chain; null when the Solana network did not answer in time (the platform
+	// balance is exact all the same).
+	OnChain NilMoneyOnChain `json:"onChain"`
 	// The USDC mint: the token deposits, payments and transfers move.
 	UsdcMint      string `json:"usdcMint"`
 	WalletAddress string `json:"walletAddress"`
@@ -6565,7 +6569,7 @@ func (s *MoneyBalance) GetLockedMinor() int64 {
 }
 
 // GetOnChain returns the value of OnChain.
-func (s *MoneyBalance) GetOnChain() MoneyOnChain {
+func (s *MoneyBalance) GetOnChain() NilMoneyOnChain {
 	return s.OnChain
 }
 
@@ -6595,7 +6599,7 @@ func (s *MoneyBalance) SetLockedMinor(val int64) {
 }
 
 // SetOnChain sets the value of OnChain.
-func (s *MoneyBalance) SetOnChain(val MoneyOnChain) {
+func (s *MoneyBalance) SetOnChain(val NilMoneyOnChain) {
 	s.OnChain = val
 }
 
@@ -6861,13 +6865,16 @@ func (*MoneyReceipt) postWalletsTransferSubmitRes() {}
 // Ref: #/components/schemas/MoneyReconciliation
 type MoneyReconciliation struct {
 	Addresses []MoneyAddressCheck `json:"addresses"`
-	// True when both totals are 0 and no address holds less on chain than in the ledger (unattributed USDC
-	// does not count against it).
+	// True when both totals are 0, every address was read and none holds less on chain than in the ledger
+	// (unattributed USDC does not count against it); false while unreadAddresses is not empty.
 	Balanced bool `json:"balanced"`
 	// Sum of all entries; must be 0.
 	EntriesTotalMinor int64 `json:"entriesTotalMinor"`
 	// Sum of all account balances; must be 0.
 	LedgerTotalMinor int64 `json:"ledgerTotalMinor"`
+	// The addresses whose chain balance the Solana network did not give in time (their chainMinor is
+	// null); [] when every address was read.
+	UnreadAddresses []string `json:"unreadAddresses"`
 }
 
 // GetAddresses returns the value of Addresses.
@@ -6890,6 +6897,11 @@ func (s *MoneyReconciliation) GetLedgerTotalMinor() int64 {
 	return s.LedgerTotalMinor
 }
 
+// GetUnreadAddresses returns the value of UnreadAddresses.
+func (s *MoneyReconciliation) GetUnreadAddresses() []string {
+	return s.UnreadAddresses
+}
+
 // SetAddresses sets the value of Addresses.
 func (s *MoneyReconciliation) SetAddresses(val []MoneyAddressCheck) {
 	s.Addresses = val
@@ -6908,6 +6920,11 @@ func (s *MoneyReconciliation) SetEntriesTotalMinor(val int64) {
 // SetLedgerTotalMinor sets the value of LedgerTotalMinor.
 func (s *MoneyReconciliation) SetLedgerTotalMinor(val int64) {
 	s.LedgerTotalMinor = val
+}
+
+// SetUnreadAddresses sets the value of UnreadAddresses.
+func (s *MoneyReconciliation) SetUnreadAddresses(val []string) {
+	s.UnreadAddresses = val
 }
 
 func (*MoneyReconciliation) getAdminReconciliationRes() {}
@@ -7434,6 +7451,51 @@ func (o NilMarketViewResolution) Get() (v MarketViewResolution, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o NilMarketViewResolution) Or(d MarketViewResolution) MarketViewResolution {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewNilMoneyOnChain returns new NilMoneyOnChain with value set to v.
+func NewNilMoneyOnChain(v MoneyOnChain) NilMoneyOnChain {
+	return NilMoneyOnChain{
+		Value: v,
+	}
+}
+
+// NilMoneyOnChain is nullable MoneyOnChain.
+type NilMoneyOnChain struct {
+	Value MoneyOnChain
+	Null  bool
+}
+
+// SetTo sets value to v.
+func (o *NilMoneyOnChain) SetTo(v MoneyOnChain) {
+	o.Null = false
+	o.Value = v
+}
+
+// IsNull returns true if value is Null.
+func (o NilMoneyOnChain) IsNull() bool { return o.Null }
+
+// SetToNull sets value to null.
+func (o *NilMoneyOnChain) SetToNull() {
+	o.Null = true
+	var v MoneyOnChain
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o NilMoneyOnChain) Get() (v MoneyOnChain, ok bool) {
+	if o.Null {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o NilMoneyOnChain) Or(d MoneyOnChain) MoneyOnChain {
 	if v, ok := o.Get(); ok {
 		return v
 	}

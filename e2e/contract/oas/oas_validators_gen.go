@@ -5081,6 +5081,17 @@ func (s *MoneyReconciliation) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if s.UnreadAddresses == nil {
+			return errors.New("nil is invalid value")
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "unreadAddresses",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
