@@ -24,6 +24,8 @@ type Client struct {
 	// again while it waits (zero: DefaultResendEvery): a node may lose a
 	// transaction on its way to a leader, and the same bytes land once.
 	ResendEvery time.Duration
+	// Fees is how Budgeted prices transactions.
+	Fees Fees
 }
 
 // DefaultResendEvery is Client.ResendEvery's default.
