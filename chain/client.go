@@ -26,6 +26,8 @@ type Client struct {
 	ResendEvery time.Duration
 
 	clock clock // nil: the real time
+	// Fees is how Budgeted prices transactions.
+	Fees Fees
 }
 
 // DefaultResendEvery is Client.ResendEvery's default.

@@ -26,6 +26,7 @@ type ExactPayment struct {
 	Amount    uint64
 	Nonce     string // memo data: at least 16 random bytes, hex-encoded
 	Blockhash solana.Hash
+	Budget    Budget // zero: ExactComputeUnitLimit at ComputeUnitPrice
 }
 
 // BuildExactPayment returns the unsigned transaction of p. It fails for a
@@ -39,9 +40,10 @@ func BuildExactPayment(p ExactPayment) (*solana.Transaction, error) {
 	case p.Nonce == "":
 		return nil, errors.New("an exact payment needs a memo nonce")
 	}
+	b := p.Budget.orDefault(Budget{Units: ExactComputeUnitLimit, Price: ComputeUnitPrice})
 	ixs := []solana.Instruction{
-		SetComputeUnitLimit(ExactComputeUnitLimit),
-		SetComputeUnitPrice(ComputeUnitPrice),
+		SetComputeUnitLimit(b.Units),
+		SetComputeUnitPrice(b.Price),
 		token.NewTransferCheckedInstruction(p.Amount, USDCDecimals,
 			ATA(p.From, p.Mint), p.Mint, ATA(p.PayTo, p.Mint), p.From, nil).Build(),
 		// No signer accounts: the memo only makes the transaction unique.
@@ -52,6 +54,13 @@ func BuildExactPayment(p ExactPayment) (*solana.Transaction, error) {
 		return nil, fmt.Errorf("build exact payment: %w", err)
 	}
 	return tx, nil
+}
+
+// Build is BuildExactPayment of p with budget b: a BuildFunc for
+// Client.Budgeted.
+func (p ExactPayment) Build(b Budget) (*solana.Transaction, error) {
+	p.Budget = b
+	return BuildExactPayment(p)
 }
 
 // AccountExists reports whether an account exists on chain.

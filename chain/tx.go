@@ -24,8 +24,9 @@ var (
 // USDCDecimals is the number of decimals of USDC (1 USDC = 1000000 minor units).
 const USDCDecimals = 6
 
-// Compute budget of every platform transaction: enough for ATA creation,
-// a TransferChecked and a memo, at a modest priority price.
+// Compute budget of a platform transaction when the chain cannot be asked
+// (DefaultBudget; Client.Budgeted asks it): enough for ATA creation, a
+// TransferChecked and a memo, at a modest priority price.
 const (
 	ComputeUnitLimit = 200_000
 	ComputeUnitPrice = 1_000 // micro-lamports per compute unit
@@ -35,11 +36,10 @@ const (
 // transaction.
 const LamportsPerSignature = 5_000
 
-// FeeOf is what a transaction built here costs its fee payer: the base fee
-// of each of its signatures and the priority fee of its compute budget.
+// FeeOf is what a transaction costs its fee payer: the base fee of each of
+// its signatures and the priority fee of the compute budget it carries.
 func FeeOf(tx *solana.Transaction) int64 {
-	return int64(tx.Message.Header.NumRequiredSignatures)*LamportsPerSignature +
-		(ComputeUnitLimit*ComputeUnitPrice+999_999)/1_000_000
+	return int64(tx.Message.Header.NumRequiredSignatures)*LamportsPerSignature + BudgetOf(tx).PriorityFee()
 }
 
 // ATA returns the associated token account of owner for mint.
@@ -110,6 +110,7 @@ type Transfer struct {
 	Amount            uint64
 	Memo              string
 	Blockhash         solana.Hash
+	Budget            Budget // zero: DefaultBudget
 	// CloseSource closes the source token account after the transfer,
 	// which must empty it: its rent goes back to the fee payer, who paid
 	// it when the account was opened.
@@ -128,7 +129,8 @@ func BuildTransfer(t Transfer) (*solana.Transaction, error) {
 	if t.From.Equals(t.To) {
 		return nil, errors.New("source and destination are the same wallet")
 	}
-	ixs := []solana.Instruction{SetComputeUnitLimit(ComputeUnitLimit), SetComputeUnitPrice(ComputeUnitPrice)}
+	b := t.Budget.orDefault(DefaultBudget)
+	ixs := []solana.Instruction{SetComputeUnitLimit(b.Units), SetComputeUnitPrice(b.Price)}
 	if !t.DestinationExists {
 		funder := t.Funder
 		if funder.IsZero() {
@@ -149,6 +151,13 @@ func BuildTransfer(t Transfer) (*solana.Transaction, error) {
 		return nil, fmt.Errorf("build transfer: %w", err)
 	}
 	return tx, nil
+}
+
+// Build is BuildTransfer of t with budget b: a BuildFunc for
+// Client.Budgeted.
+func (t Transfer) Build(b Budget) (*solana.Transaction, error) {
+	t.Budget = b
+	return BuildTransfer(t)
 }
 
 // MessageBytes returns the serialized message: what every signer signs and

@@ -429,10 +429,36 @@ func TestDonationLandingAfterTheGameEndedIsRefundedNotPotted(t *testing.T) {
 	}
 }
 
-// settlementFees is what the fee payer pays for n settlement transfers
-// (two signatures each, at the platform's compute budget): fees, no rent.
+// settlementFees is the most the fee payer pays for n settlement transfers
+// (two signatures each, at most the default compute budget, the embedded
+// chain's prices staying at the floor here): fees, no rent.
 func settlementFees(n int64) int64 {
-	return n * (2*localchain.FeePerSignature + (chain.ComputeUnitLimit*chain.ComputeUnitPrice+999_999)/1_000_000)
+	return n * (2*localchain.FeePerSignature + chain.DefaultBudget.PriorityFee())
+}
+
+// confirmedTransferFee is the fee of game's confirmed settlement transfer as
+// the fee payer's budget counts it (chain.FeeOf of its bytes), checked
+// against what the embedded chain charged.
+func (a *testApp) confirmedTransferFee(t testing.TB, game string) int64 {
+	t.Helper()
+	var raw []byte
+	var sig string
+	if err := a.DB.QueryRowContext(context.Background(), "SELECT raw, signature FROM settlement_transfers WHERE game_id = ? AND status = 'confirmed'",
+		game).Scan(&raw, &sig); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := solana.TransactionFromBytes(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var charged int64
+	if err := a.DB.QueryRowContext(context.Background(), "SELECT fee FROM localchain.transactions WHERE signature = ?", sig).Scan(&charged); err != nil {
+		t.Fatal(err)
+	}
+	if fee := chain.FeeOf(tx); fee != charged {
+		t.Errorf("the budget counts %d lamports for transfer %s, the chain charged %d", fee, sig, charged)
+	}
+	return charged
 }
 
 // transferList describes settlement transfers for a test's message.
@@ -592,8 +618,8 @@ func TestARefundToAClosedTokenAccountWaitsForTheAccount(t *testing.T) {
 	// The refund empties the escrow and closes its account: the fee payer
 	// pays the fee and gets back the rent it paid when the donation opened
 	// the account.
-	if paid := platformSOL - a.lamports(t, a.Keys.FeePayer().PublicKey()); paid != settlementFees(1)-chain.TokenAccountRent {
-		t.Errorf("the fee payer paid %d lamports, want the fee %d less the escrow's rent back", paid, settlementFees(1))
+	if paid, fee := platformSOL-a.lamports(t, a.Keys.FeePayer().PublicKey()), a.confirmedTransferFee(t, game); paid != fee-chain.TokenAccountRent {
+		t.Errorf("the fee payer paid %d lamports, want the fee %d less the escrow's rent back", paid, fee)
 	}
 	a.wantRefundedToWallet(t, donor, game, 10_000)
 }
@@ -721,8 +747,8 @@ func TestARefundSignedBeforeTheDonorClosedTheAccountWaitsForIt(t *testing.T) {
 	confirmed += n
 	// Refused sends cost nothing: the fee payer paid one transaction's fee,
 	// and the refund, the escrow's last, gave back the account's rent.
-	if paid := platformSOL - a.lamports(t, a.Keys.FeePayer().PublicKey()); confirmed != 1 || paid != settlementFees(1)-chain.TokenAccountRent {
-		t.Errorf("the fee payer paid %d lamports for %d transfers, want the fee %d less the escrow's rent back", paid, confirmed, settlementFees(1))
+	if paid, fee := platformSOL-a.lamports(t, a.Keys.FeePayer().PublicKey()), a.confirmedTransferFee(t, game); confirmed != 1 || paid != fee-chain.TokenAccountRent {
+		t.Errorf("the fee payer paid %d lamports for %d transfers, want the fee %d less the escrow's rent back", paid, confirmed, fee)
 	}
 	a.wantRefundedToWallet(t, donor, game, 30_000)
 }

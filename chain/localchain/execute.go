@@ -17,6 +17,29 @@ const (
 	maxComputeUnits            = 1_400_000
 )
 
+// Compute units each instruction is reported to consume. The chain does not
+// meter compute: these are what LiteSVM 1.5 (the programs mainnet runs,
+// SPL Token as p-token) consumed for the same instructions, so that a
+// limit taken from simulating here is one the real programs accept. A
+// transaction whose estimate passes its limit fails, as it would there.
+const (
+	unitsComputeBudget  = 150    // each SetComputeUnitLimit, SetComputeUnitPrice
+	unitsMemo           = 287    // and unitsMemoSigner per signer it names
+	unitsMemoSigner     = 226    //
+	unitsATAFound       = 4_437  // CreateIdempotent of an existing account
+	unitsATACreate      = 13_525 // CreateIdempotent that opens it
+	unitsATABumpTry     = 1_500  // each address tried before the bump (255 - bump)
+	unitsTransfer       = 105    // Transfer or TransferChecked
+	unitsCloseAccount   = 118    //
+	unitsSystemTransfer = 150    //
+)
+
+// executed is what running a transaction took: its fee, the compute units
+// it is reported to consume, and the price it paid per unit.
+type executed struct {
+	fee, units, price uint64
+}
+
 // invocation is one instruction with its resolved accounts.
 type invocation struct {
 	index    int
@@ -32,8 +55,10 @@ func (in invocation) fail(format string, args ...any) error {
 }
 
 // execute charges the fee and runs every instruction of tx against s. It
-// returns the fee, or an error that must roll everything back.
-func execute(ctx context.Context, s *state, tx *solana.Transaction) (uint64, error) {
+// returns the fee, units and price, or an error that must roll everything
+// back.
+func execute(ctx context.Context, s *state, tx *solana.Transaction) (executed, error) {
+	var none executed
 	msg := tx.Message
 	keys := msg.AccountKeys
 	h := msg.Header
@@ -60,14 +85,15 @@ func execute(ctx context.Context, s *state, tx *solana.Transaction) (uint64, err
 
 	var invocations []invocation
 	units, price, budgetIxs := uint64(0), uint64(0), 0
+	limitSet := false
 	for i, ix := range msg.Instructions {
 		if int(ix.ProgramIDIndex) >= len(keys) {
-			return 0, simulationFailed("instruction %d names a missing program account", i)
+			return none, simulationFailed("instruction %d names a missing program account", i)
 		}
 		in := invocation{index: i, program: keys[ix.ProgramIDIndex], data: ix.Data, signer: isSigner, writable: isWritable}
 		for _, a := range ix.Accounts {
 			if int(a) >= len(keys) {
-				return 0, in.fail("invalid account index")
+				return none, in.fail("invalid account index")
 			}
 			in.accounts = append(in.accounts, keys[a])
 		}
@@ -75,17 +101,17 @@ func execute(ctx context.Context, s *state, tx *solana.Transaction) (uint64, err
 			budgetIxs++
 			switch {
 			case len(in.data) == 5 && in.data[0] == 2:
-				units = uint64(binary.LittleEndian.Uint32(in.data[1:]))
+				units, limitSet = uint64(binary.LittleEndian.Uint32(in.data[1:])), true
 			case len(in.data) == 9 && in.data[0] == 3:
 				price = binary.LittleEndian.Uint64(in.data[1:])
 			default:
-				return 0, in.fail("invalid compute budget instruction")
+				return none, in.fail("invalid compute budget instruction")
 			}
 			continue
 		}
 		invocations = append(invocations, in)
 	}
-	if units == 0 {
+	if !limitSet {
 		units = min(uint64(len(invocations))*defaultUnitsPerInstruction, maxComputeUnits)
 	}
 	fee := uint64(len(tx.Signatures))*FeePerSignature + (units*price+999_999)/1_000_000
@@ -94,7 +120,7 @@ func execute(ctx context.Context, s *state, tx *solana.Transaction) (uint64, err
 	for i, k := range keys {
 		acc, ok, err := s.account(ctx, k)
 		if err != nil {
-			return 0, err
+			return none, err
 		}
 		if ok {
 			pre[i] = acc.Lamports
@@ -104,42 +130,47 @@ func execute(ctx context.Context, s *state, tx *solana.Transaction) (uint64, err
 	payer := keys[0]
 	acc, ok, err := s.account(ctx, payer)
 	if err != nil {
-		return 0, err
+		return none, err
 	}
 	if !ok || uint64(acc.Lamports) < fee {
-		return 0, simulationFailed("Attempt to debit an account but found no record of a prior credit.")
+		return none, simulationFailed("Attempt to debit an account but found no record of a prior credit.")
 	}
 	if err := s.setLamports(ctx, payer, acc.Lamports-int64(fee)); err != nil {
-		return 0, err
+		return none, err
 	}
 	// The runtime validates the fee payer before running anything: a fee
 	// that leaves it rent-paying refuses the transaction there.
 	if acc.Owner == chain.SystemProgramID.String() && leftRentPaying(pre[0], acc.Lamports-int64(fee)) {
-		return 0, insufficientFundsForRent(0)
+		return none, insufficientFundsForRent(0)
 	}
 
+	consumed := uint64(budgetIxs) * unitsComputeBudget
 	for _, in := range invocations {
 		var err error
+		var used uint64
 		switch {
 		case in.program.Equals(chain.MemoProgramID):
-			err = runMemo(in)
+			used, err = unitsMemo+unitsMemoSigner*uint64(len(in.accounts)), runMemo(in)
 		case in.program.Equals(chain.ATAProgramID):
-			err = runCreateATA(ctx, s, in)
+			used, err = runCreateATA(ctx, s, in)
 		case in.program.Equals(chain.TokenProgramID):
-			err = runToken(ctx, s, in)
+			used, err = runToken(ctx, s, in)
 		case in.program.Equals(chain.SystemProgramID):
-			err = runSystem(ctx, s, in)
+			used, err = unitsSystemTransfer, runSystem(ctx, s, in)
 		default:
 			err = in.fail("program %s is not supported by the local chain", in.program)
 		}
 		if err != nil {
-			return 0, err
+			return none, err
+		}
+		if consumed += used; consumed > units {
+			return none, in.fail("Computational budget exceeded (%d units consumed, limit %d)", consumed, units)
 		}
 	}
 	if err := checkRent(ctx, s, keys, pre); err != nil {
-		return 0, err
+		return none, err
 	}
-	return fee, nil
+	return executed{fee: fee, units: consumed, price: price}, nil
 }
 
 // checkRent is the runtime's rent check of System accounts (wallets, 0
@@ -201,70 +232,71 @@ func runMemo(in invocation) error {
 
 // runCreateATA is the Associated Token Account program's Create (data
 // empty or [0]) and CreateIdempotent ([1]).
-func runCreateATA(ctx context.Context, s *state, in invocation) error {
+func runCreateATA(ctx context.Context, s *state, in invocation) (uint64, error) {
 	if len(in.accounts) < 6 {
-		return in.fail("not enough account keys")
+		return 0, in.fail("not enough account keys")
 	}
 	idempotent := len(in.data) == 1 && in.data[0] == 1
 	if !(len(in.data) == 0 || (len(in.data) == 1 && in.data[0] <= 1)) {
-		return in.fail("invalid instruction data")
+		return 0, in.fail("invalid instruction data")
 	}
 	payer, ata, owner, mint := in.accounts[0], in.accounts[1], in.accounts[2], in.accounts[3]
 	if !in.accounts[5].Equals(chain.TokenProgramID) {
-		return in.fail("incorrect program id")
+		return 0, in.fail("incorrect program id")
 	}
 	if !in.signer(payer) || !in.writable(payer) || !in.writable(ata) {
-		return in.fail("missing required signature or writable account")
+		return 0, in.fail("missing required signature or writable account")
 	}
-	if !chain.ATA(owner, mint).Equals(ata) {
-		return in.fail("Provided seeds do not result in a valid address")
+	addr, bump, err := solana.FindAssociatedTokenAddress(owner, mint)
+	if err != nil || !addr.Equals(ata) {
+		return 0, in.fail("Provided seeds do not result in a valid address")
 	}
 	if _, ok, err := s.mint(ctx, mint); err != nil {
-		return err
+		return 0, err
 	} else if !ok {
-		return in.fail("invalid mint %s", mint)
+		return 0, in.fail("invalid mint %s", mint)
 	}
 	existing, ok, err := s.tokenAccount(ctx, ata)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if ok {
 		if !idempotent {
-			return in.fail("account already in use")
+			return 0, in.fail("account already in use")
 		}
 		if existing.Owner != owner.String() || existing.Mint != mint.String() {
-			return in.fail("invalid account owner")
+			return 0, in.fail("invalid account owner")
 		}
-		return nil
+		return unitsATAFound + unitsATABumpTry*uint64(255-bump), nil
 	}
 	pay, ok, err := s.account(ctx, payer)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if !ok || pay.Lamports < TokenAccountRent {
-		return in.fail("insufficient lamports for rent")
+		return 0, in.fail("insufficient lamports for rent")
 	}
 	if err := s.setLamports(ctx, payer, pay.Lamports-TokenAccountRent); err != nil {
-		return err
+		return 0, err
 	}
 	if err := s.createAccount(ctx, ata, TokenAccountRent, chain.TokenProgramID); err != nil {
-		return err
+		return 0, err
 	}
 	if _, err := s.tx.NewInsert().Model(&tokenRow{Address: ata.String(), Mint: mint.String(), Owner: owner.String()}).
 		Exec(ctx); err != nil {
-		return fmt.Errorf("record token account %s: %w", ata, err)
+		return 0, fmt.Errorf("record token account %s: %w", ata, err)
 	}
-	return nil
+	return unitsATACreate + unitsATABumpTry*uint64(255-bump), nil
 }
 
 // runToken is the SPL Token program's Transfer (3), TransferChecked (12)
 // and CloseAccount (9).
-func runToken(ctx context.Context, s *state, in invocation) error {
+func runToken(ctx context.Context, s *state, in invocation) (uint64, error) {
 	if len(in.data) == 0 {
-		return in.fail("invalid instruction data")
+		return 0, in.fail("invalid instruction data")
 	}
 	if in.data[0] == 9 && len(in.data) == 1 && len(in.accounts) >= 3 {
-		return runCloseAccount(ctx, s, in)
+		return unitsCloseAccount, runCloseAccount(ctx, s, in)
 	}
 	var src, dst, authority solana.PublicKey
 	var mint *solana.PublicKey
@@ -277,56 +309,56 @@ func runToken(ctx context.Context, s *state, in invocation) error {
 		amount = binary.LittleEndian.Uint64(in.data[1:9])
 		mr, ok, err := s.mint(ctx, m)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if !ok {
-			return in.fail("invalid mint")
+			return 0, in.fail("invalid mint")
 		}
 		if mr.Decimals != in.data[9] {
-			return in.fail("custom program error: 0x12") // MintDecimalsMismatch
+			return 0, in.fail("custom program error: 0x12") // MintDecimalsMismatch
 		}
 	case in.data[0] == 3 && len(in.data) == 9 && len(in.accounts) >= 3:
 		src, dst, authority = in.accounts[0], in.accounts[1], in.accounts[2]
 		amount = binary.LittleEndian.Uint64(in.data[1:9])
 	default:
-		return in.fail("token instruction %d is not supported by the local chain", in.data[0])
+		return 0, in.fail("token instruction %d is not supported by the local chain", in.data[0])
 	}
 	if !in.writable(src) || !in.writable(dst) {
-		return in.fail("writable privilege escalated")
+		return 0, in.fail("writable privilege escalated")
 	}
 	from, ok, err := s.tokenAccount(ctx, src)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if !ok {
-		return in.fail("invalid account data for instruction")
+		return 0, in.fail("invalid account data for instruction")
 	}
 	to, ok, err := s.tokenAccount(ctx, dst)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if !ok {
-		return in.fail("invalid account data for instruction")
+		return 0, in.fail("invalid account data for instruction")
 	}
 	if from.Owner != authority.String() {
-		return in.fail("custom program error: 0x4") // OwnerMismatch
+		return 0, in.fail("custom program error: 0x4") // OwnerMismatch
 	}
 	if !in.signer(authority) {
-		return in.fail("missing required signature for instruction")
+		return 0, in.fail("missing required signature for instruction")
 	}
 	if from.Mint != to.Mint || (mint != nil && from.Mint != mint.String()) {
-		return in.fail("custom program error: 0x3") // MintMismatch
+		return 0, in.fail("custom program error: 0x3") // MintMismatch
 	}
 	if uint64(from.Amount) < amount {
-		return in.fail("custom program error: 0x1") // InsufficientFunds
+		return 0, in.fail("custom program error: 0x1") // InsufficientFunds
 	}
 	if src.Equals(dst) {
-		return nil
+		return unitsTransfer, nil
 	}
 	if err := s.setTokenAmount(ctx, from.Address, from.Amount-int64(amount)); err != nil {
-		return err
+		return 0, err
 	}
-	return s.setTokenAmount(ctx, to.Address, to.Amount+int64(amount))
+	return unitsTransfer, s.setTokenAmount(ctx, to.Address, to.Amount+int64(amount))
 }
 
 // runCloseAccount closes an empty token account: its owner signs, and its

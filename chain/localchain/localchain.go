@@ -21,10 +21,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gagliardetto/solana-go"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"wager/chain"
 )
@@ -99,17 +101,12 @@ func simulationFailed(format string, args ...any) *rpcError {
 // SendTransaction verifies and executes a wire transaction and returns its
 // signature. Any failure changes nothing: a transaction the chain refuses
 // is an *rpcError, and a database failure an error naming what was being
-// read or written.
+// read or written. It records the price the transaction paid per compute
+// unit and the accounts it wrote, for RecentPrioritizationFees.
 func (c *Chain) SendTransaction(ctx context.Context, raw []byte) (solana.Signature, error) {
-	tx, err := solana.TransactionFromBytes(raw)
+	tx, err := decodeTransaction(raw)
 	if err != nil {
-		return solana.Signature{}, &rpcError{Code: -32602, Message: "invalid transaction: failed to deserialize: " + err.Error()}
-	}
-	if tx.Message.IsVersioned() && tx.Message.NumLookups() > 0 {
-		return solana.Signature{}, &rpcError{Code: -32602, Message: "invalid transaction: address lookup tables are not supported"}
-	}
-	if len(tx.Signatures) == 0 {
-		return solana.Signature{}, &rpcError{Code: -32602, Message: "invalid transaction: no signatures"}
+		return solana.Signature{}, err
 	}
 	if err := tx.VerifySignatures(); err != nil {
 		return solana.Signature{}, &rpcError{Code: -32003, Message: "Transaction signature verification failure: " + err.Error()}
@@ -122,16 +119,7 @@ func (c *Chain) SendTransaction(ctx context.Context, raw []byte) (solana.Signatu
 		} else if seen {
 			return simulationFailed("This transaction has already been processed")
 		}
-		var created time.Time
-		err := s.tx.NewSelect().Table("localchain.blockhashes").Column("created_at").
-			Where("hash = ?", tx.Message.RecentBlockhash.String()).Scan(ctx, &created)
-		if errors.Is(err, sql.ErrNoRows) || (err == nil && c.BlockHeight() > LastValid(created)) {
-			return simulationFailed("Blockhash not found")
-		}
-		if err != nil {
-			return fmt.Errorf("read blockhash %s: %w", tx.Message.RecentBlockhash, err)
-		}
-		fee, err := execute(ctx, s, tx)
+		ran, err := c.run(ctx, s, tx)
 		if err != nil {
 			return err
 		}
@@ -139,14 +127,141 @@ func (c *Chain) SendTransaction(ctx context.Context, raw []byte) (solana.Signatu
 		if err != nil {
 			return err
 		}
-		if _, err := s.tx.NewInsert().Model(&txRow{Signature: sig.String(), Slot: slot, Fee: int64(fee),
-			Raw: raw, CreatedAt: c.now()}).Exec(ctx); err != nil {
+		if _, err := s.tx.NewInsert().Model(&txRow{Signature: sig.String(), Slot: slot, Fee: int64(ran.fee),
+			Raw: raw, CreatedAt: c.now(), ComputeUnitPrice: int64(ran.price), Writable: writable(tx)}).Exec(ctx); err != nil {
 			return fmt.Errorf("record transaction %s: %w", sig, err)
 		}
 		return nil
 	})
 	return sig, err
 }
+
+func decodeTransaction(raw []byte) (*solana.Transaction, error) {
+	tx, err := solana.TransactionFromBytes(raw)
+	if err != nil {
+		return nil, &rpcError{Code: -32602, Message: "invalid transaction: failed to deserialize: " + err.Error()}
+	}
+	if tx.Message.IsVersioned() && tx.Message.NumLookups() > 0 {
+		return nil, &rpcError{Code: -32602, Message: "invalid transaction: address lookup tables are not supported"}
+	}
+	if len(tx.Signatures) == 0 {
+		return nil, &rpcError{Code: -32602, Message: "invalid transaction: no signatures"}
+	}
+	return tx, nil
+}
+
+// run checks tx's blockhash and executes it against s.
+func (c *Chain) run(ctx context.Context, s *state, tx *solana.Transaction) (executed, error) {
+	var created time.Time
+	err := s.tx.NewSelect().Table("localchain.blockhashes").Column("created_at").
+		Where("hash = ?", tx.Message.RecentBlockhash.String()).Scan(ctx, &created)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && c.BlockHeight() > LastValid(created)) {
+		return executed{}, simulationFailed("Blockhash not found")
+	}
+	if err != nil {
+		return executed{}, fmt.Errorf("read blockhash %s: %w", tx.Message.RecentBlockhash, err)
+	}
+	return execute(ctx, s, tx)
+}
+
+// writable returns the accounts tx's message marks writable.
+func writable(tx *solana.Transaction) []string {
+	out := []string{}
+	for _, k := range tx.Message.AccountKeys {
+		if ok, err := tx.Message.IsWritable(k); err == nil && ok {
+			out = append(out, k.String())
+		}
+	}
+	return out
+}
+
+// Simulation is what running a transaction without keeping it showed: Err
+// is nil when it would land, else why it would not (the text a send would
+// be refused with); Units is the estimate of the compute it consumed (see
+// unitsTransfer and the others).
+type Simulation struct {
+	Err   *string
+	Logs  []string
+	Units uint64
+}
+
+// errSimulated rolls a simulation's database transaction back.
+var errSimulated = errors.New("simulated")
+
+// Simulate runs a wire transaction as SendTransaction would, in a database
+// transaction that is rolled back: nothing changes and nothing is recorded.
+// Signatures are verified only with sigVerify, so an unsigned message can
+// be measured. A transaction that would fail is a Simulation with Err; an
+// error is a transaction that cannot be decoded (*rpcError) or a database
+// failure.
+func (c *Chain) Simulate(ctx context.Context, raw []byte, sigVerify bool) (Simulation, error) {
+	tx, err := decodeTransaction(raw)
+	if err != nil {
+		return Simulation{}, err
+	}
+	refused := func(why string) (Simulation, error) {
+		why = strings.TrimPrefix(why, "Transaction simulation failed: ")
+		return Simulation{Err: &why, Logs: []string{}}, nil
+	}
+	if sigVerify {
+		if err := tx.VerifySignatures(); err != nil {
+			return refused("SignatureFailure")
+		}
+	}
+	var ran executed
+	err = c.inTx(ctx, func(ctx context.Context, s *state) error {
+		if ran, err = c.run(ctx, s, tx); err != nil {
+			return err
+		}
+		return errSimulated
+	})
+	var re *rpcError
+	switch {
+	case errors.As(err, &re):
+		return refused(re.Message)
+	case !errors.Is(err, errSimulated):
+		return Simulation{}, err
+	}
+	logs := make([]string, 0, 2*len(tx.Message.Instructions))
+	for _, ix := range tx.Message.Instructions {
+		program := tx.Message.AccountKeys[ix.ProgramIDIndex]
+		logs = append(logs, "Program "+program.String()+" invoke [1]", "Program "+program.String()+" success")
+	}
+	return Simulation{Logs: logs, Units: ran.units}, nil
+}
+
+// PrioritizationFee is the least price per compute unit, in micro-lamports,
+// that a transaction landed in Slot paid.
+type PrioritizationFee struct {
+	Slot uint64 `json:"slot" bun:"slot"`
+	Fee  uint64 `json:"prioritizationFee" bun:"fee"`
+}
+
+// RecentPrioritizationFees returns, for each of the last
+// PrioritizationFeeSlots slots in which a transaction that writes one of
+// accounts (any account, for none) landed, the least price such a
+// transaction paid, oldest first. Slots without one are left out (a real
+// node lists every slot it has seen with its block's least price).
+func (c *Chain) RecentPrioritizationFees(ctx context.Context, accounts []string) ([]PrioritizationFee, error) {
+	slot, err := c.Slot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q := c.db.NewSelect().Table("localchain.transactions").ColumnExpr("slot, min(compute_unit_price) AS fee").
+		Where("raw IS NOT NULL AND slot > ?", int64(slot)-PrioritizationFeeSlots).Group("slot").Order("slot")
+	if len(accounts) > 0 {
+		q = q.Where("writable && ?::text[]", pgdialect.Array(accounts))
+	}
+	out := []PrioritizationFee{}
+	if err := q.Scan(ctx, &out); err != nil {
+		return nil, fmt.Errorf("read recent prioritization fees: %w", err)
+	}
+	return out, nil
+}
+
+// PrioritizationFeeSlots is how many recent slots RecentPrioritizationFees
+// looks at: what a node's cache holds.
+const PrioritizationFeeSlots = 150
 
 // SignatureStatus returns the slot of a processed transaction and whether
 // it is finalized (FinalizeSlots after it landed), or false when it was
@@ -300,7 +415,7 @@ func (c *Chain) credit(ctx context.Context, fn func(context.Context, *state) err
 		if err != nil {
 			return err
 		}
-		if _, err := s.tx.NewInsert().Model(&txRow{Signature: sig.String(), Slot: slot, CreatedAt: c.now()}).Exec(ctx); err != nil {
+		if _, err := s.tx.NewInsert().Model(&txRow{Signature: sig.String(), Slot: slot, CreatedAt: c.now(), Writable: []string{}}).Exec(ctx); err != nil {
 			return fmt.Errorf("record transaction %s: %w", sig, err)
 		}
 		return nil

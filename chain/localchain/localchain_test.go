@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gagliardetto/solana-go"
+	"github.com/uptrace/bun"
 
 	"wager/chain"
 	"wager/chain/localchain"
@@ -45,6 +46,7 @@ type fixture struct {
 	alice   solana.PrivateKey
 	bob     solana.PrivateKey
 	context context.Context
+	db      *bun.DB
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -52,12 +54,13 @@ func newFixture(t *testing.T) *fixture {
 	ctx := context.Background()
 	keys := chain.NewKeys([]byte(t.Name()))
 	clk := &clock{t: time.Now()}
-	c, err := localchain.New(ctx, dbtest.DB(t), clk.now, keys.LocalMint().PublicKey(), keys.LocalMintAuthority().PublicKey())
+	db := dbtest.DB(t)
+	c, err := localchain.New(ctx, db, clk.now, keys.LocalMint().PublicKey(), keys.LocalMintAuthority().PublicKey())
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := &fixture{chain: c, client: chain.NewClient("http://localchain", localchain.Transport{Chain: c}), clock: clk,
-		mint: keys.LocalMint().PublicKey(), payer: keys.FeePayer(), alice: keys.Derive("alice"), bob: keys.Derive("bob"), context: ctx}
+		mint: keys.LocalMint().PublicKey(), payer: keys.FeePayer(), alice: keys.Derive("alice"), bob: keys.Derive("bob"), context: ctx, db: db}
 	if _, err := c.Airdrop(ctx, f.payer.PublicKey(), 1_000_000_000); err != nil {
 		t.Fatal(err)
 	}

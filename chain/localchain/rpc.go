@@ -162,6 +162,27 @@ func (c *Chain) call(ctx context.Context, method string, params []json.RawMessag
 		return RentExempt(size), nil
 	case "sendTransaction":
 		return c.rpcSendTransaction(ctx, params)
+	case "simulateTransaction":
+		return c.rpcSimulateTransaction(ctx, params)
+	case "getRecentPrioritizationFees":
+		var accounts []string
+		if len(params) > 0 {
+			keys, err := param[[]string](params, 0)
+			if err != nil {
+				return nil, err
+			}
+			for _, k := range keys {
+				pk, err := solana.PublicKeyFromBase58(k)
+				if err != nil {
+					return nil, invalidParams("invalid address %q", k)
+				}
+				accounts = append(accounts, pk.String())
+			}
+		}
+		if len(accounts) > 128 {
+			return nil, invalidParams("too many accounts provided; max 128")
+		}
+		return c.RecentPrioritizationFees(ctx, accounts)
 	case "getSignatureStatuses":
 		sigs, err := param[[]string](params, 0)
 		if err != nil {
@@ -246,28 +267,65 @@ func (c *Chain) call(ctx context.Context, method string, params []json.RawMessag
 	return nil, &rpcError{Code: -32601, Message: "Method not found"}
 }
 
-func (c *Chain) rpcSendTransaction(ctx context.Context, params []json.RawMessage) (any, error) {
+// txOpts are the options of sendTransaction and simulateTransaction that
+// the chain reads.
+type txOpts struct {
+	Encoding               string `json:"encoding"`
+	SigVerify              bool   `json:"sigVerify"`
+	ReplaceRecentBlockhash bool   `json:"replaceRecentBlockhash"`
+}
+
+// wireParams decodes a transaction parameter and its options.
+func wireParams(params []json.RawMessage) ([]byte, txOpts, error) {
 	encoded, err := param[string](params, 0)
 	if err != nil {
-		return nil, err
+		return nil, txOpts{}, err
 	}
-	encoding := "base58"
+	opts := txOpts{Encoding: "base58"}
 	if len(params) > 1 {
-		var opts struct {
-			Encoding string `json:"encoding"`
-		}
-		if err := json.Unmarshal(params[1], &opts); err == nil && opts.Encoding != "" {
-			encoding = opts.Encoding
+		if err := json.Unmarshal(params[1], &opts); err != nil {
+			return nil, opts, invalidParams("parameter 1: %v", err)
 		}
 	}
 	var raw []byte
-	if encoding == "base64" {
+	if opts.Encoding == "base64" {
 		raw, err = base64.StdEncoding.DecodeString(encoded)
 	} else {
 		raw, err = base58.Decode(encoded)
 	}
 	if err != nil {
-		return nil, invalidParams("transaction is not valid %s", encoding)
+		return nil, opts, invalidParams("transaction is not valid %s", opts.Encoding)
+	}
+	return raw, opts, nil
+}
+
+// rpcSimulateTransaction runs the transaction as it is: its own blockhash
+// (replaceRecentBlockhash is refused: the platform measures the exact
+// message), signatures checked only with sigVerify.
+func (c *Chain) rpcSimulateTransaction(ctx context.Context, params []json.RawMessage) (any, error) {
+	raw, opts, err := wireParams(params)
+	if err != nil {
+		return nil, err
+	}
+	if opts.ReplaceRecentBlockhash {
+		return nil, invalidParams("replaceRecentBlockhash is not supported by the local chain")
+	}
+	sim, err := c.Simulate(ctx, raw, opts.SigVerify)
+	if err != nil {
+		return nil, err
+	}
+	var simErr any
+	if sim.Err != nil {
+		simErr = *sim.Err
+	}
+	return c.withContext(ctx, map[string]any{"err": simErr, "logs": sim.Logs, "accounts": nil,
+		"unitsConsumed": sim.Units, "returnData": nil})
+}
+
+func (c *Chain) rpcSendTransaction(ctx context.Context, params []json.RawMessage) (any, error) {
+	raw, _, err := wireParams(params)
+	if err != nil {
+		return nil, err
 	}
 	sig, err := c.SendTransaction(ctx, raw)
 	if err != nil {

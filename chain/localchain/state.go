@@ -42,6 +42,10 @@ type txRow struct {
 	Fee           int64     `bun:"fee"`
 	Raw           []byte    `bun:"raw"`
 	CreatedAt     time.Time `bun:"created_at"`
+	// ComputeUnitPrice and Writable (a transaction's, not an airdrop's)
+	// answer getRecentPrioritizationFees.
+	ComputeUnitPrice int64    `bun:"compute_unit_price"`
+	Writable         []string `bun:"writable,array"`
 }
 
 // state reads and writes accounts inside one database transaction.

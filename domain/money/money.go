@@ -450,9 +450,9 @@ func (s *Service) Prepare(ctx context.Context, p PrepareSpec) (Prepared, error) 
 		}
 		funder = from
 	}
-	return s.PrepareWith(ctx, p, func(from solana.PublicKey, intentID string, bh solana.Hash) (*solana.Transaction, error) {
+	return s.PrepareWith(ctx, p, func(from solana.PublicKey, intentID string, bh solana.Hash, b chain.Budget) (*solana.Transaction, error) {
 		return chain.BuildTransfer(chain.Transfer{FeePayer: s.keys.FeePayer().PublicKey(), Funder: funder, From: from, To: p.To,
-			Mint: s.mint, Amount: uint64(p.Amount), Memo: "wager:" + p.Kind + ":" + intentID, Blockhash: bh})
+			Mint: s.mint, Amount: uint64(p.Amount), Memo: "wager:" + p.Kind + ":" + intentID, Blockhash: bh, Budget: b})
 	})
 }
 
@@ -489,8 +489,9 @@ func (s *Service) checkRent(ctx context.Context, from, to solana.PublicKey) erro
 }
 
 // BuildFunc builds the unsigned transaction of a new intent (whose id it
-// is given) from the user's wallet on a fresh blockhash.
-type BuildFunc func(from solana.PublicKey, intentID string, blockhash solana.Hash) (*solana.Transaction, error)
+// is given) from the user's wallet on a fresh blockhash, with a compute
+// budget.
+type BuildFunc func(from solana.PublicKey, intentID string, blockhash solana.Hash, budget chain.Budget) (*solana.Transaction, error)
 
 // PrepareWith is Prepare for a transaction in another layout than
 // BuildTransfer's (an x402 "exact" payment): build makes it, and the
@@ -516,7 +517,7 @@ func (s *Service) PrepareWith(ctx context.Context, p PrepareSpec, build BuildFun
 		return Prepared{}, ChainUnavailable(err)
 	}
 	id := uuid.NewString()
-	tx, err := build(from, id, bh.Hash)
+	tx, err := s.chain.Budgeted(ctx, func(b chain.Budget) (*solana.Transaction, error) { return build(from, id, bh.Hash, b) })
 	if err != nil {
 		return Prepared{}, fmt.Errorf("build the transaction of %s intent %s: %w", p.Kind, id, err)
 	}

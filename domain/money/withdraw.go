@@ -86,8 +86,8 @@ func (s *Service) Withdraw(ctx context.Context, u users.User, amount int64, idem
 	}
 	id := uuid.NewString()
 	vault := s.keys.Vault()
-	tx, err := chain.BuildTransfer(chain.Transfer{FeePayer: s.keys.FeePayer().PublicKey(), DestinationExists: !open,
-		From: vault.PublicKey(), To: to, Mint: s.mint, Amount: uint64(amount), Memo: "wager:withdrawal:" + id, Blockhash: bh.Hash})
+	tx, err := s.chain.Budgeted(ctx, chain.Transfer{FeePayer: s.keys.FeePayer().PublicKey(), DestinationExists: !open,
+		From: vault.PublicKey(), To: to, Mint: s.mint, Amount: uint64(amount), Memo: "wager:withdrawal:" + id, Blockhash: bh.Hash}.Build)
 	if err != nil {
 		return Withdrawal{}, fmt.Errorf("build withdrawal %s of user %s: %w", id, u.ID, err)
 	}

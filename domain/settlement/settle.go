@@ -379,7 +379,7 @@ func (s *Service) signTransfer(ctx context.Context, t *Transfer) (bool, error) {
 		return false, err
 	}
 	spec.To, spec.Memo, spec.Blockhash = solana.MustPublicKeyFromBase58(t.ToAddress), "wager:"+t.Kind+":"+t.ID, bh.Hash
-	stx, err := chain.BuildTransfer(spec)
+	stx, err := client.Budgeted(ctx, spec.Build)
 	if err != nil {
 		return false, err
 	}

@@ -140,11 +140,11 @@ func (s *Service) Prepare(ctx context.Context, u users.User, pr PaymentRequired)
 	}
 	spec := money.PrepareSpec{Kind: KindPayment, User: u, To: s.money.DepositAddress(), Amount: s.cfg.PriceMinor,
 		Reference: pr.Resource.URL}
-	return s.money.PrepareWith(ctx, spec, func(from solana.PublicKey, intentID string, bh solana.Hash) (*solana.Transaction, error) {
+	return s.money.PrepareWith(ctx, spec, func(from solana.PublicKey, intentID string, bh solana.Hash, b chain.Budget) (*solana.Transaction, error) {
 		id := uuid.MustParse(intentID)
 		return chain.BuildExactPayment(chain.ExactPayment{FeePayer: s.keys.FeePayer().PublicKey(), From: from,
 			PayTo: s.money.DepositAddress(), Mint: s.money.Mint(), Amount: uint64(s.cfg.PriceMinor),
-			Nonce: hex.EncodeToString(id[:]), Blockhash: bh})
+			Nonce: hex.EncodeToString(id[:]), Blockhash: bh, Budget: b})
 	})
 }
 
@@ -595,11 +595,13 @@ func (s *Service) ensureVaultATA(ctx context.Context) error {
 		payer := s.keys.FeePayer()
 		nonce := make([]byte, 16)
 		rand.Read(nonce)
-		tx, err := solana.NewTransaction([]solana.Instruction{
-			chain.SetComputeUnitLimit(chain.ComputeUnitLimit), chain.SetComputeUnitPrice(chain.ComputeUnitPrice),
-			chain.CreateATAIdempotent(payer.PublicKey(), vault, mint),
-			chain.Memo("wager:vault-ata:"+hex.EncodeToString(nonce), payer.PublicKey()),
-		}, bh.Hash, solana.TransactionPayer(payer.PublicKey()))
+		tx, err := c.Budgeted(ctx, func(b chain.Budget) (*solana.Transaction, error) {
+			return solana.NewTransaction([]solana.Instruction{
+				chain.SetComputeUnitLimit(b.Units), chain.SetComputeUnitPrice(b.Price),
+				chain.CreateATAIdempotent(payer.PublicKey(), vault, mint),
+				chain.Memo("wager:vault-ata:"+hex.EncodeToString(nonce), payer.PublicKey()),
+			}, bh.Hash, solana.TransactionPayer(payer.PublicKey()))
+		})
 		if err != nil {
 			return fmt.Errorf("build the transaction that opens the vault's USDC account: %w", err)
 		}

@@ -13,7 +13,12 @@
 // finalized (--finalize-slots, default 0: finalized at once).
 //
 // Answers follow the shapes of the real Solana RPC closely enough for
-// github.com/gagliardetto/solana-go's rpc client (strict decoding). Test-only
+// github.com/gagliardetto/solana-go's rpc client (strict decoding).
+// simulateTransaction reports LiteSVM's computeUnitsConsumed as unitsConsumed;
+// getRecentPrioritizationFees lists, per slot of the last 150, the compute
+// unit price of the transaction that landed in it, when it wrote one of the
+// given accounts (or any, with none given); slots with no such transaction
+// are left out, where a real node would list the block's minimum. Test-only
 // methods: localnet_createMint, localnet_mintTo, localnet_expireBlockhash.
 
 const http = require('node:http');
@@ -30,6 +35,8 @@ const TOKEN_ACCOUNT_LEN = 165;
 const U64_MAX = (1n << 64n) - 1n;
 const RENT_EXEMPT_EPOCH = U64_MAX; // what the real RPC reports for rent-exempt accounts
 const BLOCKHASH_VALIDITY = 150n;
+const COMPUTE_BUDGET_PROGRAM = 'ComputeBudget111111111111111111111111111111';
+const PRIORITIZATION_FEE_SLOTS = 150n; // what a node's prioritization-fee cache holds
 
 // Names of LiteSVM's fieldless error enums (const enums: absent at run time),
 // in declaration order, from litesvm/dist/internal.d.ts.
@@ -110,6 +117,9 @@ const svm = new LiteSVM();
 let slot = 1n; // advances by one per accepted transaction (or airdrop); the block height
 let blockhashSlot = slot; // when LiteSVM's latest blockhash was made
 const processed = new Map(); // base58 signature -> slot
+// slot -> { price, writable }: the compute unit price (micro-lamports) of the
+// transaction that landed in it and the accounts it wrote.
+const landed = new Map();
 
 // Advances the slot by n, expiring the latest blockhash once the height has
 // passed its last valid one, so that "not seen and past lastValidBlockHeight"
@@ -126,6 +136,7 @@ const b58enc = kit.getBase58Encoder(); // base58 string -> bytes
 const b58dec = kit.getBase58Decoder(); // bytes -> base58 string
 const addrCodec = kit.getAddressCodec();
 const txDecoder = kit.getTransactionDecoder();
+const messageDecoder = kit.getCompiledTransactionMessageDecoder();
 
 // ---- helpers --------------------------------------------------------------
 
@@ -251,6 +262,20 @@ function simulationFailed(text, errJSON, meta) {
   });
 }
 
+// simulation is a simulateTransaction value: the error (null when it ran
+// through), the logs and the compute units LiteSVM metered.
+function simulation(errJSON, meta) {
+  let logs = null;
+  let units = 0n;
+  try {
+    if (meta) {
+      logs = meta.logs();
+      units = meta.computeUnitsConsumed();
+    }
+  } catch (_) { /* keep defaults */ }
+  return { err: errJSON, logs, accounts: null, unitsConsumed: units, returnData: null, innerInstructions: null, replacementBlockhash: null };
+}
+
 function decodeWire(str, encoding) {
   if (typeof str !== 'string') throw invalidParams('Invalid params: transaction must be an encoded string');
   let bytes;
@@ -267,6 +292,33 @@ function decodeWire(str, encoding) {
     throw invalidParams(`unsupported encoding: ${encoding}. Supported encodings: base58, base64`);
   }
   return new Uint8Array(bytes);
+}
+
+// priceAndWritable reads a transaction's SetComputeUnitPrice (0 without one)
+// and the accounts its message marks writable.
+function priceAndWritable(tx) {
+  const msg = messageDecoder.decode(tx.messageBytes);
+  const keys = msg.staticAccounts;
+  const h = msg.header;
+  const writable = keys.filter((_k, i) => (i < h.numSignerAccounts
+    ? i < h.numSignerAccounts - h.numReadonlySignerAccounts
+    : i < keys.length - h.numReadonlyNonSignerAccounts));
+  let price = 0n;
+  for (const ix of msg.instructions) {
+    const data = ix.data || new Uint8Array(0);
+    if (keys[ix.programAddressIndex] === COMPUTE_BUDGET_PROGRAM && data.length === 9 && data[0] === 3) {
+      price = readU64(data, 1);
+    }
+  }
+  return { price, writable };
+}
+
+function decodeTransaction(bytes) {
+  try {
+    return txDecoder.decode(bytes);
+  } catch (e) {
+    throw invalidParams(`failed to deserialize solana_transaction::versioned::VersionedTransaction: ${e.message}`);
+  }
 }
 
 // ---- methods --------------------------------------------------------------
@@ -358,13 +410,7 @@ const methods = {
 
   sendTransaction: (params) => {
     const cfg = params[1] || {};
-    const bytes = decodeWire(params[0], cfg.encoding);
-    let tx;
-    try {
-      tx = txDecoder.decode(bytes);
-    } catch (e) {
-      throw invalidParams(`failed to deserialize solana_transaction::versioned::VersionedTransaction: ${e.message}`);
-    }
+    const tx = decodeTransaction(decodeWire(params[0], cfg.encoding));
     // Preflight, as the real RPC does: a transaction that would fail is
     // refused without touching state. (LiteSVM's sendTransaction alone would
     // charge the fee of a failing transaction and remember its signature.)
@@ -390,7 +436,54 @@ const methods = {
     const sig = b58dec.decode(res.signature());
     advance(1n);
     processed.set(sig, slot);
+    landed.set(slot, priceAndWritable(tx));
+    landed.delete(slot - PRIORITIZATION_FEE_SLOTS);
     return sig;
+  },
+
+  // [encodedTx, {encoding, sigVerify, replaceRecentBlockhash}]: runs the
+  // transaction without keeping anything. Signatures are checked only with
+  // sigVerify, so an unsigned message can be measured; the blockhash is
+  // checked unless replaceRecentBlockhash (the message itself is not
+  // rewritten here: it runs as it is).
+  simulateTransaction: (params) => {
+    const cfg = params[1] || {};
+    if (cfg.sigVerify && cfg.replaceRecentBlockhash) {
+      throw invalidParams('Invalid params: sigVerify may not be used with replaceRecentBlockhash');
+    }
+    const tx = decodeTransaction(decodeWire(params[0], cfg.encoding));
+    let res;
+    try {
+      svm.withSigverify(!!cfg.sigVerify);
+      if (cfg.replaceRecentBlockhash) svm.withBlockhashCheck(false);
+      res = svm.simulateTransaction(tx);
+    } catch (e) {
+      if (kit.isSolanaError(e, kit.SOLANA_ERROR__TRANSACTION__SIGNATURES_MISSING)) {
+        return ctx(simulation('SignatureFailure', null));
+      }
+      throw invalidParams(`invalid transaction: ${e && e.message}`);
+    } finally {
+      svm.withSigverify(true);
+      svm.withBlockhashCheck(true);
+    }
+    if (res instanceof FailedTransactionMetadata) return ctx(simulation(txError(res.err()).json, res.meta()));
+    const out = simulation(null, res.meta());
+    if (cfg.replaceRecentBlockhash) {
+      out.replacementBlockhash = { blockhash: svm.latestBlockhash(), lastValidBlockHeight: slot + BLOCKHASH_VALIDITY };
+    }
+    return ctx(out);
+  },
+
+  // [[address, ...]?]
+  getRecentPrioritizationFees: (params) => {
+    const wanted = (params[0] || []).map((a) => addressParam(a, 'account'));
+    if (wanted.length > 128) throw invalidParams('Invalid params: too many accounts provided; max 128');
+    const out = [];
+    for (const [at, t] of [...landed.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+      if (at + PRIORITIZATION_FEE_SLOTS <= slot) continue;
+      if (wanted.length === 0 || wanted.some((a) => t.writable.includes(a))) out.push({ slot: at, prioritizationFee: t.price });
+    }
+    return out;
   },
 
   // Credits lamports directly (LiteSVM's own airdrop is a real transfer that

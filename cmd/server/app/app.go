@@ -324,6 +324,7 @@ func (a *App) openChain(ctx context.Context, now domain.Clock) (*chain.Client, m
 		a.RPCEndpoints = endpoints
 		client := endpoints.Client()
 		client.Commitment = a.Config.CreditCommitment
+		client.Fees = chain.Fees{MaxPrice: a.Config.MaxPriorityFee, Log: a.log}
 		return client, nil, mint, nil
 	}
 	lc, err := localchain.New(ctx, a.DB, now, a.Keys.LocalMint().PublicKey(), a.Keys.LocalMintAuthority().PublicKey())
@@ -334,6 +335,7 @@ func (a *App) openChain(ctx context.Context, now domain.Clock) (*chain.Client, m
 	a.LocalChain = lc
 	client := chain.NewClient("http://embedded-chain", localchain.Transport{Chain: lc})
 	client.Commitment = a.Config.CreditCommitment
+	client.Fees = chain.Fees{MaxPrice: a.Config.MaxPriorityFee, Log: a.log}
 	payer := a.Keys.FeePayer().PublicKey()
 	if lamports, err := client.Lamports(ctx, payer); err != nil {
 		return nil, nil, lc.Mint, fmt.Errorf("read the fee payer's balance: %w", err)

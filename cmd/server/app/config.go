@@ -16,6 +16,7 @@ import (
 	"github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/rpc"
 
+	"wager/chain"
 	"wager/domain"
 	"wager/domain/integrity"
 	"wager/domain/protection"
@@ -78,7 +79,11 @@ type Config struct {
 	// FeePayerGlobalDailyLamports bounds the SOL the fee payer spends for
 	// all users together in a day (FEE_PAYER_GLOBAL_DAILY_LAMPORTS).
 	FeePayerGlobalDailyLamports int64
-	Workers                     bool // run deadline, settlement, withdrawal and payment-resolving workers
+	// MaxPriorityFee caps the price per compute unit, in micro-lamports, of
+	// the transactions the fee payer pays for
+	// (MAX_PRIORITY_FEE_MICROLAMPORTS).
+	MaxPriorityFee uint64
+	Workers        bool // run deadline, settlement, withdrawal and payment-resolving workers
 	// ReferralBPS are the parts of a player's share of a staked game's fee
 	// that their referrers at levels 1, 2 and 3 earn, in basis points
 	// (REFERRAL_BPS).
@@ -364,6 +369,13 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			bad("FEE_PAYER_GLOBAL_DAILY_LAMPORTS", v, "must be a whole number of lamports (1 SOL = 1000000000), 0 or more")
 		}
 		c.FeePayerGlobalDailyLamports = n
+	}
+	if v := env("MAX_PRIORITY_FEE_MICROLAMPORTS", strconv.Itoa(chain.DefaultMaxPriorityFee)); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || n < chain.MinComputeUnitPrice {
+			bad("MAX_PRIORITY_FEE_MICROLAMPORTS", v, fmt.Sprintf("must be a whole number of micro-lamports per compute unit, at least %d", chain.MinComputeUnitPrice))
+		}
+		c.MaxPriorityFee = n
 	}
 	if v := env("REFERRAL_BPS", "2000,500,200"); v != "" {
 		bps, err := parseReferralBPS(v)
