@@ -65,6 +65,13 @@ type config struct {
 	ServerPID  int
 	CPU        bool
 	PgDatabase string
+
+	RPCFaults        bool
+	DatabaseURL      string
+	Seed             uint64
+	FinalizeSlots    int
+	GamesPerMinute   int
+	IntentsPerMinute int
 }
 
 // scenarioDefaults are the defaults that differ by scenario, applied to
@@ -74,11 +81,14 @@ var scenarioDefaults = map[string]map[string]string{
 	"play":   {"games": "100", "think": "2s", "duration": "60s"},
 	"reads":  {"duration": "20s"},
 	"arena":  {"think": "2s", "duration": "3m"},
+	// -rpc-faults
+	"rpc-faults": {"duration": "2m", "drain": "3m", "timeout": "90s"},
 }
 
 const usageText = `loadtest drives a Wager Arena server and measures it.
 
 Usage: go run ./cmd/loadtest -scenario fanout|play|reads|arena [flags]
+       go run ./cmd/loadtest -rpc-faults [-duration 2m] [flags]
 
 Run the server under test with AUTH_RATE_LIMIT=0: loadtest signs in many
 wallets (fresh ed25519 keys, app id -app-id) from one address, and the
@@ -114,6 +124,19 @@ Scenarios:
           time to the player's next pairing frame; pairings per second; and
           the tournament:standings frames the socket receives (the API
           promises at most one a second).
+
+-rpc-faults starts its own servers instead of using -url: it builds
+cmd/server, creates two databases on the PostgreSQL of -database-url (a
+role with CREATEDB; dropped at the end) and runs e2e/faults' arrangement:
+a chain instance on the embedded chain (-finalize-slots), a fault-injecting
+proxy in front of its RPC (a third of sends dropped, 8 % 429, 6 % 503,
+delays, statuses hidden; -seed) and an API instance behind it with
+CREDIT_COMMITMENT=finalized. For -duration it plays -games-per-minute free
+one-round games and starts -intents-per-minute money movements in turn:
+deposits, withdrawals, tips and donations, each retried on 503 until final.
+Then it waits up to -drain for the server to finish every movement and
+reports movements by final state, time to final, the proxy's RPC calls per
+movement and the fee of every transaction the platform paid for.
 
 CPU (play, -cpu): the user and system time of the server's process and of
 every process named postgres on this machine, read from /proc at the start
@@ -179,12 +202,21 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.PgDatabase, "pg-database", "", "with -cpu: count only the PostgreSQL backends of this database (its name in DATABASE_URL), leaving out the cluster's other work and its background processes; empty = every postgres process")
 	fs.BoolVar(&c.CPU, "cpu", true, "play, reads, arena: read the CPU time of the server, of every local PostgreSQL process and (reads) of the bare reference from /proc (Linux, server on this machine)")
 	fs.DurationVar(&c.Warmup, "warmup", 2*time.Second, "reads: unmeasured load before each endpoint; play: the start of the run left out of the figures (every table starts its first game at once)")
+	fs.BoolVar(&c.RPCFaults, "rpc-faults", false, "run two servers of its own behind a fault-injecting Solana RPC proxy and move money through them (see above); -scenario and -url are not used")
+	fs.StringVar(&c.DatabaseURL, "database-url", "postgres://wager:wager@127.0.0.1:5432/wager?sslmode=disable", "-rpc-faults: PostgreSQL URL of a role with CREATEDB, for the two servers' databases")
+	fs.Uint64Var(&c.Seed, "seed", 1, "-rpc-faults: seed of the proxy's schedule of faults")
+	fs.IntVar(&c.FinalizeSlots, "finalize-slots", 10, "-rpc-faults: the embedded chain reports finalized this many 400 ms slots after confirmed")
+	fs.IntVar(&c.GamesPerMinute, "games-per-minute", 200, "-rpc-faults: free one-round games started a minute")
+	fs.IntVar(&c.IntentsPerMinute, "intents-per-minute", 50, "-rpc-faults: money movements started a minute")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
+	if c.RPCFaults {
+		c.Scenario = "rpc-faults"
+	}
 	defaults, ok := scenarioDefaults[c.Scenario]
 	if !ok {
-		return c, fmt.Errorf("-scenario must be fanout, play, reads or arena, not %q", c.Scenario)
+		return c, fmt.Errorf("-scenario must be fanout, play, reads or arena (or give -rpc-faults), not %q", c.Scenario)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -236,6 +268,10 @@ func (c config) check() error {
 		need(c.Jitter >= 0 && c.Jitter < 1, "-jitter must be in [0, 1)")
 	case "reads":
 		need(c.Concurrency > 0 && c.LiveGames > 0 && c.Duration > 0, "-concurrency, -live-games and -duration must be positive")
+	case "rpc-faults":
+		need(c.Duration > 0 && c.Drain >= 0, "-duration must be positive and -drain not negative")
+		need(c.GamesPerMinute > 0 && c.IntentsPerMinute > 0, "-games-per-minute and -intents-per-minute must be positive")
+		need(c.FinalizeSlots >= 0 && c.FinalizeSlots <= 1000, "-finalize-slots must be 0-1000")
 	}
 	if len(bad) > 0 {
 		return errors.New(strings.Join(bad, "; "))
@@ -314,6 +350,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err, table = r.reads(ctx), readsTable
 	case "arena":
 		err, table = r.arena(ctx), arenaTable
+	case "rpc-faults":
+		err, table = r.rpcFaults(ctx), faultsTable
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "loadtest: %v\n", err)

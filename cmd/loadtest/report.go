@@ -23,6 +23,7 @@ type Report struct {
 	Play        *PlayResult   `json:"play,omitempty"`
 	Reads       *ReadsResult  `json:"reads,omitempty"`
 	Arena       *ArenaResult  `json:"arena,omitempty"`
+	Faults      *FaultsResult `json:"rpcFaults,omitempty"`
 	Errors      []ErrorCount  `json:"errors" doc:"every error of the run by kind"`
 	Interrupted bool          `json:"interrupted" doc:"the run was cut short by SIGINT"`
 }

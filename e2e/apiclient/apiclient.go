@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/gagliardetto/solana-go"
 )
@@ -107,8 +108,9 @@ func (c *Client) Login(ctx context.Context) error {
 
 // Prepared is the answer of a prepare endpoint.
 type Prepared struct {
-	IntentID    string `json:"intentId"`
-	Transaction string `json:"transaction"`
+	IntentID    string    `json:"intentId"`
+	Transaction string    `json:"transaction"`
+	ExpiresAt   time.Time `json:"expiresAt"`
 }
 
 // Sign adds the client's signature to a prepared transaction and returns
