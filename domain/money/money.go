@@ -612,7 +612,7 @@ func (s *Service) SubmitFor(ctx context.Context, userID, intentID, signedB64, re
 	case "failed":
 		return Receipt{}, domain.Errorf(domain.CodeConflict, "this transaction failed: %s; prepare a new one", in.Error)
 	case "expired":
-		return Receipt{}, expiredError()
+		return Receipt{}, domain.Errorf(domain.CodeConflict, "this transaction expired (%s); nothing moved. Prepare a new one", in.Error)
 	}
 	tx, err := s.checkSigned(ctx, in, signedB64)
 	if err != nil {
@@ -633,6 +633,9 @@ func (s *Service) SubmitFor(ctx context.Context, userID, intentID, signedB64, re
 	if err := s.markSent(ctx, in, chain.FeeOf(tx), sig, raw); err != nil {
 		return Receipt{}, err
 	}
+	// Sent, it is the platform's to finish: a client that hangs up does
+	// not stop it (the resolver would only take over later).
+	ctx = context.WithoutCancel(ctx)
 	lastValid, err := s.lastValid(ctx, in)
 	if err != nil {
 		return Receipt{}, notConfirmedYet(sig)
@@ -670,10 +673,13 @@ func (s *Service) SubmitFor(ctx context.Context, userID, intentID, signedB64, re
 // longer counts towards the limits.
 func (s *Service) markSent(ctx context.Context, in Intent, fee int64, sig string, raw []byte) error {
 	if in.Status != "prepared" {
-		_, err := s.db.NewUpdate().Model((*Intent)(nil)).Set("status = 'submitted'").Set("signature = ?", sig).Set("raw = ?", raw).
-			Set("updated_at = ?", s.now()).Where("id = ? AND status IN ('prepared', 'submitted')", in.ID).Exec(ctx)
+		res, err := s.db.NewUpdate().Model((*Intent)(nil)).Set("status = 'submitted'").Set("signature = ?", sig).Set("raw = ?", raw).
+			Set("updated_at = ?", s.now()).Where("id = ? AND status = 'submitted'", in.ID).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("mark intent %s submitted: %w", in.ID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return notConfirmedYet(sig) // it ended meanwhile: the next submit answers how
 		}
 		return nil
 	}
@@ -683,8 +689,14 @@ func (s *Service) markSent(ctx context.Context, in Intent, fee int64, sig string
 		if err := tx.NewSelect().Model((*Intent)(nil)).Column("status").Where("id = ?", in.ID).For("UPDATE").Scan(ctx, &status); err != nil {
 			return fmt.Errorf("lock intent %s: %w", in.ID, err)
 		}
-		if status != "prepared" {
+		switch status {
+		case "submitted", "confirmed":
 			return nil // a concurrent submit sent it
+		case "expired":
+			return domain.Errorf(domain.CodeConflict, "this prepared transaction expired at %s; prepare a new one",
+				in.ExpiresAt.Format(time.RFC3339))
+		case "failed":
+			return domain.Errorf(domain.CodeConflict, "this transaction failed; prepare a new one")
 		}
 		if s.protect != nil {
 			kind, err := s.protectedKind(ctx, in.Kind, in.Destination)
@@ -811,10 +823,12 @@ func (s *Service) markFailed(ctx context.Context, intentID, reason string) error
 	return nil
 }
 
-// resolveSubmittedAfter is how long a submitted intent is left to the
-// submit that sent it (which waits up to confirmTimeout) before the
-// resolver looks at it on chain.
-const resolveSubmittedAfter = confirmTimeout + 5*time.Second
+// resolveSubmittedAfter is how long after it was sent (or last looked at)
+// the resolver looks at a submitted intent on chain and sends it again: a
+// round after the submit's own first sends. The submit may still be
+// driving it; the same bytes sent twice land once, and confirm records
+// them once.
+const resolveSubmittedAfter = 2 * chain.DefaultResendEvery
 
 // ResolveSubmittedIntents finishes intents that were sent but whose
 // outcome no submit recorded (the request ended first, or the instance
@@ -825,6 +839,9 @@ const resolveSubmittedAfter = confirmTimeout + 5*time.Second
 // confirm's row lock and the conditions of failing and expiring keep it
 // exactly-once.
 func (s *Service) ResolveSubmittedIntents(ctx context.Context) error {
+	if err := s.expirePrepared(ctx); err != nil {
+		return err
+	}
 	var submitted []Intent
 	if err := s.db.NewSelect().Model(&submitted).
 		Where("status = 'submitted' AND updated_at < ?", s.now().Add(-resolveSubmittedAfter)).
@@ -902,6 +919,19 @@ func (s *Service) lastValid(ctx context.Context, in Intent) (uint64, error) {
 		return 0, fmt.Errorf("store the last valid height of intent %s: %w", in.ID, err)
 	}
 	return h, nil
+}
+
+// expirePrepared ends the intents prepared and never submitted before they
+// expired: nothing of theirs was sent, and a submit now is refused. A
+// submit that passed the expiry check just before and is marking its
+// intent sent holds its row: this waits, and then finds it submitted.
+func (s *Service) expirePrepared(ctx context.Context) error {
+	if _, err := s.db.NewUpdate().Model((*Intent)(nil)).Set("status = 'expired'").
+		Set("error = 'not submitted before it expired'").Set("updated_at = ?", s.now()).
+		Where("status = 'prepared' AND expires_at < ?", s.now()).Exec(ctx); err != nil {
+		return fmt.Errorf("expire the intents never submitted: %w", err)
+	}
+	return nil
 }
 
 // markExpired records that an intent's transaction can no longer land,

@@ -291,7 +291,11 @@ func (s *Service) seeThrough(ctx context.Context, t *Transfer) (bool, error) {
 	if t.Raw == nil {
 		signed, err := s.signTransfer(work, t)
 		if err != nil {
-			return false, fmt.Errorf("sign settlement transfer %s: %w", t.ID, err)
+			// Most often the RPC did not answer: try again in a round, not
+			// at the end of the lease.
+			_, rerr := s.db.NewUpdate().Model((*Transfer)(nil)).Set("updated_at = ?", s.now().Add(chain.DefaultResendEvery)).
+				Where("id = ? AND raw IS NULL", t.ID).Exec(work)
+			return false, errors.Join(fmt.Errorf("sign settlement transfer %s: %w", t.ID, err), rerr)
 		}
 		if !signed {
 			return false, nil

@@ -21,6 +21,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"wager/db/dbtest"
+	"wager/domain/money"
 	"wager/e2e/apiclient"
 	"wager/e2e/faults"
 )
@@ -248,8 +249,9 @@ func (w *world) watchCommitment(c *apiclient.Client, memo string, before int64, 
 		if err != nil || len(st) == 0 || st[0] == nil || st[0].ConfirmationStatus != rpc.ConfirmationStatusConfirmed {
 			continue
 		}
-		// A read the RPC holds up must not outlast the window it is for.
-		read, cancel := context.WithTimeout(w.ctx, time.Second)
+		// A read waits at most money.ChainReadWait for the RPC, then answers
+		// without the chain's part: more than that is a read that failed.
+		read, cancel := context.WithTimeout(w.ctx, money.ChainReadWait+time.Second)
 		b, err := c.Balance(read)
 		cancel()
 		if err != nil {
