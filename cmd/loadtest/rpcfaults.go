@@ -189,7 +189,7 @@ func (r *runner) rpcFaults(ctx context.Context) error {
 	defer dropAPI()
 	pair, err := faults.StartPair(ctx, faults.Options{Binary: bin, ChainDB: chainDB, APIDB: apiDB, DataDir: dir,
 		Faults: faults.ClusterFaults, Seed: c.Seed, Finalize: c.FinalizeSlots,
-		APIEnv: map[string]string{"FEE_PAYER_GLOBAL_DAILY_LAMPORTS": "0", "LOG_LEVEL": "error"}})
+		APIEnv: map[string]string{"FEE_PAYER_GLOBAL_DAILY_LAMPORTS": "0"}})
 	if err != nil {
 		return setupError("start the two servers", err)
 	}

@@ -761,7 +761,7 @@ func (w *world) checkOnce() {
 		}
 	}
 	var unknown []string
-	if err := w.pair.APIDB.NewSelect().Table("intents").Column("id").Where("id NOT IN (?)", bun.In(w.prepared)).Scan(w.ctx, &unknown); err != nil {
+	if err := w.pair.APIDB.NewSelect().Table("intents").Column("id").Where("id NOT IN (?)", bun.List(w.prepared)).Scan(w.ctx, &unknown); err != nil {
 		t.Fatal(err)
 	}
 	if len(unknown) > 0 {
