@@ -673,13 +673,12 @@ func (s *Service) SubmitFor(ctx context.Context, userID, intentID, signedB64, re
 // longer counts towards the limits.
 func (s *Service) markSent(ctx context.Context, in Intent, fee int64, sig string, raw []byte) error {
 	if in.Status != "prepared" {
-		res, err := s.db.NewUpdate().Model((*Intent)(nil)).Set("status = 'submitted'").Set("signature = ?", sig).Set("raw = ?", raw).
-			Set("updated_at = ?", s.now()).Where("id = ? AND status = 'submitted'", in.ID).Exec(ctx)
+		// Sent before: what the chain says of it decides, even if it ended
+		// meanwhile (then nothing is updated here).
+		_, err := s.db.NewUpdate().Model((*Intent)(nil)).Set("updated_at = ?", s.now()).
+			Where("id = ? AND status = 'submitted'", in.ID).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("mark intent %s submitted: %w", in.ID, err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return notConfirmedYet(sig) // it ended meanwhile: the next submit answers how
 		}
 		return nil
 	}

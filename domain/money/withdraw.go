@@ -121,7 +121,9 @@ func (s *Service) Withdraw(ctx context.Context, u users.User, amount int64, idem
 	if err != nil {
 		return s.keyedOr(ctx, u.ID, key, amount, err)
 	}
-	return s.finishWithdrawal(ctx, w, tx)
+	// Stored and debited, it is the platform's to finish: a client that
+	// hangs up does not stop it.
+	return s.finishWithdrawal(context.WithoutCancel(ctx), w, tx)
 }
 
 // mustOpenAccount reports whether a withdrawal to wallet must open its USDC

@@ -397,6 +397,9 @@ func (s *Service) settleInline(ctx context.Context, p PaymentPayload, tx *solana
 		}
 		return SettlementResponse{}, err
 	}
+	// Sent, it is the platform's to finish: a client that hangs up does
+	// not stop it.
+	ctx = context.WithoutCancel(ctx)
 	switch outcome, reason, err := s.money.Chain().Drive(ctx, tx, lastValid, settleTimeout); outcome {
 	case chain.Failed, chain.Refused, chain.Expired:
 		// It did not land and will not: forget it, so that the client can
