@@ -42,12 +42,22 @@ func NewClient(url string, httpClient jsonrpc.HTTPClient) *Client {
 	return &Client{RPC: rpc.NewWithCustomRPCClient(jsonrpc.NewClientWithOpts(url, &jsonrpc.RPCClientOpts{HTTPClient: httpClient}))}
 }
 
+// The JSON-RPC errors of sendTransaction that refuse the transaction.
+const (
+	rpcPreflightFailure   = -32002
+	rpcSignatureFailure   = -32003
+	rpcInvalidTransaction = -32602 // it could not be read
+)
+
 // Send submits a fully signed transaction and returns its signature. A
-// refusal by the chain is a *RejectedError; any other error leaves it
-// unknown whether the transaction landed (check its status). A transaction
-// the chain has already processed (sent before, by another request or
-// instance, and perhaps not confirmed yet) is not refused: it was sent, and
-// its status tells its outcome.
+// refusal (a failed preflight, a bad signature, a transaction that cannot
+// be read) is a
+// *RejectedError; any other error, RPC errors such as a node that is
+// unhealthy or behind included, leaves it unknown whether the transaction
+// got anywhere (check its status). A transaction the chain has already
+// processed (sent before, by another request or instance, and perhaps not
+// confirmed yet) is not refused: it was sent, and its status tells its
+// outcome.
 func (c *Client) Send(ctx context.Context, tx *solana.Transaction) (solana.Signature, error) {
 	sig, err := c.RPC.SendTransactionWithOpts(ctx, tx, rpc.TransactionOpts{
 		SkipPreflight: false, PreflightCommitment: rpc.CommitmentConfirmed})
@@ -57,7 +67,9 @@ func (c *Client) Send(ctx context.Context, tx *solana.Transaction) (solana.Signa
 			if strings.Contains(rpcErr.Message, "already been processed") {
 				return tx.Signatures[0], nil
 			}
-			return solana.Signature{}, &RejectedError{Reason: rpcErr.Message}
+			if rpcErr.Code == rpcPreflightFailure || rpcErr.Code == rpcSignatureFailure || rpcErr.Code == rpcInvalidTransaction {
+				return solana.Signature{}, &RejectedError{Reason: rpcErr.Message}
+			}
 		}
 		return solana.Signature{}, fmt.Errorf("send transaction %s: %w", firstSignature(tx), err)
 	}

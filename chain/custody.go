@@ -94,7 +94,9 @@ func (c *Client) look(ctx context.Context, sig solana.Signature) (sighting, erro
 		return unseen, nil
 	}
 	st := out.Value[0]
-	if st.Err != nil {
+	if st.Err != nil && st.ConfirmationStatus != rpc.ConfirmationStatusProcessed {
+		// Failed in a confirmed block: a failure seen only processed may
+		// be on a fork that is dropped, and the transaction land after all.
 		return seen, &RejectedError{Reason: fmt.Sprint(st.Err)}
 	}
 	switch st.ConfirmationStatus {
@@ -175,8 +177,9 @@ func unknownBlockhash(reason string) bool { return strings.Contains(reason, "Blo
 // Pending when wait passed first (with the last error the RPC gave, if
 // any): the transaction may still land, and its custodian drives it again
 // later. A preflight refusal ends it as Refused, unless the transaction
-// turns out to be known to the chain, or the refusal is an unknown
-// blockhash. Failures of the RPC never end it.
+// turns out to be known to the chain, the refusal is an unknown
+// blockhash, or an earlier send of the call may have been taken. Failures
+// of the RPC never end it.
 func (c *Client) Drive(ctx context.Context, tx *solana.Transaction, lastValid uint64, wait time.Duration) (Outcome, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
@@ -188,14 +191,17 @@ func (c *Client) Drive(ctx context.Context, tx *solana.Transaction, lastValid ui
 	var last error
 	poll := 20 * time.Millisecond
 	deadline := c.now().Add(wait)
+	first := true // no send of this call went anywhere yet, as far as it knows
 	for sendAt := c.now(); ; {
 		if !c.now().Before(sendAt) {
 			var rejected *RejectedError
 			_, err := c.Send(ctx, tx)
-			if errors.As(err, &rejected) && !unknownBlockhash(rejected.Reason) {
-				// Refused: final when the chain knows nothing of it; a
-				// transaction it knows of (a retried submit of one that
-				// went through) is watched on.
+			refused := errors.As(err, &rejected) && !unknownBlockhash(rejected.Reason)
+			if refused && first {
+				// Refused before any send of this call was taken: the
+				// outcome, unless the chain knows it (a retried submit of
+				// one that went through). After a send that may have been
+				// taken, a refusal proves nothing: that copy may land.
 				s, lerr := c.look(ctx, sig)
 				var failed *RejectedError
 				switch {
@@ -211,6 +217,7 @@ func (c *Client) Drive(ctx context.Context, tx *solana.Transaction, lastValid ui
 			if err != nil {
 				last = err
 			}
+			first = first && refused
 			sendAt = c.now().Add(every)
 		}
 		outcome, reason, err := c.Observe(ctx, sig, lastValid)

@@ -62,6 +62,8 @@ type schedule struct {
 	neverFinal  float64       // a landing confirmed and later rolled back
 	failOnChain float64       // a landing that fails on chain (fee paid, nothing moved)
 	refused     float64       // a payment every node refuses in preflight (funds missing)
+	flaky       float64       // a send refused in preflight by a node whose state says no, this once
+	late        float64       // a send taken, and landed some blocks later (before its last valid height)
 	delay       time.Duration // each call takes up to this long
 }
 
@@ -69,7 +71,7 @@ func randomSchedule(r *rand.Rand) schedule {
 	return schedule{drop: r.Float64() * 0.6, lostAnswer: r.Float64() * 0.2, tooMany: r.Float64() * 0.2,
 		unavailable: r.Float64() * 0.2, hide: r.Float64() * 0.8, behind: r.Float64() * 0.2,
 		neverFinal: r.Float64() * 0.3, failOnChain: r.Float64() * 0.1, refused: r.Float64() * 0.1,
-		delay: time.Duration(r.IntN(300)) * time.Millisecond}
+		flaky: r.Float64() * 0.3, late: r.Float64() * 0.5, delay: time.Duration(r.IntN(300)) * time.Millisecond}
 }
 
 const (
@@ -92,16 +94,26 @@ type cluster struct {
 	f          schedule
 	lastValid  map[solana.Hash]uint64
 	landed     map[solana.Signature]*landing
-	refuse     map[string]bool // memos every node refuses
+	queued     map[solana.Signature]*landing // taken, to land at their height
+	refuse     map[string]bool               // memos every node refuses
 	finalized  map[solana.Signature]bool
 	successful map[solana.Signature]bool // finalized and not failed: money moved
 }
 
 func (m *cluster) height() uint64 { return uint64(m.clock.Now().Sub(m.genesis) / modelBlock) }
 
-// settle finalizes and rolls back landings by the height now.
+// settle lands what was queued, and finalizes and rolls back landings,
+// by the height now.
 func (m *cluster) settle() {
 	h := m.height()
+	for sig, l := range m.queued {
+		if h >= l.at {
+			delete(m.queued, sig)
+			if m.landed[sig] == nil {
+				m.landed[sig] = l
+			}
+		}
+	}
 	for sig, l := range m.landed {
 		switch {
 		case l.rollbackAt != 0 && h >= l.rollbackAt:
@@ -226,12 +238,22 @@ func (m *cluster) send(req rpcRequest) (any, error) {
 	if !known || h > lastValid || m.rng.Float64() < m.f.behind {
 		return nil, fmt.Errorf("Transaction simulation failed: Blockhash not found")
 	}
-	if m.refuse[memoOf(tx)] {
+	if m.refuse[memoOf(tx)] || m.rng.Float64() < m.f.flaky {
 		return nil, fmt.Errorf("Transaction simulation failed: Error processing Instruction 0: insufficient funds")
 	}
-	l := &landing{at: h, finalizeAt: h + modelFinalizeAfter, failed: m.rng.Float64() < m.f.failOnChain, tx: *tx}
+	at := h
+	if m.rng.Float64() < m.f.late {
+		at += uint64(m.rng.IntN(int(lastValid-h) + 1))
+	}
+	l := &landing{at: at, finalizeAt: at + modelFinalizeAfter, failed: m.rng.Float64() < m.f.failOnChain, tx: *tx}
 	if m.rng.Float64() < m.f.neverFinal {
-		l.finalizeAt, l.rollbackAt = 0, h+1+uint64(m.rng.IntN(2*modelFinalizeAfter))
+		l.finalizeAt, l.rollbackAt = 0, at+1+uint64(m.rng.IntN(2*modelFinalizeAfter))
+	}
+	if at > h {
+		if m.queued[sig] == nil {
+			m.queued[sig] = l
+		}
+		return sig.String(), nil
 	}
 	m.landed[sig] = l
 	return sig.String(), nil
@@ -240,8 +262,11 @@ func (m *cluster) send(req rpcRequest) (any, error) {
 func memoOf(tx *solana.Transaction) string { return string(tx.Message.Instructions[0].Data) }
 
 // custodian pays one payment the way the platform's custodians do, and
-// reports the signatures it signed and how it ended.
-func custodian(ctx context.Context, c *Client, payer solana.PrivateKey, memo string) ([]solana.Signature, Outcome, error) {
+// reports the signatures it signed and how it ended. With finalRefusal, a
+// Refused outcome ends the payment, as a submit's first send does for an
+// intent (and x402 for a payment); without, the transaction is driven on
+// until it lands or expires, as settlement transfers and withdrawals are.
+func custodian(ctx context.Context, c *Client, payer solana.PrivateKey, memo string, finalRefusal bool) ([]solana.Signature, Outcome, error) {
 	var sigs []solana.Signature
 	for attempt := range maxAttempts {
 		recent, err := c.Blockhash(ctx)
@@ -263,6 +288,9 @@ func custodian(ctx context.Context, c *Client, payer solana.PrivateKey, memo str
 		}
 		sigs = append(sigs, tx.Signatures[0])
 		outcome, _, _ := c.Drive(ctx, tx, recent.LastValid, 30*time.Second)
+		if outcome == Refused && finalRefusal {
+			return sigs, Refused, nil
+		}
 		for outcome == Pending || outcome == Refused { // the next rounds, until it lands or expires
 			if outcome == Refused {
 				if err := c.sleep(ctx, DefaultResendEvery); err != nil {
@@ -295,7 +323,8 @@ func TestCustodyNeverPaysTwiceNeverLosesAndAlwaysEnds(t *testing.T) {
 		f := randomSchedule(r)
 		clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
 		m := &cluster{clock: clk, genesis: clk.t.Add(-time.Hour), rng: rand.New(rand.NewPCG(seed, 52)), f: f,
-			lastValid: map[solana.Hash]uint64{}, landed: map[solana.Signature]*landing{}, refuse: map[string]bool{},
+			lastValid: map[solana.Hash]uint64{}, landed: map[solana.Signature]*landing{}, queued: map[solana.Signature]*landing{},
+			refuse: map[string]bool{},
 			finalized: map[solana.Signature]bool{}, successful: map[solana.Signature]bool{}}
 		srv := httptest.NewServer(m)
 		c := NewClient(srv.URL, nil)
@@ -306,7 +335,8 @@ func TestCustodyNeverPaysTwiceNeverLosesAndAlwaysEnds(t *testing.T) {
 			m.mu.Lock()
 			m.refuse[memo] = r.Float64() < f.refused
 			m.mu.Unlock()
-			sigs, outcome, err := custodian(t.Context(), c, payer, memo)
+			finalRefusal := r.IntN(2) == 0
+			sigs, outcome, err := custodian(t.Context(), c, payer, memo, finalRefusal)
 			if err != nil {
 				t.Fatalf("seed %d, %s: %v", seed, memo, err)
 			}
@@ -326,7 +356,7 @@ func TestCustodyNeverPaysTwiceNeverLosesAndAlwaysEnds(t *testing.T) {
 				t.Fatalf("seed %d (%+v), %s: called landed with %d finalized payments", seed, f, memo, paidAtEnd)
 			case outcome != Landed && paid != 0:
 				t.Fatalf("seed %d (%+v), %s: ended %v but was paid (lost to the books)", seed, f, memo, outcome)
-			case outcome != Landed && !refused:
+			case outcome != Landed && !refused && outcome != Refused:
 				t.Fatalf("seed %d (%+v), %s: a payment no node refuses ended %v after %d signatures", seed, f, memo, outcome, len(sigs))
 			}
 		}

@@ -135,7 +135,7 @@ func (c *Chain) call(ctx context.Context, method string, params []json.RawMessag
 		return c.Slot(ctx)
 	case "getBlockHeight":
 		if commitmentOf(params, 0) == "finalized" {
-			return c.BlockHeight() - uint64(c.FinalizeSlots), nil
+			return max(c.BlockHeight(), uint64(c.FinalizeSlots)) - uint64(c.FinalizeSlots), nil
 		}
 		return c.BlockHeight(), nil
 	case "getLatestBlockhash":

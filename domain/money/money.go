@@ -630,14 +630,16 @@ func (s *Service) SubmitFor(ctx context.Context, userID, intentID, signedB64, re
 		return Receipt{}, fmt.Errorf("serialize intent %s: %w", in.ID, err)
 	}
 	sig := tx.Signatures[0].String()
-	if err := s.markSent(ctx, in, chain.FeeOf(tx), sig, raw); err != nil {
+	first, err := s.markSent(ctx, in, chain.FeeOf(tx), sig, raw)
+	if err != nil {
 		return Receipt{}, err
 	}
 	// Sent, it is the platform's to finish: a client that hangs up does
-	// not stop it (the resolver would only take over later).
+	// not stop it.
 	ctx = context.WithoutCancel(ctx)
 	lastValid, err := s.lastValid(ctx, in)
 	if err != nil {
+		s.log.Warn("submit: the chain did not give a height to bound the intent's", "intent", in.ID, "err", err)
 		return Receipt{}, notConfirmedYet(sig)
 	}
 	outcome, reason, err := s.chain.Drive(ctx, tx, lastValid, confirmTimeout)
@@ -648,11 +650,11 @@ func (s *Service) SubmitFor(ctx context.Context, userID, intentID, signedB64, re
 	case chain.Failed:
 		return Receipt{}, s.fail(ctx, in, reason)
 	case chain.Refused:
-		if in.Status == "prepared" { // never sent before: nothing else can land it
+		if first { // its first send, refused: no copy of it went anywhere
 			return Receipt{}, s.fail(ctx, in, reason)
 		}
-		// An earlier submit sent it: it may still land, by the send of
-		// that one; the resolver decides once it is final.
+		// Sent before: that copy may still land; the resolver ends it
+		// once it is final.
 		return Receipt{}, notConfirmedYet(sig)
 	case chain.Expired:
 		if err := s.markExpired(ctx, in.ID); err != nil {
@@ -664,26 +666,27 @@ func (s *Service) SubmitFor(ctx context.Context, userID, intentID, signedB64, re
 }
 
 // markSent records that the intent is sent, with its signed bytes, before
-// it is: from then on the resolver can send it again. The first time,
+// it is: from then on the resolver can send it again. It reports whether
+// this call marked it first (no copy of it was sent before). The first time,
 // in the same transaction, it is weighed against what closed since its
 // prepare (Protection.CheckSent: under the player's lock, so that an
 // exclusion committed before refuses it) and its fee is charged to the
 // fee payer's budgets; a concurrent submit that marked it first did both.
 // An intent so refused is failed: it can never be sent, and a deposit no
 // longer counts towards the limits.
-func (s *Service) markSent(ctx context.Context, in Intent, fee int64, sig string, raw []byte) error {
+func (s *Service) markSent(ctx context.Context, in Intent, fee int64, sig string, raw []byte) (first bool, err error) {
 	if in.Status != "prepared" {
 		// Sent before: what the chain says of it decides, even if it ended
 		// meanwhile (then nothing is updated here).
 		_, err := s.db.NewUpdate().Model((*Intent)(nil)).Set("updated_at = ?", s.now()).
 			Where("id = ? AND status = 'submitted'", in.ID).Exec(ctx)
 		if err != nil {
-			return fmt.Errorf("mark intent %s submitted: %w", in.ID, err)
+			return false, fmt.Errorf("mark intent %s submitted: %w", in.ID, err)
 		}
-		return nil
+		return false, nil
 	}
 	var refused *domain.Error
-	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		var status string
 		if err := tx.NewSelect().Model((*Intent)(nil)).Column("status").Where("id = ?", in.ID).For("UPDATE").Scan(ctx, &status); err != nil {
 			return fmt.Errorf("lock intent %s: %w", in.ID, err)
@@ -716,16 +719,17 @@ func (s *Service) markSent(ctx context.Context, in Intent, fee int64, sig string
 			Set("updated_at = ?", now).Set("sent_at = ?", now).Where("id = ?", in.ID).Exec(ctx); err != nil {
 			return fmt.Errorf("mark intent %s submitted: %w", in.ID, err)
 		}
+		first = true
 		return nil
 	})
 	if refused != nil {
 		if _, ferr := s.db.NewUpdate().Model((*Intent)(nil)).Set("status = 'failed'").
 			Set("error = ?", "refused before it was sent: "+refused.Message).Set("updated_at = ?", s.now()).
 			Where("id = ? AND status = 'prepared'", in.ID).Exec(ctx); ferr != nil {
-			return fmt.Errorf("fail refused intent %s: %w", in.ID, ferr)
+			return false, fmt.Errorf("fail refused intent %s: %w", in.ID, ferr)
 		}
 	}
-	return err
+	return first && err == nil, err
 }
 
 // kindTip is what player protection weighs a plain transfer to another
@@ -822,9 +826,9 @@ func (s *Service) markFailed(ctx context.Context, intentID, reason string) error
 	return nil
 }
 
-// resolveSubmittedAfter is how long after it was sent (or last looked at)
-// the resolver looks at a submitted intent on chain and sends it again: a
-// round after the submit's own first sends. The submit may still be
+// resolveSubmittedAfter is how long after it was sent (or last postponed
+// for an error) the resolver looks at a submitted intent on chain and
+// sends it again: a round after the submit's own first sends. The submit may still be
 // driving it; the same bytes sent twice land once, and confirm records
 // them once.
 const resolveSubmittedAfter = 2 * chain.DefaultResendEvery
@@ -838,16 +842,14 @@ const resolveSubmittedAfter = 2 * chain.DefaultResendEvery
 // confirm's row lock and the conditions of failing and expiring keep it
 // exactly-once.
 func (s *Service) ResolveSubmittedIntents(ctx context.Context) error {
-	if err := s.expirePrepared(ctx); err != nil {
-		return err
-	}
+	expireErr := s.expirePrepared(ctx)
 	var submitted []Intent
 	if err := s.db.NewSelect().Model(&submitted).
 		Where("status = 'submitted' AND updated_at < ?", s.now().Add(-resolveSubmittedAfter)).
 		Order("updated_at").Limit(100).Scan(ctx); err != nil {
-		return fmt.Errorf("read the submitted intents: %w", err)
+		return errors.Join(expireErr, fmt.Errorf("read the submitted intents: %w", err))
 	}
-	var errs []error
+	errs := []error{expireErr}
 	for _, in := range submitted {
 		if err := s.resolveSubmitted(ctx, in); err != nil {
 			errs = append(errs, fmt.Errorf("resolve submitted intent %s: %w", in.ID, err))

@@ -190,9 +190,7 @@ func (s *Service) finishWithdrawal(ctx context.Context, w Withdrawal, tx *solana
 	switch outcome {
 	case chain.Landed:
 		return s.settleWithdrawal(ctx, w, "confirmed", "")
-	case chain.Failed, chain.Refused, chain.Expired:
-		// Refused: the platform alone holds its bytes and sends them no
-		// more, so it never lands.
+	case chain.Failed, chain.Expired:
 		if outcome == chain.Expired {
 			reason = expiredReason
 		}
@@ -202,7 +200,10 @@ func (s *Service) finishWithdrawal(ctx context.Context, w Withdrawal, tx *solana
 		}
 		return w, domain.Errorf(domain.CodeConflict, "the network did not take the withdrawal (%s); your balance is restored", reason)
 	}
-	s.log.Warn("withdrawal outcome unknown; the resolver will finish it", "withdrawal", w.ID, "err", err)
+	// Pending, or refused in preflight: a refusal proves nothing of a copy
+	// the RPC took before, and an answer that never came may have been
+	// taken. The resolver sends it again until it lands or expires.
+	s.log.Warn("withdrawal not final yet; the resolver will finish it", "withdrawal", w.ID, "outcome", outcome, "reason", reason, "err", err)
 	return w, nil // pending
 }
 

@@ -491,15 +491,16 @@ func (s *Service) Release(ctx context.Context, signature, callerKey string) erro
 	return nil
 }
 
-// Margins of ResolveSettling. A request settling a payment inline waits at
-// most settleTimeout for its confirmation: a row still settling well after
-// that was left by a request that ended first. The row stores no
-// blockhash, but the client built its transaction on one it fetched before
-// presenting it, so before the row was created; a Solana blockhash is valid
-// for about 150 slots (60 to 90 seconds), so a transaction not landed
-// abandonSettlingAfter after its row was created never will.
+// Margins of ResolveSettling. It looks at a settling payment, and sends it
+// again, from resolveSettlingAfter after its row was made: the request
+// settling it inline may still be driving it, but the same bytes land once
+// and the row's conditional updates settle it once. A row kept before rows
+// held their transaction's last valid height is bounded by its age: a
+// Solana blockhash is valid for about 150 slots (60 to 90 seconds), so a
+// transaction not landed abandonSettlingAfter after its row was made never
+// will.
 const (
-	resolveSettlingAfter = settleTimeout + 15*time.Second
+	resolveSettlingAfter = 2 * chain.DefaultResendEvery
 	abandonSettlingAfter = 5 * time.Minute
 )
 
@@ -533,7 +534,7 @@ func (s *Service) resolveSettling(ctx context.Context, p payment, now time.Time)
 	if err != nil {
 		return fmt.Errorf("parse the stored signature: %w", err)
 	}
-	lastValid := uint64(math.MaxUint64) // kept before the height was: it may land, and
+	lastValid := uint64(math.MaxUint64) // kept before the height was: it may still land
 	switch {
 	case p.LastValid != nil:
 		lastValid = uint64(*p.LastValid)
