@@ -324,7 +324,7 @@ func TestCustodyNeverPaysTwiceNeverLosesAndAlwaysEnds(t *testing.T) {
 		clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
 		m := &cluster{clock: clk, genesis: clk.t.Add(-time.Hour), rng: rand.New(rand.NewPCG(seed, 52)), f: f,
 			lastValid: map[solana.Hash]uint64{}, landed: map[solana.Signature]*landing{}, queued: map[solana.Signature]*landing{},
-			refuse: map[string]bool{},
+			refuse:    map[string]bool{},
 			finalized: map[solana.Signature]bool{}, successful: map[solana.Signature]bool{}}
 		srv := httptest.NewServer(m)
 		c := NewClient(srv.URL, nil)
