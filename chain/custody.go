@@ -54,18 +54,24 @@ func (c *Client) LastValidFrom(ctx context.Context) (uint64, error) {
 	return h + BlockhashValidity, nil
 }
 
-// FinalizedHeight returns the chain's finalized block height. Expiry is
-// judged by it, whatever the credit commitment: once it has passed a
-// transaction's last valid height, every block that could hold the
-// transaction is finalized, and a node that reports statuses late still
-// reports finalized ones. Judged by the newest height, a transaction
-// landed but not yet reported would be called expired, and paid again.
-func (c *Client) FinalizedHeight(ctx context.Context) (uint64, error) {
-	h, err := c.RPC.GetBlockHeight(ctx, rpc.CommitmentFinalized)
+// finalizedView is the chain's finalized block height and slot, as one
+// node reported them in one answer.
+type finalizedView struct{ height, slot uint64 }
+
+// finalized reads the finalized height and slot (getLatestBlockhash at
+// finalized gives both). Expiry is judged by them, whatever the credit
+// commitment: once the finalized height has passed a transaction's last
+// valid height, every block that could hold it is finalized, and a node
+// that has seen the finalized slot reports it. Judged by the newest
+// height, a transaction landed but not yet reported would be called
+// expired, and paid again.
+func (c *Client) finalized(ctx context.Context) (finalizedView, error) {
+	out, err := c.RPC.GetLatestBlockhash(ctx, rpc.CommitmentFinalized)
 	if err != nil {
-		return 0, fmt.Errorf("get the finalized block height: %w", err)
+		return finalizedView{}, fmt.Errorf("get the finalized block height: %w", err)
 	}
-	return h, nil
+	return finalizedView{height: max(out.Value.LastValidBlockHeight, BlockhashValidity) - BlockhashValidity,
+		slot: out.Context.Slot}, nil
 }
 
 // RejectedError is a transaction the chain refused: it did not and will
@@ -86,28 +92,38 @@ const (
 // look reads a signature's status: a transaction that failed on chain is a
 // *RejectedError.
 func (c *Client) look(ctx context.Context, sig solana.Signature) (sighting, error) {
+	s, _, err := c.lookAt(ctx, sig)
+	return s, err
+}
+
+// lookAt is look that also gives the slot the answering node had reached.
+func (c *Client) lookAt(ctx context.Context, sig solana.Signature) (sighting, uint64, error) {
 	out, err := c.RPC.GetSignatureStatuses(ctx, true, sig)
 	if err != nil {
-		return unseen, fmt.Errorf("get the status of transaction %s: %w", sig, err)
+		return unseen, 0, fmt.Errorf("get the status of transaction %s: %w", sig, err)
 	}
+	s, err := c.sightingOf(out)
+	return s, out.Context.Slot, err
+}
+
+// sightingOf reads the status of getSignatureStatuses's one signature.
+func (c *Client) sightingOf(out *rpc.GetSignatureStatusesResult) (sighting, error) {
 	if len(out.Value) == 0 || out.Value[0] == nil {
 		return unseen, nil
 	}
 	st := out.Value[0]
-	if st.Err != nil && st.ConfirmationStatus != rpc.ConfirmationStatusProcessed {
-		// Failed in a confirmed block: a failure seen only processed may
-		// be on a fork that is dropped, and the transaction land after all.
+	final := st.ConfirmationStatus == rpc.ConfirmationStatusFinalized ||
+		(st.ConfirmationStatus == rpc.ConfirmationStatusConfirmed && c.Commitment != rpc.CommitmentFinalized)
+	switch {
+	case !final:
+		// Not at the commitment yet, failed or not: a block that is not
+		// final may be dropped, and the transaction land (or succeed)
+		// in another.
+		return seen, nil
+	case st.Err != nil:
 		return seen, &RejectedError{Reason: fmt.Sprint(st.Err)}
 	}
-	switch st.ConfirmationStatus {
-	case rpc.ConfirmationStatusFinalized:
-		return landed, nil
-	case rpc.ConfirmationStatusConfirmed:
-		if c.Commitment != rpc.CommitmentFinalized {
-			return landed, nil
-		}
-	}
-	return seen, nil
+	return landed, nil
 }
 
 // Status reports whether a transaction has landed at the client's
@@ -140,16 +156,16 @@ func (o Outcome) String() string {
 // Observe reports the fate of the transaction with signature sig, valid
 // up to block height lastValid, and for Failed the chain's reason. The
 // finalized height is read before the status (see the top of this file
-// and FinalizedHeight). A
+// and finalized). A
 // transaction seen but not yet at the commitment is Pending even past its
 // last valid height: it may still be finalized, or rolled back, and then
 // it is unseen and Expired.
 func (c *Client) Observe(ctx context.Context, sig solana.Signature, lastValid uint64) (Outcome, string, error) {
-	height, err := c.FinalizedHeight(ctx)
+	fin, err := c.finalized(ctx)
 	if err != nil {
 		return Pending, "", err
 	}
-	s, err := c.look(ctx, sig)
+	s, at, err := c.lookAt(ctx, sig)
 	var rejected *RejectedError
 	switch {
 	case errors.As(err, &rejected):
@@ -158,7 +174,10 @@ func (c *Client) Observe(ctx context.Context, sig solana.Signature, lastValid ui
 		return Pending, "", err
 	case s == landed:
 		return Landed, "", nil
-	case s == unseen && height > lastValid:
+	case s == unseen && fin.height > lastValid && at >= fin.slot:
+		// Unseen by a node that has reached the finalized slot: behind
+		// a load balancer the status may come from another node than
+		// the height, and one behind does not know what it has not seen.
 		return Expired, "", nil
 	}
 	return Pending, "", nil

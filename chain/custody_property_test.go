@@ -64,6 +64,7 @@ type schedule struct {
 	refused     float64       // a payment every node refuses in preflight (funds missing)
 	flaky       float64       // a send refused in preflight by a node whose state says no, this once
 	late        float64       // a send taken, and landed some blocks later (before its last valid height)
+	lag         float64       // a status answered by a node up to four finalization depths behind
 	delay       time.Duration // each call takes up to this long
 }
 
@@ -71,7 +72,7 @@ func randomSchedule(r *rand.Rand) schedule {
 	return schedule{drop: r.Float64() * 0.6, lostAnswer: r.Float64() * 0.2, tooMany: r.Float64() * 0.2,
 		unavailable: r.Float64() * 0.2, hide: r.Float64() * 0.8, behind: r.Float64() * 0.2,
 		neverFinal: r.Float64() * 0.3, failOnChain: r.Float64() * 0.1, refused: r.Float64() * 0.1,
-		flaky: r.Float64() * 0.3, late: r.Float64() * 0.5, delay: time.Duration(r.IntN(300)) * time.Millisecond}
+		flaky: r.Float64() * 0.3, late: r.Float64() * 0.5, lag: r.Float64() * 0.5, delay: time.Duration(r.IntN(300)) * time.Millisecond}
 }
 
 const (
@@ -82,6 +83,7 @@ const (
 type landing struct {
 	at, finalizeAt, rollbackAt uint64 // heights; finalizeAt 0: never
 	failed                     bool
+	held                       bool // queued by a leader that ignores it sent again
 	tx                         solana.Transaction
 }
 
@@ -172,10 +174,7 @@ func (m *cluster) withContext(v any) any {
 func (m *cluster) call(req rpcRequest) (any, error) {
 	switch req.Method {
 	case "getBlockHeight":
-		var cfg struct {
-			Commitment string `json:"commitment"`
-		}
-		if len(req.Params) > 0 && json.Unmarshal(req.Params[0], &cfg) == nil && cfg.Commitment == "finalized" {
+		if commitmentOf(req) == "finalized" {
 			return max(m.height(), modelFinalizeAfter) - modelFinalizeAfter, nil
 		}
 		return m.height(), nil
@@ -184,6 +183,11 @@ func (m *cluster) call(req rpcRequest) (any, error) {
 		for i := range h {
 			h[i] = byte(m.rng.IntN(256))
 		}
+		if commitmentOf(req) == "finalized" { // the model's slots are its heights
+			fin := max(m.height(), modelFinalizeAfter) - modelFinalizeAfter
+			return map[string]any{"context": map[string]any{"slot": fin},
+				"value": map[string]any{"blockhash": h.String(), "lastValidBlockHeight": fin + BlockhashValidity}}, nil
+		}
 		m.lastValid[h] = m.height() + BlockhashValidity
 		return m.withContext(map[string]any{"blockhash": h.String(), "lastValidBlockHeight": m.lastValid[h]}), nil
 	case "getSignatureStatuses":
@@ -191,14 +195,20 @@ func (m *cluster) call(req rpcRequest) (any, error) {
 		if err := json.Unmarshal(req.Params[0], &sigs); err != nil {
 			return nil, err
 		}
+		// A node behind answers as of its own height.
+		seenAt := m.height()
+		if m.rng.Float64() < m.f.lag {
+			seenAt -= min(seenAt, uint64(m.rng.IntN(4*modelFinalizeAfter)+1))
+		}
 		out := make([]any, len(sigs))
 		for i, s := range sigs {
-			l := m.landed[solana.MustSignatureFromBase58(s)]
-			if l == nil || (!m.finalized[solana.MustSignatureFromBase58(s)] && m.rng.Float64() < m.f.hide) {
+			sig := solana.MustSignatureFromBase58(s)
+			l := m.landed[sig]
+			if l == nil || l.at > seenAt || (!m.finalized[sig] && m.rng.Float64() < m.f.hide) {
 				continue
 			}
 			st := map[string]any{"slot": l.at, "confirmations": nil, "err": nil, "confirmationStatus": "confirmed"}
-			if m.finalized[solana.MustSignatureFromBase58(s)] {
+			if m.finalized[sig] && l.finalizeAt <= seenAt {
 				st["confirmationStatus"] = "finalized"
 			}
 			if l.failed {
@@ -206,7 +216,7 @@ func (m *cluster) call(req rpcRequest) (any, error) {
 			}
 			out[i] = st
 		}
-		return m.withContext(out), nil
+		return map[string]any{"context": map[string]any{"slot": seenAt}, "value": out}, nil
 	case "sendTransaction":
 		return m.send(req)
 	}
@@ -233,6 +243,9 @@ func (m *cluster) send(req rpcRequest) (any, error) {
 	if m.landed[sig] != nil {
 		return nil, fmt.Errorf("Transaction simulation failed: This transaction has already been processed")
 	}
+	if l := m.queued[sig]; l != nil && l.held {
+		return sig.String(), nil // a leader holds it: the same bytes again change nothing
+	}
 	lastValid, known := m.lastValid[tx.Message.RecentBlockhash]
 	h := m.height()
 	if !known || h > lastValid || m.rng.Float64() < m.f.behind {
@@ -241,22 +254,38 @@ func (m *cluster) send(req rpcRequest) (any, error) {
 	if m.refuse[memoOf(tx)] || m.rng.Float64() < m.f.flaky {
 		return nil, fmt.Errorf("Transaction simulation failed: Error processing Instruction 0: insufficient funds")
 	}
-	at := h
-	if m.rng.Float64() < m.f.late {
+	at, held := h, false
+	switch roll := m.rng.Float64(); {
+	case roll < m.f.late/2: // some blocks later
 		at += uint64(m.rng.IntN(int(lastValid-h) + 1))
+	case roll < m.f.late: // held by a leader until the last blocks it can land in
+		at = lastValid - uint64(m.rng.IntN(int(min(lastValid-h, 3))+1))
+		held = true
 	}
-	l := &landing{at: at, finalizeAt: at + modelFinalizeAfter, failed: m.rng.Float64() < m.f.failOnChain, tx: *tx}
+	l := &landing{at: at, finalizeAt: at + modelFinalizeAfter, failed: m.rng.Float64() < m.f.failOnChain, held: held, tx: *tx}
 	if m.rng.Float64() < m.f.neverFinal {
 		l.finalizeAt, l.rollbackAt = 0, at+1+uint64(m.rng.IntN(2*modelFinalizeAfter))
 	}
 	if at > h {
-		if m.queued[sig] == nil {
+		if q := m.queued[sig]; q == nil || q.at > at {
 			m.queued[sig] = l
 		}
 		return sig.String(), nil
 	}
 	m.landed[sig] = l
 	return sig.String(), nil
+}
+
+// commitmentOf is the commitment of a call's configuration (its first
+// parameter), "" when it has none.
+func commitmentOf(req rpcRequest) string {
+	var cfg struct {
+		Commitment string `json:"commitment"`
+	}
+	if len(req.Params) == 0 || json.Unmarshal(req.Params[0], &cfg) != nil {
+		return ""
+	}
+	return cfg.Commitment
 }
 
 func memoOf(tx *solana.Transaction) string { return string(tx.Message.Instructions[0].Data) }

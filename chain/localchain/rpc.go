@@ -143,6 +143,11 @@ func (c *Chain) call(ctx context.Context, method string, params []json.RawMessag
 		if err != nil {
 			return nil, err
 		}
+		if commitmentOf(params, 0) == "finalized" {
+			// The finalized height is FinalizeSlots behind; the hash is the
+			// newest all the same (nothing builds on a finalized one here).
+			lastValid = max(c.BlockHeight(), uint64(c.FinalizeSlots)) - uint64(c.FinalizeSlots) + chain.BlockhashValidity
+		}
 		return c.withContext(ctx, map[string]any{"blockhash": h.String(), "lastValidBlockHeight": lastValid})
 	case "isBlockhashValid":
 		h, err := param[string](params, 0)

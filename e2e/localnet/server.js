@@ -337,10 +337,16 @@ const methods = {
     return slot;
   },
 
-  getLatestBlockhash: () => ctx({
-    blockhash: svm.latestBlockhash(),
-    lastValidBlockHeight: blockhashSlot + BLOCKHASH_VALIDITY,
-  }),
+  // At finalized the height is finalizeSlots behind (the hash is the newest
+  // all the same: nothing builds on a finalized one here).
+  getLatestBlockhash: (params) => {
+    const cfg = (params && params[0]) || {};
+    const finalized = slot > args.finalizeSlots ? slot - args.finalizeSlots : 0n;
+    return ctx({
+      blockhash: svm.latestBlockhash(),
+      lastValidBlockHeight: (cfg.commitment === 'finalized' ? finalized : blockhashSlot) + BLOCKHASH_VALIDITY,
+    });
+  },
 
   isBlockhashValid: (params) => {
     const bh = params[0];
