@@ -43,15 +43,16 @@ func (c *Client) Blockhash(ctx context.Context) (Recent, error) {
 }
 
 // LastValidFrom is a bound on the last valid block height of a transaction
-// built by someone else on a blockhash that is valid now: its blockhash is
-// no newer than the chain's newest block, so it expires no later than
-// one made there would.
+// built by someone else on a blockhash valid now: that blockhash is no
+// newer than the cluster's newest block, but the node it came from may be
+// ahead of the one answering here, so the bound allows another validity
+// period. Expiring late costs only time.
 func (c *Client) LastValidFrom(ctx context.Context) (uint64, error) {
 	h, err := c.RPC.GetBlockHeight(ctx, rpc.CommitmentProcessed)
 	if err != nil {
 		return 0, fmt.Errorf("get the block height: %w", err)
 	}
-	return h + BlockhashValidity, nil
+	return h + 2*BlockhashValidity, nil
 }
 
 // finalizedView is the chain's finalized block height and slot, as one

@@ -243,7 +243,7 @@ func (s *Service) settleWithdrawal(ctx context.Context, w Withdrawal, status, re
 func (s *Service) ResolvePendingWithdrawals(ctx context.Context) error {
 	var pending []Withdrawal
 	if err := s.db.NewSelect().Model(&pending).Where("status = 'pending' AND updated_at < ?", s.now().Add(-5*time.Second)).
-		Limit(100).Scan(ctx); err != nil {
+		Order("updated_at").Limit(100).Scan(ctx); err != nil {
 		return fmt.Errorf("read the pending withdrawals: %w", err)
 	}
 	var errs []error

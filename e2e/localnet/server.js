@@ -475,7 +475,7 @@ const methods = {
     if (res instanceof FailedTransactionMetadata) return ctx(simulation(txError(res.err()).json, res.meta()));
     const out = simulation(null, res.meta());
     if (cfg.replaceRecentBlockhash) {
-      out.replacementBlockhash = { blockhash: svm.latestBlockhash(), lastValidBlockHeight: slot + BLOCKHASH_VALIDITY };
+      out.replacementBlockhash = { blockhash: svm.latestBlockhash(), lastValidBlockHeight: blockhashSlot + BLOCKHASH_VALIDITY };
     }
     return ctx(out);
   },
