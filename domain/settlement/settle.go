@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gagliardetto/solana-go"
@@ -308,13 +309,25 @@ func (s *Service) seeThrough(ctx context.Context, t *Transfer) (bool, error) {
 	return confirmed, nil
 }
 
-// RunTransfers processes settlement transfers every interval until ctx is
-// done.
+// TransferWorkers is how many transfers an instance sees through at once:
+// each may wait for the chain for up to half a minute, and a queue taken
+// one at a time falls behind the games ending (each claim is leased, so
+// the workers never take the same transfer).
+const TransferWorkers = 8
+
+// RunTransfers processes settlement transfers every interval, with
+// TransferWorkers workers, until ctx is done.
 func (s *Service) RunTransfers(ctx context.Context, interval time.Duration) {
-	domain.Every(ctx, interval, s.log, "settlement transfers", func(ctx context.Context) error {
-		_, err := s.ProcessTransfers(ctx)
-		return err
-	})
+	var wg sync.WaitGroup
+	for range TransferWorkers {
+		wg.Go(func() {
+			domain.Every(ctx, interval, s.log, "settlement transfers", func(ctx context.Context) error {
+				_, err := s.ProcessTransfers(ctx)
+				return err
+			})
+		})
+	}
+	wg.Wait()
 }
 
 // claimTransfer takes the oldest due transfer for TransferLease.
