@@ -828,9 +828,9 @@ func (s *Service) markFailed(ctx context.Context, intentID, reason string) error
 
 // resolveSubmittedAfter is how long after it was sent (or last postponed
 // for an error) the resolver looks at a submitted intent on chain and
-// sends it again: a round after the submit's own first sends. The submit may still be
-// driving it; the same bytes sent twice land once, and confirm records
-// them once.
+// sends it again: a round after the submit's own first sends. The submit
+// may still be driving it; the same bytes sent twice land once, and
+// confirm records them once.
 const resolveSubmittedAfter = 2 * chain.DefaultResendEvery
 
 // ResolveSubmittedIntents finishes intents that were sent but whose
