@@ -169,9 +169,12 @@ func TestWithdrawIsIdempotentByKey(t *testing.T) {
 	}
 }
 
-// A withdrawal the chain refuses gives the money back: the debit is
-// reversed by a posting of its own and the history shows it failed.
-func TestRefusedWithdrawalRestoresTheBalance(t *testing.T) {
+// A withdrawal the chain refuses stays pending while a copy of it sent
+// before could still land (a refusal proves nothing of that one); once the
+// finalized height has passed its last valid one, unseen, the resolver
+// fails it and gives the money back: the debit is reversed by a posting of
+// its own and the history shows it failed.
+func TestRefusedWithdrawalRestoresTheBalanceOnceItCanNoLongerLand(t *testing.T) {
 	ctx := context.Background()
 	b := newBank(t)
 	u := newUser(t)
@@ -181,9 +184,37 @@ func TestRefusedWithdrawalRestoresTheBalance(t *testing.T) {
 	deposit(t, u.ID, amount)
 
 	w, err := b.money.Withdraw(ctx, u, amount, "")
-	wantCode(t, "a withdrawal the vault cannot pay", err, domain.CodeConflict)
-	if w.Status != "failed" || w.Error == "" {
-		t.Errorf("withdrawal: got status %q, error %q; want failed with the chain's reason", w.Status, w.Error)
+	if err != nil || w.Status != "pending" {
+		t.Fatalf("a withdrawal the vault cannot pay: %+v, %v; want it pending", w, err)
+	}
+	if got := balance(t, money.Available(u.ID)); got != 0 {
+		t.Errorf("available balance while it is pending: got %d, want 0", got)
+	}
+
+	// The chain moves on: its blockhash expires, and the finalized height
+	// passes its last valid one.
+	tx, err := solana.TransactionFromBytes(w.Raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := dbtest.DB(t)
+	if _, err := db.ExecContext(ctx, "UPDATE localchain.blockhashes SET created_at = now() - interval '10 minutes' WHERE hash = ?",
+		tx.Message.RecentBlockhash.String()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `UPDATE withdrawals SET last_valid_block_height = last_valid_block_height - 10000,
+		updated_at = now() - interval '1 minute' WHERE id = ?`, w.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.money.ResolvePendingWithdrawals(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var status, reason string
+	if err := db.QueryRowContext(ctx, "SELECT status, error FROM withdrawals WHERE id = ?", w.ID).Scan(&status, &reason); err != nil {
+		t.Fatal(err)
+	}
+	if status != "failed" || !strings.Contains(reason, "blockhash expired") {
+		t.Errorf("withdrawal: got status %q, error %q; want failed, saying it expired", status, reason)
 	}
 	if got := balance(t, money.Available(u.ID)); got != amount {
 		t.Errorf("available balance: got %d, want %d (restored)", got, amount)

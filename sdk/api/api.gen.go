@@ -2004,7 +2004,7 @@ type MoneyWithdrawal struct {
 	OpenedAccount bool   `json:"openedAccount"`
 	Signature     string `json:"signature"`
 
-	// Status pending, confirmed or failed
+	// Status pending, confirmed or failed (refused or expired: the amount is back on the balance)
 	Status    string    `json:"status"`
 	UpdatedAt time.Time `json:"updatedAt"`
 }
@@ -5633,7 +5633,7 @@ type ClientInterface interface {
 
 	// PostWalletsWithdrawWithBody Withdraw from your platform balance to your wallet
 	//
-	// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.
+	// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending: the platform sends it again until it lands, and one the network refuses or that expires ends failed, its amount back on your balance, once it can no longer land (within some 90 s). At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5642,7 +5642,7 @@ type ClientInterface interface {
 
 	// PostWalletsWithdraw Withdraw from your platform balance to your wallet
 	//
-	// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.
+	// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending: the platform sends it again until it lands, and one the network refuses or that expires ends failed, its amount back on your balance, once it can no longer land (within some 90 s). At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8286,7 +8286,7 @@ func (c *Client) PostWalletsTransferSubmit(ctx context.Context, params *PostWall
 
 // PostWalletsWithdrawWithBody Withdraw from your platform balance to your wallet
 //
-// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.
+// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending: the platform sends it again until it lands, and one the network refuses or that expires ends failed, its amount back on your balance, once it can no longer land (within some 90 s). At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.
 //
 // Takes any type of body and a specified content type.
 //
@@ -8305,7 +8305,7 @@ func (c *Client) PostWalletsWithdrawWithBody(ctx context.Context, params *PostWa
 
 // PostWalletsWithdraw Withdraw from your platform balance to your wallet
 //
-// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.
+// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending: the platform sends it again until it lands, and one the network refuses or that expires ends failed, its amount back on your balance, once it can no longer land (within some 90 s). At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -16665,7 +16665,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostWalletsWithdrawWithBodyWithResponse Withdraw from your platform balance to your wallet
 	//
-	// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.
+	// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending: the platform sends it again until it lands, and one the network refuses or that expires ends failed, its amount back on your balance, once it can no longer land (within some 90 s). At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -16674,7 +16674,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostWalletsWithdrawWithResponse Withdraw from your platform balance to your wallet
 	//
-	// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.
+	// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending: the platform sends it again until it lands, and one the network refuses or that expires ends failed, its amount back on your balance, once it can no longer land (within some 90 s). At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -30008,7 +30008,7 @@ func (c *ClientWithResponses) PostWalletsTransferSubmitWithResponse(ctx context.
 
 // PostWalletsWithdrawWithBodyWithResponse Withdraw from your platform balance to your wallet
 //
-// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.
+// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending: the platform sends it again until it lands, and one the network refuses or that expires ends failed, its amount back on your balance, once it can no longer land (within some 90 s). At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -30023,7 +30023,7 @@ func (c *ClientWithResponses) PostWalletsWithdrawWithBodyWithResponse(ctx contex
 
 // PostWalletsWithdrawWithResponse Withdraw from your platform balance to your wallet
 //
-// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.
+// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). 200 when confirmed, 202 while pending: the platform sends it again until it lands, and one the network refuses or that expires ends failed, its amount back on your balance, once it can no longer land (within some 90 s). At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

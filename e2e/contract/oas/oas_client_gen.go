@@ -960,12 +960,14 @@ type Invoker interface {
 	// PostWalletsWithdraw invokes postWalletsWithdraw operation.
 	//
 	// Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for
-	// another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The
-	// platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at
-	// least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count
-	// towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They
-	// count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one
-	// never refuses a withdrawal.
+	// another). 200 when confirmed, 202 while pending: the platform sends it again until it lands, and one
+	// the network refuses or that expires ends failed, its amount back on your balance, once it can no
+	// longer land (within some 90 s). At least 100000 minor units (0.1 USDC). The platform opens your
+	// wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1
+	// USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards
+	// FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count
+	// towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never
+	// refuses a withdrawal.
 	//
 	// POST /wallets/withdraw
 	PostWalletsWithdraw(ctx context.Context, request *WithdrawRequest, params PostWalletsWithdrawParams) (PostWalletsWithdrawRes, error)
@@ -15442,12 +15444,14 @@ func (c *Client) sendPostWalletsTransferSubmit(ctx context.Context, request *Sub
 // PostWalletsWithdraw invokes postWalletsWithdraw operation.
 //
 // Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for
-// another). 200 when confirmed, 202 while pending. At least 100000 minor units (0.1 USDC). The
-// platform opens your wallet's USDC account if it is missing, once per user and for a withdrawal of at
-// least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count
-// towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They
-// count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one
-// never refuses a withdrawal.
+// another). 200 when confirmed, 202 while pending: the platform sends it again until it lands, and one
+// the network refuses or that expires ends failed, its amount back on your balance, once it can no
+// longer land (within some 90 s). At least 100000 minor units (0.1 USDC). The platform opens your
+// wallet's USDC account if it is missing, once per user and for a withdrawal of at least 1000000 (1
+// USDC); after that a missing account is 409 CONFLICT. Its fee (and that rent) count towards
+// FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. They count
+// towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never
+// refuses a withdrawal.
 //
 // POST /wallets/withdraw
 func (c *Client) PostWalletsWithdraw(ctx context.Context, request *WithdrawRequest, params PostWalletsWithdrawParams) (PostWalletsWithdrawRes, error) {

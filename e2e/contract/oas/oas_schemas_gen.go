@@ -6938,7 +6938,7 @@ type MoneyWithdrawal struct {
 	// True when the platform opened your wallet's USDC account for it (once per user).
 	OpenedAccount bool   `json:"openedAccount"`
 	Signature     string `json:"signature"`
-	// Pending, confirmed or failed.
+	// Pending, confirmed or failed (refused or expired: the amount is back on the balance).
 	Status    string    `json:"status"`
 	UpdatedAt time.Time `json:"updatedAt"`
 }
