@@ -312,22 +312,37 @@ func (s *Service) seeThrough(ctx context.Context, t *Transfer) (bool, error) {
 // TransferWorkers is how many transfers an instance sees through at once:
 // each may wait for the chain for up to half a minute, and a queue taken
 // one at a time falls behind the games ending (each claim is leased, so
-// the workers never take the same transfer).
+// two workers never take the same transfer).
 const TransferWorkers = 8
 
-// RunTransfers processes settlement transfers every interval, with
-// TransferWorkers workers, until ctx is done.
+// RunTransfers claims due settlement transfers every interval and sees
+// each through in a worker of its own, at most TransferWorkers at once,
+// until ctx is done; it returns once its workers have. An idle instance
+// asks the database once an interval.
 func (s *Service) RunTransfers(ctx context.Context, interval time.Duration) {
+	busy := make(chan struct{}, TransferWorkers)
 	var wg sync.WaitGroup
-	for range TransferWorkers {
-		wg.Go(func() {
-			domain.Every(ctx, interval, s.log, "settlement transfers", func(ctx context.Context) error {
-				_, err := s.ProcessTransfers(ctx)
+	defer wg.Wait()
+	domain.Every(ctx, interval, s.log, "settlement transfers", func(ctx context.Context) error {
+		for {
+			select {
+			case busy <- struct{}{}:
+			default:
+				return nil // every worker is busy: the next round claims more
+			}
+			t, ok, err := s.claimTransfer(ctx)
+			if err != nil || !ok {
+				<-busy
 				return err
+			}
+			wg.Go(func() {
+				defer func() { <-busy }()
+				if _, err := s.seeThrough(ctx, &t); err != nil {
+					s.log.Warn("settlement transfer", "transfer", t.ID, "err", err)
+				}
 			})
-		})
-	}
-	wg.Wait()
+		}
+	})
 }
 
 // claimTransfer takes the oldest due transfer for TransferLease.
