@@ -134,21 +134,9 @@ func (c *Chain) call(ctx context.Context, method string, params []json.RawMessag
 	case "getSlot":
 		return c.Slot(ctx)
 	case "getBlockHeight":
-		if commitmentOf(params, 0) == "finalized" {
-			return max(c.BlockHeight(), uint64(c.FinalizeSlots)) - uint64(c.FinalizeSlots), nil
-		}
-		return c.BlockHeight(), nil
+		return c.heightAt(commitmentOf(params, 0)), nil
 	case "getLatestBlockhash":
-		h, lastValid, err := c.LatestBlockhash(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if commitmentOf(params, 0) == "finalized" {
-			// The finalized height is FinalizeSlots behind; the hash is the
-			// newest all the same (nothing builds on a finalized one here).
-			lastValid = max(c.BlockHeight(), uint64(c.FinalizeSlots)) - uint64(c.FinalizeSlots) + chain.BlockhashValidity
-		}
-		return c.withContext(ctx, map[string]any{"blockhash": h.String(), "lastValidBlockHeight": lastValid})
+		return c.rpcLatestBlockhash(ctx, params)
 	case "isBlockhashValid":
 		h, err := param[string](params, 0)
 		if err != nil {
@@ -170,45 +158,9 @@ func (c *Chain) call(ctx context.Context, method string, params []json.RawMessag
 	case "simulateTransaction":
 		return c.rpcSimulateTransaction(ctx, params)
 	case "getRecentPrioritizationFees":
-		var accounts []string
-		if len(params) > 0 {
-			keys, err := param[[]string](params, 0)
-			if err != nil {
-				return nil, err
-			}
-			for _, k := range keys {
-				pk, err := solana.PublicKeyFromBase58(k)
-				if err != nil {
-					return nil, invalidParams("invalid address %q", k)
-				}
-				accounts = append(accounts, pk.String())
-			}
-		}
-		if len(accounts) > 128 {
-			return nil, invalidParams("too many accounts provided; max 128")
-		}
-		return c.RecentPrioritizationFees(ctx, accounts)
+		return c.rpcRecentPrioritizationFees(ctx, params)
 	case "getSignatureStatuses":
-		sigs, err := param[[]string](params, 0)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]any, len(sigs))
-		for i, sig := range sigs {
-			slot, finalized, ok, err := c.SignatureStatus(ctx, sig)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				status := "confirmed"
-				if finalized {
-					status = "finalized"
-				}
-				out[i] = map[string]any{"slot": slot, "confirmations": nil, "err": nil,
-					"confirmationStatus": status, "status": map[string]any{"Ok": nil}}
-			}
-		}
-		return c.withContext(ctx, out)
+		return c.rpcSignatureStatuses(ctx, params)
 	case "getBalance":
 		addr, err := pubkeyParam(params, 0)
 		if err != nil {
@@ -401,4 +353,73 @@ func commitmentOf(params []json.RawMessage, i int) string {
 		return ""
 	}
 	return cfg.Commitment
+}
+
+// heightAt is the block height at a commitment: at finalized it is
+// FinalizeSlots behind, as statuses are.
+func (c *Chain) heightAt(commitment string) uint64 {
+	if commitment == "finalized" {
+		return max(c.BlockHeight(), uint64(c.FinalizeSlots)) - uint64(c.FinalizeSlots)
+	}
+	return c.BlockHeight()
+}
+
+// rpcLatestBlockhash answers getLatestBlockhash. At finalized the last
+// valid height follows the finalized height; the hash is the newest all the
+// same (nothing builds on a finalized one here).
+func (c *Chain) rpcLatestBlockhash(ctx context.Context, params []json.RawMessage) (any, error) {
+	h, lastValid, err := c.LatestBlockhash(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if commitmentOf(params, 0) == "finalized" {
+		lastValid = c.heightAt("finalized") + chain.BlockhashValidity
+	}
+	return c.withContext(ctx, map[string]any{"blockhash": h.String(), "lastValidBlockHeight": lastValid})
+}
+
+// rpcRecentPrioritizationFees answers getRecentPrioritizationFees.
+func (c *Chain) rpcRecentPrioritizationFees(ctx context.Context, params []json.RawMessage) (any, error) {
+	var accounts []string
+	if len(params) > 0 {
+		keys, err := param[[]string](params, 0)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range keys {
+			pk, err := solana.PublicKeyFromBase58(k)
+			if err != nil {
+				return nil, invalidParams("invalid address %q", k)
+			}
+			accounts = append(accounts, pk.String())
+		}
+	}
+	if len(accounts) > 128 {
+		return nil, invalidParams("too many accounts provided; max 128")
+	}
+	return c.RecentPrioritizationFees(ctx, accounts)
+}
+
+// rpcSignatureStatuses answers getSignatureStatuses.
+func (c *Chain) rpcSignatureStatuses(ctx context.Context, params []json.RawMessage) (any, error) {
+	sigs, err := param[[]string](params, 0)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]any, len(sigs))
+	for i, sig := range sigs {
+		slot, finalized, ok, err := c.SignatureStatus(ctx, sig)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			status := "confirmed"
+			if finalized {
+				status = "finalized"
+			}
+			out[i] = map[string]any{"slot": slot, "confirmations": nil, "err": nil,
+				"confirmationStatus": status, "status": map[string]any{"Ok": nil}}
+		}
+	}
+	return c.withContext(ctx, out)
 }
