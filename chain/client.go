@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,10 +78,25 @@ func (c *Client) Send(ctx context.Context, tx *solana.Transaction) (solana.Signa
 }
 
 // TokenBalance returns the token amount in owner's associated token
-// account for mint (0 when the account does not exist).
+// account for mint (0 when the account does not exist), as of the
+// confirmed slot: what a wallet holds now, for a check before a transfer
+// or a display.
 func (c *Client) TokenBalance(ctx context.Context, owner, mint solana.PublicKey) (uint64, error) {
+	return c.tokenBalance(ctx, owner, mint, rpc.CommitmentConfirmed)
+}
+
+// CreditedTokenBalance is TokenBalance at the client's Commitment: the
+// balance that the transactions credited so far account for, for books
+// kept at that commitment. Read at confirmed while they credit at
+// finalized, a transfer confirmed but not yet finalized would show as a
+// shortfall of the account it left.
+func (c *Client) CreditedTokenBalance(ctx context.Context, owner, mint solana.PublicKey) (uint64, error) {
+	return c.tokenBalance(ctx, owner, mint, cmp.Or(c.Commitment, rpc.CommitmentConfirmed))
+}
+
+func (c *Client) tokenBalance(ctx context.Context, owner, mint solana.PublicKey, commitment rpc.CommitmentType) (uint64, error) {
 	ata := ATA(owner, mint)
-	info, err := c.RPC.GetAccountInfoWithOpts(ctx, ata, &rpc.GetAccountInfoOpts{Commitment: rpc.CommitmentConfirmed})
+	info, err := c.RPC.GetAccountInfoWithOpts(ctx, ata, &rpc.GetAccountInfoOpts{Commitment: commitment})
 	if errors.Is(err, rpc.ErrNotFound) {
 		return 0, nil
 	}

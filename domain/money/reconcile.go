@@ -106,8 +106,9 @@ func (s *Service) Reconcile(ctx context.Context) (Reconciliation, error) {
 // escrows of every game ever staked must fit in one ChainReadWait.
 const chainReaders = 8
 
-// tokenBalances reads the USDC of each owner on chain, all within
-// ChainReadWait; an owner not read by then has nil.
+// tokenBalances reads the USDC of each owner on chain at the credit
+// commitment (the books' view), all within ChainReadWait; an owner not
+// read by then has nil.
 func (s *Service) tokenBalances(ctx context.Context, owners []solana.PublicKey) []*int64 {
 	ctx, cancel := context.WithTimeout(ctx, ChainReadWait)
 	defer cancel()
@@ -119,7 +120,7 @@ func (s *Service) tokenBalances(ctx context.Context, owners []solana.PublicKey) 
 		wg.Go(func() {
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			n, err := s.chain.TokenBalance(ctx, owner, s.mint)
+			n, err := s.chain.CreditedTokenBalance(ctx, owner, s.mint)
 			if err != nil {
 				errs[i] = err
 				return
