@@ -63,6 +63,19 @@ func (p ExactPayment) Build(b Budget) (*solana.Transaction, error) {
 	return BuildExactPayment(p)
 }
 
+// IsTokenAccount reports whether addr is an account of the SPL Token
+// program (a token account or a mint) rather than a wallet.
+func (c *Client) IsTokenAccount(ctx context.Context, addr solana.PublicKey) (bool, error) {
+	info, err := c.RPC.GetAccountInfoWithOpts(ctx, addr, &rpc.GetAccountInfoOpts{Commitment: rpc.CommitmentConfirmed})
+	if errors.Is(err, rpc.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("get account %s: %w", addr, err)
+	}
+	return info.Value.Owner.Equals(TokenProgramID), nil
+}
+
 // AccountExists reports whether an account exists on chain.
 func (c *Client) AccountExists(ctx context.Context, addr solana.PublicKey) (bool, error) {
 	_, err := c.RPC.GetAccountInfoWithOpts(ctx, addr, &rpc.GetAccountInfoOpts{Commitment: rpc.CommitmentConfirmed})

@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"wager/chain"
+
+	"github.com/gagliardetto/solana-go"
 	"github.com/gorilla/websocket"
 )
 
@@ -362,6 +365,33 @@ func TestTransfersToThePlatformsOwnAddressesAreRefused(t *testing.T) {
 			!strings.Contains(reason, a.depositAddress(t, auth)) {
 			t.Errorf("a transfer to %s: %v, want the reason and the deposit address", name, e)
 		}
+	}
+}
+
+// A plain transfer goes to the associated token account of the wallet it
+// names: named a token account instead (the vault's, or a friend's USDC
+// account copied from an explorer), the USDC would land in an account of
+// that token account, which no key can spend. Such an address is refused.
+func TestTransfersToATokenAccountAreRefused(t *testing.T) {
+	a := newTestApp(t, nil)
+	friend, _ := a.funded(t, 1_000_000)
+	_, auth := a.funded(t, 1_000_000)
+	for name, to := range map[string]solana.PublicKey{
+		"the vault's USDC account": chain.ATA(a.Keys.Vault().PublicKey(), a.Money.Mint()),
+		"a friend's USDC account":  chain.ATA(solana.MustPublicKeyFromBase58(friend.address()), a.Money.Mint()),
+	} {
+		r := a.do(t, request{method: http.MethodPost, path: "/wallets/transfer/prepare", header: auth,
+			body: jsonBody(map[string]any{"toAddress": to.String(), "amountMinor": 10_000})})
+		e := r.wantError(t, 400, "VALIDATION_ERROR")
+		if reason, _ := e["fields"].(map[string]any)["toAddress"].(string); !strings.Contains(reason, "token account") {
+			t.Errorf("a transfer to %s: %v, want the reason", name, e)
+		}
+	}
+	// The friend's wallet itself is fine.
+	r := a.do(t, request{method: http.MethodPost, path: "/wallets/transfer/prepare", header: auth,
+		body: jsonBody(map[string]any{"toAddress": friend.address(), "amountMinor": 10_000})})
+	if r.Code != http.StatusOK {
+		t.Fatalf("a transfer to the friend's wallet: %d %s", r.Code, r.Body)
 	}
 }
 

@@ -426,6 +426,14 @@ func (s *Service) Prepare(ctx context.Context, p PrepareSpec) (Prepared, error) 
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return Prepared{}, fmt.Errorf("look up address %s: %w", p.To, err)
 		}
+		// The USDC goes to the associated token account of the wallet
+		// named: that of a token account no key can spend.
+		if isToken, err := s.chain.IsTokenAccount(ctx, p.To); err != nil {
+			return Prepared{}, ChainUnavailable(err)
+		} else if isToken {
+			return Prepared{}, domain.Invalid(map[string]string{"toAddress": "is a token account, not a wallet: " +
+				"give the address of the wallet that owns it, or the USDC would be sent where no key can spend it"})
+		}
 		if s.protect != nil {
 			if kind, err := s.protectedKind(ctx, KindTransfer, p.To.String()); err != nil {
 				return Prepared{}, err
