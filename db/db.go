@@ -132,16 +132,17 @@ func Migrate(ctx context.Context, bdb *bun.DB) error {
 // writes fn queues with Later are sent after fn returns, before the
 // COMMIT, in one round trip. It returns fn's error (or a queued write's),
 // or the last retryable error when every attempt failed.
-func Transact(ctx context.Context, bdb bun.IDB, fn func(ctx context.Context, tx bun.Tx) error) error {
+func Transact(ctx context.Context, bdb bun.IDB, fn func(ctx context.Context, tx Tx) error) error {
 	var err error
 	backoff := 2 * time.Millisecond
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		st := &txState{}
-		err = st.run(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+		err = st.run(ctx, bdb, func(ctx context.Context, btx bun.Tx) error {
+			tx := Tx{btx, st}
 			if err := fn(ctx, tx); err != nil {
 				return err
 			}
-			return Flush(ctx, tx)
+			return tx.Flush(ctx)
 		})
 		if err == nil {
 			for _, hook := range st.after {
@@ -166,11 +167,10 @@ func Transact(ctx context.Context, bdb bun.IDB, fn func(ctx context.Context, tx 
 
 const maxAttempts = 12
 
-// run runs fn in a READ COMMITTED transaction of idb, with st in its
-// context. A transaction of the database or of a connection takes the
-// connection for itself, which st keeps for the queued writes (Later).
+// run runs fn in a READ COMMITTED transaction of idb. A transaction of
+// the database or of a connection takes the connection for itself, which
+// st keeps for the queued writes (Later).
 func (st *txState) run(ctx context.Context, idb bun.IDB, fn func(ctx context.Context, tx bun.Tx) error) error {
-	ctx = context.WithValue(ctx, txStateKey{}, st)
 	opts := &sql.TxOptions{Isolation: sql.LevelReadCommitted}
 	switch c := idb.(type) {
 	case *bun.DB:
@@ -188,17 +188,17 @@ func (st *txState) run(ctx context.Context, idb bun.IDB, fn func(ctx context.Con
 	return idb.RunInTx(ctx, opts, fn)
 }
 
-// ErrNoTransaction is the error of AfterCommit and Later outside a
+// ErrNoTransaction is the error of AfterCommit and Later of a Tx outside a
 // transaction of Transact.
-var ErrNoTransaction = errors.New("db: AfterCommit and Later need the context of a transaction started by db.Transact")
+var ErrNoTransaction = errors.New("db: AfterCommit and Later need a transaction started by db.Transact")
 
-// AfterCommit registers fn to run once the transaction of ctx (one started
-// by Transact) has committed, on the committing goroutine, in the order of
-// registration. A rolled-back or retried attempt never runs it. It returns
-// ErrNoTransaction when ctx belongs to no such transaction.
-func AfterCommit(ctx context.Context, fn func()) error {
-	st, ok := stateOf(ctx)
-	if !ok {
+// AfterCommit registers fn to run once tx has committed, on the
+// committing goroutine, in the order of registration. A rolled-back or
+// retried attempt never runs it. It returns ErrNoTransaction for the zero
+// Tx.
+func (tx Tx) AfterCommit(fn func()) error {
+	st := tx.st
+	if st == nil {
 		return ErrNoTransaction
 	}
 	st.after = append(st.after, fn)

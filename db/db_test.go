@@ -46,7 +46,7 @@ func TestTransactRetriesDeadlocks(t *testing.T) {
 	var attempts atomic.Int32
 	bothLockedFirst := make(chan struct{}, 2)
 	increment := func(first, second int) error {
-		return db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+		return db.Transact(ctx, bdb, func(ctx context.Context, tx db.Tx) error {
 			n := attempts.Add(1)
 			if _, err := tx.ExecContext(ctx, "UPDATE deadlock_test SET n = n + 1 WHERE id = ?", first); err != nil {
 				return err
@@ -85,7 +85,7 @@ func TestTransactRetriesDeadlocks(t *testing.T) {
 func TestTransactReturnsDomainErrorsWithoutRetry(t *testing.T) {
 	calls := 0
 	want := errors.New("refused")
-	err := db.Transact(context.Background(), dbtest.DB(t), func(context.Context, bun.Tx) error {
+	err := db.Transact(context.Background(), dbtest.DB(t), func(context.Context, db.Tx) error {
 		calls++
 		return want
 	})
@@ -98,28 +98,28 @@ func TestAfterCommitRunsOnlyAfterACommit(t *testing.T) {
 	ctx := context.Background()
 	bdb := dbtest.DB(t)
 	var ran []string
-	err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
-		if err := db.AfterCommit(ctx, func() { ran = append(ran, "first") }); err != nil {
+	err := db.Transact(ctx, bdb, func(ctx context.Context, tx db.Tx) error {
+		if err := tx.AfterCommit(func() { ran = append(ran, "first") }); err != nil {
 			return err
 		}
 		if len(ran) != 0 {
 			t.Error("a hook ran before the commit")
 		}
-		return db.AfterCommit(ctx, func() { ran = append(ran, "second") })
+		return tx.AfterCommit(func() { ran = append(ran, "second") })
 	})
 	if err != nil || len(ran) != 2 || ran[0] != "first" || ran[1] != "second" {
 		t.Fatalf("after a commit: err %v, hooks ran %v, want [first second]", err, ran)
 	}
 	ran = nil
-	_ = db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
-		_ = db.AfterCommit(ctx, func() { ran = append(ran, "rolled back") })
+	_ = db.Transact(ctx, bdb, func(ctx context.Context, tx db.Tx) error {
+		_ = tx.AfterCommit(func() { ran = append(ran, "rolled back") })
 		return errors.New("roll back")
 	})
 	if len(ran) != 0 {
 		t.Fatalf("a rolled-back transaction ran its hooks: %v", ran)
 	}
-	if err := db.AfterCommit(ctx, func() {}); !errors.Is(err, db.ErrNoTransaction) {
-		t.Fatalf("AfterCommit outside a transaction: %v, want ErrNoTransaction", err)
+	if err := (db.Tx{}).AfterCommit(func() {}); !errors.Is(err, db.ErrNoTransaction) {
+		t.Fatalf("AfterCommit of the zero Tx: %v, want ErrNoTransaction", err)
 	}
 }
 

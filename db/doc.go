@@ -46,6 +46,18 @@
 // it is registered with AfterCommit, or done before the transaction that
 // records its outcome.
 //
+// # The transaction is a value
+//
+// Transact hands its function a Tx: the bun.Tx for the statements it runs
+// itself, and what the transaction carries besides, its queued writes
+// (Tx.Later, Tx.Flush, Tx.QueryAndFlush), its work after the commit
+// (Tx.AfterCommit) and each package's values of it (Local). A function
+// that takes part in a transaction takes the Tx as an argument, so its
+// signature says so, and none of it travels in a context.Context: a
+// function that queues a write or publishes after the commit cannot be
+// called outside a transaction of Transact by mistake (the zero Tx, the
+// only other one, answers ErrNoTransaction).
+//
 // # Batched writes
 //
 // Two writes are frequent enough that a commit each would be most of

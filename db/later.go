@@ -17,6 +17,19 @@ import (
 	"github.com/uptrace/bun"
 )
 
+// Tx is a transaction of Transact: its bun.Tx, for the statements it runs
+// itself, and what it carries besides: the writes queued to be sent before
+// its COMMIT (Later), the work to run after it (AfterCommit) and each
+// package's values of the transaction (Local). It is a value: the
+// functions that take part in a transaction are handed it, and nothing of
+// the transaction travels in a context.Context. The zero Tx belongs to no
+// transaction of Transact: its Later and AfterCommit return
+// ErrNoTransaction.
+type Tx struct {
+	bun.Tx
+	st *txState
+}
+
 // txState is what a transaction of Transact keeps besides its bun.Tx: its
 // connection, the functions to run after its commit, the writes queued to
 // be sent before it, and each package's values of the transaction (Local).
@@ -34,16 +47,8 @@ type statement struct {
 	args []any
 }
 
-type txStateKey struct{}
-
-func stateOf(ctx context.Context) (*txState, bool) {
-	st, ok := ctx.Value(txStateKey{}).(*txState)
-	return st, ok
-}
-
 // Later queues query, a write whose result nobody reads, with its args (?
-// placeholders, as Reads takes them), in the transaction of ctx (one of
-// Transact): the writes queued in a transaction are sent together, in the
+// placeholders, as Reads takes them), in tx: the writes queued in a transaction are sent together, in the
 // order queued, in one round trip (a pipeline of the extended protocol),
 // after the transaction's last statement of its own and before its COMMIT
 // (or with the statement of QueryAndFlush). Each is a prepared statement,
@@ -58,9 +63,9 @@ func stateOf(ctx context.Context) (*txState, bool) {
 // and it takes its row locks late (the locks that order transactions are
 // taken by the reads before it, see doc.go). It returns ErrNoTransaction
 // outside a transaction of Transact.
-func Later(ctx context.Context, query string, args ...any) error {
-	st, ok := stateOf(ctx)
-	if !ok {
+func (tx Tx) Later(query string, args ...any) error {
+	st := tx.st
+	if st == nil {
 		return ErrNoTransaction
 	}
 	text, sent, err := part{query, args}.numbered(nil, nil)
@@ -72,41 +77,40 @@ func Later(ctx context.Context, query string, args ...any) error {
 	return nil
 }
 
-// Flush sends the writes queued in the transaction of ctx (see Later) now,
-// in one round trip, for a statement that must read what they write. It
-// sends nothing when none are queued.
-func Flush(ctx context.Context, tx bun.Tx) error {
-	st, ok := stateOf(ctx)
-	if !ok || len(st.writes) == 0 {
+// Flush sends the writes queued in tx (see Later) now, in one round trip,
+// for a statement that must read what they write. It sends nothing when
+// none are queued.
+func (tx Tx) Flush(ctx context.Context) error {
+	st := tx.st
+	if st == nil || len(st.writes) == 0 {
 		return nil
 	}
 	writes := st.writes
 	st.writes = nil
-	if err := st.pipeline(ctx, tx, writes, nil); err != nil {
+	if err := st.pipeline(ctx, tx.Tx, writes, nil); err != nil {
 		return fmt.Errorf("store the transaction's queued writes: %w", err)
 	}
 	return nil
 }
 
 // QueryAndFlush runs query (with args, ? placeholders, as Later takes
-// them) and, in the same round trip, the writes queued in the transaction
-// of ctx after it; scan is called for each of query's rows. A
+// them) and, in the same round trip, the writes queued in tx after it; scan is called for each of query's rows. A
 // transaction's last statement sends its queued writes this way instead
 // of on their own before the COMMIT. Errors of the queued writes are
 // returned as query's would be.
-func QueryAndFlush(ctx context.Context, tx bun.Tx, scan func(Row) error, query string, args ...any) error {
+func (tx Tx) QueryAndFlush(ctx context.Context, scan func(Row) error, query string, args ...any) error {
 	text, sent, err := part{query, args}.numbered(nil, nil)
 	if err != nil {
 		return fmt.Errorf("run a transaction's last statement: %w", err)
 	}
 	makeSendable(sent)
-	st, ok := stateOf(ctx)
-	if !ok {
+	st := tx.st
+	if st == nil {
 		return ErrNoTransaction
 	}
 	stmts := append([]statement{{string(text), sent}}, st.writes...)
 	st.writes = nil
-	return st.pipeline(ctx, tx, stmts, scan)
+	return st.pipeline(ctx, tx.Tx, stmts, scan)
 }
 
 // Row is one row of a result, read with Scan as database/sql reads one.
@@ -247,13 +251,13 @@ func (r pipelineRow) Scan(dest ...any) error {
 	return nil
 }
 
-// Local returns the transaction of ctx's value of type T, a zero T the
-// first time it is asked for, for a package to keep what it knows of the
-// transaction (what it queued, say). It returns nil outside a transaction
-// of Transact. Each attempt of Transact starts with new values.
-func Local[T any](ctx context.Context) *T {
-	st, ok := stateOf(ctx)
-	if !ok {
+// Local returns tx's value of type T, a zero T the first time it is asked
+// for, for a package to keep what it knows of the transaction (what it
+// queued, say). It returns nil for the zero Tx. Each attempt of Transact
+// starts with new values.
+func Local[T any](tx Tx) *T {
+	st := tx.st
+	if st == nil {
 		return nil
 	}
 	key := reflect.TypeFor[T]()

@@ -60,10 +60,10 @@ func TestLaterSendsTheQueuedWritesTogetherBeforeTheCommit(t *testing.T) {
 	bdb, trips := batchDB(t, "later_test")
 	ctx := context.Background()
 	var seen int
-	err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, bdb, func(ctx context.Context, tx db.Tx) error {
 		for i := range 3 {
 			// A value with a semicolon and a quote: formatted once, sent as it is.
-			if err := db.Later(ctx, "INSERT INTO later_test VALUES (?, ?)", i, "it's; ?fine"); err != nil {
+			if err := tx.Later("INSERT INTO later_test VALUES (?, ?)", i, "it's; ?fine"); err != nil {
 				return err
 			}
 		}
@@ -80,8 +80,8 @@ func TestLaterSendsTheQueuedWritesTogetherBeforeTheCommit(t *testing.T) {
 	if err := bdb.QueryRowContext(ctx, "SELECT note FROM later_test WHERE id = 2").Scan(&note); err != nil || note != "it's; ?fine" {
 		t.Fatalf("stored %q (%v)", note, err)
 	}
-	if err := db.Later(ctx, "SELECT 1"); err != db.ErrNoTransaction {
-		t.Errorf("Later outside a transaction: %v, want ErrNoTransaction", err)
+	if err := (db.Tx{}).Later("SELECT 1"); err != db.ErrNoTransaction {
+		t.Errorf("Later of the zero Tx: %v, want ErrNoTransaction", err)
 	}
 }
 
@@ -92,17 +92,17 @@ func TestAFailingQueuedWriteFailsTheTransaction(t *testing.T) {
 	bdb, _ := batchDB(t, "later_fail_test")
 	ctx := context.Background()
 	committed := false
-	err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, bdb, func(ctx context.Context, tx db.Tx) error {
 		if _, err := tx.ExecContext(ctx, "INSERT INTO later_fail_test VALUES (1, 'now')"); err != nil {
 			return err
 		}
-		if err := db.Later(ctx, "INSERT INTO later_fail_test VALUES (2, 'later')"); err != nil {
+		if err := tx.Later("INSERT INTO later_fail_test VALUES (2, 'later')"); err != nil {
 			return err
 		}
-		if err := db.Later(ctx, "INSERT INTO later_fail_test VALUES (1, 'again')"); err != nil {
+		if err := tx.Later("INSERT INTO later_fail_test VALUES (1, 'again')"); err != nil {
 			return err
 		}
-		return db.AfterCommit(ctx, func() { committed = true })
+		return tx.AfterCommit(func() { committed = true })
 	})
 	if !db.IsUniqueViolation(err, "") {
 		t.Fatalf("got %v, want the unique violation of the second insert", err)
@@ -118,14 +118,14 @@ func TestARetriedAttemptQueuesAfresh(t *testing.T) {
 	bdb, _ := batchDB(t, "later_retry_test")
 	ctx := context.Background()
 	attempts := 0
-	err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, bdb, func(ctx context.Context, tx db.Tx) error {
 		attempts++
-		st := db.Local[struct{ n int }](ctx)
+		st := db.Local[struct{ n int }](tx)
 		st.n++
 		if st.n != 1 {
 			t.Errorf("attempt %d starts with the local value of an earlier one", attempts)
 		}
-		if err := db.Later(ctx, "INSERT INTO later_retry_test VALUES (?, 'x')", 7); err != nil {
+		if err := tx.Later("INSERT INTO later_retry_test VALUES (?, 'x')", 7); err != nil {
 			return err
 		}
 		if attempts == 1 {
@@ -140,8 +140,8 @@ func TestARetriedAttemptQueuesAfresh(t *testing.T) {
 	if n := count(t, bdb, "later_retry_test"); n != 1 {
 		t.Fatalf("%d rows, want 1", n)
 	}
-	if db.Local[struct{ n int }](ctx) != nil {
-		t.Error("Local outside a transaction is not nil")
+	if db.Local[struct{ n int }](db.Tx{}) != nil {
+		t.Error("Local of the zero Tx is not nil")
 	}
 }
 
@@ -162,11 +162,11 @@ func TestQueryAndFlushSendsTheQueuedWritesWithTheLastStatement(t *testing.T) {
 	bdb, trips := batchDB(t, "later_last_test")
 	ctx := context.Background()
 	var got []int
-	err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
-		if err := db.Later(ctx, "INSERT INTO later_last_test VALUES (10, 'queued')"); err != nil {
+	err := db.Transact(ctx, bdb, func(ctx context.Context, tx db.Tx) error {
+		if err := tx.Later("INSERT INTO later_last_test VALUES (10, 'queued')"); err != nil {
 			return err
 		}
-		return db.QueryAndFlush(ctx, tx, appendScanned(&got), "INSERT INTO later_last_test VALUES (?, 'last'), (?, 'last') RETURNING id", 1, 2)
+		return tx.QueryAndFlush(ctx, appendScanned(&got), "INSERT INTO later_last_test VALUES (?, 'last'), (?, 'last') RETURNING id", 1, 2)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -175,15 +175,15 @@ func TestQueryAndFlushSendsTheQueuedWritesWithTheLastStatement(t *testing.T) {
 		t.Fatalf("read %v; sent %q; want the two ids, and BEGIN, one text, COMMIT", got, sent)
 	}
 	for _, single := range []bool{false, true} {
-		err = db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
-			if err := db.Later(ctx, "INSERT INTO later_last_test VALUES (10, 'twice')"); err != nil {
+		err = db.Transact(ctx, bdb, func(ctx context.Context, tx db.Tx) error {
+			if err := tx.Later("INSERT INTO later_last_test VALUES (10, 'twice')"); err != nil {
 				return err
 			}
 			query := "SELECT id FROM later_last_test ORDER BY id"
 			if single {
 				query += " LIMIT 1"
 			}
-			return db.QueryAndFlush(ctx, tx, func(rows db.Row) error { var id int; return rows.Scan(&id) }, query)
+			return tx.QueryAndFlush(ctx, func(rows db.Row) error { var id int; return rows.Scan(&id) }, query)
 		})
 		if !db.IsUniqueViolation(err, "") {
 			t.Fatalf("a queued write that fails after the last statement (one row: %v): got %v, want its unique violation", single, err)
@@ -204,7 +204,7 @@ func TestQueuedWritesArePreparedOnce(t *testing.T) {
 	var none *string
 	other := `it's "other"`
 	var notes []string
-	err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, bdb, func(ctx context.Context, tx db.Tx) error {
 		for _, w := range []struct {
 			ids   []int
 			notes []string
@@ -212,13 +212,13 @@ func TestQueuedWritesArePreparedOnce(t *testing.T) {
 		}{
 			{[]int{1, 2}, []string{"a,b", `c"d`}, none}, {[]int{3}, []string{"e"}, &other},
 		} {
-			if err := db.Later(ctx, insert, w.ids, w.notes); err != nil {
+			if err := tx.Later(insert, w.ids, w.notes); err != nil {
 				return err
 			}
-			if err := db.Later(ctx, update, w.note, w.ids[0]); err != nil {
+			if err := tx.Later(update, w.note, w.ids[0]); err != nil {
 				return err
 			}
-			if err := db.Flush(ctx, tx); err != nil {
+			if err := tx.Flush(ctx); err != nil {
 				return err
 			}
 		}
@@ -230,7 +230,7 @@ func TestQueuedWritesArePreparedOnce(t *testing.T) {
 		if prepared != 2 || generic < 4 {
 			t.Errorf("pg_prepared_statements: %d statements with %d runs of a generic plan, want 2 with 4", prepared, generic)
 		}
-		return db.QueryAndFlush(ctx, tx, appendScanned(&notes), "SELECT note FROM later_prepared_test WHERE id <> ? ORDER BY id", 0)
+		return tx.QueryAndFlush(ctx, appendScanned(&notes), "SELECT note FROM later_prepared_test WHERE id <> ? ORDER BY id", 0)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -260,11 +260,11 @@ func TestPreparedWritesRecoverWhenTheirPlanGoesStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	end := func(id int) error {
-		return db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
-			if err := db.Later(ctx, "INSERT INTO later_stale_test VALUES (?, ?)", -id, 0); err != nil {
+		return db.Transact(ctx, bdb, func(ctx context.Context, tx db.Tx) error {
+			if err := tx.Later("INSERT INTO later_stale_test VALUES (?, ?)", -id, 0); err != nil {
 				return err
 			}
-			return db.QueryAndFlush(ctx, tx, func(r db.Row) error { var seq int64; return r.Scan(&seq) },
+			return tx.QueryAndFlush(ctx, func(r db.Row) error { var seq int64; return r.Scan(&seq) },
 				"INSERT INTO later_stale_test VALUES (?, ?) RETURNING seq", id, id)
 		})
 	}
@@ -291,21 +291,21 @@ func TestQueuedWritesOfANestedTransaction(t *testing.T) {
 	bdb, _ := batchDB(t, "later_nested_test")
 	ctx := context.Background()
 	var ids []int
-	err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
-		if err := db.Later(ctx, "INSERT INTO later_nested_test VALUES (1, 'outer')"); err != nil {
+	err := db.Transact(ctx, bdb, func(ctx context.Context, tx db.Tx) error {
+		if err := tx.Later("INSERT INTO later_nested_test VALUES (1, 'outer')"); err != nil {
 			return err
 		}
-		err := db.Transact(ctx, tx, func(ctx context.Context, tx bun.Tx) error {
-			if err := db.Later(ctx, "INSERT INTO later_nested_test VALUES (?, 'inner')", 2); err != nil {
+		err := db.Transact(ctx, tx, func(ctx context.Context, tx db.Tx) error {
+			if err := tx.Later("INSERT INTO later_nested_test VALUES (?, 'inner')", 2); err != nil {
 				return err
 			}
-			return db.QueryAndFlush(ctx, tx, appendScanned(&ids), "SELECT id FROM later_nested_test ORDER BY id")
+			return tx.QueryAndFlush(ctx, appendScanned(&ids), "SELECT id FROM later_nested_test ORDER BY id")
 		})
 		if err != nil {
 			return err
 		}
-		return db.Transact(ctx, tx, func(ctx context.Context, tx bun.Tx) error {
-			return db.Later(ctx, "INSERT INTO later_nested_test VALUES (2, 'again')")
+		return db.Transact(ctx, tx, func(ctx context.Context, tx db.Tx) error {
+			return tx.Later("INSERT INTO later_nested_test VALUES (2, 'again')")
 		})
 	})
 	if !db.IsUniqueViolation(err, "") || len(ids) != 0 {
@@ -332,7 +332,7 @@ func TestReadsGatherColumnsInOneStatement(t *testing.T) {
 		quoted  string
 		none    db.Reads
 	)
-	err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, bdb, func(ctx context.Context, tx db.Tx) error {
 		if err := none.Run(ctx, tx); err != nil {
 			return err
 		}

@@ -30,6 +30,9 @@ import (
 func QueryPrepared(ctx context.Context, idb bun.IDB, query string, args ...any) (*sql.Rows, error) {
 	var bdb *bun.DB
 	var run func(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	if tx, ok := idb.(Tx); ok {
+		idb = tx.Tx
+	}
 	switch c := idb.(type) {
 	case *bun.DB:
 		bdb, run = c, c.DB.QueryContext

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/uptrace/bun"
-
 	"wager/db"
 	"wager/db/dbtest"
 )
@@ -46,7 +44,7 @@ func TestPreparedStatementsScanLikeBunAndHooksSeeThem(t *testing.T) {
 
 	// In a transaction rolled back, nothing stays.
 	rollback := errors.New("roll back")
-	err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, bdb, func(ctx context.Context, tx db.Tx) error {
 		if err := db.ScanPrepared(ctx, tx, &got, insert, []int{5}, []string{"e"}); err != nil {
 			return err
 		}

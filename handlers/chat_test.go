@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/a-h/templ"
-	"github.com/uptrace/bun"
 
 	"wager/db"
 	"wager/domain"
@@ -63,7 +62,7 @@ func (a *testApp) threads(t testing.TB, p player) []map[string]any {
 
 func (a *testApp) postSystem(t testing.TB, gameID, text string, metadata map[string]any) {
 	t.Helper()
-	err := db.Transact(context.Background(), a.DB, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(context.Background(), a.DB, func(ctx context.Context, tx db.Tx) error {
 		_, err := a.Chat.PostSystem(ctx, tx, gameID, text, metadata, time.Now())
 		return err
 	})

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/uptrace/bun"
 
+	"wager/db"
 	"wager/db/dbtest"
 	"wager/domain/users"
 )
@@ -186,7 +186,7 @@ func newUsers(t testing.TB, a *testApp, n int) []string {
 	t.Helper()
 	ids := make([]string, n)
 	for i := range ids {
-		err := a.DB.RunInTx(context.Background(), nil, func(ctx context.Context, tx bun.Tx) error {
+		err := db.Transact(context.Background(), a.DB, func(ctx context.Context, tx db.Tx) error {
 			u, _, err := users.FindOrCreate(ctx, tx, newWallet(t).address(), time.Now())
 			ids[i] = u.ID
 			return err

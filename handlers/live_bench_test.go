@@ -98,7 +98,7 @@ func BenchmarkEventTo1000PagesAnd1000APISockets(b *testing.B) {
 // is marked with actionKey.
 func (a *testApp) appendSubmitted(b *testing.B, gameID, userID string) {
 	ctx := context.WithValue(context.Background(), actionKey{}, true)
-	err := db.Transact(ctx, a.DB, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, a.DB, func(ctx context.Context, tx db.Tx) error {
 		_, err := a.Rooms.Append(ctx, tx, gameID, time.Now(), domain.Event{Name: "game:rps:round:submitted",
 			Data: rules.RPSSubmitted{Round: 1, UserID: userID, Commitment: strings.Repeat("c", 64)}})
 		return err

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/gagliardetto/solana-go"
-	"github.com/uptrace/bun"
 
 	"wager/chain"
 	"wager/chain/localchain"
@@ -234,7 +233,7 @@ func TestSettlementOnceAcrossInstancesAndCrashes(t *testing.T) {
 	if err := two.DB.NewSelect().Model(&row).Where("id = ?", gameID).Scan(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	err = db.Transact(context.Background(), two.DB, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(context.Background(), two.DB, func(ctx context.Context, tx db.Tx) error {
 		var reads db.Reads
 		pay := two.Pot.StartSettle(tx, row, []string{g.Players[0].UserID, g.Players[1].UserID},
 			rules.Outcome{Done: true, Winner: p1.id, Reason: "timeout"}, &reads)

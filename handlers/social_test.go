@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/uptrace/bun"
-
 	"wager/db"
 )
 
@@ -457,7 +455,7 @@ func TestAnAchievementIsNeverUnlockedTwice(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				err := db.Transact(t.Context(), a.DB, func(ctx context.Context, tx bun.Tx) error {
+				err := db.Transact(t.Context(), a.DB, func(ctx context.Context, tx db.Tx) error {
 					ok, err := a.Social.Unlock(ctx, tx, p.id, id)
 					if ok {
 						unlocked.Add(1)

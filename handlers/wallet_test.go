@@ -15,7 +15,6 @@ import (
 	"github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/programs/token"
 	"github.com/gagliardetto/solana-go/rpc"
-	"github.com/uptrace/bun"
 
 	"wager/chain"
 	"wager/chain/chaintest"
@@ -567,7 +566,7 @@ func TestUnattributedUSDCIsListedAndOnlyAShortfallUnbalancesTheBooks(t *testing.
 
 	// The ledger says the vault holds 2 more minor units; the chain has 1
 	// more: 1 short.
-	err := db.Transact(ctx, a.DB, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, a.DB, func(ctx context.Context, tx db.Tx) error {
 		_, err := money.Post(ctx, tx, nil, money.Posting{Kind: "test_shortfall", Reference: "test:shortfall:" + vault.String(),
 			Entries: []money.Entry{{Account: money.Vault, Amount: -2}, {Account: money.Treasury, Amount: 2}}})
 		return err

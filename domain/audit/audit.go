@@ -49,7 +49,7 @@ type Entry struct {
 	At time.Time
 }
 
-// Record writes e in the caller's transaction: idb must be the bun.Tx in
+// Record writes e in the caller's transaction: idb must be the db.Tx in
 // which the action itself is written, so that the entry commits and rolls
 // back with it. The actor's username is stored as it is now. It returns an
 // error, which must fail the action, when the actor is no user, the action

@@ -43,7 +43,7 @@ func TestRecordWritesInTheCallersTransactionOnly(t *testing.T) {
 
 	// An action that fails after recording takes its entry with it.
 	refused := errors.New("the action failed")
-	err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, bdb, func(ctx context.Context, tx db.Tx) error {
 		if err := audit.Record(ctx, tx, audit.Entry{ActorID: admin, Action: audit.FlagSet, Target: audit.FlagTarget("x"), At: at}); err != nil {
 			return err
 		}
@@ -57,7 +57,7 @@ func TestRecordWritesInTheCallersTransactionOnly(t *testing.T) {
 	}
 
 	// A committed one keeps it, with the actor's name as it was.
-	err = db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, bdb, func(ctx context.Context, tx db.Tx) error {
 		return audit.Record(ctx, tx, audit.Entry{ActorID: admin, Action: audit.FlagSet, Target: audit.FlagTarget("x"),
 			Data: flagData{Enabled: true}, At: at})
 	})

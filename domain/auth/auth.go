@@ -254,7 +254,7 @@ func (s *Service) Login(ctx context.Context, in SignIn) (users.User, error) {
 	}
 	sig := solana.SignatureFromBytes(sigBytes)
 	var u users.User
-	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		// Any unexpired, unused challenge of the wallet and app may be the
 		// one signed: asking for challenges in someone's name takes
 		// nothing from them.
@@ -410,7 +410,7 @@ func (s *Service) Logout(ctx context.Context, token string) error {
 	if err != nil {
 		return err
 	}
-	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		if _, err := tx.ExecContext(ctx, "INSERT INTO revoked_tokens (jti, expires_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
 			claims.ID, claims.ExpiresAt.Time); err != nil {
 			return fmt.Errorf("revoke an access token: %w", err)
@@ -543,7 +543,7 @@ func (s *Service) SessionPrincipal(ctx context.Context, cookie string) (Principa
 func (s *Service) EndSession(ctx context.Context, cookie string) error {
 	hash := hashToken(cookie)
 	s.sessions.forget(string(hash))
-	return db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	return db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		if _, err := tx.NewDelete().Model((*Session)(nil)).Where("token_hash = ?", hash).Exec(ctx); err != nil {
 			return fmt.Errorf("end a session: %w", err)
 		}

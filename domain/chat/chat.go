@@ -168,7 +168,7 @@ func (s *Service) Send(ctx context.Context, senderID, contextType, contextID, te
 		return Message{}, err
 	}
 	var msg Message
-	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		// One sender's messages go one at a time, so that concurrent
 		// requests cannot all pass the count. Taken first, before any
 		// game row, so that locks are always taken in the same order.
@@ -187,7 +187,7 @@ func (s *Service) Send(ctx context.Context, senderID, contextType, contextID, te
 	return msg, err
 }
 
-func (s *Service) sendToGame(ctx context.Context, tx bun.Tx, senderID, gameID, text string, now time.Time) (Message, error) {
+func (s *Service) sendToGame(ctx context.Context, tx db.Tx, senderID, gameID, text string, now time.Time) (Message, error) {
 	gameID, err := gameIDOf(gameID)
 	if err != nil {
 		return Message{}, err
@@ -231,7 +231,7 @@ func (s *Service) sendToGame(ctx context.Context, tx bun.Tx, senderID, gameID, t
 // member. It returns VALIDATION_ERROR for an empty or too long text and
 // NOT_FOUND when there is no such game; the game's status is the caller's
 // business.
-func (s *Service) PostSystem(ctx context.Context, tx bun.Tx, gameID, text string, metadata map[string]any, now time.Time) (Message, error) {
+func (s *Service) PostSystem(ctx context.Context, tx db.Tx, gameID, text string, metadata map[string]any, now time.Time) (Message, error) {
 	clean, err := CleanText(text)
 	if err != nil {
 		return Message{}, err
@@ -261,7 +261,7 @@ func (s *Service) PostSystem(ctx context.Context, tx bun.Tx, gameID, text string
 // metadata is kept except a "role" member. It returns the message as
 // senderID sees it, VALIDATION_ERROR for an empty or too long text or the
 // same user twice; whether the two may talk is the caller's business.
-func (s *Service) PostDirectSystem(ctx context.Context, tx bun.Tx, senderID, recipientID, text string, metadata map[string]any, now time.Time) (Message, error) {
+func (s *Service) PostDirectSystem(ctx context.Context, tx db.Tx, senderID, recipientID, text string, metadata map[string]any, now time.Time) (Message, error) {
 	clean, err := CleanText(text)
 	if err != nil {
 		return Message{}, err
@@ -296,7 +296,7 @@ func (s *Service) EitherBlocked(ctx context.Context, a, b string) (bool, error) 
 }
 
 // postToGame stores a game message and appends its event.
-func (s *Service) postToGame(ctx context.Context, tx bun.Tx, r row) (Message, error) {
+func (s *Service) postToGame(ctx context.Context, tx db.Tx, r row) (Message, error) {
 	if _, err := tx.NewInsert().Model(&r).Exec(ctx); err != nil {
 		return Message{}, fmt.Errorf("store a chat message of game %s: %w", r.ContextID, err)
 	}
@@ -308,7 +308,7 @@ func (s *Service) postToGame(ctx context.Context, tx bun.Tx, r row) (Message, er
 	return msg, err
 }
 
-func (s *Service) sendDirect(ctx context.Context, tx bun.Tx, senderID, otherID, text string, now time.Time) (Message, error) {
+func (s *Service) sendDirect(ctx context.Context, tx db.Tx, senderID, otherID, text string, now time.Time) (Message, error) {
 	otherID, err := otherUser(senderID, otherID)
 	if err != nil {
 		return Message{}, err
@@ -336,12 +336,12 @@ func (s *Service) sendDirect(ctx context.Context, tx bun.Tx, senderID, otherID, 
 // storeDirect stores a direct message; both users' sockets hear of it
 // (the sender's other tabs too), each seeing the conversation from their
 // side.
-func (s *Service) storeDirect(ctx context.Context, tx bun.Tx, r row) (Message, error) {
+func (s *Service) storeDirect(ctx context.Context, tx db.Tx, r row) (Message, error) {
 	if _, err := tx.NewInsert().Model(&r).Exec(ctx); err != nil {
 		return Message{}, fmt.Errorf("store a direct message from %s to %s: %w", *r.SenderID, *r.RecipientID, err)
 	}
 	for _, to := range []string{*r.RecipientID, *r.SenderID} {
-		if err := s.rooms.Tell(ctx, to, NoticeDM, r.messageFor(to)); err != nil {
+		if err := s.rooms.Tell(tx, to, NoticeDM, r.messageFor(to)); err != nil {
 			return Message{}, err
 		}
 	}

@@ -92,7 +92,7 @@ var ErrNoGame = errors.New("room: no such game")
 // and returns them with their seqs. Bumping the game's seq takes the game's
 // row lock, so the events of one room are numbered in commit order. It
 // returns ErrNoGame when there is no such game.
-func (l *Log) Append(ctx context.Context, tx bun.Tx, gameID string, now time.Time, events ...domain.Event) ([]Event, error) {
+func (l *Log) Append(ctx context.Context, tx db.Tx, gameID string, now time.Time, events ...domain.Event) ([]Event, error) {
 	return l.AppendUpdating(ctx, tx, gameID, now, Update{}, events...)
 }
 
@@ -106,23 +106,23 @@ type Update struct {
 
 // AppendUpdating is Append that also updates the game's row with u, in the
 // same statement: a move stores its state and its events in one round trip.
-func (l *Log) AppendUpdating(ctx context.Context, tx bun.Tx, gameID string, now time.Time, u Update, events ...domain.Event) ([]Event, error) {
+func (l *Log) AppendUpdating(ctx context.Context, tx db.Tx, gameID string, now time.Time, u Update, events ...domain.Event) ([]Event, error) {
 	return l.appendUpdating(ctx, tx, gameID, now, u, events, false)
 }
 
 // AppendLast is AppendUpdating as the last statement of its transaction:
-// the writes the transaction queued with db.Later go in the same round
-// trip, after it (see db.QueryAndFlush), and an error of theirs is its.
-func (l *Log) AppendLast(ctx context.Context, tx bun.Tx, gameID string, now time.Time, u Update, events ...domain.Event) ([]Event, error) {
+// the writes the transaction queued with db.Tx.Later go in the same round
+// trip, after it (see db.Tx.QueryAndFlush), and an error of theirs is its.
+func (l *Log) AppendLast(ctx context.Context, tx db.Tx, gameID string, now time.Time, u Update, events ...domain.Event) ([]Event, error) {
 	return l.appendUpdating(ctx, tx, gameID, now, u, events, true)
 }
 
-func (l *Log) appendUpdating(ctx context.Context, tx bun.Tx, gameID string, now time.Time, u Update, events []domain.Event, last bool) ([]Event, error) {
+func (l *Log) appendUpdating(ctx context.Context, tx db.Tx, gameID string, now time.Time, u Update, events []domain.Event, last bool) ([]Event, error) {
 	rows, err := appendEvents(ctx, tx, gameID, now, u, events, last)
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}
-	if err := db.AfterCommit(ctx, func() { l.sink.Published(Published{Events: rows}) }); err != nil {
+	if err := tx.AfterCommit(func() { l.sink.Published(Published{Events: rows}) }); err != nil {
 		return nil, err
 	}
 	return rows, nil
@@ -131,10 +131,10 @@ func (l *Log) appendUpdating(ctx context.Context, tx bun.Tx, gameID string, now 
 // appendEvents runs the statement that bumps the game's seq (with u) and
 // inserts the events numbered after it (with the transaction's queued
 // writes when last). ErrNoGame when there is no such game.
-func appendEvents(ctx context.Context, tx bun.Tx, gameID string, now time.Time, u Update, events []domain.Event, last bool) ([]Event, error) {
+func appendEvents(ctx context.Context, tx db.Tx, gameID string, now time.Time, u Update, events []domain.Event, last bool) ([]Event, error) {
 	if len(events) == 0 {
 		if last {
-			return nil, db.Flush(ctx, tx)
+			return nil, tx.Flush(ctx)
 		}
 		return nil, nil
 	}
@@ -164,7 +164,7 @@ func appendEvents(ctx context.Context, tx bun.Tx, gameID string, now time.Time, 
 	var seqs []int
 	var err error
 	if last {
-		err = db.QueryAndFlush(ctx, tx, func(r db.Row) error {
+		err = tx.QueryAndFlush(ctx, func(r db.Row) error {
 			var seq int
 			err := r.Scan(&seq)
 			seqs = append(seqs, seq)
@@ -219,13 +219,13 @@ func (o Opening) Columns() (seqs []int, names []string, data []string) {
 	return seqs, names, data
 }
 
-// Opened publishes a new game's opening events, stored by the caller's
-// transaction (one of db.Transact), once it commits.
-func (l *Log) Opened(ctx context.Context, o Opening) error {
+// Opened publishes a new game's opening events, stored by tx, once it
+// commits.
+func (l *Log) Opened(tx db.Tx, o Opening) error {
 	if len(o.Rows) == 0 {
 		return nil
 	}
-	return db.AfterCommit(ctx, func() { l.sink.Published(Published{Events: o.Rows}) })
+	return tx.AfterCommit(func() { l.sink.Published(Published{Events: o.Rows}) })
 }
 
 // Publish hands p to the sink at once: what a statement that ran outside
@@ -244,22 +244,21 @@ func NoticeOf(userID, kind string, data any) (Notice, error) {
 }
 
 // Tell sends a notice of type kind with data (a struct with json tags) to
-// a user's sockets on every instance once the caller's transaction (one of
-// db.Transact) commits. Notices are not stored: a user who is not
+// a user's sockets on every instance once tx commits. Notices are not stored: a user who is not
 // connected finds the same facts through the API.
-func (l *Log) Tell(ctx context.Context, userID, kind string, data any) error {
+func (l *Log) Tell(tx db.Tx, userID, kind string, data any) error {
 	n, err := NoticeOf(userID, kind, data)
 	if err != nil {
 		return err
 	}
-	return db.AfterCommit(ctx, func() { l.sink.Published(Published{Notices: []Notice{n}}) })
+	return tx.AfterCommit(func() { l.sink.Published(Published{Notices: []Notice{n}}) })
 }
 
 // Broadcast sends a notice of type kind with data to every open socket on
-// every instance once the caller's transaction commits: a Notice whose
+// every instance once tx commits: a Notice whose
 // UserID is empty is everyone's. The live layer bounds how many it pushes.
-func (l *Log) Broadcast(ctx context.Context, kind string, data any) error {
-	return l.Tell(ctx, "", kind, data)
+func (l *Log) Broadcast(tx db.Tx, kind string, data any) error {
+	return l.Tell(tx, "", kind, data)
 }
 
 // Events returns a game's events with seq greater than after, in order, at

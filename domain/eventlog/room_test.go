@@ -75,7 +75,7 @@ func events(name string, n int) []domain.Event {
 func appendIn(t testing.TB, l *Log, gameID string, es ...domain.Event) ([]Event, error) {
 	t.Helper()
 	var rows []Event
-	err := db.Transact(context.Background(), dbtest.DB(t), func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(context.Background(), dbtest.DB(t), func(ctx context.Context, tx db.Tx) error {
 		var err error
 		rows, err = l.Append(ctx, tx, gameID, time.Now(), es...)
 		return err
@@ -152,11 +152,11 @@ func TestAppendPublishesOnlyAfterCommit(t *testing.T) {
 	userID := uuid.NewString()
 
 	var seenInside int
-	err := db.Transact(ctx, dbtest.DB(t), func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, dbtest.DB(t), func(ctx context.Context, tx db.Tx) error {
 		if _, err := l.Append(ctx, tx, gameID, time.Now(), events("e", 2)...); err != nil {
 			return err
 		}
-		if err := l.Tell(ctx, userID, "hello", note{N: 7}); err != nil {
+		if err := l.Tell(tx, userID, "hello", note{N: 7}); err != nil {
 			return err
 		}
 		seenInside = len(sink.publications())
@@ -181,11 +181,11 @@ func TestAppendPublishesOnlyAfterCommit(t *testing.T) {
 
 	// A transaction that rolls back publishes nothing and leaves no event.
 	errRollback := errors.New("changed my mind")
-	err = db.Transact(ctx, dbtest.DB(t), func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, dbtest.DB(t), func(ctx context.Context, tx db.Tx) error {
 		if _, err := l.Append(ctx, tx, gameID, time.Now(), events("lost", 3)...); err != nil {
 			return err
 		}
-		if err := l.Tell(ctx, userID, "lost", note{}); err != nil {
+		if err := l.Tell(tx, userID, "lost", note{}); err != nil {
 			return err
 		}
 		return errRollback
@@ -208,16 +208,16 @@ func TestAppendPublishesOnlyAfterCommit(t *testing.T) {
 	}
 }
 
-// Publishing needs a commit to wait for: inside a transaction that is
-// not db.Transact's there is none, and Append refuses rather than publish
-// early or never.
+// Publishing needs a commit to wait for: a db.Tx made by hand around a
+// transaction that is not db.Transact's has none, and Append refuses
+// rather than publish early or never.
 func TestAppendNeedsATransactionThatPublishes(t *testing.T) {
 	ctx := context.Background()
 	sink := &recorder{}
 	l := New(dbtest.DB(t), sink)
 	gameID := newGame(t)
 	err := dbtest.DB(t).RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		_, err := l.Append(ctx, tx, gameID, time.Now(), events("e", 1)...)
+		_, err := l.Append(ctx, db.Tx{Tx: tx}, gameID, time.Now(), events("e", 1)...)
 		return err
 	})
 	if !errors.Is(err, db.ErrNoTransaction) {

@@ -134,7 +134,7 @@ type flagSet struct {
 
 func (s *Service) set(ctx context.Context, name string, enabled bool, actor, adminID string) (Flag, error) {
 	var f Flag
-	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		f = Flag{}
 		err := tx.NewUpdate().Model(&f).
 			Set("enabled = ?", enabled).Set("updated_at = ?", s.now()).Set("updated_by = ?", actor).

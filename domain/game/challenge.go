@@ -65,7 +65,7 @@ func (s *Service) CreateChallenge(ctx context.Context, from, to, gameType string
 	now := s.now()
 	c := Challenge{ID: uuid.NewString(), FromUser: from, ToUser: to, GameType: gameType, StakeMinor: stake,
 		Settings: norm, Status: "pending", CreatedAt: now, ExpiresAt: now.Add(ChallengeLifetime)}
-	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		// One sender's challenges are created one at a time, so that
 		// concurrent ones cannot pass the count together.
 		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext('challenges'), hashtext(?))", from); err != nil {
@@ -110,7 +110,7 @@ func (s *Service) CreateChallenge(ctx context.Context, from, to, gameType string
 			FromUsername: from, GameType: c.GameType, StakeMinor: c.StakeMinor, ExpiresAt: c.ExpiresAt}); err != nil {
 			return err
 		}
-		return s.rooms.Tell(ctx, to, "challenge:received", c)
+		return s.rooms.Tell(tx, to, "challenge:received", c)
 	})
 	if err != nil {
 		return c, fmt.Errorf("challenge %s to %s: %w", from, to, err)
@@ -138,7 +138,7 @@ func (s *Service) Challenges(ctx context.Context, userID string) ([]Challenge, e
 func (s *Service) RespondChallenge(ctx context.Context, userID, challengeID, answer string) (Challenge, error) {
 	var c Challenge
 	expired := false
-	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		c, expired = Challenge{}, false
 		id, ok := domain.CanonicalID(challengeID)
 		if !ok {
@@ -205,7 +205,7 @@ func (s *Service) RespondChallenge(ctx context.Context, userID, challengeID, ans
 		if userID == c.FromUser {
 			other = c.ToUser
 		}
-		return s.rooms.Tell(ctx, other, "challenge:"+c.Status, c)
+		return s.rooms.Tell(tx, other, "challenge:"+c.Status, c)
 	})
 	if err != nil {
 		return c, fmt.Errorf("%s challenge %s: %w", answer, challengeID, err)

@@ -99,7 +99,7 @@ type Player struct {
 // it, in two steps: it adds what it reads to reads, which the game's end
 // sends in one statement with its rater's and recorders' reads, and
 // returns the Pay that pays once they have run.
-type Settler func(ctx context.Context, tx bun.Tx, g Game, players []string, o rules.Outcome, reads *db.Reads) (Pay, error)
+type Settler func(ctx context.Context, tx db.Tx, g Game, players []string, o rules.Outcome, reads *db.Reads) (Pay, error)
 
 // Pay pays out a finished game once the reads its Settler added have run,
 // and returns the money part of its result.
@@ -113,11 +113,11 @@ type Pay func(ctx context.Context) (Settlement, error)
 // and returns the Record that records once they have run (nil when there
 // is nothing to record).
 type Recorder interface {
-	GameFinished(ctx context.Context, tx bun.Tx, g Game, o rules.Outcome, reads *db.Reads) (Record, error)
+	GameFinished(ctx context.Context, tx db.Tx, g Game, o rules.Outcome, reads *db.Reads) (Record, error)
 }
 
 // Record records a finished game once the reads of its Recorder have run;
-// g then has its result. What it writes it queues with db.Later where it
+// g then has its result. What it writes it queues with db.Tx.Later where it
 // can: nothing of the game's end reads it.
 type Record func(ctx context.Context, g Game) error
 
@@ -127,12 +127,12 @@ type Record func(ctx context.Context, g Game) error
 // run (nil for a game it does not rate, such as a cancelled one). An
 // error aborts the game's end.
 type Rater interface {
-	Rate(ctx context.Context, tx bun.Tx, g Game, o rules.Outcome, reads *db.Reads) (Rated, error)
+	Rate(ctx context.Context, tx db.Tx, g Game, o rules.Outcome, reads *db.Reads) (Rated, error)
 }
 
 // Rated rates a finished game g (with its result) once the reads of its
 // Rater have run, and returns what the game did to its players' ratings,
-// which game:completed carries. What it writes it queues with db.Later.
+// which game:completed carries. What it writes it queues with db.Tx.Later.
 type Rated func(ctx context.Context, g Game) ([]RatingChange, error)
 
 // RatingChange is what a finished game did to a player's rating in its
@@ -258,7 +258,7 @@ const lockGameSQL = `SELECT g.*, ARRAY(SELECT p.user_id::text FROM game_players 
 
 // lockGame reads a game with its players and locks its row for the
 // transaction. NOT_FOUND when there is none.
-func lockGame(ctx context.Context, tx bun.Tx, id string) (Game, error) {
+func lockGame(ctx context.Context, tx db.Tx, id string) (Game, error) {
 	var g Game
 	id, ok := domain.CanonicalID(id)
 	if !ok {

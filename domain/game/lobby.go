@@ -121,7 +121,7 @@ func (s *Service) JoinQueue(ctx context.Context, userID, lobbyID string) (JoinRe
 	if done {
 		return res, nil
 	}
-	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		res = JoinResult{}
 		var l Lobby
 		// The lobby's lock orders the joins that run in a transaction; it
@@ -258,7 +258,7 @@ func (s *Service) joinFree(ctx context.Context, userID, lobbyID string) (JoinRes
 
 // checkFree refuses a user who is in a game or another queue. It locks the
 // user's presence row (if any) for the transaction.
-func (s *Service) checkFree(ctx context.Context, tx bun.Tx, userID string, here *Lobby) error {
+func (s *Service) checkFree(ctx context.Context, tx db.Tx, userID string, here *Lobby) error {
 	var p presence
 	err := tx.NewSelect().Model(&p).Where("user_id = ?", userID).For("UPDATE").Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -285,7 +285,7 @@ func busy(p presence, here *Lobby) error {
 // covers reports whether the user's available balance covers stake, and
 // what that balance is; it locks the balance row so that it stays so until
 // the transaction ends.
-func covers(ctx context.Context, tx bun.Tx, userID string, stake int64) (available int64, ok bool, err error) {
+func covers(ctx context.Context, tx db.Tx, userID string, stake int64) (available int64, ok bool, err error) {
 	if stake == 0 {
 		return 0, true, nil
 	}
@@ -310,7 +310,7 @@ func stakeNotCovered(stake, available int64) *domain.Error {
 // locked rows waiting, in queue order) who can still cover the stake and
 // whom player protection does not refuse it (refused); users who no
 // longer may are taken out of the queue and told why.
-func (s *Service) nextInQueue(ctx context.Context, tx bun.Tx, l Lobby, waiting []presence, refused map[string]*domain.Error) (string, error) {
+func (s *Service) nextInQueue(ctx context.Context, tx db.Tx, l Lobby, waiting []presence, refused map[string]*domain.Error) (string, error) {
 	for _, p := range waiting {
 		reason := "your balance no longer covers the stake"
 		if e := refused[p.UserID]; e != nil {
@@ -327,7 +327,7 @@ func (s *Service) nextInQueue(ctx context.Context, tx bun.Tx, l Lobby, waiting [
 		if _, err := tx.NewDelete().Model(&p).WherePK().Exec(ctx); err != nil {
 			return "", err
 		}
-		if err := s.rooms.Tell(ctx, p.UserID, "queue:removed", QueueRemoved{LobbyID: l.ID, Reason: reason}); err != nil {
+		if err := s.rooms.Tell(tx, p.UserID, "queue:removed", QueueRemoved{LobbyID: l.ID, Reason: reason}); err != nil {
 			return "", err
 		}
 	}
@@ -369,7 +369,7 @@ func otherRefused(who string) *domain.Error {
 
 // LockStakedQueues locks the user's entries in the queues of staked
 // lobbies for tx: what LeaveStakedQueues would end.
-func (s *Service) LockStakedQueues(ctx context.Context, tx bun.Tx, userID string) error {
+func (s *Service) LockStakedQueues(ctx context.Context, tx db.Tx, userID string) error {
 	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM user_presence AS p JOIN lobbies AS l ON l.id = p.lobby_id
 		WHERE p.user_id = ? AND p.kind = 'queue' AND l.stake_minor > 0 FOR UPDATE OF p`, userID); err != nil {
 		return fmt.Errorf("lock the staked queue entries of %s: %w", userID, err)
@@ -379,7 +379,7 @@ func (s *Service) LockStakedQueues(ctx context.Context, tx bun.Tx, userID string
 
 // LeaveStakedQueues takes the user out of the queue of a staked lobby they
 // wait in, in tx, and tells them (a time-out or self-exclusion starts).
-func (s *Service) LeaveStakedQueues(ctx context.Context, tx bun.Tx, userID string) error {
+func (s *Service) LeaveStakedQueues(ctx context.Context, tx db.Tx, userID string) error {
 	var lobbies []string
 	if err := tx.NewRaw(`DELETE FROM user_presence AS p USING lobbies AS l
 		WHERE p.user_id = ? AND p.kind = 'queue' AND l.id = p.lobby_id AND l.stake_minor > 0 RETURNING p.lobby_id`,
@@ -387,7 +387,7 @@ func (s *Service) LeaveStakedQueues(ctx context.Context, tx bun.Tx, userID strin
 		return fmt.Errorf("take %s out of staked queues: %w", userID, err)
 	}
 	for _, id := range lobbies {
-		if err := s.rooms.Tell(ctx, userID, "queue:removed", QueueRemoved{LobbyID: id,
+		if err := s.rooms.Tell(tx, userID, "queue:removed", QueueRemoved{LobbyID: id,
 			Reason: "you are taking a time-out or excluded yourself: staked games are closed to you until it ends"}); err != nil {
 			return err
 		}

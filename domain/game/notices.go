@@ -4,8 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/uptrace/bun"
-
+	"wager/db"
 	"wager/domain/notify"
 )
 
@@ -40,7 +39,7 @@ type CompletedNotice struct {
 // notifyCompleted tells each player of a finished game how it ended and
 // what it paid them, in the transaction that finished it, with its
 // queued writes (told reserved their ids, in the players' order).
-func (s *Service) notifyCompleted(ctx context.Context, tx bun.Tx, told *notify.Reserved, g Game, r Result) error {
+func (s *Service) notifyCompleted(ctx context.Context, tx db.Tx, told *notify.Reserved, g Game, r Result) error {
 	msgs := make([]notify.Message, 0, len(g.Players))
 	for _, p := range g.Players {
 		n := CompletedNotice{GameID: g.ID, GameType: g.GameType, Status: g.Status, WinnerID: r.WinnerID,

@@ -121,7 +121,7 @@ func newPlatformOn(t testing.TB, bdb *bun.DB, c *clock) *platform {
 	// Settlement needs the platform's addresses, not the chain itself.
 	m := money.New(bdb, nil, keys, solana.PublicKey{}, c.now, log, money.Confirmers{}, money.Deps{})
 	p := &platform{db: bdb, clock: c, sink: sink, rooms: rooms}
-	settle := func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
+	settle := func(ctx context.Context, tx db.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
 		pay := p.pot.StartSettle(tx, g, players, o, reads)
 		return func(ctx context.Context) (game.Settlement, error) { return pay(ctx, "") }, nil
 	}
@@ -158,7 +158,7 @@ func (p *platform) newPlayer(t testing.TB, amount int64) string {
 // move posts a ledger transaction of its own.
 func (p *platform) move(t testing.TB, kind string, entries []money.Entry) {
 	t.Helper()
-	err := db.Transact(context.Background(), p.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(context.Background(), p.db, func(ctx context.Context, tx db.Tx) error {
 		_, err := money.Post(ctx, tx, nil, money.Posting{Kind: kind, Reference: kind + ":" + uuid.NewString(), Entries: entries})
 		return err
 	})

@@ -54,7 +54,7 @@ type Matched struct {
 // the opening events and tells the players. Its callers (a queue's match,
 // a challenge accepted, a rematch agreed) have asked player protection
 // about every player's stake in the same transaction.
-func (s *Service) startGame(ctx context.Context, tx bun.Tx, n newGame) (Game, error) {
+func (s *Service) startGame(ctx context.Context, tx db.Tx, n newGame) (Game, error) {
 	g, opening, err := s.insertGame(ctx, tx, n)
 	if err != nil {
 		return Game{}, err
@@ -64,14 +64,14 @@ func (s *Service) startGame(ctx context.Context, tx bun.Tx, n newGame) (Game, er
 			return Game{}, err
 		}
 	}
-	if err := s.rooms.Opened(ctx, opening); err != nil {
+	if err := s.rooms.Opened(tx, opening); err != nil {
 		return Game{}, err
 	}
-	if err := db.AfterCommit(ctx, func() { s.started(g) }); err != nil {
+	if err := tx.AfterCommit(func() { s.started(g) }); err != nil {
 		return Game{}, err
 	}
 	for _, uid := range n.players {
-		if err := s.rooms.Tell(ctx, uid, "game:matched", Matched{GameID: g.ID, GameType: n.gameType}); err != nil {
+		if err := s.rooms.Tell(tx, uid, "game:matched", Matched{GameID: g.ID, GameType: n.gameType}); err != nil {
 			return Game{}, err
 		}
 	}
@@ -208,7 +208,7 @@ func (s *Service) insertGame(ctx context.Context, idb bun.IDB, n newGame) (Game,
 // does not cover it, without saying whose); tell is told the players' new
 // balances. Their wallet history lines are queued with the transaction's
 // writes.
-func lockStakes(ctx context.Context, tx bun.Tx, tell money.Teller, gameID string, players []string, stake int64, now time.Time) error {
+func lockStakes(ctx context.Context, tx db.Tx, tell money.Teller, gameID string, players []string, stake int64, now time.Time) error {
 	postings := make([]money.Posting, len(players))
 	for i, uid := range players {
 		postings[i] = money.Posting{Kind: "stake", Reference: "stake:" + gameID + ":" + uid, At: now,
@@ -220,7 +220,7 @@ func lockStakes(ctx context.Context, tx bun.Tx, tell money.Teller, gameID string
 		return fmt.Errorf("lock the stakes of game %s: %w", gameID, err)
 	}
 	for _, uid := range players {
-		if err := money.RecordActivityLater(ctx, money.Activity{UserID: uid, Kind: money.KindStake, AmountMinor: -stake,
+		if err := money.RecordActivityLater(tx, money.Activity{UserID: uid, Kind: money.KindStake, AmountMinor: -stake,
 			Counterparty: "game " + gameID, GameID: gameID}, now); err != nil {
 			return err
 		}
@@ -362,7 +362,7 @@ func (s *Service) actAtOnce(ctx context.Context, userID, gameID string, do step)
 // actLocked runs the action in a transaction that locks the game.
 func (s *Service) actLocked(ctx context.Context, userID, gameID string, do step) (ActResult, error) {
 	var out ActResult
-	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		g, err := lockGame(ctx, tx, gameID)
 		if err != nil {
 			return err
@@ -395,7 +395,7 @@ func checkActor(g Game, userID string) error {
 // and events; when the rules say the game is over it also settles it,
 // frees the players and announces game:completed, in the same statement
 // as the step's events. g's Seq and Status follow.
-func (s *Service) advance(ctx context.Context, tx bun.Tx, g *Game, do step) error {
+func (s *Service) advance(ctx context.Context, tx db.Tx, g *Game, do step) error {
 	now := s.now()
 	n, err := nextState(*g, do, now)
 	if err != nil {
@@ -426,8 +426,8 @@ func (s *Service) advance(ctx context.Context, tx bun.Tx, g *Game, do step) erro
 
 // append records events of a locked game, with u in the same statement
 // (the transaction's last one when last: it carries the writes queued
-// with db.Later), and moves g.Seq to the last.
-func (s *Service) append(ctx context.Context, tx bun.Tx, g *Game, now time.Time, u eventlog.Update, last bool, events ...rules.Event) error {
+// with db.Tx.Later), and moves g.Seq to the last.
+func (s *Service) append(ctx context.Context, tx db.Tx, g *Game, now time.Time, u eventlog.Update, last bool, events ...rules.Event) error {
 	appendEvents := s.rooms.AppendUpdating
 	if last {
 		appendEvents = s.rooms.AppendLast
@@ -460,7 +460,7 @@ type Completed struct {
 // sees whatever was committed before the end); what they write without
 // reading it back is queued, to go with the statement that stores the
 // game's end.
-func (s *Service) finish(ctx context.Context, tx bun.Tx, g *Game, o rules.Outcome, now time.Time) (rules.Event, error) {
+func (s *Service) finish(ctx context.Context, tx db.Tx, g *Game, o rules.Outcome, now time.Time) (rules.Event, error) {
 	g.Status = StatusCompleted
 	if o.Reason == "abandoned" {
 		g.Status = StatusCancelled
@@ -474,7 +474,7 @@ func (s *Service) finish(ctx context.Context, tx bun.Tx, g *Game, o rules.Outcom
 	if err != nil {
 		return rules.Event{}, fmt.Errorf("settle game %s: %w", g.ID, err)
 	}
-	told := s.notify.Reserve(ctx, &reads, g.Players)
+	told := s.notify.Reserve(tx, &reads, g.Players)
 	var rated Rated
 	if s.rate != nil {
 		if rated, err = s.rate.Rate(ctx, tx, *g, o, &reads); err != nil {
@@ -518,7 +518,7 @@ func (s *Service) finish(ctx context.Context, tx bun.Tx, g *Game, o rules.Outcom
 			return rules.Event{}, fmt.Errorf("record the end of game %s: %w", g.ID, err)
 		}
 	}
-	if err := db.Later(ctx, "DELETE FROM user_presence WHERE game_id = ?", g.ID); err != nil {
+	if err := tx.Later("DELETE FROM user_presence WHERE game_id = ?", g.ID); err != nil {
 		return rules.Event{}, fmt.Errorf("free the players of game %s: %w", g.ID, err)
 	}
 	return rules.Event{Name: "game:completed", Data: Completed{GameID: g.ID, Status: g.Status, Result: result, Ratings: ratings,
@@ -547,7 +547,7 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 // is at or before cutoff, and reports whether there was one.
 func (s *Service) expireOne(ctx context.Context, cutoff time.Time) (bool, error) {
 	claimed := false
-	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		claimed = false
 		var g Game
 		err := tx.NewSelect().Model(&g).ColumnExpr("g.*").

@@ -87,7 +87,7 @@ func (s *Service) rematchState(ctx context.Context, idb bun.IDB, gameID string) 
 // player protection's refusals of the asking player's stake.
 func (s *Service) RequestRematch(ctx context.Context, userID, gameID string) (Rematch, error) {
 	var out Rematch
-	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		g, err := s.finishedGameOfPlayer(ctx, tx, userID, gameID)
 		if err != nil {
 			return err
@@ -154,7 +154,7 @@ func (s *Service) RequestRematch(ctx context.Context, userID, gameID string) (Re
 		} else {
 			for _, p := range players {
 				if p != userID {
-					if err := s.rooms.Tell(ctx, p, "rematch:requested", RematchNotice{GameID: g.ID, UserID: userID}); err != nil {
+					if err := s.rooms.Tell(tx, p, "rematch:requested", RematchNotice{GameID: g.ID, UserID: userID}); err != nil {
 						return err
 					}
 				}
@@ -175,7 +175,7 @@ func (s *Service) RequestRematch(ctx context.Context, userID, gameID string) (Re
 // CancelRematch withdraws the user's rematch request.
 func (s *Service) CancelRematch(ctx context.Context, userID, gameID string) (Rematch, error) {
 	var out Rematch
-	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		g, err := s.finishedGameOfPlayer(ctx, tx, userID, gameID)
 		if err != nil {
 			return err
@@ -210,7 +210,7 @@ func (s *Service) AnnounceRematchLobby(ctx context.Context, userID, gameID, lobb
 	if !ok {
 		return domain.Invalid(map[string]string{"lobbyId": "must be a lobby id"})
 	}
-	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		g, err := s.finishedGameOfPlayer(ctx, tx, userID, gameID)
 		if err != nil {
 			return err
@@ -222,7 +222,7 @@ func (s *Service) AnnounceRematchLobby(ctx context.Context, userID, gameID, lobb
 		}
 		for _, p := range g.Players {
 			if p != userID {
-				if err := s.rooms.Tell(ctx, p, "rematch:lobby", RematchLobbyNotice{GameID: g.ID, LobbyID: lobbyID}); err != nil {
+				if err := s.rooms.Tell(tx, p, "rematch:lobby", RematchLobbyNotice{GameID: g.ID, LobbyID: lobbyID}); err != nil {
 					return err
 				}
 			}
@@ -235,7 +235,7 @@ func (s *Service) AnnounceRematchLobby(ctx context.Context, userID, gameID, lobb
 	return nil
 }
 
-func (s *Service) finishedGameOfPlayer(ctx context.Context, tx bun.Tx, userID, gameID string) (Game, error) {
+func (s *Service) finishedGameOfPlayer(ctx context.Context, tx db.Tx, userID, gameID string) (Game, error) {
 	g, err := lockGame(ctx, tx, gameID)
 	if err != nil {
 		return g, err

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"wager/db"
 	"wager/domain/eventlog"
 	"wager/domain/game/rules"
@@ -102,7 +100,7 @@ func (s *Service) recordRun(ctx context.Context, now time.Time) (int, error) {
 	resumed := 0
 	var prev sql.NullTime
 	var closed bool
-	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		resumed = 0
 		if err := tx.QueryRowContext(ctx, "SELECT ran_at, closed FROM deadline_worker FOR UPDATE").Scan(&prev, &closed); err != nil {
 			return fmt.Errorf("read the last run of the deadline worker: %w", err)
@@ -148,7 +146,7 @@ func (s *Service) recordRun(ctx context.Context, now time.Time) (int, error) {
 
 // resume gives a locked game's current round or turn its full time again
 // from now, stored with game:resumed.
-func (s *Service) resume(ctx context.Context, tx bun.Tx, g *Game, now time.Time) error {
+func (s *Service) resume(ctx context.Context, tx db.Tx, g *Game, now time.Time) error {
 	r, err := rulesOf(g.GameType)
 	if err != nil {
 		return err

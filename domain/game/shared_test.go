@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"wager/db"
 	"wager/domain/game"
 	"wager/domain/game/rules"
@@ -45,7 +43,7 @@ func (h heard) LatestSeq(gameID string) (int, bool) {
 func TestAGameHandedOutIsNotChangedByLaterMovesAndReads(t *testing.T) {
 	p := newPlatform(t)
 	log := slog.New(slog.DiscardHandler)
-	settle := func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
+	settle := func(ctx context.Context, tx db.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
 		pay := p.pot.StartSettle(tx, g, players, o, reads)
 		return func(ctx context.Context) (game.Settlement, error) { return pay(ctx, "") }, nil
 	}

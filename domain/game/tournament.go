@@ -4,8 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/uptrace/bun"
-
+	"wager/db"
 	"wager/domain"
 )
 
@@ -20,6 +19,6 @@ var errTournamentRematch = domain.Errorf(domain.CodeConflict,
 // match. CONFLICT when a player is in a queue or another game (nothing of
 // the game is written then, but tx is the caller's to roll back);
 // VALIDATION_ERROR for a game type or settings the rules refuse.
-func (s *Service) StartTournamentGame(ctx context.Context, tx bun.Tx, tournamentID, gameType string, settings json.RawMessage, players []string) (Game, error) {
+func (s *Service) StartTournamentGame(ctx context.Context, tx db.Tx, tournamentID, gameType string, settings json.RawMessage, players []string) (Game, error) {
 	return s.startGame(ctx, tx, newGame{tournament: &tournamentID, gameType: gameType, settings: settings, players: players})
 }

@@ -93,7 +93,7 @@ type ReviewHeld struct {
 
 // Notifier tells users something in the caller's transaction.
 type Notifier interface {
-	SendMany(ctx context.Context, tx bun.IDB, msgs []notify.Message) error
+	SendMany(ctx context.Context, tx db.Tx, msgs []notify.Message) error
 }
 
 // BetSettler settles a game's bets: at the game's end (held or not) and
@@ -102,14 +102,14 @@ type BetSettler interface {
 	// StartSettle adds what paying out g reads to reads, and returns what
 	// pays it out once they have run, holding its bets for the review
 	// reason given ("": not held).
-	StartSettle(tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) func(ctx context.Context, review string) (game.Settlement, error)
-	SettleHeldBets(ctx context.Context, tx bun.Tx, gameID, winner string) ([]game.SettlementTransfer, error)
+	StartSettle(tx db.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) func(ctx context.Context, review string) (game.Settlement, error)
+	SettleHeldBets(ctx context.Context, tx db.Tx, gameID, winner string) ([]game.SettlementTransfer, error)
 }
 
 // MarketCloser resolves a game's market, or holds it for review.
 type MarketCloser interface {
-	Resolve(ctx context.Context, tx bun.Tx, gameID, winner string) error
-	Hold(ctx context.Context, tx bun.Tx, gameID string) ([]string, error)
+	Resolve(ctx context.Context, tx db.Tx, gameID, winner string) error
+	Hold(ctx context.Context, tx db.Tx, gameID string) ([]string, error)
 }
 
 // Reviews settles finished games, holding the bets and market of
@@ -150,7 +150,7 @@ func NewReviews(bdb *bun.DB, now domain.Clock, d ReviewDeps) *Reviews {
 // link made after the bet or trade, which the checks at the bet and the
 // order could not see). A free game has neither pools nor market: it is
 // only paid out. What it reads it adds to reads (see game.Settler).
-func (r *Reviews) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
+func (r *Reviews) Settle(ctx context.Context, tx db.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
 	pay := r.pot.StartSettle(tx, g, players, o, reads)
 	if g.StakeMinor == 0 {
 		return func(ctx context.Context) (game.Settlement, error) { return pay(ctx, "") }, nil
@@ -197,7 +197,7 @@ func (r *Reviews) Settle(ctx context.Context, tx bun.Tx, g game.Game, players []
 
 // hold holds a finished game's bets (held by the payout already) and
 // market for review, and tells their holders.
-func (r *Reviews) hold(ctx context.Context, tx bun.Tx, g game.Game, o rules.Outcome, reason string, pools, paid int64) error {
+func (r *Reviews) hold(ctx context.Context, tx db.Tx, g game.Game, o rules.Outcome, reason string, pools, paid int64) error {
 	traders, err := r.market.Hold(ctx, tx, g.ID)
 	if err != nil {
 		return err
@@ -300,7 +300,7 @@ func (r *Reviews) decide(ctx context.Context, actorID, gameID, reason string, vo
 		return Review{}, domain.Errorf(domain.CodeNotFound, "no such game")
 	}
 	var out Review
-	err = db.Transact(ctx, r.db, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, r.db, func(ctx context.Context, tx db.Tx) error {
 		var rows []Review
 		if err := tx.NewRaw(`SELECT r.* FROM integrity_reviews AS r JOIN games AS g ON g.id = r.game_id
 			WHERE r.game_id = ? FOR UPDATE OF g, r`, id).Scan(ctx, &rows); err != nil {

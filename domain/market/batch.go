@@ -80,7 +80,7 @@ func (s *Service) Place(ctx context.Context, userID, gameID string, side engine.
 func (s *Service) placeAll(ctx context.Context, batch []pending) []db.Result[Placed] {
 	var results []db.Result[Placed]
 	gameID := batch[0].gameID
-	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		var err error
 		results, err = s.placeBatch(ctx, tx, gameID, batch)
 		return err
@@ -109,7 +109,7 @@ type taken struct {
 	tif   engine.TIF
 }
 
-func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batch []pending) ([]db.Result[Placed], error) {
+func (s *Service) placeBatch(ctx context.Context, tx db.Tx, gameID string, batch []pending) ([]db.Result[Placed], error) {
 	results := make([]db.Result[Placed], len(batch))
 	g, m, err := s.lock(ctx, tx, gameID)
 	var de *domain.Error
@@ -352,7 +352,7 @@ func (s *Service) placeBatch(ctx context.Context, tx bun.Tx, gameID string, batc
 // locks are given back (fx) and they leave the book. linked holds the
 // links of the batch's traders, read already; the other owners' are read
 // in one statement.
-func (s *Service) cancelLinked(ctx context.Context, tx bun.Tx, m marketRow, batch []pending, linked map[string]*domain.Error,
+func (s *Service) cancelLinked(ctx context.Context, tx db.Tx, m marketRow, batch []pending, linked map[string]*domain.Error,
 	book *engine.Book, resting map[int64]Order, fx *effects, now time.Time) error {
 	var others []string
 	for _, r := range resting {
@@ -392,7 +392,7 @@ func (s *Service) cancelLinked(ctx context.Context, tx bun.Tx, m marketRow, batc
 
 // buyRefusals asks player protection about the buyers of orders, in one
 // statement (none, and a nil rule, when no order buys).
-func (s *Service) buyRefusals(ctx context.Context, tx bun.Tx, orders []*taken) (func(userID string, lost, atRisk int64) *domain.Error, error) {
+func (s *Service) buyRefusals(ctx context.Context, tx db.Tx, orders []*taken) (func(userID string, lost, atRisk int64) *domain.Error, error) {
 	var buyers []string
 	for _, o := range orders {
 		if o.eng.Side == engine.Buy && !slices.Contains(buyers, o.eng.Owner) {
@@ -432,7 +432,7 @@ const batchIDs = int64(1) << 62
 // cross (a buy of X at q: sells of X at q or less and buys of the other
 // outcome at One-q or more; a sell the other way round), and returns the
 // loaded orders by seq.
-func (s *Service) crossing(ctx context.Context, tx bun.Tx, gameID string, m marketRow, orders []engine.Order) (*engine.Book, map[int64]Order, error) {
+func (s *Service) crossing(ctx context.Context, tx db.Tx, gameID string, m marketRow, orders []engine.Order) (*engine.Book, map[int64]Order, error) {
 	// Per outcome: the highest sell price and the lowest buy price that any
 	// order crosses (0 and above One: none).
 	sellsUpTo, buysFrom := [2]int64{}, [2]int64{engine.One + 1, engine.One + 1}
@@ -471,7 +471,7 @@ func (s *Service) crossing(ctx context.Context, tx bun.Tx, gameID string, m mark
 // availableOf reads the available balances of users, locking them in the
 // order of their ids for the transaction: the orders' checks against them
 // hold until the commit.
-func availableOf(ctx context.Context, tx bun.Tx, users []string) (map[string]int64, error) {
+func availableOf(ctx context.Context, tx db.Tx, users []string) (map[string]int64, error) {
 	accounts := make([]string, len(users))
 	for i, u := range users {
 		accounts[i] = money.Available(u)

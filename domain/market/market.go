@@ -51,12 +51,12 @@ var Events = map[string]any{EventMarket: View{}}
 
 // Notifier sends a user a notification in the caller's transaction.
 type Notifier interface {
-	Send(ctx context.Context, tx bun.IDB, userID, typ string, data any) error
+	Send(ctx context.Context, tx db.Tx, userID, typ string, data any) error
 }
 
 // Unlocker unlocks an achievement for users in the caller's transaction.
 type Unlocker interface {
-	UnlockEach(ctx context.Context, tx bun.Tx, userIDs []string, id string) error
+	UnlockEach(ctx context.Context, tx db.Tx, userIDs []string, id string) error
 }
 
 // Achievement unlocked by a user's first trade, and the notification type
@@ -225,7 +225,7 @@ type lockedGame struct {
 // order), and returns the game's status and stake and the market with the
 // players' names. A free game, or one without two players, has no market:
 // its row is zero.
-func (s *Service) lock(ctx context.Context, tx bun.Tx, gameID string) (lockedGame, marketRow, error) {
+func (s *Service) lock(ctx context.Context, tx db.Tx, gameID string) (lockedGame, marketRow, error) {
 	var row struct {
 		lockedGame
 		marketRow

@@ -44,7 +44,7 @@ func (r OrderRequest) validate(outcomes []string) (engine.TIF, error) {
 }
 
 // holdings reads what users hold in the market.
-func (s *Service) holdings(ctx context.Context, tx bun.Tx, gameID string, m marketRow, users []string) (map[slot]*holding, error) {
+func (s *Service) holdings(ctx context.Context, tx db.Tx, gameID string, m marketRow, users []string) (map[slot]*holding, error) {
 	var rows []struct {
 		UserID    string `bun:"user_id"`
 		OutcomeID string `bun:"outcome_id"`
@@ -64,7 +64,7 @@ func (s *Service) holdings(ctx context.Context, tx bun.Tx, gameID string, m mark
 }
 
 // fillMakers adds the shares filled to the resting orders (by seq).
-func fillMakers(ctx context.Context, tx bun.Tx, filled map[int64]int64, now time.Time) error {
+func fillMakers(ctx context.Context, tx db.Tx, filled map[int64]int64, now time.Time) error {
 	seqs, shares := make([]int64, 0, len(filled)), make([]int64, 0, len(filled))
 	for seq, n := range filled {
 		seqs, shares = append(seqs, seq), append(shares, n)
@@ -80,7 +80,7 @@ func fillMakers(ctx context.Context, tx bun.Tx, filled map[int64]int64, now time
 }
 
 // write stores the holdings fx changed and its ledger postings.
-func (s *Service) write(ctx context.Context, tx bun.Tx, gameID string, m marketRow, fx *effects) error {
+func (s *Service) write(ctx context.Context, tx db.Tx, gameID string, m marketRow, fx *effects) error {
 	if len(fx.holdings) > 0 {
 		var users, outcomes []string
 		var shares, locked, cost []int64
@@ -137,7 +137,7 @@ func (s *Service) Cancel(ctx context.Context, userID, gameID, orderID string) (O
 		return Order{}, domain.Errorf(domain.CodeNotFound, "no such order")
 	}
 	var out Order
-	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		_, m, err := s.lock(ctx, tx, gameID)
 		if err != nil {
 			return err
@@ -173,7 +173,7 @@ func (s *Service) Cancel(ctx context.Context, userID, gameID, orderID string) (O
 
 // LockBuyMarkets locks, for tx and in id order, the games whose markets
 // hold open buy orders of userID: what CancelBuysOf would lock first.
-func (s *Service) LockBuyMarkets(ctx context.Context, tx bun.Tx, userID string) error {
+func (s *Service) LockBuyMarkets(ctx context.Context, tx db.Tx, userID string) error {
 	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM games WHERE id IN (SELECT game_id FROM market_orders
 		WHERE user_id = ? AND side = 'buy' AND status = 'open') ORDER BY id FOR NO KEY UPDATE`, userID); err != nil {
 		return fmt.Errorf("lock the markets of the open buys of %s: %w", userID, err)
@@ -185,7 +185,7 @@ func (s *Service) LockBuyMarkets(ctx context.Context, tx bun.Tx, userID string) 
 // and releases what they lock, in tx (a time-out or self-exclusion
 // starts). Each market is locked as an order locks it (its game, then
 // itself), in the order of the games' ids, before the balance moves.
-func (s *Service) CancelBuysOf(ctx context.Context, tx bun.Tx, userID string) error {
+func (s *Service) CancelBuysOf(ctx context.Context, tx db.Tx, userID string) error {
 	var games []string
 	if err := tx.NewRaw(`SELECT DISTINCT game_id FROM market_orders WHERE user_id = ? AND side = 'buy' AND status = 'open' ORDER BY game_id`,
 		userID).Scan(ctx, &games); err != nil && !errors.Is(err, sql.ErrNoRows) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"wager/db"
@@ -25,7 +24,7 @@ import (
 // one statement: no order can open it afterwards, since orders take the
 // game's row, which tx holds, and find the game over. A second call
 // changes nothing.
-func (s *Service) Resolve(ctx context.Context, tx bun.Tx, gameID, winner string) error {
+func (s *Service) Resolve(ctx context.Context, tx db.Tx, gameID, winner string) error {
 	m, ok, err := s.close(ctx, tx, gameID)
 	if err != nil || !ok {
 		return err
@@ -64,7 +63,7 @@ func (s *Service) Resolve(ctx context.Context, tx bun.Tx, gameID, winner string)
 // held (no order, no redemption) until Resolve, when an admin releases or
 // voids it. It returns the market's holders (everyone with shares), to be
 // told; a game without a market returns none.
-func (s *Service) Hold(ctx context.Context, tx bun.Tx, gameID string) ([]string, error) {
+func (s *Service) Hold(ctx context.Context, tx db.Tx, gameID string) ([]string, error) {
 	m, ok, err := s.close(ctx, tx, gameID)
 	if err != nil || !ok {
 		return nil, err
@@ -83,7 +82,7 @@ func (s *Service) Hold(ctx context.Context, tx bun.Tx, gameID string) ([]string,
 // open orders and releases what they lock and what open sells lock of
 // positions. It reports false when there is no such market, or it is
 // resolved already.
-func (s *Service) close(ctx context.Context, tx bun.Tx, gameID string) (marketRow, bool, error) {
+func (s *Service) close(ctx context.Context, tx db.Tx, gameID string) (marketRow, bool, error) {
 	var opened bool
 	if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM markets WHERE game_id = ? AND status IN ('open', 'held'))", gameID).
 		Scan(&opened); err != nil {
@@ -127,7 +126,7 @@ func (s *Service) Redeem(ctx context.Context, userID, gameID string) (Redeemed, 
 		return Redeemed{}, err
 	}
 	var out Redeemed
-	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		out = Redeemed{}
 		var m marketRow
 		err := tx.NewSelect().Table("markets").Column("outcomes", "status", "resolution").Where("game_id = ?", g.GameID).Scan(ctx, &m)

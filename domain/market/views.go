@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
+	"wager/db"
 	"wager/domain"
 	"wager/domain/game"
 	"wager/domain/market/engine"
@@ -134,7 +135,7 @@ func sorted(levels map[int64]int64, descending bool) []Level {
 }
 
 // announce appends game:market with the market as it is now.
-func (s *Service) announce(ctx context.Context, tx bun.Tx, gameID string, m marketRow, last *Trade) error {
+func (s *Service) announce(ctx context.Context, tx db.Tx, gameID string, m marketRow, last *Trade) error {
 	v, err := s.view(ctx, tx, gameID, m, last, last != nil)
 	if err != nil {
 		return err

@@ -62,10 +62,9 @@ func RecordActivity(ctx context.Context, idb bun.IDB, a Activity, now time.Time)
 	return nil
 }
 
-// RecordActivityLater is RecordActivity queued with the writes of the
-// transaction of ctx (see db.Later): the line is stored with them, before
-// the commit.
-func RecordActivityLater(ctx context.Context, a Activity, now time.Time) error {
+// RecordActivityLater is RecordActivity queued with the writes of tx (see
+// db.Tx.Later): the line is stored with them, before the commit.
+func RecordActivityLater(tx db.Tx, a Activity, now time.Time) error {
 	if a.Status == "" {
 		a.Status = "confirmed"
 	}
@@ -73,7 +72,7 @@ func RecordActivityLater(ctx context.Context, a Activity, now time.Time) error {
 	if a.GameID != "" {
 		gameID = a.GameID
 	}
-	if err := db.Later(ctx, `INSERT INTO wallet_activity (user_id, kind, amount_minor, counterparty, signature, status, game_id, created_at)
+	if err := tx.Later(`INSERT INTO wallet_activity (user_id, kind, amount_minor, counterparty, signature, status, game_id, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, a.UserID, a.Kind, a.AmountMinor, a.Counterparty, a.Signature, a.Status, gameID, now); err != nil {
 		return fmt.Errorf("record the %s activity of user %s: %w", a.Kind, a.UserID, err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
+	"wager/db"
 	"wager/domain"
 )
 
@@ -67,7 +68,7 @@ type Posting struct {
 // Teller tells a user's open sockets something once the caller's
 // transaction commits (eventlog.Log does, on every instance).
 type Teller interface {
-	Tell(ctx context.Context, userID, kind string, data any) error
+	Tell(tx db.Tx, userID, kind string, data any) error
 }
 
 // NoticeBalance is the kind of the notice that carries a user's new
@@ -95,7 +96,7 @@ type PlatformBalance struct {
 // place where users' balances change, so no movement (stake, payout,
 // refund, deposit, withdrawal) can forget to tell. tell may be nil only
 // where nobody listens (the ledger's own tests) or no user account moves.
-func Post(ctx context.Context, tx bun.Tx, tell Teller, p Posting) (bool, error) {
+func Post(ctx context.Context, tx db.Tx, tell Teller, p Posting) (bool, error) {
 	n, err := PostAll(ctx, tx, tell, []Posting{p})
 	return n == 1, err
 }
@@ -105,7 +106,7 @@ func Post(ctx context.Context, tx bun.Tx, tell Teller, p Posting) (bool, error) 
 // and one more to read the balances it tells. It returns how many were
 // new; a posting whose reference was posted before is skipped.
 // INSUFFICIENT_FUNDS names the first posting's kind.
-func PostAll(ctx context.Context, tx bun.Tx, tell Teller, ps []Posting) (int, error) {
+func PostAll(ctx context.Context, tx db.Tx, tell Teller, ps []Posting) (int, error) {
 	if len(ps) == 0 {
 		return 0, nil
 	}
@@ -192,7 +193,7 @@ func PostAll(ctx context.Context, tx bun.Tx, tell Teller, ps []Posting) (int, er
 // commits. Two transactions of one user that commit at nearly the same
 // time may have their notices delivered in either order; the next movement
 // or page load corrects a stale figure.
-func tellBalances(ctx context.Context, tx bun.Tx, tell Teller, entries []Entry) error {
+func tellBalances(ctx context.Context, tx db.Tx, tell Teller, entries []Entry) error {
 	var users []string
 	for _, e := range entries {
 		rest, ok := strings.CutPrefix(e.Account, "user:")
@@ -211,7 +212,7 @@ func tellBalances(ctx context.Context, tx bun.Tx, tell Teller, entries []Entry) 
 		return err
 	}
 	for _, uid := range users {
-		if err := tell.Tell(ctx, uid, NoticeBalance, balances[uid]); err != nil {
+		if err := tell.Tell(tx, uid, NoticeBalance, balances[uid]); err != nil {
 			return fmt.Errorf("tell user %s the new balance: %w", uid, err)
 		}
 	}

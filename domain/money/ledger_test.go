@@ -11,7 +11,6 @@ import (
 	"github.com/gagliardetto/solana-go"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/uptrace/bun"
 
 	"wager/db"
 	"wager/db/dbtest"
@@ -40,7 +39,7 @@ func newUser(t testing.TB) users.User {
 func post(t testing.TB, p money.Posting) (bool, error) {
 	t.Helper()
 	var posted bool
-	err := db.Transact(context.Background(), dbtest.DB(t), func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(context.Background(), dbtest.DB(t), func(ctx context.Context, tx db.Tx) error {
 		var err error
 		posted, err = money.Post(ctx, tx, nil, p)
 		return err
@@ -126,7 +125,7 @@ func TestDatabaseRefusesUnbalancedEntries(t *testing.T) {
 	ctx := context.Background()
 	u := newUser(t)
 	deposit(t, u.ID, 500)
-	err := db.Transact(ctx, dbtest.DB(t), func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, dbtest.DB(t), func(ctx context.Context, tx db.Tx) error {
 		var id int64
 		if err := tx.QueryRowContext(ctx, "INSERT INTO ledger_transactions (kind, reference) VALUES ('test', ?) RETURNING id",
 			"raw:"+uuid.NewString()).Scan(&id); err != nil {
@@ -193,7 +192,7 @@ func TestPostAllPostsEachReferenceOnce(t *testing.T) {
 	}
 	postAll := func(ps ...money.Posting) (int, error) {
 		var n int
-		err := db.Transact(context.Background(), dbtest.DB(t), func(ctx context.Context, tx bun.Tx) error {
+		err := db.Transact(context.Background(), dbtest.DB(t), func(ctx context.Context, tx db.Tx) error {
 			var err error
 			n, err = money.PostAll(ctx, tx, nil, ps)
 			return err
@@ -298,7 +297,7 @@ func TestDatabaseRefusesAUserOverdraft(t *testing.T) {
 	ctx := context.Background()
 	u := newUser(t)
 	deposit(t, u.ID, 100)
-	err := db.Transact(ctx, dbtest.DB(t), func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, dbtest.DB(t), func(ctx context.Context, tx db.Tx) error {
 		var id int64
 		if err := tx.QueryRowContext(ctx, "INSERT INTO ledger_transactions (kind, reference) VALUES ('test', ?) RETURNING id",
 			"raw:"+uuid.NewString()).Scan(&id); err != nil {

@@ -55,7 +55,7 @@ type Faucet interface {
 // ConfirmFunc records the effect of a confirmed intent inside the
 // transaction that marks it confirmed (a deposit credits the ledger, a
 // donation fills a pot). It runs exactly once per intent.
-type ConfirmFunc func(ctx context.Context, tx bun.Tx, in Intent) error
+type ConfirmFunc func(ctx context.Context, tx db.Tx, in Intent) error
 
 // Confirmers maps an intent kind to what its confirmation does. The
 // service confirms deposits and plain transfers itself; the services that
@@ -212,7 +212,7 @@ func (s *Service) walletOnChain(ctx context.Context, owner solana.PublicKey) (On
 // FeePayerGlobalDaily. A withdrawal is never refused by the global budget:
 // however many accounts spend it, a user can still take their money out;
 // it counts towards it all the same, since the fee payer pays for it.
-func (s *Service) chargeFeePayer(ctx context.Context, tx bun.Tx, userID string, lamports int64, withdrawal bool) error {
+func (s *Service) chargeFeePayer(ctx context.Context, tx db.Tx, userID string, lamports int64, withdrawal bool) error {
 	if err := s.chargeUser(ctx, tx, userID, lamports); err != nil {
 		return err
 	}
@@ -559,7 +559,7 @@ func (s *Service) store(ctx context.Context, in Intent) error {
 	if in.Kind != KindDeposit || s.protect == nil {
 		_, err = s.db.NewInsert().Model(&in).Exec(ctx)
 	} else {
-		err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		err = db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 			if err := s.protect.CheckDeposit(ctx, tx, in.UserID, in.AmountMinor); err != nil {
 				return err
 			}
@@ -694,7 +694,7 @@ func (s *Service) markSent(ctx context.Context, in Intent, fee int64, sig string
 		return false, nil
 	}
 	var refused *domain.Error
-	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		var status string
 		if err := tx.NewSelect().Model((*Intent)(nil)).Column("status").Where("id = ?", in.ID).For("UPDATE").Scan(ctx, &status); err != nil {
 			return fmt.Errorf("lock intent %s: %w", in.ID, err)
@@ -794,7 +794,7 @@ func (s *Service) checkSigned(ctx context.Context, in Intent, signedB64 string) 
 // confirm records a confirmed intent's effect exactly once.
 func (s *Service) confirm(ctx context.Context, intentID string) (Receipt, error) {
 	var out Intent
-	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		in, err := s.intent(ctx, tx.NewSelect().For("UPDATE"), "", intentID)
 		if err != nil {
 			return err
@@ -979,7 +979,7 @@ func (s *Service) intent(ctx context.Context, sel *bun.SelectQuery, userID, id s
 	return in, nil
 }
 
-func (s *Service) confirmDeposit(ctx context.Context, tx bun.Tx, in Intent) error {
+func (s *Service) confirmDeposit(ctx context.Context, tx db.Tx, in Intent) error {
 	if _, err := Post(ctx, tx, s.tell, Posting{Kind: KindDeposit, Reference: *in.Signature, Memo: "deposit " + in.ID, At: s.now(),
 		Entries: []Entry{{Available(in.UserID), in.AmountMinor}, {Vault, -in.AmountMinor}}}); err != nil {
 		return err
@@ -988,7 +988,7 @@ func (s *Service) confirmDeposit(ctx context.Context, tx bun.Tx, in Intent) erro
 		Counterparty: in.Destination, Signature: *in.Signature})
 }
 
-func (s *Service) confirmTransfer(ctx context.Context, tx bun.Tx, in Intent) error {
+func (s *Service) confirmTransfer(ctx context.Context, tx db.Tx, in Intent) error {
 	return s.record(ctx, tx, Activity{UserID: in.UserID, Kind: KindTransfer, AmountMinor: -in.AmountMinor,
 		Counterparty: in.Destination, Signature: *in.Signature})
 }

@@ -107,7 +107,7 @@ func (s *Service) Withdraw(ctx context.Context, u users.User, amount int64, idem
 	if open {
 		spend += chain.TokenAccountRent
 	}
-	err = db.Transact(ctx, s.db, func(ctx context.Context, dbtx bun.Tx) error {
+	err = db.Transact(ctx, s.db, func(ctx context.Context, dbtx db.Tx) error {
 		if _, err := dbtx.NewInsert().Model(&w).Exec(ctx); err != nil {
 			return fmt.Errorf("store withdrawal %s of user %s: %w", id, u.ID, err)
 		}
@@ -213,7 +213,7 @@ const expiredReason = "not seen on chain before its blockhash expired"
 // settleWithdrawal marks a pending withdrawal confirmed or failed (with the
 // credit back) exactly once, and writes the user's history line.
 func (s *Service) settleWithdrawal(ctx context.Context, w Withdrawal, status, reason string) (Withdrawal, error) {
-	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		if err := tx.NewSelect().Model(&w).WherePK().For("UPDATE").Scan(ctx); err != nil {
 			return fmt.Errorf("lock withdrawal %s: %w", w.ID, err)
 		}

@@ -70,11 +70,10 @@ func New(bdb *bun.DB, rooms *eventlog.Log, now domain.Clock) *Service {
 	return &Service{db: bdb, rooms: rooms, now: now}
 }
 
-// Send stores a notification of type typ for userID in the caller's
-// transaction (ctx must be one of db.Transact's) and, once it commits,
-// pushes it to the user's sockets as the notice "notification". data is a
-// struct with json tags.
-func (s *Service) Send(ctx context.Context, tx bun.IDB, userID, typ string, data any) error {
+// Send stores a notification of type typ for userID in tx and, once it
+// commits, pushes it to the user's sockets as the notice "notification".
+// data is a struct with json tags.
+func (s *Service) Send(ctx context.Context, tx db.Tx, userID, typ string, data any) error {
 	return s.SendMany(ctx, tx, []Message{{UserID: userID, Type: typ, Data: data}})
 }
 
@@ -91,19 +90,15 @@ type Message struct {
 // Send does. Each push's unread count is the user's unread notifications
 // before the statement plus the ones it stored for them, so two messages
 // to one user both carry the count that includes both.
-func (s *Service) SendMany(ctx context.Context, tx bun.IDB, msgs []Message) error {
+func (s *Service) SendMany(ctx context.Context, tx db.Tx, msgs []Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
 	// Notifications of this transaction still queued (see Reserved) are
 	// stored first, so that the counts below include them.
-	known := db.Local[queue](ctx)
+	known := db.Local[queue](tx)
 	if known != nil && known.waiting(msgs) {
-		btx, ok := tx.(bun.Tx)
-		if !ok {
-			return fmt.Errorf("store %d notifications: queued notifications wait in a transaction of bun.Tx", len(msgs))
-		}
-		if err := db.Flush(ctx, btx); err != nil {
+		if err := tx.Flush(ctx); err != nil {
 			return err
 		}
 		known.flushed()
@@ -171,7 +166,7 @@ func (s *Service) SendMany(ctx context.Context, tx bun.IDB, msgs []Message) erro
 		}
 	}
 	for _, p := range pushes {
-		if err := s.rooms.Tell(ctx, p.UserID, Notice, p); err != nil {
+		if err := s.rooms.Tell(tx, p.UserID, Notice, p); err != nil {
 			return err
 		}
 	}
@@ -224,11 +219,10 @@ type Reserved struct {
 }
 
 // Reserve adds to reads the ids of one notification for each of users,
-// and their unread counts, for Send once reads have run. ctx must be of
-// a transaction of db.Transact.
-func (s *Service) Reserve(ctx context.Context, reads *db.Reads, users []string) *Reserved {
+// and their unread counts, for Send once reads have run in tx.
+func (s *Service) Reserve(tx db.Tx, reads *db.Reads, users []string) *Reserved {
 	r := &Reserved{s: s, users: users, stored: map[string]int{}}
-	if q := db.Local[queue](ctx); q != nil {
+	if q := db.Local[queue](tx); q != nil {
 		for _, u := range users {
 			r.stored[u] = q.stored[u]
 		}
@@ -241,14 +235,14 @@ func (s *Service) Reserve(ctx context.Context, reads *db.Reads, users []string) 
 }
 
 // Send queues msgs, one for each user reserved for in their order, with
-// the transaction's writes (see db.Later) under the reserved ids and,
+// the transaction's writes (see db.Tx.Later) under the reserved ids and,
 // once the transaction commits, pushes each to its user's sockets as
 // SendMany does, with the same unread counts.
-func (r *Reserved) Send(ctx context.Context, tx bun.Tx, msgs []Message) error {
+func (r *Reserved) Send(ctx context.Context, tx db.Tx, msgs []Message) error {
 	if len(msgs) != len(r.users) || len(r.ids) != len(r.users) || len(r.unread) != len(r.users) {
 		return fmt.Errorf("send %d notifications with %d reserved for %d users", len(msgs), len(r.ids), len(r.users))
 	}
-	q := db.Local[queue](ctx)
+	q := db.Local[queue](tx)
 	if q == nil {
 		return db.ErrNoTransaction
 	}
@@ -280,14 +274,14 @@ func (r *Reserved) Send(ctx context.Context, tx bun.Tx, msgs []Message) error {
 		unread := r.unread[i] + q.stored[u] - r.stored[u] + q.queued[u] + batch[u]
 		pushes[i] = Pushed{Notification: Notification{ID: r.ids[i], UserID: u, Type: m.Type, Data: raw, CreatedAt: at}, UnreadCount: unread}
 	}
-	if err := db.Later(ctx, "INSERT INTO notifications (id, user_id, type, data, read, created_at) VALUES "+placeholders, args...); err != nil {
+	if err := tx.Later("INSERT INTO notifications (id, user_id, type, data, read, created_at) VALUES "+placeholders, args...); err != nil {
 		return fmt.Errorf("store %d notifications: %w", len(msgs), err)
 	}
 	for u, n := range batch {
 		q.add(&q.queued, u, n)
 	}
 	for _, p := range pushes {
-		if err := r.s.rooms.Tell(ctx, p.UserID, Notice, p); err != nil {
+		if err := r.s.rooms.Tell(tx, p.UserID, Notice, p); err != nil {
 			return err
 		}
 	}

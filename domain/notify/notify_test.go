@@ -56,7 +56,7 @@ func TestSendManyStoresCountsAndPushesEach(t *testing.T) {
 	a, b := newUser(t, bdb), newUser(t, bdb)
 	ctx := context.Background()
 	// a has two unread notifications and one read one before.
-	if err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+	if err := db.Transact(ctx, bdb, func(ctx context.Context, tx db.Tx) error {
 		for range 3 {
 			if err := s.Send(ctx, tx, a, notify.Tip, note{"before"}); err != nil {
 				return err
@@ -82,7 +82,7 @@ func TestSendManyStoresCountsAndPushesEach(t *testing.T) {
 		{UserID: b, Type: notify.GameCompleted, Data: note{"b1"}},
 		{UserID: a, Type: notify.Achievement, Data: note{"a2"}},
 	}
-	if err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+	if err := db.Transact(ctx, bdb, func(ctx context.Context, tx db.Tx) error {
 		if err := s.SendMany(ctx, tx, msgs); err != nil {
 			return err
 		}
@@ -154,7 +154,7 @@ func TestReservedNotificationsCountWithTheOthersOfTheirTransaction(t *testing.T)
 	s := notify.New(bdb, eventlog.New(bdb, sink), func() time.Time { return time.Now().UTC() })
 	a, b := newUser(t, bdb), newUser(t, bdb)
 	ctx := context.Background()
-	if err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+	if err := db.Transact(ctx, bdb, func(ctx context.Context, tx db.Tx) error {
 		return s.Send(ctx, tx, a, notify.Tip, note{"before"}) // a has 1 unread
 	}); err != nil {
 		t.Fatal(err)
@@ -163,9 +163,9 @@ func TestReservedNotificationsCountWithTheOthersOfTheirTransaction(t *testing.T)
 	sink.list = nil
 	sink.mu.Unlock()
 	var reservedIDs []int64
-	if err := db.Transact(ctx, bdb, func(ctx context.Context, tx bun.Tx) error {
+	if err := db.Transact(ctx, bdb, func(ctx context.Context, tx db.Tx) error {
 		var reads db.Reads
-		r := s.Reserve(ctx, &reads, []string{a, b})
+		r := s.Reserve(tx, &reads, []string{a, b})
 		if err := reads.Run(ctx, tx); err != nil {
 			return err
 		}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"wager/db"
 	"wager/domain"
 )
@@ -34,7 +32,7 @@ func (s *Service) ConfirmAge(ctx context.Context, userID, birthDate string) (Age
 	}
 	adult := !born.AddDate(s.cfg.MinAge, 0, 0).After(now)
 	var underage bool
-	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		if err := lockProtection(ctx, tx, userID, now); err != nil {
 			return err
 		}

@@ -88,7 +88,7 @@ func (s *Service) StartExclusion(ctx context.Context, userID string, r Exclusion
 		return Exclusion{}, err
 	}
 	var out Exclusion
-	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		// What it ends is locked before the player's lock, in the order of
 		// every path that puts money in (db/doc.go): the queue entries and
 		// the markets' games, not yet the balances.
@@ -129,7 +129,7 @@ func (s *Service) StartExclusion(ctx context.Context, userID string, r Exclusion
 
 // lockMoneyIn locks the rows that endMoneyIn ends: the player's entries in
 // staked queues, then the games of the markets where they have open buys.
-func (s *Service) lockMoneyIn(ctx context.Context, tx bun.Tx, userID string) error {
+func (s *Service) lockMoneyIn(ctx context.Context, tx db.Tx, userID string) error {
 	if s.queues != nil {
 		if err := s.queues.LockStakedQueues(ctx, tx, userID); err != nil {
 			return err
@@ -144,7 +144,7 @@ func (s *Service) lockMoneyIn(ctx context.Context, tx bun.Tx, userID string) err
 // endMoneyIn takes the player out of the queues of staked lobbies, then
 // cancels their open market buys: the lock order of the games (presence,
 // then game rows, then balances).
-func (s *Service) endMoneyIn(ctx context.Context, tx bun.Tx, userID string) error {
+func (s *Service) endMoneyIn(ctx context.Context, tx db.Tx, userID string) error {
 	if s.queues != nil {
 		if err := s.queues.LeaveStakedQueues(ctx, tx, userID); err != nil {
 			return err

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"wager/db"
 	"wager/domain"
 )
@@ -19,16 +17,16 @@ import (
 // caller's transaction (the games). LockStakedQueues only locks those
 // queue entries.
 type QueueLeaver interface {
-	LockStakedQueues(ctx context.Context, tx bun.Tx, userID string) error
-	LeaveStakedQueues(ctx context.Context, tx bun.Tx, userID string) error
+	LockStakedQueues(ctx context.Context, tx db.Tx, userID string) error
+	LeaveStakedQueues(ctx context.Context, tx db.Tx, userID string) error
 }
 
 // BuyCanceller cancels a player's open market buy orders and releases
 // what they lock, in the caller's transaction (the markets).
 // LockBuyMarkets only locks the games whose markets hold them.
 type BuyCanceller interface {
-	LockBuyMarkets(ctx context.Context, tx bun.Tx, userID string) error
-	CancelBuysOf(ctx context.Context, tx bun.Tx, userID string) error
+	LockBuyMarkets(ctx context.Context, tx db.Tx, userID string) error
+	CancelBuysOf(ctx context.Context, tx db.Tx, userID string) error
 }
 
 // Service is the player's side of protection: their limits, exclusions,
@@ -235,7 +233,7 @@ var columns = map[string]string{
 // tighter one, while a looser change waits replaces it. The reminder
 // interval changes at once. It returns the limits as they stand.
 func (s *Service) SetLimits(ctx context.Context, userID string, c Changes) (Limits, error) {
-	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		if err := lockProtection(ctx, tx, userID, s.now()); err != nil {
 			return err
 		}
@@ -296,7 +294,7 @@ func (s *Service) SetLimits(ctx context.Context, userID string, c Changes) (Limi
 // (lockPlayers: changes of one player's protection are made one at a
 // time, and not while money of theirs is going in) and creates their
 // protection row when it is missing.
-func lockProtection(ctx context.Context, tx bun.Tx, userID string, now time.Time) error {
+func lockProtection(ctx context.Context, tx db.Tx, userID string, now time.Time) error {
 	if err := lockPlayers(ctx, tx, []string{userID}); err != nil {
 		return err
 	}

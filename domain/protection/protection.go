@@ -32,6 +32,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
+	"wager/db"
 	"wager/domain"
 )
 
@@ -307,7 +308,7 @@ func (g *Guard) states(ctx context.Context, idb bun.IDB, users []string, now tim
 // player, each reading, in a later statement, what those before it
 // committed. Two transactions that put the same player's money in at
 // once cannot both be weighed against the losses before either.
-func lockPlayers(ctx context.Context, tx bun.Tx, users []string) error {
+func lockPlayers(ctx context.Context, tx db.Tx, users []string) error {
 	ids := slices.Compact(slices.Sorted(slices.Values(users)))
 	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext('player_protection'), hashtext(u)) FROM unnest(?::text[]) AS u",
 		pgdialect.Array(ids)); err != nil {

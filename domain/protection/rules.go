@@ -9,6 +9,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"wager/db"
 	"wager/domain"
 	"wager/domain/money"
 )
@@ -374,7 +375,7 @@ type Refusal = func(userID string, lost, atRisk int64) *domain.Error
 // in is weighed after every exclusion, limit and money in of theirs that
 // committed before, however long it waited for them.
 func (g *Guard) rules(ctx context.Context, idb bun.IDB, users []string, in moneyIn) (Refusal, error) {
-	if tx, ok := idb.(bun.Tx); ok {
+	if tx, ok := idb.(db.Tx); ok {
 		if err := lockPlayers(ctx, tx, users); err != nil {
 			return nil, err
 		}

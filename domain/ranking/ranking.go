@@ -93,7 +93,7 @@ func resultsOf(g game.Game) [2]result {
 // existing row and lets RETURNING read it), and queues one statement that
 // writes the results, the new ratings, their history and the totals, all
 // of it only if the results were not recorded before.
-func (s *Service) Rate(ctx context.Context, tx bun.Tx, g game.Game, o rules.Outcome, reads *db.Reads) (game.Rated, error) {
+func (s *Service) Rate(ctx context.Context, tx db.Tx, g game.Game, o rules.Outcome, reads *db.Reads) (game.Rated, error) {
 	if g.Status != game.StatusCompleted || len(g.Players) != 2 || g.EndedAt == nil {
 		return nil, nil
 	}
@@ -118,7 +118,7 @@ func (s *Service) Rate(ctx context.Context, tx bun.Tx, g game.Game, o rules.Outc
 		var after [2]rating.Rating
 		after[0], after[1] = rating.Game(before[0], before[1], res[0].Score, rating.DefaultTau)
 		query, args := record(g, res, after, at)
-		if err := db.Later(ctx, query, args...); err != nil {
+		if err := tx.Later(query, args...); err != nil {
 			return nil, fmt.Errorf("record game %s: %w", g.ID, err)
 		}
 		changes := make([]Change, len(res))

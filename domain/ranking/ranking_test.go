@@ -59,7 +59,7 @@ func record(t testing.TB, s *ranking.Service, bdb *bun.DB, g game.Game) []rankin
 		o.Winner = *g.Result.WinnerID
 	}
 	var changes []ranking.Change
-	err := db.Transact(t.Context(), bdb, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(t.Context(), bdb, func(ctx context.Context, tx db.Tx) error {
 		var reads db.Reads
 		rated, err := s.Rate(ctx, tx, g, o, &reads)
 		if err != nil || rated == nil {

@@ -67,7 +67,7 @@ func New(bdb *bun.DB, n *notify.Service, s *social.Service, tell money.Teller, n
 // owner of code as their referrer. An empty or unknown code, the user's
 // own code, or a user who already has a referrer changes nothing and is
 // no error: a sign-in never fails over a referral.
-func Join(ctx context.Context, tx bun.Tx, userID, code string) error {
+func Join(ctx context.Context, tx db.Tx, userID, code string) error {
 	code = NormalizeCode(code)
 	if code == "" {
 		return nil
@@ -155,7 +155,7 @@ func referrersOf(ctx context.Context, idb bun.IDB, userID string) ([]referrer, e
 // referral_reward notification each. players are in seat order. It
 // returns the total paid; a game whose rewards were paid before pays
 // nothing more.
-func (s *Service) PayRewards(ctx context.Context, tx bun.Tx, gameID string, players []string, fee int64) (int64, error) {
+func (s *Service) PayRewards(ctx context.Context, tx db.Tx, gameID string, players []string, fee int64) (int64, error) {
 	if fee <= 0 || len(players) != 2 {
 		return 0, nil
 	}
@@ -204,7 +204,7 @@ func (s *Service) PayRewards(ctx context.Context, tx bun.Tx, gameID string, play
 // GameFinished unlocks the recruiter achievement of the referrer (level
 // 1) of each player of a completed staked game, in the transaction that
 // finishes it; the referrers are read with the game's end.
-func (s *Service) GameFinished(ctx context.Context, tx bun.Tx, g game.Game, _ rules.Outcome, reads *db.Reads) (game.Record, error) {
+func (s *Service) GameFinished(ctx context.Context, tx db.Tx, g game.Game, _ rules.Outcome, reads *db.Reads) (game.Record, error) {
 	if g.Status != game.StatusCompleted || g.StakeMinor <= 0 || len(g.Players) == 0 {
 		return nil, nil
 	}
@@ -255,7 +255,7 @@ func (s *Service) codeOf(ctx context.Context, userID string) (string, error) {
 	if !errors.Is(err, sql.ErrNoRows) {
 		return "", fmt.Errorf("read the referral code of user %s: %w", userID, err)
 	}
-	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		code, err = EnsureCode(ctx, tx, userID, s.now())
 		return err
 	})
@@ -264,7 +264,7 @@ func (s *Service) codeOf(ctx context.Context, userID string) (string, error) {
 
 // EnsureCode gives a user a new random referral code in tx unless they
 // have one, and returns their code. NOT_FOUND when there is no such user.
-func EnsureCode(ctx context.Context, tx bun.Tx, userID string, now time.Time) (string, error) {
+func EnsureCode(ctx context.Context, tx db.Tx, userID string, now time.Time) (string, error) {
 	for range 10 {
 		_, err := tx.ExecContext(ctx, `INSERT INTO referrals (user_id, code, created_at)
 			SELECT id, ?, ? FROM users WHERE id = ? ON CONFLICT DO NOTHING`, newCode(), now, userID)
@@ -416,7 +416,7 @@ type Claimed struct {
 // claim that waited for the lock finds it claimed and takes nothing.
 func (s *Service) Claim(ctx context.Context, userID string) (Claimed, error) {
 	var out Claimed
-	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		out = Claimed{}
 		now := s.now()
 		var amounts []int64

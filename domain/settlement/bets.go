@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"wager/db"
 	"wager/domain"
 	"wager/domain/chat"
 	"wager/domain/game"
@@ -34,13 +35,13 @@ const (
 // BetRecorder learns of bets in the transactions that confirm and settle
 // them (the activity feed and the bettors' achievements).
 type BetRecorder interface {
-	BetPlaced(ctx context.Context, tx bun.Tx, bettorID, gameID string, amount int64) error
-	BetWon(ctx context.Context, tx bun.Tx, bettorID, gameID string, payout int64) error
+	BetPlaced(ctx context.Context, tx db.Tx, bettorID, gameID string, amount int64) error
+	BetWon(ctx context.Context, tx db.Tx, bettorID, gameID string, payout int64) error
 }
 
 // Notifier tells a user something, in a transaction.
 type Notifier interface {
-	Send(ctx context.Context, tx bun.IDB, userID, typ string, data any) error
+	Send(ctx context.Context, tx db.Tx, userID, typ string, data any) error
 }
 
 // BettingClosers are the room events that close a game's betting: its
@@ -189,7 +190,7 @@ type BetPlaced struct {
 // chain from the escrow to the wallet that paid it, like a late donation
 // (see signTransfer): credited to the platform balance, it would be a
 // deposit that no deposit limit weighed.
-func (s *Service) ConfirmBet(ctx context.Context, tx bun.Tx, in money.Intent) error {
+func (s *Service) ConfirmBet(ctx context.Context, tx db.Tx, in money.Intent) error {
 	gameID, sig, now := in.Reference, *in.Signature, s.now()
 	var g struct {
 		Stake   int64    `bun:"stake_minor"`
@@ -240,7 +241,7 @@ func (s *Service) ConfirmBet(ctx context.Context, tx bun.Tx, in money.Intent) er
 		if err := tx.NewSelect().Table("users").Column("wallet_address").Where("id = ?", in.UserID).Scan(ctx, &wallet); err != nil {
 			return err
 		}
-		return s.queueTransfer(ctx, gameID, KindRefund, wallet, in.AmountMinor, sig, nil)
+		return s.queueTransfer(tx, gameID, KindRefund, wallet, in.AmountMinor, sig, nil)
 	}
 	var username string
 	if err := tx.NewSelect().Table("users").Column("username").Where("id = ?", in.UserID).Scan(ctx, &username); err != nil {
@@ -266,7 +267,7 @@ func (s *Service) ConfirmBet(ctx context.Context, tx bun.Tx, in money.Intent) er
 // linked to a player, the pool has room for it, and player protection does
 // not refuse the bettor: a time-out, self-exclusion, or a loss or deposit
 // limit made tighter since the prepare).
-func (s *Service) stillAllowed(ctx context.Context, tx bun.Tx, playerPot int64, players []string, gameID, onUserID string, in money.Intent) (bool, error) {
+func (s *Service) stillAllowed(ctx context.Context, tx db.Tx, playerPot int64, players []string, gameID, onUserID string, in money.Intent) (bool, error) {
 	bettorID, amount := in.UserID, in.AmountMinor
 	for _, check := range []func() error{
 		func() error { return s.guard.CheckNotLinked(ctx, tx, bettorID, players) },
@@ -372,7 +373,7 @@ type BetSettledNotice struct {
 
 // holdBets marks a finished game's open bets held for review, in its
 // settlement transaction: they stay in the pool until SettleHeldBets.
-func (s *Service) holdBets(ctx context.Context, tx bun.Tx, gameID string) error {
+func (s *Service) holdBets(ctx context.Context, tx db.Tx, gameID string) error {
 	if _, err := tx.ExecContext(ctx, "UPDATE bets SET status = ? WHERE game_id = ? AND status = ? AND NOT late",
 		BetHeld, gameID, BetOpen); err != nil {
 		return fmt.Errorf("hold the bets of game %s: %w", gameID, err)
@@ -384,7 +385,7 @@ func (s *Service) holdBets(ctx context.Context, tx bun.Tx, gameID string) error 
 // the game ended when winner is its winner, every bet refunded in full
 // when winner is "" (a void). It returns the on-chain transfer it queued
 // (the pool swept to the vault), if any.
-func (s *Service) SettleHeldBets(ctx context.Context, tx bun.Tx, gameID, winner string) ([]game.SettlementTransfer, error) {
+func (s *Service) SettleHeldBets(ctx context.Context, tx db.Tx, gameID, winner string) ([]game.SettlementTransfer, error) {
 	var queued []game.SettlementTransfer
 	err := s.settleBets(ctx, tx, gameID, winner, BetHeld, &queued)
 	return queued, err
@@ -395,7 +396,7 @@ func (s *Service) SettleHeldBets(ctx context.Context, tx bun.Tx, gameID, winner 
 // bettors' platform balances, the fee and what floors leave over to the
 // treasury, and the pool's USDC swept from the escrow to the vault (added
 // to told unless that is nil).
-func (s *Service) settleBets(ctx context.Context, tx bun.Tx, gameID, winner, status string, told *[]game.SettlementTransfer) error {
+func (s *Service) settleBets(ctx context.Context, tx db.Tx, gameID, winner, status string, told *[]game.SettlementTransfer) error {
 	var bets []struct {
 		ID       string `bun:"id"`
 		Bettor   string `bun:"bettor_id"`
@@ -470,5 +471,5 @@ func (s *Service) settleBets(ctx context.Context, tx bun.Tx, gameID, winner, sta
 			}
 		}
 	}
-	return s.queueTransfer(ctx, gameID, KindSweep, s.money.DepositAddress().String(), total, "", told)
+	return s.queueTransfer(tx, gameID, KindSweep, s.money.DepositAddress().String(), total, "", told)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"wager/chain"
+	"wager/db"
 	"wager/domain"
 	"wager/domain/chat"
 	"wager/domain/eventlog"
@@ -177,7 +178,7 @@ type Donated struct {
 // A donation that lands after the game ended, or after its donor took a
 // time-out or excluded themselves, is refunded on chain to the wallet that
 // paid it (see signTransfer).
-func (s *Service) ConfirmDonation(ctx context.Context, tx bun.Tx, in money.Intent) error {
+func (s *Service) ConfirmDonation(ctx context.Context, tx db.Tx, in money.Intent) error {
 	gameID, sig, now := in.Reference, *in.Signature, s.now()
 	var status string
 	if err := tx.NewSelect().Table("games").Column("status").Where("id = ?", gameID).For("UPDATE").Scan(ctx, &status); err != nil {
@@ -214,7 +215,7 @@ func (s *Service) ConfirmDonation(ctx context.Context, tx bun.Tx, in money.Inten
 		if err := tx.NewSelect().Table("users").Column("wallet_address").Where("id = ?", in.UserID).Scan(ctx, &wallet); err != nil {
 			return err
 		}
-		return s.queueTransfer(ctx, gameID, KindRefund, wallet, in.AmountMinor, sig, nil)
+		return s.queueTransfer(tx, gameID, KindRefund, wallet, in.AmountMinor, sig, nil)
 	}
 	var username string
 	if err := tx.NewSelect().Table("users").Column("username").Where("id = ?", in.UserID).Scan(ctx, &username); err != nil {
@@ -244,7 +245,7 @@ func (s *Service) ConfirmDonation(ctx context.Context, tx bun.Tx, in money.Inten
 // pot, in the transaction that confirms it (the activity feed and the
 // donor's achievements).
 type DonationRecorder interface {
-	DonationConfirmed(ctx context.Context, tx bun.Tx, donorID, gameID string, amount int64) error
+	DonationConfirmed(ctx context.Context, tx db.Tx, donorID, gameID string, amount int64) error
 }
 
 // Pot is a game's pot.

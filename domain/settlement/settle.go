@@ -39,9 +39,9 @@ import (
 // of the same game (another instance, a retry) changes nothing and
 // answers the first. Paying a free game whose pot is empty sends no
 // statement of its own: its record and its players' history are queued
-// with the transaction's writes (db.Later). The games' Settler, the
+// with the transaction's writes (db.Tx.Later). The games' Settler, the
 // integrity reviews' Settle, calls it.
-func (s *Service) StartSettle(tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) func(ctx context.Context, review string) (game.Settlement, error) {
+func (s *Service) StartSettle(tx db.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) func(ctx context.Context, review string) (game.Settlement, error) {
 	var prior []byte
 	var donated int64
 	var betOn bool
@@ -95,7 +95,7 @@ func (s *Service) StartSettle(tx bun.Tx, g game.Game, players []string, o rules.
 				if !win {
 					kind = money.KindStakeRefund
 				}
-				if err := money.RecordActivityLater(ctx, money.Activity{UserID: strings.TrimSuffix(uid, ":available"), Kind: kind,
+				if err := money.RecordActivityLater(tx, money.Activity{UserID: strings.TrimSuffix(uid, ":available"), Kind: kind,
 					AmountMinor: e.Amount, Counterparty: "game " + g.ID, GameID: g.ID}, s.now()); err != nil {
 					return out, err
 				}
@@ -104,12 +104,12 @@ func (s *Service) StartSettle(tx bun.Tx, g game.Game, players []string, o rules.
 		// The chain side follows the books, through transfers any instance
 		// sends and confirms (ProcessTransfers).
 		if win && p.SpectatorPotMinor > 0 {
-			if err := s.queueTransfer(ctx, g.ID, KindSweep, s.money.DepositAddress().String(), p.SpectatorPotMinor, "", &out.Queued); err != nil {
+			if err := s.queueTransfer(tx, g.ID, KindSweep, s.money.DepositAddress().String(), p.SpectatorPotMinor, "", &out.Queued); err != nil {
 				return out, err
 			}
 		}
 		for _, d := range refunds {
-			if err := s.queueTransfer(ctx, g.ID, KindRefund, d.Wallet, d.Amount, d.Signature, &out.Queued); err != nil {
+			if err := s.queueTransfer(tx, g.ID, KindRefund, d.Wallet, d.Amount, d.Signature, &out.Queued); err != nil {
 				return out, err
 			}
 		}
@@ -127,7 +127,7 @@ func (s *Service) StartSettle(tx bun.Tx, g game.Game, players []string, o rules.
 		if err != nil {
 			return out, err
 		}
-		if err := db.Later(ctx, "INSERT INTO settlements (game_id, result, created_at) VALUES (?, ?, ?)",
+		if err := tx.Later("INSERT INTO settlements (game_id, result, created_at) VALUES (?, ?, ?)",
 			g.ID, string(result), s.now()); err != nil {
 			return out, fmt.Errorf("record the settlement of game %s: %w", g.ID, err)
 		}
@@ -207,7 +207,7 @@ type Transfer struct {
 // queueTransfer queues an on-chain transfer of a game's escrow, and adds
 // it to told unless that is nil. A refund names in refundOf the signature
 // of the donation or bet it sends back.
-func (s *Service) queueTransfer(ctx context.Context, gameID, kind, to string, amount int64, refundOf string,
+func (s *Service) queueTransfer(tx db.Tx, gameID, kind, to string, amount int64, refundOf string,
 	told *[]game.SettlementTransfer) error {
 	now := s.now()
 	t := Transfer{ID: uuid.NewString(), GameID: gameID, Kind: kind, ToAddress: to, AmountMinor: amount,
@@ -215,7 +215,7 @@ func (s *Service) queueTransfer(ctx context.Context, gameID, kind, to string, am
 	if refundOf != "" {
 		t.RefundOf = &refundOf
 	}
-	if err := db.Later(ctx, `INSERT INTO settlement_transfers (id, game_id, kind, to_address, amount_minor, refund_of, status, created_at, updated_at)
+	if err := tx.Later(`INSERT INTO settlement_transfers (id, game_id, kind, to_address, amount_minor, refund_of, status, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, t.ID, t.GameID, t.Kind, t.ToAddress, t.AmountMinor, t.RefundOf, t.Status, t.CreatedAt, t.UpdatedAt); err != nil {
 		return fmt.Errorf("queue a %s transfer of game %s: %w", kind, gameID, err)
 	}
@@ -349,7 +349,7 @@ func (s *Service) RunTransfers(ctx context.Context, interval time.Duration) {
 func (s *Service) claimTransfer(ctx context.Context) (Transfer, bool, error) {
 	var t Transfer
 	claimed := false
-	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		now := s.now()
 		err := tx.NewSelect().Model(&t).Where("status <> 'confirmed' AND updated_at <= ?", now).
 			Order("created_at").Limit(1).For("UPDATE SKIP LOCKED").Scan(ctx)
@@ -506,7 +506,7 @@ func (s *Service) sendTransfer(ctx context.Context, t *Transfer) (bool, error) {
 		_, uerr := retry.Where("id = ? AND signature = ? AND status <> 'confirmed'", t.ID, *t.Signature).Exec(ctx)
 		return false, uerr
 	}
-	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		var status string
 		if err := tx.NewSelect().Model((*Transfer)(nil)).Column("status").Where("id = ?", t.ID).For("UPDATE").Scan(ctx, &status); err != nil {
 			return err
@@ -592,7 +592,7 @@ func (r refunded) activity() string {
 // or for the payer's wallet (a refund, out of the account that held the
 // donation or bet). A refund gets a line in the payer's wallet history,
 // which already shows the money leaving the wallet.
-func (s *Service) recordTransfer(ctx context.Context, tx bun.Tx, t *Transfer) error {
+func (s *Service) recordTransfer(ctx context.Context, tx db.Tx, t *Transfer) error {
 	amount := t.AmountMinor
 	entries := []money.Entry{{Account: money.Escrow(t.GameID), Amount: amount}}
 	var r refunded

@@ -148,7 +148,7 @@ func newPlatformWith(t testing.TB, deps func(bdb *bun.DB, now domain.Clock) Deps
 	keys := chain.NewKeys(make([]byte, 32))
 	m := money.New(bdb, nil, keys, solana.PublicKey{}, c.now, log, money.Confirmers{}, money.Deps{})
 	p := &platform{db: bdb, clock: c}
-	settle := func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
+	settle := func(ctx context.Context, tx db.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
 		pay := p.pot.StartSettle(tx, g, players, o, reads)
 		return func(ctx context.Context) (game.Settlement, error) { return pay(ctx, "") }, nil
 	}
@@ -183,7 +183,7 @@ func (p *platform) newUser(t testing.TB, amount int64) users.User {
 
 func (p *platform) post(t testing.TB, posting money.Posting) {
 	t.Helper()
-	err := db.Transact(context.Background(), p.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(context.Background(), p.db, func(ctx context.Context, tx db.Tx) error {
 		_, err := money.Post(ctx, tx, nil, posting)
 		return err
 	})
@@ -228,7 +228,7 @@ func (p *platform) donate(t testing.TB, gameID string, amount int64) (donor user
 	signature = sig.String()
 	in := money.Intent{ID: uuid.NewString(), Kind: KindDonation, UserID: donor.ID, AmountMinor: amount, Reference: gameID,
 		Signature: &signature, Status: "submitted"}
-	if err := db.Transact(context.Background(), p.db, func(ctx context.Context, tx bun.Tx) error {
+	if err := db.Transact(context.Background(), p.db, func(ctx context.Context, tx db.Tx) error {
 		return p.pot.ConfirmDonation(ctx, tx, in)
 	}); err != nil {
 		t.Fatalf("donate %d: %v", amount, err)
@@ -240,7 +240,7 @@ func (p *platform) donate(t testing.TB, gameID string, amount int64) (donor user
 func (p *platform) settle(t testing.TB, g game.Game, o rules.Outcome) game.Settlement {
 	t.Helper()
 	var out game.Settlement
-	if err := db.Transact(context.Background(), p.db, func(ctx context.Context, tx bun.Tx) error {
+	if err := db.Transact(context.Background(), p.db, func(ctx context.Context, tx db.Tx) error {
 		var reads db.Reads
 		pay := p.pot.StartSettle(tx, g, g.Players, o, &reads)
 		if err := reads.Run(ctx, tx); err != nil {

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"wager/db"
 	"wager/domain/notify"
 )
@@ -86,14 +84,14 @@ type AchievementNotice struct {
 // Unlock gives userID the achievement id in the caller's transaction
 // (ctx one of db.Transact's): once ever, with a notification and an
 // activity entry the first time. It reports whether this call unlocked it.
-func (s *Service) Unlock(ctx context.Context, tx bun.Tx, userID, id string) (bool, error) {
+func (s *Service) Unlock(ctx context.Context, tx db.Tx, userID, id string) (bool, error) {
 	n, err := s.unlock(ctx, tx, []string{userID}, []string{id})
 	return n == 1, err
 }
 
 // UnlockEach is Unlock of one achievement for several users (the two
 // sides of a trade) in one statement.
-func (s *Service) UnlockEach(ctx context.Context, tx bun.Tx, userIDs []string, id string) error {
+func (s *Service) UnlockEach(ctx context.Context, tx db.Tx, userIDs []string, id string) error {
 	ids := make([]string, len(userIDs))
 	for i := range ids {
 		ids[i] = id
@@ -105,7 +103,7 @@ func (s *Service) UnlockEach(ctx context.Context, tx bun.Tx, userIDs []string, i
 // unlock gives users[i] the achievement ids[i], each once ever, in one
 // statement (a game's end earns both players a few at once, mostly ones
 // they already have), and returns how many were new.
-func (s *Service) unlock(ctx context.Context, tx bun.Tx, users, ids []string) (int, error) {
+func (s *Service) unlock(ctx context.Context, tx db.Tx, users, ids []string) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}

@@ -73,7 +73,7 @@ type Tipped struct {
 // addActivity stores a feed entry in the caller's transaction and pushes
 // it to every open socket once it commits. The demo bots' doings are left
 // out: they play all day and would fill the feed.
-func (s *Service) addActivity(ctx context.Context, tx bun.Tx, typ, actorID string, data any) error {
+func (s *Service) addActivity(ctx context.Context, tx db.Tx, typ, actorID string, data any) error {
 	return s.addActivities(ctx, tx, typ, []actorData{{actorID, data}})
 }
 
@@ -97,7 +97,7 @@ const addActivitiesSQL = `WITH v AS MATERIALIZED (
 
 // addActivities is addActivity of several entries of one type, in one
 // statement.
-func (s *Service) addActivities(ctx context.Context, tx bun.Tx, typ string, entries []actorData) error {
+func (s *Service) addActivities(ctx context.Context, tx db.Tx, typ string, entries []actorData) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -133,7 +133,7 @@ func (s *Service) addActivities(ctx context.Context, tx bun.Tx, typ string, entr
 		return fmt.Errorf("read the stored %s activities: %w", typ, err)
 	}
 	for _, e := range stored {
-		if err := s.rooms.Broadcast(ctx, ActivityNotice, e); err != nil {
+		if err := s.rooms.Broadcast(tx, ActivityNotice, e); err != nil {
 			return err
 		}
 	}
@@ -142,18 +142,18 @@ func (s *Service) addActivities(ctx context.Context, tx bun.Tx, typ string, entr
 
 // addActivityLater is addActivity of an actor who is not a bot, under the
 // id id drawn for it beforehand: the entry is queued with the
-// transaction's writes (see db.Later).
-func (s *Service) addActivityLater(ctx context.Context, id int64, typ string, actor UserRef, data any) error {
+// writes of tx (see db.Tx.Later).
+func (s *Service) addActivityLater(tx db.Tx, id int64, typ string, actor UserRef, data any) error {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return fmt.Errorf("encode the %s activity: %w", typ, err)
 	}
 	e := Entry{ID: id, Type: typ, ActorID: actor.UserID, Actor: actor, Data: raw, CreatedAt: s.now()}
-	if err := db.Later(ctx, "INSERT INTO activity (id, type, actor_id, data, created_at) VALUES (?, ?, ?, ?, ?)",
+	if err := tx.Later("INSERT INTO activity (id, type, actor_id, data, created_at) VALUES (?, ?, ?, ?, ?)",
 		e.ID, e.Type, e.ActorID, string(raw), e.CreatedAt); err != nil {
 		return fmt.Errorf("store the %s activity of %s: %w", typ, actor.UserID, err)
 	}
-	return s.rooms.Broadcast(ctx, ActivityNotice, e)
+	return s.rooms.Broadcast(tx, ActivityNotice, e)
 }
 
 // Feed returns the activity feed newest first: at most limit entries older
@@ -181,7 +181,7 @@ func (s *Service) Feed(ctx context.Context, limit int, before int64) ([]Entry, e
 // hat trick already, and the feed entry's id) and queues the feed entry;
 // only achievements earned for the first time take statements of their
 // own (see Unlock).
-func (s *Service) GameFinished(ctx context.Context, tx bun.Tx, g game.Game, o rules.Outcome, reads *db.Reads) (game.Record, error) {
+func (s *Service) GameFinished(ctx context.Context, tx db.Tx, g game.Game, o rules.Outcome, reads *db.Reads) (game.Record, error) {
 	if g.Status != game.StatusCompleted {
 		return nil, nil
 	}
@@ -238,7 +238,7 @@ func (s *Service) GameFinished(ctx context.Context, tx bun.Tx, g game.Game, o ru
 					won.Loser = UserRef{UserID: q.ID, Username: q.Username}
 				}
 			}
-			if err := s.addActivityLater(ctx, *p.Feed, ActivityGameWon, UserRef{UserID: p.ID, Username: p.Username}, won); err != nil {
+			if err := s.addActivityLater(tx, *p.Feed, ActivityGameWon, UserRef{UserID: p.ID, Username: p.Username}, won); err != nil {
 				return err
 			}
 		}
@@ -272,7 +272,7 @@ func gameAchievements(g game.Game, o rules.Outcome, userID string, streak bool) 
 // DonationConfirmed records a donation that went into a live game's pot,
 // in the transaction that confirms it: the feed entry and the donor's
 // donation achievements.
-func (s *Service) DonationConfirmed(ctx context.Context, tx bun.Tx, donorID, gameID string, amount int64) error {
+func (s *Service) DonationConfirmed(ctx context.Context, tx db.Tx, donorID, gameID string, amount int64) error {
 	if err := s.addActivity(ctx, tx, ActivityDonation, donorID, Donated{GameID: gameID, AmountMinor: amount}); err != nil {
 		return err
 	}
@@ -300,21 +300,21 @@ type BetWonData struct {
 
 // BetPlaced records a bet that went into a live game's pool, in the
 // transaction that confirms it: the bettor's first-bet achievement.
-func (s *Service) BetPlaced(ctx context.Context, tx bun.Tx, bettorID, gameID string, amount int64) error {
+func (s *Service) BetPlaced(ctx context.Context, tx db.Tx, bettorID, gameID string, amount int64) error {
 	_, err := s.Unlock(ctx, tx, bettorID, FirstBet)
 	return err
 }
 
 // BetWon records a winning bet in the game's settlement transaction: the
 // bet_won feed entry.
-func (s *Service) BetWon(ctx context.Context, tx bun.Tx, bettorID, gameID string, payout int64) error {
+func (s *Service) BetWon(ctx context.Context, tx db.Tx, bettorID, gameID string, payout int64) error {
 	return s.addActivity(ctx, tx, ActivityBetWon, bettorID, BetWonData{GameID: gameID, PayoutMinor: payout})
 }
 
 // TipConfirmed records a confirmed tip in the transaction that confirms
 // it: the feed entry (the tipper as actor) and the tipper's first-tip
 // achievement.
-func (s *Service) TipConfirmed(ctx context.Context, tx bun.Tx, fromID, toID string, amount int64) error {
+func (s *Service) TipConfirmed(ctx context.Context, tx db.Tx, fromID, toID string, amount int64) error {
 	var toName string
 	if err := tx.NewSelect().Table("users").Column("username").Where("id = ?", toID).Scan(ctx, &toName); err != nil {
 		return fmt.Errorf("read the recipient %s of a tip: %w", toID, err)

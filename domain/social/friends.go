@@ -71,7 +71,7 @@ func (s *Service) Request(ctx context.Context, from, to string) (r Relation, cre
 		return r, false, domain.Invalid(map[string]string{"userId": "you cannot befriend yourself"})
 	}
 	r.UserID = to
-	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		created = false
 		names, err := lockPair(ctx, tx, from, to)
 		if err != nil {
@@ -121,7 +121,7 @@ const RequestNoticeEvery = 24 * time.Hour
 
 // noticeDue reports whether a new request of from to to notifies to, and
 // if so records that it does (the pair is locked by the caller).
-func (s *Service) noticeDue(ctx context.Context, tx bun.Tx, from, to string) (bool, error) {
+func (s *Service) noticeDue(ctx context.Context, tx db.Tx, from, to string) (bool, error) {
 	now := s.now()
 	res, err := tx.NewRaw(`INSERT INTO friend_request_notices AS n (from_id, to_id, notified_at) VALUES (?, ?, ?)
 		ON CONFLICT (from_id, to_id) DO UPDATE SET notified_at = EXCLUDED.notified_at WHERE n.notified_at <= ?`,
@@ -140,7 +140,7 @@ func (s *Service) Accept(ctx context.Context, me, from string) (Relation, error)
 	if !ok {
 		return Relation{}, errNoRequest
 	}
-	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		names, err := lockPair(ctx, tx, me, from)
 		if errors.Is(err, errNoUser) {
 			return errNoRequest
@@ -164,7 +164,7 @@ func (s *Service) Accept(ctx context.Context, me, from string) (Relation, error)
 
 // befriend makes a and b friends (b had asked a), tells b, and gives
 // either the social achievement at SocialFriends friends.
-func (s *Service) befriend(ctx context.Context, tx bun.Tx, a, b, nameA string) error {
+func (s *Service) befriend(ctx context.Context, tx db.Tx, a, b, nameA string) error {
 	now := s.now()
 	if _, err := tx.NewRaw(`INSERT INTO friends (user_id, friend_id, since) VALUES (?, ?, ?), (?, ?, ?)
 		ON CONFLICT DO NOTHING`, a, b, now, b, a, now).Exec(ctx); err != nil {
@@ -195,7 +195,7 @@ func (s *Service) Remove(ctx context.Context, me, other string) error {
 	if !ok {
 		return errNoUser
 	}
-	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		if _, err := lockPair(ctx, tx, me, other); err != nil {
 			return err
 		}
@@ -221,7 +221,7 @@ var (
 // lockPair locks both users' rows, always in the same order so that two
 // people asking each other at once cannot deadlock, and returns their
 // usernames. NOT_FOUND when either does not exist.
-func lockPair(ctx context.Context, tx bun.Tx, a, b string) (map[string]string, error) {
+func lockPair(ctx context.Context, tx db.Tx, a, b string) (map[string]string, error) {
 	var rows []struct {
 		ID       string `bun:"id"`
 		Username string `bun:"username"`

@@ -3,7 +3,7 @@ package social
 import (
 	"context"
 
-	"github.com/uptrace/bun"
+	"wager/db"
 )
 
 // ActivityTournamentWon is the feed entry of a tournament's winner.
@@ -22,6 +22,6 @@ type TournamentWon struct {
 // TournamentWon records the winner (one of them, when several share the
 // first place) of a finished tournament in the feed, in the transaction
 // that pays its prizes.
-func (s *Service) TournamentWon(ctx context.Context, tx bun.Tx, winnerID string, data TournamentWon) error {
+func (s *Service) TournamentWon(ctx context.Context, tx db.Tx, winnerID string, data TournamentWon) error {
 	return s.addActivity(ctx, tx, ActivityTournamentWon, winnerID, data)
 }

@@ -233,7 +233,7 @@ func (s *Service) Open(ctx context.Context, userID string, n NewTicket) (Ticket,
 	t := ticketRow{ID: uuid.NewString(), UserID: userID, Subject: n.Subject, Category: n.Category, GameID: n.GameID,
 		Status: StatusOpen, CreatedAt: now, UpdatedAt: now, WaitingSince: now}
 	m := messageRow{ID: uuid.NewString(), TicketID: t.ID, Author: AuthorUser, Body: n.Message, CreatedAt: now}
-	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		// One user's tickets are opened one at a time, so that concurrent
 		// ones cannot pass the count together.
 		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext('support_tickets'), hashtext(?))", userID); err != nil {
@@ -367,7 +367,7 @@ func (s *Service) write(ctx context.Context, id, text string, allowed func(Staff
 		return Message{}, err
 	}
 	var m messageRow
-	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		t, err := s.read(ctx, tx, id, true)
 		if err != nil {
 			return err
@@ -448,7 +448,7 @@ type closeRecord struct {
 // is written.
 func (s *Service) close(ctx context.Context, id string, allowed func(StaffTicket) error, staffID string) (StaffTicket, error) {
 	var t StaffTicket
-	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		var err error
 		if t, err = s.read(ctx, tx, id, true); err != nil {
 			return err

@@ -18,6 +18,7 @@ import (
 	"github.com/gagliardetto/solana-go"
 	"github.com/uptrace/bun"
 
+	"wager/db"
 	"wager/domain"
 	"wager/domain/chat"
 	"wager/domain/game"
@@ -44,7 +45,7 @@ type Context struct {
 // Recorder learns of every confirmed tip in the transaction that confirms
 // it (the activity feed and the tipper's achievements).
 type Recorder interface {
-	TipConfirmed(ctx context.Context, tx bun.Tx, fromID, toID string, amount int64) error
+	TipConfirmed(ctx context.Context, tx db.Tx, fromID, toID string, amount int64) error
 }
 
 // Service runs tips.
@@ -249,7 +250,7 @@ type Notice struct {
 // confirmation: the tip row, both wallet histories, the recipient's
 // notification, the feed entry and achievement, and the system message in
 // the tip's chat.
-func (s *Service) Confirm(ctx context.Context, tx bun.Tx, in money.Intent) error {
+func (s *Service) Confirm(ctx context.Context, tx db.Tx, in money.Intent) error {
 	sig, now := *in.Signature, s.now()
 	var ti struct {
 		ToUserID    string  `bun:"to_user_id"`
@@ -310,7 +311,7 @@ func (s *Service) Confirm(ctx context.Context, tx bun.Tx, in money.Intent) error
 
 // announce posts the system message of a tip into its chat: a game's chat
 // whatever its status (the money moved either way), or the conversation.
-func (s *Service) announce(ctx context.Context, tx bun.Tx, where Context, fromID, toID, text string, meta map[string]any, now time.Time) (chat.Message, error) {
+func (s *Service) announce(ctx context.Context, tx db.Tx, where Context, fromID, toID, text string, meta map[string]any, now time.Time) (chat.Message, error) {
 	if where.Type == chat.ContextGame {
 		return s.chat.PostSystem(ctx, tx, where.ID, text, meta, now)
 	}

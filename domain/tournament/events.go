@@ -97,7 +97,7 @@ func (s Sinks) TournamentEvents(evs []Event) {
 // appendEvents stores events after the tournament's last one in tx (the
 // caller holds the tournament's row lock, so they are numbered in commit
 // order) and hands them to the sink once tx commits.
-func (s *Service) appendEvents(ctx context.Context, tx bun.Tx, id string, now time.Time, events ...domain.Event) ([]Event, error) {
+func (s *Service) appendEvents(ctx context.Context, tx db.Tx, id string, now time.Time, events ...domain.Event) ([]Event, error) {
 	if len(events) == 0 {
 		return nil, nil
 	}
@@ -124,7 +124,7 @@ func (s *Service) appendEvents(ctx context.Context, tx bun.Tx, id string, now ti
 		rows[i].Seq = seqs[i]
 	}
 	if s.sink != nil {
-		if err := db.AfterCommit(ctx, func() { s.sink.TournamentEvents(rows) }); err != nil {
+		if err := tx.AfterCommit(func() { s.sink.TournamentEvents(rows) }); err != nil {
 			return nil, err
 		}
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/uptrace/bun"
-
 	"wager/db"
 	"wager/domain/game"
 	"wager/domain/game/rules"
@@ -20,7 +18,7 @@ import (
 //
 // It reads with the game's end (the players' records, locked) and queues
 // the statement that scores them.
-func (s *Service) GameFinished(ctx context.Context, tx bun.Tx, g game.Game, o rules.Outcome, reads *db.Reads) (game.Record, error) {
+func (s *Service) GameFinished(ctx context.Context, tx db.Tx, g game.Game, o rules.Outcome, reads *db.Reads) (game.Record, error) {
 	if g.TournamentID == nil {
 		return nil, nil
 	}
@@ -46,7 +44,7 @@ type playerRecord struct {
 
 // score queues the statement that stores the records of a tournament
 // game's players after it (rows: their records before it).
-func (s *Service) score(ctx context.Context, tx bun.Tx, g game.Game, o rules.Outcome, rows []playerRecord) error {
+func (s *Service) score(ctx context.Context, tx db.Tx, g game.Game, o rules.Outcome, rows []playerRecord) error {
 	abandoned := g.Status == game.StatusCancelled
 	users := make([]string, len(rows))
 	cols := [6][]int{}
@@ -68,7 +66,7 @@ func (s *Service) score(ctx context.Context, tx bun.Tx, g game.Game, o rules.Out
 	if len(users) == 0 {
 		return nil
 	}
-	err := db.Later(ctx, `UPDATE tournament_players AS p SET score = v.score, games = v.games, wins = v.wins,
+	err := tx.Later(`UPDATE tournament_players AS p SET score = v.score, games = v.games, wins = v.wins,
 			draws = v.draws, losses = v.losses, streak = v.streak, current_game = NULL,
 			paused = p.paused OR ?, waiting_since = CASE WHEN p.paused OR ? THEN NULL ELSE ?::timestamptz END
 		FROM unnest(?::uuid[], ?::int[], ?::int[], ?::int[], ?::int[], ?::int[], ?::int[]) AS v (u, score, games, wins, draws, losses, streak)

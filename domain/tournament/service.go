@@ -110,7 +110,7 @@ type Links interface {
 
 // Feed records a tournament's winners in the public activity feed.
 type Feed interface {
-	TournamentWon(ctx context.Context, tx bun.Tx, winnerID string, data social.TournamentWon) error
+	TournamentWon(ctx context.Context, tx db.Tx, winnerID string, data social.TournamentWon) error
 }
 
 // Deps are what a Service works with.
@@ -194,7 +194,7 @@ func (s *Service) Create(ctx context.Context, userID string, n NewTournament) (T
 	t := Tournament{ID: uuid.NewString(), Name: v.name, GameType: v.gameType, Settings: v.settings, EntryFeeMinor: v.fee,
 		PrizeSplitBps: v.split, StartsAt: v.startsAt, EndsAt: v.endsAt, Status: StatusScheduled, CreatedByID: userID,
 		MaxPlayers: v.maxPlayers, CreatedAt: now, ChangedAt: now}
-	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		if err := s.boundCreation(ctx, tx, userID, now); err != nil {
 			return err
 		}
@@ -215,7 +215,7 @@ func (s *Service) Create(ctx context.Context, userID string, n NewTournament) (T
 // limit or past the arenas scheduled or running. Each count is read under
 // its advisory lock (the creator's, then the one of all creations), so
 // that of concurrent creations only those that fit pass.
-func (s *Service) boundCreation(ctx context.Context, tx bun.Tx, userID string, now time.Time) error {
+func (s *Service) boundCreation(ctx context.Context, tx db.Tx, userID string, now time.Time) error {
 	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext('tournaments_created'), hashtext(?))", userID); err != nil {
 		return fmt.Errorf("lock the arenas created by %s: %w", userID, err)
 	}
@@ -392,7 +392,7 @@ func (s *Service) standings(ctx context.Context, idb bun.IDB, id string, lock bo
 
 // lock reads a tournament and locks its row for the transaction.
 // NOT_FOUND when there is none.
-func (s *Service) lock(ctx context.Context, tx bun.Tx, id string) (Tournament, error) {
+func (s *Service) lock(ctx context.Context, tx db.Tx, id string) (Tournament, error) {
 	var t Tournament
 	id, ok := domain.CanonicalID(id)
 	if !ok {
@@ -431,7 +431,7 @@ type entrant struct {
 // player protection's refusals of the fee (an entry counts as a stake).
 func (s *Service) Join(ctx context.Context, userID, id string) (Entry, error) {
 	var out Entry
-	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		t, err := s.lock(ctx, tx, id)
 		if err != nil {
 			return err
@@ -500,7 +500,7 @@ func (s *Service) Join(ctx context.Context, userID, id string) (Entry, error) {
 // checkNotLinked refuses (LINKED_ACCOUNT) a paid entry of an account
 // linked to an entrant. The entrants are read after the tournament's row
 // lock, so of two linked accounts joining at once the second sees the first.
-func (s *Service) checkNotLinked(ctx context.Context, tx bun.Tx, t Tournament, userID string) error {
+func (s *Service) checkNotLinked(ctx context.Context, tx db.Tx, t Tournament, userID string) error {
 	if t.EntryFeeMinor == 0 || s.links == nil {
 		return nil // a free arena has nothing to win
 	}
@@ -514,7 +514,7 @@ func (s *Service) checkNotLinked(ctx context.Context, tx bun.Tx, t Tournament, u
 // lockFee moves an entry fee from the player's available balance to their
 // locked balance (INSUFFICIENT_FUNDS when it does not cover it, naming
 // both amounts as stakes do).
-func (s *Service) lockFee(ctx context.Context, tx bun.Tx, t Tournament, userID, ref string, now time.Time) error {
+func (s *Service) lockFee(ctx context.Context, tx db.Tx, t Tournament, userID, ref string, now time.Time) error {
 	var available int64
 	err := tx.QueryRowContext(ctx, "SELECT balance FROM ledger_accounts WHERE id = ? FOR UPDATE", money.Available(userID)).Scan(&available)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -540,7 +540,7 @@ func (s *Service) lockFee(ctx context.Context, tx bun.Tx, t Tournament, userID, 
 // it.
 func (s *Service) Withdraw(ctx context.Context, userID, id string) (Entry, error) {
 	var out Entry
-	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		t, err := s.lock(ctx, tx, id)
 		if err != nil {
 			return err
@@ -596,7 +596,7 @@ func (s *Service) Withdraw(ctx context.Context, userID, id string) (Entry, error
 // refund gives entries their fees back, in one ledger transaction per
 // entry keyed by the entry (so that an entry is refunded once), with a
 // line in each player's wallet history.
-func (s *Service) refund(ctx context.Context, tx bun.Tx, t Tournament, es []entrant, now time.Time) error {
+func (s *Service) refund(ctx context.Context, tx db.Tx, t Tournament, es []entrant, now time.Time) error {
 	var ps []money.Posting
 	for _, e := range es {
 		if e.EntryRef == nil || e.FeeMinor == 0 {

@@ -9,7 +9,6 @@ import (
 	"hash/fnv"
 	"time"
 
-	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"wager/db"
@@ -59,7 +58,7 @@ func (s *Service) Work(ctx context.Context) error {
 // nothing of the transaction is kept then, and the next run does it all
 // again.
 func (s *Service) WorkOn(ctx context.Context, id string) error {
-	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		var t Tournament
 		err := s.selectTournaments(tx, &t).Where("t.id = ? AND t.status IN (?, ?)", id, StatusScheduled, StatusRunning).
 			For("UPDATE OF t SKIP LOCKED").Scan(ctx)
@@ -109,7 +108,7 @@ func (s *Service) WorkOn(ctx context.Context, id string) error {
 }
 
 // remind tells the entrants that the tournament starts in a minute.
-func (s *Service) remind(ctx context.Context, tx bun.Tx, t *Tournament, now time.Time) error {
+func (s *Service) remind(ctx context.Context, tx db.Tx, t *Tournament, now time.Time) error {
 	var users []string
 	if err := tx.NewSelect().Table("tournament_players").Column("user_id").Where("tournament_id = ? AND NOT paused", t.ID).
 		Scan(ctx, &users); err != nil {
@@ -148,7 +147,7 @@ type PrizeNotice struct {
 
 // start runs a tournament: every entrant not paused waits for a pairing
 // from now.
-func (s *Service) start(ctx context.Context, tx bun.Tx, t *Tournament, now time.Time) error {
+func (s *Service) start(ctx context.Context, tx db.Tx, t *Tournament, now time.Time) error {
 	t.Status, t.ChangedAt = StatusRunning, now
 	if _, err := tx.NewUpdate().Model(t).Column("status", "changed_at").WherePK().Exec(ctx); err != nil {
 		return fmt.Errorf("start tournament %s: %w", t.ID, err)
@@ -164,7 +163,7 @@ func (s *Service) start(ctx context.Context, tx bun.Tx, t *Tournament, now time.
 
 // cancel ends a tournament that fewer than two players entered by its
 // start: every entry is refunded.
-func (s *Service) cancel(ctx context.Context, tx bun.Tx, t *Tournament, now time.Time) error {
+func (s *Service) cancel(ctx context.Context, tx db.Tx, t *Tournament, now time.Time) error {
 	var es []entrant
 	if err := tx.NewSelect().Model(&es).Where("tournament_id = ?", t.ID).For("UPDATE").Scan(ctx); err != nil {
 		return fmt.Errorf("read the entrants of tournament %s: %w", t.ID, err)
@@ -189,7 +188,7 @@ func (s *Service) cancel(ctx context.Context, tx bun.Tx, t *Tournament, now time
 // becomes busy between the read and the start (a queue joined at that
 // moment), the game's start is refused and this whole transaction with
 // it: the next run pairs the others.
-func (s *Service) pair(ctx context.Context, tx bun.Tx, t Tournament, now time.Time) error {
+func (s *Service) pair(ctx context.Context, tx db.Tx, t Tournament, now time.Time) error {
 	var waiting []struct {
 		UserID   string     `bun:"user_id"`
 		Username string     `bun:"username"`
@@ -248,7 +247,7 @@ func (s *Service) pair(ctx context.Context, tx bun.Tx, t Tournament, now time.Ti
 				waited = append(waited, now.Sub(*w))
 			}
 		}
-		if err := db.AfterCommit(ctx, func() {
+		if err := tx.AfterCommit(func() {
 			for _, w := range waited {
 				s.Paired(w)
 			}
@@ -264,7 +263,7 @@ func (s *Service) pair(ctx context.Context, tx bun.Tx, t Tournament, now time.Ti
 // Before the start they change only with joins and withdrawals (changed_at,
 // written under the tournament's lock); while it runs, results change
 // them too, so they are read again and compared with the last ones sent.
-func (s *Service) sendStandings(ctx context.Context, tx bun.Tx, t *Tournament, now time.Time) error {
+func (s *Service) sendStandings(ctx context.Context, tx db.Tx, t *Tournament, now time.Time) error {
 	if t.StandingsAt != nil && now.Sub(*t.StandingsAt) < StandingsEvery {
 		return nil
 	}
@@ -305,7 +304,7 @@ func (s *Service) sendStandings(ctx context.Context, tx bun.Tx, t *Tournament, n
 // refused by its reference); each winner is told (tournament_prize), the
 // first place goes to the feed (tournament_won), and the room gets
 // tournament:finished.
-func (s *Service) finish(ctx context.Context, tx bun.Tx, t *Tournament, now time.Time) error {
+func (s *Service) finish(ctx context.Context, tx db.Tx, t *Tournament, now time.Time) error {
 	st, err := s.standings(ctx, tx, t.ID, true)
 	if err != nil {
 		return err

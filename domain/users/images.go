@@ -42,7 +42,7 @@ func (s *Service) SetImage(ctx context.Context, userID string, kind media.Kind, 
 		column = "cover_image_id"
 	}
 	var u User
-	err = db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		if err := tx.NewSelect().Model(&u).Where("id = ?", userID).For("UPDATE").Scan(ctx); err != nil {
 			return fmt.Errorf("lock user %s: %w", userID, err)
 		}

@@ -157,7 +157,7 @@ func (s *Service) UpdateProfile(ctx context.Context, userID string, p ProfileUpd
 // FindOrCreate returns the user of a wallet, creating it with a generated
 // unique username on first sign-in. It runs inside the caller's
 // transaction.
-func FindOrCreate(ctx context.Context, tx bun.Tx, wallet string, now time.Time) (User, bool, error) {
+func FindOrCreate(ctx context.Context, tx db.Tx, wallet string, now time.Time) (User, bool, error) {
 	var u User
 	err := tx.NewSelect().Model(&u).Where("wallet_address = ?", wallet).Scan(ctx)
 	if err == nil {

@@ -206,7 +206,7 @@ func (s *Service) settledWire(signedB64, sig string) ([]byte, bool) {
 
 // ConfirmPayment records a confirmed payment intent: the treasury earns it
 // (the vault holds it on chain) and it waits, unused, for its request.
-func (s *Service) ConfirmPayment(ctx context.Context, tx bun.Tx, in money.Intent) error {
+func (s *Service) ConfirmPayment(ctx context.Context, tx db.Tx, in money.Intent) error {
 	path, _ := ResourcePath(in.Reference)
 	var wallet string
 	if err := tx.NewSelect().Table("users").Column("wallet_address").Where("id = ?", in.UserID).Scan(ctx, &wallet); err != nil {
@@ -223,7 +223,7 @@ func (s *Service) ConfirmPayment(ctx context.Context, tx bun.Tx, in money.Intent
 
 // credit posts a settled payment to the ledger (once per signature) and to
 // the paying user's wallet history.
-func (s *Service) credit(ctx context.Context, tx bun.Tx, p payment) error {
+func (s *Service) credit(ctx context.Context, tx db.Tx, p payment) error {
 	// Paid from the wallet on chain into the treasury: no platform balance
 	// moves, so nobody is told one.
 	posted, err := money.Post(ctx, tx, nil, money.Posting{Kind: KindPayment, Reference: p.Signature,
@@ -461,7 +461,7 @@ func (s *Service) resumeSettlement(ctx context.Context, sig solana.Signature, ca
 // does.
 func (s *Service) finishInline(ctx context.Context, sig string, caller Caller, resourcePath string) (SettlementResponse, error) {
 	var p payment
-	err := db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		now := s.now()
 		err := tx.NewUpdate().Model(&p).Set("status = 'settled'").Set("used_at = ?", now).Set("used_by = ?", caller.Key).
 			Set("updated_at = ?", now).Where("signature = ? AND status = 'settling'", sig).Returning("*").Scan(ctx)
@@ -564,7 +564,7 @@ func (s *Service) resolveSettling(ctx context.Context, p payment, now time.Time)
 // settleUnused marks a landed inline payment settled and credits it, once,
 // without spending it on a request.
 func (s *Service) settleUnused(ctx context.Context, sig string) error {
-	return db.Transact(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	return db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		var p payment
 		err := tx.NewUpdate().Model(&p).Set("status = 'settled'").Set("updated_at = ?", s.now()).
 			Where("signature = ? AND status = 'settling'", sig).Returning("*").Scan(ctx)

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/gagliardetto/solana-go"
-	"github.com/uptrace/bun"
 
 	"wager/chain"
 	"wager/chain/localchain"
@@ -159,7 +158,7 @@ func (a *App) build(ctx context.Context) error {
 	// through a.Reviews, set further down.
 	guard := integrity.NewGuard(bdb, now, cfg.Integrity)
 	a.Guard = guard
-	var settle game.Settler = func(ctx context.Context, tx bun.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
+	var settle game.Settler = func(ctx context.Context, tx db.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
 		return a.Reviews.Settle(ctx, tx, g, players, o, reads)
 	}
 	a.Ranking = ranking.New(bdb, now)

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/uptrace/bun"
-
 	"wager/db"
 	"wager/domain/game"
 	"wager/domain/game/rules"
@@ -20,7 +18,7 @@ import (
 type tournamentResults struct{ a *App }
 
 // GameFinished implements game.Recorder.
-func (r tournamentResults) GameFinished(ctx context.Context, tx bun.Tx, g game.Game, o rules.Outcome, reads *db.Reads) (game.Record, error) {
+func (r tournamentResults) GameFinished(ctx context.Context, tx db.Tx, g game.Game, o rules.Outcome, reads *db.Reads) (game.Record, error) {
 	return r.a.Tournaments.GameFinished(ctx, tx, g, o, reads)
 }
 
