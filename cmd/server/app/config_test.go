@@ -31,7 +31,7 @@ func load(env map[string]string) (Config, error) {
 func embeddedDefaults() Config {
 	return Config{
 		Addr:                        ":8080",
-		DatabaseURL:                 DefaultDatabaseURL,
+		DatabaseURL:                 "postgres://wager:wager@127.0.0.1:5432/wager?sslmode=disable",
 		MinSDKVersion:               "1.0.0",
 		DevFaucet:                   true,
 		AbuseThreshold:              600,
@@ -313,6 +313,25 @@ func TestLoadConfigRefusesInvalidValues(t *testing.T) {
 	}
 }
 
+// A variable read as anything but text refuses a value that is none of
+// its kind, naming itself: env's parse errors are never dropped.
+func TestLoadConfigRefusesGarbageInEveryTypedVariable(t *testing.T) {
+	typed := 0
+	for f := range reflect.TypeFor[environment]().Fields() {
+		if f.Type.Kind() == reflect.String {
+			continue
+		}
+		typed++
+		name := f.Tag.Get("env")
+		if _, err := load(map[string]string{name: "not-a-value"}); err == nil || !strings.Contains(err.Error(), name+"=") {
+			t.Errorf("%s=not-a-value: got %v, want an error naming %s", name, err, name)
+		}
+	}
+	if typed == 0 {
+		t.Error("no variable of another type than text")
+	}
+}
+
 // The age gate is on by default on a real chain and off on the embedded
 // one; a restricted region needs a country header, believed only from
 // trusted proxies.
@@ -339,10 +358,11 @@ func TestLoadConfigOfPlayerProtection(t *testing.T) {
 	}
 }
 
-func TestParseAbuseOverrides(t *testing.T) {
-	got, err := parseAbuseOverrides("POST /lobbies=30, GET /games/live=1200")
-	if err != nil || !reflect.DeepEqual(got, map[string]int{"POST /lobbies": 30, "GET /games/live": 1200}) {
-		t.Fatalf("parse: %v %v", got, err)
+func TestReadAbuseOverrides(t *testing.T) {
+	var got abuseOverrides
+	if err := got.UnmarshalText([]byte("POST /lobbies=30, GET /games/live=1200")); err != nil ||
+		!reflect.DeepEqual(got, abuseOverrides{"POST /lobbies": 30, "GET /games/live": 1200}) {
+		t.Fatalf("read: %v %v", got, err)
 	}
 }
 
@@ -355,16 +375,18 @@ func TestLoadConfigNeedsTheMintOfAnExternalChain(t *testing.T) {
 	}
 }
 
-func TestParseReferralBPS(t *testing.T) {
-	good := map[string][3]int64{"2000,500,200": {2000, 500, 200}, " 0, 0 ,0": {}, "10000,0,0": {10000, 0, 0}}
+func TestReadReferralBPS(t *testing.T) {
+	good := map[string]referralBPS{"2000,500,200": {2000, 500, 200}, " 0, 0 ,0": {}, "10000,0,0": {10000, 0, 0}}
 	for v, want := range good {
-		if got, err := parseReferralBPS(v); err != nil || got != want {
-			t.Errorf("parseReferralBPS(%q) = %v, %v; want %v", v, got, err, want)
+		var got referralBPS
+		if err := got.UnmarshalText([]byte(v)); err != nil || got != want {
+			t.Errorf("REFERRAL_BPS=%q: got %v, %v; want %v", v, got, err, want)
 		}
 	}
 	for _, v := range []string{"2000,500", "2000,500,200,100", "a,b,c", "-1,0,0", "10001,0,0", "6000,3000,2000", "1.5,0,0"} {
-		if _, err := parseReferralBPS(v); err == nil {
-			t.Errorf("parseReferralBPS(%q): no error", v)
+		var got referralBPS
+		if err := got.UnmarshalText([]byte(v)); err == nil {
+			t.Errorf("REFERRAL_BPS=%q: no error", v)
 		}
 	}
 }
