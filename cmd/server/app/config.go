@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -8,11 +9,13 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/caarlos0/env/v11"
 	"github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/rpc"
 
@@ -24,10 +27,6 @@ import (
 	"wager/domain/tournament"
 	"wager/web"
 )
-
-// DefaultDatabaseURL is the local database that db/setup-postgres.sh
-// prepares (make run does it).
-const DefaultDatabaseURL = "postgres://wager:wager@127.0.0.1:5432/wager?sslmode=disable"
 
 // Config is the server's configuration, read from the environment (names
 // and defaults in ../shared/API.md "Running").
@@ -60,7 +59,7 @@ type Config struct {
 	// FinalizeSlots is how many slots of 400 ms after a transaction the
 	// embedded chain reports it finalized (CHAIN_FINALIZE_SLOTS).
 	FinalizeSlots int
-	DemoBots      int // demo players that keep free games going (make run: 4)
+	DemoBots      int // demo players that keep free games going (make run: 5)
 	// AuthRateLimit is how many sign-in challenges one client address may
 	// ask for in a minute (AUTH_RATE_LIMIT; 0: no limit).
 	AuthRateLimit int
@@ -150,387 +149,518 @@ func defaultMint(cluster string) string {
 	return ""
 }
 
-// LoadConfig reads the configuration through getenv. It returns an error
-// naming every variable whose value is invalid.
+// LoadConfig reads the configuration through getenv; a value of blanks
+// counts as unset. It returns an error naming every variable whose value
+// is invalid and saying what it accepts.
 func LoadConfig(getenv func(string) string) (Config, error) {
-	env := func(name, def string) string {
-		if v := strings.TrimSpace(getenv(name)); v != "" {
-			return v
-		}
-		return def
+	environ, err := readEnvironment(getenv)
+	if err != nil {
+		return Config{}, fmt.Errorf("read the environment: %w", err)
 	}
-	var errs []error
-	bad := func(name, value, want string) {
-		errs = append(errs, fmt.Errorf("%s=%q: %s", name, value, want))
+	// Defaults that the domain packages define: an unset variable leaves them.
+	e := environment{
+		MaxPriorityFee:          chain.DefaultMaxPriorityFee,
+		ReferralBPS:             referrals.DefaultBPS,
+		TournamentCreatePerDay:  tournament.DefaultCreatePerDay,
+		TournamentsScheduledMax: tournament.DefaultScheduledMax,
+		MinAge:                  protection.DefaultMinAge,
 	}
-
-	c := Config{
-		Addr:          env("ADDR", ":8080"),
-		DatabaseURL:   env("DATABASE_URL", DefaultDatabaseURL),
-		MinSDKVersion: env("MIN_SDK_VERSION", "1.0.0"),
-		JWTSecret:     env("JWT_SECRET", ""),
-		DataDir:       env("DATA_DIR", "var"),
-		LogFormat:     env("LOG_FORMAT", "text"),
-		MetricsAddr:   env("METRICS_ADDR", "127.0.0.1:9090"),
-	}
-	if _, port, err := net.SplitHostPort(c.Addr); err != nil {
-		bad("ADDR", c.Addr, "must be host:port, for example :8080")
-	} else if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
-		bad("ADDR", c.Addr, "port must be a number from 0 to 65535")
-	} else {
-		c.PublicURL = env("PUBLIC_URL", "http://localhost:"+port)
-	}
-	if u, err := url.Parse(c.PublicURL); c.PublicURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
-		bad("PUBLIC_URL", c.PublicURL, "must be the site's http(s) address, such as https://arena.example")
-	}
-	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		bad("DATABASE_URL", c.DatabaseURL, "must be a postgres:// URL")
-	}
-	for _, w := range strings.Split(getenv("ADMIN_WALLETS"), ",") {
-		if w = strings.TrimSpace(w); w == "" {
-			continue
-		}
-		if _, err := solana.PublicKeyFromBase58(w); err != nil {
-			bad("ADMIN_WALLETS", w, "must be base58 Solana addresses separated by commas")
-			continue
-		}
-		c.AdminWallets = append(c.AdminWallets, w)
-	}
-	if _, ok := web.ParseSemver(c.MinSDKVersion); !ok {
-		bad("MIN_SDK_VERSION", c.MinSDKVersion, "must be a semantic version such as 1.0.0")
-	}
-	if v := env("SDK_GRACE_UNTIL", ""); v != "" {
-		t, err := time.Parse(time.RFC3339, v)
-		if err != nil {
-			bad("SDK_GRACE_UNTIL", v, "must be an RFC 3339 time such as 2027-01-01T00:00:00Z, or empty")
-		}
-		c.SDKGraceUntil = t.UTC()
-	}
-	if v := env("SOLANA_RPC_URL", ""); v != "" {
-		urls, err := parseRPCURLs(v)
-		if err != nil {
-			bad("SOLANA_RPC_URL", v, err.Error())
-		}
-		c.SolanaRPCURLs = urls
-	}
-	faucetDefault := strconv.FormatBool(c.EmbeddedChain())
-	if v := env("DEV_FAUCET", faucetDefault); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			bad("DEV_FAUCET", v, "must be true or false")
-		}
-		c.DevFaucet = b
-	}
-	if v := env("ABUSE_THRESHOLD", "600"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			bad("ABUSE_THRESHOLD", v, "must be a whole number of requests, at least 1")
-		}
-		c.AbuseThreshold = n
-	}
-	if v := env("ABUSE_WINDOW", "1m"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < time.Second {
-			bad("ABUSE_WINDOW", v, "must be a duration of at least 1s, such as 1m or 30s")
-		}
-		c.AbuseWindow = d
-	}
-	if v := env("ABUSE_OVERRIDES", ""); v != "" {
-		overrides, err := parseAbuseOverrides(v)
-		if err != nil {
-			bad("ABUSE_OVERRIDES", v, err.Error())
-		}
-		c.AbuseOverrides = overrides
-	}
-	if v := env("ABUSE_PRICE_MINOR", "10000"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 1 || n > 1_000_000_000 {
-			bad("ABUSE_PRICE_MINOR", v, "must be a whole number of USDC minor units from 1 to 1000000000 (1 USDC = 1000000)")
-		}
-		c.AbusePrice = n
-	}
-	if c.JWTSecret != "" && len(c.JWTSecret) < 32 {
-		bad("JWT_SECRET", "(hidden)", "must be at least 32 characters")
-	}
-	if v := env("MASTER_SEED", ""); v != "" {
-		seed, err := hex.DecodeString(v)
-		if err != nil || len(seed) != 32 {
-			bad("MASTER_SEED", "(hidden)", "must be 64 hex characters (32 bytes)")
-		}
-		c.MasterSeed = seed
-	}
-	c.USDCMint = env("USDC_MINT", defaultMint(c.ChainID()))
-	if _, err := solana.PublicKeyFromBase58(c.USDCMint); c.USDCMint != "" && err != nil {
-		bad("USDC_MINT", c.USDCMint, "must be a base58 Solana address")
-	} else if c.USDCMint == "" && !c.EmbeddedChain() {
-		bad("USDC_MINT", "", "must name the USDC mint of the chain at SOLANA_RPC_URL (known by default only for devnet and mainnet URLs)")
-	}
-	commitment := rpc.CommitmentConfirmed
-	if !c.EmbeddedChain() {
-		commitment = rpc.CommitmentFinalized
-	}
-	switch v := env("CREDIT_COMMITMENT", string(commitment)); v {
-	case string(rpc.CommitmentConfirmed), string(rpc.CommitmentFinalized):
-		c.CreditCommitment = rpc.CommitmentType(v)
-	default:
-		bad("CREDIT_COMMITMENT", v, "must be finalized or confirmed")
-	}
-	if v := env("CHAIN_FINALIZE_SLOTS", "32"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > 1000 {
-			bad("CHAIN_FINALIZE_SLOTS", v, "must be a whole number of slots from 0 to 1000")
-		}
-		c.FinalizeSlots = n
-	}
-	if v := env("WORKERS", "true"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			bad("WORKERS", v, "must be true or false")
-		}
-		c.Workers = b
-	}
-	if v := env("DEMO_BOTS", "0"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > 50 {
-			bad("DEMO_BOTS", v, "must be a whole number of demo players from 0 to 50")
-		}
-		c.DemoBots = n
-	}
-	if v := env("TOURNAMENT_MAX_PLAYERS", "256"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 2 || n > 10_000 {
-			bad("TOURNAMENT_MAX_PLAYERS", v, "must be a whole number of players from 2 to 10000")
-		}
-		c.TournamentMaxPlayers = n
-	}
-	if v := env("TOURNAMENT_CREATE_PER_DAY", strconv.Itoa(tournament.DefaultCreatePerDay)); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 10_000 {
-			bad("TOURNAMENT_CREATE_PER_DAY", v, "must be a whole number of arenas one player may create in 24 hours, from 1 to 10000")
-		}
-		c.TournamentCreatePerDay = n
-	}
-	if v := env("TOURNAMENTS_SCHEDULED_MAX", strconv.Itoa(tournament.DefaultScheduledMax)); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1_000_000 {
-			bad("TOURNAMENTS_SCHEDULED_MAX", v, "must be a whole number of arenas scheduled or running at once, from 1 to 1000000")
-		}
-		c.TournamentsScheduledMax = n
-	}
-	if v := env("AUTH_RATE_LIMIT", "120"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			bad("AUTH_RATE_LIMIT", v, "must be a whole number of sign-in requests a minute per client address, 0 for no limit")
-		}
-		c.AuthRateLimit = n
-	}
-	for _, p := range strings.Split(getenv("TRUSTED_PROXIES"), ",") {
-		if p = strings.TrimSpace(p); p == "" {
-			continue
-		}
-		if !strings.Contains(p, "/") {
-			if ip := net.ParseIP(p); ip != nil && ip.To4() != nil {
-				p += "/32"
-			} else {
-				p += "/128"
-			}
-		}
-		_, n, err := net.ParseCIDR(p)
-		if err != nil {
-			bad("TRUSTED_PROXIES", p, "must be IP addresses or CIDR ranges separated by commas")
-			continue
-		}
-		c.TrustedProxies = append(c.TrustedProxies, n)
-	}
-	if v := env("CORS_ORIGINS", ""); v != "" {
-		origins, err := web.ParseOrigins(v)
-		if err != nil {
-			bad("CORS_ORIGINS", v, "must be origins (scheme://host[:port]) separated by commas: "+err.Error())
-		}
-		c.CORSOrigins = origins
-	}
-	if v := env("MAX_CONNS_PER_IP", "1000"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			bad("MAX_CONNS_PER_IP", v, "must be a whole number of connections, at least 1")
-		}
-		c.MaxConnsPerIP = n
-	}
-	if v := env("FEE_PAYER_DAILY_LAMPORTS", "20000000"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			bad("FEE_PAYER_DAILY_LAMPORTS", v, "must be a whole number of lamports (1 SOL = 1000000000), 0 or more")
-		}
-		c.FeePayerDailyLamports = n
-	}
-	if v := env("FEE_PAYER_GLOBAL_DAILY_LAMPORTS", "2000000000"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			bad("FEE_PAYER_GLOBAL_DAILY_LAMPORTS", v, "must be a whole number of lamports (1 SOL = 1000000000), 0 or more")
-		}
-		c.FeePayerGlobalDailyLamports = n
-	}
-	if v := env("MAX_PRIORITY_FEE_MICROLAMPORTS", strconv.Itoa(chain.DefaultMaxPriorityFee)); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil || n < chain.MinComputeUnitPrice {
-			bad("MAX_PRIORITY_FEE_MICROLAMPORTS", v, fmt.Sprintf("must be a whole number of micro-lamports per compute unit, at least %d", chain.MinComputeUnitPrice))
-		}
-		c.MaxPriorityFee = n
-	}
-	if v := env("REFERRAL_BPS", "2000,500,200"); v != "" {
-		bps, err := parseReferralBPS(v)
-		if err != nil {
-			bad("REFERRAL_BPS", v, err.Error())
-		}
-		c.ReferralBPS = bps
-	}
-	if v := env("POOL_CAP_MULTIPLE", "5"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 1 || n > 1000 {
-			bad("POOL_CAP_MULTIPLE", v, "must be a whole number from 1 to 1000: how many times the player pot one player's pool, and the market's pairs in USDC, may hold")
-		}
-		c.Integrity.CapMultiple = n
-	}
-	if v := env("LINK_BY_IP", "false"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			bad("LINK_BY_IP", v, "must be true or false")
-		}
-		c.Integrity.LinkByIP = b
-	}
-	if v := env("REQUIRE_AGE_CONFIRMATION", strconv.FormatBool(!c.EmbeddedChain())); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			bad("REQUIRE_AGE_CONFIRMATION", v, "must be true or false")
-		}
-		c.Protection.RequireAge = b
-	}
-	if v := env("MIN_AGE", strconv.Itoa(protection.DefaultMinAge)); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 16 || n > 25 {
-			bad("MIN_AGE", v, "must be a whole number of years from 16 to 25")
-		}
-		c.Protection.MinAge = n
-	}
-	c.CountryHeader = env("COUNTRY_HEADER", "")
-	if c.CountryHeader != "" {
-		if strings.Trim(strings.ToLower(c.CountryHeader), "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
-			bad("COUNTRY_HEADER", c.CountryHeader, "must be an HTTP header name, such as CF-IPCountry")
-		} else if len(c.TrustedProxies) == 0 {
-			bad("COUNTRY_HEADER", c.CountryHeader, "is believed only from TRUSTED_PROXIES: set them to the proxies that set this header")
-		}
-	}
-	for _, cc := range strings.Split(getenv("RESTRICTED_COUNTRIES"), ",") {
-		if cc = strings.ToUpper(strings.TrimSpace(cc)); cc == "" {
-			continue
-		}
-		if len(cc) != 2 || strings.Trim(cc, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
-			bad("RESTRICTED_COUNTRIES", cc, "must be ISO 3166-1 alpha-2 codes separated by commas, such as US,FR")
-			continue
-		}
-		c.Protection.Restricted = append(c.Protection.Restricted, cc)
-	}
-	if len(c.Protection.Restricted) > 0 && c.CountryHeader == "" {
-		bad("RESTRICTED_COUNTRIES", getenv("RESTRICTED_COUNTRIES"), "needs COUNTRY_HEADER: without it no request has a country")
-	}
-	if c.LogFormat != "text" && c.LogFormat != "json" {
-		bad("LOG_FORMAT", c.LogFormat, "must be text or json")
-	}
-	if v := env("LOG_LEVEL", "info"); c.LogLevel.UnmarshalText([]byte(v)) != nil {
-		bad("LOG_LEVEL", v, "must be debug, info, warn or error")
-	}
-	if c.MetricsAddr == "off" {
-		c.MetricsAddr = ""
-	} else if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
-		bad("METRICS_ADDR", c.MetricsAddr, "must be host:port, such as 127.0.0.1:9090, or off (or empty) for none")
-	}
-	if len(errs) > 0 {
-		return Config{}, fmt.Errorf("invalid configuration: %w", errors.Join(errs...))
+	p := problems{environ: environ, failed: map[string]bool{}}
+	p.record(env.ParseWithOptions(&e, env.Options{Environment: environ, FuncMap: parsers}))
+	c := e.config()
+	p.checkServer(c)
+	p.checkChain(c)
+	p.checkLimits(c)
+	p.checkProtection(c)
+	if len(p.errs) > 0 {
+		return Config{}, fmt.Errorf("invalid configuration: %w", errors.Join(p.errs...))
 	}
 	return c, nil
 }
 
-// parseRPCURLs reads SOLANA_RPC_URL: http(s) URLs separated by commas,
-// tried in that order. URLs that name different public clusters are
-// refused: failing over from one to the other would change chains.
-func parseRPCURLs(v string) ([]string, error) {
-	var urls []string
-	cluster := ""
-	for _, item := range strings.Split(v, ",") {
-		if item = strings.TrimSpace(item); item == "" {
-			continue
+// environment is the configuration as the environment states it, one
+// field per variable (see README.md), read by github.com/caarlos0/env. A
+// variable whose default depends on others has none here: its field stays
+// empty or nil when unset, and config fills it in.
+type environment struct {
+	Addr      string `env:"ADDR" envDefault:":8080"`
+	PublicURL string `env:"PUBLIC_URL"` // default: http://localhost at ADDR's port
+	// DatabaseURL's default is the local database that db/setup-postgres.sh
+	// prepares (make run does it).
+	DatabaseURL             string         `env:"DATABASE_URL" envDefault:"postgres://wager:wager@127.0.0.1:5432/wager?sslmode=disable"`
+	AdminWallets            walletList     `env:"ADMIN_WALLETS"`
+	MinSDKVersion           string         `env:"MIN_SDK_VERSION" envDefault:"1.0.0"`
+	SDKGraceUntil           time.Time      `env:"SDK_GRACE_UNTIL"`
+	SolanaRPCURLs           rpcURLList     `env:"SOLANA_RPC_URL"`
+	DevFaucet               *bool          `env:"DEV_FAUCET"` // default: true on the embedded chain
+	AbuseThreshold          int            `env:"ABUSE_THRESHOLD" envDefault:"600"`
+	AbuseWindow             time.Duration  `env:"ABUSE_WINDOW" envDefault:"1m"`
+	AbuseOverrides          abuseOverrides `env:"ABUSE_OVERRIDES"`
+	AbusePrice              int64          `env:"ABUSE_PRICE_MINOR" envDefault:"10000"`
+	JWTSecret               string         `env:"JWT_SECRET"`
+	DataDir                 string         `env:"DATA_DIR" envDefault:"var"`
+	LogFormat               string         `env:"LOG_FORMAT" envDefault:"text"`
+	LogLevel                slog.Level     `env:"LOG_LEVEL" envDefault:"info"`
+	MetricsAddr             string         `env:"METRICS_ADDR" envDefault:"127.0.0.1:9090"`
+	MasterSeed              masterSeed     `env:"MASTER_SEED"`
+	USDCMint                string         `env:"USDC_MINT"`         // default: the cluster's, see defaultMint
+	CreditCommitment        string         `env:"CREDIT_COMMITMENT"` // default: finalized on an external chain
+	FinalizeSlots           int            `env:"CHAIN_FINALIZE_SLOTS" envDefault:"32"`
+	DemoBots                int            `env:"DEMO_BOTS" envDefault:"0"`
+	AuthRateLimit           int            `env:"AUTH_RATE_LIMIT" envDefault:"120"`
+	TrustedProxies          ipNetList      `env:"TRUSTED_PROXIES"`
+	CORSOrigins             originList     `env:"CORS_ORIGINS"`
+	MaxConnsPerIP           int            `env:"MAX_CONNS_PER_IP" envDefault:"1000"`
+	FeePayerDaily           int64          `env:"FEE_PAYER_DAILY_LAMPORTS" envDefault:"20000000"`
+	FeePayerGlobal          int64          `env:"FEE_PAYER_GLOBAL_DAILY_LAMPORTS" envDefault:"2000000000"`
+	MaxPriorityFee          uint64         `env:"MAX_PRIORITY_FEE_MICROLAMPORTS"` // default: chain.DefaultMaxPriorityFee
+	Workers                 bool           `env:"WORKERS" envDefault:"true"`
+	ReferralBPS             referralBPS    `env:"REFERRAL_BPS"` // default: referrals.DefaultBPS
+	PoolCapMultiple         int64          `env:"POOL_CAP_MULTIPLE" envDefault:"5"`
+	LinkByIP                bool           `env:"LINK_BY_IP" envDefault:"false"`
+	RequireAge              *bool          `env:"REQUIRE_AGE_CONFIRMATION"` // default: true on an external chain
+	MinAge                  int            `env:"MIN_AGE"`                  // default: protection.DefaultMinAge
+	CountryHeader           string         `env:"COUNTRY_HEADER"`
+	Restricted              countryList    `env:"RESTRICTED_COUNTRIES"`
+	TournamentMax           int            `env:"TOURNAMENT_MAX_PLAYERS" envDefault:"256"`
+	TournamentCreatePerDay  int            `env:"TOURNAMENT_CREATE_PER_DAY"` // default: tournament.DefaultCreatePerDay
+	TournamentsScheduledMax int            `env:"TOURNAMENTS_SCHEDULED_MAX"` // default: tournament.DefaultScheduledMax
+}
+
+// parsers are env's parsers for the types it reads otherwise: an int is
+// as wide as strconv.Atoi reads it, where env would take 32 bits.
+var parsers = map[reflect.Type]env.ParserFunc{
+	reflect.TypeFor[int](): func(v string) (any, error) { return strconv.Atoi(v) },
+}
+
+// readEnvironment reads through getenv the variables that environment
+// names, without surrounding blanks.
+func readEnvironment(getenv func(string) string) (map[string]string, error) {
+	fields, err := env.GetFieldParams(&environment{})
+	if err != nil {
+		return nil, err
+	}
+	environ := make(map[string]string, len(fields))
+	for _, f := range fields {
+		environ[f.Key] = strings.TrimSpace(getenv(f.Key))
+	}
+	return environ, nil
+}
+
+// config is the configuration e states, with the defaults that depend on
+// other variables.
+func (e *environment) config() Config {
+	c := Config{
+		Addr:                        e.Addr,
+		DatabaseURL:                 e.DatabaseURL,
+		AdminWallets:                e.AdminWallets,
+		MinSDKVersion:               e.MinSDKVersion,
+		SDKGraceUntil:               e.SDKGraceUntil.UTC(),
+		SolanaRPCURLs:               e.SolanaRPCURLs,
+		AbuseThreshold:              e.AbuseThreshold,
+		AbuseWindow:                 e.AbuseWindow,
+		AbuseOverrides:              e.AbuseOverrides,
+		AbusePrice:                  e.AbusePrice,
+		JWTSecret:                   e.JWTSecret,
+		DataDir:                     e.DataDir,
+		LogFormat:                   e.LogFormat,
+		LogLevel:                    e.LogLevel,
+		MetricsAddr:                 e.MetricsAddr,
+		PublicURL:                   e.PublicURL,
+		MasterSeed:                  e.MasterSeed,
+		USDCMint:                    e.USDCMint,
+		CreditCommitment:            rpc.CommitmentType(e.CreditCommitment),
+		FinalizeSlots:               e.FinalizeSlots,
+		DemoBots:                    e.DemoBots,
+		AuthRateLimit:               e.AuthRateLimit,
+		TrustedProxies:              e.TrustedProxies,
+		CORSOrigins:                 e.CORSOrigins,
+		MaxConnsPerIP:               e.MaxConnsPerIP,
+		FeePayerDailyLamports:       e.FeePayerDaily,
+		FeePayerGlobalDailyLamports: e.FeePayerGlobal,
+		MaxPriorityFee:              e.MaxPriorityFee,
+		Workers:                     e.Workers,
+		ReferralBPS:                 e.ReferralBPS,
+		Integrity:                   integrity.Config{CapMultiple: e.PoolCapMultiple, LinkByIP: e.LinkByIP},
+		TournamentMaxPlayers:        e.TournamentMax,
+		TournamentCreatePerDay:      e.TournamentCreatePerDay,
+		TournamentsScheduledMax:     e.TournamentsScheduledMax,
+		Protection:                  protection.Config{MinAge: e.MinAge, Restricted: e.Restricted},
+		CountryHeader:               e.CountryHeader,
+	}
+	embedded := c.EmbeddedChain()
+	c.DevFaucet = flagOr(e.DevFaucet, embedded)
+	c.Protection.RequireAge = flagOr(e.RequireAge, !embedded)
+	if c.PublicURL == "" {
+		_, port, _ := net.SplitHostPort(c.Addr)
+		c.PublicURL = "http://localhost:" + port
+	}
+	if c.USDCMint == "" {
+		c.USDCMint = defaultMint(c.ChainID())
+	}
+	if c.CreditCommitment == "" {
+		c.CreditCommitment = rpc.CommitmentConfirmed
+		if !embedded {
+			c.CreditCommitment = rpc.CommitmentFinalized
 		}
-		if u, err := url.Parse(item); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("%q must be an http(s) URL: give http(s) URLs separated by commas, or nothing for the embedded chain", item)
+	}
+	if c.MetricsAddr == "off" {
+		c.MetricsAddr = ""
+	}
+	return c
+}
+
+// flagOr is the flag set, or def when it is unset.
+func flagOr(set *bool, def bool) bool {
+	if set == nil {
+		return def
+	}
+	return *set
+}
+
+// problems collects what is wrong with the environment.
+type problems struct {
+	environ map[string]string
+	failed  map[string]bool // env could not parse these: their check reports them
+	errs    []error
+}
+
+// refusal is why a parser of this package refuses a value, in words that
+// say what the variable accepts; it is reported as it is.
+type refusal struct{ error }
+
+// refuse is the refusal that format and args say.
+func refuse(format string, args ...any) error { return refusal{fmt.Errorf(format, args...)} }
+
+// record takes env's errors: a refusal is reported, and the variable of
+// any other parse error (a number, flag, duration, time or level that is
+// none) is left to its check, which says what it accepts.
+func (p *problems) record(err error) {
+	var all env.AggregateError
+	if !errors.As(err, &all) {
+		if err != nil {
+			p.errs = append(p.errs, err)
+		}
+		return
+	}
+	for _, err := range all.Errors {
+		var parse env.ParseError
+		var refused refusal
+		switch {
+		case !errors.As(err, &parse):
+			p.errs = append(p.errs, err)
+		case errors.As(parse.Err, &refused):
+			p.add(variableOf(parse.Name), refused.Error())
+		default:
+			p.failed[variableOf(parse.Name)] = true
+		}
+	}
+}
+
+// variableOf is the variable that environment's field reads.
+func variableOf(field string) string {
+	f, _ := reflect.TypeFor[environment]().FieldByName(field)
+	name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+	return name
+}
+
+// add reports the variable name, with its value unless it is a secret,
+// and want: what is wrong or what it accepts.
+func (p *problems) add(name, want string) {
+	value := p.environ[name]
+	if name == "JWT_SECRET" || name == "MASTER_SEED" {
+		value = "(hidden)"
+	}
+	p.errs = append(p.errs, fmt.Errorf("%s=%q: %s", name, value, want))
+}
+
+// check reports the variable name, saying want, unless env could parse
+// it and ok holds.
+func (p *problems) check(name string, ok bool, want string) {
+	if !ok || p.failed[name] {
+		p.add(name, want)
+	}
+}
+
+// parses reports the variable name, saying want, if env could not parse
+// it.
+func (p *problems) parses(name, want string) { p.check(name, true, want) }
+
+// within reports whether n is from lo to hi.
+func within[T cmp.Ordered](n, lo, hi T) bool { return lo <= n && n <= hi }
+
+// checkServer checks the variables of the site, its listeners and logs.
+func (p *problems) checkServer(c Config) {
+	if _, port, err := net.SplitHostPort(c.Addr); err != nil {
+		p.add("ADDR", "must be host:port, for example :8080")
+	} else if n, err := strconv.Atoi(port); err != nil || !within(n, 0, 65535) {
+		p.add("ADDR", "port must be a number from 0 to 65535")
+	} else { // PUBLIC_URL's default is at ADDR's port
+		p.check("PUBLIC_URL", isHTTPURL(c.PublicURL), "must be the site's http(s) address, such as https://arena.example")
+	}
+	u, err := url.Parse(c.DatabaseURL)
+	p.check("DATABASE_URL", err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql"), "must be a postgres:// URL")
+	_, semver := web.ParseSemver(c.MinSDKVersion)
+	p.check("MIN_SDK_VERSION", semver, "must be a semantic version such as 1.0.0")
+	p.parses("SDK_GRACE_UNTIL", "must be an RFC 3339 time such as 2027-01-01T00:00:00Z, or empty")
+	p.check("JWT_SECRET", c.JWTSecret == "" || len(c.JWTSecret) >= 32, "must be at least 32 characters")
+	p.check("LOG_FORMAT", c.LogFormat == "text" || c.LogFormat == "json", "must be text or json")
+	p.parses("LOG_LEVEL", "must be debug, info, warn or error")
+	_, _, err = net.SplitHostPort(c.MetricsAddr)
+	p.check("METRICS_ADDR", c.MetricsAddr == "" || err == nil, "must be host:port, such as 127.0.0.1:9090, or off (or empty) for none")
+	p.parses("WORKERS", "must be true or false")
+}
+
+// checkChain checks the variables of the chain and of what the platform
+// spends on it.
+func (p *problems) checkChain(c Config) {
+	if c.USDCMint != "" {
+		_, err := solana.PublicKeyFromBase58(c.USDCMint)
+		p.check("USDC_MINT", err == nil, "must be a base58 Solana address")
+	} else if !c.EmbeddedChain() {
+		p.add("USDC_MINT", "must name the USDC mint of the chain at SOLANA_RPC_URL (known by default only for devnet and mainnet URLs)")
+	}
+	p.check("CREDIT_COMMITMENT", c.CreditCommitment == rpc.CommitmentConfirmed || c.CreditCommitment == rpc.CommitmentFinalized,
+		"must be finalized or confirmed")
+	p.check("CHAIN_FINALIZE_SLOTS", within(c.FinalizeSlots, 0, 1000), "must be a whole number of slots from 0 to 1000")
+	p.parses("DEV_FAUCET", "must be true or false")
+	p.check("FEE_PAYER_DAILY_LAMPORTS", c.FeePayerDailyLamports >= 0,
+		"must be a whole number of lamports (1 SOL = 1000000000), 0 or more")
+	p.check("FEE_PAYER_GLOBAL_DAILY_LAMPORTS", c.FeePayerGlobalDailyLamports >= 0,
+		"must be a whole number of lamports (1 SOL = 1000000000), 0 or more")
+	p.check("MAX_PRIORITY_FEE_MICROLAMPORTS", c.MaxPriorityFee >= chain.MinComputeUnitPrice,
+		fmt.Sprintf("must be a whole number of micro-lamports per compute unit, at least %d", chain.MinComputeUnitPrice))
+}
+
+// checkLimits checks the bounds on what callers ask of the platform.
+func (p *problems) checkLimits(c Config) {
+	p.check("ABUSE_THRESHOLD", c.AbuseThreshold >= 1, "must be a whole number of requests, at least 1")
+	p.check("ABUSE_WINDOW", c.AbuseWindow >= time.Second, "must be a duration of at least 1s, such as 1m or 30s")
+	p.check("ABUSE_PRICE_MINOR", within(c.AbusePrice, 1, 1_000_000_000),
+		"must be a whole number of USDC minor units from 1 to 1000000000 (1 USDC = 1000000)")
+	p.check("AUTH_RATE_LIMIT", c.AuthRateLimit >= 0,
+		"must be a whole number of sign-in requests a minute per client address, 0 for no limit")
+	p.check("MAX_CONNS_PER_IP", c.MaxConnsPerIP >= 1, "must be a whole number of connections, at least 1")
+	p.check("DEMO_BOTS", within(c.DemoBots, 0, 50), "must be a whole number of demo players from 0 to 50")
+	p.check("TOURNAMENT_MAX_PLAYERS", within(c.TournamentMaxPlayers, 2, 10_000), "must be a whole number of players from 2 to 10000")
+	p.check("TOURNAMENT_CREATE_PER_DAY", within(c.TournamentCreatePerDay, 1, 10_000),
+		"must be a whole number of arenas one player may create in 24 hours, from 1 to 10000")
+	p.check("TOURNAMENTS_SCHEDULED_MAX", within(c.TournamentsScheduledMax, 1, 1_000_000),
+		"must be a whole number of arenas scheduled or running at once, from 1 to 1000000")
+}
+
+// checkProtection checks the variables of player protection and of the
+// integrity of pools and markets.
+func (p *problems) checkProtection(c Config) {
+	p.check("POOL_CAP_MULTIPLE", within(c.Integrity.CapMultiple, 1, 1000),
+		"must be a whole number from 1 to 1000: how many times the player pot one player's pool, and the market's pairs in USDC, may hold")
+	p.parses("LINK_BY_IP", "must be true or false")
+	p.parses("REQUIRE_AGE_CONFIRMATION", "must be true or false")
+	p.check("MIN_AGE", within(c.Protection.MinAge, 16, 25), "must be a whole number of years from 16 to 25")
+	if c.CountryHeader != "" {
+		if strings.Trim(strings.ToLower(c.CountryHeader), "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+			p.add("COUNTRY_HEADER", "must be an HTTP header name, such as CF-IPCountry")
+		} else if len(c.TrustedProxies) == 0 {
+			p.add("COUNTRY_HEADER", "is believed only from TRUSTED_PROXIES: set them to the proxies that set this header")
+		}
+	}
+	if len(c.Protection.Restricted) > 0 && c.CountryHeader == "" {
+		p.add("RESTRICTED_COUNTRIES", "needs COUNTRY_HEADER: without it no request has a country")
+	}
+}
+
+// isHTTPURL reports whether s is an absolute http(s) URL.
+func isHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// commaList is the items of a comma-separated list, without blanks.
+func commaList(s string) []string {
+	var items []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			items = append(items, item)
+		}
+	}
+	return items
+}
+
+// walletList is ADMIN_WALLETS: base58 Solana addresses separated by commas.
+type walletList []string
+
+// UnmarshalText reads the list; it refuses the first item that is no
+// address.
+func (l *walletList) UnmarshalText(text []byte) error {
+	var wallets walletList
+	for _, item := range commaList(string(text)) {
+		if _, err := solana.PublicKeyFromBase58(item); err != nil {
+			return refuse("%q is not a base58 Solana address: give addresses separated by commas", item)
+		}
+		wallets = append(wallets, item)
+	}
+	*l = wallets
+	return nil
+}
+
+// rpcURLList is SOLANA_RPC_URL: http(s) URLs separated by commas, tried
+// in that order.
+type rpcURLList []string
+
+// UnmarshalText reads the list. URLs that name different public clusters
+// are refused: failing over from one to the other would change chains.
+func (l *rpcURLList) UnmarshalText(text []byte) error {
+	var urls rpcURLList
+	cluster := ""
+	for _, item := range commaList(string(text)) {
+		if !isHTTPURL(item) {
+			return refuse("%q must be an http(s) URL: give http(s) URLs separated by commas, or nothing for the embedded chain", item)
 		}
 		if slices.Contains(urls, item) {
-			return nil, fmt.Errorf("%q is listed twice", item)
+			return refuse("%q is listed twice", item)
 		}
 		if c := clusterOf(item); c != "" && cluster != "" && c != cluster {
-			return nil, fmt.Errorf("the URLs name both %s and %s: every URL must reach the same cluster", cluster, c)
+			return refuse("the URLs name both %s and %s: every URL must reach the same cluster", cluster, c)
 		} else if c != "" {
 			cluster = c
 		}
 		urls = append(urls, item)
 	}
 	if len(urls) == 0 {
-		return nil, errors.New("names no URL: give http(s) URLs separated by commas, or nothing for the embedded chain")
+		return refuse("names no URL: give http(s) URLs separated by commas, or nothing for the embedded chain")
 	}
-	return urls, nil
+	*l = urls
+	return nil
 }
 
-// parseReferralBPS reads REFERRAL_BPS: three comma-separated basis points
-// for referral levels 1, 2 and 3. Together they may not pass 10000, so
-// that a player's referrers never earn more than the player's share of
-// the fee and the treasury never pays out more than it took.
-func parseReferralBPS(v string) ([referrals.Levels]int64, error) {
-	var out [referrals.Levels]int64
-	parts := strings.Split(v, ",")
-	if len(parts) != referrals.Levels {
-		return out, fmt.Errorf("must be %d whole numbers of basis points separated by commas, such as 2000,500,200", referrals.Levels)
+// ipNetList is TRUSTED_PROXIES: IP addresses or CIDR ranges separated by
+// commas.
+type ipNetList []*net.IPNet
+
+// UnmarshalText reads the list; an address is a range of one. It refuses
+// the first item that is neither.
+func (l *ipNetList) UnmarshalText(text []byte) error {
+	var nets ipNetList
+	for _, item := range commaList(string(text)) {
+		cidr := item
+		if !strings.Contains(cidr, "/") {
+			if ip := net.ParseIP(cidr); ip != nil && ip.To4() != nil {
+				cidr += "/32"
+			} else {
+				cidr += "/128"
+			}
+		}
+		_, n, err := net.ParseCIDR(cidr)
+		if err != nil {
+			return refuse("%q must be IP addresses or CIDR ranges separated by commas", item)
+		}
+		nets = append(nets, n)
 	}
+	*l = nets
+	return nil
+}
+
+// originList is CORS_ORIGINS: origins separated by commas.
+type originList []string
+
+// UnmarshalText reads the list as web.ParseOrigins does.
+func (l *originList) UnmarshalText(text []byte) error {
+	origins, err := web.ParseOrigins(string(text))
+	if err != nil {
+		return refuse("must be origins (scheme://host[:port]) separated by commas: %v", err)
+	}
+	*l = origins
+	return nil
+}
+
+// countryList is RESTRICTED_COUNTRIES: ISO 3166-1 alpha-2 codes separated
+// by commas, in any case.
+type countryList []string
+
+// UnmarshalText reads the list, in upper case; it refuses the first item
+// that is no code.
+func (l *countryList) UnmarshalText(text []byte) error {
+	var codes countryList
+	for _, item := range commaList(string(text)) {
+		cc := strings.ToUpper(item)
+		if len(cc) != 2 || strings.Trim(cc, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
+			return refuse("%q must be ISO 3166-1 alpha-2 codes separated by commas, such as US,FR", item)
+		}
+		codes = append(codes, cc)
+	}
+	*l = codes
+	return nil
+}
+
+// masterSeed is MASTER_SEED: 32 bytes in hex.
+type masterSeed []byte
+
+// UnmarshalText reads the seed without repeating it.
+func (s *masterSeed) UnmarshalText(text []byte) error {
+	seed, err := hex.DecodeString(string(text))
+	if err != nil || len(seed) != 32 {
+		return refuse("must be 64 hex characters (32 bytes)")
+	}
+	*s = seed
+	return nil
+}
+
+// referralBPS is REFERRAL_BPS: three comma-separated basis points for
+// referral levels 1, 2 and 3.
+type referralBPS [referrals.Levels]int64
+
+// UnmarshalText reads the three levels. Together they may not pass 10000,
+// so that a player's referrers never earn more than the player's share of
+// the fee and the treasury never pays out more than it took.
+func (b *referralBPS) UnmarshalText(text []byte) error {
+	parts := strings.Split(string(text), ",")
+	if len(parts) != referrals.Levels {
+		return refuse("must be %d whole numbers of basis points separated by commas, such as 2000,500,200", referrals.Levels)
+	}
+	var out referralBPS
 	var sum int64
-	for i, p := range parts {
-		n, err := strconv.ParseInt(strings.TrimSpace(p), 10, 64)
-		if err != nil || n < 0 || n > 10_000 {
-			return out, fmt.Errorf("level %d: %q must be a whole number of basis points from 0 to 10000", i+1, strings.TrimSpace(p))
+	for i, part := range parts {
+		n, err := strconv.ParseInt(strings.TrimSpace(part), 10, 64)
+		if err != nil || !within(n, 0, 10_000) {
+			return refuse("level %d: %q must be a whole number of basis points from 0 to 10000", i+1, strings.TrimSpace(part))
 		}
 		out[i], sum = n, sum+n
 	}
 	if sum > 10_000 {
-		return out, fmt.Errorf("the three levels add up to %d basis points; at most 10000 (the whole share)", sum)
+		return refuse("the three levels add up to %d basis points; at most 10000 (the whole share)", sum)
 	}
-	return out, nil
+	*b = out
+	return nil
 }
 
-// parseAbuseOverrides reads ABUSE_OVERRIDES: comma-separated
+// abuseOverrides is ABUSE_OVERRIDES: comma-separated
 // "METHOD /route=threshold" entries, such as
-// "POST /lobbies=30,GET /games/live=1200". It returns an error saying what
-// is wrong with the first bad entry.
-func parseAbuseOverrides(v string) (map[string]int, error) {
-	out := map[string]int{}
-	for _, item := range strings.Split(v, ",") {
-		item = strings.TrimSpace(item)
-		if item == "" {
-			continue
-		}
+// "POST /lobbies=30,GET /games/live=1200", keyed by "METHOD /route".
+type abuseOverrides map[string]int
+
+// UnmarshalText reads the entries; it refuses the first bad one, saying
+// what is wrong with it.
+func (o *abuseOverrides) UnmarshalText(text []byte) error {
+	out := abuseOverrides{}
+	for _, item := range commaList(string(text)) {
 		endpoint, n, ok := strings.Cut(item, "=")
 		method, path, ok2 := strings.Cut(strings.TrimSpace(endpoint), " ")
 		path = strings.TrimSpace(path)
 		threshold, err := strconv.Atoi(strings.TrimSpace(n))
 		switch {
 		case !ok || !ok2:
-			return nil, fmt.Errorf("entry %q must be METHOD /route=threshold, such as POST /lobbies=30", item)
+			return refuse("entry %q must be METHOD /route=threshold, such as POST /lobbies=30", item)
 		case !validMethod[method]:
-			return nil, fmt.Errorf("entry %q: %q is not an HTTP method (GET, POST, PUT, PATCH, DELETE)", item, method)
+			return refuse("entry %q: %q is not an HTTP method (GET, POST, PUT, PATCH, DELETE)", item, method)
 		case !strings.HasPrefix(path, "/") || strings.ContainsAny(path, " ?#"):
-			return nil, fmt.Errorf("entry %q: the route must start with / and be written as in the API, such as /games/:id/state", item)
+			return refuse("entry %q: the route must start with / and be written as in the API, such as /games/:id/state", item)
 		case err != nil || threshold < 1:
-			return nil, fmt.Errorf("entry %q: the threshold must be a whole number of requests, at least 1", item)
+			return refuse("entry %q: the threshold must be a whole number of requests, at least 1", item)
 		}
 		out[method+" "+path] = threshold
 	}
-	return out, nil
+	*o = out
+	return nil
 }
 
 var validMethod = map[string]bool{http.MethodGet: true, http.MethodPost: true, http.MethodPut: true,
