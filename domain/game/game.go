@@ -95,45 +95,48 @@ type Player struct {
 	Seat   int    `bun:"seat"`
 }
 
-// Settler pays out a finished game inside the transaction that finishes
-// it, in two steps: it adds what it reads to reads, which the game's end
-// sends in one statement with its rater's and recorders' reads, and
-// returns the Pay that pays once they have run.
-type Settler func(ctx context.Context, tx db.Tx, g Game, players []string, o rules.Outcome, reads *db.Reads) (Pay, error)
-
-// Pay pays out a finished game once the reads its Settler added have run,
-// and returns the money part of its result.
-type Pay func(ctx context.Context) (Settlement, error)
-
-// Recorder learns of every finished game inside the transaction that
-// finishes it (achievements, the activity feed, referrals, tournament
-// scores), so that what it records stands or falls with the game's end.
-// It records in two steps, as the Settler pays: GameFinished adds what it
-// reads to reads (g has its status, winner and end, not yet its result),
-// and returns the Record that records once they have run (nil when there
-// is nothing to record).
-type Recorder interface {
-	GameFinished(ctx context.Context, tx db.Tx, g Game, o rules.Outcome, reads *db.Reads) (Record, error)
+// Ending is a game's end as those who take part in it see it, inside the
+// transaction that finishes it (see Participant).
+type Ending struct {
+	Tx      db.Tx
+	Game    Game // its status, winner and end; its Result once the reads have run
+	Outcome rules.Outcome
+	// Reads gathers what the participants read: one statement, sent once
+	// each has added its part, after the game's lock (so it sees whatever
+	// was committed before the end).
+	Reads *db.Reads
+	// Ratings is what the game did to its players' ratings, added by the
+	// participant that rates it; game:completed carries them.
+	Ratings []RatingChange
+	// Queued is the on-chain transfers the settlement queued (pending),
+	// which game:completed lists.
+	Queued []SettlementTransfer
 }
 
-// Record records a finished game once the reads of its Recorder have run;
-// g then has its result. What it writes it queues with db.Tx.Later where it
-// can: nothing of the game's end reads it.
-type Record func(ctx context.Context, g Game) error
-
-// Rater rates every finished game inside the transaction that finishes
-// it (results and ratings), in two steps as a Recorder records: Rate adds
-// what it reads to reads and returns the Rated that rates once they have
-// run (nil for a game it does not rate, such as a cancelled one). An
-// error aborts the game's end.
-type Rater interface {
-	Rate(ctx context.Context, tx db.Tx, g Game, o rules.Outcome, reads *db.Reads) (Rated, error)
+// Paid records the money part of the game's result: the settlement's
+// write calls it, and the writes after it see the result whole.
+func (e *Ending) Paid(s Settlement) {
+	e.Queued = append(e.Queued, s.Queued...)
+	s.Queued = nil // told once, in game:completed
+	e.Game.Result.Settlement = s
 }
 
-// Rated rates a finished game g (with its result) once the reads of its
-// Rater have run, and returns what the game did to its players' ratings,
-// which game:completed carries. What it writes it queues with db.Tx.Later.
-type Rated func(ctx context.Context, g Game) ([]RatingChange, error)
+// Participant takes part in every game's end (the settlement, the
+// players' notices, ratings, achievements and the activity feed,
+// referrals, tournament scores), inside the transaction that finishes it,
+// so that what it does stands or falls with the end. It does so in two
+// steps, for the end to read in one statement and write in one round
+// trip: ReadEnd adds what it reads to e.Reads and returns the write to
+// make once every participant's reads have run (nil: nothing to write).
+// The writes run in order, the settlement's first; what a write writes it
+// queues with e.Tx.Later where it can, since nothing of the end reads it.
+// An error of either step aborts the end.
+type Participant interface {
+	ReadEnd(ctx context.Context, e *Ending) (EndWrite, error)
+}
+
+// EndWrite is a Participant's second step.
+type EndWrite func(ctx context.Context, e *Ending) error
 
 // RatingChange is what a finished game did to a player's rating in its
 // game type.
@@ -191,12 +194,10 @@ type Service struct {
 	db       *bun.DB
 	rooms    *eventlog.Log
 	notify   *notify.Service
-	rate     Rater
-	record   []Recorder
+	ending   []Participant
 	now      domain.Clock
 	log      *slog.Logger
 	rand     io.Reader
-	settle   Settler
 	live     Live
 	escrowOf func(gameID string) string
 	protect  Protection
@@ -223,12 +224,12 @@ type Protection interface {
 type Deps struct {
 	Rooms  *eventlog.Log // where games' events go
 	Notify *notify.Service
-	// Rate rates every finished game first (nil: games are not rated),
-	// then Recorders are told of it, in order.
-	Rate      Rater
-	Recorders []Recorder
-	Settle    Settler // pays out finished games
-	Live      Live    // spectators, and the newest events heard of
+	// Settle pays out every finished game, the first to write of its
+	// end (nil: nothing is paid); Ending takes part after it and the
+	// players' notices, in order.
+	Settle Participant
+	Ending []Participant
+	Live   Live // spectators, and the newest events heard of
 	// EscrowOf is a game's escrow address, recorded among the platform's
 	// addresses when the game starts.
 	EscrowOf func(gameID string) string
@@ -242,8 +243,14 @@ type Deps struct {
 
 // New returns a Service.
 func New(bdb *bun.DB, now domain.Clock, log *slog.Logger, d Deps) *Service {
-	return &Service{db: bdb, rooms: d.Rooms, notify: d.Notify, rate: d.Rate, record: d.Recorders, now: now, log: log, rand: rand.Reader, settle: d.Settle, live: d.Live,
+	s := &Service{db: bdb, rooms: d.Rooms, notify: d.Notify, now: now, log: log, rand: rand.Reader, live: d.Live,
 		escrowOf: d.EscrowOf, protect: d.Protect, closed: d.Closed, rows: domain.SeqCache[Game]{Latest: d.Live.LatestSeq, MaxAge: ReadCacheAge, Size: 10_000}}
+	if d.Settle != nil {
+		s.ending = append(s.ending, d.Settle)
+	}
+	s.ending = append(s.ending, endNotices{s})
+	s.ending = append(s.ending, d.Ending...)
+	return s
 }
 
 // ReadCacheAge is the longest a game read from the database serves from

@@ -24,7 +24,6 @@ import (
 	"wager/domain/chat"
 	"wager/domain/eventlog"
 	"wager/domain/game"
-	"wager/domain/game/rules"
 	"wager/domain/integrity"
 	"wager/domain/money"
 	"wager/domain/notify"
@@ -121,14 +120,23 @@ func newPlatformOn(t testing.TB, bdb *bun.DB, c *clock) *platform {
 	// Settlement needs the platform's addresses, not the chain itself.
 	m := money.New(bdb, nil, keys, solana.PublicKey{}, c.now, log, money.Confirmers{}, money.Deps{})
 	p := &platform{db: bdb, clock: c, sink: sink, rooms: rooms}
-	settle := func(ctx context.Context, tx db.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
-		pay := p.pot.StartSettle(tx, g, players, o, reads)
-		return func(ctx context.Context) (game.Settlement, error) { return pay(ctx, "") }, nil
-	}
-	p.games = game.New(bdb, c.now, log, game.Deps{Rooms: rooms, Notify: notify.New(bdb, rooms, c.now), Settle: settle, Live: noCrowd{},
+	p.games = game.New(bdb, c.now, log, game.Deps{Rooms: rooms, Notify: notify.New(bdb, rooms, c.now), Settle: payOut{p}, Live: noCrowd{},
 		EscrowOf: func(gameID string) string { return keys.Escrow(gameID).PublicKey().String() }, Closed: p.closed.Load})
 	p.pot = settlement.New(bdb, rooms, p.games, m, chat.New(bdb, rooms, c.now), keys, integrity.NewGuard(bdb, c.now, integrity.Config{}), c.now, log, settlement.Deps{})
 	return p
+}
+
+// payOut pays out every game's end with the settlement alone, holding
+// nothing for review.
+type payOut struct{ p *platform }
+
+func (s payOut) ReadEnd(ctx context.Context, e *game.Ending) (game.EndWrite, error) {
+	pay := s.p.pot.StartSettle(e.Tx, e.Game, e.Game.Players, e.Outcome, e.Reads)
+	return func(ctx context.Context, e *game.Ending) error {
+		out, err := pay(ctx, "")
+		e.Paid(out)
+		return err
+	}, nil
 }
 
 // Amounts in USDC minor units.

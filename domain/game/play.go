@@ -453,11 +453,11 @@ type Completed struct {
 }
 
 // finish ends a game exactly once (the caller holds its row lock and
-// stores g's new status and result): it pays out, tells the players,
-// rates the game, records the end, frees the players and returns the
-// game:completed event. What the settlement, the notices, the rater and
-// the recorders read goes in one statement, after the game's lock (so it
-// sees whatever was committed before the end); what they write without
+// stores g's new status and result): its participants (see Participant)
+// pay out, tell the players, rate the game and record its end; then the
+// players are freed, and finish returns the game:completed event. What
+// the participants read goes in one statement, after the game's lock (so
+// it sees whatever was committed before the end); what they write without
 // reading it back is queued, to go with the statement that stores the
 // game's end.
 func (s *Service) finish(ctx context.Context, tx db.Tx, g *Game, o rules.Outcome, now time.Time) (rules.Event, error) {
@@ -469,60 +469,47 @@ func (s *Service) finish(ctx context.Context, tx db.Tx, g *Game, o rules.Outcome
 		g.WinnerID = &o.Winner
 	}
 	g.EndedAt, g.Deadline = &now, nil
-	var reads db.Reads
-	pay, err := s.settle(ctx, tx, *g, g.Players, o, &reads)
-	if err != nil {
-		return rules.Event{}, fmt.Errorf("settle game %s: %w", g.ID, err)
-	}
-	told := s.notify.Reserve(tx, &reads, g.Players)
-	var rated Rated
-	if s.rate != nil {
-		if rated, err = s.rate.Rate(ctx, tx, *g, o, &reads); err != nil {
-			return rules.Event{}, fmt.Errorf("rate game %s: %w", g.ID, err)
-		}
-	}
-	records := make([]Record, 0, len(s.record))
-	for _, r := range s.record {
-		record, err := r.GameFinished(ctx, tx, *g, o, &reads)
+	e := &Ending{Tx: tx, Game: *g, Outcome: o, Reads: &db.Reads{}, Ratings: []RatingChange{}, Queued: []SettlementTransfer{}}
+	writes := make([]EndWrite, 0, len(s.ending))
+	for _, p := range s.ending {
+		write, err := p.ReadEnd(ctx, e)
 		if err != nil {
-			return rules.Event{}, fmt.Errorf("record the end of game %s: %w", g.ID, err)
+			return rules.Event{}, fmt.Errorf("end game %s: %w", g.ID, err)
 		}
-		if record != nil {
-			records = append(records, record)
+		if write != nil {
+			writes = append(writes, write)
 		}
 	}
-	if err := reads.Run(ctx, tx); err != nil {
+	if err := e.Reads.Run(ctx, tx); err != nil {
 		return rules.Event{}, fmt.Errorf("read for the end of game %s: %w", g.ID, err)
 	}
-	paid, err := pay(ctx)
-	if err != nil {
-		return rules.Event{}, fmt.Errorf("settle game %s: %w", g.ID, err)
-	}
-	queued := append([]SettlementTransfer{}, paid.Queued...)
-	paid.Queued = nil // told once, in game:completed
-	result := Result{Reason: o.Reason, Draw: o.Winner == "", Settlement: paid, WinnerID: g.WinnerID}
-	g.Result = &result
-	if err := s.notifyCompleted(ctx, tx, told, *g, result); err != nil {
-		return rules.Event{}, fmt.Errorf("notify the players of game %s: %w", g.ID, err)
-	}
-	ratings := []RatingChange{}
-	if rated != nil {
-		changes, err := rated(ctx, *g)
-		if err != nil {
-			return rules.Event{}, fmt.Errorf("rate game %s: %w", g.ID, err)
-		}
-		ratings = append(ratings, changes...)
-	}
-	for _, record := range records {
-		if err := record(ctx, *g); err != nil {
-			return rules.Event{}, fmt.Errorf("record the end of game %s: %w", g.ID, err)
+	e.Game.Result = &Result{Reason: o.Reason, Draw: o.Winner == "", WinnerID: g.WinnerID}
+	for _, write := range writes {
+		if err := write(ctx, e); err != nil {
+			return rules.Event{}, fmt.Errorf("end game %s: %w", g.ID, err)
 		}
 	}
+	g.Result = e.Game.Result
 	if err := tx.Later("DELETE FROM user_presence WHERE game_id = ?", g.ID); err != nil {
 		return rules.Event{}, fmt.Errorf("free the players of game %s: %w", g.ID, err)
 	}
-	return rules.Event{Name: "game:completed", Data: Completed{GameID: g.ID, Status: g.Status, Result: result, Ratings: ratings,
-		Transfers: queued}}, nil
+	return rules.Event{Name: "game:completed", Data: Completed{GameID: g.ID, Status: g.Status, Result: *g.Result, Ratings: e.Ratings,
+		Transfers: e.Queued}}, nil
+}
+
+// endNotices is the game's own participant in its end: it tells each
+// player the result (game_result), with ids and unread counts read with
+// the other participants' reads.
+type endNotices struct{ s *Service }
+
+func (n endNotices) ReadEnd(ctx context.Context, e *Ending) (EndWrite, error) {
+	told := n.s.notify.Reserve(e.Tx, e.Reads, e.Game.Players)
+	return func(ctx context.Context, e *Ending) error {
+		if err := n.s.notifyCompleted(ctx, e.Tx, told, e.Game, *e.Game.Result); err != nil {
+			return fmt.Errorf("notify the players: %w", err)
+		}
+		return nil
+	}, nil
 }
 
 // ExpireDue applies the timeout rules to every active game whose deadline

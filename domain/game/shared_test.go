@@ -1,15 +1,12 @@
 package game_test
 
 import (
-	"context"
 	"encoding/json"
 	"log/slog"
 	"testing"
 	"time"
 
-	"wager/db"
 	"wager/domain/game"
-	"wager/domain/game/rules"
 	"wager/domain/notify"
 )
 
@@ -43,12 +40,8 @@ func (h heard) LatestSeq(gameID string) (int, bool) {
 func TestAGameHandedOutIsNotChangedByLaterMovesAndReads(t *testing.T) {
 	p := newPlatform(t)
 	log := slog.New(slog.DiscardHandler)
-	settle := func(ctx context.Context, tx db.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
-		pay := p.pot.StartSettle(tx, g, players, o, reads)
-		return func(ctx context.Context) (game.Settlement, error) { return pay(ctx, "") }, nil
-	}
 	p.games = game.New(p.db, p.clock.now, log, game.Deps{Rooms: p.rooms, Notify: notify.New(p.db, p.rooms, p.clock.now),
-		Settle: settle, Live: heard{sink: p.sink}, EscrowOf: func(id string) string { return p.pot.EscrowAddress(id).String() }})
+		Settle: payOut{p}, Live: heard{sink: p.sink}, EscrowOf: func(id string) string { return p.pot.EscrowAddress(id).String() }})
 	gameID, a, b := p.match(t, "rps", stake, "")
 
 	first := p.game(t, gameID)

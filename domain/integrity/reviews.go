@@ -104,12 +104,18 @@ type BetSettler interface {
 	// reason given ("": not held).
 	StartSettle(tx db.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) func(ctx context.Context, review string) (game.Settlement, error)
 	SettleHeldBets(ctx context.Context, tx db.Tx, gameID, winner string) ([]game.SettlementTransfer, error)
+	// ReadOpenBets adds to reads the sum of the game's open bets that
+	// were in time, and their bettors.
+	ReadOpenBets(reads *db.Reads, gameID string, pools *int64, bettors *[]string)
 }
 
 // MarketCloser resolves a game's market, or holds it for review.
 type MarketCloser interface {
 	Resolve(ctx context.Context, tx db.Tx, gameID, winner string) error
 	Hold(ctx context.Context, tx db.Tx, gameID string) ([]string, error)
+	// ReadOpen adds to reads what buyers paid in the game's open market
+	// (0 when it has none), and who holds its shares.
+	ReadOpen(reads *db.Reads, gameID string, paid *int64, holders *[]string)
 }
 
 // Reviews settles finished games, holding the bets and market of
@@ -141,58 +147,71 @@ func NewReviews(bdb *bun.DB, now domain.Clock, d ReviewDeps) *Reviews {
 		rooms: d.Rooms}
 }
 
-// Settle is the games' Settler: it pays out a finished game in tx (see
-// settlement.Service.StartSettle) and resolves its market, unless the end is held:
+// ReadEnd pays out a finished game (see settlement.Service.StartSettle):
+// the games' settlement, the first participant of their end to write. It
+// resolves the game's market too, unless the end is held:
 // then the players are paid as usual, but the bets and the market are
 // held, their holders told (review_hold), and the game waits in the
 // review queue. An end is held when it Holds, or when a bettor or trader
 // of a staked game's pools or market is linked to a player by then (a
 // link made after the bet or trade, which the checks at the bet and the
 // order could not see). A free game has neither pools nor market: it is
-// only paid out. What it reads it adds to reads (see game.Settler).
-func (r *Reviews) Settle(ctx context.Context, tx db.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
-	pay := r.pot.StartSettle(tx, g, players, o, reads)
-	if g.StakeMinor == 0 {
-		return func(ctx context.Context) (game.Settlement, error) { return pay(ctx, "") }, nil
+// only paid out.
+func (r *Reviews) ReadEnd(ctx context.Context, e *game.Ending) (game.EndWrite, error) {
+	g := e.Game
+	pay := r.pot.StartSettle(e.Tx, g, g.Players, e.Outcome, e.Reads)
+	var st stakes
+	if g.StakeMinor > 0 && e.Outcome.Winner != "" {
+		r.pot.ReadOpenBets(e.Reads, g.ID, &st.pools, &st.bettors)
+		r.market.ReadOpen(e.Reads, g.ID, &st.paid, &st.holders)
 	}
-	var stakes struct {
-		Pools  int64    `json:"pools"`
-		Paid   int64    `json:"paid"`
-		People []string `json:"people"`
-	}
-	if o.Winner != "" {
-		reads.Column(db.JSON(&stakes), `SELECT json_build_object(
-			'pools', coalesce((SELECT sum(amount_minor) FROM bets WHERE game_id = ? AND status = 'open' AND NOT late), 0),
-			'paid', coalesce((SELECT paid_minor FROM markets WHERE game_id = ? AND status = 'open'), 0),
-			'people', ARRAY(SELECT bettor_id::text FROM bets WHERE game_id = ? AND status = 'open' AND NOT late
-				UNION SELECT user_id::text FROM market_positions WHERE game_id = ?))`, g.ID, g.ID, g.ID, g.ID)
-	}
-	return func(ctx context.Context) (game.Settlement, error) {
-		reason := ""
-		switch {
-		case Holds(g.StakeMinor, len(players), o, stakes.Pools, stakes.Paid):
-			reason = ReasonResigned
-			if o.Reason != "resign" {
-				reason = ReasonOnTime
-			}
-		case len(stakes.People) > 0:
-			linked, err := r.guard.Linked(ctx, tx, stakes.People, players)
-			if err != nil {
-				return game.Settlement{}, err
-			}
-			if len(linked) > 0 {
-				reason = ReasonLinked
-			}
-		}
-		out, err := pay(ctx, reason)
-		if err != nil || reason == "" {
-			if err == nil {
-				err = r.market.Resolve(ctx, tx, g.ID, o.Winner)
-			}
-			return out, err
-		}
-		return out, r.hold(ctx, tx, g, o, reason, stakes.Pools, stakes.Paid)
+	return func(ctx context.Context, e *game.Ending) error {
+		out, err := r.settle(ctx, e.Tx, e.Game, e.Outcome, st, pay)
+		e.Paid(out)
+		return err
 	}, nil
+}
+
+// stakes is what a staked game's end reads of the money riding on it
+// besides the stakes: its open bets and what its market's buyers paid.
+type stakes struct {
+	pools, paid      int64
+	bettors, holders []string
+}
+
+// settle pays out a finished game, holding its bets and market for the
+// review reason they are held for, if any; it resolves the market of an
+// end that is not held.
+func (r *Reviews) settle(ctx context.Context, tx db.Tx, g game.Game, o rules.Outcome, st stakes,
+	pay func(ctx context.Context, review string) (game.Settlement, error)) (game.Settlement, error) {
+	reason := ""
+	people := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(st.bettors), st.holders...))))
+	switch {
+	case g.StakeMinor == 0:
+	case Holds(g.StakeMinor, len(g.Players), o, st.pools, st.paid):
+		reason = ReasonResigned
+		if o.Reason != "resign" {
+			reason = ReasonOnTime
+		}
+	case len(people) > 0:
+		linked, err := r.guard.Linked(ctx, tx, people, g.Players)
+		if err != nil {
+			return game.Settlement{}, err
+		}
+		if len(linked) > 0 {
+			reason = ReasonLinked
+		}
+	}
+	out, err := pay(ctx, reason)
+	switch {
+	case err != nil:
+		return out, err
+	case reason != "":
+		return out, r.hold(ctx, tx, g, o, reason, st.pools, st.paid)
+	case g.StakeMinor > 0:
+		return out, r.market.Resolve(ctx, tx, g.ID, o.Winner)
+	}
+	return out, nil
 }
 
 // hold holds a finished game's bets (held by the payout already) and

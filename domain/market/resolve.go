@@ -173,3 +173,10 @@ func (s *Service) Redeem(ctx context.Context, userID, gameID string) (Redeemed, 
 	})
 	return out, err
 }
+
+// ReadOpen adds to reads what buyers paid in a game's open market (0 when
+// it has none) and who holds its shares, for the game's end.
+func (s *Service) ReadOpen(reads *db.Reads, gameID string, paid *int64, holders *[]string) {
+	reads.Column(paid, "SELECT coalesce((SELECT paid_minor FROM markets WHERE game_id = ? AND status = 'open'), 0)", gameID)
+	reads.Column(db.JSON(holders), "SELECT coalesce(json_agg(DISTINCT user_id), '[]') FROM market_positions WHERE game_id = ?", gameID)
+}

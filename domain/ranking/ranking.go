@@ -19,7 +19,6 @@ import (
 	"wager/db"
 	"wager/domain"
 	"wager/domain/game"
-	"wager/domain/game/rules"
 	"wager/domain/rating"
 )
 
@@ -82,8 +81,8 @@ func resultsOf(g game.Game) [2]result {
 // totals; it returns what the game did to the players' ratings.
 // Cancelled games are not results, change nothing and return no changes.
 // Recording a game a second time changes nothing either (the game service
-// rates a game once, as it ends). It implements game.Rater; an error
-// aborts the game's end.
+// rates a game once, as it ends). It takes part in every game's end
+// (game.Participant); an error aborts the end.
 //
 // It reads with the game's end (its ratings created if new, locked and
 // read: the rows are inserted, and so locked, in user id order, the same
@@ -93,7 +92,8 @@ func resultsOf(g game.Game) [2]result {
 // existing row and lets RETURNING read it), and queues one statement that
 // writes the results, the new ratings, their history and the totals, all
 // of it only if the results were not recorded before.
-func (s *Service) Rate(ctx context.Context, tx db.Tx, g game.Game, o rules.Outcome, reads *db.Reads) (game.Rated, error) {
+func (s *Service) ReadEnd(ctx context.Context, e *game.Ending) (game.EndWrite, error) {
+	tx, g, reads := e.Tx, e.Game, e.Reads
 	if g.Status != game.StatusCompleted || len(g.Players) != 2 || g.EndedAt == nil {
 		return nil, nil
 	}
@@ -109,24 +109,24 @@ func (s *Service) Rate(ctx context.Context, tx db.Tx, g game.Game, o rules.Outco
 		ids[0], g.GameType, d.Rating, d.Deviation, d.Volatility, at,
 		ids[1], g.GameType, d.Rating, d.Deviation, d.Volatility, at)
 	reads.Column(db.JSON(&rows), "SELECT json_agg(r) FROM ranking_ratings AS r")
-	return func(ctx context.Context, g game.Game) ([]Change, error) {
+	return func(ctx context.Context, e *game.Ending) error {
+		g := e.Game
 		res := resultsOf(g)
 		before, err := ratingsOf(rows, res)
 		if err != nil {
-			return nil, fmt.Errorf("lock the ratings of game %s: %w", g.ID, err)
+			return fmt.Errorf("lock the ratings of game %s: %w", g.ID, err)
 		}
 		var after [2]rating.Rating
 		after[0], after[1] = rating.Game(before[0], before[1], res[0].Score, rating.DefaultTau)
 		query, args := record(g, res, after, at)
 		if err := tx.Later(query, args...); err != nil {
-			return nil, fmt.Errorf("record game %s: %w", g.ID, err)
+			return fmt.Errorf("record game %s: %w", g.ID, err)
 		}
-		changes := make([]Change, len(res))
 		for i, r := range res {
-			changes[i] = Change{UserID: r.UserID, Before: before[i].Rating, After: after[i].Rating,
-				Provisional: after[i].Deviation > rating.ProvisionalDeviation}
+			e.Ratings = append(e.Ratings, Change{UserID: r.UserID, Before: before[i].Rating, After: after[i].Rating,
+				Provisional: after[i].Deviation > rating.ProvisionalDeviation})
 		}
-		return changes, nil
+		return nil
 	}, nil
 }
 

@@ -60,15 +60,16 @@ func record(t testing.TB, s *ranking.Service, bdb *bun.DB, g game.Game) []rankin
 	}
 	var changes []ranking.Change
 	err := db.Transact(t.Context(), bdb, func(ctx context.Context, tx db.Tx) error {
-		var reads db.Reads
-		rated, err := s.Rate(ctx, tx, g, o, &reads)
-		if err != nil || rated == nil {
+		e := &game.Ending{Tx: tx, Game: g, Outcome: o, Reads: &db.Reads{}}
+		write, err := s.ReadEnd(ctx, e)
+		if err != nil || write == nil {
 			return err
 		}
-		if err := reads.Run(ctx, tx); err != nil {
+		if err := e.Reads.Run(ctx, tx); err != nil {
 			return err
 		}
-		changes, err = rated(ctx, g)
+		err = write(ctx, e)
+		changes = e.Ratings
 		return err
 	})
 	if err != nil {

@@ -19,7 +19,6 @@ import (
 	"wager/db"
 	"wager/domain"
 	"wager/domain/game"
-	"wager/domain/game/rules"
 	"wager/domain/money"
 	"wager/domain/notify"
 	"wager/domain/social"
@@ -201,19 +200,21 @@ func (s *Service) PayRewards(ctx context.Context, tx db.Tx, gameID string, playe
 	return total, nil
 }
 
-// GameFinished unlocks the recruiter achievement of the referrer (level
-// 1) of each player of a completed staked game, in the transaction that
-// finishes it; the referrers are read with the game's end.
-func (s *Service) GameFinished(ctx context.Context, tx db.Tx, g game.Game, _ rules.Outcome, reads *db.Reads) (game.Record, error) {
+// ReadEnd takes part in every game's end (game.Participant): it unlocks
+// the recruiter achievement of the referrer (level 1) of each player of a
+// completed staked game, in the transaction that finishes it; the
+// referrers are read with the game's end.
+func (s *Service) ReadEnd(ctx context.Context, e *game.Ending) (game.EndWrite, error) {
+	g := e.Game
 	if g.Status != game.StatusCompleted || g.StakeMinor <= 0 || len(g.Players) == 0 {
 		return nil, nil
 	}
 	var recruiters []string
-	reads.Column(db.JSON(&recruiters), "SELECT json_agg(referred_by) FROM referrals WHERE user_id = ANY(?::uuid[]) AND referred_by IS NOT NULL",
+	e.Reads.Column(db.JSON(&recruiters), "SELECT json_agg(referred_by) FROM referrals WHERE user_id = ANY(?::uuid[]) AND referred_by IS NOT NULL",
 		g.Players)
-	return func(ctx context.Context, g game.Game) error {
+	return func(ctx context.Context, e *game.Ending) error {
 		for _, r := range recruiters {
-			if _, err := s.social.Unlock(ctx, tx, r, social.Recruiter); err != nil {
+			if _, err := s.social.Unlock(ctx, e.Tx, r, social.Recruiter); err != nil {
 				return err
 			}
 		}

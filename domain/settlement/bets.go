@@ -473,3 +473,10 @@ func (s *Service) settleBets(ctx context.Context, tx db.Tx, gameID, winner, stat
 	}
 	return s.queueTransfer(tx, gameID, KindSweep, s.money.DepositAddress().String(), total, "", told)
 }
+
+// ReadOpenBets adds to reads the sum of a game's open bets placed in time
+// (a late one is refunded, never pooled) and their bettors, for its end.
+func (s *Service) ReadOpenBets(reads *db.Reads, gameID string, pools *int64, bettors *[]string) {
+	reads.Column(pools, "SELECT coalesce(sum(amount_minor), 0) FROM bets WHERE game_id = ? AND status = 'open' AND NOT late", gameID)
+	reads.Column(db.JSON(bettors), "SELECT coalesce(json_agg(DISTINCT bettor_id), '[]') FROM bets WHERE game_id = ? AND status = 'open' AND NOT late", gameID)
+}

@@ -131,6 +131,19 @@ type platform struct {
 	pot   *Service
 }
 
+// payOut pays out every game's end with the settlement alone, holding
+// nothing for review.
+type payOut struct{ p *platform }
+
+func (s payOut) ReadEnd(ctx context.Context, e *game.Ending) (game.EndWrite, error) {
+	pay := s.p.pot.StartSettle(e.Tx, e.Game, e.Game.Players, e.Outcome, e.Reads)
+	return func(ctx context.Context, e *game.Ending) error {
+		out, err := pay(ctx, "")
+		e.Paid(out)
+		return err
+	}, nil
+}
+
 func newPlatform(t testing.TB) *platform {
 	t.Helper()
 	return newPlatformWith(t, nil)
@@ -148,11 +161,7 @@ func newPlatformWith(t testing.TB, deps func(bdb *bun.DB, now domain.Clock) Deps
 	keys := chain.NewKeys(make([]byte, 32))
 	m := money.New(bdb, nil, keys, solana.PublicKey{}, c.now, log, money.Confirmers{}, money.Deps{})
 	p := &platform{db: bdb, clock: c}
-	settle := func(ctx context.Context, tx db.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
-		pay := p.pot.StartSettle(tx, g, players, o, reads)
-		return func(ctx context.Context) (game.Settlement, error) { return pay(ctx, "") }, nil
-	}
-	p.games = game.New(bdb, c.now, log, game.Deps{Rooms: rooms, Notify: notify.New(bdb, rooms, c.now), Settle: settle, Live: noCrowd{},
+	p.games = game.New(bdb, c.now, log, game.Deps{Rooms: rooms, Notify: notify.New(bdb, rooms, c.now), Settle: payOut{p}, Live: noCrowd{},
 		EscrowOf: func(gameID string) string { return keys.Escrow(gameID).PublicKey().String() }})
 	var d Deps
 	if deps != nil {

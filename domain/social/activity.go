@@ -174,14 +174,15 @@ func (s *Service) Feed(ctx context.Context, limit int, before int64) ([]Entry, e
 	return out, nil
 }
 
-// GameFinished implements game.Recorder: a completed game's players earn
+// ReadEnd takes part in every game's end (game.Participant): a completed game's players earn
 // their game achievements, and its winner is in the feed. It reads with
 // the game's end (the players' names, which of the game achievements they
 // have, the winner's two games before this one unless they have their
 // hat trick already, and the feed entry's id) and queues the feed entry;
 // only achievements earned for the first time take statements of their
 // own (see Unlock).
-func (s *Service) GameFinished(ctx context.Context, tx db.Tx, g game.Game, o rules.Outcome, reads *db.Reads) (game.Record, error) {
+func (s *Service) ReadEnd(ctx context.Context, e *game.Ending) (game.EndWrite, error) {
+	tx, g, o, reads := e.Tx, e.Game, e.Outcome, e.Reads
 	if g.Status != game.StatusCompleted {
 		return nil, nil
 	}
@@ -212,7 +213,8 @@ func (s *Service) GameFinished(ctx context.Context, tx db.Tx, g game.Game, o rul
 			WHERE NOT EXISTS (SELECT 1 FROM user_achievements WHERE user_id = ? AND achievement_id = ?)`,
 			o.Winner, g.ID, o.Winner, WinStreak3)
 	}
-	return func(ctx context.Context, g game.Game) error {
+	return func(ctx context.Context, e *game.Ending) error {
+		g := e.Game
 		streak := len(recent) == 2 && recent[0] != nil && *recent[0] == o.Winner && recent[1] != nil && *recent[1] == o.Winner
 		var users, earned []string // pairs: both players' new achievements, unlocked in one statement
 		for _, p := range players {

@@ -9,7 +9,7 @@ import (
 	"wager/domain/game/rules"
 )
 
-// GameFinished implements game.Recorder: the result of a tournament's
+// ReadEnd takes part in every game's end (game.Participant): the result of a tournament's
 // game scores for its players (Record.After) in the transaction that
 // finishes the game, and they wait for their next pairing. A game nobody
 // played (cancelled: neither player moved in time) is a loss for both,
@@ -18,20 +18,21 @@ import (
 //
 // It reads with the game's end (the players' records, locked) and queues
 // the statement that scores them.
-func (s *Service) GameFinished(ctx context.Context, tx db.Tx, g game.Game, o rules.Outcome, reads *db.Reads) (game.Record, error) {
+func (s *Service) ReadEnd(ctx context.Context, e *game.Ending) (game.EndWrite, error) {
+	g := e.Game
 	if g.TournamentID == nil {
 		return nil, nil
 	}
 	var rows []playerRecord
-	reads.With("tournament_records", `SELECT user_id, score, games, wins, draws, losses, streak FROM tournament_players
+	e.Reads.With("tournament_records", `SELECT user_id, score, games, wins, draws, losses, streak FROM tournament_players
 		WHERE tournament_id = ? AND user_id = ANY(?::uuid[]) FOR UPDATE`, *g.TournamentID, g.Players)
-	reads.Column(db.JSON(&rows), "SELECT json_agg(r) FROM tournament_records AS r")
-	return func(ctx context.Context, g game.Game) error {
-		return s.score(ctx, tx, g, o, rows)
+	e.Reads.Column(db.JSON(&rows), "SELECT json_agg(r) FROM tournament_records AS r")
+	return func(ctx context.Context, e *game.Ending) error {
+		return s.score(ctx, e.Tx, e.Game, e.Outcome, rows)
 	}, nil
 }
 
-// playerRecord is a tournament player's record as GameFinished reads it.
+// playerRecord is a tournament player's record as ReadEnd reads it.
 type playerRecord struct {
 	UserID string `json:"user_id"`
 	Score  int    `json:"score"`

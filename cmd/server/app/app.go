@@ -32,7 +32,6 @@ import (
 	"wager/domain/eventlog"
 	"wager/domain/flags"
 	"wager/domain/game"
-	"wager/domain/game/rules"
 	"wager/domain/integrity"
 	"wager/domain/market"
 	"wager/domain/money"
@@ -158,13 +157,11 @@ func (a *App) build(ctx context.Context) error {
 	// through a.Reviews, set further down.
 	guard := integrity.NewGuard(bdb, now, cfg.Integrity)
 	a.Guard = guard
-	var settle game.Settler = func(ctx context.Context, tx db.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) (game.Pay, error) {
-		return a.Reviews.Settle(ctx, tx, g, players, o, reads)
-	}
+	settle := gameSettlement{a}
 	a.Ranking = ranking.New(bdb, now)
 	a.Referrals = referrals.New(bdb, a.Notify, a.Social, a.Rooms, now, cfg.ReferralBPS, cfg.PublicURL)
 	a.Games = game.New(bdb, now, log, game.Deps{Rooms: a.Rooms, Notify: a.Notify, Settle: settle, Live: feed,
-		Rate: a.Ranking, Recorders: []game.Recorder{a.Social, a.Referrals, tournamentResults{a}}, Protect: protect,
+		Ending: []game.Participant{a.Ranking, a.Social, a.Referrals, tournamentResults{a}}, Protect: protect,
 		Closed:   func() bool { return a.Flags.Enabled(flags.Maintenance) },
 		EscrowOf: func(gameID string) string { return a.Keys.Escrow(gameID).PublicKey().String() }})
 	a.Chat = chat.New(bdb, a.Rooms, now)

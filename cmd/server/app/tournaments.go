@@ -5,21 +5,29 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"wager/db"
 	"wager/domain/game"
-	"wager/domain/game/rules"
 	"wager/domain/tournament"
 	"wager/web/live"
 )
 
 // tournamentResults tells the app's tournaments of every finished game
-// (game.Recorder): the tournaments' service is built after the games'
+// (game.Participant): the tournaments' service is built after the games'
 // one, which it starts games with.
 type tournamentResults struct{ a *App }
 
-// GameFinished implements game.Recorder.
-func (r tournamentResults) GameFinished(ctx context.Context, tx db.Tx, g game.Game, o rules.Outcome, reads *db.Reads) (game.Record, error) {
-	return r.a.Tournaments.GameFinished(ctx, tx, g, o, reads)
+// ReadEnd implements game.Participant.
+func (r tournamentResults) ReadEnd(ctx context.Context, e *game.Ending) (game.EndWrite, error) {
+	return r.a.Tournaments.ReadEnd(ctx, e)
+}
+
+// gameSettlement pays out every finished game through the integrity
+// reviews (game.Participant): they read games, so they are built after
+// the games' service.
+type gameSettlement struct{ a *App }
+
+// ReadEnd implements game.Participant.
+func (s gameSettlement) ReadEnd(ctx context.Context, e *game.Ending) (game.EndWrite, error) {
+	return s.a.Reviews.ReadEnd(ctx, e)
 }
 
 // tournamentFeed hands the tournament events this instance commits to its
