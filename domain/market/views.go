@@ -139,7 +139,7 @@ func (s *Service) announce(ctx context.Context, tx bun.Tx, gameID string, m mark
 	if err != nil {
 		return err
 	}
-	if _, err := s.rooms.Append(ctx, tx, gameID, s.now(), domain.Event{Name: EventMarket, Data: v}); err != nil {
+	if _, err := s.rooms.Append(ctx, tx, gameID, s.now(), domain.Event{Name: domain.EventMarket, Data: v}); err != nil {
 		return fmt.Errorf("announce the market of game %s: %w", gameID, err)
 	}
 	return nil

@@ -67,16 +67,13 @@ type Posting struct {
 // Teller tells a user's open sockets something once the caller's
 // transaction commits (eventlog.Log does, on every instance).
 type Teller interface {
-	Tell(ctx context.Context, userID, kind string, data any) error
+	Tell(ctx context.Context, userID string, kind domain.NoticeKind, data any) error
 }
 
-// NoticeBalance is the kind of the notice that carries a user's new
-// platform balance (a PlatformBalance).
-const NoticeBalance = "balance"
-
 // Notices are this package's personal notices by name, each with its data
-// type (see rules.Events).
-var Notices = map[string]any{NoticeBalance: PlatformBalance{}}
+// type (see rules.Events): domain.NoticeBalance carries a user's new
+// platform balance.
+var Notices = map[domain.NoticeKind]any{domain.NoticeBalance: PlatformBalance{}}
 
 // PlatformBalance is a user's balance on the platform: what they can
 // spend and what is locked in stakes.
@@ -211,7 +208,7 @@ func tellBalances(ctx context.Context, tx bun.Tx, tell Teller, entries []Entry) 
 		return err
 	}
 	for _, uid := range users {
-		if err := tell.Tell(ctx, uid, NoticeBalance, balances[uid]); err != nil {
+		if err := tell.Tell(ctx, uid, domain.NoticeBalance, balances[uid]); err != nil {
 			return fmt.Errorf("tell user %s the new balance: %w", uid, err)
 		}
 	}
