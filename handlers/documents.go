@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"wager/domain"
 	"wager/domain/chat"
 	"wager/domain/game"
 	"wager/domain/game/rules"
@@ -39,13 +39,8 @@ func (a *App) LiveProtocol() *web.AsyncAPI {
 			protocol = "wss"
 		}
 	}
-	events, notices := map[string]any{}, map[string]any{}
-	for _, m := range []map[string]any{rules.Events, game.Events, settlement.Events, chat.Events, market.Events, integrity.Events} {
-		maps.Copy(events, m)
-	}
-	for _, m := range []map[string]any{game.Notices, chat.Notices, money.Notices, notify.Notices, social.Notices} {
-		maps.Copy(notices, m)
-	}
+	events := byName(domain.GameEvents, rules.Events, game.Events, settlement.Events, chat.Events, market.Events, integrity.Events)
+	notices := byName(domain.Notices, game.Notices, chat.Notices, money.Notices, notify.Notices, social.Notices)
 	schemas := settingsSchemas()
 	schemas["GameState"] = map[string]any{"description": "A game's state as GET /games/{id}/state answers it: the view of its game type.",
 		"oneOf": []any{map[string]any{"$ref": "#/components/schemas/RulesRPSView"}, map[string]any{"$ref": "#/components/schemas/RulesC4View"}}}
@@ -65,7 +60,7 @@ func (a *App) LiveProtocol() *web.AsyncAPI {
 		Receive: []web.Message{
 			{Name: "joined", Summary: "Answers join-game: the game's state as of seq; only events after seq follow.", Payload: live.JoinedFrame{}},
 			{Name: "resumed", Summary: "Answers join-game with a lastSeq whose gap can be replayed: the events after seq follow.", Payload: live.ResumedFrame{}},
-			{Name: "game:spectators", Summary: "The game's spectator count on every instance, at most twice a second: presence, without a seq.", Payload: live.CrowdFrame{}},
+			{Name: string(domain.EventSpectators), Summary: "The game's spectator count on every instance, at most twice a second: presence, without a seq.", Payload: live.CrowdFrame{}},
 			{Name: "resync", Summary: "The socket fell behind in a room and left it: join again with the last seq you have.", Payload: live.ResyncFrame{}},
 			{Name: "error", Summary: "A client message failed: NOT_FOUND or GAME_NOT_ACTIVE for a join, VALIDATION_ERROR or INVALID_JSON for a bad message.", Payload: live.ErrorFrame{}},
 			{Name: "left", Summary: "Answers leave-game.", Payload: live.LeftFrame{}},
@@ -79,9 +74,24 @@ func (a *App) LiveProtocol() *web.AsyncAPI {
 			{Name: "left-tournament", Summary: "Answers leave-tournament.", Payload: live.LeftTournamentFrame{}},
 		},
 		Event: live.EventFrame{}, Notice: live.NoticeFrame{}, Events: events, Notices: notices,
-		TournamentEvent: live.TournamentEventFrame{}, TournamentEvents: tournament.Events,
+		TournamentEvent: live.TournamentEventFrame{}, TournamentEvents: byName(domain.TournamentEvents, tournament.Events),
 		Schemas: schemas, Components: []any{rules.RPSView{}, rules.C4View{}, tournament.Detail{}},
 	}
+}
+
+// byName is the data types of the names, as the document keys them, from
+// the maps of the packages that send them: a name without a data type is
+// left out of the document, and a data type of a name not listed too.
+func byName[K ~string](names []K, types ...map[K]any) map[string]any {
+	out := make(map[string]any, len(names))
+	for _, name := range names {
+		for _, m := range types {
+			if t, ok := m[name]; ok {
+				out[string(name)] = t
+			}
+		}
+	}
+	return out
 }
 
 // servedDocument is a document encoded once, with its ETag and its gzip

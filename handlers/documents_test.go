@@ -6,8 +6,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
+
+	"wager/domain"
+	"wager/handlers"
 )
 
 // TestCORSServesListedOriginsWithTokensOnly is the attack of a page on an
@@ -104,6 +108,76 @@ func TestDocumentsCarryETagsAndGzip(t *testing.T) {
 		t.Logf("%s: %d bytes, %d gzip-encoded", path, plain.Body.Len(), zipped)
 		if r := a.do(t, request{path: path, header: map[string]string{"Accept-Encoding": "gzip;q=0"}}); r.Header().Get("Content-Encoding") != "" {
 			t.Errorf("GET %s refusing gzip got %q", path, r.Header().Get("Content-Encoding"))
+		}
+	}
+}
+
+// TestLiveProtocolListsEveryDeclaredName: the AsyncAPI document has a
+// message for every event name and notice kind package domain declares,
+// with the type of its data, and for no other: an event added without its
+// data type, or a message for a name nobody sends, fails here.
+func TestLiveProtocolListsEveryDeclaredName(t *testing.T) {
+	doc, err := json.Marshal(handlers.Documents(handlers.Options{}).Protocol.Document())
+	if err != nil {
+		t.Fatal(err)
+	}
+	type schema struct {
+		Ref        string `json:"$ref"`
+		Properties struct {
+			Event, Notice struct {
+				Const string `json:"const"`
+			}
+			Data map[string]any `json:"data"`
+		} `json:"properties"`
+	}
+	var d struct {
+		Components struct {
+			Messages map[string]struct {
+				Payload schema `json:"payload"`
+			} `json:"messages"`
+			Schemas map[string]schema `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(doc, &d); err != nil {
+		t.Fatal(err)
+	}
+	var events, notices []string
+	for id, m := range d.Components.Messages {
+		p := m.Payload
+		if name, ok := strings.CutPrefix(p.Ref, "#/components/schemas/"); ok {
+			p = d.Components.Schemas[name]
+		}
+		event, notice := p.Properties.Event.Const, p.Properties.Notice.Const
+		if event == "" && notice == "" {
+			continue
+		}
+		if len(p.Properties.Data) == 0 {
+			t.Errorf("%s: no data schema", id)
+		}
+		if event != "" {
+			events = append(events, event)
+		} else {
+			notices = append(notices, notice)
+		}
+	}
+	var declaredEvents []string
+	for _, n := range slices.Concat(domain.GameEvents, domain.TournamentEvents, []domain.EventName{domain.EventSpectators}) {
+		declaredEvents = append(declaredEvents, string(n))
+	}
+	var declaredNotices []string
+	for _, n := range domain.Notices {
+		declaredNotices = append(declaredNotices, string(n))
+	}
+	for _, c := range []struct {
+		what                 string
+		documented, declared []string
+	}{{"events", events, declaredEvents}, {"notices", notices, declaredNotices}} {
+		slices.Sort(c.documented)
+		slices.Sort(c.declared)
+		if !slices.Equal(c.documented, c.declared) {
+			t.Errorf("%s: documented, not declared: %v; declared, not documented: %v; documented: %v", c.what,
+				slices.DeleteFunc(slices.Clone(c.documented), func(n string) bool { return slices.Contains(c.declared, n) }),
+				slices.DeleteFunc(slices.Clone(c.declared), func(n string) bool { return slices.Contains(c.documented, n) }), c.documented)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"wager/domain"
 	"wager/domain/chat"
 	"wager/domain/market"
 	"wager/domain/money"
@@ -77,9 +78,9 @@ func (p *livePage) Events(evs []live.Event) ([][]byte, bool) {
 	last := -1
 	for i, ev := range evs {
 		switch ev.Name {
-		case market.EventMarket:
+		case domain.EventMarket:
 			out[i] = p.views.marketEvent(ctx, p.id, ev)
-		case chat.EventMessage:
+		case domain.EventChatMessage:
 			out[i] = p.views.chatEvent(ctx, p.id, ev)
 		default:
 			last = i
@@ -136,24 +137,24 @@ func (v *LiveViews) Crowd(count int) []byte {
 // Notice implements live.Pages: a new balance replaces the header's
 // (views.NavBalance, out of band, on whatever page the user has open).
 // Other notices show nothing on pages yet.
-func (v *LiveViews) Notice(kind string, data json.RawMessage) []byte {
+func (v *LiveViews) Notice(kind domain.NoticeKind, data json.RawMessage) []byte {
 	var c templ.Component
 	switch kind {
-	case money.NoticeBalance:
+	case domain.NoticeBalance:
 		var b money.PlatformBalance
 		if err := json.Unmarshal(data, &b); err != nil {
 			v.log.Warn("render a balance notice", "err", err)
 			return nil
 		}
 		c = views.NavBalance(b.AvailableMinor, true, true)
-	case notify.Notice:
+	case domain.NoticeNotification:
 		var n notify.Pushed
 		if err := json.Unmarshal(data, &n); err != nil {
 			v.log.Warn("render a notification notice", "err", err)
 			return nil
 		}
 		c = views.BellPush(n.UnreadCount, notificationLine(n.Notification))
-	case social.ActivityNotice:
+	case domain.NoticeActivity:
 		var e social.Entry
 		if err := json.Unmarshal(data, &e); err != nil {
 			v.log.Warn("render an activity notice", "err", err)

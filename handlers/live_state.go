@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"wager/domain"
 	"wager/domain/game"
 	"wager/domain/integrity"
 	"wager/domain/settlement"
@@ -20,36 +21,36 @@ import (
 func (s *gameState) apply(ev live.Event) error {
 	var err error
 	switch ev.Name {
-	case game.EventResumed:
+	case domain.EventGameResumed:
 		var d game.Resumed
 		if err = decodeEvent(ev, &d); err == nil {
 			s.view.Base().SetDeadline(d.Deadline)
 		}
-	case "game:completed":
+	case domain.EventGameCompleted:
 		var d game.Completed
 		if err = decodeEvent(ev, &d); err == nil {
 			s.completed(d)
 		}
-	case "game:pot":
+	case domain.EventPot:
 		err = decodeEvent(ev, &s.pot)
-	case "game:bet":
+	case domain.EventBet:
 		var d settlement.BetPlaced
 		if err = decodeEvent(ev, &d); err == nil && s.bets != nil {
 			s.bets.TotalMinor, s.bets.Pools = d.TotalMinor, d.Pools
 		}
-	case integrity.EventReview:
+	case domain.EventReview:
 		var d integrity.Decided
 		if err = decodeEvent(ev, &d); err == nil {
 			s.review = &d.Review
 			s.betsHeld = s.betsHeld && d.Status == integrity.StatusHeld
 			s.queued(d.GameID, d.Transfers)
 		}
-	case "game:settlement:transfer":
+	case domain.EventSettlementTransfer:
 		var d settlement.TransferSent
 		if err = decodeEvent(ev, &d); err == nil {
 			s.transferSent(d)
 		}
-	case "game:rematch:requested", "game:rematch:cancelled", "game:rematch:started":
+	case domain.EventRematchRequested, domain.EventRematchCancelled, domain.EventRematchStarted:
 		err = s.rematchEvent(ev)
 	default:
 		if err = s.view.Apply(ev.Name, ev.Data); err == nil && s.bets != nil && slices.Contains(settlement.BettingClosers, ev.Name) {
@@ -110,7 +111,7 @@ func (s *gameState) rematchEvent(ev live.Event) error {
 		s.rematch = &game.Rematch{GameID: s.meta.GameID, RequestedBy: []string{}, Status: "none"}
 	}
 	r := s.rematch
-	if ev.Name == "game:rematch:started" {
+	if ev.Name == domain.EventRematchStarted {
 		var d game.RematchStarted
 		if err := decodeEvent(ev, &d); err != nil {
 			return err
@@ -123,7 +124,7 @@ func (s *gameState) rematchEvent(ev live.Event) error {
 		return err
 	}
 	r.RequestedBy = slices.DeleteFunc(r.RequestedBy, func(id string) bool { return id == d.UserID })
-	if ev.Name == "game:rematch:requested" {
+	if ev.Name == domain.EventRematchRequested {
 		r.RequestedBy = append(r.RequestedBy, d.UserID)
 	}
 	if r.Status != "started" {

@@ -19,6 +19,7 @@ import (
 	"wager/chain"
 	"wager/chain/localchain"
 	"wager/db"
+	"wager/domain"
 	"wager/domain/game"
 	"wager/domain/game/rules"
 	"wager/domain/money"
@@ -300,7 +301,7 @@ func TestDonationRules(t *testing.T) {
 	}
 	// Exactly one announcement and one donation event.
 	evs, _ := a.Rooms.Events(context.Background(), game, 0, 100)
-	count := map[string]int{}
+	count := map[domain.EventName]int{}
 	for _, ev := range evs {
 		count[ev.Name]++
 		if ev.Name == "game:chat:message" && !strings.Contains(string(ev.Data), "donated 0.05 USDC to the game") {

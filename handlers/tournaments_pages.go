@@ -353,26 +353,26 @@ func (v *TournamentViews) TournamentEvents(ctx context.Context, id string, evs [
 		var l views.ArenaLive
 		var standings, status bool
 		switch ev.Name {
-		case tournament.EventStandings:
+		case domain.EventTournamentStandings:
 			var d tournament.Standings
 			if err := json.Unmarshal(ev.Data, &d); err != nil {
 				v.log.Warn("render tournament standings", "tournament", id, "seq", ev.Seq, "err", err)
 				continue
 			}
 			l, standings = arenaLive(d.Status, ev.Seq, d.PlayerCount, d.MaxPlayers, d.PrizePoolMinor, d.Standings, nil), true
-		case tournament.EventStarted:
+		case domain.EventTournamentStarted:
 			var d tournament.Started
 			if err := json.Unmarshal(ev.Data, &d); err != nil {
 				continue
 			}
 			l, status = views.ArenaLive{Seq: ev.Seq, Status: tournament.StatusRunning, StartsAt: d.StartsAt, EndsAt: d.EndsAt}, true
-		case tournament.EventCancelled:
+		case domain.EventTournamentCancelled:
 			var d tournament.Cancelled
 			if err := json.Unmarshal(ev.Data, &d); err != nil {
 				continue
 			}
 			l, status = views.ArenaLive{Seq: ev.Seq, Status: tournament.StatusCancelled, Note: d.Reason}, true
-		case tournament.EventFinished:
+		case domain.EventTournamentFinished:
 			var d tournament.Finished
 			if err := json.Unmarshal(ev.Data, &d); err != nil {
 				continue

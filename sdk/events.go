@@ -11,55 +11,82 @@ import (
 	"wager/sdk/api"
 )
 
+// Event names of a game's room besides EventJoined, EventSpectators and
+// EventCompleted (follow.go), each with the type Event.Payload decodes
+// its data into.
+const (
+	EventStarted            = "game:started"             // *api.GameStarted
+	EventResumed            = "game:resumed"             // *api.GameResumed
+	EventRPSRoundStart      = "game:rps:round:start"     // *api.RulesRPSRoundStart
+	EventRPSRoundSubmitted  = "game:rps:round:submitted" // *api.RulesRPSSubmitted
+	EventRPSRoundReveal     = "game:rps:round:reveal"    // *api.RulesRPSRound
+	EventRPSResign          = "game:rps:resign"          // *api.RulesRPSResign
+	EventConnect4Start      = "game:connect4:start"      // *api.RulesC4Start
+	EventConnect4Move       = "game:connect4:move"       // *api.RulesC4Moved
+	EventConnect4Timeout    = "game:connect4:timeout"    // *api.RulesC4Forfeit
+	EventConnect4Resign     = "game:connect4:resign"     // *api.RulesC4Forfeit
+	EventRematchRequested   = "game:rematch:requested"   // *api.GameRematchBy
+	EventRematchCancelled   = "game:rematch:cancelled"   // *api.GameRematchBy
+	EventRematchStarted     = "game:rematch:started"     // *api.GameRematchStarted
+	EventRematchLobby       = "game:rematch:lobby"       // *api.GameRematchLobby
+	EventChatMessage        = "game:chat:message"        // *api.ChatMessage
+	EventDonation           = "game:donation"            // *api.PotDonated
+	EventPot                = "game:pot"                 // *api.Pot
+	EventBet                = "game:bet"                 // *api.PotBetPlaced
+	EventSettlementTransfer = "game:settlement:transfer" // *api.PotTransferSent
+	EventMarket             = "game:market"              // *api.MarketView
+	EventReview             = "game:review"              // *api.IntegrityDecided
+)
+
 // payloads are the types of the live events' and notices' data by name,
 // as /asyncapi.json maps them (TestPayloadTypesFollowTheAsyncAPIDocument
 // keeps the two the same).
 var payloads = map[string]func() any{
-	"game:started":             func() any { return new(api.GameStarted) },
-	"game:completed":           func() any { return new(api.GameCompleted) },
-	"game:resumed":             func() any { return new(api.GameResumed) },
-	"game:rps:round:start":     func() any { return new(api.RulesRPSRoundStart) },
-	"game:rps:round:submitted": func() any { return new(api.RulesRPSSubmitted) },
-	"game:rps:round:reveal":    func() any { return new(api.RulesRPSRound) },
-	"game:rps:resign":          func() any { return new(api.RulesRPSResign) },
-	"game:connect4:start":      func() any { return new(api.RulesC4Start) },
-	"game:connect4:move":       func() any { return new(api.RulesC4Moved) },
-	"game:connect4:timeout":    func() any { return new(api.RulesC4Forfeit) },
-	"game:connect4:resign":     func() any { return new(api.RulesC4Forfeit) },
-	"game:rematch:requested":   func() any { return new(api.GameRematchBy) },
-	"game:rematch:cancelled":   func() any { return new(api.GameRematchBy) },
-	"game:rematch:started":     func() any { return new(api.GameRematchStarted) },
-	"game:rematch:lobby":       func() any { return new(api.GameRematchLobby) },
-	"game:chat:message":        func() any { return new(api.ChatMessage) },
-	"game:donation":            func() any { return new(api.PotDonated) },
-	"game:pot":                 func() any { return new(api.Pot) },
-	"game:bet":                 func() any { return new(api.PotBetPlaced) },
-	"game:settlement:transfer": func() any { return new(api.PotTransferSent) },
-	"game:market":              func() any { return new(api.MarketView) },
-	"game:review":              func() any { return new(api.IntegrityDecided) },
-	EventSpectators:            func() any { return new(Spectators) },
-	EventTournamentStandings:   func() any { return new(api.TournamentStandings) },
-	EventTournamentPairing:     func() any { return new(api.TournamentPaired) },
-	EventTournamentStarted:     func() any { return new(api.TournamentStarted) },
-	EventTournamentCancelled:   func() any { return new(api.TournamentCancelled) },
-	EventTournamentFinished:    func() any { return new(api.TournamentFinished) },
+	EventStarted:             func() any { return new(api.GameStarted) },
+	EventCompleted:           func() any { return new(api.GameCompleted) },
+	EventResumed:             func() any { return new(api.GameResumed) },
+	EventRPSRoundStart:       func() any { return new(api.RulesRPSRoundStart) },
+	EventRPSRoundSubmitted:   func() any { return new(api.RulesRPSSubmitted) },
+	EventRPSRoundReveal:      func() any { return new(api.RulesRPSRound) },
+	EventRPSResign:           func() any { return new(api.RulesRPSResign) },
+	EventConnect4Start:       func() any { return new(api.RulesC4Start) },
+	EventConnect4Move:        func() any { return new(api.RulesC4Moved) },
+	EventConnect4Timeout:     func() any { return new(api.RulesC4Forfeit) },
+	EventConnect4Resign:      func() any { return new(api.RulesC4Forfeit) },
+	EventRematchRequested:    func() any { return new(api.GameRematchBy) },
+	EventRematchCancelled:    func() any { return new(api.GameRematchBy) },
+	EventRematchStarted:      func() any { return new(api.GameRematchStarted) },
+	EventRematchLobby:        func() any { return new(api.GameRematchLobby) },
+	EventChatMessage:         func() any { return new(api.ChatMessage) },
+	EventDonation:            func() any { return new(api.PotDonated) },
+	EventPot:                 func() any { return new(api.Pot) },
+	EventBet:                 func() any { return new(api.PotBetPlaced) },
+	EventSettlementTransfer:  func() any { return new(api.PotTransferSent) },
+	EventMarket:              func() any { return new(api.MarketView) },
+	EventReview:              func() any { return new(api.IntegrityDecided) },
+	EventSpectators:          func() any { return new(Spectators) },
+	EventTournamentStandings: func() any { return new(api.TournamentStandings) },
+	EventTournamentPairing:   func() any { return new(api.TournamentPaired) },
+	EventTournamentStarted:   func() any { return new(api.TournamentStarted) },
+	EventTournamentCancelled: func() any { return new(api.TournamentCancelled) },
+	EventTournamentFinished:  func() any { return new(api.TournamentFinished) },
 }
 
 // noticePayloads are the notices' data types by kind.
 var noticePayloads = map[string]func() any{
-	NoticeMatched:         func() any { return new(api.GameMatched) },
-	NoticeNotification:    func() any { return new(api.NotifyPushed) },
-	NoticeBalance:         func() any { return new(api.MoneyPlatformBalance) },
-	NoticeActivity:        func() any { return new(api.SocialEntry) },
-	NoticeChallenge:       func() any { return new(api.GameChallenge) },
-	"challenge:accepted":  func() any { return new(api.GameChallenge) },
-	"challenge:declined":  func() any { return new(api.GameChallenge) },
-	"challenge:cancelled": func() any { return new(api.GameChallenge) },
-	"challenge:expired":   func() any { return new(api.GameChallenge) },
-	"chat:dm":             func() any { return new(api.ChatMessage) },
-	"queue:removed":       func() any { return new(api.GameQueueRemoved) },
-	"rematch:requested":   func() any { return new(api.GameRematchNotice) },
-	"rematch:lobby":       func() any { return new(api.GameRematchLobbyNotice) },
+	NoticeMatched:            func() any { return new(api.GameMatched) },
+	NoticeNotification:       func() any { return new(api.NotifyPushed) },
+	NoticeBalance:            func() any { return new(api.MoneyPlatformBalance) },
+	NoticeActivity:           func() any { return new(api.SocialEntry) },
+	NoticeChallenge:          func() any { return new(api.GameChallenge) },
+	NoticeChallengeAccepted:  func() any { return new(api.GameChallenge) },
+	NoticeChallengeDeclined:  func() any { return new(api.GameChallenge) },
+	NoticeChallengeCancelled: func() any { return new(api.GameChallenge) },
+	NoticeChallengeExpired:   func() any { return new(api.GameChallenge) },
+	NoticeDM:                 func() any { return new(api.ChatMessage) },
+	NoticeQueueRemoved:       func() any { return new(api.GameQueueRemoved) },
+	NoticeRematchRequested:   func() any { return new(api.GameRematchNotice) },
+	NoticeRematchLobby:       func() any { return new(api.GameRematchLobbyNotice) },
 }
 
 // Spectators is the data of game:spectators.
@@ -95,6 +122,19 @@ const (
 	NoticeNotification = "notification"       // a new notification: *api.NotifyPushed
 	NoticeBalance      = "balance"            // your platform balance changed: *api.MoneyPlatformBalance
 	NoticeActivity     = "activity"           // a public activity feed entry: *api.SocialEntry
+)
+
+// The other notice kinds, each with the type Notice.Payload decodes its
+// data into.
+const (
+	NoticeChallengeAccepted  = "challenge:accepted"  // your challenge was accepted: *api.GameChallenge
+	NoticeChallengeDeclined  = "challenge:declined"  // your challenge was declined: *api.GameChallenge
+	NoticeChallengeCancelled = "challenge:cancelled" // a challenge to you was cancelled: *api.GameChallenge
+	NoticeChallengeExpired   = "challenge:expired"   // a challenge expired: *api.GameChallenge
+	NoticeDM                 = "chat:dm"             // a direct message: *api.ChatMessage
+	NoticeQueueRemoved       = "queue:removed"       // you were taken out of a lobby's queue: *api.GameQueueRemoved
+	NoticeRematchRequested   = "rematch:requested"   // your opponent asks for a rematch: *api.GameRematchNotice
+	NoticeRematchLobby       = "rematch:lobby"       // your opponent opened a lobby for the rematch: *api.GameRematchLobbyNotice
 )
 
 // Notice is a personal notice pushed to the user's sockets.

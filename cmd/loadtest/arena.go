@@ -14,6 +14,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"wager/domain"
 	"wager/e2e/apiclient"
 )
 
@@ -145,11 +146,11 @@ func within(sorted []time.Duration, w window) []time.Duration {
 
 // tournamentFrame is the part of a tournament room's frame loadtest reads.
 type tournamentFrame struct {
-	Type  string          `json:"type"`
-	Event string          `json:"event"`
-	Seq   int             `json:"seq"`
-	Code  string          `json:"code"`
-	Data  json.RawMessage `json:"data"`
+	Type  string           `json:"type"`
+	Event domain.EventName `json:"event"`
+	Seq   int              `json:"seq"`
+	Code  string           `json:"code"`
+	Data  json.RawMessage  `json:"data"`
 }
 
 type pairingData struct {
@@ -277,12 +278,12 @@ func (e *arenaEngine) watch(ctx context.Context, conn *websocket.Conn, id string
 			}
 			lastSeq = f.Seq
 			switch f.Event {
-			case "tournament:standings":
+			case domain.EventTournamentStandings:
 				e.meter.standingsFrame(at)
-			case "tournament:pairing":
+			case domain.EventTournamentPairing:
 				var p pairingData
 				if err := json.Unmarshal(f.Data, &p); err != nil {
-					e.r.errs.Add("tournament:pairing: not its shape")
+					e.r.errs.Add(string(domain.EventTournamentPairing) + ": not its shape")
 					continue
 				}
 				users := make([]string, len(p.Players))
@@ -292,7 +293,7 @@ func (e *arenaEngine) watch(ctx context.Context, conn *websocket.Conn, id string
 				e.meter.paired(users, at)
 				e.games.Add(1)
 				go e.play(ctx, p.GameID, users)
-			case "tournament:finished", "tournament:cancelled":
+			case domain.EventTournamentFinished, domain.EventTournamentCancelled:
 				close(finished)
 				return
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"wager/domain"
 	"wager/e2e/apiclient"
 )
 
@@ -28,11 +29,11 @@ func wsURL(base string) string {
 
 // serverFrame is the part of a server frame loadtest reads.
 type serverFrame struct {
-	Type   string `json:"type"`
-	Event  string `json:"event"`
-	GameID string `json:"gameId"`
-	Seq    int    `json:"seq"`
-	Code   string `json:"code"`
+	Type   string           `json:"type"`
+	Event  domain.EventName `json:"event"`
+	GameID string           `json:"gameId"`
+	Seq    int              `json:"seq"`
+	Code   string           `json:"code"`
 	State  struct {
 		Seq int `json:"seq"`
 	} `json:"state"`
@@ -53,9 +54,9 @@ type frameRecord struct {
 }
 
 // roomEvents are events that no player action causes.
-var roomEvents = map[string]bool{
-	"game:spectators": true, "game:chat:message": true, "game:donation": true,
-	"game:pot": true, "game:bet": true, "game:market": true,
+var roomEvents = map[domain.EventName]bool{
+	domain.EventSpectators: true, domain.EventChatMessage: true, domain.EventDonation: true,
+	domain.EventPot: true, domain.EventBet: true, domain.EventMarket: true,
 }
 
 // membership is one socket's presence in one game's room.
@@ -219,7 +220,7 @@ func (s *spectator) onEvent(f serverFrame, at time.Duration) {
 	if m.joinSeq >= 0 {
 		m.advance(f.Seq)
 	}
-	leave := f.Event == "game:completed" && !m.done
+	leave := f.Event == domain.EventGameCompleted && !m.done
 	if leave {
 		m.done = true
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/gagliardetto/solana-go"
 
 	"wager/db/dbtest"
+	"wager/domain"
 	"wager/domain/game"
 	"wager/domain/game/rules"
 	wager "wager/sdk"
@@ -202,8 +203,8 @@ func TestACrashMidRoundCostsNoRound(t *testing.T) {
 	}
 	var page struct {
 		Events []struct {
-			Event string          `json:"event"`
-			Data  json.RawMessage `json:"data"`
+			Event domain.EventName `json:"event"`
+			Data  json.RawMessage  `json:"data"`
 		} `json:"events"`
 	}
 	if err := json.Unmarshal(events.Body, &page); err != nil {
@@ -211,7 +212,7 @@ func TestACrashMidRoundCostsNoRound(t *testing.T) {
 	}
 	last := page.Events[len(page.Events)-1]
 	var data game.Resumed
-	if err := json.Unmarshal(last.Data, &data); err != nil || last.Event != game.EventResumed || !data.Deadline.Equal(resumed) {
+	if err := json.Unmarshal(last.Data, &data); err != nil || last.Event != domain.EventGameResumed || !data.Deadline.Equal(resumed) {
 		t.Errorf("last event: got %s %s, want game:resumed with the deadline %v", last.Event, last.Data, resumed)
 	}
 	// The game page of a signed-in viewer runs its clock to the new

@@ -38,17 +38,12 @@ const (
 	RoleSystem    = "system"
 )
 
-// EventMessage is the game event that carries a game chat message.
-const EventMessage = "game:chat:message"
-
-// NoticeDM is the personal notice that carries a direct message.
-const NoticeDM = "chat:dm"
-
 // Events and Notices are this package's room events and personal notices
-// by name, each with its data type (see rules.Events).
+// by name, each with its data type (see rules.Events): a game chat
+// message (domain.EventChatMessage) and a direct message (domain.NoticeDM).
 var (
-	Events  = map[string]any{EventMessage: Message{}}
-	Notices = map[string]any{NoticeDM: Message{}}
+	Events  = map[domain.EventName]any{domain.EventChatMessage: Message{}}
+	Notices = map[domain.NoticeKind]any{domain.NoticeDM: Message{}}
 )
 
 // The rate limit: at most RateLimit messages per RateWindow per sender,
@@ -301,7 +296,7 @@ func (s *Service) postToGame(ctx context.Context, tx db.Tx, r row) (Message, err
 		return Message{}, fmt.Errorf("store a chat message of game %s: %w", r.ContextID, err)
 	}
 	msg := r.messageFor("")
-	_, err := s.rooms.Append(ctx, tx, r.ContextID, r.CreatedAt, domain.Event{Name: EventMessage, Data: msg})
+	_, err := s.rooms.Append(ctx, tx, r.ContextID, r.CreatedAt, domain.Event{Name: domain.EventChatMessage, Data: msg})
 	if errors.Is(err, eventlog.ErrNoGame) {
 		return Message{}, domain.Errorf(domain.CodeNotFound, "no such game")
 	}
@@ -341,7 +336,7 @@ func (s *Service) storeDirect(ctx context.Context, tx db.Tx, r row) (Message, er
 		return Message{}, fmt.Errorf("store a direct message from %s to %s: %w", *r.SenderID, *r.RecipientID, err)
 	}
 	for _, to := range []string{*r.RecipientID, *r.SenderID} {
-		if err := s.rooms.Tell(tx, to, NoticeDM, r.messageFor(to)); err != nil {
+		if err := s.rooms.Tell(tx, to, domain.NoticeDM, r.messageFor(to)); err != nil {
 			return Message{}, err
 		}
 	}

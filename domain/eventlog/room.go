@@ -30,20 +30,20 @@ import (
 type Event struct {
 	bun.BaseModel `bun:"table:game_events"`
 
-	GameID    string          `bun:"game_id,pk,type:uuid" json:"gameId"`
-	Seq       int             `bun:"seq,pk" json:"seq"`
-	Name      string          `bun:"name" json:"event"`
-	Data      json.RawMessage `bun:"data,type:jsonb" json:"data" doc:"the event's payload; its shape depends on the event name"`
-	CreatedAt time.Time       `bun:"created_at" json:"createdAt"`
+	GameID    string           `bun:"game_id,pk,type:uuid" json:"gameId"`
+	Seq       int              `bun:"seq,pk" json:"seq"`
+	Name      domain.EventName `bun:"name" json:"event"`
+	Data      json.RawMessage  `bun:"data,type:jsonb" json:"data" doc:"the event's payload; its shape depends on the event name"`
+	CreatedAt time.Time        `bun:"created_at" json:"createdAt"`
 }
 
 // Notice is a personal message to one user's open sockets (matched,
 // challenged, a direct message...), or with an empty UserID a message to
 // every socket (see Broadcast).
 type Notice struct {
-	UserID string          `json:"userId"`
-	Type   string          `json:"type"`
-	Data   json.RawMessage `json:"data"`
+	UserID string            `json:"userId"`
+	Type   domain.NoticeKind `json:"type"`
+	Data   json.RawMessage   `json:"data"`
 }
 
 // Published is what one committed transaction published: events of one
@@ -153,7 +153,7 @@ func appendEvents(ctx context.Context, tx db.Tx, gameID string, now time.Time, u
 			return nil, fmt.Errorf("encode event %s of game %s: %w", e.Name, gameID, err)
 		}
 		values[i] = "(?::int, ?::text, ?::jsonb)"
-		args = append(args, i+1, e.Name, string(data))
+		args = append(args, i+1, string(e.Name), string(data))
 		rows[i] = Event{GameID: gameID, Name: e.Name, Data: data, CreatedAt: now}
 	}
 	// One statement: bump the seq and insert the rows numbered after it.
@@ -213,7 +213,7 @@ func OpeningOf(gameID string, now time.Time, events ...domain.Event) (Opening, e
 func (o Opening) Columns() (seqs []int, names []string, data []string) {
 	for _, e := range o.Rows {
 		seqs = append(seqs, e.Seq)
-		names = append(names, e.Name)
+		names = append(names, string(e.Name))
 		data = append(data, string(e.Data))
 	}
 	return seqs, names, data
@@ -235,7 +235,7 @@ func (l *Log) Publish(p Published) { l.sink.Published(p) }
 
 // NoticeOf is the notice of type kind with data (a struct with json tags)
 // to a user, for Publish.
-func NoticeOf(userID, kind string, data any) (Notice, error) {
+func NoticeOf(userID string, kind domain.NoticeKind, data any) (Notice, error) {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return Notice{}, fmt.Errorf("encode notice %s: %w", kind, err)
@@ -246,7 +246,7 @@ func NoticeOf(userID, kind string, data any) (Notice, error) {
 // Tell sends a notice of type kind with data (a struct with json tags) to
 // a user's sockets on every instance once tx commits. Notices are not stored: a user who is not
 // connected finds the same facts through the API.
-func (l *Log) Tell(tx db.Tx, userID, kind string, data any) error {
+func (l *Log) Tell(tx db.Tx, userID string, kind domain.NoticeKind, data any) error {
 	n, err := NoticeOf(userID, kind, data)
 	if err != nil {
 		return err
@@ -257,7 +257,7 @@ func (l *Log) Tell(tx db.Tx, userID, kind string, data any) error {
 // Broadcast sends a notice of type kind with data to every open socket on
 // every instance once tx commits: a Notice whose
 // UserID is empty is everyone's. The live layer bounds how many it pushes.
-func (l *Log) Broadcast(tx db.Tx, kind string, data any) error {
+func (l *Log) Broadcast(tx db.Tx, kind domain.NoticeKind, data any) error {
 	return l.Tell(tx, "", kind, data)
 }
 

@@ -66,7 +66,7 @@ type note struct {
 func events(name string, n int) []domain.Event {
 	out := make([]domain.Event, n)
 	for i := range out {
-		out[i] = domain.Event{Name: fmt.Sprintf("%s-%d", name, i+1), Data: note{N: i + 1}}
+		out[i] = domain.Event{Name: domain.EventName(fmt.Sprintf("%s-%d", name, i+1)), Data: note{N: i + 1}}
 	}
 	return out
 }
@@ -91,7 +91,7 @@ type seqName struct {
 func seqNames(rows []Event) []seqName {
 	out := make([]seqName, len(rows))
 	for i, r := range rows {
-		out[i] = seqName{r.Seq, r.Name}
+		out[i] = seqName{r.Seq, string(r.Name)}
 	}
 	return out
 }
@@ -298,9 +298,9 @@ func TestConcurrentAppendsGetDistinctSeqs(t *testing.T) {
 	// One transaction's events stay together and in their order.
 	for i := 0; i < len(stored); i += each {
 		var writer int
-		fmt.Sscanf(stored[i].Name, "w%d-", &writer)
+		fmt.Sscanf(string(stored[i].Name), "w%d-", &writer)
 		for j := range each {
-			if want := fmt.Sprintf("w%d-%d", writer, j+1); stored[i+j].Name != want {
+			if want := fmt.Sprintf("w%d-%d", writer, j+1); string(stored[i+j].Name) != want {
 				t.Errorf("seq %d: got %s, want %s", stored[i+j].Seq, stored[i+j].Name, want)
 			}
 		}
@@ -339,7 +339,7 @@ func TestEventsPages(t *testing.T) {
 			if e.GameID != gameID {
 				t.Errorf("Events(after %d, limit %d) returned an event of game %s", tc.after, tc.limit, e.GameID)
 			}
-			if want := fmt.Sprintf("e-%d", e.Seq); e.Name != want {
+			if want := fmt.Sprintf("e-%d", e.Seq); string(e.Name) != want {
 				t.Errorf("event %d: got name %s, want %s", e.Seq, e.Name, want)
 			}
 		}

@@ -148,7 +148,7 @@ func (l *Log) writeSteps(ctx context.Context, batch []Step) ([][]Event, error) {
 			}
 			e.ids = append(e.ids, st.GameID)
 			e.ords = append(e.ords, j+1)
-			e.names = append(e.names, ev.Name)
+			e.names = append(e.names, string(ev.Name))
 			e.data = append(e.data, string(data))
 			e.times = append(e.times, st.Now)
 			out[i][j] = Event{GameID: st.GameID, Name: ev.Name, Data: data, CreatedAt: st.Now}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"wager/db/dbtest"
+	"wager/domain"
 )
 
 func stateOf(n int) json.RawMessage { return json.RawMessage(fmt.Sprintf(`{"n":%d}`, n)) }
@@ -123,10 +124,10 @@ func TestConcurrentStepsOfManyGames(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	answered := map[string]map[int]string{}
+	answered := map[string]map[int]domain.EventName{}
 	for _, a := range stored {
 		if answered[a.gameID] == nil {
-			answered[a.gameID] = map[int]string{}
+			answered[a.gameID] = map[int]domain.EventName{}
 		}
 		for _, e := range a.rows {
 			if _, dup := answered[a.gameID][e.Seq]; dup {

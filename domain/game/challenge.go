@@ -110,7 +110,7 @@ func (s *Service) CreateChallenge(ctx context.Context, from, to, gameType string
 			FromUsername: from, GameType: c.GameType, StakeMinor: c.StakeMinor, ExpiresAt: c.ExpiresAt}); err != nil {
 			return err
 		}
-		return s.rooms.Tell(tx, to, "challenge:received", c)
+		return s.rooms.Tell(tx, to, domain.NoticeChallengeReceived, c)
 	})
 	if err != nil {
 		return c, fmt.Errorf("challenge %s to %s: %w", from, to, err)
@@ -160,11 +160,12 @@ func (s *Service) RespondChallenge(ctx context.Context, userID, challengeID, ans
 		if c.Status != "pending" {
 			return domain.Errorf(domain.CodeConflict, "the challenge is %s", c.Status)
 		}
+		var notice domain.NoticeKind // to the other user
 		switch {
 		case answer == "cancel" && userID == c.FromUser:
-			c.Status = "cancelled"
+			c.Status, notice = "cancelled", domain.NoticeChallengeCancelled
 		case answer == "decline" && userID == c.ToUser:
-			c.Status = "declined"
+			c.Status, notice = "declined", domain.NoticeChallengeDeclined
 		case answer == "accept" && userID == c.ToUser:
 			for _, p := range []string{c.FromUser, c.ToUser} {
 				if err := s.checkFree(ctx, tx, p, nil); err != nil {
@@ -194,7 +195,7 @@ func (s *Service) RespondChallenge(ctx context.Context, userID, challengeID, ans
 			if err != nil {
 				return err
 			}
-			c.Status, c.GameID = "accepted", &g.ID
+			c.Status, c.GameID, notice = "accepted", &g.ID, domain.NoticeChallengeAccepted
 		default:
 			return domain.Errorf(domain.CodeForbidden, "only the invited user can accept or decline, and only the challenger can cancel")
 		}
@@ -205,7 +206,7 @@ func (s *Service) RespondChallenge(ctx context.Context, userID, challengeID, ans
 		if userID == c.FromUser {
 			other = c.ToUser
 		}
-		return s.rooms.Tell(tx, other, "challenge:"+c.Status, c)
+		return s.rooms.Tell(tx, other, notice, c)
 	})
 	if err != nil {
 		return c, fmt.Errorf("%s challenge %s: %w", answer, challengeID, err)

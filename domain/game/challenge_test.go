@@ -144,7 +144,7 @@ func TestRespondChallenge(t *testing.T) {
 				}
 			}
 			if tc.notified != "" {
-				if n := p.sink.notices(users[tc.notified], "challenge:"+tc.status); len(n) != 1 {
+				if n := p.sink.notices(users[tc.notified], domain.NoticeKind("challenge:"+tc.status)); len(n) != 1 {
 					t.Errorf("challenge:%s notices to the %s: got %d, want 1", tc.status, tc.notified, len(n))
 				}
 			}

@@ -67,7 +67,7 @@ func (r *recorder) Published(p eventlog.Published) {
 }
 
 // notices returns the notices of type kind sent to userID, oldest first.
-func (r *recorder) notices(userID, kind string) []json.RawMessage {
+func (r *recorder) notices(userID string, kind domain.NoticeKind) []json.RawMessage {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []json.RawMessage
@@ -266,7 +266,7 @@ func (p *platform) eventNames(t testing.TB, gameID string) []string {
 		if e.Seq != i+1 {
 			t.Errorf("event %d (%s) has seq %d, want %d", i, e.Name, e.Seq, i+1)
 		}
-		names = append(names, e.Name)
+		names = append(names, string(e.Name))
 	}
 	return names
 }

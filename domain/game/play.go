@@ -71,7 +71,7 @@ func (s *Service) startGame(ctx context.Context, tx db.Tx, n newGame) (Game, err
 		return Game{}, err
 	}
 	for _, uid := range n.players {
-		if err := s.rooms.Tell(tx, uid, "game:matched", Matched{GameID: g.ID, GameType: n.gameType}); err != nil {
+		if err := s.rooms.Tell(tx, uid, domain.NoticeMatched, Matched{GameID: g.ID, GameType: n.gameType}); err != nil {
 			return Game{}, err
 		}
 	}
@@ -96,7 +96,7 @@ func (s *Service) startFree(ctx context.Context, n newGame) (Game, bool, error) 
 	s.started(g)
 	p := eventlog.Published{Events: opening.Rows}
 	for _, uid := range n.players {
-		notice, err := eventlog.NoticeOf(uid, "game:matched", Matched{GameID: g.ID, GameType: n.gameType})
+		notice, err := eventlog.NoticeOf(uid, domain.NoticeMatched, Matched{GameID: g.ID, GameType: n.gameType})
 		if err != nil {
 			return Game{}, false, err
 		}
@@ -175,7 +175,7 @@ func (s *Service) insertGame(ctx context.Context, idb bun.IDB, n newGame) (Game,
 	// statement that stores it, and the copy published is made the same
 	// once it has run.
 	started := Started{GameID: id, GameType: n.gameType, StakeMinor: n.stake, Settings: n.settings, TournamentID: n.tournament}
-	opening, err := eventlog.OpeningOf(id, now, append([]rules.Event{{Name: "game:started", Data: started}}, events...)...)
+	opening, err := eventlog.OpeningOf(id, now, append([]rules.Event{{Name: domain.EventGameStarted, Data: started}}, events...)...)
 	if err != nil {
 		return Game{}, eventlog.Opening{}, err
 	}
@@ -493,7 +493,7 @@ func (s *Service) finish(ctx context.Context, tx db.Tx, g *Game, o rules.Outcome
 	if err := tx.Later("DELETE FROM user_presence WHERE game_id = ?", g.ID); err != nil {
 		return rules.Event{}, fmt.Errorf("free the players of game %s: %w", g.ID, err)
 	}
-	return rules.Event{Name: "game:completed", Data: Completed{GameID: g.ID, Status: g.Status, Result: *g.Result, Ratings: e.Ratings,
+	return rules.Event{Name: domain.EventGameCompleted, Data: Completed{GameID: g.ID, Status: g.Status, Result: *g.Result, Ratings: e.Ratings,
 		Transfers: e.Queued}}, nil
 }
 

@@ -125,7 +125,7 @@ func (s *Service) RequestRematch(ctx context.Context, userID, gameID string) (Re
 			g.ID, userID, now); err != nil {
 			return err
 		}
-		events := []rules.Event{{Name: "game:rematch:requested", Data: RematchBy{UserID: userID}}}
+		events := []rules.Event{{Name: domain.EventRematchRequested, Data: RematchBy{UserID: userID}}}
 		if len(st.RequestedBy)+1 == len(players) {
 			for _, p := range players {
 				if err := s.checkFree(ctx, tx, p, nil); err != nil {
@@ -150,11 +150,11 @@ func (s *Service) RequestRematch(ctx context.Context, userID, gameID string) (Re
 			if err != nil {
 				return err
 			}
-			events = append(events, rules.Event{Name: "game:rematch:started", Data: RematchStarted{NewGameID: ng.ID}})
+			events = append(events, rules.Event{Name: domain.EventRematchStarted, Data: RematchStarted{NewGameID: ng.ID}})
 		} else {
 			for _, p := range players {
 				if p != userID {
-					if err := s.rooms.Tell(tx, p, "rematch:requested", RematchNotice{GameID: g.ID, UserID: userID}); err != nil {
+					if err := s.rooms.Tell(tx, p, domain.NoticeRematchRequested, RematchNotice{GameID: g.ID, UserID: userID}); err != nil {
 						return err
 					}
 				}
@@ -190,7 +190,7 @@ func (s *Service) CancelRematch(ctx context.Context, userID, gameID string) (Rem
 			return fmt.Errorf("withdraw a rematch request of game %s: %w", g.ID, err)
 		}
 		if n, _ := res.RowsAffected(); n == 1 {
-			if err := s.append(ctx, tx, &g, s.now(), eventlog.Update{}, false, rules.Event{Name: "game:rematch:cancelled", Data: RematchBy{UserID: userID}}); err != nil {
+			if err := s.append(ctx, tx, &g, s.now(), eventlog.Update{}, false, rules.Event{Name: domain.EventRematchCancelled, Data: RematchBy{UserID: userID}}); err != nil {
 				return err
 			}
 		}
@@ -222,12 +222,12 @@ func (s *Service) AnnounceRematchLobby(ctx context.Context, userID, gameID, lobb
 		}
 		for _, p := range g.Players {
 			if p != userID {
-				if err := s.rooms.Tell(tx, p, "rematch:lobby", RematchLobbyNotice{GameID: g.ID, LobbyID: lobbyID}); err != nil {
+				if err := s.rooms.Tell(tx, p, domain.NoticeRematchLobby, RematchLobbyNotice{GameID: g.ID, LobbyID: lobbyID}); err != nil {
 					return err
 				}
 			}
 		}
-		return s.append(ctx, tx, &g, s.now(), eventlog.Update{}, false, rules.Event{Name: "game:rematch:lobby", Data: RematchLobby{UserID: userID, LobbyID: lobbyID}})
+		return s.append(ctx, tx, &g, s.now(), eventlog.Update{}, false, rules.Event{Name: domain.EventRematchLobby, Data: RematchLobby{UserID: userID, LobbyID: lobbyID}})
 	})
 	if err != nil {
 		return fmt.Errorf("announce the rematch lobby of game %s: %w", gameID, err)

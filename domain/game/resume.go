@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"wager/db"
+	"wager/domain"
 	"wager/domain/eventlog"
 	"wager/domain/game/rules"
 )
@@ -17,23 +18,19 @@ import (
 // enforced.
 const ResumeGap = 10 * time.Second
 
-// EventResumed is the event of a game whose deadline passed while the
-// platform was down; its data is Resumed.
-const EventResumed = "game:resumed"
-
 // Events are this package's room events by name, each with its data type
 // (see rules.Events), and Notices its personal notices.
 var (
-	Events = map[string]any{
-		"game:started": Started{}, "game:completed": Completed{}, EventResumed: Resumed{},
-		"game:rematch:requested": RematchBy{}, "game:rematch:cancelled": RematchBy{},
-		"game:rematch:started": RematchStarted{}, "game:rematch:lobby": RematchLobby{},
+	Events = map[domain.EventName]any{
+		domain.EventGameStarted: Started{}, domain.EventGameCompleted: Completed{}, domain.EventGameResumed: Resumed{},
+		domain.EventRematchRequested: RematchBy{}, domain.EventRematchCancelled: RematchBy{},
+		domain.EventRematchStarted: RematchStarted{}, domain.EventRematchLobby: RematchLobby{},
 	}
-	Notices = map[string]any{
-		"game:matched": Matched{}, "queue:removed": QueueRemoved{},
-		"rematch:requested": RematchNotice{}, "rematch:lobby": RematchLobbyNotice{},
-		"challenge:received": Challenge{}, "challenge:accepted": Challenge{}, "challenge:declined": Challenge{},
-		"challenge:cancelled": Challenge{}, "challenge:expired": Challenge{},
+	Notices = map[domain.NoticeKind]any{
+		domain.NoticeMatched: Matched{}, domain.NoticeQueueRemoved: QueueRemoved{},
+		domain.NoticeRematchRequested: RematchNotice{}, domain.NoticeRematchLobby: RematchLobbyNotice{},
+		domain.NoticeChallengeReceived: Challenge{}, domain.NoticeChallengeAccepted: Challenge{}, domain.NoticeChallengeDeclined: Challenge{},
+		domain.NoticeChallengeCancelled: Challenge{}, domain.NoticeChallengeExpired: Challenge{},
 	}
 )
 
@@ -164,5 +161,5 @@ func (s *Service) resume(ctx context.Context, tx db.Tx, g *Game, now time.Time) 
 	d := st.Deadline()
 	g.Deadline = &d
 	return s.append(ctx, tx, g, now, eventlog.Update{Set: "state = ?, deadline = ?", Args: []any{string(g.State), g.Deadline}}, false,
-		rules.Event{Name: EventResumed, Data: Resumed{Deadline: d.UTC()}})
+		rules.Event{Name: domain.EventGameResumed, Data: Resumed{Deadline: d.UTC()}})
 }

@@ -33,7 +33,7 @@ func (p *platform) wantResumed(t testing.TB, gameID string, round int, at time.T
 	evs := p.events(t, gameID)
 	last := evs[len(evs)-1]
 	var data game.Resumed
-	if err := json.Unmarshal(last.Data, &data); err != nil || last.Name != game.EventResumed || !data.Deadline.Equal(at) {
+	if err := json.Unmarshal(last.Data, &data); err != nil || last.Name != domain.EventGameResumed || !data.Deadline.Equal(at) {
 		t.Errorf("last event: got %s %s, want game:resumed with deadline %v", last.Name, last.Data, at)
 	}
 	g := p.game(t, gameID)
@@ -99,7 +99,7 @@ func TestDowntimeNeverCostsARound(t *testing.T) {
 			t.Fatalf("expired %d, game %s won by %v; want 1, completed, won by %s on time", expired, g.Status, g.WinnerID, a)
 		}
 		for _, name := range p.eventNames(t, gameID) {
-			if name == game.EventResumed {
+			if name == "game:resumed" {
 				t.Errorf("events: got %s after a deadline that passed while the worker ran", name)
 			}
 		}
@@ -125,7 +125,7 @@ func TestDowntimeNeverCostsARound(t *testing.T) {
 		}
 		p.wantResumed(t, rpsGame, 1, back.Add(5*time.Second))
 		p.wantResumed(t, c4Game, 2, back.Add(5*time.Second))
-		if names := p.eventNames(t, later); names[len(names)-1] == game.EventResumed {
+		if names := p.eventNames(t, later); names[len(names)-1] == "game:resumed" {
 			t.Errorf("a game whose deadline did not pass was resumed: %q", names)
 		}
 
@@ -191,7 +191,7 @@ func TestDowntimeNeverCostsARound(t *testing.T) {
 		}
 		n := 0
 		for _, name := range p.eventNames(t, gameID) {
-			if name == game.EventResumed {
+			if name == "game:resumed" {
 				n++
 			}
 		}

@@ -34,13 +34,10 @@ const (
 	ReasonLinked   = "linked"  // a bettor or trader was linked to a player by the end
 )
 
-// EventReview is the room event when a held game's review is decided;
-// its data is Decided.
-const EventReview = "game:review"
-
 // Events are this package's room events by name, each with its data type
-// (see rules.Events).
-var Events = map[string]any{EventReview: Decided{}}
+// (see rules.Events): domain.EventReview when a held game's review is
+// decided.
+var Events = map[domain.EventName]any{domain.EventReview: Decided{}}
 
 // Decided is the data of game:review: the review as decided, and the
 // on-chain transfers the decision queued.
@@ -364,7 +361,7 @@ func (r *Reviews) decide(ctx context.Context, actorID, gameID, reason string, vo
 		}
 		public := out
 		public.DecisionReason = nil
-		_, err = r.rooms.Append(ctx, tx, id, now, domain.Event{Name: EventReview,
+		_, err = r.rooms.Append(ctx, tx, id, now, domain.Event{Name: domain.EventReview,
 			Data: Decided{Review: public, Transfers: append([]game.SettlementTransfer{}, queued...)}})
 		return err
 	})

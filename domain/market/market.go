@@ -41,13 +41,10 @@ const (
 	OrderCancelled = "cancelled"
 )
 
-// EventMarket is the room event after every change of a market; its data
-// is the market's View.
-const EventMarket = "game:market"
-
 // Events are this package's room events by name, each with its data type
-// (see rules.Events).
-var Events = map[string]any{EventMarket: View{}}
+// (see rules.Events): domain.EventMarket follows every change of a
+// market.
+var Events = map[domain.EventName]any{domain.EventMarket: View{}}
 
 // Notifier sends a user a notification in the caller's transaction.
 type Notifier interface {

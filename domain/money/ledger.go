@@ -68,16 +68,13 @@ type Posting struct {
 // Teller tells a user's open sockets something once the caller's
 // transaction commits (eventlog.Log does, on every instance).
 type Teller interface {
-	Tell(tx db.Tx, userID, kind string, data any) error
+	Tell(tx db.Tx, userID string, kind domain.NoticeKind, data any) error
 }
 
-// NoticeBalance is the kind of the notice that carries a user's new
-// platform balance (a PlatformBalance).
-const NoticeBalance = "balance"
-
 // Notices are this package's personal notices by name, each with its data
-// type (see rules.Events).
-var Notices = map[string]any{NoticeBalance: PlatformBalance{}}
+// type (see rules.Events): domain.NoticeBalance carries a user's new
+// platform balance.
+var Notices = map[domain.NoticeKind]any{domain.NoticeBalance: PlatformBalance{}}
 
 // PlatformBalance is a user's balance on the platform: what they can
 // spend and what is locked in stakes.
@@ -212,7 +209,7 @@ func tellBalances(ctx context.Context, tx db.Tx, tell Teller, entries []Entry) e
 		return err
 	}
 	for _, uid := range users {
-		if err := tell.Tell(tx, uid, NoticeBalance, balances[uid]); err != nil {
+		if err := tell.Tell(tx, uid, domain.NoticeBalance, balances[uid]); err != nil {
 			return fmt.Errorf("tell user %s the new balance: %w", uid, err)
 		}
 	}

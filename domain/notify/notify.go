@@ -39,12 +39,10 @@ const (
 	TournamentPrize    = "tournament_prize"
 )
 
-// Notice is the socket notice that carries a new notification.
-const Notice = "notification"
-
 // Notices are this package's personal notices by name, each with its data
-// type (see rules.Events).
-var Notices = map[string]any{Notice: Pushed{}}
+// type (see rules.Events): domain.NoticeNotification carries a new
+// notification.
+var Notices = map[domain.NoticeKind]any{domain.NoticeNotification: Pushed{}}
 
 // Notification is one thing a user was told.
 type Notification struct {
@@ -166,7 +164,7 @@ func (s *Service) SendMany(ctx context.Context, tx db.Tx, msgs []Message) error 
 		}
 	}
 	for _, p := range pushes {
-		if err := s.rooms.Tell(tx, p.UserID, Notice, p); err != nil {
+		if err := s.rooms.Tell(tx, p.UserID, domain.NoticeNotification, p); err != nil {
 			return err
 		}
 	}
@@ -281,7 +279,7 @@ func (r *Reserved) Send(ctx context.Context, tx db.Tx, msgs []Message) error {
 		q.add(&q.queued, u, n)
 	}
 	for _, p := range pushes {
-		if err := r.s.rooms.Tell(tx, p.UserID, Notice, p); err != nil {
+		if err := r.s.rooms.Tell(tx, p.UserID, domain.NoticeNotification, p); err != nil {
 			return err
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"wager/db"
 	"wager/db/dbtest"
+	"wager/domain"
 	"wager/domain/eventlog"
 	"wager/domain/notify"
 )
@@ -105,8 +106,8 @@ func TestSendManyStoresCountsAndPushesEach(t *testing.T) {
 	wantUnread := []int{4, 1, 4}
 	for i, n := range pushed {
 		m := msgs[i]
-		if n.UserID != m.UserID || n.Type != notify.Notice {
-			t.Errorf("notice %d went to %s as %q, want %s as %q", i, n.UserID, n.Type, m.UserID, notify.Notice)
+		if n.UserID != m.UserID || n.Type != domain.NoticeNotification {
+			t.Errorf("notice %d went to %s as %q, want %s as %q", i, n.UserID, n.Type, m.UserID, domain.NoticeNotification)
 		}
 		var got struct {
 			ID          int64     `json:"id,string"`

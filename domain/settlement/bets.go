@@ -47,8 +47,8 @@ type Notifier interface {
 // BettingClosers are the room events that close a game's betting: its
 // first round is decided (rps: a reveal; connect four: a move) or it
 // ended.
-var BettingClosers = []string{"game:rps:round:reveal", "game:rps:resign", "game:connect4:move", "game:connect4:resign",
-	"game:connect4:timeout"}
+var BettingClosers = []domain.EventName{domain.EventRPSRoundReveal, domain.EventRPSResign, domain.EventConnect4Move, domain.EventConnect4Resign,
+	domain.EventConnect4Timeout}
 
 // bettingOpen reports whether a game takes bets: it is staked, active and
 // none of BettingClosers happened in it. A free game never does: nobody
@@ -251,7 +251,7 @@ func (s *Service) ConfirmBet(ctx context.Context, tx db.Tx, in money.Intent) err
 	if err != nil {
 		return err
 	}
-	if _, err := s.rooms.Append(ctx, tx, gameID, now, domain.Event{Name: "game:bet", Data: BetPlaced{
+	if _, err := s.rooms.Append(ctx, tx, gameID, now, domain.Event{Name: domain.EventBet, Data: BetPlaced{
 		Bettor: chat.UserRef{UserID: in.UserID, Username: username}, OnUserID: onUserID, AmountMinor: in.AmountMinor,
 		Signature: sig, TotalMinor: total, Pools: pools}}); err != nil {
 		return err

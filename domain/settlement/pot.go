@@ -161,8 +161,8 @@ func (s *Service) SubmitDonation(ctx context.Context, userID, gameID, intentID, 
 
 // Events are this package's room events by name, each with its data type
 // (see rules.Events).
-var Events = map[string]any{"game:donation": Donated{}, "game:pot": Pot{}, "game:bet": BetPlaced{},
-	"game:settlement:transfer": TransferSent{}}
+var Events = map[domain.EventName]any{domain.EventDonation: Donated{}, domain.EventPot: Pot{}, domain.EventBet: BetPlaced{},
+	domain.EventSettlementTransfer: TransferSent{}}
 
 // Donated is the data of game:donation.
 type Donated struct {
@@ -226,9 +226,9 @@ func (s *Service) ConfirmDonation(ctx context.Context, tx db.Tx, in money.Intent
 		return err
 	}
 	if _, err := s.rooms.Append(ctx, tx, gameID, now,
-		domain.Event{Name: "game:donation", Data: Donated{Donor: chat.UserRef{UserID: in.UserID, Username: username},
+		domain.Event{Name: domain.EventDonation, Data: Donated{Donor: chat.UserRef{UserID: in.UserID, Username: username},
 			AmountMinor: in.AmountMinor, Signature: sig}},
-		domain.Event{Name: "game:pot", Data: pot}); err != nil {
+		domain.Event{Name: domain.EventPot, Data: pot}); err != nil {
 		return err
 	}
 	if _, err = s.chat.PostSystem(ctx, tx, gameID, username+" donated "+money.FormatUSDC(in.AmountMinor)+" USDC to the game",

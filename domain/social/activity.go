@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"wager/db"
+	"wager/domain"
 	"wager/domain/game"
 	"wager/domain/game/rules"
 )
@@ -23,12 +24,10 @@ const (
 	ActivityBetWon      = "bet_won"
 )
 
-// ActivityNotice is the socket notice that carries a new feed entry.
-const ActivityNotice = "activity"
-
 // Notices are this package's notices by name, each with its data type (see
-// rules.Events): the activity feed's entries go to every API socket.
-var Notices = map[string]any{ActivityNotice: Entry{}}
+// rules.Events): the activity feed's entries (domain.NoticeActivity) go
+// to every API socket.
+var Notices = map[domain.NoticeKind]any{domain.NoticeActivity: Entry{}}
 
 // UserRef names a user in the feed.
 type UserRef struct {
@@ -133,7 +132,7 @@ func (s *Service) addActivities(ctx context.Context, tx db.Tx, typ string, entri
 		return fmt.Errorf("read the stored %s activities: %w", typ, err)
 	}
 	for _, e := range stored {
-		if err := s.rooms.Broadcast(tx, ActivityNotice, e); err != nil {
+		if err := s.rooms.Broadcast(tx, domain.NoticeActivity, e); err != nil {
 			return err
 		}
 	}
@@ -153,7 +152,7 @@ func (s *Service) addActivityLater(tx db.Tx, id int64, typ string, actor UserRef
 		e.ID, e.Type, e.ActorID, string(raw), e.CreatedAt); err != nil {
 		return fmt.Errorf("store the %s activity of %s: %w", typ, actor.UserID, err)
 	}
-	return s.rooms.Broadcast(tx, ActivityNotice, e)
+	return s.rooms.Broadcast(tx, domain.NoticeActivity, e)
 }
 
 // Feed returns the activity feed newest first: at most limit entries older

@@ -14,20 +14,11 @@ import (
 	"wager/domain"
 )
 
-// Event names of a tournament's room.
-const (
-	EventStandings = "tournament:standings"
-	EventPairing   = "tournament:pairing"
-	EventStarted   = "tournament:started"
-	EventCancelled = "tournament:cancelled"
-	EventFinished  = "tournament:finished"
-)
-
 // Events are the tournament room's events by name, each with its data
 // type (see rules.Events): the live protocol's document is generated from
 // them.
-var Events = map[string]any{EventStandings: Standings{}, EventPairing: Paired{}, EventStarted: Started{},
-	EventCancelled: Cancelled{}, EventFinished: Finished{}}
+var Events = map[domain.EventName]any{domain.EventTournamentStandings: Standings{}, domain.EventTournamentPairing: Paired{},
+	domain.EventTournamentStarted: Started{}, domain.EventTournamentCancelled: Cancelled{}, domain.EventTournamentFinished: Finished{}}
 
 // Standings is the data of tournament:standings: the first StandingsRows
 // lines of the standings, sent at most once a second while they change.
@@ -71,11 +62,11 @@ type Finished struct {
 type Event struct {
 	bun.BaseModel `bun:"table:tournament_events"`
 
-	TournamentID string          `bun:"tournament_id,pk,type:uuid" json:"tournamentId"`
-	Seq          int             `bun:"seq,pk" json:"seq"`
-	Name         string          `bun:"name" json:"event"`
-	Data         json.RawMessage `bun:"data,type:jsonb" json:"data" type:"object" doc:"the event's payload; its shape depends on the event name"`
-	CreatedAt    time.Time       `bun:"created_at" json:"createdAt"`
+	TournamentID string           `bun:"tournament_id,pk,type:uuid" json:"tournamentId"`
+	Seq          int              `bun:"seq,pk" json:"seq"`
+	Name         domain.EventName `bun:"name" json:"event"`
+	Data         json.RawMessage  `bun:"data,type:jsonb" json:"data" type:"object" doc:"the event's payload; its shape depends on the event name"`
+	CreatedAt    time.Time        `bun:"created_at" json:"createdAt"`
 }
 
 // Sink receives the events a transaction appended, right after it
@@ -108,7 +99,7 @@ func (s *Service) appendEvents(ctx context.Context, tx db.Tx, id string, now tim
 		if err != nil {
 			return nil, fmt.Errorf("encode event %s of tournament %s: %w", e.Name, id, err)
 		}
-		names[i], datas[i] = e.Name, string(data)
+		names[i], datas[i] = string(e.Name), string(data)
 		rows[i] = Event{TournamentID: id, Name: e.Name, Data: data, CreatedAt: now}
 	}
 	var seqs []int

@@ -156,7 +156,7 @@ func (s *Service) start(ctx context.Context, tx db.Tx, t *Tournament, now time.T
 		now, t.ID); err != nil {
 		return fmt.Errorf("start tournament %s: %w", t.ID, err)
 	}
-	_, err := s.appendEvents(ctx, tx, t.ID, now, domain.Event{Name: EventStarted,
+	_, err := s.appendEvents(ctx, tx, t.ID, now, domain.Event{Name: domain.EventTournamentStarted,
 		Data: Started{StartsAt: t.StartsAt, EndsAt: t.EndsAt, PlayerCount: t.PlayerCount}})
 	return err
 }
@@ -176,7 +176,7 @@ func (s *Service) cancel(ctx context.Context, tx db.Tx, t *Tournament, now time.
 	if _, err := tx.NewUpdate().Model(t).Column("status", "finished_at", "pool_minor", "changed_at").WherePK().Exec(ctx); err != nil {
 		return fmt.Errorf("cancel tournament %s: %w", t.ID, err)
 	}
-	_, err := s.appendEvents(ctx, tx, t.ID, now, domain.Event{Name: EventCancelled,
+	_, err := s.appendEvents(ctx, tx, t.ID, now, domain.Event{Name: domain.EventTournamentCancelled,
 		Data: Cancelled{Reason: "fewer than two players at the start", RefundedMinor: refunded}})
 	return err
 }
@@ -229,7 +229,7 @@ func (s *Service) pair(ctx context.Context, tx db.Tx, t Tournament, now time.Tim
 		users = append(users, p[0], p[1])
 		gamesOf = append(gamesOf, g.ID, g.ID)
 		opponents = append(opponents, p[1], p[0])
-		events = append(events, domain.Event{Name: EventPairing, Data: Paired{GameID: g.ID,
+		events = append(events, domain.Event{Name: domain.EventTournamentPairing, Data: Paired{GameID: g.ID,
 			Players: []UserRef{{UserID: p[0], Username: names[p[0]]}, {UserID: p[1], Username: names[p[1]]}}}})
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE tournament_players AS p SET current_game = v.g, last_opponent = v.o, waiting_since = NULL
@@ -288,7 +288,7 @@ func (s *Service) sendStandings(ctx context.Context, tx db.Tx, t *Tournament, no
 		_, err := tx.NewUpdate().Model(t).Column("standings_at").WherePK().Exec(ctx)
 		return err
 	}
-	if _, err := s.appendEvents(ctx, tx, t.ID, now, domain.Event{Name: EventStandings, Data: data}); err != nil {
+	if _, err := s.appendEvents(ctx, tx, t.ID, now, domain.Event{Name: domain.EventTournamentStandings, Data: data}); err != nil {
 		return err
 	}
 	t.StandingsAt, t.StandingsHash = &now, &sum
@@ -382,7 +382,7 @@ func (s *Service) finish(ctx context.Context, tx db.Tx, t *Tournament, now time.
 	if _, err := tx.NewUpdate().Model(t).Column("status", "finished_at", "prizes", "standings_at", "changed_at").WherePK().Exec(ctx); err != nil {
 		return fmt.Errorf("finish tournament %s: %w", t.ID, err)
 	}
-	_, err = s.appendEvents(ctx, tx, t.ID, now, domain.Event{Name: EventFinished, Data: Finished{Prizes: payout.Prizes,
+	_, err = s.appendEvents(ctx, tx, t.ID, now, domain.Event{Name: domain.EventTournamentFinished, Data: Finished{Prizes: payout.Prizes,
 		FeeMinor: payout.FeeMinor, Standings: st[:min(len(st), StandingsRows)]}})
 	return err
 }

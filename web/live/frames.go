@@ -1,14 +1,18 @@
 package live
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"wager/domain"
+)
 
 // EventFrame is what an API socket receives for a game event.
 type EventFrame struct {
-	Type   string          `json:"type" const:"event"`
-	Event  string          `json:"event"`
-	GameID string          `json:"gameId"`
-	Seq    int             `json:"seq" minimum:"1" doc:"the event's number in its game: 1, 2, 3, ... without gaps"`
-	Data   json.RawMessage `json:"data" type:"object"`
+	Type   string           `json:"type" const:"event"`
+	Event  domain.EventName `json:"event"`
+	GameID string           `json:"gameId"`
+	Seq    int              `json:"seq" minimum:"1" doc:"the event's number in its game: 1, 2, 3, ... without gaps"`
+	Data   json.RawMessage  `json:"data" type:"object"`
 }
 
 // CrowdData is the data of game:spectators: spectator sockets on every
@@ -21,10 +25,10 @@ type CrowdData struct {
 // game's events: it has no seq (the seqs number the stored events, each
 // once), it may repeat a count, and it is never replayed.
 type CrowdFrame struct {
-	Type   string    `json:"type" const:"event"`
-	Event  string    `json:"event" const:"game:spectators"`
-	GameID string    `json:"gameId"`
-	Data   CrowdData `json:"data"`
+	Type   string           `json:"type" const:"event"`
+	Event  domain.EventName `json:"event" const:"game:spectators"`
+	GameID string           `json:"gameId"`
+	Data   CrowdData        `json:"data"`
 }
 
 // JoinedFrame is the first frame of a room: the state everyone may see,
@@ -76,9 +80,9 @@ type PongFrame struct {
 
 // NoticeFrame carries a personal notice.
 type NoticeFrame struct {
-	Type   string          `json:"type" const:"notice"`
-	Notice string          `json:"notice"`
-	Data   json.RawMessage `json:"data"`
+	Type   string            `json:"type" const:"notice"`
+	Notice domain.NoticeKind `json:"notice"`
+	Data   json.RawMessage   `json:"data"`
 }
 
 // ClientMessage is what a socket client sends.

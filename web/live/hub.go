@@ -32,7 +32,7 @@ import (
 type Event struct {
 	GameID string
 	Seq    int
-	Name   string
+	Name   domain.EventName
 	Data   json.RawMessage
 }
 
@@ -53,7 +53,7 @@ type Pages interface {
 	Crowd(count int) []byte
 	// Notice renders a personal notice for the user's pages (a new
 	// balance for the header); nil when pages show nothing of it.
-	Notice(kind string, data json.RawMessage) []byte
+	Notice(kind domain.NoticeKind, data json.RawMessage) []byte
 }
 
 // PageState is what a room's pages show, kept up to date by the room's
@@ -592,7 +592,7 @@ func (h *Hub) Unregister(c *Conn) {
 // BroadcastsPerSecond (the feed's endpoint has every one): a busy
 // evening's thousands of finishing games must not become millions of
 // frames. Run delivers them, a chunk of sockets at a time.
-func (h *Hub) Notify(userID, kind string, data json.RawMessage) {
+func (h *Hub) Notify(userID string, kind domain.NoticeKind, data json.RawMessage) {
 	if userID == Everyone {
 		h.broadcast(kind, data, nil)
 		return
@@ -627,7 +627,7 @@ type feedDelivery struct {
 // must not walk ten thousand sockets for each notice it drops). It
 // reports whether the notice goes out; done (may be nil) is closed once
 // every socket has it.
-func (h *Hub) broadcast(kind string, data json.RawMessage, done chan<- struct{}) bool {
+func (h *Hub) broadcast(kind domain.NoticeKind, data json.RawMessage, done chan<- struct{}) bool {
 	n := int(h.feeds.Load())
 	if n == 0 || !h.feedFrames.AllowN(h.opts.Clock(), min(max(n, minBroadcastFrames), FeedFramesPerSecond)) {
 		return false
@@ -696,7 +696,7 @@ type noticeFrames struct {
 }
 
 // noticeFrames renders a notice for the audiences of conns, once each.
-func (h *Hub) noticeFrames(kind string, data json.RawMessage, conns []*Conn) noticeFrames {
+func (h *Hub) noticeFrames(kind domain.NoticeKind, data json.RawMessage, conns []*Conn) noticeFrames {
 	f := noticeFrames{api: mustJSON(NoticeFrame{Type: "notice", Notice: kind, Data: data})}
 	if slices.ContainsFunc(conns, func(c *Conn) bool { return c.Audience == HTML }) {
 		f.page = h.pages.Notice(kind, data)
@@ -789,7 +789,7 @@ func (h *Hub) sendCounts() {
 		}
 		r.count = total
 		f := frame{html: true}
-		f.bytes[JSON] = mustJSON(CrowdFrame{Type: "event", Event: "game:spectators", GameID: r.id, Data: CrowdData{Count: total}})
+		f.bytes[JSON] = mustJSON(CrowdFrame{Type: "event", Event: domain.EventSpectators, GameID: r.id, Data: CrowdData{Count: total}})
 		f.bytes[HTML] = h.pages.Crowd(total)
 		for c := range r.members {
 			if !c.deliver(f.bytes[c.Audience]) {

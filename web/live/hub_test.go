@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"wager/domain"
 )
 
 // memStore is a room's stored events in memory.
@@ -30,7 +32,7 @@ type memStore struct {
 
 func newMemStore() *memStore { return &memStore{evs: map[string][]Event{}} }
 
-func (s *memStore) add(gameID, name string, data any) Event {
+func (s *memStore) add(gameID string, name domain.EventName, data any) Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b, _ := json.Marshal(data)
@@ -107,7 +109,7 @@ func (testPages) Crowd(n int) []byte {
 }
 
 // Notice renders "balance" notices only, as their data in a div.
-func (testPages) Notice(kind string, data json.RawMessage) []byte {
+func (testPages) Notice(kind domain.NoticeKind, data json.RawMessage) []byte {
 	if kind != "balance" {
 		return nil
 	}

@@ -13,7 +13,7 @@ import (
 type TournamentEvent struct {
 	TournamentID string
 	Seq          int
-	Name         string
+	Name         domain.EventName
 	Data         json.RawMessage
 }
 
@@ -38,11 +38,11 @@ type TournamentPages interface {
 // TournamentEventFrame is what an API socket receives for a tournament's
 // event.
 type TournamentEventFrame struct {
-	Type         string          `json:"type" const:"event"`
-	Event        string          `json:"event"`
-	TournamentID string          `json:"tournamentId"`
-	Seq          int             `json:"seq" minimum:"1" doc:"the event's number in its tournament: 1, 2, 3, ... without gaps"`
-	Data         json.RawMessage `json:"data" type:"object"`
+	Type         string           `json:"type" const:"event"`
+	Event        domain.EventName `json:"event"`
+	TournamentID string           `json:"tournamentId"`
+	Seq          int              `json:"seq" minimum:"1" doc:"the event's number in its tournament: 1, 2, 3, ... without gaps"`
+	Data         json.RawMessage  `json:"data" type:"object"`
 }
 
 // JoinedTournamentFrame answers join-tournament: the tournament as of the

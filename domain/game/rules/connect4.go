@@ -56,7 +56,7 @@ func (ConnectFour) Start(gameID string, players []string, settings json.RawMessa
 	}
 	g := &c4Game{GameID: gameID, Players: slices.Clone(players), TurnSeconds: v["turnSeconds"], Moves: []c4Move{}}
 	g.TurnEnd = now.Add(g.turnLength())
-	return g, []Event{{Name: "game:connect4:start", Data: C4Start{Turn: players[0], Deadline: timeString(g.TurnEnd),
+	return g, []Event{{Name: domain.EventConnect4Start, Data: C4Start{Turn: players[0], Deadline: timeString(g.TurnEnd),
 		TurnSeconds: g.TurnSeconds, Rows: C4Rows, Columns: C4Columns}}}, nil
 }
 
@@ -192,7 +192,7 @@ func (g *c4Game) Move(player string, move json.RawMessage, now time.Time, _ io.R
 		g.Turn, g.TurnEnd = 1-seat, now.Add(g.turnLength())
 	}
 	data.Turn, data.Deadline = g.onTurn(), timeString(g.TurnEnd)
-	return []Event{{Name: "game:connect4:move", Data: data}}, nil
+	return []Event{{Name: domain.EventConnect4Move, Data: data}}, nil
 }
 
 // lineThrough returns four or more cells in a row through (row, col) that
@@ -240,7 +240,7 @@ func (g *c4Game) Expire(now time.Time) []Event {
 	}
 	loser, winner := g.Players[g.Turn], g.Players[1-g.Turn]
 	g.end(Outcome{Done: true, Winner: winner, Reason: "timeout", TimedOut: true})
-	return []Event{{Name: "game:connect4:timeout", Data: C4Forfeit{UserID: loser, WinnerID: winner}}}
+	return []Event{{Name: domain.EventConnect4Timeout, Data: C4Forfeit{UserID: loser, WinnerID: winner}}}
 }
 
 // Resume gives the player on turn the full turn time again from now.
@@ -265,7 +265,7 @@ func (g *c4Game) Resign(player string, now time.Time) ([]Event, error) {
 	}
 	winner := g.Players[1-seat]
 	g.end(Outcome{Done: true, Winner: winner, Reason: "resign"})
-	return []Event{{Name: "game:connect4:resign", Data: C4Forfeit{UserID: player, WinnerID: winner}}}, nil
+	return []Event{{Name: domain.EventConnect4Resign, Data: C4Forfeit{UserID: player, WinnerID: winner}}}, nil
 }
 
 // Public is the whole game (Connect Four has no hidden information) in the

@@ -168,7 +168,7 @@ func (g *rpsGame) Deadline() time.Time { return g.RoundEnd }
 func (g *rpsGame) startRound(n int, now time.Time) Event {
 	g.Round, g.RoundStart, g.RoundEnd = n, now, now.Add(time.Duration(g.RoundSeconds)*time.Second)
 	g.Commitments, g.Hidden = map[string]string{}, map[string]rpsSecret{}
-	return Event{Name: "game:rps:round:start", Data: RPSRoundStart{Round: n, Deadline: timeString(g.RoundEnd), RoundSeconds: g.RoundSeconds}}
+	return Event{Name: domain.EventRPSRoundStart, Data: RPSRoundStart{Round: n, Deadline: timeString(g.RoundEnd), RoundSeconds: g.RoundSeconds}}
 }
 
 // Move commits a player's hidden choice for the current round and reveals
@@ -201,7 +201,7 @@ func (g *rpsGame) Move(player string, move json.RawMessage, now time.Time, rand 
 	c := Commitment(g.GameID, g.Round, player, choice, salt)
 	g.Hidden[player] = rpsSecret{Choice: choice, Salt: salt}
 	g.Commitments[player] = c
-	events := []Event{{Name: "game:rps:round:submitted", Data: RPSSubmitted{Round: g.Round, UserID: player, Commitment: c}}}
+	events := []Event{{Name: domain.EventRPSRoundSubmitted, Data: RPSSubmitted{Round: g.Round, UserID: player, Commitment: c}}}
 	if len(g.Hidden) == len(g.Players) {
 		events = append(events, g.closeRound(now)...)
 	}
@@ -260,7 +260,7 @@ func (g *rpsGame) closeRound(now time.Time) []Event {
 	r.Scores = maps.Clone(g.Scores)
 	g.History = append(g.History, r)
 	g.Commitments, g.Hidden = map[string]string{}, map[string]rpsSecret{}
-	events := []Event{{Name: "game:rps:round:reveal", Data: r.view(g.Players)}}
+	events := []Event{{Name: domain.EventRPSRoundReveal, Data: r.view(g.Players)}}
 	switch {
 	case r.Reason == "abandoned":
 		g.end(Outcome{Done: true, Reason: "abandoned"})
@@ -303,7 +303,7 @@ func (g *rpsGame) Resign(player string, now time.Time) ([]Event, error) {
 	winner := g.Players[1-seat]
 	g.Hidden = map[string]rpsSecret{} // never to be revealed
 	g.end(Outcome{Done: true, Winner: winner, Reason: "resign"})
-	return []Event{{Name: "game:rps:resign", Data: RPSResign{Round: g.Round, UserID: player, WinnerID: winner}}}, nil
+	return []Event{{Name: domain.EventRPSResign, Data: RPSResign{Round: g.Round, UserID: player, WinnerID: winner}}}, nil
 }
 
 // Public is the state everyone may see: the current round's commitments and

@@ -396,7 +396,7 @@ func (p *propGame) check(events []Event) error {
 				}
 			}
 		}
-		if err := p.leaks("event "+e.Name, string(data), words, round); err != nil {
+		if err := p.leaks("event "+string(e.Name), string(data), words, round); err != nil {
 			return err
 		}
 	}

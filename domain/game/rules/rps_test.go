@@ -38,7 +38,7 @@ func choose(t *testing.T, st State, player, choice string, now time.Time, rand i
 func names(events []Event) []string {
 	out := []string{}
 	for _, e := range events {
-		out = append(out, e.Name)
+		out = append(out, string(e.Name))
 	}
 	return out
 }

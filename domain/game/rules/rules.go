@@ -105,11 +105,11 @@ type State interface {
 // Events are the room events of the game types by name, each with its
 // data type: the live protocol's document (GET /asyncapi.json) is
 // generated from them.
-var Events = map[string]any{
-	"game:rps:round:start": RPSRoundStart{}, "game:rps:round:submitted": RPSSubmitted{},
-	"game:rps:round:reveal": RPSRound{}, "game:rps:resign": RPSResign{},
-	"game:connect4:start": C4Start{}, "game:connect4:move": C4Moved{},
-	"game:connect4:timeout": C4Forfeit{}, "game:connect4:resign": C4Forfeit{},
+var Events = map[domain.EventName]any{
+	domain.EventRPSRoundStart: RPSRoundStart{}, domain.EventRPSRoundSubmitted: RPSSubmitted{},
+	domain.EventRPSRoundReveal: RPSRound{}, domain.EventRPSResign: RPSResign{},
+	domain.EventConnect4Start: C4Start{}, domain.EventConnect4Move: C4Moved{},
+	domain.EventConnect4Timeout: C4Forfeit{}, domain.EventConnect4Resign: C4Forfeit{},
 }
 
 // All is the registry of game types by gameType.

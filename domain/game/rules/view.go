@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"wager/domain"
 )
 
 // View is a game's state as everyone may see it (GET /games/:id/state,
@@ -21,7 +23,7 @@ type View interface {
 	// for the timer's remaining time, which only a clock knows. An event
 	// of another kind changes nothing; data that does not decode is an
 	// error, and changes nothing either.
-	Apply(name string, data json.RawMessage) error
+	Apply(name domain.EventName, data json.RawMessage) error
 }
 
 // ViewHeader names the game a view belongs to; the game service fills it.
@@ -69,7 +71,7 @@ func (b *ViewBase) finish(winner, reason string) {
 }
 
 // decode reads an event's data into v, naming the event on failure.
-func decode(name string, data json.RawMessage, v any) error {
+func decode(name domain.EventName, data json.RawMessage, v any) error {
 	if err := json.Unmarshal(data, v); err != nil {
 		return fmt.Errorf("rules: decode the data of %s: %w", name, err)
 	}
@@ -117,9 +119,9 @@ type RPSView struct {
 func (v *RPSView) Record() any { return v.History }
 
 // Apply takes in an rps event (see View).
-func (v *RPSView) Apply(name string, data json.RawMessage) error {
+func (v *RPSView) Apply(name domain.EventName, data json.RawMessage) error {
 	switch name {
-	case "game:rps:round:start":
+	case domain.EventRPSRoundStart:
 		var d RPSRoundStart
 		if err := decode(name, data, &d); err != nil {
 			return err
@@ -127,7 +129,7 @@ func (v *RPSView) Apply(name string, data json.RawMessage) error {
 		v.Round.Number, v.Round.Phase, v.RoundSeconds = d.Round, "choosing", d.RoundSeconds
 		v.setDeadline(d.Deadline)
 		v.clearChoices()
-	case "game:rps:round:submitted":
+	case domain.EventRPSRoundSubmitted:
 		var d RPSSubmitted
 		if err := decode(name, data, &d); err != nil {
 			return err
@@ -139,7 +141,7 @@ func (v *RPSView) Apply(name string, data json.RawMessage) error {
 			v.Commitments = map[string]string{}
 		}
 		v.Submitted[d.UserID], v.Commitments[d.UserID] = true, d.Commitment
-	case "game:rps:round:reveal":
+	case domain.EventRPSRoundReveal:
 		var d RPSRound
 		if err := decode(name, data, &d); err != nil {
 			return err
@@ -153,7 +155,7 @@ func (v *RPSView) Apply(name string, data json.RawMessage) error {
 		case d.WinnerID != nil && d.Scores[*d.WinnerID] >= v.WinsNeeded:
 			v.finish(*d.WinnerID, "score")
 		}
-	case "game:rps:resign":
+	case domain.EventRPSResign:
 		var d RPSResign
 		if err := decode(name, data, &d); err != nil {
 			return err
@@ -223,9 +225,9 @@ type C4View struct {
 func (v *C4View) Record() any { return v.History }
 
 // Apply takes in a Connect Four event (see View).
-func (v *C4View) Apply(name string, data json.RawMessage) error {
+func (v *C4View) Apply(name domain.EventName, data json.RawMessage) error {
 	switch name {
-	case "game:connect4:start":
+	case domain.EventConnect4Start:
 		var d C4Start
 		if err := decode(name, data, &d); err != nil {
 			return err
@@ -238,7 +240,7 @@ func (v *C4View) Apply(name string, data json.RawMessage) error {
 		v.History, v.Line = []C4Move{}, nil
 		v.Round.Number, v.Round.Phase = 1, "playing"
 		v.setDeadline(d.Deadline)
-	case "game:connect4:move":
+	case domain.EventConnect4Move:
 		var d C4Moved
 		if err := decode(name, data, &d); err != nil {
 			return err
@@ -258,13 +260,13 @@ func (v *C4View) Apply(name string, data json.RawMessage) error {
 		case d.Turn == nil:
 			v.finish("", "board-full")
 		}
-	case "game:connect4:timeout", "game:connect4:resign":
+	case domain.EventConnect4Timeout, domain.EventConnect4Resign:
 		var d C4Forfeit
 		if err := decode(name, data, &d); err != nil {
 			return err
 		}
 		reason := "resign"
-		if name == "game:connect4:timeout" {
+		if name == domain.EventConnect4Timeout {
 			reason = "timeout"
 		}
 		v.Turn = nil
