@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"wager/domain"
 )
 
 // memStore is a room's stored events in memory.
@@ -130,8 +132,32 @@ func (r storeRooms) Join(_ context.Context, gameID, _ string) (Joined, error) {
 	return Joined{State: json.RawMessage(`{}`), Seq: r.s.last(gameID)}, nil
 }
 
+// noTournaments is a tournament store without tournaments, and
+// noTournamentPages renders nothing of their events.
+type noTournaments struct{}
+
+func (noTournaments) JoinTournament(context.Context, string) (json.RawMessage, int, error) {
+	return nil, 0, domain.Errorf(domain.CodeNotFound, "no such tournament")
+}
+
+func (noTournaments) TournamentEvents(context.Context, string, int, int) ([]TournamentEvent, error) {
+	return nil, nil
+}
+
+func (noTournaments) TournamentSeqs(context.Context, []string) (map[string]int, error) {
+	return map[string]int{}, nil
+}
+
+type noTournamentPages struct{}
+
+func (noTournamentPages) TournamentEvents(context.Context, string, []TournamentEvent) [][]byte {
+	return nil
+}
+
+var testTournaments = Tournaments{Store: noTournaments{}, Pages: noTournamentPages{}}
+
 func newTestHub(t testing.TB, s *memStore) *Hub {
-	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler), Options{})
+	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, testTournaments, "test", slog.New(slog.DiscardHandler), Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go h.Run(ctx)
@@ -306,7 +332,7 @@ func (h *Hub) seqOf(gameID string) int {
 
 func TestSpectatorCountsGoOutBatched(t *testing.T) {
 	s := newMemStore()
-	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler),
+	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, testTournaments, "test", slog.New(slog.DiscardHandler),
 		Options{CrowdEvery: 200 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -560,7 +586,7 @@ func TestAUserWhoClosesSocketsCannotOpenFreshOnesFasterThanThePace(t *testing.T)
 		t.Fatalf("another user's opening: %v", err)
 	}
 	// The entry outlives the sockets while the pace is not back to full.
-	h.Sweep(context.Background())
+	h.sweep(context.Background())
 	if err := h.admit("u1"); err != errSocketsTooFast {
 		t.Fatalf("after a sweep: %v, want %v", err, errSocketsTooFast)
 	}
@@ -624,9 +650,14 @@ func TestNoticesToEveryoneAreSpreadOutAndBoundedInFrames(t *testing.T) {
 		pauses []time.Duration
 	)
 	s := newMemStore()
-	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler), Options{
+	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, testTournaments, "test", slog.New(slog.DiscardHandler), Options{
 		Clock: func() time.Time { return now },
-		Pause: func(d time.Duration) { mu.Lock(); pauses = append(pauses, d); mu.Unlock() },
+		Pause: func(_ context.Context, d time.Duration) bool {
+			mu.Lock()
+			pauses = append(pauses, d)
+			mu.Unlock()
+			return true
+		},
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -717,8 +748,8 @@ func TestNoticesToEveryoneAreSpreadOutAndBoundedInFrames(t *testing.T) {
 func TestANoticeToEveryoneGoesOutWithASocketsNextFrame(t *testing.T) {
 	s := newMemStore()
 	paused, turn := make(chan struct{}, 1), make(chan struct{})
-	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler), Options{
-		Pause: func(time.Duration) { paused <- struct{}{}; <-turn },
+	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, testTournaments, "test", slog.New(slog.DiscardHandler), Options{
+		Pause: func(context.Context, time.Duration) bool { paused <- struct{}{}; <-turn; return true },
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -935,7 +966,7 @@ func (v *gatedState) Events(evs []Event) ([][]byte, bool) {
 func TestAPISocketsGetEventsBeforePagesAreRendered(t *testing.T) {
 	s := newMemStore()
 	pages := &gatedPages{testPages: testPages{s}, release: make(chan struct{})}
-	h := New(s, pages, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler), Options{})
+	h := New(s, pages, soloPresence{}, storeRooms{s}, testTournaments, "test", slog.New(slog.DiscardHandler), Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go h.Run(ctx)
@@ -971,7 +1002,7 @@ func TestAPISocketsGetEventsBeforePagesAreRendered(t *testing.T) {
 func TestARoomReadsWhatPagesShowOnceAndThenFollowsTheEvents(t *testing.T) {
 	s := newMemStore()
 	pages := &gatedPages{testPages: testPages{s}}
-	h := New(s, pages, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler), Options{})
+	h := New(s, pages, soloPresence{}, storeRooms{s}, testTournaments, "test", slog.New(slog.DiscardHandler), Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go h.Run(ctx)
@@ -1069,7 +1100,7 @@ func TestSocketsTakeNoWriterGoroutineOfTheirOwn(t *testing.T) {
 // room and gets the events.
 func TestASweepClosesARoomItsLastMemberFellBehindIn(t *testing.T) {
 	s := newMemStore()
-	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler), Options{})
+	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, testTournaments, "test", slog.New(slog.DiscardHandler), Options{})
 	ctx := context.Background()
 	slow := NewConn("slow", JSON)
 	if err := h.Join(ctx, slow, "g", 0, 0, false); err != nil {
@@ -1090,7 +1121,7 @@ func TestASweepClosesARoomItsLastMemberFellBehindIn(t *testing.T) {
 		t.Fatal("the room closed on the kick alone: this test would prove nothing")
 	}
 
-	h.Sweep(ctx)
+	h.sweep(ctx)
 	h.mu.RLock()
 	_, open = h.open["g"]
 	h.mu.RUnlock()

@@ -200,12 +200,13 @@ func (a *App) build(ctx context.Context) error {
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies, CountryHeader: cfg.CountryHeader,
 		CORSOrigins: cfg.CORSOrigins}
 	a.Views = handlers.NewLiveViews(a.Games, a.Pot, a.Reviews, a.Ranking, opts, log)
-	a.Live = live.New(liveStore{a.Rooms}, a.Views, presence, a.Views, announcer.Instance(), log, live.Options{})
+	a.Live = live.New(liveStore{a.Rooms}, a.Views, presence, a.Views,
+		live.Tournaments{Store: tournamentStore{a.Tournaments}, Pages: handlers.NewTournamentViews(log)}, announcer.Instance(), log,
+		live.Options{})
 	// The hub reads games, pots and reviews, so it is built after them; the
 	// feeds they publish through learn of it here, before anything runs.
 	feed.hub = a.Live
 	tournamentFeed.hub = a.Live
-	a.Live.ServeTournaments(tournamentStore{a.Tournaments}, handlers.NewTournamentViews(log))
 
 	a.HTTP = handlers.New(a.Services, opts, log)
 	if unknown := limiter.UnknownOverrides(); len(unknown) > 0 {
@@ -225,7 +226,6 @@ func (a *App) start(ctx context.Context) error {
 	a.cancel = cancel
 	a.goBackground(func() { a.Live.Run(bg) })
 	a.goBackground(func() { a.announcer.Run(bg) })
-	a.goBackground(func() { a.Live.RunTournaments(bg, 2*time.Second) })
 	if a.Config.Workers {
 		// Before anything is served: a round whose deadline passed while
 		// the platform was down gets its time back before a move in it can
@@ -280,7 +280,7 @@ func (a *App) start(ctx context.Context) error {
 		if err := a.Auth.LoadRevocations(bg); err != nil && bg.Err() == nil {
 			a.log.Error("reload revoked tokens", "err", err)
 		}
-		go a.Live.Sweep(bg)
+		a.Live.SweepNow()
 	})
 	a.goBackground(func() { listener.Run(bg) })
 	select {
