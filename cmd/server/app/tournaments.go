@@ -23,14 +23,12 @@ func (r tournamentResults) GameFinished(ctx context.Context, tx db.Tx, g game.Ga
 }
 
 // tournamentFeed hands the tournament events this instance commits to its
-// live hub (set once the hub exists, before anything is served).
-type tournamentFeed struct{ hub *live.Hub }
+// live hub, which reads the tournaments and is built after them.
+type tournamentFeed struct{ a *App }
 
 // TournamentEvents implements tournament.Sink.
-func (f *tournamentFeed) TournamentEvents(evs []tournament.Event) {
-	if f.hub != nil {
-		f.hub.TournamentCommitted(liveTournamentEvents(evs))
-	}
+func (f tournamentFeed) TournamentEvents(evs []tournament.Event) {
+	f.a.Live.TournamentCommitted(liveTournamentEvents(evs))
 }
 
 // tournamentStore reads what the hub's tournament rooms need.

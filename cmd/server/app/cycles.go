@@ -1,0 +1,39 @@
+package app
+
+import (
+	"context"
+
+	"wager/db"
+	"wager/domain/game"
+	"wager/domain/game/rules"
+	"wager/domain/money"
+	"wager/domain/settlement"
+	"wager/domain/tips"
+	"wager/domain/x402"
+)
+
+// settleGame settles a finished game through the integrity reviews
+// (game.Settler): the pot, the market, or a hold of both.
+func (a *App) settleGame(ctx context.Context, tx db.Tx, g game.Game, players []string, o rules.Outcome,
+	reads *db.Reads) (game.Pay, error) {
+	return a.Reviews.Settle(ctx, tx, g, players, o, reads)
+}
+
+// confirmers confirms the intent kinds that the services built after
+// money prepare (money adds deposits and transfers, its own).
+func (a *App) confirmers() money.Confirmers {
+	return money.Confirmers{
+		settlement.KindDonation: func(ctx context.Context, tx db.Tx, in money.Intent) error {
+			return a.Pot.ConfirmDonation(ctx, tx, in)
+		},
+		settlement.KindBet: func(ctx context.Context, tx db.Tx, in money.Intent) error {
+			return a.Pot.ConfirmBet(ctx, tx, in)
+		},
+		tips.KindTip: func(ctx context.Context, tx db.Tx, in money.Intent) error {
+			return a.Tips.Confirm(ctx, tx, in)
+		},
+		x402.KindPayment: func(ctx context.Context, tx db.Tx, in money.Intent) error {
+			return a.Payments.ConfirmPayment(ctx, tx, in)
+		},
+	}
+}
