@@ -5,8 +5,8 @@
 // releases or voids them.
 //
 // Guard answers the rules that the money-in paths (bets, market orders)
-// ask in their own transactions; Reviews settles finished games (it is the
-// games' Settler) and runs the admins' review queue.
+// ask in their own transactions; Reviews settles finished games (the
+// games' settlement, a game.Participant) and runs the admins' review queue.
 package integrity
 
 import (

@@ -39,8 +39,8 @@ import (
 // of the same game (another instance, a retry) changes nothing and
 // answers the first. Paying a free game whose pot is empty sends no
 // statement of its own: its record and its players' history are queued
-// with the transaction's writes (db.Tx.Later). The games' Settler, the
-// integrity reviews' Settle, calls it.
+// with the transaction's writes (db.Tx.Later). The games' settlement,
+// the integrity reviews' ReadEnd, calls it.
 func (s *Service) StartSettle(tx db.Tx, g game.Game, players []string, o rules.Outcome, reads *db.Reads) func(ctx context.Context, review string) (game.Settlement, error) {
 	var prior []byte
 	var donated int64

@@ -16,7 +16,7 @@
 // is done by a worker that claims each tournament's row with FOR UPDATE
 // SKIP LOCKED, so that several instances never pair one player twice.
 // Results come from the games themselves: the tournament is a
-// game.Recorder, told of each finished game in the transaction that
+// game.Participant, told of each finished game in the transaction that
 // finishes it. Every change of a tournament's room is an event row with
 // a per-tournament seq, appended in the transaction that causes it and
 // published after the commit.

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -622,8 +623,11 @@ func (s *Service) ensureVaultATA(ctx context.Context) error {
 
 // RunResolvers settles, every interval until ctx is done, the inline
 // payments whose request ended before they were confirmed
-// (ResolveSettling), and prunes old abuse counters every minute.
+// (ResolveSettling), and prunes old abuse counters every minute. It
+// returns once both ended.
 func (s *Service) RunResolvers(ctx context.Context, interval time.Duration) {
-	go domain.Every(ctx, time.Minute, s.log, "prune abuse counters", s.Limiter.Prune)
+	var prune sync.WaitGroup
+	defer prune.Wait()
+	prune.Go(func() { domain.Every(ctx, time.Minute, s.log, "prune abuse counters", s.Limiter.Prune) })
 	domain.Every(ctx, interval, s.log, "resolve inline payments", s.ResolveSettling)
 }

@@ -127,12 +127,13 @@ type Joined struct {
 type Options struct {
 	CrowdEvery    time.Duration // spectator counts go out at most this often per room (500ms)
 	PresenceEvery time.Duration // counts are shared with other instances this often (1s)
-	SweepEvery    time.Duration // rooms check the database for events they were not told of (2s)
+	SweepEvery    time.Duration // rooms of games and tournaments check the database for events they were not told of (2s)
 	// Clock is the time the frames of notices to Everyone are counted in,
-	// and Pause how their delivery waits between chunks of sockets: the
-	// wall clock and time.Sleep unless a test steers them.
+	// and Pause how their delivery waits between chunks of sockets, false
+	// when ctx ended first: the wall clock and sleep unless a test steers
+	// them.
 	Clock domain.Clock
-	Pause func(time.Duration)
+	Pause func(ctx context.Context, d time.Duration) bool
 }
 
 // Hub is one instance's live rooms and sockets.
@@ -145,9 +146,16 @@ type Hub struct {
 	log      *slog.Logger
 	opts     Options
 
-	ctx       context.Context // the pumps' context, cancelled when Run returns
+	ctx       context.Context // the pumps' context, cancelled as Run stops
 	stop      context.CancelFunc
 	writeWait time.Duration // how long a socket write may block before the socket is closed
+
+	// The rooms' pumps, which Run waits for; none starts once stopped.
+	pumpsMu sync.Mutex
+	pumps   sync.WaitGroup
+	stopped bool
+
+	sweepNow chan struct{} // asks Run for a sweep at once
 
 	mu     sync.RWMutex
 	open   map[string]*room
@@ -166,7 +174,7 @@ type Hub struct {
 	feed       chan feedDelivery // notices to Everyone that Run delivers
 	writers    *writers          // send the sockets' queued frames
 
-	tours *tournamentRooms // nil until ServeTournaments
+	tours *tournamentRooms
 }
 
 type heard struct {
@@ -174,8 +182,10 @@ type heard struct {
 	at  time.Time
 }
 
-// New returns a hub; Run starts its background work.
-func New(store Store, pages Pages, presence Presence, rooms Rooms, instance string, log *slog.Logger, opts Options) *Hub {
+// New returns a hub whose tournament rooms read and render through tours;
+// Run starts its background work.
+func New(store Store, pages Pages, presence Presence, rooms Rooms, tours Tournaments, instance string, log *slog.Logger,
+	opts Options) *Hub {
 	if opts.CrowdEvery == 0 {
 		opts.CrowdEvery = 500 * time.Millisecond
 	}
@@ -189,13 +199,14 @@ func New(store Store, pages Pages, presence Presence, rooms Rooms, instance stri
 		opts.Clock = domain.SystemClock
 	}
 	if opts.Pause == nil {
-		opts.Pause = time.Sleep
+		opts.Pause = sleep
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	h := &Hub{store: store, pages: pages, presence: presence, joins: rooms, instance: instance, log: log, opts: opts,
 		ctx: ctx, stop: stop, writeWait: writeWait, open: map[string]*room{}, latest: map[string]heard{}, users: map[string]*userSockets{},
-		changed: map[string]struct{}{}, feedFrames: rate.NewLimiter(FeedFramesPerSecond, FeedFramesPerSecond),
-		feed: make(chan feedDelivery, 2*BroadcastsPerSecond), writers: newWriters()}
+		sweepNow: make(chan struct{}, 1), changed: map[string]struct{}{},
+		feedFrames: rate.NewLimiter(FeedFramesPerSecond, FeedFramesPerSecond),
+		feed:       make(chan feedDelivery, 2*BroadcastsPerSecond), writers: newWriters(), tours: newTournamentRooms(tours)}
 	h.remote.Store(&map[string]int{})
 	return h
 }
@@ -226,9 +237,10 @@ func newRoom(gameID string, known int) *room {
 // Run does the hub's work until ctx is done: the writers that send the
 // sockets' frames, the delivery of notices to Everyone, and the periodic
 // work: spectator counts, sharing them with other instances, and the
-// check for missed events. It returns once its goroutines ended.
+// check for missed events (sweep). It returns once its goroutines and
+// the rooms' pumps ended. A hub runs once: a pump that would start after
+// Run began to stop does not start, so its room sends nothing more.
 func (h *Hub) Run(ctx context.Context) {
-	defer h.stop()
 	var wg sync.WaitGroup
 	for range numWriters() {
 		wg.Go(h.writers.run)
@@ -236,6 +248,7 @@ func (h *Hub) Run(ctx context.Context) {
 	wg.Go(func() { h.deliverFeed(ctx) })
 	defer wg.Wait()
 	defer h.writers.close()
+	defer h.stopPumps() // before the writers stop: the pumps' last frames go out
 	crowd := time.NewTicker(h.opts.CrowdEvery)
 	presence := time.NewTicker(h.opts.PresenceEvery)
 	sweep := time.NewTicker(h.opts.SweepEvery)
@@ -251,8 +264,43 @@ func (h *Hub) Run(ctx context.Context) {
 		case <-presence.C:
 			h.sharePresence(ctx)
 		case <-sweep.C:
-			h.Sweep(ctx)
+			h.sweep(ctx)
+		case <-h.sweepNow:
+			h.sweep(ctx)
 		}
+	}
+}
+
+// goPump runs pump as one of the rooms' pumps, which Run waits for; once
+// Run began to stop it runs nothing (the room stays marked as pumping:
+// a stopped hub sends nothing more).
+func (h *Hub) goPump(pump func()) {
+	h.pumpsMu.Lock()
+	defer h.pumpsMu.Unlock()
+	if !h.stopped {
+		h.pumps.Go(pump)
+	}
+}
+
+// stopPumps lets no pump start any more, ends the running ones at their
+// next read (or backoff) and waits for them.
+func (h *Hub) stopPumps() {
+	h.pumpsMu.Lock()
+	h.stopped = true
+	h.pumpsMu.Unlock()
+	h.stop()
+	h.pumps.Wait()
+}
+
+// sleep waits d, or less when ctx ends first; it reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -268,7 +316,7 @@ func (h *Hub) Committed(evs []Event) {
 	}
 	r.mu.Lock()
 	if r.handLocked(evs) {
-		go h.pump(r)
+		h.goPump(func() { h.pump(r) })
 	}
 	r.mu.Unlock()
 }
@@ -282,7 +330,7 @@ func (h *Hub) Announced(gameID string, seq int) {
 	}
 	r.mu.Lock()
 	if r.wantLocked(seq) {
-		go h.pump(r)
+		h.goPump(func() { h.pump(r) })
 	}
 	r.mu.Unlock()
 }
@@ -476,7 +524,7 @@ func (h *Hub) room(gameID string, known int) *room {
 	if latest := h.latest[gameID].seq; latest > known {
 		r.mu.Lock()
 		if r.wantLocked(latest) {
-			go h.pump(r)
+			h.goPump(func() { h.pump(r) })
 		}
 		r.mu.Unlock()
 	}
@@ -659,8 +707,8 @@ func (h *Hub) deliverFeed(ctx context.Context) {
 				for _, c := range conns[:n] {
 					c.wakeIfWaiting()
 				}
-				if conns = conns[n:]; len(conns) > 0 {
-					h.opts.Pause(broadcastPause)
+				if conns = conns[n:]; len(conns) > 0 && !h.opts.Pause(ctx, broadcastPause) {
+					return // the hub stops, and its writers with it
 				}
 			}
 			if d.done != nil {
@@ -861,14 +909,30 @@ func (h *Hub) shareOnline(ctx context.Context) {
 	}
 }
 
-// Sweep checks the open rooms against the store and catches up those that
-// missed an announcement (an instance that stopped between a commit and
-// its announcement, a listener that reconnected). It closes the rooms
-// left without members by their last member falling behind (a kick, under
-// the room's lock alone, cannot close a room), forgets old news of games
-// nobody here watches, and users without sockets whose pace of openings is
-// back to full.
-func (h *Hub) Sweep(ctx context.Context) {
+// SweepNow asks Run for a sweep at once, besides the one every
+// SweepEvery: after the database listener reconnected, what was announced
+// meanwhile was missed. It does not wait for the sweep.
+func (h *Hub) SweepNow() {
+	select {
+	case h.sweepNow <- struct{}{}:
+	default: // one is asked for already
+	}
+}
+
+// sweep checks the open rooms of games and tournaments against the store.
+func (h *Hub) sweep(ctx context.Context) {
+	h.sweepGames(ctx)
+	h.sweepTournaments(ctx)
+}
+
+// sweepGames checks the open game rooms against the store and catches up
+// those that missed an announcement (an instance that stopped between a
+// commit and its announcement, a listener that reconnected). It closes
+// the rooms left without members by their last member falling behind (a
+// kick, under the room's lock alone, cannot close a room), forgets old
+// news of games nobody here watches, and users without sockets whose pace
+// of openings is back to full.
+func (h *Hub) sweepGames(ctx context.Context) {
 	h.mu.Lock()
 	ids := make([]string, 0, len(h.open))
 	for id, r := range h.open {

@@ -132,8 +132,32 @@ func (r storeRooms) Join(_ context.Context, gameID, _ string) (Joined, error) {
 	return Joined{State: json.RawMessage(`{}`), Seq: r.s.last(gameID)}, nil
 }
 
+// noTournaments is a tournament store without tournaments, and
+// noTournamentPages renders nothing of their events.
+type noTournaments struct{}
+
+func (noTournaments) JoinTournament(context.Context, string) (json.RawMessage, int, error) {
+	return nil, 0, domain.Errorf(domain.CodeNotFound, "no such tournament")
+}
+
+func (noTournaments) TournamentEvents(context.Context, string, int, int) ([]TournamentEvent, error) {
+	return nil, nil
+}
+
+func (noTournaments) TournamentSeqs(context.Context, []string) (map[string]int, error) {
+	return map[string]int{}, nil
+}
+
+type noTournamentPages struct{}
+
+func (noTournamentPages) TournamentEvents(context.Context, string, []TournamentEvent) [][]byte {
+	return nil
+}
+
+var testTournaments = Tournaments{Store: noTournaments{}, Pages: noTournamentPages{}}
+
 func newTestHub(t testing.TB, s *memStore) *Hub {
-	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler), Options{})
+	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, testTournaments, "test", slog.New(slog.DiscardHandler), Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go h.Run(ctx)
@@ -308,7 +332,7 @@ func (h *Hub) seqOf(gameID string) int {
 
 func TestSpectatorCountsGoOutBatched(t *testing.T) {
 	s := newMemStore()
-	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler),
+	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, testTournaments, "test", slog.New(slog.DiscardHandler),
 		Options{CrowdEvery: 200 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -368,11 +392,6 @@ func deliverToReaders(t *testing.T, withStuck bool) [2]time.Duration {
 	}))
 	defer srv.Close()
 	url := "ws" + strings.TrimPrefix(srv.URL, "http")
-	join := func(ws *websocket.Conn) {
-		if err := ws.WriteJSON(ClientMessage{Type: "join-game", GameID: "g"}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	members := 100
 	var stuck *websocket.Conn
 	if withStuck {
@@ -384,88 +403,29 @@ func deliverToReaders(t *testing.T, withStuck bool) [2]time.Duration {
 			t.Fatal(err)
 		}
 		defer stuck.Close()
-		join(stuck)
+		joinGame(t, stuck, "g")
 		members++
 	}
 
-	const readers, events = 100, 1000
-	type result struct {
-		seqs      []int
-		resyncs   int
-		latencies []time.Duration
-	}
-	results := make([]result, readers)
-	received := make([]atomic.Int64, readers) // events each reader has read
-	var failed atomic.Bool                    // a reader stopped before the end
-	var ready, done sync.WaitGroup
-	sent := sync.Map{} // seq -> when it was handed to the hub
-	for i := 0; i < readers; i++ {
+	const events = 1000
+	rs := newReaders(100, events)
+	for i := range rs.results {
 		ws, _, err := websocket.DefaultDialer.Dial(fmt.Sprintf("%s?user=r%d", url, i), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer ws.Close()
-		join(ws)
-		ready.Add(1)
-		done.Add(1)
-		go func() {
-			defer done.Done()
-			defer func() {
-				if len(results[i].seqs) < events {
-					failed.Store(true)
-				}
-			}()
-			for len(results[i].seqs) < events {
-				ws.SetReadDeadline(time.Now().Add(10 * time.Second))
-				var m struct {
-					Type  string `json:"type"`
-					Event string `json:"event"`
-					Seq   int    `json:"seq"`
-				}
-				if err := ws.ReadJSON(&m); err != nil {
-					t.Errorf("reader %d: %v", i, err)
-					return
-				}
-				switch {
-				case m.Type == "joined":
-					ready.Done()
-				case m.Event == "game:spectators": // presence, not a stored event
-				case m.Type == "event":
-					results[i].seqs = append(results[i].seqs, m.Seq)
-					received[i].Add(1)
-					if at, ok := sent.Load(m.Seq); ok {
-						results[i].latencies = append(results[i].latencies, time.Since(at.(time.Time)))
-					}
-				case m.Type == "resync":
-					results[i].resyncs++
-				}
-			}
-		}()
+		joinGame(t, ws, "g")
+		rs.read(t, i, ws)
 	}
-	ready.Wait()
+	rs.ready.Wait()
 	for h.membersOf("g") < members {
 		time.Sleep(time.Millisecond)
 	}
-	// A stream (up to 500 events a second in one room), not one burst,
-	// that runs at most inFlight events ahead of the slowest reader: a
-	// reader's queue then never holds enough to count as falling behind,
-	// however busy the machine (a test run beside others starved the
-	// writers for the 100 ms the queue holds at this rate).
-	const inFlight = queueLen * 2 / 3
-	for i := 0; i < events && !failed.Load(); i++ {
-		for r := range received {
-			for int64(i)-received[r].Load() > inFlight && !failed.Load() {
-				time.Sleep(time.Millisecond)
-			}
-		}
-		e := s.add("g", "game:test", map[string]int{"i": i})
-		sent.Store(e.Seq, time.Now())
-		h.Committed([]Event{e})
-		time.Sleep(2 * time.Millisecond)
-	}
-	done.Wait()
+	rs.stream(h, s, "g")
+	rs.done.Wait()
 	var all []time.Duration
-	for i, r := range results {
+	for i, r := range rs.results {
 		if r.resyncs > 0 {
 			t.Errorf("reader %d was told to resync %d times", i, r.resyncs)
 		}
@@ -473,26 +433,121 @@ func deliverToReaders(t *testing.T, withStuck bool) [2]time.Duration {
 		all = append(all, r.latencies...)
 	}
 	if withStuck {
-		// The stuck socket is closed: reading it ends once its buffered
-		// frames are read.
-		stuck.SetReadDeadline(time.Now().Add(10 * time.Second))
-		for {
-			if _, _, err := stuck.ReadMessage(); err != nil {
-				if ne, ok := err.(net.Error); ok && ne.Timeout() {
-					t.Fatalf("the stuck socket is still open: %v", err)
-				}
-				break
-			}
-		}
-		for deadline := time.Now().Add(5 * time.Second); h.connsOf("stuck") != 0; {
-			if time.Now().After(deadline) {
-				t.Fatal("the stuck socket is still registered")
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		wantStuckClosed(t, h, stuck)
 	}
 	slices.Sort(all)
 	return [2]time.Duration{all[len(all)/2], all[len(all)*99/100]}
+}
+
+func joinGame(t *testing.T, ws *websocket.Conn, gameID string) {
+	t.Helper()
+	if err := ws.WriteJSON(ClientMessage{Type: "join-game", GameID: gameID}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readers are sockets that read a game's events, each until it has
+// events of them, and time their delivery.
+type readers struct {
+	events   int
+	results  []readerResult
+	received []atomic.Int64 // events each reader has read
+	failed   atomic.Bool    // a reader stopped before the end
+	ready    sync.WaitGroup // each reader's join is answered
+	done     sync.WaitGroup // each reader stopped
+	sent     sync.Map       // seq -> when it was handed to the hub
+}
+
+type readerResult struct {
+	seqs      []int
+	resyncs   int
+	latencies []time.Duration
+}
+
+func newReaders(n, events int) *readers {
+	return &readers{events: events, results: make([]readerResult, n), received: make([]atomic.Int64, n)}
+}
+
+// read reads reader i's socket in a goroutine of its own.
+func (rs *readers) read(t *testing.T, i int, ws *websocket.Conn) {
+	rs.ready.Add(1)
+	rs.done.Add(1)
+	res := &rs.results[i]
+	go func() {
+		defer rs.done.Done()
+		defer func() {
+			if len(res.seqs) < rs.events {
+				rs.failed.Store(true)
+			}
+		}()
+		for len(res.seqs) < rs.events {
+			ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+			var m struct {
+				Type  string `json:"type"`
+				Event string `json:"event"`
+				Seq   int    `json:"seq"`
+			}
+			if err := ws.ReadJSON(&m); err != nil {
+				t.Errorf("reader %d: %v", i, err)
+				return
+			}
+			switch {
+			case m.Type == "joined":
+				rs.ready.Done()
+			case m.Event == "game:spectators": // presence, not a stored event
+			case m.Type == "event":
+				res.seqs = append(res.seqs, m.Seq)
+				rs.received[i].Add(1)
+				if at, ok := rs.sent.Load(m.Seq); ok {
+					res.latencies = append(res.latencies, time.Since(at.(time.Time)))
+				}
+			case m.Type == "resync":
+				res.resyncs++
+			}
+		}
+	}()
+}
+
+// stream commits the readers' events one by one: a stream (up to 500
+// events a second in one room), not one burst, that runs at most
+// inFlight events ahead of the slowest reader. A reader's queue then
+// never holds enough to count as falling behind, however busy the
+// machine (a test run beside others starved the writers for the 100 ms
+// the queue holds at this rate).
+func (rs *readers) stream(h *Hub, s *memStore, gameID string) {
+	const inFlight = queueLen * 2 / 3
+	for i := 0; i < rs.events && !rs.failed.Load(); i++ {
+		for r := range rs.received {
+			for int64(i)-rs.received[r].Load() > inFlight && !rs.failed.Load() {
+				time.Sleep(time.Millisecond)
+			}
+		}
+		e := s.add(gameID, "game:test", map[string]int{"i": i})
+		rs.sent.Store(e.Seq, time.Now())
+		h.Committed([]Event{e})
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// wantStuckClosed checks that the stuck socket was closed: reading it
+// ends once its buffered frames are read, and the hub let it go.
+func wantStuckClosed(t *testing.T, h *Hub, stuck *websocket.Conn) {
+	t.Helper()
+	stuck.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		if _, _, err := stuck.ReadMessage(); err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				t.Fatalf("the stuck socket is still open: %v", err)
+			}
+			break
+		}
+	}
+	for deadline := time.Now().Add(5 * time.Second); h.connsOf("stuck") != 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the stuck socket is still registered")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // smallBufferDial connects with a 4 KB receive buffer.
@@ -562,7 +617,7 @@ func TestAUserWhoClosesSocketsCannotOpenFreshOnesFasterThanThePace(t *testing.T)
 		t.Fatalf("another user's opening: %v", err)
 	}
 	// The entry outlives the sockets while the pace is not back to full.
-	h.Sweep(context.Background())
+	h.sweep(context.Background())
 	if err := h.admit("u1"); err != errSocketsTooFast {
 		t.Fatalf("after a sweep: %v, want %v", err, errSocketsTooFast)
 	}
@@ -626,9 +681,14 @@ func TestNoticesToEveryoneAreSpreadOutAndBoundedInFrames(t *testing.T) {
 		pauses []time.Duration
 	)
 	s := newMemStore()
-	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler), Options{
+	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, testTournaments, "test", slog.New(slog.DiscardHandler), Options{
 		Clock: func() time.Time { return now },
-		Pause: func(d time.Duration) { mu.Lock(); pauses = append(pauses, d); mu.Unlock() },
+		Pause: func(_ context.Context, d time.Duration) bool {
+			mu.Lock()
+			pauses = append(pauses, d)
+			mu.Unlock()
+			return true
+		},
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -719,8 +779,8 @@ func TestNoticesToEveryoneAreSpreadOutAndBoundedInFrames(t *testing.T) {
 func TestANoticeToEveryoneGoesOutWithASocketsNextFrame(t *testing.T) {
 	s := newMemStore()
 	paused, turn := make(chan struct{}, 1), make(chan struct{})
-	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler), Options{
-		Pause: func(time.Duration) { paused <- struct{}{}; <-turn },
+	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, testTournaments, "test", slog.New(slog.DiscardHandler), Options{
+		Pause: func(context.Context, time.Duration) bool { paused <- struct{}{}; <-turn; return true },
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -937,7 +997,7 @@ func (v *gatedState) Events(evs []Event) ([][]byte, bool) {
 func TestAPISocketsGetEventsBeforePagesAreRendered(t *testing.T) {
 	s := newMemStore()
 	pages := &gatedPages{testPages: testPages{s}, release: make(chan struct{})}
-	h := New(s, pages, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler), Options{})
+	h := New(s, pages, soloPresence{}, storeRooms{s}, testTournaments, "test", slog.New(slog.DiscardHandler), Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go h.Run(ctx)
@@ -973,7 +1033,7 @@ func TestAPISocketsGetEventsBeforePagesAreRendered(t *testing.T) {
 func TestARoomReadsWhatPagesShowOnceAndThenFollowsTheEvents(t *testing.T) {
 	s := newMemStore()
 	pages := &gatedPages{testPages: testPages{s}}
-	h := New(s, pages, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler), Options{})
+	h := New(s, pages, soloPresence{}, storeRooms{s}, testTournaments, "test", slog.New(slog.DiscardHandler), Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go h.Run(ctx)
@@ -1071,7 +1131,7 @@ func TestSocketsTakeNoWriterGoroutineOfTheirOwn(t *testing.T) {
 // room and gets the events.
 func TestASweepClosesARoomItsLastMemberFellBehindIn(t *testing.T) {
 	s := newMemStore()
-	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, "test", slog.New(slog.DiscardHandler), Options{})
+	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, testTournaments, "test", slog.New(slog.DiscardHandler), Options{})
 	ctx := context.Background()
 	slow := NewConn("slow", JSON)
 	if err := h.Join(ctx, slow, "g", 0, 0, false); err != nil {
@@ -1092,7 +1152,7 @@ func TestASweepClosesARoomItsLastMemberFellBehindIn(t *testing.T) {
 		t.Fatal("the room closed on the kick alone: this test would prove nothing")
 	}
 
-	h.Sweep(ctx)
+	h.sweep(ctx)
 	h.mu.RLock()
 	_, open = h.open["g"]
 	h.mu.RUnlock()

@@ -112,7 +112,8 @@ func (r *seqRoom[E]) wantLocked(seq int) bool {
 // next returns the events the pump fans out next, in seq order: those it
 // was handed, else read from the store with read, retried with a growing
 // pause while the store fails. It returns false, and the room no longer
-// counts as pumping, when nothing is left to reach or the hub stops.
+// counts as pumping, when nothing is left to reach or the hub stops (a
+// pause ends then too).
 func (r *seqRoom[E]) next(h *Hub, read func(ctx context.Context, after, limit int) ([]E, error)) ([]E, bool) {
 	backoff := 50 * time.Millisecond
 	for {
@@ -144,15 +145,17 @@ func (r *seqRoom[E]) next(h *Hub, read func(ctx context.Context, after, limit in
 		if err == nil && len(got) > 0 {
 			return got, true
 		}
+		if h.ctx.Err() == nil {
+			h.log.Warn("live: read missed events", r.kind(), r.id, "after", from, "err", err)
+			sleep(h.ctx, backoff)
+			backoff = min(2*backoff, 2*time.Second)
+		}
 		if h.ctx.Err() != nil {
 			r.mu.Lock()
 			r.pumping = false
 			r.mu.Unlock()
 			return nil, false
 		}
-		h.log.Warn("live: read missed events", r.kind(), r.id, "after", from, "err", err)
-		time.Sleep(backoff)
-		backoff = min(2*backoff, 2*time.Second)
 	}
 }
 

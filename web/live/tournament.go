@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
-	"time"
 
 	"wager/domain"
 )
@@ -33,6 +32,13 @@ type TournamentStore interface {
 // from the events alone.
 type TournamentPages interface {
 	TournamentEvents(ctx context.Context, id string, evs []TournamentEvent) [][]byte
+}
+
+// Tournaments are what the hub's tournament rooms read (joins, events)
+// and render for pages through; both are required.
+type Tournaments struct {
+	Store TournamentStore
+	Pages TournamentPages
 }
 
 // TournamentEventFrame is what an API socket receives for a tournament's
@@ -92,17 +98,14 @@ type tournamentRoom struct {
 	seqRoom[TournamentEvent]
 }
 
-// ServeTournaments gives the hub its tournament rooms: joins, events and
-// their pages' rendering come through store and pages. Until it is
-// called, join-tournament answers NOT_FOUND.
-func (h *Hub) ServeTournaments(store TournamentStore, pages TournamentPages) {
-	h.tours = &tournamentRooms{store: store, pages: pages, open: map[string]*tournamentRoom{}, latest: map[string]int{}}
+func newTournamentRooms(t Tournaments) *tournamentRooms {
+	return &tournamentRooms{store: t.Store, pages: t.Pages, open: map[string]*tournamentRoom{}, latest: map[string]int{}}
 }
 
 // TournamentCommitted takes events of one tournament that this instance
 // committed, in seq order.
 func (h *Hub) TournamentCommitted(evs []TournamentEvent) {
-	if h.tours == nil || len(evs) == 0 {
+	if len(evs) == 0 {
 		return
 	}
 	r := h.tours.heardOf(evs[0].TournamentID, evs[len(evs)-1].Seq)
@@ -111,7 +114,7 @@ func (h *Hub) TournamentCommitted(evs []TournamentEvent) {
 	}
 	r.mu.Lock()
 	if r.handLocked(evs) {
-		go h.pumpTournament(r)
+		h.goPump(func() { h.pumpTournament(r) })
 	}
 	r.mu.Unlock()
 }
@@ -119,13 +122,10 @@ func (h *Hub) TournamentCommitted(evs []TournamentEvent) {
 // TournamentAnnounced says that a tournament has events up to seq
 // (another instance committed them).
 func (h *Hub) TournamentAnnounced(id string, seq int) {
-	if h.tours == nil {
-		return
-	}
 	if r := h.tours.heardOf(id, seq); r != nil {
 		r.mu.Lock()
 		if r.wantLocked(seq) {
-			go h.pumpTournament(r)
+			h.goPump(func() { h.pumpTournament(r) })
 		}
 		r.mu.Unlock()
 	}
@@ -163,7 +163,7 @@ func (h *Hub) pumpTournament(r *tournamentRoom) {
 func (h *Hub) renderTournament(ctx context.Context, id string, evs []TournamentEvent, forPages bool) []frame {
 	frames := make([]frame, len(evs))
 	var html [][]byte
-	if forPages && h.tours.pages != nil {
+	if forPages {
 		html = h.tours.pages.TournamentEvents(ctx, id, evs)
 	}
 	for i, e := range evs {
@@ -189,7 +189,7 @@ func (h *Hub) tournamentRoom(id string, known int) *tournamentRoom {
 	if latest := t.latest[id]; latest > known {
 		r.mu.Lock()
 		if r.wantLocked(latest) {
-			go h.pumpTournament(r)
+			h.goPump(func() { h.pumpTournament(r) })
 		}
 		r.mu.Unlock()
 	}
@@ -200,10 +200,6 @@ func (h *Hub) tournamentRoom(id string, known int) *tournamentRoom {
 // tournament (or resumed-tournament when lastSeq can be continued from),
 // then every event after it.
 func (h *Hub) joinTournament(ctx context.Context, c *Conn, m ClientMessage) {
-	if h.tours == nil {
-		c.reply(ErrorFrame{Type: "error", Code: domain.CodeNotFound, TournamentID: m.TournamentID, Message: "no such tournament"})
-		return
-	}
 	state, seq, err := h.tours.store.JoinTournament(ctx, m.TournamentID)
 	if err != nil {
 		c.reply(tournamentError(m.TournamentID, err))
@@ -285,49 +281,37 @@ func (r *tournamentRoom) leave(h *Hub, c *Conn) {
 	t.mu.Unlock()
 }
 
-// RunTournaments checks the open tournament rooms against the store every
-// interval until ctx is done, catching up those that missed an
-// announcement, and forgets news of tournaments nobody here follows.
-func (h *Hub) RunTournaments(ctx context.Context, interval time.Duration) {
-	if h.tours == nil {
+// sweepTournaments checks the open tournament rooms against the store,
+// catching up those that missed an announcement, and forgets news of
+// tournaments nobody here follows.
+func (h *Hub) sweepTournaments(ctx context.Context) {
+	t := h.tours
+	t.mu.Lock()
+	ids := make([]string, 0, len(t.open))
+	for id, r := range t.open {
+		if r.closeIfEmpty() { // its last member fell behind (see sweepGames)
+			delete(t.open, id)
+			continue
+		}
+		ids = append(ids, id)
+	}
+	for id := range t.latest {
+		if t.open[id] == nil {
+			delete(t.latest, id)
+		}
+	}
+	t.mu.Unlock()
+	if len(ids) == 0 {
 		return
 	}
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
+	seqs, err := t.store.TournamentSeqs(ctx, ids)
+	if err != nil {
+		if ctx.Err() == nil {
+			h.log.Warn("live: check tournament rooms for missed events", "err", err)
 		}
-		t := h.tours
-		t.mu.Lock()
-		ids := make([]string, 0, len(t.open))
-		for id, r := range t.open {
-			if r.closeIfEmpty() { // its last member fell behind (see Sweep)
-				delete(t.open, id)
-				continue
-			}
-			ids = append(ids, id)
-		}
-		for id := range t.latest {
-			if t.open[id] == nil {
-				delete(t.latest, id)
-			}
-		}
-		t.mu.Unlock()
-		if len(ids) == 0 {
-			continue
-		}
-		seqs, err := t.store.TournamentSeqs(ctx, ids)
-		if err != nil {
-			if ctx.Err() == nil {
-				h.log.Warn("live: check tournament rooms for missed events", "err", err)
-			}
-			continue
-		}
-		for id, seq := range seqs {
-			h.TournamentAnnounced(id, seq)
-		}
+		return
+	}
+	for id, seq := range seqs {
+		h.TournamentAnnounced(id, seq)
 	}
 }

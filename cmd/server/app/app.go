@@ -3,6 +3,15 @@
 // starts the background work (round deadlines, settlement transfers,
 // resolvers, the live layer and its database listener) and serves the
 // HTTP handler. cmd/server runs it; tests start it on their own database.
+//
+// Each service is complete when it is built. Where services call each
+// other in a cycle (money confirms the intents that the pots, tips and
+// payments prepare, which move money; the reviews settle the games they
+// read; the games tell the tournaments, which start games, of results; the
+// live hub reads the games whose events reach it), the call that closes it
+// goes through the App's field of the service built later (cycles.go,
+// liveFeed, tournamentFeed, tournamentResults): nothing calls across a
+// cycle before New returns, by when every field is set.
 package app
 
 import (
@@ -92,125 +101,153 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	return a, nil
 }
 
-// build makes every service. What depends on what is all here.
+// build makes every service, each complete when it is built (see the
+// package doc for the cycles). What depends on what is all here.
 func (a *App) build(ctx context.Context) error {
-	cfg, bdb, log, now := a.Config, a.DB, a.log, domain.Clock(domain.SystemClock)
+	cfg, now := a.Config, domain.Clock(domain.SystemClock)
 	if cfg.Clock != nil {
 		now = cfg.Clock
 	}
-	if err := db.Migrate(ctx, bdb); err != nil {
+	if err := db.Migrate(ctx, a.DB); err != nil {
 		return err
 	}
-	secret := []byte(cfg.JWTSecret)
-	if len(secret) == 0 {
-		var err error
-		if secret, err = dataSecret(cfg.DataDir, "jwt-secret"); err != nil {
-			return err
-		}
+	jwtSecret, err := a.openKeys()
+	if err != nil {
+		return err
 	}
-	seed := cfg.MasterSeed
-	if len(seed) == 0 {
-		var err error
-		if seed, err = dataSecret(cfg.DataDir, "master-seed"); err != nil {
-			return err
-		}
-	}
-	a.Keys = chain.NewKeys(seed)
 	client, faucet, mint, err := a.openChain(ctx, now)
 	if err != nil {
 		return err
 	}
-	a.Flags = flags.New(bdb, now)
-	if err := a.Flags.Load(ctx); err != nil {
-		return fmt.Errorf("load feature flags: %w", err)
-	}
-	a.Users = users.New(bdb, now)
-	a.Auth = auth.New(bdb, now, auth.Config{PublicURL: cfg.PublicURL, ChainID: cfg.ChainID(),
-		AdminWallets: cfg.AdminWallets, JWTSecret: secret, HandshakesPerIP: cfg.AuthRateLimit,
-		Unlimited: bots.Wallets(a.Keys, cfg.DemoBots)})
-	if err := a.Auth.LoadRevocations(ctx); err != nil {
+	if err := a.buildAccounts(ctx, now, jwtSecret); err != nil {
 		return err
 	}
-
-	// What a transaction publishes goes, after its commit, to this
-	// instance's live hub and, batched, to the other instances.
-	instance := make([]byte, 8)
-	rand.Read(instance)
-	presence := eventlog.NewPresence(bdb, now)
-	announcer := eventlog.NewAnnouncer(bdb, hex.EncodeToString(instance), presence, now, log)
-	feed := &liveFeed{}
-	a.Rooms = eventlog.New(bdb, eventlog.Sinks{feed, announcer})
-	a.Notify = notify.New(bdb, a.Rooms, now)
-	a.Social = social.New(bdb, a.Notify, a.Rooms, presence, now)
-
-	protect := protection.NewGuard(bdb, now, cfg.Protection)
-	// Intent kinds are confirmed by the service that prepares them: money
-	// is built first, so the others add theirs to the registry once built.
-	confirmers := money.Confirmers{}
-	a.Money = money.New(bdb, client, a.Keys, mint, now, log, confirmers, money.Deps{Faucet: faucet, Tell: a.Rooms,
+	presence, announcer := a.buildRooms(now)
+	protect := protection.NewGuard(a.DB, now, cfg.Protection)
+	a.Money = money.New(a.DB, client, a.Keys, mint, now, a.log, a.confirmers(), money.Deps{Faucet: faucet, Tell: a.Rooms,
 		FeePayerDaily: cfg.FeePayerDailyLamports, FeePayerGlobalDaily: cfg.FeePayerGlobalDailyLamports, Protect: protect})
 	if err := a.Money.RegisterPlatformAddresses(ctx); err != nil {
 		return err
 	}
-	// A finished game is settled by the integrity reviews (the pot, the
-	// market, or a hold of both); they read games, so the games call them
-	// through a.Reviews, set further down.
-	guard := integrity.NewGuard(bdb, now, cfg.Integrity)
-	a.Guard = guard
-	settle := gameSettlement{a}
-	a.Ranking = ranking.New(bdb, now)
-	a.Referrals = referrals.New(bdb, a.Notify, a.Social, a.Rooms, now, cfg.ReferralBPS, cfg.PublicURL)
-	a.Games = game.New(bdb, now, log, game.Deps{Rooms: a.Rooms, Notify: a.Notify, Settle: settle, Live: feed,
-		Ending: []game.Participant{a.Ranking, a.Social, a.Referrals, tournamentResults{a}}, Protect: protect,
-		Closed:   func() bool { return a.Flags.Enabled(flags.Maintenance) },
-		EscrowOf: func(gameID string) string { return a.Keys.Escrow(gameID).PublicKey().String() }})
-	a.Chat = chat.New(bdb, a.Rooms, now)
-	a.Support = support.New(bdb, a.Notify, now)
-	a.Pot = settlement.New(bdb, a.Rooms, a.Games, a.Money, a.Chat, a.Keys, guard, now, log, settlement.Deps{
-		DonationRecorder: a.Social, Referrals: a.Referrals, BetRecorder: a.Social, Notify: a.Notify, Protect: protect})
-	a.Market = market.New(bdb, a.Rooms, a.Games, guard, now, market.Deps{Notify: a.Notify, Achievements: a.Social, Protect: protect})
-	a.Protection = protection.NewService(protect, a.Games, a.Market)
-	a.Reviews = integrity.NewReviews(bdb, now, integrity.ReviewDeps{Guard: guard, Games: a.Games, Pot: a.Pot, Market: a.Market,
-		Notify: a.Notify, Rooms: a.Rooms})
-	confirmers[settlement.KindDonation] = a.Pot.ConfirmDonation
-	confirmers[settlement.KindBet] = a.Pot.ConfirmBet
-	a.Tips = tips.New(bdb, a.Users, a.Money, a.Chat, a.Notify, now, tips.Deps{Recorder: a.Social, Protect: protect})
-	confirmers[tips.KindTip] = a.Tips.Confirm
-	limiter := x402.NewLimiter(bdb, now, cfg.AbuseThreshold, cfg.AbuseWindow, cfg.AbuseOverrides)
-	a.Payments = x402.New(bdb, a.Money, a.Keys, limiter, now, log, x402.Config{
-		PriceMinor: cfg.AbusePrice, Network: x402.NetworkOf(cfg.ChainID())})
-	confirmers[x402.KindPayment] = a.Payments.ConfirmPayment
-
-	tournamentFeed := &tournamentFeed{}
-	a.Tournaments = tournament.New(bdb, now, log, tournament.Deps{Games: a.Games, Notify: a.Notify, Feed: a.Social, Tell: a.Rooms,
-		Sink: tournament.Sinks{tournamentFeed, tournament.Announce(announcer.Tournament)}, Protect: protect, Links: guard, MaxPlayers: cfg.TournamentMaxPlayers,
-		CreatePerDay: cfg.TournamentCreatePerDay, ScheduledMax: cfg.TournamentsScheduledMax,
-		Unlimited: append(bots.Wallets(a.Keys, cfg.DemoBots), cfg.AdminWallets...)})
-	a.Audit = audit.New(bdb)
-
+	a.buildGames(now, protect)
+	limiter := a.buildPayments(now, protect)
+	a.buildTournaments(now, protect, announcer)
+	a.Audit = audit.New(a.DB)
 	if cfg.DemoBots > 0 {
-		a.DemoBots = bots.New(bdb, a.Games, a.Keys, now, log, cfg.DemoBots)
+		a.DemoBots = bots.New(a.DB, a.Games, a.Keys, now, a.log, cfg.DemoBots)
 		a.Bots = a.DemoBots // only then: a nil *bots.Bots in it would not be a nil DemoBots
 	}
 	opts := handlers.Options{MinSDKVersion: cfg.MinSDKVersion, SDKGraceUntil: cfg.SDKGraceUntil,
 		DevFaucet: cfg.DevFaucet && a.LocalChain != nil, EmbeddedChain: cfg.EmbeddedChain(), ChainID: cfg.ChainID(),
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies, CountryHeader: cfg.CountryHeader,
 		CORSOrigins: cfg.CORSOrigins}
-	a.Views = handlers.NewLiveViews(a.Games, a.Pot, a.Reviews, a.Ranking, opts, log)
-	a.Live = live.New(liveStore{a.Rooms}, a.Views, presence, a.Views, announcer.Instance(), log, live.Options{})
-	// The hub reads games, pots and reviews, so it is built after them; the
-	// feeds they publish through learn of it here, before anything runs.
-	feed.hub = a.Live
-	tournamentFeed.hub = a.Live
-	a.Live.ServeTournaments(tournamentStore{a.Tournaments}, handlers.NewTournamentViews(log))
-
-	a.HTTP = handlers.New(a.Services, opts, log)
+	a.Views = handlers.NewLiveViews(a.Games, a.Pot, a.Reviews, a.Ranking, opts, a.log)
+	a.Live = live.New(liveStore{a.Rooms}, a.Views, presence, a.Views,
+		live.Tournaments{Store: tournamentStore{a.Tournaments}, Pages: handlers.NewTournamentViews(a.log)}, announcer.Instance(),
+		a.log, live.Options{})
+	a.HTTP = handlers.New(a.Services, opts, a.log)
 	if unknown := limiter.UnknownOverrides(); len(unknown) > 0 {
 		return fmt.Errorf("invalid configuration: ABUSE_OVERRIDES names %s, which is not a charged endpoint (write METHOD /route as in the OpenAPI document)",
 			strings.Join(unknown, ", "))
 	}
 	a.announcer = announcer
 	return nil
+}
+
+// openKeys makes the platform's keys from the master seed and returns the
+// secret that signs sessions: each configured, or kept under the data
+// folder (generated on first start).
+func (a *App) openKeys() ([]byte, error) {
+	jwtSecret := []byte(a.Config.JWTSecret)
+	if len(jwtSecret) == 0 {
+		var err error
+		if jwtSecret, err = dataSecret(a.Config.DataDir, "jwt-secret"); err != nil {
+			return nil, err
+		}
+	}
+	seed := a.Config.MasterSeed
+	if len(seed) == 0 {
+		var err error
+		if seed, err = dataSecret(a.Config.DataDir, "master-seed"); err != nil {
+			return nil, err
+		}
+	}
+	a.Keys = chain.NewKeys(seed)
+	return jwtSecret, nil
+}
+
+// buildAccounts makes the feature flags, users and sign-in, loading the
+// flags and the revoked tokens.
+func (a *App) buildAccounts(ctx context.Context, now domain.Clock, jwtSecret []byte) error {
+	cfg := a.Config
+	a.Flags = flags.New(a.DB, now)
+	if err := a.Flags.Load(ctx); err != nil {
+		return fmt.Errorf("load feature flags: %w", err)
+	}
+	a.Users = users.New(a.DB, now)
+	a.Auth = auth.New(a.DB, now, auth.Config{PublicURL: cfg.PublicURL, ChainID: cfg.ChainID(),
+		AdminWallets: cfg.AdminWallets, JWTSecret: jwtSecret, HandshakesPerIP: cfg.AuthRateLimit,
+		Unlimited: bots.Wallets(a.Keys, cfg.DemoBots)})
+	return a.Auth.LoadRevocations(ctx)
+}
+
+// buildRooms makes the rooms' event log and what publishes through it
+// (notices, the social graph): what a transaction publishes goes, after
+// its commit, to this instance's live hub and, batched by the announcer
+// it returns, to the other instances.
+func (a *App) buildRooms(now domain.Clock) (*eventlog.Presence, *eventlog.Announcer) {
+	instance := make([]byte, 8)
+	rand.Read(instance)
+	presence := eventlog.NewPresence(a.DB, now)
+	announcer := eventlog.NewAnnouncer(a.DB, hex.EncodeToString(instance), presence, now, a.log)
+	a.Rooms = eventlog.New(a.DB, eventlog.Sinks{liveFeed{a}, announcer})
+	a.Notify = notify.New(a.DB, a.Rooms, now)
+	a.Social = social.New(a.DB, a.Notify, a.Rooms, presence, now)
+	return presence, announcer
+}
+
+// buildGames makes the games and what settles them: the pots, the
+// markets and the integrity reviews that choose between them.
+func (a *App) buildGames(now domain.Clock, protect *protection.Guard) {
+	cfg := a.Config
+	guard := integrity.NewGuard(a.DB, now, cfg.Integrity)
+	a.Guard = guard
+	a.Ranking = ranking.New(a.DB, now)
+	a.Referrals = referrals.New(a.DB, a.Notify, a.Social, a.Rooms, now, cfg.ReferralBPS, cfg.PublicURL)
+	a.Games = game.New(a.DB, now, a.log, game.Deps{Rooms: a.Rooms, Notify: a.Notify, Settle: gameSettlement{a}, Live: liveFeed{a},
+		Ending: []game.Participant{a.Ranking, a.Social, a.Referrals, tournamentResults{a}}, Protect: protect,
+		Closed:   func() bool { return a.Flags.Enabled(flags.Maintenance) },
+		EscrowOf: func(gameID string) string { return a.Keys.Escrow(gameID).PublicKey().String() }})
+	a.Chat = chat.New(a.DB, a.Rooms, now)
+	a.Support = support.New(a.DB, a.Notify, now)
+	a.Pot = settlement.New(a.DB, a.Rooms, a.Games, a.Money, a.Chat, a.Keys, guard, now, a.log, settlement.Deps{
+		DonationRecorder: a.Social, Referrals: a.Referrals, BetRecorder: a.Social, Notify: a.Notify, Protect: protect})
+	a.Market = market.New(a.DB, a.Rooms, a.Games, guard, now, market.Deps{Notify: a.Notify, Achievements: a.Social, Protect: protect})
+	a.Protection = protection.NewService(protect, a.Games, a.Market)
+	a.Reviews = integrity.NewReviews(a.DB, now, integrity.ReviewDeps{Guard: guard, Games: a.Games, Pot: a.Pot, Market: a.Market,
+		Notify: a.Notify, Rooms: a.Rooms})
+}
+
+// buildPayments makes tips and the x402 payments, and returns the latter's
+// abuse limiter.
+func (a *App) buildPayments(now domain.Clock, protect *protection.Guard) *x402.Limiter {
+	cfg := a.Config
+	a.Tips = tips.New(a.DB, a.Users, a.Money, a.Chat, a.Notify, now, tips.Deps{Recorder: a.Social, Protect: protect})
+	limiter := x402.NewLimiter(a.DB, now, cfg.AbuseThreshold, cfg.AbuseWindow, cfg.AbuseOverrides)
+	a.Payments = x402.New(a.DB, a.Money, a.Keys, limiter, now, a.log, x402.Config{
+		PriceMinor: cfg.AbusePrice, Network: x402.NetworkOf(cfg.ChainID())})
+	return limiter
+}
+
+// buildTournaments makes the tournaments, whose events reach this
+// instance's live hub and, through the announcer, the other instances.
+func (a *App) buildTournaments(now domain.Clock, protect *protection.Guard, announcer *eventlog.Announcer) {
+	cfg := a.Config
+	a.Tournaments = tournament.New(a.DB, now, a.log, tournament.Deps{Games: a.Games, Notify: a.Notify, Feed: a.Social, Tell: a.Rooms,
+		Sink:    tournament.Sinks{tournamentFeed{a}, tournament.Announce(announcer.Tournament)},
+		Protect: protect, Links: a.Guard, MaxPlayers: cfg.TournamentMaxPlayers,
+		CreatePerDay: cfg.TournamentCreatePerDay, ScheduledMax: cfg.TournamentsScheduledMax,
+		Unlimited: append(bots.Wallets(a.Keys, cfg.DemoBots), cfg.AdminWallets...)})
 }
 
 // start runs the background work: the live hub, the announcer and the
@@ -222,7 +259,6 @@ func (a *App) start(ctx context.Context) error {
 	a.cancel = cancel
 	a.goBackground(func() { a.Live.Run(bg) })
 	a.goBackground(func() { a.announcer.Run(bg) })
-	a.goBackground(func() { a.Live.RunTournaments(bg, 2*time.Second) })
 	if a.Config.Workers {
 		// Before anything is served: a round whose deadline passed while
 		// the platform was down gets its time back before a move in it can
@@ -277,7 +313,7 @@ func (a *App) start(ctx context.Context) error {
 		if err := a.Auth.LoadRevocations(bg); err != nil && bg.Err() == nil {
 			a.log.Error("reload revoked tokens", "err", err)
 		}
-		go a.Live.Sweep(bg)
+		a.Live.SweepNow()
 	})
 	a.goBackground(func() { listener.Run(bg) })
 	select {

@@ -9,28 +9,28 @@ import (
 
 // liveFeed joins the domain to this instance's live hub: what a
 // transaction publishes reaches the hub right after its commit, and the
-// games count spectators from the hub's presence. Its hub is set once the
-// hub exists, before anything is served.
-type liveFeed struct{ hub *live.Hub }
+// games count spectators from the hub's presence. The hub reads the games
+// and is built after them: the feed reaches it through the App.
+type liveFeed struct{ a *App }
 
 // Published implements eventlog.Sink.
-func (f *liveFeed) Published(p eventlog.Published) {
+func (f liveFeed) Published(p eventlog.Published) {
 	if len(p.Events) > 0 {
-		f.hub.Committed(liveEvents(p.Events))
+		f.a.Live.Committed(liveEvents(p.Events))
 	}
 	for _, n := range p.Notices {
-		f.hub.Notify(n.UserID, n.Type, n.Data)
+		f.a.Live.Notify(n.UserID, n.Type, n.Data)
 	}
 }
 
 // Spectators implements game.Live.
-func (f *liveFeed) Spectators(gameID string) int { return f.hub.Spectators(gameID) }
+func (f liveFeed) Spectators(gameID string) int { return f.a.Live.Spectators(gameID) }
 
 // TotalSpectators implements game.Live.
-func (f *liveFeed) TotalSpectators() int { return f.hub.TotalSpectators() }
+func (f liveFeed) TotalSpectators() int { return f.a.Live.TotalSpectators() }
 
 // LatestSeq implements game.Live.
-func (f *liveFeed) LatestSeq(gameID string) (int, bool) { return f.hub.LatestSeq(gameID) }
+func (f liveFeed) LatestSeq(gameID string) (int, bool) { return f.a.Live.LatestSeq(gameID) }
 
 // liveStore reads stored events for the hub.
 type liveStore struct{ log *eventlog.Log }

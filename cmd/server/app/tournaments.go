@@ -20,25 +20,13 @@ func (r tournamentResults) ReadEnd(ctx context.Context, e *game.Ending) (game.En
 	return r.a.Tournaments.ReadEnd(ctx, e)
 }
 
-// gameSettlement pays out every finished game through the integrity
-// reviews (game.Participant): they read games, so they are built after
-// the games' service.
-type gameSettlement struct{ a *App }
-
-// ReadEnd implements game.Participant.
-func (s gameSettlement) ReadEnd(ctx context.Context, e *game.Ending) (game.EndWrite, error) {
-	return s.a.Reviews.ReadEnd(ctx, e)
-}
-
 // tournamentFeed hands the tournament events this instance commits to its
-// live hub (set once the hub exists, before anything is served).
-type tournamentFeed struct{ hub *live.Hub }
+// live hub, which reads the tournaments and is built after them.
+type tournamentFeed struct{ a *App }
 
 // TournamentEvents implements tournament.Sink.
-func (f *tournamentFeed) TournamentEvents(evs []tournament.Event) {
-	if f.hub != nil {
-		f.hub.TournamentCommitted(liveTournamentEvents(evs))
-	}
+func (f tournamentFeed) TournamentEvents(evs []tournament.Event) {
+	f.a.Live.TournamentCommitted(liveTournamentEvents(evs))
 }
 
 // tournamentStore reads what the hub's tournament rooms need.

@@ -1,0 +1,40 @@
+package app
+
+import (
+	"context"
+
+	"wager/db"
+	"wager/domain/game"
+	"wager/domain/money"
+	"wager/domain/settlement"
+	"wager/domain/tips"
+	"wager/domain/x402"
+)
+
+// gameSettlement pays out every finished game through the integrity
+// reviews (game.Participant): the pot, the market, or a hold of both.
+type gameSettlement struct{ a *App }
+
+// ReadEnd implements game.Participant.
+func (s gameSettlement) ReadEnd(ctx context.Context, e *game.Ending) (game.EndWrite, error) {
+	return s.a.Reviews.ReadEnd(ctx, e)
+}
+
+// confirmers confirms the intent kinds that the services built after
+// money prepare (money adds deposits and transfers, its own).
+func (a *App) confirmers() money.Confirmers {
+	return money.Confirmers{
+		settlement.KindDonation: func(ctx context.Context, tx db.Tx, in money.Intent) error {
+			return a.Pot.ConfirmDonation(ctx, tx, in)
+		},
+		settlement.KindBet: func(ctx context.Context, tx db.Tx, in money.Intent) error {
+			return a.Pot.ConfirmBet(ctx, tx, in)
+		},
+		tips.KindTip: func(ctx context.Context, tx db.Tx, in money.Intent) error {
+			return a.Tips.Confirm(ctx, tx, in)
+		},
+		x402.KindPayment: func(ctx context.Context, tx db.Tx, in money.Intent) error {
+			return a.Payments.ConfirmPayment(ctx, tx, in)
+		},
+	}
+}
