@@ -137,35 +137,7 @@ func TestLiveGamePlayersSpectatorAndAdmin(t *testing.T) {
 	specName := signInWithDevWallet(t, spec)
 	specFrames := recordFrames(spec)
 
-	// A stake of 1 USDC is refused while p1's balance is empty: the page
-	// says how much is needed and links to the wallet to deposit.
-	if _, err := p1.Goto("/play"); err != nil {
-		t.Fatal(err)
-	}
-	fill(t, p1, "stake", "1")
-	fill(t, p1, "round-seconds", "60")
-	click(t, p1, "play-submit")
-	// Two lines as the reader sees them (innerText; textContent runs the
-	// paragraphs together).
-	if err := expect.Locator(p1.GetByTestId("play-error")).ToHaveText(
-		"This game needs 1.00 USDC and you have 0.00 USDC available. Deposit USDC in your wallet, then try again.",
-		playwright.LocatorAssertionsToHaveTextOptions{UseInnerText: playwright.Bool(true)}); err != nil {
-		t.Fatalf("the refused stake: %v", err)
-	}
-	click(t, p1, "play-deposit")
-	// Each player deposits 1 USDC of test money from their wallet page.
-	for _, p := range []playwright.Page{p1, p2} {
-		if p == p2 {
-			if _, err := p.Goto("/wallet"); err != nil {
-				t.Fatal(err)
-			}
-		}
-		click(t, p, "faucet")
-		wantText(t, p.GetByTestId("balance-onchain"), "100.00", "on chain after the faucet")
-		fill(t, p, "deposit-amount", "1")
-		click(t, p, "deposit-submit")
-		wantText(t, p.GetByTestId("balance-available"), "1.00", "available after the deposit")
-	}
+	depositForTheStake(t, p1, p2)
 
 	// p1 opens a table staking 1 USDC and waits; p2 joins it; both land on
 	// the game.
@@ -248,9 +220,51 @@ func TestLiveGamePlayersSpectatorAndAdmin(t *testing.T) {
 			name1+" receives 2.97 USDC: the pot of 3.00 USDC less the platform's fee of 0.03 USDC.", "the payout and the fee")
 	}
 
-	// The winner's wallet shows the payout (the stakes and the donation
-	// less 1%) and its history tells the game's story in words, newest
-	// first, each line of the game linking to it.
+	winnerWalletHistory(t, p1, gameURL, name1)
+	donorWalletHistory(t, spec)
+	maintenanceByAnAdmin(t, s, adminKey, spec)
+}
+
+// depositForTheStake checks that p1's stake of 1 USDC is refused while its
+// balance is empty, the page saying how much is needed and linking to the
+// wallet, and has each player deposit 1 USDC of test money from their
+// wallet page.
+func depositForTheStake(t *testing.T, p1, p2 playwright.Page) {
+	t.Helper()
+	if _, err := p1.Goto("/play"); err != nil {
+		t.Fatal(err)
+	}
+	fill(t, p1, "stake", "1")
+	fill(t, p1, "round-seconds", "60")
+	click(t, p1, "play-submit")
+	// Two lines as the reader sees them (innerText; textContent runs the
+	// paragraphs together).
+	if err := expect.Locator(p1.GetByTestId("play-error")).ToHaveText(
+		"This game needs 1.00 USDC and you have 0.00 USDC available. Deposit USDC in your wallet, then try again.",
+		playwright.LocatorAssertionsToHaveTextOptions{UseInnerText: playwright.Bool(true)}); err != nil {
+		t.Fatalf("the refused stake: %v", err)
+	}
+	click(t, p1, "play-deposit")
+	for _, p := range []playwright.Page{p1, p2} {
+		if p == p2 {
+			if _, err := p.Goto("/wallet"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		click(t, p, "faucet")
+		wantText(t, p.GetByTestId("balance-onchain"), "100.00", "on chain after the faucet")
+		fill(t, p, "deposit-amount", "1")
+		click(t, p, "deposit-submit")
+		wantText(t, p.GetByTestId("balance-available"), "1.00", "available after the deposit")
+	}
+}
+
+// winnerWalletHistory checks that the winner's wallet shows the payout
+// (the stakes and the donation less 1%) and that its history tells the
+// game's story in words, newest first, each line of the game linking to
+// it (gameURL).
+func winnerWalletHistory(t *testing.T, p1 playwright.Page, gameURL, name1 string) {
+	t.Helper()
 	if _, err := p1.Goto("/wallet"); err != nil {
 		t.Fatal(err)
 	}
@@ -275,9 +289,12 @@ func TestLiveGamePlayersSpectatorAndAdmin(t *testing.T) {
 		t.Errorf("the winnings' game link: %v", err)
 	}
 	wantText(t, p1.GetByTestId("result-heading"), name1+" wins", "the linked game's result")
+}
 
-	// The spectator's history shows the donation, from their wallet, with
-	// its transaction and its game.
+// donorWalletHistory checks that the spectator's history shows the
+// donation, from their wallet, with its transaction and its game.
+func donorWalletHistory(t *testing.T, spec playwright.Page) {
+	t.Helper()
 	if _, err := spec.Goto("/wallet"); err != nil {
 		t.Fatal(err)
 	}
@@ -286,8 +303,12 @@ func TestLiveGamePlayersSpectatorAndAdmin(t *testing.T) {
 	wantText(t, donation.GetByTestId("history-amount"), "-1.00", "the donation's amount")
 	wantText(t, donation.GetByTestId("history-game"), "The Rock, paper, scissors game", "the donation's game link")
 	visible(t, donation.GetByTestId("history-signature"), "the donation's transaction")
+}
 
-	// An admin turns maintenance on; a user sees the maintenance page.
+// maintenanceByAnAdmin has an admin turn maintenance on; the user of page
+// spec sees the maintenance page.
+func maintenanceByAnAdmin(t *testing.T, s *server, adminKey string, spec playwright.Page) {
+	t.Helper()
 	admin := newPage(t, s)
 	usePreset(t, admin, adminKey)
 	signInWithDevWallet(t, admin)

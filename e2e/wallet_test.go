@@ -74,19 +74,74 @@ func TestWalletFaucetDepositWithdraw(t *testing.T) {
 	if err := page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Wallet", Exact: playwright.Bool(true)}).Click(); err != nil {
 		t.Fatalf("nav link to the wallet: %v", err)
 	}
+	walletBeforeAnything(t, s, page, u.WalletAddress)
+	walletFaucetDepositAndWithdrawal(t, s, page)
+	walletStandardAndLegacyDeposits(t, page, u.WalletAddress)
+
+	// A fresh load shows the same figures, rendered by the server.
+	if _, err := page.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	wantText(t, page.GetByTestId("balance-available"), "2.00", "available after a reload")
+	if err := expect.Locator(page.GetByTestId("history-row")).ToHaveCount(3); err != nil {
+		t.Errorf("history after a reload: %v", err)
+	}
+
+	// The page's script reads the JSON API with the session cookie too.
+	got, err := page.Evaluate(`async () => {
+		const b = await wagerWallet.apiGet("/wallets/me/balance");
+		const h = await wagerWallet.apiGet("/wallets/me/transactions?limit=5");
+		return [b.availableMinor, b.onChain.usdcMinor, h.items.length, h.items[0].kind];
+	}`)
+	if want := []any{2_000_000, 98_000_000, 3, "deposit"}; fmt.Sprint(got) != fmt.Sprint(want) || err != nil {
+		t.Errorf("GET with the session cookie: got %v (%v), want %v", got, err, want)
+	}
+
+	b, err := s.App.Money.BalanceOf(t.Context(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.AvailableMinor != 2_000_000 || b.OnChain == nil || b.OnChain.USDCMinor != 98_000_000 {
+		t.Errorf("balance: got available %d, on chain %+v; want 2000000 and 98000000", b.AvailableMinor, b.OnChain)
+	}
+	r, err := s.App.Money.Reconcile(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Balanced {
+		t.Errorf("ledger not balanced: %+v", r)
+	}
+
+	walletHistoryPages(t, s, page, u.ID)
+	t.Logf("wallet flow took %s", time.Since(start).Round(time.Millisecond))
+}
+
+// walletBeforeAnything checks the wallet page of a new user: nothing on
+// the balances or in the history, the user's wallet address and the
+// platform's deposit address.
+func walletBeforeAnything(t *testing.T, s *server, page playwright.Page, walletAddress string) {
+	t.Helper()
 	wantText(t, page.GetByTestId("balance-available"), "0.00", "available before anything")
 	wantText(t, page.GetByTestId("balance-locked"), "0.00", "locked before anything")
 	wantText(t, page.GetByTestId("balance-onchain"), "0.00", "on chain before the faucet")
 	if err := expect.Locator(page.GetByTestId("history-empty")).ToHaveText("No transactions yet."); err != nil {
 		t.Errorf("empty history: %v", err)
 	}
-	if err := expect.Locator(page.GetByTestId("wallet-address")).ToHaveText(u.WalletAddress); err != nil {
+	if err := expect.Locator(page.GetByTestId("wallet-address")).ToHaveText(walletAddress); err != nil {
 		t.Errorf("wallet address: %v", err)
 	}
 	if err := expect.Locator(page.GetByTestId("deposit-address")).ToHaveText(s.App.Money.DepositAddress().String()); err != nil {
 		t.Errorf("deposit address: %v", err)
 	}
 
+}
+
+// walletFaucetDepositAndWithdrawal takes test money from the faucet,
+// deposits and withdraws some through the page, and checks the amounts the
+// page or the server refuses.
+func walletFaucetDepositAndWithdrawal(t *testing.T, s *server, page playwright.Page) {
+	t.Helper()
+	rows := page.GetByTestId("history-row")
 	// Test money from the embedded chain's faucet.
 	click(t, page, "faucet")
 	wantText(t, page.GetByTestId("balance-onchain"), "100.00", "on chain after the faucet")
@@ -108,7 +163,6 @@ func TestWalletFaucetDepositWithdraw(t *testing.T) {
 	wantText(t, page.GetByTestId("balance-available"), "2.50", "available after the deposit")
 	wantText(t, page.GetByTestId("balance-onchain"), "97.50", "on chain after the deposit")
 	wantStatus(t, page, "Deposited 2.50 USDC", "deposit status")
-	rows := page.GetByTestId("history-row")
 	if err := expect.Locator(rows).ToHaveCount(1); err != nil {
 		t.Fatalf("history after the deposit: %v", err)
 	}
@@ -164,6 +218,13 @@ func TestWalletFaucetDepositWithdraw(t *testing.T) {
 		t.Fatal(err)
 	}
 
+}
+
+// walletStandardAndLegacyDeposits deposits through a Wallet Standard
+// wallet, which signs for walletAddress, and checks that a wallet on the
+// older window.solana interface is told it cannot.
+func walletStandardAndLegacyDeposits(t *testing.T, page playwright.Page, walletAddress string) {
+	t.Helper()
 	// A Wallet Standard wallet signs through solana:signTransaction. This
 	// one is a stand-in that holds the dev wallet's key.
 	if _, err := page.Evaluate(`async () => {
@@ -187,8 +248,8 @@ func TestWalletFaucetDepositWithdraw(t *testing.T) {
 	click(t, page, "deposit-submit")
 	wantText(t, page.GetByTestId("balance-available"), "2.00", "available after the Wallet Standard deposit")
 	wantText(t, page.GetByTestId("balance-onchain"), "98.00", "on chain after the Wallet Standard deposit")
-	if by, err := page.Evaluate(`window.signedBy`); err != nil || by != u.WalletAddress {
-		t.Errorf("the Wallet Standard wallet signed for %v (%v), want %s", by, err, u.WalletAddress)
+	if by, err := page.Evaluate(`window.signedBy`); err != nil || by != walletAddress {
+		t.Errorf("the Wallet Standard wallet signed for %v (%v), want %s", by, err, walletAddress)
 	}
 
 	// Wallets on the older window.solana interface cannot sign deposits yet:
@@ -203,44 +264,16 @@ func TestWalletFaucetDepositWithdraw(t *testing.T) {
 		t.Fatal(kind, err)
 	}
 
-	// A fresh load shows the same figures, rendered by the server.
-	if _, err := page.Reload(); err != nil {
-		t.Fatal(err)
-	}
-	wantText(t, page.GetByTestId("balance-available"), "2.00", "available after a reload")
-	if err := expect.Locator(rows).ToHaveCount(3); err != nil {
-		t.Errorf("history after a reload: %v", err)
-	}
+}
 
-	// The page's script reads the JSON API with the session cookie too.
-	got, err := page.Evaluate(`async () => {
-		const b = await wagerWallet.apiGet("/wallets/me/balance");
-		const h = await wagerWallet.apiGet("/wallets/me/transactions?limit=5");
-		return [b.availableMinor, b.onChain.usdcMinor, h.items.length, h.items[0].kind];
-	}`)
-	if want := []any{2_000_000, 98_000_000, 3, "deposit"}; fmt.Sprint(got) != fmt.Sprint(want) || err != nil {
-		t.Errorf("GET with the session cookie: got %v (%v), want %v", got, err, want)
-	}
-
-	b, err := s.App.Money.BalanceOf(t.Context(), u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b.AvailableMinor != 2_000_000 || b.OnChain == nil || b.OnChain.USDCMinor != 98_000_000 {
-		t.Errorf("balance: got available %d, on chain %+v; want 2000000 and 98000000", b.AvailableMinor, b.OnChain)
-	}
-	r, err := s.App.Money.Reconcile(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !r.Balanced {
-		t.Errorf("ledger not balanced: %+v", r)
-	}
-
-	// Twenty more lines: the page shows twenty and links to the older ones.
+// walletHistoryPages adds twenty more lines to the user's history: the
+// page shows twenty and links to the older ones.
+func walletHistoryPages(t *testing.T, s *server, page playwright.Page, userID string) {
+	t.Helper()
+	rows := page.GetByTestId("history-row")
 	more := make([]money.Activity, 20)
 	for i := range more {
-		more[i] = money.Activity{UserID: u.ID, Kind: "transfer", AmountMinor: -int64(i + 1), Status: "confirmed",
+		more[i] = money.Activity{UserID: userID, Kind: "transfer", AmountMinor: -int64(i + 1), Status: "confirmed",
 			Signature: fmt.Sprintf("fake%d", i), CreatedAt: time.Now()}
 	}
 	if _, err := s.App.DB.NewInsert().Model(&more).Exec(t.Context()); err != nil {
@@ -262,5 +295,4 @@ func TestWalletFaucetDepositWithdraw(t *testing.T) {
 	if err := expect.Locator(page.GetByTestId("history-older")).ToHaveCount(0); err != nil {
 		t.Errorf("last history page links further: %v", err)
 	}
-	t.Logf("wallet flow took %s", time.Since(start).Round(time.Millisecond))
 }

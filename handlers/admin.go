@@ -7,8 +7,23 @@ import (
 
 	"wager/domain"
 	"wager/domain/flags"
+	"wager/domain/money"
 	"wager/web"
 )
+
+// adminRoutes registers reconciliation and the feature flags' switches.
+func (a *App) adminRoutes(r *router) {
+	r.json(http.MethodGet, "/admin/reconciliation", a.reconciliation, web.Op{Tag: "admin", Auth: web.AuthAdmin,
+		Summary:  "Ledger totals and chain balance against ledger balance for every platform address",
+		Response: money.Reconciliation{},
+		Description: "The chain reads wait at most " + money.ChainReadWait.String() + " together for the Solana network: an address not read by then " +
+			"has chainMinor null and is listed in unreadAddresses, and balanced is false. A network that does not answer is never an error here."})
+	r.json(http.MethodGet, "/admin/feature-flags", a.adminListFlags, web.Op{Tag: "admin", Auth: web.AuthAdmin,
+		Summary: "Feature flags with who changed them and when", Response: AdminFlags{}})
+	r.json(http.MethodPut, "/admin/feature-flags/:name", a.adminSetFlag, web.Op{Tag: "admin", Auth: web.AuthAdmin,
+		Summary: "Turn a feature flag on or off", Request: SetFlagRequest{}, Response: flags.Flag{},
+		Description: "Recorded in the audit log (flag.set).", Errors: []int{http.StatusNotFound}})
+}
 
 // AdminFlags is the answer of GET /admin/feature-flags.
 type AdminFlags struct {

@@ -126,7 +126,46 @@ func TestEveryAdminActionIsAuditedOnce(t *testing.T) {
 	expect(a.formPost(t, cookie, "/admin/support/page/"+byPage.ID+"/close", url.Values{}), http.StatusSeeOther,
 		want{"support.close", "ticket:" + byPage.ID, map[string]any{"previousStatus": "answered"}})
 
-	// Refused, or nothing done: no entry.
+	a.adminActionsLeavingNoEntry(t, cookie, staff, p, byAPI, byPage)
+	if a.Flags.Enabled(flags.Maintenance) {
+		t.Fatal("maintenance went on without confirmation")
+	}
+
+	got := a.auditSince(t, staff.auth, start)
+	if len(got) != len(wants) {
+		t.Fatalf("%d entries after %d actions: %+v", len(got), len(wants), got)
+	}
+	for i, e := range got {
+		w := wants[len(wants)-1-i] // newest first
+		if e.Actor.UserID != staff.id || e.Actor.Username != name || e.Action != w.action || e.Target != w.target ||
+			!reflect.DeepEqual(e.Data, w.data) || e.CreatedAt.IsZero() {
+			t.Errorf("entry %d: got %+v, want %+v by %s (%s)", i, e, w, name, staff.id)
+		}
+		if i > 0 && auditID(t, e) >= auditID(t, got[i-1]) {
+			t.Errorf("entry %d (id %s) is not older than the one before (id %s)", i, e.ID, got[i-1].ID)
+		}
+	}
+
+	a.checkAuditPaging(t, staff.auth, got)
+
+	// Nobody rewrites the record afterwards, not even with SQL.
+	for _, stmt := range []string{
+		"UPDATE admin_audit SET actor_username = 'someone_else' WHERE id = " + got[0].ID,
+		"DELETE FROM admin_audit WHERE id = " + got[0].ID,
+	} {
+		if _, err := a.DB.ExecContext(context.Background(), stmt); err == nil || !strings.Contains(err.Error(), "the admin audit log is append-only") {
+			t.Errorf("%s: got %v, want the log's refusal", stmt, err)
+		}
+	}
+	if again := a.auditSince(t, staff.auth, start); !reflect.DeepEqual(again, got) {
+		t.Errorf("after the refused statements: %+v", again)
+	}
+}
+
+// adminActionsLeavingNoEntry tries admin actions that are refused, or
+// that do nothing, and checks their answers: none may leave an entry.
+func (a *testApp) adminActionsLeavingNoEntry(t *testing.T, cookie string, staff, p player, byAPI, byPage ticket) {
+	t.Helper()
 	open := a.openTicket(t, p, "Still open")
 	for _, c := range []struct {
 		what   string
@@ -159,29 +198,15 @@ func TestEveryAdminActionIsAuditedOnce(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d", c.what, c.r.Code, c.r.Body, c.status)
 		}
 	}
-	if a.Flags.Enabled(flags.Maintenance) {
-		t.Fatal("maintenance went on without confirmation")
-	}
+}
 
-	got := a.auditSince(t, staff.auth, start)
-	if len(got) != len(wants) {
-		t.Fatalf("%d entries after %d actions: %+v", len(got), len(wants), got)
-	}
-	for i, e := range got {
-		w := wants[len(wants)-1-i] // newest first
-		if e.Actor.UserID != staff.id || e.Actor.Username != name || e.Action != w.action || e.Target != w.target ||
-			!reflect.DeepEqual(e.Data, w.data) || e.CreatedAt.IsZero() {
-			t.Errorf("entry %d: got %+v, want %+v by %s (%s)", i, e, w, name, staff.id)
-		}
-		if i > 0 && auditID(t, e) >= auditID(t, got[i-1]) {
-			t.Errorf("entry %d (id %s) is not older than the one before (id %s)", i, e.ID, got[i-1].ID)
-		}
-	}
-
-	// Paging by two with before = the last id seen walks the same entries.
+// checkAuditPaging checks that paging by two with before = the last id
+// seen walks the entries got, and that the default page has at most 50.
+func (a *testApp) checkAuditPaging(t *testing.T, auth map[string]string, got []auditEntry) {
+	t.Helper()
 	var paged []auditEntry
 	for before := ""; len(paged) < len(got); {
-		page := a.auditLog(t, staff.auth, "?limit=2"+before)
+		page := a.auditLog(t, auth, "?limit=2"+before)
 		if len(page) != 2 {
 			t.Fatalf("a page of %d entries: %+v", len(page), page)
 		}
@@ -190,21 +215,8 @@ func TestEveryAdminActionIsAuditedOnce(t *testing.T) {
 	if !reflect.DeepEqual(paged[:len(got)], got) {
 		t.Errorf("paged: %+v\nwant %+v", paged[:len(got)], got)
 	}
-	if all := a.auditLog(t, staff.auth, ""); len(all) > 50 {
+	if all := a.auditLog(t, auth, ""); len(all) > 50 {
 		t.Errorf("the default page has %d entries, more than 50", len(all))
-	}
-
-	// Nobody rewrites the record afterwards, not even with SQL.
-	for _, stmt := range []string{
-		"UPDATE admin_audit SET actor_username = 'someone_else' WHERE id = " + got[0].ID,
-		"DELETE FROM admin_audit WHERE id = " + got[0].ID,
-	} {
-		if _, err := a.DB.ExecContext(context.Background(), stmt); err == nil || !strings.Contains(err.Error(), "the admin audit log is append-only") {
-			t.Errorf("%s: got %v, want the log's refusal", stmt, err)
-		}
-	}
-	if again := a.auditSince(t, staff.auth, start); !reflect.DeepEqual(again, got) {
-		t.Errorf("after the refused statements: %+v", again)
 	}
 }
 

@@ -13,6 +13,26 @@ import (
 	"wager/web"
 )
 
+// authRoutes registers signing in and out. The sign-in routes are open to
+// admin wallets during maintenance (the handlers check).
+func (a *App) authRoutes(r *router) {
+	r.signIn(http.MethodPost, "/auth/handshake", a.handshake, web.Op{Tag: "auth",
+		Summary: "Get a sign-in message for a wallet", Request: HandshakeRequest{}, Response: HandshakeResponse{},
+		Description: "Header X-App-Id is required. The message is single-use and expires after 5 minutes; any unexpired, unused challenge of the wallet can be signed. " +
+			"At most 10 a minute for one wallet from one client address (asking in someone else's name uses up nothing of theirs) and AUTH_RATE_LIMIT (120) a minute per client address: past either, 429 RATE_LIMITED with Retry-After.",
+		Errors: []int{http.StatusTooManyRequests}})
+	r.signIn(http.MethodPost, "/auth/login-wallet", a.loginWallet, web.Op{Tag: "auth",
+		Summary: "Sign in with the wallet's signature of the message", Request: LoginRequest{}, Response: LoginResponse{},
+		Description: "Header X-App-Id is required. Any failure is 401 UNAUTHORIZED.", Errors: []int{http.StatusUnauthorized}})
+
+	r.json(http.MethodPost, "/auth/logout", a.logoutToken, web.Op{Tag: "auth", Auth: web.AuthRequired, Status: http.StatusNoContent,
+		Summary:     "Sign the access token out",
+		Description: "Every instance refuses the token from then on (401)."})
+	r.signIn(http.MethodPost, "/session", a.createSession, web.Op{Tag: "auth",
+		Summary: "Browser sign-in: like /auth/login-wallet for app id \"web\", answered with a session cookie",
+		Request: LoginRequest{}, Response: SessionAnswer{}, Errors: []int{http.StatusUnauthorized, http.StatusForbidden}})
+}
+
 // HandshakeRequest is the body of POST /auth/handshake.
 type HandshakeRequest struct {
 	WalletAddress string `json:"walletAddress" doc:"base58 Solana address"`

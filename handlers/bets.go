@@ -5,8 +5,28 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"wager/domain/money"
+	"wager/domain/settlement"
 	"wager/web"
 )
+
+// betRoutes registers a game's betting pools.
+func (a *App) betRoutes(r *router) {
+	r.json(http.MethodPost, "/games/:id/bets/prepare", a.prepareBet, moneyIn(web.Op{Tag: "spectate", Auth: web.AuthRequired,
+		Summary: "Prepare a bet on a player from your wallet into the game's escrow",
+		Description: "Open to signed-in non-players while the game is active and its first round is not decided " +
+			"(rps: the first reveal; connect four: the first move); after that 409 BETTING_CLOSED.",
+		Request: BetRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusBadRequest, http.StatusForbidden, http.StatusConflict, http.StatusNotFound}}))
+	r.json(http.MethodPost, "/games/:id/bets/submit", a.submitBet, web.Op{Tag: "spectate", Auth: web.AuthRequired,
+		Summary: "Submit the signed bet; answers once it is confirmed and in the pool",
+		Description: "The room gets game:bet with the new pool totals. A bet that cannot join its pool when it lands (betting " +
+			"closed, the pool's cap, a link to a player, a player protection refusal) answers refunded: true and is refunded on " +
+			"chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. " +
+			feePayerBudgets,
+		Request: SubmitRequest{}, Response: settlement.BetResult{}, Errors: []int{http.StatusConflict, http.StatusNotFound, http.StatusTooManyRequests}})
+	r.json(http.MethodGet, "/games/:id/bets", a.gameBets, web.Op{Tag: "spectate", Auth: web.AuthNone,
+		Summary: "The game's betting pools and bets, newest first", Response: settlement.Bets{}, Errors: []int{http.StatusNotFound}})
+}
 
 // BetRequest is the body of POST /games/:id/bets/prepare.
 type BetRequest struct {

@@ -114,16 +114,52 @@ func TestBetsArePaidOnceWhereverSettlementDies(t *testing.T) {
 	one.act(t, p1, game, `{"type": "move", "move": "rock"}`)
 	f := newFaults(t, one, game)
 
-	// The move that ends the game settles it; it dies at each statement in turn.
-	for _, step := range []struct{ name, event, table, when string }{
-		{"posting the bet pool", "INSERT", "ledger_transactions", "NEW.reference = 'bets:GAME'"},
-		{"marking the bets won and lost", "UPDATE", "bets", "NEW.game_id = 'GAME' AND NEW.status <> 'open'"},
-		{"the bettors' history", "INSERT", "wallet_activity", "NEW.game_id = 'GAME' AND NEW.kind LIKE 'bet%'"},
-		{"notifying the bettors", "INSERT", "notifications", "NEW.type = 'bet_settled' AND NEW.data->>'gameId' = 'GAME'"},
-		{"the feed's bet_won entry", "INSERT", "activity", "NEW.type = 'bet_won' AND NEW.data->>'gameId' = 'GAME'"},
-		{"queueing the pool's sweep", "INSERT", "settlement_transfers", "NEW.game_id = 'GAME'"},
-		{"recording the settlement", "INSERT", "settlements", "NEW.game_id = 'GAME'"},
-	} {
+	betSettlementDiesAtEachStatement(t, one, f, game, p2, []player{s1, s2, s3})
+	// The retried move settles the game, once.
+	one.act(t, p2, game, `{"type": "move", "move": "scissors"}`)
+	betSweepDiesAtEachStep(t, one, two, f, game)
+
+	// T = 1000000, fee 10000; 990000 shared by 100000 and 250000 on the winner:
+	// floor(990000 * 100000 / 350000) = 282857, floor(990000 * 250000 / 350000)
+	// = 707142, and the 1 the floors leave goes to the treasury.
+	paid := map[string]int64{s1.id: 282_857, s2.id: 707_142, s3.id: 0}
+	for _, s := range []player{s1, s2, s3} {
+		one.checkBettorPaidOnce(t, s, paid[s.id])
+	}
+	for _, b := range one.betsOf(t, game).Bets {
+		if b.PayoutMinor != paid[b.UserID] {
+			t.Errorf("bet %+v, want payout %d", b, paid[b.UserID])
+		}
+	}
+	if got := one.ledger(t, money.Treasury) - treasury; got != 2_000+10_000+1 {
+		t.Errorf("treasury: +%d, want the stakes' fee 2000, the bets' 10000 and the floors' 1", got)
+	}
+	var feed int
+	if err := one.DB.QueryRowContext(ctx, "SELECT count(*) FROM activity WHERE type = 'bet_won' AND data->>'gameId' = ?",
+		game).Scan(&feed); err != nil || feed != 2 {
+		t.Errorf("bet_won feed entries: %d %v, want one per winning bet", feed, err)
+	}
+	one.wantBetsSettled(t, game)
+}
+
+// betSettlementSteps are the statements of a game's settlement that touch
+// its bets, each as the write that a fault armed on it stops.
+var betSettlementSteps = []struct{ name, event, table, when string }{
+	{"posting the bet pool", "INSERT", "ledger_transactions", "NEW.reference = 'bets:GAME'"},
+	{"marking the bets won and lost", "UPDATE", "bets", "NEW.game_id = 'GAME' AND NEW.status <> 'open'"},
+	{"the bettors' history", "INSERT", "wallet_activity", "NEW.game_id = 'GAME' AND NEW.kind LIKE 'bet%'"},
+	{"notifying the bettors", "INSERT", "notifications", "NEW.type = 'bet_settled' AND NEW.data->>'gameId' = 'GAME'"},
+	{"the feed's bet_won entry", "INSERT", "activity", "NEW.type = 'bet_won' AND NEW.data->>'gameId' = 'GAME'"},
+	{"queueing the pool's sweep", "INSERT", "settlement_transfers", "NEW.game_id = 'GAME'"},
+	{"recording the settlement", "INSERT", "settlements", "NEW.game_id = 'GAME'"},
+}
+
+// betSettlementDiesAtEachStatement has p2's move that ends the game, and
+// settles it, die at each statement in turn: each time the bets stay open,
+// the pool whole and the bettors unpaid.
+func betSettlementDiesAtEachStatement(t *testing.T, one *testApp, f *faults, game string, p2 player, bettors []player) {
+	t.Helper()
+	for _, step := range betSettlementSteps {
 		f.arm(step.name, step.event, step.table, step.when)
 		r := one.do(t, request{method: http.MethodPost, path: "/games/" + game + "/actions", header: p2.auth,
 			body: `{"type": "move", "move": "scissors"}`})
@@ -140,15 +176,21 @@ func TestBetsArePaidOnceWhereverSettlementDies(t *testing.T) {
 		if !v.Open || v.TotalMinor != 1_000_000 || one.ledger(t, money.BetPool(game)) != 1_000_000 {
 			t.Errorf("dying at %s: the pool is %+v, ledger %d", step.name, v, one.ledger(t, money.BetPool(game)))
 		}
-		for _, s := range []player{s1, s2, s3} {
+		for _, s := range bettors {
 			if b := one.balances(t, s.auth); b.available != 0 {
 				t.Errorf("dying at %s: a bettor has %d available", step.name, b.available)
 			}
 		}
 	}
-	// The retried move settles the game, once.
-	one.act(t, p2, game, `{"type": "move", "move": "scissors"}`)
+}
 
+// betSweepDiesAtEachStep has the worker of the pool's sweep die while
+// signing, before the signed transaction reaches the chain, and after the
+// chain confirmed it but before it was recorded; another instance's
+// worker then records the one sweep that landed.
+func betSweepDiesAtEachStep(t *testing.T, one, two *testApp, f *faults, game string) {
+	t.Helper()
+	ctx := context.Background()
 	// The pool's sweep: its worker dies while signing, ...
 	f.arm("signing the sweep", "UPDATE", "settlement_transfers", "NEW.game_id = 'GAME' AND NEW.status = 'sent'")
 	if _, err := one.Pot.ProcessTransfers(ctx); err == nil || !strings.Contains(err.Error(), "injected fault") {
@@ -199,47 +241,32 @@ func TestBetsArePaidOnceWhereverSettlementDies(t *testing.T) {
 	if len(transfers) != 1 || transfers[0].Status != "confirmed" || *transfers[0].Signature != signed {
 		t.Fatalf("after the restart: %s, want the one sweep %s confirmed", transferList(transfers), signed)
 	}
+}
 
-	// T = 1000000, fee 10000; 990000 shared by 100000 and 250000 on the winner:
-	// floor(990000 * 100000 / 350000) = 282857, floor(990000 * 250000 / 350000)
-	// = 707142, and the 1 the floors leave goes to the treasury.
-	paid := map[string]int64{s1.id: 282_857, s2.id: 707_142, s3.id: 0}
-	for _, s := range []player{s1, s2, s3} {
-		if b := one.balances(t, s.auth); b.available != paid[s.id] || b.locked != 0 {
-			t.Errorf("bettor %s: %+v, want %d available", s.id, b, paid[s.id])
-		}
-		ns, _ := one.notifications(t, s, "")
-		settled := 0
-		for _, n := range ns {
-			if n.Type == "bet_settled" {
-				settled++
-			}
-		}
-		if settled != 1 {
-			t.Errorf("bettor %s got %d bet_settled notifications, want 1", s.id, settled)
-		}
-		lines := 0
-		for _, it := range one.historyItems(t, s) {
-			if it["kind"] == "bet winnings" {
-				lines++
-			}
-		}
-		if want := map[bool]int{true: 1, false: 0}[paid[s.id] > 0]; lines != want {
-			t.Errorf("bettor %s has %d winnings lines in their history, want %d", s.id, lines, want)
+// checkBettorPaidOnce checks that bettor s was paid paid, told once, and
+// has a winnings line in their history when they won.
+func (a *testApp) checkBettorPaidOnce(t *testing.T, s player, paid int64) {
+	t.Helper()
+	if b := a.balances(t, s.auth); b.available != paid || b.locked != 0 {
+		t.Errorf("bettor %s: %+v, want %d available", s.id, b, paid)
+	}
+	ns, _ := a.notifications(t, s, "")
+	settled := 0
+	for _, n := range ns {
+		if n.Type == "bet_settled" {
+			settled++
 		}
 	}
-	for _, b := range one.betsOf(t, game).Bets {
-		if b.PayoutMinor != paid[b.UserID] {
-			t.Errorf("bet %+v, want payout %d", b, paid[b.UserID])
+	if settled != 1 {
+		t.Errorf("bettor %s got %d bet_settled notifications, want 1", s.id, settled)
+	}
+	lines := 0
+	for _, it := range a.historyItems(t, s) {
+		if it["kind"] == "bet winnings" {
+			lines++
 		}
 	}
-	if got := one.ledger(t, money.Treasury) - treasury; got != 2_000+10_000+1 {
-		t.Errorf("treasury: +%d, want the stakes' fee 2000, the bets' 10000 and the floors' 1", got)
+	if want := map[bool]int{true: 1, false: 0}[paid > 0]; lines != want {
+		t.Errorf("bettor %s has %d winnings lines in their history, want %d", s.id, lines, want)
 	}
-	var feed int
-	if err := one.DB.QueryRowContext(ctx, "SELECT count(*) FROM activity WHERE type = 'bet_won' AND data->>'gameId' = ?",
-		game).Scan(&feed); err != nil || feed != 2 {
-		t.Errorf("bet_won feed entries: %d %v, want one per winning bet", feed, err)
-	}
-	one.wantBetsSettled(t, game)
 }

@@ -102,21 +102,7 @@ func TestBetsPayOutToTheWinnersBettors(t *testing.T) {
 	s1, s2, s3 := a.spectatorWith(t, 1_000_000), a.spectatorWith(t, 1_000_000), a.spectatorWith(t, 1_000_000)
 	treasury := a.ledger(t, money.Treasury)
 
-	// The rules of who may bet on what.
-	r, _ := a.prepareBet(t, p1, game, p1.id, 100_000)
-	r.wantError(t, 403, "FORBIDDEN")
-	r, _ = a.prepareBet(t, s1, game, s2.id, 100_000)
-	if e := r.wantError(t, 400, "VALIDATION_ERROR"); !strings.Contains(r.Body.String(), "onUserId") {
-		t.Errorf("a bet on a non-player: %v", e)
-	}
-	r, _ = a.prepareBet(t, s1, game, p1.id, 9_999)
-	if r.wantError(t, 400, "VALIDATION_ERROR"); !strings.Contains(r.Body.String(), "amountMinor") {
-		t.Errorf("a bet under the minimum: %s", r.Body)
-	}
-	r, _ = a.prepareBet(t, s1, "00000000-0000-0000-0000-000000000000", p1.id, 100_000)
-	r.wantError(t, 404, "NOT_FOUND")
-	a.do(t, request{method: http.MethodPost, path: "/games/" + game + "/bets/prepare",
-		body: jsonBody(map[string]any{"onUserId": p1.id, "amountMinor": 100_000})}).wantError(t, 401, "UNAUTHORIZED")
+	a.checkWhoMayBet(t, game, p1, s1, s2)
 
 	first := a.bet(t, s1, game, p1.id, 100_000)
 	// The same signed bet twice is one bet.
@@ -218,6 +204,27 @@ func TestBetsPayOutToTheWinnersBettors(t *testing.T) {
 	if kinds["bet"] != -100_000 || kinds["bet winnings"] != 330_000 {
 		t.Errorf("winning bettor's history: %v", kinds)
 	}
+}
+
+// checkWhoMayBet checks the rules of who may bet on what in game: not its
+// player p1, not on spectator s2, not under the minimum, not on a game
+// that does not exist, and nobody signed out.
+func (a *testApp) checkWhoMayBet(t *testing.T, game string, p1, s1, s2 player) {
+	t.Helper()
+	r, _ := a.prepareBet(t, p1, game, p1.id, 100_000)
+	r.wantError(t, 403, "FORBIDDEN")
+	r, _ = a.prepareBet(t, s1, game, s2.id, 100_000)
+	if e := r.wantError(t, 400, "VALIDATION_ERROR"); !strings.Contains(r.Body.String(), "onUserId") {
+		t.Errorf("a bet on a non-player: %v", e)
+	}
+	r, _ = a.prepareBet(t, s1, game, p1.id, 9_999)
+	if r.wantError(t, 400, "VALIDATION_ERROR"); !strings.Contains(r.Body.String(), "amountMinor") {
+		t.Errorf("a bet under the minimum: %s", r.Body)
+	}
+	r, _ = a.prepareBet(t, s1, "00000000-0000-0000-0000-000000000000", p1.id, 100_000)
+	r.wantError(t, 404, "NOT_FOUND")
+	a.do(t, request{method: http.MethodPost, path: "/games/" + game + "/bets/prepare",
+		body: jsonBody(map[string]any{"onUserId": p1.id, "amountMinor": 100_000})}).wantError(t, 401, "UNAUTHORIZED")
 }
 
 func TestBetConfirmedAfterTheFirstRevealIsRefunded(t *testing.T) {

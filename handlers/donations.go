@@ -6,8 +6,30 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"wager/domain"
+	"wager/domain/money"
+	"wager/domain/settlement"
 	"wager/web"
 )
+
+// donationRoutes registers donations into a game's escrow and its pot.
+func (a *App) donationRoutes(r *router) {
+	r.json(http.MethodPost, "/games/:id/donations/prepare", a.prepareDonation, moneyIn(web.Op{Tag: "spectate", Auth: web.AuthRequired,
+		Summary:     "Prepare a donation from your wallet into the game's escrow",
+		Description: "Spectators of an active game only (403 for its players); at least 10000 minor units. Sign the transaction and submit it.",
+		Request:     DonationRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusForbidden, http.StatusConflict, http.StatusNotFound}}))
+	r.json(http.MethodPost, "/games/:id/donations/submit", a.submitDonation, web.Op{Tag: "spectate", Auth: web.AuthRequired,
+		Summary: "Submit the signed donation; answers once it is confirmed and in the pot",
+		Description: "The room gets game:donation, game:pot and a system chat message. A donation that lands after the game ended " +
+			"answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. " +
+			"Submitting the same intent again moves nothing more. " + feePayerBudgets,
+		Request: SubmitRequest{}, Response: settlement.DonationResult{}, Errors: []int{http.StatusConflict, http.StatusNotFound, http.StatusTooManyRequests}})
+	r.json(http.MethodGet, "/games/:id/pot", a.gamePot, web.Op{Tag: "spectate", Auth: web.AuthNone,
+		Summary: "The game's pot: stakes, donations, and what the winner would get", Response: settlement.Pot{}, Errors: []int{http.StatusNotFound}})
+	r.json(http.MethodGet, "/games/:id/donations", a.gameDonations, web.Op{Tag: "spectate", Auth: web.AuthNone,
+		Summary: "The game's donations, newest first", Response: []settlement.Donation{}, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+		Query: []web.Param{web.PageLimit,
+			web.PageBefore("a donation's signature: only older ones (the last signature of the previous page)")}})
+}
 
 // DonationRequest is the body of POST /games/:id/donations/prepare.
 type DonationRequest struct {

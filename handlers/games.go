@@ -20,6 +20,83 @@ import (
 	"wager/web"
 )
 
+// gameRoutes registers game types, metrics, live games, lobbies and their
+// queues, and a game's metadata, state, events and actions.
+func (a *App) gameRoutes(r *router) {
+	r.json(http.MethodGet, "/games/available", a.availableGames, web.Op{Tag: "games", Auth: web.AuthNone,
+		Summary: "Game types with their settings", Response: []rules.Info{}})
+	r.json(http.MethodGet, "/games/metrics", a.gameMetrics, web.Op{Tag: "games", Auth: web.AuthNone,
+		Summary: "Real-time platform metrics", Response: game.Metrics{}})
+	r.json(http.MethodGet, "/games/live", a.liveGames, web.Op{Tag: "spectate", Auth: web.AuthOptional,
+		Summary: "Active games, most watched first", Response: []game.LiveGame{}})
+	r.json(http.MethodGet, "/spectate/live-players", a.livePlayers, web.Op{Tag: "spectate", Auth: web.AuthOptional,
+		Summary: "Everyone playing right now, one entry per user", Response: []game.LivePlayer{}})
+	r.json(http.MethodPost, "/lobbies", a.createLobby, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired, Status: http.StatusCreated,
+		Summary: "Open a lobby (a table of one game type and stake)", Request: LobbyRequest{}, Response: game.Lobby{}}))
+	r.json(http.MethodGet, "/lobbies", a.listLobbies, web.Op{Tag: "games", Auth: web.AuthOptional,
+		Summary: "The newest lobbies with their queue lengths", Response: []game.Lobby{}})
+	r.json(http.MethodPost, "/lobbies/:id/join-queue", a.joinQueue, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired,
+		Summary:     "Join the lobby's matchmaking queue",
+		Description: "Answers queued, or matched with the new game's id when someone was waiting. Stakes are locked from both platform balances.",
+		Response:    game.JoinResult{}, Errors: []int{http.StatusNotFound, http.StatusConflict}}))
+	r.json(http.MethodDelete, "/lobbies/:id/join-queue", a.leaveQueue, web.Op{Tag: "games", Auth: web.AuthRequired,
+		Summary: "Leave the lobby's queue", Response: StatusAnswer{}, Errors: []int{http.StatusNotFound}})
+	r.json(http.MethodGet, "/games/:id", a.gameMetadata, web.Op{Tag: "games", Auth: web.AuthNone,
+		Summary:     "Public game metadata; result and history once completed",
+		Description: "Includes the escrow address, the pot, and the settlement's on-chain transfers, so anyone can check the payout on chain.",
+		Response:    GameDetail{}, Errors: []int{http.StatusNotFound}, ETag: true})
+	r.json(http.MethodGet, "/games/:id/state", a.gameState, web.Op{Tag: "games", Auth: web.AuthRequired,
+		Summary:     "Game state, the same for players and spectators",
+		Description: "Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their reveal. 409 GAME_NOT_ACTIVE when the game is not active.",
+		Response:    web.OneOf{rules.RPSView{}, rules.C4View{}}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
+	r.json(http.MethodGet, "/games/:id/events", a.gameEvents, web.Op{Tag: "games", Auth: web.AuthRequired,
+		Summary: "The game's events after a seq (for clients that poll instead of using /ws)", Response: EventsPage{},
+		Query: []web.Param{{Name: "after", Description: "the last seq you have; 0 for all", Type: "integer", Min: web.Bound(0)}}})
+	r.json(http.MethodPost, "/games/:id/actions", a.gameAction, web.Op{Tag: "games", Auth: web.AuthRequired,
+		Summary:     "Submit an action (players only)",
+		Description: "{type: move, move: ...} or {type: resign}. 403 NOT_A_PLAYER; 409 ALREADY_MOVED, NOT_YOUR_TURN, GAME_NOT_ACTIVE; 400 INVALID_MOVE.",
+		Request:     game.Action{}, Response: game.ActResult{}, Errors: []int{http.StatusForbidden, http.StatusConflict, http.StatusNotFound}})
+	r.json(http.MethodGet, "/users/me/current-game", a.currentGame(func(c echo.Context) string { return web.IdentityOf(c).UserID }),
+		web.Op{Tag: "games", Auth: web.AuthRequired, Summary: "Your active game; 204 when none", Response: game.CurrentGame{},
+			Responses: map[int]any{http.StatusNoContent: nil}})
+	r.json(http.MethodGet, "/users/:id/current-game", a.currentGame(func(c echo.Context) string { return c.Param("id") }),
+		web.Op{Tag: "games", Auth: web.AuthOptional, Summary: "A user's active game; 204 when none", Response: game.CurrentGame{},
+			Responses: map[int]any{http.StatusNoContent: nil}})
+}
+
+// challengeRoutes registers rematches and challenges.
+func (a *App) challengeRoutes(r *router) {
+	for _, m := range []string{http.MethodPost, http.MethodDelete, http.MethodGet} {
+		summary := map[string]string{http.MethodPost: "Ask for (or accept) a rematch", http.MethodDelete: "Withdraw your rematch request",
+			http.MethodGet: "Rematch state"}[m]
+		op := web.Op{Tag: "games", Auth: web.AuthRequired, Summary: summary,
+			Response: game.Rematch{}, Errors: []int{http.StatusForbidden, http.StatusConflict}}
+		if m == http.MethodPost { // a staked rematch locks the stakes
+			op = moneyIn(op)
+		}
+		r.json(m, "/games/:id/rematch", a.rematch, op)
+	}
+	r.json(http.MethodPost, "/games/:id/rematch/lobby", a.rematchLobby, web.Op{Tag: "games", Auth: web.AuthRequired,
+		Summary: "Tell the room you opened a lobby for the rematch", Request: RematchLobbyRequest{}, Response: StatusAnswer{}})
+	r.json(http.MethodPost, "/challenges", a.createChallenge, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired, Status: http.StatusCreated,
+		Summary: "Challenge a user to a game (expires after 5 minutes)",
+		Description: "The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): " +
+			"the 11th is 409 CONFLICT until you cancel one or one is answered or expires.",
+		Request: ChallengeRequest{}, Response: game.Challenge{}, Errors: []int{http.StatusForbidden, http.StatusNotFound, http.StatusConflict}}))
+	r.json(http.MethodGet, "/challenges", a.listChallenges, web.Op{Tag: "games", Auth: web.AuthRequired,
+		Summary: "Your pending challenges, sent and received", Response: []game.Challenge{}})
+	for _, answer := range []string{"accept", "decline"} {
+		op := web.Op{Tag: "games", Auth: web.AuthRequired,
+			Summary: answer + " a challenge sent to you", Response: game.Challenge{}, Errors: []int{http.StatusNotFound, http.StatusConflict}}
+		if answer == "accept" { // a staked challenge locks the stakes
+			op = moneyIn(op)
+		}
+		r.json(http.MethodPost, "/challenges/:id/"+answer, a.respondChallenge(answer), op)
+	}
+	r.json(http.MethodDelete, "/challenges/:id", a.respondChallenge("cancel"), web.Op{Tag: "games", Auth: web.AuthRequired,
+		Summary: "Cancel a challenge you sent", Response: game.Challenge{}, Errors: []int{http.StatusConflict}})
+}
+
 func (a *App) availableGames(c echo.Context) error {
 	return c.JSON(http.StatusOK, rules.Available())
 }

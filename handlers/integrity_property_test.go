@@ -27,130 +27,154 @@ func TestHoldReleaseAndVoidConserveMoney(t *testing.T) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
 			adminWallet := newWallet(t)
 			a := newTestApp(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "ADMIN_WALLETS": adminWallet.address()})
-			admin := a.admin(t, adminWallet)
-			r := rand.New(rand.NewPCG(seed, 0x686f6c64))
+			h := &holdRun{a: a, admin: a.admin(t, adminWallet), r: rand.New(rand.NewPCG(seed, 0x686f6c64)), bets: map[string][]betOf{}}
 			if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			treasury := a.ledger(t, money.Treasury)
-			traders := []player{a.depositor(t, 20_000_000), a.depositor(t, 20_000_000), a.depositor(t, 20_000_000)}
+			h.traders = []player{a.depositor(t, 20_000_000), a.depositor(t, 20_000_000), a.depositor(t, 20_000_000)}
 			const deposited = 60_000_000
-			type betOf struct {
-				bettor player
-				amount int64
-			}
-			var (
-				games   []string
-				bets    = map[string][]betOf{}
-				held    []string
-				wantFee int64
-			)
 			for g := range 4 {
-				stake := []int64{100_000, 500_000, 1_000_000}[r.IntN(3)]
-				p1, p2, game := a.stakedGame(t, stake, `{"rounds": 3}`)
-				games = append(games, game)
-				wantFee += 2 * stake / 100
-				players := []player{p1, p2}
-				for range 1 + r.IntN(4) {
-					s := a.spectatorWith(t, 3_000_000)
-					amount := int64(10_000 * (1 + r.IntN(150)))
-					res, body := a.prepareBet(t, s, game, players[r.IntN(2)].id, amount)
-					if res.Code == http.StatusConflict {
-						res.wantError(t, 409, "LIMIT_EXCEEDED")
-						continue
-					}
-					if res.Code != 200 {
-						t.Fatalf("game %d: prepare bet: %d %s", g, res.Code, res.Body)
-					}
-					if got := a.submitBet(t, s, game, body); got.Code != 200 || got.json(t)["refunded"] != false {
-						t.Fatalf("game %d: submit bet: %d %s", g, got.Code, got.Body)
-					}
-					bets[game] = append(bets[game], betOf{s, amount})
-				}
-				for range r.IntN(6) {
-					tr := traders[r.IntN(len(traders))]
-					price := int64(10_000 * (1 + r.IntN(99)))
-					res := a.order(t, tr, game, "buy", players[r.IntN(2)].id, price, 1+r.Int64N(4), "")
-					if res.Code != http.StatusCreated {
-						res.wantError(t, 409, "LIMIT_EXCEEDED")
-					}
-				}
-				var pool int64
-				for _, b := range bets[game] {
-					pool += b.amount
-				}
-				switch r.IntN(3) {
-				case 0: // a resignation at once
-					a.act(t, players[r.IntN(2)], game, `{"type": "resign"}`)
-				case 1: // a round, then a resignation
-					a.playTo(t, p1, p2, game, 1)
-					a.act(t, players[r.IntN(2)], game, `{"type": "resign"}`)
-				default: // played out
-					a.playTo(t, p2, p1, game, 2)
-				}
-				a.wantBooksBalance(t)
-				v := a.betsOf(t, game)
-				if len(v.Bets) > 0 && v.Bets[0].Status == "held" || a.marketOf(t, game).Status == "held" {
-					held = append(held, game)
-					if got := a.ledger(t, money.BetPool(game)); got != pool {
-						t.Fatalf("game %d held: its pool holds %d, want every bet's %d", g, got, pool)
-					}
-					for _, b := range v.Bets {
-						if b.Status != "held" || b.PayoutMinor != 0 {
-							t.Fatalf("game %d held: bet %+v paid or not held", g, b)
-						}
-					}
-				}
+				h.playGame(t, g)
 			}
-			for _, game := range held {
-				decision := []string{"release", "void"}[r.IntN(2)]
-				res := a.decideReview(t, admin, game, decision, "decided at random by the property test")
+			for _, game := range h.held {
+				decision := []string{"release", "void"}[h.r.IntN(2)]
+				res := a.decideReview(t, h.admin, game, decision, "decided at random by the property test")
 				if res.Code != 200 {
 					t.Fatalf("%s %s: %d %s", decision, game, res.Code, res.Body)
 				}
 				a.wantBooksBalance(t)
 			}
-			t.Logf("%d games, %d held", len(games), len(held))
+			t.Logf("%d games, %d held", len(h.games), len(h.held))
 
-			paid := map[string]int64{}
-			for _, game := range games {
-				var total, payouts int64
-				for _, b := range a.betsOf(t, game).Bets {
-					if b.Status != "won" && b.Status != "lost" && b.Status != "refunded" {
-						t.Errorf("bet %+v is not settled", b)
-					}
-					total += b.AmountMinor
-					payouts += b.PayoutMinor
-					paid[b.UserID] += b.PayoutMinor
-				}
-				wantFee += total - payouts // the fee and what floors left, or 0 when refunded
-				for _, tr := range traders {
-					if res := a.redeem(t, tr, game); res.Code != 200 {
-						t.Fatalf("redeem: %d %s", res.Code, res.Body)
-					}
-				}
-				if p, m := a.ledger(t, money.BetPool(game)), a.ledger(t, money.Market(game)); p != 0 || m != 0 {
-					t.Errorf("game %s after settling and redeeming: pool %d, market %d, want 0 and 0", game, p, m)
-				}
-			}
-			for _, game := range games {
-				for _, b := range bets[game] {
-					if got := a.balances(t, b.bettor.auth).available; got != paid[b.bettor.id] {
-						t.Errorf("bettor %s: balance %d, want the payouts of its bets %d", b.bettor.id, got, paid[b.bettor.id])
-					}
-				}
-			}
+			h.settleAll(t)
 			var sum int64
-			for _, tr := range traders {
+			for _, tr := range h.traders {
 				sum += a.balances(t, tr.auth).available
 			}
 			if sum != deposited {
 				t.Errorf("the traders together hold %d, want the %d they deposited", sum, deposited)
 			}
-			if got := a.ledger(t, money.Treasury) - treasury; got != wantFee {
-				t.Errorf("treasury gained %d, want %d: the players' fees and what the pools kept", got, wantFee)
+			if got := a.ledger(t, money.Treasury) - treasury; got != h.wantFee {
+				t.Errorf("treasury gained %d, want %d: the players' fees and what the pools kept", got, h.wantFee)
 			}
 		})
+	}
+}
+
+// betOf is a bet placed in a game: who and how much.
+type betOf struct {
+	bettor player
+	amount int64
+}
+
+// holdRun is one seed's random games, and what they should have left.
+type holdRun struct {
+	a       *testApp
+	admin   player
+	r       *rand.Rand
+	traders []player
+	games   []string
+	bets    map[string][]betOf
+	held    []string
+	wantFee int64
+}
+
+// playGame plays the g-th staked game with random bets and trades to a
+// random end, and checks that a held game's pool and market still hold
+// every unit paid into them and nobody has been paid from them.
+func (h *holdRun) playGame(t *testing.T, g int) {
+	a, r := h.a, h.r
+	stake := []int64{100_000, 500_000, 1_000_000}[r.IntN(3)]
+	p1, p2, game := a.stakedGame(t, stake, `{"rounds": 3}`)
+	h.games = append(h.games, game)
+	h.wantFee += 2 * stake / 100
+	players := []player{p1, p2}
+	for range 1 + r.IntN(4) {
+		s := a.spectatorWith(t, 3_000_000)
+		amount := int64(10_000 * (1 + r.IntN(150)))
+		res, body := a.prepareBet(t, s, game, players[r.IntN(2)].id, amount)
+		if res.Code == http.StatusConflict {
+			res.wantError(t, 409, "LIMIT_EXCEEDED")
+			continue
+		}
+		if res.Code != 200 {
+			t.Fatalf("game %d: prepare bet: %d %s", g, res.Code, res.Body)
+		}
+		if got := a.submitBet(t, s, game, body); got.Code != 200 || got.json(t)["refunded"] != false {
+			t.Fatalf("game %d: submit bet: %d %s", g, got.Code, got.Body)
+		}
+		h.bets[game] = append(h.bets[game], betOf{s, amount})
+	}
+	for range r.IntN(6) {
+		tr := h.traders[r.IntN(len(h.traders))]
+		price := int64(10_000 * (1 + r.IntN(99)))
+		res := a.order(t, tr, game, "buy", players[r.IntN(2)].id, price, 1+r.Int64N(4), "")
+		if res.Code != http.StatusCreated {
+			res.wantError(t, 409, "LIMIT_EXCEEDED")
+		}
+	}
+	var pool int64
+	for _, b := range h.bets[game] {
+		pool += b.amount
+	}
+	switch r.IntN(3) {
+	case 0: // a resignation at once
+		a.act(t, players[r.IntN(2)], game, `{"type": "resign"}`)
+	case 1: // a round, then a resignation
+		a.playTo(t, p1, p2, game, 1)
+		a.act(t, players[r.IntN(2)], game, `{"type": "resign"}`)
+	default: // played out
+		a.playTo(t, p2, p1, game, 2)
+	}
+	a.wantBooksBalance(t)
+	v := a.betsOf(t, game)
+	if len(v.Bets) > 0 && v.Bets[0].Status == "held" || a.marketOf(t, game).Status == "held" {
+		h.held = append(h.held, game)
+		if got := a.ledger(t, money.BetPool(game)); got != pool {
+			t.Fatalf("game %d held: its pool holds %d, want every bet's %d", g, got, pool)
+		}
+		for _, b := range v.Bets {
+			if b.Status != "held" || b.PayoutMinor != 0 {
+				t.Fatalf("game %d held: bet %+v paid or not held", g, b)
+			}
+		}
+	}
+}
+
+// settleAll checks, once every game is decided, that every bet was paid
+// exactly once and its bettor holds the payouts of their bets, and that
+// the pools and markets are empty once the traders redeemed; it adds what
+// the pools kept to the treasury's due.
+func (h *holdRun) settleAll(t *testing.T) {
+	a := h.a
+	paid := map[string]int64{}
+	for _, game := range h.games {
+		var total, payouts int64
+		for _, b := range a.betsOf(t, game).Bets {
+			if b.Status != "won" && b.Status != "lost" && b.Status != "refunded" {
+				t.Errorf("bet %+v is not settled", b)
+			}
+			total += b.AmountMinor
+			payouts += b.PayoutMinor
+			paid[b.UserID] += b.PayoutMinor
+		}
+		h.wantFee += total - payouts // the fee and what floors left, or 0 when refunded
+		for _, tr := range h.traders {
+			if res := a.redeem(t, tr, game); res.Code != 200 {
+				t.Fatalf("redeem: %d %s", res.Code, res.Body)
+			}
+		}
+		if p, m := a.ledger(t, money.BetPool(game)), a.ledger(t, money.Market(game)); p != 0 || m != 0 {
+			t.Errorf("game %s after settling and redeeming: pool %d, market %d, want 0 and 0", game, p, m)
+		}
+	}
+	for _, game := range h.games {
+		for _, b := range h.bets[game] {
+			if got := a.balances(t, b.bettor.auth).available; got != paid[b.bettor.id] {
+				t.Errorf("bettor %s: balance %d, want the payouts of its bets %d", b.bettor.id, got, paid[b.bettor.id])
+			}
+		}
 	}
 }
 

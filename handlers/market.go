@@ -11,6 +11,47 @@ import (
 	"wager/web"
 )
 
+// marketRoutes registers a game's prediction market.
+func (a *App) marketRoutes(r *router) {
+	orderErrors := []int{http.StatusBadRequest, http.StatusForbidden, http.StatusConflict, http.StatusNotFound}
+	r.json(http.MethodPost, "/games/:id/market/orders/buy", a.buyShares, moneyIn(web.Op{Tag: "market", Auth: web.AuthRequired, Status: http.StatusCreated,
+		Summary: "Buy shares of a player in the game's prediction market",
+		Description: "A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the " +
+			"resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: " +
+			"a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); " +
+			"the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market.",
+		Request: market.OrderRequest{}, Response: market.Placed{}, Errors: orderErrors}))
+	r.json(http.MethodPost, "/games/:id/market/orders/sell", a.sellShares, web.Op{Tag: "market", Auth: web.AuthRequired, Status: http.StatusCreated,
+		Summary: "Sell shares of a player you hold in the game's prediction market",
+		Description: "A limit order: locks the shares (409 INSUFFICIENT_SHARES), matches buys of the same player at or above the price " +
+			"and sells of the other player when the prices sum to 1000000 or less (the pair is merged and both sellers paid).",
+		Request: market.OrderRequest{}, Response: market.Placed{}, Errors: orderErrors})
+	r.json(http.MethodDelete, "/games/:id/market/orders/:orderId", a.cancelOrder, web.Op{Tag: "market", Auth: web.AuthRequired,
+		Summary: "Cancel your open order and release what it locks", Response: market.Order{},
+		Description: "Another user's order -> 404; an order filled or cancelled already -> 409 CONFLICT.",
+		Errors:      []int{http.StatusConflict, http.StatusNotFound}})
+	r.json(http.MethodGet, "/games/:id/market", a.gameMarket, web.Op{Tag: "market", Auth: web.AuthNone,
+		Summary:  "The game's prediction market: prices per player, the book, the last trade and, once resolved, what shares pay",
+		Response: market.View{}, Errors: []int{http.StatusNotFound}})
+	r.json(http.MethodGet, "/games/:id/market/positions", a.marketPositions, web.Op{Tag: "market", Auth: web.AuthRequired,
+		Summary: "What you hold in the game's market, by player", Response: []market.Position{}, Errors: []int{http.StatusNotFound}})
+	r.json(http.MethodGet, "/games/:id/market/orders", a.marketOrders, web.Op{Tag: "market", Auth: web.AuthRequired,
+		Summary: "Your orders in the game's market, open ones first, then newest first", Response: []market.Order{},
+		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+		Query:  []web.Param{web.PageLimit, web.PageBefore("an order's id: only the orders listed after it (the last id of the previous page)")}})
+	r.json(http.MethodGet, "/games/:id/market/trades", a.marketTrades, web.Op{Tag: "market", Auth: web.AuthNone,
+		Summary: "The game's trades, newest first, for price charts", Response: []market.Trade{},
+		Description: "Each trade as its taker saw it: the player whose shares the taker bought or sold and the price per share; " +
+			"the other player's price is 1000000 less it.",
+		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+		Query:  []web.Param{web.PageLimit, web.PageBefore("a trade's id: only older ones (the last id of the previous page)")}})
+	r.json(http.MethodPost, "/games/:id/market/redeem", a.redeemShares, web.Op{Tag: "market", Auth: web.AuthRequired,
+		Summary: "Redeem your shares in the resolved market to your available balance",
+		Description: "Pays once: a share of the winner 1000000, of the loser 0, each 500000 after a draw or a cancellation; " +
+			"again -> redeemedMinor 0. Before the game is over -> 409 CONFLICT.",
+		Response: market.Redeemed{}, Errors: []int{http.StatusConflict, http.StatusNotFound}})
+}
+
 func (a *App) buyShares(c echo.Context) error  { return a.placeOrder(c, engine.Buy) }
 func (a *App) sellShares(c echo.Context) error { return a.placeOrder(c, engine.Sell) }
 

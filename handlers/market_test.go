@@ -288,21 +288,7 @@ func TestMarketMatchesMintsMergesAndResolves(t *testing.T) {
 	}
 
 	// Redeeming pays once, even when asked ten times at once.
-	var wg sync.WaitGroup
-	paid := make([]float64, 10)
-	for i := range paid {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := a.redeem(t, t1, game)
-			if r.Code != 200 {
-				t.Errorf("redeem: %d %s", r.Code, r.Body)
-				return
-			}
-			paid[i] = r.json(t)["redeemedMinor"].(float64)
-		}()
-	}
-	wg.Wait()
+	paid := a.redeemAtOnce(t, t1, game, 10)
 	var sum float64
 	for _, p := range paid {
 		sum += p
@@ -339,6 +325,28 @@ func TestMarketMatchesMintsMergesAndResolves(t *testing.T) {
 	if _, err := a.Money.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// redeemAtOnce has p redeem their shares in the market of game n times at
+// once, and returns what each redemption paid.
+func (a *testApp) redeemAtOnce(t *testing.T, p player, game string, n int) []float64 {
+	t.Helper()
+	var wg sync.WaitGroup
+	paid := make([]float64, n)
+	for i := range paid {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := a.redeem(t, p, game)
+			if r.Code != 200 {
+				t.Errorf("redeem: %d %s", r.Code, r.Body)
+				return
+			}
+			paid[i] = r.json(t)["redeemedMinor"].(float64)
+		}()
+	}
+	wg.Wait()
+	return paid
 }
 
 // A game without a winner resolves its market at half a share each: a

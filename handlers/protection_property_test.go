@@ -294,190 +294,250 @@ func TestLimitsHoldOverRandomPlay(t *testing.T) {
 }
 
 func limitsHoldOverRandomPlay(t *testing.T, seed uint64, steps int, stats map[string]int) {
-	rng := rand.New(rand.NewPCG(seed, 7))
+	pl := newLimitsPlay(t, seed, stats)
+	for i := range steps {
+		now := pl.clk.now()
+		step := fmt.Sprintf("seed %d step %d", seed, i)
+		switch op := pl.rng.IntN(10); {
+		case op == 0:
+			pl.moveClock(t)
+		case op <= 2:
+			pl.setLimits(t, step, now)
+		case op == 3:
+			pl.deposit(t, step, now)
+		case op <= 5:
+			if !pl.stakedGame(t, step, now) {
+				continue
+			}
+		case op <= 7:
+			pl.bet(t, step, now)
+		default:
+			pl.trade(t, step, now)
+		}
+		pl.model.compareLimits(t, step, pl.a.limits(t, pl.p), pl.clk.now())
+	}
+}
+
+// limitsPlay is one random sequence of play by p against the model of
+// the limits.
+type limitsPlay struct {
+	a     *testApp
+	rng   *rand.Rand
+	clk   *testClock
+	model *limitModel
+	stats map[string]int
+	// p is the player whose limits are checked; the others are opponents,
+	// the players of the games watched, a second bettor and the market's
+	// other traders, with money enough.
+	p, opp, o1, o2, bettor, maker, taker player
+	signedIn                             time.Time
+}
+
+func newLimitsPlay(t *testing.T, seed uint64, stats map[string]int) *limitsPlay {
 	clk := newTestClock()
 	a := newTestAppAt(t, noWorkers, clk.now)
-	model := newLimitModel()
-	p := a.spectatorWith(t, 1_000_000_000) // 1000 USDC in the wallet
-	// Everyone else: opponents, the players of the games watched, a
-	// second bettor and the market's other traders, with money enough.
-	opp, o1, o2 := a.depositor(t, 100_000_000), a.depositor(t, 100_000_000), a.depositor(t, 100_000_000)
-	bettor := a.spectatorWith(t, 100_000_000)
-	maker, taker := a.depositor(t, 100_000_000), a.depositor(t, 100_000_000)
-	everyone := []*player{&p, &opp, &o1, &o2, &bettor, &maker, &taker}
-	signedIn := clk.now()
+	pl := &limitsPlay{a: a, rng: rand.New(rand.NewPCG(seed, 7)), clk: clk, model: newLimitModel(), stats: stats}
+	pl.p = a.spectatorWith(t, 1_000_000_000) // 1000 USDC in the wallet
+	pl.opp, pl.o1, pl.o2 = a.depositor(t, 100_000_000), a.depositor(t, 100_000_000), a.depositor(t, 100_000_000)
+	pl.bettor = a.spectatorWith(t, 100_000_000)
+	pl.maker, pl.taker = a.depositor(t, 100_000_000), a.depositor(t, 100_000_000)
+	pl.signedIn = clk.now()
 
 	// An opening deposit (no limits yet) gives the platform balance that
 	// stakes and buys spend.
-	a.depositNow(t, p, 30_000_000)
-	model.deposits = append(model.deposits, modelFlow{clk.now(), 30_000_000})
+	a.depositNow(t, pl.p, 30_000_000)
+	pl.model.deposits = append(pl.model.deposits, modelFlow{clk.now(), 30_000_000})
+	return pl
+}
 
-	// watched starts a staked game between o1 and o2.
-	watched := func() string {
-		lobby := a.lobby(t, o1, `{"gameType": "rps", "stakeMinor": 1000000, "settings": {"rounds": 1}}`)
-		a.join(t, o1, lobby)
-		return a.join(t, o2, lobby)["gameId"].(string)
+// watched starts a staked game between o1 and o2.
+func (pl *limitsPlay) watched(t *testing.T) string {
+	lobby := pl.a.lobby(t, pl.o1, `{"gameType": "rps", "stakeMinor": 1000000, "settings": {"rounds": 1}}`)
+	pl.a.join(t, pl.o1, lobby)
+	return pl.a.join(t, pl.o2, lobby)["gameId"].(string)
+}
+
+// finish ends a game of two players; true when first wins.
+func (pl *limitsPlay) finish(t *testing.T, first, second player, game string, firstWins bool) {
+	if firstWins {
+		pl.a.playTo(t, first, second, game, 1)
+	} else {
+		pl.a.playTo(t, second, first, game, 1)
 	}
-	// finish ends a game of two players; true when first wins.
-	finish := func(first, second player, game string, firstWins bool) {
-		if firstWins {
-			a.playTo(t, first, second, game, 1)
+}
+
+// amount is a random amount from lo to hi, in whole cents.
+func (pl *limitsPlay) amount(lo, hi int64) int64 {
+	return (lo + pl.rng.Int64N(hi-lo+1)) / 10_000 * 10_000
+}
+
+// moveClock moves the clock by minutes, hours or days.
+func (pl *limitsPlay) moveClock(t *testing.T) {
+	rng := pl.rng
+	d := []time.Duration{time.Duration(1+rng.IntN(90)) * time.Minute, time.Duration(1+rng.IntN(20)) * time.Hour,
+		time.Duration(22+rng.IntN(60)) * time.Hour, time.Duration(5+rng.IntN(10)) * 24 * time.Hour}[rng.IntN(4)]
+	pl.clk.advance(d)
+	if pl.clk.now().Sub(pl.signedIn) > 20*time.Hour {
+		for _, who := range []*player{&pl.p, &pl.opp, &pl.o1, &pl.o2, &pl.bettor, &pl.maker, &pl.taker} {
+			pl.a.relogin(t, who)
+		}
+		pl.signedIn = pl.clk.now()
+	}
+	pl.stats["clock"]++
+}
+
+// setLimits changes some of the limits.
+func (pl *limitsPlay) setLimits(t *testing.T, step string, now time.Time) {
+	body := map[string]any{}
+	for _, n := range modelNames {
+		if pl.rng.IntN(3) != 0 {
+			continue
+		}
+		var v *int64
+		if pl.rng.IntN(5) != 0 {
+			x := pl.amount(0, 8_000_000)
+			switch n[:4] {
+			case "depo":
+				x = pl.amount(0, 40_000_000)
+			case "stak":
+				x = pl.amount(100_000, 3_000_000)
+			case "loss":
+				if pl.rng.IntN(3) == 0 { // exactly what is lost: reached
+					x = max(sumIn(pl.model.losses, now, modelWindow(n)), 0)
+				}
+			}
+			v = &x
+		}
+		pl.model.set(n, v, now)
+		if w, ok := map[string]string{"day": "day", "eek": "week", "nth": "month"}[n[len(n)-3:]]; ok && n != "stakeMaxMinor" {
+			group := n[:len(n)-len(w)-1]
+			g, _ := body[group].(map[string]any)
+			if g == nil {
+				g = map[string]any{}
+				body[group] = g
+			}
+			g[w] = v
 		} else {
-			a.playTo(t, second, first, game, 1)
+			body[n] = v
 		}
 	}
-	amount := func(lo, hi int64) int64 { return (lo + rng.Int64N(hi-lo+1)) / 10_000 * 10_000 }
+	pl.model.compareLimits(t, step+" (limits set)", pl.a.putLimits(t, pl.p, jsonBody(body)), now)
+	pl.stats["limits"]++
+}
 
-	for i := range steps {
-		now := clk.now()
-		step := fmt.Sprintf("seed %d step %d", seed, i)
-		switch op := rng.IntN(10); {
-		case op == 0: // the clock moves: minutes, hours or days
-			d := []time.Duration{time.Duration(1+rng.IntN(90)) * time.Minute, time.Duration(1+rng.IntN(20)) * time.Hour,
-				time.Duration(22+rng.IntN(60)) * time.Hour, time.Duration(5+rng.IntN(10)) * 24 * time.Hour}[rng.IntN(4)]
-			clk.advance(d)
-			if clk.now().Sub(signedIn) > 20*time.Hour {
-				for _, who := range everyone {
-					a.relogin(t, who)
-				}
-				signedIn = clk.now()
-			}
-			stats["clock"]++
-		case op <= 2: // a limit changes
-			body := map[string]any{}
-			for _, n := range modelNames {
-				if rng.IntN(3) != 0 {
-					continue
-				}
-				var v *int64
-				if rng.IntN(5) != 0 {
-					x := amount(0, 8_000_000)
-					switch n[:4] {
-					case "depo":
-						x = amount(0, 40_000_000)
-					case "stak":
-						x = amount(100_000, 3_000_000)
-					case "loss":
-						if rng.IntN(3) == 0 { // exactly what is lost: reached
-							x = max(sumIn(model.losses, now, modelWindow(n)), 0)
-						}
-					}
-					v = &x
-				}
-				model.set(n, v, now)
-				if w, ok := map[string]string{"day": "day", "eek": "week", "nth": "month"}[n[len(n)-3:]]; ok && n != "stakeMaxMinor" {
-					group := n[:len(n)-len(w)-1]
-					g, _ := body[group].(map[string]any)
-					if g == nil {
-						g = map[string]any{}
-						body[group] = g
-					}
-					g[w] = v
-				} else {
-					body[n] = v
-				}
-			}
-			model.compareLimits(t, step+" (limits set)", a.putLimits(t, p, jsonBody(body)), now)
-			stats["limits"]++
-		case op == 3: // a deposit
-			x := amount(10_000, 5_000_000)
-			if room := model.depositRoom(now); rng.IntN(3) == 0 && room >= 10_000 && room <= 50_000_000 {
-				x = room // exactly up to a limit
-			}
-			if r := a.prepareDeposit(t, p, x); compareAnswer(t, step+" deposit", r, model.judge(now, x, 0, 0), 200) {
-				prep := r.json(t)
-				if s := a.submit(t, p.auth, prep["intentId"].(string), signPrepared(t, p.wallet, prep["transaction"].(string), nil)); s.Code != 200 {
-					t.Fatalf("%s: deposit: %d %s", step, s.Code, s.Body)
-				}
-				model.deposits = append(model.deposits, modelFlow{now, x})
-				stats["deposit"]++
-			} else {
-				stats["deposit refused"]++
-			}
-		case op <= 5: // a staked game, won or lost
-			stake := amount(100_000, 2_000_000)
-			r := a.do(t, request{method: http.MethodPost, path: "/lobbies", header: p.auth,
-				body: jsonBody(map[string]any{"gameType": "rps", "stakeMinor": stake, "settings": map[string]int{"rounds": 1}})})
-			if !compareAnswer(t, step+" staked lobby", r, model.judge(now, 0, stake, stake), http.StatusCreated) {
-				stats["stake refused"]++
-				continue
-			}
-			lobby := r.json(t)["id"].(string)
-			a.join(t, p, lobby)
-			game := a.join(t, opp, lobby)["gameId"].(string)
-			model.losses = append(model.losses, modelFlow{now, stake})
-			won := rng.IntN(2) == 0
-			finish(p, opp, game, won)
-			if won {
-				model.losses = append(model.losses, modelFlow{now, -(2*stake - 2*stake/100)})
-			}
-			stats["stake"]++
-		case op <= 7: // a bet against another bettor
-			game := watched()
-			x, y := amount(10_000, 1_500_000), amount(10_000, 1_500_000)
-			r, body := a.prepareBet(t, p, game, o1.id, x)
-			// A bet comes from the wallet and is paid back to the balance:
-			// a deposit too.
-			placed := compareAnswer(t, step+" bet", r, model.judge(now, x, 0, x), 200)
-			if placed {
-				if s := a.submitBet(t, p, game, body); s.Code != 200 || s.json(t)["refunded"] != false {
-					t.Fatalf("%s: the bet: %d %s", step, s.Code, s.Body)
-				}
-				model.losses = append(model.losses, modelFlow{now, x})
-				model.deposits = append(model.deposits, modelFlow{now, x})
-				stats["bet"]++
-			} else {
-				stats["bet refused"]++
-			}
-			a.bet(t, bettor, game, o2.id, y)
-			o1Wins := rng.IntN(2) == 0
-			finish(o1, o2, game, o1Wins)
-			if placed {
-				payouts, _, _ := settlement.BetPayouts([]int64{x, y}, []bool{o1Wins, !o1Wins})
-				if payouts[0] > 0 {
-					model.losses = append(model.losses, modelFlow{now, -payouts[0]})
-				}
-			}
-		default: // market shares bought (a mint), some sold, the rest redeemed
-			game := watched()
-			price, shares := amount(100_000, 900_000), int64(1+rng.IntN(4))
-			a.placed(t, maker, game, "buy", o2.id, 1_000_000-price, shares, "")
-			r := a.order(t, p, game, "buy", o1.id, price, shares, "")
-			bought := compareAnswer(t, step+" market buy", r, model.judge(now, 0, 0, price*shares), http.StatusCreated)
-			held := int64(0)
-			if bought {
-				model.losses = append(model.losses, modelFlow{now, price * shares})
-				held = shares
-				if sell := int64(rng.IntN(int(shares) + 1)); sell > 0 {
-					bid := amount(10_000, 990_000)
-					a.placed(t, taker, game, "buy", o1.id, bid, sell, "")
-					if got := a.placed(t, p, game, "sell", o1.id, bid, sell, ""); got.Order.FilledShares != sell {
-						t.Fatalf("%s: the sell: %+v", step, got)
-					}
-					model.losses = append(model.losses, modelFlow{now, -bid * sell})
-					held -= sell
-				}
-				stats["buy"]++
-			} else {
-				stats["buy refused"]++
-			}
-			o1Wins := rng.IntN(2) == 0
-			finish(o1, o2, game, o1Wins)
-			if held > 0 {
-				r := a.redeem(t, p, game)
-				want := int64(0)
-				if o1Wins {
-					want = held * 1_000_000
-				}
-				if r.Code != 200 || r.json(t)["redeemedMinor"] != float64(want) {
-					t.Fatalf("%s: redeem: %d %s, want %d", step, r.Code, r.Body, want)
-				}
-				if want > 0 {
-					model.losses = append(model.losses, modelFlow{now, -want})
-				}
-			}
+// deposit deposits from p's wallet.
+func (pl *limitsPlay) deposit(t *testing.T, step string, now time.Time) {
+	a, p := pl.a, pl.p
+	x := pl.amount(10_000, 5_000_000)
+	if room := pl.model.depositRoom(now); pl.rng.IntN(3) == 0 && room >= 10_000 && room <= 50_000_000 {
+		x = room // exactly up to a limit
+	}
+	if r := a.prepareDeposit(t, p, x); compareAnswer(t, step+" deposit", r, pl.model.judge(now, x, 0, 0), 200) {
+		prep := r.json(t)
+		if s := a.submit(t, p.auth, prep["intentId"].(string), signPrepared(t, p.wallet, prep["transaction"].(string), nil)); s.Code != 200 {
+			t.Fatalf("%s: deposit: %d %s", step, s.Code, s.Body)
 		}
-		model.compareLimits(t, step, a.limits(t, p), clk.now())
+		pl.model.deposits = append(pl.model.deposits, modelFlow{now, x})
+		pl.stats["deposit"]++
+	} else {
+		pl.stats["deposit refused"]++
+	}
+}
+
+// stakedGame plays a staked game, won or lost; false when the lobby was
+// refused.
+func (pl *limitsPlay) stakedGame(t *testing.T, step string, now time.Time) bool {
+	a, p := pl.a, pl.p
+	stake := pl.amount(100_000, 2_000_000)
+	r := a.do(t, request{method: http.MethodPost, path: "/lobbies", header: p.auth,
+		body: jsonBody(map[string]any{"gameType": "rps", "stakeMinor": stake, "settings": map[string]int{"rounds": 1}})})
+	if !compareAnswer(t, step+" staked lobby", r, pl.model.judge(now, 0, stake, stake), http.StatusCreated) {
+		pl.stats["stake refused"]++
+		return false
+	}
+	lobby := r.json(t)["id"].(string)
+	a.join(t, p, lobby)
+	game := a.join(t, pl.opp, lobby)["gameId"].(string)
+	pl.model.losses = append(pl.model.losses, modelFlow{now, stake})
+	won := pl.rng.IntN(2) == 0
+	pl.finish(t, p, pl.opp, game, won)
+	if won {
+		pl.model.losses = append(pl.model.losses, modelFlow{now, -(2*stake - 2*stake/100)})
+	}
+	pl.stats["stake"]++
+	return true
+}
+
+// bet bets on a watched game against another bettor.
+func (pl *limitsPlay) bet(t *testing.T, step string, now time.Time) {
+	a, p, o1, o2 := pl.a, pl.p, pl.o1, pl.o2
+	game := pl.watched(t)
+	x, y := pl.amount(10_000, 1_500_000), pl.amount(10_000, 1_500_000)
+	r, body := a.prepareBet(t, p, game, o1.id, x)
+	// A bet comes from the wallet and is paid back to the balance:
+	// a deposit too.
+	placed := compareAnswer(t, step+" bet", r, pl.model.judge(now, x, 0, x), 200)
+	if placed {
+		if s := a.submitBet(t, p, game, body); s.Code != 200 || s.json(t)["refunded"] != false {
+			t.Fatalf("%s: the bet: %d %s", step, s.Code, s.Body)
+		}
+		pl.model.losses = append(pl.model.losses, modelFlow{now, x})
+		pl.model.deposits = append(pl.model.deposits, modelFlow{now, x})
+		pl.stats["bet"]++
+	} else {
+		pl.stats["bet refused"]++
+	}
+	a.bet(t, pl.bettor, game, o2.id, y)
+	o1Wins := pl.rng.IntN(2) == 0
+	pl.finish(t, o1, o2, game, o1Wins)
+	if placed {
+		payouts, _, _ := settlement.BetPayouts([]int64{x, y}, []bool{o1Wins, !o1Wins})
+		if payouts[0] > 0 {
+			pl.model.losses = append(pl.model.losses, modelFlow{now, -payouts[0]})
+		}
+	}
+}
+
+// trade buys market shares (a mint) of a watched game, sells some and
+// redeems the rest.
+func (pl *limitsPlay) trade(t *testing.T, step string, now time.Time) {
+	a, p, o1, o2 := pl.a, pl.p, pl.o1, pl.o2
+	game := pl.watched(t)
+	price, shares := pl.amount(100_000, 900_000), int64(1+pl.rng.IntN(4))
+	a.placed(t, pl.maker, game, "buy", o2.id, 1_000_000-price, shares, "")
+	r := a.order(t, p, game, "buy", o1.id, price, shares, "")
+	bought := compareAnswer(t, step+" market buy", r, pl.model.judge(now, 0, 0, price*shares), http.StatusCreated)
+	held := int64(0)
+	if bought {
+		pl.model.losses = append(pl.model.losses, modelFlow{now, price * shares})
+		held = shares
+		if sell := int64(pl.rng.IntN(int(shares) + 1)); sell > 0 {
+			bid := pl.amount(10_000, 990_000)
+			a.placed(t, pl.taker, game, "buy", o1.id, bid, sell, "")
+			if got := a.placed(t, p, game, "sell", o1.id, bid, sell, ""); got.Order.FilledShares != sell {
+				t.Fatalf("%s: the sell: %+v", step, got)
+			}
+			pl.model.losses = append(pl.model.losses, modelFlow{now, -bid * sell})
+			held -= sell
+		}
+		pl.stats["buy"]++
+	} else {
+		pl.stats["buy refused"]++
+	}
+	o1Wins := pl.rng.IntN(2) == 0
+	pl.finish(t, o1, o2, game, o1Wins)
+	if held > 0 {
+		r := a.redeem(t, p, game)
+		want := int64(0)
+		if o1Wins {
+			want = held * 1_000_000
+		}
+		if r.Code != 200 || r.json(t)["redeemedMinor"] != float64(want) {
+			t.Fatalf("%s: redeem: %d %s, want %d", step, r.Code, r.Body, want)
+		}
+		if want > 0 {
+			pl.model.losses = append(pl.model.losses, modelFlow{now, -want})
+		}
 	}
 }
 

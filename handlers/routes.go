@@ -11,12 +11,8 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"wager/domain/flags"
-	"wager/domain/game"
 	"wager/domain/game/rules"
-	"wager/domain/market"
 	"wager/domain/media"
-	"wager/domain/money"
-	"wager/domain/settlement"
 	"wager/web"
 )
 
@@ -31,7 +27,6 @@ const feePayerBudgets = "The platform pays the network fee up to FEE_PAYER_DAILY
 // maintenanceRetry is the Retry-After of a maintenance answer.
 const maintenanceRetry = 60 * time.Second
 
-// routes builds the Echo server: global middleware, then every route.
 // notificationsPagePath is where the notifications page is routed. A
 // browser opening /notifications (the JSON list's address) is served the
 // page: a navigation asks for HTML and carries no bearer token, which every
@@ -56,6 +51,7 @@ func pagesForBrowsers(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// routes builds the Echo server: global middleware, then every route.
 func (a *App) routes() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -84,22 +80,7 @@ func (a *App) routes() *echo.Echo {
 		web.Country(a.CountryHeader, a.TrustedProxies),
 	)
 
-	a.Docs = web.NewOpenAPI("Wager Arena API", APIVersion,
-		"Head-to-head games for USDC stakes on Solana, with spectators, chat and donations. "+
-			"Every id is a string, and a path parameter takes exactly the string a response gave. "+
-			"Long lists take ?limit= (1-200, default 50) and ?before=<the id of the last item seen>; leaderboards take ?offset= instead. "+
-			"Every GET route also answers HEAD. Origins listed in CORS_ORIGINS may call the API from a browser with a bearer token (never cookies). "+
-			"The live WebSocket protocol (GET /ws) is described by the AsyncAPI document at /asyncapi.json.")
-	a.Docs.Tags = tagDescriptions
-	a.Docs.Schemas = settingsSchemas()
-	// The live socket's event and notice data, so that clients generated
-	// from this document have their types (the AsyncAPI document maps
-	// the names to them).
-	for _, m := range []map[string]any{a.Protocol.Events, a.Protocol.Notices, a.Protocol.TournamentEvents} {
-		for _, name := range slices.Sorted(maps.Keys(m)) {
-			a.Docs.Components = append(a.Docs.Components, m[name])
-		}
-	}
+	a.Docs = a.apiDocument()
 	r := &router{
 		e:       e,
 		app:     a,
@@ -112,209 +93,15 @@ func (a *App) routes() *echo.Echo {
 			Enabled: func() bool { return a.Flags.Enabled(flags.AbuseControls) }, Exempt: a.isBot}).For,
 	}
 
-	// Operational endpoints: never 426, never 503 for maintenance.
-	r.ops(http.MethodGet, "/health", a.health, web.Op{Summary: "Service health",
-		Description: "Checks the database. 503 with status \"degraded\" when it is unreachable.",
-		Response:    Health{}, Errors: []int{http.StatusServiceUnavailable}})
-	r.ops(http.MethodGet, "/version", a.version, web.Op{Summary: "API and minimum SDK version", Response: Version{}})
-	r.ops(http.MethodGet, "/feature-flags", a.featureFlags, web.Op{Summary: "Feature flags by name",
-		Response: map[string]bool{}})
-	r.ops(http.MethodGet, "/openapi.json", a.openAPI, web.Op{Summary: "This API as an OpenAPI 3.1 document",
-		Description: "gzip-encoded for clients that accept it.", Response: map[string]any{}, ETag: true})
-	r.ops(http.MethodGet, "/asyncapi.json", a.asyncAPI, web.Op{Summary: "The live socket (GET /ws) as an AsyncAPI 3.0 document",
-		Description: "Every client message and every frame: joined, resumed, each game event with its data, each personal notice, resync, error. " +
-			"gzip-encoded for clients that accept it.", Response: map[string]any{}, ETag: true})
-	e.GET("/static/*", serveStatic)
-
-	// Sign-in: open to admin wallets during maintenance (the handlers check).
-	r.signIn(http.MethodPost, "/auth/handshake", a.handshake, web.Op{Tag: "auth",
-		Summary: "Get a sign-in message for a wallet", Request: HandshakeRequest{}, Response: HandshakeResponse{},
-		Description: "Header X-App-Id is required. The message is single-use and expires after 5 minutes; any unexpired, unused challenge of the wallet can be signed. " +
-			"At most 10 a minute for one wallet from one client address (asking in someone else's name uses up nothing of theirs) and AUTH_RATE_LIMIT (120) a minute per client address: past either, 429 RATE_LIMITED with Retry-After.",
-		Errors: []int{http.StatusTooManyRequests}})
-	r.signIn(http.MethodPost, "/auth/login-wallet", a.loginWallet, web.Op{Tag: "auth",
-		Summary: "Sign in with the wallet's signature of the message", Request: LoginRequest{}, Response: LoginResponse{},
-		Description: "Header X-App-Id is required. Any failure is 401 UNAUTHORIZED.", Errors: []int{http.StatusUnauthorized}})
-
-	r.json(http.MethodPost, "/auth/logout", a.logoutToken, web.Op{Tag: "auth", Auth: web.AuthRequired, Status: http.StatusNoContent,
-		Summary:     "Sign the access token out",
-		Description: "Every instance refuses the token from then on (401)."})
-	r.signIn(http.MethodPost, "/session", a.createSession, web.Op{Tag: "auth",
-		Summary: "Browser sign-in: like /auth/login-wallet for app id \"web\", answered with a session cookie",
-		Request: LoginRequest{}, Response: SessionAnswer{}, Errors: []int{http.StatusUnauthorized, http.StatusForbidden}})
-
-	// Users.
-	r.json(http.MethodGet, "/users/search", a.searchUsers, web.Op{Tag: "users", Auth: web.AuthOptional,
-		Summary: "Find users whose username starts with a prefix (at most 20)", Response: []UserProfile{},
-		Query: []web.Param{{Name: "username", Required: true, Description: "at least 2 characters, any case", MinLength: 2}}})
-	r.json(http.MethodGet, "/users/me", a.me, web.Op{Tag: "users", Auth: web.AuthRequired,
-		Summary: "The signed-in user's profile", Response: MyProfile{}})
-	// Documented at /usernames/{username}: /users/username/{username} would
-	// be ambiguous with /users/{id}/... in the document.
-	r.json(http.MethodGet, "/usernames/:username", a.userByUsername, web.Op{Tag: "users", Auth: web.AuthNone,
-		Summary: "Public profile by username", Description: "Also served at /users/username/{username}.",
-		Response: UserProfile{}, Errors: []int{http.StatusNotFound}})
-	r.alias(http.MethodGet, "/users/username/:username", a.userByUsername, web.AuthNone)
-	r.json(http.MethodGet, "/users/:id", a.userByID, web.Op{Tag: "users", Auth: web.AuthNone,
-		Summary: "Public profile by id", Response: UserProfile{}, Errors: []int{http.StatusNotFound}})
-	r.json(http.MethodPatch, "/users/me/profile", a.updateProfile, web.Op{Tag: "users", Auth: web.AuthRequired,
-		Summary: "Change username, display name or bio", Request: ProfileRequest{}, Response: UserProfile{},
-		Errors: []int{http.StatusConflict}})
-	for _, kind := range []media.Kind{media.Avatar, media.Cover} {
-		r.json(http.MethodPost, "/users/me/"+string(kind), a.uploadImage(kind), web.Op{Tag: "users", Auth: web.AuthRequired,
-			Summary:     "Upload the " + string(kind) + " image (multipart field \"file\")",
-			Description: "PNG, JPEG or WebP, recognised by content; at most 2 MB. Re-encoded so that only pixels are kept.",
-			Upload:      &web.Upload{Field: "file", Types: []string{"image/png", "image/jpeg", "image/webp"}},
-			Response:    UserProfile{}, Errors: []int{http.StatusRequestEntityTooLarge}})
-	}
-	r.asset(http.MethodGet, "/images/:id", a.image, web.Op{Tag: "users", Summary: "A profile image (PNG or JPEG bytes)",
-		Description: "Content never changes for an id: cached for a year.", Errors: []int{http.StatusNotFound},
-		Produces: []string{"image/png", "image/jpeg"}})
-
-	// Games.
-	r.json(http.MethodGet, "/games/available", a.availableGames, web.Op{Tag: "games", Auth: web.AuthNone,
-		Summary: "Game types with their settings", Response: []rules.Info{}})
-	r.json(http.MethodGet, "/games/metrics", a.gameMetrics, web.Op{Tag: "games", Auth: web.AuthNone,
-		Summary: "Real-time platform metrics", Response: game.Metrics{}})
-	r.json(http.MethodGet, "/games/live", a.liveGames, web.Op{Tag: "spectate", Auth: web.AuthOptional,
-		Summary: "Active games, most watched first", Response: []game.LiveGame{}})
-	r.json(http.MethodGet, "/spectate/live-players", a.livePlayers, web.Op{Tag: "spectate", Auth: web.AuthOptional,
-		Summary: "Everyone playing right now, one entry per user", Response: []game.LivePlayer{}})
-	r.json(http.MethodPost, "/lobbies", a.createLobby, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired, Status: http.StatusCreated,
-		Summary: "Open a lobby (a table of one game type and stake)", Request: LobbyRequest{}, Response: game.Lobby{}}))
-	r.json(http.MethodGet, "/lobbies", a.listLobbies, web.Op{Tag: "games", Auth: web.AuthOptional,
-		Summary: "The newest lobbies with their queue lengths", Response: []game.Lobby{}})
-	r.json(http.MethodPost, "/lobbies/:id/join-queue", a.joinQueue, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired,
-		Summary:     "Join the lobby's matchmaking queue",
-		Description: "Answers queued, or matched with the new game's id when someone was waiting. Stakes are locked from both platform balances.",
-		Response:    game.JoinResult{}, Errors: []int{http.StatusNotFound, http.StatusConflict}}))
-	r.json(http.MethodDelete, "/lobbies/:id/join-queue", a.leaveQueue, web.Op{Tag: "games", Auth: web.AuthRequired,
-		Summary: "Leave the lobby's queue", Response: StatusAnswer{}, Errors: []int{http.StatusNotFound}})
-	r.json(http.MethodGet, "/games/:id", a.gameMetadata, web.Op{Tag: "games", Auth: web.AuthNone,
-		Summary:     "Public game metadata; result and history once completed",
-		Description: "Includes the escrow address, the pot, and the settlement's on-chain transfers, so anyone can check the payout on chain.",
-		Response:    GameDetail{}, Errors: []int{http.StatusNotFound}, ETag: true})
-	r.json(http.MethodPost, "/games/:id/donations/prepare", a.prepareDonation, moneyIn(web.Op{Tag: "spectate", Auth: web.AuthRequired,
-		Summary:     "Prepare a donation from your wallet into the game's escrow",
-		Description: "Spectators of an active game only (403 for its players); at least 10000 minor units. Sign the transaction and submit it.",
-		Request:     DonationRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusForbidden, http.StatusConflict, http.StatusNotFound}}))
-	r.json(http.MethodPost, "/games/:id/donations/submit", a.submitDonation, web.Op{Tag: "spectate", Auth: web.AuthRequired,
-		Summary: "Submit the signed donation; answers once it is confirmed and in the pot",
-		Description: "The room gets game:donation, game:pot and a system chat message. A donation that lands after the game ended " +
-			"answers refunded: true and is refunded on chain to the wallet that paid it, never to the platform balance. " +
-			"Submitting the same intent again moves nothing more. " + feePayerBudgets,
-		Request: SubmitRequest{}, Response: settlement.DonationResult{}, Errors: []int{http.StatusConflict, http.StatusNotFound, http.StatusTooManyRequests}})
-	r.json(http.MethodPost, "/games/:id/bets/prepare", a.prepareBet, moneyIn(web.Op{Tag: "spectate", Auth: web.AuthRequired,
-		Summary: "Prepare a bet on a player from your wallet into the game's escrow",
-		Description: "Open to signed-in non-players while the game is active and its first round is not decided " +
-			"(rps: the first reveal; connect four: the first move); after that 409 BETTING_CLOSED.",
-		Request: BetRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusBadRequest, http.StatusForbidden, http.StatusConflict, http.StatusNotFound}}))
-	r.json(http.MethodPost, "/games/:id/bets/submit", a.submitBet, web.Op{Tag: "spectate", Auth: web.AuthRequired,
-		Summary: "Submit the signed bet; answers once it is confirmed and in the pool",
-		Description: "The room gets game:bet with the new pool totals. A bet that cannot join its pool when it lands (betting " +
-			"closed, the pool's cap, a link to a player, a player protection refusal) answers refunded: true and is refunded on " +
-			"chain to the wallet that paid it, never to the platform balance. Submitting the same intent again moves nothing more. " +
-			feePayerBudgets,
-		Request: SubmitRequest{}, Response: settlement.BetResult{}, Errors: []int{http.StatusConflict, http.StatusNotFound, http.StatusTooManyRequests}})
-	r.json(http.MethodGet, "/games/:id/bets", a.gameBets, web.Op{Tag: "spectate", Auth: web.AuthNone,
-		Summary: "The game's betting pools and bets, newest first", Response: settlement.Bets{}, Errors: []int{http.StatusNotFound}})
-	orderErrors := []int{http.StatusBadRequest, http.StatusForbidden, http.StatusConflict, http.StatusNotFound}
-	r.json(http.MethodPost, "/games/:id/market/orders/buy", a.buyShares, moneyIn(web.Op{Tag: "market", Auth: web.AuthRequired, Status: http.StatusCreated,
-		Summary: "Buy shares of a player in the game's prediction market",
-		Description: "A limit order: locks priceMinor x shares of your available balance (409 INSUFFICIENT_FUNDS), matches at the " +
-			"resting orders' prices (sells of the same player, and buys of the other player when the prices sum to 1000000 or more: " +
-			"a new pair is minted), and the rest stays on the book (GTC) or is cancelled (IOC). Players of the game may not trade (403); " +
-			"the market trades while the game is active (409 GAME_NOT_ACTIVE). The room gets game:market.",
-		Request: market.OrderRequest{}, Response: market.Placed{}, Errors: orderErrors}))
-	r.json(http.MethodPost, "/games/:id/market/orders/sell", a.sellShares, web.Op{Tag: "market", Auth: web.AuthRequired, Status: http.StatusCreated,
-		Summary: "Sell shares of a player you hold in the game's prediction market",
-		Description: "A limit order: locks the shares (409 INSUFFICIENT_SHARES), matches buys of the same player at or above the price " +
-			"and sells of the other player when the prices sum to 1000000 or less (the pair is merged and both sellers paid).",
-		Request: market.OrderRequest{}, Response: market.Placed{}, Errors: orderErrors})
-	r.json(http.MethodDelete, "/games/:id/market/orders/:orderId", a.cancelOrder, web.Op{Tag: "market", Auth: web.AuthRequired,
-		Summary: "Cancel your open order and release what it locks", Response: market.Order{},
-		Description: "Another user's order -> 404; an order filled or cancelled already -> 409 CONFLICT.",
-		Errors:      []int{http.StatusConflict, http.StatusNotFound}})
-	r.json(http.MethodGet, "/games/:id/market", a.gameMarket, web.Op{Tag: "market", Auth: web.AuthNone,
-		Summary:  "The game's prediction market: prices per player, the book, the last trade and, once resolved, what shares pay",
-		Response: market.View{}, Errors: []int{http.StatusNotFound}})
-	r.json(http.MethodGet, "/games/:id/market/positions", a.marketPositions, web.Op{Tag: "market", Auth: web.AuthRequired,
-		Summary: "What you hold in the game's market, by player", Response: []market.Position{}, Errors: []int{http.StatusNotFound}})
-	r.json(http.MethodGet, "/games/:id/market/orders", a.marketOrders, web.Op{Tag: "market", Auth: web.AuthRequired,
-		Summary: "Your orders in the game's market, open ones first, then newest first", Response: []market.Order{},
-		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-		Query:  []web.Param{web.PageLimit, web.PageBefore("an order's id: only the orders listed after it (the last id of the previous page)")}})
-	r.json(http.MethodGet, "/games/:id/market/trades", a.marketTrades, web.Op{Tag: "market", Auth: web.AuthNone,
-		Summary: "The game's trades, newest first, for price charts", Response: []market.Trade{},
-		Description: "Each trade as its taker saw it: the player whose shares the taker bought or sold and the price per share; " +
-			"the other player's price is 1000000 less it.",
-		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-		Query:  []web.Param{web.PageLimit, web.PageBefore("a trade's id: only older ones (the last id of the previous page)")}})
-	r.json(http.MethodPost, "/games/:id/market/redeem", a.redeemShares, web.Op{Tag: "market", Auth: web.AuthRequired,
-		Summary: "Redeem your shares in the resolved market to your available balance",
-		Description: "Pays once: a share of the winner 1000000, of the loser 0, each 500000 after a draw or a cancellation; " +
-			"again -> redeemedMinor 0. Before the game is over -> 409 CONFLICT.",
-		Response: market.Redeemed{}, Errors: []int{http.StatusConflict, http.StatusNotFound}})
-	r.json(http.MethodGet, "/games/:id/pot", a.gamePot, web.Op{Tag: "spectate", Auth: web.AuthNone,
-		Summary: "The game's pot: stakes, donations, and what the winner would get", Response: settlement.Pot{}, Errors: []int{http.StatusNotFound}})
-	r.json(http.MethodGet, "/games/:id/donations", a.gameDonations, web.Op{Tag: "spectate", Auth: web.AuthNone,
-		Summary: "The game's donations, newest first", Response: []settlement.Donation{}, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-		Query: []web.Param{web.PageLimit,
-			web.PageBefore("a donation's signature: only older ones (the last signature of the previous page)")}})
-	r.json(http.MethodGet, "/games/:id/state", a.gameState, web.Op{Tag: "games", Auth: web.AuthRequired,
-		Summary:     "Game state, the same for players and spectators",
-		Description: "Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their reveal. 409 GAME_NOT_ACTIVE when the game is not active.",
-		Response:    web.OneOf{rules.RPSView{}, rules.C4View{}}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
-	r.json(http.MethodGet, "/games/:id/events", a.gameEvents, web.Op{Tag: "games", Auth: web.AuthRequired,
-		Summary: "The game's events after a seq (for clients that poll instead of using /ws)", Response: EventsPage{},
-		Query: []web.Param{{Name: "after", Description: "the last seq you have; 0 for all", Type: "integer", Min: web.Bound(0)}}})
-	r.json(http.MethodPost, "/games/:id/actions", a.gameAction, web.Op{Tag: "games", Auth: web.AuthRequired,
-		Summary:     "Submit an action (players only)",
-		Description: "{type: move, move: ...} or {type: resign}. 403 NOT_A_PLAYER; 409 ALREADY_MOVED, NOT_YOUR_TURN, GAME_NOT_ACTIVE; 400 INVALID_MOVE.",
-		Request:     game.Action{}, Response: game.ActResult{}, Errors: []int{http.StatusForbidden, http.StatusConflict, http.StatusNotFound}})
-	r.json(http.MethodGet, "/users/me/current-game", a.currentGame(func(c echo.Context) string { return web.IdentityOf(c).UserID }),
-		web.Op{Tag: "games", Auth: web.AuthRequired, Summary: "Your active game; 204 when none", Response: game.CurrentGame{},
-			Responses: map[int]any{http.StatusNoContent: nil}})
-	r.json(http.MethodGet, "/users/:id/current-game", a.currentGame(func(c echo.Context) string { return c.Param("id") }),
-		web.Op{Tag: "games", Auth: web.AuthOptional, Summary: "A user's active game; 204 when none", Response: game.CurrentGame{},
-			Responses: map[int]any{http.StatusNoContent: nil}})
-	for _, m := range []string{http.MethodPost, http.MethodDelete, http.MethodGet} {
-		summary := map[string]string{http.MethodPost: "Ask for (or accept) a rematch", http.MethodDelete: "Withdraw your rematch request",
-			http.MethodGet: "Rematch state"}[m]
-		op := web.Op{Tag: "games", Auth: web.AuthRequired, Summary: summary,
-			Response: game.Rematch{}, Errors: []int{http.StatusForbidden, http.StatusConflict}}
-		if m == http.MethodPost { // a staked rematch locks the stakes
-			op = moneyIn(op)
-		}
-		r.json(m, "/games/:id/rematch", a.rematch, op)
-	}
-	r.json(http.MethodPost, "/games/:id/rematch/lobby", a.rematchLobby, web.Op{Tag: "games", Auth: web.AuthRequired,
-		Summary: "Tell the room you opened a lobby for the rematch", Request: RematchLobbyRequest{}, Response: StatusAnswer{}})
-	r.json(http.MethodPost, "/challenges", a.createChallenge, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired, Status: http.StatusCreated,
-		Summary: "Challenge a user to a game (expires after 5 minutes)",
-		Description: "The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): " +
-			"the 11th is 409 CONFLICT until you cancel one or one is answered or expires.",
-		Request: ChallengeRequest{}, Response: game.Challenge{}, Errors: []int{http.StatusForbidden, http.StatusNotFound, http.StatusConflict}}))
-	r.json(http.MethodGet, "/challenges", a.listChallenges, web.Op{Tag: "games", Auth: web.AuthRequired,
-		Summary: "Your pending challenges, sent and received", Response: []game.Challenge{}})
-	for _, answer := range []string{"accept", "decline"} {
-		op := web.Op{Tag: "games", Auth: web.AuthRequired,
-			Summary: answer + " a challenge sent to you", Response: game.Challenge{}, Errors: []int{http.StatusNotFound, http.StatusConflict}}
-		if answer == "accept" { // a staked challenge locks the stakes
-			op = moneyIn(op)
-		}
-		r.json(http.MethodPost, "/challenges/:id/"+answer, a.respondChallenge(answer), op)
-	}
-	r.json(http.MethodDelete, "/challenges/:id", a.respondChallenge("cancel"), web.Op{Tag: "games", Auth: web.AuthRequired,
-		Summary: "Cancel a challenge you sent", Response: game.Challenge{}, Errors: []int{http.StatusConflict}})
-	r.live(http.MethodGet, "/ws", a.liveSocket, web.Op{Tag: "spectate", Auth: web.AuthRequired, Status: http.StatusSwitchingProtocols,
-		Errors:  []int{http.StatusTooManyRequests},
-		Summary: "Live events over WebSocket",
-		Description: "Authenticate with Authorization: Bearer, ?token=<jwt> or the session cookie. Send {type: join-game, gameId, lastSeq?}; receive joined (with the state) then {type: event, event, gameId, seq, data}. leave-game leaves. Personal notices arrive as {type: notice, notice, data}; notice balance carries {availableMinor, lockedMinor} each time your platform balance changes (a stake locked, a payout or refund, a deposit, a withdrawal or its reversal). " +
-			"A page's socket (?format=html) gets HTML fragments to swap out of band instead (the header's balance). " +
-			"At most 20 sockets per user, opened at most 1 a second after the first 20: past that, 429 RATE_LIMITED before the upgrade. " +
-			"A socket that sends more than 20 messages a second (bursts of 40), or one message over 4 KiB, is closed (1008, 1009); the user's other sockets are not."})
-
+	a.operationRoutes(r)
+	a.authRoutes(r)
+	a.userRoutes(r)
+	a.gameRoutes(r)
+	a.donationRoutes(r)
+	a.betRoutes(r)
+	a.marketRoutes(r)
+	a.challengeRoutes(r)
+	a.liveRoutes(r)
 	a.chatRoutes(r)
 	a.socialRoutes(r)
 	a.tipRoutes(r)
@@ -325,60 +112,37 @@ func (a *App) routes() *echo.Echo {
 	a.protectionRoutes(r)
 	a.paymentRoutes(r)
 	a.tournamentRoutes(r)
-	// Wallet.
-	r.json(http.MethodGet, "/wallets/me/balance", a.walletBalance, web.Op{Tag: "wallet", Auth: web.AuthRequired,
-		Summary: "Platform balance, deposit address and on-chain holdings", Response: money.Balance{},
-		Description: "The platform balance is always answered. The wallet's on-chain holdings wait at most " + money.ChainReadWait.String() +
-			" for the Solana network: onChain is null when it did not answer in time, never an error."})
-	r.json(http.MethodPost, "/wallets/transfer/prepare", a.prepareTransfer, moneyIn(web.Op{Tag: "wallet", Auth: web.AuthRequired,
-		Summary: "Prepare a USDC transfer from your wallet (to depositAddress: a deposit)",
-		Description: "Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. " +
-			"When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). " +
-			"A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. " +
-			"A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.",
-		Request: TransferRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusConflict}}))
-	r.json(http.MethodPost, "/wallets/transfer/submit", a.submitTransfer, web.Op{Tag: "wallet", Auth: web.AuthRequired,
-		Summary: "Submit the signed transfer; answers once it is confirmed",
-		Description: "Submitting the same intent again answers the same receipt and moves nothing more. 409 when it expired or the network refused it; 503 when the outcome is not known yet (submit again). " +
-			feePayerBudgets,
-		Request: SubmitRequest{}, Response: money.Receipt{}, Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable}})
-	r.json(http.MethodPost, "/wallets/withdraw", a.withdraw, web.Op{Tag: "wallet", Auth: web.AuthRequired,
-		Summary: "Withdraw from your platform balance to your wallet",
-		Description: "Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). " +
-			"200 when confirmed, 202 while pending: the platform sends it again until it lands, and one the network refuses or that expires " +
-			"ends failed, its amount back on your balance, once it can no longer land (within some 90 s). At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, " +
-			"once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. " +
-			"Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. " +
-			"They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.",
-		Request: WithdrawRequest{}, Response: money.Withdrawal{}, Errors: []int{http.StatusConflict, http.StatusTooManyRequests},
-		Responses: map[int]any{http.StatusAccepted: money.Withdrawal{}},
-		Header:    []web.Param{{Name: "Idempotency-Key", MaxLength: 255, Description: "makes retries safe"}}})
-	r.json(http.MethodGet, "/wallets/me/transactions", a.walletHistory, web.Op{Tag: "wallet", Auth: web.AuthRequired,
-		Summary: "Your wallet history, newest first", Response: ActivityPage{},
-		Query: []web.Param{web.PageLimit, web.PageBefore("nextBefore of the previous page")}})
-	if a.DevFaucet {
-		r.json(http.MethodPost, "/dev/faucet", a.faucet, web.Op{Tag: "dev", Auth: web.AuthNone,
-			Summary: "Test USDC and SOL on the embedded chain (DEV_FAUCET=true only)", Request: FaucetRequest{},
-			Response: money.FaucetResult{}})
-		r.asset(http.MethodPost, "/dev/solana-rpc", echo.WrapHandler(a.LocalChain), web.Op{Tag: "dev",
-			Summary:     "The embedded chain's Solana JSON-RPC (DEV_FAUCET=true only)",
-			Description: "For standard Solana client libraries: getLatestBlockhash, sendTransaction, getSignatureStatuses, getAccountInfo, getBalance, getTokenAccountBalance, getMinimumBalanceForRentExemption, requestAirdrop, getHealth, getVersion."})
-	}
-
-	// Admin.
-	r.json(http.MethodGet, "/admin/reconciliation", a.reconciliation, web.Op{Tag: "admin", Auth: web.AuthAdmin,
-		Summary:  "Ledger totals and chain balance against ledger balance for every platform address",
-		Response: money.Reconciliation{},
-		Description: "The chain reads wait at most " + money.ChainReadWait.String() + " together for the Solana network: an address not read by then " +
-			"has chainMinor null and is listed in unreadAddresses, and balanced is false. A network that does not answer is never an error here."})
-	r.json(http.MethodGet, "/admin/feature-flags", a.adminListFlags, web.Op{Tag: "admin", Auth: web.AuthAdmin,
-		Summary: "Feature flags with who changed them and when", Response: AdminFlags{}})
-	r.json(http.MethodPut, "/admin/feature-flags/:name", a.adminSetFlag, web.Op{Tag: "admin", Auth: web.AuthAdmin,
-		Summary: "Turn a feature flag on or off", Request: SetFlagRequest{}, Response: flags.Flag{},
-		Description: "Recorded in the audit log (flag.set).", Errors: []int{http.StatusNotFound}})
+	a.walletRoutes(r)
+	a.adminRoutes(r)
 	a.auditRoutes(r)
+	a.pageRoutes(r)
+	return e
+}
 
-	// Pages.
+// apiDocument starts the OpenAPI document that the routes add their
+// operations to: the API's description, its tags and its shared schemas.
+func (a *App) apiDocument() *web.OpenAPI {
+	docs := web.NewOpenAPI("Wager Arena API", APIVersion,
+		"Head-to-head games for USDC stakes on Solana, with spectators, chat and donations. "+
+			"Every id is a string, and a path parameter takes exactly the string a response gave. "+
+			"Long lists take ?limit= (1-200, default 50) and ?before=<the id of the last item seen>; leaderboards take ?offset= instead. "+
+			"Every GET route also answers HEAD. Origins listed in CORS_ORIGINS may call the API from a browser with a bearer token (never cookies). "+
+			"The live WebSocket protocol (GET /ws) is described by the AsyncAPI document at /asyncapi.json.")
+	docs.Tags = tagDescriptions
+	docs.Schemas = settingsSchemas()
+	// The live socket's event and notice data, so that clients generated
+	// from this document have their types (the AsyncAPI document maps
+	// the names to them).
+	for _, m := range []map[string]any{a.Protocol.Events, a.Protocol.Notices, a.Protocol.TournamentEvents} {
+		for _, name := range slices.Sorted(maps.Keys(m)) {
+			docs.Components = append(docs.Components, m[name])
+		}
+	}
+	return docs
+}
+
+// pageRoutes registers the browser pages.
+func (a *App) pageRoutes(r *router) {
 	r.page(http.MethodGet, "/", a.homePage)
 	r.page(http.MethodGet, "/docs", a.docsPage)
 	r.page(http.MethodGet, "/u/:username", a.profilePage)
@@ -420,7 +184,6 @@ func (a *App) routes() *echo.Echo {
 	r.signInPage(http.MethodPost, "/admin/flags/:name", a.adminFlag)
 	r.signInPage(http.MethodGet, "/login", a.loginPage)
 	r.signInPage(http.MethodPost, "/logout", a.logout)
-	return e
 }
 
 // tagDescriptions describe the tags of the OpenAPI document.

@@ -38,14 +38,7 @@ func TestTournamentPrizesArePaidOnceWhereverTheEndDies(t *testing.T) {
 		LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected fault: %', TG_ARGV[0]; END $$`); err != nil {
 		t.Fatal(err)
 	}
-	for _, step := range []struct{ name, event, table, when string }{
-		{"posting the prizes", "INSERT", "ledger_transactions", "NEW.reference = 'tournament:GAME:prizes'"},
-		{"the winners' history", "INSERT", "wallet_activity", "NEW.kind = 'tournament prize'"},
-		{"telling the winners", "INSERT", "notifications", "NEW.type = 'tournament_prize' AND NEW.data->>'tournamentId' = 'GAME'"},
-		{"the feed's tournament_won entry", "INSERT", "activity", "NEW.type = 'tournament_won' AND NEW.data->>'tournamentId' = 'GAME'"},
-		{"marking it finished", "UPDATE", "tournaments", "NEW.id = 'GAME' AND NEW.status = 'finished'"},
-		{"the tournament:finished event", "INSERT", "tournament_events", "NEW.tournament_id = 'GAME' AND NEW.name = 'tournament:finished'"},
-	} {
+	for _, step := range tournamentEndSteps {
 		f.arm(step.name, step.event, step.table, step.when)
 		err := one.Tournaments.WorkOn(context.Background(), ar.id)
 		f.disarm(step.table)
@@ -70,21 +63,7 @@ func TestTournamentPrizesArePaidOnceWhereverTheEndDies(t *testing.T) {
 	if err := two.Tournaments.WorkOn(context.Background(), ar.id); err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	for i := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			app := one
-			if i%2 == 1 {
-				app = two
-			}
-			if err := app.Tournaments.WorkOn(context.Background(), ar.id); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
+	endAtOnce(t, one, two, ar.id, 8)
 
 	// Pool 3000000, fee 30000, net 2970000: 70% to the winner, and the
 	// two tied on 0 share the second place's 30% and the third's nothing.
@@ -142,6 +121,38 @@ func TestTournamentPrizesArePaidOnceWhereverTheEndDies(t *testing.T) {
 		t.Errorf("%d prize lines in the winners' histories, want 3", lines)
 	}
 	ar.join(t, one.newPlayer(t)).wantError(t, http.StatusConflict, "CONFLICT")
+}
+
+// tournamentEndSteps are the statements of a tournament's end, each as the
+// write that a fault armed on it stops (GAME: the tournament's id).
+var tournamentEndSteps = []struct{ name, event, table, when string }{
+	{"posting the prizes", "INSERT", "ledger_transactions", "NEW.reference = 'tournament:GAME:prizes'"},
+	{"the winners' history", "INSERT", "wallet_activity", "NEW.kind = 'tournament prize'"},
+	{"telling the winners", "INSERT", "notifications", "NEW.type = 'tournament_prize' AND NEW.data->>'tournamentId' = 'GAME'"},
+	{"the feed's tournament_won entry", "INSERT", "activity", "NEW.type = 'tournament_won' AND NEW.data->>'tournamentId' = 'GAME'"},
+	{"marking it finished", "UPDATE", "tournaments", "NEW.id = 'GAME' AND NEW.status = 'finished'"},
+	{"the tournament:finished event", "INSERT", "tournament_events", "NEW.tournament_id = 'GAME' AND NEW.name = 'tournament:finished'"},
+}
+
+// endAtOnce has n workers, on instances one and two in turn, end the
+// tournament id at once.
+func endAtOnce(t *testing.T, one, two *testApp, id string, n int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			app := one
+			if i%2 == 1 {
+				app = two
+			}
+			if err := app.Tournaments.WorkOn(context.Background(), id); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // Several instances working on one running tournament at once never pair

@@ -15,6 +15,36 @@ import (
 	"wager/web"
 )
 
+// userRoutes registers profiles, their images and user search.
+func (a *App) userRoutes(r *router) {
+	r.json(http.MethodGet, "/users/search", a.searchUsers, web.Op{Tag: "users", Auth: web.AuthOptional,
+		Summary: "Find users whose username starts with a prefix (at most 20)", Response: []UserProfile{},
+		Query: []web.Param{{Name: "username", Required: true, Description: "at least 2 characters, any case", MinLength: 2}}})
+	r.json(http.MethodGet, "/users/me", a.me, web.Op{Tag: "users", Auth: web.AuthRequired,
+		Summary: "The signed-in user's profile", Response: MyProfile{}})
+	// Documented at /usernames/{username}: /users/username/{username} would
+	// be ambiguous with /users/{id}/... in the document.
+	r.json(http.MethodGet, "/usernames/:username", a.userByUsername, web.Op{Tag: "users", Auth: web.AuthNone,
+		Summary: "Public profile by username", Description: "Also served at /users/username/{username}.",
+		Response: UserProfile{}, Errors: []int{http.StatusNotFound}})
+	r.alias(http.MethodGet, "/users/username/:username", a.userByUsername, web.AuthNone)
+	r.json(http.MethodGet, "/users/:id", a.userByID, web.Op{Tag: "users", Auth: web.AuthNone,
+		Summary: "Public profile by id", Response: UserProfile{}, Errors: []int{http.StatusNotFound}})
+	r.json(http.MethodPatch, "/users/me/profile", a.updateProfile, web.Op{Tag: "users", Auth: web.AuthRequired,
+		Summary: "Change username, display name or bio", Request: ProfileRequest{}, Response: UserProfile{},
+		Errors: []int{http.StatusConflict}})
+	for _, kind := range []media.Kind{media.Avatar, media.Cover} {
+		r.json(http.MethodPost, "/users/me/"+string(kind), a.uploadImage(kind), web.Op{Tag: "users", Auth: web.AuthRequired,
+			Summary:     "Upload the " + string(kind) + " image (multipart field \"file\")",
+			Description: "PNG, JPEG or WebP, recognised by content; at most 2 MB. Re-encoded so that only pixels are kept.",
+			Upload:      &web.Upload{Field: "file", Types: []string{"image/png", "image/jpeg", "image/webp"}},
+			Response:    UserProfile{}, Errors: []int{http.StatusRequestEntityTooLarge}})
+	}
+	r.asset(http.MethodGet, "/images/:id", a.image, web.Op{Tag: "users", Summary: "A profile image (PNG or JPEG bytes)",
+		Description: "Content never changes for an id: cached for a year.", Errors: []int{http.StatusNotFound},
+		Produces: []string{"image/png", "image/jpeg"}})
+}
+
 func (a *App) searchUsers(c echo.Context) error {
 	found, err := a.Users.Search(c.Request().Context(), c.QueryParam("username"))
 	if err != nil {

@@ -13,6 +13,49 @@ import (
 	"wager/web"
 )
 
+// walletRoutes registers the platform balance, transfers, withdrawals, the
+// wallet's history and, with DEV_FAUCET, the embedded chain's faucet and RPC.
+func (a *App) walletRoutes(r *router) {
+	r.json(http.MethodGet, "/wallets/me/balance", a.walletBalance, web.Op{Tag: "wallet", Auth: web.AuthRequired,
+		Summary: "Platform balance, deposit address and on-chain holdings", Response: money.Balance{},
+		Description: "The platform balance is always answered. The wallet's on-chain holdings wait at most " + money.ChainReadWait.String() +
+			" for the Solana network: onChain is null when it did not answer in time, never an error."})
+	r.json(http.MethodPost, "/wallets/transfer/prepare", a.prepareTransfer, moneyIn(web.Op{Tag: "wallet", Auth: web.AuthRequired,
+		Summary: "Prepare a USDC transfer from your wallet (to depositAddress: a deposit)",
+		Description: "Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. " +
+			"When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). " +
+			"A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. " +
+			"A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.",
+		Request: TransferRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusConflict}}))
+	r.json(http.MethodPost, "/wallets/transfer/submit", a.submitTransfer, web.Op{Tag: "wallet", Auth: web.AuthRequired,
+		Summary: "Submit the signed transfer; answers once it is confirmed",
+		Description: "Submitting the same intent again answers the same receipt and moves nothing more. 409 when it expired or the network refused it; 503 when the outcome is not known yet (submit again). " +
+			feePayerBudgets,
+		Request: SubmitRequest{}, Response: money.Receipt{}, Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable}})
+	r.json(http.MethodPost, "/wallets/withdraw", a.withdraw, web.Op{Tag: "wallet", Auth: web.AuthRequired,
+		Summary: "Withdraw from your platform balance to your wallet",
+		Description: "Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). " +
+			"200 when confirmed, 202 while pending: the platform sends it again until it lands, and one the network refuses or that expires " +
+			"ends failed, its amount back on your balance, once it can no longer land (within some 90 s). At least 100000 minor units (0.1 USDC). The platform opens your wallet's USDC account if it is missing, " +
+			"once per user and for a withdrawal of at least 1000000 (1 USDC); after that a missing account is 409 CONFLICT. " +
+			"Its fee (and that rent) count towards FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) per user per UTC day: past it, 429 RATE_LIMITED. " +
+			"They count towards FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL, for all users together) too, but that one never refuses a withdrawal.",
+		Request: WithdrawRequest{}, Response: money.Withdrawal{}, Errors: []int{http.StatusConflict, http.StatusTooManyRequests},
+		Responses: map[int]any{http.StatusAccepted: money.Withdrawal{}},
+		Header:    []web.Param{{Name: "Idempotency-Key", MaxLength: 255, Description: "makes retries safe"}}})
+	r.json(http.MethodGet, "/wallets/me/transactions", a.walletHistory, web.Op{Tag: "wallet", Auth: web.AuthRequired,
+		Summary: "Your wallet history, newest first", Response: ActivityPage{},
+		Query: []web.Param{web.PageLimit, web.PageBefore("nextBefore of the previous page")}})
+	if a.DevFaucet {
+		r.json(http.MethodPost, "/dev/faucet", a.faucet, web.Op{Tag: "dev", Auth: web.AuthNone,
+			Summary: "Test USDC and SOL on the embedded chain (DEV_FAUCET=true only)", Request: FaucetRequest{},
+			Response: money.FaucetResult{}})
+		r.asset(http.MethodPost, "/dev/solana-rpc", echo.WrapHandler(a.LocalChain), web.Op{Tag: "dev",
+			Summary:     "The embedded chain's Solana JSON-RPC (DEV_FAUCET=true only)",
+			Description: "For standard Solana client libraries: getLatestBlockhash, sendTransaction, getSignatureStatuses, getAccountInfo, getBalance, getTokenAccountBalance, getMinimumBalanceForRentExemption, requestAirdrop, getHealth, getVersion."})
+	}
+}
+
 // currentUser loads the signed-in user.
 func (a *App) currentUser(c echo.Context) (users.User, error) {
 	return a.Users.ByID(c.Request().Context(), web.IdentityOf(c).UserID)

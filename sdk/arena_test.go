@@ -114,27 +114,7 @@ func TestBotsPlayAnArenaToItsEnd(t *testing.T) {
 	}
 	waitFor(t, 30*time.Second, "two players in the arena", func() bool { return detail().PlayerCount == 2 })
 
-	// Refusals, typed: the arena is full; another one costs more than a
-	// new player has; withdrawing from one you are not in.
-	late := s.newClient(t)
-	_, err = late.JoinTournament(ctx, arena.Id)
-	var closed *wager.TournamentClosedError
-	if !errors.As(err, &closed) || closed.Reason != wager.TournamentFull || closed.Err.Status != 409 {
-		t.Errorf("joining a full arena: %v, want a *TournamentClosedError that says full", err)
-	}
-	other, err := organizer.API.PostTournamentsWithResponse(ctx, nil, api.TournamentNewTournament{Name: "Later", GameType: "rps",
-		EntryFeeMinor: fee, StartsAt: clk.Now().Add(time.Hour), DurationMinutes: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = late.JoinTournament(ctx, other.JSON201.Id)
-	var poor *wager.InsufficientFundsError
-	if !errors.As(err, &poor) || poor.NeededMinor != fee || poor.AvailableMinor != 0 {
-		t.Errorf("joining without the fee: %v, want an *InsufficientFundsError of %d needed, 0 available", err, fee)
-	}
-	if _, err = late.WithdrawTournament(ctx, other.JSON201.Id); !errors.As(err, &closed) || closed.Reason != wager.TournamentNotEntered {
-		t.Errorf("withdrawing from an arena one is not in: %v, want not-entered", err)
-	}
+	tournamentRefusals(t, ctx, s, organizer, arena.Id, clk, fee)
 
 	// The start; the spectator's socket breaks while the bots play.
 	clk.AdvanceTo(arena.StartsAt.Add(time.Second))
@@ -153,6 +133,43 @@ func TestBotsPlayAnArenaToItsEnd(t *testing.T) {
 	clk.AdvanceTo(arena.EndsAt.Add(time.Second))
 	played.Wait()
 
+	prizes := checkBotsFinished(t, bots, results, errs)
+	// Pool 200000, 1% fee: the prizes share 198000 (what floors leave
+	// goes to the platform), paid to available balances.
+	if prizes <= 0 || prizes > 198_000 {
+		t.Errorf("prizes paid %d, want up to 198000", prizes)
+	}
+	if got := available(t, bots[0]) + available(t, bots[1]); got != 2*fee+prizes {
+		t.Errorf("the bots' available balances: %d together, want %d (their deposits less the fees, plus the prizes)", got, 2*fee+prizes)
+	}
+	var closed *wager.TournamentClosedError
+	if _, err := bots[0].JoinTournament(ctx, arena.Id); !errors.As(err, &closed) || closed.Reason != wager.TournamentOver || closed.Status != "finished" {
+		t.Errorf("joining a finished arena: %v, want a *TournamentClosedError that says over", err)
+	}
+
+	select {
+	case <-followed:
+	case <-ctx.Done():
+		t.Fatal("the spectator's events did not end with tournament:finished")
+	}
+	if err := follow.Err(); err != nil {
+		t.Fatalf("the spectator's follow: %v", err)
+	}
+	if follow.Reconnects() < 1 {
+		t.Errorf("Reconnects: %d, want at least 1", follow.Reconnects())
+	}
+	have, after, pairings := checkFollowedRecord(t, ctx, spectator, arena.Id, watched)
+	// Followed once it is over: the finished tournament, and the end.
+	followAfterTheEnd(t, ctx, spectator, arena.Id, watched[len(watched)-1].Seq)
+	t.Logf("%d events after seq %d, %d pairings, %d reconnects; standings %+v; prizes %+v", len(have), after, pairings,
+		follow.Reconnects(), results[0].Standings, results[0].Prizes)
+}
+
+// checkBotsFinished checks what PlayArena returned to each bot: the
+// finished arena with the bot in its standings, 2 games or more played and
+// none running. It returns the prizes the arena paid in all.
+func checkBotsFinished(t *testing.T, bots []*wager.Client, results []*api.TournamentDetail, errs []error) int64 {
+	t.Helper()
 	for i, c := range bots {
 		got := results[i]
 		if errs[i] != nil || got == nil {
@@ -170,43 +187,56 @@ func TestBotsPlayAnArenaToItsEnd(t *testing.T) {
 	for _, p := range results[0].Prizes {
 		prizes += p.AmountMinor
 	}
-	// Pool 200000, 1% fee: the prizes share 198000 (what floors leave
-	// goes to the platform), paid to available balances.
-	if prizes <= 0 || prizes > 198_000 {
-		t.Errorf("prizes paid %d, want up to 198000", prizes)
-	}
-	if got := available(t, bots[0]) + available(t, bots[1]); got != 2*fee+prizes {
-		t.Errorf("the bots' available balances: %d together, want %d (their deposits less the fees, plus the prizes)", got, 2*fee+prizes)
-	}
-	if _, err := bots[0].JoinTournament(ctx, arena.Id); !errors.As(err, &closed) || closed.Reason != wager.TournamentOver || closed.Status != "finished" {
-		t.Errorf("joining a finished arena: %v, want a *TournamentClosedError that says over", err)
-	}
+	return prizes
+}
 
-	select {
-	case <-followed:
-	case <-ctx.Done():
-		t.Fatal("the spectator's events did not end with tournament:finished")
+// tournamentRefusals checks that the refusals of joins come back typed:
+// the arena arenaID is full; another one costs more than a new player
+// has; withdrawing from one you are not in.
+func tournamentRefusals(t *testing.T, ctx context.Context, s *server, organizer *wager.Client, arenaID string, clk *testserver.Clock, fee int64) {
+	t.Helper()
+	late := s.newClient(t)
+	_, err := late.JoinTournament(ctx, arenaID)
+	var closed *wager.TournamentClosedError
+	if !errors.As(err, &closed) || closed.Reason != wager.TournamentFull || closed.Err.Status != 409 {
+		t.Errorf("joining a full arena: %v, want a *TournamentClosedError that says full", err)
 	}
-	if err := follow.Err(); err != nil {
-		t.Fatalf("the spectator's follow: %v", err)
-	}
-	if follow.Reconnects() < 1 {
-		t.Errorf("Reconnects: %d, want at least 1", follow.Reconnects())
-	}
-	first := watched[0]
-	if p, err := first.Payload(); err != nil || first.Name != wager.EventTournamentJoined || p.(*api.TournamentDetail).Id != arena.Id {
-		t.Fatalf("the first event: %s %v, want joined-tournament with the arena", first.Name, err)
-	}
-	after := first.Seq
-	r, err := spectator.API.GetTournamentsByIdEventsWithResponse(ctx, arena.Id, &api.GetTournamentsByIdEventsParams{After: &after})
+	other, err := organizer.API.PostTournamentsWithResponse(ctx, nil, api.TournamentNewTournament{Name: "Later", GameType: "rps",
+		EntryFeeMinor: fee, StartsAt: clk.Now().Add(time.Hour), DurationMinutes: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want, have []string
+	_, err = late.JoinTournament(ctx, other.JSON201.Id)
+	var poor *wager.InsufficientFundsError
+	if !errors.As(err, &poor) || poor.NeededMinor != fee || poor.AvailableMinor != 0 {
+		t.Errorf("joining without the fee: %v, want an *InsufficientFundsError of %d needed, 0 available", err, fee)
+	}
+	if _, err = late.WithdrawTournament(ctx, other.JSON201.Id); !errors.As(err, &closed) || closed.Reason != wager.TournamentNotEntered {
+		t.Errorf("withdrawing from an arena one is not in: %v, want not-entered", err)
+	}
+}
+
+// checkFollowedRecord checks that the spectator's events, watched, start
+// with the joined arena and then are the tournament's record, in order,
+// to tournament:finished with its prizes after two pairings or more. It
+// returns the events after the first as seq and name, that first seq, and
+// how many pairings there were.
+func checkFollowedRecord(t *testing.T, ctx context.Context, spectator *wager.Client, arenaID string, watched []wager.TournamentEvent) (have []string,
+	after int64, pairings int) {
+	t.Helper()
+	first := watched[0]
+	if p, err := first.Payload(); err != nil || first.Name != wager.EventTournamentJoined || p.(*api.TournamentDetail).Id != arenaID {
+		t.Fatalf("the first event: %s %v, want joined-tournament with the arena", first.Name, err)
+	}
+	after = first.Seq
+	r, err := spectator.API.GetTournamentsByIdEventsWithResponse(ctx, arenaID, &api.GetTournamentsByIdEventsParams{After: &after})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
 	for _, e := range r.JSON200.Events {
 		want = append(want, eventKey(e.Seq, e.Event))
 	}
-	pairings := 0
 	for _, e := range watched[1:] {
 		have = append(have, eventKey(e.Seq, e.Name))
 		p, err := e.Payload()
@@ -224,8 +254,14 @@ func TestBotsPlayAnArenaToItsEnd(t *testing.T) {
 	if fin, ok := last.(*api.TournamentFinished); !ok || len(fin.Prizes) == 0 || pairings < 2 {
 		t.Errorf("the last event %+v after %d pairings: want tournament:finished with its prizes, after 2 pairings or more", last, pairings)
 	}
-	// Followed once it is over: the finished tournament, and the end.
-	again, err := spectator.FollowTournament(ctx, arena.Id)
+	return have, after, pairings
+}
+
+// followAfterTheEnd follows the finished arena again: the finished
+// tournament at the last seq, and the end.
+func followAfterTheEnd(t *testing.T, ctx context.Context, spectator *wager.Client, arenaID string, lastSeq int64) {
+	t.Helper()
+	again, err := spectator.FollowTournament(ctx, arenaID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,13 +269,11 @@ func TestBotsPlayAnArenaToItsEnd(t *testing.T) {
 	for ev := range again.Events {
 		after2 = append(after2, ev)
 	}
-	if len(after2) != 1 || after2[0].Name != wager.EventTournamentJoined || after2[0].Seq != watched[len(watched)-1].Seq {
+	if len(after2) != 1 || after2[0].Name != wager.EventTournamentJoined || after2[0].Seq != lastSeq {
 		t.Errorf("following a finished arena: %+v, want only joined-tournament at the last seq", after2)
 	} else if p, _ := after2[0].Payload(); p.(*api.TournamentDetail).Status != "finished" {
 		t.Errorf("following a finished arena: joined with status %s", p.(*api.TournamentDetail).Status)
 	}
-	t.Logf("%d events after seq %d, %d pairings, %d reconnects; standings %+v; prizes %+v", len(have), after, pairings,
-		follow.Reconnects(), results[0].Standings, results[0].Prizes)
 }
 
 // A bot whose first arena game nobody played (both bots let its round run

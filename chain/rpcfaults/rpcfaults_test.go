@@ -245,125 +245,152 @@ func TestTransparentAtRateZero(t *testing.T) {
 }
 
 func TestEachFaultAtRateOne(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		run  func(*testing.T)
+	}{
+		{"429 with Retry-After, a JSON-RPC error", tooManyAtRateOne},
+		{"503, plain text", unavailableAtRateOne},
+		{"time-out: hangs until the client gives up", timeoutAtRateOne},
+		{"lost answer: forwarded, then hangs", lostAnswerAtRateOne},
+		{"delay up to MaxDelay, then forwarded", delayAtRateOne},
+		{"dropped send: a valid signature, never landed", droppedSendAtRateOne},
+		{"never finalized", neverFinalizedAtRateOne},
+	} {
+		t.Run(c.name, c.run)
+	}
+}
+
+func tooManyAtRateOne(t *testing.T) {
 	ctx := context.Background()
-	t.Run("429 with Retry-After, a JSON-RPC error", func(t *testing.T) {
-		s := newSetup(t, rpcfaults.Faults{Rate429: 1, RetryAfter: 1500 * time.Millisecond}, 1)
-		code, header, body := post(t, s.url, `{"jsonrpc":"2.0","id":17,"method":"getHealth"}`)
-		if code != http.StatusTooManyRequests || header.Get("Retry-After") != "2" ||
-			body != `{"jsonrpc":"2.0","error":{"code":429,"message":"Too many requests for a specific RPC call"},"id":17}`+"\n" {
-			t.Errorf("got %d Retry-After %q %s", code, header.Get("Retry-After"), body)
-		}
-		_, err := s.faulty.GetBalance(ctx, payer.PublicKey(), rpc.CommitmentConfirmed)
-		var rpcErr *jsonrpc.RPCError
-		if !errors.As(err, &rpcErr) || rpcErr.Code != 429 {
-			t.Errorf("solana-go got %v, want its RPCError with code 429", err)
-		}
-		if s.node.calls() != 0 || s.proxy.Stats().Methods["getBalance"].TooMany != 1 {
-			t.Errorf("node calls %d, stats %+v", s.node.calls(), s.proxy.Stats())
-		}
-	})
-	t.Run("503, plain text", func(t *testing.T) {
-		s := newSetup(t, rpcfaults.Faults{Rate503: 1}, 1)
-		_, err := s.faulty.GetHealth(ctx)
-		var httpErr *jsonrpc.HTTPError
-		if !errors.As(err, &httpErr) || httpErr.Code != http.StatusServiceUnavailable {
-			t.Errorf("solana-go got %v, want its HTTPError with code 503", err)
-		}
-		if s.node.calls() != 0 || s.proxy.Stats().Methods["getHealth"].Unavailable != 1 {
-			t.Errorf("node calls %d, stats %+v", s.node.calls(), s.proxy.Stats())
-		}
-	})
-	t.Run("time-out: hangs until the client gives up", func(t *testing.T) {
-		s := newSetup(t, rpcfaults.Faults{TimeoutRate: 1}, 1)
-		short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-		defer cancel()
-		start := time.Now()
-		_, err := s.faulty.GetHealth(short)
-		if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) < 100*time.Millisecond {
-			t.Errorf("solana-go got %v after %v, want the deadline after 100ms", err, time.Since(start))
-		}
-		if s.node.calls() != 0 || s.proxy.Stats().Methods["getHealth"].TimedOut != 1 {
-			t.Errorf("node calls %d, stats %+v", s.node.calls(), s.proxy.Stats())
-		}
-	})
-	t.Run("lost answer: forwarded, then hangs", func(t *testing.T) {
-		s := newSetup(t, rpcfaults.Faults{LoseAnswer: 1}, 1)
-		short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-		defer cancel()
-		tx := signedTx(t, 8)
-		_, err := s.faulty.SendTransaction(short, tx)
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("solana-go got %v, want the deadline", err)
-		}
-		for deadline := time.Now().Add(5 * time.Second); s.proxy.Stats().Methods["sendTransaction"].Forwarded == 0 && time.Now().Before(deadline); {
-			time.Sleep(10 * time.Millisecond) // the proxy may still be forwarding it
-		}
-		if s.node.sent() != 1 {
-			t.Errorf("%d sends reached the node, want 1", s.node.sent())
-		}
-		if c := s.proxy.Stats().Methods["sendTransaction"]; c.LostAnswers != 1 || c.Forwarded != 1 {
-			t.Errorf("stats %+v", c)
-		}
-	})
-	t.Run("delay up to MaxDelay, then forwarded", func(t *testing.T) {
-		s := newSetup(t, rpcfaults.Faults{MaxDelay: 150 * time.Millisecond}, 1)
-		for range 20 {
-			if _, err := s.faulty.GetHealth(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
-		var longest time.Duration
-		for _, d := range s.delays {
-			if d < 0 || d > 150*time.Millisecond {
-				t.Errorf("delay %v, want 0 to 150ms", d)
-			}
-			longest = max(longest, d)
-		}
-		if len(s.delays) < 19 || longest < 50*time.Millisecond {
-			t.Errorf("delays %v: want about one per call, spread up to 150ms", s.delays)
-		}
-		if c := s.proxy.Stats().Methods["getHealth"]; c.Forwarded != 20 || c.Delayed != len(s.delays) {
-			t.Errorf("stats %+v, %d delays", c, len(s.delays))
-		}
-	})
-	t.Run("dropped send: a valid signature, never landed", func(t *testing.T) {
-		s := newSetup(t, rpcfaults.Faults{DropSend: 1}, 1)
-		tx := signedTx(t, 2)
-		sig, err := s.faulty.SendTransactionWithOpts(ctx, tx, rpc.TransactionOpts{PreflightCommitment: rpc.CommitmentConfirmed})
-		if err != nil || sig != tx.Signatures[0] {
-			t.Fatalf("send through the proxy: %s %v, want %s", sig, err, tx.Signatures[0])
-		}
-		if s.node.sent() != 0 {
-			t.Error("the dropped transaction reached the node")
-		}
-		client := chain.NewClient(s.url, nil)
-		if landed, err := client.Status(ctx, sig); landed || err != nil {
-			t.Errorf("status of the dropped transaction: %v %v, want not landed", landed, err)
-		}
-		if c := s.proxy.Stats().Methods["sendTransaction"]; c.Dropped != 1 || c.Forwarded != 0 {
-			t.Errorf("stats %+v", c)
-		}
-	})
-	t.Run("never finalized", func(t *testing.T) {
-		s := newSetup(t, rpcfaults.Faults{NeverFinalize: 1}, 1)
-		tx := signedTx(t, 3)
-		if _, err := s.faulty.SendTransaction(ctx, tx); err != nil {
+	s := newSetup(t, rpcfaults.Faults{Rate429: 1, RetryAfter: 1500 * time.Millisecond}, 1)
+	code, header, body := post(t, s.url, `{"jsonrpc":"2.0","id":17,"method":"getHealth"}`)
+	if code != http.StatusTooManyRequests || header.Get("Retry-After") != "2" ||
+		body != `{"jsonrpc":"2.0","error":{"code":429,"message":"Too many requests for a specific RPC call"},"id":17}`+"\n" {
+		t.Errorf("got %d Retry-After %q %s", code, header.Get("Retry-After"), body)
+	}
+	_, err := s.faulty.GetBalance(ctx, payer.PublicKey(), rpc.CommitmentConfirmed)
+	var rpcErr *jsonrpc.RPCError
+	if !errors.As(err, &rpcErr) || rpcErr.Code != 429 {
+		t.Errorf("solana-go got %v, want its RPCError with code 429", err)
+	}
+	if s.node.calls() != 0 || s.proxy.Stats().Methods["getBalance"].TooMany != 1 {
+		t.Errorf("node calls %d, stats %+v", s.node.calls(), s.proxy.Stats())
+	}
+}
+
+func unavailableAtRateOne(t *testing.T) {
+	ctx := context.Background()
+	s := newSetup(t, rpcfaults.Faults{Rate503: 1}, 1)
+	_, err := s.faulty.GetHealth(ctx)
+	var httpErr *jsonrpc.HTTPError
+	if !errors.As(err, &httpErr) || httpErr.Code != http.StatusServiceUnavailable {
+		t.Errorf("solana-go got %v, want its HTTPError with code 503", err)
+	}
+	if s.node.calls() != 0 || s.proxy.Stats().Methods["getHealth"].Unavailable != 1 {
+		t.Errorf("node calls %d, stats %+v", s.node.calls(), s.proxy.Stats())
+	}
+}
+
+func timeoutAtRateOne(t *testing.T) {
+	ctx := context.Background()
+	s := newSetup(t, rpcfaults.Faults{TimeoutRate: 1}, 1)
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := s.faulty.GetHealth(short)
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) < 100*time.Millisecond {
+		t.Errorf("solana-go got %v after %v, want the deadline after 100ms", err, time.Since(start))
+	}
+	if s.node.calls() != 0 || s.proxy.Stats().Methods["getHealth"].TimedOut != 1 {
+		t.Errorf("node calls %d, stats %+v", s.node.calls(), s.proxy.Stats())
+	}
+}
+
+func lostAnswerAtRateOne(t *testing.T) {
+	ctx := context.Background()
+	s := newSetup(t, rpcfaults.Faults{LoseAnswer: 1}, 1)
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	tx := signedTx(t, 8)
+	_, err := s.faulty.SendTransaction(short, tx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("solana-go got %v, want the deadline", err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); s.proxy.Stats().Methods["sendTransaction"].Forwarded == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond) // the proxy may still be forwarding it
+	}
+	if s.node.sent() != 1 {
+		t.Errorf("%d sends reached the node, want 1", s.node.sent())
+	}
+	if c := s.proxy.Stats().Methods["sendTransaction"]; c.LostAnswers != 1 || c.Forwarded != 1 {
+		t.Errorf("stats %+v", c)
+	}
+}
+
+func delayAtRateOne(t *testing.T) {
+	ctx := context.Background()
+	s := newSetup(t, rpcfaults.Faults{MaxDelay: 150 * time.Millisecond}, 1)
+	for range 20 {
+		if _, err := s.faulty.GetHealth(ctx); err != nil {
 			t.Fatal(err)
 		}
-		out, err := s.faulty.GetSignatureStatuses(ctx, true, tx.Signatures[0], solana.Signature{9})
-		if err != nil || len(out.Value) != 2 || out.Value[0] == nil || out.Value[1] != nil {
-			t.Fatalf("statuses: %+v %v", out, err)
+	}
+	var longest time.Duration
+	for _, d := range s.delays {
+		if d < 0 || d > 150*time.Millisecond {
+			t.Errorf("delay %v, want 0 to 150ms", d)
 		}
-		if st := out.Value[0]; st.ConfirmationStatus != rpc.ConfirmationStatusConfirmed || st.Confirmations == nil || st.Slot != 7 {
-			t.Errorf("status %+v, want confirmed at slot 7 with a count of confirmations", *st)
-		}
-		if landed, err := chain.NewClient(s.url, nil).Status(ctx, tx.Signatures[0]); !landed || err != nil {
-			t.Errorf("a confirmed transaction is landed for the platform's client: %v %v", landed, err)
-		}
-		if c := s.proxy.Stats().Methods["getSignatureStatuses"]; c.Unfinalized != 2 {
-			t.Errorf("stats %+v, want 2 statuses unfinalized", c)
-		}
-	})
+		longest = max(longest, d)
+	}
+	if len(s.delays) < 19 || longest < 50*time.Millisecond {
+		t.Errorf("delays %v: want about one per call, spread up to 150ms", s.delays)
+	}
+	if c := s.proxy.Stats().Methods["getHealth"]; c.Forwarded != 20 || c.Delayed != len(s.delays) {
+		t.Errorf("stats %+v, %d delays", c, len(s.delays))
+	}
+}
+
+func droppedSendAtRateOne(t *testing.T) {
+	ctx := context.Background()
+	s := newSetup(t, rpcfaults.Faults{DropSend: 1}, 1)
+	tx := signedTx(t, 2)
+	sig, err := s.faulty.SendTransactionWithOpts(ctx, tx, rpc.TransactionOpts{PreflightCommitment: rpc.CommitmentConfirmed})
+	if err != nil || sig != tx.Signatures[0] {
+		t.Fatalf("send through the proxy: %s %v, want %s", sig, err, tx.Signatures[0])
+	}
+	if s.node.sent() != 0 {
+		t.Error("the dropped transaction reached the node")
+	}
+	client := chain.NewClient(s.url, nil)
+	if landed, err := client.Status(ctx, sig); landed || err != nil {
+		t.Errorf("status of the dropped transaction: %v %v, want not landed", landed, err)
+	}
+	if c := s.proxy.Stats().Methods["sendTransaction"]; c.Dropped != 1 || c.Forwarded != 0 {
+		t.Errorf("stats %+v", c)
+	}
+}
+
+func neverFinalizedAtRateOne(t *testing.T) {
+	ctx := context.Background()
+	s := newSetup(t, rpcfaults.Faults{NeverFinalize: 1}, 1)
+	tx := signedTx(t, 3)
+	if _, err := s.faulty.SendTransaction(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.faulty.GetSignatureStatuses(ctx, true, tx.Signatures[0], solana.Signature{9})
+	if err != nil || len(out.Value) != 2 || out.Value[0] == nil || out.Value[1] != nil {
+		t.Fatalf("statuses: %+v %v", out, err)
+	}
+	if st := out.Value[0]; st.ConfirmationStatus != rpc.ConfirmationStatusConfirmed || st.Confirmations == nil || st.Slot != 7 {
+		t.Errorf("status %+v, want confirmed at slot 7 with a count of confirmations", *st)
+	}
+	if landed, err := chain.NewClient(s.url, nil).Status(ctx, tx.Signatures[0]); !landed || err != nil {
+		t.Errorf("a confirmed transaction is landed for the platform's client: %v %v", landed, err)
+	}
+	if c := s.proxy.Stats().Methods["getSignatureStatuses"]; c.Unfinalized != 2 {
+		t.Errorf("stats %+v, want 2 statuses unfinalized", c)
+	}
 }
 
 func TestHiddenStatusAppearsAfterHideFor(t *testing.T) {

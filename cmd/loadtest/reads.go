@@ -54,6 +54,30 @@ func (r *runner) reads(ctx context.Context) error {
 	alive.Go(func() { r.keepAlive(ctx, stopAlive, players, games) })
 	defer func() { close(stopAlive); alive.Wait() }() // before the resigns
 
+	endpoints, closeBare, err := r.readTargets(reader, games)
+	if err != nil {
+		return err
+	}
+	defer closeBare()
+
+	res := &ReadsResult{LiveGames: len(games), Concurrency: cfg.Concurrency, DurationSeconds: cfg.Duration.Seconds()}
+	r.report.Reads = res
+	for _, targets := range endpoints {
+		if ctx.Err() != nil {
+			break
+		}
+		res.Endpoints = append(res.Endpoints, r.measureReads(ctx, targets)...)
+	}
+	compareWithBare(res.Endpoints)
+	return nil
+}
+
+// readTargets returns each read endpoint's targets: the project, then the
+// bare reference when -bare starts one (closeBare stops it), each with its
+// CPU meter when -cpu measures it.
+func (r *runner) readTargets(reader *apiclient.Client, games []*gameLog) (endpoints [][]readTarget, closeBare func(), err error) {
+	cfg := r.cfg
+	closeBare = func() {}
 	// The read load has its own connection pool, one connection per
 	// worker and server.
 	hc := newHTTPClient(r.dial, cfg.Concurrency, cfg.Timeout)
@@ -82,9 +106,9 @@ func (r *runner) reads(ctx context.Context) error {
 	if cfg.Bare {
 		bare, err := startBare()
 		if err != nil {
-			return setupError("starting the bare reference server", err)
+			return nil, nil, setupError("starting the bare reference server", err)
 		}
-		defer bare.Close()
+		closeBare = func() { bare.Close() }
 		bc = anon
 		bc.BaseURL = bare.URL
 		if cfg.CPU {
@@ -93,7 +117,6 @@ func (r *runner) reads(ctx context.Context) error {
 	}
 	// Each endpoint's targets: the project, then the bare reference when
 	// there is one.
-	var endpoints [][]readTarget
 	for _, e := range []struct {
 		name   string
 		client *apiclient.Client
@@ -110,55 +133,54 @@ func (r *runner) reads(ctx context.Context) error {
 		}
 		endpoints = append(endpoints, targets)
 	}
+	return endpoints, closeBare, nil
+}
 
-	res := &ReadsResult{LiveGames: len(games), Concurrency: cfg.Concurrency, DurationSeconds: cfg.Duration.Seconds()}
-	r.report.Reads = res
-	for _, targets := range endpoints {
-		if ctx.Err() != nil {
-			break
-		}
-		// The project and the bare reference take turns in slices of the
-		// measured time, so that both see the machine as it is in the
-		// same seconds: measured one after the other, the bare row's
-		// rate moved between runs by more than the gap being measured.
-		turns := readTurns
-		if len(targets) == 1 {
-			turns = 1
-		}
-		r.progress("%s: warming up %s, measuring %s on each of %d servers in %d turns", targets[0].endpoint, cfg.Warmup, cfg.Duration,
-			len(targets), turns)
-		for _, t := range targets {
-			r.readLoad(ctx, t, cfg.Warmup, nil)
-		}
-		lats := make([][]time.Duration, len(targets))
-		elapsed := make([]time.Duration, len(targets))
-		cpu := make([]time.Duration, len(targets))
-		errs := make([]Errors, len(targets))
-		for range turns {
-			for i, t := range targets {
-				before := t.cpu()
-				lat, took := r.readLoad(ctx, t, cfg.Duration/time.Duration(turns), &errs[i])
-				cpu[i] += t.cpu() - before
-				lats[i] = append(lats[i], lat...)
-				elapsed[i] += took
-			}
-		}
+// measureReads loads an endpoint's targets in turns after a warm-up, and
+// returns a row for each.
+func (r *runner) measureReads(ctx context.Context, targets []readTarget) []EndpointResult {
+	cfg := r.cfg
+	// The project and the bare reference take turns in slices of the
+	// measured time, so that both see the machine as it is in the
+	// same seconds: measured one after the other, the bare row's
+	// rate moved between runs by more than the gap being measured.
+	turns := readTurns
+	if len(targets) == 1 {
+		turns = 1
+	}
+	r.progress("%s: warming up %s, measuring %s on each of %d servers in %d turns", targets[0].endpoint, cfg.Warmup, cfg.Duration,
+		len(targets), turns)
+	for _, t := range targets {
+		r.readLoad(ctx, t, cfg.Warmup, nil)
+	}
+	lats := make([][]time.Duration, len(targets))
+	elapsed := make([]time.Duration, len(targets))
+	cpu := make([]time.Duration, len(targets))
+	errs := make([]Errors, len(targets))
+	for range turns {
 		for i, t := range targets {
-			e := EndpointResult{Endpoint: t.endpoint, Server: t.server, Requests: len(lats[i]),
-				PerSecond: float64(len(lats[i])) / elapsed[i].Seconds(), Latency: Summarize(lats[i]), Errors: errs[i].All()}
-			if cpu[i] > 0 && len(lats[i]) > 0 {
-				e.CPUPerRequestUs = float64(cpu[i].Microseconds()) / float64(len(lats[i]))
-			}
-			e.ErrorsTotal = totalErrors(e.Errors)
-			for _, c := range e.Errors {
-				r.errs.addN(fmt.Sprintf("%s (%s): %s", t.endpoint, t.server, c.Kind), c.Count)
-			}
-			res.Endpoints = append(res.Endpoints, e)
-			r.progress("%s (%s): %.0f req/s, p99 %s, %d errors", t.endpoint, t.server, e.PerSecond, fmtMs(e.Latency.P99Ms), e.ErrorsTotal)
+			before := t.cpu()
+			lat, took := r.readLoad(ctx, t, cfg.Duration/time.Duration(turns), &errs[i])
+			cpu[i] += t.cpu() - before
+			lats[i] = append(lats[i], lat...)
+			elapsed[i] += took
 		}
 	}
-	compareWithBare(res.Endpoints)
-	return nil
+	var rows []EndpointResult
+	for i, t := range targets {
+		e := EndpointResult{Endpoint: t.endpoint, Server: t.server, Requests: len(lats[i]),
+			PerSecond: float64(len(lats[i])) / elapsed[i].Seconds(), Latency: Summarize(lats[i]), Errors: errs[i].All()}
+		if cpu[i] > 0 && len(lats[i]) > 0 {
+			e.CPUPerRequestUs = float64(cpu[i].Microseconds()) / float64(len(lats[i]))
+		}
+		e.ErrorsTotal = totalErrors(e.Errors)
+		for _, c := range e.Errors {
+			r.errs.addN(fmt.Sprintf("%s (%s): %s", t.endpoint, t.server, c.Kind), c.Count)
+		}
+		rows = append(rows, e)
+		r.progress("%s (%s): %.0f req/s, p99 %s, %d errors", t.endpoint, t.server, e.PerSecond, fmtMs(e.Latency.P99Ms), e.ErrorsTotal)
+	}
+	return rows
 }
 
 // compareWithBare sets each project row's ratios to the bare row of the

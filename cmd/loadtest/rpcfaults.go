@@ -198,12 +198,23 @@ func (r *runner) rpcFaults(ctx context.Context) error {
 	r.report.URL = pair.API.URL
 	r.progress("chain instance %s, proxy %s, API instance %s", pair.Chain.URL, pair.ProxyURL, pair.API.URL)
 
+	e, err := r.faultsClients(ctx, pair)
+	if err != nil {
+		return err
+	}
+	e.run(ctx, res)
+	return e.results(res)
+}
+
+// faultsClients signs in the scenario's players and money users, and
+// funds the money users and deposits for them through the faulty RPC.
+func (r *runner) faultsClients(ctx context.Context, pair *faults.Pair) (*faultsEngine, error) {
 	// A game lasts about a second: 40 tables keep 200 a minute going with
 	// room to spare; the money users and donation tables take 50 intents.
 	const tables, donationTables, moneyUsers = 40, 10, 24
 	clients, err := r.signIn(ctx, 2*tables+2*donationTables+moneyUsers)
 	if err != nil {
-		return setupError("sign in", err)
+		return nil, setupError("sign in", err)
 	}
 	e := &faultsEngine{r: r, pair: pair, money: clients[2*tables+2*donationTables:], busy: make([]atomic.Bool, tables),
 		donatedBusy: make([]atomic.Bool, donationTables),
@@ -226,10 +237,17 @@ func (r *runner) rpcFaults(ctx context.Context) error {
 		_, err := e.deposit(ctx, u, faultsBalance)
 		return err
 	}); err != nil {
-		return setupError("fund the money users", err)
+		return nil, setupError("fund the money users", err)
 	}
+	return e, nil
+}
 
-	r.progress("games at %d/min and money intents at %d/min for %v", c.GamesPerMinute, c.IntentsPerMinute, c.Duration)
+// run starts games and money intents at their rates for -duration, waits
+// for the clients' movements to end, then up to -drain for every movement
+// to be final on the server.
+func (e *faultsEngine) run(ctx context.Context, res *FaultsResult) {
+	c := e.r.cfg
+	e.r.progress("games at %d/min and money intents at %d/min for %v", c.GamesPerMinute, c.IntentsPerMinute, c.Duration)
 	start := time.Now()
 	var wg sync.WaitGroup
 	run, stop := context.WithTimeout(ctx, c.Duration)
@@ -245,30 +263,34 @@ func (r *runner) rpcFaults(ctx context.Context) error {
 	})
 	<-run.Done()
 	res.DurationSeconds = time.Since(start).Seconds()
-	r.progress("waiting for the clients' movements to end")
+	e.r.progress("waiting for the clients' movements to end")
 	wg.Wait()
 	drainStart := time.Now()
-	r.progress("waiting up to %v for every movement to be final on the server", c.Drain)
+	e.r.progress("waiting up to %v for every movement to be final on the server", c.Drain)
 	for time.Since(drainStart) < c.Drain && ctx.Err() == nil {
-		open, err := faults.Unfinished(ctx, pair.APIDB)
+		open, err := faults.Unfinished(ctx, e.pair.APIDB)
 		if err == nil && len(open) == 0 {
 			break
 		}
 		time.Sleep(2 * time.Second)
 	}
 	res.DrainSeconds = time.Since(drainStart).Seconds()
+}
 
+// results reads what the run left, once it is over: the movements by
+// state, the RPC's use, the fees, the games and the times to final.
+func (e *faultsEngine) results(res *FaultsResult) error {
 	after, cancel := afterRun()
 	defer cancel()
-	moves, err := faults.Movements(after, pair.APIDB)
+	moves, err := faults.Movements(after, e.pair.APIDB)
 	if err != nil {
 		return err
 	}
-	if res.Unfinished, err = faults.Unfinished(after, pair.APIDB); err != nil {
+	if res.Unfinished, err = faults.Unfinished(after, e.pair.APIDB); err != nil {
 		return err
 	}
 	res.ByState = stateCounts(moves)
-	res.RPC = rpcUse(pair.Proxy.Stats(), len(moves))
+	res.RPC = rpcUse(e.pair.Proxy.Stats(), len(moves))
 	fees, err := e.fees(after)
 	if err != nil {
 		return err

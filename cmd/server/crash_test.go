@@ -135,30 +135,7 @@ func TestACrashMidRoundCostsNoRound(t *testing.T) {
 	}
 	before := startProcess(t, bin, env)
 
-	var ann, bob *wager.Client
-	for _, c := range []**wager.Client{&ann, &bob} {
-		var err error
-		if *c, err = wager.New(before.url, wager.WithWallet(solana.NewWallet().PrivateKey)); err != nil {
-			t.Fatal(err)
-		}
-		if err := (*c).SignIn(ctx); err != nil {
-			t.Fatalf("sign in: %v", err)
-		}
-	}
-	settings := map[string]any{"rounds": 1, "roundSeconds": roundSeconds}
-	lobby, err := ann.API.PostLobbiesWithResponse(ctx, nil, api.LobbyRequest{GameType: "rps", Settings: wager.Settings(settings)})
-	if err != nil {
-		t.Fatalf("open a lobby: %v", err)
-	}
-	lobbyID := lobby.JSON201.Id
-	if _, err := ann.API.PostLobbiesByIdJoinQueueWithResponse(ctx, lobbyID, nil); err != nil {
-		t.Fatalf("ann joins the queue: %v", err)
-	}
-	joined, err := bob.API.PostLobbiesByIdJoinQueueWithResponse(ctx, lobbyID, nil)
-	if err != nil || joined.JSON200.GameId == nil {
-		t.Fatalf("bob joins the queue: %v, want a game", err)
-	}
-	gameID := *joined.JSON200.GameId
+	ann, bob, gameID := startRPSGame(t, before.url, roundSeconds)
 	annID, bobID := ann.UserID(), bob.UserID()
 	if _, err := ann.API.PostGamesByIdActionsWithResponse(ctx, gameID, nil, api.GameAction{Type: "move", Move: "rock"}); err != nil {
 		t.Fatalf("ann chooses: %v", err)
@@ -184,6 +161,7 @@ func TestACrashMidRoundCostsNoRound(t *testing.T) {
 	annToken, _ := ann.Token()
 	bobToken, _ := bob.Token()
 	// The players' sessions outlive the restart.
+	var err error
 	if bob, err = wager.New(after.url, wager.WithToken(bobToken)); err != nil {
 		t.Fatal(err)
 	}
@@ -197,41 +175,10 @@ func TestACrashMidRoundCostsNoRound(t *testing.T) {
 			"and a deadline %d s from the restart (about %v)", st.Status, st.Round.Number, st.Submitted, resumed, roundSeconds,
 			back.Add(roundSeconds*time.Second))
 	}
-	events, err := bob.API.GetGamesByIdEventsWithResponse(ctx, gameID, &api.GetGamesByIdEventsParams{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var page struct {
-		Events []struct {
-			Event domain.EventName `json:"event"`
-			Data  json.RawMessage  `json:"data"`
-		} `json:"events"`
-	}
-	if err := json.Unmarshal(events.Body, &page); err != nil {
-		t.Fatal(err)
-	}
-	last := page.Events[len(page.Events)-1]
-	var data game.Resumed
-	if err := json.Unmarshal(last.Data, &data); err != nil || last.Event != domain.EventGameResumed || !data.Deadline.Equal(resumed) {
-		t.Errorf("last event: got %s %s, want game:resumed with the deadline %v", last.Event, last.Data, resumed)
-	}
+	wantLastEventResumed(t, bob, gameID, resumed)
 	// The game page of a signed-in viewer runs its clock to the new
 	// deadline.
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, after.url+"/game/"+gameID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+annToken)
-	req.Header.Set("X-App-Id", wager.DefaultAppID)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	html, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if want := fmt.Sprintf(`data-deadline="%s"`, resumed.UTC().Format(time.RFC3339Nano)); !bytes.Contains(html, []byte(want)) {
-		t.Errorf("the game page's clock: no %s in the page (status %d)", want, resp.StatusCode)
-	}
+	wantPageClock(t, after.url, gameID, annToken, resumed)
 
 	// Bob chooses: the round is decided by the choices.
 	moved, err := bob.API.PostGamesByIdActionsWithResponse(ctx, gameID, nil, api.GameAction{Type: "move", Move: "paper"})
@@ -254,6 +201,82 @@ func TestACrashMidRoundCostsNoRound(t *testing.T) {
 	}
 	if m.WinnerID == nil || *m.WinnerID != bobID || len(m.History) != 1 || m.History[0].Reason != "played" {
 		t.Errorf("the game: got winner %v, history %+v; want bob's paper to beat ann's rock in a played round", m.WinnerID, m.History)
+	}
+}
+
+// startRPSGame signs two new wallets in at the server at url and matches
+// them in a one-round rps game of roundSeconds, and returns them, ann
+// first, and the game's id.
+func startRPSGame(t *testing.T, url string, roundSeconds int) (ann, bob *wager.Client, gameID string) {
+	t.Helper()
+	ctx := t.Context()
+	for _, c := range []**wager.Client{&ann, &bob} {
+		var err error
+		if *c, err = wager.New(url, wager.WithWallet(solana.NewWallet().PrivateKey)); err != nil {
+			t.Fatal(err)
+		}
+		if err := (*c).SignIn(ctx); err != nil {
+			t.Fatalf("sign in: %v", err)
+		}
+	}
+	settings := map[string]any{"rounds": 1, "roundSeconds": roundSeconds}
+	lobby, err := ann.API.PostLobbiesWithResponse(ctx, nil, api.LobbyRequest{GameType: "rps", Settings: wager.Settings(settings)})
+	if err != nil {
+		t.Fatalf("open a lobby: %v", err)
+	}
+	lobbyID := lobby.JSON201.Id
+	if _, err := ann.API.PostLobbiesByIdJoinQueueWithResponse(ctx, lobbyID, nil); err != nil {
+		t.Fatalf("ann joins the queue: %v", err)
+	}
+	joined, err := bob.API.PostLobbiesByIdJoinQueueWithResponse(ctx, lobbyID, nil)
+	if err != nil || joined.JSON200.GameId == nil {
+		t.Fatalf("bob joins the queue: %v, want a game", err)
+	}
+	return ann, bob, *joined.JSON200.GameId
+}
+
+// wantLastEventResumed checks that the game's last event is game:resumed
+// with the deadline resumed.
+func wantLastEventResumed(t *testing.T, c *wager.Client, gameID string, resumed time.Time) {
+	t.Helper()
+	events, err := c.API.GetGamesByIdEventsWithResponse(t.Context(), gameID, &api.GetGamesByIdEventsParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page struct {
+		Events []struct {
+			Event domain.EventName `json:"event"`
+			Data  json.RawMessage  `json:"data"`
+		} `json:"events"`
+	}
+	if err := json.Unmarshal(events.Body, &page); err != nil {
+		t.Fatal(err)
+	}
+	last := page.Events[len(page.Events)-1]
+	var data game.Resumed
+	if err := json.Unmarshal(last.Data, &data); err != nil || last.Event != domain.EventGameResumed || !data.Deadline.Equal(resumed) {
+		t.Errorf("last event: got %s %s, want game:resumed with the deadline %v", last.Event, last.Data, resumed)
+	}
+}
+
+// wantPageClock checks that the game page, as the holder of token sees it,
+// runs its clock to the deadline resumed.
+func wantPageClock(t *testing.T, url, gameID, token string, resumed time.Time) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url+"/game/"+gameID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("X-App-Id", wager.DefaultAppID)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := fmt.Sprintf(`data-deadline="%s"`, resumed.UTC().Format(time.RFC3339Nano)); !bytes.Contains(html, []byte(want)) {
+		t.Errorf("the game page's clock: no %s in the page (status %d)", want, resp.StatusCode)
 	}
 }
 

@@ -70,7 +70,7 @@ func TestRPSGameToAWin(t *testing.T) {
 	gameID, a, b := p.match(t, "rps", stake, "")
 	treasury := p.balance(t, money.Treasury)
 
-	rounds := []struct{ a, b string }{
+	rounds := []rpsChoices{
 		{"rock", "rock"},      // a drawn round: replayed
 		{"rock", "scissors"},  // a 1-0
 		{"paper", "scissors"}, // b 1-1
@@ -99,43 +99,7 @@ func TestRPSGameToAWin(t *testing.T) {
 	want = append(want, "game:completed")
 	wantNames(t, "events", p.eventNames(t, gameID), want)
 
-	// Every reveal opens the commitments published when the choices were
-	// made, and scores the round as the rules say.
-	commitments := map[string]string{} // by round and user
-	revealed := 0
-	for _, e := range p.events(t, gameID) {
-		switch e.Name {
-		case "game:rps:round:submitted":
-			var s rules.RPSSubmitted
-			if err := json.Unmarshal(e.Data, &s); err != nil {
-				t.Fatal(err)
-			}
-			commitments[fmt.Sprint(s.Round, s.UserID)] = s.Commitment
-		case "game:rps:round:reveal":
-			var r reveal
-			if err := json.Unmarshal(e.Data, &r); err != nil {
-				t.Fatal(err)
-			}
-			want := rounds[revealed]
-			revealed++
-			if r.Round != revealed || r.Reason != "played" {
-				t.Errorf("reveal %d: got round %d, reason %s; want round %d, played", revealed, r.Round, r.Reason, revealed)
-			}
-			for user, choice := range map[string]string{a: want.a, b: want.b} {
-				if r.Choices[user] == nil || *r.Choices[user] != choice || r.Salts[user] == nil {
-					t.Errorf("round %d: %s's choice: got %v, want %s with its salt", r.Round, user, r.Choices[user], choice)
-					continue
-				}
-				c := rules.Commitment(gameID, r.Round, user, choice, *r.Salts[user])
-				if c != commitments[fmt.Sprint(r.Round, user)] || c != r.Commitments[user] {
-					t.Errorf("round %d: %s's reveal does not open the published commitment", r.Round, user)
-				}
-			}
-		}
-	}
-	if revealed != len(rounds) {
-		t.Errorf("reveals: got %d, want %d", revealed, len(rounds))
-	}
+	wantRevealsOpenCommitments(t, p, gameID, a, b, rounds)
 
 	fee := int64(2 * stake / 100)
 	g := p.game(t, gameID)
@@ -184,8 +148,60 @@ func TestRPSGameToAWin(t *testing.T) {
 		}
 	}
 
-	// After the end: no more actions, from players or anyone else.
-	_, err = p.act(a, gameID, "move", `"rock"`)
+	wantNoActionAfterTheEnd(t, p, gameID, a, b)
+}
+
+// rpsChoices are the two players' choices in one round.
+type rpsChoices struct{ a, b string }
+
+// wantRevealsOpenCommitments checks that every reveal of the game opens
+// the commitments published when the choices were made, and scores the
+// round as the rules say: the choices of rounds, a's and b's.
+func wantRevealsOpenCommitments(t *testing.T, p *platform, gameID, a, b string, rounds []rpsChoices) {
+	t.Helper()
+	commitments := map[string]string{} // by round and user
+	revealed := 0
+	for _, e := range p.events(t, gameID) {
+		switch e.Name {
+		case "game:rps:round:submitted":
+			var s rules.RPSSubmitted
+			if err := json.Unmarshal(e.Data, &s); err != nil {
+				t.Fatal(err)
+			}
+			commitments[fmt.Sprint(s.Round, s.UserID)] = s.Commitment
+		case "game:rps:round:reveal":
+			var r reveal
+			if err := json.Unmarshal(e.Data, &r); err != nil {
+				t.Fatal(err)
+			}
+			want := rounds[revealed]
+			revealed++
+			if r.Round != revealed || r.Reason != "played" {
+				t.Errorf("reveal %d: got round %d, reason %s; want round %d, played", revealed, r.Round, r.Reason, revealed)
+			}
+			for user, choice := range map[string]string{a: want.a, b: want.b} {
+				if r.Choices[user] == nil || *r.Choices[user] != choice || r.Salts[user] == nil {
+					t.Errorf("round %d: %s's choice: got %v, want %s with its salt", r.Round, user, r.Choices[user], choice)
+					continue
+				}
+				c := rules.Commitment(gameID, r.Round, user, choice, *r.Salts[user])
+				if c != commitments[fmt.Sprint(r.Round, user)] || c != r.Commitments[user] {
+					t.Errorf("round %d: %s's reveal does not open the published commitment", r.Round, user)
+				}
+			}
+		}
+	}
+	if revealed != len(rounds) {
+		t.Errorf("reveals: got %d, want %d", revealed, len(rounds))
+	}
+}
+
+// wantNoActionAfterTheEnd checks that a finished game takes no more
+// actions, from its players a and b or anyone else.
+func wantNoActionAfterTheEnd(t *testing.T, p *platform, gameID, a, b string) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := p.act(a, gameID, "move", `"rock"`)
 	wantCode(t, "a move after the end", err, domain.CodeGameNotActive)
 	_, err = p.act(b, gameID, "resign", "")
 	wantCode(t, "a resignation after the end", err, domain.CodeGameNotActive)
@@ -273,125 +289,133 @@ func TestConnectFourDrawGivesTheStakesBack(t *testing.T) {
 // Deadlines are rows: ExpireDue applies the timeout rules to every active
 // game whose deadline passed by the service's clock, and to no other.
 func TestExpireDue(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		gameType  string
-		moves     func(t testing.TB, p *platform, gameID, a, b string)
-		after     time.Duration
-		advanced  int
-		newEvents []string
-		status    string
-		winner    int // seat of the winner; -1 for none
-		reason    string
-		scores    map[int]int // rps scores by seat, when the game goes on
-	}{
-		{
-			name: "rps round where one player chose", gameType: "rps",
-			moves: func(t testing.TB, p *platform, gameID, a, b string) { p.play(t, a, gameID, `"paper"`) },
-			after: 20 * time.Second, advanced: 1,
-			newEvents: []string{"game:rps:round:reveal", "game:rps:round:start"},
-			status:    game.StatusActive, winner: -1, scores: map[int]int{0: 1, 1: 0},
-		},
-		{
-			name: "rps round where nobody chose", gameType: "rps",
-			after: 20 * time.Second, advanced: 1,
-			newEvents: []string{"game:rps:round:reveal", "game:completed"},
-			status:    game.StatusCancelled, winner: -1, reason: "abandoned",
-		},
-		{
-			name: "rps round one second before its deadline", gameType: "rps",
-			after: 19 * time.Second, advanced: 0,
-			status: game.StatusActive, winner: -1, scores: map[int]int{0: 0, 1: 0},
-		},
-		{
-			name: "connect4 turn that ran out", gameType: "connect4",
-			after: 30 * time.Second, advanced: 1,
-			newEvents: []string{"game:connect4:timeout", "game:completed"},
-			status:    game.StatusCompleted, winner: 1, reason: "timeout",
-		},
-		{
-			name: "connect4 second turn that ran out", gameType: "connect4",
-			moves: func(t testing.TB, p *platform, gameID, a, b string) { p.play(t, a, gameID, `{"column": 0}`) },
-			after: 30 * time.Second, advanced: 1,
-			newEvents: []string{"game:connect4:timeout", "game:completed"},
-			status:    game.StatusCompleted, winner: 0, reason: "timeout",
-		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
-			p := newPlatform(t)
-			gameID, a, b := p.match(t, tc.gameType, stake, "")
-			seats := []string{a, b}
-			treasury := p.balance(t, money.Treasury)
-			if tc.moves != nil {
-				tc.moves(t, p, gameID, a, b)
-			}
-			before := p.eventNames(t, gameID)
+	for _, tc := range expireCases {
+		t.Run(tc.name, func(t *testing.T) { expireDue(t, tc) })
+	}
+}
 
-			p.clock.advance(tc.after)
-			n, err := p.games.ExpireDue(ctx)
-			if err != nil {
-				t.Fatal(err)
+// expireCase is a game left to a deadline, and what expiring it does.
+type expireCase struct {
+	name      string
+	gameType  string
+	moves     func(t testing.TB, p *platform, gameID, a, b string)
+	after     time.Duration
+	advanced  int
+	newEvents []string
+	status    string
+	winner    int // seat of the winner; -1 for none
+	reason    string
+	scores    map[int]int // rps scores by seat, when the game goes on
+}
+
+// expireCases are the games that ExpireDue meets.
+var expireCases = []expireCase{
+	{
+		name: "rps round where one player chose", gameType: "rps",
+		moves: func(t testing.TB, p *platform, gameID, a, b string) { p.play(t, a, gameID, `"paper"`) },
+		after: 20 * time.Second, advanced: 1,
+		newEvents: []string{"game:rps:round:reveal", "game:rps:round:start"},
+		status:    game.StatusActive, winner: -1, scores: map[int]int{0: 1, 1: 0},
+	},
+	{
+		name: "rps round where nobody chose", gameType: "rps",
+		after: 20 * time.Second, advanced: 1,
+		newEvents: []string{"game:rps:round:reveal", "game:completed"},
+		status:    game.StatusCancelled, winner: -1, reason: "abandoned",
+	},
+	{
+		name: "rps round one second before its deadline", gameType: "rps",
+		after: 19 * time.Second, advanced: 0,
+		status: game.StatusActive, winner: -1, scores: map[int]int{0: 0, 1: 0},
+	},
+	{
+		name: "connect4 turn that ran out", gameType: "connect4",
+		after: 30 * time.Second, advanced: 1,
+		newEvents: []string{"game:connect4:timeout", "game:completed"},
+		status:    game.StatusCompleted, winner: 1, reason: "timeout",
+	},
+	{
+		name: "connect4 second turn that ran out", gameType: "connect4",
+		moves: func(t testing.TB, p *platform, gameID, a, b string) { p.play(t, a, gameID, `{"column": 0}`) },
+		after: 30 * time.Second, advanced: 1,
+		newEvents: []string{"game:connect4:timeout", "game:completed"},
+		status:    game.StatusCompleted, winner: 0, reason: "timeout",
+	},
+}
+
+func expireDue(t *testing.T, tc expireCase) {
+	ctx := context.Background()
+	p := newPlatform(t)
+	gameID, a, b := p.match(t, tc.gameType, stake, "")
+	seats := []string{a, b}
+	treasury := p.balance(t, money.Treasury)
+	if tc.moves != nil {
+		tc.moves(t, p, gameID, a, b)
+	}
+	before := p.eventNames(t, gameID)
+
+	p.clock.advance(tc.after)
+	n, err := p.games.ExpireDue(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != tc.advanced {
+		t.Errorf("games advanced: got %d, want %d", n, tc.advanced)
+	}
+	got := p.eventNames(t, gameID)
+	wantNames(t, "new events", got[len(before):], tc.newEvents)
+	g := p.game(t, gameID)
+	if g.Status != tc.status {
+		t.Errorf("status: got %s, want %s", g.Status, tc.status)
+	}
+	if tc.winner >= 0 && (g.WinnerID == nil || *g.WinnerID != seats[tc.winner]) {
+		t.Errorf("winner: got %v, want seat %d (%s)", g.WinnerID, tc.winner, seats[tc.winner])
+	}
+	if tc.winner < 0 && g.WinnerID != nil {
+		t.Errorf("winner: got %s, want none", *g.WinnerID)
+	}
+	if tc.reason != "" && (g.Result == nil || g.Result.Reason != tc.reason) {
+		t.Errorf("result: got %+v, want reason %s", g.Result, tc.reason)
+	}
+	fee := int64(2 * stake / 100)
+	for seat, u := range seats {
+		want := balances{funds - stake, stake} // still in play
+		switch {
+		case g.Status == game.StatusCancelled:
+			want = balances{funds, 0}
+		case g.Status == game.StatusCompleted && seat == tc.winner:
+			want = balances{funds + stake - fee, 0}
+		case g.Status == game.StatusCompleted:
+			want = balances{funds - stake, 0}
+		}
+		if got := p.balances(t, u); got != want {
+			t.Errorf("balances of seat %d: got %+v, want %+v", seat, got, want)
+		}
+	}
+	wantFee := int64(0)
+	if g.Status == game.StatusCompleted {
+		wantFee = fee
+	}
+	if got := p.balance(t, money.Treasury) - treasury; got != wantFee {
+		t.Errorf("treasury: got +%d, want +%d", got, wantFee)
+	}
+	if tc.scores != nil {
+		view, err := p.games.PublicState(ctx, gameID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for seat, want := range tc.scores {
+			if got := view.Base().Scores[seats[seat]]; got != want {
+				t.Errorf("score of seat %d: got %d, want %d", seat, got, want)
 			}
-			if n != tc.advanced {
-				t.Errorf("games advanced: got %d, want %d", n, tc.advanced)
-			}
-			got := p.eventNames(t, gameID)
-			wantNames(t, "new events", got[len(before):], tc.newEvents)
-			g := p.game(t, gameID)
-			if g.Status != tc.status {
-				t.Errorf("status: got %s, want %s", g.Status, tc.status)
-			}
-			if tc.winner >= 0 && (g.WinnerID == nil || *g.WinnerID != seats[tc.winner]) {
-				t.Errorf("winner: got %v, want seat %d (%s)", g.WinnerID, tc.winner, seats[tc.winner])
-			}
-			if tc.winner < 0 && g.WinnerID != nil {
-				t.Errorf("winner: got %s, want none", *g.WinnerID)
-			}
-			if tc.reason != "" && (g.Result == nil || g.Result.Reason != tc.reason) {
-				t.Errorf("result: got %+v, want reason %s", g.Result, tc.reason)
-			}
-			fee := int64(2 * stake / 100)
-			for seat, u := range seats {
-				want := balances{funds - stake, stake} // still in play
-				switch {
-				case g.Status == game.StatusCancelled:
-					want = balances{funds, 0}
-				case g.Status == game.StatusCompleted && seat == tc.winner:
-					want = balances{funds + stake - fee, 0}
-				case g.Status == game.StatusCompleted:
-					want = balances{funds - stake, 0}
-				}
-				if got := p.balances(t, u); got != want {
-					t.Errorf("balances of seat %d: got %+v, want %+v", seat, got, want)
-				}
-			}
-			wantFee := int64(0)
-			if g.Status == game.StatusCompleted {
-				wantFee = fee
-			}
-			if got := p.balance(t, money.Treasury) - treasury; got != wantFee {
-				t.Errorf("treasury: got +%d, want +%d", got, wantFee)
-			}
-			if tc.scores != nil {
-				view, err := p.games.PublicState(ctx, gameID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for seat, want := range tc.scores {
-					if got := view.Base().Scores[seats[seat]]; got != want {
-						t.Errorf("score of seat %d: got %d, want %d", seat, got, want)
-					}
-				}
-				if g.Deadline == nil || !g.Deadline.After(p.clock.now()) {
-					t.Errorf("deadline of the running game: got %v, want one after %v", g.Deadline, p.clock.now())
-				}
-			}
-			// Nothing is left to expire until the next deadline.
-			if n, err := p.games.ExpireDue(ctx); err != nil || n != 0 {
-				t.Errorf("a second run: got %d, %v; want 0", n, err)
-			}
-		})
+		}
+		if g.Deadline == nil || !g.Deadline.After(p.clock.now()) {
+			t.Errorf("deadline of the running game: got %v, want one after %v", g.Deadline, p.clock.now())
+		}
+	}
+	// Nothing is left to expire until the next deadline.
+	if n, err := p.games.ExpireDue(ctx); err != nil || n != 0 {
+		t.Errorf("a second run: got %d, %v; want 0", n, err)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"wager/db"
 	"wager/db/dbtest"
 	"wager/domain"
@@ -105,49 +107,7 @@ func TestDowntimeNeverCostsARound(t *testing.T) {
 		}
 	})
 
-	t.Run("deadlines that passed during an outage are moved", func(t *testing.T) {
-		rpsGame, a, b := p.match(t, "rps", stake, rps)
-		c4Game, first, second := p.match(t, "connect4", stake, `{"turnSeconds": 5}`)
-		p.play(t, a, rpsGame, `"rock"`)
-		p.play(t, first, c4Game, `{"column": 3}`)
-		p.clock.advance(2 * time.Second)
-		p.worker(t)
-		later, _, _ := p.match(t, "rps", stake, `{"roundSeconds": 60}`) // its deadline is after the outage
-
-		// Down for 14 s: both deadlines pass (3 s in), nothing runs.
-		p.clock.advance(14 * time.Second)
-		if _, err := p.act(b, rpsGame, "move", `"paper"`); domain.ErrorCode(err) != domain.CodeInvalidMove {
-			t.Fatalf("a choice after the deadline before the worker ran: %v, want INVALID_MOVE", err)
-		}
-		back := p.clock.now()
-		if resumed, expired := p.worker(t); resumed != 2 || expired != 0 {
-			t.Fatalf("the first run after the outage: resumed %d, expired %d; want 2 and 0", resumed, expired)
-		}
-		p.wantResumed(t, rpsGame, 1, back.Add(5*time.Second))
-		p.wantResumed(t, c4Game, 2, back.Add(5*time.Second))
-		if names := p.eventNames(t, later); names[len(names)-1] == "game:resumed" {
-			t.Errorf("a game whose deadline did not pass was resumed: %q", names)
-		}
-
-		// The worker runs again; the players have the new deadline.
-		p.clock.advance(4 * time.Second)
-		if resumed, expired := p.worker(t); resumed != 0 || expired != 0 {
-			t.Fatalf("a run before the new deadlines: resumed %d, expired %d; want none", resumed, expired)
-		}
-		if r := p.play(t, b, rpsGame, `"paper"`); r.Status != game.StatusCompleted {
-			t.Fatalf("the second choice after the outage: got %+v, want the game completed", r)
-		}
-		wantWonByPlay(t, p, rpsGame, b)
-		if r := p.play(t, second, c4Game, `{"column": 3}`); r.Status != game.StatusActive {
-			t.Fatalf("the second player's turn after the outage: got %+v, want the game going on", r)
-		}
-		if g := p.game(t, c4Game); g.Deadline == nil || !g.Deadline.Equal(p.clock.now().Add(5*time.Second)) {
-			t.Errorf("the next turn's deadline: got %v, want a full turn from the move", g.Deadline)
-		}
-		if _, err := p.act(first, c4Game, "resign", ""); err != nil {
-			t.Fatal(err)
-		}
-	})
+	t.Run("deadlines that passed during an outage are moved", func(t *testing.T) { resumeAfterOutage(t, p, rps) })
 
 	t.Run("deadlines that pass while the platform is closed for maintenance are moved", func(t *testing.T) {
 		gameID, a, b := p.match(t, "rps", stake, rps)
@@ -174,34 +134,85 @@ func TestDowntimeNeverCostsARound(t *testing.T) {
 		wantWonByPlay(t, p, gameID, b)
 	})
 
-	t.Run("instances starting together after an outage resume each game once", func(t *testing.T) {
-		gameID, a, b := p.match(t, "rps", stake, rps)
-		p.play(t, a, gameID, `"rock"`)
-		p.worker(t)
-		p.clock.advance(30 * time.Second)
-		instances := []*platform{p, newPlatformOn(t, bdb, p.clock), newPlatformOn(t, bdb, p.clock)}
-		var wg sync.WaitGroup
-		resumed := make([]int, len(instances))
-		for i, q := range instances {
-			wg.Go(func() { resumed[i], _ = q.worker(t) })
+	t.Run("instances starting together after an outage resume each game once", func(t *testing.T) { resumeOnceAcrossInstances(t, p, bdb, rps) })
+}
+
+// resumeAfterOutage checks that deadlines that passed during an outage,
+// of a round and of a turn, are moved to a full round or turn from the
+// first run after it, and that the games go on.
+func resumeAfterOutage(t *testing.T, p *platform, rps string) {
+	rpsGame, a, b := p.match(t, "rps", stake, rps)
+	c4Game, first, second := p.match(t, "connect4", stake, `{"turnSeconds": 5}`)
+	p.play(t, a, rpsGame, `"rock"`)
+	p.play(t, first, c4Game, `{"column": 3}`)
+	p.clock.advance(2 * time.Second)
+	p.worker(t)
+	later, _, _ := p.match(t, "rps", stake, `{"roundSeconds": 60}`) // its deadline is after the outage
+
+	// Down for 14 s: both deadlines pass (3 s in), nothing runs.
+	p.clock.advance(14 * time.Second)
+	if _, err := p.act(b, rpsGame, "move", `"paper"`); domain.ErrorCode(err) != domain.CodeInvalidMove {
+		t.Fatalf("a choice after the deadline before the worker ran: %v, want INVALID_MOVE", err)
+	}
+	back := p.clock.now()
+	if resumed, expired := p.worker(t); resumed != 2 || expired != 0 {
+		t.Fatalf("the first run after the outage: resumed %d, expired %d; want 2 and 0", resumed, expired)
+	}
+	p.wantResumed(t, rpsGame, 1, back.Add(5*time.Second))
+	p.wantResumed(t, c4Game, 2, back.Add(5*time.Second))
+	if names := p.eventNames(t, later); names[len(names)-1] == string(domain.EventGameResumed) {
+		t.Errorf("a game whose deadline did not pass was resumed: %q", names)
+	}
+
+	// The worker runs again; the players have the new deadline.
+	p.clock.advance(4 * time.Second)
+	if resumed, expired := p.worker(t); resumed != 0 || expired != 0 {
+		t.Fatalf("a run before the new deadlines: resumed %d, expired %d; want none", resumed, expired)
+	}
+	if r := p.play(t, b, rpsGame, `"paper"`); r.Status != game.StatusCompleted {
+		t.Fatalf("the second choice after the outage: got %+v, want the game completed", r)
+	}
+	wantWonByPlay(t, p, rpsGame, b)
+	if r := p.play(t, second, c4Game, `{"column": 3}`); r.Status != game.StatusActive {
+		t.Fatalf("the second player's turn after the outage: got %+v, want the game going on", r)
+	}
+	if g := p.game(t, c4Game); g.Deadline == nil || !g.Deadline.Equal(p.clock.now().Add(5*time.Second)) {
+		t.Errorf("the next turn's deadline: got %v, want a full turn from the move", g.Deadline)
+	}
+	if _, err := p.act(first, c4Game, "resign", ""); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// resumeOnceAcrossInstances checks that instances starting together after
+// an outage resume each game once.
+func resumeOnceAcrossInstances(t *testing.T, p *platform, bdb *bun.DB, rps string) {
+	gameID, a, b := p.match(t, "rps", stake, rps)
+	p.play(t, a, gameID, `"rock"`)
+	p.worker(t)
+	p.clock.advance(30 * time.Second)
+	instances := []*platform{p, newPlatformOn(t, bdb, p.clock), newPlatformOn(t, bdb, p.clock)}
+	var wg sync.WaitGroup
+	resumed := make([]int, len(instances))
+	for i, q := range instances {
+		wg.Go(func() { resumed[i], _ = q.worker(t) })
+	}
+	wg.Wait()
+	if total := resumed[0] + resumed[1] + resumed[2]; total != 1 {
+		t.Errorf("games resumed by three instances: %v, want 1 in all", resumed)
+	}
+	n := 0
+	for _, name := range p.eventNames(t, gameID) {
+		if name == string(domain.EventGameResumed) {
+			n++
 		}
-		wg.Wait()
-		if total := resumed[0] + resumed[1] + resumed[2]; total != 1 {
-			t.Errorf("games resumed by three instances: %v, want 1 in all", resumed)
-		}
-		n := 0
-		for _, name := range p.eventNames(t, gameID) {
-			if name == "game:resumed" {
-				n++
-			}
-		}
-		if n != 1 {
-			t.Errorf("game:resumed events: got %d, want 1", n)
-		}
-		p.wantResumed(t, gameID, 1, p.clock.now().Add(5*time.Second))
-		p.play(t, b, gameID, `"paper"`)
-		wantWonByPlay(t, p, gameID, b)
-	})
+	}
+	if n != 1 {
+		t.Errorf("game:resumed events: got %d, want 1", n)
+	}
+	p.wantResumed(t, gameID, 1, p.clock.now().Add(5*time.Second))
+	p.play(t, b, gameID, `"paper"`)
+	wantWonByPlay(t, p, gameID, b)
 }
 
 // wantWonByPlay checks that the one-round rps game was won by winner with

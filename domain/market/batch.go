@@ -109,6 +109,41 @@ type taken struct {
 	tif   engine.TIF
 }
 
+// batchRun is a batch of orders on its way through its transaction: what
+// each step reads for the next ones, and what matching leaves to write.
+type batchRun struct {
+	gameID  string
+	batch   []pending
+	results []db.Result[Placed]
+	m       marketRow
+	now     time.Time
+	// open: the game is staked and active and its market open.
+	open bool
+	// linked are the refusals of the batch's traders linked to a player.
+	linked map[string]*domain.Error
+	// orders are the batch's orders that passed validation, in arrival order.
+	orders []*taken
+	// book holds the resting orders that the batch crosses, and resting
+	// their rows by seq.
+	book    *engine.Book
+	resting map[int64]Order
+	// users are the batch's traders; owners, they and the resting orders'.
+	users, owners []string
+	fx            *effects
+	refusal       func(userID string, lost, atRisk int64) *domain.Error
+	available     map[string]int64
+	lost          map[string]int64 // what the batch's orders so far moved out of each trader's balance
+	makers        map[int64]int64  // a resting order's seq -> shares filled
+	byEngineID    map[int64]*taken // the batch's orders resting since their matching
+	trades        []Trade
+	traders       []string // everyone who traded, takers and makers
+}
+
+// placeBatch takes a batch of orders for the market of gameID in tx: it
+// locks the game and the market, refuses the orders that may not trade,
+// loads what they cross and locks the balances they may move, matches
+// them one by one in arrival order, and writes what they changed. It
+// returns each order's result, with errRefusedAll when none was taken.
 func (s *Service) placeBatch(ctx context.Context, tx db.Tx, gameID string, batch []pending) ([]db.Result[Placed], error) {
 	results := make([]db.Result[Placed], len(batch))
 	g, m, err := s.lock(ctx, tx, gameID)
@@ -122,228 +157,295 @@ func (s *Service) placeBatch(ctx context.Context, tx db.Tx, gameID string, batch
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
-	open := g.Stake > 0 && g.Status == game.StatusActive && m.Status == StatusOpen
-	var linked map[string]*domain.Error
-	if open {
-		var traders []string
-		for _, p := range batch {
-			if !slices.Contains(traders, p.userID) && !slices.Contains(m.Outcomes, p.userID) {
-				traders = append(traders, p.userID)
-			}
-		}
-		if linked, err = s.guard.LinkRefusals(ctx, tx, traders, m.Outcomes); err != nil {
+	b := &batchRun{gameID: gameID, batch: batch, results: results, m: m, now: s.now(),
+		open: g.Stake > 0 && g.Status == game.StatusActive && m.Status == StatusOpen}
+	if err := s.readLinks(ctx, tx, b); err != nil {
+		return nil, err
+	}
+	b.validate(g)
+	if len(b.orders) == 0 {
+		return results, errRefusedAll
+	}
+	if err := s.loadBook(ctx, tx, b); err != nil {
+		return nil, err
+	}
+	if err := s.lockBalances(ctx, tx, b); err != nil {
+		return nil, err
+	}
+	if b.open {
+		if err := s.cancelLinked(ctx, tx, b.m, batch, b.linked, b.book, b.resting, b.fx, b.now); err != nil {
 			return nil, err
 		}
 	}
-	var orders []*taken
-	for i, p := range batch {
-		tif, err := p.req.validate(m.Outcomes)
+	if err := b.matchAll(); err != nil {
+		return nil, err
+	}
+	return s.record(ctx, tx, b)
+}
+
+// readLinks reads, while the market trades, which of the batch's traders
+// are linked to one of the game's players.
+func (s *Service) readLinks(ctx context.Context, tx db.Tx, b *batchRun) error {
+	if !b.open {
+		return nil
+	}
+	var traders []string
+	for _, p := range b.batch {
+		if !slices.Contains(traders, p.userID) && !slices.Contains(b.m.Outcomes, p.userID) {
+			traders = append(traders, p.userID)
+		}
+	}
+	var err error
+	b.linked, err = s.guard.LinkRefusals(ctx, tx, traders, b.m.Outcomes)
+	return err
+}
+
+// validate refuses the orders that may not trade (invalid ones, a free
+// game's, a player's, a linked trader's, any while the market does not
+// trade) and makes the others the orders to match.
+func (b *batchRun) validate(g lockedGame) {
+	for i, p := range b.batch {
+		tif, err := p.req.validate(b.m.Outcomes)
 		switch {
 		case g.Stake == 0:
 			err = game.ErrFreeGame
-		case slices.Contains(m.Outcomes, p.userID):
+		case slices.Contains(b.m.Outcomes, p.userID):
 			err = domain.Errorf(domain.CodeForbidden, "players of a game may not trade its market")
-		case !open:
+		case !b.open:
 			err = domain.Errorf(domain.CodeGameNotActive, "the market trades while the game is active")
-		case linked[p.userID] != nil:
-			err = linked[p.userID]
+		case b.linked[p.userID] != nil:
+			err = b.linked[p.userID]
 		}
 		if err != nil {
-			results[i].Err = err
+			b.results[i].Err = err
 			continue
 		}
-		o := Order{ID: uuid.NewString(), GameID: gameID, UserID: p.userID, Side: p.side.String(), OutcomeID: p.req.OutcomeID,
-			PriceMinor: p.req.PriceMinor, Shares: p.req.Shares, TimeInForce: "GTC", Status: OrderOpen, CreatedAt: now, UpdatedAt: now}
+		o := Order{ID: uuid.NewString(), GameID: b.gameID, UserID: p.userID, Side: p.side.String(), OutcomeID: p.req.OutcomeID,
+			PriceMinor: p.req.PriceMinor, Shares: p.req.Shares, TimeInForce: "GTC", Status: OrderOpen, CreatedAt: b.now, UpdatedAt: b.now}
 		if tif == engine.IOC {
 			o.TimeInForce = "IOC"
 		}
 		// The batch's orders come after every resting one, in arrival order.
-		e := engine.Order{ID: batchIDs + int64(i), Owner: p.userID, Side: p.side, Outcome: m.outcome(p.req.OutcomeID),
+		e := engine.Order{ID: batchIDs + int64(i), Owner: p.userID, Side: p.side, Outcome: b.m.outcome(p.req.OutcomeID),
 			Price: p.req.PriceMinor, Shares: p.req.Shares}
-		orders = append(orders, &taken{i: i, order: o, eng: e, tif: tif})
+		b.orders = append(b.orders, &taken{i: i, order: o, eng: e, tif: tif})
 	}
-	if len(orders) == 0 {
-		return results, errRefusedAll
-	}
-	engs := make([]engine.Order, len(orders))
-	for i, o := range orders {
+}
+
+// loadBook loads the resting orders that the batch crosses into a book,
+// and the holdings of everyone whose orders may trade.
+func (s *Service) loadBook(ctx context.Context, tx db.Tx, b *batchRun) error {
+	engs := make([]engine.Order, len(b.orders))
+	for i, o := range b.orders {
 		engs[i] = o.eng
 	}
-	book, resting, err := s.crossing(ctx, tx, gameID, m, engs)
-	if err != nil {
-		return nil, err
+	var err error
+	if b.book, b.resting, err = s.crossing(ctx, tx, b.gameID, b.m, engs); err != nil {
+		return err
 	}
-	users := []string{}
-	for _, o := range orders {
-		if !slices.Contains(users, o.eng.Owner) {
-			users = append(users, o.eng.Owner)
+	b.users = []string{}
+	for _, o := range b.orders {
+		if !slices.Contains(b.users, o.eng.Owner) {
+			b.users = append(b.users, o.eng.Owner)
 		}
 	}
-	owners := slices.Clone(users)
-	for _, r := range resting {
-		if !slices.Contains(owners, r.UserID) {
-			owners = append(owners, r.UserID)
+	b.owners = slices.Clone(b.users)
+	for _, r := range b.resting {
+		if !slices.Contains(b.owners, r.UserID) {
+			b.owners = append(b.owners, r.UserID)
 		}
 	}
-	holdings, err := s.holdings(ctx, tx, gameID, m, owners)
+	holdings, err := s.holdings(ctx, tx, b.gameID, b.m, b.owners)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	// The buyers' protection locks, then every balance the batch may move,
-	// in one order: the lock order of every path that puts money in
-	// (db/doc.go). An exclusion that cancels a buyer's orders has
-	// committed, or waits for this batch and then cancels its orders too.
-	refusal, err := s.buyRefusals(ctx, tx, orders)
-	if err != nil {
-		return nil, err
-	}
-	available, err := availableOf(ctx, tx, owners)
-	if err != nil {
-		return nil, err
-	}
-	lost := map[string]int64{} // what the batch's orders so far moved out of each trader's balance
+	b.fx = newEffects(b.gameID, "", holdings)
+	return nil
+}
 
-	fx := newEffects(gameID, "", holdings)
-	if open {
-		if err := s.cancelLinked(ctx, tx, m, batch, linked, book, resting, fx, now); err != nil {
-			return nil, err
+// lockBalances takes the buyers' protection locks, then every balance the
+// batch may move, in one order: the lock order of every path that puts
+// money in (db/doc.go). An exclusion that cancels a buyer's orders has
+// committed, or waits for this batch and then cancels its orders too.
+func (s *Service) lockBalances(ctx context.Context, tx db.Tx, b *batchRun) error {
+	var err error
+	if b.refusal, err = s.buyRefusals(ctx, tx, b.orders); err != nil {
+		return err
+	}
+	if b.available, err = availableOf(ctx, tx, b.owners); err != nil {
+		return err
+	}
+	b.lost = map[string]int64{}
+	return nil
+}
+
+// matchAll matches the batch's orders one by one, in arrival order,
+// against the book and the orders of the batch that rest before them.
+func (b *batchRun) matchAll() error {
+	b.makers = map[int64]int64{}
+	b.byEngineID = map[int64]*taken{}
+	b.traders = []string{}
+	for _, o := range b.orders {
+		if err := b.match(o); err != nil {
+			return err
 		}
 	}
-	makers := map[int64]int64{} // a resting order's seq -> shares filled
-	byEngineID := map[int64]*taken{}
-	var trades []Trade
-	traders := []string{}
-	for _, o := range orders {
-		e := o.eng
-		if e.Side == engine.Buy && refusal != nil {
-			if r := refusal(e.Owner, lost[e.Owner], e.Price*e.Shares); r != nil {
-				results[o.i].Err = r
-				continue
-			}
+	if !b.fx.valid() {
+		return fmt.Errorf("orders in the market of game %s would leave a position negative", b.gameID)
+	}
+	return nil
+}
+
+// match matches one order, or refuses it (player protection, the balance,
+// the shares, the market's cap) leaving everything as it was, and sets its
+// result.
+func (b *batchRun) match(o *taken) error {
+	e := o.eng
+	if e.Side == engine.Buy && b.refusal != nil {
+		if r := b.refusal(e.Owner, b.lost[e.Owner], e.Price*e.Shares); r != nil {
+			b.results[o.i].Err = r
+			return nil
 		}
-		if e.Side == engine.Buy && available[e.Owner] < e.Price*e.Shares {
-			results[o.i].Err = domain.Errorf(domain.CodeInsufficientFunds, "the balance does not cover this order")
-			continue
+	}
+	if e.Side == engine.Buy && b.available[e.Owner] < e.Price*e.Shares {
+		b.results[o.i].Err = domain.Errorf(domain.CodeInsufficientFunds, "the balance does not cover this order")
+		return nil
+	}
+	b.fx.orderID = o.order.ID
+	from := len(b.fx.postings)
+	var res engine.Result
+	var err error
+	if e.Side == engine.Buy {
+		// A buy may mint pairs: it is matched on a copy of the book, and
+		// refused whole when the market would pass its cap.
+		trial := b.book.Clone()
+		if res, err = trial.Place(e, o.tif); err != nil {
+			return fmt.Errorf("match an order in the market of game %s: %w", b.gameID, err)
 		}
-		fx.orderID = o.order.ID
-		from := len(fx.postings)
-		var res engine.Result
-		if e.Side == engine.Buy {
-			// A buy may mint pairs: it is matched on a copy of the book, and
-			// refused whole when the market would pass its cap.
-			trial := book.Clone()
-			if res, err = trial.Place(e, o.tif); err != nil {
-				return nil, fmt.Errorf("match an order in the market of game %s: %w", gameID, err)
+		if minted := mintedBy(res); b.m.Pairs+minted > b.m.MaxPairs {
+			b.results[o.i].Err = marketCapError(b.m.MaxPairs, b.m.Pairs, minted)
+			return nil
+		}
+		b.book = trial
+		b.fx.lock(e)
+	} else {
+		if !b.fx.lock(e) {
+			b.results[o.i].Err = domain.Errorf(domain.CodeInsufficientShares, "you hold fewer unlocked shares of that player than the order sells")
+			return nil
+		}
+		if res, err = b.book.Place(e, o.tif); err != nil {
+			return fmt.Errorf("match an order in the market of game %s: %w", b.gameID, err)
+		}
+	}
+	placed := Placed{Trades: b.fill(o, res)}
+	o.order.FilledShares = res.Filled
+	switch {
+	case res.Filled == e.Shares:
+		o.order.Status = OrderFilled
+	case !res.Rested:
+		o.order.Status = OrderCancelled
+		b.fx.release(e, e.Shares-res.Filled, "market-release:"+o.order.ID)
+	default:
+		b.byEngineID[e.ID] = o
+	}
+	// The answer is the order as its own matching left it: later orders
+	// of the batch that fill it are its trades, not this answer's.
+	placed.Order = o.order
+	b.count(b.fx.postings[from:])
+	b.results[o.i].Value = placed
+	return nil
+}
+
+// fill books the fills of an order's matching: the effects, the makers'
+// filled shares, the trades and the market's prices. It returns the
+// fills as the order's answer shows them.
+func (b *batchRun) fill(o *taken, res engine.Result) []Fill {
+	e := o.eng
+	fills := make([]Fill, len(res.Fills))
+	for n, f := range res.Fills {
+		b.fx.fill(e, f, n)
+		maker := b.resting[f.Maker.ID].ID
+		if r := b.byEngineID[f.Maker.ID]; r != nil { // an order of this batch, resting since
+			maker = r.order.ID
+			r.order.FilledShares += f.Shares
+			if r.order.FilledShares == r.order.Shares {
+				r.order.Status = OrderFilled
 			}
-			if minted := mintedBy(res); m.Pairs+minted > m.MaxPairs {
-				results[o.i].Err = marketCapError(m.MaxPairs, m.Pairs, minted)
-				continue
-			}
-			book = trial
-			fx.lock(e)
 		} else {
-			if !fx.lock(e) {
-				results[o.i].Err = domain.Errorf(domain.CodeInsufficientShares, "you hold fewer unlocked shares of that player than the order sells")
-				continue
-			}
-			if res, err = book.Place(e, o.tif); err != nil {
-				return nil, fmt.Errorf("match an order in the market of game %s: %w", gameID, err)
+			b.makers[b.resting[f.Maker.ID].Seq] += f.Shares
+		}
+		b.trades = append(b.trades, Trade{GameID: b.gameID, Kind: f.Kind.String(), OutcomeID: o.order.OutcomeID, PriceMinor: f.TakerPrice,
+			Shares: f.Shares, MakerOrderID: maker, TakerOrderID: o.order.ID, CreatedAt: b.now})
+		fills[n] = Fill{PriceMinor: f.TakerPrice, Shares: f.Shares}
+		b.m.traded(o.order.OutcomeID, f.TakerPrice, f.Shares, f.Kind)
+		for _, u := range []string{e.Owner, f.Maker.Owner} {
+			if !slices.Contains(b.traders, u) {
+				b.traders = append(b.traders, u)
 			}
 		}
-		placed := Placed{Trades: make([]Fill, len(res.Fills))}
-		for n, f := range res.Fills {
-			fx.fill(e, f, n)
-			maker := resting[f.Maker.ID].ID
-			if b := byEngineID[f.Maker.ID]; b != nil { // an order of this batch, resting since
-				maker = b.order.ID
-				b.order.FilledShares += f.Shares
-				if b.order.FilledShares == b.order.Shares {
-					b.order.Status = OrderFilled
-				}
-			} else {
-				makers[resting[f.Maker.ID].Seq] += f.Shares
-			}
-			trades = append(trades, Trade{GameID: gameID, Kind: f.Kind.String(), OutcomeID: o.order.OutcomeID, PriceMinor: f.TakerPrice,
-				Shares: f.Shares, MakerOrderID: maker, TakerOrderID: o.order.ID, CreatedAt: now})
-			placed.Trades[n] = Fill{PriceMinor: f.TakerPrice, Shares: f.Shares}
-			m.traded(o.order.OutcomeID, f.TakerPrice, f.Shares, f.Kind)
-			for _, u := range []string{e.Owner, f.Maker.Owner} {
-				if !slices.Contains(traders, u) {
-					traders = append(traders, u)
-				}
-			}
-		}
-		o.order.FilledShares = res.Filled
-		switch {
-		case res.Filled == e.Shares:
-			o.order.Status = OrderFilled
-		case !res.Rested:
-			o.order.Status = OrderCancelled
-			fx.release(e, e.Shares-res.Filled, "market-release:"+o.order.ID)
-		default:
-			byEngineID[e.ID] = o
-		}
-		// The answer is the order as its own matching left it: later orders
-		// of the batch that fill it are its trades, not this answer's.
-		placed.Order = o.order
-		// What this order moved counts for the next ones' balance checks,
-		// and as play money (every kind the market posts) for their
-		// protection's.
-		for _, p := range fx.postings[from:] {
-			for _, en := range p.Entries {
-				for _, u := range users {
-					if en.Account == money.Available(u) {
-						available[u] += en.Amount
-						lost[u] -= en.Amount
-					}
-				}
-			}
-		}
-		results[o.i].Value = placed
 	}
-	if !fx.valid() {
-		return nil, fmt.Errorf("orders in the market of game %s would leave a position negative", gameID)
-	}
+	return fills
+}
 
+// count makes what an order moved (its postings) count for the next
+// orders' balance checks, and as play money (every kind the market posts)
+// for their protection's.
+func (b *batchRun) count(postings []money.Posting) {
+	for _, p := range postings {
+		for _, en := range p.Entries {
+			for _, u := range b.users {
+				if en.Account == money.Available(u) {
+					b.available[u] += en.Amount
+					b.lost[u] -= en.Amount
+				}
+			}
+		}
+	}
+}
+
+// record writes what the batch changed: its orders taken, the trades and
+// the makers' fills, the effects on balances and holdings, the traders'
+// achievement; then it announces the market. It returns errRefusedAll
+// when every order was refused.
+func (s *Service) record(ctx context.Context, tx db.Tx, b *batchRun) ([]db.Result[Placed], error) {
 	var rows []*Order
-	for _, o := range orders {
-		if results[o.i].Err == nil {
+	for _, o := range b.orders {
+		if b.results[o.i].Err == nil {
 			rows = append(rows, &o.order)
 		}
 	}
 	if len(rows) == 0 {
-		return results, errRefusedAll
+		return b.results, errRefusedAll
 	}
 	if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
-		return nil, fmt.Errorf("record %d orders in the market of game %s: %w", len(rows), gameID, err)
+		return nil, fmt.Errorf("record %d orders in the market of game %s: %w", len(rows), b.gameID, err)
 	}
-	if len(trades) > 0 {
-		if _, err := tx.NewInsert().Model(&trades).Exec(ctx); err != nil {
-			return nil, fmt.Errorf("record %d trades in the market of game %s: %w", len(trades), gameID, err)
+	if len(b.trades) > 0 {
+		if _, err := tx.NewInsert().Model(&b.trades).Exec(ctx); err != nil {
+			return nil, fmt.Errorf("record %d trades in the market of game %s: %w", len(b.trades), b.gameID, err)
 		}
-		if len(makers) > 0 {
-			if err := fillMakers(ctx, tx, makers, now); err != nil {
+		if len(b.makers) > 0 {
+			if err := fillMakers(ctx, tx, b.makers, b.now); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if err := s.write(ctx, tx, gameID, m, fx); err != nil {
+	if err := s.write(ctx, tx, b.gameID, b.m, b.fx); err != nil {
 		return nil, err
 	}
-	if s.achievements != nil && len(traders) > 0 {
-		if err := s.achievements.UnlockEach(ctx, tx, traders, AchievementTrader); err != nil {
+	if s.achievements != nil && len(b.traders) > 0 {
+		if err := s.achievements.UnlockEach(ctx, tx, b.traders, AchievementTrader); err != nil {
 			return nil, err
 		}
 	}
 	var last *Trade
-	if len(trades) > 0 {
-		last = &trades[len(trades)-1]
+	if len(b.trades) > 0 {
+		last = &b.trades[len(b.trades)-1]
 	}
-	if err := s.announce(ctx, tx, gameID, m, last); err != nil {
+	if err := s.announce(ctx, tx, b.gameID, b.m, last); err != nil {
 		return nil, err
 	}
-	return results, nil
+	return b.results, nil
 }
 
 // cancelLinked cancels the resting orders that the batch crosses whose

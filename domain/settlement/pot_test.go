@@ -219,149 +219,183 @@ func TestSettlementTransfersOnChain(t *testing.T) {
 		{"a win sweeps the donations to the vault", true},
 		{"a draw refunds each donation", false},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
-			c := newOnChain(t)
-			g := c.start(t, 1_000_000)
-			withAccount, sigA := c.donateOnChain(t, g.ID, 70_000)
-			withoutAccount, sigB := c.donateOnChain(t, g.ID, 30_000)
-			// One donor's wallet keeps a USDC account; the other's has none.
-			if _, err := c.chain.MintTo(ctx, withAccount, 1); err != nil {
-				t.Fatal(err)
-			}
-			escrow, vault := c.pot.EscrowAddress(g.ID), c.pot.money.DepositAddress()
-			vaultBefore := c.usdc(t, vault)
-			if got := c.usdc(t, escrow); got != 100_000 {
-				t.Fatalf("escrow on chain: got %d, want 100000", got)
-			}
+		t.Run(tc.name, func(t *testing.T) { settlementTransfersOnChain(t, tc.win) })
+	}
+}
 
-			if tc.win {
-				if _, err := c.games.Act(ctx, g.Players[1], g.ID, game.Action{Type: "resign"}); err != nil {
-					t.Fatal(err)
-				}
-			} else {
-				c.settle(t, g, drawOutcome)
-			}
-			n, err := c.pot.ProcessTransfers(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !tc.win {
-				c.wantRefundWaiting(t, g.ID, sigB, 30_000)
-				// The donor's wallet has a USDC account again: the refund,
-				// retried, goes there.
-				if _, err := c.chain.MintTo(ctx, withoutAccount, 1); err != nil {
-					t.Fatal(err)
-				}
-				c.clock.advance(refundWait)
-				more, err := c.pot.ProcessTransfers(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				n += more
-			}
-			wantTransfers := 2
-			if tc.win {
-				wantTransfers = 1
-			}
-			if n != wantTransfers {
-				t.Errorf("transfers confirmed: got %d, want %d", n, wantTransfers)
-			}
+// donatedGame is a staked game with two donations on chain: one from a
+// wallet that keeps a USDC account, one from a wallet that has none.
+type donatedGame struct {
+	g                           game.Game
+	withAccount, withoutAccount solana.PublicKey
+	sigA, sigB                  string // their donations' signatures
+	escrow, vault               solana.PublicKey
+	vaultBefore                 int64
+}
 
-			if got := c.usdc(t, escrow); got != 0 {
-				t.Errorf("escrow on chain after the transfers: got %d, want 0", got)
-			}
-			if got := c.balance(t, money.Escrow(g.ID)); got != 0 {
-				t.Errorf("escrow in the ledger: got %d, want 0", got)
-			}
-			if got := c.balance(t, money.SpectatorPot(g.ID)); got != 0 {
-				t.Errorf("spectator pot: got %d, want 0", got)
-			}
-			ts, err := c.pot.Transfers(ctx, g.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			kinds := map[string]string{}
-			for _, x := range ts {
-				if x.Status != "confirmed" || x.Signature == nil {
-					t.Errorf("transfer %s (%s): status %s, want confirmed with a signature", x.ID, x.Kind, x.Status)
-				}
-				if x.RefundOf != nil {
-					kinds[*x.RefundOf] = x.Kind
-				}
-			}
-			if tc.win {
-				if got := c.usdc(t, vault) - vaultBefore; got != 100_000 {
-					t.Errorf("vault on chain: got +%d, want +100000 (the donations)", got)
-				}
-			} else {
-				if kinds[sigA] != KindRefund || kinds[sigB] != KindRefund {
-					t.Errorf("refund kinds: got %v, want %s for both", kinds, KindRefund)
-				}
-				if got := c.usdc(t, withAccount); got != 1+70_000 {
-					t.Errorf("refunded wallet on chain: got %d, want 70001", got)
-				}
-				if got := c.usdc(t, withoutAccount); got != 1+30_000 {
-					t.Errorf("wallet that had no USDC account on chain: got %d, want 30001", got)
-				}
-				if got := c.balance(t, money.Available(c.donorOf(t, sigB))); got != 0 {
-					t.Errorf("platform balance of the donor who had no USDC account: got %d, want 0", got)
-				}
-				if got := c.usdc(t, vault) - vaultBefore; got != 0 {
-					t.Errorf("vault on chain: got +%d, want +0 (every refund went to its wallet)", got)
-				}
-			}
-			c.wantLedgerAtZero(t)
+func settlementTransfersOnChain(t *testing.T, win bool) {
+	ctx := context.Background()
+	c := newOnChain(t)
+	d := donatedGame{g: c.start(t, 1_000_000)}
+	g := d.g
+	d.withAccount, d.sigA = c.donateOnChain(t, g.ID, 70_000)
+	d.withoutAccount, d.sigB = c.donateOnChain(t, g.ID, 30_000)
+	// One donor's wallet keeps a USDC account; the other's has none.
+	if _, err := c.chain.MintTo(ctx, d.withAccount, 1); err != nil {
+		t.Fatal(err)
+	}
+	d.escrow, d.vault = c.pot.EscrowAddress(g.ID), c.pot.money.DepositAddress()
+	d.vaultBefore = c.usdc(t, d.vault)
+	if got := c.usdc(t, d.escrow); got != 100_000 {
+		t.Fatalf("escrow on chain: got %d, want 100000", got)
+	}
 
-			// Each donor's history shows the donation and, after a draw, its
-			// refund with the refund's own signature; each player's shows the
-			// stake and, after a draw, the stake coming back.
-			refundSig := map[string]string{}
-			for _, x := range ts {
-				if x.RefundOf != nil && x.Signature != nil {
-					refundSig[*x.RefundOf] = *x.Signature
-				}
-			}
-			for _, d := range []struct {
-				sig    string
-				amount int64
-			}{{sigA, 70_000}, {sigB, 30_000}} {
-				var donor string
-				if err := c.db.NewSelect().Table("donations").Column("donor_id").Where("signature = ?", d.sig).Scan(ctx, &donor); err != nil {
-					t.Fatal(err)
-				}
-				want := []money.Activity{{Kind: "donation", AmountMinor: -d.amount, GameID: g.ID, Signature: d.sig}}
-				if !tc.win {
-					want = append([]money.Activity{{Kind: "donation refund", AmountMinor: d.amount, GameID: g.ID,
-						Signature: refundSig[d.sig]}}, want...)
-				}
-				c.wantGameLines(t, donor, want)
-			}
-			if !tc.win {
-				for _, pl := range g.Players {
-					c.wantGameLines(t, pl, []money.Activity{{Kind: "stake refund", AmountMinor: 1_000_000, GameID: g.ID},
-						{Kind: "stake", AmountMinor: -1_000_000, GameID: g.ID}})
-				}
-			}
+	n := c.endAndTransfer(t, d, win)
+	wantTransfers := 2
+	if win {
+		wantTransfers = 1
+	}
+	if n != wantTransfers {
+		t.Errorf("transfers confirmed: got %d, want %d", n, wantTransfers)
+	}
 
-			// Nothing is left to send, and nothing is recorded twice.
-			postings := c.ledgerTransactions(t)
-			if n, err := c.pot.ProcessTransfers(ctx); err != nil || n != 0 {
-				t.Errorf("a second run: got %d, %v; want 0", n, err)
-			}
-			if got := c.ledgerTransactions(t); got != postings {
-				t.Errorf("a second run posted %d ledger transactions", got-postings)
-			}
-			r, err := c.pot.money.Reconcile(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, a := range r.Addresses {
-				if a.Address == escrow.String() && (a.DifferenceMinor == nil || *a.DifferenceMinor != 0) {
-					t.Errorf("reconciliation of the escrow: %+v", a)
-				}
-			}
-		})
+	if got := c.usdc(t, d.escrow); got != 0 {
+		t.Errorf("escrow on chain after the transfers: got %d, want 0", got)
+	}
+	if got := c.balance(t, money.Escrow(g.ID)); got != 0 {
+		t.Errorf("escrow in the ledger: got %d, want 0", got)
+	}
+	if got := c.balance(t, money.SpectatorPot(g.ID)); got != 0 {
+		t.Errorf("spectator pot: got %d, want 0", got)
+	}
+	ts, err := c.pot.Transfers(ctx, g.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.wantTransfersLanded(t, d, ts, win)
+	c.wantLedgerAtZero(t)
+	c.wantDonationHistories(t, d, ts, win)
+
+	// Nothing is left to send, and nothing is recorded twice.
+	postings := c.ledgerTransactions(t)
+	if n, err := c.pot.ProcessTransfers(ctx); err != nil || n != 0 {
+		t.Errorf("a second run: got %d, %v; want 0", n, err)
+	}
+	if got := c.ledgerTransactions(t); got != postings {
+		t.Errorf("a second run posted %d ledger transactions", got-postings)
+	}
+	r, err := c.pot.money.Reconcile(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range r.Addresses {
+		if a.Address == d.escrow.String() && (a.DifferenceMinor == nil || *a.DifferenceMinor != 0) {
+			t.Errorf("reconciliation of the escrow: %+v", a)
+		}
+	}
+}
+
+// endAndTransfer ends the game, by a resignation (win) or a draw, and
+// sends its transfers; after a draw the refund to the wallet without a
+// USDC account waits until it has one again. It returns how many
+// transfers were confirmed.
+func (c *onChain) endAndTransfer(t *testing.T, d donatedGame, win bool) int {
+	t.Helper()
+	ctx := context.Background()
+	if win {
+		if _, err := c.games.Act(ctx, d.g.Players[1], d.g.ID, game.Action{Type: "resign"}); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		c.settle(t, d.g, drawOutcome)
+	}
+	n, err := c.pot.ProcessTransfers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !win {
+		c.wantRefundWaiting(t, d.g.ID, d.sigB, 30_000)
+		// The donor's wallet has a USDC account again: the refund,
+		// retried, goes there.
+		if _, err := c.chain.MintTo(ctx, d.withoutAccount, 1); err != nil {
+			t.Fatal(err)
+		}
+		c.clock.advance(refundWait)
+		more, err := c.pot.ProcessTransfers(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += more
+	}
+	return n
+}
+
+// wantTransfersLanded checks that every transfer is confirmed with a
+// signature, and where the money went on chain: the vault after a win,
+// each donor's wallet after a draw.
+func (c *onChain) wantTransfersLanded(t *testing.T, d donatedGame, ts []Transfer, win bool) {
+	t.Helper()
+	kinds := map[string]string{}
+	for _, x := range ts {
+		if x.Status != "confirmed" || x.Signature == nil {
+			t.Errorf("transfer %s (%s): status %s, want confirmed with a signature", x.ID, x.Kind, x.Status)
+		}
+		if x.RefundOf != nil {
+			kinds[*x.RefundOf] = x.Kind
+		}
+	}
+	if win {
+		if got := c.usdc(t, d.vault) - d.vaultBefore; got != 100_000 {
+			t.Errorf("vault on chain: got +%d, want +100000 (the donations)", got)
+		}
+		return
+	}
+	if kinds[d.sigA] != KindRefund || kinds[d.sigB] != KindRefund {
+		t.Errorf("refund kinds: got %v, want %s for both", kinds, KindRefund)
+	}
+	if got := c.usdc(t, d.withAccount); got != 1+70_000 {
+		t.Errorf("refunded wallet on chain: got %d, want 70001", got)
+	}
+	if got := c.usdc(t, d.withoutAccount); got != 1+30_000 {
+		t.Errorf("wallet that had no USDC account on chain: got %d, want 30001", got)
+	}
+	if got := c.balance(t, money.Available(c.donorOf(t, d.sigB))); got != 0 {
+		t.Errorf("platform balance of the donor who had no USDC account: got %d, want 0", got)
+	}
+	if got := c.usdc(t, d.vault) - d.vaultBefore; got != 0 {
+		t.Errorf("vault on chain: got +%d, want +0 (every refund went to its wallet)", got)
+	}
+}
+
+// wantDonationHistories checks that each donor's history shows the
+// donation and, after a draw, its refund with the refund's own signature;
+// and that each player's shows the stake and, after a draw, the stake
+// coming back.
+func (c *onChain) wantDonationHistories(t *testing.T, d donatedGame, ts []Transfer, win bool) {
+	t.Helper()
+	g := d.g
+	refundSig := map[string]string{}
+	for _, x := range ts {
+		if x.RefundOf != nil && x.Signature != nil {
+			refundSig[*x.RefundOf] = *x.Signature
+		}
+	}
+	for _, don := range []struct {
+		sig    string
+		amount int64
+	}{{d.sigA, 70_000}, {d.sigB, 30_000}} {
+		want := []money.Activity{{Kind: "donation", AmountMinor: -don.amount, GameID: g.ID, Signature: don.sig}}
+		if !win {
+			want = append([]money.Activity{{Kind: "donation refund", AmountMinor: don.amount, GameID: g.ID,
+				Signature: refundSig[don.sig]}}, want...)
+		}
+		c.wantGameLines(t, c.donorOf(t, don.sig), want)
+	}
+	if !win {
+		for _, pl := range g.Players {
+			c.wantGameLines(t, pl, []money.Activity{{Kind: "stake refund", AmountMinor: 1_000_000, GameID: g.ID},
+				{Kind: "stake", AmountMinor: -1_000_000, GameID: g.ID}})
+		}
 	}
 }
 

@@ -43,129 +43,16 @@ func TestOgenClientDecodesEveryAnswerOfATour(t *testing.T) {
 		}
 		return o
 	}
-	first, watcher := client(sc.first), client(sc.watcher)
+	tr := &tour{ctx: ctx, sc: sc, first: client(sc.first), watcher: client(sc.watcher)}
 
 	// Some ids the tour follows, read with the SDK.
 	ticket, err := sc.first.API.PostSupportWithResponse(ctx, nil, api.SupportNewTicket{Subject: "A question", Message: "How do rematches work?"})
 	must(t, "open a ticket", err)
+	tr.ticketID = ticket.JSON201.Id
 	_, err = sc.first.API.PostFriendsByUserIdWithResponse(ctx, sc.second.UserID(), nil)
 	must(t, "ask a friend", err)
 
-	type read struct {
-		name string
-		call func() (any, error)
-	}
-	var notificationID, historyBefore string
-	reads := []read{
-		{"GET /health", func() (any, error) { return first.GetHealth(ctx, oas.GetHealthParams{}) }},
-		{"GET /version", func() (any, error) { return first.GetVersion(ctx, oas.GetVersionParams{}) }},
-		{"GET /feature-flags", func() (any, error) { return first.GetFeatureFlags(ctx, oas.GetFeatureFlagsParams{}) }},
-		{"GET /service_check_maintenance", func() (any, error) {
-			return first.GetServiceCheckMaintenance(ctx, oas.GetServiceCheckMaintenanceParams{})
-		}},
-		{"GET /games/available", func() (any, error) { return first.GetGamesAvailable(ctx, oas.GetGamesAvailableParams{}) }},
-		{"GET /games/metrics", func() (any, error) { return first.GetGamesMetrics(ctx, oas.GetGamesMetricsParams{}) }},
-		{"GET /games/live", func() (any, error) { return first.GetGamesLive(ctx, oas.GetGamesLiveParams{}) }},
-		{"GET /spectate/live-players", func() (any, error) { return first.GetSpectateLivePlayers(ctx, oas.GetSpectateLivePlayersParams{}) }},
-		{"GET /lobbies", func() (any, error) { return first.GetLobbies(ctx, oas.GetLobbiesParams{}) }},
-		{"GET /challenges", func() (any, error) { return first.GetChallenges(ctx, oas.GetChallengesParams{}) }},
-		{"GET /games/{id} (completed)", func() (any, error) { return first.GetGamesById(ctx, oas.GetGamesByIdParams{ID: sc.staked}) }},
-		{"GET /games/{id} (active)", func() (any, error) { return first.GetGamesById(ctx, oas.GetGamesByIdParams{ID: sc.free}) }},
-		{"GET /games/{id}/state", func() (any, error) { return first.GetGamesByIdState(ctx, oas.GetGamesByIdStateParams{ID: sc.free}) }},
-		{"GET /games/{id}/events", func() (any, error) { return first.GetGamesByIdEvents(ctx, oas.GetGamesByIdEventsParams{ID: sc.staked}) }},
-		{"GET /games/{id}/market (resolved)", func() (any, error) {
-			return first.GetGamesByIdMarket(ctx, oas.GetGamesByIdMarketParams{ID: sc.staked})
-		}},
-		{"GET /games/{id}/market (not resolved)", func() (any, error) {
-			return first.GetGamesByIdMarket(ctx, oas.GetGamesByIdMarketParams{ID: sc.free})
-		}},
-		{"GET /games/{id}/market/trades", func() (any, error) {
-			return first.GetGamesByIdMarketTrades(ctx, oas.GetGamesByIdMarketTradesParams{ID: sc.staked})
-		}},
-		{"GET /games/{id}/market/positions", func() (any, error) {
-			return watcher.GetGamesByIdMarketPositions(ctx, oas.GetGamesByIdMarketPositionsParams{ID: sc.staked})
-		}},
-		{"GET /games/{id}/market/orders", func() (any, error) {
-			return watcher.GetGamesByIdMarketOrders(ctx, oas.GetGamesByIdMarketOrdersParams{ID: sc.staked})
-		}},
-		{"GET /games/{id}/bets", func() (any, error) { return first.GetGamesByIdBets(ctx, oas.GetGamesByIdBetsParams{ID: sc.staked}) }},
-		{"GET /games/{id}/pot", func() (any, error) { return first.GetGamesByIdPot(ctx, oas.GetGamesByIdPotParams{ID: sc.staked}) }},
-		{"GET /games/{id}/donations", func() (any, error) {
-			return first.GetGamesByIdDonations(ctx, oas.GetGamesByIdDonationsParams{ID: sc.staked})
-		}},
-		{"GET /games/{id}/rematch", func() (any, error) {
-			return first.GetGamesByIdRematch(ctx, oas.GetGamesByIdRematchParams{ID: sc.staked})
-		}},
-		{"GET /chat/game/{id}/messages", func() (any, error) {
-			return first.GetChatByTypeByIdMessages(ctx, oas.GetChatByTypeByIdMessagesParams{Type: "game", ID: sc.staked})
-		}},
-		{"GET /chat/dm/threads", func() (any, error) { return first.GetChatDmThreads(ctx, oas.GetChatDmThreadsParams{}) }},
-		{"GET /users/me", func() (any, error) { return first.GetUsersMe(ctx, oas.GetUsersMeParams{}) }},
-		{"GET /users/{id}", func() (any, error) { return first.GetUsersById(ctx, oas.GetUsersByIdParams{ID: sc.second.UserID()}) }},
-		{"GET /usernames/{username}", func() (any, error) {
-			me, err := first.GetUsersById(ctx, oas.GetUsersByIdParams{ID: sc.second.UserID()})
-			if err != nil {
-				return nil, err
-			}
-			return first.GetUsernamesByUsername(ctx, oas.GetUsernamesByUsernameParams{Username: me.(*oas.UserProfile).Username})
-		}},
-		{"GET /users/search", func() (any, error) { return first.GetUsersSearch(ctx, oas.GetUsersSearchParams{Username: "zz"}) }},
-		{"GET /users/me/current-game", func() (any, error) { return first.GetUsersMeCurrentGame(ctx, oas.GetUsersMeCurrentGameParams{}) }},
-		{"GET /users/{id}/current-game", func() (any, error) {
-			return first.GetUsersByIdCurrentGame(ctx, oas.GetUsersByIdCurrentGameParams{ID: sc.watcher.UserID()})
-		}},
-		{"GET /users/{id}/ratings", func() (any, error) {
-			return first.GetUsersByIdRatings(ctx, oas.GetUsersByIdRatingsParams{ID: sc.first.UserID()})
-		}},
-		{"GET /notifications", func() (any, error) {
-			r, err := first.GetNotifications(ctx, oas.GetNotificationsParams{})
-			if ok, _ := r.(*oas.GetNotificationsOKApplicationJSON); ok != nil && len(*ok) > 0 {
-				notificationID = (*ok)[0].ID
-			}
-			return r, err
-		}},
-		{"PATCH /notifications/{id}/read", func() (any, error) {
-			return first.PatchNotificationsByIdRead(ctx, oas.PatchNotificationsByIdReadParams{ID: notificationID})
-		}},
-		{"GET /notifications?before=", func() (any, error) {
-			return first.GetNotifications(ctx, oas.GetNotificationsParams{Before: oas.NewOptString(notificationID)})
-		}},
-		{"GET /activity/feed", func() (any, error) { return first.GetActivityFeed(ctx, oas.GetActivityFeedParams{}) }},
-		{"GET /achievements", func() (any, error) { return first.GetAchievements(ctx, oas.GetAchievementsParams{}) }},
-		{"GET /achievements/me", func() (any, error) { return first.GetAchievementsMe(ctx, oas.GetAchievementsMeParams{}) }},
-		{"GET /achievements/user/{id}", func() (any, error) {
-			return first.GetAchievementsUserById(ctx, oas.GetAchievementsUserByIdParams{ID: sc.second.UserID()})
-		}},
-		{"GET /leaderboards/global", func() (any, error) { return first.GetLeaderboardsGlobal(ctx, oas.GetLeaderboardsGlobalParams{}) }},
-		{"GET /leaderboards/game/{type}", func() (any, error) {
-			return first.GetLeaderboardsGameByType(ctx, oas.GetLeaderboardsGameByTypeParams{Type: "rps"})
-		}},
-		{"GET /leaderboards/friends", func() (any, error) { return first.GetLeaderboardsFriends(ctx, oas.GetLeaderboardsFriendsParams{}) }},
-		{"GET /friends/{userId}", func() (any, error) {
-			return first.GetFriendsByUserId(ctx, oas.GetFriendsByUserIdParams{UserId: sc.first.UserID()})
-		}},
-		{"GET /friends/requests/incoming", func() (any, error) {
-			return first.GetFriendsRequestsIncoming(ctx, oas.GetFriendsRequestsIncomingParams{})
-		}},
-		{"GET /wallets/me/balance", func() (any, error) { return first.GetWalletsMeBalance(ctx, oas.GetWalletsMeBalanceParams{}) }},
-		{"GET /wallets/me/transactions", func() (any, error) {
-			r, err := first.GetWalletsMeTransactions(ctx, oas.GetWalletsMeTransactionsParams{Limit: oas.NewOptInt64(2)})
-			if page, _ := r.(*oas.ActivityPage); page != nil {
-				historyBefore = page.NextBefore.Or("")
-			}
-			return r, err
-		}},
-		{"GET /wallets/me/transactions?before=", func() (any, error) {
-			return first.GetWalletsMeTransactions(ctx, oas.GetWalletsMeTransactionsParams{Before: oas.NewOptString(historyBefore)})
-		}},
-		{"GET /referrals/me", func() (any, error) { return first.GetReferralsMe(ctx, oas.GetReferralsMeParams{}) }},
-		{"GET /referrals/me/tree", func() (any, error) { return first.GetReferralsMeTree(ctx, oas.GetReferralsMeTreeParams{}) }},
-		{"GET /referrals/me/rewards", func() (any, error) { return first.GetReferralsMeRewards(ctx, oas.GetReferralsMeRewardsParams{}) }},
-		{"GET /support/me", func() (any, error) { return first.GetSupportMe(ctx, oas.GetSupportMeParams{}) }},
-		{"GET /support/me/{id}", func() (any, error) {
-			return first.GetSupportMeById(ctx, oas.GetSupportMeByIdParams{ID: ticket.JSON201.Id})
-		}},
-	}
+	reads := append(append(tr.gameReads(), tr.socialReads()...), tr.walletReads()...)
 	decoded := 0
 	for _, r := range reads {
 		res, err := r.call()
@@ -179,8 +66,168 @@ func TestOgenClientDecodesEveryAnswerOfATour(t *testing.T) {
 		}
 	}
 	t.Logf("ogen decoded %d of %d answers", decoded, len(reads))
-	if notificationID == "" || historyBefore == "" {
-		t.Errorf("the tour found no notification id (%q) or history cursor (%q) to follow", notificationID, historyBefore)
+	if tr.notificationID == "" || tr.historyBefore == "" {
+		t.Errorf("the tour found no notification id (%q) or history cursor (%q) to follow", tr.notificationID, tr.historyBefore)
+	}
+}
+
+// tour is what the reads of the tour need: the scene, an ogen client of
+// the first player's and of the watcher's, and the ids that earlier reads
+// find for later ones.
+type tour struct {
+	ctx            context.Context
+	sc             *scene
+	first, watcher *oas.Client
+	ticketID       string
+	notificationID string
+	historyBefore  string
+}
+
+// read is one call of the tour, named as its route.
+type read struct {
+	name string
+	call func() (any, error)
+}
+
+// gameReads read the API's operations, games and their markets, bets,
+// pots and donations.
+func (tr *tour) gameReads() []read {
+	return []read{
+		{"GET /health", func() (any, error) { return tr.first.GetHealth(tr.ctx, oas.GetHealthParams{}) }},
+		{"GET /version", func() (any, error) { return tr.first.GetVersion(tr.ctx, oas.GetVersionParams{}) }},
+		{"GET /feature-flags", func() (any, error) { return tr.first.GetFeatureFlags(tr.ctx, oas.GetFeatureFlagsParams{}) }},
+		{"GET /service_check_maintenance", func() (any, error) {
+			return tr.first.GetServiceCheckMaintenance(tr.ctx, oas.GetServiceCheckMaintenanceParams{})
+		}},
+		{"GET /games/available", func() (any, error) { return tr.first.GetGamesAvailable(tr.ctx, oas.GetGamesAvailableParams{}) }},
+		{"GET /games/metrics", func() (any, error) { return tr.first.GetGamesMetrics(tr.ctx, oas.GetGamesMetricsParams{}) }},
+		{"GET /games/live", func() (any, error) { return tr.first.GetGamesLive(tr.ctx, oas.GetGamesLiveParams{}) }},
+		{"GET /spectate/live-players", func() (any, error) {
+			return tr.first.GetSpectateLivePlayers(tr.ctx, oas.GetSpectateLivePlayersParams{})
+		}},
+		{"GET /lobbies", func() (any, error) { return tr.first.GetLobbies(tr.ctx, oas.GetLobbiesParams{}) }},
+		{"GET /challenges", func() (any, error) { return tr.first.GetChallenges(tr.ctx, oas.GetChallengesParams{}) }},
+		{"GET /games/{id} (completed)", func() (any, error) { return tr.first.GetGamesById(tr.ctx, oas.GetGamesByIdParams{ID: tr.sc.staked}) }},
+		{"GET /games/{id} (active)", func() (any, error) { return tr.first.GetGamesById(tr.ctx, oas.GetGamesByIdParams{ID: tr.sc.free}) }},
+		{"GET /games/{id}/state", func() (any, error) {
+			return tr.first.GetGamesByIdState(tr.ctx, oas.GetGamesByIdStateParams{ID: tr.sc.free})
+		}},
+		{"GET /games/{id}/events", func() (any, error) {
+			return tr.first.GetGamesByIdEvents(tr.ctx, oas.GetGamesByIdEventsParams{ID: tr.sc.staked})
+		}},
+		{"GET /games/{id}/market (resolved)", func() (any, error) {
+			return tr.first.GetGamesByIdMarket(tr.ctx, oas.GetGamesByIdMarketParams{ID: tr.sc.staked})
+		}},
+		{"GET /games/{id}/market (not resolved)", func() (any, error) {
+			return tr.first.GetGamesByIdMarket(tr.ctx, oas.GetGamesByIdMarketParams{ID: tr.sc.free})
+		}},
+		{"GET /games/{id}/market/trades", func() (any, error) {
+			return tr.first.GetGamesByIdMarketTrades(tr.ctx, oas.GetGamesByIdMarketTradesParams{ID: tr.sc.staked})
+		}},
+		{"GET /games/{id}/market/positions", func() (any, error) {
+			return tr.watcher.GetGamesByIdMarketPositions(tr.ctx, oas.GetGamesByIdMarketPositionsParams{ID: tr.sc.staked})
+		}},
+		{"GET /games/{id}/market/orders", func() (any, error) {
+			return tr.watcher.GetGamesByIdMarketOrders(tr.ctx, oas.GetGamesByIdMarketOrdersParams{ID: tr.sc.staked})
+		}},
+		{"GET /games/{id}/bets", func() (any, error) {
+			return tr.first.GetGamesByIdBets(tr.ctx, oas.GetGamesByIdBetsParams{ID: tr.sc.staked})
+		}},
+		{"GET /games/{id}/pot", func() (any, error) {
+			return tr.first.GetGamesByIdPot(tr.ctx, oas.GetGamesByIdPotParams{ID: tr.sc.staked})
+		}},
+		{"GET /games/{id}/donations", func() (any, error) {
+			return tr.first.GetGamesByIdDonations(tr.ctx, oas.GetGamesByIdDonationsParams{ID: tr.sc.staked})
+		}},
+		{"GET /games/{id}/rematch", func() (any, error) {
+			return tr.first.GetGamesByIdRematch(tr.ctx, oas.GetGamesByIdRematchParams{ID: tr.sc.staked})
+		}},
+	}
+}
+
+// socialReads read chat, users, notifications, achievements, leaderboards
+// and friends.
+func (tr *tour) socialReads() []read {
+	return []read{
+		{"GET /chat/game/{id}/messages", func() (any, error) {
+			return tr.first.GetChatByTypeByIdMessages(tr.ctx, oas.GetChatByTypeByIdMessagesParams{Type: "game", ID: tr.sc.staked})
+		}},
+		{"GET /chat/dm/threads", func() (any, error) { return tr.first.GetChatDmThreads(tr.ctx, oas.GetChatDmThreadsParams{}) }},
+		{"GET /users/me", func() (any, error) { return tr.first.GetUsersMe(tr.ctx, oas.GetUsersMeParams{}) }},
+		{"GET /users/{id}", func() (any, error) {
+			return tr.first.GetUsersById(tr.ctx, oas.GetUsersByIdParams{ID: tr.sc.second.UserID()})
+		}},
+		{"GET /usernames/{username}", func() (any, error) {
+			me, err := tr.first.GetUsersById(tr.ctx, oas.GetUsersByIdParams{ID: tr.sc.second.UserID()})
+			if err != nil {
+				return nil, err
+			}
+			return tr.first.GetUsernamesByUsername(tr.ctx, oas.GetUsernamesByUsernameParams{Username: me.(*oas.UserProfile).Username})
+		}},
+		{"GET /users/search", func() (any, error) { return tr.first.GetUsersSearch(tr.ctx, oas.GetUsersSearchParams{Username: "zz"}) }},
+		{"GET /users/me/current-game", func() (any, error) { return tr.first.GetUsersMeCurrentGame(tr.ctx, oas.GetUsersMeCurrentGameParams{}) }},
+		{"GET /users/{id}/current-game", func() (any, error) {
+			return tr.first.GetUsersByIdCurrentGame(tr.ctx, oas.GetUsersByIdCurrentGameParams{ID: tr.sc.watcher.UserID()})
+		}},
+		{"GET /users/{id}/ratings", func() (any, error) {
+			return tr.first.GetUsersByIdRatings(tr.ctx, oas.GetUsersByIdRatingsParams{ID: tr.sc.first.UserID()})
+		}},
+		{"GET /notifications", func() (any, error) {
+			r, err := tr.first.GetNotifications(tr.ctx, oas.GetNotificationsParams{})
+			if ok, _ := r.(*oas.GetNotificationsOKApplicationJSON); ok != nil && len(*ok) > 0 {
+				tr.notificationID = (*ok)[0].ID
+			}
+			return r, err
+		}},
+		{"PATCH /notifications/{id}/read", func() (any, error) {
+			return tr.first.PatchNotificationsByIdRead(tr.ctx, oas.PatchNotificationsByIdReadParams{ID: tr.notificationID})
+		}},
+		{"GET /notifications?before=", func() (any, error) {
+			return tr.first.GetNotifications(tr.ctx, oas.GetNotificationsParams{Before: oas.NewOptString(tr.notificationID)})
+		}},
+		{"GET /activity/feed", func() (any, error) { return tr.first.GetActivityFeed(tr.ctx, oas.GetActivityFeedParams{}) }},
+		{"GET /achievements", func() (any, error) { return tr.first.GetAchievements(tr.ctx, oas.GetAchievementsParams{}) }},
+		{"GET /achievements/me", func() (any, error) { return tr.first.GetAchievementsMe(tr.ctx, oas.GetAchievementsMeParams{}) }},
+		{"GET /achievements/user/{id}", func() (any, error) {
+			return tr.first.GetAchievementsUserById(tr.ctx, oas.GetAchievementsUserByIdParams{ID: tr.sc.second.UserID()})
+		}},
+		{"GET /leaderboards/global", func() (any, error) { return tr.first.GetLeaderboardsGlobal(tr.ctx, oas.GetLeaderboardsGlobalParams{}) }},
+		{"GET /leaderboards/game/{type}", func() (any, error) {
+			return tr.first.GetLeaderboardsGameByType(tr.ctx, oas.GetLeaderboardsGameByTypeParams{Type: "rps"})
+		}},
+		{"GET /leaderboards/friends", func() (any, error) {
+			return tr.first.GetLeaderboardsFriends(tr.ctx, oas.GetLeaderboardsFriendsParams{})
+		}},
+		{"GET /friends/{userId}", func() (any, error) {
+			return tr.first.GetFriendsByUserId(tr.ctx, oas.GetFriendsByUserIdParams{UserId: tr.sc.first.UserID()})
+		}},
+		{"GET /friends/requests/incoming", func() (any, error) {
+			return tr.first.GetFriendsRequestsIncoming(tr.ctx, oas.GetFriendsRequestsIncomingParams{})
+		}},
+	}
+}
+
+// walletReads read the wallet, referrals and support.
+func (tr *tour) walletReads() []read {
+	return []read{
+		{"GET /wallets/me/balance", func() (any, error) { return tr.first.GetWalletsMeBalance(tr.ctx, oas.GetWalletsMeBalanceParams{}) }},
+		{"GET /wallets/me/transactions", func() (any, error) {
+			r, err := tr.first.GetWalletsMeTransactions(tr.ctx, oas.GetWalletsMeTransactionsParams{Limit: oas.NewOptInt64(2)})
+			if page, _ := r.(*oas.ActivityPage); page != nil {
+				tr.historyBefore = page.NextBefore.Or("")
+			}
+			return r, err
+		}},
+		{"GET /wallets/me/transactions?before=", func() (any, error) {
+			return tr.first.GetWalletsMeTransactions(tr.ctx, oas.GetWalletsMeTransactionsParams{Before: oas.NewOptString(tr.historyBefore)})
+		}},
+		{"GET /referrals/me", func() (any, error) { return tr.first.GetReferralsMe(tr.ctx, oas.GetReferralsMeParams{}) }},
+		{"GET /referrals/me/tree", func() (any, error) { return tr.first.GetReferralsMeTree(tr.ctx, oas.GetReferralsMeTreeParams{}) }},
+		{"GET /referrals/me/rewards", func() (any, error) { return tr.first.GetReferralsMeRewards(tr.ctx, oas.GetReferralsMeRewardsParams{}) }},
+		{"GET /support/me", func() (any, error) { return tr.first.GetSupportMe(tr.ctx, oas.GetSupportMeParams{}) }},
+		{"GET /support/me/{id}", func() (any, error) {
+			return tr.first.GetSupportMeById(tr.ctx, oas.GetSupportMeByIdParams{ID: tr.ticketID})
+		}},
 	}
 }
 

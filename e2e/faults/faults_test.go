@@ -321,18 +321,7 @@ func TestMoneyThroughAFaultyRPC(t *testing.T) {
 
 	staff := w.user("admin", admin)
 	p1, p2, s1, s2 := w.user("p1", nil), w.user("p2", nil), w.user("s1", nil), w.user("s2", nil)
-	funded := map[*apiclient.Client]int64{p1: 10_000_000, p2: 10_000_000, s1: 5_000_000, s2: 5_000_000}
-	var minted int64
-	for c, amount := range funded {
-		if err := pair.Faucet(ctx, c.Key.PublicKey(), amount); err != nil {
-			t.Fatal(err)
-		}
-		minted += amount
-		// Off the embedded chain money goes in only after the age is given.
-		if err := c.Do(ctx, http.MethodPost, "/users/me/age-confirmation", map[string]string{"birthDate": "1990-01-01"}, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	minted := w.fund(map[*apiclient.Client]int64{p1: 10_000_000, p2: 10_000_000, s1: 5_000_000, s2: 5_000_000})
 
 	// Deposits, two at once.
 	var wg sync.WaitGroup
@@ -352,16 +341,103 @@ func TestMoneyThroughAFaultyRPC(t *testing.T) {
 	// the abandoned one expired, the signed ones confirmed, since the
 	// platform keeps the signed bytes and sends them until they land or
 	// expire (API.md, Chain faults).
-	const walkAways, walkAwayAmount = 4, 250_000
 	abandoned := w.abandon(s1, 1_000_000)
 	var walkedAway []string
 	for range walkAways {
 		walkedAway = append(walkedAway, w.walkAway(s2, walkAwayAmount))
 	}
 
-	// A staked game watched by two spectators: one bets on p1 and donates,
-	// the other donates.
-	const stake = 1_000_000
+	gameID := w.stakedGame(p1, p2)
+	w.betAndDonate(gameID, p1, s1, s2)
+	w.step("bet and donations")
+	play(t, ctx, gameID, p1, p2)
+	w.step("game")
+
+	// A tip from wallet to wallet.
+	if err := w.move(s2, "/tips/prepare", "/tips/broadcast", map[string]any{"toUserId": p2.UserID, "amountMinor": tip}, nil); err != nil {
+		t.Errorf("tip: %v", err)
+	}
+	w.step("tip")
+
+	// Withdrawals: p1 part of its winnings, s1 its bet's payout.
+	pot := int64(2*stake + donation1 + donation2)
+	gameFee := pot / 100
+	betFee := int64(bet) / 100
+	payout := int64(bet) - betFee
+	for _, wd := range []struct {
+		c      *apiclient.Client
+		amount int64
+	}{{p1, 2_000_000}, {s1, payout}} {
+		wg.Go(func() { w.withdraw(wd.c, wd.amount) })
+	}
+	wg.Wait()
+	w.step("withdrawals")
+
+	// An x402 payment for a request past the abuse threshold.
+	price := w.pay(staff, s2)
+	w.step("x402 payment")
+
+	w.waitEveryMovementFinal(abandoned)
+	w.checkOnce()
+
+	// Wallets on chain plus platform balances: everything minted is there,
+	// less the platform's fees (the game's, the pool's, the x402 price).
+	want := map[*apiclient.Client][2]int64{ // wallet, platform
+		p1: {10_000_000 - 5_000_000 + 2_000_000, 5_000_000 - stake + pot - gameFee - 2_000_000},
+		p2: {10_000_000 - 5_000_000 + tip, 5_000_000 - stake},
+		s1: {5_000_000 - bet - donation1 + payout, 0},
+		s2: {5_000_000 - donation2 - tip - price, 0},
+	}
+	// The walked-away deposits that landed moved money from s2's wallet to
+	// its platform balance.
+	landed := w.checkWalkAways(abandoned, walkedAway)
+	want[s2] = [2]int64{want[s2][0] - landed*walkAwayAmount, want[s2][1] + landed*walkAwayAmount}
+	total := w.checkHoldings(map[string]*apiclient.Client{"p1": p1, "p2": p2, "s1": s1, "s2": s2}, want)
+	fees := gameFee + betFee + price
+	var treasury int64
+	if err := pair.APIDB.NewSelect().Table("ledger_accounts").Column("balance").Where("id = 'treasury'").Scan(ctx, &treasury); err != nil {
+		t.Fatal(err)
+	}
+	if treasury != fees {
+		t.Errorf("treasury %d, want the fees %d (game %d, pool %d, x402 %d)", treasury, fees, gameFee, betFee, price)
+	}
+	if total+fees != minted {
+		t.Errorf("wallets and platform balances hold %d, plus fees %d = %d; %d were minted", total, fees, total+fees, minted)
+	}
+	w.checkReconciliation(staff)
+}
+
+// The amounts the test moves.
+const (
+	stake                     = 1_000_000
+	bet, donation1, donation2 = 500_000, 200_000, 300_000
+	tip                       = 100_000
+	// walkAways deposits of walkAwayAmount are submitted by a client that
+	// hangs up at once.
+	walkAways, walkAwayAmount = 4, 250_000
+)
+
+// fund gives each client its amount of USDC on chain and gives its age,
+// and returns what was minted in all.
+func (w *world) fund(funded map[*apiclient.Client]int64) int64 {
+	var minted int64
+	for c, amount := range funded {
+		if err := w.pair.Faucet(w.ctx, c.Key.PublicKey(), amount); err != nil {
+			w.t.Fatal(err)
+		}
+		minted += amount
+		// Off the embedded chain money goes in only after the age is given.
+		if err := c.Do(w.ctx, http.MethodPost, "/users/me/age-confirmation", map[string]string{"birthDate": "1990-01-01"}, nil); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+	return minted
+}
+
+// stakedGame opens a staked lobby of p1's that p1 and p2 join, and returns
+// the game's id.
+func (w *world) stakedGame(p1, p2 *apiclient.Client) string {
+	t, ctx := w.t, w.ctx
 	var lobby struct{ ID string }
 	if err := w.retrying("open a lobby", func() error {
 		return p1.Do(ctx, http.MethodPost, "/lobbies", map[string]any{"gameType": "rps", "stakeMinor": stake,
@@ -376,11 +452,17 @@ func TestMoneyThroughAFaultyRPC(t *testing.T) {
 			t.Fatalf("join the queue: %v", err)
 		}
 	}
-	gameID := joined.GameID
-	if joined.Status != "matched" || gameID == "" {
+	if joined.Status != "matched" || joined.GameID == "" {
 		t.Fatalf("p2 joined: %+v, want matched", joined)
 	}
-	const bet, donation1, donation2 = 500_000, 200_000, 300_000
+	return joined.GameID
+}
+
+// betAndDonate has the game watched by two spectators, at once: s1 bets on
+// p1 and donates, s2 donates.
+func (w *world) betAndDonate(gameID string, p1, s1, s2 *apiclient.Client) {
+	t := w.t
+	var wg sync.WaitGroup
 	var moved [3]bool
 	for i, m := range []struct {
 		c            *apiclient.Client
@@ -408,89 +490,70 @@ func TestMoneyThroughAFaultyRPC(t *testing.T) {
 	}
 	wg.Wait()
 	if moved != [3]bool{true, true, true} {
-		t.FailNow() // the expected balances below assume them
+		t.FailNow() // the expected balances assume them
 	}
-	w.step("bet and donations")
-	play(t, ctx, gameID, p1, p2)
-	w.step("game")
+}
 
-	// A tip from wallet to wallet.
-	const tip = 100_000
-	if err := w.move(s2, "/tips/prepare", "/tips/broadcast", map[string]any{"toUserId": p2.UserID, "amountMinor": tip}, nil); err != nil {
-		t.Errorf("tip: %v", err)
-	}
-	w.step("tip")
-
-	// Withdrawals: p1 part of its winnings, s1 its bet's payout.
-	pot := int64(2*stake + donation1 + donation2)
-	gameFee := pot / 100
-	betFee := int64(bet) / 100
-	payout := int64(bet) - betFee
-	for _, wd := range []struct {
-		c      *apiclient.Client
-		amount int64
-	}{{p1, 2_000_000}, {s1, payout}} {
-		wg.Go(func() { w.withdraw(wd.c, wd.amount) })
-	}
-	wg.Wait()
-	w.step("withdrawals")
-
-	// An x402 payment for a request past the abuse threshold.
-	price := w.pay(staff, s2)
-	w.step("x402 payment")
-
-	// Everything the platform started must end.
+// waitEveryMovementFinal waits until everything the platform started has
+// ended (the abandoned deposit once it expired), and fails for what did
+// not.
+func (w *world) waitEveryMovementFinal(abandoned apiclient.Prepared) {
+	t := w.t
 	if wait := time.Until(abandoned.ExpiresAt); wait > 0 {
 		time.Sleep(wait) // let it expire before looking
 	}
 	stuck := w.waitFinal()
 	w.step("everything final")
-	moves, _ := faults.Movements(ctx, pair.APIDB)
+	moves, _ := faults.Movements(w.ctx, w.pair.APIDB)
 	byState := map[string]int{}
 	for _, m := range moves {
 		byState[m.What+" "+m.Kind+" "+m.Status]++
 	}
 	t.Logf("movements recorded: %v", byState)
 	for _, s := range stuck {
-		if !strings.Contains(s, abandoned.IntentID) { // told below
+		if !strings.Contains(s, abandoned.IntentID) { // told by checkWalkAways
 			t.Errorf("not final 90 s after the last movement: %s", s)
 		}
 	}
+}
 
-	w.checkOnce()
-
-	// Wallets on chain plus platform balances: everything minted is there,
-	// less the platform's fees (the game's, the pool's, the x402 price).
-	want := map[*apiclient.Client][2]int64{ // wallet, platform
-		p1: {10_000_000 - 5_000_000 + 2_000_000, 5_000_000 - stake + pot - gameFee - 2_000_000},
-		p2: {10_000_000 - 5_000_000 + tip, 5_000_000 - stake},
-		s1: {5_000_000 - bet - donation1 + payout, 0},
-		s2: {5_000_000 - donation2 - tip - price, 0},
-	}
+// checkWalkAways checks that the deposit never signed ended and that each
+// one submitted by a client that hung up was confirmed; it returns how
+// many of those were.
+func (w *world) checkWalkAways(abandoned apiclient.Prepared, walkedAway []string) int64 {
+	t, ctx := w.t, w.ctx
 	var abandonedStatus string
-	if err := pair.APIDB.NewSelect().Table("intents").Column("status").Where("id = ?", abandoned.IntentID).Scan(ctx, &abandonedStatus); err != nil {
+	if err := w.pair.APIDB.NewSelect().Table("intents").Column("status").Where("id = ?", abandoned.IntentID).Scan(ctx, &abandonedStatus); err != nil {
 		t.Fatal(err)
 	}
 	if abandonedStatus != "expired" && abandonedStatus != "failed" {
 		t.Errorf("the deposit prepared and never signed, %s, is %s after it expired at %s; want it to end (expired)",
 			abandoned.IntentID, abandonedStatus, abandoned.ExpiresAt.Format(time.RFC3339))
 	}
+	var landed int64
 	for _, id := range walkedAway {
 		var in struct{ Status, Error, Signature string }
-		if err := pair.APIDB.NewSelect().Table("intents").Column("status", "error").ColumnExpr("coalesce(signature, '') AS signature").
+		if err := w.pair.APIDB.NewSelect().Table("intents").Column("status", "error").ColumnExpr("coalesce(signature, '') AS signature").
 			Where("id = ?", id).Scan(ctx, &in.Status, &in.Error, &in.Signature); err != nil {
 			t.Fatal(err)
 		}
 		if in.Status == "confirmed" {
-			want[s2] = [2]int64{want[s2][0] - walkAwayAmount, want[s2][1] + walkAwayAmount}
+			landed++
 			continue
 		}
 		t.Errorf("the deposit %s, signed and submitted once before its client hung up, is %s (%s), signature %s; "+
 			"want confirmed: the platform holds the signed transaction and sends it until it lands or expires", id, in.Status, in.Error, in.Signature)
 	}
+	return landed
+}
+
+// checkHoldings checks each client's wallet on chain and platform balance
+// against want, and returns what they hold in all.
+func (w *world) checkHoldings(clients map[string]*apiclient.Client, want map[*apiclient.Client][2]int64) int64 {
+	t, ctx := w.t, w.ctx
 	var total int64
-	for name, c := range map[string]*apiclient.Client{"p1": p1, "p2": p2, "s1": s1, "s2": s2} {
-		wallet, err := pair.TokenBalance(ctx, c.Key.PublicKey())
+	for name, c := range clients {
+		wallet, err := w.pair.TokenBalance(ctx, c.Key.PublicKey())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -504,21 +567,14 @@ func TestMoneyThroughAFaultyRPC(t *testing.T) {
 			t.Errorf("%s: wallet %d and platform balance %d, want %d and %d", name, wallet, platform, want[c][0], want[c][1])
 		}
 	}
-	fees := gameFee + betFee + price
-	var treasury int64
-	if err := pair.APIDB.NewSelect().Table("ledger_accounts").Column("balance").Where("id = 'treasury'").Scan(ctx, &treasury); err != nil {
-		t.Fatal(err)
-	}
-	if treasury != fees {
-		t.Errorf("treasury %d, want the fees %d (game %d, pool %d, x402 %d)", treasury, fees, gameFee, betFee, price)
-	}
-	if total+fees != minted {
-		t.Errorf("wallets and platform balances hold %d, plus fees %d = %d; %d were minted", total, fees, total+fees, minted)
-	}
+	return total
+}
 
-	// The books, as the operator reads them: again while the faulty RPC
-	// left some address unread (the answer says which, and is not
-	// balanced then).
+// checkReconciliation reads the books as the operator does, again while
+// the faulty RPC left some address unread (the answer says which, and is
+// not balanced then), and checks that they balance.
+func (w *world) checkReconciliation(staff *apiclient.Client) {
+	t, ctx := w.t, w.ctx
 	var rec struct {
 		LedgerTotalMinor, EntriesTotalMinor int64
 		Balanced                            bool

@@ -230,7 +230,30 @@ func wantRPCError(t testing.TB, what string, err error, code int, text string) {
 }
 
 func TestTransferAndRejections(t *testing.T) {
-	w := newWorld(t)
+	r := firstTransfer(t, newWorld(t))
+	t.Run("replay", r.replay)
+	t.Run("tampered amount", r.tamperedAmount)
+	t.Run("missing owner signature", r.missingOwnerSignature)
+	t.Run("expired blockhash", r.expiredBlockhash)
+	t.Run("more than the balance", r.moreThanTheBalance)
+	t.Run("exact balance still moves", r.exactBalanceStillMoves)
+}
+
+// afterTransfer is the chain after Alice's first transfer to Bob (tx),
+// which cost the fee payer fee and Bob's account's rent and left it
+// payerAfter lamports.
+type afterTransfer struct {
+	w          *world
+	tx         *solana.Transaction
+	fee        uint64
+	payerAfter uint64
+}
+
+// firstTransfer checks the accounts before Alice's first transfer to Bob,
+// sends it through the real programs, and checks the balances and the fee
+// payer's cost after it, and Bob's new token account.
+func firstTransfer(t *testing.T, w *world) *afterTransfer {
+	t.Helper()
 	ctx := context.Background()
 
 	if got := w.tokenBalance(t, w.aliceATA); got != "5000000" {
@@ -276,7 +299,15 @@ func TestTransferAndRejections(t *testing.T) {
 	}
 	payerAfter := payerBefore - paid
 
-	// Bob's ATA now exists and decodes as a token account owned by Bob.
+	w.wantBobsTokenAccount(t)
+	return &afterTransfer{w: w, tx: tx, fee: fee, payerAfter: payerAfter}
+}
+
+// wantBobsTokenAccount checks that Bob's ATA exists and decodes as a token
+// account owned by Bob, holding the first transfer.
+func (w *world) wantBobsTokenAccount(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
 	info, err := w.rpc.GetAccountInfoWithOpts(ctx, w.bobATA, &rpc.GetAccountInfoOpts{Encoding: solana.EncodingBase64, Commitment: rpc.CommitmentFinalized})
 	if err != nil {
 		t.Fatalf("getAccountInfo Bob's ATA: %v", err)
@@ -288,122 +319,139 @@ func TestTransferAndRejections(t *testing.T) {
 	if !info.Value.Owner.Equals(solana.TokenProgramID) || !acc.Owner.Equals(w.bob.PublicKey()) || !acc.Mint.Equals(w.mint) || acc.Amount != 1_250_000 {
 		t.Fatalf("Bob's ATA: program owner %s, token owner %s, mint %s, amount %d", info.Value.Owner, acc.Owner, acc.Mint, acc.Amount)
 	}
+}
 
-	unchanged := func(t *testing.T, what string) {
-		t.Helper()
-		if got := w.tokenBalance(t, w.aliceATA); got != "3750000" {
-			t.Fatalf("%s: Alice has %s, want 3750000", what, got)
-		}
-		if got := w.tokenBalance(t, w.bobATA); got != "1250000" {
-			t.Fatalf("%s: Bob has %s, want 1250000", what, got)
-		}
-		if got := w.lamports(t, w.payer.PublicKey()); got != payerAfter {
-			t.Fatalf("%s: fee payer has %d lamports, want %d", what, got, payerAfter)
-		}
+// unchanged checks that Alice, Bob and the fee payer hold what they did
+// after the first transfer.
+func (r *afterTransfer) unchanged(t *testing.T, what string) {
+	t.Helper()
+	w := r.w
+	if got := w.tokenBalance(t, w.aliceATA); got != "3750000" {
+		t.Fatalf("%s: Alice has %s, want 3750000", what, got)
 	}
-	statusUnknown := func(t *testing.T, what string, sig solana.Signature) {
-		t.Helper()
-		res, err := w.rpc.GetSignatureStatuses(ctx, false, sig)
-		if err != nil {
-			t.Fatalf("%s: getSignatureStatuses: %v", what, err)
-		}
-		if len(res.Value) != 1 || res.Value[0] != nil {
-			t.Fatalf("%s: signature %s has a status, want null", what, sig)
-		}
+	if got := w.tokenBalance(t, w.bobATA); got != "1250000" {
+		t.Fatalf("%s: Bob has %s, want 1250000", what, got)
 	}
+	if got := w.lamports(t, w.payer.PublicKey()); got != r.payerAfter {
+		t.Fatalf("%s: fee payer has %d lamports, want %d", what, got, r.payerAfter)
+	}
+}
 
-	t.Run("replay", func(t *testing.T) {
-		_, err := w.send(tx)
-		wantRPCError(t, "replayed transaction", err, -32002, "already been processed")
-		unchanged(t, "replay")
-	})
+// statusUnknown checks that the chain has no status for sig.
+func (r *afterTransfer) statusUnknown(t *testing.T, what string, sig solana.Signature) {
+	t.Helper()
+	res, err := r.w.rpc.GetSignatureStatuses(context.Background(), false, sig)
+	if err != nil {
+		t.Fatalf("%s: getSignatureStatuses: %v", what, err)
+	}
+	if len(res.Value) != 1 || res.Value[0] != nil {
+		t.Fatalf("%s: signature %s has a status, want null", what, sig)
+	}
+}
 
-	t.Run("tampered amount", func(t *testing.T) {
-		tx := w.signedTransfer(t, w.blockhash(t), 1_000, "tampered")
-		wire, err := tx.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		// TransferChecked data: discriminator 12, amount u64 LE, decimals.
-		data := append(binary.LittleEndian.AppendUint64([]byte{12}, 1_000), decimals)
-		i := bytes.Index(wire, data)
-		if i < 0 || bytes.Contains(wire[i+1:], data) {
-			t.Fatalf("TransferChecked data %x not found exactly once in the wire bytes", data)
-		}
-		wire[i+2] ^= 0x01 // 1_000 -> 1_000 + 256
-		_, err = w.rpc.SendEncodedTransactionWithOpts(ctx, base64.StdEncoding.EncodeToString(wire), sendOpts)
-		wantRPCError(t, "tampered transaction", err, -32003, "signature verification failure")
-		statusUnknown(t, "tampered", tx.Signatures[0])
-		unchanged(t, "tampered")
-	})
+// replay checks that the first transfer sent again is refused as processed.
+func (r *afterTransfer) replay(t *testing.T) {
+	_, err := r.w.send(r.tx)
+	wantRPCError(t, "replayed transaction", err, -32002, "already been processed")
+	r.unchanged(t, "replay")
+}
 
-	t.Run("missing owner signature", func(t *testing.T) {
-		tx := w.transfer(t, w.blockhash(t), 1_000, "unsigned by alice")
-		if _, err := tx.PartialSign(w.signers(w.payer)); err != nil {
-			t.Fatal(err)
-		}
-		if len(tx.Signatures) != 2 || !tx.Signatures[1].IsZero() {
-			t.Fatalf("want 2 signatures with Alice's zero, got %v", tx.Signatures)
-		}
-		_, err := w.send(tx)
-		wantRPCError(t, "transaction without Alice's signature", err, -32003, "signature verification failure")
-		statusUnknown(t, "missing signature", tx.Signatures[0])
-		unchanged(t, "missing signature")
-	})
+// tamperedAmount checks that a transfer whose amount changed after signing
+// fails verification.
+func (r *afterTransfer) tamperedAmount(t *testing.T) {
+	ctx := context.Background()
+	tx := r.w.signedTransfer(t, r.w.blockhash(t), 1_000, "tampered")
+	wire, err := tx.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// TransferChecked data: discriminator 12, amount u64 LE, decimals.
+	data := append(binary.LittleEndian.AppendUint64([]byte{12}, 1_000), decimals)
+	i := bytes.Index(wire, data)
+	if i < 0 || bytes.Contains(wire[i+1:], data) {
+		t.Fatalf("TransferChecked data %x not found exactly once in the wire bytes", data)
+	}
+	wire[i+2] ^= 0x01 // 1_000 -> 1_000 + 256
+	_, err = r.w.rpc.SendEncodedTransactionWithOpts(ctx, base64.StdEncoding.EncodeToString(wire), sendOpts)
+	wantRPCError(t, "tampered transaction", err, -32003, "signature verification failure")
+	r.statusUnknown(t, "tampered", tx.Signatures[0])
+	r.unchanged(t, "tampered")
+}
 
-	t.Run("expired blockhash", func(t *testing.T) {
-		old := w.blockhash(t)
-		w.ln.ExpireBlockhash(t)
-		fresh := w.blockhash(t)
-		if fresh == old {
-			t.Fatal("blockhash did not change after ExpireBlockhash")
-		}
-		valid, err := w.rpc.IsBlockhashValid(ctx, old, rpc.CommitmentFinalized)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if valid.Value {
-			t.Fatal("isBlockhashValid: expired blockhash reported valid")
-		}
-		tx := w.signedTransfer(t, old, 1_000, "stale")
-		_, err = w.send(tx)
-		wantRPCError(t, "transaction on an expired blockhash", err, -32002, "Blockhash not found")
-		statusUnknown(t, "expired blockhash", tx.Signatures[0])
-		unchanged(t, "expired blockhash")
-	})
+// missingOwnerSignature checks that a transfer that Alice did not sign fails
+// verification.
+func (r *afterTransfer) missingOwnerSignature(t *testing.T) {
+	tx := r.w.transfer(t, r.w.blockhash(t), 1_000, "unsigned by alice")
+	if _, err := tx.PartialSign(r.w.signers(r.w.payer)); err != nil {
+		t.Fatal(err)
+	}
+	if len(tx.Signatures) != 2 || !tx.Signatures[1].IsZero() {
+		t.Fatalf("want 2 signatures with Alice's zero, got %v", tx.Signatures)
+	}
+	_, err := r.w.send(tx)
+	wantRPCError(t, "transaction without Alice's signature", err, -32003, "signature verification failure")
+	r.statusUnknown(t, "missing signature", tx.Signatures[0])
+	r.unchanged(t, "missing signature")
+}
 
-	t.Run("more than the balance", func(t *testing.T) {
-		tx := w.signedTransfer(t, w.blockhash(t), 3_750_001, "too much")
-		_, err := w.send(tx)
-		// SPL Token error 1 is InsufficientFunds; TransferChecked is instruction 3.
-		wantRPCError(t, "overdraft", err, -32002, "Error processing Instruction 3: custom program error: 0x1")
-		var rpcErr *jsonrpc.RPCError
-		errors.As(err, &rpcErr)
-		if s := fmt.Sprint(rpcErr.Data); !strings.Contains(s, "insufficient funds") {
-			t.Fatalf("overdraft: error data %s lacks the token program's log", s)
-		}
-		statusUnknown(t, "overdraft", tx.Signatures[0])
-		unchanged(t, "overdraft")
-	})
+// expiredBlockhash checks that a transfer on an expired blockhash is refused.
+func (r *afterTransfer) expiredBlockhash(t *testing.T) {
+	ctx := context.Background()
+	old := r.w.blockhash(t)
+	r.w.ln.ExpireBlockhash(t)
+	fresh := r.w.blockhash(t)
+	if fresh == old {
+		t.Fatal("blockhash did not change after ExpireBlockhash")
+	}
+	valid, err := r.w.rpc.IsBlockhashValid(ctx, old, rpc.CommitmentFinalized)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if valid.Value {
+		t.Fatal("isBlockhashValid: expired blockhash reported valid")
+	}
+	tx := r.w.signedTransfer(t, old, 1_000, "stale")
+	_, err = r.w.send(tx)
+	wantRPCError(t, "transaction on an expired blockhash", err, -32002, "Blockhash not found")
+	r.statusUnknown(t, "expired blockhash", tx.Signatures[0])
+	r.unchanged(t, "expired blockhash")
+}
 
-	t.Run("exact balance still moves", func(t *testing.T) {
-		tx := w.signedTransfer(t, w.blockhash(t), 3_750_000, "all of it")
-		sig, err := w.send(tx)
-		if err != nil {
-			t.Fatalf("send: %v", err)
-		}
-		w.waitConfirmed(t, sig)
-		if got := w.tokenBalance(t, w.aliceATA); got != "0" {
-			t.Fatalf("Alice has %s, want 0", got)
-		}
-		if got := w.tokenBalance(t, w.bobATA); got != "5000000" {
-			t.Fatalf("Bob has %s, want 5000000", got)
-		}
-		// Bob's ATA exists now: CreateIdempotent costs no rent this time.
-		if got, want := payerAfter-w.lamports(t, w.payer.PublicKey()), fee; got != want {
-			t.Fatalf("fee payer paid %d, want %d", got, want)
-		}
-	})
+// moreThanTheBalance checks that a transfer of more than Alice holds fails in
+// the token program.
+func (r *afterTransfer) moreThanTheBalance(t *testing.T) {
+	tx := r.w.signedTransfer(t, r.w.blockhash(t), 3_750_001, "too much")
+	_, err := r.w.send(tx)
+	// SPL Token error 1 is InsufficientFunds; TransferChecked is instruction 3.
+	wantRPCError(t, "overdraft", err, -32002, "Error processing Instruction 3: custom program error: 0x1")
+	var rpcErr *jsonrpc.RPCError
+	errors.As(err, &rpcErr)
+	if s := fmt.Sprint(rpcErr.Data); !strings.Contains(s, "insufficient funds") {
+		t.Fatalf("overdraft: error data %s lacks the token program's log", s)
+	}
+	r.statusUnknown(t, "overdraft", tx.Signatures[0])
+	r.unchanged(t, "overdraft")
+}
+
+// exactBalanceStillMoves checks that a transfer of all Alice holds moves, for
+// the fee alone.
+func (r *afterTransfer) exactBalanceStillMoves(t *testing.T) {
+	tx := r.w.signedTransfer(t, r.w.blockhash(t), 3_750_000, "all of it")
+	sig, err := r.w.send(tx)
+	if err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	r.w.waitConfirmed(t, sig)
+	if got := r.w.tokenBalance(t, r.w.aliceATA); got != "0" {
+		t.Fatalf("Alice has %s, want 0", got)
+	}
+	if got := r.w.tokenBalance(t, r.w.bobATA); got != "5000000" {
+		t.Fatalf("Bob has %s, want 5000000", got)
+	}
+	// Bob's ATA exists now: CreateIdempotent costs no rent this time.
+	if got, want := r.payerAfter-r.w.lamports(t, r.w.payer.PublicKey()), r.fee; got != want {
+		t.Fatalf("fee payer paid %d, want %d", got, want)
+	}
 }
 
 func TestRPCShapes(t *testing.T) {

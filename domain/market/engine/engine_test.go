@@ -31,180 +31,7 @@ func fill(maker Order, kind Kind, shares int64) Fill {
 }
 
 func TestPlace(t *testing.T) {
-	type tc struct {
-		name    string
-		resting []Order
-		taker   Order
-		tif     TIF
-		fills   []Fill
-		rested  bool
-		left    []Order // what rests afterwards, in ID order
-	}
-	s0a := ord(1, "a", Sell, 0, 40*c, 5)
-	s0b := ord(2, "b", Sell, 0, 42*c, 5)
-	s0c := ord(3, "c", Sell, 0, 45*c, 5)
-	b1a := ord(4, "a", Buy, 1, 60*c, 5) // effective ask for outcome 0 at 40
-	b1b := ord(5, "b", Buy, 1, 58*c, 5) // effective ask for outcome 0 at 42
-	b0a := ord(6, "a", Buy, 0, 55*c, 5)
-	s1a := ord(7, "a", Sell, 1, 45*c, 5) // effective bid for outcome 0 at 55
-	tests := []tc{
-		{
-			name:    "transfer at the maker's price",
-			resting: []Order{s0a},
-			taker:   ord(10, "t", Buy, 0, 50*c, 3),
-			tif:     GTC,
-			fills:   []Fill{fill(s0a, Transfer, 3)},
-			left:    []Order{{ID: 1, Owner: "a", Side: Sell, Outcome: 0, Price: 40 * c, Shares: 2}},
-		},
-		{
-			name:    "sell transfers to the highest bid at its price",
-			resting: []Order{b0a, ord(8, "b", Buy, 0, 50*c, 5)},
-			taker:   ord(10, "t", Sell, 0, 50*c, 7),
-			tif:     GTC,
-			fills:   []Fill{fill(b0a, Transfer, 5), fill(ord(8, "b", Buy, 0, 50*c, 5), Transfer, 2)},
-			left:    []Order{ord(8, "b", Buy, 0, 50*c, 3)},
-		},
-		{
-			name:    "mint: buy against a buy of the other outcome, taker pays One-p",
-			resting: []Order{b1a},
-			taker:   ord(10, "t", Buy, 0, 45*c, 5),
-			tif:     GTC,
-			fills:   []Fill{fill(b1a, Mint, 5)},
-		},
-		{
-			name:    "mint at exactly p+q == One",
-			resting: []Order{b1a},
-			taker:   ord(10, "t", Buy, 0, 40*c, 2),
-			tif:     IOC,
-			fills:   []Fill{fill(b1a, Mint, 2)},
-			left:    []Order{ord(4, "a", Buy, 1, 60*c, 3)},
-		},
-		{
-			name:    "no mint when p+q < One",
-			resting: []Order{b1a},
-			taker:   ord(10, "t", Buy, 0, 39*c, 2),
-			tif:     GTC,
-			rested:  true,
-			left:    []Order{b1a, ord(10, "t", Buy, 0, 39*c, 2)},
-		},
-		{
-			name:    "merge: sell against a sell of the other outcome, taker gets One-p",
-			resting: []Order{s1a},
-			taker:   ord(10, "t", Sell, 0, 50*c, 4),
-			tif:     GTC,
-			fills:   []Fill{fill(s1a, Merge, 4)},
-			left:    []Order{ord(7, "a", Sell, 1, 45*c, 1)},
-		},
-		{
-			name:    "merge at exactly p+q == One",
-			resting: []Order{s1a},
-			taker:   ord(10, "t", Sell, 0, 55*c, 5),
-			tif:     GTC,
-			fills:   []Fill{fill(s1a, Merge, 5)},
-		},
-		{
-			name:    "no merge when p+q > One",
-			resting: []Order{s1a},
-			taker:   ord(10, "t", Sell, 0, 56*c, 5),
-			tif:     IOC,
-			left:    []Order{s1a},
-		},
-		{
-			name:    "no transfer when the bid is below the ask",
-			resting: []Order{s0a},
-			taker:   ord(10, "t", Buy, 0, 39*c, 5),
-			tif:     GTC,
-			rested:  true,
-			left:    []Order{s0a, ord(10, "t", Buy, 0, 39*c, 5)},
-		},
-		{
-			name:    "partial fills across several levels, best effective price first, rest on the book",
-			resting: []Order{s0c, b1b, s0a},
-			taker:   ord(10, "t", Buy, 0, 45*c, 14),
-			tif:     GTC,
-			fills:   []Fill{fill(s0a, Transfer, 5), fill(b1b, Mint, 5), fill(s0c, Transfer, 4)},
-			left:    []Order{ord(3, "c", Sell, 0, 45*c, 1)},
-		},
-		{
-			name:    "the limit stops the walk; GTC rests the remainder",
-			resting: []Order{s0a, s0b, s0c},
-			taker:   ord(10, "t", Buy, 0, 42*c, 12),
-			tif:     GTC,
-			fills:   []Fill{fill(s0a, Transfer, 5), fill(s0b, Transfer, 5)},
-			rested:  true,
-			left:    []Order{s0c, ord(10, "t", Buy, 0, 42*c, 2)},
-		},
-		{
-			name:    "IOC leftover is not rested",
-			resting: []Order{s0a, s0b, s0c},
-			taker:   ord(10, "t", Buy, 0, 42*c, 12),
-			tif:     IOC,
-			fills:   []Fill{fill(s0a, Transfer, 5), fill(s0b, Transfer, 5)},
-			left:    []Order{s0c},
-		},
-		{
-			name:    "IOC with nothing to cross does nothing",
-			resting: []Order{s0c},
-			taker:   ord(10, "t", Buy, 0, 42*c, 12),
-			tif:     IOC,
-			left:    []Order{s0c},
-		},
-		{
-			name: "time priority within a level: earlier ID first",
-			resting: []Order{
-				ord(9, "b", Sell, 0, 40*c, 2), ord(3, "a", Sell, 0, 40*c, 2), ord(5, "c", Sell, 0, 40*c, 2),
-			},
-			taker: ord(10, "t", Buy, 0, 40*c, 5),
-			tif:   GTC,
-			fills: []Fill{
-				fill(ord(9, "b", Sell, 0, 40*c, 2), Transfer, 2),
-				fill(ord(3, "a", Sell, 0, 40*c, 2), Transfer, 2),
-				fill(ord(5, "c", Sell, 0, 40*c, 2), Transfer, 1),
-			},
-			left: []Order{ord(5, "c", Sell, 0, 40*c, 1)},
-		},
-		{
-			name:    "same effective price: an earlier buy of the other outcome goes before a later sell",
-			resting: []Order{ord(2, "b", Sell, 0, 40*c, 3), ord(1, "a", Buy, 1, 60*c, 3)},
-			taker:   ord(10, "t", Buy, 0, 40*c, 4),
-			tif:     GTC,
-			fills:   []Fill{fill(ord(1, "a", Buy, 1, 60*c, 3), Mint, 3), fill(ord(2, "b", Sell, 0, 40*c, 3), Transfer, 1)},
-			left:    []Order{ord(2, "b", Sell, 0, 40*c, 2)},
-		},
-		{
-			name:    "same effective price: an earlier sell goes before a later buy of the other outcome",
-			resting: []Order{ord(2, "b", Buy, 1, 60*c, 3), ord(1, "a", Sell, 0, 40*c, 3)},
-			taker:   ord(10, "t", Buy, 0, 41*c, 4),
-			tif:     GTC,
-			fills:   []Fill{fill(ord(1, "a", Sell, 0, 40*c, 3), Transfer, 3), fill(ord(2, "b", Buy, 1, 60*c, 3), Mint, 1)},
-			left:    []Order{ord(2, "b", Buy, 1, 60*c, 2)},
-		},
-		{
-			name:    "same effective bid: an earlier sell of the other outcome goes before a later buy",
-			resting: []Order{ord(2, "b", Buy, 0, 55*c, 3), ord(1, "a", Sell, 1, 45*c, 3)},
-			taker:   ord(10, "t", Sell, 0, 55*c, 4),
-			tif:     IOC,
-			fills:   []Fill{fill(ord(1, "a", Sell, 1, 45*c, 3), Merge, 3), fill(ord(2, "b", Buy, 0, 55*c, 3), Transfer, 1)},
-			left:    []Order{ord(2, "b", Buy, 0, 55*c, 2)},
-		},
-		{
-			name:    "a better effective price beats an earlier order",
-			resting: []Order{ord(1, "a", Sell, 0, 41*c, 3), ord(2, "b", Buy, 1, 60*c, 3)},
-			taker:   ord(10, "t", Buy, 0, 41*c, 3),
-			tif:     GTC,
-			fills:   []Fill{fill(ord(2, "b", Buy, 1, 60*c, 3), Mint, 3)},
-			left:    []Order{ord(1, "a", Sell, 0, 41*c, 3)},
-		},
-		{
-			name:    "orders of the same outcome and side never cross",
-			resting: []Order{ord(1, "a", Buy, 1, 5*c, 3), ord(2, "a", Sell, 1, 10*c, 3), ord(3, "a", Buy, 0, 9*c, 3)},
-			taker:   ord(10, "t", Buy, 1, 90*c, 4),
-			tif:     IOC,
-			fills:   []Fill{fill(ord(2, "a", Sell, 1, 10*c, 3), Transfer, 3)},
-			left:    []Order{ord(1, "a", Buy, 1, 5*c, 3), ord(3, "a", Buy, 0, 9*c, 3)},
-		},
-	}
-	for _, tt := range tests {
+	for _, tt := range placeCases {
 		t.Run(tt.name, func(t *testing.T) {
 			b := New()
 			mustRest(t, b, tt.resting...)
@@ -230,6 +57,188 @@ func TestPlace(t *testing.T) {
 			}
 		})
 	}
+}
+
+// placeCase is an order placed into a book and what it must do.
+type placeCase struct {
+	name    string
+	resting []Order
+	taker   Order
+	tif     TIF
+	fills   []Fill
+	rested  bool
+	left    []Order // what rests afterwards, in ID order
+}
+
+// Resting orders of the placeCases.
+var (
+	s0a = ord(1, "a", Sell, 0, 40*c, 5)
+	s0b = ord(2, "b", Sell, 0, 42*c, 5)
+	s0c = ord(3, "c", Sell, 0, 45*c, 5)
+	b1a = ord(4, "a", Buy, 1, 60*c, 5) // effective ask for outcome 0 at 40
+	b1b = ord(5, "b", Buy, 1, 58*c, 5) // effective ask for outcome 0 at 42
+	b0a = ord(6, "a", Buy, 0, 55*c, 5)
+	s1a = ord(7, "a", Sell, 1, 45*c, 5) // effective bid for outcome 0 at 55
+)
+
+// placeCases are orders placed into books, with the fills, the rest and
+// the book they must leave.
+var placeCases = []placeCase{
+	{
+		name:    "transfer at the maker's price",
+		resting: []Order{s0a},
+		taker:   ord(10, "t", Buy, 0, 50*c, 3),
+		tif:     GTC,
+		fills:   []Fill{fill(s0a, Transfer, 3)},
+		left:    []Order{{ID: 1, Owner: "a", Side: Sell, Outcome: 0, Price: 40 * c, Shares: 2}},
+	},
+	{
+		name:    "sell transfers to the highest bid at its price",
+		resting: []Order{b0a, ord(8, "b", Buy, 0, 50*c, 5)},
+		taker:   ord(10, "t", Sell, 0, 50*c, 7),
+		tif:     GTC,
+		fills:   []Fill{fill(b0a, Transfer, 5), fill(ord(8, "b", Buy, 0, 50*c, 5), Transfer, 2)},
+		left:    []Order{ord(8, "b", Buy, 0, 50*c, 3)},
+	},
+	{
+		name:    "mint: buy against a buy of the other outcome, taker pays One-p",
+		resting: []Order{b1a},
+		taker:   ord(10, "t", Buy, 0, 45*c, 5),
+		tif:     GTC,
+		fills:   []Fill{fill(b1a, Mint, 5)},
+	},
+	{
+		name:    "mint at exactly p+q == One",
+		resting: []Order{b1a},
+		taker:   ord(10, "t", Buy, 0, 40*c, 2),
+		tif:     IOC,
+		fills:   []Fill{fill(b1a, Mint, 2)},
+		left:    []Order{ord(4, "a", Buy, 1, 60*c, 3)},
+	},
+	{
+		name:    "no mint when p+q < One",
+		resting: []Order{b1a},
+		taker:   ord(10, "t", Buy, 0, 39*c, 2),
+		tif:     GTC,
+		rested:  true,
+		left:    []Order{b1a, ord(10, "t", Buy, 0, 39*c, 2)},
+	},
+	{
+		name:    "merge: sell against a sell of the other outcome, taker gets One-p",
+		resting: []Order{s1a},
+		taker:   ord(10, "t", Sell, 0, 50*c, 4),
+		tif:     GTC,
+		fills:   []Fill{fill(s1a, Merge, 4)},
+		left:    []Order{ord(7, "a", Sell, 1, 45*c, 1)},
+	},
+	{
+		name:    "merge at exactly p+q == One",
+		resting: []Order{s1a},
+		taker:   ord(10, "t", Sell, 0, 55*c, 5),
+		tif:     GTC,
+		fills:   []Fill{fill(s1a, Merge, 5)},
+	},
+	{
+		name:    "no merge when p+q > One",
+		resting: []Order{s1a},
+		taker:   ord(10, "t", Sell, 0, 56*c, 5),
+		tif:     IOC,
+		left:    []Order{s1a},
+	},
+	{
+		name:    "no transfer when the bid is below the ask",
+		resting: []Order{s0a},
+		taker:   ord(10, "t", Buy, 0, 39*c, 5),
+		tif:     GTC,
+		rested:  true,
+		left:    []Order{s0a, ord(10, "t", Buy, 0, 39*c, 5)},
+	},
+	{
+		name:    "partial fills across several levels, best effective price first, rest on the book",
+		resting: []Order{s0c, b1b, s0a},
+		taker:   ord(10, "t", Buy, 0, 45*c, 14),
+		tif:     GTC,
+		fills:   []Fill{fill(s0a, Transfer, 5), fill(b1b, Mint, 5), fill(s0c, Transfer, 4)},
+		left:    []Order{ord(3, "c", Sell, 0, 45*c, 1)},
+	},
+	{
+		name:    "the limit stops the walk; GTC rests the remainder",
+		resting: []Order{s0a, s0b, s0c},
+		taker:   ord(10, "t", Buy, 0, 42*c, 12),
+		tif:     GTC,
+		fills:   []Fill{fill(s0a, Transfer, 5), fill(s0b, Transfer, 5)},
+		rested:  true,
+		left:    []Order{s0c, ord(10, "t", Buy, 0, 42*c, 2)},
+	},
+	{
+		name:    "IOC leftover is not rested",
+		resting: []Order{s0a, s0b, s0c},
+		taker:   ord(10, "t", Buy, 0, 42*c, 12),
+		tif:     IOC,
+		fills:   []Fill{fill(s0a, Transfer, 5), fill(s0b, Transfer, 5)},
+		left:    []Order{s0c},
+	},
+	{
+		name:    "IOC with nothing to cross does nothing",
+		resting: []Order{s0c},
+		taker:   ord(10, "t", Buy, 0, 42*c, 12),
+		tif:     IOC,
+		left:    []Order{s0c},
+	},
+	{
+		name: "time priority within a level: earlier ID first",
+		resting: []Order{
+			ord(9, "b", Sell, 0, 40*c, 2), ord(3, "a", Sell, 0, 40*c, 2), ord(5, "c", Sell, 0, 40*c, 2),
+		},
+		taker: ord(10, "t", Buy, 0, 40*c, 5),
+		tif:   GTC,
+		fills: []Fill{
+			fill(ord(9, "b", Sell, 0, 40*c, 2), Transfer, 2),
+			fill(ord(3, "a", Sell, 0, 40*c, 2), Transfer, 2),
+			fill(ord(5, "c", Sell, 0, 40*c, 2), Transfer, 1),
+		},
+		left: []Order{ord(5, "c", Sell, 0, 40*c, 1)},
+	},
+	{
+		name:    "same effective price: an earlier buy of the other outcome goes before a later sell",
+		resting: []Order{ord(2, "b", Sell, 0, 40*c, 3), ord(1, "a", Buy, 1, 60*c, 3)},
+		taker:   ord(10, "t", Buy, 0, 40*c, 4),
+		tif:     GTC,
+		fills:   []Fill{fill(ord(1, "a", Buy, 1, 60*c, 3), Mint, 3), fill(ord(2, "b", Sell, 0, 40*c, 3), Transfer, 1)},
+		left:    []Order{ord(2, "b", Sell, 0, 40*c, 2)},
+	},
+	{
+		name:    "same effective price: an earlier sell goes before a later buy of the other outcome",
+		resting: []Order{ord(2, "b", Buy, 1, 60*c, 3), ord(1, "a", Sell, 0, 40*c, 3)},
+		taker:   ord(10, "t", Buy, 0, 41*c, 4),
+		tif:     GTC,
+		fills:   []Fill{fill(ord(1, "a", Sell, 0, 40*c, 3), Transfer, 3), fill(ord(2, "b", Buy, 1, 60*c, 3), Mint, 1)},
+		left:    []Order{ord(2, "b", Buy, 1, 60*c, 2)},
+	},
+	{
+		name:    "same effective bid: an earlier sell of the other outcome goes before a later buy",
+		resting: []Order{ord(2, "b", Buy, 0, 55*c, 3), ord(1, "a", Sell, 1, 45*c, 3)},
+		taker:   ord(10, "t", Sell, 0, 55*c, 4),
+		tif:     IOC,
+		fills:   []Fill{fill(ord(1, "a", Sell, 1, 45*c, 3), Merge, 3), fill(ord(2, "b", Buy, 0, 55*c, 3), Transfer, 1)},
+		left:    []Order{ord(2, "b", Buy, 0, 55*c, 2)},
+	},
+	{
+		name:    "a better effective price beats an earlier order",
+		resting: []Order{ord(1, "a", Sell, 0, 41*c, 3), ord(2, "b", Buy, 1, 60*c, 3)},
+		taker:   ord(10, "t", Buy, 0, 41*c, 3),
+		tif:     GTC,
+		fills:   []Fill{fill(ord(2, "b", Buy, 1, 60*c, 3), Mint, 3)},
+		left:    []Order{ord(1, "a", Sell, 0, 41*c, 3)},
+	},
+	{
+		name:    "orders of the same outcome and side never cross",
+		resting: []Order{ord(1, "a", Buy, 1, 5*c, 3), ord(2, "a", Sell, 1, 10*c, 3), ord(3, "a", Buy, 0, 9*c, 3)},
+		taker:   ord(10, "t", Buy, 1, 90*c, 4),
+		tif:     IOC,
+		fills:   []Fill{fill(ord(2, "a", Sell, 1, 10*c, 3), Transfer, 3)},
+		left:    []Order{ord(1, "a", Buy, 1, 5*c, 3), ord(3, "a", Buy, 0, 9*c, 3)},
+	},
 }
 
 // restingByID lists every resting order in ID order (nil if none).

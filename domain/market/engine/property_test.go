@@ -324,144 +324,192 @@ func checkFills(o Order, r Result) error {
 }
 
 func TestRandomSequences(t *testing.T) {
-	owners := []string{"ann", "bob", "cat", "dan", "eve"}
 	for seed := range uint64(8) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(seed, 0x5eed))
-			b := New()
-			ref := &refBook{}
-			led := newLedger(owners, 1e15)
-			var nextID int64
-			var fills, mints, merges, cancels, rests int
+			s := newRandomSequence(seed)
 			for step := range 4000 {
 				fail := func(format string, args ...any) {
 					t.Helper()
 					t.Fatalf("step %d: %s", step, fmt.Sprintf(format, args...))
 				}
-				switch r := rng.IntN(100); {
-				case r < 18 && len(ref.orders) > 0: // cancel a resting order
-					id := ref.orders[rng.IntN(len(ref.orders))].ID
-					got, ok := b.Cancel(id)
-					want, _ := ref.cancel(id)
-					if !ok || got != want {
-						fail("Cancel(%d) = %+v, %v; want %+v", id, got, ok, want)
-					}
-					led.unlock(got, got.Shares)
-					cancels++
+				switch r := s.rng.IntN(100); {
+				case r < 18 && len(s.ref.orders) > 0:
+					s.cancel(fail)
 				case r < 20: // cancel an unknown ID
-					if _, ok := b.Cancel(nextID + 1000); ok {
+					if _, ok := s.b.Cancel(s.nextID + 1000); ok {
 						fail("Cancel of an unknown ID succeeded")
 					}
-				case r < 22: // an invalid order leaves everything unchanged
-					before := restingByID(b)
-					bad := ord(nextID+1, owners[0], Buy, 0, 50*c+1, 1)
-					if rng.IntN(2) == 0 && len(ref.orders) > 0 {
-						bad = ref.orders[0]
-						bad.Side = 1 - bad.Side
-						bad.Price = 50 * c
-					}
-					if _, err := b.Place(bad, GTC); err == nil || !(errors.Is(err, ErrPrice) || errors.Is(err, ErrDuplicateID)) {
-						fail("invalid order accepted: %v", err)
-					}
-					if got := restingByID(b); !reflect.DeepEqual(got, before) {
-						fail("invalid order changed the book")
-					}
-				case r < 23: // reload the book from storage order by order
-					nb := New()
-					for _, o := range restingByID(b) {
-						if err := nb.Rest(o); err != nil {
-							fail("Rest: %v", err)
-						}
-					}
-					b = nb
-					rests++
+				case r < 22:
+					s.placeInvalid(fail)
+				case r < 23:
+					s.reload(fail)
 				default:
-					nextID++
-					o := Order{ID: nextID, Owner: owners[rng.IntN(len(owners))], Outcome: rng.IntN(2)}
-					o.Side = Side(rng.IntN(2))
-					// Prices cluster round a mid that drifts, so both
-					// outcomes' books cross each other often.
-					mid := 50 + int64(step/200%5-2)*5
-					if o.Outcome == 1 {
-						mid = 100 - mid
-					}
-					spread := int64(rng.IntN(9) - 2)
-					if o.Side == Buy {
-						o.Price = (mid - spread) * c
-					} else {
-						o.Price = (mid + spread) * c
-					}
-					if rng.IntN(20) == 0 {
-						o.Price = int64(1+rng.IntN(99)) * c
-					}
-					o.Shares = int64(1 + rng.IntN(50))
-					if rng.IntN(50) == 0 {
-						o.Shares = MaxShares
-					}
-					u := led.users[o.Owner]
-					if o.Side == Sell {
-						// The service only lets a user sell shares it holds unlocked.
-						if u.shares[o.Outcome] == 0 {
-							o.Side = Buy
-							o.Price = One - o.Price
-						} else {
-							o.Shares = min(o.Shares, u.shares[o.Outcome])
-						}
-					}
-					tif := GTC
-					if rng.IntN(4) == 0 {
-						tif = IOC
-					}
-					led.lock(o)
-					led.orig[o.ID] = o
-					res, err := b.Place(o, tif)
-					if err != nil {
-						fail("Place(%+v): %v", o, err)
-					}
-					want := ref.place(o, tif)
-					if !reflect.DeepEqual(res, want) {
-						fail("Place(%+v, %v)\n got %+v\nwant %+v", o, tif, res, want)
-					}
-					if err := checkFills(o, res); err != nil {
-						fail("%v", err)
-					}
-					for _, f := range res.Fills {
-						led.apply(o, f)
-						fills++
-						switch f.Kind {
-						case Mint:
-							mints++
-						case Merge:
-							merges++
-						}
-					}
-					led.filled[o.ID] += res.Filled
-					rest := o.Shares - res.Filled
-					if res.Rested != (tif == GTC && rest > 0) {
-						fail("Rested = %v with %d left, %v", res.Rested, rest, tif)
-					}
-					if !res.Rested {
-						led.unlock(o, rest)
-					}
+					s.place(step, fail)
 				}
-				if got, want := restingByID(b), ref.orders; !(len(got) == 0 && len(want) == 0) && !reflect.DeepEqual(got, want) {
-					fail("book differs from the reference\n got %+v\nwant %+v", got, want)
-				}
-				if err := led.check(b); err != nil {
-					fail("%v", err)
-				}
-				if err := checkUncrossed(b); err != nil {
-					fail("%v", err)
-				}
-				if err := checkLevels(b); err != nil {
-					fail("%v", err)
-				}
+				s.check(fail)
 			}
 			// Guard against a generator that stopped exercising the engine.
-			if fills < 1000 || mints < 100 || merges < 100 || cancels < 100 || rests == 0 {
-				t.Fatalf("too few events: %d fills, %d mints, %d merges, %d cancels, %d reloads", fills, mints, merges, cancels, rests)
+			if s.fills < 1000 || s.mints < 100 || s.merges < 100 || s.cancels < 100 || s.rests == 0 {
+				t.Fatalf("too few events: %d fills, %d mints, %d merges, %d cancels, %d reloads", s.fills, s.mints, s.merges, s.cancels, s.rests)
 			}
-			t.Logf("%d fills (%d mints, %d merges), %d cancels, %d reloads, %d resting, %d pairs", fills, mints, merges, cancels, rests, b.Len(), led.pairs)
+			t.Logf("%d fills (%d mints, %d merges), %d cancels, %d reloads, %d resting, %d pairs", s.fills, s.mints, s.merges, s.cancels,
+				s.rests, s.b.Len(), s.led.pairs)
 		})
+	}
+}
+
+// randomSequence is a book under random orders, cancels and reloads, with
+// the reference book and the owners' ledger it must agree with.
+type randomSequence struct {
+	owners []string
+	rng    *rand.Rand
+	b      *Book
+	ref    *refBook
+	led    *ledger
+	nextID int64
+
+	fills, mints, merges, cancels, rests int
+}
+
+func newRandomSequence(seed uint64) *randomSequence {
+	owners := []string{"ann", "bob", "cat", "dan", "eve"}
+	return &randomSequence{owners: owners, rng: rand.New(rand.NewPCG(seed, 0x5eed)), b: New(), ref: &refBook{},
+		led: newLedger(owners, 1e15)}
+}
+
+// cancel cancels a resting order.
+func (s *randomSequence) cancel(fail func(string, ...any)) {
+	id := s.ref.orders[s.rng.IntN(len(s.ref.orders))].ID
+	got, ok := s.b.Cancel(id)
+	want, _ := s.ref.cancel(id)
+	if !ok || got != want {
+		fail("Cancel(%d) = %+v, %v; want %+v", id, got, ok, want)
+	}
+	s.led.unlock(got, got.Shares)
+	s.cancels++
+}
+
+// placeInvalid places an invalid order, which leaves everything unchanged.
+func (s *randomSequence) placeInvalid(fail func(string, ...any)) {
+	before := restingByID(s.b)
+	bad := ord(s.nextID+1, s.owners[0], Buy, 0, 50*c+1, 1)
+	if s.rng.IntN(2) == 0 && len(s.ref.orders) > 0 {
+		bad = s.ref.orders[0]
+		bad.Side = 1 - bad.Side
+		bad.Price = 50 * c
+	}
+	if _, err := s.b.Place(bad, GTC); err == nil || !(errors.Is(err, ErrPrice) || errors.Is(err, ErrDuplicateID)) {
+		fail("invalid order accepted: %v", err)
+	}
+	if got := restingByID(s.b); !reflect.DeepEqual(got, before) {
+		fail("invalid order changed the book")
+	}
+}
+
+// reload reloads the book from storage order by order.
+func (s *randomSequence) reload(fail func(string, ...any)) {
+	nb := New()
+	for _, o := range restingByID(s.b) {
+		if err := nb.Rest(o); err != nil {
+			fail("Rest: %v", err)
+		}
+	}
+	s.b = nb
+	s.rests++
+}
+
+// order returns a random order and its time in force.
+func (s *randomSequence) order(step int) (Order, TIF) {
+	rng := s.rng
+	s.nextID++
+	o := Order{ID: s.nextID, Owner: s.owners[rng.IntN(len(s.owners))], Outcome: rng.IntN(2)}
+	o.Side = Side(rng.IntN(2))
+	// Prices cluster round a mid that drifts, so both
+	// outcomes' books cross each other often.
+	mid := 50 + int64(step/200%5-2)*5
+	if o.Outcome == 1 {
+		mid = 100 - mid
+	}
+	spread := int64(rng.IntN(9) - 2)
+	if o.Side == Buy {
+		o.Price = (mid - spread) * c
+	} else {
+		o.Price = (mid + spread) * c
+	}
+	if rng.IntN(20) == 0 {
+		o.Price = int64(1+rng.IntN(99)) * c
+	}
+	o.Shares = int64(1 + rng.IntN(50))
+	if rng.IntN(50) == 0 {
+		o.Shares = MaxShares
+	}
+	u := s.led.users[o.Owner]
+	if o.Side == Sell {
+		// The service only lets a user sell shares it holds unlocked.
+		if u.shares[o.Outcome] == 0 {
+			o.Side = Buy
+			o.Price = One - o.Price
+		} else {
+			o.Shares = min(o.Shares, u.shares[o.Outcome])
+		}
+	}
+	tif := GTC
+	if rng.IntN(4) == 0 {
+		tif = IOC
+	}
+	return o, tif
+}
+
+// place places a random order, as the reference does, and books its
+// fills in the ledger.
+func (s *randomSequence) place(step int, fail func(string, ...any)) {
+	o, tif := s.order(step)
+	s.led.lock(o)
+	s.led.orig[o.ID] = o
+	res, err := s.b.Place(o, tif)
+	if err != nil {
+		fail("Place(%+v): %v", o, err)
+	}
+	want := s.ref.place(o, tif)
+	if !reflect.DeepEqual(res, want) {
+		fail("Place(%+v, %v)\n got %+v\nwant %+v", o, tif, res, want)
+	}
+	if err := checkFills(o, res); err != nil {
+		fail("%v", err)
+	}
+	for _, f := range res.Fills {
+		s.led.apply(o, f)
+		s.fills++
+		switch f.Kind {
+		case Mint:
+			s.mints++
+		case Merge:
+			s.merges++
+		}
+	}
+	s.led.filled[o.ID] += res.Filled
+	rest := o.Shares - res.Filled
+	if res.Rested != (tif == GTC && rest > 0) {
+		fail("Rested = %v with %d left, %v", res.Rested, rest, tif)
+	}
+	if !res.Rested {
+		s.led.unlock(o, rest)
+	}
+}
+
+// check checks the book against the reference and the ledger, and that it
+// is uncrossed and its levels whole.
+func (s *randomSequence) check(fail func(string, ...any)) {
+	if got, want := restingByID(s.b), s.ref.orders; !(len(got) == 0 && len(want) == 0) && !reflect.DeepEqual(got, want) {
+		fail("book differs from the reference\n got %+v\nwant %+v", got, want)
+	}
+	if err := s.led.check(s.b); err != nil {
+		fail("%v", err)
+	}
+	if err := checkUncrossed(s.b); err != nil {
+		fail("%v", err)
+	}
+	if err := checkLevels(s.b); err != nil {
+		fail("%v", err)
 	}
 }
