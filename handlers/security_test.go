@@ -374,6 +374,7 @@ func TestTransfersToThePlatformsOwnAddressesAreRefused(t *testing.T) {
 // that token account, which no key can spend. Such an address is refused.
 func TestTransfersToATokenAccountAreRefused(t *testing.T) {
 	a := newTestApp(t, nil)
+	a.depositor(t, 1_000_000) // the vault's USDC account exists from the first deposit on
 	friend, _ := a.funded(t, 1_000_000)
 	_, auth := a.funded(t, 1_000_000)
 	for name, to := range map[string]solana.PublicKey{
