@@ -66,24 +66,24 @@ func (p ExactPayment) Build(b Budget) (*solana.Transaction, error) {
 // IsTokenAccount reports whether addr is an account of the SPL Token
 // program (a token account or a mint) rather than a wallet.
 func (c *Client) IsTokenAccount(ctx context.Context, addr solana.PublicKey) (bool, error) {
-	info, err := c.RPC.GetAccountInfoWithOpts(ctx, addr, &rpc.GetAccountInfoOpts{Commitment: rpc.CommitmentConfirmed})
-	if errors.Is(err, rpc.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("get account %s: %w", addr, err)
-	}
-	return info.Value.Owner.Equals(TokenProgramID), nil
+	owner, exists, err := c.accountOwner(ctx, addr)
+	return exists && owner.Equals(TokenProgramID), err
 }
 
 // AccountExists reports whether an account exists on chain.
 func (c *Client) AccountExists(ctx context.Context, addr solana.PublicKey) (bool, error) {
-	_, err := c.RPC.GetAccountInfoWithOpts(ctx, addr, &rpc.GetAccountInfoOpts{Commitment: rpc.CommitmentConfirmed})
+	_, exists, err := c.accountOwner(ctx, addr)
+	return exists, err
+}
+
+// accountOwner reads the program that owns addr, and whether it exists.
+func (c *Client) accountOwner(ctx context.Context, addr solana.PublicKey) (solana.PublicKey, bool, error) {
+	info, err := c.RPC.GetAccountInfoWithOpts(ctx, addr, &rpc.GetAccountInfoOpts{Commitment: rpc.CommitmentConfirmed})
 	if errors.Is(err, rpc.ErrNotFound) {
-		return false, nil
+		return solana.PublicKey{}, false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("get account %s: %w", addr, err)
+		return solana.PublicKey{}, false, fmt.Errorf("get account %s: %w", addr, err)
 	}
-	return true, nil
+	return info.Value.Owner, true, nil
 }

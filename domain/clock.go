@@ -30,3 +30,19 @@ func Every(ctx context.Context, interval time.Duration, log *slog.Logger, what s
 		}
 	}
 }
+
+// Sleep waits d, or less when ctx ends first; it reports whether d passed
+// (a d of zero or less passes at once unless ctx has ended).
+func Sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -196,7 +196,7 @@ func (e *arenaEngine) play(ctx context.Context, gameID string, users []string) {
 	}
 	think := func() bool {
 		base := float64(e.r.cfg.Think)
-		return sleep(ctx, time.Duration(base*(1+e.r.cfg.Jitter*(2*rand.Float64()-1))))
+		return domain.Sleep(ctx, time.Duration(base*(1+e.r.cfg.Jitter*(2*rand.Float64()-1))))
 	}
 	for ctx.Err() == nil {
 		var wg sync.WaitGroup
@@ -362,10 +362,10 @@ func (r *runner) arena(ctx context.Context) error {
 	defer stop()
 	go e.watch(play, conn, t.ID, finished, &resyncs)
 
-	sleep(ctx, startAt-now())
+	domain.Sleep(ctx, startAt-now())
 	first := meter.sample()
 	r.progress("the arena runs until %s", t.EndsAt.Format(time.TimeOnly))
-	sleep(ctx, endAt-now())
+	domain.Sleep(ctx, endAt-now())
 	last := meter.sample()
 	r.progress("the arena's time is up: waiting for its last games and its end")
 	select {

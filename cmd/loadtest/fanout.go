@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"wager/domain"
 	"wager/e2e/apiclient"
 )
 
@@ -67,7 +68,7 @@ func (r *runner) fanout(ctx context.Context) error {
 		a, b, g := players[2*i], players[2*i+1], games[i]
 		// Games start at different moments within one think time, so
 		// that moves arrive as a stream rather than in waves.
-		if !sleep(ctx, time.Duration(rand.Int64N(int64(cfg.Think)+1))) {
+		if !domain.Sleep(ctx, time.Duration(rand.Int64N(int64(cfg.Think)+1))) {
 			return nil
 		}
 		for m := range cfg.Moves {
@@ -82,7 +83,7 @@ func (r *runner) fanout(ctx context.Context) error {
 				g.add(rec)
 				moveLat.Add(rec.end - rec.start)
 			}
-			if !sleep(ctx, cfg.Think) {
+			if !domain.Sleep(ctx, cfg.Think) {
 				return nil
 			}
 		}
@@ -129,19 +130,4 @@ func (r *runner) createGames(ctx context.Context, players []*apiclient.Client, s
 		return nil, Latency{}, err
 	}
 	return games, lat.Summary(), nil
-}
-
-// sleep waits d or until ctx ends; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"wager/domain"
 	"wager/e2e/apiclient"
 )
 
@@ -255,7 +256,7 @@ func (r *runner) play(ctx context.Context) error {
 	if cfg.FindMax {
 		res.Ramp = r.ramp(ctx, e, conn.specs)
 	} else {
-		sleep(ctx, cfg.Duration)
+		domain.Sleep(ctx, cfg.Duration)
 	}
 	last := markNow()
 	close(e.stop)
@@ -312,11 +313,11 @@ func (r *runner) ramp(ctx context.Context, e *playEngine, specs []*spectator) *R
 		e.think.Store(int64(think))
 		r.progress("ramp step %d: think %s", i+1, think)
 		w := window{From: now()}
-		if !sleep(ctx, cfg.Step) {
+		if !domain.Sleep(ctx, cfg.Step) {
 			break
 		}
 		w.To = now()
-		sleep(ctx, settle) // deliveries of the step's last moves
+		domain.Sleep(ctx, settle) // deliveries of the step's last moves
 		moves, post, _ := e.windowStats(w)
 		d := analyze(specs, w)
 		step := RampStep{ThinkMs: ms(think), MovesPerSec: float64(moves) / (w.To - w.From).Seconds(), MovePOST: post,

@@ -18,6 +18,7 @@ import (
 	"github.com/gagliardetto/solana-go"
 
 	"wager/chain/rpcfaults"
+	"wager/domain"
 	"wager/e2e/apiclient"
 	"wager/e2e/faults"
 )
@@ -426,7 +427,7 @@ func again(ctx context.Context, fn func() error) error {
 		if !errors.As(err, &ae) || ae.Status != http.StatusServiceUnavailable || time.Now().After(deadline) {
 			return err
 		}
-		if !sleep(ctx, time.Second) {
+		if !domain.Sleep(ctx, time.Second) {
 			return ctx.Err()
 		}
 	}
@@ -474,7 +475,7 @@ func (e *faultsEngine) withdraw(ctx context.Context, u *apiclient.Client, amount
 		case time.Now().After(deadline):
 			return 0, fmt.Errorf("withdrawal not final within %v", giveUpAfter)
 		}
-		if !sleep(ctx, time.Second) {
+		if !domain.Sleep(ctx, time.Second) {
 			return 0, ctx.Err()
 		}
 	}

@@ -199,7 +199,7 @@ func New(store Store, pages Pages, presence Presence, rooms Rooms, tours Tournam
 		opts.Clock = domain.SystemClock
 	}
 	if opts.Pause == nil {
-		opts.Pause = sleep
+		opts.Pause = domain.Sleep
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	h := &Hub{store: store, pages: pages, presence: presence, joins: rooms, instance: instance, log: log, opts: opts,
@@ -290,18 +290,6 @@ func (h *Hub) stopPumps() {
 	h.pumpsMu.Unlock()
 	h.stop()
 	h.pumps.Wait()
-}
-
-// sleep waits d, or less when ctx ends first; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // Committed takes events of one game that this instance committed, in seq

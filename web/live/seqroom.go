@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"wager/domain"
 )
 
 // ringLen is how many recent frames a room keeps to answer joins and
@@ -147,7 +149,7 @@ func (r *seqRoom[E]) next(h *Hub, read func(ctx context.Context, after, limit in
 		}
 		if h.ctx.Err() == nil {
 			h.log.Warn("live: read missed events", r.kind(), r.id, "after", from, "err", err)
-			sleep(h.ctx, backoff)
+			domain.Sleep(h.ctx, backoff)
 			backoff = min(2*backoff, 2*time.Second)
 		}
 		if h.ctx.Err() != nil {
