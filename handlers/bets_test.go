@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"wager/domain"
 	"wager/domain/money"
 	"wager/domain/settlement"
 )
@@ -125,7 +126,7 @@ func TestBetsPayOutToTheWinnersBettors(t *testing.T) {
 	if v.Bets[2].ID != first["betId"] || v.Bets[2].UserID != s1.id || v.Bets[2].Status != "open" || v.Bets[2].PayoutMinor != 0 {
 		t.Errorf("oldest bet: %+v", v.Bets[2])
 	}
-	evs, err := a.Rooms.Events(context.Background(), game, 0, 100)
+	evs, err := a.Rooms.Events(context.Background(), domain.GameStreamOf(game), 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

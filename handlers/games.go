@@ -13,7 +13,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"wager/domain"
-	"wager/domain/eventlog"
 	"wager/domain/game"
 	"wager/domain/game/rules"
 	"wager/domain/settlement"
@@ -220,7 +219,16 @@ func (a *App) gameState(c echo.Context) error {
 
 // EventsPage is a slice of a game's event stream.
 type EventsPage struct {
-	Events []eventlog.Event `json:"events"`
+	Events []RoomEvent `json:"events"`
+}
+
+// RoomEvent is one stored event of a game's room.
+type RoomEvent struct {
+	GameID    string           `json:"gameId"`
+	Seq       int              `json:"seq"`
+	Name      domain.EventName `json:"event"`
+	Data      json.RawMessage  `json:"data" doc:"the event's payload; its shape depends on the event name"`
+	CreatedAt time.Time        `json:"createdAt"`
 }
 
 func (a *App) gameEvents(c echo.Context) error {
@@ -232,11 +240,15 @@ func (a *App) gameEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	evs, err := a.Rooms.Events(c.Request().Context(), m.GameID, after, 200)
+	evs, err := a.Rooms.Events(c.Request().Context(), domain.GameStreamOf(m.GameID), after, 200)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, EventsPage{Events: evs})
+	page := EventsPage{Events: make([]RoomEvent, len(evs))}
+	for i, e := range evs {
+		page.Events[i] = RoomEvent{GameID: e.Stream.ID, Seq: e.Seq, Name: e.Name, Data: e.Data, CreatedAt: e.CreatedAt}
+	}
+	return c.JSON(http.StatusOK, page)
 }
 
 func (a *App) gameAction(c echo.Context) error {

@@ -55,7 +55,7 @@ func BenchmarkEventTo1000PagesAnd1000APISockets(b *testing.B) {
 	for i := 0; i < 1000; i++ {
 		for _, aud := range []live.Audience{live.HTML, live.JSON} {
 			c := live.NewConn(viewer.id, aud)
-			if err := a.Live.Join(ctx, c, gameID, m.LastSeq, m.LastSeq, false); err != nil {
+			if err := a.Live.Join(ctx, c, domain.GameStreamOf(gameID), m.LastSeq, m.LastSeq, false); err != nil {
 				b.Fatal(err)
 			}
 			conns = append(conns, c)
@@ -99,7 +99,7 @@ func BenchmarkEventTo1000PagesAnd1000APISockets(b *testing.B) {
 func (a *testApp) appendSubmitted(b *testing.B, gameID, userID string) {
 	ctx := context.WithValue(context.Background(), actionKey{}, true)
 	err := db.Transact(ctx, a.DB, func(ctx context.Context, tx db.Tx) error {
-		_, err := a.Rooms.Append(ctx, tx, gameID, time.Now(), domain.Event{Name: "game:rps:round:submitted",
+		_, err := a.Rooms.Append(ctx, tx, domain.GameStreamOf(gameID), time.Now(), domain.Event{Name: "game:rps:round:submitted",
 			Data: rules.RPSSubmitted{Round: 1, UserID: userID, Commitment: strings.Repeat("c", 64)}})
 		return err
 	})

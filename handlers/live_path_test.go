@@ -10,7 +10,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
 	"wager/db"
+	"wager/domain"
 
 	"github.com/uptrace/bun"
 
@@ -70,7 +72,7 @@ func (a *testApp) watch(t *testing.T, game, viewer string) *watcher {
 	w := &watcher{a: a, game: game, page: live.NewConn(viewer, live.HTML), api: live.NewConn(viewer, live.JSON),
 		queries: &liveQueries{}, events: map[int]live.EventFrame{}}
 	for _, c := range []*live.Conn{w.page, w.api} {
-		if err := a.Live.Join(ctx, c, game, m.LastSeq, m.LastSeq, false); err != nil {
+		if err := a.Live.Join(ctx, c, domain.GameStreamOf(game), m.LastSeq, m.LastSeq, false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -147,7 +149,7 @@ func (w *watcher) step(t *testing.T, what string, do func()) {
 		t.Fatal(err)
 	}
 	e := w.events[w.lastPageAt]
-	html, ok := fresh.Events([]live.Event{{GameID: w.game, Seq: e.Seq, Name: e.Event, Data: e.Data}})
+	html, ok := fresh.Events([]live.Event{{Stream: domain.GameStreamOf(w.game), Seq: e.Seq, Name: e.Event, Data: e.Data}})
 	if !ok {
 		t.Fatalf("%s: a fresh page state did not render event %d", what, e.Seq)
 	}

@@ -138,7 +138,7 @@ func TestPayoutExample(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	evs, err := a.Rooms.Events(context.Background(), game, 0, 100)
+	evs, err := a.Rooms.Events(context.Background(), domain.GameStreamOf(game), 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func TestDonationRules(t *testing.T) {
 		t.Errorf("donor's wallet: %d, want 1950000 (one donation)", got)
 	}
 	// Exactly one announcement and one donation event.
-	evs, _ := a.Rooms.Events(context.Background(), game, 0, 100)
+	evs, _ := a.Rooms.Events(context.Background(), domain.GameStreamOf(game), 0, 100)
 	count := map[domain.EventName]int{}
 	for _, ev := range evs {
 		count[ev.Name]++

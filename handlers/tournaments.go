@@ -1,8 +1,10 @@
 package handlers
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -60,7 +62,16 @@ func (a *App) tournamentRoutes(r *router) {
 
 // TournamentEventsPage is a page of a tournament's events.
 type TournamentEventsPage struct {
-	Events []tournament.Event `json:"events"`
+	Events []TournamentEvent `json:"events"`
+}
+
+// TournamentEvent is one stored event of a tournament's room.
+type TournamentEvent struct {
+	TournamentID string           `json:"tournamentId"`
+	Seq          int              `json:"seq"`
+	Name         domain.EventName `json:"event"`
+	Data         json.RawMessage  `json:"data" type:"object" doc:"the event's payload; its shape depends on the event name"`
+	CreatedAt    time.Time        `json:"createdAt"`
 }
 
 func (a *App) createTournament(c echo.Context) error {
@@ -105,7 +116,11 @@ func (a *App) tournamentEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, TournamentEventsPage{Events: evs})
+	page := TournamentEventsPage{Events: make([]TournamentEvent, len(evs))}
+	for i, e := range evs {
+		page.Events[i] = TournamentEvent{TournamentID: e.Stream.ID, Seq: e.Seq, Name: e.Name, Data: e.Data, CreatedAt: e.CreatedAt}
+	}
+	return c.JSON(http.StatusOK, page)
 }
 
 func (a *App) joinTournament(c echo.Context) error {

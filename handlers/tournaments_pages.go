@@ -342,12 +342,18 @@ type TournamentViews struct{ log *slog.Logger }
 // NewTournamentViews returns the renderer of tournament events.
 func NewTournamentViews(log *slog.Logger) *TournamentViews { return &TournamentViews{log: log} }
 
-// TournamentEvents implements live.TournamentPages: standings swap the
-// standings and the games in progress; the start, the cancellation and the
-// end swap the status and the clock (the end the prizes and final
-// standings too); a pairing shows nothing of its own (the next standings
-// do).
-func (v *TournamentViews) TournamentEvents(ctx context.Context, id string, evs []live.TournamentEvent) [][]byte {
+// Open is live.Kind's Open of tournaments' rooms: their pages render each
+// event from the event alone (TournamentEvents).
+func (v *TournamentViews) Open(_ context.Context, id string) (live.PageState, error) {
+	return live.Stateless(func(evs []live.Event) [][]byte { return v.TournamentEvents(context.Background(), id, evs) }), nil
+}
+
+// TournamentEvents renders a tournament's events for its pages: standings
+// swap the standings and the games in progress; the start, the
+// cancellation and the end swap the status and the clock (the end the
+// prizes and final standings too); a pairing shows nothing of its own (the
+// next standings do).
+func (v *TournamentViews) TournamentEvents(ctx context.Context, id string, evs []live.Event) [][]byte {
 	out := make([][]byte, len(evs))
 	for i, ev := range evs {
 		var l views.ArenaLive

@@ -694,7 +694,7 @@ func SchemaName(t reflect.Type) string {
 }
 
 // schemaPrefixes are the published schema prefixes of renamed packages.
-var schemaPrefixes = map[string]string{"Settlement": "Pot", "Eventlog": "Room", "X402": "Payments"}
+var schemaPrefixes = map[string]string{"Settlement": "Pot", "X402": "Payments"}
 
 // structSchema is the object schema of a struct's JSON encoding.
 func (r *reflector) structSchema(t reflect.Type, dir direction) map[string]any {

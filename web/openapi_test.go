@@ -65,16 +65,15 @@ func TestSchemaNamesArePackageQualified(t *testing.T) {
 	}{
 		{game.Challenge{}, "GameChallenge"},
 		{auth.Challenge{}, "AuthChallenge"},
-		{eventlog.Event{}, "RoomEvent"},
 		{domain.Event{}, "DomainEvent"},
 		{settlement.Transfer{}, "PotTransfer"},
 		{chain.Transfer{}, "ChainTransfer"},
 		{web.Metrics{}, "WebMetrics"},
 		{game.Metrics{}, "GameMetrics"},
-		{settlement.Pot{}, "Pot"},                      // the package's name is not repeated
-		{web.Operation{}, "WebOperation"},              //
-		{Challenge{}, "WebTestChallenge"},              // a test package's types
-		{Paged[eventlog.Event]{}, "WebTestPagedEvent"}, // a generic type with its argument
+		{settlement.Pot{}, "Pot"},                    // the package's name is not repeated
+		{web.Operation{}, "WebOperation"},            //
+		{Challenge{}, "WebTestChallenge"},            // a test package's types
+		{Paged[domain.Event]{}, "WebTestPagedEvent"}, // a generic type with its argument
 	} {
 		if got := web.SchemaName(reflect.TypeOf(c.v)); got != c.want {
 			t.Errorf("SchemaName(%T) = %q, want %q", c.v, got, c.want)
@@ -84,13 +83,12 @@ func TestSchemaNamesArePackageQualified(t *testing.T) {
 	doc := document(t, map[string]web.Op{
 		"POST /challenges":        {Tag: "games", Request: Item{}, Response: game.Challenge{}},
 		"POST /auth/handshake":    {Tag: "auth", Response: auth.Challenge{}},
-		"GET /games/:id/events":   {Tag: "games", Response: []eventlog.Event{}},
 		"GET /domain/events":      {Tag: "games", Response: []domain.Event{}},
 		"GET /games/:id/transfer": {Tag: "games", Response: settlement.Transfer{}},
 		"GET /chain/transfer":     {Tag: "dev", Response: chain.Transfer{}},
 	})
 	schemas := at(t, doc, "components", "schemas").(map[string]any)
-	for _, name := range []string{"GameChallenge", "AuthChallenge", "RoomEvent", "DomainEvent", "PotTransfer", "ChainTransfer"} {
+	for _, name := range []string{"GameChallenge", "AuthChallenge", "DomainEvent", "PotTransfer", "ChainTransfer"} {
 		if schemas[name] == nil {
 			t.Errorf("no schema %s; have %v", name, keys(schemas))
 		}

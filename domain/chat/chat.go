@@ -296,8 +296,8 @@ func (s *Service) postToGame(ctx context.Context, tx db.Tx, r row) (Message, err
 		return Message{}, fmt.Errorf("store a chat message of game %s: %w", r.ContextID, err)
 	}
 	msg := r.messageFor("")
-	_, err := s.rooms.Append(ctx, tx, r.ContextID, r.CreatedAt, domain.Event{Name: domain.EventChatMessage, Data: msg})
-	if errors.Is(err, eventlog.ErrNoGame) {
+	_, err := s.rooms.Append(ctx, tx, domain.GameStreamOf(r.ContextID), r.CreatedAt, domain.Event{Name: domain.EventChatMessage, Data: msg})
+	if errors.Is(err, eventlog.ErrNoRoom) {
 		return Message{}, domain.Errorf(domain.CodeNotFound, "no such game")
 	}
 	return msg, err

@@ -25,9 +25,9 @@ const maxPayload = 7800
 const gather = 5 * time.Millisecond
 
 // Announcement tells the other instances what this one's transactions
-// published since its previous announcement: the newest seq of every game
-// and every tournament that has new events (they read the rows by seq),
-// and the notices. One of nothing else says that the instance is up.
+// published since its previous announcement: the newest seq of every room
+// that has new events, by kind (they read the rows by seq), and the
+// notices. One of nothing else says that the instance is up.
 type Announcement struct {
 	Instance    string         `json:"i"`
 	Games       map[string]int `json:"g,omitempty"`
@@ -36,6 +36,25 @@ type Announcement struct {
 	// Hello: the instance has just started, and asks the others for an
 	// announcement, so that it learns at once that they are up.
 	Hello bool `json:"h,omitempty"`
+}
+
+// seqsOf is the announcement's field of a kind of room.
+func (an *Announcement) seqsOf(kind domain.StreamKind) *map[string]int {
+	if kind == domain.TournamentStream {
+		return &an.Tournaments
+	}
+	return &an.Games
+}
+
+// Streams returns the newest seq announced of each room.
+func (an Announcement) Streams() map[domain.Stream]int {
+	out := make(map[domain.Stream]int, len(an.Games)+len(an.Tournaments))
+	for kind := range streamTables {
+		for id, seq := range *an.seqsOf(kind) {
+			out[domain.Stream{Kind: kind, ID: id}] = seq
+		}
+	}
+	return out
 }
 
 // ParseAnnouncement decodes a NOTIFY payload of Channel.
@@ -94,8 +113,7 @@ type Announcer struct {
 	instance string
 
 	mu          sync.Mutex
-	games       map[string]int
-	tournaments map[string]int
+	seqs        map[domain.Stream]int // the newest seq of each room with news
 	notices     []Notice
 	othersUntil time.Time // another instance is taken to be up until then
 	lookedAt    time.Time // when the presence rows were last read
@@ -107,7 +125,7 @@ type Announcer struct {
 // tells it whether other instances are up.
 func NewAnnouncer(bdb *bun.DB, instance string, others Instances, now domain.Clock, log *slog.Logger) *Announcer {
 	return &Announcer{db: bdb, others: others, now: now, log: log, instance: instance,
-		games: map[string]int{}, tournaments: map[string]int{}, wake: make(chan struct{}, 1)}
+		seqs: map[domain.Stream]int{}, wake: make(chan struct{}, 1)}
 }
 
 // Hello tells the other instances that this one is up: they announce to it
@@ -187,18 +205,9 @@ func (a *Announcer) Instance() string { return a.instance }
 func (a *Announcer) Published(p Published) {
 	a.mu.Lock()
 	for _, e := range p.Events {
-		a.games[e.GameID] = max(a.games[e.GameID], e.Seq)
+		a.seqs[e.Stream] = max(a.seqs[e.Stream], e.Seq)
 	}
 	a.notices = append(a.notices, p.Notices...)
-	a.mu.Unlock()
-	a.wakeUp()
-}
-
-// Tournament queues a tournament's newest seq for the next announcement:
-// tournaments' events go out with the games', in the same notifications.
-func (a *Announcer) Tournament(id string, seq int) {
-	a.mu.Lock()
-	a.tournaments[id] = max(a.tournaments[id], seq)
 	a.mu.Unlock()
 	a.wakeUp()
 }
@@ -228,18 +237,17 @@ func (a *Announcer) Run(ctx context.Context) {
 		}
 		a.mu.Lock()
 		if !up { // nobody to tell: this instance delivered them at their commits
-			clear(a.games)
-			clear(a.tournaments)
+			clear(a.seqs)
 			a.notices = nil
 			a.mu.Unlock() // a hello heard since othersUp is answered next time
 			continue
 		}
-		games, tournaments, notices := a.games, a.tournaments, a.notices
-		a.games, a.tournaments, a.notices = map[string]int{}, map[string]int{}, nil
+		seqs, notices := a.seqs, a.notices
+		a.seqs, a.notices = map[domain.Stream]int{}, nil
 		answer := a.answer
 		a.answer = false
 		a.mu.Unlock()
-		payloads := a.payloads(games, tournaments, notices)
+		payloads := a.payloads(seqs, notices)
 		if len(payloads) == 0 && answer {
 			payloads = []string{a.bare(false)}
 		}
@@ -253,7 +261,7 @@ func (a *Announcer) Run(ctx context.Context) {
 
 // payloads splits one batch into NOTIFY payloads under maxPayload. A notice
 // too large for any payload is dropped with a log line.
-func (a *Announcer) payloads(games, tournaments map[string]int, notices []Notice) []string {
+func (a *Announcer) payloads(seqs map[domain.Stream]int, notices []Notice) []string {
 	var out []string
 	cur := Announcement{Instance: a.instance}
 	size := 64
@@ -265,21 +273,17 @@ func (a *Announcer) payloads(games, tournaments map[string]int, notices []Notice
 		out = append(out, string(b))
 		cur, size = Announcement{Instance: a.instance}, 64
 	}
-	addSeqs := func(seqs map[string]int, field func(*Announcement) *map[string]int) {
-		for id, seq := range seqs {
-			if size+len(id)+16 > maxPayload {
-				flush()
-			}
-			m := field(&cur)
-			if *m == nil {
-				*m = map[string]int{}
-			}
-			(*m)[id] = seq
-			size += len(id) + 16
+	for s, seq := range seqs {
+		if size+len(s.ID)+16 > maxPayload {
+			flush()
 		}
+		m := cur.seqsOf(s.Kind)
+		if *m == nil {
+			*m = map[string]int{}
+		}
+		(*m)[s.ID] = seq
+		size += len(s.ID) + 16
 	}
-	addSeqs(games, func(an *Announcement) *map[string]int { return &an.Games })
-	addSeqs(tournaments, func(an *Announcement) *map[string]int { return &an.Tournaments })
 	for _, n := range notices {
 		b, err := json.Marshal(n)
 		if err != nil || len(b)+64 > maxPayload {

@@ -52,7 +52,14 @@ func TestPayloadsSplitALargeBatchAndKeepEverything(t *testing.T) {
 				data, _ := json.Marshal(map[string]string{"text": strings.Repeat("x", tc.noticeBytes), "i": fmt.Sprint(i)})
 				notices = append(notices, Notice{UserID: uuid.NewString(), Type: "test", Data: data})
 			}
-			payloads := a.payloads(games, tournaments, notices)
+			seqs := map[domain.Stream]int{}
+			for id, seq := range games {
+				seqs[domain.GameStreamOf(id)] = seq
+			}
+			for id, seq := range tournaments {
+				seqs[domain.TournamentStreamOf(id)] = seq
+			}
+			payloads := a.payloads(seqs, notices)
 			if tc.games == 0 && tc.tournaments == 0 && tc.notices == 0 {
 				if len(payloads) != 0 {
 					t.Errorf("payloads of an empty batch: got %d, want 0", len(payloads))
@@ -118,7 +125,7 @@ func TestPayloadsDropOnlyANoticeThatFitsNoPayload(t *testing.T) {
 	a := NewAnnouncer(nil, "0123456789abcdef", nil, nil, slog.New(slog.DiscardHandler))
 	huge, _ := json.Marshal(map[string]string{"text": strings.Repeat("x", maxPayload)})
 	small := json.RawMessage(`{"ok":true}`)
-	payloads := a.payloads(map[string]int{"g": 3}, nil, []Notice{
+	payloads := a.payloads(map[domain.Stream]int{domain.GameStreamOf("g"): 3}, []Notice{
 		{UserID: "before", Type: "t", Data: small}, {UserID: "huge", Type: "t", Data: huge}, {UserID: "after", Type: "t", Data: small}})
 	var users []string
 	for _, p := range payloads {
@@ -142,21 +149,21 @@ func TestPayloadsDropOnlyANoticeThatFitsNoPayload(t *testing.T) {
 // with its newest seq, whatever order the commits published in.
 func TestAnnouncerKeepsEachGamesNewestSeq(t *testing.T) {
 	a := NewAnnouncer(nil, "i1", nil, nil, slog.New(slog.DiscardHandler))
-	a.Published(Published{Events: []Event{{GameID: "g1", Seq: 4}, {GameID: "g1", Seq: 5}}})
-	a.Published(Published{Events: []Event{{GameID: "g2", Seq: 1}}})
-	a.Published(Published{Events: []Event{{GameID: "g1", Seq: 3}}}) // an older commit's, delivered late
+	a.Published(Published{Events: []Event{{Stream: domain.GameStreamOf("g1"), Seq: 4}, {Stream: domain.GameStreamOf("g1"), Seq: 5}}})
+	a.Published(Published{Events: []Event{{Stream: domain.GameStreamOf("g2"), Seq: 1}}})
+	a.Published(Published{Events: []Event{{Stream: domain.GameStreamOf("g1"), Seq: 3}}}) // an older commit's, delivered late
 	a.Published(Published{Notices: []Notice{{UserID: "u", Type: "t", Data: json.RawMessage(`1`)}}})
-	a.Tournament("t1", 7)
-	a.Tournament("t1", 6) // an older commit's, delivered late
-	a.Tournament("t2", 1)
+	a.Published(Published{Events: []Event{{Stream: domain.TournamentStreamOf("t1"), Seq: 7}}})
+	a.Published(Published{Events: []Event{{Stream: domain.TournamentStreamOf("t1"), Seq: 6}}}) // an older commit's, delivered late
+	a.Published(Published{Events: []Event{{Stream: domain.TournamentStreamOf("t2"), Seq: 1}}})
+	a.Published(Published{Events: []Event{{Stream: domain.TournamentStreamOf("g1"), Seq: 1}}}) // not the game g1
 	a.mu.Lock()
-	games, tournaments, notices := a.games, a.tournaments, a.notices
+	seqs, notices := a.seqs, a.notices
 	a.mu.Unlock()
-	if want := map[string]int{"g1": 5, "g2": 1}; !reflect.DeepEqual(games, want) {
-		t.Errorf("queued games: got %v, want %v", games, want)
-	}
-	if want := map[string]int{"t1": 7, "t2": 1}; !reflect.DeepEqual(tournaments, want) {
-		t.Errorf("queued tournaments: got %v, want %v", tournaments, want)
+	want := map[domain.Stream]int{domain.GameStreamOf("g1"): 5, domain.GameStreamOf("g2"): 1,
+		domain.TournamentStreamOf("t1"): 7, domain.TournamentStreamOf("t2"): 1, domain.TournamentStreamOf("g1"): 1}
+	if !reflect.DeepEqual(seqs, want) {
+		t.Errorf("queued rooms: got %v, want %v", seqs, want)
 	}
 	if len(notices) != 1 {
 		t.Errorf("queued notices: got %d, want 1", len(notices))
@@ -195,10 +202,10 @@ func listen(ctx context.Context, t *testing.T, instance string) <-chan Announcem
 func publishGame(ctx context.Context, t *testing.T, a *Announcer) string {
 	t.Helper()
 	id := uuid.NewString()
-	a.Published(Published{Events: []Event{{GameID: id, Seq: 1}}})
+	a.Published(Published{Events: []Event{{Stream: domain.GameStreamOf(id), Seq: 1}}})
 	for {
 		a.mu.Lock()
-		_, waiting := a.games[id]
+		_, waiting := a.seqs[domain.GameStreamOf(id)]
 		a.mu.Unlock()
 		if !waiting {
 			return id
@@ -230,8 +237,8 @@ func TestAnnouncerNotifiesListeners(t *testing.T) {
 	runAnnouncer(ctx, t, a)
 	a.Heard(Announcement{Instance: "another"})
 	gameID, userID, tournamentID := uuid.NewString(), uuid.NewString(), uuid.NewString()
-	a.Published(Published{Events: []Event{{GameID: gameID, Seq: 9}}})
-	a.Tournament(tournamentID, 4)
+	a.Published(Published{Events: []Event{{Stream: domain.GameStreamOf(gameID), Seq: 9}}})
+	a.Published(Published{Events: []Event{{Stream: domain.TournamentStreamOf(tournamentID), Seq: 4}}})
 	a.Published(Published{Notices: []Notice{{UserID: userID, Type: "hello", Data: json.RawMessage(`{}`)}}})
 
 	gotGame, gotNotice, gotTournament := false, false, false

@@ -1,13 +1,16 @@
-// Package eventlog is the live record of what happens in games: every
-// game's room has an event log (one row per event with a per-game seq, written in
-// the transaction that causes it, replayable by seq), and every user has a
-// channel of personal notices. What a transaction publishes is handed to a
-// Sink right after it commits, never inside it: PostgreSQL serializes the
-// commits of transactions that NOTIFY, so events leave the database
-// through the Announcer, batched per instance, after the commit.
+// Package eventlog is the live record of what happens in rooms: every
+// room (a game's, a tournament's: see domain.StreamKind) has an event
+// stream, one row per event numbered per room, written in the transaction
+// that causes it and replayable by seq, and every user has a channel of
+// personal notices. What a transaction publishes is handed to a Sink right
+// after it commits, never inside it: PostgreSQL serializes the commits of
+// transactions that NOTIFY, so events leave the database through the
+// Announcer, batched per instance, after the commit.
 //
-// Game, chat, pot and every later feature of a game's room append through
-// one Log, so a room's events keep one order.
+// Game, chat, pot, tournament and every later feature of a room append
+// through one Log, so a room's events keep one order. A kind of room is a
+// row of streamTables: a table of its rooms, whose seq column numbers
+// their events, and a table of the events.
 package eventlog
 
 import (
@@ -16,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -26,15 +28,15 @@ import (
 	"wager/domain"
 )
 
-// Event is one stored event of a game's room.
-type Event struct {
-	bun.BaseModel `bun:"table:game_events"`
+// Event is one stored event of a room.
+type Event = domain.StreamEvent
 
-	GameID    string           `bun:"game_id,pk,type:uuid" json:"gameId"`
-	Seq       int              `bun:"seq,pk" json:"seq"`
-	Name      domain.EventName `bun:"name" json:"event"`
-	Data      json.RawMessage  `bun:"data,type:jsonb" json:"data" doc:"the event's payload; its shape depends on the event name"`
-	CreatedAt time.Time        `bun:"created_at" json:"createdAt"`
+// streamTables are where each kind of room keeps its events: rooms is the
+// table of the games or tournaments (id, and seq: the number of the last
+// event), events the table of their events (keyed by column and seq).
+var streamTables = map[domain.StreamKind]struct{ rooms, events, column string }{
+	domain.GameStream:       {"games", "game_events", "game_id"},
+	domain.TournamentStream: {"tournaments", "tournament_events", "tournament_id"},
 }
 
 // Notice is a personal message to one user's open sockets (matched,
@@ -47,7 +49,7 @@ type Notice struct {
 }
 
 // Published is what one committed transaction published: events of one
-// game, in seq order, or notices.
+// room, in seq order, or notices.
 type Published struct {
 	Events  []Event
 	Notices []Notice
@@ -84,21 +86,21 @@ func New(bdb *bun.DB, sink Sink) *Log {
 	return l
 }
 
-// ErrNoGame is Append's error when the game does not exist.
-var ErrNoGame = errors.New("room: no such game")
+// ErrNoRoom is Append's error when the game or tournament does not exist.
+var ErrNoRoom = errors.New("room: no such game or tournament")
 
-// Append stores events after the game's last one, in the caller's
+// Append stores events after the room's last one, in the caller's
 // transaction (one started by db.Transact, whose commit publishes them),
-// and returns them with their seqs. Bumping the game's seq takes the game's
-// row lock, so the events of one room are numbered in commit order. It
-// returns ErrNoGame when there is no such game.
-func (l *Log) Append(ctx context.Context, tx db.Tx, gameID string, now time.Time, events ...domain.Event) ([]Event, error) {
-	return l.AppendUpdating(ctx, tx, gameID, now, Update{}, events...)
+// and returns them with their seqs. Bumping the room's seq takes its row
+// lock, so the events of one room are numbered in commit order. It
+// returns ErrNoRoom when there is no such room.
+func (l *Log) Append(ctx context.Context, tx db.Tx, s domain.Stream, now time.Time, events ...domain.Event) ([]Event, error) {
+	return l.AppendUpdating(ctx, tx, s, now, Update{}, events...)
 }
 
-// Update is more of the game's row to set in the statement that appends
-// events: set is SQL assignments with ? placeholders ("state = ?"), args
-// their values.
+// Update is more of the room's row (the game's) to set in the statement
+// that appends events: set is SQL assignments with ? placeholders
+// ("state = ?"), args their values.
 type Update struct {
 	Set  string
 	Args []any
@@ -106,19 +108,19 @@ type Update struct {
 
 // AppendUpdating is Append that also updates the game's row with u, in the
 // same statement: a move stores its state and its events in one round trip.
-func (l *Log) AppendUpdating(ctx context.Context, tx db.Tx, gameID string, now time.Time, u Update, events ...domain.Event) ([]Event, error) {
-	return l.appendUpdating(ctx, tx, gameID, now, u, events, false)
+func (l *Log) AppendUpdating(ctx context.Context, tx db.Tx, s domain.Stream, now time.Time, u Update, events ...domain.Event) ([]Event, error) {
+	return l.appendUpdating(ctx, tx, s, now, u, events, false)
 }
 
 // AppendLast is AppendUpdating as the last statement of its transaction:
 // the writes the transaction queued with db.Tx.Later go in the same round
 // trip, after it (see db.Tx.QueryAndFlush), and an error of theirs is its.
-func (l *Log) AppendLast(ctx context.Context, tx db.Tx, gameID string, now time.Time, u Update, events ...domain.Event) ([]Event, error) {
-	return l.appendUpdating(ctx, tx, gameID, now, u, events, true)
+func (l *Log) AppendLast(ctx context.Context, tx db.Tx, s domain.Stream, now time.Time, u Update, events ...domain.Event) ([]Event, error) {
+	return l.appendUpdating(ctx, tx, s, now, u, events, true)
 }
 
-func (l *Log) appendUpdating(ctx context.Context, tx db.Tx, gameID string, now time.Time, u Update, events []domain.Event, last bool) ([]Event, error) {
-	rows, err := appendEvents(ctx, tx, gameID, now, u, events, last)
+func (l *Log) appendUpdating(ctx context.Context, tx db.Tx, s domain.Stream, now time.Time, u Update, events []domain.Event, last bool) ([]Event, error) {
+	rows, err := appendEvents(ctx, tx, s, now, u, events, last)
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}
@@ -128,15 +130,21 @@ func (l *Log) appendUpdating(ctx context.Context, tx db.Tx, gameID string, now t
 	return rows, nil
 }
 
-// appendEvents runs the statement that bumps the game's seq (with u) and
+// appendEvents runs the statement that bumps the room's seq (with u) and
 // inserts the events numbered after it (with the transaction's queued
-// writes when last). ErrNoGame when there is no such game.
-func appendEvents(ctx context.Context, tx db.Tx, gameID string, now time.Time, u Update, events []domain.Event, last bool) ([]Event, error) {
+// writes when last). ErrNoRoom when there is no such room. Its text
+// depends only on the kind of room and u, not on the number of events, so
+// that it is planned once per connection when last (see db.Tx.QueryAndFlush).
+func appendEvents(ctx context.Context, tx db.Tx, s domain.Stream, now time.Time, u Update, events []domain.Event, last bool) ([]Event, error) {
 	if len(events) == 0 {
 		if last {
 			return nil, tx.Flush(ctx)
 		}
 		return nil, nil
+	}
+	t, ok := streamTables[s.Kind]
+	if !ok {
+		return nil, fmt.Errorf("append events to %s: %w", s, ErrNoRoom)
 	}
 	set := "seq = seq + ?"
 	args := []any{len(events)}
@@ -144,22 +152,26 @@ func appendEvents(ctx context.Context, tx db.Tx, gameID string, now time.Time, u
 		set += ", " + u.Set
 		args = append(args, u.Args...)
 	}
-	args = append(args, gameID, gameID, len(events), now)
-	values := make([]string, len(events))
+	names, datas := make([]string, len(events)), make([]string, len(events))
 	rows := make([]Event, len(events))
 	for i, e := range events {
 		data, err := json.Marshal(e.Data)
 		if err != nil {
-			return nil, fmt.Errorf("encode event %s of game %s: %w", e.Name, gameID, err)
+			return nil, fmt.Errorf("encode event %s of %s: %w", e.Name, s, err)
 		}
-		values[i] = "(?::int, ?::text, ?::jsonb)"
-		args = append(args, i+1, string(e.Name), string(data))
-		rows[i] = Event{GameID: gameID, Name: e.Name, Data: data, CreatedAt: now}
+		names[i], datas[i] = string(e.Name), string(data)
+		rows[i] = Event{Stream: s, Name: e.Name, Data: data, CreatedAt: now}
+	}
+	args = append(args, s.ID, s.ID, len(events), now)
+	if last {
+		args = append(args, names, datas) // sent by the driver itself (db.Tx.QueryAndFlush)
+	} else {
+		args = append(args, pgdialect.Array(names), pgdialect.Array(datas))
 	}
 	// One statement: bump the seq and insert the rows numbered after it.
-	query := `WITH g AS (UPDATE games SET ` + set + ` WHERE id = ? RETURNING seq)
-		INSERT INTO game_events (game_id, seq, name, data, created_at)
-		SELECT ?, g.seq - ? + v.ord, v.name, v.data, ? FROM g, (VALUES ` + strings.Join(values, ", ") + `) AS v (ord, name, data)
+	query := `WITH r AS (UPDATE ` + t.rooms + ` SET ` + set + ` WHERE id = ? RETURNING seq)
+		INSERT INTO ` + t.events + ` (` + t.column + `, seq, name, data, created_at)
+		SELECT ?, r.seq - ? + v.ord, v.name, v.data::jsonb, ? FROM r, unnest(?::text[], ?::text[]) WITH ORDINALITY AS v (name, data, ord)
 		RETURNING seq`
 	var seqs []int
 	var err error
@@ -174,10 +186,10 @@ func appendEvents(ctx context.Context, tx db.Tx, gameID string, now time.Time, u
 		err = tx.NewRaw(query, args...).Scan(ctx, &seqs)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("append events to game %s: %w", gameID, err)
+		return nil, fmt.Errorf("append events to %s: %w", s, err)
 	}
 	if len(seqs) == 0 {
-		return nil, ErrNoGame
+		return nil, ErrNoRoom
 	}
 	slices.Sort(seqs)
 	for i := range rows {
@@ -201,7 +213,7 @@ func OpeningOf(gameID string, now time.Time, events ...domain.Event) (Opening, e
 		if err != nil {
 			return o, fmt.Errorf("encode event %s of game %s: %w", e.Name, gameID, err)
 		}
-		o.Rows[i] = Event{GameID: gameID, Seq: i + 1, Name: e.Name, Data: data, CreatedAt: now}
+		o.Rows[i] = Event{Stream: domain.GameStreamOf(gameID), Seq: i + 1, Name: e.Name, Data: data, CreatedAt: now}
 	}
 	return o, nil
 }
@@ -261,30 +273,48 @@ func (l *Log) Broadcast(tx db.Tx, kind domain.NoticeKind, data any) error {
 	return l.Tell(tx, "", kind, data)
 }
 
-// Events returns a game's events with seq greater than after, in order, at
-// most limit of them.
-func (l *Log) Events(ctx context.Context, gameID string, after, limit int) ([]Event, error) {
-	out := []Event{}
-	err := l.db.NewSelect().Model(&out).Where("game_id = ? AND seq > ?", gameID, after).
-		Order("seq").Limit(int64(limit)).Scan(ctx)
+// Events returns a room's events with seq greater than after, in order,
+// at most limit of them.
+func (l *Log) Events(ctx context.Context, s domain.Stream, after, limit int) ([]Event, error) {
+	t, ok := streamTables[s.Kind]
+	if !ok {
+		return nil, fmt.Errorf("read events of %s: %w", s, ErrNoRoom)
+	}
+	var stored []struct {
+		Seq       int              `bun:"seq"`
+		Name      domain.EventName `bun:"name"`
+		Data      json.RawMessage  `bun:"data,type:jsonb"`
+		CreatedAt time.Time        `bun:"created_at"`
+	}
+	err := l.db.NewSelect().TableExpr(t.events).Column("seq", "name", "data", "created_at").
+		Where("? = ? AND seq > ?", bun.Ident(t.column), s.ID, after).Order("seq").Limit(int64(limit)).Scan(ctx, &stored)
 	if err != nil {
-		return nil, fmt.Errorf("read events of game %s: %w", gameID, err)
+		return nil, fmt.Errorf("read events of %s: %w", s, err)
+	}
+	out := make([]Event, len(stored))
+	for i, e := range stored {
+		out[i] = Event{Stream: s, Seq: e.Seq, Name: e.Name, Data: e.Data, CreatedAt: e.CreatedAt}
 	}
 	return out, nil
 }
 
-// LastSeqs returns the seq of the last event of each of the games.
-func (l *Log) LastSeqs(ctx context.Context, gameIDs []string) (map[string]int, error) {
-	out := make(map[string]int, len(gameIDs))
-	if len(gameIDs) == 0 {
+// LastSeqs returns the seq of the last event of each of the rooms of a
+// kind that exist.
+func (l *Log) LastSeqs(ctx context.Context, kind domain.StreamKind, ids []string) (map[string]int, error) {
+	out := make(map[string]int, len(ids))
+	if len(ids) == 0 {
 		return out, nil
+	}
+	t, ok := streamTables[kind]
+	if !ok {
+		return nil, fmt.Errorf("read the last seqs of %d %ss: %w", len(ids), kind, ErrNoRoom)
 	}
 	var rows []struct {
 		ID  string `bun:"id"`
 		Seq int    `bun:"seq"`
 	}
-	if err := l.db.NewSelect().Table("games").Column("id", "seq").Where("id = ANY(?::uuid[])", pgdialect.Array(gameIDs)).Scan(ctx, &rows); err != nil {
-		return nil, fmt.Errorf("read the last seqs of %d games: %w", len(gameIDs), err)
+	if err := l.db.NewSelect().TableExpr(t.rooms).Column("id", "seq").Where("id = ANY(?::uuid[])", pgdialect.Array(ids)).Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("read the last seqs of %d %ss: %w", len(ids), kind, err)
 	}
 	for _, r := range rows {
 		out[r.ID] = r.Seq

@@ -77,7 +77,7 @@ func appendIn(t testing.TB, l *Log, gameID string, es ...domain.Event) ([]Event,
 	var rows []Event
 	err := db.Transact(context.Background(), dbtest.DB(t), func(ctx context.Context, tx db.Tx) error {
 		var err error
-		rows, err = l.Append(ctx, tx, gameID, time.Now(), es...)
+		rows, err = l.Append(ctx, tx, domain.GameStreamOf(gameID), time.Now(), es...)
 		return err
 	})
 	return rows, err
@@ -137,8 +137,8 @@ func TestAppendNumbersEventsAfterTheGamesSeq(t *testing.T) {
 	}
 	for _, p := range pubs {
 		for _, e := range p.Events {
-			if e.GameID != gameID {
-				t.Errorf("published event %d names game %s, want %s", e.Seq, e.GameID, gameID)
+			if e.Stream.ID != gameID {
+				t.Errorf("published event %d names game %s, want %s", e.Seq, e.Stream.ID, gameID)
 			}
 		}
 	}
@@ -153,7 +153,7 @@ func TestAppendPublishesOnlyAfterCommit(t *testing.T) {
 
 	var seenInside int
 	err := db.Transact(ctx, dbtest.DB(t), func(ctx context.Context, tx db.Tx) error {
-		if _, err := l.Append(ctx, tx, gameID, time.Now(), events("e", 2)...); err != nil {
+		if _, err := l.Append(ctx, tx, domain.GameStreamOf(gameID), time.Now(), events("e", 2)...); err != nil {
 			return err
 		}
 		if err := l.Tell(tx, userID, "hello", note{N: 7}); err != nil {
@@ -182,7 +182,7 @@ func TestAppendPublishesOnlyAfterCommit(t *testing.T) {
 	// A transaction that rolls back publishes nothing and leaves no event.
 	errRollback := errors.New("changed my mind")
 	err = db.Transact(ctx, dbtest.DB(t), func(ctx context.Context, tx db.Tx) error {
-		if _, err := l.Append(ctx, tx, gameID, time.Now(), events("lost", 3)...); err != nil {
+		if _, err := l.Append(ctx, tx, domain.GameStreamOf(gameID), time.Now(), events("lost", 3)...); err != nil {
 			return err
 		}
 		if err := l.Tell(tx, userID, "lost", note{}); err != nil {
@@ -199,7 +199,7 @@ func TestAppendPublishesOnlyAfterCommit(t *testing.T) {
 	if got := gameSeq(t, gameID); got != 2 {
 		t.Errorf("the game's seq after a rollback: got %d, want 2", got)
 	}
-	stored, err := l.Events(ctx, gameID, 0, 100)
+	stored, err := l.Events(ctx, domain.GameStreamOf(gameID), 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestAppendNeedsATransactionThatPublishes(t *testing.T) {
 	l := New(dbtest.DB(t), sink)
 	gameID := newGame(t)
 	err := dbtest.DB(t).RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		_, err := l.Append(ctx, db.Tx{Tx: tx}, gameID, time.Now(), events("e", 1)...)
+		_, err := l.Append(ctx, db.Tx{Tx: tx}, domain.GameStreamOf(gameID), time.Now(), events("e", 1)...)
 		return err
 	})
 	if !errors.Is(err, db.ErrNoTransaction) {
@@ -235,8 +235,8 @@ func TestAppendToAnUnknownGame(t *testing.T) {
 	sink := &recorder{}
 	l := New(dbtest.DB(t), sink)
 	rows, err := appendIn(t, l, uuid.NewString(), events("e", 2)...)
-	if !errors.Is(err, ErrNoGame) {
-		t.Errorf("Append to an unknown game: got rows %v, err %v; want ErrNoGame", rows, err)
+	if !errors.Is(err, ErrNoRoom) {
+		t.Errorf("Append to an unknown game: got rows %v, err %v; want ErrNoRoom", rows, err)
 	}
 	if got := len(sink.publications()); got != 0 {
 		t.Errorf("publications: got %d, want 0", got)
@@ -283,7 +283,7 @@ func TestConcurrentAppendsGetDistinctSeqs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	stored, err := l.Events(ctx, gameID, 0, 1000)
+	stored, err := l.Events(ctx, domain.GameStreamOf(gameID), 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,15 +329,15 @@ func TestEventsPages(t *testing.T) {
 		{5, 1, []int{6}},
 		{100, 10, []int{}},
 	} {
-		got, err := l.Events(ctx, gameID, tc.after, tc.limit)
+		got, err := l.Events(ctx, domain.GameStreamOf(gameID), tc.after, tc.limit)
 		if err != nil {
 			t.Fatal(err)
 		}
 		seqs := []int{}
 		for _, e := range got {
 			seqs = append(seqs, e.Seq)
-			if e.GameID != gameID {
-				t.Errorf("Events(after %d, limit %d) returned an event of game %s", tc.after, tc.limit, e.GameID)
+			if e.Stream.ID != gameID {
+				t.Errorf("Events(after %d, limit %d) returned an event of game %s", tc.after, tc.limit, e.Stream.ID)
 			}
 			if want := fmt.Sprintf("e-%d", e.Seq); string(e.Name) != want {
 				t.Errorf("event %d: got name %s, want %s", e.Seq, e.Name, want)
@@ -363,15 +363,93 @@ func TestLastSeqs(t *testing.T) {
 		t.Fatal(err)
 	}
 	unknown := uuid.NewString()
-	got, err := l.LastSeqs(ctx, []string{a, b, quiet, unknown})
+	got, err := l.LastSeqs(ctx, domain.GameStream, []string{a, b, quiet, unknown})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := map[string]int{a: 4, b: 1, quiet: 0}; !reflect.DeepEqual(got, want) {
 		t.Errorf("LastSeqs: got %v, want %v (an unknown game absent)", got, want)
 	}
-	none, err := l.LastSeqs(ctx, nil)
+	none, err := l.LastSeqs(ctx, domain.GameStream, nil)
 	if err != nil || len(none) != 0 {
 		t.Errorf("LastSeqs of no games: got %v, %v; want an empty map", none, err)
+	}
+}
+
+// newTournament stores a tournament (and the user who created it) with
+// the same id as a game, if given one.
+func newTournament(t testing.TB, id string) string {
+	t.Helper()
+	user := uuid.NewString()
+	bdb := dbtest.DB(t)
+	if _, err := bdb.ExecContext(context.Background(), "INSERT INTO users (id, wallet_address, username) VALUES (?, ?, ?)",
+		user, "w"+user[:8], "u"+user[:8]); err != nil {
+		t.Fatalf("create a user: %v", err)
+	}
+	if _, err := bdb.ExecContext(context.Background(), `INSERT INTO tournaments (id, name, game_type, settings, entry_fee_minor,
+		prize_split_bps, starts_at, ends_at, max_players, status, created_by, created_at, changed_at)
+		VALUES (?, 'arena', 'rps', '{}', 0, '{10000}', now(), now() + interval '1 hour', 8, 'scheduled', ?, now(), now())`, id, user); err != nil {
+		t.Fatalf("create a tournament: %v", err)
+	}
+	return id
+}
+
+// A tournament's room is a stream of its own: its events are numbered
+// from its own seq, read and published with its kind, and a game that
+// happens to have the same id keeps its own numbering.
+func TestATournamentsStreamIsNumberedApartFromAGamesOfTheSameID(t *testing.T) {
+	ctx := context.Background()
+	sink := &recorder{}
+	l := New(dbtest.DB(t), sink)
+	id := newGame(t)
+	newTournament(t, id)
+	game, tour := domain.GameStreamOf(id), domain.TournamentStreamOf(id)
+	appendTo := func(s domain.Stream, n int) {
+		t.Helper()
+		if err := db.Transact(ctx, dbtest.DB(t), func(ctx context.Context, tx db.Tx) error {
+			_, err := l.Append(ctx, tx, s, time.Now(), events(s.Kind.String(), n)...)
+			return err
+		}); err != nil {
+			t.Fatalf("append to %s: %v", s, err)
+		}
+	}
+	appendTo(game, 2)
+	appendTo(tour, 3)
+	appendTo(game, 1)
+
+	for _, c := range []struct {
+		s    domain.Stream
+		want int
+	}{{game, 3}, {tour, 3}} {
+		evs, err := l.Events(ctx, c.s, 0, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) != c.want {
+			t.Fatalf("%s has %d events, want %d", c.s, len(evs), c.want)
+		}
+		for i, e := range evs {
+			if e.Seq != i+1 || e.Stream != c.s {
+				t.Errorf("%s event %d: seq %d of %s, want seq %d of its own stream", c.s, i, e.Seq, e.Stream, i+1)
+			}
+		}
+	}
+	seqs, err := l.LastSeqs(ctx, domain.TournamentStream, []string{id, uuid.NewString()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]int{id: 3}; !reflect.DeepEqual(seqs, want) {
+		t.Errorf("the tournaments' last seqs: %v, want %v", seqs, want)
+	}
+	var tournaments int
+	for _, p := range sink.publications() {
+		for _, e := range p.Events {
+			if e.Stream == tour {
+				tournaments++
+			}
+		}
+	}
+	if tournaments != 3 {
+		t.Errorf("%d of the tournament's events were published, want 3", tournaments)
 	}
 }

@@ -151,7 +151,7 @@ func (l *Log) writeSteps(ctx context.Context, batch []Step) ([][]Event, error) {
 			e.names = append(e.names, string(ev.Name))
 			e.data = append(e.data, string(data))
 			e.times = append(e.times, st.Now)
-			out[i][j] = Event{GameID: st.GameID, Name: ev.Name, Data: data, CreatedAt: st.Now}
+			out[i][j] = Event{Stream: domain.GameStreamOf(st.GameID), Name: ev.Name, Data: data, CreatedAt: st.Now}
 		}
 	}
 	rows, err := db.QueryPrepared(ctx, l.db, storeStepsSQL,

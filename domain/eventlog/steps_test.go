@@ -142,7 +142,7 @@ func TestConcurrentStepsOfManyGames(t *testing.T) {
 	}
 	total := 0
 	for _, id := range ids {
-		got, err := l.Events(ctx, id, 0, 10_000)
+		got, err := l.Events(ctx, domain.GameStreamOf(id), 0, 10_000)
 		if err != nil {
 			t.Fatal(err)
 		}

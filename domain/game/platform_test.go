@@ -252,7 +252,7 @@ func (p *platform) game(t testing.TB, gameID string) game.Game {
 
 func (p *platform) events(t testing.TB, gameID string) []eventlog.Event {
 	t.Helper()
-	es, err := p.rooms.Events(context.Background(), gameID, 0, 1000)
+	es, err := p.rooms.Events(context.Background(), domain.GameStreamOf(gameID), 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -432,7 +432,7 @@ func (s *Service) append(ctx context.Context, tx db.Tx, g *Game, now time.Time, 
 	if last {
 		appendEvents = s.rooms.AppendLast
 	}
-	rows, err := appendEvents(ctx, tx, g.ID, now, u, events...)
+	rows, err := appendEvents(ctx, tx, domain.GameStreamOf(g.ID), now, u, events...)
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ func (h heard) LatestSeq(gameID string) (int, bool) {
 	latest, known := 0, false
 	for _, p := range h.sink.got {
 		for _, e := range p.Events {
-			if e.GameID == gameID {
+			if e.Stream.ID == gameID {
 				latest, known = max(latest, e.Seq), true
 			}
 		}

@@ -361,7 +361,7 @@ func (r *Reviews) decide(ctx context.Context, actorID, gameID, reason string, vo
 		}
 		public := out
 		public.DecisionReason = nil
-		_, err = r.rooms.Append(ctx, tx, id, now, domain.Event{Name: domain.EventReview,
+		_, err = r.rooms.Append(ctx, tx, domain.GameStreamOf(id), now, domain.Event{Name: domain.EventReview,
 			Data: Decided{Review: public, Transfers: append([]game.SettlementTransfer{}, queued...)}})
 		return err
 	})

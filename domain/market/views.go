@@ -140,7 +140,7 @@ func (s *Service) announce(ctx context.Context, tx db.Tx, gameID string, m marke
 	if err != nil {
 		return err
 	}
-	if _, err := s.rooms.Append(ctx, tx, gameID, s.now(), domain.Event{Name: domain.EventMarket, Data: v}); err != nil {
+	if _, err := s.rooms.Append(ctx, tx, domain.GameStreamOf(gameID), s.now(), domain.Event{Name: domain.EventMarket, Data: v}); err != nil {
 		return fmt.Errorf("announce the market of game %s: %w", gameID, err)
 	}
 	return nil

@@ -251,7 +251,7 @@ func (s *Service) ConfirmBet(ctx context.Context, tx db.Tx, in money.Intent) err
 	if err != nil {
 		return err
 	}
-	if _, err := s.rooms.Append(ctx, tx, gameID, now, domain.Event{Name: domain.EventBet, Data: BetPlaced{
+	if _, err := s.rooms.Append(ctx, tx, domain.GameStreamOf(gameID), now, domain.Event{Name: domain.EventBet, Data: BetPlaced{
 		Bettor: chat.UserRef{UserID: in.UserID, Username: username}, OnUserID: onUserID, AmountMinor: in.AmountMinor,
 		Signature: sig, TotalMinor: total, Pools: pools}}); err != nil {
 		return err

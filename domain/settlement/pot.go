@@ -225,7 +225,7 @@ func (s *Service) ConfirmDonation(ctx context.Context, tx db.Tx, in money.Intent
 	if err != nil {
 		return err
 	}
-	if _, err := s.rooms.Append(ctx, tx, gameID, now,
+	if _, err := s.rooms.Append(ctx, tx, domain.GameStreamOf(gameID), now,
 		domain.Event{Name: domain.EventDonation, Data: Donated{Donor: chat.UserRef{UserID: in.UserID, Username: username},
 			AmountMinor: in.AmountMinor, Signature: sig}},
 		domain.Event{Name: domain.EventPot, Data: pot}); err != nil {

@@ -521,7 +521,7 @@ func (s *Service) sendTransfer(ctx context.Context, t *Transfer) (bool, error) {
 		if _, err := tx.NewUpdate().Model(t).Column("status", "error", "updated_at").WherePK().Exec(ctx); err != nil {
 			return err
 		}
-		_, err := s.rooms.Append(ctx, tx, t.GameID, s.now(), domain.Event{Name: domain.EventSettlementTransfer,
+		_, err := s.rooms.Append(ctx, tx, domain.GameStreamOf(t.GameID), s.now(), domain.Event{Name: domain.EventSettlementTransfer,
 			Data: TransferSent{ID: t.ID, Kind: t.Kind, Signature: *t.Signature, AmountMinor: t.AmountMinor, ToAddress: t.ToAddress}})
 		return err
 	})

@@ -2,16 +2,11 @@ package tournament
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"slices"
 	"time"
-
-	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"wager/db"
 	"wager/domain"
+	"wager/domain/eventlog"
 )
 
 // Events are the tournament room's events by name, each with its data
@@ -58,123 +53,30 @@ type Finished struct {
 	Standings []Standing `json:"standings" doc:"the final standings' first 100 lines"`
 }
 
-// Event is one stored event of a tournament's room.
-type Event struct {
-	bun.BaseModel `bun:"table:tournament_events"`
-
-	TournamentID string           `bun:"tournament_id,pk,type:uuid" json:"tournamentId"`
-	Seq          int              `bun:"seq,pk" json:"seq"`
-	Name         domain.EventName `bun:"name" json:"event"`
-	Data         json.RawMessage  `bun:"data,type:jsonb" json:"data" type:"object" doc:"the event's payload; its shape depends on the event name"`
-	CreatedAt    time.Time        `bun:"created_at" json:"createdAt"`
-}
-
-// Sink receives the events a transaction appended, right after it
-// commits, on the committing goroutine: it must not block.
-type Sink interface {
-	TournamentEvents(evs []Event)
-}
-
-// Sinks hands events to each of its sinks in turn.
-type Sinks []Sink
-
-// TournamentEvents implements Sink.
-func (s Sinks) TournamentEvents(evs []Event) {
-	for _, sink := range s {
-		sink.TournamentEvents(evs)
-	}
-}
-
 // appendEvents stores events after the tournament's last one in tx (the
 // caller holds the tournament's row lock, so they are numbered in commit
-// order) and hands them to the sink once tx commits.
-func (s *Service) appendEvents(ctx context.Context, tx db.Tx, id string, now time.Time, events ...domain.Event) ([]Event, error) {
-	if len(events) == 0 {
-		return nil, nil
-	}
-	names, datas := make([]string, len(events)), make([]string, len(events))
-	rows := make([]Event, len(events))
-	for i, e := range events {
-		data, err := json.Marshal(e.Data)
-		if err != nil {
-			return nil, fmt.Errorf("encode event %s of tournament %s: %w", e.Name, id, err)
-		}
-		names[i], datas[i] = string(e.Name), string(data)
-		rows[i] = Event{TournamentID: id, Name: e.Name, Data: data, CreatedAt: now}
-	}
-	var seqs []int
-	err := tx.NewRaw(`WITH t AS (UPDATE tournaments SET seq = seq + ? WHERE id = ? RETURNING seq)
-		INSERT INTO tournament_events (tournament_id, seq, name, data, created_at)
-		SELECT ?, t.seq - ? + v.ord, v.name, v.data::jsonb, ? FROM t, unnest(?::text[], ?::text[]) WITH ORDINALITY AS v (name, data, ord)
-		RETURNING seq`, len(events), id, id, len(events), now, pgdialect.Array(names), pgdialect.Array(datas)).Scan(ctx, &seqs)
-	if err != nil {
-		return nil, fmt.Errorf("append events to tournament %s: %w", id, err)
-	}
-	slices.Sort(seqs)
-	for i := range rows {
-		rows[i].Seq = seqs[i]
-	}
-	if s.sink != nil {
-		if err := tx.AfterCommit(func() { s.sink.TournamentEvents(rows) }); err != nil {
-			return nil, err
-		}
-	}
-	return rows, nil
+// order); the tournament's room receives them once tx commits.
+func (s *Service) appendEvents(ctx context.Context, tx db.Tx, id string, now time.Time, events ...domain.Event) error {
+	_, err := s.events.Append(ctx, tx, domain.TournamentStreamOf(id), now, events...)
+	return err
 }
 
 // EventsAfter returns a tournament's events with seq greater than after,
 // in order, at most limit of them. NOT_FOUND when there is no such
 // tournament.
-func (s *Service) EventsAfter(ctx context.Context, id string, after, limit int) ([]Event, error) {
-	out := []Event{}
+func (s *Service) EventsAfter(ctx context.Context, id string, after, limit int) ([]eventlog.Event, error) {
 	id, ok := domain.CanonicalID(id)
 	if !ok {
 		return nil, errNoTournament
 	}
-	if err := s.db.NewSelect().Model(&out).Where("tournament_id = ? AND seq > ?", id, after).
-		Order("seq").Limit(int64(limit)).Scan(ctx); err != nil {
-		return nil, fmt.Errorf("read events of tournament %s: %w", id, err)
+	out, err := s.events.Events(ctx, domain.TournamentStreamOf(id), after, limit)
+	if err != nil || len(out) > 0 {
+		return out, err
 	}
-	if len(out) == 0 {
-		if seqs, err := s.LastSeqs(ctx, []string{id}); err != nil {
-			return nil, err
-		} else if _, ok := seqs[id]; !ok {
-			return nil, errNoTournament
-		}
+	if seqs, err := s.events.LastSeqs(ctx, domain.TournamentStream, []string{id}); err != nil {
+		return nil, err
+	} else if _, ok := seqs[id]; !ok {
+		return nil, errNoTournament
 	}
 	return out, nil
-}
-
-// LastSeqs returns the seq of the last event of each of the tournaments.
-func (s *Service) LastSeqs(ctx context.Context, ids []string) (map[string]int, error) {
-	out := make(map[string]int, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	var rows []struct {
-		ID  string `bun:"id"`
-		Seq int    `bun:"seq"`
-	}
-	if err := s.db.NewSelect().Table("tournaments").Column("id", "seq").Where("id = ANY(?::uuid[])", pgdialect.Array(ids)).
-		Scan(ctx, &rows); err != nil {
-		return nil, fmt.Errorf("read the last seqs of %d tournaments: %w", len(ids), err)
-	}
-	for _, r := range rows {
-		out[r.ID] = r.Seq
-	}
-	return out, nil
-}
-
-// Announce is the Sink that tells the other instances which tournaments
-// have new events up to which seq (the instance's eventlog.Announcer,
-// which sends them with the games' news): they read the rows themselves,
-// and a lost announcement delays them until their periodic check of the
-// rooms they serve.
-type Announce func(id string, seq int)
-
-// TournamentEvents implements Sink.
-func (f Announce) TournamentEvents(evs []Event) {
-	for _, e := range evs {
-		f(e.TournamentID, e.Seq)
-	}
 }

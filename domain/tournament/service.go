@@ -17,6 +17,7 @@ import (
 
 	"wager/db"
 	"wager/domain"
+	"wager/domain/eventlog"
 	"wager/domain/game"
 	"wager/domain/money"
 	"wager/domain/notify"
@@ -117,11 +118,11 @@ type Feed interface {
 type Deps struct {
 	Games   *game.Service
 	Notify  *notify.Service
-	Feed    Feed         // nil: no feed entries
-	Tell    money.Teller // players' new balances
-	Sink    Sink         // the rooms' events after commit (nil: none)
-	Protect Protection   // nil: none
-	Links   Links        // nil: linked accounts are not kept apart
+	Feed    Feed          // nil: no feed entries
+	Tell    money.Teller  // players' new balances
+	Events  *eventlog.Log // the rooms' event streams
+	Protect Protection    // nil: none
+	Links   Links         // nil: linked accounts are not kept apart
 	// MaxPlayers is the largest maxPlayers a new tournament may ask for
 	// (0: MaxPlayers).
 	MaxPlayers int
@@ -145,7 +146,7 @@ type Service struct {
 	notify     *notify.Service
 	feed       Feed
 	tell       money.Teller
-	sink       Sink
+	events     *eventlog.Log
 	protect    Protection
 	links      Links
 	maxPlayers int
@@ -173,7 +174,7 @@ func New(bdb *bun.DB, now domain.Clock, log *slog.Logger, d Deps) *Service {
 		d.ScheduledMax = DefaultScheduledMax
 	}
 	seed := uint64(time.Now().UnixNano())
-	return &Service{db: bdb, now: now, log: log, games: d.Games, notify: d.Notify, feed: d.Feed, tell: d.Tell, sink: d.Sink,
+	return &Service{db: bdb, now: now, log: log, games: d.Games, notify: d.Notify, feed: d.Feed, tell: d.Tell, events: d.Events,
 		protect: d.Protect, links: d.Links, maxPlayers: d.MaxPlayers, createPerDay: d.CreatePerDay, scheduledMax: d.ScheduledMax,
 		unlimited: d.Unlimited, rnd: rand.New(rand.NewPCG(seed, seed^0x5eed))}
 }

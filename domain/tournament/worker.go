@@ -156,7 +156,7 @@ func (s *Service) start(ctx context.Context, tx db.Tx, t *Tournament, now time.T
 		now, t.ID); err != nil {
 		return fmt.Errorf("start tournament %s: %w", t.ID, err)
 	}
-	_, err := s.appendEvents(ctx, tx, t.ID, now, domain.Event{Name: domain.EventTournamentStarted,
+	err := s.appendEvents(ctx, tx, t.ID, now, domain.Event{Name: domain.EventTournamentStarted,
 		Data: Started{StartsAt: t.StartsAt, EndsAt: t.EndsAt, PlayerCount: t.PlayerCount}})
 	return err
 }
@@ -176,7 +176,7 @@ func (s *Service) cancel(ctx context.Context, tx db.Tx, t *Tournament, now time.
 	if _, err := tx.NewUpdate().Model(t).Column("status", "finished_at", "pool_minor", "changed_at").WherePK().Exec(ctx); err != nil {
 		return fmt.Errorf("cancel tournament %s: %w", t.ID, err)
 	}
-	_, err := s.appendEvents(ctx, tx, t.ID, now, domain.Event{Name: domain.EventTournamentCancelled,
+	err := s.appendEvents(ctx, tx, t.ID, now, domain.Event{Name: domain.EventTournamentCancelled,
 		Data: Cancelled{Reason: "fewer than two players at the start", RefundedMinor: refunded}})
 	return err
 }
@@ -237,7 +237,7 @@ func (s *Service) pair(ctx context.Context, tx db.Tx, t Tournament, now time.Tim
 		pgdialect.Array(users), pgdialect.Array(gamesOf), pgdialect.Array(opponents), t.ID); err != nil {
 		return fmt.Errorf("record the pairings of tournament %s: %w", t.ID, err)
 	}
-	if _, err := s.appendEvents(ctx, tx, t.ID, now, events...); err != nil {
+	if err := s.appendEvents(ctx, tx, t.ID, now, events...); err != nil {
 		return err
 	}
 	if s.Paired != nil {
@@ -288,7 +288,7 @@ func (s *Service) sendStandings(ctx context.Context, tx db.Tx, t *Tournament, no
 		_, err := tx.NewUpdate().Model(t).Column("standings_at").WherePK().Exec(ctx)
 		return err
 	}
-	if _, err := s.appendEvents(ctx, tx, t.ID, now, domain.Event{Name: domain.EventTournamentStandings, Data: data}); err != nil {
+	if err := s.appendEvents(ctx, tx, t.ID, now, domain.Event{Name: domain.EventTournamentStandings, Data: data}); err != nil {
 		return err
 	}
 	t.StandingsAt, t.StandingsHash = &now, &sum
@@ -382,7 +382,7 @@ func (s *Service) finish(ctx context.Context, tx db.Tx, t *Tournament, now time.
 	if _, err := tx.NewUpdate().Model(t).Column("status", "finished_at", "prizes", "standings_at", "changed_at").WherePK().Exec(ctx); err != nil {
 		return fmt.Errorf("finish tournament %s: %w", t.ID, err)
 	}
-	_, err = s.appendEvents(ctx, tx, t.ID, now, domain.Event{Name: domain.EventTournamentFinished, Data: Finished{Prizes: payout.Prizes,
+	err = s.appendEvents(ctx, tx, t.ID, now, domain.Event{Name: domain.EventTournamentFinished, Data: Finished{Prizes: payout.Prizes,
 		FeeMinor: payout.FeeMinor, Standings: st[:min(len(st), StandingsRows)]}})
 	return err
 }

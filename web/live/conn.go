@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"sync"
 	"time"
+
+	"wager/domain"
 )
 
 // Audience is a kind of subscriber that gets its own rendering of events.
@@ -39,13 +41,13 @@ type Conn struct {
 	sock      *socket // the network side; nil for a connection that is only read in memory
 
 	mu    sync.Mutex
-	rooms map[roomKey]joinedRoom // the game and tournament rooms it is in
+	rooms map[domain.Stream]*room // the game and tournament rooms it is in
 }
 
 // NewConn returns a connection of a user.
 func NewConn(userID string, a Audience) *Conn {
 	return &Conn{UserID: userID, Audience: a, send: make(chan []byte, queueLen+reserved),
-		done: make(chan struct{}), rooms: map[roomKey]joinedRoom{}}
+		done: make(chan struct{}), rooms: map[domain.Stream]*room{}}
 }
 
 // Frames is the connection's outgoing queue.
@@ -146,7 +148,7 @@ func (c *Conn) reply(v any) {
 	}
 }
 
-func (c *Conn) joined(k roomKey, r joinedRoom) {
+func (c *Conn) joined(k domain.Stream, r *room) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.rooms[k] = r
@@ -154,7 +156,7 @@ func (c *Conn) joined(k roomKey, r joinedRoom) {
 
 // left takes a room out of the connection's list and returns it, nil when
 // the connection is not in it.
-func (c *Conn) left(k roomKey) joinedRoom {
+func (c *Conn) left(k domain.Stream) *room {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := c.rooms[k]
@@ -163,10 +165,10 @@ func (c *Conn) left(k roomKey) joinedRoom {
 }
 
 // leaveAll empties the connection's list of rooms and returns them.
-func (c *Conn) leaveAll() []joinedRoom {
+func (c *Conn) leaveAll() []*room {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]joinedRoom, 0, len(c.rooms))
+	out := make([]*room, 0, len(c.rooms))
 	for k, r := range c.rooms {
 		out = append(out, r)
 		delete(c.rooms, k)

@@ -1,6 +1,11 @@
 // Package live is the WebSocket layer: the hub that keeps one instance's
-// game rooms and users' sockets, and the socket protocol (join, leave,
-// resume by seq, resync, personal notices, spectator counts).
+// rooms and users' sockets, and the socket protocol (join, leave, resume
+// by seq, resync, personal notices, spectator counts).
+//
+// Every kind of room (games, tournaments: domain.StreamKind) is the same
+// room (rooms.go): one registry, one pump, join, replay and sweep. A kind
+// brings only how a join is answered and how its pages render its events
+// (Kind), and its frames on the wire (wires, in frames.go).
 //
 // It is fed events and told little, through the small interfaces below,
 // and it never waits on a database inside a fan-out: each room renders a
@@ -16,7 +21,6 @@ package live
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -28,46 +32,13 @@ import (
 	"wager/domain"
 )
 
-// Event is one stored room event.
-type Event struct {
-	GameID string
-	Seq    int
-	Name   domain.EventName
-	Data   json.RawMessage
-}
-
-// Store reads stored events: what a room missed (another instance's, or
-// a late joiner's replay) and the rooms' positions for the periodic check.
-type Store interface {
-	Events(ctx context.Context, gameID string, after, limit int) ([]Event, error)
-	LastSeqs(ctx context.Context, gameIDs []string) (map[string]int, error)
-}
-
-// Pages renders what browser pages receive.
+// Pages renders what browser pages receive besides rooms' events.
 type Pages interface {
-	// Open reads what the pages of a game show, for a room that takes its
-	// first page: the room keeps it in memory and renders its events with
-	// it, without reading again. The error is the read's.
-	Open(ctx context.Context, gameID string) (PageState, error)
 	// Crowd renders a spectator count.
 	Crowd(count int) []byte
 	// Notice renders a personal notice for the user's pages (a new
 	// balance for the header); nil when pages show nothing of it.
 	Notice(kind domain.NoticeKind, data json.RawMessage) []byte
-}
-
-// PageState is what a room's pages show, kept up to date by the room's
-// events alone. The room calls it from one goroutine at a time for new
-// events, and from joins for older ones.
-type PageState interface {
-	// Seq is the seq of the last event the state includes.
-	Seq() int
-	// Events renders consecutive events of the game, one fragment per
-	// event (nil where an event changes nothing a page shows), once it has
-	// taken in those after Seq. It reports false, rendering nothing, when
-	// the events leave a gap after Seq: the state cannot follow the game
-	// any more.
-	Events(evs []Event) ([][]byte, bool)
 }
 
 // Presence shares spectator counts and who is online between instances.
@@ -109,20 +80,6 @@ const (
 // written again, repairing what a failed write of changes left wrong.
 const onlineFullEvery = 30 * time.Second
 
-// Rooms answers joins: the state everyone may see, its seq, and whether
-// the user plays in the game. Errors carry a domain code (NOT_FOUND,
-// GAME_NOT_ACTIVE).
-type Rooms interface {
-	Join(ctx context.Context, gameID, userID string) (Joined, error)
-}
-
-// Joined is the answer to a join.
-type Joined struct {
-	State  json.RawMessage
-	Seq    int
-	Player bool
-}
-
 // Options are the hub's timings; zero values take the defaults.
 type Options struct {
 	CrowdEvery    time.Duration // spectator counts go out at most this often per room (500ms)
@@ -141,7 +98,7 @@ type Hub struct {
 	store    Store
 	pages    Pages
 	presence Presence
-	joins    Rooms
+	kinds    map[domain.StreamKind]Kind
 	instance string
 	log      *slog.Logger
 	opts     Options
@@ -158,8 +115,8 @@ type Hub struct {
 	sweepNow chan struct{} // asks Run for a sweep at once
 
 	mu     sync.RWMutex
-	open   map[string]*room
-	latest map[string]heard // newest seq heard of per game, for rooms opened later
+	open   map[domain.Stream]*room
+	latest map[domain.Stream]heard // newest seq heard of per room, for rooms opened later
 	users  map[string]*userSockets
 
 	remote atomic.Pointer[map[string]int] // other instances' spectator counts
@@ -173,8 +130,6 @@ type Hub struct {
 	feeds      atomic.Int64      // registered sockets that take notices to Everyone
 	feed       chan feedDelivery // notices to Everyone that Run delivers
 	writers    *writers          // send the sockets' queued frames
-
-	tours *tournamentRooms
 }
 
 type heard struct {
@@ -182,9 +137,9 @@ type heard struct {
 	at  time.Time
 }
 
-// New returns a hub whose tournament rooms read and render through tours;
-// Run starts its background work.
-func New(store Store, pages Pages, presence Presence, rooms Rooms, tours Tournaments, instance string, log *slog.Logger,
+// New returns a hub whose rooms of each kind are answered and rendered as
+// kinds says, and read from store; Run starts its background work.
+func New(store Store, pages Pages, presence Presence, kinds map[domain.StreamKind]Kind, instance string, log *slog.Logger,
 	opts Options) *Hub {
 	if opts.CrowdEvery == 0 {
 		opts.CrowdEvery = 500 * time.Millisecond
@@ -202,36 +157,14 @@ func New(store Store, pages Pages, presence Presence, rooms Rooms, tours Tournam
 		opts.Pause = domain.Sleep
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	h := &Hub{store: store, pages: pages, presence: presence, joins: rooms, instance: instance, log: log, opts: opts,
-		ctx: ctx, stop: stop, writeWait: writeWait, open: map[string]*room{}, latest: map[string]heard{}, users: map[string]*userSockets{},
+	h := &Hub{store: store, pages: pages, presence: presence, kinds: kinds, instance: instance, log: log, opts: opts,
+		ctx: ctx, stop: stop, writeWait: writeWait, open: map[domain.Stream]*room{}, latest: map[domain.Stream]heard{},
+		users:    map[string]*userSockets{},
 		sweepNow: make(chan struct{}, 1), changed: map[string]struct{}{},
 		feedFrames: rate.NewLimiter(FeedFramesPerSecond, FeedFramesPerSecond),
-		feed:       make(chan feedDelivery, 2*BroadcastsPerSecond), writers: newWriters(), tours: newTournamentRooms(tours)}
+		feed:       make(chan feedDelivery, 2*BroadcastsPerSecond), writers: newWriters()}
 	h.remote.Store(&map[string]int{})
 	return h
-}
-
-// room is one game's live room on this instance; what follows the
-// seqRoom is under its mu.
-type room struct {
-	seqRoom[Event]
-	watch int       // spectator sockets
-	view  PageState // what the pages show; nil while the room has none
-	count int       // the spectator count last sent
-}
-
-func newRoom(gameID string, known int) *room {
-	r := &room{}
-	r.init(r, gameID, false, known, mustJSON(ResyncFrame{Type: "resync", GameID: gameID}))
-	r.gone = func(c *Conn, m *member) {
-		if !m.player {
-			r.watch--
-		}
-		if c.Audience == HTML && r.pages == 0 {
-			r.view = nil // rendering for nobody; the next page reads it again
-		}
-	}
-	return r
 }
 
 // Run does the hub's work until ctx is done: the writers that send the
@@ -290,255 +223,6 @@ func (h *Hub) stopPumps() {
 	h.pumpsMu.Unlock()
 	h.stop()
 	h.pumps.Wait()
-}
-
-// Committed takes events of one game that this instance committed, in seq
-// order: they are fanned out without reading them back.
-func (h *Hub) Committed(evs []Event) {
-	if len(evs) == 0 {
-		return
-	}
-	r := h.heardOf(evs[0].GameID, evs[len(evs)-1].Seq)
-	if r == nil {
-		return
-	}
-	r.mu.Lock()
-	if r.handLocked(evs) {
-		h.goPump(func() { h.pump(r) })
-	}
-	r.mu.Unlock()
-}
-
-// Announced says that a game has events up to seq (another instance
-// committed them): a room here reads what it lacks.
-func (h *Hub) Announced(gameID string, seq int) {
-	r := h.heardOf(gameID, seq)
-	if r == nil {
-		return
-	}
-	r.mu.Lock()
-	if r.wantLocked(seq) {
-		h.goPump(func() { h.pump(r) })
-	}
-	r.mu.Unlock()
-}
-
-// heardOf records that a game has events up to seq and returns its room,
-// nil when nobody here watches it.
-func (h *Hub) heardOf(gameID string, seq int) *room {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if seq > h.latest[gameID].seq {
-		h.latest[gameID] = heard{seq: seq, at: time.Now()}
-	}
-	return h.open[gameID]
-}
-
-// pump brings a room up to what it must reach, in seq order: it takes the
-// events it was handed, reads the ones it lacks, renders them and fans
-// them out, until nothing is left. The API sockets get their frames before
-// the pages' are rendered.
-func (h *Hub) pump(r *room) {
-	read := func(ctx context.Context, after, limit int) ([]Event, error) {
-		return h.store.Events(ctx, r.id, after, limit)
-	}
-	for {
-		evs, ok := r.next(h, read)
-		if !ok {
-			return
-		}
-		r.mu.Lock()
-		view := r.view
-		r.mu.Unlock()
-		frames := renderJSON(evs)
-		if view != nil {
-			r.mu.Lock()
-			h.sendJSONLocked(r, frames)
-			r.mu.Unlock()
-			if !renderPages(view, evs, frames) {
-				h.log.Warn("live: the pages' state missed events", "game", r.id, "seq", view.Seq(), "next", evs[0].Seq)
-			}
-		}
-		r.mu.Lock()
-		if view != nil && !frames[0].html && r.view == view {
-			r.view = nil // the pages rejoin, and a new state is read
-		}
-		r.fanOutLocked(frames)
-		r.mu.Unlock()
-	}
-}
-
-// renderJSON renders events for the API sockets.
-func renderJSON(evs []Event) []frame {
-	frames := make([]frame, len(evs))
-	for i, e := range evs {
-		frames[i] = frame{seq: e.Seq}
-		frames[i].bytes[JSON] = mustJSON(EventFrame{Type: "event", Event: e.Name, GameID: e.GameID, Seq: e.Seq, Data: e.Data})
-	}
-	return frames
-}
-
-// renderPages adds the pages' rendering of events to their frames; false
-// when the page state could not take them.
-func renderPages(view PageState, evs []Event, frames []frame) bool {
-	html, ok := view.Events(evs)
-	if !ok {
-		return false
-	}
-	for i := range frames {
-		frames[i].html = true
-		if i < len(html) {
-			frames[i].bytes[HTML] = html[i]
-		}
-	}
-	return true
-}
-
-// sendJSONLocked queues the API sockets' frames on the room's API
-// members, ahead of the rest of the fan-out (fanOutLocked skips what they
-// have).
-func (h *Hub) sendJSONLocked(r *room, frames []frame) {
-	for _, f := range frames {
-		if f.seq <= r.seq {
-			continue
-		}
-		for c, m := range r.members {
-			if c.Audience != JSON || f.seq <= m.after {
-				continue
-			}
-			if !c.deliver(f.bytes[JSON]) {
-				r.kickLocked(c)
-				continue
-			}
-			m.after = f.seq
-		}
-	}
-}
-
-// Join adds a connection to a game's room and queues, in order, every
-// event after afterSeq (from the room's memory when it has them, else
-// read from the store), then live events. known is the seq of the state
-// the caller was answered with; player says whether the user plays there.
-// A room's first page reads what pages show (Pages.Open). It returns an
-// error only when the store or the pages' state cannot be read.
-func (h *Hub) Join(ctx context.Context, c *Conn, gameID string, afterSeq, known int, player bool) error {
-	for {
-		r := h.room(gameID, known)
-		r.mu.Lock()
-		if r.closed {
-			r.mu.Unlock()
-			continue
-		}
-		if _, in := r.members[c]; in {
-			r.mu.Unlock()
-			return nil
-		}
-		if c.Audience == HTML && r.view == nil {
-			r.mu.Unlock()
-			if err := h.openPages(ctx, r); err != nil {
-				return err
-			}
-			continue
-		}
-		b, joined := r.joinLocked(c, afterSeq, player)
-		if joined && !player {
-			r.watch++
-		}
-		view := r.view
-		r.mu.Unlock()
-		if joined {
-			return nil
-		}
-		var ok bool
-		var err error
-		afterSeq, ok, err = h.catchUp(ctx, c, afterSeq, b, func(ctx context.Context, after, limit int) ([]frame, error) {
-			evs, err := h.store.Events(ctx, gameID, after, limit)
-			if err != nil || len(evs) == 0 {
-				return nil, err
-			}
-			frames := renderJSON(evs)
-			if c.Audience == HTML && !renderPages(view, evs, frames) {
-				return nil, nil // the pages' state was replaced meanwhile: look again
-			}
-			return frames, nil
-		})
-		if err != nil || !ok {
-			return err
-		}
-	}
-}
-
-// openPages reads what a room's pages show and gives it to the room, once
-// it includes every event the room sent (it reads those it lacks). Another
-// join may have done it meanwhile.
-func (h *Hub) openPages(ctx context.Context, r *room) error {
-	view, err := h.pages.Open(ctx, r.id)
-	if err != nil {
-		return err
-	}
-	for {
-		r.mu.Lock()
-		if r.view != nil || r.closed {
-			r.mu.Unlock()
-			return nil
-		}
-		from, to := view.Seq(), r.seq
-		if from >= to {
-			r.view = view
-			r.mu.Unlock()
-			return nil
-		}
-		r.mu.Unlock()
-		evs, err := h.store.Events(ctx, r.id, from, min(to-from, fetchLimit))
-		if err != nil {
-			return err
-		}
-		if _, ok := view.Events(evs); !ok || len(evs) == 0 {
-			return fmt.Errorf("live: bring the pages of game %s from seq %d to %d: the store has no events after %d", r.id, from, to, from)
-		}
-	}
-}
-
-// room returns the open room of a game, opening it at seq known when
-// there is none.
-func (h *Hub) room(gameID string, known int) *room {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if r := h.open[gameID]; r != nil {
-		return r
-	}
-	r := newRoom(gameID, known)
-	h.open[gameID] = r
-	if latest := h.latest[gameID].seq; latest > known {
-		r.mu.Lock()
-		if r.wantLocked(latest) {
-			h.goPump(func() { h.pump(r) })
-		}
-		r.mu.Unlock()
-	}
-	return r
-}
-
-// Leave takes a connection out of a game's room.
-func (h *Hub) Leave(c *Conn, gameID string) {
-	if r := c.left(roomKey{id: gameID}); r != nil {
-		r.leave(h, c)
-	}
-}
-
-func (r *room) leave(h *Hub, c *Conn) {
-	r.mu.Lock()
-	r.removeLocked(c)
-	empty := len(r.members) == 0
-	r.mu.Unlock()
-	if !empty {
-		return
-	}
-	h.mu.Lock()
-	if h.open[r.id] == r && r.closeIfEmpty() {
-		delete(h.open, r.id)
-	}
-	h.mu.Unlock()
 }
 
 // userSockets are one user's sockets here and the pace at which the user
@@ -769,7 +453,7 @@ func (f noticeFrames) queue(conns []*Conn) {
 func (h *Hub) LatestSeq(gameID string) (int, bool) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	n, ok := h.latest[gameID]
+	n, ok := h.latest[domain.GameStreamOf(gameID)]
 	return n.seq, ok
 }
 
@@ -777,7 +461,7 @@ func (h *Hub) LatestSeq(gameID string) (int, bool) {
 func (h *Hub) Spectators(gameID string) int {
 	n := (*h.remote.Load())[gameID]
 	h.mu.RLock()
-	r := h.open[gameID]
+	r := h.open[domain.GameStreamOf(gameID)]
 	h.mu.RUnlock()
 	if r != nil {
 		r.mu.Lock()
@@ -818,14 +502,14 @@ func (h *Hub) sendCounts() {
 	remote := *h.remote.Load()
 	for _, r := range h.rooms() {
 		r.mu.Lock()
-		total := r.watch + remote[r.id]
-		if total == r.count || len(r.members) == 0 {
+		total := r.watch + remote[r.stream.ID]
+		if !r.wire.crowd || total == r.count || len(r.members) == 0 {
 			r.mu.Unlock()
 			continue
 		}
 		r.count = total
 		f := frame{html: true}
-		f.bytes[JSON] = mustJSON(CrowdFrame{Type: "event", Event: domain.EventSpectators, GameID: r.id, Data: CrowdData{Count: total}})
+		f.bytes[JSON] = mustJSON(CrowdFrame{Type: "event", Event: domain.EventSpectators, GameID: r.stream.ID, Data: CrowdData{Count: total}})
 		f.bytes[HTML] = h.pages.Crowd(total)
 		for c := range r.members {
 			if !c.deliver(f.bytes[c.Audience]) {
@@ -842,7 +526,7 @@ func (h *Hub) sharePresence(ctx context.Context) {
 	for _, r := range h.rooms() {
 		r.mu.Lock()
 		if r.watch > 0 {
-			counts[r.id] = r.watch
+			counts[r.stream.ID] = r.watch // only games' rooms count spectators
 		}
 		r.mu.Unlock()
 	}
@@ -904,54 +588,5 @@ func (h *Hub) SweepNow() {
 	select {
 	case h.sweepNow <- struct{}{}:
 	default: // one is asked for already
-	}
-}
-
-// sweep checks the open rooms of games and tournaments against the store.
-func (h *Hub) sweep(ctx context.Context) {
-	h.sweepGames(ctx)
-	h.sweepTournaments(ctx)
-}
-
-// sweepGames checks the open game rooms against the store and catches up
-// those that missed an announcement (an instance that stopped between a
-// commit and its announcement, a listener that reconnected). It closes
-// the rooms left without members by their last member falling behind (a
-// kick, under the room's lock alone, cannot close a room), forgets old
-// news of games nobody here watches, and users without sockets whose pace
-// of openings is back to full.
-func (h *Hub) sweepGames(ctx context.Context) {
-	h.mu.Lock()
-	ids := make([]string, 0, len(h.open))
-	for id, r := range h.open {
-		if r.closeIfEmpty() {
-			delete(h.open, id)
-			continue
-		}
-		ids = append(ids, id)
-	}
-	for id, n := range h.latest {
-		if time.Since(n.at) > 10*time.Minute && h.open[id] == nil {
-			delete(h.latest, id)
-		}
-	}
-	for id, u := range h.users {
-		if len(u.conns) == 0 && u.opens.Tokens() >= MaxSocketsPerUser {
-			delete(h.users, id)
-		}
-	}
-	h.mu.Unlock()
-	if len(ids) == 0 {
-		return
-	}
-	seqs, err := h.store.LastSeqs(ctx, ids)
-	if err != nil {
-		if ctx.Err() == nil {
-			h.log.Warn("live: check rooms for missed events", "err", err)
-		}
-		return
-	}
-	for id, seq := range seqs {
-		h.Announced(id, seq)
 	}
 }

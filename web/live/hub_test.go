@@ -23,30 +23,35 @@ import (
 	"wager/domain"
 )
 
-// memStore is a room's stored events in memory.
+// memStore is the rooms' stored events in memory; the tests' rooms are
+// games unless they say otherwise.
 type memStore struct {
 	mu    sync.Mutex
-	evs   map[string][]Event
+	evs   map[domain.Stream][]Event
 	reads int
 }
 
-func newMemStore() *memStore { return &memStore{evs: map[string][]Event{}} }
+func newMemStore() *memStore { return &memStore{evs: map[domain.Stream][]Event{}} }
 
 func (s *memStore) add(gameID string, name domain.EventName, data any) Event {
+	return s.addTo(domain.GameStreamOf(gameID), name, data)
+}
+
+func (s *memStore) addTo(st domain.Stream, name domain.EventName, data any) Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b, _ := json.Marshal(data)
-	e := Event{GameID: gameID, Seq: len(s.evs[gameID]) + 1, Name: name, Data: b}
-	s.evs[gameID] = append(s.evs[gameID], e)
+	e := Event{Stream: st, Seq: len(s.evs[st]) + 1, Name: name, Data: b}
+	s.evs[st] = append(s.evs[st], e)
 	return e
 }
 
-func (s *memStore) Events(_ context.Context, gameID string, after, limit int) ([]Event, error) {
+func (s *memStore) Events(_ context.Context, st domain.Stream, after, limit int) ([]Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reads++
 	var out []Event
-	for _, e := range s.evs[gameID] {
+	for _, e := range s.evs[st] {
 		if e.Seq > after && len(out) < limit {
 			out = append(out, e)
 		}
@@ -54,20 +59,46 @@ func (s *memStore) Events(_ context.Context, gameID string, after, limit int) ([
 	return out, nil
 }
 
-func (s *memStore) LastSeqs(_ context.Context, ids []string) (map[string]int, error) {
+func (s *memStore) LastSeqs(_ context.Context, kind domain.StreamKind, ids []string) (map[string]int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := map[string]int{}
 	for _, id := range ids {
-		out[id] = len(s.evs[id])
+		out[id] = len(s.evs[domain.Stream{Kind: kind, ID: id}])
 	}
 	return out, nil
 }
 
-func (s *memStore) last(gameID string) int {
+func (s *memStore) last(gameID string) int { return s.lastOf(domain.GameStreamOf(gameID)) }
+
+func (s *memStore) lastOf(st domain.Stream) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.evs[gameID])
+	return len(s.evs[st])
+}
+
+// join answers joins of any room with the store's last seq.
+func (s *memStore) join(kind domain.StreamKind) func(context.Context, string, string) (Joined, error) {
+	return func(_ context.Context, id, _ string) (Joined, error) {
+		return Joined{State: json.RawMessage(`{}`), Seq: s.lastOf(domain.Stream{Kind: kind, ID: id})}, nil
+	}
+}
+
+// opener opens the page state of a room.
+type opener interface {
+	Open(ctx context.Context, gameID string) (PageState, error)
+}
+
+// kinds are the tests' kinds of rooms: games whose pages are opened by
+// pages, and tournaments whose pages render nothing, both joined at the
+// store's last seq.
+func kinds(s *memStore, pages opener) map[domain.StreamKind]Kind {
+	return map[domain.StreamKind]Kind{
+		domain.GameStream: {Join: s.join(domain.GameStream), Open: pages.Open},
+		domain.TournamentStream: {Join: s.join(domain.TournamentStream), Open: func(context.Context, string) (PageState, error) {
+			return Stateless(func(evs []Event) [][]byte { return make([][]byte, len(evs)) }), nil
+		}},
+	}
 }
 
 // testPages renders each event as a div naming its seq, padded to the
@@ -125,39 +156,8 @@ func (soloPresence) Others(context.Context, string) (map[string]int, error) {
 }
 func (soloPresence) SetOnline(context.Context, string, []string, []string, bool) error { return nil }
 
-// storeRooms answers joins with the store's last seq.
-type storeRooms struct{ s *memStore }
-
-func (r storeRooms) Join(_ context.Context, gameID, _ string) (Joined, error) {
-	return Joined{State: json.RawMessage(`{}`), Seq: r.s.last(gameID)}, nil
-}
-
-// noTournaments is a tournament store without tournaments, and
-// noTournamentPages renders nothing of their events.
-type noTournaments struct{}
-
-func (noTournaments) JoinTournament(context.Context, string) (json.RawMessage, int, error) {
-	return nil, 0, domain.Errorf(domain.CodeNotFound, "no such tournament")
-}
-
-func (noTournaments) TournamentEvents(context.Context, string, int, int) ([]TournamentEvent, error) {
-	return nil, nil
-}
-
-func (noTournaments) TournamentSeqs(context.Context, []string) (map[string]int, error) {
-	return map[string]int{}, nil
-}
-
-type noTournamentPages struct{}
-
-func (noTournamentPages) TournamentEvents(context.Context, string, []TournamentEvent) [][]byte {
-	return nil
-}
-
-var testTournaments = Tournaments{Store: noTournaments{}, Pages: noTournamentPages{}}
-
 func newTestHub(t testing.TB, s *memStore) *Hub {
-	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, testTournaments, "test", slog.New(slog.DiscardHandler), Options{})
+	h := New(s, testPages{s}, soloPresence{}, kinds(s, testPages{s}), "test", slog.New(slog.DiscardHandler), Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go h.Run(ctx)
@@ -231,7 +231,7 @@ func TestEventsReachEveryMemberOnceInOrderWhateverOrderTheyArriveIn(t *testing.T
 	s := newMemStore()
 	h := newTestHub(t, s)
 	c := NewConn("u1", JSON)
-	if err := h.Join(context.Background(), c, "g", 0, 0, false); err != nil {
+	if err := h.Join(context.Background(), c, domain.GameStreamOf("g"), 0, 0, false); err != nil {
 		t.Fatal(err)
 	}
 	e1, e2, e3 := s.add("g", "a", 1), s.add("g", "b", 2), s.add("g", "c", 3)
@@ -239,7 +239,7 @@ func TestEventsReachEveryMemberOnceInOrderWhateverOrderTheyArriveIn(t *testing.T
 	// what it lacks and delivers 1, 2, 3, then ignores the late one.
 	h.Committed([]Event{e3})
 	h.Committed([]Event{e1, e2})
-	h.Announced("g", 3)
+	h.Announced(domain.GameStreamOf("g"), 3)
 	wantSeqs(t, "the member", drain(t, c, 3).seqs, 1, 3)
 	select {
 	case f := <-c.Frames():
@@ -253,7 +253,7 @@ func TestAJoinReplaysFromMemoryOrFromTheStore(t *testing.T) {
 	h := newTestHub(t, s)
 	ctx := context.Background()
 	first := NewConn("u1", JSON)
-	if err := h.Join(ctx, first, "g", 0, 0, false); err != nil {
+	if err := h.Join(ctx, first, domain.GameStreamOf("g"), 0, 0, false); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < ringLen+20; i += 37 {
@@ -265,7 +265,7 @@ func TestAJoinReplaysFromMemoryOrFromTheStore(t *testing.T) {
 	reads := s.reads
 	recent := NewConn("u2", JSON)
 	joined := make(chan error, 1)
-	go func() { joined <- h.Join(ctx, recent, "g", 30, ringLen+20, false) }()
+	go func() { joined <- h.Join(ctx, recent, domain.GameStreamOf("g"), 30, ringLen+20, false) }()
 	wantSeqs(t, "a resume the room remembers", drain(t, recent, ringLen-10).seqs, 31, ringLen+20)
 	if err := <-joined; err != nil {
 		t.Fatal(err)
@@ -274,7 +274,7 @@ func TestAJoinReplaysFromMemoryOrFromTheStore(t *testing.T) {
 		t.Errorf("a resume within the room's memory read the store %d times", s.reads-reads)
 	}
 	old := NewConn("u3", JSON)
-	go func() { joined <- h.Join(ctx, old, "g", 5, ringLen+20, false) }() // its socket's writer drains meanwhile
+	go func() { joined <- h.Join(ctx, old, domain.GameStreamOf("g"), 5, ringLen+20, false) }() // its socket's writer drains meanwhile
 	wantSeqs(t, "an older resume", drain(t, old, ringLen+15).seqs, 6, ringLen+20)
 	if err := <-joined; err != nil {
 		t.Fatal(err)
@@ -293,7 +293,7 @@ func TestASubscriberThatFallsBehindIsToldToResyncAndMissesNothing(t *testing.T) 
 	h := newTestHub(t, s)
 	ctx := context.Background()
 	slow := NewConn("slow", JSON)
-	if err := h.Join(ctx, slow, "g", 0, 0, false); err != nil {
+	if err := h.Join(ctx, slow, domain.GameStreamOf("g"), 0, 0, false); err != nil {
 		t.Fatal(err)
 	}
 	publish(h, s, "g", queueLen+50) // nobody reads: the queue overflows
@@ -310,7 +310,7 @@ func TestASubscriberThatFallsBehindIsToldToResyncAndMissesNothing(t *testing.T) 
 	// It rejoins with its last seq and gets exactly the rest (its socket's
 	// writer drains the queue meanwhile).
 	joined := make(chan error, 1)
-	go func() { joined <- h.Join(ctx, slow, "g", last, s.last("g"), false) }()
+	go func() { joined <- h.Join(ctx, slow, domain.GameStreamOf("g"), last, s.last("g"), false) }()
 	wantSeqs(t, "the slow subscriber after rejoining", drain(t, slow, queueLen+50-last).seqs, last+1, queueLen+50)
 	if err := <-joined; err != nil {
 		t.Fatal(err)
@@ -320,7 +320,7 @@ func TestASubscriberThatFallsBehindIsToldToResyncAndMissesNothing(t *testing.T) 
 // seqOf is the room's position, for tests.
 func (h *Hub) seqOf(gameID string) int {
 	h.mu.RLock()
-	r := h.open[gameID]
+	r := h.open[domain.GameStreamOf(gameID)]
 	h.mu.RUnlock()
 	if r == nil {
 		return 0
@@ -332,15 +332,15 @@ func (h *Hub) seqOf(gameID string) int {
 
 func TestSpectatorCountsGoOutBatched(t *testing.T) {
 	s := newMemStore()
-	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, testTournaments, "test", slog.New(slog.DiscardHandler),
+	h := New(s, testPages{s}, soloPresence{}, kinds(s, testPages{s}), "test", slog.New(slog.DiscardHandler),
 		Options{CrowdEvery: 200 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go h.Run(ctx)
 	player := NewConn("p", JSON)
-	h.Join(ctx, player, "g", 0, 0, true)
+	h.Join(ctx, player, domain.GameStreamOf("g"), 0, 0, true)
 	for i := 0; i < 100; i++ {
-		h.Join(ctx, NewConn(fmt.Sprint("s", i), JSON), "g", 0, 0, false)
+		h.Join(ctx, NewConn(fmt.Sprint("s", i), JSON), domain.GameStreamOf("g"), 0, 0, false)
 	}
 	counts := 0
 	deadline := time.After(time.Second)
@@ -582,7 +582,7 @@ func joinedSockets(t *testing.T, url string, n int, gameID string) []*websocket.
 
 func (h *Hub) membersOf(gameID string) int {
 	h.mu.RLock()
-	r := h.open[gameID]
+	r := h.open[domain.GameStreamOf(gameID)]
 	h.mu.RUnlock()
 	if r == nil {
 		return 0
@@ -681,7 +681,7 @@ func TestNoticesToEveryoneAreSpreadOutAndBoundedInFrames(t *testing.T) {
 		pauses []time.Duration
 	)
 	s := newMemStore()
-	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, testTournaments, "test", slog.New(slog.DiscardHandler), Options{
+	h := New(s, testPages{s}, soloPresence{}, kinds(s, testPages{s}), "test", slog.New(slog.DiscardHandler), Options{
 		Clock: func() time.Time { return now },
 		Pause: func(_ context.Context, d time.Duration) bool {
 			mu.Lock()
@@ -779,7 +779,7 @@ func TestNoticesToEveryoneAreSpreadOutAndBoundedInFrames(t *testing.T) {
 func TestANoticeToEveryoneGoesOutWithASocketsNextFrame(t *testing.T) {
 	s := newMemStore()
 	paused, turn := make(chan struct{}, 1), make(chan struct{})
-	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, testTournaments, "test", slog.New(slog.DiscardHandler), Options{
+	h := New(s, testPages{s}, soloPresence{}, kinds(s, testPages{s}), "test", slog.New(slog.DiscardHandler), Options{
 		Pause: func(context.Context, time.Duration) bool { paused <- struct{}{}; <-turn; return true },
 	})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -997,13 +997,13 @@ func (v *gatedState) Events(evs []Event) ([][]byte, bool) {
 func TestAPISocketsGetEventsBeforePagesAreRendered(t *testing.T) {
 	s := newMemStore()
 	pages := &gatedPages{testPages: testPages{s}, release: make(chan struct{})}
-	h := New(s, pages, soloPresence{}, storeRooms{s}, testTournaments, "test", slog.New(slog.DiscardHandler), Options{})
+	h := New(s, pages, soloPresence{}, kinds(s, pages), "test", slog.New(slog.DiscardHandler), Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go h.Run(ctx)
 	api, page := NewConn("u1", JSON), NewConn("u2", HTML)
 	for _, c := range []*Conn{api, page} {
-		if err := h.Join(ctx, c, "g", 0, 0, false); err != nil {
+		if err := h.Join(ctx, c, domain.GameStreamOf("g"), 0, 0, false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -1033,14 +1033,14 @@ func TestAPISocketsGetEventsBeforePagesAreRendered(t *testing.T) {
 func TestARoomReadsWhatPagesShowOnceAndThenFollowsTheEvents(t *testing.T) {
 	s := newMemStore()
 	pages := &gatedPages{testPages: testPages{s}}
-	h := New(s, pages, soloPresence{}, storeRooms{s}, testTournaments, "test", slog.New(slog.DiscardHandler), Options{})
+	h := New(s, pages, soloPresence{}, kinds(s, pages), "test", slog.New(slog.DiscardHandler), Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go h.Run(ctx)
 	publish(h, s, "g", 3)
 	p1, p2 := NewConn("u1", HTML), NewConn("u2", HTML)
 	for _, c := range []*Conn{p1, p2} {
-		if err := h.Join(ctx, c, "g", 3, 3, false); err != nil {
+		if err := h.Join(ctx, c, domain.GameStreamOf("g"), 3, 3, false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -1069,18 +1069,18 @@ func TestARoomReadsWhatPagesShowOnceAndThenFollowsTheEvents(t *testing.T) {
 		}
 	}
 	pages.refuse.Store(false)
-	if err := h.Join(ctx, p1, "g", 13, 14, false); err != nil {
+	if err := h.Join(ctx, p1, domain.GameStreamOf("g"), 13, 14, false); err != nil {
 		t.Fatal(err)
 	}
 	if n := pages.opens.Load(); n != 2 {
 		t.Fatalf("the page state was read %d times after a rejoin, want 2", n)
 	}
-	h.Leave(p1, "g")
+	h.Leave(p1, domain.GameStreamOf("g"))
 	if n := h.membersOf("g"); n != 0 {
 		t.Fatalf("the room has %d members, want none", n)
 	}
 	api := NewConn("u3", JSON)
-	if err := h.Join(ctx, api, "g", 14, 14, false); err != nil {
+	if err := h.Join(ctx, api, domain.GameStreamOf("g"), 14, 14, false); err != nil {
 		t.Fatal(err)
 	}
 	if n := pages.opens.Load(); n != 2 {
@@ -1131,10 +1131,10 @@ func TestSocketsTakeNoWriterGoroutineOfTheirOwn(t *testing.T) {
 // room and gets the events.
 func TestASweepClosesARoomItsLastMemberFellBehindIn(t *testing.T) {
 	s := newMemStore()
-	h := New(s, testPages{s}, soloPresence{}, storeRooms{s}, testTournaments, "test", slog.New(slog.DiscardHandler), Options{})
+	h := New(s, testPages{s}, soloPresence{}, kinds(s, testPages{s}), "test", slog.New(slog.DiscardHandler), Options{})
 	ctx := context.Background()
 	slow := NewConn("slow", JSON)
-	if err := h.Join(ctx, slow, "g", 0, 0, false); err != nil {
+	if err := h.Join(ctx, slow, domain.GameStreamOf("g"), 0, 0, false); err != nil {
 		t.Fatal(err)
 	}
 	publish(h, s, "g", queueLen+50) // nobody reads: the queue overflows and the only member is kicked
@@ -1146,7 +1146,7 @@ func TestASweepClosesARoomItsLastMemberFellBehindIn(t *testing.T) {
 		t.Fatalf("the member got %d resyncs, want 1", got.resyncs)
 	}
 	h.mu.RLock()
-	_, open := h.open["g"]
+	_, open := h.open[domain.GameStreamOf("g")]
 	h.mu.RUnlock()
 	if !open {
 		t.Fatal("the room closed on the kick alone: this test would prove nothing")
@@ -1154,13 +1154,13 @@ func TestASweepClosesARoomItsLastMemberFellBehindIn(t *testing.T) {
 
 	h.sweep(ctx)
 	h.mu.RLock()
-	_, open = h.open["g"]
+	_, open = h.open[domain.GameStreamOf("g")]
 	h.mu.RUnlock()
 	if open {
 		t.Fatal("a room without members is still open after a sweep")
 	}
 	late := NewConn("late", JSON)
-	if err := h.Join(ctx, late, "g", queueLen+40, s.last("g"), false); err != nil {
+	if err := h.Join(ctx, late, domain.GameStreamOf("g"), queueLen+40, s.last("g"), false); err != nil {
 		t.Fatal(err)
 	}
 	wantSeqs(t, "a join after the sweep", drain(t, late, 10).seqs, queueLen+41, queueLen+50)

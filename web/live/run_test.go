@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"wager/domain"
 )
 
 // stallingStore's reads wait for their context and end a second (of the
@@ -28,23 +30,11 @@ func (s *stallingStore) stall(ctx context.Context) error {
 	return ctx.Err()
 }
 
-func (s *stallingStore) Events(ctx context.Context, _ string, _, _ int) ([]Event, error) {
+func (s *stallingStore) Events(ctx context.Context, _ domain.Stream, _, _ int) ([]Event, error) {
 	return nil, s.stall(ctx)
 }
 
-func (s *stallingStore) LastSeqs(ctx context.Context, _ []string) (map[string]int, error) {
-	return nil, s.stall(ctx)
-}
-
-func (s *stallingStore) JoinTournament(context.Context, string) (json.RawMessage, int, error) {
-	return json.RawMessage(`{}`), 0, nil
-}
-
-func (s *stallingStore) TournamentEvents(ctx context.Context, _ string, _, _ int) ([]TournamentEvent, error) {
-	return nil, s.stall(ctx)
-}
-
-func (s *stallingStore) TournamentSeqs(ctx context.Context, _ []string) (map[string]int, error) {
+func (s *stallingStore) LastSeqs(ctx context.Context, _ domain.StreamKind, _ []string) (map[string]int, error) {
 	return nil, s.stall(ctx)
 }
 
@@ -55,21 +45,20 @@ func TestRunReturnsOnceNothingOfTheHubRuns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		defer time.Sleep(time.Minute) // whatever a failing hub left going on ends before the bubble
 		s := &stallingStore{}
-		h := New(s, testPages{newMemStore()}, soloPresence{}, storeRooms{newMemStore()}, Tournaments{Store: s, Pages: noTournamentPages{}},
-			"test", slog.New(slog.DiscardHandler), Options{SweepEvery: time.Hour, CrowdEvery: time.Hour, PresenceEvery: time.Hour})
+		h := New(s, testPages{newMemStore()}, soloPresence{}, kinds(newMemStore(), testPages{newMemStore()}), "test", slog.New(slog.DiscardHandler), Options{SweepEvery: time.Hour, CrowdEvery: time.Hour, PresenceEvery: time.Hour})
 		ctx, cancel := context.WithCancel(t.Context())
 		ran := make(chan struct{})
 		go func() { h.Run(ctx); close(ran) }()
 
 		c := NewConn("u1", JSON)
-		if err := h.Join(ctx, c, "g", 0, 0, false); err != nil {
-			t.Fatal(err)
+		game, tour := domain.GameStreamOf("g"), domain.TournamentStreamOf("t")
+		for _, st := range []domain.Stream{game, tour} {
+			if err := h.Join(ctx, c, st, 0, 0, false); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if err := h.enterTournament(ctx, c, "t", 0, 0); err != nil {
-			t.Fatal(err)
-		}
-		h.Announced("g", 3)
-		h.TournamentAnnounced("t", 2)
+		h.Announced(game, 3)
+		h.Announced(tour, 2)
 		h.SweepNow()
 		synctest.Wait()
 		if n := s.busy.Load(); n != 3 {
@@ -81,13 +70,13 @@ func TestRunReturnsOnceNothingOfTheHubRuns(t *testing.T) {
 			t.Errorf("%d store reads were still going on after Run returned", n)
 		}
 
-		h.Announced("g", 5)
-		h.TournamentAnnounced("t", 4)
+		h.Announced(game, 5)
+		h.Announced(tour, 4)
 		late := NewConn("u2", JSON)
-		if err := h.Join(context.Background(), late, "g2", 0, 0, false); err != nil {
+		if err := h.Join(context.Background(), late, domain.GameStreamOf("g2"), 0, 0, false); err != nil {
 			t.Fatal(err)
 		}
-		h.Announced("g2", 1)
+		h.Announced(domain.GameStreamOf("g2"), 1)
 		synctest.Wait()
 		if n := s.busy.Load(); n != 0 {
 			t.Fatalf("%d store reads started after Run returned", n)
@@ -98,7 +87,7 @@ func TestRunReturnsOnceNothingOfTheHubRuns(t *testing.T) {
 // failingStore is a store that cannot be read.
 type failingStore struct{ *memStore }
 
-func (failingStore) Events(context.Context, string, int, int) ([]Event, error) {
+func (failingStore) Events(context.Context, domain.Stream, int, int) ([]Event, error) {
 	return nil, errors.New("the database is down")
 }
 
@@ -108,16 +97,16 @@ func (failingStore) Events(context.Context, string, int, int) ([]Event, error) {
 func TestAStoppingHubSleepsOutNoPause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := failingStore{newMemStore()}
-		h := New(s, testPages{s.memStore}, soloPresence{}, storeRooms{s.memStore}, testTournaments, "test",
+		h := New(s, testPages{s.memStore}, soloPresence{}, kinds(s.memStore, testPages{s.memStore}), "test",
 			slog.New(slog.DiscardHandler), Options{SweepEvery: time.Hour, CrowdEvery: time.Hour, PresenceEvery: time.Hour})
 		ctx, cancel := context.WithCancel(t.Context())
 		ran := make(chan struct{})
 		go func() { h.Run(ctx); close(ran) }()
 
-		if err := h.Join(ctx, NewConn("u1", JSON), "g", 0, 0, false); err != nil {
+		if err := h.Join(ctx, NewConn("u1", JSON), domain.GameStreamOf("g"), 0, 0, false); err != nil {
 			t.Fatal(err)
 		}
-		h.Announced("g", 3)
+		h.Announced(domain.GameStreamOf("g"), 3)
 		time.Sleep(10 * time.Second) // the pump's pauses grew to their longest
 		for i := range broadcastChunk + 1 {
 			if !h.Register(NewConn(fmt.Sprintf("u%d", i/MaxSocketsPerUser), JSON)) {

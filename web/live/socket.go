@@ -301,15 +301,13 @@ func (h *Hub) read(ctx context.Context, ws *websocket.Conn, c *Conn) {
 		}
 		switch m.Type {
 		case "join-game":
-			h.join(ctx, c, m)
+			h.join(ctx, c, domain.GameStreamOf(m.GameID), m.LastSeq)
 		case "leave-game":
-			h.Leave(c, m.GameID)
-			c.reply(LeftFrame{Type: "left", GameID: m.GameID})
+			h.leave(c, domain.GameStreamOf(m.GameID))
 		case "join-tournament":
-			h.joinTournament(ctx, c, m)
+			h.join(ctx, c, domain.TournamentStreamOf(m.TournamentID), m.LastSeq)
 		case "leave-tournament":
-			h.LeaveTournament(c, m.TournamentID)
-			c.reply(LeftTournamentFrame{Type: "left-tournament", TournamentID: m.TournamentID})
+			h.leave(c, domain.TournamentStreamOf(m.TournamentID))
 		case "ping":
 			c.reply(PongFrame{Type: "pong"})
 		default:
@@ -318,26 +316,31 @@ func (h *Hub) read(ctx context.Context, ws *websocket.Conn, c *Conn) {
 	}
 }
 
-func (h *Hub) join(ctx context.Context, c *Conn, m ClientMessage) {
-	j, err := h.joins.Join(ctx, m.GameID, c.UserID)
+// join answers a join-game or join-tournament: joined with the state (or
+// resumed when lastSeq can be continued from), then every event after it.
+func (h *Hub) join(ctx context.Context, c *Conn, s domain.Stream, lastSeq int) {
+	w := wireOf(s.Kind)
+	j, err := h.kinds[s.Kind].Join(ctx, s.ID, c.UserID)
 	if err != nil {
-		c.reply(errorFrame(m.GameID, err))
+		c.reply(w.errorIn(errorFrame(err), s.ID))
 		return
 	}
-	role := "spectator"
-	if j.Player {
-		role = "player"
-	}
-	after, resumed := resumeAfter(c.Audience, m.LastSeq, j.Seq)
+	after, resumed := resumeAfter(c.Audience, lastSeq, j.Seq)
 	if resumed {
-		c.reply(ResumedFrame{Type: "resumed", GameID: m.GameID, Seq: m.LastSeq})
+		c.reply(w.resumed(s.ID, lastSeq))
 	} else {
-		c.reply(JoinedFrame{Type: "joined", GameID: m.GameID, Seq: j.Seq, Role: role, State: j.State})
+		c.reply(w.joined(s.ID, j))
 	}
-	if err := h.Join(ctx, c, m.GameID, after, j.Seq, j.Player); err != nil {
-		h.log.Error("live: join a room", "game", m.GameID, "err", err)
-		c.reply(errorFrame(m.GameID, err))
+	if err := h.Join(ctx, c, s, after, j.Seq, j.Player); err != nil {
+		h.log.Error("live: join a room", "room", s, "err", err)
+		c.reply(w.errorIn(errorFrame(err), s.ID))
 	}
+}
+
+// leave answers a leave-game or leave-tournament.
+func (h *Hub) leave(c *Conn, s domain.Stream) {
+	h.Leave(c, s)
+	c.reply(wireOf(s.Kind).left(s.ID))
 }
 
 // resumeAfter returns the seq a join continues after, and whether that is
@@ -357,10 +360,12 @@ func resumeAfter(a Audience, lastSeq, seq int) (int, bool) {
 	return seq, false
 }
 
-func errorFrame(gameID string, err error) ErrorFrame {
+// errorFrame answers a message that failed with err (a domain error's
+// code and message; any other is INTERNAL); wire.errorIn names its room.
+func errorFrame(err error) ErrorFrame {
 	var e *domain.Error
 	if errors.As(err, &e) {
-		return ErrorFrame{Type: "error", Code: e.Code, GameID: gameID, Message: e.Message}
+		return ErrorFrame{Type: "error", Code: e.Code, Message: e.Message}
 	}
-	return ErrorFrame{Type: "error", Code: domain.CodeInternal, GameID: gameID, Message: "something went wrong; try again"}
+	return ErrorFrame{Type: "error", Code: domain.CodeInternal, Message: "something went wrong; try again"}
 }

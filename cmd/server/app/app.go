@@ -8,10 +8,10 @@
 // other in a cycle (money confirms the intents that the pots, tips and
 // payments prepare, which move money; the reviews settle the games they
 // read; the games tell the tournaments, which start games, of results; the
-// live hub reads the games whose events reach it), the call that closes it
+// live hub reads the rooms whose events reach it), the call that closes it
 // goes through the App's field of the service built later (cycles.go,
-// liveFeed, tournamentFeed, tournamentResults): nothing calls across a
-// cycle before New returns, by when every field is set.
+// liveFeed): nothing calls across a cycle before New returns, by when
+// every field is set.
 package app
 
 import (
@@ -131,7 +131,7 @@ func (a *App) build(ctx context.Context) error {
 	}
 	a.buildGames(now, protect)
 	limiter := a.buildPayments(now, protect)
-	a.buildTournaments(now, protect, announcer)
+	a.buildTournaments(now, protect)
 	a.Audit = audit.New(a.DB)
 	if cfg.DemoBots > 0 {
 		a.DemoBots = bots.New(a.DB, a.Games, a.Keys, now, a.log, cfg.DemoBots)
@@ -142,9 +142,10 @@ func (a *App) build(ctx context.Context) error {
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies, CountryHeader: cfg.CountryHeader,
 		CORSOrigins: cfg.CORSOrigins}
 	a.Views = handlers.NewLiveViews(a.Games, a.Pot, a.Reviews, a.Ranking, opts, a.log)
-	a.Live = live.New(liveStore{a.Rooms}, a.Views, presence, a.Views,
-		live.Tournaments{Store: tournamentStore{a.Tournaments}, Pages: handlers.NewTournamentViews(a.log)}, announcer.Instance(),
-		a.log, live.Options{})
+	a.Live = live.New(a.Rooms, a.Views, presence, map[domain.StreamKind]live.Kind{
+		domain.GameStream:       {Join: a.Views.Join, Open: a.Views.Open},
+		domain.TournamentStream: {Join: joinTournament(a.Tournaments), Open: handlers.NewTournamentViews(a.log).Open},
+	}, announcer.Instance(), a.log, live.Options{})
 	a.HTTP = handlers.New(a.Services, opts, a.log)
 	if unknown := limiter.UnknownOverrides(); len(unknown) > 0 {
 		return fmt.Errorf("invalid configuration: ABUSE_OVERRIDES names %s, which is not a charged endpoint (write METHOD /route as in the OpenAPI document)",
@@ -239,13 +240,12 @@ func (a *App) buildPayments(now domain.Clock, protect *protection.Guard) *x402.L
 	return limiter
 }
 
-// buildTournaments makes the tournaments, whose events reach this
-// instance's live hub and, through the announcer, the other instances.
-func (a *App) buildTournaments(now domain.Clock, protect *protection.Guard, announcer *eventlog.Announcer) {
+// buildTournaments makes the tournaments, whose rooms' events go through
+// the event log like games'.
+func (a *App) buildTournaments(now domain.Clock, protect *protection.Guard) {
 	cfg := a.Config
 	a.Tournaments = tournament.New(a.DB, now, a.log, tournament.Deps{Games: a.Games, Notify: a.Notify, Feed: a.Social, Tell: a.Rooms,
-		Sink:    tournament.Sinks{tournamentFeed{a}, tournament.Announce(announcer.Tournament)},
-		Protect: protect, Links: a.Guard, MaxPlayers: cfg.TournamentMaxPlayers,
+		Events: a.Rooms, Protect: protect, Links: a.Guard, MaxPlayers: cfg.TournamentMaxPlayers,
 		CreatePerDay: cfg.TournamentCreatePerDay, ScheduledMax: cfg.TournamentsScheduledMax,
 		Unlimited: append(bots.Wallets(a.Keys, cfg.DemoBots), cfg.AdminWallets...)})
 }
@@ -290,11 +290,8 @@ func (a *App) start(ctx context.Context) error {
 		if an.Instance == a.announcer.Instance() {
 			return // delivered here at its commit
 		}
-		for id, seq := range an.Games {
-			a.Live.Announced(id, seq)
-		}
-		for id, seq := range an.Tournaments {
-			a.Live.TournamentAnnounced(id, seq)
+		for s, seq := range an.Streams() {
+			a.Live.Announced(s, seq)
 		}
 		for _, n := range an.Notices {
 			a.Live.Notify(n.UserID, n.Type, n.Data)

@@ -18,6 +18,7 @@ import (
 	"wager/cmd/server/app"
 	"wager/cmd/server/bots"
 	"wager/db/dbtest"
+	"wager/domain"
 	"wager/domain/flags"
 	"wager/domain/game/rules"
 	wager "wager/sdk"
@@ -94,7 +95,7 @@ func TestDemoBotsPlayThroughTheAPI(t *testing.T) {
 		}
 	}
 
-	evs, err := a.Rooms.Events(ctx, gameID, 0, 100)
+	evs, err := a.Rooms.Events(ctx, domain.GameStreamOf(gameID), 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

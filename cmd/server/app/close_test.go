@@ -11,6 +11,7 @@ import (
 
 	"wager/cmd/server/app"
 	"wager/db/dbtest"
+	"wager/domain"
 	"wager/web/live"
 )
 
@@ -35,10 +36,10 @@ func TestCloseLeavesNothingOfTheAppRunning(t *testing.T) {
 	}
 	t.Cleanup(a.Close)
 	game := uuid.NewString()
-	if err := a.Live.Join(context.Background(), live.NewConn("u1", live.JSON), game, 0, 0, false); err != nil {
+	if err := a.Live.Join(context.Background(), live.NewConn("u1", live.JSON), domain.GameStreamOf(game), 0, 0, false); err != nil {
 		t.Fatal(err)
 	}
-	a.Live.Announced(game, 3)
+	a.Live.Announced(domain.GameStreamOf(game), 3)
 	for range 6 { // the pauses grew to 1.6 s
 		<-misses
 	}

@@ -20,6 +20,16 @@ func (s gameSettlement) ReadEnd(ctx context.Context, e *game.Ending) (game.EndWr
 	return s.a.Reviews.ReadEnd(ctx, e)
 }
 
+// tournamentResults tells the app's tournaments of every finished game
+// (game.Participant): the tournaments' service is built after the games'
+// one, which it starts games with.
+type tournamentResults struct{ a *App }
+
+// ReadEnd implements game.Participant.
+func (r tournamentResults) ReadEnd(ctx context.Context, e *game.Ending) (game.EndWrite, error) {
+	return r.a.Tournaments.ReadEnd(ctx, e)
+}
+
 // confirmers confirms the intent kinds that the services built after
 // money prepare (money adds deposits and transfers, its own).
 func (a *App) confirmers() money.Confirmers {

@@ -2,8 +2,11 @@ package app
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
 	"wager/domain/eventlog"
+	"wager/domain/tournament"
 	"wager/web/live"
 )
 
@@ -15,9 +18,7 @@ type liveFeed struct{ a *App }
 
 // Published implements eventlog.Sink.
 func (f liveFeed) Published(p eventlog.Published) {
-	if len(p.Events) > 0 {
-		f.a.Live.Committed(liveEvents(p.Events))
-	}
+	f.a.Live.Committed(p.Events)
 	for _, n := range p.Notices {
 		f.a.Live.Notify(n.UserID, n.Type, n.Data)
 	}
@@ -32,22 +33,18 @@ func (f liveFeed) TotalSpectators() int { return f.a.Live.TotalSpectators() }
 // LatestSeq implements game.Live.
 func (f liveFeed) LatestSeq(gameID string) (int, bool) { return f.a.Live.LatestSeq(gameID) }
 
-// liveStore reads stored events for the hub.
-type liveStore struct{ log *eventlog.Log }
-
-func (s liveStore) Events(ctx context.Context, gameID string, after, limit int) ([]live.Event, error) {
-	evs, err := s.log.Events(ctx, gameID, after, limit)
-	return liveEvents(evs), err
-}
-
-func (s liveStore) LastSeqs(ctx context.Context, gameIDs []string) (map[string]int, error) {
-	return s.log.LastSeqs(ctx, gameIDs)
-}
-
-func liveEvents(evs []eventlog.Event) []live.Event {
-	out := make([]live.Event, len(evs))
-	for i, e := range evs {
-		out[i] = live.Event{GameID: e.GameID, Seq: e.Seq, Name: e.Name, Data: e.Data}
+// joinTournament answers a join of a tournament's room: the tournament as
+// GET /tournaments/:id answers it (NOT_FOUND), as of its last event.
+func joinTournament(s *tournament.Service) func(ctx context.Context, id, userID string) (live.Joined, error) {
+	return func(ctx context.Context, id, _ string) (live.Joined, error) {
+		d, err := s.Get(ctx, id)
+		if err != nil {
+			return live.Joined{}, err
+		}
+		raw, err := json.Marshal(d)
+		if err != nil {
+			return live.Joined{}, fmt.Errorf("encode tournament %s: %w", d.ID, err)
+		}
+		return live.Joined{State: raw, Seq: d.LastSeq}, nil
 	}
-	return out
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"wager/domain"
 )
 
 // fannedOut returns a game room that fanned out events 1..n, and the
@@ -17,9 +19,9 @@ func fannedOut(t *testing.T, n int) (*room, *memStore) {
 	for range n {
 		evs = append(evs, s.add("g", "move", map[string]int{"n": len(evs) + 1}))
 	}
-	r := newRoom("g", 0)
+	r := newRoom(domain.GameStreamOf("g"), 0)
 	r.mu.Lock()
-	r.fanOutLocked(renderJSON(evs))
+	r.fanOutLocked(r.renderJSON(evs))
 	r.mu.Unlock()
 	return r, s
 }
@@ -99,7 +101,7 @@ func TestSeqRoomResumesWithExactlyTheFramesAfterASeq(t *testing.T) {
 	if m := r.members[c]; m == nil || m.after != 20 {
 		t.Fatalf("member after the resume: %+v, want one at seq 20", m)
 	}
-	if c.left(r.key()) != r {
+	if c.left(r.stream) != r {
 		t.Error("the connection does not list the room it joined")
 	}
 }
@@ -121,8 +123,8 @@ func TestSeqRoomOlderThanItsMemoryReadsTheStore(t *testing.T) {
 	got := make(chan [][]byte)
 	go func() { got <- framesOf(c, total-3) }() // the socket's writer, draining while the join queues
 	read := func(ctx context.Context, after, limit int) ([]frame, error) {
-		evs, err := s.Events(ctx, "g", after, limit)
-		return renderJSON(evs), err
+		evs, err := s.Events(ctx, domain.GameStreamOf("g"), after, limit)
+		return r.renderJSON(evs), err
 	}
 	after, ok, err := h.catchUp(context.Background(), c, 3, b, read)
 	if err != nil || !ok || after != total {
@@ -136,10 +138,8 @@ func TestSeqRoomOlderThanItsMemoryReadsTheStore(t *testing.T) {
 // lists the room, and the others get the event. (A tournament's room:
 // the game's is exercised through the hub in
 // TestASubscriberThatFallsBehindIsToldToResyncAndMissesNothing.)
-func TestSeqRoomResyncsAFullQueueInsteadOfWaiting(t *testing.T) {
-	tr := &tournamentRoom{}
-	tr.init(tr, "t", true, 0, mustJSON(TournamentResyncFrame{Type: "resync-tournament", TournamentID: "t"}))
-	r := &tr.seqRoom
+func TestARoomResyncsAFullQueueInsteadOfWaiting(t *testing.T) {
+	r := newRoom(domain.TournamentStreamOf("t"), 0)
 	slow, fine := NewConn("slow", JSON), NewConn("fine", JSON)
 	for _, c := range []*Conn{slow, fine} {
 		r.mu.Lock()
@@ -154,9 +154,7 @@ func TestSeqRoomResyncsAFullQueueInsteadOfWaiting(t *testing.T) {
 			t.Fatalf("filling the queue: frame %d not taken", i)
 		}
 	}
-	h := &Hub{tours: &tournamentRooms{}}
-	frames := h.renderTournament(context.Background(), "t",
-		[]TournamentEvent{{TournamentID: "t", Seq: 1, Name: "tournament:standings", Data: json.RawMessage(`{}`)}}, false)
+	frames := r.renderJSON([]Event{{Stream: r.stream, Seq: 1, Name: "tournament:standings", Data: json.RawMessage(`{}`)}})
 	r.mu.Lock()
 	r.fanOutLocked(frames) // returns: nothing waits for the slow socket
 	_, stillIn := r.members[slow]
@@ -165,7 +163,7 @@ func TestSeqRoomResyncsAFullQueueInsteadOfWaiting(t *testing.T) {
 	if stillIn || seq != 1 {
 		t.Fatalf("after the fan-out: the slow socket still a member %v, the room at seq %d", stillIn, seq)
 	}
-	if slow.left(r.key()) != nil {
+	if slow.left(r.stream) != nil {
 		t.Error("the slow socket still lists the room it was taken out of")
 	}
 	var last []byte

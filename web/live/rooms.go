@@ -1,0 +1,633 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"wager/domain"
+)
+
+// Event is one stored event of a room.
+type Event = domain.StreamEvent
+
+// Store reads stored events of every kind of room: what a room missed
+// (another instance's, or a late joiner's replay) and the rooms' positions
+// for the periodic check.
+type Store interface {
+	Events(ctx context.Context, s domain.Stream, after, limit int) ([]Event, error)
+	LastSeqs(ctx context.Context, kind domain.StreamKind, ids []string) (map[string]int, error)
+}
+
+// Kind is what one kind of room (games, tournaments) brings to the hub:
+// how a join is answered and how its pages render its events. The
+// registry, the pump, joins, replay, resume and the sweep are the same for
+// every kind; its frames on the wire are the kind's (see wireOf).
+type Kind struct {
+	// Join answers a join: the state everyone may see, its seq, and
+	// whether the user plays there. Errors carry a domain code
+	// (NOT_FOUND, GAME_NOT_ACTIVE).
+	Join func(ctx context.Context, id, userID string) (Joined, error)
+	// Open reads what the pages of a room show, for a room that takes its
+	// first page: the room keeps it in memory and renders its events with
+	// it, without reading again. The error is the read's.
+	Open func(ctx context.Context, id string) (PageState, error)
+}
+
+// Joined is the answer to a join.
+type Joined struct {
+	State  json.RawMessage
+	Seq    int
+	Player bool
+}
+
+// PageState is what a room's pages show, kept up to date by the room's
+// events alone. The room calls it from one goroutine at a time for new
+// events, and from joins for older ones.
+type PageState interface {
+	// Seq is the seq of the last event the state includes.
+	Seq() int
+	// Events renders consecutive events of the room, one fragment per
+	// event (nil where an event changes nothing a page shows), once it has
+	// taken in those after Seq. It reports false, rendering nothing, when
+	// the events leave a gap after Seq: the state cannot follow the room
+	// any more.
+	Events(evs []Event) ([][]byte, bool)
+}
+
+// Stateless is the PageState of a room whose pages render each event from
+// the event alone: it follows the room from any seq.
+type Stateless func(evs []Event) [][]byte
+
+// Seq implements PageState: a stateless rendering lacks no event.
+func (s Stateless) Seq() int { return math.MaxInt }
+
+// Events implements PageState.
+func (s Stateless) Events(evs []Event) ([][]byte, bool) { return s(evs), true }
+
+// ringLen is how many recent frames a room keeps to answer joins and
+// resumes from memory.
+const ringLen = 128
+
+// fetchLimit bounds one read of missed events.
+const fetchLimit = 500
+
+// room is one room on this instance: its members and the events fanned
+// out to them in seq order, the recent frames kept to answer joins and
+// resumes from memory, and the events it was told of but has not fanned
+// out yet. A member whose queue is full is taken out of the room and told
+// to resync: the sender never waits for a socket.
+type room struct {
+	stream domain.Stream
+	wire   wire
+	resync []byte // tells a member that fell behind to join again with the last seq it has
+
+	mu      sync.Mutex
+	seq     int           // last event fanned out
+	want    int           // newest seq known to exist
+	pending map[int]Event // events this instance committed, not fanned out yet
+	pumping bool
+	closed  bool    // removed from the registry: a join opens a new one
+	ring    []frame // the last ringLen frames fanned out, by seq
+	members map[*Conn]*member
+	pages   int       // HTML members
+	view    PageState // what the pages show; nil while the room has none
+	watch   int       // spectator sockets, in rooms that count them
+	count   int       // the spectator count last sent
+}
+
+type member struct {
+	after  int // the last seq this subscriber has
+	player bool
+}
+
+// frame is one event rendered for each audience; nil bytes: nothing to
+// send that audience.
+type frame struct {
+	seq   int
+	bytes [numAudiences][]byte
+	html  bool // rendered for pages
+}
+
+func newRoom(s domain.Stream, known int) *room {
+	w := wireOf(s.Kind)
+	return &room{stream: s, wire: w, seq: known, resync: mustJSON(w.resync(s.ID)),
+		pending: map[int]Event{}, members: map[*Conn]*member{}}
+}
+
+// handLocked keeps events this instance committed, in seq order, for the
+// pump; true when the caller must start one.
+func (r *room) handLocked(evs []Event) bool {
+	for _, e := range evs {
+		if e.Seq > r.seq {
+			r.pending[e.Seq] = e
+		}
+	}
+	return r.wantLocked(evs[len(evs)-1].Seq)
+}
+
+// wantLocked raises what the room must reach; true when the caller must
+// start a pump (it counts as started).
+func (r *room) wantLocked(seq int) bool {
+	if seq > r.want {
+		r.want = seq
+	}
+	if r.want > r.seq && !r.pumping && !r.closed {
+		r.pumping = true
+		return true
+	}
+	return false
+}
+
+// Committed takes events of one room that this instance committed, in seq
+// order: they are fanned out without reading them back.
+func (h *Hub) Committed(evs []Event) {
+	if len(evs) == 0 {
+		return
+	}
+	r := h.heardOf(evs[0].Stream, evs[len(evs)-1].Seq)
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	if r.handLocked(evs) {
+		h.goPump(func() { h.pump(r) })
+	}
+	r.mu.Unlock()
+}
+
+// Announced says that a room has events up to seq (another instance
+// committed them): a room here reads what it lacks.
+func (h *Hub) Announced(s domain.Stream, seq int) {
+	r := h.heardOf(s, seq)
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	if r.wantLocked(seq) {
+		h.goPump(func() { h.pump(r) })
+	}
+	r.mu.Unlock()
+}
+
+// heardOf records that a room has events up to seq and returns it, nil
+// when nobody here follows it.
+func (h *Hub) heardOf(s domain.Stream, seq int) *room {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if seq > h.latest[s].seq {
+		h.latest[s] = heard{seq: seq, at: time.Now()}
+	}
+	return h.open[s]
+}
+
+// pump brings a room up to what it must reach, in seq order: it takes the
+// events it was handed, reads the ones it lacks, renders them and fans
+// them out, until nothing is left. The API sockets get their frames before
+// the pages' are rendered.
+func (h *Hub) pump(r *room) {
+	for {
+		evs, ok := h.next(r)
+		if !ok {
+			return
+		}
+		r.mu.Lock()
+		view := r.view
+		r.mu.Unlock()
+		frames := r.renderJSON(evs)
+		if view != nil {
+			r.mu.Lock()
+			r.sendJSONLocked(frames)
+			r.mu.Unlock()
+			if !renderPages(view, evs, frames) {
+				h.log.Warn("live: the pages' state missed events", "room", r.stream, "seq", view.Seq(), "next", evs[0].Seq)
+			}
+		}
+		r.mu.Lock()
+		if view != nil && !frames[0].html && r.view == view {
+			r.view = nil // the pages rejoin, and a new state is read
+		}
+		r.fanOutLocked(frames)
+		r.mu.Unlock()
+	}
+}
+
+// next returns the events the pump fans out next, in seq order: those it
+// was handed, else read from the store, retried with a growing pause while
+// the store fails. It returns false, and the room no longer counts as
+// pumping, when nothing is left to reach or the hub stops (a pause ends
+// then too).
+func (h *Hub) next(r *room) ([]Event, bool) {
+	backoff := 50 * time.Millisecond
+	for {
+		r.mu.Lock()
+		if r.seq >= r.want || r.closed {
+			r.pumping = false
+			r.mu.Unlock()
+			return nil, false
+		}
+		from, to := r.seq, r.want
+		var evs []Event
+		for seq := from + 1; seq <= to; seq++ {
+			e, ok := r.pending[seq]
+			if !ok {
+				break
+			}
+			evs = append(evs, e)
+		}
+		for seq := range r.pending {
+			if seq <= to {
+				delete(r.pending, seq)
+			}
+		}
+		r.mu.Unlock()
+		if len(evs) == to-from {
+			return evs, true
+		}
+		got, err := h.store.Events(h.ctx, r.stream, from, min(to-from, fetchLimit)) // a gap: read the rest
+		if err == nil && len(got) > 0 {
+			return got, true
+		}
+		if h.ctx.Err() == nil {
+			h.log.Warn("live: read missed events", "room", r.stream, "after", from, "err", err)
+			domain.Sleep(h.ctx, backoff)
+			backoff = min(2*backoff, 2*time.Second)
+		}
+		if h.ctx.Err() != nil {
+			r.mu.Lock()
+			r.pumping = false
+			r.mu.Unlock()
+			return nil, false
+		}
+	}
+}
+
+// renderJSON renders events for the API sockets.
+func (r *room) renderJSON(evs []Event) []frame {
+	frames := make([]frame, len(evs))
+	for i, e := range evs {
+		frames[i] = frame{seq: e.Seq}
+		frames[i].bytes[JSON] = mustJSON(r.wire.event(e))
+	}
+	return frames
+}
+
+// renderPages adds the pages' rendering of events to their frames; false
+// when the page state could not take them.
+func renderPages(view PageState, evs []Event, frames []frame) bool {
+	html, ok := view.Events(evs)
+	if !ok {
+		return false
+	}
+	for i := range frames {
+		frames[i].html = true
+		if i < len(html) {
+			frames[i].bytes[HTML] = html[i]
+		}
+	}
+	return true
+}
+
+// sendJSONLocked queues the API sockets' frames on the room's API
+// members, ahead of the rest of the fan-out (fanOutLocked skips what they
+// have).
+func (r *room) sendJSONLocked(frames []frame) {
+	for _, f := range frames {
+		if f.seq <= r.seq {
+			continue
+		}
+		for c, m := range r.members {
+			if c.Audience != JSON || f.seq <= m.after {
+				continue
+			}
+			if !c.deliver(f.bytes[JSON]) {
+				r.kickLocked(c)
+				continue
+			}
+			m.after = f.seq
+		}
+	}
+}
+
+// fanOutLocked queues frames for every member that lacks them and keeps
+// them for later joins. A member whose queue is full leaves the room with
+// a resync frame.
+func (r *room) fanOutLocked(frames []frame) {
+	for _, f := range frames {
+		if f.seq <= r.seq {
+			continue
+		}
+		for c, m := range r.members {
+			if f.seq <= m.after {
+				continue
+			}
+			if c.Audience == HTML && !f.html {
+				r.kickLocked(c) // a page joined while the batch rendered without pages
+				continue
+			}
+			if b := f.bytes[c.Audience]; b != nil && !c.deliver(b) {
+				r.kickLocked(c)
+				continue
+			}
+			m.after = f.seq
+		}
+		r.seq = f.seq
+		if len(r.ring) == ringLen {
+			copy(r.ring, r.ring[1:])
+			r.ring = r.ring[:ringLen-1]
+		}
+		r.ring = append(r.ring, f)
+	}
+}
+
+// kickLocked takes a member that fell behind out of the room and tells it
+// to resync.
+func (r *room) kickLocked(c *Conn) {
+	r.removeLocked(c)
+	c.left(r.stream)
+	c.urgent(r.resync)
+}
+
+func (r *room) removeLocked(c *Conn) {
+	m := r.members[c]
+	if m == nil {
+		return
+	}
+	delete(r.members, c)
+	if !m.player && r.wire.crowd {
+		r.watch--
+	}
+	if c.Audience == HTML {
+		r.pages--
+		if r.pages == 0 {
+			r.view = nil // rendering for nobody; the next page reads it again
+		}
+	}
+}
+
+// closeIfEmpty marks the room closed when it has no members and reports
+// whether it did; the caller holds the registry's lock and takes the room
+// out of it (a join that finds the room closed opens a new one).
+func (r *room) closeIfEmpty() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.members) == 0 {
+		r.closed = true
+	}
+	return r.closed
+}
+
+// replayLocked returns the frames after seq for an audience from the
+// room's memory, or false when the memory does not reach back that far.
+func (r *room) replayLocked(after int, a Audience) ([][]byte, bool) {
+	if after >= r.seq {
+		return nil, true
+	}
+	if len(r.ring) == 0 || after < r.ring[0].seq-1 {
+		return nil, false
+	}
+	var out [][]byte
+	for _, f := range r.ring {
+		if f.seq <= after {
+			continue
+		}
+		if a == HTML && !f.html {
+			return nil, false
+		}
+		if b := f.bytes[a]; b != nil {
+			out = append(out, b)
+		}
+	}
+	return out, true
+}
+
+// backlog is what a join must queue before its connection becomes a
+// member: the frames after its seq up to upTo, from the room's memory
+// when it reaches back that far (memory), else read from the store.
+type backlog struct {
+	frames [][]byte
+	memory bool
+	upTo   int
+}
+
+// joinLocked makes c a member, from afterSeq on, when nothing is left to
+// queue on it first, and reports true. Otherwise it returns what catchUp
+// must queue first, outside the room's lock.
+func (r *room) joinLocked(c *Conn, afterSeq int, player bool) (backlog, bool) {
+	replay, ok := r.replayLocked(afterSeq, c.Audience)
+	if !ok || len(replay) > 0 {
+		return backlog{frames: replay, memory: ok, upTo: r.seq}, false
+	}
+	r.members[c] = &member{after: max(afterSeq, r.seq), player: player}
+	if c.Audience == HTML {
+		r.pages++
+	}
+	if !player && r.wire.crowd {
+		r.watch++
+	}
+	c.joined(r.stream, r) // under the room's lock, so that a kick cannot come between
+	return backlog{}, true
+}
+
+// Join adds a connection to a room and queues, in order, every event
+// after afterSeq (from the room's memory when it has them, else read from
+// the store), then live events. known is the seq of the state the caller
+// was answered with; player says whether the user plays there. A room's
+// first page reads what pages show (Kind.Open). It returns an error only
+// when the store or the pages' state cannot be read.
+func (h *Hub) Join(ctx context.Context, c *Conn, s domain.Stream, afterSeq, known int, player bool) error {
+	for {
+		r := h.room(s, known)
+		r.mu.Lock()
+		if r.closed {
+			r.mu.Unlock()
+			continue
+		}
+		if _, in := r.members[c]; in {
+			r.mu.Unlock()
+			return nil
+		}
+		if c.Audience == HTML && r.view == nil {
+			r.mu.Unlock()
+			if err := h.openPages(ctx, r); err != nil {
+				return err
+			}
+			continue
+		}
+		b, joined := r.joinLocked(c, afterSeq, player)
+		view := r.view
+		r.mu.Unlock()
+		if joined {
+			return nil
+		}
+		var ok bool
+		var err error
+		afterSeq, ok, err = h.catchUp(ctx, c, afterSeq, b, func(ctx context.Context, after, limit int) ([]frame, error) {
+			evs, err := h.store.Events(ctx, s, after, limit)
+			if err != nil || len(evs) == 0 {
+				return nil, err
+			}
+			frames := r.renderJSON(evs)
+			if c.Audience == HTML && !renderPages(view, evs, frames) {
+				return nil, nil // the pages' state was replaced meanwhile: look again
+			}
+			return frames, nil
+		})
+		if err != nil || !ok {
+			return err
+		}
+	}
+}
+
+// catchUp queues a join's backlog on c, in order, outside the room's lock
+// (the socket's writer drains its queue meanwhile): the room's frames, or
+// what read renders from the store, until it reaches b.upTo or read
+// returns nothing. It returns the seq c has then, and false when c stopped
+// taking frames (closed, or nothing taken for writeWait); the error is
+// read's.
+func (h *Hub) catchUp(ctx context.Context, c *Conn, after int, b backlog, read func(ctx context.Context, after, limit int) ([]frame, error)) (int, bool, error) {
+	if b.memory {
+		for _, f := range b.frames {
+			if !c.push(f, h.writeWait) {
+				return after, false, nil
+			}
+		}
+		return b.upTo, true, nil
+	}
+	for after < b.upTo {
+		frames, err := read(ctx, after, min(b.upTo-after, fetchLimit))
+		if err != nil {
+			return after, false, err
+		}
+		if len(frames) == 0 {
+			break
+		}
+		for _, f := range frames {
+			if b := f.bytes[c.Audience]; b != nil && !c.push(b, h.writeWait) {
+				return after, false, nil
+			}
+		}
+		after = frames[len(frames)-1].seq
+	}
+	return after, true, nil
+}
+
+// openPages reads what a room's pages show and gives it to the room, once
+// it includes every event the room sent (it reads those it lacks). Another
+// join may have done it meanwhile.
+func (h *Hub) openPages(ctx context.Context, r *room) error {
+	view, err := h.kinds[r.stream.Kind].Open(ctx, r.stream.ID)
+	if err != nil {
+		return err
+	}
+	for {
+		r.mu.Lock()
+		if r.view != nil || r.closed {
+			r.mu.Unlock()
+			return nil
+		}
+		from, to := view.Seq(), r.seq
+		if from >= to {
+			r.view = view
+			r.mu.Unlock()
+			return nil
+		}
+		r.mu.Unlock()
+		evs, err := h.store.Events(ctx, r.stream, from, min(to-from, fetchLimit))
+		if err != nil {
+			return err
+		}
+		if _, ok := view.Events(evs); !ok || len(evs) == 0 {
+			return fmt.Errorf("live: bring the pages of %s from seq %d to %d: the store has no events after %d", r.stream, from, to, from)
+		}
+	}
+}
+
+// room returns the open room of a stream, opening it at seq known when
+// there is none.
+func (h *Hub) room(s domain.Stream, known int) *room {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if r := h.open[s]; r != nil {
+		return r
+	}
+	r := newRoom(s, known)
+	h.open[s] = r
+	if latest := h.latest[s].seq; latest > known {
+		r.mu.Lock()
+		if r.wantLocked(latest) {
+			h.goPump(func() { h.pump(r) })
+		}
+		r.mu.Unlock()
+	}
+	return r
+}
+
+// Leave takes a connection out of a room.
+func (h *Hub) Leave(c *Conn, s domain.Stream) {
+	if r := c.left(s); r != nil {
+		r.leave(h, c)
+	}
+}
+
+// leave takes the connection out of the room, closing the room after its
+// last member.
+func (r *room) leave(h *Hub, c *Conn) {
+	r.mu.Lock()
+	r.removeLocked(c)
+	empty := len(r.members) == 0
+	r.mu.Unlock()
+	if !empty {
+		return
+	}
+	h.mu.Lock()
+	if h.open[r.stream] == r && r.closeIfEmpty() {
+		delete(h.open, r.stream)
+	}
+	h.mu.Unlock()
+}
+
+// sweep checks the open rooms against the store and catches up those
+// that missed an announcement (an instance that stopped between a commit
+// and its announcement, a listener that reconnected). It closes the rooms
+// left without members by their last member falling behind (a kick, under
+// the room's lock alone, cannot close a room), forgets old news of rooms
+// nobody here follows, and users without sockets whose pace of openings
+// is back to full.
+func (h *Hub) sweep(ctx context.Context) {
+	ids := map[domain.StreamKind][]string{}
+	h.mu.Lock()
+	for s, r := range h.open {
+		if r.closeIfEmpty() {
+			delete(h.open, s)
+			continue
+		}
+		ids[s.Kind] = append(ids[s.Kind], s.ID)
+	}
+	for s, n := range h.latest {
+		if time.Since(n.at) > 10*time.Minute && h.open[s] == nil {
+			delete(h.latest, s)
+		}
+	}
+	for id, u := range h.users {
+		if len(u.conns) == 0 && u.opens.Tokens() >= MaxSocketsPerUser {
+			delete(h.users, id)
+		}
+	}
+	h.mu.Unlock()
+	for kind, ids := range ids {
+		seqs, err := h.store.LastSeqs(ctx, kind, ids)
+		if err != nil {
+			if ctx.Err() == nil {
+				h.log.Warn("live: check rooms for missed events", "kind", kind, "err", err)
+			}
+			continue
+		}
+		for id, seq := range seqs {
+			h.Announced(domain.Stream{Kind: kind, ID: id}, seq)
+		}
+	}
+}
