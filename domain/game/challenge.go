@@ -154,8 +154,10 @@ func (s *Service) RespondChallenge(ctx context.Context, userID, challengeID, ans
 		if c.Status == "pending" && !s.now().Before(c.ExpiresAt) {
 			c.Status = "expired"
 			expired = true // record the expiry, then answer CONFLICT
-			_, err := tx.NewUpdate().Model(&c).Column("status").WherePK().Exec(ctx)
-			return err
+			if _, err := tx.NewUpdate().Model(&c).Column("status").WherePK().Exec(ctx); err != nil {
+				return err
+			}
+			return s.tellExpired(tx, c)
 		}
 		if c.Status != "pending" {
 			return domain.Errorf(domain.CodeConflict, "the challenge is %s", c.Status)
@@ -215,6 +217,51 @@ func (s *Service) RespondChallenge(ctx context.Context, userID, challengeID, ans
 		return c, domain.Errorf(domain.CodeConflict, "the challenge expired at %s", c.ExpiresAt.Format(time.RFC3339))
 	}
 	return c, nil
+}
+
+// expireBatch bounds the challenges one statement of the deadline worker
+// expires.
+const expireBatch = 100
+
+// expireChallenges marks the pending challenges whose time passed by now
+// as expired and tells both users of each (challenge:expired), a batch at
+// a time: the rows it takes are locked, skipped by another instance's
+// worker, so each is told once.
+func (s *Service) expireChallenges(ctx context.Context, now time.Time) error {
+	for {
+		var cs []Challenge
+		err := db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
+			cs = nil
+			err := tx.NewRaw(`UPDATE challenges SET status = 'expired' WHERE id IN (SELECT id FROM challenges
+				WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED) RETURNING *`,
+				now, expireBatch).Scan(ctx, &cs)
+			if err != nil {
+				return err
+			}
+			for _, c := range cs {
+				if err := s.tellExpired(tx, c); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("expire the challenges nobody answered: %w", err)
+		}
+		if len(cs) < expireBatch {
+			return nil
+		}
+	}
+}
+
+// tellExpired tells both users of an expired challenge, once tx commits.
+func (s *Service) tellExpired(tx db.Tx, c Challenge) error {
+	for _, u := range []string{c.FromUser, c.ToUser} {
+		if err := s.rooms.Tell(tx, u, domain.NoticeChallengeExpired, c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ChallengeLifetime is how long a challenge can be accepted.

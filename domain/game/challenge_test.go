@@ -190,6 +190,9 @@ func TestChallengeExpires(t *testing.T) {
 			if got.Status != "expired" || got.GameID != nil {
 				t.Errorf("challenge: got status %s, game %v; want expired, no game", got.Status, got.GameID)
 			}
+			if n := len(p.sink.notices(from, "challenge:expired")); n != 1 {
+				t.Errorf("the challenger was told %d times that the challenge expired, want once", n)
+			}
 			// The expiry is recorded: every later answer names it.
 			_, err = p.games.RespondChallenge(ctx, from, c.ID, "cancel")
 			wantCode(t, "cancelling an expired challenge", err, domain.CodeConflict)
@@ -252,5 +255,45 @@ func TestAcceptRefusedWhileAPlayerCannotPlay(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTheDeadlineWorkerTellsBothPlayersThatAChallengeExpired: a challenge
+// nobody answered is marked expired by the deadline worker once its time
+// passed, and both users are told (challenge:expired), each once; one
+// still in time is left pending.
+func TestTheDeadlineWorkerTellsBothPlayersThatAChallengeExpired(t *testing.T) {
+	ctx := context.Background()
+	p := newPlatform(t)
+	from, to, later := p.newPlayer(t, funds), p.newPlayer(t, funds), p.newPlayer(t, funds)
+	c := p.challenge(t, from, to, stake)
+	p.clock.advance(time.Minute)
+	young := p.challenge(t, from, later, stake)
+	p.clock.advance(game.ChallengeLifetime - time.Minute)
+	for range 2 {
+		if _, _, err := p.games.RunDeadlinesOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, u := range []string{from, to} {
+		notices := p.sink.notices(u, "challenge:expired")
+		var told game.Challenge
+		if len(notices) != 1 || json.Unmarshal(notices[0], &told) != nil || told.ID != c.ID || told.Status != "expired" {
+			t.Errorf("challenge:expired notices to %s: got %s, want one naming %s as expired", u, notices, c.ID)
+		}
+	}
+	if notices := p.sink.notices(later, "challenge:expired"); len(notices) != 0 {
+		t.Errorf("the challenge still in time was said to expire: %s", notices)
+	}
+	statuses := map[string]string{}
+	for _, id := range []string{c.ID, young.ID} {
+		var status string
+		if err := p.db.NewSelect().Table("challenges").Column("status").Where("id = ?", id).Scan(ctx, &status); err != nil {
+			t.Fatal(err)
+		}
+		statuses[id] = status
+	}
+	if statuses[c.ID] != "expired" || statuses[young.ID] != "pending" {
+		t.Errorf("stored statuses: the expired one %s, the young one %s; want expired, pending", statuses[c.ID], statuses[young.ID])
 	}
 }

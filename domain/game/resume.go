@@ -47,7 +47,9 @@ type Resumed struct {
 // its round's or turn's full time again (game:resumed). Then it applies
 // the timeout rules to the games whose deadline passed by the time of the
 // record, as ExpireDue does: only a deadline that passed while the worker
-// ran and players could act is enforced. While the platform is closed
+// ran and players could act is enforced. With each record it expires the
+// challenges nobody answered in time (challenge:expired to both users).
+// While the platform is closed
 // (maintenance mode: no player can move) it enforces nothing and records
 // that it was closed. It returns how many games it resumed and how many
 // it advanced; the error says which part failed.
@@ -66,6 +68,9 @@ func (s *Service) RunDeadlinesOnce(ctx context.Context) (resumed, expired int, e
 			n, err := s.recordRun(ctx, now)
 			resumed += n
 			if err != nil {
+				return resumed, expired, err
+			}
+			if err := s.expireChallenges(ctx, now); err != nil {
 				return resumed, expired, err
 			}
 			ranAt = now
