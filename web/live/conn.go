@@ -148,10 +148,17 @@ func (c *Conn) reply(v any) {
 	}
 }
 
-func (c *Conn) joined(k domain.Stream, r *room) {
+// joined adds a room to the connection's list, unless the connection is
+// closed (false): Unregister, which closes it before it empties the list,
+// then finds every room it is in.
+func (c *Conn) joined(k domain.Stream, r *room) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if isDone(c.done) {
+		return false
+	}
 	c.rooms[k] = r
+	return true
 }
 
 // left takes a room out of the connection's list and returns it, nil when

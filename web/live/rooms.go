@@ -97,7 +97,23 @@ type room struct {
 	view    PageState // what the pages show; nil while the room has none
 	watch   int       // spectator sockets, in rooms that count them
 	count   int       // the spectator count last sent
+	burst   bool      // the batch being fanned out is more than a queue holds
+	behind  []lagging // members the burst left behind, for the pump to catch up
 }
+
+// lagging is a member a burst left behind: the seq it has.
+type lagging struct {
+	c      *Conn
+	after  int
+	player bool
+}
+
+// burstLen is the size of a batch that counts as a burst: more frames at
+// once than a socket's queue holds (a tournament's start pairs hundreds of
+// games in one transaction). A member that cannot take a burst is caught
+// up as a join is, from the room's memory or the store at the pace its
+// socket takes, instead of being told to resync.
+const burstLen = queueLen
 
 type member struct {
 	after  int // the last seq this subscriber has
@@ -198,6 +214,9 @@ func (h *Hub) pump(r *room) {
 		view := r.view
 		r.mu.Unlock()
 		frames := r.renderJSON(evs)
+		r.mu.Lock()
+		r.burst = len(frames) > burstLen
+		r.mu.Unlock()
 		if view != nil {
 			r.mu.Lock()
 			r.sendJSONLocked(frames)
@@ -211,7 +230,25 @@ func (h *Hub) pump(r *room) {
 			r.view = nil // the pages rejoin, and a new state is read
 		}
 		r.fanOutLocked(frames)
+		r.burst = false
+		behind := r.behind
+		r.behind = nil
 		r.mu.Unlock()
+		for _, l := range behind {
+			h.goPump(func() { h.catchUpMember(r, l) })
+		}
+	}
+}
+
+// catchUpMember joins a member a burst left behind again from the seq it
+// has, as a join that resumes does; one that cannot be caught up is told
+// to resync.
+func (h *Hub) catchUpMember(r *room, l lagging) {
+	if err := h.Join(h.ctx, l.c, r.stream, l.after, l.after, l.player); err != nil {
+		if h.ctx.Err() == nil {
+			h.log.Warn("live: catch up a socket after a burst", "room", r.stream, "err", err)
+		}
+		l.c.urgent(r.resync)
 	}
 }
 
@@ -314,7 +351,7 @@ func (r *room) sendJSONLocked(frames []frame) {
 
 // fanOutLocked queues frames for every member that lacks them and keeps
 // them for later joins. A member whose queue is full leaves the room with
-// a resync frame.
+// a resync frame, or during a burst to be caught up (see burstLen).
 func (r *room) fanOutLocked(frames []frame) {
 	for _, f := range frames {
 		if f.seq <= r.seq {
@@ -344,10 +381,15 @@ func (r *room) fanOutLocked(frames []frame) {
 }
 
 // kickLocked takes a member that fell behind out of the room and tells it
-// to resync.
+// to resync, or, during a burst, leaves it for the pump to catch up.
 func (r *room) kickLocked(c *Conn) {
+	m := r.members[c]
 	r.removeLocked(c)
 	c.left(r.stream)
+	if r.burst && m != nil {
+		r.behind = append(r.behind, lagging{c: c, after: m.after, player: m.player})
+		return
+	}
 	c.urgent(r.resync)
 }
 
@@ -421,6 +463,9 @@ func (r *room) joinLocked(c *Conn, afterSeq int, player bool) (backlog, bool) {
 	if !ok || len(replay) > 0 {
 		return backlog{frames: replay, memory: ok, upTo: r.seq}, false
 	}
+	if !c.joined(r.stream, r) { // under the room's lock, so that a kick cannot come between
+		return backlog{}, true // closed: nothing to join
+	}
 	r.members[c] = &member{after: max(afterSeq, r.seq), player: player}
 	if c.Audience == HTML {
 		r.pages++
@@ -428,7 +473,6 @@ func (r *room) joinLocked(c *Conn, afterSeq int, player bool) (backlog, bool) {
 	if !player && r.wire.crowd {
 		r.watch++
 	}
-	c.joined(r.stream, r) // under the room's lock, so that a kick cannot come between
 	return backlog{}, true
 }
 

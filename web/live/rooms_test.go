@@ -177,3 +177,34 @@ func TestARoomResyncsAFullQueueInsteadOfWaiting(t *testing.T) {
 		t.Errorf("the other member got %v, want seq 1", got)
 	}
 }
+
+// TestABurstLargerThanAQueueReachesAMemberWithoutAResync: a batch of more
+// events than a socket's queue holds (an arena's start pairs hundreds of
+// games in one transaction) reaches a member that reads at its own pace,
+// every event once and in order, without a resync, and the member then
+// gets live events as before.
+func TestABurstLargerThanAQueueReachesAMemberWithoutAResync(t *testing.T) {
+	for _, st := range []domain.Stream{domain.TournamentStreamOf("t"), domain.GameStreamOf("g")} {
+		t.Run(st.Kind.String(), func(t *testing.T) {
+			s := newMemStore()
+			h := newTestHub(t, s)
+			c := NewConn("u", JSON)
+			if err := h.Join(context.Background(), c, st, 0, 0, false); err != nil {
+				t.Fatal(err)
+			}
+			const n = 5 * queueLen // past the room's memory too: the rest is read from the store
+			var batch []Event
+			for i := range n {
+				batch = append(batch, s.addTo(st, "tournament:pairing", map[string]int{"i": i}))
+			}
+			h.Committed(batch)
+			got := drain(t, c, n)
+			if got.resyncs != 0 {
+				t.Fatalf("the member was told to resync after %d of the burst's %d events", len(got.seqs), n)
+			}
+			wantSeqs(t, "the member", got.seqs, 1, n)
+			h.Committed([]Event{s.addTo(st, "tournament:standings", map[string]int{})})
+			wantSeqs(t, "the member after the burst", drain(t, c, 1).seqs, n+1, n+1)
+		})
+	}
+}
