@@ -135,14 +135,15 @@ func newRoom(s domain.Stream, known int) *room {
 }
 
 // handLocked keeps events this instance committed, in seq order, for the
-// pump; true when the caller must start one.
-func (r *room) handLocked(evs []Event) bool {
+// pump, and raises what the room must reach to seq; true when the caller
+// must start a pump.
+func (r *room) handLocked(evs []Event, seq int) bool {
 	for _, e := range evs {
 		if e.Seq > r.seq {
 			r.pending[e.Seq] = e
 		}
 	}
-	return r.wantLocked(evs[len(evs)-1].Seq)
+	return r.wantLocked(seq)
 }
 
 // wantLocked raises what the room must reach; true when the caller must
@@ -161,29 +162,24 @@ func (r *room) wantLocked(seq int) bool {
 // Committed takes events of one room that this instance committed, in seq
 // order: they are fanned out without reading them back.
 func (h *Hub) Committed(evs []Event) {
-	if len(evs) == 0 {
-		return
+	if len(evs) > 0 {
+		h.heard(evs[0].Stream, evs[len(evs)-1].Seq, evs)
 	}
-	r := h.heardOf(evs[0].Stream, evs[len(evs)-1].Seq)
-	if r == nil {
-		return
-	}
-	r.mu.Lock()
-	if r.handLocked(evs) {
-		h.goPump(func() { h.pump(r) })
-	}
-	r.mu.Unlock()
 }
 
 // Announced says that a room has events up to seq (another instance
 // committed them): a room here reads what it lacks.
-func (h *Hub) Announced(s domain.Stream, seq int) {
+func (h *Hub) Announced(s domain.Stream, seq int) { h.heard(s, seq, nil) }
+
+// heard hands a room here the events up to seq, those it was given and
+// the rest to read, starting its pump if none runs.
+func (h *Hub) heard(s domain.Stream, seq int, evs []Event) {
 	r := h.heardOf(s, seq)
 	if r == nil {
 		return
 	}
 	r.mu.Lock()
-	if r.wantLocked(seq) {
+	if r.handLocked(evs, seq) {
 		h.goPump(func() { h.pump(r) })
 	}
 	r.mu.Unlock()
