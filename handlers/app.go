@@ -1,7 +1,10 @@
 // Package handlers holds the thin Echo handlers of the JSON API and the
 // pages, and the presenters that turn domain values into view models. The
 // route table is routes.go; each feature area has its JSON handlers and
-// its pages side by side (games.go and game_pages.go).
+// its pages side by side (games.go and games_pages.go), as methods on the
+// feature's own struct (gameHandlers) that holds only the services they
+// call. New gives each feature its services, once; App itself serves the
+// operational routes and the documents.
 package handlers
 
 import (
@@ -12,7 +15,6 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"net/url"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -101,7 +103,7 @@ type DemoBots interface {
 }
 
 // isBot reports whether a user is one of the demo bots running here.
-func (a *App) isBot(userID string) bool { return a.Bots != nil && a.Bots.IsBot(userID) }
+func (a *App) isBot(userID string) bool { return a.bots != nil && a.bots.IsBot(userID) }
 
 // Options are the parts of the configuration the handlers show or obey.
 type Options struct {
@@ -121,38 +123,72 @@ type Options struct {
 	CORSOrigins []string
 }
 
-// App is the HTTP side of the server: every route and its handler.
+// App is the HTTP side of the server: every route and its handler. Its own
+// handlers are the operational routes and the documents; each feature
+// area's handlers are methods on a struct of their own that holds only the
+// services they call (features).
 type App struct {
-	Services
 	Options
 	Echo *echo.Echo
 	Docs *web.OpenAPI
 	// Protocol describes the live socket (GET /asyncapi.json).
 	Protocol *web.AsyncAPI
+	// DB is the database GET /health pings.
+	DB *bun.DB
+	// Live serves the live socket (GET /ws).
+	Live *live.Hub
+	// Views are the game pages' projection of a game's events.
+	Views *LiveViews
+
+	flags    *flags.Service // GET /feature-flags, the maintenance gate and the abuse controls' switch
+	auth     *auth.Service  // who calls, on every route
+	payments *x402.Service  // the abuse controls' charges
+	bots     DemoBots       // never charged by the abuse controls
+	chrome   *chrome        // the docs and error pages' header
+	features features
 
 	openapiDoc, asyncapiDoc servedDocument
 	reference               docsReference
 
-	pages   []string                       // paths of the browser pages
-	details domain.SeqCache[*cachedDetail] // GET /games/:id by game id
-	live    struct {                       // GET /games/live
-		mu    sync.Mutex
-		games []game.LiveGame
-		at    time.Time
-	}
+	pages   []string // paths of the browser pages
 	log     *slog.Logger
 	now     domain.Clock
 	metrics *web.Metrics
-	// budgetLeft is the fee payer's global budget last read for /metrics
-	// (math.Float64bits; NaN before the first read).
-	budgetLeft atomic.Uint64
-	started    time.Time
+	budget  *feePayerBudget
+	started time.Time
+}
+
+// features are the handlers of each feature area, each given the services
+// it calls.
+type features struct {
+	admin       *adminHandlers
+	audit       *auditHandlers
+	auth        *authHandlers
+	bets        *betHandlers
+	chat        *chatHandlers
+	donations   *donationHandlers
+	games       *gameHandlers
+	home        *homeHandlers
+	integrity   *integrityHandlers
+	market      *marketHandlers
+	payments    *paymentHandlers
+	protection  *protectionHandlers
+	ranking     *rankingHandlers
+	referrals   *referralHandlers
+	social      *socialHandlers
+	support     *supportHandlers
+	tips        *tipHandlers
+	tournaments *tournamentHandlers
+	users       *userHandlers
+	wallet      *walletHandlers
 }
 
 // New builds the handlers and their routes.
 func New(s Services, o Options, log *slog.Logger) *App {
-	a := &App{Services: s, Options: o, log: log, now: domain.SystemClock, metrics: web.NewMetrics(), started: time.Now()}
-	a.details = domain.SeqCache[*cachedDetail]{Latest: s.Live.LatestSeq, MaxAge: game.ReadCacheAge, Size: 10_000}
+	a := &App{Options: o, DB: s.DB, Live: s.Live, Views: s.Views, flags: s.Flags, auth: s.Auth, payments: s.Payments,
+		bots: s.Bots, log: log, now: domain.SystemClock, metrics: web.NewMetrics(), started: time.Now()}
+	a.chrome = &chrome{flags: s.Flags, money: s.Money, users: s.Users, notify: s.Notify, protection: s.Protection, log: log}
+	a.features = newFeatures(s, o, a.chrome, log, a.now)
 	a.Protocol = a.LiveProtocol()
 	a.Echo = a.routes()
 	if s.DB != nil {
@@ -162,33 +198,75 @@ func New(s Services, o Options, log *slog.Logger) *App {
 		a.metrics.RPCEndpoints(s.RPCEndpoints)
 	}
 	if s.Money != nil && s.Money.FeePayerGlobalDaily() > 0 {
-		a.budgetLeft.Store(math.Float64bits(math.NaN()))
+		a.budget = &feePayerBudget{db: s.DB, money: s.Money, log: log}
+		a.budget.left.Store(math.Float64bits(math.NaN()))
 		a.metrics.Gauge("fee_payer_global_budget_left_lamports",
 			"Lamports left today (UTC) of FEE_PAYER_GLOBAL_DAILY_LAMPORTS, what the fee payer may still spend for all users together; 0 once spent.",
-			a.feePayerBudgetLeft)
+			a.budget.read)
 	}
 	return a
 }
 
-// feePayerBudgetLeft reads the fee payer's global budget left today from
+// newFeatures gives each feature area's handlers the services they call.
+func newFeatures(s Services, o Options, ch *chrome, log *slog.Logger, now domain.Clock) features {
+	games := &gameHandlers{games: s.Games, pot: s.Pot, users: s.Users, rooms: s.Rooms, hub: s.Live, gameViews: s.Views,
+		chat: s.Chat, market: s.Market, tournaments: s.Tournaments, bots: s.Bots, chrome: ch}
+	games.details = domain.SeqCache[*cachedDetail]{Latest: s.Live.LatestSeq, MaxAge: game.ReadCacheAge, Size: 10_000}
+	return features{
+		admin:       &adminHandlers{flags: s.Flags, money: s.Money, users: s.Users, protection: s.Protection, log: log, chrome: ch},
+		audit:       &auditHandlers{audit: s.Audit, chrome: ch},
+		auth:        &authHandlers{auth: s.Auth, flags: s.Flags, embeddedChain: o.EmbeddedChain, publicURL: o.PublicURL, chrome: ch},
+		bets:        &betHandlers{users: s.Users, pot: s.Pot},
+		chat:        &chatHandlers{chat: s.Chat},
+		donations:   &donationHandlers{users: s.Users, pot: s.Pot},
+		games:       games,
+		home:        &homeHandlers{games: s.Games, social: s.Social, chrome: ch},
+		integrity:   &integrityHandlers{users: s.Users, guard: s.Guard, reviews: s.Reviews, chrome: ch},
+		market:      &marketHandlers{market: s.Market},
+		payments:    &paymentHandlers{users: s.Users, payments: s.Payments, flags: s.Flags},
+		protection:  &protectionHandlers{users: s.Users, protection: s.Protection, chrome: ch},
+		ranking:     &rankingHandlers{ranking: s.Ranking, chrome: ch},
+		referrals:   &referralHandlers{referrals: s.Referrals, chrome: ch},
+		social:      &socialHandlers{users: s.Users, social: s.Social, notify: s.Notify, chrome: ch},
+		support:     &supportHandlers{support: s.Support, chrome: ch},
+		tips:        &tipHandlers{users: s.Users, tips: s.Tips},
+		tournaments: &tournamentHandlers{tournaments: s.Tournaments, now: now, chrome: ch},
+		users: &userHandlers{users: s.Users, auth: s.Auth, social: s.Social, ranking: s.Ranking, protection: s.Protection,
+			chrome: ch},
+		wallet: &walletHandlers{users: s.Users, money: s.Money, localChain: s.LocalChain, devFaucet: o.DevFaucet,
+			chainID: o.ChainID, explorer: o.Explorer(), chrome: ch},
+	}
+}
+
+// feePayerBudget is the fee payer's global budget left today, for /metrics.
+type feePayerBudget struct {
+	db    *bun.DB
+	money *money.Service
+	log   *slog.Logger
+	// left is the budget last read (math.Float64bits; NaN before the
+	// first read).
+	left atomic.Uint64
+}
+
+// read reads the fee payer's global budget left today from
 // the database, which every instance charges. A scrape while every
 // connection of the pool is taken shows the value last read instead of
 // queueing for one behind the requests (and holding up the scrape's other
 // metrics, the pool's among them).
-func (a *App) feePayerBudgetLeft() float64 {
-	if a.DB != nil {
-		if st := a.DB.Stats(); st.Idle == 0 && st.MaxOpenConnections > 0 && st.InUse >= st.MaxOpenConnections {
-			return math.Float64frombits(a.budgetLeft.Load())
+func (b *feePayerBudget) read() float64 {
+	if b.db != nil {
+		if st := b.db.Stats(); st.Idle == 0 && st.MaxOpenConnections > 0 && st.InUse >= st.MaxOpenConnections {
+			return math.Float64frombits(b.left.Load())
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	left, _, err := a.Money.FeePayerBudgetLeft(ctx)
+	left, _, err := b.money.FeePayerBudgetLeft(ctx)
 	if err != nil {
-		a.log.Error("metrics: the fee payer's budget left", "err", err)
+		b.log.Error("metrics: the fee payer's budget left", "err", err)
 		return math.NaN()
 	}
-	a.budgetLeft.Store(math.Float64bits(float64(left)))
+	b.left.Store(math.Float64bits(float64(left)))
 	return float64(left)
 }
 

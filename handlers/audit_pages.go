@@ -22,7 +22,7 @@ const auditPageSize = 50
 
 // auditPage shows the audit log to admins, newest first, ?before=<id> for
 // older entries.
-func (a *App) auditPage(c echo.Context) error {
+func (h *auditHandlers) auditPage(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -34,7 +34,7 @@ func (a *App) auditPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	items, err := a.Audit.List(c.Request().Context(), auditPageSize, before)
+	items, err := h.audit.List(c.Request().Context(), auditPageSize, before)
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func (a *App) auditPage(c echo.Context) error {
 	if len(items) == auditPageSize {
 		v.Older = "/admin/audit?before=" + url.QueryEscape(items[len(items)-1].ID)
 	}
-	return web.Render(c, http.StatusOK, views.Audit(a.pageFor(c, "Audit log"), v))
+	return web.Render(c, http.StatusOK, views.Audit(h.chrome.pageFor(c, "Audit log"), v))
 }
 
 // auditActionWords says each known action in words; others show their

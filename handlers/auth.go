@@ -13,22 +13,31 @@ import (
 	"wager/web"
 )
 
-// authRoutes registers signing in and out. The sign-in routes are open to
+// authHandlers serve signing in and out, by API and by page.
+type authHandlers struct {
+	auth          *auth.Service
+	flags         *flags.Service
+	embeddedChain bool
+	publicURL     string
+	chrome        *chrome
+}
+
+// routes registers signing in and out. The sign-in routes are open to
 // admin wallets during maintenance (the handlers check).
-func (a *App) authRoutes(r *router) {
-	r.signIn(http.MethodPost, "/auth/handshake", a.handshake, web.Op{Tag: "auth",
+func (h *authHandlers) routes(r *router) {
+	r.signIn(http.MethodPost, "/auth/handshake", h.handshake, web.Op{Tag: "auth",
 		Summary: "Get a sign-in message for a wallet", Request: HandshakeRequest{}, Response: HandshakeResponse{},
 		Description: "Header X-App-Id is required. The message is single-use and expires after 5 minutes; any unexpired, unused challenge of the wallet can be signed. " +
 			"At most 10 a minute for one wallet from one client address (asking in someone else's name uses up nothing of theirs) and AUTH_RATE_LIMIT (120) a minute per client address: past either, 429 RATE_LIMITED with Retry-After.",
 		Errors: []int{http.StatusTooManyRequests}})
-	r.signIn(http.MethodPost, "/auth/login-wallet", a.loginWallet, web.Op{Tag: "auth",
+	r.signIn(http.MethodPost, "/auth/login-wallet", h.loginWallet, web.Op{Tag: "auth",
 		Summary: "Sign in with the wallet's signature of the message", Request: LoginRequest{}, Response: LoginResponse{},
 		Description: "Header X-App-Id is required. Any failure is 401 UNAUTHORIZED.", Errors: []int{http.StatusUnauthorized}})
 
-	r.json(http.MethodPost, "/auth/logout", a.logoutToken, web.Op{Tag: "auth", Auth: web.AuthRequired, Status: http.StatusNoContent,
+	r.json(http.MethodPost, "/auth/logout", h.logoutToken, web.Op{Tag: "auth", Auth: web.AuthRequired, Status: http.StatusNoContent,
 		Summary:     "Sign the access token out",
 		Description: "Every instance refuses the token from then on (401)."})
-	r.signIn(http.MethodPost, "/session", a.createSession, web.Op{Tag: "auth",
+	r.signIn(http.MethodPost, "/session", h.createSession, web.Op{Tag: "auth",
 		Summary: "Browser sign-in: like /auth/login-wallet for app id \"web\", answered with a session cookie",
 		Request: LoginRequest{}, Response: SessionAnswer{}, Errors: []int{http.StatusUnauthorized, http.StatusForbidden}})
 }
@@ -45,15 +54,15 @@ type HandshakeResponse struct {
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 
-func (a *App) handshake(c echo.Context) error {
+func (h *authHandlers) handshake(c echo.Context) error {
 	var req HandshakeRequest
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
 	}
-	if err := a.refuseDuringMaintenance(req.WalletAddress); err != nil {
+	if err := h.refuseDuringMaintenance(req.WalletAddress); err != nil {
 		return err
 	}
-	ch, err := a.Auth.Handshake(c.Request().Context(), req.WalletAddress, c.Request().Header.Get("X-App-Id"), c.RealIP())
+	ch, err := h.auth.Handshake(c.Request().Context(), req.WalletAddress, c.Request().Header.Get("X-App-Id"), c.RealIP())
 	if err != nil {
 		return err
 	}
@@ -76,21 +85,21 @@ type LoginResponse struct {
 	User        UserProfile `json:"user"`
 }
 
-func (a *App) loginWallet(c echo.Context) error {
+func (h *authHandlers) loginWallet(c echo.Context) error {
 	var req LoginRequest
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
 	}
-	if err := a.refuseDuringMaintenance(req.Address); err != nil {
+	if err := h.refuseDuringMaintenance(req.Address); err != nil {
 		return err
 	}
 	appID := c.Request().Header.Get("X-App-Id")
-	u, err := a.Auth.Login(c.Request().Context(), auth.SignIn{Address: req.Address, Signature: req.SignedMessage, AppID: appID,
+	u, err := h.auth.Login(c.Request().Context(), auth.SignIn{Address: req.Address, Signature: req.SignedMessage, AppID: appID,
 		Nonce: req.Nonce, ReferralCode: req.ReferralCode, ClientIP: c.RealIP()})
 	if err != nil {
 		return err
 	}
-	token, err := a.Auth.Tokens.Issue(u.ID, appID)
+	token, err := h.auth.Tokens.Issue(u.ID, appID)
 	if err != nil {
 		return err
 	}
@@ -100,9 +109,9 @@ func (a *App) loginWallet(c echo.Context) error {
 
 // logoutToken signs the bearer token out: every instance refuses it from
 // now on.
-func (a *App) logoutToken(c echo.Context) error {
+func (h *authHandlers) logoutToken(c echo.Context) error {
 	token, _ := strings.CutPrefix(c.Request().Header.Get(echo.HeaderAuthorization), "Bearer ")
-	if err := a.Auth.Logout(c.Request().Context(), strings.TrimSpace(token)); err != nil {
+	if err := h.auth.Logout(c.Request().Context(), strings.TrimSpace(token)); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -111,8 +120,8 @@ func (a *App) logoutToken(c echo.Context) error {
 // refuseDuringMaintenance lets only admin wallets sign in while the
 // platform is in maintenance, so that an admin can always get in to turn
 // it off.
-func (a *App) refuseDuringMaintenance(wallet string) error {
-	if a.Flags.Enabled(flags.Maintenance) && !a.Auth.IsAdmin(wallet) {
+func (h *authHandlers) refuseDuringMaintenance(wallet string) error {
+	if h.flags.Enabled(flags.Maintenance) && !h.auth.IsAdmin(wallet) {
 		return domain.Errorf(domain.CodeMaintenance, "The service is down for maintenance, and only administrators can sign in. Please try again in a few minutes.").
 			With("retryAfterSeconds", int(maintenanceRetry.Seconds()))
 	}

@@ -26,7 +26,7 @@ func (a *App) docsPage(c echo.Context) error {
 	a.reference.once.Do(func() {
 		a.reference.ref = buildReference(refDecoded(a.Docs.Document()), refDecoded(a.Protocol.Document()))
 	})
-	return web.Render(c, http.StatusOK, views.Docs(a.pageFor(c, "API reference"), a.reference.ref))
+	return web.Render(c, http.StatusOK, views.Docs(a.chrome.pageFor(c, "API reference"), a.reference.ref))
 }
 
 // decoded is a document as JSON decodes it: maps, lists, strings, numbers.

@@ -21,10 +21,10 @@ func (a *App) renderErrorPage(c echo.Context, status int, e *domain.Error) error
 	if web.IdentityOf(c) == nil && e.Code == domain.CodePayloadTooLarge {
 		// The body limit refuses before authentication runs: the page still
 		// shows who is signed in, and an image upload its form again.
-		if id := web.SessionIdentity(c, a.Auth); id != nil {
+		if id := web.SessionIdentity(c, a.auth); id != nil {
 			web.SetIdentity(c, id)
 			if kind, ok := imageUploadPages[c.Path()]; ok {
-				return a.refuseImage(c, id, kind, e)
+				return a.features.users.refuseImage(c, id, kind, e)
 			}
 		}
 	}
@@ -33,7 +33,7 @@ func (a *App) renderErrorPage(c echo.Context, status int, e *domain.Error) error
 		ep.RetryAfterSeconds = int(maintenanceRetry.Seconds())
 		c.Response().Header().Set("Retry-After", "60")
 	}
-	p := a.pageFor(c, ep.Title)
+	p := a.chrome.pageFor(c, ep.Title)
 	// An error page has nothing live to show, and during maintenance the
 	// socket would be refused over and over.
 	p.Live = false

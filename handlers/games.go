@@ -7,65 +7,95 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"wager/domain"
+	"wager/domain/chat"
 	"wager/domain/eventlog"
 	"wager/domain/game"
 	"wager/domain/game/rules"
+	"wager/domain/market"
 	"wager/domain/settlement"
+	"wager/domain/tournament"
+	"wager/domain/users"
 	"wager/web"
+	"wager/web/live"
 )
 
-// gameRoutes registers game types, metrics, live games, lobbies and their
+// gameHandlers serve game types, lobbies and matchmaking, challenges,
+// rematches, a game's state, events and moves, and the play, game and TV
+// pages.
+type gameHandlers struct {
+	games       *game.Service
+	pot         *settlement.Service
+	users       *users.Service
+	rooms       *eventlog.Log
+	hub         *live.Hub
+	gameViews   *LiveViews
+	chat        *chat.Service
+	market      *market.Service
+	tournaments *tournament.Service
+	bots        DemoBots
+	chrome      *chrome
+
+	details domain.SeqCache[*cachedDetail] // GET /games/:id by game id
+	live    struct {                       // GET /games/live
+		mu    sync.Mutex
+		games []game.LiveGame
+		at    time.Time
+	}
+}
+
+// routes registers game types, metrics, live games, lobbies and their
 // queues, and a game's metadata, state, events and actions.
-func (a *App) gameRoutes(r *router) {
-	r.json(http.MethodGet, "/games/available", a.availableGames, web.Op{Tag: "games", Auth: web.AuthNone,
+func (h *gameHandlers) routes(r *router) {
+	r.json(http.MethodGet, "/games/available", h.availableGames, web.Op{Tag: "games", Auth: web.AuthNone,
 		Summary: "Game types with their settings", Response: []rules.Info{}})
-	r.json(http.MethodGet, "/games/metrics", a.gameMetrics, web.Op{Tag: "games", Auth: web.AuthNone,
+	r.json(http.MethodGet, "/games/metrics", h.gameMetrics, web.Op{Tag: "games", Auth: web.AuthNone,
 		Summary: "Real-time platform metrics", Response: game.Metrics{}})
-	r.json(http.MethodGet, "/games/live", a.liveGames, web.Op{Tag: "spectate", Auth: web.AuthOptional,
+	r.json(http.MethodGet, "/games/live", h.liveGames, web.Op{Tag: "spectate", Auth: web.AuthOptional,
 		Summary: "Active games, most watched first", Response: []game.LiveGame{}})
-	r.json(http.MethodGet, "/spectate/live-players", a.livePlayers, web.Op{Tag: "spectate", Auth: web.AuthOptional,
+	r.json(http.MethodGet, "/spectate/live-players", h.livePlayers, web.Op{Tag: "spectate", Auth: web.AuthOptional,
 		Summary: "Everyone playing right now, one entry per user", Response: []game.LivePlayer{}})
-	r.json(http.MethodPost, "/lobbies", a.createLobby, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired, Status: http.StatusCreated,
+	r.json(http.MethodPost, "/lobbies", h.createLobby, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired, Status: http.StatusCreated,
 		Summary: "Open a lobby (a table of one game type and stake)", Request: LobbyRequest{}, Response: game.Lobby{}}))
-	r.json(http.MethodGet, "/lobbies", a.listLobbies, web.Op{Tag: "games", Auth: web.AuthOptional,
+	r.json(http.MethodGet, "/lobbies", h.listLobbies, web.Op{Tag: "games", Auth: web.AuthOptional,
 		Summary: "The newest lobbies with their queue lengths", Response: []game.Lobby{}})
-	r.json(http.MethodPost, "/lobbies/:id/join-queue", a.joinQueue, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired,
+	r.json(http.MethodPost, "/lobbies/:id/join-queue", h.joinQueue, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary:     "Join the lobby's matchmaking queue",
 		Description: "Answers queued, or matched with the new game's id when someone was waiting. Stakes are locked from both platform balances.",
 		Response:    game.JoinResult{}, Errors: []int{http.StatusNotFound, http.StatusConflict}}))
-	r.json(http.MethodDelete, "/lobbies/:id/join-queue", a.leaveQueue, web.Op{Tag: "games", Auth: web.AuthRequired,
+	r.json(http.MethodDelete, "/lobbies/:id/join-queue", h.leaveQueue, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "Leave the lobby's queue", Response: StatusAnswer{}, Errors: []int{http.StatusNotFound}})
-	r.json(http.MethodGet, "/games/:id", a.gameMetadata, web.Op{Tag: "games", Auth: web.AuthNone,
+	r.json(http.MethodGet, "/games/:id", h.gameMetadata, web.Op{Tag: "games", Auth: web.AuthNone,
 		Summary:     "Public game metadata; result and history once completed",
 		Description: "Includes the escrow address, the pot, and the settlement's on-chain transfers, so anyone can check the payout on chain.",
 		Response:    GameDetail{}, Errors: []int{http.StatusNotFound}, ETag: true})
-	r.json(http.MethodGet, "/games/:id/state", a.gameState, web.Op{Tag: "games", Auth: web.AuthRequired,
+	r.json(http.MethodGet, "/games/:id/state", h.gameState, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary:     "Game state, the same for players and spectators",
 		Description: "Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their reveal. 409 GAME_NOT_ACTIVE when the game is not active.",
 		Response:    web.OneOf{rules.RPSView{}, rules.C4View{}}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
-	r.json(http.MethodGet, "/games/:id/events", a.gameEvents, web.Op{Tag: "games", Auth: web.AuthRequired,
+	r.json(http.MethodGet, "/games/:id/events", h.gameEvents, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "The game's events after a seq (for clients that poll instead of using /ws)", Response: EventsPage{},
 		Query: []web.Param{{Name: "after", Description: "the last seq you have; 0 for all", Type: "integer", Min: web.Bound(0)}}})
-	r.json(http.MethodPost, "/games/:id/actions", a.gameAction, web.Op{Tag: "games", Auth: web.AuthRequired,
+	r.json(http.MethodPost, "/games/:id/actions", h.gameAction, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary:     "Submit an action (players only)",
 		Description: "{type: move, move: ...} or {type: resign}. 403 NOT_A_PLAYER; 409 ALREADY_MOVED, NOT_YOUR_TURN, GAME_NOT_ACTIVE; 400 INVALID_MOVE.",
 		Request:     game.Action{}, Response: game.ActResult{}, Errors: []int{http.StatusForbidden, http.StatusConflict, http.StatusNotFound}})
-	r.json(http.MethodGet, "/users/me/current-game", a.currentGame(func(c echo.Context) string { return web.IdentityOf(c).UserID }),
+	r.json(http.MethodGet, "/users/me/current-game", h.currentGame(func(c echo.Context) string { return web.IdentityOf(c).UserID }),
 		web.Op{Tag: "games", Auth: web.AuthRequired, Summary: "Your active game; 204 when none", Response: game.CurrentGame{},
 			Responses: map[int]any{http.StatusNoContent: nil}})
-	r.json(http.MethodGet, "/users/:id/current-game", a.currentGame(func(c echo.Context) string { return c.Param("id") }),
+	r.json(http.MethodGet, "/users/:id/current-game", h.currentGame(func(c echo.Context) string { return c.Param("id") }),
 		web.Op{Tag: "games", Auth: web.AuthOptional, Summary: "A user's active game; 204 when none", Response: game.CurrentGame{},
 			Responses: map[int]any{http.StatusNoContent: nil}})
 }
 
 // challengeRoutes registers rematches and challenges.
-func (a *App) challengeRoutes(r *router) {
+func (h *gameHandlers) challengeRoutes(r *router) {
 	for _, m := range []string{http.MethodPost, http.MethodDelete, http.MethodGet} {
 		summary := map[string]string{http.MethodPost: "Ask for (or accept) a rematch", http.MethodDelete: "Withdraw your rematch request",
 			http.MethodGet: "Rematch state"}[m]
@@ -74,16 +104,16 @@ func (a *App) challengeRoutes(r *router) {
 		if m == http.MethodPost { // a staked rematch locks the stakes
 			op = moneyIn(op)
 		}
-		r.json(m, "/games/:id/rematch", a.rematch, op)
+		r.json(m, "/games/:id/rematch", h.rematch, op)
 	}
-	r.json(http.MethodPost, "/games/:id/rematch/lobby", a.rematchLobby, web.Op{Tag: "games", Auth: web.AuthRequired,
+	r.json(http.MethodPost, "/games/:id/rematch/lobby", h.rematchLobby, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "Tell the room you opened a lobby for the rematch", Request: RematchLobbyRequest{}, Response: StatusAnswer{}})
-	r.json(http.MethodPost, "/challenges", a.createChallenge, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired, Status: http.StatusCreated,
+	r.json(http.MethodPost, "/challenges", h.createChallenge, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired, Status: http.StatusCreated,
 		Summary: "Challenge a user to a game (expires after 5 minutes)",
 		Description: "The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): " +
 			"the 11th is 409 CONFLICT until you cancel one or one is answered or expires.",
 		Request: ChallengeRequest{}, Response: game.Challenge{}, Errors: []int{http.StatusForbidden, http.StatusNotFound, http.StatusConflict}}))
-	r.json(http.MethodGet, "/challenges", a.listChallenges, web.Op{Tag: "games", Auth: web.AuthRequired,
+	r.json(http.MethodGet, "/challenges", h.listChallenges, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "Your pending challenges, sent and received", Response: []game.Challenge{}})
 	for _, answer := range []string{"accept", "decline"} {
 		op := web.Op{Tag: "games", Auth: web.AuthRequired,
@@ -91,34 +121,34 @@ func (a *App) challengeRoutes(r *router) {
 		if answer == "accept" { // a staked challenge locks the stakes
 			op = moneyIn(op)
 		}
-		r.json(http.MethodPost, "/challenges/:id/"+answer, a.respondChallenge(answer), op)
+		r.json(http.MethodPost, "/challenges/:id/"+answer, h.respondChallenge(answer), op)
 	}
-	r.json(http.MethodDelete, "/challenges/:id", a.respondChallenge("cancel"), web.Op{Tag: "games", Auth: web.AuthRequired,
+	r.json(http.MethodDelete, "/challenges/:id", h.respondChallenge("cancel"), web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "Cancel a challenge you sent", Response: game.Challenge{}, Errors: []int{http.StatusConflict}})
 }
 
-func (a *App) availableGames(c echo.Context) error {
+func (h *gameHandlers) availableGames(c echo.Context) error {
 	return c.JSON(http.StatusOK, rules.Available())
 }
 
-func (a *App) gameMetrics(c echo.Context) error {
-	m, err := a.Games.Metrics(c.Request().Context())
+func (h *gameHandlers) gameMetrics(c echo.Context) error {
+	m, err := h.games.Metrics(c.Request().Context())
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, m)
 }
 
-func (a *App) liveGames(c echo.Context) error {
-	games, err := a.liveList(c.Request().Context())
+func (h *gameHandlers) liveGames(c echo.Context) error {
+	games, err := h.liveList(c.Request().Context())
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, games)
 }
 
-func (a *App) livePlayers(c echo.Context) error {
-	games, err := a.liveList(c.Request().Context())
+func (h *gameHandlers) livePlayers(c echo.Context) error {
+	games, err := h.liveList(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -131,19 +161,19 @@ const liveListAge = 250 * time.Millisecond
 
 // liveList returns the live games (at most 100), most watched first, from
 // a copy read at most liveListAge ago, with the spectator counts of now.
-func (a *App) liveList(ctx context.Context) ([]game.LiveGame, error) {
-	a.live.mu.Lock()
-	defer a.live.mu.Unlock()
-	if now := time.Now(); now.Sub(a.live.at) >= liveListAge {
-		games, err := a.Games.Live(ctx, 100)
+func (h *gameHandlers) liveList(ctx context.Context) ([]game.LiveGame, error) {
+	h.live.mu.Lock()
+	defer h.live.mu.Unlock()
+	if now := time.Now(); now.Sub(h.live.at) >= liveListAge {
+		games, err := h.games.Live(ctx, 100)
 		if err != nil {
 			return nil, err
 		}
-		a.live.games, a.live.at = games, now
+		h.live.games, h.live.at = games, now
 	}
-	out := slices.Clone(a.live.games)
+	out := slices.Clone(h.live.games)
 	for i := range out {
-		out[i].SpectatorCount = a.Live.Spectators(out[i].GameID)
+		out[i].SpectatorCount = h.hub.Spectators(out[i].GameID)
 	}
 	slices.SortStableFunc(out, func(x, y game.LiveGame) int { return y.SpectatorCount - x.SpectatorCount })
 	return out, nil
@@ -156,47 +186,47 @@ type LobbyRequest struct {
 	Settings   json.RawMessage `json:"settings,omitempty" schema:"GameSettings" doc:"the game type's settings; omit for the defaults"`
 }
 
-func (a *App) createLobby(c echo.Context) error {
+func (h *gameHandlers) createLobby(c echo.Context) error {
 	var req LobbyRequest
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
 	}
-	l, err := a.Games.CreateLobby(c.Request().Context(), web.IdentityOf(c).UserID, req.GameType, req.StakeMinor, req.Settings)
+	l, err := h.games.CreateLobby(c.Request().Context(), web.IdentityOf(c).UserID, req.GameType, req.StakeMinor, req.Settings)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, l)
 }
 
-func (a *App) listLobbies(c echo.Context) error {
-	lobbies, err := a.Games.Lobbies(c.Request().Context(), 50)
+func (h *gameHandlers) listLobbies(c echo.Context) error {
+	lobbies, err := h.games.Lobbies(c.Request().Context(), 50)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, lobbies)
 }
 
-func (a *App) joinQueue(c echo.Context) error {
-	r, err := a.Games.JoinQueue(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"))
+func (h *gameHandlers) joinQueue(c echo.Context) error {
+	r, err := h.games.JoinQueue(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"))
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, r)
 }
 
-func (a *App) leaveQueue(c echo.Context) error {
-	if err := a.Games.LeaveQueue(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id")); err != nil {
+func (h *gameHandlers) leaveQueue(c echo.Context) error {
+	if err := h.games.LeaveQueue(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id")); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, StatusAnswer{Status: "left"})
 }
 
-func (a *App) gameMetadata(c echo.Context) error {
-	d, err := a.gameDetail(c.Request().Context(), c.Param("id"))
+func (h *gameHandlers) gameMetadata(c echo.Context) error {
+	d, err := h.gameDetail(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	count := a.Live.Spectators(d.GameID)
+	count := h.hub.Spectators(d.GameID)
 	body, err := d.encoded(count)
 	if err != nil {
 		return err
@@ -210,8 +240,8 @@ func (a *App) gameMetadata(c echo.Context) error {
 	return c.JSONBlob(http.StatusOK, body)
 }
 
-func (a *App) gameState(c echo.Context) error {
-	st, err := a.Games.PublicState(c.Request().Context(), c.Param("id"))
+func (h *gameHandlers) gameState(c echo.Context) error {
+	st, err := h.games.PublicState(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -223,37 +253,37 @@ type EventsPage struct {
 	Events []eventlog.Event `json:"events"`
 }
 
-func (a *App) gameEvents(c echo.Context) error {
+func (h *gameHandlers) gameEvents(c echo.Context) error {
 	after, err := strconv.Atoi(c.QueryParam("after"))
 	if c.QueryParam("after") != "" && (err != nil || after < 0) {
 		return domain.Invalid(map[string]string{"after": "must be a seq number, 0 or more"})
 	}
-	m, err := a.Games.Metadata(c.Request().Context(), c.Param("id"))
+	m, err := h.games.Metadata(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	evs, err := a.Rooms.Events(c.Request().Context(), m.GameID, after, 200)
+	evs, err := h.rooms.Events(c.Request().Context(), m.GameID, after, 200)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, EventsPage{Events: evs})
 }
 
-func (a *App) gameAction(c echo.Context) error {
+func (h *gameHandlers) gameAction(c echo.Context) error {
 	var req game.Action
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
 	}
-	r, err := a.Games.Act(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), req)
+	r, err := h.games.Act(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), req)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, r)
 }
 
-func (a *App) currentGame(userID func(echo.Context) string) echo.HandlerFunc {
+func (h *gameHandlers) currentGame(userID func(echo.Context) string) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		cg, err := a.Games.CurrentGameOf(c.Request().Context(), userID(c))
+		cg, err := h.games.CurrentGameOf(c.Request().Context(), userID(c))
 		if err != nil {
 			return err
 		}
@@ -264,17 +294,17 @@ func (a *App) currentGame(userID func(echo.Context) string) echo.HandlerFunc {
 	}
 }
 
-func (a *App) rematch(c echo.Context) error {
+func (h *gameHandlers) rematch(c echo.Context) error {
 	ctx, uid, id := c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id")
 	var r game.Rematch
 	var err error
 	switch c.Request().Method {
 	case http.MethodPost:
-		r, err = a.Games.RequestRematch(ctx, uid, id)
+		r, err = h.games.RequestRematch(ctx, uid, id)
 	case http.MethodDelete:
-		r, err = a.Games.CancelRematch(ctx, uid, id)
+		r, err = h.games.CancelRematch(ctx, uid, id)
 	default:
-		r, err = a.Games.RematchOf(ctx, id)
+		r, err = h.games.RematchOf(ctx, id)
 	}
 	if err != nil {
 		return err
@@ -287,12 +317,12 @@ type RematchLobbyRequest struct {
 	LobbyID string `json:"lobbyId"`
 }
 
-func (a *App) rematchLobby(c echo.Context) error {
+func (h *gameHandlers) rematchLobby(c echo.Context) error {
 	var req RematchLobbyRequest
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
 	}
-	if err := a.Games.AnnounceRematchLobby(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), req.LobbyID); err != nil {
+	if err := h.games.AnnounceRematchLobby(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), req.LobbyID); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, StatusAnswer{Status: "announced"})
@@ -307,7 +337,7 @@ type ChallengeRequest struct {
 	Settings   json.RawMessage `json:"settings,omitempty" schema:"GameSettings" doc:"the game type's settings; omit for the defaults"`
 }
 
-func (a *App) createChallenge(c echo.Context) error {
+func (h *gameHandlers) createChallenge(c echo.Context) error {
 	var req ChallengeRequest
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
@@ -315,7 +345,7 @@ func (a *App) createChallenge(c echo.Context) error {
 	ctx := c.Request().Context()
 	to := req.ToUserID
 	if to == "" && req.ToUsername != "" {
-		u, err := a.Users.ByUsername(ctx, req.ToUsername)
+		u, err := h.users.ByUsername(ctx, req.ToUsername)
 		if err != nil {
 			return err
 		}
@@ -324,24 +354,24 @@ func (a *App) createChallenge(c echo.Context) error {
 	if to == "" {
 		return domain.Invalid(map[string]string{"toUserId": "name the user to challenge (toUserId or toUsername)"})
 	}
-	ch, err := a.Games.CreateChallenge(ctx, web.IdentityOf(c).UserID, to, req.GameType, req.StakeMinor, req.Settings)
+	ch, err := h.games.CreateChallenge(ctx, web.IdentityOf(c).UserID, to, req.GameType, req.StakeMinor, req.Settings)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, ch)
 }
 
-func (a *App) listChallenges(c echo.Context) error {
-	list, err := a.Games.Challenges(c.Request().Context(), web.IdentityOf(c).UserID)
+func (h *gameHandlers) listChallenges(c echo.Context) error {
+	list, err := h.games.Challenges(c.Request().Context(), web.IdentityOf(c).UserID)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, list)
 }
 
-func (a *App) respondChallenge(answer string) echo.HandlerFunc {
+func (h *gameHandlers) respondChallenge(answer string) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		ch, err := a.Games.RespondChallenge(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), answer)
+		ch, err := h.games.RespondChallenge(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), answer)
 		if err != nil {
 			return err
 		}
@@ -359,38 +389,38 @@ type GameDetail struct {
 }
 
 // gameDetail returns a game's public detail: from memory while no event
-// happened in the game since it was read (a.details), else read.
-func (a *App) gameDetail(ctx context.Context, id string) (*cachedDetail, error) {
+// happened in the game since it was read (h.details), else read.
+func (h *gameHandlers) gameDetail(ctx context.Context, id string) (*cachedDetail, error) {
 	now := time.Now()
-	if d, ok := a.details.Get(id, now); ok {
+	if d, ok := h.details.Get(id, now); ok {
 		return d, nil
 	}
-	m, err := a.Games.Metadata(ctx, id)
+	m, err := h.games.Metadata(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	p, err := a.Pot.PotFor(ctx, m)
+	p, err := h.pot.PotFor(ctx, m)
 	if err != nil {
 		return nil, err
 	}
 	transfers := []settlement.Transfer{}
 	if m.Status == game.StatusCompleted || m.Status == game.StatusCancelled {
-		if transfers, err = a.Pot.Transfers(ctx, m.GameID); err != nil {
+		if transfers, err = h.pot.Transfers(ctx, m.GameID); err != nil {
 			return nil, err
 		}
 	}
-	d := &cachedDetail{GameDetail: GameDetail{Meta: m, EscrowAddress: a.Pot.EscrowAddress(m.GameID).String(), Pot: p,
+	d := &cachedDetail{GameDetail: GameDetail{Meta: m, EscrowAddress: h.pot.EscrowAddress(m.GameID).String(), Pot: p,
 		Settlement: transfers}}
 	// A transfer on its way changes without an event until it confirms.
 	if !slices.ContainsFunc(transfers, func(t settlement.Transfer) bool { return t.Status != "confirmed" }) {
-		a.details.Put(id, m.LastSeq, d, now)
+		h.details.Put(id, m.LastSeq, d, now)
 	}
 	return d, nil
 }
 
 // cachedDetail is a game's detail with its last encoding, which serves
 // while the spectator count stays the same. It is shared by the requests
-// that read it from a.details: GameDetail never changes once made, and the
+// that read it from h.details: GameDetail never changes once made, and the
 // encoding is swapped whole.
 type cachedDetail struct {
 	GameDetail

@@ -7,7 +7,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"wager/domain/flags"
 	"wager/web"
 )
 
@@ -60,22 +59,5 @@ func (a *App) version(c echo.Context) error {
 }
 
 func (a *App) featureFlags(c echo.Context) error {
-	return c.JSON(http.StatusOK, a.Flags.Snapshot())
-}
-
-// MaintenanceStatus is the answer of GET /service_check_maintenance.
-type MaintenanceStatus struct {
-	Maintenance       bool            `json:"maintenance"`
-	Message           string          `json:"message"`
-	RetryAfterSeconds int             `json:"retryAfterSeconds" doc:"when to check again; 0 when not in maintenance"`
-	Flags             map[string]bool `json:"flags" doc:"every feature flag by name"`
-}
-
-func (a *App) checkMaintenance(c echo.Context) error {
-	s := MaintenanceStatus{Flags: a.Flags.Snapshot(), Message: "The service is up."}
-	if s.Maintenance = a.Flags.Enabled(flags.Maintenance); s.Maintenance {
-		s.RetryAfterSeconds = int(maintenanceRetry.Seconds())
-		s.Message = "The service is down for maintenance. Please try again in a few minutes."
-	}
-	return c.JSON(http.StatusOK, s)
+	return c.JSON(http.StatusOK, a.flags.Snapshot())
 }

@@ -10,43 +10,57 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"wager/domain"
+	"wager/domain/auth"
 	"wager/domain/media"
+	"wager/domain/protection"
+	"wager/domain/ranking"
+	"wager/domain/social"
 	"wager/domain/users"
 	"wager/web"
 )
 
-// userRoutes registers profiles, their images and user search.
-func (a *App) userRoutes(r *router) {
-	r.json(http.MethodGet, "/users/search", a.searchUsers, web.Op{Tag: "users", Auth: web.AuthOptional,
+// userHandlers serve profiles, images, blocks and settings.
+type userHandlers struct {
+	users      *users.Service
+	auth       *auth.Service
+	social     *social.Service
+	ranking    *ranking.Service
+	protection *protection.Service
+	chrome     *chrome
+}
+
+// routes registers profiles, their images and user search.
+func (h *userHandlers) routes(r *router) {
+	r.json(http.MethodGet, "/users/search", h.searchUsers, web.Op{Tag: "users", Auth: web.AuthOptional,
 		Summary: "Find users whose username starts with a prefix (at most 20)", Response: []UserProfile{},
 		Query: []web.Param{{Name: "username", Required: true, Description: "at least 2 characters, any case", MinLength: 2}}})
-	r.json(http.MethodGet, "/users/me", a.me, web.Op{Tag: "users", Auth: web.AuthRequired,
+	r.json(http.MethodGet, "/users/me", h.me, web.Op{Tag: "users", Auth: web.AuthRequired,
 		Summary: "The signed-in user's profile", Response: MyProfile{}})
 	// Documented at /usernames/{username}: /users/username/{username} would
 	// be ambiguous with /users/{id}/... in the document.
-	r.json(http.MethodGet, "/usernames/:username", a.userByUsername, web.Op{Tag: "users", Auth: web.AuthNone,
+	r.json(http.MethodGet, "/usernames/:username", h.userByUsername, web.Op{Tag: "users", Auth: web.AuthNone,
 		Summary: "Public profile by username", Description: "Also served at /users/username/{username}.",
 		Response: UserProfile{}, Errors: []int{http.StatusNotFound}})
-	r.alias(http.MethodGet, "/users/username/:username", a.userByUsername, web.AuthNone)
-	r.json(http.MethodGet, "/users/:id", a.userByID, web.Op{Tag: "users", Auth: web.AuthNone,
+	r.alias(http.MethodGet, "/users/username/:username", h.userByUsername, web.AuthNone)
+	r.json(http.MethodGet, "/users/:id", h.userByID, web.Op{Tag: "users", Auth: web.AuthNone,
 		Summary: "Public profile by id", Response: UserProfile{}, Errors: []int{http.StatusNotFound}})
-	r.json(http.MethodPatch, "/users/me/profile", a.updateProfile, web.Op{Tag: "users", Auth: web.AuthRequired,
+	r.json(http.MethodPatch, "/users/me/profile", h.updateProfile, web.Op{Tag: "users", Auth: web.AuthRequired,
 		Summary: "Change username, display name or bio", Request: ProfileRequest{}, Response: UserProfile{},
 		Errors: []int{http.StatusConflict}})
 	for _, kind := range []media.Kind{media.Avatar, media.Cover} {
-		r.json(http.MethodPost, "/users/me/"+string(kind), a.uploadImage(kind), web.Op{Tag: "users", Auth: web.AuthRequired,
+		r.json(http.MethodPost, "/users/me/"+string(kind), h.uploadImage(kind), web.Op{Tag: "users", Auth: web.AuthRequired,
 			Summary:     "Upload the " + string(kind) + " image (multipart field \"file\")",
 			Description: "PNG, JPEG or WebP, recognised by content; at most 2 MB. Re-encoded so that only pixels are kept.",
 			Upload:      &web.Upload{Field: "file", Types: []string{"image/png", "image/jpeg", "image/webp"}},
 			Response:    UserProfile{}, Errors: []int{http.StatusRequestEntityTooLarge}})
 	}
-	r.asset(http.MethodGet, "/images/:id", a.image, web.Op{Tag: "users", Summary: "A profile image (PNG or JPEG bytes)",
+	r.asset(http.MethodGet, "/images/:id", h.image, web.Op{Tag: "users", Summary: "A profile image (PNG or JPEG bytes)",
 		Description: "Content never changes for an id: cached for a year.", Errors: []int{http.StatusNotFound},
 		Produces: []string{"image/png", "image/jpeg"}})
 }
 
-func (a *App) searchUsers(c echo.Context) error {
-	found, err := a.Users.Search(c.Request().Context(), c.QueryParam("username"))
+func (h *userHandlers) searchUsers(c echo.Context) error {
+	found, err := h.users.Search(c.Request().Context(), c.QueryParam("username"))
 	if err != nil {
 		return err
 	}
@@ -57,28 +71,28 @@ func (a *App) searchUsers(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
-func (a *App) userByUsername(c echo.Context) error {
-	u, err := a.Users.ByUsername(c.Request().Context(), c.Param("username"))
+func (h *userHandlers) userByUsername(c echo.Context) error {
+	u, err := h.users.ByUsername(c.Request().Context(), c.Param("username"))
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, profileOf(u))
 }
 
-func (a *App) userByID(c echo.Context) error {
-	u, err := a.Users.ByID(c.Request().Context(), c.Param("id"))
+func (h *userHandlers) userByID(c echo.Context) error {
+	u, err := h.users.ByID(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, profileOf(u))
 }
 
-func (a *App) me(c echo.Context) error {
-	u, err := a.Users.ByID(c.Request().Context(), web.IdentityOf(c).UserID)
+func (h *userHandlers) me(c echo.Context) error {
+	u, err := h.users.ByID(c.Request().Context(), web.IdentityOf(c).UserID)
 	if err != nil {
 		return err
 	}
-	p, err := a.myProfile(c, profileOf(u))
+	p, err := myProfile(c, h.protection, profileOf(u))
 	if err != nil {
 		return err
 	}
@@ -93,14 +107,14 @@ type ProfileRequest struct {
 	Bio         *string `json:"bio,omitempty" maxLength:"280" doc:"at most 280 characters"`
 }
 
-func (a *App) updateProfile(c echo.Context) error {
+func (h *userHandlers) updateProfile(c echo.Context) error {
 	var req ProfileRequest
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
 	}
-	u, err := a.Users.UpdateProfile(c.Request().Context(), web.IdentityOf(c).UserID,
+	u, err := h.users.UpdateProfile(c.Request().Context(), web.IdentityOf(c).UserID,
 		users.ProfileUpdate{Username: req.Username, DisplayName: req.DisplayName, Bio: req.Bio})
-	a.Auth.Forget(web.IdentityOf(c).UserID) // the username may have changed
+	h.auth.Forget(web.IdentityOf(c).UserID) // the username may have changed
 	if err != nil {
 		return err
 	}
@@ -108,13 +122,13 @@ func (a *App) updateProfile(c echo.Context) error {
 }
 
 // uploadImage returns the handler of POST /users/me/avatar or /cover.
-func (a *App) uploadImage(kind media.Kind) echo.HandlerFunc {
+func (h *userHandlers) uploadImage(kind media.Kind) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		data, err := formFile(c)
 		if err != nil {
 			return err
 		}
-		u, err := a.Users.SetImage(c.Request().Context(), web.IdentityOf(c).UserID, kind, data)
+		u, err := h.users.SetImage(c.Request().Context(), web.IdentityOf(c).UserID, kind, data)
 		if err != nil {
 			return err
 		}
@@ -141,16 +155,16 @@ func formFile(c echo.Context) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, media.MaxUploadBytes+1))
 }
 
-func (a *App) image(c echo.Context) error {
-	img, err := a.Users.ImageByID(c.Request().Context(), c.Param("id"))
+func (h *userHandlers) image(c echo.Context) error {
+	img, err := h.users.ImageByID(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	h := c.Response().Header()
-	h.Set("Cache-Control", "public, max-age=31536000, immutable")
-	h.Set("ETag", `"`+img.ID+`"`)
-	h.Set("X-Content-Type-Options", "nosniff")
-	if c.Request().Header.Get("If-None-Match") == h.Get("ETag") {
+	hdr := c.Response().Header()
+	hdr.Set("Cache-Control", "public, max-age=31536000, immutable")
+	hdr.Set("ETag", `"`+img.ID+`"`)
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	if c.Request().Header.Get("If-None-Match") == hdr.Get("ETag") {
 		return c.NoContent(http.StatusNotModified)
 	}
 	return c.Blob(http.StatusOK, img.ContentType, img.Data)
