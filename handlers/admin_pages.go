@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,11 +12,22 @@ import (
 	"wager/domain/flags"
 	"wager/domain/money"
 	"wager/domain/protection"
+	"wager/domain/users"
 	"wager/views"
 	"wager/web"
 )
 
-func (h *adminHandlers) adminPage(c echo.Context) error {
+// adminPages serve the admin page: flags, the books and a player's protection.
+type adminPages struct {
+	users      *users.Service
+	flags      *flags.Service
+	money      *money.Service
+	protection *protection.Service
+	log        *slog.Logger
+	chrome     *chrome
+}
+
+func (h *adminPages) adminPage(c echo.Context) error {
 	id := web.IdentityOf(c)
 	if id == nil {
 		_, err := requireLogin(c)
@@ -89,7 +101,7 @@ func booksView(r money.Reconciliation) views.BooksView {
 // adminFlag turns a flag on or off. Maintenance mode shuts everyone else
 // out, so switching it on takes a second step: without confirmed=yes (the
 // confirmation panel's form) the admin is sent to that panel instead.
-func (h *adminHandlers) adminFlag(c echo.Context) error {
+func (h *adminPages) adminFlag(c echo.Context) error {
 	id := web.IdentityOf(c)
 	if id == nil || !id.Admin {
 		return domain.Errorf(domain.CodeAdminOnly, "only administrators can change feature flags")
@@ -106,7 +118,7 @@ func (h *adminHandlers) adminFlag(c echo.Context) error {
 
 // playerProtectionLine is a player's protection as the admin page shows
 // it, read only.
-func (h *adminHandlers) playerProtectionLine(c echo.Context, username string) *views.PlayerProtectionLine {
+func (h *adminPages) playerProtectionLine(c echo.Context, username string) *views.PlayerProtectionLine {
 	ctx := c.Request().Context()
 	line := &views.PlayerProtectionLine{Username: username}
 	u, err := h.users.ByUsername(ctx, username)

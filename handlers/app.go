@@ -1,10 +1,13 @@
-// Package handlers holds the thin Echo handlers of the JSON API and the
-// pages, and the presenters that turn domain values into view models. The
-// route table is routes.go; each feature area has its JSON handlers and
-// its pages side by side (games.go and games_pages.go), as methods on the
-// feature's own struct (gameHandlers) that holds only the services they
-// call. New gives each feature its services, once; App itself serves the
-// operational routes and the documents.
+// Package handlers is the HTTP side of the server. App builds the Echo
+// server, its middleware and route table (routes.go), and serves the
+// operational routes and the API's documents. The JSON API is package
+// handlers/api, registered here; the docs page's reference is rendered by
+// handlers/reference. This package holds the pages: per feature area
+// (games_pages.go) a struct holding only the services its pages call
+// (gamePages), the presenters that turn domain values into view models,
+// the page chrome and the error pages; and the live socket's projection of
+// game events onto pages (LiveViews). New gives every feature's API and
+// pages their services, once.
 package handlers
 
 import (
@@ -44,6 +47,7 @@ import (
 	"wager/domain/tournament"
 	"wager/domain/users"
 	"wager/domain/x402"
+	"wager/handlers/api"
 	"wager/web"
 	"wager/web/live"
 )
@@ -125,8 +129,8 @@ type Options struct {
 
 // App is the HTTP side of the server: every route and its handler. Its own
 // handlers are the operational routes and the documents; each feature
-// area's handlers are methods on a struct of their own that holds only the
-// services they call (features).
+// area's API and pages are methods on structs of their own that hold only
+// the services they call (api, pages).
 type App struct {
 	Options
 	Echo *echo.Echo
@@ -145,42 +149,62 @@ type App struct {
 	payments *x402.Service  // the abuse controls' charges
 	bots     DemoBots       // never charged by the abuse controls
 	chrome   *chrome        // the docs and error pages' header
-	features features
+	api      apiHandlers
+	pages    pageHandlers
 
 	openapiDoc, asyncapiDoc servedDocument
 	reference               docsReference
 
-	pages   []string // paths of the browser pages
-	log     *slog.Logger
-	now     domain.Clock
-	metrics *web.Metrics
-	budget  *feePayerBudget
-	started time.Time
+	pagePaths []string // of the browser pages
+	log       *slog.Logger
+	now       domain.Clock
+	metrics   *web.Metrics
+	budget    *feePayerBudget
+	started   time.Time
 }
 
-// features are the handlers of each feature area, each given the services
-// it calls.
-type features struct {
-	admin       *adminHandlers
-	audit       *auditHandlers
-	auth        *authHandlers
-	bets        *betHandlers
-	chat        *chatHandlers
-	donations   *donationHandlers
-	games       *gameHandlers
-	home        *homeHandlers
-	integrity   *integrityHandlers
-	market      *marketHandlers
-	payments    *paymentHandlers
-	protection  *protectionHandlers
-	ranking     *rankingHandlers
-	referrals   *referralHandlers
-	social      *socialHandlers
-	support     *supportHandlers
-	tips        *tipHandlers
-	tournaments *tournamentHandlers
-	users       *userHandlers
-	wallet      *walletHandlers
+// apiHandlers are the JSON API of each feature area, each given the
+// services it calls.
+type apiHandlers struct {
+	admin       *api.Admin
+	audit       *api.Audit
+	auth        *api.Auth
+	bets        *api.Bets
+	chat        *api.Chat
+	donations   *api.Donations
+	games       *api.Games
+	integrity   *api.Integrity
+	market      *api.Market
+	payments    *api.Payments
+	protection  *api.Protection
+	ranking     *api.Ranking
+	referrals   *api.Referrals
+	social      *api.Social
+	support     *api.Support
+	tips        *api.Tips
+	tournaments *api.Tournaments
+	users       *api.Users
+	wallet      *api.Wallet
+}
+
+// pageHandlers are the pages of each feature area, each given the
+// services it calls.
+type pageHandlers struct {
+	admin       *adminPages
+	audit       *auditPages
+	auth        *authPages
+	games       *gamePages
+	home        *homePages
+	integrity   *integrityPages
+	market      *marketPages
+	protection  *protectionPages
+	ranking     *rankingPages
+	referrals   *referralPages
+	social      *socialPages
+	support     *supportPages
+	tournaments *tournamentPages
+	users       *userPages
+	wallet      *walletPages
 }
 
 // New builds the handlers and their routes.
@@ -188,7 +212,8 @@ func New(s Services, o Options, log *slog.Logger) *App {
 	a := &App{Options: o, DB: s.DB, Live: s.Live, Views: s.Views, flags: s.Flags, auth: s.Auth, payments: s.Payments,
 		bots: s.Bots, log: log, now: domain.SystemClock, metrics: web.NewMetrics(), started: time.Now()}
 	a.chrome = &chrome{flags: s.Flags, money: s.Money, users: s.Users, notify: s.Notify, protection: s.Protection, log: log}
-	a.features = newFeatures(s, o, a.chrome, log, a.now)
+	a.api = newAPI(s, o, log)
+	a.pages = newPages(s, o, a.chrome, log, a.now)
 	a.Protocol = a.LiveProtocol()
 	a.Echo = a.routes()
 	if s.DB != nil {
@@ -207,34 +232,50 @@ func New(s Services, o Options, log *slog.Logger) *App {
 	return a
 }
 
-// newFeatures gives each feature area's handlers the services they call.
-func newFeatures(s Services, o Options, ch *chrome, log *slog.Logger, now domain.Clock) features {
-	games := &gameHandlers{games: s.Games, pot: s.Pot, users: s.Users, rooms: s.Rooms, hub: s.Live, gameViews: s.Views,
-		chat: s.Chat, market: s.Market, tournaments: s.Tournaments, bots: s.Bots, chrome: ch}
-	games.details = domain.SeqCache[*cachedDetail]{Latest: s.Live.LatestSeq, MaxAge: game.ReadCacheAge, Size: 10_000}
-	return features{
-		admin:       &adminHandlers{flags: s.Flags, money: s.Money, users: s.Users, protection: s.Protection, log: log, chrome: ch},
-		audit:       &auditHandlers{audit: s.Audit, chrome: ch},
-		auth:        &authHandlers{auth: s.Auth, flags: s.Flags, embeddedChain: o.EmbeddedChain, publicURL: o.PublicURL, chrome: ch},
-		bets:        &betHandlers{users: s.Users, pot: s.Pot},
-		chat:        &chatHandlers{chat: s.Chat},
-		donations:   &donationHandlers{users: s.Users, pot: s.Pot},
-		games:       games,
-		home:        &homeHandlers{games: s.Games, social: s.Social, chrome: ch},
-		integrity:   &integrityHandlers{users: s.Users, guard: s.Guard, reviews: s.Reviews, chrome: ch},
-		market:      &marketHandlers{market: s.Market},
-		payments:    &paymentHandlers{users: s.Users, payments: s.Payments, flags: s.Flags},
-		protection:  &protectionHandlers{users: s.Users, protection: s.Protection, chrome: ch},
-		ranking:     &rankingHandlers{ranking: s.Ranking, chrome: ch},
-		referrals:   &referralHandlers{referrals: s.Referrals, chrome: ch},
-		social:      &socialHandlers{users: s.Users, social: s.Social, notify: s.Notify, chrome: ch},
-		support:     &supportHandlers{support: s.Support, chrome: ch},
-		tips:        &tipHandlers{users: s.Users, tips: s.Tips},
-		tournaments: &tournamentHandlers{tournaments: s.Tournaments, now: now, chrome: ch},
-		users: &userHandlers{users: s.Users, auth: s.Auth, social: s.Social, ranking: s.Ranking, protection: s.Protection,
-			chrome: ch},
-		wallet: &walletHandlers{users: s.Users, money: s.Money, localChain: s.LocalChain, devFaucet: o.DevFaucet,
-			chainID: o.ChainID, explorer: o.Explorer(), chrome: ch},
+// newAPI gives each feature area's JSON handlers the services they call.
+func newAPI(s Services, o Options, log *slog.Logger) apiHandlers {
+	return apiHandlers{
+		admin:       &api.Admin{Flags: s.Flags, Money: s.Money, Log: log},
+		audit:       &api.Audit{Audit: s.Audit},
+		auth:        &api.Auth{Auth: s.Auth, Flags: s.Flags, PublicURL: o.PublicURL},
+		bets:        &api.Bets{Users: s.Users, Pot: s.Pot},
+		chat:        &api.Chat{Chat: s.Chat},
+		donations:   &api.Donations{Users: s.Users, Pot: s.Pot},
+		games:       api.NewGames(s.Users, s.Pot, s.Games, s.Rooms, s.Live),
+		integrity:   &api.Integrity{Users: s.Users, Guard: s.Guard, Reviews: s.Reviews},
+		market:      &api.Market{Market: s.Market},
+		payments:    &api.Payments{Users: s.Users, Flags: s.Flags, Payments: s.Payments},
+		protection:  &api.Protection{Users: s.Users, Protection: s.Protection},
+		ranking:     &api.Ranking{Ranking: s.Ranking},
+		referrals:   &api.Referrals{Referrals: s.Referrals},
+		social:      &api.Social{Social: s.Social, Notify: s.Notify},
+		support:     &api.Support{Support: s.Support},
+		tips:        &api.Tips{Users: s.Users, Tips: s.Tips},
+		tournaments: &api.Tournaments{Tournaments: s.Tournaments},
+		users:       &api.Users{Users: s.Users, Auth: s.Auth, Protection: s.Protection},
+		wallet:      &api.Wallet{Users: s.Users, Money: s.Money, LocalChain: s.LocalChain, DevFaucet: o.DevFaucet},
+	}
+}
+
+// newPages gives each feature area's pages the services they call.
+func newPages(s Services, o Options, ch *chrome, log *slog.Logger, now domain.Clock) pageHandlers {
+	return pageHandlers{
+		admin: &adminPages{flags: s.Flags, money: s.Money, users: s.Users, protection: s.Protection, log: log, chrome: ch},
+		audit: &auditPages{audit: s.Audit, chrome: ch},
+		auth:  &authPages{auth: s.Auth, flags: s.Flags, embeddedChain: o.EmbeddedChain, chrome: ch},
+		games: &gamePages{users: s.Users, games: s.Games, chat: s.Chat, market: s.Market, tournaments: s.Tournaments,
+			bots: s.Bots, gameViews: s.Views, chrome: ch},
+		home:        &homePages{games: s.Games, social: s.Social, chrome: ch},
+		integrity:   &integrityPages{reviews: s.Reviews, chrome: ch},
+		market:      &marketPages{market: s.Market},
+		protection:  &protectionPages{protection: s.Protection, chrome: ch},
+		ranking:     &rankingPages{ranking: s.Ranking, chrome: ch},
+		referrals:   &referralPages{referrals: s.Referrals, chrome: ch},
+		social:      &socialPages{users: s.Users, social: s.Social, notify: s.Notify, chrome: ch},
+		support:     &supportPages{support: s.Support, chrome: ch},
+		tournaments: &tournamentPages{tournaments: s.Tournaments, now: now, chrome: ch},
+		users:       &userPages{users: s.Users, auth: s.Auth, social: s.Social, ranking: s.Ranking, chrome: ch},
+		wallet:      &walletPages{users: s.Users, money: s.Money, chainID: o.ChainID, devFaucet: o.DevFaucet, explorer: o.Explorer(), chrome: ch},
 	}
 }
 
@@ -272,7 +313,7 @@ func (b *feePayerBudget) read() float64 {
 
 // Pages returns the paths of the browser pages (the other routes are JSON
 // or assets).
-func (a *App) Pages() []string { return a.pages }
+func (a *App) Pages() []string { return a.pagePaths }
 
 // Explorer links transactions and addresses to the Solana Explorer on the
 // server's cluster.

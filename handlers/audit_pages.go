@@ -13,16 +13,32 @@ import (
 
 	"wager/domain"
 	"wager/domain/audit"
+	"wager/handlers/api"
 	"wager/views"
 	"wager/web"
 )
 
+// auditPages serve the audit log's page.
+type auditPages struct {
+	audit  *audit.Service
+	chrome *chrome
+}
+
+// auditPagePath: the log's page answers browsers at /admin/audit (the JSON
+// list's address, see pagesForBrowsers) and lives here.
+const auditPagePath = "/admin/audit/page"
+
 // auditPageSize is how many entries the page shows at a time.
 const auditPageSize = 50
 
+// pageRoutes registers the audit log's page.
+func (h *auditPages) pageRoutes(r *router) {
+	r.page(http.MethodGet, auditPagePath, h.auditPage)
+}
+
 // auditPage shows the audit log to admins, newest first, ?before=<id> for
 // older entries.
-func (h *auditHandlers) auditPage(c echo.Context) error {
+func (h *auditPages) auditPage(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -30,7 +46,7 @@ func (h *auditHandlers) auditPage(c echo.Context) error {
 	if !id.Admin {
 		return domain.Errorf(domain.CodeAdminOnly, "only administrators can read the audit log")
 	}
-	_, before, err := pageParams(c)
+	_, before, err := api.PageParams(c)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"wager/domain"
+	"wager/handlers/api"
 	"wager/views"
 	"wager/web"
 )
@@ -24,13 +25,13 @@ func (a *App) renderErrorPage(c echo.Context, status int, e *domain.Error) error
 		if id := web.SessionIdentity(c, a.auth); id != nil {
 			web.SetIdentity(c, id)
 			if kind, ok := imageUploadPages[c.Path()]; ok {
-				return a.features.users.refuseImage(c, id, kind, e)
+				return a.pages.users.refuseImage(c, id, kind, e)
 			}
 		}
 	}
 	ep := errorPage(status, e, c.Request().URL.RequestURI())
 	if e.Code == domain.CodeMaintenance {
-		ep.RetryAfterSeconds = int(maintenanceRetry.Seconds())
+		ep.RetryAfterSeconds = int(api.MaintenanceRetry.Seconds())
 		c.Response().Header().Set("Retry-After", "60")
 	}
 	p := a.chrome.pageFor(c, ep.Title)

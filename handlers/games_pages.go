@@ -18,9 +18,12 @@ import (
 	"wager/domain/game"
 	"wager/domain/game/rules"
 	"wager/domain/integrity"
+	"wager/domain/market"
 	"wager/domain/money"
 	"wager/domain/ranking"
 	"wager/domain/settlement"
+	"wager/domain/tournament"
+	"wager/domain/users"
 	"wager/views"
 	"wager/web"
 )
@@ -359,13 +362,25 @@ func chatLine(m chat.Message) views.ChatLine {
 	return l
 }
 
-func (h *gameHandlers) gamePage(c echo.Context) error {
+// gamePages serve the play, game and TV pages and their forms.
+type gamePages struct {
+	users       *users.Service
+	games       *game.Service
+	chat        *chat.Service
+	market      *market.Service
+	tournaments *tournament.Service
+	bots        DemoBots
+	gameViews   *LiveViews
+	chrome      *chrome
+}
+
+func (h *gamePages) gamePage(c echo.Context) error {
 	return h.renderGamePage(c, c.Param("id"), false)
 }
 
 // tvPage follows the most-watched live game; the page comes back here for
 // the next one when it ends.
-func (h *gameHandlers) tvPage(c echo.Context) error {
+func (h *gamePages) tvPage(c echo.Context) error {
 	// While an arena runs, TV shows its leader's game.
 	if id, err := h.tournaments.TopGame(c.Request().Context()); err != nil {
 		return err
@@ -382,7 +397,7 @@ func (h *gameHandlers) tvPage(c echo.Context) error {
 	return h.renderGamePage(c, live[0].GameID, true)
 }
 
-func (h *gameHandlers) renderGamePage(c echo.Context, gameID string, tv bool) error {
+func (h *gamePages) renderGamePage(c echo.Context, gameID string, tv bool) error {
 	ctx := c.Request().Context()
 	viewer := web.IdentityOf(c)
 	g, err := h.gameViews.gameView(ctx, gameID, viewer)
@@ -424,7 +439,7 @@ func (h *gameHandlers) renderGamePage(c echo.Context, gameID string, tv bool) er
 
 // gameMove is the page's move button: the player's own choice comes back
 // to their page only.
-func (h *gameHandlers) gameMove(c echo.Context) error {
+func (h *gamePages) gameMove(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -451,7 +466,7 @@ func (h *gameHandlers) gameMove(c echo.Context) error {
 
 // gameDrop is a Connect Four drop button: the board itself changes through
 // the live stream; the answer is only why a drop was refused.
-func (h *gameHandlers) gameDrop(c echo.Context, id *web.Identity, column string) error {
+func (h *gamePages) gameDrop(c echo.Context, id *web.Identity, column string) error {
 	n, err := strconv.Atoi(column)
 	if err != nil {
 		return web.Render(c, http.StatusOK, views.MoveStatus("Choose one of the columns."))
@@ -482,7 +497,7 @@ func dropRefusal(e *domain.Error, column int) string {
 // gameRematch asks for (or accepts) a rematch, or withdraws the request,
 // and answers the rematch panel as it now stands; the other player's page
 // gets it live.
-func (h *gameHandlers) gameRematch(withdraw bool) echo.HandlerFunc {
+func (h *gamePages) gameRematch(withdraw bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := requireLogin(c)
 		if id == nil {
@@ -513,7 +528,7 @@ func (h *gameHandlers) gameRematch(withdraw bool) echo.HandlerFunc {
 
 // gameChat posts the page's chat form; the message itself arrives through
 // the live stream like everyone else's.
-func (h *gameHandlers) gameChat(c echo.Context) error {
+func (h *gamePages) gameChat(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -550,7 +565,7 @@ func stakeRefusal(e *domain.Error) (string, bool) {
 		" USDC available.", true
 }
 
-func (h *gameHandlers) playView(ctx context.Context, form views.PlayForm, errMsg string) (views.PlayView, error) {
+func (h *gamePages) playView(ctx context.Context, form views.PlayForm, errMsg string) (views.PlayView, error) {
 	v := views.PlayView{Form: form, Error: errMsg, Bots: h.bots != nil}
 	for _, t := range rules.Available() {
 		v.Types = append(v.Types, views.GameTypeOption{Type: t.GameType, Name: t.Name})
@@ -569,7 +584,7 @@ func (h *gameHandlers) playView(ctx context.Context, form views.PlayForm, errMsg
 
 // playerPage runs a page for signed-in players who are not in a game: the
 // others go to sign in, or to their game.
-func (h *gameHandlers) playerPage(c echo.Context, page func(id *web.Identity) error) error {
+func (h *gamePages) playerPage(c echo.Context, page func(id *web.Identity) error) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -582,7 +597,7 @@ func (h *gameHandlers) playerPage(c echo.Context, page func(id *web.Identity) er
 	return page(id)
 }
 
-func (h *gameHandlers) playPage(c echo.Context) error {
+func (h *gamePages) playPage(c echo.Context) error {
 	return h.playerPage(c, func(*web.Identity) error {
 		v, err := h.playView(c.Request().Context(), views.PlayForm{GameType: "rps", Stake: "0", Rounds: "3", RoundSeconds: "20"}, "")
 		if err != nil {
@@ -593,7 +608,7 @@ func (h *gameHandlers) playPage(c echo.Context) error {
 }
 
 // playSubmit opens a lobby from the form and queues the player there.
-func (h *gameHandlers) playSubmit(c echo.Context) error {
+func (h *gamePages) playSubmit(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -646,7 +661,7 @@ func (h *gameHandlers) playSubmit(c echo.Context) error {
 	return h.joinAndGo(c, id.UserID, l.ID, fail)
 }
 
-func (h *gameHandlers) joinAndGo(c echo.Context, userID, lobbyID string, fail func(error) error) error {
+func (h *gamePages) joinAndGo(c echo.Context, userID, lobbyID string, fail func(error) error) error {
 	res, err := h.games.JoinQueue(c.Request().Context(), userID, lobbyID)
 	if err != nil {
 		return fail(err)
@@ -657,7 +672,7 @@ func (h *gameHandlers) joinAndGo(c echo.Context, userID, lobbyID string, fail fu
 	return c.Redirect(http.StatusSeeOther, "/play/wait/"+lobbyID)
 }
 
-func (h *gameHandlers) playJoin(c echo.Context) error {
+func (h *gamePages) playJoin(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -684,7 +699,7 @@ var botSettings = map[string]json.RawMessage{
 
 // playBot challenges a demo bot to a free game: it accepts at once, or
 // when its current game ends.
-func (h *gameHandlers) playBot(c echo.Context) error {
+func (h *gamePages) playBot(c echo.Context) error {
 	return h.playerPage(c, func(id *web.Identity) error {
 		ctx := c.Request().Context()
 		gameType := c.FormValue("gameType")
@@ -706,7 +721,7 @@ func (h *gameHandlers) playBot(c echo.Context) error {
 
 // playChallengeWait waits for the challenged player to accept; once the
 // challenge is answered it goes to the game, or back to the play page.
-func (h *gameHandlers) playChallengeWait(c echo.Context) error {
+func (h *gamePages) playChallengeWait(c echo.Context) error {
 	return h.playerPage(c, func(id *web.Identity) error {
 		ctx := c.Request().Context()
 		pending, err := h.games.Challenges(ctx, id.UserID)
@@ -727,7 +742,7 @@ func (h *gameHandlers) playChallengeWait(c echo.Context) error {
 	})
 }
 
-func (h *gameHandlers) playChallengeCancel(c echo.Context) error {
+func (h *gamePages) playChallengeCancel(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -739,13 +754,13 @@ func (h *gameHandlers) playChallengeCancel(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/play")
 }
 
-func (h *gameHandlers) playWait(c echo.Context) error {
+func (h *gamePages) playWait(c echo.Context) error {
 	return h.playerPage(c, func(*web.Identity) error {
 		return web.Render(c, http.StatusOK, views.Waiting(h.chrome.pageFor(c, "Waiting for an opponent"), c.Param("id")))
 	})
 }
 
-func (h *gameHandlers) playLeave(c echo.Context) error {
+func (h *gamePages) playLeave(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err

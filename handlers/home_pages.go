@@ -14,14 +14,14 @@ import (
 	"wager/web"
 )
 
-// homeHandlers serve the home page and its live grid.
-type homeHandlers struct {
+// homePages serve the home page and its live grid.
+type homePages struct {
 	games  *game.Service
 	social *social.Service
 	chrome *chrome
 }
 
-func (h *homeHandlers) homeView(ctx context.Context) (views.HomeView, error) {
+func (h *homePages) homeView(ctx context.Context) (views.HomeView, error) {
 	var v views.HomeView
 	live, err := h.games.Live(ctx, 24)
 	if err != nil {
@@ -53,7 +53,7 @@ func (h *homeHandlers) homeView(ctx context.Context) (views.HomeView, error) {
 	return v, nil
 }
 
-func (h *homeHandlers) homePage(c echo.Context) error {
+func (h *homePages) homePage(c echo.Context) error {
 	v, err := h.homeView(c.Request().Context())
 	if err != nil {
 		return err
@@ -63,7 +63,7 @@ func (h *homeHandlers) homePage(c echo.Context) error {
 	return web.Render(c, http.StatusOK, views.Home(p, v))
 }
 
-func (h *homeHandlers) liveFragment(c echo.Context) error {
+func (h *homePages) liveFragment(c echo.Context) error {
 	v, err := h.homeView(c.Request().Context())
 	if err != nil {
 		return err

@@ -11,15 +11,28 @@ import (
 	"wager/domain/game/rules"
 	"wager/domain/integrity"
 	"wager/domain/money"
+	"wager/handlers/api"
 	"wager/views"
 	"wager/web"
 )
+
+// integrityPages serve the review queue's page and its decisions.
+type integrityPages struct {
+	reviews *integrity.Reviews
+	chrome  *chrome
+}
 
 // integrityPagePath: the review queue answers browsers at /admin/integrity
 // (the JSON queue's address, see pagesForBrowsers) and lives here.
 const integrityPagePath = "/admin/integrity/page"
 
-func (h *integrityHandlers) integrityPage(c echo.Context) error {
+// pageRoutes registers the review queue's page and its decisions.
+func (h *integrityPages) pageRoutes(r *router) {
+	r.page(http.MethodGet, integrityPagePath, h.integrityPage)
+	r.page(http.MethodPost, integrityPagePath+"/:gameId/:decision", h.integrityDecide)
+}
+
+func (h *integrityPages) integrityPage(c echo.Context) error {
 	id, err := requireAdmin(c)
 	if id == nil {
 		return err
@@ -48,7 +61,7 @@ type caseForm struct {
 // integrityDecide releases or voids a held game from the queue's forms:
 // with a valid reason it first asks for a confirmation, and once
 // confirmed decides and shows the queue with what the decision did.
-func (h *integrityHandlers) integrityDecide(c echo.Context) error {
+func (h *integrityPages) integrityDecide(c echo.Context) error {
 	if id, err := requireAdmin(c); id == nil {
 		return err
 	}
@@ -70,7 +83,7 @@ func (h *integrityHandlers) integrityDecide(c echo.Context) error {
 		form.confirm = &views.IntegrityConfirm{Action: decisionAction(gameID, decision), Question: question, Reason: reason, Button: button}
 		return h.renderIntegrity(c, http.StatusOK, views.IntegrityView{}, form)
 	}
-	r, err := h.decide(c, decision, reason)
+	r, err := api.DecideReview(c, h.reviews, decision, reason)
 	if err != nil {
 		return h.renderIntegrity(c, web.StatusOf(domain.ErrorCode(err)), views.IntegrityView{Error: web.AsError(err).Message}, form)
 	}
@@ -118,7 +131,7 @@ func requireAdmin(c echo.Context) (*web.Identity, error) {
 	return id, nil
 }
 
-func (h *integrityHandlers) renderIntegrity(c echo.Context, status int, v views.IntegrityView, form caseForm) error {
+func (h *integrityPages) renderIntegrity(c echo.Context, status int, v views.IntegrityView, form caseForm) error {
 	id, err := requireAdmin(c)
 	if id == nil {
 		return err

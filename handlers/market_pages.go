@@ -14,6 +14,11 @@ import (
 	"wager/web"
 )
 
+// marketPages serve a game page's market fragment.
+type marketPages struct {
+	market *market.Service
+}
+
 // bookDepth is how many prices of each side the page's ladders show.
 const bookDepth = 6
 
@@ -146,7 +151,7 @@ func orderWords(o market.Order, name string) string {
 
 // gameMarketMine is the viewer's part of a game's market, fetched by the
 // page after every change of the market.
-func (h *marketHandlers) gameMarketMine(c echo.Context) error {
+func (h *marketPages) gameMarketMine(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err

@@ -17,6 +17,7 @@ import (
 	"wager/domain/notify"
 	"wager/domain/protection"
 	"wager/domain/users"
+	"wager/handlers/api"
 	"wager/static"
 	"wager/views"
 	"wager/web"
@@ -58,7 +59,7 @@ func (h *chrome) pageFor(c echo.Context, title string) views.Page {
 	}
 	if u, err := h.users.ByID(ctx, id.UserID); err != nil {
 		h.log.Warn("page header: read the avatar", "user", id.UserID, "err", err)
-	} else if url := imageURL(u.AvatarImageID); url != nil {
+	} else if url := api.ImageURL(u.AvatarImageID); url != nil {
 		p.User.AvatarURL = *url
 	}
 	p.Bell = h.bellFor(c, id.UserID)

@@ -15,6 +15,12 @@ import (
 	"wager/web"
 )
 
+// protectionPages serve the responsible play page and its forms.
+type protectionPages struct {
+	protection *protection.Service
+	chrome     *chrome
+}
+
 // protectionPagePath is the Responsible play page.
 const protectionPagePath = views.ResponsiblePlayPath
 
@@ -24,6 +30,14 @@ var limitLabels = map[string]string{
 	protection.DepositMonth: "Deposits in 30 days", protection.LossDay: "Net loss in 24 hours",
 	protection.LossWeek: "Net loss in 7 days", protection.LossMonth: "Net loss in 30 days",
 	protection.StakeMax: "Largest stake",
+}
+
+// pageRoutes registers the responsible play page and its forms.
+func (h *protectionPages) pageRoutes(r *router) {
+	r.page(http.MethodGet, protectionPagePath, h.protectionPage)
+	r.page(http.MethodPost, protectionPagePath+"/limits", h.protectionLimitsSubmit)
+	r.page(http.MethodPost, protectionPagePath+"/exclusion", h.protectionExclusionSubmit)
+	r.page(http.MethodPost, protectionPagePath+"/age", h.protectionAgeSubmit)
 }
 
 // protectionChrome is what a signed-in page shows of the viewer's
@@ -92,7 +106,7 @@ func usdcOrNone(v *int64) string {
 }
 
 // responsiblePlayView reads what the Responsible play page shows.
-func (h *protectionHandlers) responsiblePlayView(c echo.Context, userID string) (views.ResponsiblePlayView, error) {
+func (h *protectionPages) responsiblePlayView(c echo.Context, userID string) (views.ResponsiblePlayView, error) {
 	ctx := c.Request().Context()
 	l, err := h.protection.Limits(ctx, userID)
 	if err != nil {
@@ -153,7 +167,7 @@ func limitValues(l protection.Limits) map[string]*int64 {
 	}
 }
 
-func (h *protectionHandlers) protectionPage(c echo.Context) error {
+func (h *protectionPages) protectionPage(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -167,7 +181,7 @@ func (h *protectionHandlers) protectionPage(c echo.Context) error {
 
 // protectionRefused renders the page again with the refusal of one of its
 // forms.
-func (h *protectionHandlers) protectionRefused(c echo.Context, userID, form string, err error) error {
+func (h *protectionPages) protectionRefused(c echo.Context, userID, form string, err error) error {
 	e := web.AsError(err)
 	if e.Code == domain.CodeInternal || e.Code == domain.CodeUnavailable {
 		return err
@@ -196,7 +210,7 @@ func (h *protectionHandlers) protectionRefused(c echo.Context, userID, form stri
 // value changed (an unchanged one sent again would cancel a looser change
 // waiting), or, with keep, the current value of one limit, which cancels
 // its waiting change.
-func (h *protectionHandlers) protectionLimitsSubmit(c echo.Context) error {
+func (h *protectionPages) protectionLimitsSubmit(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -250,7 +264,7 @@ func (h *protectionHandlers) protectionLimitsSubmit(c echo.Context) error {
 
 // protectionExclusionSubmit starts a time-out or self-exclusion once the
 // box that says it cannot be undone is ticked.
-func (h *protectionHandlers) protectionExclusionSubmit(c echo.Context) error {
+func (h *protectionPages) protectionExclusionSubmit(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -282,7 +296,7 @@ func (h *protectionHandlers) protectionExclusionSubmit(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, protectionPagePath+"?saved=exclusion")
 }
 
-func (h *protectionHandlers) protectionAgeSubmit(c echo.Context) error {
+func (h *protectionPages) protectionAgeSubmit(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err

@@ -19,9 +19,15 @@ import (
 	"wager/web"
 )
 
+// rankingPages serve the leaderboards page.
+type rankingPages struct {
+	ranking *ranking.Service
+	chrome  *chrome
+}
+
 // leaderboardsPage shows one board: ?board=global|friends|<game type>,
 // ?period= for global and friends, ?offset= to page.
-func (h *rankingHandlers) leaderboardsPage(c echo.Context) error {
+func (h *rankingPages) leaderboardsPage(c echo.Context) error {
 	id := web.IdentityOf(c)
 	v := views.LeaderboardView{Board: c.QueryParam("board"), Period: c.QueryParam("period"), SignedIn: id != nil}
 	for _, info := range rules.Available() {

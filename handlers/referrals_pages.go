@@ -13,10 +13,16 @@ import (
 	"wager/web"
 )
 
+// referralPages serve the referrals page and its claim.
+type referralPages struct {
+	referrals *referrals.Service
+	chrome    *chrome
+}
+
 // referralsPage shows your link, your team by level, your rewards and a
 // claim button: the same service calls as GET /referrals/me, /tree and
 // /rewards.
-func (h *referralHandlers) referralsPage(c echo.Context) error {
+func (h *referralPages) referralsPage(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -56,7 +62,7 @@ func (h *referralHandlers) referralsPage(c echo.Context) error {
 
 // claimReferralsPage is the page's claim button: POST /referrals/me/claim
 // for browsers, answered with the page and what happened.
-func (h *referralHandlers) claimReferralsPage(c echo.Context) error {
+func (h *referralPages) claimReferralsPage(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -13,19 +12,12 @@ import (
 	"wager/domain/flags"
 	"wager/domain/game/rules"
 	"wager/domain/media"
+	"wager/handlers/api"
 	"wager/web"
 )
 
 // maxBody is the largest request body the API reads (1 MiB).
 const maxBody = "1M"
-
-// feePayerBudgets says, in the description of every operation whose
-// network fee the platform pays, when it stops paying.
-const feePayerBudgets = "The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, " +
-	"and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After)."
-
-// maintenanceRetry is the Retry-After of a maintenance answer.
-const maintenanceRetry = 60 * time.Second
 
 // notificationsPagePath is where the notifications page is routed. A
 // browser opening /notifications (the JSON list's address) is served the
@@ -88,34 +80,37 @@ func (a *App) routes() *echo.Echo {
 		version: web.CheckSDKVersion(policy),
 		authn:   func(mode web.Auth) echo.MiddlewareFunc { return web.Authenticate(a.auth, mode) },
 		maintenance: web.Maintenance(func() bool { return a.flags.Enabled(flags.Maintenance) },
-			web.IsAdmin, maintenanceRetry),
+			web.IsAdmin, api.MaintenanceRetry),
 		abuse: (&web.AbuseControl{Payments: a.payments, Log: a.log,
 			Enabled: func() bool { return a.flags.Enabled(flags.AbuseControls) }, Exempt: a.isBot}).For,
 	}
 
-	f := a.features
+	j, p := a.api, a.pages
 	a.operationRoutes(r)
-	f.auth.routes(r)
-	f.users.routes(r)
-	f.games.routes(r)
-	f.donations.routes(r)
-	f.bets.routes(r)
-	f.market.routes(r)
-	f.games.challengeRoutes(r)
+	j.auth.Routes(r)
+	j.users.Routes(r)
+	j.games.Routes(r)
+	j.donations.Routes(r)
+	j.bets.Routes(r)
+	j.market.Routes(r)
+	j.games.ChallengeRoutes(r)
 	a.liveRoutes(r)
-	f.chat.routes(r)
-	f.social.routes(r)
-	f.tips.routes(r)
-	f.ranking.routes(r)
-	f.support.routes(r)
-	f.referrals.routes(r)
-	f.integrity.routes(r)
-	f.protection.routes(r)
-	f.payments.routes(r)
-	f.tournaments.routes(r)
-	f.wallet.routes(r)
-	f.admin.routes(r)
-	f.audit.routes(r)
+	j.chat.Routes(r)
+	j.social.Routes(r)
+	j.tips.Routes(r)
+	j.ranking.Routes(r)
+	j.support.Routes(r)
+	j.referrals.Routes(r)
+	j.integrity.Routes(r)
+	p.integrity.pageRoutes(r)
+	j.protection.Routes(r)
+	p.protection.pageRoutes(r)
+	j.payments.Routes(r)
+	j.tournaments.Routes(r)
+	j.wallet.Routes(r)
+	j.admin.Routes(r)
+	j.audit.Routes(r)
+	p.audit.pageRoutes(r)
 	a.pageRoutes(r)
 	return e
 }
@@ -144,48 +139,48 @@ func (a *App) apiDocument() *web.OpenAPI {
 
 // pageRoutes registers the browser pages.
 func (a *App) pageRoutes(r *router) {
-	f := a.features
-	r.page(http.MethodGet, "/", f.home.homePage)
+	p := a.pages
+	r.page(http.MethodGet, "/", p.home.homePage)
 	r.page(http.MethodGet, "/docs", a.docsPage)
-	r.page(http.MethodGet, "/u/:username", f.users.profilePage)
-	r.page(http.MethodGet, "/fragments/live", f.home.liveFragment)
-	r.page(http.MethodGet, "/play", f.games.playPage)
-	r.page(http.MethodPost, "/play", f.games.playSubmit)
-	r.page(http.MethodPost, "/play/join/:id", f.games.playJoin)
-	r.page(http.MethodGet, "/play/wait/:id", f.games.playWait)
-	r.page(http.MethodPost, "/play/bot", f.games.playBot)
-	r.page(http.MethodGet, "/play/challenge/:id", f.games.playChallengeWait)
-	r.page(http.MethodPost, "/play/challenge/:id/cancel", f.games.playChallengeCancel)
-	r.page(http.MethodPost, "/play/leave/:id", f.games.playLeave)
-	r.page(http.MethodGet, "/game/:id", f.games.gamePage)
-	r.page(http.MethodGet, "/tv", f.games.tvPage)
-	f.tournaments.pageRoutes(r)
-	r.page(http.MethodPost, "/game/:id/move", f.games.gameMove)
-	r.page(http.MethodPost, "/game/:id/chat", f.games.gameChat)
-	r.page(http.MethodGet, "/game/:id/market/mine", f.market.gameMarketMine)
-	r.page(http.MethodGet, notificationsPagePath, f.social.notificationsPage)
-	r.page(http.MethodPost, "/notifications/page/read-all", f.social.notificationsRead(true))
-	r.page(http.MethodPost, "/notifications/page/:id/read", f.social.notificationsRead(false))
-	r.page(http.MethodGet, "/me", f.social.mePage)
-	r.page(http.MethodGet, "/leaderboards", f.ranking.leaderboardsPage)
-	r.page(http.MethodGet, "/friends", f.social.friendsPage)
-	r.page(http.MethodGet, "/referrals", f.referrals.referralsPage)
-	r.page(http.MethodPost, "/referrals/page/claim", f.referrals.claimReferralsPage)
-	r.page(http.MethodPost, "/friends/page/:id/ask", f.social.friendsAction("ask"))
-	r.page(http.MethodPost, "/friends/page/:id/accept", f.social.friendsAction("accept"))
-	r.page(http.MethodPost, "/friends/page/:id/remove", f.social.friendsAction("remove"))
-	r.page(http.MethodPost, "/game/:id/rematch", f.games.gameRematch(false))
-	r.page(http.MethodPost, "/game/:id/rematch/withdraw", f.games.gameRematch(true))
-	f.support.pageRoutes(r)
-	r.page(http.MethodGet, "/settings", f.users.settingsPage)
-	r.page(http.MethodGet, "/wallet", f.wallet.walletPage)
-	r.page(http.MethodPost, "/settings/profile", f.users.settingsProfile)
-	r.page(http.MethodPost, "/settings/avatar", f.users.settingsImage(media.Avatar))
-	r.page(http.MethodPost, "/settings/cover", f.users.settingsImage(media.Cover))
-	r.signInPage(http.MethodGet, "/admin", f.admin.adminPage) // admins work during maintenance
-	r.signInPage(http.MethodPost, "/admin/flags/:name", f.admin.adminFlag)
-	r.signInPage(http.MethodGet, "/login", f.auth.loginPage)
-	r.signInPage(http.MethodPost, "/logout", f.auth.logout)
+	r.page(http.MethodGet, "/u/:username", p.users.profilePage)
+	r.page(http.MethodGet, "/fragments/live", p.home.liveFragment)
+	r.page(http.MethodGet, "/play", p.games.playPage)
+	r.page(http.MethodPost, "/play", p.games.playSubmit)
+	r.page(http.MethodPost, "/play/join/:id", p.games.playJoin)
+	r.page(http.MethodGet, "/play/wait/:id", p.games.playWait)
+	r.page(http.MethodPost, "/play/bot", p.games.playBot)
+	r.page(http.MethodGet, "/play/challenge/:id", p.games.playChallengeWait)
+	r.page(http.MethodPost, "/play/challenge/:id/cancel", p.games.playChallengeCancel)
+	r.page(http.MethodPost, "/play/leave/:id", p.games.playLeave)
+	r.page(http.MethodGet, "/game/:id", p.games.gamePage)
+	r.page(http.MethodGet, "/tv", p.games.tvPage)
+	p.tournaments.pageRoutes(r)
+	r.page(http.MethodPost, "/game/:id/move", p.games.gameMove)
+	r.page(http.MethodPost, "/game/:id/chat", p.games.gameChat)
+	r.page(http.MethodGet, "/game/:id/market/mine", p.market.gameMarketMine)
+	r.page(http.MethodGet, notificationsPagePath, p.social.notificationsPage)
+	r.page(http.MethodPost, "/notifications/page/read-all", p.social.notificationsRead(true))
+	r.page(http.MethodPost, "/notifications/page/:id/read", p.social.notificationsRead(false))
+	r.page(http.MethodGet, "/me", p.social.mePage)
+	r.page(http.MethodGet, "/leaderboards", p.ranking.leaderboardsPage)
+	r.page(http.MethodGet, "/friends", p.social.friendsPage)
+	r.page(http.MethodGet, "/referrals", p.referrals.referralsPage)
+	r.page(http.MethodPost, "/referrals/page/claim", p.referrals.claimReferralsPage)
+	r.page(http.MethodPost, "/friends/page/:id/ask", p.social.friendsAction("ask"))
+	r.page(http.MethodPost, "/friends/page/:id/accept", p.social.friendsAction("accept"))
+	r.page(http.MethodPost, "/friends/page/:id/remove", p.social.friendsAction("remove"))
+	r.page(http.MethodPost, "/game/:id/rematch", p.games.gameRematch(false))
+	r.page(http.MethodPost, "/game/:id/rematch/withdraw", p.games.gameRematch(true))
+	p.support.pageRoutes(r)
+	r.page(http.MethodGet, "/settings", p.users.settingsPage)
+	r.page(http.MethodGet, "/wallet", p.wallet.walletPage)
+	r.page(http.MethodPost, "/settings/profile", p.users.settingsProfile)
+	r.page(http.MethodPost, "/settings/avatar", p.users.settingsImage(media.Avatar))
+	r.page(http.MethodPost, "/settings/cover", p.users.settingsImage(media.Cover))
+	r.signInPage(http.MethodGet, "/admin", p.admin.adminPage) // admins work during maintenance
+	r.signInPage(http.MethodPost, "/admin/flags/:name", p.admin.adminFlag)
+	r.signInPage(http.MethodGet, "/login", p.auth.loginPage)
+	r.signInPage(http.MethodPost, "/logout", p.auth.logout)
 }
 
 // tagDescriptions describe the tags of the OpenAPI document.
@@ -271,9 +266,9 @@ func (r *router) add(method, path string, h echo.HandlerFunc, mw ...echo.Middlew
 	r.e.Add(method, path, h)
 }
 
-// json registers an API route: version check, maintenance, then the
+// JSON registers an API route: version check, maintenance, then the
 // authentication the operation declares, then abuse control.
-func (r *router) json(method, path string, h echo.HandlerFunc, op web.Op) {
+func (r *router) JSON(method, path string, h echo.HandlerFunc, op web.Op) {
 	if op.Tag == "" {
 		panic("handlers: route " + path + " has no tag")
 	}
@@ -293,9 +288,9 @@ func (r *router) json(method, path string, h echo.HandlerFunc, op web.Op) {
 	r.docs.Add(method, path, op)
 }
 
-// alias registers another address of a JSON route documented elsewhere,
+// Alias registers another address of a JSON route documented elsewhere,
 // with the same middleware.
-func (r *router) alias(method, path string, h echo.HandlerFunc, auth web.Auth) {
+func (r *router) Alias(method, path string, h echo.HandlerFunc, auth web.Auth) {
 	mw := append(limitFor(path), web.MarkAPI, r.version, r.authn(auth), r.maintenance)
 	if charge := r.abuse(method, path, auth); charge != nil {
 		mw = append(mw, charge)
@@ -304,17 +299,17 @@ func (r *router) alias(method, path string, h echo.HandlerFunc, auth web.Auth) {
 	r.docs.Alias(method, path)
 }
 
-// ops registers an operational JSON route that stays available to every
+// Ops registers an operational JSON route that stays available to every
 // client version and during maintenance.
-func (r *router) ops(method, path string, h echo.HandlerFunc, op web.Op) {
+func (r *router) Ops(method, path string, h echo.HandlerFunc, op web.Op) {
 	op.Tag = "operations"
 	r.add(method, path, h, web.MarkAPI)
 	r.docs.Add(method, path, op)
 }
 
-// signIn registers a sign-in API route: like json, but without the
+// SignIn registers a sign-in API route: like JSON, but without the
 // maintenance gate, because its handler lets admin wallets through.
-func (r *router) signIn(method, path string, h echo.HandlerFunc, op web.Op) {
+func (r *router) SignIn(method, path string, h echo.HandlerFunc, op web.Op) {
 	op.Errors = append(op.Errors, http.StatusBadRequest, http.StatusUpgradeRequired, http.StatusServiceUnavailable)
 	op.Header = append(op.Header, web.Param{Name: "X-App-Id", Required: true, Description: "the calling application"})
 	r.add(method, path, h, web.MarkAPI, r.version)
@@ -330,9 +325,9 @@ func (r *router) live(method, path string, h echo.HandlerFunc, op web.Op) {
 	r.docs.Add(method, path, op)
 }
 
-// asset registers a public non-JSON resource that browsers load directly
+// Asset registers a public non-JSON resource that browsers load directly
 // (no version check: an <img> sends no SDK header).
-func (r *router) asset(method, path string, h echo.HandlerFunc, op web.Op) {
+func (r *router) Asset(method, path string, h echo.HandlerFunc, op web.Op) {
 	r.add(method, path, h)
 	r.docs.Add(method, path, op)
 }
@@ -342,12 +337,12 @@ func (r *router) asset(method, path string, h echo.HandlerFunc, op web.Op) {
 func (r *router) page(method, path string, h echo.HandlerFunc) {
 	mw := append(limitFor(path), web.MarkPage, r.authn(web.AuthOptional), r.maintenance)
 	r.add(method, path, h, mw...)
-	r.app.pages = append(r.app.pages, path)
+	r.app.pagePaths = append(r.app.pagePaths, path)
 }
 
 // signInPage registers the sign-in pages, which stay open during
 // maintenance so that admins can sign in.
 func (r *router) signInPage(method, path string, h echo.HandlerFunc) {
 	r.add(method, path, h, web.MarkPage, r.authn(web.AuthOptional))
-	r.app.pages = append(r.app.pages, path)
+	r.app.pagePaths = append(r.app.pagePaths, path)
 }

@@ -14,9 +14,18 @@ import (
 	"wager/domain/notify"
 	"wager/domain/social"
 	"wager/domain/tips"
+	"wager/domain/users"
 	"wager/views"
 	"wager/web"
 )
+
+// socialPages serve the notifications, friends and me pages.
+type socialPages struct {
+	users  *users.Service
+	notify *notify.Service
+	social *social.Service
+	chrome *chrome
+}
 
 // bellLatest is how many notifications the header's bell lists.
 const bellLatest = 5
@@ -207,7 +216,7 @@ const feedOnHome = 12
 
 // notificationsPage lists the user's notifications, ?before=<id> for
 // older ones.
-func (h *socialHandlers) notificationsPage(c echo.Context) error {
+func (h *socialPages) notificationsPage(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -230,7 +239,7 @@ func (h *socialHandlers) notificationsPage(c echo.Context) error {
 
 // notificationsRead marks one notification read (:id) or all of them, and
 // goes back to the list.
-func (h *socialHandlers) notificationsRead(all bool) echo.HandlerFunc {
+func (h *socialPages) notificationsRead(all bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id := web.IdentityOf(c)
 		if id == nil {
@@ -256,7 +265,7 @@ func (h *socialHandlers) notificationsRead(all bool) echo.HandlerFunc {
 
 // friendsPage shows the user's friends, the requests waiting for them,
 // and people found by ?q= (a username prefix).
-func (h *socialHandlers) friendsPage(c echo.Context) error {
+func (h *socialPages) friendsPage(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -269,7 +278,7 @@ func (h *socialHandlers) friendsPage(c echo.Context) error {
 	return web.Render(c, http.StatusOK, views.FriendsPage(h.chrome.pageFor(c, "Friends"), v))
 }
 
-func (h *socialHandlers) friendsView(c echo.Context, me, search string) (views.FriendsView, error) {
+func (h *socialPages) friendsView(c echo.Context, me, search string) (views.FriendsView, error) {
 	ctx := c.Request().Context()
 	v := views.FriendsView{Search: strings.TrimSpace(search)}
 	friends, err := h.social.Friends(ctx, me, 200, "")
@@ -306,7 +315,7 @@ func (h *socialHandlers) friendsView(c echo.Context, me, search string) (views.F
 
 // friendsAction answers the friends page's buttons: ask, accept, remove.
 // The page comes back saying what happened, or why not.
-func (h *socialHandlers) friendsAction(action string) echo.HandlerFunc {
+func (h *socialPages) friendsAction(action string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id := web.IdentityOf(c)
 		if id == nil {
@@ -345,7 +354,7 @@ func (h *socialHandlers) friendsAction(action string) echo.HandlerFunc {
 }
 
 // mePage sends a signed-in user to their own profile.
-func (h *socialHandlers) mePage(c echo.Context) error {
+func (h *socialPages) mePage(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err

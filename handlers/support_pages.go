@@ -12,13 +12,19 @@ import (
 	"wager/web"
 )
 
+// supportPages serve the support pages of players and staff.
+type supportPages struct {
+	support *support.Service
+	chrome  *chrome
+}
+
 // supportQueuePagePath: the queue page answers browsers at /admin/support
 // (the JSON queue's address, see pagesForBrowsers) and lives under
 // /admin/support/page, where its tickets are too.
 const supportQueuePagePath = "/admin/support/page"
 
 // pageRoutes registers the support pages of users and staff.
-func (h *supportHandlers) pageRoutes(r *router) {
+func (h *supportPages) pageRoutes(r *router) {
 	r.page(http.MethodGet, "/support", h.supportPage)
 	r.page(http.MethodPost, "/support/new", h.supportOpen)
 	r.page(http.MethodGet, "/support/tickets/:id", h.supportTicketPage)
@@ -78,14 +84,14 @@ func emptyWords(status string, staff bool) string {
 	return "No tickets with this status."
 }
 
-func (h *supportHandlers) supportPage(c echo.Context) error {
+func (h *supportPages) supportPage(c echo.Context) error {
 	if id, err := requireLogin(c); id == nil {
 		return err
 	}
 	return h.renderSupport(c, http.StatusOK, views.SupportForm{Category: support.CategoryOther})
 }
 
-func (h *supportHandlers) renderSupport(c echo.Context, code int, f views.SupportForm) error {
+func (h *supportPages) renderSupport(c echo.Context, code int, f views.SupportForm) error {
 	id := web.IdentityOf(c)
 	ctx := c.Request().Context()
 	status, err := support.ParseStatus(c.QueryParam("status"))
@@ -124,7 +130,7 @@ func formErrors(err error) (map[string]string, int, bool) {
 	return map[string]string{"": de.Message}, web.StatusOf(de.Code), true
 }
 
-func (h *supportHandlers) supportOpen(c echo.Context) error {
+func (h *supportPages) supportOpen(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -147,11 +153,11 @@ func (h *supportHandlers) supportOpen(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/support/tickets/"+t.ID)
 }
 
-func (h *supportHandlers) supportTicketPage(c echo.Context) error {
+func (h *supportPages) supportTicketPage(c echo.Context) error {
 	return h.renderUserTicket(c, http.StatusOK, "", "")
 }
 
-func (h *supportHandlers) renderUserTicket(c echo.Context, code int, reply, replyErr string) error {
+func (h *supportPages) renderUserTicket(c echo.Context, code int, reply, replyErr string) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -198,7 +204,7 @@ func aboutWords(t support.Summary) string {
 
 // supportWrite answers a reply form: back to the ticket, or the ticket
 // with the error under the reply box.
-func (h *supportHandlers) supportWrite(c echo.Context, write func(text string) error, back string, render func(code int, reply, replyErr string) error) error {
+func (h *supportPages) supportWrite(c echo.Context, write func(text string) error, back string, render func(code int, reply, replyErr string) error) error {
 	text := c.FormValue("text")
 	if err := write(text); err != nil {
 		errs, code, ok := formErrors(err)
@@ -214,7 +220,7 @@ func (h *supportHandlers) supportWrite(c echo.Context, write func(text string) e
 	return c.Redirect(http.StatusSeeOther, back)
 }
 
-func (h *supportHandlers) supportReply(c echo.Context) error {
+func (h *supportPages) supportReply(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -227,7 +233,7 @@ func (h *supportHandlers) supportReply(c echo.Context) error {
 	})
 }
 
-func (h *supportHandlers) supportClose(c echo.Context) error {
+func (h *supportPages) supportClose(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -251,7 +257,7 @@ func requireStaff(c echo.Context) (*web.Identity, error) {
 	return id, nil
 }
 
-func (h *supportHandlers) supportQueuePage(c echo.Context) error {
+func (h *supportPages) supportQueuePage(c echo.Context) error {
 	if id, err := requireStaff(c); id == nil {
 		return err
 	}
@@ -272,11 +278,11 @@ func (h *supportHandlers) supportQueuePage(c echo.Context) error {
 	return web.Render(c, http.StatusOK, views.SupportQueue(h.chrome.pageFor(c, "Support queue"), v))
 }
 
-func (h *supportHandlers) staffTicketPage(c echo.Context) error {
+func (h *supportPages) staffTicketPage(c echo.Context) error {
 	return h.renderStaffTicket(c, http.StatusOK, "", "")
 }
 
-func (h *supportHandlers) renderStaffTicket(c echo.Context, code int, reply, replyErr string) error {
+func (h *supportPages) renderStaffTicket(c echo.Context, code int, reply, replyErr string) error {
 	if id, err := requireStaff(c); id == nil {
 		return err
 	}
@@ -293,7 +299,7 @@ func (h *supportHandlers) renderStaffTicket(c echo.Context, code int, reply, rep
 	return web.Render(c, code, views.SupportTicket(h.chrome.pageFor(c, t.Subject), v))
 }
 
-func (h *supportHandlers) staffReply(c echo.Context) error {
+func (h *supportPages) staffReply(c echo.Context) error {
 	id, err := requireStaff(c)
 	if id == nil {
 		return err
@@ -306,7 +312,7 @@ func (h *supportHandlers) staffReply(c echo.Context) error {
 	})
 }
 
-func (h *supportHandlers) staffClose(c echo.Context) error {
+func (h *supportPages) staffClose(c echo.Context) error {
 	id, err := requireStaff(c)
 	if id == nil {
 		return err

@@ -27,9 +27,16 @@ import (
 	"wager/web/live"
 )
 
+// tournamentPages serve the arenas' pages.
+type tournamentPages struct {
+	tournaments *tournament.Service
+	now         domain.Clock
+	chrome      *chrome
+}
+
 // pageRoutes registers the arenas' pages: the list with its
 // form, the live page of one, and its join and withdraw buttons.
-func (h *tournamentHandlers) pageRoutes(r *router) {
+func (h *tournamentPages) pageRoutes(r *router) {
 	r.page(http.MethodGet, "/arenas", h.arenasPage)
 	r.page(http.MethodPost, "/arenas", h.arenasCreate)
 	r.page(http.MethodGet, "/arenas/:id", h.arenaPage)
@@ -39,12 +46,12 @@ func (h *tournamentHandlers) pageRoutes(r *router) {
 
 // arenasPage lists the arenas open to join and watch, the latest
 // finished ones, and the form: GET /tournaments (both lists) for browsers.
-func (h *tournamentHandlers) arenasPage(c echo.Context) error {
+func (h *tournamentPages) arenasPage(c echo.Context) error {
 	form := views.ArenaForm{GameType: "rps", EntryFee: "0", StartsIn: "5", Duration: "10", MaxPlayers: "64", Split: "50, 30, 20"}
 	return h.renderArenas(c, http.StatusOK, form, nil)
 }
 
-func (h *tournamentHandlers) renderArenas(c echo.Context, status int, form views.ArenaForm, failure error) error {
+func (h *tournamentPages) renderArenas(c echo.Context, status int, form views.ArenaForm, failure error) error {
 	ctx := c.Request().Context()
 	open, err := h.tournaments.List(ctx, "", 50, "")
 	if err != nil {
@@ -119,7 +126,7 @@ func arenaError(err error) string {
 // arenasCreate is the page's form: POST /tournaments for browsers. A
 // valid arena opens its page; a refused one shows the form again with
 // what to fix.
-func (h *tournamentHandlers) arenasCreate(c echo.Context) error {
+func (h *tournamentPages) arenasCreate(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -181,7 +188,7 @@ func arenaRequest(f views.ArenaForm, now time.Time) (tournament.NewTournament, e
 
 // arenaPage is a tournament's live page: GET /tournaments/:id for
 // browsers, kept live by the tournament's room over the page's socket.
-func (h *tournamentHandlers) arenaPage(c echo.Context) error {
+func (h *tournamentPages) arenaPage(c echo.Context) error {
 	return h.renderArena(c, http.StatusOK, c.QueryParam("done"), nil)
 }
 
@@ -214,7 +221,7 @@ func doneMessage(done string, feeMinor int64) string {
 	return ""
 }
 
-func (h *tournamentHandlers) renderArena(c echo.Context, status int, done string, failure error) error {
+func (h *tournamentPages) renderArena(c echo.Context, status int, done string, failure error) error {
 	d, err := h.tournaments.Get(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
@@ -301,7 +308,7 @@ func recordWords(s tournament.Standing) string {
 // arenaAction is the page's join or withdraw button: POST
 // /tournaments/:id/join or /withdraw for browsers, answered with the page
 // and what happened (or why not).
-func (h *tournamentHandlers) arenaAction(join bool) echo.HandlerFunc {
+func (h *tournamentPages) arenaAction(join bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := requireLogin(c)
 		if id == nil {

@@ -7,15 +7,27 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"wager/domain"
+	"wager/domain/auth"
 	"wager/domain/media"
+	"wager/domain/ranking"
 	"wager/domain/social"
 	"wager/domain/users"
+	"wager/handlers/api"
 	"wager/views"
 	"wager/web"
 )
 
+// userPages serve the profile and settings pages.
+type userPages struct {
+	users   *users.Service
+	auth    *auth.Service
+	social  *social.Service
+	ranking *ranking.Service
+	chrome  *chrome
+}
+
 func viewProfile(u users.User, viewer *web.Identity) views.Profile {
-	p := profileOf(u)
+	p := api.ProfileOf(u)
 	v := views.Profile{ID: u.ID, Username: u.Username, DisplayName: u.DisplayName, Bio: u.Bio,
 		WalletAddress: u.WalletAddress, CreatedAt: u.CreatedAt, IsSelf: viewer != nil && viewer.UserID == u.ID}
 	if p.AvatarURL != nil {
@@ -27,7 +39,7 @@ func viewProfile(u users.User, viewer *web.Identity) views.Profile {
 	return v
 }
 
-func (h *userHandlers) profilePage(c echo.Context) error {
+func (h *userPages) profilePage(c echo.Context) error {
 	u, err := h.users.ByUsername(c.Request().Context(), c.Param("username"))
 	if err != nil {
 		return err
@@ -57,7 +69,7 @@ func (h *userHandlers) profilePage(c echo.Context) error {
 	return web.Render(c, http.StatusOK, views.ProfileView(h.chrome.pageFor(c, u.Username), p))
 }
 
-func (h *userHandlers) settingsPage(c echo.Context) error {
+func (h *userPages) settingsPage(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -70,7 +82,7 @@ func (h *userHandlers) settingsPage(c echo.Context) error {
 		DisplayName: u.DisplayName, Bio: u.Bio}, nil)
 }
 
-func (h *userHandlers) renderSettings(c echo.Context, status int, u users.User, f views.SettingsForm, imageErr map[string]string) error {
+func (h *userPages) renderSettings(c echo.Context, status int, u users.User, f views.SettingsForm, imageErr map[string]string) error {
 	p := viewProfile(u, web.IdentityOf(c))
 	images := []views.ImageForm{
 		{Kind: string(media.Avatar), URL: p.AvatarURL, Error: imageErr[string(media.Avatar)]},
@@ -81,7 +93,7 @@ func (h *userHandlers) renderSettings(c echo.Context, status int, u users.User, 
 
 // settingsProfile saves the profile form. htmx gets the form back (with
 // errors inline, or "Saved"); a plain form post gets the whole page.
-func (h *userHandlers) settingsProfile(c echo.Context) error {
+func (h *userPages) settingsProfile(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -123,14 +135,14 @@ func (h *userHandlers) settingsProfile(c echo.Context) error {
 	return h.renderSettings(c, status, current, f, nil)
 }
 
-func (h *userHandlers) settingsImage(kind media.Kind) echo.HandlerFunc {
+func (h *userPages) settingsImage(kind media.Kind) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := requireLogin(c)
 		if id == nil {
 			return err
 		}
 		ctx := c.Request().Context()
-		data, err := formFile(c)
+		data, err := api.FormFile(c)
 		if err == nil {
 			_, err = h.users.SetImage(ctx, id.UserID, kind, data)
 		}
@@ -150,7 +162,7 @@ var imageUploadPages = map[string]media.Kind{"/settings/avatar": media.Avatar, "
 
 // refuseImage answers a refused image upload with the settings page, the
 // reason beside the form it came from.
-func (h *userHandlers) refuseImage(c echo.Context, id *web.Identity, kind media.Kind, de *domain.Error) error {
+func (h *userPages) refuseImage(c echo.Context, id *web.Identity, kind media.Kind, de *domain.Error) error {
 	msg := sentence(de.Message)
 	switch {
 	case de.Code == domain.CodePayloadTooLarge:

@@ -7,9 +7,21 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"wager/domain"
+	"wager/domain/money"
+	"wager/domain/users"
 	"wager/views"
 	"wager/web"
 )
+
+// walletPages serve the wallet page.
+type walletPages struct {
+	users     *users.Service
+	money     *money.Service
+	devFaucet bool
+	chainID   string
+	explorer  Explorer
+	chrome    *chrome
+}
 
 // walletHistoryPage is how many history lines the wallet page shows.
 const walletHistoryPage = 20
@@ -17,7 +29,7 @@ const walletHistoryPage = 20
 // walletPage shows the signed-in user's balances, the deposit, withdraw
 // and faucet forms (driven by static/js/wallet.js over the JSON API) and
 // their wallet history, ?before=<id> for older lines.
-func (h *walletHandlers) walletPage(c echo.Context) error {
+func (h *walletPages) walletPage(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err

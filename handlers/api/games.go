@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"context"
@@ -14,33 +14,23 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"wager/domain"
-	"wager/domain/chat"
 	"wager/domain/eventlog"
 	"wager/domain/game"
 	"wager/domain/game/rules"
-	"wager/domain/market"
 	"wager/domain/settlement"
-	"wager/domain/tournament"
 	"wager/domain/users"
 	"wager/web"
 	"wager/web/live"
 )
 
-// gameHandlers serve game types, lobbies and matchmaking, challenges,
-// rematches, a game's state, events and moves, and the play, game and TV
-// pages.
-type gameHandlers struct {
-	games       *game.Service
-	pot         *settlement.Service
-	users       *users.Service
-	rooms       *eventlog.Log
-	hub         *live.Hub
-	gameViews   *LiveViews
-	chat        *chat.Service
-	market      *market.Service
-	tournaments *tournament.Service
-	bots        DemoBots
-	chrome      *chrome
+// Games serves game types, lobbies and matchmaking, challenges,
+// rematches, a game's state, events and moves. Make it with NewGames.
+type Games struct {
+	Users *users.Service
+	Pot   *settlement.Service
+	Games *game.Service
+	Rooms *eventlog.Log
+	Live  *live.Hub
 
 	details domain.SeqCache[*cachedDetail] // GET /games/:id by game id
 	live    struct {                       // GET /games/live
@@ -50,52 +40,59 @@ type gameHandlers struct {
 	}
 }
 
-// routes registers game types, metrics, live games, lobbies and their
+// NewGames returns the games' handlers over these services.
+func NewGames(users *users.Service, pot *settlement.Service, games *game.Service, rooms *eventlog.Log, hub *live.Hub) *Games {
+	h := &Games{Users: users, Pot: pot, Games: games, Rooms: rooms, Live: hub}
+	h.details = domain.SeqCache[*cachedDetail]{Latest: hub.LatestSeq, MaxAge: game.ReadCacheAge, Size: 10_000}
+	return h
+}
+
+// Routes registers game types, metrics, live games, lobbies and their
 // queues, and a game's metadata, state, events and actions.
-func (h *gameHandlers) routes(r *router) {
-	r.json(http.MethodGet, "/games/available", h.availableGames, web.Op{Tag: "games", Auth: web.AuthNone,
+func (h *Games) Routes(r Router) {
+	r.JSON(http.MethodGet, "/games/available", h.availableGames, web.Op{Tag: "games", Auth: web.AuthNone,
 		Summary: "Game types with their settings", Response: []rules.Info{}})
-	r.json(http.MethodGet, "/games/metrics", h.gameMetrics, web.Op{Tag: "games", Auth: web.AuthNone,
+	r.JSON(http.MethodGet, "/games/metrics", h.gameMetrics, web.Op{Tag: "games", Auth: web.AuthNone,
 		Summary: "Real-time platform metrics", Response: game.Metrics{}})
-	r.json(http.MethodGet, "/games/live", h.liveGames, web.Op{Tag: "spectate", Auth: web.AuthOptional,
+	r.JSON(http.MethodGet, "/games/live", h.liveGames, web.Op{Tag: "spectate", Auth: web.AuthOptional,
 		Summary: "Active games, most watched first", Response: []game.LiveGame{}})
-	r.json(http.MethodGet, "/spectate/live-players", h.livePlayers, web.Op{Tag: "spectate", Auth: web.AuthOptional,
+	r.JSON(http.MethodGet, "/spectate/live-players", h.livePlayers, web.Op{Tag: "spectate", Auth: web.AuthOptional,
 		Summary: "Everyone playing right now, one entry per user", Response: []game.LivePlayer{}})
-	r.json(http.MethodPost, "/lobbies", h.createLobby, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired, Status: http.StatusCreated,
+	r.JSON(http.MethodPost, "/lobbies", h.createLobby, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired, Status: http.StatusCreated,
 		Summary: "Open a lobby (a table of one game type and stake)", Request: LobbyRequest{}, Response: game.Lobby{}}))
-	r.json(http.MethodGet, "/lobbies", h.listLobbies, web.Op{Tag: "games", Auth: web.AuthOptional,
+	r.JSON(http.MethodGet, "/lobbies", h.listLobbies, web.Op{Tag: "games", Auth: web.AuthOptional,
 		Summary: "The newest lobbies with their queue lengths", Response: []game.Lobby{}})
-	r.json(http.MethodPost, "/lobbies/:id/join-queue", h.joinQueue, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired,
+	r.JSON(http.MethodPost, "/lobbies/:id/join-queue", h.joinQueue, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary:     "Join the lobby's matchmaking queue",
 		Description: "Answers queued, or matched with the new game's id when someone was waiting. Stakes are locked from both platform balances.",
 		Response:    game.JoinResult{}, Errors: []int{http.StatusNotFound, http.StatusConflict}}))
-	r.json(http.MethodDelete, "/lobbies/:id/join-queue", h.leaveQueue, web.Op{Tag: "games", Auth: web.AuthRequired,
+	r.JSON(http.MethodDelete, "/lobbies/:id/join-queue", h.leaveQueue, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "Leave the lobby's queue", Response: StatusAnswer{}, Errors: []int{http.StatusNotFound}})
-	r.json(http.MethodGet, "/games/:id", h.gameMetadata, web.Op{Tag: "games", Auth: web.AuthNone,
+	r.JSON(http.MethodGet, "/games/:id", h.gameMetadata, web.Op{Tag: "games", Auth: web.AuthNone,
 		Summary:     "Public game metadata; result and history once completed",
 		Description: "Includes the escrow address, the pot, and the settlement's on-chain transfers, so anyone can check the payout on chain.",
 		Response:    GameDetail{}, Errors: []int{http.StatusNotFound}, ETag: true})
-	r.json(http.MethodGet, "/games/:id/state", h.gameState, web.Op{Tag: "games", Auth: web.AuthRequired,
+	r.JSON(http.MethodGet, "/games/:id/state", h.gameState, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary:     "Game state, the same for players and spectators",
 		Description: "Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their reveal. 409 GAME_NOT_ACTIVE when the game is not active.",
 		Response:    web.OneOf{rules.RPSView{}, rules.C4View{}}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
-	r.json(http.MethodGet, "/games/:id/events", h.gameEvents, web.Op{Tag: "games", Auth: web.AuthRequired,
+	r.JSON(http.MethodGet, "/games/:id/events", h.gameEvents, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "The game's events after a seq (for clients that poll instead of using /ws)", Response: EventsPage{},
 		Query: []web.Param{{Name: "after", Description: "the last seq you have; 0 for all", Type: "integer", Min: web.Bound(0)}}})
-	r.json(http.MethodPost, "/games/:id/actions", h.gameAction, web.Op{Tag: "games", Auth: web.AuthRequired,
+	r.JSON(http.MethodPost, "/games/:id/actions", h.gameAction, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary:     "Submit an action (players only)",
 		Description: "{type: move, move: ...} or {type: resign}. 403 NOT_A_PLAYER; 409 ALREADY_MOVED, NOT_YOUR_TURN, GAME_NOT_ACTIVE; 400 INVALID_MOVE.",
 		Request:     game.Action{}, Response: game.ActResult{}, Errors: []int{http.StatusForbidden, http.StatusConflict, http.StatusNotFound}})
-	r.json(http.MethodGet, "/users/me/current-game", h.currentGame(func(c echo.Context) string { return web.IdentityOf(c).UserID }),
+	r.JSON(http.MethodGet, "/users/me/current-game", h.currentGame(func(c echo.Context) string { return web.IdentityOf(c).UserID }),
 		web.Op{Tag: "games", Auth: web.AuthRequired, Summary: "Your active game; 204 when none", Response: game.CurrentGame{},
 			Responses: map[int]any{http.StatusNoContent: nil}})
-	r.json(http.MethodGet, "/users/:id/current-game", h.currentGame(func(c echo.Context) string { return c.Param("id") }),
+	r.JSON(http.MethodGet, "/users/:id/current-game", h.currentGame(func(c echo.Context) string { return c.Param("id") }),
 		web.Op{Tag: "games", Auth: web.AuthOptional, Summary: "A user's active game; 204 when none", Response: game.CurrentGame{},
 			Responses: map[int]any{http.StatusNoContent: nil}})
 }
 
-// challengeRoutes registers rematches and challenges.
-func (h *gameHandlers) challengeRoutes(r *router) {
+// ChallengeRoutes registers rematches and challenges.
+func (h *Games) ChallengeRoutes(r Router) {
 	for _, m := range []string{http.MethodPost, http.MethodDelete, http.MethodGet} {
 		summary := map[string]string{http.MethodPost: "Ask for (or accept) a rematch", http.MethodDelete: "Withdraw your rematch request",
 			http.MethodGet: "Rematch state"}[m]
@@ -104,16 +101,16 @@ func (h *gameHandlers) challengeRoutes(r *router) {
 		if m == http.MethodPost { // a staked rematch locks the stakes
 			op = moneyIn(op)
 		}
-		r.json(m, "/games/:id/rematch", h.rematch, op)
+		r.JSON(m, "/games/:id/rematch", h.rematch, op)
 	}
-	r.json(http.MethodPost, "/games/:id/rematch/lobby", h.rematchLobby, web.Op{Tag: "games", Auth: web.AuthRequired,
+	r.JSON(http.MethodPost, "/games/:id/rematch/lobby", h.rematchLobby, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "Tell the room you opened a lobby for the rematch", Request: RematchLobbyRequest{}, Response: StatusAnswer{}})
-	r.json(http.MethodPost, "/challenges", h.createChallenge, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired, Status: http.StatusCreated,
+	r.JSON(http.MethodPost, "/challenges", h.createChallenge, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired, Status: http.StatusCreated,
 		Summary: "Challenge a user to a game (expires after 5 minutes)",
 		Description: "The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): " +
 			"the 11th is 409 CONFLICT until you cancel one or one is answered or expires.",
 		Request: ChallengeRequest{}, Response: game.Challenge{}, Errors: []int{http.StatusForbidden, http.StatusNotFound, http.StatusConflict}}))
-	r.json(http.MethodGet, "/challenges", h.listChallenges, web.Op{Tag: "games", Auth: web.AuthRequired,
+	r.JSON(http.MethodGet, "/challenges", h.listChallenges, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "Your pending challenges, sent and received", Response: []game.Challenge{}})
 	for _, answer := range []string{"accept", "decline"} {
 		op := web.Op{Tag: "games", Auth: web.AuthRequired,
@@ -121,25 +118,25 @@ func (h *gameHandlers) challengeRoutes(r *router) {
 		if answer == "accept" { // a staked challenge locks the stakes
 			op = moneyIn(op)
 		}
-		r.json(http.MethodPost, "/challenges/:id/"+answer, h.respondChallenge(answer), op)
+		r.JSON(http.MethodPost, "/challenges/:id/"+answer, h.respondChallenge(answer), op)
 	}
-	r.json(http.MethodDelete, "/challenges/:id", h.respondChallenge("cancel"), web.Op{Tag: "games", Auth: web.AuthRequired,
+	r.JSON(http.MethodDelete, "/challenges/:id", h.respondChallenge("cancel"), web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "Cancel a challenge you sent", Response: game.Challenge{}, Errors: []int{http.StatusConflict}})
 }
 
-func (h *gameHandlers) availableGames(c echo.Context) error {
+func (h *Games) availableGames(c echo.Context) error {
 	return c.JSON(http.StatusOK, rules.Available())
 }
 
-func (h *gameHandlers) gameMetrics(c echo.Context) error {
-	m, err := h.games.Metrics(c.Request().Context())
+func (h *Games) gameMetrics(c echo.Context) error {
+	m, err := h.Games.Metrics(c.Request().Context())
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, m)
 }
 
-func (h *gameHandlers) liveGames(c echo.Context) error {
+func (h *Games) liveGames(c echo.Context) error {
 	games, err := h.liveList(c.Request().Context())
 	if err != nil {
 		return err
@@ -147,7 +144,7 @@ func (h *gameHandlers) liveGames(c echo.Context) error {
 	return c.JSON(http.StatusOK, games)
 }
 
-func (h *gameHandlers) livePlayers(c echo.Context) error {
+func (h *Games) livePlayers(c echo.Context) error {
 	games, err := h.liveList(c.Request().Context())
 	if err != nil {
 		return err
@@ -161,11 +158,11 @@ const liveListAge = 250 * time.Millisecond
 
 // liveList returns the live games (at most 100), most watched first, from
 // a copy read at most liveListAge ago, with the spectator counts of now.
-func (h *gameHandlers) liveList(ctx context.Context) ([]game.LiveGame, error) {
+func (h *Games) liveList(ctx context.Context) ([]game.LiveGame, error) {
 	h.live.mu.Lock()
 	defer h.live.mu.Unlock()
 	if now := time.Now(); now.Sub(h.live.at) >= liveListAge {
-		games, err := h.games.Live(ctx, 100)
+		games, err := h.Games.Live(ctx, 100)
 		if err != nil {
 			return nil, err
 		}
@@ -173,7 +170,7 @@ func (h *gameHandlers) liveList(ctx context.Context) ([]game.LiveGame, error) {
 	}
 	out := slices.Clone(h.live.games)
 	for i := range out {
-		out[i].SpectatorCount = h.hub.Spectators(out[i].GameID)
+		out[i].SpectatorCount = h.Live.Spectators(out[i].GameID)
 	}
 	slices.SortStableFunc(out, func(x, y game.LiveGame) int { return y.SpectatorCount - x.SpectatorCount })
 	return out, nil
@@ -186,47 +183,47 @@ type LobbyRequest struct {
 	Settings   json.RawMessage `json:"settings,omitempty" schema:"GameSettings" doc:"the game type's settings; omit for the defaults"`
 }
 
-func (h *gameHandlers) createLobby(c echo.Context) error {
+func (h *Games) createLobby(c echo.Context) error {
 	var req LobbyRequest
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
 	}
-	l, err := h.games.CreateLobby(c.Request().Context(), web.IdentityOf(c).UserID, req.GameType, req.StakeMinor, req.Settings)
+	l, err := h.Games.CreateLobby(c.Request().Context(), web.IdentityOf(c).UserID, req.GameType, req.StakeMinor, req.Settings)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, l)
 }
 
-func (h *gameHandlers) listLobbies(c echo.Context) error {
-	lobbies, err := h.games.Lobbies(c.Request().Context(), 50)
+func (h *Games) listLobbies(c echo.Context) error {
+	lobbies, err := h.Games.Lobbies(c.Request().Context(), 50)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, lobbies)
 }
 
-func (h *gameHandlers) joinQueue(c echo.Context) error {
-	r, err := h.games.JoinQueue(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"))
+func (h *Games) joinQueue(c echo.Context) error {
+	r, err := h.Games.JoinQueue(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"))
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, r)
 }
 
-func (h *gameHandlers) leaveQueue(c echo.Context) error {
-	if err := h.games.LeaveQueue(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id")); err != nil {
+func (h *Games) leaveQueue(c echo.Context) error {
+	if err := h.Games.LeaveQueue(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id")); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, StatusAnswer{Status: "left"})
 }
 
-func (h *gameHandlers) gameMetadata(c echo.Context) error {
+func (h *Games) gameMetadata(c echo.Context) error {
 	d, err := h.gameDetail(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	count := h.hub.Spectators(d.GameID)
+	count := h.Live.Spectators(d.GameID)
 	body, err := d.encoded(count)
 	if err != nil {
 		return err
@@ -240,8 +237,8 @@ func (h *gameHandlers) gameMetadata(c echo.Context) error {
 	return c.JSONBlob(http.StatusOK, body)
 }
 
-func (h *gameHandlers) gameState(c echo.Context) error {
-	st, err := h.games.PublicState(c.Request().Context(), c.Param("id"))
+func (h *Games) gameState(c echo.Context) error {
+	st, err := h.Games.PublicState(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -253,37 +250,37 @@ type EventsPage struct {
 	Events []eventlog.Event `json:"events"`
 }
 
-func (h *gameHandlers) gameEvents(c echo.Context) error {
+func (h *Games) gameEvents(c echo.Context) error {
 	after, err := strconv.Atoi(c.QueryParam("after"))
 	if c.QueryParam("after") != "" && (err != nil || after < 0) {
 		return domain.Invalid(map[string]string{"after": "must be a seq number, 0 or more"})
 	}
-	m, err := h.games.Metadata(c.Request().Context(), c.Param("id"))
+	m, err := h.Games.Metadata(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	evs, err := h.rooms.Events(c.Request().Context(), m.GameID, after, 200)
+	evs, err := h.Rooms.Events(c.Request().Context(), m.GameID, after, 200)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, EventsPage{Events: evs})
 }
 
-func (h *gameHandlers) gameAction(c echo.Context) error {
+func (h *Games) gameAction(c echo.Context) error {
 	var req game.Action
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
 	}
-	r, err := h.games.Act(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), req)
+	r, err := h.Games.Act(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), req)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, r)
 }
 
-func (h *gameHandlers) currentGame(userID func(echo.Context) string) echo.HandlerFunc {
+func (h *Games) currentGame(userID func(echo.Context) string) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		cg, err := h.games.CurrentGameOf(c.Request().Context(), userID(c))
+		cg, err := h.Games.CurrentGameOf(c.Request().Context(), userID(c))
 		if err != nil {
 			return err
 		}
@@ -294,17 +291,17 @@ func (h *gameHandlers) currentGame(userID func(echo.Context) string) echo.Handle
 	}
 }
 
-func (h *gameHandlers) rematch(c echo.Context) error {
+func (h *Games) rematch(c echo.Context) error {
 	ctx, uid, id := c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id")
 	var r game.Rematch
 	var err error
 	switch c.Request().Method {
 	case http.MethodPost:
-		r, err = h.games.RequestRematch(ctx, uid, id)
+		r, err = h.Games.RequestRematch(ctx, uid, id)
 	case http.MethodDelete:
-		r, err = h.games.CancelRematch(ctx, uid, id)
+		r, err = h.Games.CancelRematch(ctx, uid, id)
 	default:
-		r, err = h.games.RematchOf(ctx, id)
+		r, err = h.Games.RematchOf(ctx, id)
 	}
 	if err != nil {
 		return err
@@ -317,12 +314,12 @@ type RematchLobbyRequest struct {
 	LobbyID string `json:"lobbyId"`
 }
 
-func (h *gameHandlers) rematchLobby(c echo.Context) error {
+func (h *Games) rematchLobby(c echo.Context) error {
 	var req RematchLobbyRequest
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
 	}
-	if err := h.games.AnnounceRematchLobby(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), req.LobbyID); err != nil {
+	if err := h.Games.AnnounceRematchLobby(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), req.LobbyID); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, StatusAnswer{Status: "announced"})
@@ -337,7 +334,7 @@ type ChallengeRequest struct {
 	Settings   json.RawMessage `json:"settings,omitempty" schema:"GameSettings" doc:"the game type's settings; omit for the defaults"`
 }
 
-func (h *gameHandlers) createChallenge(c echo.Context) error {
+func (h *Games) createChallenge(c echo.Context) error {
 	var req ChallengeRequest
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
@@ -345,7 +342,7 @@ func (h *gameHandlers) createChallenge(c echo.Context) error {
 	ctx := c.Request().Context()
 	to := req.ToUserID
 	if to == "" && req.ToUsername != "" {
-		u, err := h.users.ByUsername(ctx, req.ToUsername)
+		u, err := h.Users.ByUsername(ctx, req.ToUsername)
 		if err != nil {
 			return err
 		}
@@ -354,24 +351,24 @@ func (h *gameHandlers) createChallenge(c echo.Context) error {
 	if to == "" {
 		return domain.Invalid(map[string]string{"toUserId": "name the user to challenge (toUserId or toUsername)"})
 	}
-	ch, err := h.games.CreateChallenge(ctx, web.IdentityOf(c).UserID, to, req.GameType, req.StakeMinor, req.Settings)
+	ch, err := h.Games.CreateChallenge(ctx, web.IdentityOf(c).UserID, to, req.GameType, req.StakeMinor, req.Settings)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, ch)
 }
 
-func (h *gameHandlers) listChallenges(c echo.Context) error {
-	list, err := h.games.Challenges(c.Request().Context(), web.IdentityOf(c).UserID)
+func (h *Games) listChallenges(c echo.Context) error {
+	list, err := h.Games.Challenges(c.Request().Context(), web.IdentityOf(c).UserID)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, list)
 }
 
-func (h *gameHandlers) respondChallenge(answer string) echo.HandlerFunc {
+func (h *Games) respondChallenge(answer string) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		ch, err := h.games.RespondChallenge(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), answer)
+		ch, err := h.Games.RespondChallenge(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), answer)
 		if err != nil {
 			return err
 		}
@@ -390,26 +387,26 @@ type GameDetail struct {
 
 // gameDetail returns a game's public detail: from memory while no event
 // happened in the game since it was read (h.details), else read.
-func (h *gameHandlers) gameDetail(ctx context.Context, id string) (*cachedDetail, error) {
+func (h *Games) gameDetail(ctx context.Context, id string) (*cachedDetail, error) {
 	now := time.Now()
 	if d, ok := h.details.Get(id, now); ok {
 		return d, nil
 	}
-	m, err := h.games.Metadata(ctx, id)
+	m, err := h.Games.Metadata(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	p, err := h.pot.PotFor(ctx, m)
+	p, err := h.Pot.PotFor(ctx, m)
 	if err != nil {
 		return nil, err
 	}
 	transfers := []settlement.Transfer{}
 	if m.Status == game.StatusCompleted || m.Status == game.StatusCancelled {
-		if transfers, err = h.pot.Transfers(ctx, m.GameID); err != nil {
+		if transfers, err = h.Pot.Transfers(ctx, m.GameID); err != nil {
 			return nil, err
 		}
 	}
-	d := &cachedDetail{GameDetail: GameDetail{Meta: m, EscrowAddress: h.pot.EscrowAddress(m.GameID).String(), Pot: p,
+	d := &cachedDetail{GameDetail: GameDetail{Meta: m, EscrowAddress: h.Pot.EscrowAddress(m.GameID).String(), Pot: p,
 		Settlement: transfers}}
 	// A transfer on its way changes without an event until it confirms.
 	if !slices.ContainsFunc(transfers, func(t settlement.Transfer) bool { return t.Status != "confirmed" }) {

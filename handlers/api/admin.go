@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"log/slog"
@@ -9,31 +9,26 @@ import (
 	"wager/domain"
 	"wager/domain/flags"
 	"wager/domain/money"
-	"wager/domain/protection"
-	"wager/domain/users"
 	"wager/web"
 )
 
-// adminHandlers serve the admin's flags, reconciliation and admin page.
-type adminHandlers struct {
-	flags      *flags.Service
-	money      *money.Service
-	users      *users.Service
-	protection *protection.Service
-	log        *slog.Logger
-	chrome     *chrome
+// Admin serves the admin's feature flags and the reconciliation of the books.
+type Admin struct {
+	Flags *flags.Service
+	Money *money.Service
+	Log   *slog.Logger
 }
 
-// routes registers reconciliation and the feature flags' switches.
-func (h *adminHandlers) routes(r *router) {
-	r.json(http.MethodGet, "/admin/reconciliation", h.reconciliation, web.Op{Tag: "admin", Auth: web.AuthAdmin,
+// Routes registers reconciliation and the feature flags' switches.
+func (h *Admin) Routes(r Router) {
+	r.JSON(http.MethodGet, "/admin/reconciliation", h.reconciliation, web.Op{Tag: "admin", Auth: web.AuthAdmin,
 		Summary:  "Ledger totals and chain balance against ledger balance for every platform address",
 		Response: money.Reconciliation{},
 		Description: "The chain reads wait at most " + money.ChainReadWait.String() + " together for the Solana network: an address not read by then " +
 			"has chainMinor null and is listed in unreadAddresses, and balanced is false. A network that does not answer is never an error here."})
-	r.json(http.MethodGet, "/admin/feature-flags", h.adminListFlags, web.Op{Tag: "admin", Auth: web.AuthAdmin,
+	r.JSON(http.MethodGet, "/admin/feature-flags", h.adminListFlags, web.Op{Tag: "admin", Auth: web.AuthAdmin,
 		Summary: "Feature flags with who changed them and when", Response: AdminFlags{}})
-	r.json(http.MethodPut, "/admin/feature-flags/:name", h.adminSetFlag, web.Op{Tag: "admin", Auth: web.AuthAdmin,
+	r.JSON(http.MethodPut, "/admin/feature-flags/:name", h.adminSetFlag, web.Op{Tag: "admin", Auth: web.AuthAdmin,
 		Summary: "Turn a feature flag on or off", Request: SetFlagRequest{}, Response: flags.Flag{},
 		Description: "Recorded in the audit log (flag.set).", Errors: []int{http.StatusNotFound}})
 }
@@ -44,13 +39,13 @@ type AdminFlags struct {
 	Changes []flags.Change `json:"changes" doc:"the newest changes first"`
 }
 
-func (h *adminHandlers) adminListFlags(c echo.Context) error {
+func (h *Admin) adminListFlags(c echo.Context) error {
 	ctx := c.Request().Context()
-	list, err := h.flags.List(ctx)
+	list, err := h.Flags.List(ctx)
 	if err != nil {
 		return err
 	}
-	changes, err := h.flags.Changes(ctx, 50)
+	changes, err := h.Flags.Changes(ctx, 50)
 	if err != nil {
 		return err
 	}
@@ -62,7 +57,7 @@ type SetFlagRequest struct {
 	Enabled *bool `json:"enabled" doc:"required"`
 }
 
-func (h *adminHandlers) adminSetFlag(c echo.Context) error {
+func (h *Admin) adminSetFlag(c echo.Context) error {
 	var req SetFlagRequest
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
@@ -71,16 +66,16 @@ func (h *adminHandlers) adminSetFlag(c echo.Context) error {
 		return domain.Invalid(map[string]string{"enabled": "required: true or false"})
 	}
 	id := web.IdentityOf(c)
-	f, err := h.flags.SetByAdmin(c.Request().Context(), c.Param("name"), *req.Enabled, id.UserID, id.Username+" ("+id.Wallet+")")
+	f, err := h.Flags.SetByAdmin(c.Request().Context(), c.Param("name"), *req.Enabled, id.UserID, id.Username+" ("+id.Wallet+")")
 	if err != nil {
 		return err
 	}
-	h.log.Info("feature flag changed", "flag", f.Name, "enabled", f.Enabled, "by", id.UserID)
+	h.Log.Info("feature flag changed", "flag", f.Name, "enabled", f.Enabled, "by", id.UserID)
 	return c.JSON(http.StatusOK, f)
 }
 
-func (h *adminHandlers) reconciliation(c echo.Context) error {
-	r, err := h.money.Reconcile(c.Request().Context())
+func (h *Admin) reconciliation(c echo.Context) error {
+	r, err := h.Money.Reconcile(c.Request().Context())
 	if err != nil {
 		return err
 	}
