@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -9,11 +11,23 @@ import (
 	"wager/domain"
 	"wager/domain/flags"
 	"wager/domain/money"
+	"wager/domain/protection"
+	"wager/domain/users"
 	"wager/views"
 	"wager/web"
 )
 
-func (a *App) adminPage(c echo.Context) error {
+// adminPages serve the admin page: flags, the books and a player's protection.
+type adminPages struct {
+	users      *users.Service
+	flags      *flags.Service
+	money      *money.Service
+	protection *protection.Service
+	log        *slog.Logger
+	chrome     *chrome
+}
+
+func (h *adminPages) adminPage(c echo.Context) error {
 	id := web.IdentityOf(c)
 	if id == nil {
 		_, err := requireLogin(c)
@@ -24,8 +38,8 @@ func (a *App) adminPage(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	var v views.AdminView
-	v.ConfirmMaintenance = c.QueryParam("confirm") == flags.Maintenance && !a.Flags.Enabled(flags.Maintenance)
-	list, err := a.Flags.List(ctx)
+	v.ConfirmMaintenance = c.QueryParam("confirm") == flags.Maintenance && !h.flags.Enabled(flags.Maintenance)
+	list, err := h.flags.List(ctx)
 	if err != nil {
 		return err
 	}
@@ -36,22 +50,22 @@ func (a *App) adminPage(c echo.Context) error {
 		}
 		v.Flags = append(v.Flags, line)
 	}
-	changes, err := a.Flags.Changes(ctx, 20)
+	changes, err := h.flags.Changes(ctx, 20)
 	if err != nil {
 		return err
 	}
 	for _, ch := range changes {
 		v.Changes = append(v.Changes, views.FlagChangeLine{Name: ch.Name, By: ch.ChangedBy, Enabled: ch.Enabled, At: ch.ChangedAt})
 	}
-	books, err := a.Money.Reconcile(ctx)
+	books, err := h.money.Reconcile(ctx)
 	if err != nil {
 		return err
 	}
 	v.Books = booksView(books)
 	if name := strings.TrimSpace(c.QueryParam("player")); name != "" {
-		v.Player = a.playerProtectionLine(c, name)
+		v.Player = h.playerProtectionLine(c, name)
 	}
-	return web.Render(c, http.StatusOK, views.Admin(a.pageFor(c, "Admin"), v))
+	return web.Render(c, http.StatusOK, views.Admin(h.chrome.pageFor(c, "Admin"), v))
 }
 
 // booksView is the reconciliation in words: unattributed USDC is listed
@@ -87,7 +101,7 @@ func booksView(r money.Reconciliation) views.BooksView {
 // adminFlag turns a flag on or off. Maintenance mode shuts everyone else
 // out, so switching it on takes a second step: without confirmed=yes (the
 // confirmation panel's form) the admin is sent to that panel instead.
-func (a *App) adminFlag(c echo.Context) error {
+func (h *adminPages) adminFlag(c echo.Context) error {
 	id := web.IdentityOf(c)
 	if id == nil || !id.Admin {
 		return domain.Errorf(domain.CodeAdminOnly, "only administrators can change feature flags")
@@ -96,8 +110,61 @@ func (a *App) adminFlag(c echo.Context) error {
 	if c.Param("name") == flags.Maintenance && enabled && c.FormValue("confirmed") != "yes" {
 		return c.Redirect(http.StatusSeeOther, "/admin?confirm="+flags.Maintenance+"#confirm")
 	}
-	if _, err := a.Flags.SetByAdmin(c.Request().Context(), c.Param("name"), enabled, id.UserID, id.Username+" ("+id.Wallet+")"); err != nil {
+	if _, err := h.flags.SetByAdmin(c.Request().Context(), c.Param("name"), enabled, id.UserID, id.Username+" ("+id.Wallet+")"); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin")
+}
+
+// playerProtectionLine is a player's protection as the admin page shows
+// it, read only.
+func (h *adminPages) playerProtectionLine(c echo.Context, username string) *views.PlayerProtectionLine {
+	ctx := c.Request().Context()
+	line := &views.PlayerProtectionLine{Username: username}
+	u, err := h.users.ByUsername(ctx, username)
+	if err != nil {
+		line.Error = sentence(web.AsError(err).Message)
+		return line
+	}
+	v, err := h.protection.StaffViewOf(ctx, u.ID)
+	if err != nil {
+		line.Error = "The player's protection could not be read."
+		h.log.Error("admin page: read a player's protection", "user", u.ID, "err", err)
+		return line
+	}
+	var set []string
+	for _, name := range protection.Names {
+		if val := limitValues(v.Limits)[name]; val != nil {
+			set = append(set, limitLabels[name]+": "+money.FormatUSDC(*val)+" USDC")
+		}
+	}
+	line.Limits = "None."
+	if len(set) > 0 {
+		line.Limits = strings.Join(set, "; ") + "."
+	}
+	for _, p := range v.Limits.Pending {
+		line.Limits += " Waiting: " + limitLabels[p.Name] + " " + strings.ToLower(usdcOrNone(p.Value)) + " from " + protection.FormatTime(p.EffectiveAt) + "."
+	}
+	switch x := v.Running; {
+	case x == nil:
+		line.Exclusion = "None running."
+	case x.Until == nil:
+		line.Exclusion = "Self-excluded for good since " + protection.FormatTime(x.StartsAt) + "."
+	case x.Kind == protection.KindTimeout:
+		line.Exclusion = "Time-out until " + protection.FormatTime(*x.Until) + "."
+	default:
+		line.Exclusion = "Self-excluded until " + protection.FormatTime(*x.Until) + "."
+	}
+	if n := len(v.Exclusions); n > 0 {
+		line.Exclusion += " " + strconv.Itoa(n) + " asked for in all."
+	}
+	switch {
+	case v.Underage:
+		line.Age = "Underage: refused money in for good."
+	case v.AgeConfirmed:
+		line.Age = "Confirmed."
+	default:
+		line.Age = "Not confirmed."
+	}
+	return line
 }

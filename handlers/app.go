@@ -1,7 +1,13 @@
-// Package handlers holds the thin Echo handlers of the JSON API and the
-// pages, and the presenters that turn domain values into view models. The
-// route table is routes.go; each feature area has its JSON handlers and
-// its pages side by side (games.go and game_pages.go).
+// Package handlers is the HTTP side of the server. App builds the Echo
+// server, its middleware and route table (routes.go), and serves the
+// operational routes and the API's documents. The JSON API is package
+// handlers/api, registered here; the docs page's reference is rendered by
+// handlers/reference. This package holds the pages: per feature area
+// (games_pages.go) a struct holding only the services its pages call
+// (gamePages), the presenters that turn domain values into view models,
+// the page chrome and the error pages; and the live socket's projection of
+// game events onto pages (LiveViews). New gives every feature's API and
+// pages their services, once.
 package handlers
 
 import (
@@ -12,7 +18,6 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"net/url"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -42,6 +47,7 @@ import (
 	"wager/domain/tournament"
 	"wager/domain/users"
 	"wager/domain/x402"
+	"wager/handlers/api"
 	"wager/web"
 	"wager/web/live"
 )
@@ -101,7 +107,7 @@ type DemoBots interface {
 }
 
 // isBot reports whether a user is one of the demo bots running here.
-func (a *App) isBot(userID string) bool { return a.Bots != nil && a.Bots.IsBot(userID) }
+func (a *App) isBot(userID string) bool { return a.bots != nil && a.bots.IsBot(userID) }
 
 // Options are the parts of the configuration the handlers show or obey.
 type Options struct {
@@ -121,38 +127,93 @@ type Options struct {
 	CORSOrigins []string
 }
 
-// App is the HTTP side of the server: every route and its handler.
+// App is the HTTP side of the server: every route and its handler. Its own
+// handlers are the operational routes and the documents; each feature
+// area's API and pages are methods on structs of their own that hold only
+// the services they call (api, pages).
 type App struct {
-	Services
 	Options
 	Echo *echo.Echo
 	Docs *web.OpenAPI
 	// Protocol describes the live socket (GET /asyncapi.json).
 	Protocol *web.AsyncAPI
+	// DB is the database GET /health pings.
+	DB *bun.DB
+	// Live serves the live socket (GET /ws).
+	Live *live.Hub
+	// Views are the game pages' projection of a game's events.
+	Views *LiveViews
+
+	flags    *flags.Service // GET /feature-flags, the maintenance gate and the abuse controls' switch
+	auth     *auth.Service  // who calls, on every route
+	payments *x402.Service  // the abuse controls' charges
+	bots     DemoBots       // never charged by the abuse controls
+	chrome   *chrome        // the docs and error pages' header
+	api      apiHandlers
+	pages    pageHandlers
 
 	openapiDoc, asyncapiDoc servedDocument
 	reference               docsReference
 
-	pages   []string                       // paths of the browser pages
-	details domain.SeqCache[*cachedDetail] // GET /games/:id by game id
-	live    struct {                       // GET /games/live
-		mu    sync.Mutex
-		games []game.LiveGame
-		at    time.Time
-	}
-	log     *slog.Logger
-	now     domain.Clock
-	metrics *web.Metrics
-	// budgetLeft is the fee payer's global budget last read for /metrics
-	// (math.Float64bits; NaN before the first read).
-	budgetLeft atomic.Uint64
-	started    time.Time
+	pagePaths []string // of the browser pages
+	log       *slog.Logger
+	now       domain.Clock
+	metrics   *web.Metrics
+	budget    *feePayerBudget
+	started   time.Time
+}
+
+// apiHandlers are the JSON API of each feature area, each given the
+// services it calls.
+type apiHandlers struct {
+	admin       *api.Admin
+	audit       *api.Audit
+	auth        *api.Auth
+	bets        *api.Bets
+	chat        *api.Chat
+	donations   *api.Donations
+	games       *api.Games
+	integrity   *api.Integrity
+	market      *api.Market
+	payments    *api.Payments
+	protection  *api.Protection
+	ranking     *api.Ranking
+	referrals   *api.Referrals
+	social      *api.Social
+	support     *api.Support
+	tips        *api.Tips
+	tournaments *api.Tournaments
+	users       *api.Users
+	wallet      *api.Wallet
+}
+
+// pageHandlers are the pages of each feature area, each given the
+// services it calls.
+type pageHandlers struct {
+	admin       *adminPages
+	audit       *auditPages
+	auth        *authPages
+	games       *gamePages
+	home        *homePages
+	integrity   *integrityPages
+	market      *marketPages
+	protection  *protectionPages
+	ranking     *rankingPages
+	referrals   *referralPages
+	social      *socialPages
+	support     *supportPages
+	tournaments *tournamentPages
+	users       *userPages
+	wallet      *walletPages
 }
 
 // New builds the handlers and their routes.
 func New(s Services, o Options, log *slog.Logger) *App {
-	a := &App{Services: s, Options: o, log: log, now: domain.SystemClock, metrics: web.NewMetrics(), started: time.Now()}
-	a.details = domain.SeqCache[*cachedDetail]{Latest: s.Live.LatestSeq, MaxAge: game.ReadCacheAge, Size: 10_000}
+	a := &App{Options: o, DB: s.DB, Live: s.Live, Views: s.Views, flags: s.Flags, auth: s.Auth, payments: s.Payments,
+		bots: s.Bots, log: log, now: domain.SystemClock, metrics: web.NewMetrics(), started: time.Now()}
+	a.chrome = &chrome{flags: s.Flags, money: s.Money, users: s.Users, notify: s.Notify, protection: s.Protection, log: log}
+	a.api = newAPI(s, o, log)
+	a.pages = newPages(s, o, a.chrome, log, a.now)
 	a.Protocol = a.LiveProtocol()
 	a.Echo = a.routes()
 	if s.DB != nil {
@@ -162,39 +223,97 @@ func New(s Services, o Options, log *slog.Logger) *App {
 		a.metrics.RPCEndpoints(s.RPCEndpoints)
 	}
 	if s.Money != nil && s.Money.FeePayerGlobalDaily() > 0 {
-		a.budgetLeft.Store(math.Float64bits(math.NaN()))
+		a.budget = &feePayerBudget{db: s.DB, money: s.Money, log: log}
+		a.budget.left.Store(math.Float64bits(math.NaN()))
 		a.metrics.Gauge("fee_payer_global_budget_left_lamports",
 			"Lamports left today (UTC) of FEE_PAYER_GLOBAL_DAILY_LAMPORTS, what the fee payer may still spend for all users together; 0 once spent.",
-			a.feePayerBudgetLeft)
+			a.budget.read)
 	}
 	return a
 }
 
-// feePayerBudgetLeft reads the fee payer's global budget left today from
+// newAPI gives each feature area's JSON handlers the services they call.
+func newAPI(s Services, o Options, log *slog.Logger) apiHandlers {
+	return apiHandlers{
+		admin:       &api.Admin{Flags: s.Flags, Money: s.Money, Log: log},
+		audit:       &api.Audit{Audit: s.Audit},
+		auth:        &api.Auth{Auth: s.Auth, Flags: s.Flags, PublicURL: o.PublicURL},
+		bets:        &api.Bets{Users: s.Users, Pot: s.Pot},
+		chat:        &api.Chat{Chat: s.Chat},
+		donations:   &api.Donations{Users: s.Users, Pot: s.Pot},
+		games:       api.NewGames(s.Users, s.Pot, s.Games, s.Rooms, s.Live),
+		integrity:   &api.Integrity{Users: s.Users, Guard: s.Guard, Reviews: s.Reviews},
+		market:      &api.Market{Market: s.Market},
+		payments:    &api.Payments{Users: s.Users, Flags: s.Flags, Payments: s.Payments},
+		protection:  &api.Protection{Users: s.Users, Protection: s.Protection},
+		ranking:     &api.Ranking{Ranking: s.Ranking},
+		referrals:   &api.Referrals{Referrals: s.Referrals},
+		social:      &api.Social{Social: s.Social, Notify: s.Notify},
+		support:     &api.Support{Support: s.Support},
+		tips:        &api.Tips{Users: s.Users, Tips: s.Tips},
+		tournaments: &api.Tournaments{Tournaments: s.Tournaments},
+		users:       &api.Users{Users: s.Users, Auth: s.Auth, Protection: s.Protection},
+		wallet:      &api.Wallet{Users: s.Users, Money: s.Money, LocalChain: s.LocalChain, DevFaucet: o.DevFaucet},
+	}
+}
+
+// newPages gives each feature area's pages the services they call.
+func newPages(s Services, o Options, ch *chrome, log *slog.Logger, now domain.Clock) pageHandlers {
+	return pageHandlers{
+		admin: &adminPages{flags: s.Flags, money: s.Money, users: s.Users, protection: s.Protection, log: log, chrome: ch},
+		audit: &auditPages{audit: s.Audit, chrome: ch},
+		auth:  &authPages{auth: s.Auth, flags: s.Flags, embeddedChain: o.EmbeddedChain, chrome: ch},
+		games: &gamePages{users: s.Users, games: s.Games, chat: s.Chat, market: s.Market, tournaments: s.Tournaments,
+			bots: s.Bots, gameViews: s.Views, chrome: ch},
+		home:        &homePages{games: s.Games, social: s.Social, chrome: ch},
+		integrity:   &integrityPages{reviews: s.Reviews, chrome: ch},
+		market:      &marketPages{market: s.Market},
+		protection:  &protectionPages{protection: s.Protection, chrome: ch},
+		ranking:     &rankingPages{ranking: s.Ranking, chrome: ch},
+		referrals:   &referralPages{referrals: s.Referrals, chrome: ch},
+		social:      &socialPages{users: s.Users, social: s.Social, notify: s.Notify, chrome: ch},
+		support:     &supportPages{support: s.Support, chrome: ch},
+		tournaments: &tournamentPages{tournaments: s.Tournaments, now: now, chrome: ch},
+		users:       &userPages{users: s.Users, auth: s.Auth, social: s.Social, ranking: s.Ranking, chrome: ch},
+		wallet:      &walletPages{users: s.Users, money: s.Money, chainID: o.ChainID, devFaucet: o.DevFaucet, explorer: o.Explorer(), chrome: ch},
+	}
+}
+
+// feePayerBudget is the fee payer's global budget left today, for /metrics.
+type feePayerBudget struct {
+	db    *bun.DB
+	money *money.Service
+	log   *slog.Logger
+	// left is the budget last read (math.Float64bits; NaN before the
+	// first read).
+	left atomic.Uint64
+}
+
+// read reads the fee payer's global budget left today from
 // the database, which every instance charges. A scrape while every
 // connection of the pool is taken shows the value last read instead of
 // queueing for one behind the requests (and holding up the scrape's other
 // metrics, the pool's among them).
-func (a *App) feePayerBudgetLeft() float64 {
-	if a.DB != nil {
-		if st := a.DB.Stats(); st.Idle == 0 && st.MaxOpenConnections > 0 && st.InUse >= st.MaxOpenConnections {
-			return math.Float64frombits(a.budgetLeft.Load())
+func (b *feePayerBudget) read() float64 {
+	if b.db != nil {
+		if st := b.db.Stats(); st.Idle == 0 && st.MaxOpenConnections > 0 && st.InUse >= st.MaxOpenConnections {
+			return math.Float64frombits(b.left.Load())
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	left, _, err := a.Money.FeePayerBudgetLeft(ctx)
+	left, _, err := b.money.FeePayerBudgetLeft(ctx)
 	if err != nil {
-		a.log.Error("metrics: the fee payer's budget left", "err", err)
+		b.log.Error("metrics: the fee payer's budget left", "err", err)
 		return math.NaN()
 	}
-	a.budgetLeft.Store(math.Float64bits(float64(left)))
+	b.left.Store(math.Float64bits(float64(left)))
 	return float64(left)
 }
 
 // Pages returns the paths of the browser pages (the other routes are JSON
 // or assets).
-func (a *App) Pages() []string { return a.pages }
+func (a *App) Pages() []string { return a.pagePaths }
 
 // Explorer links transactions and addresses to the Solana Explorer on the
 // server's cluster.

@@ -13,16 +13,32 @@ import (
 
 	"wager/domain"
 	"wager/domain/audit"
+	"wager/handlers/api"
 	"wager/views"
 	"wager/web"
 )
 
+// auditPages serve the audit log's page.
+type auditPages struct {
+	audit  *audit.Service
+	chrome *chrome
+}
+
+// auditPagePath: the log's page answers browsers at /admin/audit (the JSON
+// list's address, see pagesForBrowsers) and lives here.
+const auditPagePath = "/admin/audit/page"
+
 // auditPageSize is how many entries the page shows at a time.
 const auditPageSize = 50
 
+// pageRoutes registers the audit log's page.
+func (h *auditPages) pageRoutes(r *router) {
+	r.page(http.MethodGet, auditPagePath, h.auditPage)
+}
+
 // auditPage shows the audit log to admins, newest first, ?before=<id> for
 // older entries.
-func (a *App) auditPage(c echo.Context) error {
+func (h *auditPages) auditPage(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -30,11 +46,11 @@ func (a *App) auditPage(c echo.Context) error {
 	if !id.Admin {
 		return domain.Errorf(domain.CodeAdminOnly, "only administrators can read the audit log")
 	}
-	_, before, err := pageParams(c)
+	_, before, err := api.PageParams(c)
 	if err != nil {
 		return err
 	}
-	items, err := a.Audit.List(c.Request().Context(), auditPageSize, before)
+	items, err := h.audit.List(c.Request().Context(), auditPageSize, before)
 	if err != nil {
 		return err
 	}
@@ -45,7 +61,7 @@ func (a *App) auditPage(c echo.Context) error {
 	if len(items) == auditPageSize {
 		v.Older = "/admin/audit?before=" + url.QueryEscape(items[len(items)-1].ID)
 	}
-	return web.Render(c, http.StatusOK, views.Audit(a.pageFor(c, "Audit log"), v))
+	return web.Render(c, http.StatusOK, views.Audit(h.chrome.pageFor(c, "Audit log"), v))
 }
 
 // auditActionWords says each known action in words; others show their

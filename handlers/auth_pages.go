@@ -13,13 +13,21 @@ import (
 	"wager/web"
 )
 
-func (a *App) loginPage(c echo.Context) error {
+// authPages serve the sign-in page and signing out.
+type authPages struct {
+	auth          *auth.Service
+	flags         *flags.Service
+	embeddedChain bool
+	chrome        *chrome
+}
+
+func (h *authPages) loginPage(c echo.Context) error {
 	next := safeNext(c.QueryParam("next"))
 	if web.IdentityOf(c) != nil {
 		return c.Redirect(http.StatusSeeOther, next)
 	}
-	return web.Render(c, http.StatusOK, views.Login(a.pageFor(c, "Sign in"), views.LoginPage{
-		Next: next, DevWallet: a.EmbeddedChain, Maintenance: a.Flags.Enabled(flags.Maintenance)}))
+	return web.Render(c, http.StatusOK, views.Login(h.chrome.pageFor(c, "Sign in"), views.LoginPage{
+		Next: next, DevWallet: h.embeddedChain, Maintenance: h.flags.Enabled(flags.Maintenance)}))
 }
 
 // safeNext keeps redirects on this site.
@@ -30,37 +38,9 @@ func safeNext(next string) string {
 	return next
 }
 
-// createSession is the browser's login: the same signature check as
-// POST /auth/login-wallet (app id "web"), answered with a session cookie.
-// It is called by the wallet script with JSON and answers JSON.
-func (a *App) createSession(c echo.Context) error {
-	if err := web.CheckSameSiteJSON(c, a.PublicURL); err != nil {
-		return err
-	}
-	var req LoginRequest
-	if err := web.BindJSON(c, &req); err != nil {
-		return err
-	}
-	if err := a.refuseDuringMaintenance(req.Address); err != nil {
-		return err
-	}
-	ctx := c.Request().Context()
-	u, err := a.Auth.Login(ctx, auth.SignIn{Address: req.Address, Signature: req.SignedMessage, AppID: "web",
-		Nonce: req.Nonce, ReferralCode: req.ReferralCode, ClientIP: c.RealIP()})
-	if err != nil {
-		return err
-	}
-	token, _, err := a.Auth.StartSession(ctx, u.ID)
-	if err != nil {
-		return err
-	}
-	web.SetSessionCookie(c, token, int(auth.SessionLifetime.Seconds()))
-	return c.JSON(http.StatusOK, SessionAnswer{User: profileOf(u)})
-}
-
-func (a *App) logout(c echo.Context) error {
+func (h *authPages) logout(c echo.Context) error {
 	if ck, err := c.Cookie(web.SessionCookie); err == nil && ck.Value != "" {
-		if err := a.Auth.EndSession(c.Request().Context(), ck.Value); err != nil {
+		if err := h.auth.EndSession(c.Request().Context(), ck.Value); err != nil {
 			return err
 		}
 	}
@@ -75,9 +55,4 @@ func requireLogin(c echo.Context) (*web.Identity, error) {
 		return nil, c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(c.Request().URL.RequestURI()))
 	}
 	return id, nil
-}
-
-// SessionAnswer is the answer of the browser sign-in.
-type SessionAnswer struct {
-	User UserProfile `json:"user"`
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"wager/domain/flags"
-	"wager/handlers"
+	"wager/handlers/api"
 )
 
 const testSecret = "test-secret-test-secret-test-secret!"
@@ -262,7 +262,7 @@ func TestAdminsAreExemptFromMaintenance(t *testing.T) {
 	}
 
 	list := a.do(t, request{path: "/admin/feature-flags", header: bearer(adminToken, "console")})
-	var body handlers.AdminFlags
+	var body api.AdminFlags
 	if err := json.Unmarshal(list.Body.Bytes(), &body); err != nil || len(body.Changes) == 0 {
 		t.Fatalf("admin flag list: %v %s", err, list.Body)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"wager/domain"
+	"wager/handlers/api"
 	"wager/views"
 	"wager/web"
 )
@@ -21,19 +22,19 @@ func (a *App) renderErrorPage(c echo.Context, status int, e *domain.Error) error
 	if web.IdentityOf(c) == nil && e.Code == domain.CodePayloadTooLarge {
 		// The body limit refuses before authentication runs: the page still
 		// shows who is signed in, and an image upload its form again.
-		if id := web.SessionIdentity(c, a.Auth); id != nil {
+		if id := web.SessionIdentity(c, a.auth); id != nil {
 			web.SetIdentity(c, id)
 			if kind, ok := imageUploadPages[c.Path()]; ok {
-				return a.refuseImage(c, id, kind, e)
+				return a.pages.users.refuseImage(c, id, kind, e)
 			}
 		}
 	}
 	ep := errorPage(status, e, c.Request().URL.RequestURI())
 	if e.Code == domain.CodeMaintenance {
-		ep.RetryAfterSeconds = int(maintenanceRetry.Seconds())
+		ep.RetryAfterSeconds = int(api.MaintenanceRetry.Seconds())
 		c.Response().Header().Set("Retry-After", "60")
 	}
-	p := a.pageFor(c, ep.Title)
+	p := a.chrome.pageFor(c, ep.Title)
 	// An error page has nothing live to show, and during maintenance the
 	// socket would be refused over and over.
 	p.Live = false

@@ -18,9 +18,12 @@ import (
 	"wager/domain/game"
 	"wager/domain/game/rules"
 	"wager/domain/integrity"
+	"wager/domain/market"
 	"wager/domain/money"
 	"wager/domain/ranking"
 	"wager/domain/settlement"
+	"wager/domain/tournament"
+	"wager/domain/users"
 	"wager/views"
 	"wager/web"
 )
@@ -359,33 +362,45 @@ func chatLine(m chat.Message) views.ChatLine {
 	return l
 }
 
-func (a *App) gamePage(c echo.Context) error {
-	return a.renderGamePage(c, c.Param("id"), false)
+// gamePages serve the play, game and TV pages and their forms.
+type gamePages struct {
+	users       *users.Service
+	games       *game.Service
+	chat        *chat.Service
+	market      *market.Service
+	tournaments *tournament.Service
+	bots        DemoBots
+	gameViews   *LiveViews
+	chrome      *chrome
+}
+
+func (h *gamePages) gamePage(c echo.Context) error {
+	return h.renderGamePage(c, c.Param("id"), false)
 }
 
 // tvPage follows the most-watched live game; the page comes back here for
 // the next one when it ends.
-func (a *App) tvPage(c echo.Context) error {
+func (h *gamePages) tvPage(c echo.Context) error {
 	// While an arena runs, TV shows its leader's game.
-	if id, err := a.Tournaments.TopGame(c.Request().Context()); err != nil {
+	if id, err := h.tournaments.TopGame(c.Request().Context()); err != nil {
 		return err
 	} else if id != "" {
-		return a.renderGamePage(c, id, true)
+		return h.renderGamePage(c, id, true)
 	}
-	live, err := a.Games.Live(c.Request().Context(), 1)
+	live, err := h.games.Live(c.Request().Context(), 1)
 	if err != nil {
 		return err
 	}
 	if len(live) == 0 {
-		return web.Render(c, http.StatusOK, views.TVOff(a.pageFor(c, "TV")))
+		return web.Render(c, http.StatusOK, views.TVOff(h.chrome.pageFor(c, "TV")))
 	}
-	return a.renderGamePage(c, live[0].GameID, true)
+	return h.renderGamePage(c, live[0].GameID, true)
 }
 
-func (a *App) renderGamePage(c echo.Context, gameID string, tv bool) error {
+func (h *gamePages) renderGamePage(c echo.Context, gameID string, tv bool) error {
 	ctx := c.Request().Context()
 	viewer := web.IdentityOf(c)
-	g, err := a.Views.gameView(ctx, gameID, viewer)
+	g, err := h.gameViews.gameView(ctx, gameID, viewer)
 	if err != nil {
 		return err
 	}
@@ -393,13 +408,13 @@ func (a *App) renderGamePage(c echo.Context, gameID string, tv bool) error {
 	// The market is on the page as it opens; live, its own events swap it
 	// (so gameView, which renders every other live event, leaves it out).
 	if g.Bets != nil {
-		m, err := a.Market.Market(ctx, g.GameID)
+		m, err := h.market.Market(ctx, g.GameID)
 		if err != nil {
 			return err
 		}
 		g.Market = marketView(m)
 		if g.Me != "" && !g.IsPlayer {
-			if g.MarketMine, err = a.marketMine(ctx, g.Me, m); err != nil {
+			if g.MarketMine, err = marketMine(ctx, h.market, g.Me, m); err != nil {
 				return err
 			}
 		}
@@ -407,7 +422,7 @@ func (a *App) renderGamePage(c echo.Context, gameID string, tv bool) error {
 	if viewer == nil {
 		g.Deadline = time.Time{} // the page does not follow the game: no clock runs down on it
 	} else {
-		msgs, err := a.Chat.History(ctx, viewer.UserID, "game", g.GameID, 50, 0)
+		msgs, err := h.chat.History(ctx, viewer.UserID, "game", g.GameID, 50, 0)
 		if err != nil {
 			return err
 		}
@@ -419,22 +434,22 @@ func (a *App) renderGamePage(c echo.Context, gameID string, tv bool) error {
 	if tv {
 		title = "TV: " + title
 	}
-	return web.Render(c, http.StatusOK, views.GamePage(a.pageFor(c, title), g))
+	return web.Render(c, http.StatusOK, views.GamePage(h.chrome.pageFor(c, title), g))
 }
 
 // gameMove is the page's move button: the player's own choice comes back
 // to their page only.
-func (a *App) gameMove(c echo.Context) error {
+func (h *gamePages) gameMove(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
 	}
 	if column := c.FormValue("column"); column != "" {
-		return a.gameDrop(c, id, column)
+		return h.gameDrop(c, id, column)
 	}
 	choice := c.FormValue("move")
 	move, _ := json.Marshal(choice)
-	_, err = a.Games.Act(c.Request().Context(), id.UserID, c.Param("id"), game.Action{Type: "move", Move: move})
+	_, err = h.games.Act(c.Request().Context(), id.UserID, c.Param("id"), game.Action{Type: "move", Move: move})
 	if err != nil {
 		e := web.AsError(err)
 		if e.Code == domain.CodeInternal {
@@ -443,7 +458,7 @@ func (a *App) gameMove(c echo.Context) error {
 		return web.Render(c, http.StatusOK, views.MyChoice("", 0, e.Message))
 	}
 	round := 0
-	if view, err := a.Games.PublicState(c.Request().Context(), c.Param("id")); err == nil {
+	if view, err := h.games.PublicState(c.Request().Context(), c.Param("id")); err == nil {
 		round = view.Base().Round.Number
 	}
 	return web.Render(c, http.StatusOK, views.MyChoice(choice, round, ""))
@@ -451,13 +466,13 @@ func (a *App) gameMove(c echo.Context) error {
 
 // gameDrop is a Connect Four drop button: the board itself changes through
 // the live stream; the answer is only why a drop was refused.
-func (a *App) gameDrop(c echo.Context, id *web.Identity, column string) error {
+func (h *gamePages) gameDrop(c echo.Context, id *web.Identity, column string) error {
 	n, err := strconv.Atoi(column)
 	if err != nil {
 		return web.Render(c, http.StatusOK, views.MoveStatus("Choose one of the columns."))
 	}
 	move, _ := json.Marshal(map[string]int{"column": n})
-	if _, err := a.Games.Act(c.Request().Context(), id.UserID, c.Param("id"), game.Action{Type: "move", Move: move}); err != nil {
+	if _, err := h.games.Act(c.Request().Context(), id.UserID, c.Param("id"), game.Action{Type: "move", Move: move}); err != nil {
 		e := web.AsError(err)
 		if e.Code == domain.CodeInternal {
 			return err
@@ -482,7 +497,7 @@ func dropRefusal(e *domain.Error, column int) string {
 // gameRematch asks for (or accepts) a rematch, or withdraws the request,
 // and answers the rematch panel as it now stands; the other player's page
 // gets it live.
-func (a *App) gameRematch(withdraw bool) echo.HandlerFunc {
+func (h *gamePages) gameRematch(withdraw bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := requireLogin(c)
 		if id == nil {
@@ -490,14 +505,14 @@ func (a *App) gameRematch(withdraw bool) echo.HandlerFunc {
 		}
 		ctx := c.Request().Context()
 		if withdraw {
-			_, err = a.Games.CancelRematch(ctx, id.UserID, c.Param("id"))
+			_, err = h.games.CancelRematch(ctx, id.UserID, c.Param("id"))
 		} else {
-			_, err = a.Games.RequestRematch(ctx, id.UserID, c.Param("id"))
+			_, err = h.games.RequestRematch(ctx, id.UserID, c.Param("id"))
 		}
 		if e := web.AsError(err); err != nil && e.Code == domain.CodeInternal {
 			return err
 		}
-		g, verr := a.Views.gameView(ctx, c.Param("id"), id)
+		g, verr := h.gameViews.gameView(ctx, c.Param("id"), id)
 		if verr != nil {
 			return verr
 		}
@@ -513,12 +528,12 @@ func (a *App) gameRematch(withdraw bool) echo.HandlerFunc {
 
 // gameChat posts the page's chat form; the message itself arrives through
 // the live stream like everyone else's.
-func (a *App) gameChat(c echo.Context) error {
+func (h *gamePages) gameChat(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
 	}
-	_, err = a.Chat.Send(c.Request().Context(), id.UserID, "game", c.Param("id"), c.FormValue("text"))
+	_, err = h.chat.Send(c.Request().Context(), id.UserID, "game", c.Param("id"), c.FormValue("text"))
 	if err != nil {
 		e := web.AsError(err)
 		if e.Code == domain.CodeInternal {
@@ -550,12 +565,12 @@ func stakeRefusal(e *domain.Error) (string, bool) {
 		" USDC available.", true
 }
 
-func (a *App) playView(ctx context.Context, form views.PlayForm, errMsg string) (views.PlayView, error) {
-	v := views.PlayView{Form: form, Error: errMsg, Bots: a.Bots != nil}
+func (h *gamePages) playView(ctx context.Context, form views.PlayForm, errMsg string) (views.PlayView, error) {
+	v := views.PlayView{Form: form, Error: errMsg, Bots: h.bots != nil}
 	for _, t := range rules.Available() {
 		v.Types = append(v.Types, views.GameTypeOption{Type: t.GameType, Name: t.Name})
 	}
-	lobbies, err := a.Games.Lobbies(ctx, 20)
+	lobbies, err := h.games.Lobbies(ctx, 20)
 	if err != nil {
 		return v, err
 	}
@@ -569,12 +584,12 @@ func (a *App) playView(ctx context.Context, form views.PlayForm, errMsg string) 
 
 // playerPage runs a page for signed-in players who are not in a game: the
 // others go to sign in, or to their game.
-func (a *App) playerPage(c echo.Context, page func(id *web.Identity) error) error {
+func (h *gamePages) playerPage(c echo.Context, page func(id *web.Identity) error) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
 	}
-	if cg, err := a.Games.CurrentGameOf(c.Request().Context(), id.UserID); err != nil {
+	if cg, err := h.games.CurrentGameOf(c.Request().Context(), id.UserID); err != nil {
 		return err
 	} else if cg != nil {
 		return c.Redirect(http.StatusSeeOther, "/game/"+cg.GameID)
@@ -582,18 +597,18 @@ func (a *App) playerPage(c echo.Context, page func(id *web.Identity) error) erro
 	return page(id)
 }
 
-func (a *App) playPage(c echo.Context) error {
-	return a.playerPage(c, func(*web.Identity) error {
-		v, err := a.playView(c.Request().Context(), views.PlayForm{GameType: "rps", Stake: "0", Rounds: "3", RoundSeconds: "20"}, "")
+func (h *gamePages) playPage(c echo.Context) error {
+	return h.playerPage(c, func(*web.Identity) error {
+		v, err := h.playView(c.Request().Context(), views.PlayForm{GameType: "rps", Stake: "0", Rounds: "3", RoundSeconds: "20"}, "")
 		if err != nil {
 			return err
 		}
-		return web.Render(c, http.StatusOK, views.Play(a.pageFor(c, "Play"), v))
+		return web.Render(c, http.StatusOK, views.Play(h.chrome.pageFor(c, "Play"), v))
 	})
 }
 
 // playSubmit opens a lobby from the form and queues the player there.
-func (a *App) playSubmit(c echo.Context) error {
+func (h *gamePages) playSubmit(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -610,14 +625,14 @@ func (a *App) playSubmit(c echo.Context) error {
 		for field, reason := range e.Fields {
 			msg = fieldLabel(field) + " " + reason + "."
 		}
-		v, verr := a.playView(ctx, form, msg)
+		v, verr := h.playView(ctx, form, msg)
 		if verr != nil {
 			return verr
 		}
 		if words, ok := stakeRefusal(e); ok {
 			v.Error, v.ShortOfFunds = words, true
 		}
-		return web.Render(c, web.StatusOf(e.Code), views.Play(a.pageFor(c, "Play"), v))
+		return web.Render(c, web.StatusOf(e.Code), views.Play(h.chrome.pageFor(c, "Play"), v))
 	}
 	stake, err := parseUSDC(form.Stake)
 	if err != nil {
@@ -639,15 +654,15 @@ func (a *App) playSubmit(c echo.Context) error {
 		settings[key] = n
 	}
 	raw, _ := json.Marshal(settings)
-	l, err := a.Games.CreateLobby(ctx, id.UserID, form.GameType, stake, raw)
+	l, err := h.games.CreateLobby(ctx, id.UserID, form.GameType, stake, raw)
 	if err != nil {
 		return fail(err)
 	}
-	return a.joinAndGo(c, id.UserID, l.ID, fail)
+	return h.joinAndGo(c, id.UserID, l.ID, fail)
 }
 
-func (a *App) joinAndGo(c echo.Context, userID, lobbyID string, fail func(error) error) error {
-	res, err := a.Games.JoinQueue(c.Request().Context(), userID, lobbyID)
+func (h *gamePages) joinAndGo(c echo.Context, userID, lobbyID string, fail func(error) error) error {
+	res, err := h.games.JoinQueue(c.Request().Context(), userID, lobbyID)
 	if err != nil {
 		return fail(err)
 	}
@@ -657,21 +672,21 @@ func (a *App) joinAndGo(c echo.Context, userID, lobbyID string, fail func(error)
 	return c.Redirect(http.StatusSeeOther, "/play/wait/"+lobbyID)
 }
 
-func (a *App) playJoin(c echo.Context) error {
+func (h *gamePages) playJoin(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
 	}
-	return a.joinAndGo(c, id.UserID, c.Param("id"), func(err error) error {
+	return h.joinAndGo(c, id.UserID, c.Param("id"), func(err error) error {
 		e := web.AsError(err)
-		v, verr := a.playView(c.Request().Context(), views.PlayForm{GameType: "rps", Stake: "0"}, e.Message)
+		v, verr := h.playView(c.Request().Context(), views.PlayForm{GameType: "rps", Stake: "0"}, e.Message)
 		if verr != nil {
 			return verr
 		}
 		if words, ok := stakeRefusal(e); ok {
 			v.Error, v.ShortOfFunds = words, true
 		}
-		return web.Render(c, web.StatusOf(e.Code), views.Play(a.pageFor(c, "Play"), v))
+		return web.Render(c, web.StatusOf(e.Code), views.Play(h.chrome.pageFor(c, "Play"), v))
 	})
 }
 
@@ -684,19 +699,19 @@ var botSettings = map[string]json.RawMessage{
 
 // playBot challenges a demo bot to a free game: it accepts at once, or
 // when its current game ends.
-func (a *App) playBot(c echo.Context) error {
-	return a.playerPage(c, func(id *web.Identity) error {
+func (h *gamePages) playBot(c echo.Context) error {
+	return h.playerPage(c, func(id *web.Identity) error {
 		ctx := c.Request().Context()
 		gameType := c.FormValue("gameType")
 		settings, ok := botSettings[gameType]
-		if a.Bots == nil || !ok {
+		if h.bots == nil || !ok {
 			return domain.Errorf(domain.CodeNotFound, "no demo bots play here")
 		}
-		bot, err := a.Bots.Opponent(ctx)
+		bot, err := h.bots.Opponent(ctx)
 		if err != nil {
 			return err
 		}
-		ch, err := a.Games.CreateChallenge(ctx, id.UserID, bot.ID, gameType, 0, settings)
+		ch, err := h.games.CreateChallenge(ctx, id.UserID, bot.ID, gameType, 0, settings)
 		if err != nil {
 			return err
 		}
@@ -706,10 +721,10 @@ func (a *App) playBot(c echo.Context) error {
 
 // playChallengeWait waits for the challenged player to accept; once the
 // challenge is answered it goes to the game, or back to the play page.
-func (a *App) playChallengeWait(c echo.Context) error {
-	return a.playerPage(c, func(id *web.Identity) error {
+func (h *gamePages) playChallengeWait(c echo.Context) error {
+	return h.playerPage(c, func(id *web.Identity) error {
 		ctx := c.Request().Context()
-		pending, err := a.Games.Challenges(ctx, id.UserID)
+		pending, err := h.games.Challenges(ctx, id.UserID)
 		if err != nil {
 			return err
 		}
@@ -717,40 +732,40 @@ func (a *App) playChallengeWait(c echo.Context) error {
 			if ch.ID != c.Param("id") || ch.FromUser != id.UserID {
 				continue
 			}
-			to, err := a.Users.ByID(ctx, ch.ToUser)
+			to, err := h.users.ByID(ctx, ch.ToUser)
 			if err != nil {
 				return err
 			}
-			return web.Render(c, http.StatusOK, views.WaitingFor(a.pageFor(c, "Waiting for "+to.Username), ch.ID, to.Username))
+			return web.Render(c, http.StatusOK, views.WaitingFor(h.chrome.pageFor(c, "Waiting for "+to.Username), ch.ID, to.Username))
 		}
 		return c.Redirect(http.StatusSeeOther, "/play") // answered: the play page, or the game (playerPage)
 	})
 }
 
-func (a *App) playChallengeCancel(c echo.Context) error {
+func (h *gamePages) playChallengeCancel(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
 	}
-	if _, err := a.Games.RespondChallenge(c.Request().Context(), id.UserID, c.Param("id"), "cancel"); err != nil &&
+	if _, err := h.games.RespondChallenge(c.Request().Context(), id.UserID, c.Param("id"), "cancel"); err != nil &&
 		domain.ErrorCode(err) != domain.CodeConflict {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/play")
 }
 
-func (a *App) playWait(c echo.Context) error {
-	return a.playerPage(c, func(*web.Identity) error {
-		return web.Render(c, http.StatusOK, views.Waiting(a.pageFor(c, "Waiting for an opponent"), c.Param("id")))
+func (h *gamePages) playWait(c echo.Context) error {
+	return h.playerPage(c, func(*web.Identity) error {
+		return web.Render(c, http.StatusOK, views.Waiting(h.chrome.pageFor(c, "Waiting for an opponent"), c.Param("id")))
 	})
 }
 
-func (a *App) playLeave(c echo.Context) error {
+func (h *gamePages) playLeave(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
 	}
-	if err := a.Games.LeaveQueue(c.Request().Context(), id.UserID, c.Param("id")); err != nil && domain.ErrorCode(err) != domain.CodeNotFound {
+	if err := h.games.LeaveQueue(c.Request().Context(), id.UserID, c.Param("id")); err != nil && domain.ErrorCode(err) != domain.CodeNotFound {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/play")

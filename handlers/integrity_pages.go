@@ -11,22 +11,35 @@ import (
 	"wager/domain/game/rules"
 	"wager/domain/integrity"
 	"wager/domain/money"
+	"wager/handlers/api"
 	"wager/views"
 	"wager/web"
 )
+
+// integrityPages serve the review queue's page and its decisions.
+type integrityPages struct {
+	reviews *integrity.Reviews
+	chrome  *chrome
+}
 
 // integrityPagePath: the review queue answers browsers at /admin/integrity
 // (the JSON queue's address, see pagesForBrowsers) and lives here.
 const integrityPagePath = "/admin/integrity/page"
 
-func (a *App) integrityPage(c echo.Context) error {
+// pageRoutes registers the review queue's page and its decisions.
+func (h *integrityPages) pageRoutes(r *router) {
+	r.page(http.MethodGet, integrityPagePath, h.integrityPage)
+	r.page(http.MethodPost, integrityPagePath+"/:gameId/:decision", h.integrityDecide)
+}
+
+func (h *integrityPages) integrityPage(c echo.Context) error {
 	id, err := requireAdmin(c)
 	if id == nil {
 		return err
 	}
 	done := doneWords(c.QueryParam("done"), c.QueryParam("game"))
 	if done != "" {
-		r, err := a.Reviews.Of(c.Request().Context(), c.QueryParam("game"))
+		r, err := h.reviews.Of(c.Request().Context(), c.QueryParam("game"))
 		if err != nil {
 			return err
 		}
@@ -35,7 +48,7 @@ func (a *App) integrityPage(c echo.Context) error {
 			done += " Your reason: " + *r.DecisionReason
 		}
 	}
-	return a.renderIntegrity(c, http.StatusOK, views.IntegrityView{Done: done}, caseForm{})
+	return h.renderIntegrity(c, http.StatusOK, views.IntegrityView{Done: done}, caseForm{})
 }
 
 // caseForm is what the queue's page shows again in one case after a post
@@ -48,7 +61,7 @@ type caseForm struct {
 // integrityDecide releases or voids a held game from the queue's forms:
 // with a valid reason it first asks for a confirmation, and once
 // confirmed decides and shows the queue with what the decision did.
-func (a *App) integrityDecide(c echo.Context) error {
+func (h *integrityPages) integrityDecide(c echo.Context) error {
 	if id, err := requireAdmin(c); id == nil {
 		return err
 	}
@@ -64,15 +77,15 @@ func (a *App) integrityDecide(c echo.Context) error {
 		if strings.TrimSpace(typed) != "" {
 			words += " Yours " + web.AsError(err).Fields["reason"] + "."
 		}
-		return a.renderIntegrity(c, http.StatusBadRequest, views.IntegrityView{Error: words}, form)
+		return h.renderIntegrity(c, http.StatusBadRequest, views.IntegrityView{Error: words}, form)
 	}
 	if c.FormValue("confirmed") != "yes" {
 		form.confirm = &views.IntegrityConfirm{Action: decisionAction(gameID, decision), Question: question, Reason: reason, Button: button}
-		return a.renderIntegrity(c, http.StatusOK, views.IntegrityView{}, form)
+		return h.renderIntegrity(c, http.StatusOK, views.IntegrityView{}, form)
 	}
-	r, err := a.decide(c, decision, reason)
+	r, err := api.DecideReview(c, h.reviews, decision, reason)
 	if err != nil {
-		return a.renderIntegrity(c, web.StatusOf(domain.ErrorCode(err)), views.IntegrityView{Error: web.AsError(err).Message}, form)
+		return h.renderIntegrity(c, web.StatusOf(domain.ErrorCode(err)), views.IntegrityView{Error: web.AsError(err).Message}, form)
 	}
 	return c.Redirect(http.StatusSeeOther, integrityPagePath+"?done="+r.Status+"&game="+r.GameID)
 }
@@ -118,12 +131,12 @@ func requireAdmin(c echo.Context) (*web.Identity, error) {
 	return id, nil
 }
 
-func (a *App) renderIntegrity(c echo.Context, status int, v views.IntegrityView, form caseForm) error {
+func (h *integrityPages) renderIntegrity(c echo.Context, status int, v views.IntegrityView, form caseForm) error {
 	id, err := requireAdmin(c)
 	if id == nil {
 		return err
 	}
-	cases, err := a.Reviews.Queue(c.Request().Context(), id.UserID)
+	cases, err := h.reviews.Queue(c.Request().Context(), id.UserID)
 	if err != nil {
 		return err
 	}
@@ -134,7 +147,7 @@ func (a *App) renderIntegrity(c echo.Context, status int, v views.IntegrityView,
 		}
 		v.Cases = append(v.Cases, w)
 	}
-	return web.Render(c, status, views.IntegrityQueue(a.pageFor(c, "Integrity reviews"), v))
+	return web.Render(c, status, views.IntegrityQueue(h.chrome.pageFor(c, "Integrity reviews"), v))
 }
 
 // caseWords is a held game in sentences.

@@ -14,6 +14,11 @@ import (
 	"wager/web"
 )
 
+// marketPages serve a game page's market fragment.
+type marketPages struct {
+	market *market.Service
+}
+
 // bookDepth is how many prices of each side the page's ladders show.
 const bookDepth = 6
 
@@ -79,12 +84,12 @@ func marketSummary(m market.View) string {
 }
 
 // marketMine is the viewer's part of a market in words.
-func (a *App) marketMine(ctx context.Context, userID string, m market.View) (*views.MarketMine, error) {
-	positions, err := a.Market.Positions(ctx, userID, m.GameID)
+func marketMine(ctx context.Context, markets *market.Service, userID string, m market.View) (*views.MarketMine, error) {
+	positions, err := markets.Positions(ctx, userID, m.GameID)
 	if err != nil {
 		return nil, err
 	}
-	orders, err := a.Market.Orders(ctx, userID, m.GameID, 50, "")
+	orders, err := markets.Orders(ctx, userID, m.GameID, 50, "")
 	if err != nil {
 		return nil, err
 	}
@@ -146,17 +151,17 @@ func orderWords(o market.Order, name string) string {
 
 // gameMarketMine is the viewer's part of a game's market, fetched by the
 // page after every change of the market.
-func (a *App) gameMarketMine(c echo.Context) error {
+func (h *marketPages) gameMarketMine(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	m, err := a.Market.Market(ctx, c.Param("id"))
+	m, err := h.market.Market(ctx, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	mine, err := a.marketMine(ctx, id.UserID, m)
+	mine, err := marketMine(ctx, h.market, id.UserID, m)
 	if err != nil {
 		return err
 	}

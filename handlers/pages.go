@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"io/fs"
+	"log/slog"
 	"mime"
 	"net/http"
 	"path"
@@ -12,18 +13,35 @@ import (
 
 	"wager/domain"
 	"wager/domain/flags"
+	"wager/domain/money"
+	"wager/domain/notify"
+	"wager/domain/protection"
+	"wager/domain/users"
+	"wager/handlers/api"
 	"wager/static"
 	"wager/views"
 	"wager/web"
 )
+
+// chrome reads what every page shows around its own content: the viewer,
+// their balance, avatar, notifications and protection, and the
+// maintenance banner.
+type chrome struct {
+	flags      *flags.Service
+	money      *money.Service
+	users      *users.Service
+	notify     *notify.Service
+	protection *protection.Service
+	log        *slog.Logger
+}
 
 // pageFor returns the chrome of a page for the request's viewer: for a
 // signed-in one their avatar and platform balance (two primary-key reads;
 // the page still renders, without them, when they fail) and the page's
 // live socket, which keeps that balance current. The maintenance banner
 // comes from the flags' in-memory copy, not the database.
-func (a *App) pageFor(c echo.Context, title string) views.Page {
-	p := views.Page{Title: title, Path: c.Request().URL.Path, Maintenance: a.Flags.Enabled(flags.Maintenance)}
+func (h *chrome) pageFor(c echo.Context, title string) views.Page {
+	p := views.Page{Title: title, Path: c.Request().URL.Path, Maintenance: h.flags.Enabled(flags.Maintenance)}
 	id := web.IdentityOf(c)
 	if id == nil {
 		return p
@@ -34,19 +52,19 @@ func (a *App) pageFor(c echo.Context, title string) views.Page {
 	// with a bearer token has nothing to open it with.
 	p.Live = id.Session
 	ctx := c.Request().Context()
-	if b, err := a.Money.PlatformBalance(ctx, id.UserID); err != nil {
-		a.log.Warn("page header: read the balance", "user", id.UserID, "err", err)
+	if b, err := h.money.PlatformBalance(ctx, id.UserID); err != nil {
+		h.log.Warn("page header: read the balance", "user", id.UserID, "err", err)
 	} else {
 		p.User.AvailableMinor, p.User.BalanceKnown = b.AvailableMinor, true
 	}
-	if u, err := a.Users.ByID(ctx, id.UserID); err != nil {
-		a.log.Warn("page header: read the avatar", "user", id.UserID, "err", err)
-	} else if url := imageURL(u.AvatarImageID); url != nil {
+	if u, err := h.users.ByID(ctx, id.UserID); err != nil {
+		h.log.Warn("page header: read the avatar", "user", id.UserID, "err", err)
+	} else if url := api.ImageURL(u.AvatarImageID); url != nil {
 		p.User.AvatarURL = *url
 	}
-	p.Bell = a.bellFor(c, id.UserID)
-	if a.Protection != nil {
-		p.Protection = a.protectionChrome(c, id)
+	p.Bell = h.bellFor(c, id.UserID)
+	if h.protection != nil {
+		p.Protection = h.protectionChrome(c, id)
 	}
 	return p
 }

@@ -15,6 +15,12 @@ import (
 	"wager/web"
 )
 
+// protectionPages serve the responsible play page and its forms.
+type protectionPages struct {
+	protection *protection.Service
+	chrome     *chrome
+}
+
 // protectionPagePath is the Responsible play page.
 const protectionPagePath = views.ResponsiblePlayPath
 
@@ -26,23 +32,31 @@ var limitLabels = map[string]string{
 	protection.StakeMax: "Largest stake",
 }
 
+// pageRoutes registers the responsible play page and its forms.
+func (h *protectionPages) pageRoutes(r *router) {
+	r.page(http.MethodGet, protectionPagePath, h.protectionPage)
+	r.page(http.MethodPost, protectionPagePath+"/limits", h.protectionLimitsSubmit)
+	r.page(http.MethodPost, protectionPagePath+"/exclusion", h.protectionExclusionSubmit)
+	r.page(http.MethodPost, protectionPagePath+"/age", h.protectionAgeSubmit)
+}
+
 // protectionChrome is what a signed-in page shows of the viewer's
 // protection: the banner while money in is closed, and the reality
 // check. It is nil when it cannot be read (the page renders without it).
-func (a *App) protectionChrome(c echo.Context, id *web.Identity) *views.ProtectionChrome {
+func (h *chrome) protectionChrome(c echo.Context, id *web.Identity) *views.ProtectionChrome {
 	ctx := c.Request().Context()
-	st, err := a.Protection.StandingOf(ctx, id.UserID, protection.CountryOf(ctx))
+	st, err := h.protection.StandingOf(ctx, id.UserID, protection.CountryOf(ctx))
 	if err != nil {
-		a.log.Warn("page header: read the protection", "user", id.UserID, "err", err)
+		h.log.Warn("page header: read the protection", "user", id.UserID, "err", err)
 		return nil
 	}
-	ch := &views.ProtectionChrome{ReminderMinutes: st.ReminderMinutes, Now: a.Protection.Now().Format(time.RFC3339)}
+	ch := &views.ProtectionChrome{ReminderMinutes: st.ReminderMinutes, Now: h.protection.Now().Format(time.RFC3339)}
 	if id.SignedInAt.IsZero() {
 		ch.ReminderMinutes = 0
 	} else {
 		ch.StartedAt = id.SignedInAt.UTC().Format(time.RFC3339)
 	}
-	ch.Banner, ch.Closed = bannerOf(st, a.Protection.Config().MinAge)
+	ch.Banner, ch.Closed = bannerOf(st, h.protection.Config().MinAge)
 	return ch
 }
 
@@ -92,21 +106,21 @@ func usdcOrNone(v *int64) string {
 }
 
 // responsiblePlayView reads what the Responsible play page shows.
-func (a *App) responsiblePlayView(c echo.Context, userID string) (views.ResponsiblePlayView, error) {
+func (h *protectionPages) responsiblePlayView(c echo.Context, userID string) (views.ResponsiblePlayView, error) {
 	ctx := c.Request().Context()
-	l, err := a.Protection.Limits(ctx, userID)
+	l, err := h.protection.Limits(ctx, userID)
 	if err != nil {
 		return views.ResponsiblePlayView{}, err
 	}
-	st, err := a.Protection.StandingOf(ctx, userID, "")
+	st, err := h.protection.StandingOf(ctx, userID, "")
 	if err != nil {
 		return views.ResponsiblePlayView{}, err
 	}
-	confirmed, err := a.Protection.AgeConfirmed(ctx, userID)
+	confirmed, err := h.protection.AgeConfirmed(ctx, userID)
 	if err != nil {
 		return views.ResponsiblePlayView{}, err
 	}
-	cfg := a.Protection.Config()
+	cfg := h.protection.Config()
 	v := views.ResponsiblePlayView{Reminder: strconv.Itoa(l.SessionReminderMinutes), Exclusion: exclusionText(st.Exclusion),
 		AgeConfirmed: confirmed, AgeRequired: cfg.RequireAge, Underage: st.Underage, MinAge: cfg.MinAge,
 		Timeouts: []views.Choice{{Value: "24", Label: "24 hours"}, {Value: "48", Label: "48 hours"}, {Value: "72", Label: "72 hours"},
@@ -153,79 +167,26 @@ func limitValues(l protection.Limits) map[string]*int64 {
 	}
 }
 
-func (a *App) protectionPage(c echo.Context) error {
+func (h *protectionPages) protectionPage(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
 	}
-	v, err := a.responsiblePlayView(c, id.UserID)
+	v, err := h.responsiblePlayView(c, id.UserID)
 	if err != nil {
 		return err
 	}
-	return web.Render(c, http.StatusOK, views.ResponsiblePlay(a.pageFor(c, "Responsible play"), v))
-}
-
-// playerProtectionLine is a player's protection as the admin page shows
-// it, read only.
-func (a *App) playerProtectionLine(c echo.Context, username string) *views.PlayerProtectionLine {
-	ctx := c.Request().Context()
-	line := &views.PlayerProtectionLine{Username: username}
-	u, err := a.Users.ByUsername(ctx, username)
-	if err != nil {
-		line.Error = sentence(web.AsError(err).Message)
-		return line
-	}
-	v, err := a.Protection.StaffViewOf(ctx, u.ID)
-	if err != nil {
-		line.Error = "The player's protection could not be read."
-		a.log.Error("admin page: read a player's protection", "user", u.ID, "err", err)
-		return line
-	}
-	var set []string
-	for _, name := range protection.Names {
-		if val := limitValues(v.Limits)[name]; val != nil {
-			set = append(set, limitLabels[name]+": "+money.FormatUSDC(*val)+" USDC")
-		}
-	}
-	line.Limits = "None."
-	if len(set) > 0 {
-		line.Limits = strings.Join(set, "; ") + "."
-	}
-	for _, p := range v.Limits.Pending {
-		line.Limits += " Waiting: " + limitLabels[p.Name] + " " + strings.ToLower(usdcOrNone(p.Value)) + " from " + protection.FormatTime(p.EffectiveAt) + "."
-	}
-	switch x := v.Running; {
-	case x == nil:
-		line.Exclusion = "None running."
-	case x.Until == nil:
-		line.Exclusion = "Self-excluded for good since " + protection.FormatTime(x.StartsAt) + "."
-	case x.Kind == protection.KindTimeout:
-		line.Exclusion = "Time-out until " + protection.FormatTime(*x.Until) + "."
-	default:
-		line.Exclusion = "Self-excluded until " + protection.FormatTime(*x.Until) + "."
-	}
-	if n := len(v.Exclusions); n > 0 {
-		line.Exclusion += " " + strconv.Itoa(n) + " asked for in all."
-	}
-	switch {
-	case v.Underage:
-		line.Age = "Underage: refused money in for good."
-	case v.AgeConfirmed:
-		line.Age = "Confirmed."
-	default:
-		line.Age = "Not confirmed."
-	}
-	return line
+	return web.Render(c, http.StatusOK, views.ResponsiblePlay(h.chrome.pageFor(c, "Responsible play"), v))
 }
 
 // protectionRefused renders the page again with the refusal of one of its
 // forms.
-func (a *App) protectionRefused(c echo.Context, userID, form string, err error) error {
+func (h *protectionPages) protectionRefused(c echo.Context, userID, form string, err error) error {
 	e := web.AsError(err)
 	if e.Code == domain.CodeInternal || e.Code == domain.CodeUnavailable {
 		return err
 	}
-	v, verr := a.responsiblePlayView(c, userID)
+	v, verr := h.responsiblePlayView(c, userID)
 	if verr != nil {
 		return verr
 	}
@@ -242,20 +203,20 @@ func (a *App) protectionRefused(c echo.Context, userID, form string, err error) 
 		msg = label + " " + reason + "."
 	}
 	v.Error, v.ErrorForm = sentence(msg), form
-	return web.Render(c, web.StatusOf(e.Code), views.ResponsiblePlay(a.pageFor(c, "Responsible play"), v))
+	return web.Render(c, web.StatusOf(e.Code), views.ResponsiblePlay(h.chrome.pageFor(c, "Responsible play"), v))
 }
 
 // protectionLimitsSubmit saves the limits form: only the limits whose
 // value changed (an unchanged one sent again would cancel a looser change
 // waiting), or, with keep, the current value of one limit, which cancels
 // its waiting change.
-func (a *App) protectionLimitsSubmit(c echo.Context) error {
+func (h *protectionPages) protectionLimitsSubmit(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	l, err := a.Protection.Limits(ctx, id.UserID)
+	l, err := h.protection.Limits(ctx, id.UserID)
 	if err != nil {
 		return err
 	}
@@ -263,7 +224,7 @@ func (a *App) protectionLimitsSubmit(c echo.Context) error {
 	var changes protection.Changes
 	if keep := c.FormValue("keep"); keep != "" {
 		if _, known := limitLabels[keep]; !known {
-			return a.protectionRefused(c, id.UserID, "limits", domain.Invalid(map[string]string{"keep": "is not a limit"}))
+			return h.protectionRefused(c, id.UserID, "limits", domain.Invalid(map[string]string{"keep": "is not a limit"}))
 		}
 		changes.Limits = append(changes.Limits, protection.LimitChange{Name: keep, Value: current[keep]})
 	} else {
@@ -292,24 +253,24 @@ func (a *App) protectionLimitsSubmit(c echo.Context) error {
 			}
 		}
 		if err := bad.Err(); err != nil {
-			return a.protectionRefused(c, id.UserID, "limits", err)
+			return h.protectionRefused(c, id.UserID, "limits", err)
 		}
 	}
-	if _, err := a.Protection.SetLimits(ctx, id.UserID, changes); err != nil {
-		return a.protectionRefused(c, id.UserID, "limits", err)
+	if _, err := h.protection.SetLimits(ctx, id.UserID, changes); err != nil {
+		return h.protectionRefused(c, id.UserID, "limits", err)
 	}
 	return c.Redirect(http.StatusSeeOther, protectionPagePath+"?saved=limits")
 }
 
 // protectionExclusionSubmit starts a time-out or self-exclusion once the
 // box that says it cannot be undone is ticked.
-func (a *App) protectionExclusionSubmit(c echo.Context) error {
+func (h *protectionPages) protectionExclusionSubmit(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
 	}
 	if c.FormValue("confirm") != "yes" {
-		return a.protectionRefused(c, id.UserID, "exclusion", domain.Errorf(domain.CodeValidation,
+		return h.protectionRefused(c, id.UserID, "exclusion", domain.Errorf(domain.CodeValidation,
 			"tick the box to confirm that you understand it cannot be undone"))
 	}
 	req := protection.ExclusionRequest{Kind: c.FormValue("kind")}
@@ -329,19 +290,19 @@ func (a *App) protectionExclusionSubmit(c echo.Context) error {
 		}
 		req.Months = &n
 	}
-	if _, err := a.Protection.StartExclusion(c.Request().Context(), id.UserID, req); err != nil {
-		return a.protectionRefused(c, id.UserID, "exclusion", err)
+	if _, err := h.protection.StartExclusion(c.Request().Context(), id.UserID, req); err != nil {
+		return h.protectionRefused(c, id.UserID, "exclusion", err)
 	}
 	return c.Redirect(http.StatusSeeOther, protectionPagePath+"?saved=exclusion")
 }
 
-func (a *App) protectionAgeSubmit(c echo.Context) error {
+func (h *protectionPages) protectionAgeSubmit(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
 	}
-	if _, err := a.Protection.ConfirmAge(c.Request().Context(), id.UserID, strings.TrimSpace(c.FormValue("birthDate"))); err != nil {
-		return a.protectionRefused(c, id.UserID, "age", err)
+	if _, err := h.protection.ConfirmAge(c.Request().Context(), id.UserID, strings.TrimSpace(c.FormValue("birthDate"))); err != nil {
+		return h.protectionRefused(c, id.UserID, "age", err)
 	}
 	return c.Redirect(http.StatusSeeOther, protectionPagePath+"?saved=age")
 }

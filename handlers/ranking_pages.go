@@ -19,9 +19,15 @@ import (
 	"wager/web"
 )
 
+// rankingPages serve the leaderboards page.
+type rankingPages struct {
+	ranking *ranking.Service
+	chrome  *chrome
+}
+
 // leaderboardsPage shows one board: ?board=global|friends|<game type>,
 // ?period= for global and friends, ?offset= to page.
-func (a *App) leaderboardsPage(c echo.Context) error {
+func (h *rankingPages) leaderboardsPage(c echo.Context) error {
 	id := web.IdentityOf(c)
 	v := views.LeaderboardView{Board: c.QueryParam("board"), Period: c.QueryParam("period"), SignedIn: id != nil}
 	for _, info := range rules.Available() {
@@ -43,14 +49,14 @@ func (a *App) leaderboardsPage(c echo.Context) error {
 	case check.Err() != nil:
 		v.Period, v.Error = "all", "That period does not exist: choose today, this week, this month or all time."
 	case v.Board == "global":
-		rows, err = a.Ranking.Global(ctx, period, page)
+		rows, err = h.ranking.Global(ctx, period, page)
 	case v.Board == "friends":
-		rows, err = a.Ranking.Friends(ctx, id.UserID, period, page)
+		rows, err = h.ranking.Friends(ctx, id.UserID, period, page)
 	default:
-		rows, err = a.Ranking.GameType(ctx, v.Board, page)
+		rows, err = h.ranking.GameType(ctx, v.Board, page)
 		if domain.ErrorCode(err) == domain.CodeNotFound {
 			v.Board, v.Error, err = "global", "There is no such game: here is everyone's board.", nil
-			rows, err = a.Ranking.Global(ctx, period, page)
+			rows, err = h.ranking.Global(ctx, period, page)
 		}
 	}
 	if err != nil {
@@ -64,7 +70,7 @@ func (a *App) leaderboardsPage(c echo.Context) error {
 			Losses: r.Losses, Net: signedUSDC(r.NetWinningsMinor), Negative: r.NetWinningsMinor < 0,
 			Rating: ratingText(r.Rating, r.Provisional), Provisional: r.Provisional})
 	}
-	return web.Render(c, http.StatusOK, views.LeaderboardsPage(a.pageFor(c, "Leaderboards"), v))
+	return web.Render(c, http.StatusOK, views.LeaderboardsPage(h.chrome.pageFor(c, "Leaderboards"), v))
 }
 
 func signedUSDC(minor int64) string {
@@ -88,8 +94,8 @@ func ratingText(r float64, provisional bool) string {
 const ratingPoints = 100
 
 // ratingCards reads a profile's ratings for its charts.
-func (a *App) ratingCards(c echo.Context, userID string) ([]views.RatingCard, error) {
-	ratings, err := a.Ranking.Ratings(c.Request().Context(), userID, ratingPoints)
+func ratingCards(c echo.Context, ranks *ranking.Service, userID string) ([]views.RatingCard, error) {
+	ratings, err := ranks.Ratings(c.Request().Context(), userID, ratingPoints)
 	if err != nil {
 		return nil, err
 	}

@@ -13,16 +13,22 @@ import (
 	"wager/web"
 )
 
+// referralPages serve the referrals page and its claim.
+type referralPages struct {
+	referrals *referrals.Service
+	chrome    *chrome
+}
+
 // referralsPage shows your link, your team by level, your rewards and a
 // claim button: the same service calls as GET /referrals/me, /tree and
 // /rewards.
-func (a *App) referralsPage(c echo.Context) error {
+func (h *referralPages) referralsPage(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	me, err := a.Referrals.Me(ctx, id.UserID)
+	me, err := h.referrals.Me(ctx, id.UserID)
 	if err != nil {
 		return err
 	}
@@ -34,7 +40,7 @@ func (a *App) referralsPage(c echo.Context) error {
 		v.ReferredBy = me.ReferredBy.Username
 	}
 	for _, l := range me.Levels {
-		users, err := a.Referrals.Tree(ctx, id.UserID, l.Level, 200)
+		users, err := h.referrals.Tree(ctx, id.UserID, l.Level, 200)
 		if err != nil {
 			return err
 		}
@@ -44,24 +50,24 @@ func (a *App) referralsPage(c echo.Context) error {
 		}
 		v.Levels = append(v.Levels, level)
 	}
-	rewards, err := a.Referrals.Rewards(ctx, id.UserID, 50, "")
+	rewards, err := h.referrals.Rewards(ctx, id.UserID, 50, "")
 	if err != nil {
 		return err
 	}
 	for _, r := range rewards {
 		v.Rewards = append(v.Rewards, views.ReferralRewardLine{GameID: r.GameID, Text: rewardWords(r)})
 	}
-	return web.Render(c, http.StatusOK, views.ReferralsPage(a.pageFor(c, "Referrals"), v))
+	return web.Render(c, http.StatusOK, views.ReferralsPage(h.chrome.pageFor(c, "Referrals"), v))
 }
 
 // claimReferralsPage is the page's claim button: POST /referrals/me/claim
 // for browsers, answered with the page and what happened.
-func (a *App) claimReferralsPage(c echo.Context) error {
+func (h *referralPages) claimReferralsPage(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
 	}
-	out, err := a.Referrals.Claim(c.Request().Context(), id.UserID)
+	out, err := h.referrals.Claim(c.Request().Context(), id.UserID)
 	if err != nil {
 		return err
 	}

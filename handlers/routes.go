@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -13,19 +12,12 @@ import (
 	"wager/domain/flags"
 	"wager/domain/game/rules"
 	"wager/domain/media"
+	"wager/handlers/api"
 	"wager/web"
 )
 
 // maxBody is the largest request body the API reads (1 MiB).
 const maxBody = "1M"
-
-// feePayerBudgets says, in the description of every operation whose
-// network fee the platform pays, when it stops paying.
-const feePayerBudgets = "The platform pays the network fee up to FEE_PAYER_DAILY_LAMPORTS (0.02 SOL) of fees and rent per user per UTC day, " +
-	"and up to FEE_PAYER_GLOBAL_DAILY_LAMPORTS (2 SOL) for all users together: past either, 429 RATE_LIMITED until the next UTC day (Retry-After)."
-
-// maintenanceRetry is the Retry-After of a maintenance answer.
-const maintenanceRetry = 60 * time.Second
 
 // notificationsPagePath is where the notifications page is routed. A
 // browser opening /notifications (the JSON list's address) is served the
@@ -86,35 +78,39 @@ func (a *App) routes() *echo.Echo {
 		app:     a,
 		docs:    a.Docs,
 		version: web.CheckSDKVersion(policy),
-		authn:   func(mode web.Auth) echo.MiddlewareFunc { return web.Authenticate(a.Auth, mode) },
-		maintenance: web.Maintenance(func() bool { return a.Flags.Enabled(flags.Maintenance) },
-			web.IsAdmin, maintenanceRetry),
-		abuse: (&web.AbuseControl{Payments: a.Payments, Log: a.log,
-			Enabled: func() bool { return a.Flags.Enabled(flags.AbuseControls) }, Exempt: a.isBot}).For,
+		authn:   func(mode web.Auth) echo.MiddlewareFunc { return web.Authenticate(a.auth, mode) },
+		maintenance: web.Maintenance(func() bool { return a.flags.Enabled(flags.Maintenance) },
+			web.IsAdmin, api.MaintenanceRetry),
+		abuse: (&web.AbuseControl{Payments: a.payments, Log: a.log,
+			Enabled: func() bool { return a.flags.Enabled(flags.AbuseControls) }, Exempt: a.isBot}).For,
 	}
 
+	j, p := a.api, a.pages
 	a.operationRoutes(r)
-	a.authRoutes(r)
-	a.userRoutes(r)
-	a.gameRoutes(r)
-	a.donationRoutes(r)
-	a.betRoutes(r)
-	a.marketRoutes(r)
-	a.challengeRoutes(r)
+	j.auth.Routes(r)
+	j.users.Routes(r)
+	j.games.Routes(r)
+	j.donations.Routes(r)
+	j.bets.Routes(r)
+	j.market.Routes(r)
+	j.games.ChallengeRoutes(r)
 	a.liveRoutes(r)
-	a.chatRoutes(r)
-	a.socialRoutes(r)
-	a.tipRoutes(r)
-	a.rankingRoutes(r)
-	a.supportRoutes(r)
-	a.referralRoutes(r)
-	a.integrityRoutes(r)
-	a.protectionRoutes(r)
-	a.paymentRoutes(r)
-	a.tournamentRoutes(r)
-	a.walletRoutes(r)
-	a.adminRoutes(r)
-	a.auditRoutes(r)
+	j.chat.Routes(r)
+	j.social.Routes(r)
+	j.tips.Routes(r)
+	j.ranking.Routes(r)
+	j.support.Routes(r)
+	j.referrals.Routes(r)
+	j.integrity.Routes(r)
+	p.integrity.pageRoutes(r)
+	j.protection.Routes(r)
+	p.protection.pageRoutes(r)
+	j.payments.Routes(r)
+	j.tournaments.Routes(r)
+	j.wallet.Routes(r)
+	j.admin.Routes(r)
+	j.audit.Routes(r)
+	p.audit.pageRoutes(r)
 	a.pageRoutes(r)
 	return e
 }
@@ -143,47 +139,48 @@ func (a *App) apiDocument() *web.OpenAPI {
 
 // pageRoutes registers the browser pages.
 func (a *App) pageRoutes(r *router) {
-	r.page(http.MethodGet, "/", a.homePage)
+	p := a.pages
+	r.page(http.MethodGet, "/", p.home.homePage)
 	r.page(http.MethodGet, "/docs", a.docsPage)
-	r.page(http.MethodGet, "/u/:username", a.profilePage)
-	r.page(http.MethodGet, "/fragments/live", a.liveFragment)
-	r.page(http.MethodGet, "/play", a.playPage)
-	r.page(http.MethodPost, "/play", a.playSubmit)
-	r.page(http.MethodPost, "/play/join/:id", a.playJoin)
-	r.page(http.MethodGet, "/play/wait/:id", a.playWait)
-	r.page(http.MethodPost, "/play/bot", a.playBot)
-	r.page(http.MethodGet, "/play/challenge/:id", a.playChallengeWait)
-	r.page(http.MethodPost, "/play/challenge/:id/cancel", a.playChallengeCancel)
-	r.page(http.MethodPost, "/play/leave/:id", a.playLeave)
-	r.page(http.MethodGet, "/game/:id", a.gamePage)
-	r.page(http.MethodGet, "/tv", a.tvPage)
-	a.tournamentPageRoutes(r)
-	r.page(http.MethodPost, "/game/:id/move", a.gameMove)
-	r.page(http.MethodPost, "/game/:id/chat", a.gameChat)
-	r.page(http.MethodGet, "/game/:id/market/mine", a.gameMarketMine)
-	r.page(http.MethodGet, notificationsPagePath, a.notificationsPage)
-	r.page(http.MethodPost, "/notifications/page/read-all", a.notificationsRead(true))
-	r.page(http.MethodPost, "/notifications/page/:id/read", a.notificationsRead(false))
-	r.page(http.MethodGet, "/me", a.mePage)
-	r.page(http.MethodGet, "/leaderboards", a.leaderboardsPage)
-	r.page(http.MethodGet, "/friends", a.friendsPage)
-	r.page(http.MethodGet, "/referrals", a.referralsPage)
-	r.page(http.MethodPost, "/referrals/page/claim", a.claimReferralsPage)
-	r.page(http.MethodPost, "/friends/page/:id/ask", a.friendsAction("ask"))
-	r.page(http.MethodPost, "/friends/page/:id/accept", a.friendsAction("accept"))
-	r.page(http.MethodPost, "/friends/page/:id/remove", a.friendsAction("remove"))
-	r.page(http.MethodPost, "/game/:id/rematch", a.gameRematch(false))
-	r.page(http.MethodPost, "/game/:id/rematch/withdraw", a.gameRematch(true))
-	a.supportPageRoutes(r)
-	r.page(http.MethodGet, "/settings", a.settingsPage)
-	r.page(http.MethodGet, "/wallet", a.walletPage)
-	r.page(http.MethodPost, "/settings/profile", a.settingsProfile)
-	r.page(http.MethodPost, "/settings/avatar", a.settingsImage(media.Avatar))
-	r.page(http.MethodPost, "/settings/cover", a.settingsImage(media.Cover))
-	r.signInPage(http.MethodGet, "/admin", a.adminPage) // admins work during maintenance
-	r.signInPage(http.MethodPost, "/admin/flags/:name", a.adminFlag)
-	r.signInPage(http.MethodGet, "/login", a.loginPage)
-	r.signInPage(http.MethodPost, "/logout", a.logout)
+	r.page(http.MethodGet, "/u/:username", p.users.profilePage)
+	r.page(http.MethodGet, "/fragments/live", p.home.liveFragment)
+	r.page(http.MethodGet, "/play", p.games.playPage)
+	r.page(http.MethodPost, "/play", p.games.playSubmit)
+	r.page(http.MethodPost, "/play/join/:id", p.games.playJoin)
+	r.page(http.MethodGet, "/play/wait/:id", p.games.playWait)
+	r.page(http.MethodPost, "/play/bot", p.games.playBot)
+	r.page(http.MethodGet, "/play/challenge/:id", p.games.playChallengeWait)
+	r.page(http.MethodPost, "/play/challenge/:id/cancel", p.games.playChallengeCancel)
+	r.page(http.MethodPost, "/play/leave/:id", p.games.playLeave)
+	r.page(http.MethodGet, "/game/:id", p.games.gamePage)
+	r.page(http.MethodGet, "/tv", p.games.tvPage)
+	p.tournaments.pageRoutes(r)
+	r.page(http.MethodPost, "/game/:id/move", p.games.gameMove)
+	r.page(http.MethodPost, "/game/:id/chat", p.games.gameChat)
+	r.page(http.MethodGet, "/game/:id/market/mine", p.market.gameMarketMine)
+	r.page(http.MethodGet, notificationsPagePath, p.social.notificationsPage)
+	r.page(http.MethodPost, "/notifications/page/read-all", p.social.notificationsRead(true))
+	r.page(http.MethodPost, "/notifications/page/:id/read", p.social.notificationsRead(false))
+	r.page(http.MethodGet, "/me", p.social.mePage)
+	r.page(http.MethodGet, "/leaderboards", p.ranking.leaderboardsPage)
+	r.page(http.MethodGet, "/friends", p.social.friendsPage)
+	r.page(http.MethodGet, "/referrals", p.referrals.referralsPage)
+	r.page(http.MethodPost, "/referrals/page/claim", p.referrals.claimReferralsPage)
+	r.page(http.MethodPost, "/friends/page/:id/ask", p.social.friendsAction("ask"))
+	r.page(http.MethodPost, "/friends/page/:id/accept", p.social.friendsAction("accept"))
+	r.page(http.MethodPost, "/friends/page/:id/remove", p.social.friendsAction("remove"))
+	r.page(http.MethodPost, "/game/:id/rematch", p.games.gameRematch(false))
+	r.page(http.MethodPost, "/game/:id/rematch/withdraw", p.games.gameRematch(true))
+	p.support.pageRoutes(r)
+	r.page(http.MethodGet, "/settings", p.users.settingsPage)
+	r.page(http.MethodGet, "/wallet", p.wallet.walletPage)
+	r.page(http.MethodPost, "/settings/profile", p.users.settingsProfile)
+	r.page(http.MethodPost, "/settings/avatar", p.users.settingsImage(media.Avatar))
+	r.page(http.MethodPost, "/settings/cover", p.users.settingsImage(media.Cover))
+	r.signInPage(http.MethodGet, "/admin", p.admin.adminPage) // admins work during maintenance
+	r.signInPage(http.MethodPost, "/admin/flags/:name", p.admin.adminFlag)
+	r.signInPage(http.MethodGet, "/login", p.auth.loginPage)
+	r.signInPage(http.MethodPost, "/logout", p.auth.logout)
 }
 
 // tagDescriptions describe the tags of the OpenAPI document.
@@ -269,9 +266,9 @@ func (r *router) add(method, path string, h echo.HandlerFunc, mw ...echo.Middlew
 	r.e.Add(method, path, h)
 }
 
-// json registers an API route: version check, maintenance, then the
+// JSON registers an API route: version check, maintenance, then the
 // authentication the operation declares, then abuse control.
-func (r *router) json(method, path string, h echo.HandlerFunc, op web.Op) {
+func (r *router) JSON(method, path string, h echo.HandlerFunc, op web.Op) {
 	if op.Tag == "" {
 		panic("handlers: route " + path + " has no tag")
 	}
@@ -291,9 +288,9 @@ func (r *router) json(method, path string, h echo.HandlerFunc, op web.Op) {
 	r.docs.Add(method, path, op)
 }
 
-// alias registers another address of a JSON route documented elsewhere,
+// Alias registers another address of a JSON route documented elsewhere,
 // with the same middleware.
-func (r *router) alias(method, path string, h echo.HandlerFunc, auth web.Auth) {
+func (r *router) Alias(method, path string, h echo.HandlerFunc, auth web.Auth) {
 	mw := append(limitFor(path), web.MarkAPI, r.version, r.authn(auth), r.maintenance)
 	if charge := r.abuse(method, path, auth); charge != nil {
 		mw = append(mw, charge)
@@ -302,17 +299,17 @@ func (r *router) alias(method, path string, h echo.HandlerFunc, auth web.Auth) {
 	r.docs.Alias(method, path)
 }
 
-// ops registers an operational JSON route that stays available to every
+// Ops registers an operational JSON route that stays available to every
 // client version and during maintenance.
-func (r *router) ops(method, path string, h echo.HandlerFunc, op web.Op) {
+func (r *router) Ops(method, path string, h echo.HandlerFunc, op web.Op) {
 	op.Tag = "operations"
 	r.add(method, path, h, web.MarkAPI)
 	r.docs.Add(method, path, op)
 }
 
-// signIn registers a sign-in API route: like json, but without the
+// SignIn registers a sign-in API route: like JSON, but without the
 // maintenance gate, because its handler lets admin wallets through.
-func (r *router) signIn(method, path string, h echo.HandlerFunc, op web.Op) {
+func (r *router) SignIn(method, path string, h echo.HandlerFunc, op web.Op) {
 	op.Errors = append(op.Errors, http.StatusBadRequest, http.StatusUpgradeRequired, http.StatusServiceUnavailable)
 	op.Header = append(op.Header, web.Param{Name: "X-App-Id", Required: true, Description: "the calling application"})
 	r.add(method, path, h, web.MarkAPI, r.version)
@@ -328,9 +325,9 @@ func (r *router) live(method, path string, h echo.HandlerFunc, op web.Op) {
 	r.docs.Add(method, path, op)
 }
 
-// asset registers a public non-JSON resource that browsers load directly
+// Asset registers a public non-JSON resource that browsers load directly
 // (no version check: an <img> sends no SDK header).
-func (r *router) asset(method, path string, h echo.HandlerFunc, op web.Op) {
+func (r *router) Asset(method, path string, h echo.HandlerFunc, op web.Op) {
 	r.add(method, path, h)
 	r.docs.Add(method, path, op)
 }
@@ -340,12 +337,12 @@ func (r *router) asset(method, path string, h echo.HandlerFunc, op web.Op) {
 func (r *router) page(method, path string, h echo.HandlerFunc) {
 	mw := append(limitFor(path), web.MarkPage, r.authn(web.AuthOptional), r.maintenance)
 	r.add(method, path, h, mw...)
-	r.app.pages = append(r.app.pages, path)
+	r.app.pagePaths = append(r.app.pagePaths, path)
 }
 
 // signInPage registers the sign-in pages, which stay open during
 // maintenance so that admins can sign in.
 func (r *router) signInPage(method, path string, h echo.HandlerFunc) {
 	r.add(method, path, h, web.MarkPage, r.authn(web.AuthOptional))
-	r.app.pages = append(r.app.pages, path)
+	r.app.pagePaths = append(r.app.pagePaths, path)
 }

@@ -14,18 +14,27 @@ import (
 	"wager/domain/notify"
 	"wager/domain/social"
 	"wager/domain/tips"
+	"wager/domain/users"
 	"wager/views"
 	"wager/web"
 )
+
+// socialPages serve the notifications, friends and me pages.
+type socialPages struct {
+	users  *users.Service
+	notify *notify.Service
+	social *social.Service
+	chrome *chrome
+}
 
 // bellLatest is how many notifications the header's bell lists.
 const bellLatest = 5
 
 // bellFor reads the header's bell of a signed-in user.
-func (a *App) bellFor(c echo.Context, userID string) views.Bell {
-	p, err := a.Notify.List(c.Request().Context(), userID, false, bellLatest, 0)
+func (h *chrome) bellFor(c echo.Context, userID string) views.Bell {
+	p, err := h.notify.List(c.Request().Context(), userID, false, bellLatest, 0)
 	if err != nil {
-		a.log.Warn("page header: read the notifications", "user", userID, "err", err)
+		h.log.Warn("page header: read the notifications", "user", userID, "err", err)
 		return views.Bell{}
 	}
 	b := views.Bell{Unread: p.Unread}
@@ -207,14 +216,14 @@ const feedOnHome = 12
 
 // notificationsPage lists the user's notifications, ?before=<id> for
 // older ones.
-func (a *App) notificationsPage(c echo.Context) error {
+func (h *socialPages) notificationsPage(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
 	}
 	before, _ := strconv.ParseInt(c.QueryParam("before"), 10, 64)
 	const pageSize = 30
-	p, err := a.Notify.List(c.Request().Context(), id.UserID, false, pageSize, before)
+	p, err := h.notify.List(c.Request().Context(), id.UserID, false, pageSize, before)
 	if err != nil {
 		return err
 	}
@@ -225,12 +234,12 @@ func (a *App) notificationsPage(c echo.Context) error {
 	if len(p.Items) == pageSize {
 		v.Older = p.Items[len(p.Items)-1].ID
 	}
-	return web.Render(c, http.StatusOK, views.NotificationsPage(a.pageFor(c, "Notifications"), v))
+	return web.Render(c, http.StatusOK, views.NotificationsPage(h.chrome.pageFor(c, "Notifications"), v))
 }
 
 // notificationsRead marks one notification read (:id) or all of them, and
 // goes back to the list.
-func (a *App) notificationsRead(all bool) echo.HandlerFunc {
+func (h *socialPages) notificationsRead(all bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id := web.IdentityOf(c)
 		if id == nil {
@@ -238,7 +247,7 @@ func (a *App) notificationsRead(all bool) echo.HandlerFunc {
 		}
 		ctx := c.Request().Context()
 		if all {
-			if _, err := a.Notify.ReadAll(ctx, id.UserID); err != nil {
+			if _, err := h.notify.ReadAll(ctx, id.UserID); err != nil {
 				return err
 			}
 		} else {
@@ -246,7 +255,7 @@ func (a *App) notificationsRead(all bool) echo.HandlerFunc {
 			if err != nil {
 				return domain.Errorf(domain.CodeNotFound, "no such notification")
 			}
-			if _, err := a.Notify.MarkRead(ctx, id.UserID, n); err != nil {
+			if _, err := h.notify.MarkRead(ctx, id.UserID, n); err != nil {
 				return err
 			}
 		}
@@ -256,23 +265,23 @@ func (a *App) notificationsRead(all bool) echo.HandlerFunc {
 
 // friendsPage shows the user's friends, the requests waiting for them,
 // and people found by ?q= (a username prefix).
-func (a *App) friendsPage(c echo.Context) error {
+func (h *socialPages) friendsPage(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
 	}
-	v, err := a.friendsView(c, id.UserID, c.QueryParam("q"))
+	v, err := h.friendsView(c, id.UserID, c.QueryParam("q"))
 	if err != nil {
 		return err
 	}
 	v.Message = c.QueryParam("done")
-	return web.Render(c, http.StatusOK, views.FriendsPage(a.pageFor(c, "Friends"), v))
+	return web.Render(c, http.StatusOK, views.FriendsPage(h.chrome.pageFor(c, "Friends"), v))
 }
 
-func (a *App) friendsView(c echo.Context, me, search string) (views.FriendsView, error) {
+func (h *socialPages) friendsView(c echo.Context, me, search string) (views.FriendsView, error) {
 	ctx := c.Request().Context()
 	v := views.FriendsView{Search: strings.TrimSpace(search)}
-	friends, err := a.Social.Friends(ctx, me, 200, "")
+	friends, err := h.social.Friends(ctx, me, 200, "")
 	if err != nil {
 		return v, err
 	}
@@ -283,7 +292,7 @@ func (a *App) friendsView(c echo.Context, me, search string) (views.FriendsView,
 		}
 		v.Friends = append(v.Friends, l)
 	}
-	incoming, err := a.Social.IncomingRequests(ctx, me, 200)
+	incoming, err := h.social.IncomingRequests(ctx, me, 200)
 	if err != nil {
 		return v, err
 	}
@@ -291,7 +300,7 @@ func (a *App) friendsView(c echo.Context, me, search string) (views.FriendsView,
 		v.Incoming = append(v.Incoming, views.RequestLine{UserID: r.UserID, Username: r.Username})
 	}
 	if v.Search != "" {
-		found, err := a.Users.Search(ctx, v.Search)
+		found, err := h.users.Search(ctx, v.Search)
 		if err != nil && domain.ErrorCode(err) != domain.CodeValidation {
 			return v, err
 		}
@@ -306,7 +315,7 @@ func (a *App) friendsView(c echo.Context, me, search string) (views.FriendsView,
 
 // friendsAction answers the friends page's buttons: ask, accept, remove.
 // The page comes back saying what happened, or why not.
-func (a *App) friendsAction(action string) echo.HandlerFunc {
+func (h *socialPages) friendsAction(action string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id := web.IdentityOf(c)
 		if id == nil {
@@ -318,18 +327,18 @@ func (a *App) friendsAction(action string) echo.HandlerFunc {
 		switch action {
 		case "ask":
 			var r social.Relation
-			if r, _, err = a.Social.Request(ctx, id.UserID, other); err == nil {
+			if r, _, err = h.social.Request(ctx, id.UserID, other); err == nil {
 				done = "Request sent: they will see it in their notifications."
 				if r.Status == social.StatusFriends {
 					done = "You are friends now."
 				}
 			}
 		case "accept":
-			if _, err = a.Social.Accept(ctx, id.UserID, other); err == nil {
+			if _, err = h.social.Accept(ctx, id.UserID, other); err == nil {
 				done = "You are friends now."
 			}
 		default:
-			if err = a.Social.Remove(ctx, id.UserID, other); err == nil {
+			if err = h.social.Remove(ctx, id.UserID, other); err == nil {
 				done = "Done: you are no longer connected."
 			}
 		}
@@ -345,7 +354,7 @@ func (a *App) friendsAction(action string) echo.HandlerFunc {
 }
 
 // mePage sends a signed-in user to their own profile.
-func (a *App) mePage(c echo.Context) error {
+func (h *socialPages) mePage(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err

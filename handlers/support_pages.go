@@ -12,22 +12,28 @@ import (
 	"wager/web"
 )
 
+// supportPages serve the support pages of players and staff.
+type supportPages struct {
+	support *support.Service
+	chrome  *chrome
+}
+
 // supportQueuePagePath: the queue page answers browsers at /admin/support
 // (the JSON queue's address, see pagesForBrowsers) and lives under
 // /admin/support/page, where its tickets are too.
 const supportQueuePagePath = "/admin/support/page"
 
-// supportPageRoutes registers the support pages of users and staff.
-func (a *App) supportPageRoutes(r *router) {
-	r.page(http.MethodGet, "/support", a.supportPage)
-	r.page(http.MethodPost, "/support/new", a.supportOpen)
-	r.page(http.MethodGet, "/support/tickets/:id", a.supportTicketPage)
-	r.page(http.MethodPost, "/support/tickets/:id/reply", a.supportReply)
-	r.page(http.MethodPost, "/support/tickets/:id/close", a.supportClose)
-	r.page(http.MethodGet, supportQueuePagePath, a.supportQueuePage)
-	r.page(http.MethodGet, supportQueuePagePath+"/:id", a.staffTicketPage)
-	r.page(http.MethodPost, supportQueuePagePath+"/:id/reply", a.staffReply)
-	r.page(http.MethodPost, supportQueuePagePath+"/:id/close", a.staffClose)
+// pageRoutes registers the support pages of users and staff.
+func (h *supportPages) pageRoutes(r *router) {
+	r.page(http.MethodGet, "/support", h.supportPage)
+	r.page(http.MethodPost, "/support/new", h.supportOpen)
+	r.page(http.MethodGet, "/support/tickets/:id", h.supportTicketPage)
+	r.page(http.MethodPost, "/support/tickets/:id/reply", h.supportReply)
+	r.page(http.MethodPost, "/support/tickets/:id/close", h.supportClose)
+	r.page(http.MethodGet, supportQueuePagePath, h.supportQueuePage)
+	r.page(http.MethodGet, supportQueuePagePath+"/:id", h.staffTicketPage)
+	r.page(http.MethodPost, supportQueuePagePath+"/:id/reply", h.staffReply)
+	r.page(http.MethodPost, supportQueuePagePath+"/:id/close", h.staffClose)
 }
 
 // statusWords says a ticket's status to its user and to staff.
@@ -78,25 +84,25 @@ func emptyWords(status string, staff bool) string {
 	return "No tickets with this status."
 }
 
-func (a *App) supportPage(c echo.Context) error {
+func (h *supportPages) supportPage(c echo.Context) error {
 	if id, err := requireLogin(c); id == nil {
 		return err
 	}
-	return a.renderSupport(c, http.StatusOK, views.SupportForm{Category: support.CategoryOther})
+	return h.renderSupport(c, http.StatusOK, views.SupportForm{Category: support.CategoryOther})
 }
 
-func (a *App) renderSupport(c echo.Context, code int, f views.SupportForm) error {
+func (h *supportPages) renderSupport(c echo.Context, code int, f views.SupportForm) error {
 	id := web.IdentityOf(c)
 	ctx := c.Request().Context()
 	status, err := support.ParseStatus(c.QueryParam("status"))
 	if err != nil {
 		status = "" // a bad link shows every ticket
 	}
-	tickets, err := a.Support.Mine(ctx, id.UserID, status, 50, 0)
+	tickets, err := h.support.Mine(ctx, id.UserID, status, 50, 0)
 	if err != nil {
 		return err
 	}
-	games, err := a.Support.RecentGames(ctx, id.UserID, 20)
+	games, err := h.support.RecentGames(ctx, id.UserID, 20)
 	if err != nil {
 		return err
 	}
@@ -108,7 +114,7 @@ func (a *App) renderSupport(c echo.Context, code int, f views.SupportForm) error
 		v.Tickets = append(v.Tickets, views.SupportLine{Href: "/support/tickets/" + t.ID, Subject: t.Subject,
 			Status: statusWords(t.Status, false), Detail: "Last activity " + views.DateTime(t.UpdatedAt)})
 	}
-	return web.Render(c, code, views.Support(a.pageFor(c, "Support"), v))
+	return web.Render(c, code, views.Support(h.chrome.pageFor(c, "Support"), v))
 }
 
 // formErrors turns a refused form into messages by field; ok is false for
@@ -124,7 +130,7 @@ func formErrors(err error) (map[string]string, int, bool) {
 	return map[string]string{"": de.Message}, web.StatusOf(de.Code), true
 }
 
-func (a *App) supportOpen(c echo.Context) error {
+func (h *supportPages) supportOpen(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -135,28 +141,28 @@ func (a *App) supportOpen(c echo.Context) error {
 	if f.GameID != "" {
 		n.GameID = &f.GameID
 	}
-	t, err := a.Support.Open(c.Request().Context(), id.UserID, n)
+	t, err := h.support.Open(c.Request().Context(), id.UserID, n)
 	if err != nil {
 		errs, code, ok := formErrors(err)
 		if !ok {
 			return err
 		}
 		f.Errors = errs
-		return a.renderSupport(c, code, f)
+		return h.renderSupport(c, code, f)
 	}
 	return c.Redirect(http.StatusSeeOther, "/support/tickets/"+t.ID)
 }
 
-func (a *App) supportTicketPage(c echo.Context) error {
-	return a.renderUserTicket(c, http.StatusOK, "", "")
+func (h *supportPages) supportTicketPage(c echo.Context) error {
+	return h.renderUserTicket(c, http.StatusOK, "", "")
 }
 
-func (a *App) renderUserTicket(c echo.Context, code int, reply, replyErr string) error {
+func (h *supportPages) renderUserTicket(c echo.Context, code int, reply, replyErr string) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
 	}
-	t, err := a.Support.Get(c.Request().Context(), id.UserID, c.Param("id"))
+	t, err := h.support.Get(c.Request().Context(), id.UserID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -164,7 +170,7 @@ func (a *App) renderUserTicket(c echo.Context, code int, reply, replyErr string)
 	v.Reply, v.ReplyError = reply, replyErr
 	v.ReplyAction, v.CloseAction = "/support/tickets/"+t.ID+"/reply", "/support/tickets/"+t.ID+"/close"
 	v.Back, v.BackLabel = "/support", "Back to your tickets"
-	return web.Render(c, code, views.SupportTicket(a.pageFor(c, t.Subject), v))
+	return web.Render(c, code, views.SupportTicket(h.chrome.pageFor(c, t.Subject), v))
 }
 
 // thread is a ticket's view: staff read "Support" for staff and the user's
@@ -198,7 +204,7 @@ func aboutWords(t support.Summary) string {
 
 // supportWrite answers a reply form: back to the ticket, or the ticket
 // with the error under the reply box.
-func (a *App) supportWrite(c echo.Context, write func(text string) error, back string, render func(code int, reply, replyErr string) error) error {
+func (h *supportPages) supportWrite(c echo.Context, write func(text string) error, back string, render func(code int, reply, replyErr string) error) error {
 	text := c.FormValue("text")
 	if err := write(text); err != nil {
 		errs, code, ok := formErrors(err)
@@ -214,25 +220,25 @@ func (a *App) supportWrite(c echo.Context, write func(text string) error, back s
 	return c.Redirect(http.StatusSeeOther, back)
 }
 
-func (a *App) supportReply(c echo.Context) error {
+func (h *supportPages) supportReply(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
 	}
-	return a.supportWrite(c, func(text string) error {
-		_, err := a.Support.Reply(c.Request().Context(), id.UserID, c.Param("id"), text)
+	return h.supportWrite(c, func(text string) error {
+		_, err := h.support.Reply(c.Request().Context(), id.UserID, c.Param("id"), text)
 		return err
 	}, "/support/tickets/"+url.PathEscape(c.Param("id")), func(code int, reply, replyErr string) error {
-		return a.renderUserTicket(c, code, reply, replyErr)
+		return h.renderUserTicket(c, code, reply, replyErr)
 	})
 }
 
-func (a *App) supportClose(c echo.Context) error {
+func (h *supportPages) supportClose(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
 	}
-	if _, err := a.Support.Close(c.Request().Context(), id.UserID, c.Param("id")); err != nil {
+	if _, err := h.support.Close(c.Request().Context(), id.UserID, c.Param("id")); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/support/tickets/"+url.PathEscape(c.Param("id")))
@@ -251,7 +257,7 @@ func requireStaff(c echo.Context) (*web.Identity, error) {
 	return id, nil
 }
 
-func (a *App) supportQueuePage(c echo.Context) error {
+func (h *supportPages) supportQueuePage(c echo.Context) error {
 	if id, err := requireStaff(c); id == nil {
 		return err
 	}
@@ -259,7 +265,7 @@ func (a *App) supportQueuePage(c echo.Context) error {
 	if err != nil {
 		status = ""
 	}
-	items, err := a.Support.Queue(c.Request().Context(), status, 100, 0)
+	items, err := h.support.Queue(c.Request().Context(), status, 100, 0)
 	if err != nil {
 		return err
 	}
@@ -269,18 +275,18 @@ func (a *App) supportQueuePage(c echo.Context) error {
 			Status: statusWords(t.Status, true),
 			Detail: "From " + t.User.Username + ", waiting since " + views.DateTime(t.WaitingSince)})
 	}
-	return web.Render(c, http.StatusOK, views.SupportQueue(a.pageFor(c, "Support queue"), v))
+	return web.Render(c, http.StatusOK, views.SupportQueue(h.chrome.pageFor(c, "Support queue"), v))
 }
 
-func (a *App) staffTicketPage(c echo.Context) error {
-	return a.renderStaffTicket(c, http.StatusOK, "", "")
+func (h *supportPages) staffTicketPage(c echo.Context) error {
+	return h.renderStaffTicket(c, http.StatusOK, "", "")
 }
 
-func (a *App) renderStaffTicket(c echo.Context, code int, reply, replyErr string) error {
+func (h *supportPages) renderStaffTicket(c echo.Context, code int, reply, replyErr string) error {
 	if id, err := requireStaff(c); id == nil {
 		return err
 	}
-	t, err := a.Support.StaffGet(c.Request().Context(), c.Param("id"))
+	t, err := h.support.StaffGet(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -290,28 +296,28 @@ func (a *App) renderStaffTicket(c echo.Context, code int, reply, replyErr string
 	base := supportQueuePagePath + "/" + t.ID
 	v.ReplyAction, v.CloseAction = base+"/reply", base+"/close"
 	v.Back, v.BackLabel = "/admin/support", "Back to the queue"
-	return web.Render(c, code, views.SupportTicket(a.pageFor(c, t.Subject), v))
+	return web.Render(c, code, views.SupportTicket(h.chrome.pageFor(c, t.Subject), v))
 }
 
-func (a *App) staffReply(c echo.Context) error {
+func (h *supportPages) staffReply(c echo.Context) error {
 	id, err := requireStaff(c)
 	if id == nil {
 		return err
 	}
-	return a.supportWrite(c, func(text string) error {
-		_, err := a.Support.Answer(c.Request().Context(), id.UserID, c.Param("id"), text)
+	return h.supportWrite(c, func(text string) error {
+		_, err := h.support.Answer(c.Request().Context(), id.UserID, c.Param("id"), text)
 		return err
 	}, "/admin/support", func(code int, reply, replyErr string) error {
-		return a.renderStaffTicket(c, code, reply, replyErr)
+		return h.renderStaffTicket(c, code, reply, replyErr)
 	})
 }
 
-func (a *App) staffClose(c echo.Context) error {
+func (h *supportPages) staffClose(c echo.Context) error {
 	id, err := requireStaff(c)
 	if id == nil {
 		return err
 	}
-	if _, err := a.Support.StaffClose(c.Request().Context(), id.UserID, c.Param("id")); err != nil {
+	if _, err := h.support.StaffClose(c.Request().Context(), id.UserID, c.Param("id")); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/support")

@@ -7,22 +7,21 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"wager/domain/flags"
 	"wager/web"
 )
 
 // operationRoutes registers health, versions, feature flags, the API's own
 // documents and the static files: never 426, never 503 for maintenance.
 func (a *App) operationRoutes(r *router) {
-	r.ops(http.MethodGet, "/health", a.health, web.Op{Summary: "Service health",
+	r.Ops(http.MethodGet, "/health", a.health, web.Op{Summary: "Service health",
 		Description: "Checks the database. 503 with status \"degraded\" when it is unreachable.",
 		Response:    Health{}, Errors: []int{http.StatusServiceUnavailable}})
-	r.ops(http.MethodGet, "/version", a.version, web.Op{Summary: "API and minimum SDK version", Response: Version{}})
-	r.ops(http.MethodGet, "/feature-flags", a.featureFlags, web.Op{Summary: "Feature flags by name",
+	r.Ops(http.MethodGet, "/version", a.version, web.Op{Summary: "API and minimum SDK version", Response: Version{}})
+	r.Ops(http.MethodGet, "/feature-flags", a.featureFlags, web.Op{Summary: "Feature flags by name",
 		Response: map[string]bool{}})
-	r.ops(http.MethodGet, "/openapi.json", a.openAPI, web.Op{Summary: "This API as an OpenAPI 3.1 document",
+	r.Ops(http.MethodGet, "/openapi.json", a.openAPI, web.Op{Summary: "This API as an OpenAPI 3.1 document",
 		Description: "gzip-encoded for clients that accept it.", Response: map[string]any{}, ETag: true})
-	r.ops(http.MethodGet, "/asyncapi.json", a.asyncAPI, web.Op{Summary: "The live socket (GET /ws) as an AsyncAPI 3.0 document",
+	r.Ops(http.MethodGet, "/asyncapi.json", a.asyncAPI, web.Op{Summary: "The live socket (GET /ws) as an AsyncAPI 3.0 document",
 		Description: "Every client message and every frame: joined, resumed, each game event with its data, each personal notice, resync, error. " +
 			"gzip-encoded for clients that accept it.", Response: map[string]any{}, ETag: true})
 	r.e.GET("/static/*", serveStatic)
@@ -60,22 +59,5 @@ func (a *App) version(c echo.Context) error {
 }
 
 func (a *App) featureFlags(c echo.Context) error {
-	return c.JSON(http.StatusOK, a.Flags.Snapshot())
-}
-
-// MaintenanceStatus is the answer of GET /service_check_maintenance.
-type MaintenanceStatus struct {
-	Maintenance       bool            `json:"maintenance"`
-	Message           string          `json:"message"`
-	RetryAfterSeconds int             `json:"retryAfterSeconds" doc:"when to check again; 0 when not in maintenance"`
-	Flags             map[string]bool `json:"flags" doc:"every feature flag by name"`
-}
-
-func (a *App) checkMaintenance(c echo.Context) error {
-	s := MaintenanceStatus{Flags: a.Flags.Snapshot(), Message: "The service is up."}
-	if s.Maintenance = a.Flags.Enabled(flags.Maintenance); s.Maintenance {
-		s.RetryAfterSeconds = int(maintenanceRetry.Seconds())
-		s.Message = "The service is down for maintenance. Please try again in a few minutes."
-	}
-	return c.JSON(http.StatusOK, s)
+	return c.JSON(http.StatusOK, a.flags.Snapshot())
 }

@@ -27,34 +27,41 @@ import (
 	"wager/web/live"
 )
 
-// tournamentPageRoutes registers the arenas' pages: the list with its
+// tournamentPages serve the arenas' pages.
+type tournamentPages struct {
+	tournaments *tournament.Service
+	now         domain.Clock
+	chrome      *chrome
+}
+
+// pageRoutes registers the arenas' pages: the list with its
 // form, the live page of one, and its join and withdraw buttons.
-func (a *App) tournamentPageRoutes(r *router) {
-	r.page(http.MethodGet, "/arenas", a.arenasPage)
-	r.page(http.MethodPost, "/arenas", a.arenasCreate)
-	r.page(http.MethodGet, "/arenas/:id", a.arenaPage)
-	r.page(http.MethodPost, "/arenas/:id/join", a.arenaAction(true))
-	r.page(http.MethodPost, "/arenas/:id/withdraw", a.arenaAction(false))
+func (h *tournamentPages) pageRoutes(r *router) {
+	r.page(http.MethodGet, "/arenas", h.arenasPage)
+	r.page(http.MethodPost, "/arenas", h.arenasCreate)
+	r.page(http.MethodGet, "/arenas/:id", h.arenaPage)
+	r.page(http.MethodPost, "/arenas/:id/join", h.arenaAction(true))
+	r.page(http.MethodPost, "/arenas/:id/withdraw", h.arenaAction(false))
 }
 
 // arenasPage lists the arenas open to join and watch, the latest
 // finished ones, and the form: GET /tournaments (both lists) for browsers.
-func (a *App) arenasPage(c echo.Context) error {
+func (h *tournamentPages) arenasPage(c echo.Context) error {
 	form := views.ArenaForm{GameType: "rps", EntryFee: "0", StartsIn: "5", Duration: "10", MaxPlayers: "64", Split: "50, 30, 20"}
-	return a.renderArenas(c, http.StatusOK, form, nil)
+	return h.renderArenas(c, http.StatusOK, form, nil)
 }
 
-func (a *App) renderArenas(c echo.Context, status int, form views.ArenaForm, failure error) error {
+func (h *tournamentPages) renderArenas(c echo.Context, status int, form views.ArenaForm, failure error) error {
 	ctx := c.Request().Context()
-	open, err := a.Tournaments.List(ctx, "", 50, "")
+	open, err := h.tournaments.List(ctx, "", 50, "")
 	if err != nil {
 		return err
 	}
-	done, err := a.Tournaments.List(ctx, tournament.StatusFinished, 10, "")
+	done, err := h.tournaments.List(ctx, tournament.StatusFinished, 10, "")
 	if err != nil {
 		return err
 	}
-	v := views.ArenasView{Form: form, MaxPlayers: a.Tournaments.MaxPlayersLimit(), SignedIn: web.IdentityOf(c) != nil}
+	v := views.ArenasView{Form: form, MaxPlayers: h.tournaments.MaxPlayersLimit(), SignedIn: web.IdentityOf(c) != nil}
 	for _, t := range open {
 		v.Open = append(v.Open, arenaCard(t))
 	}
@@ -67,7 +74,7 @@ func (a *App) renderArenas(c echo.Context, status int, form views.ArenaForm, fai
 	if failure != nil {
 		v.Error = arenaError(failure)
 	}
-	return web.Render(c, status, views.ArenasPage(a.pageFor(c, "Arenas"), v))
+	return web.Render(c, status, views.ArenasPage(h.chrome.pageFor(c, "Arenas"), v))
 }
 
 func arenaCard(t tournament.Tournament) views.ArenaCard {
@@ -119,7 +126,7 @@ func arenaError(err error) string {
 // arenasCreate is the page's form: POST /tournaments for browsers. A
 // valid arena opens its page; a refused one shows the form again with
 // what to fix.
-func (a *App) arenasCreate(c echo.Context) error {
+func (h *tournamentPages) arenasCreate(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -131,14 +138,14 @@ func (a *App) arenasCreate(c echo.Context) error {
 		if e := web.AsError(err); e.Code == domain.CodeInternal {
 			return err
 		} else {
-			return a.renderArenas(c, web.StatusOf(e.Code), form, err)
+			return h.renderArenas(c, web.StatusOf(e.Code), form, err)
 		}
 	}
-	req, err := arenaRequest(form, a.now())
+	req, err := arenaRequest(form, h.now())
 	if err != nil {
 		return fail(err)
 	}
-	t, err := a.Tournaments.Create(c.Request().Context(), id.UserID, req)
+	t, err := h.tournaments.Create(c.Request().Context(), id.UserID, req)
 	if err != nil {
 		return fail(err)
 	}
@@ -181,8 +188,8 @@ func arenaRequest(f views.ArenaForm, now time.Time) (tournament.NewTournament, e
 
 // arenaPage is a tournament's live page: GET /tournaments/:id for
 // browsers, kept live by the tournament's room over the page's socket.
-func (a *App) arenaPage(c echo.Context) error {
-	return a.renderArena(c, http.StatusOK, c.QueryParam("done"), nil)
+func (h *tournamentPages) arenaPage(c echo.Context) error {
+	return h.renderArena(c, http.StatusOK, c.QueryParam("done"), nil)
 }
 
 // Outcomes of a join or a withdrawal, which the arena page they lead back
@@ -214,8 +221,8 @@ func doneMessage(done string, feeMinor int64) string {
 	return ""
 }
 
-func (a *App) renderArena(c echo.Context, status int, done string, failure error) error {
-	d, err := a.Tournaments.Get(c.Request().Context(), c.Param("id"))
+func (h *tournamentPages) renderArena(c echo.Context, status int, done string, failure error) error {
+	d, err := h.tournaments.Get(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -235,7 +242,7 @@ func (a *App) renderArena(c echo.Context, status int, done string, failure error
 			}
 		}
 	}
-	return web.Render(c, status, views.ArenaPage(a.pageFor(c, d.Name), v))
+	return web.Render(c, status, views.ArenaPage(h.chrome.pageFor(c, d.Name), v))
 }
 
 // arenaFacts are a tournament's terms, one sentence each.
@@ -301,7 +308,7 @@ func recordWords(s tournament.Standing) string {
 // arenaAction is the page's join or withdraw button: POST
 // /tournaments/:id/join or /withdraw for browsers, answered with the page
 // and what happened (or why not).
-func (a *App) arenaAction(join bool) echo.HandlerFunc {
+func (h *tournamentPages) arenaAction(join bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := requireLogin(c)
 		if id == nil {
@@ -310,13 +317,13 @@ func (a *App) arenaAction(join bool) echo.HandlerFunc {
 		ctx := c.Request().Context()
 		var e tournament.Entry
 		if join {
-			e, err = a.Tournaments.Join(ctx, id.UserID, c.Param("id"))
+			e, err = h.tournaments.Join(ctx, id.UserID, c.Param("id"))
 		} else {
-			e, err = a.Tournaments.Withdraw(ctx, id.UserID, c.Param("id"))
+			e, err = h.tournaments.Withdraw(ctx, id.UserID, c.Param("id"))
 		}
 		if err != nil {
 			if we := web.AsError(err); we.Code != domain.CodeInternal && we.Code != domain.CodeNotFound {
-				return a.renderArena(c, web.StatusOf(we.Code), "", err)
+				return h.renderArena(c, web.StatusOf(we.Code), "", err)
 			}
 			return err
 		}

@@ -7,15 +7,27 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"wager/domain"
+	"wager/domain/auth"
 	"wager/domain/media"
+	"wager/domain/ranking"
 	"wager/domain/social"
 	"wager/domain/users"
+	"wager/handlers/api"
 	"wager/views"
 	"wager/web"
 )
 
+// userPages serve the profile and settings pages.
+type userPages struct {
+	users   *users.Service
+	auth    *auth.Service
+	social  *social.Service
+	ranking *ranking.Service
+	chrome  *chrome
+}
+
 func viewProfile(u users.User, viewer *web.Identity) views.Profile {
-	p := profileOf(u)
+	p := api.ProfileOf(u)
 	v := views.Profile{ID: u.ID, Username: u.Username, DisplayName: u.DisplayName, Bio: u.Bio,
 		WalletAddress: u.WalletAddress, CreatedAt: u.CreatedAt, IsSelf: viewer != nil && viewer.UserID == u.ID}
 	if p.AvatarURL != nil {
@@ -27,8 +39,8 @@ func viewProfile(u users.User, viewer *web.Identity) views.Profile {
 	return v
 }
 
-func (a *App) profilePage(c echo.Context) error {
-	u, err := a.Users.ByUsername(c.Request().Context(), c.Param("username"))
+func (h *userPages) profilePage(c echo.Context) error {
+	u, err := h.users.ByUsername(c.Request().Context(), c.Param("username"))
 	if err != nil {
 		return err
 	}
@@ -38,7 +50,7 @@ func (a *App) profilePage(c echo.Context) error {
 	if viewer != nil {
 		p.Viewer = viewer.UserID
 	}
-	unlocked, err := a.Social.AchievementsOf(c.Request().Context(), u.ID)
+	unlocked, err := h.social.AchievementsOf(c.Request().Context(), u.ID)
 	if err != nil {
 		return err
 	}
@@ -50,46 +62,46 @@ func (a *App) profilePage(c echo.Context) error {
 		x, ok := earned[d.ID]
 		p.Badges = append(p.Badges, views.Badge{ID: d.ID, Name: d.Name, Description: d.Description, Unlocked: ok, UnlockedAt: x.UnlockedAt})
 	}
-	if p.Ratings, err = a.ratingCards(c, u.ID); err != nil {
+	if p.Ratings, err = ratingCards(c, h.ranking, u.ID); err != nil {
 		return err
 	}
 	p.IsBot = u.Bot
-	return web.Render(c, http.StatusOK, views.ProfileView(a.pageFor(c, u.Username), p))
+	return web.Render(c, http.StatusOK, views.ProfileView(h.chrome.pageFor(c, u.Username), p))
 }
 
-func (a *App) settingsPage(c echo.Context) error {
+func (h *userPages) settingsPage(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
 	}
-	u, err := a.Users.ByID(c.Request().Context(), id.UserID)
+	u, err := h.users.ByID(c.Request().Context(), id.UserID)
 	if err != nil {
 		return err
 	}
-	return a.renderSettings(c, http.StatusOK, u, views.SettingsForm{Username: u.Username,
+	return h.renderSettings(c, http.StatusOK, u, views.SettingsForm{Username: u.Username,
 		DisplayName: u.DisplayName, Bio: u.Bio}, nil)
 }
 
-func (a *App) renderSettings(c echo.Context, status int, u users.User, f views.SettingsForm, imageErr map[string]string) error {
+func (h *userPages) renderSettings(c echo.Context, status int, u users.User, f views.SettingsForm, imageErr map[string]string) error {
 	p := viewProfile(u, web.IdentityOf(c))
 	images := []views.ImageForm{
 		{Kind: string(media.Avatar), URL: p.AvatarURL, Error: imageErr[string(media.Avatar)]},
 		{Kind: string(media.Cover), URL: p.CoverURL, Error: imageErr[string(media.Cover)]},
 	}
-	return web.Render(c, status, views.Settings(a.pageFor(c, "Settings"), p, f, images))
+	return web.Render(c, status, views.Settings(h.chrome.pageFor(c, "Settings"), p, f, images))
 }
 
 // settingsProfile saves the profile form. htmx gets the form back (with
 // errors inline, or "Saved"); a plain form post gets the whole page.
-func (a *App) settingsProfile(c echo.Context) error {
+func (h *userPages) settingsProfile(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
 	}
 	f := views.SettingsForm{Username: c.FormValue("username"), DisplayName: c.FormValue("displayName"), Bio: c.FormValue("bio")}
-	u, err := a.Users.UpdateProfile(c.Request().Context(), id.UserID,
+	u, err := h.users.UpdateProfile(c.Request().Context(), id.UserID,
 		users.ProfileUpdate{Username: &f.Username, DisplayName: &f.DisplayName, Bio: &f.Bio})
-	a.Auth.Forget(id.UserID) // the username may have changed
+	h.auth.Forget(id.UserID) // the username may have changed
 	status := http.StatusOK
 	if err != nil {
 		de := web.AsError(err)
@@ -111,28 +123,28 @@ func (a *App) settingsProfile(c echo.Context) error {
 	if c.Request().Header.Get("HX-Request") == "true" {
 		// htmx swaps only 2xx answers by default; errors are shown in the
 		// form, so answer 200 with the form and its messages.
-		return web.Render(c, http.StatusOK, views.SettingsProfileForm(a.pageFor(c, "Settings"), f))
+		return web.Render(c, http.StatusOK, views.SettingsProfileForm(h.chrome.pageFor(c, "Settings"), f))
 	}
 	if err == nil {
 		return c.Redirect(http.StatusSeeOther, "/settings")
 	}
-	current, uerr := a.Users.ByID(c.Request().Context(), id.UserID)
+	current, uerr := h.users.ByID(c.Request().Context(), id.UserID)
 	if uerr != nil {
 		return uerr
 	}
-	return a.renderSettings(c, status, current, f, nil)
+	return h.renderSettings(c, status, current, f, nil)
 }
 
-func (a *App) settingsImage(kind media.Kind) echo.HandlerFunc {
+func (h *userPages) settingsImage(kind media.Kind) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := requireLogin(c)
 		if id == nil {
 			return err
 		}
 		ctx := c.Request().Context()
-		data, err := formFile(c)
+		data, err := api.FormFile(c)
 		if err == nil {
-			_, err = a.Users.SetImage(ctx, id.UserID, kind, data)
+			_, err = h.users.SetImage(ctx, id.UserID, kind, data)
 		}
 		if err == nil {
 			return c.Redirect(http.StatusSeeOther, "/settings")
@@ -141,7 +153,7 @@ func (a *App) settingsImage(kind media.Kind) echo.HandlerFunc {
 		if de.Code == domain.CodeInternal {
 			return err
 		}
-		return a.refuseImage(c, id, kind, de)
+		return h.refuseImage(c, id, kind, de)
 	}
 }
 
@@ -150,7 +162,7 @@ var imageUploadPages = map[string]media.Kind{"/settings/avatar": media.Avatar, "
 
 // refuseImage answers a refused image upload with the settings page, the
 // reason beside the form it came from.
-func (a *App) refuseImage(c echo.Context, id *web.Identity, kind media.Kind, de *domain.Error) error {
+func (h *userPages) refuseImage(c echo.Context, id *web.Identity, kind media.Kind, de *domain.Error) error {
 	msg := sentence(de.Message)
 	switch {
 	case de.Code == domain.CodePayloadTooLarge:
@@ -158,11 +170,11 @@ func (a *App) refuseImage(c echo.Context, id *web.Identity, kind media.Kind, de 
 	case de.Fields["file"] != "":
 		msg = "The file " + de.Fields["file"] + "."
 	}
-	u, err := a.Users.ByID(c.Request().Context(), id.UserID)
+	u, err := h.users.ByID(c.Request().Context(), id.UserID)
 	if err != nil {
 		return err
 	}
-	return a.renderSettings(c, web.StatusOf(de.Code), u,
+	return h.renderSettings(c, web.StatusOf(de.Code), u,
 		views.SettingsForm{Username: u.Username, DisplayName: u.DisplayName, Bio: u.Bio},
 		map[string]string{string(kind): msg})
 }

@@ -7,9 +7,21 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"wager/domain"
+	"wager/domain/money"
+	"wager/domain/users"
 	"wager/views"
 	"wager/web"
 )
+
+// walletPages serve the wallet page.
+type walletPages struct {
+	users     *users.Service
+	money     *money.Service
+	devFaucet bool
+	chainID   string
+	explorer  Explorer
+	chrome    *chrome
+}
 
 // walletHistoryPage is how many history lines the wallet page shows.
 const walletHistoryPage = 20
@@ -17,7 +29,7 @@ const walletHistoryPage = 20
 // walletPage shows the signed-in user's balances, the deposit, withdraw
 // and faucet forms (driven by static/js/wallet.js over the JSON API) and
 // their wallet history, ?before=<id> for older lines.
-func (a *App) walletPage(c echo.Context) error {
+func (h *walletPages) walletPage(c echo.Context) error {
 	id, err := requireLogin(c)
 	if id == nil {
 		return err
@@ -31,13 +43,13 @@ func (a *App) walletPage(c echo.Context) error {
 		before = n
 	}
 	ctx := c.Request().Context()
-	u, err := a.Users.ByID(ctx, id.UserID)
+	u, err := h.users.ByID(ctx, id.UserID)
 	if err != nil {
 		return err
 	}
 	w := views.WalletPage{WalletAddress: u.WalletAddress, Before: before,
-		Faucet: a.DevFaucet, Chain: a.ChainID}
-	b, err := a.Money.BalanceOf(ctx, u)
+		Faucet: h.devFaucet, Chain: h.chainID}
+	b, err := h.money.BalanceOf(ctx, u)
 	if err != nil {
 		return err
 	}
@@ -47,18 +59,18 @@ func (a *App) walletPage(c echo.Context) error {
 	} else {
 		w.ChainUnread = true
 	}
-	w.WalletURL = a.Explorer().URL("address", w.WalletAddress)
-	w.DepositURL = a.Explorer().URL("address", w.DepositAddress)
+	w.WalletURL = h.explorer.URL("address", w.WalletAddress)
+	w.DepositURL = h.explorer.URL("address", w.DepositAddress)
 
-	items, err := a.Money.History(ctx, u.ID, walletHistoryPage, before)
+	items, err := h.money.History(ctx, u.ID, walletHistoryPage, before)
 	if err != nil {
 		return err
 	}
 	for _, it := range items {
-		w.History = append(w.History, views.WalletActivity{Activity: it, ExplorerURL: a.Explorer().URL("tx", it.Signature)})
+		w.History = append(w.History, views.WalletActivity{Activity: it, ExplorerURL: h.explorer.URL("tx", it.Signature)})
 	}
 	if len(items) == walletHistoryPage {
 		w.Older = "/wallet?before=" + strconv.FormatInt(items[len(items)-1].ID, 10)
 	}
-	return web.Render(c, http.StatusOK, views.Wallet(a.pageFor(c, "Wallet"), w))
+	return web.Render(c, http.StatusOK, views.Wallet(h.chrome.pageFor(c, "Wallet"), w))
 }

@@ -671,7 +671,8 @@ func omits(opts string) bool {
 // not meet (game.Challenge is GameChallenge, auth.Challenge is
 // AuthChallenge). A name that already begins with its package's (pot.Pot,
 // flags.Flag) is not repeated, and the HTTP layer's own request and
-// response bodies (package handlers) keep their bare names. Packages
+// response bodies (packages handlers and handlers/api) keep their bare
+// names. Packages
 // renamed since the document was published keep their published prefix
 // (schemaPrefixes): clients generated from it name their types so.
 func SchemaName(t reflect.Type) string {
@@ -687,7 +688,7 @@ func SchemaName(t reflect.Type) string {
 	if published, ok := schemaPrefixes[pkg]; ok {
 		pkg = published
 	}
-	if pkg == "Handlers" || pkg == "Main" || strings.HasPrefix(name, pkg) || strings.HasPrefix(name, strings.TrimSuffix(pkg, "s")) {
+	if pkg == "Handlers" || pkg == "Api" || pkg == "Main" || strings.HasPrefix(name, pkg) || strings.HasPrefix(name, strings.TrimSuffix(pkg, "s")) {
 		return name
 	}
 	return pkg + name

@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"errors"
@@ -10,75 +10,84 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"wager/domain"
+	"wager/domain/auth"
 	"wager/domain/media"
+	"wager/domain/protection"
 	"wager/domain/users"
 	"wager/web"
 )
 
-// userRoutes registers profiles, their images and user search.
-func (a *App) userRoutes(r *router) {
-	r.json(http.MethodGet, "/users/search", a.searchUsers, web.Op{Tag: "users", Auth: web.AuthOptional,
+// Users serves profiles, images, blocks and settings.
+type Users struct {
+	Users      *users.Service
+	Auth       *auth.Service
+	Protection *protection.Service
+}
+
+// Routes registers profiles, their images and user search.
+func (h *Users) Routes(r Router) {
+	r.JSON(http.MethodGet, "/users/search", h.searchUsers, web.Op{Tag: "users", Auth: web.AuthOptional,
 		Summary: "Find users whose username starts with a prefix (at most 20)", Response: []UserProfile{},
 		Query: []web.Param{{Name: "username", Required: true, Description: "at least 2 characters, any case", MinLength: 2}}})
-	r.json(http.MethodGet, "/users/me", a.me, web.Op{Tag: "users", Auth: web.AuthRequired,
+	r.JSON(http.MethodGet, "/users/me", h.me, web.Op{Tag: "users", Auth: web.AuthRequired,
 		Summary: "The signed-in user's profile", Response: MyProfile{}})
 	// Documented at /usernames/{username}: /users/username/{username} would
 	// be ambiguous with /users/{id}/... in the document.
-	r.json(http.MethodGet, "/usernames/:username", a.userByUsername, web.Op{Tag: "users", Auth: web.AuthNone,
+	r.JSON(http.MethodGet, "/usernames/:username", h.userByUsername, web.Op{Tag: "users", Auth: web.AuthNone,
 		Summary: "Public profile by username", Description: "Also served at /users/username/{username}.",
 		Response: UserProfile{}, Errors: []int{http.StatusNotFound}})
-	r.alias(http.MethodGet, "/users/username/:username", a.userByUsername, web.AuthNone)
-	r.json(http.MethodGet, "/users/:id", a.userByID, web.Op{Tag: "users", Auth: web.AuthNone,
+	r.Alias(http.MethodGet, "/users/username/:username", h.userByUsername, web.AuthNone)
+	r.JSON(http.MethodGet, "/users/:id", h.userByID, web.Op{Tag: "users", Auth: web.AuthNone,
 		Summary: "Public profile by id", Response: UserProfile{}, Errors: []int{http.StatusNotFound}})
-	r.json(http.MethodPatch, "/users/me/profile", a.updateProfile, web.Op{Tag: "users", Auth: web.AuthRequired,
+	r.JSON(http.MethodPatch, "/users/me/profile", h.updateProfile, web.Op{Tag: "users", Auth: web.AuthRequired,
 		Summary: "Change username, display name or bio", Request: ProfileRequest{}, Response: UserProfile{},
 		Errors: []int{http.StatusConflict}})
 	for _, kind := range []media.Kind{media.Avatar, media.Cover} {
-		r.json(http.MethodPost, "/users/me/"+string(kind), a.uploadImage(kind), web.Op{Tag: "users", Auth: web.AuthRequired,
+		r.JSON(http.MethodPost, "/users/me/"+string(kind), h.uploadImage(kind), web.Op{Tag: "users", Auth: web.AuthRequired,
 			Summary:     "Upload the " + string(kind) + " image (multipart field \"file\")",
 			Description: "PNG, JPEG or WebP, recognised by content; at most 2 MB. Re-encoded so that only pixels are kept.",
 			Upload:      &web.Upload{Field: "file", Types: []string{"image/png", "image/jpeg", "image/webp"}},
 			Response:    UserProfile{}, Errors: []int{http.StatusRequestEntityTooLarge}})
 	}
-	r.asset(http.MethodGet, "/images/:id", a.image, web.Op{Tag: "users", Summary: "A profile image (PNG or JPEG bytes)",
+	r.Asset(http.MethodGet, "/images/:id", h.image, web.Op{Tag: "users", Summary: "A profile image (PNG or JPEG bytes)",
 		Description: "Content never changes for an id: cached for a year.", Errors: []int{http.StatusNotFound},
 		Produces: []string{"image/png", "image/jpeg"}})
 }
 
-func (a *App) searchUsers(c echo.Context) error {
-	found, err := a.Users.Search(c.Request().Context(), c.QueryParam("username"))
+func (h *Users) searchUsers(c echo.Context) error {
+	found, err := h.Users.Search(c.Request().Context(), c.QueryParam("username"))
 	if err != nil {
 		return err
 	}
 	out := make([]UserProfile, len(found))
 	for i, u := range found {
-		out[i] = profileOf(u)
+		out[i] = ProfileOf(u)
 	}
 	return c.JSON(http.StatusOK, out)
 }
 
-func (a *App) userByUsername(c echo.Context) error {
-	u, err := a.Users.ByUsername(c.Request().Context(), c.Param("username"))
+func (h *Users) userByUsername(c echo.Context) error {
+	u, err := h.Users.ByUsername(c.Request().Context(), c.Param("username"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, profileOf(u))
+	return c.JSON(http.StatusOK, ProfileOf(u))
 }
 
-func (a *App) userByID(c echo.Context) error {
-	u, err := a.Users.ByID(c.Request().Context(), c.Param("id"))
+func (h *Users) userByID(c echo.Context) error {
+	u, err := h.Users.ByID(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, profileOf(u))
+	return c.JSON(http.StatusOK, ProfileOf(u))
 }
 
-func (a *App) me(c echo.Context) error {
-	u, err := a.Users.ByID(c.Request().Context(), web.IdentityOf(c).UserID)
+func (h *Users) me(c echo.Context) error {
+	u, err := h.Users.ByID(c.Request().Context(), web.IdentityOf(c).UserID)
 	if err != nil {
 		return err
 	}
-	p, err := a.myProfile(c, profileOf(u))
+	p, err := myProfile(c, h.Protection, ProfileOf(u))
 	if err != nil {
 		return err
 	}
@@ -93,38 +102,38 @@ type ProfileRequest struct {
 	Bio         *string `json:"bio,omitempty" maxLength:"280" doc:"at most 280 characters"`
 }
 
-func (a *App) updateProfile(c echo.Context) error {
+func (h *Users) updateProfile(c echo.Context) error {
 	var req ProfileRequest
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
 	}
-	u, err := a.Users.UpdateProfile(c.Request().Context(), web.IdentityOf(c).UserID,
+	u, err := h.Users.UpdateProfile(c.Request().Context(), web.IdentityOf(c).UserID,
 		users.ProfileUpdate{Username: req.Username, DisplayName: req.DisplayName, Bio: req.Bio})
-	a.Auth.Forget(web.IdentityOf(c).UserID) // the username may have changed
+	h.Auth.Forget(web.IdentityOf(c).UserID) // the username may have changed
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, profileOf(u))
+	return c.JSON(http.StatusOK, ProfileOf(u))
 }
 
 // uploadImage returns the handler of POST /users/me/avatar or /cover.
-func (a *App) uploadImage(kind media.Kind) echo.HandlerFunc {
+func (h *Users) uploadImage(kind media.Kind) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		data, err := formFile(c)
+		data, err := FormFile(c)
 		if err != nil {
 			return err
 		}
-		u, err := a.Users.SetImage(c.Request().Context(), web.IdentityOf(c).UserID, kind, data)
+		u, err := h.Users.SetImage(c.Request().Context(), web.IdentityOf(c).UserID, kind, data)
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, profileOf(u))
+		return c.JSON(http.StatusOK, ProfileOf(u))
 	}
 }
 
-// formFile reads the multipart field "file". The route's body limit bounds
+// FormFile reads the multipart field "file". The route's body limit bounds
 // how much is read.
-func formFile(c echo.Context) ([]byte, error) {
+func FormFile(c echo.Context) ([]byte, error) {
 	fh, err := c.FormFile("file")
 	if err != nil {
 		var he *echo.HTTPError
@@ -141,16 +150,16 @@ func formFile(c echo.Context) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, media.MaxUploadBytes+1))
 }
 
-func (a *App) image(c echo.Context) error {
-	img, err := a.Users.ImageByID(c.Request().Context(), c.Param("id"))
+func (h *Users) image(c echo.Context) error {
+	img, err := h.Users.ImageByID(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	h := c.Response().Header()
-	h.Set("Cache-Control", "public, max-age=31536000, immutable")
-	h.Set("ETag", `"`+img.ID+`"`)
-	h.Set("X-Content-Type-Options", "nosniff")
-	if c.Request().Header.Get("If-None-Match") == h.Get("ETag") {
+	hdr := c.Response().Header()
+	hdr.Set("Cache-Control", "public, max-age=31536000, immutable")
+	hdr.Set("ETag", `"`+img.ID+`"`)
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	if c.Request().Header.Get("If-None-Match") == hdr.Get("ETag") {
 		return c.NoContent(http.StatusNotModified)
 	}
 	return c.Blob(http.StatusOK, img.ContentType, img.Data)
@@ -169,13 +178,15 @@ type UserProfile struct {
 	IsBot         bool      `json:"isBot" doc:"a demo player run by the server; never on leaderboards"`
 }
 
-func profileOf(u users.User) UserProfile {
+// ProfileOf is u's public profile.
+func ProfileOf(u users.User) UserProfile {
 	return UserProfile{ID: u.ID, Username: u.Username, DisplayName: u.DisplayName, Bio: u.Bio,
-		WalletAddress: u.WalletAddress, AvatarURL: imageURL(u.AvatarImageID), CoverURL: imageURL(u.CoverImageID),
+		WalletAddress: u.WalletAddress, AvatarURL: ImageURL(u.AvatarImageID), CoverURL: ImageURL(u.CoverImageID),
 		CreatedAt: u.CreatedAt, IsBot: u.Bot}
 }
 
-func imageURL(id *string) *string {
+// ImageURL is the address of an uploaded image (nil: no image).
+func ImageURL(id *string) *string {
 	if id == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"net/http"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"wager/chain/localchain"
 	"wager/domain"
 	"wager/domain/auth"
 	"wager/domain/money"
@@ -13,26 +14,34 @@ import (
 	"wager/web"
 )
 
-// walletRoutes registers the platform balance, transfers, withdrawals, the
+// Wallet serves the platform balance, transfers, withdrawals, the wallet's history and the dev faucet.
+type Wallet struct {
+	Users      *users.Service
+	Money      *money.Service
+	LocalChain *localchain.Chain
+	DevFaucet  bool
+}
+
+// Routes registers the platform balance, transfers, withdrawals, the
 // wallet's history and, with DEV_FAUCET, the embedded chain's faucet and RPC.
-func (a *App) walletRoutes(r *router) {
-	r.json(http.MethodGet, "/wallets/me/balance", a.walletBalance, web.Op{Tag: "wallet", Auth: web.AuthRequired,
+func (h *Wallet) Routes(r Router) {
+	r.JSON(http.MethodGet, "/wallets/me/balance", h.walletBalance, web.Op{Tag: "wallet", Auth: web.AuthRequired,
 		Summary: "Platform balance, deposit address and on-chain holdings", Response: money.Balance{},
 		Description: "The platform balance is always answered. The wallet's on-chain holdings wait at most " + money.ChainReadWait.String() +
 			" for the Solana network: onChain is null when it did not answer in time, never an error."})
-	r.json(http.MethodPost, "/wallets/transfer/prepare", a.prepareTransfer, moneyIn(web.Op{Tag: "wallet", Auth: web.AuthRequired,
+	r.JSON(http.MethodPost, "/wallets/transfer/prepare", h.prepareTransfer, moneyIn(web.Op{Tag: "wallet", Auth: web.AuthRequired,
 		Summary: "Prepare a USDC transfer from your wallet (to depositAddress: a deposit)",
 		Description: "Answers an unsigned transaction with the platform as fee payer. Sign it with your wallet and submit it before expiresAt. " +
 			"When the recipient of a plain transfer has no USDC account yet, your wallet pays its rent (0.00203928 SOL; 409 INSUFFICIENT_FUNDS without it). " +
 			"A deposit, and a plain transfer to another wallet, is at least 10000 minor units (0.01 USDC): less is 400 naming amountMinor. " +
 			"A plain transfer to any other address of the platform (its vault, fee payer or a game's escrow) is 400.",
 		Request: TransferRequest{}, Response: money.Prepared{}, Errors: []int{http.StatusConflict}}))
-	r.json(http.MethodPost, "/wallets/transfer/submit", a.submitTransfer, web.Op{Tag: "wallet", Auth: web.AuthRequired,
+	r.JSON(http.MethodPost, "/wallets/transfer/submit", h.submitTransfer, web.Op{Tag: "wallet", Auth: web.AuthRequired,
 		Summary: "Submit the signed transfer; answers once it is confirmed",
 		Description: "Submitting the same intent again answers the same receipt and moves nothing more. 409 when it expired or the network refused it; 503 when the outcome is not known yet (submit again). " +
 			feePayerBudgets,
 		Request: SubmitRequest{}, Response: money.Receipt{}, Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable}})
-	r.json(http.MethodPost, "/wallets/withdraw", a.withdraw, web.Op{Tag: "wallet", Auth: web.AuthRequired,
+	r.JSON(http.MethodPost, "/wallets/withdraw", h.withdraw, web.Op{Tag: "wallet", Auth: web.AuthRequired,
 		Summary: "Withdraw from your platform balance to your wallet",
 		Description: "Send Idempotency-Key (at most 255 characters) to make retries safe; a key names one amount (409 for another). " +
 			"200 when confirmed, 202 while pending: the platform sends it again until it lands, and one the network refuses or that expires " +
@@ -43,30 +52,30 @@ func (a *App) walletRoutes(r *router) {
 		Request: WithdrawRequest{}, Response: money.Withdrawal{}, Errors: []int{http.StatusConflict, http.StatusTooManyRequests},
 		Responses: map[int]any{http.StatusAccepted: money.Withdrawal{}},
 		Header:    []web.Param{{Name: "Idempotency-Key", MaxLength: 255, Description: "makes retries safe"}}})
-	r.json(http.MethodGet, "/wallets/me/transactions", a.walletHistory, web.Op{Tag: "wallet", Auth: web.AuthRequired,
+	r.JSON(http.MethodGet, "/wallets/me/transactions", h.walletHistory, web.Op{Tag: "wallet", Auth: web.AuthRequired,
 		Summary: "Your wallet history, newest first", Response: ActivityPage{},
 		Query: []web.Param{web.PageLimit, web.PageBefore("nextBefore of the previous page")}})
-	if a.DevFaucet {
-		r.json(http.MethodPost, "/dev/faucet", a.faucet, web.Op{Tag: "dev", Auth: web.AuthNone,
+	if h.DevFaucet {
+		r.JSON(http.MethodPost, "/dev/faucet", h.faucet, web.Op{Tag: "dev", Auth: web.AuthNone,
 			Summary: "Test USDC and SOL on the embedded chain (DEV_FAUCET=true only)", Request: FaucetRequest{},
 			Response: money.FaucetResult{}})
-		r.asset(http.MethodPost, "/dev/solana-rpc", echo.WrapHandler(a.LocalChain), web.Op{Tag: "dev",
+		r.Asset(http.MethodPost, "/dev/solana-rpc", echo.WrapHandler(h.LocalChain), web.Op{Tag: "dev",
 			Summary:     "The embedded chain's Solana JSON-RPC (DEV_FAUCET=true only)",
 			Description: "For standard Solana client libraries: getLatestBlockhash, sendTransaction, getSignatureStatuses, getAccountInfo, getBalance, getTokenAccountBalance, getMinimumBalanceForRentExemption, requestAirdrop, getHealth, getVersion."})
 	}
 }
 
 // currentUser loads the signed-in user.
-func (a *App) currentUser(c echo.Context) (users.User, error) {
-	return a.Users.ByID(c.Request().Context(), web.IdentityOf(c).UserID)
+func currentUser(c echo.Context, us *users.Service) (users.User, error) {
+	return us.ByID(c.Request().Context(), web.IdentityOf(c).UserID)
 }
 
-func (a *App) walletBalance(c echo.Context) error {
-	u, err := a.currentUser(c)
+func (h *Wallet) walletBalance(c echo.Context) error {
+	u, err := currentUser(c, h.Users)
 	if err != nil {
 		return err
 	}
-	b, err := a.Money.BalanceOf(c.Request().Context(), u)
+	b, err := h.Money.BalanceOf(c.Request().Context(), u)
 	if err != nil {
 		return err
 	}
@@ -79,7 +88,7 @@ type TransferRequest struct {
 	AmountMinor int64  `json:"amountMinor" minimum:"10000" maximum:"1000000000000" doc:"USDC minor units (1 USDC = 1000000); at least 10000 (0.01 USDC)"`
 }
 
-func (a *App) prepareTransfer(c echo.Context) error {
+func (h *Wallet) prepareTransfer(c echo.Context) error {
 	var req TransferRequest
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
@@ -95,15 +104,15 @@ func (a *App) prepareTransfer(c echo.Context) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	u, err := a.currentUser(c)
+	u, err := currentUser(c, h.Users)
 	if err != nil {
 		return err
 	}
 	kind := money.KindTransfer
-	if to.Equals(a.Money.DepositAddress()) {
+	if to.Equals(h.Money.DepositAddress()) {
 		kind = money.KindDeposit
 	}
-	p, err := a.Money.Prepare(c.Request().Context(), money.PrepareSpec{Kind: kind, User: u, To: to, Amount: req.AmountMinor})
+	p, err := h.Money.Prepare(c.Request().Context(), money.PrepareSpec{Kind: kind, User: u, To: to, Amount: req.AmountMinor})
 	if err != nil {
 		return err
 	}
@@ -116,12 +125,12 @@ type SubmitRequest struct {
 	SignedTransaction string `json:"signedTransaction" doc:"base64 of the prepared transaction with your wallet's signature"`
 }
 
-func (a *App) submitTransfer(c echo.Context) error {
+func (h *Wallet) submitTransfer(c echo.Context) error {
 	var req SubmitRequest
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
 	}
-	r, err := a.Money.SubmitFor(c.Request().Context(), web.IdentityOf(c).UserID, req.IntentID, req.SignedTransaction, "",
+	r, err := h.Money.SubmitFor(c.Request().Context(), web.IdentityOf(c).UserID, req.IntentID, req.SignedTransaction, "",
 		money.KindDeposit, money.KindTransfer)
 	if err != nil {
 		return err
@@ -134,16 +143,16 @@ type WithdrawRequest struct {
 	AmountMinor int64 `json:"amountMinor" minimum:"1" doc:"USDC minor units (1 USDC = 1000000)"`
 }
 
-func (a *App) withdraw(c echo.Context) error {
+func (h *Wallet) withdraw(c echo.Context) error {
 	var req WithdrawRequest
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
 	}
-	u, err := a.currentUser(c)
+	u, err := currentUser(c, h.Users)
 	if err != nil {
 		return err
 	}
-	w, err := a.Money.Withdraw(c.Request().Context(), u, req.AmountMinor, c.Request().Header.Get("Idempotency-Key"))
+	w, err := h.Money.Withdraw(c.Request().Context(), u, req.AmountMinor, c.Request().Header.Get("Idempotency-Key"))
 	if err != nil {
 		return err
 	}
@@ -160,12 +169,12 @@ type ActivityPage struct {
 	NextBefore *string          `json:"nextBefore" doc:"the id to pass as ?before= for the next page; null on the last page"`
 }
 
-func (a *App) walletHistory(c echo.Context) error {
-	limit, before, err := pageParams(c)
+func (h *Wallet) walletHistory(c echo.Context) error {
+	limit, before, err := PageParams(c)
 	if err != nil {
 		return err
 	}
-	items, err := a.Money.History(c.Request().Context(), web.IdentityOf(c).UserID, limit, before)
+	items, err := h.Money.History(c.Request().Context(), web.IdentityOf(c).UserID, limit, before)
 	if err != nil {
 		return err
 	}
@@ -177,9 +186,9 @@ func (a *App) walletHistory(c echo.Context) error {
 	return c.JSON(http.StatusOK, page)
 }
 
-// pageParams reads ?limit= (default 50, at most 200) and ?before= (a
+// PageParams reads ?limit= (default 50, at most 200) and ?before= (a
 // numeric id).
-func pageParams(c echo.Context) (int, int64, error) {
+func PageParams(c echo.Context) (int, int64, error) {
 	v := domain.Validator{}
 	limit, before := pageLimit(v, c), int64(0)
 	if s := c.QueryParam("before"); s != "" {
@@ -207,7 +216,7 @@ type FaucetRequest struct {
 	AmountMinor int64  `json:"amountMinor"`
 }
 
-func (a *App) faucet(c echo.Context) error {
+func (h *Wallet) faucet(c echo.Context) error {
 	var req FaucetRequest
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
@@ -216,7 +225,7 @@ func (a *App) faucet(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	r, err := a.Money.Faucet(c.Request().Context(), to, req.AmountMinor)
+	r, err := h.Money.Faucet(c.Request().Context(), to, req.AmountMinor)
 	if err != nil {
 		return err
 	}

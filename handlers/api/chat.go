@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"net/http"
@@ -9,11 +9,16 @@ import (
 	"wager/web"
 )
 
-// chatRoutes registers game chat, direct messages and blocks.
-func (a *App) chatRoutes(r *router) {
+// Chat serves game chat and direct messages.
+type Chat struct {
+	Chat *chat.Service
+}
+
+// Routes registers game chat, direct messages and blocks.
+func (h *Chat) Routes(r Router) {
 	paging := []web.Param{web.PageLimit,
 		web.PageBefore("a message id: only older ones (the last id of the previous page)")}
-	r.json(http.MethodPost, "/chat/:type/:id/messages", a.sendChat, web.Op{Tag: "chat", Auth: web.AuthRequired,
+	r.JSON(http.MethodPost, "/chat/:type/:id/messages", h.sendChat, web.Op{Tag: "chat", Auth: web.AuthRequired,
 		Status: http.StatusCreated, Summary: "Send a message to a game's chat (type game, id the game) or to a user (type dm, id the user)",
 		Description: "1 to 500 characters after control characters (except newlines) and surrounding spaces are removed; stored as typed, not HTML-escaped. " +
 			"Anyone signed in may post in an active game's chat; the role is player or spectator. Game messages reach the room as game:chat:message, " +
@@ -21,18 +26,18 @@ func (a *App) chatRoutes(r *router) {
 			"409 GAME_NOT_ACTIVE; 429 RATE_LIMITED (more than 5 messages in 10 seconds) with Retry-After.",
 		Request: ChatRequest{}, Response: chat.Message{},
 		Errors: []int{http.StatusForbidden, http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests}})
-	r.json(http.MethodGet, "/chat/:type/:id/messages", a.chatHistory, web.Op{Tag: "chat", Auth: web.AuthRequired,
+	r.JSON(http.MethodGet, "/chat/:type/:id/messages", h.chatHistory, web.Op{Tag: "chat", Auth: web.AuthRequired,
 		Summary:     "Chat history, newest first",
 		Description: "Any signed-in user may read the chat of an existing game, finished or not. For dm, id is the other user; reading marks the conversation read.",
 		Response:    []chat.Message{}, Query: paging, Errors: []int{http.StatusBadRequest, http.StatusNotFound}})
-	r.json(http.MethodGet, "/chat/dm/threads", a.chatThreads, web.Op{Tag: "chat", Auth: web.AuthRequired,
+	r.JSON(http.MethodGet, "/chat/dm/threads", h.chatThreads, web.Op{Tag: "chat", Auth: web.AuthRequired,
 		Summary: "Your direct-message conversations, most recent first, with unread counts", Response: []chat.Thread{},
 		Query: []web.Param{web.PageLimit,
 			web.PageBefore("lastMessage.id of the previous page's last thread")}})
-	r.json(http.MethodPost, "/users/:id/block", a.blockUser(true), web.Op{Tag: "chat", Auth: web.AuthRequired,
+	r.JSON(http.MethodPost, "/users/:id/block", h.blockUser(true), web.Op{Tag: "chat", Auth: web.AuthRequired,
 		Summary: "Block a user: no direct messages either way", Response: BlockState{},
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound}})
-	r.json(http.MethodDelete, "/users/:id/block", a.blockUser(false), web.Op{Tag: "chat", Auth: web.AuthRequired,
+	r.JSON(http.MethodDelete, "/users/:id/block", h.blockUser(false), web.Op{Tag: "chat", Auth: web.AuthRequired,
 		Summary: "Lift your block of a user", Response: BlockState{}, Errors: []int{http.StatusBadRequest, http.StatusNotFound}})
 }
 
@@ -41,7 +46,7 @@ type ChatRequest struct {
 	Text string `json:"text" minLength:"1" maxLength:"500" doc:"1 to 500 characters"`
 }
 
-func (a *App) sendChat(c echo.Context) error {
+func (h *Chat) sendChat(c echo.Context) error {
 	if err := chat.CheckContextType(c.Param("type")); err != nil {
 		return err
 	}
@@ -49,34 +54,34 @@ func (a *App) sendChat(c echo.Context) error {
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
 	}
-	msg, err := a.Chat.Send(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("type"), c.Param("id"), req.Text)
+	msg, err := h.Chat.Send(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("type"), c.Param("id"), req.Text)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, msg)
 }
 
-func (a *App) chatHistory(c echo.Context) error {
+func (h *Chat) chatHistory(c echo.Context) error {
 	if err := chat.CheckContextType(c.Param("type")); err != nil {
 		return err
 	}
-	limit, before, err := pageParams(c)
+	limit, before, err := PageParams(c)
 	if err != nil {
 		return err
 	}
-	msgs, err := a.Chat.History(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("type"), c.Param("id"), limit, before)
+	msgs, err := h.Chat.History(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("type"), c.Param("id"), limit, before)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, msgs)
 }
 
-func (a *App) chatThreads(c echo.Context) error {
-	limit, before, err := pageParams(c)
+func (h *Chat) chatThreads(c echo.Context) error {
+	limit, before, err := PageParams(c)
 	if err != nil {
 		return err
 	}
-	threads, err := a.Chat.Threads(c.Request().Context(), web.IdentityOf(c).UserID, limit, before)
+	threads, err := h.Chat.Threads(c.Request().Context(), web.IdentityOf(c).UserID, limit, before)
 	if err != nil {
 		return err
 	}
@@ -89,11 +94,11 @@ type BlockState struct {
 	Blocked bool   `json:"blocked" doc:"whether you now block this user"`
 }
 
-func (a *App) blockUser(block bool) echo.HandlerFunc {
+func (h *Chat) blockUser(block bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		change := a.Chat.Unblock
+		change := h.Chat.Unblock
 		if block {
-			change = a.Chat.Block
+			change = h.Chat.Block
 		}
 		if err := change(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id")); err != nil {
 			return err

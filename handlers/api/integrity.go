@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"net/http"
@@ -7,13 +7,20 @@ import (
 
 	"wager/domain"
 	"wager/domain/integrity"
+	"wager/domain/users"
 	"wager/web"
 )
 
-// integrityRoutes registers the admins' review queue and account links
-// (JSON) and their pages.
-func (a *App) integrityRoutes(r *router) {
-	r.json(http.MethodGet, "/admin/integrity", a.integrityQueue, web.Op{Tag: "admin", Auth: web.AuthAdmin,
+// Integrity serves the review queue, its decisions and the links between accounts.
+type Integrity struct {
+	Users   *users.Service
+	Guard   *integrity.Guard
+	Reviews *integrity.Reviews
+}
+
+// Routes registers the admins' review queue and account links.
+func (h *Integrity) Routes(r Router) {
+	r.JSON(http.MethodGet, "/admin/integrity", h.integrityQueue, web.Op{Tag: "admin", Auth: web.AuthAdmin,
 		Summary: "Games whose bets and market are held for review, longest waiting first",
 		Description: "A staked game whose pools together, or whose market's paid volume, exceed its player pot is held when it ends by resignation or with a round or turn lost on time. " +
 			"Each entry has the bettors, the traders, the links between them and the players with what made each link, when and by whom, the game's history, " +
@@ -24,24 +31,22 @@ func (a *App) integrityRoutes(r *router) {
 			"release": "Settle a held game's bets and market as the game ended",
 			"void":    "Refund every bet of a held game in full and resolve its market at 500000 a share",
 		}[decision]
-		r.json(http.MethodPost, "/admin/integrity/:gameId/"+decision, a.decideReview(decision), web.Op{Tag: "admin", Auth: web.AuthAdmin,
+		r.JSON(http.MethodPost, "/admin/integrity/:gameId/"+decision, h.decideReview(decision), web.Op{Tag: "admin", Auth: web.AuthAdmin,
 			Summary: summary, Description: "Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review " +
 				"(decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, " +
 				"traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. " +
 				"404 when the game was never held; 409 CONFLICT when its review was decided already.",
 			Request: IntegrityDecisionRequest{}, Response: integrity.Review{}, Errors: []int{http.StatusForbidden, http.StatusNotFound, http.StatusConflict}})
 	}
-	r.json(http.MethodGet, "/admin/users/:id/links", a.userLinks, web.Op{Tag: "admin", Auth: web.AuthAdmin,
+	r.JSON(http.MethodGet, "/admin/users/:id/links", h.userLinks, web.Op{Tag: "admin", Auth: web.AuthAdmin,
 		Summary: "Accounts linked to a user, why, and the evidence",
 		Description: "Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days. " +
 			"Each link carries what made it, when and by whom (evidence).",
 		Response: []integrity.Link{}, Errors: []int{http.StatusNotFound}})
-	r.page(http.MethodGet, integrityPagePath, a.integrityPage)
-	r.page(http.MethodPost, integrityPagePath+"/:gameId/:decision", a.integrityDecide)
 }
 
-func (a *App) integrityQueue(c echo.Context) error {
-	q, err := a.Reviews.Queue(c.Request().Context(), web.IdentityOf(c).UserID)
+func (h *Integrity) integrityQueue(c echo.Context) error {
+	q, err := h.Reviews.Queue(c.Request().Context(), web.IdentityOf(c).UserID)
 	if err != nil {
 		return err
 	}
@@ -54,7 +59,7 @@ type IntegrityDecisionRequest struct {
 	Reason string `json:"reason" minLength:"1" maxLength:"500" doc:"why you decide so, 1 to 500 characters (line breaks kept, no control or text-direction characters): recorded with the review and in the audit log"`
 }
 
-func (a *App) decideReview(decision string) echo.HandlerFunc {
+func (h *Integrity) decideReview(decision string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req IntegrityDecisionRequest
 		// An empty body is a decision without a reason: refused naming it.
@@ -63,7 +68,7 @@ func (a *App) decideReview(decision string) echo.HandlerFunc {
 				return err
 			}
 		}
-		r, err := a.decide(c, decision, req.Reason)
+		r, err := DecideReview(c, h.Reviews, decision, req.Reason)
 		if err != nil {
 			return err
 		}
@@ -71,27 +76,27 @@ func (a *App) decideReview(decision string) echo.HandlerFunc {
 	}
 }
 
-// decide releases or voids a held game's review for the signed-in admin,
-// who gives reason.
-func (a *App) decide(c echo.Context, decision, reason string) (integrity.Review, error) {
-	ctx, actor, gameID := c.Request().Context(), web.IdentityOf(c).UserID, c.Param("gameId")
-	switch decision {
-	case "release":
-		return a.Reviews.Release(ctx, actor, gameID, reason)
-	case "void":
-		return a.Reviews.Void(ctx, actor, gameID, reason)
-	}
-	return integrity.Review{}, domain.Errorf(domain.CodeNotFound, "no such resource")
-}
-
-func (a *App) userLinks(c echo.Context) error {
-	u, err := a.Users.ByID(c.Request().Context(), c.Param("id"))
+func (h *Integrity) userLinks(c echo.Context) error {
+	u, err := h.Users.ByID(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	links, err := a.Guard.LinksOf(c.Request().Context(), u.ID)
+	links, err := h.Guard.LinksOf(c.Request().Context(), u.ID)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, links)
+}
+
+// DecideReview releases or voids a held game's review for the signed-in admin,
+// who gives reason.
+func DecideReview(c echo.Context, reviews *integrity.Reviews, decision, reason string) (integrity.Review, error) {
+	ctx, actor, gameID := c.Request().Context(), web.IdentityOf(c).UserID, c.Param("gameId")
+	switch decision {
+	case "release":
+		return reviews.Release(ctx, actor, gameID, reason)
+	case "void":
+		return reviews.Void(ctx, actor, gameID, reason)
+	}
+	return integrity.Review{}, domain.Errorf(domain.CodeNotFound, "no such resource")
 }

@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"net/http"
@@ -9,27 +9,27 @@ import (
 	"wager/web"
 )
 
-// auditPagePath: the log's page answers browsers at /admin/audit (the JSON
-// list's address, see pagesForBrowsers) and lives here.
-const auditPagePath = "/admin/audit/page"
+// Audit serves the admin audit log.
+type Audit struct {
+	Audit *audit.Service
+}
 
-// auditRoutes registers the admin audit log: the JSON list and its page.
-func (a *App) auditRoutes(r *router) {
-	r.json(http.MethodGet, "/admin/audit", a.adminAudit, web.Op{Tag: "admin", Auth: web.AuthAdmin,
+// Routes registers the admin audit log.
+func (h *Audit) Routes(r Router) {
+	r.JSON(http.MethodGet, "/admin/audit", h.adminAudit, web.Op{Tag: "admin", Auth: web.AuthAdmin,
 		Summary: "Every admin action, newest first: who did what to which thing",
 		Description: "Flag changes, support answers and closes, integrity releases and voids, each recorded in the action's own transaction. " +
 			"The log is append-only: the database refuses to change or delete an entry.",
 		Response: []audit.Item{},
 		Query:    []web.Param{web.PageLimit, web.PageBefore("an entry's id: only older ones (the last id of the previous page)")}})
-	r.page(http.MethodGet, auditPagePath, a.auditPage)
 }
 
-func (a *App) adminAudit(c echo.Context) error {
-	limit, before, err := pageParams(c)
+func (h *Audit) adminAudit(c echo.Context) error {
+	limit, before, err := PageParams(c)
 	if err != nil {
 		return err
 	}
-	items, err := a.Audit.List(c.Request().Context(), limit, before)
+	items, err := h.Audit.List(c.Request().Context(), limit, before)
 	if err != nil {
 		return err
 	}

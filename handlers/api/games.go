@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"context"
@@ -7,64 +7,92 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"wager/domain"
+	"wager/domain/eventlog"
 	"wager/domain/game"
 	"wager/domain/game/rules"
 	"wager/domain/settlement"
+	"wager/domain/users"
 	"wager/web"
+	"wager/web/live"
 )
 
-// gameRoutes registers game types, metrics, live games, lobbies and their
+// Games serves game types, lobbies and matchmaking, challenges,
+// rematches, a game's state, events and moves. Make it with NewGames.
+type Games struct {
+	Users *users.Service
+	Pot   *settlement.Service
+	Games *game.Service
+	Rooms *eventlog.Log
+	Live  *live.Hub
+
+	details domain.SeqCache[*cachedDetail] // GET /games/:id by game id
+	live    struct {                       // GET /games/live
+		mu    sync.Mutex
+		games []game.LiveGame
+		at    time.Time
+	}
+}
+
+// NewGames returns the games' handlers over these services.
+func NewGames(users *users.Service, pot *settlement.Service, games *game.Service, rooms *eventlog.Log, hub *live.Hub) *Games {
+	h := &Games{Users: users, Pot: pot, Games: games, Rooms: rooms, Live: hub}
+	h.details = domain.SeqCache[*cachedDetail]{Latest: hub.LatestSeq, MaxAge: game.ReadCacheAge, Size: 10_000}
+	return h
+}
+
+// Routes registers game types, metrics, live games, lobbies and their
 // queues, and a game's metadata, state, events and actions.
-func (a *App) gameRoutes(r *router) {
-	r.json(http.MethodGet, "/games/available", a.availableGames, web.Op{Tag: "games", Auth: web.AuthNone,
+func (h *Games) Routes(r Router) {
+	r.JSON(http.MethodGet, "/games/available", h.availableGames, web.Op{Tag: "games", Auth: web.AuthNone,
 		Summary: "Game types with their settings", Response: []rules.Info{}})
-	r.json(http.MethodGet, "/games/metrics", a.gameMetrics, web.Op{Tag: "games", Auth: web.AuthNone,
+	r.JSON(http.MethodGet, "/games/metrics", h.gameMetrics, web.Op{Tag: "games", Auth: web.AuthNone,
 		Summary: "Real-time platform metrics", Response: game.Metrics{}})
-	r.json(http.MethodGet, "/games/live", a.liveGames, web.Op{Tag: "spectate", Auth: web.AuthOptional,
+	r.JSON(http.MethodGet, "/games/live", h.liveGames, web.Op{Tag: "spectate", Auth: web.AuthOptional,
 		Summary: "Active games, most watched first", Response: []game.LiveGame{}})
-	r.json(http.MethodGet, "/spectate/live-players", a.livePlayers, web.Op{Tag: "spectate", Auth: web.AuthOptional,
+	r.JSON(http.MethodGet, "/spectate/live-players", h.livePlayers, web.Op{Tag: "spectate", Auth: web.AuthOptional,
 		Summary: "Everyone playing right now, one entry per user", Response: []game.LivePlayer{}})
-	r.json(http.MethodPost, "/lobbies", a.createLobby, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired, Status: http.StatusCreated,
+	r.JSON(http.MethodPost, "/lobbies", h.createLobby, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired, Status: http.StatusCreated,
 		Summary: "Open a lobby (a table of one game type and stake)", Request: LobbyRequest{}, Response: game.Lobby{}}))
-	r.json(http.MethodGet, "/lobbies", a.listLobbies, web.Op{Tag: "games", Auth: web.AuthOptional,
+	r.JSON(http.MethodGet, "/lobbies", h.listLobbies, web.Op{Tag: "games", Auth: web.AuthOptional,
 		Summary: "The newest lobbies with their queue lengths", Response: []game.Lobby{}})
-	r.json(http.MethodPost, "/lobbies/:id/join-queue", a.joinQueue, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired,
+	r.JSON(http.MethodPost, "/lobbies/:id/join-queue", h.joinQueue, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary:     "Join the lobby's matchmaking queue",
 		Description: "Answers queued, or matched with the new game's id when someone was waiting. Stakes are locked from both platform balances.",
 		Response:    game.JoinResult{}, Errors: []int{http.StatusNotFound, http.StatusConflict}}))
-	r.json(http.MethodDelete, "/lobbies/:id/join-queue", a.leaveQueue, web.Op{Tag: "games", Auth: web.AuthRequired,
+	r.JSON(http.MethodDelete, "/lobbies/:id/join-queue", h.leaveQueue, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "Leave the lobby's queue", Response: StatusAnswer{}, Errors: []int{http.StatusNotFound}})
-	r.json(http.MethodGet, "/games/:id", a.gameMetadata, web.Op{Tag: "games", Auth: web.AuthNone,
+	r.JSON(http.MethodGet, "/games/:id", h.gameMetadata, web.Op{Tag: "games", Auth: web.AuthNone,
 		Summary:     "Public game metadata; result and history once completed",
 		Description: "Includes the escrow address, the pot, and the settlement's on-chain transfers, so anyone can check the payout on chain.",
 		Response:    GameDetail{}, Errors: []int{http.StatusNotFound}, ETag: true})
-	r.json(http.MethodGet, "/games/:id/state", a.gameState, web.Op{Tag: "games", Auth: web.AuthRequired,
+	r.JSON(http.MethodGet, "/games/:id/state", h.gameState, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary:     "Game state, the same for players and spectators",
 		Description: "Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their reveal. 409 GAME_NOT_ACTIVE when the game is not active.",
 		Response:    web.OneOf{rules.RPSView{}, rules.C4View{}}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
-	r.json(http.MethodGet, "/games/:id/events", a.gameEvents, web.Op{Tag: "games", Auth: web.AuthRequired,
+	r.JSON(http.MethodGet, "/games/:id/events", h.gameEvents, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "The game's events after a seq (for clients that poll instead of using /ws)", Response: EventsPage{},
 		Query: []web.Param{{Name: "after", Description: "the last seq you have; 0 for all", Type: "integer", Min: web.Bound(0)}}})
-	r.json(http.MethodPost, "/games/:id/actions", a.gameAction, web.Op{Tag: "games", Auth: web.AuthRequired,
+	r.JSON(http.MethodPost, "/games/:id/actions", h.gameAction, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary:     "Submit an action (players only)",
 		Description: "{type: move, move: ...} or {type: resign}. 403 NOT_A_PLAYER; 409 ALREADY_MOVED, NOT_YOUR_TURN, GAME_NOT_ACTIVE; 400 INVALID_MOVE.",
 		Request:     game.Action{}, Response: game.ActResult{}, Errors: []int{http.StatusForbidden, http.StatusConflict, http.StatusNotFound}})
-	r.json(http.MethodGet, "/users/me/current-game", a.currentGame(func(c echo.Context) string { return web.IdentityOf(c).UserID }),
+	r.JSON(http.MethodGet, "/users/me/current-game", h.currentGame(func(c echo.Context) string { return web.IdentityOf(c).UserID }),
 		web.Op{Tag: "games", Auth: web.AuthRequired, Summary: "Your active game; 204 when none", Response: game.CurrentGame{},
 			Responses: map[int]any{http.StatusNoContent: nil}})
-	r.json(http.MethodGet, "/users/:id/current-game", a.currentGame(func(c echo.Context) string { return c.Param("id") }),
+	r.JSON(http.MethodGet, "/users/:id/current-game", h.currentGame(func(c echo.Context) string { return c.Param("id") }),
 		web.Op{Tag: "games", Auth: web.AuthOptional, Summary: "A user's active game; 204 when none", Response: game.CurrentGame{},
 			Responses: map[int]any{http.StatusNoContent: nil}})
 }
 
-// challengeRoutes registers rematches and challenges.
-func (a *App) challengeRoutes(r *router) {
+// ChallengeRoutes registers rematches and challenges.
+func (h *Games) ChallengeRoutes(r Router) {
 	for _, m := range []string{http.MethodPost, http.MethodDelete, http.MethodGet} {
 		summary := map[string]string{http.MethodPost: "Ask for (or accept) a rematch", http.MethodDelete: "Withdraw your rematch request",
 			http.MethodGet: "Rematch state"}[m]
@@ -73,16 +101,16 @@ func (a *App) challengeRoutes(r *router) {
 		if m == http.MethodPost { // a staked rematch locks the stakes
 			op = moneyIn(op)
 		}
-		r.json(m, "/games/:id/rematch", a.rematch, op)
+		r.JSON(m, "/games/:id/rematch", h.rematch, op)
 	}
-	r.json(http.MethodPost, "/games/:id/rematch/lobby", a.rematchLobby, web.Op{Tag: "games", Auth: web.AuthRequired,
+	r.JSON(http.MethodPost, "/games/:id/rematch/lobby", h.rematchLobby, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "Tell the room you opened a lobby for the rematch", Request: RematchLobbyRequest{}, Response: StatusAnswer{}})
-	r.json(http.MethodPost, "/challenges", a.createChallenge, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired, Status: http.StatusCreated,
+	r.JSON(http.MethodPost, "/challenges", h.createChallenge, moneyIn(web.Op{Tag: "games", Auth: web.AuthRequired, Status: http.StatusCreated,
 		Summary: "Challenge a user to a game (expires after 5 minutes)",
 		Description: "The user gets a challenge notification. 403 FORBIDDEN when either of you blocked the other. At most 10 of your challenges may be pending at once (not yet accepted, declined, cancelled or expired): " +
 			"the 11th is 409 CONFLICT until you cancel one or one is answered or expires.",
 		Request: ChallengeRequest{}, Response: game.Challenge{}, Errors: []int{http.StatusForbidden, http.StatusNotFound, http.StatusConflict}}))
-	r.json(http.MethodGet, "/challenges", a.listChallenges, web.Op{Tag: "games", Auth: web.AuthRequired,
+	r.JSON(http.MethodGet, "/challenges", h.listChallenges, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "Your pending challenges, sent and received", Response: []game.Challenge{}})
 	for _, answer := range []string{"accept", "decline"} {
 		op := web.Op{Tag: "games", Auth: web.AuthRequired,
@@ -90,34 +118,34 @@ func (a *App) challengeRoutes(r *router) {
 		if answer == "accept" { // a staked challenge locks the stakes
 			op = moneyIn(op)
 		}
-		r.json(http.MethodPost, "/challenges/:id/"+answer, a.respondChallenge(answer), op)
+		r.JSON(http.MethodPost, "/challenges/:id/"+answer, h.respondChallenge(answer), op)
 	}
-	r.json(http.MethodDelete, "/challenges/:id", a.respondChallenge("cancel"), web.Op{Tag: "games", Auth: web.AuthRequired,
+	r.JSON(http.MethodDelete, "/challenges/:id", h.respondChallenge("cancel"), web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "Cancel a challenge you sent", Response: game.Challenge{}, Errors: []int{http.StatusConflict}})
 }
 
-func (a *App) availableGames(c echo.Context) error {
+func (h *Games) availableGames(c echo.Context) error {
 	return c.JSON(http.StatusOK, rules.Available())
 }
 
-func (a *App) gameMetrics(c echo.Context) error {
-	m, err := a.Games.Metrics(c.Request().Context())
+func (h *Games) gameMetrics(c echo.Context) error {
+	m, err := h.Games.Metrics(c.Request().Context())
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, m)
 }
 
-func (a *App) liveGames(c echo.Context) error {
-	games, err := a.liveList(c.Request().Context())
+func (h *Games) liveGames(c echo.Context) error {
+	games, err := h.liveList(c.Request().Context())
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, games)
 }
 
-func (a *App) livePlayers(c echo.Context) error {
-	games, err := a.liveList(c.Request().Context())
+func (h *Games) livePlayers(c echo.Context) error {
+	games, err := h.liveList(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -130,19 +158,19 @@ const liveListAge = 250 * time.Millisecond
 
 // liveList returns the live games (at most 100), most watched first, from
 // a copy read at most liveListAge ago, with the spectator counts of now.
-func (a *App) liveList(ctx context.Context) ([]game.LiveGame, error) {
-	a.live.mu.Lock()
-	defer a.live.mu.Unlock()
-	if now := time.Now(); now.Sub(a.live.at) >= liveListAge {
-		games, err := a.Games.Live(ctx, 100)
+func (h *Games) liveList(ctx context.Context) ([]game.LiveGame, error) {
+	h.live.mu.Lock()
+	defer h.live.mu.Unlock()
+	if now := time.Now(); now.Sub(h.live.at) >= liveListAge {
+		games, err := h.Games.Live(ctx, 100)
 		if err != nil {
 			return nil, err
 		}
-		a.live.games, a.live.at = games, now
+		h.live.games, h.live.at = games, now
 	}
-	out := slices.Clone(a.live.games)
+	out := slices.Clone(h.live.games)
 	for i := range out {
-		out[i].SpectatorCount = a.Live.Spectators(out[i].GameID)
+		out[i].SpectatorCount = h.Live.Spectators(out[i].GameID)
 	}
 	slices.SortStableFunc(out, func(x, y game.LiveGame) int { return y.SpectatorCount - x.SpectatorCount })
 	return out, nil
@@ -155,47 +183,47 @@ type LobbyRequest struct {
 	Settings   json.RawMessage `json:"settings,omitempty" schema:"GameSettings" doc:"the game type's settings; omit for the defaults"`
 }
 
-func (a *App) createLobby(c echo.Context) error {
+func (h *Games) createLobby(c echo.Context) error {
 	var req LobbyRequest
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
 	}
-	l, err := a.Games.CreateLobby(c.Request().Context(), web.IdentityOf(c).UserID, req.GameType, req.StakeMinor, req.Settings)
+	l, err := h.Games.CreateLobby(c.Request().Context(), web.IdentityOf(c).UserID, req.GameType, req.StakeMinor, req.Settings)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, l)
 }
 
-func (a *App) listLobbies(c echo.Context) error {
-	lobbies, err := a.Games.Lobbies(c.Request().Context(), 50)
+func (h *Games) listLobbies(c echo.Context) error {
+	lobbies, err := h.Games.Lobbies(c.Request().Context(), 50)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, lobbies)
 }
 
-func (a *App) joinQueue(c echo.Context) error {
-	r, err := a.Games.JoinQueue(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"))
+func (h *Games) joinQueue(c echo.Context) error {
+	r, err := h.Games.JoinQueue(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"))
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, r)
 }
 
-func (a *App) leaveQueue(c echo.Context) error {
-	if err := a.Games.LeaveQueue(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id")); err != nil {
+func (h *Games) leaveQueue(c echo.Context) error {
+	if err := h.Games.LeaveQueue(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id")); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, StatusAnswer{Status: "left"})
 }
 
-func (a *App) gameMetadata(c echo.Context) error {
-	d, err := a.gameDetail(c.Request().Context(), c.Param("id"))
+func (h *Games) gameMetadata(c echo.Context) error {
+	d, err := h.gameDetail(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	count := a.Live.Spectators(d.GameID)
+	count := h.Live.Spectators(d.GameID)
 	body, err := d.encoded(count)
 	if err != nil {
 		return err
@@ -209,8 +237,8 @@ func (a *App) gameMetadata(c echo.Context) error {
 	return c.JSONBlob(http.StatusOK, body)
 }
 
-func (a *App) gameState(c echo.Context) error {
-	st, err := a.Games.PublicState(c.Request().Context(), c.Param("id"))
+func (h *Games) gameState(c echo.Context) error {
+	st, err := h.Games.PublicState(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -231,16 +259,16 @@ type RoomEvent struct {
 	CreatedAt time.Time        `json:"createdAt"`
 }
 
-func (a *App) gameEvents(c echo.Context) error {
+func (h *Games) gameEvents(c echo.Context) error {
 	after, err := strconv.Atoi(c.QueryParam("after"))
 	if c.QueryParam("after") != "" && (err != nil || after < 0) {
 		return domain.Invalid(map[string]string{"after": "must be a seq number, 0 or more"})
 	}
-	m, err := a.Games.Metadata(c.Request().Context(), c.Param("id"))
+	m, err := h.Games.Metadata(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	evs, err := a.Rooms.Events(c.Request().Context(), domain.GameStreamOf(m.GameID), after, 200)
+	evs, err := h.Rooms.Events(c.Request().Context(), domain.GameStreamOf(m.GameID), after, 200)
 	if err != nil {
 		return err
 	}
@@ -251,21 +279,21 @@ func (a *App) gameEvents(c echo.Context) error {
 	return c.JSON(http.StatusOK, page)
 }
 
-func (a *App) gameAction(c echo.Context) error {
+func (h *Games) gameAction(c echo.Context) error {
 	var req game.Action
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
 	}
-	r, err := a.Games.Act(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), req)
+	r, err := h.Games.Act(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), req)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, r)
 }
 
-func (a *App) currentGame(userID func(echo.Context) string) echo.HandlerFunc {
+func (h *Games) currentGame(userID func(echo.Context) string) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		cg, err := a.Games.CurrentGameOf(c.Request().Context(), userID(c))
+		cg, err := h.Games.CurrentGameOf(c.Request().Context(), userID(c))
 		if err != nil {
 			return err
 		}
@@ -276,17 +304,17 @@ func (a *App) currentGame(userID func(echo.Context) string) echo.HandlerFunc {
 	}
 }
 
-func (a *App) rematch(c echo.Context) error {
+func (h *Games) rematch(c echo.Context) error {
 	ctx, uid, id := c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id")
 	var r game.Rematch
 	var err error
 	switch c.Request().Method {
 	case http.MethodPost:
-		r, err = a.Games.RequestRematch(ctx, uid, id)
+		r, err = h.Games.RequestRematch(ctx, uid, id)
 	case http.MethodDelete:
-		r, err = a.Games.CancelRematch(ctx, uid, id)
+		r, err = h.Games.CancelRematch(ctx, uid, id)
 	default:
-		r, err = a.Games.RematchOf(ctx, id)
+		r, err = h.Games.RematchOf(ctx, id)
 	}
 	if err != nil {
 		return err
@@ -299,12 +327,12 @@ type RematchLobbyRequest struct {
 	LobbyID string `json:"lobbyId"`
 }
 
-func (a *App) rematchLobby(c echo.Context) error {
+func (h *Games) rematchLobby(c echo.Context) error {
 	var req RematchLobbyRequest
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
 	}
-	if err := a.Games.AnnounceRematchLobby(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), req.LobbyID); err != nil {
+	if err := h.Games.AnnounceRematchLobby(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), req.LobbyID); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, StatusAnswer{Status: "announced"})
@@ -319,7 +347,7 @@ type ChallengeRequest struct {
 	Settings   json.RawMessage `json:"settings,omitempty" schema:"GameSettings" doc:"the game type's settings; omit for the defaults"`
 }
 
-func (a *App) createChallenge(c echo.Context) error {
+func (h *Games) createChallenge(c echo.Context) error {
 	var req ChallengeRequest
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
@@ -327,7 +355,7 @@ func (a *App) createChallenge(c echo.Context) error {
 	ctx := c.Request().Context()
 	to := req.ToUserID
 	if to == "" && req.ToUsername != "" {
-		u, err := a.Users.ByUsername(ctx, req.ToUsername)
+		u, err := h.Users.ByUsername(ctx, req.ToUsername)
 		if err != nil {
 			return err
 		}
@@ -336,24 +364,24 @@ func (a *App) createChallenge(c echo.Context) error {
 	if to == "" {
 		return domain.Invalid(map[string]string{"toUserId": "name the user to challenge (toUserId or toUsername)"})
 	}
-	ch, err := a.Games.CreateChallenge(ctx, web.IdentityOf(c).UserID, to, req.GameType, req.StakeMinor, req.Settings)
+	ch, err := h.Games.CreateChallenge(ctx, web.IdentityOf(c).UserID, to, req.GameType, req.StakeMinor, req.Settings)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, ch)
 }
 
-func (a *App) listChallenges(c echo.Context) error {
-	list, err := a.Games.Challenges(c.Request().Context(), web.IdentityOf(c).UserID)
+func (h *Games) listChallenges(c echo.Context) error {
+	list, err := h.Games.Challenges(c.Request().Context(), web.IdentityOf(c).UserID)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, list)
 }
 
-func (a *App) respondChallenge(answer string) echo.HandlerFunc {
+func (h *Games) respondChallenge(answer string) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		ch, err := a.Games.RespondChallenge(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), answer)
+		ch, err := h.Games.RespondChallenge(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), answer)
 		if err != nil {
 			return err
 		}
@@ -371,38 +399,38 @@ type GameDetail struct {
 }
 
 // gameDetail returns a game's public detail: from memory while no event
-// happened in the game since it was read (a.details), else read.
-func (a *App) gameDetail(ctx context.Context, id string) (*cachedDetail, error) {
+// happened in the game since it was read (h.details), else read.
+func (h *Games) gameDetail(ctx context.Context, id string) (*cachedDetail, error) {
 	now := time.Now()
-	if d, ok := a.details.Get(id, now); ok {
+	if d, ok := h.details.Get(id, now); ok {
 		return d, nil
 	}
-	m, err := a.Games.Metadata(ctx, id)
+	m, err := h.Games.Metadata(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	p, err := a.Pot.PotFor(ctx, m)
+	p, err := h.Pot.PotFor(ctx, m)
 	if err != nil {
 		return nil, err
 	}
 	transfers := []settlement.Transfer{}
 	if m.Status == game.StatusCompleted || m.Status == game.StatusCancelled {
-		if transfers, err = a.Pot.Transfers(ctx, m.GameID); err != nil {
+		if transfers, err = h.Pot.Transfers(ctx, m.GameID); err != nil {
 			return nil, err
 		}
 	}
-	d := &cachedDetail{GameDetail: GameDetail{Meta: m, EscrowAddress: a.Pot.EscrowAddress(m.GameID).String(), Pot: p,
+	d := &cachedDetail{GameDetail: GameDetail{Meta: m, EscrowAddress: h.Pot.EscrowAddress(m.GameID).String(), Pot: p,
 		Settlement: transfers}}
 	// A transfer on its way changes without an event until it confirms.
 	if !slices.ContainsFunc(transfers, func(t settlement.Transfer) bool { return t.Status != "confirmed" }) {
-		a.details.Put(id, m.LastSeq, d, now)
+		h.details.Put(id, m.LastSeq, d, now)
 	}
 	return d, nil
 }
 
 // cachedDetail is a game's detail with its last encoding, which serves
 // while the spectator count stays the same. It is shared by the requests
-// that read it from a.details: GameDetail never changes once made, and the
+// that read it from h.details: GameDetail never changes once made, and the
 // encoding is swapped whole.
 type cachedDetail struct {
 	GameDetail

@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"net/http"
@@ -11,8 +11,13 @@ import (
 	"wager/web"
 )
 
-// rankingRoutes registers the leaderboards and profiles' rating charts.
-func (a *App) rankingRoutes(r *router) {
+// Ranking serves the leaderboards and ratings.
+type Ranking struct {
+	Ranking *ranking.Service
+}
+
+// Routes registers the leaderboards and profiles' rating charts.
+func (h *Ranking) Routes(r Router) {
 	period := web.Param{Name: "period", Enum: []string{"day", "week", "month", "all"}, Default: "all",
 		Description: "day: since 00:00 UTC today; week: since Monday 00:00 UTC; month: since the 1st, 00:00 UTC; all: ever"}
 	offset := web.Param{Name: "offset", Type: "integer", Min: web.Bound(0), Max: web.Bound(ranking.MaxOffset), Default: 0,
@@ -20,21 +25,21 @@ func (a *App) rankingRoutes(r *router) {
 	rows := "Each row has the player's completed games, wins, losses, draws and net winnings (payouts minus stakes, free games count as 0) " +
 		"and a Glicko-2 rating (start 1500 ± 350, updated after every completed game, staked or free); provisional is true while the deviation is above 110. " +
 		"Ranks number the rows from 1 at offset 0; ties keep a fixed order (by user id) so that pages never overlap. Demo bots are never listed."
-	r.json(http.MethodGet, "/leaderboards/global", a.globalBoard, web.Op{Tag: "leaderboards", Auth: web.AuthNone,
+	r.JSON(http.MethodGet, "/leaderboards/global", h.globalBoard, web.Op{Tag: "leaderboards", Auth: web.AuthNone,
 		Summary: "Everyone who completed a game in the period, by net winnings, then wins",
 		Description: "Completed games of every type, free and staked. Periods are calendar periods in UTC, so day, week and month start empty. " +
 			"The rating shown is the one of the game type the player has played most (ratingGameType). " + rows,
 		Response: []ranking.Row{}, Query: []web.Param{period, web.PageLimit, offset}})
-	r.json(http.MethodGet, "/leaderboards/game/:type", a.gameTypeBoard, web.Op{Tag: "leaderboards", Auth: web.AuthNone,
+	r.JSON(http.MethodGet, "/leaderboards/game/:type", h.gameTypeBoard, web.Op{Tag: "leaderboards", Auth: web.AuthNone,
 		Summary:     "Players of a game type by Glicko-2 rating, provisional players after the others",
 		Description: "The totals are the player's in that game type, over all time. 404 for an unknown game type (see GET /games/available). " + rows,
 		Response:    []ranking.Row{}, Query: []web.Param{web.PageLimit, offset}, Errors: []int{http.StatusNotFound}})
-	r.json(http.MethodGet, "/leaderboards/friends", a.friendsBoard, web.Op{Tag: "leaderboards", Auth: web.AuthRequired,
+	r.JSON(http.MethodGet, "/leaderboards/friends", h.friendsBoard, web.Op{Tag: "leaderboards", Auth: web.AuthRequired,
 		Summary: "You and your friends, ranked like the global board",
 		Description: "Everyone of you is listed, with zeros when they completed no game in the period. " +
 			"The rating shown is the one of the game type the player has played most (ratingGameType). " + rows,
 		Response: []ranking.Row{}, Query: []web.Param{period, web.PageLimit, offset}})
-	r.json(http.MethodGet, "/users/:id/ratings", a.userRatings, web.Op{Tag: "leaderboards", Auth: web.AuthNone,
+	r.JSON(http.MethodGet, "/users/:id/ratings", h.userRatings, web.Op{Tag: "leaderboards", Auth: web.AuthNone,
 		Summary: "A player's Glicko-2 rating in each game type they played, with its history for a chart",
 		Description: "Most played game type first; [] before the first completed game. history holds the rating after each of the latest " +
 			"games (limit of them, oldest first). 404 for an unknown user.",
@@ -61,50 +66,50 @@ func periodPage(c echo.Context) (ranking.Period, ranking.Page, error) {
 	return period, page, v.Err()
 }
 
-func (a *App) globalBoard(c echo.Context) error {
+func (h *Ranking) globalBoard(c echo.Context) error {
 	period, page, err := periodPage(c)
 	if err != nil {
 		return err
 	}
-	rows, err := a.Ranking.Global(c.Request().Context(), period, page)
+	rows, err := h.Ranking.Global(c.Request().Context(), period, page)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, rows)
 }
 
-func (a *App) friendsBoard(c echo.Context) error {
+func (h *Ranking) friendsBoard(c echo.Context) error {
 	period, page, err := periodPage(c)
 	if err != nil {
 		return err
 	}
-	rows, err := a.Ranking.Friends(c.Request().Context(), web.IdentityOf(c).UserID, period, page)
+	rows, err := h.Ranking.Friends(c.Request().Context(), web.IdentityOf(c).UserID, period, page)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, rows)
 }
 
-func (a *App) gameTypeBoard(c echo.Context) error {
+func (h *Ranking) gameTypeBoard(c echo.Context) error {
 	v := domain.Validator{}
 	page := boardPage(v, c)
 	if err := v.Err(); err != nil {
 		return err
 	}
-	rows, err := a.Ranking.GameType(c.Request().Context(), c.Param("type"), page)
+	rows, err := h.Ranking.GameType(c.Request().Context(), c.Param("type"), page)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, rows)
 }
 
-func (a *App) userRatings(c echo.Context) error {
+func (h *Ranking) userRatings(c echo.Context) error {
 	v := domain.Validator{}
 	points := pageLimit(v, c)
 	if err := v.Err(); err != nil {
 		return err
 	}
-	out, err := a.Ranking.Ratings(c.Request().Context(), c.Param("id"), points)
+	out, err := h.Ranking.Ratings(c.Request().Context(), c.Param("id"), points)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"io"
@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"wager/domain/protection"
+	"wager/domain/users"
 	"wager/web"
 )
 
@@ -52,59 +53,61 @@ type MyProfile struct {
 	AgeConfirmed bool `json:"ageConfirmed" doc:"the age was confirmed (POST /users/me/age-confirmation); with REQUIRE_AGE_CONFIRMATION money goes in only after it"`
 }
 
-// protectionRoutes registers the player's limits, exclusion, age and
+// Protection serves the players' limits, exclusion, age and session.
+type Protection struct {
+	Users      *users.Service
+	Protection *protection.Service
+}
+
+// Routes registers the player's limits, exclusion, age and
 // session, and staff's read of them.
-func (a *App) protectionRoutes(r *router) {
-	r.json(http.MethodGet, "/users/me/limits", a.getLimits, web.Op{Tag: "protection", Auth: web.AuthRequired,
+func (h *Protection) Routes(r Router) {
+	r.JSON(http.MethodGet, "/users/me/limits", h.getLimits, web.Op{Tag: "protection", Auth: web.AuthRequired,
 		Summary: "Your limits, the looser changes waiting, and what is used of each",
 		Description: "Windows are rolling: day 24 hours, week 7 days, month 30 days. Used deposits count prepared deposits that have not expired; " +
 			"used losses are net losses (0 when the window is a net win).",
 		Response: protection.Limits{}})
-	r.json(http.MethodPut, "/users/me/limits", a.putLimits, web.Op{Tag: "protection", Auth: web.AuthRequired,
+	r.JSON(http.MethodPut, "/users/me/limits", h.putLimits, web.Op{Tag: "protection", Auth: web.AuthRequired,
 		Summary: "Set any of your limits (null removes one)",
 		Description: "A tighter value (lower, or a limit where there was none) applies at once; a looser one (higher, or removed) 24 hours after you ask " +
 			"and is listed in pending until then (asking again starts the 24 hours again); the current value or a tighter one replaces a waiting looser change. " +
 			"sessionReminderMinutes changes at once. A negative, fractional or unknown field is 400 naming it.",
 		Request: LimitsRequest{}, Response: protection.Limits{}})
-	r.json(http.MethodPost, "/users/me/exclusion", a.startExclusion, web.Op{Tag: "protection", Auth: web.AuthRequired, Status: http.StatusCreated,
+	r.JSON(http.MethodPost, "/users/me/exclusion", h.startExclusion, web.Op{Tag: "protection", Auth: web.AuthRequired, Status: http.StatusCreated,
 		Summary: "Take a time-out or exclude yourself, starting now",
 		Description: "{kind: timeout, hours: 24-1008}, {kind: self-exclusion, months: 6|12|60} or {kind: self-exclusion, permanent: true}. " +
 			"While it runs, deposits, stakes, tournament entries, bets, market buys, donations and tips are 403 SELF_EXCLUDED; withdrawals, sells, " +
 			"cancels, redemptions, chat and free games go on. Starting it cancels your open market buy orders and takes you out of staked queues. " +
 			"It cannot be shortened, lifted or replaced by a shorter one (409 CONFLICT), by you or by staff; a longer one replaces it.",
 		Request: protection.ExclusionRequest{}, Response: protection.Exclusion{}, Errors: []int{http.StatusConflict}})
-	r.json(http.MethodGet, "/users/me/exclusion", a.getExclusion, web.Op{Tag: "protection", Auth: web.AuthRequired,
+	r.JSON(http.MethodGet, "/users/me/exclusion", h.getExclusion, web.Op{Tag: "protection", Auth: web.AuthRequired,
 		Summary: "Your running time-out or self-exclusion; 204 when none", Response: protection.Exclusion{},
 		Responses: map[int]any{http.StatusNoContent: nil}})
-	r.json(http.MethodPost, "/users/me/age-confirmation", a.confirmAge, web.Op{Tag: "protection", Auth: web.AuthRequired,
+	r.JSON(http.MethodPost, "/users/me/age-confirmation", h.confirmAge, web.Op{Tag: "protection", Auth: web.AuthRequired,
 		Summary: "Confirm your age with your birth date",
 		Description: "MIN_AGE (18) or older: ageConfirmed. Younger: 403 UNDERAGE, and the account is refused on every money-in path for good, " +
 			"whatever it sends later. Not a real date, in the future or before 1900: 400.",
 		Request: protection.AgeRequest{}, Response: protection.AgeConfirmation{}, Errors: []int{http.StatusForbidden}})
-	r.json(http.MethodGet, "/users/me/session", a.sessionCheck, web.Op{Tag: "protection", Auth: web.AuthRequired,
+	r.JSON(http.MethodGet, "/users/me/session", h.sessionCheck, web.Op{Tag: "protection", Auth: web.AuthRequired,
 		Summary: "The reality check: how long since you signed in, and what you won or lost since",
 		Description: "Signed in is when this access token was issued (POST /auth/login-wallet), or when this browser session started (the sign-in page). " +
 			"netMinor is payouts, refunds, sales and redemptions less stakes, bets and market buys since then.",
 		Response: protection.Session{}})
-	r.json(http.MethodGet, "/admin/users/:id/protection", a.staffProtection, web.Op{Tag: "admin", Auth: web.AuthAdmin,
+	r.JSON(http.MethodGet, "/admin/users/:id/protection", h.staffProtection, web.Op{Tag: "admin", Auth: web.AuthAdmin,
 		Summary:     "A user's limits, exclusions and age confirmation (read only)",
 		Description: "Staff read them; no route lets anyone lift or shorten an exclusion, or change another user's limits.",
 		Response:    protection.StaffView{}, Errors: []int{http.StatusNotFound}})
-	r.page(http.MethodGet, protectionPagePath, a.protectionPage)
-	r.page(http.MethodPost, protectionPagePath+"/limits", a.protectionLimitsSubmit)
-	r.page(http.MethodPost, protectionPagePath+"/exclusion", a.protectionExclusionSubmit)
-	r.page(http.MethodPost, protectionPagePath+"/age", a.protectionAgeSubmit)
 }
 
-func (a *App) getLimits(c echo.Context) error {
-	l, err := a.Protection.Limits(c.Request().Context(), web.IdentityOf(c).UserID)
+func (h *Protection) getLimits(c echo.Context) error {
+	l, err := h.Protection.Limits(c.Request().Context(), web.IdentityOf(c).UserID)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, l)
 }
 
-func (a *App) putLimits(c echo.Context) error {
+func (h *Protection) putLimits(c echo.Context) error {
 	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {
 		return err // over the body limit
@@ -113,27 +116,27 @@ func (a *App) putLimits(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := a.Protection.SetLimits(c.Request().Context(), web.IdentityOf(c).UserID, changes)
+	l, err := h.Protection.SetLimits(c.Request().Context(), web.IdentityOf(c).UserID, changes)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, l)
 }
 
-func (a *App) startExclusion(c echo.Context) error {
+func (h *Protection) startExclusion(c echo.Context) error {
 	var req protection.ExclusionRequest
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
 	}
-	x, err := a.Protection.StartExclusion(c.Request().Context(), web.IdentityOf(c).UserID, req)
+	x, err := h.Protection.StartExclusion(c.Request().Context(), web.IdentityOf(c).UserID, req)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, x)
 }
 
-func (a *App) getExclusion(c echo.Context) error {
-	x, err := a.Protection.Running(c.Request().Context(), web.IdentityOf(c).UserID)
+func (h *Protection) getExclusion(c echo.Context) error {
+	x, err := h.Protection.Running(c.Request().Context(), web.IdentityOf(c).UserID)
 	if err != nil {
 		return err
 	}
@@ -143,33 +146,33 @@ func (a *App) getExclusion(c echo.Context) error {
 	return c.JSON(http.StatusOK, x)
 }
 
-func (a *App) confirmAge(c echo.Context) error {
+func (h *Protection) confirmAge(c echo.Context) error {
 	var req protection.AgeRequest
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
 	}
-	out, err := a.Protection.ConfirmAge(c.Request().Context(), web.IdentityOf(c).UserID, req.BirthDate)
+	out, err := h.Protection.ConfirmAge(c.Request().Context(), web.IdentityOf(c).UserID, req.BirthDate)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, out)
 }
 
-func (a *App) sessionCheck(c echo.Context) error {
+func (h *Protection) sessionCheck(c echo.Context) error {
 	id := web.IdentityOf(c)
-	s, err := a.Protection.SessionOf(c.Request().Context(), id.UserID, id.SignedInAt)
+	s, err := h.Protection.SessionOf(c.Request().Context(), id.UserID, id.SignedInAt)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, s)
 }
 
-func (a *App) staffProtection(c echo.Context) error {
-	u, err := a.Users.ByID(c.Request().Context(), c.Param("id"))
+func (h *Protection) staffProtection(c echo.Context) error {
+	u, err := h.Users.ByID(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	v, err := a.Protection.StaffViewOf(c.Request().Context(), u.ID)
+	v, err := h.Protection.StaffViewOf(c.Request().Context(), u.ID)
 	if err != nil {
 		return err
 	}
@@ -177,8 +180,8 @@ func (a *App) staffProtection(c echo.Context) error {
 }
 
 // myProfile is the signed-in user's own profile.
-func (a *App) myProfile(c echo.Context, p UserProfile) (MyProfile, error) {
-	ok, err := a.Protection.AgeConfirmed(c.Request().Context(), p.ID)
+func myProfile(c echo.Context, protections *protection.Service, p UserProfile) (MyProfile, error) {
+	ok, err := protections.AgeConfirmed(c.Request().Context(), p.ID)
 	if err != nil {
 		return MyProfile{}, err
 	}

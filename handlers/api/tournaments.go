@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"encoding/json"
@@ -13,10 +13,15 @@ import (
 	"wager/web"
 )
 
-// tournamentRoutes registers tournaments (arenas): creating, listing and
+// Tournaments serves the tournaments (arenas).
+type Tournaments struct {
+	Tournaments *tournament.Service
+}
+
+// Routes registers tournaments (arenas): creating, listing and
 // reading them, joining and withdrawing, and their events.
-func (a *App) tournamentRoutes(r *router) {
-	r.json(http.MethodPost, "/tournaments", a.createTournament, web.Op{Tag: "tournaments", Auth: web.AuthRequired, Status: http.StatusCreated,
+func (h *Tournaments) Routes(r Router) {
+	r.JSON(http.MethodPost, "/tournaments", h.createTournament, web.Op{Tag: "tournaments", Auth: web.AuthRequired, Status: http.StatusCreated,
 		Summary: "Schedule a tournament (an arena)",
 		Description: "Anyone signed in may. For durationMinutes from startsAt, its players are paired again and again into free games of gameType " +
 			"with settings, closest scores first; a win scores 2, a draw 1, and after two wins in a row each further win 4 until a game that is not a win. " +
@@ -27,24 +32,24 @@ func (a *App) tournamentRoutes(r *router) {
 			"429 RATE_LIMITED with Retry-After past TOURNAMENT_CREATE_PER_DAY (5) arenas created by you in the last 24 hours (Retry-After: when the oldest " +
 			"of them leaves the 24 hours), or while TOURNAMENTS_SCHEDULED_MAX (200) arenas are scheduled or running.",
 		Request: tournament.NewTournament{}, Response: tournament.Tournament{}, Errors: []int{http.StatusTooManyRequests}})
-	r.json(http.MethodGet, "/tournaments", a.listTournaments, web.Op{Tag: "tournaments", Auth: web.AuthNone,
+	r.JSON(http.MethodGet, "/tournaments", h.listTournaments, web.Op{Tag: "tournaments", Auth: web.AuthNone,
 		Summary:     "Tournaments of a status: scheduled and running ones by default, soonest first",
 		Description: "Finished and cancelled ones come latest first.",
 		Response:    []tournament.Tournament{},
 		Query: []web.Param{{Name: "status", Description: "only tournaments of this status (default: scheduled and running)",
 			Enum: []string{tournament.StatusScheduled, tournament.StatusRunning, tournament.StatusFinished, tournament.StatusCancelled}},
 			web.PageLimit, web.PageBefore("the id of the previous page's last tournament")}})
-	r.json(http.MethodGet, "/tournaments/:id", a.getTournament, web.Op{Tag: "tournaments", Auth: web.AuthNone,
+	r.JSON(http.MethodGet, "/tournaments/:id", h.getTournament, web.Op{Tag: "tournaments", Auth: web.AuthNone,
 		Summary: "A tournament with its standings (ties share a rank) and, once finished, its prizes",
 		Description: "Prizes: fee = floor(pool / 100); place i gets floor((pool - fee) x prizeSplitBps[i] / 10000); players tied on score share the prizes " +
 			"of the places they span equally (rounded down); with fewer players than places, the places nobody reached are shared by the places " +
 			"reached in proportion to their own shares. What rounding leaves goes to the platform with the fee.",
 		Response: tournament.Detail{}, Errors: []int{http.StatusNotFound}})
-	r.json(http.MethodGet, "/tournaments/:id/events", a.tournamentEvents, web.Op{Tag: "tournaments", Auth: web.AuthNone,
+	r.JSON(http.MethodGet, "/tournaments/:id/events", h.tournamentEvents, web.Op{Tag: "tournaments", Auth: web.AuthNone,
 		Summary:  "The tournament's live events after a seq (what the live socket sends; for clients that poll or catch up)",
 		Response: TournamentEventsPage{}, Errors: []int{http.StatusNotFound},
 		Query: []web.Param{{Name: "after", Description: "the last seq you have; 0 for all", Type: "integer", Min: web.Bound(0)}}})
-	r.json(http.MethodPost, "/tournaments/:id/join", a.joinTournament, moneyIn(web.Op{Tag: "tournaments", Auth: web.AuthRequired,
+	r.JSON(http.MethodPost, "/tournaments/:id/join", h.joinTournament, moneyIn(web.Op{Tag: "tournaments", Auth: web.AuthRequired,
 		Summary: "Enter a tournament, or play again after withdrawing from a running one",
 		Description: "Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409 INSUFFICIENT_FUNDS) and counts as a stake " +
 			"for your limits; it is paid once: returning after a pause pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. " +
@@ -52,7 +57,7 @@ func (a *App) tournamentRoutes(r *router) {
 			"transfer went between you in the last 30 days, or with LINK_BY_IP you signed in from one client address): the message names whom and why. " +
 			"Joining while in answers your entry unchanged.",
 		Response: tournament.Entry{}, Errors: []int{http.StatusNotFound}}))
-	r.json(http.MethodPost, "/tournaments/:id/withdraw", a.withdrawTournament, web.Op{Tag: "tournaments", Auth: web.AuthRequired,
+	r.JSON(http.MethodPost, "/tournaments/:id/withdraw", h.withdrawTournament, web.Op{Tag: "tournaments", Auth: web.AuthRequired,
 		Summary: "Leave a tournament: refunded before the start, paused after it",
 		Description: "Before the start your entry fee goes back to your available balance. After it you stay in the standings with your entry in the pool, " +
 			"and you are not paired until you join again (without paying again); a game you are playing still counts. " +
@@ -74,45 +79,45 @@ type TournamentEvent struct {
 	CreatedAt    time.Time        `json:"createdAt"`
 }
 
-func (a *App) createTournament(c echo.Context) error {
+func (h *Tournaments) createTournament(c echo.Context) error {
 	var req tournament.NewTournament
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
 	}
-	t, err := a.Tournaments.Create(c.Request().Context(), web.IdentityOf(c).UserID, req)
+	t, err := h.Tournaments.Create(c.Request().Context(), web.IdentityOf(c).UserID, req)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, t)
 }
 
-func (a *App) listTournaments(c echo.Context) error {
+func (h *Tournaments) listTournaments(c echo.Context) error {
 	v := domain.Validator{}
 	limit := pageLimit(v, c)
 	if err := v.Err(); err != nil {
 		return err
 	}
-	out, err := a.Tournaments.List(c.Request().Context(), c.QueryParam("status"), limit, c.QueryParam("before"))
+	out, err := h.Tournaments.List(c.Request().Context(), c.QueryParam("status"), limit, c.QueryParam("before"))
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, out)
 }
 
-func (a *App) getTournament(c echo.Context) error {
-	d, err := a.Tournaments.Get(c.Request().Context(), c.Param("id"))
+func (h *Tournaments) getTournament(c echo.Context) error {
+	d, err := h.Tournaments.Get(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, d)
 }
 
-func (a *App) tournamentEvents(c echo.Context) error {
+func (h *Tournaments) tournamentEvents(c echo.Context) error {
 	after, err := strconv.Atoi(c.QueryParam("after"))
 	if c.QueryParam("after") != "" && (err != nil || after < 0) {
 		return domain.Invalid(map[string]string{"after": "must be a seq number, 0 or more"})
 	}
-	evs, err := a.Tournaments.EventsAfter(c.Request().Context(), c.Param("id"), after, 200)
+	evs, err := h.Tournaments.EventsAfter(c.Request().Context(), c.Param("id"), after, 200)
 	if err != nil {
 		return err
 	}
@@ -123,16 +128,16 @@ func (a *App) tournamentEvents(c echo.Context) error {
 	return c.JSON(http.StatusOK, page)
 }
 
-func (a *App) joinTournament(c echo.Context) error {
-	e, err := a.Tournaments.Join(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"))
+func (h *Tournaments) joinTournament(c echo.Context) error {
+	e, err := h.Tournaments.Join(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"))
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, e)
 }
 
-func (a *App) withdrawTournament(c echo.Context) error {
-	e, err := a.Tournaments.Withdraw(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"))
+func (h *Tournaments) withdrawTournament(c echo.Context) error {
+	e, err := h.Tournaments.Withdraw(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"))
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"net/http"
@@ -13,22 +13,29 @@ import (
 	"wager/web"
 )
 
-// authRoutes registers signing in and out. The sign-in routes are open to
+// Auth serves signing in and out.
+type Auth struct {
+	Auth      *auth.Service
+	Flags     *flags.Service
+	PublicURL string
+}
+
+// Routes registers signing in and out. The sign-in routes are open to
 // admin wallets during maintenance (the handlers check).
-func (a *App) authRoutes(r *router) {
-	r.signIn(http.MethodPost, "/auth/handshake", a.handshake, web.Op{Tag: "auth",
+func (h *Auth) Routes(r Router) {
+	r.SignIn(http.MethodPost, "/auth/handshake", h.handshake, web.Op{Tag: "auth",
 		Summary: "Get a sign-in message for a wallet", Request: HandshakeRequest{}, Response: HandshakeResponse{},
 		Description: "Header X-App-Id is required. The message is single-use and expires after 5 minutes; any unexpired, unused challenge of the wallet can be signed. " +
 			"At most 10 a minute for one wallet from one client address (asking in someone else's name uses up nothing of theirs) and AUTH_RATE_LIMIT (120) a minute per client address: past either, 429 RATE_LIMITED with Retry-After.",
 		Errors: []int{http.StatusTooManyRequests}})
-	r.signIn(http.MethodPost, "/auth/login-wallet", a.loginWallet, web.Op{Tag: "auth",
+	r.SignIn(http.MethodPost, "/auth/login-wallet", h.loginWallet, web.Op{Tag: "auth",
 		Summary: "Sign in with the wallet's signature of the message", Request: LoginRequest{}, Response: LoginResponse{},
 		Description: "Header X-App-Id is required. Any failure is 401 UNAUTHORIZED.", Errors: []int{http.StatusUnauthorized}})
 
-	r.json(http.MethodPost, "/auth/logout", a.logoutToken, web.Op{Tag: "auth", Auth: web.AuthRequired, Status: http.StatusNoContent,
+	r.JSON(http.MethodPost, "/auth/logout", h.logoutToken, web.Op{Tag: "auth", Auth: web.AuthRequired, Status: http.StatusNoContent,
 		Summary:     "Sign the access token out",
 		Description: "Every instance refuses the token from then on (401)."})
-	r.signIn(http.MethodPost, "/session", a.createSession, web.Op{Tag: "auth",
+	r.SignIn(http.MethodPost, "/session", h.createSession, web.Op{Tag: "auth",
 		Summary: "Browser sign-in: like /auth/login-wallet for app id \"web\", answered with a session cookie",
 		Request: LoginRequest{}, Response: SessionAnswer{}, Errors: []int{http.StatusUnauthorized, http.StatusForbidden}})
 }
@@ -45,15 +52,15 @@ type HandshakeResponse struct {
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 
-func (a *App) handshake(c echo.Context) error {
+func (h *Auth) handshake(c echo.Context) error {
 	var req HandshakeRequest
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
 	}
-	if err := a.refuseDuringMaintenance(req.WalletAddress); err != nil {
+	if err := h.refuseDuringMaintenance(req.WalletAddress); err != nil {
 		return err
 	}
-	ch, err := a.Auth.Handshake(c.Request().Context(), req.WalletAddress, c.Request().Header.Get("X-App-Id"), c.RealIP())
+	ch, err := h.Auth.Handshake(c.Request().Context(), req.WalletAddress, c.Request().Header.Get("X-App-Id"), c.RealIP())
 	if err != nil {
 		return err
 	}
@@ -76,33 +83,33 @@ type LoginResponse struct {
 	User        UserProfile `json:"user"`
 }
 
-func (a *App) loginWallet(c echo.Context) error {
+func (h *Auth) loginWallet(c echo.Context) error {
 	var req LoginRequest
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
 	}
-	if err := a.refuseDuringMaintenance(req.Address); err != nil {
+	if err := h.refuseDuringMaintenance(req.Address); err != nil {
 		return err
 	}
 	appID := c.Request().Header.Get("X-App-Id")
-	u, err := a.Auth.Login(c.Request().Context(), auth.SignIn{Address: req.Address, Signature: req.SignedMessage, AppID: appID,
+	u, err := h.Auth.Login(c.Request().Context(), auth.SignIn{Address: req.Address, Signature: req.SignedMessage, AppID: appID,
 		Nonce: req.Nonce, ReferralCode: req.ReferralCode, ClientIP: c.RealIP()})
 	if err != nil {
 		return err
 	}
-	token, err := a.Auth.Tokens.Issue(u.ID, appID)
+	token, err := h.Auth.Tokens.Issue(u.ID, appID)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, LoginResponse{AccessToken: token, TokenType: "Bearer",
-		ExpiresIn: int(auth.TokenLifetime.Seconds()), User: profileOf(u)})
+		ExpiresIn: int(auth.TokenLifetime.Seconds()), User: ProfileOf(u)})
 }
 
 // logoutToken signs the bearer token out: every instance refuses it from
 // now on.
-func (a *App) logoutToken(c echo.Context) error {
+func (h *Auth) logoutToken(c echo.Context) error {
 	token, _ := strings.CutPrefix(c.Request().Header.Get(echo.HeaderAuthorization), "Bearer ")
-	if err := a.Auth.Logout(c.Request().Context(), strings.TrimSpace(token)); err != nil {
+	if err := h.Auth.Logout(c.Request().Context(), strings.TrimSpace(token)); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -111,10 +118,43 @@ func (a *App) logoutToken(c echo.Context) error {
 // refuseDuringMaintenance lets only admin wallets sign in while the
 // platform is in maintenance, so that an admin can always get in to turn
 // it off.
-func (a *App) refuseDuringMaintenance(wallet string) error {
-	if a.Flags.Enabled(flags.Maintenance) && !a.Auth.IsAdmin(wallet) {
+func (h *Auth) refuseDuringMaintenance(wallet string) error {
+	if h.Flags.Enabled(flags.Maintenance) && !h.Auth.IsAdmin(wallet) {
 		return domain.Errorf(domain.CodeMaintenance, "The service is down for maintenance, and only administrators can sign in. Please try again in a few minutes.").
-			With("retryAfterSeconds", int(maintenanceRetry.Seconds()))
+			With("retryAfterSeconds", int(MaintenanceRetry.Seconds()))
 	}
 	return nil
+}
+
+// createSession is the browser's login: the same signature check as
+// POST /auth/login-wallet (app id "web"), answered with a session cookie.
+// It is called by the wallet script with JSON and answers JSON.
+func (h *Auth) createSession(c echo.Context) error {
+	if err := web.CheckSameSiteJSON(c, h.PublicURL); err != nil {
+		return err
+	}
+	var req LoginRequest
+	if err := web.BindJSON(c, &req); err != nil {
+		return err
+	}
+	if err := h.refuseDuringMaintenance(req.Address); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	u, err := h.Auth.Login(ctx, auth.SignIn{Address: req.Address, Signature: req.SignedMessage, AppID: "web",
+		Nonce: req.Nonce, ReferralCode: req.ReferralCode, ClientIP: c.RealIP()})
+	if err != nil {
+		return err
+	}
+	token, _, err := h.Auth.StartSession(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	web.SetSessionCookie(c, token, int(auth.SessionLifetime.Seconds()))
+	return c.JSON(http.StatusOK, SessionAnswer{User: ProfileOf(u)})
+}
+
+// SessionAnswer is the answer of the browser sign-in.
+type SessionAnswer struct {
+	User UserProfile `json:"user"`
 }
