@@ -57,28 +57,29 @@ const APIVersion = "1.0.0"
 
 // Services are what the handlers call: every service of the server.
 type Services struct {
-	DB       *bun.DB // the handlers read it only for the health check
-	Flags    *flags.Service
-	Users    *users.Service
-	Auth     *auth.Service
-	Money    *money.Service
-	Rooms    *eventlog.Log
-	Games    *game.Service
-	Chat     *chat.Service
-	Pot      *settlement.Service
-	Market   *market.Service
-	Payments *x402.Service
-	Notify   *notify.Service
-	Social   *social.Service
-	Tips     *tips.Service
-	Ranking  *ranking.Service
-	Support  *support.Service
+	DB         *bun.DB // the handlers read it only for the health check
+	Flags      *flags.Service
+	Users      *users.Service
+	Auth       *auth.Service
+	Money      *money.Service
+	Events     *eventlog.Log
+	Games      *game.Service
+	Chat       *chat.Service
+	Settlement *settlement.Service
+	Market     *market.Service
+	X402       *x402.Service
+	Notify     *notify.Service
+	Social     *social.Service
+	Tips       *tips.Service
+	Ranking    *ranking.Service
+	Support    *support.Service
 	// Referrals runs referral codes and rewards.
 	Referrals *referrals.Service
-	// Guard answers the integrity rules of bets and trades; Reviews
-	// settles finished games and runs the review queue.
-	Guard   *integrity.Guard
-	Reviews *integrity.Reviews
+	// Links answers the integrity rules of bets and trades (linked
+	// accounts, caps); Referee settles finished games and runs the review
+	// queue.
+	Links   *integrity.Links
+	Referee *integrity.Referee
 	// Protection answers the player protection rules of every money-in
 	// path and runs players' limits, exclusions, age and session.
 	Protection *protection.Service
@@ -144,13 +145,13 @@ type App struct {
 	// Views are the game pages' projection of a game's events.
 	Views *LiveViews
 
-	flags    *flags.Service // GET /feature-flags, the maintenance gate and the abuse controls' switch
-	auth     *auth.Service  // who calls, on every route
-	payments *x402.Service  // the abuse controls' charges
-	bots     DemoBots       // never charged by the abuse controls
-	chrome   *chrome        // the docs and error pages' header
-	api      apiHandlers
-	pages    pageHandlers
+	flags  *flags.Service // GET /feature-flags, the maintenance gate and the abuse controls' switch
+	auth   *auth.Service  // who calls, on every route
+	x402   *x402.Service  // the abuse controls' charges
+	bots   DemoBots       // never charged by the abuse controls
+	chrome *chrome        // the docs and error pages' header
+	api    apiHandlers
+	pages  pageHandlers
 
 	openapiDoc, asyncapiDoc servedDocument
 	reference               docsReference
@@ -209,7 +210,7 @@ type pageHandlers struct {
 
 // New builds the handlers and their routes.
 func New(s Services, o Options, log *slog.Logger) *App {
-	a := &App{Options: o, DB: s.DB, Live: s.Live, Views: s.Views, flags: s.Flags, auth: s.Auth, payments: s.Payments,
+	a := &App{Options: o, DB: s.DB, Live: s.Live, Views: s.Views, flags: s.Flags, auth: s.Auth, x402: s.X402,
 		bots: s.Bots, log: log, now: domain.SystemClock, metrics: web.NewMetrics(), started: time.Now()}
 	a.chrome = &chrome{flags: s.Flags, money: s.Money, users: s.Users, notify: s.Notify, protection: s.Protection, log: log}
 	a.api = newAPI(s, o, log)
@@ -238,13 +239,13 @@ func newAPI(s Services, o Options, log *slog.Logger) apiHandlers {
 		admin:       &api.Admin{Flags: s.Flags, Money: s.Money, Log: log},
 		audit:       &api.Audit{Audit: s.Audit},
 		auth:        &api.Auth{Auth: s.Auth, Flags: s.Flags, PublicURL: o.PublicURL},
-		bets:        &api.Bets{Users: s.Users, Pot: s.Pot},
+		bets:        &api.Bets{Users: s.Users, Settlement: s.Settlement},
 		chat:        &api.Chat{Chat: s.Chat},
-		donations:   &api.Donations{Users: s.Users, Pot: s.Pot},
-		games:       api.NewGames(s.Users, s.Pot, s.Games, s.Rooms, s.Live),
-		integrity:   &api.Integrity{Users: s.Users, Guard: s.Guard, Reviews: s.Reviews},
+		donations:   &api.Donations{Users: s.Users, Settlement: s.Settlement},
+		games:       api.NewGames(s.Users, s.Settlement, s.Games, s.Events, s.Live),
+		integrity:   &api.Integrity{Users: s.Users, Links: s.Links, Referee: s.Referee},
 		market:      &api.Market{Market: s.Market},
-		payments:    &api.Payments{Users: s.Users, Flags: s.Flags, Payments: s.Payments},
+		payments:    &api.Payments{Users: s.Users, Flags: s.Flags, X402: s.X402},
 		protection:  &api.Protection{Users: s.Users, Protection: s.Protection},
 		ranking:     &api.Ranking{Ranking: s.Ranking},
 		referrals:   &api.Referrals{Referrals: s.Referrals},
@@ -266,7 +267,7 @@ func newPages(s Services, o Options, ch *chrome, log *slog.Logger, now domain.Cl
 		games: &gamePages{users: s.Users, games: s.Games, chat: s.Chat, market: s.Market, tournaments: s.Tournaments,
 			bots: s.Bots, gameViews: s.Views, chrome: ch},
 		home:        &homePages{games: s.Games, social: s.Social, chrome: ch},
-		integrity:   &integrityPages{reviews: s.Reviews, chrome: ch},
+		integrity:   &integrityPages{referee: s.Referee, chrome: ch},
 		market:      &marketPages{market: s.Market},
 		protection:  &protectionPages{protection: s.Protection, chrome: ch},
 		ranking:     &rankingPages{ranking: s.Ranking, chrome: ch},
@@ -379,6 +380,6 @@ func Documents(o Options) *App {
 		o.MinSDKVersion = "1.0.0"
 	}
 	limiter := x402.NewLimiter(nil, domain.SystemClock, 1, time.Minute, nil)
-	s := Services{Payments: x402.New(nil, nil, nil, limiter, domain.SystemClock, slog.New(slog.DiscardHandler), x402.Config{})}
+	s := Services{X402: x402.New(nil, nil, nil, limiter, domain.SystemClock, slog.New(slog.DiscardHandler), x402.Config{})}
 	return New(s, o, slog.New(slog.DiscardHandler))
 }

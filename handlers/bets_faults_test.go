@@ -102,7 +102,7 @@ func (l *lostSend) CloseIdleConnections() {}
 func TestBetsArePaidOnceWhereverSettlementDies(t *testing.T) {
 	one, two := newTestApp(t, noWorkers), newTestApp(t, noWorkers)
 	ctx := context.Background()
-	if _, err := one.Pot.ProcessTransfers(ctx); err != nil { // other tests' leftovers
+	if _, err := one.Settlement.ProcessTransfers(ctx); err != nil { // other tests' leftovers
 		t.Fatal(err)
 	}
 	p1, p2, game := one.stakedGame(t, 100_000, `{"rounds": 1}`)
@@ -193,11 +193,11 @@ func betSweepDiesAtEachStep(t *testing.T, one, two *testApp, f *faults, game str
 	ctx := context.Background()
 	// The pool's sweep: its worker dies while signing, ...
 	f.arm("signing the sweep", "UPDATE", "settlement_transfers", "NEW.game_id = 'GAME' AND NEW.status = 'sent'")
-	if _, err := one.Pot.ProcessTransfers(ctx); err == nil || !strings.Contains(err.Error(), "injected fault") {
+	if _, err := one.Settlement.ProcessTransfers(ctx); err == nil || !strings.Contains(err.Error(), "injected fault") {
 		t.Fatalf("transfers while signing dies: %v", err)
 	}
 	f.disarm("settlement_transfers")
-	transfers, _ := one.Pot.Transfers(ctx, game)
+	transfers, _ := one.Settlement.Transfers(ctx, game)
 	if len(transfers) != 1 || transfers[0].Status != "pending" || transfers[0].Signature != nil {
 		t.Fatalf("after dying while signing: %s", transferList(transfers))
 	}
@@ -206,38 +206,38 @@ func betSweepDiesAtEachStep(t *testing.T, one, two *testApp, f *faults, game str
 	client := two.Money.Chain()
 	saved := *client
 	t.Cleanup(func() { *client = saved })
-	lost := &lostSend{next: localchain.Transport{Chain: two.LocalChain}, signer: two.Pot.EscrowAddress(game)}
+	lost := &lostSend{next: localchain.Transport{Chain: two.LocalChain}, signer: two.Settlement.EscrowAddress(game)}
 	lost.armed.Store(true)
 	*client = *chain.NewClient("http://embedded-chain", lost)
-	if n, _ := two.Pot.ProcessTransfers(ctx); n != 0 {
+	if n, _ := two.Settlement.ProcessTransfers(ctx); n != 0 {
 		t.Fatalf("%d transfers confirmed without reaching the chain", n)
 	}
 	*client = saved
-	transfers, _ = one.Pot.Transfers(ctx, game)
+	transfers, _ = one.Settlement.Transfers(ctx, game)
 	if len(transfers) != 1 || transfers[0].Status != "sent" || transfers[0].Signature == nil {
 		t.Fatalf("after the send was lost: %s", transferList(transfers))
 	}
 	signed := *transfers[0].Signature
-	if got := one.onChain(t, one.Pot.EscrowAddress(game)); got != 1_000_000 {
+	if got := one.onChain(t, one.Settlement.EscrowAddress(game)); got != 1_000_000 {
 		t.Fatalf("escrow holds %d after a lost send, want the 1000000 bet", got)
 	}
 	// ... and after the chain confirmed it, before it was recorded.
 	f.leaseRunsOut()
 	f.arm("recording the sweep", "UPDATE", "settlement_transfers", "NEW.game_id = 'GAME' AND NEW.status = 'confirmed'")
-	if _, err := two.Pot.ProcessTransfers(ctx); err == nil || !strings.Contains(err.Error(), "injected fault") {
+	if _, err := two.Settlement.ProcessTransfers(ctx); err == nil || !strings.Contains(err.Error(), "injected fault") {
 		t.Fatalf("transfers while recording dies: %v", err)
 	}
 	f.disarm("settlement_transfers")
-	if got := one.onChain(t, one.Pot.EscrowAddress(game)); got != 0 {
+	if got := one.onChain(t, one.Settlement.EscrowAddress(game)); got != 0 {
 		t.Fatalf("escrow holds %d on chain after the sweep landed", got)
 	}
 	// Restarted, the worker records the transfer that landed: the same
 	// signature, not a second transfer.
 	f.leaseRunsOut()
-	if n, err := two.Pot.ProcessTransfers(ctx); err != nil || n != 1 {
+	if n, err := two.Settlement.ProcessTransfers(ctx); err != nil || n != 1 {
 		t.Fatalf("transfers after the restart: %d %v", n, err)
 	}
-	transfers, _ = one.Pot.Transfers(ctx, game)
+	transfers, _ = one.Settlement.Transfers(ctx, game)
 	if len(transfers) != 1 || transfers[0].Status != "confirmed" || *transfers[0].Signature != signed {
 		t.Fatalf("after the restart: %s, want the one sweep %s confirmed", transferList(transfers), signed)
 	}

@@ -24,7 +24,7 @@ func section(page, testID string) string {
 // and each of the viewer's bets with what it paid.
 func TestTheGamePageShowsThePoolsTheOddsAndTheViewersBets(t *testing.T) {
 	a := newTestApp(t, noWorkers)
-	if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
+	if _, err := a.Settlement.ProcessTransfers(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	p1, p2, game := a.stakedGame(t, 100_000, `{"rounds": 1}`)

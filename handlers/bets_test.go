@@ -79,10 +79,10 @@ func (a *testApp) betsOf(t testing.TB, game string) betsView {
 // on chain and in the ledger, the bet pool empty, and the books balanced.
 func (a *testApp) wantBetsSettled(t *testing.T, game string) {
 	t.Helper()
-	if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
+	if _, err := a.Settlement.ProcessTransfers(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := a.onChain(t, a.Pot.EscrowAddress(game)); got != 0 {
+	if got := a.onChain(t, a.Settlement.EscrowAddress(game)); got != 0 {
 		t.Errorf("escrow holds %d on chain after settlement, want 0", got)
 	}
 	if e, b := a.ledger(t, money.Escrow(game)), a.ledger(t, money.BetPool(game)); e != 0 || b != 0 {
@@ -96,7 +96,7 @@ func (a *testApp) wantBetsSettled(t *testing.T, game string) {
 
 func TestBetsPayOutToTheWinnersBettors(t *testing.T) {
 	a := newTestApp(t, noWorkers)
-	if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
+	if _, err := a.Settlement.ProcessTransfers(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	p1, p2, game := a.stakedGame(t, 100_000, `{"rounds": 1}`)
@@ -126,7 +126,7 @@ func TestBetsPayOutToTheWinnersBettors(t *testing.T) {
 	if v.Bets[2].ID != first["betId"] || v.Bets[2].UserID != s1.id || v.Bets[2].Status != "open" || v.Bets[2].PayoutMinor != 0 {
 		t.Errorf("oldest bet: %+v", v.Bets[2])
 	}
-	evs, err := a.Rooms.Events(context.Background(), domain.GameStreamOf(game), 0, 100)
+	evs, err := a.Events.Events(context.Background(), domain.GameStreamOf(game), 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestBetsPayOutToTheWinnersBettors(t *testing.T) {
 			t.Errorf("last game:bet %s lacks %s", lastBet, want)
 		}
 	}
-	if got := a.onChain(t, a.Pot.EscrowAddress(game)); got != 1_000_000 {
+	if got := a.onChain(t, a.Settlement.EscrowAddress(game)); got != 1_000_000 {
 		t.Errorf("escrow holds %d on chain, want the 1000000 bet", got)
 	}
 	if rec, err := a.Money.Reconcile(context.Background()); err != nil || !rec.Balanced {
@@ -230,7 +230,7 @@ func (a *testApp) checkWhoMayBet(t *testing.T, game string, p1, s1, s2 player) {
 
 func TestBetConfirmedAfterTheFirstRevealIsRefunded(t *testing.T) {
 	a := newTestApp(t, noWorkers)
-	if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
+	if _, err := a.Settlement.ProcessTransfers(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	p1, p2, game := a.stakedGame(t, 1_000_000, `{"rounds": 3}`)
@@ -256,7 +256,7 @@ func TestBetConfirmedAfterTheFirstRevealIsRefunded(t *testing.T) {
 		v.Bets[0].PayoutMinor != 200_000 {
 		t.Fatalf("bets after a late one: %+v", v)
 	}
-	if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
+	if _, err := a.Settlement.ProcessTransfers(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if b := a.balances(t, s.auth); b.available != 0 || b.onChain != 500_000 {
@@ -268,7 +268,7 @@ func TestBetConfirmedAfterTheFirstRevealIsRefunded(t *testing.T) {
 
 func TestBetsWithNoneOnTheWinnerAreRefunded(t *testing.T) {
 	a := newTestApp(t, noWorkers)
-	if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
+	if _, err := a.Settlement.ProcessTransfers(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	p1, p2, game := a.stakedGame(t, 1_000_000, `{"rounds": 1}`)
@@ -297,7 +297,7 @@ func TestBetsWithNoneOnTheWinnerAreRefunded(t *testing.T) {
 
 func TestBetsAreRefundedWhenTheGameIsCancelled(t *testing.T) {
 	a := newTestApp(t, noWorkers)
-	if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
+	if _, err := a.Settlement.ProcessTransfers(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	p1, p2, game := a.stakedGame(t, 1_000_000, `{"rounds": 1, "roundSeconds": 3}`)
@@ -369,7 +369,7 @@ func TestABetRefusedWhenItLandsIsNoDepositPastTheLimit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newTestApp(t, noWorkers)
 			ctx := context.Background()
-			if _, err := a.Pot.ProcessTransfers(ctx); err != nil { // other tests' leftovers
+			if _, err := a.Settlement.ProcessTransfers(ctx); err != nil { // other tests' leftovers
 				t.Fatal(err)
 			}
 			p1, p2, game := a.stakedGame(t, tc.stake, `{"rounds": 3}`)
@@ -390,13 +390,13 @@ func TestABetRefusedWhenItLandsIsNoDepositPastTheLimit(t *testing.T) {
 			if b := a.balances(t, bettor.auth); b.available != 3_000_000 || b.onChain != 0 {
 				t.Fatalf("the bettor once the refused bet landed: %+v, want 3000000 available, as before: the bet is no deposit", b)
 			}
-			if _, err := a.Pot.ProcessTransfers(ctx); err != nil {
+			if _, err := a.Settlement.ProcessTransfers(ctx); err != nil {
 				t.Fatal(err)
 			}
 			if b := a.balances(t, bettor.auth); b.available != 3_000_000 || b.onChain != tc.amount {
 				t.Errorf("the bettor after the refund: %+v, want 3000000 available and the %d back in the wallet", b, tc.amount)
 			}
-			transfers, _ := a.Pot.Transfers(ctx, game)
+			transfers, _ := a.Settlement.Transfers(ctx, game)
 			var refund *settlement.Transfer
 			for i, tr := range transfers {
 				if tr.Kind == settlement.KindRefund {

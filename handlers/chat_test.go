@@ -111,7 +111,7 @@ func TestGameChatRoles(t *testing.T) {
 	}
 
 	// The whole room sees it as the same stored event, in order with moves.
-	evs, err := a.Rooms.Events(context.Background(), domain.GameStreamOf(game), 0, 100)
+	evs, err := a.Events.Events(context.Background(), domain.GameStreamOf(game), 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ import (
 type LiveViews struct {
 	games     *game.Service
 	pots      *settlement.Service
-	reviews   *integrity.Reviews
+	referee   *integrity.Referee
 	ratings   *ranking.Service
 	explorer  Explorer
 	devWallet bool
@@ -42,8 +42,8 @@ type LiveViews struct {
 }
 
 // NewLiveViews returns the game presenter.
-func NewLiveViews(games *game.Service, pots *settlement.Service, reviews *integrity.Reviews, ratings *ranking.Service, o Options, log *slog.Logger) *LiveViews {
-	return &LiveViews{games: games, pots: pots, reviews: reviews, ratings: ratings, explorer: o.Explorer(), devWallet: o.EmbeddedChain, log: log}
+func NewLiveViews(games *game.Service, pots *settlement.Service, reviews *integrity.Referee, ratings *ranking.Service, o Options, log *slog.Logger) *LiveViews {
+	return &LiveViews{games: games, pots: pots, referee: reviews, ratings: ratings, explorer: o.Explorer(), devWallet: o.EmbeddedChain, log: log}
 }
 
 // gameView gathers what the game page shows; viewer may be nil.
@@ -92,7 +92,7 @@ func (v *LiveViews) readGame(ctx context.Context, gameID string) (gameState, err
 			return st, err
 		}
 		if res.ReviewHeld {
-			if st.review, err = v.reviews.Of(ctx, gameID); err != nil {
+			if st.review, err = v.referee.Of(ctx, gameID); err != nil {
 				return st, err
 			}
 		}

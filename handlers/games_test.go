@@ -262,7 +262,7 @@ func TestDeadlinesSurviveARestart(t *testing.T) {
 	b := newTestApp(t, nil)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		evs, err := b.Rooms.Events(context.Background(), domain.GameStreamOf(game), 0, 100)
+		evs, err := b.Events.Events(context.Background(), domain.GameStreamOf(game), 0, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -396,7 +396,7 @@ func TestResumeBySeqReturnsExactlyTheMissedEvents(t *testing.T) {
 		a.act(t, p1, game, `{"type": "move", "move": "rock"}`)
 		a.act(t, p2, game, fmt.Sprintf(`{"type": "move", "move": %q}`, mv))
 	}
-	all, err := a.Rooms.Events(context.Background(), domain.GameStreamOf(game), 0, 100)
+	all, err := a.Events.Events(context.Background(), domain.GameStreamOf(game), 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 
 // integrityPages serve the review queue's page and its decisions.
 type integrityPages struct {
-	reviews *integrity.Reviews
+	referee *integrity.Referee
 	chrome  *chrome
 }
 
@@ -39,7 +39,7 @@ func (h *integrityPages) integrityPage(c echo.Context) error {
 	}
 	done := doneWords(c.QueryParam("done"), c.QueryParam("game"))
 	if done != "" {
-		r, err := h.reviews.Of(c.Request().Context(), c.QueryParam("game"))
+		r, err := h.referee.Of(c.Request().Context(), c.QueryParam("game"))
 		if err != nil {
 			return err
 		}
@@ -83,7 +83,7 @@ func (h *integrityPages) integrityDecide(c echo.Context) error {
 		form.confirm = &views.IntegrityConfirm{Action: decisionAction(gameID, decision), Question: question, Reason: reason, Button: button}
 		return h.renderIntegrity(c, http.StatusOK, views.IntegrityView{}, form)
 	}
-	r, err := api.DecideReview(c, h.reviews, decision, reason)
+	r, err := api.DecideReview(c, h.referee, decision, reason)
 	if err != nil {
 		return h.renderIntegrity(c, web.StatusOf(domain.ErrorCode(err)), views.IntegrityView{Error: web.AsError(err).Message}, form)
 	}
@@ -136,7 +136,7 @@ func (h *integrityPages) renderIntegrity(c echo.Context, status int, v views.Int
 	if id == nil {
 		return err
 	}
-	cases, err := h.reviews.Queue(c.Request().Context(), id.UserID)
+	cases, err := h.referee.Queue(c.Request().Context(), id.UserID)
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func TestHoldReleaseAndVoidConserveMoney(t *testing.T) {
 			adminWallet := newWallet(t)
 			a := newTestApp(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "ADMIN_WALLETS": adminWallet.address()})
 			h := &holdRun{a: a, admin: a.admin(t, adminWallet), r: rand.New(rand.NewPCG(seed, 0x686f6c64)), bets: map[string][]betOf{}}
-			if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
+			if _, err := a.Settlement.ProcessTransfers(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			treasury := a.ledger(t, money.Treasury)

@@ -94,7 +94,7 @@ func TestPoolsAreCappedRelativeToThePlayerPot(t *testing.T) {
 	if v := a.betsOf(t, game); v.Pools[1].TotalMinor != 700_000 {
 		t.Errorf("pool on the second player: %d, want 700000", v.Pools[1].TotalMinor)
 	}
-	if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
+	if _, err := a.Settlement.ProcessTransfers(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if b := a.balances(t, s3.auth); b.available != 0 || b.onChain != 2_000_000 {

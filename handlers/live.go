@@ -184,7 +184,7 @@ func (v *LiveViews) Notice(kind domain.NoticeKind, data json.RawMessage) []byte 
 	return buf.Bytes()
 }
 
-// Join implements live.Rooms: the state of an active game and whether the
+// Join is live.Kind's Join of games' rooms: the state of an active game and whether the
 // user plays in it (NOT_FOUND, GAME_NOT_ACTIVE).
 func (v *LiveViews) Join(ctx context.Context, gameID, userID string) (live.Joined, error) {
 	g, err := v.games.Game(ctx, gameID)

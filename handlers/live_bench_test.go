@@ -99,7 +99,7 @@ func BenchmarkEventTo1000PagesAnd1000APISockets(b *testing.B) {
 func (a *testApp) appendSubmitted(b *testing.B, gameID, userID string) {
 	ctx := context.WithValue(context.Background(), actionKey{}, true)
 	err := db.Transact(ctx, a.DB, func(ctx context.Context, tx db.Tx) error {
-		_, err := a.Rooms.Append(ctx, tx, domain.GameStreamOf(gameID), time.Now(), domain.Event{Name: "game:rps:round:submitted",
+		_, err := a.Events.Append(ctx, tx, domain.GameStreamOf(gameID), time.Now(), domain.Event{Name: "game:rps:round:submitted",
 			Data: rules.RPSSubmitted{Round: 1, UserID: userID, Commitment: strings.Repeat("c", 64)}})
 		return err
 	})

@@ -201,7 +201,7 @@ func TestLivePagesFollowTheGameWithoutReadingTheDatabase(t *testing.T) {
 		}
 	}
 	w.step(t, "the settlement's transfers confirmed", func() {
-		if n, err := a.Pot.ProcessTransfers(a.ctx); err != nil || n == 0 {
+		if n, err := a.Settlement.ProcessTransfers(a.ctx); err != nil || n == 0 {
 			t.Fatalf("process transfers: %d confirmed, %v", n, err)
 		}
 	})

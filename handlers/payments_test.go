@@ -297,7 +297,7 @@ func checkExactLayout(t *testing.T, a *testApp, b64 string, w wallet) {
 	if err := chain.SignWith(tx, w.key); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := x402.VerifyExact(tx, a.Payments.Requirements(), a.Keys.FeePayer().PublicKey()); err != nil {
+	if _, err := x402.VerifyExact(tx, a.X402.Requirements(), a.Keys.FeePayer().PublicKey()); err != nil {
 		t.Errorf("the prepared payment fails exact verification: %v", err)
 	}
 }
@@ -316,7 +316,7 @@ func jsonString(v any) string { b, _ := json.Marshal(v); return string(b) }
 // transaction, signed by the payer only, in a PaymentPayload.
 func clientPayment(t *testing.T, a *testApp, w wallet, resource string, change func(*[]solana.Instruction)) string {
 	t.Helper()
-	req := a.Payments.Requirements()
+	req := a.X402.Requirements()
 	mint, vault := a.Money.Mint(), a.Money.DepositAddress()
 	nonce := make([]byte, 16)
 	rand.Read(nonce)

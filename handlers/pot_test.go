@@ -134,11 +134,11 @@ func TestPayoutExample(t *testing.T) {
 
 	a.act(t, p1, game, `{"type": "move", "move": "rock"}`)
 	a.act(t, p2, game, `{"type": "move", "move": "scissors"}`)
-	if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
+	if _, err := a.Settlement.ProcessTransfers(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 
-	evs, err := a.Rooms.Events(context.Background(), domain.GameStreamOf(game), 0, 100)
+	evs, err := a.Events.Events(context.Background(), domain.GameStreamOf(game), 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestPayoutExample(t *testing.T) {
 	if got := a.ledger(t, money.Treasury) - treasury; got != 25_833 {
 		t.Errorf("treasury: +%d, want +25833", got)
 	}
-	escrow := a.Pot.EscrowAddress(game)
+	escrow := a.Settlement.EscrowAddress(game)
 	if got := a.onChain(t, escrow); got != 0 {
 		t.Errorf("escrow after the sweep holds %d on chain, want 0", got)
 	}
@@ -221,7 +221,7 @@ func TestSettlementOnceAcrossInstancesAndCrashes(t *testing.T) {
 		t.Fatalf("winner after a concurrent settlement: %d, want 1386000 (1400000 less the 1%% fee)", winner)
 	}
 	// The process "crashed" after the ledger write: the sweep is pending.
-	transfers, err := one.Pot.Transfers(context.Background(), gameID)
+	transfers, err := one.Settlement.Transfers(context.Background(), gameID)
 	if err != nil || len(transfers) != 1 || transfers[0].Status != "pending" {
 		t.Fatalf("after the ledger write: %+v %v", transfers, err)
 	}
@@ -236,7 +236,7 @@ func TestSettlementOnceAcrossInstancesAndCrashes(t *testing.T) {
 	}
 	err = db.Transact(context.Background(), two.DB, func(ctx context.Context, tx db.Tx) error {
 		var reads db.Reads
-		pay := two.Pot.StartSettle(tx, row, []string{g.Players[0].UserID, g.Players[1].UserID},
+		pay := two.Settlement.StartSettle(tx, row, []string{g.Players[0].UserID, g.Players[1].UserID},
 			rules.Outcome{Done: true, Winner: p1.id, Reason: "timeout"}, &reads)
 		if err := reads.Run(ctx, tx); err != nil {
 			return err
@@ -256,17 +256,17 @@ func TestSettlementOnceAcrossInstancesAndCrashes(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
+			if _, err := a.Settlement.ProcessTransfers(context.Background()); err != nil {
 				t.Error(err)
 			}
 		}()
 	}
 	wg.Wait()
-	transfers, _ = one.Pot.Transfers(context.Background(), gameID)
+	transfers, _ = one.Settlement.Transfers(context.Background(), gameID)
 	if len(transfers) != 1 || transfers[0].Status != "confirmed" || transfers[0].Signature == nil {
 		t.Fatalf("after recovery: %+v", transfers)
 	}
-	if got := one.onChain(t, one.Pot.EscrowAddress(gameID)); got != 0 {
+	if got := one.onChain(t, one.Settlement.EscrowAddress(gameID)); got != 0 {
 		t.Errorf("escrow holds %d after the sweep", got)
 	}
 	rec, err := one.Money.Reconcile(context.Background())
@@ -300,7 +300,7 @@ func TestDonationRules(t *testing.T) {
 		t.Errorf("donor's wallet: %d, want 1950000 (one donation)", got)
 	}
 	// Exactly one announcement and one donation event.
-	evs, _ := a.Rooms.Events(context.Background(), domain.GameStreamOf(game), 0, 100)
+	evs, _ := a.Events.Events(context.Background(), domain.GameStreamOf(game), 0, 100)
 	count := map[domain.EventName]int{}
 	for _, ev := range evs {
 		count[ev.Name]++
@@ -334,7 +334,7 @@ func TestCancelledGameRefundsDonationsOnChain(t *testing.T) {
 		return a.do(t, request{path: "/games/" + game}).json(t)["status"] == "cancelled"
 	})
 	platformSOL := a.lamports(t, a.Keys.FeePayer().PublicKey())
-	n, err := a.Pot.ProcessTransfers(context.Background())
+	n, err := a.Settlement.ProcessTransfers(context.Background())
 	if err != nil || n == 0 {
 		t.Fatalf("process transfers: %d %v", n, err)
 	}
@@ -353,10 +353,10 @@ func TestCancelledGameRefundsDonationsOnChain(t *testing.T) {
 	if got := a.onChain(t, spectator.wallet.key.PublicKey()); got != 1_000_000 {
 		t.Errorf("donor's wallet after the refund: %d, want 1000000", got)
 	}
-	if got := a.onChain(t, a.Pot.EscrowAddress(game)); got != 0 {
+	if got := a.onChain(t, a.Settlement.EscrowAddress(game)); got != 0 {
 		t.Errorf("escrow after refunds: %d", got)
 	}
-	transfers, _ := a.Pot.Transfers(context.Background(), game)
+	transfers, _ := a.Settlement.Transfers(context.Background(), game)
 	if len(transfers) != 1 || transfers[0].Kind != "refund" || transfers[0].Status != "confirmed" {
 		t.Errorf("refund transfers: %+v", transfers)
 	}
@@ -382,10 +382,10 @@ func TestGameIDsInAnySpellingNameTheSameGame(t *testing.T) {
 	}
 	// A donation through another spelling goes to the game's one escrow.
 	r, _ := a.donate(t, spectator, strings.ToUpper(game), 20_000)
-	if r.Code != 200 || r.json(t)["escrowAddress"] != a.Pot.EscrowAddress(game).String() {
-		t.Fatalf("donation through the upper-case id: %d %s, want escrow %s", r.Code, r.Body, a.Pot.EscrowAddress(game))
+	if r.Code != 200 || r.json(t)["escrowAddress"] != a.Settlement.EscrowAddress(game).String() {
+		t.Fatalf("donation through the upper-case id: %d %s, want escrow %s", r.Code, r.Body, a.Settlement.EscrowAddress(game))
 	}
-	if got := a.onChain(t, a.Pot.EscrowAddress(game)); got != 20_000 {
+	if got := a.onChain(t, a.Settlement.EscrowAddress(game)); got != 20_000 {
 		t.Errorf("the game's escrow holds %d, want 20000", got)
 	}
 }
@@ -421,7 +421,7 @@ func TestDonationLandingAfterTheGameEndedIsRefundedNotPotted(t *testing.T) {
 		len(list) != 1 || list[0]["refunded"] != true {
 		t.Errorf("donations list: %v (%v), want the late donation marked refunded", list, err)
 	}
-	if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
+	if _, err := a.Settlement.ProcessTransfers(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if got := a.onChain(t, spectator.wallet.key.PublicKey()); got != 1_000_000 {
@@ -476,7 +476,7 @@ func transferList(ts []settlement.Transfer) string {
 func (a *testApp) lateDonation(t *testing.T, amount int64) (player, string) {
 	t.Helper()
 	// What other tests of the package left pending goes first.
-	if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
+	if _, err := a.Settlement.ProcessTransfers(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	p1, p2, game := a.stakedGame(t, 200_000, `{"rounds": 1}`)
@@ -514,7 +514,7 @@ func (a *testApp) wantRefundWaiting(t *testing.T, donor player, game string, amo
 	if b := a.balances(t, donor.auth); b.available != 0 || b.onChain != 0 {
 		t.Fatalf("donor while the refund waits: %+v, want nothing on the platform balance and nothing on chain", b)
 	}
-	transfers, err := a.Pot.Transfers(ctx, game)
+	transfers, err := a.Settlement.Transfers(ctx, game)
 	if err != nil || len(transfers) != 1 {
 		t.Fatalf("settlement transfers: %s %v", transferList(transfers), err)
 	}
@@ -526,7 +526,7 @@ func (a *testApp) wantRefundWaiting(t *testing.T, donor player, game string, amo
 	if open, err := a.Money.Chain().AccountExists(ctx, chain.ATA(donor.wallet.key.PublicKey(), a.Money.Mint())); err != nil || open {
 		t.Errorf("the donor's token account exists while the refund waits (%v): the platform opened it", err)
 	}
-	if c, l := a.onChain(t, a.Pot.EscrowAddress(game)), a.ledger(t, money.Escrow(game)); c != amount || l != -amount {
+	if c, l := a.onChain(t, a.Settlement.EscrowAddress(game)), a.ledger(t, money.Escrow(game)); c != amount || l != -amount {
 		t.Errorf("escrow while the refund waits: %d on chain, %d in the ledger, want %d and -%d", c, l, amount, amount)
 	}
 	if rec, err := a.Money.Reconcile(ctx); err != nil || !rec.Balanced {
@@ -541,7 +541,7 @@ func (a *testApp) wantRefundWaiting(t *testing.T, donor player, game string, amo
 func (a *testApp) wantRefundedToWallet(t *testing.T, donor player, game string, amount int64) {
 	t.Helper()
 	ctx := context.Background()
-	transfers, err := a.Pot.Transfers(ctx, game)
+	transfers, err := a.Settlement.Transfers(ctx, game)
 	if err != nil || len(transfers) != 1 {
 		t.Fatalf("settlement transfers: %s %v", transferList(transfers), err)
 	}
@@ -553,7 +553,7 @@ func (a *testApp) wantRefundedToWallet(t *testing.T, donor player, game string, 
 	if b := a.balances(t, donor.auth); b.available != 0 || b.onChain != amount {
 		t.Errorf("donor after the refund: %+v, want %d back in the wallet and nothing on the platform balance", b, amount)
 	}
-	if got := a.onChain(t, a.Pot.EscrowAddress(game)); got != 0 {
+	if got := a.onChain(t, a.Settlement.EscrowAddress(game)); got != 0 {
 		t.Errorf("escrow after the refund: %d on chain, want 0", got)
 	}
 	if got := a.ledger(t, money.Escrow(game)); got != 0 {
@@ -597,7 +597,7 @@ func TestARefundToAClosedTokenAccountWaitsForTheAccount(t *testing.T) {
 		if try > 0 {
 			a.transfersComeDue(t, game)
 		}
-		n, err := a.Pot.ProcessTransfers(ctx)
+		n, err := a.Settlement.ProcessTransfers(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -612,7 +612,7 @@ func TestARefundToAClosedTokenAccountWaitsForTheAccount(t *testing.T) {
 
 	a.openTokenAccount(t, donor.wallet)
 	a.transfersComeDue(t, game)
-	if n, err := a.Pot.ProcessTransfers(ctx); err != nil || n != 1 {
+	if n, err := a.Settlement.ProcessTransfers(ctx); err != nil || n != 1 {
 		t.Fatalf("process transfers: %d %v, want the refund confirmed", n, err)
 	}
 	// The refund empties the escrow and closes its account: the fee payer
@@ -684,17 +684,17 @@ func TestARefundSignedBeforeTheDonorClosedTheAccountWaitsForIt(t *testing.T) {
 	client := a.Money.Chain()
 	saved := *client
 	t.Cleanup(func() { *client = saved })
-	hook := &beforeSend{next: localchain.Transport{Chain: a.LocalChain}, signer: a.Pot.EscrowAddress(game),
+	hook := &beforeSend{next: localchain.Transport{Chain: a.LocalChain}, signer: a.Settlement.EscrowAddress(game),
 		hook: func() { a.closeTokenAccount(t, donor.wallet) }}
 	hook.armed.Store(true)
 	*client = *chain.NewClient("http://embedded-chain", hook)
 
 	platformSOL := a.lamports(t, a.Keys.FeePayer().PublicKey())
-	confirmed, err := a.Pot.ProcessTransfers(ctx)
+	confirmed, err := a.Settlement.ProcessTransfers(ctx)
 	if err != nil || confirmed != 0 {
 		t.Fatalf("process transfers: %d %v, want the refund not confirmed", confirmed, err)
 	}
-	transfers, _ := a.Pot.Transfers(ctx, game)
+	transfers, _ := a.Settlement.Transfers(ctx, game)
 	if len(transfers) != 1 || transfers[0].Kind != settlement.KindRefund || transfers[0].ToAddress != donor.wallet.address() ||
 		transfers[0].Status != "sent" || hook.armed.Load() {
 		t.Fatalf("refund signed to the wallet, whose account was then closed: %s", transferList(transfers))
@@ -724,12 +724,12 @@ func TestARefundSignedBeforeTheDonorClosedTheAccountWaitsForIt(t *testing.T) {
 			}
 		}
 		a.transfersComeDue(t, game)
-		n, err := a.Pot.ProcessTransfers(ctx)
+		n, err := a.Settlement.ProcessTransfers(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		confirmed += n
-		if transfers, _ = a.Pot.Transfers(ctx, game); len(transfers) != 1 || transfers[0].Status == "confirmed" {
+		if transfers, _ = a.Settlement.Transfers(ctx, game); len(transfers) != 1 || transfers[0].Status == "confirmed" {
 			t.Fatalf("the refund without the account: %s, want it unconfirmed", transferList(transfers))
 		}
 		if transfers[0].Status == "pending" && strings.Contains(transfers[0].Error, "no USDC token account") {
@@ -740,7 +740,7 @@ func TestARefundSignedBeforeTheDonorClosedTheAccountWaitsForIt(t *testing.T) {
 
 	a.openTokenAccount(t, donor.wallet)
 	a.transfersComeDue(t, game)
-	n, err := a.Pot.ProcessTransfers(ctx)
+	n, err := a.Settlement.ProcessTransfers(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -771,7 +771,7 @@ func waitFor(t testing.TB, cond func() bool) {
 func TestASettlementTransferHangingOnTheChainHoldsNothingUp(t *testing.T) {
 	a := newTestApp(t, noWorkers)
 	ctx := context.Background()
-	if _, err := a.Pot.ProcessTransfers(ctx); err != nil { // other tests' leftovers
+	if _, err := a.Settlement.ProcessTransfers(ctx); err != nil { // other tests' leftovers
 		t.Fatal(err)
 	}
 	p1, p2, hanging := a.stakedGame(t, 100_000, `{"rounds": 1}`)
@@ -785,13 +785,13 @@ func TestASettlementTransferHangingOnTheChainHoldsNothingUp(t *testing.T) {
 	saved := *client
 	t.Cleanup(func() { *client = saved })
 	blocked, release := make(chan struct{}), make(chan struct{})
-	hook := &beforeSend{next: localchain.Transport{Chain: a.LocalChain}, signer: a.Pot.EscrowAddress(hanging),
+	hook := &beforeSend{next: localchain.Transport{Chain: a.LocalChain}, signer: a.Settlement.EscrowAddress(hanging),
 		hook: func() { close(blocked); <-time.After(5 * time.Second); close(release) }}
 	hook.armed.Store(true)
 	*client = *chain.NewClient("http://embedded-chain", hook)
 	processed := make(chan error, 1)
 	go func() {
-		n, err := a.Pot.ProcessTransfers(ctx)
+		n, err := a.Settlement.ProcessTransfers(ctx)
 		if err == nil && n != 1 {
 			err = fmt.Errorf("confirmed %d transfers, want the sweep", n)
 		}
@@ -824,7 +824,7 @@ func TestASettlementTransferHangingOnTheChainHoldsNothingUp(t *testing.T) {
 	if err := <-processed; err != nil {
 		t.Fatal(err)
 	}
-	transfers, _ := a.Pot.Transfers(ctx, hanging)
+	transfers, _ := a.Settlement.Transfers(ctx, hanging)
 	if len(transfers) != 1 || transfers[0].Status != "confirmed" {
 		t.Fatalf("the hanging sweep afterwards: %s, want it confirmed once", transferList(transfers))
 	}

@@ -429,7 +429,7 @@ func TestOnePlayersMoneyPathsTakeLocksInOneOrder(t *testing.T) {
 // the game then ends abandoned (which refunds the donations in its pot).
 func TestADonationLandingDuringATimeOutGoesBackToTheWallet(t *testing.T) {
 	a := newTestApp(t, noWorkers)
-	if _, err := a.Pot.ProcessTransfers(t.Context()); err != nil { // other tests' leftovers
+	if _, err := a.Settlement.ProcessTransfers(t.Context()); err != nil { // other tests' leftovers
 		t.Fatal(err)
 	}
 	_, _, game := a.stakedGame(t, 1_000_000, `{"rounds": 1, "roundSeconds": 3}`)
@@ -455,10 +455,10 @@ func TestADonationLandingDuringATimeOutGoesBackToTheWallet(t *testing.T) {
 		}
 		return a.do(t, request{path: "/games/" + game}).json(t)["status"] == "cancelled"
 	})
-	if _, err := a.Pot.ProcessTransfers(t.Context()); err != nil {
+	if _, err := a.Settlement.ProcessTransfers(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if ts, _ := a.Pot.Transfers(t.Context(), game); len(ts) != 1 || ts[0].Status != "confirmed" {
+	if ts, _ := a.Settlement.Transfers(t.Context(), game); len(ts) != 1 || ts[0].Status != "confirmed" {
 		t.Errorf("the game's transfers: %s, want the donation's one refund, confirmed", transferList(ts))
 	}
 	if b := a.balances(t, x.auth); b.onChain != 1_000_000 || b.available != 0 {

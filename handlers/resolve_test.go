@@ -202,7 +202,7 @@ func TestSentButUnconfirmedDonationFillsThePotOnce(t *testing.T) {
 	if pot := a.do(t, request{path: "/games/" + game + "/pot"}).json(t); pot["spectatorPotMinor"] != float64(60_000) {
 		t.Fatalf("pot after resolving: %v, want a spectator pot of 60000", pot)
 	}
-	if got := a.onChain(t, a.Pot.EscrowAddress(game)); got != 60_000 {
+	if got := a.onChain(t, a.Settlement.EscrowAddress(game)); got != 60_000 {
 		t.Errorf("escrow holds %d, want 60000", got)
 	}
 	again := a.do(t, request{method: http.MethodPost, path: "/games/" + game + "/donations/submit", header: spectator.auth,
@@ -309,7 +309,7 @@ func (a *testApp) settlingUnconfirmed(t *testing.T, header string, payer wallet,
 	}
 	if _, err := a.DB.ExecContext(ctx, `INSERT INTO x402_payments (signature, resource, amount_minor, payer, user_id, presented_by, status, created_at, updated_at)
 		VALUES (?, ?, ?, ?, NULLIF(?, '')::uuid, ?, 'settling', ?, ?)`,
-		sig, resource, a.Payments.Price(), payer.address(), by.UserID, presenter, created, created); err != nil {
+		sig, resource, a.X402.Price(), payer.address(), by.UserID, presenter, created, created); err != nil {
 		t.Fatal(err)
 	}
 	if send {
@@ -349,7 +349,7 @@ func TestInlinePaymentLeftSettlingIsCreditedAndServesTheRepeatOnce(t *testing.T)
 	if got := a.onChain(t, w.key.PublicKey()); got != 990_000 {
 		t.Fatalf("payer's wallet after the send: %d, want 990000", got)
 	}
-	resolve := func(a *testApp) error { return a.Payments.ResolveSettling(context.Background()) }
+	resolve := func(a *testApp) error { return a.X402.ResolveSettling(context.Background()) }
 	resolveEverywhere(t, resolve, a, two)
 	if got := treasury(t, a) - before; got != 10_000 {
 		t.Fatalf("treasury after resolving: +%d, want +10000", got)
@@ -413,7 +413,7 @@ func TestAPaymentSpentOnAServerErrorIsGivenBack(t *testing.T) {
 			return domain.Invalid(map[string]string{"q": "is wrong"})
 		}
 		return c.JSON(http.StatusOK, map[string]string{"served": "yes"})
-	}, web.Authenticate(a.Auth, web.AuthRequired), (&web.AbuseControl{Payments: a.Payments, Log: testLogger(t),
+	}, web.Authenticate(a.Auth, web.AuthRequired), (&web.AbuseControl{X402: a.X402, Log: testLogger(t),
 		Enabled: func() bool { return a.Flags.Enabled(flags.AbuseControls) }}).For(http.MethodGet, path, web.AuthRequired))
 
 	if r := a.do(t, request{path: path, header: auth}); r.Code != 200 {
@@ -445,7 +445,7 @@ func TestAPaymentSpentOnAServerErrorIsGivenBack(t *testing.T) {
 		t.Fatalf("PAYMENT-RESPONSE: %v %+v", err, settled)
 	}
 	// Another caller cannot give it back; the payment stays spent.
-	if err := a.Payments.Release(context.Background(), settled.Transaction, "user:someone-else"); err != nil {
+	if err := a.X402.Release(context.Background(), settled.Transaction, "user:someone-else"); err != nil {
 		t.Fatal(err)
 	}
 	if got := refusalOf(t, a.do(t, request{path: path, header: withPayment(auth, header)})); got != x402.ReasonAlreadyUsed {
@@ -492,7 +492,7 @@ func TestAnonymousPaymentServesOnlyTheCallerThatPresentedIt(t *testing.T) {
 	if got := refusalOf(t, a.do(t, paying(other, header))); got != x402.ReasonPayerMismatch {
 		t.Errorf("a copy presented by another caller while settling: reason %q, want %q", got, x402.ReasonPayerMismatch)
 	}
-	if err := a.Payments.ResolveSettling(context.Background()); err != nil {
+	if err := a.X402.ResolveSettling(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if status, used, _ := a.paymentRow(t, sig); status != "settled" || used {

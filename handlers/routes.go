@@ -81,7 +81,7 @@ func (a *App) routes() *echo.Echo {
 		authn:   func(mode web.Auth) echo.MiddlewareFunc { return web.Authenticate(a.auth, mode) },
 		maintenance: web.Maintenance(func() bool { return a.flags.Enabled(flags.Maintenance) },
 			web.IsAdmin, api.MaintenanceRetry),
-		abuse: (&web.AbuseControl{Payments: a.payments, Log: a.log,
+		abuse: (&web.AbuseControl{X402: a.x402, Log: a.log,
 			Enabled: func() bool { return a.flags.Enabled(flags.AbuseControls) }, Exempt: a.isBot}).For,
 	}
 

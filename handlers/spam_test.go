@@ -371,7 +371,7 @@ func TestTheEscrowsAccountIsClosedByItsLastTransfer(t *testing.T) {
 	a.depositor(t, 10_000) // the vault's account is open: the sweep pays no rent for it
 	p1, _, game := a.stakedGame(t, 0, `{"rounds": 1}`)
 	s := a.spectatorWith(t, 100_000)
-	if _, err := a.Pot.ProcessTransfers(context.Background()); err != nil {
+	if _, err := a.Settlement.ProcessTransfers(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	payer := a.Keys.FeePayer().PublicKey()
@@ -379,12 +379,12 @@ func TestTheEscrowsAccountIsClosedByItsLastTransfer(t *testing.T) {
 	if r, _ := a.donate(t, s, game, 10_000); r.Code != 200 {
 		t.Fatalf("donation: %d %s", r.Code, r.Body)
 	}
-	escrowAccount := chain.ATA(a.Pot.EscrowAddress(game), a.Money.Mint())
+	escrowAccount := chain.ATA(a.Settlement.EscrowAddress(game), a.Money.Mint())
 	if open, err := a.Money.Chain().AccountExists(context.Background(), escrowAccount); err != nil || !open {
 		t.Fatalf("the donation did not open the escrow's account: %v %v", open, err)
 	}
 	a.act(t, p1, game, `{"type": "resign"}`)
-	if n, err := a.Pot.ProcessTransfers(context.Background()); err != nil || n != 1 {
+	if n, err := a.Settlement.ProcessTransfers(context.Background()); err != nil || n != 1 {
 		t.Fatalf("settlement transfers: %d %v, want the sweep", n, err)
 	}
 	if open, err := a.Money.Chain().AccountExists(context.Background(), escrowAccount); err != nil || open {

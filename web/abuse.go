@@ -18,9 +18,9 @@ import (
 // AbuseControl charges callers past an endpoint's threshold with x402
 // payments (HTTP 402) while the abuse-controls flag is on.
 type AbuseControl struct {
-	Payments *x402.Service
-	Enabled  func() bool // whether the abuse-controls flag is on
-	Log      *slog.Logger
+	X402    *x402.Service
+	Enabled func() bool // whether the abuse-controls flag is on
+	Log     *slog.Logger
 	// Exempt reports users never charged (nil: none): the server's own
 	// demo bots, which play through the API all day. A caller is known
 	// as one only by its verified token.
@@ -46,7 +46,7 @@ func (a *AbuseControl) For(method, path string, auth Auth) echo.MiddlewareFunc {
 		return nil
 	}
 	endpoint := method + " " + path
-	threshold := float64(a.Payments.Limiter.Threshold(endpoint))
+	threshold := float64(a.X402.Limiter.Threshold(endpoint))
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			if !a.Enabled() || IsAdmin(c) || a.exempt(c) {
@@ -54,7 +54,7 @@ func (a *AbuseControl) For(method, path string, auth Auth) echo.MiddlewareFunc {
 			}
 			ctx := c.Request().Context()
 			callers, userID := callersOf(c)
-			n, err := a.Payments.Limiter.Hit(ctx, endpoint, callers...)
+			n, err := a.X402.Limiter.Hit(ctx, endpoint, callers...)
 			if err != nil {
 				if ctx.Err() == nil {
 					a.Log.Error("abuse counter", "err", err, "endpoint", endpoint)
@@ -70,13 +70,13 @@ func (a *AbuseControl) For(method, path string, auth Auth) echo.MiddlewareFunc {
 			if header == "" {
 				return a.paymentRequired(c, resource, "",
 					fmt.Sprintf("more than %d requests to %s in %s: pay %s USDC for this request (x402), or slow down",
-						int(threshold), endpoint, a.Payments.Limiter.Window(), money.FormatUSDC(a.Payments.Price())))
+						int(threshold), endpoint, a.X402.Limiter.Window(), money.FormatUSDC(a.X402.Price())))
 			}
-			settled, err := a.Payments.Redeem(ctx, header, x402.Caller{Key: caller, UserID: userID}, c.Request().URL.Path)
+			settled, err := a.X402.Redeem(ctx, header, x402.Caller{Key: caller, UserID: userID}, c.Request().URL.Path)
 			var refusal *x402.Refusal
 			if errors.As(err, &refusal) {
 				c.Response().Header().Set(x402.HeaderPaymentResponse, x402.EncodeHeader(x402.SettlementResponse{
-					Success: false, ErrorReason: refusal.Reason, Network: a.Payments.Requirements().Network}))
+					Success: false, ErrorReason: refusal.Reason, Network: a.X402.Requirements().Network}))
 				return a.paymentRequired(c, resource, refusal.Reason, "the payment was refused: "+refusal.Message)
 			}
 			if err != nil {
@@ -112,7 +112,7 @@ func (a *AbuseControl) servePaid(c echo.Context, next echo.HandlerFunc, settled 
 		}
 		// The request may be cancelled already (a client that went away).
 		ctx := context.WithoutCancel(c.Request().Context())
-		if err := a.Payments.Release(ctx, settled.Transaction, caller); err != nil {
+		if err := a.X402.Release(ctx, settled.Transaction, caller); err != nil {
 			a.Log.Error("give back the payment of a failed request", "err", err, "signature", settled.Transaction)
 		}
 	}()
@@ -139,7 +139,7 @@ func (a *AbuseControl) paymentRequired(c echo.Context, resource, reason, message
 	if reason != "" {
 		why = message
 	}
-	challenge := a.Payments.Challenge(resource, why)
+	challenge := a.X402.Challenge(resource, why)
 	e := domain.Errorf(domain.CodePaymentRequired, "%s", message)
 	if reason != "" {
 		e = e.With("reason", reason)

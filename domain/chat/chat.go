@@ -125,14 +125,14 @@ func (r row) messageFor(viewer string) Message {
 
 // Service runs chat.
 type Service struct {
-	db    *bun.DB
-	rooms *eventlog.Log
-	now   domain.Clock
+	db     *bun.DB
+	events *eventlog.Log
+	now    domain.Clock
 }
 
 // New returns a Service that posts game messages to their rooms' logs.
-func New(bdb *bun.DB, rooms *eventlog.Log, now domain.Clock) *Service {
-	return &Service{db: bdb, rooms: rooms, now: now}
+func New(bdb *bun.DB, events *eventlog.Log, now domain.Clock) *Service {
+	return &Service{db: bdb, events: events, now: now}
 }
 
 // statusActive is the status of a game whose chat is open.
@@ -296,7 +296,7 @@ func (s *Service) postToGame(ctx context.Context, tx db.Tx, r row) (Message, err
 		return Message{}, fmt.Errorf("store a chat message of game %s: %w", r.ContextID, err)
 	}
 	msg := r.messageFor("")
-	_, err := s.rooms.Append(ctx, tx, domain.GameStreamOf(r.ContextID), r.CreatedAt, domain.Event{Name: domain.EventChatMessage, Data: msg})
+	_, err := s.events.Append(ctx, tx, domain.GameStreamOf(r.ContextID), r.CreatedAt, domain.Event{Name: domain.EventChatMessage, Data: msg})
 	if errors.Is(err, eventlog.ErrNoRoom) {
 		return Message{}, domain.Errorf(domain.CodeNotFound, "no such game")
 	}
@@ -336,7 +336,7 @@ func (s *Service) storeDirect(ctx context.Context, tx db.Tx, r row) (Message, er
 		return Message{}, fmt.Errorf("store a direct message from %s to %s: %w", *r.SenderID, *r.RecipientID, err)
 	}
 	for _, to := range []string{*r.RecipientID, *r.SenderID} {
-		if err := s.rooms.Tell(tx, to, domain.NoticeDM, r.messageFor(to)); err != nil {
+		if err := s.events.Tell(tx, to, domain.NoticeDM, r.messageFor(to)); err != nil {
 			return Message{}, err
 		}
 	}

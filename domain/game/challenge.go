@@ -110,7 +110,7 @@ func (s *Service) CreateChallenge(ctx context.Context, from, to, gameType string
 			FromUsername: from, GameType: c.GameType, StakeMinor: c.StakeMinor, ExpiresAt: c.ExpiresAt}); err != nil {
 			return err
 		}
-		return s.rooms.Tell(tx, to, domain.NoticeChallengeReceived, c)
+		return s.events.Tell(tx, to, domain.NoticeChallengeReceived, c)
 	})
 	if err != nil {
 		return c, fmt.Errorf("challenge %s to %s: %w", from, to, err)
@@ -208,7 +208,7 @@ func (s *Service) RespondChallenge(ctx context.Context, userID, challengeID, ans
 		if userID == c.FromUser {
 			other = c.ToUser
 		}
-		return s.rooms.Tell(tx, other, notice, c)
+		return s.events.Tell(tx, other, notice, c)
 	})
 	if err != nil {
 		return c, fmt.Errorf("%s challenge %s: %w", answer, challengeID, err)
@@ -257,7 +257,7 @@ func (s *Service) expireChallenges(ctx context.Context, now time.Time) error {
 // tellExpired tells both users of an expired challenge, once tx commits.
 func (s *Service) tellExpired(tx db.Tx, c Challenge) error {
 	for _, u := range []string{c.FromUser, c.ToUser} {
-		if err := s.rooms.Tell(tx, u, domain.NoticeChallengeExpired, c); err != nil {
+		if err := s.events.Tell(tx, u, domain.NoticeChallengeExpired, c); err != nil {
 			return err
 		}
 	}

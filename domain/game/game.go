@@ -192,7 +192,7 @@ type Result struct {
 // Service runs games.
 type Service struct {
 	db       *bun.DB
-	rooms    *eventlog.Log
+	events   *eventlog.Log
 	notify   *notify.Service
 	ending   []Participant
 	now      domain.Clock
@@ -222,7 +222,7 @@ type Protection interface {
 
 // Deps are what a Service works with.
 type Deps struct {
-	Rooms  *eventlog.Log // where games' events go
+	Events *eventlog.Log // where games' events go
 	Notify *notify.Service
 	// Settle pays out every finished game, the first to write of its
 	// end (nil: nothing is paid); Ending takes part after it and the
@@ -243,7 +243,7 @@ type Deps struct {
 
 // New returns a Service.
 func New(bdb *bun.DB, now domain.Clock, log *slog.Logger, d Deps) *Service {
-	s := &Service{db: bdb, rooms: d.Rooms, notify: d.Notify, now: now, log: log, rand: rand.Reader, live: d.Live,
+	s := &Service{db: bdb, events: d.Events, notify: d.Notify, now: now, log: log, rand: rand.Reader, live: d.Live,
 		escrowOf: d.EscrowOf, protect: d.Protect, closed: d.Closed, rows: domain.SeqCache[Game]{Latest: d.Live.LatestSeq, MaxAge: ReadCacheAge, Size: 10_000}}
 	if d.Settle != nil {
 		s.ending = append(s.ending, d.Settle)

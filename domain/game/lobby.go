@@ -327,7 +327,7 @@ func (s *Service) nextInQueue(ctx context.Context, tx db.Tx, l Lobby, waiting []
 		if _, err := tx.NewDelete().Model(&p).WherePK().Exec(ctx); err != nil {
 			return "", err
 		}
-		if err := s.rooms.Tell(tx, p.UserID, domain.NoticeQueueRemoved, QueueRemoved{LobbyID: l.ID, Reason: reason}); err != nil {
+		if err := s.events.Tell(tx, p.UserID, domain.NoticeQueueRemoved, QueueRemoved{LobbyID: l.ID, Reason: reason}); err != nil {
 			return "", err
 		}
 	}
@@ -387,7 +387,7 @@ func (s *Service) LeaveStakedQueues(ctx context.Context, tx db.Tx, userID string
 		return fmt.Errorf("take %s out of staked queues: %w", userID, err)
 	}
 	for _, id := range lobbies {
-		if err := s.rooms.Tell(tx, userID, domain.NoticeQueueRemoved, QueueRemoved{LobbyID: id,
+		if err := s.events.Tell(tx, userID, domain.NoticeQueueRemoved, QueueRemoved{LobbyID: id,
 			Reason: "you are taking a time-out or excluded yourself: staked games are closed to you until it ends"}); err != nil {
 			return err
 		}

@@ -94,12 +94,12 @@ func (noCrowd) LatestSeq(string) (int, bool) { return math.MaxInt, true }
 // platform is the game service wired as the server wires it: events to a
 // room log, finished games settled by the pot, on a clock the test moves.
 type platform struct {
-	db    *bun.DB
-	clock *clock
-	sink  *recorder
-	rooms *eventlog.Log
-	games *game.Service
-	pot   *settlement.Service
+	db         *bun.DB
+	clock      *clock
+	sink       *recorder
+	eventLog   *eventlog.Log
+	games      *game.Service
+	settlement *settlement.Service
 	// closed is maintenance mode: the platform closed to players.
 	closed atomic.Bool
 }
@@ -119,10 +119,10 @@ func newPlatformOn(t testing.TB, bdb *bun.DB, c *clock) *platform {
 	keys := chain.NewKeys(make([]byte, 32))
 	// Settlement needs the platform's addresses, not the chain itself.
 	m := money.New(bdb, nil, keys, solana.PublicKey{}, c.now, log, money.Confirmers{}, money.Deps{})
-	p := &platform{db: bdb, clock: c, sink: sink, rooms: rooms}
-	p.games = game.New(bdb, c.now, log, game.Deps{Rooms: rooms, Notify: notify.New(bdb, rooms, c.now), Settle: payOut{p}, Live: noCrowd{},
+	p := &platform{db: bdb, clock: c, sink: sink, eventLog: rooms}
+	p.games = game.New(bdb, c.now, log, game.Deps{Events: rooms, Notify: notify.New(bdb, rooms, c.now), Settle: payOut{p}, Live: noCrowd{},
 		EscrowOf: func(gameID string) string { return keys.Escrow(gameID).PublicKey().String() }, Closed: p.closed.Load})
-	p.pot = settlement.New(bdb, rooms, p.games, m, chat.New(bdb, rooms, c.now), keys, integrity.NewGuard(bdb, c.now, integrity.Config{}), c.now, log, settlement.Deps{})
+	p.settlement = settlement.New(bdb, rooms, p.games, m, chat.New(bdb, rooms, c.now), keys, integrity.NewLinks(bdb, c.now, integrity.Config{}), c.now, log, settlement.Deps{})
 	return p
 }
 
@@ -131,7 +131,7 @@ func newPlatformOn(t testing.TB, bdb *bun.DB, c *clock) *platform {
 type payOut struct{ p *platform }
 
 func (s payOut) ReadEnd(ctx context.Context, e *game.Ending) (game.EndWrite, error) {
-	pay := s.p.pot.StartSettle(e.Tx, e.Game, e.Game.Players, e.Outcome, e.Reads)
+	pay := s.p.settlement.StartSettle(e.Tx, e.Game, e.Game.Players, e.Outcome, e.Reads)
 	return func(ctx context.Context, e *game.Ending) error {
 		out, err := pay(ctx, "")
 		e.Paid(out)
@@ -252,7 +252,7 @@ func (p *platform) game(t testing.TB, gameID string) game.Game {
 
 func (p *platform) events(t testing.TB, gameID string) []eventlog.Event {
 	t.Helper()
-	es, err := p.rooms.Events(context.Background(), domain.GameStreamOf(gameID), 0, 1000)
+	es, err := p.eventLog.Events(context.Background(), domain.GameStreamOf(gameID), 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

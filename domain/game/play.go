@@ -60,18 +60,18 @@ func (s *Service) startGame(ctx context.Context, tx db.Tx, n newGame) (Game, err
 		return Game{}, err
 	}
 	if n.stake > 0 {
-		if err := lockStakes(ctx, tx, s.rooms, g.ID, n.players, n.stake, g.CreatedAt); err != nil {
+		if err := lockStakes(ctx, tx, s.events, g.ID, n.players, n.stake, g.CreatedAt); err != nil {
 			return Game{}, err
 		}
 	}
-	if err := s.rooms.Opened(tx, opening); err != nil {
+	if err := s.events.Opened(tx, opening); err != nil {
 		return Game{}, err
 	}
 	if err := tx.AfterCommit(func() { s.started(g) }); err != nil {
 		return Game{}, err
 	}
 	for _, uid := range n.players {
-		if err := s.rooms.Tell(tx, uid, domain.NoticeMatched, Matched{GameID: g.ID, GameType: n.gameType}); err != nil {
+		if err := s.events.Tell(tx, uid, domain.NoticeMatched, Matched{GameID: g.ID, GameType: n.gameType}); err != nil {
 			return Game{}, err
 		}
 	}
@@ -102,7 +102,7 @@ func (s *Service) startFree(ctx context.Context, n newGame) (Game, bool, error) 
 		}
 		p.Notices = append(p.Notices, notice)
 	}
-	s.rooms.Publish(p)
+	s.events.Publish(p)
 	return g, true, nil
 }
 
@@ -344,7 +344,7 @@ func (s *Service) actAtOnce(ctx context.Context, userID, gameID string, do step)
 		if n.st.Outcome().Done || len(n.events) == 0 {
 			return ActResult{}, false, nil
 		}
-		rows, err := s.rooms.AppendStep(ctx, eventlog.Step{GameID: g.ID, Seq: g.Seq, Now: now, State: n.state,
+		rows, err := s.events.AppendStep(ctx, eventlog.Step{GameID: g.ID, Seq: g.Seq, Now: now, State: n.state,
 			Deadline: n.deadline, Events: n.events})
 		if err != nil {
 			return ActResult{}, false, err
@@ -428,9 +428,9 @@ func (s *Service) advance(ctx context.Context, tx db.Tx, g *Game, do step) error
 // (the transaction's last one when last: it carries the writes queued
 // with db.Tx.Later), and moves g.Seq to the last.
 func (s *Service) append(ctx context.Context, tx db.Tx, g *Game, now time.Time, u eventlog.Update, last bool, events ...rules.Event) error {
-	appendEvents := s.rooms.AppendUpdating
+	appendEvents := s.events.AppendUpdating
 	if last {
-		appendEvents = s.rooms.AppendLast
+		appendEvents = s.events.AppendLast
 	}
 	rows, err := appendEvents(ctx, tx, domain.GameStreamOf(g.ID), now, u, events...)
 	if err != nil {

@@ -110,7 +110,7 @@ func TestRPSGameToAWin(t *testing.T) {
 		t.Errorf("ended at %v with deadline %v; want ended at %v with no deadline", g.EndedAt, g.Deadline, p.clock.now())
 	}
 	wantResult := game.Result{WinnerID: &a, Reason: "score", Settlement: game.Settlement{PotMinor: 2 * stake,
-		PlayerPotMinor: 2 * stake, FeeMinor: fee, PayoutMinor: 2*stake - fee, EscrowAddress: p.pot.EscrowAddress(gameID).String()}}
+		PlayerPotMinor: 2 * stake, FeeMinor: fee, PayoutMinor: 2*stake - fee, EscrowAddress: p.settlement.EscrowAddress(gameID).String()}}
 	if g.Result == nil || !sameResult(*g.Result, wantResult) {
 		t.Errorf("result:\n got  %+v\n want %+v", g.Result, wantResult)
 	}

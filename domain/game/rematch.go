@@ -154,7 +154,7 @@ func (s *Service) RequestRematch(ctx context.Context, userID, gameID string) (Re
 		} else {
 			for _, p := range players {
 				if p != userID {
-					if err := s.rooms.Tell(tx, p, domain.NoticeRematchRequested, RematchNotice{GameID: g.ID, UserID: userID}); err != nil {
+					if err := s.events.Tell(tx, p, domain.NoticeRematchRequested, RematchNotice{GameID: g.ID, UserID: userID}); err != nil {
 						return err
 					}
 				}
@@ -222,7 +222,7 @@ func (s *Service) AnnounceRematchLobby(ctx context.Context, userID, gameID, lobb
 		}
 		for _, p := range g.Players {
 			if p != userID {
-				if err := s.rooms.Tell(tx, p, domain.NoticeRematchLobby, RematchLobbyNotice{GameID: g.ID, LobbyID: lobbyID}); err != nil {
+				if err := s.events.Tell(tx, p, domain.NoticeRematchLobby, RematchLobbyNotice{GameID: g.ID, LobbyID: lobbyID}); err != nil {
 					return err
 				}
 			}

@@ -40,8 +40,8 @@ func (h heard) LatestSeq(gameID string) (int, bool) {
 func TestAGameHandedOutIsNotChangedByLaterMovesAndReads(t *testing.T) {
 	p := newPlatform(t)
 	log := slog.New(slog.DiscardHandler)
-	p.games = game.New(p.db, p.clock.now, log, game.Deps{Rooms: p.rooms, Notify: notify.New(p.db, p.rooms, p.clock.now),
-		Settle: payOut{p}, Live: heard{sink: p.sink}, EscrowOf: func(id string) string { return p.pot.EscrowAddress(id).String() }})
+	p.games = game.New(p.db, p.clock.now, log, game.Deps{Events: p.eventLog, Notify: notify.New(p.db, p.eventLog, p.clock.now),
+		Settle: payOut{p}, Live: heard{sink: p.sink}, EscrowOf: func(id string) string { return p.settlement.EscrowAddress(id).String() }})
 	gameID, a, b := p.match(t, "rps", stake, "")
 
 	first := p.game(t, gameID)

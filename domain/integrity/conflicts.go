@@ -153,7 +153,7 @@ func conflictError(cs []Conflict) *domain.Error {
 // conflictsOf returns the stakes staffID has in the held game gameID, read
 // in idb (the decision's transaction, or the database): none when they
 // may decide it.
-func (r *Reviews) conflictsOf(ctx context.Context, idb bun.IDB, staffID, gameID string) ([]Conflict, error) {
+func (r *Referee) conflictsOf(ctx context.Context, idb bun.IDB, staffID, gameID string) ([]Conflict, error) {
 	s, err := r.stakeOf(ctx, idb, staffID, gameID)
 	if err != nil {
 		return nil, err
@@ -167,7 +167,7 @@ func (r *Reviews) conflictsOf(ctx context.Context, idb bun.IDB, staffID, gameID 
 
 // stakeOf reads what staffID has in the game gameID, and their links to
 // anyone in it: its players, bettors, traders and its arena's entrants.
-func (r *Reviews) stakeOf(ctx context.Context, idb bun.IDB, staffID, gameID string) (stake, error) {
+func (r *Referee) stakeOf(ctx context.Context, idb bun.IDB, staffID, gameID string) (stake, error) {
 	var row struct {
 		Played   bool      `bun:"played"`
 		Bets     int       `bun:"bets"`
@@ -194,7 +194,7 @@ func (r *Reviews) stakeOf(ctx context.Context, idb bun.IDB, staffID, gameID stri
 	}
 	s := stake{staff: staffID, played: row.Played, bets: row.Bets, betMinor: row.BetMinor, holdings: row.Holdings, arena: row.Arena}
 	if len(row.Everyone) > 0 {
-		if s.links, err = r.guard.Linked(ctx, idb, []string{staffID}, row.Everyone); err != nil {
+		if s.links, err = r.links.Linked(ctx, idb, []string{staffID}, row.Everyone); err != nil {
 			return stake{}, err
 		}
 	}

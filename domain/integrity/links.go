@@ -4,8 +4,8 @@
 // and the bets and market of a suspicious game's end held until an admin
 // releases or voids them.
 //
-// Guard answers the rules that the money-in paths (bets, market orders)
-// ask in their own transactions; Reviews settles finished games (the
+// Links answers the rules that the money-in paths (bets, market orders)
+// ask in their own transactions; Referee settles finished games (the
 // games' settlement, a game.Participant) and runs the admins' review queue.
 package integrity
 
@@ -52,28 +52,28 @@ type Config struct {
 	LinkByIP bool
 }
 
-// Guard answers the integrity rules of the money-in paths.
-type Guard struct {
+// Links answers the integrity rules of the money-in paths.
+type Links struct {
 	db  *bun.DB
 	now domain.Clock
 	cfg Config
 }
 
-// NewGuard returns the guard of the money-in paths.
-func NewGuard(bdb *bun.DB, now domain.Clock, cfg Config) *Guard {
+// NewLinks returns the integrity rules of the money-in paths.
+func NewLinks(bdb *bun.DB, now domain.Clock, cfg Config) *Links {
 	if cfg.CapMultiple <= 0 {
 		cfg.CapMultiple = DefaultCapMultiple
 	}
-	return &Guard{db: bdb, now: now, cfg: cfg}
+	return &Links{db: bdb, now: now, cfg: cfg}
 }
 
 // PoolCap is the most one player's pool may hold in a game whose player
 // pot is playerPot (0 for a free game: no pool).
-func (g *Guard) PoolCap(playerPot int64) int64 { return g.cfg.CapMultiple * playerPot }
+func (g *Links) PoolCap(playerPot int64) int64 { return g.cfg.CapMultiple * playerPot }
 
 // MarketCap is the most pairs of shares a game's market may have
 // outstanding when its player pot is playerPot (0 for a free game).
-func (g *Guard) MarketCap(playerPot int64) int64 { return g.cfg.CapMultiple * playerPot / oneUSDC }
+func (g *Links) MarketCap(playerPot int64) int64 { return g.cfg.CapMultiple * playerPot / oneUSDC }
 
 // Link is an account linked to another, why, and the evidence.
 type Link struct {
@@ -111,7 +111,7 @@ type Pair struct {
 // Linked returns the links between any of users and any of others (every
 // other account when others is nil), with their evidence, read in idb (a
 // transaction of the caller's, or the database).
-func (g *Guard) Linked(ctx context.Context, idb bun.IDB, users, others []string) ([]Pair, error) {
+func (g *Links) Linked(ctx context.Context, idb bun.IDB, users, others []string) ([]Pair, error) {
 	since := g.now().Add(-LinkWindow)
 	// Each source is (by, to, kind, at, amount, to_at): see Evidence.
 	sources := []string{
@@ -168,7 +168,7 @@ func (e *Evidence) utc() {
 }
 
 // LinksOf returns every account linked to userID, by username.
-func (g *Guard) LinksOf(ctx context.Context, userID string) ([]Link, error) {
+func (g *Links) LinksOf(ctx context.Context, userID string) ([]Link, error) {
 	pairs, err := g.Linked(ctx, g.db, []string{userID}, nil)
 	if err != nil {
 		return nil, err
@@ -182,7 +182,7 @@ func (g *Guard) LinksOf(ctx context.Context, userID string) ([]Link, error) {
 
 // CheckNotLinked refuses (LINKED_TO_PLAYER) a bet or trade of userID on
 // a game of players when userID is linked to one of them.
-func (g *Guard) CheckNotLinked(ctx context.Context, idb bun.IDB, userID string, players []string) error {
+func (g *Links) CheckNotLinked(ctx context.Context, idb bun.IDB, userID string, players []string) error {
 	refused, err := g.LinkRefusals(ctx, idb, []string{userID}, players)
 	if err != nil {
 		return err
@@ -196,7 +196,7 @@ func (g *Guard) CheckNotLinked(ctx context.Context, idb bun.IDB, userID string, 
 // LinkRefusals returns the LINKED_TO_PLAYER refusal of each of users that
 // is linked to one of players (nobody else is in the map), for the trades
 // of a batch of orders in one statement.
-func (g *Guard) LinkRefusals(ctx context.Context, idb bun.IDB, users, players []string) (map[string]*domain.Error, error) {
+func (g *Links) LinkRefusals(ctx context.Context, idb bun.IDB, users, players []string) (map[string]*domain.Error, error) {
 	pairs, err := g.Linked(ctx, idb, users, players)
 	if err != nil {
 		return nil, err
@@ -212,7 +212,7 @@ func (g *Guard) LinkRefusals(ctx context.Context, idb bun.IDB, users, players []
 
 // CheckEntrant refuses (LINKED_ACCOUNT) userID's entry in a paid arena
 // when userID is linked to one of its entrants, naming the first and why.
-func (g *Guard) CheckEntrant(ctx context.Context, idb bun.IDB, userID string, entrants []string) error {
+func (g *Links) CheckEntrant(ctx context.Context, idb bun.IDB, userID string, entrants []string) error {
 	if len(entrants) == 0 {
 		return nil
 	}

@@ -55,8 +55,8 @@ func Holds(stake int64, players int, o rules.Outcome, pools, paid int64) bool {
 	if !suspicious(stake, o) {
 		return false
 	}
-	pot := stake * int64(players)
-	return pools > pot || paid > pot
+	bets := stake * int64(players)
+	return pools > bets || paid > bets
 }
 
 // suspicious is a staked game's win that a player could have thrown.
@@ -115,33 +115,33 @@ type MarketCloser interface {
 	ReadOpen(reads *db.Reads, gameID string, paid *int64, holders *[]string)
 }
 
-// Reviews settles finished games, holding the bets and market of
+// Referee settles finished games, holding the bets and market of
 // suspicious ends, and runs the admins' review queue.
-type Reviews struct {
+type Referee struct {
 	db     *bun.DB
 	now    domain.Clock
-	guard  *Guard
+	links  *Links
 	games  *game.Service
-	pot    BetSettler
+	bets   BetSettler
 	market MarketCloser
 	notify Notifier
-	rooms  *eventlog.Log
+	events *eventlog.Log
 }
 
-// ReviewDeps are what Reviews works with.
-type ReviewDeps struct {
-	Guard  *Guard
+// RefereeDeps are what a Referee works with.
+type RefereeDeps struct {
+	Links  *Links
 	Games  *game.Service
-	Pot    BetSettler
+	Bets   BetSettler
 	Market MarketCloser
 	Notify Notifier
-	Rooms  *eventlog.Log // where the room hears of a decided review
+	Events *eventlog.Log // where the room hears of a decided review
 }
 
-// NewReviews returns the review service.
-func NewReviews(bdb *bun.DB, now domain.Clock, d ReviewDeps) *Reviews {
-	return &Reviews{db: bdb, now: now, guard: d.Guard, games: d.Games, pot: d.Pot, market: d.Market, notify: d.Notify,
-		rooms: d.Rooms}
+// NewReferee returns the review service.
+func NewReferee(bdb *bun.DB, now domain.Clock, d RefereeDeps) *Referee {
+	return &Referee{db: bdb, now: now, links: d.Links, games: d.Games, bets: d.Bets, market: d.Market, notify: d.Notify,
+		events: d.Events}
 }
 
 // ReadEnd pays out a finished game (see settlement.Service.StartSettle):
@@ -154,12 +154,12 @@ func NewReviews(bdb *bun.DB, now domain.Clock, d ReviewDeps) *Reviews {
 // link made after the bet or trade, which the checks at the bet and the
 // order could not see). A free game has neither pools nor market: it is
 // only paid out.
-func (r *Reviews) ReadEnd(ctx context.Context, e *game.Ending) (game.EndWrite, error) {
+func (r *Referee) ReadEnd(ctx context.Context, e *game.Ending) (game.EndWrite, error) {
 	g := e.Game
-	pay := r.pot.StartSettle(e.Tx, g, g.Players, e.Outcome, e.Reads)
+	pay := r.bets.StartSettle(e.Tx, g, g.Players, e.Outcome, e.Reads)
 	var st stakes
 	if g.StakeMinor > 0 && e.Outcome.Winner != "" {
-		r.pot.ReadOpenBets(e.Reads, g.ID, &st.pools, &st.bettors)
+		r.bets.ReadOpenBets(e.Reads, g.ID, &st.pools, &st.bettors)
 		r.market.ReadOpen(e.Reads, g.ID, &st.paid, &st.holders)
 	}
 	return func(ctx context.Context, e *game.Ending) error {
@@ -179,7 +179,7 @@ type stakes struct {
 // settle pays out a finished game, holding its bets and market for the
 // review reason they are held for, if any; it resolves the market of an
 // end that is not held.
-func (r *Reviews) settle(ctx context.Context, tx db.Tx, g game.Game, o rules.Outcome, st stakes,
+func (r *Referee) settle(ctx context.Context, tx db.Tx, g game.Game, o rules.Outcome, st stakes,
 	pay func(ctx context.Context, review string) (game.Settlement, error)) (game.Settlement, error) {
 	reason := ""
 	people := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(st.bettors), st.holders...))))
@@ -191,7 +191,7 @@ func (r *Reviews) settle(ctx context.Context, tx db.Tx, g game.Game, o rules.Out
 			reason = ReasonOnTime
 		}
 	case len(people) > 0:
-		linked, err := r.guard.Linked(ctx, tx, people, g.Players)
+		linked, err := r.links.Linked(ctx, tx, people, g.Players)
 		if err != nil {
 			return game.Settlement{}, err
 		}
@@ -213,7 +213,7 @@ func (r *Reviews) settle(ctx context.Context, tx db.Tx, g game.Game, o rules.Out
 
 // hold holds a finished game's bets (held by the payout already) and
 // market for review, and tells their holders.
-func (r *Reviews) hold(ctx context.Context, tx db.Tx, g game.Game, o rules.Outcome, reason string, pools, paid int64) error {
+func (r *Referee) hold(ctx context.Context, tx db.Tx, g game.Game, o rules.Outcome, reason string, pools, paid int64) error {
 	traders, err := r.market.Hold(ctx, tx, g.ID)
 	if err != nil {
 		return err
@@ -240,7 +240,7 @@ func (r *Reviews) hold(ctx context.Context, tx db.Tx, g game.Game, o rules.Outco
 }
 
 // Of returns a game's integrity record, or nil when it was never held.
-func (r *Reviews) Of(ctx context.Context, gameID string) (*Review, error) {
+func (r *Referee) Of(ctx context.Context, gameID string) (*Review, error) {
 	id, ok := domain.CanonicalID(gameID)
 	if !ok {
 		return nil, nil
@@ -256,7 +256,7 @@ func (r *Reviews) Of(ctx context.Context, gameID string) (*Review, error) {
 	return &out[0], nil
 }
 
-func (r *Reviews) reviews(idb bun.IDB) *bun.SelectQuery {
+func (r *Referee) reviews(idb bun.IDB) *bun.SelectQuery {
 	return idb.NewSelect().TableExpr("integrity_reviews AS r").ColumnExpr("r.*, u.username AS decider_name").
 		Join("LEFT JOIN users AS u ON u.id = r.decided_by")
 }
@@ -291,14 +291,14 @@ func DecisionReason(text string) (string, error) {
 // VALIDATION_ERROR (the reason), NOT_FOUND (the game was never held),
 // CONFLICT (it was released or voided already), CONFLICT_OF_INTEREST
 // (the admin has a stake in it).
-func (r *Reviews) Release(ctx context.Context, actorID, gameID, reason string) (Review, error) {
+func (r *Referee) Release(ctx context.Context, actorID, gameID, reason string) (Review, error) {
 	return r.decide(ctx, actorID, gameID, reason, false)
 }
 
 // Void refunds every bet of a held game in full and resolves its market at
 // half a USDC a share, for the admin actorID, who gives reason. Errors:
 // as Release's.
-func (r *Reviews) Void(ctx context.Context, actorID, gameID, reason string) (Review, error) {
+func (r *Referee) Void(ctx context.Context, actorID, gameID, reason string) (Review, error) {
 	return r.decide(ctx, actorID, gameID, reason, true)
 }
 
@@ -306,7 +306,7 @@ func (r *Reviews) Void(ctx context.Context, actorID, gameID, reason string) (Rev
 // first (the lock order of settlement), then the review's, the admin's
 // stakes in it, the bets, the market, the record, the audit entry and the
 // room's event.
-func (r *Reviews) decide(ctx context.Context, actorID, gameID, reason string, void bool) (Review, error) {
+func (r *Referee) decide(ctx context.Context, actorID, gameID, reason string, void bool) (Review, error) {
 	reason, err := DecisionReason(reason)
 	if err != nil {
 		return Review{}, err
@@ -340,7 +340,7 @@ func (r *Reviews) decide(ctx context.Context, actorID, gameID, reason string, vo
 		if void {
 			winner, status, action = "", StatusVoided, audit.IntegrityVoid
 		}
-		queued, err := r.pot.SettleHeldBets(ctx, tx, id, winner)
+		queued, err := r.bets.SettleHeldBets(ctx, tx, id, winner)
 		if err != nil {
 			return err
 		}
@@ -361,7 +361,7 @@ func (r *Reviews) decide(ctx context.Context, actorID, gameID, reason string, vo
 		}
 		public := out
 		public.DecisionReason = nil
-		_, err = r.rooms.Append(ctx, tx, domain.GameStreamOf(id), now, domain.Event{Name: domain.EventReview,
+		_, err = r.events.Append(ctx, tx, domain.GameStreamOf(id), now, domain.Event{Name: domain.EventReview,
 			Data: Decided{Review: public, Transfers: append([]game.SettlementTransfer{}, queued...)}})
 		return err
 	})
@@ -412,7 +412,7 @@ type Case struct {
 // Queue returns the held games, longest waiting first, each with its
 // bettors, traders, their links to the players, the game's history and
 // the stakes the admin viewerID has in it.
-func (r *Reviews) Queue(ctx context.Context, viewerID string) ([]Case, error) {
+func (r *Referee) Queue(ctx context.Context, viewerID string) ([]Case, error) {
 	var held []Review
 	if err := r.reviews(r.db).Where("r.status = ?", StatusHeld).OrderExpr("r.held_at, r.game_id").Scan(ctx, &held); err != nil {
 		return nil, fmt.Errorf("list the held games: %w", err)
@@ -435,7 +435,7 @@ func (r *Reviews) Queue(ctx context.Context, viewerID string) ([]Case, error) {
 	return out, nil
 }
 
-func (r *Reviews) caseOf(ctx context.Context, h Review) (Case, error) {
+func (r *Referee) caseOf(ctx context.Context, h Review) (Case, error) {
 	meta, err := r.games.Metadata(ctx, h.GameID)
 	if err != nil {
 		return Case{}, err
@@ -466,7 +466,7 @@ func (r *Reviews) caseOf(ctx context.Context, h Review) (Case, error) {
 	if len(people) == 0 {
 		return c, nil
 	}
-	pairs, err := r.guard.Linked(ctx, r.db, people, players)
+	pairs, err := r.links.Linked(ctx, r.db, people, players)
 	if err != nil {
 		return c, err
 	}

@@ -196,7 +196,7 @@ func (s *Service) readLinks(ctx context.Context, tx db.Tx, b *batchRun) error {
 		}
 	}
 	var err error
-	b.linked, err = s.guard.LinkRefusals(ctx, tx, traders, b.m.Outcomes)
+	b.linked, err = s.links.LinkRefusals(ctx, tx, traders, b.m.Outcomes)
 	return err
 }
 
@@ -464,7 +464,7 @@ func (s *Service) cancelLinked(ctx context.Context, tx db.Tx, m marketRow, batch
 		}
 	}
 	if len(others) > 0 {
-		more, err := s.guard.LinkRefusals(ctx, tx, others, m.Outcomes)
+		more, err := s.links.LinkRefusals(ctx, tx, others, m.Outcomes)
 		if err != nil {
 			return err
 		}

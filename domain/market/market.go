@@ -66,10 +66,10 @@ const (
 // Service takes orders, cancels, resolutions and redemptions.
 type Service struct {
 	db           *bun.DB
-	rooms        *eventlog.Log
+	events       *eventlog.Log
 	games        *game.Service
 	now          domain.Clock
-	guard        Guard
+	links        Links
 	notify       Notifier
 	achievements Unlocker
 	protect      Protection
@@ -87,9 +87,9 @@ type Deps struct {
 	Protect Protection
 }
 
-// Guard is what the integrity rules say about trades: who may not trade
+// Links is what the integrity rules say about trades: who may not trade
 // whose game, and how many pairs a market may have outstanding.
-type Guard interface {
+type Links interface {
 	// LinkRefusals returns the LINKED_TO_PLAYER refusal of each of users
 	// linked to one of players.
 	LinkRefusals(ctx context.Context, idb bun.IDB, users, players []string) (map[string]*domain.Error, error)
@@ -109,9 +109,9 @@ type Protection interface {
 	BuyRefusals(ctx context.Context, idb bun.IDB, users []string) (func(userID string, lost, atRisk int64) *domain.Error, error)
 }
 
-// New returns the market service; guard answers who may trade how much.
-func New(bdb *bun.DB, rooms *eventlog.Log, games *game.Service, guard Guard, now domain.Clock, d Deps) *Service {
-	s := &Service{db: bdb, rooms: rooms, games: games, guard: guard, now: now,
+// New returns the market service; links answers who may trade how much.
+func New(bdb *bun.DB, events *eventlog.Log, games *game.Service, links Links, now domain.Clock, d Deps) *Service {
+	s := &Service{db: bdb, events: events, games: games, links: links, now: now,
 		notify: d.Notify, achievements: d.Achievements, protect: d.Protect}
 	s.orders = newOrders(s)
 	return s
@@ -246,7 +246,7 @@ func (s *Service) lock(ctx context.Context, tx db.Tx, gameID string) (lockedGame
 	if err != nil {
 		return lockedGame{}, marketRow{}, fmt.Errorf("lock the market of game %s: %w", gameID, err)
 	}
-	row.MaxPairs = s.guard.MarketCap(row.Stake * int64(len(row.Names)))
+	row.MaxPairs = s.links.MarketCap(row.Stake * int64(len(row.Names)))
 	return row.lockedGame, row.marketRow, nil
 }
 

@@ -97,7 +97,7 @@ func (s *Service) write(ctx context.Context, tx db.Tx, gameID string, m marketRo
 			return fmt.Errorf("write positions in the market of game %s: %w", gameID, err)
 		}
 	}
-	if _, err := money.PostAll(ctx, tx, s.rooms, fx.stamped(s.now())); err != nil {
+	if _, err := money.PostAll(ctx, tx, s.events, fx.stamped(s.now())); err != nil {
 		return err
 	}
 	return nil
@@ -208,7 +208,7 @@ func (s *Service) CancelBuysOf(ctx context.Context, tx db.Tx, userID string) err
 		for _, o := range open {
 			fx.release(o.engineOrder(m), o.Shares-o.FilledShares, "market-cancel:"+o.ID)
 		}
-		if _, err := money.PostAll(ctx, tx, s.rooms, fx.stamped(now)); err != nil {
+		if _, err := money.PostAll(ctx, tx, s.events, fx.stamped(now)); err != nil {
 			return err
 		}
 		if err := s.announce(ctx, tx, gameID, m, nil); err != nil {

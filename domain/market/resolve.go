@@ -110,7 +110,7 @@ func (s *Service) close(ctx context.Context, tx db.Tx, gameID string) (marketRow
 			fx.release(o.engineOrder(m), o.Shares-o.FilledShares, "market-cancel:"+o.ID)
 		}
 	}
-	if _, err := money.PostAll(ctx, tx, s.rooms, fx.stamped(s.now())); err != nil {
+	if _, err := money.PostAll(ctx, tx, s.events, fx.stamped(s.now())); err != nil {
 		return m, false, err
 	}
 	return m, true, nil
@@ -163,7 +163,7 @@ func (s *Service) Redeem(ctx context.Context, userID, gameID string) (Redeemed, 
 		if out.RedeemedMinor == 0 {
 			return nil
 		}
-		if _, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: "market_redeem", Reference: "market-redeem:" + g.GameID + ":" + userID,
+		if _, err := money.Post(ctx, tx, s.events, money.Posting{Kind: "market_redeem", Reference: "market-redeem:" + g.GameID + ":" + userID,
 			Memo: "market of game " + g.GameID, At: s.now(), Entries: []money.Entry{{Account: money.Market(g.GameID), Amount: -out.RedeemedMinor},
 				{Account: money.Available(userID), Amount: out.RedeemedMinor}}}); err != nil {
 			return err

@@ -140,7 +140,7 @@ func (s *Service) announce(ctx context.Context, tx db.Tx, gameID string, m marke
 	if err != nil {
 		return err
 	}
-	if _, err := s.rooms.Append(ctx, tx, domain.GameStreamOf(gameID), s.now(), domain.Event{Name: domain.EventMarket, Data: v}); err != nil {
+	if _, err := s.events.Append(ctx, tx, domain.GameStreamOf(gameID), s.now(), domain.Event{Name: domain.EventMarket, Data: v}); err != nil {
 		return fmt.Errorf("announce the market of game %s: %w", gameID, err)
 	}
 	return nil
@@ -164,7 +164,7 @@ func (s *Service) Market(ctx context.Context, gameID string) (View, error) {
 	case err != nil:
 		return View{}, fmt.Errorf("read the market of game %s: %w", g.GameID, err)
 	}
-	m.Names, m.MaxPairs = namesOf(g), s.guard.MarketCap(g.StakeMinor*int64(len(players)))
+	m.Names, m.MaxPairs = namesOf(g), s.links.MarketCap(g.StakeMinor*int64(len(players)))
 	var last []Trade
 	if err := s.db.NewSelect().Model(&last).Where("game_id = ?", g.GameID).Order("id DESC").Limit(1).Scan(ctx); err != nil {
 		return View{}, fmt.Errorf("read the last trade of the market of game %s: %w", g.GameID, err)

@@ -58,14 +58,14 @@ type Notification struct {
 
 // Service stores and delivers notifications.
 type Service struct {
-	db    *bun.DB
-	rooms *eventlog.Log
-	now   domain.Clock
+	db     *bun.DB
+	events *eventlog.Log
+	now    domain.Clock
 }
 
-// New returns the notification service; rooms delivers to sockets.
-func New(bdb *bun.DB, rooms *eventlog.Log, now domain.Clock) *Service {
-	return &Service{db: bdb, rooms: rooms, now: now}
+// New returns the notification service; events delivers to sockets.
+func New(bdb *bun.DB, events *eventlog.Log, now domain.Clock) *Service {
+	return &Service{db: bdb, events: events, now: now}
 }
 
 // Send stores a notification of type typ for userID in tx and, once it
@@ -164,7 +164,7 @@ func (s *Service) SendMany(ctx context.Context, tx db.Tx, msgs []Message) error 
 		}
 	}
 	for _, p := range pushes {
-		if err := s.rooms.Tell(tx, p.UserID, domain.NoticeNotification, p); err != nil {
+		if err := s.events.Tell(tx, p.UserID, domain.NoticeNotification, p); err != nil {
 			return err
 		}
 	}
@@ -279,7 +279,7 @@ func (r *Reserved) Send(ctx context.Context, tx db.Tx, msgs []Message) error {
 		q.add(&q.queued, u, n)
 	}
 	for _, p := range pushes {
-		if err := r.s.rooms.Tell(tx, p.UserID, domain.NoticeNotification, p); err != nil {
+		if err := r.s.events.Tell(tx, p.UserID, domain.NoticeNotification, p); err != nil {
 			return err
 		}
 	}

@@ -32,15 +32,15 @@ type BuyCanceller interface {
 // Service is the player's side of protection: their limits, exclusions,
 // age confirmation and session.
 type Service struct {
-	*Guard
+	*Rules
 	queues QueueLeaver
 	buys   BuyCanceller
 }
 
-// NewService returns the player's side over guard; queues and buys are
+// NewService returns the player's side over rules; queues and buys are
 // what starting an exclusion ends.
-func NewService(guard *Guard, queues QueueLeaver, buys BuyCanceller) *Service {
-	return &Service{Guard: guard, queues: queues, buys: buys}
+func NewService(rules *Rules, queues QueueLeaver, buys BuyCanceller) *Service {
+	return &Service{Rules: rules, queues: queues, buys: buys}
 }
 
 // Windows are a limit per rolling window (null: none).

@@ -4,7 +4,7 @@
 // self-exclusions, an age gate and restricted regions, and the reality
 // check of a signed-in session.
 //
-// Guard answers the rules, one function per rule, that every path putting
+// Rules answers the rules, one function per rule, that every path putting
 // money in (deposits, stakes, bets, market buys, donations, tips,
 // tournament entries) asks in its own transaction through a small
 // interface its package declares; paths taking money out never ask. So the
@@ -114,26 +114,26 @@ type Config struct {
 // DefaultMinAge is MIN_AGE's default.
 const DefaultMinAge = 18
 
-// Guard answers the rules of the money-in paths.
-type Guard struct {
+// Rules answers the rules of the money-in paths.
+type Rules struct {
 	db  *bun.DB
 	now domain.Clock
 	cfg Config
 }
 
-// NewGuard returns the guard of the money-in paths.
-func NewGuard(bdb *bun.DB, now domain.Clock, cfg Config) *Guard {
+// NewRules returns the player protection rules of the money-in paths.
+func NewRules(bdb *bun.DB, now domain.Clock, cfg Config) *Rules {
 	if cfg.MinAge <= 0 {
 		cfg.MinAge = DefaultMinAge
 	}
-	return &Guard{db: bdb, now: now, cfg: cfg}
+	return &Rules{db: bdb, now: now, cfg: cfg}
 }
 
 // Config is the operator's configuration.
-func (g *Guard) Config() Config { return g.cfg }
+func (g *Rules) Config() Config { return g.cfg }
 
-// Now is the time by the guard's clock.
-func (g *Guard) Now() time.Time { return g.now().UTC() }
+// Now is the time by the rules' clock.
+func (g *Rules) Now() time.Time { return g.now().UTC() }
 
 type countryKey struct{}
 
@@ -239,7 +239,7 @@ type needs struct {
 // state (no limits, age not confirmed). An exclusion counts from the
 // moment it is read committed, whatever now says: none starts in the
 // future, and a request that waited for it is answered after it.
-func (g *Guard) states(ctx context.Context, idb bun.IDB, users []string, now time.Time, n needs) (map[string]*state, error) {
+func (g *Rules) states(ctx context.Context, idb bun.IDB, users []string, now time.Time, n needs) (map[string]*state, error) {
 	if n.since.IsZero() {
 		n.since = now.Add(-Month)
 	}
@@ -340,7 +340,7 @@ func (s *state) decode() error {
 }
 
 // state reads one user's state.
-func (g *Guard) state(ctx context.Context, idb bun.IDB, userID string, now time.Time, n needs) (*state, error) {
+func (g *Rules) state(ctx context.Context, idb bun.IDB, userID string, now time.Time, n needs) (*state, error) {
 	m, err := g.states(ctx, idb, []string{userID}, now, n)
 	if err != nil {
 		return nil, err

@@ -56,7 +56,7 @@ const (
 // CheckRegion refuses (REGION_RESTRICTED) a request from a country where
 // no money goes in: the country a trusted proxy named (see CountryOf).
 // A request whose country is unknown is not refused.
-func (g *Guard) CheckRegion(ctx context.Context) error {
+func (g *Rules) CheckRegion(ctx context.Context) error {
 	if e := regionRule(CountryOf(ctx), g.cfg.Restricted); e != nil {
 		return e
 	}
@@ -343,7 +343,7 @@ func freesAt(flows []flow, now time.Time, w time.Duration, ok func(sum int64) bo
 // refusal applies the rules of one player's state to what in puts in, in
 // order: an underage account, a running exclusion, an age not confirmed,
 // then the limits. It returns nil when none refuses.
-func (g *Guard) refusal(s *state, now time.Time, in moneyIn) *domain.Error {
+func (g *Rules) refusal(s *state, now time.Time, in moneyIn) *domain.Error {
 	if e := underageRule(s, g.cfg.MinAge); e != nil {
 		return e
 	}
@@ -374,7 +374,7 @@ type Refusal = func(userID string, lost, atRisk int64) *domain.Error
 // (lockPlayers) and only then reads the clock: what the transaction puts
 // in is weighed after every exclusion, limit and money in of theirs that
 // committed before, however long it waited for them.
-func (g *Guard) rules(ctx context.Context, idb bun.IDB, users []string, in moneyIn) (Refusal, error) {
+func (g *Rules) rules(ctx context.Context, idb bun.IDB, users []string, in moneyIn) (Refusal, error) {
 	if tx, ok := idb.(db.Tx); ok {
 		if err := lockPlayers(ctx, tx, users); err != nil {
 			return nil, err
@@ -403,7 +403,7 @@ func (g *Guard) rules(ctx context.Context, idb bun.IDB, users []string, in money
 
 // refusals returns the refusal of each of users that the rules refuse
 // what in puts in (nobody else is in the map), read in one statement.
-func (g *Guard) refusals(ctx context.Context, idb bun.IDB, users []string, in moneyIn) (map[string]*domain.Error, error) {
+func (g *Rules) refusals(ctx context.Context, idb bun.IDB, users []string, in moneyIn) (map[string]*domain.Error, error) {
 	out := map[string]*domain.Error{}
 	if len(users) == 0 {
 		return out, nil
@@ -422,7 +422,7 @@ func (g *Guard) refusals(ctx context.Context, idb bun.IDB, users []string, in mo
 
 // check is refusals of one user who asks in this request: the request's
 // region first.
-func (g *Guard) check(ctx context.Context, idb bun.IDB, userID string, in moneyIn) error {
+func (g *Rules) check(ctx context.Context, idb bun.IDB, userID string, in moneyIn) error {
 	if err := g.CheckRegion(ctx); err != nil {
 		return err
 	}
@@ -439,7 +439,7 @@ func (g *Guard) check(ctx context.Context, idb bun.IDB, userID string, in moneyI
 // CheckDeposit refuses a deposit of amount: REGION_RESTRICTED, UNDERAGE,
 // SELF_EXCLUDED, AGE_UNCONFIRMED, or LIMIT_EXCEEDED when it would take a
 // window's deposits (prepared ones included) past its limit.
-func (g *Guard) CheckDeposit(ctx context.Context, idb bun.IDB, userID string, amount int64) error {
+func (g *Rules) CheckDeposit(ctx context.Context, idb bun.IDB, userID string, amount int64) error {
 	return g.check(ctx, idb, userID, moneyIn{what: WhatDeposit, deposit: amount})
 }
 
@@ -451,7 +451,7 @@ func (g *Guard) CheckDeposit(ctx context.Context, idb bun.IDB, userID string, am
 // transaction that marks the intent sent, it is ordered against an
 // exclusion by the player's lock. Any other kind passes: money going out
 // is never refused.
-func (g *Guard) CheckSent(ctx context.Context, idb bun.IDB, userID, kind, intentID string, amount int64) error {
+func (g *Rules) CheckSent(ctx context.Context, idb bun.IDB, userID, kind, intentID string, amount int64) error {
 	switch kind {
 	case WhatDeposit, WhatBet:
 		return g.check(ctx, idb, userID, moneyIn{what: kind, deposit: amount, intent: &intentID})
@@ -465,7 +465,7 @@ func (g *Guard) CheckSent(ctx context.Context, idb bun.IDB, userID, kind, intent
 // UNDERAGE, SELF_EXCLUDED, AGE_UNCONFIRMED, or LIMIT_EXCEEDED when it is
 // above the maximum stake or losing it could pass a loss limit. A free game (stake
 // 0) puts no money in and is never refused.
-func (g *Guard) CheckStake(ctx context.Context, idb bun.IDB, userID string, stake int64) error {
+func (g *Rules) CheckStake(ctx context.Context, idb bun.IDB, userID string, stake int64) error {
 	if stake <= 0 {
 		return nil
 	}
@@ -476,7 +476,7 @@ func (g *Guard) CheckStake(ctx context.Context, idb bun.IDB, userID string, stak
 // the one asking (an opponent waiting in a queue, a challenger, the other
 // player of a rematch): CheckStake's rules without the request's region,
 // which is not theirs.
-func (g *Guard) StakeRefusals(ctx context.Context, idb bun.IDB, users []string, stake int64) (map[string]*domain.Error, error) {
+func (g *Rules) StakeRefusals(ctx context.Context, idb bun.IDB, users []string, stake int64) (map[string]*domain.Error, error) {
 	if stake <= 0 {
 		return map[string]*domain.Error{}, nil
 	}
@@ -486,7 +486,7 @@ func (g *Guard) StakeRefusals(ctx context.Context, idb bun.IDB, users []string, 
 // CheckEntry refuses a tournament entry fee as CheckStake refuses a stake
 // (the entry is refused above stakeMaxMinor and when losing it could pass
 // a loss limit). A free entry is never refused.
-func (g *Guard) CheckEntry(ctx context.Context, idb bun.IDB, userID string, fee int64) error {
+func (g *Rules) CheckEntry(ctx context.Context, idb bun.IDB, userID string, fee int64) error {
 	if fee <= 0 {
 		return nil
 	}
@@ -499,7 +499,7 @@ func (g *Guard) CheckEntry(ctx context.Context, idb bun.IDB, userID string, fee 
 // net loss past its limit, or when it would take a window's deposits past
 // their limit: a bet comes from the wallet and what it wins or gets back
 // is paid to the platform balance, so it counts as a deposit.
-func (g *Guard) CheckBet(ctx context.Context, idb bun.IDB, userID string, amount int64, intentID string) error {
+func (g *Rules) CheckBet(ctx context.Context, idb bun.IDB, userID string, amount int64, intentID string) error {
 	in := moneyIn{what: WhatBet, deposit: amount, losses: true, atRisk: amount}
 	if intentID != "" {
 		in.intent = &intentID
@@ -514,18 +514,18 @@ func (g *Guard) CheckBet(ctx context.Context, idb bun.IDB, userID string, amount
 // (nil: none) after the batch's orders before it moved lost of their
 // play money out of their balance (negative: in): the buys of one batch
 // are weighed one after another, not each against the losses before it.
-func (g *Guard) BuyRefusals(ctx context.Context, idb bun.IDB, users []string) (Refusal, error) {
+func (g *Rules) BuyRefusals(ctx context.Context, idb bun.IDB, users []string) (Refusal, error) {
 	return g.rules(ctx, idb, users, moneyIn{what: WhatBuy, losses: true})
 }
 
 // CheckDonation refuses a donation: REGION_RESTRICTED, UNDERAGE,
 // SELF_EXCLUDED or AGE_UNCONFIRMED (donations are not play: no loss limit
 // counts them).
-func (g *Guard) CheckDonation(ctx context.Context, idb bun.IDB, userID string) error {
+func (g *Rules) CheckDonation(ctx context.Context, idb bun.IDB, userID string) error {
 	return g.check(ctx, idb, userID, moneyIn{what: WhatDonation})
 }
 
 // CheckTip refuses a tip sent, as CheckDonation refuses a donation.
-func (g *Guard) CheckTip(ctx context.Context, idb bun.IDB, userID string) error {
+func (g *Rules) CheckTip(ctx context.Context, idb bun.IDB, userID string) error {
 	return g.check(ctx, idb, userID, moneyIn{what: WhatTip})
 }

@@ -101,7 +101,7 @@ func (s *Service) PrepareBet(ctx context.Context, u users.User, gameID, onUserID
 	if !open {
 		return money.Prepared{}, domain.Errorf(domain.CodeBettingClosed, "betting closes when the first round is decided")
 	}
-	if err := s.guard.CheckNotLinked(ctx, s.db, u.ID, players); err != nil {
+	if err := s.links.CheckNotLinked(ctx, s.db, u.ID, players); err != nil {
 		return money.Prepared{}, err
 	}
 	if err := s.checkPoolCap(ctx, s.db, meta.StakeMinor*int64(len(players)), gameID, onUserID, amount); err != nil {
@@ -136,7 +136,7 @@ func (s *Service) checkPoolCap(ctx context.Context, idb bun.IDB, playerPot int64
 			pool = p.TotalMinor
 		}
 	}
-	limit := s.guard.PoolCap(playerPot)
+	limit := s.links.PoolCap(playerPot)
 	if pool+amount <= limit {
 		return nil
 	}
@@ -215,7 +215,7 @@ func (s *Service) ConfirmBet(ctx context.Context, tx db.Tx, in money.Intent) err
 			return err
 		}
 	}
-	if _, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: KindBet, Reference: sig, Memo: "bet on game " + gameID, At: now,
+	if _, err := money.Post(ctx, tx, s.events, money.Posting{Kind: KindBet, Reference: sig, Memo: "bet on game " + gameID, At: now,
 		Entries: []money.Entry{{Account: money.BetPool(gameID), Amount: in.AmountMinor},
 			{Account: money.Escrow(gameID), Amount: -in.AmountMinor}}}); err != nil {
 		return err
@@ -251,7 +251,7 @@ func (s *Service) ConfirmBet(ctx context.Context, tx db.Tx, in money.Intent) err
 	if err != nil {
 		return err
 	}
-	if _, err := s.rooms.Append(ctx, tx, domain.GameStreamOf(gameID), now, domain.Event{Name: domain.EventBet, Data: BetPlaced{
+	if _, err := s.events.Append(ctx, tx, domain.GameStreamOf(gameID), now, domain.Event{Name: domain.EventBet, Data: BetPlaced{
 		Bettor: chat.UserRef{UserID: in.UserID, Username: username}, OnUserID: onUserID, AmountMinor: in.AmountMinor,
 		Signature: sig, TotalMinor: total, Pools: pools}}); err != nil {
 		return err
@@ -270,7 +270,7 @@ func (s *Service) ConfirmBet(ctx context.Context, tx db.Tx, in money.Intent) err
 func (s *Service) stillAllowed(ctx context.Context, tx db.Tx, playerPot int64, players []string, gameID, onUserID string, in money.Intent) (bool, error) {
 	bettorID, amount := in.UserID, in.AmountMinor
 	for _, check := range []func() error{
-		func() error { return s.guard.CheckNotLinked(ctx, tx, bettorID, players) },
+		func() error { return s.links.CheckNotLinked(ctx, tx, bettorID, players) },
 		func() error { return s.checkPoolCap(ctx, tx, playerPot, gameID, onUserID, amount) },
 		func() error {
 			if s.protect == nil {
@@ -346,7 +346,7 @@ func (s *Service) BetsOf(ctx context.Context, gameID string) (Bets, error) {
 	if err != nil {
 		return Bets{}, err
 	}
-	out := Bets{FeeBps: BetFeeBps, Bets: []Bet{}, PoolCapMinor: s.guard.PoolCap(meta.StakeMinor * int64(len(meta.Players)))}
+	out := Bets{FeeBps: BetFeeBps, Bets: []Bet{}, PoolCapMinor: s.links.PoolCap(meta.StakeMinor * int64(len(meta.Players)))}
 	if out.Open, err = bettingOpen(ctx, s.db, gameID); err != nil {
 		return out, err
 	}
@@ -437,7 +437,7 @@ func (s *Service) settleBets(ctx context.Context, tx db.Tx, gameID, winner, stat
 	if fee+remainder > 0 {
 		entries = append(entries, money.Entry{Account: money.Treasury, Amount: fee + remainder})
 	}
-	if _, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: "bet_settlement", Reference: "bets:" + gameID,
+	if _, err := money.Post(ctx, tx, s.events, money.Posting{Kind: "bet_settlement", Reference: "bets:" + gameID,
 		Memo: "bets of game " + gameID, Entries: entries, At: s.now()}); err != nil {
 		return fmt.Errorf("post the bets of game %s: %w", gameID, err)
 	}

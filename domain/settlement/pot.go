@@ -42,14 +42,14 @@ const KindDonation = "donation"
 // Service runs donations and settlement.
 type Service struct {
 	db               *bun.DB
-	rooms            *eventlog.Log
+	events           *eventlog.Log
 	games            *game.Service
 	money            *money.Service
 	chat             *chat.Service
 	keys             *chain.Keys
 	now              domain.Clock
 	log              *slog.Logger
-	guard            Guard
+	links            Links
 	donationRecorder DonationRecorder
 	referrals        *referrals.Service
 	betRecorder      BetRecorder
@@ -79,9 +79,9 @@ type Protection interface {
 	CheckDonation(ctx context.Context, idb bun.IDB, userID string) error
 }
 
-// Guard is what the integrity rules say about bets: who may not bet on
+// Links is what the integrity rules say about bets: who may not bet on
 // whose game, and how much a pool may hold.
-type Guard interface {
+type Links interface {
 	// CheckNotLinked refuses (LINKED_TO_PLAYER) an account linked to one
 	// of players.
 	CheckNotLinked(ctx context.Context, idb bun.IDB, userID string, players []string) error
@@ -91,10 +91,10 @@ type Guard interface {
 }
 
 // New returns a Service; ConfirmDonation and ConfirmBet are what confirm
-// its intents, and guard answers who may bet how much.
-func New(bdb *bun.DB, rooms *eventlog.Log, games *game.Service, m *money.Service, c *chat.Service, keys *chain.Keys,
-	guard Guard, now domain.Clock, log *slog.Logger, d Deps) *Service {
-	return &Service{db: bdb, rooms: rooms, games: games, money: m, chat: c, keys: keys, guard: guard, now: now, log: log,
+// its intents, and links answers who may bet how much.
+func New(bdb *bun.DB, events *eventlog.Log, games *game.Service, m *money.Service, c *chat.Service, keys *chain.Keys,
+	links Links, now domain.Clock, log *slog.Logger, d Deps) *Service {
+	return &Service{db: bdb, events: events, games: games, money: m, chat: c, keys: keys, links: links, now: now, log: log,
 		donationRecorder: d.DonationRecorder, referrals: d.Referrals, betRecorder: d.BetRecorder, notify: d.Notify, protect: d.Protect}
 }
 
@@ -184,7 +184,7 @@ func (s *Service) ConfirmDonation(ctx context.Context, tx db.Tx, in money.Intent
 	if err := tx.NewSelect().Table("games").Column("status").Where("id = ?", gameID).For("UPDATE").Scan(ctx, &status); err != nil {
 		return err
 	}
-	if _, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: KindDonation, Reference: sig, Memo: "donation to game " + gameID,
+	if _, err := money.Post(ctx, tx, s.events, money.Posting{Kind: KindDonation, Reference: sig, Memo: "donation to game " + gameID,
 		Entries: []money.Entry{{Account: money.SpectatorPot(gameID), Amount: in.AmountMinor},
 			{Account: money.Escrow(gameID), Amount: -in.AmountMinor}}}); err != nil {
 		return err
@@ -225,7 +225,7 @@ func (s *Service) ConfirmDonation(ctx context.Context, tx db.Tx, in money.Intent
 	if err != nil {
 		return err
 	}
-	if _, err := s.rooms.Append(ctx, tx, domain.GameStreamOf(gameID), now,
+	if _, err := s.events.Append(ctx, tx, domain.GameStreamOf(gameID), now,
 		domain.Event{Name: domain.EventDonation, Data: Donated{Donor: chat.UserRef{UserID: in.UserID, Username: username},
 			AmountMinor: in.AmountMinor, Signature: sig}},
 		domain.Event{Name: domain.EventPot, Data: pot}); err != nil {

@@ -76,7 +76,7 @@ func (s *Service) StartSettle(tx db.Tx, g game.Game, players []string, o rules.O
 			out.FeeMinor, out.PayoutMinor = game.Payout(p.TotalMinor)
 		}
 		if len(entries) > 0 {
-			if _, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: "settlement", Reference: "settle:" + g.ID, Entries: entries, At: s.now()}); err != nil {
+			if _, err := money.Post(ctx, tx, s.events, money.Posting{Kind: "settlement", Reference: "settle:" + g.ID, Entries: entries, At: s.now()}); err != nil {
 				return out, fmt.Errorf("post the settlement of game %s: %w", g.ID, err)
 			}
 		}
@@ -521,7 +521,7 @@ func (s *Service) sendTransfer(ctx context.Context, t *Transfer) (bool, error) {
 		if _, err := tx.NewUpdate().Model(t).Column("status", "error", "updated_at").WherePK().Exec(ctx); err != nil {
 			return err
 		}
-		_, err := s.rooms.Append(ctx, tx, domain.GameStreamOf(t.GameID), s.now(), domain.Event{Name: domain.EventSettlementTransfer,
+		_, err := s.events.Append(ctx, tx, domain.GameStreamOf(t.GameID), s.now(), domain.Event{Name: domain.EventSettlementTransfer,
 			Data: TransferSent{ID: t.ID, Kind: t.Kind, Signature: *t.Signature, AmountMinor: t.AmountMinor, ToAddress: t.ToAddress}})
 		return err
 	})
@@ -614,7 +614,7 @@ func (s *Service) recordTransfer(ctx context.Context, tx db.Tx, t *Transfer) err
 	default:
 		return errors.New("settlement transfer " + t.ID + " of unknown kind " + t.Kind)
 	}
-	posted, err := money.Post(ctx, tx, s.rooms, money.Posting{Kind: "settlement_" + t.Kind, Reference: *t.Signature, Entries: entries})
+	posted, err := money.Post(ctx, tx, s.events, money.Posting{Kind: "settlement_" + t.Kind, Reference: *t.Signature, Entries: entries})
 	if err != nil || !posted || r.Payer == "" {
 		return err
 	}

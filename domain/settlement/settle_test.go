@@ -161,7 +161,7 @@ func newPlatformWith(t testing.TB, deps func(bdb *bun.DB, now domain.Clock) Deps
 	keys := chain.NewKeys(make([]byte, 32))
 	m := money.New(bdb, nil, keys, solana.PublicKey{}, c.now, log, money.Confirmers{}, money.Deps{})
 	p := &platform{db: bdb, clock: c}
-	p.games = game.New(bdb, c.now, log, game.Deps{Rooms: rooms, Notify: notify.New(bdb, rooms, c.now), Settle: payOut{p}, Live: noCrowd{},
+	p.games = game.New(bdb, c.now, log, game.Deps{Events: rooms, Notify: notify.New(bdb, rooms, c.now), Settle: payOut{p}, Live: noCrowd{},
 		EscrowOf: func(gameID string) string { return keys.Escrow(gameID).PublicKey().String() }})
 	var d Deps
 	if deps != nil {

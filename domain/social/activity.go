@@ -132,7 +132,7 @@ func (s *Service) addActivities(ctx context.Context, tx db.Tx, typ string, entri
 		return fmt.Errorf("read the stored %s activities: %w", typ, err)
 	}
 	for _, e := range stored {
-		if err := s.rooms.Broadcast(tx, domain.NoticeActivity, e); err != nil {
+		if err := s.events.Broadcast(tx, domain.NoticeActivity, e); err != nil {
 			return err
 		}
 	}
@@ -152,7 +152,7 @@ func (s *Service) addActivityLater(tx db.Tx, id int64, typ string, actor UserRef
 		e.ID, e.Type, e.ActorID, string(raw), e.CreatedAt); err != nil {
 		return fmt.Errorf("store the %s activity of %s: %w", typ, actor.UserID, err)
 	}
-	return s.rooms.Broadcast(tx, domain.NoticeActivity, e)
+	return s.events.Broadcast(tx, domain.NoticeActivity, e)
 }
 
 // Feed returns the activity feed newest first: at most limit entries older

@@ -34,14 +34,14 @@ type Online interface {
 type Service struct {
 	db     *bun.DB
 	notify *notify.Service
-	rooms  *eventlog.Log // pushes the activity feed
+	events *eventlog.Log // pushes the activity feed
 	online Online
 	now    domain.Clock
 }
 
 // New returns the social service.
-func New(bdb *bun.DB, n *notify.Service, rooms *eventlog.Log, online Online, now domain.Clock) *Service {
-	return &Service{db: bdb, notify: n, rooms: rooms, online: online, now: now}
+func New(bdb *bun.DB, n *notify.Service, events *eventlog.Log, online Online, now domain.Clock) *Service {
+	return &Service{db: bdb, notify: n, events: events, online: online, now: now}
 }
 
 // Relation is where a user stands with another.

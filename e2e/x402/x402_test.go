@@ -64,7 +64,7 @@ func TestOfficialClientPays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	price := s.App.Payments.Price()
+	price := s.App.X402.Price()
 
 	// Three calls with a threshold of 1: the first is free, the next two
 	// are each answered 402, paid and served.

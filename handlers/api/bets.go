@@ -13,8 +13,8 @@ import (
 
 // Bets serves the betting pools of games.
 type Bets struct {
-	Users *users.Service
-	Pot   *settlement.Service
+	Users      *users.Service
+	Settlement *settlement.Service
 }
 
 // Routes registers a game's betting pools.
@@ -50,7 +50,7 @@ func (h *Bets) prepareBet(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := h.Pot.PrepareBet(c.Request().Context(), u, c.Param("id"), req.OnUserID, req.AmountMinor)
+	p, err := h.Settlement.PrepareBet(c.Request().Context(), u, c.Param("id"), req.OnUserID, req.AmountMinor)
 	if err != nil {
 		return err
 	}
@@ -62,7 +62,7 @@ func (h *Bets) submitBet(c echo.Context) error {
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
 	}
-	r, err := h.Pot.SubmitBet(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), req.IntentID, req.SignedTransaction)
+	r, err := h.Settlement.SubmitBet(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), req.IntentID, req.SignedTransaction)
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func (h *Bets) submitBet(c echo.Context) error {
 }
 
 func (h *Bets) gameBets(c echo.Context) error {
-	b, err := h.Pot.BetsOf(c.Request().Context(), c.Param("id"))
+	b, err := h.Settlement.BetsOf(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}

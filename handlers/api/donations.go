@@ -14,8 +14,8 @@ import (
 
 // Donations serves donations to games' pots.
 type Donations struct {
-	Users *users.Service
-	Pot   *settlement.Service
+	Users      *users.Service
+	Settlement *settlement.Service
 }
 
 // Routes registers donations into a game's escrow and its pot.
@@ -52,7 +52,7 @@ func (h *Donations) prepareDonation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := h.Pot.PrepareDonation(c.Request().Context(), u, c.Param("id"), req.AmountMinor)
+	p, err := h.Settlement.PrepareDonation(c.Request().Context(), u, c.Param("id"), req.AmountMinor)
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func (h *Donations) submitDonation(c echo.Context) error {
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
 	}
-	r, err := h.Pot.SubmitDonation(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), req.IntentID, req.SignedTransaction)
+	r, err := h.Settlement.SubmitDonation(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), req.IntentID, req.SignedTransaction)
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func (h *Donations) submitDonation(c echo.Context) error {
 }
 
 func (h *Donations) gamePot(c echo.Context) error {
-	p, err := h.Pot.PotOf(c.Request().Context(), c.Param("id"))
+	p, err := h.Settlement.PotOf(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func (h *Donations) gameDonations(c echo.Context) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	ds, err := h.Pot.Donations(c.Request().Context(), c.Param("id"), limit, c.QueryParam("before"))
+	ds, err := h.Settlement.Donations(c.Request().Context(), c.Param("id"), limit, c.QueryParam("before"))
 	if err != nil {
 		return err
 	}

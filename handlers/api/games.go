@@ -26,11 +26,11 @@ import (
 // Games serves game types, lobbies and matchmaking, challenges,
 // rematches, a game's state, events and moves. Make it with NewGames.
 type Games struct {
-	Users *users.Service
-	Pot   *settlement.Service
-	Games *game.Service
-	Rooms *eventlog.Log
-	Live  *live.Hub
+	Users      *users.Service
+	Settlement *settlement.Service
+	Games      *game.Service
+	Events     *eventlog.Log
+	Live       *live.Hub
 
 	details domain.SeqCache[*cachedDetail] // GET /games/:id by game id
 	live    struct {                       // GET /games/live
@@ -41,8 +41,8 @@ type Games struct {
 }
 
 // NewGames returns the games' handlers over these services.
-func NewGames(users *users.Service, pot *settlement.Service, games *game.Service, rooms *eventlog.Log, hub *live.Hub) *Games {
-	h := &Games{Users: users, Pot: pot, Games: games, Rooms: rooms, Live: hub}
+func NewGames(users *users.Service, settlement *settlement.Service, games *game.Service, events *eventlog.Log, hub *live.Hub) *Games {
+	h := &Games{Users: users, Settlement: settlement, Games: games, Events: events, Live: hub}
 	h.details = domain.SeqCache[*cachedDetail]{Latest: hub.LatestSeq, MaxAge: game.ReadCacheAge, Size: 10_000}
 	return h
 }
@@ -268,7 +268,7 @@ func (h *Games) gameEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	evs, err := h.Rooms.Events(c.Request().Context(), domain.GameStreamOf(m.GameID), after, 200)
+	evs, err := h.Events.Events(c.Request().Context(), domain.GameStreamOf(m.GameID), after, 200)
 	if err != nil {
 		return err
 	}
@@ -409,17 +409,17 @@ func (h *Games) gameDetail(ctx context.Context, id string) (*cachedDetail, error
 	if err != nil {
 		return nil, err
 	}
-	p, err := h.Pot.PotFor(ctx, m)
+	p, err := h.Settlement.PotFor(ctx, m)
 	if err != nil {
 		return nil, err
 	}
 	transfers := []settlement.Transfer{}
 	if m.Status == game.StatusCompleted || m.Status == game.StatusCancelled {
-		if transfers, err = h.Pot.Transfers(ctx, m.GameID); err != nil {
+		if transfers, err = h.Settlement.Transfers(ctx, m.GameID); err != nil {
 			return nil, err
 		}
 	}
-	d := &cachedDetail{GameDetail: GameDetail{Meta: m, EscrowAddress: h.Pot.EscrowAddress(m.GameID).String(), Pot: p,
+	d := &cachedDetail{GameDetail: GameDetail{Meta: m, EscrowAddress: h.Settlement.EscrowAddress(m.GameID).String(), Pot: p,
 		Settlement: transfers}}
 	// A transfer on its way changes without an event until it confirms.
 	if !slices.ContainsFunc(transfers, func(t settlement.Transfer) bool { return t.Status != "confirmed" }) {

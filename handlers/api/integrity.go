@@ -14,8 +14,8 @@ import (
 // Integrity serves the review queue, its decisions and the links between accounts.
 type Integrity struct {
 	Users   *users.Service
-	Guard   *integrity.Guard
-	Reviews *integrity.Reviews
+	Links   *integrity.Links
+	Referee *integrity.Referee
 }
 
 // Routes registers the admins' review queue and account links.
@@ -46,7 +46,7 @@ func (h *Integrity) Routes(r Router) {
 }
 
 func (h *Integrity) integrityQueue(c echo.Context) error {
-	q, err := h.Reviews.Queue(c.Request().Context(), web.IdentityOf(c).UserID)
+	q, err := h.Referee.Queue(c.Request().Context(), web.IdentityOf(c).UserID)
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func (h *Integrity) decideReview(decision string) echo.HandlerFunc {
 				return err
 			}
 		}
-		r, err := DecideReview(c, h.Reviews, decision, req.Reason)
+		r, err := DecideReview(c, h.Referee, decision, req.Reason)
 		if err != nil {
 			return err
 		}
@@ -81,7 +81,7 @@ func (h *Integrity) userLinks(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	links, err := h.Guard.LinksOf(c.Request().Context(), u.ID)
+	links, err := h.Links.LinksOf(c.Request().Context(), u.ID)
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func (h *Integrity) userLinks(c echo.Context) error {
 
 // DecideReview releases or voids a held game's review for the signed-in admin,
 // who gives reason.
-func DecideReview(c echo.Context, reviews *integrity.Reviews, decision, reason string) (integrity.Review, error) {
+func DecideReview(c echo.Context, reviews *integrity.Referee, decision, reason string) (integrity.Review, error) {
 	ctx, actor, gameID := c.Request().Context(), web.IdentityOf(c).UserID, c.Param("gameId")
 	switch decision {
 	case "release":

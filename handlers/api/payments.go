@@ -14,9 +14,9 @@ import (
 
 // Payments serves the 402 payment flow and the agents' maintenance check.
 type Payments struct {
-	Users    *users.Service
-	Flags    *flags.Service
-	Payments *x402.Service
+	Users *users.Service
+	Flags *flags.Service
+	X402  *x402.Service
 }
 
 // Routes registers the 402 payment flow and the agents'
@@ -57,7 +57,7 @@ func (h *Payments) preparePayment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := h.Payments.Prepare(c.Request().Context(), u, req.PaymentRequired)
+	p, err := h.X402.Prepare(c.Request().Context(), u, req.PaymentRequired)
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (h *Payments) submitPayment(c echo.Context) error {
 	if err := web.BindJSON(c, &req); err != nil {
 		return err
 	}
-	s, err := h.Payments.Submit(c.Request().Context(), web.IdentityOf(c).UserID, req.IntentID, req.SignedTransaction)
+	s, err := h.X402.Submit(c.Request().Context(), web.IdentityOf(c).UserID, req.IntentID, req.SignedTransaction)
 	if err != nil {
 		return err
 	}

@@ -123,8 +123,8 @@ func (a *App) build(ctx context.Context) error {
 		return err
 	}
 	presence, announcer := a.buildRooms(now)
-	protect := protection.NewGuard(a.DB, now, cfg.Protection)
-	a.Money = money.New(a.DB, client, a.Keys, mint, now, a.log, a.confirmers(), money.Deps{Faucet: faucet, Tell: a.Rooms,
+	protect := protection.NewRules(a.DB, now, cfg.Protection)
+	a.Money = money.New(a.DB, client, a.Keys, mint, now, a.log, a.confirmers(), money.Deps{Faucet: faucet, Tell: a.Events,
 		FeePayerDaily: cfg.FeePayerDailyLamports, FeePayerGlobalDaily: cfg.FeePayerGlobalDailyLamports, Protect: protect})
 	if err := a.Money.RegisterPlatformAddresses(ctx); err != nil {
 		return err
@@ -141,8 +141,8 @@ func (a *App) build(ctx context.Context) error {
 		DevFaucet: cfg.DevFaucet && a.LocalChain != nil, EmbeddedChain: cfg.EmbeddedChain(), ChainID: cfg.ChainID(),
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies, CountryHeader: cfg.CountryHeader,
 		CORSOrigins: cfg.CORSOrigins}
-	a.Views = handlers.NewLiveViews(a.Games, a.Pot, a.Reviews, a.Ranking, opts, a.log)
-	a.Live = live.New(a.Rooms, a.Views, presence, map[domain.StreamKind]live.Kind{
+	a.Views = handlers.NewLiveViews(a.Games, a.Settlement, a.Referee, a.Ranking, opts, a.log)
+	a.Live = live.New(a.Events, a.Views, presence, map[domain.StreamKind]live.Kind{
 		domain.GameStream:       {Join: a.Views.Join, Open: a.Views.Open},
 		domain.TournamentStream: {Join: joinTournament(a.Tournaments), Open: handlers.NewTournamentViews(a.log).Open},
 	}, announcer.Instance(), a.log, live.Options{})
@@ -201,51 +201,51 @@ func (a *App) buildRooms(now domain.Clock) (*eventlog.Presence, *eventlog.Announ
 	rand.Read(instance)
 	presence := eventlog.NewPresence(a.DB, now)
 	announcer := eventlog.NewAnnouncer(a.DB, hex.EncodeToString(instance), presence, now, a.log)
-	a.Rooms = eventlog.New(a.DB, eventlog.Sinks{liveFeed{a}, announcer})
-	a.Notify = notify.New(a.DB, a.Rooms, now)
-	a.Social = social.New(a.DB, a.Notify, a.Rooms, presence, now)
+	a.Events = eventlog.New(a.DB, eventlog.Sinks{liveFeed{a}, announcer})
+	a.Notify = notify.New(a.DB, a.Events, now)
+	a.Social = social.New(a.DB, a.Notify, a.Events, presence, now)
 	return presence, announcer
 }
 
 // buildGames makes the games and what settles them: the pots, the
 // markets and the integrity reviews that choose between them.
-func (a *App) buildGames(now domain.Clock, protect *protection.Guard) {
+func (a *App) buildGames(now domain.Clock, protect *protection.Rules) {
 	cfg := a.Config
-	guard := integrity.NewGuard(a.DB, now, cfg.Integrity)
-	a.Guard = guard
+	links := integrity.NewLinks(a.DB, now, cfg.Integrity)
+	a.Links = links
 	a.Ranking = ranking.New(a.DB, now)
-	a.Referrals = referrals.New(a.DB, a.Notify, a.Social, a.Rooms, now, cfg.ReferralBPS, cfg.PublicURL)
-	a.Games = game.New(a.DB, now, a.log, game.Deps{Rooms: a.Rooms, Notify: a.Notify, Settle: gameSettlement{a}, Live: liveFeed{a},
+	a.Referrals = referrals.New(a.DB, a.Notify, a.Social, a.Events, now, cfg.ReferralBPS, cfg.PublicURL)
+	a.Games = game.New(a.DB, now, a.log, game.Deps{Events: a.Events, Notify: a.Notify, Settle: gameSettlement{a}, Live: liveFeed{a},
 		Ending: []game.Participant{a.Ranking, a.Social, a.Referrals, tournamentResults{a}}, Protect: protect,
 		Closed:   func() bool { return a.Flags.Enabled(flags.Maintenance) },
 		EscrowOf: func(gameID string) string { return a.Keys.Escrow(gameID).PublicKey().String() }})
-	a.Chat = chat.New(a.DB, a.Rooms, now)
+	a.Chat = chat.New(a.DB, a.Events, now)
 	a.Support = support.New(a.DB, a.Notify, now)
-	a.Pot = settlement.New(a.DB, a.Rooms, a.Games, a.Money, a.Chat, a.Keys, guard, now, a.log, settlement.Deps{
+	a.Settlement = settlement.New(a.DB, a.Events, a.Games, a.Money, a.Chat, a.Keys, links, now, a.log, settlement.Deps{
 		DonationRecorder: a.Social, Referrals: a.Referrals, BetRecorder: a.Social, Notify: a.Notify, Protect: protect})
-	a.Market = market.New(a.DB, a.Rooms, a.Games, guard, now, market.Deps{Notify: a.Notify, Achievements: a.Social, Protect: protect})
+	a.Market = market.New(a.DB, a.Events, a.Games, links, now, market.Deps{Notify: a.Notify, Achievements: a.Social, Protect: protect})
 	a.Protection = protection.NewService(protect, a.Games, a.Market)
-	a.Reviews = integrity.NewReviews(a.DB, now, integrity.ReviewDeps{Guard: guard, Games: a.Games, Pot: a.Pot, Market: a.Market,
-		Notify: a.Notify, Rooms: a.Rooms})
+	a.Referee = integrity.NewReferee(a.DB, now, integrity.RefereeDeps{Links: links, Games: a.Games, Bets: a.Settlement, Market: a.Market,
+		Notify: a.Notify, Events: a.Events})
 }
 
 // buildPayments makes tips and the x402 payments, and returns the latter's
 // abuse limiter.
-func (a *App) buildPayments(now domain.Clock, protect *protection.Guard) *x402.Limiter {
+func (a *App) buildPayments(now domain.Clock, protect *protection.Rules) *x402.Limiter {
 	cfg := a.Config
 	a.Tips = tips.New(a.DB, a.Users, a.Money, a.Chat, a.Notify, now, tips.Deps{Recorder: a.Social, Protect: protect})
 	limiter := x402.NewLimiter(a.DB, now, cfg.AbuseThreshold, cfg.AbuseWindow, cfg.AbuseOverrides)
-	a.Payments = x402.New(a.DB, a.Money, a.Keys, limiter, now, a.log, x402.Config{
+	a.X402 = x402.New(a.DB, a.Money, a.Keys, limiter, now, a.log, x402.Config{
 		PriceMinor: cfg.AbusePrice, Network: x402.NetworkOf(cfg.ChainID())})
 	return limiter
 }
 
 // buildTournaments makes the tournaments, whose rooms' events go through
 // the event log like games'.
-func (a *App) buildTournaments(now domain.Clock, protect *protection.Guard) {
+func (a *App) buildTournaments(now domain.Clock, protect *protection.Rules) {
 	cfg := a.Config
-	a.Tournaments = tournament.New(a.DB, now, a.log, tournament.Deps{Games: a.Games, Notify: a.Notify, Feed: a.Social, Tell: a.Rooms,
-		Events: a.Rooms, Protect: protect, Links: a.Guard, MaxPlayers: cfg.TournamentMaxPlayers,
+	a.Tournaments = tournament.New(a.DB, now, a.log, tournament.Deps{Games: a.Games, Notify: a.Notify, Feed: a.Social, Tell: a.Events,
+		Events: a.Events, Protect: protect, Links: a.Links, MaxPlayers: cfg.TournamentMaxPlayers,
 		CreatePerDay: cfg.TournamentCreatePerDay, ScheduledMax: cfg.TournamentsScheduledMax,
 		Unlimited: append(bots.Wallets(a.Keys, cfg.DemoBots), cfg.AdminWallets...)})
 }
@@ -268,11 +268,11 @@ func (a *App) start(ctx context.Context) error {
 		}
 		a.goBackground(func() { a.Auth.RunCleanup(bg, time.Minute, a.log) })
 		a.goBackground(func() { a.Games.RunDeadlines(bg, 200*time.Millisecond) })
-		a.goBackground(func() { a.Pot.RunTransfers(bg, time.Second) })
+		a.goBackground(func() { a.Settlement.RunTransfers(bg, time.Second) })
 		// The resolvers send what may still land again as often as a
 		// request driving it would (chain.DefaultResendEvery).
 		a.goBackground(func() { a.Money.RunResolvers(bg, chain.DefaultResendEvery) })
-		a.goBackground(func() { a.Payments.RunResolvers(bg, chain.DefaultResendEvery) })
+		a.goBackground(func() { a.X402.RunResolvers(bg, chain.DefaultResendEvery) })
 		a.goBackground(func() { a.Tournaments.RunWorker(bg, tournament.WorkEvery) })
 	}
 	if a.DemoBots != nil {

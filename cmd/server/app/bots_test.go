@@ -95,7 +95,7 @@ func TestDemoBotsPlayThroughTheAPI(t *testing.T) {
 		}
 	}
 
-	evs, err := a.Rooms.Events(ctx, domain.GameStreamOf(gameID), 0, 100)
+	evs, err := a.Events.Events(ctx, domain.GameStreamOf(gameID), 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ type gameSettlement struct{ a *App }
 
 // ReadEnd implements game.Participant.
 func (s gameSettlement) ReadEnd(ctx context.Context, e *game.Ending) (game.EndWrite, error) {
-	return s.a.Reviews.ReadEnd(ctx, e)
+	return s.a.Referee.ReadEnd(ctx, e)
 }
 
 // tournamentResults tells the app's tournaments of every finished game
@@ -35,16 +35,16 @@ func (r tournamentResults) ReadEnd(ctx context.Context, e *game.Ending) (game.En
 func (a *App) confirmers() money.Confirmers {
 	return money.Confirmers{
 		settlement.KindDonation: func(ctx context.Context, tx db.Tx, in money.Intent) error {
-			return a.Pot.ConfirmDonation(ctx, tx, in)
+			return a.Settlement.ConfirmDonation(ctx, tx, in)
 		},
 		settlement.KindBet: func(ctx context.Context, tx db.Tx, in money.Intent) error {
-			return a.Pot.ConfirmBet(ctx, tx, in)
+			return a.Settlement.ConfirmBet(ctx, tx, in)
 		},
 		tips.KindTip: func(ctx context.Context, tx db.Tx, in money.Intent) error {
 			return a.Tips.Confirm(ctx, tx, in)
 		},
 		x402.KindPayment: func(ctx context.Context, tx db.Tx, in money.Intent) error {
-			return a.Payments.ConfirmPayment(ctx, tx, in)
+			return a.X402.ConfirmPayment(ctx, tx, in)
 		},
 	}
 }

@@ -44,7 +44,7 @@ func TestOfficialClientPaysOnRealPrograms(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.MintTo(t, mint, payer.PublicKey(), 1_000_000)
-	price := s.App.Payments.Price()
+	price := s.App.X402.Price()
 	calls := official.Pay(t, official.Options{URL: s.URL + "/games/available", Count: 3, RPCURL: l.URL, Payer: payer,
 		Headers: map[string]string{"X-App-Id": "x402-litesvm", "X-SDK-Version": "1.0.0"}, AllowAsset: mint.String(), MaxAmount: price})
 	if len(calls) != 3 || calls[0].Status != 200 {
