@@ -97,14 +97,10 @@ func gameRoom(c *Client, gameID string) room[Event] {
 				return nil, err
 			}
 			r, err := c.API.GetGamesByIdEventsWithResponse(ctx, id, &api.GetGamesByIdEventsParams{After: &after})
-			if err != nil || r.JSON200 == nil {
+			if err != nil {
 				return nil, err
 			}
-			events := make([]recorded, len(r.JSON200.Events))
-			for i, e := range r.JSON200.Events {
-				events[i] = recorded{Seq: e.Seq, Name: e.Event, Data: e.Data}
-			}
-			return events, nil
+			return recordPage(r.StatusCode(), r.Body)
 		},
 		refused: func(ae *APIError) ending { return over(ae.Code) },
 		// Any other error on a joined socket answers a rejoin (after a

@@ -116,14 +116,10 @@ func tournamentRoom(c *Client, id string) room[TournamentEvent] {
 		final: []string{EventTournamentFinished, EventTournamentCancelled},
 		record: func(ctx context.Context, after int64) ([]recorded, error) {
 			r, err := c.API.GetTournamentsByIdEventsWithResponse(ctx, id, &api.GetTournamentsByIdEventsParams{After: &after})
-			if err != nil || r.JSON200 == nil {
+			if err != nil {
 				return nil, err
 			}
-			events := make([]recorded, len(r.JSON200.Events))
-			for i, e := range r.JSON200.Events {
-				events[i] = recorded{Seq: e.Seq, Name: e.Event, Data: e.Data}
-			}
-			return events, nil
+			return recordPage(r.StatusCode(), r.Body)
 		},
 		refused: func(ae *APIError) ending {
 			if ae.Status >= 400 && ae.Status < 500 {

@@ -67,9 +67,24 @@ type room[E any] struct {
 
 // recorded is one event of a room's record (GET .../events).
 type recorded struct {
-	Seq  int64
-	Name string
-	Data any
+	Seq  int64  `json:"seq"`
+	Name string `json:"event"`
+	Data any    `json:"data"`
+}
+
+// recordPage returns the events of a page of a room's record that the API
+// answered with status and body: none unless the status is 200.
+func recordPage(status int, body []byte) ([]recorded, error) {
+	if status != http.StatusOK {
+		return nil, nil
+	}
+	var page struct {
+		Events []recorded `json:"events"`
+	}
+	if err := json.Unmarshal(body, &page); err != nil {
+		return nil, fmt.Errorf("wager: reading a room's record: %w", err)
+	}
+	return page.Events, nil
 }
 
 // ending is what a refusal means for following.
