@@ -85,19 +85,7 @@ func TestBotsPlayAnArenaToItsEnd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("FollowTournament: %v", err)
 	}
-	var (
-		mu      sync.Mutex
-		watched []wager.TournamentEvent
-	)
-	followed := make(chan struct{})
-	go func() {
-		defer close(followed)
-		for ev := range follow.Events {
-			mu.Lock()
-			watched = append(watched, ev)
-			mu.Unlock()
-		}
-	}()
+	followed := collect(follow.Events)
 
 	results := make([]*api.TournamentDetail, len(bots))
 	errs := make([]error, len(bots))
@@ -148,7 +136,7 @@ func TestBotsPlayAnArenaToItsEnd(t *testing.T) {
 	}
 
 	select {
-	case <-followed:
+	case <-followed.done:
 	case <-ctx.Done():
 		t.Fatal("the spectator's events did not end with tournament:finished")
 	}
@@ -158,6 +146,7 @@ func TestBotsPlayAnArenaToItsEnd(t *testing.T) {
 	if follow.Reconnects() < 1 {
 		t.Errorf("Reconnects: %d, want at least 1", follow.Reconnects())
 	}
+	watched := followed.events()
 	have, after, pairings := checkFollowedRecord(t, ctx, spectator, arena.Id, watched)
 	// Followed once it is over: the finished tournament, and the end.
 	followAfterTheEnd(t, ctx, spectator, arena.Id, watched[len(watched)-1].Seq)

@@ -303,33 +303,17 @@ func TestFollowGameAcrossDisconnects(t *testing.T) {
 		t.Fatalf("first event: %+v, want joined with the state", joined)
 	}
 
-	var got []wager.Event
-	var mu sync.Mutex
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ev := range f.Events {
-			mu.Lock()
-			got = append(got, ev)
-			mu.Unlock()
-		}
-	}()
+	followed := collect(f.Events)
 	reveals := func() int {
-		mu.Lock()
-		defer mu.Unlock()
 		n := 0
-		for _, e := range got {
+		for _, e := range followed.events() {
 			if e.Name == "game:rps:round:reveal" {
 				n++
 			}
 		}
 		return n
 	}
-	seen := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(got)
-	}
+	seen := func() int { return len(followed.events()) }
 	// Three won rounds; the socket breaks before each, and the moves are
 	// made while it is down. Each round's reveal arrives (over a new
 	// socket) before the next round.
@@ -344,10 +328,11 @@ func TestFollowGameAcrossDisconnects(t *testing.T) {
 		}
 	}
 	select {
-	case <-done:
+	case <-followed.done:
 	case <-ctx.Done():
 		t.Fatalf("the events did not end with game:completed; got %d", seen())
 	}
+	got := followed.events()
 	if err := f.Err(); err != nil {
 		t.Fatalf("Err after completion: %v", err)
 	}
@@ -384,6 +369,35 @@ func TestFollowGameAcrossDisconnects(t *testing.T) {
 		}
 	}
 	t.Logf("%d events after seq %d, %d reconnects", len(have), after, f.Reconnects())
+}
+
+// collector gathers a follow's events in the background; done closes
+// when their channel does.
+type collector[E any] struct {
+	done <-chan struct{}
+	mu   sync.Mutex
+	got  []E
+}
+
+func collect[E any](events <-chan E) *collector[E] {
+	done := make(chan struct{})
+	c := &collector[E]{done: done}
+	go func() {
+		defer close(done)
+		for ev := range events {
+			c.mu.Lock()
+			c.got = append(c.got, ev)
+			c.mu.Unlock()
+		}
+	}()
+	return c
+}
+
+// events returns the events gathered so far.
+func (c *collector[E]) events() []E {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.got)
 }
 
 func eventKey(seq int64, name string) string {

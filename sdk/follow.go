@@ -65,16 +65,10 @@ func (f *Follow) Reconnects() int { return f.f.Reconnects() }
 // the socket is refused or the join fails (*APIError with NOT_FOUND or
 // GAME_NOT_ACTIVE).
 func (c *Client) FollowGame(ctx context.Context, gameID string) (*Follow, error) {
-	fg := &Follow{f: follower[Event]{c: c, room: gameRoom(c, gameID), out: make(chan Event, 256)}}
-	fg.Events = fg.f.out
-	f := &fg.f
-	conn, joined, err := f.connect(ctx, 0)
-	if err != nil {
+	fg := new(Follow)
+	if err := fg.f.start(ctx, c, gameRoom(c, gameID), &fg.Events); err != nil {
 		return nil, err
 	}
-	f.last = joined.Seq // the state's: only later events follow
-	f.out <- Event{GameID: gameID, Seq: joined.Seq, Name: EventJoined, Data: joined.State}
-	go f.run(ctx, conn)
 	return fg, nil
 }
 
@@ -89,8 +83,9 @@ func gameRoom(c *Client, gameID string) room[Event] {
 	}
 	return room[Event]{
 		kind: "game", id: gameID, join: "join-game", idKey: "gameId",
-		joined: "joined", resumed: "resumed", resync: "resync",
-		mine: func(fr *frame) bool { return fr.GameID == "" || strings.EqualFold(fr.GameID, gameID) },
+		joined: EventJoined, resumed: "resumed", resync: "resync",
+		state: func(fr *frame) json.RawMessage { return fr.State },
+		mine:  func(fr *frame) bool { return fr.GameID == "" || strings.EqualFold(fr.GameID, gameID) },
 		event: func(seq int64, name string, data json.RawMessage) Event {
 			return Event{GameID: gameID, Seq: seq, Name: name, Data: data}
 		},
@@ -102,14 +97,10 @@ func gameRoom(c *Client, gameID string) room[Event] {
 				return nil, err
 			}
 			r, err := c.API.GetGamesByIdEventsWithResponse(ctx, id, &api.GetGamesByIdEventsParams{After: &after})
-			if err != nil || r.JSON200 == nil {
+			if err != nil {
 				return nil, err
 			}
-			events := make([]recorded, len(r.JSON200.Events))
-			for i, e := range r.JSON200.Events {
-				events[i] = recorded{Seq: e.Seq, Name: e.Event, Data: e.Data}
-			}
-			return events, nil
+			return recordPage(r.StatusCode(), r.Body)
 		},
 		refused: func(ae *APIError) ending { return over(ae.Code) },
 		// Any other error on a joined socket answers a rejoin (after a

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -88,5 +89,29 @@ func TestAFailedRejoinResumesOnANewSocket(t *testing.T) {
 	}
 	if n := sockets.Load(); n != 2 {
 		t.Errorf("sockets opened: %d, want 2", n)
+	}
+}
+
+// A page of a room's record is read as its events, whatever the kind of
+// room; any answer but a 200 has none.
+func TestARecordPageIsReadAsItsEvents(t *testing.T) {
+	body := []byte(`{"events":[{"seq":3,"event":"game:move","gameId":"g1","createdAt":"2024-01-01T00:00:00Z","data":{"b":1,"a":"x"}},` +
+		`{"seq":4,"event":"tournament:pairing","tournamentId":"t1","data":{}}]}`)
+	got, err := recordPage(http.StatusOK, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []recorded{
+		{Seq: 3, Name: "game:move", Data: map[string]any{"a": "x", "b": 1.0}},
+		{Seq: 4, Name: "tournament:pairing", Data: map[string]any{}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("recordPage: %+v, want %+v", got, want)
+	}
+	if got, err := recordPage(http.StatusNotFound, []byte(`{"code":"NOT_FOUND"}`)); got != nil || err != nil {
+		t.Errorf("recordPage of a 404: %+v, %v; want none", got, err)
+	}
+	if _, err := recordPage(http.StatusOK, []byte(`<html>`)); err == nil {
+		t.Error("recordPage of a body that is not JSON: no error")
 	}
 }

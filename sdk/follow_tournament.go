@@ -83,25 +83,10 @@ func (f *TournamentFollow) Reconnects() int { return f.f.Reconnects() }
 // the API's error when the socket is refused or the join fails (*APIError
 // with NOT_FOUND).
 func (c *Client) FollowTournament(ctx context.Context, id string) (*TournamentFollow, error) {
-	tf := &TournamentFollow{f: follower[TournamentEvent]{c: c, room: tournamentRoom(c, id), out: make(chan TournamentEvent, 256)}}
-	tf.Events = tf.f.out
-	f := &tf.f
-	conn, joined, err := f.connect(ctx, 0)
-	if err != nil {
+	tf := new(TournamentFollow)
+	if err := tf.f.start(ctx, c, tournamentRoom(c, id), &tf.Events); err != nil {
 		return nil, err
 	}
-	f.last = joined.Seq
-	f.out <- TournamentEvent{TournamentID: id, Seq: joined.Seq, Name: EventTournamentJoined, Data: joined.Tournament}
-	var head struct {
-		Status string `json:"status"`
-	}
-	json.Unmarshal(joined.Tournament, &head)
-	if head.Status == "finished" || head.Status == "cancelled" {
-		conn.Close()
-		close(f.out)
-		return tf, nil
-	}
-	go f.run(ctx, conn)
 	return tf, nil
 }
 
@@ -111,7 +96,17 @@ func (c *Client) FollowTournament(ctx context.Context, id string) (*TournamentFo
 func tournamentRoom(c *Client, id string) room[TournamentEvent] {
 	return room[TournamentEvent]{
 		kind: "tournament", id: id, join: "join-tournament", idKey: "tournamentId",
-		joined: "joined-tournament", resumed: "resumed-tournament", resync: "resync-tournament",
+		joined: EventTournamentJoined, resumed: "resumed-tournament", resync: "resync-tournament",
+		state: func(fr *frame) json.RawMessage { return fr.Tournament },
+		// A tournament that is over can still be joined: its state is the
+		// last word.
+		over: func(state json.RawMessage) bool {
+			var head struct {
+				Status string `json:"status"`
+			}
+			json.Unmarshal(state, &head)
+			return head.Status == "finished" || head.Status == "cancelled"
+		},
 		mine: func(fr *frame) bool {
 			return fr.GameID == "" && (fr.TournamentID == "" || strings.EqualFold(fr.TournamentID, id))
 		},
@@ -121,14 +116,10 @@ func tournamentRoom(c *Client, id string) room[TournamentEvent] {
 		final: []string{EventTournamentFinished, EventTournamentCancelled},
 		record: func(ctx context.Context, after int64) ([]recorded, error) {
 			r, err := c.API.GetTournamentsByIdEventsWithResponse(ctx, id, &api.GetTournamentsByIdEventsParams{After: &after})
-			if err != nil || r.JSON200 == nil {
+			if err != nil {
 				return nil, err
 			}
-			events := make([]recorded, len(r.JSON200.Events))
-			for i, e := range r.JSON200.Events {
-				events[i] = recorded{Seq: e.Seq, Name: e.Event, Data: e.Data}
-			}
-			return events, nil
+			return recordPage(r.StatusCode(), r.Body)
 		},
 		refused: func(ae *APIError) ending {
 			if ae.Status >= 400 && ae.Status < 500 {

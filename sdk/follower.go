@@ -39,6 +39,12 @@ type room[E any] struct {
 	// state; resumed: the events after lastSeq follow) and that tell the
 	// socket it left the room (resync).
 	joined, resumed, resync string
+	// state is the room's state that a joined frame carries: the data of
+	// the first event, which is named as that frame.
+	state func(fr *frame) json.RawMessage
+	// over reports whether that state is of a room already over (nil:
+	// none is joined over): following then ends with the first event.
+	over func(state json.RawMessage) bool
 	// mine reports whether a frame is not another room's.
 	mine func(fr *frame) bool
 	// event makes the event delivered.
@@ -61,9 +67,24 @@ type room[E any] struct {
 
 // recorded is one event of a room's record (GET .../events).
 type recorded struct {
-	Seq  int64
-	Name string
-	Data any
+	Seq  int64  `json:"seq"`
+	Name string `json:"event"`
+	Data any    `json:"data"`
+}
+
+// recordPage returns the events of a page of a room's record that the API
+// answered with status and body: none unless the status is 200.
+func recordPage(status int, body []byte) ([]recorded, error) {
+	if status != http.StatusOK {
+		return nil, nil
+	}
+	var page struct {
+		Events []recorded `json:"events"`
+	}
+	if err := json.Unmarshal(body, &page); err != nil {
+		return nil, fmt.Errorf("wager: reading a room's record: %w", err)
+	}
+	return page.Events, nil
 }
 
 // ending is what a refusal means for following.
@@ -170,6 +191,28 @@ func (f *follower[E]) connect(ctx context.Context, last int64) (*websocket.Conn,
 			return nil, frame{}, &APIError{Status: statusOf(fr.Code), Code: fr.Code, Message: fr.Message}
 		}
 	}
+}
+
+// start joins room r for c and delivers to *events, first, the room's
+// state; then it follows the room until its end, unless that state is
+// already the end. It returns the refusal of the socket or the join.
+func (f *follower[E]) start(ctx context.Context, c *Client, r room[E], events *<-chan E) error {
+	f.c, f.room, f.out = c, r, make(chan E, 256)
+	*events = f.out
+	conn, joined, err := f.connect(ctx, 0)
+	if err != nil {
+		return err
+	}
+	f.last = joined.Seq // the state's: only later events follow
+	state := r.state(&joined)
+	f.out <- r.event(joined.Seq, r.joined, state)
+	if r.over != nil && r.over(state) {
+		conn.Close()
+		close(f.out)
+		return nil
+	}
+	go f.run(ctx, conn)
+	return nil
 }
 
 // run reads the socket until the room ends or ctx ends, reconnecting

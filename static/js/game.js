@@ -9,26 +9,10 @@
   const page = document.querySelector("[data-game-page]");
   if (!page) return;
   const gameId = page.dataset.gameId;
-  const lastSeq = () => Number((document.getElementById("live-seq") || {}).dataset?.seq || 0);
 
   // Join (or rejoin after a reconnect) from the last event this page has.
   // A game that was over when the page opened has no room to join.
-  const join = (socket) => {
-    if (page.dataset.status === "active") socket.send(JSON.stringify({ type: "join-game", gameId, lastSeq: lastSeq() }));
-  };
-  document.body.addEventListener("htmx:wsOpen", (e) => join(e.detail.socketWrapper));
-  // A page that fell behind is told to resync: it rejoins from its last
-  // event and misses nothing. Only that message is JSON; the rest is HTML.
-  document.body.addEventListener("htmx:wsBeforeMessage", (e) => {
-    const text = typeof e.detail.message === "string" ? e.detail.message : "";
-    if (!text.startsWith("{")) return;
-    e.preventDefault();
-    try {
-      if (JSON.parse(text).type === "resync") join(e.detail.socketWrapper);
-    } catch (_) {
-      // not a control message: nothing to do
-    }
-  });
+  window.wagerLive.joinRoom("game", gameId, "live-seq", () => page.dataset.status === "active");
 
   function tick() {
     const timer = document.querySelector("[data-deadline]");

@@ -8,25 +8,11 @@
   const page = document.querySelector("[data-arena-page]");
   if (!page) return;
   const tournamentId = page.dataset.arenaId;
-  const lastSeq = () => Number((document.getElementById("arena-seq") || {}).dataset?.seq || 0);
 
-  const join = (socket) => {
+  // An arena that is over has no room to join.
+  window.wagerLive.joinRoom("tournament", tournamentId, "arena-seq", () => {
     const status = (document.querySelector("[data-testid=arena-status]") || {}).textContent || page.dataset.status;
-    if (status === "finished" || status === "cancelled") return;
-    socket.send(JSON.stringify({ type: "join-tournament", tournamentId, lastSeq: lastSeq() }));
-  };
-  document.body.addEventListener("htmx:wsOpen", (e) => join(e.detail.socketWrapper));
-  // A page that fell behind is told to resync: it joins again from its
-  // last event. Only control messages are JSON; the rest is HTML.
-  document.body.addEventListener("htmx:wsBeforeMessage", (e) => {
-    const text = typeof e.detail.message === "string" ? e.detail.message : "";
-    if (!text.startsWith("{")) return;
-    e.preventDefault();
-    try {
-      if (JSON.parse(text).type === "resync-tournament") join(e.detail.socketWrapper);
-    } catch (_) {
-      // not a control message: nothing to do
-    }
+    return status !== "finished" && status !== "cancelled";
   });
 
   const markMe = () => {
