@@ -69,7 +69,7 @@
 // item may still be written), and a panic failing only its own batch.
 // The domain code keeps what a batch does with its items:
 //
-//   - The compare-and-set step (eventlog.Log.AppendStep): a move that does not
+//   - The compare-and-set step (game.Service.appendStep): a move that does not
 //     end its game is stored outside any transaction, as one statement
 //     that updates the game's row and inserts its events only if the
 //     game's seq is still the one the move was computed from. Steps of

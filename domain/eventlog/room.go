@@ -74,16 +74,13 @@ func (s Sinks) Published(p Published) {
 // Log appends room events and personal notices inside transactions and
 // publishes them to its sink after the commit.
 type Log struct {
-	db    *bun.DB
-	sink  Sink
-	steps *db.Batcher[string, Step, []Event]
+	db   *bun.DB
+	sink Sink
 }
 
 // New returns a Log that publishes to sink.
 func New(bdb *bun.DB, sink Sink) *Log {
-	l := &Log{db: bdb, sink: sink}
-	l.steps = newSteps(l)
-	return l
+	return &Log{db: bdb, sink: sink}
 }
 
 // ErrNoRoom is Append's error when the game or tournament does not exist.
@@ -95,105 +92,97 @@ var ErrNoRoom = errors.New("room: no such game or tournament")
 // lock, so the events of one room are numbered in commit order. It
 // returns ErrNoRoom when there is no such room.
 func (l *Log) Append(ctx context.Context, tx db.Tx, s domain.Stream, now time.Time, events ...domain.Event) ([]Event, error) {
-	return l.AppendUpdating(ctx, tx, s, now, Update{}, events...)
-}
-
-// Update is more of the room's row (the game's) to set in the statement
-// that appends events: set is SQL assignments with ? placeholders
-// ("state = ?"), args their values.
-type Update struct {
-	Set  string
-	Args []any
-}
-
-// AppendUpdating is Append that also updates the game's row with u, in the
-// same statement: a move stores its state and its events in one round trip.
-func (l *Log) AppendUpdating(ctx context.Context, tx db.Tx, s domain.Stream, now time.Time, u Update, events ...domain.Event) ([]Event, error) {
-	return l.appendUpdating(ctx, tx, s, now, u, events, false)
-}
-
-// AppendLast is AppendUpdating as the last statement of its transaction:
-// the writes the transaction queued with db.Tx.Later go in the same round
-// trip, after it (see db.Tx.QueryAndFlush), and an error of theirs is its.
-func (l *Log) AppendLast(ctx context.Context, tx db.Tx, s domain.Stream, now time.Time, u Update, events ...domain.Event) ([]Event, error) {
-	return l.appendUpdating(ctx, tx, s, now, u, events, true)
-}
-
-func (l *Log) appendUpdating(ctx context.Context, tx db.Tx, s domain.Stream, now time.Time, u Update, events []domain.Event, last bool) ([]Event, error) {
-	rows, err := appendEvents(ctx, tx, s, now, u, events, last)
-	if err != nil || len(rows) == 0 {
-		return nil, err
-	}
-	if err := tx.AfterCommit(func() { l.sink.Published(Published{Events: rows}) }); err != nil {
-		return nil, err
-	}
-	return rows, nil
-}
-
-// appendEvents runs the statement that bumps the room's seq (with u) and
-// inserts the events numbered after it (with the transaction's queued
-// writes when last). ErrNoRoom when there is no such room. Its text
-// depends only on the kind of room and u, not on the number of events, so
-// that it is planned once per connection when last (see db.Tx.QueryAndFlush).
-func appendEvents(ctx context.Context, tx db.Tx, s domain.Stream, now time.Time, u Update, events []domain.Event, last bool) ([]Event, error) {
 	if len(events) == 0 {
-		if last {
-			return nil, tx.Flush(ctx)
-		}
 		return nil, nil
 	}
 	t, ok := streamTables[s.Kind]
 	if !ok {
 		return nil, fmt.Errorf("append events to %s: %w", s, ErrNoRoom)
 	}
-	set := "seq = seq + ?"
-	args := []any{len(events)}
-	if u.Set != "" {
-		set += ", " + u.Set
-		args = append(args, u.Args...)
+	in, err := NewInsertion(s, now, events...)
+	if err != nil {
+		return nil, err
 	}
-	names, datas := make([]string, len(events)), make([]string, len(events))
-	rows := make([]Event, len(events))
-	for i, e := range events {
-		data, err := json.Marshal(e.Data)
-		if err != nil {
-			return nil, fmt.Errorf("encode event %s of %s: %w", e.Name, s, err)
-		}
-		names[i], datas[i] = string(e.Name), string(data)
-		rows[i] = Event{Stream: s, Name: e.Name, Data: data, CreatedAt: now}
-	}
-	args = append(args, s.ID, s.ID, len(events), now)
-	if last {
-		args = append(args, names, datas) // sent by the driver itself (db.Tx.QueryAndFlush)
-	} else {
-		args = append(args, pgdialect.Array(names), pgdialect.Array(datas))
-	}
-	// One statement: bump the seq and insert the rows numbered after it.
-	query := `WITH r AS (UPDATE ` + t.rooms + ` SET ` + set + ` WHERE id = ? RETURNING seq)
-		INSERT INTO ` + t.events + ` (` + t.column + `, seq, name, data, created_at)
-		SELECT ?, r.seq - ? + v.ord, v.name, v.data::jsonb, ? FROM r, unnest(?::text[], ?::text[]) WITH ORDINALITY AS v (name, data, ord)
-		RETURNING seq`
 	var seqs []int
-	var err error
-	if last {
-		err = tx.QueryAndFlush(ctx, func(r db.Row) error {
-			var seq int
-			err := r.Scan(&seq)
-			seqs = append(seqs, seq)
-			return err
-		}, query, args...)
-	} else {
-		err = tx.NewRaw(query, args...).Scan(ctx, &seqs)
-	}
+	err = tx.NewRaw(`WITH r AS (UPDATE `+t.rooms+` SET seq = seq + ? WHERE id = ? RETURNING seq) `+in.SQL,
+		append([]any{len(events), s.ID}, in.Args(false)...)...).Scan(ctx, &seqs)
 	if err != nil {
 		return nil, fmt.Errorf("append events to %s: %w", s, err)
 	}
-	if len(seqs) == 0 {
+	return l.Stored(tx, in, seqs)
+}
+
+// Insertion is the part of a statement that stores a room's events,
+// numbered after the seq that the statement's CTE named r returns: the
+// room's row, its seq moved on by the number of events. A room's owner
+// whose statement changes more of its row (a game's state with a move's
+// events) writes that CTE itself, then hands the seqs the statement
+// returned to Stored.
+type Insertion struct {
+	// SQL is "INSERT ... SELECT ... FROM r ... RETURNING seq"; its
+	// arguments (Args) follow the CTE's. Its text depends only on the
+	// kind of room, not on the number of events, so that the statement is
+	// planned once per connection when it is prepared.
+	SQL   string
+	rows  []Event
+	names []string
+	datas []string
+}
+
+// NewInsertion encodes events of a room for a statement that stores them.
+func NewInsertion(s domain.Stream, now time.Time, events ...domain.Event) (Insertion, error) {
+	t, ok := streamTables[s.Kind]
+	if !ok {
+		return Insertion{}, fmt.Errorf("store events of %s: %w", s, ErrNoRoom)
+	}
+	in := Insertion{SQL: `INSERT INTO ` + t.events + ` (` + t.column + `, seq, name, data, created_at)
+		SELECT ?, r.seq - ? + v.ord, v.name, v.data::jsonb, ? FROM r, unnest(?::text[], ?::text[]) WITH ORDINALITY AS v (name, data, ord)
+		RETURNING seq`,
+		rows: make([]Event, len(events)), names: make([]string, len(events)), datas: make([]string, len(events))}
+	for i, e := range events {
+		data, err := json.Marshal(e.Data)
+		if err != nil {
+			return Insertion{}, fmt.Errorf("encode event %s of %s: %w", e.Name, s, err)
+		}
+		in.names[i], in.datas[i] = string(e.Name), string(data)
+		in.rows[i] = Event{Stream: s, Name: e.Name, Data: data, CreatedAt: now}
+	}
+	return in, nil
+}
+
+// Args are the arguments of the insertion's SQL. pipelined: for a
+// statement the driver sends itself (db.Tx.QueryAndFlush), which takes
+// slices as arrays; otherwise bun's.
+func (in Insertion) Args(pipelined bool) []any {
+	var names, datas any = pgdialect.Array(in.names), pgdialect.Array(in.datas)
+	if pipelined {
+		names, datas = in.names, in.datas
+	}
+	var now time.Time
+	var id string
+	if len(in.rows) > 0 {
+		now, id = in.rows[0].CreatedAt, in.rows[0].Stream.ID
+	}
+	return []any{id, len(in.rows), now, names, datas}
+}
+
+// Stored numbers the insertion's events with the seqs its statement
+// returned, has them published once tx commits and returns them.
+// ErrNoRoom when the statement stored none: its room's row did not match.
+func (l *Log) Stored(tx db.Tx, in Insertion, seqs []int) ([]Event, error) {
+	if len(in.rows) == 0 {
+		return nil, nil
+	}
+	if len(seqs) != len(in.rows) {
 		return nil, ErrNoRoom
 	}
 	slices.Sort(seqs)
+	rows := slices.Clone(in.rows)
 	for i := range rows {
 		rows[i].Seq = seqs[i]
+	}
+	if err := tx.AfterCommit(func() { l.sink.Published(Published{Events: rows}) }); err != nil {
+		return nil, err
 	}
 	return rows, nil
 }

@@ -203,6 +203,7 @@ type Service struct {
 	protect  Protection
 	closed   func() bool
 	rows     domain.SeqCache[Game]
+	steps    *db.Batcher[string, stepRow, []eventlog.Event] // the moves stored without a lock (steps.go)
 	seatCache
 }
 
@@ -250,6 +251,7 @@ func New(bdb *bun.DB, now domain.Clock, log *slog.Logger, d Deps) *Service {
 	}
 	s.ending = append(s.ending, endNotices{s})
 	s.ending = append(s.ending, d.Ending...)
+	s.steps = newSteps(s)
 	return s
 }
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+
 	"wager/db"
 
 	"github.com/google/uuid"

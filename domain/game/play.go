@@ -344,7 +344,7 @@ func (s *Service) actAtOnce(ctx context.Context, userID, gameID string, do step)
 		if n.st.Outcome().Done || len(n.events) == 0 {
 			return ActResult{}, false, nil
 		}
-		rows, err := s.events.AppendStep(ctx, eventlog.Step{GameID: g.ID, Seq: g.Seq, Now: now, State: n.state,
+		rows, err := s.appendStep(ctx, stepRow{GameID: g.ID, Seq: g.Seq, Now: now, State: n.state,
 			Deadline: n.deadline, Events: n.events})
 		if err != nil {
 			return ActResult{}, false, err
@@ -403,7 +403,7 @@ func (s *Service) advance(ctx context.Context, tx db.Tx, g *Game, do step) error
 	}
 	st, events := n.st, n.events
 	g.State, g.Deadline = n.state, n.deadline
-	update := eventlog.Update{Set: "state = ?, deadline = ?", Args: []any{string(g.State), g.Deadline}}
+	update := columns{set: "state = ?, deadline = ?", args: []any{string(g.State), g.Deadline}}
 	o := st.Outcome()
 	if o.Done {
 		completed, err := s.finish(ctx, tx, g, o, now)
@@ -411,8 +411,8 @@ func (s *Service) advance(ctx context.Context, tx db.Tx, g *Game, do step) error
 			return err
 		}
 		events = append(events, completed)
-		update.Set += ", status = ?, result = ?, winner_id = ?, ended_at = ?"
-		update.Args = append(update.Args, g.Status, g.Result, g.WinnerID, g.EndedAt)
+		update.set += ", status = ?, result = ?, winner_id = ?, ended_at = ?"
+		update.args = append(update.args, g.Status, g.Result, g.WinnerID, g.EndedAt)
 	}
 	if len(events) == 0 {
 		if _, err := tx.NewUpdate().Model(g).Column("state", "deadline").WherePK().Exec(ctx); err != nil {
@@ -424,21 +424,56 @@ func (s *Service) advance(ctx context.Context, tx db.Tx, g *Game, do step) error
 	return s.append(ctx, tx, g, now, update, o.Done, events...)
 }
 
-// append records events of a locked game, with u in the same statement
-// (the transaction's last one when last: it carries the writes queued
-// with db.Tx.Later), and moves g.Seq to the last.
-func (s *Service) append(ctx context.Context, tx db.Tx, g *Game, now time.Time, u eventlog.Update, last bool, events ...rules.Event) error {
-	appendEvents := s.events.AppendUpdating
-	if last {
-		appendEvents = s.events.AppendLast
+// columns are more of a game's row to store in the statement that
+// appends its events: assignments of the games table's columns with ?
+// placeholders ("state = ?"), and their values.
+type columns struct {
+	set  string
+	args []any
+}
+
+// append records events of a locked game, with cols in the same
+// statement (the transaction's last one when last: it carries the writes
+// queued with db.Tx.Later), and moves g.Seq to the last. The statement
+// updates the game's row itself and has the event log store the events
+// numbered after the row's new seq (eventlog.Insertion).
+func (s *Service) append(ctx context.Context, tx db.Tx, g *Game, now time.Time, cols columns, last bool, events ...rules.Event) error {
+	if len(events) == 0 {
+		if last {
+			return tx.Flush(ctx)
+		}
+		return nil
 	}
-	rows, err := appendEvents(ctx, tx, domain.GameStreamOf(g.ID), now, u, events...)
+	in, err := eventlog.NewInsertion(domain.GameStreamOf(g.ID), now, events...)
 	if err != nil {
 		return err
 	}
-	if len(rows) > 0 {
-		g.Seq = rows[len(rows)-1].Seq
+	set, args := "seq = seq + ?", []any{len(events)}
+	if cols.set != "" {
+		set += ", " + cols.set
+		args = append(args, cols.args...)
 	}
+	args = append(args, g.ID)
+	query := `WITH r AS (UPDATE games SET ` + set + ` WHERE id = ? RETURNING seq) ` + in.SQL
+	var seqs []int
+	if last {
+		err = tx.QueryAndFlush(ctx, func(r db.Row) error {
+			var seq int
+			err := r.Scan(&seq)
+			seqs = append(seqs, seq)
+			return err
+		}, query, append(args, in.Args(true)...)...)
+	} else {
+		err = tx.NewRaw(query, append(args, in.Args(false)...)...).Scan(ctx, &seqs)
+	}
+	if err != nil {
+		return fmt.Errorf("append events to game %s: %w", g.ID, err)
+	}
+	rows, err := s.events.Stored(tx, in, seqs)
+	if err != nil {
+		return fmt.Errorf("append events to game %s: %w", g.ID, err)
+	}
+	g.Seq = rows[len(rows)-1].Seq
 	return nil
 }
 

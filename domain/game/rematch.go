@@ -10,7 +10,6 @@ import (
 
 	"wager/db"
 	"wager/domain"
-	"wager/domain/eventlog"
 	"wager/domain/game/rules"
 )
 
@@ -160,7 +159,7 @@ func (s *Service) RequestRematch(ctx context.Context, userID, gameID string) (Re
 				}
 			}
 		}
-		if err := s.append(ctx, tx, &g, now, eventlog.Update{}, false, events...); err != nil {
+		if err := s.append(ctx, tx, &g, now, columns{}, false, events...); err != nil {
 			return err
 		}
 		out, err = s.rematchState(ctx, tx, g.ID)
@@ -190,7 +189,7 @@ func (s *Service) CancelRematch(ctx context.Context, userID, gameID string) (Rem
 			return fmt.Errorf("withdraw a rematch request of game %s: %w", g.ID, err)
 		}
 		if n, _ := res.RowsAffected(); n == 1 {
-			if err := s.append(ctx, tx, &g, s.now(), eventlog.Update{}, false, rules.Event{Name: domain.EventRematchCancelled, Data: RematchBy{UserID: userID}}); err != nil {
+			if err := s.append(ctx, tx, &g, s.now(), columns{}, false, rules.Event{Name: domain.EventRematchCancelled, Data: RematchBy{UserID: userID}}); err != nil {
 				return err
 			}
 		}
@@ -227,7 +226,7 @@ func (s *Service) AnnounceRematchLobby(ctx context.Context, userID, gameID, lobb
 				}
 			}
 		}
-		return s.append(ctx, tx, &g, s.now(), eventlog.Update{}, false, rules.Event{Name: domain.EventRematchLobby, Data: RematchLobby{UserID: userID, LobbyID: lobbyID}})
+		return s.append(ctx, tx, &g, s.now(), columns{}, false, rules.Event{Name: domain.EventRematchLobby, Data: RematchLobby{UserID: userID, LobbyID: lobbyID}})
 	})
 	if err != nil {
 		return fmt.Errorf("announce the rematch lobby of game %s: %w", gameID, err)

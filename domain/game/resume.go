@@ -8,7 +8,6 @@ import (
 
 	"wager/db"
 	"wager/domain"
-	"wager/domain/eventlog"
 	"wager/domain/game/rules"
 )
 
@@ -165,6 +164,6 @@ func (s *Service) resume(ctx context.Context, tx db.Tx, g *Game, now time.Time) 
 	}
 	d := st.Deadline()
 	g.Deadline = &d
-	return s.append(ctx, tx, g, now, eventlog.Update{Set: "state = ?, deadline = ?", Args: []any{string(g.State), g.Deadline}}, false,
+	return s.append(ctx, tx, g, now, columns{set: "state = ?, deadline = ?", args: []any{string(g.State), g.Deadline}}, false,
 		rules.Event{Name: domain.EventGameResumed, Data: Resumed{Deadline: d.UTC()}})
 }

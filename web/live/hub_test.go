@@ -296,11 +296,24 @@ func TestASubscriberThatFallsBehindIsToldToResyncAndMissesNothing(t *testing.T) 
 	if err := h.Join(ctx, slow, domain.GameStreamOf("g"), 0, 0, false); err != nil {
 		t.Fatal(err)
 	}
-	publish(h, s, "g", queueLen+50) // nobody reads: the queue overflows
-	deadline := time.Now().Add(5 * time.Second)
-	for h.seqOf("g") < queueLen+50 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
+	// Nobody reads: the queue overflows at the sixth event. (Each batch is
+	// a few events: a burst larger than a queue is caught up instead, see
+	// TestABurstLargerThanAQueueReachesAMemberWithoutAResync.)
+	for i := range queueLen - 5 {
+		if !slow.deliver(fmt.Appendf(nil, `{"type":"filler","n":%d}`, i)) {
+			t.Fatalf("filling the queue: frame %d not taken", i)
+		}
 	}
+	reach := func(seq int) {
+		deadline := time.Now().Add(5 * time.Second)
+		for h.seqOf("g") < seq && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	publish(h, s, "g", 10)
+	reach(10)
+	publish(h, s, "g", queueLen+40)
+	reach(queueLen + 50)
 	got := drain(t, slow, 1<<30)
 	if got.resyncs != 1 {
 		t.Fatalf("a subscriber whose queue overflowed got %d resyncs, want 1", got.resyncs)

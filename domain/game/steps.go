@@ -1,4 +1,4 @@
-package eventlog
+package game
 
 import (
 	"context"
@@ -9,12 +9,13 @@ import (
 
 	"wager/db"
 	"wager/domain"
+	"wager/domain/eventlog"
 )
 
-// Step is a change of one game computed from the game as it was at Seq:
-// its new state and deadline, and the events it causes. It is stored only
-// if nothing happened in the game since Seq.
-type Step struct {
+// stepRow is a change of one game computed from the game as it was at
+// Seq: its new state and deadline, and the events it causes. It is stored
+// only if nothing happened in the game since Seq.
+type stepRow struct {
 	GameID   string
 	Seq      int
 	Now      time.Time
@@ -39,12 +40,12 @@ const stepTimeout = 30 * time.Second
 
 // newSteps returns the instance's batcher of steps (db.Batcher): one item
 // per game in a statement, and none of a game with a step in flight.
-func newSteps(l *Log) *db.Batcher[string, Step, []Event] {
+func newSteps(s *Service) *db.Batcher[string, stepRow, []eventlog.Event] {
 	return db.NewBatcher[string](db.Batching{What: "store the steps of games", Size: maxSteps, Writers: maxWriters,
-		Timeout: stepTimeout}, l.storeSteps)
+		Timeout: stepTimeout}, s.storeSteps)
 }
 
-// AppendStep stores a step as one statement outside any transaction: the
+// appendStep stores a step as one statement outside any transaction: the
 // game's state, deadline and seq, and its events numbered after Seq, only
 // if the game's last event is still Seq. It publishes the events at once
 // and returns them, or nil when the game moved on (or does not exist).
@@ -58,24 +59,24 @@ func newSteps(l *Log) *db.Batcher[string, Step, []Event] {
 // plan per batch instead of per move). A game has at most one step in
 // the statements running; a second one waits for a later batch, where its
 // seq no longer matches if the first was stored.
-func (l *Log) AppendStep(ctx context.Context, st Step) ([]Event, error) {
+func (s *Service) appendStep(ctx context.Context, st stepRow) ([]eventlog.Event, error) {
 	if len(st.Events) == 0 {
 		return nil, nil
 	}
-	return l.steps.Do(ctx, st.GameID, st)
+	return s.steps.Do(ctx, st.GameID, st)
 }
 
 // storeSteps stores a batch of steps of distinct games, publishes the
 // events of those stored and returns each step's result (nil events: not
 // stored). When the statement fails and the batch has more than one step,
 // each is stored alone, so that whatever failed fails only its own step.
-func (l *Log) storeSteps(ctx context.Context, batch []Step) []db.Result[[]Event] {
-	results := make([]db.Result[[]Event], len(batch))
-	stored, err := l.writeSteps(ctx, batch)
+func (s *Service) storeSteps(ctx context.Context, batch []stepRow) []db.Result[[]eventlog.Event] {
+	results := make([]db.Result[[]eventlog.Event], len(batch))
+	stored, err := s.writeSteps(ctx, batch)
 	switch {
 	case err != nil && len(batch) > 1:
 		for i := range batch {
-			results[i] = l.storeSteps(ctx, batch[i:i+1])[0]
+			results[i] = s.storeSteps(ctx, batch[i:i+1])[0]
 		}
 		return results // published one by one
 	case err != nil:
@@ -85,7 +86,7 @@ func (l *Log) storeSteps(ctx context.Context, batch []Step) []db.Result[[]Event]
 	for i, rows := range stored {
 		results[i].Value = rows
 		if rows != nil {
-			l.sink.Published(Published{Events: rows})
+			s.events.Publish(eventlog.Published{Events: rows})
 		}
 	}
 	return results
@@ -130,17 +131,17 @@ type (
 // transaction holds (its end being settled, a chat message) is passed
 // over rather than waited for, so one busy game does not hold up the
 // batch: its step is not stored and its caller takes the locked path.
-func (l *Log) writeSteps(ctx context.Context, batch []Step) ([][]Event, error) {
+func (s *Service) writeSteps(ctx context.Context, batch []stepRow) ([][]eventlog.Event, error) {
 	var g stepGames
 	var e stepEvents
-	out := make([][]Event, len(batch))
+	out := make([][]eventlog.Event, len(batch))
 	for i, st := range batch {
 		g.ids = append(g.ids, st.GameID)
 		g.seqs = append(g.seqs, st.Seq)
 		g.counts = append(g.counts, len(st.Events))
 		g.states = append(g.states, string(st.State))
 		g.deadlines = append(g.deadlines, st.Deadline)
-		out[i] = make([]Event, len(st.Events))
+		out[i] = make([]eventlog.Event, len(st.Events))
 		for j, ev := range st.Events {
 			data, err := json.Marshal(ev.Data)
 			if err != nil {
@@ -151,10 +152,10 @@ func (l *Log) writeSteps(ctx context.Context, batch []Step) ([][]Event, error) {
 			e.names = append(e.names, string(ev.Name))
 			e.data = append(e.data, string(data))
 			e.times = append(e.times, st.Now)
-			out[i][j] = Event{Stream: domain.GameStreamOf(st.GameID), Name: ev.Name, Data: data, CreatedAt: st.Now}
+			out[i][j] = eventlog.Event{Stream: domain.GameStreamOf(st.GameID), Name: ev.Name, Data: data, CreatedAt: st.Now}
 		}
 	}
-	rows, err := db.QueryPrepared(ctx, l.db, storeStepsSQL,
+	rows, err := db.QueryPrepared(ctx, s.db, storeStepsSQL,
 		g.ids, g.seqs, g.counts, g.states, g.deadlines, e.ids, e.ords, e.names, e.data, e.times)
 	if err != nil {
 		return nil, fmt.Errorf("store the steps of %d games: %w", len(batch), err)
