@@ -351,3 +351,17 @@ func (s *Service) RecentWins(ctx context.Context, limit int) ([]Win, error) {
 	}
 	return out, nil
 }
+
+// StakedAndActiveBefore reports whether a game is staked, active, and none
+// of the events named happened in it yet (the bets on a game close at the
+// first of them), read in idb. NOT_FOUND when there is no such game.
+func StakedAndActiveBefore(ctx context.Context, idb bun.IDB, gameID string, names []domain.EventName) (bool, error) {
+	var open bool
+	err := idb.QueryRowContext(ctx, `SELECT g.status = ? AND g.stake_minor > 0 AND NOT EXISTS (SELECT 1 FROM game_events e WHERE e.game_id = g.id
+		AND e.name IN (?))
+		FROM games g WHERE g.id = ?`, StatusActive, bun.List(names), gameID).Scan(&open)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, domain.Errorf(domain.CodeNotFound, "no such game")
+	}
+	return open, err
+}

@@ -2,7 +2,6 @@ package settlement
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -53,15 +52,9 @@ var BettingClosers = []domain.EventName{domain.EventRPSRoundReveal, domain.Event
 // bettingOpen reports whether a game takes bets: it is staked, active and
 // none of BettingClosers happened in it. A free game never does: nobody
 // loses anything by throwing it, so nobody may win on it either.
+// NOT_FOUND when there is no such game.
 func bettingOpen(ctx context.Context, idb bun.IDB, gameID string) (bool, error) {
-	var open bool
-	err := idb.QueryRowContext(ctx, `SELECT g.status = ? AND g.stake_minor > 0 AND NOT EXISTS (SELECT 1 FROM game_events e WHERE e.game_id = g.id
-		AND e.name IN (?))
-		FROM games g WHERE g.id = ?`, game.StatusActive, bun.List(BettingClosers), gameID).Scan(&open)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, domain.Errorf(domain.CodeNotFound, "no such game")
-	}
-	return open, err
+	return game.StakedAndActiveBefore(ctx, idb, gameID, BettingClosers)
 }
 
 // PrepareBet prepares a USDC transfer from the bettor's wallet into the
