@@ -5,9 +5,11 @@
 // handlers/reference. This package holds the pages: per feature area
 // (games_pages.go) a struct holding only the services its pages call
 // (gamePages), the presenters that turn domain values into view models,
-// the page chrome and the error pages; and the live socket's projection of
-// game events onto pages (LiveViews). New gives every feature's API and
-// pages their services, once.
+// the page chrome and the error pages; and the live socket's route (/ws).
+// The live page projection, what the live hub renders onto pages from
+// room events, is package handlers/livepage: the game and arena pages
+// share its presenters. New gives every feature's API and pages their
+// services, once.
 package handlers
 
 import (
@@ -17,7 +19,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"net/url"
 	"sync/atomic"
 	"time"
 
@@ -48,6 +49,7 @@ import (
 	"wager/domain/users"
 	"wager/domain/x402"
 	"wager/handlers/api"
+	"wager/handlers/livepage"
 	"wager/web"
 	"wager/web/live"
 )
@@ -84,7 +86,7 @@ type Services struct {
 	// path and runs players' limits, exclusions, age and session.
 	Protection *protection.Service
 	Live       *live.Hub
-	Views      *LiveViews
+	Views      *livepage.LiveViews
 	// Bots are the demo players (nil: none run).
 	Bots DemoBots
 	// LocalChain is the embedded chain (nil with an external one).
@@ -143,7 +145,7 @@ type App struct {
 	// Live serves the live socket (GET /ws).
 	Live *live.Hub
 	// Views are the game pages' projection of a game's events.
-	Views *LiveViews
+	Views *livepage.LiveViews
 
 	flags  *flags.Service // GET /feature-flags, the maintenance gate and the abuse controls' switch
 	auth   *auth.Service  // who calls, on every route
@@ -316,41 +318,9 @@ func (b *feePayerBudget) read() float64 {
 // or assets).
 func (a *App) Pages() []string { return a.pagePaths }
 
-// Explorer links transactions and addresses to the Solana Explorer on the
-// server's cluster.
-type Explorer struct {
-	ChainID   string // localnet, devnet, testnet, mainnet or custom
-	RPC       bool   // the embedded chain's RPC is served at /dev/solana-rpc
-	PublicURL string
-}
-
 // Explorer returns the explorer links of the configured cluster.
-func (o Options) Explorer() Explorer {
-	return Explorer{ChainID: o.ChainID, RPC: o.DevFaucet, PublicURL: o.PublicURL}
-}
-
-// URL links a transaction signature or an address ("tx" or "address") to
-// the Solana Explorer: the embedded chain through its public RPC endpoint,
-// devnet and testnet by name, mainnet plain. It is "" when there is nothing
-// to link to (an unnamed cluster, or the embedded chain without its RPC
-// endpoint).
-func (e Explorer) URL(kind, id string) string {
-	if id == "" {
-		return ""
-	}
-	base := "https://explorer.solana.com/" + kind + "/" + url.PathEscape(id)
-	switch e.ChainID {
-	case "localnet":
-		if !e.RPC {
-			return ""
-		}
-		return base + "?cluster=custom&customUrl=" + url.QueryEscape(e.PublicURL+"/dev/solana-rpc")
-	case "devnet", "testnet":
-		return base + "?cluster=" + e.ChainID
-	case "mainnet":
-		return base
-	}
-	return ""
+func (o Options) Explorer() livepage.Explorer {
+	return livepage.Explorer{ChainID: o.ChainID, RPC: o.DevFaucet, PublicURL: o.PublicURL}
 }
 
 // Operations returns the handler of the operations listener

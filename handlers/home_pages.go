@@ -10,6 +10,7 @@ import (
 	"wager/domain/game"
 	"wager/domain/money"
 	"wager/domain/social"
+	"wager/handlers/livepage"
 	"wager/views"
 	"wager/web"
 )
@@ -48,7 +49,7 @@ func (h *homePages) homeView(ctx context.Context) (views.HomeView, error) {
 		return v, err
 	}
 	for _, e := range feed {
-		v.Feed = append(v.Feed, feedLine(e))
+		v.Feed = append(v.Feed, livepage.FeedLine(e))
 	}
 	return v, nil
 }

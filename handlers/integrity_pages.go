@@ -12,6 +12,7 @@ import (
 	"wager/domain/integrity"
 	"wager/domain/money"
 	"wager/handlers/api"
+	"wager/handlers/livepage"
 	"wager/views"
 	"wager/web"
 )
@@ -199,7 +200,7 @@ func caseWords(k integrity.Case) views.IntegrityCase {
 			line += strings.Join(moves, ", ")
 			switch {
 			case r.Reason == "timeout":
-				line += ", " + names[deref(r.WinnerID)] + " won it on time"
+				line += ", " + names[livepage.Deref(r.WinnerID)] + " won it on time"
 			case r.WinnerID != nil:
 				line += ", " + names[*r.WinnerID] + " won it"
 			default:

@@ -9,6 +9,7 @@ import (
 	"wager/domain"
 	"wager/domain/money"
 	"wager/domain/users"
+	"wager/handlers/livepage"
 	"wager/views"
 	"wager/web"
 )
@@ -19,7 +20,7 @@ type walletPages struct {
 	money     *money.Service
 	devFaucet bool
 	chainID   string
-	explorer  Explorer
+	explorer  livepage.Explorer
 	chrome    *chrome
 }
 

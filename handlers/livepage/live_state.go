@@ -1,4 +1,4 @@
-package handlers
+package livepage
 
 import (
 	"encoding/json"
@@ -73,7 +73,7 @@ func (s *gameState) completed(d game.Completed) {
 	s.rematch = &game.Rematch{GameID: d.GameID, RequestedBy: []string{}, Status: "none"}
 	s.review = nil
 	if d.ReviewHeld {
-		s.review = &integrity.Review{GameID: d.GameID, Status: integrity.StatusHeld, WinnerID: deref(d.WinnerID), Reason: d.ReviewReason}
+		s.review = &integrity.Review{GameID: d.GameID, Status: integrity.StatusHeld, WinnerID: Deref(d.WinnerID), Reason: d.ReviewReason}
 	}
 	if s.bets != nil {
 		s.bets.Open = false

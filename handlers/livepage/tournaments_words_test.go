@@ -1,4 +1,4 @@
-package handlers
+package livepage
 
 import (
 	"encoding/json"
@@ -26,12 +26,12 @@ func TestTournamentNotificationsReadRight(t *testing.T) {
 		{notify.TournamentPrize, tournament.PrizeNotice{TournamentID: "t1", Name: "Night arena", Rank: 2, Players: 12, AmountMinor: 1_188_000},
 			"You finished 2nd of 12 in the arena Night arena and won 1.188 USDC.", "/arenas/t1"},
 	} {
-		l := notificationLine(notify.Notification{Type: c.typ, Data: data(c.data)})
+		l := NotificationLine(notify.Notification{Type: c.typ, Data: data(c.data)})
 		if l.Text != c.text || l.Href != c.href {
 			t.Errorf("%s: %q -> %s, want %q -> %s", c.typ, l.Text, l.Href, c.text, c.href)
 		}
 	}
-	l := feedLine(social.Entry{Type: social.ActivityTournamentWon, Actor: social.UserRef{UserID: "id-ann", Username: "ann"},
+	l := FeedLine(social.Entry{Type: social.ActivityTournamentWon, Actor: social.UserRef{UserID: "id-ann", Username: "ann"},
 		Data: data(social.TournamentWon{TournamentID: "t1", Name: "Night arena", Players: 12, PrizeMinor: 1_980_000})})
 	if want := "ann won the arena Night arena (12 players) and 1.98 USDC."; l.Text != want || l.Href != "/arenas/t1" {
 		t.Errorf("tournament_won: %q -> %s, want %q", l.Text, l.Href, want)

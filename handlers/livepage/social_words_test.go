@@ -1,4 +1,4 @@
-package handlers
+package livepage
 
 import (
 	"encoding/json"
@@ -74,7 +74,7 @@ func TestNotificationsAndFeedEntriesReadRight(t *testing.T) {
 		}{20_000}, "You earned 0.02 USDC from a game of someone you referred.", "/referrals"},
 		{"something_later", struct{}{}, "You have a new notification.", "/notifications"},
 	} {
-		l := notificationLine(notify.Notification{Type: c.typ, Data: data(c.data)})
+		l := NotificationLine(notify.Notification{Type: c.typ, Data: data(c.data)})
 		if l.Text != c.text || l.Href != c.href {
 			t.Errorf("%s: %q -> %s, want %q -> %s", c.typ, l.Text, l.Href, c.text, c.href)
 		}
@@ -95,7 +95,7 @@ func TestNotificationsAndFeedEntriesReadRight(t *testing.T) {
 			"ann tipped bob 0.05 USDC.", "/u/ann"},
 		{social.ActivityAchievement, social.AchievementNotice{Name: "Hat trick"}, "ann unlocked Hat trick.", "/u/ann"},
 	} {
-		l := feedLine(social.Entry{Type: c.typ, Actor: ann, Data: data(c.data)})
+		l := FeedLine(social.Entry{Type: c.typ, Actor: ann, Data: data(c.data)})
 		if l.Text != c.text || l.Href != c.href {
 			t.Errorf("%s: %q -> %s, want %q -> %s", c.typ, l.Text, l.Href, c.text, c.href)
 		}
