@@ -86,7 +86,7 @@ type Services struct {
 	// path and runs players' limits, exclusions, age and session.
 	Protection *protection.Service
 	Live       *live.Hub
-	Views      *livepage.LiveViews
+	Views      *livepage.Games
 	// Bots are the demo players (nil: none run).
 	Bots DemoBots
 	// LocalChain is the embedded chain (nil with an external one).
@@ -145,7 +145,7 @@ type App struct {
 	// Live serves the live socket (GET /ws).
 	Live *live.Hub
 	// Views are the game pages' projection of a game's events.
-	Views *livepage.LiveViews
+	Views *livepage.Games
 
 	flags  *flags.Service // GET /feature-flags, the maintenance gate and the abuse controls' switch
 	auth   *auth.Service  // who calls, on every route

@@ -31,7 +31,7 @@ type gamePages struct {
 	market      *market.Service
 	tournaments *tournament.Service
 	bots        DemoBots
-	gameViews   *livepage.LiveViews
+	gameViews   *livepage.Games
 	chrome      *chrome
 }
 

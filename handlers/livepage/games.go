@@ -19,10 +19,10 @@ import (
 	"wager/web"
 )
 
-// LiveViews renders games for the game page and for the live hub: the
+// Games renders games for the game page and for the live hub: the
 // page's view model, the HTML fragments that live events send to pages,
 // and the answer to a room join. It reads what everyone may see.
-type LiveViews struct {
+type Games struct {
 	games     *game.Service
 	pots      *settlement.Service
 	referee   *integrity.Referee
@@ -32,16 +32,16 @@ type LiveViews struct {
 	log       *slog.Logger
 }
 
-// NewLiveViews returns the game presenter: explorer links the settlement's
+// NewGames returns the game presenter: explorer links the settlement's
 // transfers, devWallet offers the embedded chain's dev wallet.
-func NewLiveViews(games *game.Service, pots *settlement.Service, reviews *integrity.Referee, ratings *ranking.Service,
-	explorer Explorer, devWallet bool, log *slog.Logger) *LiveViews {
-	return &LiveViews{games: games, pots: pots, referee: reviews, ratings: ratings, explorer: explorer, devWallet: devWallet, log: log}
+func NewGames(games *game.Service, pots *settlement.Service, reviews *integrity.Referee, ratings *ranking.Service,
+	explorer Explorer, devWallet bool, log *slog.Logger) *Games {
+	return &Games{games: games, pots: pots, referee: reviews, ratings: ratings, explorer: explorer, devWallet: devWallet, log: log}
 }
 
 // GameView gathers what the game page shows; viewer may be nil. The
 // error is the read's.
-func (v *LiveViews) GameView(ctx context.Context, gameID string, viewer *web.Identity) (views.GameView, error) {
+func (v *Games) GameView(ctx context.Context, gameID string, viewer *web.Identity) (views.GameView, error) {
 	st, err := v.readGame(ctx, gameID)
 	if err != nil {
 		return views.GameView{}, err
@@ -71,7 +71,7 @@ type gameState struct {
 
 // readGame reads what the game page shows: the game and its pot, its
 // bets once it started, and what its end did once it is over.
-func (v *LiveViews) readGame(ctx context.Context, gameID string) (gameState, error) {
+func (v *Games) readGame(ctx context.Context, gameID string) (gameState, error) {
 	var st gameState
 	var err error
 	if st.meta, st.view, err = v.games.Snapshot(ctx, gameID); err != nil {
@@ -111,7 +111,7 @@ func (v *LiveViews) readGame(ctx context.Context, gameID string) (gameState, err
 }
 
 // present is a game's page view for viewer (nil: the same for everyone).
-func (v *LiveViews) present(s *gameState, viewer *web.Identity) views.GameView {
+func (v *Games) present(s *gameState, viewer *web.Identity) views.GameView {
 	meta, view := s.meta, s.view
 	st, _ := view.(*rules.RPSView)
 	if st == nil {

@@ -22,7 +22,7 @@ import (
 
 // Open implements live.Pages: it reads what the game page shows, as
 // everyone may see it, once for a room's pages (gameState).
-func (v *LiveViews) Open(ctx context.Context, gameID string) (live.PageState, error) {
+func (v *Games) Open(ctx context.Context, gameID string) (live.PageState, error) {
 	st, err := v.readGame(ctx, gameID)
 	if err != nil {
 		return nil, err
@@ -34,7 +34,7 @@ func (v *LiveViews) Open(ctx context.Context, gameID string) (live.PageState, er
 // page shows it to everyone, as of seq, kept up to date by the room's
 // events alone.
 type livePage struct {
-	views *LiveViews
+	views *Games
 	id    string
 
 	mu   sync.Mutex
@@ -99,7 +99,7 @@ func (p *livePage) Events(evs []live.Event) ([][]byte, bool) {
 }
 
 // chatEvent renders a chat message from its event alone.
-func (v *LiveViews) chatEvent(ctx context.Context, gameID string, ev live.Event) []byte {
+func (v *Games) chatEvent(ctx context.Context, gameID string, ev live.Event) []byte {
 	var m chat.Message
 	if err := json.Unmarshal(ev.Data, &m); err != nil {
 		v.log.Warn("render a live chat message", "game", gameID, "seq", ev.Seq, "err", err)
@@ -113,7 +113,7 @@ func (v *LiveViews) chatEvent(ctx context.Context, gameID string, ev live.Event)
 
 // marketEvent renders a game:market event from its data alone: the market
 // changes with every order, and its panel needs nothing the event lacks.
-func (v *LiveViews) marketEvent(ctx context.Context, gameID string, ev live.Event) []byte {
+func (v *Games) marketEvent(ctx context.Context, gameID string, ev live.Event) []byte {
 	var m market.View
 	if err := json.Unmarshal(ev.Data, &m); err != nil {
 		v.log.Warn("render a live market event", "game", gameID, "seq", ev.Seq, "err", err)
@@ -126,7 +126,7 @@ func (v *LiveViews) marketEvent(ctx context.Context, gameID string, ev live.Even
 }
 
 // Crowd implements live.Pages.
-func (v *LiveViews) Crowd(count int) []byte {
+func (v *Games) Crowd(count int) []byte {
 	var buf bytes.Buffer
 	views.SpectatorCount(count).Render(context.Background(), &buf)
 	return buf.Bytes()
@@ -135,7 +135,7 @@ func (v *LiveViews) Crowd(count int) []byte {
 // Notice implements live.Pages: a new balance replaces the header's
 // (views.NavBalance, out of band, on whatever page the user has open).
 // Other notices show nothing on pages yet.
-func (v *LiveViews) Notice(kind domain.NoticeKind, data json.RawMessage) []byte {
+func (v *Games) Notice(kind domain.NoticeKind, data json.RawMessage) []byte {
 	var c templ.Component
 	switch kind {
 	case domain.NoticeBalance:
@@ -172,7 +172,7 @@ func (v *LiveViews) Notice(kind domain.NoticeKind, data json.RawMessage) []byte 
 
 // Join is live.Kind's Join of games' rooms: the state of an active game and whether the
 // user plays in it (NOT_FOUND, GAME_NOT_ACTIVE).
-func (v *LiveViews) Join(ctx context.Context, gameID, userID string) (live.Joined, error) {
+func (v *Games) Join(ctx context.Context, gameID, userID string) (live.Joined, error) {
 	g, err := v.games.Game(ctx, gameID)
 	if err != nil {
 		return live.Joined{}, err

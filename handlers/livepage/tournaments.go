@@ -18,16 +18,16 @@ import (
 	"wager/web/live"
 )
 
-// TournamentViews renders tournament events for the arena pages, from the
+// Tournaments renders tournament events for the arena pages, from the
 // events' data alone (live.TournamentPages).
-type TournamentViews struct{ log *slog.Logger }
+type Tournaments struct{ log *slog.Logger }
 
-// NewTournamentViews returns the renderer of tournament events.
-func NewTournamentViews(log *slog.Logger) *TournamentViews { return &TournamentViews{log: log} }
+// NewTournaments returns the renderer of tournament events.
+func NewTournaments(log *slog.Logger) *Tournaments { return &Tournaments{log: log} }
 
 // Open is live.Kind's Open of tournaments' rooms: their pages render each
 // event from the event alone (TournamentEvents).
-func (v *TournamentViews) Open(_ context.Context, id string) (live.PageState, error) {
+func (v *Tournaments) Open(_ context.Context, id string) (live.PageState, error) {
 	return live.Stateless(func(evs []live.Event) [][]byte { return v.TournamentEvents(context.Background(), id, evs) }), nil
 }
 
@@ -36,7 +36,7 @@ func (v *TournamentViews) Open(_ context.Context, id string) (live.PageState, er
 // cancellation and the end swap the status and the clock (the end the
 // prizes and final standings too); a pairing shows nothing of its own (the
 // next standings do).
-func (v *TournamentViews) TournamentEvents(ctx context.Context, id string, evs []live.Event) [][]byte {
+func (v *Tournaments) TournamentEvents(ctx context.Context, id string, evs []live.Event) [][]byte {
 	out := make([][]byte, len(evs))
 	for i, ev := range evs {
 		var l views.ArenaLive

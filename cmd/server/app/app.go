@@ -142,10 +142,10 @@ func (a *App) build(ctx context.Context) error {
 		DevFaucet: cfg.DevFaucet && a.LocalChain != nil, EmbeddedChain: cfg.EmbeddedChain(), ChainID: cfg.ChainID(),
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies, CountryHeader: cfg.CountryHeader,
 		CORSOrigins: cfg.CORSOrigins}
-	a.Views = livepage.NewLiveViews(a.Games, a.Settlement, a.Referee, a.Ranking, opts.Explorer(), opts.EmbeddedChain, a.log)
+	a.Views = livepage.NewGames(a.Games, a.Settlement, a.Referee, a.Ranking, opts.Explorer(), opts.EmbeddedChain, a.log)
 	a.Live = live.New(a.Events, a.Views, presence, map[domain.StreamKind]live.Kind{
 		domain.GameStream:       {Join: a.Views.Join, Open: a.Views.Open},
-		domain.TournamentStream: {Join: joinTournament(a.Tournaments), Open: livepage.NewTournamentViews(a.log).Open},
+		domain.TournamentStream: {Join: joinTournament(a.Tournaments), Open: livepage.NewTournaments(a.log).Open},
 	}, announcer.Instance(), a.log, live.Options{})
 	a.HTTP = handlers.New(a.Services, opts, a.log)
 	if unknown := limiter.UnknownOverrides(); len(unknown) > 0 {
