@@ -13,6 +13,7 @@ import (
 	"wager/domain/money"
 	"wager/domain/protection"
 	"wager/domain/users"
+	"wager/handlers/header"
 	"wager/views"
 	"wager/web"
 )
@@ -24,7 +25,7 @@ type adminPages struct {
 	money      *money.Service
 	protection *protection.Service
 	log        *slog.Logger
-	chrome     *chrome
+	header     *header.Header
 }
 
 func (h *adminPages) adminPage(c echo.Context) error {
@@ -65,7 +66,7 @@ func (h *adminPages) adminPage(c echo.Context) error {
 	if name := strings.TrimSpace(c.QueryParam("player")); name != "" {
 		v.Player = h.playerProtectionLine(c, name)
 	}
-	return web.Render(c, http.StatusOK, views.Admin(h.chrome.pageFor(c, "Admin"), v))
+	return web.Render(c, http.StatusOK, views.Admin(h.header.Page(c, "Admin"), v))
 }
 
 // booksView is the reconciliation in words: unattributed USDC is listed

@@ -5,7 +5,8 @@
 // handlers/reference. This package holds the pages: per feature area
 // (games_pages.go) a struct holding only the services its pages call
 // (gamePages), the presenters that turn domain values into view models,
-// the page chrome and the error pages; and the live socket's route (/ws).
+// and the error pages; and the live socket's route (/ws). What every
+// page shows around its content is package handlers/header.
 // The live page projection, what the live hub renders onto pages from
 // room events, is package handlers/livepage: the game and arena pages
 // share its presenters. New gives every feature's API and pages their
@@ -49,6 +50,7 @@ import (
 	"wager/domain/users"
 	"wager/domain/x402"
 	"wager/handlers/api"
+	"wager/handlers/header"
 	"wager/handlers/livepage"
 	"wager/web"
 	"wager/web/live"
@@ -151,7 +153,7 @@ type App struct {
 	auth   *auth.Service  // who calls, on every route
 	x402   *x402.Service  // the abuse controls' charges
 	bots   DemoBots       // never charged by the abuse controls
-	chrome *chrome        // the docs and error pages' header
+	header *header.Header // the docs and error pages' header
 	api    apiHandlers
 	pages  pageHandlers
 
@@ -214,9 +216,9 @@ type pageHandlers struct {
 func New(s Services, o Options, log *slog.Logger) *App {
 	a := &App{Options: o, DB: s.DB, Live: s.Live, Views: s.Views, flags: s.Flags, auth: s.Auth, x402: s.X402,
 		bots: s.Bots, log: log, now: domain.SystemClock, metrics: web.NewMetrics(), started: time.Now()}
-	a.chrome = &chrome{flags: s.Flags, money: s.Money, users: s.Users, notify: s.Notify, protection: s.Protection, log: log}
+	a.header = header.New(s.Flags, s.Money, s.Users, s.Notify, s.Protection, log)
 	a.api = newAPI(s, o, log)
-	a.pages = newPages(s, o, a.chrome, log, a.now)
+	a.pages = newPages(s, o, a.header, log, a.now)
 	a.Protocol = a.LiveProtocol()
 	a.Echo = a.routes()
 	if s.DB != nil {
@@ -261,24 +263,24 @@ func newAPI(s Services, o Options, log *slog.Logger) apiHandlers {
 }
 
 // newPages gives each feature area's pages the services they call.
-func newPages(s Services, o Options, ch *chrome, log *slog.Logger, now domain.Clock) pageHandlers {
+func newPages(s Services, o Options, ch *header.Header, log *slog.Logger, now domain.Clock) pageHandlers {
 	return pageHandlers{
-		admin: &adminPages{flags: s.Flags, money: s.Money, users: s.Users, protection: s.Protection, log: log, chrome: ch},
-		audit: &auditPages{audit: s.Audit, chrome: ch},
-		auth:  &authPages{auth: s.Auth, flags: s.Flags, embeddedChain: o.EmbeddedChain, chrome: ch},
+		admin: &adminPages{flags: s.Flags, money: s.Money, users: s.Users, protection: s.Protection, log: log, header: ch},
+		audit: &auditPages{audit: s.Audit, header: ch},
+		auth:  &authPages{auth: s.Auth, flags: s.Flags, embeddedChain: o.EmbeddedChain, header: ch},
 		games: &gamePages{users: s.Users, games: s.Games, chat: s.Chat, market: s.Market, tournaments: s.Tournaments,
-			bots: s.Bots, gameViews: s.Views, chrome: ch},
-		home:        &homePages{games: s.Games, social: s.Social, chrome: ch},
-		integrity:   &integrityPages{referee: s.Referee, chrome: ch},
+			bots: s.Bots, gameViews: s.Views, header: ch},
+		home:        &homePages{games: s.Games, social: s.Social, header: ch},
+		integrity:   &integrityPages{referee: s.Referee, header: ch},
 		market:      &marketPages{market: s.Market},
-		protection:  &protectionPages{protection: s.Protection, chrome: ch},
-		ranking:     &rankingPages{ranking: s.Ranking, chrome: ch},
-		referrals:   &referralPages{referrals: s.Referrals, chrome: ch},
-		social:      &socialPages{users: s.Users, social: s.Social, notify: s.Notify, chrome: ch},
-		support:     &supportPages{support: s.Support, chrome: ch},
-		tournaments: &tournamentPages{tournaments: s.Tournaments, now: now, chrome: ch},
-		users:       &userPages{users: s.Users, auth: s.Auth, social: s.Social, ranking: s.Ranking, chrome: ch},
-		wallet:      &walletPages{users: s.Users, money: s.Money, chainID: o.ChainID, devFaucet: o.DevFaucet, explorer: o.Explorer(), chrome: ch},
+		protection:  &protectionPages{protection: s.Protection, header: ch},
+		ranking:     &rankingPages{ranking: s.Ranking, header: ch},
+		referrals:   &referralPages{referrals: s.Referrals, header: ch},
+		social:      &socialPages{users: s.Users, social: s.Social, notify: s.Notify, header: ch},
+		support:     &supportPages{support: s.Support, header: ch},
+		tournaments: &tournamentPages{tournaments: s.Tournaments, now: now, header: ch},
+		users:       &userPages{users: s.Users, auth: s.Auth, social: s.Social, ranking: s.Ranking, header: ch},
+		wallet:      &walletPages{users: s.Users, money: s.Money, chainID: o.ChainID, devFaucet: o.DevFaucet, explorer: o.Explorer(), header: ch},
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"wager/domain"
 	"wager/domain/audit"
 	"wager/handlers/api"
+	"wager/handlers/header"
 	"wager/views"
 	"wager/web"
 )
@@ -21,7 +22,7 @@ import (
 // auditPages serve the audit log's page.
 type auditPages struct {
 	audit  *audit.Service
-	chrome *chrome
+	header *header.Header
 }
 
 // auditPagePath: the log's page answers browsers at /admin/audit (the JSON
@@ -61,7 +62,7 @@ func (h *auditPages) auditPage(c echo.Context) error {
 	if len(items) == auditPageSize {
 		v.Older = "/admin/audit?before=" + url.QueryEscape(items[len(items)-1].ID)
 	}
-	return web.Render(c, http.StatusOK, views.Audit(h.chrome.pageFor(c, "Audit log"), v))
+	return web.Render(c, http.StatusOK, views.Audit(h.header.Page(c, "Audit log"), v))
 }
 
 // auditActionWords says each known action in words; others show their

@@ -9,6 +9,7 @@ import (
 
 	"wager/domain/auth"
 	"wager/domain/flags"
+	"wager/handlers/header"
 	"wager/views"
 	"wager/web"
 )
@@ -18,7 +19,7 @@ type authPages struct {
 	auth          *auth.Service
 	flags         *flags.Service
 	embeddedChain bool
-	chrome        *chrome
+	header        *header.Header
 }
 
 func (h *authPages) loginPage(c echo.Context) error {
@@ -26,7 +27,7 @@ func (h *authPages) loginPage(c echo.Context) error {
 	if web.IdentityOf(c) != nil {
 		return c.Redirect(http.StatusSeeOther, next)
 	}
-	return web.Render(c, http.StatusOK, views.Login(h.chrome.pageFor(c, "Sign in"), views.LoginPage{
+	return web.Render(c, http.StatusOK, views.Login(h.header.Page(c, "Sign in"), views.LoginPage{
 		Next: next, DevWallet: h.embeddedChain, Maintenance: h.flags.Enabled(flags.Maintenance)}))
 }
 

@@ -22,5 +22,5 @@ func (a *App) docsPage(c echo.Context) error {
 	a.reference.once.Do(func() {
 		a.reference.ref = reference.Build(a.Docs.Document(), a.Protocol.Document())
 	})
-	return web.Render(c, http.StatusOK, views.Docs(a.chrome.pageFor(c, "API reference"), a.reference.ref))
+	return web.Render(c, http.StatusOK, views.Docs(a.header.Page(c, "API reference"), a.reference.ref))
 }

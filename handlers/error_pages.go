@@ -34,7 +34,7 @@ func (a *App) renderErrorPage(c echo.Context, status int, e *domain.Error) error
 		ep.RetryAfterSeconds = int(api.MaintenanceRetry.Seconds())
 		c.Response().Header().Set("Retry-After", "60")
 	}
-	p := a.chrome.pageFor(c, ep.Title)
+	p := a.header.Page(c, ep.Title)
 	// An error page has nothing live to show, and during maintenance the
 	// socket would be refused over and over.
 	p.Live = false

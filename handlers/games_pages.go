@@ -18,6 +18,7 @@ import (
 	"wager/domain/money"
 	"wager/domain/tournament"
 	"wager/domain/users"
+	"wager/handlers/header"
 	"wager/handlers/livepage"
 	"wager/views"
 	"wager/web"
@@ -32,7 +33,7 @@ type gamePages struct {
 	tournaments *tournament.Service
 	bots        DemoBots
 	gameViews   *livepage.Games
-	chrome      *chrome
+	header      *header.Header
 }
 
 func (h *gamePages) gamePage(c echo.Context) error {
@@ -53,7 +54,7 @@ func (h *gamePages) tvPage(c echo.Context) error {
 		return err
 	}
 	if len(live) == 0 {
-		return web.Render(c, http.StatusOK, views.TVOff(h.chrome.pageFor(c, "TV")))
+		return web.Render(c, http.StatusOK, views.TVOff(h.header.Page(c, "TV")))
 	}
 	return h.renderGamePage(c, live[0].GameID, true)
 }
@@ -95,7 +96,7 @@ func (h *gamePages) renderGamePage(c echo.Context, gameID string, tv bool) error
 	if tv {
 		title = "TV: " + title
 	}
-	return web.Render(c, http.StatusOK, views.GamePage(h.chrome.pageFor(c, title), g))
+	return web.Render(c, http.StatusOK, views.GamePage(h.header.Page(c, title), g))
 }
 
 // gameMove is the page's move button: the player's own choice comes back
@@ -264,7 +265,7 @@ func (h *gamePages) playPage(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		return web.Render(c, http.StatusOK, views.Play(h.chrome.pageFor(c, "Play"), v))
+		return web.Render(c, http.StatusOK, views.Play(h.header.Page(c, "Play"), v))
 	})
 }
 
@@ -293,7 +294,7 @@ func (h *gamePages) playSubmit(c echo.Context) error {
 		if words, ok := stakeRefusal(e); ok {
 			v.Error, v.ShortOfFunds = words, true
 		}
-		return web.Render(c, web.StatusOf(e.Code), views.Play(h.chrome.pageFor(c, "Play"), v))
+		return web.Render(c, web.StatusOf(e.Code), views.Play(h.header.Page(c, "Play"), v))
 	}
 	stake, err := parseUSDC(form.Stake)
 	if err != nil {
@@ -347,7 +348,7 @@ func (h *gamePages) playJoin(c echo.Context) error {
 		if words, ok := stakeRefusal(e); ok {
 			v.Error, v.ShortOfFunds = words, true
 		}
-		return web.Render(c, web.StatusOf(e.Code), views.Play(h.chrome.pageFor(c, "Play"), v))
+		return web.Render(c, web.StatusOf(e.Code), views.Play(h.header.Page(c, "Play"), v))
 	})
 }
 
@@ -397,7 +398,7 @@ func (h *gamePages) playChallengeWait(c echo.Context) error {
 			if err != nil {
 				return err
 			}
-			return web.Render(c, http.StatusOK, views.WaitingFor(h.chrome.pageFor(c, "Waiting for "+to.Username), ch.ID, to.Username))
+			return web.Render(c, http.StatusOK, views.WaitingFor(h.header.Page(c, "Waiting for "+to.Username), ch.ID, to.Username))
 		}
 		return c.Redirect(http.StatusSeeOther, "/play") // answered: the play page, or the game (playerPage)
 	})
@@ -417,7 +418,7 @@ func (h *gamePages) playChallengeCancel(c echo.Context) error {
 
 func (h *gamePages) playWait(c echo.Context) error {
 	return h.playerPage(c, func(*web.Identity) error {
-		return web.Render(c, http.StatusOK, views.Waiting(h.chrome.pageFor(c, "Waiting for an opponent"), c.Param("id")))
+		return web.Render(c, http.StatusOK, views.Waiting(h.header.Page(c, "Waiting for an opponent"), c.Param("id")))
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	"wager/domain/game"
 	"wager/domain/money"
 	"wager/domain/social"
+	"wager/handlers/header"
 	"wager/handlers/livepage"
 	"wager/views"
 	"wager/web"
@@ -19,7 +20,7 @@ import (
 type homePages struct {
 	games  *game.Service
 	social *social.Service
-	chrome *chrome
+	header *header.Header
 }
 
 func (h *homePages) homeView(ctx context.Context) (views.HomeView, error) {
@@ -59,7 +60,7 @@ func (h *homePages) homePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := h.chrome.pageFor(c, "Live games")
+	p := h.header.Page(c, "Live games")
 	p.Feed = true
 	return web.Render(c, http.StatusOK, views.Home(p, v))
 }

@@ -12,6 +12,7 @@ import (
 	"wager/domain/integrity"
 	"wager/domain/money"
 	"wager/handlers/api"
+	"wager/handlers/header"
 	"wager/handlers/livepage"
 	"wager/views"
 	"wager/web"
@@ -20,7 +21,7 @@ import (
 // integrityPages serve the review queue's page and its decisions.
 type integrityPages struct {
 	referee *integrity.Referee
-	chrome  *chrome
+	header  *header.Header
 }
 
 // integrityPagePath: the review queue answers browsers at /admin/integrity
@@ -148,7 +149,7 @@ func (h *integrityPages) renderIntegrity(c echo.Context, status int, v views.Int
 		}
 		v.Cases = append(v.Cases, w)
 	}
-	return web.Render(c, status, views.IntegrityQueue(h.chrome.pageFor(c, "Integrity reviews"), v))
+	return web.Render(c, status, views.IntegrityQueue(h.header.Page(c, "Integrity reviews"), v))
 }
 
 // caseWords is a held game in sentences.

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
 	"wager/db"
 
 	"github.com/uptrace/bun"

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"io/fs"
-	"log/slog"
 	"mime"
 	"net/http"
 	"path"
@@ -12,62 +11,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"wager/domain"
-	"wager/domain/flags"
-	"wager/domain/money"
-	"wager/domain/notify"
-	"wager/domain/protection"
-	"wager/domain/users"
-	"wager/handlers/api"
 	"wager/static"
-	"wager/views"
-	"wager/web"
 )
-
-// chrome reads what every page shows around its own content: the viewer,
-// their balance, avatar, notifications and protection, and the
-// maintenance banner.
-type chrome struct {
-	flags      *flags.Service
-	money      *money.Service
-	users      *users.Service
-	notify     *notify.Service
-	protection *protection.Service
-	log        *slog.Logger
-}
-
-// pageFor returns the chrome of a page for the request's viewer: for a
-// signed-in one their avatar and platform balance (two primary-key reads;
-// the page still renders, without them, when they fail) and the page's
-// live socket, which keeps that balance current. The maintenance banner
-// comes from the flags' in-memory copy, not the database.
-func (h *chrome) pageFor(c echo.Context, title string) views.Page {
-	p := views.Page{Title: title, Path: c.Request().URL.Path, Maintenance: h.flags.Enabled(flags.Maintenance)}
-	id := web.IdentityOf(c)
-	if id == nil {
-		return p
-	}
-	p.User = &views.Viewer{ID: id.UserID, Username: id.Username, IsAdmin: id.Admin}
-	p.CSRFToken = id.CSRFToken
-	// Only a session cookie opens the socket from a page; a page fetched
-	// with a bearer token has nothing to open it with.
-	p.Live = id.Session
-	ctx := c.Request().Context()
-	if b, err := h.money.PlatformBalance(ctx, id.UserID); err != nil {
-		h.log.Warn("page header: read the balance", "user", id.UserID, "err", err)
-	} else {
-		p.User.AvailableMinor, p.User.BalanceKnown = b.AvailableMinor, true
-	}
-	if u, err := h.users.ByID(ctx, id.UserID); err != nil {
-		h.log.Warn("page header: read the avatar", "user", id.UserID, "err", err)
-	} else if url := api.ImageURL(u.AvatarImageID); url != nil {
-		p.User.AvatarURL = *url
-	}
-	p.Bell = h.bellFor(c, id.UserID)
-	if h.protection != nil {
-		p.Protection = h.protectionChrome(c, id)
-	}
-	return p
-}
 
 // serveStatic serves the embedded assets. A request that names the
 // current content hash (?v=) may be cached for a year.

@@ -4,13 +4,13 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"wager/domain"
 	"wager/domain/money"
 	"wager/domain/protection"
+	"wager/handlers/header"
 	"wager/views"
 	"wager/web"
 )
@@ -18,7 +18,7 @@ import (
 // protectionPages serve the responsible play page and its forms.
 type protectionPages struct {
 	protection *protection.Service
-	chrome     *chrome
+	header     *header.Header
 }
 
 // protectionPagePath is the Responsible play page.
@@ -38,51 +38,6 @@ func (h *protectionPages) pageRoutes(r *router) {
 	r.page(http.MethodPost, protectionPagePath+"/limits", h.protectionLimitsSubmit)
 	r.page(http.MethodPost, protectionPagePath+"/exclusion", h.protectionExclusionSubmit)
 	r.page(http.MethodPost, protectionPagePath+"/age", h.protectionAgeSubmit)
-}
-
-// protectionChrome is what a signed-in page shows of the viewer's
-// protection: the banner while money in is closed, and the reality
-// check. It is nil when it cannot be read (the page renders without it).
-func (h *chrome) protectionChrome(c echo.Context, id *web.Identity) *views.ProtectionChrome {
-	ctx := c.Request().Context()
-	st, err := h.protection.StandingOf(ctx, id.UserID, protection.CountryOf(ctx))
-	if err != nil {
-		h.log.Warn("page header: read the protection", "user", id.UserID, "err", err)
-		return nil
-	}
-	ch := &views.ProtectionChrome{ReminderMinutes: st.ReminderMinutes, Now: h.protection.Now().Format(time.RFC3339)}
-	if id.SignedInAt.IsZero() {
-		ch.ReminderMinutes = 0
-	} else {
-		ch.StartedAt = id.SignedInAt.UTC().Format(time.RFC3339)
-	}
-	ch.Banner, ch.Closed = bannerOf(st, h.protection.Config().MinAge)
-	return ch
-}
-
-// What a closed account can still do, in the banner's words.
-const stillOpen = "Withdrawals, selling shares, cancelling orders, redeeming, chat and free games still work."
-
-// bannerOf words the viewer's standing for the banner, and whether money
-// in is closed.
-func bannerOf(st protection.Standing, minAge int) (string, bool) {
-	const closed = "Deposits, stakes, tournament entries, bets, market buys, donations and tips are closed"
-	switch x := st.Exclusion; {
-	case st.Underage:
-		return "This account is for players aged " + strconv.Itoa(minAge) + " or older, and the birth date given for it is younger: it cannot put money in. " +
-			stillOpen, true
-	case x != nil && x.Until == nil:
-		return "You excluded yourself for good. " + closed + " for this account. " + stillOpen, true
-	case x != nil && x.Kind == protection.KindTimeout:
-		return "You are taking a time-out until " + protection.FormatTime(*x.Until) + ". " + closed + " until then. " + stillOpen, true
-	case x != nil:
-		return "You excluded yourself until " + protection.FormatTime(*x.Until) + ". " + closed + " until then. " + stillOpen, true
-	case st.Restricted:
-		return "Play for money is not offered where you are (" + st.Country + "). " + closed + " here. " + stillOpen, true
-	case st.AgeUnconfirmed:
-		return "Confirm your age before you deposit or play for money.", false
-	}
-	return "", false
 }
 
 // exclusionText words a running exclusion for the Responsible play page.
@@ -176,7 +131,7 @@ func (h *protectionPages) protectionPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return web.Render(c, http.StatusOK, views.ResponsiblePlay(h.chrome.pageFor(c, "Responsible play"), v))
+	return web.Render(c, http.StatusOK, views.ResponsiblePlay(h.header.Page(c, "Responsible play"), v))
 }
 
 // protectionRefused renders the page again with the refusal of one of its
@@ -203,7 +158,7 @@ func (h *protectionPages) protectionRefused(c echo.Context, userID, form string,
 		msg = label + " " + reason + "."
 	}
 	v.Error, v.ErrorForm = sentence(msg), form
-	return web.Render(c, web.StatusOf(e.Code), views.ResponsiblePlay(h.chrome.pageFor(c, "Responsible play"), v))
+	return web.Render(c, web.StatusOf(e.Code), views.ResponsiblePlay(h.header.Page(c, "Responsible play"), v))
 }
 
 // protectionLimitsSubmit saves the limits form: only the limits whose

@@ -15,6 +15,7 @@ import (
 	"wager/domain/money"
 	"wager/domain/ranking"
 	"wager/domain/rating"
+	"wager/handlers/header"
 	"wager/views"
 	"wager/web"
 )
@@ -22,7 +23,7 @@ import (
 // rankingPages serve the leaderboards page.
 type rankingPages struct {
 	ranking *ranking.Service
-	chrome  *chrome
+	header  *header.Header
 }
 
 // leaderboardsPage shows one board: ?board=global|friends|<game type>,
@@ -70,7 +71,7 @@ func (h *rankingPages) leaderboardsPage(c echo.Context) error {
 			Losses: r.Losses, Net: signedUSDC(r.NetWinningsMinor), Negative: r.NetWinningsMinor < 0,
 			Rating: ratingText(r.Rating, r.Provisional), Provisional: r.Provisional})
 	}
-	return web.Render(c, http.StatusOK, views.LeaderboardsPage(h.chrome.pageFor(c, "Leaderboards"), v))
+	return web.Render(c, http.StatusOK, views.LeaderboardsPage(h.header.Page(c, "Leaderboards"), v))
 }
 
 func signedUSDC(minor int64) string {

@@ -9,6 +9,7 @@ import (
 
 	"wager/domain/money"
 	"wager/domain/referrals"
+	"wager/handlers/header"
 	"wager/views"
 	"wager/web"
 )
@@ -16,7 +17,7 @@ import (
 // referralPages serve the referrals page and its claim.
 type referralPages struct {
 	referrals *referrals.Service
-	chrome    *chrome
+	header    *header.Header
 }
 
 // referralsPage shows your link, your team by level, your rewards and a
@@ -57,7 +58,7 @@ func (h *referralPages) referralsPage(c echo.Context) error {
 	for _, r := range rewards {
 		v.Rewards = append(v.Rewards, views.ReferralRewardLine{GameID: r.GameID, Text: rewardWords(r)})
 	}
-	return web.Render(c, http.StatusOK, views.ReferralsPage(h.chrome.pageFor(c, "Referrals"), v))
+	return web.Render(c, http.StatusOK, views.ReferralsPage(h.header.Page(c, "Referrals"), v))
 }
 
 // claimReferralsPage is the page's claim button: POST /referrals/me/claim

@@ -12,6 +12,7 @@ import (
 	"wager/domain/notify"
 	"wager/domain/social"
 	"wager/domain/users"
+	"wager/handlers/header"
 	"wager/handlers/livepage"
 	"wager/views"
 	"wager/web"
@@ -22,24 +23,7 @@ type socialPages struct {
 	users  *users.Service
 	notify *notify.Service
 	social *social.Service
-	chrome *chrome
-}
-
-// bellLatest is how many notifications the header's bell lists.
-const bellLatest = 5
-
-// bellFor reads the header's bell of a signed-in user.
-func (h *chrome) bellFor(c echo.Context, userID string) views.Bell {
-	p, err := h.notify.List(c.Request().Context(), userID, false, bellLatest, 0)
-	if err != nil {
-		h.log.Warn("page header: read the notifications", "user", userID, "err", err)
-		return views.Bell{}
-	}
-	b := views.Bell{Unread: p.Unread}
-	for _, n := range p.Items {
-		b.Latest = append(b.Latest, livepage.NotificationLine(n))
-	}
-	return b
+	header *header.Header
 }
 
 // feedOnHome is how many entries the home page's feed shows.
@@ -65,7 +49,7 @@ func (h *socialPages) notificationsPage(c echo.Context) error {
 	if len(p.Items) == pageSize {
 		v.Older = p.Items[len(p.Items)-1].ID
 	}
-	return web.Render(c, http.StatusOK, views.NotificationsPage(h.chrome.pageFor(c, "Notifications"), v))
+	return web.Render(c, http.StatusOK, views.NotificationsPage(h.header.Page(c, "Notifications"), v))
 }
 
 // notificationsRead marks one notification read (:id) or all of them, and
@@ -106,7 +90,7 @@ func (h *socialPages) friendsPage(c echo.Context) error {
 		return err
 	}
 	v.Message = c.QueryParam("done")
-	return web.Render(c, http.StatusOK, views.FriendsPage(h.chrome.pageFor(c, "Friends"), v))
+	return web.Render(c, http.StatusOK, views.FriendsPage(h.header.Page(c, "Friends"), v))
 }
 
 func (h *socialPages) friendsView(c echo.Context, me, search string) (views.FriendsView, error) {

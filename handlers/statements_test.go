@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"unicode"
+
 	"wager/db"
 
 	"github.com/uptrace/bun"

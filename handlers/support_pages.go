@@ -8,6 +8,7 @@ import (
 
 	"wager/domain"
 	"wager/domain/support"
+	"wager/handlers/header"
 	"wager/views"
 	"wager/web"
 )
@@ -15,7 +16,7 @@ import (
 // supportPages serve the support pages of players and staff.
 type supportPages struct {
 	support *support.Service
-	chrome  *chrome
+	header  *header.Header
 }
 
 // supportQueuePagePath: the queue page answers browsers at /admin/support
@@ -114,7 +115,7 @@ func (h *supportPages) renderSupport(c echo.Context, code int, f views.SupportFo
 		v.Tickets = append(v.Tickets, views.SupportLine{Href: "/support/tickets/" + t.ID, Subject: t.Subject,
 			Status: statusWords(t.Status, false), Detail: "Last activity " + views.DateTime(t.UpdatedAt)})
 	}
-	return web.Render(c, code, views.Support(h.chrome.pageFor(c, "Support"), v))
+	return web.Render(c, code, views.Support(h.header.Page(c, "Support"), v))
 }
 
 // formErrors turns a refused form into messages by field; ok is false for
@@ -170,7 +171,7 @@ func (h *supportPages) renderUserTicket(c echo.Context, code int, reply, replyEr
 	v.Reply, v.ReplyError = reply, replyErr
 	v.ReplyAction, v.CloseAction = "/support/tickets/"+t.ID+"/reply", "/support/tickets/"+t.ID+"/close"
 	v.Back, v.BackLabel = "/support", "Back to your tickets"
-	return web.Render(c, code, views.SupportTicket(h.chrome.pageFor(c, t.Subject), v))
+	return web.Render(c, code, views.SupportTicket(h.header.Page(c, t.Subject), v))
 }
 
 // thread is a ticket's view: staff read "Support" for staff and the user's
@@ -275,7 +276,7 @@ func (h *supportPages) supportQueuePage(c echo.Context) error {
 			Status: statusWords(t.Status, true),
 			Detail: "From " + t.User.Username + ", waiting since " + views.DateTime(t.WaitingSince)})
 	}
-	return web.Render(c, http.StatusOK, views.SupportQueue(h.chrome.pageFor(c, "Support queue"), v))
+	return web.Render(c, http.StatusOK, views.SupportQueue(h.header.Page(c, "Support queue"), v))
 }
 
 func (h *supportPages) staffTicketPage(c echo.Context) error {
@@ -296,7 +297,7 @@ func (h *supportPages) renderStaffTicket(c echo.Context, code int, reply, replyE
 	base := supportQueuePagePath + "/" + t.ID
 	v.ReplyAction, v.CloseAction = base+"/reply", base+"/close"
 	v.Back, v.BackLabel = "/admin/support", "Back to the queue"
-	return web.Render(c, code, views.SupportTicket(h.chrome.pageFor(c, t.Subject), v))
+	return web.Render(c, code, views.SupportTicket(h.header.Page(c, t.Subject), v))
 }
 
 func (h *supportPages) staffReply(c echo.Context) error {

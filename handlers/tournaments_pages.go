@@ -15,6 +15,7 @@ import (
 	"wager/domain/game/rules"
 	"wager/domain/money"
 	"wager/domain/tournament"
+	"wager/handlers/header"
 	"wager/handlers/livepage"
 	"wager/views"
 	"wager/web"
@@ -24,7 +25,7 @@ import (
 type tournamentPages struct {
 	tournaments *tournament.Service
 	now         domain.Clock
-	chrome      *chrome
+	header      *header.Header
 }
 
 // pageRoutes registers the arenas' pages: the list with its
@@ -67,7 +68,7 @@ func (h *tournamentPages) renderArenas(c echo.Context, status int, form views.Ar
 	if failure != nil {
 		v.Error = arenaError(failure)
 	}
-	return web.Render(c, status, views.ArenasPage(h.chrome.pageFor(c, "Arenas"), v))
+	return web.Render(c, status, views.ArenasPage(h.header.Page(c, "Arenas"), v))
 }
 
 func arenaCard(t tournament.Tournament) views.ArenaCard {
@@ -235,7 +236,7 @@ func (h *tournamentPages) renderArena(c echo.Context, status int, done string, f
 			}
 		}
 	}
-	return web.Render(c, status, views.ArenaPage(h.chrome.pageFor(c, d.Name), v))
+	return web.Render(c, status, views.ArenaPage(h.header.Page(c, d.Name), v))
 }
 
 // arenaFacts are a tournament's terms, one sentence each.

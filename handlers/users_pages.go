@@ -13,6 +13,7 @@ import (
 	"wager/domain/social"
 	"wager/domain/users"
 	"wager/handlers/api"
+	"wager/handlers/header"
 	"wager/views"
 	"wager/web"
 )
@@ -23,7 +24,7 @@ type userPages struct {
 	auth    *auth.Service
 	social  *social.Service
 	ranking *ranking.Service
-	chrome  *chrome
+	header  *header.Header
 }
 
 func viewProfile(u users.User, viewer *web.Identity) views.Profile {
@@ -66,7 +67,7 @@ func (h *userPages) profilePage(c echo.Context) error {
 		return err
 	}
 	p.IsBot = u.Bot
-	return web.Render(c, http.StatusOK, views.ProfileView(h.chrome.pageFor(c, u.Username), p))
+	return web.Render(c, http.StatusOK, views.ProfileView(h.header.Page(c, u.Username), p))
 }
 
 func (h *userPages) settingsPage(c echo.Context) error {
@@ -88,7 +89,7 @@ func (h *userPages) renderSettings(c echo.Context, status int, u users.User, f v
 		{Kind: string(media.Avatar), URL: p.AvatarURL, Error: imageErr[string(media.Avatar)]},
 		{Kind: string(media.Cover), URL: p.CoverURL, Error: imageErr[string(media.Cover)]},
 	}
-	return web.Render(c, status, views.Settings(h.chrome.pageFor(c, "Settings"), p, f, images))
+	return web.Render(c, status, views.Settings(h.header.Page(c, "Settings"), p, f, images))
 }
 
 // settingsProfile saves the profile form. htmx gets the form back (with
@@ -123,7 +124,7 @@ func (h *userPages) settingsProfile(c echo.Context) error {
 	if c.Request().Header.Get("HX-Request") == "true" {
 		// htmx swaps only 2xx answers by default; errors are shown in the
 		// form, so answer 200 with the form and its messages.
-		return web.Render(c, http.StatusOK, views.SettingsProfileForm(h.chrome.pageFor(c, "Settings"), f))
+		return web.Render(c, http.StatusOK, views.SettingsProfileForm(h.header.Page(c, "Settings"), f))
 	}
 	if err == nil {
 		return c.Redirect(http.StatusSeeOther, "/settings")

@@ -9,6 +9,7 @@ import (
 	"wager/domain"
 	"wager/domain/money"
 	"wager/domain/users"
+	"wager/handlers/header"
 	"wager/handlers/livepage"
 	"wager/views"
 	"wager/web"
@@ -21,7 +22,7 @@ type walletPages struct {
 	devFaucet bool
 	chainID   string
 	explorer  livepage.Explorer
-	chrome    *chrome
+	header    *header.Header
 }
 
 // walletHistoryPage is how many history lines the wallet page shows.
@@ -73,5 +74,5 @@ func (h *walletPages) walletPage(c echo.Context) error {
 	if len(items) == walletHistoryPage {
 		w.Older = "/wallet?before=" + strconv.FormatInt(items[len(items)-1].ID, 10)
 	}
-	return web.Render(c, http.StatusOK, views.Wallet(h.chrome.pageFor(c, "Wallet"), w))
+	return web.Render(c, http.StatusOK, views.Wallet(h.header.Page(c, "Wallet"), w))
 }
