@@ -148,7 +148,7 @@ type wire struct {
 }
 
 // wires are the frames of each kind of room.
-var wires = map[domain.StreamKind]wire{
+var wires = map[domain.StreamKind]*wire{
 	domain.GameStream: {
 		event: func(e Event) any {
 			return EventFrame{Type: "event", Event: e.Name, GameID: e.Stream.ID, Seq: e.Seq, Data: e.Data}
@@ -183,7 +183,7 @@ var wires = map[domain.StreamKind]wire{
 }
 
 // wireOf returns the frames of a kind of room.
-func wireOf(k domain.StreamKind) wire { return wires[k] }
+func wireOf(k domain.StreamKind) *wire { return wires[k] }
 
 func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)

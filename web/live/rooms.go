@@ -82,7 +82,7 @@ const fetchLimit = 500
 // to resync: the sender never waits for a socket.
 type room struct {
 	stream domain.Stream
-	wire   wire
+	wire   *wire  // the kind's frames, shared by its rooms
 	resync []byte // tells a member that fell behind to join again with the last seq it has
 
 	mu      sync.Mutex
