@@ -42,6 +42,7 @@ func (a *App) LiveProtocol() *web.AsyncAPI {
 	events := byName(domain.GameEvents, rules.Events, game.Events, settlement.Events, chat.Events, market.Events, integrity.Events)
 	notices := byName(domain.Notices, game.Notices, chat.Notices, money.Notices, notify.Notices, social.Notices)
 	schemas := settingsSchemas()
+	g, t := live.FramesOf(domain.GameStream), live.FramesOf(domain.TournamentStream)
 	schemas["GameState"] = map[string]any{"description": "A game's state as GET /games/{id}/state answers it: the view of its game type.",
 		"oneOf": []any{map[string]any{"$ref": "#/components/schemas/RulesRPSView"}, map[string]any{"$ref": "#/components/schemas/RulesC4View"}}}
 	return &web.AsyncAPI{
@@ -58,25 +59,27 @@ func (a *App) LiveProtocol() *web.AsyncAPI {
 		Send: []web.Message{{Name: "client message", Summary: "join-game {gameId, lastSeq?}, leave-game {gameId}, join-tournament {tournamentId, lastSeq?}, leave-tournament {tournamentId} or ping",
 			Payload: live.ClientMessage{}}},
 		Receive: []web.Message{
-			{Name: "joined", Summary: "Answers join-game: the game's state as of seq; only events after seq follow.", Payload: live.JoinedFrame{}},
-			{Name: "resumed", Summary: "Answers join-game with a lastSeq whose gap can be replayed: the events after seq follow.", Payload: live.ResumedFrame{}},
+			room(g.Joined, "Answers join-game: the game's state as of seq; only events after seq follow."),
+			room(g.Resumed, "Answers join-game with a lastSeq whose gap can be replayed: the events after seq follow."),
 			{Name: string(domain.EventSpectators), Summary: "The game's spectator count on every instance, at most twice a second: presence, without a seq.", Payload: live.CrowdFrame{}},
-			{Name: "resync", Summary: "The socket fell behind in a room and left it: join again with the last seq you have.", Payload: live.ResyncFrame{}},
+			room(g.Resync, "The socket fell behind in a room and left it: join again with the last seq you have."),
 			{Name: "error", Summary: "A client message failed: NOT_FOUND or GAME_NOT_ACTIVE for a join, VALIDATION_ERROR or INVALID_JSON for a bad message.", Payload: live.ErrorFrame{}},
-			{Name: "left", Summary: "Answers leave-game.", Payload: live.LeftFrame{}},
+			room(g.Left, "Answers leave-game."),
 			{Name: "pong", Summary: "Answers ping.", Payload: live.PongFrame{}},
-			{Name: "joined-tournament", Summary: "Answers join-tournament: the tournament as of seq (as GET /tournaments/{id}); only events after seq follow.",
-				Payload: live.JoinedTournamentFrame{}},
-			{Name: "resumed-tournament", Summary: "Answers join-tournament with a lastSeq whose gap can be replayed: the events after seq follow.",
-				Payload: live.ResumedTournamentFrame{}},
-			{Name: "resync-tournament", Summary: "The socket fell behind in a tournament's room and left it: join again with the last seq you have.",
-				Payload: live.TournamentResyncFrame{}},
-			{Name: "left-tournament", Summary: "Answers leave-tournament.", Payload: live.LeftTournamentFrame{}},
+			room(t.Joined, "Answers join-tournament: the tournament as of seq (as GET /tournaments/{id}); only events after seq follow."),
+			room(t.Resumed, "Answers join-tournament with a lastSeq whose gap can be replayed: the events after seq follow."),
+			room(t.Resync, "The socket fell behind in a tournament's room and left it: join again with the last seq you have."),
+			room(t.Left, "Answers leave-tournament."),
 		},
-		Event: live.EventFrame{}, Notice: live.NoticeFrame{}, Events: events, Notices: notices,
-		TournamentEvent: live.TournamentEventFrame{}, TournamentEvents: byName(domain.TournamentEvents, tournament.Events),
+		Event: g.Event, Notice: live.NoticeFrame{}, Events: events, Notices: notices,
+		TournamentEvent: t.Event, TournamentEvents: byName(domain.TournamentEvents, tournament.Events),
 		Schemas: schemas, Components: []any{rules.RPSView{}, rules.C4View{}, tournament.Detail{}},
 	}
+}
+
+// room is a room's frame as a message of the document.
+func room(f live.Frame, summary string) web.Message {
+	return web.Message{Name: f.Type, Summary: summary, Payload: f.Payload, Schema: f.Schema}
 }
 
 // byName is the data types of the names, as the document keys them, from

@@ -48,6 +48,14 @@ func (q *liveQueries) AfterQuery(ctx context.Context, e *bun.QueryEvent) {
 	}
 }
 
+// apiEvent is an API socket's event frame.
+type apiEvent struct {
+	Type  string           `json:"type"`
+	Event domain.EventName `json:"event"`
+	Seq   int              `json:"seq"`
+	Data  json.RawMessage  `json:"data"`
+}
+
 // watcher is a page's and an API socket's membership of a game's room,
 // and what they received.
 type watcher struct {
@@ -55,8 +63,8 @@ type watcher struct {
 	game       string
 	page, api  *live.Conn
 	queries    *liveQueries
-	events     map[int]live.EventFrame // by seq, as the API socket got them
-	lastPage   string                  // the last fragment of every panel the page got
+	events     map[int]apiEvent // by seq, as the API socket got them
+	lastPage   string           // the last fragment of every panel the page got
 	lastPageAt int
 }
 
@@ -70,7 +78,7 @@ func (a *testApp) watch(t *testing.T, game, viewer string) *watcher {
 		t.Fatal(err)
 	}
 	w := &watcher{a: a, game: game, page: live.NewConn(viewer, live.HTML), api: live.NewConn(viewer, live.JSON),
-		queries: &liveQueries{}, events: map[int]live.EventFrame{}}
+		queries: &liveQueries{}, events: map[int]apiEvent{}}
 	for _, c := range []*live.Conn{w.page, w.api} {
 		if err := a.Live.Join(ctx, c, domain.GameStreamOf(game), m.LastSeq, m.LastSeq, false); err != nil {
 			t.Fatal(err)
@@ -102,7 +110,7 @@ func (w *watcher) step(t *testing.T, what string, do func()) {
 	for got := false; !got; {
 		select {
 		case f := <-w.api.Frames():
-			var e live.EventFrame
+			var e apiEvent
 			if err := json.Unmarshal(f, &e); err != nil {
 				t.Fatalf("%s: API frame %s: %v", what, f, err)
 			}

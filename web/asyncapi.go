@@ -9,10 +9,22 @@ import (
 
 // Message is one kind of WebSocket message: its payload's Go type, whose
 // schema comes from reflection like the OpenAPI document's. A field tagged
-// const:"value" (a frame's type) is that value only.
+// const:"value" (a frame's type) is that value only. Schema names the
+// payload's schema where its type has no name of its own (a type built
+// with reflect.StructOf).
 type Message struct {
 	Name, Summary string
 	Payload       any
+	Schema        string
+}
+
+// payload is the schema of a message's payload.
+func (r *reflector) payload(m Message, dir direction) map[string]any {
+	t := reflect.TypeOf(m.Payload)
+	if m.Schema == "" {
+		return r.schema(t, dir)
+	}
+	return map[string]any{"$ref": "#/components/schemas/" + r.named(m.Schema, t, dir)}
 }
 
 // AsyncAPI describes the live socket: what clients send, the frames the
@@ -71,10 +83,10 @@ func (a *AsyncAPI) Document() map[string]any {
 		}
 	}
 	for _, m := range a.Send {
-		add(messageID("client", m.Name), m.Name, m.Name+" (client)", m.Summary, r.schema(reflect.TypeOf(m.Payload), request), true)
+		add(messageID("client", m.Name), m.Name, m.Name+" (client)", m.Summary, r.payload(m, request), true)
 	}
 	for _, m := range a.Receive {
-		add(messageID("frame", m.Name), m.Name, m.Name, m.Summary, r.schema(reflect.TypeOf(m.Payload), response), false)
+		add(messageID("frame", m.Name), m.Name, m.Name, m.Summary, r.payload(m, response), false)
 	}
 	kinds := func(envelope any, kind string, data map[string]any, summary string) {
 		for _, name := range sortedKeys(data) {

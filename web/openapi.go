@@ -617,7 +617,11 @@ func (r *reflector) element(t reflect.Type, dir direction) map[string]any {
 
 // component registers the named struct t and returns its component name.
 func (r *reflector) component(t reflect.Type, dir direction) string {
-	name := SchemaName(t)
+	return r.named(SchemaName(t), t, dir)
+}
+
+// named registers the struct t as the component name and returns name.
+func (r *reflector) named(name string, t reflect.Type, dir direction) string {
 	if have, ok := r.types[name]; ok {
 		if have != t {
 			panic(fmt.Sprintf("openapi: %v and %v would both be the schema %q", have, t, name))

@@ -2,18 +2,12 @@ package live
 
 import (
 	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
 
 	"wager/domain"
 )
-
-// EventFrame is what an API socket receives for a game event.
-type EventFrame struct {
-	Type   string           `json:"type" const:"event"`
-	Event  domain.EventName `json:"event"`
-	GameID string           `json:"gameId"`
-	Seq    int              `json:"seq" minimum:"1" doc:"the event's number in its game: 1, 2, 3, ... without gaps"`
-	Data   json.RawMessage  `json:"data" type:"object"`
-}
 
 // CrowdData is the data of game:spectators: spectator sockets on every
 // instance.
@@ -31,25 +25,6 @@ type CrowdFrame struct {
 	Data   CrowdData        `json:"data"`
 }
 
-// JoinedFrame is the first frame of a room: the state everyone may see,
-// as of the event numbered seq. Only events after seq follow it.
-type JoinedFrame struct {
-	Type   string          `json:"type" const:"joined"`
-	GameID string          `json:"gameId"`
-	Seq    int             `json:"seq" minimum:"0" doc:"the seq of the last event the state reflects: the events that follow have higher seqs"`
-	Role   string          `json:"role" enum:"player,spectator" doc:"player or spectator"`
-	State  json.RawMessage `json:"state" schema:"GameState" doc:"the same as GET /games/:id/state"`
-}
-
-// ResumedFrame answers a join-game whose lastSeq the room can continue
-// from: exactly the events after seq follow, in order, and then the live
-// ones.
-type ResumedFrame struct {
-	Type   string `json:"type" const:"resumed"`
-	GameID string `json:"gameId"`
-	Seq    int    `json:"seq" minimum:"1" doc:"the lastSeq of the join: the next event is seq + 1"`
-}
-
 // ErrorFrame answers a client message that failed.
 type ErrorFrame struct {
 	Type    string `json:"type" const:"error"`
@@ -58,59 +33,6 @@ type ErrorFrame struct {
 	Message string `json:"message,omitempty"`
 
 	TournamentID string `json:"tournamentId,omitempty" doc:"the tournament of a join-tournament that failed"`
-}
-
-// ResyncFrame tells a socket that fell behind in a room that it left the
-// room: it rejoins with the last seq it has and misses nothing.
-type ResyncFrame struct {
-	Type   string `json:"type" const:"resync"`
-	GameID string `json:"gameId"`
-}
-
-// LeftFrame answers leave-game.
-type LeftFrame struct {
-	Type   string `json:"type" const:"left"`
-	GameID string `json:"gameId"`
-}
-
-// TournamentEventFrame is what an API socket receives for a tournament's
-// event.
-type TournamentEventFrame struct {
-	Type         string           `json:"type" const:"event"`
-	Event        domain.EventName `json:"event"`
-	TournamentID string           `json:"tournamentId"`
-	Seq          int              `json:"seq" minimum:"1" doc:"the event's number in its tournament: 1, 2, 3, ... without gaps"`
-	Data         json.RawMessage  `json:"data" type:"object"`
-}
-
-// JoinedTournamentFrame answers join-tournament: the tournament as of the
-// event numbered seq; only events after seq follow.
-type JoinedTournamentFrame struct {
-	Type         string          `json:"type" const:"joined-tournament"`
-	TournamentID string          `json:"tournamentId"`
-	Seq          int             `json:"seq" minimum:"0" doc:"the seq of the last event the tournament reflects: the events that follow have higher seqs"`
-	Tournament   json.RawMessage `json:"tournament" schema:"TournamentDetail" doc:"the same as GET /tournaments/:id"`
-}
-
-// ResumedTournamentFrame answers a join-tournament whose lastSeq the room
-// can continue from: exactly the events after seq follow.
-type ResumedTournamentFrame struct {
-	Type         string `json:"type" const:"resumed-tournament"`
-	TournamentID string `json:"tournamentId"`
-	Seq          int    `json:"seq" minimum:"1" doc:"the lastSeq of the join: the next event is seq + 1"`
-}
-
-// TournamentResyncFrame tells a socket that fell behind in a tournament's
-// room that it left it: it joins again with the last seq it has.
-type TournamentResyncFrame struct {
-	Type         string `json:"type" const:"resync-tournament"`
-	TournamentID string `json:"tournamentId"`
-}
-
-// LeftTournamentFrame answers leave-tournament.
-type LeftTournamentFrame struct {
-	Type         string `json:"type" const:"left-tournament"`
-	TournamentID string `json:"tournamentId"`
 }
 
 // PongFrame answers ping.
@@ -134,56 +56,160 @@ type ClientMessage struct {
 	TournamentID string `json:"tournamentId,omitempty" doc:"join-tournament and leave-tournament: the tournament"`
 }
 
-// wire is the frames of one kind of room on the wire: the hub's rooms
-// are the same for every kind, their frames name the game or the
-// tournament as the live protocol has always named them.
+// roomNames are how the live protocol names one kind of room: the field
+// that carries its id, the state a join answers with, and its frames'
+// types with their published schema names. A kind's frame types are
+// built from its names (newWire), so that a kind of room is described
+// once instead of declaring again the frames of another kind.
+type roomNames struct {
+	noun  string // in the seqs' descriptions: the event's number in its game
+	id    field  // the room's id, in every frame
+	state field  // what joined carries
+	role  bool   // joined says whether the socket plays
+	crowd bool   // the room counts its spectators and sends the count
+
+	joined, resumed, resync, left frameName
+}
+
+// field is a frame's field: its Go and JSON names, and for the documents
+// the named schema it refers to and its description.
+type field struct{ goName, json, schema, doc string }
+
+// frameName is a frame's type on the wire and its schema's name in the
+// documents.
+type frameName struct{ typ, schema string }
+
+// names are the names of each kind of room; the schema names are the
+// published ones, which generated clients name their types after.
+var names = map[domain.StreamKind]roomNames{
+	domain.GameStream: {noun: "game", id: field{goName: "GameID", json: "gameId"},
+		state: field{"State", "state", "GameState", "the same as GET /games/:id/state"}, role: true, crowd: true,
+		joined: frameName{"joined", "LiveJoinedFrame"}, resumed: frameName{"resumed", "LiveResumedFrame"},
+		resync: frameName{"resync", "LiveResyncFrame"}, left: frameName{"left", "LiveLeftFrame"}},
+	domain.TournamentStream: {noun: "tournament", id: field{goName: "TournamentID", json: "tournamentId"},
+		state:  field{"Tournament", "tournament", "TournamentDetail", "the same as GET /tournaments/:id"},
+		joined: frameName{"joined-tournament", "LiveJoinedTournamentFrame"}, resumed: frameName{"resumed-tournament", "LiveResumedTournamentFrame"},
+		resync: frameName{"resync-tournament", "LiveTournamentResyncFrame"}, left: frameName{"left-tournament", "LiveLeftTournamentFrame"}},
+}
+
+// wire is the frames of one kind of room: Go struct types built from its
+// names, whose JSON encodings are the frames.
 type wire struct {
-	event   func(e Event) any
-	joined  func(id string, j Joined) any
-	resumed func(id string, seq int) any
-	resync  func(id string) any
-	left    func(id string) any
-	errorIn func(f ErrorFrame, id string) ErrorFrame
-	crowd   bool // the room counts its spectators and sends the count
+	roomNames
+	eventType, joinedType, resumedType, resyncType, leftType reflect.Type
+}
+
+var (
+	stringType    = reflect.TypeFor[string]()
+	intType       = reflect.TypeFor[int]()
+	rawType       = reflect.TypeFor[json.RawMessage]()
+	eventNameType = reflect.TypeFor[domain.EventName]()
+)
+
+// structField is a frame's field; rules are the documents' tags
+// (const, doc, minimum, ...).
+func structField(goName, jsonName string, t reflect.Type, rules string) reflect.StructField {
+	return reflect.StructField{Name: goName, Type: t, Tag: reflect.StructTag(strings.TrimSpace(`json:"` + jsonName + `" ` + rules))}
+}
+
+// newWire builds the frame types of a kind of room from its names.
+func newWire(n roomNames) *wire {
+	typ := func(t string) reflect.StructField { return structField("Type", "type", stringType, `const:"`+t+`"`) }
+	id := structField(n.id.goName, n.id.json, stringType, "")
+	seq := func(minimum int, doc string) reflect.StructField {
+		return structField("Seq", "seq", intType, fmt.Sprintf(`minimum:"%d" doc:%q`, minimum, doc))
+	}
+	joined := []reflect.StructField{typ(n.joined.typ), id,
+		seq(0, "the seq of the last event the "+n.state.json+" reflects: the events that follow have higher seqs")}
+	if n.role {
+		joined = append(joined, structField("Role", "role", stringType, `enum:"player,spectator" doc:"player or spectator"`))
+	}
+	joined = append(joined, structField(n.state.goName, n.state.json, rawType, fmt.Sprintf(`schema:%q doc:%q`, n.state.schema, n.state.doc)))
+	return &wire{roomNames: n,
+		eventType: reflect.StructOf([]reflect.StructField{typ("event"), structField("Event", "event", eventNameType, ""), id,
+			seq(1, "the event's number in its "+n.noun+": 1, 2, 3, ... without gaps"), structField("Data", "data", rawType, `type:"object"`)}),
+		joinedType:  reflect.StructOf(joined),
+		resumedType: reflect.StructOf([]reflect.StructField{typ(n.resumed.typ), id, seq(1, "the lastSeq of the join: the next event is seq + 1")}),
+		resyncType:  reflect.StructOf([]reflect.StructField{typ(n.resync.typ), id}),
+		leftType:    reflect.StructOf([]reflect.StructField{typ(n.left.typ), id}),
+	}
 }
 
 // wires are the frames of each kind of room.
-var wires = map[domain.StreamKind]*wire{
-	domain.GameStream: {
-		event: func(e Event) any {
-			return EventFrame{Type: "event", Event: e.Name, GameID: e.Stream.ID, Seq: e.Seq, Data: e.Data}
-		},
-		joined: func(id string, j Joined) any {
-			role := "spectator"
-			if j.Player {
-				role = "player"
-			}
-			return JoinedFrame{Type: "joined", GameID: id, Seq: j.Seq, Role: role, State: j.State}
-		},
-		resumed: func(id string, seq int) any { return ResumedFrame{Type: "resumed", GameID: id, Seq: seq} },
-		resync:  func(id string) any { return ResyncFrame{Type: "resync", GameID: id} },
-		left:    func(id string) any { return LeftFrame{Type: "left", GameID: id} },
-		errorIn: func(f ErrorFrame, id string) ErrorFrame { f.GameID = id; return f },
-		crowd:   true,
-	},
-	domain.TournamentStream: {
-		event: func(e Event) any {
-			return TournamentEventFrame{Type: "event", Event: e.Name, TournamentID: e.Stream.ID, Seq: e.Seq, Data: e.Data}
-		},
-		joined: func(id string, j Joined) any {
-			return JoinedTournamentFrame{Type: "joined-tournament", TournamentID: id, Seq: j.Seq, Tournament: j.State}
-		},
-		resumed: func(id string, seq int) any {
-			return ResumedTournamentFrame{Type: "resumed-tournament", TournamentID: id, Seq: seq}
-		},
-		resync:  func(id string) any { return TournamentResyncFrame{Type: "resync-tournament", TournamentID: id} },
-		left:    func(id string) any { return LeftTournamentFrame{Type: "left-tournament", TournamentID: id} },
-		errorIn: func(f ErrorFrame, id string) ErrorFrame { f.TournamentID = id; return f },
-	},
-}
+var wires = func() map[domain.StreamKind]*wire {
+	out := make(map[domain.StreamKind]*wire, len(names))
+	for k, n := range names {
+		out[k] = newWire(n)
+	}
+	return out
+}()
 
 // wireOf returns the frames of a kind of room.
 func wireOf(k domain.StreamKind) *wire { return wires[k] }
+
+// encode is the frame of type t whose fields, in order, are values
+// (the first, the frame's type, is the type's own).
+func encode(t reflect.Type, values ...any) json.RawMessage {
+	v := reflect.New(t).Elem()
+	v.Field(0).SetString(t.Field(0).Tag.Get("const"))
+	for i, x := range values {
+		v.Field(i + 1).Set(reflect.ValueOf(x))
+	}
+	return mustJSON(v.Interface())
+}
+
+func (w *wire) eventFrame(e Event) json.RawMessage {
+	return encode(w.eventType, e.Name, e.Stream.ID, e.Seq, e.Data)
+}
+
+func (w *wire) joinedFrame(id string, j Joined) json.RawMessage {
+	if !w.role {
+		return encode(w.joinedType, id, j.Seq, j.State)
+	}
+	role := "spectator"
+	if j.Player {
+		role = "player"
+	}
+	return encode(w.joinedType, id, j.Seq, role, j.State)
+}
+
+func (w *wire) resumedFrame(id string, seq int) json.RawMessage {
+	return encode(w.resumedType, id, seq)
+}
+func (w *wire) resyncFrame(id string) json.RawMessage { return encode(w.resyncType, id) }
+func (w *wire) leftFrame(id string) json.RawMessage   { return encode(w.leftType, id) }
+
+// errorIn names the room of an error frame: ErrorFrame has a field for
+// each kind's id.
+func (w *wire) errorIn(f ErrorFrame, id string) ErrorFrame {
+	reflect.ValueOf(&f).Elem().FieldByName(w.id.goName).SetString(id)
+	return f
+}
+
+// Frame is one frame of a kind of room as the documents describe it: its
+// type on the wire, its schema's name and a zero value of its Go type.
+type Frame struct {
+	Type, Schema string
+	Payload      any
+}
+
+// RoomFrames are the frames of a kind of room, for the documents: the
+// envelope of its events and the answers to its joins and leaves.
+type RoomFrames struct {
+	Event                         any
+	Joined, Resumed, Resync, Left Frame
+}
+
+// FramesOf returns the frames of a kind of room.
+func FramesOf(k domain.StreamKind) RoomFrames {
+	w := wireOf(k)
+	frame := func(n frameName, t reflect.Type) Frame {
+		return Frame{Type: n.typ, Schema: n.schema, Payload: reflect.New(t).Elem().Interface()}
+	}
+	return RoomFrames{Event: reflect.New(w.eventType).Elem().Interface(),
+		Joined: frame(w.joined, w.joinedType), Resumed: frame(w.resumed, w.resumedType),
+		Resync: frame(w.resync, w.resyncType), Left: frame(w.left, w.leftType)}
+}
 
 func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)

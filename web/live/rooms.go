@@ -130,7 +130,7 @@ type frame struct {
 
 func newRoom(s domain.Stream, known int) *room {
 	w := wireOf(s.Kind)
-	return &room{stream: s, wire: w, seq: known, resync: mustJSON(w.resync(s.ID)),
+	return &room{stream: s, wire: w, seq: known, resync: w.resyncFrame(s.ID),
 		pending: map[int]Event{}, members: map[*Conn]*member{}}
 }
 
@@ -303,7 +303,7 @@ func (r *room) renderJSON(evs []Event) []frame {
 	frames := make([]frame, len(evs))
 	for i, e := range evs {
 		frames[i] = frame{seq: e.Seq}
-		frames[i].bytes[JSON] = mustJSON(r.wire.event(e))
+		frames[i].bytes[JSON] = r.wire.eventFrame(e)
 	}
 	return frames
 }

@@ -327,9 +327,9 @@ func (h *Hub) join(ctx context.Context, c *Conn, s domain.Stream, lastSeq int) {
 	}
 	after, resumed := resumeAfter(c.Audience, lastSeq, j.Seq)
 	if resumed {
-		c.reply(w.resumed(s.ID, lastSeq))
+		c.reply(w.resumedFrame(s.ID, lastSeq))
 	} else {
-		c.reply(w.joined(s.ID, j))
+		c.reply(w.joinedFrame(s.ID, j))
 	}
 	if err := h.Join(ctx, c, s, after, j.Seq, j.Player); err != nil {
 		h.log.Error("live: join a room", "room", s, "err", err)
@@ -340,7 +340,7 @@ func (h *Hub) join(ctx context.Context, c *Conn, s domain.Stream, lastSeq int) {
 // leave answers a leave-game or leave-tournament.
 func (h *Hub) leave(c *Conn, s domain.Stream) {
 	h.Leave(c, s)
-	c.reply(wireOf(s.Kind).left(s.ID))
+	c.reply(wireOf(s.Kind).leftFrame(s.ID))
 }
 
 // resumeAfter returns the seq a join continues after, and whether that is
