@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -207,8 +206,9 @@ func (e *arenaEngine) play(ctx context.Context, gameID string, users []string) {
 				if !think() {
 					return
 				}
-				rec, ans, err := act(ctx, c, gameID, move(choices[rand.IntN(len(choices))]))
-				if err == nil {
+				rec, ans, outcome := e.r.randomMove(ctx, c, gameID)
+				switch outcome {
+				case moveAnswered:
 					e.mu.Lock()
 					e.moves = append(e.moves, rec.end-rec.start)
 					e.mu.Unlock()
@@ -216,14 +216,7 @@ func (e *arenaEngine) play(ctx context.Context, gameID string, users []string) {
 						endedAt.Store(int64(rec.end))
 						over.Store(true)
 					}
-					return
-				}
-				if ctx.Err() != nil {
-					return
-				}
-				e.r.errs.Add("move: " + errorKind(err))
-				var ae *apiclient.Error
-				if errors.As(err, &ae) && ae.Code == "GAME_NOT_ACTIVE" {
+				case moveGameOver:
 					gone.Store(true)
 				}
 			})

@@ -48,6 +48,38 @@ type playEngine struct {
 
 var choices = []string{"rock", "paper", "scissors"}
 
+// moveOutcome is what a player's random move came to.
+type moveOutcome int
+
+const (
+	moveAnswered    moveOutcome = iota // the server took it (rec and ans tell more)
+	moveCancelled                      // the run ended first
+	moveGameOver                       // GAME_NOT_ACTIVE: the game had ended
+	moveAlreadyMade                    // ALREADY_MOVED: the player's move of the round stands
+	moveFailed                         // any other failure: move again
+)
+
+// randomMove plays a random choice for c in the game; failures are
+// counted in the run's errors.
+func (r *runner) randomMove(ctx context.Context, c *apiclient.Client, gameID string) (actionRecord, actionAnswer, moveOutcome) {
+	rec, ans, err := act(ctx, c, gameID, move(choices[rand.IntN(len(choices))]))
+	if err == nil {
+		return rec, ans, moveAnswered
+	}
+	if ctx.Err() != nil {
+		return rec, ans, moveCancelled
+	}
+	r.errs.Add("move: " + errorKind(err))
+	var ae *apiclient.Error
+	switch {
+	case errors.As(err, &ae) && ae.Code == "GAME_NOT_ACTIVE":
+		return rec, ans, moveGameOver
+	case errors.As(err, &ae) && ae.Code == "ALREADY_MOVED":
+		return rec, ans, moveAlreadyMade
+	}
+	return rec, ans, moveFailed
+}
+
 // stopped reports whether the run is over.
 func (e *playEngine) stopped(ctx context.Context) bool {
 	select {
@@ -124,24 +156,16 @@ func (e *playEngine) playGame(ctx context.Context, t *table, g *gameLog) bool {
 				if !e.pause(ctx, e.thinkTime()) {
 					return
 				}
-				rec, ans, err := act(ctx, p, g.id, move(choices[rand.IntN(len(choices))]))
-				if err == nil {
+				rec, ans, outcome := e.r.randomMove(ctx, p, g.id)
+				switch outcome {
+				case moveAnswered:
 					g.add(rec)
 					if ans.Status != "active" {
 						over.Store(true)
 					}
-					return
-				}
-				if ctx.Err() != nil {
-					return
-				}
-				e.r.errs.Add("move: " + errorKind(err))
-				var ae *apiclient.Error
-				switch {
-				case errors.As(err, &ae) && ae.Code == "GAME_NOT_ACTIVE":
+				case moveGameOver:
 					over.Store(true)
-				case errors.As(err, &ae) && ae.Code == "ALREADY_MOVED":
-				default:
+				case moveFailed:
 					mu.Lock()
 					retry = append(retry, p)
 					mu.Unlock()
