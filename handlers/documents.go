@@ -51,6 +51,7 @@ func (a *App) LiveProtocol() *web.AsyncAPI {
 			"Send join-game {gameId} for joined (the state as of seq) and then every event after seq, in order, each once; " +
 			"after a disconnect, send join-game {gameId, lastSeq} for resumed and exactly the events after lastSeq " +
 			"(or joined with the whole state when the gap is too long to replay). Told to resync, join again with your last seq. " +
+			"A socket that stops reading is closed with 1013 (try again later): reconnect and join again with your last seqs. " +
 			"Spectator counts (game:spectators) are presence, not events: they carry no seq and are never replayed. " +
 			"Tournaments have rooms too: join-tournament {tournamentId, lastSeq?} answers joined-tournament (the tournament as of seq) " +
 			"or resumed-tournament, then its events (tournament:standings at most once a second, tournament:pairing, tournament:finished, ...) " +

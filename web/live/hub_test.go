@@ -452,6 +452,53 @@ func deliverToReaders(t *testing.T, withStuck bool) [2]time.Duration {
 	return [2]time.Duration{all[len(all)/2], all[len(all)*99/100]}
 }
 
+// TestASocketClosedForFallingBehindIsAskedToComeBack: a page that stops
+// reading is closed with 1013 (try again later), after which the page's
+// socket reconnects and joins its rooms again from the seqs it shows; a
+// policy violation (1008) would leave the page silent for good.
+func TestASocketClosedForFallingBehindIsAskedToComeBack(t *testing.T) {
+	s := newMemStore()
+	h := newTestHub(t, s)
+	h.writeWait = time.Second
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.Serve(w, r, Client{UserID: r.URL.Query().Get("user")})
+	}))
+	defer srv.Close()
+	dialer := websocket.Dialer{NetDialContext: smallBufferDial}
+	slow, _, err := dialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http")+"?format=html&user=slow", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	joinGame(t, slow, "g")
+	for h.membersOf("g") < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	conn := h.userConns("slow")[0]
+	for i := 0; !isDone(conn.Done()); i++ {
+		if i == 10_000 {
+			t.Fatal("a socket that reads nothing is still open after 10,000 events")
+		}
+		h.Committed([]Event{s.add("g", "game:test", map[string]int{"i": i})})
+		time.Sleep(time.Millisecond)
+	}
+	slow.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		_, _, err := slow.ReadMessage()
+		if err == nil {
+			continue
+		}
+		var closed *websocket.CloseError
+		if !errors.As(err, &closed) {
+			t.Fatalf("the socket ended without a close frame: %v", err)
+		}
+		if closed.Code != websocket.CloseTryAgainLater {
+			t.Errorf("closed with %d %q, want %d (try again later)", closed.Code, closed.Text, websocket.CloseTryAgainLater)
+		}
+		return
+	}
+}
+
 func joinGame(t *testing.T, ws *websocket.Conn, gameID string) {
 	t.Helper()
 	if err := ws.WriteJSON(ClientMessage{Type: "join-game", GameID: gameID}); err != nil {
@@ -603,6 +650,18 @@ func (h *Hub) membersOf(gameID string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.members)
+}
+
+func (h *Hub) userConns(userID string) []*Conn {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	var out []*Conn
+	if u := h.users[userID]; u != nil {
+		for c := range u.conns {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func (h *Hub) connsOf(userID string) int {

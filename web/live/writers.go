@@ -146,7 +146,10 @@ func (s *socket) write() {
 	var err error
 	select {
 	case <-c.done:
-		s.ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "too far behind"))
+		// Try again later (1013), not a policy violation: a page's socket
+		// reconnects after it and joins its rooms again from the seqs it
+		// shows, where a policy code would leave the page silent for good.
+		s.ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseTryAgainLater, "too far behind"))
 		s.flush()
 		// The connection ends a moment later, not now: closed while the
 		// client still sends, it would be reset, and the client would read
