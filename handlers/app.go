@@ -35,6 +35,7 @@ import (
 	"wager/domain/eventlog"
 	"wager/domain/flags"
 	"wager/domain/game"
+	"wager/domain/gamelog"
 	"wager/domain/integrity"
 	"wager/domain/market"
 	"wager/domain/money"
@@ -70,6 +71,7 @@ type Services struct {
 	Games      *game.Service
 	Chat       *chat.Service
 	Settlement *settlement.Service
+	GamesLog   *gamelog.Log
 	Market     *market.Service
 	X402       *x402.Service
 	Notify     *notify.Service
@@ -171,25 +173,26 @@ type App struct {
 // apiHandlers are the JSON API of each feature area, each given the
 // services it calls.
 type apiHandlers struct {
-	admin       *api.Admin
-	audit       *api.Audit
-	auth        *api.Auth
-	bets        *api.Bets
-	chat        *api.Chat
-	donations   *api.Donations
-	games       *api.Games
-	integrity   *api.Integrity
-	market      *api.Market
-	payments    *api.Payments
-	protection  *api.Protection
-	ranking     *api.Ranking
-	referrals   *api.Referrals
-	social      *api.Social
-	support     *api.Support
-	tips        *api.Tips
-	tournaments *api.Tournaments
-	users       *api.Users
-	wallet      *api.Wallet
+	admin        *api.Admin
+	audit        *api.Audit
+	auth         *api.Auth
+	bets         *api.Bets
+	chat         *api.Chat
+	donations    *api.Donations
+	games        *api.Games
+	integrity    *api.Integrity
+	market       *api.Market
+	payments     *api.Payments
+	protection   *api.Protection
+	ranking      *api.Ranking
+	referrals    *api.Referrals
+	social       *api.Social
+	support      *api.Support
+	tips         *api.Tips
+	tournaments  *api.Tournaments
+	transparency *api.Transparency
+	users        *api.Users
+	wallet       *api.Wallet
 }
 
 // pageHandlers are the pages of each feature area, each given the
@@ -240,25 +243,26 @@ func New(s Services, o Options, log *slog.Logger) *App {
 // newAPI gives each feature area's JSON handlers the services they call.
 func newAPI(s Services, o Options, log *slog.Logger) apiHandlers {
 	return apiHandlers{
-		admin:       &api.Admin{Flags: s.Flags, Money: s.Money, Log: log},
-		audit:       &api.Audit{Audit: s.Audit},
-		auth:        &api.Auth{Auth: s.Auth, Flags: s.Flags, PublicURL: o.PublicURL},
-		bets:        &api.Bets{Users: s.Users, Settlement: s.Settlement},
-		chat:        &api.Chat{Chat: s.Chat},
-		donations:   &api.Donations{Users: s.Users, Settlement: s.Settlement},
-		games:       api.NewGames(s.Users, s.Settlement, s.Games, s.Events, s.Live),
-		integrity:   &api.Integrity{Users: s.Users, Links: s.Links, Referee: s.Referee},
-		market:      &api.Market{Market: s.Market},
-		payments:    &api.Payments{Users: s.Users, Flags: s.Flags, X402: s.X402},
-		protection:  &api.Protection{Users: s.Users, Protection: s.Protection},
-		ranking:     &api.Ranking{Ranking: s.Ranking},
-		referrals:   &api.Referrals{Referrals: s.Referrals},
-		social:      &api.Social{Social: s.Social, Notify: s.Notify},
-		support:     &api.Support{Support: s.Support},
-		tips:        &api.Tips{Users: s.Users, Tips: s.Tips},
-		tournaments: &api.Tournaments{Tournaments: s.Tournaments},
-		users:       &api.Users{Users: s.Users, Auth: s.Auth, Protection: s.Protection},
-		wallet:      &api.Wallet{Users: s.Users, Money: s.Money, LocalChain: s.LocalChain, DevFaucet: o.DevFaucet},
+		admin:        &api.Admin{Flags: s.Flags, Money: s.Money, Log: log},
+		audit:        &api.Audit{Audit: s.Audit},
+		auth:         &api.Auth{Auth: s.Auth, Flags: s.Flags, PublicURL: o.PublicURL},
+		bets:         &api.Bets{Users: s.Users, Settlement: s.Settlement},
+		chat:         &api.Chat{Chat: s.Chat},
+		donations:    &api.Donations{Users: s.Users, Settlement: s.Settlement},
+		games:        api.NewGames(s.Users, s.Settlement, s.Games, s.Events, s.Live),
+		integrity:    &api.Integrity{Users: s.Users, Links: s.Links, Referee: s.Referee},
+		market:       &api.Market{Market: s.Market},
+		payments:     &api.Payments{Users: s.Users, Flags: s.Flags, X402: s.X402},
+		protection:   &api.Protection{Users: s.Users, Protection: s.Protection},
+		ranking:      &api.Ranking{Ranking: s.Ranking},
+		referrals:    &api.Referrals{Referrals: s.Referrals},
+		social:       &api.Social{Social: s.Social, Notify: s.Notify},
+		support:      &api.Support{Support: s.Support},
+		tips:         &api.Tips{Users: s.Users, Tips: s.Tips},
+		tournaments:  &api.Tournaments{Tournaments: s.Tournaments},
+		transparency: &api.Transparency{Log: s.GamesLog},
+		users:        &api.Users{Users: s.Users, Auth: s.Auth, Protection: s.Protection},
+		wallet:       &api.Wallet{Users: s.Users, Money: s.Money, LocalChain: s.LocalChain, DevFaucet: o.DevFaucet},
 	}
 }
 

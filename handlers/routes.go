@@ -107,6 +107,7 @@ func (a *App) routes() *echo.Echo {
 	p.protection.pageRoutes(r)
 	j.payments.Routes(r)
 	j.tournaments.Routes(r)
+	j.transparency.Routes(r)
 	j.wallet.Routes(r)
 	j.admin.Routes(r)
 	j.audit.Routes(r)
@@ -199,6 +200,7 @@ var tagDescriptions = map[string]string{
 	"support":      "Support tickets and their messages.",
 	"payments":     "HTTP 402: paying the x402 charge of a request past its abuse threshold.",
 	"wallet":       "Platform balance, deposits, transfers, withdrawals and the wallet's history.",
+	"transparency": "The public log of games, which anyone can check without trusting the platform: signed checkpoints, hash tiles (golang.org/x/mod/sumdb/tlog) and each game's record with its inclusion proof.",
 	"tournaments":  "Tournaments (arenas): for a set time their players are paired again and again into free games, scored, and paid prizes from the entry fees at the end.",
 	"protection":   "Player protection: deposit, loss and stake limits, time-outs and self-exclusion, the age confirmation and the session's reality check.",
 	"admin":        "Staff only: feature flags, reconciliation, support queue, integrity reviews, players' protection and the audit log.",
@@ -331,6 +333,9 @@ func (r *router) Asset(method, path string, h echo.HandlerFunc, op web.Op) {
 	r.add(method, path, h)
 	r.docs.Add(method, path, op)
 }
+
+// Files registers a public tree of non-JSON resources, undocumented.
+func (r *router) Files(path string, h echo.HandlerFunc) { r.add(http.MethodGet, path, h) }
 
 // page registers a browser page: HTML errors, the session cookie (with
 // CSRF on state changes), the maintenance page, no version check.

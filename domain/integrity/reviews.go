@@ -126,6 +126,13 @@ type Referee struct {
 	market MarketCloser
 	notify Notifier
 	events *eventlog.Log
+	log    GamesLog
+}
+
+// GamesLog is the public log of games: a decided review makes a held
+// game's money final.
+type GamesLog interface {
+	Final(tx db.Tx, gameID, integrity string) error
 }
 
 // RefereeDeps are what a Referee works with.
@@ -136,12 +143,13 @@ type RefereeDeps struct {
 	Market MarketCloser
 	Notify Notifier
 	Events *eventlog.Log // where the room hears of a decided review
+	Log    GamesLog
 }
 
 // NewReferee returns the review service.
 func NewReferee(bdb *bun.DB, now domain.Clock, d RefereeDeps) *Referee {
 	return &Referee{db: bdb, now: now, links: d.Links, games: d.Games, bets: d.Bets, market: d.Market, notify: d.Notify,
-		events: d.Events}
+		events: d.Events, log: d.Log}
 }
 
 // ReadEnd pays out a finished game (see settlement.Service.StartSettle):
@@ -357,6 +365,9 @@ func (r *Referee) decide(ctx context.Context, actorID, gameID, reason string, vo
 		}
 		out.finish()
 		if err := audit.Record(ctx, tx, audit.Entry{ActorID: actorID, Action: action, Target: audit.GameTarget(id), Data: out, At: now}); err != nil {
+			return err
+		}
+		if err := r.log.Final(tx, id, status); err != nil {
 			return err
 		}
 		public := out

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"wager/db"
 	"wager/domain"
 	"wager/domain/game"
+	"wager/domain/gamelog"
 	"wager/domain/market/engine"
 	"wager/domain/money"
 )
@@ -179,4 +181,22 @@ func (s *Service) Redeem(ctx context.Context, userID, gameID string) (Redeemed, 
 func (s *Service) ReadOpen(reads *db.Reads, gameID string, paid *int64, holders *[]string) {
 	reads.Column(paid, "SELECT coalesce((SELECT paid_minor FROM markets WHERE game_id = ? AND status = 'open'), 0)", gameID)
 	reads.Column(db.JSON(holders), "SELECT coalesce(json_agg(DISTINCT user_id), '[]') FROM market_positions WHERE game_id = ?", gameID)
+}
+
+// Payouts are what a resolved market pays its holders, one each, in user
+// id order: their shares at the resolution's prices, redeemed or not
+// (gamelog.PayoutMarket). A market not resolved (none, or held for
+// review) pays nothing yet.
+func (s *Service) Payouts(ctx context.Context, idb bun.IDB, gameID string) ([]gamelog.Payout, error) {
+	out := []gamelog.Payout{}
+	if err := idb.NewRaw(`SELECT p.user_id, sum(coalesce(p.redeemed_minor, 0) + p.shares *
+			CASE WHEN p.outcome_id = m.outcomes[1] THEN m.resolution[1] ELSE m.resolution[2] END) AS amount_minor, ? AS kind
+		FROM market_positions AS p JOIN markets AS m ON m.game_id = p.game_id
+		WHERE p.game_id = ? AND m.status = 'resolved'
+		GROUP BY p.user_id HAVING sum(coalesce(p.redeemed_minor, 0) + p.shares *
+			CASE WHEN p.outcome_id = m.outcomes[1] THEN m.resolution[1] ELSE m.resolution[2] END) > 0
+		ORDER BY p.user_id`, gamelog.PayoutMarket, gameID).Scan(ctx, &out); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("read what the market of game %s paid: %w", gameID, err)
+	}
+	return out, nil
 }

@@ -31,6 +31,10 @@ type Router interface {
 	SignIn(method, path string, h echo.HandlerFunc, op web.Op)
 	// Asset registers a public non-JSON resource.
 	Asset(method, path string, h echo.HandlerFunc, op web.Op)
+	// Files registers a public tree of non-JSON resources under a path
+	// ending in /*, whose names OpenAPI cannot describe (several path
+	// segments): the operation that leads to them describes them.
+	Files(path string, h echo.HandlerFunc)
 }
 
 // MaintenanceRetry is the Retry-After of a maintenance answer.

@@ -1445,6 +1445,19 @@ type GameStarted struct {
 	TournamentId *string `json:"tournamentId,omitempty"`
 }
 
+// GamelogProof defines model for GamelogProof.
+type GamelogProof struct {
+	// Checkpoint the signed checkpoint the proof is against
+	Checkpoint string `json:"checkpoint"`
+
+	// InclusionProof the hashes, standard base64, from the record's leaf to the checkpoint's root (tlog.CheckRecord)
+	InclusionProof [][]byte `json:"inclusionProof"`
+	Index          int64    `json:"index"`
+
+	// Record the record's exact bytes, standard base64
+	Record []byte `json:"record"`
+}
+
 // HandshakeRequest defines model for HandshakeRequest.
 type HandshakeRequest struct {
 	// WalletAddress base58 Solana address
@@ -3727,6 +3740,12 @@ type GetGamesByIdPotParams struct {
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
 
+// GetGamesByIdRecordParams defines parameters for GetGamesByIdRecord.
+type GetGamesByIdRecordParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
 // DeleteGamesByIdRematchParams defines parameters for DeleteGamesByIdRematch.
 type DeleteGamesByIdRematchParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
@@ -4052,6 +4071,24 @@ type PostTournamentsByIdJoinParams struct {
 
 // PostTournamentsByIdWithdrawParams defines parameters for PostTournamentsByIdWithdraw.
 type PostTournamentsByIdWithdrawParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// GetTransparencyCheckpointParams defines parameters for GetTransparencyCheckpoint.
+type GetTransparencyCheckpointParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// GetTransparencyKeyParams defines parameters for GetTransparencyKey.
+type GetTransparencyKeyParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// GetTransparencyRecordsByIndexParams defines parameters for GetTransparencyRecordsByIndex.
+type GetTransparencyRecordsByIndexParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
@@ -5064,6 +5101,13 @@ type ClientInterface interface {
 	// Corresponds with GET /games/{id}/pot (the `GetGamesByIdPot` operationId).
 	GetGamesByIdPot(ctx context.Context, id string, params *GetGamesByIdPotParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetGamesByIdRecord A game's record in the public log, with its inclusion proof in the latest checkpoint
+	//
+	// 404 until the game's money is final and the game logged (its end, or for a game held for review its release or void). Check it with tlog.CheckRecord(inclusionProof, size, root, index, tlog.RecordHash(record)).
+	//
+	// Corresponds with GET /games/{id}/record (the `GetGamesByIdRecord` operationId).
+	GetGamesByIdRecord(ctx context.Context, id string, params *GetGamesByIdRecordParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DeleteGamesByIdRematch Withdraw your rematch request
 	//
 	// Corresponds with DELETE /games/{id}/rematch (the `DeleteGamesByIdRematch` operationId).
@@ -5423,6 +5467,27 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /tournaments/{id}/withdraw (the `PostTournamentsByIdWithdraw` operationId).
 	PostTournamentsByIdWithdraw(ctx context.Context, id string, params *PostTournamentsByIdWithdrawParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTransparencyCheckpoint The public log of games' latest checkpoint: a signed note
+	//
+	// Three lines, the C2SP tlog-checkpoint text: the log's origin, its size in decimal and its root hash (RFC 6962, as golang.org/x/mod/sumdb/tlog computes it) in standard base64, then the signature (golang.org/x/mod/sumdb/note) by the key GET /transparency/key gives. The tree's hash tiles are at /transparency/ followed by the path tlog.Tile.Path() gives, height 8, so that tlog.TileHashReader reads the log: tile/8/L/NNN for a full tile (never changes), tile/8/L/NNN.p/W for a partial one; 404 for a tile the latest tree does not have.
+	//
+	// Corresponds with GET /transparency/checkpoint (the `GetTransparencyCheckpoint` operationId).
+	GetTransparencyCheckpoint(ctx context.Context, params *GetTransparencyCheckpointParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTransparencyKey The key that verifies the log's checkpoints
+	//
+	// In note.NewVerifier's format: origin+hash+base64.
+	//
+	// Corresponds with GET /transparency/key (the `GetTransparencyKey` operationId).
+	GetTransparencyKey(ctx context.Context, params *GetTransparencyKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTransparencyRecordsByIndex A record of the log by its index: its exact bytes, which the tree hashes
+	//
+	// A JSON object (see the API's Verifiability section); never changes.
+	//
+	// Corresponds with GET /transparency/records/{index} (the `GetTransparencyRecordsByIndex` operationId).
+	GetTransparencyRecordsByIndex(ctx context.Context, index string, params *GetTransparencyRecordsByIndexParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetUsernamesByUsername Public profile by username
 	//
@@ -6927,6 +6992,23 @@ func (c *Client) GetGamesByIdPot(ctx context.Context, id string, params *GetGame
 	return c.Client.Do(req)
 }
 
+// GetGamesByIdRecord A game's record in the public log, with its inclusion proof in the latest checkpoint
+//
+// 404 until the game's money is final and the game logged (its end, or for a game held for review its release or void). Check it with tlog.CheckRecord(inclusionProof, size, root, index, tlog.RecordHash(record)).
+//
+// Corresponds with GET /games/{id}/record (the `GetGamesByIdRecord` operationId).
+func (c *Client) GetGamesByIdRecord(ctx context.Context, id string, params *GetGamesByIdRecordParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetGamesByIdRecordRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // DeleteGamesByIdRematch Withdraw your rematch request
 //
 // Corresponds with DELETE /games/{id}/rematch (the `DeleteGamesByIdRematch` operationId).
@@ -7777,6 +7859,57 @@ func (c *Client) PostTournamentsByIdJoin(ctx context.Context, id string, params 
 // Corresponds with POST /tournaments/{id}/withdraw (the `PostTournamentsByIdWithdraw` operationId).
 func (c *Client) PostTournamentsByIdWithdraw(ctx context.Context, id string, params *PostTournamentsByIdWithdrawParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostTournamentsByIdWithdrawRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTransparencyCheckpoint The public log of games' latest checkpoint: a signed note
+//
+// Three lines, the C2SP tlog-checkpoint text: the log's origin, its size in decimal and its root hash (RFC 6962, as golang.org/x/mod/sumdb/tlog computes it) in standard base64, then the signature (golang.org/x/mod/sumdb/note) by the key GET /transparency/key gives. The tree's hash tiles are at /transparency/ followed by the path tlog.Tile.Path() gives, height 8, so that tlog.TileHashReader reads the log: tile/8/L/NNN for a full tile (never changes), tile/8/L/NNN.p/W for a partial one; 404 for a tile the latest tree does not have.
+//
+// Corresponds with GET /transparency/checkpoint (the `GetTransparencyCheckpoint` operationId).
+func (c *Client) GetTransparencyCheckpoint(ctx context.Context, params *GetTransparencyCheckpointParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTransparencyCheckpointRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTransparencyKey The key that verifies the log's checkpoints
+//
+// In note.NewVerifier's format: origin+hash+base64.
+//
+// Corresponds with GET /transparency/key (the `GetTransparencyKey` operationId).
+func (c *Client) GetTransparencyKey(ctx context.Context, params *GetTransparencyKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTransparencyKeyRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTransparencyRecordsByIndex A record of the log by its index: its exact bytes, which the tree hashes
+//
+// A JSON object (see the API's Verifiability section); never changes.
+//
+// Corresponds with GET /transparency/records/{index} (the `GetTransparencyRecordsByIndex` operationId).
+func (c *Client) GetTransparencyRecordsByIndex(ctx context.Context, index string, params *GetTransparencyRecordsByIndexParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTransparencyRecordsByIndexRequest(c.Server, index, params)
 	if err != nil {
 		return nil, err
 	}
@@ -11713,6 +11846,55 @@ func NewGetGamesByIdPotRequest(server string, id string, params *GetGamesByIdPot
 	return req, nil
 }
 
+// NewGetGamesByIdRecordRequest constructs an http.Request for the GetGamesByIdRecord method
+func NewGetGamesByIdRecordRequest(server string, id string, params *GetGamesByIdRecordParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/games/%s/record", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewDeleteGamesByIdRematchRequest constructs an http.Request for the DeleteGamesByIdRematch method
 func NewDeleteGamesByIdRematchRequest(server string, id string, params *DeleteGamesByIdRematchParams) (*http.Request, error) {
 	var err error
@@ -14061,6 +14243,139 @@ func NewPostTournamentsByIdWithdrawRequest(server string, id string, params *Pos
 	return req, nil
 }
 
+// NewGetTransparencyCheckpointRequest constructs an http.Request for the GetTransparencyCheckpoint method
+func NewGetTransparencyCheckpointRequest(server string, params *GetTransparencyCheckpointParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/transparency/checkpoint")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetTransparencyKeyRequest constructs an http.Request for the GetTransparencyKey method
+func NewGetTransparencyKeyRequest(server string, params *GetTransparencyKeyParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/transparency/key")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetTransparencyRecordsByIndexRequest constructs an http.Request for the GetTransparencyRecordsByIndex method
+func NewGetTransparencyRecordsByIndexRequest(server string, index string, params *GetTransparencyRecordsByIndexParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "index", index, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/transparency/records/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetUsernamesByUsernameRequest constructs an http.Request for the GetUsernamesByUsername method
 func NewGetUsernamesByUsernameRequest(server string, username string, params *GetUsernamesByUsernameParams) (*http.Request, error) {
 	var err error
@@ -16006,6 +16321,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /games/{id}/pot (the `GetGamesByIdPot` operationId).
 	GetGamesByIdPotWithResponse(ctx context.Context, id string, params *GetGamesByIdPotParams, reqEditors ...RequestEditorFn) (*GetGamesByIdPotResponse, error)
 
+	// GetGamesByIdRecordWithResponse A game's record in the public log, with its inclusion proof in the latest checkpoint
+	//
+	// 404 until the game's money is final and the game logged (its end, or for a game held for review its release or void). Check it with tlog.CheckRecord(inclusionProof, size, root, index, tlog.RecordHash(record)).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /games/{id}/record (the `GetGamesByIdRecord` operationId).
+	GetGamesByIdRecordWithResponse(ctx context.Context, id string, params *GetGamesByIdRecordParams, reqEditors ...RequestEditorFn) (*GetGamesByIdRecordResponse, error)
+
 	// DeleteGamesByIdRematchWithResponse Withdraw your rematch request
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -16425,6 +16749,33 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /tournaments/{id}/withdraw (the `PostTournamentsByIdWithdraw` operationId).
 	PostTournamentsByIdWithdrawWithResponse(ctx context.Context, id string, params *PostTournamentsByIdWithdrawParams, reqEditors ...RequestEditorFn) (*PostTournamentsByIdWithdrawResponse, error)
+
+	// GetTransparencyCheckpointWithResponse The public log of games' latest checkpoint: a signed note
+	//
+	// Three lines, the C2SP tlog-checkpoint text: the log's origin, its size in decimal and its root hash (RFC 6962, as golang.org/x/mod/sumdb/tlog computes it) in standard base64, then the signature (golang.org/x/mod/sumdb/note) by the key GET /transparency/key gives. The tree's hash tiles are at /transparency/ followed by the path tlog.Tile.Path() gives, height 8, so that tlog.TileHashReader reads the log: tile/8/L/NNN for a full tile (never changes), tile/8/L/NNN.p/W for a partial one; 404 for a tile the latest tree does not have.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /transparency/checkpoint (the `GetTransparencyCheckpoint` operationId).
+	GetTransparencyCheckpointWithResponse(ctx context.Context, params *GetTransparencyCheckpointParams, reqEditors ...RequestEditorFn) (*GetTransparencyCheckpointResponse, error)
+
+	// GetTransparencyKeyWithResponse The key that verifies the log's checkpoints
+	//
+	// In note.NewVerifier's format: origin+hash+base64.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /transparency/key (the `GetTransparencyKey` operationId).
+	GetTransparencyKeyWithResponse(ctx context.Context, params *GetTransparencyKeyParams, reqEditors ...RequestEditorFn) (*GetTransparencyKeyResponse, error)
+
+	// GetTransparencyRecordsByIndexWithResponse A record of the log by its index: its exact bytes, which the tree hashes
+	//
+	// A JSON object (see the API's Verifiability section); never changes.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /transparency/records/{index} (the `GetTransparencyRecordsByIndex` operationId).
+	GetTransparencyRecordsByIndexWithResponse(ctx context.Context, index string, params *GetTransparencyRecordsByIndexParams, reqEditors ...RequestEditorFn) (*GetTransparencyRecordsByIndexResponse, error)
 
 	// GetUsernamesByUsernameWithResponse Public profile by username
 	//
@@ -21960,6 +22311,89 @@ func (r GetGamesByIdPotResponse) ContentType() string {
 	return ""
 }
 
+type GetGamesByIdRecordResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *GamelogProof
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestError
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundError
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequiredError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailableError
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetGamesByIdRecordResponse) GetJSON200() *GamelogProof {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetGamesByIdRecordResponse) GetJSON400() *BadRequestError {
+	return r.JSON400
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r GetGamesByIdRecordResponse) GetJSON402() *PaymentRequiredError {
+	return r.JSON402
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetGamesByIdRecordResponse) GetJSON404() *NotFoundError {
+	return r.JSON404
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r GetGamesByIdRecordResponse) GetJSON426() *UpgradeRequiredError {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetGamesByIdRecordResponse) GetJSON503() *ServiceUnavailableError {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetGamesByIdRecordResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetGamesByIdRecordResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetGamesByIdRecordResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetGamesByIdRecordResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetGamesByIdRecordResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type DeleteGamesByIdRematchResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25567,6 +26001,150 @@ func (r PostTournamentsByIdWithdrawResponse) ContentType() string {
 	return ""
 }
 
+type GetTransparencyCheckpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetTransparencyCheckpointResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTransparencyCheckpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTransparencyCheckpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTransparencyCheckpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTransparencyCheckpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetTransparencyKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetTransparencyKeyResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTransparencyKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTransparencyKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTransparencyKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTransparencyKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetTransparencyRecordsByIndexResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *openapi_types.File
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundError
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTransparencyRecordsByIndexResponse) GetJSON200() *openapi_types.File {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetTransparencyRecordsByIndexResponse) GetJSON400() *BadRequestError {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetTransparencyRecordsByIndexResponse) GetJSON404() *NotFoundError {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetTransparencyRecordsByIndexResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTransparencyRecordsByIndexResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTransparencyRecordsByIndexResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTransparencyRecordsByIndexResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTransparencyRecordsByIndexResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetUsernamesByUsernameResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28875,6 +29453,21 @@ func (c *ClientWithResponses) GetGamesByIdPotWithResponse(ctx context.Context, i
 	return ParseGetGamesByIdPotResponse(rsp)
 }
 
+// GetGamesByIdRecordWithResponse A game's record in the public log, with its inclusion proof in the latest checkpoint
+//
+// 404 until the game's money is final and the game logged (its end, or for a game held for review its release or void). Check it with tlog.CheckRecord(inclusionProof, size, root, index, tlog.RecordHash(record)).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /games/{id}/record (the `GetGamesByIdRecord` operationId).
+func (c *ClientWithResponses) GetGamesByIdRecordWithResponse(ctx context.Context, id string, params *GetGamesByIdRecordParams, reqEditors ...RequestEditorFn) (*GetGamesByIdRecordResponse, error) {
+	rsp, err := c.GetGamesByIdRecord(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetGamesByIdRecordResponse(rsp)
+}
+
 // DeleteGamesByIdRematchWithResponse Withdraw your rematch request
 //
 // Returns a wrapper object for the known response body format(s).
@@ -29593,6 +30186,51 @@ func (c *ClientWithResponses) PostTournamentsByIdWithdrawWithResponse(ctx contex
 		return nil, err
 	}
 	return ParsePostTournamentsByIdWithdrawResponse(rsp)
+}
+
+// GetTransparencyCheckpointWithResponse The public log of games' latest checkpoint: a signed note
+//
+// Three lines, the C2SP tlog-checkpoint text: the log's origin, its size in decimal and its root hash (RFC 6962, as golang.org/x/mod/sumdb/tlog computes it) in standard base64, then the signature (golang.org/x/mod/sumdb/note) by the key GET /transparency/key gives. The tree's hash tiles are at /transparency/ followed by the path tlog.Tile.Path() gives, height 8, so that tlog.TileHashReader reads the log: tile/8/L/NNN for a full tile (never changes), tile/8/L/NNN.p/W for a partial one; 404 for a tile the latest tree does not have.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /transparency/checkpoint (the `GetTransparencyCheckpoint` operationId).
+func (c *ClientWithResponses) GetTransparencyCheckpointWithResponse(ctx context.Context, params *GetTransparencyCheckpointParams, reqEditors ...RequestEditorFn) (*GetTransparencyCheckpointResponse, error) {
+	rsp, err := c.GetTransparencyCheckpoint(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTransparencyCheckpointResponse(rsp)
+}
+
+// GetTransparencyKeyWithResponse The key that verifies the log's checkpoints
+//
+// In note.NewVerifier's format: origin+hash+base64.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /transparency/key (the `GetTransparencyKey` operationId).
+func (c *ClientWithResponses) GetTransparencyKeyWithResponse(ctx context.Context, params *GetTransparencyKeyParams, reqEditors ...RequestEditorFn) (*GetTransparencyKeyResponse, error) {
+	rsp, err := c.GetTransparencyKey(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTransparencyKeyResponse(rsp)
+}
+
+// GetTransparencyRecordsByIndexWithResponse A record of the log by its index: its exact bytes, which the tree hashes
+//
+// A JSON object (see the API's Verifiability section); never changes.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /transparency/records/{index} (the `GetTransparencyRecordsByIndex` operationId).
+func (c *ClientWithResponses) GetTransparencyRecordsByIndexWithResponse(ctx context.Context, index string, params *GetTransparencyRecordsByIndexParams, reqEditors ...RequestEditorFn) (*GetTransparencyRecordsByIndexResponse, error) {
+	rsp, err := c.GetTransparencyRecordsByIndex(ctx, index, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTransparencyRecordsByIndexResponse(rsp)
 }
 
 // GetUsernamesByUsernameWithResponse Public profile by username
@@ -34477,6 +35115,74 @@ func ParseGetGamesByIdPotResponse(rsp *http.Response) (*GetGamesByIdPotResponse,
 	return response, nil
 }
 
+// ParseGetGamesByIdRecordResponse parses an HTTP response from a GetGamesByIdRecordWithResponse call
+func ParseGetGamesByIdRecordResponse(rsp *http.Response) (*GetGamesByIdRecordResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetGamesByIdRecordResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest GamelogProof
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailableError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseDeleteGamesByIdRematchResponse parses an HTTP response from a DeleteGamesByIdRematchWithResponse call
 func ParseDeleteGamesByIdRematchResponse(rsp *http.Response) (*DeleteGamesByIdRematchResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -37480,6 +38186,105 @@ func ParsePostTournamentsByIdWithdrawResponse(rsp *http.Response) (*PostTourname
 			return nil, err
 		}
 		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetTransparencyCheckpointResponse parses an HTTP response from a GetTransparencyCheckpointWithResponse call
+func ParseGetTransparencyCheckpointResponse(rsp *http.Response) (*GetTransparencyCheckpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTransparencyCheckpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetTransparencyKeyResponse parses an HTTP response from a GetTransparencyKeyWithResponse call
+func ParseGetTransparencyKeyResponse(rsp *http.Response) (*GetTransparencyKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTransparencyKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetTransparencyRecordsByIndexResponse parses an HTTP response from a GetTransparencyRecordsByIndexWithResponse call
+func ParseGetTransparencyRecordsByIndexResponse(rsp *http.Response) (*GetTransparencyRecordsByIndexResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTransparencyRecordsByIndexResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest openapi_types.File
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse

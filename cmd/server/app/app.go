@@ -41,6 +41,7 @@ import (
 	"wager/domain/eventlog"
 	"wager/domain/flags"
 	"wager/domain/game"
+	"wager/domain/gamelog"
 	"wager/domain/integrity"
 	"wager/domain/market"
 	"wager/domain/money"
@@ -130,7 +131,9 @@ func (a *App) build(ctx context.Context) error {
 	if err := a.Money.RegisterPlatformAddresses(ctx); err != nil {
 		return err
 	}
-	a.buildGames(now, protect)
+	if err := a.buildGames(now, protect); err != nil {
+		return err
+	}
 	limiter := a.buildPayments(now, protect)
 	a.buildTournaments(now, protect)
 	a.Audit = audit.New(a.DB)
@@ -210,14 +213,15 @@ func (a *App) buildRooms(now domain.Clock) (*eventlog.Presence, *eventlog.Announ
 
 // buildGames makes the games and what settles them: the pots, the
 // markets and the integrity reviews that choose between them.
-func (a *App) buildGames(now domain.Clock, protect *protection.Rules) {
+func (a *App) buildGames(now domain.Clock, protect *protection.Rules) error {
 	cfg := a.Config
+	finals := gamelog.NewQueue(now)
 	links := integrity.NewLinks(a.DB, now, cfg.Integrity)
 	a.Links = links
 	a.Ranking = ranking.New(a.DB, now)
 	a.Referrals = referrals.New(a.DB, a.Notify, a.Social, a.Events, now, cfg.ReferralBPS, cfg.PublicURL)
 	a.Games = game.New(a.DB, now, a.log, game.Deps{Events: a.Events, Notify: a.Notify, Settle: gameSettlement{a}, Live: liveFeed{a},
-		Ending: []game.Participant{a.Ranking, a.Social, a.Referrals, tournamentResults{a}}, Protect: protect,
+		Ending: []game.Participant{a.Ranking, a.Social, a.Referrals, tournamentResults{a}, finals}, Protect: protect,
 		Closed:   func() bool { return a.Flags.Enabled(flags.Maintenance) },
 		EscrowOf: func(gameID string) string { return a.Keys.Escrow(gameID).PublicKey().String() }})
 	a.Chat = chat.New(a.DB, a.Events, now)
@@ -227,7 +231,11 @@ func (a *App) buildGames(now domain.Clock, protect *protection.Rules) {
 	a.Market = market.New(a.DB, a.Events, a.Games, links, now, market.Deps{Notify: a.Notify, Achievements: a.Social, Protect: protect})
 	a.Protection = protection.NewService(protect, a.Games, a.Market)
 	a.Referee = integrity.NewReferee(a.DB, now, integrity.RefereeDeps{Links: links, Games: a.Games, Bets: a.Settlement, Market: a.Market,
-		Notify: a.Notify, Events: a.Events})
+		Notify: a.Notify, Events: a.Events, Log: finals})
+	var err error
+	a.GamesLog, err = gamelog.New(a.DB, finals, gamelog.Config{Origin: cfg.LogOrigin, Seed: []byte(a.Keys.Derive("games-log")),
+		Events: a.Events, Payers: []gamelog.Payer{a.Settlement, a.Market}, Now: now, Log: a.log})
+	return err
 }
 
 // buildPayments makes tips and the x402 payments, and returns the latter's
@@ -275,6 +283,7 @@ func (a *App) start(ctx context.Context) error {
 		a.goBackground(func() { a.Money.RunResolvers(bg, chain.DefaultResendEvery) })
 		a.goBackground(func() { a.X402.RunResolvers(bg, chain.DefaultResendEvery) })
 		a.goBackground(func() { a.Tournaments.RunWorker(bg, tournament.WorkEvery) })
+		a.goBackground(func() { a.GamesLog.Run(bg, time.Second) })
 	}
 	if a.DemoBots != nil {
 		a.goBackground(func() { a.DemoBots.Run(bg) })

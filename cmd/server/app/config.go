@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/caarlos0/env/v11"
 	"github.com/gagliardetto/solana-go"
@@ -51,6 +52,7 @@ type Config struct {
 	LogLevel       slog.Level
 	MetricsAddr    string // the operations listener (metrics, profiler); empty: none (METRICS_ADDR=off or set empty)
 	PublicURL      string // the site's address, stated in sign-in messages
+	LogOrigin      string // the public log of games' name (LOG_ORIGIN): PUBLIC_URL's host and /games-log by default
 	MasterSeed     []byte // derives every platform key; empty: kept under DataDir
 	USDCMint       string // the USDC mint on an external chain
 	// CreditCommitment is the commitment at which the chain must report a
@@ -185,6 +187,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 type environment struct {
 	Addr      string `env:"ADDR" envDefault:":8080"`
 	PublicURL string `env:"PUBLIC_URL"` // default: http://localhost at ADDR's port
+	LogOrigin string `env:"LOG_ORIGIN"` // default: PUBLIC_URL's host and /games-log
 	// DatabaseURL's default is the local database that db/setup-postgres.sh
 	// prepares (make run does it).
 	DatabaseURL             string         `env:"DATABASE_URL" envDefault:"postgres://wager:wager@127.0.0.1:5432/wager?sslmode=disable"`
@@ -267,6 +270,7 @@ func (e *environment) config() Config {
 		LogLevel:                    e.LogLevel,
 		MetricsAddr:                 e.MetricsAddr,
 		PublicURL:                   e.PublicURL,
+		LogOrigin:                   e.LogOrigin,
 		MasterSeed:                  e.MasterSeed,
 		USDCMint:                    e.USDCMint,
 		CreditCommitment:            rpc.CommitmentType(e.CreditCommitment),
@@ -294,6 +298,11 @@ func (e *environment) config() Config {
 	if c.PublicURL == "" {
 		_, port, _ := net.SplitHostPort(c.Addr)
 		c.PublicURL = "http://localhost:" + port
+	}
+	if c.LogOrigin == "" {
+		if u, err := url.Parse(c.PublicURL); err == nil {
+			c.LogOrigin = u.Host + "/games-log"
+		}
 	}
 	if c.USDCMint == "" {
 		c.USDCMint = defaultMint(c.ChainID())
@@ -398,6 +407,8 @@ func (p *problems) checkServer(c Config) {
 	} else { // PUBLIC_URL's default is at ADDR's port
 		p.check("PUBLIC_URL", isHTTPURL(c.PublicURL), "must be the site's http(s) address, such as https://arena.example")
 	}
+	p.check("LOG_ORIGIN", c.LogOrigin != "" && !strings.ContainsAny(c.LogOrigin, "+ \t\n") && utf8.ValidString(c.LogOrigin),
+		"must be the log's name without spaces or +, such as arena.example/games-log")
 	u, err := url.Parse(c.DatabaseURL)
 	p.check("DATABASE_URL", err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql"), "must be a postgres:// URL")
 	_, semver := web.ParseSemver(c.MinSDKVersion)

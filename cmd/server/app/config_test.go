@@ -42,6 +42,7 @@ func embeddedDefaults() Config {
 		LogLevel:                    slog.LevelInfo,
 		MetricsAddr:                 "127.0.0.1:9090",
 		PublicURL:                   "http://localhost:8080",
+		LogOrigin:                   "localhost:8080/games-log",
 		CreditCommitment:            rpc.CommitmentConfirmed,
 		FinalizeSlots:               32,
 		AuthRateLimit:               120,
@@ -122,9 +123,16 @@ func TestLoadConfigReadsEachVariable(t *testing.T) {
 		env  map[string]string
 		want func(c *Config)
 	}{
-		{map[string]string{"ADDR": " 127.0.0.1:9000 "}, func(c *Config) { c.Addr, c.PublicURL = "127.0.0.1:9000", "http://localhost:9000" }},
-		{map[string]string{"ADDR": ":0"}, func(c *Config) { c.Addr, c.PublicURL = ":0", "http://localhost:0" }},
-		{map[string]string{"ADDR": ":9000", "PUBLIC_URL": "https://arena.example"}, func(c *Config) { c.Addr, c.PublicURL = ":9000", "https://arena.example" }},
+		{map[string]string{"ADDR": " 127.0.0.1:9000 "}, func(c *Config) {
+			c.Addr, c.PublicURL, c.LogOrigin = "127.0.0.1:9000", "http://localhost:9000", "localhost:9000/games-log"
+		}},
+		{map[string]string{"ADDR": ":0"}, func(c *Config) {
+			c.Addr, c.PublicURL, c.LogOrigin = ":0", "http://localhost:0", "localhost:0/games-log"
+		}},
+		{map[string]string{"ADDR": ":9000", "PUBLIC_URL": "https://arena.example"}, func(c *Config) {
+			c.Addr, c.PublicURL, c.LogOrigin = ":9000", "https://arena.example", "arena.example/games-log"
+		}},
+		{map[string]string{"LOG_ORIGIN": "arena.example/log"}, func(c *Config) { c.LogOrigin = "arena.example/log" }},
 		{map[string]string{"DATABASE_URL": "postgresql://u@db/x"}, func(c *Config) { c.DatabaseURL = "postgresql://u@db/x" }},
 		{map[string]string{"ADMIN_WALLETS": " " + wallet1 + " , ," + wallet2}, func(c *Config) { c.AdminWallets = []string{wallet1, wallet2} }},
 		{map[string]string{"ADMIN_WALLETS": " , "}, func(c *Config) {}},
@@ -227,6 +235,7 @@ func TestLoadConfigRefusesInvalidValues(t *testing.T) {
 		{map[string]string{"ADDR": ":99999"}, []string{`ADDR=":99999"`, "port must be a number from 0 to 65535"}},
 		{map[string]string{"ADDR": ":http"}, []string{`ADDR=":http"`, "port must be a number from 0 to 65535"}},
 		{map[string]string{"PUBLIC_URL": "arena.example"}, []string{`PUBLIC_URL="arena.example"`, "http(s) address"}},
+		{map[string]string{"LOG_ORIGIN": "arena example+log"}, []string{`LOG_ORIGIN="arena example+log"`, "without spaces or +"}},
 		{map[string]string{"PUBLIC_URL": "ftp://arena.example"}, []string{"PUBLIC_URL=", "http(s) address"}},
 		{map[string]string{"DATABASE_URL": "mysql://x"}, []string{`DATABASE_URL="mysql://x"`, "postgres:// URL"}},
 		{map[string]string{"ADMIN_WALLETS": wallet + ",not-a-wallet"}, []string{"ADMIN_WALLETS=", `"not-a-wallet"`, "base58 Solana address"}},

@@ -248,6 +248,14 @@ type Invoker interface {
 	//
 	// GET /games/{id}/pot
 	GetGamesByIdPot(ctx context.Context, params GetGamesByIdPotParams) (GetGamesByIdPotRes, error)
+	// GetGamesByIdRecord invokes getGamesByIdRecord operation.
+	//
+	// 404 until the game's money is final and the game logged (its end, or for a game held for review its
+	// release or void). Check it with tlog.CheckRecord(inclusionProof, size, root, index,
+	// tlog.RecordHash(record)).
+	//
+	// GET /games/{id}/record
+	GetGamesByIdRecord(ctx context.Context, params GetGamesByIdRecordParams) (GetGamesByIdRecordRes, error)
 	// GetGamesByIdRematch invokes getGamesByIdRematch operation.
 	//
 	// Rematch state.
@@ -407,6 +415,29 @@ type Invoker interface {
 	//
 	// GET /tournaments/{id}/events
 	GetTournamentsByIdEvents(ctx context.Context, params GetTournamentsByIdEventsParams) (GetTournamentsByIdEventsRes, error)
+	// GetTransparencyCheckpoint invokes getTransparencyCheckpoint operation.
+	//
+	// Three lines, the C2SP tlog-checkpoint text: the log's origin, its size in decimal and its root hash
+	// (RFC 6962, as golang.org/x/mod/sumdb/tlog computes it) in standard base64, then the signature
+	// (golang.org/x/mod/sumdb/note) by the key GET /transparency/key gives. The tree's hash tiles are at
+	// /transparency/ followed by the path tlog.Tile.Path() gives, height 8, so that tlog.TileHashReader
+	// reads the log: tile/8/L/NNN for a full tile (never changes), tile/8/L/NNN.p/W for a partial one; 404
+	// for a tile the latest tree does not have.
+	//
+	// GET /transparency/checkpoint
+	GetTransparencyCheckpoint(ctx context.Context, params GetTransparencyCheckpointParams) (GetTransparencyCheckpointOK, error)
+	// GetTransparencyKey invokes getTransparencyKey operation.
+	//
+	// In note.NewVerifier's format: origin+hash+base64.
+	//
+	// GET /transparency/key
+	GetTransparencyKey(ctx context.Context, params GetTransparencyKeyParams) (GetTransparencyKeyOK, error)
+	// GetTransparencyRecordsByIndex invokes getTransparencyRecordsByIndex operation.
+	//
+	// A JSON object (see the API's Verifiability section); never changes.
+	//
+	// GET /transparency/records/{index}
+	GetTransparencyRecordsByIndex(ctx context.Context, params GetTransparencyRecordsByIndexParams) (GetTransparencyRecordsByIndexRes, error)
 	// GetUsernamesByUsername invokes getUsernamesByUsername operation.
 	//
 	// Also served at /users/username/{username}.
@@ -5417,6 +5448,86 @@ func (c *Client) sendGetGamesByIdPot(ctx context.Context, params GetGamesByIdPot
 	return result, nil
 }
 
+// GetGamesByIdRecord invokes getGamesByIdRecord operation.
+//
+// 404 until the game's money is final and the game logged (its end, or for a game held for review its
+// release or void). Check it with tlog.CheckRecord(inclusionProof, size, root, index,
+// tlog.RecordHash(record)).
+//
+// GET /games/{id}/record
+func (c *Client) GetGamesByIdRecord(ctx context.Context, params GetGamesByIdRecordParams) (GetGamesByIdRecordRes, error) {
+	res, err := c.sendGetGamesByIdRecord(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetGamesByIdRecord(ctx context.Context, params GetGamesByIdRecordParams) (res GetGamesByIdRecordRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/games/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/record"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetGamesByIdRecordResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetGamesByIdRematch invokes getGamesByIdRematch operation.
 //
 // Rematch state.
@@ -7954,6 +8065,206 @@ func (c *Client) sendGetTournamentsByIdEvents(ctx context.Context, params GetTou
 	}()
 
 	result, err := decodeGetTournamentsByIdEventsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetTransparencyCheckpoint invokes getTransparencyCheckpoint operation.
+//
+// Three lines, the C2SP tlog-checkpoint text: the log's origin, its size in decimal and its root hash
+// (RFC 6962, as golang.org/x/mod/sumdb/tlog computes it) in standard base64, then the signature
+// (golang.org/x/mod/sumdb/note) by the key GET /transparency/key gives. The tree's hash tiles are at
+// /transparency/ followed by the path tlog.Tile.Path() gives, height 8, so that tlog.TileHashReader
+// reads the log: tile/8/L/NNN for a full tile (never changes), tile/8/L/NNN.p/W for a partial one; 404
+// for a tile the latest tree does not have.
+//
+// GET /transparency/checkpoint
+func (c *Client) GetTransparencyCheckpoint(ctx context.Context, params GetTransparencyCheckpointParams) (GetTransparencyCheckpointOK, error) {
+	res, err := c.sendGetTransparencyCheckpoint(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetTransparencyCheckpoint(ctx context.Context, params GetTransparencyCheckpointParams) (res GetTransparencyCheckpointOK, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/transparency/checkpoint"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetTransparencyCheckpointResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetTransparencyKey invokes getTransparencyKey operation.
+//
+// In note.NewVerifier's format: origin+hash+base64.
+//
+// GET /transparency/key
+func (c *Client) GetTransparencyKey(ctx context.Context, params GetTransparencyKeyParams) (GetTransparencyKeyOK, error) {
+	res, err := c.sendGetTransparencyKey(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetTransparencyKey(ctx context.Context, params GetTransparencyKeyParams) (res GetTransparencyKeyOK, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/transparency/key"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetTransparencyKeyResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetTransparencyRecordsByIndex invokes getTransparencyRecordsByIndex operation.
+//
+// A JSON object (see the API's Verifiability section); never changes.
+//
+// GET /transparency/records/{index}
+func (c *Client) GetTransparencyRecordsByIndex(ctx context.Context, params GetTransparencyRecordsByIndexParams) (GetTransparencyRecordsByIndexRes, error) {
+	res, err := c.sendGetTransparencyRecordsByIndex(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetTransparencyRecordsByIndex(ctx context.Context, params GetTransparencyRecordsByIndexParams) (res GetTransparencyRecordsByIndexRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/transparency/records/"
+	{
+		// Encode "index" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "index",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.Index))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetTransparencyRecordsByIndexResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -133,6 +133,10 @@ type GetGamesByIdPotRes interface {
 	getGamesByIdPotRes()
 }
 
+type GetGamesByIdRecordRes interface {
+	getGamesByIdRecordRes()
+}
+
 type GetGamesByIdRematchRes interface {
 	getGamesByIdRematchRes()
 }
@@ -219,6 +223,10 @@ type GetTournamentsByIdRes interface {
 
 type GetTournamentsRes interface {
 	getTournamentsRes()
+}
+
+type GetTransparencyRecordsByIndexRes interface {
+	getTransparencyRecordsByIndexRes()
 }
 
 type GetUsernamesByUsernameRes interface {

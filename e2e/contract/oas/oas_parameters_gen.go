@@ -338,6 +338,15 @@ type GetGamesByIdPotParams struct {
 	ID string
 }
 
+// GetGamesByIdRecordParams is parameters of getGamesByIdRecord operation.
+type GetGamesByIdRecordParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
+	// An id exactly as a response gave it.
+	ID string
+}
+
 // GetGamesByIdRematchParams is parameters of getGamesByIdRematch operation.
 type GetGamesByIdRematchParams struct {
 	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
@@ -549,6 +558,28 @@ type GetTournamentsByIdEventsParams struct {
 	ID string
 	// The last seq you have; 0 for all.
 	After OptInt64 `json:",omitempty,omitzero"`
+}
+
+// GetTransparencyCheckpointParams is parameters of getTransparencyCheckpoint operation.
+type GetTransparencyCheckpointParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
+}
+
+// GetTransparencyKeyParams is parameters of getTransparencyKey operation.
+type GetTransparencyKeyParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
+}
+
+// GetTransparencyRecordsByIndexParams is parameters of getTransparencyRecordsByIndex operation.
+type GetTransparencyRecordsByIndexParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
+	Index       string
 }
 
 // GetUsernamesByUsernameParams is parameters of getUsernamesByUsername operation.

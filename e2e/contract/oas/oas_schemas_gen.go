@@ -2213,6 +2213,59 @@ func NewRpsSettingsGameSettings(v RpsSettings) GameSettings {
 	return s
 }
 
+// Ref: #/components/schemas/GamelogProof
+type GamelogProof struct {
+	// The signed checkpoint the proof is against.
+	Checkpoint string `json:"checkpoint"`
+	// The hashes, standard base64, from the record's leaf to the checkpoint's root (tlog.CheckRecord).
+	InclusionProof []string `json:"inclusionProof"`
+	Index          int64    `json:"index"`
+	// The record's exact bytes, standard base64.
+	Record string `json:"record"`
+}
+
+// GetCheckpoint returns the value of Checkpoint.
+func (s *GamelogProof) GetCheckpoint() string {
+	return s.Checkpoint
+}
+
+// GetInclusionProof returns the value of InclusionProof.
+func (s *GamelogProof) GetInclusionProof() []string {
+	return s.InclusionProof
+}
+
+// GetIndex returns the value of Index.
+func (s *GamelogProof) GetIndex() int64 {
+	return s.Index
+}
+
+// GetRecord returns the value of Record.
+func (s *GamelogProof) GetRecord() string {
+	return s.Record
+}
+
+// SetCheckpoint sets the value of Checkpoint.
+func (s *GamelogProof) SetCheckpoint(val string) {
+	s.Checkpoint = val
+}
+
+// SetInclusionProof sets the value of InclusionProof.
+func (s *GamelogProof) SetInclusionProof(val []string) {
+	s.InclusionProof = val
+}
+
+// SetIndex sets the value of Index.
+func (s *GamelogProof) SetIndex(val int64) {
+	s.Index = val
+}
+
+// SetRecord sets the value of Record.
+func (s *GamelogProof) SetRecord(val string) {
+	s.Record = val
+}
+
+func (*GamelogProof) getGamesByIdRecordRes() {}
+
 type GetAchievementsBadRequest Error
 
 func (*GetAchievementsBadRequest) getAchievementsRes() {}
@@ -2956,6 +3009,26 @@ func (*GetGamesByIdPotServiceUnavailable) getGamesByIdPotRes() {}
 type GetGamesByIdPotUpgradeRequired Error
 
 func (*GetGamesByIdPotUpgradeRequired) getGamesByIdPotRes() {}
+
+type GetGamesByIdRecordBadRequest Error
+
+func (*GetGamesByIdRecordBadRequest) getGamesByIdRecordRes() {}
+
+type GetGamesByIdRecordNotFound Error
+
+func (*GetGamesByIdRecordNotFound) getGamesByIdRecordRes() {}
+
+type GetGamesByIdRecordPaymentRequired Error
+
+func (*GetGamesByIdRecordPaymentRequired) getGamesByIdRecordRes() {}
+
+type GetGamesByIdRecordServiceUnavailable Error
+
+func (*GetGamesByIdRecordServiceUnavailable) getGamesByIdRecordRes() {}
+
+type GetGamesByIdRecordUpgradeRequired Error
+
+func (*GetGamesByIdRecordUpgradeRequired) getGamesByIdRecordRes() {}
 
 type GetGamesByIdRematchBadRequest Error
 
@@ -3736,6 +3809,46 @@ func (s *GetTournamentsStatus) UnmarshalText(data []byte) error {
 type GetTournamentsUpgradeRequired Error
 
 func (*GetTournamentsUpgradeRequired) getTournamentsRes() {}
+
+type GetTransparencyCheckpointOK struct {
+	Data io.Reader
+}
+
+// Read reads data from the Data reader.
+//
+// Kept to satisfy the io.Reader interface.
+func (s GetTransparencyCheckpointOK) Read(p []byte) (n int, err error) {
+	if s.Data == nil {
+		return 0, io.EOF
+	}
+	return s.Data.Read(p)
+}
+
+type GetTransparencyKeyOK struct {
+	Data io.Reader
+}
+
+// Read reads data from the Data reader.
+//
+// Kept to satisfy the io.Reader interface.
+func (s GetTransparencyKeyOK) Read(p []byte) (n int, err error) {
+	if s.Data == nil {
+		return 0, io.EOF
+	}
+	return s.Data.Read(p)
+}
+
+type GetTransparencyRecordsByIndexBadRequest Error
+
+func (*GetTransparencyRecordsByIndexBadRequest) getTransparencyRecordsByIndexRes() {}
+
+type GetTransparencyRecordsByIndexNotFound Error
+
+func (*GetTransparencyRecordsByIndexNotFound) getTransparencyRecordsByIndexRes() {}
+
+type GetTransparencyRecordsByIndexOKApplicationJSON string
+
+func (*GetTransparencyRecordsByIndexOKApplicationJSON) getTransparencyRecordsByIndexRes() {}
 
 type GetUsernamesByUsernameBadRequest Error
 

@@ -1,0 +1,421 @@
+// Package gamelog is the public log of games: one record for every game
+// whose money is final, appended to a Merkle tree (RFC 6962, as
+// golang.org/x/mod/sumdb/tlog computes it) that is never changed, and
+// served as signed checkpoints (golang.org/x/mod/sumdb/note, the C2SP
+// tlog-checkpoint text), hash tiles and the records' exact bytes, so that
+// anyone can check that the platform never rewrote a game or its payouts.
+//
+// A game is queued in the transaction that makes its money final (Final:
+// its end, or the review that releases or voids it), so it is logged
+// exactly when that transaction commits. The sequencer (Sequence) gives
+// the queued games the log's next indexes, stores their records and the
+// tree's new hashes and takes them off the queue, in one transaction under
+// one lock: however many instances run it and wherever one crashes, each
+// game is in the log once, and the indexes have no gaps.
+package gamelog
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/uptrace/bun"
+	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
+
+	"wager/db"
+	"wager/domain"
+	"wager/domain/eventlog"
+	"wager/domain/game"
+)
+
+// TileHeight is the height of the hash tiles served: tlog's clients ask
+// for tiles of the height the log publishes.
+const TileHeight = 8
+
+// How a logged game's review ended: never held, or held and then released
+// or voided.
+const (
+	IntegrityNone     = "none"
+	IntegrityReleased = "released"
+	IntegrityVoided   = "voided"
+)
+
+// batch is how many queued games one sequencing transaction logs at most.
+const batch = 200
+
+// Queue takes the games whose money became final, in the transaction
+// that makes it final; the Log sequences them.
+type Queue struct {
+	now  domain.Clock
+	wake chan struct{}
+}
+
+// NewQueue returns the queue of games to log.
+func NewQueue(now domain.Clock) *Queue { return &Queue{now: now, wake: make(chan struct{}, 1)} }
+
+// Final queues a game whose money became final in tx, to be logged once
+// tx commits; integrity says how its review ended. A game already queued
+// or logged is not queued again.
+func (q *Queue) Final(tx db.Tx, gameID, integrity string) error {
+	if err := tx.Later(`INSERT INTO games_log_queue (game_id, integrity, queued_at)
+		SELECT ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM games_log WHERE game_id = ?)
+		ON CONFLICT (game_id) DO NOTHING`, gameID, integrity, q.now(), gameID); err != nil {
+		return fmt.Errorf("queue game %s for the games log: %w", gameID, err)
+	}
+	return tx.AfterCommit(func() {
+		select {
+		case q.wake <- struct{}{}:
+		default:
+		}
+	})
+}
+
+// ReadEnd takes part in every game's end (game.Participant), after the
+// settlement: a game whose end is not held for review is final, and
+// queued; a held one is queued when its review is decided.
+func (q *Queue) ReadEnd(ctx context.Context, e *game.Ending) (game.EndWrite, error) {
+	return func(ctx context.Context, e *game.Ending) error {
+		if e.Game.Result != nil && e.Game.Result.ReviewHeld {
+			return nil
+		}
+		return q.Final(e.Tx, e.Game.ID, IntegrityNone)
+	}, nil
+}
+
+// Payer says what a game's bets or market paid once its money is final.
+type Payer interface {
+	Payouts(ctx context.Context, idb bun.IDB, gameID string) ([]Payout, error)
+}
+
+// Config is what the log is made of.
+type Config struct {
+	Origin string // the log's name: the first line of its checkpoints
+	Seed   []byte // the master seed, from which the signing key derives
+	Events *eventlog.Log
+	Payers []Payer // the bets and the market: their payouts, after the players'
+	Now    domain.Clock
+	Log    *slog.Logger
+}
+
+// Log is the public log of games.
+type Log struct {
+	db     *bun.DB
+	queue  *Queue
+	origin string
+	signer note.Signer
+	key    string // the verifier key, note.NewVerifier's format
+	events *eventlog.Log
+	payers []Payer
+	log    *slog.Logger
+	now    domain.Clock
+
+	mu    sync.Mutex
+	roots map[int64]tlog.Hash // tree hashes by size: a size's never changes
+}
+
+// New returns the log of the games q queues, signed with an ed25519 key
+// derived from the master seed.
+func New(bdb *bun.DB, q *Queue, c Config) (*Log, error) {
+	sum := sha256.Sum256(append([]byte("wager games log key:"), c.Seed...))
+	skey, vkey, err := note.GenerateKey(bytes.NewReader(sum[:]), c.Origin)
+	if err != nil {
+		return nil, fmt.Errorf("make the key of the games log %q: %w", c.Origin, err)
+	}
+	signer, err := note.NewSigner(skey)
+	if err != nil {
+		return nil, fmt.Errorf("make the signer of the games log: %w", err)
+	}
+	return &Log{db: bdb, queue: q, origin: c.Origin, signer: signer, key: vkey, events: c.Events, payers: c.Payers,
+		log: c.Log, now: c.Now, roots: map[int64]tlog.Hash{}}, nil
+}
+
+// Origin is the log's name: the first line of its checkpoints.
+func (l *Log) Origin() string { return l.origin }
+
+// VerifierKey is the key that checks the log's checkpoints, in
+// note.NewVerifier's format.
+func (l *Log) VerifierKey() string { return l.key }
+
+// Run sequences the queued games whenever a game is queued on this
+// instance, and every interval for those queued elsewhere, until ctx ends.
+func (l *Log) Run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		for {
+			n, err := l.Sequence(ctx)
+			if err != nil && ctx.Err() == nil {
+				l.log.Error("gamelog: sequence the queued games", "err", err)
+			}
+			if err != nil || n < batch {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.queue.wake:
+		case <-t.C:
+		}
+	}
+}
+
+// lockKey is the advisory lock of the sequencer: one transaction at a
+// time appends to the log.
+const lockKey = 0x67616d656c6f67 // "gamelog"
+
+// queued is a game on the queue.
+type queued struct {
+	GameID    string `bun:"game_id"`
+	Integrity string `bun:"integrity"`
+}
+
+type logged struct {
+	bun.BaseModel `bun:"table:games_log"`
+	Index         int64     `bun:"idx,pk"`
+	GameID        string    `bun:"game_id,type:uuid"`
+	Record        []byte    `bun:"record"`
+	AppendedAt    time.Time `bun:"appended_at"`
+}
+
+type storedHash struct {
+	bun.BaseModel `bun:"table:games_log_hashes"`
+	ID            int64  `bun:"id,pk"`
+	Hash          []byte `bun:"hash"`
+}
+
+// Sequence logs up to a batch of the queued games, oldest first, and
+// returns how many it logged.
+func (l *Log) Sequence(ctx context.Context) (int, error) {
+	n := 0
+	err := db.Transact(ctx, l.db, func(ctx context.Context, tx db.Tx) error {
+		n = 0
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", lockKey); err != nil {
+			return fmt.Errorf("lock the games log: %w", err)
+		}
+		var games []queued
+		if err := tx.NewRaw(`SELECT game_id, integrity FROM games_log_queue ORDER BY queued_at, game_id LIMIT ?`, batch).
+			Scan(ctx, &games); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("read the games log's queue: %w", err)
+		}
+		if len(games) == 0 {
+			return nil
+		}
+		size, err := treeSize(ctx, tx)
+		if err != nil {
+			return err
+		}
+		hashes := &hashReader{ctx: ctx, idb: tx, fresh: map[int64]tlog.Hash{}}
+		rows := make([]logged, len(games))
+		var stored []storedHash
+		ids := make([]string, len(games))
+		now := l.now()
+		for i, q := range games {
+			index := size + int64(i)
+			record, err := l.record(ctx, tx, q, index)
+			if err != nil {
+				return err
+			}
+			hs, err := tlog.StoredHashes(index, record, hashes)
+			if err != nil {
+				return fmt.Errorf("hash record %d of the games log: %w", index, err)
+			}
+			first := tlog.StoredHashIndex(0, index)
+			for j, h := range hs {
+				hashes.fresh[first+int64(j)] = h
+				stored = append(stored, storedHash{ID: first + int64(j), Hash: h[:]})
+			}
+			rows[i], ids[i] = logged{Index: index, GameID: q.GameID, Record: record, AppendedAt: now}, q.GameID
+		}
+		if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
+			return fmt.Errorf("append %d records to the games log: %w", len(rows), err)
+		}
+		if _, err := tx.NewInsert().Model(&stored).Exec(ctx); err != nil {
+			return fmt.Errorf("store the games log's hashes: %w", err)
+		}
+		if _, err := tx.NewDelete().TableExpr("games_log_queue").Where("game_id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
+			return fmt.Errorf("take the logged games off the queue: %w", err)
+		}
+		n = len(rows)
+		return nil
+	})
+	return n, err
+}
+
+// treeSize is the number of records in the log.
+func treeSize(ctx context.Context, idb bun.IDB) (int64, error) {
+	var size int64
+	if err := idb.NewRaw("SELECT coalesce(max(idx) + 1, 0) FROM games_log").Scan(ctx, &size); err != nil {
+		return 0, fmt.Errorf("read the size of the games log: %w", err)
+	}
+	return size, nil
+}
+
+// hashReader reads the tree's stored hashes: those of the sequencing
+// transaction first, then the table's.
+type hashReader struct {
+	ctx   context.Context
+	idb   bun.IDB
+	fresh map[int64]tlog.Hash
+}
+
+func (r *hashReader) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
+	out := make([]tlog.Hash, len(indexes))
+	var missing []int64
+	for i, x := range indexes {
+		if h, ok := r.fresh[x]; ok {
+			out[i] = h
+		} else {
+			missing = append(missing, x)
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	var rows []storedHash
+	if err := r.idb.NewSelect().Model(&rows).Where("id IN (?)", bun.In(missing)).Scan(r.ctx); err != nil {
+		return nil, fmt.Errorf("read hashes of the games log: %w", err)
+	}
+	found := make(map[int64][]byte, len(rows))
+	for _, row := range rows {
+		found[row.ID] = row.Hash
+	}
+	for i, x := range indexes {
+		if _, ok := r.fresh[x]; ok {
+			continue
+		}
+		h, ok := found[x]
+		if !ok || len(h) != tlog.HashSize {
+			return nil, fmt.Errorf("hash %d of the games log is missing", x)
+		}
+		copy(out[i][:], h)
+	}
+	return out, nil
+}
+
+// Tree is the log's latest tree: its size and root hash.
+func (l *Log) Tree(ctx context.Context) (tlog.Tree, error) {
+	size, err := treeSize(ctx, l.db)
+	if err != nil {
+		return tlog.Tree{}, err
+	}
+	return l.treeOf(ctx, size)
+}
+
+// treeOf is the tree of the log's first size records.
+func (l *Log) treeOf(ctx context.Context, size int64) (tlog.Tree, error) {
+	l.mu.Lock()
+	h, ok := l.roots[size]
+	l.mu.Unlock()
+	if ok || size == 0 {
+		return tlog.Tree{N: size, Hash: h}, nil
+	}
+	h, err := tlog.TreeHash(size, l.reader(ctx))
+	if err != nil {
+		return tlog.Tree{}, fmt.Errorf("hash the games log of %d records: %w", size, err)
+	}
+	l.mu.Lock()
+	l.roots[size] = h
+	l.mu.Unlock()
+	return tlog.Tree{N: size, Hash: h}, nil
+}
+
+func (l *Log) reader(ctx context.Context) tlog.HashReader {
+	return &hashReader{ctx: ctx, idb: l.db}
+}
+
+// Checkpoint is the signed note of a tree: the log's origin, its size and
+// its root hash in standard base64, one a line (C2SP tlog-checkpoint).
+func (l *Log) Checkpoint(t tlog.Tree) ([]byte, error) {
+	text := l.origin + "\n" + strconv.FormatInt(t.N, 10) + "\n" + base64.StdEncoding.EncodeToString(t.Hash[:]) + "\n"
+	msg, err := note.Sign(&note.Note{Text: text}, l.signer)
+	if err != nil {
+		return nil, fmt.Errorf("sign the checkpoint of the games log: %w", err)
+	}
+	return msg, nil
+}
+
+// Tile returns the hashes of a tile of the tree of size records (tlog's
+// tile format); NOT_FOUND for a tile that tree does not have.
+func (l *Log) Tile(ctx context.Context, t tlog.Tile, size int64) ([]byte, error) {
+	if t.H != TileHeight || t.L < 0 || t.L > 6 || t.W < 1 || t.W > 1<<TileHeight ||
+		((t.N<<TileHeight)+int64(t.W))<<(t.L*TileHeight) > size {
+		return nil, domain.Errorf(domain.CodeNotFound, "no such tile in the games log of %d records", size)
+	}
+	data, err := tlog.ReadTileData(t, l.reader(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("read tile %s of the games log: %w", t.Path(), err)
+	}
+	return data, nil
+}
+
+// Record returns the exact bytes of the record at index.
+func (l *Log) Record(ctx context.Context, index int64) ([]byte, error) {
+	var rows []logged
+	if err := l.db.NewSelect().Model(&rows).Where("idx = ?", index).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("read record %d of the games log: %w", index, err)
+	}
+	if len(rows) == 0 {
+		return nil, domain.Errorf(domain.CodeNotFound, "the games log has no record %d", index)
+	}
+	return rows[0].Record, nil
+}
+
+// Proof is a game's record with its inclusion proof in a checkpoint.
+type Proof struct {
+	Index          int64    `json:"index"`
+	Record         []byte   `json:"record" doc:"the record's exact bytes, standard base64"`
+	Checkpoint     string   `json:"checkpoint" doc:"the signed checkpoint the proof is against"`
+	InclusionProof [][]byte `json:"inclusionProof" doc:"the hashes, standard base64, from the record's leaf to the checkpoint's root (tlog.CheckRecord)"`
+}
+
+// GameRecord returns a game's record with its inclusion proof in the
+// latest checkpoint; NOT_FOUND until the game is logged.
+func (l *Log) GameRecord(ctx context.Context, gameID string) (Proof, error) {
+	id, ok := domain.CanonicalID(gameID)
+	var rows []logged
+	if ok {
+		if err := l.db.NewSelect().Model(&rows).Where("game_id = ?", id).Scan(ctx); err != nil {
+			return Proof{}, fmt.Errorf("read the record of game %s: %w", id, err)
+		}
+	}
+	if len(rows) == 0 {
+		return Proof{}, domain.Errorf(domain.CodeNotFound, "game %s is not in the games log (yet)", gameID)
+	}
+	t, err := l.Tree(ctx)
+	if err != nil {
+		return Proof{}, err
+	}
+	proof, err := tlog.ProveRecord(t.N, rows[0].Index, l.reader(ctx))
+	if err != nil {
+		return Proof{}, fmt.Errorf("prove record %d of the games log: %w", rows[0].Index, err)
+	}
+	cp, err := l.Checkpoint(t)
+	if err != nil {
+		return Proof{}, err
+	}
+	out := Proof{Index: rows[0].Index, Record: rows[0].Record, Checkpoint: string(cp), InclusionProof: make([][]byte, len(proof))}
+	for i, h := range proof {
+		out.InclusionProof[i] = h[:]
+	}
+	return out, nil
+}
+
+// encode is a record's exact bytes.
+func encode(r Record) ([]byte, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("encode record %d of the games log: %w", r.Index, err)
+	}
+	return b, nil
+}

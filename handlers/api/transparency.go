@@ -1,0 +1,106 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+	"golang.org/x/mod/sumdb/tlog"
+
+	"wager/domain"
+	"wager/domain/gamelog"
+	"wager/web"
+)
+
+// Transparency serves the public log of games: its signed checkpoints,
+// its key, its hash tiles and records, and each game's record with its
+// inclusion proof, to anyone, signed in or not.
+type Transparency struct {
+	Log *gamelog.Log
+}
+
+// Routes registers the public log of games.
+func (h *Transparency) Routes(r Router) {
+	r.Asset(http.MethodGet, "/transparency/checkpoint", h.checkpoint, web.Op{Tag: "transparency",
+		Summary: "The public log of games' latest checkpoint: a signed note",
+		Description: "Three lines, the C2SP tlog-checkpoint text: the log's origin, its size in decimal and its root hash " +
+			"(RFC 6962, as golang.org/x/mod/sumdb/tlog computes it) in standard base64, then the signature " +
+			"(golang.org/x/mod/sumdb/note) by the key GET /transparency/key gives. " +
+			"The tree's hash tiles are at /transparency/ followed by the path tlog.Tile.Path() gives, height 8, so that " +
+			"tlog.TileHashReader reads the log: tile/8/L/NNN for a full tile (never changes), tile/8/L/NNN.p/W for a partial one; " +
+			"404 for a tile the latest tree does not have.",
+		Produces: []string{"text/plain"}})
+	r.Asset(http.MethodGet, "/transparency/key", h.key, web.Op{Tag: "transparency",
+		Summary:     "The key that verifies the log's checkpoints",
+		Description: "In note.NewVerifier's format: origin+hash+base64.", Produces: []string{"text/plain"}})
+	r.Files("/transparency/tile/*", h.tile)
+	r.Asset(http.MethodGet, "/transparency/records/:index", h.record, web.Op{Tag: "transparency",
+		Summary:     "A record of the log by its index: its exact bytes, which the tree hashes",
+		Description: "A JSON object (see the API's Verifiability section); never changes.",
+		Errors:      []int{http.StatusBadRequest, http.StatusNotFound}, Produces: []string{"application/json"}})
+	r.JSON(http.MethodGet, "/games/:id/record", h.gameRecord, web.Op{Tag: "transparency", Auth: web.AuthNone,
+		Summary: "A game's record in the public log, with its inclusion proof in the latest checkpoint",
+		Description: "404 until the game's money is final and the game logged (its end, or for a game held for review " +
+			"its release or void). Check it with tlog.CheckRecord(inclusionProof, size, root, index, tlog.RecordHash(record)).",
+		Response: gamelog.Proof{}, Errors: []int{http.StatusNotFound}})
+}
+
+func (h *Transparency) checkpoint(c echo.Context) error {
+	t, err := h.Log.Tree(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	cp, err := h.Log.Checkpoint(t)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-cache")
+	return c.Blob(http.StatusOK, "text/plain; charset=utf-8", cp)
+}
+
+func (h *Transparency) key(c echo.Context) error {
+	return c.Blob(http.StatusOK, "text/plain; charset=utf-8", []byte(h.Log.VerifierKey()+"\n"))
+}
+
+func (h *Transparency) tile(c echo.Context) error {
+	t, err := tlog.ParseTilePath("tile/" + c.Param("*"))
+	if err != nil {
+		return domain.Errorf(domain.CodeNotFound, "no such tile: %s", c.Param("*"))
+	}
+	ctx := c.Request().Context()
+	tree, err := h.Log.Tree(ctx)
+	if err != nil {
+		return err
+	}
+	data, err := h.Log.Tile(ctx, t, tree.N)
+	if err != nil {
+		return err
+	}
+	if t.W == 1<<gamelog.TileHeight {
+		c.Response().Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		c.Response().Header().Set("Cache-Control", "no-cache")
+	}
+	return c.Blob(http.StatusOK, "application/octet-stream", data)
+}
+
+func (h *Transparency) record(c echo.Context) error {
+	index, err := strconv.ParseInt(c.Param("index"), 10, 64)
+	if err != nil || index < 0 {
+		return domain.Invalid(map[string]string{"index": "must be a record's index: 0 or more"})
+	}
+	b, err := h.Log.Record(c.Request().Context(), index)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, b)
+}
+
+func (h *Transparency) gameRecord(c echo.Context) error {
+	p, err := h.Log.GameRecord(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, p)
+}
