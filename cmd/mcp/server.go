@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	wager "wager/sdk"
+	"wager/sdk/verify"
 )
 
 // serverVersion is this MCP server's version, told to MCP clients.
@@ -24,7 +25,10 @@ const serverVersion = "1.0.0"
 type server struct {
 	mcp    *mcp.Server
 	client *wager.Client
-	wallet bool // signed in with a wallet: the play and money tools work
+	// verifier checks games in the public log; it keeps the last
+	// checkpoint it saw, to prove the log only grew since.
+	verifier *verify.Verifier
+	wallet   bool // signed in with a wallet: the play and money tools work
 	// cap bounds the money tools and the SDK's automatic 402 payments
 	// together.
 	cap *wager.SpendingCap
@@ -66,6 +70,7 @@ func newServer(cfg config, now func() time.Time, opts ...wager.Option) (*server,
 		return nil, err
 	}
 	s.client = c
+	s.verifier = &verify.Verifier{URL: cfg.URL}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "wager", Title: "Wager: head-to-head games for USDC", Version: serverVersion},
 		&mcp.ServerOptions{Instructions: instructions(cfg)})
 	s.addTools()
@@ -76,7 +81,7 @@ func newServer(cfg config, now func() time.Time, opts ...wager.Option) (*server,
 func instructions(cfg config) string {
 	mode := "A wallet is configured: every tool works."
 	if cfg.WalletKey == "" {
-		mode = "No wallet is configured: only service_check_maintenance, list_live_games, get_game, list_tournaments and get_tournament work."
+		mode = "No wallet is configured: only service_check_maintenance, list_live_games, get_game, verify_game, list_tournaments and get_tournament work."
 	}
 	return fmt.Sprintf("Tools of the Wager platform at %s: real-money head-to-head games (rock-paper-scissors and more) on Solana, "+
 		"with spectators' donations, betting pools and a prediction market per game. Money is in USDC minor units "+

@@ -16,6 +16,7 @@ import (
 
 	wager "wager/sdk"
 	"wager/sdk/api"
+	"wager/sdk/verify"
 )
 
 // addTools registers every tool.
@@ -35,6 +36,12 @@ func (s *server) addTools() {
 	addTool(s.mcp, &mcp.Tool{Name: "get_game", Annotations: readOnly,
 		Description: "Returns a game's public record: type, status (waiting, active, completed, cancelled), players, stake, " +
 			"pot, settings and, once completed, the result (winnerId, draw, payout) and round history. Free; needs no wallet."}, s.getGame)
+	addTool(s.mcp, &mcp.Tool{Name: "verify_game", Annotations: readOnly,
+		Description: "Verifies a finished game without trusting the service: its record is in the public log of games under " +
+			"a checkpoint signed by the log's key, the log only grew since the last checkpoint this tool saw, and the game's " +
+			"own events (moves, reveals checked against their commitments) replay to the outcome, fee and pot payout the record " +
+			"states. Returns the record's index, the checkpoint's size, the outcome and every payout; a check that fails is an " +
+			"error saying what does not hold. A game is logged once its money is final. Free; needs no wallet."}, s.verifyGame)
 	addTool(s.mcp, &mcp.Tool{Name: "get_game_state", Annotations: readOnly,
 		Description: "Returns the live state of an active game as players and spectators see it: round number and phase, " +
 			"deadline and remaining time, scores by user id, revealed rounds and who has submitted this round (never a choice " +
@@ -221,6 +228,38 @@ type noInput struct{}
 
 type gameInput struct {
 	GameID string `json:"gameId" jsonschema:"the game's id (a UUID)"`
+}
+
+// verifiedGame is what verify_game proved.
+type verifiedGame struct {
+	GameID          string          `json:"gameId"`
+	Index           int64           `json:"index" jsonschema:"the record's index in the public log"`
+	Log             string          `json:"log" jsonschema:"the log's origin"`
+	CheckpointSize  int64           `json:"checkpointSize" jsonschema:"the records of the signed checkpoint that includes it"`
+	ConsistentWith  *int64          `json:"consistentWith,omitempty" jsonschema:"the size of the checkpoint seen before, which the log was proved to extend"`
+	Outcome         verify.Outcome  `json:"outcome"`
+	PotMinor        int64           `json:"potMinor"`
+	FeeMinor        int64           `json:"feeMinor"`
+	Payouts         []verify.Payout `json:"payouts"`
+	IntegrityReview string          `json:"integrityReview" jsonschema:"none, released or voided"`
+}
+
+func (s *server) verifyGame(ctx context.Context, _ *mcp.CallToolRequest, in gameInput) (*mcp.CallToolResult, verifiedGame, error) {
+	if _, err := parseID("gameId", in.GameID); err != nil {
+		return nil, verifiedGame{}, err
+	}
+	c, err := s.verifier.Game(ctx, in.GameID)
+	if err != nil {
+		return nil, verifiedGame{}, fmt.Errorf("NOT VERIFIED: %w", err)
+	}
+	r := c.Record
+	out := verifiedGame{GameID: r.GameID, Index: r.Index, Log: c.Checkpoint.Origin, CheckpointSize: c.Checkpoint.Tree.N,
+		Outcome: r.Outcome, PotMinor: r.Money.PotMinor, FeeMinor: r.Money.FeeMinor, Payouts: r.Money.Payouts,
+		IntegrityReview: r.Money.Integrity}
+	if c.Previous != nil {
+		out.ConsistentWith = &c.Previous.Tree.N
+	}
+	return nil, out, nil
 }
 
 func (s *server) checkMaintenance(ctx context.Context, _ *mcp.CallToolRequest, _ noInput) (*mcp.CallToolResult, api.MaintenanceStatus, error) {

@@ -20,7 +20,7 @@ import (
 	"wager/sdk/api"
 )
 
-var allTools = []string{"service_check_maintenance", "whoami", "list_live_games", "get_game", "get_game_state", "watch_game",
+var allTools = []string{"service_check_maintenance", "whoami", "list_live_games", "get_game", "verify_game", "get_game_state", "watch_game",
 	"find_or_create_game", "submit_move", "send_chat_message", "get_balance", "donate", "place_bet", "place_market_order",
 	"list_tournaments", "get_tournament", "join_tournament", "withdraw_tournament"}
 
@@ -184,6 +184,23 @@ func TestTwoAgentsPlayRPS(t *testing.T) {
 		if d.Status != "completed" || d.Result == nil || d.Result.WinnerId == nil || *d.Result.WinnerId != aliceID {
 			t.Errorf("%s reads the game: status %s, result %+v; want completed, won by alice %s", name, d.Status, d.Result, aliceID)
 		}
+	}
+	// The game is in the public log once its end commits; bob checks it
+	// there without trusting the service.
+	var proved verifiedGame
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		res := bob.call(t, "verify_game", map[string]any{"gameId": game})
+		if !res.IsError {
+			raw, _ := json.Marshal(res.StructuredContent)
+			json.Unmarshal(raw, &proved)
+			break
+		}
+		if msg := text(res); time.Now().After(deadline) || !strings.Contains(msg, "not in the public log (yet)") {
+			t.Fatalf("verify_game: %s", msg)
+		}
+	}
+	if proved.Outcome.WinnerUserID == nil || *proved.Outcome.WinnerUserID != aliceID || proved.CheckpointSize <= proved.Index {
+		t.Errorf("verify_game proved %+v, want won by alice %s in a checkpoint past its index", proved, aliceID)
 	}
 }
 

@@ -243,7 +243,7 @@ func (l *Log) Sequence(ctx context.Context) (int, error) {
 		if _, err := tx.NewInsert().Model(&stored).Exec(ctx); err != nil {
 			return fmt.Errorf("store the games log's hashes: %w", err)
 		}
-		if _, err := tx.NewDelete().TableExpr("games_log_queue").Where("game_id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
+		if _, err := tx.NewDelete().TableExpr("games_log_queue").Where("game_id IN (?)", bun.List(ids)).Exec(ctx); err != nil {
 			return fmt.Errorf("take the logged games off the queue: %w", err)
 		}
 		n = len(rows)
@@ -283,7 +283,7 @@ func (r *hashReader) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
 		return out, nil
 	}
 	var rows []storedHash
-	if err := r.idb.NewSelect().Model(&rows).Where("id IN (?)", bun.In(missing)).Scan(r.ctx); err != nil {
+	if err := r.idb.NewSelect().Model(&rows).Where("id IN (?)", bun.List(missing)).Scan(r.ctx); err != nil {
 		return nil, fmt.Errorf("read hashes of the games log: %w", err)
 	}
 	found := make(map[int64][]byte, len(rows))
@@ -348,8 +348,7 @@ func (l *Log) Checkpoint(t tlog.Tree) ([]byte, error) {
 // Tile returns the hashes of a tile of the tree of size records (tlog's
 // tile format); NOT_FOUND for a tile that tree does not have.
 func (l *Log) Tile(ctx context.Context, t tlog.Tile, size int64) ([]byte, error) {
-	if t.H != TileHeight || t.L < 0 || t.L > 6 || t.W < 1 || t.W > 1<<TileHeight ||
-		((t.N<<TileHeight)+int64(t.W))<<(t.L*TileHeight) > size {
+	if !hasTile(t, size) {
 		return nil, domain.Errorf(domain.CodeNotFound, "no such tile in the games log of %d records", size)
 	}
 	data, err := tlog.ReadTileData(t, l.reader(ctx))
@@ -357,6 +356,17 @@ func (l *Log) Tile(ctx context.Context, t tlog.Tile, size int64) ([]byte, error)
 		return nil, fmt.Errorf("read tile %s of the games log: %w", t.Path(), err)
 	}
 	return data, nil
+}
+
+// hasTile reports whether the tree of size records has the tile: one of
+// the log's height, whose hashes (complete subtrees at its level) the
+// tree has.
+func hasTile(t tlog.Tile, size int64) bool {
+	if t.H != TileHeight || t.L < 0 || t.L > 6 || t.W < 1 || t.W > 1<<TileHeight || t.N < 0 {
+		return false
+	}
+	nodes := size >> (t.L * TileHeight)
+	return t.N <= nodes>>TileHeight && t.N<<TileHeight+int64(t.W) <= nodes
 }
 
 // Record returns the exact bytes of the record at index.
