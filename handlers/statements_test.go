@@ -391,13 +391,14 @@ func TestStatementsOfAGamesEnd(t *testing.T) {
 	// streak) and the feed (names, the entry's id) need; the state and
 	// events, sent with the writes queued meanwhile (the settlement, both
 	// notifications, the results with the new ratings, their history and
-	// the leaderboard, the winner's feed entry, presence); COMMIT. (A free
-	// game has no market to look for.)
+	// the leaderboard, the winner's feed entry, presence, the game queued
+	// for the public log); COMMIT. (A free game has no market to look
+	// for.)
 	// The players' first game unlocks three achievements (the first game
 	// of each, the winner's first win): their unlock, then their
 	// notifications (after the queued writes, so that the unread counts
 	// include them) and their feed entries, whatever their number.
-	checkBudgets(t, budget{"a free game's end", end, 10, 5}, budget{"a first free game's end", first, 13, 9})
+	checkBudgets(t, budget{"a free game's end", end, 11, 5}, budget{"a first free game's end", first, 14, 9})
 }
 
 // A staked game's start locks both stakes; player protection adds two
@@ -459,8 +460,9 @@ func TestStatementsOfAStakedGame(t *testing.T) {
 			// traded read with the rest; then the ledger's posting and the
 			// balances it tells, each player's referrers (one statement each)
 			// and the look for a market, before the state and events and
-			// the queued writes (the wallet history line among them).
-			budget{"a staked game's end", end, 16, 10},
+			// the queued writes (the wallet history line and the game
+			// queued for the public log among them).
+			budget{"a staked game's end", end, 17, 10},
 		)
 	}
 }

@@ -36,6 +36,7 @@ import (
 	"wager/domain"
 	"wager/domain/eventlog"
 	"wager/domain/game"
+	"wager/domain/gamelog/gamerecord"
 )
 
 // TileHeight is the height of the hash tiles served: tlog's clients ask
@@ -94,7 +95,7 @@ func (q *Queue) ReadEnd(ctx context.Context, e *game.Ending) (game.EndWrite, err
 
 // Payer says what a game's bets or market paid once its money is final.
 type Payer interface {
-	Payouts(ctx context.Context, idb bun.IDB, gameID string) ([]Payout, error)
+	Payouts(ctx context.Context, idb bun.IDB, gameID string) ([]gamerecord.Payout, error)
 }
 
 // Config is what the log is made of.
@@ -422,7 +423,7 @@ func (l *Log) GameRecord(ctx context.Context, gameID string) (Proof, error) {
 }
 
 // encode is a record's exact bytes.
-func encode(r Record) ([]byte, error) {
+func encode(r gamerecord.Record) ([]byte, error) {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return nil, fmt.Errorf("encode record %d of the games log: %w", r.Index, err)

@@ -12,7 +12,7 @@ import (
 	"wager/db"
 	"wager/domain"
 	"wager/domain/game"
-	"wager/domain/gamelog"
+	"wager/domain/gamelog/gamerecord"
 	"wager/domain/market/engine"
 	"wager/domain/money"
 )
@@ -185,17 +185,17 @@ func (s *Service) ReadOpen(reads *db.Reads, gameID string, paid *int64, holders 
 
 // Payouts are what a resolved market pays its holders, one each, in user
 // id order: their shares at the resolution's prices, redeemed or not
-// (gamelog.PayoutMarket). A market not resolved (none, or held for
+// (gamerecord.PayoutMarket). A market not resolved (none, or held for
 // review) pays nothing yet.
-func (s *Service) Payouts(ctx context.Context, idb bun.IDB, gameID string) ([]gamelog.Payout, error) {
-	out := []gamelog.Payout{}
+func (s *Service) Payouts(ctx context.Context, idb bun.IDB, gameID string) ([]gamerecord.Payout, error) {
+	out := []gamerecord.Payout{}
 	if err := idb.NewRaw(`SELECT p.user_id, sum(coalesce(p.redeemed_minor, 0) + p.shares *
 			CASE WHEN p.outcome_id = m.outcomes[1] THEN m.resolution[1] ELSE m.resolution[2] END) AS amount_minor, ? AS kind
 		FROM market_positions AS p JOIN markets AS m ON m.game_id = p.game_id
 		WHERE p.game_id = ? AND m.status = 'resolved'
 		GROUP BY p.user_id HAVING sum(coalesce(p.redeemed_minor, 0) + p.shares *
 			CASE WHEN p.outcome_id = m.outcomes[1] THEN m.resolution[1] ELSE m.resolution[2] END) > 0
-		ORDER BY p.user_id`, gamelog.PayoutMarket, gameID).Scan(ctx, &out); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		ORDER BY p.user_id`, gamerecord.PayoutMarket, gameID).Scan(ctx, &out); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("read what the market of game %s paid: %w", gameID, err)
 	}
 	return out, nil

@@ -15,7 +15,7 @@ import (
 	"wager/domain"
 	"wager/domain/chat"
 	"wager/domain/game"
-	"wager/domain/gamelog"
+	"wager/domain/gamelog/gamerecord"
 	"wager/domain/money"
 	"wager/domain/notify"
 	"wager/domain/users"
@@ -477,15 +477,15 @@ func (s *Service) ReadOpenBets(reads *db.Reads, gameID string, pools *int64, bet
 }
 
 // Payouts are what a finished game's pooled bets paid once settled, in the
-// order they were placed: each winning bet's payout (gamelog.PayoutBet)
-// and each refunded bet's refund (gamelog.PayoutRefund). Bets not yet
+// order they were placed: each winning bet's payout (gamerecord.PayoutBet)
+// and each refunded bet's refund (gamerecord.PayoutRefund). Bets not yet
 // settled (open, or held for review) paid nothing yet.
-func (s *Service) Payouts(ctx context.Context, idb bun.IDB, gameID string) ([]gamelog.Payout, error) {
-	out := []gamelog.Payout{}
+func (s *Service) Payouts(ctx context.Context, idb bun.IDB, gameID string) ([]gamerecord.Payout, error) {
+	out := []gamerecord.Payout{}
 	if err := idb.NewRaw(`SELECT bettor_id AS user_id, payout_minor AS amount_minor,
 			CASE WHEN status = ? THEN ? ELSE ? END AS kind
 		FROM bets WHERE game_id = ? AND NOT late AND status IN (?, ?) AND payout_minor > 0 ORDER BY created_at, id`,
-		BetRefunded, gamelog.PayoutRefund, gamelog.PayoutBet, gameID, BetWon, BetRefunded).Scan(ctx, &out); err != nil &&
+		BetRefunded, gamerecord.PayoutRefund, gamerecord.PayoutBet, gameID, BetWon, BetRefunded).Scan(ctx, &out); err != nil &&
 		!errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("read what the bets of game %s paid: %w", gameID, err)
 	}

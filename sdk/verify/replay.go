@@ -9,61 +9,19 @@ import (
 
 	"wager/domain"
 	"wager/domain/game/rules"
+	"wager/domain/gamelog/gamerecord"
 )
 
-// Record is a record of the public log of games, as the platform
-// publishes it (see the API's Verifiability section).
-type Record struct {
-	Version      int             `json:"version"`
-	Index        int64           `json:"index"`
-	GameID       string          `json:"gameId"`
-	GameType     string          `json:"gameType"`
-	Settings     json.RawMessage `json:"settings"`
-	TournamentID *string         `json:"tournamentId"`
-	Players      []Player        `json:"players"`
-	StakeMinor   int64           `json:"stakeMinor"`
-	StartedAt    time.Time       `json:"startedAt"`
-	EndedAt      time.Time       `json:"endedAt"`
-	Events       []Event         `json:"events"`
-	Outcome      Outcome         `json:"outcome"`
-	Money        Money           `json:"money"`
-}
+// Record is a record of the public log of games (see the API's
+// Verifiability section).
+type Record = gamerecord.Record
 
-// Player is a seat of a logged game.
-type Player struct {
-	UserID        string `json:"userId"`
-	WalletAddress string `json:"walletAddress"`
-}
-
-// Event is an event of a logged game.
-type Event struct {
-	Seq  int              `json:"seq"`
-	Name domain.EventName `json:"event"`
-	Data json.RawMessage  `json:"data"`
-}
-
-// Outcome is how the record says the game ended.
-type Outcome struct {
-	Status       string  `json:"status"`
-	WinnerUserID *string `json:"winnerUserId"`
-	Reason       string  `json:"reason"`
-}
-
-// Money is what the record says the game paid.
-type Money struct {
-	PotMinor       int64    `json:"potMinor"`
-	DonationsMinor int64    `json:"donationsMinor"`
-	FeeMinor       int64    `json:"feeMinor"`
-	Payouts        []Payout `json:"payouts"`
-	Integrity      string   `json:"integrity"`
-}
-
-// Payout is one payment the record lists.
-type Payout struct {
-	UserID      string `json:"userId"`
-	AmountMinor int64  `json:"amountMinor"`
-	Kind        string `json:"kind"`
-}
+// Outcome is how a record says its game ended, and Payout a payment it
+// lists.
+type (
+	Outcome = gamerecord.Outcome
+	Payout  = gamerecord.Payout
+)
 
 // feeBps is the platform's fee on a won pot, in basis points: 1%, floored.
 const feeBps = 100
@@ -124,7 +82,7 @@ func revealsOf(r Record) (map[int]rules.RPSRound, error) {
 // was lost on time is closed at it.
 var expired = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func replayEvent(state rules.State, r Record, e Event, reveals map[int]rules.RPSRound, now time.Time) error {
+func replayEvent(state rules.State, r Record, e gamerecord.Event, reveals map[int]rules.RPSRound, now time.Time) error {
 	switch e.Name {
 	case domain.EventRPSRoundSubmitted:
 		var s rules.RPSSubmitted

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"wager/domain/game/rules"
+	"wager/domain/gamelog/gamerecord"
 )
 
 // played is a record of an rps game of three rounds, staked 1 USDC by
@@ -36,13 +37,13 @@ func played(t *testing.T) Record {
 		}
 	}
 	r := Record{Version: 1, Index: 7, GameID: "g1", GameType: "rps", Settings: settings, StakeMinor: 1_000_000, StartedAt: start,
-		Players: []Player{{UserID: "a"}, {UserID: "b"}},
+		Players: []gamerecord.Player{{UserID: "a"}, {UserID: "b"}},
 		Outcome: Outcome{Status: "completed", WinnerUserID: ptr("a"), Reason: "score"},
-		Money: Money{PotMinor: 2_000_000, FeeMinor: 20_000, Payouts: []Payout{{UserID: "a", AmountMinor: 1_980_000, Kind: "pot"}},
+		Money: gamerecord.Money{PotMinor: 2_000_000, FeeMinor: 20_000, Payouts: []Payout{{UserID: "a", AmountMinor: 1_980_000, Kind: "pot"}},
 			Integrity: "none"}}
 	for i, e := range events {
 		data, _ := json.Marshal(e.Data)
-		r.Events = append(r.Events, Event{Seq: i + 1, Name: e.Name, Data: data})
+		r.Events = append(r.Events, gamerecord.Event{GameID: "g1", Seq: i + 1, Name: e.Name, Data: data, CreatedAt: start})
 	}
 	return r
 }
