@@ -101,7 +101,7 @@ type Payer interface {
 // Config is what the log is made of.
 type Config struct {
 	Origin string // the log's name: the first line of its checkpoints
-	Seed   []byte // the master seed, from which the signing key derives
+	Seed   []byte // secret bytes (derived from the master seed) from which the signing key derives
 	Events *eventlog.Log
 	Payers []Payer // the bets and the market: their payouts, after the players'
 	Now    domain.Clock
@@ -120,12 +120,12 @@ type Log struct {
 	log    *slog.Logger
 	now    domain.Clock
 
-	mu    sync.Mutex
-	roots map[int64]tlog.Hash // tree hashes by size: a size's never changes
+	mu     sync.Mutex
+	latest tlog.Tree // the last tree hashed: a size's hash never changes
 }
 
 // New returns the log of the games q queues, signed with an ed25519 key
-// derived from the master seed.
+// derived from c.Seed.
 func New(bdb *bun.DB, q *Queue, c Config) (*Log, error) {
 	sum := sha256.Sum256(append([]byte("wager games log key:"), c.Seed...))
 	skey, vkey, err := note.GenerateKey(bytes.NewReader(sum[:]), c.Origin)
@@ -137,7 +137,7 @@ func New(bdb *bun.DB, q *Queue, c Config) (*Log, error) {
 		return nil, fmt.Errorf("make the signer of the games log: %w", err)
 	}
 	return &Log{db: bdb, queue: q, origin: c.Origin, signer: signer, key: vkey, events: c.Events, payers: c.Payers,
-		log: c.Log, now: c.Now, roots: map[int64]tlog.Hash{}}, nil
+		log: c.Log, now: c.Now}, nil
 }
 
 // Origin is the log's name: the first line of its checkpoints.
@@ -307,28 +307,26 @@ func (r *hashReader) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
 // Tree is the log's latest tree: its size and root hash.
 func (l *Log) Tree(ctx context.Context) (tlog.Tree, error) {
 	size, err := treeSize(ctx, l.db)
-	if err != nil {
+	if err != nil || size == 0 {
 		return tlog.Tree{}, err
 	}
-	return l.treeOf(ctx, size)
-}
-
-// treeOf is the tree of the log's first size records.
-func (l *Log) treeOf(ctx context.Context, size int64) (tlog.Tree, error) {
 	l.mu.Lock()
-	h, ok := l.roots[size]
+	latest := l.latest
 	l.mu.Unlock()
-	if ok || size == 0 {
-		return tlog.Tree{N: size, Hash: h}, nil
+	if latest.N == size {
+		return latest, nil
 	}
 	h, err := tlog.TreeHash(size, l.reader(ctx))
 	if err != nil {
 		return tlog.Tree{}, fmt.Errorf("hash the games log of %d records: %w", size, err)
 	}
+	t := tlog.Tree{N: size, Hash: h}
 	l.mu.Lock()
-	l.roots[size] = h
+	if size > l.latest.N {
+		l.latest = t
+	}
 	l.mu.Unlock()
-	return tlog.Tree{N: size, Hash: h}, nil
+	return t, nil
 }
 
 func (l *Log) reader(ctx context.Context) tlog.HashReader {
