@@ -189,13 +189,13 @@ func (s *Service) ReadOpen(reads *db.Reads, gameID string, paid *int64, holders 
 // review) pays nothing yet.
 func (s *Service) Payouts(ctx context.Context, idb bun.IDB, gameID string) ([]gamerecord.Payout, error) {
 	out := []gamerecord.Payout{}
-	if err := idb.NewRaw(`SELECT p.user_id, sum(coalesce(p.redeemed_minor, 0) + p.shares *
-			CASE WHEN p.outcome_id = m.outcomes[1] THEN m.resolution[1] ELSE m.resolution[2] END) AS amount_minor, ? AS kind
-		FROM market_positions AS p JOIN markets AS m ON m.game_id = p.game_id
-		WHERE p.game_id = ? AND m.status = 'resolved'
-		GROUP BY p.user_id HAVING sum(coalesce(p.redeemed_minor, 0) + p.shares *
-			CASE WHEN p.outcome_id = m.outcomes[1] THEN m.resolution[1] ELSE m.resolution[2] END) > 0
-		ORDER BY p.user_id`, gamerecord.PayoutMarket, gameID).Scan(ctx, &out); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err := idb.NewRaw(`SELECT user_id, amount_minor, ? AS kind FROM (
+			SELECT p.user_id, sum(coalesce(p.redeemed_minor, 0) + p.shares *
+				CASE WHEN p.outcome_id = m.outcomes[1] THEN m.resolution[1] ELSE m.resolution[2] END) AS amount_minor
+			FROM market_positions AS p JOIN markets AS m ON m.game_id = p.game_id
+			WHERE p.game_id = ? AND m.status = 'resolved' GROUP BY p.user_id
+		) AS paid WHERE amount_minor > 0 ORDER BY user_id`, gamerecord.PayoutMarket, gameID).Scan(ctx, &out); err != nil &&
+		!errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("read what the market of game %s paid: %w", gameID, err)
 	}
 	return out, nil

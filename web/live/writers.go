@@ -99,8 +99,10 @@ type socket struct {
 	gone    chan struct{} // closed when the socket is closed
 
 	// stalled is when bytes were first left waiting for the client since
-	// it last took some; the writer's alone (one at a time).
+	// it last took some; closing, that the close frame was written. Both
+	// the writer's alone (one at a time).
 	stalled time.Time
+	closing bool
 }
 
 // newSocket returns the network side of c, which starts writing at start.
@@ -146,17 +148,26 @@ func (s *socket) write() {
 	var err error
 	select {
 	case <-c.done:
-		// Try again later (1013), not a policy violation: a page's socket
-		// reconnects after it and joins its rooms again from the seqs it
-		// shows, where a policy code would leave the page silent for good.
-		s.ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseTryAgainLater, "too far behind"))
-		s.flush()
-		// The connection ends a moment later, not now: closed while the
-		// client still sends, it would be reset, and the client would read
-		// the reset instead of the close frame. Meanwhile the socket's
-		// reader takes what the client sends, up to its close answer; the
-		// socket stays queued, so nothing writes to it again.
-		time.AfterFunc(closeGrace, s.end)
+		if !s.closing {
+			// Try again later (1013), not a policy violation: a page's
+			// socket reconnects after it and joins its rooms again from
+			// the seqs it shows, where a policy code would leave the page
+			// silent for good.
+			s.closing = true
+			s.ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseTryAgainLater, "too far behind"))
+			// The connection ends a moment later, not now: closed while
+			// the client still sends, it would be reset, and the client
+			// would read the reset instead of the close frame. Meanwhile
+			// the socket's reader takes what the client sends, up to its
+			// close answer.
+			time.AfterFunc(closeGrace, s.end)
+		}
+		// The close frame goes out behind what was queued before it, as
+		// fast as the client reads: until it is out the socket is written
+		// again, and nothing else is.
+		if left, err := s.flush(); err == nil && left && !s.ended.Load() {
+			time.AfterFunc(retryAfter, func() { s.pool.add(s) })
+		}
 		return
 	default:
 	}
