@@ -320,8 +320,11 @@ func TestArenaBotsReturnAfterAGameNobodyPlayed(t *testing.T) {
 			t.Fatalf("bot %d: %+v %v, want the finished arena", i, results[i], errs[i])
 		}
 		j := slices.IndexFunc(results[i].Standings, func(s api.TournamentStanding) bool { return s.UserId == c.UserID() })
-		if st := results[i].Standings[j]; st.Games < 2 || st.Losses < 1 || st.Paused {
-			t.Errorf("bot %d's final line %+v: want the game nobody played as a loss, a game after it, and not paused", i, st)
+		// Paused at the end says nothing of the return: the clock's jump
+		// to the end can time out a game the bots were paired into just
+		// before it, before they moved.
+		if st := results[i].Standings[j]; st.Games < 2 || st.Losses < 1 {
+			t.Errorf("bot %d's final line %+v: want the game nobody played as a loss and a game after it", i, st)
 		}
 	}
 }
