@@ -110,6 +110,15 @@ func (c *Client) tokenBalance(ctx context.Context, owner, mint solana.PublicKey,
 	return leUint64(data[64:72]), nil
 }
 
+// Slot returns the chain's slot at the client's Commitment.
+func (c *Client) Slot(ctx context.Context) (uint64, error) {
+	slot, err := c.RPC.GetSlot(ctx, cmp.Or(c.Commitment, rpc.CommitmentConfirmed))
+	if err != nil {
+		return 0, fmt.Errorf("get the slot: %w", err)
+	}
+	return slot, nil
+}
+
 // Lamports returns the SOL balance of an address in lamports.
 func (c *Client) Lamports(ctx context.Context, addr solana.PublicKey) (uint64, error) {
 	out, err := c.RPC.GetBalance(ctx, addr, rpc.CommitmentConfirmed)

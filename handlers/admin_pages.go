@@ -1,6 +1,9 @@
 package handlers
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -12,6 +15,7 @@ import (
 	"wager/domain/flags"
 	"wager/domain/money"
 	"wager/domain/protection"
+	"wager/domain/reserves"
 	"wager/domain/users"
 	"wager/handlers/header"
 	"wager/views"
@@ -23,6 +27,7 @@ type adminPages struct {
 	users      *users.Service
 	flags      *flags.Service
 	money      *money.Service
+	reserves   *reserves.Service
 	protection *protection.Service
 	log        *slog.Logger
 	header     *header.Header
@@ -63,6 +68,9 @@ func (h *adminPages) adminPage(c echo.Context) error {
 		return err
 	}
 	v.Books = booksView(books)
+	if v.Books.Reserves, v.Books.ReservesShort, err = h.reservesLine(ctx); err != nil {
+		return err
+	}
 	if name := strings.TrimSpace(c.QueryParam("player")); name != "" {
 		v.Player = h.playerProtectionLine(c, name)
 	}
@@ -97,6 +105,26 @@ func booksView(r money.Reconciliation) views.BooksView {
 		v.Shortfall = money.USDC(short)
 	}
 	return v
+}
+
+// reservesLine is the latest proof of reserves in words, and whether its
+// assets fall short of its liabilities (the alarm).
+func (h *adminPages) reservesLine(ctx context.Context) (string, bool, error) {
+	s, err := h.reserves.Latest(ctx)
+	var derr *domain.Error
+	switch {
+	case errors.As(err, &derr) && derr.Code == domain.CodeNotFound:
+		return "No proof of reserves has been taken yet.", false, nil
+	case err != nil:
+		return "", false, err
+	}
+	taken := fmt.Sprintf("Proof of reserves %s (%s UTC, slot %d): ", s.SnapshotID, s.At.UTC().Format("2006-01-02 15:04"), s.Slot)
+	owed := fmt.Sprintf("%s owed to %d users", money.USDC(s.LiabilitiesMinor), s.Users)
+	if s.AssetsMinor < s.LiabilitiesMinor {
+		return taken + "the assets on chain, " + money.USDC(s.AssetsMinor) + ", are below the liabilities, " + owed + ": " +
+			money.USDC(s.LiabilitiesMinor-s.AssetsMinor) + " short.", true, nil
+	}
+	return taken + "the assets on chain, " + money.USDC(s.AssetsMinor) + ", cover the liabilities, " + owed + ".", false, nil
 }
 
 // adminFlag turns a flag on or off. Maintenance mode shuts everyone else

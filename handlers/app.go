@@ -43,6 +43,7 @@ import (
 	"wager/domain/protection"
 	"wager/domain/ranking"
 	"wager/domain/referrals"
+	"wager/domain/reserves"
 	"wager/domain/settlement"
 	"wager/domain/social"
 	"wager/domain/support"
@@ -72,6 +73,7 @@ type Services struct {
 	Chat       *chat.Service
 	Settlement *settlement.Service
 	GamesLog   *gamelog.Log
+	Reserves   *reserves.Service
 	Market     *market.Service
 	X402       *x402.Service
 	Notify     *notify.Service
@@ -230,6 +232,9 @@ func New(s Services, o Options, log *slog.Logger) *App {
 	if s.RPCEndpoints != nil {
 		a.metrics.RPCEndpoints(s.RPCEndpoints)
 	}
+	if s.Reserves != nil {
+		a.metrics.Registry.MustRegister(newReservesCollector(s.Reserves, log))
+	}
 	if s.Money != nil && s.Money.FeePayerGlobalDaily() > 0 {
 		a.budget = &feePayerBudget{db: s.DB, money: s.Money, log: log}
 		a.budget.left.Store(math.Float64bits(math.NaN()))
@@ -260,7 +265,7 @@ func newAPI(s Services, o Options, log *slog.Logger) apiHandlers {
 		support:      &api.Support{Support: s.Support},
 		tips:         &api.Tips{Users: s.Users, Tips: s.Tips},
 		tournaments:  &api.Tournaments{Tournaments: s.Tournaments},
-		transparency: &api.Transparency{Log: s.GamesLog},
+		transparency: &api.Transparency{Log: s.GamesLog, Reserves: s.Reserves},
 		users:        &api.Users{Users: s.Users, Auth: s.Auth, Protection: s.Protection},
 		wallet:       &api.Wallet{Users: s.Users, Money: s.Money, LocalChain: s.LocalChain, DevFaucet: o.DevFaucet},
 	}
@@ -269,7 +274,7 @@ func newAPI(s Services, o Options, log *slog.Logger) apiHandlers {
 // newPages gives each feature area's pages the services they call.
 func newPages(s Services, o Options, ch *header.Header, log *slog.Logger, now domain.Clock) pageHandlers {
 	return pageHandlers{
-		admin: &adminPages{flags: s.Flags, money: s.Money, users: s.Users, protection: s.Protection, log: log, header: ch},
+		admin: &adminPages{flags: s.Flags, money: s.Money, reserves: s.Reserves, users: s.Users, protection: s.Protection, log: log, header: ch},
 		audit: &auditPages{audit: s.Audit, header: ch},
 		auth:  &authPages{auth: s.Auth, flags: s.Flags, embeddedChain: o.EmbeddedChain, header: ch},
 		games: &gamePages{users: s.Users, games: s.Games, chat: s.Chat, market: s.Market, tournaments: s.Tournaments,

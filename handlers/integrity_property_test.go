@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"testing"
 
+	gamepkg "wager/domain/game"
 	"wager/domain/money"
 )
 
@@ -21,7 +22,10 @@ import (
 // bets' payouts), the pools and markets are empty once traders redeemed,
 // the traders together hold what they deposited (the market takes no
 // fee), and the treasury gained exactly the fees of the players' pots
-// and of the pools that had winners.
+// and of the pools that had winners. After each game and each decision, a
+// proof of reserves counts every unit owed, each user's own path proves
+// their share, and late donations wait in it, their donors', until their
+// refunds land.
 func TestHoldReleaseAndVoidConserveMoney(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3} {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
@@ -32,7 +36,9 @@ func TestHoldReleaseAndVoidConserveMoney(t *testing.T) {
 				t.Fatal(err)
 			}
 			treasury := a.ledger(t, money.Treasury)
+			h.others = a.liabilities(t)
 			h.traders = []player{a.depositor(t, 20_000_000), a.depositor(t, 20_000_000), a.depositor(t, 20_000_000)}
+			h.people = append(h.people, h.traders...)
 			const deposited = 60_000_000
 			for g := range 4 {
 				h.playGame(t, g)
@@ -44,8 +50,13 @@ func TestHoldReleaseAndVoidConserveMoney(t *testing.T) {
 					t.Fatalf("%s %s: %d %s", decision, game, res.Code, res.Body)
 				}
 				a.wantBooksBalance(t)
+				a.wantReserves(t, h.people, h.others)
 			}
 			t.Logf("%d games, %d held", len(h.games), len(h.held))
+			if _, err := a.Settlement.ProcessTransfers(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			a.wantReserves(t, h.people, h.others)
 
 			h.settleAll(t)
 			var sum int64
@@ -74,6 +85,8 @@ type holdRun struct {
 	admin   player
 	r       *rand.Rand
 	traders []player
+	people  []player // everyone who may be owed anything
+	others  int64    // what the users of other tests are owed
 	games   []string
 	bets    map[string][]betOf
 	held    []string
@@ -88,10 +101,12 @@ func (h *holdRun) playGame(t *testing.T, g int) {
 	stake := []int64{100_000, 500_000, 1_000_000}[r.IntN(3)]
 	p1, p2, game := a.stakedGame(t, stake, `{"rounds": 3}`)
 	h.games = append(h.games, game)
-	h.wantFee += 2 * stake / 100
+	donated := int64(0)
 	players := []player{p1, p2}
+	h.people = append(h.people, p1, p2)
 	for range 1 + r.IntN(4) {
 		s := a.spectatorWith(t, 3_000_000)
+		h.people = append(h.people, s)
 		amount := int64(10_000 * (1 + r.IntN(150)))
 		res, body := a.prepareBet(t, s, game, players[r.IntN(2)].id, amount)
 		if res.Code == http.StatusConflict {
@@ -114,6 +129,24 @@ func (h *holdRun) playGame(t *testing.T, g int) {
 			res.wantError(t, 409, "LIMIT_EXCEEDED")
 		}
 	}
+	donor := a.spectatorWith(t, 1_000_000)
+	h.people = append(h.people, donor)
+	if r.IntN(2) == 0 {
+		if res, _ := a.donate(t, donor, game, 200_000); res.Code != 200 {
+			t.Fatalf("game %d: donate: %d %s", g, res.Code, res.Body)
+		}
+		donated = 200_000
+	}
+	fee, _ := gamepkg.Payout(2*stake + donated) // every end here has a winner
+	h.wantFee += fee
+	var late request // a donation signed now and landing after the end, refunded on chain
+	if r.IntN(2) == 0 {
+		prep := a.do(t, request{method: http.MethodPost, path: "/games/" + game + "/donations/prepare", header: donor.auth,
+			body: jsonBody(map[string]any{"amountMinor": 100_000})}).json(t)
+		late = request{method: http.MethodPost, path: "/games/" + game + "/donations/submit", header: donor.auth,
+			body: jsonBody(map[string]string{"intentId": prep["intentId"].(string),
+				"signedTransaction": signPrepared(t, donor.wallet, prep["transaction"].(string), nil)})}
+	}
 	var pool int64
 	for _, b := range h.bets[game] {
 		pool += b.amount
@@ -128,6 +161,12 @@ func (h *holdRun) playGame(t *testing.T, g int) {
 		a.playTo(t, p2, p1, game, 2)
 	}
 	a.wantBooksBalance(t)
+	if late.path != "" {
+		if res := a.do(t, late); res.Code != 200 || res.json(t)["refunded"] != true {
+			t.Fatalf("game %d: late donation: %d %s, want refunded", g, res.Code, res.Body)
+		}
+	}
+	a.wantReserves(t, h.people, h.others)
 	v := a.betsOf(t, game)
 	if len(v.Bets) > 0 && v.Bets[0].Status == "held" || a.marketOf(t, game).Status == "held" {
 		h.held = append(h.held, game)

@@ -2,13 +2,22 @@ package wager_test
 
 import (
 	"context"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/uptrace/bun"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"wager/domain/market"
+	"wager/domain/money"
+	"wager/domain/referrals"
+	"wager/domain/reserves"
+	"wager/domain/reserves/sumtree"
+	"wager/domain/settlement"
+	wager "wager/sdk"
 	"wager/sdk/verify"
 )
 
@@ -134,4 +143,99 @@ func TestTheVerifierProvesAGameAndRefusesEveryTampering(t *testing.T) {
 	s.rebuild(t)
 	_, _, err = seen.Log(ctx)
 	wantRefused(t, err, "it removed records")
+}
+
+// The verifier proves a user's share of the reserves from HTTP alone, and
+// refuses what a platform hiding what it owes could publish, each
+// snapshot signed with the log's real key: one that leaves the user out,
+// one that counts them for one minor unit less than their balance, and
+// one whose assets do not cover its liabilities. A snapshot that would
+// hide a negative balance is refused when it is built.
+func TestTheVerifierProvesMyShareOfTheReservesAndRefusesTampering(t *testing.T) {
+	s := startServer(t, nil)
+	ctx := t.Context()
+	me, other := s.newClient(t), s.newClient(t)
+	for _, c := range []*wager.Client{me, other} {
+		fund(t, c, 1_000_000)
+		if _, err := c.Deposit(ctx, 400_000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Reserves.Take(ctx); err != nil {
+		t.Fatal(err)
+	}
+	token, _ := me.Token()
+	v := &verify.Verifier{URL: s.URL, Token: token}
+	c, err := v.Reserves(ctx)
+	if err != nil {
+		t.Fatalf("the honest snapshot: %v", err)
+	}
+	if c.Proof.BalanceMinor != 400_000 || c.Snapshot.LiabilitiesMinor < 800_000 {
+		t.Errorf("verified my balance %d of liabilities %d, want 400000 of at least 800000", c.Proof.BalanceMinor, c.Snapshot.LiabilitiesMinor)
+	}
+	myID := c.Proof.UserID
+
+	// What the platform owes, as it would state it to hide a part.
+	lying := func(owed func(user string, minor int64) int64, holdings func(assets []sumtree.Asset)) *reserves.Service {
+		honest := []reserves.Owed{money.Owed, settlement.Owed, market.Owed, referrals.Owed}
+		var liabilities int64
+		return reserves.New(s.DB, reserves.Config{
+			Owed: []reserves.Owed{func(ctx context.Context, idb bun.IDB, add func(string, int64)) error {
+				liabilities = 0
+				for _, read := range honest {
+					if err := read(ctx, idb, func(user string, minor int64) {
+						minor = owed(user, minor)
+						liabilities += minor
+						add(user, minor)
+					}); err != nil {
+						return err
+					}
+				}
+				return nil
+			}},
+			Liabilities: func(context.Context, bun.IDB) (int64, error) { return liabilities, nil },
+			Holdings: func(ctx context.Context) (uint64, []sumtree.Asset, error) {
+				slot, assets, err := s.Money.Holdings(ctx)
+				holdings(assets)
+				return slot, assets, err
+			},
+			Sign: s.GamesLog.SignLine, Now: time.Now, Log: slog.Default()})
+	}
+	honestAssets := func([]sumtree.Asset) {}
+	take := func(r *reserves.Service) {
+		t.Helper()
+		if _, err := r.Take(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	take(lying(func(user string, minor int64) int64 {
+		if user == myID {
+			return 0
+		}
+		return minor
+	}, honestAssets))
+	_, err = v.Reserves(ctx)
+	wantRefused(t, err, "leaves you out, though your platform balance is 400000")
+
+	take(lying(func(user string, minor int64) int64 {
+		if user == myID {
+			return minor - 1
+		}
+		return minor
+	}, honestAssets))
+	_, err = v.Reserves(ctx)
+	wantRefused(t, err, "counts 399999 for you, less than your platform balance of 400000")
+
+	take(lying(func(_ string, minor int64) int64 { return minor }, func(assets []sumtree.Asset) { assets[0].BalanceMinor = 0 }))
+	_, err = v.Reserves(ctx)
+	wantRefused(t, err, "are below the liabilities")
+
+	_, err = lying(func(user string, minor int64) int64 {
+		if user != myID {
+			return -minor
+		}
+		return minor
+	}, honestAssets).Take(ctx)
+	wantRefused(t, err, "negative balance")
 }

@@ -3,7 +3,9 @@
 // log under a checkpoint signed by the log's key, that the log only grew
 // since the last checkpoint this command saw, and that the record's own
 // events give the outcome and pot payout it states; verify log checks the
-// latest checkpoint alone. What it saw last it keeps in a file (-state).
+// latest checkpoint alone; verify reserves (signed in: -token) proves that
+// your balance is counted in the latest proof of reserves. What it saw
+// last it keeps in a file (-state).
 package main
 
 import (
@@ -23,15 +25,16 @@ func main() {
 	server := flag.String("url", "http://localhost:8080", "the server")
 	state := flag.String("state", "", "the file that keeps the log's key and the last checkpoint seen (default: one per server in the user's config folder)")
 	key := flag.String("key", "", "the log's verifier key, from someone you trust (default: the one kept, else the one the server publishes)")
+	token := flag.String("token", os.Getenv("WAGER_TOKEN"), "your bearer token, for verify reserves (default: $WAGER_TOKEN)")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: verify [-url URL] [-state FILE] [-key KEY] game <id> | log")
+		fmt.Fprintln(os.Stderr, "usage: verify [-url URL] [-state FILE] [-key KEY] [-token TOKEN] game <id> | log | reserves")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
 	if *state == "" {
 		*state = defaultState(*server)
 	}
-	v := &verify.Verifier{URL: *server, StateFile: *state, Key: *key}
+	v := &verify.Verifier{URL: *server, StateFile: *state, Key: *key, Token: *token}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var err error
@@ -40,6 +43,8 @@ func main() {
 		err = game(ctx, v, args[1])
 	case len(args) == 1 && args[0] == "log":
 		err = logOnly(ctx, v)
+	case len(args) == 1 && args[0] == "reserves":
+		err = reserves(ctx, v)
 	default:
 		flag.Usage()
 		os.Exit(2)
@@ -68,6 +73,20 @@ func game(ctx context.Context, v *verify.Verifier, id string) error {
 	for _, p := range r.Money.Payouts {
 		fmt.Printf("  paid %d to %s (%s)\n", p.AmountMinor, p.UserID, p.Kind)
 	}
+	return nil
+}
+
+func reserves(ctx context.Context, v *verify.Verifier) error {
+	c, err := v.Reserves(ctx)
+	if err != nil {
+		return err
+	}
+	s := c.Snapshot
+	fmt.Printf("reserves snapshot %s (%s, slot %d) is signed by the log's key\n", s.SnapshotID, s.At.Format(time.RFC3339), s.Slot)
+	fmt.Printf("your balance of %d is counted in its liabilities of %d (a path of %d steps to the root, no negative sum, no overflow)\n",
+		c.Proof.BalanceMinor, s.LiabilitiesMinor, len(c.Proof.Path))
+	fmt.Printf("its assets, %d in %d token accounts, cover the liabilities of %d owed to %d users\n",
+		s.AssetsMinor, len(s.Assets), s.LiabilitiesMinor, s.Users)
 	return nil
 }
 

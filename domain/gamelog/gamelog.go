@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -342,6 +343,19 @@ func (l *Log) Checkpoint(t tlog.Tree) ([]byte, error) {
 		return nil, fmt.Errorf("sign the checkpoint of the games log: %w", err)
 	}
 	return msg, nil
+}
+
+// SignLine signs one line of text with the log's key (the proof of
+// reserves' statements): the signature of the note whose text is the
+// line, as the note's signature line carries it (standard base64 of the
+// key's hash and the signature). sumtree.Snapshot.CheckSignature checks it.
+func (l *Log) SignLine(line string) (string, error) {
+	msg, err := note.Sign(&note.Note{Text: line + "\n"}, l.signer)
+	if err != nil {
+		return "", fmt.Errorf("sign %q with the games log's key: %w", line, err)
+	}
+	fields := strings.Fields(string(msg[len(line)+2:]))
+	return fields[len(fields)-1], nil
 }
 
 // Tile returns the hashes of a tile of the tree of size records (tlog's

@@ -8,6 +8,9 @@ import (
 	"sync"
 
 	"github.com/gagliardetto/solana-go"
+
+	"wager/chain"
+	"wager/domain/reserves/sumtree"
 )
 
 // AddressCheck compares one platform-controlled address's USDC on chain
@@ -100,6 +103,35 @@ func (s *Service) Reconcile(ctx context.Context) (Reconciliation, error) {
 		r.Balanced = r.Balanced && a.ShortfallMinor == 0
 	}
 	return r, nil
+}
+
+// Holdings reads the USDC of the platform's token accounts that hold
+// money (the vault, and every escrow the ledger says holds some) at the
+// credit commitment, and the chain's slot when the reads began. An
+// address the chain did not give within ChainReadWait is an error: assets
+// read in part would be understated.
+func (s *Service) Holdings(ctx context.Context) (uint64, []sumtree.Asset, error) {
+	slot, err := s.chain.Slot(ctx)
+	if err != nil {
+		return 0, nil, fmt.Errorf("read the platform's holdings: %w", err)
+	}
+	var escrows []string
+	if err := s.db.NewSelect().Table("ledger_accounts").Column("id").Where("id LIKE 'chain:escrow:%' AND balance <> 0").
+		Order("id").Scan(ctx, &escrows); err != nil {
+		return 0, nil, fmt.Errorf("list the escrows that hold money: %w", err)
+	}
+	owners := []solana.PublicKey{s.DepositAddress()}
+	for _, account := range escrows {
+		owners = append(owners, s.keys.Escrow(strings.TrimPrefix(account, "chain:escrow:")).PublicKey())
+	}
+	out := make([]sumtree.Asset, len(owners))
+	for i, n := range s.tokenBalances(ctx, owners) {
+		if n == nil {
+			return 0, nil, fmt.Errorf("read the platform's holdings: the chain did not give the USDC of %s in time", owners[i])
+		}
+		out[i] = sumtree.Asset{Address: chain.ATA(owners[i], s.mint).String(), BalanceMinor: *n}
+	}
+	return slot, out, nil
 }
 
 // chainReaders is how many chain reads tokenBalances runs at a time: the

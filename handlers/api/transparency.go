@@ -9,14 +9,18 @@ import (
 
 	"wager/domain"
 	"wager/domain/gamelog"
+	"wager/domain/reserves"
+	"wager/domain/reserves/sumtree"
 	"wager/web"
 )
 
-// Transparency serves the public log of games: its signed checkpoints,
+// Transparency serves the public log of games (its signed checkpoints,
 // its key, its hash tiles and records, and each game's record with its
-// inclusion proof, to anyone, signed in or not.
+// inclusion proof) and the proof of reserves, to anyone, signed in or not;
+// a user's own share of the reserves to them.
 type Transparency struct {
-	Log *gamelog.Log
+	Log      *gamelog.Log
+	Reserves *reserves.Service
 }
 
 // Routes registers the public log of games.
@@ -43,6 +47,20 @@ func (h *Transparency) Routes(r Router) {
 		Description: "404 until the game's money is final and the game logged (its end, or for a game held for review " +
 			"its release or void). Check it with tlog.CheckRecord(inclusionProof, size, root, index, tlog.RecordHash(record)).",
 		Response: gamelog.Proof{}, Errors: []int{http.StatusNotFound}})
+	r.JSON(http.MethodGet, "/reserves", h.reserves, web.Op{Tag: "transparency", Auth: web.AuthNone,
+		Summary: "The latest proof of reserves: what the platform owes its users, and the USDC it holds on chain",
+		Description: "Taken every RESERVES_INTERVAL: liabilitiesMinor is the sum at the root of a Merkle-sum tree with a leaf " +
+			"for every user the platform owes anything (SHA-256(0x00 || salt || userId || balance as 8 bytes big-endian); " +
+			"inner nodes SHA-256(0x01 || left hash || left sum || right hash || right sum); leaves in the order of their hashes, " +
+			"padded to a power of two with empty nodes). assets are the platform's USDC token accounts read at slot. " +
+			"Each user checks their own leaf with GET /users/me/reserves-proof. 404 before the first snapshot.",
+		Response: sumtree.Snapshot{}, Errors: []int{http.StatusNotFound}})
+	r.JSON(http.MethodGet, "/users/me/reserves-proof", h.reservesProof, web.Op{Tag: "transparency", Auth: web.AuthRequired,
+		Summary: "Your share of the latest proof of reserves: your leaf's salt and balance and its path to the root",
+		Description: "Hash your leaf, then climb the path (each step the sibling and the side it stands on), adding sums, " +
+			"and compare with GET /reserves's rootHash and liabilitiesMinor. 404 when the platform owed you nothing at the snapshot, " +
+			"or before the first snapshot.",
+		Response: sumtree.Proof{}, Errors: []int{http.StatusNotFound}})
 }
 
 func (h *Transparency) checkpoint(c echo.Context) error {
@@ -99,6 +117,23 @@ func (h *Transparency) record(c echo.Context) error {
 
 func (h *Transparency) gameRecord(c echo.Context) error {
 	p, err := h.Log.GameRecord(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, p)
+}
+
+func (h *Transparency) reserves(c echo.Context) error {
+	s, err := h.Reserves.Latest(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-cache")
+	return c.JSON(http.StatusOK, s)
+}
+
+func (h *Transparency) reservesProof(c echo.Context) error {
+	p, err := h.Reserves.ProofOf(c.Request().Context(), web.IdentityOf(c).UserID)
 	if err != nil {
 		return err
 	}

@@ -501,6 +501,24 @@ func (e RpsSettingsRounds) Valid() bool {
 	}
 }
 
+// Defines values for SumtreeProofStepSide.
+const (
+	Left  SumtreeProofStepSide = "left"
+	Right SumtreeProofStepSide = "right"
+)
+
+// Valid indicates whether the value is a known member of the SumtreeProofStepSide enum.
+func (e SumtreeProofStepSide) Valid() bool {
+	switch e {
+	case Left:
+		return true
+	case Right:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SupportMessageAuthor.
 const (
 	Staff SupportMessageAuthor = "staff"
@@ -2832,6 +2850,67 @@ type SubmitRequest struct {
 	SignedTransaction string `json:"signedTransaction"`
 }
 
+// SumtreeAsset defines model for SumtreeAsset.
+type SumtreeAsset struct {
+	// Address the token account (base58)
+	Address      string `json:"address"`
+	BalanceMinor int64  `json:"balanceMinor"`
+}
+
+// SumtreeProof defines model for SumtreeProof.
+type SumtreeProof struct {
+	// BalanceMinor everything the platform owed the user at the snapshot
+	BalanceMinor int64 `json:"balanceMinor"`
+
+	// Path from the leaf up: each the sibling node and the side it stands on
+	Path []SumtreeProofStep `json:"path"`
+
+	// Salt 16 random bytes of this user in this snapshot, standard base64
+	Salt       []byte `json:"salt"`
+	SnapshotId string `json:"snapshotId"`
+	UserId     string `json:"userId"`
+}
+
+// SumtreeProofStep defines model for SumtreeProofStep.
+type SumtreeProofStep struct {
+	// Hash standard base64
+	Hash []byte `json:"hash"`
+
+	// Side left: the sibling is the left child
+	Side     SumtreeProofStepSide `json:"side"`
+	SumMinor int64                `json:"sumMinor"`
+}
+
+// SumtreeProofStepSide left: the sibling is the left child
+type SumtreeProofStepSide string
+
+// SumtreeSnapshot defines model for SumtreeSnapshot.
+type SumtreeSnapshot struct {
+	Assets []SumtreeAsset `json:"assets"`
+
+	// AssetsMinor the assets' sum
+	AssetsMinor int64     `json:"assetsMinor"`
+	At          time.Time `json:"at"`
+
+	// LiabilitiesMinor the root's sum: everything owed to users
+	LiabilitiesMinor int64 `json:"liabilitiesMinor"`
+
+	// RootHash the Merkle-sum tree's root hash, standard base64
+	RootHash []byte `json:"rootHash"`
+
+	// Signature the public log's key's signature (golang.org/x/mod/sumdb/note, standard base64 of the key hash and the signature) over the note whose text is the line wager-arena:reserves:<snapshotId>:<slot>:<liabilitiesMinor>:<assetsMinor>:<base64 rootHash>
+	Signature string `json:"signature"`
+
+	// Slot the chain's slot when the assets were read
+	Slot int64 `json:"slot"`
+
+	// SnapshotId the snapshots' sequence number, in decimal
+	SnapshotId string `json:"snapshotId"`
+
+	// Users how many users the platform owed anything (the tree's leaves)
+	Users int64 `json:"users"`
+}
+
 // SupportMessage defines model for SupportMessage.
 type SupportMessage struct {
 	Author    SupportMessageAuthor `json:"author"`
@@ -3949,6 +4028,12 @@ type GetReferralsMeTreeParams struct {
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
 
+// GetReservesParams defines parameters for GetReserves.
+type GetReservesParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
 // GetServiceCheckMaintenanceParams defines parameters for GetServiceCheckMaintenance.
 type GetServiceCheckMaintenanceParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
@@ -4165,6 +4250,12 @@ type PutUsersMeLimitsParams struct {
 
 // PatchUsersMeProfileParams defines parameters for PatchUsersMeProfile.
 type PatchUsersMeProfileParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// GetUsersMeReservesProofParams defines parameters for GetUsersMeReservesProof.
+type GetUsersMeReservesProofParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
@@ -5300,6 +5391,13 @@ type ClientInterface interface {
 	// Corresponds with GET /referrals/me/tree (the `GetReferralsMeTree` operationId).
 	GetReferralsMeTree(ctx context.Context, params *GetReferralsMeTreeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetReserves The latest proof of reserves: what the platform owes its users, and the USDC it holds on chain
+	//
+	// Taken every RESERVES_INTERVAL: liabilitiesMinor is the sum at the root of a Merkle-sum tree with a leaf for every user the platform owes anything (SHA-256(0x00 || salt || userId || balance as 8 bytes big-endian); inner nodes SHA-256(0x01 || left hash || left sum || right hash || right sum); leaves in the order of their hashes, padded to a power of two with empty nodes). assets are the platform's USDC token accounts read at slot. Each user checks their own leaf with GET /users/me/reserves-proof. 404 before the first snapshot.
+	//
+	// Corresponds with GET /reserves (the `GetReserves` operationId).
+	GetReserves(ctx context.Context, params *GetReservesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetServiceCheckMaintenance Agent tool service_check_maintenance: is the service in maintenance, and the feature flags
 	//
 	// Stays available during maintenance; never 426, never 402. retryAfterSeconds says when to check again (0 when the service is up).
@@ -5603,6 +5701,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /users/me/profile (the `PatchUsersMeProfile` operationId).
 	PatchUsersMeProfile(ctx context.Context, params *PatchUsersMeProfileParams, body PatchUsersMeProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetUsersMeReservesProof Your share of the latest proof of reserves: your leaf's salt and balance and its path to the root
+	//
+	// Hash your leaf, then climb the path (each step the sibling and the side it stands on), adding sums, and compare with GET /reserves's rootHash and liabilitiesMinor. 404 when the platform owed you nothing at the snapshot, or before the first snapshot.
+	//
+	// Corresponds with GET /users/me/reserves-proof (the `GetUsersMeReservesProof` operationId).
+	GetUsersMeReservesProof(ctx context.Context, params *GetUsersMeReservesProofParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetUsersMeSession The reality check: how long since you signed in, and what you won or lost since
 	//
@@ -7481,6 +7586,23 @@ func (c *Client) GetReferralsMeTree(ctx context.Context, params *GetReferralsMeT
 	return c.Client.Do(req)
 }
 
+// GetReserves The latest proof of reserves: what the platform owes its users, and the USDC it holds on chain
+//
+// Taken every RESERVES_INTERVAL: liabilitiesMinor is the sum at the root of a Merkle-sum tree with a leaf for every user the platform owes anything (SHA-256(0x00 || salt || userId || balance as 8 bytes big-endian); inner nodes SHA-256(0x01 || left hash || left sum || right hash || right sum); leaves in the order of their hashes, padded to a power of two with empty nodes). assets are the platform's USDC token accounts read at slot. Each user checks their own leaf with GET /users/me/reserves-proof. 404 before the first snapshot.
+//
+// Corresponds with GET /reserves (the `GetReserves` operationId).
+func (c *Client) GetReserves(ctx context.Context, params *GetReservesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReservesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetServiceCheckMaintenance Agent tool service_check_maintenance: is the service in maintenance, and the feature flags
 //
 // Stays available during maintenance; never 426, never 402. retryAfterSeconds says when to check again (0 when the service is up).
@@ -8175,6 +8297,23 @@ func (c *Client) PatchUsersMeProfileWithBody(ctx context.Context, params *PatchU
 // Corresponds with PATCH /users/me/profile (the `PatchUsersMeProfile` operationId).
 func (c *Client) PatchUsersMeProfile(ctx context.Context, params *PatchUsersMeProfileParams, body PatchUsersMeProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPatchUsersMeProfileRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetUsersMeReservesProof Your share of the latest proof of reserves: your leaf's salt and balance and its path to the root
+//
+// Hash your leaf, then climb the path (each step the sibling and the side it stands on), adding sums, and compare with GET /reserves's rootHash and liabilitiesMinor. 404 when the platform owed you nothing at the snapshot, or before the first snapshot.
+//
+// Corresponds with GET /users/me/reserves-proof (the `GetUsersMeReservesProof` operationId).
+func (c *Client) GetUsersMeReservesProof(ctx context.Context, params *GetUsersMeReservesProofParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUsersMeReservesProofRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -13306,6 +13445,48 @@ func NewGetReferralsMeTreeRequest(server string, params *GetReferralsMeTreeParam
 	return req, nil
 }
 
+// NewGetReservesRequest constructs an http.Request for the GetReserves method
+func NewGetReservesRequest(server string, params *GetReservesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/reserves")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetServiceCheckMaintenanceRequest constructs an http.Request for the GetServiceCheckMaintenance method
 func NewGetServiceCheckMaintenanceRequest(server string, params *GetServiceCheckMaintenanceParams) (*http.Request, error) {
 	var err error
@@ -14882,6 +15063,48 @@ func NewPatchUsersMeProfileRequestWithBody(server string, params *PatchUsersMePr
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetUsersMeReservesProofRequest constructs an http.Request for the GetUsersMeReservesProof method
+func NewGetUsersMeReservesProofRequest(server string, params *GetUsersMeReservesProofParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/users/me/reserves-proof")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 
@@ -16562,6 +16785,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /referrals/me/tree (the `GetReferralsMeTree` operationId).
 	GetReferralsMeTreeWithResponse(ctx context.Context, params *GetReferralsMeTreeParams, reqEditors ...RequestEditorFn) (*GetReferralsMeTreeResponse, error)
 
+	// GetReservesWithResponse The latest proof of reserves: what the platform owes its users, and the USDC it holds on chain
+	//
+	// Taken every RESERVES_INTERVAL: liabilitiesMinor is the sum at the root of a Merkle-sum tree with a leaf for every user the platform owes anything (SHA-256(0x00 || salt || userId || balance as 8 bytes big-endian); inner nodes SHA-256(0x01 || left hash || left sum || right hash || right sum); leaves in the order of their hashes, padded to a power of two with empty nodes). assets are the platform's USDC token accounts read at slot. Each user checks their own leaf with GET /users/me/reserves-proof. 404 before the first snapshot.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /reserves (the `GetReserves` operationId).
+	GetReservesWithResponse(ctx context.Context, params *GetReservesParams, reqEditors ...RequestEditorFn) (*GetReservesResponse, error)
+
 	// GetServiceCheckMaintenanceWithResponse Agent tool service_check_maintenance: is the service in maintenance, and the feature flags
 	//
 	// Stays available during maintenance; never 426, never 402. retryAfterSeconds says when to check again (0 when the service is up).
@@ -16901,6 +17133,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /users/me/profile (the `PatchUsersMeProfile` operationId).
 	PatchUsersMeProfileWithResponse(ctx context.Context, params *PatchUsersMeProfileParams, body PatchUsersMeProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchUsersMeProfileResponse, error)
+
+	// GetUsersMeReservesProofWithResponse Your share of the latest proof of reserves: your leaf's salt and balance and its path to the root
+	//
+	// Hash your leaf, then climb the path (each step the sibling and the side it stands on), adding sums, and compare with GET /reserves's rootHash and liabilitiesMinor. 404 when the platform owed you nothing at the snapshot, or before the first snapshot.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /users/me/reserves-proof (the `GetUsersMeReservesProof` operationId).
+	GetUsersMeReservesProofWithResponse(ctx context.Context, params *GetUsersMeReservesProofParams, reqEditors ...RequestEditorFn) (*GetUsersMeReservesProofResponse, error)
 
 	// GetUsersMeSessionWithResponse The reality check: how long since you signed in, and what you won or lost since
 	//
@@ -24512,6 +24753,89 @@ func (r GetReferralsMeTreeResponse) ContentType() string {
 	return ""
 }
 
+type GetReservesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SumtreeSnapshot
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestError
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundError
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequiredError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailableError
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReservesResponse) GetJSON200() *SumtreeSnapshot {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetReservesResponse) GetJSON400() *BadRequestError {
+	return r.JSON400
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r GetReservesResponse) GetJSON402() *PaymentRequiredError {
+	return r.JSON402
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetReservesResponse) GetJSON404() *NotFoundError {
+	return r.JSON404
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r GetReservesResponse) GetJSON426() *UpgradeRequiredError {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetReservesResponse) GetJSON503() *ServiceUnavailableError {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetReservesResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReservesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReservesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReservesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReservesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetServiceCheckMaintenanceResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -27150,6 +27474,96 @@ func (r PatchUsersMeProfileResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PatchUsersMeProfileResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetUsersMeReservesProofResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SumtreeProof
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedError
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundError
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequiredError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailableError
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetUsersMeReservesProofResponse) GetJSON200() *SumtreeProof {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetUsersMeReservesProofResponse) GetJSON400() *BadRequestError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetUsersMeReservesProofResponse) GetJSON401() *UnauthorizedError {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r GetUsersMeReservesProofResponse) GetJSON402() *PaymentRequiredError {
+	return r.JSON402
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetUsersMeReservesProofResponse) GetJSON404() *NotFoundError {
+	return r.JSON404
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r GetUsersMeReservesProofResponse) GetJSON426() *UpgradeRequiredError {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetUsersMeReservesProofResponse) GetJSON503() *ServiceUnavailableError {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetUsersMeReservesProofResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetUsersMeReservesProofResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetUsersMeReservesProofResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetUsersMeReservesProofResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetUsersMeReservesProofResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -29868,6 +30282,21 @@ func (c *ClientWithResponses) GetReferralsMeTreeWithResponse(ctx context.Context
 	return ParseGetReferralsMeTreeResponse(rsp)
 }
 
+// GetReservesWithResponse The latest proof of reserves: what the platform owes its users, and the USDC it holds on chain
+//
+// Taken every RESERVES_INTERVAL: liabilitiesMinor is the sum at the root of a Merkle-sum tree with a leaf for every user the platform owes anything (SHA-256(0x00 || salt || userId || balance as 8 bytes big-endian); inner nodes SHA-256(0x01 || left hash || left sum || right hash || right sum); leaves in the order of their hashes, padded to a power of two with empty nodes). assets are the platform's USDC token accounts read at slot. Each user checks their own leaf with GET /users/me/reserves-proof. 404 before the first snapshot.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /reserves (the `GetReserves` operationId).
+func (c *ClientWithResponses) GetReservesWithResponse(ctx context.Context, params *GetReservesParams, reqEditors ...RequestEditorFn) (*GetReservesResponse, error) {
+	rsp, err := c.GetReserves(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReservesResponse(rsp)
+}
+
 // GetServiceCheckMaintenanceWithResponse Agent tool service_check_maintenance: is the service in maintenance, and the feature flags
 //
 // Stays available during maintenance; never 426, never 402. retryAfterSeconds says when to check again (0 when the service is up).
@@ -30446,6 +30875,21 @@ func (c *ClientWithResponses) PatchUsersMeProfileWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParsePatchUsersMeProfileResponse(rsp)
+}
+
+// GetUsersMeReservesProofWithResponse Your share of the latest proof of reserves: your leaf's salt and balance and its path to the root
+//
+// Hash your leaf, then climb the path (each step the sibling and the side it stands on), adding sums, and compare with GET /reserves's rootHash and liabilitiesMinor. 404 when the platform owed you nothing at the snapshot, or before the first snapshot.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /users/me/reserves-proof (the `GetUsersMeReservesProof` operationId).
+func (c *ClientWithResponses) GetUsersMeReservesProofWithResponse(ctx context.Context, params *GetUsersMeReservesProofParams, reqEditors ...RequestEditorFn) (*GetUsersMeReservesProofResponse, error) {
+	rsp, err := c.GetUsersMeReservesProof(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetUsersMeReservesProofResponse(rsp)
 }
 
 // GetUsersMeSessionWithResponse The reality check: how long since you signed in, and what you won or lost since
@@ -36950,6 +37394,74 @@ func ParseGetReferralsMeTreeResponse(rsp *http.Response) (*GetReferralsMeTreeRes
 	return response, nil
 }
 
+// ParseGetReservesResponse parses an HTTP response from a GetReservesWithResponse call
+func ParseGetReservesResponse(rsp *http.Response) (*GetReservesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReservesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SumtreeSnapshot
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailableError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetServiceCheckMaintenanceResponse parses an HTTP response from a GetServiceCheckMaintenanceWithResponse call
 func ParseGetServiceCheckMaintenanceResponse(rsp *http.Response) (*GetServiceCheckMaintenanceResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -39123,6 +39635,81 @@ func ParsePatchUsersMeProfileResponse(rsp *http.Response) (*PatchUsersMeProfileR
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailableError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetUsersMeReservesProofResponse parses an HTTP response from a GetUsersMeReservesProofWithResponse call
+func ParseGetUsersMeReservesProofResponse(rsp *http.Response) (*GetUsersMeReservesProofResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetUsersMeReservesProofResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SumtreeProof
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
 		var dest UpgradeRequiredError

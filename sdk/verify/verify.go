@@ -9,6 +9,7 @@
 package verify
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -37,6 +38,10 @@ type Verifier struct {
 	// someone you trust. Empty: the one StateFile keeps, else the one the
 	// server publishes the first time, which StateFile then keeps.
 	Key string
+
+	// Token is a signed-in user's bearer token, for Reserves ("": not
+	// signed in).
+	Token string
 
 	mu   sync.Mutex // one check at a time: each reads and keeps the state
 	kept State      // the state when there is no StateFile
@@ -127,19 +132,9 @@ func (v *Verifier) accept(ctx context.Context, signed string) (Checkpoint, *Chec
 	if err != nil {
 		return Checkpoint{}, nil, err
 	}
-	key := v.Key
-	if key == "" {
-		key = st.Key
-	}
-	if key == "" {
-		published, err := v.get(ctx, "/transparency/key")
-		if err != nil {
-			return Checkpoint{}, nil, err
-		}
-		key = strings.TrimSpace(string(published))
-	}
-	if st.Key != "" && key != st.Key {
-		return Checkpoint{}, nil, fmt.Errorf("the log's key %s is not the one this verifier kept, %s", key, st.Key)
+	key, err := v.key(ctx, st)
+	if err != nil {
+		return Checkpoint{}, nil, err
 	}
 	cp, err := open(signed, key)
 	if err != nil {
@@ -157,6 +152,23 @@ func (v *Verifier) accept(ctx context.Context, signed string) (Checkpoint, *Chec
 		prev = &last
 	}
 	return cp, prev, v.save(State{Key: key, Checkpoint: cp.Note})
+}
+
+// key is the log's verifier key: the one given, else the one kept, else
+// the one the server publishes; it must be the one kept, if any.
+func (v *Verifier) key(ctx context.Context, st State) (string, error) {
+	key := cmp.Or(v.Key, st.Key)
+	if key == "" {
+		published, err := v.get(ctx, "/transparency/key")
+		if err != nil {
+			return "", err
+		}
+		key = strings.TrimSpace(string(published))
+	}
+	if st.Key != "" && key != st.Key {
+		return "", fmt.Errorf("the log's key %s is not the one this verifier kept, %s", key, st.Key)
+	}
+	return key, nil
 }
 
 // consistent proves, from the log's tiles, that a checkpoint extends the
@@ -268,11 +280,34 @@ func (v *Verifier) save(st State) error {
 	return nil
 }
 
-// get reads a public resource of the server.
+// appOf is the app a bearer token was issued to (its "app" claim), which
+// the server wants named with it in X-App-Id.
+func appOf(token string) string {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return ""
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return ""
+	}
+	var claims struct {
+		App string `json:"app"`
+	}
+	_ = json.Unmarshal(payload, &claims) // a token the server cannot read either: it says so
+	return claims.App
+}
+
+// get reads a resource of the server (as the signed-in user, with Token,
+// for what is theirs).
 func (v *Verifier) get(ctx context.Context, path string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(v.URL, "/")+path, nil)
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %w", path, err)
+	}
+	if v.Token != "" && (strings.HasPrefix(path, "/users/me/") || strings.HasPrefix(path, "/wallets/me/")) {
+		req.Header.Set("Authorization", "Bearer "+v.Token)
+		req.Header.Set("X-App-Id", appOf(v.Token))
 	}
 	c := v.HTTP
 	if c == nil {
@@ -289,6 +324,12 @@ func (v *Verifier) get(ctx context.Context, path string) ([]byte, error) {
 	}
 	if res.StatusCode == http.StatusNotFound && strings.HasSuffix(path, "/record") {
 		return nil, fmt.Errorf("the game is not in the public log (yet): its money is not final, or there is no such game")
+	}
+	if res.StatusCode == http.StatusNotFound && path == "/reserves" {
+		return nil, errors.New("no proof of reserves has been published yet")
+	}
+	if res.StatusCode == http.StatusNotFound && path == "/users/me/reserves-proof" {
+		return nil, errNoShare
 	}
 	if res.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s: %s %s", path, res.Status, strings.TrimSpace(string(body)))

@@ -49,6 +49,7 @@ import (
 	"wager/domain/protection"
 	"wager/domain/ranking"
 	"wager/domain/referrals"
+	"wager/domain/reserves"
 	"wager/domain/settlement"
 	"wager/domain/social"
 	"wager/domain/support"
@@ -235,7 +236,12 @@ func (a *App) buildGames(now domain.Clock, protect *protection.Rules) error {
 	var err error
 	a.GamesLog, err = gamelog.New(a.DB, finals, gamelog.Config{Origin: cfg.LogOrigin, Seed: []byte(a.Keys.Derive("games-log")),
 		Events: a.Events, Payers: []gamelog.Payer{a.Settlement, a.Market}, Now: now, Log: a.log})
-	return err
+	if err != nil {
+		return err
+	}
+	a.Reserves = reserves.New(a.DB, reserves.Config{Owed: []reserves.Owed{money.Owed, settlement.Owed, market.Owed, referrals.Owed},
+		Liabilities: money.Liabilities, Holdings: a.Money.Holdings, Sign: a.GamesLog.SignLine, Now: now, Log: a.log})
+	return nil
 }
 
 // buildPayments makes tips and the x402 payments, and returns the latter's
@@ -284,6 +290,7 @@ func (a *App) start(ctx context.Context) error {
 		a.goBackground(func() { a.X402.RunResolvers(bg, chain.DefaultResendEvery) })
 		a.goBackground(func() { a.Tournaments.RunWorker(bg, tournament.WorkEvery) })
 		a.goBackground(func() { a.GamesLog.Run(bg, time.Second) })
+		a.goBackground(func() { a.Reserves.Run(bg, a.Config.ReservesInterval) })
 	}
 	if a.DemoBots != nil {
 		a.goBackground(func() { a.DemoBots.Run(bg) })

@@ -53,8 +53,11 @@ type Config struct {
 	MetricsAddr    string // the operations listener (metrics, profiler); empty: none (METRICS_ADDR=off or set empty)
 	PublicURL      string // the site's address, stated in sign-in messages
 	LogOrigin      string // the public log of games' name (LOG_ORIGIN): PUBLIC_URL's host and /games-log by default
-	MasterSeed     []byte // derives every platform key; empty: kept under DataDir
-	USDCMint       string // the USDC mint on an external chain
+	// ReservesInterval is how often a snapshot of the reserves is taken
+	// (RESERVES_INTERVAL).
+	ReservesInterval time.Duration
+	MasterSeed       []byte // derives every platform key; empty: kept under DataDir
+	USDCMint         string // the USDC mint on an external chain
 	// CreditCommitment is the commitment at which the chain must report a
 	// transaction before what it moves is recorded (CREDIT_COMMITMENT).
 	CreditCommitment rpc.CommitmentType
@@ -198,6 +201,7 @@ type environment struct {
 	DevFaucet               *bool          `env:"DEV_FAUCET"` // default: true on the embedded chain
 	AbuseThreshold          int            `env:"ABUSE_THRESHOLD" envDefault:"600"`
 	AbuseWindow             time.Duration  `env:"ABUSE_WINDOW" envDefault:"1m"`
+	ReservesInterval        time.Duration  `env:"RESERVES_INTERVAL" envDefault:"10m"`
 	AbuseOverrides          abuseOverrides `env:"ABUSE_OVERRIDES"`
 	AbusePrice              int64          `env:"ABUSE_PRICE_MINOR" envDefault:"10000"`
 	JWTSecret               string         `env:"JWT_SECRET"`
@@ -271,6 +275,7 @@ func (e *environment) config() Config {
 		MetricsAddr:                 e.MetricsAddr,
 		PublicURL:                   e.PublicURL,
 		LogOrigin:                   e.LogOrigin,
+		ReservesInterval:            e.ReservesInterval,
 		MasterSeed:                  e.MasterSeed,
 		USDCMint:                    e.USDCMint,
 		CreditCommitment:            rpc.CommitmentType(e.CreditCommitment),
@@ -446,6 +451,7 @@ func (p *problems) checkChain(c Config) {
 // checkLimits checks the bounds on what callers ask of the platform.
 func (p *problems) checkLimits(c Config) {
 	p.check("ABUSE_THRESHOLD", c.AbuseThreshold >= 1, "must be a whole number of requests, at least 1")
+	p.check("RESERVES_INTERVAL", c.ReservesInterval >= time.Second, "must be a duration of at least 1s, such as 10m")
 	p.check("ABUSE_WINDOW", c.AbuseWindow >= time.Second, "must be a duration of at least 1s, such as 1m or 30s")
 	p.check("ABUSE_PRICE_MINOR", within(c.AbusePrice, 1, 1_000_000_000),
 		"must be a whole number of USDC minor units from 1 to 1000000000 (1 USDC = 1000000)")

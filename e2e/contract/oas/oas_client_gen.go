@@ -368,6 +368,17 @@ type Invoker interface {
 	//
 	// GET /referrals/me/tree
 	GetReferralsMeTree(ctx context.Context, params GetReferralsMeTreeParams) (GetReferralsMeTreeRes, error)
+	// GetReserves invokes getReserves operation.
+	//
+	// Taken every RESERVES_INTERVAL: liabilitiesMinor is the sum at the root of a Merkle-sum tree with a
+	// leaf for every user the platform owes anything (SHA-256(0x00 || salt || userId || balance as 8 bytes
+	// big-endian); inner nodes SHA-256(0x01 || left hash || left sum || right hash || right sum); leaves
+	// in the order of their hashes, padded to a power of two with empty nodes). assets are the platform's
+	// USDC token accounts read at slot. Each user checks their own leaf with GET /users/me/reserves-proof.
+	// 404 before the first snapshot.
+	//
+	// GET /reserves
+	GetReserves(ctx context.Context, params GetReservesParams) (GetReservesRes, error)
 	// GetServiceCheckMaintenance invokes getServiceCheckMaintenance operation.
 	//
 	// Stays available during maintenance; never 426, never 402. retryAfterSeconds says when to check again
@@ -488,6 +499,14 @@ type Invoker interface {
 	//
 	// GET /users/me/limits
 	GetUsersMeLimits(ctx context.Context, params GetUsersMeLimitsParams) (GetUsersMeLimitsRes, error)
+	// GetUsersMeReservesProof invokes getUsersMeReservesProof operation.
+	//
+	// Hash your leaf, then climb the path (each step the sibling and the side it stands on), adding sums,
+	// and compare with GET /reserves's rootHash and liabilitiesMinor. 404 when the platform owed you
+	// nothing at the snapshot, or before the first snapshot.
+	//
+	// GET /users/me/reserves-proof
+	GetUsersMeReservesProof(ctx context.Context, params GetUsersMeReservesProofParams) (GetUsersMeReservesProofRes, error)
 	// GetUsersMeSession invokes getUsersMeSession operation.
 	//
 	// Signed in is when this access token was issued (POST /auth/login-wallet), or when this browser
@@ -7302,6 +7321,70 @@ func (c *Client) sendGetReferralsMeTree(ctx context.Context, params GetReferrals
 	return result, nil
 }
 
+// GetReserves invokes getReserves operation.
+//
+// Taken every RESERVES_INTERVAL: liabilitiesMinor is the sum at the root of a Merkle-sum tree with a
+// leaf for every user the platform owes anything (SHA-256(0x00 || salt || userId || balance as 8 bytes
+// big-endian); inner nodes SHA-256(0x01 || left hash || left sum || right hash || right sum); leaves
+// in the order of their hashes, padded to a power of two with empty nodes). assets are the platform's
+// USDC token accounts read at slot. Each user checks their own leaf with GET /users/me/reserves-proof.
+// 404 before the first snapshot.
+//
+// GET /reserves
+func (c *Client) GetReserves(ctx context.Context, params GetReservesParams) (GetReservesRes, error) {
+	res, err := c.sendGetReserves(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetReserves(ctx context.Context, params GetReservesParams) (res GetReservesRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/reserves"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetReservesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetServiceCheckMaintenance invokes getServiceCheckMaintenance operation.
 //
 // Stays available during maintenance; never 426, never 402. retryAfterSeconds says when to check again
@@ -9114,6 +9197,123 @@ func (c *Client) sendGetUsersMeLimits(ctx context.Context, params GetUsersMeLimi
 	}()
 
 	result, err := decodeGetUsersMeLimitsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetUsersMeReservesProof invokes getUsersMeReservesProof operation.
+//
+// Hash your leaf, then climb the path (each step the sibling and the side it stands on), adding sums,
+// and compare with GET /reserves's rootHash and liabilitiesMinor. 404 when the platform owed you
+// nothing at the snapshot, or before the first snapshot.
+//
+// GET /users/me/reserves-proof
+func (c *Client) GetUsersMeReservesProof(ctx context.Context, params GetUsersMeReservesProofParams) (GetUsersMeReservesProofRes, error) {
+	res, err := c.sendGetUsersMeReservesProof(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetUsersMeReservesProof(ctx context.Context, params GetUsersMeReservesProofParams) (res GetUsersMeReservesProofRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/users/me/reserves-proof"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityAppId(ctx, GetUsersMeReservesProofOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"AppId\"")
+			}
+		}
+		{
+
+			switch err := c.securityBearer(ctx, GetUsersMeReservesProofOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+		{
+
+			switch err := c.securitySession(ctx, GetUsersMeReservesProofOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 2
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Session\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000011},
+				{0b00000100},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetUsersMeReservesProofResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -201,6 +201,10 @@ type GetReferralsMeTreeRes interface {
 	getReferralsMeTreeRes()
 }
 
+type GetReservesRes interface {
+	getReservesRes()
+}
+
 type GetSpectateLivePlayersRes interface {
 	getSpectateLivePlayersRes()
 }
@@ -259,6 +263,10 @@ type GetUsersMeLimitsRes interface {
 
 type GetUsersMeRes interface {
 	getUsersMeRes()
+}
+
+type GetUsersMeReservesProofRes interface {
+	getUsersMeReservesProofRes()
 }
 
 type GetUsersMeSessionRes interface {

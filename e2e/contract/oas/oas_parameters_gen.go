@@ -491,6 +491,13 @@ type GetReferralsMeTreeParams struct {
 	Limit OptInt64 `json:",omitempty,omitzero"`
 }
 
+// GetReservesParams is parameters of getReserves operation.
+type GetReservesParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
+}
+
 // GetServiceCheckMaintenanceParams is parameters of getServiceCheckMaintenance operation.
 type GetServiceCheckMaintenanceParams struct {
 	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
@@ -642,6 +649,13 @@ type GetUsersMeExclusionParams struct {
 
 // GetUsersMeLimitsParams is parameters of getUsersMeLimits operation.
 type GetUsersMeLimitsParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
+}
+
+// GetUsersMeReservesProofParams is parameters of getUsersMeReservesProof operation.
+type GetUsersMeReservesProofParams struct {
 	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
 	// checked.
 	XSDKVersion OptString `json:",omitempty,omitzero"`

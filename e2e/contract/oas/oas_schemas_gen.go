@@ -3575,6 +3575,26 @@ type GetReferralsMeUpgradeRequired Error
 
 func (*GetReferralsMeUpgradeRequired) getReferralsMeRes() {}
 
+type GetReservesBadRequest Error
+
+func (*GetReservesBadRequest) getReservesRes() {}
+
+type GetReservesNotFound Error
+
+func (*GetReservesNotFound) getReservesRes() {}
+
+type GetReservesPaymentRequired Error
+
+func (*GetReservesPaymentRequired) getReservesRes() {}
+
+type GetReservesServiceUnavailable Error
+
+func (*GetReservesServiceUnavailable) getReservesRes() {}
+
+type GetReservesUpgradeRequired Error
+
+func (*GetReservesUpgradeRequired) getReservesRes() {}
+
 type GetSpectateLivePlayersBadRequest Error
 
 func (*GetSpectateLivePlayersBadRequest) getSpectateLivePlayersRes() {}
@@ -4020,6 +4040,30 @@ func (*GetUsersMeLimitsUpgradeRequired) getUsersMeLimitsRes() {}
 type GetUsersMePaymentRequired Error
 
 func (*GetUsersMePaymentRequired) getUsersMeRes() {}
+
+type GetUsersMeReservesProofBadRequest Error
+
+func (*GetUsersMeReservesProofBadRequest) getUsersMeReservesProofRes() {}
+
+type GetUsersMeReservesProofNotFound Error
+
+func (*GetUsersMeReservesProofNotFound) getUsersMeReservesProofRes() {}
+
+type GetUsersMeReservesProofPaymentRequired Error
+
+func (*GetUsersMeReservesProofPaymentRequired) getUsersMeReservesProofRes() {}
+
+type GetUsersMeReservesProofServiceUnavailable Error
+
+func (*GetUsersMeReservesProofServiceUnavailable) getUsersMeReservesProofRes() {}
+
+type GetUsersMeReservesProofUnauthorized Error
+
+func (*GetUsersMeReservesProofUnauthorized) getUsersMeReservesProofRes() {}
+
+type GetUsersMeReservesProofUpgradeRequired Error
+
+func (*GetUsersMeReservesProofUpgradeRequired) getUsersMeReservesProofRes() {}
 
 type GetUsersMeServiceUnavailable Error
 
@@ -13997,6 +14041,291 @@ func (s *SubmitRequest) SetIntentId(val string) {
 func (s *SubmitRequest) SetSignedTransaction(val string) {
 	s.SignedTransaction = val
 }
+
+// Ref: #/components/schemas/SumtreeAsset
+type SumtreeAsset struct {
+	// The token account (base58).
+	Address      string `json:"address"`
+	BalanceMinor int64  `json:"balanceMinor"`
+}
+
+// GetAddress returns the value of Address.
+func (s *SumtreeAsset) GetAddress() string {
+	return s.Address
+}
+
+// GetBalanceMinor returns the value of BalanceMinor.
+func (s *SumtreeAsset) GetBalanceMinor() int64 {
+	return s.BalanceMinor
+}
+
+// SetAddress sets the value of Address.
+func (s *SumtreeAsset) SetAddress(val string) {
+	s.Address = val
+}
+
+// SetBalanceMinor sets the value of BalanceMinor.
+func (s *SumtreeAsset) SetBalanceMinor(val int64) {
+	s.BalanceMinor = val
+}
+
+// Ref: #/components/schemas/SumtreeProof
+type SumtreeProof struct {
+	// Everything the platform owed the user at the snapshot.
+	BalanceMinor int64 `json:"balanceMinor"`
+	// From the leaf up: each the sibling node and the side it stands on.
+	Path []SumtreeProofStep `json:"path"`
+	// 16 random bytes of this user in this snapshot, standard base64.
+	Salt       string `json:"salt"`
+	SnapshotId string `json:"snapshotId"`
+	UserId     string `json:"userId"`
+}
+
+// GetBalanceMinor returns the value of BalanceMinor.
+func (s *SumtreeProof) GetBalanceMinor() int64 {
+	return s.BalanceMinor
+}
+
+// GetPath returns the value of Path.
+func (s *SumtreeProof) GetPath() []SumtreeProofStep {
+	return s.Path
+}
+
+// GetSalt returns the value of Salt.
+func (s *SumtreeProof) GetSalt() string {
+	return s.Salt
+}
+
+// GetSnapshotId returns the value of SnapshotId.
+func (s *SumtreeProof) GetSnapshotId() string {
+	return s.SnapshotId
+}
+
+// GetUserId returns the value of UserId.
+func (s *SumtreeProof) GetUserId() string {
+	return s.UserId
+}
+
+// SetBalanceMinor sets the value of BalanceMinor.
+func (s *SumtreeProof) SetBalanceMinor(val int64) {
+	s.BalanceMinor = val
+}
+
+// SetPath sets the value of Path.
+func (s *SumtreeProof) SetPath(val []SumtreeProofStep) {
+	s.Path = val
+}
+
+// SetSalt sets the value of Salt.
+func (s *SumtreeProof) SetSalt(val string) {
+	s.Salt = val
+}
+
+// SetSnapshotId sets the value of SnapshotId.
+func (s *SumtreeProof) SetSnapshotId(val string) {
+	s.SnapshotId = val
+}
+
+// SetUserId sets the value of UserId.
+func (s *SumtreeProof) SetUserId(val string) {
+	s.UserId = val
+}
+
+func (*SumtreeProof) getUsersMeReservesProofRes() {}
+
+// Ref: #/components/schemas/SumtreeProofStep
+type SumtreeProofStep struct {
+	// Standard base64.
+	Hash string `json:"hash"`
+	// Left: the sibling is the left child.
+	Side     SumtreeProofStepSide `json:"side"`
+	SumMinor int64                `json:"sumMinor"`
+}
+
+// GetHash returns the value of Hash.
+func (s *SumtreeProofStep) GetHash() string {
+	return s.Hash
+}
+
+// GetSide returns the value of Side.
+func (s *SumtreeProofStep) GetSide() SumtreeProofStepSide {
+	return s.Side
+}
+
+// GetSumMinor returns the value of SumMinor.
+func (s *SumtreeProofStep) GetSumMinor() int64 {
+	return s.SumMinor
+}
+
+// SetHash sets the value of Hash.
+func (s *SumtreeProofStep) SetHash(val string) {
+	s.Hash = val
+}
+
+// SetSide sets the value of Side.
+func (s *SumtreeProofStep) SetSide(val SumtreeProofStepSide) {
+	s.Side = val
+}
+
+// SetSumMinor sets the value of SumMinor.
+func (s *SumtreeProofStep) SetSumMinor(val int64) {
+	s.SumMinor = val
+}
+
+// Left: the sibling is the left child.
+type SumtreeProofStepSide string
+
+const (
+	SumtreeProofStepSideLeft  SumtreeProofStepSide = "left"
+	SumtreeProofStepSideRight SumtreeProofStepSide = "right"
+)
+
+// AllValues returns all SumtreeProofStepSide values.
+func (SumtreeProofStepSide) AllValues() []SumtreeProofStepSide {
+	return []SumtreeProofStepSide{
+		SumtreeProofStepSideLeft,
+		SumtreeProofStepSideRight,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s SumtreeProofStepSide) MarshalText() ([]byte, error) {
+	switch s {
+	case SumtreeProofStepSideLeft:
+		return []byte(s), nil
+	case SumtreeProofStepSideRight:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *SumtreeProofStepSide) UnmarshalText(data []byte) error {
+	switch SumtreeProofStepSide(data) {
+	case SumtreeProofStepSideLeft:
+		*s = SumtreeProofStepSideLeft
+		return nil
+	case SumtreeProofStepSideRight:
+		*s = SumtreeProofStepSideRight
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/SumtreeSnapshot
+type SumtreeSnapshot struct {
+	Assets []SumtreeAsset `json:"assets"`
+	// The assets' sum.
+	AssetsMinor int64     `json:"assetsMinor"`
+	At          time.Time `json:"at"`
+	// The root's sum: everything owed to users.
+	LiabilitiesMinor int64 `json:"liabilitiesMinor"`
+	// The Merkle-sum tree's root hash, standard base64.
+	RootHash string `json:"rootHash"`
+	// The public log's key's signature (golang.org/x/mod/sumdb/note, standard base64 of the key hash and
+	// the signature) over the note whose text is the line wager-arena:reserves:::::.
+	Signature string `json:"signature"`
+	// The chain's slot when the assets were read.
+	Slot int64 `json:"slot"`
+	// The snapshots' sequence number, in decimal.
+	SnapshotId string `json:"snapshotId"`
+	// How many users the platform owed anything (the tree's leaves).
+	Users int64 `json:"users"`
+}
+
+// GetAssets returns the value of Assets.
+func (s *SumtreeSnapshot) GetAssets() []SumtreeAsset {
+	return s.Assets
+}
+
+// GetAssetsMinor returns the value of AssetsMinor.
+func (s *SumtreeSnapshot) GetAssetsMinor() int64 {
+	return s.AssetsMinor
+}
+
+// GetAt returns the value of At.
+func (s *SumtreeSnapshot) GetAt() time.Time {
+	return s.At
+}
+
+// GetLiabilitiesMinor returns the value of LiabilitiesMinor.
+func (s *SumtreeSnapshot) GetLiabilitiesMinor() int64 {
+	return s.LiabilitiesMinor
+}
+
+// GetRootHash returns the value of RootHash.
+func (s *SumtreeSnapshot) GetRootHash() string {
+	return s.RootHash
+}
+
+// GetSignature returns the value of Signature.
+func (s *SumtreeSnapshot) GetSignature() string {
+	return s.Signature
+}
+
+// GetSlot returns the value of Slot.
+func (s *SumtreeSnapshot) GetSlot() int64 {
+	return s.Slot
+}
+
+// GetSnapshotId returns the value of SnapshotId.
+func (s *SumtreeSnapshot) GetSnapshotId() string {
+	return s.SnapshotId
+}
+
+// GetUsers returns the value of Users.
+func (s *SumtreeSnapshot) GetUsers() int64 {
+	return s.Users
+}
+
+// SetAssets sets the value of Assets.
+func (s *SumtreeSnapshot) SetAssets(val []SumtreeAsset) {
+	s.Assets = val
+}
+
+// SetAssetsMinor sets the value of AssetsMinor.
+func (s *SumtreeSnapshot) SetAssetsMinor(val int64) {
+	s.AssetsMinor = val
+}
+
+// SetAt sets the value of At.
+func (s *SumtreeSnapshot) SetAt(val time.Time) {
+	s.At = val
+}
+
+// SetLiabilitiesMinor sets the value of LiabilitiesMinor.
+func (s *SumtreeSnapshot) SetLiabilitiesMinor(val int64) {
+	s.LiabilitiesMinor = val
+}
+
+// SetRootHash sets the value of RootHash.
+func (s *SumtreeSnapshot) SetRootHash(val string) {
+	s.RootHash = val
+}
+
+// SetSignature sets the value of Signature.
+func (s *SumtreeSnapshot) SetSignature(val string) {
+	s.Signature = val
+}
+
+// SetSlot sets the value of Slot.
+func (s *SumtreeSnapshot) SetSlot(val int64) {
+	s.Slot = val
+}
+
+// SetSnapshotId sets the value of SnapshotId.
+func (s *SumtreeSnapshot) SetSnapshotId(val string) {
+	s.SnapshotId = val
+}
+
+// SetUsers sets the value of Users.
+func (s *SumtreeSnapshot) SetUsers(val int64) {
+	s.Users = val
+}
+
+func (*SumtreeSnapshot) getReservesRes() {}
 
 // Ref: #/components/schemas/SupportMessage
 type SupportMessage struct {
