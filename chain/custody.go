@@ -107,6 +107,18 @@ func (c *Client) lookAt(ctx context.Context, sig solana.Signature) (sighting, ui
 	return s, out.Context.Slot, err
 }
 
+// LandedSlot is the slot a transaction that landed is in.
+func (c *Client) LandedSlot(ctx context.Context, sig solana.Signature) (uint64, error) {
+	out, err := c.RPC.GetSignatureStatuses(ctx, true, sig)
+	if err != nil {
+		return 0, fmt.Errorf("get the status of transaction %s: %w", sig, err)
+	}
+	if len(out.Value) == 0 || out.Value[0] == nil {
+		return 0, fmt.Errorf("transaction %s is not known to the chain", sig)
+	}
+	return out.Value[0].Slot, nil
+}
+
 // sightingOf reads the status of getSignatureStatuses's one signature.
 func (c *Client) sightingOf(out *rpc.GetSignatureStatusesResult) (sighting, error) {
 	if len(out.Value) == 0 || out.Value[0] == nil {

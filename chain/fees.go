@@ -217,18 +217,24 @@ func writableAccounts(tx *solana.Transaction) []solana.PublicKey {
 }
 
 // BudgetOf reads the compute budget instructions of tx. Without a
-// SetComputeUnitLimit the limit is the runtime's default (200,000 units
-// per other instruction, at most MaxComputeUnits); without a
+// SetComputeUnitLimit the limit is the runtime's default: 3,000 units per
+// instruction of a builtin program (ComputeBudget, System) and 200,000 per
+// other instruction, at most MaxComputeUnits; without a
 // SetComputeUnitPrice the price is 0.
 func BudgetOf(tx *solana.Transaction) Budget {
 	var b Budget
-	limitSet, others := false, 0
+	limitSet, units := false, 0
 	keys := tx.Message.AccountKeys
 	for _, ix := range tx.Message.Instructions {
-		if int(ix.ProgramIDIndex) >= len(keys) || !keys[ix.ProgramIDIndex].Equals(ComputeBudgetProgramID) {
-			others++
+		switch {
+		case int(ix.ProgramIDIndex) < len(keys) && keys[ix.ProgramIDIndex].Equals(SystemProgramID):
+			units += 3_000
+			continue
+		case int(ix.ProgramIDIndex) >= len(keys) || !keys[ix.ProgramIDIndex].Equals(ComputeBudgetProgramID):
+			units += 200_000
 			continue
 		}
+		units += 3_000
 		switch d := ix.Data; {
 		case len(d) == 5 && d[0] == 2:
 			b.Units, limitSet = binary.LittleEndian.Uint32(d[1:]), true
@@ -237,7 +243,7 @@ func BudgetOf(tx *solana.Transaction) Budget {
 		}
 	}
 	if !limitSet {
-		b.Units = uint32(min(others*200_000, MaxComputeUnits))
+		b.Units = uint32(min(units, MaxComputeUnits))
 	}
 	return b
 }

@@ -119,7 +119,7 @@ func (h *adminPages) reservesLine(ctx context.Context) (string, bool, error) {
 		return "", false, err
 	}
 	taken := fmt.Sprintf("Proof of reserves %s (%s UTC, slot %d): ", s.SnapshotID, s.At.UTC().Format("2006-01-02 15:04"), s.Slot)
-	owed := fmt.Sprintf("%s owed to %d users", money.USDC(s.LiabilitiesMinor), s.Users)
+	owed := money.USDC(s.LiabilitiesMinor) + " owed to " + views.Users(s.Users)
 	if s.AssetsMinor < s.LiabilitiesMinor {
 		return taken + "the assets on chain, " + money.USDC(s.AssetsMinor) + ", are below the liabilities, " + owed + ": " +
 			money.USDC(s.LiabilitiesMinor-s.AssetsMinor) + " short.", true, nil

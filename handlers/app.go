@@ -29,6 +29,7 @@ import (
 	"wager/chain"
 	"wager/chain/localchain"
 	"wager/domain"
+	"wager/domain/anchors"
 	"wager/domain/audit"
 	"wager/domain/auth"
 	"wager/domain/chat"
@@ -74,6 +75,7 @@ type Services struct {
 	Settlement *settlement.Service
 	GamesLog   *gamelog.Log
 	Reserves   *reserves.Service
+	Anchors    *anchors.Service
 	Market     *market.Service
 	X402       *x402.Service
 	Notify     *notify.Service
@@ -200,21 +202,22 @@ type apiHandlers struct {
 // pageHandlers are the pages of each feature area, each given the
 // services it calls.
 type pageHandlers struct {
-	admin       *adminPages
-	audit       *auditPages
-	auth        *authPages
-	games       *gamePages
-	home        *homePages
-	integrity   *integrityPages
-	market      *marketPages
-	protection  *protectionPages
-	ranking     *rankingPages
-	referrals   *referralPages
-	social      *socialPages
-	support     *supportPages
-	tournaments *tournamentPages
-	users       *userPages
-	wallet      *walletPages
+	admin        *adminPages
+	audit        *auditPages
+	auth         *authPages
+	games        *gamePages
+	home         *homePages
+	integrity    *integrityPages
+	market       *marketPages
+	protection   *protectionPages
+	ranking      *rankingPages
+	referrals    *referralPages
+	social       *socialPages
+	support      *supportPages
+	tournaments  *tournamentPages
+	users        *userPages
+	wallet       *walletPages
+	transparency *transparencyPages
 }
 
 // New builds the handlers and their routes.
@@ -265,7 +268,7 @@ func newAPI(s Services, o Options, log *slog.Logger) apiHandlers {
 		support:      &api.Support{Support: s.Support},
 		tips:         &api.Tips{Users: s.Users, Tips: s.Tips},
 		tournaments:  &api.Tournaments{Tournaments: s.Tournaments},
-		transparency: &api.Transparency{Log: s.GamesLog, Reserves: s.Reserves},
+		transparency: &api.Transparency{Log: s.GamesLog, Reserves: s.Reserves, Anchors: s.Anchors},
 		users:        &api.Users{Users: s.Users, Auth: s.Auth, Protection: s.Protection},
 		wallet:       &api.Wallet{Users: s.Users, Money: s.Money, LocalChain: s.LocalChain, DevFaucet: o.DevFaucet},
 	}
@@ -278,7 +281,7 @@ func newPages(s Services, o Options, ch *header.Header, log *slog.Logger, now do
 		audit: &auditPages{audit: s.Audit, header: ch},
 		auth:  &authPages{auth: s.Auth, flags: s.Flags, embeddedChain: o.EmbeddedChain, header: ch},
 		games: &gamePages{users: s.Users, games: s.Games, chat: s.Chat, market: s.Market, tournaments: s.Tournaments,
-			bots: s.Bots, gameViews: s.Views, header: ch},
+			gamesLog: s.GamesLog, bots: s.Bots, gameViews: s.Views, header: ch},
 		home:        &homePages{games: s.Games, social: s.Social, header: ch},
 		integrity:   &integrityPages{referee: s.Referee, header: ch},
 		market:      &marketPages{market: s.Market},
@@ -290,6 +293,8 @@ func newPages(s Services, o Options, ch *header.Header, log *slog.Logger, now do
 		tournaments: &tournamentPages{tournaments: s.Tournaments, now: now, header: ch},
 		users:       &userPages{users: s.Users, auth: s.Auth, social: s.Social, ranking: s.Ranking, header: ch},
 		wallet:      &walletPages{users: s.Users, money: s.Money, chainID: o.ChainID, devFaucet: o.DevFaucet, explorer: o.Explorer(), header: ch},
+		transparency: &transparencyPages{log: s.GamesLog, reserves: s.Reserves, anchors: s.Anchors, explorer: o.Explorer(),
+			publicURL: o.PublicURL, header: ch},
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"wager/domain/chat"
 	"wager/domain/game"
 	"wager/domain/game/rules"
+	"wager/domain/gamelog"
 	"wager/domain/market"
 	"wager/domain/money"
 	"wager/domain/tournament"
@@ -31,6 +32,7 @@ type gamePages struct {
 	chat        *chat.Service
 	market      *market.Service
 	tournaments *tournament.Service
+	gamesLog    *gamelog.Log
 	bots        DemoBots
 	gameViews   *livepage.Games
 	header      *header.Header
@@ -67,6 +69,11 @@ func (h *gamePages) renderGamePage(c echo.Context, gameID string, tv bool) error
 		return err
 	}
 	g.TV = tv
+	if g.Result != nil {
+		if g.LogIndex, g.Logged, err = h.gamesLog.IndexOf(ctx, g.GameID); err != nil {
+			return err
+		}
+	}
 	// The market is on the page as it opens; live, its own events swap it
 	// (so GameView, which renders every other live event, leaves it out).
 	if g.Bets != nil {

@@ -105,8 +105,12 @@ func TestAssetsBelowLiabilitiesAlertOnMetricsAndTheBooksPage(t *testing.T) {
 	if n := metric(t, a, "reserves_shortfall_minor"); n != 0 {
 		t.Errorf("reserves_shortfall_minor with every unit held: %v", n)
 	}
-	if text := books(); !strings.Contains(text, "the assets on chain, 2.00 USDC, cover the liabilities, 2.00 USDC owed to 1 users.") {
+	if text := books(); !strings.Contains(text, "the assets on chain, 2.00 USDC, cover the liabilities, 2.00 USDC owed to 1 user.") {
 		t.Errorf("the books with every unit held: %q", text)
+	}
+	if page := a.do(t, request{path: "/transparency"}).Body.String(); !strings.Contains(page, "The assets on chain cover everything owed to 1 user.") ||
+		!strings.Contains(page, "100.00 %") {
+		t.Errorf("the transparency page with every unit held does not say so: %s", section(page, "transparency-reserves"))
 	}
 
 	err := db.Transact(ctx, a.DB, func(ctx context.Context, tx db.Tx) error {
@@ -124,8 +128,12 @@ func TestAssetsBelowLiabilitiesAlertOnMetricsAndTheBooksPage(t *testing.T) {
 		t.Errorf("reserves_shortfall_minor with 5 USDC credited and never received: %v, want 5000000", n)
 	}
 	text := books()
-	if want := "the assets on chain, 2.00 USDC, are below the liabilities, 7.00 USDC owed to 1 users: 5.00 USDC short."; !strings.Contains(text, want) {
+	if want := "the assets on chain, 2.00 USDC, are below the liabilities, 7.00 USDC owed to 1 user: 5.00 USDC short."; !strings.Contains(text, want) {
 		t.Errorf("the books do not say %q: %q", want, text)
+	}
+	if page := a.do(t, request{path: "/transparency"}).Body.String(); !strings.Contains(page, "The assets on chain are below what is owed to 1 user.") ||
+		!strings.Contains(page, "28.57 %") {
+		t.Errorf("the transparency page with 5 USDC short does not say so: %s", section(page, "transparency-reserves"))
 	}
 
 	if _, err := a.LocalChain.MintTo(ctx, a.Money.DepositAddress(), 5_000_000); err != nil {

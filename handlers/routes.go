@@ -164,6 +164,7 @@ func (a *App) pageRoutes(r *router) {
 	r.page(http.MethodPost, "/notifications/page/:id/read", p.social.notificationsRead(false))
 	r.page(http.MethodGet, "/me", p.social.mePage)
 	r.page(http.MethodGet, "/leaderboards", p.ranking.leaderboardsPage)
+	r.page(http.MethodGet, "/transparency", p.transparency.transparencyPage)
 	r.page(http.MethodGet, "/friends", p.social.friendsPage)
 	r.page(http.MethodGet, "/referrals", p.referrals.referralsPage)
 	r.page(http.MethodPost, "/referrals/page/claim", p.referrals.claimReferralsPage)
@@ -200,7 +201,7 @@ var tagDescriptions = map[string]string{
 	"support":      "Support tickets and their messages.",
 	"payments":     "HTTP 402: paying the x402 charge of a request past its abuse threshold.",
 	"wallet":       "Platform balance, deposits, transfers, withdrawals and the wallet's history.",
-	"transparency": "The public log of games, which anyone can check without trusting the platform: signed checkpoints, hash tiles (golang.org/x/mod/sumdb/tlog) and each game's record with its inclusion proof.",
+	"transparency": "What anyone can check without trusting the platform: the public log of games (signed checkpoints, hash tiles as golang.org/x/mod/sumdb/tlog reads them, each game's record with its inclusion proof), its anchors on Solana, and the proof of reserves (a Merkle-sum tree of what is owed, and the USDC held on chain).",
 	"tournaments":  "Tournaments (arenas): for a set time their players are paired again and again into free games, scored, and paid prizes from the entry fees at the end.",
 	"protection":   "Player protection: deposit, loss and stake limits, time-outs and self-exclusion, the age confirmation and the session's reality check.",
 	"admin":        "Staff only: feature flags, reconciliation, support queue, integrity reviews, players' protection and the audit log.",

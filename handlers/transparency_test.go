@@ -152,6 +152,9 @@ func TestEveryGameWhoseMoneyIsFinalIsLoggedOnceWithAProof(t *testing.T) {
 		t.Errorf("the record's events end with %s, want game:completed", last.Event)
 	}
 	a.do(t, request{method: "GET", path: "/games/" + h.game + "/record"}).wantError(t, 404, "NOT_FOUND")
+	if page := a.do(t, request{path: "/game/" + free}).Body.String(); !strings.Contains(page, fmt.Sprintf("Recorded in the public log (record %d):", rec.Index)) {
+		t.Errorf("the game's page does not say which record of the log holds it: %s", section(page, "result"))
+	}
 
 	if r := a.decideReview(t, admin, h.game, "release", "reviewed: the resignation stands"); r.Code != 200 {
 		t.Fatalf("release: %d %s", r.Code, r.Body)
@@ -252,5 +255,30 @@ func TestTheLogIsCheckedByTlogsOwnClientOverHTTP(t *testing.T) {
 	}
 	if err := tlog.CheckTree(proof, second.N, second.Hash, first.N, first.Hash); err != nil {
 		t.Errorf("the checkpoint of %d records is not consistent with the one of %d: %v", second.N, first.N, err)
+	}
+}
+
+// A queued game the log cannot build a record of (here one that has not
+// ended, queued by a bug) is held back with the reason, and the games
+// queued after it are logged all the same.
+func TestAGameTheLogCannotRecordDoesNotHoldUpTheOthers(t *testing.T) {
+	a := newTestApp(t, noWorkers)
+	ctx := context.Background()
+	_, _, active := a.match(t, `{"rounds": 3}`)
+	if _, err := a.DB.ExecContext(ctx, "INSERT INTO games_log_queue (game_id, integrity, queued_at) VALUES (?, 'none', now() - interval '1 hour')",
+		active); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		a.DB.ExecContext(context.Background(), "DELETE FROM games_log_queue WHERE game_id = ?", active)
+	}) //nolint:errcheck // the package's database
+	p1, _, free := a.match(t, `{"rounds": 1}`)
+	a.act(t, p1, free, `{"type": "resign"}`)
+	a.sequence(t)
+	a.gameRecord(t, free)
+	var reason string
+	if err := a.DB.NewRaw("SELECT held_back_reason FROM games_log_queue WHERE game_id = ?", active).Scan(ctx, &reason); err != nil ||
+		!strings.Contains(reason, "has not ended") {
+		t.Errorf("the game that cannot be logged is held back for %q (%v), want that it has not ended", reason, err)
 	}
 }

@@ -239,3 +239,53 @@ func TestTheVerifierProvesMyShareOfTheReservesAndRefusesTampering(t *testing.T) 
 	}, honestAssets).Take(ctx)
 	wantRefused(t, err, "negative balance")
 }
+
+// With an RPC URL of the cluster, the verifier holds the log to its
+// anchors on Solana, and refuses, saying what does not hold: an anchor
+// listed with another root than the memo on chain, a history rewritten
+// after an anchor (caught even by a verifier that never saw a checkpoint
+// before: the chain remembers for it), and an anchor whose transaction the
+// chain does not have.
+func TestTheVerifierHoldsTheLogToItsAnchorsOnChain(t *testing.T) {
+	s := startServer(t, nil)
+	ctx := t.Context()
+	_, first := s.wonGame(t)
+	// The anchor worker or this turn anchors the tree with the game.
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if err := s.Anchors.Once(ctx, time.Nanosecond); err != nil {
+			t.Fatal(err)
+		}
+		if list, err := s.Anchors.Landed(ctx, 1); err != nil || len(list) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the log is not anchored 15 s after its first game")
+		}
+	}
+	rpcURL := s.URL + "/dev/solana-rpc"
+	c, err := (&verify.Verifier{URL: s.URL, RPC: rpcURL}).Game(ctx, first)
+	if err != nil {
+		t.Fatalf("the honest log: %v", err)
+	}
+	if c.Anchor == nil || *c.Anchor.Size <= c.Record.Index {
+		t.Fatalf("verified anchor %+v, want one covering record %d", c.Anchor, c.Record.Index)
+	}
+	anchored := *c.Anchor
+	_, second := s.wonGame(t)
+
+	s.tamper(t, "UPDATE transparency_anchors SET root_hash = sha256(root_hash) WHERE signature = ?", anchored.Signature)
+	_, err = (&verify.Verifier{URL: s.URL, RPC: rpcURL}).Game(ctx, second)
+	wantRefused(t, err, "does not write the memo")
+	s.tamper(t, "UPDATE transparency_anchors SET root_hash = ? WHERE signature = ?", anchored.RootHash, anchored.Signature)
+
+	s.tamper(t, `UPDATE games_log SET record = convert_to(replace(convert_from(record, 'UTF8'),
+		'"amountMinor":198000', '"amountMinor":198001'), 'UTF8') WHERE game_id = ?`, first)
+	s.rebuild(t)
+	_, third := s.wonGame(t) // the tree grows: the server's proofs check out against its new root
+	_, err = (&verify.Verifier{URL: s.URL, RPC: rpcURL}).Game(ctx, third)
+	wantRefused(t, err, "against the anchor on Solana")
+
+	s.tamper(t, "DELETE FROM localchain.transactions WHERE signature = ?", anchored.Signature)
+	_, err = (&verify.Verifier{URL: s.URL, RPC: rpcURL}).Game(ctx, third)
+	wantRefused(t, err, "is not on the chain")
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/gagliardetto/solana-go"
@@ -11,9 +12,13 @@ import (
 	"wager/chain"
 )
 
-// Compute budget defaults, as the runtime applies them.
+// Compute budget defaults, as the runtime applies them: without a
+// SetComputeUnitLimit, each instruction of a builtin program (ComputeBudget,
+// System) adds builtinUnitsPerInstruction to the budget and every other one
+// defaultUnitsPerInstruction.
 const (
 	defaultUnitsPerInstruction = 200_000
+	builtinUnitsPerInstruction = 3_000
 	maxComputeUnits            = 1_400_000
 )
 
@@ -22,10 +27,12 @@ const (
 // SPL Token as p-token) consumed for the same instructions, so that a
 // limit taken from simulating here is one the real programs accept. A
 // transaction whose estimate passes its limit fails, as it would there.
+// The Memo program is the exception: LiteSVM runs a Pinocchio build of it,
+// whose units memoUnits gives, while the SPL Memo v3 that clusters run
+// consumed 39,489 units for a 69-byte checkpoint memo with one signer (513
+// here), more for each character it escapes.
 const (
 	unitsComputeBudget  = 150    // each SetComputeUnitLimit, SetComputeUnitPrice
-	unitsMemo           = 287    // and unitsMemoSigner per signer it names
-	unitsMemoSigner     = 226    //
 	unitsATAFound       = 4_437  // CreateIdempotent of an existing account
 	unitsATACreate      = 13_525 // CreateIdempotent that opens it
 	unitsATABumpTry     = 1_500  // each address tried before the bump (255 - bump)
@@ -34,10 +41,37 @@ const (
 	unitsSystemTransfer = 150    //
 )
 
+// memoUnits is what LiteSVM's Memo program consumes for a memo of n bytes
+// that names signers accounts: a log call costs the larger of 100 units and
+// its length, formatting the length 13 units a digit, and the signers'
+// header and each signer's address a fixed amount.
+func memoUnits(n, signers int) uint64 {
+	const (
+		empty       = 232 // a memo of no bytes
+		base        = 161
+		perDigit    = 13
+		logCall     = 100
+		signersHead = 111
+		perSigner   = 115
+	)
+	units := uint64(empty)
+	if n > 0 {
+		units = base + perDigit*uint64(len(strconv.Itoa(n))) + max(logCall, uint64(n))
+	}
+	if signers > 0 {
+		units += signersHead + perSigner*uint64(signers)
+	}
+	return units
+}
+
 // executed is what running a transaction took: its fee, the compute units
-// it is reported to consume, and the price it paid per unit.
+// it is reported to consume, the price it paid per unit, the log messages a
+// validator would have written, and the lamports of each account of its
+// message before and after it.
 type executed struct {
 	fee, units, price uint64
+	logs              []string
+	pre, post         []int64
 }
 
 // invocation is one instruction with its resolved accounts.
@@ -58,7 +92,31 @@ func (in invocation) fail(format string, args ...any) error {
 // returns the fee, units and price, or an error that must roll everything
 // back.
 func execute(ctx context.Context, s *state, tx *solana.Transaction) (executed, error) {
-	var none executed
+	invocations, units, price, err := invocationsOf(tx)
+	if err != nil {
+		return executed{}, err
+	}
+	fee := uint64(len(tx.Signatures))*FeePerSignature + (units*price+999_999)/1_000_000
+	keys := tx.Message.AccountKeys
+	pre, err := chargeFee(ctx, s, keys, fee)
+	if err != nil {
+		return executed{}, err
+	}
+	consumed, logs, err := run(ctx, s, invocations, units)
+	if err != nil {
+		return executed{}, err
+	}
+	post, err := checkRent(ctx, s, keys, pre)
+	if err != nil {
+		return executed{}, err
+	}
+	return executed{fee: fee, units: consumed, price: price, logs: logs, pre: pre, post: post}, nil
+}
+
+// invocationsOf resolves tx's instructions and reads its compute budget:
+// the unit limit (the runtime's default without a SetComputeUnitLimit)
+// and the price.
+func invocationsOf(tx *solana.Transaction) (invocations []invocation, units, price uint64, err error) {
 	msg := tx.Message
 	keys := msg.AccountKeys
 	h := msg.Header
@@ -82,75 +140,92 @@ func execute(ctx context.Context, s *state, tx *solana.Transaction) (executed, e
 		}
 		return false
 	}
-
-	var invocations []invocation
-	units, price, budgetIxs := uint64(0), uint64(0), 0
-	limitSet := false
+	builtins, limitSet := 0, false
 	for i, ix := range msg.Instructions {
 		if int(ix.ProgramIDIndex) >= len(keys) {
-			return none, simulationFailed("instruction %d names a missing program account", i)
+			return nil, 0, 0, simulationFailed("instruction %d names a missing program account", i)
 		}
 		in := invocation{index: i, program: keys[ix.ProgramIDIndex], data: ix.Data, signer: isSigner, writable: isWritable}
 		for _, a := range ix.Accounts {
 			if int(a) >= len(keys) {
-				return none, in.fail("invalid account index")
+				return nil, 0, 0, in.fail("invalid account index")
 			}
 			in.accounts = append(in.accounts, keys[a])
 		}
+		if isBuiltin(in.program) {
+			builtins++
+		}
 		if in.program.Equals(chain.ComputeBudgetProgramID) {
-			budgetIxs++
 			switch {
 			case len(in.data) == 5 && in.data[0] == 2:
 				units, limitSet = uint64(binary.LittleEndian.Uint32(in.data[1:])), true
 			case len(in.data) == 9 && in.data[0] == 3:
 				price = binary.LittleEndian.Uint64(in.data[1:])
 			default:
-				return none, in.fail("invalid compute budget instruction")
+				return nil, 0, 0, in.fail("invalid compute budget instruction")
 			}
-			continue
 		}
 		invocations = append(invocations, in)
 	}
 	if !limitSet {
-		units = min(uint64(len(invocations))*defaultUnitsPerInstruction, maxComputeUnits)
+		others := uint64(len(invocations) - builtins)
+		units = min(others*defaultUnitsPerInstruction+uint64(builtins)*builtinUnitsPerInstruction, maxComputeUnits)
 	}
-	fee := uint64(len(tx.Signatures))*FeePerSignature + (units*price+999_999)/1_000_000
+	return invocations, units, price, nil
+}
 
+// chargeFee takes the fee from the payer (keys[0]) and returns the
+// lamports of every account of the message before the transaction.
+func chargeFee(ctx context.Context, s *state, keys []solana.PublicKey, fee uint64) ([]int64, error) {
 	pre := make([]int64, len(keys))
 	for i, k := range keys {
 		acc, ok, err := s.account(ctx, k)
 		if err != nil {
-			return none, err
+			return nil, err
 		}
 		if ok {
 			pre[i] = acc.Lamports
 		}
 	}
-
 	payer := keys[0]
 	acc, ok, err := s.account(ctx, payer)
 	if err != nil {
-		return none, err
+		return nil, err
 	}
 	if !ok || uint64(acc.Lamports) < fee {
-		return none, simulationFailed("Attempt to debit an account but found no record of a prior credit.")
+		return nil, simulationFailed("Attempt to debit an account but found no record of a prior credit.")
 	}
 	if err := s.setLamports(ctx, payer, acc.Lamports-int64(fee)); err != nil {
-		return none, err
+		return nil, err
 	}
 	// The runtime validates the fee payer before running anything: a fee
 	// that leaves it rent-paying refuses the transaction there.
 	if acc.Owner == chain.SystemProgramID.String() && leftRentPaying(pre[0], acc.Lamports-int64(fee)) {
-		return none, insufficientFundsForRent(0)
+		return nil, insufficientFundsForRent(0)
 	}
+	return pre, nil
+}
 
-	consumed := uint64(budgetIxs) * unitsComputeBudget
+// run runs the instructions in order within units, each logged as a
+// validator logs it: invoke, what the program itself logs, the units it
+// consumed of those left (not for builtins), success. Only the Memo
+// program's own lines are modelled: on a cluster the ATA program also logs
+// its instruction's name and the calls it makes into the Token and System
+// programs (with their own lines), and LiteSVM's SPL Token logs nothing of
+// its own. It returns the units consumed and the logs.
+func run(ctx context.Context, s *state, invocations []invocation, units uint64) (uint64, []string, error) {
+	var consumed uint64
+	logs := make([]string, 0, 4*len(invocations))
 	for _, in := range invocations {
 		var err error
 		var used uint64
+		var own []string
 		switch {
+		case in.program.Equals(chain.ComputeBudgetProgramID):
+			used = unitsComputeBudget
 		case in.program.Equals(chain.MemoProgramID):
-			used, err = unitsMemo+unitsMemoSigner*uint64(len(in.accounts)), runMemo(in)
+			used = memoUnits(len(in.data), len(in.accounts))
+			own, err = runMemo(in)
 		case in.program.Equals(chain.ATAProgramID):
 			used, err = runCreateATA(ctx, s, in)
 		case in.program.Equals(chain.TokenProgramID):
@@ -161,16 +236,20 @@ func execute(ctx context.Context, s *state, tx *solana.Transaction) (executed, e
 			err = in.fail("program %s is not supported by the local chain", in.program)
 		}
 		if err != nil {
-			return none, err
+			return 0, nil, err
 		}
+		left := units - consumed
 		if consumed += used; consumed > units {
-			return none, in.fail("Computational budget exceeded (%d units consumed, limit %d)", consumed, units)
+			return 0, nil, in.fail("Computational budget exceeded (%d units consumed, limit %d)", consumed, units)
 		}
+		logs = append(logs, invokeLog(in.program))
+		logs = append(logs, own...)
+		if !isBuiltin(in.program) {
+			logs = append(logs, consumedLog(in.program, used, left))
+		}
+		logs = append(logs, successLog(in.program))
 	}
-	if err := checkRent(ctx, s, keys, pre); err != nil {
-		return none, err
-	}
-	return executed{fee: fee, units: consumed, price: price}, nil
+	return consumed, logs, nil
 }
 
 // checkRent is the runtime's rent check of System accounts (wallets, 0
@@ -192,18 +271,21 @@ func execute(ctx context.Context, s *state, tx *solana.Transaction) (executed, e
 // Only the balances at the end count: a wallet may dip below the minimum
 // between two instructions. Token accounts and the mint are not checked:
 // they are created with their rent-exempt minimum and their lamports never
-// change until they are closed.
-func checkRent(ctx context.Context, s *state, keys []solana.PublicKey, pre []int64) error {
+// change until they are closed. It returns each account's lamports at the
+// end (0 for one that does not exist).
+func checkRent(ctx context.Context, s *state, keys []solana.PublicKey, pre []int64) ([]int64, error) {
+	post := make([]int64, len(keys))
 	for i, k := range keys {
 		acc, ok, err := s.account(ctx, k)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if ok && acc.Owner == chain.SystemProgramID.String() && leftRentPaying(pre[i], acc.Lamports) {
-			return insufficientFundsForRent(i)
+			return nil, insufficientFundsForRent(i)
 		}
+		post[i] = acc.Lamports
 	}
-	return nil
+	return post, nil
 }
 
 // leftRentPaying reports whether a System account that held pre lamports
@@ -218,16 +300,18 @@ func insufficientFundsForRent(index int) error {
 	return simulationFailed("Transaction results in an account (%d) with insufficient funds for rent", index)
 }
 
-func runMemo(in invocation) error {
+// runMemo checks a memo as the Memo program does (every account it names
+// signed, the text UTF-8) and returns what the program logs.
+func runMemo(in invocation) ([]string, error) {
 	if !utf8.Valid(in.data) {
-		return in.fail("memo is not valid UTF-8")
+		return nil, in.fail("memo is not valid UTF-8")
 	}
 	for _, a := range in.accounts {
 		if !in.signer(a) {
-			return in.fail("missing required signature for memo signer %s", a)
+			return nil, in.fail("missing required signature for memo signer %s", a)
 		}
 	}
-	return nil
+	return memoLogs(in.accounts, string(in.data)), nil
 }
 
 // runCreateATA is the Associated Token Account program's Create (data

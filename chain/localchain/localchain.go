@@ -10,9 +10,11 @@
 // a balance above 0 and below the rent-exempt minimum. It verifies every
 // signature, the blockhash (recent ones only) and refuses replays. A
 // transaction that fails is refused whole, as a real RPC's preflight
-// refuses it, and changes nothing. State lives in PostgreSQL (schema
-// localchain), so balances survive restarts and several server instances
-// share one chain.
+// refuses it, and changes nothing. A landed transaction keeps the log
+// messages a validator would have written (the runtime's lines for each
+// instruction and the Memo program's own), which getTransaction answers.
+// State lives in PostgreSQL (schema localchain), so balances survive
+// restarts and several server instances share one chain.
 package localchain
 
 import (
@@ -127,8 +129,10 @@ func (c *Chain) SendTransaction(ctx context.Context, raw []byte) (solana.Signatu
 		if err != nil {
 			return err
 		}
+		units := int64(ran.units)
 		if _, err := s.tx.NewInsert().Model(&txRow{Signature: sig.String(), Slot: slot, Fee: int64(ran.fee),
-			Raw: raw, CreatedAt: c.now(), ComputeUnitPrice: int64(ran.price), Writable: writable(tx)}).Exec(ctx); err != nil {
+			Raw: raw, CreatedAt: c.now(), ComputeUnitPrice: int64(ran.price), Writable: writable(tx),
+			Logs: ran.logs, Units: &units, PreBalances: ran.pre, PostBalances: ran.post}).Exec(ctx); err != nil {
 			return fmt.Errorf("record transaction %s: %w", sig, err)
 		}
 		return nil
@@ -222,12 +226,7 @@ func (c *Chain) Simulate(ctx context.Context, raw []byte, sigVerify bool) (Simul
 	case !errors.Is(err, errSimulated):
 		return Simulation{}, err
 	}
-	logs := make([]string, 0, 2*len(tx.Message.Instructions))
-	for _, ix := range tx.Message.Instructions {
-		program := tx.Message.AccountKeys[ix.ProgramIDIndex]
-		logs = append(logs, "Program "+program.String()+" invoke [1]", "Program "+program.String()+" success")
-	}
-	return Simulation{Logs: logs, Units: ran.units}, nil
+	return Simulation{Logs: ran.logs, Units: ran.units}, nil
 }
 
 // PrioritizationFee is the least price per compute unit, in micro-lamports,
@@ -275,8 +274,13 @@ func (c *Chain) SignatureStatus(ctx context.Context, sig string) (slot uint64, f
 	if err != nil {
 		return 0, false, false, fmt.Errorf("read the status of transaction %s: %w", sig, err)
 	}
-	finalized = !c.now().Before(row.CreatedAt.Add(time.Duration(c.FinalizeSlots) * blockhashEvery))
-	return row.Slot, finalized, true, nil
+	return row.Slot, c.finalized(row.CreatedAt), true, nil
+}
+
+// finalized reports whether a transaction that landed at landed is
+// finalized: FinalizeSlots slots have passed since.
+func (c *Chain) finalized(landed time.Time) bool {
+	return !c.now().Before(landed.Add(time.Duration(c.FinalizeSlots) * blockhashEvery))
 }
 
 // LatestBlockhash returns the newest blockhash, producing a new one when the

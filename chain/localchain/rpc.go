@@ -86,6 +86,11 @@ func (c *Chain) handle(ctx context.Context, req rpcRequest) rpcResponse {
 		resp.Error = re
 		return resp
 	}
+	if result == nil {
+		// A null answer (getTransaction of an unknown signature) is
+		// written out, not left out: the envelope always has a result.
+		result = json.RawMessage("null")
+	}
 	resp.Result = result
 	return resp
 }
@@ -161,6 +166,8 @@ func (c *Chain) call(ctx context.Context, method string, params []json.RawMessag
 		return c.rpcRecentPrioritizationFees(ctx, params)
 	case "getSignatureStatuses":
 		return c.rpcSignatureStatuses(ctx, params)
+	case "getTransaction":
+		return c.rpcTransaction(ctx, params)
 	case "getBalance":
 		addr, err := pubkeyParam(params, 0)
 		if err != nil {

@@ -46,6 +46,13 @@ type txRow struct {
 	// answer getRecentPrioritizationFees.
 	ComputeUnitPrice int64    `bun:"compute_unit_price"`
 	Writable         []string `bun:"writable,array"`
+	// Logs, Units and the lamports of the message's accounts before and
+	// after answer getTransaction; they are NULL for what landed before
+	// they were kept, and for airdrops.
+	Logs         []string `bun:"logs,array"`
+	Units        *int64   `bun:"units"`
+	PreBalances  []int64  `bun:"pre_balances,array"`
+	PostBalances []int64  `bun:"post_balances,array"`
 }
 
 // state reads and writes accounts inside one database transaction.

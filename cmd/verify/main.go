@@ -1,8 +1,9 @@
 // Command verify checks a server's public log of games without trusting
 // the server: verify game <id> proves that the game's record is in the
 // log under a checkpoint signed by the log's key, that the log only grew
-// since the last checkpoint this command saw, and that the record's own
-// events give the outcome and pot payout it states; verify log checks the
+// since the last checkpoint this command saw, that the record's own
+// events give the outcome and pot payout it states and, with -rpc, that
+// the log extends its newest anchor on Solana; verify log checks the
 // latest checkpoint alone; verify reserves (signed in: -token) proves that
 // your balance is counted in the latest proof of reserves. What it saw
 // last it keeps in a file (-state).
@@ -18,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"wager/domain/anchors/anchor"
 	"wager/sdk/verify"
 )
 
@@ -25,16 +27,17 @@ func main() {
 	server := flag.String("url", "http://localhost:8080", "the server")
 	state := flag.String("state", "", "the file that keeps the log's key and the last checkpoint seen (default: one per server in the user's config folder)")
 	key := flag.String("key", "", "the log's verifier key, from someone you trust (default: the one kept, else the one the server publishes)")
+	rpcURL := flag.String("rpc", "", "a Solana RPC URL of the platform's cluster, to check the log's anchors on chain (default: not checked)")
 	token := flag.String("token", os.Getenv("WAGER_TOKEN"), "your bearer token, for verify reserves (default: $WAGER_TOKEN)")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: verify [-url URL] [-state FILE] [-key KEY] [-token TOKEN] game <id> | log | reserves")
+		fmt.Fprintln(os.Stderr, "usage: verify [-url URL] [-state FILE] [-key KEY] [-rpc URL] [-token TOKEN] game <id> | log | reserves")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
 	if *state == "" {
 		*state = defaultState(*server)
 	}
-	v := &verify.Verifier{URL: *server, StateFile: *state, Key: *key, Token: *token}
+	v := &verify.Verifier{URL: *server, StateFile: *state, Key: *key, RPC: *rpcURL, Token: *token}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var err error
@@ -64,6 +67,9 @@ func game(ctx context.Context, v *verify.Verifier, id string) error {
 	fmt.Printf("game %s is record %d of %s, whose checkpoint of %d records is signed by the log's key\n",
 		r.GameID, r.Index, c.Checkpoint.Origin, c.Checkpoint.Tree.N)
 	consistency(c.Previous, c.Checkpoint)
+	if v.RPC != "" {
+		anchored(c.Anchor, r.Index)
+	}
 	winner := "nobody"
 	if r.Outcome.WinnerUserID != nil {
 		winner = *r.Outcome.WinnerUserID
@@ -97,7 +103,30 @@ func logOnly(ctx context.Context, v *verify.Verifier) error {
 	}
 	fmt.Printf("%s: a checkpoint of %d records, signed by the log's key\n", cp.Origin, cp.Tree.N)
 	consistency(prev, cp)
+	if v.RPC == "" {
+		return nil
+	}
+	a, err := v.Anchored(ctx, cp)
+	if err != nil {
+		return err
+	}
+	anchored(a, -1)
 	return nil
+}
+
+// anchored says what the newest anchor on chain proved: the log extends
+// it, and whether it covers the record at index (-1: no record).
+func anchored(a *anchor.Anchor, index int64) {
+	switch {
+	case a == nil:
+		fmt.Println("no anchor on Solana covers this checkpoint yet")
+	case index >= *a.Size:
+		fmt.Printf("the log extends its anchor on Solana of %d records (slot %d, transaction %s); this record came after it\n",
+			*a.Size, a.Slot, a.Signature)
+	default:
+		fmt.Printf("the log extends its anchor on Solana of %d records (slot %d, transaction %s), which covers it: it existed then\n",
+			*a.Size, a.Slot, a.Signature)
+	}
 }
 
 func consistency(prev *verify.Checkpoint, cp verify.Checkpoint) {

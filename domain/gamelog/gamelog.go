@@ -196,9 +196,39 @@ type storedHash struct {
 	Hash          []byte `bun:"hash"`
 }
 
+// retryHeldBack is how long a game the sequencer could not build a
+// record of waits before it is tried again.
+const retryHeldBack = 10 * time.Minute
+
+// unbuildable is a queued game whose record cannot be built.
+type unbuildable struct {
+	gameID string
+	err    error
+}
+
+func (u *unbuildable) Error() string { return u.err.Error() }
+
 // Sequence logs up to a batch of the queued games, oldest first, and
-// returns how many it logged.
+// returns how many it logged. A game whose record cannot be built is
+// held back (with the reason, logged), to be tried again after
+// retryHeldBack, and the others are logged without it.
 func (l *Log) Sequence(ctx context.Context) (int, error) {
+	for {
+		n, err := l.sequence(ctx)
+		var u *unbuildable
+		if !errors.As(err, &u) || ctx.Err() != nil {
+			return n, err
+		}
+		l.log.Error("gamelog: a queued game cannot be logged; held back, the others go on", "game", u.gameID, "err", u.err)
+		if _, err := l.db.ExecContext(ctx, "UPDATE games_log_queue SET held_back_at = ?, held_back_reason = ? WHERE game_id = ?",
+			l.now(), u.err.Error(), u.gameID); err != nil {
+			return 0, fmt.Errorf("hold back game %s from the games log: %w", u.gameID, err)
+		}
+	}
+}
+
+// sequence is one sequencing transaction of Sequence.
+func (l *Log) sequence(ctx context.Context) (int, error) {
 	n := 0
 	err := db.Transact(ctx, l.db, func(ctx context.Context, tx db.Tx) error {
 		n = 0
@@ -206,7 +236,8 @@ func (l *Log) Sequence(ctx context.Context) (int, error) {
 			return fmt.Errorf("lock the games log: %w", err)
 		}
 		var games []queued
-		if err := tx.NewRaw(`SELECT game_id, integrity FROM games_log_queue ORDER BY queued_at, game_id LIMIT ?`, batch).
+		if err := tx.NewRaw(`SELECT game_id, integrity FROM games_log_queue WHERE held_back_at IS NULL OR held_back_at < ?
+			ORDER BY queued_at, game_id LIMIT ?`, l.now().Add(-retryHeldBack), batch).
 			Scan(ctx, &games); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("read the games log's queue: %w", err)
 		}
@@ -226,7 +257,7 @@ func (l *Log) Sequence(ctx context.Context) (int, error) {
 			index := size + int64(i)
 			record, err := l.record(ctx, tx, q, index)
 			if err != nil {
-				return err
+				return &unbuildable{gameID: q.GameID, err: err}
 			}
 			hs, err := tlog.StoredHashes(index, record, hashes)
 			if err != nil {
@@ -432,6 +463,18 @@ func (l *Log) GameRecord(ctx context.Context, gameID string) (Proof, error) {
 		out.InclusionProof[i] = h[:]
 	}
 	return out, nil
+}
+
+// IndexOf returns a game's index in the log; false until it is logged.
+func (l *Log) IndexOf(ctx context.Context, gameID string) (int64, bool, error) {
+	var idx []int64
+	if err := l.db.NewSelect().Table("games_log").Column("idx").Where("game_id = ?", gameID).Scan(ctx, &idx); err != nil {
+		return 0, false, fmt.Errorf("look for game %s in the games log: %w", gameID, err)
+	}
+	if len(idx) == 0 {
+		return 0, false, nil
+	}
+	return idx[0], true, nil
 }
 
 // encode is a record's exact bytes.

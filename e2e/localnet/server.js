@@ -18,8 +18,12 @@
 // getRecentPrioritizationFees lists, per slot of the last 150, the compute
 // unit price of the transaction that landed in it, when it wrote one of the
 // given accounts (or any, with none given); slots with no such transaction
-// are left out, where a real node would list the block's minimum. Test-only
-// methods: localnet_createMint, localnet_mintTo, localnet_expireBlockhash.
+// are left out, where a real node would list the block's minimum.
+// getTransaction answers a landed transaction with LiteSVM's log messages and
+// compute units, its fee and the lamports of its message's accounts before
+// and after it (inner instructions, token balances and rewards are empty
+// lists). Test-only methods: localnet_createMint, localnet_mintTo,
+// localnet_expireBlockhash.
 
 const http = require('node:http');
 const crypto = require('node:crypto');
@@ -37,6 +41,13 @@ const RENT_EXEMPT_EPOCH = U64_MAX; // what the real RPC reports for rent-exempt 
 const BLOCKHASH_VALIDITY = 150n;
 const COMPUTE_BUDGET_PROGRAM = 'ComputeBudget111111111111111111111111111111';
 const PRIORITIZATION_FEE_SLOTS = 150n; // what a node's prioritization-fee cache holds
+const LAMPORTS_PER_SIGNATURE = 5000n;
+// The compute budget of a transaction without SetComputeUnitLimit: each
+// instruction of a builtin program adds 3,000 units, any other 200,000.
+const BUILTIN_PROGRAMS = new Set([COMPUTE_BUDGET_PROGRAM, SYSTEM_PROGRAM]);
+const UNITS_PER_BUILTIN = 3000n;
+const UNITS_PER_INSTRUCTION = 200000n;
+const MAX_COMPUTE_UNITS = 1400000n;
 
 // Names of LiteSVM's fieldless error enums (const enums: absent at run time),
 // in declaration order, from litesvm/dist/internal.d.ts.
@@ -120,6 +131,9 @@ const processed = new Map(); // base58 signature -> slot
 // slot -> { price, writable }: the compute unit price (micro-lamports) of the
 // transaction that landed in it and the accounts it wrote.
 const landed = new Map();
+// base58 signature -> what getTransaction answers for the transaction that
+// landed with it (airdrops have none).
+const transactions = new Map();
 
 // Advances the slot by n, expiring the latest blockhash once the height has
 // passed its last valid one, so that "not seen and past lastValidBlockHeight"
@@ -313,6 +327,78 @@ function priceAndWritable(tx) {
   return { price, writable };
 }
 
+// feeOf is what a transaction's fee payer is charged: 5,000 lamports a
+// signature and its compute unit price times its compute unit limit.
+function feeOf(msg) {
+  const keys = msg.staticAccounts;
+  let limit;
+  let price = 0n;
+  let builtins = 0n;
+  for (const ix of msg.instructions) {
+    const program = keys[ix.programAddressIndex];
+    const data = ix.data || new Uint8Array(0);
+    if (BUILTIN_PROGRAMS.has(program)) builtins++;
+    if (program !== COMPUTE_BUDGET_PROGRAM) continue;
+    if (data.length === 5 && data[0] === 2) limit = BigInt(Buffer.from(data).readUInt32LE(1));
+    if (data.length === 9 && data[0] === 3) price = readU64(data, 1);
+  }
+  if (limit === undefined) {
+    const others = BigInt(msg.instructions.length) - builtins;
+    limit = others * UNITS_PER_INSTRUCTION + builtins * UNITS_PER_BUILTIN;
+    if (limit > MAX_COMPUTE_UNITS) limit = MAX_COMPUTE_UNITS;
+  }
+  return BigInt(msg.header.numSignerAccounts) * LAMPORTS_PER_SIGNATURE + (limit * price + 999999n) / 1000000n;
+}
+
+function balancesOf(keys) {
+  return keys.map((k) => {
+    const acc = getAccount(k);
+    return acc ? acc.lamports : 0n;
+  });
+}
+
+// wireSignatures reads the signatures at the head of a wire transaction (a
+// compact-u16 count, then 64 bytes each), in the order of its signers.
+function wireSignatures(bytes) {
+  let count = 0;
+  let off = 0;
+  for (let shift = 0; ; shift += 7) {
+    const b = bytes[off++];
+    count |= (b & 0x7f) << shift;
+    if (!(b & 0x80)) break;
+  }
+  const out = [];
+  for (let i = 0; i < count; i++) out.push(b58dec.decode(bytes.slice(off + 64 * i, off + 64 * (i + 1))));
+  return out;
+}
+
+// jsonTransaction is a wire transaction in getTransaction's json encoding.
+function jsonTransaction(bytes, msg) {
+  const message = {
+    header: {
+      numRequiredSignatures: msg.header.numSignerAccounts,
+      numReadonlySignedAccounts: msg.header.numReadonlySignerAccounts,
+      numReadonlyUnsignedAccounts: msg.header.numReadonlyNonSignerAccounts,
+    },
+    accountKeys: msg.staticAccounts,
+    recentBlockhash: msg.lifetimeToken,
+    instructions: msg.instructions.map((ix) => ({
+      programIdIndex: ix.programAddressIndex,
+      accounts: ix.accountIndices || [],
+      data: b58dec.decode(ix.data || new Uint8Array(0)),
+      stackHeight: null,
+    })),
+  };
+  if (msg.version !== 'legacy') {
+    message.addressTableLookups = (msg.addressTableLookups || []).map((l) => ({
+      accountKey: l.lookupTableAddress,
+      writableIndexes: l.writableIndexes,
+      readonlyIndexes: l.readonlyIndexes,
+    }));
+  }
+  return { signatures: wireSignatures(bytes), message };
+}
+
 function decodeTransaction(bytes) {
   try {
     return txDecoder.decode(bytes);
@@ -416,7 +502,10 @@ const methods = {
 
   sendTransaction: (params) => {
     const cfg = params[1] || {};
-    const tx = decodeTransaction(decodeWire(params[0], cfg.encoding));
+    const wire = decodeWire(params[0], cfg.encoding);
+    const tx = decodeTransaction(wire);
+    const msg = messageDecoder.decode(tx.messageBytes);
+    const preBalances = balancesOf(msg.staticAccounts);
     // Preflight, as the real RPC does: a transaction that would fail is
     // refused without touching state. (LiteSVM's sendTransaction alone would
     // charge the fee of a failing transaction and remember its signature.)
@@ -442,9 +531,76 @@ const methods = {
     const sig = b58dec.decode(res.signature());
     advance(1n);
     processed.set(sig, slot);
+    transactions.set(sig, {
+      wire,
+      msg,
+      slot,
+      blockTime: Math.floor(Date.now() / 1000),
+      fee: feeOf(msg),
+      logs: res.logs(),
+      units: res.computeUnitsConsumed(),
+      preBalances,
+      postBalances: balancesOf(msg.staticAccounts),
+    });
     landed.set(slot, priceAndWritable(tx));
     landed.delete(slot - PRIORITIZATION_FEE_SLOTS);
     return sig;
+  },
+
+  // [signature, {encoding, commitment, maxSupportedTransactionVersion}]:
+  // null for a signature that did not land, or not at the commitment asked
+  // (finalized unless confirmed is asked, as on a cluster). Without
+  // maxSupportedTransactionVersion the version is left out and a versioned
+  // transaction refused, as the real RPC does for clients that predate them.
+  getTransaction: (params) => {
+    const sig = params[0];
+    if (typeof sig !== 'string' || !/^[1-9A-HJ-NP-Za-km-z]{64,88}$/.test(sig)) {
+      throw invalidParams('Invalid param: Invalid signature');
+    }
+    const cfg = typeof params[1] === 'string' ? { encoding: params[1] } : params[1] || {};
+    const commitment = cfg.commitment || 'finalized';
+    if (commitment === 'processed') throw invalidParams('Method does not support commitment below `confirmed`');
+    if (commitment !== 'confirmed' && commitment !== 'finalized') {
+      throw invalidParams(`Invalid params: unknown commitment ${commitment}`);
+    }
+    const encoding = cfg.encoding || 'json';
+    if (!['json', 'base58', 'base64'].includes(encoding)) {
+      throw invalidParams(`Invalid params: unsupported encoding ${encoding}. Supported encodings: base58, base64, json`);
+    }
+    const t = transactions.get(sig);
+    if (!t) return null;
+    if (commitment === 'finalized' && slot < t.slot + args.finalizeSlots) return null;
+    const version = t.msg.version;
+    const max = cfg.maxSupportedTransactionVersion;
+    if (version !== 'legacy' && (max === undefined || max === null || version > max)) {
+      throw new RpcError(-32015, `Transaction version (${version}) is not supported by the requesting client. ` +
+        `Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": ${version}`);
+    }
+    let transaction;
+    if (encoding === 'base64') transaction = [Buffer.from(t.wire).toString('base64'), 'base64'];
+    else if (encoding === 'base58') transaction = [b58dec.decode(t.wire), 'base58'];
+    else transaction = jsonTransaction(t.wire, t.msg);
+    const out = {
+      slot: t.slot,
+      transaction,
+      meta: {
+        err: null,
+        status: { Ok: null },
+        fee: t.fee,
+        preBalances: t.preBalances,
+        postBalances: t.postBalances,
+        innerInstructions: [],
+        logMessages: t.logs,
+        preTokenBalances: [],
+        postTokenBalances: [],
+        rewards: [],
+        loadedAddresses: { writable: [], readonly: [] },
+        computeUnitsConsumed: t.units,
+      },
+      blockTime: t.blockTime,
+    };
+    if (max !== undefined && max !== null) out.version = version;
+    return out;
   },
 
   // [encodedTx, {encoding, sigVerify, replaceRecentBlockhash}]: runs the

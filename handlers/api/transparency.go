@@ -8,6 +8,8 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"wager/domain"
+	"wager/domain/anchors"
+	"wager/domain/anchors/anchor"
 	"wager/domain/gamelog"
 	"wager/domain/reserves"
 	"wager/domain/reserves/sumtree"
@@ -21,6 +23,7 @@ import (
 type Transparency struct {
 	Log      *gamelog.Log
 	Reserves *reserves.Service
+	Anchors  *anchors.Service
 }
 
 // Routes registers the public log of games.
@@ -47,6 +50,15 @@ func (h *Transparency) Routes(r Router) {
 		Description: "404 until the game's money is final and the game logged (its end, or for a game held for review " +
 			"its release or void). Check it with tlog.CheckRecord(inclusionProof, size, root, index, tlog.RecordHash(record)).",
 		Response: gamelog.Proof{}, Errors: []int{http.StatusNotFound}})
+	r.JSON(http.MethodGet, "/transparency/anchors", h.anchors, web.Op{Tag: "transparency", Auth: web.AuthNone,
+		Summary: "The anchors on Solana of the log's checkpoints and of the proofs of reserves, newest first",
+		Description: "When the log grew, at most every ANCHOR_INTERVAL, and once for each proof of reserves, the fee payer writes " +
+			"an SPL Memo (program MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr): wager-arena:games-log:<size>:<base64 root> or " +
+			"wager-arena:reserves:<snapshotId>:<base64 root>. getTransaction of its signature, on any RPC of the cluster, " +
+			"gives the memo in its log messages. Only the anchors that landed are listed; limit is 1 to 100 (default 50).",
+		Query: []web.Param{{Name: "limit", Description: "how many, newest first", Type: "integer", Min: web.Bound(1), Max: web.Bound(100),
+			Default: 50}},
+		Response: []anchor.Anchor{}, Errors: []int{http.StatusBadRequest}})
 	r.JSON(http.MethodGet, "/reserves", h.reserves, web.Op{Tag: "transparency", Auth: web.AuthNone,
 		Summary: "The latest proof of reserves: what the platform owes its users, and the USDC it holds on chain",
 		Description: "Taken every RESERVES_INTERVAL: liabilitiesMinor is the sum at the root of a Merkle-sum tree with a leaf " +
@@ -121,6 +133,23 @@ func (h *Transparency) gameRecord(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, p)
+}
+
+func (h *Transparency) anchors(c echo.Context) error {
+	limit := 50
+	if q := c.QueryParam("limit"); q != "" {
+		n, err := strconv.Atoi(q)
+		if err != nil || n < 1 || n > 100 {
+			return domain.Invalid(map[string]string{"limit": "must be a whole number from 1 to 100"})
+		}
+		limit = n
+	}
+	list, err := h.Anchors.Landed(c.Request().Context(), limit)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-cache")
+	return c.JSON(http.StatusOK, list)
 }
 
 func (h *Transparency) reserves(c echo.Context) error {

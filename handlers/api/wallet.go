@@ -61,7 +61,7 @@ func (h *Wallet) Routes(r Router) {
 			Response: money.FaucetResult{}})
 		r.Asset(http.MethodPost, "/dev/solana-rpc", echo.WrapHandler(h.LocalChain), web.Op{Tag: "dev",
 			Summary:     "The embedded chain's Solana JSON-RPC (DEV_FAUCET=true only)",
-			Description: "For standard Solana client libraries: getLatestBlockhash, sendTransaction, getSignatureStatuses, getAccountInfo, getBalance, getTokenAccountBalance, getMinimumBalanceForRentExemption, requestAirdrop, getHealth, getVersion."})
+			Description: "For standard Solana client libraries: getLatestBlockhash, sendTransaction, getSignatureStatuses, getTransaction, getAccountInfo, getBalance, getTokenAccountBalance, getMinimumBalanceForRentExemption, requestAirdrop, getHealth, getVersion."})
 	}
 }
 

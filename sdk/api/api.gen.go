@@ -18,6 +18,24 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for AnchorKind.
+const (
+	GamesLog AnchorKind = "games-log"
+	Reserves AnchorKind = "reserves"
+)
+
+// Valid indicates whether the value is a known member of the AnchorKind enum.
+func (e AnchorKind) Valid() bool {
+	switch e {
+	case GamesLog:
+		return true
+	case Reserves:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GameCompletedReviewReason.
 const (
 	GameCompletedReviewReasonLinked  GameCompletedReviewReason = "linked"
@@ -980,6 +998,34 @@ type AdminFlags struct {
 	Changes []FlagsChange `json:"changes"`
 	Flags   []Flag        `json:"flags"`
 }
+
+// Anchor defines model for Anchor.
+type Anchor struct {
+	// At when it landed
+	At   time.Time  `json:"at"`
+	Kind AnchorKind `json:"kind"`
+
+	// Memo the memo's text: wager-arena:games-log:<size>:<base64 root> or wager-arena:reserves:<snapshotId>:<base64 root>
+	Memo string `json:"memo"`
+
+	// RootHash the root hash anchored, standard base64
+	RootHash []byte `json:"rootHash"`
+
+	// Signature the Solana transaction that wrote it (base58); getTransaction gives the memo in its log messages
+	Signature string `json:"signature"`
+
+	// Size games-log: the number of records of the tree anchored
+	Size *int64 `json:"size,omitempty"`
+
+	// Slot the slot it landed in
+	Slot int64 `json:"slot"`
+
+	// SnapshotId reserves: the snapshot anchored
+	SnapshotId *string `json:"snapshotId,omitempty"`
+}
+
+// AnchorKind defines model for Anchor.Kind.
+type AnchorKind string
 
 // AuditActor defines model for AuditActor.
 type AuditActor struct {
@@ -4160,6 +4206,15 @@ type PostTournamentsByIdWithdrawParams struct {
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
 
+// GetTransparencyAnchorsParams defines parameters for GetTransparencyAnchors.
+type GetTransparencyAnchorsParams struct {
+	// Limit how many, newest first
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
 // GetTransparencyCheckpointParams defines parameters for GetTransparencyCheckpoint.
 type GetTransparencyCheckpointParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
@@ -4949,7 +5004,7 @@ type ClientInterface interface {
 
 	// PostDevSolanaRpc The embedded chain's Solana JSON-RPC (DEV_FAUCET=true only)
 	//
-	// For standard Solana client libraries: getLatestBlockhash, sendTransaction, getSignatureStatuses, getAccountInfo, getBalance, getTokenAccountBalance, getMinimumBalanceForRentExemption, requestAirdrop, getHealth, getVersion.
+	// For standard Solana client libraries: getLatestBlockhash, sendTransaction, getSignatureStatuses, getTransaction, getAccountInfo, getBalance, getTokenAccountBalance, getMinimumBalanceForRentExemption, requestAirdrop, getHealth, getVersion.
 	//
 	// Corresponds with POST /dev/solana-rpc (the `PostDevSolanaRpc` operationId).
 	PostDevSolanaRpc(ctx context.Context, params *PostDevSolanaRpcParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5565,6 +5620,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /tournaments/{id}/withdraw (the `PostTournamentsByIdWithdraw` operationId).
 	PostTournamentsByIdWithdraw(ctx context.Context, id string, params *PostTournamentsByIdWithdrawParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTransparencyAnchors The anchors on Solana of the log's checkpoints and of the proofs of reserves, newest first
+	//
+	// When the log grew, at most every ANCHOR_INTERVAL, and once for each proof of reserves, the fee payer writes an SPL Memo (program MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr): wager-arena:games-log:<size>:<base64 root> or wager-arena:reserves:<snapshotId>:<base64 root>. getTransaction of its signature, on any RPC of the cluster, gives the memo in its log messages. Only the anchors that landed are listed; limit is 1 to 100 (default 50).
+	//
+	// Corresponds with GET /transparency/anchors (the `GetTransparencyAnchors` operationId).
+	GetTransparencyAnchors(ctx context.Context, params *GetTransparencyAnchorsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetTransparencyCheckpoint The public log of games' latest checkpoint: a signed note
 	//
@@ -6504,7 +6566,7 @@ func (c *Client) PostDevFaucet(ctx context.Context, params *PostDevFaucetParams,
 
 // PostDevSolanaRpc The embedded chain's Solana JSON-RPC (DEV_FAUCET=true only)
 //
-// For standard Solana client libraries: getLatestBlockhash, sendTransaction, getSignatureStatuses, getAccountInfo, getBalance, getTokenAccountBalance, getMinimumBalanceForRentExemption, requestAirdrop, getHealth, getVersion.
+// For standard Solana client libraries: getLatestBlockhash, sendTransaction, getSignatureStatuses, getTransaction, getAccountInfo, getBalance, getTokenAccountBalance, getMinimumBalanceForRentExemption, requestAirdrop, getHealth, getVersion.
 //
 // Corresponds with POST /dev/solana-rpc (the `PostDevSolanaRpc` operationId).
 func (c *Client) PostDevSolanaRpc(ctx context.Context, params *PostDevSolanaRpcParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7981,6 +8043,23 @@ func (c *Client) PostTournamentsByIdJoin(ctx context.Context, id string, params 
 // Corresponds with POST /tournaments/{id}/withdraw (the `PostTournamentsByIdWithdraw` operationId).
 func (c *Client) PostTournamentsByIdWithdraw(ctx context.Context, id string, params *PostTournamentsByIdWithdrawParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostTournamentsByIdWithdrawRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTransparencyAnchors The anchors on Solana of the log's checkpoints and of the proofs of reserves, newest first
+//
+// When the log grew, at most every ANCHOR_INTERVAL, and once for each proof of reserves, the fee payer writes an SPL Memo (program MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr): wager-arena:games-log:<size>:<base64 root> or wager-arena:reserves:<snapshotId>:<base64 root>. getTransaction of its signature, on any RPC of the cluster, gives the memo in its log messages. Only the anchors that landed are listed; limit is 1 to 100 (default 50).
+//
+// Corresponds with GET /transparency/anchors (the `GetTransparencyAnchors` operationId).
+func (c *Client) GetTransparencyAnchors(ctx context.Context, params *GetTransparencyAnchorsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTransparencyAnchorsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -14424,6 +14503,75 @@ func NewPostTournamentsByIdWithdrawRequest(server string, id string, params *Pos
 	return req, nil
 }
 
+// NewGetTransparencyAnchorsRequest constructs an http.Request for the GetTransparencyAnchors method
+func NewGetTransparencyAnchorsRequest(server string, params *GetTransparencyAnchorsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/transparency/anchors")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetTransparencyCheckpointRequest constructs an http.Request for the GetTransparencyCheckpoint method
 func NewGetTransparencyCheckpointRequest(server string, params *GetTransparencyCheckpointParams) (*http.Request, error) {
 	var err error
@@ -16259,7 +16407,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostDevSolanaRpcWithResponse The embedded chain's Solana JSON-RPC (DEV_FAUCET=true only)
 	//
-	// For standard Solana client libraries: getLatestBlockhash, sendTransaction, getSignatureStatuses, getAccountInfo, getBalance, getTokenAccountBalance, getMinimumBalanceForRentExemption, requestAirdrop, getHealth, getVersion.
+	// For standard Solana client libraries: getLatestBlockhash, sendTransaction, getSignatureStatuses, getTransaction, getAccountInfo, getBalance, getTokenAccountBalance, getMinimumBalanceForRentExemption, requestAirdrop, getHealth, getVersion.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -16981,6 +17129,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /tournaments/{id}/withdraw (the `PostTournamentsByIdWithdraw` operationId).
 	PostTournamentsByIdWithdrawWithResponse(ctx context.Context, id string, params *PostTournamentsByIdWithdrawParams, reqEditors ...RequestEditorFn) (*PostTournamentsByIdWithdrawResponse, error)
+
+	// GetTransparencyAnchorsWithResponse The anchors on Solana of the log's checkpoints and of the proofs of reserves, newest first
+	//
+	// When the log grew, at most every ANCHOR_INTERVAL, and once for each proof of reserves, the fee payer writes an SPL Memo (program MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr): wager-arena:games-log:<size>:<base64 root> or wager-arena:reserves:<snapshotId>:<base64 root>. getTransaction of its signature, on any RPC of the cluster, gives the memo in its log messages. Only the anchors that landed are listed; limit is 1 to 100 (default 50).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /transparency/anchors (the `GetTransparencyAnchors` operationId).
+	GetTransparencyAnchorsWithResponse(ctx context.Context, params *GetTransparencyAnchorsParams, reqEditors ...RequestEditorFn) (*GetTransparencyAnchorsResponse, error)
 
 	// GetTransparencyCheckpointWithResponse The public log of games' latest checkpoint: a signed note
 	//
@@ -26325,6 +26482,82 @@ func (r PostTournamentsByIdWithdrawResponse) ContentType() string {
 	return ""
 }
 
+type GetTransparencyAnchorsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]Anchor
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestError
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredError
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequiredError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailableError
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTransparencyAnchorsResponse) GetJSON200() *[]Anchor {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetTransparencyAnchorsResponse) GetJSON400() *BadRequestError {
+	return r.JSON400
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r GetTransparencyAnchorsResponse) GetJSON402() *PaymentRequiredError {
+	return r.JSON402
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r GetTransparencyAnchorsResponse) GetJSON426() *UpgradeRequiredError {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetTransparencyAnchorsResponse) GetJSON503() *ServiceUnavailableError {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetTransparencyAnchorsResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTransparencyAnchorsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTransparencyAnchorsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTransparencyAnchorsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTransparencyAnchorsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetTransparencyCheckpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29372,7 +29605,7 @@ func (c *ClientWithResponses) PostDevFaucetWithResponse(ctx context.Context, par
 
 // PostDevSolanaRpcWithResponse The embedded chain's Solana JSON-RPC (DEV_FAUCET=true only)
 //
-// For standard Solana client libraries: getLatestBlockhash, sendTransaction, getSignatureStatuses, getAccountInfo, getBalance, getTokenAccountBalance, getMinimumBalanceForRentExemption, requestAirdrop, getHealth, getVersion.
+// For standard Solana client libraries: getLatestBlockhash, sendTransaction, getSignatureStatuses, getTransaction, getAccountInfo, getBalance, getTokenAccountBalance, getMinimumBalanceForRentExemption, requestAirdrop, getHealth, getVersion.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -30615,6 +30848,21 @@ func (c *ClientWithResponses) PostTournamentsByIdWithdrawWithResponse(ctx contex
 		return nil, err
 	}
 	return ParsePostTournamentsByIdWithdrawResponse(rsp)
+}
+
+// GetTransparencyAnchorsWithResponse The anchors on Solana of the log's checkpoints and of the proofs of reserves, newest first
+//
+// When the log grew, at most every ANCHOR_INTERVAL, and once for each proof of reserves, the fee payer writes an SPL Memo (program MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr): wager-arena:games-log:<size>:<base64 root> or wager-arena:reserves:<snapshotId>:<base64 root>. getTransaction of its signature, on any RPC of the cluster, gives the memo in its log messages. Only the anchors that landed are listed; limit is 1 to 100 (default 50).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /transparency/anchors (the `GetTransparencyAnchors` operationId).
+func (c *ClientWithResponses) GetTransparencyAnchorsWithResponse(ctx context.Context, params *GetTransparencyAnchorsParams, reqEditors ...RequestEditorFn) (*GetTransparencyAnchorsResponse, error) {
+	rsp, err := c.GetTransparencyAnchors(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTransparencyAnchorsResponse(rsp)
 }
 
 // GetTransparencyCheckpointWithResponse The public log of games' latest checkpoint: a signed note
@@ -38684,6 +38932,67 @@ func ParsePostTournamentsByIdWithdrawResponse(rsp *http.Response) (*PostTourname
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailableError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetTransparencyAnchorsResponse parses an HTTP response from a GetTransparencyAnchorsWithResponse call
+func ParseGetTransparencyAnchorsResponse(rsp *http.Response) (*GetTransparencyAnchorsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTransparencyAnchorsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []Anchor
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
 		var dest UpgradeRequiredError

@@ -25,6 +25,8 @@ import (
 
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
+
+	"wager/domain/anchors/anchor"
 )
 
 // Verifier checks one server's public log of games.
@@ -39,6 +41,9 @@ type Verifier struct {
 	// server publishes the first time, which StateFile then keeps.
 	Key string
 
+	// RPC is a Solana RPC URL of the cluster the platform runs on, to check
+	// the anchors ("": not checked).
+	RPC string
 	// Token is a signed-in user's bearer token, for Reserves ("": not
 	// signed in).
 	Token string
@@ -65,6 +70,9 @@ type GameCheck struct {
 	Record     Record
 	Checkpoint Checkpoint
 	Previous   *Checkpoint // the earlier checkpoint the log was proved consistent with, if any
+	// Anchor is the newest anchor on Solana the checkpoint was proved to
+	// extend (with RPC set; nil when none is listed yet).
+	Anchor *anchor.Anchor
 }
 
 // Log verifies the log's latest checkpoint: signed by the log's key, and
@@ -119,7 +127,13 @@ func (v *Verifier) Game(ctx context.Context, gameID string) (GameCheck, error) {
 	if err := Replay(rec); err != nil {
 		return GameCheck{}, err
 	}
-	return GameCheck{Record: rec, Checkpoint: cp, Previous: prev}, nil
+	c := GameCheck{Record: rec, Checkpoint: cp, Previous: prev}
+	if v.RPC != "" {
+		if c.Anchor, err = v.Anchored(ctx, cp); err != nil {
+			return GameCheck{}, err
+		}
+	}
+	return c, nil
 }
 
 // accept verifies a signed checkpoint with the log's key and, against the

@@ -35,6 +35,7 @@ import (
 	"wager/cmd/server/bots"
 	"wager/db"
 	"wager/domain"
+	"wager/domain/anchors"
 	"wager/domain/audit"
 	"wager/domain/auth"
 	"wager/domain/chat"
@@ -241,6 +242,8 @@ func (a *App) buildGames(now domain.Clock, protect *protection.Rules) error {
 	}
 	a.Reserves = reserves.New(a.DB, reserves.Config{Owed: []reserves.Owed{money.Owed, settlement.Owed, market.Owed, referrals.Owed},
 		Liabilities: money.Liabilities, Holdings: a.Money.Holdings, Sign: a.GamesLog.SignLine, Now: now, Log: a.log})
+	a.Anchors = anchors.New(a.DB, anchors.Config{Chain: a.Money.Chain(), Payer: a.Keys.FeePayer(), Tree: a.GamesLog.Tree,
+		Reserves: a.Reserves.Latest, Now: now, Log: a.log})
 	return nil
 }
 
@@ -291,6 +294,7 @@ func (a *App) start(ctx context.Context) error {
 		a.goBackground(func() { a.Tournaments.RunWorker(bg, tournament.WorkEvery) })
 		a.goBackground(func() { a.GamesLog.Run(bg, time.Second) })
 		a.goBackground(func() { a.Reserves.Run(bg, a.Config.ReservesInterval) })
+		a.goBackground(func() { a.Anchors.Run(bg, a.Config.AnchorInterval) })
 	}
 	if a.DemoBots != nil {
 		a.goBackground(func() { a.DemoBots.Run(bg) })

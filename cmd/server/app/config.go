@@ -56,8 +56,11 @@ type Config struct {
 	// ReservesInterval is how often a snapshot of the reserves is taken
 	// (RESERVES_INTERVAL).
 	ReservesInterval time.Duration
-	MasterSeed       []byte // derives every platform key; empty: kept under DataDir
-	USDCMint         string // the USDC mint on an external chain
+	// AnchorInterval is the least time between two anchors of the public
+	// log on Solana (ANCHOR_INTERVAL).
+	AnchorInterval time.Duration
+	MasterSeed     []byte // derives every platform key; empty: kept under DataDir
+	USDCMint       string // the USDC mint on an external chain
 	// CreditCommitment is the commitment at which the chain must report a
 	// transaction before what it moves is recorded (CREDIT_COMMITMENT).
 	CreditCommitment rpc.CommitmentType
@@ -202,6 +205,7 @@ type environment struct {
 	AbuseThreshold          int            `env:"ABUSE_THRESHOLD" envDefault:"600"`
 	AbuseWindow             time.Duration  `env:"ABUSE_WINDOW" envDefault:"1m"`
 	ReservesInterval        time.Duration  `env:"RESERVES_INTERVAL" envDefault:"10m"`
+	AnchorInterval          time.Duration  `env:"ANCHOR_INTERVAL" envDefault:"10m"`
 	AbuseOverrides          abuseOverrides `env:"ABUSE_OVERRIDES"`
 	AbusePrice              int64          `env:"ABUSE_PRICE_MINOR" envDefault:"10000"`
 	JWTSecret               string         `env:"JWT_SECRET"`
@@ -276,6 +280,7 @@ func (e *environment) config() Config {
 		PublicURL:                   e.PublicURL,
 		LogOrigin:                   e.LogOrigin,
 		ReservesInterval:            e.ReservesInterval,
+		AnchorInterval:              e.AnchorInterval,
 		MasterSeed:                  e.MasterSeed,
 		USDCMint:                    e.USDCMint,
 		CreditCommitment:            rpc.CommitmentType(e.CreditCommitment),
@@ -451,6 +456,7 @@ func (p *problems) checkChain(c Config) {
 // checkLimits checks the bounds on what callers ask of the platform.
 func (p *problems) checkLimits(c Config) {
 	p.check("ABUSE_THRESHOLD", c.AbuseThreshold >= 1, "must be a whole number of requests, at least 1")
+	p.check("ANCHOR_INTERVAL", c.AnchorInterval >= time.Second, "must be a duration of at least 1s, such as 10m")
 	p.check("RESERVES_INTERVAL", c.ReservesInterval >= time.Second, "must be a duration of at least 1s, such as 10m")
 	p.check("ABUSE_WINDOW", c.AbuseWindow >= time.Second, "must be a duration of at least 1s, such as 1m or 30s")
 	p.check("ABUSE_PRICE_MINOR", within(c.AbusePrice, 1, 1_000_000_000),

@@ -426,6 +426,15 @@ type Invoker interface {
 	//
 	// GET /tournaments/{id}/events
 	GetTournamentsByIdEvents(ctx context.Context, params GetTournamentsByIdEventsParams) (GetTournamentsByIdEventsRes, error)
+	// GetTransparencyAnchors invokes getTransparencyAnchors operation.
+	//
+	// When the log grew, at most every ANCHOR_INTERVAL, and once for each proof of reserves, the fee payer
+	// writes an SPL Memo (program MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr): wager-arena:games-log:: or
+	// wager-arena:reserves::. getTransaction of its signature, on any RPC of the cluster, gives the memo
+	// in its log messages. Only the anchors that landed are listed; limit is 1 to 100 (default 50).
+	//
+	// GET /transparency/anchors
+	GetTransparencyAnchors(ctx context.Context, params GetTransparencyAnchorsParams) (GetTransparencyAnchorsRes, error)
 	// GetTransparencyCheckpoint invokes getTransparencyCheckpoint operation.
 	//
 	// Three lines, the C2SP tlog-checkpoint text: the log's origin, its size in decimal and its root hash
@@ -679,8 +688,8 @@ type Invoker interface {
 	// PostDevSolanaRpc invokes postDevSolanaRpc operation.
 	//
 	// For standard Solana client libraries: getLatestBlockhash, sendTransaction, getSignatureStatuses,
-	// getAccountInfo, getBalance, getTokenAccountBalance, getMinimumBalanceForRentExemption,
-	// requestAirdrop, getHealth, getVersion.
+	// getTransaction, getAccountInfo, getBalance, getTokenAccountBalance,
+	// getMinimumBalanceForRentExemption, requestAirdrop, getHealth, getVersion.
 	//
 	// POST /dev/solana-rpc
 	PostDevSolanaRpc(ctx context.Context, params PostDevSolanaRpcParams) error
@@ -8155,6 +8164,88 @@ func (c *Client) sendGetTournamentsByIdEvents(ctx context.Context, params GetTou
 	return result, nil
 }
 
+// GetTransparencyAnchors invokes getTransparencyAnchors operation.
+//
+// When the log grew, at most every ANCHOR_INTERVAL, and once for each proof of reserves, the fee payer
+// writes an SPL Memo (program MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr): wager-arena:games-log:: or
+// wager-arena:reserves::. getTransaction of its signature, on any RPC of the cluster, gives the memo
+// in its log messages. Only the anchors that landed are listed; limit is 1 to 100 (default 50).
+//
+// GET /transparency/anchors
+func (c *Client) GetTransparencyAnchors(ctx context.Context, params GetTransparencyAnchorsParams) (GetTransparencyAnchorsRes, error) {
+	res, err := c.sendGetTransparencyAnchors(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetTransparencyAnchors(ctx context.Context, params GetTransparencyAnchorsParams) (res GetTransparencyAnchorsRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/transparency/anchors"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "limit" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "limit",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Limit.Get(); ok {
+				return e.EncodeValue(conv.Int64ToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetTransparencyAnchorsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetTransparencyCheckpoint invokes getTransparencyCheckpoint operation.
 //
 // Three lines, the C2SP tlog-checkpoint text: the log's origin, its size in decimal and its root hash
@@ -11852,8 +11943,8 @@ func (c *Client) sendPostDevFaucet(ctx context.Context, request *FaucetRequest, 
 // PostDevSolanaRpc invokes postDevSolanaRpc operation.
 //
 // For standard Solana client libraries: getLatestBlockhash, sendTransaction, getSignatureStatuses,
-// getAccountInfo, getBalance, getTokenAccountBalance, getMinimumBalanceForRentExemption,
-// requestAirdrop, getHealth, getVersion.
+// getTransaction, getAccountInfo, getBalance, getTokenAccountBalance,
+// getMinimumBalanceForRentExemption, requestAirdrop, getHealth, getVersion.
 //
 // POST /dev/solana-rpc
 func (c *Client) PostDevSolanaRpc(ctx context.Context, params PostDevSolanaRpcParams) error {

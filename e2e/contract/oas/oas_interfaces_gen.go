@@ -229,6 +229,10 @@ type GetTournamentsRes interface {
 	getTournamentsRes()
 }
 
+type GetTransparencyAnchorsRes interface {
+	getTransparencyAnchorsRes()
+}
+
 type GetTransparencyRecordsByIndexRes interface {
 	getTransparencyRecordsByIndexRes()
 }

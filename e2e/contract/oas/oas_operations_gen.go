@@ -65,6 +65,7 @@ const (
 	GetTournamentsOperation                       OperationName = "GetTournaments"
 	GetTournamentsByIdOperation                   OperationName = "GetTournamentsById"
 	GetTournamentsByIdEventsOperation             OperationName = "GetTournamentsByIdEvents"
+	GetTransparencyAnchorsOperation               OperationName = "GetTransparencyAnchors"
 	GetTransparencyCheckpointOperation            OperationName = "GetTransparencyCheckpoint"
 	GetTransparencyKeyOperation                   OperationName = "GetTransparencyKey"
 	GetTransparencyRecordsByIndexOperation        OperationName = "GetTransparencyRecordsByIndex"

@@ -567,6 +567,15 @@ type GetTournamentsByIdEventsParams struct {
 	After OptInt64 `json:",omitempty,omitzero"`
 }
 
+// GetTransparencyAnchorsParams is parameters of getTransparencyAnchors operation.
+type GetTransparencyAnchorsParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
+	// How many, newest first.
+	Limit OptInt64 `json:",omitempty,omitzero"`
+}
+
 // GetTransparencyCheckpointParams is parameters of getTransparencyCheckpoint operation.
 type GetTransparencyCheckpointParams struct {
 	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not

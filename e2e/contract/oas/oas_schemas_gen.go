@@ -73,6 +73,146 @@ func (s *AdminFlags) SetFlags(val []Flag) {
 
 func (*AdminFlags) getAdminFeatureFlagsRes() {}
 
+// Ref: #/components/schemas/Anchor
+type Anchor struct {
+	// When it landed.
+	At   time.Time  `json:"at"`
+	Kind AnchorKind `json:"kind"`
+	// The memo's text: wager-arena:games-log:: or wager-arena:reserves::.
+	Memo string `json:"memo"`
+	// The root hash anchored, standard base64.
+	RootHash string `json:"rootHash"`
+	// The Solana transaction that wrote it (base58); getTransaction gives the memo in its log messages.
+	Signature string `json:"signature"`
+	// Games-log: the number of records of the tree anchored.
+	Size OptInt64 `json:"size"`
+	// The slot it landed in.
+	Slot int64 `json:"slot"`
+	// Reserves: the snapshot anchored.
+	SnapshotId OptString `json:"snapshotId"`
+}
+
+// GetAt returns the value of At.
+func (s *Anchor) GetAt() time.Time {
+	return s.At
+}
+
+// GetKind returns the value of Kind.
+func (s *Anchor) GetKind() AnchorKind {
+	return s.Kind
+}
+
+// GetMemo returns the value of Memo.
+func (s *Anchor) GetMemo() string {
+	return s.Memo
+}
+
+// GetRootHash returns the value of RootHash.
+func (s *Anchor) GetRootHash() string {
+	return s.RootHash
+}
+
+// GetSignature returns the value of Signature.
+func (s *Anchor) GetSignature() string {
+	return s.Signature
+}
+
+// GetSize returns the value of Size.
+func (s *Anchor) GetSize() OptInt64 {
+	return s.Size
+}
+
+// GetSlot returns the value of Slot.
+func (s *Anchor) GetSlot() int64 {
+	return s.Slot
+}
+
+// GetSnapshotId returns the value of SnapshotId.
+func (s *Anchor) GetSnapshotId() OptString {
+	return s.SnapshotId
+}
+
+// SetAt sets the value of At.
+func (s *Anchor) SetAt(val time.Time) {
+	s.At = val
+}
+
+// SetKind sets the value of Kind.
+func (s *Anchor) SetKind(val AnchorKind) {
+	s.Kind = val
+}
+
+// SetMemo sets the value of Memo.
+func (s *Anchor) SetMemo(val string) {
+	s.Memo = val
+}
+
+// SetRootHash sets the value of RootHash.
+func (s *Anchor) SetRootHash(val string) {
+	s.RootHash = val
+}
+
+// SetSignature sets the value of Signature.
+func (s *Anchor) SetSignature(val string) {
+	s.Signature = val
+}
+
+// SetSize sets the value of Size.
+func (s *Anchor) SetSize(val OptInt64) {
+	s.Size = val
+}
+
+// SetSlot sets the value of Slot.
+func (s *Anchor) SetSlot(val int64) {
+	s.Slot = val
+}
+
+// SetSnapshotId sets the value of SnapshotId.
+func (s *Anchor) SetSnapshotId(val OptString) {
+	s.SnapshotId = val
+}
+
+type AnchorKind string
+
+const (
+	AnchorKindGamesLog AnchorKind = "games-log"
+	AnchorKindReserves AnchorKind = "reserves"
+)
+
+// AllValues returns all AnchorKind values.
+func (AnchorKind) AllValues() []AnchorKind {
+	return []AnchorKind{
+		AnchorKindGamesLog,
+		AnchorKindReserves,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AnchorKind) MarshalText() ([]byte, error) {
+	switch s {
+	case AnchorKindGamesLog:
+		return []byte(s), nil
+	case AnchorKindReserves:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AnchorKind) UnmarshalText(data []byte) error {
+	switch AnchorKind(data) {
+	case AnchorKindGamesLog:
+		*s = AnchorKindGamesLog
+		return nil
+	case AnchorKindReserves:
+		*s = AnchorKindReserves
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 type AppId struct {
 	APIKey string
 	Roles  []string
@@ -3829,6 +3969,26 @@ func (s *GetTournamentsStatus) UnmarshalText(data []byte) error {
 type GetTournamentsUpgradeRequired Error
 
 func (*GetTournamentsUpgradeRequired) getTournamentsRes() {}
+
+type GetTransparencyAnchorsBadRequest Error
+
+func (*GetTransparencyAnchorsBadRequest) getTransparencyAnchorsRes() {}
+
+type GetTransparencyAnchorsOKApplicationJSON []Anchor
+
+func (*GetTransparencyAnchorsOKApplicationJSON) getTransparencyAnchorsRes() {}
+
+type GetTransparencyAnchorsPaymentRequired Error
+
+func (*GetTransparencyAnchorsPaymentRequired) getTransparencyAnchorsRes() {}
+
+type GetTransparencyAnchorsServiceUnavailable Error
+
+func (*GetTransparencyAnchorsServiceUnavailable) getTransparencyAnchorsRes() {}
+
+type GetTransparencyAnchorsUpgradeRequired Error
+
+func (*GetTransparencyAnchorsUpgradeRequired) getTransparencyAnchorsRes() {}
 
 type GetTransparencyCheckpointOK struct {
 	Data io.Reader

@@ -1,0 +1,86 @@
+package e2e
+
+import (
+	"encoding/json"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+)
+
+// A player deposits, and the transparency page proves their share of the
+// reserves in their own browser: the page's script hashes their leaf and
+// climbs their path to the published root, and says so in words. The
+// same page shows the log, its anchor on chain, and the reserves' figures;
+// a finished game's page says which record of the log holds it.
+func TestTheTransparencyPageChecksMyShareInTheBrowser(t *testing.T) {
+	s := startServer(t, nil)
+	page := newPage(t, s)
+	if _, err := page.Goto("/transparency"); err != nil {
+		t.Fatal(err)
+	}
+	if err := expect.Locator(page.GetByTestId("transparency-reserves")).ToContainText("Sign in to check that your balance is counted."); err != nil {
+		t.Errorf("signed out: %v", err)
+	}
+
+	signInWithDevWallet(t, page)
+	if _, err := page.Goto("/wallet"); err != nil {
+		t.Fatal(err)
+	}
+	click(t, page, "faucet")
+	wantText(t, page.GetByTestId("balance-onchain"), "100.00", "on chain after the faucet")
+	fill(t, page, "deposit-amount", "4")
+	click(t, page, "deposit-submit")
+	wantText(t, page.GetByTestId("balance-available"), "4.00", "available after the deposit")
+
+	snap, err := s.App.Reserves.Take(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.App.Anchors.Once(t.Context(), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := page.Goto("/transparency"); err != nil {
+		t.Fatal(err)
+	}
+	if err := expect.Locator(page.GetByTestId("reserves-verdict")).ToContainText("The assets on chain cover everything owed to"); err != nil {
+		t.Errorf("the reserves' verdict: %v", err)
+	}
+	if err := expect.Locator(page.GetByTestId("anchor").First()).ToContainText("Proof of reserves " + snap.SnapshotID); err != nil {
+		t.Errorf("the reserves' anchor: %v", err)
+	}
+	click(t, page, "reserves-check")
+	if err := expect.Locator(page.GetByTestId("reserves-result")).ToHaveText(regexp.MustCompile(
+		`^Your balance of 4\.00 USDC is counted in proof of reserves `+snap.SnapshotID+`: your path of \d+ steps leads to its root, which sums [\d.]+ USDC owed to \d+ users?\.$`),
+		playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(10_000)}); err != nil {
+		t.Errorf("the browser's check of my share: %v", err)
+	}
+
+	// A server that says it counts one minor unit more than the tree
+	// holds: the browser's own hashing refuses it.
+	if err := page.Route(regexp.MustCompile(`/users/me/reserves-proof$`), func(r playwright.Route) {
+		res, err := r.Fetch()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		var proof map[string]any
+		if err := json.Unmarshal(must(res.Body()), &proof); err != nil {
+			t.Error(err)
+			return
+		}
+		proof["balanceMinor"] = proof["balanceMinor"].(float64) + 1
+		if err := r.Fulfill(playwright.RouteFulfillOptions{Status: playwright.Int(200), ContentType: playwright.String("application/json"),
+			Body: must(json.Marshal(proof))}); err != nil {
+			t.Error(err)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	click(t, page, "reserves-check")
+	if err := expect.Locator(page.GetByTestId("reserves-result")).ToHaveText(
+		"Your path does not lead to the published root: your balance of 4.000001 USDC is not counted in proof of reserves " + snap.SnapshotID + "."); err != nil {
+		t.Errorf("the browser's check of a proof one unit off: %v", err)
+	}
+}
