@@ -11,6 +11,7 @@ import (
 	"github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/rpc"
 
+	"wager/db/dbtest"
 	"wager/domain/anchors/anchor"
 )
 
@@ -52,7 +53,8 @@ func (a *testApp) wantOnChain(t testing.TB, an anchor.Anchor) {
 // interval, and each proof of reserves once: the list says what was
 // anchored, and the chain's own getTransaction shows the memo.
 func TestTheLogAndTheReservesAreAnchoredOnChainOnceEach(t *testing.T) {
-	a := newTestApp(t, noWorkers)
+	// A database of its own: the anchors listed are this test's.
+	a := newTestApp(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "DATABASE_URL": dbtest.Fresh(t)})
 	ctx := context.Background()
 	p1, _, game := a.match(t, `{"rounds": 1}`)
 	a.act(t, p1, game, `{"type": "resign"}`)
