@@ -148,8 +148,14 @@ func (l *Log) Origin() string { return l.origin }
 // note.NewVerifier's format.
 func (l *Log) VerifierKey() string { return l.key }
 
-// Run sequences the queued games whenever a game is queued on this
-// instance, and every interval for those queued elsewhere, until ctx ends.
+// gather is how long the sequencer waits, once woken by a game queued on
+// this instance, for the games whose ends follow it: one transaction logs
+// them all, paying its lock, queue read and tree update once.
+const gather = 250 * time.Millisecond
+
+// Run sequences the queued games shortly after a game is queued on this
+// instance (gather), and every interval for those queued elsewhere, until
+// ctx ends.
 func (l *Log) Run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -167,6 +173,9 @@ func (l *Log) Run(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-l.queue.wake:
+			if !domain.Sleep(ctx, gather) {
+				return
+			}
 		case <-t.C:
 		}
 	}
@@ -294,8 +303,8 @@ func treeSize(ctx context.Context, idb bun.IDB) (int64, error) {
 	return size, nil
 }
 
-// hashReader reads the tree's stored hashes: those of the sequencing
-// transaction first, then the table's.
+// hashReader reads the tree's stored hashes: those it holds first (the
+// sequencing transaction's, and what it read before), then the table's.
 type hashReader struct {
 	ctx   context.Context
 	idb   bun.IDB
@@ -332,6 +341,11 @@ func (r *hashReader) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
 			return nil, fmt.Errorf("hash %d of the games log is missing", x)
 		}
 		copy(out[i][:], h)
+	}
+	if r.fresh != nil {
+		for _, x := range missing {
+			r.fresh[x] = tlog.Hash(found[x]) // the sequencer's next records ask for the same frontier
+		}
 	}
 	return out, nil
 }

@@ -71,6 +71,9 @@ func (l *Log) record(ctx context.Context, idb bun.IDB, q queued, index int64) ([
 		}
 	}
 	for _, p := range l.payers {
+		if g.StakeMinor == 0 {
+			break // a free game takes no bets and has no market
+		}
 		paid, err := p.Payouts(ctx, idb, g.ID)
 		if err != nil {
 			return nil, err
