@@ -120,9 +120,9 @@ func (h *adminPages) reservesLine(ctx context.Context) (string, bool, error) {
 	}
 	taken := fmt.Sprintf("Proof of reserves %s (%s UTC, slot %d): ", s.SnapshotID, s.At.UTC().Format("2006-01-02 15:04"), s.Slot)
 	owed := money.USDC(s.LiabilitiesMinor) + " owed to " + views.Users(s.Users)
-	if s.AssetsMinor < s.LiabilitiesMinor {
+	if s.Shortfall() > 0 {
 		return taken + "the assets on chain, " + money.USDC(s.AssetsMinor) + ", are below the liabilities, " + owed + ": " +
-			money.USDC(s.LiabilitiesMinor-s.AssetsMinor) + " short.", true, nil
+			money.USDC(s.Shortfall()) + " short.", true, nil
 	}
 	return taken + "the assets on chain, " + money.USDC(s.AssetsMinor) + ", cover the liabilities, " + owed + ".", false, nil
 }

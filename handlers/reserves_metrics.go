@@ -11,7 +11,6 @@ import (
 
 	"wager/domain"
 	"wager/domain/reserves"
-	"wager/domain/reserves/sumtree"
 )
 
 // reservesCollector puts the latest proof of reserves on /metrics, read
@@ -51,13 +50,9 @@ func (c reservesCollector) Collect(ch chan<- prometheus.Metric) {
 	case err != nil:
 		c.log.Error("metrics: the latest proof of reserves", "err", err)
 	default:
-		liabilities, assets, shortfall = float64(s.LiabilitiesMinor), float64(s.AssetsMinor), float64(short(s))
+		liabilities, assets, shortfall = float64(s.LiabilitiesMinor), float64(s.AssetsMinor), float64(s.Shortfall())
 	}
 	ch <- prometheus.MustNewConstMetric(c.liabilities, prometheus.GaugeValue, liabilities)
 	ch <- prometheus.MustNewConstMetric(c.assets, prometheus.GaugeValue, assets)
 	ch <- prometheus.MustNewConstMetric(c.shortfall, prometheus.GaugeValue, shortfall)
 }
-
-// short is how far a snapshot's assets fall below its liabilities (0 when
-// they cover them).
-func short(s sumtree.Snapshot) int64 { return max(0, s.LiabilitiesMinor-s.AssetsMinor) }

@@ -61,7 +61,7 @@ func (h *transparencyPages) transparencyPage(c echo.Context) error {
 	default:
 		v.Reserves = &views.ReservesLine{ID: s.SnapshotID, At: s.At.UTC().Format("2006-01-02 15:04 UTC"),
 			Liabilities: money.USDC(s.LiabilitiesMinor), Assets: money.USDC(s.AssetsMinor), Ratio: ratio(s.AssetsMinor, s.LiabilitiesMinor),
-			Root: base64.StdEncoding.EncodeToString(s.RootHash), Users: s.Users, Slot: s.Slot, Covered: s.AssetsMinor >= s.LiabilitiesMinor}
+			Root: base64.StdEncoding.EncodeToString(s.RootHash), Users: s.Users, Slot: s.Slot, Covered: s.Shortfall() == 0}
 	}
 	return web.Render(c, http.StatusOK, views.TransparencyPage(h.header.Page(c, "Transparency"), v))
 }

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -124,11 +123,8 @@ func (s *Service) Take(ctx context.Context) (sumtree.Snapshot, error) {
 	}
 	root := tree.Root()
 	snap := sumtree.Snapshot{At: s.c.Now(), Slot: slot, RootHash: root.Hash[:], LiabilitiesMinor: root.Sum, Users: len(leaves), Assets: assets}
-	for _, a := range assets {
-		if snap.AssetsMinor > math.MaxInt64-a.BalanceMinor {
-			return sumtree.Snapshot{}, errors.New("take a reserves snapshot: the assets overflow")
-		}
-		snap.AssetsMinor += a.BalanceMinor
+	if snap.AssetsMinor, err = sumtree.Total(assets); err != nil {
+		return sumtree.Snapshot{}, fmt.Errorf("take a reserves snapshot: %w", err)
 	}
 	var id int64
 	if err := s.db.QueryRowContext(ctx, "SELECT nextval('reserves_snapshots_id_seq')").Scan(&id); err != nil {
@@ -342,7 +338,7 @@ func (s *Service) due(ctx context.Context, interval time.Duration) (time.Duratio
 	if err != nil {
 		return 0, err
 	}
-	if snap.AssetsMinor < snap.LiabilitiesMinor {
+	if snap.Shortfall() > 0 {
 		s.c.Log.Error("reserves: the assets on chain are below the liabilities", "snapshot", snap.SnapshotID,
 			"assetsMinor", snap.AssetsMinor, "liabilitiesMinor", snap.LiabilitiesMinor)
 	}

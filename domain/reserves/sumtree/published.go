@@ -122,22 +122,34 @@ func height(n int) int {
 	return h
 }
 
-// CheckAssets says whether the snapshot's assets add up to its assetsMinor
-// and cover its liabilities.
-func (s Snapshot) CheckAssets() error {
+// Total is what assets hold together; an error when a balance is
+// negative or the sum overflows.
+func Total(assets []Asset) (int64, error) {
 	var total int64
-	for _, a := range s.Assets {
+	for _, a := range assets {
 		if a.BalanceMinor < 0 || total > math.MaxInt64-a.BalanceMinor {
-			return errors.New("the assets' balances are negative or overflow")
+			return 0, errors.New("the assets' balances are negative or overflow")
 		}
 		total += a.BalanceMinor
 	}
+	return total, nil
+}
+
+// Shortfall is how far the assets fall below the liabilities: 0 when they
+// cover them.
+func (s Snapshot) Shortfall() int64 { return max(0, s.LiabilitiesMinor-s.AssetsMinor) }
+
+// CheckAssets says whether the snapshot's assets add up to its assetsMinor
+// and cover its liabilities.
+func (s Snapshot) CheckAssets() error {
+	total, err := Total(s.Assets)
 	switch {
+	case err != nil:
+		return err
 	case total != s.AssetsMinor:
 		return fmt.Errorf("the assets listed add up to %d, not the %d the snapshot states", total, s.AssetsMinor)
-	case s.AssetsMinor < s.LiabilitiesMinor:
-		return fmt.Errorf("the assets (%d) are below the liabilities (%d): %d missing", s.AssetsMinor, s.LiabilitiesMinor,
-			s.LiabilitiesMinor-s.AssetsMinor)
+	case s.Shortfall() > 0:
+		return fmt.Errorf("the assets (%d) are below the liabilities (%d): %d missing", s.AssetsMinor, s.LiabilitiesMinor, s.Shortfall())
 	}
 	return nil
 }
