@@ -283,6 +283,53 @@ func (l *Log) Events(ctx context.Context, s domain.Stream, after, limit int) ([]
 	return out, nil
 }
 
+// eventsOfSQL reads every event of a list of rooms, room by room in seq
+// order; %[1]s is the events table, %[2]s its room column.
+const eventsOfSQL = `SELECT e.%[2]s::text, e.seq, e.name, e.data, e.created_at FROM %[1]s AS e WHERE e.%[2]s = ANY($1::uuid[])
+	ORDER BY e.%[2]s, e.seq` // by the uuid, not its text: no collation to sort by
+
+// eventsOfQueries are eventsOfSQL for each kind of room: a prepared
+// statement's text never changes.
+var eventsOfQueries = func() map[domain.StreamKind]string {
+	out := make(map[domain.StreamKind]string, len(streamTables))
+	for kind, t := range streamTables {
+		out[kind] = fmt.Sprintf(eventsOfSQL, t.events, t.column)
+	}
+	return out
+}()
+
+// EventsOf returns every event of the rooms of a kind named by ids, each
+// room's in seq order, read in one prepared statement on idb (a
+// transaction's, to read what it sees).
+func EventsOf(ctx context.Context, idb bun.IDB, kind domain.StreamKind, ids []string) (map[string][]Event, error) {
+	out := make(map[string][]Event, len(ids))
+	query, ok := eventsOfQueries[kind]
+	if !ok {
+		return nil, fmt.Errorf("read the events of %d %ss: %w", len(ids), kind, ErrNoRoom)
+	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := db.QueryPrepared(ctx, idb, query, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read the events of %d %ss: %w", len(ids), kind, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e Event
+		var data []byte
+		if err := rows.Scan(&e.Stream.ID, &e.Seq, &e.Name, &data, &e.CreatedAt); err != nil {
+			return nil, fmt.Errorf("read the events of %d %ss: %w", len(ids), kind, err)
+		}
+		e.Stream.Kind, e.Data = kind, data
+		out[e.Stream.ID] = append(out[e.Stream.ID], e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the events of %d %ss: %w", len(ids), kind, err)
+	}
+	return out, nil
+}
+
 // LastSeqs returns the seq of the last event of each of the rooms of a
 // kind that exist.
 func (l *Log) LastSeqs(ctx context.Context, kind domain.StreamKind, ids []string) (map[string]int, error) {

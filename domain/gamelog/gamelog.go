@@ -18,7 +18,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -35,7 +34,6 @@ import (
 
 	"wager/db"
 	"wager/domain"
-	"wager/domain/eventlog"
 	"wager/domain/game"
 	"wager/domain/gamelog/gamerecord"
 )
@@ -52,7 +50,8 @@ const (
 	IntegrityVoided   = "voided"
 )
 
-// batch is how many queued games one sequencing transaction logs at most.
+// batch is how many queued games one sequencing transaction logs at most
+// (queuedGamesSQL's limit).
 const batch = 200
 
 // Queue takes the games whose money became final, in the transaction
@@ -101,9 +100,8 @@ type Payer interface {
 
 // Config is what the log is made of.
 type Config struct {
-	Origin string // the log's name: the first line of its checkpoints
-	Seed   []byte // secret bytes (derived from the master seed) from which the signing key derives
-	Events *eventlog.Log
+	Origin string  // the log's name: the first line of its checkpoints
+	Seed   []byte  // secret bytes (derived from the master seed) from which the signing key derives
 	Payers []Payer // the bets and the market: their payouts, after the players'
 	Now    domain.Clock
 	Log    *slog.Logger
@@ -116,7 +114,6 @@ type Log struct {
 	origin string
 	signer note.Signer
 	key    string // the verifier key, note.NewVerifier's format
-	events *eventlog.Log
 	payers []Payer
 	log    *slog.Logger
 	now    domain.Clock
@@ -137,7 +134,7 @@ func New(bdb *bun.DB, q *Queue, c Config) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("make the signer of the games log: %w", err)
 	}
-	return &Log{db: bdb, queue: q, origin: c.Origin, signer: signer, key: vkey, events: c.Events, payers: c.Payers,
+	return &Log{db: bdb, queue: q, origin: c.Origin, signer: signer, key: vkey, payers: c.Payers,
 		log: c.Log, now: c.Now}, nil
 }
 
@@ -150,8 +147,9 @@ func (l *Log) VerifierKey() string { return l.key }
 
 // gather is how long the sequencer waits, once woken by a game queued on
 // this instance, for the games whose ends follow it: one transaction logs
-// them all, paying its lock, queue read and tree update once.
-const gather = 250 * time.Millisecond
+// them all, paying its lock, queue read and tree update once. A game is
+// in the log about a second after its end.
+const gather = time.Second
 
 // Run sequences the queued games shortly after a game is queued on this
 // instance (gather), and every interval for those queued elsewhere, until
@@ -186,10 +184,7 @@ func (l *Log) Run(ctx context.Context, interval time.Duration) {
 const lockKey = 0x67616d656c6f67 // "gamelog"
 
 // queued is a game on the queue.
-type queued struct {
-	GameID    string `bun:"game_id"`
-	Integrity string `bun:"integrity"`
-}
+type queued struct{ GameID, Integrity string }
 
 type logged struct {
 	bun.BaseModel `bun:"table:games_log"`
@@ -244,27 +239,23 @@ func (l *Log) sequence(ctx context.Context) (int, error) {
 		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", lockKey); err != nil {
 			return fmt.Errorf("lock the games log: %w", err)
 		}
-		var games []queued
-		if err := tx.NewRaw(`SELECT game_id, integrity FROM games_log_queue WHERE held_back_at IS NULL OR held_back_at < ?
-			ORDER BY queued_at, game_id LIMIT ?`, l.now().Add(-retryHeldBack), batch).
-			Scan(ctx, &games); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("read the games log's queue: %w", err)
-		}
-		if len(games) == 0 {
-			return nil
+		games, err := queuedGames(ctx, tx, l.now().Add(-retryHeldBack))
+		if err != nil || len(games) == 0 {
+			return err
 		}
 		size, err := treeSize(ctx, tx)
 		if err != nil {
 			return err
 		}
+		read, err := readBatch(ctx, tx, games)
+		if err != nil {
+			return err
+		}
 		hashes := &hashReader{ctx: ctx, idb: tx, fresh: map[int64]tlog.Hash{}}
-		rows := make([]logged, len(games))
-		var stored []storedHash
-		ids := make([]string, len(games))
-		now := l.now()
+		var w appended
 		for i, q := range games {
 			index := size + int64(i)
-			record, err := l.record(ctx, tx, q, index)
+			record, err := l.record(ctx, tx, read, q, index)
 			if err != nil {
 				return &unbuildable{gameID: q.GameID, err: err}
 			}
@@ -275,29 +266,87 @@ func (l *Log) sequence(ctx context.Context) (int, error) {
 			first := tlog.StoredHashIndex(0, index)
 			for j, h := range hs {
 				hashes.fresh[first+int64(j)] = h
-				stored = append(stored, storedHash{ID: first + int64(j), Hash: h[:]})
+				w.hashIDs, w.hashes = append(w.hashIDs, first+int64(j)), append(w.hashes, h[:])
 			}
-			rows[i], ids[i] = logged{Index: index, GameID: q.GameID, Record: record, AppendedAt: now}, q.GameID
+			w.indexes, w.gameIDs, w.records = append(w.indexes, index), append(w.gameIDs, q.GameID), append(w.records, record)
 		}
-		if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
-			return fmt.Errorf("append %d records to the games log: %w", len(rows), err)
+		if err := w.write(tx, l.now()); err != nil {
+			return err
 		}
-		if _, err := tx.NewInsert().Model(&stored).Exec(ctx); err != nil {
-			return fmt.Errorf("store the games log's hashes: %w", err)
-		}
-		if _, err := tx.NewDelete().TableExpr("games_log_queue").Where("game_id IN (?)", bun.List(ids)).Exec(ctx); err != nil {
-			return fmt.Errorf("take the logged games off the queue: %w", err)
-		}
-		n = len(rows)
+		n = len(games)
 		return nil
 	})
 	return n, err
 }
 
+// appended is what a sequencing transaction writes: the records, the
+// tree's new hashes, and the games to take off the queue.
+type appended struct {
+	indexes []int64
+	gameIDs []string
+	records [][]byte
+	hashIDs []int64
+	hashes  [][]byte
+}
+
+// write queues the transaction's writes (db.Tx.Later): three prepared
+// statements, sent together before its commit.
+func (w appended) write(tx db.Tx, now time.Time) error {
+	if err := tx.Later(`INSERT INTO games_log (idx, game_id, record, appended_at)
+		SELECT idx, game_id, record, ? FROM unnest(?::bigint[], ?::uuid[], ?::bytea[]) AS r (idx, game_id, record)`,
+		now, w.indexes, w.gameIDs, w.records); err != nil {
+		return fmt.Errorf("append %d records to the games log: %w", len(w.indexes), err)
+	}
+	if err := tx.Later(`INSERT INTO games_log_hashes (id, hash) SELECT * FROM unnest(?::bigint[], ?::bytea[])`, w.hashIDs, w.hashes); err != nil {
+		return fmt.Errorf("store the games log's hashes: %w", err)
+	}
+	if err := tx.Later(`DELETE FROM games_log_queue WHERE game_id = ANY(?::uuid[])`, w.gameIDs); err != nil {
+		return fmt.Errorf("take the logged games off the queue: %w", err)
+	}
+	return nil
+}
+
+// queuedGamesSQL reads a batch of the queue, oldest first, leaving out
+// the games held back since heldBefore ($1).
+const queuedGamesSQL = `SELECT game_id::text, integrity FROM games_log_queue WHERE held_back_at IS NULL OR held_back_at < $1
+	ORDER BY queued_at, game_id LIMIT 200` // batch
+
+// queuedGames reads the next batch of the queue.
+func queuedGames(ctx context.Context, tx db.Tx, heldBefore time.Time) ([]queued, error) {
+	rows, err := db.QueryPrepared(ctx, tx, queuedGamesSQL, heldBefore)
+	if err != nil {
+		return nil, fmt.Errorf("read the games log's queue: %w", err)
+	}
+	defer rows.Close()
+	var games []queued
+	for rows.Next() {
+		var q queued
+		if err := rows.Scan(&q.GameID, &q.Integrity); err != nil {
+			return nil, fmt.Errorf("read the games log's queue: %w", err)
+		}
+		games = append(games, q)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the games log's queue: %w", err)
+	}
+	return games, nil
+}
+
 // treeSize is the number of records in the log.
 func treeSize(ctx context.Context, idb bun.IDB) (int64, error) {
+	rows, err := db.QueryPrepared(ctx, idb, "SELECT coalesce(max(idx) + 1, 0) FROM games_log")
+	if err != nil {
+		return 0, fmt.Errorf("read the size of the games log: %w", err)
+	}
+	defer rows.Close()
 	var size int64
-	if err := idb.NewRaw("SELECT coalesce(max(idx) + 1, 0) FROM games_log").Scan(ctx, &size); err != nil {
+	if rows.Next() {
+		err = rows.Scan(&size)
+	}
+	if err == nil {
+		err = rows.Err()
+	}
+	if err != nil {
 		return 0, fmt.Errorf("read the size of the games log: %w", err)
 	}
 	return size, nil

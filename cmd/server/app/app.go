@@ -236,7 +236,7 @@ func (a *App) buildGames(now domain.Clock, protect *protection.Rules) error {
 		Notify: a.Notify, Events: a.Events, Log: finals})
 	var err error
 	a.GamesLog, err = gamelog.New(a.DB, finals, gamelog.Config{Origin: cfg.LogOrigin, Seed: []byte(a.Keys.Derive("games-log")),
-		Events: a.Events, Payers: []gamelog.Payer{a.Settlement, a.Market}, Now: now, Log: a.log})
+		Payers: []gamelog.Payer{a.Settlement, a.Market}, Now: now, Log: a.log})
 	if err != nil {
 		return err
 	}
