@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"wager/domain/anchors/anchor"
 	"wager/domain/market"
 	"wager/domain/money"
 	"wager/domain/referrals"
@@ -287,5 +288,51 @@ func TestTheVerifierHoldsTheLogToItsAnchorsOnChain(t *testing.T) {
 
 	s.tamper(t, "DELETE FROM localchain.transactions WHERE signature = ?", anchored.Signature)
 	_, err = (&verify.Verifier{URL: s.URL, RPC: rpcURL}).Game(ctx, third)
+	wantRefused(t, err, "is not on the chain")
+}
+
+// With an RPC URL, the verifier holds a reserves snapshot to its anchor
+// on Solana, and refuses an anchor listed with another root than the
+// snapshot's, or whose transaction the chain does not have.
+func TestTheVerifierHoldsTheReservesToTheirAnchorOnChain(t *testing.T) {
+	s := startServer(t, nil)
+	ctx := t.Context()
+	me := s.newClient(t)
+	fund(t, me, 1_000_000)
+	if _, err := me.Deposit(ctx, 300_000); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Reserves.Take(ctx); err != nil {
+		t.Fatal(err)
+	}
+	token, _ := me.Token()
+	v := &verify.Verifier{URL: s.URL, Token: token, RPC: s.URL + "/dev/solana-rpc"}
+	c, err := v.Reserves(ctx)
+	if err != nil {
+		t.Fatalf("the honest snapshot: %v", err)
+	}
+	if a, err := v.ReservesAnchored(ctx, c.Snapshot); err != nil || a != nil {
+		t.Fatalf("before its anchor: %+v, %v; want no anchor and no error", a, err)
+	}
+	var a *anchor.Anchor
+	for deadline := time.Now().Add(15 * time.Second); a == nil; time.Sleep(50 * time.Millisecond) {
+		if err := s.Anchors.Once(ctx, time.Nanosecond); err != nil {
+			t.Fatal(err)
+		}
+		if a, err = v.ReservesAnchored(ctx, c.Snapshot); err != nil {
+			t.Fatalf("the honest anchor: %v", err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the snapshot is not anchored 15 s after it was taken")
+		}
+	}
+
+	s.tamper(t, "UPDATE transparency_anchors SET root_hash = sha256(root_hash) WHERE signature = ?", a.Signature)
+	_, err = v.ReservesAnchored(ctx, c.Snapshot)
+	wantRefused(t, err, "has another root than the snapshot")
+	s.tamper(t, "UPDATE transparency_anchors SET root_hash = ? WHERE signature = ?", a.RootHash, a.Signature)
+
+	s.tamper(t, "DELETE FROM localchain.transactions WHERE signature = ?", a.Signature)
+	_, err = v.ReservesAnchored(ctx, c.Snapshot)
 	wantRefused(t, err, "is not on the chain")
 }

@@ -20,6 +20,7 @@ type config struct {
 	MaxSpendHourMinor int64
 	HTTPAddr          string // listen address for streamable HTTP; empty: stdio
 	HTTPToken         string // bearer token HTTP clients must send; empty: none
+	SolanaRPC         string // RPC URL of the server's Solana cluster: verify_game checks the log's anchors there; empty: not checked
 }
 
 // Defaults of the spending caps: 1 USDC per call, 5 USDC per hour.
@@ -27,6 +28,17 @@ const (
 	defaultMaxSpendMinor     = 1_000_000
 	defaultMaxSpendHourMinor = 5_000_000
 )
+
+// usage is what -h says before the flags: the secrets come from the
+// environment only, never from a flag (a flag shows in the process list).
+const usage = `wager-mcp: an MCP server of the Wager API for agents, over stdio (or streamable HTTP with -http).
+
+Environment only:
+  WAGER_WALLET_KEY  the agent's wallet, a base58 ed25519 secret key: without it only the read-only tools work
+  WAGER_MCP_TOKEN   the bearer token HTTP clients must send (-http); required off a loopback address
+
+Flags (each defaults to the environment variable named after it):
+`
 
 // loadConfig reads the flags in args over the environment. It returns an
 // error for an unknown flag or a bad number.
@@ -52,10 +64,13 @@ func loadConfig(args []string, getenv func(string) string) (config, error) {
 	fs.StringVar(&cfg.AppID, "app-id", or("WAGER_APP_ID", "wager-mcp"), "X-App-Id sent to the server (WAGER_APP_ID)")
 	fs.Int64Var(&cfg.MaxSpendMinor, "max-spend-minor", perCall, "most USDC minor units one call may spend (WAGER_MAX_SPEND_MINOR)")
 	fs.Int64Var(&cfg.MaxSpendHourMinor, "max-spend-hour-minor", perHour, "most USDC minor units spent per rolling hour (WAGER_MAX_SPEND_HOUR_MINOR)")
+	fs.StringVar(&cfg.SolanaRPC, "solana-rpc", getenv("WAGER_SOLANA_RPC"),
+		"RPC URL of the server's Solana cluster: verify_game also checks the public log's anchor on chain there (WAGER_SOLANA_RPC)")
 	fs.StringVar(&cfg.HTTPAddr, "http", getenv("WAGER_MCP_HTTP"), "serve streamable HTTP on this address (e.g. :8090) instead of stdio (WAGER_MCP_HTTP)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(nil)
+			fmt.Fprint(fs.Output(), usage)
 			fs.PrintDefaults()
 		}
 		return config{}, err

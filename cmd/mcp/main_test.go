@@ -54,6 +54,13 @@ func connect(t *testing.T, url string, key solana.PrivateKey, perCall, perHour i
 	if key != nil {
 		cfg.WalletKey = key.String()
 	}
+	return connectWith(t, cfg)
+}
+
+// connectWith starts an MCP server of cfg and connects an MCP client to
+// it over the in-memory transport.
+func connectWith(t *testing.T, cfg config) agent {
+	t.Helper()
 	s, err := newServer(cfg, time.Now)
 	if err != nil {
 		t.Fatal(err)

@@ -70,7 +70,7 @@ func newServer(cfg config, now func() time.Time, opts ...wager.Option) (*server,
 		return nil, err
 	}
 	s.client = c
-	s.verifier = &verify.Verifier{URL: cfg.URL}
+	s.verifier = &verify.Verifier{URL: cfg.URL, RPC: cfg.SolanaRPC}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "wager", Title: "Wager: head-to-head games for USDC", Version: serverVersion},
 		&mcp.ServerOptions{Instructions: instructions(cfg)})
 	s.addTools()

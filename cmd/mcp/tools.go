@@ -40,7 +40,9 @@ func (s *server) addTools() {
 		Description: "Verifies a finished game without trusting the service: its record is in the public log of games under " +
 			"a checkpoint signed by the log's key, the log only grew since the last checkpoint this tool saw, and the game's " +
 			"own events (moves, reveals checked against their commitments) replay to the outcome, fee and pot payout the record " +
-			"states. Returns the record's index, the checkpoint's size, the outcome and every payout; a check that fails is an " +
+			"states; with the server started with a Solana RPC URL (WAGER_SOLANA_RPC), also that the log extends its newest " +
+			"anchor on chain. Returns the record's index, the checkpoint's size, the anchor checked, the outcome and every " +
+			"payout; a check that fails is an " +
 			"error saying what does not hold. A game is logged once its money is final. Free; needs no wallet."}, s.verifyGame)
 	addTool(s.mcp, &mcp.Tool{Name: "get_game_state", Annotations: readOnly,
 		Description: "Returns the live state of an active game as players and spectators see it: round number and phase, " +
@@ -237,11 +239,20 @@ type verifiedGame struct {
 	Log             string          `json:"log" jsonschema:"the log's origin"`
 	CheckpointSize  int64           `json:"checkpointSize" jsonschema:"the records of the signed checkpoint that includes it"`
 	ConsistentWith  *int64          `json:"consistentWith,omitempty" jsonschema:"the size of the checkpoint seen before, which the log was proved to extend"`
+	Anchor          *verifiedAnchor `json:"anchor,omitempty" jsonschema:"with a Solana RPC URL: the newest anchor on chain within the checkpoint, which the log was proved to extend"`
 	Outcome         verify.Outcome  `json:"outcome"`
 	PotMinor        int64           `json:"potMinor"`
 	FeeMinor        int64           `json:"feeMinor"`
 	Payouts         []verify.Payout `json:"payouts"`
 	IntegrityReview string          `json:"integrityReview" jsonschema:"none, released or voided"`
+}
+
+// verifiedAnchor is the anchor on Solana verify_game checked.
+type verifiedAnchor struct {
+	Size      int64  `json:"size" jsonschema:"the records of the tree anchored"`
+	Covers    bool   `json:"covers" jsonschema:"whether the anchored tree holds this game's record: it existed at the anchor's slot"`
+	Slot      uint64 `json:"slot"`
+	Signature string `json:"signature" jsonschema:"the Solana transaction that wrote it (base58)"`
 }
 
 func (s *server) verifyGame(ctx context.Context, _ *mcp.CallToolRequest, in gameInput) (*mcp.CallToolResult, verifiedGame, error) {
@@ -258,6 +269,9 @@ func (s *server) verifyGame(ctx context.Context, _ *mcp.CallToolRequest, in game
 		IntegrityReview: r.Money.Integrity}
 	if c.Previous != nil {
 		out.ConsistentWith = &c.Previous.Tree.N
+	}
+	if a := c.Anchor; a != nil {
+		out.Anchor = &verifiedAnchor{Size: *a.Size, Covers: r.Index < *a.Size, Slot: a.Slot, Signature: a.Signature}
 	}
 	return nil, out, nil
 }

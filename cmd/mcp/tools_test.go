@@ -99,7 +99,7 @@ func TestReadOnlyWithoutWallet(t *testing.T) {
 // TestTwoAgentsPlayRPS has two agents, each with its own MCP server and
 // wallet, find each other and play a free game of one round.
 func TestTwoAgentsPlayRPS(t *testing.T) {
-	url := startWager(t, nil)
+	url := startWager(t, map[string]string{"ANCHOR_INTERVAL": "1s"})
 	alice := connect(t, url, newWallet(t), defaultMaxSpendMinor, defaultMaxSpendHourMinor)
 	bob := connect(t, url, newWallet(t), defaultMaxSpendMinor, defaultMaxSpendHourMinor)
 	ask := map[string]any{"gameType": "rps", "settings": map[string]any{"rounds": 1, "roundSeconds": 120}}
@@ -201,6 +201,18 @@ func TestTwoAgentsPlayRPS(t *testing.T) {
 	}
 	if proved.Outcome.WinnerUserID == nil || *proved.Outcome.WinnerUserID != aliceID || proved.CheckpointSize <= proved.Index {
 		t.Errorf("verify_game proved %+v, want won by alice %s in a checkpoint past its index", proved, aliceID)
+	}
+	// An agent given the cluster's RPC URL also holds the log to its
+	// newest anchor on Solana, which comes to cover the game.
+	auditor := connectWith(t, config{URL: url, AppID: "mcp-test", SolanaRPC: url + "/dev/solana-rpc"})
+	for deadline := time.Now().Add(15 * time.Second); proved.Anchor == nil || !proved.Anchor.Covers; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("verify_game with an RPC URL: %+v, want an anchor on chain covering record %d within 15 s", proved.Anchor, proved.Index)
+		}
+		proved = callOK[verifiedGame](t, auditor, "verify_game", map[string]any{"gameId": game})
+	}
+	if proved.Anchor.Size <= proved.Index || proved.Anchor.Signature == "" {
+		t.Errorf("verify_game's anchor %+v, want a transaction anchoring more than record %d", proved.Anchor, proved.Index)
 	}
 }
 

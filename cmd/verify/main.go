@@ -5,7 +5,8 @@
 // events give the outcome and pot payout it states and, with -rpc, that
 // the log extends its newest anchor on Solana; verify log checks the
 // latest checkpoint alone; verify reserves (signed in: -token) proves that
-// your balance is counted in the latest proof of reserves. What it saw
+// your balance is counted in the latest proof of reserves and, with -rpc,
+// that the snapshot is anchored on Solana. What it saw
 // last it keeps in a file (-state).
 package main
 
@@ -27,7 +28,7 @@ func main() {
 	server := flag.String("url", "http://localhost:8080", "the server")
 	state := flag.String("state", "", "the file that keeps the log's key and the last checkpoint seen (default: one per server in the user's config folder)")
 	key := flag.String("key", "", "the log's verifier key, from someone you trust (default: the one kept, else the one the server publishes)")
-	rpcURL := flag.String("rpc", "", "a Solana RPC URL of the platform's cluster, to check the log's anchors on chain (default: not checked)")
+	rpcURL := flag.String("rpc", "", "a Solana RPC URL of the platform's cluster, to check the anchors of the log and of the reserves on chain (default: not checked)")
 	token := flag.String("token", os.Getenv("WAGER_TOKEN"), "your bearer token, for verify reserves (default: $WAGER_TOKEN)")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: verify [-url URL] [-state FILE] [-key KEY] [-rpc URL] [-token TOKEN] game <id> | log | reserves")
@@ -93,6 +94,18 @@ func reserves(ctx context.Context, v *verify.Verifier) error {
 		c.Proof.BalanceMinor, s.LiabilitiesMinor, len(c.Proof.Path))
 	fmt.Printf("its assets, %d in %d token accounts, cover the liabilities of %d owed to %d users\n",
 		s.AssetsMinor, len(s.Assets), s.LiabilitiesMinor, s.Users)
+	if v.RPC == "" {
+		return nil
+	}
+	a, err := v.ReservesAnchored(ctx, s)
+	switch {
+	case err != nil:
+		return err
+	case a == nil:
+		fmt.Println("no anchor on Solana of this snapshot yet")
+	default:
+		fmt.Printf("the snapshot's root is anchored on Solana (slot %d, transaction %s): it was published then\n", a.Slot, a.Signature)
+	}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 
 	"wager/chain"
 	"wager/domain/anchors/anchor"
+	"wager/domain/reserves/sumtree"
 )
 
 // Anchored checks a verified checkpoint against the log's newest anchor on
@@ -23,6 +25,46 @@ import (
 // anything since the anchor's slot. It returns the anchor, or nil when the
 // server lists none within the checkpoint yet.
 func (v *Verifier) Anchored(ctx context.Context, cp Checkpoint) (*anchor.Anchor, error) {
+	a, err := v.anchor(ctx, func(a anchor.Anchor) bool {
+		return a.Kind == anchor.GamesLog && a.Size != nil && *a.Size <= cp.Tree.N
+	})
+	if a == nil || err != nil {
+		return nil, err
+	}
+	if err := v.onChain(ctx, a.Signature, anchor.Memo(anchor.GamesLog, strconv.FormatInt(*a.Size, 10), a.RootHash)); err != nil {
+		return nil, err
+	}
+	anchored := tlog.Tree{N: *a.Size, Hash: tlog.Hash(a.RootHash)}
+	if err := v.consistent(ctx, Checkpoint{Origin: cp.Origin, Tree: anchored}, cp); err != nil {
+		return nil, fmt.Errorf("against the anchor on Solana at slot %d (transaction %s): %w", a.Slot, a.Signature, err)
+	}
+	return a, nil
+}
+
+// ReservesAnchored checks a verified snapshot's anchor on Solana (RPC
+// must be set): the transaction the server lists for the snapshot is on
+// the chain and writes the memo of the snapshot's id and root, so the
+// snapshot was published then and not made up afterwards. It returns the
+// anchor, or nil when the server lists none for the snapshot yet.
+func (v *Verifier) ReservesAnchored(ctx context.Context, s sumtree.Snapshot) (*anchor.Anchor, error) {
+	a, err := v.anchor(ctx, func(a anchor.Anchor) bool {
+		return a.Kind == anchor.Reserves && a.SnapshotID != nil && *a.SnapshotID == s.SnapshotID
+	})
+	if a == nil || err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(a.RootHash, s.RootHash) {
+		return nil, fmt.Errorf("reserves snapshot %s's anchor on Solana (transaction %s) has another root than the snapshot", s.SnapshotID, a.Signature)
+	}
+	if err := v.onChain(ctx, a.Signature, anchor.Memo(anchor.Reserves, s.SnapshotID, s.RootHash)); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// anchor is the newest anchor the server lists that matches; nil when
+// none does.
+func (v *Verifier) anchor(ctx context.Context, match func(anchor.Anchor) bool) (*anchor.Anchor, error) {
 	if v.RPC == "" {
 		return nil, errors.New("checking the anchors on Solana needs an RPC URL of the cluster")
 	}
@@ -34,25 +76,14 @@ func (v *Verifier) Anchored(ctx context.Context, cp Checkpoint) (*anchor.Anchor,
 	if err := json.Unmarshal(body, &list); err != nil {
 		return nil, fmt.Errorf("the server's answer is not a list of anchors: %w", err)
 	}
-	i := slices.IndexFunc(list, func(a anchor.Anchor) bool {
-		return a.Kind == anchor.GamesLog && a.Size != nil && *a.Size <= cp.Tree.N
-	})
+	i := slices.IndexFunc(list, match)
 	if i < 0 {
 		return nil, nil
 	}
-	a := list[i]
-	if len(a.RootHash) != tlog.HashSize {
-		return nil, fmt.Errorf("the anchor in transaction %s has a root of %d bytes", a.Signature, len(a.RootHash))
+	if len(list[i].RootHash) != tlog.HashSize {
+		return nil, fmt.Errorf("the anchor in transaction %s has a root of %d bytes", list[i].Signature, len(list[i].RootHash))
 	}
-	memo := anchor.Memo(anchor.GamesLog, strconv.FormatInt(*a.Size, 10), a.RootHash)
-	if err := v.onChain(ctx, a.Signature, memo); err != nil {
-		return nil, err
-	}
-	anchored := tlog.Tree{N: *a.Size, Hash: tlog.Hash(a.RootHash)}
-	if err := v.consistent(ctx, Checkpoint{Origin: cp.Origin, Tree: anchored}, cp); err != nil {
-		return nil, fmt.Errorf("against the anchor on Solana at slot %d (transaction %s): %w", a.Slot, a.Signature, err)
-	}
-	return &a, nil
+	return &list[i], nil
 }
 
 // onChain checks that the transaction sig is on the chain, succeeded, and
