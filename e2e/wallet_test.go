@@ -91,7 +91,7 @@ func TestWalletFaucetDepositWithdraw(t *testing.T) {
 	got, err := page.Evaluate(`async () => {
 		const b = await wagerWallet.apiGet("/wallets/me/balance");
 		const h = await wagerWallet.apiGet("/wallets/me/transactions?limit=5");
-		return [b.availableMinor, b.onChain.usdcMinor, h.items.length, h.items[0].kind];
+		return [b.availableMinor, b.onChain.usdcMinor, h.length, h[0].kind];
 	}`)
 	if want := []any{2_000_000, 98_000_000, 3, "deposit"}; fmt.Sprint(got) != fmt.Sprint(want) || err != nil {
 		t.Errorf("GET with the session cookie: got %v (%v), want %v", got, err, want)

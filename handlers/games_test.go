@@ -82,6 +82,11 @@ func TestRPSGameThroughTheAPI(t *testing.T) {
 	if r := a.do(t, request{path: "/users/me/current-game", header: spectator.auth}); r.Code != http.StatusNoContent || r.Body.Len() != 0 {
 		t.Fatalf("current game of a user in no game: %d %q, want 204 and no body", r.Code, r.Body)
 	}
+	if r := a.do(t, request{path: "/users/" + spectator.id + "/current-game"}); r.Code != http.StatusNoContent {
+		t.Fatalf("current game of another user in no game: %d %s, want 204", r.Code, r.Body)
+	}
+	// A user who does not exist is not a user in no game.
+	a.do(t, request{path: "/users/00000000-0000-4000-8000-000000000000/current-game"}).wantError(t, http.StatusNotFound, "NOT_FOUND")
 	a.act(t, spectator, game, `{"type": "move", "move": "rock"}`).wantError(t, 403, "NOT_A_PLAYER")
 	a.act(t, p1, game, `{"type": "move", "move": "lizard"}`).wantError(t, 400, "INVALID_MOVE")
 	a.act(t, p1, game, `{"type": "dance"}`).wantError(t, 400, "VALIDATION_ERROR")
@@ -419,6 +424,83 @@ func TestResumeBySeqReturnsExactlyTheMissedEvents(t *testing.T) {
 	a.act(t, p1, game, `{"type": "resign"}`)
 	if ev := ws.next("event"); int(ev["seq"].(float64)) != len(all)+1 {
 		t.Fatalf("first live event after the replay: %v, want seq %d", ev, len(all)+1)
+	}
+}
+
+// answer reads frames until the answer to a join-game: joined, resumed
+// or error.
+func (w *wsClient) answer() map[string]any {
+	w.t.Helper()
+	w.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for {
+		var m map[string]any
+		if err := w.conn.ReadJSON(&m); err != nil {
+			w.t.Fatalf("waiting for the answer to a join: %v", err)
+		}
+		switch m["type"] {
+		case "joined", "resumed", "error":
+			return m
+		}
+	}
+}
+
+// A client holding the seq of an event another instance just committed
+// resumes on an instance that has not heard of it yet: the instance reads
+// the game afresh and answers resumed, never a joined older than what the
+// client holds. And a client that missed a game's end resumes after it:
+// resumed, then the events it missed, up to game:completed.
+func TestAResumeIsResumedOnAnInstanceBehindAndAfterTheEnd(t *testing.T) {
+	shared := map[string]string{"JWT_SECRET": testSecret}
+	one, two := newTestApp(t, shared), newTestApp(t, shared)
+	srvOne, srvTwo := httptest.NewServer(one.Handler()), httptest.NewServer(two.Handler())
+	t.Cleanup(srvOne.Close)
+	t.Cleanup(srvTwo.Close)
+	p1, p2, game := one.match(t, `{"rounds": 9, "roundSeconds": 30}`)
+	lastSeq := func() int {
+		t.Helper()
+		evs, err := one.Events.Events(context.Background(), domain.GameStreamOf(game), 0, 500)
+		if err != nil || len(evs) == 0 {
+			t.Fatalf("the game's events: %v %v", evs, err)
+		}
+		return evs[len(evs)-1].Seq
+	}
+	watcher := dialWS(t, srvTwo, tokenOf(one.newPlayer(t)))
+	watcher.send(map[string]any{"type": "join-game", "gameId": game}) // instance two reads the game now
+	if j := watcher.answer(); j["type"] != "joined" {
+		t.Fatalf("joining on instance two: %v", j)
+	}
+	watcher.send(map[string]any{"type": "leave-game", "gameId": game})
+	for round := range 3 {
+		one.act(t, p1, game, `{"type": "move", "move": "rock"}`)
+		one.act(t, p2, game, `{"type": "move", "move": "rock"}`)
+		seq := lastSeq()
+		watcher.send(map[string]any{"type": "join-game", "gameId": game, "lastSeq": seq})
+		if r := watcher.answer(); r["type"] != "resumed" || int(r["seq"].(float64)) != seq {
+			t.Fatalf("round %d: resuming at seq %d on the instance that did not commit it: %v, want resumed at %d", round+1, seq, r, seq)
+		}
+		watcher.send(map[string]any{"type": "leave-game", "gameId": game})
+	}
+
+	seen := lastSeq()
+	one.act(t, p1, game, `{"type": "resign"}`)
+	late := dialWS(t, srvOne, tokenOf(p2))
+	late.send(map[string]any{"type": "join-game", "gameId": game, "lastSeq": seen})
+	if r := late.answer(); r["type"] != "resumed" || int(r["seq"].(float64)) != seen {
+		t.Fatalf("resuming a finished game at seq %d: %v, want resumed", seen, r)
+	}
+	missed := late.eventsUntil("game:completed")
+	for i, ev := range missed {
+		if int(ev["seq"].(float64)) != seen+1+i {
+			t.Fatalf("the events missed: %v, want seqs from %d in order", missed, seen+1)
+		}
+	}
+	if missed[0]["event"] != "game:rps:resign" {
+		t.Errorf("the first event missed: %v, want the resignation", missed[0])
+	}
+	// A join without a seq to resume from is still refused once the game ended.
+	late.send(map[string]any{"type": "join-game", "gameId": game})
+	if e := late.answer(); e["type"] != "error" || e["code"] != "GAME_NOT_ACTIVE" {
+		t.Fatalf("joining a finished game afresh: %v, want GAME_NOT_ACTIVE", e)
 	}
 }
 

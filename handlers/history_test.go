@@ -12,15 +12,15 @@ import (
 // JSON API.
 func (a *testApp) historyItems(t testing.TB, p player) []map[string]any {
 	t.Helper()
-	var page struct{ Items []map[string]any }
+	var items []map[string]any
 	r := a.do(t, request{path: "/wallets/me/transactions", header: p.auth})
 	if r.Code != http.StatusOK {
 		t.Fatalf("history: %d %s", r.Code, r.Body)
 	}
-	if err := jsonDecode(r.Body.Bytes(), &page); err != nil {
+	if err := jsonDecode(r.Body.Bytes(), &items); err != nil {
 		t.Fatal(err)
 	}
-	return page.Items
+	return items
 }
 
 var (

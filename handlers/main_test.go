@@ -198,6 +198,17 @@ func (r response) json(t testing.TB) map[string]any {
 	return m
 }
 
+// list decodes the body into a list, failing the test when it is not a
+// JSON array.
+func (r response) list(t testing.TB) []any {
+	t.Helper()
+	var l []any
+	if err := json.Unmarshal(r.Body.Bytes(), &l); err != nil {
+		t.Fatalf("response %d %q is not a JSON array: %v", r.Code, r.Body.String(), err)
+	}
+	return l
+}
+
 // wantError checks the status and error code of a JSON error answer.
 func (r response) wantError(t testing.TB, status int, code string) map[string]any {
 	t.Helper()

@@ -563,11 +563,11 @@ func (a *testApp) wantRefundedToWallet(t *testing.T, donor player, game string, 
 	if err != nil || !rec.Balanced {
 		t.Fatalf("books after the refund: %+v %v", rec, err)
 	}
-	var page struct{ Items []money.Activity }
-	if err := jsonDecode(a.do(t, request{path: "/wallets/me/transactions", header: donor.auth}).Body.Bytes(), &page); err != nil ||
-		len(page.Items) == 0 || page.Items[0].Kind != "donation refund" || page.Items[0].AmountMinor != amount ||
-		page.Items[0].Signature != *tr.Signature || page.Items[0].Counterparty != "game "+game {
-		t.Errorf("donor's history: %+v (%v), want a donation refund of %d with the transfer's signature", page.Items, err, amount)
+	var items []money.Activity
+	if err := jsonDecode(a.do(t, request{path: "/wallets/me/transactions", header: donor.auth}).Body.Bytes(), &items); err != nil ||
+		len(items) == 0 || items[0].Kind != "donation refund" || items[0].AmountMinor != amount ||
+		items[0].Signature != *tr.Signature || items[0].Counterparty != "game "+game {
+		t.Errorf("donor's history: %+v (%v), want a donation refund of %d with the transfer's signature", items, err, amount)
 	}
 	detail := a.do(t, request{path: "/games/" + game}).json(t)
 	if s, _ := detail["settlement"].([]any); len(s) != 1 || s[0].(map[string]any)["kind"] != settlement.KindRefund ||

@@ -113,7 +113,7 @@ func TestSentButUnconfirmedDepositIsCreditedOnce(t *testing.T) {
 	if status, _ := one.intentStatus(t, p["intentId"]); status != "confirmed" {
 		t.Errorf("intent: %s, want confirmed", status)
 	}
-	h := one.do(t, request{path: "/wallets/me/transactions", header: auth}).json(t)["items"].([]any)
+	h := one.do(t, request{path: "/wallets/me/transactions", header: auth}).list(t)
 	if len(h) != 1 || h[0].(map[string]any)["kind"] != "deposit" || h[0].(map[string]any)["signature"] != sig {
 		t.Errorf("history: %v, want the one deposit %s", h, sig)
 	}

@@ -508,6 +508,34 @@ func TestTheFeedCarriesNothingPrivate(t *testing.T) {
 	}
 }
 
+// The feed is in the order of its entries' times, which their ids need
+// not follow (an id is drawn when the entry is stored, after its time was
+// taken): an entry stored second but a moment older is listed after the
+// other, and the page after the other holds it.
+func TestTheFeedIsInTheOrderOfItsEntriesTimes(t *testing.T) {
+	a := newTestApp(t, nil)
+	var ids [2]int64
+	for i := range ids {
+		winner, loser, game := a.match(t, `{"rounds": 1, "roundSeconds": 30}`)
+		a.playTo(t, winner, loser, game, 1)
+		entries, _ := a.feed(t, "?limit=1")
+		ids[i] = entries[0].ID
+	}
+	if _, err := a.DB.ExecContext(t.Context(), `UPDATE activity SET created_at = (SELECT created_at FROM activity WHERE id = ?) - interval '1 millisecond'
+		WHERE id = ?`, ids[0], ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	all, _ := a.feed(t, "?limit=200")
+	at := func(id int64) int {
+		return slices.IndexFunc(all, func(e feedEntry) bool { return e.ID == id })
+	}
+	next, _ := a.feed(t, "?limit=1&before="+strconv.FormatInt(ids[0], 10))
+	if at(ids[0]) < 0 || at(ids[1]) != at(ids[0])+1 || len(next) != 1 || next[0].ID != ids[1] {
+		t.Fatalf("feed: %d at %d, %d at %d, after %d: %v; want %d right after %d (stored later, a moment older)",
+			ids[0], at(ids[0]), ids[1], at(ids[1]), ids[0], next, ids[1], ids[0])
+	}
+}
+
 // A donation into a live pot is in the feed and earns the donor's
 // donation achievements; patron at 10 USDC in all.
 func TestDonationsEarnAchievementsAndFeedEntries(t *testing.T) {

@@ -56,7 +56,14 @@ func TestErrorsAreJSONWithCodes(t *testing.T) {
 	big := `{"enabled": true, "pad": "` + strings.Repeat("x", 2<<20) + `"}`
 	a.do(t, request{method: http.MethodPut, path: "/admin/feature-flags/maintenance-mode", body: big}).
 		wantError(t, 413, "PAYLOAD_TOO_LARGE")
-	a.do(t, request{method: http.MethodDelete, path: "/health"}).wantError(t, 405, "METHOD_NOT_ALLOWED")
+	r := a.do(t, request{method: http.MethodDelete, path: "/health"})
+	r.wantError(t, 405, "METHOD_NOT_ALLOWED")
+	if allow := r.Header().Get("Allow"); !strings.Contains(allow, "GET") || !strings.Contains(allow, "HEAD") {
+		t.Errorf("Allow of a 405 on a GET route: %q, want GET and HEAD (every GET route answers HEAD)", allow)
+	}
+	if r := a.do(t, request{method: http.MethodHead, path: "/health"}); r.Code != http.StatusOK {
+		t.Errorf("HEAD /health: %d, want 200", r.Code)
+	}
 	// The admin API exists but refuses the anonymous caller.
 	a.do(t, request{path: "/admin/feature-flags"}).wantError(t, 401, "UNAUTHORIZED")
 }

@@ -84,7 +84,7 @@ func TestATipMovesUSDCWalletToWalletOnce(t *testing.T) {
 	// Both histories show it in plain words; the feed and the tipper's
 	// achievements have it.
 	kinds := func(p player) map[string]float64 {
-		items := a.do(t, request{path: "/wallets/me/transactions", header: p.auth}).json(t)["items"].([]any)
+		items := a.do(t, request{path: "/wallets/me/transactions", header: p.auth}).list(t)
 		out := map[string]float64{}
 		for _, it := range items {
 			m := it.(map[string]any)

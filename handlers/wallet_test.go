@@ -132,7 +132,7 @@ func TestDepositCreditsOnceUnderConcurrentSubmits(t *testing.T) {
 		t.Fatalf("after 50 submits of one deposit: available %d on chain %d; want 1250000 and 3750000", b.available, b.onChain)
 	}
 	// History shows it once, with its signature.
-	h := a.do(t, request{path: "/wallets/me/transactions", header: auth}).json(t)["items"].([]any)
+	h := a.do(t, request{path: "/wallets/me/transactions", header: auth}).list(t)
 	if len(h) != 1 || h[0].(map[string]any)["kind"] != "deposit" {
 		t.Errorf("history: %v", h)
 	}

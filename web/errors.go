@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -111,6 +112,9 @@ func ErrorHandler(log *slog.Logger, renderHTML HTMLErrorFunc) echo.HTTPErrorHand
 		}
 		e := AsError(err)
 		status := StatusOf(e.Code)
+		if status == http.StatusMethodNotAllowed {
+			allowHead(c.Response().Header())
+		}
 		if wait, ok := e.Extra["retryAfterSeconds"].(int); ok && e.Code == domain.CodeRateLimited {
 			c.Response().Header().Set("Retry-After", strconv.Itoa(wait))
 		}
@@ -130,6 +134,16 @@ func ErrorHandler(log *slog.Logger, renderHTML HTMLErrorFunc) echo.HTTPErrorHand
 			return
 		}
 		_ = c.JSON(status, ErrorBody(e, RequestID(c)))
+	}
+}
+
+// allowHead adds HEAD to a 405's Allow where it lists GET: every GET
+// route answers HEAD (HeadAsGet), which the router does not know.
+func allowHead(h http.Header) {
+	allow := h.Get(echo.HeaderAllow)
+	methods := strings.Split(allow, ", ")
+	if slices.Contains(methods, http.MethodGet) && !slices.Contains(methods, http.MethodHead) {
+		h.Set(echo.HeaderAllow, allow+", "+http.MethodHead)
 	}
 }
 

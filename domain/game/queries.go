@@ -147,6 +147,17 @@ func (s *Service) Game(ctx context.Context, id string) (Game, error) {
 	return s.game(ctx, id, false)
 }
 
+// GameAtLeast is Game, read from the database when the instance's copy
+// is older than seq: another instance may have committed events this one
+// has not heard of yet, which a client already holds.
+func (s *Service) GameAtLeast(ctx context.Context, id string, seq int) (Game, error) {
+	g, err := s.game(ctx, id, false)
+	if err != nil || g.Seq >= seq {
+		return g, err
+	}
+	return s.game(ctx, id, true)
+}
+
 // game is Game, read from the database when fresh is set.
 func (s *Service) game(ctx context.Context, id string, fresh bool) (Game, error) {
 	var g Game
@@ -311,22 +322,26 @@ type CurrentGame struct {
 }
 
 // CurrentGameOf returns the user's active game, or nil. NOT_FOUND when
-// userID is no user id.
+// there is no such user.
 func (s *Service) CurrentGameOf(ctx context.Context, userID string) (*CurrentGame, error) {
 	userID, ok := domain.CanonicalID(userID)
 	if !ok {
 		return nil, domain.Errorf(domain.CodeNotFound, "no such user")
 	}
-	var cg CurrentGame
-	err := s.db.NewSelect().TableExpr("user_presence AS p").Join("JOIN games AS g ON g.id = p.game_id").
-		ColumnExpr("g.id AS game_id, g.game_type").Where("p.user_id = ? AND p.kind = 'game'", userID).
-		Scan(ctx, &cg.GameID, &cg.GameType)
+	var gameID, gameType sql.NullString
+	err := s.db.NewRaw(`SELECT g.id, g.game_type FROM users AS u
+		LEFT JOIN user_presence AS p ON p.user_id = u.id AND p.kind = 'game' LEFT JOIN games AS g ON g.id = p.game_id
+		WHERE u.id = ?`, userID).Scan(ctx, &gameID, &gameType)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
+		return nil, domain.Errorf(domain.CodeNotFound, "no such user")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read the current game of %s: %w", userID, err)
 	}
+	if !gameID.Valid {
+		return nil, nil
+	}
+	cg := CurrentGame{GameID: gameID.String, GameType: gameType.String}
 	return &cg, nil
 }
 

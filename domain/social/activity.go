@@ -155,14 +155,15 @@ func (s *Service) addActivityLater(tx db.Tx, id int64, typ string, actor UserRef
 	return s.events.Broadcast(tx, domain.NoticeActivity, e)
 }
 
-// Feed returns the activity feed newest first: at most limit entries older
-// than the id before (0 for the newest).
+// Feed returns the activity feed newest first, by each entry's time (ties
+// by id): at most limit entries listed after the entry before (0 for the
+// newest).
 func (s *Service) Feed(ctx context.Context, limit int, before int64) ([]Entry, error) {
 	out := []Entry{}
 	q := s.db.NewSelect().Model(&out).ColumnExpr("a.*").ColumnExpr("u.username AS actor_name").
-		Join("JOIN users AS u ON u.id = a.actor_id").OrderExpr("a.id DESC").Limit(int64(limit))
+		Join("JOIN users AS u ON u.id = a.actor_id").OrderExpr("a.created_at DESC, a.id DESC").Limit(int64(limit))
 	if before > 0 {
-		q = q.Where("a.id < ?", before)
+		q = q.Where("(a.created_at, a.id) < (SELECT b.created_at, b.id FROM activity AS b WHERE b.id = ?)", before)
 	}
 	if err := q.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("read the activity feed: %w", err)

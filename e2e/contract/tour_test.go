@@ -213,8 +213,8 @@ func (tr *tour) walletReads() []read {
 		{"GET /wallets/me/balance", func() (any, error) { return tr.first.GetWalletsMeBalance(tr.ctx, oas.GetWalletsMeBalanceParams{}) }},
 		{"GET /wallets/me/transactions", func() (any, error) {
 			r, err := tr.first.GetWalletsMeTransactions(tr.ctx, oas.GetWalletsMeTransactionsParams{Limit: oas.NewOptInt64(2)})
-			if page, _ := r.(*oas.ActivityPage); page != nil {
-				tr.historyBefore = page.NextBefore.Or("")
+			if page, _ := r.(*oas.GetWalletsMeTransactionsOKApplicationJSON); page != nil && len(*page) > 0 {
+				tr.historyBefore = (*page)[len(*page)-1].ID
 			}
 			return r, err
 		}},

@@ -88,7 +88,8 @@ func (h *Games) Routes(r Router) {
 			Responses: map[int]any{http.StatusNoContent: nil}})
 	r.JSON(http.MethodGet, "/users/:id/current-game", h.currentGame(func(c echo.Context) string { return c.Param("id") }),
 		web.Op{Tag: "games", Auth: web.AuthOptional, Summary: "A user's active game; 204 when none", Response: game.CurrentGame{},
-			Responses: map[int]any{http.StatusNoContent: nil}})
+			Description: "404 NOT_FOUND when there is no such user.",
+			Responses:   map[int]any{http.StatusNoContent: nil}, Errors: []int{http.StatusNotFound}})
 }
 
 // ChallengeRoutes registers rematches and challenges.

@@ -53,8 +53,8 @@ func (h *Wallet) Routes(r Router) {
 		Responses: map[int]any{http.StatusAccepted: money.Withdrawal{}},
 		Header:    []web.Param{{Name: "Idempotency-Key", MaxLength: 255, Description: "makes retries safe"}}})
 	r.JSON(http.MethodGet, "/wallets/me/transactions", h.walletHistory, web.Op{Tag: "wallet", Auth: web.AuthRequired,
-		Summary: "Your wallet history, newest first", Response: ActivityPage{},
-		Query: []web.Param{web.PageLimit, web.PageBefore("nextBefore of the previous page")}})
+		Summary: "Your wallet history, newest first", Response: []money.Activity{},
+		Query: []web.Param{web.PageLimit, web.PageBefore("the id of the last line of the previous page")}})
 	if h.DevFaucet {
 		r.JSON(http.MethodPost, "/dev/faucet", h.faucet, web.Op{Tag: "dev", Auth: web.AuthNone,
 			Summary: "Test USDC and SOL on the embedded chain (DEV_FAUCET=true only)", Request: FaucetRequest{},
@@ -163,12 +163,6 @@ func (h *Wallet) withdraw(c echo.Context) error {
 	return c.JSON(status, w)
 }
 
-// ActivityPage is one page of wallet history.
-type ActivityPage struct {
-	Items      []money.Activity `json:"items"`
-	NextBefore *string          `json:"nextBefore" doc:"the id to pass as ?before= for the next page; null on the last page"`
-}
-
 func (h *Wallet) walletHistory(c echo.Context) error {
 	limit, before, err := PageParams(c)
 	if err != nil {
@@ -178,12 +172,7 @@ func (h *Wallet) walletHistory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	page := ActivityPage{Items: items}
-	if len(items) == limit {
-		next := strconv.FormatInt(items[len(items)-1].ID, 10)
-		page.NextBefore = &next
-	}
-	return c.JSON(http.StatusOK, page)
+	return c.JSON(http.StatusOK, items)
 }
 
 // PageParams reads ?limit= (default 50, at most 200) and ?before= (a

@@ -171,13 +171,18 @@ func (v *Games) Notice(kind domain.NoticeKind, data json.RawMessage) []byte {
 }
 
 // Join is live.Kind's Join of games' rooms: the state of an active game and whether the
-// user plays in it (NOT_FOUND, GAME_NOT_ACTIVE).
-func (v *Games) Join(ctx context.Context, gameID, userID string) (live.Joined, error) {
-	g, err := v.games.Game(ctx, gameID)
+// user plays in it (NOT_FOUND); a game no longer active answers its seq and GAME_NOT_ACTIVE
+// as Ended. The game is read afresh when the instance's copy is older than atLeast.
+func (v *Games) Join(ctx context.Context, gameID, userID string, atLeast int) (live.Joined, error) {
+	g, err := v.games.GameAtLeast(ctx, gameID, atLeast)
 	if err != nil {
 		return live.Joined{}, err
 	}
+	player := slices.Contains(g.Players, userID)
 	view, err := v.games.ActiveState(g)
+	if domain.ErrorCode(err) == domain.CodeGameNotActive {
+		return live.Joined{Seq: g.Seq, Player: player, Ended: err}, nil
+	}
 	if err != nil {
 		return live.Joined{}, err
 	}
@@ -185,5 +190,5 @@ func (v *Games) Join(ctx context.Context, gameID, userID string) (live.Joined, e
 	if err != nil {
 		return live.Joined{}, fmt.Errorf("encode the state of game %s: %w", g.ID, err)
 	}
-	return live.Joined{State: state, Seq: g.Seq, Player: slices.Contains(g.Players, userID)}, nil
+	return live.Joined{State: state, Seq: g.Seq, Player: player}, nil
 }

@@ -984,14 +984,6 @@ func (e GetTournamentsParamsStatus) Valid() bool {
 	}
 }
 
-// ActivityPage defines model for ActivityPage.
-type ActivityPage struct {
-	Items []MoneyActivity `json:"items"`
-
-	// NextBefore the id to pass as ?before= for the next page; null on the last page
-	NextBefore *string `json:"nextBefore"`
-}
-
 // AdminFlags defines model for AdminFlags.
 type AdminFlags struct {
 	// Changes the newest changes first
@@ -4380,7 +4372,7 @@ type GetWalletsMeTransactionsParams struct {
 	// Limit page size
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Before nextBefore of the previous page
+	// Before the id of the last line of the previous page
 	Before *string `form:"before,omitempty" json:"before,omitempty"`
 
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
@@ -5799,6 +5791,8 @@ type ClientInterface interface {
 	PostUsersByIdBlock(ctx context.Context, id string, params *PostUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetUsersByIdCurrentGame A user's active game; 204 when none
+	//
+	// 404 NOT_FOUND when there is no such user.
 	//
 	// Corresponds with GET /users/{id}/current-game (the `GetUsersByIdCurrentGame` operationId).
 	GetUsersByIdCurrentGame(ctx context.Context, id string, params *GetUsersByIdCurrentGameParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -8481,6 +8475,8 @@ func (c *Client) PostUsersByIdBlock(ctx context.Context, id string, params *Post
 }
 
 // GetUsersByIdCurrentGame A user's active game; 204 when none
+//
+// 404 NOT_FOUND when there is no such user.
 //
 // Corresponds with GET /users/{id}/current-game (the `GetUsersByIdCurrentGame` operationId).
 func (c *Client) GetUsersByIdCurrentGame(ctx context.Context, id string, params *GetUsersByIdCurrentGameParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -17338,6 +17334,8 @@ type ClientWithResponsesInterface interface {
 	PostUsersByIdBlockWithResponse(ctx context.Context, id string, params *PostUsersByIdBlockParams, reqEditors ...RequestEditorFn) (*PostUsersByIdBlockResponse, error)
 
 	// GetUsersByIdCurrentGameWithResponse A user's active game; 204 when none
+	//
+	// 404 NOT_FOUND when there is no such user.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -28554,7 +28552,7 @@ type GetWalletsMeTransactionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *ActivityPage
+	JSON200 *[]MoneyActivity
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -28570,7 +28568,7 @@ type GetWalletsMeTransactionsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetWalletsMeTransactionsResponse) GetJSON200() *ActivityPage {
+func (r GetWalletsMeTransactionsResponse) GetJSON200() *[]MoneyActivity {
 	return r.JSON200
 }
 
@@ -31208,6 +31206,8 @@ func (c *ClientWithResponses) PostUsersByIdBlockWithResponse(ctx context.Context
 }
 
 // GetUsersByIdCurrentGameWithResponse A user's active game; 204 when none
+//
+// 404 NOT_FOUND when there is no such user.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -40676,7 +40676,7 @@ func ParseGetWalletsMeTransactionsResponse(rsp *http.Response) (*GetWalletsMeTra
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest ActivityPage
+		var dest []MoneyActivity
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -78,8 +78,8 @@ func (s *memStore) lastOf(st domain.Stream) int {
 }
 
 // join answers joins of any room with the store's last seq.
-func (s *memStore) join(kind domain.StreamKind) func(context.Context, string, string) (Joined, error) {
-	return func(_ context.Context, id, _ string) (Joined, error) {
+func (s *memStore) join(kind domain.StreamKind) func(context.Context, string, string, int) (Joined, error) {
+	return func(_ context.Context, id, _ string, _ int) (Joined, error) {
 		return Joined{State: json.RawMessage(`{}`), Seq: s.lastOf(domain.Stream{Kind: kind, ID: id})}, nil
 	}
 }

@@ -28,9 +28,11 @@ type Store interface {
 // every kind; its frames on the wire are the kind's (see wireOf).
 type Kind struct {
 	// Join answers a join: the state everyone may see, its seq, and
-	// whether the user plays there. Errors carry a domain code
-	// (NOT_FOUND, GAME_NOT_ACTIVE).
-	Join func(ctx context.Context, id, userID string) (Joined, error)
+	// whether the user plays there; a room that ended answers its seq and
+	// Ended. The state is read afresh when the instance's copy is older
+	// than atLeast (the seq a resuming client holds: another instance may
+	// have committed it). Errors carry a domain code (NOT_FOUND).
+	Join func(ctx context.Context, id, userID string, atLeast int) (Joined, error)
 	// Open reads what the pages of a room show, for a room that takes its
 	// first page: the room keeps it in memory and renders its events with
 	// it, without reading again. The error is the read's.
@@ -42,6 +44,10 @@ type Joined struct {
 	State  json.RawMessage
 	Seq    int
 	Player bool
+	// Ended is what a join of a room that ended answers (a game no longer
+	// active: GAME_NOT_ACTIVE), unless it resumes: a resume still gets
+	// the events it missed, up to the end.
+	Ended error
 }
 
 // PageState is what a room's pages show, kept up to date by the room's

@@ -320,15 +320,19 @@ func (h *Hub) read(ctx context.Context, ws *websocket.Conn, c *Conn) {
 // resumed when lastSeq can be continued from), then every event after it.
 func (h *Hub) join(ctx context.Context, c *Conn, s domain.Stream, lastSeq int) {
 	w := wireOf(s.Kind)
-	j, err := h.kinds[s.Kind].Join(ctx, s.ID, c.UserID)
+	j, err := h.kinds[s.Kind].Join(ctx, s.ID, c.UserID, lastSeq)
 	if err != nil {
 		c.reply(w.errorIn(errorFrame(err), s.ID))
 		return
 	}
 	after, resumed := resumeAfter(c.Audience, lastSeq, j.Seq)
-	if resumed {
+	switch {
+	case resumed:
 		c.reply(w.resumedFrame(s.ID, lastSeq))
-	} else {
+	case j.Ended != nil:
+		c.reply(w.errorIn(errorFrame(j.Ended), s.ID))
+		return
+	default:
 		c.reply(w.joinedFrame(s.ID, j))
 	}
 	if err := h.Join(ctx, c, s, after, j.Seq, j.Player); err != nil {

@@ -35,8 +35,8 @@ func (f liveFeed) LatestSeq(gameID string) (int, bool) { return f.a.Live.LatestS
 
 // joinTournament answers a join of a tournament's room: the tournament as
 // GET /tournaments/:id answers it (NOT_FOUND), as of its last event.
-func joinTournament(s *tournament.Service) func(ctx context.Context, id, userID string) (live.Joined, error) {
-	return func(ctx context.Context, id, _ string) (live.Joined, error) {
+func joinTournament(s *tournament.Service) func(ctx context.Context, id, userID string, atLeast int) (live.Joined, error) {
+	return func(ctx context.Context, id, _ string, _ int) (live.Joined, error) { // a tournament is read afresh
 		d, err := s.Get(ctx, id)
 		if err != nil {
 			return live.Joined{}, err

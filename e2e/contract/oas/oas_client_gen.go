@@ -472,7 +472,7 @@ type Invoker interface {
 	GetUsersById(ctx context.Context, params GetUsersByIdParams) (GetUsersByIdRes, error)
 	// GetUsersByIdCurrentGame invokes getUsersByIdCurrentGame operation.
 	//
-	// A user's active game; 204 when none.
+	// 404 NOT_FOUND when there is no such user.
 	//
 	// GET /users/{id}/current-game
 	GetUsersByIdCurrentGame(ctx context.Context, params GetUsersByIdCurrentGameParams) (GetUsersByIdCurrentGameRes, error)
@@ -8602,7 +8602,7 @@ func (c *Client) sendGetUsersById(ctx context.Context, params GetUsersByIdParams
 
 // GetUsersByIdCurrentGame invokes getUsersByIdCurrentGame operation.
 //
-// A user's active game; 204 when none.
+// 404 NOT_FOUND when there is no such user.
 //
 // GET /users/{id}/current-game
 func (c *Client) GetUsersByIdCurrentGame(ctx context.Context, params GetUsersByIdCurrentGameParams) (GetUsersByIdCurrentGameRes, error) {

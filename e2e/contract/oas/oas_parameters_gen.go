@@ -707,7 +707,7 @@ type GetWalletsMeTransactionsParams struct {
 	XSDKVersion OptString `json:",omitempty,omitzero"`
 	// Page size.
 	Limit OptInt64 `json:",omitempty,omitzero"`
-	// NextBefore of the previous page.
+	// The id of the last line of the previous page.
 	Before OptString `json:",omitempty,omitzero"`
 }
 

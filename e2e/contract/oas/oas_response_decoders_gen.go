@@ -23461,7 +23461,7 @@ func decodeGetWalletsMeTransactionsResponse(resp *http.Response) (res GetWallets
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response ActivityPage
+			var response GetWalletsMeTransactionsOKApplicationJSON
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err

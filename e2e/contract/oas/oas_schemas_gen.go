@@ -15,35 +15,6 @@ func (s *ErrorStatusCode) Error() string {
 	return fmt.Sprintf("code %d: %+v", s.StatusCode, s.Response)
 }
 
-// Ref: #/components/schemas/ActivityPage
-type ActivityPage struct {
-	Items []MoneyActivity `json:"items"`
-	// The id to pass as ?before= for the next page; null on the last page.
-	NextBefore NilString `json:"nextBefore"`
-}
-
-// GetItems returns the value of Items.
-func (s *ActivityPage) GetItems() []MoneyActivity {
-	return s.Items
-}
-
-// GetNextBefore returns the value of NextBefore.
-func (s *ActivityPage) GetNextBefore() NilString {
-	return s.NextBefore
-}
-
-// SetItems sets the value of Items.
-func (s *ActivityPage) SetItems(val []MoneyActivity) {
-	s.Items = val
-}
-
-// SetNextBefore sets the value of NextBefore.
-func (s *ActivityPage) SetNextBefore(val NilString) {
-	s.NextBefore = val
-}
-
-func (*ActivityPage) getWalletsMeTransactionsRes() {}
-
 // Ref: #/components/schemas/AdminFlags
 type AdminFlags struct {
 	// The newest changes first.
@@ -4304,6 +4275,10 @@ func (*GetWalletsMeBalanceUpgradeRequired) getWalletsMeBalanceRes() {}
 type GetWalletsMeTransactionsBadRequest Error
 
 func (*GetWalletsMeTransactionsBadRequest) getWalletsMeTransactionsRes() {}
+
+type GetWalletsMeTransactionsOKApplicationJSON []MoneyActivity
+
+func (*GetWalletsMeTransactionsOKApplicationJSON) getWalletsMeTransactionsRes() {}
 
 type GetWalletsMeTransactionsPaymentRequired Error
 

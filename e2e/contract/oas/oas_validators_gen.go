@@ -9,29 +9,6 @@ import (
 	"github.com/ogen-go/ogen/validate"
 )
 
-func (s *ActivityPage) Validate() error {
-	if s == nil {
-		return validate.ErrNilPointer
-	}
-
-	var failures []validate.FieldError
-	if err := func() error {
-		if s.Items == nil {
-			return errors.New("nil is invalid value")
-		}
-		return nil
-	}(); err != nil {
-		failures = append(failures, validate.FieldError{
-			Name:  "items",
-			Error: err,
-		})
-	}
-	if len(failures) > 0 {
-		return &validate.Error{Fields: failures}
-	}
-	return nil
-}
-
 func (s *AdminFlags) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
@@ -4147,6 +4124,14 @@ func (s *GetWalletsMeTransactionsBadRequest) Validate() error {
 	alias := (*Error)(s)
 	if err := alias.Validate(); err != nil {
 		return err
+	}
+	return nil
+}
+
+func (s GetWalletsMeTransactionsOKApplicationJSON) Validate() error {
+	alias := ([]MoneyActivity)(s)
+	if alias == nil {
+		return errors.New("nil is invalid value")
 	}
 	return nil
 }

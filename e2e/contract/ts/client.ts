@@ -37,7 +37,7 @@ export async function tour(gameId: string): Promise<string[]> {
   const feed = await api.GET("/activity/feed", { params: { query: { limit: 5 } } });
   const entryIds: string[] = (feed.data ?? []).map((e) => e.id);
   const history = await api.GET("/wallets/me/transactions", { params: { query: { limit: 20 } } });
-  const next: string | null | undefined = history.data?.nextBefore;
+  const next: string | undefined = history.data?.at(-1)?.id;
   if (next) {
     await api.GET("/wallets/me/transactions", { params: { query: { before: next } } });
   }
