@@ -3,6 +3,7 @@ package handlers
 import (
 	"maps"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -127,6 +128,8 @@ func (a *App) apiDocument() *web.OpenAPI {
 			"The live WebSocket protocol (GET /ws) is described by the AsyncAPI document at /asyncapi.json.")
 	docs.Tags = tagDescriptions
 	docs.Schemas = settingsSchemas()
+	maps.Copy(docs.Schemas, playSchemas())
+	docs.Components = append(docs.Components, rules.RPSRound{}, rules.C4Move{}) // GameHistory's items
 	// The live socket's event and notice data, so that clients generated
 	// from this document have their types (the AsyncAPI document maps
 	// the names to them).
@@ -226,6 +229,30 @@ func settingsSchemas() map[string]any {
 		"description": "A game type's settings, every member optional (the defaults apply): one of the game types' settings objects. " +
 			"Answers carry every member."}
 	return out
+}
+
+// playSchemas are the named schemas of what a game's free-form JSON
+// holds: GameMove, a move as the game types' rules accept it, and
+// GameHistory, a finished game's revealed rounds or moves.
+func playSchemas() map[string]any {
+	column := func(description string) map[string]any {
+		return map[string]any{"type": "integer", "minimum": 0, "maximum": rules.C4Columns - 1, "description": description}
+	}
+	return map[string]any{
+		"GameMove": map[string]any{"description": "A move, by the game type: rps, the choice; connect4, the column, as an object or alone.",
+			"oneOf": []any{
+				map[string]any{"type": "string", "enum": []any{"rock", "paper", "scissors"}, "description": "rps: the choice"},
+				map[string]any{"type": "object", "description": "connect4: the column", "required": []string{"column"},
+					"properties": map[string]any{"column": column("0 at the left")}, "additionalProperties": false},
+				column("connect4: the column alone"),
+			}},
+		// The items are said in words: a union of two objects told apart by
+		// no property makes generated types that tools deriving JSON
+		// Schemas from them (the MCP SDKs) cannot describe.
+		"GameHistory": map[string]any{"type": "array", "description": "A finished game's record, oldest first: every revealed round (rps) or every move (connect4).",
+			"items": map[string]any{"type": "object", "description": "rps: a revealed round, as " + web.SchemaName(reflect.TypeOf(rules.RPSRound{})) +
+				"; connect4: a move, as " + web.SchemaName(reflect.TypeOf(rules.C4Move{}))}},
+	}
 }
 
 // uploadRoutes take multipart bodies up to the image limit instead of the

@@ -29,7 +29,7 @@ func (a *App) operationRoutes(r *router) {
 
 // Health is the answer of GET /health.
 type Health struct {
-	Status        string `json:"status" doc:"ok, or degraded when a dependency is down"`
+	Status        string `json:"status" enum:"ok,degraded" doc:"ok, or degraded when a dependency is down"`
 	Database      string `json:"database" doc:"ok or unreachable"`
 	Version       string `json:"version"`
 	UptimeSeconds int64  `json:"uptimeSeconds"`

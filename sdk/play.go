@@ -110,7 +110,7 @@ func (c *Client) pickLobby(ctx context.Context, gameType string, stakeMinor int6
 	var fitting []api.GameLobby
 	if r.JSON200 != nil {
 		for _, l := range *r.JSON200 {
-			if l.GameType == gameType && l.StakeMinor == stakeMinor && l.Status == "open" && hasSettings(l.Settings, settings) {
+			if string(l.GameType) == gameType && l.StakeMinor == stakeMinor && l.Status == "open" && hasSettings(l.Settings, settings) {
 				fitting = append(fitting, l)
 			}
 		}
@@ -123,7 +123,7 @@ func (c *Client) pickLobby(ctx context.Context, gameType string, stakeMinor int6
 	if len(fitting) > 0 {
 		return fitting[0].Id, nil
 	}
-	l, err := c.API.PostLobbiesWithResponse(ctx, nil, api.LobbyRequest{GameType: gameType, StakeMinor: stakeMinor, Settings: Settings(settings)})
+	l, err := c.API.PostLobbiesWithResponse(ctx, nil, api.LobbyRequest{GameType: api.LobbyRequestGameType(gameType), StakeMinor: stakeMinor, Settings: Settings(settings)})
 	if err != nil {
 		return "", err
 	}
@@ -150,9 +150,27 @@ func hasSettings(have api.GameSettings, want map[string]any) bool {
 // map[string]int{"column": 3} in connect4) and returns the server's
 // answer, or the API's error (409 ALREADY_MOVED, NOT_YOUR_TURN, ...).
 func (c *Client) Move(ctx context.Context, gameID string, move any) (*api.GameActResult, error) {
-	r, err := c.API.PostGamesByIdActionsWithResponse(ctx, gameID, nil, api.GameAction{Type: "move", Move: move})
+	m, err := MoveOf(move)
+	if err != nil {
+		return nil, err
+	}
+	r, err := c.API.PostGamesByIdActionsWithResponse(ctx, gameID, nil, api.GameAction{Type: "move", Move: m})
 	if err != nil {
 		return nil, err
 	}
 	return r.JSON200, nil
+}
+
+// MoveOf is a move ("rock", map[string]int{"column": 3}, ...) as the
+// body of a move action.
+func MoveOf(move any) (*api.GameMove, error) {
+	raw, err := json.Marshal(move)
+	if err != nil {
+		return nil, fmt.Errorf("wager: encode the move %v: %w", move, err)
+	}
+	var m api.GameMove
+	if err := m.UnmarshalJSON(raw); err != nil {
+		return nil, fmt.Errorf("wager: the move %s: %w", raw, err)
+	}
+	return &m, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"path"
 	"reflect"
@@ -354,12 +355,14 @@ func (r *reflector) operation(id string, op Operation) map[string]any {
 
 	switch {
 	case op.Upload != nil:
+		// The part's media types are said in words, not as an encoding
+		// object, which ogen does not generate with its default options.
 		file := map[string]any{"type": "string", "format": "binary", "contentMediaType": "application/octet-stream"}
+		if len(op.Upload.Types) > 0 {
+			file["description"] = "the file: " + strings.Join(op.Upload.Types, ", ")
+		}
 		media := map[string]any{"schema": map[string]any{"type": "object", "required": []string{op.Upload.Field},
 			"properties": map[string]any{op.Upload.Field: file}}}
-		if len(op.Upload.Types) > 0 {
-			media["encoding"] = map[string]any{op.Upload.Field: map[string]any{"contentType": strings.Join(op.Upload.Types, ", ")}}
-		}
 		out["requestBody"] = map[string]any{"required": true, "content": map[string]any{"multipart/form-data": media}}
 	case op.Request != nil:
 		out["requestBody"] = map[string]any{"required": true, "content": map[string]any{
@@ -393,19 +396,29 @@ func (r *reflector) operation(id string, op Operation) map[string]any {
 	return out
 }
 
-// OneOf is a body that is one of several types (a game's state is the
-// view of its game type), for Op.Response.
-type OneOf []any
+// OneOf is a body that is one of several types told apart by the value
+// of a property they all have (a game's state is the view of its game
+// type, by gameType), for Op.Response: the document's oneOf carries the
+// discriminator, so that generated clients pick the type without trying
+// each.
+type OneOf struct {
+	Property string         // the discriminating property
+	Types    map[string]any // a body of each type, by the property's value
+}
 
 // success documents a success answer and its body.
 func (r *reflector) success(status int, body any, produces []string) map[string]any {
 	out := map[string]any{"description": http.StatusText(status)}
-	if alternatives, ok := body.(OneOf); ok {
+	if one, ok := body.(OneOf); ok {
 		var schemas []any
-		for _, b := range alternatives {
-			schemas = append(schemas, r.schema(reflect.TypeOf(b), response))
+		mapping := map[string]any{}
+		for _, value := range slices.Sorted(maps.Keys(one.Types)) {
+			s := r.schema(reflect.TypeOf(one.Types[value]), response)
+			schemas = append(schemas, s)
+			mapping[value] = s["$ref"]
 		}
-		out["content"] = map[string]any{"application/json": map[string]any{"schema": map[string]any{"oneOf": schemas}}}
+		out["content"] = map[string]any{"application/json": map[string]any{"schema": map[string]any{"oneOf": schemas,
+			"discriminator": map[string]any{"propertyName": one.Property, "mapping": mapping}}}}
 		return out
 	}
 	switch {

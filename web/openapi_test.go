@@ -370,8 +370,8 @@ func TestStatusesParametersAndBodies(t *testing.T) {
 		t.Errorf("header parameter: %s", got)
 	}
 	upload := asJSON(at(t, doc, "paths", "/users/me/avatar", "post", "requestBody"))
-	if want := `{"content":{"multipart/form-data":{"encoding":{"file":{"contentType":"image/png, image/jpeg"}},` +
-		`"schema":{"properties":{"file":{"contentMediaType":"application/octet-stream","format":"binary","type":"string"}},"required":["file"],"type":"object"}}},"required":true}`; upload != want {
+	if want := `{"content":{"multipart/form-data":{` +
+		`"schema":{"properties":{"file":{"contentMediaType":"application/octet-stream","description":"the file: image/png, image/jpeg","format":"binary","type":"string"}},"required":["file"],"type":"object"}}},"required":true}`; upload != want {
 		t.Errorf("upload body:\n got %s\nwant %s", upload, want)
 	}
 	if got := asJSON(at(t, doc, "paths", "/images/{id}", "get", "responses", "200", "content")); !strings.Contains(got, `"image/png":{"schema":{"contentMediaType":"image/png","type":"string"}}`) {

@@ -60,7 +60,7 @@ func (s *server) findOrCreateGame(ctx context.Context, _ *mcp.CallToolRequest, i
 		return nil, out, toolError(err)
 	} else if cur != nil {
 		s.gameStarted()
-		return nil, s.matched(out, cur.GameId, cur.GameType), nil
+		return nil, s.matched(out, cur.GameId, string(cur.GameType)), nil
 	}
 
 	out, err := s.queue(ctx, in, out)
@@ -80,7 +80,7 @@ func (s *server) findOrCreateGame(ctx context.Context, _ *mcp.CallToolRequest, i
 		}
 		if cur != nil {
 			s.gameStarted()
-			return nil, s.matched(out, cur.GameId, cur.GameType), nil
+			return nil, s.matched(out, cur.GameId, string(cur.GameType)), nil
 		}
 	}
 	return nil, out, nil
@@ -141,7 +141,7 @@ func (s *server) queue(ctx context.Context, in findGameInput, out findGameOutput
 		if isCode(err, "CONFLICT") {
 			// Matched meanwhile?
 			if cur, cerr := s.currentGame(ctx); cerr == nil && cur != nil {
-				return s.matched(out, cur.GameId, cur.GameType), nil
+				return s.matched(out, cur.GameId, string(cur.GameType)), nil
 			}
 		}
 		return out, toolError(err)
@@ -223,7 +223,7 @@ func (s *server) pickLobby(ctx context.Context, in findGameInput, left string) (
 	var fitting []api.GameLobby
 	if r.JSON200 != nil {
 		for _, l := range *r.JSON200 {
-			if l.GameType == in.GameType && l.StakeMinor == in.StakeMinor && sameSettings(wager.SettingsMap(l.Settings), in.Settings) {
+			if string(l.GameType) == in.GameType && l.StakeMinor == in.StakeMinor && sameSettings(wager.SettingsMap(l.Settings), in.Settings) {
 				fitting = append(fitting, l)
 			}
 		}
@@ -241,7 +241,7 @@ func (s *server) pickLobby(ctx context.Context, in findGameInput, left string) (
 	for _, l := range fitting {
 		return l.Id, false, nil // the newest one
 	}
-	req := api.LobbyRequest{GameType: in.GameType, StakeMinor: in.StakeMinor}
+	req := api.LobbyRequest{GameType: api.LobbyRequestGameType(in.GameType), StakeMinor: in.StakeMinor}
 	req.Settings = wager.Settings(in.Settings)
 	c, err := s.client.API.PostLobbiesWithResponse(ctx, nil, req)
 	if err != nil {

@@ -137,7 +137,7 @@ func TestACrashMidRoundCostsNoRound(t *testing.T) {
 
 	ann, bob, gameID := startRPSGame(t, before.url, roundSeconds)
 	annID, bobID := ann.UserID(), bob.UserID()
-	if _, err := ann.API.PostGamesByIdActionsWithResponse(ctx, gameID, nil, api.GameAction{Type: "move", Move: "rock"}); err != nil {
+	if _, err := ann.API.PostGamesByIdActionsWithResponse(ctx, gameID, nil, api.GameAction{Type: "move", Move: moveBody(t, "rock")}); err != nil {
 		t.Fatalf("ann chooses: %v", err)
 	}
 	st := state(t, ann, gameID)
@@ -181,7 +181,7 @@ func TestACrashMidRoundCostsNoRound(t *testing.T) {
 	wantPageClock(t, after.url, gameID, annToken, resumed)
 
 	// Bob chooses: the round is decided by the choices.
-	moved, err := bob.API.PostGamesByIdActionsWithResponse(ctx, gameID, nil, api.GameAction{Type: "move", Move: "paper"})
+	moved, err := bob.API.PostGamesByIdActionsWithResponse(ctx, gameID, nil, api.GameAction{Type: "move", Move: moveBody(t, "paper")})
 	if err != nil {
 		t.Fatalf("bob chooses after the restart: %v", err)
 	}
@@ -304,4 +304,14 @@ func parseTime(t *testing.T, s *string) time.Time {
 		t.Fatal(err)
 	}
 	return at
+}
+
+// moveBody is a move as the body of a move action.
+func moveBody(t testing.TB, move any) *api.GameMove {
+	t.Helper()
+	m, err := wager.MoveOf(move)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

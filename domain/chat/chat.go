@@ -66,7 +66,7 @@ type Message struct {
 
 // Context is where a message was posted.
 type Context struct {
-	Type string `json:"type" doc:"game or dm"`
+	Type string `json:"type" enum:"game,dm" doc:"game or dm"`
 	ID   string `json:"id" doc:"the game id; for dm the other user's id, seen from whoever reads it"`
 }
 

@@ -24,10 +24,10 @@ type Challenge struct {
 	ID         string          `bun:"id,pk,type:uuid" json:"id"`
 	FromUser   string          `bun:"from_user,type:uuid" json:"fromUserId"`
 	ToUser     string          `bun:"to_user,type:uuid" json:"toUserId"`
-	GameType   string          `bun:"game_type" json:"gameType"`
+	GameType   string          `bun:"game_type" json:"gameType" enum:"connect4,rps"`
 	StakeMinor int64           `bun:"stake_minor" json:"stakeMinor"`
 	Settings   json.RawMessage `bun:"settings,type:jsonb" json:"settings" schema:"GameSettings"`
-	Status     string          `bun:"status" json:"status" doc:"pending, accepted, declined, expired or cancelled"`
+	Status     string          `bun:"status" json:"status" enum:"pending,accepted,declined,expired,cancelled" doc:"pending, accepted, declined, expired or cancelled"`
 	GameID     *string         `bun:"game_id,type:uuid" json:"gameId"`
 	CreatedAt  time.Time       `bun:"created_at" json:"createdAt"`
 	ExpiresAt  time.Time       `bun:"expires_at" json:"expiresAt"`

@@ -157,7 +157,7 @@ func (c RatingChange) Delta() int {
 // escrow's donations swept to the vault, or sent back to a donor.
 type SettlementTransfer struct {
 	ID          string `json:"id"`
-	Kind        string `json:"kind" doc:"sweep (escrow to vault) or refund (escrow to the donor's wallet, never to a platform balance; while that wallet has no USDC token account the refund waits for one)"`
+	Kind        string `json:"kind" enum:"sweep,refund" doc:"sweep (escrow to vault) or refund (escrow to the donor's wallet, never to a platform balance; while that wallet has no USDC token account the refund waits for one)"`
 	ToAddress   string `json:"toAddress"`
 	AmountMinor int64  `json:"amountMinor"`
 }
@@ -184,7 +184,7 @@ type Settlement struct {
 // Result is how a finished game ended and what it paid.
 type Result struct {
 	WinnerID *string `json:"winnerId" doc:"null for a draw or cancellation"`
-	Reason   string  `json:"reason" doc:"score, resign, timeout, abandoned, connect4, board-full"`
+	Reason   string  `json:"reason" enum:"score,resign,timeout,abandoned,connect4,board-full" doc:"score, resign, timeout, abandoned, connect4, board-full"`
 	Draw     bool    `json:"draw"`
 	Settlement
 }

@@ -24,12 +24,12 @@ type Lobby struct {
 	bun.BaseModel `bun:"table:lobbies"`
 
 	ID         string          `bun:"id,pk,type:uuid" json:"id"`
-	GameType   string          `bun:"game_type" json:"gameType"`
+	GameType   string          `bun:"game_type" json:"gameType" enum:"connect4,rps"`
 	StakeMinor int64           `bun:"stake_minor" json:"stakeMinor"`
 	Settings   json.RawMessage `bun:"settings,type:jsonb" json:"settings" schema:"GameSettings"`
 	CreatedBy  string          `bun:"created_by,type:uuid" json:"createdBy"`
 	CreatedAt  time.Time       `bun:"created_at" json:"createdAt"`
-	Status     string          `bun:"-" json:"status" doc:"open"`
+	Status     string          `bun:"-" json:"status" enum:"open" doc:"open"`
 	Queued     int             `bun:"queued,scanonly" json:"queued" doc:"players waiting in its queue"`
 }
 
@@ -97,7 +97,7 @@ func (s *Service) Lobbies(ctx context.Context, limit int) ([]Lobby, error) {
 
 // JoinResult is the answer to joining a queue.
 type JoinResult struct {
-	Status string `json:"status" doc:"queued or matched"`
+	Status string `json:"status" enum:"queued,matched" doc:"queued or matched"`
 	GameID string `json:"gameId,omitempty"`
 }
 
@@ -302,7 +302,7 @@ func covers(ctx context.Context, tx db.Tx, userID string, stake int64) (availabl
 // missing and send the user to deposit it. (Only ever the asking user's
 // own balance: another player's stays private.)
 func stakeNotCovered(stake, available int64) *domain.Error {
-	return domain.Errorf(domain.CodeInsufficientFunds, "the stake is %s USDC and your available balance is %s USDC",
+	return domain.Errorf(domain.CodeInsufficientFunds, "The stake is %s USDC and your available balance is %s USDC",
 		money.FormatUSDC(stake), money.FormatUSDC(available)).With("neededMinor", stake).With("availableMinor", available)
 }
 
@@ -398,7 +398,7 @@ func (s *Service) LeaveStakedQueues(ctx context.Context, tx db.Tx, userID string
 // QueueRemoved is the queue:removed notice to a user taken out of a queue.
 type QueueRemoved struct {
 	LobbyID string `json:"lobbyId"`
-	Reason  string `json:"reason"`
+	Reason  string `json:"reason" doc:"why, in words for people"`
 }
 
 // LeaveQueue takes the user out of a lobby's queue. NOT_FOUND when they are

@@ -34,7 +34,7 @@ type newGame struct {
 // Started is the data of game:started.
 type Started struct {
 	GameID     string          `json:"gameId"`
-	GameType   string          `json:"gameType"`
+	GameType   string          `json:"gameType" enum:"connect4,rps"`
 	Players    []Seat          `json:"players"`
 	StakeMinor int64           `json:"stakeMinor"`
 	Settings   json.RawMessage `json:"settings" schema:"GameSettings"`
@@ -45,7 +45,7 @@ type Started struct {
 // Matched is the data of the game:matched notice to both players.
 type Matched struct {
 	GameID   string `json:"gameId"`
-	GameType string `json:"gameType"`
+	GameType string `json:"gameType" enum:"connect4,rps"`
 }
 
 // startGame creates an active game inside tx: it marks the players busy
@@ -230,14 +230,14 @@ func lockStakes(ctx context.Context, tx db.Tx, tell money.Teller, gameID string,
 
 // Action is a player's action in a game.
 type Action struct {
-	Type string          `json:"type" doc:"move or resign"`
-	Move json.RawMessage `json:"move,omitempty" doc:"game-specific; rps: \"rock\", \"paper\" or \"scissors\"; connect4: {\"column\": 0-6}"`
+	Type string          `json:"type" enum:"move,resign" doc:"move or resign"`
+	Move json.RawMessage `json:"move,omitempty" schema:"GameMove" doc:"game-specific; rps: \"rock\", \"paper\" or \"scissors\"; connect4: {\"column\": 0-6} (or the column alone)"`
 }
 
 // ActResult is the answer to an action.
 type ActResult struct {
 	Accepted bool   `json:"accepted"`
-	Status   string `json:"status" doc:"the game's status after the action"`
+	Status   string `json:"status" enum:"active,completed" doc:"the game's status after the action"`
 	Seq      int    `json:"seq" doc:"the game's last event"`
 }
 
@@ -481,7 +481,7 @@ func (s *Service) append(ctx context.Context, tx db.Tx, g *Game, now time.Time, 
 // its end did that the result card shows.
 type Completed struct {
 	GameID string `json:"gameId"`
-	Status string `json:"status" doc:"completed, or cancelled when nobody played"`
+	Status string `json:"status" enum:"completed,cancelled" doc:"completed, or cancelled when nobody played"`
 	Result
 	Ratings   []RatingChange       `json:"ratings" doc:"what the game did to its players' ratings; empty when it was not rated (cancelled)"`
 	Transfers []SettlementTransfer `json:"transfers" doc:"the on-chain transfers its settlement queued (pending); game:settlement:transfer follows each one's confirmation"`

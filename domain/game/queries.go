@@ -54,8 +54,8 @@ func (s *Service) seats(ctx context.Context, gameIDs ...string) (map[string][]Se
 // Meta is a game's public metadata.
 type Meta struct {
 	GameID         string          `json:"gameId"`
-	GameType       string          `json:"gameType"`
-	Status         string          `json:"status"`
+	GameType       string          `json:"gameType" enum:"connect4,rps"`
+	Status         string          `json:"status" enum:"waiting,active,completed,cancelled"`
 	Players        []Seat          `json:"players"`
 	StakeMinor     int64           `json:"stakeMinor"`
 	Settings       json.RawMessage `json:"settings" schema:"GameSettings" doc:"the game type's settings"`
@@ -63,7 +63,7 @@ type Meta struct {
 	EndedAt        *time.Time      `json:"endedAt,omitempty"`
 	WinnerID       *string         `json:"winnerId,omitempty"`
 	Result         *Result         `json:"result,omitempty" doc:"once the game is over"`
-	History        any             `json:"history,omitempty" doc:"once the game is over: every revealed round (rps) or move (connect4)"`
+	History        any             `json:"history,omitempty" schema:"GameHistory" doc:"once the game is over: every revealed round (rps) or move (connect4)"`
 	SpectatorCount int             `json:"spectatorCount"`
 	LastSeq        int             `json:"lastSeq"`
 	// TournamentID is the tournament the game is played in.
@@ -230,8 +230,8 @@ func (c *seatCache) put(gameID string, seats []Seat) {
 // LiveGame is an active game in the live list.
 type LiveGame struct {
 	GameID         string    `json:"gameId" bun:"id"`
-	GameType       string    `json:"gameType" bun:"game_type"`
-	Status         string    `json:"status" bun:"status"`
+	GameType       string    `json:"gameType" bun:"game_type" enum:"connect4,rps"`
+	Status         string    `json:"status" bun:"status" enum:"active" doc:"active: the list holds running games only"`
 	Players        []Seat    `json:"players" bun:"-"`
 	StakeMinor     int64     `json:"stakeMinor" bun:"stake_minor"`
 	PotMinor       int64     `json:"potMinor" bun:"donated" doc:"player pot plus donations"`
@@ -273,7 +273,7 @@ type LivePlayer struct {
 	UserID         string `json:"userId"`
 	Username       string `json:"username"`
 	GameID         string `json:"gameId"`
-	GameType       string `json:"gameType"`
+	GameType       string `json:"gameType" enum:"connect4,rps"`
 	SpectatorCount int    `json:"spectatorCount"`
 }
 
@@ -318,7 +318,7 @@ func (s *Service) Metrics(ctx context.Context) (Metrics, error) {
 // CurrentGame is the active game a user is in.
 type CurrentGame struct {
 	GameID   string `json:"gameId"`
-	GameType string `json:"gameType"`
+	GameType string `json:"gameType" enum:"connect4,rps"`
 }
 
 // CurrentGameOf returns the user's active game, or nil. NOT_FOUND when

@@ -17,7 +17,7 @@ import (
 type Rematch struct {
 	GameID      string   `json:"gameId"`
 	RequestedBy []string `json:"requestedBy" doc:"players who asked for a rematch"`
-	Status      string   `json:"status" doc:"none, requested or started"`
+	Status      string   `json:"status" enum:"none,requested,started" doc:"none, requested or started"`
 	NewGameID   *string  `json:"newGameId"`
 }
 

@@ -408,13 +408,13 @@ type PlayerLink struct {
 // Case is a held game with what an admin needs to decide it.
 type Case struct {
 	Review
-	GameType   string       `json:"gameType"`
+	GameType   string       `json:"gameType" enum:"connect4,rps"`
 	StakeMinor int64        `json:"stakeMinor"`
 	Players    []game.Seat  `json:"players"`
 	Bettors    []Bettor     `json:"bettors"`
 	Traders    []Trader     `json:"traders"`
 	Links      []PlayerLink `json:"links" doc:"bettors and traders linked to a player, why, and the evidence"`
-	History    any          `json:"history" doc:"the game's revealed rounds (rps) or moves (connect4)"`
+	History    any          `json:"history" schema:"GameHistory" doc:"the game's revealed rounds (rps) or moves (connect4)"`
 	Result     *game.Result `json:"result"`
 	EndedAt    *time.Time   `json:"endedAt"`
 	Conflicts  []Conflict   `json:"conflicts" doc:"the stakes you, the admin asking, have in the game: with any, your release or void is refused (403 CONFLICT_OF_INTEREST) and another admin must decide it; empty when you may"`

@@ -33,11 +33,11 @@ type Activity struct {
 
 	ID           int64     `bun:"id,pk,autoincrement" json:"id,string" doc:"a sequence number as a string; pass the last one seen as ?before= for older ones"`
 	UserID       string    `bun:"user_id,type:uuid" json:"-"`
-	Kind         string    `bun:"kind" json:"kind" doc:"deposit, withdrawal, transfer, faucet, ..."`
+	Kind         string    `bun:"kind" json:"kind" enum:"deposit,transfer,withdrawal,stake,winnings,stake refund,donation,donation refund,bet,bet winnings,bet refund,tip sent,tip received,market payout,referral claim,payment,tournament entry,tournament refund,tournament prize" doc:"what moved the money"`
 	AmountMinor  int64     `bun:"amount_minor" json:"amountMinor" doc:"positive into the account, negative out of it"`
 	Counterparty string    `bun:"counterparty" json:"counterparty"`
 	Signature    string    `bun:"signature" json:"signature"`
-	Status       string    `bun:"status" json:"status" doc:"confirmed, pending or failed"`
+	Status       string    `bun:"status" json:"status" enum:"confirmed,failed" doc:"confirmed, or failed (a withdrawal the network refused or that expired: the amount is back on the balance)"`
 	GameID       string    `bun:"game_id,type:uuid,nullzero" json:"gameId,omitempty" doc:"the game the money moved for (a stake, winnings, a refund, a donation); absent otherwise"`
 	CreatedAt    time.Time `bun:"created_at" json:"createdAt"`
 	// GameType is the type of the game, read with the history so that the

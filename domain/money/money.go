@@ -369,7 +369,7 @@ type Intent struct {
 // Prepared is the answer to a prepare: the unsigned transaction to sign.
 type Prepared struct {
 	IntentID    string    `json:"intentId"`
-	Kind        string    `json:"kind"`
+	Kind        string    `json:"kind" enum:"bet,deposit,donation,payment,tip,transfer"`
 	Transaction string    `json:"transaction" doc:"base64 wire transaction; sign it with the wallet and send it back to submit"`
 	AmountMinor int64     `json:"amountMinor"`
 	Destination string    `json:"destination"`
@@ -496,6 +496,17 @@ func (s *Service) checkRent(ctx context.Context, from, to solana.PublicKey) erro
 	return nil
 }
 
+// fromWallet says, for the kinds a player may expect their platform
+// balance to pay, that their wallet pays them.
+func fromWallet(kind string) string {
+	switch kind {
+	case KindDonation, KindBet:
+		return ". Donations and bets are paid from your wallet, not from your platform balance (which pays stakes and " +
+			"market buys): withdraw some of it to your wallet first, on the wallet page"
+	}
+	return ""
+}
+
 // BuildFunc builds the unsigned transaction of a new intent (whose id it
 // is given) from the user's wallet on a fresh blockhash, with a compute
 // budget.
@@ -518,7 +529,7 @@ func (s *Service) PrepareWith(ctx context.Context, p PrepareSpec, build BuildFun
 	}
 	if held < uint64(p.Amount) {
 		return Prepared{}, domain.Errorf(domain.CodeInsufficientFunds,
-			"your wallet holds %s USDC on chain, less than %s USDC", FormatUSDC(int64(held)), FormatUSDC(p.Amount))
+			"Your wallet holds %s USDC on chain, less than %s USDC%s", FormatUSDC(int64(held)), FormatUSDC(p.Amount), fromWallet(p.Kind))
 	}
 	bh, err := s.chain.Blockhash(ctx)
 	if err != nil {
@@ -577,8 +588,8 @@ func (s *Service) store(ctx context.Context, in Intent) error {
 // Receipt is the answer to a submit.
 type Receipt struct {
 	IntentID    string `json:"intentId"`
-	Kind        string `json:"kind"`
-	Status      string `json:"status"`
+	Kind        string `json:"kind" enum:"bet,deposit,donation,payment,tip,transfer"`
+	Status      string `json:"status" enum:"confirmed" doc:"confirmed: a receipt is only ever given for a confirmed transfer"`
 	Signature   string `json:"signature"`
 	AmountMinor int64  `json:"amountMinor"`
 	Destination string `json:"destination"`

@@ -29,7 +29,7 @@ type Withdrawal struct {
 	Signature      string    `bun:"signature" json:"signature"`
 	Raw            []byte    `bun:"raw" json:"-"`
 	LastValid      *int64    `bun:"last_valid_block_height" json:"-"` // the last block height its transaction can land at
-	Status         string    `bun:"status" json:"status" doc:"pending, confirmed or failed (refused or expired: the amount is back on the balance)"`
+	Status         string    `bun:"status" json:"status" enum:"pending,confirmed,failed" doc:"pending, confirmed or failed (refused or expired: the amount is back on the balance)"`
 	Error          string    `bun:"error" json:"error,omitempty"`
 	OpenedAccount  bool      `bun:"opened_account" json:"openedAccount" doc:"true when the platform opened your wallet's USDC account for it (once per user)"`
 	CreatedAt      time.Time `bun:"created_at" json:"createdAt"`

@@ -50,7 +50,7 @@ type Notification struct {
 
 	ID        int64           `bun:"id,pk,autoincrement" json:"id,string" doc:"a sequence number as a string; pass the last one seen as ?before= for older ones"`
 	UserID    string          `bun:"user_id,type:uuid" json:"-"`
-	Type      string          `bun:"type" json:"type" doc:"friend_request, friend_accepted, challenge, game_completed, tip, achievement, referral_reward, support_reply, bet_settled, market_resolved, review_hold, tournament_starting, tournament_prize"`
+	Type      string          `bun:"type" json:"type" enum:"friend_request,friend_accepted,challenge,game_completed,tip,achievement,referral_reward,support_reply,bet_settled,market_resolved,review_hold,tournament_starting,tournament_prize" doc:"friend_request, friend_accepted, challenge, game_completed, tip, achievement, referral_reward, support_reply, bet_settled, market_resolved, review_hold, tournament_starting, tournament_prize"`
 	Data      json.RawMessage `bun:"data,type:jsonb" json:"data" type:"object" doc:"depends on the type"`
 	Read      bool            `bun:"read" json:"read"`
 	CreatedAt time.Time       `bun:"created_at" json:"createdAt"`

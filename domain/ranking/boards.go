@@ -176,7 +176,7 @@ func ranked(rows []Row, page Page) []Row {
 
 // TypeRating is a player's rating in one game type with its history.
 type TypeRating struct {
-	GameType         string    `bun:"game_type" json:"gameType"`
+	GameType         string    `bun:"game_type" json:"gameType" enum:"connect4,rps"`
 	Rating           float64   `bun:"rating" json:"rating"`
 	RatingDeviation  float64   `bun:"deviation" json:"ratingDeviation"`
 	Volatility       float64   `bun:"volatility" json:"volatility"`

@@ -191,11 +191,11 @@ type Transfer struct {
 
 	ID          string    `bun:"id,pk,type:uuid" json:"id"`
 	GameID      string    `bun:"game_id,type:uuid" json:"gameId"`
-	Kind        string    `bun:"kind" json:"kind" doc:"sweep (escrow to vault) or refund (escrow to the wallet that paid a donation, or a bet refused when it landed; never to a platform balance: while that wallet has no USDC token account the refund stays pending, is retried every few minutes and is sent once the wallet has one); refund_to_balance only on refunds made before refunds waited for the wallet's account"`
+	Kind        string    `bun:"kind" json:"kind" enum:"sweep,refund,refund_to_balance" doc:"sweep (escrow to vault) or refund (escrow to the wallet that paid a donation, or a bet refused when it landed; never to a platform balance: while that wallet has no USDC token account the refund stays pending, is retried every few minutes and is sent once the wallet has one); refund_to_balance only on refunds made before refunds waited for the wallet's account"`
 	ToAddress   string    `bun:"to_address" json:"toAddress" doc:"the wallet whose USDC token account receives the transfer"`
 	AmountMinor int64     `bun:"amount_minor" json:"amountMinor"`
 	RefundOf    *string   `bun:"refund_of" json:"-"` // the signature of the donation or bet a refund sends back
-	Status      string    `bun:"status" json:"status" doc:"pending, sent or confirmed (a refund waiting for its wallet's USDC token account is pending)"`
+	Status      string    `bun:"status" json:"status" enum:"pending,sent,confirmed" doc:"pending, sent or confirmed (a refund waiting for its wallet's USDC token account is pending)"`
 	Signature   *string   `bun:"signature" json:"signature"`
 	Raw         []byte    `bun:"raw" json:"-"`
 	LastValid   *int64    `bun:"last_valid_block_height" json:"-"` // the last block height Raw can land at
@@ -241,7 +241,7 @@ const TransferLease = time.Minute
 // TransferSent is the data of game:settlement:transfer.
 type TransferSent struct {
 	ID          string `json:"id" doc:"the transfer's id, as game:completed listed it when the settlement queued it"`
-	Kind        string `json:"kind"`
+	Kind        string `json:"kind" enum:"sweep,refund,refund_to_balance" doc:"sweep or refund, as the settlement queued it; refund_to_balance only for a refund signed before refunds waited for the wallet's account"`
 	Signature   string `json:"signature"`
 	AmountMinor int64  `json:"amountMinor"`
 	ToAddress   string `json:"toAddress"`

@@ -16,7 +16,7 @@ type Achievement struct {
 	ID          string `json:"id" doc:"a stable slug"`
 	Name        string `json:"name"`
 	Description string `json:"description"`
-	Category    string `json:"category" doc:"games, money, social, markets"`
+	Category    string `json:"category" enum:"games,money,social,markets" doc:"games, money, social, markets"`
 }
 
 // Achievement ids.

@@ -41,7 +41,7 @@ type Entry struct {
 	bun.BaseModel `bun:"table:activity,alias:a"`
 
 	ID        int64           `bun:"id,pk,autoincrement" json:"id,string" doc:"a sequence number as a string; pass the last one seen as ?before= for older ones"`
-	Type      string          `bun:"type" json:"type" doc:"game_won, donation, tip, achievement, bet_won, tournament_won"`
+	Type      string          `bun:"type" json:"type" enum:"game_won,donation,tip,achievement,bet_won,tournament_won" doc:"game_won, donation, tip, achievement, bet_won, tournament_won"`
 	ActorID   string          `bun:"actor_id,type:uuid" json:"-"`
 	ActorName string          `bun:"actor_name,scanonly" json:"-"`
 	Actor     UserRef         `bun:"-" json:"actor"`

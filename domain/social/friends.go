@@ -47,7 +47,7 @@ func New(bdb *bun.DB, n *notify.Service, events *eventlog.Log, online Online, no
 // Relation is where a user stands with another.
 type Relation struct {
 	UserID string `json:"userId"`
-	Status string `json:"status" doc:"pending (your request waits) or friends"`
+	Status string `json:"status" enum:"pending,friends" doc:"pending (your request waits) or friends"`
 }
 
 // FriendNotice is the data of friend_request and friend_accepted

@@ -42,7 +42,7 @@ type Started struct {
 // Cancelled is the data of tournament:cancelled: fewer than two players at
 // the start, every entry refunded.
 type Cancelled struct {
-	Reason        string `json:"reason"`
+	Reason        string `json:"reason" doc:"why, in words for people"`
 	RefundedMinor int64  `json:"refundedMinor" doc:"the entry fees given back, all together"`
 }
 

@@ -30,7 +30,7 @@ type Tournament struct {
 
 	ID             string          `bun:"id,pk,type:uuid" json:"id"`
 	Name           string          `bun:"name" json:"name" doc:"as typed (not HTML-escaped)"`
-	GameType       string          `bun:"game_type" json:"gameType"`
+	GameType       string          `bun:"game_type" json:"gameType" enum:"connect4,rps"`
 	Settings       json.RawMessage `bun:"settings,type:jsonb" json:"settings" schema:"GameSettings" doc:"the settings of every game of the tournament"`
 	EntryFeeMinor  int64           `bun:"entry_fee_minor" json:"entryFeeMinor" doc:"locked from the available balance at the join; 0 for a free tournament"`
 	PrizePoolMinor int64           `bun:"pool_minor" json:"prizePoolMinor" doc:"the entry fees in the pool so far; the prizes share it less the 1% fee"`

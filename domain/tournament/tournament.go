@@ -89,7 +89,7 @@ type UserRef struct {
 // NewTournament is what creating a tournament takes.
 type NewTournament struct {
 	Name            string          `json:"name" minLength:"1" maxLength:"60"`
-	GameType        string          `json:"gameType" doc:"a game type of GET /games/available"`
+	GameType        string          `json:"gameType" enum:"connect4,rps" doc:"a game type of GET /games/available"`
 	Settings        json.RawMessage `json:"settings,omitempty" schema:"GameSettings" doc:"the games' settings (the game type's defaults when absent)"`
 	EntryFeeMinor   int64           `json:"entryFeeMinor" minimum:"0" maximum:"100000000" doc:"0 for a free tournament, or 100000 to 100000000 (0.1 to 100 USDC)"`
 	StartsAt        string          `json:"startsAt" format:"date-time" doc:"RFC 3339, from now to 7 days ahead"`

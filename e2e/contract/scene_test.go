@@ -191,7 +191,7 @@ func play(t *testing.T) *scene {
 			c    *wager.Client
 			move string
 		}{{sc.first, "rock"}, {sc.second, "scissors"}} {
-			_, err := m.c.API.PostGamesByIdActionsWithResponse(ctx, sc.staked, nil, api.GameAction{Type: "move", Move: m.move})
+			_, err := m.c.API.PostGamesByIdActionsWithResponse(ctx, sc.staked, nil, api.GameAction{Type: "move", Move: moveBody(t, m.move)})
 			must(t, "move", err)
 		}
 	}
@@ -211,7 +211,7 @@ func play(t *testing.T) *scene {
 	sc.free = *jf.JSON200.GameId
 	one.send(map[string]any{"type": "join-game", "gameId": sc.free})
 	one.wait("joined the free game", frameIs("joined", ""))
-	_, err = sc.first.API.PostGamesByIdActionsWithResponse(ctx, sc.free, nil, api.GameAction{Type: "move", Move: "paper"})
+	_, err = sc.first.API.PostGamesByIdActionsWithResponse(ctx, sc.free, nil, api.GameAction{Type: "move", Move: moveBody(t, "paper")})
 	must(t, "move in the free game", err)
 	one.wait("a submission", frameIs("event", "game:rps:round:submitted"))
 	return sc
@@ -225,3 +225,13 @@ func must(t testing.TB, what string, err error) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// moveBody is a move as the body of a move action.
+func moveBody(t testing.TB, move any) *api.GameMove {
+	t.Helper()
+	m, err := wager.MoveOf(move)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}

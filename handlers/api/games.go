@@ -75,7 +75,8 @@ func (h *Games) Routes(r Router) {
 	r.JSON(http.MethodGet, "/games/:id/state", h.gameState, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary:     "Game state, the same for players and spectators",
 		Description: "Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their reveal. 409 GAME_NOT_ACTIVE when the game is not active.",
-		Response:    web.OneOf{rules.RPSView{}, rules.C4View{}}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
+		Response:    web.OneOf{Property: "gameType", Types: map[string]any{"rps": rules.RPSView{}, "connect4": rules.C4View{}}},
+		Errors:      []int{http.StatusNotFound, http.StatusConflict}})
 	r.JSON(http.MethodGet, "/games/:id/events", h.gameEvents, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "The game's events after a seq (for clients that poll instead of using /ws)", Response: EventsPage{},
 		Query: []web.Param{{Name: "after", Description: "the last seq you have; 0 for all", Type: "integer", Min: web.Bound(0)}}})
@@ -179,7 +180,7 @@ func (h *Games) liveList(ctx context.Context) ([]game.LiveGame, error) {
 
 // LobbyRequest is the body of POST /lobbies.
 type LobbyRequest struct {
-	GameType   string          `json:"gameType" doc:"see GET /games/available"`
+	GameType   string          `json:"gameType" enum:"connect4,rps" doc:"see GET /games/available"`
 	StakeMinor int64           `json:"stakeMinor" minimum:"0" maximum:"100000000000" doc:"per player; 0 for a free game"`
 	Settings   json.RawMessage `json:"settings,omitempty" schema:"GameSettings" doc:"the game type's settings; omit for the defaults"`
 }
@@ -256,7 +257,7 @@ type RoomEvent struct {
 	GameID    string           `json:"gameId"`
 	Seq       int              `json:"seq"`
 	Name      domain.EventName `json:"event"`
-	Data      json.RawMessage  `json:"data" doc:"the event's payload; its shape depends on the event name"`
+	Data      json.RawMessage  `json:"data" type:"object" doc:"the event's payload; its shape depends on the event name"`
 	CreatedAt time.Time        `json:"createdAt"`
 }
 
@@ -343,7 +344,7 @@ func (h *Games) rematchLobby(c echo.Context) error {
 type ChallengeRequest struct {
 	ToUserID   string          `json:"toUserId,omitempty"`
 	ToUsername string          `json:"toUsername,omitempty" doc:"instead of toUserId"`
-	GameType   string          `json:"gameType"`
+	GameType   string          `json:"gameType" enum:"connect4,rps" doc:"see GET /games/available"`
 	StakeMinor int64           `json:"stakeMinor" minimum:"0" maximum:"100000000000"`
 	Settings   json.RawMessage `json:"settings,omitempty" schema:"GameSettings" doc:"the game type's settings; omit for the defaults"`
 }
@@ -462,5 +463,5 @@ func (d *cachedDetail) encoded(count int) ([]byte, error) {
 
 // StatusAnswer is the answer of an operation that only says what it did.
 type StatusAnswer struct {
-	Status string `json:"status" doc:"left or announced"`
+	Status string `json:"status" enum:"left,announced" doc:"left or announced"`
 }

@@ -140,7 +140,7 @@ func (v *Games) present(s *gameState, viewer *web.Identity) views.GameView {
 	}
 	for i := len(st.History) - 1; i >= 0; i-- { // newest first
 		h := st.History[i]
-		r := views.RoundView{Round: h.Round, Reason: h.Reason, Winner: names[Deref(h.WinnerID)]}
+		r := views.RoundView{Round: h.Round, Reason: roundReasonWords(h.Reason), Winner: names[Deref(h.WinnerID)]}
 		for _, p := range meta.Players {
 			r.Choices = append(r.Choices, views.RevealView{Username: p.Username, Choice: Deref(h.Choices[p.UserID]),
 				Salt: Deref(h.Salts[p.UserID]), Commitment: h.Commitments[p.UserID]})
@@ -193,8 +193,10 @@ func boardView(v *rules.C4View, players []game.Seat) *views.BoardView {
 		b.LastRow, b.LastColumn = v.History[n-1].Row, v.History[n-1].Column
 	}
 	win := map[[2]int]bool{}
-	for _, cell := range v.Line {
-		win[cell] = true
+	if v.Line != nil {
+		for _, cell := range *v.Line {
+			win[cell] = true
+		}
 	}
 	for r, row := range v.Board {
 		cells := make([]views.CellView, len(row))
@@ -356,4 +358,16 @@ func ChatLine(m chat.Message) views.ChatLine {
 		l.UserID, l.Username = m.Sender.UserID, m.Sender.Username
 	}
 	return l
+}
+
+// roundReasonWords says how a revealed round ended when it was not played
+// out: nothing for a round both played.
+func roundReasonWords(reason string) string {
+	switch reason {
+	case "timeout":
+		return "one player did not choose in time"
+	case "abandoned":
+		return "neither player chose in time"
+	}
+	return ""
 }

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -36,6 +37,153 @@ func (e AnchorKind) Valid() bool {
 	}
 }
 
+// Defines values for ChallengeRequestGameType.
+const (
+	ChallengeRequestGameTypeConnect4 ChallengeRequestGameType = "connect4"
+	ChallengeRequestGameTypeRps      ChallengeRequestGameType = "rps"
+)
+
+// Valid indicates whether the value is a known member of the ChallengeRequestGameType enum.
+func (e ChallengeRequestGameType) Valid() bool {
+	switch e {
+	case ChallengeRequestGameTypeConnect4:
+		return true
+	case ChallengeRequestGameTypeRps:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ChatContextType.
+const (
+	ChatContextTypeDm   ChatContextType = "dm"
+	ChatContextTypeGame ChatContextType = "game"
+)
+
+// Valid indicates whether the value is a known member of the ChatContextType enum.
+func (e ChatContextType) Valid() bool {
+	switch e {
+	case ChatContextTypeDm:
+		return true
+	case ChatContextTypeGame:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameActResultStatus.
+const (
+	GameActResultStatusActive    GameActResultStatus = "active"
+	GameActResultStatusCompleted GameActResultStatus = "completed"
+)
+
+// Valid indicates whether the value is a known member of the GameActResultStatus enum.
+func (e GameActResultStatus) Valid() bool {
+	switch e {
+	case GameActResultStatusActive:
+		return true
+	case GameActResultStatusCompleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameActionType.
+const (
+	GameActionTypeMove   GameActionType = "move"
+	GameActionTypeResign GameActionType = "resign"
+)
+
+// Valid indicates whether the value is a known member of the GameActionType enum.
+func (e GameActionType) Valid() bool {
+	switch e {
+	case GameActionTypeMove:
+		return true
+	case GameActionTypeResign:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameChallengeGameType.
+const (
+	GameChallengeGameTypeConnect4 GameChallengeGameType = "connect4"
+	GameChallengeGameTypeRps      GameChallengeGameType = "rps"
+)
+
+// Valid indicates whether the value is a known member of the GameChallengeGameType enum.
+func (e GameChallengeGameType) Valid() bool {
+	switch e {
+	case GameChallengeGameTypeConnect4:
+		return true
+	case GameChallengeGameTypeRps:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameChallengeStatus.
+const (
+	GameChallengeStatusAccepted  GameChallengeStatus = "accepted"
+	GameChallengeStatusCancelled GameChallengeStatus = "cancelled"
+	GameChallengeStatusDeclined  GameChallengeStatus = "declined"
+	GameChallengeStatusExpired   GameChallengeStatus = "expired"
+	GameChallengeStatusPending   GameChallengeStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the GameChallengeStatus enum.
+func (e GameChallengeStatus) Valid() bool {
+	switch e {
+	case GameChallengeStatusAccepted:
+		return true
+	case GameChallengeStatusCancelled:
+		return true
+	case GameChallengeStatusDeclined:
+		return true
+	case GameChallengeStatusExpired:
+		return true
+	case GameChallengeStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameCompletedReason.
+const (
+	GameCompletedReasonAbandoned GameCompletedReason = "abandoned"
+	GameCompletedReasonBoardFull GameCompletedReason = "board-full"
+	GameCompletedReasonConnect4  GameCompletedReason = "connect4"
+	GameCompletedReasonResign    GameCompletedReason = "resign"
+	GameCompletedReasonScore     GameCompletedReason = "score"
+	GameCompletedReasonTimeout   GameCompletedReason = "timeout"
+)
+
+// Valid indicates whether the value is a known member of the GameCompletedReason enum.
+func (e GameCompletedReason) Valid() bool {
+	switch e {
+	case GameCompletedReasonAbandoned:
+		return true
+	case GameCompletedReasonBoardFull:
+		return true
+	case GameCompletedReasonConnect4:
+		return true
+	case GameCompletedReasonResign:
+		return true
+	case GameCompletedReasonScore:
+		return true
+	case GameCompletedReasonTimeout:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GameCompletedReviewReason.
 const (
 	GameCompletedReviewReasonLinked  GameCompletedReviewReason = "linked"
@@ -57,6 +205,276 @@ func (e GameCompletedReviewReason) Valid() bool {
 	}
 }
 
+// Defines values for GameCompletedStatus.
+const (
+	GameCompletedStatusCancelled GameCompletedStatus = "cancelled"
+	GameCompletedStatusCompleted GameCompletedStatus = "completed"
+)
+
+// Valid indicates whether the value is a known member of the GameCompletedStatus enum.
+func (e GameCompletedStatus) Valid() bool {
+	switch e {
+	case GameCompletedStatusCancelled:
+		return true
+	case GameCompletedStatusCompleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameCurrentGameGameType.
+const (
+	GameCurrentGameGameTypeConnect4 GameCurrentGameGameType = "connect4"
+	GameCurrentGameGameTypeRps      GameCurrentGameGameType = "rps"
+)
+
+// Valid indicates whether the value is a known member of the GameCurrentGameGameType enum.
+func (e GameCurrentGameGameType) Valid() bool {
+	switch e {
+	case GameCurrentGameGameTypeConnect4:
+		return true
+	case GameCurrentGameGameTypeRps:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameDetailGameType.
+const (
+	GameDetailGameTypeConnect4 GameDetailGameType = "connect4"
+	GameDetailGameTypeRps      GameDetailGameType = "rps"
+)
+
+// Valid indicates whether the value is a known member of the GameDetailGameType enum.
+func (e GameDetailGameType) Valid() bool {
+	switch e {
+	case GameDetailGameTypeConnect4:
+		return true
+	case GameDetailGameTypeRps:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameDetailStatus.
+const (
+	GameDetailStatusActive    GameDetailStatus = "active"
+	GameDetailStatusCancelled GameDetailStatus = "cancelled"
+	GameDetailStatusCompleted GameDetailStatus = "completed"
+	GameDetailStatusWaiting   GameDetailStatus = "waiting"
+)
+
+// Valid indicates whether the value is a known member of the GameDetailStatus enum.
+func (e GameDetailStatus) Valid() bool {
+	switch e {
+	case GameDetailStatusActive:
+		return true
+	case GameDetailStatusCancelled:
+		return true
+	case GameDetailStatusCompleted:
+		return true
+	case GameDetailStatusWaiting:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameJoinResultStatus.
+const (
+	Matched GameJoinResultStatus = "matched"
+	Queued  GameJoinResultStatus = "queued"
+)
+
+// Valid indicates whether the value is a known member of the GameJoinResultStatus enum.
+func (e GameJoinResultStatus) Valid() bool {
+	switch e {
+	case Matched:
+		return true
+	case Queued:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameLiveGameGameType.
+const (
+	GameLiveGameGameTypeConnect4 GameLiveGameGameType = "connect4"
+	GameLiveGameGameTypeRps      GameLiveGameGameType = "rps"
+)
+
+// Valid indicates whether the value is a known member of the GameLiveGameGameType enum.
+func (e GameLiveGameGameType) Valid() bool {
+	switch e {
+	case GameLiveGameGameTypeConnect4:
+		return true
+	case GameLiveGameGameTypeRps:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameLiveGameStatus.
+const (
+	GameLiveGameStatusActive GameLiveGameStatus = "active"
+)
+
+// Valid indicates whether the value is a known member of the GameLiveGameStatus enum.
+func (e GameLiveGameStatus) Valid() bool {
+	switch e {
+	case GameLiveGameStatusActive:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameLivePlayerGameType.
+const (
+	GameLivePlayerGameTypeConnect4 GameLivePlayerGameType = "connect4"
+	GameLivePlayerGameTypeRps      GameLivePlayerGameType = "rps"
+)
+
+// Valid indicates whether the value is a known member of the GameLivePlayerGameType enum.
+func (e GameLivePlayerGameType) Valid() bool {
+	switch e {
+	case GameLivePlayerGameTypeConnect4:
+		return true
+	case GameLivePlayerGameTypeRps:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameLobbyGameType.
+const (
+	GameLobbyGameTypeConnect4 GameLobbyGameType = "connect4"
+	GameLobbyGameTypeRps      GameLobbyGameType = "rps"
+)
+
+// Valid indicates whether the value is a known member of the GameLobbyGameType enum.
+func (e GameLobbyGameType) Valid() bool {
+	switch e {
+	case GameLobbyGameTypeConnect4:
+		return true
+	case GameLobbyGameTypeRps:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameLobbyStatus.
+const (
+	GameLobbyStatusOpen GameLobbyStatus = "open"
+)
+
+// Valid indicates whether the value is a known member of the GameLobbyStatus enum.
+func (e GameLobbyStatus) Valid() bool {
+	switch e {
+	case GameLobbyStatusOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameMatchedGameType.
+const (
+	GameMatchedGameTypeConnect4 GameMatchedGameType = "connect4"
+	GameMatchedGameTypeRps      GameMatchedGameType = "rps"
+)
+
+// Valid indicates whether the value is a known member of the GameMatchedGameType enum.
+func (e GameMatchedGameType) Valid() bool {
+	switch e {
+	case GameMatchedGameTypeConnect4:
+		return true
+	case GameMatchedGameTypeRps:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameMove0.
+const (
+	Paper    GameMove0 = "paper"
+	Rock     GameMove0 = "rock"
+	Scissors GameMove0 = "scissors"
+)
+
+// Valid indicates whether the value is a known member of the GameMove0 enum.
+func (e GameMove0) Valid() bool {
+	switch e {
+	case Paper:
+		return true
+	case Rock:
+		return true
+	case Scissors:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameRematchStatus.
+const (
+	None      GameRematchStatus = "none"
+	Requested GameRematchStatus = "requested"
+	Started   GameRematchStatus = "started"
+)
+
+// Valid indicates whether the value is a known member of the GameRematchStatus enum.
+func (e GameRematchStatus) Valid() bool {
+	switch e {
+	case None:
+		return true
+	case Requested:
+		return true
+	case Started:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameResultReason.
+const (
+	GameResultReasonAbandoned GameResultReason = "abandoned"
+	GameResultReasonBoardFull GameResultReason = "board-full"
+	GameResultReasonConnect4  GameResultReason = "connect4"
+	GameResultReasonResign    GameResultReason = "resign"
+	GameResultReasonScore     GameResultReason = "score"
+	GameResultReasonTimeout   GameResultReason = "timeout"
+)
+
+// Valid indicates whether the value is a known member of the GameResultReason enum.
+func (e GameResultReason) Valid() bool {
+	switch e {
+	case GameResultReasonAbandoned:
+		return true
+	case GameResultReasonBoardFull:
+		return true
+	case GameResultReasonConnect4:
+		return true
+	case GameResultReasonResign:
+		return true
+	case GameResultReasonScore:
+		return true
+	case GameResultReasonTimeout:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GameResultReviewReason.
 const (
 	GameResultReviewReasonLinked  GameResultReviewReason = "linked"
@@ -72,6 +490,78 @@ func (e GameResultReviewReason) Valid() bool {
 	case GameResultReviewReasonResign:
 		return true
 	case GameResultReviewReasonTimeout:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameSettlementTransferKind.
+const (
+	GameSettlementTransferKindRefund GameSettlementTransferKind = "refund"
+	GameSettlementTransferKindSweep  GameSettlementTransferKind = "sweep"
+)
+
+// Valid indicates whether the value is a known member of the GameSettlementTransferKind enum.
+func (e GameSettlementTransferKind) Valid() bool {
+	switch e {
+	case GameSettlementTransferKindRefund:
+		return true
+	case GameSettlementTransferKindSweep:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameStartedGameType.
+const (
+	GameStartedGameTypeConnect4 GameStartedGameType = "connect4"
+	GameStartedGameTypeRps      GameStartedGameType = "rps"
+)
+
+// Valid indicates whether the value is a known member of the GameStartedGameType enum.
+func (e GameStartedGameType) Valid() bool {
+	switch e {
+	case GameStartedGameTypeConnect4:
+		return true
+	case GameStartedGameTypeRps:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for HealthStatus.
+const (
+	Degraded HealthStatus = "degraded"
+	Ok       HealthStatus = "ok"
+)
+
+// Valid indicates whether the value is a known member of the HealthStatus enum.
+func (e HealthStatus) Valid() bool {
+	switch e {
+	case Degraded:
+		return true
+	case Ok:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntegrityCaseGameType.
+const (
+	IntegrityCaseGameTypeConnect4 IntegrityCaseGameType = "connect4"
+	IntegrityCaseGameTypeRps      IntegrityCaseGameType = "rps"
+)
+
+// Valid indicates whether the value is a known member of the IntegrityCaseGameType enum.
+func (e IntegrityCaseGameType) Valid() bool {
+	switch e {
+	case IntegrityCaseGameTypeConnect4:
+		return true
+	case IntegrityCaseGameTypeRps:
 		return true
 	default:
 		return false
@@ -258,6 +748,24 @@ func (e IntegrityReviewStatus) Valid() bool {
 	}
 }
 
+// Defines values for LobbyRequestGameType.
+const (
+	LobbyRequestGameTypeConnect4 LobbyRequestGameType = "connect4"
+	LobbyRequestGameTypeRps      LobbyRequestGameType = "rps"
+)
+
+// Valid indicates whether the value is a known member of the LobbyRequestGameType enum.
+func (e LobbyRequestGameType) Valid() bool {
+	switch e {
+	case LobbyRequestGameTypeConnect4:
+		return true
+	case LobbyRequestGameTypeRps:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MarketOrderSide.
 const (
 	Buy  MarketOrderSide = "buy"
@@ -378,6 +886,291 @@ func (e MarketViewStatus) Valid() bool {
 	}
 }
 
+// Defines values for MoneyActivityKind.
+const (
+	MoneyActivityKindBet              MoneyActivityKind = "bet"
+	MoneyActivityKindBetRefund        MoneyActivityKind = "bet refund"
+	MoneyActivityKindBetWinnings      MoneyActivityKind = "bet winnings"
+	MoneyActivityKindDeposit          MoneyActivityKind = "deposit"
+	MoneyActivityKindDonation         MoneyActivityKind = "donation"
+	MoneyActivityKindDonationRefund   MoneyActivityKind = "donation refund"
+	MoneyActivityKindMarketPayout     MoneyActivityKind = "market payout"
+	MoneyActivityKindPayment          MoneyActivityKind = "payment"
+	MoneyActivityKindReferralClaim    MoneyActivityKind = "referral claim"
+	MoneyActivityKindStake            MoneyActivityKind = "stake"
+	MoneyActivityKindStakeRefund      MoneyActivityKind = "stake refund"
+	MoneyActivityKindTipReceived      MoneyActivityKind = "tip received"
+	MoneyActivityKindTipSent          MoneyActivityKind = "tip sent"
+	MoneyActivityKindTournamentEntry  MoneyActivityKind = "tournament entry"
+	MoneyActivityKindTournamentPrize  MoneyActivityKind = "tournament prize"
+	MoneyActivityKindTournamentRefund MoneyActivityKind = "tournament refund"
+	MoneyActivityKindTransfer         MoneyActivityKind = "transfer"
+	MoneyActivityKindWinnings         MoneyActivityKind = "winnings"
+	MoneyActivityKindWithdrawal       MoneyActivityKind = "withdrawal"
+)
+
+// Valid indicates whether the value is a known member of the MoneyActivityKind enum.
+func (e MoneyActivityKind) Valid() bool {
+	switch e {
+	case MoneyActivityKindBet:
+		return true
+	case MoneyActivityKindBetRefund:
+		return true
+	case MoneyActivityKindBetWinnings:
+		return true
+	case MoneyActivityKindDeposit:
+		return true
+	case MoneyActivityKindDonation:
+		return true
+	case MoneyActivityKindDonationRefund:
+		return true
+	case MoneyActivityKindMarketPayout:
+		return true
+	case MoneyActivityKindPayment:
+		return true
+	case MoneyActivityKindReferralClaim:
+		return true
+	case MoneyActivityKindStake:
+		return true
+	case MoneyActivityKindStakeRefund:
+		return true
+	case MoneyActivityKindTipReceived:
+		return true
+	case MoneyActivityKindTipSent:
+		return true
+	case MoneyActivityKindTournamentEntry:
+		return true
+	case MoneyActivityKindTournamentPrize:
+		return true
+	case MoneyActivityKindTournamentRefund:
+		return true
+	case MoneyActivityKindTransfer:
+		return true
+	case MoneyActivityKindWinnings:
+		return true
+	case MoneyActivityKindWithdrawal:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MoneyActivityStatus.
+const (
+	MoneyActivityStatusConfirmed MoneyActivityStatus = "confirmed"
+	MoneyActivityStatusFailed    MoneyActivityStatus = "failed"
+)
+
+// Valid indicates whether the value is a known member of the MoneyActivityStatus enum.
+func (e MoneyActivityStatus) Valid() bool {
+	switch e {
+	case MoneyActivityStatusConfirmed:
+		return true
+	case MoneyActivityStatusFailed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MoneyPreparedKind.
+const (
+	MoneyPreparedKindBet      MoneyPreparedKind = "bet"
+	MoneyPreparedKindDeposit  MoneyPreparedKind = "deposit"
+	MoneyPreparedKindDonation MoneyPreparedKind = "donation"
+	MoneyPreparedKindPayment  MoneyPreparedKind = "payment"
+	MoneyPreparedKindTip      MoneyPreparedKind = "tip"
+	MoneyPreparedKindTransfer MoneyPreparedKind = "transfer"
+)
+
+// Valid indicates whether the value is a known member of the MoneyPreparedKind enum.
+func (e MoneyPreparedKind) Valid() bool {
+	switch e {
+	case MoneyPreparedKindBet:
+		return true
+	case MoneyPreparedKindDeposit:
+		return true
+	case MoneyPreparedKindDonation:
+		return true
+	case MoneyPreparedKindPayment:
+		return true
+	case MoneyPreparedKindTip:
+		return true
+	case MoneyPreparedKindTransfer:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MoneyReceiptKind.
+const (
+	MoneyReceiptKindBet      MoneyReceiptKind = "bet"
+	MoneyReceiptKindDeposit  MoneyReceiptKind = "deposit"
+	MoneyReceiptKindDonation MoneyReceiptKind = "donation"
+	MoneyReceiptKindPayment  MoneyReceiptKind = "payment"
+	MoneyReceiptKindTip      MoneyReceiptKind = "tip"
+	MoneyReceiptKindTransfer MoneyReceiptKind = "transfer"
+)
+
+// Valid indicates whether the value is a known member of the MoneyReceiptKind enum.
+func (e MoneyReceiptKind) Valid() bool {
+	switch e {
+	case MoneyReceiptKindBet:
+		return true
+	case MoneyReceiptKindDeposit:
+		return true
+	case MoneyReceiptKindDonation:
+		return true
+	case MoneyReceiptKindPayment:
+		return true
+	case MoneyReceiptKindTip:
+		return true
+	case MoneyReceiptKindTransfer:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MoneyReceiptStatus.
+const (
+	MoneyReceiptStatusConfirmed MoneyReceiptStatus = "confirmed"
+)
+
+// Valid indicates whether the value is a known member of the MoneyReceiptStatus enum.
+func (e MoneyReceiptStatus) Valid() bool {
+	switch e {
+	case MoneyReceiptStatusConfirmed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MoneyWithdrawalStatus.
+const (
+	MoneyWithdrawalStatusConfirmed MoneyWithdrawalStatus = "confirmed"
+	MoneyWithdrawalStatusFailed    MoneyWithdrawalStatus = "failed"
+	MoneyWithdrawalStatusPending   MoneyWithdrawalStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the MoneyWithdrawalStatus enum.
+func (e MoneyWithdrawalStatus) Valid() bool {
+	switch e {
+	case MoneyWithdrawalStatusConfirmed:
+		return true
+	case MoneyWithdrawalStatusFailed:
+		return true
+	case MoneyWithdrawalStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NotifyNotificationType.
+const (
+	NotifyNotificationTypeAchievement        NotifyNotificationType = "achievement"
+	NotifyNotificationTypeBetSettled         NotifyNotificationType = "bet_settled"
+	NotifyNotificationTypeChallenge          NotifyNotificationType = "challenge"
+	NotifyNotificationTypeFriendAccepted     NotifyNotificationType = "friend_accepted"
+	NotifyNotificationTypeFriendRequest      NotifyNotificationType = "friend_request"
+	NotifyNotificationTypeGameCompleted      NotifyNotificationType = "game_completed"
+	NotifyNotificationTypeMarketResolved     NotifyNotificationType = "market_resolved"
+	NotifyNotificationTypeReferralReward     NotifyNotificationType = "referral_reward"
+	NotifyNotificationTypeReviewHold         NotifyNotificationType = "review_hold"
+	NotifyNotificationTypeSupportReply       NotifyNotificationType = "support_reply"
+	NotifyNotificationTypeTip                NotifyNotificationType = "tip"
+	NotifyNotificationTypeTournamentPrize    NotifyNotificationType = "tournament_prize"
+	NotifyNotificationTypeTournamentStarting NotifyNotificationType = "tournament_starting"
+)
+
+// Valid indicates whether the value is a known member of the NotifyNotificationType enum.
+func (e NotifyNotificationType) Valid() bool {
+	switch e {
+	case NotifyNotificationTypeAchievement:
+		return true
+	case NotifyNotificationTypeBetSettled:
+		return true
+	case NotifyNotificationTypeChallenge:
+		return true
+	case NotifyNotificationTypeFriendAccepted:
+		return true
+	case NotifyNotificationTypeFriendRequest:
+		return true
+	case NotifyNotificationTypeGameCompleted:
+		return true
+	case NotifyNotificationTypeMarketResolved:
+		return true
+	case NotifyNotificationTypeReferralReward:
+		return true
+	case NotifyNotificationTypeReviewHold:
+		return true
+	case NotifyNotificationTypeSupportReply:
+		return true
+	case NotifyNotificationTypeTip:
+		return true
+	case NotifyNotificationTypeTournamentPrize:
+		return true
+	case NotifyNotificationTypeTournamentStarting:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NotifyPushedType.
+const (
+	NotifyPushedTypeAchievement        NotifyPushedType = "achievement"
+	NotifyPushedTypeBetSettled         NotifyPushedType = "bet_settled"
+	NotifyPushedTypeChallenge          NotifyPushedType = "challenge"
+	NotifyPushedTypeFriendAccepted     NotifyPushedType = "friend_accepted"
+	NotifyPushedTypeFriendRequest      NotifyPushedType = "friend_request"
+	NotifyPushedTypeGameCompleted      NotifyPushedType = "game_completed"
+	NotifyPushedTypeMarketResolved     NotifyPushedType = "market_resolved"
+	NotifyPushedTypeReferralReward     NotifyPushedType = "referral_reward"
+	NotifyPushedTypeReviewHold         NotifyPushedType = "review_hold"
+	NotifyPushedTypeSupportReply       NotifyPushedType = "support_reply"
+	NotifyPushedTypeTip                NotifyPushedType = "tip"
+	NotifyPushedTypeTournamentPrize    NotifyPushedType = "tournament_prize"
+	NotifyPushedTypeTournamentStarting NotifyPushedType = "tournament_starting"
+)
+
+// Valid indicates whether the value is a known member of the NotifyPushedType enum.
+func (e NotifyPushedType) Valid() bool {
+	switch e {
+	case NotifyPushedTypeAchievement:
+		return true
+	case NotifyPushedTypeBetSettled:
+		return true
+	case NotifyPushedTypeChallenge:
+		return true
+	case NotifyPushedTypeFriendAccepted:
+		return true
+	case NotifyPushedTypeFriendRequest:
+		return true
+	case NotifyPushedTypeGameCompleted:
+		return true
+	case NotifyPushedTypeMarketResolved:
+		return true
+	case NotifyPushedTypeReferralReward:
+		return true
+	case NotifyPushedTypeReviewHold:
+		return true
+	case NotifyPushedTypeSupportReply:
+		return true
+	case NotifyPushedTypeTip:
+		return true
+	case NotifyPushedTypeTournamentPrize:
+		return true
+	case NotifyPushedTypeTournamentStarting:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PotBetStatus.
 const (
 	PotBetStatusHeld     PotBetStatus = "held"
@@ -399,6 +1192,69 @@ func (e PotBetStatus) Valid() bool {
 	case PotBetStatusRefunded:
 		return true
 	case PotBetStatusWon:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PotTransferKind.
+const (
+	PotTransferKindRefund          PotTransferKind = "refund"
+	PotTransferKindRefundToBalance PotTransferKind = "refund_to_balance"
+	PotTransferKindSweep           PotTransferKind = "sweep"
+)
+
+// Valid indicates whether the value is a known member of the PotTransferKind enum.
+func (e PotTransferKind) Valid() bool {
+	switch e {
+	case PotTransferKindRefund:
+		return true
+	case PotTransferKindRefundToBalance:
+		return true
+	case PotTransferKindSweep:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PotTransferStatus.
+const (
+	PotTransferStatusConfirmed PotTransferStatus = "confirmed"
+	PotTransferStatusPending   PotTransferStatus = "pending"
+	PotTransferStatusSent      PotTransferStatus = "sent"
+)
+
+// Valid indicates whether the value is a known member of the PotTransferStatus enum.
+func (e PotTransferStatus) Valid() bool {
+	switch e {
+	case PotTransferStatusConfirmed:
+		return true
+	case PotTransferStatusPending:
+		return true
+	case PotTransferStatusSent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PotTransferSentKind.
+const (
+	PotTransferSentKindRefund          PotTransferSentKind = "refund"
+	PotTransferSentKindRefundToBalance PotTransferSentKind = "refund_to_balance"
+	PotTransferSentKindSweep           PotTransferSentKind = "sweep"
+)
+
+// Valid indicates whether the value is a known member of the PotTransferSentKind enum.
+func (e PotTransferSentKind) Valid() bool {
+	switch e {
+	case PotTransferSentKindRefund:
+		return true
+	case PotTransferSentKindRefundToBalance:
+		return true
+	case PotTransferSentKindSweep:
 		return true
 	default:
 		return false
@@ -474,18 +1330,36 @@ func (e ProtectionPendingName) Valid() bool {
 	}
 }
 
+// Defines values for RankingTypeRatingGameType.
+const (
+	RankingTypeRatingGameTypeConnect4 RankingTypeRatingGameType = "connect4"
+	RankingTypeRatingGameTypeRps      RankingTypeRatingGameType = "rps"
+)
+
+// Valid indicates whether the value is a known member of the RankingTypeRatingGameType enum.
+func (e RankingTypeRatingGameType) Valid() bool {
+	switch e {
+	case RankingTypeRatingGameTypeConnect4:
+		return true
+	case RankingTypeRatingGameTypeRps:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ReferralsRewardStatus.
 const (
-	Claimed ReferralsRewardStatus = "claimed"
-	Pending ReferralsRewardStatus = "pending"
+	ReferralsRewardStatusClaimed ReferralsRewardStatus = "claimed"
+	ReferralsRewardStatusPending ReferralsRewardStatus = "pending"
 )
 
 // Valid indicates whether the value is a known member of the ReferralsRewardStatus enum.
 func (e ReferralsRewardStatus) Valid() bool {
 	switch e {
-	case Claimed:
+	case ReferralsRewardStatusClaimed:
 		return true
-	case Pending:
+	case ReferralsRewardStatusPending:
 		return true
 	default:
 		return false
@@ -519,18 +1393,282 @@ func (e RpsSettingsRounds) Valid() bool {
 	}
 }
 
+// Defines values for RulesC4ViewGameType.
+const (
+	RulesC4ViewGameTypeConnect4 RulesC4ViewGameType = "connect4"
+	RulesC4ViewGameTypeRps      RulesC4ViewGameType = "rps"
+)
+
+// Valid indicates whether the value is a known member of the RulesC4ViewGameType enum.
+func (e RulesC4ViewGameType) Valid() bool {
+	switch e {
+	case RulesC4ViewGameTypeConnect4:
+		return true
+	case RulesC4ViewGameTypeRps:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RulesC4ViewStatus.
+const (
+	RulesC4ViewStatusActive    RulesC4ViewStatus = "active"
+	RulesC4ViewStatusCancelled RulesC4ViewStatus = "cancelled"
+	RulesC4ViewStatusCompleted RulesC4ViewStatus = "completed"
+	RulesC4ViewStatusWaiting   RulesC4ViewStatus = "waiting"
+)
+
+// Valid indicates whether the value is a known member of the RulesC4ViewStatus enum.
+func (e RulesC4ViewStatus) Valid() bool {
+	switch e {
+	case RulesC4ViewStatusActive:
+		return true
+	case RulesC4ViewStatusCancelled:
+		return true
+	case RulesC4ViewStatusCompleted:
+		return true
+	case RulesC4ViewStatusWaiting:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RulesInfoGameType.
+const (
+	RulesInfoGameTypeConnect4 RulesInfoGameType = "connect4"
+	RulesInfoGameTypeRps      RulesInfoGameType = "rps"
+)
+
+// Valid indicates whether the value is a known member of the RulesInfoGameType enum.
+func (e RulesInfoGameType) Valid() bool {
+	switch e {
+	case RulesInfoGameTypeConnect4:
+		return true
+	case RulesInfoGameTypeRps:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RulesRPSRoundReason.
+const (
+	RulesRPSRoundReasonAbandoned RulesRPSRoundReason = "abandoned"
+	RulesRPSRoundReasonPlayed    RulesRPSRoundReason = "played"
+	RulesRPSRoundReasonTimeout   RulesRPSRoundReason = "timeout"
+)
+
+// Valid indicates whether the value is a known member of the RulesRPSRoundReason enum.
+func (e RulesRPSRoundReason) Valid() bool {
+	switch e {
+	case RulesRPSRoundReasonAbandoned:
+		return true
+	case RulesRPSRoundReasonPlayed:
+		return true
+	case RulesRPSRoundReasonTimeout:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RulesRPSViewGameType.
+const (
+	RulesRPSViewGameTypeConnect4 RulesRPSViewGameType = "connect4"
+	RulesRPSViewGameTypeRps      RulesRPSViewGameType = "rps"
+)
+
+// Valid indicates whether the value is a known member of the RulesRPSViewGameType enum.
+func (e RulesRPSViewGameType) Valid() bool {
+	switch e {
+	case RulesRPSViewGameTypeConnect4:
+		return true
+	case RulesRPSViewGameTypeRps:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RulesRPSViewStatus.
+const (
+	RulesRPSViewStatusActive    RulesRPSViewStatus = "active"
+	RulesRPSViewStatusCancelled RulesRPSViewStatus = "cancelled"
+	RulesRPSViewStatusCompleted RulesRPSViewStatus = "completed"
+	RulesRPSViewStatusWaiting   RulesRPSViewStatus = "waiting"
+)
+
+// Valid indicates whether the value is a known member of the RulesRPSViewStatus enum.
+func (e RulesRPSViewStatus) Valid() bool {
+	switch e {
+	case RulesRPSViewStatusActive:
+		return true
+	case RulesRPSViewStatusCancelled:
+		return true
+	case RulesRPSViewStatusCompleted:
+		return true
+	case RulesRPSViewStatusWaiting:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RulesRoundPhase.
+const (
+	RulesRoundPhaseChoosing RulesRoundPhase = "choosing"
+	RulesRoundPhaseFinished RulesRoundPhase = "finished"
+	RulesRoundPhasePlaying  RulesRoundPhase = "playing"
+)
+
+// Valid indicates whether the value is a known member of the RulesRoundPhase enum.
+func (e RulesRoundPhase) Valid() bool {
+	switch e {
+	case RulesRoundPhaseChoosing:
+		return true
+	case RulesRoundPhaseFinished:
+		return true
+	case RulesRoundPhasePlaying:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RulesViewOutcomeReason.
+const (
+	RulesViewOutcomeReasonAbandoned RulesViewOutcomeReason = "abandoned"
+	RulesViewOutcomeReasonBoardFull RulesViewOutcomeReason = "board-full"
+	RulesViewOutcomeReasonConnect4  RulesViewOutcomeReason = "connect4"
+	RulesViewOutcomeReasonResign    RulesViewOutcomeReason = "resign"
+	RulesViewOutcomeReasonScore     RulesViewOutcomeReason = "score"
+	RulesViewOutcomeReasonTimeout   RulesViewOutcomeReason = "timeout"
+)
+
+// Valid indicates whether the value is a known member of the RulesViewOutcomeReason enum.
+func (e RulesViewOutcomeReason) Valid() bool {
+	switch e {
+	case RulesViewOutcomeReasonAbandoned:
+		return true
+	case RulesViewOutcomeReasonBoardFull:
+		return true
+	case RulesViewOutcomeReasonConnect4:
+		return true
+	case RulesViewOutcomeReasonResign:
+		return true
+	case RulesViewOutcomeReasonScore:
+		return true
+	case RulesViewOutcomeReasonTimeout:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SocialAchievementCategory.
+const (
+	Games   SocialAchievementCategory = "games"
+	Markets SocialAchievementCategory = "markets"
+	Money   SocialAchievementCategory = "money"
+	Social  SocialAchievementCategory = "social"
+)
+
+// Valid indicates whether the value is a known member of the SocialAchievementCategory enum.
+func (e SocialAchievementCategory) Valid() bool {
+	switch e {
+	case Games:
+		return true
+	case Markets:
+		return true
+	case Money:
+		return true
+	case Social:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SocialEntryType.
+const (
+	SocialEntryTypeAchievement   SocialEntryType = "achievement"
+	SocialEntryTypeBetWon        SocialEntryType = "bet_won"
+	SocialEntryTypeDonation      SocialEntryType = "donation"
+	SocialEntryTypeGameWon       SocialEntryType = "game_won"
+	SocialEntryTypeTip           SocialEntryType = "tip"
+	SocialEntryTypeTournamentWon SocialEntryType = "tournament_won"
+)
+
+// Valid indicates whether the value is a known member of the SocialEntryType enum.
+func (e SocialEntryType) Valid() bool {
+	switch e {
+	case SocialEntryTypeAchievement:
+		return true
+	case SocialEntryTypeBetWon:
+		return true
+	case SocialEntryTypeDonation:
+		return true
+	case SocialEntryTypeGameWon:
+		return true
+	case SocialEntryTypeTip:
+		return true
+	case SocialEntryTypeTournamentWon:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SocialRelationStatus.
+const (
+	SocialRelationStatusFriends SocialRelationStatus = "friends"
+	SocialRelationStatusPending SocialRelationStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the SocialRelationStatus enum.
+func (e SocialRelationStatus) Valid() bool {
+	switch e {
+	case SocialRelationStatusFriends:
+		return true
+	case SocialRelationStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StatusAnswerStatus.
+const (
+	StatusAnswerStatusAnnounced StatusAnswerStatus = "announced"
+	StatusAnswerStatusLeft      StatusAnswerStatus = "left"
+)
+
+// Valid indicates whether the value is a known member of the StatusAnswerStatus enum.
+func (e StatusAnswerStatus) Valid() bool {
+	switch e {
+	case StatusAnswerStatusAnnounced:
+		return true
+	case StatusAnswerStatusLeft:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SumtreeProofStepSide.
 const (
-	Left  SumtreeProofStepSide = "left"
-	Right SumtreeProofStepSide = "right"
+	SumtreeProofStepSideLeft  SumtreeProofStepSide = "left"
+	SumtreeProofStepSideRight SumtreeProofStepSide = "right"
 )
 
 // Valid indicates whether the value is a known member of the SumtreeProofStepSide enum.
 func (e SumtreeProofStepSide) Valid() bool {
 	switch e {
-	case Left:
+	case SumtreeProofStepSideLeft:
 		return true
-	case Right:
+	case SumtreeProofStepSideRight:
 		return true
 	default:
 		return false
@@ -777,6 +1915,24 @@ func (e TipsContextType) Valid() bool {
 	}
 }
 
+// Defines values for TournamentGameType.
+const (
+	TournamentGameTypeConnect4 TournamentGameType = "connect4"
+	TournamentGameTypeRps      TournamentGameType = "rps"
+)
+
+// Valid indicates whether the value is a known member of the TournamentGameType enum.
+func (e TournamentGameType) Valid() bool {
+	switch e {
+	case TournamentGameTypeConnect4:
+		return true
+	case TournamentGameTypeRps:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TournamentStatus.
 const (
 	TournamentStatusCancelled TournamentStatus = "cancelled"
@@ -795,6 +1951,24 @@ func (e TournamentStatus) Valid() bool {
 	case TournamentStatusRunning:
 		return true
 	case TournamentStatusScheduled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TournamentDetailGameType.
+const (
+	TournamentDetailGameTypeConnect4 TournamentDetailGameType = "connect4"
+	TournamentDetailGameTypeRps      TournamentDetailGameType = "rps"
+)
+
+// Valid indicates whether the value is a known member of the TournamentDetailGameType enum.
+func (e TournamentDetailGameType) Valid() bool {
+	switch e {
+	case TournamentDetailGameTypeConnect4:
+		return true
+	case TournamentDetailGameTypeRps:
 		return true
 	default:
 		return false
@@ -840,6 +2014,24 @@ func (e TournamentEntryStatus) Valid() bool {
 	case Paused:
 		return true
 	case Withdrawn:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TournamentNewTournamentGameType.
+const (
+	TournamentNewTournamentGameTypeConnect4 TournamentNewTournamentGameType = "connect4"
+	TournamentNewTournamentGameTypeRps      TournamentNewTournamentGameType = "rps"
+)
+
+// Valid indicates whether the value is a known member of the TournamentNewTournamentGameType enum.
+func (e TournamentNewTournamentGameType) Valid() bool {
+	switch e {
+	case TournamentNewTournamentGameTypeConnect4:
+		return true
+	case TournamentNewTournamentGameTypeRps:
 		return true
 	default:
 		return false
@@ -1062,7 +2254,8 @@ type BlockState struct {
 
 // ChallengeRequest defines model for ChallengeRequest.
 type ChallengeRequest struct {
-	GameType string `json:"gameType"`
+	// GameType see GET /games/available
+	GameType ChallengeRequestGameType `json:"gameType"`
 
 	// Settings the game type's settings; omit for the defaults
 	Settings   *GameSettings `json:"settings,omitempty"`
@@ -1073,14 +2266,20 @@ type ChallengeRequest struct {
 	ToUsername *string `json:"toUsername,omitempty"`
 }
 
+// ChallengeRequestGameType see GET /games/available
+type ChallengeRequestGameType string
+
 // ChatContext defines model for ChatContext.
 type ChatContext struct {
 	// Id the game id; for dm the other user's id, seen from whoever reads it
 	Id string `json:"id"`
 
 	// Type game or dm
-	Type string `json:"type"`
+	Type ChatContextType `json:"type"`
 }
+
+// ChatContextType game or dm
+type ChatContextType string
 
 // ChatMessage defines model for ChatMessage.
 type ChatMessage struct {
@@ -1196,35 +2395,47 @@ type GameActResult struct {
 	Seq int64 `json:"seq"`
 
 	// Status the game's status after the action
-	Status string `json:"status"`
+	Status GameActResultStatus `json:"status"`
 }
+
+// GameActResultStatus the game's status after the action
+type GameActResultStatus string
 
 // GameAction defines model for GameAction.
 type GameAction struct {
-	// Move game-specific; rps: "rock", "paper" or "scissors"; connect4: {"column": 0-6}
-	Move interface{} `json:"move,omitempty"`
+	// Move game-specific; rps: "rock", "paper" or "scissors"; connect4: {"column": 0-6} (or the column alone)
+	Move *GameMove `json:"move,omitempty"`
 
 	// Type move or resign
-	Type string `json:"type"`
+	Type GameActionType `json:"type"`
 }
+
+// GameActionType move or resign
+type GameActionType string
 
 // GameChallenge defines model for GameChallenge.
 type GameChallenge struct {
-	CreatedAt  time.Time `json:"createdAt"`
-	ExpiresAt  time.Time `json:"expiresAt"`
-	FromUserId string    `json:"fromUserId"`
-	GameId     *string   `json:"gameId"`
-	GameType   string    `json:"gameType"`
-	Id         string    `json:"id"`
+	CreatedAt  time.Time             `json:"createdAt"`
+	ExpiresAt  time.Time             `json:"expiresAt"`
+	FromUserId string                `json:"fromUserId"`
+	GameId     *string               `json:"gameId"`
+	GameType   GameChallengeGameType `json:"gameType"`
+	Id         string                `json:"id"`
 
 	// Settings A game type's settings, every member optional (the defaults apply): one of the game types' settings objects. Answers carry every member.
 	Settings   GameSettings `json:"settings"`
 	StakeMinor int64        `json:"stakeMinor"`
 
 	// Status pending, accepted, declined, expired or cancelled
-	Status   string `json:"status"`
-	ToUserId string `json:"toUserId"`
+	Status   GameChallengeStatus `json:"status"`
+	ToUserId string              `json:"toUserId"`
 }
+
+// GameChallengeGameType defines model for GameChallenge.GameType.
+type GameChallengeGameType string
+
+// GameChallengeStatus pending, accepted, declined, expired or cancelled
+type GameChallengeStatus string
 
 // GameCompleted defines model for GameCompleted.
 type GameCompleted struct {
@@ -1244,7 +2455,7 @@ type GameCompleted struct {
 	Ratings []GameRatingChange `json:"ratings"`
 
 	// Reason score, resign, timeout, abandoned, connect4, board-full
-	Reason string `json:"reason"`
+	Reason GameCompletedReason `json:"reason"`
 
 	// ReviewHeld the game's bets and market were held for review when it ended (the players' own payout is not held); see the game's bets and market for how the review ended
 	ReviewHeld *bool `json:"reviewHeld,omitempty"`
@@ -1254,7 +2465,7 @@ type GameCompleted struct {
 	SpectatorPotMinor int64                      `json:"spectatorPotMinor"`
 
 	// Status completed, or cancelled when nobody played
-	Status string `json:"status"`
+	Status GameCompletedStatus `json:"status"`
 
 	// Transfers the on-chain transfers its settlement queued (pending); game:settlement:transfer follows each one's confirmation
 	Transfers []GameSettlementTransfer `json:"transfers"`
@@ -1263,14 +2474,23 @@ type GameCompleted struct {
 	WinnerId *string `json:"winnerId"`
 }
 
+// GameCompletedReason score, resign, timeout, abandoned, connect4, board-full
+type GameCompletedReason string
+
 // GameCompletedReviewReason why they were held: resign (the loser resigned), timeout (a round or turn was lost on time) or linked (a bettor or trader was linked to a player by the end)
 type GameCompletedReviewReason string
 
+// GameCompletedStatus completed, or cancelled when nobody played
+type GameCompletedStatus string
+
 // GameCurrentGame defines model for GameCurrentGame.
 type GameCurrentGame struct {
-	GameId   string `json:"gameId"`
-	GameType string `json:"gameType"`
+	GameId   string                  `json:"gameId"`
+	GameType GameCurrentGameGameType `json:"gameType"`
 }
+
+// GameCurrentGameGameType defines model for GameCurrentGame.GameType.
+type GameCurrentGameGameType string
 
 // GameDetail defines model for GameDetail.
 type GameDetail struct {
@@ -1278,15 +2498,15 @@ type GameDetail struct {
 	EndedAt   *time.Time `json:"endedAt,omitempty"`
 
 	// EscrowAddress the game's escrow: donations are sent here on chain
-	EscrowAddress string `json:"escrowAddress"`
-	GameId        string `json:"gameId"`
-	GameType      string `json:"gameType"`
+	EscrowAddress string             `json:"escrowAddress"`
+	GameId        string             `json:"gameId"`
+	GameType      GameDetailGameType `json:"gameType"`
 
 	// History once the game is over: every revealed round (rps) or move (connect4)
-	History interface{} `json:"history,omitempty"`
-	LastSeq int64       `json:"lastSeq"`
-	Players []GameSeat  `json:"players"`
-	Pot     Pot         `json:"pot"`
+	History *GameHistory `json:"history,omitempty"`
+	LastSeq int64        `json:"lastSeq"`
+	Players []GameSeat   `json:"players"`
+	Pot     Pot          `json:"pot"`
 
 	// Result once the game is over
 	Result *GameResult `json:"result,omitempty"`
@@ -1295,56 +2515,79 @@ type GameDetail struct {
 	Settings GameSettings `json:"settings"`
 
 	// Settlement on-chain transfers of the settlement, with their signatures
-	Settlement     []PotTransfer `json:"settlement"`
-	SpectatorCount int64         `json:"spectatorCount"`
-	StakeMinor     int64         `json:"stakeMinor"`
-	Status         string        `json:"status"`
+	Settlement     []PotTransfer    `json:"settlement"`
+	SpectatorCount int64            `json:"spectatorCount"`
+	StakeMinor     int64            `json:"stakeMinor"`
+	Status         GameDetailStatus `json:"status"`
 
 	// TournamentId the tournament the game is played in, when it is a tournament's (a free game)
 	TournamentId *string `json:"tournamentId,omitempty"`
 	WinnerId     *string `json:"winnerId,omitempty"`
 }
 
+// GameDetailGameType defines model for GameDetail.GameType.
+type GameDetailGameType string
+
+// GameDetailStatus defines model for GameDetail.Status.
+type GameDetailStatus string
+
+// GameHistory A finished game's record, oldest first: every revealed round (rps) or every move (connect4).
+type GameHistory = []map[string]interface{}
+
 // GameJoinResult defines model for GameJoinResult.
 type GameJoinResult struct {
 	GameId *string `json:"gameId,omitempty"`
 
 	// Status queued or matched
-	Status string `json:"status"`
+	Status GameJoinResultStatus `json:"status"`
 }
+
+// GameJoinResultStatus queued or matched
+type GameJoinResultStatus string
 
 // GameLiveGame defines model for GameLiveGame.
 type GameLiveGame struct {
-	CreatedAt time.Time  `json:"createdAt"`
-	GameId    string     `json:"gameId"`
-	GameType  string     `json:"gameType"`
-	Players   []GameSeat `json:"players"`
+	CreatedAt time.Time            `json:"createdAt"`
+	GameId    string               `json:"gameId"`
+	GameType  GameLiveGameGameType `json:"gameType"`
+	Players   []GameSeat           `json:"players"`
 
 	// PotMinor player pot plus donations
-	PotMinor       int64  `json:"potMinor"`
-	SpectatorCount int64  `json:"spectatorCount"`
-	StakeMinor     int64  `json:"stakeMinor"`
-	Status         string `json:"status"`
+	PotMinor       int64 `json:"potMinor"`
+	SpectatorCount int64 `json:"spectatorCount"`
+	StakeMinor     int64 `json:"stakeMinor"`
+
+	// Status active: the list holds running games only
+	Status GameLiveGameStatus `json:"status"`
 
 	// TournamentId the tournament the game is played in, when it is a tournament's
 	TournamentId *string `json:"tournamentId,omitempty"`
 }
 
+// GameLiveGameGameType defines model for GameLiveGame.GameType.
+type GameLiveGameGameType string
+
+// GameLiveGameStatus active: the list holds running games only
+type GameLiveGameStatus string
+
 // GameLivePlayer defines model for GameLivePlayer.
 type GameLivePlayer struct {
-	GameId         string `json:"gameId"`
-	GameType       string `json:"gameType"`
-	SpectatorCount int64  `json:"spectatorCount"`
-	UserId         string `json:"userId"`
-	Username       string `json:"username"`
+	GameId         string                 `json:"gameId"`
+	GameType       GameLivePlayerGameType `json:"gameType"`
+	SpectatorCount int64                  `json:"spectatorCount"`
+	UserId         string                 `json:"userId"`
+	Username       string                 `json:"username"`
 }
+
+// GameLivePlayerGameType defines model for GameLivePlayer.GameType.
+type GameLivePlayerGameType string
 
 // GameLobby defines model for GameLobby.
 type GameLobby struct {
-	CreatedAt time.Time `json:"createdAt"`
-	CreatedBy string    `json:"createdBy"`
-	GameType  string    `json:"gameType"`
-	Id        string    `json:"id"`
+	CreatedAt time.Time         `json:"createdAt"`
+	CreatedBy string            `json:"createdBy"`
+	GameType  GameLobbyGameType `json:"gameType"`
+	Id        string            `json:"id"`
 
 	// Queued players waiting in its queue
 	Queued int64 `json:"queued"`
@@ -1354,14 +2597,23 @@ type GameLobby struct {
 	StakeMinor int64        `json:"stakeMinor"`
 
 	// Status open
-	Status string `json:"status"`
+	Status GameLobbyStatus `json:"status"`
 }
+
+// GameLobbyGameType defines model for GameLobby.GameType.
+type GameLobbyGameType string
+
+// GameLobbyStatus open
+type GameLobbyStatus string
 
 // GameMatched defines model for GameMatched.
 type GameMatched struct {
-	GameId   string `json:"gameId"`
-	GameType string `json:"gameType"`
+	GameId   string              `json:"gameId"`
+	GameType GameMatchedGameType `json:"gameType"`
 }
+
+// GameMatchedGameType defines model for GameMatched.GameType.
+type GameMatchedGameType string
 
 // GameMetrics defines model for GameMetrics.
 type GameMetrics struct {
@@ -1374,10 +2626,29 @@ type GameMetrics struct {
 	VolumeLast24hMinor int64 `json:"volumeLast24hMinor"`
 }
 
+// GameMove A move, by the game type: rps, the choice; connect4, the column, as an object or alone.
+type GameMove struct {
+	union json.RawMessage
+}
+
+// GameMove0 rps: the choice
+type GameMove0 string
+
+// GameMove1 connect4: the column
+type GameMove1 struct {
+	// Column 0 at the left
+	Column int `json:"column"`
+}
+
+// GameMove2 connect4: the column alone
+type GameMove2 = int
+
 // GameQueueRemoved defines model for GameQueueRemoved.
 type GameQueueRemoved struct {
 	LobbyId string `json:"lobbyId"`
-	Reason  string `json:"reason"`
+
+	// Reason why, in words for people
+	Reason string `json:"reason"`
 }
 
 // GameRatingChange defines model for GameRatingChange.
@@ -1399,8 +2670,11 @@ type GameRematch struct {
 	RequestedBy []string `json:"requestedBy"`
 
 	// Status none, requested or started
-	Status string `json:"status"`
+	Status GameRematchStatus `json:"status"`
 }
+
+// GameRematchStatus none, requested or started
+type GameRematchStatus string
 
 // GameRematchBy defines model for GameRematchBy.
 type GameRematchBy struct {
@@ -1444,7 +2718,7 @@ type GameResult struct {
 	PotMinor int64 `json:"potMinor"`
 
 	// Reason score, resign, timeout, abandoned, connect4, board-full
-	Reason string `json:"reason"`
+	Reason GameResultReason `json:"reason"`
 
 	// ReviewHeld the game's bets and market were held for review when it ended (the players' own payout is not held); see the game's bets and market for how the review ended
 	ReviewHeld *bool `json:"reviewHeld,omitempty"`
@@ -1456,6 +2730,9 @@ type GameResult struct {
 	// WinnerId null for a draw or cancellation
 	WinnerId *string `json:"winnerId"`
 }
+
+// GameResultReason score, resign, timeout, abandoned, connect4, board-full
+type GameResultReason string
 
 // GameResultReviewReason why they were held: resign (the loser resigned), timeout (a round or turn was lost on time) or linked (a bettor or trader was linked to a player by the end)
 type GameResultReviewReason string
@@ -1483,15 +2760,18 @@ type GameSettlementTransfer struct {
 	Id          string `json:"id"`
 
 	// Kind sweep (escrow to vault) or refund (escrow to the donor's wallet, never to a platform balance; while that wallet has no USDC token account the refund waits for one)
-	Kind      string `json:"kind"`
-	ToAddress string `json:"toAddress"`
+	Kind      GameSettlementTransferKind `json:"kind"`
+	ToAddress string                     `json:"toAddress"`
 }
+
+// GameSettlementTransferKind sweep (escrow to vault) or refund (escrow to the donor's wallet, never to a platform balance; while that wallet has no USDC token account the refund waits for one)
+type GameSettlementTransferKind string
 
 // GameStarted defines model for GameStarted.
 type GameStarted struct {
-	GameId   string     `json:"gameId"`
-	GameType string     `json:"gameType"`
-	Players  []GameSeat `json:"players"`
+	GameId   string              `json:"gameId"`
+	GameType GameStartedGameType `json:"gameType"`
+	Players  []GameSeat          `json:"players"`
 
 	// Settings A game type's settings, every member optional (the defaults apply): one of the game types' settings objects. Answers carry every member.
 	Settings   GameSettings `json:"settings"`
@@ -1500,6 +2780,9 @@ type GameStarted struct {
 	// TournamentId the tournament the game is played in, when it is a tournament's
 	TournamentId *string `json:"tournamentId,omitempty"`
 }
+
+// GameStartedGameType defines model for GameStarted.GameType.
+type GameStartedGameType string
 
 // GamelogProof defines model for GamelogProof.
 type GamelogProof struct {
@@ -1535,10 +2818,13 @@ type Health struct {
 	Database string `json:"database"`
 
 	// Status ok, or degraded when a dependency is down
-	Status        string `json:"status"`
-	UptimeSeconds int64  `json:"uptimeSeconds"`
-	Version       string `json:"version"`
+	Status        HealthStatus `json:"status"`
+	UptimeSeconds int64        `json:"uptimeSeconds"`
+	Version       string       `json:"version"`
 }
+
+// HealthStatus ok, or degraded when a dependency is down
+type HealthStatus string
 
 // IntegrityBettor defines model for IntegrityBettor.
 type IntegrityBettor struct {
@@ -1560,14 +2846,14 @@ type IntegrityCase struct {
 	DecidedBy *ChatUserRef `json:"decidedBy"`
 
 	// DecisionReason why the admin released or voided it, as they typed it; null while held, in the game's room event (game:review) and for decisions made before reasons were asked
-	DecisionReason *string    `json:"decisionReason"`
-	EndedAt        *time.Time `json:"endedAt"`
-	GameId         string     `json:"gameId"`
-	GameType       string     `json:"gameType"`
-	HeldAt         time.Time  `json:"heldAt"`
+	DecisionReason *string               `json:"decisionReason"`
+	EndedAt        *time.Time            `json:"endedAt"`
+	GameId         string                `json:"gameId"`
+	GameType       IntegrityCaseGameType `json:"gameType"`
+	HeldAt         time.Time             `json:"heldAt"`
 
 	// History the game's revealed rounds (rps) or moves (connect4)
-	History interface{} `json:"history"`
+	History GameHistory `json:"history"`
 
 	// Links bettors and traders linked to a player, why, and the evidence
 	Links   []IntegrityPlayerLink `json:"links"`
@@ -1589,6 +2875,9 @@ type IntegrityCase struct {
 	// WinnerId the game's winner, whom a release pays the bets and shares on
 	WinnerId string `json:"winnerId"`
 }
+
+// IntegrityCaseGameType defines model for IntegrityCase.GameType.
+type IntegrityCaseGameType string
 
 // IntegrityCaseReason why its end was held: resign (the loser resigned), timeout (a round or turn was lost on time) or linked (a bettor or trader was linked to a player by the end)
 type IntegrityCaseReason string
@@ -1762,7 +3051,7 @@ type LimitsRequest struct {
 // LobbyRequest defines model for LobbyRequest.
 type LobbyRequest struct {
 	// GameType see GET /games/available
-	GameType string `json:"gameType"`
+	GameType LobbyRequestGameType `json:"gameType"`
 
 	// Settings the game type's settings; omit for the defaults
 	Settings *GameSettings `json:"settings,omitempty"`
@@ -1770,6 +3059,9 @@ type LobbyRequest struct {
 	// StakeMinor per player; 0 for a free game
 	StakeMinor int64 `json:"stakeMinor"`
 }
+
+// LobbyRequestGameType see GET /games/available
+type LobbyRequestGameType string
 
 // LoginRequest defines model for LoginRequest.
 type LoginRequest struct {
@@ -1960,13 +3252,19 @@ type MoneyActivity struct {
 	// Id a sequence number as a string; pass the last one seen as ?before= for older ones
 	Id string `json:"id"`
 
-	// Kind deposit, withdrawal, transfer, faucet, ...
-	Kind      string `json:"kind"`
-	Signature string `json:"signature"`
+	// Kind what moved the money
+	Kind      MoneyActivityKind `json:"kind"`
+	Signature string            `json:"signature"`
 
-	// Status confirmed, pending or failed
-	Status string `json:"status"`
+	// Status confirmed, or failed (a withdrawal the network refused or that expired: the amount is back on the balance)
+	Status MoneyActivityStatus `json:"status"`
 }
+
+// MoneyActivityKind what moved the money
+type MoneyActivityKind string
+
+// MoneyActivityStatus confirmed, or failed (a withdrawal the network refused or that expired: the amount is back on the balance)
+type MoneyActivityStatus string
 
 // MoneyAddressCheck defines model for MoneyAddressCheck.
 type MoneyAddressCheck struct {
@@ -2024,26 +3322,37 @@ type MoneyPlatformBalance struct {
 
 // MoneyPrepared defines model for MoneyPrepared.
 type MoneyPrepared struct {
-	AmountMinor int64     `json:"amountMinor"`
-	Destination string    `json:"destination"`
-	ExpiresAt   time.Time `json:"expiresAt"`
-	FeePayer    string    `json:"feePayer"`
-	IntentId    string    `json:"intentId"`
-	Kind        string    `json:"kind"`
+	AmountMinor int64             `json:"amountMinor"`
+	Destination string            `json:"destination"`
+	ExpiresAt   time.Time         `json:"expiresAt"`
+	FeePayer    string            `json:"feePayer"`
+	IntentId    string            `json:"intentId"`
+	Kind        MoneyPreparedKind `json:"kind"`
 
 	// Transaction base64 wire transaction; sign it with the wallet and send it back to submit
 	Transaction string `json:"transaction"`
 }
 
+// MoneyPreparedKind defines model for MoneyPrepared.Kind.
+type MoneyPreparedKind string
+
 // MoneyReceipt defines model for MoneyReceipt.
 type MoneyReceipt struct {
-	AmountMinor int64  `json:"amountMinor"`
-	Destination string `json:"destination"`
-	IntentId    string `json:"intentId"`
-	Kind        string `json:"kind"`
-	Signature   string `json:"signature"`
-	Status      string `json:"status"`
+	AmountMinor int64            `json:"amountMinor"`
+	Destination string           `json:"destination"`
+	IntentId    string           `json:"intentId"`
+	Kind        MoneyReceiptKind `json:"kind"`
+	Signature   string           `json:"signature"`
+
+	// Status confirmed: a receipt is only ever given for a confirmed transfer
+	Status MoneyReceiptStatus `json:"status"`
 }
+
+// MoneyReceiptKind defines model for MoneyReceipt.Kind.
+type MoneyReceiptKind string
+
+// MoneyReceiptStatus confirmed: a receipt is only ever given for a confirmed transfer
+type MoneyReceiptStatus string
 
 // MoneyReconciliation defines model for MoneyReconciliation.
 type MoneyReconciliation struct {
@@ -2074,9 +3383,12 @@ type MoneyWithdrawal struct {
 	Signature     string `json:"signature"`
 
 	// Status pending, confirmed or failed (refused or expired: the amount is back on the balance)
-	Status    string    `json:"status"`
-	UpdatedAt time.Time `json:"updatedAt"`
+	Status    MoneyWithdrawalStatus `json:"status"`
+	UpdatedAt time.Time             `json:"updatedAt"`
 }
+
+// MoneyWithdrawalStatus pending, confirmed or failed (refused or expired: the amount is back on the balance)
+type MoneyWithdrawalStatus string
 
 // MyProfile defines model for MyProfile.
 type MyProfile struct {
@@ -2107,8 +3419,11 @@ type NotifyNotification struct {
 	Read bool   `json:"read"`
 
 	// Type friend_request, friend_accepted, challenge, game_completed, tip, achievement, referral_reward, support_reply, bet_settled, market_resolved, review_hold, tournament_starting, tournament_prize
-	Type string `json:"type"`
+	Type NotifyNotificationType `json:"type"`
 }
+
+// NotifyNotificationType friend_request, friend_accepted, challenge, game_completed, tip, achievement, referral_reward, support_reply, bet_settled, market_resolved, review_hold, tournament_starting, tournament_prize
+type NotifyNotificationType string
 
 // NotifyPushed defines model for NotifyPushed.
 type NotifyPushed struct {
@@ -2122,9 +3437,12 @@ type NotifyPushed struct {
 	Read bool   `json:"read"`
 
 	// Type friend_request, friend_accepted, challenge, game_completed, tip, achievement, referral_reward, support_reply, bet_settled, market_resolved, review_hold, tournament_starting, tournament_prize
-	Type        string `json:"type"`
-	UnreadCount int64  `json:"unreadCount"`
+	Type        NotifyPushedType `json:"type"`
+	UnreadCount int64            `json:"unreadCount"`
 }
+
+// NotifyPushedType friend_request, friend_accepted, challenge, game_completed, tip, achievement, referral_reward, support_reply, bet_settled, market_resolved, review_hold, tournament_starting, tournament_prize
+type NotifyPushedType string
 
 // PaymentPrepareRequest defines model for PaymentPrepareRequest.
 type PaymentPrepareRequest struct {
@@ -2299,27 +3617,38 @@ type PotTransfer struct {
 	Id          string    `json:"id"`
 
 	// Kind sweep (escrow to vault) or refund (escrow to the wallet that paid a donation, or a bet refused when it landed; never to a platform balance: while that wallet has no USDC token account the refund stays pending, is retried every few minutes and is sent once the wallet has one); refund_to_balance only on refunds made before refunds waited for the wallet's account
-	Kind      string  `json:"kind"`
-	Signature *string `json:"signature"`
+	Kind      PotTransferKind `json:"kind"`
+	Signature *string         `json:"signature"`
 
 	// Status pending, sent or confirmed (a refund waiting for its wallet's USDC token account is pending)
-	Status string `json:"status"`
+	Status PotTransferStatus `json:"status"`
 
 	// ToAddress the wallet whose USDC token account receives the transfer
 	ToAddress string    `json:"toAddress"`
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 
+// PotTransferKind sweep (escrow to vault) or refund (escrow to the wallet that paid a donation, or a bet refused when it landed; never to a platform balance: while that wallet has no USDC token account the refund stays pending, is retried every few minutes and is sent once the wallet has one); refund_to_balance only on refunds made before refunds waited for the wallet's account
+type PotTransferKind string
+
+// PotTransferStatus pending, sent or confirmed (a refund waiting for its wallet's USDC token account is pending)
+type PotTransferStatus string
+
 // PotTransferSent defines model for PotTransferSent.
 type PotTransferSent struct {
 	AmountMinor int64 `json:"amountMinor"`
 
 	// Id the transfer's id, as game:completed listed it when the settlement queued it
-	Id        string `json:"id"`
-	Kind      string `json:"kind"`
-	Signature string `json:"signature"`
-	ToAddress string `json:"toAddress"`
+	Id string `json:"id"`
+
+	// Kind sweep or refund, as the settlement queued it; refund_to_balance only for a refund signed before refunds waited for the wallet's account
+	Kind      PotTransferSentKind `json:"kind"`
+	Signature string              `json:"signature"`
+	ToAddress string              `json:"toAddress"`
 }
+
+// PotTransferSentKind sweep or refund, as the settlement queued it; refund_to_balance only for a refund signed before refunds waited for the wallet's account
+type PotTransferSentKind string
 
 // ProfileRequest defines model for ProfileRequest.
 type ProfileRequest struct {
@@ -2495,9 +3824,9 @@ type RankingRow struct {
 
 // RankingTypeRating defines model for RankingTypeRating.
 type RankingTypeRating struct {
-	Draws       int64  `json:"draws"`
-	GameType    string `json:"gameType"`
-	GamesPlayed int64  `json:"gamesPlayed"`
+	Draws       int64                     `json:"draws"`
+	GameType    RankingTypeRatingGameType `json:"gameType"`
+	GamesPlayed int64                     `json:"gamesPlayed"`
 
 	// History the rating after each of the latest games, oldest first
 	History          []RankingPoint `json:"history"`
@@ -2510,6 +3839,9 @@ type RankingTypeRating struct {
 	Volatility       float64        `json:"volatility"`
 	Wins             int64          `json:"wins"`
 }
+
+// RankingTypeRatingGameType defines model for RankingTypeRating.GameType.
+type RankingTypeRatingGameType string
 
 // ReadAll defines model for ReadAll.
 type ReadAll struct {
@@ -2594,10 +3926,10 @@ type RoomEvent struct {
 	CreatedAt time.Time `json:"createdAt"`
 
 	// Data the event's payload; its shape depends on the event name
-	Data   interface{} `json:"data"`
-	Event  string      `json:"event"`
-	GameId string      `json:"gameId"`
-	Seq    int64       `json:"seq"`
+	Data   map[string]interface{} `json:"data"`
+	Event  string                 `json:"event"`
+	GameId string                 `json:"gameId"`
+	Seq    int64                  `json:"seq"`
 }
 
 // RpsSettings defines model for RpsSettings.
@@ -2653,16 +3985,16 @@ type RulesC4Start struct {
 // RulesC4View defines model for RulesC4View.
 type RulesC4View struct {
 	// Board rows top to bottom of columns left to right: the user id of the piece, or empty
-	Board    [][]string `json:"board"`
-	Columns  int64      `json:"columns"`
-	GameId   string     `json:"gameId"`
-	GameType string     `json:"gameType"`
+	Board    [][]string          `json:"board"`
+	Columns  int64               `json:"columns"`
+	GameId   string              `json:"gameId"`
+	GameType RulesC4ViewGameType `json:"gameType"`
 
 	// History every move, oldest first
 	History []RulesC4Move `json:"history"`
 
 	// Line the winning cells [row, column], or null
-	Line [][]int64 `json:"line"`
+	Line *[][]int64 `json:"line"`
 
 	// Outcome null while the game runs
 	Outcome *RulesViewOutcome `json:"outcome"`
@@ -2679,21 +4011,27 @@ type RulesC4View struct {
 	Seq int64 `json:"seq"`
 
 	// Status waiting, active, completed or cancelled
-	Status string     `json:"status"`
-	Timer  RulesTimer `json:"timer"`
+	Status RulesC4ViewStatus `json:"status"`
+	Timer  RulesTimer        `json:"timer"`
 
 	// Turn the user on turn; null once the game is over
 	Turn        *string `json:"turn"`
 	TurnSeconds int64   `json:"turnSeconds"`
 }
 
+// RulesC4ViewGameType defines model for RulesC4View.GameType.
+type RulesC4ViewGameType string
+
+// RulesC4ViewStatus waiting, active, completed or cancelled
+type RulesC4ViewStatus string
+
 // RulesInfo defines model for RulesInfo.
 type RulesInfo struct {
-	Description string `json:"description"`
-	GameType    string `json:"gameType"`
-	MaxPlayers  int64  `json:"maxPlayers"`
-	MinPlayers  int64  `json:"minPlayers"`
-	Name        string `json:"name"`
+	Description string            `json:"description"`
+	GameType    RulesInfoGameType `json:"gameType"`
+	MaxPlayers  int64             `json:"maxPlayers"`
+	MinPlayers  int64             `json:"minPlayers"`
+	Name        string            `json:"name"`
 
 	// Settings the default settings
 	Settings map[string]int64 `json:"settings"`
@@ -2701,6 +4039,9 @@ type RulesInfo struct {
 	// SettingsHelp what each setting accepts
 	SettingsHelp map[string]string `json:"settingsHelp"`
 }
+
+// RulesInfoGameType defines model for RulesInfo.GameType.
+type RulesInfoGameType string
 
 // RulesRPSResign defines model for RulesRPSResign.
 type RulesRPSResign struct {
@@ -2715,9 +4056,9 @@ type RulesRPSRound struct {
 	Commitments map[string]string  `json:"commitments"`
 
 	// Reason played, timeout or abandoned
-	Reason string             `json:"reason"`
-	Round  int64              `json:"round"`
-	Salts  map[string]*string `json:"salts"`
+	Reason RulesRPSRoundReason `json:"reason"`
+	Round  int64               `json:"round"`
+	Salts  map[string]*string  `json:"salts"`
 
 	// Scores after the round
 	Scores map[string]int64 `json:"scores"`
@@ -2725,6 +4066,9 @@ type RulesRPSRound struct {
 	// WinnerId null for a drawn round
 	WinnerId *string `json:"winnerId"`
 }
+
+// RulesRPSRoundReason played, timeout or abandoned
+type RulesRPSRoundReason string
 
 // RulesRPSRoundStart defines model for RulesRPSRoundStart.
 type RulesRPSRoundStart struct {
@@ -2743,9 +4087,9 @@ type RulesRPSSubmitted struct {
 // RulesRPSView defines model for RulesRPSView.
 type RulesRPSView struct {
 	// Commitments the current round's commitments by user id
-	Commitments map[string]string `json:"commitments"`
-	GameId      string            `json:"gameId"`
-	GameType    string            `json:"gameType"`
+	Commitments map[string]string    `json:"commitments"`
+	GameId      string               `json:"gameId"`
+	GameType    RulesRPSViewGameType `json:"gameType"`
 
 	// History revealed rounds, oldest first
 	History []RulesRPSRound `json:"history"`
@@ -2766,13 +4110,19 @@ type RulesRPSView struct {
 	Seq int64 `json:"seq"`
 
 	// Status waiting, active, completed or cancelled
-	Status string `json:"status"`
+	Status RulesRPSViewStatus `json:"status"`
 
 	// Submitted by user id: whether they chose in the current round
 	Submitted  map[string]bool `json:"submitted"`
 	Timer      RulesTimer      `json:"timer"`
 	WinsNeeded int64           `json:"winsNeeded"`
 }
+
+// RulesRPSViewGameType defines model for RulesRPSView.GameType.
+type RulesRPSViewGameType string
+
+// RulesRPSViewStatus waiting, active, completed or cancelled
+type RulesRPSViewStatus string
 
 // RulesRound defines model for RulesRound.
 type RulesRound struct {
@@ -2781,8 +4131,11 @@ type RulesRound struct {
 	Number   int64   `json:"number"`
 
 	// Phase choosing (rps), playing (connect4) or finished
-	Phase string `json:"phase"`
+	Phase RulesRoundPhase `json:"phase"`
 }
+
+// RulesRoundPhase choosing (rps), playing (connect4) or finished
+type RulesRoundPhase string
 
 // RulesTimer defines model for RulesTimer.
 type RulesTimer struct {
@@ -2792,11 +4145,15 @@ type RulesTimer struct {
 
 // RulesViewOutcome defines model for RulesViewOutcome.
 type RulesViewOutcome struct {
-	Reason string `json:"reason"`
+	// Reason score, resign, timeout, abandoned (rps: nobody chose in a round), connect4 (four in a row) or board-full (a draw)
+	Reason RulesViewOutcomeReason `json:"reason"`
 
 	// WinnerId null for a draw
 	WinnerId *string `json:"winnerId"`
 }
+
+// RulesViewOutcomeReason score, resign, timeout, abandoned (rps: nobody chose in a round), connect4 (four in a row) or board-full (a draw)
+type RulesViewOutcomeReason string
 
 // SessionAnswer defines model for SessionAnswer.
 type SessionAnswer struct {
@@ -2812,13 +4169,16 @@ type SetFlagRequest struct {
 // SocialAchievement defines model for SocialAchievement.
 type SocialAchievement struct {
 	// Category games, money, social, markets
-	Category    string `json:"category"`
-	Description string `json:"description"`
+	Category    SocialAchievementCategory `json:"category"`
+	Description string                    `json:"description"`
 
 	// Id a stable slug
 	Id   string `json:"id"`
 	Name string `json:"name"`
 }
+
+// SocialAchievementCategory games, money, social, markets
+type SocialAchievementCategory string
 
 // SocialEntry defines model for SocialEntry.
 type SocialEntry struct {
@@ -2832,8 +4192,11 @@ type SocialEntry struct {
 	Id string `json:"id"`
 
 	// Type game_won, donation, tip, achievement, bet_won, tournament_won
-	Type string `json:"type"`
+	Type SocialEntryType `json:"type"`
 }
+
+// SocialEntryType game_won, donation, tip, achievement, bet_won, tournament_won
+type SocialEntryType string
 
 // SocialFriend defines model for SocialFriend.
 type SocialFriend struct {
@@ -2857,9 +4220,12 @@ type SocialIncoming struct {
 // SocialRelation defines model for SocialRelation.
 type SocialRelation struct {
 	// Status pending (your request waits) or friends
-	Status string `json:"status"`
-	UserId string `json:"userId"`
+	Status SocialRelationStatus `json:"status"`
+	UserId string               `json:"userId"`
 }
+
+// SocialRelationStatus pending (your request waits) or friends
+type SocialRelationStatus string
 
 // SocialUnlocked defines model for SocialUnlocked.
 type SocialUnlocked struct {
@@ -2877,8 +4243,11 @@ type SocialUserRef struct {
 // StatusAnswer defines model for StatusAnswer.
 type StatusAnswer struct {
 	// Status left or announced
-	Status string `json:"status"`
+	Status StatusAnswerStatus `json:"status"`
 }
+
+// StatusAnswerStatus left or announced
+type StatusAnswerStatus string
 
 // SubmitRequest defines model for SubmitRequest.
 type SubmitRequest struct {
@@ -3141,9 +4510,9 @@ type Tournament struct {
 	EntryFeeMinor int64 `json:"entryFeeMinor"`
 
 	// FinishedAt when it finished or was cancelled; null before
-	FinishedAt *time.Time `json:"finishedAt"`
-	GameType   string     `json:"gameType"`
-	Id         string     `json:"id"`
+	FinishedAt *time.Time         `json:"finishedAt"`
+	GameType   TournamentGameType `json:"gameType"`
+	Id         string             `json:"id"`
 
 	// LastSeq the seq of the last event of the tournament's live room
 	LastSeq    int64 `json:"lastSeq"`
@@ -3167,11 +4536,15 @@ type Tournament struct {
 	Status   TournamentStatus `json:"status"`
 }
 
+// TournamentGameType defines model for Tournament.GameType.
+type TournamentGameType string
+
 // TournamentStatus defines model for Tournament.Status.
 type TournamentStatus string
 
 // TournamentCancelled defines model for TournamentCancelled.
 type TournamentCancelled struct {
+	// Reason why, in words for people
 	Reason string `json:"reason"`
 
 	// RefundedMinor the entry fees given back, all together
@@ -3190,9 +4563,9 @@ type TournamentDetail struct {
 	EntryFeeMinor int64 `json:"entryFeeMinor"`
 
 	// FinishedAt when it finished or was cancelled; null before
-	FinishedAt *time.Time `json:"finishedAt"`
-	GameType   string     `json:"gameType"`
-	Id         string     `json:"id"`
+	FinishedAt *time.Time               `json:"finishedAt"`
+	GameType   TournamentDetailGameType `json:"gameType"`
+	Id         string                   `json:"id"`
 
 	// LastSeq the seq of the last event of the tournament's live room
 	LastSeq    int64 `json:"lastSeq"`
@@ -3221,6 +4594,9 @@ type TournamentDetail struct {
 	StartsAt  time.Time              `json:"startsAt"`
 	Status    TournamentDetailStatus `json:"status"`
 }
+
+// TournamentDetailGameType defines model for TournamentDetail.GameType.
+type TournamentDetailGameType string
 
 // TournamentDetailStatus defines model for TournamentDetail.Status.
 type TournamentDetailStatus string
@@ -3278,7 +4654,7 @@ type TournamentNewTournament struct {
 	EntryFeeMinor int64 `json:"entryFeeMinor"`
 
 	// GameType a game type of GET /games/available
-	GameType string `json:"gameType"`
+	GameType TournamentNewTournamentGameType `json:"gameType"`
 
 	// MaxPlayers 2 to 256 (or the server's TOURNAMENT_MAX_PLAYERS); default 64
 	MaxPlayers *int64 `json:"maxPlayers,omitempty"`
@@ -3293,6 +4669,9 @@ type TournamentNewTournament struct {
 	// StartsAt RFC 3339, from now to 7 days ahead
 	StartsAt time.Time `json:"startsAt"`
 }
+
+// TournamentNewTournamentGameType a game type of GET /games/available
+type TournamentNewTournamentGameType string
 
 // TournamentPaired defines model for TournamentPaired.
 type TournamentPaired struct {
@@ -4245,6 +5624,7 @@ type PostUsersMeAgeConfirmationParams struct {
 
 // PostUsersMeAvatarMultipartBody defines parameters for PostUsersMeAvatar.
 type PostUsersMeAvatarMultipartBody struct {
+	// File the file: image/png, image/jpeg, image/webp
 	File openapi_types.File `json:"file"`
 }
 
@@ -4256,6 +5636,7 @@ type PostUsersMeAvatarParams struct {
 
 // PostUsersMeCoverMultipartBody defines parameters for PostUsersMeCover.
 type PostUsersMeCoverMultipartBody struct {
+	// File the file: image/png, image/jpeg, image/webp
 	File openapi_types.File `json:"file"`
 }
 
@@ -4511,6 +5892,94 @@ type PostWalletsTransferSubmitJSONRequestBody = SubmitRequest
 // PostWalletsWithdrawJSONRequestBody defines body for PostWalletsWithdraw for application/json ContentType.
 type PostWalletsWithdrawJSONRequestBody = WithdrawRequest
 
+// AsGameMove0 returns the union data inside the GameMove as a GameMove0
+func (t GameMove) AsGameMove0() (GameMove0, error) {
+	var body GameMove0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameMove0 overwrites any union data inside the GameMove as the provided GameMove0
+func (t *GameMove) FromGameMove0(v GameMove0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameMove0 performs a merge with any union data inside the GameMove, using the provided GameMove0
+func (t *GameMove) MergeGameMove0(v GameMove0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGameMove1 returns the union data inside the GameMove as a GameMove1
+func (t GameMove) AsGameMove1() (GameMove1, error) {
+	var body GameMove1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameMove1 overwrites any union data inside the GameMove as the provided GameMove1
+func (t *GameMove) FromGameMove1(v GameMove1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameMove1 performs a merge with any union data inside the GameMove, using the provided GameMove1
+func (t *GameMove) MergeGameMove1(v GameMove1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGameMove2 returns the union data inside the GameMove as a GameMove2
+func (t GameMove) AsGameMove2() (GameMove2, error) {
+	var body GameMove2
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameMove2 overwrites any union data inside the GameMove as the provided GameMove2
+func (t *GameMove) FromGameMove2(v GameMove2) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameMove2 performs a merge with any union data inside the GameMove, using the provided GameMove2
+func (t *GameMove) MergeGameMove2(v GameMove2) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t GameMove) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *GameMove) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsConnect4Settings returns the union data inside the GameSettings as a Connect4Settings
 func (t GameSettings) AsConnect4Settings() (Connect4Settings, error) {
 	var body Connect4Settings
@@ -4573,32 +6042,6 @@ func (t *GameSettings) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// AsRulesRPSView returns the union data inside the GetGamesByIdState200JSONResponseBody as a RulesRPSView
-func (t GetGamesByIdState200JSONResponseBody) AsRulesRPSView() (RulesRPSView, error) {
-	var body RulesRPSView
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRulesRPSView overwrites any union data inside the GetGamesByIdState200JSONResponseBody as the provided RulesRPSView
-func (t *GetGamesByIdState200JSONResponseBody) FromRulesRPSView(v RulesRPSView) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeRulesRPSView performs a merge with any union data inside the GetGamesByIdState200JSONResponseBody, using the provided RulesRPSView
-func (t *GetGamesByIdState200JSONResponseBody) MergeRulesRPSView(v RulesRPSView) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
 // AsRulesC4View returns the union data inside the GetGamesByIdState200JSONResponseBody as a RulesC4View
 func (t GetGamesByIdState200JSONResponseBody) AsRulesC4View() (RulesC4View, error) {
 	var body RulesC4View
@@ -4609,6 +6052,10 @@ func (t GetGamesByIdState200JSONResponseBody) AsRulesC4View() (RulesC4View, erro
 // FromRulesC4View overwrites any union data inside the GetGamesByIdState200JSONResponseBody as the provided RulesC4View
 func (t *GetGamesByIdState200JSONResponseBody) FromRulesC4View(v RulesC4View) error {
 	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"gameType":"connect4"}`))
 	t.union = b
 	return err
 }
@@ -4619,10 +6066,71 @@ func (t *GetGamesByIdState200JSONResponseBody) MergeRulesC4View(v RulesC4View) e
 	if err != nil {
 		return err
 	}
+	b, err = runtime.JSONMerge(b, []byte(`{"gameType":"connect4"}`))
+	if err != nil {
+		return err
+	}
 
 	merged, err := runtime.JSONMerge(t.union, b)
 	t.union = merged
 	return err
+}
+
+// AsRulesRPSView returns the union data inside the GetGamesByIdState200JSONResponseBody as a RulesRPSView
+func (t GetGamesByIdState200JSONResponseBody) AsRulesRPSView() (RulesRPSView, error) {
+	var body RulesRPSView
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRulesRPSView overwrites any union data inside the GetGamesByIdState200JSONResponseBody as the provided RulesRPSView
+func (t *GetGamesByIdState200JSONResponseBody) FromRulesRPSView(v RulesRPSView) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"gameType":"rps"}`))
+	t.union = b
+	return err
+}
+
+// MergeRulesRPSView performs a merge with any union data inside the GetGamesByIdState200JSONResponseBody, using the provided RulesRPSView
+func (t *GetGamesByIdState200JSONResponseBody) MergeRulesRPSView(v RulesRPSView) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"gameType":"rps"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t GetGamesByIdState200JSONResponseBody) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"gameType"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t GetGamesByIdState200JSONResponseBody) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "connect4":
+		return t.AsRulesC4View()
+	case "rps":
+		return t.AsRulesRPSView()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
 }
 
 func (t GetGamesByIdState200JSONResponseBody) MarshalJSON() ([]byte, error) {
@@ -4786,7 +6294,7 @@ type ClientInterface interface {
 	// Corresponds with POST /admin/integrity/{gameId}/release (the `PostAdminIntegrityByGameIdRelease` operationId).
 	PostAdminIntegrityByGameIdRelease(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, body PostAdminIntegrityByGameIdReleaseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostAdminIntegrityByGameIdVoidWithBody Refund every bet of a held game in full and resolve its market at 500000 a share
+	// PostAdminIntegrityByGameIdVoidWithBody Refund every bet of a held game in full and resolve its market at 0.50 USDC a share (500000 minor units)
 	//
 	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 	//
@@ -4795,7 +6303,7 @@ type ClientInterface interface {
 	// Corresponds with POST /admin/integrity/{gameId}/void (the `PostAdminIntegrityByGameIdVoid` operationId).
 	PostAdminIntegrityByGameIdVoidWithBody(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostAdminIntegrityByGameIdVoid Refund every bet of a held game in full and resolve its market at 500000 a share
+	// PostAdminIntegrityByGameIdVoid Refund every bet of a held game in full and resolve its market at 0.50 USDC a share (500000 minor units)
 	//
 	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 	//
@@ -6070,7 +7578,7 @@ func (c *Client) PostAdminIntegrityByGameIdRelease(ctx context.Context, gameId s
 	return c.Client.Do(req)
 }
 
-// PostAdminIntegrityByGameIdVoidWithBody Refund every bet of a held game in full and resolve its market at 500000 a share
+// PostAdminIntegrityByGameIdVoidWithBody Refund every bet of a held game in full and resolve its market at 0.50 USDC a share (500000 minor units)
 //
 // Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 //
@@ -6089,7 +7597,7 @@ func (c *Client) PostAdminIntegrityByGameIdVoidWithBody(ctx context.Context, gam
 	return c.Client.Do(req)
 }
 
-// PostAdminIntegrityByGameIdVoid Refund every bet of a held game in full and resolve its market at 500000 a share
+// PostAdminIntegrityByGameIdVoid Refund every bet of a held game in full and resolve its market at 0.50 USDC a share (500000 minor units)
 //
 // Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 //
@@ -16165,7 +17673,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /admin/integrity/{gameId}/release (the `PostAdminIntegrityByGameIdRelease` operationId).
 	PostAdminIntegrityByGameIdReleaseWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdReleaseParams, body PostAdminIntegrityByGameIdReleaseJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdReleaseResponse, error)
 
-	// PostAdminIntegrityByGameIdVoidWithBodyWithResponse Refund every bet of a held game in full and resolve its market at 500000 a share
+	// PostAdminIntegrityByGameIdVoidWithBodyWithResponse Refund every bet of a held game in full and resolve its market at 0.50 USDC a share (500000 minor units)
 	//
 	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 	//
@@ -16174,7 +17682,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /admin/integrity/{gameId}/void (the `PostAdminIntegrityByGameIdVoid` operationId).
 	PostAdminIntegrityByGameIdVoidWithBodyWithResponse(ctx context.Context, gameId string, params *PostAdminIntegrityByGameIdVoidParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAdminIntegrityByGameIdVoidResponse, error)
 
-	// PostAdminIntegrityByGameIdVoidWithResponse Refund every bet of a held game in full and resolve its market at 500000 a share
+	// PostAdminIntegrityByGameIdVoidWithResponse Refund every bet of a held game in full and resolve its market at 0.50 USDC a share (500000 minor units)
 	//
 	// Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 	//
@@ -29197,7 +30705,7 @@ func (c *ClientWithResponses) PostAdminIntegrityByGameIdReleaseWithResponse(ctx 
 	return ParsePostAdminIntegrityByGameIdReleaseResponse(rsp)
 }
 
-// PostAdminIntegrityByGameIdVoidWithBodyWithResponse Refund every bet of a held game in full and resolve its market at 500000 a share
+// PostAdminIntegrityByGameIdVoidWithBodyWithResponse Refund every bet of a held game in full and resolve its market at 0.50 USDC a share (500000 minor units)
 //
 // Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 //
@@ -29212,7 +30720,7 @@ func (c *ClientWithResponses) PostAdminIntegrityByGameIdVoidWithBodyWithResponse
 	return ParsePostAdminIntegrityByGameIdVoidResponse(rsp)
 }
 
-// PostAdminIntegrityByGameIdVoidWithResponse Refund every bet of a held game in full and resolve its market at 500000 a share
+// PostAdminIntegrityByGameIdVoidWithResponse Refund every bet of a held game in full and resolve its market at 0.50 USDC a share (500000 minor units)
 //
 // Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review (decisionReason) and in the audit log. Answers the game's integrity record. 403 CONFLICT_OF_INTEREST when you played in the game, bet on it, traded in its market, entered its arena, or tipped or are linked to anyone in it: another admin must decide it. 404 when the game was never held; 409 CONFLICT when its review was decided already.
 //

@@ -209,7 +209,11 @@ func Rules(o *web.OpenAPI, doc any) []error {
 			bodies = append(bodies, b)
 		}
 		for _, b := range bodies {
-			if b != nil {
+			if one, ok := b.(web.OneOf); ok {
+				for _, t := range one.Types {
+					errs = append(errs, checkType(doc, reflect.TypeOf(t), seen)...)
+				}
+			} else if b != nil {
 				errs = append(errs, checkType(doc, reflect.TypeOf(b), seen)...)
 			}
 		}

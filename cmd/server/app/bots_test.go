@@ -260,7 +260,7 @@ func TestDemoBotAnswersAChallengeAndARematch(t *testing.T) {
 			break
 		}
 		if st.Turn != nil && *st.Turn == person.UserID() {
-			if _, err := person.API.PostGamesByIdActionsWithResponse(ctx, id, nil, api.GameAction{Type: "move", Move: map[string]int{"column": col}}); err != nil {
+			if _, err := person.API.PostGamesByIdActionsWithResponse(ctx, id, nil, api.GameAction{Type: "move", Move: moveBody(t, map[string]int{"column": col})}); err != nil {
 				t.Fatalf("drop in column %d: %v", col, err)
 			}
 			col = (col + 2) % 7
@@ -337,4 +337,14 @@ func TestDemoBotTakesAPersonsTable(t *testing.T) {
 	if !joined {
 		t.Error("the bot did not join the table through the SDK")
 	}
+}
+
+// moveBody is a move as the body of a move action.
+func moveBody(t testing.TB, move any) *api.GameMove {
+	t.Helper()
+	m, err := wager.MoveOf(move)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

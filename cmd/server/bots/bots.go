@@ -386,7 +386,11 @@ func (b *Bots) play(ctx context.Context, p player, gameID string) error {
 		return nil
 	}
 	delete(b.thinkAt, p.id)
-	_, err = p.api.API.PostGamesByIdActionsWithResponse(ctx, id.String(), nil, api.GameAction{Type: "move", Move: move})
+	body, err := wager.MoveOf(move)
+	if err != nil {
+		return err
+	}
+	_, err = p.api.API.PostGamesByIdActionsWithResponse(ctx, id.String(), nil, api.GameAction{Type: "move", Move: body})
 	if s := status(err); s >= 400 && s < 500 {
 		// Raced with a timeout or the end of the game.
 		b.log.Debug("demo bot's move refused", "game", gameID, "err", err)

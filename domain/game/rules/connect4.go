@@ -305,6 +305,6 @@ func (g *c4Game) Public(now time.Time) View {
 		Rows:        C4Rows,
 		Columns:     C4Columns,
 		TurnSeconds: g.TurnSeconds,
-		Line:        slices.Clone(g.Line),
+		Line:        winLine(g.Line),
 	}
 }

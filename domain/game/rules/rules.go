@@ -38,7 +38,7 @@ type Outcome struct {
 
 // Info describes a game type for GET /games/available.
 type Info struct {
-	GameType     string            `json:"gameType"`
+	GameType     string            `json:"gameType" enum:"connect4,rps"`
 	Name         string            `json:"name"`
 	Description  string            `json:"description"`
 	MinPlayers   int               `json:"minPlayers"`

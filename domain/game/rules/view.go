@@ -29,8 +29,8 @@ type View interface {
 // ViewHeader names the game a view belongs to; the game service fills it.
 type ViewHeader struct {
 	GameID   string `json:"gameId"`
-	GameType string `json:"gameType"`
-	Status   string `json:"status" doc:"waiting, active, completed or cancelled"`
+	GameType string `json:"gameType" enum:"connect4,rps"`
+	Status   string `json:"status" enum:"waiting,active,completed,cancelled" doc:"waiting, active, completed or cancelled"`
 	Seq      int    `json:"seq" doc:"the seq of the game's last event that the view includes"`
 }
 
@@ -81,7 +81,7 @@ func decode(name domain.EventName, data json.RawMessage, v any) error {
 // Round is the current round (rps) or move (Connect Four).
 type Round struct {
 	Number   int     `json:"number"`
-	Phase    string  `json:"phase" doc:"choosing (rps), playing (connect4) or finished"`
+	Phase    string  `json:"phase" enum:"choosing,playing,finished" doc:"choosing (rps), playing (connect4) or finished"`
 	Deadline *string `json:"deadline" doc:"when the round or turn times out; null once the game is over"`
 }
 
@@ -94,7 +94,7 @@ type Timer struct {
 // ViewOutcome is how a finished game ended.
 type ViewOutcome struct {
 	WinnerID *string `json:"winnerId" doc:"null for a draw"`
-	Reason   string  `json:"reason"`
+	Reason   string  `json:"reason" enum:"score,resign,timeout,abandoned,connect4,board-full" doc:"score, resign, timeout, abandoned (rps: nobody chose in a round), connect4 (four in a row) or board-full (a draw)"`
 }
 
 func outcomeView(o Outcome) *ViewOutcome {
@@ -183,7 +183,7 @@ type RPSRound struct {
 	Salts       map[string]*string `json:"salts"`
 	Commitments map[string]string  `json:"commitments"`
 	WinnerID    *string            `json:"winnerId" doc:"null for a drawn round"`
-	Reason      string             `json:"reason" doc:"played, timeout or abandoned"`
+	Reason      string             `json:"reason" enum:"played,timeout,abandoned" doc:"played, timeout or abandoned"`
 	Scores      map[string]int     `json:"scores" doc:"after the round"`
 }
 
@@ -218,11 +218,21 @@ type C4View struct {
 	Rows        int        `json:"rows"`
 	Columns     int        `json:"columns"`
 	TurnSeconds int        `json:"turnSeconds"`
-	Line        [][2]int   `json:"line" doc:"the winning cells [row, column], or null"`
+	Line        *[][2]int  `json:"line" doc:"the winning cells [row, column], or null"`
 }
 
 // Record returns the moves.
 func (v *C4View) Record() any { return v.History }
+
+// winLine is a winning line as a view holds it: a copy, or nil (null)
+// when there is none.
+func winLine(cells [][2]int) *[][2]int {
+	if cells == nil {
+		return nil
+	}
+	c := slices.Clone(cells)
+	return &c
+}
 
 // Apply takes in a Connect Four event (see View).
 func (v *C4View) Apply(name domain.EventName, data json.RawMessage) error {
@@ -255,7 +265,7 @@ func (v *C4View) Apply(name domain.EventName, data json.RawMessage) error {
 		v.setDeadline(d.Deadline)
 		switch {
 		case d.Line != nil:
-			v.Line = slices.Clone(d.Line)
+			v.Line = winLine(d.Line)
 			v.finish(d.UserID, "connect4")
 		case d.Turn == nil:
 			v.finish("", "board-full")

@@ -978,6 +978,18 @@ type Invoker interface {
 	//
 	// POST /users/me/age-confirmation
 	PostUsersMeAgeConfirmation(ctx context.Context, request *ProtectionAgeRequest, params PostUsersMeAgeConfirmationParams) (PostUsersMeAgeConfirmationRes, error)
+	// PostUsersMeAvatar invokes postUsersMeAvatar operation.
+	//
+	// PNG, JPEG or WebP, recognised by content; at most 2 MB. Re-encoded so that only pixels are kept.
+	//
+	// POST /users/me/avatar
+	PostUsersMeAvatar(ctx context.Context, request *PostUsersMeAvatarReq, params PostUsersMeAvatarParams) (PostUsersMeAvatarRes, error)
+	// PostUsersMeCover invokes postUsersMeCover operation.
+	//
+	// PNG, JPEG or WebP, recognised by content; at most 2 MB. Re-encoded so that only pixels are kept.
+	//
+	// POST /users/me/cover
+	PostUsersMeCover(ctx context.Context, request *PostUsersMeCoverReq, params PostUsersMeCoverParams) (PostUsersMeCoverRes, error)
 	// PostUsersMeExclusion invokes postUsersMeExclusion operation.
 	//
 	// {kind: timeout, hours: 24-1008}, {kind: self-exclusion, months: 6|12|60} or {kind: self-exclusion,
@@ -15662,6 +15674,242 @@ func (c *Client) sendPostUsersMeAgeConfirmation(ctx context.Context, request *Pr
 	}()
 
 	result, err := decodePostUsersMeAgeConfirmationResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// PostUsersMeAvatar invokes postUsersMeAvatar operation.
+//
+// PNG, JPEG or WebP, recognised by content; at most 2 MB. Re-encoded so that only pixels are kept.
+//
+// POST /users/me/avatar
+func (c *Client) PostUsersMeAvatar(ctx context.Context, request *PostUsersMeAvatarReq, params PostUsersMeAvatarParams) (PostUsersMeAvatarRes, error) {
+	res, err := c.sendPostUsersMeAvatar(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendPostUsersMeAvatar(ctx context.Context, request *PostUsersMeAvatarReq, params PostUsersMeAvatarParams) (res PostUsersMeAvatarRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/users/me/avatar"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePostUsersMeAvatarRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityAppId(ctx, PostUsersMeAvatarOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"AppId\"")
+			}
+		}
+		{
+
+			switch err := c.securityBearer(ctx, PostUsersMeAvatarOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+		{
+
+			switch err := c.securitySession(ctx, PostUsersMeAvatarOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 2
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Session\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000011},
+				{0b00000100},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePostUsersMeAvatarResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// PostUsersMeCover invokes postUsersMeCover operation.
+//
+// PNG, JPEG or WebP, recognised by content; at most 2 MB. Re-encoded so that only pixels are kept.
+//
+// POST /users/me/cover
+func (c *Client) PostUsersMeCover(ctx context.Context, request *PostUsersMeCoverReq, params PostUsersMeCoverParams) (PostUsersMeCoverRes, error) {
+	res, err := c.sendPostUsersMeCover(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendPostUsersMeCover(ctx context.Context, request *PostUsersMeCoverReq, params PostUsersMeCoverParams) (res PostUsersMeCoverRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/users/me/cover"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePostUsersMeCoverRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityAppId(ctx, PostUsersMeCoverOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"AppId\"")
+			}
+		}
+		{
+
+			switch err := c.securityBearer(ctx, PostUsersMeCoverOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+		{
+
+			switch err := c.securitySession(ctx, PostUsersMeCoverOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 2
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Session\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000011},
+				{0b00000100},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePostUsersMeCoverResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -465,6 +465,14 @@ type PostUsersMeAgeConfirmationRes interface {
 	postUsersMeAgeConfirmationRes()
 }
 
+type PostUsersMeAvatarRes interface {
+	postUsersMeAvatarRes()
+}
+
+type PostUsersMeCoverRes interface {
+	postUsersMeCoverRes()
+}
+
 type PostUsersMeExclusionRes interface {
 	postUsersMeExclusionRes()
 }

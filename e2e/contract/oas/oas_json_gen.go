@@ -984,7 +984,7 @@ func (s *ChallengeRequest) Encode(e *jx.Encoder) {
 func (s *ChallengeRequest) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("gameType")
-		e.Str(s.GameType)
+		s.GameType.Encode(e)
 	}
 	{
 		if s.Settings.Set {
@@ -1030,9 +1030,7 @@ func (s *ChallengeRequest) Decode(d *jx.Decoder) error {
 		case "gameType":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.GameType = string(v)
-				if err != nil {
+				if err := s.GameType.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -1137,6 +1135,46 @@ func (s *ChallengeRequest) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes ChallengeRequestGameType as json.
+func (s ChallengeRequestGameType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes ChallengeRequestGameType from json.
+func (s *ChallengeRequestGameType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ChallengeRequestGameType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch ChallengeRequestGameType(v) {
+	case ChallengeRequestGameTypeConnect4:
+		*s = ChallengeRequestGameTypeConnect4
+	case ChallengeRequestGameTypeRps:
+		*s = ChallengeRequestGameTypeRps
+	default:
+		*s = ChallengeRequestGameType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s ChallengeRequestGameType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ChallengeRequestGameType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s *ChatContext) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -1152,7 +1190,7 @@ func (s *ChatContext) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("type")
-		e.Str(s.Type)
+		s.Type.Encode(e)
 	}
 }
 
@@ -1185,9 +1223,7 @@ func (s *ChatContext) Decode(d *jx.Decoder) error {
 		case "type":
 			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
-				v, err := d.Str()
-				s.Type = string(v)
-				if err != nil {
+				if err := s.Type.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -1246,6 +1282,46 @@ func (s *ChatContext) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *ChatContext) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ChatContextType as json.
+func (s ChatContextType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes ChatContextType from json.
+func (s *ChatContextType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ChatContextType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch ChatContextType(v) {
+	case ChatContextTypeGame:
+		*s = ChatContextTypeGame
+	case ChatContextTypeDm:
+		*s = ChatContextTypeDm
+	default:
+		*s = ChatContextType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s ChatContextType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ChatContextType) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -4575,7 +4651,7 @@ func (s *GameActResult) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("status")
-		e.Str(s.Status)
+		s.Status.Encode(e)
 	}
 }
 
@@ -4621,9 +4697,7 @@ func (s *GameActResult) Decode(d *jx.Decoder) error {
 		case "status":
 			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
-				v, err := d.Str()
-				s.Status = string(v)
-				if err != nil {
+				if err := s.Status.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -4686,6 +4760,46 @@ func (s *GameActResult) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes GameActResultStatus as json.
+func (s GameActResultStatus) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GameActResultStatus from json.
+func (s *GameActResultStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameActResultStatus to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GameActResultStatus(v) {
+	case GameActResultStatusActive:
+		*s = GameActResultStatusActive
+	case GameActResultStatusCompleted:
+		*s = GameActResultStatusCompleted
+	default:
+		*s = GameActResultStatus(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GameActResultStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameActResultStatus) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s *GameAction) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -4696,14 +4810,14 @@ func (s *GameAction) Encode(e *jx.Encoder) {
 // encodeFields encodes fields.
 func (s *GameAction) encodeFields(e *jx.Encoder) {
 	{
-		if len(s.Move) != 0 {
+		if s.Move.Set {
 			e.FieldStart("move")
-			e.Raw(s.Move)
+			s.Move.Encode(e)
 		}
 	}
 	{
 		e.FieldStart("type")
-		e.Str(s.Type)
+		s.Type.Encode(e)
 	}
 }
 
@@ -4723,9 +4837,8 @@ func (s *GameAction) Decode(d *jx.Decoder) error {
 		switch string(k) {
 		case "move":
 			if err := func() error {
-				v, err := d.RawAppend(nil)
-				s.Move = jx.Raw(v)
-				if err != nil {
+				s.Move.Reset()
+				if err := s.Move.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -4735,9 +4848,7 @@ func (s *GameAction) Decode(d *jx.Decoder) error {
 		case "type":
 			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
-				v, err := d.Str()
-				s.Type = string(v)
-				if err != nil {
+				if err := s.Type.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -4800,6 +4911,46 @@ func (s *GameAction) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes GameActionType as json.
+func (s GameActionType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GameActionType from json.
+func (s *GameActionType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameActionType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GameActionType(v) {
+	case GameActionTypeMove:
+		*s = GameActionTypeMove
+	case GameActionTypeResign:
+		*s = GameActionTypeResign
+	default:
+		*s = GameActionType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GameActionType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameActionType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s *GameChallenge) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -4827,7 +4978,7 @@ func (s *GameChallenge) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("gameType")
-		e.Str(s.GameType)
+		s.GameType.Encode(e)
 	}
 	{
 		e.FieldStart("id")
@@ -4843,7 +4994,7 @@ func (s *GameChallenge) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("status")
-		e.Str(s.Status)
+		s.Status.Encode(e)
 	}
 	{
 		e.FieldStart("toUserId")
@@ -4922,9 +5073,7 @@ func (s *GameChallenge) Decode(d *jx.Decoder) error {
 		case "gameType":
 			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
-				v, err := d.Str()
-				s.GameType = string(v)
-				if err != nil {
+				if err := s.GameType.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -4968,9 +5117,7 @@ func (s *GameChallenge) Decode(d *jx.Decoder) error {
 		case "status":
 			requiredBitSet[1] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.Status = string(v)
-				if err != nil {
+				if err := s.Status.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -5046,6 +5193,92 @@ func (s *GameChallenge) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes GameChallengeGameType as json.
+func (s GameChallengeGameType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GameChallengeGameType from json.
+func (s *GameChallengeGameType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameChallengeGameType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GameChallengeGameType(v) {
+	case GameChallengeGameTypeConnect4:
+		*s = GameChallengeGameTypeConnect4
+	case GameChallengeGameTypeRps:
+		*s = GameChallengeGameTypeRps
+	default:
+		*s = GameChallengeGameType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GameChallengeGameType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameChallengeGameType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GameChallengeStatus as json.
+func (s GameChallengeStatus) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GameChallengeStatus from json.
+func (s *GameChallengeStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameChallengeStatus to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GameChallengeStatus(v) {
+	case GameChallengeStatusPending:
+		*s = GameChallengeStatusPending
+	case GameChallengeStatusAccepted:
+		*s = GameChallengeStatusAccepted
+	case GameChallengeStatusDeclined:
+		*s = GameChallengeStatusDeclined
+	case GameChallengeStatusExpired:
+		*s = GameChallengeStatusExpired
+	case GameChallengeStatusCancelled:
+		*s = GameChallengeStatusCancelled
+	default:
+		*s = GameChallengeStatus(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GameChallengeStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameChallengeStatus) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s *GameCurrentGame) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -5061,7 +5294,7 @@ func (s *GameCurrentGame) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("gameType")
-		e.Str(s.GameType)
+		s.GameType.Encode(e)
 	}
 }
 
@@ -5094,9 +5327,7 @@ func (s *GameCurrentGame) Decode(d *jx.Decoder) error {
 		case "gameType":
 			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
-				v, err := d.Str()
-				s.GameType = string(v)
-				if err != nil {
+				if err := s.GameType.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -5159,6 +5390,46 @@ func (s *GameCurrentGame) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes GameCurrentGameGameType as json.
+func (s GameCurrentGameGameType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GameCurrentGameGameType from json.
+func (s *GameCurrentGameGameType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameCurrentGameGameType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GameCurrentGameGameType(v) {
+	case GameCurrentGameGameTypeConnect4:
+		*s = GameCurrentGameGameTypeConnect4
+	case GameCurrentGameGameTypeRps:
+		*s = GameCurrentGameGameTypeRps
+	default:
+		*s = GameCurrentGameGameType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GameCurrentGameGameType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameCurrentGameGameType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s *GameDetail) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -5188,12 +5459,12 @@ func (s *GameDetail) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("gameType")
-		e.Str(s.GameType)
+		s.GameType.Encode(e)
 	}
 	{
-		if len(s.History) != 0 {
+		if s.History != nil {
 			e.FieldStart("history")
-			e.Raw(s.History)
+			s.History.Encode(e)
 		}
 	}
 	{
@@ -5240,7 +5511,7 @@ func (s *GameDetail) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("status")
-		e.Str(s.Status)
+		s.Status.Encode(e)
 	}
 	{
 		if s.TournamentId.Set {
@@ -5334,9 +5605,7 @@ func (s *GameDetail) Decode(d *jx.Decoder) error {
 		case "gameType":
 			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
-				v, err := d.Str()
-				s.GameType = string(v)
-				if err != nil {
+				if err := s.GameType.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -5345,9 +5614,7 @@ func (s *GameDetail) Decode(d *jx.Decoder) error {
 			}
 		case "history":
 			if err := func() error {
-				v, err := d.RawAppend(nil)
-				s.History = jx.Raw(v)
-				if err != nil {
+				if err := s.History.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -5459,9 +5726,7 @@ func (s *GameDetail) Decode(d *jx.Decoder) error {
 		case "status":
 			requiredBitSet[1] |= 1 << 6
 			if err := func() error {
-				v, err := d.Str()
-				s.Status = string(v)
-				if err != nil {
+				if err := s.Status.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -5546,6 +5811,189 @@ func (s *GameDetail) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes GameDetailGameType as json.
+func (s GameDetailGameType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GameDetailGameType from json.
+func (s *GameDetailGameType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameDetailGameType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GameDetailGameType(v) {
+	case GameDetailGameTypeConnect4:
+		*s = GameDetailGameTypeConnect4
+	case GameDetailGameTypeRps:
+		*s = GameDetailGameTypeRps
+	default:
+		*s = GameDetailGameType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GameDetailGameType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameDetailGameType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GameDetailStatus as json.
+func (s GameDetailStatus) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GameDetailStatus from json.
+func (s *GameDetailStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameDetailStatus to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GameDetailStatus(v) {
+	case GameDetailStatusWaiting:
+		*s = GameDetailStatusWaiting
+	case GameDetailStatusActive:
+		*s = GameDetailStatusActive
+	case GameDetailStatusCompleted:
+		*s = GameDetailStatusCompleted
+	case GameDetailStatusCancelled:
+		*s = GameDetailStatusCancelled
+	default:
+		*s = GameDetailStatus(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GameDetailStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameDetailStatus) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GameHistory as json.
+func (s GameHistory) Encode(e *jx.Encoder) {
+	unwrapped := []GameHistoryItem(s)
+	if unwrapped == nil {
+		e.ArrEmpty()
+		return
+	}
+	if unwrapped != nil {
+		e.ArrStart()
+		for _, elem := range unwrapped {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+}
+
+// Decode decodes GameHistory from json.
+func (s *GameHistory) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameHistory to nil")
+	}
+	var unwrapped []GameHistoryItem
+	if err := func() error {
+		unwrapped = make([]GameHistoryItem, 0)
+		if err := d.Arr(func(d *jx.Decoder) error {
+			var elem GameHistoryItem
+			if err := elem.Decode(d); err != nil {
+				return err
+			}
+			unwrapped = append(unwrapped, elem)
+			return nil
+		}); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = GameHistory(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GameHistory) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameHistory) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *GameHistoryItem) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *GameHistoryItem) encodeFields(e *jx.Encoder) {
+}
+
+var jsonFieldsNameOfGameHistoryItem = [0]string{}
+
+// Decode decodes GameHistoryItem from json.
+func (s *GameHistoryItem) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameHistoryItem to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		default:
+			return d.Skip()
+		}
+	}); err != nil {
+		return errors.Wrap(err, "decode GameHistoryItem")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *GameHistoryItem) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameHistoryItem) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s *GameJoinResult) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -5563,7 +6011,7 @@ func (s *GameJoinResult) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("status")
-		e.Str(s.Status)
+		s.Status.Encode(e)
 	}
 }
 
@@ -5594,9 +6042,7 @@ func (s *GameJoinResult) Decode(d *jx.Decoder) error {
 		case "status":
 			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
-				v, err := d.Str()
-				s.Status = string(v)
-				if err != nil {
+				if err := s.Status.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -5659,6 +6105,46 @@ func (s *GameJoinResult) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes GameJoinResultStatus as json.
+func (s GameJoinResultStatus) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GameJoinResultStatus from json.
+func (s *GameJoinResultStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameJoinResultStatus to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GameJoinResultStatus(v) {
+	case GameJoinResultStatusQueued:
+		*s = GameJoinResultStatusQueued
+	case GameJoinResultStatusMatched:
+		*s = GameJoinResultStatusMatched
+	default:
+		*s = GameJoinResultStatus(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GameJoinResultStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameJoinResultStatus) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s *GameLiveGame) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -5678,7 +6164,7 @@ func (s *GameLiveGame) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("gameType")
-		e.Str(s.GameType)
+		s.GameType.Encode(e)
 	}
 	{
 		e.FieldStart("players")
@@ -5702,7 +6188,7 @@ func (s *GameLiveGame) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("status")
-		e.Str(s.Status)
+		s.Status.Encode(e)
 	}
 	{
 		if s.TournamentId.Set {
@@ -5760,9 +6246,7 @@ func (s *GameLiveGame) Decode(d *jx.Decoder) error {
 		case "gameType":
 			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
-				v, err := d.Str()
-				s.GameType = string(v)
-				if err != nil {
+				if err := s.GameType.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -5826,9 +6310,7 @@ func (s *GameLiveGame) Decode(d *jx.Decoder) error {
 		case "status":
 			requiredBitSet[0] |= 1 << 7
 			if err := func() error {
-				v, err := d.Str()
-				s.Status = string(v)
-				if err != nil {
+				if err := s.Status.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -5902,6 +6384,84 @@ func (s *GameLiveGame) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes GameLiveGameGameType as json.
+func (s GameLiveGameGameType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GameLiveGameGameType from json.
+func (s *GameLiveGameGameType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameLiveGameGameType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GameLiveGameGameType(v) {
+	case GameLiveGameGameTypeConnect4:
+		*s = GameLiveGameGameTypeConnect4
+	case GameLiveGameGameTypeRps:
+		*s = GameLiveGameGameTypeRps
+	default:
+		*s = GameLiveGameGameType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GameLiveGameGameType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameLiveGameGameType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GameLiveGameStatus as json.
+func (s GameLiveGameStatus) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GameLiveGameStatus from json.
+func (s *GameLiveGameStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameLiveGameStatus to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GameLiveGameStatus(v) {
+	case GameLiveGameStatusActive:
+		*s = GameLiveGameStatusActive
+	default:
+		*s = GameLiveGameStatus(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GameLiveGameStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameLiveGameStatus) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s *GameLivePlayer) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -5917,7 +6477,7 @@ func (s *GameLivePlayer) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("gameType")
-		e.Str(s.GameType)
+		s.GameType.Encode(e)
 	}
 	{
 		e.FieldStart("spectatorCount")
@@ -5965,9 +6525,7 @@ func (s *GameLivePlayer) Decode(d *jx.Decoder) error {
 		case "gameType":
 			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
-				v, err := d.Str()
-				s.GameType = string(v)
-				if err != nil {
+				if err := s.GameType.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -6066,6 +6624,46 @@ func (s *GameLivePlayer) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes GameLivePlayerGameType as json.
+func (s GameLivePlayerGameType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GameLivePlayerGameType from json.
+func (s *GameLivePlayerGameType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameLivePlayerGameType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GameLivePlayerGameType(v) {
+	case GameLivePlayerGameTypeConnect4:
+		*s = GameLivePlayerGameTypeConnect4
+	case GameLivePlayerGameTypeRps:
+		*s = GameLivePlayerGameTypeRps
+	default:
+		*s = GameLivePlayerGameType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GameLivePlayerGameType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameLivePlayerGameType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s *GameLobby) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -6085,7 +6683,7 @@ func (s *GameLobby) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("gameType")
-		e.Str(s.GameType)
+		s.GameType.Encode(e)
 	}
 	{
 		e.FieldStart("id")
@@ -6105,7 +6703,7 @@ func (s *GameLobby) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("status")
-		e.Str(s.Status)
+		s.Status.Encode(e)
 	}
 }
 
@@ -6156,9 +6754,7 @@ func (s *GameLobby) Decode(d *jx.Decoder) error {
 		case "gameType":
 			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
-				v, err := d.Str()
-				s.GameType = string(v)
-				if err != nil {
+				if err := s.GameType.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -6214,9 +6810,7 @@ func (s *GameLobby) Decode(d *jx.Decoder) error {
 		case "status":
 			requiredBitSet[0] |= 1 << 7
 			if err := func() error {
-				v, err := d.Str()
-				s.Status = string(v)
-				if err != nil {
+				if err := s.Status.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -6275,6 +6869,84 @@ func (s *GameLobby) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *GameLobby) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GameLobbyGameType as json.
+func (s GameLobbyGameType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GameLobbyGameType from json.
+func (s *GameLobbyGameType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameLobbyGameType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GameLobbyGameType(v) {
+	case GameLobbyGameTypeConnect4:
+		*s = GameLobbyGameTypeConnect4
+	case GameLobbyGameTypeRps:
+		*s = GameLobbyGameTypeRps
+	default:
+		*s = GameLobbyGameType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GameLobbyGameType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameLobbyGameType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GameLobbyStatus as json.
+func (s GameLobbyStatus) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GameLobbyStatus from json.
+func (s *GameLobbyStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameLobbyStatus to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GameLobbyStatus(v) {
+	case GameLobbyStatusOpen:
+		*s = GameLobbyStatusOpen
+	default:
+		*s = GameLobbyStatus(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GameLobbyStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameLobbyStatus) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -6443,6 +7115,199 @@ func (s *GameMetrics) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes GameMove as json.
+func (s GameMove) Encode(e *jx.Encoder) {
+	switch s.Type {
+	case GameMove0GameMove:
+		s.GameMove0.Encode(e)
+	case GameMove1GameMove:
+		s.GameMove1.Encode(e)
+	case IntGameMove:
+		e.Int(s.Int)
+	}
+}
+
+// Decode decodes GameMove from json.
+func (s *GameMove) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameMove to nil")
+	}
+	// Sum type type_discriminator.
+	switch t := d.Next(); t {
+	case jx.Number:
+		v, err := d.Int()
+		s.Int = int(v)
+		if err != nil {
+			return err
+		}
+		s.Type = IntGameMove
+	case jx.Object:
+		if err := s.GameMove1.Decode(d); err != nil {
+			return err
+		}
+		s.Type = GameMove1GameMove
+	case jx.String:
+		if err := s.GameMove0.Decode(d); err != nil {
+			return err
+		}
+		s.Type = GameMove0GameMove
+	default:
+		return errors.Errorf("unexpected json type %q", t)
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GameMove) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameMove) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GameMove0 as json.
+func (s GameMove0) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GameMove0 from json.
+func (s *GameMove0) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameMove0 to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GameMove0(v) {
+	case GameMove0Rock:
+		*s = GameMove0Rock
+	case GameMove0Paper:
+		*s = GameMove0Paper
+	case GameMove0Scissors:
+		*s = GameMove0Scissors
+	default:
+		*s = GameMove0(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GameMove0) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameMove0) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *GameMove1) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *GameMove1) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("column")
+		e.Int(s.Column)
+	}
+}
+
+var jsonFieldsNameOfGameMove1 = [1]string{
+	0: "column",
+}
+
+// Decode decodes GameMove1 from json.
+func (s *GameMove1) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameMove1 to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "column":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Int()
+				s.Column = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"column\"")
+			}
+		default:
+			return errors.Errorf("unexpected field %q", k)
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode GameMove1")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000001,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfGameMove1) {
+					name = jsonFieldsNameOfGameMove1[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *GameMove1) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameMove1) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s *GameRematch) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -6470,7 +7335,7 @@ func (s *GameRematch) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("status")
-		e.Str(s.Status)
+		s.Status.Encode(e)
 	}
 }
 
@@ -6535,9 +7400,7 @@ func (s *GameRematch) Decode(d *jx.Decoder) error {
 		case "status":
 			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
-				v, err := d.Str()
-				s.Status = string(v)
-				if err != nil {
+				if err := s.Status.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -6600,6 +7463,48 @@ func (s *GameRematch) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes GameRematchStatus as json.
+func (s GameRematchStatus) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GameRematchStatus from json.
+func (s *GameRematchStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameRematchStatus to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GameRematchStatus(v) {
+	case GameRematchStatusNone:
+		*s = GameRematchStatusNone
+	case GameRematchStatusRequested:
+		*s = GameRematchStatusRequested
+	case GameRematchStatusStarted:
+		*s = GameRematchStatusStarted
+	default:
+		*s = GameRematchStatus(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GameRematchStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameRematchStatus) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s *GameResult) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -6635,7 +7540,7 @@ func (s *GameResult) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("reason")
-		e.Str(s.Reason)
+		s.Reason.Encode(e)
 	}
 	{
 		if s.ReviewHeld.Set {
@@ -6757,9 +7662,7 @@ func (s *GameResult) Decode(d *jx.Decoder) error {
 		case "reason":
 			requiredBitSet[0] |= 1 << 6
 			if err := func() error {
-				v, err := d.Str()
-				s.Reason = string(v)
-				if err != nil {
+				if err := s.Reason.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -6861,6 +7764,54 @@ func (s *GameResult) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *GameResult) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GameResultReason as json.
+func (s GameResultReason) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GameResultReason from json.
+func (s *GameResultReason) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameResultReason to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GameResultReason(v) {
+	case GameResultReasonScore:
+		*s = GameResultReasonScore
+	case GameResultReasonResign:
+		*s = GameResultReasonResign
+	case GameResultReasonTimeout:
+		*s = GameResultReasonTimeout
+	case GameResultReasonAbandoned:
+		*s = GameResultReasonAbandoned
+	case GameResultReasonConnect4:
+		*s = GameResultReasonConnect4
+	case GameResultReasonBoardFull:
+		*s = GameResultReasonBoardFull
+	default:
+		*s = GameResultReason(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GameResultReason) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameResultReason) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -14325,20 +15276,177 @@ func (s *GetGamesByIdStateNotFound) UnmarshalJSON(data []byte) error {
 
 // Encode encodes GetGamesByIdStateOK as json.
 func (s GetGamesByIdStateOK) Encode(e *jx.Encoder) {
-	switch s.Type {
-	case RulesRPSViewGetGamesByIdStateOK:
-		s.RulesRPSView.Encode(e)
-	case RulesC4ViewGetGamesByIdStateOK:
-		s.RulesC4View.Encode(e)
-	}
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
 }
 
 func (s GetGamesByIdStateOK) encodeFields(e *jx.Encoder) {
 	switch s.Type {
-	case RulesRPSViewGetGamesByIdStateOK:
-		s.RulesRPSView.encodeFields(e)
 	case RulesC4ViewGetGamesByIdStateOK:
-		s.RulesC4View.encodeFields(e)
+		e.FieldStart("gameType")
+		e.Str("connect4")
+		{
+			s := s.RulesC4View
+			{
+				e.FieldStart("board")
+				e.ArrStart()
+				for _, elem := range s.Board {
+					e.ArrStart()
+					for _, elem := range elem {
+						e.Str(elem)
+					}
+					e.ArrEnd()
+				}
+				e.ArrEnd()
+			}
+			{
+				e.FieldStart("columns")
+				e.Int64(s.Columns)
+			}
+			{
+				e.FieldStart("gameId")
+				e.Str(s.GameId)
+			}
+			{
+				e.FieldStart("history")
+				e.ArrStart()
+				for _, elem := range s.History {
+					elem.Encode(e)
+				}
+				e.ArrEnd()
+			}
+			{
+				e.FieldStart("line")
+				if s.Line == nil {
+					e.Null()
+				} else {
+					e.ArrStart()
+					for _, elem := range s.Line {
+						e.ArrStart()
+						for _, elem := range elem {
+							e.Int64(elem)
+						}
+						e.ArrEnd()
+					}
+					e.ArrEnd()
+				}
+			}
+			{
+				e.FieldStart("outcome")
+				s.Outcome.Encode(e)
+			}
+			{
+				e.FieldStart("players")
+				e.ArrStart()
+				for _, elem := range s.Players {
+					e.Str(elem)
+				}
+				e.ArrEnd()
+			}
+			{
+				e.FieldStart("round")
+				s.Round.Encode(e)
+			}
+			{
+				e.FieldStart("rows")
+				e.Int64(s.Rows)
+			}
+			{
+				e.FieldStart("scores")
+				s.Scores.Encode(e)
+			}
+			{
+				e.FieldStart("seq")
+				e.Int64(s.Seq)
+			}
+			{
+				e.FieldStart("status")
+				s.Status.Encode(e)
+			}
+			{
+				e.FieldStart("timer")
+				s.Timer.Encode(e)
+			}
+			{
+				e.FieldStart("turn")
+				s.Turn.Encode(e)
+			}
+			{
+				e.FieldStart("turnSeconds")
+				e.Int64(s.TurnSeconds)
+			}
+		}
+	case RulesRPSViewGetGamesByIdStateOK:
+		e.FieldStart("gameType")
+		e.Str("rps")
+		{
+			s := s.RulesRPSView
+			{
+				e.FieldStart("commitments")
+				s.Commitments.Encode(e)
+			}
+			{
+				e.FieldStart("gameId")
+				e.Str(s.GameId)
+			}
+			{
+				e.FieldStart("history")
+				e.ArrStart()
+				for _, elem := range s.History {
+					elem.Encode(e)
+				}
+				e.ArrEnd()
+			}
+			{
+				e.FieldStart("outcome")
+				s.Outcome.Encode(e)
+			}
+			{
+				e.FieldStart("players")
+				e.ArrStart()
+				for _, elem := range s.Players {
+					e.Str(elem)
+				}
+				e.ArrEnd()
+			}
+			{
+				e.FieldStart("round")
+				s.Round.Encode(e)
+			}
+			{
+				e.FieldStart("roundSeconds")
+				e.Int64(s.RoundSeconds)
+			}
+			{
+				e.FieldStart("rounds")
+				e.Int64(s.Rounds)
+			}
+			{
+				e.FieldStart("scores")
+				s.Scores.Encode(e)
+			}
+			{
+				e.FieldStart("seq")
+				e.Int64(s.Seq)
+			}
+			{
+				e.FieldStart("status")
+				s.Status.Encode(e)
+			}
+			{
+				e.FieldStart("submitted")
+				s.Submitted.Encode(e)
+			}
+			{
+				e.FieldStart("timer")
+				s.Timer.Encode(e)
+			}
+			{
+				e.FieldStart("winsNeeded")
+				e.Int64(s.WinsNeeded)
+			}
+		}
 	}
 }
 
@@ -14347,7 +15455,7 @@ func (s *GetGamesByIdStateOK) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode GetGamesByIdStateOK to nil")
 	}
-	// Sum type fields.
+	// Sum type discriminator.
 	if typ := d.Next(); typ != jx.Object {
 		return errors.Errorf("unexpected json type %q", typ)
 	}
@@ -14355,151 +15463,26 @@ func (s *GetGamesByIdStateOK) Decode(d *jx.Decoder) error {
 	var found bool
 	if err := d.Capture(func(d *jx.Decoder) error {
 		return d.ObjBytes(func(d *jx.Decoder, key []byte) error {
+			if found {
+				return d.Skip()
+			}
 			switch string(key) {
-			case "board":
-				// Type-based discrimination: check if field has expected JSON type
-				if typ := d.Next(); typ != jx.Array {
-					// Field exists but has wrong type, not a match for this variant
-					return d.Skip()
+			case "gameType":
+				typ, err := d.Str()
+				if err != nil {
+					return err
 				}
-				match := RulesC4ViewGetGamesByIdStateOK
-				if found && s.Type != match {
-					s.Type = ""
-					return errors.Errorf("multiple oneOf matches: (%v, %v)", s.Type, match)
+				switch typ {
+				case "connect4":
+					s.Type = RulesC4ViewGetGamesByIdStateOK
+					found = true
+				case "rps":
+					s.Type = RulesRPSViewGetGamesByIdStateOK
+					found = true
+				default:
+					return errors.Errorf("unknown type %s", typ)
 				}
-				found = true
-				s.Type = match
-			case "columns":
-				// Type-based discrimination: check if field has expected JSON type
-				if typ := d.Next(); typ != jx.Number {
-					// Field exists but has wrong type, not a match for this variant
-					return d.Skip()
-				}
-				match := RulesC4ViewGetGamesByIdStateOK
-				if found && s.Type != match {
-					s.Type = ""
-					return errors.Errorf("multiple oneOf matches: (%v, %v)", s.Type, match)
-				}
-				found = true
-				s.Type = match
-			case "commitments":
-				// Type-based discrimination: check if field has expected JSON type
-				if typ := d.Next(); typ != jx.Object {
-					// Field exists but has wrong type, not a match for this variant
-					return d.Skip()
-				}
-				match := RulesRPSViewGetGamesByIdStateOK
-				if found && s.Type != match {
-					s.Type = ""
-					return errors.Errorf("multiple oneOf matches: (%v, %v)", s.Type, match)
-				}
-				found = true
-				s.Type = match
-			case "line":
-				// Type-based discrimination: check if field has expected JSON type
-				if typ := d.Next(); typ != jx.Array {
-					// Field exists but has wrong type, not a match for this variant
-					return d.Skip()
-				}
-				match := RulesC4ViewGetGamesByIdStateOK
-				if found && s.Type != match {
-					s.Type = ""
-					return errors.Errorf("multiple oneOf matches: (%v, %v)", s.Type, match)
-				}
-				found = true
-				s.Type = match
-			case "roundSeconds":
-				// Type-based discrimination: check if field has expected JSON type
-				if typ := d.Next(); typ != jx.Number {
-					// Field exists but has wrong type, not a match for this variant
-					return d.Skip()
-				}
-				match := RulesRPSViewGetGamesByIdStateOK
-				if found && s.Type != match {
-					s.Type = ""
-					return errors.Errorf("multiple oneOf matches: (%v, %v)", s.Type, match)
-				}
-				found = true
-				s.Type = match
-			case "rounds":
-				// Type-based discrimination: check if field has expected JSON type
-				if typ := d.Next(); typ != jx.Number {
-					// Field exists but has wrong type, not a match for this variant
-					return d.Skip()
-				}
-				match := RulesRPSViewGetGamesByIdStateOK
-				if found && s.Type != match {
-					s.Type = ""
-					return errors.Errorf("multiple oneOf matches: (%v, %v)", s.Type, match)
-				}
-				found = true
-				s.Type = match
-			case "rows":
-				// Type-based discrimination: check if field has expected JSON type
-				if typ := d.Next(); typ != jx.Number {
-					// Field exists but has wrong type, not a match for this variant
-					return d.Skip()
-				}
-				match := RulesC4ViewGetGamesByIdStateOK
-				if found && s.Type != match {
-					s.Type = ""
-					return errors.Errorf("multiple oneOf matches: (%v, %v)", s.Type, match)
-				}
-				found = true
-				s.Type = match
-			case "submitted":
-				// Type-based discrimination: check if field has expected JSON type
-				if typ := d.Next(); typ != jx.Object {
-					// Field exists but has wrong type, not a match for this variant
-					return d.Skip()
-				}
-				match := RulesRPSViewGetGamesByIdStateOK
-				if found && s.Type != match {
-					s.Type = ""
-					return errors.Errorf("multiple oneOf matches: (%v, %v)", s.Type, match)
-				}
-				found = true
-				s.Type = match
-			case "turn":
-				// Type-based discrimination: check if field has expected JSON type (nullable)
-				typ := d.Next()
-				if typ != jx.String && typ != jx.Null {
-					// Field exists but has wrong type, not a match for this variant
-					return d.Skip()
-				}
-				match := RulesC4ViewGetGamesByIdStateOK
-				if found && s.Type != match {
-					s.Type = ""
-					return errors.Errorf("multiple oneOf matches: (%v, %v)", s.Type, match)
-				}
-				found = true
-				s.Type = match
-			case "turnSeconds":
-				// Type-based discrimination: check if field has expected JSON type
-				if typ := d.Next(); typ != jx.Number {
-					// Field exists but has wrong type, not a match for this variant
-					return d.Skip()
-				}
-				match := RulesC4ViewGetGamesByIdStateOK
-				if found && s.Type != match {
-					s.Type = ""
-					return errors.Errorf("multiple oneOf matches: (%v, %v)", s.Type, match)
-				}
-				found = true
-				s.Type = match
-			case "winsNeeded":
-				// Type-based discrimination: check if field has expected JSON type
-				if typ := d.Next(); typ != jx.Number {
-					// Field exists but has wrong type, not a match for this variant
-					return d.Skip()
-				}
-				match := RulesRPSViewGetGamesByIdStateOK
-				if found && s.Type != match {
-					s.Type = ""
-					return errors.Errorf("multiple oneOf matches: (%v, %v)", s.Type, match)
-				}
-				found = true
-				s.Type = match
+				return nil
 			}
 			return d.Skip()
 		})
@@ -14510,12 +15493,12 @@ func (s *GetGamesByIdStateOK) Decode(d *jx.Decoder) error {
 		return errors.New("unable to detect sum type variant")
 	}
 	switch s.Type {
-	case RulesRPSViewGetGamesByIdStateOK:
-		if err := s.RulesRPSView.Decode(d); err != nil {
-			return err
-		}
 	case RulesC4ViewGetGamesByIdStateOK:
 		if err := s.RulesC4View.Decode(d); err != nil {
+			return err
+		}
+	case RulesRPSViewGetGamesByIdStateOK:
+		if err := s.RulesRPSView.Decode(d); err != nil {
 			return err
 		}
 	default:
@@ -21896,7 +22879,7 @@ func (s *Health) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("status")
-		e.Str(s.Status)
+		s.Status.Encode(e)
 	}
 	{
 		e.FieldStart("uptimeSeconds")
@@ -21939,9 +22922,7 @@ func (s *Health) Decode(d *jx.Decoder) error {
 		case "status":
 			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
-				v, err := d.Str()
-				s.Status = string(v)
-				if err != nil {
+				if err := s.Status.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -22024,6 +23005,46 @@ func (s *Health) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *Health) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes HealthStatus as json.
+func (s HealthStatus) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes HealthStatus from json.
+func (s *HealthStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode HealthStatus to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch HealthStatus(v) {
+	case HealthStatusOk:
+		*s = HealthStatusOk
+	case HealthStatusDegraded:
+		*s = HealthStatusDegraded
+	default:
+		*s = HealthStatus(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s HealthStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *HealthStatus) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -22222,16 +23243,16 @@ func (s *IntegrityCase) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("gameType")
-		e.Str(s.GameType)
+		s.GameType.Encode(e)
 	}
 	{
 		e.FieldStart("heldAt")
 		json.EncodeDateTime(e, s.HeldAt)
 	}
 	{
-		if len(s.History) != 0 {
+		if s.History != nil {
 			e.FieldStart("history")
-			e.Raw(s.History)
+			s.History.Encode(e)
 		}
 	}
 	{
@@ -22411,9 +23432,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 		case "gameType":
 			requiredBitSet[0] |= 1 << 7
 			if err := func() error {
-				v, err := d.Str()
-				s.GameType = string(v)
-				if err != nil {
+				if err := s.GameType.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -22435,9 +23454,7 @@ func (s *IntegrityCase) Decode(d *jx.Decoder) error {
 		case "history":
 			requiredBitSet[1] |= 1 << 1
 			if err := func() error {
-				v, err := d.RawAppend(nil)
-				s.History = jx.Raw(v)
-				if err != nil {
+				if err := s.History.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -22630,6 +23647,46 @@ func (s *IntegrityCase) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *IntegrityCase) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes IntegrityCaseGameType as json.
+func (s IntegrityCaseGameType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes IntegrityCaseGameType from json.
+func (s *IntegrityCaseGameType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IntegrityCaseGameType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch IntegrityCaseGameType(v) {
+	case IntegrityCaseGameTypeConnect4:
+		*s = IntegrityCaseGameTypeConnect4
+	case IntegrityCaseGameTypeRps:
+		*s = IntegrityCaseGameTypeRps
+	default:
+		*s = IntegrityCaseGameType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s IntegrityCaseGameType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IntegrityCaseGameType) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -24253,7 +25310,7 @@ func (s *LobbyRequest) Encode(e *jx.Encoder) {
 func (s *LobbyRequest) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("gameType")
-		e.Str(s.GameType)
+		s.GameType.Encode(e)
 	}
 	{
 		if s.Settings.Set {
@@ -24285,9 +25342,7 @@ func (s *LobbyRequest) Decode(d *jx.Decoder) error {
 		case "gameType":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.GameType = string(v)
-				if err != nil {
+				if err := s.GameType.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -24368,6 +25423,46 @@ func (s *LobbyRequest) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *LobbyRequest) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes LobbyRequestGameType as json.
+func (s LobbyRequestGameType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes LobbyRequestGameType from json.
+func (s *LobbyRequestGameType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode LobbyRequestGameType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch LobbyRequestGameType(v) {
+	case LobbyRequestGameTypeConnect4:
+		*s = LobbyRequestGameTypeConnect4
+	case LobbyRequestGameTypeRps:
+		*s = LobbyRequestGameTypeRps
+	default:
+		*s = LobbyRequestGameType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s LobbyRequestGameType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *LobbyRequestGameType) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -26933,7 +28028,7 @@ func (s *MoneyActivity) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("kind")
-		e.Str(s.Kind)
+		s.Kind.Encode(e)
 	}
 	{
 		e.FieldStart("signature")
@@ -26941,7 +28036,7 @@ func (s *MoneyActivity) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("status")
-		e.Str(s.Status)
+		s.Status.Encode(e)
 	}
 }
 
@@ -27026,9 +28121,7 @@ func (s *MoneyActivity) Decode(d *jx.Decoder) error {
 		case "kind":
 			requiredBitSet[0] |= 1 << 5
 			if err := func() error {
-				v, err := d.Str()
-				s.Kind = string(v)
-				if err != nil {
+				if err := s.Kind.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -27050,9 +28143,7 @@ func (s *MoneyActivity) Decode(d *jx.Decoder) error {
 		case "status":
 			requiredBitSet[0] |= 1 << 7
 			if err := func() error {
-				v, err := d.Str()
-				s.Status = string(v)
-				if err != nil {
+				if err := s.Status.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -27111,6 +28202,120 @@ func (s *MoneyActivity) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *MoneyActivity) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes MoneyActivityKind as json.
+func (s MoneyActivityKind) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes MoneyActivityKind from json.
+func (s *MoneyActivityKind) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode MoneyActivityKind to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch MoneyActivityKind(v) {
+	case MoneyActivityKindDeposit:
+		*s = MoneyActivityKindDeposit
+	case MoneyActivityKindTransfer:
+		*s = MoneyActivityKindTransfer
+	case MoneyActivityKindWithdrawal:
+		*s = MoneyActivityKindWithdrawal
+	case MoneyActivityKindStake:
+		*s = MoneyActivityKindStake
+	case MoneyActivityKindWinnings:
+		*s = MoneyActivityKindWinnings
+	case MoneyActivityKindStakeRefund:
+		*s = MoneyActivityKindStakeRefund
+	case MoneyActivityKindDonation:
+		*s = MoneyActivityKindDonation
+	case MoneyActivityKindDonationRefund:
+		*s = MoneyActivityKindDonationRefund
+	case MoneyActivityKindBet:
+		*s = MoneyActivityKindBet
+	case MoneyActivityKindBetWinnings:
+		*s = MoneyActivityKindBetWinnings
+	case MoneyActivityKindBetRefund:
+		*s = MoneyActivityKindBetRefund
+	case MoneyActivityKindTipSent:
+		*s = MoneyActivityKindTipSent
+	case MoneyActivityKindTipReceived:
+		*s = MoneyActivityKindTipReceived
+	case MoneyActivityKindMarketPayout:
+		*s = MoneyActivityKindMarketPayout
+	case MoneyActivityKindReferralClaim:
+		*s = MoneyActivityKindReferralClaim
+	case MoneyActivityKindPayment:
+		*s = MoneyActivityKindPayment
+	case MoneyActivityKindTournamentEntry:
+		*s = MoneyActivityKindTournamentEntry
+	case MoneyActivityKindTournamentRefund:
+		*s = MoneyActivityKindTournamentRefund
+	case MoneyActivityKindTournamentPrize:
+		*s = MoneyActivityKindTournamentPrize
+	default:
+		*s = MoneyActivityKind(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s MoneyActivityKind) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *MoneyActivityKind) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes MoneyActivityStatus as json.
+func (s MoneyActivityStatus) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes MoneyActivityStatus from json.
+func (s *MoneyActivityStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode MoneyActivityStatus to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch MoneyActivityStatus(v) {
+	case MoneyActivityStatusConfirmed:
+		*s = MoneyActivityStatusConfirmed
+	case MoneyActivityStatusFailed:
+		*s = MoneyActivityStatusFailed
+	default:
+		*s = MoneyActivityStatus(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s MoneyActivityStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *MoneyActivityStatus) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -27796,7 +29001,7 @@ func (s *MoneyPrepared) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("kind")
-		e.Str(s.Kind)
+		s.Kind.Encode(e)
 	}
 	{
 		e.FieldStart("transaction")
@@ -27886,9 +29091,7 @@ func (s *MoneyPrepared) Decode(d *jx.Decoder) error {
 		case "kind":
 			requiredBitSet[0] |= 1 << 5
 			if err := func() error {
-				v, err := d.Str()
-				s.Kind = string(v)
-				if err != nil {
+				if err := s.Kind.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -27963,6 +29166,54 @@ func (s *MoneyPrepared) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes MoneyPreparedKind as json.
+func (s MoneyPreparedKind) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes MoneyPreparedKind from json.
+func (s *MoneyPreparedKind) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode MoneyPreparedKind to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch MoneyPreparedKind(v) {
+	case MoneyPreparedKindBet:
+		*s = MoneyPreparedKindBet
+	case MoneyPreparedKindDeposit:
+		*s = MoneyPreparedKindDeposit
+	case MoneyPreparedKindDonation:
+		*s = MoneyPreparedKindDonation
+	case MoneyPreparedKindPayment:
+		*s = MoneyPreparedKindPayment
+	case MoneyPreparedKindTip:
+		*s = MoneyPreparedKindTip
+	case MoneyPreparedKindTransfer:
+		*s = MoneyPreparedKindTransfer
+	default:
+		*s = MoneyPreparedKind(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s MoneyPreparedKind) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *MoneyPreparedKind) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s *MoneyReceipt) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -27986,7 +29237,7 @@ func (s *MoneyReceipt) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("kind")
-		e.Str(s.Kind)
+		s.Kind.Encode(e)
 	}
 	{
 		e.FieldStart("signature")
@@ -27994,7 +29245,7 @@ func (s *MoneyReceipt) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("status")
-		e.Str(s.Status)
+		s.Status.Encode(e)
 	}
 }
 
@@ -28055,9 +29306,7 @@ func (s *MoneyReceipt) Decode(d *jx.Decoder) error {
 		case "kind":
 			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
-				v, err := d.Str()
-				s.Kind = string(v)
-				if err != nil {
+				if err := s.Kind.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -28079,9 +29328,7 @@ func (s *MoneyReceipt) Decode(d *jx.Decoder) error {
 		case "status":
 			requiredBitSet[0] |= 1 << 5
 			if err := func() error {
-				v, err := d.Str()
-				s.Status = string(v)
-				if err != nil {
+				if err := s.Status.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -28140,6 +29387,92 @@ func (s *MoneyReceipt) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *MoneyReceipt) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes MoneyReceiptKind as json.
+func (s MoneyReceiptKind) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes MoneyReceiptKind from json.
+func (s *MoneyReceiptKind) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode MoneyReceiptKind to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch MoneyReceiptKind(v) {
+	case MoneyReceiptKindBet:
+		*s = MoneyReceiptKindBet
+	case MoneyReceiptKindDeposit:
+		*s = MoneyReceiptKindDeposit
+	case MoneyReceiptKindDonation:
+		*s = MoneyReceiptKindDonation
+	case MoneyReceiptKindPayment:
+		*s = MoneyReceiptKindPayment
+	case MoneyReceiptKindTip:
+		*s = MoneyReceiptKindTip
+	case MoneyReceiptKindTransfer:
+		*s = MoneyReceiptKindTransfer
+	default:
+		*s = MoneyReceiptKind(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s MoneyReceiptKind) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *MoneyReceiptKind) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes MoneyReceiptStatus as json.
+func (s MoneyReceiptStatus) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes MoneyReceiptStatus from json.
+func (s *MoneyReceiptStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode MoneyReceiptStatus to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch MoneyReceiptStatus(v) {
+	case MoneyReceiptStatusConfirmed:
+		*s = MoneyReceiptStatusConfirmed
+	default:
+		*s = MoneyReceiptStatus(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s MoneyReceiptStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *MoneyReceiptStatus) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -28367,7 +29700,7 @@ func (s *MoneyWithdrawal) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("status")
-		e.Str(s.Status)
+		s.Status.Encode(e)
 	}
 	{
 		e.FieldStart("updatedAt")
@@ -28468,9 +29801,7 @@ func (s *MoneyWithdrawal) Decode(d *jx.Decoder) error {
 		case "status":
 			requiredBitSet[0] |= 1 << 6
 			if err := func() error {
-				v, err := d.Str()
-				s.Status = string(v)
-				if err != nil {
+				if err := s.Status.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -28541,6 +29872,48 @@ func (s *MoneyWithdrawal) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *MoneyWithdrawal) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes MoneyWithdrawalStatus as json.
+func (s MoneyWithdrawalStatus) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes MoneyWithdrawalStatus from json.
+func (s *MoneyWithdrawalStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode MoneyWithdrawalStatus to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch MoneyWithdrawalStatus(v) {
+	case MoneyWithdrawalStatusPending:
+		*s = MoneyWithdrawalStatusPending
+	case MoneyWithdrawalStatusConfirmed:
+		*s = MoneyWithdrawalStatusConfirmed
+	case MoneyWithdrawalStatusFailed:
+		*s = MoneyWithdrawalStatusFailed
+	default:
+		*s = MoneyWithdrawalStatus(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s MoneyWithdrawalStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *MoneyWithdrawalStatus) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -29353,7 +30726,7 @@ func (s *NotifyNotification) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("type")
-		e.Str(s.Type)
+		s.Type.Encode(e)
 	}
 }
 
@@ -29423,9 +30796,7 @@ func (s *NotifyNotification) Decode(d *jx.Decoder) error {
 		case "type":
 			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
-				v, err := d.Str()
-				s.Type = string(v)
-				if err != nil {
+				if err := s.Type.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -29542,6 +30913,68 @@ func (s NotifyNotificationData) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *NotifyNotificationData) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes NotifyNotificationType as json.
+func (s NotifyNotificationType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes NotifyNotificationType from json.
+func (s *NotifyNotificationType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode NotifyNotificationType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch NotifyNotificationType(v) {
+	case NotifyNotificationTypeFriendRequest:
+		*s = NotifyNotificationTypeFriendRequest
+	case NotifyNotificationTypeFriendAccepted:
+		*s = NotifyNotificationTypeFriendAccepted
+	case NotifyNotificationTypeChallenge:
+		*s = NotifyNotificationTypeChallenge
+	case NotifyNotificationTypeGameCompleted:
+		*s = NotifyNotificationTypeGameCompleted
+	case NotifyNotificationTypeTip:
+		*s = NotifyNotificationTypeTip
+	case NotifyNotificationTypeAchievement:
+		*s = NotifyNotificationTypeAchievement
+	case NotifyNotificationTypeReferralReward:
+		*s = NotifyNotificationTypeReferralReward
+	case NotifyNotificationTypeSupportReply:
+		*s = NotifyNotificationTypeSupportReply
+	case NotifyNotificationTypeBetSettled:
+		*s = NotifyNotificationTypeBetSettled
+	case NotifyNotificationTypeMarketResolved:
+		*s = NotifyNotificationTypeMarketResolved
+	case NotifyNotificationTypeReviewHold:
+		*s = NotifyNotificationTypeReviewHold
+	case NotifyNotificationTypeTournamentStarting:
+		*s = NotifyNotificationTypeTournamentStarting
+	case NotifyNotificationTypeTournamentPrize:
+		*s = NotifyNotificationTypeTournamentPrize
+	default:
+		*s = NotifyNotificationType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s NotifyNotificationType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *NotifyNotificationType) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -29680,6 +31113,39 @@ func (s OptErrorPaymentRequired) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptErrorPaymentRequired) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GameMove as json.
+func (o OptGameMove) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes GameMove from json.
+func (o *OptGameMove) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptGameMove to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptGameMove) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptGameMove) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -43694,6 +45160,538 @@ func (s *PostUsersMeAgeConfirmationUpgradeRequired) UnmarshalJSON(data []byte) e
 	return s.Decode(d)
 }
 
+// Encode encodes PostUsersMeAvatarBadRequest as json.
+func (s *PostUsersMeAvatarBadRequest) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostUsersMeAvatarBadRequest from json.
+func (s *PostUsersMeAvatarBadRequest) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostUsersMeAvatarBadRequest to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostUsersMeAvatarBadRequest(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostUsersMeAvatarBadRequest) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostUsersMeAvatarBadRequest) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostUsersMeAvatarForbidden as json.
+func (s *PostUsersMeAvatarForbidden) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostUsersMeAvatarForbidden from json.
+func (s *PostUsersMeAvatarForbidden) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostUsersMeAvatarForbidden to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostUsersMeAvatarForbidden(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostUsersMeAvatarForbidden) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostUsersMeAvatarForbidden) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostUsersMeAvatarPaymentRequired as json.
+func (s *PostUsersMeAvatarPaymentRequired) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostUsersMeAvatarPaymentRequired from json.
+func (s *PostUsersMeAvatarPaymentRequired) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostUsersMeAvatarPaymentRequired to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostUsersMeAvatarPaymentRequired(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostUsersMeAvatarPaymentRequired) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostUsersMeAvatarPaymentRequired) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostUsersMeAvatarRequestEntityTooLarge as json.
+func (s *PostUsersMeAvatarRequestEntityTooLarge) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostUsersMeAvatarRequestEntityTooLarge from json.
+func (s *PostUsersMeAvatarRequestEntityTooLarge) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostUsersMeAvatarRequestEntityTooLarge to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostUsersMeAvatarRequestEntityTooLarge(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostUsersMeAvatarRequestEntityTooLarge) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostUsersMeAvatarRequestEntityTooLarge) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostUsersMeAvatarServiceUnavailable as json.
+func (s *PostUsersMeAvatarServiceUnavailable) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostUsersMeAvatarServiceUnavailable from json.
+func (s *PostUsersMeAvatarServiceUnavailable) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostUsersMeAvatarServiceUnavailable to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostUsersMeAvatarServiceUnavailable(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostUsersMeAvatarServiceUnavailable) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostUsersMeAvatarServiceUnavailable) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostUsersMeAvatarUnauthorized as json.
+func (s *PostUsersMeAvatarUnauthorized) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostUsersMeAvatarUnauthorized from json.
+func (s *PostUsersMeAvatarUnauthorized) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostUsersMeAvatarUnauthorized to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostUsersMeAvatarUnauthorized(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostUsersMeAvatarUnauthorized) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostUsersMeAvatarUnauthorized) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostUsersMeAvatarUpgradeRequired as json.
+func (s *PostUsersMeAvatarUpgradeRequired) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostUsersMeAvatarUpgradeRequired from json.
+func (s *PostUsersMeAvatarUpgradeRequired) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostUsersMeAvatarUpgradeRequired to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostUsersMeAvatarUpgradeRequired(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostUsersMeAvatarUpgradeRequired) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostUsersMeAvatarUpgradeRequired) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostUsersMeCoverBadRequest as json.
+func (s *PostUsersMeCoverBadRequest) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostUsersMeCoverBadRequest from json.
+func (s *PostUsersMeCoverBadRequest) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostUsersMeCoverBadRequest to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostUsersMeCoverBadRequest(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostUsersMeCoverBadRequest) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostUsersMeCoverBadRequest) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostUsersMeCoverForbidden as json.
+func (s *PostUsersMeCoverForbidden) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostUsersMeCoverForbidden from json.
+func (s *PostUsersMeCoverForbidden) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostUsersMeCoverForbidden to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostUsersMeCoverForbidden(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostUsersMeCoverForbidden) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostUsersMeCoverForbidden) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostUsersMeCoverPaymentRequired as json.
+func (s *PostUsersMeCoverPaymentRequired) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostUsersMeCoverPaymentRequired from json.
+func (s *PostUsersMeCoverPaymentRequired) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostUsersMeCoverPaymentRequired to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostUsersMeCoverPaymentRequired(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostUsersMeCoverPaymentRequired) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostUsersMeCoverPaymentRequired) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostUsersMeCoverRequestEntityTooLarge as json.
+func (s *PostUsersMeCoverRequestEntityTooLarge) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostUsersMeCoverRequestEntityTooLarge from json.
+func (s *PostUsersMeCoverRequestEntityTooLarge) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostUsersMeCoverRequestEntityTooLarge to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostUsersMeCoverRequestEntityTooLarge(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostUsersMeCoverRequestEntityTooLarge) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostUsersMeCoverRequestEntityTooLarge) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostUsersMeCoverServiceUnavailable as json.
+func (s *PostUsersMeCoverServiceUnavailable) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostUsersMeCoverServiceUnavailable from json.
+func (s *PostUsersMeCoverServiceUnavailable) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostUsersMeCoverServiceUnavailable to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostUsersMeCoverServiceUnavailable(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostUsersMeCoverServiceUnavailable) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostUsersMeCoverServiceUnavailable) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostUsersMeCoverUnauthorized as json.
+func (s *PostUsersMeCoverUnauthorized) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostUsersMeCoverUnauthorized from json.
+func (s *PostUsersMeCoverUnauthorized) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostUsersMeCoverUnauthorized to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostUsersMeCoverUnauthorized(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostUsersMeCoverUnauthorized) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostUsersMeCoverUnauthorized) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostUsersMeCoverUpgradeRequired as json.
+func (s *PostUsersMeCoverUpgradeRequired) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostUsersMeCoverUpgradeRequired from json.
+func (s *PostUsersMeCoverUpgradeRequired) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostUsersMeCoverUpgradeRequired to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostUsersMeCoverUpgradeRequired(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostUsersMeCoverUpgradeRequired) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostUsersMeCoverUpgradeRequired) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes PostUsersMeExclusionBadRequest as json.
 func (s *PostUsersMeExclusionBadRequest) Encode(e *jx.Encoder) {
 	unwrapped := (*Error)(s)
@@ -46425,7 +48423,7 @@ func (s *PotTransfer) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("kind")
-		e.Str(s.Kind)
+		s.Kind.Encode(e)
 	}
 	{
 		e.FieldStart("signature")
@@ -46433,7 +48431,7 @@ func (s *PotTransfer) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("status")
-		e.Str(s.Status)
+		s.Status.Encode(e)
 	}
 	{
 		e.FieldStart("toAddress")
@@ -46517,9 +48515,7 @@ func (s *PotTransfer) Decode(d *jx.Decoder) error {
 		case "kind":
 			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
-				v, err := d.Str()
-				s.Kind = string(v)
-				if err != nil {
+				if err := s.Kind.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -46539,9 +48535,7 @@ func (s *PotTransfer) Decode(d *jx.Decoder) error {
 		case "status":
 			requiredBitSet[0] |= 1 << 6
 			if err := func() error {
-				v, err := d.Str()
-				s.Status = string(v)
-				if err != nil {
+				if err := s.Status.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -46625,6 +48619,90 @@ func (s *PotTransfer) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *PotTransfer) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PotTransferKind as json.
+func (s PotTransferKind) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes PotTransferKind from json.
+func (s *PotTransferKind) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PotTransferKind to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch PotTransferKind(v) {
+	case PotTransferKindSweep:
+		*s = PotTransferKindSweep
+	case PotTransferKindRefund:
+		*s = PotTransferKindRefund
+	case PotTransferKindRefundToBalance:
+		*s = PotTransferKindRefundToBalance
+	default:
+		*s = PotTransferKind(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s PotTransferKind) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PotTransferKind) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PotTransferStatus as json.
+func (s PotTransferStatus) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes PotTransferStatus from json.
+func (s *PotTransferStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PotTransferStatus to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch PotTransferStatus(v) {
+	case PotTransferStatusPending:
+		*s = PotTransferStatusPending
+	case PotTransferStatusSent:
+		*s = PotTransferStatusSent
+	case PotTransferStatusConfirmed:
+		*s = PotTransferStatusConfirmed
+	default:
+		*s = PotTransferStatus(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s PotTransferStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PotTransferStatus) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -49284,7 +51362,7 @@ func (s *RankingTypeRating) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("gameType")
-		e.Str(s.GameType)
+		s.GameType.Encode(e)
 	}
 	{
 		e.FieldStart("gamesPlayed")
@@ -49371,9 +51449,7 @@ func (s *RankingTypeRating) Decode(d *jx.Decoder) error {
 		case "gameType":
 			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
-				v, err := d.Str()
-				s.GameType = string(v)
-				if err != nil {
+				if err := s.GameType.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -49559,6 +51635,46 @@ func (s *RankingTypeRating) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *RankingTypeRating) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes RankingTypeRatingGameType as json.
+func (s RankingTypeRatingGameType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes RankingTypeRatingGameType from json.
+func (s *RankingTypeRatingGameType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode RankingTypeRatingGameType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch RankingTypeRatingGameType(v) {
+	case RankingTypeRatingGameTypeConnect4:
+		*s = RankingTypeRatingGameTypeConnect4
+	case RankingTypeRatingGameTypeRps:
+		*s = RankingTypeRatingGameTypeRps
+	default:
+		*s = RankingTypeRatingGameType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s RankingTypeRatingGameType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *RankingTypeRatingGameType) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -50680,10 +52796,8 @@ func (s *RoomEvent) encodeFields(e *jx.Encoder) {
 		json.EncodeDateTime(e, s.CreatedAt)
 	}
 	{
-		if len(s.Data) != 0 {
-			e.FieldStart("data")
-			e.Raw(s.Data)
-		}
+		e.FieldStart("data")
+		s.Data.Encode(e)
 	}
 	{
 		e.FieldStart("event")
@@ -50731,9 +52845,7 @@ func (s *RoomEvent) Decode(d *jx.Decoder) error {
 		case "data":
 			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
-				v, err := d.RawAppend(nil)
-				s.Data = jx.Raw(v)
-				if err != nil {
+				if err := s.Data.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -50828,6 +52940,64 @@ func (s *RoomEvent) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *RoomEvent) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s RoomEventData) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields implements json.Marshaler.
+func (s RoomEventData) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
+
+		if len(elem) != 0 {
+			e.Raw(elem)
+		}
+	}
+}
+
+// Decode decodes RoomEventData from json.
+func (s *RoomEventData) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode RoomEventData to nil")
+	}
+	m := s.init()
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		var elem jx.Raw
+		if err := func() error {
+			v, err := d.RawAppend(nil)
+			elem = jx.Raw(v)
+			if err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
+		}
+		m[string(k)] = elem
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode RoomEventData")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s RoomEventData) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *RoomEventData) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -51134,7 +53304,7 @@ func (s *RulesC4View) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("gameType")
-		e.Str(s.GameType)
+		s.GameType.Encode(e)
 	}
 	{
 		e.FieldStart("history")
@@ -51146,15 +53316,19 @@ func (s *RulesC4View) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("line")
-		e.ArrStart()
-		for _, elem := range s.Line {
+		if s.Line == nil {
+			e.Null()
+		} else {
 			e.ArrStart()
-			for _, elem := range elem {
-				e.Int64(elem)
+			for _, elem := range s.Line {
+				e.ArrStart()
+				for _, elem := range elem {
+					e.Int64(elem)
+				}
+				e.ArrEnd()
 			}
 			e.ArrEnd()
 		}
-		e.ArrEnd()
 	}
 	{
 		e.FieldStart("outcome")
@@ -51186,7 +53360,7 @@ func (s *RulesC4View) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("status")
-		e.Str(s.Status)
+		s.Status.Encode(e)
 	}
 	{
 		e.FieldStart("timer")
@@ -51285,9 +53459,7 @@ func (s *RulesC4View) Decode(d *jx.Decoder) error {
 		case "gameType":
 			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
-				v, err := d.Str()
-				s.GameType = string(v)
-				if err != nil {
+				if err := s.GameType.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -51315,26 +53487,33 @@ func (s *RulesC4View) Decode(d *jx.Decoder) error {
 		case "line":
 			requiredBitSet[0] |= 1 << 5
 			if err := func() error {
-				s.Line = make([][]int64, 0)
-				if err := d.Arr(func(d *jx.Decoder) error {
-					var elem []int64
-					elem = make([]int64, 0)
+				switch tt := d.Next(); tt {
+				case jx.Null:
+					if err := d.Skip(); err != nil {
+						return err
+					}
+				default:
+					s.Line = make([][]int64, 0)
 					if err := d.Arr(func(d *jx.Decoder) error {
-						var elemElem int64
-						v, err := d.Int64()
-						elemElem = int64(v)
-						if err != nil {
+						var elem []int64
+						elem = make([]int64, 0)
+						if err := d.Arr(func(d *jx.Decoder) error {
+							var elemElem int64
+							v, err := d.Int64()
+							elemElem = int64(v)
+							if err != nil {
+								return err
+							}
+							elem = append(elem, elemElem)
+							return nil
+						}); err != nil {
 							return err
 						}
-						elem = append(elem, elemElem)
+						s.Line = append(s.Line, elem)
 						return nil
 					}); err != nil {
 						return err
 					}
-					s.Line = append(s.Line, elem)
-					return nil
-				}); err != nil {
-					return err
 				}
 				return nil
 			}(); err != nil {
@@ -51417,9 +53596,7 @@ func (s *RulesC4View) Decode(d *jx.Decoder) error {
 		case "status":
 			requiredBitSet[1] |= 1 << 4
 			if err := func() error {
-				v, err := d.Str()
-				s.Status = string(v)
-				if err != nil {
+				if err := s.Status.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -51515,6 +53692,46 @@ func (s *RulesC4View) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes RulesC4ViewGameType as json.
+func (s RulesC4ViewGameType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes RulesC4ViewGameType from json.
+func (s *RulesC4ViewGameType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode RulesC4ViewGameType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch RulesC4ViewGameType(v) {
+	case RulesC4ViewGameTypeConnect4:
+		*s = RulesC4ViewGameTypeConnect4
+	case RulesC4ViewGameTypeRps:
+		*s = RulesC4ViewGameTypeRps
+	default:
+		*s = RulesC4ViewGameType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s RulesC4ViewGameType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *RulesC4ViewGameType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s RulesC4ViewScores) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -51571,6 +53788,50 @@ func (s *RulesC4ViewScores) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes RulesC4ViewStatus as json.
+func (s RulesC4ViewStatus) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes RulesC4ViewStatus from json.
+func (s *RulesC4ViewStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode RulesC4ViewStatus to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch RulesC4ViewStatus(v) {
+	case RulesC4ViewStatusWaiting:
+		*s = RulesC4ViewStatusWaiting
+	case RulesC4ViewStatusActive:
+		*s = RulesC4ViewStatusActive
+	case RulesC4ViewStatusCompleted:
+		*s = RulesC4ViewStatusCompleted
+	case RulesC4ViewStatusCancelled:
+		*s = RulesC4ViewStatusCancelled
+	default:
+		*s = RulesC4ViewStatus(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s RulesC4ViewStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *RulesC4ViewStatus) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s *RulesInfo) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -51586,7 +53847,7 @@ func (s *RulesInfo) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("gameType")
-		e.Str(s.GameType)
+		s.GameType.Encode(e)
 	}
 	{
 		e.FieldStart("maxPlayers")
@@ -51644,9 +53905,7 @@ func (s *RulesInfo) Decode(d *jx.Decoder) error {
 		case "gameType":
 			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
-				v, err := d.Str()
-				s.GameType = string(v)
-				if err != nil {
+				if err := s.GameType.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -51761,6 +54020,46 @@ func (s *RulesInfo) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *RulesInfo) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes RulesInfoGameType as json.
+func (s RulesInfoGameType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes RulesInfoGameType from json.
+func (s *RulesInfoGameType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode RulesInfoGameType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch RulesInfoGameType(v) {
+	case RulesInfoGameTypeConnect4:
+		*s = RulesInfoGameTypeConnect4
+	case RulesInfoGameTypeRps:
+		*s = RulesInfoGameTypeRps
+	default:
+		*s = RulesInfoGameType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s RulesInfoGameType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *RulesInfoGameType) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -51896,7 +54195,7 @@ func (s *RulesRPSRound) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("reason")
-		e.Str(s.Reason)
+		s.Reason.Encode(e)
 	}
 	{
 		e.FieldStart("round")
@@ -51958,9 +54257,7 @@ func (s *RulesRPSRound) Decode(d *jx.Decoder) error {
 		case "reason":
 			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
-				v, err := d.Str()
-				s.Reason = string(v)
-				if err != nil {
+				if err := s.Reason.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -52175,6 +54472,48 @@ func (s *RulesRPSRoundCommitments) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes RulesRPSRoundReason as json.
+func (s RulesRPSRoundReason) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes RulesRPSRoundReason from json.
+func (s *RulesRPSRoundReason) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode RulesRPSRoundReason to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch RulesRPSRoundReason(v) {
+	case RulesRPSRoundReasonPlayed:
+		*s = RulesRPSRoundReasonPlayed
+	case RulesRPSRoundReasonTimeout:
+		*s = RulesRPSRoundReasonTimeout
+	case RulesRPSRoundReasonAbandoned:
+		*s = RulesRPSRoundReasonAbandoned
+	default:
+		*s = RulesRPSRoundReason(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s RulesRPSRoundReason) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *RulesRPSRoundReason) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s RulesRPSRoundSalts) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -52304,7 +54643,7 @@ func (s *RulesRPSView) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("gameType")
-		e.Str(s.GameType)
+		s.GameType.Encode(e)
 	}
 	{
 		e.FieldStart("history")
@@ -52348,7 +54687,7 @@ func (s *RulesRPSView) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("status")
-		e.Str(s.Status)
+		s.Status.Encode(e)
 	}
 	{
 		e.FieldStart("submitted")
@@ -52416,9 +54755,7 @@ func (s *RulesRPSView) Decode(d *jx.Decoder) error {
 		case "gameType":
 			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
-				v, err := d.Str()
-				s.GameType = string(v)
-				if err != nil {
+				if err := s.GameType.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -52532,9 +54869,7 @@ func (s *RulesRPSView) Decode(d *jx.Decoder) error {
 		case "status":
 			requiredBitSet[1] |= 1 << 3
 			if err := func() error {
-				v, err := d.Str()
-				s.Status = string(v)
-				if err != nil {
+				if err := s.Status.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -52686,6 +55021,46 @@ func (s *RulesRPSViewCommitments) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes RulesRPSViewGameType as json.
+func (s RulesRPSViewGameType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes RulesRPSViewGameType from json.
+func (s *RulesRPSViewGameType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode RulesRPSViewGameType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch RulesRPSViewGameType(v) {
+	case RulesRPSViewGameTypeConnect4:
+		*s = RulesRPSViewGameTypeConnect4
+	case RulesRPSViewGameTypeRps:
+		*s = RulesRPSViewGameTypeRps
+	default:
+		*s = RulesRPSViewGameType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s RulesRPSViewGameType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *RulesRPSViewGameType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s RulesRPSViewScores) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -52738,6 +55113,50 @@ func (s RulesRPSViewScores) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *RulesRPSViewScores) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes RulesRPSViewStatus as json.
+func (s RulesRPSViewStatus) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes RulesRPSViewStatus from json.
+func (s *RulesRPSViewStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode RulesRPSViewStatus to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch RulesRPSViewStatus(v) {
+	case RulesRPSViewStatusWaiting:
+		*s = RulesRPSViewStatusWaiting
+	case RulesRPSViewStatusActive:
+		*s = RulesRPSViewStatusActive
+	case RulesRPSViewStatusCompleted:
+		*s = RulesRPSViewStatusCompleted
+	case RulesRPSViewStatusCancelled:
+		*s = RulesRPSViewStatusCancelled
+	default:
+		*s = RulesRPSViewStatus(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s RulesRPSViewStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *RulesRPSViewStatus) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -52817,7 +55236,7 @@ func (s *RulesRound) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("phase")
-		e.Str(s.Phase)
+		s.Phase.Encode(e)
 	}
 }
 
@@ -52861,9 +55280,7 @@ func (s *RulesRound) Decode(d *jx.Decoder) error {
 		case "phase":
 			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
-				v, err := d.Str()
-				s.Phase = string(v)
-				if err != nil {
+				if err := s.Phase.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -52922,6 +55339,48 @@ func (s *RulesRound) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *RulesRound) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes RulesRoundPhase as json.
+func (s RulesRoundPhase) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes RulesRoundPhase from json.
+func (s *RulesRoundPhase) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode RulesRoundPhase to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch RulesRoundPhase(v) {
+	case RulesRoundPhaseChoosing:
+		*s = RulesRoundPhaseChoosing
+	case RulesRoundPhasePlaying:
+		*s = RulesRoundPhasePlaying
+	case RulesRoundPhaseFinished:
+		*s = RulesRoundPhaseFinished
+	default:
+		*s = RulesRoundPhase(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s RulesRoundPhase) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *RulesRoundPhase) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -53048,7 +55507,7 @@ func (s *RulesViewOutcome) Encode(e *jx.Encoder) {
 func (s *RulesViewOutcome) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("reason")
-		e.Str(s.Reason)
+		s.Reason.Encode(e)
 	}
 	{
 		e.FieldStart("winnerId")
@@ -53073,9 +55532,7 @@ func (s *RulesViewOutcome) Decode(d *jx.Decoder) error {
 		case "reason":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.Reason = string(v)
-				if err != nil {
+				if err := s.Reason.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -53144,6 +55601,54 @@ func (s *RulesViewOutcome) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *RulesViewOutcome) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes RulesViewOutcomeReason as json.
+func (s RulesViewOutcomeReason) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes RulesViewOutcomeReason from json.
+func (s *RulesViewOutcomeReason) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode RulesViewOutcomeReason to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch RulesViewOutcomeReason(v) {
+	case RulesViewOutcomeReasonScore:
+		*s = RulesViewOutcomeReasonScore
+	case RulesViewOutcomeReasonResign:
+		*s = RulesViewOutcomeReasonResign
+	case RulesViewOutcomeReasonTimeout:
+		*s = RulesViewOutcomeReasonTimeout
+	case RulesViewOutcomeReasonAbandoned:
+		*s = RulesViewOutcomeReasonAbandoned
+	case RulesViewOutcomeReasonConnect4:
+		*s = RulesViewOutcomeReasonConnect4
+	case RulesViewOutcomeReasonBoardFull:
+		*s = RulesViewOutcomeReasonBoardFull
+	default:
+		*s = RulesViewOutcomeReason(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s RulesViewOutcomeReason) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *RulesViewOutcomeReason) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -53349,7 +55854,7 @@ func (s *SocialAchievement) Encode(e *jx.Encoder) {
 func (s *SocialAchievement) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("category")
-		e.Str(s.Category)
+		s.Category.Encode(e)
 	}
 	{
 		e.FieldStart("description")
@@ -53384,9 +55889,7 @@ func (s *SocialAchievement) Decode(d *jx.Decoder) error {
 		case "category":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.Category = string(v)
-				if err != nil {
+				if err := s.Category.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -53485,6 +55988,50 @@ func (s *SocialAchievement) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes SocialAchievementCategory as json.
+func (s SocialAchievementCategory) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes SocialAchievementCategory from json.
+func (s *SocialAchievementCategory) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode SocialAchievementCategory to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch SocialAchievementCategory(v) {
+	case SocialAchievementCategoryGames:
+		*s = SocialAchievementCategoryGames
+	case SocialAchievementCategoryMoney:
+		*s = SocialAchievementCategoryMoney
+	case SocialAchievementCategorySocial:
+		*s = SocialAchievementCategorySocial
+	case SocialAchievementCategoryMarkets:
+		*s = SocialAchievementCategoryMarkets
+	default:
+		*s = SocialAchievementCategory(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s SocialAchievementCategory) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *SocialAchievementCategory) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s *SocialEntry) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -53512,7 +56059,7 @@ func (s *SocialEntry) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("type")
-		e.Str(s.Type)
+		s.Type.Encode(e)
 	}
 }
 
@@ -53580,9 +56127,7 @@ func (s *SocialEntry) Decode(d *jx.Decoder) error {
 		case "type":
 			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
-				v, err := d.Str()
-				s.Type = string(v)
-				if err != nil {
+				if err := s.Type.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -53699,6 +56244,54 @@ func (s SocialEntryData) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *SocialEntryData) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes SocialEntryType as json.
+func (s SocialEntryType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes SocialEntryType from json.
+func (s *SocialEntryType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode SocialEntryType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch SocialEntryType(v) {
+	case SocialEntryTypeGameWon:
+		*s = SocialEntryTypeGameWon
+	case SocialEntryTypeDonation:
+		*s = SocialEntryTypeDonation
+	case SocialEntryTypeTip:
+		*s = SocialEntryTypeTip
+	case SocialEntryTypeAchievement:
+		*s = SocialEntryTypeAchievement
+	case SocialEntryTypeBetWon:
+		*s = SocialEntryTypeBetWon
+	case SocialEntryTypeTournamentWon:
+		*s = SocialEntryTypeTournamentWon
+	default:
+		*s = SocialEntryType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s SocialEntryType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *SocialEntryType) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -54006,7 +56599,7 @@ func (s *SocialRelation) Encode(e *jx.Encoder) {
 func (s *SocialRelation) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("status")
-		e.Str(s.Status)
+		s.Status.Encode(e)
 	}
 	{
 		e.FieldStart("userId")
@@ -54031,9 +56624,7 @@ func (s *SocialRelation) Decode(d *jx.Decoder) error {
 		case "status":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.Status = string(v)
-				if err != nil {
+				if err := s.Status.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -54104,6 +56695,46 @@ func (s *SocialRelation) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *SocialRelation) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes SocialRelationStatus as json.
+func (s SocialRelationStatus) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes SocialRelationStatus from json.
+func (s *SocialRelationStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode SocialRelationStatus to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch SocialRelationStatus(v) {
+	case SocialRelationStatusPending:
+		*s = SocialRelationStatusPending
+	case SocialRelationStatusFriends:
+		*s = SocialRelationStatusFriends
+	default:
+		*s = SocialRelationStatus(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s SocialRelationStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *SocialRelationStatus) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -54362,7 +56993,7 @@ func (s *StatusAnswer) Encode(e *jx.Encoder) {
 func (s *StatusAnswer) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("status")
-		e.Str(s.Status)
+		s.Status.Encode(e)
 	}
 }
 
@@ -54382,9 +57013,7 @@ func (s *StatusAnswer) Decode(d *jx.Decoder) error {
 		case "status":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.Status = string(v)
-				if err != nil {
+				if err := s.Status.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -54443,6 +57072,46 @@ func (s *StatusAnswer) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *StatusAnswer) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes StatusAnswerStatus as json.
+func (s StatusAnswerStatus) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes StatusAnswerStatus from json.
+func (s *StatusAnswerStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode StatusAnswerStatus to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch StatusAnswerStatus(v) {
+	case StatusAnswerStatusLeft:
+		*s = StatusAnswerStatusLeft
+	case StatusAnswerStatusAnnounced:
+		*s = StatusAnswerStatusAnnounced
+	default:
+		*s = StatusAnswerStatus(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s StatusAnswerStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *StatusAnswerStatus) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -57532,7 +60201,7 @@ func (s *Tournament) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("gameType")
-		e.Str(s.GameType)
+		s.GameType.Encode(e)
 	}
 	{
 		e.FieldStart("id")
@@ -57667,9 +60336,7 @@ func (s *Tournament) Decode(d *jx.Decoder) error {
 		case "gameType":
 			requiredBitSet[0] |= 1 << 5
 			if err := func() error {
-				v, err := d.Str()
-				s.GameType = string(v)
-				if err != nil {
+				if err := s.GameType.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -57888,7 +60555,7 @@ func (s *TournamentDetail) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("gameType")
-		e.Str(s.GameType)
+		s.GameType.Encode(e)
 	}
 	{
 		e.FieldStart("id")
@@ -58041,9 +60708,7 @@ func (s *TournamentDetail) Decode(d *jx.Decoder) error {
 		case "gameType":
 			requiredBitSet[0] |= 1 << 5
 			if err := func() error {
-				v, err := d.Str()
-				s.GameType = string(v)
-				if err != nil {
+				if err := s.GameType.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -58264,6 +60929,46 @@ func (s *TournamentDetail) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *TournamentDetail) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes TournamentDetailGameType as json.
+func (s TournamentDetailGameType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes TournamentDetailGameType from json.
+func (s *TournamentDetailGameType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode TournamentDetailGameType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch TournamentDetailGameType(v) {
+	case TournamentDetailGameTypeConnect4:
+		*s = TournamentDetailGameTypeConnect4
+	case TournamentDetailGameTypeRps:
+		*s = TournamentDetailGameTypeRps
+	default:
+		*s = TournamentDetailGameType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s TournamentDetailGameType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *TournamentDetailGameType) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -58857,6 +61562,46 @@ func (s *TournamentEventsPage) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes TournamentGameType as json.
+func (s TournamentGameType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes TournamentGameType from json.
+func (s *TournamentGameType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode TournamentGameType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch TournamentGameType(v) {
+	case TournamentGameTypeConnect4:
+		*s = TournamentGameTypeConnect4
+	case TournamentGameTypeRps:
+		*s = TournamentGameTypeRps
+	default:
+		*s = TournamentGameType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s TournamentGameType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *TournamentGameType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s *TournamentNewTournament) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -58876,7 +61621,7 @@ func (s *TournamentNewTournament) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("gameType")
-		e.Str(s.GameType)
+		s.GameType.Encode(e)
 	}
 	{
 		if s.MaxPlayers.Set {
@@ -58957,9 +61702,7 @@ func (s *TournamentNewTournament) Decode(d *jx.Decoder) error {
 		case "gameType":
 			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
-				v, err := d.Str()
-				s.GameType = string(v)
-				if err != nil {
+				if err := s.GameType.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -59081,6 +61824,46 @@ func (s *TournamentNewTournament) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *TournamentNewTournament) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes TournamentNewTournamentGameType as json.
+func (s TournamentNewTournamentGameType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes TournamentNewTournamentGameType from json.
+func (s *TournamentNewTournamentGameType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode TournamentNewTournamentGameType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch TournamentNewTournamentGameType(v) {
+	case TournamentNewTournamentGameTypeConnect4:
+		*s = TournamentNewTournamentGameTypeConnect4
+	case TournamentNewTournamentGameTypeRps:
+		*s = TournamentNewTournamentGameTypeRps
+	default:
+		*s = TournamentNewTournamentGameType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s TournamentNewTournamentGameType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *TournamentNewTournamentGameType) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }

@@ -128,6 +128,8 @@ const (
 	PostTournamentsByIdWithdrawOperation          OperationName = "PostTournamentsByIdWithdraw"
 	PostUsersByIdBlockOperation                   OperationName = "PostUsersByIdBlock"
 	PostUsersMeAgeConfirmationOperation           OperationName = "PostUsersMeAgeConfirmation"
+	PostUsersMeAvatarOperation                    OperationName = "PostUsersMeAvatar"
+	PostUsersMeCoverOperation                     OperationName = "PostUsersMeCover"
 	PostUsersMeExclusionOperation                 OperationName = "PostUsersMeExclusion"
 	PostWalletsTransferPrepareOperation           OperationName = "PostWalletsTransferPrepare"
 	PostWalletsTransferSubmitOperation            OperationName = "PostWalletsTransferSubmit"

@@ -1085,6 +1085,20 @@ type PostUsersMeAgeConfirmationParams struct {
 	XSDKVersion OptString `json:",omitempty,omitzero"`
 }
 
+// PostUsersMeAvatarParams is parameters of postUsersMeAvatar operation.
+type PostUsersMeAvatarParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
+}
+
+// PostUsersMeCoverParams is parameters of postUsersMeCover operation.
+type PostUsersMeCoverParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
+}
+
 // PostUsersMeExclusionParams is parameters of postUsersMeExclusion operation.
 type PostUsersMeExclusionParams struct {
 	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-faster/errors"
 	"github.com/go-faster/jx"
+	ht "github.com/ogen-go/ogen/http"
 )
 
 func (s *ErrorStatusCode) Error() string {
@@ -407,7 +408,8 @@ func (*BlockState) postUsersByIdBlockRes()   {}
 
 // Ref: #/components/schemas/ChallengeRequest
 type ChallengeRequest struct {
-	GameType string `json:"gameType"`
+	// See GET /games/available.
+	GameType ChallengeRequestGameType `json:"gameType"`
 	// The game type's settings; omit for the defaults.
 	Settings   OptGameSettings `json:"settings"`
 	StakeMinor int64           `json:"stakeMinor"`
@@ -417,7 +419,7 @@ type ChallengeRequest struct {
 }
 
 // GetGameType returns the value of GameType.
-func (s *ChallengeRequest) GetGameType() string {
+func (s *ChallengeRequest) GetGameType() ChallengeRequestGameType {
 	return s.GameType
 }
 
@@ -442,7 +444,7 @@ func (s *ChallengeRequest) GetToUsername() OptString {
 }
 
 // SetGameType sets the value of GameType.
-func (s *ChallengeRequest) SetGameType(val string) {
+func (s *ChallengeRequest) SetGameType(val ChallengeRequestGameType) {
 	s.GameType = val
 }
 
@@ -466,12 +468,54 @@ func (s *ChallengeRequest) SetToUsername(val OptString) {
 	s.ToUsername = val
 }
 
+// See GET /games/available.
+type ChallengeRequestGameType string
+
+const (
+	ChallengeRequestGameTypeConnect4 ChallengeRequestGameType = "connect4"
+	ChallengeRequestGameTypeRps      ChallengeRequestGameType = "rps"
+)
+
+// AllValues returns all ChallengeRequestGameType values.
+func (ChallengeRequestGameType) AllValues() []ChallengeRequestGameType {
+	return []ChallengeRequestGameType{
+		ChallengeRequestGameTypeConnect4,
+		ChallengeRequestGameTypeRps,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ChallengeRequestGameType) MarshalText() ([]byte, error) {
+	switch s {
+	case ChallengeRequestGameTypeConnect4:
+		return []byte(s), nil
+	case ChallengeRequestGameTypeRps:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ChallengeRequestGameType) UnmarshalText(data []byte) error {
+	switch ChallengeRequestGameType(data) {
+	case ChallengeRequestGameTypeConnect4:
+		*s = ChallengeRequestGameTypeConnect4
+		return nil
+	case ChallengeRequestGameTypeRps:
+		*s = ChallengeRequestGameTypeRps
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // Ref: #/components/schemas/ChatContext
 type ChatContext struct {
 	// The game id; for dm the other user's id, seen from whoever reads it.
 	ID string `json:"id"`
 	// Game or dm.
-	Type string `json:"type"`
+	Type ChatContextType `json:"type"`
 }
 
 // GetID returns the value of ID.
@@ -480,7 +524,7 @@ func (s *ChatContext) GetID() string {
 }
 
 // GetType returns the value of Type.
-func (s *ChatContext) GetType() string {
+func (s *ChatContext) GetType() ChatContextType {
 	return s.Type
 }
 
@@ -490,8 +534,50 @@ func (s *ChatContext) SetID(val string) {
 }
 
 // SetType sets the value of Type.
-func (s *ChatContext) SetType(val string) {
+func (s *ChatContext) SetType(val ChatContextType) {
 	s.Type = val
+}
+
+// Game or dm.
+type ChatContextType string
+
+const (
+	ChatContextTypeGame ChatContextType = "game"
+	ChatContextTypeDm   ChatContextType = "dm"
+)
+
+// AllValues returns all ChatContextType values.
+func (ChatContextType) AllValues() []ChatContextType {
+	return []ChatContextType{
+		ChatContextTypeGame,
+		ChatContextTypeDm,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ChatContextType) MarshalText() ([]byte, error) {
+	switch s {
+	case ChatContextTypeGame:
+		return []byte(s), nil
+	case ChatContextTypeDm:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ChatContextType) UnmarshalText(data []byte) error {
+	switch ChatContextType(data) {
+	case ChatContextTypeGame:
+		*s = ChatContextTypeGame
+		return nil
+	case ChatContextTypeDm:
+		*s = ChatContextTypeDm
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Ref: #/components/schemas/ChatMessage
@@ -1194,7 +1280,7 @@ type GameActResult struct {
 	// The game's last event.
 	Seq int64 `json:"seq"`
 	// The game's status after the action.
-	Status string `json:"status"`
+	Status GameActResultStatus `json:"status"`
 }
 
 // GetAccepted returns the value of Accepted.
@@ -1208,7 +1294,7 @@ func (s *GameActResult) GetSeq() int64 {
 }
 
 // GetStatus returns the value of Status.
-func (s *GameActResult) GetStatus() string {
+func (s *GameActResult) GetStatus() GameActResultStatus {
 	return s.Status
 }
 
@@ -1223,53 +1309,137 @@ func (s *GameActResult) SetSeq(val int64) {
 }
 
 // SetStatus sets the value of Status.
-func (s *GameActResult) SetStatus(val string) {
+func (s *GameActResult) SetStatus(val GameActResultStatus) {
 	s.Status = val
 }
 
 func (*GameActResult) postGamesByIdActionsRes() {}
 
+// The game's status after the action.
+type GameActResultStatus string
+
+const (
+	GameActResultStatusActive    GameActResultStatus = "active"
+	GameActResultStatusCompleted GameActResultStatus = "completed"
+)
+
+// AllValues returns all GameActResultStatus values.
+func (GameActResultStatus) AllValues() []GameActResultStatus {
+	return []GameActResultStatus{
+		GameActResultStatusActive,
+		GameActResultStatusCompleted,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GameActResultStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case GameActResultStatusActive:
+		return []byte(s), nil
+	case GameActResultStatusCompleted:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GameActResultStatus) UnmarshalText(data []byte) error {
+	switch GameActResultStatus(data) {
+	case GameActResultStatusActive:
+		*s = GameActResultStatusActive
+		return nil
+	case GameActResultStatusCompleted:
+		*s = GameActResultStatusCompleted
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // Ref: #/components/schemas/GameAction
 type GameAction struct {
-	// Game-specific; rps: "rock", "paper" or "scissors"; connect4: {"column": 0-6}.
-	Move jx.Raw `json:"move"`
+	// Game-specific; rps: "rock", "paper" or "scissors"; connect4: {"column": 0-6} (or the column alone).
+	Move OptGameMove `json:"move"`
 	// Move or resign.
-	Type string `json:"type"`
+	Type GameActionType `json:"type"`
 }
 
 // GetMove returns the value of Move.
-func (s *GameAction) GetMove() jx.Raw {
+func (s *GameAction) GetMove() OptGameMove {
 	return s.Move
 }
 
 // GetType returns the value of Type.
-func (s *GameAction) GetType() string {
+func (s *GameAction) GetType() GameActionType {
 	return s.Type
 }
 
 // SetMove sets the value of Move.
-func (s *GameAction) SetMove(val jx.Raw) {
+func (s *GameAction) SetMove(val OptGameMove) {
 	s.Move = val
 }
 
 // SetType sets the value of Type.
-func (s *GameAction) SetType(val string) {
+func (s *GameAction) SetType(val GameActionType) {
 	s.Type = val
+}
+
+// Move or resign.
+type GameActionType string
+
+const (
+	GameActionTypeMove   GameActionType = "move"
+	GameActionTypeResign GameActionType = "resign"
+)
+
+// AllValues returns all GameActionType values.
+func (GameActionType) AllValues() []GameActionType {
+	return []GameActionType{
+		GameActionTypeMove,
+		GameActionTypeResign,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GameActionType) MarshalText() ([]byte, error) {
+	switch s {
+	case GameActionTypeMove:
+		return []byte(s), nil
+	case GameActionTypeResign:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GameActionType) UnmarshalText(data []byte) error {
+	switch GameActionType(data) {
+	case GameActionTypeMove:
+		*s = GameActionTypeMove
+		return nil
+	case GameActionTypeResign:
+		*s = GameActionTypeResign
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Ref: #/components/schemas/GameChallenge
 type GameChallenge struct {
-	CreatedAt  time.Time    `json:"createdAt"`
-	ExpiresAt  time.Time    `json:"expiresAt"`
-	FromUserId string       `json:"fromUserId"`
-	GameId     NilString    `json:"gameId"`
-	GameType   string       `json:"gameType"`
-	ID         string       `json:"id"`
-	Settings   GameSettings `json:"settings"`
-	StakeMinor int64        `json:"stakeMinor"`
+	CreatedAt  time.Time             `json:"createdAt"`
+	ExpiresAt  time.Time             `json:"expiresAt"`
+	FromUserId string                `json:"fromUserId"`
+	GameId     NilString             `json:"gameId"`
+	GameType   GameChallengeGameType `json:"gameType"`
+	ID         string                `json:"id"`
+	Settings   GameSettings          `json:"settings"`
+	StakeMinor int64                 `json:"stakeMinor"`
 	// Pending, accepted, declined, expired or cancelled.
-	Status   string `json:"status"`
-	ToUserId string `json:"toUserId"`
+	Status   GameChallengeStatus `json:"status"`
+	ToUserId string              `json:"toUserId"`
 }
 
 // GetCreatedAt returns the value of CreatedAt.
@@ -1293,7 +1463,7 @@ func (s *GameChallenge) GetGameId() NilString {
 }
 
 // GetGameType returns the value of GameType.
-func (s *GameChallenge) GetGameType() string {
+func (s *GameChallenge) GetGameType() GameChallengeGameType {
 	return s.GameType
 }
 
@@ -1313,7 +1483,7 @@ func (s *GameChallenge) GetStakeMinor() int64 {
 }
 
 // GetStatus returns the value of Status.
-func (s *GameChallenge) GetStatus() string {
+func (s *GameChallenge) GetStatus() GameChallengeStatus {
 	return s.Status
 }
 
@@ -1343,7 +1513,7 @@ func (s *GameChallenge) SetGameId(val NilString) {
 }
 
 // SetGameType sets the value of GameType.
-func (s *GameChallenge) SetGameType(val string) {
+func (s *GameChallenge) SetGameType(val GameChallengeGameType) {
 	s.GameType = val
 }
 
@@ -1363,7 +1533,7 @@ func (s *GameChallenge) SetStakeMinor(val int64) {
 }
 
 // SetStatus sets the value of Status.
-func (s *GameChallenge) SetStatus(val string) {
+func (s *GameChallenge) SetStatus(val GameChallengeStatus) {
 	s.Status = val
 }
 
@@ -1377,10 +1547,114 @@ func (*GameChallenge) postChallengesByIdAcceptRes()  {}
 func (*GameChallenge) postChallengesByIdDeclineRes() {}
 func (*GameChallenge) postChallengesRes()            {}
 
+type GameChallengeGameType string
+
+const (
+	GameChallengeGameTypeConnect4 GameChallengeGameType = "connect4"
+	GameChallengeGameTypeRps      GameChallengeGameType = "rps"
+)
+
+// AllValues returns all GameChallengeGameType values.
+func (GameChallengeGameType) AllValues() []GameChallengeGameType {
+	return []GameChallengeGameType{
+		GameChallengeGameTypeConnect4,
+		GameChallengeGameTypeRps,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GameChallengeGameType) MarshalText() ([]byte, error) {
+	switch s {
+	case GameChallengeGameTypeConnect4:
+		return []byte(s), nil
+	case GameChallengeGameTypeRps:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GameChallengeGameType) UnmarshalText(data []byte) error {
+	switch GameChallengeGameType(data) {
+	case GameChallengeGameTypeConnect4:
+		*s = GameChallengeGameTypeConnect4
+		return nil
+	case GameChallengeGameTypeRps:
+		*s = GameChallengeGameTypeRps
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Pending, accepted, declined, expired or cancelled.
+type GameChallengeStatus string
+
+const (
+	GameChallengeStatusPending   GameChallengeStatus = "pending"
+	GameChallengeStatusAccepted  GameChallengeStatus = "accepted"
+	GameChallengeStatusDeclined  GameChallengeStatus = "declined"
+	GameChallengeStatusExpired   GameChallengeStatus = "expired"
+	GameChallengeStatusCancelled GameChallengeStatus = "cancelled"
+)
+
+// AllValues returns all GameChallengeStatus values.
+func (GameChallengeStatus) AllValues() []GameChallengeStatus {
+	return []GameChallengeStatus{
+		GameChallengeStatusPending,
+		GameChallengeStatusAccepted,
+		GameChallengeStatusDeclined,
+		GameChallengeStatusExpired,
+		GameChallengeStatusCancelled,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GameChallengeStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case GameChallengeStatusPending:
+		return []byte(s), nil
+	case GameChallengeStatusAccepted:
+		return []byte(s), nil
+	case GameChallengeStatusDeclined:
+		return []byte(s), nil
+	case GameChallengeStatusExpired:
+		return []byte(s), nil
+	case GameChallengeStatusCancelled:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GameChallengeStatus) UnmarshalText(data []byte) error {
+	switch GameChallengeStatus(data) {
+	case GameChallengeStatusPending:
+		*s = GameChallengeStatusPending
+		return nil
+	case GameChallengeStatusAccepted:
+		*s = GameChallengeStatusAccepted
+		return nil
+	case GameChallengeStatusDeclined:
+		*s = GameChallengeStatusDeclined
+		return nil
+	case GameChallengeStatusExpired:
+		*s = GameChallengeStatusExpired
+		return nil
+	case GameChallengeStatusCancelled:
+		*s = GameChallengeStatusCancelled
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // Ref: #/components/schemas/GameCurrentGame
 type GameCurrentGame struct {
-	GameId   string `json:"gameId"`
-	GameType string `json:"gameType"`
+	GameId   string                  `json:"gameId"`
+	GameType GameCurrentGameGameType `json:"gameType"`
 }
 
 // GetGameId returns the value of GameId.
@@ -1389,7 +1663,7 @@ func (s *GameCurrentGame) GetGameId() string {
 }
 
 // GetGameType returns the value of GameType.
-func (s *GameCurrentGame) GetGameType() string {
+func (s *GameCurrentGame) GetGameType() GameCurrentGameGameType {
 	return s.GameType
 }
 
@@ -1399,35 +1673,76 @@ func (s *GameCurrentGame) SetGameId(val string) {
 }
 
 // SetGameType sets the value of GameType.
-func (s *GameCurrentGame) SetGameType(val string) {
+func (s *GameCurrentGame) SetGameType(val GameCurrentGameGameType) {
 	s.GameType = val
 }
 
 func (*GameCurrentGame) getUsersByIdCurrentGameRes() {}
 func (*GameCurrentGame) getUsersMeCurrentGameRes()   {}
 
+type GameCurrentGameGameType string
+
+const (
+	GameCurrentGameGameTypeConnect4 GameCurrentGameGameType = "connect4"
+	GameCurrentGameGameTypeRps      GameCurrentGameGameType = "rps"
+)
+
+// AllValues returns all GameCurrentGameGameType values.
+func (GameCurrentGameGameType) AllValues() []GameCurrentGameGameType {
+	return []GameCurrentGameGameType{
+		GameCurrentGameGameTypeConnect4,
+		GameCurrentGameGameTypeRps,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GameCurrentGameGameType) MarshalText() ([]byte, error) {
+	switch s {
+	case GameCurrentGameGameTypeConnect4:
+		return []byte(s), nil
+	case GameCurrentGameGameTypeRps:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GameCurrentGameGameType) UnmarshalText(data []byte) error {
+	switch GameCurrentGameGameType(data) {
+	case GameCurrentGameGameTypeConnect4:
+		*s = GameCurrentGameGameTypeConnect4
+		return nil
+	case GameCurrentGameGameTypeRps:
+		*s = GameCurrentGameGameTypeRps
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // Ref: #/components/schemas/GameDetail
 type GameDetail struct {
 	CreatedAt time.Time   `json:"createdAt"`
 	EndedAt   OptDateTime `json:"endedAt"`
 	// The game's escrow: donations are sent here on chain.
-	EscrowAddress string `json:"escrowAddress"`
-	GameId        string `json:"gameId"`
-	GameType      string `json:"gameType"`
+	EscrowAddress string             `json:"escrowAddress"`
+	GameId        string             `json:"gameId"`
+	GameType      GameDetailGameType `json:"gameType"`
 	// Once the game is over: every revealed round (rps) or move (connect4).
-	History jx.Raw     `json:"history"`
-	LastSeq int64      `json:"lastSeq"`
-	Players []GameSeat `json:"players"`
-	Pot     Pot        `json:"pot"`
+	History GameHistory `json:"history"`
+	LastSeq int64       `json:"lastSeq"`
+	Players []GameSeat  `json:"players"`
+	Pot     Pot         `json:"pot"`
 	// Once the game is over.
 	Result OptGameResult `json:"result"`
 	// The game type's settings.
 	Settings GameSettings `json:"settings"`
 	// On-chain transfers of the settlement, with their signatures.
-	Settlement     []PotTransfer `json:"settlement"`
-	SpectatorCount int64         `json:"spectatorCount"`
-	StakeMinor     int64         `json:"stakeMinor"`
-	Status         string        `json:"status"`
+	Settlement     []PotTransfer    `json:"settlement"`
+	SpectatorCount int64            `json:"spectatorCount"`
+	StakeMinor     int64            `json:"stakeMinor"`
+	Status         GameDetailStatus `json:"status"`
 	// The tournament the game is played in, when it is a tournament's (a free game).
 	TournamentId OptString `json:"tournamentId"`
 	WinnerId     OptString `json:"winnerId"`
@@ -1454,12 +1769,12 @@ func (s *GameDetail) GetGameId() string {
 }
 
 // GetGameType returns the value of GameType.
-func (s *GameDetail) GetGameType() string {
+func (s *GameDetail) GetGameType() GameDetailGameType {
 	return s.GameType
 }
 
 // GetHistory returns the value of History.
-func (s *GameDetail) GetHistory() jx.Raw {
+func (s *GameDetail) GetHistory() GameHistory {
 	return s.History
 }
 
@@ -1504,7 +1819,7 @@ func (s *GameDetail) GetStakeMinor() int64 {
 }
 
 // GetStatus returns the value of Status.
-func (s *GameDetail) GetStatus() string {
+func (s *GameDetail) GetStatus() GameDetailStatus {
 	return s.Status
 }
 
@@ -1539,12 +1854,12 @@ func (s *GameDetail) SetGameId(val string) {
 }
 
 // SetGameType sets the value of GameType.
-func (s *GameDetail) SetGameType(val string) {
+func (s *GameDetail) SetGameType(val GameDetailGameType) {
 	s.GameType = val
 }
 
 // SetHistory sets the value of History.
-func (s *GameDetail) SetHistory(val jx.Raw) {
+func (s *GameDetail) SetHistory(val GameHistory) {
 	s.History = val
 }
 
@@ -1589,7 +1904,7 @@ func (s *GameDetail) SetStakeMinor(val int64) {
 }
 
 // SetStatus sets the value of Status.
-func (s *GameDetail) SetStatus(val string) {
+func (s *GameDetail) SetStatus(val GameDetailStatus) {
 	s.Status = val
 }
 
@@ -1601,6 +1916,47 @@ func (s *GameDetail) SetTournamentId(val OptString) {
 // SetWinnerId sets the value of WinnerId.
 func (s *GameDetail) SetWinnerId(val OptString) {
 	s.WinnerId = val
+}
+
+type GameDetailGameType string
+
+const (
+	GameDetailGameTypeConnect4 GameDetailGameType = "connect4"
+	GameDetailGameTypeRps      GameDetailGameType = "rps"
+)
+
+// AllValues returns all GameDetailGameType values.
+func (GameDetailGameType) AllValues() []GameDetailGameType {
+	return []GameDetailGameType{
+		GameDetailGameTypeConnect4,
+		GameDetailGameTypeRps,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GameDetailGameType) MarshalText() ([]byte, error) {
+	switch s {
+	case GameDetailGameTypeConnect4:
+		return []byte(s), nil
+	case GameDetailGameTypeRps:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GameDetailGameType) UnmarshalText(data []byte) error {
+	switch GameDetailGameType(data) {
+	case GameDetailGameTypeConnect4:
+		*s = GameDetailGameTypeConnect4
+		return nil
+	case GameDetailGameTypeRps:
+		*s = GameDetailGameTypeRps
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // GameDetailHeaders wraps GameDetail with response headers.
@@ -1631,11 +1987,71 @@ func (s *GameDetailHeaders) SetResponse(val GameDetail) {
 
 func (*GameDetailHeaders) getGamesByIdRes() {}
 
+type GameDetailStatus string
+
+const (
+	GameDetailStatusWaiting   GameDetailStatus = "waiting"
+	GameDetailStatusActive    GameDetailStatus = "active"
+	GameDetailStatusCompleted GameDetailStatus = "completed"
+	GameDetailStatusCancelled GameDetailStatus = "cancelled"
+)
+
+// AllValues returns all GameDetailStatus values.
+func (GameDetailStatus) AllValues() []GameDetailStatus {
+	return []GameDetailStatus{
+		GameDetailStatusWaiting,
+		GameDetailStatusActive,
+		GameDetailStatusCompleted,
+		GameDetailStatusCancelled,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GameDetailStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case GameDetailStatusWaiting:
+		return []byte(s), nil
+	case GameDetailStatusActive:
+		return []byte(s), nil
+	case GameDetailStatusCompleted:
+		return []byte(s), nil
+	case GameDetailStatusCancelled:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GameDetailStatus) UnmarshalText(data []byte) error {
+	switch GameDetailStatus(data) {
+	case GameDetailStatusWaiting:
+		*s = GameDetailStatusWaiting
+		return nil
+	case GameDetailStatusActive:
+		*s = GameDetailStatusActive
+		return nil
+	case GameDetailStatusCompleted:
+		*s = GameDetailStatusCompleted
+		return nil
+	case GameDetailStatusCancelled:
+		*s = GameDetailStatusCancelled
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type GameHistory []GameHistoryItem
+
+// Rps: a revealed round, as RulesRPSRound; connect4: a move, as RulesC4Move.
+type GameHistoryItem struct{}
+
 // Ref: #/components/schemas/GameJoinResult
 type GameJoinResult struct {
 	GameId OptString `json:"gameId"`
 	// Queued or matched.
-	Status string `json:"status"`
+	Status GameJoinResultStatus `json:"status"`
 }
 
 // GetGameId returns the value of GameId.
@@ -1644,7 +2060,7 @@ func (s *GameJoinResult) GetGameId() OptString {
 }
 
 // GetStatus returns the value of Status.
-func (s *GameJoinResult) GetStatus() string {
+func (s *GameJoinResult) GetStatus() GameJoinResultStatus {
 	return s.Status
 }
 
@@ -1654,23 +2070,66 @@ func (s *GameJoinResult) SetGameId(val OptString) {
 }
 
 // SetStatus sets the value of Status.
-func (s *GameJoinResult) SetStatus(val string) {
+func (s *GameJoinResult) SetStatus(val GameJoinResultStatus) {
 	s.Status = val
 }
 
 func (*GameJoinResult) postLobbiesByIdJoinQueueRes() {}
 
+// Queued or matched.
+type GameJoinResultStatus string
+
+const (
+	GameJoinResultStatusQueued  GameJoinResultStatus = "queued"
+	GameJoinResultStatusMatched GameJoinResultStatus = "matched"
+)
+
+// AllValues returns all GameJoinResultStatus values.
+func (GameJoinResultStatus) AllValues() []GameJoinResultStatus {
+	return []GameJoinResultStatus{
+		GameJoinResultStatusQueued,
+		GameJoinResultStatusMatched,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GameJoinResultStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case GameJoinResultStatusQueued:
+		return []byte(s), nil
+	case GameJoinResultStatusMatched:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GameJoinResultStatus) UnmarshalText(data []byte) error {
+	switch GameJoinResultStatus(data) {
+	case GameJoinResultStatusQueued:
+		*s = GameJoinResultStatusQueued
+		return nil
+	case GameJoinResultStatusMatched:
+		*s = GameJoinResultStatusMatched
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // Ref: #/components/schemas/GameLiveGame
 type GameLiveGame struct {
-	CreatedAt time.Time  `json:"createdAt"`
-	GameId    string     `json:"gameId"`
-	GameType  string     `json:"gameType"`
-	Players   []GameSeat `json:"players"`
+	CreatedAt time.Time            `json:"createdAt"`
+	GameId    string               `json:"gameId"`
+	GameType  GameLiveGameGameType `json:"gameType"`
+	Players   []GameSeat           `json:"players"`
 	// Player pot plus donations.
-	PotMinor       int64  `json:"potMinor"`
-	SpectatorCount int64  `json:"spectatorCount"`
-	StakeMinor     int64  `json:"stakeMinor"`
-	Status         string `json:"status"`
+	PotMinor       int64 `json:"potMinor"`
+	SpectatorCount int64 `json:"spectatorCount"`
+	StakeMinor     int64 `json:"stakeMinor"`
+	// Active: the list holds running games only.
+	Status GameLiveGameStatus `json:"status"`
 	// The tournament the game is played in, when it is a tournament's.
 	TournamentId OptString `json:"tournamentId"`
 }
@@ -1686,7 +2145,7 @@ func (s *GameLiveGame) GetGameId() string {
 }
 
 // GetGameType returns the value of GameType.
-func (s *GameLiveGame) GetGameType() string {
+func (s *GameLiveGame) GetGameType() GameLiveGameGameType {
 	return s.GameType
 }
 
@@ -1711,7 +2170,7 @@ func (s *GameLiveGame) GetStakeMinor() int64 {
 }
 
 // GetStatus returns the value of Status.
-func (s *GameLiveGame) GetStatus() string {
+func (s *GameLiveGame) GetStatus() GameLiveGameStatus {
 	return s.Status
 }
 
@@ -1731,7 +2190,7 @@ func (s *GameLiveGame) SetGameId(val string) {
 }
 
 // SetGameType sets the value of GameType.
-func (s *GameLiveGame) SetGameType(val string) {
+func (s *GameLiveGame) SetGameType(val GameLiveGameGameType) {
 	s.GameType = val
 }
 
@@ -1756,7 +2215,7 @@ func (s *GameLiveGame) SetStakeMinor(val int64) {
 }
 
 // SetStatus sets the value of Status.
-func (s *GameLiveGame) SetStatus(val string) {
+func (s *GameLiveGame) SetStatus(val GameLiveGameStatus) {
 	s.Status = val
 }
 
@@ -1765,13 +2224,89 @@ func (s *GameLiveGame) SetTournamentId(val OptString) {
 	s.TournamentId = val
 }
 
+type GameLiveGameGameType string
+
+const (
+	GameLiveGameGameTypeConnect4 GameLiveGameGameType = "connect4"
+	GameLiveGameGameTypeRps      GameLiveGameGameType = "rps"
+)
+
+// AllValues returns all GameLiveGameGameType values.
+func (GameLiveGameGameType) AllValues() []GameLiveGameGameType {
+	return []GameLiveGameGameType{
+		GameLiveGameGameTypeConnect4,
+		GameLiveGameGameTypeRps,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GameLiveGameGameType) MarshalText() ([]byte, error) {
+	switch s {
+	case GameLiveGameGameTypeConnect4:
+		return []byte(s), nil
+	case GameLiveGameGameTypeRps:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GameLiveGameGameType) UnmarshalText(data []byte) error {
+	switch GameLiveGameGameType(data) {
+	case GameLiveGameGameTypeConnect4:
+		*s = GameLiveGameGameTypeConnect4
+		return nil
+	case GameLiveGameGameTypeRps:
+		*s = GameLiveGameGameTypeRps
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Active: the list holds running games only.
+type GameLiveGameStatus string
+
+const (
+	GameLiveGameStatusActive GameLiveGameStatus = "active"
+)
+
+// AllValues returns all GameLiveGameStatus values.
+func (GameLiveGameStatus) AllValues() []GameLiveGameStatus {
+	return []GameLiveGameStatus{
+		GameLiveGameStatusActive,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GameLiveGameStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case GameLiveGameStatusActive:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GameLiveGameStatus) UnmarshalText(data []byte) error {
+	switch GameLiveGameStatus(data) {
+	case GameLiveGameStatusActive:
+		*s = GameLiveGameStatusActive
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // Ref: #/components/schemas/GameLivePlayer
 type GameLivePlayer struct {
-	GameId         string `json:"gameId"`
-	GameType       string `json:"gameType"`
-	SpectatorCount int64  `json:"spectatorCount"`
-	UserId         string `json:"userId"`
-	Username       string `json:"username"`
+	GameId         string                 `json:"gameId"`
+	GameType       GameLivePlayerGameType `json:"gameType"`
+	SpectatorCount int64                  `json:"spectatorCount"`
+	UserId         string                 `json:"userId"`
+	Username       string                 `json:"username"`
 }
 
 // GetGameId returns the value of GameId.
@@ -1780,7 +2315,7 @@ func (s *GameLivePlayer) GetGameId() string {
 }
 
 // GetGameType returns the value of GameType.
-func (s *GameLivePlayer) GetGameType() string {
+func (s *GameLivePlayer) GetGameType() GameLivePlayerGameType {
 	return s.GameType
 }
 
@@ -1805,7 +2340,7 @@ func (s *GameLivePlayer) SetGameId(val string) {
 }
 
 // SetGameType sets the value of GameType.
-func (s *GameLivePlayer) SetGameType(val string) {
+func (s *GameLivePlayer) SetGameType(val GameLivePlayerGameType) {
 	s.GameType = val
 }
 
@@ -1824,18 +2359,59 @@ func (s *GameLivePlayer) SetUsername(val string) {
 	s.Username = val
 }
 
+type GameLivePlayerGameType string
+
+const (
+	GameLivePlayerGameTypeConnect4 GameLivePlayerGameType = "connect4"
+	GameLivePlayerGameTypeRps      GameLivePlayerGameType = "rps"
+)
+
+// AllValues returns all GameLivePlayerGameType values.
+func (GameLivePlayerGameType) AllValues() []GameLivePlayerGameType {
+	return []GameLivePlayerGameType{
+		GameLivePlayerGameTypeConnect4,
+		GameLivePlayerGameTypeRps,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GameLivePlayerGameType) MarshalText() ([]byte, error) {
+	switch s {
+	case GameLivePlayerGameTypeConnect4:
+		return []byte(s), nil
+	case GameLivePlayerGameTypeRps:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GameLivePlayerGameType) UnmarshalText(data []byte) error {
+	switch GameLivePlayerGameType(data) {
+	case GameLivePlayerGameTypeConnect4:
+		*s = GameLivePlayerGameTypeConnect4
+		return nil
+	case GameLivePlayerGameTypeRps:
+		*s = GameLivePlayerGameTypeRps
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // Ref: #/components/schemas/GameLobby
 type GameLobby struct {
-	CreatedAt time.Time `json:"createdAt"`
-	CreatedBy string    `json:"createdBy"`
-	GameType  string    `json:"gameType"`
-	ID        string    `json:"id"`
+	CreatedAt time.Time         `json:"createdAt"`
+	CreatedBy string            `json:"createdBy"`
+	GameType  GameLobbyGameType `json:"gameType"`
+	ID        string            `json:"id"`
 	// Players waiting in its queue.
 	Queued     int64        `json:"queued"`
 	Settings   GameSettings `json:"settings"`
 	StakeMinor int64        `json:"stakeMinor"`
 	// Open.
-	Status string `json:"status"`
+	Status GameLobbyStatus `json:"status"`
 }
 
 // GetCreatedAt returns the value of CreatedAt.
@@ -1849,7 +2425,7 @@ func (s *GameLobby) GetCreatedBy() string {
 }
 
 // GetGameType returns the value of GameType.
-func (s *GameLobby) GetGameType() string {
+func (s *GameLobby) GetGameType() GameLobbyGameType {
 	return s.GameType
 }
 
@@ -1874,7 +2450,7 @@ func (s *GameLobby) GetStakeMinor() int64 {
 }
 
 // GetStatus returns the value of Status.
-func (s *GameLobby) GetStatus() string {
+func (s *GameLobby) GetStatus() GameLobbyStatus {
 	return s.Status
 }
 
@@ -1889,7 +2465,7 @@ func (s *GameLobby) SetCreatedBy(val string) {
 }
 
 // SetGameType sets the value of GameType.
-func (s *GameLobby) SetGameType(val string) {
+func (s *GameLobby) SetGameType(val GameLobbyGameType) {
 	s.GameType = val
 }
 
@@ -1914,11 +2490,87 @@ func (s *GameLobby) SetStakeMinor(val int64) {
 }
 
 // SetStatus sets the value of Status.
-func (s *GameLobby) SetStatus(val string) {
+func (s *GameLobby) SetStatus(val GameLobbyStatus) {
 	s.Status = val
 }
 
 func (*GameLobby) postLobbiesRes() {}
+
+type GameLobbyGameType string
+
+const (
+	GameLobbyGameTypeConnect4 GameLobbyGameType = "connect4"
+	GameLobbyGameTypeRps      GameLobbyGameType = "rps"
+)
+
+// AllValues returns all GameLobbyGameType values.
+func (GameLobbyGameType) AllValues() []GameLobbyGameType {
+	return []GameLobbyGameType{
+		GameLobbyGameTypeConnect4,
+		GameLobbyGameTypeRps,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GameLobbyGameType) MarshalText() ([]byte, error) {
+	switch s {
+	case GameLobbyGameTypeConnect4:
+		return []byte(s), nil
+	case GameLobbyGameTypeRps:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GameLobbyGameType) UnmarshalText(data []byte) error {
+	switch GameLobbyGameType(data) {
+	case GameLobbyGameTypeConnect4:
+		*s = GameLobbyGameTypeConnect4
+		return nil
+	case GameLobbyGameTypeRps:
+		*s = GameLobbyGameTypeRps
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Open.
+type GameLobbyStatus string
+
+const (
+	GameLobbyStatusOpen GameLobbyStatus = "open"
+)
+
+// AllValues returns all GameLobbyStatus values.
+func (GameLobbyStatus) AllValues() []GameLobbyStatus {
+	return []GameLobbyStatus{
+		GameLobbyStatusOpen,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GameLobbyStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case GameLobbyStatusOpen:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GameLobbyStatus) UnmarshalText(data []byte) error {
+	switch GameLobbyStatus(data) {
+	case GameLobbyStatusOpen:
+		*s = GameLobbyStatusOpen
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
 
 // Ref: #/components/schemas/GameMetrics
 type GameMetrics struct {
@@ -1982,6 +2634,164 @@ func (s *GameMetrics) SetVolumeLast24hMinor(val int64) {
 
 func (*GameMetrics) getGamesMetricsRes() {}
 
+// A move, by the game type: rps, the choice; connect4, the column, as an object or alone.
+// Ref: #/components/schemas/GameMove
+// GameMove represents sum type.
+type GameMove struct {
+	// Type selects the active sum variant, switch on this field.
+	Type      GameMoveType
+	GameMove0 GameMove0
+	GameMove1 GameMove1
+	Int       int
+}
+
+// GameMoveType is oneOf type of GameMove.
+type GameMoveType string
+
+// Possible values for GameMoveType.
+const (
+	GameMove0GameMove GameMoveType = "GameMove0"
+	GameMove1GameMove GameMoveType = "GameMove1"
+	IntGameMove       GameMoveType = "int"
+)
+
+// IsGameMove0 reports whether GameMove is GameMove0.
+func (s GameMove) IsGameMove0() bool { return s.Type == GameMove0GameMove }
+
+// IsGameMove1 reports whether GameMove is GameMove1.
+func (s GameMove) IsGameMove1() bool { return s.Type == GameMove1GameMove }
+
+// IsInt reports whether GameMove is int.
+func (s GameMove) IsInt() bool { return s.Type == IntGameMove }
+
+// SetGameMove0 sets GameMove to GameMove0.
+func (s *GameMove) SetGameMove0(v GameMove0) {
+	s.Type = GameMove0GameMove
+	s.GameMove0 = v
+}
+
+// GetGameMove0 returns GameMove0 and true boolean if GameMove is GameMove0.
+func (s GameMove) GetGameMove0() (v GameMove0, ok bool) {
+	if !s.IsGameMove0() {
+		return v, false
+	}
+	return s.GameMove0, true
+}
+
+// NewGameMove0GameMove returns new GameMove from GameMove0.
+func NewGameMove0GameMove(v GameMove0) GameMove {
+	var s GameMove
+	s.SetGameMove0(v)
+	return s
+}
+
+// SetGameMove1 sets GameMove to GameMove1.
+func (s *GameMove) SetGameMove1(v GameMove1) {
+	s.Type = GameMove1GameMove
+	s.GameMove1 = v
+}
+
+// GetGameMove1 returns GameMove1 and true boolean if GameMove is GameMove1.
+func (s GameMove) GetGameMove1() (v GameMove1, ok bool) {
+	if !s.IsGameMove1() {
+		return v, false
+	}
+	return s.GameMove1, true
+}
+
+// NewGameMove1GameMove returns new GameMove from GameMove1.
+func NewGameMove1GameMove(v GameMove1) GameMove {
+	var s GameMove
+	s.SetGameMove1(v)
+	return s
+}
+
+// SetInt sets GameMove to int.
+func (s *GameMove) SetInt(v int) {
+	s.Type = IntGameMove
+	s.Int = v
+}
+
+// GetInt returns int and true boolean if GameMove is int.
+func (s GameMove) GetInt() (v int, ok bool) {
+	if !s.IsInt() {
+		return v, false
+	}
+	return s.Int, true
+}
+
+// NewIntGameMove returns new GameMove from int.
+func NewIntGameMove(v int) GameMove {
+	var s GameMove
+	s.SetInt(v)
+	return s
+}
+
+// Rps: the choice.
+type GameMove0 string
+
+const (
+	GameMove0Rock     GameMove0 = "rock"
+	GameMove0Paper    GameMove0 = "paper"
+	GameMove0Scissors GameMove0 = "scissors"
+)
+
+// AllValues returns all GameMove0 values.
+func (GameMove0) AllValues() []GameMove0 {
+	return []GameMove0{
+		GameMove0Rock,
+		GameMove0Paper,
+		GameMove0Scissors,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GameMove0) MarshalText() ([]byte, error) {
+	switch s {
+	case GameMove0Rock:
+		return []byte(s), nil
+	case GameMove0Paper:
+		return []byte(s), nil
+	case GameMove0Scissors:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GameMove0) UnmarshalText(data []byte) error {
+	switch GameMove0(data) {
+	case GameMove0Rock:
+		*s = GameMove0Rock
+		return nil
+	case GameMove0Paper:
+		*s = GameMove0Paper
+		return nil
+	case GameMove0Scissors:
+		*s = GameMove0Scissors
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Connect4: the column.
+type GameMove1 struct {
+	// 0 at the left.
+	Column int `json:"column"`
+}
+
+// GetColumn returns the value of Column.
+func (s *GameMove1) GetColumn() int {
+	return s.Column
+}
+
+// SetColumn sets the value of Column.
+func (s *GameMove1) SetColumn(val int) {
+	s.Column = val
+}
+
 // Ref: #/components/schemas/GameRematch
 type GameRematch struct {
 	GameId    string    `json:"gameId"`
@@ -1989,7 +2799,7 @@ type GameRematch struct {
 	// Players who asked for a rematch.
 	RequestedBy []string `json:"requestedBy"`
 	// None, requested or started.
-	Status string `json:"status"`
+	Status GameRematchStatus `json:"status"`
 }
 
 // GetGameId returns the value of GameId.
@@ -2008,7 +2818,7 @@ func (s *GameRematch) GetRequestedBy() []string {
 }
 
 // GetStatus returns the value of Status.
-func (s *GameRematch) GetStatus() string {
+func (s *GameRematch) GetStatus() GameRematchStatus {
 	return s.Status
 }
 
@@ -2028,13 +2838,62 @@ func (s *GameRematch) SetRequestedBy(val []string) {
 }
 
 // SetStatus sets the value of Status.
-func (s *GameRematch) SetStatus(val string) {
+func (s *GameRematch) SetStatus(val GameRematchStatus) {
 	s.Status = val
 }
 
 func (*GameRematch) deleteGamesByIdRematchRes() {}
 func (*GameRematch) getGamesByIdRematchRes()    {}
 func (*GameRematch) postGamesByIdRematchRes()   {}
+
+// None, requested or started.
+type GameRematchStatus string
+
+const (
+	GameRematchStatusNone      GameRematchStatus = "none"
+	GameRematchStatusRequested GameRematchStatus = "requested"
+	GameRematchStatusStarted   GameRematchStatus = "started"
+)
+
+// AllValues returns all GameRematchStatus values.
+func (GameRematchStatus) AllValues() []GameRematchStatus {
+	return []GameRematchStatus{
+		GameRematchStatusNone,
+		GameRematchStatusRequested,
+		GameRematchStatusStarted,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GameRematchStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case GameRematchStatusNone:
+		return []byte(s), nil
+	case GameRematchStatusRequested:
+		return []byte(s), nil
+	case GameRematchStatusStarted:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GameRematchStatus) UnmarshalText(data []byte) error {
+	switch GameRematchStatus(data) {
+	case GameRematchStatusNone:
+		*s = GameRematchStatusNone
+		return nil
+	case GameRematchStatusRequested:
+		*s = GameRematchStatusRequested
+		return nil
+	case GameRematchStatusStarted:
+		*s = GameRematchStatusStarted
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
 
 // Ref: #/components/schemas/GameResult
 type GameResult struct {
@@ -2047,7 +2906,7 @@ type GameResult struct {
 	// Player pot plus donations.
 	PotMinor int64 `json:"potMinor"`
 	// Score, resign, timeout, abandoned, connect4, board-full.
-	Reason string `json:"reason"`
+	Reason GameResultReason `json:"reason"`
 	// The game's bets and market were held for review when it ended (the players' own payout is not held);
 	// see the game's bets and market for how the review ended.
 	ReviewHeld OptBool `json:"reviewHeld"`
@@ -2090,7 +2949,7 @@ func (s *GameResult) GetPotMinor() int64 {
 }
 
 // GetReason returns the value of Reason.
-func (s *GameResult) GetReason() string {
+func (s *GameResult) GetReason() GameResultReason {
 	return s.Reason
 }
 
@@ -2145,7 +3004,7 @@ func (s *GameResult) SetPotMinor(val int64) {
 }
 
 // SetReason sets the value of Reason.
-func (s *GameResult) SetReason(val string) {
+func (s *GameResult) SetReason(val GameResultReason) {
 	s.Reason = val
 }
 
@@ -2167,6 +3026,76 @@ func (s *GameResult) SetSpectatorPotMinor(val int64) {
 // SetWinnerId sets the value of WinnerId.
 func (s *GameResult) SetWinnerId(val NilString) {
 	s.WinnerId = val
+}
+
+// Score, resign, timeout, abandoned, connect4, board-full.
+type GameResultReason string
+
+const (
+	GameResultReasonScore     GameResultReason = "score"
+	GameResultReasonResign    GameResultReason = "resign"
+	GameResultReasonTimeout   GameResultReason = "timeout"
+	GameResultReasonAbandoned GameResultReason = "abandoned"
+	GameResultReasonConnect4  GameResultReason = "connect4"
+	GameResultReasonBoardFull GameResultReason = "board-full"
+)
+
+// AllValues returns all GameResultReason values.
+func (GameResultReason) AllValues() []GameResultReason {
+	return []GameResultReason{
+		GameResultReasonScore,
+		GameResultReasonResign,
+		GameResultReasonTimeout,
+		GameResultReasonAbandoned,
+		GameResultReasonConnect4,
+		GameResultReasonBoardFull,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GameResultReason) MarshalText() ([]byte, error) {
+	switch s {
+	case GameResultReasonScore:
+		return []byte(s), nil
+	case GameResultReasonResign:
+		return []byte(s), nil
+	case GameResultReasonTimeout:
+		return []byte(s), nil
+	case GameResultReasonAbandoned:
+		return []byte(s), nil
+	case GameResultReasonConnect4:
+		return []byte(s), nil
+	case GameResultReasonBoardFull:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GameResultReason) UnmarshalText(data []byte) error {
+	switch GameResultReason(data) {
+	case GameResultReasonScore:
+		*s = GameResultReasonScore
+		return nil
+	case GameResultReasonResign:
+		*s = GameResultReasonResign
+		return nil
+	case GameResultReasonTimeout:
+		*s = GameResultReasonTimeout
+		return nil
+	case GameResultReasonAbandoned:
+		*s = GameResultReasonAbandoned
+		return nil
+	case GameResultReasonConnect4:
+		*s = GameResultReasonConnect4
+		return nil
+	case GameResultReasonBoardFull:
+		*s = GameResultReasonBoardFull
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Why they were held: resign (the loser resigned), timeout (a round or turn was lost on time) or
@@ -3193,8 +4122,8 @@ func (*GetGamesByIdStateNotFound) getGamesByIdStateRes() {}
 type GetGamesByIdStateOK struct {
 	// Type selects the active sum variant, switch on this field.
 	Type         GetGamesByIdStateOKType
-	RulesRPSView RulesRPSView
 	RulesC4View  RulesC4View
+	RulesRPSView RulesRPSView
 }
 
 // GetGamesByIdStateOKType is oneOf type of GetGamesByIdStateOK.
@@ -3202,36 +4131,15 @@ type GetGamesByIdStateOKType string
 
 // Possible values for GetGamesByIdStateOKType.
 const (
-	RulesRPSViewGetGamesByIdStateOK GetGamesByIdStateOKType = "RulesRPSView"
-	RulesC4ViewGetGamesByIdStateOK  GetGamesByIdStateOKType = "RulesC4View"
+	RulesC4ViewGetGamesByIdStateOK  GetGamesByIdStateOKType = "connect4"
+	RulesRPSViewGetGamesByIdStateOK GetGamesByIdStateOKType = "rps"
 )
-
-// IsRulesRPSView reports whether GetGamesByIdStateOK is RulesRPSView.
-func (s GetGamesByIdStateOK) IsRulesRPSView() bool { return s.Type == RulesRPSViewGetGamesByIdStateOK }
 
 // IsRulesC4View reports whether GetGamesByIdStateOK is RulesC4View.
 func (s GetGamesByIdStateOK) IsRulesC4View() bool { return s.Type == RulesC4ViewGetGamesByIdStateOK }
 
-// SetRulesRPSView sets GetGamesByIdStateOK to RulesRPSView.
-func (s *GetGamesByIdStateOK) SetRulesRPSView(v RulesRPSView) {
-	s.Type = RulesRPSViewGetGamesByIdStateOK
-	s.RulesRPSView = v
-}
-
-// GetRulesRPSView returns RulesRPSView and true boolean if GetGamesByIdStateOK is RulesRPSView.
-func (s GetGamesByIdStateOK) GetRulesRPSView() (v RulesRPSView, ok bool) {
-	if !s.IsRulesRPSView() {
-		return v, false
-	}
-	return s.RulesRPSView, true
-}
-
-// NewRulesRPSViewGetGamesByIdStateOK returns new GetGamesByIdStateOK from RulesRPSView.
-func NewRulesRPSViewGetGamesByIdStateOK(v RulesRPSView) GetGamesByIdStateOK {
-	var s GetGamesByIdStateOK
-	s.SetRulesRPSView(v)
-	return s
-}
+// IsRulesRPSView reports whether GetGamesByIdStateOK is RulesRPSView.
+func (s GetGamesByIdStateOK) IsRulesRPSView() bool { return s.Type == RulesRPSViewGetGamesByIdStateOK }
 
 // SetRulesC4View sets GetGamesByIdStateOK to RulesC4View.
 func (s *GetGamesByIdStateOK) SetRulesC4View(v RulesC4View) {
@@ -3251,6 +4159,27 @@ func (s GetGamesByIdStateOK) GetRulesC4View() (v RulesC4View, ok bool) {
 func NewRulesC4ViewGetGamesByIdStateOK(v RulesC4View) GetGamesByIdStateOK {
 	var s GetGamesByIdStateOK
 	s.SetRulesC4View(v)
+	return s
+}
+
+// SetRulesRPSView sets GetGamesByIdStateOK to RulesRPSView.
+func (s *GetGamesByIdStateOK) SetRulesRPSView(v RulesRPSView) {
+	s.Type = RulesRPSViewGetGamesByIdStateOK
+	s.RulesRPSView = v
+}
+
+// GetRulesRPSView returns RulesRPSView and true boolean if GetGamesByIdStateOK is RulesRPSView.
+func (s GetGamesByIdStateOK) GetRulesRPSView() (v RulesRPSView, ok bool) {
+	if !s.IsRulesRPSView() {
+		return v, false
+	}
+	return s.RulesRPSView, true
+}
+
+// NewRulesRPSViewGetGamesByIdStateOK returns new GetGamesByIdStateOK from RulesRPSView.
+func NewRulesRPSViewGetGamesByIdStateOK(v RulesRPSView) GetGamesByIdStateOK {
+	var s GetGamesByIdStateOK
+	s.SetRulesRPSView(v)
 	return s
 }
 
@@ -4378,9 +5307,9 @@ type Health struct {
 	// Ok or unreachable.
 	Database string `json:"database"`
 	// Ok, or degraded when a dependency is down.
-	Status        string `json:"status"`
-	UptimeSeconds int64  `json:"uptimeSeconds"`
-	Version       string `json:"version"`
+	Status        HealthStatus `json:"status"`
+	UptimeSeconds int64        `json:"uptimeSeconds"`
+	Version       string       `json:"version"`
 }
 
 // GetDatabase returns the value of Database.
@@ -4389,7 +5318,7 @@ func (s *Health) GetDatabase() string {
 }
 
 // GetStatus returns the value of Status.
-func (s *Health) GetStatus() string {
+func (s *Health) GetStatus() HealthStatus {
 	return s.Status
 }
 
@@ -4409,7 +5338,7 @@ func (s *Health) SetDatabase(val string) {
 }
 
 // SetStatus sets the value of Status.
-func (s *Health) SetStatus(val string) {
+func (s *Health) SetStatus(val HealthStatus) {
 	s.Status = val
 }
 
@@ -4424,6 +5353,48 @@ func (s *Health) SetVersion(val string) {
 }
 
 func (*Health) getHealthRes() {}
+
+// Ok, or degraded when a dependency is down.
+type HealthStatus string
+
+const (
+	HealthStatusOk       HealthStatus = "ok"
+	HealthStatusDegraded HealthStatus = "degraded"
+)
+
+// AllValues returns all HealthStatus values.
+func (HealthStatus) AllValues() []HealthStatus {
+	return []HealthStatus{
+		HealthStatusOk,
+		HealthStatusDegraded,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s HealthStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case HealthStatusOk:
+		return []byte(s), nil
+	case HealthStatusDegraded:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *HealthStatus) UnmarshalText(data []byte) error {
+	switch HealthStatus(data) {
+	case HealthStatusOk:
+		*s = HealthStatusOk
+		return nil
+	case HealthStatusDegraded:
+		*s = HealthStatusDegraded
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
 
 // Ref: #/components/schemas/IntegrityBettor
 type IntegrityBettor struct {
@@ -4484,13 +5455,13 @@ type IntegrityCase struct {
 	DecidedBy NilChatUserRef `json:"decidedBy"`
 	// Why the admin released or voided it, as they typed it; null while held, in the game's room event
 	// (game:review) and for decisions made before reasons were asked.
-	DecisionReason NilString   `json:"decisionReason"`
-	EndedAt        NilDateTime `json:"endedAt"`
-	GameId         string      `json:"gameId"`
-	GameType       string      `json:"gameType"`
-	HeldAt         time.Time   `json:"heldAt"`
+	DecisionReason NilString             `json:"decisionReason"`
+	EndedAt        NilDateTime           `json:"endedAt"`
+	GameId         string                `json:"gameId"`
+	GameType       IntegrityCaseGameType `json:"gameType"`
+	HeldAt         time.Time             `json:"heldAt"`
 	// The game's revealed rounds (rps) or moves (connect4).
-	History jx.Raw `json:"history"`
+	History GameHistory `json:"history"`
 	// Bettors and traders linked to a player, why, and the evidence.
 	Links   []IntegrityPlayerLink `json:"links"`
 	Players []GameSeat            `json:"players"`
@@ -4545,7 +5516,7 @@ func (s *IntegrityCase) GetGameId() string {
 }
 
 // GetGameType returns the value of GameType.
-func (s *IntegrityCase) GetGameType() string {
+func (s *IntegrityCase) GetGameType() IntegrityCaseGameType {
 	return s.GameType
 }
 
@@ -4555,7 +5526,7 @@ func (s *IntegrityCase) GetHeldAt() time.Time {
 }
 
 // GetHistory returns the value of History.
-func (s *IntegrityCase) GetHistory() jx.Raw {
+func (s *IntegrityCase) GetHistory() GameHistory {
 	return s.History
 }
 
@@ -4645,7 +5616,7 @@ func (s *IntegrityCase) SetGameId(val string) {
 }
 
 // SetGameType sets the value of GameType.
-func (s *IntegrityCase) SetGameType(val string) {
+func (s *IntegrityCase) SetGameType(val IntegrityCaseGameType) {
 	s.GameType = val
 }
 
@@ -4655,7 +5626,7 @@ func (s *IntegrityCase) SetHeldAt(val time.Time) {
 }
 
 // SetHistory sets the value of History.
-func (s *IntegrityCase) SetHistory(val jx.Raw) {
+func (s *IntegrityCase) SetHistory(val GameHistory) {
 	s.History = val
 }
 
@@ -4707,6 +5678,47 @@ func (s *IntegrityCase) SetVolumeMinor(val int64) {
 // SetWinnerId sets the value of WinnerId.
 func (s *IntegrityCase) SetWinnerId(val string) {
 	s.WinnerId = val
+}
+
+type IntegrityCaseGameType string
+
+const (
+	IntegrityCaseGameTypeConnect4 IntegrityCaseGameType = "connect4"
+	IntegrityCaseGameTypeRps      IntegrityCaseGameType = "rps"
+)
+
+// AllValues returns all IntegrityCaseGameType values.
+func (IntegrityCaseGameType) AllValues() []IntegrityCaseGameType {
+	return []IntegrityCaseGameType{
+		IntegrityCaseGameTypeConnect4,
+		IntegrityCaseGameTypeRps,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s IntegrityCaseGameType) MarshalText() ([]byte, error) {
+	switch s {
+	case IntegrityCaseGameTypeConnect4:
+		return []byte(s), nil
+	case IntegrityCaseGameTypeRps:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *IntegrityCaseGameType) UnmarshalText(data []byte) error {
+	switch IntegrityCaseGameType(data) {
+	case IntegrityCaseGameTypeConnect4:
+		*s = IntegrityCaseGameTypeConnect4
+		return nil
+	case IntegrityCaseGameTypeRps:
+		*s = IntegrityCaseGameTypeRps
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Why its end was held: resign (the loser resigned), timeout (a round or turn was lost on time) or
@@ -5539,7 +6551,7 @@ func (s *LimitsRequest) SetStakeMaxMinor(val OptNilInt64) {
 // Ref: #/components/schemas/LobbyRequest
 type LobbyRequest struct {
 	// See GET /games/available.
-	GameType string `json:"gameType"`
+	GameType LobbyRequestGameType `json:"gameType"`
 	// The game type's settings; omit for the defaults.
 	Settings OptGameSettings `json:"settings"`
 	// Per player; 0 for a free game.
@@ -5547,7 +6559,7 @@ type LobbyRequest struct {
 }
 
 // GetGameType returns the value of GameType.
-func (s *LobbyRequest) GetGameType() string {
+func (s *LobbyRequest) GetGameType() LobbyRequestGameType {
 	return s.GameType
 }
 
@@ -5562,7 +6574,7 @@ func (s *LobbyRequest) GetStakeMinor() int64 {
 }
 
 // SetGameType sets the value of GameType.
-func (s *LobbyRequest) SetGameType(val string) {
+func (s *LobbyRequest) SetGameType(val LobbyRequestGameType) {
 	s.GameType = val
 }
 
@@ -5574,6 +6586,48 @@ func (s *LobbyRequest) SetSettings(val OptGameSettings) {
 // SetStakeMinor sets the value of StakeMinor.
 func (s *LobbyRequest) SetStakeMinor(val int64) {
 	s.StakeMinor = val
+}
+
+// See GET /games/available.
+type LobbyRequestGameType string
+
+const (
+	LobbyRequestGameTypeConnect4 LobbyRequestGameType = "connect4"
+	LobbyRequestGameTypeRps      LobbyRequestGameType = "rps"
+)
+
+// AllValues returns all LobbyRequestGameType values.
+func (LobbyRequestGameType) AllValues() []LobbyRequestGameType {
+	return []LobbyRequestGameType{
+		LobbyRequestGameTypeConnect4,
+		LobbyRequestGameTypeRps,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s LobbyRequestGameType) MarshalText() ([]byte, error) {
+	switch s {
+	case LobbyRequestGameTypeConnect4:
+		return []byte(s), nil
+	case LobbyRequestGameTypeRps:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *LobbyRequestGameType) UnmarshalText(data []byte) error {
+	switch LobbyRequestGameType(data) {
+	case LobbyRequestGameTypeConnect4:
+		*s = LobbyRequestGameTypeConnect4
+		return nil
+	case LobbyRequestGameTypeRps:
+		*s = LobbyRequestGameTypeRps
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Ref: #/components/schemas/LoginRequest
@@ -6657,11 +7711,12 @@ type MoneyActivity struct {
 	GameId OptString `json:"gameId"`
 	// A sequence number as a string; pass the last one seen as ?before= for older ones.
 	ID string `json:"id"`
-	// Deposit, withdrawal, transfer, faucet, ...
-	Kind      string `json:"kind"`
-	Signature string `json:"signature"`
-	// Confirmed, pending or failed.
-	Status string `json:"status"`
+	// What moved the money.
+	Kind      MoneyActivityKind `json:"kind"`
+	Signature string            `json:"signature"`
+	// Confirmed, or failed (a withdrawal the network refused or that expired: the amount is back on the
+	// balance).
+	Status MoneyActivityStatus `json:"status"`
 }
 
 // GetAmountMinor returns the value of AmountMinor.
@@ -6690,7 +7745,7 @@ func (s *MoneyActivity) GetID() string {
 }
 
 // GetKind returns the value of Kind.
-func (s *MoneyActivity) GetKind() string {
+func (s *MoneyActivity) GetKind() MoneyActivityKind {
 	return s.Kind
 }
 
@@ -6700,7 +7755,7 @@ func (s *MoneyActivity) GetSignature() string {
 }
 
 // GetStatus returns the value of Status.
-func (s *MoneyActivity) GetStatus() string {
+func (s *MoneyActivity) GetStatus() MoneyActivityStatus {
 	return s.Status
 }
 
@@ -6730,7 +7785,7 @@ func (s *MoneyActivity) SetID(val string) {
 }
 
 // SetKind sets the value of Kind.
-func (s *MoneyActivity) SetKind(val string) {
+func (s *MoneyActivity) SetKind(val MoneyActivityKind) {
 	s.Kind = val
 }
 
@@ -6740,8 +7795,212 @@ func (s *MoneyActivity) SetSignature(val string) {
 }
 
 // SetStatus sets the value of Status.
-func (s *MoneyActivity) SetStatus(val string) {
+func (s *MoneyActivity) SetStatus(val MoneyActivityStatus) {
 	s.Status = val
+}
+
+// What moved the money.
+type MoneyActivityKind string
+
+const (
+	MoneyActivityKindDeposit          MoneyActivityKind = "deposit"
+	MoneyActivityKindTransfer         MoneyActivityKind = "transfer"
+	MoneyActivityKindWithdrawal       MoneyActivityKind = "withdrawal"
+	MoneyActivityKindStake            MoneyActivityKind = "stake"
+	MoneyActivityKindWinnings         MoneyActivityKind = "winnings"
+	MoneyActivityKindStakeRefund      MoneyActivityKind = "stake refund"
+	MoneyActivityKindDonation         MoneyActivityKind = "donation"
+	MoneyActivityKindDonationRefund   MoneyActivityKind = "donation refund"
+	MoneyActivityKindBet              MoneyActivityKind = "bet"
+	MoneyActivityKindBetWinnings      MoneyActivityKind = "bet winnings"
+	MoneyActivityKindBetRefund        MoneyActivityKind = "bet refund"
+	MoneyActivityKindTipSent          MoneyActivityKind = "tip sent"
+	MoneyActivityKindTipReceived      MoneyActivityKind = "tip received"
+	MoneyActivityKindMarketPayout     MoneyActivityKind = "market payout"
+	MoneyActivityKindReferralClaim    MoneyActivityKind = "referral claim"
+	MoneyActivityKindPayment          MoneyActivityKind = "payment"
+	MoneyActivityKindTournamentEntry  MoneyActivityKind = "tournament entry"
+	MoneyActivityKindTournamentRefund MoneyActivityKind = "tournament refund"
+	MoneyActivityKindTournamentPrize  MoneyActivityKind = "tournament prize"
+)
+
+// AllValues returns all MoneyActivityKind values.
+func (MoneyActivityKind) AllValues() []MoneyActivityKind {
+	return []MoneyActivityKind{
+		MoneyActivityKindDeposit,
+		MoneyActivityKindTransfer,
+		MoneyActivityKindWithdrawal,
+		MoneyActivityKindStake,
+		MoneyActivityKindWinnings,
+		MoneyActivityKindStakeRefund,
+		MoneyActivityKindDonation,
+		MoneyActivityKindDonationRefund,
+		MoneyActivityKindBet,
+		MoneyActivityKindBetWinnings,
+		MoneyActivityKindBetRefund,
+		MoneyActivityKindTipSent,
+		MoneyActivityKindTipReceived,
+		MoneyActivityKindMarketPayout,
+		MoneyActivityKindReferralClaim,
+		MoneyActivityKindPayment,
+		MoneyActivityKindTournamentEntry,
+		MoneyActivityKindTournamentRefund,
+		MoneyActivityKindTournamentPrize,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s MoneyActivityKind) MarshalText() ([]byte, error) {
+	switch s {
+	case MoneyActivityKindDeposit:
+		return []byte(s), nil
+	case MoneyActivityKindTransfer:
+		return []byte(s), nil
+	case MoneyActivityKindWithdrawal:
+		return []byte(s), nil
+	case MoneyActivityKindStake:
+		return []byte(s), nil
+	case MoneyActivityKindWinnings:
+		return []byte(s), nil
+	case MoneyActivityKindStakeRefund:
+		return []byte(s), nil
+	case MoneyActivityKindDonation:
+		return []byte(s), nil
+	case MoneyActivityKindDonationRefund:
+		return []byte(s), nil
+	case MoneyActivityKindBet:
+		return []byte(s), nil
+	case MoneyActivityKindBetWinnings:
+		return []byte(s), nil
+	case MoneyActivityKindBetRefund:
+		return []byte(s), nil
+	case MoneyActivityKindTipSent:
+		return []byte(s), nil
+	case MoneyActivityKindTipReceived:
+		return []byte(s), nil
+	case MoneyActivityKindMarketPayout:
+		return []byte(s), nil
+	case MoneyActivityKindReferralClaim:
+		return []byte(s), nil
+	case MoneyActivityKindPayment:
+		return []byte(s), nil
+	case MoneyActivityKindTournamentEntry:
+		return []byte(s), nil
+	case MoneyActivityKindTournamentRefund:
+		return []byte(s), nil
+	case MoneyActivityKindTournamentPrize:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *MoneyActivityKind) UnmarshalText(data []byte) error {
+	switch MoneyActivityKind(data) {
+	case MoneyActivityKindDeposit:
+		*s = MoneyActivityKindDeposit
+		return nil
+	case MoneyActivityKindTransfer:
+		*s = MoneyActivityKindTransfer
+		return nil
+	case MoneyActivityKindWithdrawal:
+		*s = MoneyActivityKindWithdrawal
+		return nil
+	case MoneyActivityKindStake:
+		*s = MoneyActivityKindStake
+		return nil
+	case MoneyActivityKindWinnings:
+		*s = MoneyActivityKindWinnings
+		return nil
+	case MoneyActivityKindStakeRefund:
+		*s = MoneyActivityKindStakeRefund
+		return nil
+	case MoneyActivityKindDonation:
+		*s = MoneyActivityKindDonation
+		return nil
+	case MoneyActivityKindDonationRefund:
+		*s = MoneyActivityKindDonationRefund
+		return nil
+	case MoneyActivityKindBet:
+		*s = MoneyActivityKindBet
+		return nil
+	case MoneyActivityKindBetWinnings:
+		*s = MoneyActivityKindBetWinnings
+		return nil
+	case MoneyActivityKindBetRefund:
+		*s = MoneyActivityKindBetRefund
+		return nil
+	case MoneyActivityKindTipSent:
+		*s = MoneyActivityKindTipSent
+		return nil
+	case MoneyActivityKindTipReceived:
+		*s = MoneyActivityKindTipReceived
+		return nil
+	case MoneyActivityKindMarketPayout:
+		*s = MoneyActivityKindMarketPayout
+		return nil
+	case MoneyActivityKindReferralClaim:
+		*s = MoneyActivityKindReferralClaim
+		return nil
+	case MoneyActivityKindPayment:
+		*s = MoneyActivityKindPayment
+		return nil
+	case MoneyActivityKindTournamentEntry:
+		*s = MoneyActivityKindTournamentEntry
+		return nil
+	case MoneyActivityKindTournamentRefund:
+		*s = MoneyActivityKindTournamentRefund
+		return nil
+	case MoneyActivityKindTournamentPrize:
+		*s = MoneyActivityKindTournamentPrize
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Confirmed, or failed (a withdrawal the network refused or that expired: the amount is back on the
+// balance).
+type MoneyActivityStatus string
+
+const (
+	MoneyActivityStatusConfirmed MoneyActivityStatus = "confirmed"
+	MoneyActivityStatusFailed    MoneyActivityStatus = "failed"
+)
+
+// AllValues returns all MoneyActivityStatus values.
+func (MoneyActivityStatus) AllValues() []MoneyActivityStatus {
+	return []MoneyActivityStatus{
+		MoneyActivityStatusConfirmed,
+		MoneyActivityStatusFailed,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s MoneyActivityStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case MoneyActivityStatusConfirmed:
+		return []byte(s), nil
+	case MoneyActivityStatusFailed:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *MoneyActivityStatus) UnmarshalText(data []byte) error {
+	switch MoneyActivityStatus(data) {
+	case MoneyActivityStatusConfirmed:
+		*s = MoneyActivityStatusConfirmed
+		return nil
+	case MoneyActivityStatusFailed:
+		*s = MoneyActivityStatusFailed
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Ref: #/components/schemas/MoneyAddressCheck
@@ -6996,12 +8255,12 @@ func (s *MoneyOnChain) SetUsdcMinor(val int64) {
 
 // Ref: #/components/schemas/MoneyPrepared
 type MoneyPrepared struct {
-	AmountMinor int64     `json:"amountMinor"`
-	Destination string    `json:"destination"`
-	ExpiresAt   time.Time `json:"expiresAt"`
-	FeePayer    string    `json:"feePayer"`
-	IntentId    string    `json:"intentId"`
-	Kind        string    `json:"kind"`
+	AmountMinor int64             `json:"amountMinor"`
+	Destination string            `json:"destination"`
+	ExpiresAt   time.Time         `json:"expiresAt"`
+	FeePayer    string            `json:"feePayer"`
+	IntentId    string            `json:"intentId"`
+	Kind        MoneyPreparedKind `json:"kind"`
 	// Base64 wire transaction; sign it with the wallet and send it back to submit.
 	Transaction string `json:"transaction"`
 }
@@ -7032,7 +8291,7 @@ func (s *MoneyPrepared) GetIntentId() string {
 }
 
 // GetKind returns the value of Kind.
-func (s *MoneyPrepared) GetKind() string {
+func (s *MoneyPrepared) GetKind() MoneyPreparedKind {
 	return s.Kind
 }
 
@@ -7067,7 +8326,7 @@ func (s *MoneyPrepared) SetIntentId(val string) {
 }
 
 // SetKind sets the value of Kind.
-func (s *MoneyPrepared) SetKind(val string) {
+func (s *MoneyPrepared) SetKind(val MoneyPreparedKind) {
 	s.Kind = val
 }
 
@@ -7082,14 +8341,84 @@ func (*MoneyPrepared) postPaymentsPrepareRes()           {}
 func (*MoneyPrepared) postTipsPrepareRes()               {}
 func (*MoneyPrepared) postWalletsTransferPrepareRes()    {}
 
+type MoneyPreparedKind string
+
+const (
+	MoneyPreparedKindBet      MoneyPreparedKind = "bet"
+	MoneyPreparedKindDeposit  MoneyPreparedKind = "deposit"
+	MoneyPreparedKindDonation MoneyPreparedKind = "donation"
+	MoneyPreparedKindPayment  MoneyPreparedKind = "payment"
+	MoneyPreparedKindTip      MoneyPreparedKind = "tip"
+	MoneyPreparedKindTransfer MoneyPreparedKind = "transfer"
+)
+
+// AllValues returns all MoneyPreparedKind values.
+func (MoneyPreparedKind) AllValues() []MoneyPreparedKind {
+	return []MoneyPreparedKind{
+		MoneyPreparedKindBet,
+		MoneyPreparedKindDeposit,
+		MoneyPreparedKindDonation,
+		MoneyPreparedKindPayment,
+		MoneyPreparedKindTip,
+		MoneyPreparedKindTransfer,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s MoneyPreparedKind) MarshalText() ([]byte, error) {
+	switch s {
+	case MoneyPreparedKindBet:
+		return []byte(s), nil
+	case MoneyPreparedKindDeposit:
+		return []byte(s), nil
+	case MoneyPreparedKindDonation:
+		return []byte(s), nil
+	case MoneyPreparedKindPayment:
+		return []byte(s), nil
+	case MoneyPreparedKindTip:
+		return []byte(s), nil
+	case MoneyPreparedKindTransfer:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *MoneyPreparedKind) UnmarshalText(data []byte) error {
+	switch MoneyPreparedKind(data) {
+	case MoneyPreparedKindBet:
+		*s = MoneyPreparedKindBet
+		return nil
+	case MoneyPreparedKindDeposit:
+		*s = MoneyPreparedKindDeposit
+		return nil
+	case MoneyPreparedKindDonation:
+		*s = MoneyPreparedKindDonation
+		return nil
+	case MoneyPreparedKindPayment:
+		*s = MoneyPreparedKindPayment
+		return nil
+	case MoneyPreparedKindTip:
+		*s = MoneyPreparedKindTip
+		return nil
+	case MoneyPreparedKindTransfer:
+		*s = MoneyPreparedKindTransfer
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // Ref: #/components/schemas/MoneyReceipt
 type MoneyReceipt struct {
-	AmountMinor int64  `json:"amountMinor"`
-	Destination string `json:"destination"`
-	IntentId    string `json:"intentId"`
-	Kind        string `json:"kind"`
-	Signature   string `json:"signature"`
-	Status      string `json:"status"`
+	AmountMinor int64            `json:"amountMinor"`
+	Destination string           `json:"destination"`
+	IntentId    string           `json:"intentId"`
+	Kind        MoneyReceiptKind `json:"kind"`
+	Signature   string           `json:"signature"`
+	// Confirmed: a receipt is only ever given for a confirmed transfer.
+	Status MoneyReceiptStatus `json:"status"`
 }
 
 // GetAmountMinor returns the value of AmountMinor.
@@ -7108,7 +8437,7 @@ func (s *MoneyReceipt) GetIntentId() string {
 }
 
 // GetKind returns the value of Kind.
-func (s *MoneyReceipt) GetKind() string {
+func (s *MoneyReceipt) GetKind() MoneyReceiptKind {
 	return s.Kind
 }
 
@@ -7118,7 +8447,7 @@ func (s *MoneyReceipt) GetSignature() string {
 }
 
 // GetStatus returns the value of Status.
-func (s *MoneyReceipt) GetStatus() string {
+func (s *MoneyReceipt) GetStatus() MoneyReceiptStatus {
 	return s.Status
 }
 
@@ -7138,7 +8467,7 @@ func (s *MoneyReceipt) SetIntentId(val string) {
 }
 
 // SetKind sets the value of Kind.
-func (s *MoneyReceipt) SetKind(val string) {
+func (s *MoneyReceipt) SetKind(val MoneyReceiptKind) {
 	s.Kind = val
 }
 
@@ -7148,11 +8477,115 @@ func (s *MoneyReceipt) SetSignature(val string) {
 }
 
 // SetStatus sets the value of Status.
-func (s *MoneyReceipt) SetStatus(val string) {
+func (s *MoneyReceipt) SetStatus(val MoneyReceiptStatus) {
 	s.Status = val
 }
 
 func (*MoneyReceipt) postWalletsTransferSubmitRes() {}
+
+type MoneyReceiptKind string
+
+const (
+	MoneyReceiptKindBet      MoneyReceiptKind = "bet"
+	MoneyReceiptKindDeposit  MoneyReceiptKind = "deposit"
+	MoneyReceiptKindDonation MoneyReceiptKind = "donation"
+	MoneyReceiptKindPayment  MoneyReceiptKind = "payment"
+	MoneyReceiptKindTip      MoneyReceiptKind = "tip"
+	MoneyReceiptKindTransfer MoneyReceiptKind = "transfer"
+)
+
+// AllValues returns all MoneyReceiptKind values.
+func (MoneyReceiptKind) AllValues() []MoneyReceiptKind {
+	return []MoneyReceiptKind{
+		MoneyReceiptKindBet,
+		MoneyReceiptKindDeposit,
+		MoneyReceiptKindDonation,
+		MoneyReceiptKindPayment,
+		MoneyReceiptKindTip,
+		MoneyReceiptKindTransfer,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s MoneyReceiptKind) MarshalText() ([]byte, error) {
+	switch s {
+	case MoneyReceiptKindBet:
+		return []byte(s), nil
+	case MoneyReceiptKindDeposit:
+		return []byte(s), nil
+	case MoneyReceiptKindDonation:
+		return []byte(s), nil
+	case MoneyReceiptKindPayment:
+		return []byte(s), nil
+	case MoneyReceiptKindTip:
+		return []byte(s), nil
+	case MoneyReceiptKindTransfer:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *MoneyReceiptKind) UnmarshalText(data []byte) error {
+	switch MoneyReceiptKind(data) {
+	case MoneyReceiptKindBet:
+		*s = MoneyReceiptKindBet
+		return nil
+	case MoneyReceiptKindDeposit:
+		*s = MoneyReceiptKindDeposit
+		return nil
+	case MoneyReceiptKindDonation:
+		*s = MoneyReceiptKindDonation
+		return nil
+	case MoneyReceiptKindPayment:
+		*s = MoneyReceiptKindPayment
+		return nil
+	case MoneyReceiptKindTip:
+		*s = MoneyReceiptKindTip
+		return nil
+	case MoneyReceiptKindTransfer:
+		*s = MoneyReceiptKindTransfer
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Confirmed: a receipt is only ever given for a confirmed transfer.
+type MoneyReceiptStatus string
+
+const (
+	MoneyReceiptStatusConfirmed MoneyReceiptStatus = "confirmed"
+)
+
+// AllValues returns all MoneyReceiptStatus values.
+func (MoneyReceiptStatus) AllValues() []MoneyReceiptStatus {
+	return []MoneyReceiptStatus{
+		MoneyReceiptStatusConfirmed,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s MoneyReceiptStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case MoneyReceiptStatusConfirmed:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *MoneyReceiptStatus) UnmarshalText(data []byte) error {
+	switch MoneyReceiptStatus(data) {
+	case MoneyReceiptStatusConfirmed:
+		*s = MoneyReceiptStatusConfirmed
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
 
 // Ref: #/components/schemas/MoneyReconciliation
 type MoneyReconciliation struct {
@@ -7231,8 +8664,8 @@ type MoneyWithdrawal struct {
 	OpenedAccount bool   `json:"openedAccount"`
 	Signature     string `json:"signature"`
 	// Pending, confirmed or failed (refused or expired: the amount is back on the balance).
-	Status    string    `json:"status"`
-	UpdatedAt time.Time `json:"updatedAt"`
+	Status    MoneyWithdrawalStatus `json:"status"`
+	UpdatedAt time.Time             `json:"updatedAt"`
 }
 
 // GetAmountMinor returns the value of AmountMinor.
@@ -7266,7 +8699,7 @@ func (s *MoneyWithdrawal) GetSignature() string {
 }
 
 // GetStatus returns the value of Status.
-func (s *MoneyWithdrawal) GetStatus() string {
+func (s *MoneyWithdrawal) GetStatus() MoneyWithdrawalStatus {
 	return s.Status
 }
 
@@ -7306,13 +8739,62 @@ func (s *MoneyWithdrawal) SetSignature(val string) {
 }
 
 // SetStatus sets the value of Status.
-func (s *MoneyWithdrawal) SetStatus(val string) {
+func (s *MoneyWithdrawal) SetStatus(val MoneyWithdrawalStatus) {
 	s.Status = val
 }
 
 // SetUpdatedAt sets the value of UpdatedAt.
 func (s *MoneyWithdrawal) SetUpdatedAt(val time.Time) {
 	s.UpdatedAt = val
+}
+
+// Pending, confirmed or failed (refused or expired: the amount is back on the balance).
+type MoneyWithdrawalStatus string
+
+const (
+	MoneyWithdrawalStatusPending   MoneyWithdrawalStatus = "pending"
+	MoneyWithdrawalStatusConfirmed MoneyWithdrawalStatus = "confirmed"
+	MoneyWithdrawalStatusFailed    MoneyWithdrawalStatus = "failed"
+)
+
+// AllValues returns all MoneyWithdrawalStatus values.
+func (MoneyWithdrawalStatus) AllValues() []MoneyWithdrawalStatus {
+	return []MoneyWithdrawalStatus{
+		MoneyWithdrawalStatusPending,
+		MoneyWithdrawalStatusConfirmed,
+		MoneyWithdrawalStatusFailed,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s MoneyWithdrawalStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case MoneyWithdrawalStatusPending:
+		return []byte(s), nil
+	case MoneyWithdrawalStatusConfirmed:
+		return []byte(s), nil
+	case MoneyWithdrawalStatusFailed:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *MoneyWithdrawalStatus) UnmarshalText(data []byte) error {
+	switch MoneyWithdrawalStatus(data) {
+	case MoneyWithdrawalStatusPending:
+		*s = MoneyWithdrawalStatusPending
+		return nil
+	case MoneyWithdrawalStatusConfirmed:
+		*s = MoneyWithdrawalStatusConfirmed
+		return nil
+	case MoneyWithdrawalStatusFailed:
+		*s = MoneyWithdrawalStatusFailed
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Ref: #/components/schemas/MyProfile
@@ -7984,7 +9466,7 @@ type NotifyNotification struct {
 	Read bool   `json:"read"`
 	// Friend_request, friend_accepted, challenge, game_completed, tip, achievement, referral_reward,
 	// support_reply, bet_settled, market_resolved, review_hold, tournament_starting, tournament_prize.
-	Type string `json:"type"`
+	Type NotifyNotificationType `json:"type"`
 }
 
 // GetCreatedAt returns the value of CreatedAt.
@@ -8008,7 +9490,7 @@ func (s *NotifyNotification) GetRead() bool {
 }
 
 // GetType returns the value of Type.
-func (s *NotifyNotification) GetType() string {
+func (s *NotifyNotification) GetType() NotifyNotificationType {
 	return s.Type
 }
 
@@ -8033,7 +9515,7 @@ func (s *NotifyNotification) SetRead(val bool) {
 }
 
 // SetType sets the value of Type.
-func (s *NotifyNotification) SetType(val string) {
+func (s *NotifyNotification) SetType(val NotifyNotificationType) {
 	s.Type = val
 }
 
@@ -8049,6 +9531,126 @@ func (s *NotifyNotificationData) init() NotifyNotificationData {
 		*s = m
 	}
 	return m
+}
+
+// Friend_request, friend_accepted, challenge, game_completed, tip, achievement, referral_reward,
+// support_reply, bet_settled, market_resolved, review_hold, tournament_starting, tournament_prize.
+type NotifyNotificationType string
+
+const (
+	NotifyNotificationTypeFriendRequest      NotifyNotificationType = "friend_request"
+	NotifyNotificationTypeFriendAccepted     NotifyNotificationType = "friend_accepted"
+	NotifyNotificationTypeChallenge          NotifyNotificationType = "challenge"
+	NotifyNotificationTypeGameCompleted      NotifyNotificationType = "game_completed"
+	NotifyNotificationTypeTip                NotifyNotificationType = "tip"
+	NotifyNotificationTypeAchievement        NotifyNotificationType = "achievement"
+	NotifyNotificationTypeReferralReward     NotifyNotificationType = "referral_reward"
+	NotifyNotificationTypeSupportReply       NotifyNotificationType = "support_reply"
+	NotifyNotificationTypeBetSettled         NotifyNotificationType = "bet_settled"
+	NotifyNotificationTypeMarketResolved     NotifyNotificationType = "market_resolved"
+	NotifyNotificationTypeReviewHold         NotifyNotificationType = "review_hold"
+	NotifyNotificationTypeTournamentStarting NotifyNotificationType = "tournament_starting"
+	NotifyNotificationTypeTournamentPrize    NotifyNotificationType = "tournament_prize"
+)
+
+// AllValues returns all NotifyNotificationType values.
+func (NotifyNotificationType) AllValues() []NotifyNotificationType {
+	return []NotifyNotificationType{
+		NotifyNotificationTypeFriendRequest,
+		NotifyNotificationTypeFriendAccepted,
+		NotifyNotificationTypeChallenge,
+		NotifyNotificationTypeGameCompleted,
+		NotifyNotificationTypeTip,
+		NotifyNotificationTypeAchievement,
+		NotifyNotificationTypeReferralReward,
+		NotifyNotificationTypeSupportReply,
+		NotifyNotificationTypeBetSettled,
+		NotifyNotificationTypeMarketResolved,
+		NotifyNotificationTypeReviewHold,
+		NotifyNotificationTypeTournamentStarting,
+		NotifyNotificationTypeTournamentPrize,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s NotifyNotificationType) MarshalText() ([]byte, error) {
+	switch s {
+	case NotifyNotificationTypeFriendRequest:
+		return []byte(s), nil
+	case NotifyNotificationTypeFriendAccepted:
+		return []byte(s), nil
+	case NotifyNotificationTypeChallenge:
+		return []byte(s), nil
+	case NotifyNotificationTypeGameCompleted:
+		return []byte(s), nil
+	case NotifyNotificationTypeTip:
+		return []byte(s), nil
+	case NotifyNotificationTypeAchievement:
+		return []byte(s), nil
+	case NotifyNotificationTypeReferralReward:
+		return []byte(s), nil
+	case NotifyNotificationTypeSupportReply:
+		return []byte(s), nil
+	case NotifyNotificationTypeBetSettled:
+		return []byte(s), nil
+	case NotifyNotificationTypeMarketResolved:
+		return []byte(s), nil
+	case NotifyNotificationTypeReviewHold:
+		return []byte(s), nil
+	case NotifyNotificationTypeTournamentStarting:
+		return []byte(s), nil
+	case NotifyNotificationTypeTournamentPrize:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *NotifyNotificationType) UnmarshalText(data []byte) error {
+	switch NotifyNotificationType(data) {
+	case NotifyNotificationTypeFriendRequest:
+		*s = NotifyNotificationTypeFriendRequest
+		return nil
+	case NotifyNotificationTypeFriendAccepted:
+		*s = NotifyNotificationTypeFriendAccepted
+		return nil
+	case NotifyNotificationTypeChallenge:
+		*s = NotifyNotificationTypeChallenge
+		return nil
+	case NotifyNotificationTypeGameCompleted:
+		*s = NotifyNotificationTypeGameCompleted
+		return nil
+	case NotifyNotificationTypeTip:
+		*s = NotifyNotificationTypeTip
+		return nil
+	case NotifyNotificationTypeAchievement:
+		*s = NotifyNotificationTypeAchievement
+		return nil
+	case NotifyNotificationTypeReferralReward:
+		*s = NotifyNotificationTypeReferralReward
+		return nil
+	case NotifyNotificationTypeSupportReply:
+		*s = NotifyNotificationTypeSupportReply
+		return nil
+	case NotifyNotificationTypeBetSettled:
+		*s = NotifyNotificationTypeBetSettled
+		return nil
+	case NotifyNotificationTypeMarketResolved:
+		*s = NotifyNotificationTypeMarketResolved
+		return nil
+	case NotifyNotificationTypeReviewHold:
+		*s = NotifyNotificationTypeReviewHold
+		return nil
+	case NotifyNotificationTypeTournamentStarting:
+		*s = NotifyNotificationTypeTournamentStarting
+		return nil
+	case NotifyNotificationTypeTournamentPrize:
+		*s = NotifyNotificationTypeTournamentPrize
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // NewOptBool returns new OptBool with value set to v.
@@ -8229,6 +9831,52 @@ func (o OptErrorPaymentRequired) Get() (v ErrorPaymentRequired, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptErrorPaymentRequired) Or(d ErrorPaymentRequired) ErrorPaymentRequired {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptGameMove returns new OptGameMove with value set to v.
+func NewOptGameMove(v GameMove) OptGameMove {
+	return OptGameMove{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptGameMove is optional GameMove.
+type OptGameMove struct {
+	Value GameMove
+	Set   bool
+}
+
+// IsSet returns true if OptGameMove was set.
+func (o OptGameMove) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptGameMove) Reset() {
+	var v GameMove
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptGameMove) SetTo(v GameMove) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptGameMove) Get() (v GameMove, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptGameMove) Or(d GameMove) GameMove {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -10630,6 +12278,92 @@ type PostUsersMeAgeConfirmationUpgradeRequired Error
 
 func (*PostUsersMeAgeConfirmationUpgradeRequired) postUsersMeAgeConfirmationRes() {}
 
+type PostUsersMeAvatarBadRequest Error
+
+func (*PostUsersMeAvatarBadRequest) postUsersMeAvatarRes() {}
+
+type PostUsersMeAvatarForbidden Error
+
+func (*PostUsersMeAvatarForbidden) postUsersMeAvatarRes() {}
+
+type PostUsersMeAvatarPaymentRequired Error
+
+func (*PostUsersMeAvatarPaymentRequired) postUsersMeAvatarRes() {}
+
+type PostUsersMeAvatarReq struct {
+	// The file: image/png, image/jpeg, image/webp.
+	File ht.MultipartFile `json:"file"`
+}
+
+// GetFile returns the value of File.
+func (s *PostUsersMeAvatarReq) GetFile() ht.MultipartFile {
+	return s.File
+}
+
+// SetFile sets the value of File.
+func (s *PostUsersMeAvatarReq) SetFile(val ht.MultipartFile) {
+	s.File = val
+}
+
+type PostUsersMeAvatarRequestEntityTooLarge Error
+
+func (*PostUsersMeAvatarRequestEntityTooLarge) postUsersMeAvatarRes() {}
+
+type PostUsersMeAvatarServiceUnavailable Error
+
+func (*PostUsersMeAvatarServiceUnavailable) postUsersMeAvatarRes() {}
+
+type PostUsersMeAvatarUnauthorized Error
+
+func (*PostUsersMeAvatarUnauthorized) postUsersMeAvatarRes() {}
+
+type PostUsersMeAvatarUpgradeRequired Error
+
+func (*PostUsersMeAvatarUpgradeRequired) postUsersMeAvatarRes() {}
+
+type PostUsersMeCoverBadRequest Error
+
+func (*PostUsersMeCoverBadRequest) postUsersMeCoverRes() {}
+
+type PostUsersMeCoverForbidden Error
+
+func (*PostUsersMeCoverForbidden) postUsersMeCoverRes() {}
+
+type PostUsersMeCoverPaymentRequired Error
+
+func (*PostUsersMeCoverPaymentRequired) postUsersMeCoverRes() {}
+
+type PostUsersMeCoverReq struct {
+	// The file: image/png, image/jpeg, image/webp.
+	File ht.MultipartFile `json:"file"`
+}
+
+// GetFile returns the value of File.
+func (s *PostUsersMeCoverReq) GetFile() ht.MultipartFile {
+	return s.File
+}
+
+// SetFile sets the value of File.
+func (s *PostUsersMeCoverReq) SetFile(val ht.MultipartFile) {
+	s.File = val
+}
+
+type PostUsersMeCoverRequestEntityTooLarge Error
+
+func (*PostUsersMeCoverRequestEntityTooLarge) postUsersMeCoverRes() {}
+
+type PostUsersMeCoverServiceUnavailable Error
+
+func (*PostUsersMeCoverServiceUnavailable) postUsersMeCoverRes() {}
+
+type PostUsersMeCoverUnauthorized Error
+
+func (*PostUsersMeCoverUnauthorized) postUsersMeCoverRes() {}
+
+type PostUsersMeCoverUpgradeRequired Error
+
+func (*PostUsersMeCoverUpgradeRequired) postUsersMeCoverRes() {}
+
 type PostUsersMeExclusionBadRequest Error
 
 func (*PostUsersMeExclusionBadRequest) postUsersMeExclusionRes() {}
@@ -11348,10 +13082,10 @@ type PotTransfer struct {
 	// it landed; never to a platform balance: while that wallet has no USDC token account the refund stays
 	// pending, is retried every few minutes and is sent once the wallet has one); refund_to_balance only
 	// on refunds made before refunds waited for the wallet's account.
-	Kind      string    `json:"kind"`
-	Signature NilString `json:"signature"`
+	Kind      PotTransferKind `json:"kind"`
+	Signature NilString       `json:"signature"`
 	// Pending, sent or confirmed (a refund waiting for its wallet's USDC token account is pending).
-	Status string `json:"status"`
+	Status PotTransferStatus `json:"status"`
 	// The wallet whose USDC token account receives the transfer.
 	ToAddress string    `json:"toAddress"`
 	UpdatedAt time.Time `json:"updatedAt"`
@@ -11378,7 +13112,7 @@ func (s *PotTransfer) GetID() string {
 }
 
 // GetKind returns the value of Kind.
-func (s *PotTransfer) GetKind() string {
+func (s *PotTransfer) GetKind() PotTransferKind {
 	return s.Kind
 }
 
@@ -11388,7 +13122,7 @@ func (s *PotTransfer) GetSignature() NilString {
 }
 
 // GetStatus returns the value of Status.
-func (s *PotTransfer) GetStatus() string {
+func (s *PotTransfer) GetStatus() PotTransferStatus {
 	return s.Status
 }
 
@@ -11423,7 +13157,7 @@ func (s *PotTransfer) SetID(val string) {
 }
 
 // SetKind sets the value of Kind.
-func (s *PotTransfer) SetKind(val string) {
+func (s *PotTransfer) SetKind(val PotTransferKind) {
 	s.Kind = val
 }
 
@@ -11433,7 +13167,7 @@ func (s *PotTransfer) SetSignature(val NilString) {
 }
 
 // SetStatus sets the value of Status.
-func (s *PotTransfer) SetStatus(val string) {
+func (s *PotTransfer) SetStatus(val PotTransferStatus) {
 	s.Status = val
 }
 
@@ -11445,6 +13179,107 @@ func (s *PotTransfer) SetToAddress(val string) {
 // SetUpdatedAt sets the value of UpdatedAt.
 func (s *PotTransfer) SetUpdatedAt(val time.Time) {
 	s.UpdatedAt = val
+}
+
+// Sweep (escrow to vault) or refund (escrow to the wallet that paid a donation, or a bet refused when
+// it landed; never to a platform balance: while that wallet has no USDC token account the refund stays
+// pending, is retried every few minutes and is sent once the wallet has one); refund_to_balance only
+// on refunds made before refunds waited for the wallet's account.
+type PotTransferKind string
+
+const (
+	PotTransferKindSweep           PotTransferKind = "sweep"
+	PotTransferKindRefund          PotTransferKind = "refund"
+	PotTransferKindRefundToBalance PotTransferKind = "refund_to_balance"
+)
+
+// AllValues returns all PotTransferKind values.
+func (PotTransferKind) AllValues() []PotTransferKind {
+	return []PotTransferKind{
+		PotTransferKindSweep,
+		PotTransferKindRefund,
+		PotTransferKindRefundToBalance,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s PotTransferKind) MarshalText() ([]byte, error) {
+	switch s {
+	case PotTransferKindSweep:
+		return []byte(s), nil
+	case PotTransferKindRefund:
+		return []byte(s), nil
+	case PotTransferKindRefundToBalance:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *PotTransferKind) UnmarshalText(data []byte) error {
+	switch PotTransferKind(data) {
+	case PotTransferKindSweep:
+		*s = PotTransferKindSweep
+		return nil
+	case PotTransferKindRefund:
+		*s = PotTransferKindRefund
+		return nil
+	case PotTransferKindRefundToBalance:
+		*s = PotTransferKindRefundToBalance
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Pending, sent or confirmed (a refund waiting for its wallet's USDC token account is pending).
+type PotTransferStatus string
+
+const (
+	PotTransferStatusPending   PotTransferStatus = "pending"
+	PotTransferStatusSent      PotTransferStatus = "sent"
+	PotTransferStatusConfirmed PotTransferStatus = "confirmed"
+)
+
+// AllValues returns all PotTransferStatus values.
+func (PotTransferStatus) AllValues() []PotTransferStatus {
+	return []PotTransferStatus{
+		PotTransferStatusPending,
+		PotTransferStatusSent,
+		PotTransferStatusConfirmed,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s PotTransferStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case PotTransferStatusPending:
+		return []byte(s), nil
+	case PotTransferStatusSent:
+		return []byte(s), nil
+	case PotTransferStatusConfirmed:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *PotTransferStatus) UnmarshalText(data []byte) error {
+	switch PotTransferStatus(data) {
+	case PotTransferStatusPending:
+		*s = PotTransferStatusPending
+		return nil
+	case PotTransferStatusSent:
+		*s = PotTransferStatusSent
+		return nil
+	case PotTransferStatusConfirmed:
+		*s = PotTransferStatusConfirmed
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Ref: #/components/schemas/ProfileRequest
@@ -12359,9 +14194,9 @@ func (s *RankingRow) SetWins(val int64) {
 
 // Ref: #/components/schemas/RankingTypeRating
 type RankingTypeRating struct {
-	Draws       int64  `json:"draws"`
-	GameType    string `json:"gameType"`
-	GamesPlayed int64  `json:"gamesPlayed"`
+	Draws       int64                     `json:"draws"`
+	GameType    RankingTypeRatingGameType `json:"gameType"`
+	GamesPlayed int64                     `json:"gamesPlayed"`
 	// The rating after each of the latest games, oldest first.
 	History          []RankingPoint `json:"history"`
 	Losses           int64          `json:"losses"`
@@ -12380,7 +14215,7 @@ func (s *RankingTypeRating) GetDraws() int64 {
 }
 
 // GetGameType returns the value of GameType.
-func (s *RankingTypeRating) GetGameType() string {
+func (s *RankingTypeRating) GetGameType() RankingTypeRatingGameType {
 	return s.GameType
 }
 
@@ -12440,7 +14275,7 @@ func (s *RankingTypeRating) SetDraws(val int64) {
 }
 
 // SetGameType sets the value of GameType.
-func (s *RankingTypeRating) SetGameType(val string) {
+func (s *RankingTypeRating) SetGameType(val RankingTypeRatingGameType) {
 	s.GameType = val
 }
 
@@ -12492,6 +14327,47 @@ func (s *RankingTypeRating) SetVolatility(val float64) {
 // SetWins sets the value of Wins.
 func (s *RankingTypeRating) SetWins(val int64) {
 	s.Wins = val
+}
+
+type RankingTypeRatingGameType string
+
+const (
+	RankingTypeRatingGameTypeConnect4 RankingTypeRatingGameType = "connect4"
+	RankingTypeRatingGameTypeRps      RankingTypeRatingGameType = "rps"
+)
+
+// AllValues returns all RankingTypeRatingGameType values.
+func (RankingTypeRatingGameType) AllValues() []RankingTypeRatingGameType {
+	return []RankingTypeRatingGameType{
+		RankingTypeRatingGameTypeConnect4,
+		RankingTypeRatingGameTypeRps,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s RankingTypeRatingGameType) MarshalText() ([]byte, error) {
+	switch s {
+	case RankingTypeRatingGameTypeConnect4:
+		return []byte(s), nil
+	case RankingTypeRatingGameTypeRps:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *RankingTypeRatingGameType) UnmarshalText(data []byte) error {
+	switch RankingTypeRatingGameType(data) {
+	case RankingTypeRatingGameTypeConnect4:
+		*s = RankingTypeRatingGameTypeConnect4
+		return nil
+	case RankingTypeRatingGameTypeRps:
+		*s = RankingTypeRatingGameTypeRps
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Ref: #/components/schemas/ReadAll
@@ -12863,10 +14739,10 @@ func (s *RematchLobbyRequest) SetLobbyId(val string) {
 type RoomEvent struct {
 	CreatedAt time.Time `json:"createdAt"`
 	// The event's payload; its shape depends on the event name.
-	Data   jx.Raw `json:"data"`
-	Event  string `json:"event"`
-	GameId string `json:"gameId"`
-	Seq    int64  `json:"seq"`
+	Data   RoomEventData `json:"data"`
+	Event  string        `json:"event"`
+	GameId string        `json:"gameId"`
+	Seq    int64         `json:"seq"`
 }
 
 // GetCreatedAt returns the value of CreatedAt.
@@ -12875,7 +14751,7 @@ func (s *RoomEvent) GetCreatedAt() time.Time {
 }
 
 // GetData returns the value of Data.
-func (s *RoomEvent) GetData() jx.Raw {
+func (s *RoomEvent) GetData() RoomEventData {
 	return s.Data
 }
 
@@ -12900,7 +14776,7 @@ func (s *RoomEvent) SetCreatedAt(val time.Time) {
 }
 
 // SetData sets the value of Data.
-func (s *RoomEvent) SetData(val jx.Raw) {
+func (s *RoomEvent) SetData(val RoomEventData) {
 	s.Data = val
 }
 
@@ -12917,6 +14793,18 @@ func (s *RoomEvent) SetGameId(val string) {
 // SetSeq sets the value of Seq.
 func (s *RoomEvent) SetSeq(val int64) {
 	s.Seq = val
+}
+
+// The event's payload; its shape depends on the event name.
+type RoomEventData map[string]jx.Raw
+
+func (s *RoomEventData) init() RoomEventData {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
 }
 
 // Ref: #/components/schemas/RpsSettings
@@ -13020,10 +14908,10 @@ func (s *RulesC4Move) SetUserId(val string) {
 // Ref: #/components/schemas/RulesC4View
 type RulesC4View struct {
 	// Rows top to bottom of columns left to right: the user id of the piece, or empty.
-	Board    [][]string `json:"board"`
-	Columns  int64      `json:"columns"`
-	GameId   string     `json:"gameId"`
-	GameType string     `json:"gameType"`
+	Board    [][]string          `json:"board"`
+	Columns  int64               `json:"columns"`
+	GameId   string              `json:"gameId"`
+	GameType RulesC4ViewGameType `json:"gameType"`
 	// Every move, oldest first.
 	History []RulesC4Move `json:"history"`
 	// The winning cells [row, column], or null.
@@ -13039,8 +14927,8 @@ type RulesC4View struct {
 	// The seq of the game's last event that the view includes.
 	Seq int64 `json:"seq"`
 	// Waiting, active, completed or cancelled.
-	Status string     `json:"status"`
-	Timer  RulesTimer `json:"timer"`
+	Status RulesC4ViewStatus `json:"status"`
+	Timer  RulesTimer        `json:"timer"`
 	// The user on turn; null once the game is over.
 	Turn        NilString `json:"turn"`
 	TurnSeconds int64     `json:"turnSeconds"`
@@ -13062,7 +14950,7 @@ func (s *RulesC4View) GetGameId() string {
 }
 
 // GetGameType returns the value of GameType.
-func (s *RulesC4View) GetGameType() string {
+func (s *RulesC4View) GetGameType() RulesC4ViewGameType {
 	return s.GameType
 }
 
@@ -13107,7 +14995,7 @@ func (s *RulesC4View) GetSeq() int64 {
 }
 
 // GetStatus returns the value of Status.
-func (s *RulesC4View) GetStatus() string {
+func (s *RulesC4View) GetStatus() RulesC4ViewStatus {
 	return s.Status
 }
 
@@ -13142,7 +15030,7 @@ func (s *RulesC4View) SetGameId(val string) {
 }
 
 // SetGameType sets the value of GameType.
-func (s *RulesC4View) SetGameType(val string) {
+func (s *RulesC4View) SetGameType(val RulesC4ViewGameType) {
 	s.GameType = val
 }
 
@@ -13187,7 +15075,7 @@ func (s *RulesC4View) SetSeq(val int64) {
 }
 
 // SetStatus sets the value of Status.
-func (s *RulesC4View) SetStatus(val string) {
+func (s *RulesC4View) SetStatus(val RulesC4ViewStatus) {
 	s.Status = val
 }
 
@@ -13206,6 +15094,47 @@ func (s *RulesC4View) SetTurnSeconds(val int64) {
 	s.TurnSeconds = val
 }
 
+type RulesC4ViewGameType string
+
+const (
+	RulesC4ViewGameTypeConnect4 RulesC4ViewGameType = "connect4"
+	RulesC4ViewGameTypeRps      RulesC4ViewGameType = "rps"
+)
+
+// AllValues returns all RulesC4ViewGameType values.
+func (RulesC4ViewGameType) AllValues() []RulesC4ViewGameType {
+	return []RulesC4ViewGameType{
+		RulesC4ViewGameTypeConnect4,
+		RulesC4ViewGameTypeRps,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s RulesC4ViewGameType) MarshalText() ([]byte, error) {
+	switch s {
+	case RulesC4ViewGameTypeConnect4:
+		return []byte(s), nil
+	case RulesC4ViewGameTypeRps:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *RulesC4ViewGameType) UnmarshalText(data []byte) error {
+	switch RulesC4ViewGameType(data) {
+	case RulesC4ViewGameTypeConnect4:
+		*s = RulesC4ViewGameTypeConnect4
+		return nil
+	case RulesC4ViewGameTypeRps:
+		*s = RulesC4ViewGameTypeRps
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // By user id.
 type RulesC4ViewScores map[string]int64
 
@@ -13218,13 +15147,69 @@ func (s *RulesC4ViewScores) init() RulesC4ViewScores {
 	return m
 }
 
+// Waiting, active, completed or cancelled.
+type RulesC4ViewStatus string
+
+const (
+	RulesC4ViewStatusWaiting   RulesC4ViewStatus = "waiting"
+	RulesC4ViewStatusActive    RulesC4ViewStatus = "active"
+	RulesC4ViewStatusCompleted RulesC4ViewStatus = "completed"
+	RulesC4ViewStatusCancelled RulesC4ViewStatus = "cancelled"
+)
+
+// AllValues returns all RulesC4ViewStatus values.
+func (RulesC4ViewStatus) AllValues() []RulesC4ViewStatus {
+	return []RulesC4ViewStatus{
+		RulesC4ViewStatusWaiting,
+		RulesC4ViewStatusActive,
+		RulesC4ViewStatusCompleted,
+		RulesC4ViewStatusCancelled,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s RulesC4ViewStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case RulesC4ViewStatusWaiting:
+		return []byte(s), nil
+	case RulesC4ViewStatusActive:
+		return []byte(s), nil
+	case RulesC4ViewStatusCompleted:
+		return []byte(s), nil
+	case RulesC4ViewStatusCancelled:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *RulesC4ViewStatus) UnmarshalText(data []byte) error {
+	switch RulesC4ViewStatus(data) {
+	case RulesC4ViewStatusWaiting:
+		*s = RulesC4ViewStatusWaiting
+		return nil
+	case RulesC4ViewStatusActive:
+		*s = RulesC4ViewStatusActive
+		return nil
+	case RulesC4ViewStatusCompleted:
+		*s = RulesC4ViewStatusCompleted
+		return nil
+	case RulesC4ViewStatusCancelled:
+		*s = RulesC4ViewStatusCancelled
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // Ref: #/components/schemas/RulesInfo
 type RulesInfo struct {
-	Description string `json:"description"`
-	GameType    string `json:"gameType"`
-	MaxPlayers  int64  `json:"maxPlayers"`
-	MinPlayers  int64  `json:"minPlayers"`
-	Name        string `json:"name"`
+	Description string            `json:"description"`
+	GameType    RulesInfoGameType `json:"gameType"`
+	MaxPlayers  int64             `json:"maxPlayers"`
+	MinPlayers  int64             `json:"minPlayers"`
+	Name        string            `json:"name"`
 	// The default settings.
 	Settings RulesInfoSettings `json:"settings"`
 	// What each setting accepts.
@@ -13237,7 +15222,7 @@ func (s *RulesInfo) GetDescription() string {
 }
 
 // GetGameType returns the value of GameType.
-func (s *RulesInfo) GetGameType() string {
+func (s *RulesInfo) GetGameType() RulesInfoGameType {
 	return s.GameType
 }
 
@@ -13272,7 +15257,7 @@ func (s *RulesInfo) SetDescription(val string) {
 }
 
 // SetGameType sets the value of GameType.
-func (s *RulesInfo) SetGameType(val string) {
+func (s *RulesInfo) SetGameType(val RulesInfoGameType) {
 	s.GameType = val
 }
 
@@ -13299,6 +15284,47 @@ func (s *RulesInfo) SetSettings(val RulesInfoSettings) {
 // SetSettingsHelp sets the value of SettingsHelp.
 func (s *RulesInfo) SetSettingsHelp(val RulesInfoSettingsHelp) {
 	s.SettingsHelp = val
+}
+
+type RulesInfoGameType string
+
+const (
+	RulesInfoGameTypeConnect4 RulesInfoGameType = "connect4"
+	RulesInfoGameTypeRps      RulesInfoGameType = "rps"
+)
+
+// AllValues returns all RulesInfoGameType values.
+func (RulesInfoGameType) AllValues() []RulesInfoGameType {
+	return []RulesInfoGameType{
+		RulesInfoGameTypeConnect4,
+		RulesInfoGameTypeRps,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s RulesInfoGameType) MarshalText() ([]byte, error) {
+	switch s {
+	case RulesInfoGameTypeConnect4:
+		return []byte(s), nil
+	case RulesInfoGameTypeRps:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *RulesInfoGameType) UnmarshalText(data []byte) error {
+	switch RulesInfoGameType(data) {
+	case RulesInfoGameTypeConnect4:
+		*s = RulesInfoGameTypeConnect4
+		return nil
+	case RulesInfoGameTypeRps:
+		*s = RulesInfoGameTypeRps
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // The default settings.
@@ -13330,9 +15356,9 @@ type RulesRPSRound struct {
 	Choices     RulesRPSRoundChoices     `json:"choices"`
 	Commitments RulesRPSRoundCommitments `json:"commitments"`
 	// Played, timeout or abandoned.
-	Reason string             `json:"reason"`
-	Round  int64              `json:"round"`
-	Salts  RulesRPSRoundSalts `json:"salts"`
+	Reason RulesRPSRoundReason `json:"reason"`
+	Round  int64               `json:"round"`
+	Salts  RulesRPSRoundSalts  `json:"salts"`
 	// After the round.
 	Scores RulesRPSRoundScores `json:"scores"`
 	// Null for a drawn round.
@@ -13350,7 +15376,7 @@ func (s *RulesRPSRound) GetCommitments() RulesRPSRoundCommitments {
 }
 
 // GetReason returns the value of Reason.
-func (s *RulesRPSRound) GetReason() string {
+func (s *RulesRPSRound) GetReason() RulesRPSRoundReason {
 	return s.Reason
 }
 
@@ -13385,7 +15411,7 @@ func (s *RulesRPSRound) SetCommitments(val RulesRPSRoundCommitments) {
 }
 
 // SetReason sets the value of Reason.
-func (s *RulesRPSRound) SetReason(val string) {
+func (s *RulesRPSRound) SetReason(val RulesRPSRoundReason) {
 	s.Reason = val
 }
 
@@ -13431,6 +15457,55 @@ func (s *RulesRPSRoundCommitments) init() RulesRPSRoundCommitments {
 	return m
 }
 
+// Played, timeout or abandoned.
+type RulesRPSRoundReason string
+
+const (
+	RulesRPSRoundReasonPlayed    RulesRPSRoundReason = "played"
+	RulesRPSRoundReasonTimeout   RulesRPSRoundReason = "timeout"
+	RulesRPSRoundReasonAbandoned RulesRPSRoundReason = "abandoned"
+)
+
+// AllValues returns all RulesRPSRoundReason values.
+func (RulesRPSRoundReason) AllValues() []RulesRPSRoundReason {
+	return []RulesRPSRoundReason{
+		RulesRPSRoundReasonPlayed,
+		RulesRPSRoundReasonTimeout,
+		RulesRPSRoundReasonAbandoned,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s RulesRPSRoundReason) MarshalText() ([]byte, error) {
+	switch s {
+	case RulesRPSRoundReasonPlayed:
+		return []byte(s), nil
+	case RulesRPSRoundReasonTimeout:
+		return []byte(s), nil
+	case RulesRPSRoundReasonAbandoned:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *RulesRPSRoundReason) UnmarshalText(data []byte) error {
+	switch RulesRPSRoundReason(data) {
+	case RulesRPSRoundReasonPlayed:
+		*s = RulesRPSRoundReasonPlayed
+		return nil
+	case RulesRPSRoundReasonTimeout:
+		*s = RulesRPSRoundReasonTimeout
+		return nil
+	case RulesRPSRoundReasonAbandoned:
+		*s = RulesRPSRoundReasonAbandoned
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 type RulesRPSRoundSalts map[string]NilString
 
 func (s *RulesRPSRoundSalts) init() RulesRPSRoundSalts {
@@ -13459,7 +15534,7 @@ type RulesRPSView struct {
 	// The current round's commitments by user id.
 	Commitments RulesRPSViewCommitments `json:"commitments"`
 	GameId      string                  `json:"gameId"`
-	GameType    string                  `json:"gameType"`
+	GameType    RulesRPSViewGameType    `json:"gameType"`
 	// Revealed rounds, oldest first.
 	History []RulesRPSRound `json:"history"`
 	// Null while the game runs.
@@ -13474,7 +15549,7 @@ type RulesRPSView struct {
 	// The seq of the game's last event that the view includes.
 	Seq int64 `json:"seq"`
 	// Waiting, active, completed or cancelled.
-	Status string `json:"status"`
+	Status RulesRPSViewStatus `json:"status"`
 	// By user id: whether they chose in the current round.
 	Submitted  RulesRPSViewSubmitted `json:"submitted"`
 	Timer      RulesTimer            `json:"timer"`
@@ -13492,7 +15567,7 @@ func (s *RulesRPSView) GetGameId() string {
 }
 
 // GetGameType returns the value of GameType.
-func (s *RulesRPSView) GetGameType() string {
+func (s *RulesRPSView) GetGameType() RulesRPSViewGameType {
 	return s.GameType
 }
 
@@ -13537,7 +15612,7 @@ func (s *RulesRPSView) GetSeq() int64 {
 }
 
 // GetStatus returns the value of Status.
-func (s *RulesRPSView) GetStatus() string {
+func (s *RulesRPSView) GetStatus() RulesRPSViewStatus {
 	return s.Status
 }
 
@@ -13567,7 +15642,7 @@ func (s *RulesRPSView) SetGameId(val string) {
 }
 
 // SetGameType sets the value of GameType.
-func (s *RulesRPSView) SetGameType(val string) {
+func (s *RulesRPSView) SetGameType(val RulesRPSViewGameType) {
 	s.GameType = val
 }
 
@@ -13612,7 +15687,7 @@ func (s *RulesRPSView) SetSeq(val int64) {
 }
 
 // SetStatus sets the value of Status.
-func (s *RulesRPSView) SetStatus(val string) {
+func (s *RulesRPSView) SetStatus(val RulesRPSViewStatus) {
 	s.Status = val
 }
 
@@ -13643,6 +15718,47 @@ func (s *RulesRPSViewCommitments) init() RulesRPSViewCommitments {
 	return m
 }
 
+type RulesRPSViewGameType string
+
+const (
+	RulesRPSViewGameTypeConnect4 RulesRPSViewGameType = "connect4"
+	RulesRPSViewGameTypeRps      RulesRPSViewGameType = "rps"
+)
+
+// AllValues returns all RulesRPSViewGameType values.
+func (RulesRPSViewGameType) AllValues() []RulesRPSViewGameType {
+	return []RulesRPSViewGameType{
+		RulesRPSViewGameTypeConnect4,
+		RulesRPSViewGameTypeRps,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s RulesRPSViewGameType) MarshalText() ([]byte, error) {
+	switch s {
+	case RulesRPSViewGameTypeConnect4:
+		return []byte(s), nil
+	case RulesRPSViewGameTypeRps:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *RulesRPSViewGameType) UnmarshalText(data []byte) error {
+	switch RulesRPSViewGameType(data) {
+	case RulesRPSViewGameTypeConnect4:
+		*s = RulesRPSViewGameTypeConnect4
+		return nil
+	case RulesRPSViewGameTypeRps:
+		*s = RulesRPSViewGameTypeRps
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // By user id.
 type RulesRPSViewScores map[string]int64
 
@@ -13653,6 +15769,62 @@ func (s *RulesRPSViewScores) init() RulesRPSViewScores {
 		*s = m
 	}
 	return m
+}
+
+// Waiting, active, completed or cancelled.
+type RulesRPSViewStatus string
+
+const (
+	RulesRPSViewStatusWaiting   RulesRPSViewStatus = "waiting"
+	RulesRPSViewStatusActive    RulesRPSViewStatus = "active"
+	RulesRPSViewStatusCompleted RulesRPSViewStatus = "completed"
+	RulesRPSViewStatusCancelled RulesRPSViewStatus = "cancelled"
+)
+
+// AllValues returns all RulesRPSViewStatus values.
+func (RulesRPSViewStatus) AllValues() []RulesRPSViewStatus {
+	return []RulesRPSViewStatus{
+		RulesRPSViewStatusWaiting,
+		RulesRPSViewStatusActive,
+		RulesRPSViewStatusCompleted,
+		RulesRPSViewStatusCancelled,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s RulesRPSViewStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case RulesRPSViewStatusWaiting:
+		return []byte(s), nil
+	case RulesRPSViewStatusActive:
+		return []byte(s), nil
+	case RulesRPSViewStatusCompleted:
+		return []byte(s), nil
+	case RulesRPSViewStatusCancelled:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *RulesRPSViewStatus) UnmarshalText(data []byte) error {
+	switch RulesRPSViewStatus(data) {
+	case RulesRPSViewStatusWaiting:
+		*s = RulesRPSViewStatusWaiting
+		return nil
+	case RulesRPSViewStatusActive:
+		*s = RulesRPSViewStatusActive
+		return nil
+	case RulesRPSViewStatusCompleted:
+		*s = RulesRPSViewStatusCompleted
+		return nil
+	case RulesRPSViewStatusCancelled:
+		*s = RulesRPSViewStatusCancelled
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // By user id: whether they chose in the current round.
@@ -13673,7 +15845,7 @@ type RulesRound struct {
 	Deadline NilString `json:"deadline"`
 	Number   int64     `json:"number"`
 	// Choosing (rps), playing (connect4) or finished.
-	Phase string `json:"phase"`
+	Phase RulesRoundPhase `json:"phase"`
 }
 
 // GetDeadline returns the value of Deadline.
@@ -13687,7 +15859,7 @@ func (s *RulesRound) GetNumber() int64 {
 }
 
 // GetPhase returns the value of Phase.
-func (s *RulesRound) GetPhase() string {
+func (s *RulesRound) GetPhase() RulesRoundPhase {
 	return s.Phase
 }
 
@@ -13702,8 +15874,57 @@ func (s *RulesRound) SetNumber(val int64) {
 }
 
 // SetPhase sets the value of Phase.
-func (s *RulesRound) SetPhase(val string) {
+func (s *RulesRound) SetPhase(val RulesRoundPhase) {
 	s.Phase = val
+}
+
+// Choosing (rps), playing (connect4) or finished.
+type RulesRoundPhase string
+
+const (
+	RulesRoundPhaseChoosing RulesRoundPhase = "choosing"
+	RulesRoundPhasePlaying  RulesRoundPhase = "playing"
+	RulesRoundPhaseFinished RulesRoundPhase = "finished"
+)
+
+// AllValues returns all RulesRoundPhase values.
+func (RulesRoundPhase) AllValues() []RulesRoundPhase {
+	return []RulesRoundPhase{
+		RulesRoundPhaseChoosing,
+		RulesRoundPhasePlaying,
+		RulesRoundPhaseFinished,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s RulesRoundPhase) MarshalText() ([]byte, error) {
+	switch s {
+	case RulesRoundPhaseChoosing:
+		return []byte(s), nil
+	case RulesRoundPhasePlaying:
+		return []byte(s), nil
+	case RulesRoundPhaseFinished:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *RulesRoundPhase) UnmarshalText(data []byte) error {
+	switch RulesRoundPhase(data) {
+	case RulesRoundPhaseChoosing:
+		*s = RulesRoundPhaseChoosing
+		return nil
+	case RulesRoundPhasePlaying:
+		*s = RulesRoundPhasePlaying
+		return nil
+	case RulesRoundPhaseFinished:
+		*s = RulesRoundPhaseFinished
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Ref: #/components/schemas/RulesTimer
@@ -13734,13 +15955,15 @@ func (s *RulesTimer) SetRemainingMs(val int64) {
 
 // Ref: #/components/schemas/RulesViewOutcome
 type RulesViewOutcome struct {
-	Reason string `json:"reason"`
+	// Score, resign, timeout, abandoned (rps: nobody chose in a round), connect4 (four in a row) or
+	// board-full (a draw).
+	Reason RulesViewOutcomeReason `json:"reason"`
 	// Null for a draw.
 	WinnerId NilString `json:"winnerId"`
 }
 
 // GetReason returns the value of Reason.
-func (s *RulesViewOutcome) GetReason() string {
+func (s *RulesViewOutcome) GetReason() RulesViewOutcomeReason {
 	return s.Reason
 }
 
@@ -13750,13 +15973,84 @@ func (s *RulesViewOutcome) GetWinnerId() NilString {
 }
 
 // SetReason sets the value of Reason.
-func (s *RulesViewOutcome) SetReason(val string) {
+func (s *RulesViewOutcome) SetReason(val RulesViewOutcomeReason) {
 	s.Reason = val
 }
 
 // SetWinnerId sets the value of WinnerId.
 func (s *RulesViewOutcome) SetWinnerId(val NilString) {
 	s.WinnerId = val
+}
+
+// Score, resign, timeout, abandoned (rps: nobody chose in a round), connect4 (four in a row) or
+// board-full (a draw).
+type RulesViewOutcomeReason string
+
+const (
+	RulesViewOutcomeReasonScore     RulesViewOutcomeReason = "score"
+	RulesViewOutcomeReasonResign    RulesViewOutcomeReason = "resign"
+	RulesViewOutcomeReasonTimeout   RulesViewOutcomeReason = "timeout"
+	RulesViewOutcomeReasonAbandoned RulesViewOutcomeReason = "abandoned"
+	RulesViewOutcomeReasonConnect4  RulesViewOutcomeReason = "connect4"
+	RulesViewOutcomeReasonBoardFull RulesViewOutcomeReason = "board-full"
+)
+
+// AllValues returns all RulesViewOutcomeReason values.
+func (RulesViewOutcomeReason) AllValues() []RulesViewOutcomeReason {
+	return []RulesViewOutcomeReason{
+		RulesViewOutcomeReasonScore,
+		RulesViewOutcomeReasonResign,
+		RulesViewOutcomeReasonTimeout,
+		RulesViewOutcomeReasonAbandoned,
+		RulesViewOutcomeReasonConnect4,
+		RulesViewOutcomeReasonBoardFull,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s RulesViewOutcomeReason) MarshalText() ([]byte, error) {
+	switch s {
+	case RulesViewOutcomeReasonScore:
+		return []byte(s), nil
+	case RulesViewOutcomeReasonResign:
+		return []byte(s), nil
+	case RulesViewOutcomeReasonTimeout:
+		return []byte(s), nil
+	case RulesViewOutcomeReasonAbandoned:
+		return []byte(s), nil
+	case RulesViewOutcomeReasonConnect4:
+		return []byte(s), nil
+	case RulesViewOutcomeReasonBoardFull:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *RulesViewOutcomeReason) UnmarshalText(data []byte) error {
+	switch RulesViewOutcomeReason(data) {
+	case RulesViewOutcomeReasonScore:
+		*s = RulesViewOutcomeReasonScore
+		return nil
+	case RulesViewOutcomeReasonResign:
+		*s = RulesViewOutcomeReasonResign
+		return nil
+	case RulesViewOutcomeReasonTimeout:
+		*s = RulesViewOutcomeReasonTimeout
+		return nil
+	case RulesViewOutcomeReasonAbandoned:
+		*s = RulesViewOutcomeReasonAbandoned
+		return nil
+	case RulesViewOutcomeReasonConnect4:
+		*s = RulesViewOutcomeReasonConnect4
+		return nil
+	case RulesViewOutcomeReasonBoardFull:
+		*s = RulesViewOutcomeReasonBoardFull
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 type Session struct {
@@ -13820,15 +16114,15 @@ func (s *SetFlagRequest) SetEnabled(val bool) {
 // Ref: #/components/schemas/SocialAchievement
 type SocialAchievement struct {
 	// Games, money, social, markets.
-	Category    string `json:"category"`
-	Description string `json:"description"`
+	Category    SocialAchievementCategory `json:"category"`
+	Description string                    `json:"description"`
 	// A stable slug.
 	ID   string `json:"id"`
 	Name string `json:"name"`
 }
 
 // GetCategory returns the value of Category.
-func (s *SocialAchievement) GetCategory() string {
+func (s *SocialAchievement) GetCategory() SocialAchievementCategory {
 	return s.Category
 }
 
@@ -13848,7 +16142,7 @@ func (s *SocialAchievement) GetName() string {
 }
 
 // SetCategory sets the value of Category.
-func (s *SocialAchievement) SetCategory(val string) {
+func (s *SocialAchievement) SetCategory(val SocialAchievementCategory) {
 	s.Category = val
 }
 
@@ -13867,6 +16161,62 @@ func (s *SocialAchievement) SetName(val string) {
 	s.Name = val
 }
 
+// Games, money, social, markets.
+type SocialAchievementCategory string
+
+const (
+	SocialAchievementCategoryGames   SocialAchievementCategory = "games"
+	SocialAchievementCategoryMoney   SocialAchievementCategory = "money"
+	SocialAchievementCategorySocial  SocialAchievementCategory = "social"
+	SocialAchievementCategoryMarkets SocialAchievementCategory = "markets"
+)
+
+// AllValues returns all SocialAchievementCategory values.
+func (SocialAchievementCategory) AllValues() []SocialAchievementCategory {
+	return []SocialAchievementCategory{
+		SocialAchievementCategoryGames,
+		SocialAchievementCategoryMoney,
+		SocialAchievementCategorySocial,
+		SocialAchievementCategoryMarkets,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s SocialAchievementCategory) MarshalText() ([]byte, error) {
+	switch s {
+	case SocialAchievementCategoryGames:
+		return []byte(s), nil
+	case SocialAchievementCategoryMoney:
+		return []byte(s), nil
+	case SocialAchievementCategorySocial:
+		return []byte(s), nil
+	case SocialAchievementCategoryMarkets:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *SocialAchievementCategory) UnmarshalText(data []byte) error {
+	switch SocialAchievementCategory(data) {
+	case SocialAchievementCategoryGames:
+		*s = SocialAchievementCategoryGames
+		return nil
+	case SocialAchievementCategoryMoney:
+		*s = SocialAchievementCategoryMoney
+		return nil
+	case SocialAchievementCategorySocial:
+		*s = SocialAchievementCategorySocial
+		return nil
+	case SocialAchievementCategoryMarkets:
+		*s = SocialAchievementCategoryMarkets
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // Ref: #/components/schemas/SocialEntry
 type SocialEntry struct {
 	Actor     SocialUserRef `json:"actor"`
@@ -13876,7 +16226,7 @@ type SocialEntry struct {
 	// A sequence number as a string; pass the last one seen as ?before= for older ones.
 	ID string `json:"id"`
 	// Game_won, donation, tip, achievement, bet_won, tournament_won.
-	Type string `json:"type"`
+	Type SocialEntryType `json:"type"`
 }
 
 // GetActor returns the value of Actor.
@@ -13900,7 +16250,7 @@ func (s *SocialEntry) GetID() string {
 }
 
 // GetType returns the value of Type.
-func (s *SocialEntry) GetType() string {
+func (s *SocialEntry) GetType() SocialEntryType {
 	return s.Type
 }
 
@@ -13925,7 +16275,7 @@ func (s *SocialEntry) SetID(val string) {
 }
 
 // SetType sets the value of Type.
-func (s *SocialEntry) SetType(val string) {
+func (s *SocialEntry) SetType(val SocialEntryType) {
 	s.Type = val
 }
 
@@ -13939,6 +16289,76 @@ func (s *SocialEntryData) init() SocialEntryData {
 		*s = m
 	}
 	return m
+}
+
+// Game_won, donation, tip, achievement, bet_won, tournament_won.
+type SocialEntryType string
+
+const (
+	SocialEntryTypeGameWon       SocialEntryType = "game_won"
+	SocialEntryTypeDonation      SocialEntryType = "donation"
+	SocialEntryTypeTip           SocialEntryType = "tip"
+	SocialEntryTypeAchievement   SocialEntryType = "achievement"
+	SocialEntryTypeBetWon        SocialEntryType = "bet_won"
+	SocialEntryTypeTournamentWon SocialEntryType = "tournament_won"
+)
+
+// AllValues returns all SocialEntryType values.
+func (SocialEntryType) AllValues() []SocialEntryType {
+	return []SocialEntryType{
+		SocialEntryTypeGameWon,
+		SocialEntryTypeDonation,
+		SocialEntryTypeTip,
+		SocialEntryTypeAchievement,
+		SocialEntryTypeBetWon,
+		SocialEntryTypeTournamentWon,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s SocialEntryType) MarshalText() ([]byte, error) {
+	switch s {
+	case SocialEntryTypeGameWon:
+		return []byte(s), nil
+	case SocialEntryTypeDonation:
+		return []byte(s), nil
+	case SocialEntryTypeTip:
+		return []byte(s), nil
+	case SocialEntryTypeAchievement:
+		return []byte(s), nil
+	case SocialEntryTypeBetWon:
+		return []byte(s), nil
+	case SocialEntryTypeTournamentWon:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *SocialEntryType) UnmarshalText(data []byte) error {
+	switch SocialEntryType(data) {
+	case SocialEntryTypeGameWon:
+		*s = SocialEntryTypeGameWon
+		return nil
+	case SocialEntryTypeDonation:
+		*s = SocialEntryTypeDonation
+		return nil
+	case SocialEntryTypeTip:
+		*s = SocialEntryTypeTip
+		return nil
+	case SocialEntryTypeAchievement:
+		*s = SocialEntryTypeAchievement
+		return nil
+	case SocialEntryTypeBetWon:
+		*s = SocialEntryTypeBetWon
+		return nil
+	case SocialEntryTypeTournamentWon:
+		*s = SocialEntryTypeTournamentWon
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Ref: #/components/schemas/SocialFriend
@@ -14042,12 +16462,12 @@ func (s *SocialIncoming) SetUsername(val string) {
 // Ref: #/components/schemas/SocialRelation
 type SocialRelation struct {
 	// Pending (your request waits) or friends.
-	Status string `json:"status"`
-	UserId string `json:"userId"`
+	Status SocialRelationStatus `json:"status"`
+	UserId string               `json:"userId"`
 }
 
 // GetStatus returns the value of Status.
-func (s *SocialRelation) GetStatus() string {
+func (s *SocialRelation) GetStatus() SocialRelationStatus {
 	return s.Status
 }
 
@@ -14057,7 +16477,7 @@ func (s *SocialRelation) GetUserId() string {
 }
 
 // SetStatus sets the value of Status.
-func (s *SocialRelation) SetStatus(val string) {
+func (s *SocialRelation) SetStatus(val SocialRelationStatus) {
 	s.Status = val
 }
 
@@ -14067,6 +16487,48 @@ func (s *SocialRelation) SetUserId(val string) {
 }
 
 func (*SocialRelation) postFriendsRequestsByUserIdAcceptRes() {}
+
+// Pending (your request waits) or friends.
+type SocialRelationStatus string
+
+const (
+	SocialRelationStatusPending SocialRelationStatus = "pending"
+	SocialRelationStatusFriends SocialRelationStatus = "friends"
+)
+
+// AllValues returns all SocialRelationStatus values.
+func (SocialRelationStatus) AllValues() []SocialRelationStatus {
+	return []SocialRelationStatus{
+		SocialRelationStatusPending,
+		SocialRelationStatusFriends,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s SocialRelationStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case SocialRelationStatusPending:
+		return []byte(s), nil
+	case SocialRelationStatusFriends:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *SocialRelationStatus) UnmarshalText(data []byte) error {
+	switch SocialRelationStatus(data) {
+	case SocialRelationStatusPending:
+		*s = SocialRelationStatusPending
+		return nil
+	case SocialRelationStatusFriends:
+		*s = SocialRelationStatusFriends
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
 
 // Ref: #/components/schemas/SocialUnlocked
 type SocialUnlocked struct {
@@ -14134,21 +16596,63 @@ func (s *SocialUserRef) SetUsername(val string) {
 // Ref: #/components/schemas/StatusAnswer
 type StatusAnswer struct {
 	// Left or announced.
-	Status string `json:"status"`
+	Status StatusAnswerStatus `json:"status"`
 }
 
 // GetStatus returns the value of Status.
-func (s *StatusAnswer) GetStatus() string {
+func (s *StatusAnswer) GetStatus() StatusAnswerStatus {
 	return s.Status
 }
 
 // SetStatus sets the value of Status.
-func (s *StatusAnswer) SetStatus(val string) {
+func (s *StatusAnswer) SetStatus(val StatusAnswerStatus) {
 	s.Status = val
 }
 
 func (*StatusAnswer) deleteLobbiesByIdJoinQueueRes() {}
 func (*StatusAnswer) postGamesByIdRematchLobbyRes()  {}
+
+// Left or announced.
+type StatusAnswerStatus string
+
+const (
+	StatusAnswerStatusLeft      StatusAnswerStatus = "left"
+	StatusAnswerStatusAnnounced StatusAnswerStatus = "announced"
+)
+
+// AllValues returns all StatusAnswerStatus values.
+func (StatusAnswerStatus) AllValues() []StatusAnswerStatus {
+	return []StatusAnswerStatus{
+		StatusAnswerStatusLeft,
+		StatusAnswerStatusAnnounced,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s StatusAnswerStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case StatusAnswerStatusLeft:
+		return []byte(s), nil
+	case StatusAnswerStatusAnnounced:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *StatusAnswerStatus) UnmarshalText(data []byte) error {
+	switch StatusAnswerStatus(data) {
+	case StatusAnswerStatusLeft:
+		*s = StatusAnswerStatusLeft
+		return nil
+	case StatusAnswerStatusAnnounced:
+		*s = StatusAnswerStatusAnnounced
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
 
 // Ref: #/components/schemas/SubmitRequest
 type SubmitRequest struct {
@@ -15703,9 +18207,9 @@ type Tournament struct {
 	// Locked from the available balance at the join; 0 for a free tournament.
 	EntryFeeMinor int64 `json:"entryFeeMinor"`
 	// When it finished or was cancelled; null before.
-	FinishedAt NilDateTime `json:"finishedAt"`
-	GameType   string      `json:"gameType"`
-	ID         string      `json:"id"`
+	FinishedAt NilDateTime        `json:"finishedAt"`
+	GameType   TournamentGameType `json:"gameType"`
+	ID         string             `json:"id"`
 	// The seq of the last event of the tournament's live room.
 	LastSeq    int64 `json:"lastSeq"`
 	MaxPlayers int64 `json:"maxPlayers"`
@@ -15749,7 +18253,7 @@ func (s *Tournament) GetFinishedAt() NilDateTime {
 }
 
 // GetGameType returns the value of GameType.
-func (s *Tournament) GetGameType() string {
+func (s *Tournament) GetGameType() TournamentGameType {
 	return s.GameType
 }
 
@@ -15829,7 +18333,7 @@ func (s *Tournament) SetFinishedAt(val NilDateTime) {
 }
 
 // SetGameType sets the value of GameType.
-func (s *Tournament) SetGameType(val string) {
+func (s *Tournament) SetGameType(val TournamentGameType) {
 	s.GameType = val
 }
 
@@ -15895,9 +18399,9 @@ type TournamentDetail struct {
 	// Locked from the available balance at the join; 0 for a free tournament.
 	EntryFeeMinor int64 `json:"entryFeeMinor"`
 	// When it finished or was cancelled; null before.
-	FinishedAt NilDateTime `json:"finishedAt"`
-	GameType   string      `json:"gameType"`
-	ID         string      `json:"id"`
+	FinishedAt NilDateTime              `json:"finishedAt"`
+	GameType   TournamentDetailGameType `json:"gameType"`
+	ID         string                   `json:"id"`
 	// The seq of the last event of the tournament's live room.
 	LastSeq    int64 `json:"lastSeq"`
 	MaxPlayers int64 `json:"maxPlayers"`
@@ -15945,7 +18449,7 @@ func (s *TournamentDetail) GetFinishedAt() NilDateTime {
 }
 
 // GetGameType returns the value of GameType.
-func (s *TournamentDetail) GetGameType() string {
+func (s *TournamentDetail) GetGameType() TournamentDetailGameType {
 	return s.GameType
 }
 
@@ -16035,7 +18539,7 @@ func (s *TournamentDetail) SetFinishedAt(val NilDateTime) {
 }
 
 // SetGameType sets the value of GameType.
-func (s *TournamentDetail) SetGameType(val string) {
+func (s *TournamentDetail) SetGameType(val TournamentDetailGameType) {
 	s.GameType = val
 }
 
@@ -16100,6 +18604,47 @@ func (s *TournamentDetail) SetStatus(val TournamentDetailStatus) {
 }
 
 func (*TournamentDetail) getTournamentsByIdRes() {}
+
+type TournamentDetailGameType string
+
+const (
+	TournamentDetailGameTypeConnect4 TournamentDetailGameType = "connect4"
+	TournamentDetailGameTypeRps      TournamentDetailGameType = "rps"
+)
+
+// AllValues returns all TournamentDetailGameType values.
+func (TournamentDetailGameType) AllValues() []TournamentDetailGameType {
+	return []TournamentDetailGameType{
+		TournamentDetailGameTypeConnect4,
+		TournamentDetailGameTypeRps,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s TournamentDetailGameType) MarshalText() ([]byte, error) {
+	switch s {
+	case TournamentDetailGameTypeConnect4:
+		return []byte(s), nil
+	case TournamentDetailGameTypeRps:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *TournamentDetailGameType) UnmarshalText(data []byte) error {
+	switch TournamentDetailGameType(data) {
+	case TournamentDetailGameTypeConnect4:
+		*s = TournamentDetailGameTypeConnect4
+		return nil
+	case TournamentDetailGameTypeRps:
+		*s = TournamentDetailGameTypeRps
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
 
 type TournamentDetailStatus string
 
@@ -16373,13 +18918,54 @@ func (s *TournamentEventsPage) SetEvents(val []TournamentEvent) {
 
 func (*TournamentEventsPage) getTournamentsByIdEventsRes() {}
 
+type TournamentGameType string
+
+const (
+	TournamentGameTypeConnect4 TournamentGameType = "connect4"
+	TournamentGameTypeRps      TournamentGameType = "rps"
+)
+
+// AllValues returns all TournamentGameType values.
+func (TournamentGameType) AllValues() []TournamentGameType {
+	return []TournamentGameType{
+		TournamentGameTypeConnect4,
+		TournamentGameTypeRps,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s TournamentGameType) MarshalText() ([]byte, error) {
+	switch s {
+	case TournamentGameTypeConnect4:
+		return []byte(s), nil
+	case TournamentGameTypeRps:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *TournamentGameType) UnmarshalText(data []byte) error {
+	switch TournamentGameType(data) {
+	case TournamentGameTypeConnect4:
+		*s = TournamentGameTypeConnect4
+		return nil
+	case TournamentGameTypeRps:
+		*s = TournamentGameTypeRps
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // Ref: #/components/schemas/TournamentNewTournament
 type TournamentNewTournament struct {
 	DurationMinutes int64 `json:"durationMinutes"`
 	// 0 for a free tournament, or 100000 to 100000000 (0.1 to 100 USDC).
 	EntryFeeMinor int64 `json:"entryFeeMinor"`
 	// A game type of GET /games/available.
-	GameType string `json:"gameType"`
+	GameType TournamentNewTournamentGameType `json:"gameType"`
 	// 2 to 256 (or the server's TOURNAMENT_MAX_PLAYERS); default 64.
 	MaxPlayers OptInt64 `json:"maxPlayers"`
 	Name       string   `json:"name"`
@@ -16403,7 +18989,7 @@ func (s *TournamentNewTournament) GetEntryFeeMinor() int64 {
 }
 
 // GetGameType returns the value of GameType.
-func (s *TournamentNewTournament) GetGameType() string {
+func (s *TournamentNewTournament) GetGameType() TournamentNewTournamentGameType {
 	return s.GameType
 }
 
@@ -16443,7 +19029,7 @@ func (s *TournamentNewTournament) SetEntryFeeMinor(val int64) {
 }
 
 // SetGameType sets the value of GameType.
-func (s *TournamentNewTournament) SetGameType(val string) {
+func (s *TournamentNewTournament) SetGameType(val TournamentNewTournamentGameType) {
 	s.GameType = val
 }
 
@@ -16470,6 +19056,48 @@ func (s *TournamentNewTournament) SetSettings(val OptGameSettings) {
 // SetStartsAt sets the value of StartsAt.
 func (s *TournamentNewTournament) SetStartsAt(val time.Time) {
 	s.StartsAt = val
+}
+
+// A game type of GET /games/available.
+type TournamentNewTournamentGameType string
+
+const (
+	TournamentNewTournamentGameTypeConnect4 TournamentNewTournamentGameType = "connect4"
+	TournamentNewTournamentGameTypeRps      TournamentNewTournamentGameType = "rps"
+)
+
+// AllValues returns all TournamentNewTournamentGameType values.
+func (TournamentNewTournamentGameType) AllValues() []TournamentNewTournamentGameType {
+	return []TournamentNewTournamentGameType{
+		TournamentNewTournamentGameTypeConnect4,
+		TournamentNewTournamentGameTypeRps,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s TournamentNewTournamentGameType) MarshalText() ([]byte, error) {
+	switch s {
+	case TournamentNewTournamentGameTypeConnect4:
+		return []byte(s), nil
+	case TournamentNewTournamentGameTypeRps:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *TournamentNewTournamentGameType) UnmarshalText(data []byte) error {
+	switch TournamentNewTournamentGameType(data) {
+	case TournamentNewTournamentGameTypeConnect4:
+		*s = TournamentNewTournamentGameTypeConnect4
+		return nil
+	case TournamentNewTournamentGameTypeRps:
+		*s = TournamentNewTournamentGameTypeRps
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Ref: #/components/schemas/TournamentPrize
@@ -16865,6 +19493,8 @@ func (s *UserProfile) SetWalletAddress(val string) {
 func (*UserProfile) getUsernamesByUsernameRes() {}
 func (*UserProfile) getUsersByIdRes()           {}
 func (*UserProfile) patchUsersMeProfileRes()    {}
+func (*UserProfile) postUsersMeAvatarRes()      {}
+func (*UserProfile) postUsersMeCoverRes()       {}
 
 // Ref: #/components/schemas/Version
 type Version struct {

@@ -138,6 +138,17 @@ func (s *ChallengeRequest) Validate() error {
 
 	var failures []validate.FieldError
 	if err := func() error {
+		if err := s.GameType.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "gameType",
+			Error: err,
+		})
+	}
+	if err := func() error {
 		if value, ok := s.Settings.Get(); ok {
 			if err := func() error {
 				if err := value.Validate(); err != nil {
@@ -182,6 +193,74 @@ func (s *ChallengeRequest) Validate() error {
 	return nil
 }
 
+func (s ChallengeRequestGameType) Validate() error {
+	switch s {
+	case "connect4":
+		return nil
+	case "rps":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *ChatContext) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Type.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "type",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s ChatContextType) Validate() error {
+	switch s {
+	case "game":
+		return nil
+	case "dm":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *ChatMessage) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Context.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "context",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
 func (s *ChatRequest) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
@@ -208,6 +287,29 @@ func (s *ChatRequest) Validate() error {
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
 			Name:  "text",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s *ChatThread) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.LastMessage.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "lastMessage",
 			Error: err,
 		})
 	}
@@ -731,12 +833,109 @@ func (s *EventsPage) Validate() error {
 	return nil
 }
 
+func (s *GameActResult) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Status.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "status",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s GameActResultStatus) Validate() error {
+	switch s {
+	case "active":
+		return nil
+	case "completed":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *GameAction) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if value, ok := s.Move.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "move",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if err := s.Type.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "type",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s GameActionType) Validate() error {
+	switch s {
+	case "move":
+		return nil
+	case "resign":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
 func (s *GameChallenge) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
 	}
 
 	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.GameType.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "gameType",
+			Error: err,
+		})
+	}
 	if err := func() error {
 		if err := s.Settings.Validate(); err != nil {
 			return err
@@ -748,10 +947,83 @@ func (s *GameChallenge) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Status.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "status",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
 	return nil
+}
+
+func (s GameChallengeGameType) Validate() error {
+	switch s {
+	case "connect4":
+		return nil
+	case "rps":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s GameChallengeStatus) Validate() error {
+	switch s {
+	case "pending":
+		return nil
+	case "accepted":
+		return nil
+	case "declined":
+		return nil
+	case "expired":
+		return nil
+	case "cancelled":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *GameCurrentGame) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.GameType.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "gameType",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s GameCurrentGameGameType) Validate() error {
+	switch s {
+	case "connect4":
+		return nil
+	case "rps":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
 }
 
 func (s *GameDetail) Validate() error {
@@ -760,6 +1032,17 @@ func (s *GameDetail) Validate() error {
 	}
 
 	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.GameType.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "gameType",
+			Error: err,
+		})
+	}
 	if err := func() error {
 		if s.Players == nil {
 			return errors.New("nil is invalid value")
@@ -804,6 +1087,23 @@ func (s *GameDetail) Validate() error {
 		if s.Settlement == nil {
 			return errors.New("nil is invalid value")
 		}
+		var failures []validate.FieldError
+		for i, elem := range s.Settlement {
+			if err := func() error {
+				if err := elem.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				failures = append(failures, validate.FieldError{
+					Name:  fmt.Sprintf("[%d]", i),
+					Error: err,
+				})
+			}
+		}
+		if len(failures) > 0 {
+			return &validate.Error{Fields: failures}
+		}
 		return nil
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
@@ -811,10 +1111,32 @@ func (s *GameDetail) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Status.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "status",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
 	return nil
+}
+
+func (s GameDetailGameType) Validate() error {
+	switch s {
+	case "connect4":
+		return nil
+	case "rps":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
 }
 
 func (s *GameDetailHeaders) Validate() error {
@@ -840,12 +1162,72 @@ func (s *GameDetailHeaders) Validate() error {
 	return nil
 }
 
+func (s GameDetailStatus) Validate() error {
+	switch s {
+	case "waiting":
+		return nil
+	case "active":
+		return nil
+	case "completed":
+		return nil
+	case "cancelled":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *GameJoinResult) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Status.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "status",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s GameJoinResultStatus) Validate() error {
+	switch s {
+	case "queued":
+		return nil
+	case "matched":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
 func (s *GameLiveGame) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
 	}
 
 	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.GameType.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "gameType",
+			Error: err,
+		})
+	}
 	if err := func() error {
 		if s.Players == nil {
 			return errors.New("nil is invalid value")
@@ -857,10 +1239,75 @@ func (s *GameLiveGame) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Status.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "status",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
 	return nil
+}
+
+func (s GameLiveGameGameType) Validate() error {
+	switch s {
+	case "connect4":
+		return nil
+	case "rps":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s GameLiveGameStatus) Validate() error {
+	switch s {
+	case "active":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *GameLivePlayer) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.GameType.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "gameType",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s GameLivePlayerGameType) Validate() error {
+	switch s {
+	case "connect4":
+		return nil
+	case "rps":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
 }
 
 func (s *GameLobby) Validate() error {
@@ -870,6 +1317,17 @@ func (s *GameLobby) Validate() error {
 
 	var failures []validate.FieldError
 	if err := func() error {
+		if err := s.GameType.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "gameType",
+			Error: err,
+		})
+	}
+	if err := func() error {
 		if err := s.Settings.Validate(); err != nil {
 			return err
 		}
@@ -877,6 +1335,115 @@ func (s *GameLobby) Validate() error {
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
 			Name:  "settings",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if err := s.Status.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "status",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s GameLobbyGameType) Validate() error {
+	switch s {
+	case "connect4":
+		return nil
+	case "rps":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s GameLobbyStatus) Validate() error {
+	switch s {
+	case "open":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s GameMove) Validate() error {
+	switch s.Type {
+	case GameMove0GameMove:
+		if err := s.GameMove0.Validate(); err != nil {
+			return err
+		}
+		return nil
+	case GameMove1GameMove:
+		if err := s.GameMove1.Validate(); err != nil {
+			return err
+		}
+		return nil
+	case IntGameMove:
+		if err := (validate.Int{
+			MinSet:        true,
+			Min:           0,
+			MaxSet:        true,
+			Max:           6,
+			MinExclusive:  false,
+			MaxExclusive:  false,
+			MultipleOfSet: false,
+			MultipleOf:    0,
+			Pattern:       nil,
+		}).Validate(int64(s.Int)); err != nil {
+			return errors.Wrap(err, "int")
+		}
+		return nil
+	default:
+		return errors.Errorf("invalid type %q", s.Type)
+	}
+}
+
+func (s GameMove0) Validate() error {
+	switch s {
+	case "rock":
+		return nil
+	case "paper":
+		return nil
+	case "scissors":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *GameMove1) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := (validate.Int{
+			MinSet:        true,
+			Min:           0,
+			MaxSet:        true,
+			Max:           6,
+			MinExclusive:  false,
+			MaxExclusive:  false,
+			MultipleOfSet: false,
+			MultipleOf:    0,
+			Pattern:       nil,
+		}).Validate(int64(s.Column)); err != nil {
+			return errors.Wrap(err, "int")
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "column",
 			Error: err,
 		})
 	}
@@ -903,10 +1470,34 @@ func (s *GameRematch) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Status.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "status",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
 	return nil
+}
+
+func (s GameRematchStatus) Validate() error {
+	switch s {
+	case "none":
+		return nil
+	case "requested":
+		return nil
+	case "started":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
 }
 
 func (s *GameResult) Validate() error {
@@ -915,6 +1506,17 @@ func (s *GameResult) Validate() error {
 	}
 
 	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Reason.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "reason",
+			Error: err,
+		})
+	}
 	if err := func() error {
 		if value, ok := s.ReviewReason.Get(); ok {
 			if err := func() error {
@@ -937,6 +1539,25 @@ func (s *GameResult) Validate() error {
 		return &validate.Error{Fields: failures}
 	}
 	return nil
+}
+
+func (s GameResultReason) Validate() error {
+	switch s {
+	case "score":
+		return nil
+	case "resign":
+		return nil
+	case "timeout":
+		return nil
+	case "abandoned":
+		return nil
+	case "connect4":
+		return nil
+	case "board-full":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
 }
 
 func (s GameResultReviewReason) Validate() error {
@@ -1053,6 +1674,23 @@ func (s GetAchievementsOKApplicationJSON) Validate() error {
 	if alias == nil {
 		return errors.New("nil is invalid value")
 	}
+	var failures []validate.FieldError
+	for i, elem := range alias {
+		if err := func() error {
+			if err := elem.Validate(); err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			failures = append(failures, validate.FieldError{
+				Name:  fmt.Sprintf("[%d]", i),
+				Error: err,
+			})
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
 	return nil
 }
 
@@ -1156,6 +1794,23 @@ func (s GetActivityFeedOKApplicationJSON) Validate() error {
 	alias := ([]SocialEntry)(s)
 	if alias == nil {
 		return errors.New("nil is invalid value")
+	}
+	var failures []validate.FieldError
+	for i, elem := range alias {
+		if err := func() error {
+			if err := elem.Validate(); err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			failures = append(failures, validate.FieldError{
+				Name:  fmt.Sprintf("[%d]", i),
+				Error: err,
+			})
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
 	}
 	return nil
 }
@@ -1718,6 +2373,23 @@ func (s GetChatByTypeByIdMessagesOKApplicationJSON) Validate() error {
 	if alias == nil {
 		return errors.New("nil is invalid value")
 	}
+	var failures []validate.FieldError
+	for i, elem := range alias {
+		if err := func() error {
+			if err := elem.Validate(); err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			failures = append(failures, validate.FieldError{
+				Name:  fmt.Sprintf("[%d]", i),
+				Error: err,
+			})
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
 	return nil
 }
 
@@ -1765,6 +2437,23 @@ func (s GetChatDmThreadsOKApplicationJSON) Validate() error {
 	alias := ([]ChatThread)(s)
 	if alias == nil {
 		return errors.New("nil is invalid value")
+	}
+	var failures []validate.FieldError
+	for i, elem := range alias {
+		if err := func() error {
+			if err := elem.Validate(); err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			failures = append(failures, validate.FieldError{
+				Name:  fmt.Sprintf("[%d]", i),
+				Error: err,
+			})
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
 	}
 	return nil
 }
@@ -1917,6 +2606,23 @@ func (s GetGamesAvailableOKApplicationJSON) Validate() error {
 	alias := ([]RulesInfo)(s)
 	if alias == nil {
 		return errors.New("nil is invalid value")
+	}
+	var failures []validate.FieldError
+	for i, elem := range alias {
+		if err := func() error {
+			if err := elem.Validate(); err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			failures = append(failures, validate.FieldError{
+				Name:  fmt.Sprintf("[%d]", i),
+				Error: err,
+			})
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
 	}
 	return nil
 }
@@ -2517,13 +3223,13 @@ func (s *GetGamesByIdStateNotFound) Validate() error {
 
 func (s GetGamesByIdStateOK) Validate() error {
 	switch s.Type {
-	case RulesRPSViewGetGamesByIdStateOK:
-		if err := s.RulesRPSView.Validate(); err != nil {
+	case RulesC4ViewGetGamesByIdStateOK:
+		if err := s.RulesC4View.Validate(); err != nil {
 			return err
 		}
 		return nil
-	case RulesC4ViewGetGamesByIdStateOK:
-		if err := s.RulesC4View.Validate(); err != nil {
+	case RulesRPSViewGetGamesByIdStateOK:
+		if err := s.RulesRPSView.Validate(); err != nil {
 			return err
 		}
 		return nil
@@ -2964,6 +3670,23 @@ func (s GetNotificationsOKApplicationJSON) Validate() error {
 	if alias == nil {
 		return errors.New("nil is invalid value")
 	}
+	var failures []validate.FieldError
+	for i, elem := range alias {
+		if err := func() error {
+			if err := elem.Validate(); err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			failures = append(failures, validate.FieldError{
+				Name:  fmt.Sprintf("[%d]", i),
+				Error: err,
+			})
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
 	return nil
 }
 
@@ -3204,6 +3927,23 @@ func (s GetSpectateLivePlayersOKApplicationJSON) Validate() error {
 	alias := ([]GameLivePlayer)(s)
 	if alias == nil {
 		return errors.New("nil is invalid value")
+	}
+	var failures []validate.FieldError
+	for i, elem := range alias {
+		if err := func() error {
+			if err := elem.Validate(); err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			failures = append(failures, validate.FieldError{
+				Name:  fmt.Sprintf("[%d]", i),
+				Error: err,
+			})
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
 	}
 	return nil
 }
@@ -4133,6 +4873,23 @@ func (s GetWalletsMeTransactionsOKApplicationJSON) Validate() error {
 	if alias == nil {
 		return errors.New("nil is invalid value")
 	}
+	var failures []validate.FieldError
+	for i, elem := range alias {
+		if err := func() error {
+			if err := elem.Validate(); err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			failures = append(failures, validate.FieldError{
+				Name:  fmt.Sprintf("[%d]", i),
+				Error: err,
+			})
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
 	return nil
 }
 
@@ -4200,6 +4957,40 @@ func (s *GetWsUnauthorized) Validate() error {
 	return nil
 }
 
+func (s *Health) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Status.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "status",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s HealthStatus) Validate() error {
+	switch s {
+	case "ok":
+		return nil
+	case "degraded":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
 func (s *IntegrityCase) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
@@ -4242,6 +5033,17 @@ func (s *IntegrityCase) Validate() error {
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
 			Name:  "conflicts",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if err := s.GameType.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "gameType",
 			Error: err,
 		})
 	}
@@ -4339,6 +5141,17 @@ func (s *IntegrityCase) Validate() error {
 		return &validate.Error{Fields: failures}
 	}
 	return nil
+}
+
+func (s IntegrityCaseGameType) Validate() error {
+	switch s {
+	case "connect4":
+		return nil
+	case "rps":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
 }
 
 func (s IntegrityCaseReason) Validate() error {
@@ -4851,6 +5664,17 @@ func (s *LobbyRequest) Validate() error {
 
 	var failures []validate.FieldError
 	if err := func() error {
+		if err := s.GameType.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "gameType",
+			Error: err,
+		})
+	}
+	if err := func() error {
 		if value, ok := s.Settings.Get(); ok {
 			if err := func() error {
 				if err := value.Validate(); err != nil {
@@ -4893,6 +5717,17 @@ func (s *LobbyRequest) Validate() error {
 		return &validate.Error{Fields: failures}
 	}
 	return nil
+}
+
+func (s LobbyRequestGameType) Validate() error {
+	switch s {
+	case "connect4":
+		return nil
+	case "rps":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
 }
 
 func (s *MarketBookView) Validate() error {
@@ -5257,6 +6092,96 @@ func (s MarketViewStatus) Validate() error {
 	}
 }
 
+func (s *MoneyActivity) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Kind.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "kind",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if err := s.Status.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "status",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s MoneyActivityKind) Validate() error {
+	switch s {
+	case "deposit":
+		return nil
+	case "transfer":
+		return nil
+	case "withdrawal":
+		return nil
+	case "stake":
+		return nil
+	case "winnings":
+		return nil
+	case "stake refund":
+		return nil
+	case "donation":
+		return nil
+	case "donation refund":
+		return nil
+	case "bet":
+		return nil
+	case "bet winnings":
+		return nil
+	case "bet refund":
+		return nil
+	case "tip sent":
+		return nil
+	case "tip received":
+		return nil
+	case "market payout":
+		return nil
+	case "referral claim":
+		return nil
+	case "payment":
+		return nil
+	case "tournament entry":
+		return nil
+	case "tournament refund":
+		return nil
+	case "tournament prize":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s MoneyActivityStatus) Validate() error {
+	switch s {
+	case "confirmed":
+		return nil
+	case "failed":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
 func (s *MoneyAddressCheck) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
@@ -5311,6 +6236,110 @@ func (s *MoneyAddressCheck) Validate() error {
 	return nil
 }
 
+func (s *MoneyPrepared) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Kind.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "kind",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s MoneyPreparedKind) Validate() error {
+	switch s {
+	case "bet":
+		return nil
+	case "deposit":
+		return nil
+	case "donation":
+		return nil
+	case "payment":
+		return nil
+	case "tip":
+		return nil
+	case "transfer":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *MoneyReceipt) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Kind.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "kind",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if err := s.Status.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "status",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s MoneyReceiptKind) Validate() error {
+	switch s {
+	case "bet":
+		return nil
+	case "deposit":
+		return nil
+	case "donation":
+		return nil
+	case "payment":
+		return nil
+	case "tip":
+		return nil
+	case "transfer":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s MoneyReceiptStatus) Validate() error {
+	switch s {
+	case "confirmed":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
 func (s *MoneyReconciliation) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
@@ -5360,6 +6389,98 @@ func (s *MoneyReconciliation) Validate() error {
 		return &validate.Error{Fields: failures}
 	}
 	return nil
+}
+
+func (s *MoneyWithdrawal) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Status.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "status",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s MoneyWithdrawalStatus) Validate() error {
+	switch s {
+	case "pending":
+		return nil
+	case "confirmed":
+		return nil
+	case "failed":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *NotifyNotification) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Type.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "type",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s NotifyNotificationType) Validate() error {
+	switch s {
+	case "friend_request":
+		return nil
+	case "friend_accepted":
+		return nil
+	case "challenge":
+		return nil
+	case "game_completed":
+		return nil
+	case "tip":
+		return nil
+	case "achievement":
+		return nil
+	case "referral_reward":
+		return nil
+	case "support_reply":
+		return nil
+	case "bet_settled":
+		return nil
+	case "market_resolved":
+		return nil
+	case "review_hold":
+		return nil
+	case "tournament_starting":
+		return nil
+	case "tournament_prize":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
 }
 
 func (s *PatchAdminSupportByIdCloseBadRequest) Validate() error {
@@ -6280,6 +7401,14 @@ func (s *PostFriendsByUserIdBadRequest) Validate() error {
 	return nil
 }
 
+func (s *PostFriendsByUserIdCreated) Validate() error {
+	alias := (*SocialRelation)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
 func (s *PostFriendsByUserIdForbidden) Validate() error {
 	alias := (*Error)(s)
 	if err := alias.Validate(); err != nil {
@@ -6290,6 +7419,14 @@ func (s *PostFriendsByUserIdForbidden) Validate() error {
 
 func (s *PostFriendsByUserIdNotFound) Validate() error {
 	alias := (*Error)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostFriendsByUserIdOK) Validate() error {
+	alias := (*SocialRelation)(s)
 	if err := alias.Validate(); err != nil {
 		return err
 	}
@@ -8088,6 +9225,118 @@ func (s *PostUsersMeAgeConfirmationUpgradeRequired) Validate() error {
 	return nil
 }
 
+func (s *PostUsersMeAvatarBadRequest) Validate() error {
+	alias := (*Error)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostUsersMeAvatarForbidden) Validate() error {
+	alias := (*Error)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostUsersMeAvatarPaymentRequired) Validate() error {
+	alias := (*Error)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostUsersMeAvatarRequestEntityTooLarge) Validate() error {
+	alias := (*Error)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostUsersMeAvatarServiceUnavailable) Validate() error {
+	alias := (*Error)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostUsersMeAvatarUnauthorized) Validate() error {
+	alias := (*Error)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostUsersMeAvatarUpgradeRequired) Validate() error {
+	alias := (*Error)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostUsersMeCoverBadRequest) Validate() error {
+	alias := (*Error)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostUsersMeCoverForbidden) Validate() error {
+	alias := (*Error)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostUsersMeCoverPaymentRequired) Validate() error {
+	alias := (*Error)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostUsersMeCoverRequestEntityTooLarge) Validate() error {
+	alias := (*Error)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostUsersMeCoverServiceUnavailable) Validate() error {
+	alias := (*Error)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostUsersMeCoverUnauthorized) Validate() error {
+	alias := (*Error)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostUsersMeCoverUpgradeRequired) Validate() error {
+	alias := (*Error)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
 func (s *PostUsersMeExclusionBadRequest) Validate() error {
 	alias := (*Error)(s)
 	if err := alias.Validate(); err != nil {
@@ -8296,6 +9545,14 @@ func (s *PostWalletsTransferSubmitUpgradeRequired) Validate() error {
 	return nil
 }
 
+func (s *PostWalletsWithdrawAccepted) Validate() error {
+	alias := (*MoneyWithdrawal)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
 func (s *PostWalletsWithdrawBadRequest) Validate() error {
 	alias := (*Error)(s)
 	if err := alias.Validate(); err != nil {
@@ -8314,6 +9571,14 @@ func (s *PostWalletsWithdrawConflict) Validate() error {
 
 func (s *PostWalletsWithdrawForbidden) Validate() error {
 	alias := (*Error)(s)
+	if err := alias.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *PostWalletsWithdrawOK) Validate() error {
+	alias := (*MoneyWithdrawal)(s)
 	if err := alias.Validate(); err != nil {
 		return err
 	}
@@ -8457,6 +9722,66 @@ func (s *PotBets) Validate() error {
 		return &validate.Error{Fields: failures}
 	}
 	return nil
+}
+
+func (s *PotTransfer) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Kind.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "kind",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if err := s.Status.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "status",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s PotTransferKind) Validate() error {
+	switch s {
+	case "sweep":
+		return nil
+	case "refund":
+		return nil
+	case "refund_to_balance":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s PotTransferStatus) Validate() error {
+	switch s {
+	case "pending":
+		return nil
+	case "sent":
+		return nil
+	case "confirmed":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
 }
 
 func (s *ProfileRequest) Validate() error {
@@ -9227,6 +10552,17 @@ func (s *RankingTypeRating) Validate() error {
 
 	var failures []validate.FieldError
 	if err := func() error {
+		if err := s.GameType.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "gameType",
+			Error: err,
+		})
+	}
+	if err := func() error {
 		if s.History == nil {
 			return errors.New("nil is invalid value")
 		}
@@ -9291,6 +10627,17 @@ func (s *RankingTypeRating) Validate() error {
 		return &validate.Error{Fields: failures}
 	}
 	return nil
+}
+
+func (s RankingTypeRatingGameType) Validate() error {
+	switch s {
+	case "connect4":
+		return nil
+	case "rps":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
 }
 
 func (s *ReferralsReward) Validate() error {
@@ -9460,6 +10807,17 @@ func (s *RulesC4View) Validate() error {
 		})
 	}
 	if err := func() error {
+		if err := s.GameType.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "gameType",
+			Error: err,
+		})
+	}
+	if err := func() error {
 		if s.History == nil {
 			return errors.New("nil is invalid value")
 		}
@@ -9471,9 +10829,6 @@ func (s *RulesC4View) Validate() error {
 		})
 	}
 	if err := func() error {
-		if s.Line == nil {
-			return errors.New("nil is invalid value")
-		}
 		var failures []validate.FieldError
 		for i, elem := range s.Line {
 			if err := func() error {
@@ -9507,6 +10862,24 @@ func (s *RulesC4View) Validate() error {
 		})
 	}
 	if err := func() error {
+		if value, ok := s.Outcome.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "outcome",
+			Error: err,
+		})
+	}
+	if err := func() error {
 		if s.Players == nil {
 			return errors.New("nil is invalid value")
 		}
@@ -9514,6 +10887,28 @@ func (s *RulesC4View) Validate() error {
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
 			Name:  "players",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if err := s.Round.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "round",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if err := s.Status.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "status",
 			Error: err,
 		})
 	}
@@ -9523,6 +10918,102 @@ func (s *RulesC4View) Validate() error {
 	return nil
 }
 
+func (s RulesC4ViewGameType) Validate() error {
+	switch s {
+	case "connect4":
+		return nil
+	case "rps":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s RulesC4ViewStatus) Validate() error {
+	switch s {
+	case "waiting":
+		return nil
+	case "active":
+		return nil
+	case "completed":
+		return nil
+	case "cancelled":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *RulesInfo) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.GameType.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "gameType",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s RulesInfoGameType) Validate() error {
+	switch s {
+	case "connect4":
+		return nil
+	case "rps":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *RulesRPSRound) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Reason.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "reason",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s RulesRPSRoundReason) Validate() error {
+	switch s {
+	case "played":
+		return nil
+	case "timeout":
+		return nil
+	case "abandoned":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
 func (s *RulesRPSView) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
@@ -9530,13 +11021,59 @@ func (s *RulesRPSView) Validate() error {
 
 	var failures []validate.FieldError
 	if err := func() error {
+		if err := s.GameType.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "gameType",
+			Error: err,
+		})
+	}
+	if err := func() error {
 		if s.History == nil {
 			return errors.New("nil is invalid value")
+		}
+		var failures []validate.FieldError
+		for i, elem := range s.History {
+			if err := func() error {
+				if err := elem.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				failures = append(failures, validate.FieldError{
+					Name:  fmt.Sprintf("[%d]", i),
+					Error: err,
+				})
+			}
+		}
+		if len(failures) > 0 {
+			return &validate.Error{Fields: failures}
 		}
 		return nil
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
 			Name:  "history",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if value, ok := s.Outcome.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "outcome",
 			Error: err,
 		})
 	}
@@ -9551,10 +11088,284 @@ func (s *RulesRPSView) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Round.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "round",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if err := s.Status.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "status",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
 	return nil
+}
+
+func (s RulesRPSViewGameType) Validate() error {
+	switch s {
+	case "connect4":
+		return nil
+	case "rps":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s RulesRPSViewStatus) Validate() error {
+	switch s {
+	case "waiting":
+		return nil
+	case "active":
+		return nil
+	case "completed":
+		return nil
+	case "cancelled":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *RulesRound) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Phase.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "phase",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s RulesRoundPhase) Validate() error {
+	switch s {
+	case "choosing":
+		return nil
+	case "playing":
+		return nil
+	case "finished":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *RulesViewOutcome) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Reason.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "reason",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s RulesViewOutcomeReason) Validate() error {
+	switch s {
+	case "score":
+		return nil
+	case "resign":
+		return nil
+	case "timeout":
+		return nil
+	case "abandoned":
+		return nil
+	case "connect4":
+		return nil
+	case "board-full":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *SocialAchievement) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Category.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "category",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s SocialAchievementCategory) Validate() error {
+	switch s {
+	case "games":
+		return nil
+	case "money":
+		return nil
+	case "social":
+		return nil
+	case "markets":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *SocialEntry) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Type.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "type",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s SocialEntryType) Validate() error {
+	switch s {
+	case "game_won":
+		return nil
+	case "donation":
+		return nil
+	case "tip":
+		return nil
+	case "achievement":
+		return nil
+	case "bet_won":
+		return nil
+	case "tournament_won":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *SocialRelation) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Status.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "status",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s SocialRelationStatus) Validate() error {
+	switch s {
+	case "pending":
+		return nil
+	case "friends":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *StatusAnswer) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Status.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "status",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s StatusAnswerStatus) Validate() error {
+	switch s {
+	case "left":
+		return nil
+	case "announced":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
 }
 
 func (s *SumtreeAsset) Validate() error {
@@ -10358,12 +12169,53 @@ func (s TipsContextType) Validate() error {
 	}
 }
 
+func (s *TipsResult) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if value, ok := s.Message.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "message",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
 func (s *Tournament) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
 	}
 
 	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.GameType.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "gameType",
+			Error: err,
+		})
+	}
 	if err := func() error {
 		if s.PrizeSplitBps == nil {
 			return errors.New("nil is invalid value")
@@ -10409,6 +12261,17 @@ func (s *TournamentDetail) Validate() error {
 	}
 
 	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.GameType.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "gameType",
+			Error: err,
+		})
+	}
 	if err := func() error {
 		if s.PrizeSplitBps == nil {
 			return errors.New("nil is invalid value")
@@ -10504,6 +12367,17 @@ func (s *TournamentDetail) Validate() error {
 	return nil
 }
 
+func (s TournamentDetailGameType) Validate() error {
+	switch s {
+	case "connect4":
+		return nil
+	case "rps":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
 func (s TournamentDetailStatus) Validate() error {
 	switch s {
 	case "scheduled":
@@ -10589,6 +12463,17 @@ func (s *TournamentEventsPage) Validate() error {
 	return nil
 }
 
+func (s TournamentGameType) Validate() error {
+	switch s {
+	case "connect4":
+		return nil
+	case "rps":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
 func (s *TournamentNewTournament) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
@@ -10634,6 +12519,17 @@ func (s *TournamentNewTournament) Validate() error {
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
 			Name:  "entryFeeMinor",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if err := s.GameType.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "gameType",
 			Error: err,
 		})
 	}
@@ -10729,6 +12625,17 @@ func (s *TournamentNewTournament) Validate() error {
 		return &validate.Error{Fields: failures}
 	}
 	return nil
+}
+
+func (s TournamentNewTournamentGameType) Validate() error {
+	switch s {
+	case "connect4":
+		return nil
+	case "rps":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
 }
 
 func (s *TournamentPrize) Validate() error {
