@@ -71,6 +71,14 @@ func TestDocsShowBothDocumentsAccessiblyAndFast(t *testing.T) {
 		if csp := docs.Headers()["content-security-policy"]; !strings.Contains(csp, "script-src 'self';") {
 			t.Errorf("Content-Security-Policy: %q", csp)
 		}
+		// It opens on where to start, for people, bot authors and agents,
+		// and the reference on what everyone may call, the staff's last.
+		contains(t, page.GetByTestId("quickstart-people"), "A game against a bot is free and starts at once", "the quickstart for people")
+		contains(t, page.GetByTestId("quickstart-bots"), "the SDK", "the quickstart for bot authors")
+		contains(t, page.GetByTestId("quickstart-agents"), "The MCP server", "the quickstart for agents")
+		if first, err := page.Locator("#api-reference section h2").First().TextContent(); err != nil || first == "admin" || first == "dev" {
+			t.Errorf("the reference opens on %q (%v), not on what everyone may call", first, err)
+		}
 		if n, _ := page.Locator("#api-reference details[data-op]").Count(); n != operations {
 			t.Errorf("operations shown: %d, the document has %d", n, operations)
 		}

@@ -322,6 +322,19 @@ func TestErrorsSayAmountsInUSDCAndPlainWords(t *testing.T) {
 		t.Errorf("a donation too small: %v", err)
 	}
 	noJargon(t, textOf(t, spec.GetByTestId("donate-status")), "the donation's refusal")
+	// A donation comes from the wallet, which a player who deposited
+	// everything has emptied: the form says so before and after.
+	wantText(t, spec.GetByTestId("donate-hint"), "Paid from your wallet on chain, not from your platform balance (which pays stakes and market buys).", "the donation's source")
+	if _, err := spec.Evaluate(`async () => {
+		const me = await wagerWallet.apiGet("/users/me");
+		const b = await wagerWallet.apiGet("/wallets/me/balance");
+		if (b.onChain.usdcMinor > 0) throw new Error("the spectator's wallet holds " + b.onChain.usdcMinor + " for " + me.walletAddress);
+	}`); err != nil {
+		t.Fatalf("the spectator's wallet is not empty: %v", err)
+	}
+	fill(t, spec, "donate-amount", "1")
+	click(t, spec, "donate-submit")
+	contains(t, spec.GetByTestId("donate-status"), "Donations and bets are paid from your wallet, not from your platform balance", "a donation from an empty wallet")
 
 	fill(t, spec, "chat-text", "hello \u202ecba")
 	if err := spec.GetByTestId("chat-text").Press("Enter"); err != nil {

@@ -80,6 +80,15 @@ func TestANewcomersFirstMinutes(t *testing.T) {
 		t.Errorf("the rematch is against %q, want %q", got, bot)
 	}
 	contains(t, page.GetByTestId("round-number"), "1", "the second game's first round")
+
+	// The home page says what a newcomer can do, and lists the game as
+	// free, its audience in words.
+	if _, err := page.Goto("/"); err != nil {
+		t.Fatal(err)
+	}
+	contains(t, page.GetByTestId("home-intro"), "A game against a bot is free and starts at once", "what the home page offers")
+	card := page.GetByTestId("live-game").Filter(playwright.LocatorFilterOptions{HasText: me}).First()
+	wantText(t, card.GetByTestId("live-game-pot"), "Free game", "a free game's card")
 }
 
 // opponentName reads the other player's name on the scoreboard.

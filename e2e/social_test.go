@@ -118,6 +118,22 @@ func TestFriendsTheBellAndWatchingAFriend(t *testing.T) {
 	}
 	wantText(t, ann.Locator(`[data-testid=leaderboard-row][data-user="`+bobName+`"] [data-testid=leaderboard-wins]`), "1", "Bob's wins")
 	screenshot(t, ann, "leaderboards")
+	// On a phone the board keeps its sort column and the rating on screen,
+	// and says each player's record under their name.
+	if err := ann.SetViewportSize(390, 844); err != nil {
+		t.Fatal(err)
+	}
+	for _, column := range []string{"Net USDC", "Rating"} {
+		box := must(ann.GetByRole("columnheader", playwright.PageGetByRoleOptions{Name: column, Exact: playwright.Bool(true)}).BoundingBox())
+		if box == nil || box.X < 0 || box.X+box.Width > 390 {
+			t.Errorf("the %s column is at %+v on a 390 px phone, off screen", column, box)
+		}
+	}
+	wantText(t, ann.Locator(`[data-testid=leaderboard-row][data-user="`+bobName+`"] [data-testid=leaderboard-record]`),
+		"1 game · 1 won · 0 lost", "Bob's record on a phone")
+	if err := ann.SetViewportSize(1280, 800); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := bob.Goto("/u/" + bobName); err != nil {
 		t.Fatal(err)
 	}

@@ -352,8 +352,9 @@ func TestArenaAndChallengePagesAreAccessible(t *testing.T) {
 }
 
 // A person who keeps an arena's page open is shown their game the moment
-// the arena pairs them, plays it on its page, and goes from there to the
-// next game the arena pairs them in, without looking for it.
+// the arena pairs them, plays it on its page, and is offered there the
+// next game the arena pairs them in, without looking for it, while the
+// result of the game they finished stays on screen.
 func TestAnArenaLeadsItsPlayerFromGameToGame(t *testing.T) {
 	clk := &testserver.Clock{}
 	s := testserver.StartClocked(t, nil, clk.Now)
@@ -383,10 +384,19 @@ func TestAnArenaLeadsItsPlayerFromGameToGame(t *testing.T) {
 		t.Fatalf("the link leads to the arena's game: %v", err)
 	}
 	wantText(t, ann.page.GetByTestId("game-arena"),
-		"An arena game: back to the arena · your next game opens here as soon as the arena pairs you", "the game page names its arena")
+		"An arena game: back to the arena · your next game is offered here as soon as the arena pairs you", "the game page names its arena")
 
-	// Bob resigns: the arena pairs them again, and Ann's page goes there.
+	// Bob resigns: the arena pairs them again. Ann's page keeps her result
+	// on screen and offers the next game until she moves on.
 	if err := bob.api.Do(t.Context(), "POST", "/games/"+first+"/actions", map[string]string{"type": "resign"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	wantText(t, ann.page.GetByTestId("arena-next-game"), "Your next arena game is ready and its clock runs: play it now.", "the next pairing, live")
+	wantText(t, ann.page.GetByTestId("result-heading"), ann.name+" wins", "the result, still on screen after the next pairing")
+	if !strings.HasSuffix(ann.page.URL(), "/game/"+first) {
+		t.Fatalf("Ann's page left her result for %s before she moved on", ann.page.URL())
+	}
+	if err := ann.page.GetByTestId("arena-next-game").GetByRole("link").Click(); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "Ann's page on her next game", func() bool {

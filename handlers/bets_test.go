@@ -95,7 +95,7 @@ func (a *testApp) wantBetsSettled(t *testing.T, game string) {
 }
 
 func TestBetsPayOutToTheWinnersBettors(t *testing.T) {
-	a := newTestApp(t, noWorkers)
+	a := newTestApp(t, ownDB(t, noWorkers))
 	if _, err := a.Settlement.ProcessTransfers(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -45,20 +45,42 @@ func (h *gamePages) gamePage(c echo.Context) error {
 // tvPage follows the most-watched live game; the page comes back here for
 // the next one when it ends.
 func (h *gamePages) tvPage(c echo.Context) error {
-	// While an arena runs, TV shows its leader's game.
-	if id, err := h.tournaments.TopGame(c.Request().Context()); err != nil {
-		return err
-	} else if id != "" {
-		return h.renderGamePage(c, id, true)
-	}
-	live, err := h.games.Live(c.Request().Context(), 1)
+	ctx := c.Request().Context()
+	live, err := h.games.Live(ctx, tvCandidates)
 	if err != nil {
 		return err
 	}
-	if len(live) == 0 {
+	top, err := h.tournaments.TopGame(ctx)
+	if err != nil {
+		return err
+	}
+	id := tvPick(live, top)
+	if id == "" {
 		return web.Render(c, http.StatusOK, views.TVOff(h.header.Page(c, "TV")))
 	}
-	return h.renderGamePage(c, live[0].GameID, true)
+	return h.renderGamePage(c, id, true)
+}
+
+// tvCandidates is how many of the newest live games TV chooses from.
+const tvCandidates = 200
+
+// tvPick is the game TV shows: the most watched (live is in that order);
+// among the equally watched, the running arena's leader's game (top),
+// then the biggest pot, then the newest.
+func tvPick(live []game.LiveGame, top string) string {
+	if len(live) == 0 {
+		return ""
+	}
+	best := live[0]
+	for _, g := range live[1:] {
+		if g.SpectatorCount < best.SpectatorCount {
+			break
+		}
+		if best.GameID != top && (g.GameID == top || g.PotMinor > best.PotMinor) {
+			best = g
+		}
+	}
+	return best.GameID
 }
 
 func (h *gamePages) renderGamePage(c echo.Context, gameID string, tv bool) error {

@@ -36,7 +36,7 @@ func (h *homePages) homeView(ctx context.Context) (views.HomeView, error) {
 			v.Players = append(v.Players, views.LivePlayerLine{Username: p.Username, GameID: g.GameID})
 		}
 		v.Live = append(v.Live, views.LiveCard{GameID: g.GameID, GameType: g.GameType, Title: strings.Join(names, " vs "),
-			Pot: money.FormatUSDC(g.PotMinor), Spectators: g.SpectatorCount})
+			Pot: potWords(g.PotMinor), Spectators: g.SpectatorCount})
 	}
 	wins, err := h.games.RecentWins(ctx, 8)
 	if err != nil {
@@ -71,4 +71,12 @@ func (h *homePages) liveFragment(c echo.Context) error {
 		return err
 	}
 	return web.Render(c, http.StatusOK, views.LiveGrid(v))
+}
+
+// potWords is a live game's pot on its card: a free game has none.
+func potWords(potMinor int64) string {
+	if potMinor == 0 {
+		return "Free game"
+	}
+	return money.USDC(potMinor)
 }

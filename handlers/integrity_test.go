@@ -308,7 +308,7 @@ type heldGame struct {
 func (a *testApp) holdAGame(t *testing.T, end func(p1, p2 player, game string)) heldGame {
 	t.Helper()
 	var h heldGame
-	h.p1, h.p2, h.game = a.stakedGame(t, 1_000_000, `{"rounds": 1, "roundSeconds": 3}`)
+	h.p1, h.p2, h.game = a.stakedGame(t, 1_000_000, `{"rounds": 1, "roundSeconds": 60}`)
 	h.s1, h.s2 = a.spectatorWith(t, 3_000_000), a.spectatorWith(t, 3_000_000)
 	h.t1, h.t2 = a.depositor(t, 1_000_000), a.depositor(t, 1_000_000)
 	a.bet(t, h.s1, h.game, h.p2.id, 2_500_000)
@@ -445,11 +445,12 @@ func TestASuspiciousEndHoldsTheBetsAndMarketUntilReleased(t *testing.T) {
 // every bet in full and pays half a USDC a share.
 func TestAVoidRefundsEveryBetAndPaysHalfAShare(t *testing.T) {
 	adminWallet := newWallet(t)
-	a := newTestApp(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "ADMIN_WALLETS": adminWallet.address()})
+	clk := newTestClock()
+	a := newTestAppAt(t, map[string]string{"WORKERS": "false", "JWT_SECRET": testSecret, "ADMIN_WALLETS": adminWallet.address()}, clk.now)
 	admin := a.admin(t, adminWallet)
 	h := a.holdAGame(t, func(_, p2 player, game string) {
 		a.act(t, p2, game, `{"type": "move", "move": "rock"}`)
-		time.Sleep(3100 * time.Millisecond) // the round's 3 s run out for p1
+		clk.advance(61 * time.Second) // the round's 60 s run out for p1
 		if _, err := a.Games.ExpireDue(context.Background()); err != nil {
 			t.Fatal(err)
 		}

@@ -203,7 +203,7 @@ func TestLivePagesFollowTheGameWithoutReadingTheDatabase(t *testing.T) {
 	w.step(t, "a move", func() { ok("move", a.act(t, p1, game, `{"type": "move", "move": "rock"}`)) })
 	w.step(t, "the move that reveals the round", func() { ok("move", a.act(t, p2, game, `{"type": "move", "move": "scissors"}`)) })
 	w.step(t, "a resignation that ends the game, held for review", func() { ok("resign", a.act(t, p2, game, `{"type": "resign"}`)) })
-	for _, want := range []string{"You won", "You lost", "Your rating: ", "The result is under review", "sweep of 0.20 USDC"} {
+	for _, want := range []string{"You won", "You lost", "Your rating: ", "The result is under review", "0.20 USDC moved from the pot"} {
 		if !strings.Contains(w.lastPage, want) {
 			t.Errorf("the result card lacks %q:\n%s", want, w.lastPage)
 		}

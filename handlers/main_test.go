@@ -233,3 +233,16 @@ func testLogger(t testing.TB) *slog.Logger {
 	}
 	return slog.New(slog.DiscardHandler)
 }
+
+// ownDB is env with a database of the test's own: for a test that reads
+// what every user sees (the activity feed, newest first by time), which
+// the other tests' apps, some on clocks of their own, fill in the shared
+// database.
+func ownDB(t *testing.T, env map[string]string) map[string]string {
+	t.Helper()
+	out := map[string]string{"DATABASE_URL": dbtest.Fresh(t)}
+	for k, v := range env {
+		out[k] = v
+	}
+	return out
+}

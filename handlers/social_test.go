@@ -366,7 +366,7 @@ func (a *testApp) rematch(t *testing.T, p1, p2 player, game string) string {
 }
 
 func TestAchievementsAreEarnedOnceWithANotificationAndAFeedEntry(t *testing.T) {
-	a := newTestApp(t, nil)
+	a := newTestApp(t, ownDB(t, nil))
 	if r := a.do(t, request{path: "/achievements"}); r.Code != 200 || !strings.Contains(r.Body.String(), `"id":"win-streak-3"`) ||
 		!strings.Contains(r.Body.String(), `"id":"trader"`) {
 		t.Fatalf("definitions: %d %s", r.Code, r.Body)
@@ -489,7 +489,7 @@ func TestAnAchievementIsNeverUnlockedTwice(t *testing.T) {
 // The feed is public and carries nothing private: no direct messages, no
 // balances.
 func TestTheFeedCarriesNothingPrivate(t *testing.T) {
-	a := newTestApp(t, nil)
+	a := newTestApp(t, ownDB(t, nil))
 	ann, bob, game := a.match(t, `{"rounds": 1, "roundSeconds": 30}`)
 	secret := "meet me at the usual place 7731"
 	if r := a.say(t, ann, "dm", bob.id, secret); r.Code != http.StatusCreated {
@@ -510,36 +510,34 @@ func TestTheFeedCarriesNothingPrivate(t *testing.T) {
 
 // The feed is in the order of its entries' times, which their ids need
 // not follow (an id is drawn when the entry is stored, after its time was
-// taken): an entry stored second but a moment older is listed after the
-// other, and the page after the other holds it.
+// taken): the entry stored last but a moment older than all the others is
+// listed last, and it is the page after the one before it.
 func TestTheFeedIsInTheOrderOfItsEntriesTimes(t *testing.T) {
-	a := newTestApp(t, nil)
-	var ids [2]int64
-	for i := range ids {
+	a := newTestApp(t, ownDB(t, nil))
+	for range 2 {
 		winner, loser, game := a.match(t, `{"rounds": 1, "roundSeconds": 30}`)
 		a.playTo(t, winner, loser, game, 1)
-		entries, _ := a.feed(t, "?limit=1")
-		ids[i] = entries[0].ID
 	}
-	if _, err := a.DB.ExecContext(t.Context(), `UPDATE activity SET created_at = (SELECT created_at FROM activity WHERE id = ?) - interval '1 millisecond'
-		WHERE id = ?`, ids[0], ids[1]); err != nil {
+	newest, _ := a.feed(t, "?limit=1")
+	latest := newest[0].ID // stored last, it becomes a moment older than every other entry
+	if _, err := a.DB.ExecContext(t.Context(), `UPDATE activity SET created_at = (SELECT min(created_at) FROM activity) - interval '1 millisecond'
+		WHERE id = ?`, latest); err != nil {
 		t.Fatal(err)
 	}
 	all, _ := a.feed(t, "?limit=200")
-	at := func(id int64) int {
-		return slices.IndexFunc(all, func(e feedEntry) bool { return e.ID == id })
+	if len(all) < 3 || all[len(all)-1].ID != latest {
+		t.Fatalf("feed: %+v, want %d, the oldest by time, last", all, latest)
 	}
-	next, _ := a.feed(t, "?limit=1&before="+strconv.FormatInt(ids[0], 10))
-	if at(ids[0]) < 0 || at(ids[1]) != at(ids[0])+1 || len(next) != 1 || next[0].ID != ids[1] {
-		t.Fatalf("feed: %d at %d, %d at %d, after %d: %v; want %d right after %d (stored later, a moment older)",
-			ids[0], at(ids[0]), ids[1], at(ids[1]), ids[0], next, ids[1], ids[0])
+	next, _ := a.feed(t, "?limit=5&before="+strconv.FormatInt(all[len(all)-2].ID, 10))
+	if len(next) != 1 || next[0].ID != latest {
+		t.Fatalf("the page after %d: %+v, want %d alone", all[len(all)-2].ID, next, latest)
 	}
 }
 
 // A donation into a live pot is in the feed and earns the donor's
 // donation achievements; patron at 10 USDC in all.
 func TestDonationsEarnAchievementsAndFeedEntries(t *testing.T) {
-	a := newTestApp(t, nil)
+	a := newTestApp(t, ownDB(t, nil))
 	_, _, game := a.match(t, `{"rounds": 3, "roundSeconds": 60}`)
 	donor := a.spectatorWith(t, 20_000_000)
 	if r, _ := a.donate(t, donor, game, 4_000_000); r.Code != 200 {
@@ -602,7 +600,7 @@ func countType(ns []notification, typ string) int {
 // The demo bots play all day: what they do stays out of the feed, what
 // people do against them does not.
 func TestDemoBotsStayOutOfTheFeed(t *testing.T) {
-	a := newTestApp(t, nil)
+	a := newTestApp(t, ownDB(t, nil))
 	bot, person, game := a.match(t, `{"rounds": 1, "roundSeconds": 30}`)
 	if _, err := a.DB.NewUpdate().Table("users").Set("bot = true").Where("id = ?", bot.id).Exec(t.Context()); err != nil {
 		t.Fatal(err)

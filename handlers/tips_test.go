@@ -23,7 +23,7 @@ func (a *testApp) tip(t testing.TB, p player, body map[string]any) (response, st
 }
 
 func TestATipMovesUSDCWalletToWalletOnce(t *testing.T) {
-	a := newTestApp(t, nil)
+	a := newTestApp(t, ownDB(t, nil))
 	tipper, friend := a.spectatorWith(t, 2_000_000), a.spectatorWith(t, 1_000_000)
 	vault := a.onChain(t, a.Money.DepositAddress())
 

@@ -774,6 +774,38 @@ func TestTournamentTopGameIsOnTV(t *testing.T) {
 	}
 }
 
+// After a join, the arena page says once that the player is in.
+func TestTheArenaPageSaysOnceThatYouAreIn(t *testing.T) {
+	a, clk := tournamentApp(t)
+	ann := a.newPlayer(t)
+	ar := newArena(t, a, clk, ann, map[string]any{})
+	if r := a.do(t, request{method: http.MethodPost, path: "/tournaments/" + ar.id + "/join", header: ann.auth}); r.Code != http.StatusOK {
+		t.Fatalf("join: %d %s", r.Code, r.Body)
+	}
+	cookie := a.sessionCookie(t, ann.wallet)
+	r := a.do(t, request{path: "/arenas/" + ar.id + "?done=in", header: map[string]string{"Cookie": cookie, "Accept": "text/html"}})
+	text := visibleText(r.Body.String())
+	if n := strings.Count(text, "You are in"); n != 1 || !strings.Contains(text, "You are paired as soon as the arena runs and you are free.") {
+		t.Errorf("the page says %d times that you are in: %s", n, text)
+	}
+
+	// Once Ann plays a game of the running arena, Pause says that it does
+	// not pause that game.
+	bob := a.newPlayer(t)
+	if r := a.do(t, request{method: http.MethodPost, path: "/tournaments/" + ar.id + "/join", header: bob.auth}); r.Code != http.StatusOK {
+		t.Fatalf("join: %d %s", r.Code, r.Body)
+	}
+	ar.start(t)
+	if len(ar.get(t).games()) != 1 {
+		t.Fatal("the arena did not pair Ann and Bob at its start")
+	}
+	r = a.do(t, request{path: "/arenas/" + ar.id, header: map[string]string{"Cookie": cookie, "Accept": "text/html"}})
+	if text := visibleText(r.Body.String()); !strings.Contains(text,
+		"Pause Pausing stops new pairings, not your game in progress: play it out or resign it, or it is lost on time.") {
+		t.Errorf("Pause during a game in progress does not warn: %s", text)
+	}
+}
+
 // An arena page's note after a join or a withdrawal comes from a code in
 // its address: a link someone else crafts cannot put words of theirs on
 // the page, and the codes say the amounts the tournament's fee makes.

@@ -29,7 +29,7 @@ func (h *Integrity) Routes(r Router) {
 	for _, decision := range []string{"release", "void"} {
 		summary := map[string]string{
 			"release": "Settle a held game's bets and market as the game ended",
-			"void":    "Refund every bet of a held game in full and resolve its market at 500000 a share",
+			"void":    "Refund every bet of a held game in full and resolve its market at 0.50 USDC a share (500000 minor units)",
 		}[decision]
 		r.JSON(http.MethodPost, "/admin/integrity/:gameId/"+decision, h.decideReview(decision), web.Op{Tag: "admin", Auth: web.AuthAdmin,
 			Summary: summary, Description: "Takes the reason for the decision (required: 400 VALIDATION_ERROR naming reason without one), recorded with the review " +

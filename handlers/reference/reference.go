@@ -5,6 +5,7 @@ package reference
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,7 +65,7 @@ func Build(openapi, asyncapi map[string]any) views.Reference {
 			byTag[tag] = append(byTag[tag], o)
 		}
 	}
-	for _, tag := range keys(byTag) {
+	for _, tag := range staffLast(keys(byTag)) {
 		ops := byTag[tag]
 		sort.Slice(ops, func(i, j int) bool {
 			if ops[i].Path != ops[j].Path {
@@ -299,5 +300,22 @@ func keys[V any](m map[string]V) []string {
 		}
 		return out[i] < out[j]
 	})
+	return out
+}
+
+// staffTags are the groups of operations for staff and for development,
+// which the reference lists after everyone's.
+var staffTags = []string{"admin", "dev"}
+
+// staffLast orders tags with the staff's last, each part in its order.
+func staffLast(tags []string) []string {
+	out := make([]string, 0, len(tags))
+	for _, staff := range []bool{false, true} {
+		for _, t := range tags {
+			if slices.Contains(staffTags, t) == staff {
+				out = append(out, t)
+			}
+		}
+	}
 	return out
 }

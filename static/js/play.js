@@ -1,9 +1,9 @@
 // The waiting room: go to the game the moment a match is made or a
 // challenge accepted (a notice on the live socket), with a slow poll as a
 // fallback. A page marked data-follow-matches follows the games an arena
-// pairs the viewer in, as the notice comes: an arena game's page (its
-// players') goes to the next one; an arena's page ("show") stays, and
-// shows a link to it (data-next-game).
+// pairs the viewer in, as the notice comes: the arena's page and an arena
+// game's page (its players', whose result stays on screen) show a link to
+// the next game (data-next-game) and stay until the player moves on.
 (function () {
   "use strict";
   const waiting = !!document.querySelector("[data-waiting]");
@@ -16,7 +16,7 @@
       const m = JSON.parse(e.data);
       if (m.type !== "notice") return;
       const next = document.querySelector("[data-next-game]");
-      if (m.notice === "game:matched" && !waiting && follow.dataset.followMatches === "show" && next) {
+      if (m.notice === "game:matched" && !waiting && next) {
         next.querySelector("a").href = "/game/" + m.data.gameId;
         next.classList.remove("hidden");
       } else if (m.notice === "game:matched") {
