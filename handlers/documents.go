@@ -42,9 +42,12 @@ func (a *App) LiveProtocol() *web.AsyncAPI {
 	events := byName(domain.GameEvents, rules.Events, game.Events, settlement.Events, chat.Events, market.Events, integrity.Events)
 	notices := byName(domain.Notices, game.Notices, chat.Notices, money.Notices, notify.Notices, social.Notices)
 	schemas := settingsSchemas()
+	// An AsyncAPI schema's discriminator is the property's name alone.
+	schemas["GameSettings"].(map[string]any)["discriminator"] = "gameType"
 	g, t := live.FramesOf(domain.GameStream), live.FramesOf(domain.TournamentStream)
 	schemas["GameState"] = map[string]any{"description": "A game's state as GET /games/{id}/state answers it: the view of its game type.",
-		"oneOf": []any{map[string]any{"$ref": "#/components/schemas/RulesRPSView"}, map[string]any{"$ref": "#/components/schemas/RulesC4View"}}}
+		"oneOf":         []any{map[string]any{"$ref": "#/components/schemas/RulesRPSView"}, map[string]any{"$ref": "#/components/schemas/RulesC4View"}},
+		"discriminator": "gameType"}
 	return &web.AsyncAPI{
 		Title: "Wager Arena live socket", Version: APIVersion,
 		Description: "GET /ws upgrades to a WebSocket that carries game rooms and personal notices. " +

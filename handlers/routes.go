@@ -216,6 +216,7 @@ var tagDescriptions = map[string]string{
 func settingsSchemas() map[string]any {
 	out := map[string]any{}
 	var variants []any
+	mapping := map[string]any{}
 	for _, info := range rules.Available() {
 		s, ok := rules.SettingsSchema(info.GameType)
 		if !ok {
@@ -223,11 +224,14 @@ func settingsSchemas() map[string]any {
 		}
 		name := strings.ToUpper(info.GameType[:1]) + info.GameType[1:] + "Settings" // RpsSettings
 		out[name] = s
-		variants = append(variants, map[string]any{"$ref": "#/components/schemas/" + name})
+		ref := "#/components/schemas/" + name
+		variants = append(variants, map[string]any{"$ref": ref})
+		mapping[info.GameType] = ref
 	}
 	out["GameSettings"] = map[string]any{"oneOf": variants,
-		"description": "A game type's settings, every member optional (the defaults apply): one of the game types' settings objects. " +
-			"Answers carry every member."}
+		"discriminator": map[string]any{"propertyName": "gameType", "mapping": mapping},
+		"description": "A game type's settings, one of the game types' settings objects, told apart by gameType; every setting is " +
+			"optional (the defaults apply). Answers carry every member."}
 	return out
 }
 

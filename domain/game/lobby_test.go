@@ -272,9 +272,10 @@ func TestCreateLobbyValidates(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the largest stake: %v", err)
 	}
-	var settings map[string]int
-	if err := json.Unmarshal(l.Settings, &settings); err != nil || settings["rounds"] != 5 || settings["roundSeconds"] != 20 {
-		t.Errorf("normalized settings: got %s, want rounds 5 and the default roundSeconds 20", l.Settings)
+	var settings map[string]any
+	if err := json.Unmarshal(l.Settings, &settings); err != nil || settings["rounds"] != 5.0 || settings["roundSeconds"] != 20.0 ||
+		settings["gameType"] != "rps" {
+		t.Errorf("normalized settings: got %s, want rounds 5, the default roundSeconds 20 and the game type", l.Settings)
 	}
 }
 

@@ -73,6 +73,21 @@ func (e ChatContextType) Valid() bool {
 	}
 }
 
+// Defines values for Connect4SettingsGameType.
+const (
+	Connect4SettingsGameTypeConnect4 Connect4SettingsGameType = "connect4"
+)
+
+// Valid indicates whether the value is a known member of the Connect4SettingsGameType enum.
+func (e Connect4SettingsGameType) Valid() bool {
+	switch e {
+	case Connect4SettingsGameTypeConnect4:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GameActResultStatus.
 const (
 	GameActResultStatusActive    GameActResultStatus = "active"
@@ -1366,6 +1381,21 @@ func (e ReferralsRewardStatus) Valid() bool {
 	}
 }
 
+// Defines values for RpsSettingsGameType.
+const (
+	RpsSettingsGameTypeRps RpsSettingsGameType = "rps"
+)
+
+// Valid indicates whether the value is a known member of the RpsSettingsGameType enum.
+func (e RpsSettingsGameType) Valid() bool {
+	switch e {
+	case RpsSettingsGameTypeRps:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RpsSettingsRounds.
 const (
 	N1 RpsSettingsRounds = 1
@@ -2327,9 +2357,15 @@ type ChatUserRef struct {
 
 // Connect4Settings defines model for Connect4Settings.
 type Connect4Settings struct {
+	// GameType the game type: which game's settings these are (a request may leave it out)
+	GameType Connect4SettingsGameType `json:"gameType"`
+
 	// TurnSeconds a whole number of seconds from 5 to 300
 	TurnSeconds *int `json:"turnSeconds,omitempty"`
 }
+
+// Connect4SettingsGameType the game type: which game's settings these are (a request may leave it out)
+type Connect4SettingsGameType string
 
 // DonationRequest defines model for DonationRequest.
 type DonationRequest struct {
@@ -2422,7 +2458,7 @@ type GameChallenge struct {
 	GameType   GameChallengeGameType `json:"gameType"`
 	Id         string                `json:"id"`
 
-	// Settings A game type's settings, every member optional (the defaults apply): one of the game types' settings objects. Answers carry every member.
+	// Settings A game type's settings, one of the game types' settings objects, told apart by gameType; every setting is optional (the defaults apply). Answers carry every member.
 	Settings   GameSettings `json:"settings"`
 	StakeMinor int64        `json:"stakeMinor"`
 
@@ -2592,7 +2628,7 @@ type GameLobby struct {
 	// Queued players waiting in its queue
 	Queued int64 `json:"queued"`
 
-	// Settings A game type's settings, every member optional (the defaults apply): one of the game types' settings objects. Answers carry every member.
+	// Settings A game type's settings, one of the game types' settings objects, told apart by gameType; every setting is optional (the defaults apply). Answers carry every member.
 	Settings   GameSettings `json:"settings"`
 	StakeMinor int64        `json:"stakeMinor"`
 
@@ -2749,7 +2785,7 @@ type GameSeat struct {
 	Username string `json:"username"`
 }
 
-// GameSettings A game type's settings, every member optional (the defaults apply): one of the game types' settings objects. Answers carry every member.
+// GameSettings A game type's settings, one of the game types' settings objects, told apart by gameType; every setting is optional (the defaults apply). Answers carry every member.
 type GameSettings struct {
 	union json.RawMessage
 }
@@ -2773,7 +2809,7 @@ type GameStarted struct {
 	GameType GameStartedGameType `json:"gameType"`
 	Players  []GameSeat          `json:"players"`
 
-	// Settings A game type's settings, every member optional (the defaults apply): one of the game types' settings objects. Answers carry every member.
+	// Settings A game type's settings, one of the game types' settings objects, told apart by gameType; every setting is optional (the defaults apply). Answers carry every member.
 	Settings   GameSettings `json:"settings"`
 	StakeMinor int64        `json:"stakeMinor"`
 
@@ -3934,12 +3970,18 @@ type RoomEvent struct {
 
 // RpsSettings defines model for RpsSettings.
 type RpsSettings struct {
+	// GameType the game type: which game's settings these are (a request may leave it out)
+	GameType RpsSettingsGameType `json:"gameType"`
+
 	// RoundSeconds a whole number of seconds from 3 to 120
 	RoundSeconds *int `json:"roundSeconds,omitempty"`
 
 	// Rounds an odd whole number from 1 to 9 (best of that many decisive rounds)
 	Rounds *RpsSettingsRounds `json:"rounds,omitempty"`
 }
+
+// RpsSettingsGameType the game type: which game's settings these are (a request may leave it out)
+type RpsSettingsGameType string
 
 // RpsSettingsRounds an odd whole number from 1 to 9 (best of that many decisive rounds)
 type RpsSettingsRounds int
@@ -5990,6 +6032,10 @@ func (t GameSettings) AsConnect4Settings() (Connect4Settings, error) {
 // FromConnect4Settings overwrites any union data inside the GameSettings as the provided Connect4Settings
 func (t *GameSettings) FromConnect4Settings(v Connect4Settings) error {
 	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"gameType":"connect4"}`))
 	t.union = b
 	return err
 }
@@ -5997,6 +6043,10 @@ func (t *GameSettings) FromConnect4Settings(v Connect4Settings) error {
 // MergeConnect4Settings performs a merge with any union data inside the GameSettings, using the provided Connect4Settings
 func (t *GameSettings) MergeConnect4Settings(v Connect4Settings) error {
 	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"gameType":"connect4"}`))
 	if err != nil {
 		return err
 	}
@@ -6016,6 +6066,10 @@ func (t GameSettings) AsRpsSettings() (RpsSettings, error) {
 // FromRpsSettings overwrites any union data inside the GameSettings as the provided RpsSettings
 func (t *GameSettings) FromRpsSettings(v RpsSettings) error {
 	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"gameType":"rps"}`))
 	t.union = b
 	return err
 }
@@ -6026,10 +6080,37 @@ func (t *GameSettings) MergeRpsSettings(v RpsSettings) error {
 	if err != nil {
 		return err
 	}
+	b, err = runtime.JSONMerge(b, []byte(`{"gameType":"rps"}`))
+	if err != nil {
+		return err
+	}
 
 	merged, err := runtime.JSONMerge(t.union, b)
 	t.union = merged
 	return err
+}
+
+func (t GameSettings) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"gameType"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t GameSettings) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "connect4":
+		return t.AsConnect4Settings()
+	case "rps":
+		return t.AsRpsSettings()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
 }
 
 func (t GameSettings) MarshalJSON() ([]byte, error) {

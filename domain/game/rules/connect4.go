@@ -40,7 +40,7 @@ func (ConnectFour) Info() Info {
 // ParseSettings validates turnSeconds and applies the default.
 // VALIDATION_ERROR naming settings.turnSeconds or an unknown setting.
 func (ConnectFour) ParseSettings(raw json.RawMessage) (json.RawMessage, error) {
-	norm, _, err := parseIntSettings(raw, c4Settings)
+	norm, _, err := parseIntSettings(raw, "connect4", c4Settings)
 	return norm, err
 }
 
@@ -50,7 +50,7 @@ func (ConnectFour) Start(gameID string, players []string, settings json.RawMessa
 	if err := checkPlayers(players); err != nil {
 		return nil, nil, err
 	}
-	_, v, err := parseIntSettings(settings, c4Settings)
+	_, v, err := parseIntSettings(settings, "connect4", c4Settings)
 	if err != nil {
 		return nil, nil, err
 	}

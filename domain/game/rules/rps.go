@@ -52,7 +52,7 @@ func (RPS) Info() Info {
 // VALIDATION_ERROR naming settings.rounds, settings.roundSeconds or an
 // unknown setting.
 func (RPS) ParseSettings(raw json.RawMessage) (json.RawMessage, error) {
-	norm, _, err := parseIntSettings(raw, rpsSettings)
+	norm, _, err := parseIntSettings(raw, "rps", rpsSettings)
 	return norm, err
 }
 
@@ -61,7 +61,7 @@ func (RPS) Start(gameID string, players []string, settings json.RawMessage, now 
 	if err := checkPlayers(players); err != nil {
 		return nil, nil, err
 	}
-	_, v, err := parseIntSettings(settings, rpsSettings)
+	_, v, err := parseIntSettings(settings, "rps", rpsSettings)
 	if err != nil {
 		return nil, nil, err
 	}

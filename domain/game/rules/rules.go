@@ -12,6 +12,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 
 	"wager/domain"
@@ -140,11 +141,13 @@ type intSetting struct {
 	help     string
 }
 
-// parseIntSettings validates a settings object whose members are all
-// integer settings, and returns the normalized object with every setting.
+// parseIntSettings validates a settings object of gameType whose members
+// are all integer settings, and returns the normalized object with every
+// setting and the game type (gameType, the member that tells one game
+// type's settings from another's; a request may leave it out).
 // Unknown members are refused so that a typo does not silently fall back
 // to a default.
-func parseIntSettings(raw json.RawMessage, specs []intSetting) (json.RawMessage, map[string]int, error) {
+func parseIntSettings(raw json.RawMessage, gameType string, specs []intSetting) (json.RawMessage, map[string]int, error) {
 	values := make(map[string]int, len(specs))
 	for _, s := range specs {
 		values[s.name] = s.def
@@ -156,7 +159,12 @@ func parseIntSettings(raw json.RawMessage, specs []intSetting) (json.RawMessage,
 		}
 	}
 	v := domain.Validator{}
-	for name := range members {
+	for name, m := range members {
+		if name == settingsDiscriminator {
+			var named string
+			v.Check(json.Unmarshal(m, &named) == nil && named == gameType, "settings."+name, "must be "+strconv.Quote(gameType)+", the game type")
+			continue
+		}
 		known := slices.ContainsFunc(specs, func(s intSetting) bool { return s.name == name })
 		v.Check(known, "settings."+name, "unknown setting")
 	}
@@ -175,9 +183,18 @@ func parseIntSettings(raw json.RawMessage, specs []intSetting) (json.RawMessage,
 	if err := v.Err(); err != nil {
 		return nil, nil, err
 	}
-	norm, err := json.Marshal(values)
-	return norm, values, err
+	norm := make(map[string]any, len(values)+1)
+	for k, n := range values {
+		norm[k] = n
+	}
+	norm[settingsDiscriminator] = gameType
+	raw, err := json.Marshal(norm)
+	return raw, values, err
 }
+
+// settingsDiscriminator is the member of every settings object that names
+// its game type.
+const settingsDiscriminator = "gameType"
 
 // defaults returns the default settings of specs for Info.
 func defaults(specs []intSetting) (map[string]int, map[string]string) {
@@ -196,9 +213,9 @@ func (ConnectFour) settingSpecs() []intSetting { return c4Settings }
 
 // SettingsSchema returns the JSON Schema of a game type's settings object,
 // with the limits ParseSettings enforces (an odd setting lists its
-// values), or false for an unknown game type. Every member is optional
-// (a default applies), but the object names at least one: send no
-// settings at all for the defaults.
+// values), or false for an unknown game type. Every setting is optional
+// (a default applies); gameType, which answers always carry, tells one
+// game type's settings from another's.
 func SettingsSchema(gameType string) (map[string]any, bool) {
 	r, ok := All[gameType].(withSettings)
 	if !ok {
@@ -218,8 +235,10 @@ func SettingsSchema(gameType string) (map[string]any, bool) {
 		}
 		props[s.name] = p
 	}
+	props[settingsDiscriminator] = map[string]any{"type": "string", "enum": []string{gameType},
+		"description": "the game type: which game's settings these are (a request may leave it out)"}
 	return map[string]any{"type": "object", "title": All[gameType].Info().Name + " settings", "properties": props,
-		"additionalProperties": false, "minProperties": 1}, true
+		"required": []string{settingsDiscriminator}, "additionalProperties": false}, true
 }
 
 // checkPlayers validates the seats of a two-player game.

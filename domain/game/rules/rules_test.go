@@ -78,7 +78,7 @@ func TestAvailable(t *testing.T) {
 			t.Fatalf("%s ParseSettings(nil) = %s, %v", w.GameType, norm, err)
 		}
 		var m map[string]any
-		if err := json.Unmarshal(norm, &m); err != nil || len(m) != len(w.Settings) {
+		if err := json.Unmarshal(norm, &m); err != nil || len(m) != len(w.Settings)+1 || m["gameType"] != w.GameType {
 			t.Errorf("%s defaults %s, want %v", w.GameType, norm, w.Settings)
 		}
 	}
@@ -96,13 +96,13 @@ func TestParseSettings(t *testing.T) {
 		want      string // normalized JSON, or "" for an error
 		field     string // the field named by the VALIDATION_ERROR
 	}{
-		{"rps", "", `{"roundSeconds":20,"rounds":3}`, ""},
-		{"rps", "null", `{"roundSeconds":20,"rounds":3}`, ""},
-		{"rps", " {} ", `{"roundSeconds":20,"rounds":3}`, ""},
-		{"rps", `{"rounds": 5}`, `{"roundSeconds":20,"rounds":5}`, ""},
-		{"rps", `{"rounds": 9, "roundSeconds": 3}`, `{"roundSeconds":3,"rounds":9}`, ""},
-		{"rps", `{"rounds": 1, "roundSeconds": 120}`, `{"roundSeconds":120,"rounds":1}`, ""},
-		{"rps", `{"rounds": 7.0, "roundSeconds": null}`, `{"roundSeconds":20,"rounds":7}`, ""},
+		{"rps", "", `{"gameType":"rps","roundSeconds":20,"rounds":3}`, ""},
+		{"rps", "null", `{"gameType":"rps","roundSeconds":20,"rounds":3}`, ""},
+		{"rps", " {} ", `{"gameType":"rps","roundSeconds":20,"rounds":3}`, ""},
+		{"rps", `{"rounds": 5}`, `{"gameType":"rps","roundSeconds":20,"rounds":5}`, ""},
+		{"rps", `{"rounds": 9, "roundSeconds": 3}`, `{"gameType":"rps","roundSeconds":3,"rounds":9}`, ""},
+		{"rps", `{"rounds": 1, "roundSeconds": 120}`, `{"gameType":"rps","roundSeconds":120,"rounds":1}`, ""},
+		{"rps", `{"rounds": 7.0, "roundSeconds": null}`, `{"gameType":"rps","roundSeconds":20,"rounds":7}`, ""},
 		{"rps", `{"rounds": 0}`, "", "settings.rounds"},
 		{"rps", `{"rounds": 2}`, "", "settings.rounds"},
 		{"rps", `{"rounds": 11}`, "", "settings.rounds"},
@@ -111,18 +111,23 @@ func TestParseSettings(t *testing.T) {
 		{"rps", `{"rounds": "x"}`, "", "settings.rounds"},
 		{"rps", `{"rounds": "3"}`, "", "settings.rounds"},
 		{"rps", `{"rounds": 1e400}`, "", "settings.rounds"},
-		{"rps", `{"roundSeconds": 2}`, "", "settings.roundSeconds"},
-		{"rps", `{"roundSeconds": 121}`, "", "settings.roundSeconds"},
+		{"rps", `{"gameType":"rps","roundSeconds": 2}`, "", "settings.roundSeconds"},
+		{"rps", `{"gameType":"rps","roundSeconds": 121}`, "", "settings.roundSeconds"},
 		{"rps", `{"round": 3}`, "", "settings.round"},
 		{"rps", `[3]`, "", "settings"},
 		{"rps", `"rounds"`, "", "settings"},
 		{"rps", `{"rounds": 3`, "", "settings"},
-		{"connect4", "", `{"turnSeconds":30}`, ""},
-		{"connect4", `{"turnSeconds": 5}`, `{"turnSeconds":5}`, ""},
-		{"connect4", `{"turnSeconds": 300}`, `{"turnSeconds":300}`, ""},
-		{"connect4", `{"turnSeconds": 4}`, "", "settings.turnSeconds"},
-		{"connect4", `{"turnSeconds": 301}`, "", "settings.turnSeconds"},
+		{"connect4", "", `{"gameType":"connect4","turnSeconds":30}`, ""},
+		{"connect4", `{"gameType":"connect4","turnSeconds": 5}`, `{"gameType":"connect4","turnSeconds":5}`, ""},
+		{"connect4", `{"gameType":"connect4","turnSeconds": 300}`, `{"gameType":"connect4","turnSeconds":300}`, ""},
+		{"connect4", `{"gameType":"connect4","turnSeconds": 4}`, "", "settings.turnSeconds"},
+		{"connect4", `{"gameType":"connect4","turnSeconds": 301}`, "", "settings.turnSeconds"},
 		{"connect4", `{"rounds": 3}`, "", "settings.rounds"},
+		// The game type may be named, as answers name it; only as itself.
+		{"rps", `{"gameType": "rps", "rounds": 5}`, `{"gameType":"rps","roundSeconds":20,"rounds":5}`, ""},
+		{"connect4", `{"gameType": "connect4"}`, `{"gameType":"connect4","turnSeconds":30}`, ""},
+		{"rps", `{"gameType": "connect4", "rounds": 5}`, "", "settings.gameType"},
+		{"connect4", `{"gameType": 4}`, "", "settings.gameType"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.game+" "+tt.raw, func(t *testing.T) {

@@ -1921,6 +1921,10 @@ func (s *Connect4Settings) Encode(e *jx.Encoder) {
 // encodeFields encodes fields.
 func (s *Connect4Settings) encodeFields(e *jx.Encoder) {
 	{
+		e.FieldStart("gameType")
+		s.GameType.Encode(e)
+	}
+	{
 		if s.TurnSeconds.Set {
 			e.FieldStart("turnSeconds")
 			s.TurnSeconds.Encode(e)
@@ -1928,8 +1932,9 @@ func (s *Connect4Settings) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfConnect4Settings = [1]string{
-	0: "turnSeconds",
+var jsonFieldsNameOfConnect4Settings = [2]string{
+	0: "gameType",
+	1: "turnSeconds",
 }
 
 // Decode decodes Connect4Settings from json.
@@ -1937,12 +1942,21 @@ func (s *Connect4Settings) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode Connect4Settings to nil")
 	}
-	var propertiesCount int
+	var requiredBitSet [1]uint8
 	s.setDefaults()
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		propertiesCount++
 		switch string(k) {
+		case "gameType":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				if err := s.GameType.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"gameType\"")
+			}
 		case "turnSeconds":
 			if err := func() error {
 				s.TurnSeconds.Reset()
@@ -1960,14 +1974,37 @@ func (s *Connect4Settings) Decode(d *jx.Decoder) error {
 	}); err != nil {
 		return errors.Wrap(err, "decode Connect4Settings")
 	}
-	// Validate properties count.
-	if err := (validate.Object{
-		MinProperties:    1,
-		MinPropertiesSet: true,
-		MaxProperties:    0,
-		MaxPropertiesSet: false,
-	}).ValidateProperties(propertiesCount); err != nil {
-		return errors.Wrap(err, "object")
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000001,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfConnect4Settings) {
+					name = jsonFieldsNameOfConnect4Settings[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
 	}
 
 	return nil
@@ -1982,6 +2019,44 @@ func (s *Connect4Settings) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *Connect4Settings) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes Connect4SettingsGameType as json.
+func (s Connect4SettingsGameType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes Connect4SettingsGameType from json.
+func (s *Connect4SettingsGameType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode Connect4SettingsGameType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch Connect4SettingsGameType(v) {
+	case Connect4SettingsGameTypeConnect4:
+		*s = Connect4SettingsGameTypeConnect4
+	default:
+		*s = Connect4SettingsGameType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s Connect4SettingsGameType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *Connect4SettingsGameType) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -7990,20 +8065,43 @@ func (s *GameSeat) UnmarshalJSON(data []byte) error {
 
 // Encode encodes GameSettings as json.
 func (s GameSettings) Encode(e *jx.Encoder) {
-	switch s.Type {
-	case Connect4SettingsGameSettings:
-		s.Connect4Settings.Encode(e)
-	case RpsSettingsGameSettings:
-		s.RpsSettings.Encode(e)
-	}
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
 }
 
 func (s GameSettings) encodeFields(e *jx.Encoder) {
 	switch s.Type {
 	case Connect4SettingsGameSettings:
-		s.Connect4Settings.encodeFields(e)
+		e.FieldStart("gameType")
+		e.Str("connect4")
+		{
+			s := s.Connect4Settings
+			{
+				if s.TurnSeconds.Set {
+					e.FieldStart("turnSeconds")
+					s.TurnSeconds.Encode(e)
+				}
+			}
+		}
 	case RpsSettingsGameSettings:
-		s.RpsSettings.encodeFields(e)
+		e.FieldStart("gameType")
+		e.Str("rps")
+		{
+			s := s.RpsSettings
+			{
+				if s.RoundSeconds.Set {
+					e.FieldStart("roundSeconds")
+					s.RoundSeconds.Encode(e)
+				}
+			}
+			{
+				if s.Rounds.Set {
+					e.FieldStart("rounds")
+					s.Rounds.Encode(e)
+				}
+			}
+		}
 	}
 }
 
@@ -8012,7 +8110,7 @@ func (s *GameSettings) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode GameSettings to nil")
 	}
-	// Sum type fields.
+	// Sum type discriminator.
 	if typ := d.Next(); typ != jx.Object {
 		return errors.Errorf("unexpected json type %q", typ)
 	}
@@ -8020,46 +8118,26 @@ func (s *GameSettings) Decode(d *jx.Decoder) error {
 	var found bool
 	if err := d.Capture(func(d *jx.Decoder) error {
 		return d.ObjBytes(func(d *jx.Decoder, key []byte) error {
+			if found {
+				return d.Skip()
+			}
 			switch string(key) {
-			case "roundSeconds":
-				// Type-based discrimination: check if field has expected JSON type
-				if typ := d.Next(); typ != jx.Number {
-					// Field exists but has wrong type, not a match for this variant
-					return d.Skip()
+			case "gameType":
+				typ, err := d.Str()
+				if err != nil {
+					return err
 				}
-				match := RpsSettingsGameSettings
-				if found && s.Type != match {
-					s.Type = ""
-					return errors.Errorf("multiple oneOf matches: (%v, %v)", s.Type, match)
+				switch typ {
+				case "connect4":
+					s.Type = Connect4SettingsGameSettings
+					found = true
+				case "rps":
+					s.Type = RpsSettingsGameSettings
+					found = true
+				default:
+					return errors.Errorf("unknown type %s", typ)
 				}
-				found = true
-				s.Type = match
-			case "rounds":
-				// Type-based discrimination: check if field has expected JSON type
-				if typ := d.Next(); typ != jx.String {
-					// Field exists but has wrong type, not a match for this variant
-					return d.Skip()
-				}
-				match := RpsSettingsGameSettings
-				if found && s.Type != match {
-					s.Type = ""
-					return errors.Errorf("multiple oneOf matches: (%v, %v)", s.Type, match)
-				}
-				found = true
-				s.Type = match
-			case "turnSeconds":
-				// Type-based discrimination: check if field has expected JSON type
-				if typ := d.Next(); typ != jx.Number {
-					// Field exists but has wrong type, not a match for this variant
-					return d.Skip()
-				}
-				match := Connect4SettingsGameSettings
-				if found && s.Type != match {
-					s.Type = ""
-					return errors.Errorf("multiple oneOf matches: (%v, %v)", s.Type, match)
-				}
-				found = true
-				s.Type = match
+				return nil
 			}
 			return d.Skip()
 		})
@@ -53012,6 +53090,10 @@ func (s *RpsSettings) Encode(e *jx.Encoder) {
 // encodeFields encodes fields.
 func (s *RpsSettings) encodeFields(e *jx.Encoder) {
 	{
+		e.FieldStart("gameType")
+		s.GameType.Encode(e)
+	}
+	{
 		if s.RoundSeconds.Set {
 			e.FieldStart("roundSeconds")
 			s.RoundSeconds.Encode(e)
@@ -53025,9 +53107,10 @@ func (s *RpsSettings) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfRpsSettings = [2]string{
-	0: "roundSeconds",
-	1: "rounds",
+var jsonFieldsNameOfRpsSettings = [3]string{
+	0: "gameType",
+	1: "roundSeconds",
+	2: "rounds",
 }
 
 // Decode decodes RpsSettings from json.
@@ -53035,12 +53118,21 @@ func (s *RpsSettings) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode RpsSettings to nil")
 	}
-	var propertiesCount int
+	var requiredBitSet [1]uint8
 	s.setDefaults()
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		propertiesCount++
 		switch string(k) {
+		case "gameType":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				if err := s.GameType.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"gameType\"")
+			}
 		case "roundSeconds":
 			if err := func() error {
 				s.RoundSeconds.Reset()
@@ -53068,14 +53160,37 @@ func (s *RpsSettings) Decode(d *jx.Decoder) error {
 	}); err != nil {
 		return errors.Wrap(err, "decode RpsSettings")
 	}
-	// Validate properties count.
-	if err := (validate.Object{
-		MinProperties:    1,
-		MinPropertiesSet: true,
-		MaxProperties:    0,
-		MaxPropertiesSet: false,
-	}).ValidateProperties(propertiesCount); err != nil {
-		return errors.Wrap(err, "object")
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000001,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfRpsSettings) {
+					name = jsonFieldsNameOfRpsSettings[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
 	}
 
 	return nil
@@ -53090,6 +53205,44 @@ func (s *RpsSettings) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *RpsSettings) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes RpsSettingsGameType as json.
+func (s RpsSettingsGameType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes RpsSettingsGameType from json.
+func (s *RpsSettingsGameType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode RpsSettingsGameType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch RpsSettingsGameType(v) {
+	case RpsSettingsGameTypeRps:
+		*s = RpsSettingsGameTypeRps
+	default:
+		*s = RpsSettingsGameType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s RpsSettingsGameType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *RpsSettingsGameType) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }

@@ -763,8 +763,15 @@ func (s *ChatUserRef) SetUsername(val string) {
 
 // Ref: #/components/schemas/Connect4Settings
 type Connect4Settings struct {
+	// The game type: which game's settings these are (a request may leave it out).
+	GameType Connect4SettingsGameType `json:"gameType"`
 	// A whole number of seconds from 5 to 300.
 	TurnSeconds OptInt `json:"turnSeconds"`
+}
+
+// GetGameType returns the value of GameType.
+func (s *Connect4Settings) GetGameType() Connect4SettingsGameType {
+	return s.GameType
 }
 
 // GetTurnSeconds returns the value of TurnSeconds.
@@ -772,9 +779,49 @@ func (s *Connect4Settings) GetTurnSeconds() OptInt {
 	return s.TurnSeconds
 }
 
+// SetGameType sets the value of GameType.
+func (s *Connect4Settings) SetGameType(val Connect4SettingsGameType) {
+	s.GameType = val
+}
+
 // SetTurnSeconds sets the value of TurnSeconds.
 func (s *Connect4Settings) SetTurnSeconds(val OptInt) {
 	s.TurnSeconds = val
+}
+
+// The game type: which game's settings these are (a request may leave it out).
+type Connect4SettingsGameType string
+
+const (
+	Connect4SettingsGameTypeConnect4 Connect4SettingsGameType = "connect4"
+)
+
+// AllValues returns all Connect4SettingsGameType values.
+func (Connect4SettingsGameType) AllValues() []Connect4SettingsGameType {
+	return []Connect4SettingsGameType{
+		Connect4SettingsGameTypeConnect4,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s Connect4SettingsGameType) MarshalText() ([]byte, error) {
+	switch s {
+	case Connect4SettingsGameTypeConnect4:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *Connect4SettingsGameType) UnmarshalText(data []byte) error {
+	switch Connect4SettingsGameType(data) {
+	case Connect4SettingsGameTypeConnect4:
+		*s = Connect4SettingsGameTypeConnect4
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 type DeleteChallengesByIdBadRequest Error
@@ -3185,8 +3232,8 @@ func (s *GameSeat) SetUsername(val string) {
 	s.Username = val
 }
 
-// A game type's settings, every member optional (the defaults apply): one of the game types' settings
-// objects. Answers carry every member.
+// A game type's settings, one of the game types' settings objects, told apart by gameType; every
+// setting is optional (the defaults apply). Answers carry every member.
 // Ref: #/components/schemas/GameSettings
 // GameSettings represents sum type.
 type GameSettings struct {
@@ -3201,8 +3248,8 @@ type GameSettingsType string
 
 // Possible values for GameSettingsType.
 const (
-	Connect4SettingsGameSettings GameSettingsType = "Connect4Settings"
-	RpsSettingsGameSettings      GameSettingsType = "RpsSettings"
+	Connect4SettingsGameSettings GameSettingsType = "connect4"
+	RpsSettingsGameSettings      GameSettingsType = "rps"
 )
 
 // IsConnect4Settings reports whether GameSettings is Connect4Settings.
@@ -14809,10 +14856,17 @@ func (s *RoomEventData) init() RoomEventData {
 
 // Ref: #/components/schemas/RpsSettings
 type RpsSettings struct {
+	// The game type: which game's settings these are (a request may leave it out).
+	GameType RpsSettingsGameType `json:"gameType"`
 	// A whole number of seconds from 3 to 120.
 	RoundSeconds OptInt `json:"roundSeconds"`
 	// An odd whole number from 1 to 9 (best of that many decisive rounds).
 	Rounds OptRpsSettingsRounds `json:"rounds"`
+}
+
+// GetGameType returns the value of GameType.
+func (s *RpsSettings) GetGameType() RpsSettingsGameType {
+	return s.GameType
 }
 
 // GetRoundSeconds returns the value of RoundSeconds.
@@ -14825,6 +14879,11 @@ func (s *RpsSettings) GetRounds() OptRpsSettingsRounds {
 	return s.Rounds
 }
 
+// SetGameType sets the value of GameType.
+func (s *RpsSettings) SetGameType(val RpsSettingsGameType) {
+	s.GameType = val
+}
+
 // SetRoundSeconds sets the value of RoundSeconds.
 func (s *RpsSettings) SetRoundSeconds(val OptInt) {
 	s.RoundSeconds = val
@@ -14833,6 +14892,41 @@ func (s *RpsSettings) SetRoundSeconds(val OptInt) {
 // SetRounds sets the value of Rounds.
 func (s *RpsSettings) SetRounds(val OptRpsSettingsRounds) {
 	s.Rounds = val
+}
+
+// The game type: which game's settings these are (a request may leave it out).
+type RpsSettingsGameType string
+
+const (
+	RpsSettingsGameTypeRps RpsSettingsGameType = "rps"
+)
+
+// AllValues returns all RpsSettingsGameType values.
+func (RpsSettingsGameType) AllValues() []RpsSettingsGameType {
+	return []RpsSettingsGameType{
+		RpsSettingsGameTypeRps,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s RpsSettingsGameType) MarshalText() ([]byte, error) {
+	switch s {
+	case RpsSettingsGameTypeRps:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *RpsSettingsGameType) UnmarshalText(data []byte) error {
+	switch RpsSettingsGameType(data) {
+	case RpsSettingsGameTypeRps:
+		*s = RpsSettingsGameTypeRps
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // An odd whole number from 1 to 9 (best of that many decisive rounds).

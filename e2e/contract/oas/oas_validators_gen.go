@@ -326,6 +326,17 @@ func (s *Connect4Settings) Validate() error {
 
 	var failures []validate.FieldError
 	if err := func() error {
+		if err := s.GameType.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "gameType",
+			Error: err,
+		})
+	}
+	if err := func() error {
 		if value, ok := s.TurnSeconds.Get(); ok {
 			if err := func() error {
 				if err := (validate.Int{
@@ -357,6 +368,15 @@ func (s *Connect4Settings) Validate() error {
 		return &validate.Error{Fields: failures}
 	}
 	return nil
+}
+
+func (s Connect4SettingsGameType) Validate() error {
+	switch s {
+	case "connect4":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
 }
 
 func (s *DeleteChallengesByIdBadRequest) Validate() error {
@@ -10704,6 +10724,17 @@ func (s *RpsSettings) Validate() error {
 
 	var failures []validate.FieldError
 	if err := func() error {
+		if err := s.GameType.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "gameType",
+			Error: err,
+		})
+	}
+	if err := func() error {
 		if value, ok := s.RoundSeconds.Get(); ok {
 			if err := func() error {
 				if err := (validate.Int{
@@ -10753,6 +10784,15 @@ func (s *RpsSettings) Validate() error {
 		return &validate.Error{Fields: failures}
 	}
 	return nil
+}
+
+func (s RpsSettingsGameType) Validate() error {
+	switch s {
+	case "rps":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
 }
 
 func (s RpsSettingsRounds) Validate() error {

@@ -14,13 +14,13 @@ const api = createClient<paths>({
 
 export async function tour(gameId: string): Promise<string[]> {
   const seen: string[] = [];
-  const settings: Schemas["GameSettings"] = { rounds: 3, roundSeconds: 20 };
+  const settings: Schemas["GameSettings"] = { gameType: "rps", rounds: 3, roundSeconds: 20 };
   const lobby = await api.POST("/lobbies", { body: { gameType: "rps", stakeMinor: 0, settings } });
   if (lobby.data) {
     const id: string = lobby.data.id;
     await api.POST("/lobbies/{id}/join-queue", { params: { path: { id } } });
   }
-  await api.POST("/challenges", { body: { toUsername: "rival", gameType: "connect4", stakeMinor: 0, settings: { turnSeconds: 30 } } });
+  await api.POST("/challenges", { body: { toUsername: "rival", gameType: "connect4", stakeMinor: 0, settings: { gameType: "connect4", turnSeconds: 30 } } });
 
   const notifications = await api.GET("/notifications", { params: { query: { limit: 10, unread: true } } });
   for (const n of notifications.data ?? []) {
