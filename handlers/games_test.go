@@ -344,13 +344,20 @@ func (w *wsClient) eventsUntil(name string) []map[string]any {
 
 func tokenOf(p player) string { return strings.TrimPrefix(p.auth["Authorization"], "Bearer ") }
 
-func TestSpectatorOnOneInstanceSeesMovesMadeThroughAnother(t *testing.T) {
-	// Instances of one deployment share the token secret (and the keys).
+// twoInstances starts two instances of one deployment, which share the
+// token secret (and the keys), each behind an HTTP server of its own.
+func twoInstances(t *testing.T) (one, two *testApp, srvOne, srvTwo *httptest.Server) {
+	t.Helper()
 	shared := map[string]string{"JWT_SECRET": testSecret}
-	one, two := newTestApp(t, shared), newTestApp(t, shared)
-	srvOne, srvTwo := httptest.NewServer(one.Handler()), httptest.NewServer(two.Handler())
+	one, two = newTestApp(t, shared), newTestApp(t, shared)
+	srvOne, srvTwo = httptest.NewServer(one.Handler()), httptest.NewServer(two.Handler())
 	t.Cleanup(srvOne.Close)
 	t.Cleanup(srvTwo.Close)
+	return one, two, srvOne, srvTwo
+}
+
+func TestSpectatorOnOneInstanceSeesMovesMadeThroughAnother(t *testing.T) {
+	one, two, srvOne, srvTwo := twoInstances(t)
 	p1, p2, game := one.match(t, `{"rounds": 1, "roundSeconds": 30}`)
 	spectator := one.newPlayer(t)
 
@@ -450,11 +457,7 @@ func (w *wsClient) answer() map[string]any {
 // client holds. And a client that missed a game's end resumes after it:
 // resumed, then the events it missed, up to game:completed.
 func TestAResumeIsResumedOnAnInstanceBehindAndAfterTheEnd(t *testing.T) {
-	shared := map[string]string{"JWT_SECRET": testSecret}
-	one, two := newTestApp(t, shared), newTestApp(t, shared)
-	srvOne, srvTwo := httptest.NewServer(one.Handler()), httptest.NewServer(two.Handler())
-	t.Cleanup(srvOne.Close)
-	t.Cleanup(srvTwo.Close)
+	one, _, srvOne, srvTwo := twoInstances(t)
 	p1, p2, game := one.match(t, `{"rounds": 9, "roundSeconds": 30}`)
 	lastSeq := func() int {
 		t.Helper()
