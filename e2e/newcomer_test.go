@@ -5,10 +5,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/playwright-community/playwright-go"
 
 	"wager/e2e/apiclient"
+	"wager/e2e/testserver"
 )
 
 // TestANewcomersFirstMinutes walks the path of someone new: the home page
@@ -159,4 +161,29 @@ func expectedResult(t *testing.T, s *server, gameID string) (winner, how string)
 		}
 	}
 	return winner, fmt.Sprintf("%s won %d rounds to %d.", winner, scores[*g.Result.WinnerID], lost)
+}
+
+// Signed out, TV stays on the game it shows instead of loading the page
+// again every few seconds, and looks for the next game once it ends.
+func TestSignedOutTVStaysOnItsGameUntilItEnds(t *testing.T) {
+	s := testserver.StartFresh(t, nil)
+	players, names, game := stakedTable(t, s)
+	page := newPage(t, s)
+	if _, err := page.Goto("/tv"); err != nil {
+		t.Fatal(err)
+	}
+	contains(t, page.GetByTestId("scoreboard"), names[0], "TV shows the staked game")
+	if _, err := page.Evaluate(`() => { window.tvMark = "the same page"; }`); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(7 * time.Second) // past the 5 s after which the page used to load itself again
+	if mark, err := page.Evaluate(`() => window.tvMark`); err != nil || mark != "the same page" {
+		t.Fatalf("TV loaded the page again while its game went on (%v, %v)", mark, err)
+	}
+	if err := players[0].Do(t.Context(), "POST", "/games/"+game+"/actions", map[string]string{"type": "resign"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := expect.Locator(page.GetByTestId("tv-off")).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(15_000)}); err != nil {
+		t.Errorf("TV after its game ended, with nothing else live: %v", err)
+	}
 }

@@ -16,13 +16,13 @@
   const id = el.dataset.reloadWhenEnded;
   const look = async () => {
     try {
-      const r = await fetch("/games/" + encodeURIComponent(id), { headers: { Accept: "application/json" } });
-      if (r.ok && (await r.json()).status !== "active") {
+      const game = await window.wagerWallet.apiGet("/games/" + encodeURIComponent(id));
+      if (game.status !== "active") {
         window.location.reload();
         return;
       }
     } catch (_) {
-      // the network dropped: look again later
+      // the network or the server failed this once: look again later
     }
     setTimeout(look, 5000);
   };
