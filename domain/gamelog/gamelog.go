@@ -50,8 +50,7 @@ const (
 	IntegrityVoided   = "voided"
 )
 
-// batch is how many queued games one sequencing transaction logs at most
-// (queuedGamesSQL's limit).
+// batch is how many queued games one sequencing transaction logs at most.
 const batch = 200
 
 // Queue takes the games whose money became final, in the transaction
@@ -308,8 +307,8 @@ func (w appended) write(tx db.Tx, now time.Time) error {
 
 // queuedGamesSQL reads a batch of the queue, oldest first, leaving out
 // the games held back since heldBefore ($1).
-const queuedGamesSQL = `SELECT game_id::text, integrity FROM games_log_queue WHERE held_back_at IS NULL OR held_back_at < $1
-	ORDER BY queued_at, game_id LIMIT 200` // batch
+var queuedGamesSQL = `SELECT game_id::text, integrity FROM games_log_queue WHERE held_back_at IS NULL OR held_back_at < $1
+	ORDER BY queued_at, game_id LIMIT ` + strconv.Itoa(batch)
 
 // queuedGames reads the next batch of the queue.
 func queuedGames(ctx context.Context, tx db.Tx, heldBefore time.Time) ([]queued, error) {
