@@ -13,7 +13,10 @@ GENERATED_LIST += ; echo sdk/openapi.json sdk/api/api.gen.go; find e2e/contract/
 run: setup-db
 	DEMO_BOTS=$${DEMO_BOTS:-5} $(GO) run ./cmd/server
 
+# The SDK (sdk/) is a module of its own, with its own tests: they need no
+# server; the SDK's tests against a running server are in e2e/gosdk.
 test: setup-db setup-test lint check-generated
+	cd sdk && $(GO) test -count=1 ./...
 	$(GO) test -count=1 -timeout 30m ./...
 
 setup-db:
@@ -40,7 +43,7 @@ generate: node_modules/.installed
 	cp node_modules/uplot/dist/uPlot.min.css static/css/uplot.min.css
 	cp node_modules/lightweight-charts/dist/lightweight-charts.standalone.production.js static/js/lightweight-charts.min.js
 	$(GO) run ./cmd/server -openapi sdk/openapi.json
-	cd sdk && $(GO) tool oapi-codegen -config oapi-codegen.yaml openapi.json
+	$(GO) tool oapi-codegen -config sdk/oapi-codegen.yaml sdk/openapi.json
 	$(GO) tool ogen -config e2e/contract/ogen.yml -target e2e/contract/oas -package oas -clean -loglevel error sdk/openapi.json
 
 check-generated:
@@ -58,7 +61,9 @@ lint:
 	@big=$$(git ls-files -z | xargs -0 -r stat -c '%s %n' 2>/dev/null | awk '$$1 > $(MAX_FILE_BYTES)'); \
 	if [ -n "$$big" ]; then echo "tracked files over 5 MB:"; echo "$$big"; exit 1; fi
 	$(GO) vet ./...
-	@$(GO) mod tidy -diff >/dev/null || { echo "go mod tidy would change go.mod/go.sum: run it and commit"; exit 1; }
+	cd sdk && $(GO) vet ./...
+	@for m in . sdk; do (cd $$m && $(GO) mod tidy -diff >/dev/null) || { echo "go mod tidy would change $$m/go.mod or go.sum: run it there and commit"; exit 1; }; done
 	$(GO) tool staticcheck ./...
+	cd sdk && $$(cd .. && $(GO) tool -n staticcheck) ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$') cmd web views static handlers domain db chain e2e sdk 2>/dev/null | sort -u); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -18,7 +18,6 @@ require (
 	github.com/labstack/echo/v4 v4.16.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/mr-tron/base58 v1.2.0
-	github.com/oapi-codegen/runtime v1.8.0
 	github.com/ogen-go/ogen v1.24.0
 	github.com/playwright-community/playwright-go v0.5200.1
 	github.com/prometheus/client_golang v1.24.1
@@ -28,6 +27,8 @@ require (
 	golang.org/x/mod v0.41.0
 	golang.org/x/time v0.16.0
 )
+
+require github.com/oapi-codegen/runtime v1.8.0
 
 require (
 	filippo.io/edwards25519 v1.0.0-rc.1 // indirect
@@ -110,6 +111,7 @@ require (
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	honnef.co/go/tools v0.8.2 // indirect
+	wager.example.com/sdk v0.0.0-00010101000000-000000000000
 )
 
 tool (
@@ -121,3 +123,5 @@ tool (
 
 // npm packages live in node_modules; some ship .go files that are not ours.
 ignore ./node_modules
+
+replace wager.example.com/sdk => ./sdk

@@ -11,8 +11,8 @@ import (
 	"github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/rpc"
 
+	"wager.example.com/sdk/anchor"
 	"wager/db/dbtest"
-	"wager/domain/anchors/anchor"
 )
 
 // anchorsOf lists the anchors that landed, newest first, over the API.

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"wager.example.com/sdk/sumtree"
 	"wager/db"
 	"wager/db/dbtest"
 	"wager/domain/money"
-	"wager/domain/reserves/sumtree"
 )
 
 // wantReserves takes a proof of reserves and checks it as its users would,

@@ -9,9 +9,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"wager.example.com/sdk/anchor"
 	"wager/domain"
 	"wager/domain/anchors"
-	"wager/domain/anchors/anchor"
 	"wager/domain/gamelog"
 	"wager/domain/money"
 	"wager/domain/reserves"

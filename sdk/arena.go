@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"wager/sdk/api"
+	"wager.example.com/sdk/api"
 )
 
 // GamePlayer plays one game to its end: PlayArena calls it with each game

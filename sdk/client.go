@@ -1,7 +1,7 @@
 // Package wager is the Go client of the platform's JSON API.
 //
 // Client.API is the typed client generated from the API's OpenAPI document
-// (package wager/sdk/api): one method per operation. The Client around it
+// (package wager.example.com/sdk/api): one method per operation. The Client around it
 // signs in with a Solana wallet and keeps the token fresh, sends the app
 // id and the SDK version with every request, turns error answers into
 // *APIError (426 into *UpgradeRequiredError, 402 into
@@ -15,6 +15,7 @@ package wager
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -28,7 +29,7 @@ import (
 	"github.com/gagliardetto/solana-go"
 	"github.com/gorilla/websocket"
 
-	"wager/sdk/api"
+	"wager.example.com/sdk/api"
 )
 
 // Version is this SDK's version, sent as X-SDK-Version with every request.
@@ -65,6 +66,7 @@ type Client struct {
 	known    platform // the platform's addresses, once read
 
 	signInMu sync.Mutex // one sign-in at a time
+	optErr   error      // an option's refusal, returned by New
 }
 
 // Option configures a Client.
@@ -82,6 +84,28 @@ func WithAppID(id string) Option { return func(c *Client) { c.appID = id } }
 // and again before the token expires or after a 401) and sign prepared
 // transactions with it.
 func WithWallet(key solana.PrivateKey) Option { return func(c *Client) { c.wallet = key } }
+
+// WithWalletKey is WithWallet with the key as base58 text (as NewWalletKey
+// makes it, solana-keygen and wallets export it): a bot needs no Solana
+// library of its own. New fails when it is not a base58 ed25519 secret key.
+func WithWalletKey(secret string) Option {
+	return func(c *Client) {
+		key, err := solana.PrivateKeyFromBase58(strings.TrimSpace(secret))
+		if err == nil && len(key) != ed25519.PrivateKeySize {
+			err = fmt.Errorf("%d bytes, not %d", len(key), ed25519.PrivateKeySize)
+		}
+		if err != nil {
+			c.optErr = fmt.Errorf("wager: the wallet key is not a base58 ed25519 secret key: %w", err)
+			return
+		}
+		c.wallet = key
+	}
+}
+
+// NewWalletKey makes a new wallet's secret key, as base58 text. Keep it
+// to sign in as the same user again: the platform knows a user by the
+// wallet.
+func NewWalletKey() string { return solana.NewWallet().PrivateKey.String() }
 
 // WithToken makes the client use an access token it got elsewhere. Without
 // a wallet it cannot renew it.
@@ -108,6 +132,9 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	c := &Client{baseURL: baseURL, appID: DefaultAppID, http: http.DefaultClient, dialer: websocket.DefaultDialer, now: time.Now}
 	for _, o := range opts {
 		o(c)
+	}
+	if c.optErr != nil {
+		return nil, c.optErr
 	}
 	gen, err := api.NewClientWithResponses(baseURL, api.WithHTTPClient(doer{c}))
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"wager/sdk/api"
+	"wager.example.com/sdk/api"
 )
 
 // APIError is an error answer of the API: its status and the body's code

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/gorilla/websocket"
 
-	"wager/sdk/api"
+	"wager.example.com/sdk/api"
 )
 
 // Event names of a game's room besides EventJoined, EventSpectators and
@@ -71,6 +73,12 @@ var payloads = map[string]func() any{
 	EventTournamentCancelled: func() any { return new(api.TournamentCancelled) },
 	EventTournamentFinished:  func() any { return new(api.TournamentFinished) },
 }
+
+// EventNames are the names of the live events whose data Event.Payload
+// decodes, and NoticeKinds the kinds of notice whose data Notice.Payload
+// decodes, each sorted.
+func EventNames() []string  { return slices.Sorted(maps.Keys(payloads)) }
+func NoticeKinds() []string { return slices.Sorted(maps.Keys(noticePayloads)) }
 
 // noticePayloads are the notices' data types by kind.
 var noticePayloads = map[string]func() any{

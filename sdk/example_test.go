@@ -7,17 +7,15 @@ import (
 	"log"
 	"math/rand/v2"
 
-	"github.com/gagliardetto/solana-go"
-
-	wager "wager/sdk"
-	"wager/sdk/api"
+	wager "wager.example.com/sdk"
+	"wager.example.com/sdk/api"
 )
 
 // Sign in with a wallet, find a live game and follow it to its end.
 func Example() {
 	ctx := context.Background()
-	key := solana.NewWallet().PrivateKey // your wallet's key
-	c, err := wager.New("http://localhost:8080", wager.WithWallet(key), wager.WithAppID("my-app"),
+	key := wager.NewWalletKey() // your wallet's key, base58; keep it to sign in as the same user
+	c, err := wager.New("http://localhost:8080", wager.WithWalletKey(key), wager.WithAppID("my-app"),
 		wager.WithAutoPay(10_000, 100_000)) // pay 402s: 0.01 USDC a request, 0.1 USDC an hour at most
 	if err != nil {
 		log.Fatal(err)
@@ -36,10 +34,12 @@ func Example() {
 }
 
 // A bot that plays one free game of rock, paper, scissors: it is told of
-// its match, plays rock every round, and says whether it won.
+// its match, follows the game before it moves (the first event, joined,
+// is the game as it stands), plays rock every round, and says whether it
+// won. examples/rpsbot is such a bot as a program.
 func Example_bot() {
 	ctx := context.Background()
-	c, err := wager.New("http://localhost:8080", wager.WithWallet(solana.NewWallet().PrivateKey), wager.WithAppID("rock-bot"))
+	c, err := wager.New("http://localhost:8080", wager.WithWalletKey(wager.NewWalletKey()), wager.WithAppID("rock-bot"))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -51,15 +51,28 @@ func Example_bot() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	c.Move(ctx, gameID, "rock") // the first round has started by now
+	rock := func() {
+		_, err := c.Move(ctx, gameID, "rock")
+		var ae *wager.APIError
+		if err != nil && !(errors.As(err, &ae) && ae.Code == "ALREADY_MOVED") {
+			log.Fatal(err)
+		}
+	}
 	for ev := range f.Events {
 		switch p, _ := ev.Payload(); p := p.(type) {
 		case *api.RulesRPSRoundStart:
-			c.Move(ctx, gameID, "rock")
+			rock()
 		case *api.GameCompleted:
 			won := p.WinnerId != nil && *p.WinnerId == c.UserID()
 			fmt.Println("won:", won, "payout:", p.PayoutMinor)
+		default:
+			if ev.Name == wager.EventJoined {
+				rock()
+			}
 		}
+	}
+	if err := f.Err(); err != nil {
+		log.Fatal(err)
 	}
 }
 
@@ -69,7 +82,7 @@ func Example_bot() {
 // finished.
 func Example_arena() {
 	ctx := context.Background()
-	c, err := wager.New("http://localhost:8080", wager.WithWallet(solana.NewWallet().PrivateKey), wager.WithAppID("arena-bot"))
+	c, err := wager.New("http://localhost:8080", wager.WithWalletKey(wager.NewWalletKey()), wager.WithAppID("arena-bot"))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"wager/sdk/api"
+	"wager.example.com/sdk/api"
 )
 
 // Event names the client gives meaning to.

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"wager/sdk/api"
+	"wager.example.com/sdk/api"
 )
 
 // Event names of a tournament's room (API.md "Tournaments (arenas)").

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gagliardetto/solana-go"
 
-	"wager/sdk/api"
+	"wager.example.com/sdk/api"
 )
 
 // WithAutoPay lets the client pay 402 PAYMENT_REQUIRED answers by itself

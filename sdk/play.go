@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"wager/sdk/api"
+	"wager.example.com/sdk/api"
 )
 
 // recheck is how often FindOrCreateGame also asks for the current game

@@ -3,7 +3,7 @@ package wager
 import (
 	"encoding/json"
 
-	"wager/sdk/api"
+	"wager.example.com/sdk/api"
 )
 
 // Settings returns a game type's settings for a lobby or a challenge from

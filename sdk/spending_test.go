@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	wager "wager/sdk"
+	wager "wager.example.com/sdk"
 )
 
 func TestSpendingCapWindow(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"wager/sdk/api"
+	"wager.example.com/sdk/api"
 )
 
 // Why a tournament refused a join or a withdrawal

@@ -10,7 +10,7 @@ import (
 	"github.com/gagliardetto/solana-go"
 	"github.com/google/uuid"
 
-	"wager/sdk/api"
+	"wager.example.com/sdk/api"
 )
 
 // SignTransaction adds the wallet's signature to a prepared transaction

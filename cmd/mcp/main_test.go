@@ -13,10 +13,10 @@ import (
 	"github.com/gagliardetto/solana-go"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	wager "wager.example.com/sdk"
+	"wager.example.com/sdk/api"
 	"wager/db/dbtest"
 	"wager/e2e/testserver"
-	wager "wager/sdk"
-	"wager/sdk/api"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

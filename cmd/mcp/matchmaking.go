@@ -11,8 +11,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	wager "wager/sdk"
-	"wager/sdk/api"
+	wager "wager.example.com/sdk"
+	"wager.example.com/sdk/api"
 )
 
 type findGameInput struct {

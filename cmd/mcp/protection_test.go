@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"wager/sdk/api"
+	"wager.example.com/sdk/api"
 )
 
 // An agent whose player took a time-out, or reached a limit, is told by

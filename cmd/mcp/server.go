@@ -13,8 +13,8 @@ import (
 	"github.com/gagliardetto/solana-go"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	wager "wager/sdk"
-	"wager/sdk/verify"
+	wager "wager.example.com/sdk"
+	"wager.example.com/sdk/verify"
 )
 
 // serverVersion is this MCP server's version, told to MCP clients.

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	wager "wager/sdk"
+	wager "wager.example.com/sdk"
 )
 
 // spendRefused is a money tool's call refused before anything moved.

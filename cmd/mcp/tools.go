@@ -14,9 +14,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	wager "wager/sdk"
-	"wager/sdk/api"
-	"wager/sdk/verify"
+	wager "wager.example.com/sdk"
+	"wager.example.com/sdk/api"
+	"wager.example.com/sdk/verify"
 )
 
 // addTools registers every tool.

@@ -14,10 +14,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	wager "wager.example.com/sdk"
+	"wager.example.com/sdk/api"
 	"wager/chain/chaintest"
 	"wager/e2e/testserver"
-	wager "wager/sdk"
-	"wager/sdk/api"
 )
 
 var allTools = []string{"service_check_maintenance", "whoami", "list_live_games", "get_game", "verify_game", "get_game_state", "watch_game",

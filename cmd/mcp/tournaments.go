@@ -8,7 +8,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"wager/sdk/api"
+	"wager.example.com/sdk/api"
 )
 
 // addTournamentTools registers the tools of tournaments (arenas).

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"wager/sdk/api"
+	"wager.example.com/sdk/api"
 )
 
 // newTournament schedules a tournament an hour ahead with an entry fee,

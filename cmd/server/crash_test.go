@@ -18,12 +18,12 @@ import (
 
 	"github.com/gagliardetto/solana-go"
 
+	wager "wager.example.com/sdk"
+	"wager.example.com/sdk/api"
 	"wager/db/dbtest"
 	"wager/domain"
 	"wager/domain/game"
 	"wager/domain/game/rules"
-	wager "wager/sdk"
-	"wager/sdk/api"
 )
 
 // process is the server binary running as a process of its own.

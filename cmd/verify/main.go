@@ -20,8 +20,8 @@ import (
 	"strings"
 	"time"
 
-	"wager/domain/anchors/anchor"
-	"wager/sdk/verify"
+	"wager.example.com/sdk/anchor"
+	"wager.example.com/sdk/verify"
 )
 
 func main() {

@@ -24,10 +24,10 @@ import (
 	"github.com/uptrace/bun"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"wager.example.com/sdk/anchor"
+	"wager.example.com/sdk/sumtree"
 	"wager/chain"
 	"wager/domain"
-	"wager/domain/anchors/anchor"
-	"wager/domain/reserves/sumtree"
 )
 
 // Config is what the anchors are written with.

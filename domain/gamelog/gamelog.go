@@ -32,10 +32,10 @@ import (
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"wager.example.com/sdk/gamerecord"
 	"wager/db"
 	"wager/domain"
 	"wager/domain/game"
-	"wager/domain/gamelog/gamerecord"
 )
 
 // TileHeight is the height of the hash tiles served: tlog's clients ask

@@ -8,10 +8,10 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"wager.example.com/sdk/gamerecord"
 	"wager/db"
 	"wager/domain"
 	"wager/domain/eventlog"
-	"wager/domain/gamelog/gamerecord"
 )
 
 // loggedGame is what the record reads of the game's row.
@@ -137,7 +137,7 @@ func (l *Log) record(ctx context.Context, idb bun.IDB, b batchOf, q queued, inde
 func playEvents(gameID string, events []eventlog.Event) ([]gamerecord.Event, error) {
 	out := make([]gamerecord.Event, 0, len(events))
 	for _, e := range events {
-		out = append(out, gamerecord.Event{GameID: gameID, Seq: e.Seq, Name: e.Name, Data: e.Data, CreatedAt: e.CreatedAt.UTC()})
+		out = append(out, gamerecord.Event{GameID: gameID, Seq: e.Seq, Name: string(e.Name), Data: e.Data, CreatedAt: e.CreatedAt.UTC()})
 		if e.Name == domain.EventGameCompleted {
 			return out, nil
 		}

@@ -9,10 +9,10 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
+	"wager.example.com/sdk/gamerecord"
 	"wager/db"
 	"wager/domain"
 	"wager/domain/game"
-	"wager/domain/gamelog/gamerecord"
 	"wager/domain/market/engine"
 	"wager/domain/money"
 )

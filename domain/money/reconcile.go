@@ -9,8 +9,8 @@ import (
 
 	"github.com/gagliardetto/solana-go"
 
+	"wager.example.com/sdk/sumtree"
 	"wager/chain"
-	"wager/domain/reserves/sumtree"
 )
 
 // AddressCheck compares one platform-controlled address's USDC on chain

@@ -24,8 +24,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"wager.example.com/sdk/sumtree"
 	"wager/domain"
-	"wager/domain/reserves/sumtree"
 )
 
 // Owed reads one part of the books: it calls add with what the platform

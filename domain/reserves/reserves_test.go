@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"wager.example.com/sdk/sumtree"
 	"wager/db/dbtest"
 	"wager/domain/gamelog"
 	"wager/domain/market"
 	"wager/domain/money"
 	"wager/domain/referrals"
 	"wager/domain/reserves"
-	"wager/domain/reserves/sumtree"
 	"wager/domain/settlement"
 )
 

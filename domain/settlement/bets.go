@@ -11,11 +11,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"wager.example.com/sdk/gamerecord"
 	"wager/db"
 	"wager/domain"
 	"wager/domain/chat"
 	"wager/domain/game"
-	"wager/domain/gamelog/gamerecord"
 	"wager/domain/money"
 	"wager/domain/notify"
 	"wager/domain/users"

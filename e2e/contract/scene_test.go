@@ -11,9 +11,9 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	wager "wager.example.com/sdk"
+	"wager.example.com/sdk/api"
 	"wager/e2e/testserver"
-	wager "wager/sdk"
-	"wager/sdk/api"
 )
 
 // socket is a raw live socket that keeps every frame it receives.

@@ -7,9 +7,9 @@ import (
 
 	"github.com/ogen-go/ogen/ogenerrors"
 
+	wager "wager.example.com/sdk"
+	"wager.example.com/sdk/api"
 	"wager/e2e/contract/oas"
-	wager "wager/sdk"
-	"wager/sdk/api"
 )
 
 // credentials give the ogen client a signed-in SDK client's token.

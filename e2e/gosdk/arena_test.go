@@ -3,6 +3,7 @@ package wager_test
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
@@ -10,10 +11,10 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	wager "wager.example.com/sdk"
+	"wager.example.com/sdk/api"
 	"wager/db/dbtest"
 	"wager/e2e/testserver"
-	wager "wager/sdk"
-	"wager/sdk/api"
 )
 
 // startServerAt is startServer with every service reading clk.
@@ -326,5 +327,33 @@ func TestArenaBotsReturnAfterAGameNobodyPlayed(t *testing.T) {
 		if st := results[i].Standings[j]; st.Games < 2 || st.Losses < 1 {
 			t.Errorf("bot %d's final line %+v: want the game nobody played as a loss and a game after it", i, st)
 		}
+	}
+}
+
+// playArena plays the rock, paper, scissors arena id to its end and
+// returns it as it ended (as the SDK's Example_arena does).
+func playArena(ctx context.Context, c *wager.Client, id string) (*api.TournamentDetail, error) {
+	return c.PlayArena(ctx, id, playRPS(c))
+}
+
+// playRPS plays a game of rock, paper, scissors to its end, a move at
+// random in each round.
+func playRPS(c *wager.Client) wager.GamePlayer {
+	moves := []string{"rock", "paper", "scissors"}
+	return func(ctx context.Context, gameID string) error {
+		f, err := c.FollowGame(ctx, gameID)
+		var ae *wager.APIError
+		if errors.As(err, &ae) && ae.Code == "GAME_NOT_ACTIVE" {
+			return nil // over already
+		}
+		if err != nil {
+			return err
+		}
+		for ev := range f.Events { // closes after game:completed
+			if ev.Name == wager.EventJoined || ev.Name == "game:rps:round:start" {
+				c.Move(ctx, gameID, moves[rand.IntN(len(moves))]) // a second move in a round is refused: no harm
+			}
+		}
+		return f.Err()
 	}
 }

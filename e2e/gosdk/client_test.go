@@ -14,11 +14,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/websocket"
 
+	wager "wager.example.com/sdk"
+	"wager.example.com/sdk/api"
 	"wager/chain/chaintest"
 	"wager/domain/flags"
 	"wager/domain/money"
-	wager "wager/sdk"
-	"wager/sdk/api"
 )
 
 // clock is a settable clock for the client.

@@ -24,7 +24,7 @@ func TestCommittedDocumentIsServed(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /openapi.json: %d %v", resp.StatusCode, err)
 	}
-	committed, err := os.ReadFile("openapi.json")
+	committed, err := os.ReadFile("../../sdk/openapi.json")
 	if err != nil {
 		t.Fatal(err)
 	}

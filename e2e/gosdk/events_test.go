@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	wager "wager/sdk"
-	"wager/sdk/api"
+	wager "wager.example.com/sdk"
+	"wager.example.com/sdk/api"
 )
 
 // TestPayloadTypesFollowTheAsyncAPIDocument: every event and notice the

@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"testing"
 
-	wager "wager/sdk"
-	"wager/sdk/api"
+	wager "wager.example.com/sdk"
+	"wager.example.com/sdk/api"
 )
 
 func TestPreparedTransactionFlows(t *testing.T) {

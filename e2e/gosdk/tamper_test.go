@@ -20,9 +20,9 @@ import (
 	"github.com/gagliardetto/solana-go/programs/system"
 	"github.com/gagliardetto/solana-go/programs/token"
 
+	wager "wager.example.com/sdk"
+	"wager.example.com/sdk/api"
 	"wager/chain"
-	wager "wager/sdk"
-	"wager/sdk/api"
 )
 
 // tamperer is a server that answers like s but rewrites the transaction of

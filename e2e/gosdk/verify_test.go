@@ -11,15 +11,15 @@ import (
 	"github.com/uptrace/bun"
 	"golang.org/x/mod/sumdb/tlog"
 
-	"wager/domain/anchors/anchor"
+	wager "wager.example.com/sdk"
+	"wager.example.com/sdk/anchor"
+	"wager.example.com/sdk/sumtree"
+	"wager.example.com/sdk/verify"
 	"wager/domain/market"
 	"wager/domain/money"
 	"wager/domain/referrals"
 	"wager/domain/reserves"
-	"wager/domain/reserves/sumtree"
 	"wager/domain/settlement"
-	wager "wager/sdk"
-	"wager/sdk/verify"
 )
 
 // wonGame plays a one-round game that its first player wins, rock over

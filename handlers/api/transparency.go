@@ -7,12 +7,12 @@ import (
 	"github.com/labstack/echo/v4"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"wager.example.com/sdk/anchor"
+	"wager.example.com/sdk/sumtree"
 	"wager/domain"
 	"wager/domain/anchors"
-	"wager/domain/anchors/anchor"
 	"wager/domain/gamelog"
 	"wager/domain/reserves"
-	"wager/domain/reserves/sumtree"
 	"wager/web"
 )
 

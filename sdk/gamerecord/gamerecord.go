@@ -1,14 +1,12 @@
 // Package gamerecord is the format of a record of the public log of
-// games: what the platform appends (domain/gamelog) and what a verifier
-// reads (sdk/verify). A record's exact bytes are what the log's tree
+// games: what the platform appends and what a verifier reads (package
+// verify). A record's exact bytes are what the log's tree
 // hashes: it is encoded once, when it is appended, and never again.
 package gamerecord
 
 import (
 	"encoding/json"
 	"time"
-
-	"wager/domain"
 )
 
 // Record is one game in the log: who played what for how much, every
@@ -40,11 +38,11 @@ type Player struct {
 
 // Event is an event of a logged game, as GET /games/:id/events gives it.
 type Event struct {
-	GameID    string           `json:"gameId"`
-	Seq       int              `json:"seq"`
-	Name      domain.EventName `json:"event"`
-	Data      json.RawMessage  `json:"data"`
-	CreatedAt time.Time        `json:"createdAt"`
+	GameID    string          `json:"gameId"`
+	Seq       int             `json:"seq"`
+	Name      string          `json:"event"`
+	Data      json.RawMessage `json:"data"`
+	CreatedAt time.Time       `json:"createdAt"`
 }
 
 // Outcome is how a logged game ended.

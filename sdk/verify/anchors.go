@@ -13,9 +13,8 @@ import (
 	"github.com/gagliardetto/solana-go/rpc"
 	"golang.org/x/mod/sumdb/tlog"
 
-	"wager/chain"
-	"wager/domain/anchors/anchor"
-	"wager/domain/reserves/sumtree"
+	"wager.example.com/sdk/anchor"
+	"wager.example.com/sdk/sumtree"
 )
 
 // Anchored checks a verified checkpoint against the log's newest anchor on
@@ -110,7 +109,7 @@ func (v *Verifier) onChain(ctx context.Context, sig, memo string) error {
 	}
 	keys := decoded.Message.AccountKeys
 	for _, ix := range decoded.Message.Instructions {
-		if int(ix.ProgramIDIndex) < len(keys) && keys[ix.ProgramIDIndex].Equals(chain.MemoProgramID) && string(ix.Data) == memo {
+		if int(ix.ProgramIDIndex) < len(keys) && keys[ix.ProgramIDIndex].Equals(solana.MemoProgramID) && string(ix.Data) == memo {
 			return nil
 		}
 	}

@@ -1,15 +1,13 @@
 package verify
 
 import (
-	"bytes"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"time"
+	"strconv"
 
-	"wager/domain"
-	"wager/domain/game/rules"
-	"wager/domain/gamelog/gamerecord"
+	"wager.example.com/sdk/gamerecord"
 )
 
 // Record is a record of the public log of games (see the API's
@@ -26,139 +24,383 @@ type (
 // feeBps is the platform's fee on a won pot, in basis points: 1%, floored.
 const feeBps = 100
 
-// Replay plays the record's game again with the game's rules, from its
-// own events (the moves, and for rock-paper-scissors the choices and salts
-// each reveal opens, checked against the commitments made before), and
-// checks that it ends as the record says and that the pot paid the winner
-// what the record says to the minor unit. Each error says what does not
-// hold.
+// ended is how a replayed game ended: its winner ("" for a draw) and why.
+type ended struct {
+	winner, reason string
+}
+
+// Replay plays the record's game again from its own events (the moves,
+// and for rock-paper-scissors the choices and salts each reveal opens,
+// checked against the commitments made before), and checks that it ends
+// as the record says and that the pot paid the winner what the record
+// says to the minor unit. Each error says what does not hold.
+//
+// The rules replayed here are the API's, written apart from the
+// platform's own implementation of them: a fault in the platform's rules
+// is not one the verifier shares.
 func Replay(r Record) error {
-	g, ok := rules.Get(r.GameType)
-	if !ok {
+	if len(r.Players) != 2 {
+		return fmt.Errorf("record %d: game %s has %d players; the games this verifier knows have 2", r.Index, r.GameID, len(r.Players))
+	}
+	var g game
+	switch r.GameType {
+	case "rps":
+		rounds, err := intSetting(r.Settings, "rounds")
+		if err != nil || rounds < 1 || rounds%2 == 0 {
+			return fmt.Errorf("record %d: the settings %s give no odd number of rounds", r.Index, r.Settings)
+		}
+		g = newRPS(r, rounds)
+	case "connect4":
+		g = newConnectFour(r)
+	default:
 		return fmt.Errorf("record %d: game type %q is not one this verifier knows", r.Index, r.GameType)
 	}
-	players := make([]string, len(r.Players))
-	for i, p := range r.Players {
-		players[i] = p.UserID
-	}
-	// The moves are replayed at the game's start: the rules' clocks
-	// matter only to time-outs, which the record's reveals and
-	// time-out events state.
-	now := r.StartedAt
-	state, _, err := g.Start(r.GameID, players, r.Settings, now)
-	if err != nil {
-		return fmt.Errorf("record %d: the game does not start from its record: %w", r.Index, err)
-	}
-	reveals, err := revealsOf(r)
-	if err != nil {
-		return err
-	}
 	for _, e := range r.Events {
-		if err := replayEvent(state, r, e, reveals, now); err != nil {
+		if err := g.play(e); err != nil {
 			return fmt.Errorf("record %d, event %d (%s): %w", r.Index, e.Seq, e.Name, err)
 		}
 	}
-	return checkOutcome(r, state.Outcome())
-}
-
-// revealsOf are the choices and salts each revealed round of a
-// rock-paper-scissors game opened, by round and player.
-func revealsOf(r Record) (map[int]rules.RPSRound, error) {
-	out := map[int]rules.RPSRound{}
-	for _, e := range r.Events {
-		if e.Name != domain.EventRPSRoundReveal {
-			continue
-		}
-		var round rules.RPSRound
-		if err := json.Unmarshal(e.Data, &round); err != nil {
-			return nil, fmt.Errorf("record %d, event %d: an unreadable reveal: %w", r.Index, e.Seq, err)
-		}
-		out[round.Round] = round
+	o, done := g.ended()
+	if !done {
+		return fmt.Errorf("record %d: replayed from its events, game %s has not ended", r.Index, r.GameID)
 	}
-	return out, nil
+	return checkOutcome(r, o)
 }
 
-// expired is a time past every deadline: a round or turn the record says
-// was lost on time is closed at it.
-var expired = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+// game is a game being replayed, one event at a time.
+type game interface {
+	play(e gamerecord.Event) error
+	ended() (ended, bool)
+}
 
-func replayEvent(state rules.State, r Record, e gamerecord.Event, reveals map[int]rules.RPSRound, now time.Time) error {
+// intSetting reads a whole-number setting of a record's settings.
+func intSetting(settings json.RawMessage, name string) (int, error) {
+	var s map[string]json.RawMessage
+	if err := json.Unmarshal(settings, &s); err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(string(s[name]))
+	if err != nil {
+		return 0, fmt.Errorf("setting %s: %w", name, err)
+	}
+	return n, nil
+}
+
+// seatOf is a player's seat, or an error naming who is not a player.
+func seatOf(players []string, userID string) (int, error) {
+	for i, p := range players {
+		if p == userID {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("%q is not a player of the game", userID)
+}
+
+// resign ends a game in the favour of the player who did not resign.
+func resign(players []string, data json.RawMessage, done *ended) error {
+	var d struct {
+		UserID string `json:"userId"`
+	}
+	if err := json.Unmarshal(data, &d); err != nil {
+		return err
+	}
+	seat, err := seatOf(players, d.UserID)
+	if err != nil {
+		return err
+	}
+	*done = ended{winner: players[1-seat], reason: "resign"}
+	return nil
+}
+
+// errAfterEnd is an event of the game's play after the game ended.
+var errAfterEnd = fmt.Errorf("a move after the game ended")
+
+// rps replays rock, paper, scissors: the first to win the majority of an
+// odd number of decisive rounds wins; each choice is committed as the hex
+// SHA-256 of gameId|round|userId|choice|salt before the round is revealed.
+type rps struct {
+	gameID      string
+	players     []string
+	target      int
+	round       int
+	commitments map[string]string // of the current round
+	scores      map[string]int
+	result      *ended
+}
+
+func newRPS(r Record, rounds int) *rps {
+	players := []string{r.Players[0].UserID, r.Players[1].UserID}
+	return &rps{gameID: r.GameID, players: players, target: (rounds + 1) / 2, round: 1,
+		commitments: map[string]string{}, scores: map[string]int{}}
+}
+
+// rpsBeats maps each choice to the choice it beats.
+var rpsBeats = map[string]string{"rock": "scissors", "paper": "rock", "scissors": "paper"}
+
+func (g *rps) ended() (ended, bool) {
+	if g.result == nil {
+		return ended{}, false
+	}
+	return *g.result, true
+}
+
+func (g *rps) play(e gamerecord.Event) error {
 	switch e.Name {
-	case domain.EventRPSRoundSubmitted:
-		var s rules.RPSSubmitted
-		if err := json.Unmarshal(e.Data, &s); err != nil {
+	case "game:rps:round:submitted":
+		if g.result != nil {
+			return errAfterEnd
+		}
+		var d struct {
+			Round      int    `json:"round"`
+			UserID     string `json:"userId"`
+			Commitment string `json:"commitment"`
+		}
+		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
 		}
-		round, ok := reveals[s.Round]
-		if !ok || round.Choices[s.UserID] == nil {
-			return nil // discarded unrevealed by a resignation: it decided nothing
-		}
-		salt, err := hex.DecodeString(*round.Salts[s.UserID])
-		if err != nil {
-			return fmt.Errorf("the salt revealed for %s in round %d is not hex: %w", s.UserID, s.Round, err)
-		}
-		move, _ := json.Marshal(*round.Choices[s.UserID])
-		evs, err := state.Move(s.UserID, move, now, bytes.NewReader(salt))
-		if err != nil {
-			return fmt.Errorf("the rules refuse %s's move %s in round %d: %w", s.UserID, move, s.Round, err)
-		}
-		var made rules.RPSSubmitted
-		if len(evs) > 0 {
-			made, _ = evs[0].Data.(rules.RPSSubmitted)
-		}
-		if made.Commitment != s.Commitment {
-			return fmt.Errorf("%s committed %s in round %d, but the choice %s and salt revealed hash to %s",
-				s.UserID, s.Commitment, s.Round, move, made.Commitment)
-		}
-	case domain.EventRPSRoundReveal:
-		var round rules.RPSRound
-		if err := json.Unmarshal(e.Data, &round); err != nil {
+		if _, err := seatOf(g.players, d.UserID); err != nil {
 			return err
 		}
-		if round.Reason != "played" {
-			state.Expire(expired)
+		if d.Round != g.round {
+			return fmt.Errorf("%s chose in round %d during round %d", d.UserID, d.Round, g.round)
 		}
-	case domain.EventConnect4Move:
-		var m rules.C4Moved
-		if err := json.Unmarshal(e.Data, &m); err != nil {
-			return err
+		if _, twice := g.commitments[d.UserID]; twice {
+			return fmt.Errorf("%s chose twice in round %d", d.UserID, d.Round)
 		}
-		if _, err := state.Move(m.UserID, json.RawMessage(fmt.Sprintf(`{"column": %d}`, m.Column)), now, nil); err != nil {
-			return fmt.Errorf("the rules refuse %s's move in column %d: %w", m.UserID, m.Column, err)
+		g.commitments[d.UserID] = d.Commitment
+	case "game:rps:round:reveal":
+		if g.result != nil {
+			return errAfterEnd
 		}
-	case domain.EventConnect4Timeout:
-		state.Expire(expired)
-	case domain.EventRPSResign, domain.EventConnect4Resign:
-		var f struct {
-			UserID string `json:"userId"`
+		return g.reveal(e.Data)
+	case "game:rps:resign":
+		if g.result != nil {
+			return errAfterEnd
 		}
-		if err := json.Unmarshal(e.Data, &f); err != nil {
-			return err
-		}
-		if _, err := state.Resign(f.UserID, now); err != nil {
-			return fmt.Errorf("the rules refuse %s's resignation: %w", f.UserID, err)
-		}
+		g.result = &ended{}
+		return resign(g.players, e.Data, g.result)
 	}
 	return nil
 }
 
+// reveal opens the current round's commitments, scores the round and
+// either ends the game or moves to the next round. A player who did not
+// choose loses the round on time; when neither chose, the game ends
+// abandoned.
+func (g *rps) reveal(data json.RawMessage) error {
+	var d struct {
+		Round    int                `json:"round"`
+		Choices  map[string]*string `json:"choices"`
+		Salts    map[string]*string `json:"salts"`
+		WinnerID *string            `json:"winnerId"`
+		Reason   string             `json:"reason"`
+	}
+	if err := json.Unmarshal(data, &d); err != nil {
+		return err
+	}
+	if d.Round != g.round {
+		return fmt.Errorf("round %d is revealed during round %d", d.Round, g.round)
+	}
+	var movers []string
+	choices := map[string]string{}
+	for _, p := range g.players {
+		committed, chose := g.commitments[p]
+		choice, salt := d.Choices[p], d.Salts[p]
+		if choice == nil {
+			if chose {
+				return fmt.Errorf("%s's choice in round %d was committed but never revealed", p, g.round)
+			}
+			continue
+		}
+		if !chose {
+			return fmt.Errorf("%s's choice in round %d is revealed but was never committed", p, g.round)
+		}
+		if rpsBeats[*choice] == "" || salt == nil {
+			return fmt.Errorf("%s's reveal in round %d is not a choice and its salt", p, g.round)
+		}
+		sum := sha256.Sum256([]byte(g.gameID + "|" + strconv.Itoa(g.round) + "|" + p + "|" + *choice + "|" + *salt))
+		if opened := hex.EncodeToString(sum[:]); opened != committed {
+			return fmt.Errorf("%s committed %s in round %d, but the choice %q and salt revealed hash to %s", p, committed, g.round, *choice, opened)
+		}
+		choices[p] = *choice
+		movers = append(movers, p)
+	}
+	var won ended
+	switch len(movers) {
+	case 0:
+		won.reason = "abandoned"
+	case 1:
+		won = ended{winner: movers[0], reason: "timeout"}
+	default:
+		won.reason = "played"
+		a, b := g.players[0], g.players[1]
+		switch {
+		case rpsBeats[choices[a]] == choices[b]:
+			won.winner = a
+		case rpsBeats[choices[b]] == choices[a]:
+			won.winner = b
+		}
+	}
+	if said := deref(d.WinnerID); said != won.winner || d.Reason != won.reason {
+		return fmt.Errorf("the reveal says round %d was won by %q (%s); its choices say by %q (%s)", g.round, said, d.Reason, won.winner, won.reason)
+	}
+	switch {
+	case won.reason == "abandoned":
+		g.result = &ended{reason: "abandoned"}
+	case won.winner != "":
+		g.scores[won.winner]++
+		if g.scores[won.winner] >= g.target {
+			g.result = &ended{winner: won.winner, reason: "score"}
+		}
+	}
+	g.round++
+	g.commitments = map[string]string{}
+	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// Connect Four's board: 7 columns of 6 rows; the first seat moves first.
+const (
+	c4Rows    = 6
+	c4Columns = 7
+)
+
+// connectFour replays Connect Four: pieces dropped in turn, four in a row
+// in any direction wins, a full board is a draw, the player on turn who
+// runs out of time loses.
+type connectFour struct {
+	players []string
+	board   [c4Rows][c4Columns]int // seat+1, or 0 for an empty cell
+	turn    int                    // the seat on turn
+	moves   int
+	result  *ended
+}
+
+func newConnectFour(r Record) *connectFour {
+	return &connectFour{players: []string{r.Players[0].UserID, r.Players[1].UserID}}
+}
+
+func (g *connectFour) ended() (ended, bool) {
+	if g.result == nil {
+		return ended{}, false
+	}
+	return *g.result, true
+}
+
+func (g *connectFour) play(e gamerecord.Event) error {
+	switch e.Name {
+	case "game:connect4:move":
+		if g.result != nil {
+			return errAfterEnd
+		}
+		var d struct {
+			UserID string `json:"userId"`
+			Column int    `json:"column"`
+			Row    int    `json:"row"`
+		}
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		return g.drop(d.UserID, d.Column, d.Row)
+	case "game:connect4:timeout":
+		if g.result != nil {
+			return errAfterEnd
+		}
+		var d struct {
+			UserID string `json:"userId"`
+		}
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		if d.UserID != g.players[g.turn] {
+			return fmt.Errorf("%q lost on time, but %s was on turn", d.UserID, g.players[g.turn])
+		}
+		g.result = &ended{winner: g.players[1-g.turn], reason: "timeout"}
+	case "game:connect4:resign":
+		if g.result != nil {
+			return errAfterEnd
+		}
+		g.result = &ended{}
+		return resign(g.players, e.Data, g.result)
+	}
+	return nil
+}
+
+// drop puts the player's piece on the lowest empty cell of the column.
+func (g *connectFour) drop(userID string, column, row int) error {
+	seat, err := seatOf(g.players, userID)
+	if err != nil {
+		return err
+	}
+	if seat != g.turn {
+		return fmt.Errorf("%s moved when %s was on turn", userID, g.players[g.turn])
+	}
+	if column < 0 || column >= c4Columns {
+		return fmt.Errorf("%s dropped a piece in column %d, which the board does not have", userID, column)
+	}
+	landed := -1
+	for r := c4Rows - 1; r >= 0; r-- {
+		if g.board[r][column] == 0 {
+			landed = r
+			break
+		}
+	}
+	if landed < 0 {
+		return fmt.Errorf("%s dropped a piece in column %d, which is full", userID, column)
+	}
+	if landed != row {
+		return fmt.Errorf("a piece dropped in column %d lands in row %d, the record says row %d", column, landed, row)
+	}
+	g.board[landed][column] = seat + 1
+	g.moves++
+	switch {
+	case g.fourThrough(landed, column):
+		g.result = &ended{winner: userID, reason: "connect4"}
+	case g.moves == c4Rows*c4Columns:
+		g.result = &ended{reason: "board-full"}
+	default:
+		g.turn = 1 - seat
+	}
+	return nil
+}
+
+// fourThrough says whether the piece at (row, column) is in a line of
+// four or more of its owner's, across, down or diagonally.
+func (g *connectFour) fourThrough(row, column int) bool {
+	who := g.board[row][column]
+	for _, d := range [][2]int{{0, 1}, {1, 0}, {1, 1}, {1, -1}} {
+		n := 1
+		for _, sign := range []int{1, -1} {
+			r, c := row+sign*d[0], column+sign*d[1]
+			for r >= 0 && r < c4Rows && c >= 0 && c < c4Columns && g.board[r][c] == who {
+				n++
+				r, c = r+sign*d[0], c+sign*d[1]
+			}
+		}
+		if n >= 4 {
+			return true
+		}
+	}
+	return false
+}
+
 // checkOutcome checks the record's outcome and pot payout against the
 // replayed game's.
-func checkOutcome(r Record, o rules.Outcome) error {
-	if !o.Done {
-		return fmt.Errorf("record %d: replayed from its events, game %s has not ended", r.Index, r.GameID)
-	}
+func checkOutcome(r Record, o ended) error {
 	status := "completed"
-	if o.Reason == "abandoned" {
+	if o.reason == "abandoned" {
 		status = "cancelled"
 	}
-	winner := ""
-	if r.Outcome.WinnerUserID != nil {
-		winner = *r.Outcome.WinnerUserID
-	}
-	if r.Outcome.Status != status || winner != o.Winner || r.Outcome.Reason != o.Reason {
+	winner := deref(r.Outcome.WinnerUserID)
+	if r.Outcome.Status != status || winner != o.winner || r.Outcome.Reason != o.reason {
 		return fmt.Errorf("record %d: game %s ended %s, won by %q on %s, by its events; the record says %s, won by %q on %s",
-			r.Index, r.GameID, status, o.Winner, o.Reason, r.Outcome.Status, winner, r.Outcome.Reason)
+			r.Index, r.GameID, status, o.winner, o.reason, r.Outcome.Status, winner, r.Outcome.Reason)
 	}
 	wantPot := int64(len(r.Players))*r.StakeMinor + r.Money.DonationsMinor
 	if r.StakeMinor > 0 && r.Money.PotMinor != wantPot {
@@ -167,15 +409,15 @@ func checkOutcome(r Record, o rules.Outcome) error {
 	}
 	var paid int64
 	for _, p := range r.Money.Payouts {
-		if p.Kind == "pot" {
-			if p.UserID != o.Winner {
-				return fmt.Errorf("record %d: the pot was paid to %s, not to the winner %q", r.Index, p.UserID, o.Winner)
+		if p.Kind == gamerecord.PayoutPot {
+			if p.UserID != o.winner {
+				return fmt.Errorf("record %d: the pot was paid to %s, not to the winner %q", r.Index, p.UserID, o.winner)
 			}
 			paid += p.AmountMinor
 		}
 	}
 	var want int64
-	if o.Winner != "" && r.Money.PotMinor > 0 {
+	if o.winner != "" && r.Money.PotMinor > 0 {
 		fee := r.Money.PotMinor * feeBps / 10_000
 		want = r.Money.PotMinor - fee
 		if r.Money.FeeMinor != fee {

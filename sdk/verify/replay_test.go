@@ -1,56 +1,15 @@
 package verify
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
-
-	"wager/domain/game/rules"
-	"wager/domain/gamelog/gamerecord"
 )
 
 // played is a record of an rps game of three rounds, staked 1 USDC by
-// each player, that "a" wins 2-0 (rock over scissors twice), made with
-// the game's own rules as the platform makes its events.
-func played(t *testing.T) Record { return playedAs(t, "g1", 7) }
-
-// playedAs is played as game id at index of the log.
-func playedAs(t *testing.T, id string, index int64) Record {
-	t.Helper()
-	start := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	settings, err := rules.RPS{}.ParseSettings(json.RawMessage(`{"rounds": 3}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	state, opening, err := rules.RPS{}.Start(id, []string{"a", "b"}, settings, start)
-	if err != nil {
-		t.Fatal(err)
-	}
-	events := opening
-	for round := range 2 {
-		for _, m := range []struct{ player, choice string }{{"a", "rock"}, {"b", "scissors"}} {
-			salt := bytes.Repeat([]byte{byte(round*2 + len(m.player))}, 16)
-			evs, err := state.Move(m.player, json.RawMessage(`"`+m.choice+`"`), start.Add(time.Second), bytes.NewReader(salt))
-			if err != nil {
-				t.Fatal(err)
-			}
-			events = append(events, evs...)
-		}
-	}
-	r := Record{Version: 1, Index: index, GameID: id, GameType: "rps", Settings: settings, StakeMinor: 1_000_000, StartedAt: start,
-		EndedAt: start.Add(time.Second), Players: []gamerecord.Player{{UserID: "a", WalletAddress: "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV"},
-			{UserID: "b", WalletAddress: "2fmz8SuNVyxEP6QwKQs6LNaT2ATszySPEJdhUDesxktc"}},
-		Outcome: Outcome{Status: "completed", WinnerUserID: ptr("a"), Reason: "score"},
-		Money: gamerecord.Money{PotMinor: 2_000_000, FeeMinor: 20_000, Payouts: []Payout{{UserID: "a", AmountMinor: 1_980_000, Kind: "pot"}},
-			Integrity: "none"}}
-	for i, e := range events {
-		data, _ := json.Marshal(e.Data)
-		r.Events = append(r.Events, gamerecord.Event{GameID: id, Seq: i + 1, Name: e.Name, Data: data, CreatedAt: start})
-	}
-	return r
-}
+// each player, that "a" wins 2-0 (rock over scissors twice), made by the
+// platform's rules (the golden vectors).
+func played(t *testing.T) Record { return goldenRecord(t, 0) }
 
 func ptr(s string) *string { return &s }
 

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"wager/domain/reserves/sumtree"
+	"wager.example.com/sdk/sumtree"
 )
 
 // errNoShare is the server saying the user had no leaf in the latest

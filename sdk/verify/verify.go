@@ -26,7 +26,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
-	"wager/domain/anchors/anchor"
+	"wager.example.com/sdk/anchor"
 )
 
 // Verifier checks one server's public log of games.

@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"wager.example.com/sdk/api"
 	"wager/cmd/server/bots"
 	"wager/e2e/testserver"
-	"wager/sdk/api"
 )
 
 // With DEMO_BOTS, a free 10-minute arena is always scheduled or running,

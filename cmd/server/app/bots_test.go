@@ -15,14 +15,14 @@ import (
 
 	"github.com/gagliardetto/solana-go"
 
+	wager "wager.example.com/sdk"
+	"wager.example.com/sdk/api"
 	"wager/cmd/server/app"
 	"wager/cmd/server/bots"
 	"wager/db/dbtest"
 	"wager/domain"
 	"wager/domain/flags"
 	"wager/domain/game/rules"
-	wager "wager/sdk"
-	"wager/sdk/api"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"wager/sdk/api"
+	"wager.example.com/sdk/api"
 )
 
 // The demo arena: a free 10-minute arena is always scheduled or running,

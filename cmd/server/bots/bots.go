@@ -5,7 +5,7 @@
 // table nobody else takes, and play both game types at a human pace.
 //
 // They play as clients of the server's own HTTP API, through the Go SDK
-// (wager/sdk), signed in with wallets derived from the platform's keys:
+// (wager.example.com/sdk), signed in with wallets derived from the platform's keys:
 // every move, join, acceptance and read of a game is a request to the
 // server's listener, so the SDK and the API are exercised as long as the
 // server runs. Only what is not a player's business stays in-process: the
@@ -30,12 +30,12 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	wager "wager.example.com/sdk"
+	"wager.example.com/sdk/api"
 	"wager/chain"
 	"wager/domain"
 	"wager/domain/game"
 	"wager/domain/users"
-	wager "wager/sdk"
-	"wager/sdk/api"
 )
 
 // Pace of the bots.

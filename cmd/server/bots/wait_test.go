@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	wager "wager/sdk"
+	wager "wager.example.com/sdk"
 )
 
 // A 429 or 503 pauses the bots for its Retry-After (a second at least)

@@ -1,0 +1,123 @@
+package wager_test
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	mrand "math/rand/v2"
+	"testing"
+	"time"
+
+	"wager.example.com/sdk/gamerecord"
+	"wager.example.com/sdk/verify"
+	"wager/domain/game/rules"
+)
+
+// The verifier replays games with rules of its own, written apart from
+// the server's. Over random games played with the server's rules (moves,
+// rounds and turns lost on time, abandoned games, resignations, staked
+// or free), the verifier accepts every honest record, and refuses each
+// record told with another winner or a payout one minor unit off.
+func TestTheVerifiersRulesAgreeWithTheServers(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	r := mrand.New(mrand.NewPCG(seed, 1))
+	counts := map[string]int{}
+	for i := range 3000 {
+		rec := randomRecord(t, r, fmt.Sprintf("game-%d", i))
+		counts[rec.GameType+" "+rec.Outcome.Reason]++
+		if err := verify.Replay(rec); err != nil {
+			t.Fatalf("seed %d, game %d: an honest record refused: %v", seed, i, err)
+		}
+		if w := rec.Outcome.WinnerUserID; w != nil {
+			lie := rec
+			other := map[string]string{"a": "b", "b": "a"}[*w]
+			lie.Outcome.WinnerUserID = &other
+			if verify.Replay(lie) == nil {
+				t.Fatalf("seed %d, game %d: a record naming the loser as winner is accepted", seed, i)
+			}
+		}
+		if rec.StakeMinor > 0 && len(rec.Money.Payouts) > 0 && rec.Money.Payouts[0].Kind == gamerecord.PayoutPot {
+			lie := rec
+			lie.Money.Payouts = []gamerecord.Payout{rec.Money.Payouts[0]}
+			lie.Money.Payouts[0].AmountMinor++
+			if verify.Replay(lie) == nil {
+				t.Fatalf("seed %d, game %d: a payout one minor unit more is accepted", seed, i)
+			}
+		}
+	}
+	for _, want := range []string{"rps score", "rps resign", "rps abandoned", "connect4 connect4", "connect4 timeout", "connect4 resign"} {
+		if counts[want] == 0 {
+			t.Errorf("no game ended %q in %v: the generator misses a way to end", want, counts)
+		}
+	}
+}
+
+// randomRecord plays a random game to its end with the server's rules,
+// between players "a" and "b", and records it as the log does.
+func randomRecord(t *testing.T, r *mrand.Rand, id string) gamerecord.Record {
+	t.Helper()
+	players := []string{"a", "b"}
+	gameType, settings := "connect4", json.RawMessage(`{"turnSeconds": 30}`)
+	if r.IntN(2) == 0 {
+		gameType, settings = "rps", json.RawMessage(fmt.Sprintf(`{"rounds": %d}`, 1+2*r.IntN(5)))
+	}
+	g, _ := rules.Get(gameType)
+	settings, err := g.ParseSettings(settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	state, events, err := g.Start(id, players, settings, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step := 0; !state.Outcome().Done; step++ {
+		if step > 1000 {
+			t.Fatalf("game %s does not end", id)
+		}
+		var evs []rules.Event
+		p, n := players[r.IntN(2)], r.IntN(100)
+		switch {
+		case n < 2:
+			evs, err = state.Resign(p, now)
+		case n < 8:
+			now = now.Add(time.Hour) // past the round's or turn's time
+			evs = state.Expire(now)
+		case gameType == "rps":
+			evs, err = state.Move(p, json.RawMessage(`"`+[]string{"rock", "paper", "scissors"}[r.IntN(3)]+`"`), now, rand.Reader)
+		default:
+			evs, err = state.Move(p, json.RawMessage(fmt.Sprintf(`{"column": %d}`, r.IntN(7))), now, nil)
+		}
+		if err == nil {
+			events = append(events, evs...)
+		}
+		err = nil // a refused move (not their turn, a full column, chosen already) changes nothing
+	}
+	o := state.Outcome()
+	rec := gamerecord.Record{Version: 1, GameID: id, GameType: gameType, Settings: settings, StartedAt: now, EndedAt: now,
+		Players: []gamerecord.Player{{UserID: "a"}, {UserID: "b"}},
+		Outcome: gamerecord.Outcome{Status: "completed", Reason: o.Reason}, Money: gamerecord.Money{Integrity: "none"}}
+	if o.Reason == "abandoned" {
+		rec.Outcome.Status = "cancelled"
+	}
+	if r.IntN(2) == 0 {
+		rec.StakeMinor = int64(1 + r.IntN(5_000_000))
+		rec.Money.DonationsMinor = int64(r.IntN(3)) * int64(r.IntN(1_000_000))
+		rec.Money.PotMinor = 2*rec.StakeMinor + rec.Money.DonationsMinor
+	}
+	if o.Winner != "" {
+		rec.Outcome.WinnerUserID = &o.Winner
+		rec.Money.FeeMinor = rec.Money.PotMinor / 100
+		if rec.Money.PotMinor > 0 {
+			rec.Money.Payouts = []gamerecord.Payout{{UserID: o.Winner, AmountMinor: rec.Money.PotMinor - rec.Money.FeeMinor, Kind: gamerecord.PayoutPot}}
+		}
+	}
+	for i, e := range events {
+		data, err := json.Marshal(e.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Events = append(rec.Events, gamerecord.Event{GameID: id, Seq: i + 1, Name: string(e.Name), Data: data, CreatedAt: now})
+	}
+	return rec
+}
