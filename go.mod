@@ -28,7 +28,7 @@ require (
 	golang.org/x/time v0.16.0
 )
 
-require github.com/oapi-codegen/runtime v1.8.0
+require github.com/oapi-codegen/runtime v1.8.0 // indirect
 
 require (
 	filippo.io/edwards25519 v1.0.0-rc.1 // indirect
