@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -56,8 +57,9 @@ const batch = 200
 // Queue takes the games whose money became final, in the transaction
 // that makes it final; the Log sequences them.
 type Queue struct {
-	now  domain.Clock
-	wake chan struct{}
+	now    domain.Clock
+	wake   chan struct{}
+	queued atomic.Int64 // games queued on this instance, committed
 }
 
 // NewQueue returns the queue of games to log.
@@ -73,6 +75,7 @@ func (q *Queue) Final(tx db.Tx, gameID, integrity string) error {
 		return fmt.Errorf("queue game %s for the games log: %w", gameID, err)
 	}
 	return tx.AfterCommit(func() {
+		q.queued.Add(1)
 		select {
 		case q.wake <- struct{}{}:
 		default:
@@ -102,8 +105,12 @@ type Config struct {
 	Origin string  // the log's name: the first line of its checkpoints
 	Seed   []byte  // secret bytes (derived from the master seed) from which the signing key derives
 	Payers []Payer // the bets and the market: their payouts, after the players'
-	Now    domain.Clock
-	Log    *slog.Logger
+	// Busy reports whether the machine's cores are saturated; while they
+	// are, the sequencer leaves the queue for later (at most maxLag).
+	// Nil: never.
+	Busy func() bool
+	Now  domain.Clock
+	Log  *slog.Logger
 }
 
 // Log is the public log of games.
@@ -114,6 +121,7 @@ type Log struct {
 	signer note.Signer
 	key    string // the verifier key, note.NewVerifier's format
 	payers []Payer
+	busy   func() bool
 	log    *slog.Logger
 	now    domain.Clock
 
@@ -134,7 +142,7 @@ func New(bdb *bun.DB, q *Queue, c Config) (*Log, error) {
 		return nil, fmt.Errorf("make the signer of the games log: %w", err)
 	}
 	return &Log{db: bdb, queue: q, origin: c.Origin, signer: signer, key: vkey, payers: c.Payers,
-		log: c.Log, now: c.Now}, nil
+		busy: c.Busy, log: c.Log, now: c.Now}, nil
 }
 
 // Origin is the log's name: the first line of its checkpoints.
@@ -150,19 +158,41 @@ func (l *Log) VerifierKey() string { return l.key }
 // in the log about a second after its end.
 const gather = time.Second
 
+// maxLag is how long the sequencer leaves the queue for later at most
+// while the machine is saturated: the games are safe in the queue, put
+// there by the transactions that made their money final, and the players'
+// moves come first; past it, the log catches up whatever the load.
+const maxLag = 2 * time.Minute
+
+// competingRate is the rate of games queued on this instance, a second,
+// from which logging them competes with the players for a saturated
+// machine (at about 1 ms of CPU a game, 2 % of a core and more): below
+// it the sequencer never yields.
+const competingRate = 20
+
 // Run sequences the queued games shortly after a game is queued on this
 // instance (gather), and every interval for those queued elsewhere, until
-// ctx ends.
+// ctx ends; while the machine is saturated, it waits (yields).
 func (l *Log) Run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	emptied := l.now() // when the queue was last found empty of ready games
+	count, at := l.queue.queued.Load(), l.now()
+	var rate float64 // games queued a second, over the last second or more
 	for {
-		for {
+		if c, now := l.queue.queued.Load(), l.now(); now.Sub(at) >= time.Second {
+			rate, count, at = float64(c-count)/now.Sub(at).Seconds(), c, now
+		}
+		for !l.yields(emptied, rate) {
 			n, err := l.Sequence(ctx)
 			if err != nil && ctx.Err() == nil {
 				l.log.Error("gamelog: sequence the queued games", "err", err)
 			}
-			if err != nil || n < batch {
+			if err != nil {
+				break
+			}
+			if n < batch {
+				emptied = l.now()
 				break
 			}
 		}
@@ -176,6 +206,14 @@ func (l *Log) Run(ctx context.Context, interval time.Duration) {
 		case <-t.C:
 		}
 	}
+}
+
+// yields says whether the sequencer leaves the queued games for later:
+// while the machine's cores are saturated and games are queued at rate a
+// second, at least competingRate, for at most maxLag since the queue was
+// last emptied.
+func (l *Log) yields(emptied time.Time, rate float64) bool {
+	return rate >= competingRate && l.busy != nil && l.busy() && l.now().Sub(emptied) < maxLag
 }
 
 // lockKey is the advisory lock of the sequencer: one transaction at a

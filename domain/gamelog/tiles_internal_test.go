@@ -2,6 +2,7 @@ package gamelog
 
 import (
 	"testing"
+	"time"
 
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -33,5 +34,34 @@ func TestATreeHasTheTilesTlogAsksForAndNoOther(t *testing.T) {
 		if hasTile(c.tile, c.size) {
 			t.Errorf("size %d: tile %+v served", c.size, c.tile)
 		}
+	}
+}
+
+// While the machine is saturated and games end at a rate where logging
+// them competes with the players, the sequencer leaves the queue for
+// later, never longer than maxLag since it last emptied it; a few games
+// ending on a busy machine (a test run) are logged at once.
+func TestTheSequencerYieldsToASaturatedMachineForAtMostMaxLag(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	busy := true
+	l := &Log{busy: func() bool { return busy }, now: func() time.Time { return now }}
+	emptied := now
+	now = now.Add(maxLag - time.Second)
+	if !l.yields(emptied, competingRate) {
+		t.Error("saturated, within maxLag: the sequencer does not yield")
+	}
+	if l.yields(emptied, competingRate-1) {
+		t.Error("saturated, but few games ending: the sequencer yields")
+	}
+	now = now.Add(time.Second)
+	if l.yields(emptied, competingRate) {
+		t.Errorf("saturated for %s since the queue was emptied: the sequencer still yields", maxLag)
+	}
+	now, busy = emptied.Add(time.Second), false
+	if l.yields(emptied, competingRate) {
+		t.Error("an idle machine: the sequencer yields")
+	}
+	if (&Log{now: l.now}).yields(emptied, competingRate) {
+		t.Error("no load reading: the sequencer yields")
 	}
 }

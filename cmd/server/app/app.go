@@ -78,6 +78,7 @@ type App struct {
 
 	log       *slog.Logger
 	announcer *eventlog.Announcer
+	host      hostLoad // whether the machine's cores are saturated
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -236,7 +237,7 @@ func (a *App) buildGames(now domain.Clock, protect *protection.Rules) error {
 		Notify: a.Notify, Events: a.Events, Log: finals})
 	var err error
 	a.GamesLog, err = gamelog.New(a.DB, finals, gamelog.Config{Origin: cfg.LogOrigin, Seed: []byte(a.Keys.Derive("games-log")),
-		Payers: []gamelog.Payer{a.Settlement, a.Market}, Now: now, Log: a.log})
+		Payers: []gamelog.Payer{a.Settlement, a.Market}, Busy: a.host.Busy, Now: now, Log: a.log})
 	if err != nil {
 		return err
 	}
@@ -292,6 +293,7 @@ func (a *App) start(ctx context.Context) error {
 		a.goBackground(func() { a.Money.RunResolvers(bg, chain.DefaultResendEvery) })
 		a.goBackground(func() { a.X402.RunResolvers(bg, chain.DefaultResendEvery) })
 		a.goBackground(func() { a.Tournaments.RunWorker(bg, tournament.WorkEvery) })
+		a.goBackground(func() { a.host.Run(bg) })
 		a.goBackground(func() { a.GamesLog.Run(bg, time.Second) })
 		a.goBackground(func() { a.Reserves.Run(bg, a.Config.ReservesInterval) })
 		a.goBackground(func() { a.Anchors.Run(bg, a.Config.AnchorInterval) })
