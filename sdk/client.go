@@ -86,13 +86,15 @@ func WithAppID(id string) Option { return func(c *Client) { c.appID = id } }
 func WithWallet(key solana.PrivateKey) Option { return func(c *Client) { c.wallet = key } }
 
 // WithWalletKey is WithWallet with the key as base58 text (as NewWalletKey
-// makes it, solana-keygen and wallets export it): a bot needs no Solana
-// library of its own. New fails when it is not a base58 ed25519 secret key.
+// makes it and wallets such as Phantom export it): a bot needs no Solana
+// library of its own. New fails when it is not a base58 ed25519 secret
+// key whose public half is its seed's.
 func WithWalletKey(secret string) Option {
 	return func(c *Client) {
 		key, err := solana.PrivateKeyFromBase58(strings.TrimSpace(secret))
-		if err == nil && len(key) != ed25519.PrivateKeySize {
-			err = fmt.Errorf("%d bytes, not %d", len(key), ed25519.PrivateKeySize)
+		if err == nil && (len(key) != ed25519.PrivateKeySize ||
+			!ed25519.NewKeyFromSeed(key[:ed25519.SeedSize]).Equal(ed25519.PrivateKey(key))) {
+			err = fmt.Errorf("%d bytes, not a seed and its public key", len(key))
 		}
 		if err != nil {
 			c.optErr = fmt.Errorf("wager: the wallet key is not a base58 ed25519 secret key: %w", err)

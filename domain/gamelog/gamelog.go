@@ -155,7 +155,8 @@ func (l *Log) VerifierKey() string { return l.key }
 // gather is how long the sequencer waits, once woken by a game queued on
 // this instance, for the games whose ends follow it: one transaction logs
 // them all, paying its lock, queue read and tree update once. A game is
-// in the log about a second after its end.
+// in the log about a second after its end, unless the sequencer yields
+// to a saturated machine (yields).
 const gather = time.Second
 
 // maxLag is how long the sequencer leaves the queue for later at most
@@ -176,14 +177,23 @@ const competingRate = 20
 func (l *Log) Run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	emptied := l.now() // when the queue was last found empty of ready games
+	var emptied time.Time // when the queue was last found empty of ready games: not yet
+	yielding := false
 	count, at := l.queue.queued.Load(), l.now()
 	var rate float64 // games queued a second, over the last second or more
 	for {
 		if c, now := l.queue.queued.Load(), l.now(); now.Sub(at) >= time.Second {
 			rate, count, at = float64(c-count)/now.Sub(at).Seconds(), c, now
 		}
-		for !l.yields(emptied, rate) {
+		if y := l.yields(emptied, rate); y != yielding {
+			yielding = y
+			msg := "gamelog: the machine is saturated; the queued games wait, for two minutes at most"
+			if !y {
+				msg = "gamelog: the sequencer catches up"
+			}
+			l.log.Info(msg, "gamesQueuedPerSecond", rate)
+		}
+		for !yielding {
 			n, err := l.Sequence(ctx)
 			if err != nil && ctx.Err() == nil {
 				l.log.Error("gamelog: sequence the queued games", "err", err)

@@ -49,9 +49,12 @@ func TestAnOutsideModuleBuildsABotAgainstTheSDK(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A module cache of the test's own, so that the SDK is the one in this
+	// tree, not one cached by an earlier run at the same version; the
+	// SDK's dependencies come from the machine's cache, as from a proxy.
 	modcache := strings.TrimSpace(run(t, mod, nil, goBin, "env", "GOMODCACHE"))
-	env := append(os.Environ(), "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod", "GOSUMDB=off",
-		"GOPROXY=file://"+proxy+",file://"+filepath.Join(modcache, "cache", "download"))
+	env := append(os.Environ(), "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod -modcacherw", "GOSUMDB=off",
+		"GOMODCACHE="+t.TempDir(), "GOPROXY=file://"+proxy+",file://"+filepath.Join(modcache, "cache", "download"))
 	run(t, mod, env, goBin, "build", "-o", "rpsbot", ".")
 	tidy, err := os.ReadFile(filepath.Join(mod, "go.mod"))
 	if err != nil {
@@ -127,8 +130,8 @@ func sdkProxy(t *testing.T, dir, version string) string {
 	return proxy
 }
 
-// waitForQueuedLobby waits until a free rps lobby of three rounds has a
-// player queued in it.
+// waitForQueuedLobby waits until a free rps lobby has a player queued in
+// it (on this server, only the test's player queues).
 func waitForQueuedLobby(t *testing.T, ctx context.Context, c *wager.Client) {
 	t.Helper()
 	for {

@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
+	"strings"
 
 	"wager.example.com/sdk/gamerecord"
 )
@@ -42,12 +44,15 @@ func Replay(r Record) error {
 	if len(r.Players) != 2 {
 		return fmt.Errorf("record %d: game %s has %d players; the games this verifier knows have 2", r.Index, r.GameID, len(r.Players))
 	}
+	if a, b := r.Players[0].UserID, r.Players[1].UserID; a == "" || b == "" || a == b {
+		return fmt.Errorf("record %d: game %s's players %q and %q are not two users", r.Index, r.GameID, a, b)
+	}
 	var g game
 	switch r.GameType {
 	case "rps":
 		rounds, err := intSetting(r.Settings, "rounds")
-		if err != nil || rounds < 1 || rounds%2 == 0 {
-			return fmt.Errorf("record %d: the settings %s give no odd number of rounds", r.Index, r.Settings)
+		if err != nil || rounds < 1 || rounds > 9 || rounds%2 == 0 {
+			return fmt.Errorf("record %d: the settings %s give no odd number of rounds from 1 to 9", r.Index, r.Settings)
 		}
 		g = newRPS(r, rounds)
 	case "connect4":
@@ -55,8 +60,19 @@ func Replay(r Record) error {
 	default:
 		return fmt.Errorf("record %d: game type %q is not one this verifier knows", r.Index, r.GameType)
 	}
-	for _, e := range r.Events {
-		if err := g.play(e); err != nil {
+	for i, e := range r.Events {
+		var err error
+		switch {
+		case e.GameID != r.GameID:
+			err = fmt.Errorf("an event of game %s", e.GameID)
+		case i > 0 && e.Seq <= r.Events[i-1].Seq:
+			err = fmt.Errorf("out of order, after event %d", r.Events[i-1].Seq)
+		case r.GameType == "rps" && strings.HasPrefix(e.Name, "game:connect4:"), r.GameType == "connect4" && strings.HasPrefix(e.Name, "game:rps:"):
+			err = fmt.Errorf("an event of another game type than %s", r.GameType)
+		default:
+			err = g.play(e)
+		}
+		if err != nil {
 			return fmt.Errorf("record %d, event %d (%s): %w", r.Index, e.Seq, e.Name, err)
 		}
 	}
@@ -145,7 +161,20 @@ func (g *rps) ended() (ended, bool) {
 }
 
 func (g *rps) play(e gamerecord.Event) error {
+	if len(g.commitments) == len(g.players) && e.Name != "game:rps:round:reveal" && strings.HasPrefix(e.Name, "game:rps:") {
+		return fmt.Errorf("both players chose in round %d, and the round is not revealed next", g.round)
+	}
 	switch e.Name {
+	case "game:rps:round:start":
+		var d struct {
+			Round int `json:"round"`
+		}
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		if g.result != nil || d.Round != g.round {
+			return fmt.Errorf("round %d starts when round %d is due", d.Round, g.round)
+		}
 	case "game:rps:round:submitted":
 		if g.result != nil {
 			return errAfterEnd
@@ -179,9 +208,16 @@ func (g *rps) play(e gamerecord.Event) error {
 		}
 		g.result = &ended{}
 		return resign(g.players, e.Data, g.result)
+	default:
+		if strings.HasPrefix(e.Name, "game:rps:") {
+			return fmt.Errorf("not an event of rock, paper, scissors")
+		}
 	}
 	return nil
 }
+
+// saltPattern is a commitment's salt: 16 random bytes in lowercase hex.
+var saltPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
 // reveal opens the current round's commitments, scores the round and
 // either ends the game or moves to the next round. A player who did not
@@ -215,8 +251,8 @@ func (g *rps) reveal(data json.RawMessage) error {
 		if !chose {
 			return fmt.Errorf("%s's choice in round %d is revealed but was never committed", p, g.round)
 		}
-		if rpsBeats[*choice] == "" || salt == nil {
-			return fmt.Errorf("%s's reveal in round %d is not a choice and its salt", p, g.round)
+		if rpsBeats[*choice] == "" || salt == nil || !saltPattern.MatchString(*salt) {
+			return fmt.Errorf("%s's reveal in round %d is not a choice and its salt (16 bytes in hex)", p, g.round)
 		}
 		sum := sha256.Sum256([]byte(g.gameID + "|" + strconv.Itoa(g.round) + "|" + p + "|" + *choice + "|" + *salt))
 		if opened := hex.EncodeToString(sum[:]); opened != committed {
@@ -295,6 +331,10 @@ func (g *connectFour) ended() (ended, bool) {
 
 func (g *connectFour) play(e gamerecord.Event) error {
 	switch e.Name {
+	case "game:connect4:start":
+		if g.moves > 0 || g.result != nil {
+			return fmt.Errorf("the game starts again after %d moves", g.moves)
+		}
 	case "game:connect4:move":
 		if g.result != nil {
 			return errAfterEnd
@@ -328,6 +368,10 @@ func (g *connectFour) play(e gamerecord.Event) error {
 		}
 		g.result = &ended{}
 		return resign(g.players, e.Data, g.result)
+	default:
+		if strings.HasPrefix(e.Name, "game:connect4:") {
+			return fmt.Errorf("not an event of Connect Four")
+		}
 	}
 	return nil
 }

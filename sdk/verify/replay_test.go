@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"wager.example.com/sdk/gamerecord"
 )
 
 // played is a record of an rps game of three rounds, staked 1 USDC by
@@ -56,4 +58,46 @@ func retell(t *testing.T, r *Record, from, to string) {
 		}
 	}
 	t.Fatal("no reveal to retell")
+}
+
+// A record whose events are not one game's play, in order, is refused,
+// each with what does not hold.
+func TestARecordMustBeOneGamesPlayInOrder(t *testing.T) {
+	for _, c := range []struct {
+		name, want string
+		lie        func(r *Record)
+	}{
+		{"one user in both seats", `players "a" and "a" are not two users`,
+			func(r *Record) { r.Players[1].UserID = "a" }},
+		{"a round both chose in, resigned instead of revealed", "both players chose in round 2, and the round is not revealed next",
+			func(r *Record) {
+				r.Events = append(r.Events[:7], gamerecord.Event{GameID: r.GameID, Seq: 8, Name: "game:rps:resign",
+					Data: json.RawMessage(`{"round": 2, "userId": "a", "winnerId": "b"}`)})
+				r.Outcome = Outcome{Status: "completed", WinnerUserID: ptr("b"), Reason: "resign"}
+				r.Money.Payouts[0].UserID = "b"
+			}},
+		{"a salt too short to hide the choice", "is not a choice and its salt",
+			func(r *Record) {
+				r.Events[3].Data = json.RawMessage(strings.Replace(string(r.Events[3].Data), `"01010101010101010101010101010101"`, `"01"`, 1))
+			}},
+		{"another game's event", "an event of game other",
+			func(r *Record) { r.Events[2].GameID = "other" }},
+		{"events out of order", "out of order, after event 3",
+			func(r *Record) { r.Events[3].Seq = 2 }},
+		{"a Connect Four move in rock, paper, scissors", "an event of another game type than rps",
+			func(r *Record) {
+				r.Events[4] = gamerecord.Event{GameID: r.GameID, Seq: 5, Name: "game:connect4:move", Data: json.RawMessage(`{"userId": "a", "column": 3, "row": 5}`)}
+			}},
+		{"a round started out of turn", "round 3 starts when round 2 is due",
+			func(r *Record) { r.Events[4].Data = json.RawMessage(`{"round": 3}`) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := played(t)
+			c.lie(&r)
+			err := Replay(r)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want an error saying %q", err, c.want)
+			}
+		})
+	}
 }

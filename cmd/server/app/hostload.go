@@ -34,7 +34,7 @@ func (h *hostLoad) Busy() bool { return h.saturated.Load() }
 func (h *hostLoad) Run(ctx context.Context) {
 	prev, err := readCPUTimes("/proc/stat")
 	if err != nil {
-		return
+		return // not Linux: never saturated
 	}
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -46,8 +46,10 @@ func (h *hostLoad) Run(ctx context.Context) {
 		case <-t.C:
 		}
 		cur, err := readCPUTimes("/proc/stat")
-		if err != nil {
-			return
+		if err != nil { // out of file descriptors, say: not known to be saturated
+			streak = 0
+			h.saturated.Store(false)
+			continue
 		}
 		if cur.busyShareSince(prev) >= saturatedShare {
 			streak++

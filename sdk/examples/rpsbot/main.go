@@ -35,7 +35,8 @@ func run(ctx context.Context, url string) error {
 	key := os.Getenv("WAGER_WALLET_KEY")
 	if key == "" {
 		key = wager.NewWalletKey()
-		fmt.Println("a new wallet; to play as the same user again: WAGER_WALLET_KEY=" + key)
+		// The key is the wallet: to the terminal only, never to a log.
+		fmt.Fprintln(os.Stderr, "a new wallet; to play as the same user again: WAGER_WALLET_KEY="+key)
 	}
 	c, err := wager.New(url, wager.WithWalletKey(key), wager.WithAppID("rpsbot"))
 	if err != nil {
@@ -53,10 +54,7 @@ func run(ctx context.Context, url string) error {
 		return fmt.Errorf("following game %s: %w", gameID, err)
 	}
 	for ev := range f.Events { // closes after game:completed
-		p, err := ev.Payload()
-		if err != nil {
-			return fmt.Errorf("reading %s: %w", ev.Name, err)
-		}
+		p, _ := ev.Payload() // nil for an event newer than this SDK: not one the bot acts on
 		switch p := p.(type) {
 		case *api.RulesRPSRoundStart:
 			err = play(ctx, c, gameID)
@@ -74,14 +72,15 @@ func run(ctx context.Context, url string) error {
 	return f.Err()
 }
 
-// play chooses in the current round. A round already chosen in, or a
-// game that ended meanwhile, is not an error: the events say what
-// happens next.
+// play chooses in the current round. A round already chosen in, a
+// round whose time ran out (INVALID_MOVE) or a game that ended meanwhile
+// is not an error: the events say what happens next.
 func play(ctx context.Context, c *wager.Client, gameID string) error {
 	choices := []string{"rock", "paper", "scissors"}
 	_, err := c.Move(ctx, gameID, choices[rand.IntN(len(choices))])
 	var ae *wager.APIError
-	if errors.As(err, &ae) && (ae.Code == "ALREADY_MOVED" || ae.Code == "GAME_NOT_ACTIVE") {
+	if errors.As(err, &ae) && (ae.Code == "ALREADY_MOVED" || ae.Code == "INVALID_MOVE" || ae.Code == "GAME_NOT_ACTIVE") {
+		log.Printf("move refused: %s", ae.Message)
 		return nil
 	}
 	if err != nil {
