@@ -60,7 +60,7 @@ func TestTheTransparencyPageChecksMyShareInTheBrowser(t *testing.T) {
 	}
 	click(t, page, "reserves-check")
 	if err := expect.Locator(page.GetByTestId("reserves-result")).ToHaveText(regexp.MustCompile(
-		`^Your balance of 4\.00 USDC is counted in proof of reserves `+snap.SnapshotID+`: your path of \d+ steps leads to its root, which sums [\d.]+ USDC owed to \d+ users?\.$`),
+		`^Your balance of 4\.00 USDC is counted in proof of reserves `+snap.SnapshotID+`: your path of \d+ steps leads to its root, which sums [\d.]+ USDC owed to \d+ users?, signed by the log's key `+regexp.QuoteMeta(s.App.Config.LogOrigin)+`\.$`),
 		playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(10_000)}); err != nil {
 		t.Errorf("the browser's check of my share: %v", err)
 	}
@@ -90,6 +90,33 @@ func TestTheTransparencyPageChecksMyShareInTheBrowser(t *testing.T) {
 	if err := expect.Locator(page.GetByTestId("reserves-result")).ToHaveText(
 		"Your path does not lead to the published root: your balance of 4.000001 USDC is not counted in proof of reserves " + snap.SnapshotID + "."); err != nil {
 		t.Errorf("the browser's check of a proof one unit off: %v", err)
+	}
+
+	// A server that says it owes one minor unit more than it signed: the
+	// browser's own Ed25519 check refuses the snapshot.
+	if err := page.Route(regexp.MustCompile(`/reserves$`), func(r playwright.Route) {
+		res, err := r.Fetch()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		var published map[string]any
+		if err := json.Unmarshal(must(res.Body()), &published); err != nil {
+			t.Error(err)
+			return
+		}
+		published["liabilitiesMinor"] = published["liabilitiesMinor"].(float64) + 1
+		if err := r.Fulfill(playwright.RouteFulfillOptions{Status: playwright.Int(200), ContentType: playwright.String("application/json"),
+			Body: must(json.Marshal(published))}); err != nil {
+			t.Error(err)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	click(t, page, "reserves-check")
+	if err := expect.Locator(page.GetByTestId("reserves-result")).ToHaveText(
+		"Proof of reserves " + snap.SnapshotID + " is not signed by the log's key: its figures are not the ones the platform signed."); err != nil {
+		t.Errorf("the browser's check of a snapshot one unit off: %v", err)
 	}
 }
 

@@ -1,9 +1,11 @@
 // The transparency page's "Check my share": the browser fetches the latest
 // proof of reserves and the user's leaf (salt, balance, path), hashes the
 // leaf itself with Web Crypto's SHA-256 and climbs the path, adding sums
-// (no negative sum, no overflow past 2^63 - 1), to the published root.
-// Nothing of the verdict is the server's word but the numbers it checks.
-// The snapshot's signature is checked by cmd/verify, not here.
+// (no negative sum, no overflow past 2^63 - 1), to the published root,
+// after checking the snapshot's Ed25519 signature by the public log's key
+// (a golang.org/x/mod/sumdb/note signature of its statement line) with
+// Web Crypto. Nothing of the verdict is the server's word but the numbers
+// it checks and the key, which cmd/verify pins.
 (function () {
   "use strict";
   const MAX = (1n << 63n) - 1n;
@@ -36,10 +38,31 @@
     return data;
   }
 
+  // signedBy checks the snapshot's signature by the log's key (name+hash+
+  // base64 of 0x01 and the Ed25519 public key): the signature is the key's
+  // 4-byte hash and the Ed25519 signature of the statement line and a
+  // newline. It returns the key's name, or throws saying what fails.
+  async function signedBy(snap) {
+    const res = await fetch("/transparency/key", { credentials: "same-origin" });
+    const [name, keyHash, keyB64] = (await res.text()).trim().split("+");
+    const key = b64(keyB64 || ""), sig = b64(snap.signature || "");
+    if (!res.ok || key.length !== 33 || key[0] !== 1) throw new Error("the log's key could not be read.");
+    const line = "wager-arena:reserves:" + snap.snapshotId + ":" + snap.slot + ":" + snap.liabilitiesMinor + ":" +
+      snap.assetsMinor + ":" + snap.rootHash + "\n";
+    const pub = await crypto.subtle.importKey("raw", key.slice(1), { name: "Ed25519" }, false, ["verify"]);
+    const ok = sig.length === 68 && hex(sig.slice(0, 4)) === keyHash &&
+      await crypto.subtle.verify({ name: "Ed25519" }, pub, sig.slice(4), new TextEncoder().encode(line));
+    return ok ? name : null;
+  }
+
   // check answers the verdict in words: what holds, or what does not.
   async function check() {
     const snap = await get("/reserves");
     if (!snap) return { ok: false, text: "No proof of reserves has been taken yet." };
+    const key = await signedBy(snap);
+    if (!key) {
+      return { ok: false, text: "Proof of reserves " + snap.snapshotId + " is not signed by the log's key: its figures are not the ones the platform signed." };
+    }
     const proof = await get("/users/me/reserves-proof");
     if (!proof) return { ok: true, text: "The platform owed you nothing at proof of reserves " + snap.snapshotId + ": you have no leaf in it." };
     if (proof.snapshotId !== snap.snapshotId) {
@@ -60,7 +83,8 @@
       return { ok: false, text: "Your path does not lead to the published root: your balance of " + usdc(balance) + " is not counted in proof of reserves " + snap.snapshotId + "." };
     }
     return { ok: true, text: "Your balance of " + usdc(balance) + " is counted in proof of reserves " + snap.snapshotId +
-      ": your path of " + proof.path.length + " steps leads to its root, which sums " + usdc(sum) + " owed to " + snap.users + (snap.users === 1 ? " user." : " users.") };
+      ": your path of " + proof.path.length + " steps leads to its root, which sums " + usdc(sum) + " owed to " + snap.users +
+      (snap.users === 1 ? " user" : " users") + ", signed by the log's key " + key + "." };
   }
 
   document.addEventListener("click", async (e) => {
