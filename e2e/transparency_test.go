@@ -67,25 +67,7 @@ func TestTheTransparencyPageChecksMyShareInTheBrowser(t *testing.T) {
 
 	// A server that says it counts one minor unit more than the tree
 	// holds: the browser's own hashing refuses it.
-	if err := page.Route(regexp.MustCompile(`/users/me/reserves-proof$`), func(r playwright.Route) {
-		res, err := r.Fetch()
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		var proof map[string]any
-		if err := json.Unmarshal(must(res.Body()), &proof); err != nil {
-			t.Error(err)
-			return
-		}
-		proof["balanceMinor"] = proof["balanceMinor"].(float64) + 1
-		if err := r.Fulfill(playwright.RouteFulfillOptions{Status: playwright.Int(200), ContentType: playwright.String("application/json"),
-			Body: must(json.Marshal(proof))}); err != nil {
-			t.Error(err)
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
+	oneMore(t, page, `/users/me/reserves-proof$`, "balanceMinor")
 	click(t, page, "reserves-check")
 	if err := expect.Locator(page.GetByTestId("reserves-result")).ToHaveText(
 		"Your path does not lead to the published root: your balance of 4.000001 USDC is not counted in proof of reserves " + snap.SnapshotID + "."); err != nil {
@@ -94,29 +76,36 @@ func TestTheTransparencyPageChecksMyShareInTheBrowser(t *testing.T) {
 
 	// A server that says it owes one minor unit more than it signed: the
 	// browser's own Ed25519 check refuses the snapshot.
-	if err := page.Route(regexp.MustCompile(`/reserves$`), func(r playwright.Route) {
+	oneMore(t, page, `/reserves$`, "liabilitiesMinor")
+	click(t, page, "reserves-check")
+	if err := expect.Locator(page.GetByTestId("reserves-result")).ToHaveText(
+		"Proof of reserves " + snap.SnapshotID + " is not signed by the log's key: its figures are not the ones the platform signed."); err != nil {
+		t.Errorf("the browser's check of a snapshot one unit off: %v", err)
+	}
+}
+
+// oneMore makes the server's JSON answers to the paths matching pattern
+// say one minor unit more in member, as a dishonest server would.
+func oneMore(t *testing.T, page playwright.Page, pattern, member string) {
+	t.Helper()
+	if err := page.Route(regexp.MustCompile(pattern), func(r playwright.Route) {
 		res, err := r.Fetch()
 		if err != nil {
 			t.Error(err)
 			return
 		}
-		var published map[string]any
-		if err := json.Unmarshal(must(res.Body()), &published); err != nil {
+		var answer map[string]any
+		if err := json.Unmarshal(must(res.Body()), &answer); err != nil {
 			t.Error(err)
 			return
 		}
-		published["liabilitiesMinor"] = published["liabilitiesMinor"].(float64) + 1
+		answer[member] = answer[member].(float64) + 1
 		if err := r.Fulfill(playwright.RouteFulfillOptions{Status: playwright.Int(200), ContentType: playwright.String("application/json"),
-			Body: must(json.Marshal(published))}); err != nil {
+			Body: must(json.Marshal(answer))}); err != nil {
 			t.Error(err)
 		}
 	}); err != nil {
 		t.Fatal(err)
-	}
-	click(t, page, "reserves-check")
-	if err := expect.Locator(page.GetByTestId("reserves-result")).ToHaveText(
-		"Proof of reserves " + snap.SnapshotID + " is not signed by the log's key: its figures are not the ones the platform signed."); err != nil {
-		t.Errorf("the browser's check of a snapshot one unit off: %v", err)
 	}
 }
 
