@@ -60,15 +60,19 @@ func Replay(r Record) error {
 	default:
 		return fmt.Errorf("record %d: game type %q is not one this verifier knows", r.Index, r.GameType)
 	}
+	own := "game:" + r.GameType + ":" // the names of the game's play; chat, donations and the like are not replayed
 	for i, e := range r.Events {
+		_, done := g.ended()
 		var err error
 		switch {
 		case e.GameID != r.GameID:
 			err = fmt.Errorf("an event of game %s", e.GameID)
 		case i > 0 && e.Seq <= r.Events[i-1].Seq:
 			err = fmt.Errorf("out of order, after event %d", r.Events[i-1].Seq)
-		case r.GameType == "rps" && strings.HasPrefix(e.Name, "game:connect4:"), r.GameType == "connect4" && strings.HasPrefix(e.Name, "game:rps:"):
+		case !strings.HasPrefix(e.Name, own) && (strings.HasPrefix(e.Name, "game:rps:") || strings.HasPrefix(e.Name, "game:connect4:")):
 			err = fmt.Errorf("an event of another game type than %s", r.GameType)
+		case strings.HasPrefix(e.Name, own) && done:
+			err = fmt.Errorf("a move after the game ended")
 		default:
 			err = g.play(e)
 		}
@@ -87,6 +91,16 @@ func Replay(r Record) error {
 type game interface {
 	play(e gamerecord.Event) error
 	ended() (ended, bool)
+}
+
+// over is how a replayed game ended, once it has.
+type over struct{ result *ended }
+
+func (o *over) ended() (ended, bool) {
+	if o.result == nil {
+		return ended{}, false
+	}
+	return *o.result, true
 }
 
 // intSetting reads a whole-number setting of a record's settings.
@@ -113,23 +127,19 @@ func seatOf(players []string, userID string) (int, error) {
 }
 
 // resign ends a game in the favour of the player who did not resign.
-func resign(players []string, data json.RawMessage, done *ended) error {
+func resign(players []string, data json.RawMessage) (*ended, error) {
 	var d struct {
 		UserID string `json:"userId"`
 	}
 	if err := json.Unmarshal(data, &d); err != nil {
-		return err
+		return nil, err
 	}
 	seat, err := seatOf(players, d.UserID)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	*done = ended{winner: players[1-seat], reason: "resign"}
-	return nil
+	return &ended{winner: players[1-seat], reason: "resign"}, nil
 }
-
-// errAfterEnd is an event of the game's play after the game ended.
-var errAfterEnd = fmt.Errorf("a move after the game ended")
 
 // rps replays rock, paper, scissors: the first to win the majority of an
 // odd number of decisive rounds wins; each choice is committed as the hex
@@ -141,7 +151,7 @@ type rps struct {
 	round       int
 	commitments map[string]string // of the current round
 	scores      map[string]int
-	result      *ended
+	over
 }
 
 func newRPS(r Record, rounds int) *rps {
@@ -152,13 +162,6 @@ func newRPS(r Record, rounds int) *rps {
 
 // rpsBeats maps each choice to the choice it beats.
 var rpsBeats = map[string]string{"rock": "scissors", "paper": "rock", "scissors": "paper"}
-
-func (g *rps) ended() (ended, bool) {
-	if g.result == nil {
-		return ended{}, false
-	}
-	return *g.result, true
-}
 
 func (g *rps) play(e gamerecord.Event) error {
 	if len(g.commitments) == len(g.players) && e.Name != "game:rps:round:reveal" && strings.HasPrefix(e.Name, "game:rps:") {
@@ -172,13 +175,10 @@ func (g *rps) play(e gamerecord.Event) error {
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
 		}
-		if g.result != nil || d.Round != g.round {
+		if d.Round != g.round {
 			return fmt.Errorf("round %d starts when round %d is due", d.Round, g.round)
 		}
 	case "game:rps:round:submitted":
-		if g.result != nil {
-			return errAfterEnd
-		}
 		var d struct {
 			Round      int    `json:"round"`
 			UserID     string `json:"userId"`
@@ -198,16 +198,11 @@ func (g *rps) play(e gamerecord.Event) error {
 		}
 		g.commitments[d.UserID] = d.Commitment
 	case "game:rps:round:reveal":
-		if g.result != nil {
-			return errAfterEnd
-		}
 		return g.reveal(e.Data)
 	case "game:rps:resign":
-		if g.result != nil {
-			return errAfterEnd
-		}
-		g.result = &ended{}
-		return resign(g.players, e.Data, g.result)
+		var err error
+		g.result, err = resign(g.players, e.Data)
+		return err
 	default:
 		if strings.HasPrefix(e.Name, "game:rps:") {
 			return fmt.Errorf("not an event of rock, paper, scissors")
@@ -315,30 +310,20 @@ type connectFour struct {
 	board   [c4Rows][c4Columns]int // seat+1, or 0 for an empty cell
 	turn    int                    // the seat on turn
 	moves   int
-	result  *ended
+	over
 }
 
 func newConnectFour(r Record) *connectFour {
 	return &connectFour{players: []string{r.Players[0].UserID, r.Players[1].UserID}}
 }
 
-func (g *connectFour) ended() (ended, bool) {
-	if g.result == nil {
-		return ended{}, false
-	}
-	return *g.result, true
-}
-
 func (g *connectFour) play(e gamerecord.Event) error {
 	switch e.Name {
 	case "game:connect4:start":
-		if g.moves > 0 || g.result != nil {
+		if g.moves > 0 {
 			return fmt.Errorf("the game starts again after %d moves", g.moves)
 		}
 	case "game:connect4:move":
-		if g.result != nil {
-			return errAfterEnd
-		}
 		var d struct {
 			UserID string `json:"userId"`
 			Column int    `json:"column"`
@@ -349,9 +334,6 @@ func (g *connectFour) play(e gamerecord.Event) error {
 		}
 		return g.drop(d.UserID, d.Column, d.Row)
 	case "game:connect4:timeout":
-		if g.result != nil {
-			return errAfterEnd
-		}
 		var d struct {
 			UserID string `json:"userId"`
 		}
@@ -363,11 +345,9 @@ func (g *connectFour) play(e gamerecord.Event) error {
 		}
 		g.result = &ended{winner: g.players[1-g.turn], reason: "timeout"}
 	case "game:connect4:resign":
-		if g.result != nil {
-			return errAfterEnd
-		}
-		g.result = &ended{}
-		return resign(g.players, e.Data, g.result)
+		var err error
+		g.result, err = resign(g.players, e.Data)
+		return err
 	default:
 		if strings.HasPrefix(e.Name, "game:connect4:") {
 			return fmt.Errorf("not an event of Connect Four")

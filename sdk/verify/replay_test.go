@@ -88,6 +88,10 @@ func TestARecordMustBeOneGamesPlayInOrder(t *testing.T) {
 			func(r *Record) {
 				r.Events[4] = gamerecord.Event{GameID: r.GameID, Seq: 5, Name: "game:connect4:move", Data: json.RawMessage(`{"userId": "a", "column": 3, "row": 5}`)}
 			}},
+		{"a move after the end", "event 9 (game:rps:round:start): a move after the game ended",
+			func(r *Record) {
+				r.Events = append(r.Events, gamerecord.Event{GameID: r.GameID, Seq: 9, Name: "game:rps:round:start", Data: json.RawMessage(`{"round": 3}`)})
+			}},
 		{"a round started out of turn", "round 3 starts when round 2 is due",
 			func(r *Record) { r.Events[4].Data = json.RawMessage(`{"round": 3}`) }},
 	} {

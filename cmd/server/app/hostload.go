@@ -20,6 +20,7 @@ import (
 // as saturated.
 type hostLoad struct {
 	saturated atomic.Bool
+	streak    int // seconds in a row the cores were saturatedShare busy; Run's only
 }
 
 const (
@@ -38,7 +39,6 @@ func (h *hostLoad) Run(ctx context.Context) {
 	}
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
-	streak := 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -47,18 +47,22 @@ func (h *hostLoad) Run(ctx context.Context) {
 		}
 		cur, err := readCPUTimes("/proc/stat")
 		if err != nil { // out of file descriptors, say: not known to be saturated
-			streak = 0
-			h.saturated.Store(false)
+			h.observe(0)
 			continue
 		}
-		if cur.busyShareSince(prev) >= saturatedShare {
-			streak++
-		} else {
-			streak = 0
-		}
-		h.saturated.Store(streak >= saturatedFor)
+		h.observe(cur.busyShareSince(prev))
 		prev = cur
 	}
+}
+
+// observe takes the share of a second the cores were busy.
+func (h *hostLoad) observe(share float64) {
+	if share >= saturatedShare {
+		h.streak++
+	} else {
+		h.streak = 0
+	}
+	h.saturated.Store(h.streak >= saturatedFor)
 }
 
 // cpuTimes are the machine's CPU time counters, in clock ticks.

@@ -25,3 +25,18 @@ func TestBusyShareFromProcStat(t *testing.T) {
 		}
 	}
 }
+
+// Saturated after three seconds in a row at 90 % busy or more, and no
+// longer from the first second below it (or a reading that failed).
+func TestTheMachineIsSaturatedAfterThreeBusySeconds(t *testing.T) {
+	var h hostLoad
+	for i, c := range []struct {
+		share float64
+		want  bool
+	}{{0.95, false}, {0.99, false}, {0.9, true}, {1, true}, {0.5, false}, {0.95, false}, {0.95, false}, {0.95, true}, {0, false}} {
+		h.observe(c.share)
+		if h.Busy() != c.want {
+			t.Errorf("second %d at %.0f %% busy: saturated %v, want %v", i+1, c.share*100, h.Busy(), c.want)
+		}
+	}
+}
