@@ -22,6 +22,7 @@ const (
 	CodeAdminOnly          = "ADMIN_ONLY"
 	CodeLinkedToPlayer     = "LINKED_TO_PLAYER"
 	CodeConflictOfInterest = "CONFLICT_OF_INTEREST"
+	CodeAgentsNotAllowed   = "AGENTS_NOT_ALLOWED"
 	CodeSelfExcluded       = "SELF_EXCLUDED"
 	CodeAgeUnconfirmed     = "AGE_UNCONFIRMED"
 	CodeUnderage           = "UNDERAGE"

@@ -3,6 +3,7 @@ package e2e
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/playwright-community/playwright-go"
 )
@@ -34,6 +35,9 @@ func TestDevWalletLoginProfileAndLogout(t *testing.T) {
 	page := newPage(t, s)
 
 	name := signInWithDevWallet(t, page)
+	if err := expect.Locator(page.GetByTestId("previous-sign-in")).ToHaveText("Welcome: this is the first sign-in of this account."); err != nil {
+		t.Errorf("the first sign-in: %v", err)
+	}
 	u, err := s.App.Users.ByUsername(t.Context(), name)
 	if err != nil {
 		t.Fatalf("the nav shows %q, which is no user: %v", name, err)
@@ -98,9 +102,30 @@ func TestDevWalletLoginProfileAndLogout(t *testing.T) {
 		t.Errorf("settings after logout went to %s, want the login page", page.URL())
 	}
 
-	// Signing in again with the same browser wallet is the same account.
+	// Signing in again with the same browser wallet is the same account,
+	// and the page says when the previous sign-in was (once: the next page
+	// does not).
 	if again := signInWithDevWallet(t, page); again != "browser_bob" {
 		t.Errorf("second sign-in: got %q, want browser_bob", again)
+	}
+	back, err := s.App.Users.ByUsername(t.Context(), "browser_bob")
+	if err != nil || back.PreviousSignInAt == nil {
+		t.Fatalf("after the second sign-in: %+v, %v", back, err)
+	}
+	// In the browser's own time zone and words.
+	want, err := page.Evaluate(`(iso) => new Date(iso).toLocaleString(undefined, { dateStyle: "long", timeStyle: "short" })`,
+		back.PreviousSignInAt.Format(time.RFC3339Nano))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := expect.Locator(page.GetByTestId("previous-sign-in")).ToHaveText("Welcome back. Your previous sign-in was on " + want.(string) + "."); err != nil {
+		t.Errorf("the second sign-in: %v", err)
+	}
+	if _, err := page.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if err := expect.Locator(page.GetByTestId("previous-sign-in")).ToHaveCount(0); err != nil {
+		t.Errorf("the previous sign-in is said again on the next page: %v", err)
 	}
 }
 

@@ -292,7 +292,7 @@ func newPages(s Services, o Options, ch *header.Header, log *slog.Logger, now do
 		support:     &supportPages{support: s.Support, header: ch},
 		tournaments: &tournamentPages{tournaments: s.Tournaments, now: now, header: ch},
 		users:       &userPages{users: s.Users, auth: s.Auth, social: s.Social, ranking: s.Ranking, header: ch},
-		wallet:      &walletPages{users: s.Users, money: s.Money, chainID: o.ChainID, devFaucet: o.DevFaucet, explorer: o.Explorer(), header: ch},
+		wallet:      &walletPages{users: s.Users, money: s.Money, games: s.Games, chainID: o.ChainID, devFaucet: o.DevFaucet, explorer: o.Explorer(), header: ch},
 		transparency: &transparencyPages{log: s.GamesLog, reserves: s.Reserves, anchors: s.Anchors, explorer: o.Explorer(),
 			publicURL: o.PublicURL, header: ch},
 	}

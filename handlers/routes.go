@@ -179,6 +179,7 @@ func (a *App) pageRoutes(r *router) {
 	p.support.pageRoutes(r)
 	r.page(http.MethodGet, "/settings", p.users.settingsPage)
 	r.page(http.MethodGet, "/wallet", p.wallet.walletPage)
+	r.page(http.MethodGet, "/wallet/recall", p.wallet.recallPage)
 	r.page(http.MethodPost, "/settings/profile", p.users.settingsProfile)
 	r.page(http.MethodPost, "/settings/avatar", p.users.settingsImage(media.Avatar))
 	r.page(http.MethodPost, "/settings/cover", p.users.settingsImage(media.Cover))

@@ -248,6 +248,11 @@ func arenaFacts(t tournament.Tournament) []string {
 		facts = append(facts, "Entry "+money.FormatUSDC(t.EntryFeeMinor)+" USDC", "Prizes by place: "+splitWords(t.PrizeSplitBps)+" of the pool less 1%")
 	}
 	facts = append(facts, "From "+views.DateTime(t.StartsAt)+" to "+views.DateTime(t.EndsAt), "Scheduled by "+t.CreatedBy.Username)
+	if t.AgentsAllowed {
+		facts = append(facts, "Bots and AI agents may enter")
+	} else {
+		facts = append(facts, "For people only: bot accounts may not enter")
+	}
 	return facts
 }
 

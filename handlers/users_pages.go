@@ -66,7 +66,7 @@ func (h *userPages) profilePage(c echo.Context) error {
 	if p.Ratings, err = ratingCards(c, h.ranking, u.ID); err != nil {
 		return err
 	}
-	p.IsBot = u.Bot
+	p.IsBot, p.BotAccount = u.Bot, u.BotAccount
 	return web.Render(c, http.StatusOK, views.ProfileView(h.header.Page(c, u.Username), p))
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"wager/domain"
+	"wager/domain/game"
 	"wager/domain/money"
 	"wager/domain/users"
 	"wager/handlers/header"
@@ -19,6 +20,7 @@ import (
 type walletPages struct {
 	users     *users.Service
 	money     *money.Service
+	games     *game.Service
 	devFaucet bool
 	chainID   string
 	explorer  livepage.Explorer
@@ -75,4 +77,49 @@ func (h *walletPages) walletPage(c echo.Context) error {
 		w.Older = "/wallet?before=" + strconv.FormatInt(items[len(items)-1].ID, 10)
 	}
 	return web.Render(c, http.StatusOK, views.Wallet(h.header.Page(c, "Wallet"), w))
+}
+
+// recallPage shows the signed-in user's game recall: the last staked
+// games with their money and every step (GET /users/me/games/recall).
+func (h *walletPages) recallPage(c echo.Context) error {
+	id, err := requireLogin(c)
+	if id == nil {
+		return err
+	}
+	games, err := h.games.Recall(c.Request().Context(), id.UserID)
+	if err != nil {
+		return err
+	}
+	out := make([]views.RecallGame, len(games))
+	for i, g := range games {
+		v := views.RecallGame{GameID: g.GameID, GameType: g.GameType, EndedAt: views.DateTime(g.EndedAt), Result: recallResult(g),
+			Stake: money.USDC(g.StakeMinor), Paid: money.USDC(g.PayoutMinor), Before: money.USDC(g.BalanceBeforeMinor), After: money.USDC(g.BalanceAfterMinor)}
+		if other := g.BalanceAfterMinor - (g.BalanceBeforeMinor - g.StakeMinor + g.PayoutMinor); other != 0 {
+			sign := "+"
+			if other < 0 {
+				sign, other = "-", -other
+			}
+			v.Other = "While it ran, other movements (a deposit, another game) changed your balance by " + sign + money.USDC(other) + "."
+		}
+		for _, s := range g.Steps {
+			v.Steps = append(v.Steps, views.RecallStep{Seq: s.Seq, Name: string(s.Name), At: s.CreatedAt.UTC().Format("15:04:05"), Data: string(s.Data)})
+		}
+		out[i] = v
+	}
+	return web.Render(c, http.StatusOK, views.Recall(h.header.Page(c, "Game recall"), out))
+}
+
+// recallResult says how a recalled game ended for the player.
+func recallResult(g game.Recalled) string {
+	switch {
+	case g.PayoutMinor > g.StakeMinor:
+		return "Won: " + money.USDC(g.PayoutMinor) + " paid to you"
+	case g.PayoutMinor == g.StakeMinor && g.Status == game.StatusCancelled:
+		return "Cancelled: your stake came back"
+	case g.PayoutMinor == g.StakeMinor:
+		return "Drawn: your stake came back"
+	case g.PayoutMinor == 0:
+		return "Lost: your stake went to the winner"
+	}
+	return money.USDC(g.PayoutMinor) + " of your stake came back"
 }

@@ -84,11 +84,24 @@ func (c *Client) Tournament(ctx context.Context, id string) (*api.TournamentDeta
 // (full or over), player protection's refusals (*LimitExceededError,
 // *SelfExcludedError, ...: an entry fee is money in), or *APIError (code
 // LINKED_ACCOUNT: a paid tournament refuses an account linked to one of
-// its entrants).
+// its entrants; AGENTS_NOT_ALLOWED: the arena is for people and the
+// account is a bot, see DeclareBot).
 func (c *Client) JoinTournament(ctx context.Context, id string) (*api.TournamentEntry, error) {
 	r, err := c.API.PostTournamentsByIdJoinWithResponse(ctx, id, nil)
 	if err != nil {
 		return nil, c.tournamentRefusal(ctx, id, err, false)
+	}
+	return answer(r.JSON200, r.StatusCode())
+}
+
+// DeclareBot marks the signed-in account a bot, for good: a program that
+// plays must play from a bot account (profiles and pages say so, and an
+// arena whose AgentsAllowed is false refuses it). Call it once when the
+// bot first signs in; calling it again changes nothing.
+func (c *Client) DeclareBot(ctx context.Context) (*api.MyProfile, error) {
+	r, err := c.API.PostUsersMeBotWithResponse(ctx, nil)
+	if err != nil {
+		return nil, err
 	}
 	return answer(r.JSON200, r.StatusCode())
 }

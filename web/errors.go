@@ -30,6 +30,7 @@ var statusByCode = map[string]int{
 	domain.CodeAdminOnly:          http.StatusForbidden,
 	domain.CodeLinkedToPlayer:     http.StatusForbidden,
 	domain.CodeConflictOfInterest: http.StatusForbidden,
+	domain.CodeAgentsNotAllowed:   http.StatusForbidden,
 	domain.CodeSelfExcluded:       http.StatusForbidden,
 	domain.CodeAgeUnconfirmed:     http.StatusForbidden,
 	domain.CodeUnderage:           http.StatusForbidden,

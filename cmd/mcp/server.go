@@ -86,6 +86,7 @@ func instructions(cfg config) string {
 	return fmt.Sprintf("Tools of the Wager platform at %s: real-money head-to-head games (rock-paper-scissors and more) on Solana, "+
 		"with spectators' donations, betting pools and a prediction market per game. Money is in USDC minor units "+
 		"(1 USDC = 1000000). %s Money tools spend at most %d per call and %d per hour; over that they refuse and move nothing. "+
+		"You are an agent: call declare_bot once before you play, so that people see they play a bot. "+
 		"To play: find_or_create_game, then get_game_state or watch_game, then submit_move each round. "+
 		"Tournaments (arenas): list_tournaments, join_tournament (its entry fee counts against the cap), then get_tournament "+
 		"again and again and play the game in you.currentGameId until the tournament finishes.",

@@ -22,7 +22,7 @@ import (
 
 var allTools = []string{"service_check_maintenance", "whoami", "list_live_games", "get_game", "verify_game", "get_game_state", "watch_game",
 	"find_or_create_game", "submit_move", "send_chat_message", "get_balance", "donate", "place_bet", "place_market_order",
-	"list_tournaments", "get_tournament", "join_tournament", "withdraw_tournament"}
+	"list_tournaments", "get_tournament", "join_tournament", "withdraw_tournament", "declare_bot"}
 
 func TestToolList(t *testing.T) {
 	url := startWager(t, nil)

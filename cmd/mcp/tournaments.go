@@ -33,9 +33,14 @@ func (s *server) addTournamentTools() {
 			"(entryFeeMinor) from your platform balance; the fee goes to the prize pool. The fee counts against the spending cap " +
 			"before anything moves (refused over it, nothing locked). Joining while in, or again after withdraw_tournament from a " +
 			"running tournament, pays nothing (the fee must still fit the cap, and is given back). Then follow it with get_tournament and play each game you are paired in. Errors: " +
+			"AGENTS_NOT_ALLOWED (the arena's agentsAllowed is false: it is for people, and this tool never enters it), " +
 			"CONFLICT (full or over), INSUFFICIENT_FUNDS, LINKED_ACCOUNT (a paid tournament refuses an account linked to one of its " +
 			"entrants), and player protection's LIMIT_EXCEEDED and SELF_EXCLUDED with the " +
 			"limit and when it ends. Needs the wallet."}, s.joinTournament)
+	addTool(s.mcp, &mcp.Tool{Name: "declare_bot",
+		Description: "Marks your account a bot, for good (it cannot be undone): an agent must play from a bot account. Profiles and " +
+			"game pages then say so, and arenas for people (agentsAllowed false) refuse it. Call it once, before the first game. " +
+			"Free; needs the wallet."}, s.declareBot)
 	addTool(s.mcp, &mcp.Tool{Name: "withdraw_tournament",
 		Description: "Leaves a tournament: before its start the entry fee is refunded to your platform balance (and given back " +
 			"to the spending cap); after it you stay in the standings with your fee in the pool, and are not paired again until " +
@@ -114,6 +119,11 @@ func (s *server) joinTournament(ctx context.Context, _ *mcp.CallToolRequest, in 
 	if err != nil {
 		return nil, api.TournamentEntry{}, toolError(err)
 	}
+	if !t.AgentsAllowed {
+		// The server refuses bot accounts only; an agent is one whatever
+		// its account says.
+		return nil, api.TournamentEntry{}, errors.New("AGENTS_NOT_ALLOWED: this arena is for people (agentsAllowed is false): an agent may not enter it")
+	}
 	release, err := s.reserve("an entry fee", t.EntryFeeMinor)
 	if err != nil {
 		return nil, api.TournamentEntry{}, err
@@ -133,6 +143,17 @@ func (s *server) joinTournament(ctx context.Context, _ *mcp.CallToolRequest, in 
 		s.mu.Unlock()
 	}
 	return nil, *e, nil
+}
+
+func (s *server) declareBot(ctx context.Context, _ *mcp.CallToolRequest, _ noInput) (*mcp.CallToolResult, api.MyProfile, error) {
+	if err := s.needWallet(); err != nil {
+		return nil, api.MyProfile{}, err
+	}
+	p, err := s.client.DeclareBot(ctx)
+	if err != nil {
+		return nil, api.MyProfile{}, toolError(err)
+	}
+	return nil, *p, nil
 }
 
 // withdrawTournament takes the user out of a tournament; an entry fee

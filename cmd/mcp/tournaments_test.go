@@ -11,12 +11,13 @@ import (
 )
 
 // newTournament schedules a tournament an hour ahead with an entry fee,
-// as a new user.
-func newTournament(t *testing.T, url, name string, fee int64) string {
+// as a new user; agents may enter it unless people is set.
+func newTournament(t *testing.T, url, name string, fee int64, people ...bool) string {
 	t.Helper()
 	c := sdkClient(t, url, newWallet(t))
+	agents := len(people) == 0 || !people[0]
 	r, err := c.API.PostTournamentsWithResponse(t.Context(), nil, api.TournamentNewTournament{Name: name, GameType: "rps",
-		EntryFeeMinor: fee, StartsAt: time.Now().Add(time.Hour), DurationMinutes: 10})
+		EntryFeeMinor: fee, StartsAt: time.Now().Add(time.Hour), DurationMinutes: 10, AgentsAllowed: &agents})
 	if err != nil {
 		t.Fatalf("create tournament %s: %v", name, err)
 	}
@@ -111,6 +112,19 @@ func TestTournamentTools(t *testing.T) {
 		t.Errorf("get_tournament of no id: %q", msg)
 	}
 
+	// An arena for people: the agent does not enter it, and nothing is
+	// spent.
+	people := newTournament(t, url, "People only", 100_000, true)
+	if msg := a.callErr(t, "join_tournament", map[string]any{"tournamentId": people}); !strings.HasPrefix(msg, "AGENTS_NOT_ALLOWED") {
+		t.Errorf("join an arena for people: %q", msg)
+	}
+	if got := callOK[tournamentOutput](t, a, "get_tournament", map[string]any{"tournamentId": people}); got.PlayerCount != 0 || got.AgentsAllowed {
+		t.Errorf("the arena for people after the agent's try: %d players, agentsAllowed %v", got.PlayerCount, got.AgentsAllowed)
+	}
+
+	if me := callOK[api.MyProfile](t, a, "declare_bot", map[string]any{}); !me.Bot {
+		t.Errorf("declare_bot: %+v", me)
+	}
 	callOK[api.TournamentEntry](t, a, "join_tournament", map[string]any{"tournamentId": open})
 	got := callOK[tournamentOutput](t, a, "get_tournament", map[string]any{"tournamentId": open})
 	if got.Status != "scheduled" || got.PlayerCount != 1 || got.You == nil || got.You.UserId != a.srv.client.UserID() || got.You.Games != 0 {

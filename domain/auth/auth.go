@@ -284,6 +284,10 @@ func (s *Service) Login(ctx context.Context, in SignIn) (users.User, error) {
 		if u, created, err = users.FindOrCreate(ctx, tx, pk.String(), now); err != nil {
 			return err
 		}
+		if err := users.SignedIn(ctx, tx, u.ID, now); err != nil {
+			return err
+		}
+		u.PreviousSignInAt, u.SignedInAt = u.SignedInAt, &now
 		if in.ClientIP != "" {
 			// Where accounts sign in from links them (LINK_BY_IP).
 			if _, err := tx.ExecContext(ctx, `INSERT INTO sign_in_addresses (user_id, address, last_at) VALUES (?, ?, ?)

@@ -133,12 +133,12 @@ const insertGameSQL = `WITH waited AS (UPDATE user_presence SET kind = 'game', g
 	p AS (INSERT INTO game_players (game_id, user_id, seat)
 		SELECT g.id, t.u, t.o - 1 FROM g, unnest($17::uuid[]) WITH ORDINALITY AS t (u, o) RETURNING user_id, seat),
 	escrow AS (INSERT INTO platform_addresses (address, kind) SELECT $18, 'escrow' FROM g ON CONFLICT DO NOTHING),
-	seated AS (SELECT p.user_id, u.username, p.seat FROM p JOIN users AS u ON u.id = p.user_id),
+	seated AS (SELECT p.user_id, u.username, p.seat, u.bot_account AS bot FROM p JOIN users AS u ON u.id = p.user_id),
 	events AS (INSERT INTO game_events (game_id, seq, name, data, created_at)
 		SELECT g.id, v.seq, v.name, CASE WHEN v.i = 1 THEN v.data || jsonb_build_object('players', (SELECT json_agg(json_build_object(
 				'userId', s.user_id, 'username', s.username, 'seat', s.seat) ORDER BY s.seat) FROM seated AS s)) ELSE v.data END, $2
 		FROM g, unnest($19::int[], $20::text[], $21::jsonb[]) WITH ORDINALITY AS v (seq, name, data, i))
-	SELECT user_id::text, username, seat FROM seated ORDER BY seat`
+	SELECT user_id::text, username, seat, bot FROM seated ORDER BY seat`
 
 // insertGame stores a new game in one statement: the game (its rules
 // started), its seats, its escrow address among the platform's, its

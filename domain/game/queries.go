@@ -28,6 +28,7 @@ type Seat struct {
 	UserID   string `json:"userId" bun:"user_id"`
 	Username string `json:"username" bun:"username"`
 	Seat     int    `json:"seat" bun:"seat"`
+	Bot      bool   `json:"bot,omitempty" bun:"bot" doc:"true for a bot account (absent for a person's, and in game:started)"`
 }
 
 func (s *Service) seats(ctx context.Context, gameIDs ...string) (map[string][]Seat, error) {
@@ -40,7 +41,7 @@ func (s *Service) seats(ctx context.Context, gameIDs ...string) (map[string][]Se
 		Seat
 	}
 	err := s.db.NewSelect().TableExpr("game_players AS p").Join("JOIN users AS u ON u.id = p.user_id").
-		ColumnExpr("p.game_id, p.user_id, u.username, p.seat").Where("p.game_id IN (?)", bun.List(gameIDs)).
+		ColumnExpr("p.game_id, p.user_id, u.username, p.seat, u.bot_account AS bot").Where("p.game_id IN (?)", bun.List(gameIDs)).
 		Order("p.game_id", "p.seat").Scan(ctx, &rows)
 	if err != nil {
 		return nil, fmt.Errorf("read the players of %d games: %w", len(gameIDs), err)
@@ -172,7 +173,7 @@ func (s *Service) game(ctx context.Context, id string, fresh bool) (Game, error)
 	seats, known := s.seatCache.get(id)
 	q := s.db.NewSelect().Model(&g).ColumnExpr("g.*").Where("g.id = ?", id)
 	if !known { // the seats never change: read once per game
-		q = q.ColumnExpr(`(SELECT coalesce(json_agg(json_build_object('userId', p.user_id, 'username', u.username, 'seat', p.seat)
+		q = q.ColumnExpr(`(SELECT coalesce(json_agg(json_build_object('userId', p.user_id, 'username', u.username, 'seat', p.seat, 'bot', u.bot_account)
 			ORDER BY p.seat), '[]') FROM game_players AS p JOIN users AS u ON u.id = p.user_id WHERE p.game_id = g.id) AS seats`)
 	}
 	if err := q.Scan(ctx); errors.Is(err, sql.ErrNoRows) {

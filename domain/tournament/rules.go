@@ -87,6 +87,7 @@ type Standing struct {
 	// CurrentGameID is the tournament game the player is in now.
 	CurrentGameID *string `json:"currentGameId" doc:"the tournament game the player is in now; null when waiting (or paused)"`
 	Paused        bool    `json:"paused" doc:"withdrew after the start: stays in the standings, is not paired until joining again"`
+	Bot           bool    `json:"bot" doc:"a bot account"`
 }
 
 // Rank orders standings by score, highest first (then by username, and

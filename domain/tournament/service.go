@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -43,6 +44,7 @@ type Tournament struct {
 	CreatedBy      UserRef         `bun:"-" json:"createdBy"`
 	PlayerCount    int             `bun:"player_count" json:"playerCount" doc:"the entrants in the standings (one who withdrew after the start stays in them)"`
 	MaxPlayers     int             `bun:"max_players" json:"maxPlayers"`
+	AgentsAllowed  bool            `bun:"agents_allowed" json:"agentsAllowed" doc:"whether bot accounts may enter (403 AGENTS_NOT_ALLOWED when not)"`
 	CreatedAt      time.Time       `bun:"created_at" json:"createdAt"`
 	LastSeq        int             `bun:"seq" json:"lastSeq" doc:"the seq of the last event of the tournament's live room"`
 	FinishedAt     *time.Time      `bun:"finished_at" json:"finishedAt" doc:"when it finished or was cancelled; null before"`
@@ -194,16 +196,16 @@ func (s *Service) Create(ctx context.Context, userID string, n NewTournament) (T
 	}
 	t := Tournament{ID: uuid.NewString(), Name: v.name, GameType: v.gameType, Settings: v.settings, EntryFeeMinor: v.fee,
 		PrizeSplitBps: v.split, StartsAt: v.startsAt, EndsAt: v.endsAt, Status: StatusScheduled, CreatedByID: userID,
-		MaxPlayers: v.maxPlayers, CreatedAt: now, ChangedAt: now}
+		MaxPlayers: v.maxPlayers, AgentsAllowed: v.agents, CreatedAt: now, ChangedAt: now}
 	err = db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 		if err := s.boundCreation(ctx, tx, userID, now); err != nil {
 			return err
 		}
 		return tx.NewRaw(`WITH t AS (INSERT INTO tournaments (id, name, game_type, settings, entry_fee_minor, prize_split_bps, starts_at,
-				ends_at, max_players, status, created_by, created_at, changed_at) VALUES (?, ?, ?, ?, ?, ?::integer[], ?, ?, ?, ?, ?, ?, ?))
+				ends_at, max_players, agents_allowed, status, created_by, created_at, changed_at) VALUES (?, ?, ?, ?, ?, ?::integer[], ?, ?, ?, ?, ?, ?, ?, ?))
 			SELECT username FROM users WHERE id = ?`,
 			t.ID, t.Name, t.GameType, string(t.Settings), t.EntryFeeMinor, intArray(t.PrizeSplitBps), t.StartsAt, t.EndsAt,
-			t.MaxPlayers, t.Status, userID, now, now, userID).Scan(ctx, &t.CreatorName)
+			t.MaxPlayers, t.AgentsAllowed, t.Status, userID, now, now, userID).Scan(ctx, &t.CreatorName)
 	})
 	if err != nil {
 		return Tournament{}, fmt.Errorf("create a tournament: %w", err)
@@ -359,6 +361,25 @@ func (s *Service) Get(ctx context.Context, id string) (Detail, error) {
 	return d, nil
 }
 
+// Around is how many lines above and below a player StandingsAround
+// answers.
+const Around = 5
+
+// StandingsAround returns the lines of a tournament's standings around
+// userID's own: Around above it, it, and Around below. NOT_FOUND when
+// there is no such tournament, CONFLICT when the user is not in it.
+func (s *Service) StandingsAround(ctx context.Context, id, userID string) ([]Standing, int, error) {
+	d, err := s.Get(ctx, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	i := slices.IndexFunc(d.Standings, func(st Standing) bool { return st.UserID == userID })
+	if i < 0 {
+		return nil, 0, domain.Errorf(domain.CodeConflict, "you are not in this tournament")
+	}
+	return d.Standings[max(0, i-Around):min(len(d.Standings), i+Around+1)], len(d.Standings), nil
+}
+
 // standings reads and ranks a tournament's standings, locking its
 // players' rows when lock is set.
 func (s *Service) standings(ctx context.Context, idb bun.IDB, id string, lock bool) ([]Standing, error) {
@@ -373,9 +394,10 @@ func (s *Service) standings(ctx context.Context, idb bun.IDB, id string, lock bo
 		Streak   int     `bun:"streak"`
 		Current  *string `bun:"current_game"`
 		Paused   bool    `bun:"paused"`
+		Bot      bool    `bun:"bot_account"`
 	}
 	q := idb.NewSelect().TableExpr("tournament_players AS p").Join("JOIN users AS u ON u.id = p.user_id").
-		ColumnExpr("p.user_id, u.username, p.score, p.games, p.wins, p.draws, p.losses, p.streak, p.current_game, p.paused").
+		ColumnExpr("p.user_id, u.username, p.score, p.games, p.wins, p.draws, p.losses, p.streak, p.current_game, p.paused, u.bot_account").
 		Where("p.tournament_id = ?", id)
 	if lock {
 		q = q.For("UPDATE OF p")
@@ -386,7 +408,7 @@ func (s *Service) standings(ctx context.Context, idb bun.IDB, id string, lock bo
 	out := make([]Standing, len(rows))
 	for i, r := range rows {
 		out[i] = Standing{UserID: r.UserID, Username: r.Username, Score: r.Score, Games: r.Games, Wins: r.Wins, Draws: r.Draws,
-			Losses: r.Losses, OnFire: Record{Streak: r.Streak}.OnFire(), CurrentGameID: r.Current, Paused: r.Paused}
+			Losses: r.Losses, OnFire: Record{Streak: r.Streak}.OnFire(), CurrentGameID: r.Current, Paused: r.Paused, Bot: r.Bot}
 	}
 	return Rank(out), nil
 }
@@ -427,7 +449,8 @@ type entrant struct {
 // the start play again (without paying twice). A paid entry locks the fee
 // from the available balance. Joining again while in answers the entry
 // unchanged. Errors: NOT_FOUND; CONFLICT when the tournament is over
-// (finished, cancelled, or past its end) or full; LINKED_ACCOUNT when a
+// (finished, cancelled, or past its end) or full; AGENTS_NOT_ALLOWED for
+// a bot account when the arena allows no agents; LINKED_ACCOUNT when a
 // paid tournament has an entrant linked to the user; INSUFFICIENT_FUNDS;
 // player protection's refusals of the fee (an entry counts as a stake).
 func (s *Service) Join(ctx context.Context, userID, id string) (Entry, error) {
@@ -452,6 +475,9 @@ func (s *Service) Join(ctx context.Context, userID, id string) (Entry, error) {
 			out.Tournament = t
 			return nil
 		case err == nil:
+			if err := s.checkAgents(ctx, tx, t, userID); err != nil {
+				return err // declared a bot since it entered
+			}
 			if _, err := tx.NewUpdate().Model(&e).Set("paused = false, waiting_since = ?", now).WherePK().Exec(ctx); err != nil {
 				return fmt.Errorf("return to tournament %s: %w", t.ID, err)
 			}
@@ -460,6 +486,9 @@ func (s *Service) Join(ctx context.Context, userID, id string) (Entry, error) {
 		default:
 			if t.PlayerCount >= t.MaxPlayers {
 				return domain.Errorf(domain.CodeConflict, "the tournament is full: %d of %d players", t.PlayerCount, t.MaxPlayers)
+			}
+			if err := s.checkAgents(ctx, tx, t, userID); err != nil {
+				return err
 			}
 			if err := s.checkNotLinked(ctx, tx, t, userID); err != nil {
 				return err
@@ -496,6 +525,22 @@ func (s *Service) Join(ctx context.Context, userID, id string) (Entry, error) {
 		return out, fmt.Errorf("join tournament %s: %w", id, err)
 	}
 	return out, nil
+}
+
+// checkAgents refuses (AGENTS_NOT_ALLOWED) a bot account's entry in an
+// arena that does not allow agents.
+func (s *Service) checkAgents(ctx context.Context, tx db.Tx, t Tournament, userID string) error {
+	if t.AgentsAllowed {
+		return nil
+	}
+	var bot bool
+	if err := tx.QueryRowContext(ctx, "SELECT bot_account FROM users WHERE id = ?", userID).Scan(&bot); err != nil {
+		return fmt.Errorf("read whether %s is a bot: %w", userID, err)
+	}
+	if bot {
+		return domain.Errorf(domain.CodeAgentsNotAllowed, "this arena is for people: bot accounts may not enter it")
+	}
+	return nil
 }
 
 // checkNotLinked refuses (LINKED_ACCOUNT) a paid entry of an account

@@ -96,6 +96,7 @@ type NewTournament struct {
 	DurationMinutes int             `json:"durationMinutes" minimum:"1" maximum:"180"`
 	MaxPlayers      *int            `json:"maxPlayers,omitempty" minimum:"2" doc:"2 to 256 (or the server's TOURNAMENT_MAX_PLAYERS); default 64"`
 	PrizeSplitBps   []int           `json:"prizeSplitBps,omitempty" minItems:"1" maxItems:"10" doc:"what each place wins of the pool less the fee, in basis points: 1 to 10 whole numbers, each 0 or more, summing to 10000; default [5000, 3000, 2000]"`
+	AgentsAllowed   *bool           `json:"agentsAllowed,omitempty" doc:"whether bot accounts (POST /users/me/bot) may enter; default true"`
 }
 
 // validated is a NewTournament that passed Validate.
@@ -108,6 +109,7 @@ type validated struct {
 	endsAt     time.Time
 	maxPlayers int
 	split      []int
+	agents     bool
 }
 
 // Validate checks every field at now, allowing maxPlayers up to limit. It
@@ -115,7 +117,7 @@ type validated struct {
 // tournament.
 func (n NewTournament) Validate(now time.Time, limit int) (validated, error) {
 	v := domain.Validator{}
-	out := validated{gameType: n.GameType, fee: n.EntryFeeMinor, maxPlayers: DefaultMaxPlayers}
+	out := validated{gameType: n.GameType, fee: n.EntryFeeMinor, maxPlayers: DefaultMaxPlayers, agents: n.AgentsAllowed == nil || *n.AgentsAllowed}
 	out.name = strings.TrimSpace(v.Text("name", n.Name, false, MaxName))
 	v.Check(out.name != "", "name", "must be 1 to 60 characters")
 	r, ok := rules.Get(n.GameType)

@@ -33,6 +33,13 @@ type User struct {
 	CreatedAt     time.Time `bun:"created_at"`
 	UpdatedAt     time.Time `bun:"updated_at"`
 	Bot           bool      `bun:"bot"` // a demo player run by the server
+	// BotAccount: the account declared itself a bot (DeclareBot), or is a
+	// demo bot.
+	BotAccount bool `bun:"bot_account"`
+	// SignedInAt is the latest sign-in, PreviousSignInAt the one before it
+	// (nil: none).
+	SignedInAt       *time.Time `bun:"signed_in_at"`
+	PreviousSignInAt *time.Time `bun:"previous_sign_in_at"`
 }
 
 // Limits of the profile fields.
@@ -189,6 +196,29 @@ func FindOrCreate(ctx context.Context, tx db.Tx, wallet string, now time.Time) (
 			return User{}, false, errors.New("could not generate a unique username")
 		}
 	}
+}
+
+// SignedIn records a sign-in of userID at now, in the caller's
+// transaction: the sign-in before it becomes the previous one.
+func SignedIn(ctx context.Context, tx db.Tx, userID string, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, "UPDATE users SET previous_sign_in_at = signed_in_at, signed_in_at = ? WHERE id = ?", now, userID); err != nil {
+		return fmt.Errorf("record the sign-in of %s: %w", userID, err)
+	}
+	return nil
+}
+
+// DeclareBot marks userID's account a bot, for good (declaring it again
+// changes nothing), and returns the account.
+func (s *Service) DeclareBot(ctx context.Context, userID string) (User, error) {
+	var u User
+	err := s.db.NewUpdate().Model(&u).Set("bot_account = true").Where("id = ?", userID).Returning("*").Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return User{}, domain.Errorf(domain.CodeNotFound, "no such user")
+	}
+	if err != nil {
+		return User{}, fmt.Errorf("declare %s a bot: %w", userID, err)
+	}
+	return u, nil
 }
 
 var (

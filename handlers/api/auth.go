@@ -151,10 +151,12 @@ func (h *Auth) createSession(c echo.Context) error {
 		return err
 	}
 	web.SetSessionCookie(c, token, int(auth.SessionLifetime.Seconds()))
-	return c.JSON(http.StatusOK, SessionAnswer{User: ProfileOf(u)})
+	return c.JSON(http.StatusOK, SessionAnswer{User: ProfileOf(u), PreviousSignInAt: u.PreviousSignInAt})
 }
 
 // SessionAnswer is the answer of the browser sign-in.
 type SessionAnswer struct {
 	User UserProfile `json:"user"`
+	// PreviousSignInAt is the sign-in before this one, shown at sign-in.
+	PreviousSignInAt *time.Time `json:"previousSignInAt" doc:"the sign-in before this one (null: this is the first)"`
 }

@@ -87,6 +87,12 @@ func (h *Games) Routes(r Router) {
 	r.JSON(http.MethodGet, "/users/me/current-game", h.currentGame(func(c echo.Context) string { return web.IdentityOf(c).UserID }),
 		web.Op{Tag: "games", Auth: web.AuthRequired, Summary: "Your active game; 204 when none", Response: game.CurrentGame{},
 			Responses: map[int]any{http.StatusNoContent: nil}})
+	r.JSON(http.MethodGet, "/users/me/games/recall", h.recall, web.Op{Tag: "games", Auth: web.AuthRequired,
+		Summary: "Game recall: your last 10 staked games that ended, newest first, with every step, stakes, payouts and your balance before and after",
+		Description: "Balances are your platform balance (available and locked) from the ledger: just before the game took your stake, and just after " +
+			"it paid out (a win's payout, a draw's or a cancellation's stake back). balanceAfterMinor - balanceBeforeMinor differs from " +
+			"payoutMinor - stakeMinor only by what else moved your balance while the game ran (another game, a deposit).",
+		Response: []game.Recalled{}})
 	r.JSON(http.MethodGet, "/users/:id/current-game", h.currentGame(func(c echo.Context) string { return c.Param("id") }),
 		web.Op{Tag: "games", Auth: web.AuthOptional, Summary: "A user's active game; 204 when none", Response: game.CurrentGame{},
 			Description: "404 NOT_FOUND when there is no such user.",
@@ -279,6 +285,14 @@ func (h *Games) gameEvents(c echo.Context) error {
 		page.Events[i] = RoomEvent{GameID: e.Stream.ID, Seq: e.Seq, Name: e.Name, Data: e.Data, CreatedAt: e.CreatedAt}
 	}
 	return c.JSON(http.StatusOK, page)
+}
+
+func (h *Games) recall(c echo.Context) error {
+	out, err := h.Games.Recall(c.Request().Context(), web.IdentityOf(c).UserID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 func (h *Games) gameAction(c echo.Context) error {

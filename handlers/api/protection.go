@@ -3,6 +3,7 @@ package api
 import (
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -51,6 +52,8 @@ type LimitWindowsRequest struct {
 type MyProfile struct {
 	UserProfile
 	AgeConfirmed bool `json:"ageConfirmed" doc:"the age was confirmed (POST /users/me/age-confirmation); with REQUIRE_AGE_CONFIRMATION money goes in only after it"`
+	// PreviousSignInAt is the sign-in before the latest one.
+	PreviousSignInAt *time.Time `json:"previousSignInAt" doc:"the sign-in before your latest one (null: the latest was the first)"`
 }
 
 // Protection serves the players' limits, exclusion, age and session.
@@ -180,10 +183,10 @@ func (h *Protection) staffProtection(c echo.Context) error {
 }
 
 // myProfile is the signed-in user's own profile.
-func myProfile(c echo.Context, protections *protection.Service, p UserProfile) (MyProfile, error) {
-	ok, err := protections.AgeConfirmed(c.Request().Context(), p.ID)
+func myProfile(c echo.Context, protections *protection.Service, u users.User) (MyProfile, error) {
+	ok, err := protections.AgeConfirmed(c.Request().Context(), u.ID)
 	if err != nil {
 		return MyProfile{}, err
 	}
-	return MyProfile{UserProfile: p, AgeConfirmed: ok}, nil
+	return MyProfile{UserProfile: ProfileOf(u), AgeConfirmed: ok, PreviousSignInAt: u.PreviousSignInAt}, nil
 }

@@ -45,6 +45,11 @@ func (h *Tournaments) Routes(r Router) {
 			"of the places they span equally (rounded down); with fewer players than places, the places nobody reached are shared by the places " +
 			"reached in proportion to their own shares. What rounding leaves goes to the platform with the fee.",
 		Response: tournament.Detail{}, Errors: []int{http.StatusNotFound}})
+	r.JSON(http.MethodGet, "/tournaments/:id/standings", h.standings, web.Op{Tag: "tournaments", Auth: web.AuthOptional,
+		Summary:     "A tournament's standings, or with around=me your line and the 5 above and below it",
+		Description: "Without around: every line, best first. around=me needs you signed in (401) and in the tournament (409 CONFLICT).",
+		Response:    StandingsPage{}, Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusUnauthorized},
+		Query: []web.Param{{Name: "around", Description: "me: only the lines around yours", Enum: []string{"me"}}}})
 	r.JSON(http.MethodGet, "/tournaments/:id/events", h.tournamentEvents, web.Op{Tag: "tournaments", Auth: web.AuthNone,
 		Summary:  "The tournament's live events after a seq (what the live socket sends; for clients that poll or catch up)",
 		Response: TournamentEventsPage{}, Errors: []int{http.StatusNotFound},
@@ -55,6 +60,7 @@ func (h *Tournaments) Routes(r Router) {
 			"for your limits; it is paid once: returning after a pause pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. " +
 			"409 LINKED_ACCOUNT when the tournament is paid and your account is linked to one of its entrants (one referred the other, a tip or " +
 			"transfer went between you in the last 30 days, or with LINK_BY_IP you signed in from one client address): the message names whom and why. " +
+			"403 AGENTS_NOT_ALLOWED when your account is a bot (POST /users/me/bot) and the arena's agentsAllowed is false. " +
 			"Joining while in answers your entry unchanged.",
 		Response: tournament.Entry{}, Errors: []int{http.StatusNotFound}}))
 	r.JSON(http.MethodPost, "/tournaments/:id/withdraw", h.withdrawTournament, web.Op{Tag: "tournaments", Auth: web.AuthRequired,
@@ -63,6 +69,35 @@ func (h *Tournaments) Routes(r Router) {
 			"and you are not paired until you join again (without paying again); a game you are playing still counts. " +
 			"409 CONFLICT when you are not in it or it is over.",
 		Response: tournament.Entry{}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
+}
+
+// StandingsPage is lines of a tournament's standings.
+type StandingsPage struct {
+	PlayerCount int                   `json:"playerCount" doc:"every entrant, whatever lines are here"`
+	Standings   []tournament.Standing `json:"standings" doc:"best first; ties share a rank"`
+}
+
+func (h *Tournaments) standings(c echo.Context) error {
+	ctx := c.Request().Context()
+	switch c.QueryParam("around") {
+	case "":
+		d, err := h.Tournaments.Get(ctx, c.Param("id"))
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, StandingsPage{PlayerCount: len(d.Standings), Standings: d.Standings})
+	case "me":
+		id := web.IdentityOf(c)
+		if id == nil {
+			return domain.Errorf(domain.CodeUnauthorized, "sign in to see the standings around you")
+		}
+		lines, n, err := h.Tournaments.StandingsAround(ctx, c.Param("id"), id.UserID)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, StandingsPage{PlayerCount: n, Standings: lines})
+	}
+	return domain.Invalid(map[string]string{"around": "must be me, or absent"})
 }
 
 // TournamentEventsPage is a page of a tournament's events.

@@ -39,6 +39,11 @@ func (h *Users) Routes(r Router) {
 	r.Alias(http.MethodGet, "/users/username/:username", h.userByUsername, web.AuthNone)
 	r.JSON(http.MethodGet, "/users/:id", h.userByID, web.Op{Tag: "users", Auth: web.AuthNone,
 		Summary: "Public profile by id", Response: UserProfile{}, Errors: []int{http.StatusNotFound}})
+	r.JSON(http.MethodPost, "/users/me/bot", h.declareBot, web.Op{Tag: "users", Auth: web.AuthRequired,
+		Summary: "Declare your account a bot, for good",
+		Description: "A program that plays (an SDK bot, an AI agent over MCP) must play from a bot account: profiles, game and arena pages say so, " +
+			"and arenas that do not allow agents refuse its entry (403 AGENTS_NOT_ALLOWED). It cannot be undone; declaring again changes nothing.",
+		Response: MyProfile{}})
 	r.JSON(http.MethodPatch, "/users/me/profile", h.updateProfile, web.Op{Tag: "users", Auth: web.AuthRequired,
 		Summary: "Change username, display name or bio", Request: ProfileRequest{}, Response: UserProfile{},
 		Errors: []int{http.StatusConflict}})
@@ -87,7 +92,19 @@ func (h *Users) me(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := myProfile(c, h.Protection, ProfileOf(u))
+	p, err := myProfile(c, h.Protection, u)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, p)
+}
+
+func (h *Users) declareBot(c echo.Context) error {
+	u, err := h.Users.DeclareBot(c.Request().Context(), web.IdentityOf(c).UserID)
+	if err != nil {
+		return err
+	}
+	p, err := myProfile(c, h.Protection, u)
 	if err != nil {
 		return err
 	}
@@ -176,13 +193,14 @@ type UserProfile struct {
 	CoverURL      *string   `json:"coverUrl"`
 	CreatedAt     time.Time `json:"createdAt"`
 	IsBot         bool      `json:"isBot" doc:"a demo player run by the server; never on leaderboards"`
+	Bot           bool      `json:"bot" doc:"a bot account: declared one for good (POST /users/me/bot), or a demo bot; arenas with agentsAllowed false refuse it"`
 }
 
 // ProfileOf is u's public profile.
 func ProfileOf(u users.User) UserProfile {
 	return UserProfile{ID: u.ID, Username: u.Username, DisplayName: u.DisplayName, Bio: u.Bio,
 		WalletAddress: u.WalletAddress, AvatarURL: ImageURL(u.AvatarImageID), CoverURL: ImageURL(u.CoverImageID),
-		CreatedAt: u.CreatedAt, IsBot: u.Bot}
+		CreatedAt: u.CreatedAt, IsBot: u.Bot, Bot: u.BotAccount}
 }
 
 // ImageURL is the address of an uploaded image (nil: no image).

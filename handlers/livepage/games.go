@@ -133,7 +133,8 @@ func (v *Games) present(s *gameState, viewer *web.Identity) views.GameView {
 	c4, _ := view.(*rules.C4View)
 	for _, p := range meta.Players {
 		g.Players = append(g.Players, views.GamePlayer{UserID: p.UserID, Username: p.Username, Seat: p.Seat,
-			Score: st.Scores[p.UserID], Submitted: st.Submitted[p.UserID], OnTurn: c4 != nil && c4.Turn != nil && *c4.Turn == p.UserID})
+			Score: st.Scores[p.UserID], Submitted: st.Submitted[p.UserID], OnTurn: c4 != nil && c4.Turn != nil && *c4.Turn == p.UserID,
+			Bot: p.Bot})
 	}
 	if c4 != nil {
 		g.Board = boardView(c4, meta.Players)

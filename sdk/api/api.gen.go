@@ -439,6 +439,42 @@ func (e GameMove0) Valid() bool {
 	}
 }
 
+// Defines values for GameRecalledGameType.
+const (
+	GameRecalledGameTypeConnect4 GameRecalledGameType = "connect4"
+	GameRecalledGameTypeRps      GameRecalledGameType = "rps"
+)
+
+// Valid indicates whether the value is a known member of the GameRecalledGameType enum.
+func (e GameRecalledGameType) Valid() bool {
+	switch e {
+	case GameRecalledGameTypeConnect4:
+		return true
+	case GameRecalledGameTypeRps:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GameRecalledStatus.
+const (
+	GameRecalledStatusCancelled GameRecalledStatus = "cancelled"
+	GameRecalledStatusCompleted GameRecalledStatus = "completed"
+)
+
+// Valid indicates whether the value is a known member of the GameRecalledStatus enum.
+func (e GameRecalledStatus) Valid() bool {
+	switch e {
+	case GameRecalledStatusCancelled:
+		return true
+	case GameRecalledStatusCompleted:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GameRematchStatus.
 const (
 	None      GameRematchStatus = "none"
@@ -2206,6 +2242,21 @@ func (e GetTournamentsParamsStatus) Valid() bool {
 	}
 }
 
+// Defines values for GetTournamentsByIdStandingsParamsAround.
+const (
+	Me GetTournamentsByIdStandingsParamsAround = "me"
+)
+
+// Valid indicates whether the value is a known member of the GetTournamentsByIdStandingsParamsAround enum.
+func (e GetTournamentsByIdStandingsParamsAround) Valid() bool {
+	switch e {
+	case Me:
+		return true
+	default:
+		return false
+	}
+}
+
 // AdminFlags defines model for AdminFlags.
 type AdminFlags struct {
 	// Changes the newest changes first
@@ -2697,6 +2748,34 @@ type GameRatingChange struct {
 	UserId      string `json:"userId"`
 }
 
+// GameRecalled defines model for GameRecalled.
+type GameRecalled struct {
+	// BalanceAfterMinor your platform balance just after the game paid out; it differs from balanceBeforeMinor - stakeMinor + payoutMinor only by what else moved your balance while the game ran
+	BalanceAfterMinor int64 `json:"balanceAfterMinor"`
+
+	// BalanceBeforeMinor your platform balance (available and locked) just before the stake was taken
+	BalanceBeforeMinor int64                `json:"balanceBeforeMinor"`
+	EndedAt            time.Time            `json:"endedAt"`
+	GameId             string               `json:"gameId"`
+	GameType           GameRecalledGameType `json:"gameType"`
+
+	// PayoutMinor what the game paid to your available balance: a win's payout, a draw's or a cancellation's stake back; 0 after a loss
+	PayoutMinor int64 `json:"payoutMinor"`
+
+	// StakeMinor your stake
+	StakeMinor int64              `json:"stakeMinor"`
+	Status     GameRecalledStatus `json:"status"`
+
+	// Steps the game's events, in order
+	Steps []GameStep `json:"steps"`
+}
+
+// GameRecalledGameType defines model for GameRecalled.GameType.
+type GameRecalledGameType string
+
+// GameRecalledStatus defines model for GameRecalled.Status.
+type GameRecalledStatus string
+
 // GameRematch defines model for GameRematch.
 type GameRematch struct {
 	GameId    string  `json:"gameId"`
@@ -2780,6 +2859,8 @@ type GameResumed struct {
 
 // GameSeat defines model for GameSeat.
 type GameSeat struct {
+	// Bot true for a bot account (absent for a person's, and in game:started)
+	Bot      *bool  `json:"bot,omitempty"`
 	Seat     int64  `json:"seat"`
 	UserId   string `json:"userId"`
 	Username string `json:"username"`
@@ -2819,6 +2900,16 @@ type GameStarted struct {
 
 // GameStartedGameType defines model for GameStarted.GameType.
 type GameStartedGameType string
+
+// GameStep defines model for GameStep.
+type GameStep struct {
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Data the event's payload; its shape depends on the event name
+	Data  map[string]interface{} `json:"data"`
+	Event string                 `json:"event"`
+	Seq   int64                  `json:"seq"`
+}
 
 // GamelogProof defines model for GamelogProof.
 type GamelogProof struct {
@@ -3429,18 +3520,24 @@ type MoneyWithdrawalStatus string
 // MyProfile defines model for MyProfile.
 type MyProfile struct {
 	// AgeConfirmed the age was confirmed (POST /users/me/age-confirmation); with REQUIRE_AGE_CONFIRMATION money goes in only after it
-	AgeConfirmed bool      `json:"ageConfirmed"`
-	AvatarUrl    *string   `json:"avatarUrl"`
-	Bio          string    `json:"bio"`
-	CoverUrl     *string   `json:"coverUrl"`
-	CreatedAt    time.Time `json:"createdAt"`
-	DisplayName  string    `json:"displayName"`
-	Id           string    `json:"id"`
+	AgeConfirmed bool    `json:"ageConfirmed"`
+	AvatarUrl    *string `json:"avatarUrl"`
+	Bio          string  `json:"bio"`
+
+	// Bot a bot account: declared one for good (POST /users/me/bot), or a demo bot; arenas with agentsAllowed false refuse it
+	Bot         bool      `json:"bot"`
+	CoverUrl    *string   `json:"coverUrl"`
+	CreatedAt   time.Time `json:"createdAt"`
+	DisplayName string    `json:"displayName"`
+	Id          string    `json:"id"`
 
 	// IsBot a demo player run by the server; never on leaderboards
-	IsBot         bool   `json:"isBot"`
-	Username      string `json:"username"`
-	WalletAddress string `json:"walletAddress"`
+	IsBot bool `json:"isBot"`
+
+	// PreviousSignInAt the sign-in before your latest one (null: the latest was the first)
+	PreviousSignInAt *time.Time `json:"previousSignInAt"`
+	Username         string     `json:"username"`
+	WalletAddress    string     `json:"walletAddress"`
 }
 
 // NotifyNotification defines model for NotifyNotification.
@@ -4199,7 +4296,9 @@ type RulesViewOutcomeReason string
 
 // SessionAnswer defines model for SessionAnswer.
 type SessionAnswer struct {
-	User UserProfile `json:"user"`
+	// PreviousSignInAt the sign-in before this one (null: this is the first)
+	PreviousSignInAt *time.Time  `json:"previousSignInAt"`
+	User             UserProfile `json:"user"`
 }
 
 // SetFlagRequest defines model for SetFlagRequest.
@@ -4280,6 +4379,15 @@ type SocialUnlocked struct {
 type SocialUserRef struct {
 	UserId   string `json:"userId"`
 	Username string `json:"username"`
+}
+
+// StandingsPage defines model for StandingsPage.
+type StandingsPage struct {
+	// PlayerCount every entrant, whatever lines are here
+	PlayerCount int64 `json:"playerCount"`
+
+	// Standings best first; ties share a rank
+	Standings []TournamentStanding `json:"standings"`
 }
 
 // StatusAnswer defines model for StatusAnswer.
@@ -4542,8 +4650,10 @@ type TipsResult struct {
 
 // Tournament defines model for Tournament.
 type Tournament struct {
-	CreatedAt time.Time         `json:"createdAt"`
-	CreatedBy TournamentUserRef `json:"createdBy"`
+	// AgentsAllowed whether bot accounts may enter (403 AGENTS_NOT_ALLOWED when not)
+	AgentsAllowed bool              `json:"agentsAllowed"`
+	CreatedAt     time.Time         `json:"createdAt"`
+	CreatedBy     TournamentUserRef `json:"createdBy"`
 
 	// EndsAt no game starts after it; games running then still count, and the tournament finishes when the last ends
 	EndsAt time.Time `json:"endsAt"`
@@ -4595,8 +4705,10 @@ type TournamentCancelled struct {
 
 // TournamentDetail defines model for TournamentDetail.
 type TournamentDetail struct {
-	CreatedAt time.Time         `json:"createdAt"`
-	CreatedBy TournamentUserRef `json:"createdBy"`
+	// AgentsAllowed whether bot accounts may enter (403 AGENTS_NOT_ALLOWED when not)
+	AgentsAllowed bool              `json:"agentsAllowed"`
+	CreatedAt     time.Time         `json:"createdAt"`
+	CreatedBy     TournamentUserRef `json:"createdBy"`
 
 	// EndsAt no game starts after it; games running then still count, and the tournament finishes when the last ends
 	EndsAt time.Time `json:"endsAt"`
@@ -4690,6 +4802,8 @@ type TournamentFinished struct {
 
 // TournamentNewTournament defines model for TournamentNewTournament.
 type TournamentNewTournament struct {
+	// AgentsAllowed whether bot accounts (POST /users/me/bot) may enter; default true
+	AgentsAllowed   *bool `json:"agentsAllowed,omitempty"`
 	DurationMinutes int64 `json:"durationMinutes"`
 
 	// EntryFeeMinor 0 for a free tournament, or 100000 to 100000000 (0.1 to 100 USDC)
@@ -4733,6 +4847,9 @@ type TournamentPrize struct {
 
 // TournamentStanding defines model for TournamentStanding.
 type TournamentStanding struct {
+	// Bot a bot account
+	Bot bool `json:"bot"`
+
 	// CurrentGameId the tournament game the player is in now; null when waiting (or paused)
 	CurrentGameId *string `json:"currentGameId"`
 	Draws         int64   `json:"draws"`
@@ -4791,8 +4908,11 @@ type TransferRequest struct {
 
 // UserProfile defines model for UserProfile.
 type UserProfile struct {
-	AvatarUrl   *string   `json:"avatarUrl"`
-	Bio         string    `json:"bio"`
+	AvatarUrl *string `json:"avatarUrl"`
+	Bio       string  `json:"bio"`
+
+	// Bot a bot account: declared one for good (POST /users/me/bot), or a demo bot; arenas with agentsAllowed false refuse it
+	Bot         bool      `json:"bot"`
 	CoverUrl    *string   `json:"coverUrl"`
 	CreatedAt   time.Time `json:"createdAt"`
 	DisplayName string    `json:"displayName"`
@@ -5613,6 +5733,18 @@ type PostTournamentsByIdJoinParams struct {
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
 
+// GetTournamentsByIdStandingsParams defines parameters for GetTournamentsByIdStandings.
+type GetTournamentsByIdStandingsParams struct {
+	// Around me: only the lines around yours
+	Around *GetTournamentsByIdStandingsParamsAround `form:"around,omitempty" json:"around,omitempty"`
+
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// GetTournamentsByIdStandingsParamsAround defines parameters for GetTournamentsByIdStandings.
+type GetTournamentsByIdStandingsParamsAround string
+
 // PostTournamentsByIdWithdrawParams defines parameters for PostTournamentsByIdWithdraw.
 type PostTournamentsByIdWithdrawParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
@@ -5676,6 +5808,12 @@ type PostUsersMeAvatarParams struct {
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
 
+// PostUsersMeBotParams defines parameters for PostUsersMeBot.
+type PostUsersMeBotParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
 // PostUsersMeCoverMultipartBody defines parameters for PostUsersMeCover.
 type PostUsersMeCoverMultipartBody struct {
 	// File the file: image/png, image/jpeg, image/webp
@@ -5702,6 +5840,12 @@ type GetUsersMeExclusionParams struct {
 
 // PostUsersMeExclusionParams defines parameters for PostUsersMeExclusion.
 type PostUsersMeExclusionParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// GetUsersMeGamesRecallParams defines parameters for GetUsersMeGamesRecall.
+type GetUsersMeGamesRecallParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
@@ -7190,10 +7334,17 @@ type ClientInterface interface {
 
 	// PostTournamentsByIdJoin Enter a tournament, or play again after withdrawing from a running one
 	//
-	// Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409 INSUFFICIENT_FUNDS) and counts as a stake for your limits; it is paid once: returning after a pause pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. 409 LINKED_ACCOUNT when the tournament is paid and your account is linked to one of its entrants (one referred the other, a tip or transfer went between you in the last 30 days, or with LINK_BY_IP you signed in from one client address): the message names whom and why. Joining while in answers your entry unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
+	// Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409 INSUFFICIENT_FUNDS) and counts as a stake for your limits; it is paid once: returning after a pause pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. 409 LINKED_ACCOUNT when the tournament is paid and your account is linked to one of its entrants (one referred the other, a tip or transfer went between you in the last 30 days, or with LINK_BY_IP you signed in from one client address): the message names whom and why. 403 AGENTS_NOT_ALLOWED when your account is a bot (POST /users/me/bot) and the arena's agentsAllowed is false. Joining while in answers your entry unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Corresponds with POST /tournaments/{id}/join (the `PostTournamentsByIdJoin` operationId).
 	PostTournamentsByIdJoin(ctx context.Context, id string, params *PostTournamentsByIdJoinParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTournamentsByIdStandings A tournament's standings, or with around=me your line and the 5 above and below it
+	//
+	// Without around: every line, best first. around=me needs you signed in (401) and in the tournament (409 CONFLICT).
+	//
+	// Corresponds with GET /tournaments/{id}/standings (the `GetTournamentsByIdStandings` operationId).
+	GetTournamentsByIdStandings(ctx context.Context, id string, params *GetTournamentsByIdStandingsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostTournamentsByIdWithdraw Leave a tournament: refunded before the start, paused after it
 	//
@@ -7269,6 +7420,13 @@ type ClientInterface interface {
 	// Corresponds with POST /users/me/avatar (the `PostUsersMeAvatar` operationId).
 	PostUsersMeAvatarWithBody(ctx context.Context, params *PostUsersMeAvatarParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PostUsersMeBot Declare your account a bot, for good
+	//
+	// A program that plays (an SDK bot, an AI agent over MCP) must play from a bot account: profiles, game and arena pages say so, and arenas that do not allow agents refuse its entry (403 AGENTS_NOT_ALLOWED). It cannot be undone; declaring again changes nothing.
+	//
+	// Corresponds with POST /users/me/bot (the `PostUsersMeBot` operationId).
+	PostUsersMeBot(ctx context.Context, params *PostUsersMeBotParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostUsersMeCoverWithBody Upload the cover image (multipart field "file")
 	//
 	// PNG, JPEG or WebP, recognised by content; at most 2 MB. Re-encoded so that only pixels are kept.
@@ -7305,6 +7463,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /users/me/exclusion (the `PostUsersMeExclusion` operationId).
 	PostUsersMeExclusion(ctx context.Context, params *PostUsersMeExclusionParams, body PostUsersMeExclusionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetUsersMeGamesRecall Game recall: your last 10 staked games that ended, newest first, with every step, stakes, payouts and your balance before and after
+	//
+	// Balances are your platform balance (available and locked) from the ledger: just before the game took your stake, and just after it paid out (a win's payout, a draw's or a cancellation's stake back). balanceAfterMinor - balanceBeforeMinor differs from payoutMinor - stakeMinor only by what else moved your balance while the game ran (another game, a deposit).
+	//
+	// Corresponds with GET /users/me/games/recall (the `GetUsersMeGamesRecall` operationId).
+	GetUsersMeGamesRecall(ctx context.Context, params *GetUsersMeGamesRecallParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetUsersMeLimits Your limits, the looser changes waiting, and what is used of each
 	//
@@ -9604,11 +9769,28 @@ func (c *Client) GetTournamentsByIdEvents(ctx context.Context, id string, params
 
 // PostTournamentsByIdJoin Enter a tournament, or play again after withdrawing from a running one
 //
-// Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409 INSUFFICIENT_FUNDS) and counts as a stake for your limits; it is paid once: returning after a pause pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. 409 LINKED_ACCOUNT when the tournament is paid and your account is linked to one of its entrants (one referred the other, a tip or transfer went between you in the last 30 days, or with LINK_BY_IP you signed in from one client address): the message names whom and why. Joining while in answers your entry unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
+// Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409 INSUFFICIENT_FUNDS) and counts as a stake for your limits; it is paid once: returning after a pause pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. 409 LINKED_ACCOUNT when the tournament is paid and your account is linked to one of its entrants (one referred the other, a tip or transfer went between you in the last 30 days, or with LINK_BY_IP you signed in from one client address): the message names whom and why. 403 AGENTS_NOT_ALLOWED when your account is a bot (POST /users/me/bot) and the arena's agentsAllowed is false. Joining while in answers your entry unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Corresponds with POST /tournaments/{id}/join (the `PostTournamentsByIdJoin` operationId).
 func (c *Client) PostTournamentsByIdJoin(ctx context.Context, id string, params *PostTournamentsByIdJoinParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostTournamentsByIdJoinRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTournamentsByIdStandings A tournament's standings, or with around=me your line and the 5 above and below it
+//
+// Without around: every line, best first. around=me needs you signed in (401) and in the tournament (409 CONFLICT).
+//
+// Corresponds with GET /tournaments/{id}/standings (the `GetTournamentsByIdStandings` operationId).
+func (c *Client) GetTournamentsByIdStandings(ctx context.Context, id string, params *GetTournamentsByIdStandingsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTournamentsByIdStandingsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -9793,6 +9975,23 @@ func (c *Client) PostUsersMeAvatarWithBody(ctx context.Context, params *PostUser
 	return c.Client.Do(req)
 }
 
+// PostUsersMeBot Declare your account a bot, for good
+//
+// A program that plays (an SDK bot, an AI agent over MCP) must play from a bot account: profiles, game and arena pages say so, and arenas that do not allow agents refuse its entry (403 AGENTS_NOT_ALLOWED). It cannot be undone; declaring again changes nothing.
+//
+// Corresponds with POST /users/me/bot (the `PostUsersMeBot` operationId).
+func (c *Client) PostUsersMeBot(ctx context.Context, params *PostUsersMeBotParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostUsersMeBotRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostUsersMeCoverWithBody Upload the cover image (multipart field "file")
 //
 // PNG, JPEG or WebP, recognised by content; at most 2 MB. Re-encoded so that only pixels are kept.
@@ -9870,6 +10069,23 @@ func (c *Client) PostUsersMeExclusionWithBody(ctx context.Context, params *PostU
 // Corresponds with POST /users/me/exclusion (the `PostUsersMeExclusion` operationId).
 func (c *Client) PostUsersMeExclusion(ctx context.Context, params *PostUsersMeExclusionParams, body PostUsersMeExclusionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostUsersMeExclusionRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetUsersMeGamesRecall Game recall: your last 10 staked games that ended, newest first, with every step, stakes, payouts and your balance before and after
+//
+// Balances are your platform balance (available and locked) from the ledger: just before the game took your stake, and just after it paid out (a win's payout, a draw's or a cancellation's stake back). balanceAfterMinor - balanceBeforeMinor differs from payoutMinor - stakeMinor only by what else moved your balance while the game ran (another game, a deposit).
+//
+// Corresponds with GET /users/me/games/recall (the `GetUsersMeGamesRecall` operationId).
+func (c *Client) GetUsersMeGamesRecall(ctx context.Context, params *GetUsersMeGamesRecallParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUsersMeGamesRecallRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -16039,6 +16255,82 @@ func NewPostTournamentsByIdJoinRequest(server string, id string, params *PostTou
 	return req, nil
 }
 
+// NewGetTournamentsByIdStandingsRequest constructs an http.Request for the GetTournamentsByIdStandings method
+func NewGetTournamentsByIdStandingsRequest(server string, id string, params *GetTournamentsByIdStandingsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/tournaments/%s/standings", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Around != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "around", *params.Around, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewPostTournamentsByIdWithdrawRequest constructs an http.Request for the PostTournamentsByIdWithdraw method
 func NewPostTournamentsByIdWithdrawRequest(server string, id string, params *PostTournamentsByIdWithdrawParams) (*http.Request, error) {
 	var err error
@@ -16480,6 +16772,48 @@ func NewPostUsersMeAvatarRequestWithBody(server string, params *PostUsersMeAvata
 	return req, nil
 }
 
+// NewPostUsersMeBotRequest constructs an http.Request for the PostUsersMeBot method
+func NewPostUsersMeBotRequest(server string, params *PostUsersMeBotParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/users/me/bot")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewPostUsersMeCoverRequestWithBody constructs an http.Request for the PostUsersMeCover method, with any body, and a specified content type
 func NewPostUsersMeCoverRequestWithBody(server string, params *PostUsersMeCoverParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
@@ -16644,6 +16978,48 @@ func NewPostUsersMeExclusionRequestWithBody(server string, params *PostUsersMeEx
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetUsersMeGamesRecallRequest constructs an http.Request for the GetUsersMeGamesRecall method
+func NewGetUsersMeGamesRecallRequest(server string, params *GetUsersMeGamesRecallParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/users/me/games/recall")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 
@@ -18699,12 +19075,21 @@ type ClientWithResponsesInterface interface {
 
 	// PostTournamentsByIdJoinWithResponse Enter a tournament, or play again after withdrawing from a running one
 	//
-	// Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409 INSUFFICIENT_FUNDS) and counts as a stake for your limits; it is paid once: returning after a pause pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. 409 LINKED_ACCOUNT when the tournament is paid and your account is linked to one of its entrants (one referred the other, a tip or transfer went between you in the last 30 days, or with LINK_BY_IP you signed in from one client address): the message names whom and why. Joining while in answers your entry unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
+	// Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409 INSUFFICIENT_FUNDS) and counts as a stake for your limits; it is paid once: returning after a pause pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. 409 LINKED_ACCOUNT when the tournament is paid and your account is linked to one of its entrants (one referred the other, a tip or transfer went between you in the last 30 days, or with LINK_BY_IP you signed in from one client address): the message names whom and why. 403 AGENTS_NOT_ALLOWED when your account is a bot (POST /users/me/bot) and the arena's agentsAllowed is false. Joining while in answers your entry unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tournaments/{id}/join (the `PostTournamentsByIdJoin` operationId).
 	PostTournamentsByIdJoinWithResponse(ctx context.Context, id string, params *PostTournamentsByIdJoinParams, reqEditors ...RequestEditorFn) (*PostTournamentsByIdJoinResponse, error)
+
+	// GetTournamentsByIdStandingsWithResponse A tournament's standings, or with around=me your line and the 5 above and below it
+	//
+	// Without around: every line, best first. around=me needs you signed in (401) and in the tournament (409 CONFLICT).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /tournaments/{id}/standings (the `GetTournamentsByIdStandings` operationId).
+	GetTournamentsByIdStandingsWithResponse(ctx context.Context, id string, params *GetTournamentsByIdStandingsParams, reqEditors ...RequestEditorFn) (*GetTournamentsByIdStandingsResponse, error)
 
 	// PostTournamentsByIdWithdrawWithResponse Leave a tournament: refunded before the start, paused after it
 	//
@@ -18794,6 +19179,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /users/me/avatar (the `PostUsersMeAvatar` operationId).
 	PostUsersMeAvatarWithBodyWithResponse(ctx context.Context, params *PostUsersMeAvatarParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostUsersMeAvatarResponse, error)
 
+	// PostUsersMeBotWithResponse Declare your account a bot, for good
+	//
+	// A program that plays (an SDK bot, an AI agent over MCP) must play from a bot account: profiles, game and arena pages say so, and arenas that do not allow agents refuse its entry (403 AGENTS_NOT_ALLOWED). It cannot be undone; declaring again changes nothing.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /users/me/bot (the `PostUsersMeBot` operationId).
+	PostUsersMeBotWithResponse(ctx context.Context, params *PostUsersMeBotParams, reqEditors ...RequestEditorFn) (*PostUsersMeBotResponse, error)
+
 	// PostUsersMeCoverWithBodyWithResponse Upload the cover image (multipart field "file")
 	//
 	// PNG, JPEG or WebP, recognised by content; at most 2 MB. Re-encoded so that only pixels are kept.
@@ -18834,6 +19228,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /users/me/exclusion (the `PostUsersMeExclusion` operationId).
 	PostUsersMeExclusionWithResponse(ctx context.Context, params *PostUsersMeExclusionParams, body PostUsersMeExclusionJSONRequestBody, reqEditors ...RequestEditorFn) (*PostUsersMeExclusionResponse, error)
+
+	// GetUsersMeGamesRecallWithResponse Game recall: your last 10 staked games that ended, newest first, with every step, stakes, payouts and your balance before and after
+	//
+	// Balances are your platform balance (available and locked) from the ledger: just before the game took your stake, and just after it paid out (a win's payout, a draw's or a cancellation's stake back). balanceAfterMinor - balanceBeforeMinor differs from payoutMinor - stakeMinor only by what else moved your balance while the game ran (another game, a deposit).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /users/me/games/recall (the `GetUsersMeGamesRecall` operationId).
+	GetUsersMeGamesRecallWithResponse(ctx context.Context, params *GetUsersMeGamesRecallParams, reqEditors ...RequestEditorFn) (*GetUsersMeGamesRecallResponse, error)
 
 	// GetUsersMeLimitsWithResponse Your limits, the looser changes waiting, and what is used of each
 	//
@@ -27965,6 +28368,103 @@ func (r PostTournamentsByIdJoinResponse) ContentType() string {
 	return ""
 }
 
+type GetTournamentsByIdStandingsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *StandingsPage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedError
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ConflictError
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequiredError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailableError
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTournamentsByIdStandingsResponse) GetJSON200() *StandingsPage {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetTournamentsByIdStandingsResponse) GetJSON400() *BadRequestError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetTournamentsByIdStandingsResponse) GetJSON401() *UnauthorizedError {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r GetTournamentsByIdStandingsResponse) GetJSON402() *PaymentRequiredError {
+	return r.JSON402
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetTournamentsByIdStandingsResponse) GetJSON404() *NotFoundError {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetTournamentsByIdStandingsResponse) GetJSON409() *ConflictError {
+	return r.JSON409
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r GetTournamentsByIdStandingsResponse) GetJSON426() *UpgradeRequiredError {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetTournamentsByIdStandingsResponse) GetJSON503() *ServiceUnavailableError {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetTournamentsByIdStandingsResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTournamentsByIdStandingsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTournamentsByIdStandingsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTournamentsByIdStandingsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTournamentsByIdStandingsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PostTournamentsByIdWithdrawResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28649,6 +29149,96 @@ func (r PostUsersMeAvatarResponse) ContentType() string {
 	return ""
 }
 
+type PostUsersMeBotResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MyProfile
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedError
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenError
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequiredError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailableError
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostUsersMeBotResponse) GetJSON200() *MyProfile {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostUsersMeBotResponse) GetJSON400() *BadRequestError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostUsersMeBotResponse) GetJSON401() *UnauthorizedError {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r PostUsersMeBotResponse) GetJSON402() *PaymentRequiredError {
+	return r.JSON402
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostUsersMeBotResponse) GetJSON403() *ForbiddenError {
+	return r.JSON403
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r PostUsersMeBotResponse) GetJSON426() *UpgradeRequiredError {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostUsersMeBotResponse) GetJSON503() *ServiceUnavailableError {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PostUsersMeBotResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostUsersMeBotResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostUsersMeBotResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostUsersMeBotResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostUsersMeBotResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PostUsersMeCoverResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29010,6 +29600,89 @@ func (r PostUsersMeExclusionResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostUsersMeExclusionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetUsersMeGamesRecallResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]GameRecalled
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedError
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredError
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequiredError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailableError
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetUsersMeGamesRecallResponse) GetJSON200() *[]GameRecalled {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetUsersMeGamesRecallResponse) GetJSON400() *BadRequestError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetUsersMeGamesRecallResponse) GetJSON401() *UnauthorizedError {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r GetUsersMeGamesRecallResponse) GetJSON402() *PaymentRequiredError {
+	return r.JSON402
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r GetUsersMeGamesRecallResponse) GetJSON426() *UpgradeRequiredError {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetUsersMeGamesRecallResponse) GetJSON503() *ServiceUnavailableError {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetUsersMeGamesRecallResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetUsersMeGamesRecallResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetUsersMeGamesRecallResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetUsersMeGamesRecallResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetUsersMeGamesRecallResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -32409,7 +33082,7 @@ func (c *ClientWithResponses) GetTournamentsByIdEventsWithResponse(ctx context.C
 
 // PostTournamentsByIdJoinWithResponse Enter a tournament, or play again after withdrawing from a running one
 //
-// Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409 INSUFFICIENT_FUNDS) and counts as a stake for your limits; it is paid once: returning after a pause pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. 409 LINKED_ACCOUNT when the tournament is paid and your account is linked to one of its entrants (one referred the other, a tip or transfer went between you in the last 30 days, or with LINK_BY_IP you signed in from one client address): the message names whom and why. Joining while in answers your entry unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
+// Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409 INSUFFICIENT_FUNDS) and counts as a stake for your limits; it is paid once: returning after a pause pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. 409 LINKED_ACCOUNT when the tournament is paid and your account is linked to one of its entrants (one referred the other, a tip or transfer went between you in the last 30 days, or with LINK_BY_IP you signed in from one client address): the message names whom and why. 403 AGENTS_NOT_ALLOWED when your account is a bot (POST /users/me/bot) and the arena's agentsAllowed is false. Joining while in answers your entry unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a window's net loss reached its limit.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -32420,6 +33093,21 @@ func (c *ClientWithResponses) PostTournamentsByIdJoinWithResponse(ctx context.Co
 		return nil, err
 	}
 	return ParsePostTournamentsByIdJoinResponse(rsp)
+}
+
+// GetTournamentsByIdStandingsWithResponse A tournament's standings, or with around=me your line and the 5 above and below it
+//
+// Without around: every line, best first. around=me needs you signed in (401) and in the tournament (409 CONFLICT).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /tournaments/{id}/standings (the `GetTournamentsByIdStandings` operationId).
+func (c *ClientWithResponses) GetTournamentsByIdStandingsWithResponse(ctx context.Context, id string, params *GetTournamentsByIdStandingsParams, reqEditors ...RequestEditorFn) (*GetTournamentsByIdStandingsResponse, error) {
+	rsp, err := c.GetTournamentsByIdStandings(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTournamentsByIdStandingsResponse(rsp)
 }
 
 // PostTournamentsByIdWithdrawWithResponse Leave a tournament: refunded before the start, paused after it
@@ -32570,6 +33258,21 @@ func (c *ClientWithResponses) PostUsersMeAvatarWithBodyWithResponse(ctx context.
 	return ParsePostUsersMeAvatarResponse(rsp)
 }
 
+// PostUsersMeBotWithResponse Declare your account a bot, for good
+//
+// A program that plays (an SDK bot, an AI agent over MCP) must play from a bot account: profiles, game and arena pages say so, and arenas that do not allow agents refuse its entry (403 AGENTS_NOT_ALLOWED). It cannot be undone; declaring again changes nothing.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /users/me/bot (the `PostUsersMeBot` operationId).
+func (c *ClientWithResponses) PostUsersMeBotWithResponse(ctx context.Context, params *PostUsersMeBotParams, reqEditors ...RequestEditorFn) (*PostUsersMeBotResponse, error) {
+	rsp, err := c.PostUsersMeBot(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostUsersMeBotResponse(rsp)
+}
+
 // PostUsersMeCoverWithBodyWithResponse Upload the cover image (multipart field "file")
 //
 // PNG, JPEG or WebP, recognised by content; at most 2 MB. Re-encoded so that only pixels are kept.
@@ -32639,6 +33342,21 @@ func (c *ClientWithResponses) PostUsersMeExclusionWithResponse(ctx context.Conte
 		return nil, err
 	}
 	return ParsePostUsersMeExclusionResponse(rsp)
+}
+
+// GetUsersMeGamesRecallWithResponse Game recall: your last 10 staked games that ended, newest first, with every step, stakes, payouts and your balance before and after
+//
+// Balances are your platform balance (available and locked) from the ledger: just before the game took your stake, and just after it paid out (a win's payout, a draw's or a cancellation's stake back). balanceAfterMinor - balanceBeforeMinor differs from payoutMinor - stakeMinor only by what else moved your balance while the game ran (another game, a deposit).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /users/me/games/recall (the `GetUsersMeGamesRecall` operationId).
+func (c *ClientWithResponses) GetUsersMeGamesRecallWithResponse(ctx context.Context, params *GetUsersMeGamesRecallParams, reqEditors ...RequestEditorFn) (*GetUsersMeGamesRecallResponse, error) {
+	rsp, err := c.GetUsersMeGamesRecall(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetUsersMeGamesRecallResponse(rsp)
 }
 
 // GetUsersMeLimitsWithResponse Your limits, the looser changes waiting, and what is used of each
@@ -40459,6 +41177,88 @@ func ParsePostTournamentsByIdJoinResponse(rsp *http.Response) (*PostTournamentsB
 	return response, nil
 }
 
+// ParseGetTournamentsByIdStandingsResponse parses an HTTP response from a GetTournamentsByIdStandingsWithResponse call
+func ParseGetTournamentsByIdStandingsResponse(rsp *http.Response) (*GetTournamentsByIdStandingsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTournamentsByIdStandingsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest StandingsPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailableError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParsePostTournamentsByIdWithdrawResponse parses an HTTP response from a PostTournamentsByIdWithdrawWithResponse call
 func ParsePostTournamentsByIdWithdrawResponse(rsp *http.Response) (*PostTournamentsByIdWithdrawResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -41008,6 +41808,81 @@ func ParsePostUsersMeAvatarResponse(rsp *http.Response) (*PostUsersMeAvatarRespo
 	return response, nil
 }
 
+// ParsePostUsersMeBotResponse parses an HTTP response from a PostUsersMeBotWithResponse call
+func ParsePostUsersMeBotResponse(rsp *http.Response) (*PostUsersMeBotResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostUsersMeBotResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MyProfile
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailableError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParsePostUsersMeCoverResponse parses an HTTP response from a PostUsersMeCoverWithResponse call
 func ParsePostUsersMeCoverResponse(rsp *http.Response) (*PostUsersMeCoverResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -41294,6 +42169,74 @@ func ParsePostUsersMeExclusionResponse(rsp *http.Response) (*PostUsersMeExclusio
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailableError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetUsersMeGamesRecallResponse parses an HTTP response from a GetUsersMeGamesRecallWithResponse call
+func ParseGetUsersMeGamesRecallResponse(rsp *http.Response) (*GetUsersMeGamesRecallResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetUsersMeGamesRecallResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []GameRecalled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
 		var dest UpgradeRequiredError

@@ -20,6 +20,27 @@
   const KIND_KEY = "wager.walletKind"; // "dev", "standard" or "legacy": how the user signed in
   const ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
   const REF_KEY = "wager.referralCode";
+  const PREVIOUS_KEY = "wager.previousSignIn";
+
+  // The first page after a sign-in says when the previous one was, so
+  // that a sign-in nobody remembers is noticed.
+  document.addEventListener("DOMContentLoaded", () => {
+    let previous;
+    try {
+      previous = sessionStorage.getItem(PREVIOUS_KEY);
+      sessionStorage.removeItem(PREVIOUS_KEY);
+    } catch (_) { return; }
+    const main = document.querySelector("main");
+    if (!previous || !main) return;
+    const at = new Date(previous);
+    const note = document.createElement("p");
+    note.setAttribute("role", "status");
+    note.dataset.testid = "previous-sign-in";
+    note.className = "mb-4 rounded-lg border border-slate-700 bg-slate-900 px-4 py-2 text-sm text-slate-300";
+    note.textContent = previous === "first" || isNaN(at) ? "Welcome: this is the first sign-in of this account."
+      : "Welcome back. Your previous sign-in was on " + at.toLocaleString(undefined, { dateStyle: "long", timeStyle: "short" }) + ".";
+    main.prepend(note);
+  });
 
   // A referral link (?ref=CODE on any page) is kept until the visitor
   // signs in, however many pages they open first; the sign-in sends it.
@@ -286,11 +307,13 @@
       setStatus("Approve the sign-in request in " + wallet.name + "…");
       const signature = await wallet.sign(new TextEncoder().encode(challenge.message));
       setStatus("Checking the signature…");
-      await api("/session", { address: wallet.address, signedMessage: toB64(new Uint8Array(signature)), nonce: challenge.nonce,
+      const session = await api("/session", { address: wallet.address, signedMessage: toB64(new Uint8Array(signature)), nonce: challenge.nonce,
         referralCode: referralCode() });
       try {
         localStorage.setItem(KIND_KEY, wallet.kind || "legacy");
         localStorage.removeItem(REF_KEY);
+        // The next page says when the previous sign-in was.
+        sessionStorage.setItem(PREVIOUS_KEY, session.previousSignInAt || "first");
       } catch (_) {}
       setStatus("Signed in. Loading…");
       const login = document.querySelector("[data-testid=login]");

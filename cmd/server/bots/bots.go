@@ -465,7 +465,7 @@ func (b *Bots) setUp(ctx context.Context) error {
 // so this is no API call.
 func (b *Bots) mark(ctx context.Context, i int, userID string) error {
 	name := fmt.Sprintf("demo_bot_%d", i+1)
-	_, err := b.db.ExecContext(ctx, `UPDATE users SET bot = true,
+	_, err := b.db.ExecContext(ctx, `UPDATE users SET bot = true, bot_account = true,
 		username = CASE WHEN bot OR EXISTS (SELECT 1 FROM users WHERE username = ?) THEN username ELSE ? END,
 		display_name = CASE WHEN bot THEN display_name ELSE ? END
 		WHERE id = ?`, name, name, fmt.Sprintf("Demo bot %d", i+1), userID)

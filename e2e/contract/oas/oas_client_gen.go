@@ -426,6 +426,13 @@ type Invoker interface {
 	//
 	// GET /tournaments/{id}/events
 	GetTournamentsByIdEvents(ctx context.Context, params GetTournamentsByIdEventsParams) (GetTournamentsByIdEventsRes, error)
+	// GetTournamentsByIdStandings invokes getTournamentsByIdStandings operation.
+	//
+	// Without around: every line, best first. around=me needs you signed in (401) and in the tournament
+	// (409 CONFLICT).
+	//
+	// GET /tournaments/{id}/standings
+	GetTournamentsByIdStandings(ctx context.Context, params GetTournamentsByIdStandingsParams) (GetTournamentsByIdStandingsRes, error)
 	// GetTransparencyAnchors invokes getTransparencyAnchors operation.
 	//
 	// When the log grew, at most every ANCHOR_INTERVAL, and once for each proof of reserves, the fee payer
@@ -501,6 +508,15 @@ type Invoker interface {
 	//
 	// GET /users/me/exclusion
 	GetUsersMeExclusion(ctx context.Context, params GetUsersMeExclusionParams) (GetUsersMeExclusionRes, error)
+	// GetUsersMeGamesRecall invokes getUsersMeGamesRecall operation.
+	//
+	// Balances are your platform balance (available and locked) from the ledger: just before the game took
+	// your stake, and just after it paid out (a win's payout, a draw's or a cancellation's stake back).
+	// balanceAfterMinor - balanceBeforeMinor differs from payoutMinor - stakeMinor only by what else moved
+	// your balance while the game ran (another game, a deposit).
+	//
+	// GET /users/me/games/recall
+	GetUsersMeGamesRecall(ctx context.Context, params GetUsersMeGamesRecallParams) (GetUsersMeGamesRecallRes, error)
 	// GetUsersMeLimits invokes getUsersMeLimits operation.
 	//
 	// Windows are rolling: day 24 hours, week 7 days, month 30 days. Used deposits count prepared deposits
@@ -946,14 +962,15 @@ type Invoker interface {
 	// pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. 409 LINKED_ACCOUNT when
 	// the tournament is paid and your account is linked to one of its entrants (one referred the other, a
 	// tip or transfer went between you in the last 30 days, or with LINK_BY_IP you signed in from one
-	// client address): the message names whom and why. Joining while in answers your entry unchanged.
-	// Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out
-	// or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403
-	// UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in
-	// RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt,
-	// when its window frees enough; null when waiting does not) past one of your limits: deposits over a
-	// window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a
-	// window's net loss reached its limit.
+	// client address): the message names whom and why. 403 AGENTS_NOT_ALLOWED when your account is a bot
+	// (POST /users/me/bot) and the arena's agentsAllowed is false. Joining while in answers your entry
+	// unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a
+	// time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed
+	// (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403
+	// REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted
+	// name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one
+	// of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes,
+	// bets and market buys once a window's net loss reached its limit.
 	//
 	// POST /tournaments/{id}/join
 	PostTournamentsByIdJoin(ctx context.Context, params PostTournamentsByIdJoinParams) (PostTournamentsByIdJoinRes, error)
@@ -984,6 +1001,14 @@ type Invoker interface {
 	//
 	// POST /users/me/avatar
 	PostUsersMeAvatar(ctx context.Context, request *PostUsersMeAvatarReq, params PostUsersMeAvatarParams) (PostUsersMeAvatarRes, error)
+	// PostUsersMeBot invokes postUsersMeBot operation.
+	//
+	// A program that plays (an SDK bot, an AI agent over MCP) must play from a bot account: profiles, game
+	// and arena pages say so, and arenas that do not allow agents refuse its entry (403
+	// AGENTS_NOT_ALLOWED). It cannot be undone; declaring again changes nothing.
+	//
+	// POST /users/me/bot
+	PostUsersMeBot(ctx context.Context, params PostUsersMeBotParams) (PostUsersMeBotRes, error)
 	// PostUsersMeCover invokes postUsersMeCover operation.
 	//
 	// PNG, JPEG or WebP, recognised by content; at most 2 MB. Re-encoded so that only pixels are kept.
@@ -8176,6 +8201,162 @@ func (c *Client) sendGetTournamentsByIdEvents(ctx context.Context, params GetTou
 	return result, nil
 }
 
+// GetTournamentsByIdStandings invokes getTournamentsByIdStandings operation.
+//
+// Without around: every line, best first. around=me needs you signed in (401) and in the tournament
+// (409 CONFLICT).
+//
+// GET /tournaments/{id}/standings
+func (c *Client) GetTournamentsByIdStandings(ctx context.Context, params GetTournamentsByIdStandingsParams) (GetTournamentsByIdStandingsRes, error) {
+	res, err := c.sendGetTournamentsByIdStandings(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetTournamentsByIdStandings(ctx context.Context, params GetTournamentsByIdStandingsParams) (res GetTournamentsByIdStandingsRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/tournaments/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/standings"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "around" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "around",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Around.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityAppId(ctx, GetTournamentsByIdStandingsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"AppId\"")
+			}
+		}
+		{
+
+			switch err := c.securityBearer(ctx, GetTournamentsByIdStandingsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+		{
+
+			switch err := c.securitySession(ctx, GetTournamentsByIdStandingsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 2
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Session\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000011},
+				{0b00000100},
+				{},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetTournamentsByIdStandingsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetTransparencyAnchors invokes getTransparencyAnchors operation.
 //
 // When the log grew, at most every ANCHOR_INTERVAL, and once for each proof of reserves, the fee payer
@@ -9184,6 +9365,124 @@ func (c *Client) sendGetUsersMeExclusion(ctx context.Context, params GetUsersMeE
 	}()
 
 	result, err := decodeGetUsersMeExclusionResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetUsersMeGamesRecall invokes getUsersMeGamesRecall operation.
+//
+// Balances are your platform balance (available and locked) from the ledger: just before the game took
+// your stake, and just after it paid out (a win's payout, a draw's or a cancellation's stake back).
+// balanceAfterMinor - balanceBeforeMinor differs from payoutMinor - stakeMinor only by what else moved
+// your balance while the game ran (another game, a deposit).
+//
+// GET /users/me/games/recall
+func (c *Client) GetUsersMeGamesRecall(ctx context.Context, params GetUsersMeGamesRecallParams) (GetUsersMeGamesRecallRes, error) {
+	res, err := c.sendGetUsersMeGamesRecall(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetUsersMeGamesRecall(ctx context.Context, params GetUsersMeGamesRecallParams) (res GetUsersMeGamesRecallRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/users/me/games/recall"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityAppId(ctx, GetUsersMeGamesRecallOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"AppId\"")
+			}
+		}
+		{
+
+			switch err := c.securityBearer(ctx, GetUsersMeGamesRecallOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+		{
+
+			switch err := c.securitySession(ctx, GetUsersMeGamesRecallOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 2
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Session\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000011},
+				{0b00000100},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetUsersMeGamesRecallResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -15153,14 +15452,15 @@ func (c *Client) sendPostTournaments(ctx context.Context, request *TournamentNew
 // pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. 409 LINKED_ACCOUNT when
 // the tournament is paid and your account is linked to one of its entrants (one referred the other, a
 // tip or transfer went between you in the last 30 days, or with LINK_BY_IP you signed in from one
-// client address): the message names whom and why. Joining while in answers your entry unchanged.
-// Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a time-out
-// or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed (REQUIRE_AGE_CONFIRMATION), 403
-// UNDERAGE for an account found younger than MIN_AGE, 403 REGION_RESTRICTED from a country in
-// RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted name of the limit, and resetsAt,
-// when its window frees enough; null when waiting does not) past one of your limits: deposits over a
-// window's deposit limit, a stake above stakeMaxMinor, and stakes, bets and market buys once a
-// window's net loss reached its limit.
+// client address): the message names whom and why. 403 AGENTS_NOT_ALLOWED when your account is a bot
+// (POST /users/me/bot) and the arena's agentsAllowed is false. Joining while in answers your entry
+// unchanged. Player protection (a free game is never refused): 403 SELF_EXCLUDED (with until) during a
+// time-out or self-exclusion, 403 AGE_UNCONFIRMED until the age is confirmed
+// (REQUIRE_AGE_CONFIRMATION), 403 UNDERAGE for an account found younger than MIN_AGE, 403
+// REGION_RESTRICTED from a country in RESTRICTED_COUNTRIES, 409 LIMIT_EXCEEDED (with limit, the dotted
+// name of the limit, and resetsAt, when its window frees enough; null when waiting does not) past one
+// of your limits: deposits over a window's deposit limit, a stake above stakeMaxMinor, and stakes,
+// bets and market buys once a window's net loss reached its limit.
 //
 // POST /tournaments/{id}/join
 func (c *Client) PostTournamentsByIdJoin(ctx context.Context, params PostTournamentsByIdJoinParams) (PostTournamentsByIdJoinRes, error) {
@@ -15792,6 +16092,123 @@ func (c *Client) sendPostUsersMeAvatar(ctx context.Context, request *PostUsersMe
 	}()
 
 	result, err := decodePostUsersMeAvatarResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// PostUsersMeBot invokes postUsersMeBot operation.
+//
+// A program that plays (an SDK bot, an AI agent over MCP) must play from a bot account: profiles, game
+// and arena pages say so, and arenas that do not allow agents refuse its entry (403
+// AGENTS_NOT_ALLOWED). It cannot be undone; declaring again changes nothing.
+//
+// POST /users/me/bot
+func (c *Client) PostUsersMeBot(ctx context.Context, params PostUsersMeBotParams) (PostUsersMeBotRes, error) {
+	res, err := c.sendPostUsersMeBot(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendPostUsersMeBot(ctx context.Context, params PostUsersMeBotParams) (res PostUsersMeBotRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/users/me/bot"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityAppId(ctx, PostUsersMeBotOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"AppId\"")
+			}
+		}
+		{
+
+			switch err := c.securityBearer(ctx, PostUsersMeBotOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+		{
+
+			switch err := c.securitySession(ctx, PostUsersMeBotOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 2
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Session\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000011},
+				{0b00000100},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePostUsersMeBotResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

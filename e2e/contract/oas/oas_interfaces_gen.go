@@ -225,6 +225,10 @@ type GetTournamentsByIdRes interface {
 	getTournamentsByIdRes()
 }
 
+type GetTournamentsByIdStandingsRes interface {
+	getTournamentsByIdStandingsRes()
+}
+
 type GetTournamentsRes interface {
 	getTournamentsRes()
 }
@@ -259,6 +263,10 @@ type GetUsersMeCurrentGameRes interface {
 
 type GetUsersMeExclusionRes interface {
 	getUsersMeExclusionRes()
+}
+
+type GetUsersMeGamesRecallRes interface {
+	getUsersMeGamesRecallRes()
 }
 
 type GetUsersMeLimitsRes interface {
@@ -467,6 +475,10 @@ type PostUsersMeAgeConfirmationRes interface {
 
 type PostUsersMeAvatarRes interface {
 	postUsersMeAvatarRes()
+}
+
+type PostUsersMeBotRes interface {
+	postUsersMeBotRes()
 }
 
 type PostUsersMeCoverRes interface {

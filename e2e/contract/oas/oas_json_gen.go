@@ -7384,6 +7384,325 @@ func (s *GameMove1) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
+func (s *GameRecalled) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *GameRecalled) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("balanceAfterMinor")
+		e.Int64(s.BalanceAfterMinor)
+	}
+	{
+		e.FieldStart("balanceBeforeMinor")
+		e.Int64(s.BalanceBeforeMinor)
+	}
+	{
+		e.FieldStart("endedAt")
+		json.EncodeDateTime(e, s.EndedAt)
+	}
+	{
+		e.FieldStart("gameId")
+		e.Str(s.GameId)
+	}
+	{
+		e.FieldStart("gameType")
+		s.GameType.Encode(e)
+	}
+	{
+		e.FieldStart("payoutMinor")
+		e.Int64(s.PayoutMinor)
+	}
+	{
+		e.FieldStart("stakeMinor")
+		e.Int64(s.StakeMinor)
+	}
+	{
+		e.FieldStart("status")
+		s.Status.Encode(e)
+	}
+	{
+		e.FieldStart("steps")
+		e.ArrStart()
+		for _, elem := range s.Steps {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+}
+
+var jsonFieldsNameOfGameRecalled = [9]string{
+	0: "balanceAfterMinor",
+	1: "balanceBeforeMinor",
+	2: "endedAt",
+	3: "gameId",
+	4: "gameType",
+	5: "payoutMinor",
+	6: "stakeMinor",
+	7: "status",
+	8: "steps",
+}
+
+// Decode decodes GameRecalled from json.
+func (s *GameRecalled) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameRecalled to nil")
+	}
+	var requiredBitSet [2]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "balanceAfterMinor":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Int64()
+				s.BalanceAfterMinor = int64(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"balanceAfterMinor\"")
+			}
+		case "balanceBeforeMinor":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Int64()
+				s.BalanceBeforeMinor = int64(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"balanceBeforeMinor\"")
+			}
+		case "endedAt":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				v, err := json.DecodeDateTime(d)
+				s.EndedAt = v
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"endedAt\"")
+			}
+		case "gameId":
+			requiredBitSet[0] |= 1 << 3
+			if err := func() error {
+				v, err := d.Str()
+				s.GameId = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"gameId\"")
+			}
+		case "gameType":
+			requiredBitSet[0] |= 1 << 4
+			if err := func() error {
+				if err := s.GameType.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"gameType\"")
+			}
+		case "payoutMinor":
+			requiredBitSet[0] |= 1 << 5
+			if err := func() error {
+				v, err := d.Int64()
+				s.PayoutMinor = int64(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"payoutMinor\"")
+			}
+		case "stakeMinor":
+			requiredBitSet[0] |= 1 << 6
+			if err := func() error {
+				v, err := d.Int64()
+				s.StakeMinor = int64(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"stakeMinor\"")
+			}
+		case "status":
+			requiredBitSet[0] |= 1 << 7
+			if err := func() error {
+				if err := s.Status.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"status\"")
+			}
+		case "steps":
+			requiredBitSet[1] |= 1 << 0
+			if err := func() error {
+				s.Steps = make([]GameStep, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem GameStep
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Steps = append(s.Steps, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"steps\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode GameRecalled")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [2]uint8{
+		0b11111111,
+		0b00000001,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfGameRecalled) {
+					name = jsonFieldsNameOfGameRecalled[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *GameRecalled) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameRecalled) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GameRecalledGameType as json.
+func (s GameRecalledGameType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GameRecalledGameType from json.
+func (s *GameRecalledGameType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameRecalledGameType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GameRecalledGameType(v) {
+	case GameRecalledGameTypeConnect4:
+		*s = GameRecalledGameTypeConnect4
+	case GameRecalledGameTypeRps:
+		*s = GameRecalledGameTypeRps
+	default:
+		*s = GameRecalledGameType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GameRecalledGameType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameRecalledGameType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GameRecalledStatus as json.
+func (s GameRecalledStatus) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GameRecalledStatus from json.
+func (s *GameRecalledStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameRecalledStatus to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GameRecalledStatus(v) {
+	case GameRecalledStatusCompleted:
+		*s = GameRecalledStatusCompleted
+	case GameRecalledStatusCancelled:
+		*s = GameRecalledStatusCancelled
+	default:
+		*s = GameRecalledStatus(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GameRecalledStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameRecalledStatus) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
 func (s *GameRematch) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -7943,6 +8262,12 @@ func (s *GameSeat) Encode(e *jx.Encoder) {
 // encodeFields encodes fields.
 func (s *GameSeat) encodeFields(e *jx.Encoder) {
 	{
+		if s.Bot.Set {
+			e.FieldStart("bot")
+			s.Bot.Encode(e)
+		}
+	}
+	{
 		e.FieldStart("seat")
 		e.Int64(s.Seat)
 	}
@@ -7956,10 +8281,11 @@ func (s *GameSeat) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfGameSeat = [3]string{
-	0: "seat",
-	1: "userId",
-	2: "username",
+var jsonFieldsNameOfGameSeat = [4]string{
+	0: "bot",
+	1: "seat",
+	2: "userId",
+	3: "username",
 }
 
 // Decode decodes GameSeat from json.
@@ -7971,8 +8297,18 @@ func (s *GameSeat) Decode(d *jx.Decoder) error {
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
+		case "bot":
+			if err := func() error {
+				s.Bot.Reset()
+				if err := s.Bot.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"bot\"")
+			}
 		case "seat":
-			requiredBitSet[0] |= 1 << 0
+			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
 				v, err := d.Int64()
 				s.Seat = int64(v)
@@ -7984,7 +8320,7 @@ func (s *GameSeat) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"seat\"")
 			}
 		case "userId":
-			requiredBitSet[0] |= 1 << 1
+			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
 				v, err := d.Str()
 				s.UserId = string(v)
@@ -7996,7 +8332,7 @@ func (s *GameSeat) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"userId\"")
 			}
 		case "username":
-			requiredBitSet[0] |= 1 << 2
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Str()
 				s.Username = string(v)
@@ -8017,7 +8353,7 @@ func (s *GameSeat) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00000111,
+		0b00001110,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -8171,6 +8507,209 @@ func (s GameSettings) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *GameSettings) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *GameStep) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *GameStep) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("createdAt")
+		json.EncodeDateTime(e, s.CreatedAt)
+	}
+	{
+		e.FieldStart("data")
+		s.Data.Encode(e)
+	}
+	{
+		e.FieldStart("event")
+		e.Str(s.Event)
+	}
+	{
+		e.FieldStart("seq")
+		e.Int64(s.Seq)
+	}
+}
+
+var jsonFieldsNameOfGameStep = [4]string{
+	0: "createdAt",
+	1: "data",
+	2: "event",
+	3: "seq",
+}
+
+// Decode decodes GameStep from json.
+func (s *GameStep) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameStep to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "createdAt":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := json.DecodeDateTime(d)
+				s.CreatedAt = v
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"createdAt\"")
+			}
+		case "data":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				if err := s.Data.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"data\"")
+			}
+		case "event":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				v, err := d.Str()
+				s.Event = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"event\"")
+			}
+		case "seq":
+			requiredBitSet[0] |= 1 << 3
+			if err := func() error {
+				v, err := d.Int64()
+				s.Seq = int64(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"seq\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode GameStep")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00001111,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfGameStep) {
+					name = jsonFieldsNameOfGameStep[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *GameStep) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameStep) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s GameStepData) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields implements json.Marshaler.
+func (s GameStepData) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
+
+		if len(elem) != 0 {
+			e.Raw(elem)
+		}
+	}
+}
+
+// Decode decodes GameStepData from json.
+func (s *GameStepData) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GameStepData to nil")
+	}
+	m := s.init()
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		var elem jx.Raw
+		if err := func() error {
+			v, err := d.RawAppend(nil)
+			elem = jx.Raw(v)
+			if err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
+		}
+		m[string(k)] = elem
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode GameStepData")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GameStepData) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GameStepData) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -19348,6 +19887,272 @@ func (s *GetTournamentsByIdServiceUnavailable) UnmarshalJSON(data []byte) error 
 	return s.Decode(d)
 }
 
+// Encode encodes GetTournamentsByIdStandingsBadRequest as json.
+func (s *GetTournamentsByIdStandingsBadRequest) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes GetTournamentsByIdStandingsBadRequest from json.
+func (s *GetTournamentsByIdStandingsBadRequest) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetTournamentsByIdStandingsBadRequest to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = GetTournamentsByIdStandingsBadRequest(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *GetTournamentsByIdStandingsBadRequest) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetTournamentsByIdStandingsBadRequest) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetTournamentsByIdStandingsConflict as json.
+func (s *GetTournamentsByIdStandingsConflict) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes GetTournamentsByIdStandingsConflict from json.
+func (s *GetTournamentsByIdStandingsConflict) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetTournamentsByIdStandingsConflict to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = GetTournamentsByIdStandingsConflict(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *GetTournamentsByIdStandingsConflict) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetTournamentsByIdStandingsConflict) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetTournamentsByIdStandingsNotFound as json.
+func (s *GetTournamentsByIdStandingsNotFound) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes GetTournamentsByIdStandingsNotFound from json.
+func (s *GetTournamentsByIdStandingsNotFound) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetTournamentsByIdStandingsNotFound to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = GetTournamentsByIdStandingsNotFound(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *GetTournamentsByIdStandingsNotFound) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetTournamentsByIdStandingsNotFound) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetTournamentsByIdStandingsPaymentRequired as json.
+func (s *GetTournamentsByIdStandingsPaymentRequired) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes GetTournamentsByIdStandingsPaymentRequired from json.
+func (s *GetTournamentsByIdStandingsPaymentRequired) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetTournamentsByIdStandingsPaymentRequired to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = GetTournamentsByIdStandingsPaymentRequired(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *GetTournamentsByIdStandingsPaymentRequired) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetTournamentsByIdStandingsPaymentRequired) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetTournamentsByIdStandingsServiceUnavailable as json.
+func (s *GetTournamentsByIdStandingsServiceUnavailable) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes GetTournamentsByIdStandingsServiceUnavailable from json.
+func (s *GetTournamentsByIdStandingsServiceUnavailable) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetTournamentsByIdStandingsServiceUnavailable to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = GetTournamentsByIdStandingsServiceUnavailable(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *GetTournamentsByIdStandingsServiceUnavailable) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetTournamentsByIdStandingsServiceUnavailable) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetTournamentsByIdStandingsUnauthorized as json.
+func (s *GetTournamentsByIdStandingsUnauthorized) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes GetTournamentsByIdStandingsUnauthorized from json.
+func (s *GetTournamentsByIdStandingsUnauthorized) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetTournamentsByIdStandingsUnauthorized to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = GetTournamentsByIdStandingsUnauthorized(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *GetTournamentsByIdStandingsUnauthorized) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetTournamentsByIdStandingsUnauthorized) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetTournamentsByIdStandingsUpgradeRequired as json.
+func (s *GetTournamentsByIdStandingsUpgradeRequired) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes GetTournamentsByIdStandingsUpgradeRequired from json.
+func (s *GetTournamentsByIdStandingsUpgradeRequired) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetTournamentsByIdStandingsUpgradeRequired to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = GetTournamentsByIdStandingsUpgradeRequired(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *GetTournamentsByIdStandingsUpgradeRequired) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetTournamentsByIdStandingsUpgradeRequired) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes GetTournamentsByIdUpgradeRequired as json.
 func (s *GetTournamentsByIdUpgradeRequired) Encode(e *jx.Encoder) {
 	unwrapped := (*Error)(s)
@@ -21130,6 +21935,246 @@ func (s *GetUsersMeExclusionUpgradeRequired) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *GetUsersMeExclusionUpgradeRequired) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetUsersMeGamesRecallBadRequest as json.
+func (s *GetUsersMeGamesRecallBadRequest) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes GetUsersMeGamesRecallBadRequest from json.
+func (s *GetUsersMeGamesRecallBadRequest) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetUsersMeGamesRecallBadRequest to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = GetUsersMeGamesRecallBadRequest(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *GetUsersMeGamesRecallBadRequest) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetUsersMeGamesRecallBadRequest) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetUsersMeGamesRecallOKApplicationJSON as json.
+func (s GetUsersMeGamesRecallOKApplicationJSON) Encode(e *jx.Encoder) {
+	unwrapped := []GameRecalled(s)
+
+	e.ArrStart()
+	for _, elem := range unwrapped {
+		elem.Encode(e)
+	}
+	e.ArrEnd()
+}
+
+// Decode decodes GetUsersMeGamesRecallOKApplicationJSON from json.
+func (s *GetUsersMeGamesRecallOKApplicationJSON) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetUsersMeGamesRecallOKApplicationJSON to nil")
+	}
+	var unwrapped []GameRecalled
+	if err := func() error {
+		unwrapped = make([]GameRecalled, 0)
+		if err := d.Arr(func(d *jx.Decoder) error {
+			var elem GameRecalled
+			if err := elem.Decode(d); err != nil {
+				return err
+			}
+			unwrapped = append(unwrapped, elem)
+			return nil
+		}); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = GetUsersMeGamesRecallOKApplicationJSON(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GetUsersMeGamesRecallOKApplicationJSON) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetUsersMeGamesRecallOKApplicationJSON) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetUsersMeGamesRecallPaymentRequired as json.
+func (s *GetUsersMeGamesRecallPaymentRequired) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes GetUsersMeGamesRecallPaymentRequired from json.
+func (s *GetUsersMeGamesRecallPaymentRequired) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetUsersMeGamesRecallPaymentRequired to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = GetUsersMeGamesRecallPaymentRequired(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *GetUsersMeGamesRecallPaymentRequired) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetUsersMeGamesRecallPaymentRequired) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetUsersMeGamesRecallServiceUnavailable as json.
+func (s *GetUsersMeGamesRecallServiceUnavailable) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes GetUsersMeGamesRecallServiceUnavailable from json.
+func (s *GetUsersMeGamesRecallServiceUnavailable) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetUsersMeGamesRecallServiceUnavailable to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = GetUsersMeGamesRecallServiceUnavailable(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *GetUsersMeGamesRecallServiceUnavailable) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetUsersMeGamesRecallServiceUnavailable) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetUsersMeGamesRecallUnauthorized as json.
+func (s *GetUsersMeGamesRecallUnauthorized) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes GetUsersMeGamesRecallUnauthorized from json.
+func (s *GetUsersMeGamesRecallUnauthorized) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetUsersMeGamesRecallUnauthorized to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = GetUsersMeGamesRecallUnauthorized(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *GetUsersMeGamesRecallUnauthorized) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetUsersMeGamesRecallUnauthorized) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetUsersMeGamesRecallUpgradeRequired as json.
+func (s *GetUsersMeGamesRecallUpgradeRequired) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes GetUsersMeGamesRecallUpgradeRequired from json.
+func (s *GetUsersMeGamesRecallUpgradeRequired) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetUsersMeGamesRecallUpgradeRequired to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = GetUsersMeGamesRecallUpgradeRequired(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *GetUsersMeGamesRecallUpgradeRequired) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetUsersMeGamesRecallUpgradeRequired) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -30018,6 +31063,10 @@ func (s *MyProfile) encodeFields(e *jx.Encoder) {
 		e.Str(s.Bio)
 	}
 	{
+		e.FieldStart("bot")
+		e.Bool(s.Bot)
+	}
+	{
 		e.FieldStart("coverUrl")
 		s.CoverUrl.Encode(e)
 	}
@@ -30038,6 +31087,10 @@ func (s *MyProfile) encodeFields(e *jx.Encoder) {
 		e.Bool(s.IsBot)
 	}
 	{
+		e.FieldStart("previousSignInAt")
+		s.PreviousSignInAt.Encode(e, json.EncodeDateTime)
+	}
+	{
 		e.FieldStart("username")
 		e.Str(s.Username)
 	}
@@ -30047,17 +31100,19 @@ func (s *MyProfile) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfMyProfile = [10]string{
-	0: "ageConfirmed",
-	1: "avatarUrl",
-	2: "bio",
-	3: "coverUrl",
-	4: "createdAt",
-	5: "displayName",
-	6: "id",
-	7: "isBot",
-	8: "username",
-	9: "walletAddress",
+var jsonFieldsNameOfMyProfile = [12]string{
+	0:  "ageConfirmed",
+	1:  "avatarUrl",
+	2:  "bio",
+	3:  "bot",
+	4:  "coverUrl",
+	5:  "createdAt",
+	6:  "displayName",
+	7:  "id",
+	8:  "isBot",
+	9:  "previousSignInAt",
+	10: "username",
+	11: "walletAddress",
 }
 
 // Decode decodes MyProfile from json.
@@ -30103,8 +31158,20 @@ func (s *MyProfile) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"bio\"")
 			}
-		case "coverUrl":
+		case "bot":
 			requiredBitSet[0] |= 1 << 3
+			if err := func() error {
+				v, err := d.Bool()
+				s.Bot = bool(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"bot\"")
+			}
+		case "coverUrl":
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				if err := s.CoverUrl.Decode(d); err != nil {
 					return err
@@ -30114,7 +31181,7 @@ func (s *MyProfile) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"coverUrl\"")
 			}
 		case "createdAt":
-			requiredBitSet[0] |= 1 << 4
+			requiredBitSet[0] |= 1 << 5
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.CreatedAt = v
@@ -30126,7 +31193,7 @@ func (s *MyProfile) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"createdAt\"")
 			}
 		case "displayName":
-			requiredBitSet[0] |= 1 << 5
+			requiredBitSet[0] |= 1 << 6
 			if err := func() error {
 				v, err := d.Str()
 				s.DisplayName = string(v)
@@ -30138,7 +31205,7 @@ func (s *MyProfile) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"displayName\"")
 			}
 		case "id":
-			requiredBitSet[0] |= 1 << 6
+			requiredBitSet[0] |= 1 << 7
 			if err := func() error {
 				v, err := d.Str()
 				s.ID = string(v)
@@ -30150,7 +31217,7 @@ func (s *MyProfile) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"id\"")
 			}
 		case "isBot":
-			requiredBitSet[0] |= 1 << 7
+			requiredBitSet[1] |= 1 << 0
 			if err := func() error {
 				v, err := d.Bool()
 				s.IsBot = bool(v)
@@ -30161,8 +31228,18 @@ func (s *MyProfile) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"isBot\"")
 			}
+		case "previousSignInAt":
+			requiredBitSet[1] |= 1 << 1
+			if err := func() error {
+				if err := s.PreviousSignInAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"previousSignInAt\"")
+			}
 		case "username":
-			requiredBitSet[1] |= 1 << 0
+			requiredBitSet[1] |= 1 << 2
 			if err := func() error {
 				v, err := d.Str()
 				s.Username = string(v)
@@ -30174,7 +31251,7 @@ func (s *MyProfile) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"username\"")
 			}
 		case "walletAddress":
-			requiredBitSet[1] |= 1 << 1
+			requiredBitSet[1] |= 1 << 3
 			if err := func() error {
 				v, err := d.Str()
 				s.WalletAddress = string(v)
@@ -30196,7 +31273,7 @@ func (s *MyProfile) Decode(d *jx.Decoder) error {
 	var failures []validate.FieldError
 	for i, mask := range [2]uint8{
 		0b11111111,
-		0b00000011,
+		0b00001111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -45504,6 +46581,234 @@ func (s *PostUsersMeAvatarUpgradeRequired) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes PostUsersMeBotBadRequest as json.
+func (s *PostUsersMeBotBadRequest) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostUsersMeBotBadRequest from json.
+func (s *PostUsersMeBotBadRequest) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostUsersMeBotBadRequest to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostUsersMeBotBadRequest(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostUsersMeBotBadRequest) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostUsersMeBotBadRequest) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostUsersMeBotForbidden as json.
+func (s *PostUsersMeBotForbidden) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostUsersMeBotForbidden from json.
+func (s *PostUsersMeBotForbidden) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostUsersMeBotForbidden to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostUsersMeBotForbidden(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostUsersMeBotForbidden) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostUsersMeBotForbidden) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostUsersMeBotPaymentRequired as json.
+func (s *PostUsersMeBotPaymentRequired) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostUsersMeBotPaymentRequired from json.
+func (s *PostUsersMeBotPaymentRequired) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostUsersMeBotPaymentRequired to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostUsersMeBotPaymentRequired(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostUsersMeBotPaymentRequired) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostUsersMeBotPaymentRequired) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostUsersMeBotServiceUnavailable as json.
+func (s *PostUsersMeBotServiceUnavailable) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostUsersMeBotServiceUnavailable from json.
+func (s *PostUsersMeBotServiceUnavailable) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostUsersMeBotServiceUnavailable to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostUsersMeBotServiceUnavailable(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostUsersMeBotServiceUnavailable) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostUsersMeBotServiceUnavailable) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostUsersMeBotUnauthorized as json.
+func (s *PostUsersMeBotUnauthorized) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostUsersMeBotUnauthorized from json.
+func (s *PostUsersMeBotUnauthorized) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostUsersMeBotUnauthorized to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostUsersMeBotUnauthorized(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostUsersMeBotUnauthorized) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostUsersMeBotUnauthorized) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostUsersMeBotUpgradeRequired as json.
+func (s *PostUsersMeBotUpgradeRequired) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostUsersMeBotUpgradeRequired from json.
+func (s *PostUsersMeBotUpgradeRequired) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostUsersMeBotUpgradeRequired to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostUsersMeBotUpgradeRequired(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostUsersMeBotUpgradeRequired) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostUsersMeBotUpgradeRequired) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes PostUsersMeCoverBadRequest as json.
 func (s *PostUsersMeCoverBadRequest) Encode(e *jx.Encoder) {
 	unwrapped := (*Error)(s)
@@ -55816,13 +57121,18 @@ func (s *SessionAnswer) Encode(e *jx.Encoder) {
 // encodeFields encodes fields.
 func (s *SessionAnswer) encodeFields(e *jx.Encoder) {
 	{
+		e.FieldStart("previousSignInAt")
+		s.PreviousSignInAt.Encode(e, json.EncodeDateTime)
+	}
+	{
 		e.FieldStart("user")
 		s.User.Encode(e)
 	}
 }
 
-var jsonFieldsNameOfSessionAnswer = [1]string{
-	0: "user",
+var jsonFieldsNameOfSessionAnswer = [2]string{
+	0: "previousSignInAt",
+	1: "user",
 }
 
 // Decode decodes SessionAnswer from json.
@@ -55834,8 +57144,18 @@ func (s *SessionAnswer) Decode(d *jx.Decoder) error {
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
-		case "user":
+		case "previousSignInAt":
 			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				if err := s.PreviousSignInAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"previousSignInAt\"")
+			}
+		case "user":
+			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
 				if err := s.User.Decode(d); err != nil {
 					return err
@@ -55854,7 +57174,7 @@ func (s *SessionAnswer) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00000001,
+		0b00000011,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -57131,6 +58451,129 @@ func (s *SocialUserRef) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *SocialUserRef) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *StandingsPage) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *StandingsPage) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("playerCount")
+		e.Int64(s.PlayerCount)
+	}
+	{
+		e.FieldStart("standings")
+		e.ArrStart()
+		for _, elem := range s.Standings {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+}
+
+var jsonFieldsNameOfStandingsPage = [2]string{
+	0: "playerCount",
+	1: "standings",
+}
+
+// Decode decodes StandingsPage from json.
+func (s *StandingsPage) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode StandingsPage to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "playerCount":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Int64()
+				s.PlayerCount = int64(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"playerCount\"")
+			}
+		case "standings":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				s.Standings = make([]TournamentStanding, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem TournamentStanding
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Standings = append(s.Standings, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"standings\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode StandingsPage")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000011,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfStandingsPage) {
+					name = jsonFieldsNameOfStandingsPage[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *StandingsPage) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *StandingsPage) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -60333,6 +61776,10 @@ func (s *Tournament) Encode(e *jx.Encoder) {
 // encodeFields encodes fields.
 func (s *Tournament) encodeFields(e *jx.Encoder) {
 	{
+		e.FieldStart("agentsAllowed")
+		e.Bool(s.AgentsAllowed)
+	}
+	{
 		e.FieldStart("createdAt")
 		json.EncodeDateTime(e, s.CreatedAt)
 	}
@@ -60402,23 +61849,24 @@ func (s *Tournament) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfTournament = [16]string{
-	0:  "createdAt",
-	1:  "createdBy",
-	2:  "endsAt",
-	3:  "entryFeeMinor",
-	4:  "finishedAt",
-	5:  "gameType",
-	6:  "id",
-	7:  "lastSeq",
-	8:  "maxPlayers",
-	9:  "name",
-	10: "playerCount",
-	11: "prizePoolMinor",
-	12: "prizeSplitBps",
-	13: "settings",
-	14: "startsAt",
-	15: "status",
+var jsonFieldsNameOfTournament = [17]string{
+	0:  "agentsAllowed",
+	1:  "createdAt",
+	2:  "createdBy",
+	3:  "endsAt",
+	4:  "entryFeeMinor",
+	5:  "finishedAt",
+	6:  "gameType",
+	7:  "id",
+	8:  "lastSeq",
+	9:  "maxPlayers",
+	10: "name",
+	11: "playerCount",
+	12: "prizePoolMinor",
+	13: "prizeSplitBps",
+	14: "settings",
+	15: "startsAt",
+	16: "status",
 }
 
 // Decode decodes Tournament from json.
@@ -60426,12 +61874,24 @@ func (s *Tournament) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode Tournament to nil")
 	}
-	var requiredBitSet [2]uint8
+	var requiredBitSet [3]uint8
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
-		case "createdAt":
+		case "agentsAllowed":
 			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Bool()
+				s.AgentsAllowed = bool(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"agentsAllowed\"")
+			}
+		case "createdAt":
+			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.CreatedAt = v
@@ -60443,7 +61903,7 @@ func (s *Tournament) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"createdAt\"")
 			}
 		case "createdBy":
-			requiredBitSet[0] |= 1 << 1
+			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
 				if err := s.CreatedBy.Decode(d); err != nil {
 					return err
@@ -60453,7 +61913,7 @@ func (s *Tournament) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"createdBy\"")
 			}
 		case "endsAt":
-			requiredBitSet[0] |= 1 << 2
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.EndsAt = v
@@ -60465,7 +61925,7 @@ func (s *Tournament) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"endsAt\"")
 			}
 		case "entryFeeMinor":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				v, err := d.Int64()
 				s.EntryFeeMinor = int64(v)
@@ -60477,7 +61937,7 @@ func (s *Tournament) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"entryFeeMinor\"")
 			}
 		case "finishedAt":
-			requiredBitSet[0] |= 1 << 4
+			requiredBitSet[0] |= 1 << 5
 			if err := func() error {
 				if err := s.FinishedAt.Decode(d, json.DecodeDateTime); err != nil {
 					return err
@@ -60487,7 +61947,7 @@ func (s *Tournament) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"finishedAt\"")
 			}
 		case "gameType":
-			requiredBitSet[0] |= 1 << 5
+			requiredBitSet[0] |= 1 << 6
 			if err := func() error {
 				if err := s.GameType.Decode(d); err != nil {
 					return err
@@ -60497,7 +61957,7 @@ func (s *Tournament) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"gameType\"")
 			}
 		case "id":
-			requiredBitSet[0] |= 1 << 6
+			requiredBitSet[0] |= 1 << 7
 			if err := func() error {
 				v, err := d.Str()
 				s.ID = string(v)
@@ -60509,7 +61969,7 @@ func (s *Tournament) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"id\"")
 			}
 		case "lastSeq":
-			requiredBitSet[0] |= 1 << 7
+			requiredBitSet[1] |= 1 << 0
 			if err := func() error {
 				v, err := d.Int64()
 				s.LastSeq = int64(v)
@@ -60521,7 +61981,7 @@ func (s *Tournament) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"lastSeq\"")
 			}
 		case "maxPlayers":
-			requiredBitSet[1] |= 1 << 0
+			requiredBitSet[1] |= 1 << 1
 			if err := func() error {
 				v, err := d.Int64()
 				s.MaxPlayers = int64(v)
@@ -60533,7 +61993,7 @@ func (s *Tournament) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"maxPlayers\"")
 			}
 		case "name":
-			requiredBitSet[1] |= 1 << 1
+			requiredBitSet[1] |= 1 << 2
 			if err := func() error {
 				v, err := d.Str()
 				s.Name = string(v)
@@ -60545,7 +62005,7 @@ func (s *Tournament) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"name\"")
 			}
 		case "playerCount":
-			requiredBitSet[1] |= 1 << 2
+			requiredBitSet[1] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int64()
 				s.PlayerCount = int64(v)
@@ -60557,7 +62017,7 @@ func (s *Tournament) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"playerCount\"")
 			}
 		case "prizePoolMinor":
-			requiredBitSet[1] |= 1 << 3
+			requiredBitSet[1] |= 1 << 4
 			if err := func() error {
 				v, err := d.Int64()
 				s.PrizePoolMinor = int64(v)
@@ -60569,7 +62029,7 @@ func (s *Tournament) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"prizePoolMinor\"")
 			}
 		case "prizeSplitBps":
-			requiredBitSet[1] |= 1 << 4
+			requiredBitSet[1] |= 1 << 5
 			if err := func() error {
 				s.PrizeSplitBps = make([]int64, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -60589,7 +62049,7 @@ func (s *Tournament) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"prizeSplitBps\"")
 			}
 		case "settings":
-			requiredBitSet[1] |= 1 << 5
+			requiredBitSet[1] |= 1 << 6
 			if err := func() error {
 				if err := s.Settings.Decode(d); err != nil {
 					return err
@@ -60599,7 +62059,7 @@ func (s *Tournament) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"settings\"")
 			}
 		case "startsAt":
-			requiredBitSet[1] |= 1 << 6
+			requiredBitSet[1] |= 1 << 7
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.StartsAt = v
@@ -60611,7 +62071,7 @@ func (s *Tournament) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"startsAt\"")
 			}
 		case "status":
-			requiredBitSet[1] |= 1 << 7
+			requiredBitSet[2] |= 1 << 0
 			if err := func() error {
 				if err := s.Status.Decode(d); err != nil {
 					return err
@@ -60629,9 +62089,10 @@ func (s *Tournament) Decode(d *jx.Decoder) error {
 	}
 	// Validate required fields.
 	var failures []validate.FieldError
-	for i, mask := range [2]uint8{
+	for i, mask := range [3]uint8{
 		0b11111111,
 		0b11111111,
+		0b00000001,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -60686,6 +62147,10 @@ func (s *TournamentDetail) Encode(e *jx.Encoder) {
 
 // encodeFields encodes fields.
 func (s *TournamentDetail) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("agentsAllowed")
+		e.Bool(s.AgentsAllowed)
+	}
 	{
 		e.FieldStart("createdAt")
 		json.EncodeDateTime(e, s.CreatedAt)
@@ -60772,25 +62237,26 @@ func (s *TournamentDetail) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfTournamentDetail = [18]string{
-	0:  "createdAt",
-	1:  "createdBy",
-	2:  "endsAt",
-	3:  "entryFeeMinor",
-	4:  "finishedAt",
-	5:  "gameType",
-	6:  "id",
-	7:  "lastSeq",
-	8:  "maxPlayers",
-	9:  "name",
-	10: "playerCount",
-	11: "prizePoolMinor",
-	12: "prizeSplitBps",
-	13: "prizes",
-	14: "settings",
-	15: "standings",
-	16: "startsAt",
-	17: "status",
+var jsonFieldsNameOfTournamentDetail = [19]string{
+	0:  "agentsAllowed",
+	1:  "createdAt",
+	2:  "createdBy",
+	3:  "endsAt",
+	4:  "entryFeeMinor",
+	5:  "finishedAt",
+	6:  "gameType",
+	7:  "id",
+	8:  "lastSeq",
+	9:  "maxPlayers",
+	10: "name",
+	11: "playerCount",
+	12: "prizePoolMinor",
+	13: "prizeSplitBps",
+	14: "prizes",
+	15: "settings",
+	16: "standings",
+	17: "startsAt",
+	18: "status",
 }
 
 // Decode decodes TournamentDetail from json.
@@ -60802,8 +62268,20 @@ func (s *TournamentDetail) Decode(d *jx.Decoder) error {
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
-		case "createdAt":
+		case "agentsAllowed":
 			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Bool()
+				s.AgentsAllowed = bool(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"agentsAllowed\"")
+			}
+		case "createdAt":
+			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.CreatedAt = v
@@ -60815,7 +62293,7 @@ func (s *TournamentDetail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"createdAt\"")
 			}
 		case "createdBy":
-			requiredBitSet[0] |= 1 << 1
+			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
 				if err := s.CreatedBy.Decode(d); err != nil {
 					return err
@@ -60825,7 +62303,7 @@ func (s *TournamentDetail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"createdBy\"")
 			}
 		case "endsAt":
-			requiredBitSet[0] |= 1 << 2
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.EndsAt = v
@@ -60837,7 +62315,7 @@ func (s *TournamentDetail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"endsAt\"")
 			}
 		case "entryFeeMinor":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				v, err := d.Int64()
 				s.EntryFeeMinor = int64(v)
@@ -60849,7 +62327,7 @@ func (s *TournamentDetail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"entryFeeMinor\"")
 			}
 		case "finishedAt":
-			requiredBitSet[0] |= 1 << 4
+			requiredBitSet[0] |= 1 << 5
 			if err := func() error {
 				if err := s.FinishedAt.Decode(d, json.DecodeDateTime); err != nil {
 					return err
@@ -60859,7 +62337,7 @@ func (s *TournamentDetail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"finishedAt\"")
 			}
 		case "gameType":
-			requiredBitSet[0] |= 1 << 5
+			requiredBitSet[0] |= 1 << 6
 			if err := func() error {
 				if err := s.GameType.Decode(d); err != nil {
 					return err
@@ -60869,7 +62347,7 @@ func (s *TournamentDetail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"gameType\"")
 			}
 		case "id":
-			requiredBitSet[0] |= 1 << 6
+			requiredBitSet[0] |= 1 << 7
 			if err := func() error {
 				v, err := d.Str()
 				s.ID = string(v)
@@ -60881,7 +62359,7 @@ func (s *TournamentDetail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"id\"")
 			}
 		case "lastSeq":
-			requiredBitSet[0] |= 1 << 7
+			requiredBitSet[1] |= 1 << 0
 			if err := func() error {
 				v, err := d.Int64()
 				s.LastSeq = int64(v)
@@ -60893,7 +62371,7 @@ func (s *TournamentDetail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"lastSeq\"")
 			}
 		case "maxPlayers":
-			requiredBitSet[1] |= 1 << 0
+			requiredBitSet[1] |= 1 << 1
 			if err := func() error {
 				v, err := d.Int64()
 				s.MaxPlayers = int64(v)
@@ -60905,7 +62383,7 @@ func (s *TournamentDetail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"maxPlayers\"")
 			}
 		case "name":
-			requiredBitSet[1] |= 1 << 1
+			requiredBitSet[1] |= 1 << 2
 			if err := func() error {
 				v, err := d.Str()
 				s.Name = string(v)
@@ -60917,7 +62395,7 @@ func (s *TournamentDetail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"name\"")
 			}
 		case "playerCount":
-			requiredBitSet[1] |= 1 << 2
+			requiredBitSet[1] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int64()
 				s.PlayerCount = int64(v)
@@ -60929,7 +62407,7 @@ func (s *TournamentDetail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"playerCount\"")
 			}
 		case "prizePoolMinor":
-			requiredBitSet[1] |= 1 << 3
+			requiredBitSet[1] |= 1 << 4
 			if err := func() error {
 				v, err := d.Int64()
 				s.PrizePoolMinor = int64(v)
@@ -60941,7 +62419,7 @@ func (s *TournamentDetail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"prizePoolMinor\"")
 			}
 		case "prizeSplitBps":
-			requiredBitSet[1] |= 1 << 4
+			requiredBitSet[1] |= 1 << 5
 			if err := func() error {
 				s.PrizeSplitBps = make([]int64, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -60961,7 +62439,7 @@ func (s *TournamentDetail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"prizeSplitBps\"")
 			}
 		case "prizes":
-			requiredBitSet[1] |= 1 << 5
+			requiredBitSet[1] |= 1 << 6
 			if err := func() error {
 				s.Prizes = make([]TournamentPrize, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -60979,7 +62457,7 @@ func (s *TournamentDetail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"prizes\"")
 			}
 		case "settings":
-			requiredBitSet[1] |= 1 << 6
+			requiredBitSet[1] |= 1 << 7
 			if err := func() error {
 				if err := s.Settings.Decode(d); err != nil {
 					return err
@@ -60989,7 +62467,7 @@ func (s *TournamentDetail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"settings\"")
 			}
 		case "standings":
-			requiredBitSet[1] |= 1 << 7
+			requiredBitSet[2] |= 1 << 0
 			if err := func() error {
 				s.Standings = make([]TournamentStanding, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -61007,7 +62485,7 @@ func (s *TournamentDetail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"standings\"")
 			}
 		case "startsAt":
-			requiredBitSet[2] |= 1 << 0
+			requiredBitSet[2] |= 1 << 1
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.StartsAt = v
@@ -61019,7 +62497,7 @@ func (s *TournamentDetail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"startsAt\"")
 			}
 		case "status":
-			requiredBitSet[2] |= 1 << 1
+			requiredBitSet[2] |= 1 << 2
 			if err := func() error {
 				if err := s.Status.Decode(d); err != nil {
 					return err
@@ -61040,7 +62518,7 @@ func (s *TournamentDetail) Decode(d *jx.Decoder) error {
 	for i, mask := range [3]uint8{
 		0b11111111,
 		0b11111111,
-		0b00000011,
+		0b00000111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -61765,6 +63243,12 @@ func (s *TournamentNewTournament) Encode(e *jx.Encoder) {
 // encodeFields encodes fields.
 func (s *TournamentNewTournament) encodeFields(e *jx.Encoder) {
 	{
+		if s.AgentsAllowed.Set {
+			e.FieldStart("agentsAllowed")
+			s.AgentsAllowed.Encode(e)
+		}
+	}
+	{
 		e.FieldStart("durationMinutes")
 		e.Int64(s.DurationMinutes)
 	}
@@ -61808,15 +63292,16 @@ func (s *TournamentNewTournament) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfTournamentNewTournament = [8]string{
-	0: "durationMinutes",
-	1: "entryFeeMinor",
-	2: "gameType",
-	3: "maxPlayers",
-	4: "name",
-	5: "prizeSplitBps",
-	6: "settings",
-	7: "startsAt",
+var jsonFieldsNameOfTournamentNewTournament = [9]string{
+	0: "agentsAllowed",
+	1: "durationMinutes",
+	2: "entryFeeMinor",
+	3: "gameType",
+	4: "maxPlayers",
+	5: "name",
+	6: "prizeSplitBps",
+	7: "settings",
+	8: "startsAt",
 }
 
 // Decode decodes TournamentNewTournament from json.
@@ -61824,12 +63309,22 @@ func (s *TournamentNewTournament) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode TournamentNewTournament to nil")
 	}
-	var requiredBitSet [1]uint8
+	var requiredBitSet [2]uint8
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
+		case "agentsAllowed":
+			if err := func() error {
+				s.AgentsAllowed.Reset()
+				if err := s.AgentsAllowed.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"agentsAllowed\"")
+			}
 		case "durationMinutes":
-			requiredBitSet[0] |= 1 << 0
+			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
 				v, err := d.Int64()
 				s.DurationMinutes = int64(v)
@@ -61841,7 +63336,7 @@ func (s *TournamentNewTournament) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"durationMinutes\"")
 			}
 		case "entryFeeMinor":
-			requiredBitSet[0] |= 1 << 1
+			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
 				v, err := d.Int64()
 				s.EntryFeeMinor = int64(v)
@@ -61853,7 +63348,7 @@ func (s *TournamentNewTournament) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"entryFeeMinor\"")
 			}
 		case "gameType":
-			requiredBitSet[0] |= 1 << 2
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				if err := s.GameType.Decode(d); err != nil {
 					return err
@@ -61873,7 +63368,7 @@ func (s *TournamentNewTournament) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"maxPlayers\"")
 			}
 		case "name":
-			requiredBitSet[0] |= 1 << 4
+			requiredBitSet[0] |= 1 << 5
 			if err := func() error {
 				v, err := d.Str()
 				s.Name = string(v)
@@ -61914,7 +63409,7 @@ func (s *TournamentNewTournament) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"settings\"")
 			}
 		case "startsAt":
-			requiredBitSet[0] |= 1 << 7
+			requiredBitSet[1] |= 1 << 0
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.StartsAt = v
@@ -61934,8 +63429,9 @@ func (s *TournamentNewTournament) Decode(d *jx.Decoder) error {
 	}
 	// Validate required fields.
 	var failures []validate.FieldError
-	for i, mask := range [1]uint8{
-		0b10010111,
+	for i, mask := range [2]uint8{
+		0b00101110,
+		0b00000001,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -62178,6 +63674,10 @@ func (s *TournamentStanding) Encode(e *jx.Encoder) {
 // encodeFields encodes fields.
 func (s *TournamentStanding) encodeFields(e *jx.Encoder) {
 	{
+		e.FieldStart("bot")
+		e.Bool(s.Bot)
+	}
+	{
 		e.FieldStart("currentGameId")
 		s.CurrentGameId.Encode(e)
 	}
@@ -62223,18 +63723,19 @@ func (s *TournamentStanding) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfTournamentStanding = [11]string{
-	0:  "currentGameId",
-	1:  "draws",
-	2:  "games",
-	3:  "losses",
-	4:  "onFire",
-	5:  "paused",
-	6:  "rank",
-	7:  "score",
-	8:  "userId",
-	9:  "username",
-	10: "wins",
+var jsonFieldsNameOfTournamentStanding = [12]string{
+	0:  "bot",
+	1:  "currentGameId",
+	2:  "draws",
+	3:  "games",
+	4:  "losses",
+	5:  "onFire",
+	6:  "paused",
+	7:  "rank",
+	8:  "score",
+	9:  "userId",
+	10: "username",
+	11: "wins",
 }
 
 // Decode decodes TournamentStanding from json.
@@ -62246,8 +63747,20 @@ func (s *TournamentStanding) Decode(d *jx.Decoder) error {
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
-		case "currentGameId":
+		case "bot":
 			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Bool()
+				s.Bot = bool(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"bot\"")
+			}
+		case "currentGameId":
+			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
 				if err := s.CurrentGameId.Decode(d); err != nil {
 					return err
@@ -62257,7 +63770,7 @@ func (s *TournamentStanding) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"currentGameId\"")
 			}
 		case "draws":
-			requiredBitSet[0] |= 1 << 1
+			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
 				v, err := d.Int64()
 				s.Draws = int64(v)
@@ -62269,7 +63782,7 @@ func (s *TournamentStanding) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"draws\"")
 			}
 		case "games":
-			requiredBitSet[0] |= 1 << 2
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int64()
 				s.Games = int64(v)
@@ -62281,7 +63794,7 @@ func (s *TournamentStanding) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"games\"")
 			}
 		case "losses":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				v, err := d.Int64()
 				s.Losses = int64(v)
@@ -62293,7 +63806,7 @@ func (s *TournamentStanding) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"losses\"")
 			}
 		case "onFire":
-			requiredBitSet[0] |= 1 << 4
+			requiredBitSet[0] |= 1 << 5
 			if err := func() error {
 				v, err := d.Bool()
 				s.OnFire = bool(v)
@@ -62305,7 +63818,7 @@ func (s *TournamentStanding) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"onFire\"")
 			}
 		case "paused":
-			requiredBitSet[0] |= 1 << 5
+			requiredBitSet[0] |= 1 << 6
 			if err := func() error {
 				v, err := d.Bool()
 				s.Paused = bool(v)
@@ -62317,7 +63830,7 @@ func (s *TournamentStanding) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"paused\"")
 			}
 		case "rank":
-			requiredBitSet[0] |= 1 << 6
+			requiredBitSet[0] |= 1 << 7
 			if err := func() error {
 				v, err := d.Int64()
 				s.Rank = int64(v)
@@ -62329,7 +63842,7 @@ func (s *TournamentStanding) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"rank\"")
 			}
 		case "score":
-			requiredBitSet[0] |= 1 << 7
+			requiredBitSet[1] |= 1 << 0
 			if err := func() error {
 				v, err := d.Int64()
 				s.Score = int64(v)
@@ -62341,7 +63854,7 @@ func (s *TournamentStanding) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"score\"")
 			}
 		case "userId":
-			requiredBitSet[1] |= 1 << 0
+			requiredBitSet[1] |= 1 << 1
 			if err := func() error {
 				v, err := d.Str()
 				s.UserId = string(v)
@@ -62353,7 +63866,7 @@ func (s *TournamentStanding) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"userId\"")
 			}
 		case "username":
-			requiredBitSet[1] |= 1 << 1
+			requiredBitSet[1] |= 1 << 2
 			if err := func() error {
 				v, err := d.Str()
 				s.Username = string(v)
@@ -62365,7 +63878,7 @@ func (s *TournamentStanding) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"username\"")
 			}
 		case "wins":
-			requiredBitSet[1] |= 1 << 2
+			requiredBitSet[1] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int64()
 				s.Wins = int64(v)
@@ -62387,7 +63900,7 @@ func (s *TournamentStanding) Decode(d *jx.Decoder) error {
 	var failures []validate.FieldError
 	for i, mask := range [2]uint8{
 		0b11111111,
-		0b00000111,
+		0b00001111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -62721,6 +64234,10 @@ func (s *UserProfile) encodeFields(e *jx.Encoder) {
 		e.Str(s.Bio)
 	}
 	{
+		e.FieldStart("bot")
+		e.Bool(s.Bot)
+	}
+	{
 		e.FieldStart("coverUrl")
 		s.CoverUrl.Encode(e)
 	}
@@ -62750,16 +64267,17 @@ func (s *UserProfile) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfUserProfile = [9]string{
+var jsonFieldsNameOfUserProfile = [10]string{
 	0: "avatarUrl",
 	1: "bio",
-	2: "coverUrl",
-	3: "createdAt",
-	4: "displayName",
-	5: "id",
-	6: "isBot",
-	7: "username",
-	8: "walletAddress",
+	2: "bot",
+	3: "coverUrl",
+	4: "createdAt",
+	5: "displayName",
+	6: "id",
+	7: "isBot",
+	8: "username",
+	9: "walletAddress",
 }
 
 // Decode decodes UserProfile from json.
@@ -62793,8 +64311,20 @@ func (s *UserProfile) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"bio\"")
 			}
-		case "coverUrl":
+		case "bot":
 			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				v, err := d.Bool()
+				s.Bot = bool(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"bot\"")
+			}
+		case "coverUrl":
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				if err := s.CoverUrl.Decode(d); err != nil {
 					return err
@@ -62804,7 +64334,7 @@ func (s *UserProfile) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"coverUrl\"")
 			}
 		case "createdAt":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.CreatedAt = v
@@ -62816,7 +64346,7 @@ func (s *UserProfile) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"createdAt\"")
 			}
 		case "displayName":
-			requiredBitSet[0] |= 1 << 4
+			requiredBitSet[0] |= 1 << 5
 			if err := func() error {
 				v, err := d.Str()
 				s.DisplayName = string(v)
@@ -62828,7 +64358,7 @@ func (s *UserProfile) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"displayName\"")
 			}
 		case "id":
-			requiredBitSet[0] |= 1 << 5
+			requiredBitSet[0] |= 1 << 6
 			if err := func() error {
 				v, err := d.Str()
 				s.ID = string(v)
@@ -62840,7 +64370,7 @@ func (s *UserProfile) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"id\"")
 			}
 		case "isBot":
-			requiredBitSet[0] |= 1 << 6
+			requiredBitSet[0] |= 1 << 7
 			if err := func() error {
 				v, err := d.Bool()
 				s.IsBot = bool(v)
@@ -62852,7 +64382,7 @@ func (s *UserProfile) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"isBot\"")
 			}
 		case "username":
-			requiredBitSet[0] |= 1 << 7
+			requiredBitSet[1] |= 1 << 0
 			if err := func() error {
 				v, err := d.Str()
 				s.Username = string(v)
@@ -62864,7 +64394,7 @@ func (s *UserProfile) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"username\"")
 			}
 		case "walletAddress":
-			requiredBitSet[1] |= 1 << 0
+			requiredBitSet[1] |= 1 << 1
 			if err := func() error {
 				v, err := d.Str()
 				s.WalletAddress = string(v)
@@ -62886,7 +64416,7 @@ func (s *UserProfile) Decode(d *jx.Decoder) error {
 	var failures []validate.FieldError
 	for i, mask := range [2]uint8{
 		0b11111111,
-		0b00000001,
+		0b00000011,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.

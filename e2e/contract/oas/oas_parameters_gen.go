@@ -567,6 +567,17 @@ type GetTournamentsByIdEventsParams struct {
 	After OptInt64 `json:",omitempty,omitzero"`
 }
 
+// GetTournamentsByIdStandingsParams is parameters of getTournamentsByIdStandings operation.
+type GetTournamentsByIdStandingsParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
+	// An id exactly as a response gave it.
+	ID string
+	// Me: only the lines around yours.
+	Around OptGetTournamentsByIdStandingsAround `json:",omitempty,omitzero"`
+}
+
 // GetTransparencyAnchorsParams is parameters of getTransparencyAnchors operation.
 type GetTransparencyAnchorsParams struct {
 	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
@@ -651,6 +662,13 @@ type GetUsersMeCurrentGameParams struct {
 
 // GetUsersMeExclusionParams is parameters of getUsersMeExclusion operation.
 type GetUsersMeExclusionParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
+}
+
+// GetUsersMeGamesRecallParams is parameters of getUsersMeGamesRecall operation.
+type GetUsersMeGamesRecallParams struct {
 	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
 	// checked.
 	XSDKVersion OptString `json:",omitempty,omitzero"`
@@ -1087,6 +1105,13 @@ type PostUsersMeAgeConfirmationParams struct {
 
 // PostUsersMeAvatarParams is parameters of postUsersMeAvatar operation.
 type PostUsersMeAvatarParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
+}
+
+// PostUsersMeBotParams is parameters of postUsersMeBot operation.
+type PostUsersMeBotParams struct {
 	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
 	// checked.
 	XSDKVersion OptString `json:",omitempty,omitzero"`

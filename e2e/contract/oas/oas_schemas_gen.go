@@ -2839,6 +2839,198 @@ func (s *GameMove1) SetColumn(val int) {
 	s.Column = val
 }
 
+// Ref: #/components/schemas/GameRecalled
+type GameRecalled struct {
+	// Your platform balance just after the game paid out; it differs from balanceBeforeMinor - stakeMinor
+	// + payoutMinor only by what else moved your balance while the game ran.
+	BalanceAfterMinor int64 `json:"balanceAfterMinor"`
+	// Your platform balance (available and locked) just before the stake was taken.
+	BalanceBeforeMinor int64                `json:"balanceBeforeMinor"`
+	EndedAt            time.Time            `json:"endedAt"`
+	GameId             string               `json:"gameId"`
+	GameType           GameRecalledGameType `json:"gameType"`
+	// What the game paid to your available balance: a win's payout, a draw's or a cancellation's stake
+	// back; 0 after a loss.
+	PayoutMinor int64 `json:"payoutMinor"`
+	// Your stake.
+	StakeMinor int64              `json:"stakeMinor"`
+	Status     GameRecalledStatus `json:"status"`
+	// The game's events, in order.
+	Steps []GameStep `json:"steps"`
+}
+
+// GetBalanceAfterMinor returns the value of BalanceAfterMinor.
+func (s *GameRecalled) GetBalanceAfterMinor() int64 {
+	return s.BalanceAfterMinor
+}
+
+// GetBalanceBeforeMinor returns the value of BalanceBeforeMinor.
+func (s *GameRecalled) GetBalanceBeforeMinor() int64 {
+	return s.BalanceBeforeMinor
+}
+
+// GetEndedAt returns the value of EndedAt.
+func (s *GameRecalled) GetEndedAt() time.Time {
+	return s.EndedAt
+}
+
+// GetGameId returns the value of GameId.
+func (s *GameRecalled) GetGameId() string {
+	return s.GameId
+}
+
+// GetGameType returns the value of GameType.
+func (s *GameRecalled) GetGameType() GameRecalledGameType {
+	return s.GameType
+}
+
+// GetPayoutMinor returns the value of PayoutMinor.
+func (s *GameRecalled) GetPayoutMinor() int64 {
+	return s.PayoutMinor
+}
+
+// GetStakeMinor returns the value of StakeMinor.
+func (s *GameRecalled) GetStakeMinor() int64 {
+	return s.StakeMinor
+}
+
+// GetStatus returns the value of Status.
+func (s *GameRecalled) GetStatus() GameRecalledStatus {
+	return s.Status
+}
+
+// GetSteps returns the value of Steps.
+func (s *GameRecalled) GetSteps() []GameStep {
+	return s.Steps
+}
+
+// SetBalanceAfterMinor sets the value of BalanceAfterMinor.
+func (s *GameRecalled) SetBalanceAfterMinor(val int64) {
+	s.BalanceAfterMinor = val
+}
+
+// SetBalanceBeforeMinor sets the value of BalanceBeforeMinor.
+func (s *GameRecalled) SetBalanceBeforeMinor(val int64) {
+	s.BalanceBeforeMinor = val
+}
+
+// SetEndedAt sets the value of EndedAt.
+func (s *GameRecalled) SetEndedAt(val time.Time) {
+	s.EndedAt = val
+}
+
+// SetGameId sets the value of GameId.
+func (s *GameRecalled) SetGameId(val string) {
+	s.GameId = val
+}
+
+// SetGameType sets the value of GameType.
+func (s *GameRecalled) SetGameType(val GameRecalledGameType) {
+	s.GameType = val
+}
+
+// SetPayoutMinor sets the value of PayoutMinor.
+func (s *GameRecalled) SetPayoutMinor(val int64) {
+	s.PayoutMinor = val
+}
+
+// SetStakeMinor sets the value of StakeMinor.
+func (s *GameRecalled) SetStakeMinor(val int64) {
+	s.StakeMinor = val
+}
+
+// SetStatus sets the value of Status.
+func (s *GameRecalled) SetStatus(val GameRecalledStatus) {
+	s.Status = val
+}
+
+// SetSteps sets the value of Steps.
+func (s *GameRecalled) SetSteps(val []GameStep) {
+	s.Steps = val
+}
+
+type GameRecalledGameType string
+
+const (
+	GameRecalledGameTypeConnect4 GameRecalledGameType = "connect4"
+	GameRecalledGameTypeRps      GameRecalledGameType = "rps"
+)
+
+// AllValues returns all GameRecalledGameType values.
+func (GameRecalledGameType) AllValues() []GameRecalledGameType {
+	return []GameRecalledGameType{
+		GameRecalledGameTypeConnect4,
+		GameRecalledGameTypeRps,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GameRecalledGameType) MarshalText() ([]byte, error) {
+	switch s {
+	case GameRecalledGameTypeConnect4:
+		return []byte(s), nil
+	case GameRecalledGameTypeRps:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GameRecalledGameType) UnmarshalText(data []byte) error {
+	switch GameRecalledGameType(data) {
+	case GameRecalledGameTypeConnect4:
+		*s = GameRecalledGameTypeConnect4
+		return nil
+	case GameRecalledGameTypeRps:
+		*s = GameRecalledGameTypeRps
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type GameRecalledStatus string
+
+const (
+	GameRecalledStatusCompleted GameRecalledStatus = "completed"
+	GameRecalledStatusCancelled GameRecalledStatus = "cancelled"
+)
+
+// AllValues returns all GameRecalledStatus values.
+func (GameRecalledStatus) AllValues() []GameRecalledStatus {
+	return []GameRecalledStatus{
+		GameRecalledStatusCompleted,
+		GameRecalledStatusCancelled,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GameRecalledStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case GameRecalledStatusCompleted:
+		return []byte(s), nil
+	case GameRecalledStatusCancelled:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GameRecalledStatus) UnmarshalText(data []byte) error {
+	switch GameRecalledStatus(data) {
+	case GameRecalledStatusCompleted:
+		*s = GameRecalledStatusCompleted
+		return nil
+	case GameRecalledStatusCancelled:
+		*s = GameRecalledStatusCancelled
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // Ref: #/components/schemas/GameRematch
 type GameRematch struct {
 	GameId    string    `json:"gameId"`
@@ -3197,9 +3389,16 @@ func (s *GameResultReviewReason) UnmarshalText(data []byte) error {
 
 // Ref: #/components/schemas/GameSeat
 type GameSeat struct {
-	Seat     int64  `json:"seat"`
-	UserId   string `json:"userId"`
-	Username string `json:"username"`
+	// True for a bot account (absent for a person's, and in game:started).
+	Bot      OptBool `json:"bot"`
+	Seat     int64   `json:"seat"`
+	UserId   string  `json:"userId"`
+	Username string  `json:"username"`
+}
+
+// GetBot returns the value of Bot.
+func (s *GameSeat) GetBot() OptBool {
+	return s.Bot
 }
 
 // GetSeat returns the value of Seat.
@@ -3215,6 +3414,11 @@ func (s *GameSeat) GetUserId() string {
 // GetUsername returns the value of Username.
 func (s *GameSeat) GetUsername() string {
 	return s.Username
+}
+
+// SetBot sets the value of Bot.
+func (s *GameSeat) SetBot(val OptBool) {
+	s.Bot = val
 }
 
 // SetSeat sets the value of Seat.
@@ -3298,6 +3502,67 @@ func NewRpsSettingsGameSettings(v RpsSettings) GameSettings {
 	var s GameSettings
 	s.SetRpsSettings(v)
 	return s
+}
+
+// Ref: #/components/schemas/GameStep
+type GameStep struct {
+	CreatedAt time.Time `json:"createdAt"`
+	// The event's payload; its shape depends on the event name.
+	Data  GameStepData `json:"data"`
+	Event string       `json:"event"`
+	Seq   int64        `json:"seq"`
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *GameStep) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetData returns the value of Data.
+func (s *GameStep) GetData() GameStepData {
+	return s.Data
+}
+
+// GetEvent returns the value of Event.
+func (s *GameStep) GetEvent() string {
+	return s.Event
+}
+
+// GetSeq returns the value of Seq.
+func (s *GameStep) GetSeq() int64 {
+	return s.Seq
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *GameStep) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetData sets the value of Data.
+func (s *GameStep) SetData(val GameStepData) {
+	s.Data = val
+}
+
+// SetEvent sets the value of Event.
+func (s *GameStep) SetEvent(val string) {
+	s.Event = val
+}
+
+// SetSeq sets the value of Seq.
+func (s *GameStep) SetSeq(val int64) {
+	s.Seq = val
+}
+
+// The event's payload; its shape depends on the event name.
+type GameStepData map[string]jx.Raw
+
+func (s *GameStepData) init() GameStepData {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
 }
 
 // Ref: #/components/schemas/GamelogProof
@@ -4842,6 +5107,68 @@ type GetTournamentsByIdServiceUnavailable Error
 
 func (*GetTournamentsByIdServiceUnavailable) getTournamentsByIdRes() {}
 
+type GetTournamentsByIdStandingsAround string
+
+const (
+	GetTournamentsByIdStandingsAroundMe GetTournamentsByIdStandingsAround = "me"
+)
+
+// AllValues returns all GetTournamentsByIdStandingsAround values.
+func (GetTournamentsByIdStandingsAround) AllValues() []GetTournamentsByIdStandingsAround {
+	return []GetTournamentsByIdStandingsAround{
+		GetTournamentsByIdStandingsAroundMe,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GetTournamentsByIdStandingsAround) MarshalText() ([]byte, error) {
+	switch s {
+	case GetTournamentsByIdStandingsAroundMe:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GetTournamentsByIdStandingsAround) UnmarshalText(data []byte) error {
+	switch GetTournamentsByIdStandingsAround(data) {
+	case GetTournamentsByIdStandingsAroundMe:
+		*s = GetTournamentsByIdStandingsAroundMe
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type GetTournamentsByIdStandingsBadRequest Error
+
+func (*GetTournamentsByIdStandingsBadRequest) getTournamentsByIdStandingsRes() {}
+
+type GetTournamentsByIdStandingsConflict Error
+
+func (*GetTournamentsByIdStandingsConflict) getTournamentsByIdStandingsRes() {}
+
+type GetTournamentsByIdStandingsNotFound Error
+
+func (*GetTournamentsByIdStandingsNotFound) getTournamentsByIdStandingsRes() {}
+
+type GetTournamentsByIdStandingsPaymentRequired Error
+
+func (*GetTournamentsByIdStandingsPaymentRequired) getTournamentsByIdStandingsRes() {}
+
+type GetTournamentsByIdStandingsServiceUnavailable Error
+
+func (*GetTournamentsByIdStandingsServiceUnavailable) getTournamentsByIdStandingsRes() {}
+
+type GetTournamentsByIdStandingsUnauthorized Error
+
+func (*GetTournamentsByIdStandingsUnauthorized) getTournamentsByIdStandingsRes() {}
+
+type GetTournamentsByIdStandingsUpgradeRequired Error
+
+func (*GetTournamentsByIdStandingsUpgradeRequired) getTournamentsByIdStandingsRes() {}
+
 type GetTournamentsByIdUpgradeRequired Error
 
 func (*GetTournamentsByIdUpgradeRequired) getTournamentsByIdRes() {}
@@ -5123,6 +5450,30 @@ func (*GetUsersMeExclusionUnauthorized) getUsersMeExclusionRes() {}
 type GetUsersMeExclusionUpgradeRequired Error
 
 func (*GetUsersMeExclusionUpgradeRequired) getUsersMeExclusionRes() {}
+
+type GetUsersMeGamesRecallBadRequest Error
+
+func (*GetUsersMeGamesRecallBadRequest) getUsersMeGamesRecallRes() {}
+
+type GetUsersMeGamesRecallOKApplicationJSON []GameRecalled
+
+func (*GetUsersMeGamesRecallOKApplicationJSON) getUsersMeGamesRecallRes() {}
+
+type GetUsersMeGamesRecallPaymentRequired Error
+
+func (*GetUsersMeGamesRecallPaymentRequired) getUsersMeGamesRecallRes() {}
+
+type GetUsersMeGamesRecallServiceUnavailable Error
+
+func (*GetUsersMeGamesRecallServiceUnavailable) getUsersMeGamesRecallRes() {}
+
+type GetUsersMeGamesRecallUnauthorized Error
+
+func (*GetUsersMeGamesRecallUnauthorized) getUsersMeGamesRecallRes() {}
+
+type GetUsersMeGamesRecallUpgradeRequired Error
+
+func (*GetUsersMeGamesRecallUpgradeRequired) getUsersMeGamesRecallRes() {}
 
 type GetUsersMeLimitsBadRequest Error
 
@@ -8851,14 +9202,19 @@ type MyProfile struct {
 	AgeConfirmed bool      `json:"ageConfirmed"`
 	AvatarUrl    NilString `json:"avatarUrl"`
 	Bio          string    `json:"bio"`
-	CoverUrl     NilString `json:"coverUrl"`
-	CreatedAt    time.Time `json:"createdAt"`
-	DisplayName  string    `json:"displayName"`
-	ID           string    `json:"id"`
+	// A bot account: declared one for good (POST /users/me/bot), or a demo bot; arenas with agentsAllowed
+	// false refuse it.
+	Bot         bool      `json:"bot"`
+	CoverUrl    NilString `json:"coverUrl"`
+	CreatedAt   time.Time `json:"createdAt"`
+	DisplayName string    `json:"displayName"`
+	ID          string    `json:"id"`
 	// A demo player run by the server; never on leaderboards.
-	IsBot         bool   `json:"isBot"`
-	Username      string `json:"username"`
-	WalletAddress string `json:"walletAddress"`
+	IsBot bool `json:"isBot"`
+	// The sign-in before your latest one (null: the latest was the first).
+	PreviousSignInAt NilDateTime `json:"previousSignInAt"`
+	Username         string      `json:"username"`
+	WalletAddress    string      `json:"walletAddress"`
 }
 
 // GetAgeConfirmed returns the value of AgeConfirmed.
@@ -8874,6 +9230,11 @@ func (s *MyProfile) GetAvatarUrl() NilString {
 // GetBio returns the value of Bio.
 func (s *MyProfile) GetBio() string {
 	return s.Bio
+}
+
+// GetBot returns the value of Bot.
+func (s *MyProfile) GetBot() bool {
+	return s.Bot
 }
 
 // GetCoverUrl returns the value of CoverUrl.
@@ -8901,6 +9262,11 @@ func (s *MyProfile) GetIsBot() bool {
 	return s.IsBot
 }
 
+// GetPreviousSignInAt returns the value of PreviousSignInAt.
+func (s *MyProfile) GetPreviousSignInAt() NilDateTime {
+	return s.PreviousSignInAt
+}
+
 // GetUsername returns the value of Username.
 func (s *MyProfile) GetUsername() string {
 	return s.Username
@@ -8924,6 +9290,11 @@ func (s *MyProfile) SetAvatarUrl(val NilString) {
 // SetBio sets the value of Bio.
 func (s *MyProfile) SetBio(val string) {
 	s.Bio = val
+}
+
+// SetBot sets the value of Bot.
+func (s *MyProfile) SetBot(val bool) {
+	s.Bot = val
 }
 
 // SetCoverUrl sets the value of CoverUrl.
@@ -8951,6 +9322,11 @@ func (s *MyProfile) SetIsBot(val bool) {
 	s.IsBot = val
 }
 
+// SetPreviousSignInAt sets the value of PreviousSignInAt.
+func (s *MyProfile) SetPreviousSignInAt(val NilDateTime) {
+	s.PreviousSignInAt = val
+}
+
 // SetUsername sets the value of Username.
 func (s *MyProfile) SetUsername(val string) {
 	s.Username = val
@@ -8961,7 +9337,8 @@ func (s *MyProfile) SetWalletAddress(val string) {
 	s.WalletAddress = val
 }
 
-func (*MyProfile) getUsersMeRes() {}
+func (*MyProfile) getUsersMeRes()     {}
+func (*MyProfile) postUsersMeBotRes() {}
 
 // NewNilChatMessage returns new NilChatMessage with value set to v.
 func NewNilChatMessage(v ChatMessage) NilChatMessage {
@@ -10246,6 +10623,52 @@ func (o OptGetSupportMeStatus) Get() (v GetSupportMeStatus, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptGetSupportMeStatus) Or(d GetSupportMeStatus) GetSupportMeStatus {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptGetTournamentsByIdStandingsAround returns new OptGetTournamentsByIdStandingsAround with value set to v.
+func NewOptGetTournamentsByIdStandingsAround(v GetTournamentsByIdStandingsAround) OptGetTournamentsByIdStandingsAround {
+	return OptGetTournamentsByIdStandingsAround{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptGetTournamentsByIdStandingsAround is optional GetTournamentsByIdStandingsAround.
+type OptGetTournamentsByIdStandingsAround struct {
+	Value GetTournamentsByIdStandingsAround
+	Set   bool
+}
+
+// IsSet returns true if OptGetTournamentsByIdStandingsAround was set.
+func (o OptGetTournamentsByIdStandingsAround) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptGetTournamentsByIdStandingsAround) Reset() {
+	var v GetTournamentsByIdStandingsAround
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptGetTournamentsByIdStandingsAround) SetTo(v GetTournamentsByIdStandingsAround) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptGetTournamentsByIdStandingsAround) Get() (v GetTournamentsByIdStandingsAround, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptGetTournamentsByIdStandingsAround) Or(d GetTournamentsByIdStandingsAround) GetTournamentsByIdStandingsAround {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -12367,6 +12790,30 @@ func (*PostUsersMeAvatarUnauthorized) postUsersMeAvatarRes() {}
 type PostUsersMeAvatarUpgradeRequired Error
 
 func (*PostUsersMeAvatarUpgradeRequired) postUsersMeAvatarRes() {}
+
+type PostUsersMeBotBadRequest Error
+
+func (*PostUsersMeBotBadRequest) postUsersMeBotRes() {}
+
+type PostUsersMeBotForbidden Error
+
+func (*PostUsersMeBotForbidden) postUsersMeBotRes() {}
+
+type PostUsersMeBotPaymentRequired Error
+
+func (*PostUsersMeBotPaymentRequired) postUsersMeBotRes() {}
+
+type PostUsersMeBotServiceUnavailable Error
+
+func (*PostUsersMeBotServiceUnavailable) postUsersMeBotRes() {}
+
+type PostUsersMeBotUnauthorized Error
+
+func (*PostUsersMeBotUnauthorized) postUsersMeBotRes() {}
+
+type PostUsersMeBotUpgradeRequired Error
+
+func (*PostUsersMeBotUpgradeRequired) postUsersMeBotRes() {}
 
 type PostUsersMeCoverBadRequest Error
 
@@ -16174,12 +16621,24 @@ func (s *Session) SetRoles(val []string) {
 
 // Ref: #/components/schemas/SessionAnswer
 type SessionAnswer struct {
-	User UserProfile `json:"user"`
+	// The sign-in before this one (null: this is the first).
+	PreviousSignInAt NilDateTime `json:"previousSignInAt"`
+	User             UserProfile `json:"user"`
+}
+
+// GetPreviousSignInAt returns the value of PreviousSignInAt.
+func (s *SessionAnswer) GetPreviousSignInAt() NilDateTime {
+	return s.PreviousSignInAt
 }
 
 // GetUser returns the value of User.
 func (s *SessionAnswer) GetUser() UserProfile {
 	return s.User
+}
+
+// SetPreviousSignInAt sets the value of PreviousSignInAt.
+func (s *SessionAnswer) SetPreviousSignInAt(val NilDateTime) {
+	s.PreviousSignInAt = val
 }
 
 // SetUser sets the value of User.
@@ -16686,6 +17145,36 @@ func (s *SocialUserRef) SetUserId(val string) {
 func (s *SocialUserRef) SetUsername(val string) {
 	s.Username = val
 }
+
+// Ref: #/components/schemas/StandingsPage
+type StandingsPage struct {
+	// Every entrant, whatever lines are here.
+	PlayerCount int64 `json:"playerCount"`
+	// Best first; ties share a rank.
+	Standings []TournamentStanding `json:"standings"`
+}
+
+// GetPlayerCount returns the value of PlayerCount.
+func (s *StandingsPage) GetPlayerCount() int64 {
+	return s.PlayerCount
+}
+
+// GetStandings returns the value of Standings.
+func (s *StandingsPage) GetStandings() []TournamentStanding {
+	return s.Standings
+}
+
+// SetPlayerCount sets the value of PlayerCount.
+func (s *StandingsPage) SetPlayerCount(val int64) {
+	s.PlayerCount = val
+}
+
+// SetStandings sets the value of Standings.
+func (s *StandingsPage) SetStandings(val []TournamentStanding) {
+	s.Standings = val
+}
+
+func (*StandingsPage) getTournamentsByIdStandingsRes() {}
 
 // Ref: #/components/schemas/StatusAnswer
 type StatusAnswer struct {
@@ -18293,8 +18782,10 @@ func (*TipsResult) postTipsBroadcastRes() {}
 
 // Ref: #/components/schemas/Tournament
 type Tournament struct {
-	CreatedAt time.Time         `json:"createdAt"`
-	CreatedBy TournamentUserRef `json:"createdBy"`
+	// Whether bot accounts may enter (403 AGENTS_NOT_ALLOWED when not).
+	AgentsAllowed bool              `json:"agentsAllowed"`
+	CreatedAt     time.Time         `json:"createdAt"`
+	CreatedBy     TournamentUserRef `json:"createdBy"`
 	// No game starts after it; games running then still count, and the tournament finishes when the last
 	// ends.
 	EndsAt time.Time `json:"endsAt"`
@@ -18319,6 +18810,11 @@ type Tournament struct {
 	Settings GameSettings     `json:"settings"`
 	StartsAt time.Time        `json:"startsAt"`
 	Status   TournamentStatus `json:"status"`
+}
+
+// GetAgentsAllowed returns the value of AgentsAllowed.
+func (s *Tournament) GetAgentsAllowed() bool {
+	return s.AgentsAllowed
 }
 
 // GetCreatedAt returns the value of CreatedAt.
@@ -18399,6 +18895,11 @@ func (s *Tournament) GetStartsAt() time.Time {
 // GetStatus returns the value of Status.
 func (s *Tournament) GetStatus() TournamentStatus {
 	return s.Status
+}
+
+// SetAgentsAllowed sets the value of AgentsAllowed.
+func (s *Tournament) SetAgentsAllowed(val bool) {
+	s.AgentsAllowed = val
 }
 
 // SetCreatedAt sets the value of CreatedAt.
@@ -18485,8 +18986,10 @@ func (*Tournament) postTournamentsRes() {}
 
 // Ref: #/components/schemas/TournamentDetail
 type TournamentDetail struct {
-	CreatedAt time.Time         `json:"createdAt"`
-	CreatedBy TournamentUserRef `json:"createdBy"`
+	// Whether bot accounts may enter (403 AGENTS_NOT_ALLOWED when not).
+	AgentsAllowed bool              `json:"agentsAllowed"`
+	CreatedAt     time.Time         `json:"createdAt"`
+	CreatedBy     TournamentUserRef `json:"createdBy"`
 	// No game starts after it; games running then still count, and the tournament finishes when the last
 	// ends.
 	EndsAt time.Time `json:"endsAt"`
@@ -18515,6 +19018,11 @@ type TournamentDetail struct {
 	Standings []TournamentStanding   `json:"standings"`
 	StartsAt  time.Time              `json:"startsAt"`
 	Status    TournamentDetailStatus `json:"status"`
+}
+
+// GetAgentsAllowed returns the value of AgentsAllowed.
+func (s *TournamentDetail) GetAgentsAllowed() bool {
+	return s.AgentsAllowed
 }
 
 // GetCreatedAt returns the value of CreatedAt.
@@ -18605,6 +19113,11 @@ func (s *TournamentDetail) GetStartsAt() time.Time {
 // GetStatus returns the value of Status.
 func (s *TournamentDetail) GetStatus() TournamentDetailStatus {
 	return s.Status
+}
+
+// SetAgentsAllowed sets the value of AgentsAllowed.
+func (s *TournamentDetail) SetAgentsAllowed(val bool) {
+	s.AgentsAllowed = val
 }
 
 // SetCreatedAt sets the value of CreatedAt.
@@ -19055,7 +19568,9 @@ func (s *TournamentGameType) UnmarshalText(data []byte) error {
 
 // Ref: #/components/schemas/TournamentNewTournament
 type TournamentNewTournament struct {
-	DurationMinutes int64 `json:"durationMinutes"`
+	// Whether bot accounts (POST /users/me/bot) may enter; default true.
+	AgentsAllowed   OptBool `json:"agentsAllowed"`
+	DurationMinutes int64   `json:"durationMinutes"`
 	// 0 for a free tournament, or 100000 to 100000000 (0.1 to 100 USDC).
 	EntryFeeMinor int64 `json:"entryFeeMinor"`
 	// A game type of GET /games/available.
@@ -19070,6 +19585,11 @@ type TournamentNewTournament struct {
 	Settings OptGameSettings `json:"settings"`
 	// RFC 3339, from now to 7 days ahead.
 	StartsAt time.Time `json:"startsAt"`
+}
+
+// GetAgentsAllowed returns the value of AgentsAllowed.
+func (s *TournamentNewTournament) GetAgentsAllowed() OptBool {
+	return s.AgentsAllowed
 }
 
 // GetDurationMinutes returns the value of DurationMinutes.
@@ -19110,6 +19630,11 @@ func (s *TournamentNewTournament) GetSettings() OptGameSettings {
 // GetStartsAt returns the value of StartsAt.
 func (s *TournamentNewTournament) GetStartsAt() time.Time {
 	return s.StartsAt
+}
+
+// SetAgentsAllowed sets the value of AgentsAllowed.
+func (s *TournamentNewTournament) SetAgentsAllowed(val OptBool) {
+	s.AgentsAllowed = val
 }
 
 // SetDurationMinutes sets the value of DurationMinutes.
@@ -19244,6 +19769,8 @@ func (s *TournamentPrize) SetUsername(val string) {
 
 // Ref: #/components/schemas/TournamentStanding
 type TournamentStanding struct {
+	// A bot account.
+	Bot bool `json:"bot"`
 	// The tournament game the player is in now; null when waiting (or paused).
 	CurrentGameId NilString `json:"currentGameId"`
 	Draws         int64     `json:"draws"`
@@ -19259,6 +19786,11 @@ type TournamentStanding struct {
 	UserId   string `json:"userId"`
 	Username string `json:"username"`
 	Wins     int64  `json:"wins"`
+}
+
+// GetBot returns the value of Bot.
+func (s *TournamentStanding) GetBot() bool {
+	return s.Bot
 }
 
 // GetCurrentGameId returns the value of CurrentGameId.
@@ -19314,6 +19846,11 @@ func (s *TournamentStanding) GetUsername() string {
 // GetWins returns the value of Wins.
 func (s *TournamentStanding) GetWins() int64 {
 	return s.Wins
+}
+
+// SetBot sets the value of Bot.
+func (s *TournamentStanding) SetBot(val bool) {
+	s.Bot = val
 }
 
 // SetCurrentGameId sets the value of CurrentGameId.
@@ -19482,8 +20019,11 @@ func (s *TransferRequest) SetToAddress(val string) {
 
 // Ref: #/components/schemas/UserProfile
 type UserProfile struct {
-	AvatarUrl   NilString `json:"avatarUrl"`
-	Bio         string    `json:"bio"`
+	AvatarUrl NilString `json:"avatarUrl"`
+	Bio       string    `json:"bio"`
+	// A bot account: declared one for good (POST /users/me/bot), or a demo bot; arenas with agentsAllowed
+	// false refuse it.
+	Bot         bool      `json:"bot"`
 	CoverUrl    NilString `json:"coverUrl"`
 	CreatedAt   time.Time `json:"createdAt"`
 	DisplayName string    `json:"displayName"`
@@ -19502,6 +20042,11 @@ func (s *UserProfile) GetAvatarUrl() NilString {
 // GetBio returns the value of Bio.
 func (s *UserProfile) GetBio() string {
 	return s.Bio
+}
+
+// GetBot returns the value of Bot.
+func (s *UserProfile) GetBot() bool {
+	return s.Bot
 }
 
 // GetCoverUrl returns the value of CoverUrl.
@@ -19547,6 +20092,11 @@ func (s *UserProfile) SetAvatarUrl(val NilString) {
 // SetBio sets the value of Bio.
 func (s *UserProfile) SetBio(val string) {
 	s.Bio = val
+}
+
+// SetBot sets the value of Bot.
+func (s *UserProfile) SetBot(val bool) {
+	s.Bot = val
 }
 
 // SetCoverUrl sets the value of CoverUrl.

@@ -42,7 +42,12 @@ func run(ctx context.Context, url string) error {
 	if err != nil {
 		return err
 	}
-	gameID, err := c.FindOrCreateGame(ctx, "rps", 0, map[string]any{"rounds": 3}) // signs in first
+	// A program plays from a bot account: people see it, and arenas for
+	// people keep it out. Declaring again changes nothing.
+	if _, err := c.DeclareBot(ctx); err != nil { // signs in first
+		return fmt.Errorf("declaring the account a bot: %w", err)
+	}
+	gameID, err := c.FindOrCreateGame(ctx, "rps", 0, map[string]any{"rounds": 3})
 	if err != nil {
 		return fmt.Errorf("finding a game: %w", err)
 	}
