@@ -27,6 +27,7 @@ const (
 	EventConnect4Move      EventName = "game:connect4:move"
 	EventConnect4Timeout   EventName = "game:connect4:timeout"
 	EventConnect4Resign    EventName = "game:connect4:resign"
+	EventBerserk           EventName = "game:berserk"
 
 	EventRematchRequested EventName = "game:rematch:requested"
 	EventRematchCancelled EventName = "game:rematch:cancelled"
@@ -60,7 +61,7 @@ const (
 var GameEvents = []EventName{
 	EventGameStarted, EventGameCompleted, EventGameResumed,
 	EventRPSRoundStart, EventRPSRoundSubmitted, EventRPSRoundReveal, EventRPSResign,
-	EventConnect4Start, EventConnect4Move, EventConnect4Timeout, EventConnect4Resign,
+	EventConnect4Start, EventConnect4Move, EventConnect4Timeout, EventConnect4Resign, EventBerserk,
 	EventRematchRequested, EventRematchCancelled, EventRematchStarted, EventRematchLobby,
 	EventChatMessage, EventDonation, EventPot, EventBet, EventSettlementTransfer, EventMarket, EventReview,
 }

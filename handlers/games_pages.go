@@ -84,13 +84,18 @@ func tvPick(live []game.LiveGame, top string) string {
 }
 
 func (h *gamePages) renderGamePage(c echo.Context, gameID string, tv bool) error {
+	return h.renderGame(c, gameID, tv, "")
+}
+
+// renderGame renders the game page, with why a berserk was refused.
+func (h *gamePages) renderGame(c echo.Context, gameID string, tv bool, berserkErr string) error {
 	ctx := c.Request().Context()
 	viewer := web.IdentityOf(c)
 	g, err := h.gameViews.GameView(ctx, gameID, viewer)
 	if err != nil {
 		return err
 	}
-	g.TV = tv
+	g.TV, g.BerserkError = tv, berserkErr
 	if g.Result != nil {
 		if g.LogIndex, g.Logged, err = h.gamesLog.IndexOf(ctx, g.GameID); err != nil {
 			return err
@@ -112,6 +117,9 @@ func (h *gamePages) renderGamePage(c echo.Context, gameID string, tv bool) error
 	}
 	if viewer == nil {
 		g.Deadline = time.Time{} // the page does not follow the game: no clock runs down on it
+		for i := range g.Players {
+			g.Players[i].BerserkDeadline = time.Time{}
+		}
 	} else {
 		msgs, err := h.chat.History(ctx, viewer.UserID, "game", g.GameID, 50, 0)
 		if err != nil {
@@ -126,6 +134,31 @@ func (h *gamePages) renderGamePage(c echo.Context, gameID string, tv bool) error
 		title = "TV: " + title
 	}
 	return web.Render(c, http.StatusOK, views.GamePage(h.header.Page(c, title), g))
+}
+
+// gameBerserk is the arena game page's berserk button: the page again,
+// with the halved clock, or with why not.
+func (h *gamePages) gameBerserk(c echo.Context) error {
+	id, err := requireLogin(c)
+	if id == nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	meta, err := h.games.Metadata(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if meta.TournamentID == nil {
+		return domain.Errorf(domain.CodeNotFound, "not an arena game")
+	}
+	if _, err := h.tournaments.Berserk(ctx, id.UserID, *meta.TournamentID); err != nil {
+		e := web.AsError(err)
+		if e.Code == domain.CodeInternal {
+			return err
+		}
+		return h.renderGame(c, meta.GameID, false, e.Message)
+	}
+	return c.Redirect(http.StatusSeeOther, "/game/"+meta.GameID)
 }
 
 // gameMove is the page's move button: the player's own choice comes back

@@ -149,7 +149,7 @@ func TestMarketRandomOrdersKeepTheCollateral(t *testing.T) {
 	}{{1, "win"}, {2, "draw"}} {
 		t.Run(fmt.Sprintf("seed %d %s", c.seed, c.end), func(t *testing.T) {
 			a := newTestApp(t, roomyMarkets)
-			settings := `{"rounds": 1}`
+			settings := `{"rounds": 1, "roundSeconds": 120}` // the moves that end it come after 400 orders, on a busy machine too
 			if c.end == "draw" {
 				settings = `{"rounds": 1, "roundSeconds": 3}` // nobody moves: abandoned when the round expires
 			}

@@ -22,7 +22,8 @@ import (
 // tokens that another instance's sign-out triggers.
 func background(query string) bool {
 	return strings.Contains(query, "instance_presence") || strings.Contains(query, "online_users") ||
-		strings.HasPrefix(query, `SELECT "id", "seq" FROM "games"`) || strings.HasPrefix(query, "SELECT pg_notify") ||
+		strings.HasPrefix(query, `SELECT "id", "seq" FROM "games"`) || strings.HasPrefix(query, `SELECT "id", "seq" FROM games WHERE (id = ANY(`) ||
+		strings.HasPrefix(query, "SELECT pg_notify") ||
 		strings.HasPrefix(query, `SELECT "jti", "expires_at" FROM "revoked_tokens" WHERE (expires_at >`)
 }
 

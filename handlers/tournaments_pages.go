@@ -79,8 +79,14 @@ func arenaCard(t tournament.Tournament) views.ArenaCard {
 	case tournament.StatusFinished, tournament.StatusCancelled:
 		when = "ended " + views.DateTime(t.EndsAt)
 	}
-	return views.ArenaCard{ID: t.ID, Name: t.Name, Status: t.Status, When: when,
-		Words: views.GameName(t.GameType) + " · " + entryWords(t.EntryFeeMinor) + " · " + playerCountWords(t.PlayerCount, t.MaxPlayers)}
+	words := views.GameName(t.GameType) + " · " + entryWords(t.EntryFeeMinor) + " · " + playerCountWords(t.PlayerCount, t.MaxPlayers)
+	if t.Recurrence != nil {
+		words += " · recurs " + *t.Recurrence
+	}
+	if !t.AgentsAllowed {
+		words += " · for people only"
+	}
+	return views.ArenaCard{ID: t.ID, Name: t.Name, Status: t.Status, When: when, Words: words}
 }
 
 func entryWords(fee int64) string {
@@ -248,6 +254,9 @@ func arenaFacts(t tournament.Tournament) []string {
 		facts = append(facts, "Entry "+money.FormatUSDC(t.EntryFeeMinor)+" USDC", "Prizes by place: "+splitWords(t.PrizeSplitBps)+" of the pool less 1%")
 	}
 	facts = append(facts, "From "+views.DateTime(t.StartsAt)+" to "+views.DateTime(t.EndsAt), "Scheduled by "+t.CreatedBy.Username)
+	if t.Recurrence != nil {
+		facts = append(facts, "Recurs "+*t.Recurrence)
+	}
 	if t.AgentsAllowed {
 		facts = append(facts, "Bots and AI agents may enter")
 	} else {

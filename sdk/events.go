@@ -27,6 +27,7 @@ const (
 	EventConnect4Move       = "game:connect4:move"       // *api.RulesC4Moved
 	EventConnect4Timeout    = "game:connect4:timeout"    // *api.RulesC4Forfeit
 	EventConnect4Resign     = "game:connect4:resign"     // *api.RulesC4Forfeit
+	EventBerserk            = "game:berserk"             // *api.RulesBerserked
 	EventRematchRequested   = "game:rematch:requested"   // *api.GameRematchBy
 	EventRematchCancelled   = "game:rematch:cancelled"   // *api.GameRematchBy
 	EventRematchStarted     = "game:rematch:started"     // *api.GameRematchStarted
@@ -55,6 +56,7 @@ var payloads = map[string]func() any{
 	EventConnect4Move:        func() any { return new(api.RulesC4Moved) },
 	EventConnect4Timeout:     func() any { return new(api.RulesC4Forfeit) },
 	EventConnect4Resign:      func() any { return new(api.RulesC4Forfeit) },
+	EventBerserk:             func() any { return new(api.RulesBerserked) },
 	EventRematchRequested:    func() any { return new(api.GameRematchBy) },
 	EventRematchCancelled:    func() any { return new(api.GameRematchBy) },
 	EventRematchStarted:      func() any { return new(api.GameRematchStarted) },

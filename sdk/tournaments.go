@@ -118,6 +118,43 @@ func (c *Client) WithdrawTournament(ctx context.Context, id string) (*api.Tourna
 	return answer(r.JSON200, r.StatusCode())
 }
 
+// PauseTournament stops pairing the user in a tournament until
+// ResumeTournament; a game being played is not touched (play it out or
+// resign it). Two games in a row lost on time pause the user too
+// (PausedReason in the standings). It returns *TournamentClosedError
+// (over, or not entered) or *APIError.
+func (c *Client) PauseTournament(ctx context.Context, id string) (*api.TournamentEntry, error) {
+	r, err := c.API.PostTournamentsByIdPauseWithResponse(ctx, id, nil)
+	if err != nil {
+		return nil, c.tournamentRefusal(ctx, id, err, true)
+	}
+	return answer(r.JSON200, r.StatusCode())
+}
+
+// ResumeTournament has a paused user paired again. It returns
+// *TournamentClosedError (over, or not entered: JoinTournament enters)
+// or *APIError (AGENTS_NOT_ALLOWED).
+func (c *Client) ResumeTournament(ctx context.Context, id string) (*api.TournamentEntry, error) {
+	r, err := c.API.PostTournamentsByIdResumeWithResponse(ctx, id, nil)
+	if err != nil {
+		return nil, c.tournamentRefusal(ctx, id, err, true)
+	}
+	return answer(r.JSON200, r.StatusCode())
+}
+
+// Berserk halves the user's time in their current game of a tournament,
+// before their first move of it, for a point more on a win (after 7 of
+// their moves in Connect Four, or 2 rounds). It returns *APIError with
+// CONFLICT when the user is not playing a game of it now, moved already
+// or went berserk already.
+func (c *Client) Berserk(ctx context.Context, id string) (*api.TournamentBerserkAnswer, error) {
+	r, err := c.API.PostTournamentsByIdBerserkWithResponse(ctx, id, nil)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.JSON200, r.StatusCode())
+}
+
 // tournamentRefusal turns a CONFLICT answer of a join or withdrawal into a
 // *TournamentClosedError, reading the tournament to say why: the answer's
 // message is for people. Other errors are returned as they are.

@@ -280,6 +280,22 @@ func (s *Service) Act(ctx context.Context, userID, gameID string, a Action) (Act
 	return out, nil
 }
 
+// Berserk has userID go berserk in an arena game (rules.State.Berserk):
+// their time halves for the rest of it. Errors: NOT_FOUND, NOT_A_PLAYER,
+// GAME_NOT_ACTIVE, CONFLICT (not an arena game, moved already, berserk
+// already).
+func (s *Service) Berserk(ctx context.Context, userID, gameID string) (ActResult, error) {
+	do := func(st rules.State, now time.Time) ([]rules.Event, error) { return st.Berserk(userID, now) }
+	out, done, err := s.actAtOnce(ctx, userID, gameID, do)
+	if err == nil && !done {
+		out, err = s.actLocked(ctx, userID, gameID, do)
+	}
+	if err != nil {
+		return out, fmt.Errorf("berserk in game %s: %w", gameID, err)
+	}
+	return out, nil
+}
+
 // step is an action as the rules apply it to a game's state at now.
 type step func(st rules.State, now time.Time) ([]rules.Event, error)
 

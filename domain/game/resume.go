@@ -164,6 +164,15 @@ func (s *Service) resume(ctx context.Context, tx db.Tx, g *Game, now time.Time) 
 	}
 	d := st.Deadline()
 	g.Deadline = &d
+	// The event carries the round's or turn's deadline as views show it: a
+	// round closes sooner (Deadline) when its only player left to choose
+	// went berserk, and its views keep the round's own end.
+	shown := d
+	if v := st.Public(now).Base().Round.Deadline; v != nil {
+		if t, err := time.Parse(time.RFC3339Nano, *v); err == nil {
+			shown = t
+		}
+	}
 	return s.append(ctx, tx, g, now, columns{set: "state = ?, deadline = ?", args: []any{string(g.State), g.Deadline}}, false,
-		rules.Event{Name: domain.EventGameResumed, Data: Resumed{Deadline: d.UTC()}})
+		rules.Event{Name: domain.EventGameResumed, Data: Resumed{Deadline: shown.UTC()}})
 }

@@ -24,7 +24,7 @@ func (s *Service) ReadEnd(ctx context.Context, e *game.Ending) (game.EndWrite, e
 		return nil, nil
 	}
 	var rows []playerRecord
-	e.Reads.With("tournament_records", `SELECT user_id, score, games, wins, draws, losses, streak FROM tournament_players
+	e.Reads.With("tournament_records", `SELECT user_id, score, games, wins, draws, losses, streak, berserks, time_losses FROM tournament_players
 		WHERE tournament_id = ? AND user_id = ANY(?::uuid[]) FOR UPDATE`, *g.TournamentID, g.Players)
 	e.Reads.Column(db.JSON(&rows), "SELECT json_agg(r) FROM tournament_records AS r")
 	return func(ctx context.Context, e *game.Ending) error {
@@ -41,40 +41,74 @@ type playerRecord struct {
 	Draws  int    `json:"draws"`
 	Losses int    `json:"losses"`
 	Streak int    `json:"streak"`
+	// Berserks and TimeLosses are Record's.
+	Berserks   int `json:"berserks"`
+	TimeLosses int `json:"time_losses"`
 }
 
+// Pause reasons, in words for people.
+const (
+	PausedByPlayer   = "paused by the player"
+	PausedTimeLosses = "lost two games in a row on time"
+	PausedAbsent     = "did not play a game: neither player moved"
+)
+
 // score queues the statement that stores the records of a tournament
-// game's players after it (rows: their records before it).
+// game's players after it (rows: their records before it). A game nobody
+// played pauses both; PauseAfterTimeLosses games in a row lost on time
+// pause the player.
 func (s *Service) score(ctx context.Context, tx db.Tx, g game.Game, o rules.Outcome, rows []playerRecord) error {
+	if len(rows) == 0 {
+		return nil
+	}
 	abandoned := g.Status == game.StatusCancelled
+	r, ok := rules.Get(g.GameType)
+	if !ok {
+		return fmt.Errorf("score game %s: unknown game type %q", g.ID, g.GameType)
+	}
+	st, err := r.Load(g.State)
+	if err != nil {
+		return fmt.Errorf("score game %s: %w", g.ID, err)
+	}
 	users := make([]string, len(rows))
-	cols := [6][]int{}
-	for i, r := range rows {
-		out := Loss
+	cols := [8][]int{}
+	reasons := make([]*string, len(rows))
+	for i, p := range rows {
+		res := Result{Berserk: st.Berserked(p.UserID), Long: st.Played(p.UserID) >= BerserkMinimum[g.GameType]}
 		switch {
 		case abandoned:
-		case o.Winner == r.UserID:
-			out = Win
+			reasons[i] = ptr(PausedAbsent)
+		case o.Winner == p.UserID:
+			res.Outcome = Win
 		case o.Winner == "":
-			out = Draw
+			res.Outcome = Draw
+		default:
+			// A Connect Four game lost on time is the loser's turn run out; in
+			// rock, paper, scissors a lost game with a round lost on time.
+			res.LostOnTime = o.TimedOut
 		}
-		rec := Record{Score: r.Score, Games: r.Games, Wins: r.Wins, Draws: r.Draws, Losses: r.Losses, Streak: r.Streak}.After(out)
-		users[i] = r.UserID
-		for k, v := range []int{rec.Score, rec.Games, rec.Wins, rec.Draws, rec.Losses, rec.Streak} {
+		rec := Record{Score: p.Score, Games: p.Games, Wins: p.Wins, Draws: p.Draws, Losses: p.Losses, Streak: p.Streak,
+			Berserks: p.Berserks, TimeLosses: p.TimeLosses}.After(res)
+		if rec.TimeLosses >= PauseAfterTimeLosses {
+			reasons[i] = ptr(PausedTimeLosses)
+		}
+		users[i] = p.UserID
+		for k, v := range []int{rec.Score, rec.Games, rec.Wins, rec.Draws, rec.Losses, rec.Streak, rec.Berserks, rec.TimeLosses} {
 			cols[k] = append(cols[k], v)
 		}
 	}
-	if len(users) == 0 {
-		return nil
-	}
-	err := tx.Later(`UPDATE tournament_players AS p SET score = v.score, games = v.games, wins = v.wins,
-			draws = v.draws, losses = v.losses, streak = v.streak, current_game = NULL,
-			paused = p.paused OR ?, waiting_since = CASE WHEN p.paused OR ? THEN NULL ELSE ?::timestamptz END
-		FROM unnest(?::uuid[], ?::int[], ?::int[], ?::int[], ?::int[], ?::int[], ?::int[]) AS v (u, score, games, wins, draws, losses, streak)
+	err = tx.Later(`UPDATE tournament_players AS p SET score = v.score, games = v.games, wins = v.wins,
+			draws = v.draws, losses = v.losses, streak = v.streak, berserks = v.berserks, time_losses = v.time_losses, current_game = NULL,
+			paused = p.paused OR v.reason IS NOT NULL, paused_reason = CASE WHEN p.paused THEN p.paused_reason ELSE v.reason END,
+			waiting_since = CASE WHEN p.paused OR v.reason IS NOT NULL THEN NULL ELSE ?::timestamptz END
+		FROM unnest(?::uuid[], ?::int[], ?::int[], ?::int[], ?::int[], ?::int[], ?::int[], ?::int[], ?::int[], ?::text[])
+			AS v (u, score, games, wins, draws, losses, streak, berserks, time_losses, reason)
 		WHERE p.tournament_id = ? AND p.user_id = v.u`,
-		abandoned, abandoned, s.now(), users, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], *g.TournamentID)
+		s.now(), users, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7], reasons, *g.TournamentID)
 	if err != nil {
 		return fmt.Errorf("score game %s in tournament %s: %w", g.ID, *g.TournamentID, err)
 	}
 	return nil
 }
+
+func ptr[T any](v T) *T { return &v }

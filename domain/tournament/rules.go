@@ -27,6 +27,30 @@ const (
 	Win
 )
 
+// Berserk: a player who halves their time in a game (before their first
+// move) wins BerserkBonus more with a win, when they played at least
+// BerserkMinimum of the game's type: their own moves in Connect Four,
+// rounds in rock, paper, scissors (no bonus for a game resigned at once).
+const BerserkBonus = 1
+
+// BerserkMinimum is how much of a game a berserk win must have played, by
+// game type (rules.State.Played).
+var BerserkMinimum = map[string]int{"connect4": 7, "rps": 2}
+
+// PauseAfterTimeLosses is how many games lost on time in a row pause a
+// player: one who does not play is not paired again until they resume.
+const PauseAfterTimeLosses = 2
+
+// Result is one ended game as it scores for one player.
+type Result struct {
+	Outcome Outcome
+	// Berserk: the player went berserk in the game; Long: they played
+	// enough of it for the berserk bonus (BerserkMinimum).
+	Berserk, Long bool
+	// LostOnTime: the player lost the game on time.
+	LostOnTime bool
+}
+
 // Record is a player's results in a tournament so far.
 type Record struct {
 	Score  int
@@ -36,30 +60,41 @@ type Record struct {
 	Losses int
 	// Streak is the wins in a row up to now.
 	Streak int
+	// Berserks is the games in which the player went berserk.
+	Berserks int
+	// TimeLosses is the games lost on time in a row up to now.
+	TimeLosses int
 }
 
 // OnFire reports whether the player's next win counts FireWin.
 func (r Record) OnFire() bool { return r.Streak >= FireAfter }
 
-// Points is what a game ending in o scores for a player with record r.
-func (r Record) Points(o Outcome) int {
-	switch o {
+// Points is what a game ending in g scores for a player with record r: a
+// win 2 (FireWin on fire), a draw 1, a loss 0, and BerserkBonus more for
+// a long enough berserk win. Going berserk changes nothing else: not the
+// streak, not the points of a loss.
+func (r Record) Points(g Result) int {
+	switch g.Outcome {
 	case Win:
-		if r.OnFire() {
-			return FireWin
+		bonus := 0
+		if g.Berserk && g.Long {
+			bonus = BerserkBonus
 		}
-		return WinPoints
+		if r.OnFire() {
+			return FireWin + bonus
+		}
+		return WinPoints + bonus
 	case Draw:
 		return DrawPoints
 	}
 	return LossPoints
 }
 
-// After returns r once a game ended in o for the player.
-func (r Record) After(o Outcome) Record {
-	r.Score += r.Points(o)
+// After returns r once game g ended for the player.
+func (r Record) After(g Result) Record {
+	r.Score += r.Points(g)
 	r.Games++
-	switch o {
+	switch g.Outcome {
 	case Win:
 		r.Wins++
 		r.Streak++
@@ -69,6 +104,14 @@ func (r Record) After(o Outcome) Record {
 	default:
 		r.Losses++
 		r.Streak = 0
+	}
+	if g.Berserk {
+		r.Berserks++
+	}
+	if g.LostOnTime {
+		r.TimeLosses++
+	} else {
+		r.TimeLosses = 0
 	}
 	return r
 }
@@ -84,9 +127,11 @@ type Standing struct {
 	Draws    int    `json:"draws"`
 	Losses   int    `json:"losses"`
 	OnFire   bool   `json:"onFire" doc:"two wins in a row or more: each further win counts 4 until a game that is not a win"`
+	Berserks int    `json:"berserks" doc:"the ended games in which the player went berserk (halved their time for +1 on a win)"`
 	// CurrentGameID is the tournament game the player is in now.
 	CurrentGameID *string `json:"currentGameId" doc:"the tournament game the player is in now; null when waiting (or paused)"`
-	Paused        bool    `json:"paused" doc:"withdrew after the start: stays in the standings, is not paired until joining again"`
+	Paused        bool    `json:"paused" doc:"not paired until resuming (POST /tournaments/:id/resume, or joining again): stays in the standings"`
+	PausedReason  *string `json:"pausedReason" doc:"why the player is paused, in words for people; null when not paused"`
 	Bot           bool    `json:"bot" doc:"a bot account"`
 }
 

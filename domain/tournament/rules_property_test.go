@@ -306,8 +306,8 @@ func TestScoringWithTheStreakBonus(t *testing.T) {
 		points := 0
 		for _, g := range tc.games {
 			o := map[rune]Outcome{'W': Win, 'D': Draw, 'L': Loss}[g]
-			points = r.Points(o)
-			r = r.After(o)
+			points = r.Points(Result{Outcome: o})
+			r = r.After(Result{Outcome: o})
 		}
 		if r.Score != tc.score || r.OnFire() != tc.onFire || points != tc.lastPoints || r.Games != len(tc.games) {
 			t.Errorf("%q: score %d, on fire %v, last game %d points (record %+v); want %d, %v, %d",
@@ -369,6 +369,64 @@ func TestPrizeExamples(t *testing.T) {
 		}
 		if fmt.Sprint(got) != fmt.Sprint(tc.prizes) || p.FloorsMinor != tc.floors {
 			t.Errorf("%s: prizes %v floors %d, want %v floors %d", tc.name, got, p.FloorsMinor, tc.prizes, tc.floors)
+		}
+	}
+}
+
+// Berserk and the streak together, over random sequences of games: the
+// score is what a model of the rules adds up (a win 2, or 4 on fire, +1
+// for a long enough berserk win; a draw 1; a loss 0), going berserk never
+// changes the streak or a non-win's points, the bonus is paid only for
+// long berserk wins, and the games lost on time in a row are counted
+// (two pause the player).
+func TestBerserkAndTheStreakTogether(t *testing.T) {
+	rng := seeded(t)
+	for seq := range 2000 {
+		var r, plain Record
+		score, streak, bonuses, berserks, timeLosses := 0, 0, 0, 0, 0
+		for g := range rng.IntN(30) {
+			res := Result{Outcome: Outcome(rng.IntN(3)), Berserk: rng.IntN(2) == 0, Long: rng.IntN(3) > 0}
+			res.LostOnTime = res.Outcome == Loss && rng.IntN(3) == 0
+			before := r
+			r = r.After(res)
+			plain = plain.After(Result{Outcome: res.Outcome, LostOnTime: res.LostOnTime})
+
+			switch res.Outcome {
+			case Win:
+				pts := WinPoints
+				if streak >= FireAfter {
+					pts = FireWin
+				}
+				if res.Berserk && res.Long {
+					pts++
+					bonuses++
+				}
+				score += pts
+				streak++
+			case Draw:
+				score++
+				streak = 0
+			default:
+				streak = 0
+			}
+			if res.Berserk {
+				berserks++
+			}
+			if res.LostOnTime {
+				timeLosses++
+			} else {
+				timeLosses = 0
+			}
+			if r.Score != score || r.Streak != streak || r.Berserks != berserks || r.TimeLosses != timeLosses {
+				t.Fatalf("sequence %d, game %d (%+v after %+v): record %+v; the model says score %d, streak %d, berserks %d, time losses %d",
+					seq, g, res, before, r, score, streak, berserks, timeLosses)
+			}
+			if r.Score-plain.Score != bonuses || r.Streak != plain.Streak || r.OnFire() != plain.OnFire() {
+				t.Fatalf("sequence %d, game %d: going berserk changed more than the bonuses (%d): %+v against %+v", seq, g, bonuses, r, plain)
+			}
+			if bonuses > r.Wins {
+				t.Fatalf("sequence %d: %d bonuses with %d wins", seq, bonuses, r.Wins)
+			}
 		}
 	}
 }

@@ -48,6 +48,10 @@ type Tournament struct {
 	CreatedAt      time.Time       `bun:"created_at" json:"createdAt"`
 	LastSeq        int             `bun:"seq" json:"lastSeq" doc:"the seq of the last event of the tournament's live room"`
 	FinishedAt     *time.Time      `bun:"finished_at" json:"finishedAt" doc:"when it finished or was cancelled; null before"`
+	ScheduleID     *string         `bun:"schedule_id,type:uuid" json:"scheduleId" doc:"the recurring arena's schedule this is an occurrence of; null for an arena scheduled once"`
+	Recurrence     *string         `bun:"-" json:"recurrence" doc:"for an occurrence of a recurring arena, when it recurs in words (every day at 18:00 UTC); null otherwise"`
+	Every          *string         `bun:"every,scanonly" json:"-"`
+	At             *string         `bun:"at,scanonly" json:"-"`
 
 	RemindedAt    *time.Time      `bun:"reminded_at" json:"-"`
 	StandingsAt   *time.Time      `bun:"standings_at" json:"-"`
@@ -279,11 +283,17 @@ func intArray(v []int) string {
 // selectTournaments is the query of tournaments with their creators'
 // names.
 func (s *Service) selectTournaments(idb bun.IDB, out any) *bun.SelectQuery {
-	return idb.NewSelect().Model(out).ColumnExpr("t.*").ColumnExpr("u.username AS creator_name").
-		Join("JOIN users AS u ON u.id = t.created_by")
+	return idb.NewSelect().Model(out).ColumnExpr("t.*").ColumnExpr("u.username AS creator_name, sch.every, sch.at").
+		Join("JOIN users AS u ON u.id = t.created_by").Join("LEFT JOIN tournament_schedules AS sch ON sch.id = t.schedule_id")
 }
 
-func (t *Tournament) named() { t.CreatedBy = UserRef{UserID: t.CreatedByID, Username: t.CreatorName} }
+func (t *Tournament) named() {
+	t.CreatedBy = UserRef{UserID: t.CreatedByID, Username: t.CreatorName}
+	if t.Every != nil && t.At != nil {
+		r := Recurrence(*t.Every, *t.At)
+		t.Recurrence = &r
+	}
+}
 
 // ParseStatus reads ?status= of the list: "" for scheduled and running.
 // VALIDATION_ERROR naming status for another value.
@@ -394,10 +404,13 @@ func (s *Service) standings(ctx context.Context, idb bun.IDB, id string, lock bo
 		Streak   int     `bun:"streak"`
 		Current  *string `bun:"current_game"`
 		Paused   bool    `bun:"paused"`
+		Reason   *string `bun:"paused_reason"`
+		Berserks int     `bun:"berserks"`
 		Bot      bool    `bun:"bot_account"`
 	}
 	q := idb.NewSelect().TableExpr("tournament_players AS p").Join("JOIN users AS u ON u.id = p.user_id").
-		ColumnExpr("p.user_id, u.username, p.score, p.games, p.wins, p.draws, p.losses, p.streak, p.current_game, p.paused, u.bot_account").
+		ColumnExpr("p.user_id, u.username, p.score, p.games, p.wins, p.draws, p.losses, p.streak, p.current_game, p.paused, p.paused_reason").
+		ColumnExpr("p.berserks, u.bot_account").
 		Where("p.tournament_id = ?", id)
 	if lock {
 		q = q.For("UPDATE OF p")
@@ -408,7 +421,10 @@ func (s *Service) standings(ctx context.Context, idb bun.IDB, id string, lock bo
 	out := make([]Standing, len(rows))
 	for i, r := range rows {
 		out[i] = Standing{UserID: r.UserID, Username: r.Username, Score: r.Score, Games: r.Games, Wins: r.Wins, Draws: r.Draws,
-			Losses: r.Losses, OnFire: Record{Streak: r.Streak}.OnFire(), CurrentGameID: r.Current, Paused: r.Paused, Bot: r.Bot}
+			Losses: r.Losses, OnFire: Record{Streak: r.Streak}.OnFire(), CurrentGameID: r.Current, Paused: r.Paused, Bot: r.Bot, Berserks: r.Berserks}
+		if r.Paused {
+			out[i].PausedReason = r.Reason
+		}
 	}
 	return Rank(out), nil
 }
@@ -475,11 +491,8 @@ func (s *Service) Join(ctx context.Context, userID, id string) (Entry, error) {
 			out.Tournament = t
 			return nil
 		case err == nil:
-			if err := s.checkAgents(ctx, tx, t, userID); err != nil {
-				return err // declared a bot since it entered
-			}
-			if _, err := tx.NewUpdate().Model(&e).Set("paused = false, waiting_since = ?", now).WherePK().Exec(ctx); err != nil {
-				return fmt.Errorf("return to tournament %s: %w", t.ID, err)
+			if err := s.unpause(ctx, tx, t, e, now); err != nil {
+				return err
 			}
 		case !errors.Is(err, sql.ErrNoRows):
 			return fmt.Errorf("read the entry of %s in tournament %s: %w", userID, t.ID, err)
@@ -609,8 +622,8 @@ func (s *Service) Withdraw(ctx context.Context, userID, id string) (Entry, error
 			out.Tournament = t
 			return nil
 		case t.Status == StatusRunning:
-			if _, err := tx.NewUpdate().Model(&e).Set("paused = true, waiting_since = NULL").WherePK().Exec(ctx); err != nil {
-				return fmt.Errorf("pause %s in tournament %s: %w", userID, t.ID, err)
+			if err := s.pause(ctx, tx, e); err != nil {
+				return err
 			}
 		default:
 			out.Status = EntryWithdrawn
@@ -637,6 +650,121 @@ func (s *Service) Withdraw(ctx context.Context, userID, id string) (Entry, error
 		return out, fmt.Errorf("withdraw from tournament %s: %w", id, err)
 	}
 	return out, nil
+}
+
+// Pause stops pairing userID in a tournament until Resume (or Join): a
+// game they are playing is not touched (play it out or resign it).
+// Pausing while paused answers the entry unchanged. Errors: NOT_FOUND;
+// CONFLICT when the tournament is over or the user is not in it.
+func (s *Service) Pause(ctx context.Context, userID, id string) (Entry, error) {
+	return s.setPaused(ctx, userID, id, true)
+}
+
+// Resume has a paused entrant paired again. Resuming while not paused
+// answers the entry unchanged. Errors: NOT_FOUND; CONFLICT when the
+// tournament is over or the user is not in it (Join enters it);
+// AGENTS_NOT_ALLOWED for a bot account in an arena for people.
+func (s *Service) Resume(ctx context.Context, userID, id string) (Entry, error) {
+	return s.setPaused(ctx, userID, id, false)
+}
+
+func (s *Service) setPaused(ctx context.Context, userID, id string, pause bool) (Entry, error) {
+	var out Entry
+	err := db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
+		t, err := s.lock(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		if t.Status == StatusFinished || t.Status == StatusCancelled || !now.Before(t.EndsAt) {
+			return domain.Errorf(domain.CodeConflict, "the tournament is over")
+		}
+		var e entrant
+		err = tx.NewSelect().Model(&e).Where("tournament_id = ? AND user_id = ?", t.ID, userID).For("UPDATE").Scan(ctx)
+		if errors.Is(err, sql.ErrNoRows) {
+			return domain.Errorf(domain.CodeConflict, "you are not in this tournament")
+		}
+		if err != nil {
+			return fmt.Errorf("read the entry of %s in tournament %s: %w", userID, t.ID, err)
+		}
+		out = Entry{TournamentID: t.ID, UserID: userID, Status: EntryJoined, Tournament: t}
+		if pause {
+			out.Status = EntryPaused
+		}
+		if e.Paused == pause {
+			return nil
+		}
+		if pause {
+			err = s.pause(ctx, tx, e)
+		} else {
+			err = s.unpause(ctx, tx, t, e, now)
+		}
+		if err != nil {
+			return err
+		}
+		t.ChangedAt = now
+		_, err = tx.NewUpdate().Model(&t).Column("changed_at").WherePK().Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return out, fmt.Errorf("pause or resume in tournament %s: %w", id, err)
+	}
+	return out, nil
+}
+
+// pause stops pairing an entrant; their game in progress goes on.
+func (s *Service) pause(ctx context.Context, tx db.Tx, e entrant) error {
+	if _, err := tx.NewUpdate().Model(&e).Set("paused = true, paused_reason = ?, waiting_since = NULL", PausedByPlayer).WherePK().Exec(ctx); err != nil {
+		return fmt.Errorf("pause %s in tournament %s: %w", e.UserID, e.TournamentID, err)
+	}
+	return nil
+}
+
+// unpause has a paused entrant paired again (a bot account not in an
+// arena for people), their games lost on time in a row forgotten.
+func (s *Service) unpause(ctx context.Context, tx db.Tx, t Tournament, e entrant, now time.Time) error {
+	if err := s.checkAgents(ctx, tx, t, e.UserID); err != nil {
+		return err // declared a bot since it entered
+	}
+	if _, err := tx.NewUpdate().Model(&e).Set("paused = false, paused_reason = NULL, time_losses = 0, waiting_since = ?", now).WherePK().Exec(ctx); err != nil {
+		return fmt.Errorf("resume %s in tournament %s: %w", e.UserID, t.ID, err)
+	}
+	return nil
+}
+
+// BerserkAnswer is what going berserk answers.
+type BerserkAnswer struct {
+	TournamentID string `json:"tournamentId"`
+	GameID       string `json:"gameId" doc:"the game in which your time halved"`
+	Seq          int    `json:"seq" doc:"the game's game:berserk event"`
+}
+
+// Berserk halves userID's time in their current game of a running
+// tournament, before their first move of it, for BerserkBonus more on a
+// win (see BerserkMinimum). Errors: NOT_FOUND; CONFLICT when the user is
+// not playing a game of it now, moved already, or went berserk already.
+func (s *Service) Berserk(ctx context.Context, userID, id string) (BerserkAnswer, error) {
+	id, ok := domain.CanonicalID(id)
+	if !ok {
+		return BerserkAnswer{}, errNoTournament
+	}
+	var game *string
+	err := s.db.NewSelect().TableExpr("tournaments AS t").Join("LEFT JOIN tournament_players AS p ON p.tournament_id = t.id AND p.user_id = ?", userID).
+		ColumnExpr("p.current_game").Where("t.id = ?", id).Scan(ctx, &game)
+	if errors.Is(err, sql.ErrNoRows) {
+		return BerserkAnswer{}, errNoTournament
+	}
+	if err != nil {
+		return BerserkAnswer{}, fmt.Errorf("read the game of %s in tournament %s: %w", userID, id, err)
+	}
+	if game == nil {
+		return BerserkAnswer{}, domain.Errorf(domain.CodeConflict, "you are not playing a game of this arena now")
+	}
+	r, err := s.games.Berserk(ctx, userID, *game)
+	if err != nil {
+		return BerserkAnswer{}, err
+	}
+	return BerserkAnswer{TournamentID: id, GameID: *game, Seq: r.Seq}, nil
 }
 
 // refund gives entries their fees back, in one ledger transaction per

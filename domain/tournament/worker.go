@@ -27,7 +27,8 @@ func (s *Service) RunWorker(ctx context.Context, interval time.Duration) {
 	domain.Every(ctx, interval, s.log, "run tournaments", s.Work)
 }
 
-// Work does the work that is due in every open tournament, each in its
+// Work creates the occurrences of recurring arenas that start within
+// CreateAhead, then does the work that is due in every open tournament, each in its
 // own transaction that claims the tournament's row with FOR UPDATE SKIP
 // LOCKED (a tournament another instance works on is left to it): the
 // reminder a minute before the start; the start, or the cancellation
@@ -36,6 +37,7 @@ func (s *Service) RunWorker(ctx context.Context, interval time.Duration) {
 // the end with its prizes, once the end time has passed and the last game
 // finished. It returns the first error.
 func (s *Service) Work(ctx context.Context) error {
+	first := s.createDue(ctx)
 	now := s.now()
 	var ids []string
 	if err := s.db.NewSelect().Table("tournaments").Column("id").
@@ -44,7 +46,6 @@ func (s *Service) Work(ctx context.Context) error {
 		OrderExpr("starts_at").Limit(500).Scan(ctx, &ids); err != nil {
 		return fmt.Errorf("find the tournaments with work: %w", err)
 	}
-	var first error
 	for _, id := range ids {
 		if err := s.WorkOn(ctx, id); err != nil && first == nil {
 			first = err

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -38,6 +39,8 @@ func (h *Tournaments) Routes(r Router) {
 		Response:    []tournament.Tournament{},
 		Query: []web.Param{{Name: "status", Description: "only tournaments of this status (default: scheduled and running)",
 			Enum: []string{tournament.StatusScheduled, tournament.StatusRunning, tournament.StatusFinished, tournament.StatusCancelled}},
+			{Name: "upcoming", Description: "true: only those that have not started, soonest first (the next start first), recurring arenas' occurrences among them",
+				Enum: []string{"true", "false"}},
 			web.PageLimit, web.PageBefore("the id of the previous page's last tournament")}})
 	r.JSON(http.MethodGet, "/tournaments/:id", h.getTournament, web.Op{Tag: "tournaments", Auth: web.AuthNone,
 		Summary: "A tournament with its standings (ties share a rank) and, once finished, its prizes",
@@ -54,7 +57,7 @@ func (h *Tournaments) Routes(r Router) {
 		Summary:  "The tournament's live events after a seq (what the live socket sends; for clients that poll or catch up)",
 		Response: TournamentEventsPage{}, Errors: []int{http.StatusNotFound},
 		Query: []web.Param{{Name: "after", Description: "the last seq you have; 0 for all", Type: "integer", Min: web.Bound(0)}}})
-	r.JSON(http.MethodPost, "/tournaments/:id/join", h.joinTournament, moneyIn(web.Op{Tag: "tournaments", Auth: web.AuthRequired,
+	r.JSON(http.MethodPost, "/tournaments/:id/join", h.entryAction(h.Tournaments.Join), moneyIn(web.Op{Tag: "tournaments", Auth: web.AuthRequired,
 		Summary: "Enter a tournament, or play again after withdrawing from a running one",
 		Description: "Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409 INSUFFICIENT_FUNDS) and counts as a stake " +
 			"for your limits; it is paid once: returning after a pause pays nothing. 409 CONFLICT when the tournament is full, over or cancelled. " +
@@ -63,12 +66,92 @@ func (h *Tournaments) Routes(r Router) {
 			"403 AGENTS_NOT_ALLOWED when your account is a bot (POST /users/me/bot) and the arena's agentsAllowed is false. " +
 			"Joining while in answers your entry unchanged.",
 		Response: tournament.Entry{}, Errors: []int{http.StatusNotFound}}))
-	r.JSON(http.MethodPost, "/tournaments/:id/withdraw", h.withdrawTournament, web.Op{Tag: "tournaments", Auth: web.AuthRequired,
+	r.JSON(http.MethodPost, "/tournaments/:id/withdraw", h.entryAction(h.Tournaments.Withdraw), web.Op{Tag: "tournaments", Auth: web.AuthRequired,
 		Summary: "Leave a tournament: refunded before the start, paused after it",
 		Description: "Before the start your entry fee goes back to your available balance. After it you stay in the standings with your entry in the pool, " +
 			"and you are not paired until you join again (without paying again); a game you are playing still counts. " +
 			"409 CONFLICT when you are not in it or it is over.",
 		Response: tournament.Entry{}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
+	r.JSON(http.MethodPost, "/tournaments/:id/pause", h.entryAction(h.Tournaments.Pause), web.Op{Tag: "tournaments", Auth: web.AuthRequired,
+		Summary: "Pause: not paired again until you resume",
+		Description: "Any time before the end; you stay in the standings with your entry in the pool. A game you are playing is not touched: " +
+			"play it out or resign it (it is lost on time if you leave it). Two games in a row lost on time pause you too (pausedReason says so). " +
+			"Pausing while paused answers your entry unchanged. 409 CONFLICT when you are not in it or it is over.",
+		Response: tournament.Entry{}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
+	r.JSON(http.MethodPost, "/tournaments/:id/resume", h.entryAction(h.Tournaments.Resume), web.Op{Tag: "tournaments", Auth: web.AuthRequired,
+		Summary:     "Resume after a pause: paired again as soon as you are free and connected",
+		Description: "Resuming while not paused answers your entry unchanged. 409 CONFLICT when you are not in it (join it) or it is over.",
+		Response:    tournament.Entry{}, Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusForbidden}})
+	r.JSON(http.MethodPost, "/tournaments/:id/berserk", h.berserk, web.Op{Tag: "tournaments", Auth: web.AuthRequired,
+		Summary: "Berserk: halve your time in your current arena game for +1 point on a win",
+		Description: "Before your first move of the game: your seconds per round or turn halve (rounded down, at least 3) for the rest of it, " +
+			"the round or turn running included. A win then scores 1 more, once you played at least 7 of your own moves (Connect Four) or 2 rounds " +
+			"(rock, paper, scissors). The game's room gets game:berserk; standings count your berserks. " +
+			"409 CONFLICT when you are not playing a game of the arena now, moved already, or went berserk already.",
+		Response: tournament.BerserkAnswer{}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
+}
+
+// ScheduleRoutes registers the admins' recurring arenas.
+func (h *Tournaments) ScheduleRoutes(r Router) {
+	r.JSON(http.MethodPost, "/admin/tournament-schedules", h.createSchedule, web.Op{Tag: "admin", Auth: web.AuthAdmin, Status: http.StatusCreated,
+		Summary: "Create a recurring arena",
+		Description: "Each occurrence is created an hour before it starts, as a normal arena with scheduleId (GET /tournaments?upcoming=true lists it). " +
+			"400 VALIDATION_ERROR naming each invalid field: the arena's fields as POST /tournaments checks them, every (hourly, daily or weekly) " +
+			"and at (HH:MM in UTC; hourly arenas start at its minute of every hour, weekly ones on the weekday of the first start). " +
+			"Recorded in the audit log (tournament.schedule).",
+		Request: tournament.NewSchedule{}, Response: tournament.Schedule{}})
+	r.JSON(http.MethodGet, "/admin/tournament-schedules", h.listSchedules, web.Op{Tag: "admin", Auth: web.AuthAdmin,
+		Summary: "The recurring arenas, the newest first", Response: []tournament.Schedule{}})
+	r.JSON(http.MethodDelete, "/admin/tournament-schedules/:id", h.stopSchedule, web.Op{Tag: "admin", Auth: web.AuthAdmin,
+		Summary:     "Stop a recurring arena: no occurrence is created after this (those created stay)",
+		Description: "Stopping it again answers it unchanged. Recorded in the audit log (tournament.schedule.stop).",
+		Response:    tournament.Schedule{}, Errors: []int{http.StatusNotFound}})
+}
+
+func (h *Tournaments) createSchedule(c echo.Context) error {
+	var req tournament.NewSchedule
+	if err := web.BindJSON(c, &req); err != nil {
+		return err
+	}
+	sc, err := h.Tournaments.CreateSchedule(c.Request().Context(), web.IdentityOf(c).UserID, req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, sc)
+}
+
+func (h *Tournaments) listSchedules(c echo.Context) error {
+	out, err := h.Tournaments.Schedules(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (h *Tournaments) stopSchedule(c echo.Context) error {
+	sc, err := h.Tournaments.StopSchedule(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, sc)
+}
+
+func (h *Tournaments) entryAction(do func(ctx context.Context, userID, id string) (tournament.Entry, error)) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		e, err := do(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"))
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, e)
+	}
+}
+
+func (h *Tournaments) berserk(c echo.Context) error {
+	b, err := h.Tournaments.Berserk(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, b)
 }
 
 // StandingsPage is lines of a tournament's standings.
@@ -132,7 +215,18 @@ func (h *Tournaments) listTournaments(c echo.Context) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	out, err := h.Tournaments.List(c.Request().Context(), c.QueryParam("status"), limit, c.QueryParam("before"))
+	status := c.QueryParam("status")
+	switch c.QueryParam("upcoming") {
+	case "", "false":
+	case "true":
+		if status != "" && status != tournament.StatusScheduled {
+			return domain.Invalid(map[string]string{"upcoming": "upcoming arenas are scheduled ones: leave status out"})
+		}
+		status = tournament.StatusScheduled
+	default:
+		return domain.Invalid(map[string]string{"upcoming": "must be true or false"})
+	}
+	out, err := h.Tournaments.List(c.Request().Context(), status, limit, c.QueryParam("before"))
 	if err != nil {
 		return err
 	}
@@ -161,20 +255,4 @@ func (h *Tournaments) tournamentEvents(c echo.Context) error {
 		page.Events[i] = TournamentEvent{TournamentID: e.Stream.ID, Seq: e.Seq, Name: e.Name, Data: e.Data, CreatedAt: e.CreatedAt}
 	}
 	return c.JSON(http.StatusOK, page)
-}
-
-func (h *Tournaments) joinTournament(c echo.Context) error {
-	e, err := h.Tournaments.Join(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"))
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, e)
-}
-
-func (h *Tournaments) withdrawTournament(c echo.Context) error {
-	e, err := h.Tournaments.Withdraw(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"))
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, e)
 }

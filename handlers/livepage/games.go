@@ -131,10 +131,17 @@ func (v *Games) present(s *gameState, viewer *web.Identity) views.GameView {
 		g.Deadline, _ = time.Parse(time.RFC3339Nano, *st.Round.Deadline)
 	}
 	c4, _ := view.(*rules.C4View)
+	berserk := view.Base().Berserk
 	for _, p := range meta.Players {
-		g.Players = append(g.Players, views.GamePlayer{UserID: p.UserID, Username: p.Username, Seat: p.Seat,
+		pl := views.GamePlayer{UserID: p.UserID, Username: p.Username, Seat: p.Seat,
 			Score: st.Scores[p.UserID], Submitted: st.Submitted[p.UserID], OnTurn: c4 != nil && c4.Turn != nil && *c4.Turn == p.UserID,
-			Bot: p.Bot})
+			Bot: p.Bot, BerserkSeconds: berserk[p.UserID]}
+		// In rock, paper, scissors a player who went berserk has their own,
+		// sooner end of the round, while they have not chosen.
+		if pl.BerserkSeconds > 0 && c4 == nil && !pl.Submitted && !g.Deadline.IsZero() {
+			pl.BerserkDeadline = g.Deadline.Add(-time.Duration(st.RoundSeconds-pl.BerserkSeconds) * time.Second)
+		}
+		g.Players = append(g.Players, pl)
 	}
 	if c4 != nil {
 		g.Board = boardView(c4, meta.Players)
@@ -175,11 +182,24 @@ func (v *Games) present(s *gameState, viewer *web.Identity) views.GameView {
 	if viewer != nil {
 		g.Me = viewer.UserID
 		_, g.IsPlayer = names[viewer.UserID]
+		g.CanBerserk = g.IsPlayer && g.TournamentID != "" && meta.Status == game.StatusActive && berserk[g.Me] == 0 && !movedIn(view, g.Me)
 	}
 	if s.bets != nil {
 		g.Bets = betsView(*s.bets, s.betsHeld, names, g.Me)
 	}
 	return g
+}
+
+// movedIn reports whether the player moved in the game: a Connect Four
+// move of theirs, or a round of rock, paper, scissors played or chosen.
+func movedIn(view rules.View, userID string) bool {
+	switch v := view.(type) {
+	case *rules.C4View:
+		return slices.ContainsFunc(v.History, func(m rules.C4Move) bool { return m.UserID == userID })
+	case *rules.RPSView:
+		return len(v.History) > 0 || v.Submitted[userID]
+	}
+	return true
 }
 
 // boardView is a Connect Four board with its pieces, winning line and

@@ -99,7 +99,7 @@ func ArenaLive(status string, seq, players, maxPlayers int, pool int64, st []tou
 			break
 		}
 		line := views.ArenaLine{Rank: s.Rank, UserID: s.UserID, Username: s.Username, Score: s.Score, Games: s.Games,
-			Record: recordWords(s), OnFire: s.OnFire, Paused: s.Paused, Bot: s.Bot}
+			Record: recordWords(s), OnFire: s.OnFire, Paused: s.Paused, Bot: s.Bot, Berserks: s.Berserks, PausedReason: Deref(s.PausedReason)}
 		if s.CurrentGameID != nil {
 			line.GameID = *s.CurrentGameID
 			if games[line.GameID] == nil {

@@ -2086,6 +2086,45 @@ func (e TournamentEntryStatus) Valid() bool {
 	}
 }
 
+// Defines values for TournamentNewScheduleEvery.
+const (
+	TournamentNewScheduleEveryDaily  TournamentNewScheduleEvery = "daily"
+	TournamentNewScheduleEveryHourly TournamentNewScheduleEvery = "hourly"
+	TournamentNewScheduleEveryWeekly TournamentNewScheduleEvery = "weekly"
+)
+
+// Valid indicates whether the value is a known member of the TournamentNewScheduleEvery enum.
+func (e TournamentNewScheduleEvery) Valid() bool {
+	switch e {
+	case TournamentNewScheduleEveryDaily:
+		return true
+	case TournamentNewScheduleEveryHourly:
+		return true
+	case TournamentNewScheduleEveryWeekly:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TournamentNewScheduleGameType.
+const (
+	TournamentNewScheduleGameTypeConnect4 TournamentNewScheduleGameType = "connect4"
+	TournamentNewScheduleGameTypeRps      TournamentNewScheduleGameType = "rps"
+)
+
+// Valid indicates whether the value is a known member of the TournamentNewScheduleGameType enum.
+func (e TournamentNewScheduleGameType) Valid() bool {
+	switch e {
+	case TournamentNewScheduleGameTypeConnect4:
+		return true
+	case TournamentNewScheduleGameTypeRps:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TournamentNewTournamentGameType.
 const (
 	TournamentNewTournamentGameTypeConnect4 TournamentNewTournamentGameType = "connect4"
@@ -2098,6 +2137,45 @@ func (e TournamentNewTournamentGameType) Valid() bool {
 	case TournamentNewTournamentGameTypeConnect4:
 		return true
 	case TournamentNewTournamentGameTypeRps:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TournamentScheduleEvery.
+const (
+	TournamentScheduleEveryDaily  TournamentScheduleEvery = "daily"
+	TournamentScheduleEveryHourly TournamentScheduleEvery = "hourly"
+	TournamentScheduleEveryWeekly TournamentScheduleEvery = "weekly"
+)
+
+// Valid indicates whether the value is a known member of the TournamentScheduleEvery enum.
+func (e TournamentScheduleEvery) Valid() bool {
+	switch e {
+	case TournamentScheduleEveryDaily:
+		return true
+	case TournamentScheduleEveryHourly:
+		return true
+	case TournamentScheduleEveryWeekly:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TournamentScheduleGameType.
+const (
+	TournamentScheduleGameTypeConnect4 TournamentScheduleGameType = "connect4"
+	TournamentScheduleGameTypeRps      TournamentScheduleGameType = "rps"
+)
+
+// Valid indicates whether the value is a known member of the TournamentScheduleGameType enum.
+func (e TournamentScheduleGameType) Valid() bool {
+	switch e {
+	case TournamentScheduleGameTypeConnect4:
+		return true
+	case TournamentScheduleGameTypeRps:
 		return true
 	default:
 		return false
@@ -2236,6 +2314,24 @@ func (e GetTournamentsParamsStatus) Valid() bool {
 	case GetTournamentsParamsStatusRunning:
 		return true
 	case GetTournamentsParamsStatusScheduled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetTournamentsParamsUpcoming.
+const (
+	False GetTournamentsParamsUpcoming = "false"
+	True  GetTournamentsParamsUpcoming = "true"
+)
+
+// Valid indicates whether the value is a known member of the GetTournamentsParamsUpcoming enum.
+func (e GetTournamentsParamsUpcoming) Valid() bool {
+	switch e {
+	case False:
+		return true
+	case True:
 		return true
 	default:
 		return false
@@ -4083,6 +4179,16 @@ type RpsSettingsGameType string
 // RpsSettingsRounds an odd whole number from 1 to 9 (best of that many decisive rounds)
 type RpsSettingsRounds int
 
+// RulesBerserked defines model for RulesBerserked.
+type RulesBerserked struct {
+	// Deadline the running round's or turn's deadline after it (a turn of the player's own ends sooner; a round's common deadline does not move)
+	Deadline *string `json:"deadline"`
+
+	// Seconds the player's seconds per round or turn from now on: half the game's, rounded down, at least 3
+	Seconds int64  `json:"seconds"`
+	UserId  string `json:"userId"`
+}
+
 // RulesC4Forfeit defines model for RulesC4Forfeit.
 type RulesC4Forfeit struct {
 	UserId   string `json:"userId"`
@@ -4123,6 +4229,9 @@ type RulesC4Start struct {
 
 // RulesC4View defines model for RulesC4View.
 type RulesC4View struct {
+	// Berserk the seconds per round or turn of the players who went berserk in an arena game, by user id; absent when none did
+	Berserk *map[string]int64 `json:"berserk,omitempty"`
+
 	// Board rows top to bottom of columns left to right: the user id of the piece, or empty
 	Board    [][]string          `json:"board"`
 	Columns  int64               `json:"columns"`
@@ -4225,6 +4334,9 @@ type RulesRPSSubmitted struct {
 
 // RulesRPSView defines model for RulesRPSView.
 type RulesRPSView struct {
+	// Berserk the seconds per round or turn of the players who went berserk in an arena game, by user id; absent when none did
+	Berserk *map[string]int64 `json:"berserk,omitempty"`
+
 	// Commitments the current round's commitments by user id
 	Commitments map[string]string    `json:"commitments"`
 	GameId      string               `json:"gameId"`
@@ -4682,6 +4794,12 @@ type Tournament struct {
 	// PrizeSplitBps what each place wins of the pool less the fee, in basis points
 	PrizeSplitBps []int64 `json:"prizeSplitBps"`
 
+	// Recurrence for an occurrence of a recurring arena, when it recurs in words (every day at 18:00 UTC); null otherwise
+	Recurrence *string `json:"recurrence"`
+
+	// ScheduleId the recurring arena's schedule this is an occurrence of; null for an arena scheduled once
+	ScheduleId *string `json:"scheduleId"`
+
 	// Settings the settings of every game of the tournament
 	Settings GameSettings     `json:"settings"`
 	StartsAt time.Time        `json:"startsAt"`
@@ -4693,6 +4811,16 @@ type TournamentGameType string
 
 // TournamentStatus defines model for Tournament.Status.
 type TournamentStatus string
+
+// TournamentBerserkAnswer defines model for TournamentBerserkAnswer.
+type TournamentBerserkAnswer struct {
+	// GameId the game in which your time halved
+	GameId string `json:"gameId"`
+
+	// Seq the game's game:berserk event
+	Seq          int64  `json:"seq"`
+	TournamentId string `json:"tournamentId"`
+}
 
 // TournamentCancelled defines model for TournamentCancelled.
 type TournamentCancelled struct {
@@ -4739,6 +4867,12 @@ type TournamentDetail struct {
 
 	// Prizes once finished: what each winner was paid; empty before
 	Prizes []TournamentPrize `json:"prizes"`
+
+	// Recurrence for an occurrence of a recurring arena, when it recurs in words (every day at 18:00 UTC); null otherwise
+	Recurrence *string `json:"recurrence"`
+
+	// ScheduleId the recurring arena's schedule this is an occurrence of; null for an arena scheduled once
+	ScheduleId *string `json:"scheduleId"`
 
 	// Settings the settings of every game of the tournament
 	Settings GameSettings `json:"settings"`
@@ -4800,6 +4934,35 @@ type TournamentFinished struct {
 	Standings []TournamentStanding `json:"standings"`
 }
 
+// TournamentNewSchedule defines model for TournamentNewSchedule.
+type TournamentNewSchedule struct {
+	// AgentsAllowed whether bot accounts may enter; default true
+	AgentsAllowed *bool `json:"agentsAllowed,omitempty"`
+
+	// At HH:MM in UTC: the start's time of day (hourly: only the minutes count); a weekly arena recurs on the weekday of its first start
+	At              string `json:"at"`
+	DurationMinutes int64  `json:"durationMinutes"`
+
+	// EntryFeeMinor 0 for free arenas, or 100000 to 100000000
+	EntryFeeMinor int64                         `json:"entryFeeMinor"`
+	Every         TournamentNewScheduleEvery    `json:"every"`
+	GameType      TournamentNewScheduleGameType `json:"gameType"`
+	MaxPlayers    *int64                        `json:"maxPlayers,omitempty"`
+	Name          string                        `json:"name"`
+
+	// PrizeSplit each place's share of the pool less the fee, in basis points (as prizeSplitBps); default [5000, 3000, 2000]
+	PrizeSplit *[]int64 `json:"prizeSplit,omitempty"`
+
+	// Settings every occurrence's games' settings (the game type's defaults when absent)
+	Settings *GameSettings `json:"settings,omitempty"`
+}
+
+// TournamentNewScheduleEvery defines model for TournamentNewSchedule.Every.
+type TournamentNewScheduleEvery string
+
+// TournamentNewScheduleGameType defines model for TournamentNewSchedule.GameType.
+type TournamentNewScheduleGameType string
+
 // TournamentNewTournament defines model for TournamentNewTournament.
 type TournamentNewTournament struct {
 	// AgentsAllowed whether bot accounts (POST /users/me/bot) may enter; default true
@@ -4845,8 +5008,42 @@ type TournamentPrize struct {
 	Username    string `json:"username"`
 }
 
+// TournamentSchedule defines model for TournamentSchedule.
+type TournamentSchedule struct {
+	AgentsAllowed   bool                       `json:"agentsAllowed"`
+	At              string                     `json:"at"`
+	CreatedAt       time.Time                  `json:"createdAt"`
+	CreatedBy       string                     `json:"createdBy"`
+	DurationMinutes int64                      `json:"durationMinutes"`
+	EntryFeeMinor   int64                      `json:"entryFeeMinor"`
+	Every           TournamentScheduleEvery    `json:"every"`
+	GameType        TournamentScheduleGameType `json:"gameType"`
+	Id              string                     `json:"id"`
+	MaxPlayers      int64                      `json:"maxPlayers"`
+	Name            string                     `json:"name"`
+
+	// NextAt the start of the next occurrence not created yet (each is created an hour before it starts)
+	NextAt     time.Time `json:"nextAt"`
+	PrizeSplit []int64   `json:"prizeSplit"`
+
+	// Settings A game type's settings, one of the game types' settings objects, told apart by gameType; every setting is optional (the defaults apply). Answers carry every member.
+	Settings GameSettings `json:"settings"`
+
+	// StoppedAt when an admin stopped it; null while it recurs
+	StoppedAt *time.Time `json:"stoppedAt"`
+}
+
+// TournamentScheduleEvery defines model for TournamentSchedule.Every.
+type TournamentScheduleEvery string
+
+// TournamentScheduleGameType defines model for TournamentSchedule.GameType.
+type TournamentScheduleGameType string
+
 // TournamentStanding defines model for TournamentStanding.
 type TournamentStanding struct {
+	// Berserks the ended games in which the player went berserk (halved their time for +1 on a win)
+	Berserks int64 `json:"berserks"`
+
 	// Bot a bot account
 	Bot bool `json:"bot"`
 
@@ -4859,8 +5056,11 @@ type TournamentStanding struct {
 	// OnFire two wins in a row or more: each further win counts 4 until a game that is not a win
 	OnFire bool `json:"onFire"`
 
-	// Paused withdrew after the start: stays in the standings, is not paired until joining again
+	// Paused not paired until resuming (POST /tournaments/:id/resume, or joining again): stays in the standings
 	Paused bool `json:"paused"`
+
+	// PausedReason why the player is paused, in words for people; null when not paused
+	PausedReason *string `json:"pausedReason"`
 
 	// Rank players tied on score share a rank (1, 2, 2, 4)
 	Rank     int64  `json:"rank"`
@@ -5082,6 +5282,24 @@ type PatchAdminSupportByIdCloseParams struct {
 
 // PostAdminSupportByIdMessagesParams defines parameters for PostAdminSupportByIdMessages.
 type PostAdminSupportByIdMessagesParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// GetAdminTournamentSchedulesParams defines parameters for GetAdminTournamentSchedules.
+type GetAdminTournamentSchedulesParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// PostAdminTournamentSchedulesParams defines parameters for PostAdminTournamentSchedules.
+type PostAdminTournamentSchedulesParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// DeleteAdminTournamentSchedulesByIdParams defines parameters for DeleteAdminTournamentSchedulesById.
+type DeleteAdminTournamentSchedulesByIdParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
@@ -5693,6 +5911,9 @@ type GetTournamentsParams struct {
 	// Status only tournaments of this status (default: scheduled and running)
 	Status *GetTournamentsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
+	// Upcoming true: only those that have not started, soonest first (the next start first), recurring arenas' occurrences among them
+	Upcoming *GetTournamentsParamsUpcoming `form:"upcoming,omitempty" json:"upcoming,omitempty"`
+
 	// Limit page size
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -5706,6 +5927,9 @@ type GetTournamentsParams struct {
 // GetTournamentsParamsStatus defines parameters for GetTournaments.
 type GetTournamentsParamsStatus string
 
+// GetTournamentsParamsUpcoming defines parameters for GetTournaments.
+type GetTournamentsParamsUpcoming string
+
 // PostTournamentsParams defines parameters for PostTournaments.
 type PostTournamentsParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
@@ -5714,6 +5938,12 @@ type PostTournamentsParams struct {
 
 // GetTournamentsByIdParams defines parameters for GetTournamentsById.
 type GetTournamentsByIdParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// PostTournamentsByIdBerserkParams defines parameters for PostTournamentsByIdBerserk.
+type PostTournamentsByIdBerserkParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
@@ -5729,6 +5959,18 @@ type GetTournamentsByIdEventsParams struct {
 
 // PostTournamentsByIdJoinParams defines parameters for PostTournamentsByIdJoin.
 type PostTournamentsByIdJoinParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// PostTournamentsByIdPauseParams defines parameters for PostTournamentsByIdPause.
+type PostTournamentsByIdPauseParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// PostTournamentsByIdResumeParams defines parameters for PostTournamentsByIdResume.
+type PostTournamentsByIdResumeParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
@@ -5984,6 +6226,9 @@ type PostAdminIntegrityByGameIdVoidJSONRequestBody = IntegrityDecisionRequest
 
 // PostAdminSupportByIdMessagesJSONRequestBody defines body for PostAdminSupportByIdMessages for application/json ContentType.
 type PostAdminSupportByIdMessagesJSONRequestBody = TicketText
+
+// PostAdminTournamentSchedulesJSONRequestBody defines body for PostAdminTournamentSchedules for application/json ContentType.
+type PostAdminTournamentSchedulesJSONRequestBody = TournamentNewSchedule
 
 // PostAuthHandshakeJSONRequestBody defines body for PostAuthHandshake for application/json ContentType.
 type PostAuthHandshakeJSONRequestBody = HandshakeRequest
@@ -6578,6 +6823,36 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
 	PostAdminSupportByIdMessages(ctx context.Context, id string, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAdminTournamentSchedules The recurring arenas, the newest first
+	//
+	// Corresponds with GET /admin/tournament-schedules (the `GetAdminTournamentSchedules` operationId).
+	GetAdminTournamentSchedules(ctx context.Context, params *GetAdminTournamentSchedulesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAdminTournamentSchedulesWithBody Create a recurring arena
+	//
+	// Each occurrence is created an hour before it starts, as a normal arena with scheduleId (GET /tournaments?upcoming=true lists it). 400 VALIDATION_ERROR naming each invalid field: the arena's fields as POST /tournaments checks them, every (hourly, daily or weekly) and at (HH:MM in UTC; hourly arenas start at its minute of every hour, weekly ones on the weekday of the first start). Recorded in the audit log (tournament.schedule).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /admin/tournament-schedules (the `PostAdminTournamentSchedules` operationId).
+	PostAdminTournamentSchedulesWithBody(ctx context.Context, params *PostAdminTournamentSchedulesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAdminTournamentSchedules Create a recurring arena
+	//
+	// Each occurrence is created an hour before it starts, as a normal arena with scheduleId (GET /tournaments?upcoming=true lists it). 400 VALIDATION_ERROR naming each invalid field: the arena's fields as POST /tournaments checks them, every (hourly, daily or weekly) and at (HH:MM in UTC; hourly arenas start at its minute of every hour, weekly ones on the weekday of the first start). Recorded in the audit log (tournament.schedule).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /admin/tournament-schedules (the `PostAdminTournamentSchedules` operationId).
+	PostAdminTournamentSchedules(ctx context.Context, params *PostAdminTournamentSchedulesParams, body PostAdminTournamentSchedulesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteAdminTournamentSchedulesById Stop a recurring arena: no occurrence is created after this (those created stay)
+	//
+	// Stopping it again answers it unchanged. Recorded in the audit log (tournament.schedule.stop).
+	//
+	// Corresponds with DELETE /admin/tournament-schedules/{id} (the `DeleteAdminTournamentSchedulesById` operationId).
+	DeleteAdminTournamentSchedulesById(ctx context.Context, id string, params *DeleteAdminTournamentSchedulesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAdminUsersByIdLinks Accounts linked to a user, why, and the evidence
 	//
@@ -7327,6 +7602,13 @@ type ClientInterface interface {
 	// Corresponds with GET /tournaments/{id} (the `GetTournamentsById` operationId).
 	GetTournamentsById(ctx context.Context, id string, params *GetTournamentsByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PostTournamentsByIdBerserk Berserk: halve your time in your current arena game for +1 point on a win
+	//
+	// Before your first move of the game: your seconds per round or turn halve (rounded down, at least 3) for the rest of it, the round or turn running included. A win then scores 1 more, once you played at least 7 of your own moves (Connect Four) or 2 rounds (rock, paper, scissors). The game's room gets game:berserk; standings count your berserks. 409 CONFLICT when you are not playing a game of the arena now, moved already, or went berserk already.
+	//
+	// Corresponds with POST /tournaments/{id}/berserk (the `PostTournamentsByIdBerserk` operationId).
+	PostTournamentsByIdBerserk(ctx context.Context, id string, params *PostTournamentsByIdBerserkParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetTournamentsByIdEvents The tournament's live events after a seq (what the live socket sends; for clients that poll or catch up)
 	//
 	// Corresponds with GET /tournaments/{id}/events (the `GetTournamentsByIdEvents` operationId).
@@ -7338,6 +7620,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /tournaments/{id}/join (the `PostTournamentsByIdJoin` operationId).
 	PostTournamentsByIdJoin(ctx context.Context, id string, params *PostTournamentsByIdJoinParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostTournamentsByIdPause Pause: not paired again until you resume
+	//
+	// Any time before the end; you stay in the standings with your entry in the pool. A game you are playing is not touched: play it out or resign it (it is lost on time if you leave it). Two games in a row lost on time pause you too (pausedReason says so). Pausing while paused answers your entry unchanged. 409 CONFLICT when you are not in it or it is over.
+	//
+	// Corresponds with POST /tournaments/{id}/pause (the `PostTournamentsByIdPause` operationId).
+	PostTournamentsByIdPause(ctx context.Context, id string, params *PostTournamentsByIdPauseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostTournamentsByIdResume Resume after a pause: paired again as soon as you are free and connected
+	//
+	// Resuming while not paused answers your entry unchanged. 409 CONFLICT when you are not in it (join it) or it is over.
+	//
+	// Corresponds with POST /tournaments/{id}/resume (the `PostTournamentsByIdResume` operationId).
+	PostTournamentsByIdResume(ctx context.Context, id string, params *PostTournamentsByIdResumeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetTournamentsByIdStandings A tournament's standings, or with around=me your line and the 5 above and below it
 	//
@@ -7954,6 +8250,76 @@ func (c *Client) PostAdminSupportByIdMessagesWithBody(ctx context.Context, id st
 // Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
 func (c *Client) PostAdminSupportByIdMessages(ctx context.Context, id string, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostAdminSupportByIdMessagesRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAdminTournamentSchedules The recurring arenas, the newest first
+//
+// Corresponds with GET /admin/tournament-schedules (the `GetAdminTournamentSchedules` operationId).
+func (c *Client) GetAdminTournamentSchedules(ctx context.Context, params *GetAdminTournamentSchedulesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAdminTournamentSchedulesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAdminTournamentSchedulesWithBody Create a recurring arena
+//
+// Each occurrence is created an hour before it starts, as a normal arena with scheduleId (GET /tournaments?upcoming=true lists it). 400 VALIDATION_ERROR naming each invalid field: the arena's fields as POST /tournaments checks them, every (hourly, daily or weekly) and at (HH:MM in UTC; hourly arenas start at its minute of every hour, weekly ones on the weekday of the first start). Recorded in the audit log (tournament.schedule).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /admin/tournament-schedules (the `PostAdminTournamentSchedules` operationId).
+func (c *Client) PostAdminTournamentSchedulesWithBody(ctx context.Context, params *PostAdminTournamentSchedulesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAdminTournamentSchedulesRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAdminTournamentSchedules Create a recurring arena
+//
+// Each occurrence is created an hour before it starts, as a normal arena with scheduleId (GET /tournaments?upcoming=true lists it). 400 VALIDATION_ERROR naming each invalid field: the arena's fields as POST /tournaments checks them, every (hourly, daily or weekly) and at (HH:MM in UTC; hourly arenas start at its minute of every hour, weekly ones on the weekday of the first start). Recorded in the audit log (tournament.schedule).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /admin/tournament-schedules (the `PostAdminTournamentSchedules` operationId).
+func (c *Client) PostAdminTournamentSchedules(ctx context.Context, params *PostAdminTournamentSchedulesParams, body PostAdminTournamentSchedulesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAdminTournamentSchedulesRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteAdminTournamentSchedulesById Stop a recurring arena: no occurrence is created after this (those created stay)
+//
+// Stopping it again answers it unchanged. Recorded in the audit log (tournament.schedule.stop).
+//
+// Corresponds with DELETE /admin/tournament-schedules/{id} (the `DeleteAdminTournamentSchedulesById` operationId).
+func (c *Client) DeleteAdminTournamentSchedulesById(ctx context.Context, id string, params *DeleteAdminTournamentSchedulesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteAdminTournamentSchedulesByIdRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -9752,6 +10118,23 @@ func (c *Client) GetTournamentsById(ctx context.Context, id string, params *GetT
 	return c.Client.Do(req)
 }
 
+// PostTournamentsByIdBerserk Berserk: halve your time in your current arena game for +1 point on a win
+//
+// Before your first move of the game: your seconds per round or turn halve (rounded down, at least 3) for the rest of it, the round or turn running included. A win then scores 1 more, once you played at least 7 of your own moves (Connect Four) or 2 rounds (rock, paper, scissors). The game's room gets game:berserk; standings count your berserks. 409 CONFLICT when you are not playing a game of the arena now, moved already, or went berserk already.
+//
+// Corresponds with POST /tournaments/{id}/berserk (the `PostTournamentsByIdBerserk` operationId).
+func (c *Client) PostTournamentsByIdBerserk(ctx context.Context, id string, params *PostTournamentsByIdBerserkParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostTournamentsByIdBerserkRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetTournamentsByIdEvents The tournament's live events after a seq (what the live socket sends; for clients that poll or catch up)
 //
 // Corresponds with GET /tournaments/{id}/events (the `GetTournamentsByIdEvents` operationId).
@@ -9774,6 +10157,40 @@ func (c *Client) GetTournamentsByIdEvents(ctx context.Context, id string, params
 // Corresponds with POST /tournaments/{id}/join (the `PostTournamentsByIdJoin` operationId).
 func (c *Client) PostTournamentsByIdJoin(ctx context.Context, id string, params *PostTournamentsByIdJoinParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostTournamentsByIdJoinRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostTournamentsByIdPause Pause: not paired again until you resume
+//
+// Any time before the end; you stay in the standings with your entry in the pool. A game you are playing is not touched: play it out or resign it (it is lost on time if you leave it). Two games in a row lost on time pause you too (pausedReason says so). Pausing while paused answers your entry unchanged. 409 CONFLICT when you are not in it or it is over.
+//
+// Corresponds with POST /tournaments/{id}/pause (the `PostTournamentsByIdPause` operationId).
+func (c *Client) PostTournamentsByIdPause(ctx context.Context, id string, params *PostTournamentsByIdPauseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostTournamentsByIdPauseRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostTournamentsByIdResume Resume after a pause: paired again as soon as you are free and connected
+//
+// Resuming while not paused answers your entry unchanged. 409 CONFLICT when you are not in it (join it) or it is over.
+//
+// Corresponds with POST /tournaments/{id}/resume (the `PostTournamentsByIdResume` operationId).
+func (c *Client) PostTournamentsByIdResume(ctx context.Context, id string, params *PostTournamentsByIdResumeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostTournamentsByIdResumeRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -11332,6 +11749,152 @@ func NewPostAdminSupportByIdMessagesRequestWithBody(server string, id string, pa
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetAdminTournamentSchedulesRequest constructs an http.Request for the GetAdminTournamentSchedules method
+func NewGetAdminTournamentSchedulesRequest(server string, params *GetAdminTournamentSchedulesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/tournament-schedules")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostAdminTournamentSchedulesRequest calls the generic PostAdminTournamentSchedules builder with application/json body
+func NewPostAdminTournamentSchedulesRequest(server string, params *PostAdminTournamentSchedulesParams, body PostAdminTournamentSchedulesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostAdminTournamentSchedulesRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostAdminTournamentSchedulesRequestWithBody constructs an http.Request for the PostAdminTournamentSchedules method, with any body, and a specified content type
+func NewPostAdminTournamentSchedulesRequestWithBody(server string, params *PostAdminTournamentSchedulesParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/tournament-schedules")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteAdminTournamentSchedulesByIdRequest constructs an http.Request for the DeleteAdminTournamentSchedulesById method
+func NewDeleteAdminTournamentSchedulesByIdRequest(server string, id string, params *DeleteAdminTournamentSchedulesByIdParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/tournament-schedules/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 
@@ -15973,6 +16536,18 @@ func NewGetTournamentsRequest(server string, params *GetTournamentsParams) (*htt
 
 		}
 
+		if params.Upcoming != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "upcoming", *params.Upcoming, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Limit != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
@@ -16130,6 +16705,55 @@ func NewGetTournamentsByIdRequest(server string, id string, params *GetTournamen
 	return req, nil
 }
 
+// NewPostTournamentsByIdBerserkRequest constructs an http.Request for the PostTournamentsByIdBerserk method
+func NewPostTournamentsByIdBerserkRequest(server string, id string, params *PostTournamentsByIdBerserkParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/tournaments/%s/berserk", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetTournamentsByIdEventsRequest constructs an http.Request for the GetTournamentsByIdEvents method
 func NewGetTournamentsByIdEventsRequest(server string, id string, params *GetTournamentsByIdEventsParams) (*http.Request, error) {
 	var err error
@@ -16223,6 +16847,104 @@ func NewPostTournamentsByIdJoinRequest(server string, id string, params *PostTou
 	}
 
 	operationPath := fmt.Sprintf("/tournaments/%s/join", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostTournamentsByIdPauseRequest constructs an http.Request for the PostTournamentsByIdPause method
+func NewPostTournamentsByIdPauseRequest(server string, id string, params *PostTournamentsByIdPauseParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/tournaments/%s/pause", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostTournamentsByIdResumeRequest constructs an http.Request for the PostTournamentsByIdResume method
+func NewPostTournamentsByIdResumeRequest(server string, id string, params *PostTournamentsByIdResumeParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/tournaments/%s/resume", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -18198,6 +18920,40 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /admin/support/{id}/messages (the `PostAdminSupportByIdMessages` operationId).
 	PostAdminSupportByIdMessagesWithResponse(ctx context.Context, id string, params *PostAdminSupportByIdMessagesParams, body PostAdminSupportByIdMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminSupportByIdMessagesResponse, error)
 
+	// GetAdminTournamentSchedulesWithResponse The recurring arenas, the newest first
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/tournament-schedules (the `GetAdminTournamentSchedules` operationId).
+	GetAdminTournamentSchedulesWithResponse(ctx context.Context, params *GetAdminTournamentSchedulesParams, reqEditors ...RequestEditorFn) (*GetAdminTournamentSchedulesResponse, error)
+
+	// PostAdminTournamentSchedulesWithBodyWithResponse Create a recurring arena
+	//
+	// Each occurrence is created an hour before it starts, as a normal arena with scheduleId (GET /tournaments?upcoming=true lists it). 400 VALIDATION_ERROR naming each invalid field: the arena's fields as POST /tournaments checks them, every (hourly, daily or weekly) and at (HH:MM in UTC; hourly arenas start at its minute of every hour, weekly ones on the weekday of the first start). Recorded in the audit log (tournament.schedule).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/tournament-schedules (the `PostAdminTournamentSchedules` operationId).
+	PostAdminTournamentSchedulesWithBodyWithResponse(ctx context.Context, params *PostAdminTournamentSchedulesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAdminTournamentSchedulesResponse, error)
+
+	// PostAdminTournamentSchedulesWithResponse Create a recurring arena
+	//
+	// Each occurrence is created an hour before it starts, as a normal arena with scheduleId (GET /tournaments?upcoming=true lists it). 400 VALIDATION_ERROR naming each invalid field: the arena's fields as POST /tournaments checks them, every (hourly, daily or weekly) and at (HH:MM in UTC; hourly arenas start at its minute of every hour, weekly ones on the weekday of the first start). Recorded in the audit log (tournament.schedule).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/tournament-schedules (the `PostAdminTournamentSchedules` operationId).
+	PostAdminTournamentSchedulesWithResponse(ctx context.Context, params *PostAdminTournamentSchedulesParams, body PostAdminTournamentSchedulesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminTournamentSchedulesResponse, error)
+
+	// DeleteAdminTournamentSchedulesByIdWithResponse Stop a recurring arena: no occurrence is created after this (those created stay)
+	//
+	// Stopping it again answers it unchanged. Recorded in the audit log (tournament.schedule.stop).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /admin/tournament-schedules/{id} (the `DeleteAdminTournamentSchedulesById` operationId).
+	DeleteAdminTournamentSchedulesByIdWithResponse(ctx context.Context, id string, params *DeleteAdminTournamentSchedulesByIdParams, reqEditors ...RequestEditorFn) (*DeleteAdminTournamentSchedulesByIdResponse, error)
+
 	// GetAdminUsersByIdLinksWithResponse Accounts linked to a user, why, and the evidence
 	//
 	// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days. Each link carries what made it, when and by whom (evidence).
@@ -19066,6 +19822,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /tournaments/{id} (the `GetTournamentsById` operationId).
 	GetTournamentsByIdWithResponse(ctx context.Context, id string, params *GetTournamentsByIdParams, reqEditors ...RequestEditorFn) (*GetTournamentsByIdResponse, error)
 
+	// PostTournamentsByIdBerserkWithResponse Berserk: halve your time in your current arena game for +1 point on a win
+	//
+	// Before your first move of the game: your seconds per round or turn halve (rounded down, at least 3) for the rest of it, the round or turn running included. A win then scores 1 more, once you played at least 7 of your own moves (Connect Four) or 2 rounds (rock, paper, scissors). The game's room gets game:berserk; standings count your berserks. 409 CONFLICT when you are not playing a game of the arena now, moved already, or went berserk already.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /tournaments/{id}/berserk (the `PostTournamentsByIdBerserk` operationId).
+	PostTournamentsByIdBerserkWithResponse(ctx context.Context, id string, params *PostTournamentsByIdBerserkParams, reqEditors ...RequestEditorFn) (*PostTournamentsByIdBerserkResponse, error)
+
 	// GetTournamentsByIdEventsWithResponse The tournament's live events after a seq (what the live socket sends; for clients that poll or catch up)
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -19081,6 +19846,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /tournaments/{id}/join (the `PostTournamentsByIdJoin` operationId).
 	PostTournamentsByIdJoinWithResponse(ctx context.Context, id string, params *PostTournamentsByIdJoinParams, reqEditors ...RequestEditorFn) (*PostTournamentsByIdJoinResponse, error)
+
+	// PostTournamentsByIdPauseWithResponse Pause: not paired again until you resume
+	//
+	// Any time before the end; you stay in the standings with your entry in the pool. A game you are playing is not touched: play it out or resign it (it is lost on time if you leave it). Two games in a row lost on time pause you too (pausedReason says so). Pausing while paused answers your entry unchanged. 409 CONFLICT when you are not in it or it is over.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /tournaments/{id}/pause (the `PostTournamentsByIdPause` operationId).
+	PostTournamentsByIdPauseWithResponse(ctx context.Context, id string, params *PostTournamentsByIdPauseParams, reqEditors ...RequestEditorFn) (*PostTournamentsByIdPauseResponse, error)
+
+	// PostTournamentsByIdResumeWithResponse Resume after a pause: paired again as soon as you are free and connected
+	//
+	// Resuming while not paused answers your entry unchanged. 409 CONFLICT when you are not in it (join it) or it is over.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /tournaments/{id}/resume (the `PostTournamentsByIdResume` operationId).
+	PostTournamentsByIdResumeWithResponse(ctx context.Context, id string, params *PostTournamentsByIdResumeParams, reqEditors ...RequestEditorFn) (*PostTournamentsByIdResumeResponse, error)
 
 	// GetTournamentsByIdStandingsWithResponse A tournament's standings, or with around=me your line and the 5 above and below it
 	//
@@ -20767,6 +21550,269 @@ func (r PostAdminSupportByIdMessagesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostAdminSupportByIdMessagesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetAdminTournamentSchedulesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]TournamentSchedule
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenError
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequiredError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailableError
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAdminTournamentSchedulesResponse) GetJSON200() *[]TournamentSchedule {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetAdminTournamentSchedulesResponse) GetJSON400() *BadRequestError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetAdminTournamentSchedulesResponse) GetJSON401() *UnauthorizedError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetAdminTournamentSchedulesResponse) GetJSON403() *ForbiddenError {
+	return r.JSON403
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r GetAdminTournamentSchedulesResponse) GetJSON426() *UpgradeRequiredError {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetAdminTournamentSchedulesResponse) GetJSON503() *ServiceUnavailableError {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetAdminTournamentSchedulesResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAdminTournamentSchedulesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAdminTournamentSchedulesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAdminTournamentSchedulesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAdminTournamentSchedulesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostAdminTournamentSchedulesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *TournamentSchedule
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLargeError
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequiredError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailableError
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostAdminTournamentSchedulesResponse) GetJSON201() *TournamentSchedule {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostAdminTournamentSchedulesResponse) GetJSON400() *BadRequestError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostAdminTournamentSchedulesResponse) GetJSON401() *UnauthorizedError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostAdminTournamentSchedulesResponse) GetJSON403() *ForbiddenError {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostAdminTournamentSchedulesResponse) GetJSON413() *RequestEntityTooLargeError {
+	return r.JSON413
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r PostAdminTournamentSchedulesResponse) GetJSON426() *UpgradeRequiredError {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostAdminTournamentSchedulesResponse) GetJSON503() *ServiceUnavailableError {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PostAdminTournamentSchedulesResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostAdminTournamentSchedulesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostAdminTournamentSchedulesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostAdminTournamentSchedulesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostAdminTournamentSchedulesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteAdminTournamentSchedulesByIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TournamentSchedule
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundError
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequiredError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailableError
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteAdminTournamentSchedulesByIdResponse) GetJSON200() *TournamentSchedule {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteAdminTournamentSchedulesByIdResponse) GetJSON400() *BadRequestError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteAdminTournamentSchedulesByIdResponse) GetJSON401() *UnauthorizedError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteAdminTournamentSchedulesByIdResponse) GetJSON403() *ForbiddenError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteAdminTournamentSchedulesByIdResponse) GetJSON404() *NotFoundError {
+	return r.JSON404
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r DeleteAdminTournamentSchedulesByIdResponse) GetJSON426() *UpgradeRequiredError {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteAdminTournamentSchedulesByIdResponse) GetJSON503() *ServiceUnavailableError {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DeleteAdminTournamentSchedulesByIdResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteAdminTournamentSchedulesByIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteAdminTournamentSchedulesByIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteAdminTournamentSchedulesByIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteAdminTournamentSchedulesByIdResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -28181,6 +29227,110 @@ func (r GetTournamentsByIdResponse) ContentType() string {
 	return ""
 }
 
+type PostTournamentsByIdBerserkResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TournamentBerserkAnswer
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedError
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ConflictError
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequiredError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailableError
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostTournamentsByIdBerserkResponse) GetJSON200() *TournamentBerserkAnswer {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostTournamentsByIdBerserkResponse) GetJSON400() *BadRequestError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostTournamentsByIdBerserkResponse) GetJSON401() *UnauthorizedError {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r PostTournamentsByIdBerserkResponse) GetJSON402() *PaymentRequiredError {
+	return r.JSON402
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostTournamentsByIdBerserkResponse) GetJSON403() *ForbiddenError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostTournamentsByIdBerserkResponse) GetJSON404() *NotFoundError {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostTournamentsByIdBerserkResponse) GetJSON409() *ConflictError {
+	return r.JSON409
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r PostTournamentsByIdBerserkResponse) GetJSON426() *UpgradeRequiredError {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostTournamentsByIdBerserkResponse) GetJSON503() *ServiceUnavailableError {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PostTournamentsByIdBerserkResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostTournamentsByIdBerserkResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostTournamentsByIdBerserkResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostTournamentsByIdBerserkResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostTournamentsByIdBerserkResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetTournamentsByIdEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28362,6 +29512,214 @@ func (r PostTournamentsByIdJoinResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostTournamentsByIdJoinResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostTournamentsByIdPauseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TournamentEntry
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedError
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ConflictError
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequiredError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailableError
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostTournamentsByIdPauseResponse) GetJSON200() *TournamentEntry {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostTournamentsByIdPauseResponse) GetJSON400() *BadRequestError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostTournamentsByIdPauseResponse) GetJSON401() *UnauthorizedError {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r PostTournamentsByIdPauseResponse) GetJSON402() *PaymentRequiredError {
+	return r.JSON402
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostTournamentsByIdPauseResponse) GetJSON403() *ForbiddenError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostTournamentsByIdPauseResponse) GetJSON404() *NotFoundError {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostTournamentsByIdPauseResponse) GetJSON409() *ConflictError {
+	return r.JSON409
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r PostTournamentsByIdPauseResponse) GetJSON426() *UpgradeRequiredError {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostTournamentsByIdPauseResponse) GetJSON503() *ServiceUnavailableError {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PostTournamentsByIdPauseResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostTournamentsByIdPauseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostTournamentsByIdPauseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostTournamentsByIdPauseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostTournamentsByIdPauseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostTournamentsByIdResumeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TournamentEntry
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedError
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *PaymentRequiredError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ConflictError
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequiredError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailableError
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostTournamentsByIdResumeResponse) GetJSON200() *TournamentEntry {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostTournamentsByIdResumeResponse) GetJSON400() *BadRequestError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostTournamentsByIdResumeResponse) GetJSON401() *UnauthorizedError {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r PostTournamentsByIdResumeResponse) GetJSON402() *PaymentRequiredError {
+	return r.JSON402
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostTournamentsByIdResumeResponse) GetJSON403() *ForbiddenError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostTournamentsByIdResumeResponse) GetJSON404() *NotFoundError {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostTournamentsByIdResumeResponse) GetJSON409() *ConflictError {
+	return r.JSON409
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r PostTournamentsByIdResumeResponse) GetJSON426() *UpgradeRequiredError {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostTournamentsByIdResumeResponse) GetJSON503() *ServiceUnavailableError {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PostTournamentsByIdResumeResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostTournamentsByIdResumeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostTournamentsByIdResumeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostTournamentsByIdResumeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostTournamentsByIdResumeResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -31575,6 +32933,64 @@ func (c *ClientWithResponses) PostAdminSupportByIdMessagesWithResponse(ctx conte
 	return ParsePostAdminSupportByIdMessagesResponse(rsp)
 }
 
+// GetAdminTournamentSchedulesWithResponse The recurring arenas, the newest first
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/tournament-schedules (the `GetAdminTournamentSchedules` operationId).
+func (c *ClientWithResponses) GetAdminTournamentSchedulesWithResponse(ctx context.Context, params *GetAdminTournamentSchedulesParams, reqEditors ...RequestEditorFn) (*GetAdminTournamentSchedulesResponse, error) {
+	rsp, err := c.GetAdminTournamentSchedules(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAdminTournamentSchedulesResponse(rsp)
+}
+
+// PostAdminTournamentSchedulesWithBodyWithResponse Create a recurring arena
+//
+// Each occurrence is created an hour before it starts, as a normal arena with scheduleId (GET /tournaments?upcoming=true lists it). 400 VALIDATION_ERROR naming each invalid field: the arena's fields as POST /tournaments checks them, every (hourly, daily or weekly) and at (HH:MM in UTC; hourly arenas start at its minute of every hour, weekly ones on the weekday of the first start). Recorded in the audit log (tournament.schedule).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/tournament-schedules (the `PostAdminTournamentSchedules` operationId).
+func (c *ClientWithResponses) PostAdminTournamentSchedulesWithBodyWithResponse(ctx context.Context, params *PostAdminTournamentSchedulesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAdminTournamentSchedulesResponse, error) {
+	rsp, err := c.PostAdminTournamentSchedulesWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAdminTournamentSchedulesResponse(rsp)
+}
+
+// PostAdminTournamentSchedulesWithResponse Create a recurring arena
+//
+// Each occurrence is created an hour before it starts, as a normal arena with scheduleId (GET /tournaments?upcoming=true lists it). 400 VALIDATION_ERROR naming each invalid field: the arena's fields as POST /tournaments checks them, every (hourly, daily or weekly) and at (HH:MM in UTC; hourly arenas start at its minute of every hour, weekly ones on the weekday of the first start). Recorded in the audit log (tournament.schedule).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/tournament-schedules (the `PostAdminTournamentSchedules` operationId).
+func (c *ClientWithResponses) PostAdminTournamentSchedulesWithResponse(ctx context.Context, params *PostAdminTournamentSchedulesParams, body PostAdminTournamentSchedulesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminTournamentSchedulesResponse, error) {
+	rsp, err := c.PostAdminTournamentSchedules(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAdminTournamentSchedulesResponse(rsp)
+}
+
+// DeleteAdminTournamentSchedulesByIdWithResponse Stop a recurring arena: no occurrence is created after this (those created stay)
+//
+// Stopping it again answers it unchanged. Recorded in the audit log (tournament.schedule.stop).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /admin/tournament-schedules/{id} (the `DeleteAdminTournamentSchedulesById` operationId).
+func (c *ClientWithResponses) DeleteAdminTournamentSchedulesByIdWithResponse(ctx context.Context, id string, params *DeleteAdminTournamentSchedulesByIdParams, reqEditors ...RequestEditorFn) (*DeleteAdminTournamentSchedulesByIdResponse, error) {
+	rsp, err := c.DeleteAdminTournamentSchedulesById(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteAdminTournamentSchedulesByIdResponse(rsp)
+}
+
 // GetAdminUsersByIdLinksWithResponse Accounts linked to a user, why, and the evidence
 //
 // Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days. Each link carries what made it, when and by whom (evidence).
@@ -33067,6 +34483,21 @@ func (c *ClientWithResponses) GetTournamentsByIdWithResponse(ctx context.Context
 	return ParseGetTournamentsByIdResponse(rsp)
 }
 
+// PostTournamentsByIdBerserkWithResponse Berserk: halve your time in your current arena game for +1 point on a win
+//
+// Before your first move of the game: your seconds per round or turn halve (rounded down, at least 3) for the rest of it, the round or turn running included. A win then scores 1 more, once you played at least 7 of your own moves (Connect Four) or 2 rounds (rock, paper, scissors). The game's room gets game:berserk; standings count your berserks. 409 CONFLICT when you are not playing a game of the arena now, moved already, or went berserk already.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /tournaments/{id}/berserk (the `PostTournamentsByIdBerserk` operationId).
+func (c *ClientWithResponses) PostTournamentsByIdBerserkWithResponse(ctx context.Context, id string, params *PostTournamentsByIdBerserkParams, reqEditors ...RequestEditorFn) (*PostTournamentsByIdBerserkResponse, error) {
+	rsp, err := c.PostTournamentsByIdBerserk(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostTournamentsByIdBerserkResponse(rsp)
+}
+
 // GetTournamentsByIdEventsWithResponse The tournament's live events after a seq (what the live socket sends; for clients that poll or catch up)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -33093,6 +34524,36 @@ func (c *ClientWithResponses) PostTournamentsByIdJoinWithResponse(ctx context.Co
 		return nil, err
 	}
 	return ParsePostTournamentsByIdJoinResponse(rsp)
+}
+
+// PostTournamentsByIdPauseWithResponse Pause: not paired again until you resume
+//
+// Any time before the end; you stay in the standings with your entry in the pool. A game you are playing is not touched: play it out or resign it (it is lost on time if you leave it). Two games in a row lost on time pause you too (pausedReason says so). Pausing while paused answers your entry unchanged. 409 CONFLICT when you are not in it or it is over.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /tournaments/{id}/pause (the `PostTournamentsByIdPause` operationId).
+func (c *ClientWithResponses) PostTournamentsByIdPauseWithResponse(ctx context.Context, id string, params *PostTournamentsByIdPauseParams, reqEditors ...RequestEditorFn) (*PostTournamentsByIdPauseResponse, error) {
+	rsp, err := c.PostTournamentsByIdPause(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostTournamentsByIdPauseResponse(rsp)
+}
+
+// PostTournamentsByIdResumeWithResponse Resume after a pause: paired again as soon as you are free and connected
+//
+// Resuming while not paused answers your entry unchanged. 409 CONFLICT when you are not in it (join it) or it is over.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /tournaments/{id}/resume (the `PostTournamentsByIdResume` operationId).
+func (c *ClientWithResponses) PostTournamentsByIdResumeWithResponse(ctx context.Context, id string, params *PostTournamentsByIdResumeParams, reqEditors ...RequestEditorFn) (*PostTournamentsByIdResumeResponse, error) {
+	rsp, err := c.PostTournamentsByIdResume(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostTournamentsByIdResumeResponse(rsp)
 }
 
 // GetTournamentsByIdStandingsWithResponse A tournament's standings, or with around=me your line and the 5 above and below it
@@ -34779,6 +36240,224 @@ func ParsePostAdminSupportByIdMessagesResponse(rsp *http.Response) (*PostAdminSu
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailableError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetAdminTournamentSchedulesResponse parses an HTTP response from a GetAdminTournamentSchedulesWithResponse call
+func ParseGetAdminTournamentSchedulesResponse(rsp *http.Response) (*GetAdminTournamentSchedulesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAdminTournamentSchedulesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []TournamentSchedule
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailableError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostAdminTournamentSchedulesResponse parses an HTTP response from a PostAdminTournamentSchedulesWithResponse call
+func ParsePostAdminTournamentSchedulesResponse(rsp *http.Response) (*PostAdminTournamentSchedulesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostAdminTournamentSchedulesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest TournamentSchedule
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLargeError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailableError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteAdminTournamentSchedulesByIdResponse parses an HTTP response from a DeleteAdminTournamentSchedulesByIdWithResponse call
+func ParseDeleteAdminTournamentSchedulesByIdResponse(rsp *http.Response) (*DeleteAdminTournamentSchedulesByIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteAdminTournamentSchedulesByIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TournamentSchedule
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
 		var dest UpgradeRequiredError
@@ -41020,6 +42699,95 @@ func ParseGetTournamentsByIdResponse(rsp *http.Response) (*GetTournamentsByIdRes
 	return response, nil
 }
 
+// ParsePostTournamentsByIdBerserkResponse parses an HTTP response from a PostTournamentsByIdBerserkWithResponse call
+func ParsePostTournamentsByIdBerserkResponse(rsp *http.Response) (*PostTournamentsByIdBerserkResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostTournamentsByIdBerserkResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TournamentBerserkAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailableError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetTournamentsByIdEventsResponse parses an HTTP response from a GetTournamentsByIdEventsWithResponse call
 func ParseGetTournamentsByIdEventsResponse(rsp *http.Response) (*GetTournamentsByIdEventsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -41097,6 +42865,184 @@ func ParsePostTournamentsByIdJoinResponse(rsp *http.Response) (*PostTournamentsB
 	}
 
 	response := &PostTournamentsByIdJoinResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TournamentEntry
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailableError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostTournamentsByIdPauseResponse parses an HTTP response from a PostTournamentsByIdPauseWithResponse call
+func ParsePostTournamentsByIdPauseResponse(rsp *http.Response) (*PostTournamentsByIdPauseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostTournamentsByIdPauseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TournamentEntry
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailableError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostTournamentsByIdResumeResponse parses an HTTP response from a PostTournamentsByIdResumeWithResponse call
+func ParsePostTournamentsByIdResumeResponse(rsp *http.Response) (*PostTournamentsByIdResumeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostTournamentsByIdResumeResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}

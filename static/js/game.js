@@ -14,14 +14,14 @@
   // A game that was over when the page opened has no room to join.
   window.wagerLive.joinRoom("game", gameId, "live-seq", () => page.dataset.status === "active");
 
+  // Every clock: the round's or turn's, and a berserk player's own.
   function tick() {
-    const timer = document.querySelector("[data-deadline]");
-    if (timer) {
+    document.querySelectorAll("[data-deadline]").forEach((timer) => {
       const left = Math.max(0, Math.ceil((Date.parse(timer.dataset.deadline) - Date.now()) / 1000));
       const text = timer.querySelector("[data-timer-text]");
       if (text) text.textContent = left + "s";
       timer.classList.toggle("text-rose-400", left <= 5);
-    }
+    });
   }
   setInterval(tick, 250);
   tick();

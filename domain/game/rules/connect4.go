@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"slices"
 	"time"
 
@@ -55,7 +56,7 @@ func (ConnectFour) Start(gameID string, players []string, settings json.RawMessa
 		return nil, nil, err
 	}
 	g := &c4Game{GameID: gameID, Players: slices.Clone(players), TurnSeconds: v["turnSeconds"], Moves: []c4Move{}}
-	g.TurnEnd = now.Add(g.turnLength())
+	g.TurnEnd = now.Add(g.turnLength(0))
 	return g, []Event{{Name: domain.EventConnect4Start, Data: C4Start{Turn: players[0], Deadline: timeString(g.TurnEnd),
 		TurnSeconds: g.TurnSeconds, Rows: C4Rows, Columns: C4Columns}}}, nil
 }
@@ -88,6 +89,8 @@ type c4Game struct {
 	Moves       []c4Move                  `json:"moves"`
 	Line        [][2]int                  `json:"line,omitempty"` // the winning cells [row, column]
 	Result      Outcome                   `json:"outcome"`
+	// Halved is the seconds per turn of the players who went berserk.
+	Halved map[string]int `json:"berserk,omitempty"`
 }
 
 // c4Stored is c4Game without its methods, so that it marshals as a plain struct.
@@ -105,7 +108,7 @@ func (g *c4Game) MarshalJSON() ([]byte, error) { return json.Marshal((*c4Stored)
 // Clone copies the slices; the board is an array, copied with the rest.
 func (g *c4Game) Clone() State {
 	c := *g
-	c.Players, c.Moves, c.Line = slices.Clone(g.Players), slices.Clone(g.Moves), slices.Clone(g.Line)
+	c.Players, c.Moves, c.Line, c.Halved = slices.Clone(g.Players), slices.Clone(g.Moves), slices.Clone(g.Line), maps.Clone(g.Halved)
 	return &c
 }
 
@@ -115,7 +118,54 @@ func (g *c4Game) Outcome() Outcome { return g.Result }
 // Deadline is the end of the current turn, zero once the game is over.
 func (g *c4Game) Deadline() time.Time { return g.TurnEnd }
 
-func (g *c4Game) turnLength() time.Duration { return time.Duration(g.TurnSeconds) * time.Second }
+// turnLength is the time of a turn of the player in seat.
+func (g *c4Game) turnLength(seat int) time.Duration {
+	if s, ok := g.Halved[g.Players[seat]]; ok {
+		return time.Duration(s) * time.Second
+	}
+	return time.Duration(g.TurnSeconds) * time.Second
+}
+
+// Berserk halves the player's turns; their turn running now ends that much
+// sooner.
+func (g *c4Game) Berserk(player string, now time.Time) ([]Event, error) {
+	if g.Result.Done {
+		return nil, notActive()
+	}
+	seat, err := seatOf(g.Players, player)
+	if err != nil {
+		return nil, err
+	}
+	if _, again := g.Halved[player]; again || g.Played(player) > 0 {
+		return nil, berserkRefusal(again)
+	}
+	full := g.turnLength(seat)
+	if g.Halved == nil {
+		g.Halved = map[string]int{}
+	}
+	g.Halved[player] = halved(g.TurnSeconds)
+	if g.Turn == seat {
+		g.TurnEnd = g.TurnEnd.Add(g.turnLength(seat) - full)
+	}
+	return []Event{{Name: domain.EventBerserk, Data: Berserked{UserID: player, Seconds: g.Halved[player], Deadline: timeString(g.TurnEnd)}}}, nil
+}
+
+// Berserked reports whether the player went berserk.
+func (g *c4Game) Berserked(player string) bool {
+	_, ok := g.Halved[player]
+	return ok
+}
+
+// Played is the player's moves.
+func (g *c4Game) Played(player string) int {
+	n := 0
+	for _, m := range g.Moves {
+		if m.UserID == player {
+			n++
+		}
+	}
+	return n
+}
 
 // parseColumn accepts {"column": n} or a bare integer n.
 func parseColumn(move json.RawMessage) (int, bool) {
@@ -189,7 +239,7 @@ func (g *c4Game) Move(player string, move json.RawMessage, now time.Time, _ io.R
 	} else if len(g.Moves) == C4Rows*C4Columns {
 		g.end(Outcome{Done: true, Reason: "board-full"})
 	} else {
-		g.Turn, g.TurnEnd = 1-seat, now.Add(g.turnLength())
+		g.Turn, g.TurnEnd = 1-seat, now.Add(g.turnLength(1-seat))
 	}
 	data.Turn, data.Deadline = g.onTurn(), timeString(g.TurnEnd)
 	return []Event{{Name: domain.EventConnect4Move, Data: data}}, nil
@@ -249,7 +299,7 @@ func (g *c4Game) Resume(now time.Time) bool {
 	if g.Result.Done {
 		return false
 	}
-	g.TurnEnd = now.Add(g.turnLength())
+	g.TurnEnd = now.Add(g.turnLength(g.Turn))
 	return true
 }
 
@@ -298,6 +348,7 @@ func (g *c4Game) Public(now time.Time) View {
 			Timer:   timer(g.TurnEnd, now),
 			Scores:  scores,
 			Outcome: outcomeView(g.Result),
+			Berserk: maps.Clone(g.Halved),
 		},
 		History:     history,
 		Board:       board,

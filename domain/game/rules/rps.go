@@ -109,6 +109,8 @@ type rpsGame struct {
 	Hidden       map[string]rpsSecret `json:"hidden"`      // of the current round; secret until the reveal
 	History      []rpsReveal          `json:"history"`
 	Result       Outcome              `json:"outcome"`
+	// Halved is the seconds per round of the players who went berserk.
+	Halved map[string]int `json:"berserk,omitempty"`
 }
 
 // rpsStored is rpsGame without its methods, so that it marshals as a plain struct.
@@ -154,7 +156,7 @@ func (g *rpsGame) MarshalJSON() ([]byte, error) { return json.Marshal((*rpsStore
 func (g *rpsGame) Clone() State {
 	c := *g
 	c.Players = slices.Clone(g.Players)
-	c.Scores, c.Commitments, c.Hidden = maps.Clone(g.Scores), maps.Clone(g.Commitments), maps.Clone(g.Hidden)
+	c.Scores, c.Commitments, c.Hidden, c.Halved = maps.Clone(g.Scores), maps.Clone(g.Commitments), maps.Clone(g.Hidden), maps.Clone(g.Halved)
 	c.History = slices.Clone(g.History)
 	return &c
 }
@@ -162,8 +164,61 @@ func (g *rpsGame) Clone() State {
 // Outcome is how the game ended, or the zero Outcome while it runs.
 func (g *rpsGame) Outcome() Outcome { return g.Result }
 
-// Deadline is the end of the current round, zero once the game is over.
-func (g *rpsGame) Deadline() time.Time { return g.RoundEnd }
+// Deadline is when the current round closes unless both choose first:
+// once every player who has not chosen is out of time (a player who went
+// berserk has less of it), zero once the game is over.
+func (g *rpsGame) Deadline() time.Time {
+	if g.Result.Done {
+		return time.Time{}
+	}
+	var d time.Time
+	for _, p := range g.Players {
+		if _, chose := g.Hidden[p]; !chose && g.endOf(p).After(d) {
+			d = g.endOf(p)
+		}
+	}
+	if d.IsZero() {
+		return g.RoundEnd
+	}
+	return d
+}
+
+// endOf is the end of the current round for player: the round's end, or
+// sooner for a player who went berserk.
+func (g *rpsGame) endOf(player string) time.Time {
+	if s, ok := g.Halved[player]; ok {
+		return g.RoundEnd.Add(-time.Duration(g.RoundSeconds-s) * time.Second)
+	}
+	return g.RoundEnd
+}
+
+// Berserk halves the player's rounds, the one running included.
+func (g *rpsGame) Berserk(player string, now time.Time) ([]Event, error) {
+	if g.Result.Done {
+		return nil, notActive()
+	}
+	if _, err := seatOf(g.Players, player); err != nil {
+		return nil, err
+	}
+	_, again := g.Halved[player]
+	if _, chose := g.Hidden[player]; again || chose || len(g.History) > 0 {
+		return nil, berserkRefusal(again)
+	}
+	if g.Halved == nil {
+		g.Halved = map[string]int{}
+	}
+	g.Halved[player] = halved(g.RoundSeconds)
+	return []Event{{Name: domain.EventBerserk, Data: Berserked{UserID: player, Seconds: g.Halved[player], Deadline: timeString(g.RoundEnd)}}}, nil
+}
+
+// Berserked reports whether the player went berserk.
+func (g *rpsGame) Berserked(player string) bool {
+	_, ok := g.Halved[player]
+	return ok
+}
+
+// Played is the rounds revealed.
+func (g *rpsGame) Played(string) int { return len(g.History) }
 
 func (g *rpsGame) startRound(n int, now time.Time) Event {
 	g.Round, g.RoundStart, g.RoundEnd = n, now, now.Add(time.Duration(g.RoundSeconds)*time.Second)
@@ -186,7 +241,7 @@ func (g *rpsGame) Move(player string, move json.RawMessage, now time.Time, rand 
 	if err := json.Unmarshal(move, &choice); err != nil || rpsBeats[choice] == "" {
 		return nil, domain.Errorf(domain.CodeInvalidMove, `an rps move is "rock", "paper" or "scissors"`)
 	}
-	if !now.Before(g.RoundEnd) {
+	if !now.Before(g.endOf(player)) {
 		// The timer decides, not how soon the expiry job runs.
 		return nil, domain.Errorf(domain.CodeInvalidMove, "the time for round %d is up", g.Round)
 	}
@@ -211,7 +266,7 @@ func (g *rpsGame) Move(player string, move json.RawMessage, now time.Time, rand 
 // Expire closes the current round when its time is up: a player who did not
 // choose loses it, and when neither chose the game ends as an abandoned draw.
 func (g *rpsGame) Expire(now time.Time) []Event {
-	if g.Result.Done || now.Before(g.RoundEnd) {
+	if g.Result.Done || now.Before(g.Deadline()) {
 		return nil
 	}
 	return g.closeRound(now)
@@ -332,6 +387,7 @@ func (g *rpsGame) Public(now time.Time) View {
 			Timer:   timer(g.RoundEnd, now),
 			Scores:  maps.Clone(g.Scores),
 			Outcome: outcomeView(g.Result),
+			Berserk: maps.Clone(g.Halved),
 		},
 		History:      history,
 		Submitted:    submitted,

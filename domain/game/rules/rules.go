@@ -88,6 +88,17 @@ type State interface {
 	// What was already played in the round stands. It reports false and
 	// changes nothing once the game is over.
 	Resume(now time.Time) bool
+	// Berserk halves player's time for each of their rounds or turns of
+	// the rest of the game (rounded down, at least MinBerserkSeconds), the
+	// one running included, before their first move (an arena's
+	// berserk). Errors: GAME_NOT_ACTIVE, NOT_A_PLAYER, CONFLICT once they
+	// moved or went berserk already.
+	Berserk(player string, now time.Time) ([]Event, error)
+	// Berserked reports whether player went berserk in the game.
+	Berserked(player string) bool
+	// Played is how much of the game player played: their moves
+	// (Connect Four), or the rounds revealed (rock, paper, scissors).
+	Played(player string) int
 	// Public is the view anyone may see at now, the same for players and
 	// spectators: never a hidden choice before its reveal. Its ViewHeader
 	// is the caller's to fill.
@@ -111,6 +122,30 @@ var Events = map[domain.EventName]any{
 	domain.EventRPSRoundReveal: RPSRound{}, domain.EventRPSResign: RPSResign{},
 	domain.EventConnect4Start: C4Start{}, domain.EventConnect4Move: C4Moved{},
 	domain.EventConnect4Timeout: C4Forfeit{}, domain.EventConnect4Resign: C4Forfeit{},
+	domain.EventBerserk: Berserked{},
+}
+
+// MinBerserkSeconds is the least time a round or turn of a player who went
+// berserk has.
+const MinBerserkSeconds = 3
+
+// halved is a round's or turn's seconds for a player who went berserk.
+func halved(seconds int) int { return max(seconds/2, MinBerserkSeconds) }
+
+// Berserked is the data of game:berserk: a player of an arena game halved
+// their time for the rest of the game.
+type Berserked struct {
+	UserID   string  `json:"userId"`
+	Seconds  int     `json:"seconds" doc:"the player's seconds per round or turn from now on: half the game's, rounded down, at least 3"`
+	Deadline *string `json:"deadline" doc:"the running round's or turn's deadline after it (a turn of the player's own ends sooner; a round's common deadline does not move)"`
+}
+
+// berserkRefusal is the CONFLICT of a berserk that is too late.
+func berserkRefusal(again bool) error {
+	if again {
+		return domain.Errorf(domain.CodeConflict, "you went berserk in this game already")
+	}
+	return domain.Errorf(domain.CodeConflict, "berserk is chosen before your first move of the game, and you have moved")
 }
 
 // All is the registry of game types by gameType.

@@ -43,6 +43,26 @@ type ViewBase struct {
 	Timer   Timer          `json:"timer"`
 	Scores  map[string]int `json:"scores" doc:"by user id"`
 	Outcome *ViewOutcome   `json:"outcome" doc:"null while the game runs"`
+	// Berserk is the seconds per round or turn of the players who went
+	// berserk (an arena's choice), by user id.
+	Berserk map[string]int `json:"berserk,omitempty" doc:"the seconds per round or turn of the players who went berserk in an arena game, by user id; absent when none did"`
+}
+
+// berserk takes in game:berserk; the deadline is a turn's that moved
+// (Connect Four), when move is set.
+func (b *ViewBase) berserk(name domain.EventName, data json.RawMessage, move bool) error {
+	var d Berserked
+	if err := decode(name, data, &d); err != nil {
+		return err
+	}
+	if b.Berserk == nil {
+		b.Berserk = map[string]int{}
+	}
+	b.Berserk[d.UserID] = d.Seconds
+	if move {
+		b.setDeadline(d.Deadline)
+	}
+	return nil
 }
 
 // Base returns the shared part of the view.
@@ -121,6 +141,8 @@ func (v *RPSView) Record() any { return v.History }
 // Apply takes in an rps event (see View).
 func (v *RPSView) Apply(name domain.EventName, data json.RawMessage) error {
 	switch name {
+	case domain.EventBerserk:
+		return v.berserk(name, data, false)
 	case domain.EventRPSRoundStart:
 		var d RPSRoundStart
 		if err := decode(name, data, &d); err != nil {
@@ -237,6 +259,8 @@ func winLine(cells [][2]int) *[][2]int {
 // Apply takes in a Connect Four event (see View).
 func (v *C4View) Apply(name domain.EventName, data json.RawMessage) error {
 	switch name {
+	case domain.EventBerserk:
+		return v.berserk(name, data, true)
 	case domain.EventConnect4Start:
 		var d C4Start
 		if err := decode(name, data, &d); err != nil {

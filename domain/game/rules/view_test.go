@@ -66,12 +66,16 @@ func playAndFollow(t *testing.T, gameType string, seed uint64) {
 			evs, _ = st.Resign(players[rng.IntN(2)], now)
 		case k < 5:
 			if st.Resume(now) {
+				// As game:resumed tells it: the deadline the views show.
+				shown := st.Public(now).Base().Round.Deadline
 				for _, v := range followers {
-					v.Base().SetDeadline(st.Deadline())
+					v.Base().Round.Deadline, v.Base().Timer.Deadline = shown, shown
 				}
 			}
 		case k < 12:
 			evs = st.Expire(now)
+		case k < 16:
+			evs, _ = st.Berserk(players[rng.IntN(2)], now)
 		default:
 			var move json.RawMessage
 			if gameType == "rps" {

@@ -10,10 +10,11 @@ import (
 )
 
 var regexMap = map[string]ogenregex.Regexp{
-	"^[0-9]{4}-[0-9]{2}-[0-9]{2}$": ogenregex.MustCompile("^[0-9]{4}-[0-9]{2}-[0-9]{2}$"),
-	"^[A-Z][A-Z0-9_]*$":            ogenregex.MustCompile("^[A-Z][A-Z0-9_]*$"),
-	"^[a-z0-9_]{3,20}$":            ogenregex.MustCompile("^[a-z0-9_]{3,20}$"),
-	"^\\d+\\.\\d+\\.\\d+":          ogenregex.MustCompile("^\\d+\\.\\d+\\.\\d+"),
+	"^([01][0-9]|2[0-3]):[0-5][0-9]$": ogenregex.MustCompile("^([01][0-9]|2[0-3]):[0-5][0-9]$"),
+	"^[0-9]{4}-[0-9]{2}-[0-9]{2}$":    ogenregex.MustCompile("^[0-9]{4}-[0-9]{2}-[0-9]{2}$"),
+	"^[A-Z][A-Z0-9_]*$":               ogenregex.MustCompile("^[A-Z][A-Z0-9_]*$"),
+	"^[a-z0-9_]{3,20}$":               ogenregex.MustCompile("^[a-z0-9_]{3,20}$"),
+	"^\\d+\\.\\d+\\.\\d+":             ogenregex.MustCompile("^\\d+\\.\\d+\\.\\d+"),
 }
 
 type (

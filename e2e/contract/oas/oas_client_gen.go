@@ -22,6 +22,12 @@ func trimTrailingSlashes(u *url.URL) {
 
 // Invoker invokes operations described by OpenAPI v3 specification.
 type Invoker interface {
+	// DeleteAdminTournamentSchedulesById invokes deleteAdminTournamentSchedulesById operation.
+	//
+	// Stopping it again answers it unchanged. Recorded in the audit log (tournament.schedule.stop).
+	//
+	// DELETE /admin/tournament-schedules/{id}
+	DeleteAdminTournamentSchedulesById(ctx context.Context, params DeleteAdminTournamentSchedulesByIdParams) (DeleteAdminTournamentSchedulesByIdRes, error)
 	// DeleteChallengesById invokes deleteChallengesById operation.
 	//
 	// Cancel a challenge you sent.
@@ -127,6 +133,12 @@ type Invoker interface {
 	//
 	// GET /admin/support/{id}
 	GetAdminSupportById(ctx context.Context, params GetAdminSupportByIdParams) (GetAdminSupportByIdRes, error)
+	// GetAdminTournamentSchedules invokes getAdminTournamentSchedules operation.
+	//
+	// The recurring arenas, the newest first.
+	//
+	// GET /admin/tournament-schedules
+	GetAdminTournamentSchedules(ctx context.Context, params GetAdminTournamentSchedulesParams) (GetAdminTournamentSchedulesRes, error)
 	// GetAdminUsersByIdLinks invokes getAdminUsersByIdLinks operation.
 	//
 	// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the
@@ -631,6 +643,16 @@ type Invoker interface {
 	//
 	// POST /admin/support/{id}/messages
 	PostAdminSupportByIdMessages(ctx context.Context, request *TicketText, params PostAdminSupportByIdMessagesParams) (PostAdminSupportByIdMessagesRes, error)
+	// PostAdminTournamentSchedules invokes postAdminTournamentSchedules operation.
+	//
+	// Each occurrence is created an hour before it starts, as a normal arena with scheduleId (GET
+	// /tournaments?upcoming=true lists it). 400 VALIDATION_ERROR naming each invalid field: the arena's
+	// fields as POST /tournaments checks them, every (hourly, daily or weekly) and at (HH:MM in UTC;
+	// hourly arenas start at its minute of every hour, weekly ones on the weekday of the first start).
+	// Recorded in the audit log (tournament.schedule).
+	//
+	// POST /admin/tournament-schedules
+	PostAdminTournamentSchedules(ctx context.Context, request *TournamentNewSchedule, params PostAdminTournamentSchedulesParams) (PostAdminTournamentSchedulesRes, error)
 	// PostAuthHandshake invokes postAuthHandshake operation.
 	//
 	// Header X-App-Id is required. The message is single-use and expires after 5 minutes; any unexpired,
@@ -955,6 +977,16 @@ type Invoker interface {
 	//
 	// POST /tournaments
 	PostTournaments(ctx context.Context, request *TournamentNewTournament, params PostTournamentsParams) (PostTournamentsRes, error)
+	// PostTournamentsByIdBerserk invokes postTournamentsByIdBerserk operation.
+	//
+	// Before your first move of the game: your seconds per round or turn halve (rounded down, at least 3)
+	// for the rest of it, the round or turn running included. A win then scores 1 more, once you played at
+	// least 7 of your own moves (Connect Four) or 2 rounds (rock, paper, scissors). The game's room gets
+	// game:berserk; standings count your berserks. 409 CONFLICT when you are not playing a game of the
+	// arena now, moved already, or went berserk already.
+	//
+	// POST /tournaments/{id}/berserk
+	PostTournamentsByIdBerserk(ctx context.Context, params PostTournamentsByIdBerserkParams) (PostTournamentsByIdBerserkRes, error)
 	// PostTournamentsByIdJoin invokes postTournamentsByIdJoin operation.
 	//
 	// Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409
@@ -974,6 +1006,22 @@ type Invoker interface {
 	//
 	// POST /tournaments/{id}/join
 	PostTournamentsByIdJoin(ctx context.Context, params PostTournamentsByIdJoinParams) (PostTournamentsByIdJoinRes, error)
+	// PostTournamentsByIdPause invokes postTournamentsByIdPause operation.
+	//
+	// Any time before the end; you stay in the standings with your entry in the pool. A game you are
+	// playing is not touched: play it out or resign it (it is lost on time if you leave it). Two games in
+	// a row lost on time pause you too (pausedReason says so). Pausing while paused answers your entry
+	// unchanged. 409 CONFLICT when you are not in it or it is over.
+	//
+	// POST /tournaments/{id}/pause
+	PostTournamentsByIdPause(ctx context.Context, params PostTournamentsByIdPauseParams) (PostTournamentsByIdPauseRes, error)
+	// PostTournamentsByIdResume invokes postTournamentsByIdResume operation.
+	//
+	// Resuming while not paused answers your entry unchanged. 409 CONFLICT when you are not in it (join
+	// it) or it is over.
+	//
+	// POST /tournaments/{id}/resume
+	PostTournamentsByIdResume(ctx context.Context, params PostTournamentsByIdResumeParams) (PostTournamentsByIdResumeRes, error)
 	// PostTournamentsByIdWithdraw invokes postTournamentsByIdWithdraw operation.
 	//
 	// Before the start your entry fee goes back to your available balance. After it you stay in the
@@ -1123,6 +1171,139 @@ func (c *Client) requestURL(ctx context.Context) *url.URL {
 		return c.serverURL
 	}
 	return u
+}
+
+// DeleteAdminTournamentSchedulesById invokes deleteAdminTournamentSchedulesById operation.
+//
+// Stopping it again answers it unchanged. Recorded in the audit log (tournament.schedule.stop).
+//
+// DELETE /admin/tournament-schedules/{id}
+func (c *Client) DeleteAdminTournamentSchedulesById(ctx context.Context, params DeleteAdminTournamentSchedulesByIdParams) (DeleteAdminTournamentSchedulesByIdRes, error) {
+	res, err := c.sendDeleteAdminTournamentSchedulesById(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendDeleteAdminTournamentSchedulesById(ctx context.Context, params DeleteAdminTournamentSchedulesByIdParams) (res DeleteAdminTournamentSchedulesByIdRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/admin/tournament-schedules/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityAppId(ctx, DeleteAdminTournamentSchedulesByIdOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"AppId\"")
+			}
+		}
+		{
+
+			switch err := c.securityBearer(ctx, DeleteAdminTournamentSchedulesByIdOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+		{
+
+			switch err := c.securitySession(ctx, DeleteAdminTournamentSchedulesByIdOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 2
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Session\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000011},
+				{0b00000100},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteAdminTournamentSchedulesByIdResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
 }
 
 // DeleteChallengesById invokes deleteChallengesById operation.
@@ -3264,6 +3445,121 @@ func (c *Client) sendGetAdminSupportById(ctx context.Context, params GetAdminSup
 	}()
 
 	result, err := decodeGetAdminSupportByIdResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetAdminTournamentSchedules invokes getAdminTournamentSchedules operation.
+//
+// The recurring arenas, the newest first.
+//
+// GET /admin/tournament-schedules
+func (c *Client) GetAdminTournamentSchedules(ctx context.Context, params GetAdminTournamentSchedulesParams) (GetAdminTournamentSchedulesRes, error) {
+	res, err := c.sendGetAdminTournamentSchedules(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetAdminTournamentSchedules(ctx context.Context, params GetAdminTournamentSchedulesParams) (res GetAdminTournamentSchedulesRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/admin/tournament-schedules"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityAppId(ctx, GetAdminTournamentSchedulesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"AppId\"")
+			}
+		}
+		{
+
+			switch err := c.securityBearer(ctx, GetAdminTournamentSchedulesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+		{
+
+			switch err := c.securitySession(ctx, GetAdminTournamentSchedulesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 2
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Session\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000011},
+				{0b00000100},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetAdminTournamentSchedulesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -7945,6 +8241,23 @@ func (c *Client) sendGetTournaments(ctx context.Context, params GetTournamentsPa
 		}
 	}
 	{
+		// Encode "upcoming" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "upcoming",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Upcoming.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
 		// Encode "limit" parameter.
 		cfg := uri.QueryParameterEncodingConfig{
 			Name:    "limit",
@@ -11357,6 +11670,128 @@ func (c *Client) sendPostAdminSupportByIdMessages(ctx context.Context, request *
 	}()
 
 	result, err := decodePostAdminSupportByIdMessagesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// PostAdminTournamentSchedules invokes postAdminTournamentSchedules operation.
+//
+// Each occurrence is created an hour before it starts, as a normal arena with scheduleId (GET
+// /tournaments?upcoming=true lists it). 400 VALIDATION_ERROR naming each invalid field: the arena's
+// fields as POST /tournaments checks them, every (hourly, daily or weekly) and at (HH:MM in UTC;
+// hourly arenas start at its minute of every hour, weekly ones on the weekday of the first start).
+// Recorded in the audit log (tournament.schedule).
+//
+// POST /admin/tournament-schedules
+func (c *Client) PostAdminTournamentSchedules(ctx context.Context, request *TournamentNewSchedule, params PostAdminTournamentSchedulesParams) (PostAdminTournamentSchedulesRes, error) {
+	res, err := c.sendPostAdminTournamentSchedules(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendPostAdminTournamentSchedules(ctx context.Context, request *TournamentNewSchedule, params PostAdminTournamentSchedulesParams) (res PostAdminTournamentSchedulesRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/admin/tournament-schedules"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePostAdminTournamentSchedulesRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityAppId(ctx, PostAdminTournamentSchedulesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"AppId\"")
+			}
+		}
+		{
+
+			switch err := c.securityBearer(ctx, PostAdminTournamentSchedulesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+		{
+
+			switch err := c.securitySession(ctx, PostAdminTournamentSchedulesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 2
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Session\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000011},
+				{0b00000100},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePostAdminTournamentSchedulesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -15445,6 +15880,144 @@ func (c *Client) sendPostTournaments(ctx context.Context, request *TournamentNew
 	return result, nil
 }
 
+// PostTournamentsByIdBerserk invokes postTournamentsByIdBerserk operation.
+//
+// Before your first move of the game: your seconds per round or turn halve (rounded down, at least 3)
+// for the rest of it, the round or turn running included. A win then scores 1 more, once you played at
+// least 7 of your own moves (Connect Four) or 2 rounds (rock, paper, scissors). The game's room gets
+// game:berserk; standings count your berserks. 409 CONFLICT when you are not playing a game of the
+// arena now, moved already, or went berserk already.
+//
+// POST /tournaments/{id}/berserk
+func (c *Client) PostTournamentsByIdBerserk(ctx context.Context, params PostTournamentsByIdBerserkParams) (PostTournamentsByIdBerserkRes, error) {
+	res, err := c.sendPostTournamentsByIdBerserk(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendPostTournamentsByIdBerserk(ctx context.Context, params PostTournamentsByIdBerserkParams) (res PostTournamentsByIdBerserkRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/tournaments/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/berserk"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityAppId(ctx, PostTournamentsByIdBerserkOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"AppId\"")
+			}
+		}
+		{
+
+			switch err := c.securityBearer(ctx, PostTournamentsByIdBerserkOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+		{
+
+			switch err := c.securitySession(ctx, PostTournamentsByIdBerserkOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 2
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Session\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000011},
+				{0b00000100},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePostTournamentsByIdBerserkResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // PostTournamentsByIdJoin invokes postTournamentsByIdJoin operation.
 //
 // Until endsAt: joining late is allowed. The entry fee is locked from your available balance (409
@@ -15585,6 +16158,278 @@ func (c *Client) sendPostTournamentsByIdJoin(ctx context.Context, params PostTou
 	}()
 
 	result, err := decodePostTournamentsByIdJoinResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// PostTournamentsByIdPause invokes postTournamentsByIdPause operation.
+//
+// Any time before the end; you stay in the standings with your entry in the pool. A game you are
+// playing is not touched: play it out or resign it (it is lost on time if you leave it). Two games in
+// a row lost on time pause you too (pausedReason says so). Pausing while paused answers your entry
+// unchanged. 409 CONFLICT when you are not in it or it is over.
+//
+// POST /tournaments/{id}/pause
+func (c *Client) PostTournamentsByIdPause(ctx context.Context, params PostTournamentsByIdPauseParams) (PostTournamentsByIdPauseRes, error) {
+	res, err := c.sendPostTournamentsByIdPause(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendPostTournamentsByIdPause(ctx context.Context, params PostTournamentsByIdPauseParams) (res PostTournamentsByIdPauseRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/tournaments/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/pause"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityAppId(ctx, PostTournamentsByIdPauseOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"AppId\"")
+			}
+		}
+		{
+
+			switch err := c.securityBearer(ctx, PostTournamentsByIdPauseOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+		{
+
+			switch err := c.securitySession(ctx, PostTournamentsByIdPauseOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 2
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Session\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000011},
+				{0b00000100},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePostTournamentsByIdPauseResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// PostTournamentsByIdResume invokes postTournamentsByIdResume operation.
+//
+// Resuming while not paused answers your entry unchanged. 409 CONFLICT when you are not in it (join
+// it) or it is over.
+//
+// POST /tournaments/{id}/resume
+func (c *Client) PostTournamentsByIdResume(ctx context.Context, params PostTournamentsByIdResumeParams) (PostTournamentsByIdResumeRes, error) {
+	res, err := c.sendPostTournamentsByIdResume(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendPostTournamentsByIdResume(ctx context.Context, params PostTournamentsByIdResumeParams) (res PostTournamentsByIdResumeRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/tournaments/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/resume"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityAppId(ctx, PostTournamentsByIdResumeOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"AppId\"")
+			}
+		}
+		{
+
+			switch err := c.securityBearer(ctx, PostTournamentsByIdResumeOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+		{
+
+			switch err := c.securitySession(ctx, PostTournamentsByIdResumeOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 2
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Session\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000011},
+				{0b00000100},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePostTournamentsByIdResumeResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -2061,6 +2061,234 @@ func (s *Connect4SettingsGameType) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes DeleteAdminTournamentSchedulesByIdBadRequest as json.
+func (s *DeleteAdminTournamentSchedulesByIdBadRequest) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes DeleteAdminTournamentSchedulesByIdBadRequest from json.
+func (s *DeleteAdminTournamentSchedulesByIdBadRequest) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode DeleteAdminTournamentSchedulesByIdBadRequest to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = DeleteAdminTournamentSchedulesByIdBadRequest(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *DeleteAdminTournamentSchedulesByIdBadRequest) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *DeleteAdminTournamentSchedulesByIdBadRequest) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes DeleteAdminTournamentSchedulesByIdForbidden as json.
+func (s *DeleteAdminTournamentSchedulesByIdForbidden) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes DeleteAdminTournamentSchedulesByIdForbidden from json.
+func (s *DeleteAdminTournamentSchedulesByIdForbidden) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode DeleteAdminTournamentSchedulesByIdForbidden to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = DeleteAdminTournamentSchedulesByIdForbidden(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *DeleteAdminTournamentSchedulesByIdForbidden) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *DeleteAdminTournamentSchedulesByIdForbidden) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes DeleteAdminTournamentSchedulesByIdNotFound as json.
+func (s *DeleteAdminTournamentSchedulesByIdNotFound) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes DeleteAdminTournamentSchedulesByIdNotFound from json.
+func (s *DeleteAdminTournamentSchedulesByIdNotFound) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode DeleteAdminTournamentSchedulesByIdNotFound to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = DeleteAdminTournamentSchedulesByIdNotFound(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *DeleteAdminTournamentSchedulesByIdNotFound) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *DeleteAdminTournamentSchedulesByIdNotFound) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes DeleteAdminTournamentSchedulesByIdServiceUnavailable as json.
+func (s *DeleteAdminTournamentSchedulesByIdServiceUnavailable) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes DeleteAdminTournamentSchedulesByIdServiceUnavailable from json.
+func (s *DeleteAdminTournamentSchedulesByIdServiceUnavailable) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode DeleteAdminTournamentSchedulesByIdServiceUnavailable to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = DeleteAdminTournamentSchedulesByIdServiceUnavailable(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *DeleteAdminTournamentSchedulesByIdServiceUnavailable) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *DeleteAdminTournamentSchedulesByIdServiceUnavailable) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes DeleteAdminTournamentSchedulesByIdUnauthorized as json.
+func (s *DeleteAdminTournamentSchedulesByIdUnauthorized) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes DeleteAdminTournamentSchedulesByIdUnauthorized from json.
+func (s *DeleteAdminTournamentSchedulesByIdUnauthorized) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode DeleteAdminTournamentSchedulesByIdUnauthorized to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = DeleteAdminTournamentSchedulesByIdUnauthorized(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *DeleteAdminTournamentSchedulesByIdUnauthorized) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *DeleteAdminTournamentSchedulesByIdUnauthorized) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes DeleteAdminTournamentSchedulesByIdUpgradeRequired as json.
+func (s *DeleteAdminTournamentSchedulesByIdUpgradeRequired) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes DeleteAdminTournamentSchedulesByIdUpgradeRequired from json.
+func (s *DeleteAdminTournamentSchedulesByIdUpgradeRequired) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode DeleteAdminTournamentSchedulesByIdUpgradeRequired to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = DeleteAdminTournamentSchedulesByIdUpgradeRequired(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *DeleteAdminTournamentSchedulesByIdUpgradeRequired) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *DeleteAdminTournamentSchedulesByIdUpgradeRequired) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes DeleteChallengesByIdBadRequest as json.
 func (s *DeleteChallengesByIdBadRequest) Encode(e *jx.Encoder) {
 	unwrapped := (*Error)(s)
@@ -11199,6 +11427,246 @@ func (s *GetAdminSupportUpgradeRequired) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes GetAdminTournamentSchedulesBadRequest as json.
+func (s *GetAdminTournamentSchedulesBadRequest) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes GetAdminTournamentSchedulesBadRequest from json.
+func (s *GetAdminTournamentSchedulesBadRequest) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetAdminTournamentSchedulesBadRequest to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = GetAdminTournamentSchedulesBadRequest(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *GetAdminTournamentSchedulesBadRequest) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetAdminTournamentSchedulesBadRequest) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetAdminTournamentSchedulesForbidden as json.
+func (s *GetAdminTournamentSchedulesForbidden) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes GetAdminTournamentSchedulesForbidden from json.
+func (s *GetAdminTournamentSchedulesForbidden) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetAdminTournamentSchedulesForbidden to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = GetAdminTournamentSchedulesForbidden(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *GetAdminTournamentSchedulesForbidden) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetAdminTournamentSchedulesForbidden) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetAdminTournamentSchedulesOKApplicationJSON as json.
+func (s GetAdminTournamentSchedulesOKApplicationJSON) Encode(e *jx.Encoder) {
+	unwrapped := []TournamentSchedule(s)
+
+	e.ArrStart()
+	for _, elem := range unwrapped {
+		elem.Encode(e)
+	}
+	e.ArrEnd()
+}
+
+// Decode decodes GetAdminTournamentSchedulesOKApplicationJSON from json.
+func (s *GetAdminTournamentSchedulesOKApplicationJSON) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetAdminTournamentSchedulesOKApplicationJSON to nil")
+	}
+	var unwrapped []TournamentSchedule
+	if err := func() error {
+		unwrapped = make([]TournamentSchedule, 0)
+		if err := d.Arr(func(d *jx.Decoder) error {
+			var elem TournamentSchedule
+			if err := elem.Decode(d); err != nil {
+				return err
+			}
+			unwrapped = append(unwrapped, elem)
+			return nil
+		}); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = GetAdminTournamentSchedulesOKApplicationJSON(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GetAdminTournamentSchedulesOKApplicationJSON) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetAdminTournamentSchedulesOKApplicationJSON) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetAdminTournamentSchedulesServiceUnavailable as json.
+func (s *GetAdminTournamentSchedulesServiceUnavailable) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes GetAdminTournamentSchedulesServiceUnavailable from json.
+func (s *GetAdminTournamentSchedulesServiceUnavailable) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetAdminTournamentSchedulesServiceUnavailable to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = GetAdminTournamentSchedulesServiceUnavailable(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *GetAdminTournamentSchedulesServiceUnavailable) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetAdminTournamentSchedulesServiceUnavailable) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetAdminTournamentSchedulesUnauthorized as json.
+func (s *GetAdminTournamentSchedulesUnauthorized) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes GetAdminTournamentSchedulesUnauthorized from json.
+func (s *GetAdminTournamentSchedulesUnauthorized) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetAdminTournamentSchedulesUnauthorized to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = GetAdminTournamentSchedulesUnauthorized(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *GetAdminTournamentSchedulesUnauthorized) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetAdminTournamentSchedulesUnauthorized) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetAdminTournamentSchedulesUpgradeRequired as json.
+func (s *GetAdminTournamentSchedulesUpgradeRequired) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes GetAdminTournamentSchedulesUpgradeRequired from json.
+func (s *GetAdminTournamentSchedulesUpgradeRequired) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetAdminTournamentSchedulesUpgradeRequired to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = GetAdminTournamentSchedulesUpgradeRequired(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *GetAdminTournamentSchedulesUpgradeRequired) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetAdminTournamentSchedulesUpgradeRequired) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes GetAdminUsersByIdLinksBadRequest as json.
 func (s *GetAdminUsersByIdLinksBadRequest) Encode(e *jx.Encoder) {
 	unwrapped := (*Error)(s)
@@ -15906,6 +16374,12 @@ func (s GetGamesByIdStateOK) encodeFields(e *jx.Encoder) {
 		{
 			s := s.RulesC4View
 			{
+				if s.Berserk.Set {
+					e.FieldStart("berserk")
+					s.Berserk.Encode(e)
+				}
+			}
+			{
 				e.FieldStart("board")
 				e.ArrStart()
 				for _, elem := range s.Board {
@@ -15999,6 +16473,12 @@ func (s GetGamesByIdStateOK) encodeFields(e *jx.Encoder) {
 		e.Str("rps")
 		{
 			s := s.RulesRPSView
+			{
+				if s.Berserk.Set {
+					e.FieldStart("berserk")
+					s.Berserk.Encode(e)
+				}
+			}
 			{
 				e.FieldStart("commitments")
 				s.Commitments.Encode(e)
@@ -32624,6 +33104,74 @@ func (s *OptRpsSettingsRounds) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes RulesC4ViewBerserk as json.
+func (o OptRulesC4ViewBerserk) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes RulesC4ViewBerserk from json.
+func (o *OptRulesC4ViewBerserk) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptRulesC4ViewBerserk to nil")
+	}
+	o.Set = true
+	o.Value = make(RulesC4ViewBerserk)
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptRulesC4ViewBerserk) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptRulesC4ViewBerserk) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes RulesRPSViewBerserk as json.
+func (o OptRulesRPSViewBerserk) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes RulesRPSViewBerserk from json.
+func (o *OptRulesRPSViewBerserk) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptRulesRPSViewBerserk to nil")
+	}
+	o.Set = true
+	o.Value = make(RulesRPSViewBerserk)
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptRulesRPSViewBerserk) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptRulesRPSViewBerserk) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes string as json.
 func (o OptString) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -35481,6 +36029,234 @@ func (s *PostAdminSupportByIdMessagesUpgradeRequired) MarshalJSON() ([]byte, err
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *PostAdminSupportByIdMessagesUpgradeRequired) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostAdminTournamentSchedulesBadRequest as json.
+func (s *PostAdminTournamentSchedulesBadRequest) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostAdminTournamentSchedulesBadRequest from json.
+func (s *PostAdminTournamentSchedulesBadRequest) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostAdminTournamentSchedulesBadRequest to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostAdminTournamentSchedulesBadRequest(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostAdminTournamentSchedulesBadRequest) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostAdminTournamentSchedulesBadRequest) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostAdminTournamentSchedulesForbidden as json.
+func (s *PostAdminTournamentSchedulesForbidden) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostAdminTournamentSchedulesForbidden from json.
+func (s *PostAdminTournamentSchedulesForbidden) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostAdminTournamentSchedulesForbidden to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostAdminTournamentSchedulesForbidden(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostAdminTournamentSchedulesForbidden) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostAdminTournamentSchedulesForbidden) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostAdminTournamentSchedulesRequestEntityTooLarge as json.
+func (s *PostAdminTournamentSchedulesRequestEntityTooLarge) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostAdminTournamentSchedulesRequestEntityTooLarge from json.
+func (s *PostAdminTournamentSchedulesRequestEntityTooLarge) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostAdminTournamentSchedulesRequestEntityTooLarge to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostAdminTournamentSchedulesRequestEntityTooLarge(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostAdminTournamentSchedulesRequestEntityTooLarge) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostAdminTournamentSchedulesRequestEntityTooLarge) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostAdminTournamentSchedulesServiceUnavailable as json.
+func (s *PostAdminTournamentSchedulesServiceUnavailable) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostAdminTournamentSchedulesServiceUnavailable from json.
+func (s *PostAdminTournamentSchedulesServiceUnavailable) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostAdminTournamentSchedulesServiceUnavailable to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostAdminTournamentSchedulesServiceUnavailable(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostAdminTournamentSchedulesServiceUnavailable) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostAdminTournamentSchedulesServiceUnavailable) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostAdminTournamentSchedulesUnauthorized as json.
+func (s *PostAdminTournamentSchedulesUnauthorized) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostAdminTournamentSchedulesUnauthorized from json.
+func (s *PostAdminTournamentSchedulesUnauthorized) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostAdminTournamentSchedulesUnauthorized to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostAdminTournamentSchedulesUnauthorized(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostAdminTournamentSchedulesUnauthorized) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostAdminTournamentSchedulesUnauthorized) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostAdminTournamentSchedulesUpgradeRequired as json.
+func (s *PostAdminTournamentSchedulesUpgradeRequired) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostAdminTournamentSchedulesUpgradeRequired from json.
+func (s *PostAdminTournamentSchedulesUpgradeRequired) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostAdminTournamentSchedulesUpgradeRequired to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostAdminTournamentSchedulesUpgradeRequired(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostAdminTournamentSchedulesUpgradeRequired) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostAdminTournamentSchedulesUpgradeRequired) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -44909,6 +45685,310 @@ func (s *PostTournamentsBadRequest) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes PostTournamentsByIdBerserkBadRequest as json.
+func (s *PostTournamentsByIdBerserkBadRequest) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostTournamentsByIdBerserkBadRequest from json.
+func (s *PostTournamentsByIdBerserkBadRequest) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostTournamentsByIdBerserkBadRequest to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostTournamentsByIdBerserkBadRequest(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostTournamentsByIdBerserkBadRequest) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostTournamentsByIdBerserkBadRequest) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostTournamentsByIdBerserkConflict as json.
+func (s *PostTournamentsByIdBerserkConflict) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostTournamentsByIdBerserkConflict from json.
+func (s *PostTournamentsByIdBerserkConflict) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostTournamentsByIdBerserkConflict to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostTournamentsByIdBerserkConflict(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostTournamentsByIdBerserkConflict) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostTournamentsByIdBerserkConflict) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostTournamentsByIdBerserkForbidden as json.
+func (s *PostTournamentsByIdBerserkForbidden) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostTournamentsByIdBerserkForbidden from json.
+func (s *PostTournamentsByIdBerserkForbidden) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostTournamentsByIdBerserkForbidden to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostTournamentsByIdBerserkForbidden(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostTournamentsByIdBerserkForbidden) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostTournamentsByIdBerserkForbidden) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostTournamentsByIdBerserkNotFound as json.
+func (s *PostTournamentsByIdBerserkNotFound) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostTournamentsByIdBerserkNotFound from json.
+func (s *PostTournamentsByIdBerserkNotFound) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostTournamentsByIdBerserkNotFound to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostTournamentsByIdBerserkNotFound(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostTournamentsByIdBerserkNotFound) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostTournamentsByIdBerserkNotFound) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostTournamentsByIdBerserkPaymentRequired as json.
+func (s *PostTournamentsByIdBerserkPaymentRequired) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostTournamentsByIdBerserkPaymentRequired from json.
+func (s *PostTournamentsByIdBerserkPaymentRequired) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostTournamentsByIdBerserkPaymentRequired to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostTournamentsByIdBerserkPaymentRequired(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostTournamentsByIdBerserkPaymentRequired) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostTournamentsByIdBerserkPaymentRequired) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostTournamentsByIdBerserkServiceUnavailable as json.
+func (s *PostTournamentsByIdBerserkServiceUnavailable) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostTournamentsByIdBerserkServiceUnavailable from json.
+func (s *PostTournamentsByIdBerserkServiceUnavailable) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostTournamentsByIdBerserkServiceUnavailable to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostTournamentsByIdBerserkServiceUnavailable(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostTournamentsByIdBerserkServiceUnavailable) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostTournamentsByIdBerserkServiceUnavailable) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostTournamentsByIdBerserkUnauthorized as json.
+func (s *PostTournamentsByIdBerserkUnauthorized) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostTournamentsByIdBerserkUnauthorized from json.
+func (s *PostTournamentsByIdBerserkUnauthorized) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostTournamentsByIdBerserkUnauthorized to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostTournamentsByIdBerserkUnauthorized(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostTournamentsByIdBerserkUnauthorized) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostTournamentsByIdBerserkUnauthorized) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostTournamentsByIdBerserkUpgradeRequired as json.
+func (s *PostTournamentsByIdBerserkUpgradeRequired) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostTournamentsByIdBerserkUpgradeRequired from json.
+func (s *PostTournamentsByIdBerserkUpgradeRequired) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostTournamentsByIdBerserkUpgradeRequired to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostTournamentsByIdBerserkUpgradeRequired(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostTournamentsByIdBerserkUpgradeRequired) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostTournamentsByIdBerserkUpgradeRequired) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes PostTournamentsByIdJoinBadRequest as json.
 func (s *PostTournamentsByIdJoinBadRequest) Encode(e *jx.Encoder) {
 	unwrapped := (*Error)(s)
@@ -45209,6 +46289,614 @@ func (s *PostTournamentsByIdJoinUpgradeRequired) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *PostTournamentsByIdJoinUpgradeRequired) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostTournamentsByIdPauseBadRequest as json.
+func (s *PostTournamentsByIdPauseBadRequest) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostTournamentsByIdPauseBadRequest from json.
+func (s *PostTournamentsByIdPauseBadRequest) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostTournamentsByIdPauseBadRequest to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostTournamentsByIdPauseBadRequest(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostTournamentsByIdPauseBadRequest) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostTournamentsByIdPauseBadRequest) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostTournamentsByIdPauseConflict as json.
+func (s *PostTournamentsByIdPauseConflict) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostTournamentsByIdPauseConflict from json.
+func (s *PostTournamentsByIdPauseConflict) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostTournamentsByIdPauseConflict to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostTournamentsByIdPauseConflict(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostTournamentsByIdPauseConflict) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostTournamentsByIdPauseConflict) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostTournamentsByIdPauseForbidden as json.
+func (s *PostTournamentsByIdPauseForbidden) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostTournamentsByIdPauseForbidden from json.
+func (s *PostTournamentsByIdPauseForbidden) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostTournamentsByIdPauseForbidden to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostTournamentsByIdPauseForbidden(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostTournamentsByIdPauseForbidden) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostTournamentsByIdPauseForbidden) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostTournamentsByIdPauseNotFound as json.
+func (s *PostTournamentsByIdPauseNotFound) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostTournamentsByIdPauseNotFound from json.
+func (s *PostTournamentsByIdPauseNotFound) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostTournamentsByIdPauseNotFound to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostTournamentsByIdPauseNotFound(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostTournamentsByIdPauseNotFound) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostTournamentsByIdPauseNotFound) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostTournamentsByIdPausePaymentRequired as json.
+func (s *PostTournamentsByIdPausePaymentRequired) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostTournamentsByIdPausePaymentRequired from json.
+func (s *PostTournamentsByIdPausePaymentRequired) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostTournamentsByIdPausePaymentRequired to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostTournamentsByIdPausePaymentRequired(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostTournamentsByIdPausePaymentRequired) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostTournamentsByIdPausePaymentRequired) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostTournamentsByIdPauseServiceUnavailable as json.
+func (s *PostTournamentsByIdPauseServiceUnavailable) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostTournamentsByIdPauseServiceUnavailable from json.
+func (s *PostTournamentsByIdPauseServiceUnavailable) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostTournamentsByIdPauseServiceUnavailable to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostTournamentsByIdPauseServiceUnavailable(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostTournamentsByIdPauseServiceUnavailable) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostTournamentsByIdPauseServiceUnavailable) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostTournamentsByIdPauseUnauthorized as json.
+func (s *PostTournamentsByIdPauseUnauthorized) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostTournamentsByIdPauseUnauthorized from json.
+func (s *PostTournamentsByIdPauseUnauthorized) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostTournamentsByIdPauseUnauthorized to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostTournamentsByIdPauseUnauthorized(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostTournamentsByIdPauseUnauthorized) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostTournamentsByIdPauseUnauthorized) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostTournamentsByIdPauseUpgradeRequired as json.
+func (s *PostTournamentsByIdPauseUpgradeRequired) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostTournamentsByIdPauseUpgradeRequired from json.
+func (s *PostTournamentsByIdPauseUpgradeRequired) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostTournamentsByIdPauseUpgradeRequired to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostTournamentsByIdPauseUpgradeRequired(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostTournamentsByIdPauseUpgradeRequired) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostTournamentsByIdPauseUpgradeRequired) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostTournamentsByIdResumeBadRequest as json.
+func (s *PostTournamentsByIdResumeBadRequest) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostTournamentsByIdResumeBadRequest from json.
+func (s *PostTournamentsByIdResumeBadRequest) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostTournamentsByIdResumeBadRequest to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostTournamentsByIdResumeBadRequest(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostTournamentsByIdResumeBadRequest) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostTournamentsByIdResumeBadRequest) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostTournamentsByIdResumeConflict as json.
+func (s *PostTournamentsByIdResumeConflict) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostTournamentsByIdResumeConflict from json.
+func (s *PostTournamentsByIdResumeConflict) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostTournamentsByIdResumeConflict to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostTournamentsByIdResumeConflict(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostTournamentsByIdResumeConflict) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostTournamentsByIdResumeConflict) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostTournamentsByIdResumeForbidden as json.
+func (s *PostTournamentsByIdResumeForbidden) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostTournamentsByIdResumeForbidden from json.
+func (s *PostTournamentsByIdResumeForbidden) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostTournamentsByIdResumeForbidden to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostTournamentsByIdResumeForbidden(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostTournamentsByIdResumeForbidden) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostTournamentsByIdResumeForbidden) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostTournamentsByIdResumeNotFound as json.
+func (s *PostTournamentsByIdResumeNotFound) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostTournamentsByIdResumeNotFound from json.
+func (s *PostTournamentsByIdResumeNotFound) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostTournamentsByIdResumeNotFound to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostTournamentsByIdResumeNotFound(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostTournamentsByIdResumeNotFound) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostTournamentsByIdResumeNotFound) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostTournamentsByIdResumePaymentRequired as json.
+func (s *PostTournamentsByIdResumePaymentRequired) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostTournamentsByIdResumePaymentRequired from json.
+func (s *PostTournamentsByIdResumePaymentRequired) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostTournamentsByIdResumePaymentRequired to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostTournamentsByIdResumePaymentRequired(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostTournamentsByIdResumePaymentRequired) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostTournamentsByIdResumePaymentRequired) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostTournamentsByIdResumeServiceUnavailable as json.
+func (s *PostTournamentsByIdResumeServiceUnavailable) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostTournamentsByIdResumeServiceUnavailable from json.
+func (s *PostTournamentsByIdResumeServiceUnavailable) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostTournamentsByIdResumeServiceUnavailable to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostTournamentsByIdResumeServiceUnavailable(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostTournamentsByIdResumeServiceUnavailable) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostTournamentsByIdResumeServiceUnavailable) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostTournamentsByIdResumeUnauthorized as json.
+func (s *PostTournamentsByIdResumeUnauthorized) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostTournamentsByIdResumeUnauthorized from json.
+func (s *PostTournamentsByIdResumeUnauthorized) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostTournamentsByIdResumeUnauthorized to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostTournamentsByIdResumeUnauthorized(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostTournamentsByIdResumeUnauthorized) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostTournamentsByIdResumeUnauthorized) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostTournamentsByIdResumeUpgradeRequired as json.
+func (s *PostTournamentsByIdResumeUpgradeRequired) Encode(e *jx.Encoder) {
+	unwrapped := (*Error)(s)
+
+	unwrapped.Encode(e)
+}
+
+// Decode decodes PostTournamentsByIdResumeUpgradeRequired from json.
+func (s *PostTournamentsByIdResumeUpgradeRequired) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostTournamentsByIdResumeUpgradeRequired to nil")
+	}
+	var unwrapped Error
+	if err := func() error {
+		if err := unwrapped.Decode(d); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PostTournamentsByIdResumeUpgradeRequired(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostTournamentsByIdResumeUpgradeRequired) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostTournamentsByIdResumeUpgradeRequired) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -54741,6 +56429,12 @@ func (s *RulesC4View) Encode(e *jx.Encoder) {
 // encodeFields encodes fields.
 func (s *RulesC4View) encodeFields(e *jx.Encoder) {
 	{
+		if s.Berserk.Set {
+			e.FieldStart("berserk")
+			s.Berserk.Encode(e)
+		}
+	}
+	{
 		e.FieldStart("board")
 		e.ArrStart()
 		for _, elem := range s.Board {
@@ -54834,23 +56528,24 @@ func (s *RulesC4View) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfRulesC4View = [16]string{
-	0:  "board",
-	1:  "columns",
-	2:  "gameId",
-	3:  "gameType",
-	4:  "history",
-	5:  "line",
-	6:  "outcome",
-	7:  "players",
-	8:  "round",
-	9:  "rows",
-	10: "scores",
-	11: "seq",
-	12: "status",
-	13: "timer",
-	14: "turn",
-	15: "turnSeconds",
+var jsonFieldsNameOfRulesC4View = [17]string{
+	0:  "berserk",
+	1:  "board",
+	2:  "columns",
+	3:  "gameId",
+	4:  "gameType",
+	5:  "history",
+	6:  "line",
+	7:  "outcome",
+	8:  "players",
+	9:  "round",
+	10: "rows",
+	11: "scores",
+	12: "seq",
+	13: "status",
+	14: "timer",
+	15: "turn",
+	16: "turnSeconds",
 }
 
 // Decode decodes RulesC4View from json.
@@ -54858,12 +56553,22 @@ func (s *RulesC4View) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode RulesC4View to nil")
 	}
-	var requiredBitSet [2]uint8
+	var requiredBitSet [3]uint8
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
+		case "berserk":
+			if err := func() error {
+				s.Berserk.Reset()
+				if err := s.Berserk.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"berserk\"")
+			}
 		case "board":
-			requiredBitSet[0] |= 1 << 0
+			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
 				s.Board = make([][]string, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -54891,7 +56596,7 @@ func (s *RulesC4View) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"board\"")
 			}
 		case "columns":
-			requiredBitSet[0] |= 1 << 1
+			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
 				v, err := d.Int64()
 				s.Columns = int64(v)
@@ -54903,7 +56608,7 @@ func (s *RulesC4View) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"columns\"")
 			}
 		case "gameId":
-			requiredBitSet[0] |= 1 << 2
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Str()
 				s.GameId = string(v)
@@ -54915,7 +56620,7 @@ func (s *RulesC4View) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"gameId\"")
 			}
 		case "gameType":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				if err := s.GameType.Decode(d); err != nil {
 					return err
@@ -54925,7 +56630,7 @@ func (s *RulesC4View) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"gameType\"")
 			}
 		case "history":
-			requiredBitSet[0] |= 1 << 4
+			requiredBitSet[0] |= 1 << 5
 			if err := func() error {
 				s.History = make([]RulesC4Move, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -54943,7 +56648,7 @@ func (s *RulesC4View) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"history\"")
 			}
 		case "line":
-			requiredBitSet[0] |= 1 << 5
+			requiredBitSet[0] |= 1 << 6
 			if err := func() error {
 				switch tt := d.Next(); tt {
 				case jx.Null:
@@ -54978,7 +56683,7 @@ func (s *RulesC4View) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"line\"")
 			}
 		case "outcome":
-			requiredBitSet[0] |= 1 << 6
+			requiredBitSet[0] |= 1 << 7
 			if err := func() error {
 				if err := s.Outcome.Decode(d); err != nil {
 					return err
@@ -54988,7 +56693,7 @@ func (s *RulesC4View) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"outcome\"")
 			}
 		case "players":
-			requiredBitSet[0] |= 1 << 7
+			requiredBitSet[1] |= 1 << 0
 			if err := func() error {
 				s.Players = make([]string, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -55008,7 +56713,7 @@ func (s *RulesC4View) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"players\"")
 			}
 		case "round":
-			requiredBitSet[1] |= 1 << 0
+			requiredBitSet[1] |= 1 << 1
 			if err := func() error {
 				if err := s.Round.Decode(d); err != nil {
 					return err
@@ -55018,7 +56723,7 @@ func (s *RulesC4View) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"round\"")
 			}
 		case "rows":
-			requiredBitSet[1] |= 1 << 1
+			requiredBitSet[1] |= 1 << 2
 			if err := func() error {
 				v, err := d.Int64()
 				s.Rows = int64(v)
@@ -55030,7 +56735,7 @@ func (s *RulesC4View) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"rows\"")
 			}
 		case "scores":
-			requiredBitSet[1] |= 1 << 2
+			requiredBitSet[1] |= 1 << 3
 			if err := func() error {
 				if err := s.Scores.Decode(d); err != nil {
 					return err
@@ -55040,7 +56745,7 @@ func (s *RulesC4View) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"scores\"")
 			}
 		case "seq":
-			requiredBitSet[1] |= 1 << 3
+			requiredBitSet[1] |= 1 << 4
 			if err := func() error {
 				v, err := d.Int64()
 				s.Seq = int64(v)
@@ -55052,7 +56757,7 @@ func (s *RulesC4View) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"seq\"")
 			}
 		case "status":
-			requiredBitSet[1] |= 1 << 4
+			requiredBitSet[1] |= 1 << 5
 			if err := func() error {
 				if err := s.Status.Decode(d); err != nil {
 					return err
@@ -55062,7 +56767,7 @@ func (s *RulesC4View) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"status\"")
 			}
 		case "timer":
-			requiredBitSet[1] |= 1 << 5
+			requiredBitSet[1] |= 1 << 6
 			if err := func() error {
 				if err := s.Timer.Decode(d); err != nil {
 					return err
@@ -55072,7 +56777,7 @@ func (s *RulesC4View) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"timer\"")
 			}
 		case "turn":
-			requiredBitSet[1] |= 1 << 6
+			requiredBitSet[1] |= 1 << 7
 			if err := func() error {
 				if err := s.Turn.Decode(d); err != nil {
 					return err
@@ -55082,7 +56787,7 @@ func (s *RulesC4View) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"turn\"")
 			}
 		case "turnSeconds":
-			requiredBitSet[1] |= 1 << 7
+			requiredBitSet[2] |= 1 << 0
 			if err := func() error {
 				v, err := d.Int64()
 				s.TurnSeconds = int64(v)
@@ -55102,9 +56807,10 @@ func (s *RulesC4View) Decode(d *jx.Decoder) error {
 	}
 	// Validate required fields.
 	var failures []validate.FieldError
-	for i, mask := range [2]uint8{
+	for i, mask := range [3]uint8{
+		0b11111110,
 		0b11111111,
-		0b11111111,
+		0b00000001,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -55146,6 +56852,62 @@ func (s *RulesC4View) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *RulesC4View) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s RulesC4ViewBerserk) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields implements json.Marshaler.
+func (s RulesC4ViewBerserk) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
+
+		e.Int64(elem)
+	}
+}
+
+// Decode decodes RulesC4ViewBerserk from json.
+func (s *RulesC4ViewBerserk) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode RulesC4ViewBerserk to nil")
+	}
+	m := s.init()
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		var elem int64
+		if err := func() error {
+			v, err := d.Int64()
+			elem = int64(v)
+			if err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
+		}
+		m[string(k)] = elem
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode RulesC4ViewBerserk")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s RulesC4ViewBerserk) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *RulesC4ViewBerserk) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -56092,6 +57854,12 @@ func (s *RulesRPSView) Encode(e *jx.Encoder) {
 // encodeFields encodes fields.
 func (s *RulesRPSView) encodeFields(e *jx.Encoder) {
 	{
+		if s.Berserk.Set {
+			e.FieldStart("berserk")
+			s.Berserk.Encode(e)
+		}
+	}
+	{
 		e.FieldStart("commitments")
 		s.Commitments.Encode(e)
 	}
@@ -56161,22 +57929,23 @@ func (s *RulesRPSView) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfRulesRPSView = [15]string{
-	0:  "commitments",
-	1:  "gameId",
-	2:  "gameType",
-	3:  "history",
-	4:  "outcome",
-	5:  "players",
-	6:  "round",
-	7:  "roundSeconds",
-	8:  "rounds",
-	9:  "scores",
-	10: "seq",
-	11: "status",
-	12: "submitted",
-	13: "timer",
-	14: "winsNeeded",
+var jsonFieldsNameOfRulesRPSView = [16]string{
+	0:  "berserk",
+	1:  "commitments",
+	2:  "gameId",
+	3:  "gameType",
+	4:  "history",
+	5:  "outcome",
+	6:  "players",
+	7:  "round",
+	8:  "roundSeconds",
+	9:  "rounds",
+	10: "scores",
+	11: "seq",
+	12: "status",
+	13: "submitted",
+	14: "timer",
+	15: "winsNeeded",
 }
 
 // Decode decodes RulesRPSView from json.
@@ -56188,8 +57957,18 @@ func (s *RulesRPSView) Decode(d *jx.Decoder) error {
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
+		case "berserk":
+			if err := func() error {
+				s.Berserk.Reset()
+				if err := s.Berserk.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"berserk\"")
+			}
 		case "commitments":
-			requiredBitSet[0] |= 1 << 0
+			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
 				if err := s.Commitments.Decode(d); err != nil {
 					return err
@@ -56199,7 +57978,7 @@ func (s *RulesRPSView) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"commitments\"")
 			}
 		case "gameId":
-			requiredBitSet[0] |= 1 << 1
+			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
 				v, err := d.Str()
 				s.GameId = string(v)
@@ -56211,7 +57990,7 @@ func (s *RulesRPSView) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"gameId\"")
 			}
 		case "gameType":
-			requiredBitSet[0] |= 1 << 2
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				if err := s.GameType.Decode(d); err != nil {
 					return err
@@ -56221,7 +58000,7 @@ func (s *RulesRPSView) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"gameType\"")
 			}
 		case "history":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				s.History = make([]RulesRPSRound, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -56239,7 +58018,7 @@ func (s *RulesRPSView) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"history\"")
 			}
 		case "outcome":
-			requiredBitSet[0] |= 1 << 4
+			requiredBitSet[0] |= 1 << 5
 			if err := func() error {
 				if err := s.Outcome.Decode(d); err != nil {
 					return err
@@ -56249,7 +58028,7 @@ func (s *RulesRPSView) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"outcome\"")
 			}
 		case "players":
-			requiredBitSet[0] |= 1 << 5
+			requiredBitSet[0] |= 1 << 6
 			if err := func() error {
 				s.Players = make([]string, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -56269,7 +58048,7 @@ func (s *RulesRPSView) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"players\"")
 			}
 		case "round":
-			requiredBitSet[0] |= 1 << 6
+			requiredBitSet[0] |= 1 << 7
 			if err := func() error {
 				if err := s.Round.Decode(d); err != nil {
 					return err
@@ -56279,7 +58058,7 @@ func (s *RulesRPSView) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"round\"")
 			}
 		case "roundSeconds":
-			requiredBitSet[0] |= 1 << 7
+			requiredBitSet[1] |= 1 << 0
 			if err := func() error {
 				v, err := d.Int64()
 				s.RoundSeconds = int64(v)
@@ -56291,7 +58070,7 @@ func (s *RulesRPSView) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"roundSeconds\"")
 			}
 		case "rounds":
-			requiredBitSet[1] |= 1 << 0
+			requiredBitSet[1] |= 1 << 1
 			if err := func() error {
 				v, err := d.Int64()
 				s.Rounds = int64(v)
@@ -56303,7 +58082,7 @@ func (s *RulesRPSView) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"rounds\"")
 			}
 		case "scores":
-			requiredBitSet[1] |= 1 << 1
+			requiredBitSet[1] |= 1 << 2
 			if err := func() error {
 				if err := s.Scores.Decode(d); err != nil {
 					return err
@@ -56313,7 +58092,7 @@ func (s *RulesRPSView) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"scores\"")
 			}
 		case "seq":
-			requiredBitSet[1] |= 1 << 2
+			requiredBitSet[1] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int64()
 				s.Seq = int64(v)
@@ -56325,7 +58104,7 @@ func (s *RulesRPSView) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"seq\"")
 			}
 		case "status":
-			requiredBitSet[1] |= 1 << 3
+			requiredBitSet[1] |= 1 << 4
 			if err := func() error {
 				if err := s.Status.Decode(d); err != nil {
 					return err
@@ -56335,7 +58114,7 @@ func (s *RulesRPSView) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"status\"")
 			}
 		case "submitted":
-			requiredBitSet[1] |= 1 << 4
+			requiredBitSet[1] |= 1 << 5
 			if err := func() error {
 				if err := s.Submitted.Decode(d); err != nil {
 					return err
@@ -56345,7 +58124,7 @@ func (s *RulesRPSView) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"submitted\"")
 			}
 		case "timer":
-			requiredBitSet[1] |= 1 << 5
+			requiredBitSet[1] |= 1 << 6
 			if err := func() error {
 				if err := s.Timer.Decode(d); err != nil {
 					return err
@@ -56355,7 +58134,7 @@ func (s *RulesRPSView) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"timer\"")
 			}
 		case "winsNeeded":
-			requiredBitSet[1] |= 1 << 6
+			requiredBitSet[1] |= 1 << 7
 			if err := func() error {
 				v, err := d.Int64()
 				s.WinsNeeded = int64(v)
@@ -56376,8 +58155,8 @@ func (s *RulesRPSView) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [2]uint8{
+		0b11111110,
 		0b11111111,
-		0b01111111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -56419,6 +58198,62 @@ func (s *RulesRPSView) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *RulesRPSView) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s RulesRPSViewBerserk) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields implements json.Marshaler.
+func (s RulesRPSViewBerserk) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
+
+		e.Int64(elem)
+	}
+}
+
+// Decode decodes RulesRPSViewBerserk from json.
+func (s *RulesRPSViewBerserk) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode RulesRPSViewBerserk to nil")
+	}
+	m := s.init()
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		var elem int64
+		if err := func() error {
+			v, err := d.Int64()
+			elem = int64(v)
+			if err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
+		}
+		m[string(k)] = elem
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode RulesRPSViewBerserk")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s RulesRPSViewBerserk) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *RulesRPSViewBerserk) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -61836,6 +63671,14 @@ func (s *Tournament) encodeFields(e *jx.Encoder) {
 		e.ArrEnd()
 	}
 	{
+		e.FieldStart("recurrence")
+		s.Recurrence.Encode(e)
+	}
+	{
+		e.FieldStart("scheduleId")
+		s.ScheduleId.Encode(e)
+	}
+	{
 		e.FieldStart("settings")
 		s.Settings.Encode(e)
 	}
@@ -61849,7 +63692,7 @@ func (s *Tournament) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfTournament = [17]string{
+var jsonFieldsNameOfTournament = [19]string{
 	0:  "agentsAllowed",
 	1:  "createdAt",
 	2:  "createdBy",
@@ -61864,9 +63707,11 @@ var jsonFieldsNameOfTournament = [17]string{
 	11: "playerCount",
 	12: "prizePoolMinor",
 	13: "prizeSplitBps",
-	14: "settings",
-	15: "startsAt",
-	16: "status",
+	14: "recurrence",
+	15: "scheduleId",
+	16: "settings",
+	17: "startsAt",
+	18: "status",
 }
 
 // Decode decodes Tournament from json.
@@ -62048,8 +63893,28 @@ func (s *Tournament) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"prizeSplitBps\"")
 			}
-		case "settings":
+		case "recurrence":
 			requiredBitSet[1] |= 1 << 6
+			if err := func() error {
+				if err := s.Recurrence.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"recurrence\"")
+			}
+		case "scheduleId":
+			requiredBitSet[1] |= 1 << 7
+			if err := func() error {
+				if err := s.ScheduleId.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"scheduleId\"")
+			}
+		case "settings":
+			requiredBitSet[2] |= 1 << 0
 			if err := func() error {
 				if err := s.Settings.Decode(d); err != nil {
 					return err
@@ -62059,7 +63924,7 @@ func (s *Tournament) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"settings\"")
 			}
 		case "startsAt":
-			requiredBitSet[1] |= 1 << 7
+			requiredBitSet[2] |= 1 << 1
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.StartsAt = v
@@ -62071,7 +63936,7 @@ func (s *Tournament) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"startsAt\"")
 			}
 		case "status":
-			requiredBitSet[2] |= 1 << 0
+			requiredBitSet[2] |= 1 << 2
 			if err := func() error {
 				if err := s.Status.Decode(d); err != nil {
 					return err
@@ -62092,7 +63957,7 @@ func (s *Tournament) Decode(d *jx.Decoder) error {
 	for i, mask := range [3]uint8{
 		0b11111111,
 		0b11111111,
-		0b00000001,
+		0b00000111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -62134,6 +63999,136 @@ func (s *Tournament) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *Tournament) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *TournamentBerserkAnswer) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *TournamentBerserkAnswer) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("gameId")
+		e.Str(s.GameId)
+	}
+	{
+		e.FieldStart("seq")
+		e.Int64(s.Seq)
+	}
+	{
+		e.FieldStart("tournamentId")
+		e.Str(s.TournamentId)
+	}
+}
+
+var jsonFieldsNameOfTournamentBerserkAnswer = [3]string{
+	0: "gameId",
+	1: "seq",
+	2: "tournamentId",
+}
+
+// Decode decodes TournamentBerserkAnswer from json.
+func (s *TournamentBerserkAnswer) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode TournamentBerserkAnswer to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "gameId":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Str()
+				s.GameId = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"gameId\"")
+			}
+		case "seq":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Int64()
+				s.Seq = int64(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"seq\"")
+			}
+		case "tournamentId":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				v, err := d.Str()
+				s.TournamentId = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"tournamentId\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode TournamentBerserkAnswer")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000111,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfTournamentBerserkAnswer) {
+					name = jsonFieldsNameOfTournamentBerserkAnswer[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *TournamentBerserkAnswer) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *TournamentBerserkAnswer) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -62216,6 +64211,14 @@ func (s *TournamentDetail) encodeFields(e *jx.Encoder) {
 		e.ArrEnd()
 	}
 	{
+		e.FieldStart("recurrence")
+		s.Recurrence.Encode(e)
+	}
+	{
+		e.FieldStart("scheduleId")
+		s.ScheduleId.Encode(e)
+	}
+	{
 		e.FieldStart("settings")
 		s.Settings.Encode(e)
 	}
@@ -62237,7 +64240,7 @@ func (s *TournamentDetail) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfTournamentDetail = [19]string{
+var jsonFieldsNameOfTournamentDetail = [21]string{
 	0:  "agentsAllowed",
 	1:  "createdAt",
 	2:  "createdBy",
@@ -62253,10 +64256,12 @@ var jsonFieldsNameOfTournamentDetail = [19]string{
 	12: "prizePoolMinor",
 	13: "prizeSplitBps",
 	14: "prizes",
-	15: "settings",
-	16: "standings",
-	17: "startsAt",
-	18: "status",
+	15: "recurrence",
+	16: "scheduleId",
+	17: "settings",
+	18: "standings",
+	19: "startsAt",
+	20: "status",
 }
 
 // Decode decodes TournamentDetail from json.
@@ -62456,8 +64461,28 @@ func (s *TournamentDetail) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"prizes\"")
 			}
-		case "settings":
+		case "recurrence":
 			requiredBitSet[1] |= 1 << 7
+			if err := func() error {
+				if err := s.Recurrence.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"recurrence\"")
+			}
+		case "scheduleId":
+			requiredBitSet[2] |= 1 << 0
+			if err := func() error {
+				if err := s.ScheduleId.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"scheduleId\"")
+			}
+		case "settings":
+			requiredBitSet[2] |= 1 << 1
 			if err := func() error {
 				if err := s.Settings.Decode(d); err != nil {
 					return err
@@ -62467,7 +64492,7 @@ func (s *TournamentDetail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"settings\"")
 			}
 		case "standings":
-			requiredBitSet[2] |= 1 << 0
+			requiredBitSet[2] |= 1 << 2
 			if err := func() error {
 				s.Standings = make([]TournamentStanding, 0)
 				if err := d.Arr(func(d *jx.Decoder) error {
@@ -62485,7 +64510,7 @@ func (s *TournamentDetail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"standings\"")
 			}
 		case "startsAt":
-			requiredBitSet[2] |= 1 << 1
+			requiredBitSet[2] |= 1 << 3
 			if err := func() error {
 				v, err := json.DecodeDateTime(d)
 				s.StartsAt = v
@@ -62497,7 +64522,7 @@ func (s *TournamentDetail) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"startsAt\"")
 			}
 		case "status":
-			requiredBitSet[2] |= 1 << 2
+			requiredBitSet[2] |= 1 << 4
 			if err := func() error {
 				if err := s.Status.Decode(d); err != nil {
 					return err
@@ -62518,7 +64543,7 @@ func (s *TournamentDetail) Decode(d *jx.Decoder) error {
 	for i, mask := range [3]uint8{
 		0b11111111,
 		0b11111111,
-		0b00000111,
+		0b00011111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -63234,6 +65259,347 @@ func (s *TournamentGameType) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
+func (s *TournamentNewSchedule) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *TournamentNewSchedule) encodeFields(e *jx.Encoder) {
+	{
+		if s.AgentsAllowed.Set {
+			e.FieldStart("agentsAllowed")
+			s.AgentsAllowed.Encode(e)
+		}
+	}
+	{
+		e.FieldStart("at")
+		e.Str(s.At)
+	}
+	{
+		e.FieldStart("durationMinutes")
+		e.Int64(s.DurationMinutes)
+	}
+	{
+		e.FieldStart("entryFeeMinor")
+		e.Int64(s.EntryFeeMinor)
+	}
+	{
+		e.FieldStart("every")
+		s.Every.Encode(e)
+	}
+	{
+		e.FieldStart("gameType")
+		s.GameType.Encode(e)
+	}
+	{
+		if s.MaxPlayers.Set {
+			e.FieldStart("maxPlayers")
+			s.MaxPlayers.Encode(e)
+		}
+	}
+	{
+		e.FieldStart("name")
+		e.Str(s.Name)
+	}
+	{
+		if s.PrizeSplit != nil {
+			e.FieldStart("prizeSplit")
+			e.ArrStart()
+			for _, elem := range s.PrizeSplit {
+				e.Int64(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.Settings.Set {
+			e.FieldStart("settings")
+			s.Settings.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfTournamentNewSchedule = [10]string{
+	0: "agentsAllowed",
+	1: "at",
+	2: "durationMinutes",
+	3: "entryFeeMinor",
+	4: "every",
+	5: "gameType",
+	6: "maxPlayers",
+	7: "name",
+	8: "prizeSplit",
+	9: "settings",
+}
+
+// Decode decodes TournamentNewSchedule from json.
+func (s *TournamentNewSchedule) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode TournamentNewSchedule to nil")
+	}
+	var requiredBitSet [2]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "agentsAllowed":
+			if err := func() error {
+				s.AgentsAllowed.Reset()
+				if err := s.AgentsAllowed.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"agentsAllowed\"")
+			}
+		case "at":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Str()
+				s.At = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"at\"")
+			}
+		case "durationMinutes":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				v, err := d.Int64()
+				s.DurationMinutes = int64(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"durationMinutes\"")
+			}
+		case "entryFeeMinor":
+			requiredBitSet[0] |= 1 << 3
+			if err := func() error {
+				v, err := d.Int64()
+				s.EntryFeeMinor = int64(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"entryFeeMinor\"")
+			}
+		case "every":
+			requiredBitSet[0] |= 1 << 4
+			if err := func() error {
+				if err := s.Every.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"every\"")
+			}
+		case "gameType":
+			requiredBitSet[0] |= 1 << 5
+			if err := func() error {
+				if err := s.GameType.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"gameType\"")
+			}
+		case "maxPlayers":
+			if err := func() error {
+				s.MaxPlayers.Reset()
+				if err := s.MaxPlayers.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"maxPlayers\"")
+			}
+		case "name":
+			requiredBitSet[0] |= 1 << 7
+			if err := func() error {
+				v, err := d.Str()
+				s.Name = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"name\"")
+			}
+		case "prizeSplit":
+			if err := func() error {
+				s.PrizeSplit = make([]int64, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem int64
+					v, err := d.Int64()
+					elem = int64(v)
+					if err != nil {
+						return err
+					}
+					s.PrizeSplit = append(s.PrizeSplit, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"prizeSplit\"")
+			}
+		case "settings":
+			if err := func() error {
+				s.Settings.Reset()
+				if err := s.Settings.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"settings\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode TournamentNewSchedule")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [2]uint8{
+		0b10111110,
+		0b00000000,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfTournamentNewSchedule) {
+					name = jsonFieldsNameOfTournamentNewSchedule[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *TournamentNewSchedule) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *TournamentNewSchedule) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes TournamentNewScheduleEvery as json.
+func (s TournamentNewScheduleEvery) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes TournamentNewScheduleEvery from json.
+func (s *TournamentNewScheduleEvery) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode TournamentNewScheduleEvery to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch TournamentNewScheduleEvery(v) {
+	case TournamentNewScheduleEveryHourly:
+		*s = TournamentNewScheduleEveryHourly
+	case TournamentNewScheduleEveryDaily:
+		*s = TournamentNewScheduleEveryDaily
+	case TournamentNewScheduleEveryWeekly:
+		*s = TournamentNewScheduleEveryWeekly
+	default:
+		*s = TournamentNewScheduleEvery(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s TournamentNewScheduleEvery) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *TournamentNewScheduleEvery) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes TournamentNewScheduleGameType as json.
+func (s TournamentNewScheduleGameType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes TournamentNewScheduleGameType from json.
+func (s *TournamentNewScheduleGameType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode TournamentNewScheduleGameType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch TournamentNewScheduleGameType(v) {
+	case TournamentNewScheduleGameTypeConnect4:
+		*s = TournamentNewScheduleGameTypeConnect4
+	case TournamentNewScheduleGameTypeRps:
+		*s = TournamentNewScheduleGameTypeRps
+	default:
+		*s = TournamentNewScheduleGameType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s TournamentNewScheduleGameType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *TournamentNewScheduleGameType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
 func (s *TournamentNewTournament) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -63665,6 +66031,427 @@ func (s *TournamentPrize) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
+func (s *TournamentSchedule) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *TournamentSchedule) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("agentsAllowed")
+		e.Bool(s.AgentsAllowed)
+	}
+	{
+		e.FieldStart("at")
+		e.Str(s.At)
+	}
+	{
+		e.FieldStart("createdAt")
+		json.EncodeDateTime(e, s.CreatedAt)
+	}
+	{
+		e.FieldStart("createdBy")
+		e.Str(s.CreatedBy)
+	}
+	{
+		e.FieldStart("durationMinutes")
+		e.Int64(s.DurationMinutes)
+	}
+	{
+		e.FieldStart("entryFeeMinor")
+		e.Int64(s.EntryFeeMinor)
+	}
+	{
+		e.FieldStart("every")
+		s.Every.Encode(e)
+	}
+	{
+		e.FieldStart("gameType")
+		s.GameType.Encode(e)
+	}
+	{
+		e.FieldStart("id")
+		e.Str(s.ID)
+	}
+	{
+		e.FieldStart("maxPlayers")
+		e.Int64(s.MaxPlayers)
+	}
+	{
+		e.FieldStart("name")
+		e.Str(s.Name)
+	}
+	{
+		e.FieldStart("nextAt")
+		json.EncodeDateTime(e, s.NextAt)
+	}
+	{
+		e.FieldStart("prizeSplit")
+		e.ArrStart()
+		for _, elem := range s.PrizeSplit {
+			e.Int64(elem)
+		}
+		e.ArrEnd()
+	}
+	{
+		e.FieldStart("settings")
+		s.Settings.Encode(e)
+	}
+	{
+		e.FieldStart("stoppedAt")
+		s.StoppedAt.Encode(e, json.EncodeDateTime)
+	}
+}
+
+var jsonFieldsNameOfTournamentSchedule = [15]string{
+	0:  "agentsAllowed",
+	1:  "at",
+	2:  "createdAt",
+	3:  "createdBy",
+	4:  "durationMinutes",
+	5:  "entryFeeMinor",
+	6:  "every",
+	7:  "gameType",
+	8:  "id",
+	9:  "maxPlayers",
+	10: "name",
+	11: "nextAt",
+	12: "prizeSplit",
+	13: "settings",
+	14: "stoppedAt",
+}
+
+// Decode decodes TournamentSchedule from json.
+func (s *TournamentSchedule) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode TournamentSchedule to nil")
+	}
+	var requiredBitSet [2]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "agentsAllowed":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Bool()
+				s.AgentsAllowed = bool(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"agentsAllowed\"")
+			}
+		case "at":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Str()
+				s.At = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"at\"")
+			}
+		case "createdAt":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				v, err := json.DecodeDateTime(d)
+				s.CreatedAt = v
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"createdAt\"")
+			}
+		case "createdBy":
+			requiredBitSet[0] |= 1 << 3
+			if err := func() error {
+				v, err := d.Str()
+				s.CreatedBy = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"createdBy\"")
+			}
+		case "durationMinutes":
+			requiredBitSet[0] |= 1 << 4
+			if err := func() error {
+				v, err := d.Int64()
+				s.DurationMinutes = int64(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"durationMinutes\"")
+			}
+		case "entryFeeMinor":
+			requiredBitSet[0] |= 1 << 5
+			if err := func() error {
+				v, err := d.Int64()
+				s.EntryFeeMinor = int64(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"entryFeeMinor\"")
+			}
+		case "every":
+			requiredBitSet[0] |= 1 << 6
+			if err := func() error {
+				if err := s.Every.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"every\"")
+			}
+		case "gameType":
+			requiredBitSet[0] |= 1 << 7
+			if err := func() error {
+				if err := s.GameType.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"gameType\"")
+			}
+		case "id":
+			requiredBitSet[1] |= 1 << 0
+			if err := func() error {
+				v, err := d.Str()
+				s.ID = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		case "maxPlayers":
+			requiredBitSet[1] |= 1 << 1
+			if err := func() error {
+				v, err := d.Int64()
+				s.MaxPlayers = int64(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"maxPlayers\"")
+			}
+		case "name":
+			requiredBitSet[1] |= 1 << 2
+			if err := func() error {
+				v, err := d.Str()
+				s.Name = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"name\"")
+			}
+		case "nextAt":
+			requiredBitSet[1] |= 1 << 3
+			if err := func() error {
+				v, err := json.DecodeDateTime(d)
+				s.NextAt = v
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"nextAt\"")
+			}
+		case "prizeSplit":
+			requiredBitSet[1] |= 1 << 4
+			if err := func() error {
+				s.PrizeSplit = make([]int64, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem int64
+					v, err := d.Int64()
+					elem = int64(v)
+					if err != nil {
+						return err
+					}
+					s.PrizeSplit = append(s.PrizeSplit, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"prizeSplit\"")
+			}
+		case "settings":
+			requiredBitSet[1] |= 1 << 5
+			if err := func() error {
+				if err := s.Settings.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"settings\"")
+			}
+		case "stoppedAt":
+			requiredBitSet[1] |= 1 << 6
+			if err := func() error {
+				if err := s.StoppedAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"stoppedAt\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode TournamentSchedule")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [2]uint8{
+		0b11111111,
+		0b01111111,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfTournamentSchedule) {
+					name = jsonFieldsNameOfTournamentSchedule[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *TournamentSchedule) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *TournamentSchedule) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes TournamentScheduleEvery as json.
+func (s TournamentScheduleEvery) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes TournamentScheduleEvery from json.
+func (s *TournamentScheduleEvery) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode TournamentScheduleEvery to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch TournamentScheduleEvery(v) {
+	case TournamentScheduleEveryHourly:
+		*s = TournamentScheduleEveryHourly
+	case TournamentScheduleEveryDaily:
+		*s = TournamentScheduleEveryDaily
+	case TournamentScheduleEveryWeekly:
+		*s = TournamentScheduleEveryWeekly
+	default:
+		*s = TournamentScheduleEvery(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s TournamentScheduleEvery) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *TournamentScheduleEvery) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes TournamentScheduleGameType as json.
+func (s TournamentScheduleGameType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes TournamentScheduleGameType from json.
+func (s *TournamentScheduleGameType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode TournamentScheduleGameType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch TournamentScheduleGameType(v) {
+	case TournamentScheduleGameTypeConnect4:
+		*s = TournamentScheduleGameTypeConnect4
+	case TournamentScheduleGameTypeRps:
+		*s = TournamentScheduleGameTypeRps
+	default:
+		*s = TournamentScheduleGameType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s TournamentScheduleGameType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *TournamentScheduleGameType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
 func (s *TournamentStanding) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -63673,6 +66460,10 @@ func (s *TournamentStanding) Encode(e *jx.Encoder) {
 
 // encodeFields encodes fields.
 func (s *TournamentStanding) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("berserks")
+		e.Int64(s.Berserks)
+	}
 	{
 		e.FieldStart("bot")
 		e.Bool(s.Bot)
@@ -63702,6 +66493,10 @@ func (s *TournamentStanding) encodeFields(e *jx.Encoder) {
 		e.Bool(s.Paused)
 	}
 	{
+		e.FieldStart("pausedReason")
+		s.PausedReason.Encode(e)
+	}
+	{
 		e.FieldStart("rank")
 		e.Int64(s.Rank)
 	}
@@ -63723,19 +66518,21 @@ func (s *TournamentStanding) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfTournamentStanding = [12]string{
-	0:  "bot",
-	1:  "currentGameId",
-	2:  "draws",
-	3:  "games",
-	4:  "losses",
-	5:  "onFire",
-	6:  "paused",
-	7:  "rank",
-	8:  "score",
-	9:  "userId",
-	10: "username",
-	11: "wins",
+var jsonFieldsNameOfTournamentStanding = [14]string{
+	0:  "berserks",
+	1:  "bot",
+	2:  "currentGameId",
+	3:  "draws",
+	4:  "games",
+	5:  "losses",
+	6:  "onFire",
+	7:  "paused",
+	8:  "pausedReason",
+	9:  "rank",
+	10: "score",
+	11: "userId",
+	12: "username",
+	13: "wins",
 }
 
 // Decode decodes TournamentStanding from json.
@@ -63747,8 +66544,20 @@ func (s *TournamentStanding) Decode(d *jx.Decoder) error {
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
-		case "bot":
+		case "berserks":
 			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Int64()
+				s.Berserks = int64(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"berserks\"")
+			}
+		case "bot":
+			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
 				v, err := d.Bool()
 				s.Bot = bool(v)
@@ -63760,7 +66569,7 @@ func (s *TournamentStanding) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"bot\"")
 			}
 		case "currentGameId":
-			requiredBitSet[0] |= 1 << 1
+			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
 				if err := s.CurrentGameId.Decode(d); err != nil {
 					return err
@@ -63770,7 +66579,7 @@ func (s *TournamentStanding) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"currentGameId\"")
 			}
 		case "draws":
-			requiredBitSet[0] |= 1 << 2
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int64()
 				s.Draws = int64(v)
@@ -63782,7 +66591,7 @@ func (s *TournamentStanding) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"draws\"")
 			}
 		case "games":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				v, err := d.Int64()
 				s.Games = int64(v)
@@ -63794,7 +66603,7 @@ func (s *TournamentStanding) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"games\"")
 			}
 		case "losses":
-			requiredBitSet[0] |= 1 << 4
+			requiredBitSet[0] |= 1 << 5
 			if err := func() error {
 				v, err := d.Int64()
 				s.Losses = int64(v)
@@ -63806,7 +66615,7 @@ func (s *TournamentStanding) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"losses\"")
 			}
 		case "onFire":
-			requiredBitSet[0] |= 1 << 5
+			requiredBitSet[0] |= 1 << 6
 			if err := func() error {
 				v, err := d.Bool()
 				s.OnFire = bool(v)
@@ -63818,7 +66627,7 @@ func (s *TournamentStanding) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"onFire\"")
 			}
 		case "paused":
-			requiredBitSet[0] |= 1 << 6
+			requiredBitSet[0] |= 1 << 7
 			if err := func() error {
 				v, err := d.Bool()
 				s.Paused = bool(v)
@@ -63829,8 +66638,18 @@ func (s *TournamentStanding) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"paused\"")
 			}
+		case "pausedReason":
+			requiredBitSet[1] |= 1 << 0
+			if err := func() error {
+				if err := s.PausedReason.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"pausedReason\"")
+			}
 		case "rank":
-			requiredBitSet[0] |= 1 << 7
+			requiredBitSet[1] |= 1 << 1
 			if err := func() error {
 				v, err := d.Int64()
 				s.Rank = int64(v)
@@ -63842,7 +66661,7 @@ func (s *TournamentStanding) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"rank\"")
 			}
 		case "score":
-			requiredBitSet[1] |= 1 << 0
+			requiredBitSet[1] |= 1 << 2
 			if err := func() error {
 				v, err := d.Int64()
 				s.Score = int64(v)
@@ -63854,7 +66673,7 @@ func (s *TournamentStanding) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"score\"")
 			}
 		case "userId":
-			requiredBitSet[1] |= 1 << 1
+			requiredBitSet[1] |= 1 << 3
 			if err := func() error {
 				v, err := d.Str()
 				s.UserId = string(v)
@@ -63866,7 +66685,7 @@ func (s *TournamentStanding) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"userId\"")
 			}
 		case "username":
-			requiredBitSet[1] |= 1 << 2
+			requiredBitSet[1] |= 1 << 4
 			if err := func() error {
 				v, err := d.Str()
 				s.Username = string(v)
@@ -63878,7 +66697,7 @@ func (s *TournamentStanding) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"username\"")
 			}
 		case "wins":
-			requiredBitSet[1] |= 1 << 3
+			requiredBitSet[1] |= 1 << 5
 			if err := func() error {
 				v, err := d.Int64()
 				s.Wins = int64(v)
@@ -63900,7 +66719,7 @@ func (s *TournamentStanding) Decode(d *jx.Decoder) error {
 	var failures []validate.FieldError
 	for i, mask := range [2]uint8{
 		0b11111111,
-		0b00001111,
+		0b00111111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.

@@ -6,6 +6,7 @@ package oas
 type OperationName = string
 
 const (
+	DeleteAdminTournamentSchedulesByIdOperation   OperationName = "DeleteAdminTournamentSchedulesById"
 	DeleteChallengesByIdOperation                 OperationName = "DeleteChallengesById"
 	DeleteFriendsByUserIdOperation                OperationName = "DeleteFriendsByUserId"
 	DeleteGamesByIdMarketOrdersByOrderIdOperation OperationName = "DeleteGamesByIdMarketOrdersByOrderId"
@@ -22,6 +23,7 @@ const (
 	GetAdminReconciliationOperation               OperationName = "GetAdminReconciliation"
 	GetAdminSupportOperation                      OperationName = "GetAdminSupport"
 	GetAdminSupportByIdOperation                  OperationName = "GetAdminSupportById"
+	GetAdminTournamentSchedulesOperation          OperationName = "GetAdminTournamentSchedules"
 	GetAdminUsersByIdLinksOperation               OperationName = "GetAdminUsersByIdLinks"
 	GetAdminUsersByIdProtectionOperation          OperationName = "GetAdminUsersByIdProtection"
 	GetAsyncapiJsonOperation                      OperationName = "GetAsyncapiJson"
@@ -93,6 +95,7 @@ const (
 	PostAdminIntegrityByGameIdReleaseOperation    OperationName = "PostAdminIntegrityByGameIdRelease"
 	PostAdminIntegrityByGameIdVoidOperation       OperationName = "PostAdminIntegrityByGameIdVoid"
 	PostAdminSupportByIdMessagesOperation         OperationName = "PostAdminSupportByIdMessages"
+	PostAdminTournamentSchedulesOperation         OperationName = "PostAdminTournamentSchedules"
 	PostAuthHandshakeOperation                    OperationName = "PostAuthHandshake"
 	PostAuthLoginWalletOperation                  OperationName = "PostAuthLoginWallet"
 	PostAuthLogoutOperation                       OperationName = "PostAuthLogout"
@@ -126,7 +129,10 @@ const (
 	PostTipsBroadcastOperation                    OperationName = "PostTipsBroadcast"
 	PostTipsPrepareOperation                      OperationName = "PostTipsPrepare"
 	PostTournamentsOperation                      OperationName = "PostTournaments"
+	PostTournamentsByIdBerserkOperation           OperationName = "PostTournamentsByIdBerserk"
 	PostTournamentsByIdJoinOperation              OperationName = "PostTournamentsByIdJoin"
+	PostTournamentsByIdPauseOperation             OperationName = "PostTournamentsByIdPause"
+	PostTournamentsByIdResumeOperation            OperationName = "PostTournamentsByIdResume"
 	PostTournamentsByIdWithdrawOperation          OperationName = "PostTournamentsByIdWithdraw"
 	PostUsersByIdBlockOperation                   OperationName = "PostUsersByIdBlock"
 	PostUsersMeAgeConfirmationOperation           OperationName = "PostUsersMeAgeConfirmation"

@@ -2,6 +2,15 @@
 
 package oas
 
+// DeleteAdminTournamentSchedulesByIdParams is parameters of deleteAdminTournamentSchedulesById operation.
+type DeleteAdminTournamentSchedulesByIdParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
+	// An id exactly as a response gave it.
+	ID string
+}
+
 // DeleteChallengesByIdParams is parameters of deleteChallengesById operation.
 type DeleteChallengesByIdParams struct {
 	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
@@ -144,6 +153,13 @@ type GetAdminSupportByIdParams struct {
 	XSDKVersion OptString `json:",omitempty,omitzero"`
 	// An id exactly as a response gave it.
 	ID string
+}
+
+// GetAdminTournamentSchedulesParams is parameters of getAdminTournamentSchedules operation.
+type GetAdminTournamentSchedulesParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
 }
 
 // GetAdminUsersByIdLinksParams is parameters of getAdminUsersByIdLinks operation.
@@ -541,6 +557,9 @@ type GetTournamentsParams struct {
 	XSDKVersion OptString `json:",omitempty,omitzero"`
 	// Only tournaments of this status (default: scheduled and running).
 	Status OptGetTournamentsStatus `json:",omitempty,omitzero"`
+	// True: only those that have not started, soonest first (the next start first), recurring arenas'
+	// occurrences among them.
+	Upcoming OptGetTournamentsUpcoming `json:",omitempty,omitzero"`
 	// Page size.
 	Limit OptInt64 `json:",omitempty,omitzero"`
 	// The id of the previous page's last tournament.
@@ -795,6 +814,13 @@ type PostAdminSupportByIdMessagesParams struct {
 	XSDKVersion OptString `json:",omitempty,omitzero"`
 	// An id exactly as a response gave it.
 	ID string
+}
+
+// PostAdminTournamentSchedulesParams is parameters of postAdminTournamentSchedules operation.
+type PostAdminTournamentSchedulesParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
 }
 
 // PostAuthHandshakeParams is parameters of postAuthHandshake operation.
@@ -1069,8 +1095,35 @@ type PostTournamentsParams struct {
 	XSDKVersion OptString `json:",omitempty,omitzero"`
 }
 
+// PostTournamentsByIdBerserkParams is parameters of postTournamentsByIdBerserk operation.
+type PostTournamentsByIdBerserkParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
+	// An id exactly as a response gave it.
+	ID string
+}
+
 // PostTournamentsByIdJoinParams is parameters of postTournamentsByIdJoin operation.
 type PostTournamentsByIdJoinParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
+	// An id exactly as a response gave it.
+	ID string
+}
+
+// PostTournamentsByIdPauseParams is parameters of postTournamentsByIdPause operation.
+type PostTournamentsByIdPauseParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
+	// An id exactly as a response gave it.
+	ID string
+}
+
+// PostTournamentsByIdResumeParams is parameters of postTournamentsByIdResume operation.
+type PostTournamentsByIdResumeParams struct {
 	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
 	// checked.
 	XSDKVersion OptString `json:",omitempty,omitzero"`

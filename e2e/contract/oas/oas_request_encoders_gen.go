@@ -70,6 +70,20 @@ func encodePostAdminSupportByIdMessagesRequest(
 	return nil
 }
 
+func encodePostAdminTournamentSchedulesRequest(
+	req *TournamentNewSchedule,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodePostAuthHandshakeRequest(
 	req *HandshakeRequest,
 	r *http.Request,

@@ -824,6 +824,31 @@ func (s *Connect4SettingsGameType) UnmarshalText(data []byte) error {
 	}
 }
 
+type DeleteAdminTournamentSchedulesByIdBadRequest Error
+
+func (*DeleteAdminTournamentSchedulesByIdBadRequest) deleteAdminTournamentSchedulesByIdRes() {}
+
+type DeleteAdminTournamentSchedulesByIdForbidden Error
+
+func (*DeleteAdminTournamentSchedulesByIdForbidden) deleteAdminTournamentSchedulesByIdRes() {}
+
+type DeleteAdminTournamentSchedulesByIdNotFound Error
+
+func (*DeleteAdminTournamentSchedulesByIdNotFound) deleteAdminTournamentSchedulesByIdRes() {}
+
+type DeleteAdminTournamentSchedulesByIdServiceUnavailable Error
+
+func (*DeleteAdminTournamentSchedulesByIdServiceUnavailable) deleteAdminTournamentSchedulesByIdRes() {
+}
+
+type DeleteAdminTournamentSchedulesByIdUnauthorized Error
+
+func (*DeleteAdminTournamentSchedulesByIdUnauthorized) deleteAdminTournamentSchedulesByIdRes() {}
+
+type DeleteAdminTournamentSchedulesByIdUpgradeRequired Error
+
+func (*DeleteAdminTournamentSchedulesByIdUpgradeRequired) deleteAdminTournamentSchedulesByIdRes() {}
+
 type DeleteChallengesByIdBadRequest Error
 
 func (*DeleteChallengesByIdBadRequest) deleteChallengesByIdRes() {}
@@ -3902,6 +3927,30 @@ type GetAdminSupportUpgradeRequired Error
 
 func (*GetAdminSupportUpgradeRequired) getAdminSupportRes() {}
 
+type GetAdminTournamentSchedulesBadRequest Error
+
+func (*GetAdminTournamentSchedulesBadRequest) getAdminTournamentSchedulesRes() {}
+
+type GetAdminTournamentSchedulesForbidden Error
+
+func (*GetAdminTournamentSchedulesForbidden) getAdminTournamentSchedulesRes() {}
+
+type GetAdminTournamentSchedulesOKApplicationJSON []TournamentSchedule
+
+func (*GetAdminTournamentSchedulesOKApplicationJSON) getAdminTournamentSchedulesRes() {}
+
+type GetAdminTournamentSchedulesServiceUnavailable Error
+
+func (*GetAdminTournamentSchedulesServiceUnavailable) getAdminTournamentSchedulesRes() {}
+
+type GetAdminTournamentSchedulesUnauthorized Error
+
+func (*GetAdminTournamentSchedulesUnauthorized) getAdminTournamentSchedulesRes() {}
+
+type GetAdminTournamentSchedulesUpgradeRequired Error
+
+func (*GetAdminTournamentSchedulesUpgradeRequired) getAdminTournamentSchedulesRes() {}
+
 type GetAdminUsersByIdLinksBadRequest Error
 
 func (*GetAdminUsersByIdLinksBadRequest) getAdminUsersByIdLinksRes() {}
@@ -5234,6 +5283,47 @@ func (s *GetTournamentsStatus) UnmarshalText(data []byte) error {
 		return nil
 	case GetTournamentsStatusCancelled:
 		*s = GetTournamentsStatusCancelled
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type GetTournamentsUpcoming string
+
+const (
+	GetTournamentsUpcomingTrue  GetTournamentsUpcoming = "true"
+	GetTournamentsUpcomingFalse GetTournamentsUpcoming = "false"
+)
+
+// AllValues returns all GetTournamentsUpcoming values.
+func (GetTournamentsUpcoming) AllValues() []GetTournamentsUpcoming {
+	return []GetTournamentsUpcoming{
+		GetTournamentsUpcomingTrue,
+		GetTournamentsUpcomingFalse,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GetTournamentsUpcoming) MarshalText() ([]byte, error) {
+	switch s {
+	case GetTournamentsUpcomingTrue:
+		return []byte(s), nil
+	case GetTournamentsUpcomingFalse:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GetTournamentsUpcoming) UnmarshalText(data []byte) error {
+	switch GetTournamentsUpcoming(data) {
+	case GetTournamentsUpcomingTrue:
+		*s = GetTournamentsUpcomingTrue
+		return nil
+	case GetTournamentsUpcomingFalse:
+		*s = GetTournamentsUpcomingFalse
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -10721,6 +10811,52 @@ func (o OptGetTournamentsStatus) Or(d GetTournamentsStatus) GetTournamentsStatus
 	return d
 }
 
+// NewOptGetTournamentsUpcoming returns new OptGetTournamentsUpcoming with value set to v.
+func NewOptGetTournamentsUpcoming(v GetTournamentsUpcoming) OptGetTournamentsUpcoming {
+	return OptGetTournamentsUpcoming{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptGetTournamentsUpcoming is optional GetTournamentsUpcoming.
+type OptGetTournamentsUpcoming struct {
+	Value GetTournamentsUpcoming
+	Set   bool
+}
+
+// IsSet returns true if OptGetTournamentsUpcoming was set.
+func (o OptGetTournamentsUpcoming) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptGetTournamentsUpcoming) Reset() {
+	var v GetTournamentsUpcoming
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptGetTournamentsUpcoming) SetTo(v GetTournamentsUpcoming) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptGetTournamentsUpcoming) Get() (v GetTournamentsUpcoming, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptGetTournamentsUpcoming) Or(d GetTournamentsUpcoming) GetTournamentsUpcoming {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptInt returns new OptInt with value set to v.
 func NewOptInt(v int) OptInt {
 	return OptInt{
@@ -11013,6 +11149,98 @@ func (o OptRpsSettingsRounds) Get() (v RpsSettingsRounds, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptRpsSettingsRounds) Or(d RpsSettingsRounds) RpsSettingsRounds {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptRulesC4ViewBerserk returns new OptRulesC4ViewBerserk with value set to v.
+func NewOptRulesC4ViewBerserk(v RulesC4ViewBerserk) OptRulesC4ViewBerserk {
+	return OptRulesC4ViewBerserk{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptRulesC4ViewBerserk is optional RulesC4ViewBerserk.
+type OptRulesC4ViewBerserk struct {
+	Value RulesC4ViewBerserk
+	Set   bool
+}
+
+// IsSet returns true if OptRulesC4ViewBerserk was set.
+func (o OptRulesC4ViewBerserk) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptRulesC4ViewBerserk) Reset() {
+	var v RulesC4ViewBerserk
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptRulesC4ViewBerserk) SetTo(v RulesC4ViewBerserk) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptRulesC4ViewBerserk) Get() (v RulesC4ViewBerserk, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptRulesC4ViewBerserk) Or(d RulesC4ViewBerserk) RulesC4ViewBerserk {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptRulesRPSViewBerserk returns new OptRulesRPSViewBerserk with value set to v.
+func NewOptRulesRPSViewBerserk(v RulesRPSViewBerserk) OptRulesRPSViewBerserk {
+	return OptRulesRPSViewBerserk{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptRulesRPSViewBerserk is optional RulesRPSViewBerserk.
+type OptRulesRPSViewBerserk struct {
+	Value RulesRPSViewBerserk
+	Set   bool
+}
+
+// IsSet returns true if OptRulesRPSViewBerserk was set.
+func (o OptRulesRPSViewBerserk) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptRulesRPSViewBerserk) Reset() {
+	var v RulesRPSViewBerserk
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptRulesRPSViewBerserk) SetTo(v RulesRPSViewBerserk) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptRulesRPSViewBerserk) Get() (v RulesRPSViewBerserk, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptRulesRPSViewBerserk) Or(d RulesRPSViewBerserk) RulesRPSViewBerserk {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -11599,6 +11827,30 @@ func (*PostAdminSupportByIdMessagesUnauthorized) postAdminSupportByIdMessagesRes
 type PostAdminSupportByIdMessagesUpgradeRequired Error
 
 func (*PostAdminSupportByIdMessagesUpgradeRequired) postAdminSupportByIdMessagesRes() {}
+
+type PostAdminTournamentSchedulesBadRequest Error
+
+func (*PostAdminTournamentSchedulesBadRequest) postAdminTournamentSchedulesRes() {}
+
+type PostAdminTournamentSchedulesForbidden Error
+
+func (*PostAdminTournamentSchedulesForbidden) postAdminTournamentSchedulesRes() {}
+
+type PostAdminTournamentSchedulesRequestEntityTooLarge Error
+
+func (*PostAdminTournamentSchedulesRequestEntityTooLarge) postAdminTournamentSchedulesRes() {}
+
+type PostAdminTournamentSchedulesServiceUnavailable Error
+
+func (*PostAdminTournamentSchedulesServiceUnavailable) postAdminTournamentSchedulesRes() {}
+
+type PostAdminTournamentSchedulesUnauthorized Error
+
+func (*PostAdminTournamentSchedulesUnauthorized) postAdminTournamentSchedulesRes() {}
+
+type PostAdminTournamentSchedulesUpgradeRequired Error
+
+func (*PostAdminTournamentSchedulesUpgradeRequired) postAdminTournamentSchedulesRes() {}
 
 type PostAuthHandshakeBadRequest Error
 
@@ -12600,6 +12852,38 @@ type PostTournamentsBadRequest Error
 
 func (*PostTournamentsBadRequest) postTournamentsRes() {}
 
+type PostTournamentsByIdBerserkBadRequest Error
+
+func (*PostTournamentsByIdBerserkBadRequest) postTournamentsByIdBerserkRes() {}
+
+type PostTournamentsByIdBerserkConflict Error
+
+func (*PostTournamentsByIdBerserkConflict) postTournamentsByIdBerserkRes() {}
+
+type PostTournamentsByIdBerserkForbidden Error
+
+func (*PostTournamentsByIdBerserkForbidden) postTournamentsByIdBerserkRes() {}
+
+type PostTournamentsByIdBerserkNotFound Error
+
+func (*PostTournamentsByIdBerserkNotFound) postTournamentsByIdBerserkRes() {}
+
+type PostTournamentsByIdBerserkPaymentRequired Error
+
+func (*PostTournamentsByIdBerserkPaymentRequired) postTournamentsByIdBerserkRes() {}
+
+type PostTournamentsByIdBerserkServiceUnavailable Error
+
+func (*PostTournamentsByIdBerserkServiceUnavailable) postTournamentsByIdBerserkRes() {}
+
+type PostTournamentsByIdBerserkUnauthorized Error
+
+func (*PostTournamentsByIdBerserkUnauthorized) postTournamentsByIdBerserkRes() {}
+
+type PostTournamentsByIdBerserkUpgradeRequired Error
+
+func (*PostTournamentsByIdBerserkUpgradeRequired) postTournamentsByIdBerserkRes() {}
+
 type PostTournamentsByIdJoinBadRequest Error
 
 func (*PostTournamentsByIdJoinBadRequest) postTournamentsByIdJoinRes() {}
@@ -12631,6 +12915,70 @@ func (*PostTournamentsByIdJoinUnauthorized) postTournamentsByIdJoinRes() {}
 type PostTournamentsByIdJoinUpgradeRequired Error
 
 func (*PostTournamentsByIdJoinUpgradeRequired) postTournamentsByIdJoinRes() {}
+
+type PostTournamentsByIdPauseBadRequest Error
+
+func (*PostTournamentsByIdPauseBadRequest) postTournamentsByIdPauseRes() {}
+
+type PostTournamentsByIdPauseConflict Error
+
+func (*PostTournamentsByIdPauseConflict) postTournamentsByIdPauseRes() {}
+
+type PostTournamentsByIdPauseForbidden Error
+
+func (*PostTournamentsByIdPauseForbidden) postTournamentsByIdPauseRes() {}
+
+type PostTournamentsByIdPauseNotFound Error
+
+func (*PostTournamentsByIdPauseNotFound) postTournamentsByIdPauseRes() {}
+
+type PostTournamentsByIdPausePaymentRequired Error
+
+func (*PostTournamentsByIdPausePaymentRequired) postTournamentsByIdPauseRes() {}
+
+type PostTournamentsByIdPauseServiceUnavailable Error
+
+func (*PostTournamentsByIdPauseServiceUnavailable) postTournamentsByIdPauseRes() {}
+
+type PostTournamentsByIdPauseUnauthorized Error
+
+func (*PostTournamentsByIdPauseUnauthorized) postTournamentsByIdPauseRes() {}
+
+type PostTournamentsByIdPauseUpgradeRequired Error
+
+func (*PostTournamentsByIdPauseUpgradeRequired) postTournamentsByIdPauseRes() {}
+
+type PostTournamentsByIdResumeBadRequest Error
+
+func (*PostTournamentsByIdResumeBadRequest) postTournamentsByIdResumeRes() {}
+
+type PostTournamentsByIdResumeConflict Error
+
+func (*PostTournamentsByIdResumeConflict) postTournamentsByIdResumeRes() {}
+
+type PostTournamentsByIdResumeForbidden Error
+
+func (*PostTournamentsByIdResumeForbidden) postTournamentsByIdResumeRes() {}
+
+type PostTournamentsByIdResumeNotFound Error
+
+func (*PostTournamentsByIdResumeNotFound) postTournamentsByIdResumeRes() {}
+
+type PostTournamentsByIdResumePaymentRequired Error
+
+func (*PostTournamentsByIdResumePaymentRequired) postTournamentsByIdResumeRes() {}
+
+type PostTournamentsByIdResumeServiceUnavailable Error
+
+func (*PostTournamentsByIdResumeServiceUnavailable) postTournamentsByIdResumeRes() {}
+
+type PostTournamentsByIdResumeUnauthorized Error
+
+func (*PostTournamentsByIdResumeUnauthorized) postTournamentsByIdResumeRes() {}
+
+type PostTournamentsByIdResumeUpgradeRequired Error
+
+func (*PostTournamentsByIdResumeUpgradeRequired) postTournamentsByIdResumeRes() {}
 
 type PostTournamentsByIdWithdrawBadRequest Error
 
@@ -15448,6 +15796,9 @@ func (s *RulesC4Move) SetUserId(val string) {
 
 // Ref: #/components/schemas/RulesC4View
 type RulesC4View struct {
+	// The seconds per round or turn of the players who went berserk in an arena game, by user id; absent
+	// when none did.
+	Berserk OptRulesC4ViewBerserk `json:"berserk"`
 	// Rows top to bottom of columns left to right: the user id of the piece, or empty.
 	Board    [][]string          `json:"board"`
 	Columns  int64               `json:"columns"`
@@ -15473,6 +15824,11 @@ type RulesC4View struct {
 	// The user on turn; null once the game is over.
 	Turn        NilString `json:"turn"`
 	TurnSeconds int64     `json:"turnSeconds"`
+}
+
+// GetBerserk returns the value of Berserk.
+func (s *RulesC4View) GetBerserk() OptRulesC4ViewBerserk {
+	return s.Berserk
 }
 
 // GetBoard returns the value of Board.
@@ -15555,6 +15911,11 @@ func (s *RulesC4View) GetTurnSeconds() int64 {
 	return s.TurnSeconds
 }
 
+// SetBerserk sets the value of Berserk.
+func (s *RulesC4View) SetBerserk(val OptRulesC4ViewBerserk) {
+	s.Berserk = val
+}
+
 // SetBoard sets the value of Board.
 func (s *RulesC4View) SetBoard(val [][]string) {
 	s.Board = val
@@ -15633,6 +15994,19 @@ func (s *RulesC4View) SetTurn(val NilString) {
 // SetTurnSeconds sets the value of TurnSeconds.
 func (s *RulesC4View) SetTurnSeconds(val int64) {
 	s.TurnSeconds = val
+}
+
+// The seconds per round or turn of the players who went berserk in an arena game, by user id; absent
+// when none did.
+type RulesC4ViewBerserk map[string]int64
+
+func (s *RulesC4ViewBerserk) init() RulesC4ViewBerserk {
+	m := *s
+	if m == nil {
+		m = map[string]int64{}
+		*s = m
+	}
+	return m
 }
 
 type RulesC4ViewGameType string
@@ -16072,6 +16446,9 @@ func (s *RulesRPSRoundScores) init() RulesRPSRoundScores {
 
 // Ref: #/components/schemas/RulesRPSView
 type RulesRPSView struct {
+	// The seconds per round or turn of the players who went berserk in an arena game, by user id; absent
+	// when none did.
+	Berserk OptRulesRPSViewBerserk `json:"berserk"`
 	// The current round's commitments by user id.
 	Commitments RulesRPSViewCommitments `json:"commitments"`
 	GameId      string                  `json:"gameId"`
@@ -16095,6 +16472,11 @@ type RulesRPSView struct {
 	Submitted  RulesRPSViewSubmitted `json:"submitted"`
 	Timer      RulesTimer            `json:"timer"`
 	WinsNeeded int64                 `json:"winsNeeded"`
+}
+
+// GetBerserk returns the value of Berserk.
+func (s *RulesRPSView) GetBerserk() OptRulesRPSViewBerserk {
+	return s.Berserk
 }
 
 // GetCommitments returns the value of Commitments.
@@ -16172,6 +16554,11 @@ func (s *RulesRPSView) GetWinsNeeded() int64 {
 	return s.WinsNeeded
 }
 
+// SetBerserk sets the value of Berserk.
+func (s *RulesRPSView) SetBerserk(val OptRulesRPSViewBerserk) {
+	s.Berserk = val
+}
+
 // SetCommitments sets the value of Commitments.
 func (s *RulesRPSView) SetCommitments(val RulesRPSViewCommitments) {
 	s.Commitments = val
@@ -16245,6 +16632,19 @@ func (s *RulesRPSView) SetTimer(val RulesTimer) {
 // SetWinsNeeded sets the value of WinsNeeded.
 func (s *RulesRPSView) SetWinsNeeded(val int64) {
 	s.WinsNeeded = val
+}
+
+// The seconds per round or turn of the players who went berserk in an arena game, by user id; absent
+// when none did.
+type RulesRPSViewBerserk map[string]int64
+
+func (s *RulesRPSViewBerserk) init() RulesRPSViewBerserk {
+	m := *s
+	if m == nil {
+		m = map[string]int64{}
+		*s = m
+	}
+	return m
 }
 
 // The current round's commitments by user id.
@@ -18806,6 +19206,11 @@ type Tournament struct {
 	PrizePoolMinor int64 `json:"prizePoolMinor"`
 	// What each place wins of the pool less the fee, in basis points.
 	PrizeSplitBps []int64 `json:"prizeSplitBps"`
+	// For an occurrence of a recurring arena, when it recurs in words (every day at 18:00 UTC); null
+	// otherwise.
+	Recurrence NilString `json:"recurrence"`
+	// The recurring arena's schedule this is an occurrence of; null for an arena scheduled once.
+	ScheduleId NilString `json:"scheduleId"`
 	// The settings of every game of the tournament.
 	Settings GameSettings     `json:"settings"`
 	StartsAt time.Time        `json:"startsAt"`
@@ -18880,6 +19285,16 @@ func (s *Tournament) GetPrizePoolMinor() int64 {
 // GetPrizeSplitBps returns the value of PrizeSplitBps.
 func (s *Tournament) GetPrizeSplitBps() []int64 {
 	return s.PrizeSplitBps
+}
+
+// GetRecurrence returns the value of Recurrence.
+func (s *Tournament) GetRecurrence() NilString {
+	return s.Recurrence
+}
+
+// GetScheduleId returns the value of ScheduleId.
+func (s *Tournament) GetScheduleId() NilString {
+	return s.ScheduleId
 }
 
 // GetSettings returns the value of Settings.
@@ -18967,6 +19382,16 @@ func (s *Tournament) SetPrizeSplitBps(val []int64) {
 	s.PrizeSplitBps = val
 }
 
+// SetRecurrence sets the value of Recurrence.
+func (s *Tournament) SetRecurrence(val NilString) {
+	s.Recurrence = val
+}
+
+// SetScheduleId sets the value of ScheduleId.
+func (s *Tournament) SetScheduleId(val NilString) {
+	s.ScheduleId = val
+}
+
 // SetSettings sets the value of Settings.
 func (s *Tournament) SetSettings(val GameSettings) {
 	s.Settings = val
@@ -18983,6 +19408,47 @@ func (s *Tournament) SetStatus(val TournamentStatus) {
 }
 
 func (*Tournament) postTournamentsRes() {}
+
+// Ref: #/components/schemas/TournamentBerserkAnswer
+type TournamentBerserkAnswer struct {
+	// The game in which your time halved.
+	GameId string `json:"gameId"`
+	// The game's game:berserk event.
+	Seq          int64  `json:"seq"`
+	TournamentId string `json:"tournamentId"`
+}
+
+// GetGameId returns the value of GameId.
+func (s *TournamentBerserkAnswer) GetGameId() string {
+	return s.GameId
+}
+
+// GetSeq returns the value of Seq.
+func (s *TournamentBerserkAnswer) GetSeq() int64 {
+	return s.Seq
+}
+
+// GetTournamentId returns the value of TournamentId.
+func (s *TournamentBerserkAnswer) GetTournamentId() string {
+	return s.TournamentId
+}
+
+// SetGameId sets the value of GameId.
+func (s *TournamentBerserkAnswer) SetGameId(val string) {
+	s.GameId = val
+}
+
+// SetSeq sets the value of Seq.
+func (s *TournamentBerserkAnswer) SetSeq(val int64) {
+	s.Seq = val
+}
+
+// SetTournamentId sets the value of TournamentId.
+func (s *TournamentBerserkAnswer) SetTournamentId(val string) {
+	s.TournamentId = val
+}
+
+func (*TournamentBerserkAnswer) postTournamentsByIdBerserkRes() {}
 
 // Ref: #/components/schemas/TournamentDetail
 type TournamentDetail struct {
@@ -19012,6 +19478,11 @@ type TournamentDetail struct {
 	PrizeSplitBps []int64 `json:"prizeSplitBps"`
 	// Once finished: what each winner was paid; empty before.
 	Prizes []TournamentPrize `json:"prizes"`
+	// For an occurrence of a recurring arena, when it recurs in words (every day at 18:00 UTC); null
+	// otherwise.
+	Recurrence NilString `json:"recurrence"`
+	// The recurring arena's schedule this is an occurrence of; null for an arena scheduled once.
+	ScheduleId NilString `json:"scheduleId"`
 	// The settings of every game of the tournament.
 	Settings GameSettings `json:"settings"`
 	// Every entrant, best first; ties share a rank.
@@ -19093,6 +19564,16 @@ func (s *TournamentDetail) GetPrizeSplitBps() []int64 {
 // GetPrizes returns the value of Prizes.
 func (s *TournamentDetail) GetPrizes() []TournamentPrize {
 	return s.Prizes
+}
+
+// GetRecurrence returns the value of Recurrence.
+func (s *TournamentDetail) GetRecurrence() NilString {
+	return s.Recurrence
+}
+
+// GetScheduleId returns the value of ScheduleId.
+func (s *TournamentDetail) GetScheduleId() NilString {
+	return s.ScheduleId
 }
 
 // GetSettings returns the value of Settings.
@@ -19188,6 +19669,16 @@ func (s *TournamentDetail) SetPrizeSplitBps(val []int64) {
 // SetPrizes sets the value of Prizes.
 func (s *TournamentDetail) SetPrizes(val []TournamentPrize) {
 	s.Prizes = val
+}
+
+// SetRecurrence sets the value of Recurrence.
+func (s *TournamentDetail) SetRecurrence(val NilString) {
+	s.Recurrence = val
+}
+
+// SetScheduleId sets the value of ScheduleId.
+func (s *TournamentDetail) SetScheduleId(val NilString) {
+	s.ScheduleId = val
 }
 
 // SetSettings sets the value of Settings.
@@ -19384,6 +19875,8 @@ func (s *TournamentEntry) SetUserId(val string) {
 }
 
 func (*TournamentEntry) postTournamentsByIdJoinRes()     {}
+func (*TournamentEntry) postTournamentsByIdPauseRes()    {}
+func (*TournamentEntry) postTournamentsByIdResumeRes()   {}
 func (*TournamentEntry) postTournamentsByIdWithdrawRes() {}
 
 // Joined: in the tournament, paired while it runs; paused: withdrew after the start (in the standings,
@@ -19560,6 +20053,216 @@ func (s *TournamentGameType) UnmarshalText(data []byte) error {
 		return nil
 	case TournamentGameTypeRps:
 		*s = TournamentGameTypeRps
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/TournamentNewSchedule
+type TournamentNewSchedule struct {
+	// Whether bot accounts may enter; default true.
+	AgentsAllowed OptBool `json:"agentsAllowed"`
+	// HH:MM in UTC: the start's time of day (hourly: only the minutes count); a weekly arena recurs on the
+	// weekday of its first start.
+	At              string `json:"at"`
+	DurationMinutes int64  `json:"durationMinutes"`
+	// 0 for free arenas, or 100000 to 100000000.
+	EntryFeeMinor int64                         `json:"entryFeeMinor"`
+	Every         TournamentNewScheduleEvery    `json:"every"`
+	GameType      TournamentNewScheduleGameType `json:"gameType"`
+	MaxPlayers    OptInt64                      `json:"maxPlayers"`
+	Name          string                        `json:"name"`
+	// Each place's share of the pool less the fee, in basis points (as prizeSplitBps); default [5000,
+	// 3000, 2000].
+	PrizeSplit []int64 `json:"prizeSplit"`
+	// Every occurrence's games' settings (the game type's defaults when absent).
+	Settings OptGameSettings `json:"settings"`
+}
+
+// GetAgentsAllowed returns the value of AgentsAllowed.
+func (s *TournamentNewSchedule) GetAgentsAllowed() OptBool {
+	return s.AgentsAllowed
+}
+
+// GetAt returns the value of At.
+func (s *TournamentNewSchedule) GetAt() string {
+	return s.At
+}
+
+// GetDurationMinutes returns the value of DurationMinutes.
+func (s *TournamentNewSchedule) GetDurationMinutes() int64 {
+	return s.DurationMinutes
+}
+
+// GetEntryFeeMinor returns the value of EntryFeeMinor.
+func (s *TournamentNewSchedule) GetEntryFeeMinor() int64 {
+	return s.EntryFeeMinor
+}
+
+// GetEvery returns the value of Every.
+func (s *TournamentNewSchedule) GetEvery() TournamentNewScheduleEvery {
+	return s.Every
+}
+
+// GetGameType returns the value of GameType.
+func (s *TournamentNewSchedule) GetGameType() TournamentNewScheduleGameType {
+	return s.GameType
+}
+
+// GetMaxPlayers returns the value of MaxPlayers.
+func (s *TournamentNewSchedule) GetMaxPlayers() OptInt64 {
+	return s.MaxPlayers
+}
+
+// GetName returns the value of Name.
+func (s *TournamentNewSchedule) GetName() string {
+	return s.Name
+}
+
+// GetPrizeSplit returns the value of PrizeSplit.
+func (s *TournamentNewSchedule) GetPrizeSplit() []int64 {
+	return s.PrizeSplit
+}
+
+// GetSettings returns the value of Settings.
+func (s *TournamentNewSchedule) GetSettings() OptGameSettings {
+	return s.Settings
+}
+
+// SetAgentsAllowed sets the value of AgentsAllowed.
+func (s *TournamentNewSchedule) SetAgentsAllowed(val OptBool) {
+	s.AgentsAllowed = val
+}
+
+// SetAt sets the value of At.
+func (s *TournamentNewSchedule) SetAt(val string) {
+	s.At = val
+}
+
+// SetDurationMinutes sets the value of DurationMinutes.
+func (s *TournamentNewSchedule) SetDurationMinutes(val int64) {
+	s.DurationMinutes = val
+}
+
+// SetEntryFeeMinor sets the value of EntryFeeMinor.
+func (s *TournamentNewSchedule) SetEntryFeeMinor(val int64) {
+	s.EntryFeeMinor = val
+}
+
+// SetEvery sets the value of Every.
+func (s *TournamentNewSchedule) SetEvery(val TournamentNewScheduleEvery) {
+	s.Every = val
+}
+
+// SetGameType sets the value of GameType.
+func (s *TournamentNewSchedule) SetGameType(val TournamentNewScheduleGameType) {
+	s.GameType = val
+}
+
+// SetMaxPlayers sets the value of MaxPlayers.
+func (s *TournamentNewSchedule) SetMaxPlayers(val OptInt64) {
+	s.MaxPlayers = val
+}
+
+// SetName sets the value of Name.
+func (s *TournamentNewSchedule) SetName(val string) {
+	s.Name = val
+}
+
+// SetPrizeSplit sets the value of PrizeSplit.
+func (s *TournamentNewSchedule) SetPrizeSplit(val []int64) {
+	s.PrizeSplit = val
+}
+
+// SetSettings sets the value of Settings.
+func (s *TournamentNewSchedule) SetSettings(val OptGameSettings) {
+	s.Settings = val
+}
+
+type TournamentNewScheduleEvery string
+
+const (
+	TournamentNewScheduleEveryHourly TournamentNewScheduleEvery = "hourly"
+	TournamentNewScheduleEveryDaily  TournamentNewScheduleEvery = "daily"
+	TournamentNewScheduleEveryWeekly TournamentNewScheduleEvery = "weekly"
+)
+
+// AllValues returns all TournamentNewScheduleEvery values.
+func (TournamentNewScheduleEvery) AllValues() []TournamentNewScheduleEvery {
+	return []TournamentNewScheduleEvery{
+		TournamentNewScheduleEveryHourly,
+		TournamentNewScheduleEveryDaily,
+		TournamentNewScheduleEveryWeekly,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s TournamentNewScheduleEvery) MarshalText() ([]byte, error) {
+	switch s {
+	case TournamentNewScheduleEveryHourly:
+		return []byte(s), nil
+	case TournamentNewScheduleEveryDaily:
+		return []byte(s), nil
+	case TournamentNewScheduleEveryWeekly:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *TournamentNewScheduleEvery) UnmarshalText(data []byte) error {
+	switch TournamentNewScheduleEvery(data) {
+	case TournamentNewScheduleEveryHourly:
+		*s = TournamentNewScheduleEveryHourly
+		return nil
+	case TournamentNewScheduleEveryDaily:
+		*s = TournamentNewScheduleEveryDaily
+		return nil
+	case TournamentNewScheduleEveryWeekly:
+		*s = TournamentNewScheduleEveryWeekly
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type TournamentNewScheduleGameType string
+
+const (
+	TournamentNewScheduleGameTypeConnect4 TournamentNewScheduleGameType = "connect4"
+	TournamentNewScheduleGameTypeRps      TournamentNewScheduleGameType = "rps"
+)
+
+// AllValues returns all TournamentNewScheduleGameType values.
+func (TournamentNewScheduleGameType) AllValues() []TournamentNewScheduleGameType {
+	return []TournamentNewScheduleGameType{
+		TournamentNewScheduleGameTypeConnect4,
+		TournamentNewScheduleGameTypeRps,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s TournamentNewScheduleGameType) MarshalText() ([]byte, error) {
+	switch s {
+	case TournamentNewScheduleGameTypeConnect4:
+		return []byte(s), nil
+	case TournamentNewScheduleGameTypeRps:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *TournamentNewScheduleGameType) UnmarshalText(data []byte) error {
+	switch TournamentNewScheduleGameType(data) {
+	case TournamentNewScheduleGameTypeConnect4:
+		*s = TournamentNewScheduleGameTypeConnect4
+		return nil
+	case TournamentNewScheduleGameTypeRps:
+		*s = TournamentNewScheduleGameTypeRps
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -19767,8 +20470,273 @@ func (s *TournamentPrize) SetUsername(val string) {
 	s.Username = val
 }
 
+// Ref: #/components/schemas/TournamentSchedule
+type TournamentSchedule struct {
+	AgentsAllowed   bool                       `json:"agentsAllowed"`
+	At              string                     `json:"at"`
+	CreatedAt       time.Time                  `json:"createdAt"`
+	CreatedBy       string                     `json:"createdBy"`
+	DurationMinutes int64                      `json:"durationMinutes"`
+	EntryFeeMinor   int64                      `json:"entryFeeMinor"`
+	Every           TournamentScheduleEvery    `json:"every"`
+	GameType        TournamentScheduleGameType `json:"gameType"`
+	ID              string                     `json:"id"`
+	MaxPlayers      int64                      `json:"maxPlayers"`
+	Name            string                     `json:"name"`
+	// The start of the next occurrence not created yet (each is created an hour before it starts).
+	NextAt     time.Time    `json:"nextAt"`
+	PrizeSplit []int64      `json:"prizeSplit"`
+	Settings   GameSettings `json:"settings"`
+	// When an admin stopped it; null while it recurs.
+	StoppedAt NilDateTime `json:"stoppedAt"`
+}
+
+// GetAgentsAllowed returns the value of AgentsAllowed.
+func (s *TournamentSchedule) GetAgentsAllowed() bool {
+	return s.AgentsAllowed
+}
+
+// GetAt returns the value of At.
+func (s *TournamentSchedule) GetAt() string {
+	return s.At
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *TournamentSchedule) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetCreatedBy returns the value of CreatedBy.
+func (s *TournamentSchedule) GetCreatedBy() string {
+	return s.CreatedBy
+}
+
+// GetDurationMinutes returns the value of DurationMinutes.
+func (s *TournamentSchedule) GetDurationMinutes() int64 {
+	return s.DurationMinutes
+}
+
+// GetEntryFeeMinor returns the value of EntryFeeMinor.
+func (s *TournamentSchedule) GetEntryFeeMinor() int64 {
+	return s.EntryFeeMinor
+}
+
+// GetEvery returns the value of Every.
+func (s *TournamentSchedule) GetEvery() TournamentScheduleEvery {
+	return s.Every
+}
+
+// GetGameType returns the value of GameType.
+func (s *TournamentSchedule) GetGameType() TournamentScheduleGameType {
+	return s.GameType
+}
+
+// GetID returns the value of ID.
+func (s *TournamentSchedule) GetID() string {
+	return s.ID
+}
+
+// GetMaxPlayers returns the value of MaxPlayers.
+func (s *TournamentSchedule) GetMaxPlayers() int64 {
+	return s.MaxPlayers
+}
+
+// GetName returns the value of Name.
+func (s *TournamentSchedule) GetName() string {
+	return s.Name
+}
+
+// GetNextAt returns the value of NextAt.
+func (s *TournamentSchedule) GetNextAt() time.Time {
+	return s.NextAt
+}
+
+// GetPrizeSplit returns the value of PrizeSplit.
+func (s *TournamentSchedule) GetPrizeSplit() []int64 {
+	return s.PrizeSplit
+}
+
+// GetSettings returns the value of Settings.
+func (s *TournamentSchedule) GetSettings() GameSettings {
+	return s.Settings
+}
+
+// GetStoppedAt returns the value of StoppedAt.
+func (s *TournamentSchedule) GetStoppedAt() NilDateTime {
+	return s.StoppedAt
+}
+
+// SetAgentsAllowed sets the value of AgentsAllowed.
+func (s *TournamentSchedule) SetAgentsAllowed(val bool) {
+	s.AgentsAllowed = val
+}
+
+// SetAt sets the value of At.
+func (s *TournamentSchedule) SetAt(val string) {
+	s.At = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *TournamentSchedule) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetCreatedBy sets the value of CreatedBy.
+func (s *TournamentSchedule) SetCreatedBy(val string) {
+	s.CreatedBy = val
+}
+
+// SetDurationMinutes sets the value of DurationMinutes.
+func (s *TournamentSchedule) SetDurationMinutes(val int64) {
+	s.DurationMinutes = val
+}
+
+// SetEntryFeeMinor sets the value of EntryFeeMinor.
+func (s *TournamentSchedule) SetEntryFeeMinor(val int64) {
+	s.EntryFeeMinor = val
+}
+
+// SetEvery sets the value of Every.
+func (s *TournamentSchedule) SetEvery(val TournamentScheduleEvery) {
+	s.Every = val
+}
+
+// SetGameType sets the value of GameType.
+func (s *TournamentSchedule) SetGameType(val TournamentScheduleGameType) {
+	s.GameType = val
+}
+
+// SetID sets the value of ID.
+func (s *TournamentSchedule) SetID(val string) {
+	s.ID = val
+}
+
+// SetMaxPlayers sets the value of MaxPlayers.
+func (s *TournamentSchedule) SetMaxPlayers(val int64) {
+	s.MaxPlayers = val
+}
+
+// SetName sets the value of Name.
+func (s *TournamentSchedule) SetName(val string) {
+	s.Name = val
+}
+
+// SetNextAt sets the value of NextAt.
+func (s *TournamentSchedule) SetNextAt(val time.Time) {
+	s.NextAt = val
+}
+
+// SetPrizeSplit sets the value of PrizeSplit.
+func (s *TournamentSchedule) SetPrizeSplit(val []int64) {
+	s.PrizeSplit = val
+}
+
+// SetSettings sets the value of Settings.
+func (s *TournamentSchedule) SetSettings(val GameSettings) {
+	s.Settings = val
+}
+
+// SetStoppedAt sets the value of StoppedAt.
+func (s *TournamentSchedule) SetStoppedAt(val NilDateTime) {
+	s.StoppedAt = val
+}
+
+func (*TournamentSchedule) deleteAdminTournamentSchedulesByIdRes() {}
+func (*TournamentSchedule) postAdminTournamentSchedulesRes()       {}
+
+type TournamentScheduleEvery string
+
+const (
+	TournamentScheduleEveryHourly TournamentScheduleEvery = "hourly"
+	TournamentScheduleEveryDaily  TournamentScheduleEvery = "daily"
+	TournamentScheduleEveryWeekly TournamentScheduleEvery = "weekly"
+)
+
+// AllValues returns all TournamentScheduleEvery values.
+func (TournamentScheduleEvery) AllValues() []TournamentScheduleEvery {
+	return []TournamentScheduleEvery{
+		TournamentScheduleEveryHourly,
+		TournamentScheduleEveryDaily,
+		TournamentScheduleEveryWeekly,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s TournamentScheduleEvery) MarshalText() ([]byte, error) {
+	switch s {
+	case TournamentScheduleEveryHourly:
+		return []byte(s), nil
+	case TournamentScheduleEveryDaily:
+		return []byte(s), nil
+	case TournamentScheduleEveryWeekly:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *TournamentScheduleEvery) UnmarshalText(data []byte) error {
+	switch TournamentScheduleEvery(data) {
+	case TournamentScheduleEveryHourly:
+		*s = TournamentScheduleEveryHourly
+		return nil
+	case TournamentScheduleEveryDaily:
+		*s = TournamentScheduleEveryDaily
+		return nil
+	case TournamentScheduleEveryWeekly:
+		*s = TournamentScheduleEveryWeekly
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type TournamentScheduleGameType string
+
+const (
+	TournamentScheduleGameTypeConnect4 TournamentScheduleGameType = "connect4"
+	TournamentScheduleGameTypeRps      TournamentScheduleGameType = "rps"
+)
+
+// AllValues returns all TournamentScheduleGameType values.
+func (TournamentScheduleGameType) AllValues() []TournamentScheduleGameType {
+	return []TournamentScheduleGameType{
+		TournamentScheduleGameTypeConnect4,
+		TournamentScheduleGameTypeRps,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s TournamentScheduleGameType) MarshalText() ([]byte, error) {
+	switch s {
+	case TournamentScheduleGameTypeConnect4:
+		return []byte(s), nil
+	case TournamentScheduleGameTypeRps:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *TournamentScheduleGameType) UnmarshalText(data []byte) error {
+	switch TournamentScheduleGameType(data) {
+	case TournamentScheduleGameTypeConnect4:
+		*s = TournamentScheduleGameTypeConnect4
+		return nil
+	case TournamentScheduleGameTypeRps:
+		*s = TournamentScheduleGameTypeRps
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // Ref: #/components/schemas/TournamentStanding
 type TournamentStanding struct {
+	// The ended games in which the player went berserk (halved their time for +1 on a win).
+	Berserks int64 `json:"berserks"`
 	// A bot account.
 	Bot bool `json:"bot"`
 	// The tournament game the player is in now; null when waiting (or paused).
@@ -19778,14 +20746,21 @@ type TournamentStanding struct {
 	Losses        int64     `json:"losses"`
 	// Two wins in a row or more: each further win counts 4 until a game that is not a win.
 	OnFire bool `json:"onFire"`
-	// Withdrew after the start: stays in the standings, is not paired until joining again.
+	// Not paired until resuming (POST /tournaments/:id/resume, or joining again): stays in the standings.
 	Paused bool `json:"paused"`
+	// Why the player is paused, in words for people; null when not paused.
+	PausedReason NilString `json:"pausedReason"`
 	// Players tied on score share a rank (1, 2, 2, 4).
 	Rank     int64  `json:"rank"`
 	Score    int64  `json:"score"`
 	UserId   string `json:"userId"`
 	Username string `json:"username"`
 	Wins     int64  `json:"wins"`
+}
+
+// GetBerserks returns the value of Berserks.
+func (s *TournamentStanding) GetBerserks() int64 {
+	return s.Berserks
 }
 
 // GetBot returns the value of Bot.
@@ -19823,6 +20798,11 @@ func (s *TournamentStanding) GetPaused() bool {
 	return s.Paused
 }
 
+// GetPausedReason returns the value of PausedReason.
+func (s *TournamentStanding) GetPausedReason() NilString {
+	return s.PausedReason
+}
+
 // GetRank returns the value of Rank.
 func (s *TournamentStanding) GetRank() int64 {
 	return s.Rank
@@ -19846,6 +20826,11 @@ func (s *TournamentStanding) GetUsername() string {
 // GetWins returns the value of Wins.
 func (s *TournamentStanding) GetWins() int64 {
 	return s.Wins
+}
+
+// SetBerserks sets the value of Berserks.
+func (s *TournamentStanding) SetBerserks(val int64) {
+	s.Berserks = val
 }
 
 // SetBot sets the value of Bot.
@@ -19881,6 +20866,11 @@ func (s *TournamentStanding) SetOnFire(val bool) {
 // SetPaused sets the value of Paused.
 func (s *TournamentStanding) SetPaused(val bool) {
 	s.Paused = val
+}
+
+// SetPausedReason sets the value of PausedReason.
+func (s *TournamentStanding) SetPausedReason(val NilString) {
+	s.PausedReason = val
 }
 
 // SetRank sets the value of Rank.

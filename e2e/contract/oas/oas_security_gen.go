@@ -24,6 +24,7 @@ type SecuritySource interface {
 
 // operationRolesAppId is a private map storing roles per operation.
 var operationRolesAppId = map[string][]string{
+	DeleteAdminTournamentSchedulesByIdOperation:   []string{},
 	DeleteChallengesByIdOperation:                 []string{},
 	DeleteFriendsByUserIdOperation:                []string{},
 	DeleteGamesByIdMarketOrdersByOrderIdOperation: []string{},
@@ -40,6 +41,7 @@ var operationRolesAppId = map[string][]string{
 	GetAdminReconciliationOperation:               []string{},
 	GetAdminSupportOperation:                      []string{},
 	GetAdminSupportByIdOperation:                  []string{},
+	GetAdminTournamentSchedulesOperation:          []string{},
 	GetAdminUsersByIdLinksOperation:               []string{},
 	GetAdminUsersByIdProtectionOperation:          []string{},
 	GetChallengesOperation:                        []string{},
@@ -82,6 +84,7 @@ var operationRolesAppId = map[string][]string{
 	PostAdminIntegrityByGameIdReleaseOperation:    []string{},
 	PostAdminIntegrityByGameIdVoidOperation:       []string{},
 	PostAdminSupportByIdMessagesOperation:         []string{},
+	PostAdminTournamentSchedulesOperation:         []string{},
 	PostAuthLogoutOperation:                       []string{},
 	PostChallengesOperation:                       []string{},
 	PostChallengesByIdAcceptOperation:             []string{},
@@ -110,7 +113,10 @@ var operationRolesAppId = map[string][]string{
 	PostTipsBroadcastOperation:                    []string{},
 	PostTipsPrepareOperation:                      []string{},
 	PostTournamentsOperation:                      []string{},
+	PostTournamentsByIdBerserkOperation:           []string{},
 	PostTournamentsByIdJoinOperation:              []string{},
+	PostTournamentsByIdPauseOperation:             []string{},
+	PostTournamentsByIdResumeOperation:            []string{},
 	PostTournamentsByIdWithdrawOperation:          []string{},
 	PostUsersByIdBlockOperation:                   []string{},
 	PostUsersMeAgeConfirmationOperation:           []string{},
@@ -148,6 +154,7 @@ func GetRolesForAppId(operation string) []string {
 
 // operationRolesBearer is a private map storing roles per operation.
 var operationRolesBearer = map[string][]string{
+	DeleteAdminTournamentSchedulesByIdOperation:   []string{},
 	DeleteChallengesByIdOperation:                 []string{},
 	DeleteFriendsByUserIdOperation:                []string{},
 	DeleteGamesByIdMarketOrdersByOrderIdOperation: []string{},
@@ -164,6 +171,7 @@ var operationRolesBearer = map[string][]string{
 	GetAdminReconciliationOperation:               []string{},
 	GetAdminSupportOperation:                      []string{},
 	GetAdminSupportByIdOperation:                  []string{},
+	GetAdminTournamentSchedulesOperation:          []string{},
 	GetAdminUsersByIdLinksOperation:               []string{},
 	GetAdminUsersByIdProtectionOperation:          []string{},
 	GetChallengesOperation:                        []string{},
@@ -206,6 +214,7 @@ var operationRolesBearer = map[string][]string{
 	PostAdminIntegrityByGameIdReleaseOperation:    []string{},
 	PostAdminIntegrityByGameIdVoidOperation:       []string{},
 	PostAdminSupportByIdMessagesOperation:         []string{},
+	PostAdminTournamentSchedulesOperation:         []string{},
 	PostAuthLogoutOperation:                       []string{},
 	PostChallengesOperation:                       []string{},
 	PostChallengesByIdAcceptOperation:             []string{},
@@ -234,7 +243,10 @@ var operationRolesBearer = map[string][]string{
 	PostTipsBroadcastOperation:                    []string{},
 	PostTipsPrepareOperation:                      []string{},
 	PostTournamentsOperation:                      []string{},
+	PostTournamentsByIdBerserkOperation:           []string{},
 	PostTournamentsByIdJoinOperation:              []string{},
+	PostTournamentsByIdPauseOperation:             []string{},
+	PostTournamentsByIdResumeOperation:            []string{},
 	PostTournamentsByIdWithdrawOperation:          []string{},
 	PostUsersByIdBlockOperation:                   []string{},
 	PostUsersMeAgeConfirmationOperation:           []string{},
@@ -272,6 +284,7 @@ func GetRolesForBearer(operation string) []string {
 
 // operationRolesSession is a private map storing roles per operation.
 var operationRolesSession = map[string][]string{
+	DeleteAdminTournamentSchedulesByIdOperation:   []string{},
 	DeleteChallengesByIdOperation:                 []string{},
 	DeleteFriendsByUserIdOperation:                []string{},
 	DeleteGamesByIdMarketOrdersByOrderIdOperation: []string{},
@@ -288,6 +301,7 @@ var operationRolesSession = map[string][]string{
 	GetAdminReconciliationOperation:               []string{},
 	GetAdminSupportOperation:                      []string{},
 	GetAdminSupportByIdOperation:                  []string{},
+	GetAdminTournamentSchedulesOperation:          []string{},
 	GetAdminUsersByIdLinksOperation:               []string{},
 	GetAdminUsersByIdProtectionOperation:          []string{},
 	GetChallengesOperation:                        []string{},
@@ -330,6 +344,7 @@ var operationRolesSession = map[string][]string{
 	PostAdminIntegrityByGameIdReleaseOperation:    []string{},
 	PostAdminIntegrityByGameIdVoidOperation:       []string{},
 	PostAdminSupportByIdMessagesOperation:         []string{},
+	PostAdminTournamentSchedulesOperation:         []string{},
 	PostAuthLogoutOperation:                       []string{},
 	PostChallengesOperation:                       []string{},
 	PostChallengesByIdAcceptOperation:             []string{},
@@ -358,7 +373,10 @@ var operationRolesSession = map[string][]string{
 	PostTipsBroadcastOperation:                    []string{},
 	PostTipsPrepareOperation:                      []string{},
 	PostTournamentsOperation:                      []string{},
+	PostTournamentsByIdBerserkOperation:           []string{},
 	PostTournamentsByIdJoinOperation:              []string{},
+	PostTournamentsByIdPauseOperation:             []string{},
+	PostTournamentsByIdResumeOperation:            []string{},
 	PostTournamentsByIdWithdrawOperation:          []string{},
 	PostUsersByIdBlockOperation:                   []string{},
 	PostUsersMeAgeConfirmationOperation:           []string{},
