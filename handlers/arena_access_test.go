@@ -97,6 +97,16 @@ func TestABotAccountCannotEnterAnArenaForPeople(t *testing.T) {
 	if closed.get(t).line(t, sleeper).Paused != true {
 		t.Fatal("a refused return unpaused the bot")
 	}
+
+	// An entrant that declares itself a bot while waiting is not paired.
+	ann, ben := a.newPlayer(t), a.newPlayer(t)
+	people := newArena(t, a, clk, host, map[string]any{"agentsAllowed": false})
+	people.mustJoin(t, ann, ben)
+	a.do(t, request{method: http.MethodPost, path: "/users/me/bot", header: ben.auth})
+	people.start(t)
+	if g := people.get(t).games(); len(g) != 0 {
+		t.Fatalf("a bot account was paired in an arena for people: %v", g)
+	}
 }
 
 // around=me answers the caller's line and the five above and below it.

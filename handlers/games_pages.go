@@ -151,7 +151,7 @@ func (h *gamePages) gameBerserk(c echo.Context) error {
 	if meta.TournamentID == nil {
 		return domain.Errorf(domain.CodeNotFound, "not an arena game")
 	}
-	if _, err := h.tournaments.Berserk(ctx, id.UserID, *meta.TournamentID); err != nil {
+	if _, err := h.tournaments.Berserk(ctx, id.UserID, *meta.TournamentID, meta.GameID); err != nil {
 		e := web.AsError(err)
 		if e.Code == domain.CodeInternal {
 			return err

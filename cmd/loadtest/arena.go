@@ -32,6 +32,8 @@ type ArenaResult struct {
 	GamesCompleted   int     `json:"gamesCompleted" doc:"games whose end a move's answer reported"`
 	Moves            int     `json:"moves"`
 	MovePOST         Latency `json:"movePost"`
+	Berserks         int     `json:"berserks" doc:"-berserk: berserks taken (POST /tournaments/:id/berserk before a player's first move)"`
+	BerserkPOST      Latency `json:"berserkPost"`
 	StandingsFrames  int     `json:"standingsFrames" doc:"tournament:standings frames the spectator socket received while the arena ran"`
 	StandingsPerSec  float64 `json:"standingsPerSecond" doc:"over the running span"`
 	StandingsPeak    int     `json:"standingsPeak" doc:"most standings frames in any one second (delivery jitter can make it 2 when they are sent a second apart)"`
@@ -168,13 +170,33 @@ type tournamentAnswer struct {
 // arenaEngine plays the arena's games as the pairings arrive.
 type arenaEngine struct {
 	r       *runner
+	id      string // the tournament
 	meter   *arenaMeter
 	players map[string]*apiclient.Client
 	games   sync.WaitGroup
 
 	mu        sync.Mutex
 	moves     []time.Duration // move POST latencies
+	berserks  []time.Duration // berserk POST latencies
 	completed int
+}
+
+// berserk has c go berserk in its new game (before its first move), with
+// the run's -berserk probability.
+func (e *arenaEngine) berserk(ctx context.Context, c *apiclient.Client) {
+	if rand.Float64() >= e.r.cfg.Berserk {
+		return
+	}
+	start := now()
+	if err := c.Do(ctx, http.MethodPost, "/tournaments/"+e.id+"/berserk", nil, nil); err != nil {
+		if ctx.Err() == nil {
+			e.r.errs.Add("berserk: " + errorKind(err))
+		}
+		return
+	}
+	e.mu.Lock()
+	e.berserks = append(e.berserks, now()-start)
+	e.mu.Unlock()
 }
 
 // play plays one paired game: both players think and choose at random
@@ -196,6 +218,9 @@ func (e *arenaEngine) play(ctx context.Context, gameID string, users []string) {
 	think := func() bool {
 		base := float64(e.r.cfg.Think)
 		return domain.Sleep(ctx, time.Duration(base*(1+e.r.cfg.Jitter*(2*rand.Float64()-1))))
+	}
+	for _, c := range clients {
+		e.berserk(ctx, c)
 	}
 	for ctx.Err() == nil {
 		var wg sync.WaitGroup
@@ -317,7 +342,7 @@ func (r *runner) arena(ctx context.Context) error {
 		return setupError("creating the arena (the server's TOURNAMENT_MAX_PLAYERS must allow -players)", err)
 	}
 	r.progress("arena %s starts at %s", t.ID, t.StartsAt.Format(time.TimeOnly))
-	e := &arenaEngine{r: r, players: map[string]*apiclient.Client{}}
+	e := &arenaEngine{r: r, id: t.ID, players: map[string]*apiclient.Client{}}
 	for _, p := range players {
 		e.players[p.UserID] = p
 	}
@@ -391,6 +416,7 @@ func (r *runner) arena(ctx context.Context) error {
 	res.Resyncs = int(resyncs.Load())
 	e.mu.Lock()
 	res.Moves, res.MovePOST, res.GamesCompleted = len(e.moves), Summarize(e.moves), e.completed
+	res.Berserks, res.BerserkPOST = len(e.berserks), Summarize(e.berserks)
 	e.mu.Unlock()
 	if meter != nil {
 		res.CPU = cpuUse(first, last, res.Moves, res.GamesCompleted)
@@ -413,6 +439,7 @@ func arenaTable(rep *Report) Table {
 		[]string{"games"},
 		[]string{"  completed", fmt.Sprintf("%d", a.GamesCompleted)},
 		[]string{"  moves, POST p50/p90/p99/max", fmt.Sprintf("%d, %s", a.Moves, fmtLatency(a.MovePOST))},
+		[]string{"  berserks, POST p50/p90/p99/max", fmt.Sprintf("%d, %s", a.Berserks, fmtLatency(a.BerserkPOST))},
 		[]string{"tournament room (one socket)"},
 		[]string{"  standings frames", fmt.Sprintf("%d (%s, at most %d in a second and %d in ten, shortest gap %s)", a.StandingsFrames,
 			fmtRate(a.StandingsPerSec), a.StandingsPeak, a.StandingsPeak10, fmtMs(a.StandingsMinGapM))},

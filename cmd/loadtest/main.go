@@ -61,6 +61,7 @@ type config struct {
 
 	Players   int
 	ArenaLead time.Duration
+	Berserk   float64
 
 	ServerPID  int
 	CPU        bool
@@ -119,8 +120,9 @@ Scenarios:
           TOURNAMENT_MAX_PLAYERS at least that), starting -arena-lead after
           it is created and lasting -duration (whole minutes), its room
           followed by one socket. Each tournament:pairing frame starts its
-          game, played with -think between moves, -rounds, -round-seconds.
-          Measures, per game end (the answer to the move that ended it), the
+          game, played with -think between moves, -rounds, -round-seconds;
+          with -berserk, that share of the players goes berserk before its
+          first move of each game. Measures, per game end (the answer to the move that ended it), the
           time to the player's next pairing frame; pairings per second; and
           the tournament:standings frames the socket receives (the API
           promises at most one a second).
@@ -197,6 +199,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.LiveGames, "live-games", 100, "reads: active games to create first")
 	fs.BoolVar(&c.Bare, "bare", true, "reads: also measure the bare Echo reference handler, started as a process of its own")
 	fs.IntVar(&c.Players, "players", 500, "arena: players in the arena")
+	fs.Float64Var(&c.Berserk, "berserk", 0, "arena: the share of players (0 to 1) who go berserk before their first move of each game")
 	fs.DurationVar(&c.ArenaLead, "arena-lead", 30*time.Second, "arena: from creating the arena to its start (signing in comes before; joining must fit)")
 	fs.IntVar(&c.ServerPID, "server-pid", 0, "play, reads, arena: the server's process, for its CPU time; 0 = the process listening on -url's port when it is on this machine")
 	fs.StringVar(&c.PgDatabase, "pg-database", "", "with -cpu: count only the PostgreSQL backends of this database (its name in DATABASE_URL), leaving out the cluster's other work and its background processes; empty = every postgres process")
@@ -262,6 +265,7 @@ func (c config) check() error {
 	case "arena":
 		need(c.Players >= 2, "-players must be 2 or more")
 		need(c.Think > 0 && c.ArenaLead > 0, "-think and -arena-lead must be positive")
+		need(c.Berserk >= 0 && c.Berserk <= 1, "-berserk must be from 0 to 1")
 		need(c.Duration >= time.Minute && c.Duration <= 180*time.Minute, "-duration must be 1m to 180m (whole minutes)")
 		need(c.Rounds%2 == 1 && c.Rounds >= 1 && c.Rounds <= 9, "-rounds must be odd, 1-9")
 		need(c.RoundSeconds >= 3 && c.RoundSeconds <= 120, "-round-seconds must be 3-120")

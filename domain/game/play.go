@@ -280,10 +280,11 @@ func (s *Service) Act(ctx context.Context, userID, gameID string, a Action) (Act
 	return out, nil
 }
 
-// Berserk has userID go berserk in an arena game (rules.State.Berserk):
-// their time halves for the rest of it. Errors: NOT_FOUND, NOT_A_PLAYER,
-// GAME_NOT_ACTIVE, CONFLICT (not an arena game, moved already, berserk
-// already).
+// Berserk has userID go berserk in a game (rules.State.Berserk): their
+// time halves for the rest of it. The arena whose game it is calls it
+// (tournament.Service.Berserk). Errors: NOT_FOUND, NOT_A_PLAYER,
+// GAME_NOT_ACTIVE, CONFLICT (moved already, berserk already, too late or
+// too short to halve).
 func (s *Service) Berserk(ctx context.Context, userID, gameID string) (ActResult, error) {
 	do := func(st rules.State, now time.Time) ([]rules.Event, error) { return st.Berserk(userID, now) }
 	out, done, err := s.actAtOnce(ctx, userID, gameID, do)

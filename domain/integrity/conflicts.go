@@ -150,6 +150,20 @@ func conflictError(cs []Conflict) *domain.Error {
 		"you may not release or void this game: %s; another member of staff, an admin without a stake in it, must decide it", ConflictWords(cs))
 }
 
+// CheckStaff refuses (CONFLICT_OF_INTEREST) a decision on game gameID by
+// staffID when they have a stake in it or a link to someone who does,
+// read in idb: an arena's void (tournament.Service.VoidGame) asks it.
+func (r *Referee) CheckStaff(ctx context.Context, idb bun.IDB, staffID, gameID string) error {
+	conflicts, err := r.conflictsOf(ctx, idb, staffID, gameID)
+	if err != nil {
+		return err
+	}
+	if len(conflicts) > 0 {
+		return conflictError(conflicts)
+	}
+	return nil
+}
+
 // conflictsOf returns the stakes staffID has in the held game gameID, read
 // in idb (the decision's transaction, or the database): none when they
 // may decide it.

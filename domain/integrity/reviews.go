@@ -337,12 +337,8 @@ func (r *Referee) decide(ctx context.Context, actorID, gameID, reason string, vo
 		if out.Status != StatusHeld {
 			return domain.Errorf(domain.CodeConflict, "the review of game %s was decided already: %s", id, out.Status)
 		}
-		conflicts, err := r.conflictsOf(ctx, tx, actorID, id)
-		if err != nil {
+		if err := r.CheckStaff(ctx, tx, actorID, id); err != nil {
 			return err
-		}
-		if len(conflicts) > 0 {
-			return conflictError(conflicts)
 		}
 		winner, status, action := out.WinnerID, StatusReleased, audit.IntegrityRelease
 		if void {

@@ -46,6 +46,11 @@ type playerRecord struct {
 	TimeLosses int `json:"time_losses"`
 }
 
+func (p playerRecord) record() Record {
+	return Record{Score: p.Score, Games: p.Games, Wins: p.Wins, Draws: p.Draws, Losses: p.Losses, Streak: p.Streak,
+		Berserks: p.Berserks, TimeLosses: p.TimeLosses}
+}
+
 // Pause reasons, in words for people.
 const (
 	PausedByPlayer   = "paused by the player"
@@ -74,21 +79,10 @@ func (s *Service) score(ctx context.Context, tx db.Tx, g game.Game, o rules.Outc
 	cols := [8][]int{}
 	reasons := make([]*string, len(rows))
 	for i, p := range rows {
-		res := Result{Berserk: st.Berserked(p.UserID), Long: st.Played(p.UserID) >= BerserkMinimum[g.GameType]}
-		switch {
-		case abandoned:
+		if abandoned {
 			reasons[i] = ptr(PausedAbsent)
-		case o.Winner == p.UserID:
-			res.Outcome = Win
-		case o.Winner == "":
-			res.Outcome = Draw
-		default:
-			// A Connect Four game lost on time is the loser's turn run out; in
-			// rock, paper, scissors a lost game with a round lost on time.
-			res.LostOnTime = o.TimedOut
 		}
-		rec := Record{Score: p.Score, Games: p.Games, Wins: p.Wins, Draws: p.Draws, Losses: p.Losses, Streak: p.Streak,
-			Berserks: p.Berserks, TimeLosses: p.TimeLosses}.After(res)
+		rec := p.record().After(resultOf(g.GameType, abandoned, o, st, p.UserID))
 		if rec.TimeLosses >= PauseAfterTimeLosses {
 			reasons[i] = ptr(PausedTimeLosses)
 		}

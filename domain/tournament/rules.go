@@ -116,6 +116,19 @@ func (r Record) After(g Result) Record {
 	return r
 }
 
+// Rescore is a player's record from their results in order, leaving out
+// the games voided (voided[i] for results[i]): as if those games had never
+// been played, the streaks across them included.
+func Rescore(results []Result, voided []bool) Record {
+	var r Record
+	for i, g := range results {
+		if !voided[i] {
+			r = r.After(g)
+		}
+	}
+	return r
+}
+
 // Standing is one line of a tournament's standings.
 type Standing struct {
 	Rank     int    `json:"rank" minimum:"1" doc:"players tied on score share a rank (1, 2, 2, 4)"`

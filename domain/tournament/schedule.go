@@ -198,7 +198,8 @@ func (s *Service) StopSchedule(ctx context.Context, adminID, id string) (Schedul
 // CreateAhead, each schedule in its own transaction that claims its row
 // (FOR UPDATE SKIP LOCKED: instances never create one twice, and the
 // unique start per schedule holds if they did). Occurrences whose start
-// passed while nothing ran are skipped.
+// passed while nothing ran are skipped; a schedule that fails leaves the
+// others to be created (the first error is returned).
 func (s *Service) createDue(ctx context.Context) error {
 	now := s.now()
 	var ids []string
@@ -206,6 +207,7 @@ func (s *Service) createDue(ctx context.Context) error {
 		Where("stopped_at IS NULL AND next_at <= ?", now.Add(CreateAhead)).Limit(100).Scan(ctx, &ids); err != nil {
 		return fmt.Errorf("find the schedules due: %w", err)
 	}
+	var first error
 	for _, id := range ids {
 		err := db.Transact(ctx, s.db, func(ctx context.Context, tx db.Tx) error {
 			var sc Schedule
@@ -235,9 +237,9 @@ func (s *Service) createDue(ctx context.Context) error {
 			_, err = tx.NewUpdate().Model(&sc).Column("next_at").WherePK().Exec(ctx)
 			return err
 		})
-		if err != nil {
-			return fmt.Errorf("create the occurrences of schedule %s: %w", id, err)
+		if err != nil && first == nil {
+			first = fmt.Errorf("create the occurrences of schedule %s: %w", id, err) // and go on with the others
 		}
 	}
-	return nil
+	return first
 }

@@ -115,6 +115,14 @@ type Links interface {
 	CheckEntrant(ctx context.Context, idb bun.IDB, userID string, entrants []string) error
 }
 
+// Staff keeps staff with a stake in an arena game (they entered its
+// arena, or are linked to someone in it) from voiding it.
+type Staff interface {
+	// CheckStaff refuses (CONFLICT_OF_INTEREST) staffID's decision on
+	// gameID, read in idb.
+	CheckStaff(ctx context.Context, idb bun.IDB, staffID, gameID string) error
+}
+
 // Feed records a tournament's winners in the public activity feed.
 type Feed interface {
 	TournamentWon(ctx context.Context, tx db.Tx, winnerID string, data social.TournamentWon) error
@@ -129,6 +137,7 @@ type Deps struct {
 	Events  *eventlog.Log // the rooms' event streams
 	Protect Protection    // nil: none
 	Links   Links         // nil: linked accounts are not kept apart
+	Staff   Staff         // nil: any admin may void an arena game
 	// MaxPlayers is the largest maxPlayers a new tournament may ask for
 	// (0: MaxPlayers).
 	MaxPlayers int
@@ -155,6 +164,7 @@ type Service struct {
 	events     *eventlog.Log
 	protect    Protection
 	links      Links
+	staff      Staff
 	maxPlayers int
 
 	createPerDay, scheduledMax int
@@ -181,7 +191,7 @@ func New(bdb *bun.DB, now domain.Clock, log *slog.Logger, d Deps) *Service {
 	}
 	seed := uint64(time.Now().UnixNano())
 	return &Service{db: bdb, now: now, log: log, games: d.Games, notify: d.Notify, feed: d.Feed, tell: d.Tell, events: d.Events,
-		protect: d.Protect, links: d.Links, maxPlayers: d.MaxPlayers, createPerDay: d.CreatePerDay, scheduledMax: d.ScheduledMax,
+		protect: d.Protect, links: d.Links, staff: d.Staff, maxPlayers: d.MaxPlayers, createPerDay: d.CreatePerDay, scheduledMax: d.ScheduledMax,
 		unlimited: d.Unlimited, rnd: rand.New(rand.NewPCG(seed, seed^0x5eed))}
 }
 
@@ -739,11 +749,13 @@ type BerserkAnswer struct {
 	Seq          int    `json:"seq" doc:"the game's game:berserk event"`
 }
 
-// Berserk halves userID's time in their current game of a running
-// tournament, before their first move of it, for BerserkBonus more on a
-// win (see BerserkMinimum). Errors: NOT_FOUND; CONFLICT when the user is
-// not playing a game of it now, moved already, or went berserk already.
-func (s *Service) Berserk(ctx context.Context, userID, id string) (BerserkAnswer, error) {
+// Berserk halves userID's time in their current game of a tournament
+// (gameID, when not "", must be it), before their first move of it, for
+// BerserkBonus more on a win (see BerserkMinimum). Errors: NOT_FOUND;
+// CONFLICT when the user is not playing a game of it now (or gameID is
+// not that game), moved already, went berserk already, or it is too late
+// or the rounds too short to halve.
+func (s *Service) Berserk(ctx context.Context, userID, id, gameID string) (BerserkAnswer, error) {
 	id, ok := domain.CanonicalID(id)
 	if !ok {
 		return BerserkAnswer{}, errNoTournament
@@ -757,8 +769,8 @@ func (s *Service) Berserk(ctx context.Context, userID, id string) (BerserkAnswer
 	if err != nil {
 		return BerserkAnswer{}, fmt.Errorf("read the game of %s in tournament %s: %w", userID, id, err)
 	}
-	if game == nil {
-		return BerserkAnswer{}, domain.Errorf(domain.CodeConflict, "you are not playing a game of this arena now")
+	if game == nil || (gameID != "" && *game != gameID) {
+		return BerserkAnswer{}, domain.Errorf(domain.CodeConflict, "you are not playing this game of the arena now")
 	}
 	r, err := s.games.Berserk(ctx, userID, *game)
 	if err != nil {

@@ -200,6 +200,7 @@ func (s *Service) pair(ctx context.Context, tx db.Tx, t Tournament, now time.Tim
 	if err := tx.NewSelect().TableExpr("tournament_players AS p").Join("JOIN users AS u ON u.id = p.user_id").
 		ColumnExpr("p.user_id, u.username, p.score, p.last_opponent, p.waiting_since").
 		Where("p.tournament_id = ? AND p.current_game IS NULL AND NOT p.paused", t.ID).
+		Where("? OR NOT u.bot_account", t.AgentsAllowed). // an account that declared itself a bot since it entered
 		Where("NOT EXISTS (SELECT 1 FROM user_presence AS pr WHERE pr.user_id = p.user_id)").
 		For("UPDATE OF p").Scan(ctx, &waiting); err != nil {
 		return fmt.Errorf("read the players waiting in tournament %s: %w", t.ID, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"wager/domain"
+	"wager/domain/integrity"
 	"wager/domain/tournament"
 	"wager/web"
 )
@@ -79,15 +80,17 @@ func (h *Tournaments) Routes(r Router) {
 			"Pausing while paused answers your entry unchanged. 409 CONFLICT when you are not in it or it is over.",
 		Response: tournament.Entry{}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
 	r.JSON(http.MethodPost, "/tournaments/:id/resume", h.entryAction(h.Tournaments.Resume), web.Op{Tag: "tournaments", Auth: web.AuthRequired,
-		Summary:     "Resume after a pause: paired again as soon as you are free and connected",
-		Description: "Resuming while not paused answers your entry unchanged. 409 CONFLICT when you are not in it (join it) or it is over.",
-		Response:    tournament.Entry{}, Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusForbidden}})
+		Summary: "Resume after a pause: paired again as soon as you are free",
+		Description: "Resuming while not paused answers your entry unchanged. 409 CONFLICT when you are not in it (join it) or it is over; " +
+			"403 AGENTS_NOT_ALLOWED when your account is a bot and the arena is for people.",
+		Response: tournament.Entry{}, Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusForbidden}})
 	r.JSON(http.MethodPost, "/tournaments/:id/berserk", h.berserk, web.Op{Tag: "tournaments", Auth: web.AuthRequired,
 		Summary: "Berserk: halve your time in your current arena game for +1 point on a win",
 		Description: "Before your first move of the game: your seconds per round or turn halve (rounded down, at least 3) for the rest of it, " +
 			"the round or turn running included. A win then scores 1 more, once you played at least 7 of your own moves (Connect Four) or 2 rounds " +
 			"(rock, paper, scissors). The game's room gets game:berserk; standings count your berserks. " +
-			"409 CONFLICT when you are not playing a game of the arena now, moved already, or went berserk already.",
+			"409 CONFLICT when you are not playing a game of the arena now, moved already, went berserk already, half of your round or turn " +
+			"has passed already, or the game's rounds or turns are too short to halve (3 seconds).",
 		Response: tournament.BerserkAnswer{}, Errors: []int{http.StatusNotFound, http.StatusConflict}})
 }
 
@@ -100,12 +103,51 @@ func (h *Tournaments) ScheduleRoutes(r Router) {
 			"and at (HH:MM in UTC; hourly arenas start at its minute of every hour, weekly ones on the weekday of the first start). " +
 			"Recorded in the audit log (tournament.schedule).",
 		Request: tournament.NewSchedule{}, Response: tournament.Schedule{}})
+	r.JSON(http.MethodPost, "/admin/tournaments/:id/games/:gameId/void", h.voidGame, web.Op{Tag: "admin", Auth: web.AuthAdmin,
+		Summary: "Void an ended arena game for integrity: its points are taken back",
+		Description: "The game's winner (both players after a draw) is scored again from their games in order without it, the streak across it " +
+			"too; the loser keeps what they had. Standings and later pairings use the new scores. Once the prizes were paid nothing is clawed back: " +
+			"prizeChanges shows what the new standings would pay (staff decide). Voiding it again answers the void unchanged. " +
+			"400 VALIDATION_ERROR naming reason; 404 when the game is not an ended game of the tournament. Recorded in the audit log (tournament.void).",
+		Request: VoidRequest{}, Response: tournament.Void{}, Errors: []int{http.StatusNotFound}})
+	r.JSON(http.MethodGet, "/admin/tournaments/:id/voids", h.listVoids, web.Op{Tag: "admin", Auth: web.AuthAdmin,
+		Summary: "An arena's voided games, the latest first, with the records and prizes they changed", Response: []tournament.Void{},
+		Errors: []int{http.StatusNotFound}})
 	r.JSON(http.MethodGet, "/admin/tournament-schedules", h.listSchedules, web.Op{Tag: "admin", Auth: web.AuthAdmin,
 		Summary: "The recurring arenas, the newest first", Response: []tournament.Schedule{}})
 	r.JSON(http.MethodDelete, "/admin/tournament-schedules/:id", h.stopSchedule, web.Op{Tag: "admin", Auth: web.AuthAdmin,
 		Summary:     "Stop a recurring arena: no occurrence is created after this (those created stay)",
 		Description: "Stopping it again answers it unchanged. Recorded in the audit log (tournament.schedule.stop).",
 		Response:    tournament.Schedule{}, Errors: []int{http.StatusNotFound}})
+}
+
+// VoidRequest is the body of an arena game's void.
+type VoidRequest struct {
+	Reason string `json:"reason" minLength:"1" maxLength:"500" doc:"why, for the record (required)"`
+}
+
+func (h *Tournaments) voidGame(c echo.Context) error {
+	var req VoidRequest
+	if err := web.BindJSON(c, &req); err != nil {
+		return err
+	}
+	reason, err := integrity.DecisionReason(req.Reason)
+	if err != nil {
+		return err
+	}
+	v, err := h.Tournaments.VoidGame(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), c.Param("gameId"), reason)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, v)
+}
+
+func (h *Tournaments) listVoids(c echo.Context) error {
+	out, err := h.Tournaments.Voids(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 func (h *Tournaments) createSchedule(c echo.Context) error {
@@ -147,7 +189,7 @@ func (h *Tournaments) entryAction(do func(ctx context.Context, userID, id string
 }
 
 func (h *Tournaments) berserk(c echo.Context) error {
-	b, err := h.Tournaments.Berserk(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"))
+	b, err := h.Tournaments.Berserk(c.Request().Context(), web.IdentityOf(c).UserID, c.Param("id"), "")
 	if err != nil {
 		return err
 	}

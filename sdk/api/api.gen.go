@@ -5008,6 +5008,33 @@ type TournamentPrize struct {
 	Username    string `json:"username"`
 }
 
+// TournamentPrizeChange defines model for TournamentPrizeChange.
+type TournamentPrizeChange struct {
+	PaidMinor    int64  `json:"paidMinor"`
+	UserId       string `json:"userId"`
+	Username     string `json:"username"`
+	WouldBeMinor int64  `json:"wouldBeMinor"`
+}
+
+// TournamentRecord defines model for TournamentRecord.
+type TournamentRecord struct {
+	Berserks   int64 `json:"Berserks"`
+	Draws      int64 `json:"Draws"`
+	Games      int64 `json:"Games"`
+	Losses     int64 `json:"Losses"`
+	Score      int64 `json:"Score"`
+	Streak     int64 `json:"Streak"`
+	TimeLosses int64 `json:"TimeLosses"`
+	Wins       int64 `json:"Wins"`
+}
+
+// TournamentRescored defines model for TournamentRescored.
+type TournamentRescored struct {
+	After  TournamentRecord `json:"after"`
+	Before TournamentRecord `json:"before"`
+	UserId string           `json:"userId"`
+}
+
 // TournamentSchedule defines model for TournamentSchedule.
 type TournamentSchedule struct {
 	AgentsAllowed   bool                       `json:"agentsAllowed"`
@@ -5097,6 +5124,21 @@ type TournamentUserRef struct {
 	Username string `json:"username"`
 }
 
+// TournamentVoid defines model for TournamentVoid.
+type TournamentVoid struct {
+	At     time.Time `json:"at"`
+	GameId string    `json:"gameId"`
+
+	// PrizeChanges after the prizes were paid: each player whose prize the new standings would change (staff decide; nothing is clawed back); empty before
+	PrizeChanges []TournamentPrizeChange `json:"prizeChanges"`
+	Reason       string                  `json:"reason"`
+
+	// Rescored the players whose points the game gave (its winner, or both after a draw): their lines before and after; the loser of a won game keeps what they had
+	Rescored     []TournamentRescored `json:"rescored"`
+	TournamentId string               `json:"tournamentId"`
+	VoidedBy     TournamentUserRef    `json:"voidedBy"`
+}
+
 // TransferRequest defines model for TransferRequest.
 type TransferRequest struct {
 	// AmountMinor USDC minor units (1 USDC = 1000000); at least 10000 (0.01 USDC)
@@ -5128,6 +5170,12 @@ type UserProfile struct {
 type Version struct {
 	ApiVersion    string `json:"apiVersion"`
 	MinSdkVersion string `json:"minSdkVersion"`
+}
+
+// VoidRequest defines model for VoidRequest.
+type VoidRequest struct {
+	// Reason why, for the record (required)
+	Reason string `json:"reason"`
 }
 
 // WithdrawRequest defines model for WithdrawRequest.
@@ -5300,6 +5348,18 @@ type PostAdminTournamentSchedulesParams struct {
 
 // DeleteAdminTournamentSchedulesByIdParams defines parameters for DeleteAdminTournamentSchedulesById.
 type DeleteAdminTournamentSchedulesByIdParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// PostAdminTournamentsByIdGamesByGameIdVoidParams defines parameters for PostAdminTournamentsByIdGamesByGameIdVoid.
+type PostAdminTournamentsByIdGamesByGameIdVoidParams struct {
+	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
+	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
+}
+
+// GetAdminTournamentsByIdVoidsParams defines parameters for GetAdminTournamentsByIdVoids.
+type GetAdminTournamentsByIdVoidsParams struct {
 	// XSDKVersion The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not checked.
 	XSDKVersion *SDKVersion `json:"X-SDK-Version,omitempty"`
 }
@@ -6230,6 +6290,9 @@ type PostAdminSupportByIdMessagesJSONRequestBody = TicketText
 // PostAdminTournamentSchedulesJSONRequestBody defines body for PostAdminTournamentSchedules for application/json ContentType.
 type PostAdminTournamentSchedulesJSONRequestBody = TournamentNewSchedule
 
+// PostAdminTournamentsByIdGamesByGameIdVoidJSONRequestBody defines body for PostAdminTournamentsByIdGamesByGameIdVoid for application/json ContentType.
+type PostAdminTournamentsByIdGamesByGameIdVoidJSONRequestBody = VoidRequest
+
 // PostAuthHandshakeJSONRequestBody defines body for PostAuthHandshake for application/json ContentType.
 type PostAuthHandshakeJSONRequestBody = HandshakeRequest
 
@@ -6853,6 +6916,29 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /admin/tournament-schedules/{id} (the `DeleteAdminTournamentSchedulesById` operationId).
 	DeleteAdminTournamentSchedulesById(ctx context.Context, id string, params *DeleteAdminTournamentSchedulesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAdminTournamentsByIdGamesByGameIdVoidWithBody Void an ended arena game for integrity: its points are taken back
+	//
+	// The game's winner (both players after a draw) is scored again from their games in order without it, the streak across it too; the loser keeps what they had. Standings and later pairings use the new scores. Once the prizes were paid nothing is clawed back: prizeChanges shows what the new standings would pay (staff decide). Voiding it again answers the void unchanged. 400 VALIDATION_ERROR naming reason; 404 when the game is not an ended game of the tournament. Recorded in the audit log (tournament.void).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /admin/tournaments/{id}/games/{gameId}/void (the `PostAdminTournamentsByIdGamesByGameIdVoid` operationId).
+	PostAdminTournamentsByIdGamesByGameIdVoidWithBody(ctx context.Context, id string, gameId string, params *PostAdminTournamentsByIdGamesByGameIdVoidParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAdminTournamentsByIdGamesByGameIdVoid Void an ended arena game for integrity: its points are taken back
+	//
+	// The game's winner (both players after a draw) is scored again from their games in order without it, the streak across it too; the loser keeps what they had. Standings and later pairings use the new scores. Once the prizes were paid nothing is clawed back: prizeChanges shows what the new standings would pay (staff decide). Voiding it again answers the void unchanged. 400 VALIDATION_ERROR naming reason; 404 when the game is not an ended game of the tournament. Recorded in the audit log (tournament.void).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /admin/tournaments/{id}/games/{gameId}/void (the `PostAdminTournamentsByIdGamesByGameIdVoid` operationId).
+	PostAdminTournamentsByIdGamesByGameIdVoid(ctx context.Context, id string, gameId string, params *PostAdminTournamentsByIdGamesByGameIdVoidParams, body PostAdminTournamentsByIdGamesByGameIdVoidJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAdminTournamentsByIdVoids An arena's voided games, the latest first, with the records and prizes they changed
+	//
+	// Corresponds with GET /admin/tournaments/{id}/voids (the `GetAdminTournamentsByIdVoids` operationId).
+	GetAdminTournamentsByIdVoids(ctx context.Context, id string, params *GetAdminTournamentsByIdVoidsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAdminUsersByIdLinks Accounts linked to a user, why, and the evidence
 	//
@@ -7604,7 +7690,7 @@ type ClientInterface interface {
 
 	// PostTournamentsByIdBerserk Berserk: halve your time in your current arena game for +1 point on a win
 	//
-	// Before your first move of the game: your seconds per round or turn halve (rounded down, at least 3) for the rest of it, the round or turn running included. A win then scores 1 more, once you played at least 7 of your own moves (Connect Four) or 2 rounds (rock, paper, scissors). The game's room gets game:berserk; standings count your berserks. 409 CONFLICT when you are not playing a game of the arena now, moved already, or went berserk already.
+	// Before your first move of the game: your seconds per round or turn halve (rounded down, at least 3) for the rest of it, the round or turn running included. A win then scores 1 more, once you played at least 7 of your own moves (Connect Four) or 2 rounds (rock, paper, scissors). The game's room gets game:berserk; standings count your berserks. 409 CONFLICT when you are not playing a game of the arena now, moved already, went berserk already, half of your round or turn has passed already, or the game's rounds or turns are too short to halve (3 seconds).
 	//
 	// Corresponds with POST /tournaments/{id}/berserk (the `PostTournamentsByIdBerserk` operationId).
 	PostTournamentsByIdBerserk(ctx context.Context, id string, params *PostTournamentsByIdBerserkParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -7628,9 +7714,9 @@ type ClientInterface interface {
 	// Corresponds with POST /tournaments/{id}/pause (the `PostTournamentsByIdPause` operationId).
 	PostTournamentsByIdPause(ctx context.Context, id string, params *PostTournamentsByIdPauseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostTournamentsByIdResume Resume after a pause: paired again as soon as you are free and connected
+	// PostTournamentsByIdResume Resume after a pause: paired again as soon as you are free
 	//
-	// Resuming while not paused answers your entry unchanged. 409 CONFLICT when you are not in it (join it) or it is over.
+	// Resuming while not paused answers your entry unchanged. 409 CONFLICT when you are not in it (join it) or it is over; 403 AGENTS_NOT_ALLOWED when your account is a bot and the arena is for people.
 	//
 	// Corresponds with POST /tournaments/{id}/resume (the `PostTournamentsByIdResume` operationId).
 	PostTournamentsByIdResume(ctx context.Context, id string, params *PostTournamentsByIdResumeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -8320,6 +8406,59 @@ func (c *Client) PostAdminTournamentSchedules(ctx context.Context, params *PostA
 // Corresponds with DELETE /admin/tournament-schedules/{id} (the `DeleteAdminTournamentSchedulesById` operationId).
 func (c *Client) DeleteAdminTournamentSchedulesById(ctx context.Context, id string, params *DeleteAdminTournamentSchedulesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteAdminTournamentSchedulesByIdRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAdminTournamentsByIdGamesByGameIdVoidWithBody Void an ended arena game for integrity: its points are taken back
+//
+// The game's winner (both players after a draw) is scored again from their games in order without it, the streak across it too; the loser keeps what they had. Standings and later pairings use the new scores. Once the prizes were paid nothing is clawed back: prizeChanges shows what the new standings would pay (staff decide). Voiding it again answers the void unchanged. 400 VALIDATION_ERROR naming reason; 404 when the game is not an ended game of the tournament. Recorded in the audit log (tournament.void).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /admin/tournaments/{id}/games/{gameId}/void (the `PostAdminTournamentsByIdGamesByGameIdVoid` operationId).
+func (c *Client) PostAdminTournamentsByIdGamesByGameIdVoidWithBody(ctx context.Context, id string, gameId string, params *PostAdminTournamentsByIdGamesByGameIdVoidParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAdminTournamentsByIdGamesByGameIdVoidRequestWithBody(c.Server, id, gameId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAdminTournamentsByIdGamesByGameIdVoid Void an ended arena game for integrity: its points are taken back
+//
+// The game's winner (both players after a draw) is scored again from their games in order without it, the streak across it too; the loser keeps what they had. Standings and later pairings use the new scores. Once the prizes were paid nothing is clawed back: prizeChanges shows what the new standings would pay (staff decide). Voiding it again answers the void unchanged. 400 VALIDATION_ERROR naming reason; 404 when the game is not an ended game of the tournament. Recorded in the audit log (tournament.void).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /admin/tournaments/{id}/games/{gameId}/void (the `PostAdminTournamentsByIdGamesByGameIdVoid` operationId).
+func (c *Client) PostAdminTournamentsByIdGamesByGameIdVoid(ctx context.Context, id string, gameId string, params *PostAdminTournamentsByIdGamesByGameIdVoidParams, body PostAdminTournamentsByIdGamesByGameIdVoidJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAdminTournamentsByIdGamesByGameIdVoidRequest(c.Server, id, gameId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAdminTournamentsByIdVoids An arena's voided games, the latest first, with the records and prizes they changed
+//
+// Corresponds with GET /admin/tournaments/{id}/voids (the `GetAdminTournamentsByIdVoids` operationId).
+func (c *Client) GetAdminTournamentsByIdVoids(ctx context.Context, id string, params *GetAdminTournamentsByIdVoidsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAdminTournamentsByIdVoidsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -10120,7 +10259,7 @@ func (c *Client) GetTournamentsById(ctx context.Context, id string, params *GetT
 
 // PostTournamentsByIdBerserk Berserk: halve your time in your current arena game for +1 point on a win
 //
-// Before your first move of the game: your seconds per round or turn halve (rounded down, at least 3) for the rest of it, the round or turn running included. A win then scores 1 more, once you played at least 7 of your own moves (Connect Four) or 2 rounds (rock, paper, scissors). The game's room gets game:berserk; standings count your berserks. 409 CONFLICT when you are not playing a game of the arena now, moved already, or went berserk already.
+// Before your first move of the game: your seconds per round or turn halve (rounded down, at least 3) for the rest of it, the round or turn running included. A win then scores 1 more, once you played at least 7 of your own moves (Connect Four) or 2 rounds (rock, paper, scissors). The game's room gets game:berserk; standings count your berserks. 409 CONFLICT when you are not playing a game of the arena now, moved already, went berserk already, half of your round or turn has passed already, or the game's rounds or turns are too short to halve (3 seconds).
 //
 // Corresponds with POST /tournaments/{id}/berserk (the `PostTournamentsByIdBerserk` operationId).
 func (c *Client) PostTournamentsByIdBerserk(ctx context.Context, id string, params *PostTournamentsByIdBerserkParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -10184,9 +10323,9 @@ func (c *Client) PostTournamentsByIdPause(ctx context.Context, id string, params
 	return c.Client.Do(req)
 }
 
-// PostTournamentsByIdResume Resume after a pause: paired again as soon as you are free and connected
+// PostTournamentsByIdResume Resume after a pause: paired again as soon as you are free
 //
-// Resuming while not paused answers your entry unchanged. 409 CONFLICT when you are not in it (join it) or it is over.
+// Resuming while not paused answers your entry unchanged. 409 CONFLICT when you are not in it (join it) or it is over; 403 AGENTS_NOT_ALLOWED when your account is a bot and the arena is for people.
 //
 // Corresponds with POST /tournaments/{id}/resume (the `PostTournamentsByIdResume` operationId).
 func (c *Client) PostTournamentsByIdResume(ctx context.Context, id string, params *PostTournamentsByIdResumeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -11892,6 +12031,124 @@ func NewDeleteAdminTournamentSchedulesByIdRequest(server string, id string, para
 	}
 
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostAdminTournamentsByIdGamesByGameIdVoidRequest calls the generic PostAdminTournamentsByIdGamesByGameIdVoid builder with application/json body
+func NewPostAdminTournamentsByIdGamesByGameIdVoidRequest(server string, id string, gameId string, params *PostAdminTournamentsByIdGamesByGameIdVoidParams, body PostAdminTournamentsByIdGamesByGameIdVoidJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostAdminTournamentsByIdGamesByGameIdVoidRequestWithBody(server, id, gameId, params, "application/json", bodyReader)
+}
+
+// NewPostAdminTournamentsByIdGamesByGameIdVoidRequestWithBody constructs an http.Request for the PostAdminTournamentsByIdGamesByGameIdVoid method, with any body, and a specified content type
+func NewPostAdminTournamentsByIdGamesByGameIdVoidRequestWithBody(server string, id string, gameId string, params *PostAdminTournamentsByIdGamesByGameIdVoidParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "gameId", gameId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/tournaments/%s/games/%s/void", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XSDKVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-SDK-Version", *params.XSDKVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-SDK-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetAdminTournamentsByIdVoidsRequest constructs an http.Request for the GetAdminTournamentsByIdVoids method
+func NewGetAdminTournamentsByIdVoidsRequest(server string, id string, params *GetAdminTournamentsByIdVoidsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/tournaments/%s/voids", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -18954,6 +19211,31 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /admin/tournament-schedules/{id} (the `DeleteAdminTournamentSchedulesById` operationId).
 	DeleteAdminTournamentSchedulesByIdWithResponse(ctx context.Context, id string, params *DeleteAdminTournamentSchedulesByIdParams, reqEditors ...RequestEditorFn) (*DeleteAdminTournamentSchedulesByIdResponse, error)
 
+	// PostAdminTournamentsByIdGamesByGameIdVoidWithBodyWithResponse Void an ended arena game for integrity: its points are taken back
+	//
+	// The game's winner (both players after a draw) is scored again from their games in order without it, the streak across it too; the loser keeps what they had. Standings and later pairings use the new scores. Once the prizes were paid nothing is clawed back: prizeChanges shows what the new standings would pay (staff decide). Voiding it again answers the void unchanged. 400 VALIDATION_ERROR naming reason; 404 when the game is not an ended game of the tournament. Recorded in the audit log (tournament.void).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/tournaments/{id}/games/{gameId}/void (the `PostAdminTournamentsByIdGamesByGameIdVoid` operationId).
+	PostAdminTournamentsByIdGamesByGameIdVoidWithBodyWithResponse(ctx context.Context, id string, gameId string, params *PostAdminTournamentsByIdGamesByGameIdVoidParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAdminTournamentsByIdGamesByGameIdVoidResponse, error)
+
+	// PostAdminTournamentsByIdGamesByGameIdVoidWithResponse Void an ended arena game for integrity: its points are taken back
+	//
+	// The game's winner (both players after a draw) is scored again from their games in order without it, the streak across it too; the loser keeps what they had. Standings and later pairings use the new scores. Once the prizes were paid nothing is clawed back: prizeChanges shows what the new standings would pay (staff decide). Voiding it again answers the void unchanged. 400 VALIDATION_ERROR naming reason; 404 when the game is not an ended game of the tournament. Recorded in the audit log (tournament.void).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/tournaments/{id}/games/{gameId}/void (the `PostAdminTournamentsByIdGamesByGameIdVoid` operationId).
+	PostAdminTournamentsByIdGamesByGameIdVoidWithResponse(ctx context.Context, id string, gameId string, params *PostAdminTournamentsByIdGamesByGameIdVoidParams, body PostAdminTournamentsByIdGamesByGameIdVoidJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminTournamentsByIdGamesByGameIdVoidResponse, error)
+
+	// GetAdminTournamentsByIdVoidsWithResponse An arena's voided games, the latest first, with the records and prizes they changed
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/tournaments/{id}/voids (the `GetAdminTournamentsByIdVoids` operationId).
+	GetAdminTournamentsByIdVoidsWithResponse(ctx context.Context, id string, params *GetAdminTournamentsByIdVoidsParams, reqEditors ...RequestEditorFn) (*GetAdminTournamentsByIdVoidsResponse, error)
+
 	// GetAdminUsersByIdLinksWithResponse Accounts linked to a user, why, and the evidence
 	//
 	// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days. Each link carries what made it, when and by whom (evidence).
@@ -19824,7 +20106,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostTournamentsByIdBerserkWithResponse Berserk: halve your time in your current arena game for +1 point on a win
 	//
-	// Before your first move of the game: your seconds per round or turn halve (rounded down, at least 3) for the rest of it, the round or turn running included. A win then scores 1 more, once you played at least 7 of your own moves (Connect Four) or 2 rounds (rock, paper, scissors). The game's room gets game:berserk; standings count your berserks. 409 CONFLICT when you are not playing a game of the arena now, moved already, or went berserk already.
+	// Before your first move of the game: your seconds per round or turn halve (rounded down, at least 3) for the rest of it, the round or turn running included. A win then scores 1 more, once you played at least 7 of your own moves (Connect Four) or 2 rounds (rock, paper, scissors). The game's room gets game:berserk; standings count your berserks. 409 CONFLICT when you are not playing a game of the arena now, moved already, went berserk already, half of your round or turn has passed already, or the game's rounds or turns are too short to halve (3 seconds).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -19856,9 +20138,9 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /tournaments/{id}/pause (the `PostTournamentsByIdPause` operationId).
 	PostTournamentsByIdPauseWithResponse(ctx context.Context, id string, params *PostTournamentsByIdPauseParams, reqEditors ...RequestEditorFn) (*PostTournamentsByIdPauseResponse, error)
 
-	// PostTournamentsByIdResumeWithResponse Resume after a pause: paired again as soon as you are free and connected
+	// PostTournamentsByIdResumeWithResponse Resume after a pause: paired again as soon as you are free
 	//
-	// Resuming while not paused answers your entry unchanged. 409 CONFLICT when you are not in it (join it) or it is over.
+	// Resuming while not paused answers your entry unchanged. 409 CONFLICT when you are not in it (join it) or it is over; 403 AGENTS_NOT_ALLOWED when your account is a bot and the arena is for people.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -21813,6 +22095,193 @@ func (r DeleteAdminTournamentSchedulesByIdResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r DeleteAdminTournamentSchedulesByIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostAdminTournamentsByIdGamesByGameIdVoidResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TournamentVoid
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLargeError
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequiredError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailableError
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostAdminTournamentsByIdGamesByGameIdVoidResponse) GetJSON200() *TournamentVoid {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostAdminTournamentsByIdGamesByGameIdVoidResponse) GetJSON400() *BadRequestError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostAdminTournamentsByIdGamesByGameIdVoidResponse) GetJSON401() *UnauthorizedError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostAdminTournamentsByIdGamesByGameIdVoidResponse) GetJSON403() *ForbiddenError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostAdminTournamentsByIdGamesByGameIdVoidResponse) GetJSON404() *NotFoundError {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostAdminTournamentsByIdGamesByGameIdVoidResponse) GetJSON413() *RequestEntityTooLargeError {
+	return r.JSON413
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r PostAdminTournamentsByIdGamesByGameIdVoidResponse) GetJSON426() *UpgradeRequiredError {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostAdminTournamentsByIdGamesByGameIdVoidResponse) GetJSON503() *ServiceUnavailableError {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PostAdminTournamentsByIdGamesByGameIdVoidResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostAdminTournamentsByIdGamesByGameIdVoidResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostAdminTournamentsByIdGamesByGameIdVoidResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostAdminTournamentsByIdGamesByGameIdVoidResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostAdminTournamentsByIdGamesByGameIdVoidResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetAdminTournamentsByIdVoidsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]TournamentVoid
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundError
+	// JSON426 the response for an HTTP 426 `application/json` response
+	JSON426 *UpgradeRequiredError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailableError
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAdminTournamentsByIdVoidsResponse) GetJSON200() *[]TournamentVoid {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetAdminTournamentsByIdVoidsResponse) GetJSON400() *BadRequestError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetAdminTournamentsByIdVoidsResponse) GetJSON401() *UnauthorizedError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetAdminTournamentsByIdVoidsResponse) GetJSON403() *ForbiddenError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetAdminTournamentsByIdVoidsResponse) GetJSON404() *NotFoundError {
+	return r.JSON404
+}
+
+// GetJSON426 returns the response for an HTTP 426 `application/json` response
+func (r GetAdminTournamentsByIdVoidsResponse) GetJSON426() *UpgradeRequiredError {
+	return r.JSON426
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetAdminTournamentsByIdVoidsResponse) GetJSON503() *ServiceUnavailableError {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetAdminTournamentsByIdVoidsResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAdminTournamentsByIdVoidsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAdminTournamentsByIdVoidsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAdminTournamentsByIdVoidsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAdminTournamentsByIdVoidsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -32991,6 +33460,49 @@ func (c *ClientWithResponses) DeleteAdminTournamentSchedulesByIdWithResponse(ctx
 	return ParseDeleteAdminTournamentSchedulesByIdResponse(rsp)
 }
 
+// PostAdminTournamentsByIdGamesByGameIdVoidWithBodyWithResponse Void an ended arena game for integrity: its points are taken back
+//
+// The game's winner (both players after a draw) is scored again from their games in order without it, the streak across it too; the loser keeps what they had. Standings and later pairings use the new scores. Once the prizes were paid nothing is clawed back: prizeChanges shows what the new standings would pay (staff decide). Voiding it again answers the void unchanged. 400 VALIDATION_ERROR naming reason; 404 when the game is not an ended game of the tournament. Recorded in the audit log (tournament.void).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/tournaments/{id}/games/{gameId}/void (the `PostAdminTournamentsByIdGamesByGameIdVoid` operationId).
+func (c *ClientWithResponses) PostAdminTournamentsByIdGamesByGameIdVoidWithBodyWithResponse(ctx context.Context, id string, gameId string, params *PostAdminTournamentsByIdGamesByGameIdVoidParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAdminTournamentsByIdGamesByGameIdVoidResponse, error) {
+	rsp, err := c.PostAdminTournamentsByIdGamesByGameIdVoidWithBody(ctx, id, gameId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAdminTournamentsByIdGamesByGameIdVoidResponse(rsp)
+}
+
+// PostAdminTournamentsByIdGamesByGameIdVoidWithResponse Void an ended arena game for integrity: its points are taken back
+//
+// The game's winner (both players after a draw) is scored again from their games in order without it, the streak across it too; the loser keeps what they had. Standings and later pairings use the new scores. Once the prizes were paid nothing is clawed back: prizeChanges shows what the new standings would pay (staff decide). Voiding it again answers the void unchanged. 400 VALIDATION_ERROR naming reason; 404 when the game is not an ended game of the tournament. Recorded in the audit log (tournament.void).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/tournaments/{id}/games/{gameId}/void (the `PostAdminTournamentsByIdGamesByGameIdVoid` operationId).
+func (c *ClientWithResponses) PostAdminTournamentsByIdGamesByGameIdVoidWithResponse(ctx context.Context, id string, gameId string, params *PostAdminTournamentsByIdGamesByGameIdVoidParams, body PostAdminTournamentsByIdGamesByGameIdVoidJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminTournamentsByIdGamesByGameIdVoidResponse, error) {
+	rsp, err := c.PostAdminTournamentsByIdGamesByGameIdVoid(ctx, id, gameId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAdminTournamentsByIdGamesByGameIdVoidResponse(rsp)
+}
+
+// GetAdminTournamentsByIdVoidsWithResponse An arena's voided games, the latest first, with the records and prizes they changed
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/tournaments/{id}/voids (the `GetAdminTournamentsByIdVoids` operationId).
+func (c *ClientWithResponses) GetAdminTournamentsByIdVoidsWithResponse(ctx context.Context, id string, params *GetAdminTournamentsByIdVoidsParams, reqEditors ...RequestEditorFn) (*GetAdminTournamentsByIdVoidsResponse, error) {
+	rsp, err := c.GetAdminTournamentsByIdVoids(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAdminTournamentsByIdVoidsResponse(rsp)
+}
+
 // GetAdminUsersByIdLinksWithResponse Accounts linked to a user, why, and the evidence
 //
 // Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the other, a tip or transfer went between them in the last 30 days, or (LINK_BY_IP) both signed in from one client address in the last 30 days. Each link carries what made it, when and by whom (evidence).
@@ -34485,7 +34997,7 @@ func (c *ClientWithResponses) GetTournamentsByIdWithResponse(ctx context.Context
 
 // PostTournamentsByIdBerserkWithResponse Berserk: halve your time in your current arena game for +1 point on a win
 //
-// Before your first move of the game: your seconds per round or turn halve (rounded down, at least 3) for the rest of it, the round or turn running included. A win then scores 1 more, once you played at least 7 of your own moves (Connect Four) or 2 rounds (rock, paper, scissors). The game's room gets game:berserk; standings count your berserks. 409 CONFLICT when you are not playing a game of the arena now, moved already, or went berserk already.
+// Before your first move of the game: your seconds per round or turn halve (rounded down, at least 3) for the rest of it, the round or turn running included. A win then scores 1 more, once you played at least 7 of your own moves (Connect Four) or 2 rounds (rock, paper, scissors). The game's room gets game:berserk; standings count your berserks. 409 CONFLICT when you are not playing a game of the arena now, moved already, went berserk already, half of your round or turn has passed already, or the game's rounds or turns are too short to halve (3 seconds).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -34541,9 +35053,9 @@ func (c *ClientWithResponses) PostTournamentsByIdPauseWithResponse(ctx context.C
 	return ParsePostTournamentsByIdPauseResponse(rsp)
 }
 
-// PostTournamentsByIdResumeWithResponse Resume after a pause: paired again as soon as you are free and connected
+// PostTournamentsByIdResumeWithResponse Resume after a pause: paired again as soon as you are free
 //
-// Resuming while not paused answers your entry unchanged. 409 CONFLICT when you are not in it (join it) or it is over.
+// Resuming while not paused answers your entry unchanged. 409 CONFLICT when you are not in it (join it) or it is over; 403 AGENTS_NOT_ALLOWED when your account is a bot and the arena is for people.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -36426,6 +36938,163 @@ func ParseDeleteAdminTournamentSchedulesByIdResponse(rsp *http.Response) (*Delet
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest TournamentSchedule
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailableError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostAdminTournamentsByIdGamesByGameIdVoidResponse parses an HTTP response from a PostAdminTournamentsByIdGamesByGameIdVoidWithResponse call
+func ParsePostAdminTournamentsByIdGamesByGameIdVoidResponse(rsp *http.Response) (*PostAdminTournamentsByIdGamesByGameIdVoidResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostAdminTournamentsByIdGamesByGameIdVoidResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TournamentVoid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLargeError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 426:
+		var dest UpgradeRequiredError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON426 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailableError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetAdminTournamentsByIdVoidsResponse parses an HTTP response from a GetAdminTournamentsByIdVoidsWithResponse call
+func ParseGetAdminTournamentsByIdVoidsResponse(rsp *http.Response) (*GetAdminTournamentsByIdVoidsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAdminTournamentsByIdVoidsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []TournamentVoid
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

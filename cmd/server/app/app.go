@@ -264,7 +264,7 @@ func (a *App) buildPayments(now domain.Clock, protect *protection.Rules) *x402.L
 func (a *App) buildTournaments(now domain.Clock, protect *protection.Rules) {
 	cfg := a.Config
 	a.Tournaments = tournament.New(a.DB, now, a.log, tournament.Deps{Games: a.Games, Notify: a.Notify, Feed: a.Social, Tell: a.Events,
-		Events: a.Events, Protect: protect, Links: a.Links, MaxPlayers: cfg.TournamentMaxPlayers,
+		Events: a.Events, Protect: protect, Links: a.Links, Staff: a.Referee, MaxPlayers: cfg.TournamentMaxPlayers,
 		CreatePerDay: cfg.TournamentCreatePerDay, ScheduledMax: cfg.TournamentsScheduledMax,
 		Unlimited: append(bots.Wallets(a.Keys, cfg.DemoBots), cfg.AdminWallets...)})
 }

@@ -61,6 +61,9 @@ func TestBerserkHalvesAConnectFourPlayersTurns(t *testing.T) {
 	if evs := st.Expire(t0.Add(35 * time.Second)); len(evs) != 1 || st.Outcome().Winner != "b" || !st.Outcome().TimedOut {
 		t.Fatalf("the halved turn's end: %v, %+v", evs, st.Outcome())
 	}
+	if !st.RanOutOfTime("a") || st.RanOutOfTime("b") {
+		t.Fatal("whose time ran out: not a's alone")
+	}
 	if !st.Berserked("a") || st.Berserked("b") || st.Played("a") != 1 || st.Played("b") != 1 {
 		t.Fatalf("berserked a %v b %v, played a %d b %d", st.Berserked("a"), st.Berserked("b"), st.Played("a"), st.Played("b"))
 	}
@@ -88,6 +91,9 @@ func TestBerserkHalvesAnRPSPlayersRounds(t *testing.T) {
 	if evs := st.Expire(t0.Add(10 * time.Second)); len(evs) < 2 {
 		t.Fatalf("the round did not close at a's end: %v", evs)
 	}
+	if !st.RanOutOfTime("a") || st.RanOutOfTime("b") {
+		t.Fatal("whose time ran out in the round: not a's alone")
+	}
 	if v := st.Public(t0.Add(10 * time.Second)).Base(); v.Scores["b"] != 1 || v.Berserk["a"] != 10 {
 		t.Fatalf("after the round: scores %v, berserk %v", v.Scores, v.Berserk)
 	}
@@ -98,12 +104,23 @@ func TestBerserkHalvesAnRPSPlayersRounds(t *testing.T) {
 	}
 }
 
-// Half of a short round is never under three seconds.
-func TestBerserkLeavesAtLeastThreeSeconds(t *testing.T) {
-	st := start(t, "rps", `{"rounds": 1, "roundSeconds": 5}`)
+// Half of a short round is never under three seconds, and a round that
+// would not shrink cannot be halved; once half of a player's round or
+// turn has passed, berserk would lose it at once and is refused.
+func TestBerserkLeavesAtLeastThreeSecondsAndComesInTime(t *testing.T) {
+	st := start(t, "rps", `{"rounds": 1, "roundSeconds": 7}`)
 	evs, err := st.Berserk("b", t0)
 	if err != nil || evs[0].Data.(Berserked).Seconds != MinBerserkSeconds {
-		t.Fatalf("berserk of a 5 s round: %v %v", evs, err)
+		t.Fatalf("berserk of a 7 s round: %v %v", evs, err)
+	}
+	_, err = start(t, "rps", `{"rounds": 1, "roundSeconds": 3}`).Berserk("b", t0)
+	wantCode(t, err, domain.CodeConflict, "berserk of a 3 s round (it cannot get shorter)")
+	_, err = start(t, "rps", `{"rounds": 1, "roundSeconds": 20}`).Berserk("b", t0.Add(10*time.Second))
+	wantCode(t, err, domain.CodeConflict, "berserk half way into the round")
+	_, err = start(t, "connect4", `{"turnSeconds": 30}`).Berserk("a", t0.Add(15*time.Second))
+	wantCode(t, err, domain.CodeConflict, "berserk half way into one's turn")
+	if _, err := start(t, "connect4", `{"turnSeconds": 30}`).Berserk("b", t0.Add(15*time.Second)); err != nil {
+		t.Fatalf("berserk during the other player's turn: %v", err)
 	}
 }
 

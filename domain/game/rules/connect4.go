@@ -139,14 +139,21 @@ func (g *c4Game) Berserk(player string, now time.Time) ([]Event, error) {
 	if _, again := g.Halved[player]; again || g.Played(player) > 0 {
 		return nil, berserkRefusal(again)
 	}
-	full := g.turnLength(seat)
+	half := halved(g.TurnSeconds)
+	if half >= g.TurnSeconds {
+		return nil, berserkTooShort(g.TurnSeconds)
+	}
+	end := g.TurnEnd
+	if g.Turn == seat {
+		end = end.Add(-time.Duration(g.TurnSeconds-half) * time.Second)
+		if !now.Before(end) {
+			return nil, errBerserkTooLate
+		}
+	}
 	if g.Halved == nil {
 		g.Halved = map[string]int{}
 	}
-	g.Halved[player] = halved(g.TurnSeconds)
-	if g.Turn == seat {
-		g.TurnEnd = g.TurnEnd.Add(g.turnLength(seat) - full)
-	}
+	g.Halved[player], g.TurnEnd = half, end
 	return []Event{{Name: domain.EventBerserk, Data: Berserked{UserID: player, Seconds: g.Halved[player], Deadline: timeString(g.TurnEnd)}}}, nil
 }
 
@@ -154,6 +161,12 @@ func (g *c4Game) Berserk(player string, now time.Time) ([]Event, error) {
 func (g *c4Game) Berserked(player string) bool {
 	_, ok := g.Halved[player]
 	return ok
+}
+
+// RanOutOfTime reports whether the game ended with the player's turn run
+// out.
+func (g *c4Game) RanOutOfTime(player string) bool {
+	return g.Result.Reason == "timeout" && g.Result.Winner != "" && g.Result.Winner != player && slices.Contains(g.Players, player)
 }
 
 // Played is the player's moves.

@@ -204,10 +204,17 @@ func (g *rpsGame) Berserk(player string, now time.Time) ([]Event, error) {
 	if _, chose := g.Hidden[player]; again || chose || len(g.History) > 0 {
 		return nil, berserkRefusal(again)
 	}
+	half := halved(g.RoundSeconds)
+	if half >= g.RoundSeconds {
+		return nil, berserkTooShort(g.RoundSeconds)
+	}
+	if !now.Before(g.RoundEnd.Add(-time.Duration(g.RoundSeconds-half) * time.Second)) {
+		return nil, errBerserkTooLate
+	}
 	if g.Halved == nil {
 		g.Halved = map[string]int{}
 	}
-	g.Halved[player] = halved(g.RoundSeconds)
+	g.Halved[player] = half
 	return []Event{{Name: domain.EventBerserk, Data: Berserked{UserID: player, Seconds: g.Halved[player], Deadline: timeString(g.RoundEnd)}}}, nil
 }
 
@@ -215,6 +222,13 @@ func (g *rpsGame) Berserk(player string, now time.Time) ([]Event, error) {
 func (g *rpsGame) Berserked(player string) bool {
 	_, ok := g.Halved[player]
 	return ok
+}
+
+// RanOutOfTime reports whether a round closed with the player out of time
+// and without a choice.
+func (g *rpsGame) RanOutOfTime(player string) bool {
+	return slices.ContainsFunc(g.History, func(r rpsReveal) bool { return r.Reason == "timeout" && r.Choices[player] == "" }) &&
+		slices.Contains(g.Players, player)
 }
 
 // Played is the rounds revealed.

@@ -96,6 +96,10 @@ type State interface {
 	Berserk(player string, now time.Time) ([]Event, error)
 	// Berserked reports whether player went berserk in the game.
 	Berserked(player string) bool
+	// RanOutOfTime reports whether player's own time ran out in the game:
+	// a round they did not choose in (rock, paper, scissors), or their
+	// turn (Connect Four).
+	RanOutOfTime(player string) bool
 	// Played is how much of the game player played: their moves
 	// (Connect Four), or the rounds revealed (rock, paper, scissors).
 	Played(player string) int
@@ -139,6 +143,16 @@ type Berserked struct {
 	Seconds  int     `json:"seconds" doc:"the player's seconds per round or turn from now on: half the game's, rounded down, at least 3"`
 	Deadline *string `json:"deadline" doc:"the running round's or turn's deadline after it (a turn of the player's own ends sooner; a round's common deadline does not move)"`
 }
+
+// berserkTooShort is the CONFLICT of a berserk in a game whose rounds or
+// turns halve to no less (MinBerserkSeconds).
+func berserkTooShort(seconds int) error {
+	return domain.Errorf(domain.CodeConflict, "rounds or turns of %d seconds are too short to halve: berserk needs more than %d", seconds, MinBerserkSeconds)
+}
+
+// berserkTooLate is the CONFLICT of a berserk after half of the player's
+// round or turn has passed: it would lose it at once.
+var errBerserkTooLate = domain.Errorf(domain.CodeConflict, "half of your round or turn has passed already: it is too late to go berserk in it")
 
 // berserkRefusal is the CONFLICT of a berserk that is too late.
 func berserkRefusal(again bool) error {

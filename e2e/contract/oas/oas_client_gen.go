@@ -139,6 +139,12 @@ type Invoker interface {
 	//
 	// GET /admin/tournament-schedules
 	GetAdminTournamentSchedules(ctx context.Context, params GetAdminTournamentSchedulesParams) (GetAdminTournamentSchedulesRes, error)
+	// GetAdminTournamentsByIdVoids invokes getAdminTournamentsByIdVoids operation.
+	//
+	// An arena's voided games, the latest first, with the records and prizes they changed.
+	//
+	// GET /admin/tournaments/{id}/voids
+	GetAdminTournamentsByIdVoids(ctx context.Context, params GetAdminTournamentsByIdVoidsParams) (GetAdminTournamentsByIdVoidsRes, error)
 	// GetAdminUsersByIdLinks invokes getAdminUsersByIdLinks operation.
 	//
 	// Linked accounts may not bet on or trade each other's games (403 LINKED_TO_PLAYER): one referred the
@@ -653,6 +659,17 @@ type Invoker interface {
 	//
 	// POST /admin/tournament-schedules
 	PostAdminTournamentSchedules(ctx context.Context, request *TournamentNewSchedule, params PostAdminTournamentSchedulesParams) (PostAdminTournamentSchedulesRes, error)
+	// PostAdminTournamentsByIdGamesByGameIdVoid invokes postAdminTournamentsByIdGamesByGameIdVoid operation.
+	//
+	// The game's winner (both players after a draw) is scored again from their games in order without it,
+	// the streak across it too; the loser keeps what they had. Standings and later pairings use the new
+	// scores. Once the prizes were paid nothing is clawed back: prizeChanges shows what the new standings
+	// would pay (staff decide). Voiding it again answers the void unchanged. 400 VALIDATION_ERROR naming
+	// reason; 404 when the game is not an ended game of the tournament. Recorded in the audit log
+	// (tournament.void).
+	//
+	// POST /admin/tournaments/{id}/games/{gameId}/void
+	PostAdminTournamentsByIdGamesByGameIdVoid(ctx context.Context, request *VoidRequest, params PostAdminTournamentsByIdGamesByGameIdVoidParams) (PostAdminTournamentsByIdGamesByGameIdVoidRes, error)
 	// PostAuthHandshake invokes postAuthHandshake operation.
 	//
 	// Header X-App-Id is required. The message is single-use and expires after 5 minutes; any unexpired,
@@ -983,7 +1000,8 @@ type Invoker interface {
 	// for the rest of it, the round or turn running included. A win then scores 1 more, once you played at
 	// least 7 of your own moves (Connect Four) or 2 rounds (rock, paper, scissors). The game's room gets
 	// game:berserk; standings count your berserks. 409 CONFLICT when you are not playing a game of the
-	// arena now, moved already, or went berserk already.
+	// arena now, moved already, went berserk already, half of your round or turn has passed already, or
+	// the game's rounds or turns are too short to halve (3 seconds).
 	//
 	// POST /tournaments/{id}/berserk
 	PostTournamentsByIdBerserk(ctx context.Context, params PostTournamentsByIdBerserkParams) (PostTournamentsByIdBerserkRes, error)
@@ -1018,7 +1036,7 @@ type Invoker interface {
 	// PostTournamentsByIdResume invokes postTournamentsByIdResume operation.
 	//
 	// Resuming while not paused answers your entry unchanged. 409 CONFLICT when you are not in it (join
-	// it) or it is over.
+	// it) or it is over; 403 AGENTS_NOT_ALLOWED when your account is a bot and the arena is for people.
 	//
 	// POST /tournaments/{id}/resume
 	PostTournamentsByIdResume(ctx context.Context, params PostTournamentsByIdResumeParams) (PostTournamentsByIdResumeRes, error)
@@ -3560,6 +3578,140 @@ func (c *Client) sendGetAdminTournamentSchedules(ctx context.Context, params Get
 	}()
 
 	result, err := decodeGetAdminTournamentSchedulesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetAdminTournamentsByIdVoids invokes getAdminTournamentsByIdVoids operation.
+//
+// An arena's voided games, the latest first, with the records and prizes they changed.
+//
+// GET /admin/tournaments/{id}/voids
+func (c *Client) GetAdminTournamentsByIdVoids(ctx context.Context, params GetAdminTournamentsByIdVoidsParams) (GetAdminTournamentsByIdVoidsRes, error) {
+	res, err := c.sendGetAdminTournamentsByIdVoids(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetAdminTournamentsByIdVoids(ctx context.Context, params GetAdminTournamentsByIdVoidsParams) (res GetAdminTournamentsByIdVoidsRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/admin/tournaments/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/voids"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityAppId(ctx, GetAdminTournamentsByIdVoidsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"AppId\"")
+			}
+		}
+		{
+
+			switch err := c.securityBearer(ctx, GetAdminTournamentsByIdVoidsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+		{
+
+			switch err := c.securitySession(ctx, GetAdminTournamentsByIdVoidsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 2
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Session\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000011},
+				{0b00000100},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetAdminTournamentsByIdVoidsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -11799,6 +11951,167 @@ func (c *Client) sendPostAdminTournamentSchedules(ctx context.Context, request *
 	return result, nil
 }
 
+// PostAdminTournamentsByIdGamesByGameIdVoid invokes postAdminTournamentsByIdGamesByGameIdVoid operation.
+//
+// The game's winner (both players after a draw) is scored again from their games in order without it,
+// the streak across it too; the loser keeps what they had. Standings and later pairings use the new
+// scores. Once the prizes were paid nothing is clawed back: prizeChanges shows what the new standings
+// would pay (staff decide). Voiding it again answers the void unchanged. 400 VALIDATION_ERROR naming
+// reason; 404 when the game is not an ended game of the tournament. Recorded in the audit log
+// (tournament.void).
+//
+// POST /admin/tournaments/{id}/games/{gameId}/void
+func (c *Client) PostAdminTournamentsByIdGamesByGameIdVoid(ctx context.Context, request *VoidRequest, params PostAdminTournamentsByIdGamesByGameIdVoidParams) (PostAdminTournamentsByIdGamesByGameIdVoidRes, error) {
+	res, err := c.sendPostAdminTournamentsByIdGamesByGameIdVoid(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendPostAdminTournamentsByIdGamesByGameIdVoid(ctx context.Context, request *VoidRequest, params PostAdminTournamentsByIdGamesByGameIdVoidParams) (res PostAdminTournamentsByIdGamesByGameIdVoidRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [5]string
+	pathParts[0] = "/admin/tournaments/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/games/"
+	{
+		// Encode "gameId" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "gameId",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.GameId))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[3] = encoded
+	}
+	pathParts[4] = "/void"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePostAdminTournamentsByIdGamesByGameIdVoidRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-SDK-Version",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XSDKVersion.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityAppId(ctx, PostAdminTournamentsByIdGamesByGameIdVoidOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"AppId\"")
+			}
+		}
+		{
+
+			switch err := c.securityBearer(ctx, PostAdminTournamentsByIdGamesByGameIdVoidOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+		{
+
+			switch err := c.securitySession(ctx, PostAdminTournamentsByIdGamesByGameIdVoidOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 2
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Session\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000011},
+				{0b00000100},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePostAdminTournamentsByIdGamesByGameIdVoidResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // PostAuthHandshake invokes postAuthHandshake operation.
 //
 // Header X-App-Id is required. The message is single-use and expires after 5 minutes; any unexpired,
@@ -15886,7 +16199,8 @@ func (c *Client) sendPostTournaments(ctx context.Context, request *TournamentNew
 // for the rest of it, the round or turn running included. A win then scores 1 more, once you played at
 // least 7 of your own moves (Connect Four) or 2 rounds (rock, paper, scissors). The game's room gets
 // game:berserk; standings count your berserks. 409 CONFLICT when you are not playing a game of the
-// arena now, moved already, or went berserk already.
+// arena now, moved already, went berserk already, half of your round or turn has passed already, or
+// the game's rounds or turns are too short to halve (3 seconds).
 //
 // POST /tournaments/{id}/berserk
 func (c *Client) PostTournamentsByIdBerserk(ctx context.Context, params PostTournamentsByIdBerserkParams) (PostTournamentsByIdBerserkRes, error) {
@@ -16305,7 +16619,7 @@ func (c *Client) sendPostTournamentsByIdPause(ctx context.Context, params PostTo
 // PostTournamentsByIdResume invokes postTournamentsByIdResume operation.
 //
 // Resuming while not paused answers your entry unchanged. 409 CONFLICT when you are not in it (join
-// it) or it is over.
+// it) or it is over; 403 AGENTS_NOT_ALLOWED when your account is a bot and the arena is for people.
 //
 // POST /tournaments/{id}/resume
 func (c *Client) PostTournamentsByIdResume(ctx context.Context, params PostTournamentsByIdResumeParams) (PostTournamentsByIdResumeRes, error) {

@@ -73,6 +73,10 @@ type GetAdminTournamentSchedulesRes interface {
 	getAdminTournamentSchedulesRes()
 }
 
+type GetAdminTournamentsByIdVoidsRes interface {
+	getAdminTournamentsByIdVoidsRes()
+}
+
 type GetAdminUsersByIdLinksRes interface {
 	getAdminUsersByIdLinksRes()
 }
@@ -339,6 +343,10 @@ type PostAdminSupportByIdMessagesRes interface {
 
 type PostAdminTournamentSchedulesRes interface {
 	postAdminTournamentSchedulesRes()
+}
+
+type PostAdminTournamentsByIdGamesByGameIdVoidRes interface {
+	postAdminTournamentsByIdGamesByGameIdVoidRes()
 }
 
 type PostAuthHandshakeRes interface {

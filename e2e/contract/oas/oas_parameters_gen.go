@@ -162,6 +162,15 @@ type GetAdminTournamentSchedulesParams struct {
 	XSDKVersion OptString `json:",omitempty,omitzero"`
 }
 
+// GetAdminTournamentsByIdVoidsParams is parameters of getAdminTournamentsByIdVoids operation.
+type GetAdminTournamentsByIdVoidsParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
+	// An id exactly as a response gave it.
+	ID string
+}
+
 // GetAdminUsersByIdLinksParams is parameters of getAdminUsersByIdLinks operation.
 type GetAdminUsersByIdLinksParams struct {
 	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
@@ -821,6 +830,17 @@ type PostAdminTournamentSchedulesParams struct {
 	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
 	// checked.
 	XSDKVersion OptString `json:",omitempty,omitzero"`
+}
+
+// PostAdminTournamentsByIdGamesByGameIdVoidParams is parameters of postAdminTournamentsByIdGamesByGameIdVoid operation.
+type PostAdminTournamentsByIdGamesByGameIdVoidParams struct {
+	// The client's SDK version (semver). Below the minimum: 426; not semver: 400. Browser pages are not
+	// checked.
+	XSDKVersion OptString `json:",omitempty,omitzero"`
+	// An id exactly as a response gave it.
+	ID string
+	// An id exactly as a response gave it.
+	GameId string
 }
 
 // PostAuthHandshakeParams is parameters of postAuthHandshake operation.

@@ -84,6 +84,20 @@ func encodePostAdminTournamentSchedulesRequest(
 	return nil
 }
 
+func encodePostAdminTournamentsByIdGamesByGameIdVoidRequest(
+	req *VoidRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodePostAuthHandshakeRequest(
 	req *HandshakeRequest,
 	r *http.Request,

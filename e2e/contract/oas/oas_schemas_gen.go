@@ -3951,6 +3951,34 @@ type GetAdminTournamentSchedulesUpgradeRequired Error
 
 func (*GetAdminTournamentSchedulesUpgradeRequired) getAdminTournamentSchedulesRes() {}
 
+type GetAdminTournamentsByIdVoidsBadRequest Error
+
+func (*GetAdminTournamentsByIdVoidsBadRequest) getAdminTournamentsByIdVoidsRes() {}
+
+type GetAdminTournamentsByIdVoidsForbidden Error
+
+func (*GetAdminTournamentsByIdVoidsForbidden) getAdminTournamentsByIdVoidsRes() {}
+
+type GetAdminTournamentsByIdVoidsNotFound Error
+
+func (*GetAdminTournamentsByIdVoidsNotFound) getAdminTournamentsByIdVoidsRes() {}
+
+type GetAdminTournamentsByIdVoidsOKApplicationJSON []TournamentVoid
+
+func (*GetAdminTournamentsByIdVoidsOKApplicationJSON) getAdminTournamentsByIdVoidsRes() {}
+
+type GetAdminTournamentsByIdVoidsServiceUnavailable Error
+
+func (*GetAdminTournamentsByIdVoidsServiceUnavailable) getAdminTournamentsByIdVoidsRes() {}
+
+type GetAdminTournamentsByIdVoidsUnauthorized Error
+
+func (*GetAdminTournamentsByIdVoidsUnauthorized) getAdminTournamentsByIdVoidsRes() {}
+
+type GetAdminTournamentsByIdVoidsUpgradeRequired Error
+
+func (*GetAdminTournamentsByIdVoidsUpgradeRequired) getAdminTournamentsByIdVoidsRes() {}
+
 type GetAdminUsersByIdLinksBadRequest Error
 
 func (*GetAdminUsersByIdLinksBadRequest) getAdminUsersByIdLinksRes() {}
@@ -11851,6 +11879,41 @@ func (*PostAdminTournamentSchedulesUnauthorized) postAdminTournamentSchedulesRes
 type PostAdminTournamentSchedulesUpgradeRequired Error
 
 func (*PostAdminTournamentSchedulesUpgradeRequired) postAdminTournamentSchedulesRes() {}
+
+type PostAdminTournamentsByIdGamesByGameIdVoidBadRequest Error
+
+func (*PostAdminTournamentsByIdGamesByGameIdVoidBadRequest) postAdminTournamentsByIdGamesByGameIdVoidRes() {
+}
+
+type PostAdminTournamentsByIdGamesByGameIdVoidForbidden Error
+
+func (*PostAdminTournamentsByIdGamesByGameIdVoidForbidden) postAdminTournamentsByIdGamesByGameIdVoidRes() {
+}
+
+type PostAdminTournamentsByIdGamesByGameIdVoidNotFound Error
+
+func (*PostAdminTournamentsByIdGamesByGameIdVoidNotFound) postAdminTournamentsByIdGamesByGameIdVoidRes() {
+}
+
+type PostAdminTournamentsByIdGamesByGameIdVoidRequestEntityTooLarge Error
+
+func (*PostAdminTournamentsByIdGamesByGameIdVoidRequestEntityTooLarge) postAdminTournamentsByIdGamesByGameIdVoidRes() {
+}
+
+type PostAdminTournamentsByIdGamesByGameIdVoidServiceUnavailable Error
+
+func (*PostAdminTournamentsByIdGamesByGameIdVoidServiceUnavailable) postAdminTournamentsByIdGamesByGameIdVoidRes() {
+}
+
+type PostAdminTournamentsByIdGamesByGameIdVoidUnauthorized Error
+
+func (*PostAdminTournamentsByIdGamesByGameIdVoidUnauthorized) postAdminTournamentsByIdGamesByGameIdVoidRes() {
+}
+
+type PostAdminTournamentsByIdGamesByGameIdVoidUpgradeRequired Error
+
+func (*PostAdminTournamentsByIdGamesByGameIdVoidUpgradeRequired) postAdminTournamentsByIdGamesByGameIdVoidRes() {
+}
 
 type PostAuthHandshakeBadRequest Error
 
@@ -20470,6 +20533,183 @@ func (s *TournamentPrize) SetUsername(val string) {
 	s.Username = val
 }
 
+// Ref: #/components/schemas/TournamentPrizeChange
+type TournamentPrizeChange struct {
+	PaidMinor    int64  `json:"paidMinor"`
+	UserId       string `json:"userId"`
+	Username     string `json:"username"`
+	WouldBeMinor int64  `json:"wouldBeMinor"`
+}
+
+// GetPaidMinor returns the value of PaidMinor.
+func (s *TournamentPrizeChange) GetPaidMinor() int64 {
+	return s.PaidMinor
+}
+
+// GetUserId returns the value of UserId.
+func (s *TournamentPrizeChange) GetUserId() string {
+	return s.UserId
+}
+
+// GetUsername returns the value of Username.
+func (s *TournamentPrizeChange) GetUsername() string {
+	return s.Username
+}
+
+// GetWouldBeMinor returns the value of WouldBeMinor.
+func (s *TournamentPrizeChange) GetWouldBeMinor() int64 {
+	return s.WouldBeMinor
+}
+
+// SetPaidMinor sets the value of PaidMinor.
+func (s *TournamentPrizeChange) SetPaidMinor(val int64) {
+	s.PaidMinor = val
+}
+
+// SetUserId sets the value of UserId.
+func (s *TournamentPrizeChange) SetUserId(val string) {
+	s.UserId = val
+}
+
+// SetUsername sets the value of Username.
+func (s *TournamentPrizeChange) SetUsername(val string) {
+	s.Username = val
+}
+
+// SetWouldBeMinor sets the value of WouldBeMinor.
+func (s *TournamentPrizeChange) SetWouldBeMinor(val int64) {
+	s.WouldBeMinor = val
+}
+
+// Ref: #/components/schemas/TournamentRecord
+type TournamentRecord struct {
+	Berserks   int64 `json:"Berserks"`
+	Draws      int64 `json:"Draws"`
+	Games      int64 `json:"Games"`
+	Losses     int64 `json:"Losses"`
+	Score      int64 `json:"Score"`
+	Streak     int64 `json:"Streak"`
+	TimeLosses int64 `json:"TimeLosses"`
+	Wins       int64 `json:"Wins"`
+}
+
+// GetBerserks returns the value of Berserks.
+func (s *TournamentRecord) GetBerserks() int64 {
+	return s.Berserks
+}
+
+// GetDraws returns the value of Draws.
+func (s *TournamentRecord) GetDraws() int64 {
+	return s.Draws
+}
+
+// GetGames returns the value of Games.
+func (s *TournamentRecord) GetGames() int64 {
+	return s.Games
+}
+
+// GetLosses returns the value of Losses.
+func (s *TournamentRecord) GetLosses() int64 {
+	return s.Losses
+}
+
+// GetScore returns the value of Score.
+func (s *TournamentRecord) GetScore() int64 {
+	return s.Score
+}
+
+// GetStreak returns the value of Streak.
+func (s *TournamentRecord) GetStreak() int64 {
+	return s.Streak
+}
+
+// GetTimeLosses returns the value of TimeLosses.
+func (s *TournamentRecord) GetTimeLosses() int64 {
+	return s.TimeLosses
+}
+
+// GetWins returns the value of Wins.
+func (s *TournamentRecord) GetWins() int64 {
+	return s.Wins
+}
+
+// SetBerserks sets the value of Berserks.
+func (s *TournamentRecord) SetBerserks(val int64) {
+	s.Berserks = val
+}
+
+// SetDraws sets the value of Draws.
+func (s *TournamentRecord) SetDraws(val int64) {
+	s.Draws = val
+}
+
+// SetGames sets the value of Games.
+func (s *TournamentRecord) SetGames(val int64) {
+	s.Games = val
+}
+
+// SetLosses sets the value of Losses.
+func (s *TournamentRecord) SetLosses(val int64) {
+	s.Losses = val
+}
+
+// SetScore sets the value of Score.
+func (s *TournamentRecord) SetScore(val int64) {
+	s.Score = val
+}
+
+// SetStreak sets the value of Streak.
+func (s *TournamentRecord) SetStreak(val int64) {
+	s.Streak = val
+}
+
+// SetTimeLosses sets the value of TimeLosses.
+func (s *TournamentRecord) SetTimeLosses(val int64) {
+	s.TimeLosses = val
+}
+
+// SetWins sets the value of Wins.
+func (s *TournamentRecord) SetWins(val int64) {
+	s.Wins = val
+}
+
+// Ref: #/components/schemas/TournamentRescored
+type TournamentRescored struct {
+	After  TournamentRecord `json:"after"`
+	Before TournamentRecord `json:"before"`
+	UserId string           `json:"userId"`
+}
+
+// GetAfter returns the value of After.
+func (s *TournamentRescored) GetAfter() TournamentRecord {
+	return s.After
+}
+
+// GetBefore returns the value of Before.
+func (s *TournamentRescored) GetBefore() TournamentRecord {
+	return s.Before
+}
+
+// GetUserId returns the value of UserId.
+func (s *TournamentRescored) GetUserId() string {
+	return s.UserId
+}
+
+// SetAfter sets the value of After.
+func (s *TournamentRescored) SetAfter(val TournamentRecord) {
+	s.After = val
+}
+
+// SetBefore sets the value of Before.
+func (s *TournamentRescored) SetBefore(val TournamentRecord) {
+	s.Before = val
+}
+
+// SetUserId sets the value of UserId.
+func (s *TournamentRescored) SetUserId(val string) {
+	s.UserId = val
+}
+
 // Ref: #/components/schemas/TournamentSchedule
 type TournamentSchedule struct {
 	AgentsAllowed   bool                       `json:"agentsAllowed"`
@@ -20979,6 +21219,93 @@ func (s *TournamentUserRef) SetUsername(val string) {
 	s.Username = val
 }
 
+// Ref: #/components/schemas/TournamentVoid
+type TournamentVoid struct {
+	At     time.Time `json:"at"`
+	GameId string    `json:"gameId"`
+	// After the prizes were paid: each player whose prize the new standings would change (staff decide;
+	// nothing is clawed back); empty before.
+	PrizeChanges []TournamentPrizeChange `json:"prizeChanges"`
+	Reason       string                  `json:"reason"`
+	// The players whose points the game gave (its winner, or both after a draw): their lines before and
+	// after; the loser of a won game keeps what they had.
+	Rescored     []TournamentRescored `json:"rescored"`
+	TournamentId string               `json:"tournamentId"`
+	VoidedBy     TournamentUserRef    `json:"voidedBy"`
+}
+
+// GetAt returns the value of At.
+func (s *TournamentVoid) GetAt() time.Time {
+	return s.At
+}
+
+// GetGameId returns the value of GameId.
+func (s *TournamentVoid) GetGameId() string {
+	return s.GameId
+}
+
+// GetPrizeChanges returns the value of PrizeChanges.
+func (s *TournamentVoid) GetPrizeChanges() []TournamentPrizeChange {
+	return s.PrizeChanges
+}
+
+// GetReason returns the value of Reason.
+func (s *TournamentVoid) GetReason() string {
+	return s.Reason
+}
+
+// GetRescored returns the value of Rescored.
+func (s *TournamentVoid) GetRescored() []TournamentRescored {
+	return s.Rescored
+}
+
+// GetTournamentId returns the value of TournamentId.
+func (s *TournamentVoid) GetTournamentId() string {
+	return s.TournamentId
+}
+
+// GetVoidedBy returns the value of VoidedBy.
+func (s *TournamentVoid) GetVoidedBy() TournamentUserRef {
+	return s.VoidedBy
+}
+
+// SetAt sets the value of At.
+func (s *TournamentVoid) SetAt(val time.Time) {
+	s.At = val
+}
+
+// SetGameId sets the value of GameId.
+func (s *TournamentVoid) SetGameId(val string) {
+	s.GameId = val
+}
+
+// SetPrizeChanges sets the value of PrizeChanges.
+func (s *TournamentVoid) SetPrizeChanges(val []TournamentPrizeChange) {
+	s.PrizeChanges = val
+}
+
+// SetReason sets the value of Reason.
+func (s *TournamentVoid) SetReason(val string) {
+	s.Reason = val
+}
+
+// SetRescored sets the value of Rescored.
+func (s *TournamentVoid) SetRescored(val []TournamentRescored) {
+	s.Rescored = val
+}
+
+// SetTournamentId sets the value of TournamentId.
+func (s *TournamentVoid) SetTournamentId(val string) {
+	s.TournamentId = val
+}
+
+// SetVoidedBy sets the value of VoidedBy.
+func (s *TournamentVoid) SetVoidedBy(val TournamentUserRef) {
+	s.VoidedBy = val
+}
+
+func (*TournamentVoid) postAdminTournamentsByIdGamesByGameIdVoidRes() {}
+
 // Ref: #/components/schemas/TransferRequest
 type TransferRequest struct {
 	// USDC minor units (1 USDC = 1000000); at least 10000 (0.01 USDC).
@@ -21154,6 +21481,22 @@ func (s *Version) SetApiVersion(val string) {
 // SetMinSdkVersion sets the value of MinSdkVersion.
 func (s *Version) SetMinSdkVersion(val string) {
 	s.MinSdkVersion = val
+}
+
+// Ref: #/components/schemas/VoidRequest
+type VoidRequest struct {
+	// Why, for the record (required).
+	Reason string `json:"reason"`
+}
+
+// GetReason returns the value of Reason.
+func (s *VoidRequest) GetReason() string {
+	return s.Reason
+}
+
+// SetReason sets the value of Reason.
+func (s *VoidRequest) SetReason(val string) {
+	s.Reason = val
 }
 
 // Ref: #/components/schemas/WithdrawRequest
