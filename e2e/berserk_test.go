@@ -31,6 +31,8 @@ func TestBerserkInARealArena(t *testing.T) {
 	game := currentGame(t, s, arena.ID, ann.id)
 	goTo(t, ann.page, "/game/"+game)
 	goTo(t, bob.page, "/game/"+game)
+	// The socket's ping, in words for a player (locally: good).
+	wantMatch(t, ann.page.GetByTestId("connection-quality"), `^Connection: good · \d+ ms$`, "the connection's quality")
 	if err := expect.Locator(bob.page.GetByTestId("berserk")).ToBeVisible(); err != nil {
 		t.Fatalf("Bob is not offered berserk before his first move: %v", err)
 	}

@@ -26,6 +26,39 @@
   setInterval(tick, 250);
   tick();
 
+  // Connection quality: a ping on the page's socket every few seconds,
+  // the time to its pong in words (good under 150 ms, fair under 400 ms,
+  // poor above; lost when none comes back before the next ping).
+  const quality = document.querySelector("[data-connection-quality]");
+  if (quality) {
+    let socket = null;
+    let sentAt = 0;
+    const ping = () => {
+      if (sentAt) quality.textContent = "Connection: lost, reconnecting…";
+      if (!socket) return;
+      sentAt = performance.now();
+      socket.send(JSON.stringify({ type: "ping" }));
+    };
+    document.body.addEventListener("htmx:wsOpen", (e) => {
+      socket = e.detail.socketWrapper;
+      sentAt = 0;
+      ping();
+    });
+    document.body.addEventListener("htmx:wsClose", () => {
+      socket = null;
+    });
+    document.body.addEventListener("htmx:wsBeforeMessage", (e) => {
+      const text = typeof e.detail.message === "string" ? e.detail.message : "";
+      if (!sentAt || !text.startsWith('{"type":"pong"')) return;
+      const ms = Math.round(performance.now() - sentAt);
+      sentAt = 0;
+      const words = ms < 150 ? "good" : ms < 400 ? "fair" : "poor";
+      quality.textContent = "Connection: " + words + " · " + ms + " ms";
+      quality.dataset.quality = words;
+    });
+    setInterval(ping, 5000);
+  }
+
   // Sound and motion: a short sound and a drop animation for each Connect
   // Four move, and a cue when the viewer's turn comes. Off by default for
   // people who prefer reduced motion; the toggle remembers the choice.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"wager/domain"
 )
@@ -35,9 +36,11 @@ type ErrorFrame struct {
 	TournamentID string `json:"tournamentId,omitempty" doc:"the tournament of a join-tournament that failed"`
 }
 
-// PongFrame answers ping.
+// PongFrame answers ping, to every kind of socket: a page measures its
+// connection's latency with it.
 type PongFrame struct {
-	Type string `json:"type" const:"pong"`
+	Type string    `json:"type" const:"pong"`
+	At   time.Time `json:"at" doc:"the server's time when it answered"`
 }
 
 // NoticeFrame carries a personal notice.

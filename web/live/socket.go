@@ -309,7 +309,10 @@ func (h *Hub) read(ctx context.Context, ws *websocket.Conn, c *Conn) {
 		case "leave-tournament":
 			h.leave(c, domain.TournamentStreamOf(m.TournamentID))
 		case "ping":
-			c.reply(PongFrame{Type: "pong"})
+			// Pages too: the game page shows the connection's quality.
+			if b, err := json.Marshal(PongFrame{Type: "pong", At: time.Now().UTC()}); err == nil && !c.deliver(b) {
+				c.Close()
+			}
 		default:
 			c.reply(ErrorFrame{Type: "error", Code: domain.CodeValidation, Message: "unknown message type " + m.Type})
 		}
