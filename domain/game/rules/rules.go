@@ -150,11 +150,12 @@ func berserkTooShort(seconds int) error {
 	return domain.Errorf(domain.CodeConflict, "rounds or turns of %d seconds are too short to halve: berserk needs more than %d", seconds, MinBerserkSeconds)
 }
 
-// berserkTooLate is the CONFLICT of a berserk after half of the player's
-// round or turn has passed: it would lose it at once.
+// errBerserkTooLate is the CONFLICT of a berserk after half of the
+// player's round or turn has passed: it would lose it at once.
 var errBerserkTooLate = domain.Errorf(domain.CodeConflict, "half of your round or turn has passed already: it is too late to go berserk in it")
 
-// berserkRefusal is the CONFLICT of a berserk that is too late.
+// berserkRefusal is the CONFLICT of a berserk after the player's first
+// move, or a second one.
 func berserkRefusal(again bool) error {
 	if again {
 		return domain.Errorf(domain.CodeConflict, "you went berserk in this game already")
