@@ -24,7 +24,7 @@ func (s *Service) ReadEnd(ctx context.Context, e *game.Ending) (game.EndWrite, e
 		return nil, nil
 	}
 	var rows []playerRecord
-	e.Reads.With("tournament_records", `SELECT user_id, score, games, wins, draws, losses, streak, berserks, time_losses FROM tournament_players
+	e.Reads.With("tournament_records", `SELECT `+recordColumns+` FROM tournament_players
 		WHERE tournament_id = ? AND user_id = ANY(?::uuid[]) FOR UPDATE`, *g.TournamentID, g.Players)
 	e.Reads.Column(db.JSON(&rows), "SELECT json_agg(r) FROM tournament_records AS r")
 	return func(ctx context.Context, e *game.Ending) error {
@@ -45,6 +45,9 @@ type playerRecord struct {
 	Berserks   int `json:"berserks"`
 	TimeLosses int `json:"time_losses"`
 }
+
+// recordColumns are a player's record's columns (playerRecord's).
+const recordColumns = "user_id, score, games, wins, draws, losses, streak, berserks, time_losses"
 
 func (p playerRecord) record() Record {
 	return Record{Score: p.Score, Games: p.Games, Wins: p.Wins, Draws: p.Draws, Losses: p.Losses, Streak: p.Streak,

@@ -224,12 +224,11 @@ func (s *Service) createDue(ctx context.Context) error {
 			}
 			for !sc.NextAt.After(now.Add(CreateAhead)) {
 				starts := sc.NextAt
-				if _, err := tx.ExecContext(ctx, `INSERT INTO tournaments (id, name, game_type, settings, entry_fee_minor, prize_split_bps, starts_at,
-						ends_at, max_players, agents_allowed, status, created_by, created_at, changed_at, schedule_id)
-					VALUES (?, ?, ?, ?, ?, ?::integer[], ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-					uuid.NewString(), sc.Name, sc.GameType, string(sc.Settings), sc.EntryFeeMinor, intArray(sc.PrizeSplit), starts,
-					starts.Add(time.Duration(sc.DurationMinutes)*time.Minute), sc.MaxPlayers, sc.AgentsAllowed, StatusScheduled,
-					sc.CreatedByID, now, now, sc.ID); err != nil {
+				t := Tournament{ID: uuid.NewString(), Name: sc.Name, GameType: sc.GameType, Settings: sc.Settings, EntryFeeMinor: sc.EntryFeeMinor,
+					PrizeSplitBps: sc.PrizeSplit, StartsAt: starts, EndsAt: starts.Add(time.Duration(sc.DurationMinutes) * time.Minute),
+					MaxPlayers: sc.MaxPlayers, AgentsAllowed: sc.AgentsAllowed, Status: StatusScheduled, CreatedByID: sc.CreatedByID,
+					CreatedAt: now, ChangedAt: now, ScheduleID: &sc.ID}
+				if err := insert(ctx, tx, t); err != nil {
 					return fmt.Errorf("create the arena of schedule %s at %s: %w", sc.ID, starts, err)
 				}
 				sc.NextAt = sc.NextAt.Add(periods[sc.Every])

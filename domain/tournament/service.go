@@ -215,17 +215,30 @@ func (s *Service) Create(ctx context.Context, userID string, n NewTournament) (T
 		if err := s.boundCreation(ctx, tx, userID, now); err != nil {
 			return err
 		}
-		return tx.NewRaw(`WITH t AS (INSERT INTO tournaments (id, name, game_type, settings, entry_fee_minor, prize_split_bps, starts_at,
-				ends_at, max_players, agents_allowed, status, created_by, created_at, changed_at) VALUES (?, ?, ?, ?, ?, ?::integer[], ?, ?, ?, ?, ?, ?, ?, ?))
-			SELECT username FROM users WHERE id = ?`,
-			t.ID, t.Name, t.GameType, string(t.Settings), t.EntryFeeMinor, intArray(t.PrizeSplitBps), t.StartsAt, t.EndsAt,
-			t.MaxPlayers, t.AgentsAllowed, t.Status, userID, now, now, userID).Scan(ctx, &t.CreatorName)
+		if err := insert(ctx, tx, t); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, "SELECT username FROM users WHERE id = ?", userID).Scan(&t.CreatorName)
 	})
 	if err != nil {
 		return Tournament{}, fmt.Errorf("create a tournament: %w", err)
 	}
 	t.CreatedBy = UserRef{UserID: userID, Username: t.CreatorName}
 	return t, nil
+}
+
+// insert stores a new tournament, unless one of its schedule starts at
+// its start already (an occurrence created by another instance).
+func insert(ctx context.Context, tx db.Tx, t Tournament) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO tournaments (id, name, game_type, settings, entry_fee_minor, prize_split_bps, starts_at,
+			ends_at, max_players, agents_allowed, status, created_by, created_at, changed_at, schedule_id)
+		VALUES (?, ?, ?, ?, ?, ?::integer[], ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		t.ID, t.Name, t.GameType, string(t.Settings), t.EntryFeeMinor, intArray(t.PrizeSplitBps), t.StartsAt, t.EndsAt,
+		t.MaxPlayers, t.AgentsAllowed, t.Status, t.CreatedByID, t.CreatedAt, t.ChangedAt, t.ScheduleID)
+	if err != nil {
+		return fmt.Errorf("store tournament %s: %w", t.Name, err)
+	}
+	return nil
 }
 
 // boundCreation refuses (RATE_LIMITED) an arena past the creator's daily

@@ -181,7 +181,7 @@ func (s *Service) rescore(ctx context.Context, tx db.Tx, tournamentID, userID st
 	// The player's row first, as a game's end locks it: a game ending now
 	// is either among the games read below or scored after, on top.
 	var before playerRecord
-	if err := tx.NewSelect().Table("tournament_players").Column("user_id", "score", "games", "wins", "draws", "losses", "streak", "berserks", "time_losses").
+	if err := tx.NewSelect().Table("tournament_players").ColumnExpr(recordColumns).
 		Where("tournament_id = ? AND user_id = ?", tournamentID, userID).For("UPDATE").Scan(ctx, &before); err != nil {
 		return Rescored{}, fmt.Errorf("read the record of %s in tournament %s: %w", userID, tournamentID, err)
 	}
