@@ -66,6 +66,13 @@ var GameEvents = []EventName{
 	EventChatMessage, EventDonation, EventPot, EventBet, EventSettlementTransfer, EventMarket, EventReview,
 }
 
+// NeverLate reports whether the spectators of a game seen late
+// (SPECTATOR_DELAY) get an event at once all the same: its chat, its
+// donations and its pot, which tell nothing of the play.
+func NeverLate(name EventName) bool {
+	return name == EventChatMessage || name == EventDonation || name == EventPot
+}
+
 // TournamentEvents are the stored events of a tournament's room.
 var TournamentEvents = []EventName{
 	EventTournamentStandings, EventTournamentPairing, EventTournamentStarted,

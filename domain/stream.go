@@ -53,3 +53,22 @@ type StreamEvent struct {
 	Data      json.RawMessage
 	CreatedAt time.Time
 }
+
+// RoomMember is a user with a socket in a live room: a game's or a
+// tournament's, by its id.
+type RoomMember struct {
+	RoomID string
+	UserID string
+}
+
+// Due returns the first events of evs (in seq order) that are at least
+// delay old at now: what a spectator who sees a game delay late may see.
+func Due(evs []StreamEvent, now time.Time, delay time.Duration) []StreamEvent {
+	cutoff := now.Add(-delay)
+	for i, e := range evs {
+		if e.CreatedAt.After(cutoff) {
+			return evs[:i]
+		}
+	}
+	return evs
+}

@@ -27,6 +27,7 @@ func TestBerserkInARealArena(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	onArenaPage(t, arena.ID, ann, bob)
 	clk.AdvanceTo(arena.StartsAt.Add(time.Second))
 	game := currentGame(t, s, arena.ID, ann.id)
 	goTo(t, ann.page, "/game/"+game)

@@ -84,6 +84,15 @@ func readArena(t *testing.T, s *server, id string) arenaDetail {
 	return d
 }
 
+// onArenaPage opens the arena's page for each person, as people who wait
+// for a pairing do: an arena pairs only entrants connected to its room.
+func onArenaPage(t *testing.T, arena string, ps ...arenaPerson) {
+	t.Helper()
+	for _, p := range ps {
+		goTo(t, p.page, "/arenas/"+arena)
+	}
+}
+
 // currentGame waits until the arena has paired userID and returns the game.
 func currentGame(t *testing.T, s *server, arena, userID string) string {
 	t.Helper()
@@ -346,6 +355,7 @@ func TestArenaAndChallengePagesAreAccessible(t *testing.T) {
 	}
 	check(t, ann.page, "arenas", "/arenas", ann.page.GetByTestId("arena-card").First())
 	check(t, ann.page, "arena-scheduled", "/arenas/"+arena.ID, ann.page.GetByTestId("arena-in"))
+	onArenaPage(t, arena.ID, bob)
 	clk.AdvanceTo(arena.StartsAt.Add(time.Second))
 	currentGame(t, s, arena.ID, ann.id)
 	check(t, ann.page, "arena-running", "/arenas/"+arena.ID, ann.page.GetByTestId("arena-game").First())
@@ -372,7 +382,8 @@ func TestAnArenaLeadsItsPlayerFromGameToGame(t *testing.T) {
 	if _, err := ann.page.Goto("/arenas/" + arena.ID); err != nil {
 		t.Fatal(err)
 	}
-	wantText(t, ann.page.GetByTestId("arena-in"), "You are in. You are paired as soon as the arena runs and you are free.", "before the start")
+	wantText(t, ann.page.GetByTestId("arena-in"), "You are in. You are paired as soon as the arena runs and you are free, while this page or your game's page is open.", "before the start")
+	onArenaPage(t, arena.ID, bob)
 
 	clk.AdvanceTo(arena.StartsAt.Add(time.Second))
 	first := currentGame(t, s, arena.ID, ann.id)

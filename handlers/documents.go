@@ -56,6 +56,9 @@ func (a *App) LiveProtocol() *web.AsyncAPI {
 			"(or joined with the whole state when the gap is too long to replay). Told to resync, join again with your last seq. " +
 			"A socket that stops reading is closed with 1013 (try again later): reconnect and join again with your last seqs. " +
 			"Spectator counts (game:spectators) are presence, not events: they carry no seq and are never replayed. " +
+			"A spectator of a staked Connect Four game sees it SPECTATOR_DELAY late (default 5 s): joined carries the state as of the last event that old, " +
+			"and each event follows, in seq order, once it is that old; its chat messages, donations and pot come at once besides, marked ahead: true, " +
+			"and again in their place (an ahead event does not move the last seq you have). Players see everything at once. " +
 			"Tournaments have rooms too: join-tournament {tournamentId, lastSeq?} answers joined-tournament (the tournament as of seq) " +
 			"or resumed-tournament, then its events (tournament:standings at most once a second, tournament:pairing, tournament:finished, ...) " +
 			"with a seq per tournament, in order.",

@@ -55,7 +55,7 @@ func BenchmarkEventTo1000PagesAnd1000APISockets(b *testing.B) {
 	for i := 0; i < 1000; i++ {
 		for _, aud := range []live.Audience{live.HTML, live.JSON} {
 			c := live.NewConn(viewer.id, aud)
-			if err := a.Live.Join(ctx, c, domain.GameStreamOf(gameID), m.LastSeq, m.LastSeq, false); err != nil {
+			if err := a.Live.Join(ctx, c, domain.GameStreamOf(gameID), m.LastSeq, m.LastSeq, false, 0); err != nil {
 				b.Fatal(err)
 			}
 			conns = append(conns, c)

@@ -80,7 +80,7 @@ func (a *testApp) watch(t *testing.T, game, viewer string) *watcher {
 	w := &watcher{a: a, game: game, page: live.NewConn(viewer, live.HTML), api: live.NewConn(viewer, live.JSON),
 		queries: &liveQueries{}, events: map[int]apiEvent{}}
 	for _, c := range []*live.Conn{w.page, w.api} {
-		if err := a.Live.Join(ctx, c, domain.GameStreamOf(game), m.LastSeq, m.LastSeq, false); err != nil {
+		if err := a.Live.Join(ctx, c, domain.GameStreamOf(game), m.LastSeq, m.LastSeq, false, 0); err != nil {
 			t.Fatal(err)
 		}
 	}

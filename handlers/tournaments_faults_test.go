@@ -172,9 +172,11 @@ func TestTournamentInstancesNeverPairAPlayerTwice(t *testing.T) {
 			}
 		}
 	}
+	ar.enterRoom(ids...)
 	join(ids[:2])
 	ar.start(t) // running, its first two players in a game
 	join(ids[2:])
+	ar.share(t)
 	var wg sync.WaitGroup
 	for i := range 12 {
 		wg.Add(1)

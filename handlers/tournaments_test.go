@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"wager/domain"
+	"wager/domain/eventlog"
 	"wager/domain/money"
 	"wager/domain/tournament"
 )
@@ -20,6 +22,9 @@ type arena struct {
 	a     *testApp
 	clock *testClock
 	id    string
+	// inRoom are the users who stand for a socket in the arena's room:
+	// the worker pairs only those (see share).
+	inRoom map[string]bool
 }
 
 // tournamentApp is an app without background workers (the tests run the
@@ -43,12 +48,52 @@ func newArena(t *testing.T, a *testApp, clk *testClock, p player, fields map[str
 	if r.Code != http.StatusCreated {
 		t.Fatalf("create a tournament: %d %s", r.Code, r.Body)
 	}
-	return &arena{a: a, clock: clk, id: r.json(t)["id"].(string)}
+	return &arena{a: a, clock: clk, id: r.json(t)["id"].(string), inRoom: map[string]bool{}}
 }
 
+// enterRoom and leaveRoom stand for a user's socket in the arena's room
+// opening and closing (their entry opens it: see join).
+func (ar *arena) enterRoom(ids ...string) {
+	for _, id := range ids {
+		ar.inRoom[id] = true
+	}
+}
+
+func (ar *arena) leaveRoom(ids ...string) {
+	for _, id := range ids {
+		delete(ar.inRoom, id)
+	}
+}
+
+// share writes who is in the arena's room as an instance of the arena's
+// own shares its sockets (eventlog.Presence), on the arena's clock: these
+// tests run the worker without a hub or sockets (TestArenaPairsOnlyPlayersWithASocket
+// pairs through real ones).
+func (ar *arena) share(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	p, instance := eventlog.NewPresence(ar.a.DB, ar.clock.now), "test-"+ar.id
+	members := make([]domain.RoomMember, 0, len(ar.inRoom))
+	for id := range ar.inRoom {
+		members = append(members, domain.RoomMember{RoomID: ar.id, UserID: id})
+	}
+	if err := p.Publish(ctx, instance, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SetRooms(ctx, instance, members, nil, true); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// join enters p through the API; an entry that is answered 200 opens
+// p's socket in the arena's room too, as the arena page does.
 func (ar *arena) join(t *testing.T, p player) response {
 	t.Helper()
-	return ar.a.do(t, request{method: http.MethodPost, path: "/tournaments/" + ar.id + "/join", header: p.auth})
+	r := ar.a.do(t, request{method: http.MethodPost, path: "/tournaments/" + ar.id + "/join", header: p.auth})
+	if r.Code == http.StatusOK {
+		ar.enterRoom(p.id)
+	}
+	return r
 }
 
 func (ar *arena) mustJoin(t *testing.T, ps ...player) {
@@ -65,9 +110,11 @@ func (ar *arena) withdraw(t *testing.T, p player) response {
 	return ar.a.do(t, request{method: http.MethodPost, path: "/tournaments/" + ar.id + "/withdraw", header: p.auth})
 }
 
-// work runs the tournament's worker once, as an instance would.
+// work runs the tournament's worker once, as an instance would, with
+// the arena's room as it stands (share).
 func (ar *arena) work(t *testing.T) {
 	t.Helper()
+	ar.share(t)
 	if err := ar.a.Tournaments.WorkOn(context.Background(), ar.id); err != nil {
 		t.Fatal(err)
 	}
@@ -757,6 +804,7 @@ func TestTournamentTopGameIsOnTV(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	ar.enterRoom(ids...)
 	ar.start(t)
 	games := ar.get(t).games()
 	r := a.do(t, request{path: "/tv", header: map[string]string{"Accept": "text/html"}})
@@ -785,7 +833,7 @@ func TestTheArenaPageSaysOnceThatYouAreIn(t *testing.T) {
 	cookie := a.sessionCookie(t, ann.wallet)
 	r := a.do(t, request{path: "/arenas/" + ar.id + "?done=in", header: map[string]string{"Cookie": cookie, "Accept": "text/html"}})
 	text := visibleText(r.Body.String())
-	if n := strings.Count(text, "You are in"); n != 1 || !strings.Contains(text, "You are paired as soon as the arena runs and you are free.") {
+	if n := strings.Count(text, "You are in"); n != 1 || !strings.Contains(text, "You are paired as soon as the arena runs and you are free, while this page or your game's page is open.") {
 		t.Errorf("the page says %d times that you are in: %s", n, text)
 	}
 
@@ -795,6 +843,7 @@ func TestTheArenaPageSaysOnceThatYouAreIn(t *testing.T) {
 	if r := a.do(t, request{method: http.MethodPost, path: "/tournaments/" + ar.id + "/join", header: bob.auth}); r.Code != http.StatusOK {
 		t.Fatalf("join: %d %s", r.Code, r.Body)
 	}
+	ar.enterRoom(ann.id, bob.id)
 	ar.start(t)
 	if len(ar.get(t).games()) != 1 {
 		t.Fatal("the arena did not pair Ann and Bob at its start")

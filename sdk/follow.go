@@ -37,11 +37,16 @@ type Event struct {
 	Name string
 	// Data is the event's payload; its shape depends on Name.
 	Data json.RawMessage
+	// Ahead marks a chat message, donation or pot of a game you watch
+	// late (a staked Connect Four game: SPECTATOR_DELAY), delivered as it
+	// happens, ahead of events with lower seqs that follow it; it is not
+	// delivered again in its place.
+	Ahead bool
 }
 
 // Follow is a game followed live. Events delivers every event of the game
-// after the one FollowGame started from, each once and in seq order,
-// across reconnects; it closes after game:completed, when the context
+// after the one FollowGame started from, each once and in seq order
+// (but for those marked Ahead), across reconnects; it closes after game:completed, when the context
 // ends, or on an error that reconnecting cannot cure (then Err says
 // which).
 type Follow struct {
@@ -88,6 +93,9 @@ func gameRoom(c *Client, gameID string) room[Event] {
 		mine:  func(fr *frame) bool { return fr.GameID == "" || strings.EqualFold(fr.GameID, gameID) },
 		event: func(seq int64, name string, data json.RawMessage) Event {
 			return Event{GameID: gameID, Seq: seq, Name: name, Data: data}
+		},
+		ahead: func(seq int64, name string, data json.RawMessage) Event {
+			return Event{GameID: gameID, Seq: seq, Name: name, Data: data, Ahead: true}
 		},
 		presence: EventSpectators,
 		final:    []string{EventCompleted},

@@ -20,6 +20,7 @@ type frame struct {
 	GameID       string          `json:"gameId"`
 	TournamentID string          `json:"tournamentId"`
 	Seq          int64           `json:"seq"`
+	Ahead        bool            `json:"ahead"`
 	Data         json.RawMessage `json:"data"`
 	State        json.RawMessage `json:"state"`
 	Tournament   json.RawMessage `json:"tournament"`
@@ -47,8 +48,9 @@ type room[E any] struct {
 	over func(state json.RawMessage) bool
 	// mine reports whether a frame is not another room's.
 	mine func(fr *frame) bool
-	// event makes the event delivered.
-	event func(seq int64, name string, data json.RawMessage) E
+	// event makes the event delivered, and ahead one sent ahead of its
+	// turn (nil: the room sends none).
+	event, ahead func(seq int64, name string, data json.RawMessage) E
 	// presence names an event that is not stored ("": none): it is passed
 	// on as it comes, whatever its seq.
 	presence string
@@ -110,6 +112,9 @@ type follower[E any] struct {
 	room room[E]
 	out  chan E
 	last int64 // the seq of the last event delivered
+	// early are the seqs after last delivered ahead of their turn, which
+	// are not delivered again in it.
+	early map[int64]bool
 
 	mu         sync.Mutex
 	err        error
@@ -293,7 +298,9 @@ func (f *follower[E]) read(ctx context.Context, conn *websocket.Conn) (done bool
 		var err error
 		switch fr.Type {
 		case "event":
-			if f.room.presence != "" && fr.Event == f.room.presence {
+			if fr.Ahead && f.room.ahead != nil {
+				err = f.deliverAhead(ctx, fr)
+			} else if f.room.presence != "" && fr.Event == f.room.presence {
 				err = f.send(ctx, f.room.event(fr.Seq, fr.Event, fr.Data)) // its seq is not its own
 			} else {
 				err = f.deliver(ctx, fr.Seq, fr.Event, fr.Data)
@@ -337,7 +344,9 @@ func (f *follower[E]) deliver(ctx context.Context, seq int64, name string, data 
 			return err
 		}
 	}
-	if err := f.send(ctx, f.room.event(seq, name, data)); err != nil {
+	if f.early[seq] {
+		delete(f.early, seq)
+	} else if err := f.send(ctx, f.room.event(seq, name, data)); err != nil {
 		return err
 	}
 	f.last = seq
@@ -345,6 +354,19 @@ func (f *follower[E]) deliver(ctx context.Context, seq int64, name string, data 
 		return errOver
 	}
 	return nil
+}
+
+// deliverAhead passes on an event sent ahead of its turn, once: the room
+// sends it again in its place, after a reconnect too.
+func (f *follower[E]) deliverAhead(ctx context.Context, fr frame) error {
+	if fr.Seq <= f.last || f.early[fr.Seq] {
+		return nil
+	}
+	if f.early == nil {
+		f.early = map[int64]bool{}
+	}
+	f.early[fr.Seq] = true
+	return f.send(ctx, f.room.ahead(fr.Seq, fr.Event, fr.Data))
 }
 
 func (f *follower[E]) send(ctx context.Context, ev E) error {

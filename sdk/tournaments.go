@@ -85,7 +85,9 @@ func (c *Client) Tournament(ctx context.Context, id string) (*api.TournamentDeta
 // *SelfExcludedError, ...: an entry fee is money in), or *APIError (code
 // LINKED_ACCOUNT: a paid tournament refuses an account linked to one of
 // its entrants; AGENTS_NOT_ALLOWED: the arena is for people and the
-// account is a bot, see DeclareBot).
+// account is a bot, see DeclareBot). An arena pairs only entrants with a
+// socket in its room (or on the page of their last game there): keep a
+// FollowTournament open while you play, as PlayArena does.
 func (c *Client) JoinTournament(ctx context.Context, id string) (*api.TournamentEntry, error) {
 	r, err := c.API.PostTournamentsByIdJoinWithResponse(ctx, id, nil)
 	if err != nil {

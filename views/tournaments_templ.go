@@ -1001,12 +1001,12 @@ func arenaEntry(p Page, v ArenaView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else if v.Joined && v.Message != "" {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 74, "<p data-testid=\"arena-in\">You are paired as soon as the arena runs and you are free.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 74, "<p data-testid=\"arena-in\">You are paired as soon as the arena runs and you are free, while this page or your game's page is open.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		} else if v.Joined {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 75, "<p data-testid=\"arena-in\">You are in. You are paired as soon as the arena runs and you are free.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 75, "<p data-testid=\"arena-in\">You are in. You are paired as soon as the arena runs and you are free, while this page or your game's page is open.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -38,6 +39,9 @@ type server struct {
 	// entries give the entry fees that join_tournament paid back to the
 	// cap, by tournament, when withdraw_tournament has them refunded.
 	entries map[string]func()
+	// rooms stops the socket join_tournament holds in each arena's room
+	// (an arena pairs only entrants with one), by tournament.
+	rooms map[string]*context.CancelFunc
 }
 
 // queueEntry is a lobby queue the user waits in and the reservation of
@@ -56,7 +60,7 @@ func newServer(cfg config, now func() time.Time, opts ...wager.Option) (*server,
 	options := []wager.Option{wager.WithAppID(cfg.AppID), wager.WithClock(now),
 		wager.WithSpendingCap(spendCap),
 		wager.WithHTTPClient(&http.Client{Timeout: 90 * time.Second})}
-	s := &server{cap: spendCap, entries: map[string]func(){}}
+	s := &server{cap: spendCap, entries: map[string]func(){}, rooms: map[string]*context.CancelFunc{}}
 	if cfg.WalletKey != "" {
 		key, err := solana.PrivateKeyFromBase58(strings.TrimSpace(cfg.WalletKey))
 		if err != nil {

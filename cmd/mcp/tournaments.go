@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -32,7 +33,9 @@ func (s *server) addTournamentTools() {
 		Description: "COSTS MONEY: enters a tournament until its endsAt (joining late is allowed), locking its entry fee " +
 			"(entryFeeMinor) from your platform balance; the fee goes to the prize pool. The fee counts against the spending cap " +
 			"before anything moves (refused over it, nothing locked). Joining while in, or again after withdraw_tournament from a " +
-			"running tournament, pays nothing (the fee must still fit the cap, and is given back). Then follow it with get_tournament and play each game you are paired in. Errors: " +
+			"running tournament, pays nothing (the fee must still fit the cap, and is given back). An arena pairs only entrants connected to it: " +
+			"this server holds a socket in the arena's room for you from this call until the arena ends or withdraw_tournament. " +
+			"Then follow it with get_tournament and play each game you are paired in. Errors: " +
 			"AGENTS_NOT_ALLOWED (the arena's agentsAllowed is false: it is for people, and this tool never enters it), " +
 			"CONFLICT (full or over), INSUFFICIENT_FUNDS, LINKED_ACCOUNT (a paid tournament refuses an account linked to one of its " +
 			"entrants), and player protection's LIMIT_EXCEEDED and SELF_EXCLUDED with the " +
@@ -142,7 +145,41 @@ func (s *server) joinTournament(ctx context.Context, _ *mcp.CallToolRequest, in 
 		s.entries[id] = release
 		s.mu.Unlock()
 	}
+	if err := s.enterRoom(id); err != nil {
+		return nil, api.TournamentEntry{}, fmt.Errorf("entered, but the arena's room did not open, and the arena pairs only entrants in it (call join_tournament again): %w", err)
+	}
 	return nil, *e, nil
+}
+
+// enterRoom opens a socket in the arena's room, unless one is open, and
+// keeps it until the arena ends or withdraw_tournament: the arena pairs
+// only entrants with a socket in its room, as a person's arena page holds
+// one. It outlives the tool call that opened it.
+func (s *server) enterRoom(id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rooms[id] != nil {
+		return nil
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	f, err := s.client.FollowTournament(ctx, id)
+	if err != nil {
+		stop()
+		return err
+	}
+	mine := &stop
+	s.rooms[id] = mine
+	go func() {
+		for range f.Events { // the agent reads the arena through the tools
+		}
+		s.mu.Lock()
+		if s.rooms[id] == mine && f.Err() != nil { // gave up: the next join_tournament opens it again
+			delete(s.rooms, id)
+		}
+		s.mu.Unlock()
+		stop()
+	}()
+	return nil
 }
 
 func (s *server) declareBot(ctx context.Context, _ *mcp.CallToolRequest, _ noInput) (*mcp.CallToolResult, api.MyProfile, error) {
@@ -170,6 +207,12 @@ func (s *server) withdrawTournament(ctx context.Context, _ *mcp.CallToolRequest,
 	if err != nil {
 		return nil, api.TournamentEntry{}, toolError(err)
 	}
+	s.mu.Lock()
+	if stop := s.rooms[id]; stop != nil {
+		(*stop)()
+		delete(s.rooms, id)
+	}
+	s.mu.Unlock()
 	if e.RefundedMinor > 0 {
 		s.mu.Lock()
 		release := s.entries[id]

@@ -116,3 +116,35 @@ func (p *Presence) Online(ctx context.Context, userIDs []string) (map[string]boo
 	}
 	return out, nil
 }
+
+// SetRooms records who holds a socket in which room on an instance, as
+// SetOnline records who is online: joined and left are the changes since
+// the last call; with full, joined is every member there and the
+// instance's other rows go, as do the rows of instances no longer present.
+func (p *Presence) SetRooms(ctx context.Context, instance string, joined, left []domain.RoomMember, full bool) error {
+	jr, ju := roomColumns(joined)
+	lr, lu := roomColumns(left)
+	_, err := p.db.NewRaw(`WITH gone AS (
+			DELETE FROM room_members AS m
+			WHERE (m.instance_id = ? AND ((m.room_id, m.user_id) IN (SELECT * FROM unnest(?::uuid[], ?::uuid[]))
+					OR (? AND (m.room_id, m.user_id) NOT IN (SELECT * FROM unnest(?::uuid[], ?::uuid[])))))
+				OR (? AND NOT EXISTS (SELECT 1 FROM instance_presence AS i WHERE i.instance_id = m.instance_id))),
+		came AS (
+			INSERT INTO room_members (instance_id, room_id, user_id)
+			SELECT ?, r, u FROM unnest(?::uuid[], ?::uuid[]) AS v (r, u) ON CONFLICT DO NOTHING)
+		SELECT 1`,
+		instance, pgdialect.Array(lr), pgdialect.Array(lu), full, pgdialect.Array(jr), pgdialect.Array(ju), full,
+		instance, pgdialect.Array(jr), pgdialect.Array(ju)).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("record %d room members and %d gone: %w", len(joined), len(left), err)
+	}
+	return nil
+}
+
+func roomColumns(ms []domain.RoomMember) (rooms, users []string) {
+	rooms, users = make([]string, len(ms)), make([]string, len(ms))
+	for i, m := range ms {
+		rooms[i], users[i] = m.RoomID, m.UserID
+	}
+	return rooms, users
+}

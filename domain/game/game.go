@@ -203,7 +203,10 @@ type Service struct {
 	protect  Protection
 	closed   func() bool
 	rows     domain.SeqCache[Game]
-	steps    *db.Batcher[string, stepRow, []eventlog.Event] // the moves stored without a lock (steps.go)
+	// spectatorDelay is how late spectators of a staked Connect Four game
+	// see its events.
+	spectatorDelay time.Duration
+	steps          *db.Batcher[string, stepRow, []eventlog.Event] // the moves stored without a lock (steps.go)
 	seatCache
 }
 
@@ -240,12 +243,15 @@ type Deps struct {
 	// (maintenance mode): no deadline is enforced while it is (see
 	// RunDeadlinesOnce). nil: never closed.
 	Closed func() bool
+	// SpectatorDelay is how late spectators of a staked Connect Four game
+	// see its events (see Service.SpectatorDelay); 0: never late.
+	SpectatorDelay time.Duration
 }
 
 // New returns a Service.
 func New(bdb *bun.DB, now domain.Clock, log *slog.Logger, d Deps) *Service {
 	s := &Service{db: bdb, events: d.Events, notify: d.Notify, now: now, log: log, rand: rand.Reader, live: d.Live,
-		escrowOf: d.EscrowOf, protect: d.Protect, closed: d.Closed, rows: domain.SeqCache[Game]{Latest: d.Live.LatestSeq, MaxAge: ReadCacheAge, Size: 10_000}}
+		escrowOf: d.EscrowOf, protect: d.Protect, closed: d.Closed, spectatorDelay: d.SpectatorDelay, rows: domain.SeqCache[Game]{Latest: d.Live.LatestSeq, MaxAge: ReadCacheAge, Size: 10_000}}
 	if d.Settle != nil {
 		s.ending = append(s.ending, d.Settle)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"wager/db"
 	"wager/domain"
+	"wager/domain/eventlog"
 	"wager/domain/money"
 	"wager/domain/notify"
 	"wager/domain/social"
@@ -185,7 +186,10 @@ func (s *Service) cancel(ctx context.Context, tx db.Tx, t *Tournament, now time.
 // pair starts a game for the players who wait, two by two (Pair), in the
 // tournament's transaction: each game with the tournament's type and
 // settings, its players no longer waiting, and a tournament:pairing event.
-// A player in a queue or another game is not waiting. When a player
+// A player in a queue or another game is not waiting, nor is one without
+// a socket in the arena's room or in their last game's (where its page
+// offers the next game) on an instance present now: nobody is paired into
+// a game they would not see start. When a player
 // becomes busy between the read and the start (a queue joined at that
 // moment), the game's start is refused and this whole transaction with
 // it: the next run pairs the others.
@@ -202,6 +206,9 @@ func (s *Service) pair(ctx context.Context, tx db.Tx, t Tournament, now time.Tim
 		Where("p.tournament_id = ? AND p.current_game IS NULL AND NOT p.paused", t.ID).
 		Where("? OR NOT u.bot_account", t.AgentsAllowed). // an account that declared itself a bot since it entered
 		Where("NOT EXISTS (SELECT 1 FROM user_presence AS pr WHERE pr.user_id = p.user_id)").
+		Where(`EXISTS (SELECT 1 FROM room_members AS m JOIN instance_presence AS i ON i.instance_id = m.instance_id
+			WHERE m.user_id = p.user_id AND m.room_id IN (p.tournament_id, p.last_game) AND i.updated_at > ?)`,
+			now.Add(-eventlog.PresenceTTL)).
 		For("UPDATE OF p").Scan(ctx, &waiting); err != nil {
 		return fmt.Errorf("read the players waiting in tournament %s: %w", t.ID, err)
 	}
@@ -234,7 +241,7 @@ func (s *Service) pair(ctx context.Context, tx db.Tx, t Tournament, now time.Tim
 		events = append(events, domain.Event{Name: domain.EventTournamentPairing, Data: Paired{GameID: g.ID,
 			Players: []UserRef{{UserID: p[0], Username: names[p[0]]}, {UserID: p[1], Username: names[p[1]]}}}})
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE tournament_players AS p SET current_game = v.g, last_opponent = v.o, waiting_since = NULL
+	if _, err := tx.ExecContext(ctx, `UPDATE tournament_players AS p SET current_game = v.g, last_game = v.g, last_opponent = v.o, waiting_since = NULL
 		FROM unnest(?::uuid[], ?::uuid[], ?::uuid[]) AS v (u, g, o) WHERE p.tournament_id = ? AND p.user_id = v.u`,
 		pgdialect.Array(users), pgdialect.Array(gamesOf), pgdialect.Array(opponents), t.ID); err != nil {
 		return fmt.Errorf("record the pairings of tournament %s: %w", t.ID, err)

@@ -73,13 +73,15 @@ func (h *Games) Routes(r Router) {
 		Description: "Includes the escrow address, the pot, and the settlement's on-chain transfers, so anyone can check the payout on chain.",
 		Response:    GameDetail{}, Errors: []int{http.StatusNotFound}, ETag: true})
 	r.JSON(http.MethodGet, "/games/:id/state", h.gameState, web.Op{Tag: "games", Auth: web.AuthRequired,
-		Summary:     "Game state, the same for players and spectators",
-		Description: "Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their reveal. 409 GAME_NOT_ACTIVE when the game is not active.",
-		Response:    web.OneOf{Property: "gameType", Types: map[string]any{"rps": rules.RPSView{}, "connect4": rules.C4View{}}},
-		Errors:      []int{http.StatusNotFound, http.StatusConflict}})
+		Summary: "Game state, the same for players and spectators",
+		Description: "Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their reveal. 409 GAME_NOT_ACTIVE when the game is not active. " +
+			"A spectator of a staked Connect Four game sees it SPECTATOR_DELAY late (default 5 s): the state as of the last event that old, with that event's seq.",
+		Response: web.OneOf{Property: "gameType", Types: map[string]any{"rps": rules.RPSView{}, "connect4": rules.C4View{}}},
+		Errors:   []int{http.StatusNotFound, http.StatusConflict}})
 	r.JSON(http.MethodGet, "/games/:id/events", h.gameEvents, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary: "The game's events after a seq (for clients that poll instead of using /ws)", Response: EventsPage{},
-		Query: []web.Param{{Name: "after", Description: "the last seq you have; 0 for all", Type: "integer", Min: web.Bound(0)}}})
+		Description: "A spectator of a staked Connect Four game gets only the events at least SPECTATOR_DELAY old (default 5 s); players get every one.",
+		Query:       []web.Param{{Name: "after", Description: "the last seq you have; 0 for all", Type: "integer", Min: web.Bound(0)}}})
 	r.JSON(http.MethodPost, "/games/:id/actions", h.gameAction, web.Op{Tag: "games", Auth: web.AuthRequired,
 		Summary:     "Submit an action (players only)",
 		Description: "{type: move, move: ...} or {type: resign}. 403 NOT_A_PLAYER; 409 ALREADY_MOVED, NOT_YOUR_TURN, GAME_NOT_ACTIVE; 400 INVALID_MOVE.",
@@ -246,7 +248,7 @@ func (h *Games) gameMetadata(c echo.Context) error {
 }
 
 func (h *Games) gameState(c echo.Context) error {
-	st, err := h.Games.PublicState(c.Request().Context(), c.Param("id"))
+	st, err := h.Games.StateFor(c.Request().Context(), c.Param("id"), web.IdentityOf(c).UserID)
 	if err != nil {
 		return err
 	}
@@ -272,14 +274,15 @@ func (h *Games) gameEvents(c echo.Context) error {
 	if c.QueryParam("after") != "" && (err != nil || after < 0) {
 		return domain.Invalid(map[string]string{"after": "must be a seq number, 0 or more"})
 	}
-	m, err := h.Games.Metadata(c.Request().Context(), c.Param("id"))
+	g, err := h.Games.Game(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	evs, err := h.Events.Events(c.Request().Context(), domain.GameStreamOf(m.GameID), after, 200)
+	evs, err := h.Events.Events(c.Request().Context(), domain.GameStreamOf(g.ID), after, 200)
 	if err != nil {
 		return err
 	}
+	evs = h.Games.EventsFor(g, web.IdentityOf(c).UserID, evs)
 	page := EventsPage{Events: make([]RoomEvent, len(evs))}
 	for i, e := range evs {
 		page.Events[i] = RoomEvent{GameID: e.Stream.ID, Seq: e.Seq, Name: e.Name, Data: e.Data, CreatedAt: e.CreatedAt}

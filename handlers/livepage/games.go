@@ -46,6 +46,17 @@ func (v *Games) GameView(ctx context.Context, gameID string, viewer *web.Identit
 	if err != nil {
 		return views.GameView{}, err
 	}
+	if st.delay > 0 && (viewer == nil || !slices.ContainsFunc(st.meta.Players, func(p game.Seat) bool { return p.UserID == viewer.UserID })) {
+		// A spectator sees the game as late as its room shows it.
+		g, err := v.games.Game(ctx, st.meta.GameID)
+		if err != nil {
+			return views.GameView{}, err
+		}
+		if st.view, err = v.games.SpectatorState(ctx, g); err != nil {
+			return views.GameView{}, err
+		}
+		st.meta.LastSeq = st.view.Base().Seq
+	}
 	return v.present(&st, viewer), nil
 }
 
@@ -67,6 +78,8 @@ type gameState struct {
 	review    *integrity.Review
 	transfers []settlement.Transfer
 	rematch   *game.Rematch
+	// delay is how late its spectators see the game while it is active.
+	delay time.Duration
 }
 
 // readGame reads what the game page shows: the game and its pot, its
@@ -77,6 +90,7 @@ func (v *Games) readGame(ctx context.Context, gameID string) (gameState, error) 
 	if st.meta, st.view, err = v.games.Snapshot(ctx, gameID); err != nil {
 		return st, err
 	}
+	st.delay = v.games.SpectatorDelayOf(st.meta)
 	st.escrow = v.pots.EscrowAddress(st.meta.GameID).String()
 	if st.pot, err = v.pots.PotFor(ctx, st.meta); err != nil {
 		return st, err
@@ -124,6 +138,9 @@ func (v *Games) present(s *gameState, viewer *web.Identity) views.GameView {
 	g := views.GameView{GameID: meta.GameID, GameType: meta.GameType, Status: meta.Status, Round: st.Round.Number,
 		Rounds: st.Rounds, RoundSeconds: st.RoundSeconds, Spectators: meta.SpectatorCount, Seq: meta.LastSeq,
 		EscrowAddress: s.escrow, DevWallet: v.devWallet}
+	if meta.Status == game.StatusActive {
+		g.SpectatorDelay = s.delay
+	}
 	if meta.TournamentID != nil {
 		g.TournamentID = *meta.TournamentID
 	}

@@ -98,17 +98,70 @@ func (p *livePage) Events(evs []live.Event) ([][]byte, bool) {
 	return out, true
 }
 
-// chatEvent renders a chat message from its event alone.
-func (v *Games) chatEvent(ctx context.Context, gameID string, ev live.Event) []byte {
+// Spectators implements live.LatePages: a game's late spectators get its
+// chat and its pot at once (the chat line; the pot's panel as it stands
+// now), and after the delay the rest without them (the seq alone for a
+// chat message; the live panels but the pot's).
+func (p *livePage) Spectators(evs []live.Event) (ahead, late [][]byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ctx := context.Background()
+	ahead, late = make([][]byte, len(evs)), make([][]byte, len(evs))
+	lastPot, last := -1, -1
+	for i, ev := range evs {
+		switch {
+		case ev.Name == domain.EventChatMessage:
+			ahead[i] = p.views.chatLine(ctx, p.id, ev)
+			late[i] = render(ctx, views.LiveSeq(ev.Seq))
+		case ev.Name == domain.EventMarket:
+		default:
+			if domain.NeverLate(ev.Name) {
+				lastPot = i
+			}
+			last = i
+		}
+	}
+	if lastPot < 0 && last < 0 {
+		return ahead, late
+	}
+	g := p.views.present(&p.game, nil)
+	if lastPot >= 0 {
+		ahead[lastPot] = render(ctx, views.PotPanel(g))
+	}
+	if last >= 0 {
+		g.Seq = evs[last].Seq
+		late[last] = render(ctx, views.LiveLate(g))
+	}
+	return ahead, late
+}
+
+// render renders a fragment, nil when it fails.
+func render(ctx context.Context, c templ.Component) []byte {
+	var buf bytes.Buffer
+	if err := c.Render(ctx, &buf); err != nil {
+		return nil
+	}
+	return buf.Bytes()
+}
+
+// chatLine renders a chat message from its event alone, nil when its
+// data does not decode.
+func (v *Games) chatLine(ctx context.Context, gameID string, ev live.Event) []byte {
 	var m chat.Message
 	if err := json.Unmarshal(ev.Data, &m); err != nil {
 		v.log.Warn("render a live chat message", "game", gameID, "seq", ev.Seq, "err", err)
 		return nil
 	}
-	var buf bytes.Buffer
-	views.ChatAppend(ChatLine(m)).Render(ctx, &buf)
-	views.LiveSeq(ev.Seq).Render(ctx, &buf)
-	return buf.Bytes()
+	return render(ctx, views.ChatAppend(ChatLine(m)))
+}
+
+// chatEvent renders a chat message from its event alone, with its seq.
+func (v *Games) chatEvent(ctx context.Context, gameID string, ev live.Event) []byte {
+	line := v.chatLine(ctx, gameID, ev)
+	if line == nil {
+		return nil
+	}
+	return append(line, render(ctx, views.LiveSeq(ev.Seq))...)
 }
 
 // marketEvent renders a game:market event from its data alone: the market
@@ -186,9 +239,16 @@ func (v *Games) Join(ctx context.Context, gameID, userID string, atLeast int) (l
 	if err != nil {
 		return live.Joined{}, err
 	}
+	seq, delay := g.Seq, v.games.SpectatorDelay(g)
+	if !player && delay > 0 {
+		if view, err = v.games.SpectatorState(ctx, g); err != nil {
+			return live.Joined{}, err
+		}
+		seq = view.Base().Seq
+	}
 	state, err := json.Marshal(view)
 	if err != nil {
 		return live.Joined{}, fmt.Errorf("encode the state of game %s: %w", g.ID, err)
 	}
-	return live.Joined{State: state, Seq: g.Seq, Player: player}, nil
+	return live.Joined{State: state, Seq: seq, Player: player, Delay: delay, Latest: g.Seq}, nil
 }

@@ -7253,6 +7253,8 @@ type ClientInterface interface {
 
 	// GetGamesByIdEvents The game's events after a seq (for clients that poll instead of using /ws)
 	//
+	// A spectator of a staked Connect Four game gets only the events at least SPECTATOR_DELAY old (default 5 s); players get every one.
+	//
 	// Corresponds with GET /games/{id}/events (the `GetGamesByIdEvents` operationId).
 	GetGamesByIdEvents(ctx context.Context, id string, params *GetGamesByIdEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -7373,7 +7375,7 @@ type ClientInterface interface {
 
 	// GetGamesByIdState Game state, the same for players and spectators
 	//
-	// Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their reveal. 409 GAME_NOT_ACTIVE when the game is not active.
+	// Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their reveal. 409 GAME_NOT_ACTIVE when the game is not active. A spectator of a staked Connect Four game sees it SPECTATOR_DELAY late (default 5 s): the state as of the last event that old, with that event's seq.
 	//
 	// Corresponds with GET /games/{id}/state (the `GetGamesByIdState` operationId).
 	GetGamesByIdState(ctx context.Context, id string, params *GetGamesByIdStateParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -9212,6 +9214,8 @@ func (c *Client) PostGamesByIdDonationsSubmit(ctx context.Context, id string, pa
 
 // GetGamesByIdEvents The game's events after a seq (for clients that poll instead of using /ws)
 //
+// A spectator of a staked Connect Four game gets only the events at least SPECTATOR_DELAY old (default 5 s); players get every one.
+//
 // Corresponds with GET /games/{id}/events (the `GetGamesByIdEvents` operationId).
 func (c *Client) GetGamesByIdEvents(ctx context.Context, id string, params *GetGamesByIdEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetGamesByIdEventsRequest(c.Server, id, params)
@@ -9512,7 +9516,7 @@ func (c *Client) PostGamesByIdRematchLobby(ctx context.Context, id string, param
 
 // GetGamesByIdState Game state, the same for players and spectators
 //
-// Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their reveal. 409 GAME_NOT_ACTIVE when the game is not active.
+// Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their reveal. 409 GAME_NOT_ACTIVE when the game is not active. A spectator of a staked Connect Four game sees it SPECTATOR_DELAY late (default 5 s): the state as of the last event that old, with that event's seq.
 //
 // Corresponds with GET /games/{id}/state (the `GetGamesByIdState` operationId).
 func (c *Client) GetGamesByIdState(ctx context.Context, id string, params *GetGamesByIdStateParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -19595,6 +19599,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetGamesByIdEventsWithResponse The game's events after a seq (for clients that poll instead of using /ws)
 	//
+	// A spectator of a staked Connect Four game gets only the events at least SPECTATOR_DELAY old (default 5 s); players get every one.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /games/{id}/events (the `GetGamesByIdEvents` operationId).
@@ -19739,7 +19745,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetGamesByIdStateWithResponse Game state, the same for players and spectators
 	//
-	// Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their reveal. 409 GAME_NOT_ACTIVE when the game is not active.
+	// Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their reveal. 409 GAME_NOT_ACTIVE when the game is not active. A spectator of a staked Connect Four game sees it SPECTATOR_DELAY late (default 5 s): the state as of the last event that old, with that event's seq.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -34120,6 +34126,8 @@ func (c *ClientWithResponses) PostGamesByIdDonationsSubmitWithResponse(ctx conte
 
 // GetGamesByIdEventsWithResponse The game's events after a seq (for clients that poll instead of using /ws)
 //
+// A spectator of a staked Connect Four game gets only the events at least SPECTATOR_DELAY old (default 5 s); players get every one.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /games/{id}/events (the `GetGamesByIdEvents` operationId).
@@ -34372,7 +34380,7 @@ func (c *ClientWithResponses) PostGamesByIdRematchLobbyWithResponse(ctx context.
 
 // GetGamesByIdStateWithResponse Game state, the same for players and spectators
 //
-// Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their reveal. 409 GAME_NOT_ACTIVE when the game is not active.
+// Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their reveal. 409 GAME_NOT_ACTIVE when the game is not active. A spectator of a staked Connect Four game sees it SPECTATOR_DELAY late (default 5 s): the state as of the last event that old, with that event's seq.
 //
 // Returns a wrapper object for the known response body format(s).
 //

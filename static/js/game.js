@@ -255,7 +255,13 @@
     const empty = document.querySelector("[data-chat-empty]");
     if (empty && document.querySelectorAll("[data-testid=chat-message]").length) empty.remove();
     const list = document.getElementById("chat-list");
-    if (list) list.scrollTop = list.scrollHeight;
+    if (list) {
+      // A spectator who sees the moves late gets the chat at once, and a
+      // line again after a reconnect: each message shows once.
+      const seen = new Set();
+      list.querySelectorAll(":scope > li[id]").forEach((li) => (seen.has(li.id) ? li.remove() : seen.add(li.id)));
+      list.scrollTop = list.scrollHeight;
+    }
   });
 
   document.body.addEventListener("chat-sent", () => {

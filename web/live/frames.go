@@ -105,6 +105,7 @@ type wire struct {
 var (
 	stringType    = reflect.TypeFor[string]()
 	intType       = reflect.TypeFor[int]()
+	boolType      = reflect.TypeFor[bool]()
 	rawType       = reflect.TypeFor[json.RawMessage]()
 	eventNameType = reflect.TypeFor[domain.EventName]()
 )
@@ -128,9 +129,13 @@ func newWire(n roomNames) *wire {
 		joined = append(joined, structField("Role", "role", stringType, `enum:"player,spectator" doc:"player or spectator"`))
 	}
 	joined = append(joined, structField(n.state.goName, n.state.json, rawType, fmt.Sprintf(`schema:%q doc:%q`, n.state.schema, n.state.doc)))
+	event := []reflect.StructField{typ("event"), structField("Event", "event", eventNameType, ""), id,
+		seq(1, "the event's number in its "+n.noun+": 1, 2, 3, ... without gaps"), structField("Data", "data", rawType, `type:"object"`)}
+	if n.role {
+		event = append(event, structField("Ahead", "ahead,omitempty", boolType, `doc:"true on a chat message, donation or pot sent to a spectator of a game seen late (SPECTATOR_DELAY) as it happens, ahead of the events before it: it does not move the last seq you have, and it comes again in its place in seq order"`))
+	}
 	return &wire{roomNames: n,
-		eventType: reflect.StructOf([]reflect.StructField{typ("event"), structField("Event", "event", eventNameType, ""), id,
-			seq(1, "the event's number in its "+n.noun+": 1, 2, 3, ... without gaps"), structField("Data", "data", rawType, `type:"object"`)}),
+		eventType:   reflect.StructOf(event),
 		joinedType:  reflect.StructOf(joined),
 		resumedType: reflect.StructOf([]reflect.StructField{typ(n.resumed.typ), id, seq(1, "the lastSeq of the join: the next event is seq + 1")}),
 		resyncType:  reflect.StructOf([]reflect.StructField{typ(n.resync.typ), id}),
@@ -161,8 +166,13 @@ func encode(t reflect.Type, values ...any) json.RawMessage {
 	return mustJSON(v.Interface())
 }
 
-func (w *wire) eventFrame(e Event) json.RawMessage {
-	return encode(w.eventType, e.Name, e.Stream.ID, e.Seq, e.Data)
+// eventFrame is an event's frame; ahead marks one sent to a late
+// spectator ahead of its turn (game rooms only: see Joined.Delay).
+func (w *wire) eventFrame(e Event, ahead bool) json.RawMessage {
+	if !w.role {
+		return encode(w.eventType, e.Name, e.Stream.ID, e.Seq, e.Data)
+	}
+	return encode(w.eventType, e.Name, e.Stream.ID, e.Seq, e.Data, ahead)
 }
 
 func (w *wire) joinedFrame(id string, j Joined) json.RawMessage {

@@ -17,7 +17,7 @@ func TestEachKindsFramesAreTheProtocolsBytes(t *testing.T) {
 		got  []byte
 		want string
 	}{
-		{g.eventFrame(Event{Stream: domain.GameStreamOf("g1"), Seq: 7, Name: "game:move", Data: data}),
+		{g.eventFrame(Event{Stream: domain.GameStreamOf("g1"), Seq: 7, Name: "game:move", Data: data}, false),
 			`{"type":"event","event":"game:move","gameId":"g1","seq":7,"data":{"a":1}}`},
 		{g.joinedFrame("g1", Joined{Seq: 3, Player: true, State: data}),
 			`{"type":"joined","gameId":"g1","seq":3,"role":"player","state":{"a":1}}`},
@@ -26,7 +26,7 @@ func TestEachKindsFramesAreTheProtocolsBytes(t *testing.T) {
 		{g.resumedFrame("g1", 5), `{"type":"resumed","gameId":"g1","seq":5}`},
 		{g.resyncFrame("g1"), `{"type":"resync","gameId":"g1"}`},
 		{g.leftFrame("g1"), `{"type":"left","gameId":"g1"}`},
-		{tour.eventFrame(Event{Stream: domain.TournamentStreamOf("t1"), Seq: 2, Name: "tournament:pairing", Data: data}),
+		{tour.eventFrame(Event{Stream: domain.TournamentStreamOf("t1"), Seq: 2, Name: "tournament:pairing", Data: data}, false),
 			`{"type":"event","event":"tournament:pairing","tournamentId":"t1","seq":2,"data":{"a":1}}`},
 		{tour.joinedFrame("t1", Joined{Seq: 4, Player: true, State: data}),
 			`{"type":"joined-tournament","tournamentId":"t1","seq":4,"tournament":{"a":1}}`},

@@ -49,6 +49,11 @@ type Presence interface {
 	// (online) or closed their last (offline) since the last call; with
 	// full, online is every user with a socket here and nobody else is.
 	SetOnline(ctx context.Context, instance string, online, offline []string, full bool) error
+	// SetRooms records who holds a socket in which room here, as
+	// SetOnline records who is online: the members who joined and left
+	// since the last call, or with full every member here. An arena pairs
+	// only its entrants in a room (domain/tournament).
+	SetRooms(ctx context.Context, instance string, joined, left []domain.RoomMember, full bool) error
 }
 
 // Everyone is the user id of a notice to every socket.
@@ -91,6 +96,10 @@ type Options struct {
 	// them.
 	Clock domain.Clock
 	Pause func(ctx context.Context, d time.Duration) bool
+	// Now is the clock the events' times are read on (the application's):
+	// a late spectator gets an event Joined.Delay after its time. The
+	// wall clock unless set.
+	Now domain.Clock
 }
 
 // Hub is one instance's live rooms and sockets.
@@ -126,6 +135,11 @@ type Hub struct {
 	changed map[string]struct{}
 	fullAt  time.Time
 
+	// The room members last shared (see members), and when all of them
+	// were last written; Run's alone.
+	shared      map[domain.RoomMember]struct{}
+	sharedAllAt time.Time
+
 	feedFrames *rate.Limiter     // of notices to Everyone
 	feeds      atomic.Int64      // registered sockets that take notices to Everyone
 	feed       chan feedDelivery // notices to Everyone that Run delivers
@@ -152,6 +166,9 @@ func New(store Store, pages Pages, presence Presence, kinds map[domain.StreamKin
 	}
 	if opts.Clock == nil {
 		opts.Clock = domain.SystemClock
+	}
+	if opts.Now == nil {
+		opts.Now = domain.SystemClock
 	}
 	if opts.Pause == nil {
 		opts.Pause = domain.Sleep
@@ -520,20 +537,24 @@ func (h *Hub) sendCounts() {
 	}
 }
 
-// sharePresence publishes this instance's counts and reads the others'.
+// sharePresence publishes this instance's counts, who is online and who
+// is in which room, and reads the other instances' counts.
 func (h *Hub) sharePresence(ctx context.Context) {
 	counts := map[string]int{}
+	members := map[domain.RoomMember]struct{}{}
 	for _, r := range h.rooms() {
 		r.mu.Lock()
 		if r.watch > 0 {
 			counts[r.stream.ID] = r.watch // only games' rooms count spectators
 		}
+		r.membersLocked(members)
 		r.mu.Unlock()
 	}
 	if err := h.presence.Publish(ctx, h.instance, counts); err != nil && ctx.Err() == nil {
 		h.log.Warn("live: share spectator counts", "err", err)
 	}
 	h.shareOnline(ctx)
+	h.shareRooms(ctx, members)
 	others, err := h.presence.Others(ctx, h.instance)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -579,6 +600,37 @@ func (h *Hub) shareOnline(ctx context.Context) {
 			h.log.Warn("live: share who is online", "err", err)
 		}
 	}
+}
+
+// shareRooms writes who joined or left a room here since the last time,
+// or every member when onlineFullEvery has passed.
+func (h *Hub) shareRooms(ctx context.Context, members map[domain.RoomMember]struct{}) {
+	var joined, left []domain.RoomMember
+	full := time.Since(h.sharedAllAt) >= onlineFullEvery
+	for m := range members {
+		if _, ok := h.shared[m]; full || !ok {
+			joined = append(joined, m)
+		}
+	}
+	for m := range h.shared {
+		if _, ok := members[m]; !ok && !full {
+			left = append(left, m)
+		}
+	}
+	if !full && len(joined)+len(left) == 0 {
+		return
+	}
+	if err := h.presence.SetRooms(ctx, h.instance, joined, left, full); err != nil {
+		h.sharedAllAt = time.Time{} // the next share writes everything
+		if ctx.Err() == nil {
+			h.log.Warn("live: share who is in which room", "err", err)
+		}
+		return
+	}
+	if full {
+		h.sharedAllAt = time.Now()
+	}
+	h.shared = members
 }
 
 // SweepNow asks Run for a sweep at once, besides the one every

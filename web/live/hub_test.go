@@ -155,6 +155,9 @@ func (soloPresence) Others(context.Context, string) (map[string]int, error) {
 	return map[string]int{}, nil
 }
 func (soloPresence) SetOnline(context.Context, string, []string, []string, bool) error { return nil }
+func (soloPresence) SetRooms(context.Context, string, []domain.RoomMember, []domain.RoomMember, bool) error {
+	return nil
+}
 
 func newTestHub(t testing.TB, s *memStore) *Hub {
 	h := New(s, testPages{s}, soloPresence{}, kinds(s, testPages{s}), "test", slog.New(slog.DiscardHandler), Options{})
@@ -231,7 +234,7 @@ func TestEventsReachEveryMemberOnceInOrderWhateverOrderTheyArriveIn(t *testing.T
 	s := newMemStore()
 	h := newTestHub(t, s)
 	c := NewConn("u1", JSON)
-	if err := h.Join(context.Background(), c, domain.GameStreamOf("g"), 0, 0, false); err != nil {
+	if err := h.Join(context.Background(), c, domain.GameStreamOf("g"), 0, 0, false, 0); err != nil {
 		t.Fatal(err)
 	}
 	e1, e2, e3 := s.add("g", "a", 1), s.add("g", "b", 2), s.add("g", "c", 3)
@@ -253,7 +256,7 @@ func TestAJoinReplaysFromMemoryOrFromTheStore(t *testing.T) {
 	h := newTestHub(t, s)
 	ctx := context.Background()
 	first := NewConn("u1", JSON)
-	if err := h.Join(ctx, first, domain.GameStreamOf("g"), 0, 0, false); err != nil {
+	if err := h.Join(ctx, first, domain.GameStreamOf("g"), 0, 0, false, 0); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < ringLen+20; i += 37 {
@@ -265,7 +268,7 @@ func TestAJoinReplaysFromMemoryOrFromTheStore(t *testing.T) {
 	reads := s.reads
 	recent := NewConn("u2", JSON)
 	joined := make(chan error, 1)
-	go func() { joined <- h.Join(ctx, recent, domain.GameStreamOf("g"), 30, ringLen+20, false) }()
+	go func() { joined <- h.Join(ctx, recent, domain.GameStreamOf("g"), 30, ringLen+20, false, 0) }()
 	wantSeqs(t, "a resume the room remembers", drain(t, recent, ringLen-10).seqs, 31, ringLen+20)
 	if err := <-joined; err != nil {
 		t.Fatal(err)
@@ -274,7 +277,7 @@ func TestAJoinReplaysFromMemoryOrFromTheStore(t *testing.T) {
 		t.Errorf("a resume within the room's memory read the store %d times", s.reads-reads)
 	}
 	old := NewConn("u3", JSON)
-	go func() { joined <- h.Join(ctx, old, domain.GameStreamOf("g"), 5, ringLen+20, false) }() // its socket's writer drains meanwhile
+	go func() { joined <- h.Join(ctx, old, domain.GameStreamOf("g"), 5, ringLen+20, false, 0) }() // its socket's writer drains meanwhile
 	wantSeqs(t, "an older resume", drain(t, old, ringLen+15).seqs, 6, ringLen+20)
 	if err := <-joined; err != nil {
 		t.Fatal(err)
@@ -293,7 +296,7 @@ func TestASubscriberThatFallsBehindIsToldToResyncAndMissesNothing(t *testing.T) 
 	h := newTestHub(t, s)
 	ctx := context.Background()
 	slow := NewConn("slow", JSON)
-	if err := h.Join(ctx, slow, domain.GameStreamOf("g"), 0, 0, false); err != nil {
+	if err := h.Join(ctx, slow, domain.GameStreamOf("g"), 0, 0, false, 0); err != nil {
 		t.Fatal(err)
 	}
 	// Nobody reads: the queue overflows at the sixth event. (Each batch is
@@ -323,7 +326,7 @@ func TestASubscriberThatFallsBehindIsToldToResyncAndMissesNothing(t *testing.T) 
 	// It rejoins with its last seq and gets exactly the rest (its socket's
 	// writer drains the queue meanwhile).
 	joined := make(chan error, 1)
-	go func() { joined <- h.Join(ctx, slow, domain.GameStreamOf("g"), last, s.last("g"), false) }()
+	go func() { joined <- h.Join(ctx, slow, domain.GameStreamOf("g"), last, s.last("g"), false, 0) }()
 	wantSeqs(t, "the slow subscriber after rejoining", drain(t, slow, queueLen+50-last).seqs, last+1, queueLen+50)
 	if err := <-joined; err != nil {
 		t.Fatal(err)
@@ -351,9 +354,9 @@ func TestSpectatorCountsGoOutBatched(t *testing.T) {
 	defer cancel()
 	go h.Run(ctx)
 	player := NewConn("p", JSON)
-	h.Join(ctx, player, domain.GameStreamOf("g"), 0, 0, true)
+	h.Join(ctx, player, domain.GameStreamOf("g"), 0, 0, true, 0)
 	for i := 0; i < 100; i++ {
-		h.Join(ctx, NewConn(fmt.Sprint("s", i), JSON), domain.GameStreamOf("g"), 0, 0, false)
+		h.Join(ctx, NewConn(fmt.Sprint("s", i), JSON), domain.GameStreamOf("g"), 0, 0, false, 0)
 	}
 	counts := 0
 	deadline := time.After(time.Second)
@@ -1075,7 +1078,7 @@ func TestAPISocketsGetEventsBeforePagesAreRendered(t *testing.T) {
 	go h.Run(ctx)
 	api, page := NewConn("u1", JSON), NewConn("u2", HTML)
 	for _, c := range []*Conn{api, page} {
-		if err := h.Join(ctx, c, domain.GameStreamOf("g"), 0, 0, false); err != nil {
+		if err := h.Join(ctx, c, domain.GameStreamOf("g"), 0, 0, false, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -1112,7 +1115,7 @@ func TestARoomReadsWhatPagesShowOnceAndThenFollowsTheEvents(t *testing.T) {
 	publish(h, s, "g", 3)
 	p1, p2 := NewConn("u1", HTML), NewConn("u2", HTML)
 	for _, c := range []*Conn{p1, p2} {
-		if err := h.Join(ctx, c, domain.GameStreamOf("g"), 3, 3, false); err != nil {
+		if err := h.Join(ctx, c, domain.GameStreamOf("g"), 3, 3, false, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -1141,7 +1144,7 @@ func TestARoomReadsWhatPagesShowOnceAndThenFollowsTheEvents(t *testing.T) {
 		}
 	}
 	pages.refuse.Store(false)
-	if err := h.Join(ctx, p1, domain.GameStreamOf("g"), 13, 14, false); err != nil {
+	if err := h.Join(ctx, p1, domain.GameStreamOf("g"), 13, 14, false, 0); err != nil {
 		t.Fatal(err)
 	}
 	if n := pages.opens.Load(); n != 2 {
@@ -1152,7 +1155,7 @@ func TestARoomReadsWhatPagesShowOnceAndThenFollowsTheEvents(t *testing.T) {
 		t.Fatalf("the room has %d members, want none", n)
 	}
 	api := NewConn("u3", JSON)
-	if err := h.Join(ctx, api, domain.GameStreamOf("g"), 14, 14, false); err != nil {
+	if err := h.Join(ctx, api, domain.GameStreamOf("g"), 14, 14, false, 0); err != nil {
 		t.Fatal(err)
 	}
 	if n := pages.opens.Load(); n != 2 {
@@ -1206,7 +1209,7 @@ func TestASweepClosesARoomItsLastMemberFellBehindIn(t *testing.T) {
 	h := New(s, testPages{s}, soloPresence{}, kinds(s, testPages{s}), "test", slog.New(slog.DiscardHandler), Options{})
 	ctx := context.Background()
 	slow := NewConn("slow", JSON)
-	if err := h.Join(ctx, slow, domain.GameStreamOf("g"), 0, 0, false); err != nil {
+	if err := h.Join(ctx, slow, domain.GameStreamOf("g"), 0, 0, false, 0); err != nil {
 		t.Fatal(err)
 	}
 	for i := range queueLen { // nobody reads: the queue is full, and the next event kicks the only member
@@ -1237,7 +1240,7 @@ func TestASweepClosesARoomItsLastMemberFellBehindIn(t *testing.T) {
 		t.Fatal("a room without members is still open after a sweep")
 	}
 	late := NewConn("late", JSON)
-	if err := h.Join(ctx, late, domain.GameStreamOf("g"), 0, s.last("g"), false); err != nil {
+	if err := h.Join(ctx, late, domain.GameStreamOf("g"), 0, s.last("g"), false, 0); err != nil {
 		t.Fatal(err)
 	}
 	wantSeqs(t, "a join after the sweep", drain(t, late, 10).seqs, 1, 10)

@@ -48,6 +48,13 @@ type Joined struct {
 	// active: GAME_NOT_ACTIVE), unless it resumes: a resume still gets
 	// the events it missed, up to the end.
 	Ended error
+	// Delay is how late the room's spectators receive its events (a
+	// staked Connect Four game's SPECTATOR_DELAY; 0: at once); then State
+	// and Seq answer a spectator as of the last event that old, and Latest
+	// is the room's newest seq. Events never late (domain.NeverLate) reach
+	// its spectators at once besides, as frames marked ahead.
+	Delay  time.Duration
+	Latest int
 }
 
 // PageState is what a room's pages show, kept up to date by the room's
@@ -62,6 +69,17 @@ type PageState interface {
 	// the events leave a gap after Seq: the state cannot follow the room
 	// any more.
 	Events(evs []Event) ([][]byte, bool)
+}
+
+// LatePages is a PageState whose pages also render for the spectators of
+// a room that sees its events late (Joined.Delay), after Events took in
+// the same events: ahead, at once, the fragments of the events never late
+// (nil for the others); late, after the delay, an event's fragment where
+// it differs from the players' (nil: the same). A spectator's page shows
+// the never-late parts only from its ahead fragments, so that an older
+// late fragment never replaces a newer one.
+type LatePages interface {
+	Spectators(evs []Event) (ahead, late [][]byte)
 }
 
 // Stateless is the PageState of a room whose pages render each event from
@@ -105,6 +123,11 @@ type room struct {
 	count   int       // the spectator count last sent
 	burst   bool      // the batch being fanned out is more than a queue holds
 	behind  []lagging // members the burst left behind, for the pump to catch up
+	// delay is how late the spectators receive the room's events (see
+	// Joined.Delay), kept once a join said it; release is the timer that
+	// gives them the events that came due.
+	delay   time.Duration
+	release *time.Timer
 }
 
 // lagging is a member a burst left behind: the seq it has.
@@ -124,14 +147,32 @@ const burstLen = queueLen
 type member struct {
 	after  int // the last seq this subscriber has
 	player bool
+	// late: a spectator of a room with a delay, whose events come in seq
+	// order once they are delay old (after is the last of those), and
+	// ahead the last never-late event it was sent ahead of them.
+	late  bool
+	ahead int
 }
 
 // frame is one event rendered for each audience; nil bytes: nothing to
 // send that audience.
 type frame struct {
 	seq   int
+	at    time.Time // the event's time: the late spectators get it delay after
 	bytes [numAudiences][]byte
 	html  bool // rendered for pages
+	// In a room with a delay: what its late spectators get at once of an
+	// event never late (nil for the others), and after the delay where it
+	// differs from bytes (nil: bytes).
+	ahead, late [numAudiences][]byte
+}
+
+// lateBytes is what a late spectator of audience a gets of f after the delay.
+func (f *frame) lateBytes(a Audience) []byte {
+	if f.late[a] != nil {
+		return f.late[a]
+	}
+	return f.bytes[a]
 }
 
 func newRoom(s domain.Stream, known int) *room {
@@ -213,9 +254,9 @@ func (h *Hub) pump(r *room) {
 			return
 		}
 		r.mu.Lock()
-		view := r.view
+		view, late := r.view, r.delay > 0
 		r.mu.Unlock()
-		frames := r.renderJSON(evs)
+		frames := r.renderJSON(evs, late)
 		r.mu.Lock()
 		r.burst = len(frames) > burstLen
 		r.mu.Unlock()
@@ -223,7 +264,7 @@ func (h *Hub) pump(r *room) {
 			r.mu.Lock()
 			r.sendJSONLocked(frames)
 			r.mu.Unlock()
-			if !renderPages(view, evs, frames) {
+			if !renderPages(view, evs, frames, late) {
 				h.log.Warn("live: the pages' state missed events", "room", r.stream, "seq", view.Seq(), "next", evs[0].Seq)
 			}
 		}
@@ -233,6 +274,7 @@ func (h *Hub) pump(r *room) {
 		}
 		r.fanOutLocked(frames)
 		r.burst = false
+		r.releaseLocked(h)
 		behind := r.behind
 		r.behind = nil
 		r.mu.Unlock()
@@ -246,7 +288,7 @@ func (h *Hub) pump(r *room) {
 // has, as a join that resumes does; one that cannot be caught up is told
 // to resync.
 func (h *Hub) catchUpMember(r *room, l lagging) {
-	if err := h.Join(h.ctx, l.c, r.stream, l.after, l.after, l.player); err != nil {
+	if err := h.Join(h.ctx, l.c, r.stream, l.after, l.after, l.player, 0); err != nil {
 		if h.ctx.Err() == nil {
 			h.log.Warn("live: catch up a socket after a burst", "room", r.stream, "err", err)
 		}
@@ -304,27 +346,42 @@ func (h *Hub) next(r *room) ([]Event, bool) {
 	}
 }
 
-// renderJSON renders events for the API sockets.
-func (r *room) renderJSON(evs []Event) []frame {
+// renderJSON renders events for the API sockets, and with late the
+// frames its late spectators get ahead.
+func (r *room) renderJSON(evs []Event, late bool) []frame {
 	frames := make([]frame, len(evs))
 	for i, e := range evs {
-		frames[i] = frame{seq: e.Seq}
-		frames[i].bytes[JSON] = r.wire.eventFrame(e)
+		frames[i] = frame{seq: e.Seq, at: e.CreatedAt}
+		frames[i].bytes[JSON] = r.wire.eventFrame(e, false)
+		if late && domain.NeverLate(e.Name) {
+			frames[i].ahead[JSON] = r.wire.eventFrame(e, true)
+		}
 	}
 	return frames
 }
 
-// renderPages adds the pages' rendering of events to their frames; false
-// when the page state could not take them.
-func renderPages(view PageState, evs []Event, frames []frame) bool {
+// renderPages adds the pages' rendering of events to their frames, and
+// with late the late spectators' (LatePages); false when the page state
+// could not take them.
+func renderPages(view PageState, evs []Event, frames []frame, late bool) bool {
 	html, ok := view.Events(evs)
 	if !ok {
 		return false
+	}
+	var ahead, behind [][]byte
+	if lp, ok := view.(LatePages); ok && late {
+		ahead, behind = lp.Spectators(evs)
 	}
 	for i := range frames {
 		frames[i].html = true
 		if i < len(html) {
 			frames[i].bytes[HTML] = html[i]
+		}
+		if i < len(ahead) {
+			frames[i].ahead[HTML] = ahead[i]
+		}
+		if i < len(behind) {
+			frames[i].late[HTML] = behind[i]
 		}
 	}
 	return true
@@ -340,6 +397,12 @@ func (r *room) sendJSONLocked(frames []frame) {
 		}
 		for c, m := range r.members {
 			if c.Audience != JSON || f.seq <= m.after {
+				continue
+			}
+			if m.late {
+				if !r.aheadLocked(c, m, f) {
+					r.kickLocked(c)
+				}
 				continue
 			}
 			if !c.deliver(f.bytes[JSON]) {
@@ -367,6 +430,12 @@ func (r *room) fanOutLocked(frames []frame) {
 				r.kickLocked(c) // a page joined while the batch rendered without pages
 				continue
 			}
+			if m.late {
+				if !r.aheadLocked(c, m, f) {
+					r.kickLocked(c)
+				}
+				continue // releaseLocked sends it once it is delay old
+			}
 			if b := f.bytes[c.Audience]; b != nil && !c.deliver(b) {
 				r.kickLocked(c)
 				continue
@@ -380,6 +449,76 @@ func (r *room) fanOutLocked(frames []frame) {
 		}
 		r.ring = append(r.ring, f)
 	}
+}
+
+// aheadLocked sends a late spectator a never-late event at once, unless
+// it was sent already; false when its queue is full.
+func (r *room) aheadLocked(c *Conn, m *member, f frame) bool {
+	if f.seq <= m.ahead || f.ahead[c.Audience] == nil {
+		return true
+	}
+	m.ahead = f.seq
+	return c.deliver(f.ahead[c.Audience])
+}
+
+// releaseLocked sends the late spectators, in seq order from the room's
+// memory, every event that is delay old now, and sets the timer for the
+// next one. A spectator whose next event the memory no longer holds is
+// told to resync (its join continues from what the memory holds).
+func (r *room) releaseLocked(h *Hub) {
+	if r.delay == 0 || r.closed {
+		return
+	}
+	now := h.opts.Now()
+	var next time.Time
+	for c, m := range r.members {
+		if !m.late {
+			continue
+		}
+		if m.after < r.seq && !r.reachesLocked(m.after) {
+			r.kickLocked(c)
+			continue
+		}
+		for _, f := range r.ring {
+			if f.seq <= m.after {
+				continue
+			}
+			if due := f.at.Add(r.delay); due.After(now) {
+				if next.IsZero() || due.Before(next) {
+					next = due
+				}
+				break
+			}
+			if b := f.lateBytes(c.Audience); b != nil && !c.deliver(b) {
+				r.kickLocked(c)
+				break
+			}
+			m.after = f.seq
+		}
+	}
+	if next.IsZero() {
+		return
+	}
+	wait := max(next.Sub(now), 10*time.Millisecond)
+	if r.release == nil {
+		r.release = time.AfterFunc(wait, func() { h.releaseDue(r) })
+	} else {
+		r.release.Reset(wait)
+	}
+}
+
+// releaseDue is the room's release timer: the late spectators get what
+// came due.
+func (h *Hub) releaseDue(r *room) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.releaseLocked(h)
+}
+
+// reachesLocked reports whether the room's memory holds every frame after
+// seq.
+func (r *room) reachesLocked(seq int) bool {
+	return seq >= r.seq || (len(r.ring) > 0 && seq >= r.ring[0].seq-1)
 }
 
 // kickLocked takes a member that fell behind out of the room and tells it
@@ -412,6 +551,17 @@ func (r *room) removeLocked(c *Conn) {
 	}
 }
 
+// membersLocked adds the room's members that count as in it for an arena's
+// pairing: every signed-in member of a tournament's room, the players of a
+// game's.
+func (r *room) membersLocked(to map[domain.RoomMember]struct{}) {
+	for c, m := range r.members {
+		if c.UserID != "" && (m.player || r.stream.Kind == domain.TournamentStream) {
+			to[domain.RoomMember{RoomID: r.stream.ID, UserID: c.UserID}] = struct{}{}
+		}
+	}
+}
+
 // closeIfEmpty marks the room closed when it has no members and reports
 // whether it did; the caller holds the registry's lock and takes the room
 // out of it (a join that finds the room closed opens a new one).
@@ -420,6 +570,9 @@ func (r *room) closeIfEmpty() bool {
 	defer r.mu.Unlock()
 	if len(r.members) == 0 {
 		r.closed = true
+		if r.release != nil {
+			r.release.Stop()
+		}
 	}
 	return r.closed
 }
@@ -430,7 +583,7 @@ func (r *room) replayLocked(after int, a Audience) ([][]byte, bool) {
 	if after >= r.seq {
 		return nil, true
 	}
-	if len(r.ring) == 0 || after < r.ring[0].seq-1 {
+	if !r.reachesLocked(after) {
 		return nil, false
 	}
 	var out [][]byte
@@ -455,12 +608,17 @@ type backlog struct {
 	frames [][]byte
 	memory bool
 	upTo   int
+	late   bool // for a late spectator: only the events that are due
 }
 
 // joinLocked makes c a member, from afterSeq on, when nothing is left to
 // queue on it first, and reports true. Otherwise it returns what catchUp
-// must queue first, outside the room's lock.
-func (r *room) joinLocked(c *Conn, afterSeq int, player bool) (backlog, bool) {
+// must queue first, outside the room's lock. A spectator of a room with a
+// delay joins through joinLateLocked.
+func (r *room) joinLocked(h *Hub, c *Conn, afterSeq int, player, read bool) (backlog, bool) {
+	if !player && r.delay > 0 {
+		return r.joinLateLocked(h, c, afterSeq, read)
+	}
 	replay, ok := r.replayLocked(afterSeq, c.Audience)
 	if !ok || len(replay) > 0 {
 		return backlog{frames: replay, memory: ok, upTo: r.seq}, false
@@ -468,23 +626,61 @@ func (r *room) joinLocked(c *Conn, afterSeq int, player bool) (backlog, bool) {
 	if !c.joined(r.stream, r) { // under the room's lock, so that a kick cannot come between
 		return backlog{}, true // closed: nothing to join
 	}
-	r.members[c] = &member{after: max(afterSeq, r.seq), player: player}
+	r.addLocked(c, &member{after: max(afterSeq, r.seq), player: player})
+	return backlog{}, true
+}
+
+func (r *room) addLocked(c *Conn, m *member) {
+	r.members[c] = m
 	if c.Audience == HTML {
 		r.pages++
 	}
-	if !player && r.wire.crowd {
+	if !m.player && r.wire.crowd {
 		r.watch++
 	}
+}
+
+// joinLateLocked makes c a late spectator from afterSeq on: it gets at
+// once the never-late events after afterSeq that the room's memory holds,
+// and the others as they come due (releaseLocked). When the memory does
+// not reach back to afterSeq, an API socket first reads from the store
+// (read: catchUp, up to the events that are due), and a page, or a socket
+// that read already, continues from what the memory holds: the next
+// rendering of the board shows it whole.
+func (r *room) joinLateLocked(h *Hub, c *Conn, afterSeq int, read bool) (backlog, bool) {
+	if !r.reachesLocked(afterSeq) {
+		if c.Audience == JSON && !read {
+			return backlog{upTo: r.seq, late: true}, false
+		}
+		afterSeq = r.seq
+		if len(r.ring) > 0 {
+			afterSeq = r.ring[0].seq - 1
+		}
+	}
+	if !c.joined(r.stream, r) {
+		return backlog{}, true
+	}
+	m := &member{after: afterSeq, late: true}
+	r.addLocked(c, m)
+	for _, f := range r.ring {
+		if f.seq > afterSeq && !r.aheadLocked(c, m, f) {
+			r.kickLocked(c)
+			return backlog{}, true
+		}
+	}
+	r.releaseLocked(h)
 	return backlog{}, true
 }
 
 // Join adds a connection to a room and queues, in order, every event
 // after afterSeq (from the room's memory when it has them, else read from
 // the store), then live events. known is the seq of the state the caller
-// was answered with; player says whether the user plays there. A room's
+// was answered with; player says whether the user plays there; delay is
+// how late the room's spectators see its events (Joined.Delay). A room's
 // first page reads what pages show (Kind.Open). It returns an error only
 // when the store or the pages' state cannot be read.
-func (h *Hub) Join(ctx context.Context, c *Conn, s domain.Stream, afterSeq, known int, player bool) error {
+func (h *Hub) Join(ctx context.Context, c *Conn, s domain.Stream, afterSeq, known int, player bool, delay time.Duration) error {
+	read := false
 	for {
 		r := h.room(s, known)
 		r.mu.Lock()
@@ -492,6 +688,7 @@ func (h *Hub) Join(ctx context.Context, c *Conn, s domain.Stream, afterSeq, know
 			r.mu.Unlock()
 			continue
 		}
+		r.delay = max(r.delay, delay) // kept once said: a game that ended answers 0
 		if _, in := r.members[c]; in {
 			r.mu.Unlock()
 			return nil
@@ -503,21 +700,25 @@ func (h *Hub) Join(ctx context.Context, c *Conn, s domain.Stream, afterSeq, know
 			}
 			continue
 		}
-		b, joined := r.joinLocked(c, afterSeq, player)
-		view := r.view
+		b, joined := r.joinLocked(h, c, afterSeq, player, read)
+		view, delay := r.view, r.delay
 		r.mu.Unlock()
 		if joined {
 			return nil
 		}
+		read = b.late
 		var ok bool
 		var err error
 		afterSeq, ok, err = h.catchUp(ctx, c, afterSeq, b, func(ctx context.Context, after, limit int) ([]frame, error) {
 			evs, err := h.store.Events(ctx, s, after, limit)
+			if b.late {
+				evs = domain.Due(evs, h.opts.Now(), delay)
+			}
 			if err != nil || len(evs) == 0 {
 				return nil, err
 			}
-			frames := r.renderJSON(evs)
-			if c.Audience == HTML && !renderPages(view, evs, frames) {
+			frames := r.renderJSON(evs, delay > 0)
+			if c.Audience == HTML && !renderPages(view, evs, frames, delay > 0) {
 				return nil, nil // the pages' state was replaced meanwhile: look again
 			}
 			return frames, nil
@@ -637,7 +838,7 @@ func (r *room) leave(h *Hub, c *Conn) {
 }
 
 // sweep checks the open rooms against the store and catches up those
-// that missed an announcement (an instance that stopped between a commit
+// that missed an announcement, gives late spectators what came due (an instance that stopped between a commit
 // and its announcement, a listener that reconnected). It closes the rooms
 // left without members by their last member falling behind (a kick, under
 // the room's lock alone, cannot close a room), forgets old news of rooms
@@ -652,6 +853,7 @@ func (h *Hub) sweep(ctx context.Context) {
 			continue
 		}
 		ids[s.Kind] = append(ids[s.Kind], s.ID)
+		h.releaseDue(r) // besides its timer: a clock a test moves
 	}
 	for s, n := range h.latest {
 		if time.Since(n.at) > 10*time.Minute && h.open[s] == nil {

@@ -21,7 +21,7 @@ func fannedOut(t *testing.T, n int) (*room, *memStore) {
 	}
 	r := newRoom(domain.GameStreamOf("g"), 0)
 	r.mu.Lock()
-	r.fanOutLocked(r.renderJSON(evs))
+	r.fanOutLocked(r.renderJSON(evs, false))
 	r.mu.Unlock()
 	return r, s
 }
@@ -83,7 +83,7 @@ func TestSeqRoomResumesWithExactlyTheFramesAfterASeq(t *testing.T) {
 	for joined := false; !joined; {
 		r.mu.Lock()
 		var b backlog
-		b, joined = r.joinLocked(c, after, false)
+		b, joined = r.joinLocked(nil, c, after, false, false)
 		r.mu.Unlock()
 		if joined {
 			break
@@ -114,7 +114,7 @@ func TestSeqRoomOlderThanItsMemoryReadsTheStore(t *testing.T) {
 	h := &Hub{writeWait: time.Second}
 	c := NewConn("u", JSON)
 	r.mu.Lock()
-	b, joined := r.joinLocked(c, 3, false)
+	b, joined := r.joinLocked(nil, c, 3, false, false)
 	r.mu.Unlock()
 	if joined || b.memory || b.upTo != total {
 		t.Fatalf("a join after seq 3 of a room that keeps seqs %d..%d: joined %v, from memory %v, up to %d",
@@ -124,7 +124,7 @@ func TestSeqRoomOlderThanItsMemoryReadsTheStore(t *testing.T) {
 	go func() { got <- framesOf(c, total-3) }() // the socket's writer, draining while the join queues
 	read := func(ctx context.Context, after, limit int) ([]frame, error) {
 		evs, err := s.Events(ctx, domain.GameStreamOf("g"), after, limit)
-		return r.renderJSON(evs), err
+		return r.renderJSON(evs, false), err
 	}
 	after, ok, err := h.catchUp(context.Background(), c, 3, b, read)
 	if err != nil || !ok || after != total {
@@ -143,7 +143,7 @@ func TestARoomResyncsAFullQueueInsteadOfWaiting(t *testing.T) {
 	slow, fine := NewConn("slow", JSON), NewConn("fine", JSON)
 	for _, c := range []*Conn{slow, fine} {
 		r.mu.Lock()
-		_, joined := r.joinLocked(c, 0, false)
+		_, joined := r.joinLocked(nil, c, 0, false, false)
 		r.mu.Unlock()
 		if !joined {
 			t.Fatal("a join at the room's seq must need no catching up")
@@ -154,7 +154,7 @@ func TestARoomResyncsAFullQueueInsteadOfWaiting(t *testing.T) {
 			t.Fatalf("filling the queue: frame %d not taken", i)
 		}
 	}
-	frames := r.renderJSON([]Event{{Stream: r.stream, Seq: 1, Name: "tournament:standings", Data: json.RawMessage(`{}`)}})
+	frames := r.renderJSON([]Event{{Stream: r.stream, Seq: 1, Name: "tournament:standings", Data: json.RawMessage(`{}`)}}, false)
 	r.mu.Lock()
 	r.fanOutLocked(frames) // returns: nothing waits for the slow socket
 	_, stillIn := r.members[slow]
@@ -189,7 +189,7 @@ func TestABurstLargerThanAQueueReachesAMemberWithoutAResync(t *testing.T) {
 			s := newMemStore()
 			h := newTestHub(t, s)
 			c := NewConn("u", JSON)
-			if err := h.Join(context.Background(), c, st, 0, 0, false); err != nil {
+			if err := h.Join(context.Background(), c, st, 0, 0, false, 0); err != nil {
 				t.Fatal(err)
 			}
 			const n = 5 * queueLen // past the room's memory too: the rest is read from the store

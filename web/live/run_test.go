@@ -53,7 +53,7 @@ func TestRunReturnsOnceNothingOfTheHubRuns(t *testing.T) {
 		c := NewConn("u1", JSON)
 		game, tour := domain.GameStreamOf("g"), domain.TournamentStreamOf("t")
 		for _, st := range []domain.Stream{game, tour} {
-			if err := h.Join(ctx, c, st, 0, 0, false); err != nil {
+			if err := h.Join(ctx, c, st, 0, 0, false, 0); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -73,7 +73,7 @@ func TestRunReturnsOnceNothingOfTheHubRuns(t *testing.T) {
 		h.Announced(game, 5)
 		h.Announced(tour, 4)
 		late := NewConn("u2", JSON)
-		if err := h.Join(context.Background(), late, domain.GameStreamOf("g2"), 0, 0, false); err != nil {
+		if err := h.Join(context.Background(), late, domain.GameStreamOf("g2"), 0, 0, false, 0); err != nil {
 			t.Fatal(err)
 		}
 		h.Announced(domain.GameStreamOf("g2"), 1)
@@ -103,7 +103,7 @@ func TestAStoppingHubSleepsOutNoPause(t *testing.T) {
 		ran := make(chan struct{})
 		go func() { h.Run(ctx); close(ran) }()
 
-		if err := h.Join(ctx, NewConn("u1", JSON), domain.GameStreamOf("g"), 0, 0, false); err != nil {
+		if err := h.Join(ctx, NewConn("u1", JSON), domain.GameStreamOf("g"), 0, 0, false, 0); err != nil {
 			t.Fatal(err)
 		}
 		h.Announced(domain.GameStreamOf("g"), 3)

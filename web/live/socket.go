@@ -338,7 +338,10 @@ func (h *Hub) join(ctx context.Context, c *Conn, s domain.Stream, lastSeq int) {
 	default:
 		c.reply(w.joinedFrame(s.ID, j))
 	}
-	if err := h.Join(ctx, c, s, after, j.Seq, j.Player); err != nil {
+	if j.Latest > j.Seq {
+		h.Announced(s, j.Latest) // a spectator's state is older than the room's newest events
+	}
+	if err := h.Join(ctx, c, s, after, j.Seq, j.Player, j.Delay); err != nil {
 		h.log.Error("live: join a room", "room", s, "err", err)
 		c.reply(w.errorIn(errorFrame(err), s.ID))
 	}

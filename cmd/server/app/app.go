@@ -152,7 +152,7 @@ func (a *App) build(ctx context.Context) error {
 	a.Live = live.New(a.Events, a.Views, presence, map[domain.StreamKind]live.Kind{
 		domain.GameStream:       {Join: a.Views.Join, Open: a.Views.Open},
 		domain.TournamentStream: {Join: joinTournament(a.Tournaments), Open: livepage.NewTournaments(a.log).Open},
-	}, announcer.Instance(), a.log, live.Options{})
+	}, announcer.Instance(), a.log, live.Options{Now: now})
 	a.HTTP = handlers.New(a.Services, opts, a.log)
 	if unknown := limiter.UnknownOverrides(); len(unknown) > 0 {
 		return fmt.Errorf("invalid configuration: ABUSE_OVERRIDES names %s, which is not a charged endpoint (write METHOD /route as in the OpenAPI document)",
@@ -223,7 +223,7 @@ func (a *App) buildGames(now domain.Clock, protect *protection.Rules) error {
 	a.Links = links
 	a.Ranking = ranking.New(a.DB, now)
 	a.Referrals = referrals.New(a.DB, a.Notify, a.Social, a.Events, now, cfg.ReferralBPS, cfg.PublicURL)
-	a.Games = game.New(a.DB, now, a.log, game.Deps{Events: a.Events, Notify: a.Notify, Settle: gameSettlement{a}, Live: liveFeed{a},
+	a.Games = game.New(a.DB, now, a.log, game.Deps{Events: a.Events, Notify: a.Notify, Settle: gameSettlement{a}, Live: liveFeed{a}, SpectatorDelay: cfg.SpectatorDelay,
 		Ending: []game.Participant{a.Ranking, a.Social, a.Referrals, tournamentResults{a}, finals}, Protect: protect,
 		Closed:   func() bool { return a.Flags.Enabled(flags.Maintenance) },
 		EscrowOf: func(gameID string) string { return a.Keys.Escrow(gameID).PublicKey().String() }})

@@ -41,6 +41,16 @@ func TestDemoBotsKeepAnArenaAndPlayInIt(t *testing.T) {
 	if _, err := newcomer.API.PostTournamentsByIdJoinWithResponse(ctx, arena.Id, nil); err != nil {
 		t.Fatalf("the newcomer joins: %v", err)
 	}
+	// Its socket in the arena's room, as its arena page would hold: the
+	// arena pairs only entrants with one.
+	room, err := newcomer.FollowTournament(ctx, arena.Id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for range room.Events {
+		}
+	}()
 
 	// It starts: three players, one game and one waiting.
 	clk.AdvanceTo(arena.StartsAt.Add(time.Second))

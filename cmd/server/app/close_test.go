@@ -36,7 +36,7 @@ func TestCloseLeavesNothingOfTheAppRunning(t *testing.T) {
 	}
 	t.Cleanup(a.Close)
 	game := uuid.NewString()
-	if err := a.Live.Join(context.Background(), live.NewConn("u1", live.JSON), domain.GameStreamOf(game), 0, 0, false); err != nil {
+	if err := a.Live.Join(context.Background(), live.NewConn("u1", live.JSON), domain.GameStreamOf(game), 0, 0, false, 0); err != nil {
 		t.Fatal(err)
 	}
 	a.Live.Announced(domain.GameStreamOf(game), 3)

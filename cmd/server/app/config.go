@@ -59,6 +59,9 @@ type Config struct {
 	// AnchorInterval is the least time between two anchors of the public
 	// log on Solana (ANCHOR_INTERVAL).
 	AnchorInterval time.Duration
+	// SpectatorDelay is how late spectators of a staked Connect Four game
+	// receive its moves (SPECTATOR_DELAY); 0: not late.
+	SpectatorDelay time.Duration
 	MasterSeed     []byte // derives every platform key; empty: kept under DataDir
 	USDCMint       string // the USDC mint on an external chain
 	// CreditCommitment is the commitment at which the chain must report a
@@ -206,6 +209,7 @@ type environment struct {
 	AbuseWindow             time.Duration  `env:"ABUSE_WINDOW" envDefault:"1m"`
 	ReservesInterval        time.Duration  `env:"RESERVES_INTERVAL" envDefault:"10m"`
 	AnchorInterval          time.Duration  `env:"ANCHOR_INTERVAL" envDefault:"10m"`
+	SpectatorDelay          time.Duration  `env:"SPECTATOR_DELAY" envDefault:"5s"`
 	AbuseOverrides          abuseOverrides `env:"ABUSE_OVERRIDES"`
 	AbusePrice              int64          `env:"ABUSE_PRICE_MINOR" envDefault:"10000"`
 	JWTSecret               string         `env:"JWT_SECRET"`
@@ -281,6 +285,7 @@ func (e *environment) config() Config {
 		LogOrigin:                   e.LogOrigin,
 		ReservesInterval:            e.ReservesInterval,
 		AnchorInterval:              e.AnchorInterval,
+		SpectatorDelay:              e.SpectatorDelay,
 		MasterSeed:                  e.MasterSeed,
 		USDCMint:                    e.USDCMint,
 		CreditCommitment:            rpc.CommitmentType(e.CreditCommitment),
@@ -458,6 +463,7 @@ func (p *problems) checkLimits(c Config) {
 	p.check("ABUSE_THRESHOLD", c.AbuseThreshold >= 1, "must be a whole number of requests, at least 1")
 	p.check("ANCHOR_INTERVAL", c.AnchorInterval >= time.Second, "must be a duration of at least 1s, such as 10m")
 	p.check("RESERVES_INTERVAL", c.ReservesInterval >= time.Second, "must be a duration of at least 1s, such as 10m")
+	p.check("SPECTATOR_DELAY", within(c.SpectatorDelay, 0, time.Minute), "must be a duration from 0 (not late) to 1m, such as 5s")
 	p.check("ABUSE_WINDOW", c.AbuseWindow >= time.Second, "must be a duration of at least 1s, such as 1m or 30s")
 	p.check("ABUSE_PRICE_MINOR", within(c.AbusePrice, 1, 1_000_000_000),
 		"must be a whole number of USDC minor units from 1 to 1000000000 (1 USDC = 1000000)")

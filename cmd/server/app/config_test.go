@@ -44,6 +44,7 @@ func embeddedDefaults() Config {
 		PublicURL:                   "http://localhost:8080",
 		LogOrigin:                   "localhost:8080/games-log",
 		ReservesInterval:            10 * time.Minute,
+		SpectatorDelay:              5 * time.Second,
 		AnchorInterval:              10 * time.Minute,
 		CreditCommitment:            rpc.CommitmentConfirmed,
 		FinalizeSlots:               32,
@@ -154,6 +155,7 @@ func TestLoadConfigReadsEachVariable(t *testing.T) {
 		{map[string]string{"DEV_FAUCET": "false"}, func(c *Config) { c.DevFaucet = false }},
 		{map[string]string{"SOLANA_RPC_URL": devnetURL, "DEV_FAUCET": "1"}, func(c *Config) { onDevnet(c); c.DevFaucet = true }},
 		{map[string]string{"RESERVES_INTERVAL": "1h"}, func(c *Config) { c.ReservesInterval = time.Hour }},
+		{map[string]string{"SPECTATOR_DELAY": "0"}, func(c *Config) { c.SpectatorDelay = 0 }},
 		{map[string]string{"ANCHOR_INTERVAL": "30m"}, func(c *Config) { c.AnchorInterval = 30 * time.Minute }},
 		{map[string]string{"ABUSE_THRESHOLD": "1", "ABUSE_WINDOW": "30s"}, func(c *Config) { c.AbuseThreshold, c.AbuseWindow = 1, 30*time.Second }},
 		{map[string]string{"ABUSE_OVERRIDES": "POST /lobbies=30, GET /games/:id/state = 1200"}, func(c *Config) {
@@ -255,6 +257,7 @@ func TestLoadConfigRefusesInvalidValues(t *testing.T) {
 		{map[string]string{"ABUSE_WINDOW": "10ms"}, []string{`ABUSE_WINDOW="10ms"`, "at least 1s"}},
 		{map[string]string{"ANCHOR_INTERVAL": "500ms"}, []string{`ANCHOR_INTERVAL="500ms"`, "at least 1s"}},
 		{map[string]string{"RESERVES_INTERVAL": "0s"}, []string{`RESERVES_INTERVAL="0s"`, "at least 1s"}},
+		{map[string]string{"SPECTATOR_DELAY": "-1s"}, []string{`SPECTATOR_DELAY="-1s"`, "from 0"}},
 		{map[string]string{"ABUSE_WINDOW": "1 minute"}, []string{`ABUSE_WINDOW="1 minute"`, "at least 1s"}},
 		{map[string]string{"ABUSE_OVERRIDES": "POST /lobbies"}, []string{"ABUSE_OVERRIDES=", "METHOD /route=threshold"}},
 		{map[string]string{"ABUSE_OVERRIDES": "FETCH /x=1"}, []string{"ABUSE_OVERRIDES=", "not an HTTP method"}},

@@ -3,6 +3,7 @@ package bots
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"wager.example.com/sdk/api"
@@ -36,6 +37,16 @@ type arenaState struct {
 	scheduled string    // the next one
 	startsAt  time.Time // when the next one starts
 	joinedAt  map[string]map[string]time.Time
+	// rooms stops each bot's socket in an arena's room (by arena, then
+	// bot): an arena pairs only entrants with a socket in its room, as a
+	// person's arena page holds one.
+	rooms map[string]map[string]*roomSocket
+}
+
+// roomSocket is a bot's socket in an arena's room.
+type roomSocket struct {
+	stop   context.CancelFunc
+	closed atomic.Bool // it gave up (the arena ended, or an error reconnecting could not cure)
 }
 
 // arenaTick keeps a demo arena scheduled (bot 0 schedules it through the
@@ -98,6 +109,7 @@ func (b *Bots) arenaTick(ctx context.Context) error {
 				b.arena.joinedAt[id] = map[string]time.Time{}
 			}
 			b.arena.joinedAt[id][p.id] = now
+			b.enterRoom(ctx, p, id)
 		}
 	}
 	for id := range b.arena.joinedAt {
@@ -105,7 +117,45 @@ func (b *Bots) arenaTick(ctx context.Context) error {
 			delete(b.arena.joinedAt, id)
 		}
 	}
+	for id, bots := range b.arena.rooms {
+		if id != b.arena.running && id != b.arena.scheduled {
+			for _, r := range bots {
+				r.stop()
+			}
+			delete(b.arena.rooms, id)
+		}
+	}
 	return nil
+}
+
+// enterRoom opens bot p's socket in the room of arena id unless it holds
+// one there, and reads the room's events until the arena ends, ctx ends,
+// or the arena is no longer the bots' (arenaTick stops it). A socket that
+// could not open, or gave up, is opened again at the next join.
+func (b *Bots) enterRoom(ctx context.Context, p player, id string) {
+	if b.arena.rooms == nil {
+		b.arena.rooms = map[string]map[string]*roomSocket{}
+	}
+	if b.arena.rooms[id] == nil {
+		b.arena.rooms[id] = map[string]*roomSocket{}
+	}
+	if r := b.arena.rooms[id][p.id]; r != nil && !r.closed.Load() {
+		return
+	}
+	room, stop := context.WithCancel(ctx)
+	f, err := p.api.FollowTournament(room, id)
+	if err != nil {
+		stop()
+		b.log.Warn("demo bots: open a socket in the arena's room", "bot", p.id, "arena", id, "err", err)
+		return
+	}
+	r := &roomSocket{stop: stop}
+	b.arena.rooms[id][p.id] = r
+	go func() {
+		for range f.Events { // the bots read the arena through the API
+		}
+		r.closed.Store(true)
+	}()
 }
 
 // inArena reports whether bot i plays in a demo arena that runs now or

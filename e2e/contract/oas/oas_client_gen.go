@@ -230,7 +230,8 @@ type Invoker interface {
 	GetGamesByIdDonations(ctx context.Context, params GetGamesByIdDonationsParams) (GetGamesByIdDonationsRes, error)
 	// GetGamesByIdEvents invokes getGamesByIdEvents operation.
 	//
-	// The game's events after a seq (for clients that poll instead of using /ws).
+	// A spectator of a staked Connect Four game gets only the events at least SPECTATOR_DELAY old (default
+	// 5 s); players get every one.
 	//
 	// GET /games/{id}/events
 	GetGamesByIdEvents(ctx context.Context, params GetGamesByIdEventsParams) (GetGamesByIdEventsRes, error)
@@ -283,7 +284,9 @@ type Invoker interface {
 	// GetGamesByIdState invokes getGamesByIdState operation.
 	//
 	// Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their
-	// reveal. 409 GAME_NOT_ACTIVE when the game is not active.
+	// reveal. 409 GAME_NOT_ACTIVE when the game is not active. A spectator of a staked Connect Four game
+	// sees it SPECTATOR_DELAY late (default 5 s): the state as of the last event that old, with that
+	// event's seq.
 	//
 	// GET /games/{id}/state
 	GetGamesByIdState(ctx context.Context, params GetGamesByIdStateParams) (GetGamesByIdStateRes, error)
@@ -5231,7 +5234,8 @@ func (c *Client) sendGetGamesByIdDonations(ctx context.Context, params GetGamesB
 
 // GetGamesByIdEvents invokes getGamesByIdEvents operation.
 //
-// The game's events after a seq (for clients that poll instead of using /ws).
+// A spectator of a staked Connect Four game gets only the events at least SPECTATOR_DELAY old (default
+// 5 s); players get every one.
 //
 // GET /games/{id}/events
 func (c *Client) GetGamesByIdEvents(ctx context.Context, params GetGamesByIdEventsParams) (GetGamesByIdEventsRes, error) {
@@ -6178,7 +6182,9 @@ func (c *Client) sendGetGamesByIdRematch(ctx context.Context, params GetGamesByI
 // GetGamesByIdState invokes getGamesByIdState operation.
 //
 // Round, timer, scores, revealed history, who has submitted. Hidden choices never appear before their
-// reveal. 409 GAME_NOT_ACTIVE when the game is not active.
+// reveal. 409 GAME_NOT_ACTIVE when the game is not active. A spectator of a staked Connect Four game
+// sees it SPECTATOR_DELAY late (default 5 s): the state as of the last event that old, with that
+// event's seq.
 //
 // GET /games/{id}/state
 func (c *Client) GetGamesByIdState(ctx context.Context, params GetGamesByIdStateParams) (GetGamesByIdStateRes, error) {
