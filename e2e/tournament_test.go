@@ -418,4 +418,24 @@ func TestAnArenaLeadsItsPlayerFromGameToGame(t *testing.T) {
 	if !strings.HasSuffix(ann.page.URL(), "/game/"+next) {
 		t.Fatalf("Ann's page is on %s, her next game is %s", ann.page.URL(), next)
 	}
+
+	// Bob leaves the arena's page and resigns this one too; Ann reloads her
+	// page of the game that is over (a new socket, which that game's room
+	// no longer takes): the page waits in the arena's room, and when Bob
+	// comes back they are paired again.
+	goTo(t, bob.page, "/")
+	time.Sleep(2 * time.Second) // the instance shares who is in which room every second
+	if err := bob.api.Do(t.Context(), "POST", "/games/"+next+"/actions", map[string]string{"type": "resign"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	wantText(t, ann.page.GetByTestId("result-heading"), ann.name+" wins", "the second result")
+	if _, err := ann.page.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	wantText(t, ann.page.GetByTestId("result-heading"), ann.name+" wins", "the second result after a reload")
+	onArenaPage(t, arena.ID, bob)
+	third := currentGame(t, s, arena.ID, ann.id)
+	if third == next || third == first {
+		t.Fatalf("Ann's current game is still %s", third)
+	}
 }

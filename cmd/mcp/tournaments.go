@@ -157,17 +157,24 @@ func (s *server) joinTournament(ctx context.Context, _ *mcp.CallToolRequest, in 
 // one. It outlives the tool call that opened it.
 func (s *server) enterRoom(id string) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.rooms[id] != nil {
+	open := s.rooms[id] != nil
+	s.mu.Unlock()
+	if open {
 		return nil
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	f, err := s.client.FollowTournament(ctx, id)
+	f, err := s.client.FollowTournament(ctx, id) // not under s.mu: the other tools go on meanwhile
 	if err != nil {
 		stop()
 		return err
 	}
 	mine := &stop
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rooms[id] != nil { // another join_tournament opened one meanwhile
+		stop()
+		return nil
+	}
 	s.rooms[id] = mine
 	go func() {
 		for range f.Events { // the agent reads the arena through the tools

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"wager/domain"
 	"wager/domain/chat"
 	"wager/domain/game"
 	"wager/domain/game/rules"
@@ -52,10 +53,13 @@ func (v *Games) GameView(ctx context.Context, gameID string, viewer *web.Identit
 		if err != nil {
 			return views.GameView{}, err
 		}
-		if st.view, err = v.games.SpectatorState(ctx, g); err != nil {
+		late, err := v.games.SpectatorState(ctx, g)
+		switch {
+		case err == nil:
+			st.view, st.meta.LastSeq = late, late.Base().Seq
+		case domain.ErrorCode(err) != domain.CodeGameNotActive: // over since it was read: nothing is late
 			return views.GameView{}, err
 		}
-		st.meta.LastSeq = st.view.Base().Seq
 	}
 	return v.present(&st, viewer), nil
 }

@@ -101,7 +101,8 @@ func (p *livePage) Events(evs []live.Event) ([][]byte, bool) {
 // Spectators implements live.LatePages: a game's late spectators get its
 // chat and its pot at once (the chat line; the pot's panel as it stands
 // now), and after the delay the rest without them (the seq alone for a
-// chat message; the live panels but the pot's).
+// chat message; the live panels but the pot's, as of the events, or the
+// seq alone when the state is already past them).
 func (p *livePage) Spectators(evs []live.Event) (ahead, late [][]byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -128,7 +129,13 @@ func (p *livePage) Spectators(evs []live.Event) (ahead, late [][]byte) {
 	if lastPot >= 0 {
 		ahead[lastPot] = render(ctx, views.PotPanel(g))
 	}
-	if last >= 0 {
+	switch {
+	case last < 0:
+	case p.seq > evs[last].Seq:
+		// The state is newer than these events (a join's catch-up): the
+		// board it shows is not due with them.
+		late[last] = render(ctx, views.LiveSeq(evs[last].Seq))
+	default:
 		g.Seq = evs[last].Seq
 		late[last] = render(ctx, views.LiveLate(g))
 	}

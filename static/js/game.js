@@ -198,7 +198,14 @@
   // for everyone. A market that never opened sends no event of its own:
   // its panel says it closed.
   let ended = page.dataset.status !== "active";
+  // A player of an arena game waits here for the next one once it is
+  // over: the page is then in the arena's room, where the arena pairs
+  // only the entrants it finds (the game's room takes no page of a game
+  // that ended, after a reconnect).
+  const arena = page.dataset.arenaId;
+  const joinArena = arena ? window.wagerLive.joinRoom("tournament", arena, "arena-seq", () => ended) : () => {};
   const gameEnded = async () => {
+    joinArena();
     const market = document.getElementById("market");
     if (market && market.dataset.status === "open") {
       market.dataset.status = "closed";

@@ -15,11 +15,14 @@
     // page shows (the data-seq of the element seqId), whenever the socket
     // opens (again, after a reconnect) and when the server tells the page
     // to resync, so that it misses nothing; but only while open() says
-    // the room is there to join.
+    // the room is there to join. It returns a function that joins at once
+    // on the socket already open (when open() has just become true).
     joinRoom(kind, id, seqId, open) {
       const room = rooms[kind];
       const lastSeq = () => Number((document.getElementById(seqId) || {}).dataset?.seq || 0);
+      let current = null;
       const join = (socket) => {
+        current = socket;
         if (open()) socket.send(JSON.stringify({ type: room.join, [room.idKey]: id, lastSeq: lastSeq() }));
       };
       document.body.addEventListener("htmx:wsOpen", (e) => join(e.detail.socketWrapper));
@@ -34,6 +37,7 @@
           // not a control message: nothing to do
         }
       });
+      return () => current && join(current);
     },
   };
 })();

@@ -135,6 +135,7 @@ type lagging struct {
 	c      *Conn
 	after  int
 	player bool
+	delay  time.Duration // the room's: a late spectator stays late in a room opened again
 }
 
 // burstLen is the size of a batch that counts as a burst: more frames at
@@ -257,6 +258,13 @@ func (h *Hub) pump(r *room) {
 		view, late := r.view, r.delay > 0
 		r.mu.Unlock()
 		frames := r.renderJSON(evs, late)
+		// A late spectator gets an event the delay after the players: after
+		// this fan-out, not after its time, which its transaction stamped
+		// before it committed.
+		now := h.opts.Now()
+		for i := range frames {
+			frames[i].at = later(frames[i].at, now)
+		}
 		r.mu.Lock()
 		r.burst = len(frames) > burstLen
 		r.mu.Unlock()
@@ -272,7 +280,7 @@ func (h *Hub) pump(r *room) {
 		if view != nil && !frames[0].html && r.view == view {
 			r.view = nil // the pages rejoin, and a new state is read
 		}
-		r.fanOutLocked(frames)
+		r.fanOutLocked(frames, now)
 		r.burst = false
 		r.releaseLocked(h)
 		behind := r.behind
@@ -288,7 +296,7 @@ func (h *Hub) pump(r *room) {
 // has, as a join that resumes does; one that cannot be caught up is told
 // to resync.
 func (h *Hub) catchUpMember(r *room, l lagging) {
-	if err := h.Join(h.ctx, l.c, r.stream, l.after, l.after, l.player, 0); err != nil {
+	if err := h.Join(h.ctx, l.c, r.stream, l.after, l.after, l.player, l.delay); err != nil {
 		if h.ctx.Err() == nil {
 			h.log.Warn("live: catch up a socket after a burst", "room", r.stream, "err", err)
 		}
@@ -417,7 +425,8 @@ func (r *room) sendJSONLocked(frames []frame) {
 // fanOutLocked queues frames for every member that lacks them and keeps
 // them for later joins. A member whose queue is full leaves the room with
 // a resync frame, or during a burst to be caught up (see burstLen).
-func (r *room) fanOutLocked(frames []frame) {
+// In a room with a delay, now is the time the frames are kept by.
+func (r *room) fanOutLocked(frames []frame, now time.Time) {
 	for _, f := range frames {
 		if f.seq <= r.seq {
 			continue
@@ -443,12 +452,29 @@ func (r *room) fanOutLocked(frames []frame) {
 			m.after = f.seq
 		}
 		r.seq = f.seq
-		if len(r.ring) == ringLen {
-			copy(r.ring, r.ring[1:])
-			r.ring = r.ring[:ringLen-1]
-		}
 		r.ring = append(r.ring, f)
+		r.trimLocked(now)
 	}
+}
+
+// trimLocked keeps the last ringLen frames, and in a room with a delay
+// every frame its late spectators may still lack: those not the delay old
+// at now (however many a flood of chat brings).
+func (r *room) trimLocked(now time.Time) {
+	n := len(r.ring) - ringLen
+	for n > 0 && r.delay > 0 && r.ring[n-1].at.Add(r.delay).After(now) {
+		n--
+	}
+	if n > 0 {
+		r.ring = append(r.ring[:0], r.ring[n:]...)
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // aheadLocked sends a late spectator a never-late event at once, unless
@@ -489,7 +515,9 @@ func (r *room) releaseLocked(h *Hub) {
 				}
 				break
 			}
-			if b := f.lateBytes(c.Audience); b != nil && !c.deliver(b) {
+			// A frame filled back from the store has nothing for pages: the
+			// next one renders the board whole.
+			if b := f.lateBytes(c.Audience); b != nil && (c.Audience == JSON || f.html) && !c.deliver(b) {
 				r.kickLocked(c)
 				break
 			}
@@ -528,7 +556,7 @@ func (r *room) kickLocked(c *Conn) {
 	r.removeLocked(c)
 	c.left(r.stream)
 	if r.burst && m != nil {
-		r.behind = append(r.behind, lagging{c: c, after: m.after, player: m.player})
+		r.behind = append(r.behind, lagging{c: c, after: m.after, player: m.player, delay: r.delay})
 		return
 	}
 	c.urgent(r.resync)
@@ -609,15 +637,18 @@ type backlog struct {
 	memory bool
 	upTo   int
 	late   bool // for a late spectator: only the events that are due
+	// backfill: the room's memory is to be filled back from the store to
+	// the seq a late spectator has, instead.
+	backfill bool
 }
 
 // joinLocked makes c a member, from afterSeq on, when nothing is left to
 // queue on it first, and reports true. Otherwise it returns what catchUp
 // must queue first, outside the room's lock. A spectator of a room with a
 // delay joins through joinLateLocked.
-func (r *room) joinLocked(h *Hub, c *Conn, afterSeq int, player, read bool) (backlog, bool) {
+func (r *room) joinLocked(h *Hub, c *Conn, afterSeq int, player bool, tried int) (backlog, bool) {
 	if !player && r.delay > 0 {
-		return r.joinLateLocked(h, c, afterSeq, read)
+		return r.joinLateLocked(h, c, afterSeq, tried)
 	}
 	replay, ok := r.replayLocked(afterSeq, c.Audience)
 	if !ok || len(replay) > 0 {
@@ -643,14 +674,17 @@ func (r *room) addLocked(c *Conn, m *member) {
 // joinLateLocked makes c a late spectator from afterSeq on: it gets at
 // once the never-late events after afterSeq that the room's memory holds,
 // and the others as they come due (releaseLocked). When the memory does
-// not reach back to afterSeq, an API socket first reads from the store
-// (read: catchUp, up to the events that are due), and a page, or a socket
-// that read already, continues from what the memory holds: the next
-// rendering of the board shows it whole.
-func (r *room) joinLateLocked(h *Hub, c *Conn, afterSeq int, read bool) (backlog, bool) {
+// not reach back to afterSeq (the room opened here after it), an API
+// socket first reads the events that are due from the store (read:
+// catchUp), then the room's memory is filled back from the store to the
+// seq it has (backfill); a page continues from what the memory holds, as
+// pages cannot be rendered for older events: the next rendering of the
+// board shows it whole. tried counts those steps done (a backfill that
+// found the memory changed is not tried again).
+func (r *room) joinLateLocked(h *Hub, c *Conn, afterSeq int, tried int) (backlog, bool) {
 	if !r.reachesLocked(afterSeq) {
-		if c.Audience == JSON && !read {
-			return backlog{upTo: r.seq, late: true}, false
+		if c.Audience == JSON && tried < 2 {
+			return backlog{upTo: r.seq, late: tried == 0, backfill: tried == 1}, false
 		}
 		afterSeq = r.seq
 		if len(r.ring) > 0 {
@@ -680,7 +714,7 @@ func (r *room) joinLateLocked(h *Hub, c *Conn, afterSeq int, read bool) (backlog
 // first page reads what pages show (Kind.Open). It returns an error only
 // when the store or the pages' state cannot be read.
 func (h *Hub) Join(ctx context.Context, c *Conn, s domain.Stream, afterSeq, known int, player bool, delay time.Duration) error {
-	read := false
+	tried := 0 // a late spectator's steps to reach the room's memory
 	for {
 		r := h.room(s, known)
 		r.mu.Lock()
@@ -700,13 +734,21 @@ func (h *Hub) Join(ctx context.Context, c *Conn, s domain.Stream, afterSeq, know
 			}
 			continue
 		}
-		b, joined := r.joinLocked(h, c, afterSeq, player, read)
+		b, joined := r.joinLocked(h, c, afterSeq, player, tried)
 		view, delay := r.view, r.delay
 		r.mu.Unlock()
 		if joined {
 			return nil
 		}
-		read = b.late
+		if b.late || b.backfill {
+			tried++
+		}
+		if b.backfill {
+			if err := h.backfill(ctx, r, afterSeq); err != nil {
+				return err
+			}
+			continue
+		}
 		var ok bool
 		var err error
 		afterSeq, ok, err = h.catchUp(ctx, c, afterSeq, b, func(ctx context.Context, after, limit int) ([]frame, error) {
@@ -727,6 +769,41 @@ func (h *Hub) Join(ctx context.Context, c *Conn, s domain.Stream, afterSeq, know
 			return err
 		}
 	}
+}
+
+// backfill reads from the store the events of a room with a delay after
+// seq after that its memory lacks and puts them in front of it, for a late
+// spectator who has after: these are not yet due (the others it read
+// already), so that they are few. It returns the store's error.
+func (h *Hub) backfill(ctx context.Context, r *room, after int) error {
+	r.mu.Lock()
+	upTo := r.seq
+	if len(r.ring) > 0 {
+		upTo = r.ring[0].seq - 1
+	}
+	r.mu.Unlock()
+	var frames []frame
+	for from := after; from < upTo; {
+		evs, err := h.store.Events(ctx, r.stream, from, min(upTo-from, fetchLimit))
+		if err != nil {
+			return err
+		}
+		if len(evs) == 0 {
+			break
+		}
+		frames = append(frames, r.renderJSON(evs, true)...)
+		from = evs[len(evs)-1].Seq
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	first := r.seq + 1
+	if len(r.ring) > 0 {
+		first = r.ring[0].seq
+	}
+	if n := len(frames); n > 0 && frames[n-1].seq == first-1 && frames[0].seq == after+1 {
+		r.ring = append(frames, r.ring...)
+	}
+	return nil
 }
 
 // catchUp queues a join's backlog on c, in order, outside the room's lock
@@ -846,6 +923,7 @@ func (r *room) leave(h *Hub, c *Conn) {
 // is back to full.
 func (h *Hub) sweep(ctx context.Context) {
 	ids := map[domain.StreamKind][]string{}
+	var open []*room
 	h.mu.Lock()
 	for s, r := range h.open {
 		if r.closeIfEmpty() {
@@ -853,7 +931,7 @@ func (h *Hub) sweep(ctx context.Context) {
 			continue
 		}
 		ids[s.Kind] = append(ids[s.Kind], s.ID)
-		h.releaseDue(r) // besides its timer: a clock a test moves
+		open = append(open, r)
 	}
 	for s, n := range h.latest {
 		if time.Since(n.at) > 10*time.Minute && h.open[s] == nil {
@@ -866,6 +944,9 @@ func (h *Hub) sweep(ctx context.Context) {
 		}
 	}
 	h.mu.Unlock()
+	for _, r := range open {
+		h.releaseDue(r) // besides its timer: a clock a test moves
+	}
 	for kind, ids := range ids {
 		seqs, err := h.store.LastSeqs(ctx, kind, ids)
 		if err != nil {

@@ -21,7 +21,7 @@ func fannedOut(t *testing.T, n int) (*room, *memStore) {
 	}
 	r := newRoom(domain.GameStreamOf("g"), 0)
 	r.mu.Lock()
-	r.fanOutLocked(r.renderJSON(evs, false))
+	r.fanOutLocked(r.renderJSON(evs, false), time.Time{})
 	r.mu.Unlock()
 	return r, s
 }
@@ -83,7 +83,7 @@ func TestSeqRoomResumesWithExactlyTheFramesAfterASeq(t *testing.T) {
 	for joined := false; !joined; {
 		r.mu.Lock()
 		var b backlog
-		b, joined = r.joinLocked(nil, c, after, false, false)
+		b, joined = r.joinLocked(nil, c, after, false, 0)
 		r.mu.Unlock()
 		if joined {
 			break
@@ -114,7 +114,7 @@ func TestSeqRoomOlderThanItsMemoryReadsTheStore(t *testing.T) {
 	h := &Hub{writeWait: time.Second}
 	c := NewConn("u", JSON)
 	r.mu.Lock()
-	b, joined := r.joinLocked(nil, c, 3, false, false)
+	b, joined := r.joinLocked(nil, c, 3, false, 0)
 	r.mu.Unlock()
 	if joined || b.memory || b.upTo != total {
 		t.Fatalf("a join after seq 3 of a room that keeps seqs %d..%d: joined %v, from memory %v, up to %d",
@@ -143,7 +143,7 @@ func TestARoomResyncsAFullQueueInsteadOfWaiting(t *testing.T) {
 	slow, fine := NewConn("slow", JSON), NewConn("fine", JSON)
 	for _, c := range []*Conn{slow, fine} {
 		r.mu.Lock()
-		_, joined := r.joinLocked(nil, c, 0, false, false)
+		_, joined := r.joinLocked(nil, c, 0, false, 0)
 		r.mu.Unlock()
 		if !joined {
 			t.Fatal("a join at the room's seq must need no catching up")
@@ -156,7 +156,7 @@ func TestARoomResyncsAFullQueueInsteadOfWaiting(t *testing.T) {
 	}
 	frames := r.renderJSON([]Event{{Stream: r.stream, Seq: 1, Name: "tournament:standings", Data: json.RawMessage(`{}`)}}, false)
 	r.mu.Lock()
-	r.fanOutLocked(frames) // returns: nothing waits for the slow socket
+	r.fanOutLocked(frames, time.Time{}) // returns: nothing waits for the slow socket
 	_, stillIn := r.members[slow]
 	seq := r.seq
 	r.mu.Unlock()
