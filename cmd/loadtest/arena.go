@@ -355,6 +355,35 @@ func (r *runner) arena(ctx context.Context) error {
 		return setupError("joining the arena", fmt.Errorf("the players joined after the start: raise -arena-lead"))
 	}
 	r.progress("%d players joined", len(players))
+	// Each player's socket in the arena's room, as its page holds one: the
+	// arena pairs only entrants connected to it. Their frames are read and
+	// dropped (the run's own spectator socket below measures the room).
+	sockets := make([]*websocket.Conn, len(players))
+	defer func() {
+		for _, c := range sockets {
+			if c != nil {
+				c.Close()
+			}
+		}
+	}()
+	if err := forEach(ctx, len(players), cfg.SetupConcurrency, func(ctx context.Context, i int) error {
+		c, err := newSpectator(r, players[i]).dial(ctx)
+		if err != nil {
+			return err
+		}
+		sockets[i] = c
+		go func() {
+			for {
+				if _, _, err := c.ReadMessage(); err != nil {
+					return
+				}
+			}
+		}()
+		return c.WriteJSON(map[string]any{"type": "join-tournament", "tournamentId": t.ID})
+	}); err != nil {
+		return setupError("connecting the players' sockets to the arena's room", err)
+	}
+	r.progress("%d players connected to the arena's room", len(players))
 
 	spec := newSpectator(r, owner)
 	conn, err := spec.dial(ctx)

@@ -11,11 +11,6 @@ import (
 	"wager/domain/game/rules"
 )
 
-// DefaultSpectatorDelay is how late the spectators of a staked Connect
-// Four game see its moves unless configured (SPECTATOR_DELAY): long enough
-// that nobody watching can feed a player the next move.
-const DefaultSpectatorDelay = 5 * time.Second
-
 // SpectatorDelay is how late the spectators of g receive its events: the
 // configured delay for an active staked Connect Four game (a game of
 // position, where a watcher could help a player for money), 0 for any

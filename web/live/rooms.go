@@ -490,7 +490,7 @@ func (r *room) aheadLocked(c *Conn, m *member, f frame) bool {
 // releaseLocked sends the late spectators, in seq order from the room's
 // memory, every event that is delay old now, and sets the timer for the
 // next one. A spectator whose next event the memory no longer holds is
-// told to resync (its join continues from what the memory holds).
+// told to resync (its join reads what it lacks: joinLateLocked).
 func (r *room) releaseLocked(h *Hub) {
 	if r.delay == 0 || r.closed {
 		return
