@@ -39,12 +39,9 @@ func framesNow(t *testing.T, c *Conn, wait time.Duration) []lateFrame {
 	}
 }
 
-// In a room whose spectators see it late, a player gets every event at
-// once; a spectator gets the chat at once (ahead), and every event in seq
-// order once it is the delay old, the chat again in its place; a
-// spectator who joins again from the seq it has gets the same, and never
-// an event before it is due.
-func TestLateSpectatorsSeeTheGameLateAndTheChatAtOnce(t *testing.T) {
+// lateHub is a running hub on a clock the test moves (advance), with its
+// store.
+func lateHub(t *testing.T) (context.Context, *Hub, *memStore, func() time.Time, func(time.Duration)) {
 	var mu sync.Mutex
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
@@ -54,6 +51,16 @@ func TestLateSpectatorsSeeTheGameLateAndTheChatAtOnce(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go h.Run(ctx)
+	return ctx, h, s, clock, advance
+}
+
+// In a room whose spectators see it late, a player gets every event at
+// once; a spectator gets the chat at once (ahead), and every event in seq
+// order once it is the delay old, the chat again in its place; a
+// spectator who joins again from the seq it has gets the same, and never
+// an event before it is due.
+func TestLateSpectatorsSeeTheGameLateAndTheChatAtOnce(t *testing.T) {
+	ctx, h, s, clock, advance := lateHub(t)
 	const delay = 5 * time.Second
 	room := domain.GameStreamOf("g")
 	commit := func(name domain.EventName) {
@@ -122,20 +129,13 @@ func TestLateSpectatorsSeeTheGameLateAndTheChatAtOnce(t *testing.T) {
 // from the store at once, the others from the store too, when they come
 // due, in seq order, each once.
 func TestALateSpectatorJoiningARoomOpenedAfterItsSeqMissesNothing(t *testing.T) {
-	var mu sync.Mutex
-	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	s := newMemStore()
-	h := New(s, testPages{s}, soloPresence{}, kinds(s, testPages{s}), "test", slog.New(slog.DiscardHandler), Options{Now: clock})
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go h.Run(ctx)
+	ctx, h, s, clock, advance := lateHub(t)
 	const delay = 5 * time.Second
 	room := domain.GameStreamOf("g")
 	for i, age := range []time.Duration{9 * time.Second, 6 * time.Second, 2 * time.Second, time.Second} {
 		e := s.add("g", domain.EventConnect4Move, map[string]int{"i": i})
 		s.mu.Lock()
-		s.evs[room][e.Seq-1].CreatedAt = now.Add(-age)
+		s.evs[room][e.Seq-1].CreatedAt = clock().Add(-age)
 		s.mu.Unlock()
 	}
 	if err := h.Join(ctx, NewConn("p", JSON), room, 4, 4, true, delay); err != nil { // the room opens at seq 4
@@ -152,9 +152,7 @@ func TestALateSpectatorJoiningARoomOpenedAfterItsSeqMissesNothing(t *testing.T) 
 	if len(seqs) != 2 || seqs[0] != 1 || seqs[1] != 2 {
 		t.Fatalf("the spectator got seqs %v at once, want 1 and 2 (the due ones)", seqs)
 	}
-	mu.Lock()
-	now = now.Add(4 * time.Second)
-	mu.Unlock()
+	advance(4 * time.Second)
 	h.sweep(ctx)
 	seqs = nil
 	for _, f := range framesNow(t, watcher, 300*time.Millisecond) {
