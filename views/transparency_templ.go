@@ -337,7 +337,7 @@ func TransparencyPage(p Page, v TransparencyView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "</pre><p class=\"mt-2 text-sm muted\">A game: its record is in a signed checkpoint, the log only grew since the last one you checked, and replaying its moves gives its outcome and payout. With <code>-rpc</code>, the log extends its anchors on Solana. Your reserves: your balance is in the signed root, and the assets cover it.</p></section></div><script src=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "</pre><p class=\"mt-2 text-sm muted\">A game: its record is in a signed checkpoint, the log only grew since the last one you checked, and replaying its moves gives its outcome and payout, with every donation its events show in the pot. With <code>-rpc</code>, the log extends its anchors on Solana. Your reserves: your balance is in the signed root, and the assets cover it.</p></section></div><script src=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

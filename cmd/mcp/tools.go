@@ -40,7 +40,7 @@ func (s *server) addTools() {
 		Description: "Verifies a finished game without trusting the service: its record is in the public log of games under " +
 			"a checkpoint signed by the log's key, the log only grew since the last checkpoint this tool saw, and the game's " +
 			"own events (moves, reveals checked against their commitments) replay to the outcome, fee and pot payout the record " +
-			"states; with the server started with a Solana RPC URL (WAGER_SOLANA_RPC), also that the log extends its newest " +
+			"states, which its game:completed event tells too, and its donations are its game:donation events' sum; with the server started with a Solana RPC URL (WAGER_SOLANA_RPC), also that the log extends its newest " +
 			"anchor on chain. Returns the record's index, the checkpoint's size, the anchor checked, the outcome and every " +
 			"payout; a check that fails is an " +
 			"error saying what does not hold. A game is logged once its money is final. Free; needs no wallet."}, s.verifyGame)

@@ -75,8 +75,8 @@ func game(ctx context.Context, v *verify.Verifier, id string) error {
 	if r.Outcome.WinnerUserID != nil {
 		winner = *r.Outcome.WinnerUserID
 	}
-	fmt.Printf("replayed from its %d events: %s, won by %s (%s); pot %d, fee %d, as the record says\n",
-		len(r.Events), r.Outcome.Status, winner, r.Outcome.Reason, r.Money.PotMinor, r.Money.FeeMinor)
+	fmt.Printf("replayed from its %d events: %s, won by %s (%s); pot %d with donations %d, fee %d, as the record and its events say\n",
+		len(r.Events), r.Outcome.Status, winner, r.Outcome.Reason, r.Money.PotMinor, r.Money.DonationsMinor, r.Money.FeeMinor)
 	for _, p := range r.Money.Payouts {
 		fmt.Printf("  paid %d to %s (%s)\n", p.AmountMinor, p.UserID, p.Kind)
 	}

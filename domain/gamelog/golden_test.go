@@ -16,8 +16,12 @@ import (
 
 	"wager.example.com/sdk/gamerecord"
 	"wager.example.com/sdk/sumtree"
+	"wager/domain"
+	"wager/domain/chat"
+	"wager/domain/game"
 	"wager/domain/game/rules"
 	"wager/domain/gamelog"
+	"wager/domain/settlement"
 )
 
 var update = flag.Bool("update", false, "write the golden vectors of testdata/golden anew")
@@ -49,7 +53,11 @@ func TestGoldenVectors(t *testing.T) {
 		return out, nil
 	})
 	for i := range int64(3) {
-		b, err := json.Marshal(playedAs(t, fmt.Sprintf("game-%d", i), i))
+		donated := int64(0)
+		if i == 2 {
+			donated = 500_000 // the last game had a spectator's donation
+		}
+		b, err := json.Marshal(playedAs(t, fmt.Sprintf("game-%d", i), i, donated))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,19 +157,28 @@ func indented(t *testing.T, v any) []byte {
 // playedAs is a record of an rps game of three rounds, staked 1 USDC by
 // each player, that "a" wins 2-0 (rock over scissors twice), made with the
 // game's own rules as the platform makes its events, as game id at index
-// of the log.
-func playedAs(t *testing.T, id string, index int64) gamerecord.Record {
+// of the log. A spectator donated donated minor units in the first round
+// (none when 0): the pot and the winner's payout include it.
+func playedAs(t *testing.T, id string, index, donated int64) gamerecord.Record {
 	t.Helper()
 	start := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	settings, err := rules.RPS{}.ParseSettings(json.RawMessage(`{"rounds": 3}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	state, opening, err := rules.RPS{}.Start(id, []string{"a", "b"}, settings, start)
+	state, events, err := rules.RPS{}.Start(id, []string{"a", "b"}, settings, start)
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := opening
+	const stakes, vault = 2_000_000, "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"
+	pot := stakes + donated
+	fee, payout := game.Payout(pot)
+	if donated > 0 {
+		events = append(events, rules.Event{Name: domain.EventDonation, Data: settlement.Donated{Donor: chat.UserRef{UserID: "c", Username: "carol"},
+			AmountMinor: donated, Signature: "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW"}},
+			rules.Event{Name: domain.EventPot, Data: settlement.Pot{PlayerPotMinor: stakes, SpectatorPotMinor: donated, TotalMinor: pot,
+				FeeBps: game.FeeBps, FeeMinor: fee, WinnerGetsMinor: payout}})
+	}
 	for round := range 2 {
 		for _, m := range []struct{ player, choice string }{{"a", "rock"}, {"b", "scissors"}} {
 			salt := bytes.Repeat([]byte{byte(round*2 + len(m.player))}, 16)
@@ -173,11 +190,20 @@ func playedAs(t *testing.T, id string, index int64) gamerecord.Record {
 		}
 	}
 	winner := "a"
-	r := gamerecord.Record{Version: 1, Index: index, GameID: id, GameType: "rps", Settings: settings, StakeMinor: 1_000_000, StartedAt: start,
+	end := game.Completed{GameID: id, Status: "completed", Result: game.Result{WinnerID: &winner, Reason: "score",
+		Settlement: game.Settlement{PotMinor: pot, PlayerPotMinor: stakes, SpectatorPotMinor: donated, FeeMinor: fee, PayoutMinor: payout,
+			EscrowAddress: "3Kz9HtnqbMBvTGQbQu5WDTSu6nY4qXkbpQJEpxH3RDjs"}},
+		Ratings:   []game.RatingChange{{UserID: "a", Before: 1500, After: 1662.3, Provisional: true}, {UserID: "b", Before: 1500, After: 1337.7, Provisional: true}},
+		Transfers: []game.SettlementTransfer{}}
+	if donated > 0 {
+		end.Transfers = append(end.Transfers, game.SettlementTransfer{ID: "7d2f4a10-5b3c-4e8d-9f61-2a0b1c3d4e5f", Kind: "sweep", ToAddress: vault, AmountMinor: donated})
+	}
+	events = append(events, rules.Event{Name: domain.EventGameCompleted, Data: end})
+	r := gamerecord.Record{Version: 1, Index: index, GameID: id, GameType: "rps", Settings: settings, StakeMinor: stakes / 2, StartedAt: start,
 		EndedAt: start.Add(time.Second), Players: []gamerecord.Player{{UserID: "a", WalletAddress: "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV"},
 			{UserID: "b", WalletAddress: "2fmz8SuNVyxEP6QwKQs6LNaT2ATszySPEJdhUDesxktc"}},
 		Outcome: gamerecord.Outcome{Status: "completed", WinnerUserID: &winner, Reason: "score"},
-		Money: gamerecord.Money{PotMinor: 2_000_000, FeeMinor: 20_000, Payouts: []gamerecord.Payout{{UserID: "a", AmountMinor: 1_980_000, Kind: "pot"}},
+		Money: gamerecord.Money{PotMinor: pot, DonationsMinor: donated, FeeMinor: fee, Payouts: []gamerecord.Payout{{UserID: "a", AmountMinor: payout, Kind: "pot"}},
 			Integrity: "none"}}
 	for i, e := range events {
 		data, _ := json.Marshal(e.Data)

@@ -5,19 +5,26 @@ import (
 	"encoding/json"
 	"fmt"
 	mrand "math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
 	"wager.example.com/sdk/gamerecord"
 	"wager.example.com/sdk/verify"
+	"wager/domain"
+	"wager/domain/chat"
+	"wager/domain/game"
 	"wager/domain/game/rules"
+	"wager/domain/settlement"
 )
 
 // The verifier replays games with rules of its own, written apart from
 // the server's. Over random games played with the server's rules (moves,
 // rounds and turns lost on time, abandoned games, resignations, staked
 // or free), the verifier accepts every honest record, and refuses each
-// record told with another winner or a payout one minor unit off.
+// record told with another winner, a payout one minor unit off or
+// donations understated by one minor unit (the pot and payout told to
+// match).
 func TestTheVerifiersRulesAgreeWithTheServers(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	r := mrand.New(mrand.NewPCG(seed, 1))
@@ -43,9 +50,20 @@ func TestTheVerifiersRulesAgreeWithTheServers(t *testing.T) {
 			if verify.Replay(lie) == nil {
 				t.Fatalf("seed %d, game %d: a payout one minor unit more is accepted", seed, i)
 			}
+			if rec.Money.DonationsMinor > 0 {
+				// One minor unit of the donations kept out of the pot, and
+				// the fee and payout told to match.
+				lie.Money.DonationsMinor--
+				lie.Money.PotMinor--
+				lie.Money.FeeMinor, lie.Money.Payouts[0].AmountMinor = game.Payout(lie.Money.PotMinor)
+				if verify.Replay(lie) == nil {
+					t.Fatalf("seed %d, game %d: donations understated by one minor unit, the pot and payout to match, are accepted", seed, i)
+				}
+				counts["donated"]++
+			}
 		}
 	}
-	for _, want := range []string{"rps score", "rps resign", "rps abandoned", "connect4 connect4", "connect4 timeout", "connect4 resign"} {
+	for _, want := range []string{"donated", "rps score", "rps resign", "rps abandoned", "connect4 connect4", "connect4 timeout", "connect4 resign"} {
 		if counts[want] == 0 {
 			t.Errorf("no game ended %q in %v: the generator misses a way to end", want, counts)
 		}
@@ -94,24 +112,38 @@ func randomRecord(t *testing.T, r *mrand.Rand, id string) gamerecord.Record {
 		err = nil // a refused move (not their turn, a full column, chosen already) changes nothing
 	}
 	o := state.Outcome()
+	stake, donated := int64(0), int64(0)
+	if r.IntN(2) == 0 {
+		stake = int64(1 + r.IntN(5_000_000))
+		// Spectators donate while the game runs: each donation's event
+		// lands between the game's own, before its end.
+		for range r.IntN(3) {
+			amount := int64(1 + r.IntN(1_000_000))
+			donated += amount
+			at := r.IntN(len(events) + 1)
+			events = slices.Insert(events, at, rules.Event{Name: domain.EventDonation, Data: settlement.Donated{
+				Donor: chat.UserRef{UserID: "c", Username: "carol"}, AmountMinor: amount, Signature: "sig"}})
+		}
+	}
 	rec := gamerecord.Record{Version: 1, GameID: id, GameType: gameType, Settings: settings, StartedAt: now, EndedAt: now,
 		Players: []gamerecord.Player{{UserID: "a"}, {UserID: "b"}},
 		Outcome: gamerecord.Outcome{Status: "completed", Reason: o.Reason}, Money: gamerecord.Money{Integrity: "none"}}
 	if o.Reason == "abandoned" {
 		rec.Outcome.Status = "cancelled"
 	}
-	if r.IntN(2) == 0 {
-		rec.StakeMinor = int64(1 + r.IntN(5_000_000))
-		rec.Money.DonationsMinor = int64(r.IntN(3)) * int64(r.IntN(1_000_000))
-		rec.Money.PotMinor = 2*rec.StakeMinor + rec.Money.DonationsMinor
-	}
+	rec.StakeMinor, rec.Money.DonationsMinor, rec.Money.PotMinor = stake, donated, 2*stake+donated
+	end := game.Completed{GameID: id, Status: rec.Outcome.Status, Result: game.Result{Reason: o.Reason, Draw: o.Winner == "",
+		Settlement: game.Settlement{PotMinor: rec.Money.PotMinor, PlayerPotMinor: 2 * stake, SpectatorPotMinor: donated}}}
 	if o.Winner != "" {
-		rec.Outcome.WinnerUserID = &o.Winner
-		rec.Money.FeeMinor = rec.Money.PotMinor / 100
-		if rec.Money.PotMinor > 0 {
-			rec.Money.Payouts = []gamerecord.Payout{{UserID: o.Winner, AmountMinor: rec.Money.PotMinor - rec.Money.FeeMinor, Kind: gamerecord.PayoutPot}}
+		rec.Outcome.WinnerUserID, end.WinnerID = &o.Winner, &o.Winner
+		fee, payout := game.Payout(rec.Money.PotMinor)
+		rec.Money.FeeMinor, end.FeeMinor = fee, fee
+		if payout > 0 {
+			end.PayoutMinor = payout
+			rec.Money.Payouts = []gamerecord.Payout{{UserID: o.Winner, AmountMinor: payout, Kind: gamerecord.PayoutPot}}
 		}
 	}
+	events = append(events, rules.Event{Name: domain.EventGameCompleted, Data: end})
 	for i, e := range events {
 		data, err := json.Marshal(e.Data)
 		if err != nil {

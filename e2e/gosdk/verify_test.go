@@ -26,7 +26,21 @@ import (
 // scissors, and waits until the public log holds it.
 func (s *server) wonGame(t *testing.T) (winner, game string) {
 	t.Helper()
+	return s.wonGameDonated(t, 0)
+}
+
+// wonGameDonated is wonGame with a spectator's donation of donated minor
+// units before the first move.
+func (s *server) wonGameDonated(t *testing.T, donated int64) (winner, game string) {
+	t.Helper()
 	a, b, game := s.match(t, 1)
+	if donated > 0 {
+		fan := s.newClient(t)
+		fund(t, fan, donated)
+		if d, err := fan.Donate(t.Context(), game, donated); err != nil || d.Refunded {
+			t.Fatalf("donate %d: %+v %v", donated, d, err)
+		}
+	}
 	move(t, a, game, "rock")
 	move(t, b, game, "scissors")
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
@@ -144,6 +158,38 @@ func TestTheVerifierProvesAGameAndRefusesEveryTampering(t *testing.T) {
 	s.rebuild(t)
 	_, _, err = seen.Log(ctx)
 	wantRefused(t, err, "it removed records")
+}
+
+// A platform that keeps a spectator's donation out of a game's pot, and
+// writes the game's record to match (the pot, the fee and the winner's
+// payout all smaller by it, so that the pot still adds up), is refused
+// by the donation's own event in the record.
+func TestTheVerifierRefusesARecordThatKeepsADonationOutOfThePot(t *testing.T) {
+	s := startServer(t, nil)
+	ctx := context.Background()
+	_, game := s.wonGameDonated(t, 30_000)
+	v := &verify.Verifier{URL: s.URL}
+	c, err := v.Game(ctx, game)
+	if err != nil {
+		t.Fatalf("the honest game: %v", err)
+	}
+	// 2 x 0.1 USDC staked and 0.03 donated: 1% fee, the rest to the winner.
+	if m := c.Record.Money; m.DonationsMinor != 30_000 || m.PotMinor != 230_000 || m.FeeMinor != 2_300 || m.Payouts[0].AmountMinor != 227_700 {
+		t.Fatalf("the honest record's money: %+v, want donations 30000 in a pot of 230000, fee 2300, the winner paid 227700", m)
+	}
+
+	for _, edit := range [][2]string{{`"potMinor":230000`, `"potMinor":200000`}, {`"donationsMinor":30000`, `"donationsMinor":0`},
+		{`"feeMinor":2300`, `"feeMinor":2000`}, {`"amountMinor":227700,"kind":"pot"`, `"amountMinor":198000,"kind":"pot"`}} {
+		s.tamper(t, `UPDATE games_log SET record = convert_to(replace(convert_from(record, 'UTF8'), ?, ?), 'UTF8') WHERE game_id = ?`,
+			edit[0], edit[1], game)
+	}
+	// The tree rebuilt over the edit, and a checkpoint signed over it (the
+	// next game's): a verifier that never saw the log before has only the
+	// record to go by.
+	s.rebuild(t)
+	s.wonGame(t)
+	_, err = (&verify.Verifier{URL: s.URL}).Game(ctx, game)
+	wantRefused(t, err, "the record says donors gave 0, but its game:donation events give 30000")
 }
 
 // The verifier proves a user's share of the reserves from HTTP alone, and

@@ -35,7 +35,10 @@ type ended struct {
 // and for rock-paper-scissors the choices and salts each reveal opens,
 // checked against the commitments made before), and checks that it ends
 // as the record says and that the pot paid the winner what the record
-// says to the minor unit. Each error says what does not hold.
+// says to the minor unit. The record's own account of its end must agree
+// too: its last event is the game's game:completed, whose outcome and
+// money are the record's, and the donations it counts are the
+// game:donation events it carries. Each error says what does not hold.
 //
 // The rules replayed here are the API's, written apart from the
 // platform's own implementation of them: a fault in the platform's rules
@@ -84,7 +87,10 @@ func Replay(r Record) error {
 	if !done {
 		return fmt.Errorf("record %d: replayed from its events, game %s has not ended", r.Index, r.GameID)
 	}
-	return checkOutcome(r, o)
+	if err := checkOutcome(r, o); err != nil {
+		return err
+	}
+	return checkEnd(r)
 }
 
 // game is a game being replayed, one event at a time.
@@ -452,4 +458,77 @@ func checkOutcome(r Record, o ended) error {
 		return fmt.Errorf("record %d: the winner's payout of the pot is %d, the record says %d", r.Index, want, paid)
 	}
 	return nil
+}
+
+// The names of the events that tell a game's money and end.
+const (
+	eventDonation  = "game:donation"
+	eventCompleted = "game:completed"
+)
+
+// completed is what checkEnd reads of game:completed's data.
+type completed struct {
+	GameID            string  `json:"gameId"`
+	Status            string  `json:"status"`
+	WinnerID          *string `json:"winnerId"`
+	Reason            string  `json:"reason"`
+	PotMinor          int64   `json:"potMinor"`
+	SpectatorPotMinor int64   `json:"spectatorPotMinor"`
+	FeeMinor          int64   `json:"feeMinor"`
+	PayoutMinor       int64   `json:"payoutMinor"`
+}
+
+// checkEnd holds the record's outcome and money to the events it carries:
+// its last event, and only that one, is game:completed, which says what
+// the record says, and the donations the record counts are the sum of its
+// game:donation events (a donation left out of the pot, or one the record
+// makes up, does not add up).
+func checkEnd(r Record) error {
+	var donated int64
+	for i, e := range r.Events {
+		switch e.Name {
+		case eventCompleted:
+			if i != len(r.Events)-1 {
+				return fmt.Errorf("record %d: game %s's %s is event %d, not the last", r.Index, r.GameID, eventCompleted, e.Seq)
+			}
+		case eventDonation:
+			var d struct {
+				AmountMinor int64 `json:"amountMinor"`
+			}
+			if err := json.Unmarshal(e.Data, &d); err != nil || d.AmountMinor <= 0 {
+				return fmt.Errorf("record %d, event %d (%s): no positive amountMinor in %s", r.Index, e.Seq, e.Name, e.Data)
+			}
+			donated += d.AmountMinor
+		}
+	}
+	if donated != r.Money.DonationsMinor {
+		return fmt.Errorf("record %d: the record says donors gave %d, but its %s events give %d", r.Index, r.Money.DonationsMinor, eventDonation, donated)
+	}
+	last := r.Events[len(r.Events)-1]
+	var c completed
+	if last.Name != eventCompleted {
+		return fmt.Errorf("record %d: game %s's last event is %s, not %s", r.Index, r.GameID, last.Name, eventCompleted)
+	}
+	if err := json.Unmarshal(last.Data, &c); err != nil {
+		return fmt.Errorf("record %d, event %d (%s): %w", r.Index, last.Seq, last.Name, err)
+	}
+	var paid int64
+	for _, p := range r.Money.Payouts {
+		if p.Kind == gamerecord.PayoutPot {
+			paid += p.AmountMinor
+		}
+	}
+	told := completed{GameID: r.GameID, Status: r.Outcome.Status, WinnerID: r.Outcome.WinnerUserID, Reason: r.Outcome.Reason,
+		PotMinor: r.Money.PotMinor, SpectatorPotMinor: r.Money.DonationsMinor, FeeMinor: r.Money.FeeMinor, PayoutMinor: paid}
+	if c.GameID != told.GameID || c.Status != told.Status || deref(c.WinnerID) != deref(told.WinnerID) || c.Reason != told.Reason ||
+		c.PotMinor != told.PotMinor || c.SpectatorPotMinor != told.SpectatorPotMinor || c.FeeMinor != told.FeeMinor || c.PayoutMinor != told.PayoutMinor {
+		return fmt.Errorf("record %d: its %s says %s; the record says %s", r.Index, eventCompleted, c, told)
+	}
+	return nil
+}
+
+// String is how an error tells an end: status, winner, reason and money.
+func (c completed) String() string {
+	return fmt.Sprintf("game %s %s, won by %q on %s, pot %d with donations %d, fee %d, the winner paid %d",
+		c.GameID, c.Status, deref(c.WinnerID), c.Reason, c.PotMinor, c.SpectatorPotMinor, c.FeeMinor, c.PayoutMinor)
 }

@@ -47,6 +47,66 @@ func TestAReplayedRecordMustEndAndPayAsItSays(t *testing.T) {
 	}
 }
 
+// A record's money must be what its own events say: the donations it
+// counts are its game:donation events, and its game:completed tells the
+// same end. A platform that keeps a donation out of the pot, and pays the
+// winner accordingly, is refused though the pot adds up.
+func TestARecordsMoneyMustBeWhatItsEventsSay(t *testing.T) {
+	donated := goldenRecord(t, 2)
+	if donated.Money.DonationsMinor != 500_000 {
+		t.Fatalf("golden record 2 has donations of %d, want the 500000 its README says", donated.Money.DonationsMinor)
+	}
+	if err := Replay(donated); err != nil {
+		t.Fatalf("the honest record of a game with a donation: %v", err)
+	}
+	for _, c := range []struct {
+		name, want string
+		record     func(*testing.T) Record
+		lie        func(r *Record)
+	}{
+		{"a donation understated, the pot and payout to match", "the record says donors gave 400000, but its game:donation events give 500000",
+			func(t *testing.T) Record { return goldenRecord(t, 2) }, func(r *Record) { donations(r, 400_000) }},
+		{"a donation left out, the pot and payout to match", "the record says donors gave 0, but its game:donation events give 500000",
+			func(t *testing.T) Record { return goldenRecord(t, 2) }, func(r *Record) { donations(r, 0) }},
+		{"a donation made up", "the record says donors gave 100, but its game:donation events give 0",
+			played, func(r *Record) { donations(r, 100) }},
+		{"a donation of nothing", "no positive amountMinor",
+			func(t *testing.T) Record { return goldenRecord(t, 2) }, func(r *Record) {
+				r.Events[1].Data = json.RawMessage(strings.Replace(string(r.Events[1].Data), `"amountMinor":500000`, `"amountMinor":-500000`, 1))
+			}},
+		{"the end left out", "last event is game:rps:round:reveal, not game:completed",
+			played, func(r *Record) { r.Events = r.Events[:len(r.Events)-1] }},
+		{"an event after the end", "game:completed is event 9, not the last",
+			played, func(r *Record) {
+				r.Events = append(r.Events, gamerecord.Event{GameID: r.GameID, Seq: 10, Name: "game:chat:message", Data: json.RawMessage(`{}`)})
+			}},
+		{"an end that told another fee", "its game:completed says game game-0 completed, won by \"a\" on score, pot 2000000 with donations 0, fee 19999",
+			played, func(r *Record) {
+				end := &r.Events[len(r.Events)-1]
+				end.Data = json.RawMessage(strings.Replace(string(end.Data), `"feeMinor":20000`, `"feeMinor":19999`, 1))
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := c.record(t)
+			c.lie(&r)
+			err := Replay(r)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want an error saying %q", err, c.want)
+			}
+		})
+	}
+}
+
+// donations retells a won record as if donors gave amount: the pot, the
+// fee and the winner's payout made to match, so that only the donations'
+// own events can tell.
+func donations(r *Record, amount int64) {
+	r.Money.PotMinor += amount - r.Money.DonationsMinor
+	r.Money.DonationsMinor = amount
+	r.Money.FeeMinor = r.Money.PotMinor * feeBps / 10_000
+	r.Money.Payouts[0].AmountMinor = r.Money.PotMinor - r.Money.FeeMinor
+}
+
 // retell changes the first revealed choice from one to another, leaving
 // the commitment made before as it was.
 func retell(t *testing.T, r *Record, from, to string) {
@@ -90,7 +150,10 @@ func TestARecordMustBeOneGamesPlayInOrder(t *testing.T) {
 			}},
 		{"a move after the end", "event 9 (game:rps:round:start): a move after the game ended",
 			func(r *Record) {
-				r.Events = append(r.Events, gamerecord.Event{GameID: r.GameID, Seq: 9, Name: "game:rps:round:start", Data: json.RawMessage(`{"round": 3}`)})
+				end := r.Events[len(r.Events)-1]
+				end.Seq = 10
+				r.Events = append(r.Events[:len(r.Events)-1],
+					gamerecord.Event{GameID: r.GameID, Seq: 9, Name: "game:rps:round:start", Data: json.RawMessage(`{"round": 3}`)}, end)
 			}},
 		{"a round started out of turn", "round 3 starts when round 2 is due",
 			func(r *Record) { r.Events[4].Data = json.RawMessage(`{"round": 3}`) }},
