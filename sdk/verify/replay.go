@@ -468,14 +468,14 @@ const (
 
 // completed is what checkEnd reads of game:completed's data.
 type completed struct {
-	GameID            string  `json:"gameId"`
-	Status            string  `json:"status"`
-	WinnerID          *string `json:"winnerId"`
-	Reason            string  `json:"reason"`
-	PotMinor          int64   `json:"potMinor"`
-	SpectatorPotMinor int64   `json:"spectatorPotMinor"`
-	FeeMinor          int64   `json:"feeMinor"`
-	PayoutMinor       int64   `json:"payoutMinor"`
+	GameID            string `json:"gameId"`
+	Status            string `json:"status"`
+	WinnerID          string `json:"winnerId"` // null (a draw) reads as ""
+	Reason            string `json:"reason"`
+	PotMinor          int64  `json:"potMinor"`
+	SpectatorPotMinor int64  `json:"spectatorPotMinor"`
+	FeeMinor          int64  `json:"feeMinor"`
+	PayoutMinor       int64  `json:"payoutMinor"`
 }
 
 // checkEnd holds the record's outcome and money to the events it carries:
@@ -505,10 +505,10 @@ func checkEnd(r Record) error {
 		return fmt.Errorf("record %d: the record says donors gave %d, but its %s events give %d", r.Index, r.Money.DonationsMinor, eventDonation, donated)
 	}
 	last := r.Events[len(r.Events)-1]
-	var c completed
 	if last.Name != eventCompleted {
 		return fmt.Errorf("record %d: game %s's last event is %s, not %s", r.Index, r.GameID, last.Name, eventCompleted)
 	}
+	var c completed
 	if err := json.Unmarshal(last.Data, &c); err != nil {
 		return fmt.Errorf("record %d, event %d (%s): %w", r.Index, last.Seq, last.Name, err)
 	}
@@ -518,10 +518,9 @@ func checkEnd(r Record) error {
 			paid += p.AmountMinor
 		}
 	}
-	told := completed{GameID: r.GameID, Status: r.Outcome.Status, WinnerID: r.Outcome.WinnerUserID, Reason: r.Outcome.Reason,
+	told := completed{GameID: r.GameID, Status: r.Outcome.Status, WinnerID: deref(r.Outcome.WinnerUserID), Reason: r.Outcome.Reason,
 		PotMinor: r.Money.PotMinor, SpectatorPotMinor: r.Money.DonationsMinor, FeeMinor: r.Money.FeeMinor, PayoutMinor: paid}
-	if c.GameID != told.GameID || c.Status != told.Status || deref(c.WinnerID) != deref(told.WinnerID) || c.Reason != told.Reason ||
-		c.PotMinor != told.PotMinor || c.SpectatorPotMinor != told.SpectatorPotMinor || c.FeeMinor != told.FeeMinor || c.PayoutMinor != told.PayoutMinor {
+	if c != told {
 		return fmt.Errorf("record %d: its %s says %s; the record says %s", r.Index, eventCompleted, c, told)
 	}
 	return nil
@@ -530,5 +529,5 @@ func checkEnd(r Record) error {
 // String is how an error tells an end: status, winner, reason and money.
 func (c completed) String() string {
 	return fmt.Sprintf("game %s %s, won by %q on %s, pot %d with donations %d, fee %d, the winner paid %d",
-		c.GameID, c.Status, deref(c.WinnerID), c.Reason, c.PotMinor, c.SpectatorPotMinor, c.FeeMinor, c.PayoutMinor)
+		c.GameID, c.Status, c.WinnerID, c.Reason, c.PotMinor, c.SpectatorPotMinor, c.FeeMinor, c.PayoutMinor)
 }
