@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -443,6 +444,9 @@ func checkOutcome(r Record, o ended) error {
 			if p.UserID != o.winner {
 				return fmt.Errorf("record %d: the pot was paid to %s, not to the winner %q", r.Index, p.UserID, o.winner)
 			}
+			if p.AmountMinor <= 0 || p.AmountMinor > math.MaxInt64-paid {
+				return fmt.Errorf("record %d: a payout of the pot of %d is not a positive amount that adds to the others'", r.Index, p.AmountMinor)
+			}
 			paid += p.AmountMinor
 		}
 	}
@@ -495,8 +499,8 @@ func checkEnd(r Record) error {
 			var d struct {
 				AmountMinor int64 `json:"amountMinor"`
 			}
-			if err := json.Unmarshal(e.Data, &d); err != nil || d.AmountMinor <= 0 {
-				return fmt.Errorf("record %d, event %d (%s): no positive amountMinor in %s", r.Index, e.Seq, e.Name, e.Data)
+			if err := json.Unmarshal(e.Data, &d); err != nil || d.AmountMinor <= 0 || d.AmountMinor > math.MaxInt64-donated {
+				return fmt.Errorf("record %d, event %d (%s): no positive amountMinor that adds to the others' in %s", r.Index, e.Seq, e.Name, e.Data)
 			}
 			donated += d.AmountMinor
 		}

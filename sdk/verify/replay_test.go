@@ -29,6 +29,11 @@ func TestAReplayedRecordMustEndAndPayAsItSays(t *testing.T) {
 			func(r *Record) { r.Outcome.WinnerUserID = ptr("b"); r.Money.Payouts[0].UserID = "b" }},
 		{"a payout one minor unit more", "the winner's payout of the pot is 1980000, the record says 1980001",
 			func(r *Record) { r.Money.Payouts[0].AmountMinor++ }},
+		{"the payout split in two, one of them negative", "a payout of the pot of -5 is not a positive amount",
+			func(r *Record) {
+				r.Money.Payouts[0].AmountMinor += 5
+				r.Money.Payouts = append(r.Money.Payouts, Payout{UserID: "a", AmountMinor: -5, Kind: gamerecord.PayoutPot})
+			}},
 		{"a fee one minor unit less", "the fee on a pot of 2000000 is 20000, the record says 19999",
 			func(r *Record) { r.Money.FeeMinor-- }},
 		{"a pot bigger than the stakes", "the pot is 2000001",
@@ -50,7 +55,8 @@ func TestAReplayedRecordMustEndAndPayAsItSays(t *testing.T) {
 // A record's money must be what its own events say: the donations it
 // counts are its game:donation events, and its game:completed tells the
 // same end. A platform that keeps a donation out of the pot, and pays the
-// winner accordingly, is refused though the pot adds up.
+// winner and tells the end accordingly, is refused though the pot adds
+// up.
 func TestARecordsMoneyMustBeWhatItsEventsSay(t *testing.T) {
 	donated := goldenRecord(t, 2)
 	if donated.Money.DonationsMinor != 500_000 {
@@ -73,6 +79,15 @@ func TestARecordsMoneyMustBeWhatItsEventsSay(t *testing.T) {
 		{"a donation of nothing", "no positive amountMinor",
 			func(t *testing.T) Record { return goldenRecord(t, 2) }, func(r *Record) {
 				r.Events[1].Data = json.RawMessage(strings.Replace(string(r.Events[1].Data), `"amountMinor":500000`, `"amountMinor":-500000`, 1))
+			}},
+		{"donations that overflow to the record's", "no positive amountMinor that adds to the others'",
+			played, func(r *Record) {
+				huge := gamerecord.Event{GameID: r.GameID, Name: "game:donation", Data: json.RawMessage(`{"amountMinor":9223372036854775807}`)}
+				r.Events = append([]gamerecord.Event{huge, huge}, r.Events...)
+				for i := range r.Events {
+					r.Events[i].Seq = i + 1
+				}
+				donations(r, -2) // what two of the largest amounts add up to, wrapped
 			}},
 		{"the end left out", "last event is game:rps:round:reveal, not game:completed",
 			played, func(r *Record) { r.Events = r.Events[:len(r.Events)-1] }},
@@ -98,13 +113,19 @@ func TestARecordsMoneyMustBeWhatItsEventsSay(t *testing.T) {
 }
 
 // donations retells a won record as if donors gave amount: the pot, the
-// fee and the winner's payout made to match, so that only the donations'
-// own events can tell.
+// fee, the winner's payout and game:completed made to match, so that only
+// the donations' own events can tell.
 func donations(r *Record, amount int64) {
 	r.Money.PotMinor += amount - r.Money.DonationsMinor
 	r.Money.DonationsMinor = amount
 	r.Money.FeeMinor = r.Money.PotMinor * feeBps / 10_000
 	r.Money.Payouts[0].AmountMinor = r.Money.PotMinor - r.Money.FeeMinor
+	end, err := json.Marshal(completed{GameID: r.GameID, Status: r.Outcome.Status, WinnerID: *r.Outcome.WinnerUserID, Reason: r.Outcome.Reason,
+		PotMinor: r.Money.PotMinor, SpectatorPotMinor: amount, FeeMinor: r.Money.FeeMinor, PayoutMinor: r.Money.Payouts[0].AmountMinor})
+	if err != nil {
+		panic(err)
+	}
+	r.Events[len(r.Events)-1].Data = end
 }
 
 // retell changes the first revealed choice from one to another, leaving
