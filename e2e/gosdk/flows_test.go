@@ -11,7 +11,7 @@ import (
 
 func TestPreparedTransactionFlows(t *testing.T) {
 	s := startServer(t, nil)
-	first, _, game := s.stakedMatch(t, 3)
+	first, _, game := s.match(t, 3)
 	fan := s.newClient(t)
 	fund(t, fan, 1_000_000)
 	ctx := t.Context()

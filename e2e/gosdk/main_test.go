@@ -71,27 +71,26 @@ const matchStake = 100_000
 // match starts an rps game of rounds, staked at matchStake, between two
 // new players and returns them and the game's id.
 func (s *server) match(t *testing.T, rounds int) (first, second *wager.Client, gameID string) {
-	return s.matchFor(t, rounds, 0)
+	return s.matchFor(t, rounds, matchStake)
 }
 
-// stakedMatch is match for a stake of 0.1 USDC, which each player
-// deposits first: bets and markets are for staked games.
-func (s *server) stakedMatch(t *testing.T, rounds int) (first, second *wager.Client, gameID string) {
-	return s.matchFor(t, rounds, 100_000)
-}
-
+// matchFor is match at a stake of stake, which each player deposits
+// first (0: a free game).
 func (s *server) matchFor(t *testing.T, rounds int, stake int64) (first, second *wager.Client, gameID string) {
 	t.Helper()
 	ctx := t.Context()
 	first, second = s.newClient(t), s.newClient(t)
 	for _, c := range []*wager.Client{first, second} {
 		fund(t, c, 1_000_000)
-		if _, err := c.Deposit(ctx, matchStake); err != nil {
+		if stake == 0 {
+			continue
+		}
+		if _, err := c.Deposit(ctx, stake); err != nil {
 			t.Fatalf("deposit the stake: %v", err)
 		}
 	}
 	settings := map[string]any{"rounds": rounds, "roundSeconds": 120}
-	l, err := first.API.PostLobbiesWithResponse(ctx, nil, api.LobbyRequest{GameType: "rps", StakeMinor: matchStake, Settings: wager.Settings(settings)})
+	l, err := first.API.PostLobbiesWithResponse(ctx, nil, api.LobbyRequest{GameType: "rps", StakeMinor: stake, Settings: wager.Settings(settings)})
 	if err != nil {
 		t.Fatalf("open a lobby: %v", err)
 	}

@@ -22,9 +22,10 @@ import (
 // the server's. Over random games played with the server's rules (moves,
 // rounds and turns lost on time, abandoned games, resignations, staked
 // or free), the verifier accepts every honest record, and refuses each
-// record told with another winner, a payout one minor unit off or
-// donations understated by one minor unit (the pot and payout told to
-// match).
+// record told with another winner, a payout one minor unit off,
+// donations understated by one minor unit (the pot, payout and end told
+// to match; free games take donations too), a fee without a winner or a
+// stake refunded short.
 func TestTheVerifiersRulesAgreeWithTheServers(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	r := mrand.New(mrand.NewPCG(seed, 1))
@@ -43,27 +44,52 @@ func TestTheVerifiersRulesAgreeWithTheServers(t *testing.T) {
 				t.Fatalf("seed %d, game %d: a record naming the loser as winner is accepted", seed, i)
 			}
 		}
-		if rec.StakeMinor > 0 && len(rec.Money.Payouts) > 0 && rec.Money.Payouts[0].Kind == gamerecord.PayoutPot {
+		if len(rec.Money.Payouts) > 0 && rec.Money.Payouts[0].Kind == gamerecord.PayoutPot {
 			lie := rec
 			lie.Money.Payouts = []gamerecord.Payout{rec.Money.Payouts[0]}
 			lie.Money.Payouts[0].AmountMinor++
 			if verify.Replay(lie) == nil {
 				t.Fatalf("seed %d, game %d: a payout one minor unit more is accepted", seed, i)
 			}
-			if rec.Money.DonationsMinor > 0 {
+			if rec.Money.DonationsMinor > 1 {
 				// One minor unit of the donations kept out of the pot, and
-				// the fee and payout told to match.
+				// the fee, the payout and game:completed told to match: only
+				// the donations' own events tell.
 				lie.Money.DonationsMinor--
 				lie.Money.PotMinor--
-				lie.Money.FeeMinor, lie.Money.Payouts[0].AmountMinor = game.Payout(lie.Money.PotMinor)
+				fee, payout := game.Payout(lie.Money.PotMinor)
+				lie.Money.FeeMinor, lie.Money.Payouts[0].AmountMinor = fee, payout
+				lie.Events = slices.Clone(rec.Events)
+				lie.Events[len(lie.Events)-1].Data = completedData(t, game.Completed{GameID: lie.GameID, Status: lie.Outcome.Status,
+					Result: game.Result{WinnerID: lie.Outcome.WinnerUserID, Reason: lie.Outcome.Reason, Settlement: game.Settlement{
+						PotMinor: lie.Money.PotMinor, SpectatorPotMinor: lie.Money.DonationsMinor, FeeMinor: fee, PayoutMinor: payout}}})
 				if verify.Replay(lie) == nil {
-					t.Fatalf("seed %d, game %d: donations understated by one minor unit, the pot and payout to match, are accepted", seed, i)
+					t.Fatalf("seed %d, game %d: donations understated by one minor unit, the pot, payout and end to match, are accepted", seed, i)
 				}
 				counts["donated"]++
+				if rec.StakeMinor == 0 {
+					counts["donated to a free game"]++
+				}
+			}
+		}
+		if rec.Outcome.WinnerUserID == nil && rec.Money.PotMinor > 0 {
+			lie := rec
+			lie.Money.FeeMinor = 1
+			if verify.Replay(lie) == nil {
+				t.Fatalf("seed %d, game %d: a fee taken without a winner is accepted", seed, i)
+			}
+			if rec.StakeMinor > 0 {
+				lie = rec
+				lie.Money.Payouts = slices.Clone(rec.Money.Payouts)
+				lie.Money.Payouts[0].AmountMinor--
+				if verify.Replay(lie) == nil {
+					t.Fatalf("seed %d, game %d: a stake refunded short by one minor unit is accepted", seed, i)
+				}
+				counts["refunded"]++
 			}
 		}
 	}
-	for _, want := range []string{"donated", "rps score", "rps resign", "rps abandoned", "connect4 connect4", "connect4 timeout", "connect4 resign"} {
+	for _, want := range []string{"donated", "donated to a free game", "refunded", "rps score", "rps resign", "rps abandoned", "connect4 connect4", "connect4 timeout", "connect4 resign"} {
 		if counts[want] == 0 {
 			t.Errorf("no game ended %q in %v: the generator misses a way to end", want, counts)
 		}
@@ -115,15 +141,15 @@ func randomRecord(t *testing.T, r *mrand.Rand, id string) gamerecord.Record {
 	stake, donated := int64(0), int64(0)
 	if r.IntN(2) == 0 {
 		stake = int64(1 + r.IntN(5_000_000))
-		// Spectators donate while the game runs: each donation's event
-		// lands between the game's own, before its end.
-		for range r.IntN(3) {
-			amount := int64(1 + r.IntN(1_000_000))
-			donated += amount
-			at := r.IntN(len(events) + 1)
-			events = slices.Insert(events, at, rules.Event{Name: domain.EventDonation, Data: settlement.Donated{
-				Donor: chat.UserRef{UserID: "c", Username: "carol"}, AmountMinor: amount, Signature: "sig"}})
-		}
+	}
+	// Spectators donate while the game runs, to free games too: each
+	// donation's event lands between the game's own, before its end.
+	for range r.IntN(3) {
+		amount := int64(1 + r.IntN(1_000_000))
+		donated += amount
+		at := r.IntN(len(events) + 1)
+		events = slices.Insert(events, at, rules.Event{Name: domain.EventDonation, Data: settlement.Donated{
+			Donor: chat.UserRef{UserID: "c", Username: "carol"}, AmountMinor: amount, Signature: "sig"}})
 	}
 	rec := gamerecord.Record{Version: 1, GameID: id, GameType: gameType, Settings: settings, StartedAt: now, EndedAt: now,
 		Players: []gamerecord.Player{{UserID: "a"}, {UserID: "b"}},
@@ -142,6 +168,10 @@ func randomRecord(t *testing.T, r *mrand.Rand, id string) gamerecord.Record {
 			end.PayoutMinor = payout
 			rec.Money.Payouts = []gamerecord.Payout{{UserID: o.Winner, AmountMinor: payout, Kind: gamerecord.PayoutPot}}
 		}
+	} else if stake > 0 {
+		for _, p := range players {
+			rec.Money.Payouts = append(rec.Money.Payouts, gamerecord.Payout{UserID: p, AmountMinor: stake, Kind: gamerecord.PayoutRefund})
+		}
 	}
 	events = append(events, rules.Event{Name: domain.EventGameCompleted, Data: end})
 	for i, e := range events {
@@ -152,4 +182,14 @@ func randomRecord(t *testing.T, r *mrand.Rand, id string) gamerecord.Record {
 		rec.Events = append(rec.Events, gamerecord.Event{GameID: id, Seq: i + 1, Name: string(e.Name), Data: data, CreatedAt: now})
 	}
 	return rec
+}
+
+// completedData is game:completed's data as the platform encodes it.
+func completedData(t *testing.T, end game.Completed) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

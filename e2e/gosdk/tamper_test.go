@@ -213,7 +213,7 @@ var tamperings = []tampering{
 // wallet keeps what it had.
 func TestTamperedPrepareIsNotSigned(t *testing.T) {
 	s := startServer(t, nil)
-	player, _, game := s.stakedMatch(t, 3)
+	player, _, game := s.match(t, 3)
 	flows := []struct {
 		name string
 		run  func(c *wager.Client) error

@@ -26,14 +26,14 @@ import (
 // scissors, and waits until the public log holds it.
 func (s *server) wonGame(t *testing.T) (winner, game string) {
 	t.Helper()
-	return s.wonGameDonated(t, 0)
+	return s.wonGameDonated(t, matchStake, 0)
 }
 
-// wonGameDonated is wonGame with a spectator's donation of donated minor
-// units before the first move.
-func (s *server) wonGameDonated(t *testing.T, donated int64) (winner, game string) {
+// wonGameDonated is wonGame at a stake of stake (0: a free game), with a
+// spectator's donation of donated minor units before the first move.
+func (s *server) wonGameDonated(t *testing.T, stake, donated int64) (winner, game string) {
 	t.Helper()
-	a, b, game := s.match(t, 1)
+	a, b, game := s.matchFor(t, 1, stake)
 	if donated > 0 {
 		fan := s.newClient(t)
 		fund(t, fan, donated)
@@ -160,18 +160,25 @@ func TestTheVerifierProvesAGameAndRefusesEveryTampering(t *testing.T) {
 	wantRefused(t, err, "it removed records")
 }
 
-// A platform that keeps a spectator's donation out of a game's pot, and
-// writes the game's record to match (the pot, the fee and the winner's
+// Honest games with donations, staked and free, verify. A platform that
+// keeps a spectator's donation out of a game's pot, and writes the game's
+// record to match (the pot, the fee and the winner's
 // payout all smaller by it, so that the pot still adds up), is refused
 // by the donation's own event in the record.
 func TestTheVerifierRefusesARecordThatKeepsADonationOutOfThePot(t *testing.T) {
 	s := startServer(t, nil)
 	ctx := context.Background()
-	_, game := s.wonGameDonated(t, 30_000)
+	_, game := s.wonGameDonated(t, matchStake, 30_000)
 	v := &verify.Verifier{URL: s.URL}
 	c, err := v.Game(ctx, game)
 	if err != nil {
 		t.Fatalf("the honest game: %v", err)
+	}
+	// A free game's pot is its donations, paid as a staked game's.
+	_, free := s.wonGameDonated(t, 0, 10_000)
+	if c, err := v.Game(ctx, free); err != nil || c.Record.StakeMinor != 0 || c.Record.Money.PotMinor != 10_000 || c.Record.Money.FeeMinor != 100 ||
+		len(c.Record.Money.Payouts) != 1 || c.Record.Money.Payouts[0].AmountMinor != 9_900 {
+		t.Fatalf("the honest free game with a donation: %+v %v, want a pot of 10000, a fee of 100 and 9900 paid", c, err)
 	}
 	// 2 x 0.1 USDC staked and 0.03 donated: 1% fee, the rest to the winner.
 	if m := c.Record.Money; m.DonationsMinor != 30_000 || m.PotMinor != 230_000 || m.FeeMinor != 2_300 || m.Payouts[0].AmountMinor != 227_700 {

@@ -1,10 +1,12 @@
 package verify
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"regexp"
 	"strconv"
@@ -433,8 +435,14 @@ func checkOutcome(r Record, o ended) error {
 		return fmt.Errorf("record %d: game %s ended %s, won by %q on %s, by its events; the record says %s, won by %q on %s",
 			r.Index, r.GameID, status, o.winner, o.reason, r.Outcome.Status, winner, r.Outcome.Reason)
 	}
-	wantPot := int64(len(r.Players))*r.StakeMinor + r.Money.DonationsMinor
-	if r.StakeMinor > 0 && r.Money.PotMinor != wantPot {
+	players, m := int64(len(r.Players)), r.Money
+	if r.StakeMinor < 0 || m.DonationsMinor < 0 || r.StakeMinor > (math.MaxInt64-m.DonationsMinor)/players {
+		return fmt.Errorf("record %d: a stake of %d and donations of %d are not amounts a pot holds", r.Index, r.StakeMinor, m.DonationsMinor)
+	}
+	// A free game's pot is its donations: they are paid out as a staked
+	// game's are.
+	wantPot := players*r.StakeMinor + m.DonationsMinor
+	if r.Money.PotMinor != wantPot {
 		return fmt.Errorf("record %d: the pot is %d, but %d players staked %d and donors gave %d: %d",
 			r.Index, r.Money.PotMinor, len(r.Players), r.StakeMinor, r.Money.DonationsMinor, wantPot)
 	}
@@ -450,16 +458,32 @@ func checkOutcome(r Record, o ended) error {
 			paid += p.AmountMinor
 		}
 	}
-	var want int64
-	if o.winner != "" && r.Money.PotMinor > 0 {
-		fee := r.Money.PotMinor * feeBps / 10_000
-		want = r.Money.PotMinor - fee
-		if r.Money.FeeMinor != fee {
-			return fmt.Errorf("record %d: the fee on a pot of %d is %d, the record says %d", r.Index, r.Money.PotMinor, fee, r.Money.FeeMinor)
-		}
+	var fee, want int64 // nothing is taken or paid from the pot without a winner
+	if o.winner != "" {
+		fee = m.PotMinor/10_000*feeBps + m.PotMinor%10_000*feeBps/10_000 // floor(pot * fee / 10,000), without overflow
+		want = m.PotMinor - fee
+	}
+	if m.FeeMinor != fee {
+		return fmt.Errorf("record %d: the fee on a pot of %d is %d, the record says %d", r.Index, m.PotMinor, fee, m.FeeMinor)
 	}
 	if paid != want {
 		return fmt.Errorf("record %d: the winner's payout of the pot is %d, the record says %d", r.Index, want, paid)
+	}
+	if o.winner == "" && r.StakeMinor > 0 {
+		// A draw or cancellation gives each player their stake back (a
+		// player may not bet on their game or trade its market, so their
+		// refunds are their stake's).
+		refunded := map[string]int64{}
+		for _, p := range m.Payouts {
+			if p.Kind == gamerecord.PayoutRefund {
+				refunded[p.UserID] += p.AmountMinor
+			}
+		}
+		for _, p := range r.Players {
+			if refunded[p.UserID] != r.StakeMinor {
+				return fmt.Errorf("record %d: without a winner %s gets their stake of %d back, the record refunds %d", r.Index, p.UserID, r.StakeMinor, refunded[p.UserID])
+			}
+		}
 	}
 	return nil
 }
@@ -534,4 +558,56 @@ func checkEnd(r Record) error {
 func (c completed) String() string {
 	return fmt.Sprintf("game %s %s, won by %q on %s, pot %d with donations %d, fee %d, the winner paid %d",
 		c.GameID, c.Status, c.WinnerID, c.Reason, c.PotMinor, c.SpectatorPotMinor, c.FeeMinor, c.PayoutMinor)
+}
+
+// oneKeyEach refuses JSON in which an object names a member twice, or in
+// two spellings that differ only in case. Go's decoder matches names
+// regardless of case and keeps the last, other decoders the first or the
+// exact one: a record whose readers could disagree on an amount is not
+// one to accept.
+func oneKeyEach(b []byte) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	type object struct {
+		keys  map[string]bool
+		atKey bool // the next token is a member's name
+	}
+	var open []*object // the objects and arrays (nil) the decoder is in
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("not JSON: %w", err)
+		}
+		var in *object
+		if len(open) > 0 {
+			in = open[len(open)-1]
+		}
+		if in != nil && in.atKey {
+			if delim, ok := tok.(json.Delim); ok && delim == '}' {
+				open = open[:len(open)-1]
+				continue
+			}
+			name := tok.(string) // the decoder allows only a string here
+			folded := strings.ToLower(strings.ToUpper(name))
+			if in.keys[folded] {
+				return fmt.Errorf("an object names %q twice, or in two spellings", name)
+			}
+			in.keys[folded], in.atKey = true, false
+			continue
+		}
+		if in != nil {
+			in.atKey = true // after this value, the next member's name
+		}
+		switch tok {
+		case json.Delim('{'):
+			open = append(open, &object{keys: map[string]bool{}, atKey: true})
+		case json.Delim('['):
+			open = append(open, nil)
+		case json.Delim(']'):
+			open = open[:len(open)-1]
+		}
+	}
 }

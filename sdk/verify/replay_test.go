@@ -2,6 +2,7 @@ package verify
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -34,6 +35,15 @@ func TestAReplayedRecordMustEndAndPayAsItSays(t *testing.T) {
 				r.Money.Payouts[0].AmountMinor += 5
 				r.Money.Payouts = append(r.Money.Payouts, Payout{UserID: "a", AmountMinor: -5, Kind: gamerecord.PayoutPot})
 			}},
+		{"a free game's donations kept", "the pot is 0, but 2 players staked 0 and donors gave 500000: 500000",
+			func(r *Record) {
+				*r = goldenRecord(t, 2)
+				r.StakeMinor, r.Money.PotMinor, r.Money.FeeMinor, r.Money.Payouts = 0, 0, 0, nil
+			}},
+		{"a negative stake", "a stake of -1 and donations of 0 are not amounts a pot holds",
+			func(r *Record) { r.StakeMinor = -1 }},
+		{"stakes that wrap to nothing", "a stake of 4611686018427387904 and donations of 0 are not amounts a pot holds",
+			func(r *Record) { r.StakeMinor, r.Money.PotMinor, r.Money.FeeMinor, r.Money.Payouts = 1<<62, 0, 0, nil }},
 		{"a fee one minor unit less", "the fee on a pot of 2000000 is 20000, the record says 19999",
 			func(r *Record) { r.Money.FeeMinor-- }},
 		{"a pot bigger than the stakes", "the pot is 2000001",
@@ -83,11 +93,12 @@ func TestARecordsMoneyMustBeWhatItsEventsSay(t *testing.T) {
 		{"donations that overflow to the record's", "no positive amountMinor that adds to the others'",
 			played, func(r *Record) {
 				huge := gamerecord.Event{GameID: r.GameID, Name: "game:donation", Data: json.RawMessage(`{"amountMinor":9223372036854775807}`)}
-				r.Events = append([]gamerecord.Event{huge, huge}, r.Events...)
+				small := gamerecord.Event{GameID: r.GameID, Name: "game:donation", Data: json.RawMessage(`{"amountMinor":102}`)}
+				r.Events = append([]gamerecord.Event{huge, huge, small}, r.Events...)
 				for i := range r.Events {
 					r.Events[i].Seq = i + 1
 				}
-				donations(r, -2) // what two of the largest amounts add up to, wrapped
+				donations(r, 100) // what two of the largest amounts and 102 add up to, wrapped
 			}},
 		{"the end left out", "last event is game:rps:round:reveal, not game:completed",
 			played, func(r *Record) { r.Events = r.Events[:len(r.Events)-1] }},
@@ -187,5 +198,32 @@ func TestARecordMustBeOneGamesPlayInOrder(t *testing.T) {
 				t.Errorf("got %v, want an error saying %q", err, c.want)
 			}
 		})
+	}
+}
+
+// A record whose readers could disagree on an amount is refused: Go's
+// decoder reads a member named twice, or in another case, as the last
+// one, other languages' as the first or the exact one.
+func TestARecordNamesEachMemberOnce(t *testing.T) {
+	for i := range 3 {
+		if err := oneKeyEach(readGolden(t, fmt.Sprintf("record-%d.json", i))); err != nil {
+			t.Errorf("golden record %d: %v", i, err)
+		}
+	}
+	for _, ok := range []string{`{}`, `[]`, `[{"a":1},{"a":2}]`, `{"a":{"a":1},"b":[{"a":[]},{"a":{}}]}`, `{"a":[1,{"b":2}],"b":{}}`} {
+		if err := oneKeyEach([]byte(ok)); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, lie := range []string{
+		`{"potMinor":1,"potMinor":2}`,
+		`{"money":{"potMinor":1,"POTMINOR":2}}`,
+		`{"events":[{"data":{"amountMinor":500000,"AmountMinor":1}}]}`,
+		`{"a":[1,{"b":2}],"b":{},"A":0}`,
+		`{"\u212aind":"pot","kind":"refund"}`, // the Kelvin sign folds to k
+	} {
+		if err := oneKeyEach([]byte(lie)); err == nil || !strings.Contains(err.Error(), "twice, or in two spellings") {
+			t.Errorf("%s: got %v, want it refused for a member named twice", lie, err)
+		}
 	}
 }

@@ -118,6 +118,9 @@ func (v *Verifier) Game(ctx context.Context, gameID string) (GameCheck, error) {
 			"the record, or the log, is not what was signed (%v)", gameID, p.Index, cp.Tree.N, err)
 	}
 	var rec Record
+	if err := oneKeyEach(p.Record); err != nil {
+		return GameCheck{}, fmt.Errorf("record %d: %w", p.Index, err)
+	}
 	if err := json.Unmarshal(p.Record, &rec); err != nil {
 		return GameCheck{}, fmt.Errorf("record %d is not a record of a game: %w", p.Index, err)
 	}
