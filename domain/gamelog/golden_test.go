@@ -157,7 +157,8 @@ func indented(t *testing.T, v any) []byte {
 // playedAs is a record of an rps game of three rounds, staked 1 USDC by
 // each player, that "a" wins 2-0 (rock over scissors twice), made with the
 // game's own rules as the platform makes its events, as game id at index
-// of the log. A spectator donated donated minor units in the first round
+// of the log, ended by game:completed as the platform's game.Completed
+// encodes it. A spectator donated donated minor units in the first round
 // (none when 0): the pot and the winner's payout include it.
 func playedAs(t *testing.T, id string, index, donated int64) gamerecord.Record {
 	t.Helper()
