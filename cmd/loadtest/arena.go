@@ -355,10 +355,7 @@ func (r *runner) arena(ctx context.Context) error {
 		return setupError("joining the arena", fmt.Errorf("the players joined after the start: raise -arena-lead"))
 	}
 	r.progress("%d players joined", len(players))
-	// Each player's socket in the arena's room, as its page holds one: the
-	// arena pairs only entrants connected to it. Their frames are read and
-	// dropped (the run's own spectator socket below measures the room).
-	sockets := make([]*websocket.Conn, len(players))
+	sockets, err := r.roomSockets(ctx, players, t.ID)
 	defer func() {
 		for _, c := range sockets {
 			if c != nil {
@@ -366,21 +363,7 @@ func (r *runner) arena(ctx context.Context) error {
 			}
 		}
 	}()
-	if err := forEach(ctx, len(players), cfg.SetupConcurrency, func(ctx context.Context, i int) error {
-		c, err := newSpectator(r, players[i]).dial(ctx)
-		if err != nil {
-			return err
-		}
-		sockets[i] = c
-		go func() {
-			for {
-				if _, _, err := c.ReadMessage(); err != nil {
-					return
-				}
-			}
-		}()
-		return c.WriteJSON(map[string]any{"type": "join-tournament", "tournamentId": t.ID})
-	}); err != nil {
+	if err != nil {
 		return setupError("connecting the players' sockets to the arena's room", err)
 	}
 	r.progress("%d players connected to the arena's room", len(players))
@@ -426,14 +409,47 @@ func (r *runner) arena(ctx context.Context) error {
 	conn.Close()
 	e.games.Wait()
 
-	run := window{From: startAt, To: endAt}
-	res.RunningSeconds = (endAt - startAt).Seconds()
+	e.summarize(res, window{From: startAt, To: endAt}, int(resyncs.Load()))
+	if meter != nil {
+		res.CPU = cpuUse(first, last, res.Moves, res.GamesCompleted)
+	}
+	return nil
+}
+
+// roomSockets opens each player's socket in the arena's room, as its page
+// holds one: the arena pairs only entrants connected to it. Their frames
+// are read and dropped (the run's own spectator socket measures the
+// room). The sockets opened are returned even with an error, to be closed.
+func (r *runner) roomSockets(ctx context.Context, players []*apiclient.Client, id string) ([]*websocket.Conn, error) {
+	sockets := make([]*websocket.Conn, len(players))
+	err := forEach(ctx, len(players), r.cfg.SetupConcurrency, func(ctx context.Context, i int) error {
+		c, err := newSpectator(r, players[i]).dial(ctx)
+		if err != nil {
+			return err
+		}
+		sockets[i] = c
+		go func() {
+			for {
+				if _, _, err := c.ReadMessage(); err != nil {
+					return
+				}
+			}
+		}()
+		return c.WriteJSON(map[string]any{"type": "join-tournament", "tournamentId": id})
+	})
+	return sockets, err
+}
+
+// summarize fills res with what the run saw while the arena ran (run):
+// pairings, standings frames, moves and berserks.
+func (e *arenaEngine) summarize(res *ArenaResult, run window, resyncs int) {
+	res.RunningSeconds = (run.To - run.From).Seconds()
 	m := e.meter
 	m.mu.Lock()
 	pairings, standings := slices.Clone(m.pairings), slices.Clone(m.standings)
 	res.FirstPairing, res.EndToPairing = Summarize(m.first), Summarize(m.waits)
 	m.mu.Unlock()
-	res.Unpaired = m.unpaired(endAt - 2*time.Second)
+	res.Unpaired = m.unpaired(run.To - 2*time.Second)
 	slices.Sort(pairings)
 	slices.Sort(standings)
 	running := within(pairings, run)
@@ -442,15 +458,11 @@ func (r *runner) arena(ctx context.Context) error {
 	res.StandingsFrames, res.StandingsPerSec = len(inRun), float64(len(inRun))/res.RunningSeconds
 	res.StandingsPeak, res.StandingsMinGapM = maxInWindow(standings, time.Second), ms(minGap(standings))
 	res.StandingsPeak10 = maxInWindow(standings, 10*time.Second)
-	res.Resyncs = int(resyncs.Load())
+	res.Resyncs = resyncs
 	e.mu.Lock()
 	res.Moves, res.MovePOST, res.GamesCompleted = len(e.moves), Summarize(e.moves), e.completed
 	res.Berserks, res.BerserkPOST = len(e.berserks), Summarize(e.berserks)
 	e.mu.Unlock()
-	if meter != nil {
-		res.CPU = cpuUse(first, last, res.Moves, res.GamesCompleted)
-	}
-	return nil
 }
 
 func arenaTable(rep *Report) Table {
