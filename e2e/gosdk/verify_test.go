@@ -162,9 +162,9 @@ func TestTheVerifierProvesAGameAndRefusesEveryTampering(t *testing.T) {
 
 // Honest games with donations, staked and free, verify. A platform that
 // keeps a spectator's donation out of a game's pot, and writes the game's
-// record to match (the pot, the fee and the winner's
-// payout all smaller by it, so that the pot still adds up), is refused
-// by the donation's own event in the record.
+// record to match (the pot, the fee and the winner's payout all smaller
+// by it, so that the pot still adds up), is refused by the donation's own
+// event in the record.
 func TestTheVerifierRefusesARecordThatKeepsADonationOutOfThePot(t *testing.T) {
 	s := startServer(t, nil)
 	ctx := context.Background()
@@ -174,15 +174,15 @@ func TestTheVerifierRefusesARecordThatKeepsADonationOutOfThePot(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the honest game: %v", err)
 	}
+	// 2 x 0.1 USDC staked and 0.03 donated: 1% fee, the rest to the winner.
+	if m := c.Record.Money; m.DonationsMinor != 30_000 || m.PotMinor != 230_000 || m.FeeMinor != 2_300 || m.Payouts[0].AmountMinor != 227_700 {
+		t.Fatalf("the honest record's money: %+v, want donations 30000 in a pot of 230000, fee 2300, the winner paid 227700", m)
+	}
 	// A free game's pot is its donations, paid as a staked game's.
 	_, free := s.wonGameDonated(t, 0, 10_000)
 	if c, err := v.Game(ctx, free); err != nil || c.Record.StakeMinor != 0 || c.Record.Money.PotMinor != 10_000 || c.Record.Money.FeeMinor != 100 ||
 		len(c.Record.Money.Payouts) != 1 || c.Record.Money.Payouts[0].AmountMinor != 9_900 {
 		t.Fatalf("the honest free game with a donation: %+v %v, want a pot of 10000, a fee of 100 and 9900 paid", c, err)
-	}
-	// 2 x 0.1 USDC staked and 0.03 donated: 1% fee, the rest to the winner.
-	if m := c.Record.Money; m.DonationsMinor != 30_000 || m.PotMinor != 230_000 || m.FeeMinor != 2_300 || m.Payouts[0].AmountMinor != 227_700 {
-		t.Fatalf("the honest record's money: %+v, want donations 30000 in a pot of 230000, fee 2300, the winner paid 227700", m)
 	}
 
 	for _, edit := range [][2]string{{`"potMinor":230000`, `"potMinor":200000`}, {`"donationsMinor":30000`, `"donationsMinor":0`},
